@@ -1,0 +1,1 @@
+// Keeps a folder library non-empty while its sources are being written.

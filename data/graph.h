@@ -1,0 +1,74 @@
+// Typed in-memory records of the two TpuGraphs tasks (DESIGN.md 3, DATA_FORMATS.md 2) and their
+// npz load/save. Every invariant is validated on load with an error naming file, key and index.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gnn/core/tensor.h"
+
+namespace segrank {
+
+inline constexpr int kNodeFeatDim = 140;      ///< node_feat columns (DATA_FORMATS.md 4.5)
+inline constexpr int kTileConfigDim = 24;     ///< config_feat columns (DATA_FORMATS.md 4.6)
+inline constexpr int kLayoutConfigDim = 18;   ///< node_config_feat slots (DATA_FORMATS.md 4.7)
+inline constexpr int kNumOpcodes = 121;       ///< opcode ids 0..120 (0 = unknown)
+
+enum class Task { kTile, kLayout };
+
+/// What every graph has: nodes, opcodes and "user -> producer" edges.
+struct GraphStructure {
+    std::string name;                  ///< file stem, e.g. "fusion.232" or an npz hash
+    std::filesystem::path source;      ///< the file it was read from (for messages)
+    Tensor node_feat;                  ///< [n, 140] float32 raw (unnormalized) features
+    std::vector<int32_t> node_opcode;  ///< [n] ids in 0..120
+    std::vector<int64_t> edge_index;   ///< [m, 2] row-major: row (u, v) means u consumes v
+
+    int64_t num_nodes() const { return static_cast<int64_t>(node_opcode.size()); }
+    int64_t num_edges() const { return static_cast<int64_t>(edge_index.size() / 2); }
+};
+
+/// tile:xla graph: c configurations of the whole kernel. Target = runtime / normalizer.
+struct TileGraph : GraphStructure {
+    Tensor config_feat;                              ///< [c, 24]
+    std::vector<int64_t> config_runtime;             ///< [c] ns (all 0 in test splits)
+    std::vector<int64_t> config_runtime_normalizers; ///< [c] ns (all 1 in test splits)
+
+    int64_t num_configs() const { return static_cast<int64_t>(config_runtime.size()); }
+};
+
+/// layout:{xla,nlp}:{default,random} graph: c configurations, each giving 18 integers in -1..5 to
+/// each of the nc configurable nodes. Target = config_runtime (ns).
+struct LayoutGraph : GraphStructure {
+    std::vector<int64_t> node_config_ids;   ///< [nc] strictly increasing node indices < n
+    std::vector<int8_t> node_config_feat;   ///< [c, nc, 18] values -1..5 (int8: 4x less than f32)
+    std::vector<int64_t> config_runtime;    ///< [c] ns (0 in test splits)
+    std::vector<int64_t> node_splits;       ///< [k] boundaries, 0 first and n last (flattened (1,k))
+
+    int64_t num_configs() const { return static_cast<int64_t>(config_runtime.size()); }
+    int64_t num_config_nodes() const { return static_cast<int64_t>(node_config_ids.size()); }
+};
+
+/// Whether runtimes must be positive (train/valid) or may be the test split's zeros.
+enum class LabelPolicy { kRequirePositive, kAllowTestZeros };
+
+/// Reads a tile npz. Throws segrank::Error naming the file, key and offending index/value when a key
+/// is missing, a dtype/shape is wrong, or an invariant fails (DATA_FORMATS.md 2).
+TileGraph load_tile_npz(const std::filesystem::path& path, LabelPolicy labels);
+/// Reads a layout npz (same error contract as load_tile_npz).
+LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy labels);
+
+/// Writes a tile npz with the dtypes of the published files (f4, u1, i8); numpy-loadable.
+/// Written to a temporary name and renamed. Throws segrank::Error on I/O failure.
+void save_tile_npz(const TileGraph& g, const std::filesystem::path& path);
+/// Writes a layout npz (node_config_feat as f4 (c,nc,18), node_splits as i8 (1,k)).
+void save_layout_npz(const LayoutGraph& g, const std::filesystem::path& path);
+
+/// Validates every invariant of a record (shapes agree, ids in range, strictly increasing
+/// node_config_ids, finite features, config values in -1..5, runtimes > 0 unless allowed).
+/// `where` prefixes messages (usually the file path).
+void validate(const TileGraph& g, LabelPolicy labels, const std::string& where);
+void validate(const LayoutGraph& g, LabelPolicy labels, const std::string& where);
+
+}  // namespace segrank

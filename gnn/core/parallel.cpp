@@ -1,0 +1,34 @@
+// OpenMP-backed parallel_for.
+#include "gnn/core/parallel.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+namespace segrank {
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+    if (end <= begin) return;
+    grain = std::max<int64_t>(grain, 1);
+    const int64_t n = end - begin;
+    const int threads = omp_get_max_threads();
+    if (n <= grain || threads <= 1 || omp_in_parallel()) {
+        fn(begin, end);
+        return;
+    }
+    const int64_t chunks = std::min<int64_t>((n + grain - 1) / grain, static_cast<int64_t>(threads) * 8);
+    const int64_t chunk = (n + chunks - 1) / chunks;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t b = begin + c * chunk;
+        const int64_t e = std::min(end, b + chunk);
+        if (b < e) fn(b, e);
+    }
+}
+
+void set_num_threads(int n) { omp_set_num_threads(std::max(1, n)); }
+
+int num_threads() { return omp_get_max_threads(); }
+
+}  // namespace segrank

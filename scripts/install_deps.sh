@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every Debian package segrank's build, tests and benchmarks need (idempotent).
+# Usage: scripts/install_deps.sh   (as root, or with sudo available)
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git
+  libdnnl-dev ocl-icd-opencl-dev
+  libopenmpi-dev openmpi-bin
+  libhdf5-dev
+  libcxxopts-dev doctest-dev libtomlplusplus-dev
+  libzip-dev zlib1g-dev
+  libprotobuf-dev protobuf-compiler
+  libmetis-dev
+  python3-numpy python3-h5py
+)
+# Benchmarks against the PyTorch peer (../shared/peers) and the HTML report check.
+BENCH_PACKAGES=(python3-torch libopenblas0-pthread)
+
+want=("${PACKAGES[@]}")
+if [[ "${SEGRANK_INSTALL_BENCH:-0}" == "1" ]]; then want+=("${BENCH_PACKAGES[@]}"); fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install_deps: all ${#want[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "install_deps: installing ${missing[*]}"
+$SUDO apt-get update
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"

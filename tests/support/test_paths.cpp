@@ -1,0 +1,57 @@
+// Test path helpers; directories are baked in by tests/CMakeLists.txt.
+#include "tests/support/test_paths.h"
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace segrank::test {
+
+std::optional<std::filesystem::path> shared_dir() {
+    std::filesystem::path p = SEGRANK_SHARED_DIR;
+    if (const char* env = std::getenv("SEGRANK_SHARED_DIR")) p = env;
+    if (std::filesystem::is_directory(p)) return std::filesystem::canonical(p);
+    return std::nullopt;
+}
+
+std::optional<std::filesystem::path> shared_data_dir() {
+    auto s = shared_dir();
+    if (!s || !std::filesystem::is_directory(*s / "data")) return std::nullopt;
+    return *s / "data";
+}
+
+std::filesystem::path source_dir() { return SEGRANK_SOURCE_DIR; }
+
+std::filesystem::path segrank_binary() {
+    return std::filesystem::path(SEGRANK_BINARY_DIR) / "trainer" / "segrank";
+}
+
+std::filesystem::path scratch_dir(const std::string& name) {
+    static std::atomic<int> counter{0};
+    std::filesystem::path p = std::filesystem::path(SEGRANK_BINARY_DIR) / "test_scratch" /
+                              (name + "_" + std::to_string(::getpid()) + "_" +
+                               std::to_string(counter++));
+    std::filesystem::remove_all(p);
+    std::filesystem::create_directories(p);
+    return p;
+}
+
+CommandResult run_command(const std::string& command) {
+    CommandResult r;
+    std::string cmd = command + " 2>&1";
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    if (!pipe) {
+        r.exit_code = -1;
+        return r;
+    }
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+    int status = ::pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+}  // namespace segrank::test

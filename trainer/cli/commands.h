@@ -1,0 +1,19 @@
+// Subcommands of the `segrank` binary; each lives in trainer/cli/<name>.cpp and parses its own
+// options with cxxopts. Each returns the process exit code and throws segrank::Error on bad input.
+#pragma once
+
+namespace segrank::cli {
+
+int run_ingest(int argc, char** argv);       // raw XLA tuning .pb -> TpuGraphs npz
+int run_pack(int argc, char** argv);         // npz collection dir -> HDF5 stores
+int run_synth(int argc, char** argv);        // synthetic collections labelled by hwmodel
+int run_stats(int argc, char** argv);        // per-graph / per-collection statistics
+int run_train(int argc, char** argv);        // training (single process or mpirun)
+int run_evaluate(int argc, char** argv);     // metrics of a checkpoint on a split
+int run_predict(int argc, char** argv);      // Kaggle submission CSV
+int run_hwmodel(int argc, char** argv);      // analytical-baseline submission / explain
+int run_leaderboard(int argc, char** argv);  // score and rank submissions
+int run_report(int argc, char** argv);       // HTML report of a run directory
+int run_bench(int argc, char** argv);        // benchmarks (JSON)
+
+}  // namespace segrank::cli

@@ -1,0 +1,11 @@
+// `segrank evaluate`: placeholder until its issue lands (throws a clear "not implemented" error).
+#include "gnn/core/check.h"
+#include "trainer/cli/commands.h"
+
+namespace segrank::cli {
+
+int run_evaluate(int /*argc*/, char** /*argv*/) {
+    throw Error("'segrank evaluate' is not implemented yet in this build");
+}
+
+}  // namespace segrank::cli

@@ -1,0 +1,11 @@
+// `segrank pack`: placeholder until its issue lands (throws a clear "not implemented" error).
+#include "gnn/core/check.h"
+#include "trainer/cli/commands.h"
+
+namespace segrank::cli {
+
+int run_pack(int /*argc*/, char** /*argv*/) {
+    throw Error("'segrank pack' is not implemented yet in this build");
+}
+
+}  // namespace segrank::cli

@@ -1,0 +1,11 @@
+// `segrank predict`: placeholder until its issue lands (throws a clear "not implemented" error).
+#include "gnn/core/check.h"
+#include "trainer/cli/commands.h"
+
+namespace segrank::cli {
+
+int run_predict(int /*argc*/, char** /*argv*/) {
+    throw Error("'segrank predict' is not implemented yet in this build");
+}
+
+}  // namespace segrank::cli

@@ -1,0 +1,66 @@
+// The segrank binary: dispatches to subcommands; the top-level catch turns errors into a message
+// and a non-zero exit code (library code never exits).
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <string_view>
+
+#include "gnn/core/check.h"
+#include "trainer/cli/commands.h"
+
+namespace {
+
+struct Command {
+    const char* name;
+    int (*run)(int, char**);
+    const char* help;
+};
+
+constexpr Command kCommands[] = {
+    {"ingest", segrank::cli::run_ingest, "raw XLA tuning .pb -> TpuGraphs npz files"},
+    {"pack", segrank::cli::run_pack, "npz collection dir -> one HDF5 store per split"},
+    {"synth", segrank::cli::run_synth, "synthetic collections with hwmodel labels"},
+    {"stats", segrank::cli::run_stats, "per-graph and per-collection statistics"},
+    {"train", segrank::cli::run_train, "train a model: --config configs/X.toml"},
+    {"evaluate", segrank::cli::run_evaluate, "metrics of a checkpoint on a split"},
+    {"predict", segrank::cli::run_predict, "write a Kaggle-format submission CSV"},
+    {"hwmodel", segrank::cli::run_hwmodel, "analytical TPU baseline submission / explain"},
+    {"leaderboard", segrank::cli::run_leaderboard, "validate, score and rank submissions"},
+    {"report", segrank::cli::run_report, "self-contained HTML report of a run directory"},
+    {"bench", segrank::cli::run_bench, "benchmarks (JSON lines)"},
+};
+
+void print_usage(FILE* out) {
+    std::fprintf(out,
+                 "segrank: train GNNs that rank compiler configurations (TpuGraphs, GST, MPI)\n\n"
+                 "usage: segrank <command> [options]   (segrank <command> --help for details)\n\n"
+                 "commands:\n");
+    for (const auto& c : kCommands) std::fprintf(out, "  %-12s %s\n", c.name, c.help);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+        std::strcmp(argv[1], "help") == 0) {
+        print_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const std::string_view name = argv[1];
+    for (const auto& c : kCommands) {
+        if (name != c.name) continue;
+        try {
+            return c.run(argc - 1, argv + 1);
+        } catch (const segrank::Error& e) {
+            std::fprintf(stderr, "segrank %s: error: %s\n", c.name, e.what());
+            return 1;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "segrank %s: internal error: %s\n", c.name, e.what());
+            return 3;
+        }
+    }
+    std::fprintf(stderr, "segrank: unknown command '%s'\n\n", argv[1]);
+    print_usage(stderr);
+    return 2;
+}
