@@ -1,0 +1,113 @@
+// Ranking metrics of DESIGN.md 8: Kendall tau-b (Knight's O(c log c) algorithm, scipy semantics),
+// ordered pair accuracy, slowdown@K, the Kaggle collection scores, and eval.indices restriction.
+// Depends on gnn/core only (the Task enum of data/graph.h is header-only).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "data/graph.h"
+
+namespace segrank {
+
+/// Pair statistics of two equally long vectors x, y over all c*(c-1)/2 pairs (Knight 1966):
+/// `x_ties` pairs tied in x, `y_ties` tied in y, `joint_ties` tied in both, `discordant` pairs
+/// ordered strictly oppositely. Concordant = total - x_ties - y_ties + joint_ties - discordant.
+struct PairCounts {
+    int64_t total = 0;
+    int64_t x_ties = 0;
+    int64_t y_ties = 0;
+    int64_t joint_ties = 0;
+    int64_t discordant = 0;
+
+    int64_t concordant() const { return total - x_ties - y_ties + joint_ties - discordant; }
+};
+
+/// Knight's algorithm in O(c log c): sort by (x, y), count discordant pairs as the strict
+/// inversions of y by merge sort. x, y: [c], finite (checked: throws segrank::Error otherwise).
+PairCounts count_pairs(std::span<const double> x, std::span<const double> y);
+
+/// Kendall tau-b between x and y ([c] each, same length, else segrank::Error), equal to
+/// `scipy.stats.kendalltau(x, y)` (default variant 'b'):
+///   (concordant - discordant) / sqrt((total - x_ties) * (total - y_ties)), clipped to [-1, 1].
+/// Returns NaN (as scipy) when c < 2, when x or y is constant, or when any value is NaN.
+double kendall_tau_b(std::span<const double> x, std::span<const double> y);
+
+/// Ordered pair accuracy (TpuGraphs paper): among pairs with t_i > t_j, the fraction with
+/// s_i > s_j (a tie in scores counts as wrong). NaN when no pair has distinct targets.
+/// scores, targets: [c]. O(c log c). Throws segrank::Error on length mismatch or NaN.
+double ordered_pair_accuracy(std::span<const double> scores, std::span<const double> targets);
+
+/// slowdown@K = (min target among the K lowest scores - min target) / min target, K clamped to c.
+/// Ties in scores at the K-th place are broken by index (lower config index first), so the result
+/// is deterministic. Requires c >= 1, k >= 1 and every target > 0 (else segrank::Error: runtimes of
+/// 0 mean a test split, which cannot be evaluated).
+double slowdown_at_k(std::span<const double> scores, std::span<const double> targets, int64_t k);
+
+/// `values` restricted to `indices` (in the order given). Throws segrank::Error naming `where` when
+/// an index is out of [0, values.size()) or repeated.
+std::vector<double> select_indices(std::span<const double> values, std::span<const int64_t> indices,
+                                   const std::string& where);
+
+/// Metrics of one graph (DESIGN.md 8). kendall_tau / opa may be NaN (see CollectionMetrics).
+struct GraphMetrics {
+    std::string name;             ///< graph name (file stem)
+    int64_t num_configs = 0;      ///< configs evaluated (after eval.indices restriction)
+    bool targets_constant = false;  ///< all targets equal: no ranking information in this graph
+    double kendall_tau = 0.0;     ///< tau-b(scores, targets); NaN if either is constant
+    double opa = 0.0;             ///< ordered pair accuracy; NaN if targets are constant
+    double slowdown_1 = 0.0;      ///< slowdown@1 (fraction, 0 = the best config ranked first)
+    double slowdown_5 = 0.0;      ///< slowdown@5
+    double slowdown_10 = 0.0;     ///< slowdown@10
+};
+
+/// Evaluates one graph. scores: [c] model scores (higher = slower); targets: [c] ground truth
+/// (tile: runtime / normalizer; layout: runtime ns), all > 0. Throws segrank::Error naming `name`
+/// on length mismatch, c == 0, non-finite values or non-positive targets.
+GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scores,
+                            std::span<const double> targets);
+
+/// Averages over the graphs of one collection (e.g. "layout:xla:random").
+/// NaN policy: graphs with constant targets carry no ranking information and are left out of the
+/// tau and OPA means (counted in `num_uninformative`); a graph whose targets vary but whose scores
+/// are constant gets tau = 0 in the mean (it predicts no order; scipy's NaN would poison the mean).
+/// If every graph is uninformative the means are NaN. Slowdowns average over all graphs.
+struct CollectionMetrics {
+    std::string collection;          ///< collection name
+    Task task = Task::kLayout;       ///< decides `score`
+    int64_t num_graphs = 0;
+    int64_t num_uninformative = 0;   ///< graphs with constant targets
+    double kendall_tau = 0.0;        ///< mean tau-b (NaN policy above)
+    double opa = 0.0;                ///< mean OPA
+    double slowdown_1 = 0.0;         ///< mean slowdown@1
+    double slowdown_5 = 0.0;         ///< mean slowdown@5
+    double slowdown_10 = 0.0;        ///< mean slowdown@10
+    double score = 0.0;              ///< Kaggle: tile 1 - slowdown_5; layout kendall_tau
+};
+
+/// Aggregates graph metrics of one collection. Throws segrank::Error if `graphs` is empty.
+CollectionMetrics aggregate_collection(const std::string& collection, Task task,
+                                       std::span<const GraphMetrics> graphs);
+
+/// Kaggle overall score: mean of the collections' `score` (DESIGN.md 8). Throws on empty input.
+double overall_score(std::span<const CollectionMetrics> collections);
+
+/// One JSON object (no newline) for metrics JSONL; NaN is written as null.
+std::string to_json(const GraphMetrics& m);
+std::string to_json(const CollectionMetrics& m);
+
+/// eval.indices: graph name -> config indices to evaluate (TpuGraphs paper protocol).
+using EvalIndices = std::map<std::string, std::vector<int64_t>>;
+
+/// Parses the strict JSON form {"name": [int, ...], ...} (whitespace anywhere, string escapes
+/// \" \\ \/ \b \f \n \r \t \uXXXX; integers >= 0). Throws segrank::Error naming `where`, the
+/// line:column and what was expected; duplicate names are errors.
+EvalIndices parse_eval_indices(std::string_view text, const std::string& where);
+/// Reads and parses an eval.indices file. Throws segrank::Error naming the path.
+EvalIndices load_eval_indices(const std::filesystem::path& path);
+
+}  // namespace segrank
