@@ -1,0 +1,216 @@
+// Mixed-state kernels: OpenMP over output rows (forward) or source rows (backward), so every
+// written row has exactly one writer; bodies never throw (shapes checked before the loops).
+#include "gnn/ops/mixed_rows.h"
+
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "gnn/core/parallel.h"
+
+namespace segrank {
+
+namespace {
+
+void check_state(const char* op, const MixedRows& in) {
+    SEGRANK_CHECK(in.dep.cols == in.k * in.h || in.dep.rows == 0, op, ": dep has ", in.dep.cols,
+                  " columns, expected K*H = ", in.k * in.h);
+    SEGRANK_CHECK(in.base.rows == 0 || in.base.cols == in.h, op, ": base has ", in.base.cols, " columns, expected ",
+                  in.h);
+}
+
+// Adds row(u) of the mixed state into acc (K*H) — dep rows directly, base rows into bacc (H).
+inline void add_row(float* acc, float* bacc, int32_t u, const MixedRows& in, int64_t w) {
+    const int32_t p = in.pos[u];
+    if (p >= 0) {
+        const float* r = in.dep.row(p);
+        for (int64_t c = 0; c < w; ++c) acc[c] += r[c];
+    } else {
+        const float* r = in.base.row(u);
+        for (int64_t c = 0; c < in.h; ++c) bacc[c] += r[c];
+    }
+}
+
+}  // namespace
+
+void mixed_gather_forward(MatrixView out, std::span<const int32_t> out_nodes, const MixedRows& in) {
+    check_state("mixed_gather_forward", in);
+    const int64_t w = in.k * in.h;
+    SEGRANK_CHECK(out.rows == static_cast<int64_t>(out_nodes.size()) && out.cols == w, "mixed_gather_forward: out[",
+                  out.rows, ",", out.cols, "] for ", out_nodes.size(), " nodes x ", w);
+    parallel_for(0, out.rows, 16, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i) {
+            const int32_t v = out_nodes[i];
+            float* o = out.row(i);
+            const int32_t p = in.pos[v];
+            if (p >= 0) {
+                std::memcpy(o, in.dep.row(p), sizeof(float) * static_cast<size_t>(w));
+            } else {
+                for (int64_t k = 0; k < in.k; ++k)
+                    std::memcpy(o + k * in.h, in.base.row(v), sizeof(float) * static_cast<size_t>(in.h));
+            }
+        }
+    });
+}
+
+void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_nodes, ConstMatrixView dout) {
+    const int64_t w = din.k * din.h;
+    SEGRANK_CHECK(dout.rows == static_cast<int64_t>(out_nodes.size()) && dout.cols == w,
+                  "mixed_gather_backward: dout[", dout.rows, ",", dout.cols, "] for ", out_nodes.size(), " nodes");
+    parallel_for(0, dout.rows, 16, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i) {
+            const int32_t v = out_nodes[i];
+            const float* g = dout.row(i);
+            const int32_t p = din.pos[v];
+            float* d = p >= 0 ? din.ddep.row(p) : din.dbase.row(v);
+            if (p >= 0) {
+                for (int64_t c = 0; c < w; ++c) d[c] += g[c];
+            } else {
+                for (int64_t k = 0; k < din.k; ++k)
+                    for (int64_t c = 0; c < din.h; ++c) d[c] += g[k * din.h + c];
+            }
+        }
+    });
+}
+
+void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, const Csr& adj, const MixedRows& in) {
+    check_state("mixed_spmm_forward", in);
+    const int64_t w = in.k * in.h;
+    SEGRANK_CHECK(out.rows == static_cast<int64_t>(out_nodes.size()) && out.cols == w, "mixed_spmm_forward: out[",
+                  out.rows, ",", out.cols, "] for ", out_nodes.size(), " nodes x ", w);
+    SEGRANK_CHECK(adj.num_rows() == static_cast<int64_t>(in.pos.size()), "mixed_spmm_forward: adjacency has ",
+                  adj.num_rows(), " rows for ", in.pos.size(), " nodes");
+    const auto inv = adj.inverse_degrees();
+    parallel_for(0, out.rows, 16, [&](int64_t r0, int64_t r1) {
+        std::vector<float> bacc(static_cast<size_t>(in.h));
+        for (int64_t i = r0; i < r1; ++i) {
+            const int32_t v = out_nodes[i];
+            float* o = out.row(i);
+            std::memset(o, 0, sizeof(float) * static_cast<size_t>(w));
+            std::fill(bacc.begin(), bacc.end(), 0.0f);
+            bool any_base = false;
+            for (int32_t u : adj.row(v)) {
+                add_row(o, bacc.data(), u, in, w);
+                any_base |= in.pos[u] < 0;
+            }
+            const float s = inv[v];
+            if (any_base) {
+                for (int64_t k = 0; k < in.k; ++k) {
+                    float* ok = o + k * in.h;
+                    for (int64_t c = 0; c < in.h; ++c) ok[c] = (ok[c] + bacc[c]) * s;
+                }
+            } else {
+                for (int64_t c = 0; c < w; ++c) o[c] *= s;
+            }
+        }
+    });
+}
+
+void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<const int32_t> out_pos,
+                         std::span<const float> fwd_inv_deg, ConstMatrixView dout) {
+    const int64_t w = din.k * din.h;
+    SEGRANK_CHECK(dout.cols == w && static_cast<int64_t>(out_pos.size()) == adj_t.num_cols() &&
+                      static_cast<int64_t>(fwd_inv_deg.size()) == adj_t.num_cols() &&
+                      static_cast<int64_t>(din.pos.size()) == adj_t.num_rows(),
+                  "mixed_spmm_backward: dout[", dout.rows, ",", dout.cols, "] with ", out_pos.size(), " positions, ",
+                  fwd_inv_deg.size(), " degrees for a ", adj_t.num_rows(), "-node graph");
+    parallel_for(0, adj_t.num_rows(), 16, [&](int64_t r0, int64_t r1) {
+        for (int64_t u = r0; u < r1; ++u) {
+            const int32_t p = din.pos[u];
+            float* d = p >= 0 ? din.ddep.row(p) : din.dbase.row(u);
+            for (int32_t v : adj_t.row(u)) {
+                const int32_t o = out_pos[v];
+                if (o < 0) continue;
+                const float s = fwd_inv_deg[v];
+                const float* g = dout.row(o);
+                if (p >= 0) {
+                    for (int64_t c = 0; c < w; ++c) d[c] += s * g[c];
+                } else {
+                    for (int64_t k = 0; k < din.k; ++k)
+                        for (int64_t c = 0; c < din.h; ++c) d[c] += s * g[k * din.h + c];
+                }
+            }
+        }
+    });
+}
+
+void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled, const MixedRows& in) {
+    check_state("mixed_readout_forward", in);
+    const int64_t h = in.h;
+    SEGRANK_CHECK(out.rows == in.k && out.cols == 2 * h && static_cast<int64_t>(argmax.size()) == in.k * h,
+                  "mixed_readout_forward: out[", out.rows, ",", out.cols, "] argmax ", argmax.size(), " for K=", in.k,
+                  " H=", h);
+    SEGRANK_CHECK(num_pooled >= 1 && num_pooled <= static_cast<int64_t>(in.pos.size()),
+                  "mixed_readout_forward: num_pooled = ", num_pooled, " outside [1, ", in.pos.size(), "]");
+    // Independent pooled nodes: one sum and one max shared by every config.
+    std::vector<double> bsum(static_cast<size_t>(h), 0.0);
+    std::vector<float> bmax(static_cast<size_t>(h), -std::numeric_limits<float>::infinity());
+    std::vector<int32_t> barg(static_cast<size_t>(h), -1);
+    std::vector<int32_t> dep_nodes;
+    for (int32_t v = 0; v < num_pooled; ++v) {
+        if (in.pos[v] >= 0) {
+            dep_nodes.push_back(v);
+            continue;
+        }
+        const float* r = in.base.row(v);
+        for (int64_t c = 0; c < h; ++c) {
+            bsum[c] += r[c];
+            if (r[c] > bmax[c] || barg[c] < 0) bmax[c] = r[c], barg[c] = v;
+        }
+    }
+    const double inv_n = 1.0 / static_cast<double>(num_pooled);
+    parallel_for(0, in.k, 1, [&](int64_t k0, int64_t k1) {
+        std::vector<double> sum(static_cast<size_t>(h));
+        for (int64_t k = k0; k < k1; ++k) {
+            float* mean = out.row(k);
+            float* mx = mean + h;
+            int32_t* arg = argmax.data() + k * h;
+            for (int64_t c = 0; c < h; ++c) sum[c] = bsum[c], mx[c] = bmax[c], arg[c] = barg[c];
+            for (int32_t v : dep_nodes) {
+                const float* r = in.dep.row(in.pos[v]) + k * h;
+                for (int64_t c = 0; c < h; ++c) {
+                    sum[c] += r[c];
+                    if (r[c] > mx[c] || arg[c] < 0) mx[c] = r[c], arg[c] = v;
+                }
+            }
+            for (int64_t c = 0; c < h; ++c) mean[c] = static_cast<float>(sum[c] * inv_n);
+        }
+    });
+}
+
+void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax, int64_t num_pooled,
+                            ConstMatrixView dout) {
+    const int64_t h = din.h;
+    SEGRANK_CHECK(dout.rows == din.k && dout.cols == 2 * h && static_cast<int64_t>(argmax.size()) == din.k * h,
+                  "mixed_readout_backward: dout[", dout.rows, ",", dout.cols, "] for K=", din.k, " H=", h);
+    const float inv_n = 1.0f / static_cast<float>(num_pooled);
+    // Mean part: base rows get the sum over k; dep rows get their own k slice.
+    std::vector<float> gsum(static_cast<size_t>(h), 0.0f);
+    for (int64_t k = 0; k < din.k; ++k)
+        for (int64_t c = 0; c < h; ++c) gsum[c] += dout.at(k, c) * inv_n;
+    parallel_for(0, num_pooled, 64, [&](int64_t r0, int64_t r1) {
+        for (int64_t v = r0; v < r1; ++v) {
+            const int32_t p = din.pos[v];
+            if (p >= 0) {
+                float* d = din.ddep.row(p);
+                for (int64_t k = 0; k < din.k; ++k)
+                    for (int64_t c = 0; c < h; ++c) d[k * h + c] += dout.at(k, c) * inv_n;
+            } else {
+                float* d = din.dbase.row(v);
+                for (int64_t c = 0; c < h; ++c) d[c] += gsum[c];
+            }
+        }
+    });
+    // Max part: serial scatter (K*H entries; several may hit one base row).
+    for (int64_t k = 0; k < din.k; ++k)
+        for (int64_t c = 0; c < h; ++c) {
+            const int32_t v = argmax[k * h + c];
+            if (v < 0) continue;
+            const float g = dout.at(k, h + c);
+            const int32_t p = din.pos[v];
+            if (p >= 0) din.ddep.at(p, k * h + c) += g;
+            else din.dbase.at(v, c) += g;
+        }
+}
+
+}  // namespace segrank

@@ -1,0 +1,53 @@
+// Kernels for the config-independence layout (DESIGN.md 4): a layer state where dependent nodes carry
+// K config rows ([m, K*H], "dep") and independent nodes one row broadcast over the K configs
+// ([n, H], "base"). pos[v] = row of v in dep, or -1 when v is independent (then base row v is used).
+// With every node dependent these reduce to the plain kernels (the naive path).
+#pragma once
+#include <cstdint>
+#include <span>
+
+#include "gnn/core/csr.h"
+#include "gnn/core/tensor.h"
+
+namespace segrank {
+
+/// Read-only mixed state. base: [n, H] (may be empty when every pos >= 0); dep: [m, K*H]; pos: [n].
+struct MixedRows {
+    ConstMatrixView base;
+    ConstMatrixView dep;
+    std::span<const int32_t> pos;
+    int64_t k = 1;
+    int64_t h = 0;
+};
+
+/// Gradient of a mixed state, same layout: backward kernels accumulate into dbase / ddep.
+struct MixedGrads {
+    MatrixView dbase;
+    MatrixView ddep;
+    std::span<const int32_t> pos;
+    int64_t k = 1;
+    int64_t h = 0;
+};
+
+/// out[i] = row of node out_nodes[i] as K*H values (dep row, or base row repeated K times).
+/// out: [out_nodes.size(), K*H].
+void mixed_gather_forward(MatrixView out, std::span<const int32_t> out_nodes, const MixedRows& in);
+/// Adjoint of mixed_gather_forward (out_nodes distinct): dep rows += dout, base rows += sum over k.
+void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_nodes, ConstMatrixView dout);
+
+/// Mean aggregation: out[i] = 1/deg(v) sum_{u in adj.row(v)} row(u), v = out_nodes[i] (0 if no neighbours).
+/// out: [out_nodes.size(), K*H]; adj: [n x n].
+void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, const Csr& adj, const MixedRows& in);
+/// Adjoint: for every node u and every v in adj_t.row(u) with out_pos[v] >= 0, row(u) += dout[out_pos[v]]/deg(v)
+/// (summed over k into base rows). adj_t = adj.transpose(); fwd_inv_deg = adj.inverse_degrees(); out_pos: [n].
+void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<const int32_t> out_pos,
+                         std::span<const float> fwd_inv_deg, ConstMatrixView dout);
+
+/// Readout over the first num_pooled nodes, per config k: out[k] = [mean_v row_k(v), max_v row_k(v)].
+/// out: [K, 2H]; argmax: [K*H] node ids of the max (saved for the backward). num_pooled >= 1.
+void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled, const MixedRows& in);
+/// Adjoint of mixed_readout_forward: mean part spread over the pooled nodes, max part to the argmax node.
+void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax, int64_t num_pooled,
+                            ConstMatrixView dout);
+
+}  // namespace segrank

@@ -1,0 +1,48 @@
+// Row-wise and element-wise ops with forward and backward side by side (STYLE.md 3.4, R3):
+// activations (GELU exact erf, ReLU, LeakyReLU 0.01), dropout with hashed masks, LayerNorm, add.
+// Backward functions accumulate (+=) into their gradient outputs.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "gnn/core/tensor.h"
+
+namespace segrank {
+
+/// DESIGN.md 5 `model.activation`.
+enum class Activation { kGelu, kRelu, kLeakyRelu };
+/// Parses "gelu" | "relu" | "leaky_relu"; throws segrank::Error listing the valid names.
+Activation parse_activation(std::string_view s);
+std::string_view activation_name(Activation a);
+
+/// y = act(x), element-wise; y and x: [R, C] (may alias).
+void activation_forward(MatrixView y, ConstMatrixView x, Activation act);
+/// dx += dy * act'(x); x is the saved pre-activation. All [R, C].
+void activation_backward(MatrixView dx, ConstMatrixView dy, ConstMatrixView x, Activation act);
+
+/// Inverted dropout with a deterministic hashed mask: element (r, c) is kept iff
+/// hash(seed, keys[r / group], c) >= p, and scaled by 1/(1-p). Rows sharing a key (e.g. the K config
+/// rows of one node) share the mask, which keeps config-independent rows independent (DESIGN.md 4).
+/// y, x: [R, C]; keys: [R / group] (empty = key r / group). p in [0, 1).
+void dropout_forward(MatrixView y, ConstMatrixView x, float p, uint64_t seed, std::span<const int32_t> keys,
+                     int64_t group);
+/// dx += dy * mask / (1 - p), the same mask as the forward.
+void dropout_backward(MatrixView dx, ConstMatrixView dy, float p, uint64_t seed, std::span<const int32_t> keys,
+                      int64_t group);
+
+inline constexpr float kLayerNormEps = 1e-5f;  ///< DESIGN.md 5
+
+/// Row-wise LayerNorm over the C columns: y = gamma * xhat + beta, xhat = (x - mean) * rstd,
+/// rstd = 1 / sqrt(var + 1e-5) (population variance). x, y, xhat: [R, C]; rstd: [R]; gamma, beta: [C].
+/// xhat/rstd are the saved state (pass xhat.data == nullptr and empty rstd for inference).
+void layernorm_forward(MatrixView y, MatrixView xhat, std::span<float> rstd, ConstMatrixView x,
+                       const float* gamma, const float* beta);
+/// dx += LN'(dy); dgamma += sum_r dy*xhat; dbeta += sum_r dy. dx may be null (data == nullptr).
+void layernorm_backward(MatrixView dx, float* dgamma, float* dbeta, ConstMatrixView dy, ConstMatrixView xhat,
+                        std::span<const float> rstd, const float* gamma);
+
+/// y += x, element-wise, [R, C].
+void add_inplace(MatrixView y, ConstMatrixView x);
+
+}  // namespace segrank
