@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "data/npz.h"
 #include "gnn/core/tensor.h"
 
 namespace segrank {
@@ -64,6 +65,10 @@ LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy label
 void save_tile_npz(const TileGraph& g, const std::filesystem::path& path);
 /// Writes a layout npz (node_config_feat as f4 (c,nc,18), node_splits as i8 (1,k)).
 void save_layout_npz(const LayoutGraph& g, const std::filesystem::path& path);
+/// Same as above with an explicit zip method (the two-argument forms deflate, like the public files).
+void save_tile_npz(const TileGraph& g, const std::filesystem::path& path, NpzCompression compression);
+void save_layout_npz(const LayoutGraph& g, const std::filesystem::path& path,
+                     NpzCompression compression);
 
 /// Validates every invariant of a record (shapes agree, ids in range, strictly increasing
 /// node_config_ids, finite features, config values in -1..5, runtimes > 0 unless allowed).
