@@ -1,0 +1,251 @@
+// RunConfig loading (DESIGN.md 11, STYLE.md 3.7): defaults equal configs/default.toml, every error
+// names file:line:col and the key, overrides, and dump round-trips.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "gnn/core/check.h"
+#include "tests/support/test_paths.h"
+#include "trainer/config.h"
+
+using namespace segrank;
+
+namespace {
+
+/// The message of the segrank::Error thrown by loading `text` (fails the test if none is thrown).
+std::string load_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
+    try {
+        load_config_string(text, "configs/x.toml", overrides);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    FAIL("expected a segrank::Error for:\n" << text);
+    return "";
+}
+
+std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("configs/default.toml loads to exactly RunConfig{}") {
+    const auto path = test::source_dir() / "configs" / "default.toml";
+    const RunConfig cfg = load_config(path.string());
+    CHECK(cfg == RunConfig{});
+}
+
+TEST_CASE("configs/default.toml lists every key with a one-line comment") {
+    const std::string text = read_file(test::source_dir() / "configs" / "default.toml");
+    std::string section;
+    std::set<std::string> documented;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.starts_with("[")) section = line.substr(1, line.find(']') - 1);
+        const auto eq = line.find(" = ");
+        if (eq == std::string::npos || line.starts_with("#")) continue;
+        if (line.find('#', eq) != std::string::npos) documented.insert(section + "." + line.substr(0, eq));
+    }
+    const auto keys = config_keys();
+    CHECK(keys.size() >= 60);
+    for (const auto& k : keys) {
+        CAPTURE(k.key);
+        CHECK(documented.count(k.key) == 1);
+        CHECK(!k.doc.empty());
+    }
+}
+
+TEST_CASE("configs/tiny.toml is a valid config with a small step count") {
+    const RunConfig cfg = load_config((test::source_dir() / "configs" / "tiny.toml").string());
+    CHECK(cfg.train.steps > 0);
+    CHECK(cfg.train.steps <= 200);
+}
+
+TEST_CASE("an empty config is the defaults; keys set in the file are read with their types") {
+    CHECK(load_config_string("", "empty.toml") == RunConfig{});
+    const RunConfig cfg = load_config_string(R"(
+[data]
+collections = "tile:xla"
+holdout = "configs"
+[model]
+hidden = 64
+activation = "leaky_relu"
+[optim]
+lr = 1          # an integer is accepted for a float key
+[loss]
+terms = [{name = "pairwise_hinge", weight = 0.5}, {name = "mse"}]
+margin = 0.2
+)", "t.toml");
+    CHECK(cfg.data.collections == std::vector<std::string>{"tile:xla"});
+    CHECK(cfg.data.holdout == cfg::Holdout::kConfigs);
+    CHECK(cfg.model.hidden == 64);
+    CHECK(cfg.model.activation == cfg::Activation::kLeakyRelu);
+    CHECK(cfg.optim.lr == 1.0);
+    REQUIRE(cfg.loss.terms.size() == 2);
+    CHECK(cfg.loss.terms[0] == cfg::LossTerm{cfg::LossKind::kPairwiseHinge, 0.5});
+    CHECK(cfg.loss.terms[1] == cfg::LossTerm{cfg::LossKind::kMse, 1.0});
+    CHECK(cfg.loss.margin == 0.2);
+    CHECK(cfg.train == cfg::TrainSection{});
+}
+
+TEST_CASE("DESIGN.md 8's top-level loss array is read as [loss] terms") {
+    const RunConfig cfg = load_config_string(
+        "loss = [{name=\"listmle\", weight=1.0}, {name=\"mse\", weight=0.02}]\n", "t.toml");
+    REQUIRE(cfg.loss.terms.size() == 2);
+    CHECK(cfg.loss.terms[1] == cfg::LossTerm{cfg::LossKind::kMse, 0.02});
+    CHECK(load_error("loss = [{name=\"listmlee\"}]\n").starts_with("configs/x.toml:1:1: loss.terms[0].name:"));
+}
+
+TEST_CASE("an unknown key is an error at its line with the nearest valid key suggested") {
+    const std::string msg = load_error("[optim]\nlr = 0.1\nlearning_rat = 0.1\n");
+    CHECK(msg == "configs/x.toml:3:1: optim.learning_rat: unknown key");
+    CHECK(load_error("[optim]\nlrr = 0.1\n") ==
+          "configs/x.toml:2:1: optim.lrr: unknown key (did you mean 'optim.lr'?)");
+    CHECK(load_error("[optim]\nsteps = 3\n") ==
+          "configs/x.toml:2:1: optim.steps: unknown key (did you mean 'train.steps'?)");
+    CHECK(load_error("[segment]\nfresh = 1\n") ==
+          "configs/x.toml:1:2: segment: unknown section (did you mean 'segments'?)");
+    CHECK(load_error("lr = 0.1\n") == "configs/x.toml:1:1: lr: unknown top-level key (did you mean 'optim.lr'?)");
+}
+
+TEST_CASE("a wrong type is an error naming file:line, the key, the expected and the given type") {
+    CHECK(load_error("\n[model]\nhidden = 1.5\n") ==
+          "configs/x.toml:3:1: model.hidden: expected an integer, got float 1.5");
+    CHECK(load_error("[optim]\nlr = \"fast\"\n") ==
+          "configs/x.toml:2:1: optim.lr: expected a number, got string \"fast\"");
+    CHECK(load_error("[train]\nprogress = 1\n") ==
+          "configs/x.toml:2:1: train.progress: expected a boolean (true or false), got integer 1");
+    CHECK(load_error("[model]\nhidden = 99999999999\n") ==
+          "configs/x.toml:2:1: model.hidden: expected an integer in [-2147483648, 2147483647], got integer 99999999999");
+    CHECK(load_error("optim = 3\n") == "configs/x.toml:1:1: optim: expected a table [optim], got integer 3");
+    CHECK(load_error("[data]\ncollections = [\"tile:xla\", 3]\n").starts_with(
+        "configs/x.toml:2:1: data.collections: expected strings in the array (element 1), got integer 3"));
+}
+
+TEST_CASE("an out-of-range value is an error in the documented form") {
+    CHECK(load_error("[optim]\n\n\n\n\n\n\n\n\n\n\nlr = -1\n") ==
+          "configs/x.toml:12:1: optim.lr: expected > 0, got -1");
+    CHECK(load_error("[segments]\nkeep_prob = 1.5\n") ==
+          "configs/x.toml:2:1: segments.keep_prob: expected in [0, 1], got 1.5");
+    CHECK(load_error("[model]\ndropout = 1.0\n") ==
+          "configs/x.toml:2:1: model.dropout: expected in [0, 1), got 1");
+    CHECK(load_error("[optim]\nlr = nan\n") == "configs/x.toml:2:1: optim.lr: expected > 0, got nan");
+    CHECK(load_error("[sampling]\nbatch_graphs = 0\n") ==
+          "configs/x.toml:2:1: sampling.batch_graphs: expected >= 1, got 0");
+}
+
+TEST_CASE("inconsistent keys are errors naming the key") {
+    CHECK(load_error("[sampling]\nconfig_pool = 8\n") ==
+          "configs/x.toml:2:1: sampling.config_pool: expected 0 or >= sampling.configs = 32, got 8");
+    CHECK(load_error("[data]\nholdout_folds = 5\nholdout_fold = 5\n") ==
+          "configs/x.toml:3:1: data.holdout_fold: expected < data.holdout_folds = 5, got 5");
+    CHECK(load_error("[data]\nholdout_folds = 1\n").starts_with("configs/x.toml:2:1: data.holdout_folds: expected -1"));
+    CHECK(load_error("[train]\nsteps = 0\n") ==
+          "configs/x.toml:2:1: train.steps: expected train.steps > 0 or train.epochs > 0, got both 0");
+    CHECK(load_error("[data]\ncollections = [\"layout:xla:rand\"]\n").starts_with(
+        "configs/x.toml:2:1: data.collections: expected \"tile:xla\" or"));
+    CHECK(load_error("[data]\ncollections=[\"layout:xla:random\"]\n[model]\nconfig_join = \"late\"\n")
+              .starts_with("configs/x.toml:4:1: model.config_join: \"late\" applies to tile collections only"));
+    CHECK(load_error("[loss]\nterms = []\n") == "configs/x.toml:2:1: loss.terms: expected at least one term, got []");
+    CHECK(load_error("[hwmodel]\nhardware = \"tpu_v9\"\n").starts_with(
+        "configs/x.toml:2:1: hwmodel.hardware: expected one of \"tpu_v3_core\""));
+}
+
+TEST_CASE("a bad enum name lists the valid names") {
+    CHECK(load_error("[segments]\npartition = \"kway\"\n") ==
+          "configs/x.toml:2:1: segments.partition: expected one of \"contiguous\", \"splits\", \"metis\", "
+          "got string \"kway\"");
+    CHECK_THROWS_WITH_AS(cfg::parse_sampling_strategy("biased"),
+                         "unknown sampling strategy \"biased\" (valid: \"uniform\", \"fast_biased\", \"stratified\")",
+                         Error);
+    CHECK(cfg::parse_eval_metric("slowdown_5") == cfg::EvalMetric::kSlowdown5);
+    CHECK(cfg::to_string(cfg::Aggregate::kEmbeddingMean) == "embedding_mean");
+}
+
+TEST_CASE("several problems are all reported, one per line") {
+    const std::string msg = load_error("[optim]\nlr = -1\nbeta1 = 2.0\n[model]\nhiden = 3\n");
+    CHECK(msg == "configs/x.toml:5:1: model.hiden: unknown key (did you mean 'model.hidden'?)");
+    const std::string ranges = load_error("[optim]\nlr = -1\nbeta1 = 2.0\n");
+    CHECK(ranges == "configs/x.toml:2:1: optim.lr: expected > 0, got -1\n"
+                    "configs/x.toml:3:1: optim.beta1: expected in [0, 1), got 2");
+}
+
+TEST_CASE("--set overrides are typed like the file and errors name the override") {
+    const RunConfig cfg = load_config_string("[optim]\nlr = 0.1\n", "t.toml",
+                                             {"optim.lr=0.5", "train.run_dir=/tmp/run x",
+                                              "data.collections=[\"tile:xla\"]", "model.activation=\"relu\"",
+                                              "loss.terms=[{name=\"mse\", weight=2}]", "train.steps = 7"});
+    CHECK(cfg.optim.lr == 0.5);
+    CHECK(cfg.train.run_dir == "/tmp/run x");
+    CHECK(cfg.data.collections == std::vector<std::string>{"tile:xla"});
+    CHECK(cfg.model.activation == cfg::Activation::kRelu);
+    CHECK(cfg.loss.terms == std::vector<cfg::LossTerm>{{cfg::LossKind::kMse, 2.0}});
+    CHECK(cfg.train.steps == 7);
+
+    CHECK(load_error("", {"optim.lr=-1"}) == "--set optim.lr=-1: optim.lr: expected > 0, got -1");
+    CHECK(load_error("", {"optim.lr=abc"}) == "--set optim.lr=abc: optim.lr: expected a number, got string \"abc\"");
+    CHECK(load_error("[optim]\nlr = 0.1\n", {"optim.lrr=1"}) ==
+          "--set optim.lrr=1: optim.lrr: unknown key (did you mean 'optim.lr'?)");
+    CHECK(load_error("", {"optimm.lr=1"}) == "--set optimm.lr=1: optimm: unknown section (did you mean 'optim'?)");
+    CHECK(load_error("", {"lr=1"}) == "--set lr=1: expected section.key=value (e.g. --set optim.lr=0.001)");
+    CHECK(load_error("", {"optim.lr"}) == "--set optim.lr: expected section.key=value (e.g. --set optim.lr=0.001)");
+}
+
+TEST_CASE("dump_config round-trips through load_config exactly") {
+    CHECK(load_config_string(dump_config(RunConfig{}), "dump.toml") == RunConfig{});
+    RunConfig c;
+    c.data.root = "weird \"path\"\\with\ttabs";
+    c.data.collections = {"tile:xla", "layout:nlp:default"};
+    c.data.ingest = {"a.pb", "b.pb"};
+    c.model.dropout = 0.1 + 0.2;  // not exactly representable in short decimal
+    c.optim.lr = 3e-4;
+    c.optim.eps = 1e-12;
+    c.optim.schedule = cfg::LrSchedule::kConstant;
+    c.loss.terms = {{cfg::LossKind::kListMle, 1.0}, {cfg::LossKind::kMse, 0.02}};
+    c.segments.history_max_mb = 1LL << 40;
+    c.train.progress = false;
+    c.eval.metric = cfg::EvalMetric::kSlowdown10;
+    const std::string text = dump_config(c);
+    CHECK(load_config_string(text, "dump.toml") == c);
+    CHECK(text.find("lr = 0.0003") != std::string::npos);
+}
+
+TEST_CASE("validate_config reports problems of a programmatic config by key") {
+    RunConfig c;
+    CHECK_NOTHROW(validate_config(c));
+    c.optim.beta2 = 1.0;
+    c.segments.fresh = 0;
+    CHECK_THROWS_WITH_AS(validate_config(c),
+                         "segments.fresh: expected >= 1, got 0\noptim.beta2: expected in [0, 1), got 1", Error);
+}
+
+TEST_CASE("a missing file and a TOML syntax error name the file") {
+    CHECK_THROWS_WITH_AS(load_config("/nonexistent/x.toml"),
+                         "cannot read config file '/nonexistent/x.toml': No such file or directory", Error);
+    const std::string msg = load_error("[optim]\nlr = = 1\n");
+    CHECK(msg.starts_with("configs/x.toml:2:"));
+    CHECK(msg.find("TOML parse error") != std::string::npos);
+}
+
+TEST_CASE("resolve_threads: explicit counts win, 0 divides the cores among local ranks") {
+    RunConfig c;
+    CHECK(resolve_threads(c, 1, 8) == 8);
+    CHECK(resolve_threads(c, 2, 8) == 4);
+    CHECK(resolve_threads(c, 4, 2) == 1);
+    c.train.threads = 3;
+    c.dist.threads_per_rank = 2;
+    CHECK(resolve_threads(c, 1, 8) == 3);
+    CHECK(resolve_threads(c, 2, 8) == 2);
+}
+
+TEST_CASE("edit_distance is the Levenshtein distance") {
+    CHECK(edit_distance("", "") == 0);
+    CHECK(edit_distance("lr", "lrr") == 1);
+    CHECK(edit_distance("kitten", "sitting") == 3);
+    CHECK(edit_distance("abc", "") == 3);
+}

@@ -1,0 +1,338 @@
+// load_config: TOML (toml++ 3.3, the only includer) -> RunConfig, with `--set` overrides, unknown-key
+// detection with suggestions, type checks and range checks reported as file:line:col (STYLE.md 3.7).
+#include "trainer/config.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "gnn/core/check.h"
+#include "trainer/config_schema.h"
+
+namespace segrank {
+namespace {
+
+using cfg::detail::Check;
+
+std::string_view type_name(const toml::node& n) {
+    switch (n.type()) {
+        case toml::node_type::table: return "table";
+        case toml::node_type::array: return "array";
+        case toml::node_type::string: return "string";
+        case toml::node_type::integer: return "integer";
+        case toml::node_type::floating_point: return "float";
+        case toml::node_type::boolean: return "boolean";
+        case toml::node_type::date: return "date";
+        case toml::node_type::time: return "time";
+        case toml::node_type::date_time: return "date-time";
+        default: return "nothing";
+    }
+}
+
+/// "float 2.5", "string \"abc\"", "array" for messages.
+std::string describe(const toml::node& n) {
+    std::ostringstream os;
+    os << type_name(n);
+    if (n.is_string()) os << " " << cfg::detail::quote_toml(n.as_string()->get());
+    else if (n.is_integer()) os << " " << n.as_integer()->get();
+    else if (n.is_floating_point()) os << " " << cfg::detail::format_double(n.as_floating_point()->get());
+    else if (n.is_boolean()) os << (n.as_boolean()->get() ? " true" : " false");
+    return os.str();
+}
+
+std::string trim(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t");
+    if (b == std::string_view::npos) return "";
+    const auto e = s.find_last_not_of(" \t");
+    return std::string(s.substr(b, e - b + 1));
+}
+
+/// Collects the dotted keys and section names of the schema.
+struct KeyCollector {
+    std::vector<std::string> sections;
+    std::vector<std::string> keys;  // dotted
+    void section(std::string_view name, std::string_view) { sections.emplace_back(name); }
+    template <typename T>
+    void field(std::string_view key, const T&, std::string_view, Check = {}) {
+        keys.push_back(sections.back() + "." + std::string(key));
+    }
+};
+
+/// Reads one TOML document (already merged with overrides) into a RunConfig.
+class Loader {
+public:
+    Loader(std::string source, const toml::table& root) : source_(std::move(source)), root_(root) {
+        cfg::detail::visit_schema(schema_, std::as_const(defaults_));
+    }
+
+    /// Records where `dotted` came from when it was set by an override.
+    void set_origin(const std::string& dotted, std::string origin) { origin_[dotted] = std::move(origin); }
+    void error(const std::string& where, const std::string& dotted, const std::string& msg) {
+        errors_.push_back(dotted.empty() ? str(where, ": ", msg) : str(where, ": ", dotted, ": ", msg));
+    }
+    const std::vector<std::string>& errors() const { return errors_; }
+
+    std::string at(const toml::source_region& r) const {
+        if (r.begin.line == 0) return source_;
+        return str(source_, ":", r.begin.line, ":", r.begin.column);
+    }
+    /// Location of a key: its override, else its position in the file, else the file.
+    std::string where(const std::string& dotted_item) const {
+        const std::string dotted = dotted_item.substr(0, dotted_item.find('['));  // list items: their key
+        if (auto it = origin_.find(dotted); it != origin_.end()) return it->second;
+        if (auto it = key_pos_.find(dotted); it != key_pos_.end()) return it->second;
+        return source_;
+    }
+
+    /// Walks the document: unknown sections/keys are errors with a suggestion.
+    void check_keys() {
+        const std::set<std::string> sections(schema_.sections.begin(), schema_.sections.end());
+        const std::set<std::string> keys(schema_.keys.begin(), schema_.keys.end());
+        for (auto&& [k, v] : root_) {
+            const std::string name(k.str());
+            const std::string loc = origin_.count(name) ? origin_.at(name) : at(k.source());
+            if (!sections.count(name)) {
+                error(loc, name, str(v.is_table() ? "unknown section" : "unknown top-level key",
+                                     suggestion(name, true)));
+                continue;
+            }
+            const toml::table* t = v.as_table();
+            if (!t) {
+                error(loc, name, str("expected a table [", name, "], got ", describe(v)));
+                continue;
+            }
+            for (auto&& [k2, v2] : *t) {
+                const std::string dotted = name + "." + std::string(k2.str());
+                if (!key_pos_.count(dotted)) key_pos_[dotted] = at(k2.source());
+                if (!keys.count(dotted)) error(where(dotted), dotted, str("unknown key", suggestion(dotted, false)));
+            }
+        }
+    }
+
+    // ---- visitor interface for visit_schema
+    void section(std::string_view name, std::string_view) {
+        section_ = name;
+        const toml::node* n = root_.get(name);
+        table_ = n ? n->as_table() : nullptr;
+    }
+    template <typename T>
+    void field(std::string_view key, T& value, std::string_view, Check = {}) {
+        if (!table_) return;
+        const toml::node* n = table_->get(key);
+        if (!n) return;
+        const std::string dotted = str(section_, ".", key);
+        read(*n, value, dotted);
+    }
+
+private:
+    /// " (did you mean 'optim.lr'?)" or "" when nothing is close.
+    std::string suggestion(const std::string& given, bool top_level) const {
+        const std::string bare = top_level ? given : given.substr(given.find('.') + 1);
+        for (const auto& k : schema_.keys)  // the same key in another section
+            if (k.substr(k.find('.') + 1) == bare) return str(" (did you mean '", k, "'?)");
+        std::string best;
+        int best_d = std::numeric_limits<int>::max();
+        auto consider = [&](const std::string& cand, std::string_view a, std::string_view b) {
+            const int d = edit_distance(a, b);
+            if (d < best_d) best_d = d, best = cand;
+        };
+        if (top_level)
+            for (const auto& s : schema_.sections) consider(s, given, s);
+        else
+            for (const auto& k : schema_.keys) consider(k, given, k);
+        const int limit = std::max<int>(2, static_cast<int>(bare.size()) / 3);
+        if (best.empty() || best_d > limit) return "";
+        return str(" (did you mean '", best, "'?)");
+    }
+
+    void type_error(const std::string& dotted, std::string_view expected, const toml::node& n) {
+        error(where(dotted), dotted, str("expected ", expected, ", got ", describe(n)));
+    }
+
+    template <typename T>
+    void read(const toml::node& n, T& value, const std::string& dotted) {
+        if constexpr (std::is_same_v<T, bool>) {
+            if (!n.is_boolean()) return type_error(dotted, "a boolean (true or false)", n);
+            value = n.as_boolean()->get();
+        } else if constexpr (std::is_enum_v<T>) {
+            if (!n.is_string()) return type_error(dotted, str("one of ", cfg::detail::enum_name_list<T>()), n);
+            if (!cfg::detail::lookup_enum(n.as_string()->get(), &value))
+                type_error(dotted, str("one of ", cfg::detail::enum_name_list<T>()), n);
+        } else if constexpr (std::is_integral_v<T>) {
+            if (!n.is_integer()) return type_error(dotted, "an integer", n);
+            const int64_t x = n.as_integer()->get();
+            if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max())
+                return type_error(dotted, str("an integer in [", std::numeric_limits<T>::min(), ", ",
+                                              std::numeric_limits<T>::max(), "]"), n);
+            value = static_cast<T>(x);
+        } else if constexpr (std::is_floating_point_v<T>) {
+            if (n.is_integer()) value = static_cast<T>(n.as_integer()->get());
+            else if (n.is_floating_point()) value = static_cast<T>(n.as_floating_point()->get());
+            else type_error(dotted, "a number", n);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+            if (!n.is_string()) return type_error(dotted, "a string", n);
+            value = n.as_string()->get();
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            read_string_list(n, value, dotted);
+        } else {
+            static_assert(std::is_same_v<T, std::vector<cfg::LossTerm>>);
+            read_loss_terms(n, value, dotted);
+        }
+    }
+
+    /// An array of strings; a single string is read as a one-element list.
+    void read_string_list(const toml::node& n, std::vector<std::string>& value, const std::string& dotted) {
+        if (n.is_string()) {
+            value = {n.as_string()->get()};
+            return;
+        }
+        const toml::array* a = n.as_array();
+        if (!a) return type_error(dotted, "an array of strings", n);
+        std::vector<std::string> out;
+        for (size_t i = 0; i < a->size(); ++i) {
+            const toml::node& el = *a->get(i);
+            if (!el.is_string()) return type_error(dotted, str("strings in the array (element ", i, ")"), el);
+            out.push_back(el.as_string()->get());
+        }
+        value = std::move(out);
+    }
+
+    /// `[{name = "listmle", weight = 1.0}, ...]`; weight defaults to 1.
+    void read_loss_terms(const toml::node& n, std::vector<cfg::LossTerm>& value, const std::string& dotted) {
+        const toml::array* a = n.as_array();
+        if (!a) return type_error(dotted, "an array of {name, weight} tables", n);
+        std::vector<cfg::LossTerm> out;
+        for (size_t i = 0; i < a->size(); ++i) {
+            const toml::node& el = *a->get(i);
+            const toml::table* t = el.as_table();
+            const std::string item = str(dotted, "[", i, "]");
+            if (!t) return type_error(item, "a table {name = \"...\", weight = ...}", el);
+            cfg::LossTerm term;
+            for (auto&& [k, v] : *t) {
+                if (k.str() != "name" && k.str() != "weight") {
+                    const std::string near = edit_distance(k.str(), "weight") <= 2 ? " (did you mean 'weight'?)"
+                                             : edit_distance(k.str(), "name") <= 2 ? " (did you mean 'name'?)"
+                                                                                   : "";
+                    error(where(dotted), item, str("unknown key '", k.str(), "' (valid: name, weight)", near));
+                }
+            }
+            const toml::node* name = t->get("name");
+            if (!name) error(where(dotted), item, "missing key 'name'");
+            else read(*name, term.kind, item + ".name");
+            if (const toml::node* w = t->get("weight")) read(*w, term.weight, item + ".weight");
+            out.push_back(term);
+        }
+        value = std::move(out);
+    }
+
+    std::string source_;
+    const toml::table& root_;
+    const RunConfig defaults_{};
+    KeyCollector schema_;
+    std::map<std::string, std::string> origin_;
+    std::map<std::string, std::string> key_pos_;
+    std::vector<std::string> errors_;
+    std::string section_;
+    const toml::table* table_ = nullptr;
+};
+
+[[noreturn]] void throw_errors(const std::vector<std::string>& errors) {
+    std::string msg;
+    for (const auto& e : errors) msg += (msg.empty() ? "" : "\n") + e;
+    throw Error(msg);
+}
+
+/// Replaces DESIGN.md 8's top-level `loss = [...]` by `[loss] terms = [...]`.
+void apply_loss_alias(toml::table& root, std::map<std::string, std::string>* origin, std::string_view source) {
+    toml::node* n = root.get("loss");
+    if (!n || !n->is_array()) return;
+    for (auto&& [k, v] : root) {
+        if (k.str() != "loss") continue;
+        const auto& r = k.source();
+        (*origin)["loss.terms"] = r.begin.line ? str(source, ":", r.begin.line, ":", r.begin.column)
+                                               : std::string(source);
+    }
+    toml::array terms = std::move(*n->as_array());
+    root.erase("loss");
+    toml::table t;
+    t.insert("terms", std::move(terms));
+    root.insert("loss", std::move(t));
+}
+
+}  // namespace
+
+RunConfig load_config_string(std::string_view toml_text, std::string_view source_name,
+                             const std::vector<std::string>& overrides) {
+    toml::table root;
+    try {
+        root = toml::parse(toml_text, source_name);
+    } catch (const toml::parse_error& e) {
+        const auto& b = e.source().begin;
+        throw Error(str(source_name, ":", b.line, ":", b.column, ": TOML parse error: ", e.description()));
+    }
+    std::map<std::string, std::string> origin;
+    apply_loss_alias(root, &origin, source_name);
+
+    std::vector<std::string> errors;
+    for (const auto& ov : overrides) {
+        const std::string where = "--set " + ov;
+        const auto eq = ov.find('=');
+        const std::string key = trim(std::string_view(ov).substr(0, eq));
+        const auto dot = key.find('.');
+        if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == key.size() ||
+            key.find('.', dot + 1) != std::string::npos) {
+            errors.push_back(str(where, ": expected section.key=value (e.g. --set optim.lr=0.001)"));
+            continue;
+        }
+        const std::string value = trim(std::string_view(ov).substr(eq + 1));
+        const std::string section = key.substr(0, dot), name = key.substr(dot + 1);
+        toml::table snippet;
+        try {
+            snippet = toml::parse(std::string_view("v = " + value), std::string_view(where));
+        } catch (const toml::parse_error&) {
+            snippet = toml::table{};
+            snippet.insert("v", value);  // not TOML: a bare string, typed like any other value
+        }
+        toml::node* sec = root.get(section);
+        if (!sec) {
+            sec = root.insert(section, toml::table{}).first->second.as_table();
+            origin[section] = where;
+        }
+        if (!sec->is_table()) {
+            errors.push_back(str(where, ": ", section, ": is not a table in the config"));
+            continue;
+        }
+        snippet.get("v")->visit([&](auto& x) { sec->as_table()->insert_or_assign(name, std::move(x)); });
+        origin[key] = where;
+    }
+    if (!errors.empty()) throw_errors(errors);
+
+    Loader loader{std::string(source_name), root};
+    for (auto& [k, v] : origin) loader.set_origin(k, v);
+    loader.check_keys();
+    RunConfig cfg;
+    cfg::detail::visit_schema(loader, cfg);
+    if (loader.errors().empty()) {
+        for (const auto& p : cfg::detail::check_config(cfg))
+            loader.error(loader.where(p.key), p.key, p.message);
+    }
+    if (!loader.errors().empty()) throw_errors(loader.errors());
+    return cfg;
+}
+
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+    std::ifstream in(path, std::ios::binary);
+    SEGRANK_CHECK(in, "cannot read config file '", path, "': ", std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return load_config_string(ss.str(), path, overrides);
+}
+
+}  // namespace segrank

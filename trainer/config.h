@@ -1,0 +1,256 @@
+// RunConfig: the whole run configuration as plain structs (DESIGN.md 11, STYLE.md 3.7 and R5).
+// Read once from TOML by load_config (trainer/config.cpp, the only toml++ includer) and passed down
+// by value. In-class defaults equal configs/default.toml, which documents every key.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace segrank {
+/// Section structs and enums of RunConfig live in segrank::cfg (names like Partition or
+/// Activation are taken by the libraries that consume them; the trainer maps between them).
+namespace cfg {
+
+// ---- enums (STYLE.md R10): each has parse_* (throws segrank::Error listing valid names) and
+// ---- to_string (the TOML spelling).
+
+/// data.store: on-disk format of the collections.
+enum class StoreFormat { kNpz, kHdf5 };
+/// data.holdout: what the validation set holds out (DESIGN.md 8, issue 4 item 5).
+enum class Holdout { kGraphs, kConfigs };
+/// model.activation (DESIGN.md 5).
+enum class Activation { kGelu, kRelu, kLeakyRelu };
+/// model.config_join: config features at the input (early) or before the head (late, tile only).
+enum class ConfigJoin { kEarly, kLate };
+/// model.aggregate: graph score = sum of segment scores, or head over the mean segment readout.
+enum class Aggregate { kScoreSum, kEmbeddingMean };
+/// segments.partition (DESIGN.md 6).
+enum class Partition { kContiguous, kSplits, kMetis };
+/// segments.history_init: missing HistoryTable entries computed forward-only, or read as 0.
+enum class HistoryInit { kFresh, kZero };
+/// sampling.strategy (DESIGN.md 7).
+enum class SamplingStrategy { kUniform, kFastBiased, kStratified };
+/// sampling.dedupe: duplicate config rows in training (DESIGN.md 3).
+enum class Dedupe { kMin, kMean, kKeep };
+/// loss.terms[].name (DESIGN.md 8).
+enum class LossKind { kPairwiseHinge, kPairwiseLogistic, kListMle, kMse };
+/// optim.schedule: constant, or linear warmup then cosine decay to 0.
+enum class LrSchedule { kConstant, kCosine };
+/// eval.metric: model selection / early stopping metric. kKaggle = the collection's Kaggle score
+/// (tile: 1 - slowdown@5, layout: Kendall tau), averaged over collections. Higher is better except
+/// for the slowdowns, where lower is better.
+enum class EvalMetric { kKaggle, kKendall, kOpa, kSlowdown1, kSlowdown5, kSlowdown10 };
+
+StoreFormat parse_store_format(std::string_view s);
+Holdout parse_holdout(std::string_view s);
+Activation parse_activation(std::string_view s);
+ConfigJoin parse_config_join(std::string_view s);
+Aggregate parse_aggregate(std::string_view s);
+Partition parse_partition(std::string_view s);
+HistoryInit parse_history_init(std::string_view s);
+SamplingStrategy parse_sampling_strategy(std::string_view s);
+Dedupe parse_dedupe(std::string_view s);
+LossKind parse_loss_kind(std::string_view s);
+LrSchedule parse_lr_schedule(std::string_view s);
+EvalMetric parse_eval_metric(std::string_view s);
+
+std::string_view to_string(StoreFormat v);
+std::string_view to_string(Holdout v);
+std::string_view to_string(Activation v);
+std::string_view to_string(ConfigJoin v);
+std::string_view to_string(Aggregate v);
+std::string_view to_string(Partition v);
+std::string_view to_string(HistoryInit v);
+std::string_view to_string(SamplingStrategy v);
+std::string_view to_string(Dedupe v);
+std::string_view to_string(LossKind v);
+std::string_view to_string(LrSchedule v);
+std::string_view to_string(EvalMetric v);
+
+// ---- sections. Comments give the meaning; configs/default.toml repeats them per key.
+
+/// [data]: where graphs come from and how validation is held out.
+struct DataSection {
+    std::string root = "data/npz";              ///< collection root (npz dirs) or folder of .h5 stores
+    std::vector<std::string> collections{};     ///< e.g. "tile:xla", "layout:xla:random"; empty = all
+    std::string train_split = "train";          ///< split trained on
+    std::string valid_split = "valid";          ///< split evaluated when holdout = graphs, folds = 0
+    StoreFormat store = StoreFormat::kNpz;      ///< npz | hdf5
+    Holdout holdout = Holdout::kGraphs;         ///< graphs | configs
+    double holdout_fraction = 0.2;              ///< holdout = configs: fraction of each graph's configs
+    int holdout_folds = 0;                      ///< graphs: 0 = valid split, k >= 2 k-fold, -1 leave-one-out
+    int holdout_fold = 0;                       ///< which fold (or which graph for leave-one-out)
+    std::vector<std::string> ingest{};          ///< raw tuning .pb files ingested into root first
+    bool normalize = true;                      ///< fit the node-feature Normalizer on the train split
+    int max_graphs = 0;                         ///< use at most this many graphs per split (0 = all)
+    bool operator==(const DataSection&) const = default;
+};
+
+/// [model]: sizes of the GNN (DESIGN.md 5).
+struct ModelSection {
+    int hidden = 128;                              ///< H
+    int layers = 3;                                ///< SAGE layers L
+    int opcode_dim = 32;                           ///< opcode embedding width
+    int config_dim = 32;                           ///< config encoder output width
+    Activation activation = Activation::kGelu;
+    double dropout = 0.0;                          ///< in [0, 1)
+    ConfigJoin config_join = ConfigJoin::kEarly;
+    Aggregate aggregate = Aggregate::kScoreSum;
+    int prune_hops = -1;                           ///< keep nodes within R hops of a configurable one; -1 = off
+    bool config_independence = true;               ///< exact config-independence shortcut (DESIGN.md 4)
+    bool operator==(const ModelSection&) const = default;
+};
+
+/// [segments]: Graph Segment Training (DESIGN.md 6).
+struct SegmentsSection {
+    Partition partition = Partition::kContiguous;
+    int max_nodes = 1000;                   ///< segment size bound; 0 = whole graph is one segment
+    int halo_hops = 0;                      ///< read-only context hops around each segment
+    int fresh = 1;                          ///< k segments backpropagated per graph and step
+    double keep_prob = 0.5;                 ///< stale embedding dropout keep probability p
+    HistoryInit history_init = HistoryInit::kFresh;
+    int64_t history_max_mb = 1024;          ///< HistoryTable memory cap per rank (MiB); 0 = unlimited
+    int64_t max_staleness = 0;              ///< recompute entries older than T steps; 0 = unlimited
+    int finetune_epochs = 0;                ///< prediction head finetuning epochs after training
+    bool operator==(const SegmentsSection&) const = default;
+};
+
+/// [sampling]: graphs and configs per step (DESIGN.md 7).
+struct SamplingSection {
+    int batch_graphs = 8;                          ///< B graphs per global batch
+    int configs = 32;                              ///< K configs per graph, without replacement
+    SamplingStrategy strategy = SamplingStrategy::kUniform;
+    int config_pool = 0;                           ///< fixed per-graph pool of P configs; 0 = off
+    Dedupe dedupe = Dedupe::kMin;                  ///< training only
+    int64_t seed = 0;                              ///< seeds batch, config and segment sampling
+    bool operator==(const SamplingSection&) const = default;
+};
+
+/// One weighted term of the training loss.
+struct LossTerm {
+    LossKind kind = LossKind::kListMle;
+    double weight = 1.0;
+    bool operator==(const LossTerm&) const = default;
+};
+
+/// [loss]: `terms = [{name = "listmle", weight = 1.0}, ...]` plus shared parameters (DESIGN.md 8).
+/// A top-level `loss = [{...}]` array (DESIGN.md 8's spelling) is accepted as `[loss] terms`.
+struct LossSection {
+    std::vector<LossTerm> terms{LossTerm{}};
+    double margin = 0.1;        ///< pairwise_hinge margin
+    double temperature = 1.0;   ///< listmle temperature T
+    bool operator==(const LossSection&) const = default;
+};
+
+/// [optim]: AdamW and the learning-rate schedule.
+struct OptimSection {
+    double lr = 1e-3;
+    double weight_decay = 0.01;    ///< weight matrices only
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    double clip_norm = 1.0;        ///< global gradient-norm clip; 0 = off
+    LrSchedule schedule = LrSchedule::kCosine;
+    int64_t warmup_steps = 100;
+    bool operator==(const OptimSection&) const = default;
+};
+
+/// [train]: the loop, logging and checkpoints.
+struct TrainSection {
+    int64_t steps = 1000;            ///< stop after this many steps (0 = no step limit)
+    int64_t epochs = 0;              ///< stop after this many epochs (0 = no epoch limit)
+    int64_t eval_every = 100;        ///< steps between evaluations (0 = only at the end)
+    int64_t log_every = 10;          ///< steps between metrics JSONL lines
+    int patience = 0;                ///< early stop after this many evals without improvement; 0 = off
+    std::string run_dir = "runs/default";
+    int threads = 0;                 ///< OpenMP threads of a single-process run; 0 = all cores
+    int64_t checkpoint_every = 0;    ///< steps between "last" checkpoints (0 = at evals and the end)
+    int64_t seed = 0;                ///< parameter initialization and dropout
+    bool progress = true;            ///< progress bar on rank 0
+    bool operator==(const TrainSection&) const = default;
+};
+
+/// [eval]: what evaluation measures.
+struct EvalSection {
+    std::string split = "valid";          ///< split scored by `segrank evaluate` by default
+    std::string indices = "";             ///< JSON graph name -> config indices; "" = all configs
+    EvalMetric metric = EvalMetric::kKaggle;
+    int chunk_configs = 256;              ///< configs scored per forward pass (memory bound)
+    bool operator==(const EvalSection&) const = default;
+};
+
+/// [dist]: MPI data parallelism (DESIGN.md 9).
+struct DistSection {
+    int threads_per_rank = 0;   ///< OpenMP threads per rank under mpirun; 0 = cores / local ranks
+    int fail_rank = -1;         ///< test hook: this rank throws at step fail_step; -1 = off
+    int64_t fail_step = 0;
+    bool operator==(const DistSection&) const = default;
+};
+
+/// [hwmodel]: analytical TPU timing model (HWMODEL.md).
+struct HwmodelSection {
+    std::string hardware = "tpu_v3_core";   ///< hardware table name (validated by hwmodel/)
+    double noise_sigma = 0.0;               ///< log-normal noise sigma of synthetic labels
+    bool operator==(const HwmodelSection&) const = default;
+};
+
+}  // namespace cfg
+
+/// The whole run configuration (DESIGN.md 11). `RunConfig{}` equals configs/default.toml.
+struct RunConfig {
+    cfg::DataSection data;
+    cfg::ModelSection model;
+    cfg::SegmentsSection segments;
+    cfg::SamplingSection sampling;
+    cfg::LossSection loss;
+    cfg::OptimSection optim;
+    cfg::TrainSection train;
+    cfg::EvalSection eval;
+    cfg::DistSection dist;
+    cfg::HwmodelSection hwmodel;
+    bool operator==(const RunConfig&) const = default;
+};
+
+/// Loads a TOML config file and applies `--set section.key=value` overrides (in order).
+/// Every problem is reported, one per line, in one segrank::Error:
+///   `configs/x.toml:12:1: optim.lr: expected > 0, got -1`
+///   `configs/x.toml:3:1: optim.learning_rate: unknown key (did you mean 'optim.lr'?)`
+///   `--set optim.lr=abc: optim.lr: expected a number, got string "abc"`
+/// Unknown sections/keys, wrong types, out-of-range values, bad enum names and inconsistent keys
+/// are errors. An override value is parsed as a TOML value with the same typing rules; a value
+/// that is not valid TOML is taken as a bare string (`--set data.root=/tmp/x`).
+/// Missing keys keep their defaults. Relative paths are kept as written (relative to the working
+/// directory of the process). Throws segrank::Error when the file cannot be read or parsed.
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+/// Same as load_config on TOML text; `source_name` is used in messages (e.g. a checkpoint's
+/// stored config, or "<string>" in tests).
+RunConfig load_config_string(std::string_view toml_text, std::string_view source_name,
+                             const std::vector<std::string>& overrides = {});
+
+/// Checks ranges and cross-key consistency of an already built RunConfig (load_config calls it);
+/// throws segrank::Error listing every problem as `key: expected ..., got ...`.
+void validate_config(const RunConfig& cfg);
+
+/// The effective config as commented TOML, every key present; load_config_string(dump_config(c))
+/// == c exactly (doubles are written in shortest round-trip form).
+std::string dump_config(const RunConfig& cfg);
+
+/// One documented key of the schema, for help texts and docs.
+struct ConfigKeyInfo {
+    std::string key;      ///< dotted: "optim.lr"
+    std::string doc;      ///< one-line description
+    std::string default_value;   ///< TOML spelling of the default
+};
+/// Every key of the schema in file order.
+std::vector<ConfigKeyInfo> config_keys();
+
+/// OpenMP threads for this process: under several local ranks (local_size > 1)
+/// dist.threads_per_rank, else train.threads; 0 means max(1, hardware_threads / local_size).
+int resolve_threads(const RunConfig& cfg, int local_size, int hardware_threads);
+
+/// Levenshtein edit distance (used for "did you mean" suggestions).
+int edit_distance(std::string_view a, std::string_view b);
+
+}  // namespace segrank

@@ -1,0 +1,243 @@
+// RunConfig without TOML: enum names, range and consistency checks, the commented TOML dump,
+// the key list, thread resolution. The TOML reader is trainer/config.cpp.
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <sstream>
+
+#include "gnn/core/check.h"
+#include "hwmodel/hardware.h"
+#include "trainer/config_schema.h"
+
+namespace segrank {
+namespace cfg {
+namespace {
+
+template <typename E>
+E parse_enum(std::string_view s) {
+    E v{};
+    SEGRANK_CHECK(detail::lookup_enum(s, &v), "unknown ", detail::EnumNames<E>::what, " \"", s,
+                  "\" (valid: ", detail::enum_name_list<E>(), ")");
+    return v;
+}
+
+}  // namespace
+
+StoreFormat parse_store_format(std::string_view s) { return parse_enum<StoreFormat>(s); }
+Holdout parse_holdout(std::string_view s) { return parse_enum<Holdout>(s); }
+Activation parse_activation(std::string_view s) { return parse_enum<Activation>(s); }
+ConfigJoin parse_config_join(std::string_view s) { return parse_enum<ConfigJoin>(s); }
+Aggregate parse_aggregate(std::string_view s) { return parse_enum<Aggregate>(s); }
+Partition parse_partition(std::string_view s) { return parse_enum<Partition>(s); }
+HistoryInit parse_history_init(std::string_view s) { return parse_enum<HistoryInit>(s); }
+SamplingStrategy parse_sampling_strategy(std::string_view s) {
+    return parse_enum<SamplingStrategy>(s);
+}
+Dedupe parse_dedupe(std::string_view s) { return parse_enum<Dedupe>(s); }
+LossKind parse_loss_kind(std::string_view s) { return parse_enum<LossKind>(s); }
+LrSchedule parse_lr_schedule(std::string_view s) { return parse_enum<LrSchedule>(s); }
+EvalMetric parse_eval_metric(std::string_view s) { return parse_enum<EvalMetric>(s); }
+
+std::string_view to_string(StoreFormat v) { return detail::enum_to_string(v); }
+std::string_view to_string(Holdout v) { return detail::enum_to_string(v); }
+std::string_view to_string(Activation v) { return detail::enum_to_string(v); }
+std::string_view to_string(ConfigJoin v) { return detail::enum_to_string(v); }
+std::string_view to_string(Aggregate v) { return detail::enum_to_string(v); }
+std::string_view to_string(Partition v) { return detail::enum_to_string(v); }
+std::string_view to_string(HistoryInit v) { return detail::enum_to_string(v); }
+std::string_view to_string(SamplingStrategy v) { return detail::enum_to_string(v); }
+std::string_view to_string(Dedupe v) { return detail::enum_to_string(v); }
+std::string_view to_string(LossKind v) { return detail::enum_to_string(v); }
+std::string_view to_string(LrSchedule v) { return detail::enum_to_string(v); }
+std::string_view to_string(EvalMetric v) { return detail::enum_to_string(v); }
+
+namespace detail {
+
+std::string format_double(double v) {
+    char buf[64];
+    // Shortest round-trip digits; plain decimals for everyday magnitudes (0.0003, not 3e-04).
+    const double a = std::fabs(v);
+    const bool fixed = a == 0 || (a >= 1e-5 && a < 1e15);
+    auto res = fixed ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
+                     : std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    std::string s(buf, res.ptr);
+    if (s == "inf") return "inf";
+    if (s == "-inf") return "-inf";
+    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+    return s;
+}
+
+std::string quote_toml(std::string_view s) {
+    std::string out = "\"";
+    for (char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (ch) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            case '\r': out += "\\r"; break;
+            default:
+                if (c < 0x20 || c == 0x7f) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out += ch;
+                }
+        }
+    }
+    return out + "\"";
+}
+
+std::string Check::describe() const {
+    auto num = [](double x) {
+        std::string s = format_double(x);
+        if (s.size() > 2 && s.ends_with(".0")) s.resize(s.size() - 2);
+        return s;
+    };
+    if (std::isfinite(lo) && std::isfinite(hi))
+        return str("in ", lo_open ? "(" : "[", num(lo), ", ", num(hi), hi_open ? ")" : "]");
+    if (std::isfinite(lo)) return str(lo_open ? "> " : ">= ", num(lo));
+    if (std::isfinite(hi)) return str(hi_open ? "< " : "<= ", num(hi));
+    return "a finite number";
+}
+
+namespace {
+
+std::string spell(double v) {
+    std::string s = format_double(v);
+    if (s.size() > 2 && s.ends_with(".0")) s.resize(s.size() - 2);
+    return s;
+}
+
+/// Applies each key's Check to the built value.
+class RangeChecker {
+public:
+    explicit RangeChecker(std::vector<Problem>* out) : out_(out) {}
+    void section(std::string_view name, std::string_view) { section_ = name; }
+
+    template <typename T>
+    void field(std::string_view key, const T& value, std::string_view, Check chk = {}) {
+        const std::string dotted = str(section_, ".", key);
+        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+            const auto d = static_cast<double>(value);
+            if (!chk.ok(d)) out_->push_back({dotted, str("expected ", chk.describe(), ", got ", spell(d))});
+        } else if constexpr (std::is_same_v<T, std::string>) {
+            if (chk.nonempty && value.empty())
+                out_->push_back({dotted, "expected a non-empty string, got \"\""});
+        }
+    }
+
+private:
+    std::vector<Problem>* out_;
+    std::string section_;
+};
+
+bool valid_collection(std::string_view c) {
+    static const std::set<std::string_view> kValid = {"tile:xla", "layout:xla:default",
+                                                      "layout:xla:random", "layout:nlp:default",
+                                                      "layout:nlp:random"};
+    return kValid.count(c) != 0;
+}
+
+}  // namespace
+
+std::vector<Problem> check_config(const RunConfig& c) {
+    std::vector<Problem> p;
+    RangeChecker rc(&p);
+    visit_schema(rc, c);
+    auto add = [&](std::string key, std::string msg) { p.push_back({std::move(key), std::move(msg)}); };
+
+    std::set<std::string> seen;
+    for (const auto& col : c.data.collections) {
+        if (!valid_collection(col))
+            add("data.collections",
+                str("expected \"tile:xla\" or \"layout:<xla|nlp>:<default|random>\", got \"", col, "\""));
+        else if (!seen.insert(col).second)
+            add("data.collections", str("collection \"", col, "\" listed twice"));
+    }
+    const int folds = c.data.holdout_folds;
+    if (folds < -1 || folds == 1)
+        add("data.holdout_folds", str("expected -1 (leave-one-out), 0 (valid split) or >= 2, got ", folds));
+    else if (folds >= 2 && c.data.holdout_fold >= folds)
+        add("data.holdout_fold", str("expected < data.holdout_folds = ", folds, ", got ", c.data.holdout_fold));
+    if (folds != 0 && c.data.holdout == Holdout::kConfigs)
+        add("data.holdout_folds", str("folds apply to holdout = \"graphs\", got ", folds, " with holdout = \"configs\""));
+    if (folds == 0 && c.data.holdout == Holdout::kGraphs && c.data.train_split == c.data.valid_split)
+        add("data.valid_split", str("expected a split other than data.train_split = \"", c.data.train_split,
+                                    "\" (or use holdout_folds / holdout = \"configs\")"));
+    for (const auto& f : c.data.ingest)
+        if (f.empty()) add("data.ingest", "expected non-empty paths, got \"\"");
+
+    if (c.model.config_join == ConfigJoin::kLate) {
+        for (const auto& col : c.data.collections)
+            if (col.starts_with("layout"))
+                add("model.config_join", str("\"late\" applies to tile collections only, but data.collections has \"", col, "\""));
+    }
+
+    if (c.loss.terms.empty()) add("loss.terms", "expected at least one term, got []");
+    std::set<LossKind> kinds;
+    double total = 0;
+    for (const auto& t : c.loss.terms) {
+        if (!std::isfinite(t.weight) || t.weight < 0)
+            add("loss.terms", str("expected weight >= 0 for \"", to_string(t.kind), "\", got ", spell(t.weight)));
+        else
+            total += t.weight;
+        if (!kinds.insert(t.kind).second)
+            add("loss.terms", str("term \"", to_string(t.kind), "\" listed twice"));
+    }
+    if (!c.loss.terms.empty() && total <= 0) add("loss.terms", "expected some weight > 0, got all weights 0");
+
+    if (c.sampling.config_pool > 0 && c.sampling.config_pool < c.sampling.configs)
+        add("sampling.config_pool", str("expected 0 or >= sampling.configs = ", c.sampling.configs, ", got ",
+                                        c.sampling.config_pool));
+    if (c.train.steps == 0 && c.train.epochs == 0)
+        add("train.steps", "expected train.steps > 0 or train.epochs > 0, got both 0");
+    if (c.train.patience > 0 && c.train.eval_every == 0)
+        add("train.patience", str("early stopping needs train.eval_every > 0, got patience ", c.train.patience,
+                                  " with eval_every 0"));
+
+    const auto names = hw::hardware_names();
+    if (!c.hwmodel.hardware.empty() &&
+        std::find(names.begin(), names.end(), c.hwmodel.hardware) == names.end()) {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
+        add("hwmodel.hardware", str("expected one of ", list, ", got \"", c.hwmodel.hardware, "\""));
+    }
+    return p;
+}
+
+}  // namespace detail
+}  // namespace cfg
+
+void validate_config(const RunConfig& cfg) {
+    const auto problems = cfg::detail::check_config(cfg);
+    if (problems.empty()) return;
+    std::string msg;
+    for (const auto& p : problems) msg += (msg.empty() ? "" : "\n") + p.key + ": " + p.message;
+    throw Error(msg);
+}
+
+int edit_distance(std::string_view a, std::string_view b) {
+    std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+    for (size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = static_cast<int>(i);
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const int sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+int resolve_threads(const RunConfig& cfg, int local_size, int hardware_threads) {
+    const int ls = std::max(1, local_size);
+    const int requested = ls > 1 ? cfg.dist.threads_per_rank : cfg.train.threads;
+    if (requested > 0) return requested;
+    return std::max(1, hardware_threads / ls);
+}
+
+}  // namespace segrank
