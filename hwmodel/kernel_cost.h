@@ -1,0 +1,65 @@
+// A fused TPU kernel under a tile-size configuration (HWMODEL.md 5.5): grid steps, VMEM check,
+// HBM traffic with re-reads, roofline max plus per-step and per-kernel overheads.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/hlo/module.h"
+#include "hwmodel/breakdown.h"
+#include "hwmodel/hardware.h"
+#include "hwmodel/module_index.h"
+#include "hwmodel/op_cost.h"
+
+namespace segrank::hw {
+
+/// Work of one instruction of a kernel, for the explain table.
+struct NodeCost {
+    std::string name;     ///< instruction name
+    std::string opcode;
+    std::string shape;    ///< e.g. "f32[32,26,26,192]{3,0,2,1}"
+    OpWork work;          ///< on the full (unblocked) shapes
+};
+
+/// One tile kernel (a tpu_graphs tile module: the entry root is a fusion, copy, reshape, ...),
+/// analysed once; evaluate() is then cheap (O(#kernel inputs)) per tile configuration.
+/// The module must outlive the model.
+class KernelModel {
+public:
+    /// Throws segrank::Error when the module is malformed (see ModuleIndex).
+    KernelModel(const hlo::HloModule& module, const HwParams& hw, const CostOptions& options = {});
+
+    /// Estimated runtime of the kernel under `tile` (HWMODEL.md 5.5). Bounds are per physical dim,
+    /// major first, in tile units (HWMODEL.md 2.4); a bounds list of the wrong length = one block over the whole
+    /// iteration space; no output bounds at all (reshape kernels) = best_tile(). A bounds list whose length does not match the iterated array is ignored.
+    /// Returns invalid (total = +inf) when the double-buffered working set exceeds VMEM.
+    Breakdown evaluate(const hlo::TileSizeConfig& tile) const;
+
+    /// The compiler-default stand-in: the fastest of an enumerated candidate set of output bounds
+    /// (powers of two and full extents per dim), kernel bounds spanning everything.
+    hlo::TileSizeConfig best_tile() const;
+
+    /// Per-instruction work of the fused body (for `segrank hwmodel explain`).
+    const std::vector<NodeCost>& node_costs() const { return nodes_; }
+    /// Extents (tile units, major first) of the iterated array, and of the conv/dot kernel operand.
+    const std::vector<int64_t>& iteration_units() const { return iter_units_; }
+    const std::vector<int64_t>& kernel_units() const { return kernel_units_; }
+
+private:
+    HwParams hw_;
+    CostOptions opt_;
+    std::vector<NodeCost> nodes_;
+    double mxu_ns_ = 0, vpu_ns_ = 0;
+    std::vector<int64_t> iter_units_;
+    int64_t iter_feature_pos_ = -1;      // physical position of the output-feature dim, or -1
+    std::vector<int64_t> kernel_units_;  // conv/dot weight operand units, empty if none
+    int64_t kernel_feature_pos_ = -1;    // physical position of kernel_output_feature in it
+    double output_bytes_ = 0;            // kernel outputs, padded
+    double weight_bytes_ = 0;            // the conv/dot weight input
+    double activation_bytes_ = 0;        // the conv/dot activation input
+    double other_input_bytes_ = 0;       // all other inputs
+    bool has_accumulator_ = false;
+    hlo::TileSizeConfig default_tile_;  // best_tile(), used when a run gives no output bounds
+};
+
+}  // namespace segrank::hw

@@ -1,0 +1,98 @@
+// A whole HLO module under a per-node layout configuration (HWMODEL.md 5.6): layout resolution,
+// inserted copies, approximate fusion into kernels, control flow (while = trip count x (body +
+// condition), conditional = max branch, call = inline) and incremental re-evaluation.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "data/hlo/module.h"
+#include "hwmodel/breakdown.h"
+#include "hwmodel/hardware.h"
+#include "hwmodel/module_index.h"
+#include "hwmodel/op_cost.h"
+
+namespace segrank::hw {
+
+/// One kernel (approximate fusion cluster) of the module, for the explain table.
+struct KernelRow {
+    std::string name;        ///< the cluster root instruction
+    std::string opcode;
+    std::string shape;
+    std::string computation;
+    double multiplicity = 1; ///< executions per module run (product of enclosing trip counts)
+    int32_t members = 1;     ///< instructions fused into this kernel
+    Breakdown cost;          ///< one execution
+};
+
+/// Layout of one configurable node as 18 values (DATA_FORMATS.md 4.7): slot t*6+d = dim d of
+/// tensor t (0 output, 1 input = operand 0, 2 kernel = operand 1), -1 = unset / compiler default.
+using LayoutValues = std::array<int8_t, 18>;
+
+/// A module analysed once; evaluate() then costs a layout configuration in O(#configurable nodes)
+/// (each node's cost is memoised by its 18 values). Not thread-safe (the memo); use one model per
+/// thread. The module must outlive the model.
+class LayoutModel {
+public:
+    /// `config_nodes`: node indices (flattened order, DATA_FORMATS.md 4.1) of the configurable nodes.
+    /// Throws segrank::Error when the module is malformed or a node index is out of range.
+    LayoutModel(const hlo::HloModule& module, std::vector<int64_t> config_nodes, const HwParams& hw,
+                const CostOptions& options = {});
+
+    /// Module time under the compiler-default layouts (every configurable node at -1).
+    const Breakdown& default_cost() const { return default_; }
+
+    /// Module time when configurable node k takes `config[k]` (size must equal the number of
+    /// configurable nodes; else segrank::Error). total = default + sum_k multiplicity_k x
+    /// (cost_k(config_k) - cost_k(default)), exact when no configurable node sits in a conditional.
+    Breakdown evaluate(const std::vector<LayoutValues>& config);
+
+    /// Same from a node_config_feat row: values [nc * 18] (int8 -1..5).
+    double evaluate_ns(const int8_t* values);
+
+    /// Same from a tpu_graphs run (hlo::Run::layout).
+    Breakdown evaluate(const std::vector<hlo::NodeLayoutConfig>& config);
+
+    /// Every kernel of the module under the default layouts (configurable nodes under `config`
+    /// when given), with multiplicities.
+    std::vector<KernelRow> kernels(const std::vector<LayoutValues>* config = nullptr);
+
+    int64_t num_config_nodes() const { return static_cast<int64_t>(config_nodes_.size()); }
+    /// Trip count used for each while instruction (name -> trips), for reports.
+    const std::vector<std::pair<std::string, double>>& trip_counts() const { return trips_; }
+
+private:
+    // An approximate fusion cluster: a root that materializes its output in HBM plus the
+    // elementwise producers fused into it (HWMODEL.md 5.6 step 3).
+    struct Cluster {
+        const hlo::Instruction* root = nullptr;
+        std::vector<const hlo::Instruction*> members;  // root first
+        std::unordered_set<int64_t> ids;
+    };
+    Breakdown cluster_cost(const Cluster& c, const hlo::Instruction* configured,
+                           const LayoutValues* values) const;
+    Breakdown computation_cost(size_t comp);
+    const Breakdown& node_delta(size_t k, const LayoutValues& v);
+
+    ModuleIndex idx_;
+    HwParams hw_;
+    CostOptions opt_;
+    std::vector<int64_t> config_nodes_;
+    std::vector<std::vector<Cluster>> clusters_;      // per computation
+    std::vector<double> multiplicity_;                // per computation
+    std::vector<std::pair<size_t, size_t>> node_cluster_;  // configurable node -> (comp, cluster)
+    std::vector<Breakdown> node_default_;             // cluster cost of each configurable node
+    std::vector<std::unordered_map<std::string, Breakdown>> memo_;
+    std::vector<std::pair<std::string, double>> trips_;
+    std::unordered_map<size_t, Breakdown> comp_memo_;
+    Breakdown default_;
+};
+
+/// Converts a NodeLayoutConfig (hlo::Run::layout entry) to the 18 values (-1 = unset); dims beyond
+/// 6 per tensor and tensors beyond 3 are ignored, as in the featurizer.
+LayoutValues layout_values(const hlo::NodeLayoutConfig& node);
+
+}  // namespace segrank::hw
