@@ -1,0 +1,43 @@
+// Config encoders (DESIGN.md 5 input 3). Layout: 18 slots x one-hot over the values -1..5 (126 dims,
+// all zero for non-configurable nodes) -> Linear(126 -> config_dim, bias). Tile: 24 values,
+// signed log sign(x) log1p(|x|) -> Linear(24 -> config_dim, bias).
+#pragma once
+#include <span>
+#include <string>
+
+#include "gnn/layers/linear.h"
+
+namespace segrank {
+
+inline constexpr int64_t kLayoutSlots = 18;
+inline constexpr int64_t kLayoutValues = 7;  ///< -1..5
+inline constexpr int64_t kTileFeatures = 24;
+
+/// Layout encoder: the one-hot product is a gather-sum of weight columns (no 126-wide GEMM).
+struct LayoutConfigEncoder {
+    Linear linear;  ///< "<name>": [config_dim, 126] + bias
+
+    static LayoutConfigEncoder create(ParamStore& store, const std::string& name, int64_t config_dim);
+    /// out[r] = b + sum_s W[:, 7 s + values[r, s] + 1]. out: [R, config_dim]; values: [R, 18] in -1..5
+    /// (validated: segrank::Error naming row and slot).
+    void forward(const ParamStore& store, MatrixView out, std::span<const int8_t> values) const;
+    /// dW[:, 7 s + v + 1] += dout[r]; db += sum_r dout[r].
+    void backward(ParamStore& store, std::span<const int8_t> values, ConstMatrixView dout) const;
+    /// The output of a non-configurable node (all-zero one-hot): the bias. out: [config_dim].
+    std::span<const float> zero_code(const ParamStore& store) const;
+};
+
+/// Tile encoder.
+struct TileConfigEncoder {
+    Linear linear;  ///< "<name>": [config_dim, 24] + bias
+
+    static TileConfigEncoder create(ParamStore& store, const std::string& name, int64_t config_dim);
+    /// out: [K, config_dim]; config: [K, 24] raw values (signed log applied here).
+    void forward(const ParamStore& store, MatrixView out, ConstMatrixView config) const;
+    void backward(ParamStore& store, ConstMatrixView config, ConstMatrixView dout) const;
+};
+
+/// sign(x) * log1p(|x|) of every element: out, in: [R, C].
+void signed_log(MatrixView out, ConstMatrixView in);
+
+}  // namespace segrank

@@ -1,0 +1,81 @@
+// SAGEConv dense part: three accumulating GEMMs, LayerNorm, activation, dropout, residual.
+#include "gnn/layers/sage_conv.h"
+
+#include "gnn/ops/matmul.h"
+
+namespace segrank {
+
+SageConv SageConv::create(ParamStore& store, const std::string& name, int64_t hidden, Activation act) {
+    SageConv s;
+    s.hidden = hidden;
+    s.act = act;
+    s.w_self = store.add(name + ".w_self", hidden, hidden, true, ParamInit::kUniformFanIn, hidden);
+    s.w_fwd = store.add(name + ".w_fwd", hidden, hidden, true, ParamInit::kUniformFanIn, hidden);
+    s.w_bwd = store.add(name + ".w_bwd", hidden, hidden, true, ParamInit::kUniformFanIn, hidden);
+    s.bias = store.add(name + ".bias", 1, hidden, false, ParamInit::kUniformFanIn, hidden);
+    s.ln_gamma = store.add(name + ".ln_gamma", 1, hidden, false, ParamInit::kOnes);
+    s.ln_beta = store.add(name + ".ln_beta", 1, hidden, false, ParamInit::kZeros);
+    return s;
+}
+
+void SageConv::forward(const ParamStore& store, MatrixView out, ConstMatrixView self, ConstMatrixView agg_fwd,
+                       ConstMatrixView agg_bwd, Saved* saved, const DropoutSpec* drop) const {
+    const int64_t r = self.rows;
+    SEGRANK_CHECK(self.cols == hidden && agg_fwd.rows == r && agg_bwd.rows == r && out.rows == r &&
+                      out.cols == hidden && agg_fwd.cols == hidden && agg_bwd.cols == hidden,
+                  "SageConv: rows/cols of self [", self.rows, ",", self.cols, "], aggregates and out [", out.rows, ",",
+                  out.cols, "] must all be [R, ", hidden, "]");
+    if (r == 0) return;
+    linear_forward(out, self, store.value(w_self), store.value(bias).data);
+    linear_forward(out, agg_fwd, store.value(w_fwd), nullptr, true);
+    linear_forward(out, agg_bwd, store.value(w_bwd), nullptr, true);
+    const float* gamma = store.value(ln_gamma).data;
+    const float* beta = store.value(ln_beta).data;
+    if (saved) {
+        saved->xhat = Tensor(r, hidden);
+        saved->rstd = Tensor(r);
+        layernorm_forward(out, saved->xhat.view(), saved->rstd.span(), out, gamma, beta);
+    } else {
+        layernorm_forward(out, MatrixView{}, {}, out, gamma, beta);
+    }
+    activation_forward(out, out, act);
+    if (drop && drop->p > 0.0f) dropout_forward(out, out, drop->p, drop->seed, drop->keys, drop->group);
+    add_inplace(out, self);
+}
+
+void SageConv::backward(ParamStore& store, MatrixView d_self, MatrixView d_agg_fwd, MatrixView d_agg_bwd,
+                        ConstMatrixView dout, ConstMatrixView self, ConstMatrixView agg_fwd, ConstMatrixView agg_bwd,
+                        const Saved& saved, const DropoutSpec* drop) const {
+    const int64_t r = dout.rows;
+    SEGRANK_CHECK(saved.xhat.rows() == r && dout.cols == hidden, "SageConv::backward: saved state has ",
+                  saved.xhat.rows(), " rows, dout ", r);
+    if (r == 0) return;
+    add_inplace(d_self, dout);  // residual
+    Tensor da;
+    ConstMatrixView g = dout;
+    if (drop && drop->p > 0.0f) {
+        da = Tensor(r, hidden);
+        dropout_backward(da.view(), dout, drop->p, drop->seed, drop->keys, drop->group);
+        g = da.cview();
+    }
+    // Recompute the LN output y = gamma * xhat + beta (the activation input).
+    const float* gamma = store.value(ln_gamma).data;
+    const float* beta = store.value(ln_beta).data;
+    Tensor y(r, hidden);
+    for (int64_t i = 0; i < r; ++i) {
+        const float* h = saved.xhat.data() + i * hidden;
+        float* yi = y.data() + i * hidden;
+        for (int64_t c = 0; c < hidden; ++c) yi[c] = gamma[c] * h[c] + beta[c];
+    }
+    Tensor dy(r, hidden);
+    activation_backward(dy.view(), g, y.cview(), act);
+    Tensor& dz = y;  // reuse: y is no longer needed
+    dz.zero();
+    layernorm_backward(dz.view(), store.grad(ln_gamma).data, store.grad(ln_beta).data, dy.cview(),
+                       saved.xhat.cview(), saved.rstd.span(), gamma);
+    linear_backward(d_self, store.grad(w_self), store.grad(bias).data, dz.cview(), self, store.value(w_self));
+    linear_backward(d_agg_fwd, store.grad(w_fwd), nullptr, dz.cview(), agg_fwd, store.value(w_fwd));
+    linear_backward(d_agg_bwd, store.grad(w_bwd), nullptr, dz.cview(), agg_bwd, store.value(w_bwd));
+}
+
+}  // namespace segrank

@@ -1,0 +1,49 @@
+// SAGEConv dense part, exactly DESIGN.md 5:
+//   h' = h + act(LN(W_self h + W_fwd mean_{operands} h + W_bwd mean_{users} h + b)).
+// The neighbour means are computed by the caller (plain or mixed SpMM, so the same layer serves the
+// config-independent K=1 rows and the [n*K] config rows); this layer owns the GEMMs, LN, act, dropout
+// and the residual. Rows are (node, config) pairs: every input is [R, H].
+#pragma once
+#include <span>
+#include <string>
+
+#include "gnn/ops/pointwise.h"
+#include "gnn/param_store.h"
+
+namespace segrank {
+
+/// Dropout applied to act(...) before the residual add (training only). Rows r share the mask of
+/// keys[r / group] (the node id), so the K config rows of one node share it (DESIGN.md 4).
+struct DropoutSpec {
+    float p = 0.0f;
+    uint64_t seed = 0;
+    std::span<const int32_t> keys;
+    int64_t group = 1;
+};
+
+/// Parameters "<name>.w_self|w_fwd|w_bwd" [H, H] (decay), "<name>.bias" [1, H],
+/// "<name>.ln_gamma" [1, H] (ones), "<name>.ln_beta" [1, H] (zeros).
+struct SageConv {
+    ParamId w_self = -1, w_fwd = -1, w_bwd = -1, bias = -1, ln_gamma = -1, ln_beta = -1;
+    int64_t hidden = 0;
+    Activation act = Activation::kGelu;
+
+    /// Saved state of one forward: LayerNorm's normalized input and inverse std.
+    struct Saved {
+        Tensor xhat;  ///< [R, H]
+        Tensor rstd;  ///< [R]
+    };
+
+    static SageConv create(ParamStore& store, const std::string& name, int64_t hidden, Activation act);
+    /// out: [R, H] (must not alias the inputs); self, agg_fwd, agg_bwd: [R, H]. saved null = inference.
+    /// drop null or p == 0: no dropout.
+    void forward(const ParamStore& store, MatrixView out, ConstMatrixView self, ConstMatrixView agg_fwd,
+                 ConstMatrixView agg_bwd, Saved* saved, const DropoutSpec* drop) const;
+    /// Accumulates d_self (incl. the residual), d_agg_fwd, d_agg_bwd ([R, H] each) and the parameter
+    /// grads, from dout [R, H] and the same inputs as the forward.
+    void backward(ParamStore& store, MatrixView d_self, MatrixView d_agg_fwd, MatrixView d_agg_bwd,
+                  ConstMatrixView dout, ConstMatrixView self, ConstMatrixView agg_fwd, ConstMatrixView agg_bwd,
+                  const Saved& saved, const DropoutSpec* drop) const;
+};
+
+}  // namespace segrank

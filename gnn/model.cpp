@@ -1,0 +1,128 @@
+// Model construction, validation, the config-dependence plan, the input layer and the head.
+// Parameter names: opcode.weight [121, opcode_dim]; config.weight/bias (layout [cfg, 126] / tile
+// [cfg, 24]); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.* (SageConv);
+// head1.weight/bias [H, 2H (+ config_dim if late)], head2.weight/bias [1, H].
+#include "gnn/model.h"
+
+#include <cstring>
+#include <limits>
+
+#include "gnn/ops/matmul.h"
+
+namespace segrank {
+
+ModelTask parse_model_task(std::string_view s) {
+    if (s == "layout") return ModelTask::kLayout;
+    if (s == "tile") return ModelTask::kTile;
+    throw Error(str("unknown model task '", s, "': expected one of layout, tile"));
+}
+
+ConfigJoin parse_config_join(std::string_view s) {
+    if (s == "early") return ConfigJoin::kEarly;
+    if (s == "late") return ConfigJoin::kLate;
+    throw Error(str("unknown model.config_join '", s, "': expected one of early, late"));
+}
+
+void ModelConfig::validate() const {
+    SEGRANK_CHECK(feat_dim >= 0, "model.feat_dim = ", feat_dim, ": expected >= 0");
+    SEGRANK_CHECK(hidden >= 1, "model.hidden = ", hidden, ": expected >= 1");
+    SEGRANK_CHECK(layers >= 0, "model.layers = ", layers, ": expected >= 0");
+    SEGRANK_CHECK(opcode_dim >= 1, "model.opcode_dim = ", opcode_dim, ": expected >= 1");
+    SEGRANK_CHECK(config_dim >= 1, "model.config_dim = ", config_dim, ": expected >= 1");
+    SEGRANK_CHECK(dropout >= 0.0f && dropout < 1.0f, "model.dropout = ", dropout, ": expected 0 <= p < 1");
+    SEGRANK_CHECK(!(task == ModelTask::kLayout && config_join == ConfigJoin::kLate),
+                  "model.config_join = \"late\" is only defined for the tile task (DESIGN.md 5)");
+}
+
+Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
+    cfg_.validate();
+    const int64_t h = cfg_.hidden;
+    opcode_ = OpEmbedding::create(params_, "opcode", cfg_.opcode_dim);
+    if (cfg_.task == ModelTask::kLayout)
+        layout_cfg_ = LayoutConfigEncoder::create(params_, "config", cfg_.config_dim);
+    else
+        tile_cfg_ = TileConfigEncoder::create(params_, "config", cfg_.config_dim);
+    const int64_t in = cfg_.feat_dim + cfg_.opcode_dim + (early() ? cfg_.config_dim : 0);
+    w_in_ = params_.add("input.weight", h, in, true, ParamInit::kUniformFanIn, in);
+    b_in_ = params_.add("input.bias", 1, h, false, ParamInit::kUniformFanIn, in);
+    for (int64_t l = 0; l < cfg_.layers; ++l)
+        convs_.push_back(SageConv::create(params_, str("sage", l), h, cfg_.activation));
+    head_ = MlpHead::create(params_, "head", 2 * h + (early() ? 0 : cfg_.config_dim), h, cfg_.activation);
+    params_.finalize();
+}
+
+DependencePlan Model::plan(const SegmentInput& in) const { return make_plan(in, cfg_.exploit_independence); }
+
+DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
+    const int64_t n = in.num_nodes();
+    SEGRANK_CHECK(n >= 1, "segment input: no nodes");
+    SEGRANK_CHECK(in.node_feat.cols == cfg_.feat_dim, "segment input: node_feat has ", in.node_feat.cols,
+                  " columns, model.feat_dim is ", cfg_.feat_dim);
+    SEGRANK_CHECK(static_cast<int64_t>(in.opcode.size()) == n, "segment input: ", in.opcode.size(), " opcodes for ",
+                  n, " nodes");
+    SEGRANK_CHECK(in.operands && in.users, "segment input: operands and users Csr are required");
+    SEGRANK_CHECK(in.operands->num_rows() == n && in.operands->num_cols() == n && in.users->num_rows() == n &&
+                      in.users->num_cols() == n && in.users->nnz() == in.operands->nnz(),
+                  "segment input: operands [", in.operands->num_rows(), "x", in.operands->num_cols(), ", nnz ",
+                  in.operands->nnz(), "] and users [", in.users->num_rows(), "x", in.users->num_cols(), ", nnz ",
+                  in.users->nnz(), "] must both be ", n, "x", n, " and transposes of each other");
+    SEGRANK_CHECK(in.num_pooled >= 1 && in.num_pooled <= n, "segment input: num_pooled = ", in.num_pooled,
+                  " outside [1, ", n, "]");
+    SEGRANK_CHECK(in.k >= 1, "segment input: K = ", in.k, ", expected >= 1");
+    const int64_t nc = static_cast<int64_t>(in.config_node_local.size());
+    if (cfg_.task == ModelTask::kLayout) {
+        SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == in.k * nc * kLayoutSlots,
+                      "segment input: config_values has ", in.config_values.size(), " values, expected K x nc x 18 = ",
+                      in.k, " x ", nc, " x 18");
+    } else {
+        SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileFeatures,
+                      "segment input: tile_config is [", in.tile_config.rows, ", ", in.tile_config.cols,
+                      "], expected [K=", in.k, ", 24]");
+    }
+    const int64_t levels = cfg_.layers + 1;
+    constexpr int32_t kFar = std::numeric_limits<int32_t>::max();
+    std::vector<int32_t> hops(static_cast<size_t>(n), kFar);
+    std::vector<int32_t> frontier;
+    if (cfg_.task == ModelTask::kLayout) {
+        for (int64_t j = 0; j < nc; ++j) {
+            const int32_t v = in.config_node_local[j];
+            SEGRANK_CHECK(v >= 0 && v < n, "segment input: config_node_local[", j, "] = ", v, " outside [0, ", n, ")");
+            SEGRANK_CHECK(hops[v] != 0, "segment input: config_node_local lists node ", v, " twice");
+            hops[v] = 0;
+            frontier.push_back(v);
+        }
+    }
+    if (!exploit || (early() && cfg_.task == ModelTask::kTile)) {
+        std::fill(hops.begin(), hops.end(), 0);  // naive path, or every node sees the tile config
+        frontier.clear();
+    }
+    for (int32_t d = 1; d < levels && !frontier.empty(); ++d) {
+        std::vector<int32_t> next;
+        for (int32_t v : frontier)
+            for (const Csr* adj : {in.operands, in.users})
+                for (int32_t u : adj->row(v))
+                    if (hops[u] == kFar) hops[u] = d, next.push_back(u);
+        frontier.swap(next);
+    }
+    DependencePlan p;
+    p.nodes.resize(static_cast<size_t>(levels));
+    p.pos.assign(static_cast<size_t>(levels), std::vector<int32_t>(static_cast<size_t>(n), -1));
+    for (int64_t l = 0; l < levels; ++l)
+        for (int32_t v = 0; v < n; ++v)
+            if (hops[v] <= l) {
+                p.pos[l][v] = static_cast<int32_t>(p.nodes[l].size());
+                p.nodes[l].push_back(v);
+            }
+    return p;
+}
+
+bool Model::segment_depends_on_config(const SegmentInput& in) const {
+    if (cfg_.task == ModelTask::kTile) return true;  // early: every node; late: the head sees the config
+    // Exact hops even when the naive path is configured: the answer must not depend on the path.
+    const DependencePlan p = make_plan(in, /*exploit=*/true);
+    for (int32_t v : p.nodes.back())
+        if (v < in.num_pooled) return true;
+    return false;
+}
+
+}  // namespace segrank

@@ -1,0 +1,197 @@
+// Whole-model tests: finite-difference gradients (both tasks, both joins, halo), the exact
+// config-independence path against the naive path (forward and gradients), determinism, threads.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "gnn/core/parallel.h"
+#include "gnn/model.h"
+#include "tests/support/grad_check.h"
+#include "tests/support/tiny_graphs.h"
+
+using namespace segrank;
+using namespace segrank::test;
+
+namespace {
+
+// Scalar loss = sum_k w_k score_k of one segment; fills the parameter grads when backward is set.
+double model_loss(Model& model, const TinySegment& seg, const std::vector<float>& w, bool backward,
+                  bool training = false, uint64_t drop_seed = 0, Tensor* scores_out = nullptr) {
+    SegmentInput in = seg.input();
+    Rng rng(drop_seed);
+    EncodeSaved es;
+    HeadSaved hs;
+    Tensor r = model.encode(in, backward ? &es : nullptr, training, &rng);
+    Tensor s = model.head(r.cview(), in.tile_config, backward ? &hs : nullptr);
+    double loss = 0;
+    for (int64_t i = 0; i < s.size(); ++i) loss += double(w[i]) * s[i];
+    if (backward) {
+        Tensor dr(r.rows(), r.cols());
+        model.head_backward(w, hs, dr.view());
+        model.encode_backward(dr.cview(), es);
+    }
+    if (scores_out) *scores_out = std::move(s);
+    return loss;
+}
+
+std::vector<float> loss_weights(int64_t k) {
+    std::vector<float> w;
+    for (int64_t i = 0; i < k; ++i) w.push_back(0.5f + 0.37f * float(i % 5) - 0.4f * float(i % 2));
+    return w;
+}
+
+// Checks a few entries of every parameter against central differences.
+// eps is small because piecewise-linear activations and the max readout have kinks near the sample.
+void check_all_param_grads(Model& model, const TinySegment& seg, bool training = false, double eps = 1e-3,
+                           double atol = 2e-3) {
+    const auto w = loss_weights(seg.k);
+    model.params().zero_grads();
+    model_loss(model, seg, w, true, training, 9);
+    Tensor grads(model.params().total_size());
+    std::copy(model.params().grads().begin(), model.params().grads().end(), grads.data());
+    auto loss = [&] { return model_loss(model, seg, w, false, training, 9); };
+    for (const ParamRef& ref : model.params().refs()) {
+        std::span<float> vals = model.params().values().subspan(static_cast<size_t>(ref.offset), static_cast<size_t>(ref.size()));
+        std::span<const float> g = grads.span().subspan(static_cast<size_t>(ref.offset), static_cast<size_t>(ref.size()));
+        INFO("parameter ", ref.name);
+        SEGRANK_CHECK_GRAD(grad_check(vals, g, loss, eps, 3e-2, atol, 8, 3));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("layout model gradients match finite differences, with halo nodes") {
+    TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
+    for (bool exploit : {true, false}) {
+        ModelConfig cfg = tiny_config(ModelTask::kLayout, 3);
+        cfg.exploit_independence = exploit;
+        Model model(cfg);
+        model.params().initialize(5);
+        INFO("exploit_independence=", exploit);
+        check_all_param_grads(model, seg);
+    }
+}
+
+TEST_CASE("tile model gradients match finite differences for early and late join") {
+    TinySegment seg = make_tiny_segment(10, 4, 3, {}, /*halo=*/2);
+    for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
+        Model model(tiny_config(ModelTask::kTile, 4, join));
+        model.params().initialize(6);
+        INFO("late join=", join == ConfigJoin::kLate);
+        check_all_param_grads(model, seg);
+    }
+}
+
+TEST_CASE("relu and leaky_relu models with dropout in training match finite differences") {
+    TinySegment seg = make_tiny_segment(12, 3, 2, {5});
+    for (Activation act : {Activation::kRelu, Activation::kLeakyRelu}) {
+        ModelConfig cfg = tiny_config(ModelTask::kLayout, 3);
+        cfg.activation = act;
+        cfg.dropout = 0.2f;
+        Model model(cfg);
+        model.params().initialize(8);
+        INFO(activation_name(act));
+        check_all_param_grads(model, seg, /*training=*/true, 1e-4, 3e-3);
+    }
+}
+
+TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and every gradient") {
+    // 80 nodes, 3 configurable: most nodes are > 3 hops from any configurable node.
+    TinySegment seg = make_tiny_segment(80, 5, 6, {10, 41, 77}, /*halo=*/4, 3);
+    for (bool training : {false, true}) {
+        ModelConfig cfg = tiny_config(ModelTask::kLayout, 5);
+        cfg.hidden = 16;
+        cfg.dropout = training ? 0.1f : 0.0f;
+        Model fast(cfg);
+        cfg.exploit_independence = false;
+        Model naive(cfg);
+        fast.params().initialize(21);
+        naive.params().initialize(21);
+        const auto plan = fast.plan(seg.input());
+        CHECK(plan.nodes[3].size() < 60);  // the test is meaningful: many rows are broadcast
+        CHECK(naive.plan(seg.input()).nodes[0].size() == 80);
+        const auto w = loss_weights(seg.k);
+        Tensor s_fast, s_naive;
+        fast.params().zero_grads();
+        naive.params().zero_grads();
+        model_loss(fast, seg, w, true, training, 4, &s_fast);
+        model_loss(naive, seg, w, true, training, 4, &s_naive);
+        for (int64_t i = 0; i < seg.k; ++i)
+            CHECK(std::abs(s_fast[i] - s_naive[i]) <= 1e-5 * std::max(1.0f, std::abs(s_naive[i])));
+        for (const ParamRef& ref : fast.params().refs()) {
+            double diff = 0, norm = 0;
+            for (int64_t i = ref.offset; i < ref.offset + ref.size(); ++i) {
+                const double a = fast.params().grads()[i], b = naive.params().grads()[i];
+                diff += (a - b) * (a - b);
+                norm += b * b;
+            }
+            INFO("parameter ", ref.name, " training=", training);
+            CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
+        }
+    }
+}
+
+TEST_CASE("segments whose pooled nodes are more than L hops from configurable nodes do not depend on the config") {
+    TinySegment far = make_tiny_segment(40, 2, 2, {39});
+    far.num_pooled = 20;  // nodes 0..19 pooled; node 39 is at least 7 hops away
+    ModelConfig cfg = tiny_config(ModelTask::kLayout, 2);
+    Model model(cfg);
+    model.params().initialize(1);
+    CHECK_FALSE(model.segment_depends_on_config(far.input()));
+    TinySegment near = make_tiny_segment(40, 2, 2, {21});
+    near.num_pooled = 20;
+    CHECK(model.segment_depends_on_config(near.input()));
+    // And indeed every config gets the same score.
+    Tensor s;
+    model_loss(model, far, loss_weights(2), false, false, 0, &s);
+    CHECK(s[0] == s[1]);
+    TinySegment none = make_tiny_segment(10, 2, 2, {});
+    CHECK_FALSE(model.segment_depends_on_config(none.input()));
+    Model tile(tiny_config(ModelTask::kTile, 2));
+    CHECK(tile.segment_depends_on_config(none.input()));
+}
+
+TEST_CASE("same seed gives the same parameters and scores; 1 and 2 threads agree to 1e-6") {
+    TinySegment seg = make_tiny_segment(60, 4, 4, {3, 30});
+    ModelConfig cfg = tiny_config(ModelTask::kLayout, 4);
+    cfg.hidden = 32;
+    Model a(cfg), b(cfg);
+    a.params().initialize(77);
+    b.params().initialize(77);
+    for (int64_t i = 0; i < a.params().total_size(); ++i) REQUIRE(a.params().values()[i] == b.params().values()[i]);
+    const auto w = loss_weights(seg.k);
+    const int threads = num_threads();
+    set_num_threads(1);
+    Tensor s1;
+    a.params().zero_grads();
+    model_loss(a, seg, w, true, false, 0, &s1);
+    set_num_threads(2);
+    Tensor s2;
+    b.params().zero_grads();
+    model_loss(b, seg, w, true, false, 0, &s2);
+    set_num_threads(threads);
+    for (int64_t i = 0; i < seg.k; ++i) CHECK(std::abs(s1[i] - s2[i]) <= 1e-6 * std::max(1.0f, std::abs(s1[i])));
+    double worst = 0;
+    for (int64_t i = 0; i < a.params().total_size(); ++i) {
+        const double x = a.params().grads()[i], y = b.params().grads()[i];
+        worst = std::max(worst, std::abs(x - y) / std::max(1.0, std::abs(y)));
+    }
+    CHECK(worst <= 1e-6);
+}
+
+TEST_CASE("invalid segment input is rejected with a message naming the field") {
+    TinySegment seg = make_tiny_segment(10, 3, 2, {4});
+    Model model(tiny_config(ModelTask::kLayout, 3));
+    SegmentInput in = seg.input();
+    in.num_pooled = 11;
+    CHECK_THROWS_WITH_AS(model.encode(in, nullptr), doctest::Contains("num_pooled"), Error);
+    in = seg.input();
+    in.k = 3;
+    CHECK_THROWS_WITH_AS(model.encode(in, nullptr), doctest::Contains("config_values"), Error);
+    std::vector<int32_t> twice = {4, 4};
+    TinySegment dup = make_tiny_segment(10, 3, 2, twice);
+    CHECK_THROWS_WITH_AS(model.encode(dup.input(), nullptr), doctest::Contains("twice"), Error);
+    ModelConfig bad = tiny_config(ModelTask::kLayout, 3, ConfigJoin::kLate);
+    CHECK_THROWS_AS(Model{bad}, Error);
+    CHECK_THROWS_AS(parse_config_join("middle"), Error);
+}
