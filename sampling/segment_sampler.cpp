@@ -1,0 +1,98 @@
+// Fresh-segment choice, Stale Embedding Dropout and the fresh/stale combination (DESIGN.md 6).
+#include "sampling/segment_sampler.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "gnn/core/check.h"
+#include "gnn/core/rng.h"
+
+namespace segrank {
+
+SegmentAggregate parse_segment_aggregate(std::string_view name) {
+    if (name == "score_sum") return SegmentAggregate::kScoreSum;
+    if (name == "embedding_mean") return SegmentAggregate::kEmbeddingMean;
+    throw Error(str("model.aggregate: unknown value '", name, "' (expected one of: score_sum, embedding_mean)"));
+}
+
+SegmentChoice choose_segments(uint64_t seed, int64_t step, int64_t graph_id, int32_t num_segments,
+                              int32_t num_fresh, double keep_prob) {
+    SEGRANK_CHECK(num_segments >= 1, "choose_segments: graph ", graph_id, " has ", num_segments,
+                  " segments, expected >= 1");
+    SEGRANK_CHECK(num_fresh >= 1, "segments.fresh: expected >= 1, got ", num_fresh);
+    SEGRANK_CHECK(keep_prob >= 0.0 && keep_prob <= 1.0, "segments.keep_prob: expected a value in [0, 1], got ",
+                  keep_prob);
+    SegmentChoice c;
+    c.num_segments = num_segments;
+    c.keep_prob = keep_prob;
+    const int32_t k = std::min(num_fresh, num_segments);
+
+    Rng pick = Rng::derive(seed, static_cast<uint64_t>(step), static_cast<uint64_t>(graph_id), "segments");
+    std::vector<int32_t> ids(static_cast<size_t>(num_segments));
+    std::iota(ids.begin(), ids.end(), 0);
+    for (int32_t i = 0; i < k; ++i) {
+        const auto j = i + static_cast<int32_t>(pick.uniform_int(static_cast<uint64_t>(num_segments - i)));
+        std::swap(ids[i], ids[j]);
+    }
+    c.fresh.assign(ids.begin(), ids.begin() + k);
+    std::sort(c.fresh.begin(), c.fresh.end());
+
+    Rng sed = Rng::derive(seed, static_cast<uint64_t>(step), static_cast<uint64_t>(graph_id), "sed");
+    size_t f = 0;
+    for (int32_t s = 0; s < num_segments; ++s) {
+        const bool keep = sed.uniform() < keep_prob;  // drawn for every s, so s always uses draw s
+        if (f < c.fresh.size() && c.fresh[f] == s) {
+            ++f;
+            continue;
+        }
+        (keep ? c.stale_kept : c.stale_dropped).push_back(s);
+    }
+    c.alpha = (num_segments * (1.0 - keep_prob) + keep_prob * k) / k;
+    return c;
+}
+
+CombineWeights combine_weights(const SegmentChoice& choice, SegmentAggregate aggregate) {
+    SEGRANK_CHECK(choice.num_segments >= 1, "combine_weights: choice has no segments");
+    switch (aggregate) {
+        case SegmentAggregate::kScoreSum: return {static_cast<float>(choice.alpha), 1.0f};
+        case SegmentAggregate::kEmbeddingMean: {
+            const double inv = 1.0 / choice.num_segments;
+            return {static_cast<float>(choice.alpha * inv), static_cast<float>(inv)};
+        }
+    }
+    SEGRANK_ASSERT(false, "unhandled SegmentAggregate");
+    return {};
+}
+
+namespace {
+void check_same_shape(ConstMatrixView x, int64_t rows, int64_t cols, const char* what, size_t i) {
+    SEGRANK_CHECK(x.rows == rows && x.cols == cols, "combine_segments: ", what, "[", i, "] is [", x.rows, ", ",
+                  x.cols, "], expected [", rows, ", ", cols, "]");
+}
+}  // namespace
+
+void combine_segments_forward(MatrixView out, std::span<const ConstMatrixView> fresh,
+                              std::span<const ConstMatrixView> stale_kept, CombineWeights w) {
+    for (size_t i = 0; i < fresh.size(); ++i) check_same_shape(fresh[i], out.rows, out.cols, "fresh", i);
+    for (size_t i = 0; i < stale_kept.size(); ++i)
+        check_same_shape(stale_kept[i], out.rows, out.cols, "stale_kept", i);
+    for (int64_t r = 0; r < out.rows; ++r) {
+        float* o = out.row(r);
+        for (int64_t c = 0; c < out.cols; ++c) {
+            // Sum each group in double, then weight: the result does not depend on the group order.
+            double fs = 0.0, ss = 0.0;
+            for (const auto& x : fresh) fs += x.at(r, c);
+            for (const auto& x : stale_kept) ss += x.at(r, c);
+            o[c] = static_cast<float>(w.fresh * fs + w.stale * ss);
+        }
+    }
+}
+
+void combine_segments_backward(std::span<const MatrixView> dfresh, ConstMatrixView dout, CombineWeights w) {
+    for (size_t i = 0; i < dfresh.size(); ++i) check_same_shape(dfresh[i], dout.rows, dout.cols, "dfresh", i);
+    for (const auto& d : dfresh)
+        for (int64_t r = 0; r < dout.rows; ++r)
+            for (int64_t c = 0; c < dout.cols; ++c) d.at(r, c) += w.fresh * dout.at(r, c);
+}
+
+}  // namespace segrank

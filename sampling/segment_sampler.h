@@ -1,0 +1,61 @@
+// Segment sampling for Graph Segment Training (DESIGN.md 6): which k segments of a graph are fresh
+// (forward with saved state + backward) in a step, the Stale Embedding Dropout (SED) keep mask of the
+// others, the fresh weight alpha, and the combination of fresh and stale segment outputs.
+// All randomness comes from Rng::derive(seed, step, graph_id, "segments" / "sed") (STYLE.md R6).
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "gnn/core/tensor.h"
+
+namespace segrank {
+
+/// `model.aggregate` as it concerns segments: sum of per-segment scores, or mean of per-segment
+/// readouts [2H] followed by the head.
+enum class SegmentAggregate { kScoreSum, kEmbeddingMean };
+
+/// Parses "score_sum" | "embedding_mean"; throws segrank::Error listing the valid names.
+SegmentAggregate parse_segment_aggregate(std::string_view name);
+
+/// The segments of one graph in one step. Shared by all K configs of the graph in that step.
+struct SegmentChoice {
+    int32_t num_segments = 0;            ///< S
+    std::vector<int32_t> fresh;          ///< [k] ascending fresh segment ids, k = min(fresh, S)
+    std::vector<int32_t> stale_kept;     ///< ascending stale ids kept by SED (read from the history)
+    std::vector<int32_t> stale_dropped;  ///< ascending stale ids dropped by SED (not read at all)
+    double keep_prob = 1.0;              ///< p
+    double alpha = 1.0;                  ///< (S(1-p) + p k) / k, the weight of the fresh outputs
+};
+
+/// Draws the choice for (seed, step, graph_id): k = min(num_fresh, S) fresh segments uniformly
+/// without replacement (partial Fisher-Yates on stream "segments"), and one keep draw per segment
+/// (stream "sed", uniform < keep_prob, drawn for all S in id order so segment s always uses the
+/// s-th draw; fresh segments ignore theirs). With S = 1 the result is {fresh = {0}, alpha = 1}.
+/// Throws segrank::Error when num_segments < 1, num_fresh < 1 or keep_prob is outside [0, 1].
+SegmentChoice choose_segments(uint64_t seed, int64_t step, int64_t graph_id, int32_t num_segments,
+                              int32_t num_fresh, double keep_prob);
+
+/// Weights of the combination: graph value = fresh * sum_fresh x_s + stale * sum_kept_stale x_s.
+struct CombineWeights {
+    float fresh = 1.0f;
+    float stale = 1.0f;
+};
+
+/// score_sum: {alpha, 1}, so score_k = alpha * sum_fresh y_s,k + sum_kept_stale y_s,k
+/// (DESIGN.md 6). embedding_mean: {alpha / S, 1 / S}: the same estimator of the sum divided by S,
+/// i.e. an unbiased estimate of the mean readout (1/S) sum_s r_s,k, which then goes through the head
+/// (the head's output is not unbiased, being nonlinear; GST on MalNet does the same).
+/// Both are unbiased over the fresh choice and the SED mask when the stale values are current.
+CombineWeights combine_weights(const SegmentChoice& choice, SegmentAggregate aggregate);
+
+/// out [K, D] = w.fresh * sum_i fresh[i] + w.stale * sum_j stale_kept[j]; every input is [K, D]
+/// (D = 1 for scores, 2H for readouts). Overwrites `out`. Throws segrank::Error on a shape mismatch.
+void combine_segments_forward(MatrixView out, std::span<const ConstMatrixView> fresh,
+                              std::span<const ConstMatrixView> stale_kept, CombineWeights w);
+
+/// dfresh[i] [K, D] += w.fresh * dout [K, D]. Stale values are constants: they get no gradient.
+void combine_segments_backward(std::span<const MatrixView> dfresh, ConstMatrixView dout, CombineWeights w);
+
+}  // namespace segrank

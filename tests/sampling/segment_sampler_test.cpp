@@ -1,0 +1,212 @@
+// Segment sampler (DESIGN.md 6): fresh choice without replacement, SED mask, alpha, unbiasedness of
+// the combined score / readout, and the combination's gradient.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "gnn/core/rng.h"
+#include "sampling/segment_sampler.h"
+#include "tests/support/grad_check.h"
+
+using namespace segrank;
+
+namespace {
+
+// Combined [K, D] value of one step from per-segment values y[s] ([K, D] each).
+Tensor combine_step(const SegmentChoice& c, SegmentAggregate agg, const std::vector<Tensor>& y, int64_t k_cfg,
+                    int64_t d) {
+    std::vector<ConstMatrixView> fresh, stale;
+    for (int32_t s : c.fresh) fresh.push_back(y[s].view());
+    for (int32_t s : c.stale_kept) stale.push_back(y[s].view());
+    Tensor out(k_cfg, d);
+    combine_segments_forward(out.view(), fresh, stale, combine_weights(c, agg));
+    return out;
+}
+
+std::vector<Tensor> random_segment_values(int32_t num_segments, int64_t k_cfg, int64_t d, uint64_t seed) {
+    Rng rng(seed);
+    std::vector<Tensor> y;
+    for (int32_t s = 0; s < num_segments; ++s) {
+        Tensor t(k_cfg, d);
+        for (int64_t i = 0; i < t.size(); ++i) t[i] = static_cast<float>(rng.normal() + 0.5 * s);
+        y.push_back(std::move(t));
+    }
+    return y;
+}
+
+}  // namespace
+
+TEST_CASE("fresh segments are distinct, sorted, clamped to S, and fresh/kept/dropped partition all segments") {
+    for (int32_t s_count : {1, 2, 5, 17}) {
+        for (int32_t k : {1, 2, 4, 40}) {
+            for (int64_t step = 0; step < 20; ++step) {
+                const SegmentChoice c = choose_segments(42, step, 7, s_count, k, 0.5);
+                CAPTURE(s_count);
+                CAPTURE(k);
+                CHECK(static_cast<int32_t>(c.fresh.size()) == std::min(k, s_count));
+                CHECK(std::is_sorted(c.fresh.begin(), c.fresh.end()));
+                std::set<int32_t> all;
+                for (const auto* v : {&c.fresh, &c.stale_kept, &c.stale_dropped})
+                    for (int32_t s : *v) {
+                        CHECK(s >= 0);
+                        CHECK(s < s_count);
+                        CHECK(all.insert(s).second);  // never twice
+                    }
+                CHECK(static_cast<int32_t>(all.size()) == s_count);
+                const double kk = static_cast<double>(c.fresh.size());
+                CHECK(c.alpha == doctest::Approx((s_count * 0.5 + 0.5 * kk) / kk));
+            }
+        }
+    }
+}
+
+TEST_CASE("segment choice is a pure function of (seed, step, graph) and varies with each") {
+    const SegmentChoice a = choose_segments(1, 3, 9, 50, 3, 0.5);
+    const SegmentChoice b = choose_segments(1, 3, 9, 50, 3, 0.5);
+    CHECK(a.fresh == b.fresh);
+    CHECK(a.stale_kept == b.stale_kept);
+    int differ_step = 0, differ_graph = 0, differ_seed = 0;
+    for (int i = 0; i < 10; ++i) {
+        differ_step += choose_segments(1, 3 + 1 + i, 9, 50, 3, 0.5).fresh != a.fresh;
+        differ_graph += choose_segments(1, 3, 10 + i, 50, 3, 0.5).fresh != a.fresh;
+        differ_seed += choose_segments(2 + i, 3, 9, 50, 3, 0.5).fresh != a.fresh;
+    }
+    CHECK(differ_step >= 9);
+    CHECK(differ_graph >= 9);
+    CHECK(differ_seed >= 9);
+}
+
+TEST_CASE("fresh segments are uniform and SED keeps stale segments with probability p") {
+    const int32_t s_count = 8, k = 2;
+    const double p = 0.3;
+    const int steps = 40000;
+    std::vector<int> fresh_count(s_count, 0);
+    int64_t kept = 0, stale = 0;
+    for (int step = 0; step < steps; ++step) {
+        const SegmentChoice c = choose_segments(5, step, 1, s_count, k, p);
+        for (int32_t s : c.fresh) ++fresh_count[s];
+        kept += static_cast<int64_t>(c.stale_kept.size());
+        stale += static_cast<int64_t>(c.stale_kept.size() + c.stale_dropped.size());
+    }
+    const double expect = static_cast<double>(steps) * k / s_count;  // 10000, sd ~ 87
+    for (int32_t s = 0; s < s_count; ++s) CHECK(std::abs(fresh_count[s] - expect) < 5 * std::sqrt(expect));
+    const double rate = static_cast<double>(kept) / static_cast<double>(stale);  // sd ~ 0.001
+    CHECK(std::abs(rate - p) < 0.006);
+}
+
+TEST_CASE("keep probability extremes: p = 0 reads no history, p = 1 keeps every stale segment") {
+    const SegmentChoice none = choose_segments(3, 1, 2, 10, 2, 0.0);
+    CHECK(none.stale_kept.empty());
+    CHECK(none.stale_dropped.size() == 8);
+    CHECK(none.alpha == doctest::Approx(5.0));  // S / k
+    const SegmentChoice all = choose_segments(3, 1, 2, 10, 2, 1.0);
+    CHECK(all.stale_kept.size() == 8);
+    CHECK(all.alpha == doctest::Approx(1.0));
+    CHECK_THROWS_WITH_AS(choose_segments(3, 1, 2, 10, 2, 1.5), doctest::Contains("segments.keep_prob"), Error);
+    CHECK_THROWS_WITH_AS(choose_segments(3, 1, 2, 10, 0, 0.5), doctest::Contains("segments.fresh"), Error);
+    CHECK_THROWS_AS(choose_segments(3, 1, 2, 0, 1, 0.5), Error);
+    CHECK_THROWS_WITH_AS(parse_segment_aggregate("sum"), doctest::Contains("score_sum, embedding_mean"), Error);
+}
+
+TEST_CASE("with one segment the combined value is exactly the fresh value (full-graph training)") {
+    const auto y = random_segment_values(1, 4, 3, 11);
+    for (SegmentAggregate agg : {SegmentAggregate::kScoreSum, SegmentAggregate::kEmbeddingMean}) {
+        for (int64_t step = 0; step < 5; ++step) {
+            const SegmentChoice c = choose_segments(1, step, 0, 1, 1, 0.5);
+            CHECK(c.fresh == std::vector<int32_t>{0});
+            CHECK(c.alpha == 1.0);
+            const Tensor out = combine_step(c, agg, y, 4, 3);
+            for (int64_t i = 0; i < out.size(); ++i) CHECK(out[i] == y[0][i]);
+        }
+    }
+}
+
+TEST_CASE("SED is unbiased in expectation: mean combined score equals the full segment sum") {
+    // Monte Carlo over steps (fresh choice and masks), current (non-stale) history values.
+    const int32_t s_count = 7;
+    const int64_t k_cfg = 4;
+    for (int32_t k : {1, 3}) {
+        for (double p : {0.0, 0.5, 0.9}) {
+            for (SegmentAggregate agg : {SegmentAggregate::kScoreSum, SegmentAggregate::kEmbeddingMean}) {
+                const int64_t d = agg == SegmentAggregate::kScoreSum ? 1 : 2;
+                const auto y = random_segment_values(s_count, k_cfg, d, 100 + static_cast<uint64_t>(k));
+                std::vector<double> truth(static_cast<size_t>(k_cfg * d), 0.0);
+                for (const Tensor& t : y)
+                    for (int64_t i = 0; i < t.size(); ++i) truth[i] += t[i];
+                if (agg == SegmentAggregate::kEmbeddingMean)
+                    for (double& v : truth) v /= s_count;
+                const int steps = 30000;
+                std::vector<double> mean(truth.size(), 0.0), sq(truth.size(), 0.0);
+                for (int step = 0; step < steps; ++step) {
+                    const Tensor out = combine_step(choose_segments(9, step, 4, s_count, k, p), agg, y, k_cfg, d);
+                    for (int64_t i = 0; i < out.size(); ++i) {
+                        mean[i] += out[i];
+                        sq[i] += static_cast<double>(out[i]) * out[i];
+                    }
+                }
+                for (size_t i = 0; i < truth.size(); ++i) {
+                    const double m = mean[i] / steps;
+                    const double sd = std::sqrt(std::max(0.0, sq[i] / steps - m * m));
+                    CAPTURE(k);
+                    CAPTURE(p);
+                    CAPTURE(i);
+                    CHECK(std::abs(m - truth[i]) < 5.0 * sd / std::sqrt(static_cast<double>(steps)) + 1e-6);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("the SED mask is shared by all configs: a config-independent segment cancels between configs") {
+    // Segment values identical across configs except segment 0; score differences between configs
+    // must then equal the weighted difference of segment 0 only, for every draw.
+    const int32_t s_count = 6;
+    const int64_t k_cfg = 5;
+    std::vector<Tensor> y;
+    for (int32_t s = 0; s < s_count; ++s) {
+        Tensor t(k_cfg, 1);
+        for (int64_t c = 0; c < k_cfg; ++c) t[c] = s == 0 ? static_cast<float>(c) : static_cast<float>(10 * s);
+        y.push_back(std::move(t));
+    }
+    for (int step = 0; step < 200; ++step) {
+        const SegmentChoice c = choose_segments(2, step, 3, s_count, 2, 0.5);
+        const Tensor out = combine_step(c, SegmentAggregate::kScoreSum, y, k_cfg, 1);
+        const bool fresh0 = c.fresh[0] == 0;
+        const bool kept0 = !c.stale_kept.empty() && c.stale_kept[0] == 0;
+        const double w0 = fresh0 ? c.alpha : (kept0 ? 1.0 : 0.0);
+        for (int64_t k = 1; k < k_cfg; ++k) CHECK(out[k] - out[0] == doctest::Approx(w0 * k).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("combine backward matches finite differences and gives stale values no gradient") {
+    const SegmentChoice c = choose_segments(4, 2, 1, 5, 2, 0.5);
+    REQUIRE(c.fresh.size() == 2);
+    for (SegmentAggregate agg : {SegmentAggregate::kScoreSum, SegmentAggregate::kEmbeddingMean}) {
+        const CombineWeights w = combine_weights(c, agg);
+        auto y = random_segment_values(5, 3, 4, 21);
+        Tensor dout(3, 4);
+        Rng rng(8);
+        for (int64_t i = 0; i < dout.size(); ++i) dout[i] = static_cast<float>(rng.normal());
+        auto loss = [&]() { return test::weighted_sum(combine_step(c, agg, y, 3, 4).view(), dout); };
+        std::vector<Tensor> grads;
+        for (size_t i = 0; i < c.fresh.size(); ++i) grads.emplace_back(3, 4);
+        std::vector<MatrixView> dfresh;
+        for (auto& g : grads) dfresh.push_back(g.view());
+        combine_segments_backward(dfresh, dout.view(), w);
+        combine_segments_backward(dfresh, dout.view(), w);  // accumulates
+        for (auto& g : grads)
+            for (int64_t i = 0; i < g.size(); ++i) g[i] *= 0.5f;
+        for (size_t i = 0; i < c.fresh.size(); ++i) {
+            const auto r = test::grad_check(y[c.fresh[i]].span(), grads[i].span(), loss);
+            CHECK_MESSAGE(r.ok(), r.first_failure);
+        }
+        // A kept stale segment changes the value but is a constant for the gradient.
+        if (!c.stale_kept.empty()) {
+            const double before = loss();
+            y[c.stale_kept[0]][0] += 1.0f;
+            CHECK(loss() - before == doctest::Approx(w.stale * dout[0]).epsilon(1e-3));
+        }
+    }
+}
