@@ -1,0 +1,56 @@
+// Kaggle-style submission CSV (`ID,TopConfigs`) and per-configuration scores CSV
+// (`ID,config,score`): writers and validating parsers shared by `segrank hwmodel`, `predict` and
+// `leaderboard`. IDs: `tile:xla:<stem>` and `layout:<xla|nlp>:<default|random>:<stem>`.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "data/collection.h"
+
+namespace segrank {
+
+/// One submission row: the graph's ID and its configuration indices, fastest first.
+struct SubmissionRow {
+    std::string id;
+    std::vector<int64_t> top_configs;
+    std::string where;  ///< "file:line" of a parsed row (empty for rows built in memory)
+};
+
+/// One scores row: a configuration's predicted score (lower = faster; hwmodel: runtime in ns).
+struct ScoreRow {
+    std::string id;
+    int64_t config = 0;
+    double score = 0;
+    std::string where;  ///< "file:line" of a parsed row
+};
+
+/// Submission ID of graph `stem` (npz file stem) in collection `c`: "tile:xla:<stem>" or
+/// "layout:<source>:<search>:<stem>".
+std::string submission_id(const CollectionId& c, const std::string& stem);
+
+/// Configuration indices sorted by ascending score (ties: lower index first), truncated to
+/// min(5, c) for tile and kept whole (all c) for layout. scores: [c]; NaN sorts last.
+std::vector<int64_t> top_configs(std::span<const double> scores, Task task);
+
+/// Writes `ID,TopConfigs` then one row per entry, indices joined by ';'. Written to a temporary
+/// file and renamed. Throws segrank::Error naming the path on I/O failure or when an ID contains
+/// ',' or a newline.
+void write_submission(const std::filesystem::path& path, const std::vector<SubmissionRow>& rows);
+
+/// Parses a submission CSV. Throws segrank::Error naming "file:line" when the header is not
+/// `ID,TopConfigs`, a row has != 2 fields, an ID is empty or repeated, an index is not a
+/// non-negative integer or repeats within its row. CRLF line ends are accepted.
+std::vector<SubmissionRow> read_submission(const std::filesystem::path& path);
+
+/// Writes `ID,config,score` rows (score with 17 significant digits; +inf as "inf").
+void write_scores(const std::filesystem::path& path, const std::vector<ScoreRow>& rows);
+
+/// Parses a scores CSV. Throws segrank::Error naming "file:line" on a wrong header, a row with != 3
+/// fields, a negative or non-integer config, a non-numeric score (inf is accepted, NaN is not) or
+/// a repeated (ID, config) pair.
+std::vector<ScoreRow> read_scores(const std::filesystem::path& path);
+
+}  // namespace segrank
