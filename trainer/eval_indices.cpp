@@ -215,4 +215,19 @@ EvalIndices load_eval_indices(const std::filesystem::path& path) {
     return parse_eval_indices(ss.str(), path.string());
 }
 
+GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scores,
+                            std::span<const double> targets, const EvalIndices& indices) {
+    const auto it = indices.find(name);
+    SEGRANK_CHECK(it != indices.end(), "eval.indices has no entry for graph \"", name, "\"");
+    SEGRANK_CHECK(!it->second.empty(), "eval.indices lists no configs for graph \"", name, "\"");
+    SEGRANK_CHECK(scores.size() == targets.size(), name, ": ", scores.size(), " scores but ",
+                  targets.size(), " targets");
+    const std::string where = str("eval.indices[\"", name, "\"]");
+    const std::vector<double> s(scores.begin(), scores.end());
+    const std::vector<double> sel_s = select_indices(s, it->second, where);
+    const std::vector<float> sel_f(sel_s.begin(), sel_s.end());
+    const std::vector<double> sel_t = select_indices(targets, it->second, where);
+    return evaluate_graph(name, sel_f, sel_t);
+}
+
 }  // namespace segrank

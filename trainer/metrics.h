@@ -110,4 +110,10 @@ EvalIndices parse_eval_indices(std::string_view text, const std::string& where);
 /// Reads and parses an eval.indices file. Throws segrank::Error naming the path.
 EvalIndices load_eval_indices(const std::filesystem::path& path);
 
+/// Evaluates one graph on the configs `indices` lists for it (scores and targets: [c], all configs
+/// of the graph). Throws segrank::Error when `name` has no entry in `indices`, when the list is
+/// empty, or when an index is out of range or repeated.
+GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scores,
+                            std::span<const double> targets, const EvalIndices& indices);
+
 }  // namespace segrank

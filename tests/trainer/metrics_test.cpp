@@ -217,3 +217,19 @@ TEST_CASE("eval.indices parse errors name the file, line and column") {
     CHECK(message("{\"a\": [1]").find("end of input") != std::string::npos);
     CHECK(parse_eval_indices("{}", "x").empty());
 }
+
+TEST_CASE("evaluate_graph with eval.indices scores only the listed configs") {
+    const EvalIndices idx = parse_eval_indices("{\"g\": [3, 1, 0], \"empty\": []}", "i.json");
+    // Over all configs the order is wrong (config 2 is the fastest but scored highest); over the
+    // listed configs {0, 1, 3} the scores order the targets exactly.
+    const std::vector<float> scores = {0.1f, 0.2f, 9.0f, 0.3f};
+    const std::vector<double> targets = {10, 20, 1, 30};
+    const GraphMetrics all = evaluate_graph("g", scores, targets);
+    const GraphMetrics sel = evaluate_graph("g", scores, targets, idx);
+    CHECK(all.kendall_tau < 0.5);
+    CHECK(sel.num_configs == 3);
+    CHECK(sel.kendall_tau == doctest::Approx(1.0).epsilon(1e-15));
+    CHECK(sel.slowdown_1 == 0.0);
+    CHECK_THROWS_WITH_AS(evaluate_graph("h", scores, targets, idx), doctest::Contains("\"h\""), Error);
+    CHECK_THROWS_AS(evaluate_graph("empty", scores, targets, idx), Error);
+}
