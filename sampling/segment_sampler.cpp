@@ -95,4 +95,60 @@ void combine_segments_backward(std::span<const MatrixView> dfresh, ConstMatrixVi
             for (int64_t c = 0; c < dout.cols; ++c) d.at(r, c) += w.fresh * dout.at(r, c);
 }
 
+HistoryInit parse_history_init(std::string_view name) {
+    if (name == "fresh") return HistoryInit::kFresh;
+    if (name == "zero") return HistoryInit::kZero;
+    throw Error(str("segments.history_init: unknown value '", name, "' (expected one of: fresh, zero)"));
+}
+
+StaleSum sum_stale_segments(HistoryTable& table, int64_t graph, const SegmentChoice& choice,
+                            std::span<const int64_t> configs, int64_t step, int64_t max_staleness,
+                            HistoryInit init, const SegmentForwardOnly& forward_only) {
+    table.set_num_segments(graph, choice.num_segments);
+    const int64_t k_cfg = static_cast<int64_t>(configs.size());
+    const int64_t width = table.width();
+    StaleSum out;
+    out.sum = Tensor(k_cfg, width);
+    std::vector<double> acc(static_cast<size_t>(k_cfg * width), 0.0);
+    Tensor got(k_cfg, width);
+    std::vector<uint8_t> found(static_cast<size_t>(k_cfg));
+    std::vector<int64_t> redo_cfg, redo_row;
+    for (int32_t s : choice.stale_kept) {
+        out.hits += table.gather(graph, configs, s, step, max_staleness, got.view(), found);
+        redo_cfg.clear();
+        redo_row.clear();
+        for (int64_t k = 0; k < k_cfg; ++k) {
+            if (found[k]) continue;
+            // Present but too stale: always recomputed. Absent: per history_init.
+            if (init == HistoryInit::kFresh || table.contains(graph, configs[k], s)) {
+                redo_cfg.push_back(configs[k]);
+                redo_row.push_back(k);
+            } else {
+                ++out.zeros;  // `got` row is already 0
+            }
+        }
+        if (!redo_cfg.empty()) {
+            SEGRANK_CHECK(static_cast<bool>(forward_only), "sum_stale_segments: graph ", graph, " segment ", s,
+                          " needs a forward-only recomputation but no function was given");
+            Tensor fresh_vals(static_cast<int64_t>(redo_cfg.size()), width);
+            forward_only(s, redo_cfg, fresh_vals.view());
+            table.scatter(graph, redo_cfg, s, fresh_vals.view(), step);
+            for (size_t i = 0; i < redo_row.size(); ++i)
+                std::copy_n(fresh_vals.view().row(static_cast<int64_t>(i)), width, got.view().row(redo_row[i]));
+            out.recomputed += static_cast<int64_t>(redo_cfg.size());
+        }
+        for (int64_t i = 0; i < got.size(); ++i) acc[static_cast<size_t>(i)] += got[i];
+    }
+    for (int64_t i = 0; i < out.sum.size(); ++i) out.sum[i] = static_cast<float>(acc[static_cast<size_t>(i)]);
+    return out;
+}
+
+void write_fresh_segments(HistoryTable& table, int64_t graph, int32_t num_segments, std::span<const int32_t> fresh,
+                          std::span<const int64_t> configs, std::span<const ConstMatrixView> values, int64_t step) {
+    SEGRANK_CHECK(fresh.size() == values.size(), "write_fresh_segments: ", fresh.size(), " fresh segments but ",
+                  values.size(), " value matrices");
+    table.set_num_segments(graph, num_segments);
+    for (size_t i = 0; i < fresh.size(); ++i) table.scatter(graph, configs, fresh[i], values[i], step);
+}
+
 }  // namespace segrank

@@ -1,14 +1,17 @@
 // Segment sampling for Graph Segment Training (DESIGN.md 6): which k segments of a graph are fresh
 // (forward with saved state + backward) in a step, the Stale Embedding Dropout (SED) keep mask of the
-// others, the fresh weight alpha, and the combination of fresh and stale segment outputs.
+// others, the fresh weight alpha, the combination of fresh and stale segment outputs, and the glue
+// between a step and the HistoryTable (stale sums with history_init / max_staleness, fresh writes).
 // All randomness comes from Rng::derive(seed, step, graph_id, "segments" / "sed") (STYLE.md R6).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "gnn/core/tensor.h"
+#include "segments/history_table.h"
 
 namespace segrank {
 
@@ -57,5 +60,43 @@ void combine_segments_forward(MatrixView out, std::span<const ConstMatrixView> f
 
 /// dfresh[i] [K, D] += w.fresh * dout [K, D]. Stale values are constants: they get no gradient.
 void combine_segments_backward(std::span<const MatrixView> dfresh, ConstMatrixView dout, CombineWeights w);
+
+/// `segments.history_init`: what a kept stale segment without a stored value contributes.
+enum class HistoryInit {
+    kFresh,  ///< computed forward-only with the current parameters, then stored (default)
+    kZero,   ///< read as 0 and not stored (as the reference GST code)
+};
+
+/// Parses "fresh" | "zero"; throws segrank::Error listing the valid names.
+HistoryInit parse_history_init(std::string_view name);
+
+/// Forward-only evaluation of one segment for some configs: fills out [configs.size(), width] with
+/// the segment's outputs (score or readout) under the current parameters, without saved state.
+using SegmentForwardOnly =
+    std::function<void(int32_t segment, std::span<const int64_t> configs, MatrixView out)>;
+
+/// The stale part of one graph in one step.
+struct StaleSum {
+    Tensor sum;              ///< [K, width] sum over choice.stale_kept of the values per config
+    int64_t hits = 0;        ///< values read from the table
+    int64_t recomputed = 0;  ///< values computed by forward_only (absent with kFresh, or too stale)
+    int64_t zeros = 0;       ///< absent values read as 0 (kZero)
+};
+
+/// Sums the history values of the kept stale segments of `choice` for the K `configs` (indices in
+/// the graph's file). A value older than max_staleness steps (> 0) is recomputed with forward_only;
+/// an absent one is recomputed (kFresh) or read as 0 (kZero). Recomputed values are written to the
+/// table at `step` (they would otherwise be recomputed every step). Dropped stale segments are not
+/// read at all. Call before the optimizer step so recomputed values come from the same parameters
+/// as the fresh forward. Throws segrank::Error when the table's graph segment count differs from
+/// choice.num_segments (the table is declared here on first use).
+StaleSum sum_stale_segments(HistoryTable& table, int64_t graph, const SegmentChoice& choice,
+                            std::span<const int64_t> configs, int64_t step, int64_t max_staleness,
+                            HistoryInit init, const SegmentForwardOnly& forward_only);
+
+/// Writes the fresh segments' forward values after the step: values[i] [K, width] is segment
+/// fresh[i] for configs [K]. Only fresh entries are written (DESIGN.md 6).
+void write_fresh_segments(HistoryTable& table, int64_t graph, int32_t num_segments, std::span<const int32_t> fresh,
+                          std::span<const int64_t> configs, std::span<const ConstMatrixView> values, int64_t step);
 
 }  // namespace segrank

@@ -210,3 +210,96 @@ TEST_CASE("combine backward matches finite differences and gives stale values no
         }
     }
 }
+
+namespace {
+// Forward-only stand-in whose output encodes (graph, config, segment, column) and counts calls.
+struct FakeForward {
+    int64_t graph = 0;
+    float bias = 0.0f;
+    int64_t calls = 0, values = 0;
+    void operator()(int32_t s, std::span<const int64_t> configs, MatrixView out) {
+        ++calls;
+        values += static_cast<int64_t>(configs.size());
+        for (int64_t k = 0; k < out.rows; ++k)
+            for (int64_t c = 0; c < out.cols; ++c)
+                out.at(k, c) = bias + static_cast<float>(graph * 1000 + configs[k] * 10 + s) + 0.5f * c;
+    }
+};
+}  // namespace
+
+TEST_CASE("stale sum recomputes missing kept entries once (history_init fresh) and then reads them") {
+    HistoryTable table(2, 0);
+    const std::vector<int64_t> configs{4, 9, 1};
+    SegmentChoice c;
+    for (uint64_t seed = 0; c.stale_kept.size() < 2; ++seed) c = choose_segments(seed, 0, 3, 6, 1, 0.5);
+    FakeForward fwd{3};
+    auto fn = [&](int32_t s, std::span<const int64_t> cf, MatrixView out) { fwd(s, cf, out); };
+    const StaleSum first = sum_stale_segments(table, 3, c, configs, 0, 0, HistoryInit::kFresh, fn);
+    CHECK(first.hits == 0);
+    CHECK(first.recomputed == static_cast<int64_t>(3 * c.stale_kept.size()));
+    CHECK(fwd.calls == static_cast<int64_t>(c.stale_kept.size()));
+    for (int64_t k = 0; k < 3; ++k) {
+        double expect = 0.0;
+        for (int32_t s : c.stale_kept) expect += static_cast<double>(3 * 1000 + configs[k] * 10 + s) + 0.5;
+        CHECK(first.sum.at(k, 1) == doctest::Approx(expect));
+    }
+    for (int32_t s : c.stale_dropped) CHECK_FALSE(table.contains(3, 4, s));  // dropped: never read or stored
+    for (int32_t s : c.fresh) CHECK_FALSE(table.contains(3, 4, s));
+    fwd.bias = 100.0f;  // parameters changed: stored values must still be the old ones
+    const StaleSum second = sum_stale_segments(table, 3, c, configs, 1, 0, HistoryInit::kFresh, fn);
+    CHECK(second.hits == first.recomputed);
+    CHECK(second.recomputed == 0);
+    for (int64_t i = 0; i < first.sum.size(); ++i) CHECK(second.sum[i] == first.sum[i]);
+    // Older than max_staleness: recomputed with the new parameters and rewritten.
+    const StaleSum third = sum_stale_segments(table, 3, c, configs, 20, 5, HistoryInit::kFresh, fn);
+    CHECK(third.recomputed == first.recomputed);
+    CHECK(third.sum.at(0, 0) == doctest::Approx(first.sum.at(0, 0) + 100.0 * c.stale_kept.size()));
+    CHECK(table.lookup(3, 9, c.stale_kept[0])->step == 20);
+}
+
+TEST_CASE("stale sum with history_init zero reads absent entries as 0 without storing them") {
+    HistoryTable table(1, 0);
+    const std::vector<int64_t> configs{0, 2};
+    const SegmentChoice c = choose_segments(1, 0, 0, 5, 1, 1.0);  // keeps all 4 stale segments
+    REQUIRE(c.stale_kept.size() == 4);
+    table.set_num_segments(0, 5);
+    table.write(0, 2, c.stale_kept[1], std::vector<float>{7.0f}, 0);
+    int calls = 0;
+    auto fn = [&](int32_t, std::span<const int64_t>, MatrixView out) {
+        ++calls;
+        for (int64_t k = 0; k < out.rows; ++k) out.at(k, 0) = 1.0f;
+    };
+    const StaleSum s = sum_stale_segments(table, 0, c, configs, 1, 0, HistoryInit::kZero, fn);
+    CHECK(calls == 0);
+    CHECK(s.hits == 1);
+    CHECK(s.zeros == 7);
+    CHECK(s.sum.at(0, 0) == 0.0f);
+    CHECK(s.sum.at(1, 0) == 7.0f);
+    CHECK(table.stats().entries == 1);
+    // A present entry that is too stale is recomputed even with "zero".
+    const StaleSum late = sum_stale_segments(table, 0, c, configs, 50, 10, HistoryInit::kZero, fn);
+    CHECK(calls == 1);
+    CHECK(late.recomputed == 1);
+    CHECK(late.sum.at(1, 0) == 1.0f);
+    CHECK_THROWS_WITH_AS(parse_history_init("lazy"), doctest::Contains("fresh, zero"), Error);
+}
+
+TEST_CASE("fresh values written after the step are read back under their exact keys") {
+    HistoryTable table(2, 0);
+    const std::vector<int64_t> configs{3, 8};
+    const std::vector<int32_t> fresh{1, 4};
+    Tensor a(2, 2), b(2, 2);
+    for (int64_t i = 0; i < 4; ++i) {
+        a[i] = static_cast<float>(i);
+        b[i] = static_cast<float>(10 + i);
+    }
+    const std::vector<ConstMatrixView> vals{a.view(), b.view()};
+    write_fresh_segments(table, 6, 5, fresh, configs, vals, 12);
+    CHECK(table.stats().entries == 4);
+    CHECK(table.lookup(6, 8, 4)->value[1] == 13.0f);
+    CHECK(table.lookup(6, 3, 1)->value[0] == 0.0f);
+    CHECK(table.lookup(6, 3, 1)->step == 12);
+    CHECK_FALSE(table.contains(6, 3, 0));
+    CHECK_THROWS_WITH_AS(write_fresh_segments(table, 6, 4, fresh, configs, vals, 13),
+                         doctest::Contains("partition changed"), Error);
+}
