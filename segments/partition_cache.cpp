@@ -106,7 +106,7 @@ Partition partition_graph_cached(const GraphStructure& graph, std::span<const in
     name << "partition-" << std::hex << std::setw(16) << std::setfill('0') << stream_id(key) << ".bin";
     const std::filesystem::path path = cache_dir / name.str();
     if (auto cached = load_partition_file(path, key)) {
-        SEGRANK_CHECK(cached->num_nodes == graph.num_nodes() && cached->max_segment_size() <= params.max_nodes,
+        SEGRANK_CHECK(cached->num_nodes == graph.num_nodes() && cached->max_segment_size() <= effective_max_nodes(graph.num_nodes(), params),
                       path.string(), ": cached partition does not fit graph ", graph.name);
         return std::move(*cached);
     }

@@ -124,18 +124,23 @@ Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_spli
     return from_bounds(num_nodes, bounds);
 }
 
+int64_t effective_max_nodes(int64_t num_nodes, const PartitionParams& params) {
+    SEGRANK_CHECK(params.max_nodes >= 0, "segments.max_nodes: expected >= 0 (0 = whole graph), got ",
+                  params.max_nodes);
+    return params.max_nodes == 0 ? std::max<int64_t>(num_nodes, 1) : params.max_nodes;
+}
+
 Partition partition_graph(const GraphStructure& graph, std::span<const int64_t> node_splits,
                           const PartitionParams& params) {
     const int64_t n = graph.num_nodes();
+    const int64_t bound = effective_max_nodes(n, params);
     Partition p;
     switch (params.method) {
-        case PartitionMethod::kContiguous: p = partition_contiguous(n, params.max_nodes); break;
-        case PartitionMethod::kSplits: p = partition_splits(n, node_splits, params.max_nodes); break;
-        case PartitionMethod::kMetis:
-            p = partition_metis(n, graph.edge_index, params.max_nodes, params.metis_seed);
-            break;
+        case PartitionMethod::kContiguous: p = partition_contiguous(n, bound); break;
+        case PartitionMethod::kSplits: p = partition_splits(n, node_splits, bound); break;
+        case PartitionMethod::kMetis: p = partition_metis(n, graph.edge_index, bound, params.metis_seed); break;
     }
-    p.validate(str(graph.source.string(), " (", graph.name, ")"), params.max_nodes);
+    p.validate(str(graph.source.string(), " (", graph.name, ")"), bound);
     return p;
 }
 

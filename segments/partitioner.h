@@ -23,7 +23,8 @@ std::string_view partition_method_name(PartitionMethod method);
 /// What decides which nodes a segment pools (halo context is derived later, see segment.h).
 struct PartitionParams {
     PartitionMethod method = PartitionMethod::kContiguous;
-    int64_t max_nodes = 1000;  ///< `segments.max_nodes`: bound on pooled nodes per segment, >= 1
+    int64_t max_nodes = 1000;  ///< `segments.max_nodes`: bound on pooled nodes per segment, >= 1;
+                               ///< 0 = no bound (the whole graph is one segment)
     uint64_t metis_seed = 0;   ///< METIS_OPTION_SEED (metis only), fixed for determinism
 };
 
@@ -68,8 +69,12 @@ Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_spli
 Partition partition_metis(int64_t num_nodes, std::span<const int64_t> edge_index, int64_t max_nodes,
                           uint64_t seed);
 
-/// Dispatches on params.method. `node_splits` is used by kSplits only (LayoutGraph::node_splits;
-/// pass an empty span for tile graphs). The result is validated against params.max_nodes.
+/// The bound actually applied to a graph of n nodes: params.max_nodes, or n when it is 0.
+/// Throws segrank::Error when max_nodes < 0.
+int64_t effective_max_nodes(int64_t num_nodes, const PartitionParams& params);
+
+/// Dispatches on params.method with effective_max_nodes (max_nodes = 0 gives one segment). `node_splits` is used by kSplits only (LayoutGraph::node_splits;
+/// pass an empty span for tile graphs). The result is validated against the bound.
 Partition partition_graph(const GraphStructure& graph, std::span<const int64_t> node_splits,
                           const PartitionParams& params);
 

@@ -176,7 +176,7 @@ TEST_CASE("the SED mask is shared by all configs: a config-independent segment c
         const bool fresh0 = c.fresh[0] == 0;
         const bool kept0 = !c.stale_kept.empty() && c.stale_kept[0] == 0;
         const double w0 = fresh0 ? c.alpha : (kept0 ? 1.0 : 0.0);
-        for (int64_t k = 1; k < k_cfg; ++k) CHECK(out[k] - out[0] == doctest::Approx(w0 * k).epsilon(1e-5));
+        for (int64_t k = 1; k < k_cfg; ++k) CHECK(out[k] - out[0] == doctest::Approx(w0 * static_cast<double>(k)).epsilon(1e-5));
     }
 }
 
@@ -222,7 +222,7 @@ struct FakeForward {
         values += static_cast<int64_t>(configs.size());
         for (int64_t k = 0; k < out.rows; ++k)
             for (int64_t c = 0; c < out.cols; ++c)
-                out.at(k, c) = bias + static_cast<float>(graph * 1000 + configs[k] * 10 + s) + 0.5f * c;
+                out.at(k, c) = bias + static_cast<float>(graph * 1000 + configs[k] * 10 + s) + 0.5f * static_cast<float>(c);
     }
 };
 }  // namespace
@@ -253,7 +253,7 @@ TEST_CASE("stale sum recomputes missing kept entries once (history_init fresh) a
     // Older than max_staleness: recomputed with the new parameters and rewritten.
     const StaleSum third = sum_stale_segments(table, 3, c, configs, 20, 5, HistoryInit::kFresh, fn);
     CHECK(third.recomputed == first.recomputed);
-    CHECK(third.sum.at(0, 0) == doctest::Approx(first.sum.at(0, 0) + 100.0 * c.stale_kept.size()));
+    CHECK(third.sum.at(0, 0) == doctest::Approx(first.sum.at(0, 0) + 100.0 * static_cast<double>(c.stale_kept.size())));
     CHECK(table.lookup(3, 9, c.stale_kept[0])->step == 20);
 }
 

@@ -172,6 +172,18 @@ TEST_CASE("partition validate rejects duplicated, missing and oversized segments
     CHECK(parse_partition_method("metis") == PartitionMethod::kMetis);
 }
 
+TEST_CASE("max_nodes = 0 makes the whole graph one segment for every method") {
+    const GraphStructure g = test::random_dag(300, 6);
+    const std::vector<int64_t> splits{0, 100, 300};
+    for (PartitionMethod m : {PartitionMethod::kContiguous, PartitionMethod::kSplits, PartitionMethod::kMetis}) {
+        const Partition p = partition_graph(g, splits, {m, 0, 0});
+        CHECK(p.num_segments() == 1);
+        check_partition(p, 300, 300);
+    }
+    CHECK_THROWS_WITH_AS(partition_graph(g, {}, {PartitionMethod::kContiguous, -1, 0}),
+                         doctest::Contains("segments.max_nodes"), Error);
+}
+
 TEST_CASE("every partitioner covers the real layout fixture within the bound") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const auto path = data / "npz_samples/layout_derived/layout_xla_alexnet_cleaned_derived.npz";
