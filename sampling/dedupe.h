@@ -38,6 +38,18 @@ ConfigSet dedupe_configs(std::span<const int8_t> rows, int64_t row_bytes,
 /// Throws segrank::Error when rows.rows != runtimes.size() or a value is NaN (names row, column).
 ConfigSet dedupe_configs(ConstMatrixView rows, std::span<const double> runtimes, DedupeMode mode);
 
+/// Group of each config row: the index of the first row identical to it ([c]; group_of[i] == i for
+/// the first row of each group). Same row semantics and errors as dedupe_configs; for holdouts
+/// that must move identical rows together (sampling/holdout.h).
+std::vector<int64_t> config_groups(std::span<const int8_t> rows, int64_t row_bytes, int64_t c);
+/// Float rows ([c, D]); -0 equals +0, NaN refused.
+std::vector<int64_t> config_groups(ConstMatrixView rows);
+
+/// The entries of `set` whose index is in `allowed` (e.g. the training configs of a config
+/// holdout), order kept. With group-wise holdouts a whole group is either allowed or not, so the
+/// representative decides.
+ConfigSet restrict_configs(const ConfigSet& set, std::span<const int64_t> allowed);
+
 /// int64 runtimes (ns) convenience.
 ConfigSet dedupe_configs(std::span<const int8_t> rows, int64_t row_bytes,
                          std::span<const int64_t> runtimes_ns, DedupeMode mode);
