@@ -1,0 +1,164 @@
+// Per-graph synthesis: module -> configs -> hwmodel labels -> featurized graph record.
+#include "hwmodel/synth/synth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "data/hlo/featurizer.h"
+#include "gnn/core/check.h"
+#include "hwmodel/kernel_cost.h"
+#include "hwmodel/module_cost.h"
+#include "hwmodel/module_index.h"
+#include "hwmodel/synth/families.h"
+
+namespace segrank::synth {
+namespace {
+
+constexpr uint64_t kTileTask = 0;
+constexpr uint64_t kLayoutTask = 1;
+
+std::string graph_name(const char* task, int64_t index) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "synth_%s_%06lld", task, static_cast<long long>(index));
+    return buf;
+}
+
+int64_t draw_nodes(Rng& rng, const SynthOptions& opt) {
+    const auto span = static_cast<uint64_t>(opt.max_nodes - opt.min_nodes + 1);
+    return opt.min_nodes + static_cast<int64_t>(rng.uniform_int(span));
+}
+
+}  // namespace
+
+void SynthOptions::validate() const {
+    SEGRANK_CHECK(min_nodes >= 2, "synth: nodes minimum must be >= 2, got ", min_nodes);
+    SEGRANK_CHECK(max_nodes >= min_nodes, "synth: nodes range ", min_nodes, ":", max_nodes,
+                  " has max < min");
+    SEGRANK_CHECK(configs >= 2, "synth: configs must be >= 2 (the default and at least one more), got ",
+                  configs);
+    SEGRANK_CHECK(noise_sigma >= 0 && noise_sigma <= 5, "synth: noise sigma must be in [0, 5], got ",
+                  noise_sigma);
+}
+
+SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) {
+    opt.validate();
+    SynthTile out;
+    Rng mrng = Rng::derive(opt.seed, kTileTask, static_cast<uint64_t>(index), "synth-module");
+    const int64_t target = draw_nodes(mrng, opt);
+    const std::string name = graph_name("tile", index);
+    // A kernel whose best tile still overflows VMEM (e.g. a huge dot weight) would never compile
+    // on a TPU: draw another kernel (same stream, so still deterministic).
+    hlo::HloModule module;
+    std::optional<hw::KernelModel> model;
+    hlo::TileSizeConfig default_tile;
+    for (int attempt = 0;; ++attempt) {
+        SEGRANK_ASSERT(attempt < 64, "no tile kernel of ", name, " fits VMEM");
+        model.reset();
+        module = make_tile_module(mrng, static_cast<KernelKind>(mrng.uniform_int(4)), target, name);
+        model.emplace(module, opt.hw);
+        default_tile = model->best_tile();
+        if (!model->evaluate(default_tile).invalid) break;
+    }
+    const hw::KernelModel& kernel = *model;
+    Rng crng = Rng::derive(opt.seed, kTileTask, static_cast<uint64_t>(index), "synth-configs");
+    Rng nrng = Rng::derive(opt.seed, kTileTask, static_cast<uint64_t>(index), "synth-noise");
+    TileGraph& g = out.graph;
+    hlo::featurize_structure(module, g, name);
+    g.config_feat = Tensor(opt.configs, kTileConfigDim);
+    g.config_runtime.resize(static_cast<size_t>(opt.configs));
+    for (int64_t j = 0; j < opt.configs; ++j) {
+        const hlo::TileSizeConfig t = j == 0 ? default_tile : random_tile_config(crng, kernel);
+        const double ns = kernel.evaluate(t).total_ns;
+        SEGRANK_ASSERT(std::isfinite(ns), "tile config of ", name, " is invalid after resampling");
+        g.config_runtime[static_cast<size_t>(j)] = noisy_runtime_ns(nrng, ns, opt.noise_sigma);
+        const auto row = hlo::tile_config_features(t);
+        std::copy(row.begin(), row.end(), g.config_feat.data() + j * kTileConfigDim);
+        if (keep_sources) out.configs.push_back(t);
+    }
+    g.config_runtime_normalizers.assign(static_cast<size_t>(opt.configs), g.config_runtime[0]);
+    if (keep_sources) out.module = std::move(module);
+    return out;
+}
+
+SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sources) {
+    opt.validate();
+    SynthLayout out;
+    Rng mrng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-module");
+    const int64_t target = draw_nodes(mrng, opt);
+    const Family family = mrng.uniform() < 0.5 ? Family::kConvNet : Family::kTransformer;
+    const std::string name = graph_name("layout", index);
+    hlo::HloModule module = make_layout_module(mrng, family, target, name);
+
+    LayoutGraph& g = out.graph;
+    hlo::featurize_structure(module, g, name);
+    g.node_splits = hlo::node_splits(module);
+    g.node_config_ids = configurable_nodes(module);
+    SEGRANK_ASSERT(!g.node_config_ids.empty(), "synthetic layout module without configurable nodes");
+    const hw::ModuleIndex idx(module);
+    std::vector<std::vector<int64_t>> ranks;
+    for (int64_t node : g.node_config_ids)
+        ranks.push_back(layout_tensor_ranks(module, module.at(idx.ref_of_node(node))));
+
+    hw::LayoutModel model(module, g.node_config_ids, opt.hw);
+    Rng crng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-configs");
+    Rng nrng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-noise");
+    const auto nc = static_cast<size_t>(g.num_config_nodes());
+    const size_t row_size = nc * kLayoutConfigDim;
+    g.node_config_feat.assign(static_cast<size_t>(opt.configs) * row_size, int8_t{-1});
+    g.config_runtime.resize(static_cast<size_t>(opt.configs));
+    for (int64_t j = 0; j < opt.configs; ++j) {
+        int8_t* row = g.node_config_feat.data() + static_cast<size_t>(j) * row_size;
+        std::vector<hlo::NodeLayoutConfig> cfg(nc);
+        for (size_t k = 0; k < nc; ++k) {
+            if (j > 0) cfg[k] = random_node_layout(crng, ranks[k], opt.layout);
+            else cfg[k].tensors.resize(ranks[k].size());  // compiler default: every tensor empty
+            const auto v = hlo::layout_config_values(cfg[k]);
+            std::copy(v.begin(), v.end(), row + k * kLayoutConfigDim);
+        }
+        const double ns = model.evaluate_ns(row);
+        g.config_runtime[static_cast<size_t>(j)] = noisy_runtime_ns(nrng, ns, opt.noise_sigma);
+        if (keep_sources) out.configs.push_back(std::move(cfg));
+    }
+    if (keep_sources) out.module = std::move(module);
+    return out;
+}
+
+hlo::ModuleTuning to_module_tuning(const SynthTile& s) {
+    SEGRANK_CHECK(!s.configs.empty(), "synth: to_module_tuning needs a graph made with keep_sources");
+    hlo::ModuleTuning mt;
+    mt.has_module = true;
+    mt.module = s.module;
+    for (size_t j = 0; j < s.configs.size(); ++j) {
+        hlo::Run r;
+        r.kind = hlo::RunConfigKind::kTile;
+        r.has_tile_size_config = true;
+        r.tile = s.configs[j];
+        r.has_profile = true;
+        r.compute_time_ns = s.graph.config_runtime[j];
+        r.is_default = j == 0;
+        mt.runs.push_back(std::move(r));
+    }
+    return mt;
+}
+
+hlo::ModuleTuning to_module_tuning(const SynthLayout& s) {
+    SEGRANK_CHECK(!s.configs.empty(), "synth: to_module_tuning needs a graph made with keep_sources");
+    hlo::ModuleTuning mt;
+    mt.has_module = true;
+    mt.module = s.module;
+    mt.config_index_to_node.assign(s.graph.node_config_ids.begin(), s.graph.node_config_ids.end());
+    for (size_t j = 0; j < s.configs.size(); ++j) {
+        hlo::Run r;
+        r.kind = hlo::RunConfigKind::kLayout;
+        r.layout = s.configs[j];
+        r.has_profile = true;
+        r.compute_time_ns = s.graph.config_runtime[j];
+        r.is_default = j == 0;
+        mt.runs.push_back(std::move(r));
+    }
+    return mt;
+}
+
+}  // namespace segrank::synth

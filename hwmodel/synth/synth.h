@@ -1,0 +1,66 @@
+// One synthetic graph at a time (issue 8 item 4, DESIGN.md 13): generate a module of a model
+// family, draw random valid configurations, label them with hwmodel (plus log-normal noise) and
+// featurize with the featurizer of the real data (data/hlo/featurizer.h). Deterministic by
+// (seed, task, graph index): graphs can be produced in any order or in parallel.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/graph.h"
+#include "data/hlo/module.h"
+#include "hwmodel/hardware.h"
+#include "hwmodel/synth/configs.h"
+
+namespace segrank::synth {
+
+/// Size and labelling knobs shared by both collections.
+struct SynthOptions {
+    uint64_t seed = 0;
+    int64_t min_nodes = 200;   ///< instruction count range of a module (all computations)
+    int64_t max_nodes = 2000;
+    int64_t configs = 64;      ///< configurations per graph, the default configuration included
+    double noise_sigma = 0.0;  ///< log-normal sigma of labels: runtime = model ns x exp(sigma N(0,1))
+    hw::HwParams hw = hw::tpu_v3_core();
+    LayoutSampling layout;
+
+    /// Throws segrank::Error naming the bad field (min/max nodes >= 2, min <= max, configs >= 2,
+    /// noise_sigma in [0, 5]).
+    void validate() const;
+};
+
+/// A synthetic tile graph and, when kept, what produced it.
+struct SynthTile {
+    hlo::HloModule module;                       ///< empty unless keep_sources
+    std::vector<hlo::TileSizeConfig> configs;    ///< [c] unless keep_sources; [0] is the default
+    TileGraph graph;                             ///< config_feat [c, 24], runtimes in ns
+};
+
+/// A synthetic layout graph and, when kept, what produced it.
+struct SynthLayout {
+    hlo::HloModule module;                                   ///< empty unless keep_sources
+    std::vector<std::vector<hlo::NodeLayoutConfig>> configs; ///< [c][nc] unless keep_sources
+    LayoutGraph graph;  ///< node_config_feat [c, nc, 18]; config 0 = all -1 (compiler default)
+};
+
+/// Graph `index` of the synthetic tile collection, named "synth_tile_<index>" (6 digits). The
+/// kernel kind (conv / dot / loop / reduce fusion) and sizes come from Rng::derive(seed, 0, index,
+/// "synth-module"). Config 0 is the compiler-default stand-in (hw::KernelModel::best_tile) and its
+/// noisy runtime is every config's normalizer; configs 1.. are random_tile_config draws.
+/// Runtimes in ns (>= 2). Memory: the module plus c x 24 floats; the module is freed on return
+/// unless keep_sources. Throws segrank::Error on invalid options.
+SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources = false);
+
+/// Graph `index` of the synthetic layout collection, "synth_layout_<index>": a conv net or a
+/// transformer module (family from the seed), configurable nodes = conv/dot/reshape, config 0 =
+/// all compiler defaults, configs 1.. random_node_layout per node; runtimes from
+/// hw::LayoutModel (ns, >= 2, noisy). Memory: the module plus c x nc x 18 bytes.
+SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sources = false);
+
+/// The tpu_graphs form of a kept synthetic graph (module + runs; run 0 is_default), which
+/// hlo::featurize_tile / featurize_layout turn into the same graph (used by tests).
+/// Throws segrank::Error when the sources were not kept.
+hlo::ModuleTuning to_module_tuning(const SynthTile& s);
+hlo::ModuleTuning to_module_tuning(const SynthLayout& s);
+
+}  // namespace segrank::synth

@@ -1,0 +1,171 @@
+// Streaming writer of synthetic collections with staged, all-or-nothing output.
+#include "hwmodel/synth/writer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <system_error>
+#include <type_traits>
+
+#include "data/graph.h"
+#include "data/graph_store.h"
+#include "gnn/core/check.h"
+
+namespace segrank::synth {
+namespace fs = std::filesystem;
+
+SynthFormat parse_synth_format(std::string_view s) {
+    if (s == "npz") return SynthFormat::kNpz;
+    if (s == "hdf5") return SynthFormat::kHdf5;
+    throw Error(str("synth: format '", s, "' is not one of: npz, hdf5"));
+}
+
+std::vector<Split> assign_splits(int64_t graphs, const std::array<double, 3>& f, uint64_t seed, Task task) {
+    SEGRANK_CHECK(graphs >= 1, "synth: --graphs must be >= 1, got ", graphs);
+    for (double x : f) SEGRANK_CHECK(x >= 0 && x <= 1, "synth: split fraction ", x, " is not in [0, 1]");
+    SEGRANK_CHECK(std::abs(f[0] + f[1] + f[2] - 1.0) < 1e-6, "synth: split fractions ", f[0], ",",
+                  f[1], ",", f[2], " do not sum to 1");
+    auto count = [&](double frac) {
+        auto n = static_cast<int64_t>(std::llround(frac * static_cast<double>(graphs)));
+        if (frac > 0 && graphs >= 3) n = std::max<int64_t>(n, 1);
+        return n;
+    };
+    const int64_t valid = count(f[1]);
+    const int64_t test = std::min(count(f[2]), graphs - valid);
+    std::vector<Split> by_rank(static_cast<size_t>(graphs), Split::kTrain);
+    for (int64_t i = 0; i < valid; ++i) by_rank[static_cast<size_t>(i)] = Split::kValid;
+    for (int64_t i = valid; i < valid + test; ++i) by_rank[static_cast<size_t>(i)] = Split::kTest;
+    // Graph i takes the split of its rank in a seeded permutation.
+    std::vector<int64_t> perm(static_cast<size_t>(graphs));
+    for (int64_t i = 0; i < graphs; ++i) perm[static_cast<size_t>(i)] = i;
+    Rng rng = Rng::derive(seed, task == Task::kTile ? 0 : 1, 0, "synth-splits");
+    for (int64_t i = graphs - 1; i > 0; --i)
+        std::swap(perm[static_cast<size_t>(i)],
+                  perm[rng.uniform_int(static_cast<uint64_t>(i + 1))]);
+    std::vector<Split> out(static_cast<size_t>(graphs));
+    for (int64_t r = 0; r < graphs; ++r)
+        out[static_cast<size_t>(perm[static_cast<size_t>(r)])] = by_rank[static_cast<size_t>(r)];
+    return out;
+}
+
+fs::path target_path(const fs::path& out, const CollectionId& id, SynthFormat format) {
+    if (format == SynthFormat::kHdf5) return out / "h5" / (id.file_stem() + ".h5");
+    if (id.task == Task::kTile) return out / "npz" / "tile" / "xla" / to_string(id.split);
+    return out / "npz" / "layout" / "xla" / to_string(id.search) / to_string(id.split);
+}
+
+namespace {
+
+CollectionId collection_of(Task task, Split split) {
+    CollectionId id;
+    id.task = task;
+    id.source = Source::kXla;
+    id.search = task == Task::kTile ? Search::kNone : Search::kRandom;
+    id.split = split;
+    return id;
+}
+
+// Removes the staging folder unless released (no partial output on error).
+struct Staging {
+    fs::path dir;
+    bool keep = false;
+    ~Staging() {
+        std::error_code ec;
+        if (!keep) fs::remove_all(dir, ec);
+    }
+};
+
+void hide_labels(TileGraph& g) {
+    std::fill(g.config_runtime.begin(), g.config_runtime.end(), 0);
+    std::fill(g.config_runtime_normalizers.begin(), g.config_runtime_normalizers.end(), 1);
+}
+void hide_labels(LayoutGraph& g) { std::fill(g.config_runtime.begin(), g.config_runtime.end(), 0); }
+
+}  // namespace
+
+std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
+                                          const std::function<void(const std::string&)>& progress) {
+    opt.synth.validate();
+    SEGRANK_CHECK(!opt.tasks.empty(), "synth: no collection selected (--collections tile,layout)");
+    SEGRANK_CHECK(!opt.out.empty(), "synth: missing output directory (--out)");
+    SEGRANK_CHECK(!fs::exists(opt.out) || fs::is_directory(opt.out), "synth: --out '",
+                  opt.out.string(), "' exists and is not a directory");
+
+    // Plan every (task, split) target and refuse to overwrite before doing any work.
+    struct Plan {
+        CollectionId id;
+        std::vector<int64_t> graphs;
+    };
+    std::vector<Plan> plans;
+    for (Task task : opt.tasks) {
+        const auto splits = assign_splits(opt.graphs, opt.splits, opt.synth.seed, task);
+        for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
+            Plan p{collection_of(task, s), {}};
+            for (int64_t i = 0; i < opt.graphs; ++i)
+                if (splits[static_cast<size_t>(i)] == s) p.graphs.push_back(i);
+            if (p.graphs.empty()) continue;
+            const fs::path target = target_path(opt.out, p.id, opt.format);
+            SEGRANK_CHECK(opt.force || !fs::exists(target), "synth: '", target.string(),
+                          "' already exists (use --force to replace it)");
+            plans.push_back(std::move(p));
+        }
+    }
+
+    fs::create_directories(opt.out);
+    Staging staging{opt.out / str(".synth-staging-", ::getpid())};
+    fs::remove_all(staging.dir);
+    std::vector<WrittenSplit> written;
+    for (const Plan& p : plans) {
+        const fs::path final_path = target_path(opt.out, p.id, opt.format);
+        const fs::path staged = staging.dir / target_path(fs::path(), p.id, opt.format);
+        WrittenSplit w{p.id, final_path, 0, 0, 0};
+        std::unique_ptr<GraphStoreWriter> store;
+        if (opt.format == SynthFormat::kHdf5) {
+            fs::create_directories(staged.parent_path());
+            store = std::make_unique<GraphStoreWriter>(staged, p.id, opt.out);
+        } else {
+            fs::create_directories(staged);
+        }
+        const bool hide = opt.hide_test_labels && p.id.split == Split::kTest;
+        for (int64_t i : p.graphs) {
+            auto write_one = [&](auto& g) {
+                if (hide) hide_labels(g);
+                w.nodes += g.num_nodes();
+                w.configs += g.num_configs();
+                if (store) {
+                    store->add(g);
+                } else if constexpr (std::is_same_v<std::decay_t<decltype(g)>, TileGraph>) {
+                    save_tile_npz(g, staged / (g.name + ".npz"));
+                } else {
+                    save_layout_npz(g, staged / (g.name + ".npz"));
+                }
+                if (progress)
+                    progress(str(p.id.full_name(), " ", g.name, ": ", g.num_nodes(), " nodes, ",
+                                 g.num_configs(), " configs"));
+            };
+            if (p.id.task == Task::kTile) {
+                SynthTile s = synth_tile(opt.synth, i);
+                write_one(s.graph);
+            } else {
+                SynthLayout s = synth_layout(opt.synth, i);
+                write_one(s.graph);
+            }
+            ++w.graphs;
+        }
+        if (store) store->finish();
+        written.push_back(w);
+    }
+
+    // Everything succeeded: move the staged targets into place.
+    for (const WrittenSplit& w : written) {
+        const fs::path staged = staging.dir / target_path(fs::path(), w.id, opt.format);
+        if (fs::exists(w.path)) fs::remove_all(w.path);
+        fs::create_directories(w.path.parent_path());
+        fs::rename(staged, w.path);
+    }
+    return written;
+}
+
+}  // namespace segrank::synth
