@@ -394,6 +394,10 @@ void NpzWriter::finish() {
                                                                            : ZIP_CM_DEFLATE;
         if (zip_set_file_compression(za, static_cast<zip_uint64_t>(idx), method, 0) != 0)
             fail("key '" + keys_[i] + "': cannot set compression");
+        // A fixed entry time (1980-01-01 12:00 UTC, the DOS epoch) instead of "now", so equal
+        // arrays give byte-identical files (deterministic `segrank synth` / `ingest` output).
+        if (zip_file_set_mtime(za, static_cast<zip_uint64_t>(idx), 315576000, 0) != 0)
+            fail("key '" + keys_[i] + "': cannot set modification time");
     }
     if (zip_close(za) != 0) fail("cannot write npz");
     std::error_code ec;
