@@ -1,11 +1,200 @@
-// `segrank ingest`: placeholder until its issue lands (throws a clear "not implemented" error).
+// `segrank ingest <file.pb> --out <dir> [--split S] [--search S] [--force]`: raw XLA tuning
+// protobufs -> TpuGraphs npz files in the standard collection layout (DESIGN.md 13, DATA_FORMATS.md
+// 3-4). Everything is featurized and validated, and every target checked, before anything is written.
+#include <algorithm>
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "data/graph.h"
+#include "data/hlo/featurizer.h"
+#include "data/hlo/proto_reader.h"
 #include "gnn/core/check.h"
 #include "trainer/cli/commands.h"
 
 namespace segrank::cli {
+namespace {
 
-int run_ingest(int /*argc*/, char** /*argv*/) {
-    throw Error("'segrank ingest' is not implemented yet in this build");
+namespace fs = std::filesystem;
+
+std::string parse_choice(const std::string& flag, const std::string& v,
+                         const std::vector<std::string>& valid) {
+    if (std::find(valid.begin(), valid.end(), v) != valid.end()) return v;
+    std::string list;
+    for (const auto& s : valid) list += (list.empty() ? "" : ", ") + s;
+    throw Error(str("--", flag, " '", v, "' is not one of: ", list));
+}
+
+// File stem from a module name: keeps [A-Za-z0-9._-], maps anything else to '_'.
+std::string sanitize(const std::string& name) {
+    std::string s;
+    for (char ch : name) {
+        const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                        ch == '.' || ch == '_' || ch == '-';
+        s += ok ? ch : '_';
+    }
+    if (s.empty() || s.front() == '.') s = "module" + s;
+    return s;
+}
+
+// One featurized module and where it goes (or why it is skipped).
+struct Planned {
+    std::string module;
+    std::variant<std::monostate, TileGraph, LayoutGraph> graph;
+    std::string skip_reason;
+    int64_t total_runs = 0;
+    int64_t error_runs = 0;
+    fs::path target;
+};
+
+template <typename G>
+void fill_range(const G& g, int64_t& lo, int64_t& hi) {
+    lo = g.config_runtime.empty() ? 0 : *std::min_element(g.config_runtime.begin(), g.config_runtime.end());
+    hi = g.config_runtime.empty() ? 0 : *std::max_element(g.config_runtime.begin(), g.config_runtime.end());
+}
+
+void print_summary(const std::vector<Planned>& plan) {
+    std::printf("%-28s %-6s %7s %7s %13s %6s %25s  %s\n", "module", "task", "nodes", "edges",
+                "kept/total", "errors", "runtime ns (min-max)", "output");
+    for (const Planned& p : plan) {
+        if (p.skip_reason.size()) {
+            std::printf("%-28s %-6s skipped: %s\n", p.module.c_str(), "-", p.skip_reason.c_str());
+            continue;
+        }
+        const GraphStructure& s = std::holds_alternative<TileGraph>(p.graph)
+                                      ? static_cast<const GraphStructure&>(std::get<TileGraph>(p.graph))
+                                      : std::get<LayoutGraph>(p.graph);
+        int64_t lo = 0, hi = 0, kept = 0;
+        if (const auto* t = std::get_if<TileGraph>(&p.graph)) {
+            fill_range(*t, lo, hi);
+            kept = t->num_configs();
+        } else {
+            const auto& l = std::get<LayoutGraph>(p.graph);
+            fill_range(l, lo, hi);
+            kept = l.num_configs();
+        }
+        const std::string kt = str(kept, "/", p.total_runs);
+        const std::string range = str(lo, "-", hi);
+        std::printf("%-28s %-6s %7lld %7lld %13s %6lld %25s  %s\n", p.module.c_str(),
+                    std::holds_alternative<TileGraph>(p.graph) ? "tile" : "layout",
+                    static_cast<long long>(s.num_nodes()), static_cast<long long>(s.num_edges()),
+                    kt.c_str(), static_cast<long long>(p.error_runs), range.c_str(),
+                    p.target.string().c_str());
+    }
+}
+
+}  // namespace
+
+int run_ingest(int argc, char** argv) {
+    cxxopts::Options options(
+        "segrank ingest",
+        "Convert a raw XLA tuning protobuf (tpu_graphs TuningData or ModuleTuningData) into TpuGraphs\n"
+        "npz files, one per module: tile kernels go to <out>/npz/tile/xla/<split>/, layout modules to\n"
+        "<out>/npz/layout/xla/<search>/<split>/. Files are named after the module (sanitized).\n"
+        "Measured runtimes are kept in every split. Nothing is written if any target exists\n"
+        "(unless --force) or any module fails to convert.");
+    options.add_options()("out", "output root directory", cxxopts::value<std::string>())(
+        "split", "train | valid | test", cxxopts::value<std::string>()->default_value("train"))(
+        "search", "layout search space: random | default",
+        cxxopts::value<std::string>()->default_value("random"))(
+        "force", "overwrite existing npz files")("input", "tuning .pb file",
+                                                 cxxopts::value<std::string>())("h,help", "show help");
+    options.parse_positional({"input"});
+    options.positional_help("<file.pb> --out <dir>");
+    cxxopts::ParseResult args;
+    try {
+        args = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+        throw Error(str(e.what(), " (see segrank ingest --help)"));
+    }
+    if (args.count("help")) {
+        std::printf("%s\n", options.help().c_str());
+        return 0;
+    }
+    SEGRANK_CHECK(args.count("input"), "missing <file.pb> (see segrank ingest --help)");
+    SEGRANK_CHECK(args.count("out"), "missing --out <dir> (see segrank ingest --help)");
+    const fs::path input = args["input"].as<std::string>();
+    const fs::path out = args["out"].as<std::string>();
+    const std::string split = parse_choice("split", args["split"].as<std::string>(), {"train", "valid", "test"});
+    const std::string search = parse_choice("search", args["search"].as<std::string>(), {"random", "default"});
+    const bool force = args.count("force") > 0;
+    const LabelPolicy labels = split == "test" ? LabelPolicy::kAllowTestZeros : LabelPolicy::kRequirePositive;
+
+    const hlo::TuningFile file = hlo::read_tuning_file(input);
+    std::vector<Planned> plan;
+    std::map<fs::path, int> used;  // target -> times used, to keep names unique within one file
+    for (size_t i = 0; i < file.modules.size(); ++i) {
+        const hlo::ModuleTuning& mt = file.modules[i];
+        const std::string where = file.kind == hlo::TuningFileKind::kTuningData
+                                      ? str(input.string(), ": modules[", i, "]")
+                                      : input.string();
+        Planned p;
+        p.module = mt.module.name.empty() ? str("modules[", i, "]") : mt.module.name;
+        p.total_runs = static_cast<int64_t>(mt.runs.size());
+        p.error_runs = std::count_if(mt.runs.begin(), mt.runs.end(), [](const hlo::Run& r) { return r.error; });
+        const auto task = hlo::detect_task(mt);
+        fs::path dir;
+        if (!task) {
+            p.skip_reason = mt.runs.empty() ? "no runs" : "first run has neither op_config nor module_config";
+        } else if (*task == Task::kTile) {
+            auto res = hlo::featurize_tile(mt, where);
+            p.skip_reason = res.skip_reason;
+            if (res.graph) p.graph = std::move(*res.graph);
+            dir = out / "npz" / "tile" / "xla" / split;
+        } else {
+            auto res = hlo::featurize_layout(mt, where);
+            p.skip_reason = res.skip_reason;
+            if (res.graph) p.graph = std::move(*res.graph);
+            dir = out / "npz" / "layout" / "xla" / search / split;
+        }
+        if (p.skip_reason.empty()) {
+            const std::string stem = sanitize(mt.module.name);
+            fs::path target = dir / (stem + ".npz");
+            if (const int k = used[target]++; k > 0) target = dir / str(stem, "_", k + 1, ".npz");
+            p.target = target;
+            if (auto* t = std::get_if<TileGraph>(&p.graph)) {
+                t->source = input;
+                validate(*t, labels, where);
+            } else {
+                auto& l = std::get<LayoutGraph>(p.graph);
+                l.source = input;
+                validate(l, labels, where);
+            }
+        }
+        plan.push_back(std::move(p));
+    }
+
+    std::vector<std::string> existing;
+    int64_t to_write = 0;
+    for (const Planned& p : plan) {
+        if (!p.skip_reason.empty()) continue;
+        ++to_write;
+        if (fs::exists(p.target)) existing.push_back(p.target.string());
+    }
+    SEGRANK_CHECK(to_write > 0, input.string(), ": no module could be converted (",
+                  plan.size(), " module(s), all skipped)");
+    if (!existing.empty() && !force) {
+        std::string list;
+        for (size_t i = 0; i < existing.size() && i < 5; ++i) list += "\n  " + existing[i];
+        if (existing.size() > 5) list += str("\n  ... and ", existing.size() - 5, " more");
+        throw Error(str(existing.size(), " target file(s) already exist; nothing was written (use --force to "
+                        "overwrite):", list));
+    }
+    for (const Planned& p : plan) {
+        if (!p.skip_reason.empty()) continue;
+        fs::create_directories(p.target.parent_path());
+        if (const auto* t = std::get_if<TileGraph>(&p.graph)) save_tile_npz(*t, p.target);
+        else save_layout_npz(std::get<LayoutGraph>(p.graph), p.target);
+    }
+    std::printf("ingested %s (%s, %zu module(s)): %lld npz file(s) under %s\n", input.string().c_str(),
+                hlo::to_string(file.kind), plan.size(), static_cast<long long>(to_write),
+                out.string().c_str());
+    print_summary(plan);
+    return 0;
 }
 
 }  // namespace segrank::cli
