@@ -1,11 +1,76 @@
-// `segrank pack`: placeholder until its issue lands (throws a clear "not implemented" error).
+// `segrank pack <collection dir> --out <file.h5 | dir>`: npz collection splits -> one HDF5 graph
+// store per split (DESIGN.md 10). Stores are written to temporary names and renamed.
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <string>
+
+#include "data/collection.h"
+#include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "trainer/cli/commands.h"
 
 namespace segrank::cli {
 
-int run_pack(int /*argc*/, char** /*argv*/) {
-    throw Error("'segrank pack' is not implemented yet in this build");
+int run_pack(int argc, char** argv) {
+    cxxopts::Options options("segrank pack",
+                             "Pack npz collection splits into HDF5 graph stores (one per split).\n"
+                             "<collection dir> may be the TpuGraphs npz/ folder, its parent, or a "
+                             "folder of npz files of one task.");
+    options.add_options()("out", "output .h5 file (exactly one collection split) or directory",
+                          cxxopts::value<std::string>())(
+        "chunk-kib", "target KiB per config-tensor chunk", cxxopts::value<int64_t>()->default_value("32"))(
+        "deflate", "deflate level 0..9 for config tensors", cxxopts::value<int>()->default_value("4"))(
+        "input", "collection directory", cxxopts::value<std::string>())("h,help", "show help");
+    options.parse_positional({"input"});
+    options.positional_help("<collection dir> --out <file.h5|dir>");
+    cxxopts::ParseResult args;
+    try {
+        args = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+        throw Error(str(e.what(), " (see segrank pack --help)"));
+    }
+    if (args.count("help")) {
+        std::printf("%s\n", options.help().c_str());
+        return 0;
+    }
+    SEGRANK_CHECK(args.count("input"), "missing <collection dir> (see segrank pack --help)");
+    SEGRANK_CHECK(args.count("out"), "missing --out <file.h5|dir> (see segrank pack --help)");
+    GraphStoreOptions opt;
+    opt.chunk_bytes = args["chunk-kib"].as<int64_t>() * 1024;
+    opt.deflate_level = args["deflate"].as<int>();
+    SEGRANK_CHECK(opt.chunk_bytes > 0, "--chunk-kib must be > 0");
+    SEGRANK_CHECK(opt.deflate_level >= 0 && opt.deflate_level <= 9, "--deflate must be in 0..9");
+
+    const std::filesystem::path input = args["input"].as<std::string>();
+    const std::filesystem::path out = args["out"].as<std::string>();
+    const auto collections = discover_collections(input);
+    const bool single_file = out.extension() == ".h5";
+    if (single_file) {
+        std::string names;
+        for (const auto& c : collections) names += " " + c.id.full_name();
+        SEGRANK_CHECK(collections.size() == 1, "--out ", out.string(), ": ", input.string(),
+                      " holds ", collections.size(), " collection splits (", names,
+                      " ); give a directory to write one store per split");
+    } else {
+        std::filesystem::create_directories(out);
+    }
+    for (const auto& c : collections) {
+        const auto path = single_file ? out : out / (c.id.file_stem() + ".h5");
+        GraphStoreWriter w(path, c.id, c.dir, opt);
+        const LabelPolicy labels = label_policy(c.id.split);
+        for (const auto& f : c.files) {
+            if (c.id.task == Task::kTile) {
+                w.add(load_tile_npz(f, labels));
+            } else {
+                w.add(load_layout_npz(f, labels));
+            }
+        }
+        w.finish();
+        std::printf("packed %s: %lld graphs from %s -> %s\n", c.id.full_name().c_str(),
+                    static_cast<long long>(w.size()), c.dir.string().c_str(), path.string().c_str());
+    }
+    return 0;
 }
 
 }  // namespace segrank::cli

@@ -1,0 +1,68 @@
+// TpuGraphs collections on disk (DESIGN.md 3, 14): discovery of npz/tile/xla/{split}/ and
+// npz/layout/{xla,nlp}/{default,random}/{split}/ folders, and the Kaggle collection names.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "data/graph.h"
+
+namespace segrank {
+
+enum class Source { kXla, kNlp };
+/// Layout search strategy; tile collections have none.
+enum class Search { kNone, kDefault, kRandom };
+/// kUnknown: a loose folder of npz files whose split could not be inferred from its path.
+enum class Split { kTrain, kValid, kTest, kUnknown };
+
+const char* to_string(Task t);    ///< "tile" | "layout"
+const char* to_string(Source s); ///< "xla" | "nlp"
+const char* to_string(Search s); ///< "" | "default" | "random"
+const char* to_string(Split s);  ///< "train" | "valid" | "test" | "unknown"
+/// Parsers (R10): throw segrank::Error listing the valid names.
+Task parse_task(std::string_view s);
+Source parse_source(std::string_view s);
+Search parse_search(std::string_view s);
+Split parse_split(std::string_view s);
+
+/// Identity of one collection split, e.g. {layout, nlp, random, valid}.
+struct CollectionId {
+    Task task = Task::kTile;
+    Source source = Source::kXla;
+    Search search = Search::kNone;
+    Split split = Split::kUnknown;
+
+    /// Kaggle naming (submission ID prefix): "tile:xla", "layout:xla:default", ...
+    std::string name() const;
+    /// name() + ":" + split, e.g. "tile:xla:test".
+    std::string full_name() const;
+    /// File-system friendly form used for store names: "tile_xla_test", "layout_nlp_random_valid".
+    std::string file_stem() const;
+    /// Inverse of name() (+ optional ":split"). Throws on malformed names.
+    static CollectionId parse(std::string_view name_or_full_name);
+    bool operator==(const CollectionId&) const = default;
+};
+
+/// Which label policy loading a split needs: zeros allowed for test (and unknown) splits.
+LabelPolicy label_policy(Split s);
+
+/// One collection split: its identity, folder and npz files (sorted by file name).
+struct Collection {
+    CollectionId id;
+    std::filesystem::path dir;
+    std::vector<std::filesystem::path> files;
+};
+
+/// Task of an npz file from its keys: config_feat => tile, node_config_feat => layout.
+/// Throws naming the file when neither (or both) key is present.
+Task infer_task(const std::filesystem::path& npz_file);
+
+/// Finds the collections under `root`, which may be the TpuGraphs `npz/` folder, its parent, or a
+/// folder holding npz files of one task directly (task from the keys of its first file; source,
+/// search and split from the folder names, e.g. ".../tile_xla_test" -> tile:xla, test).
+/// Only folders with at least one .npz file are listed; order: tile, layout xla, layout nlp,
+/// default before random, train/valid/test. Throws segrank::Error when nothing is found.
+std::vector<Collection> discover_collections(const std::filesystem::path& root);
+
+}  // namespace segrank

@@ -1,0 +1,96 @@
+// NpzGraphSource and config-row selection.
+#include "data/graph_source.h"
+
+#include <cstring>
+
+#include "data/npz.h"
+#include "gnn/core/check.h"
+
+namespace segrank {
+namespace {
+
+void check_rows(const std::vector<int64_t>& rows, int64_t c, const GraphStructure& g) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+        SEGRANK_CHECK(rows[i] >= 0 && rows[i] < c, g.source.string(), ": graph '", g.name,
+                      "': config row ", rows[i], " (selection index ", i, ") out of range [0, ", c,
+                      ")");
+    }
+}
+
+std::vector<int64_t> pick(const std::vector<int64_t>& v, const std::vector<int64_t>& rows) {
+    std::vector<int64_t> out(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) out[i] = v[static_cast<size_t>(rows[i])];
+    return out;
+}
+
+}  // namespace
+
+void select_config_rows(TileGraph& g, const ConfigRows& sel) {
+    if (!sel.rows) return;
+    const auto& rows = *sel.rows;
+    check_rows(rows, g.num_configs(), g);
+    Tensor feat(static_cast<int64_t>(rows.size()), kTileConfigDim);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        std::memcpy(feat.data() + i * kTileConfigDim,
+                    g.config_feat.data() + rows[i] * kTileConfigDim, kTileConfigDim * sizeof(float));
+    }
+    g.config_feat = std::move(feat);
+    g.config_runtime = pick(g.config_runtime, rows);
+    g.config_runtime_normalizers = pick(g.config_runtime_normalizers, rows);
+}
+
+void select_config_rows(LayoutGraph& g, const ConfigRows& sel) {
+    if (!sel.rows) return;
+    const auto& rows = *sel.rows;
+    check_rows(rows, g.num_configs(), g);
+    const size_t row = static_cast<size_t>(g.num_config_nodes()) * kLayoutConfigDim;
+    std::vector<int8_t> feat(rows.size() * row);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        std::memcpy(feat.data() + i * row, g.node_config_feat.data() + rows[i] * row, row);
+    }
+    g.node_config_feat = std::move(feat);
+    g.config_runtime = pick(g.config_runtime, rows);
+}
+
+NpzGraphSource::NpzGraphSource(Collection collection, std::optional<LabelPolicy> labels)
+    : c_(std::move(collection)), labels_(labels.value_or(label_policy(c_.id.split))) {}
+
+GraphInfo NpzGraphSource::info(int64_t i) const {
+    SEGRANK_CHECK(i >= 0 && i < size(), c_.dir.string(), ": graph index ", i, " out of range [0, ",
+                  size(), ")");
+    const auto& path = c_.files[static_cast<size_t>(i)];
+    NpzReader z(path);
+    GraphInfo info;
+    info.name = path.stem().string();
+    info.source = path;
+    const auto dim0 = [&](const std::string& key) {
+        const NpyHeader h = z.header(key);
+        SEGRANK_CHECK(!h.shape.empty(), z.where(key), ": expected at least one dimension");
+        return h.shape[0];
+    };
+    info.num_nodes = dim0("node_opcode");
+    info.num_edges = dim0("edge_index");
+    info.num_configs = dim0("config_runtime");
+    if (c_.id.task == Task::kLayout) info.num_config_nodes = dim0("node_config_ids");
+    return info;
+}
+
+TileGraph NpzGraphSource::load_tile(int64_t i, const ConfigRows& rows) const {
+    SEGRANK_CHECK(c_.id.task == Task::kTile, c_.dir.string(), ": collection ", c_.id.name(),
+                  " holds layout graphs, not tile graphs");
+    SEGRANK_CHECK(i >= 0 && i < size(), c_.dir.string(), ": graph index ", i, " out of range");
+    TileGraph g = load_tile_npz(c_.files[static_cast<size_t>(i)], labels_);
+    select_config_rows(g, rows);
+    return g;
+}
+
+LayoutGraph NpzGraphSource::load_layout(int64_t i, const ConfigRows& rows) const {
+    SEGRANK_CHECK(c_.id.task == Task::kLayout, c_.dir.string(), ": collection ", c_.id.name(),
+                  " holds tile graphs, not layout graphs");
+    SEGRANK_CHECK(i >= 0 && i < size(), c_.dir.string(), ": graph index ", i, " out of range");
+    LayoutGraph g = load_layout_npz(c_.files[static_cast<size_t>(i)], labels_);
+    select_config_rows(g, rows);
+    return g;
+}
+
+}  // namespace segrank

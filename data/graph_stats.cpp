@@ -1,0 +1,157 @@
+// Statistics of graphs and collections for `segrank stats`.
+#include "data/graph_stats.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string_view>
+#include <unordered_set>
+
+#include "gnn/core/check.h"
+
+namespace segrank {
+namespace {
+
+// Distinct rows of a [c, row_bytes] byte matrix.
+int64_t duplicates(const void* data, int64_t c, size_t row_bytes) {
+    std::unordered_set<std::string_view> seen;
+    const char* p = static_cast<const char*>(data);
+    for (int64_t i = 0; i < c; ++i) seen.emplace(p + static_cast<size_t>(i) * row_bytes, row_bytes);
+    return c - static_cast<int64_t>(seen.size());
+}
+
+void runtime_stats(std::vector<int64_t> rt, int64_t& mn, double& med, int64_t& mx) {
+    if (rt.empty()) return;
+    std::sort(rt.begin(), rt.end());
+    mn = rt.front();
+    mx = rt.back();
+    const size_t h = rt.size() / 2;
+    med = rt.size() % 2 ? static_cast<double>(rt[h])
+                        : (static_cast<double>(rt[h - 1]) + static_cast<double>(rt[h])) / 2.0;
+}
+
+GraphStats base(const GraphStructure& g, int64_t c, const std::vector<int64_t>& rt) {
+    GraphStats s;
+    s.name = g.name;
+    s.nodes = g.num_nodes();
+    s.edges = g.num_edges();
+    s.configs = c;
+    runtime_stats(rt, s.runtime_min, s.runtime_median, s.runtime_max);
+    return s;
+}
+
+std::string json_escape(const std::string& s) {
+    std::string o;
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') o += '\\';
+        if (static_cast<unsigned char>(ch) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+            o += buf;
+            continue;
+        }
+        o += ch;
+    }
+    return o;
+}
+
+std::string fmt_median(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, v == static_cast<double>(static_cast<int64_t>(v)) ? "%.0f" : "%.1f",
+                  v);
+    return buf;
+}
+
+}  // namespace
+
+GraphStats compute_stats(const TileGraph& g) {
+    GraphStats s = base(g, g.num_configs(), g.config_runtime);
+    s.duplicate_configs = duplicates(g.config_feat.data(), g.num_configs(), kTileConfigDim * 4);
+    return s;
+}
+
+GraphStats compute_stats(const LayoutGraph& g) {
+    GraphStats s = base(g, g.num_configs(), g.config_runtime);
+    s.config_nodes = g.num_config_nodes();
+    s.duplicate_configs = duplicates(g.node_config_feat.data(), g.num_configs(),
+                                     static_cast<size_t>(g.num_config_nodes()) * kLayoutConfigDim);
+    return s;
+}
+
+CollectionStats compute_stats(const GraphSource& src, const std::string& where) {
+    CollectionStats s;
+    s.collection = src.collection().full_name();
+    s.source = where;
+    std::vector<int64_t> all_rt;
+    for (int64_t i = 0; i < src.size(); ++i) {
+        GraphStats g;
+        if (src.task() == Task::kTile) {
+            const TileGraph t = src.load_tile(i, ConfigRows::all());
+            g = compute_stats(t);
+            all_rt.insert(all_rt.end(), t.config_runtime.begin(), t.config_runtime.end());
+        } else {
+            const LayoutGraph l = src.load_layout(i, ConfigRows::all());
+            g = compute_stats(l);
+            all_rt.insert(all_rt.end(), l.config_runtime.begin(), l.config_runtime.end());
+        }
+        s.graphs += 1;
+        s.nodes += g.nodes;
+        s.edges += g.edges;
+        s.configs += g.configs;
+        s.config_nodes += g.config_nodes;
+        s.duplicate_configs += g.duplicate_configs;
+        s.per_graph.push_back(std::move(g));
+    }
+    runtime_stats(std::move(all_rt), s.runtime_min, s.runtime_median, s.runtime_max);
+    return s;
+}
+
+std::string format_stats_table(const CollectionStats& s) {
+    std::string out = "collection " + s.collection + " (" + s.source + "): " +
+                      std::to_string(s.graphs) + " graphs\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "%-34s %10s %10s %9s %9s %9s %14s %14s %14s\n", "graph",
+                  "nodes", "edges", "configs", "cfg_nodes", "dup_cfgs", "runtime_min",
+                  "runtime_median", "runtime_max");
+    out += line;
+    auto row = [&](const std::string& name, int64_t n, int64_t m, int64_t c, int64_t nc,
+                   int64_t dup, int64_t mn, double med, int64_t mx) {
+        std::snprintf(line, sizeof line, "%-34s %10lld %10lld %9lld %9lld %9lld %14lld %14s %14lld\n",
+                      name.c_str(), static_cast<long long>(n), static_cast<long long>(m),
+                      static_cast<long long>(c), static_cast<long long>(nc),
+                      static_cast<long long>(dup), static_cast<long long>(mn),
+                      fmt_median(med).c_str(), static_cast<long long>(mx));
+        out += line;
+    };
+    for (const auto& g : s.per_graph) {
+        row(g.name, g.nodes, g.edges, g.configs, g.config_nodes, g.duplicate_configs,
+            g.runtime_min, g.runtime_median, g.runtime_max);
+    }
+    row("TOTAL", s.nodes, s.edges, s.configs, s.config_nodes, s.duplicate_configs, s.runtime_min,
+        s.runtime_median, s.runtime_max);
+    return out;
+}
+
+std::string format_stats_json(const CollectionStats& s) {
+    auto fields = [](int64_t n, int64_t m, int64_t c, int64_t nc, int64_t dup, int64_t mn,
+                     double med, int64_t mx) {
+        return str("\"nodes\": ", n, ", \"edges\": ", m, ", \"configs\": ", c,
+                   ", \"config_nodes\": ", nc, ", \"duplicate_configs\": ", dup,
+                   ", \"runtime_min\": ", mn, ", \"runtime_median\": ", fmt_median(med),
+                   ", \"runtime_max\": ", mx);
+    };
+    std::string out = str("{\"collection\": \"", json_escape(s.collection), "\", \"source\": \"",
+                           json_escape(s.source), "\", \"graphs\": ", s.graphs, ", ",
+                           fields(s.nodes, s.edges, s.configs, s.config_nodes, s.duplicate_configs,
+                                  s.runtime_min, s.runtime_median, s.runtime_max),
+                           ", \"per_graph\": [");
+    for (size_t i = 0; i < s.per_graph.size(); ++i) {
+        const auto& g = s.per_graph[i];
+        out += str(i ? ", " : "", "{\"name\": \"", json_escape(g.name), "\", ",
+                   fields(g.nodes, g.edges, g.configs, g.config_nodes, g.duplicate_configs,
+                          g.runtime_min, g.runtime_median, g.runtime_max),
+                   "}");
+    }
+    return out + "]}";
+}
+
+}  // namespace segrank

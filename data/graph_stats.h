@@ -1,0 +1,52 @@
+// Per-graph and per-collection statistics for `segrank stats` (nodes, edges, configs, configurable
+// nodes, duplicate config rows, runtime min/median/max in ns).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/graph.h"
+#include "data/graph_source.h"
+
+namespace segrank {
+
+/// Statistics of one graph (runtimes are raw config_runtime values in ns).
+struct GraphStats {
+    std::string name;
+    int64_t nodes = 0;
+    int64_t edges = 0;
+    int64_t configs = 0;
+    int64_t config_nodes = 0;       ///< layout nc; 0 for tile
+    int64_t duplicate_configs = 0;  ///< configs minus distinct config rows (tile) / matrices (layout)
+    int64_t runtime_min = 0;
+    double runtime_median = 0;      ///< mean of the two middle values for even counts
+    int64_t runtime_max = 0;
+};
+
+/// Totals over the graphs of one collection split; runtime statistics pool all configs.
+struct CollectionStats {
+    std::string collection;  ///< CollectionId::full_name(), e.g. "tile:xla:test"
+    std::string source;      ///< the folder or store the statistics were read from
+    int64_t graphs = 0;
+    int64_t nodes = 0;
+    int64_t edges = 0;
+    int64_t configs = 0;
+    int64_t config_nodes = 0;
+    int64_t duplicate_configs = 0;
+    int64_t runtime_min = 0;
+    double runtime_median = 0;
+    int64_t runtime_max = 0;
+    std::vector<GraphStats> per_graph;
+};
+
+GraphStats compute_stats(const TileGraph& g);
+GraphStats compute_stats(const LayoutGraph& g);
+/// Loads every graph of `src` (all config rows) and aggregates. `where` names the source.
+CollectionStats compute_stats(const GraphSource& src, const std::string& where);
+
+/// Fixed-width human table: one row per graph, then a TOTAL row.
+std::string format_stats_table(const CollectionStats& s);
+/// JSON object {"collection":..,"source":..,"graphs":..,...,"per_graph":[{...}]}.
+std::string format_stats_json(const CollectionStats& s);
+
+}  // namespace segrank

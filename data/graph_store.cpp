@@ -1,0 +1,234 @@
+// HDF5 graph store writer and reader (DESIGN.md 10); schema documented in graph_store.h.
+#include "data/graph_store.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
+
+#include "gnn/core/check.h"
+
+namespace segrank {
+namespace {
+
+constexpr const char* kFormat = "segrank-graph-store";
+
+template <typename T>
+std::span<const T> cspan(const std::vector<T>& v) {
+    return {v.data(), v.size()};
+}
+
+}  // namespace
+
+bool is_hdf5_file(const std::filesystem::path& path) {
+    std::ifstream f(path, std::ios::binary);
+    char sig[8] = {};
+    f.read(sig, 8);
+    return f.gcount() == 8 && std::memcmp(sig, "\x89HDF\r\n\x1a\n", 8) == 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writer
+
+GraphStoreWriter::GraphStoreWriter(const std::filesystem::path& path, const CollectionId& id,
+                                   const std::filesystem::path& source_dir, GraphStoreOptions opt)
+    : path_(path),
+      tmp_(path.string() + ".tmp-" + std::to_string(::getpid())),
+      id_(id),
+      opt_(opt) {
+    SEGRANK_CHECK(opt.chunk_bytes > 0 && opt.deflate_level >= 0 && opt.deflate_level <= 9,
+                  path.string(), ": bad store options (chunk_bytes > 0, deflate 0..9)");
+    file_ = std::make_unique<H5File>(H5File::create(tmp_));
+    H5Group root = file_->root();
+    root.set_attr("format", std::string(kFormat));
+    root.set_attr("format_version", kGraphStoreVersion);
+    root.set_attr("task", std::string(to_string(id.task)));
+    root.set_attr("collection", id.name());
+    root.set_attr("split", std::string(to_string(id.split)));
+    root.set_attr("source", source_dir.string());
+    root.create_group("graphs");
+}
+
+GraphStoreWriter::~GraphStoreWriter() {
+    if (!finished_) {
+        file_.reset();
+        std::error_code ec;
+        std::filesystem::remove(tmp_, ec);
+    }
+}
+
+int64_t GraphStoreWriter::rows_per_chunk(int64_t row_bytes) const {
+    return std::max<int64_t>(1, opt_.chunk_bytes / std::max<int64_t>(1, row_bytes));
+}
+
+H5Group GraphStoreWriter::begin_graph(const GraphStructure& g, Task task, int64_t num_configs,
+                                      int64_t nc) {
+    SEGRANK_CHECK(!finished_, path_.string(), ": store already finished");
+    SEGRANK_CHECK(task == id_.task, path_.string(), ": graph '", g.name, "' is a ", to_string(task),
+                  " graph but the store holds ", id_.name());
+    SEGRANK_CHECK(!g.name.empty() && g.name.find('/') == std::string::npos && g.name != "." &&
+                      g.name != "..",
+                  path_.string(), ": graph name '", g.name, "' is not a valid HDF5 group name");
+    H5Group graphs = file_->root().open_group("graphs");
+    SEGRANK_CHECK(!graphs.has(g.name), path_.string(), ": duplicate graph name '", g.name, "'");
+    H5Group gg = graphs.create_group(g.name);
+    gg.set_attr("source_file", g.source.string());
+    gg.set_attr("num_nodes", g.num_nodes());
+    gg.set_attr("num_edges", g.num_edges());
+    gg.set_attr("num_configs", num_configs);
+    gg.set_attr("num_config_nodes", nc);
+    const H5WriteOptions small{0, 0};
+    gg.write<float>("node_feat", {g.num_nodes(), g.node_feat.cols()}, g.node_feat.span(), small);
+    std::vector<uint8_t> ops(g.node_opcode.begin(), g.node_opcode.end());
+    gg.write<uint8_t>("node_opcode", {g.num_nodes()}, cspan(ops), small);
+    gg.write<int64_t>("edge_index", {g.num_edges(), 2}, cspan(g.edge_index), small);
+    ++count_;
+    return gg;
+}
+
+void GraphStoreWriter::add(const TileGraph& g) {
+    validate(g, LabelPolicy::kAllowTestZeros, g.source.string());
+    H5Group gg = begin_graph(g, Task::kTile, g.num_configs(), 0);
+    const int64_t c = g.num_configs();
+    gg.write<float>("config_feat", {c, kTileConfigDim}, g.config_feat.span(),
+                    {rows_per_chunk(kTileConfigDim * 4), opt_.deflate_level});
+    gg.write<int64_t>("config_runtime", {c}, cspan(g.config_runtime));
+    gg.write<int64_t>("config_runtime_normalizers", {c}, cspan(g.config_runtime_normalizers));
+}
+
+void GraphStoreWriter::add(const LayoutGraph& g) {
+    validate(g, LabelPolicy::kAllowTestZeros, g.source.string());
+    const int64_t c = g.num_configs();
+    const int64_t nc = g.num_config_nodes();
+    H5Group gg = begin_graph(g, Task::kLayout, c, nc);
+    gg.write<int64_t>("node_config_ids", {nc}, cspan(g.node_config_ids));
+    gg.write<int8_t>("node_config_feat", {c, nc, kLayoutConfigDim}, cspan(g.node_config_feat),
+                     {rows_per_chunk(nc * kLayoutConfigDim), opt_.deflate_level});
+    gg.write<int64_t>("config_runtime", {c}, cspan(g.config_runtime));
+    gg.write<int64_t>("node_splits", {static_cast<int64_t>(g.node_splits.size())},
+                      cspan(g.node_splits));
+}
+
+void GraphStoreWriter::finish() {
+    SEGRANK_CHECK(!finished_, path_.string(), ": store already finished");
+    file_->root().set_attr("num_graphs", count_);
+    file_->close();
+    file_.reset();
+    std::error_code ec;
+    std::filesystem::rename(tmp_, path_, ec);
+    SEGRANK_CHECK(!ec, path_.string(), ": cannot rename the temporary store into place: ",
+                  ec.message());
+    finished_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reader
+
+GraphStore::GraphStore(const std::filesystem::path& path, std::optional<LabelPolicy> labels)
+    : file_(H5File::open_read(path)) {
+    const H5Group root = file_.root();
+    const auto format = root.attr_string("format");
+    SEGRANK_CHECK(format && *format == kFormat, path.string(),
+                  ": not a segrank graph store (attribute 'format' is missing or not '", kFormat,
+                  "')");
+    const int64_t version = root.attr_int("format_version").value_or(-1);
+    SEGRANK_CHECK(version >= 1 && version <= kGraphStoreVersion, path.string(),
+                  ": attribute 'format_version' = ", version, ", this build reads 1..",
+                  kGraphStoreVersion);
+    const auto coll = root.attr_string("collection");
+    const auto split = root.attr_string("split");
+    SEGRANK_CHECK(coll && split, path.string(), ": attributes 'collection' and 'split' required");
+    id_ = CollectionId::parse(*coll);
+    id_.split = parse_split(*split);
+    labels_ = labels.value_or(label_policy(id_.split));
+    names_ = root.open_group("graphs").children();
+}
+
+H5Group GraphStore::graph_group(int64_t i) const {
+    SEGRANK_CHECK(i >= 0 && i < size(), path().string(), ": graph index ", i, " out of range [0, ",
+                  size(), ")");
+    return file_.root().open_group("graphs").open_group(names_[static_cast<size_t>(i)]);
+}
+
+GraphInfo GraphStore::info(int64_t i) const {
+    const H5Group gg = graph_group(i);
+    GraphInfo info;
+    info.name = names_[static_cast<size_t>(i)];
+    info.source = gg.attr_string("source_file").value_or("");
+    auto need = [&](const char* a) {
+        const auto v = gg.attr_int(a);
+        SEGRANK_CHECK(v.has_value(), gg.where(), ": missing attribute '", a, "'");
+        return *v;
+    };
+    info.num_nodes = need("num_nodes");
+    info.num_edges = need("num_edges");
+    info.num_configs = need("num_configs");
+    info.num_config_nodes = need("num_config_nodes");
+    return info;
+}
+
+void GraphStore::load_structure(const H5Group& gg, int64_t i, GraphStructure& g) const {
+    g.name = names_[static_cast<size_t>(i)];
+    g.source = gg.attr_string("source_file").value_or(path().string());
+    const H5Dataset nf = gg.open_dataset("node_feat");
+    const auto s = nf.shape();
+    SEGRANK_CHECK(s.size() == 2 && s[1] == kNodeFeatDim, nf.where(), ": expected shape (n, ",
+                  kNodeFeatDim, ")");
+    g.node_feat = Tensor(s[0], s[1]);
+    nf.read<float>(g.node_feat.span());
+    g.node_opcode = gg.open_dataset("node_opcode").read<int32_t>();
+    g.edge_index = gg.open_dataset("edge_index").read<int64_t>();
+}
+
+namespace {
+
+// Reads `rows` of a [c, ...] dataset (all rows when not given).
+template <typename T>
+std::vector<T> rows_of(const H5Dataset& ds, const ConfigRows& rows) {
+    if (!rows.rows) return ds.read<T>();
+    std::vector<T> out(rows.rows->size() * static_cast<size_t>(ds.row_elements()));
+    ds.read_rows<T>(cspan(*rows.rows), std::span<T>(out));
+    return out;
+}
+
+}  // namespace
+
+TileGraph GraphStore::load_tile(int64_t i, const ConfigRows& rows) const {
+    SEGRANK_CHECK(id_.task == Task::kTile, path().string(), ": store holds ", id_.name(),
+                  ", not tile graphs");
+    const H5Group gg = graph_group(i);
+    TileGraph g;
+    load_structure(gg, i, g);
+    const H5Dataset cf = gg.open_dataset("config_feat");
+    const auto s = cf.shape();
+    SEGRANK_CHECK(s.size() == 2 && s[1] == kTileConfigDim, cf.where(), ": expected shape (c, 24)");
+    const std::vector<float> feat = rows_of<float>(cf, rows);
+    g.config_feat = Tensor(static_cast<int64_t>(feat.size() / kTileConfigDim), kTileConfigDim);
+    std::copy(feat.begin(), feat.end(), g.config_feat.data());
+    g.config_runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
+    g.config_runtime_normalizers =
+        rows_of<int64_t>(gg.open_dataset("config_runtime_normalizers"), rows);
+    validate(g, labels_, gg.where());
+    return g;
+}
+
+LayoutGraph GraphStore::load_layout(int64_t i, const ConfigRows& rows) const {
+    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(),
+                  ", not layout graphs");
+    const H5Group gg = graph_group(i);
+    LayoutGraph g;
+    load_structure(gg, i, g);
+    g.node_config_ids = gg.open_dataset("node_config_ids").read<int64_t>();
+    const H5Dataset cf = gg.open_dataset("node_config_feat");
+    const auto s = cf.shape();
+    SEGRANK_CHECK(s.size() == 3 && s[1] == static_cast<int64_t>(g.node_config_ids.size()) &&
+                      s[2] == kLayoutConfigDim,
+                  cf.where(), ": expected shape (c, nc, 18)");
+    g.node_config_feat = rows_of<int8_t>(cf, rows);
+    g.config_runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
+    g.node_splits = gg.open_dataset("node_splits").read<int64_t>();
+    validate(g, labels_, gg.where());
+    return g;
+}
+
+}  // namespace segrank

@@ -1,0 +1,100 @@
+// HDF5 graph store (DESIGN.md 10): one file per collection split, readable by h5py.
+//
+// Schema (format_version 1):
+//   /                      attrs: format = "segrank-graph-store", format_version = 1,
+//                                 task = "tile"|"layout", collection = "layout:xla:default",
+//                                 split = "train"|"valid"|"test"|"unknown", source = packed folder
+//   /graphs/<name>/        attrs: source_file, num_nodes, num_edges, num_configs, num_config_nodes
+//     node_feat            f32 [n, 140]
+//     node_opcode          u8  [n]
+//     edge_index           i64 [m, 2]       (row (u, v): u consumes v)
+//     config_runtime       i64 [c] ns
+//     tile only:   config_feat                 f32 [c, 24]      chunked by config rows, deflate
+//                  config_runtime_normalizers  i64 [c] ns
+//     layout only: node_config_ids             i64 [nc]
+//                  node_config_feat            i8  [c, nc, 18]  chunked by config rows, deflate
+//                  node_splits                 i64 [k]
+// Config tensors are chunked along the config dimension, so reading K sampled rows touches at most
+// K chunks and never the rest of the tensor.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/graph_source.h"
+#include "data/h5_file.h"
+
+namespace segrank {
+
+inline constexpr int64_t kGraphStoreVersion = 1;
+
+/// Layout knobs of written stores.
+struct GraphStoreOptions {
+    int64_t chunk_bytes = 32 * 1024;  ///< target bytes per config-tensor chunk (>= 1 row)
+    int deflate_level = 4;            ///< 0 = no compression, 1..9 = shuffle + deflate
+};
+
+/// Writes a store to `<path>.tmp-<pid>` and renames it onto `path` in finish(); destroying an
+/// unfinished writer removes the temporary file (no partial stores).
+class GraphStoreWriter {
+public:
+    GraphStoreWriter(const std::filesystem::path& path, const CollectionId& id,
+                     const std::filesystem::path& source_dir, GraphStoreOptions opt = {});
+    ~GraphStoreWriter();
+    GraphStoreWriter(const GraphStoreWriter&) = delete;
+    GraphStoreWriter& operator=(const GraphStoreWriter&) = delete;
+
+    /// Appends a graph (validated first; its name must be unique in the store and match the task).
+    void add(const TileGraph& g);
+    void add(const LayoutGraph& g);
+    int64_t size() const { return count_; }
+    /// Closes and renames into place. Throws segrank::Error on HDF5 or file-system failure.
+    void finish();
+
+private:
+    H5Group begin_graph(const GraphStructure& g, Task task, int64_t num_configs, int64_t nc);
+    int64_t rows_per_chunk(int64_t row_bytes) const;
+
+    std::filesystem::path path_, tmp_;
+    CollectionId id_;
+    GraphStoreOptions opt_;
+    std::unique_ptr<H5File> file_;
+    int64_t count_ = 0;
+    bool finished_ = false;
+};
+
+/// Reads a store written by GraphStoreWriter. Structure and selected config rows are read on
+/// demand with hyperslab selections; nothing is cached. Throws when the file is not a store or
+/// has a newer format version.
+class GraphStore : public GraphSource {
+public:
+    /// `labels` defaults to label_policy(split attribute).
+    explicit GraphStore(const std::filesystem::path& path, std::optional<LabelPolicy> labels = {});
+    const CollectionId& collection() const override { return id_; }
+    int64_t size() const override { return static_cast<int64_t>(names_.size()); }
+    GraphInfo info(int64_t i) const override;
+    TileGraph load_tile(int64_t i, const ConfigRows& rows) const override;
+    LayoutGraph load_layout(int64_t i, const ConfigRows& rows) const override;
+
+    const std::filesystem::path& path() const { return file_.path(); }
+    /// Graph names in index order (sorted).
+    const std::vector<std::string>& names() const { return names_; }
+    /// The underlying file, for inspection (e.g. dataset storage sizes in tests).
+    const H5File& file() const { return file_; }
+
+private:
+    H5Group graph_group(int64_t i) const;
+    void load_structure(const H5Group& gg, int64_t i, GraphStructure& g) const;
+
+    H5File file_;
+    CollectionId id_;
+    LabelPolicy labels_;
+    std::vector<std::string> names_;
+};
+
+/// True when `path` looks like an HDF5 file (by its 8-byte signature).
+bool is_hdf5_file(const std::filesystem::path& path);
+
+}  // namespace segrank

@@ -1,0 +1,387 @@
+// HDF5 C API boundary (STYLE.md 3.8.4): the only <hdf5.h> includer; negative returns become
+// segrank::Error with the file, the object path and HDF5's innermost error description.
+#include "data/h5_file.h"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <type_traits>
+
+#include "gnn/core/check.h"
+
+namespace segrank {
+
+static_assert(std::is_same_v<hid_t, int64_t>, "HDF5 >= 1.10 uses 64-bit hid_t");
+
+namespace {
+
+void quiet_hdf5() {
+    static std::once_flag once;
+    std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+herr_t walk_first(unsigned n, const H5E_error2_t* e, void* out) {
+    auto* s = static_cast<std::string*>(out);
+    if (n == 0 && e && e->desc) *s = e->desc;
+    return 0;
+}
+
+// HDF5's description of the current error stack's innermost failure.
+std::string h5_detail() {
+    std::string s;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_first, &s);
+    H5Eclear2(H5E_DEFAULT);
+    return s.empty() ? "HDF5 call failed" : s;
+}
+
+// Throws when an HDF5 call returned a negative value.
+template <typename R>
+R h5_check(R r, const std::string& where, const char* what) {
+    if (r < 0) throw Error(str(where, ": ", what, " failed (", h5_detail(), ")"));
+    return r;
+}
+
+hid_t mem_type(H5Type t) {
+    switch (t) {
+        case H5Type::kF32: return H5T_NATIVE_FLOAT;
+        case H5Type::kF64: return H5T_NATIVE_DOUBLE;
+        case H5Type::kI64: return H5T_NATIVE_INT64;
+        case H5Type::kI32: return H5T_NATIVE_INT32;
+        case H5Type::kI8: return H5T_NATIVE_INT8;
+        case H5Type::kU8: return H5T_NATIVE_UINT8;
+    }
+    return -1;
+}
+
+hid_t file_type(H5Type t) {
+    switch (t) {
+        case H5Type::kF32: return H5T_IEEE_F32LE;
+        case H5Type::kF64: return H5T_IEEE_F64LE;
+        case H5Type::kI64: return H5T_STD_I64LE;
+        case H5Type::kI32: return H5T_STD_I32LE;
+        case H5Type::kI8: return H5T_STD_I8LE;
+        case H5Type::kU8: return H5T_STD_U8LE;
+    }
+    return -1;
+}
+
+size_t type_size(H5Type t) {
+    switch (t) {
+        case H5Type::kF32: return 4;
+        case H5Type::kF64: return 8;
+        case H5Type::kI64: return 8;
+        case H5Type::kI32: return 4;
+        case H5Type::kI8: return 1;
+        case H5Type::kU8: return 1;
+    }
+    return 0;
+}
+
+}  // namespace
+
+H5Handle::~H5Handle() {
+    if (id_ >= 0) H5Idec_ref(id_);
+}
+
+H5Handle& H5Handle::operator=(H5Handle&& o) noexcept {
+    if (this != &o) {
+        if (id_ >= 0) H5Idec_ref(id_);
+        id_ = o.id_;
+        o.id_ = -1;
+    }
+    return *this;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attributes
+
+bool H5Object::has_attr(const std::string& name) const {
+    return h5_check(H5Aexists(id(), name.c_str()), where_, "H5Aexists") > 0;
+}
+
+void H5Object::set_attr(const std::string& name, const std::string& value) {
+    if (has_attr(name)) h5_check(H5Adelete(id(), name.c_str()), where_, "H5Adelete");
+    H5Handle type(h5_check(H5Tcopy(H5T_C_S1), where_, "H5Tcopy"));
+    h5_check(H5Tset_size(type.get(), H5T_VARIABLE), where_, "H5Tset_size");
+    h5_check(H5Tset_cset(type.get(), H5T_CSET_UTF8), where_, "H5Tset_cset");
+    H5Handle space(h5_check(H5Screate(H5S_SCALAR), where_, "H5Screate"));
+    H5Handle a(h5_check(H5Acreate2(id(), name.c_str(), type.get(), space.get(), H5P_DEFAULT,
+                                   H5P_DEFAULT),
+                        where_ + " attribute '" + name + "'", "H5Acreate2"));
+    const char* p = value.c_str();
+    h5_check(H5Awrite(a.get(), type.get(), &p), where_ + " attribute '" + name + "'", "H5Awrite");
+}
+
+void H5Object::set_attr(const std::string& name, int64_t value) {
+    if (has_attr(name)) h5_check(H5Adelete(id(), name.c_str()), where_, "H5Adelete");
+    H5Handle space(h5_check(H5Screate(H5S_SCALAR), where_, "H5Screate"));
+    H5Handle a(h5_check(H5Acreate2(id(), name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT,
+                                   H5P_DEFAULT),
+                        where_ + " attribute '" + name + "'", "H5Acreate2"));
+    h5_check(H5Awrite(a.get(), H5T_NATIVE_INT64, &value), where_ + " attribute '" + name + "'",
+             "H5Awrite");
+}
+
+std::optional<std::string> H5Object::attr_string(const std::string& name) const {
+    if (!has_attr(name)) return std::nullopt;
+    const std::string w = where_ + " attribute '" + name + "'";
+    H5Handle a(h5_check(H5Aopen(id(), name.c_str(), H5P_DEFAULT), w, "H5Aopen"));
+    H5Handle type(h5_check(H5Aget_type(a.get()), w, "H5Aget_type"));
+    SEGRANK_CHECK(H5Tget_class(type.get()) == H5T_STRING, w, ": expected a string attribute");
+    if (H5Tis_variable_str(type.get()) > 0) {
+        H5Handle mt(h5_check(H5Tcopy(H5T_C_S1), w, "H5Tcopy"));
+        h5_check(H5Tset_size(mt.get(), H5T_VARIABLE), w, "H5Tset_size");
+        h5_check(H5Tset_cset(mt.get(), H5Tget_cset(type.get())), w, "H5Tset_cset");
+        char* p = nullptr;
+        h5_check(H5Aread(a.get(), mt.get(), &p), w, "H5Aread");
+        std::string s = p ? p : "";
+        H5free_memory(p);
+        return s;
+    }
+    const size_t n = H5Tget_size(type.get());
+    std::string s(n, '\0');
+    h5_check(H5Aread(a.get(), type.get(), s.data()), w, "H5Aread");
+    s.resize(std::strlen(s.c_str()));
+    return s;
+}
+
+std::optional<int64_t> H5Object::attr_int(const std::string& name) const {
+    if (!has_attr(name)) return std::nullopt;
+    const std::string w = where_ + " attribute '" + name + "'";
+    H5Handle a(h5_check(H5Aopen(id(), name.c_str(), H5P_DEFAULT), w, "H5Aopen"));
+    H5Handle type(h5_check(H5Aget_type(a.get()), w, "H5Aget_type"));
+    SEGRANK_CHECK(H5Tget_class(type.get()) == H5T_INTEGER, w, ": expected an integer attribute");
+    int64_t v = 0;
+    h5_check(H5Aread(a.get(), H5T_NATIVE_INT64, &v), w, "H5Aread");
+    return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Datasets
+
+std::vector<int64_t> H5Dataset::shape() const {
+    H5Handle space(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
+    const int r = h5_check(H5Sget_simple_extent_ndims(space.get()), where_, "H5Sget_ndims");
+    std::vector<hsize_t> dims(static_cast<size_t>(r));
+    h5_check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), where_, "H5Sget_dims");
+    return std::vector<int64_t>(dims.begin(), dims.end());
+}
+
+int64_t H5Dataset::row_elements() const {
+    const auto s = shape();
+    int64_t n = 1;
+    for (size_t d = 1; d < s.size(); ++d) n *= s[d];
+    return n;
+}
+
+H5Type H5Dataset::type() const {
+    H5Handle t(h5_check(H5Dget_type(id()), where_, "H5Dget_type"));
+    const H5T_class_t cls = H5Tget_class(t.get());
+    const size_t size = H5Tget_size(t.get());
+    if (cls == H5T_FLOAT && size == 4) return H5Type::kF32;
+    if (cls == H5T_FLOAT && size == 8) return H5Type::kF64;
+    if (cls == H5T_INTEGER) {
+        const bool sgn = H5Tget_sign(t.get()) == H5T_SGN_2;
+        if (size == 8 && sgn) return H5Type::kI64;
+        if (size == 4 && sgn) return H5Type::kI32;
+        if (size == 1) return sgn ? H5Type::kI8 : H5Type::kU8;
+    }
+    throw Error(str(where_, ": unsupported dataset element type (class ", static_cast<int>(cls),
+                    ", ", size, " bytes)"));
+}
+
+int64_t H5Dataset::storage_bytes() const { return static_cast<int64_t>(H5Dget_storage_size(id())); }
+
+int64_t H5Dataset::chunk_rows() const {
+    H5Handle plist(h5_check(H5Dget_create_plist(id()), where_, "H5Dget_create_plist"));
+    if (H5Pget_layout(plist.get()) != H5D_CHUNKED) return 0;
+    hsize_t dims[8] = {};
+    h5_check(H5Pget_chunk(plist.get(), 8, dims), where_, "H5Pget_chunk");
+    return static_cast<int64_t>(dims[0]);
+}
+
+void H5Dataset::read_all(H5Type t, void* out, size_t n) const {
+    int64_t total = 1;
+    for (int64_t d : shape()) total *= d;
+    SEGRANK_CHECK(static_cast<int64_t>(n) == total, where_, ": dataset holds ", total,
+                  " elements, destination has ", n);
+    if (n == 0) return;
+    h5_check(H5Dread(id(), mem_type(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, out), where_, "H5Dread");
+}
+
+void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* out,
+                               size_t n) const {
+    const auto dims = shape();
+    SEGRANK_CHECK(!dims.empty(), where_, ": row read from a scalar dataset");
+    const int64_t row = row_elements();
+    SEGRANK_CHECK(static_cast<int64_t>(n) == static_cast<int64_t>(rows.size()) * row, where_,
+                  ": destination has ", n, " elements, ", rows.size(), " rows need ",
+                  static_cast<int64_t>(rows.size()) * row);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        SEGRANK_CHECK(rows[i] >= 0 && rows[i] < dims[0], where_, ": row ", rows[i],
+                      " (selection index ", i, ") out of range [0, ", dims[0], ")");
+    }
+    if (rows.empty() || row == 0) return;
+    // HDF5 returns a union selection in file order: read sorted distinct rows (runs merged into
+    // blocks), then place them in the requested order.
+    std::vector<int64_t> uniq(rows.begin(), rows.end());
+    std::sort(uniq.begin(), uniq.end());
+    uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+    H5Handle fspace(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
+    h5_check(H5Sselect_none(fspace.get()), where_, "H5Sselect_none");
+    std::vector<hsize_t> start(dims.size(), 0), count(dims.begin(), dims.end());
+    for (size_t i = 0; i < uniq.size();) {
+        size_t j = i + 1;
+        while (j < uniq.size() && uniq[j] == uniq[j - 1] + 1) ++j;
+        start[0] = static_cast<hsize_t>(uniq[i]);
+        count[0] = static_cast<hsize_t>(j - i);
+        h5_check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_OR, start.data(), nullptr,
+                                     count.data(), nullptr),
+                 where_, "H5Sselect_hyperslab");
+        i = j;
+    }
+    const hsize_t mem_n = static_cast<hsize_t>(uniq.size()) * static_cast<hsize_t>(row);
+    H5Handle mspace(h5_check(H5Screate_simple(1, &mem_n, nullptr), where_, "H5Screate_simple"));
+    const size_t es = type_size(t);
+    const size_t row_bytes = static_cast<size_t>(row) * es;
+    const bool direct = uniq.size() == rows.size() && std::equal(uniq.begin(), uniq.end(), rows.begin());
+    std::vector<uint8_t> tmp(direct ? 0 : uniq.size() * row_bytes);
+    void* dst = direct ? out : tmp.data();
+    h5_check(H5Dread(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, dst), where_,
+             "H5Dread (row selection)");
+    if (direct) return;
+    auto* o = static_cast<uint8_t*>(out);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const size_t k = static_cast<size_t>(
+            std::lower_bound(uniq.begin(), uniq.end(), rows[i]) - uniq.begin());
+        std::memcpy(o + i * row_bytes, tmp.data() + k * row_bytes, row_bytes);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Groups
+
+std::string H5Group::child_where(const std::string& name) const {
+    return where_ + (where_.back() == '/' ? "" : "/") + name;
+}
+
+bool H5Group::has(const std::string& name) const {
+    return h5_check(H5Lexists(id(), name.c_str(), H5P_DEFAULT), child_where(name), "H5Lexists") > 0;
+}
+
+namespace {
+herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* out) {
+    static_cast<std::vector<std::string>*>(out)->push_back(name);
+    return 0;
+}
+}  // namespace
+
+std::vector<std::string> H5Group::children() const {
+    std::vector<std::string> names;
+    hsize_t idx = 0;
+    h5_check(H5Literate(id(), H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, &names), where_,
+             "H5Literate");
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+H5Group H5Group::create_group(const std::string& name) {
+    const std::string w = child_where(name);
+    return H5Group(H5Handle(h5_check(H5Gcreate2(id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT,
+                                                H5P_DEFAULT),
+                                     w, "H5Gcreate2")),
+                   w);
+}
+
+H5Group H5Group::open_group(const std::string& name) const {
+    const std::string w = child_where(name);
+    SEGRANK_CHECK(has(name), w, ": no such group");
+    return H5Group(H5Handle(h5_check(H5Gopen2(id(), name.c_str(), H5P_DEFAULT), w, "H5Gopen2")), w);
+}
+
+H5Dataset H5Group::open_dataset(const std::string& name) const {
+    const std::string w = child_where(name);
+    SEGRANK_CHECK(has(name), w, ": no such dataset");
+    return H5Dataset(H5Handle(h5_check(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), w, "H5Dopen2")),
+                     w);
+}
+
+H5Dataset H5Group::write_impl(const std::string& name, H5Type t, const std::vector<int64_t>& shape,
+                              const void* data, size_t n, const H5WriteOptions& opt) {
+    const std::string w = child_where(name);
+    SEGRANK_CHECK(shape.size() >= 1 && shape.size() <= 3, w, ": rank ", shape.size(),
+                  " not supported (1-3)");
+    int64_t total = 1;
+    for (int64_t d : shape) {
+        SEGRANK_CHECK(d >= 0, w, ": negative dimension ", d);
+        total *= d;
+    }
+    SEGRANK_CHECK(static_cast<int64_t>(n) == total, w, ": data has ", n,
+                  " elements, shape needs ", total);
+    std::vector<hsize_t> dims(shape.begin(), shape.end());
+    H5Handle space(h5_check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), w,
+                            "H5Screate_simple"));
+    H5Handle dcpl(h5_check(H5Pcreate(H5P_DATASET_CREATE), w, "H5Pcreate"));
+    if (opt.chunk_rows > 0 && total > 0) {
+        std::vector<hsize_t> chunk = dims;
+        chunk[0] = static_cast<hsize_t>(std::min<int64_t>(opt.chunk_rows, shape[0]));
+        h5_check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), w,
+                 "H5Pset_chunk");
+        if (opt.deflate_level > 0) {
+            h5_check(H5Pset_shuffle(dcpl.get()), w, "H5Pset_shuffle");
+            h5_check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(opt.deflate_level)), w,
+                     "H5Pset_deflate");
+        }
+    }
+    H5Dataset ds(H5Handle(h5_check(H5Dcreate2(id(), name.c_str(), file_type(t), space.get(),
+                                              H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                                   w, "H5Dcreate2")),
+                 w);
+    if (total > 0) {
+        h5_check(H5Dwrite(ds.id(), mem_type(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), w,
+                 "H5Dwrite");
+    }
+    return ds;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+H5File H5File::create(const std::filesystem::path& path) {
+    quiet_hdf5();
+    return H5File(H5Handle(h5_check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT,
+                                              H5P_DEFAULT),
+                                    path.string(), "creating the HDF5 file")),
+                  path);
+}
+
+H5File H5File::open_read(const std::filesystem::path& path) {
+    quiet_hdf5();
+    SEGRANK_CHECK(std::filesystem::is_regular_file(path), path.string(), ": no such HDF5 file");
+    return H5File(H5Handle(h5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
+                                    path.string(), "opening the HDF5 file")),
+                  path);
+}
+
+H5File H5File::open_write(const std::filesystem::path& path) {
+    quiet_hdf5();
+    SEGRANK_CHECK(std::filesystem::is_regular_file(path), path.string(), ": no such HDF5 file");
+    return H5File(H5Handle(h5_check(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT),
+                                    path.string(), "opening the HDF5 file for writing")),
+                  path);
+}
+
+H5Group H5File::root() const {
+    const std::string w = path_.string() + ":/";
+    return H5Group(H5Handle(h5_check(H5Gopen2(h_.get(), "/", H5P_DEFAULT), w, "H5Gopen2")), w);
+}
+
+void H5File::close() {
+    if (!h_.valid()) return;
+    h5_check(H5Fflush(h_.get(), H5F_SCOPE_LOCAL), path_.string(), "flushing the HDF5 file");
+    h_ = H5Handle();
+}
+
+}  // namespace segrank

@@ -1,0 +1,161 @@
+// Thin RAII layer over HDF5's C API (STYLE.md 3.1, 3.8): files, groups, datasets and attributes with
+// typed 1-D..3-D array I/O, row-selection (hyperslab) reads, chunking + deflate, and string/int
+// attributes. The only file including <hdf5.h> is data/h5_file.cpp. Every HDF5 failure becomes a
+// segrank::Error naming the file and the object path; HDF5's own error printing is switched off.
+// HDF5 here is the serial build: call it from one thread at a time.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace segrank {
+
+/// Element types stored in datasets (memory and file use the same little-endian type).
+enum class H5Type { kF32, kF64, kI64, kI32, kI8, kU8 };
+
+template <typename T>
+constexpr H5Type h5_type_of();
+template <> constexpr H5Type h5_type_of<float>() { return H5Type::kF32; }
+template <> constexpr H5Type h5_type_of<double>() { return H5Type::kF64; }
+template <> constexpr H5Type h5_type_of<int64_t>() { return H5Type::kI64; }
+template <> constexpr H5Type h5_type_of<int32_t>() { return H5Type::kI32; }
+template <> constexpr H5Type h5_type_of<int8_t>() { return H5Type::kI8; }
+template <> constexpr H5Type h5_type_of<uint8_t>() { return H5Type::kU8; }
+
+/// Layout of a new dataset. chunk_rows > 0 chunks along dimension 0 (each chunk = chunk_rows full
+/// rows, clamped to the row count); deflate_level 1..9 adds shuffle + deflate (needs chunking).
+struct H5WriteOptions {
+    int64_t chunk_rows = 0;
+    int deflate_level = 0;
+};
+
+/// An owned HDF5 identifier (file, group, dataset, ...); closes it on destruction. Move-only.
+class H5Handle {
+public:
+    H5Handle() = default;
+    explicit H5Handle(int64_t id) : id_(id) {}
+    ~H5Handle();
+    H5Handle(const H5Handle&) = delete;
+    H5Handle& operator=(const H5Handle&) = delete;
+    H5Handle(H5Handle&& o) noexcept : id_(o.id_) { o.id_ = -1; }
+    H5Handle& operator=(H5Handle&& o) noexcept;
+    int64_t get() const { return id_; }
+    bool valid() const { return id_ >= 0; }
+
+private:
+    int64_t id_ = -1;
+};
+
+/// Common part of groups and datasets: attributes and the "<file>:<object path>" used in messages.
+class H5Object {
+public:
+    /// "<file path>:<object path>", e.g. "store.h5:/graphs/a/node_feat".
+    const std::string& where() const { return where_; }
+    bool has_attr(const std::string& name) const;
+    /// Writes (or replaces) a variable-length UTF-8 string attribute (h5py reads it as str).
+    void set_attr(const std::string& name, const std::string& value);
+    /// Writes (or replaces) a scalar int64 attribute.
+    void set_attr(const std::string& name, int64_t value);
+    /// Reads a string attribute (variable or fixed length); nullopt when absent. Throws on a type
+    /// mismatch.
+    std::optional<std::string> attr_string(const std::string& name) const;
+    /// Reads an integer attribute as int64; nullopt when absent.
+    std::optional<int64_t> attr_int(const std::string& name) const;
+
+protected:
+    H5Object(H5Handle h, std::string where) : h_(std::move(h)), where_(std::move(where)) {}
+    int64_t id() const { return h_.get(); }
+    H5Handle h_;
+    std::string where_;
+};
+
+/// An open dataset of rank 1-3.
+class H5Dataset : public H5Object {
+public:
+    /// Dimensions as stored.
+    std::vector<int64_t> shape() const;
+    /// Product of shape() / shape()[0]: elements per row along dimension 0 (1 for rank 1).
+    int64_t row_elements() const;
+    /// Stored element type; throws for types outside H5Type.
+    H5Type type() const;
+    /// Bytes the dataset occupies in the file (after compression).
+    int64_t storage_bytes() const;
+    /// Rows per chunk along dimension 0, or 0 when not chunked.
+    int64_t chunk_rows() const;
+
+    /// Reads the whole dataset into `out` (size = product of shape), converting to T.
+    template <typename T>
+    void read(std::span<T> out) const { read_all(h5_type_of<T>(), out.data(), out.size()); }
+    template <typename T>
+    std::vector<T> read() const;
+    /// Reads rows `rows` (indices along dimension 0, any order, repeats allowed) into `out`
+    /// ([rows.size(), row_elements()] row-major, in the order given). Only the chunks holding
+    /// those rows are read from disk. Throws naming the row when an index is out of range.
+    template <typename T>
+    void read_rows(std::span<const int64_t> rows, std::span<T> out) const {
+        read_rows_impl(h5_type_of<T>(), rows, out.data(), out.size());
+    }
+
+private:
+    friend class H5Group;
+    using H5Object::H5Object;
+    void read_all(H5Type t, void* out, size_t n) const;
+    void read_rows_impl(H5Type t, std::span<const int64_t> rows, void* out, size_t n) const;
+};
+
+/// An open group (the root group of a file is "/").
+class H5Group : public H5Object {
+public:
+    bool has(const std::string& name) const;
+    /// Names of the direct children (groups and datasets), sorted.
+    std::vector<std::string> children() const;
+    H5Group create_group(const std::string& name);
+    /// Opens a child group; throws naming the path when it does not exist.
+    H5Group open_group(const std::string& name) const;
+    H5Dataset open_dataset(const std::string& name) const;
+    /// Creates dataset `name` with `shape` (rank 1-3) holding `data` (size = product of shape).
+    template <typename T>
+    H5Dataset write(const std::string& name, const std::vector<int64_t>& shape,
+                    std::span<const T> data, const H5WriteOptions& opt = {}) {
+        return write_impl(name, h5_type_of<T>(), shape, data.data(), data.size(), opt);
+    }
+
+private:
+    friend class H5File;
+    using H5Object::H5Object;
+    H5Dataset write_impl(const std::string& name, H5Type t, const std::vector<int64_t>& shape,
+                         const void* data, size_t n, const H5WriteOptions& opt);
+    std::string child_where(const std::string& name) const;
+};
+
+/// An open HDF5 file. create() truncates; open_read()/open_write() require an existing file.
+class H5File {
+public:
+    static H5File create(const std::filesystem::path& path);
+    static H5File open_read(const std::filesystem::path& path);
+    static H5File open_write(const std::filesystem::path& path);
+
+    const std::filesystem::path& path() const { return path_; }
+    H5Group root() const;
+    /// Flushes and closes (reporting errors); the destructor closes silently.
+    void close();
+
+private:
+    H5File(H5Handle h, std::filesystem::path p) : h_(std::move(h)), path_(std::move(p)) {}
+    H5Handle h_;
+    std::filesystem::path path_;
+};
+
+template <typename T>
+std::vector<T> H5Dataset::read() const {
+    int64_t n = 1;
+    for (int64_t d : shape()) n *= d;
+    std::vector<T> v(static_cast<size_t>(n));
+    read(std::span<T>(v));
+    return v;
+}
+
+}  // namespace segrank
