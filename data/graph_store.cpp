@@ -61,6 +61,12 @@ int64_t GraphStoreWriter::rows_per_chunk(int64_t row_bytes) const {
     return std::max<int64_t>(1, opt_.chunk_bytes / std::max<int64_t>(1, row_bytes));
 }
 
+// Runtimes are chunked like the config tensors, so K sampled rows do not pull in the whole vector
+// (a contiguous dataset would be read through HDF5's 64 KiB sieve buffer).
+H5WriteOptions GraphStoreWriter::runtime_options() const {
+    return {rows_per_chunk(8), opt_.deflate_level};
+}
+
 H5Group GraphStoreWriter::begin_graph(const GraphStructure& g, Task task, int64_t num_configs,
                                       int64_t nc) {
     SEGRANK_CHECK(!finished_, path_.string(), ": store already finished");
@@ -92,8 +98,9 @@ void GraphStoreWriter::add(const TileGraph& g) {
     const int64_t c = g.num_configs();
     gg.write<float>("config_feat", {c, kTileConfigDim}, g.config_feat.span(),
                     {rows_per_chunk(kTileConfigDim * 4), opt_.deflate_level});
-    gg.write<int64_t>("config_runtime", {c}, cspan(g.config_runtime));
-    gg.write<int64_t>("config_runtime_normalizers", {c}, cspan(g.config_runtime_normalizers));
+    gg.write<int64_t>("config_runtime", {c}, cspan(g.config_runtime), runtime_options());
+    gg.write<int64_t>("config_runtime_normalizers", {c}, cspan(g.config_runtime_normalizers),
+                      runtime_options());
 }
 
 void GraphStoreWriter::add(const LayoutGraph& g) {
@@ -104,7 +111,7 @@ void GraphStoreWriter::add(const LayoutGraph& g) {
     gg.write<int64_t>("node_config_ids", {nc}, cspan(g.node_config_ids));
     gg.write<int8_t>("node_config_feat", {c, nc, kLayoutConfigDim}, cspan(g.node_config_feat),
                      {rows_per_chunk(nc * kLayoutConfigDim), opt_.deflate_level});
-    gg.write<int64_t>("config_runtime", {c}, cspan(g.config_runtime));
+    gg.write<int64_t>("config_runtime", {c}, cspan(g.config_runtime), runtime_options());
     gg.write<int64_t>("node_splits", {static_cast<int64_t>(g.node_splits.size())},
                       cspan(g.node_splits));
 }

@@ -8,9 +8,9 @@
 //     node_feat            f32 [n, 140]
 //     node_opcode          u8  [n]
 //     edge_index           i64 [m, 2]       (row (u, v): u consumes v)
-//     config_runtime       i64 [c] ns
+//     config_runtime       i64 [c] ns       chunked by config rows, deflate
 //     tile only:   config_feat                 f32 [c, 24]      chunked by config rows, deflate
-//                  config_runtime_normalizers  i64 [c] ns
+//                  config_runtime_normalizers  i64 [c] ns       chunked by config rows, deflate
 //     layout only: node_config_ids             i64 [nc]
 //                  node_config_feat            i8  [c, nc, 18]  chunked by config rows, deflate
 //                  node_splits                 i64 [k]
@@ -56,6 +56,7 @@ public:
 private:
     H5Group begin_graph(const GraphStructure& g, Task task, int64_t num_configs, int64_t nc);
     int64_t rows_per_chunk(int64_t row_bytes) const;
+    H5WriteOptions runtime_options() const;
 
     std::filesystem::path path_, tmp_;
     CollectionId id_;

@@ -246,6 +246,9 @@ NpzReader::NpzReader(const std::filesystem::path& path) : impl_(std::make_unique
     SEGRANK_CHECK(std::filesystem::is_regular_file(path), path.string(), ": no such npz file");
     int err = 0;
     impl_->za = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err);
+    // libzip's consistency check refuses duplicate names without saying which: reopen without
+    // it so the scan below names the duplicated key.
+    if (!impl_->za && err == ZIP_ER_EXISTS) impl_->za = zip_open(path.c_str(), ZIP_RDONLY, &err);
     SEGRANK_CHECK(impl_->za != nullptr, path.string(),
                   ": cannot open npz (truncated or not a zip archive?): ", zip_code_message(err));
     const zip_int64_t n = zip_get_num_entries(impl_->za, 0);

@@ -1,0 +1,215 @@
+// HDF5 graph store (DESIGN.md 10): round trips against npz, K-row reads that touch only their
+// chunks (measured with the kernel's per-process read counter), h5py interoperability.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "data/graph_source.h"
+#include "data/graph_stats.h"
+#include "data/graph_store.h"
+#include "gnn/core/rng.h"
+#include "tests/support/test_paths.h"
+
+using namespace segrank;
+
+namespace {
+
+// Bytes this process has read through read()/pread() so far (Linux /proc/self/io "rchar").
+int64_t rchar() {
+    std::ifstream f("/proc/self/io");
+    std::string k;
+    int64_t v = 0;
+    while (f >> k >> v)
+        if (k == "rchar:") return v;
+    return -1;
+}
+
+// 3 nodes (2 -> 1 -> 0) and c tile configs with incompressible (pseudo-random) features.
+TileGraph wide_tile(const std::string& name, int64_t c) {
+    TileGraph g;
+    g.name = name;
+    g.source = name + ".npz";
+    g.node_feat = Tensor(3, kNodeFeatDim);
+    g.node_opcode = {1, 2, 3};
+    g.edge_index = {1, 0, 2, 1};
+    g.config_feat = Tensor(c, kTileConfigDim);
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; i < g.config_feat.size(); ++i) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        g.config_feat[i] = static_cast<float>(s % 1000003) / 7.0f;
+    }
+    for (int64_t i = 0; i < c; ++i) {
+        g.config_runtime.push_back(1000 + i);
+        g.config_runtime_normalizers.push_back(999);
+    }
+    return g;
+}
+
+LayoutGraph small_layout(const std::string& name, int64_t c) {
+    LayoutGraph g;
+    g.name = name;
+    g.source = name + ".npz";
+    g.node_feat = Tensor(4, kNodeFeatDim);
+    g.node_feat.fill(0.5f);
+    g.node_opcode = {1, 26, 75, 34};
+    g.edge_index = {1, 0, 2, 1, 3, 2};
+    g.node_config_ids = {1, 2, 3};
+    for (int64_t j = 0; j < c; ++j)
+        for (int k = 0; k < 3 * kLayoutConfigDim; ++k)
+            g.node_config_feat.push_back(static_cast<int8_t>((j % 7 + k) % 7 - 1));
+    for (int64_t j = 0; j < c; ++j) g.config_runtime.push_back(500 + (j * 37) % 101);
+    g.node_splits = {0, 2, 4};
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("packing the public tile samples gives a store with identical graphs and statistics") {
+    SEGRANK_REQUIRE_SHARED_DATA(data);
+    const auto colls = discover_collections(data / "npz_samples/tile_xla_test");
+    REQUIRE(colls.size() == 1);
+    const NpzGraphSource npz(colls[0]);
+    const auto path = test::scratch_dir("store_tile") / "tile.h5";
+    {
+        GraphStoreWriter w(path, colls[0].id, colls[0].dir);
+        for (int64_t i = 0; i < npz.size(); ++i) w.add(npz.load_tile(i, ConfigRows::all()));
+        w.finish();
+    }
+    const GraphStore store(path);
+    CHECK(store.collection() == colls[0].id);
+    CHECK(store.collection().full_name() == "tile:xla:test");
+    REQUIRE(store.size() == 5);
+    for (int64_t i = 0; i < store.size(); ++i) {
+        const TileGraph a = npz.load_tile(i, ConfigRows::all());
+        const TileGraph b = store.load_tile(i, ConfigRows::all());
+        CHECK(a.name == b.name);
+        CHECK(b.source == a.source);
+        CHECK(std::equal(a.node_feat.span().begin(), a.node_feat.span().end(), b.node_feat.span().begin(),
+                         b.node_feat.span().end()));
+        CHECK(a.node_opcode == b.node_opcode);
+        CHECK(a.edge_index == b.edge_index);
+        CHECK(std::equal(a.config_feat.span().begin(), a.config_feat.span().end(),
+                         b.config_feat.span().begin(), b.config_feat.span().end()));
+        CHECK(a.config_runtime_normalizers == b.config_runtime_normalizers);
+        const GraphInfo info = store.info(i);
+        CHECK(info.num_nodes == a.num_nodes());
+        CHECK(info.num_edges == a.num_edges());
+        CHECK(info.num_configs == a.num_configs());
+    }
+    const auto s1 = compute_stats(npz, "npz");
+    const auto s2 = compute_stats(store, "h5");
+    CHECK(format_stats_json(s1).substr(format_stats_json(s1).find("\"graphs\"")) ==
+          format_stats_json(s2).substr(format_stats_json(s2).find("\"graphs\"")));
+    CHECK(s1.nodes == 2 + 52 + 15 + 21 + 65);
+    CHECK(s1.configs == 32 + 1282 + 807 + 52 + 2951);
+}
+
+TEST_CASE("loading K config rows reads only their chunks, not the whole config tensor") {
+    const auto path = test::scratch_dir("store_k") / "k.h5";
+    const TileGraph g = wide_tile("wide", 6000);
+    {
+        GraphStoreOptions opt;
+        opt.chunk_bytes = 4096;  // 42 rows of 96 bytes per chunk -> 143 chunks
+        GraphStoreWriter w(path, CollectionId{Task::kTile, Source::kXla, Search::kNone, Split::kTrain},
+                           "synthetic", opt);
+        w.add(g);
+        w.finish();
+    }
+    const GraphStore store(path);
+    const H5Dataset cf = store.file().root().open_group("graphs").open_group("wide").open_dataset("config_feat");
+    CHECK(cf.chunk_rows() == 42);
+    const int64_t stored = cf.storage_bytes();
+    REQUIRE(stored > 400000);  // incompressible: ~576 KB
+
+    const std::vector<int64_t> rows = {5999, 17, 3000};
+    const int64_t before = rchar();
+    REQUIRE(before >= 0);
+    const TileGraph k = store.load_tile(0, ConfigRows::only(rows));
+    const int64_t partial = rchar() - before;
+    const int64_t before_all = rchar();
+    const TileGraph all = store.load_tile(0, ConfigRows::all());
+    const int64_t full = rchar() - before_all;
+    MESSAGE("config_feat storage " << stored << " B; read for 3 rows " << partial << " B; all rows "
+                                   << full << " B");
+    CHECK(full > stored * 9 / 10);
+    CHECK(partial < stored / 20);  // 3 chunks of 4 KiB plus metadata, far below the tensor
+    REQUIRE(k.num_configs() == 3);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        CHECK(k.config_runtime[i] == g.config_runtime[static_cast<size_t>(rows[i])]);
+        for (int c = 0; c < kTileConfigDim; ++c)
+            CHECK(k.config_feat.at(static_cast<int64_t>(i), c) == g.config_feat.at(rows[i], c));
+    }
+    CHECK(all.num_configs() == 6000);
+    CHECK(store.load_tile(0, ConfigRows::none()).num_configs() == 0);
+    CHECK_THROWS_WITH_AS(store.load_tile(0, ConfigRows::only({6000})),
+                         doctest::Contains("graphs/wide/config_feat: row 6000"), Error);
+    CHECK_THROWS_WITH_AS(store.load_layout(0, ConfigRows::all()), doctest::Contains("not layout graphs"),
+                         Error);
+}
+
+TEST_CASE("layout store: selected node_config_feat rows (int8 on disk) match the graph") {
+    const auto dir = test::scratch_dir("store_layout");
+    const CollectionId id{Task::kLayout, Source::kNlp, Search::kRandom, Split::kValid};
+    {
+        GraphStoreWriter w(dir / "l.h5", id, dir);
+        w.add(small_layout("b_graph", 50));
+        w.add(small_layout("a_graph", 9));
+        CHECK_THROWS_WITH_AS(w.add(small_layout("a_graph", 2)), doctest::Contains("duplicate graph name 'a_graph'"),
+                             Error);
+        CHECK_THROWS_WITH_AS(w.add(wide_tile("t", 2)), doctest::Contains("is a tile graph but the store holds layout:nlp:random"),
+                             Error);
+        w.finish();
+    }
+    const GraphStore store(dir / "l.h5");
+    CHECK(store.collection().full_name() == "layout:nlp:random:valid");
+    CHECK(store.names() == std::vector<std::string>{"a_graph", "b_graph"});
+    const LayoutGraph ref = small_layout("b_graph", 50);
+    const std::vector<int64_t> rows = {49, 0, 49, 13};
+    const LayoutGraph g = store.load_layout(1, ConfigRows::only(rows));
+    const size_t row = 3 * kLayoutConfigDim;
+    REQUIRE(g.node_config_feat.size() == rows.size() * row);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        CHECK(std::equal(g.node_config_feat.begin() + static_cast<long>(i * row),
+                         g.node_config_feat.begin() + static_cast<long>((i + 1) * row),
+                         ref.node_config_feat.begin() + static_cast<long>(static_cast<size_t>(rows[i]) * row)));
+        CHECK(g.config_runtime[i] == ref.config_runtime[static_cast<size_t>(rows[i])]);
+    }
+    CHECK(g.node_splits == ref.node_splits);
+    CHECK(g.node_config_ids == ref.node_config_ids);
+    const auto st = compute_stats(store.load_layout(1, ConfigRows::all()));
+    CHECK(st.config_nodes == 3);
+    CHECK(st.duplicate_configs == 50 - 7);  // rows repeat with period 7
+}
+
+TEST_CASE("h5py opens a packed store and sees the documented schema") {
+    const auto dir = test::scratch_dir("store_h5py");
+    {
+        GraphStoreWriter w(dir / "s.h5", CollectionId{Task::kTile, Source::kXla, Search::kNone, Split::kValid},
+                           dir);
+        w.add(wide_tile("g0", 100));
+        w.finish();
+    }
+    const auto r = test::run_command(
+        "/usr/bin/python3 -c \"import h5py; f=h5py.File('" + (dir / "s.h5").string() +
+        "','r'); g=f['graphs/g0']; c=g['config_feat']; print(f.attrs['format'], int(f.attrs['format_version']),"
+        " f.attrs['collection'], f.attrs['split'], list(f['graphs']), c.shape, c.dtype, c.chunks[1], c.compression,"
+        " g['node_opcode'].dtype, g['edge_index'][:].tolist(), int(g.attrs['num_configs']), int(g['config_runtime'][99]))\"");
+    CHECK(r.exit_code == 0);
+    CHECK(r.output ==
+          "segrank-graph-store 1 tile:xla valid ['g0'] (100, 24) float32 24 gzip uint8 [[1, 0], [2, 1]] 100 1099\n");
+}
+
+TEST_CASE("a store written without finish() leaves no file; non-stores are rejected") {
+    const auto dir = test::scratch_dir("store_abort");
+    {
+        GraphStoreWriter w(dir / "a.h5", CollectionId{}, dir);
+        w.add(wide_tile("g", 4));
+    }
+    CHECK(std::filesystem::is_empty(dir));
+    {
+        H5File f = H5File::create(dir / "plain.h5");
+    }
+    CHECK_THROWS_WITH_AS(GraphStore(dir / "plain.h5"), doctest::Contains("plain.h5: not a segrank graph store"),
+                         Error);
+}
