@@ -3,6 +3,16 @@
 // others, the fresh weight alpha, the combination of fresh and stale segment outputs, and the glue
 // between a step and the HistoryTable (stale sums with history_init / max_staleness, fresh writes).
 // All randomness comes from Rng::derive(seed, step, graph_id, "segments" / "sed") (STYLE.md R6).
+//
+// Intended GST step for one owned graph g with S segments and K sampled configs `cfgs` at step t:
+//   choice = choose_segments(seed, t, g, S, segments.fresh, segments.keep_prob);
+//   stale  = sum_stale_segments(table, g, choice, cfgs, t, max_staleness, init, forward_only);  // pre-update params
+//   y[i]   = forward of segment choice.fresh[i] for cfgs with saved state          // [K, width] each
+//   w      = combine_weights(choice, aggregate);
+//   combine_segments_forward(out, y, {stale.sum}, w);   // scores [K,1], or readout [K,2H] -> head
+//   loss -> dout; combine_segments_backward(dy, dout, w); backward of each fresh segment
+//   allreduce + optimizer step; then write_fresh_segments(table, g, S, choice.fresh, cfgs, y, t).
+// The table width is 1 for score_sum and 2H for embedding_mean.
 #pragma once
 #include <cstdint>
 #include <functional>

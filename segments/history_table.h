@@ -46,6 +46,8 @@ struct HistoryEntry {
     int64_t step = 0;              ///< training step whose forward pass produced it
 };
 
+/// Rank-local (graphs, not segments, are sharded across ranks). Not thread-safe: used from the
+/// training thread only. Memory: per row S * (4 * width + 4) bytes plus a fixed overhead estimate.
 class HistoryTable {
 public:
     /// width: floats per value (>= 1); max_bytes: cap on stats().bytes, 0 = unlimited.

@@ -73,6 +73,7 @@ private:
 /// Builds the segments of one graph from its partition, one at a time or all together. Holds the
 /// graph's edge lists indexed both ways (O(n + m) memory) and scratch; borrows `graph`, which must
 /// outlive the builder. Streaming inference builds each segment just before use (DESIGN.md 6).
+/// Not thread-safe (shared scratch); use one builder per thread to build in parallel.
 class SegmentBuilder {
 public:
     /// graph: structure (edge_index [m, 2]); node_config_ids: [nc] LayoutGraph::node_config_ids, or
