@@ -3,6 +3,7 @@
 // by value. In-class defaults equal configs/default.toml, which documents every key.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -236,6 +237,11 @@ void validate_config(const RunConfig& cfg);
 /// The effective config as commented TOML, every key present; load_config_string(dump_config(c))
 /// == c exactly (doubles are written in shortest round-trip form).
 std::string dump_config(const RunConfig& cfg);
+
+/// Writes dump_config(cfg) to `file` (e.g. <run_dir>/config.toml) through a temporary file and a
+/// rename, so a crash never leaves a torn file. Creates missing parent directories.
+/// Throws segrank::Error naming the path when it cannot be written.
+void save_config(const RunConfig& cfg, const std::filesystem::path& file);
 
 /// One documented key of the schema, for help texts and docs.
 struct ConfigKeyInfo {

@@ -179,15 +179,18 @@ std::vector<Problem> check_config(const RunConfig& c) {
     if (c.loss.terms.empty()) add("loss.terms", "expected at least one term, got []");
     std::set<LossKind> kinds;
     double total = 0;
+    bool bad_weight = false;
     for (const auto& t : c.loss.terms) {
-        if (!std::isfinite(t.weight) || t.weight < 0)
+        if (!std::isfinite(t.weight) || t.weight < 0) {
             add("loss.terms", str("expected weight >= 0 for \"", to_string(t.kind), "\", got ", spell(t.weight)));
-        else
+            bad_weight = true;
+        } else {
             total += t.weight;
+        }
         if (!kinds.insert(t.kind).second)
             add("loss.terms", str("term \"", to_string(t.kind), "\" listed twice"));
     }
-    if (!c.loss.terms.empty() && total <= 0) add("loss.terms", "expected some weight > 0, got all weights 0");
+    if (!c.loss.terms.empty() && !bad_weight && total <= 0) add("loss.terms", "expected some weight > 0, got all weights 0");
 
     if (c.sampling.config_pool > 0 && c.sampling.config_pool < c.sampling.configs)
         add("sampling.config_pool", str("expected 0 or >= sampling.configs = ", c.sampling.configs, ", got ",

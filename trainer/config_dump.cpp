@@ -1,5 +1,8 @@
 // dump_config and config_keys: RunConfig -> commented TOML text (every key, one-line docs),
 // the format of configs/default.toml and of the effective config in a run directory.
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "gnn/core/check.h"
@@ -78,6 +81,22 @@ std::string dump_config(const RunConfig& cfg) {
     return "# segrank run configuration (DESIGN.md 11): every key with its value and meaning.\n"
            "# Override any key with `--set section.key=value`; unknown keys are errors.\n" +
            d.text();
+}
+
+void save_config(const RunConfig& cfg, const std::filesystem::path& file) {
+    std::error_code ec;
+    if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
+    SEGRANK_CHECK(!ec, "cannot create directory '", file.parent_path().string(), "': ", ec.message());
+    const std::filesystem::path tmp = file.string() + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        SEGRANK_CHECK(out, "cannot write config '", tmp.string(), "': ", std::strerror(errno));
+        out << dump_config(cfg);
+        out.flush();
+        SEGRANK_CHECK(out, "cannot write config '", tmp.string(), "': ", std::strerror(errno));
+    }
+    std::filesystem::rename(tmp, file, ec);
+    SEGRANK_CHECK(!ec, "cannot rename '", tmp.string(), "' to '", file.string(), "': ", ec.message());
 }
 
 std::vector<ConfigKeyInfo> config_keys() {

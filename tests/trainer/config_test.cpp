@@ -249,3 +249,23 @@ TEST_CASE("edit_distance is the Levenshtein distance") {
     CHECK(edit_distance("kitten", "sitting") == 3);
     CHECK(edit_distance("abc", "") == 3);
 }
+
+TEST_CASE("save_config writes the effective config that load_config reads back") {
+    RunConfig c;
+    c.train.steps = 42;
+    c.sampling.strategy = cfg::SamplingStrategy::kStratified;
+    const auto file = test::scratch_dir("save_config") / "run" / "config.toml";
+    save_config(c, file);
+    CHECK(load_config(file.string()) == c);
+    CHECK_FALSE(std::filesystem::exists(file.string() + ".tmp"));
+}
+
+TEST_CASE("loss terms: unknown keys, a missing name and a non-table are errors at the terms key") {
+    CHECK(load_error("[loss]\nterms = [{name = \"mse\", wieght = 2}]\n") ==
+          "configs/x.toml:2:1: loss.terms[0]: unknown key 'wieght' (valid: name, weight) (did you mean 'weight'?)");
+    CHECK(load_error("[loss]\nterms = [{weight = 2}]\n") == "configs/x.toml:2:1: loss.terms[0]: missing key 'name'");
+    CHECK(load_error("[loss]\nterms = [\"mse\"]\n") ==
+          "configs/x.toml:2:1: loss.terms[0]: expected a table {name = \"...\", weight = ...}, got string \"mse\"");
+    CHECK(load_error("[loss]\nterms = [{name = \"mse\", weight = -1}]\n") ==
+          "configs/x.toml:2:1: loss.terms: expected weight >= 0 for \"mse\", got -1");
+}
