@@ -3,7 +3,6 @@
 #include "data/hlo/proto_reader.h"
 
 #include <climits>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
