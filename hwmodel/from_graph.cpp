@@ -53,6 +53,20 @@ hlo::Shape shape_from_features(const float* f) {
     return s;
 }
 
+// npz loses operand order (edges are sorted): a convolution's (lhs, rhs) order fits when the
+// kernel's output-feature dim matches the output's and the input features divide evenly.
+bool conv_operands_fit(const hlo::Instruction& conv, const hlo::Shape& lhs, const hlo::Shape& rhs) {
+    const auto& dn = conv.convolution_dimension_numbers;
+    const auto dim = [](const hlo::Shape& s, int64_t d) -> int64_t {
+        return d >= 0 && d < static_cast<int64_t>(s.dims.size()) ? s.dims[static_cast<size_t>(d)] : -1;
+    };
+    const int64_t kin = dim(rhs, dn.kernel_input_feature_dimension);
+    const int64_t kout = dim(rhs, dn.kernel_output_feature_dimension);
+    const int64_t in = dim(lhs, dn.input_feature_dimension);
+    const int64_t out = dim(conv.shape, dn.output_feature_dimension);
+    return kin > 0 && kout > 0 && in > 0 && out > 0 && kout == out && in % kin == 0;
+}
+
 }  // namespace
 
 int32_t element_type_from_features(const float* f) {
@@ -88,6 +102,9 @@ hlo::HloModule module_from_graph(const GraphStructure& g) {
         m.computations[c].id = static_cast<int64_t>(c) + 1;
         m.computations[c].name = "computation." + std::to_string(c);
     }
+    std::vector<hlo::Shape> shapes;
+    shapes.reserve(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) shapes.push_back(shape_from_features(g.node_feat.data() + i * kNodeFeatDim));
     std::vector<std::vector<int64_t>> operands(static_cast<size_t>(n));
     for (int64_t e = 0; e < g.num_edges(); ++e) {
         const int64_t u = g.edge_index[static_cast<size_t>(2 * e)];
@@ -103,7 +120,7 @@ hlo::HloModule module_from_graph(const GraphStructure& g) {
         ins.id = i + 1;
         ins.opcode = std::string(hlo::opcode_name(op));
         ins.name = ins.opcode + "." + std::to_string(i);
-        ins.shape = shape_from_features(f);
+        ins.shape = shapes[static_cast<size_t>(i)];
         ins.parameter_number = as_int(f[30]);
         auto& ops = operands[static_cast<size_t>(i)];
         std::sort(ops.begin(), ops.end());
@@ -151,6 +168,12 @@ hlo::HloModule module_from_graph(const GraphStructure& g) {
                 dn.input_spatial_dimensions.push_back(as_int(f[95 + s]));
                 dn.kernel_spatial_dimensions.push_back(as_int(f[101 + s]));
             }
+        }
+        if (ins.opcode == "convolution" && ins.operand_ids.size() == 2) {
+            const auto& a = shapes[static_cast<size_t>(ins.operand_ids[0] - 1)];
+            const auto& b = shapes[static_cast<size_t>(ins.operand_ids[1] - 1)];
+            if (!conv_operands_fit(ins, a, b) && conv_operands_fit(ins, b, a))
+                std::swap(ins.operand_ids[0], ins.operand_ids[1]);
         }
         ins.feature_group_count = as_int(f[107]);
         ins.batch_group_count = as_int(f[108]);

@@ -88,10 +88,19 @@ KernelModel::KernelModel(const hlo::HloModule& module, const HwParams& hw, const
         if (s.is_tuple() || s.dims.empty()) return;
         if (!iter || padded_elements(s, pad) > padded_elements(*iter, pad)) iter = &s;
     };
-    if (root.shape.is_tuple())
-        for (const auto& s : root.shape.tuple_shapes) consider(s);
-    else
-        consider(root.shape);
+    // npz records drop tuple element shapes: then take the outputs from the fused root tuple.
+    std::vector<const hlo::Shape*> outputs;
+    if (root.shape.is_tuple() && root.shape.tuple_shapes.empty() && fused) {
+        const auto& fused_root = idx.root(*fused);
+        for (int64_t op : fused_root.operand_ids) outputs.push_back(&idx.instruction(op).shape);
+        output_bytes_ = 0;
+        for (const auto* s : outputs) output_bytes_ += static_cast<double>(padded_bytes(*s, pad));
+    } else if (root.shape.is_tuple()) {
+        for (const auto& s : root.shape.tuple_shapes) outputs.push_back(&s);
+    } else {
+        outputs.push_back(&root.shape);
+    }
+    for (const auto* s : outputs) consider(*s);
     const size_t out_rank = iter ? iter->dims.size() : 0;
     for (const auto* ins : body)
         if (!ins->shape.is_tuple() && ins->shape.dims.size() > out_rank) consider(ins->shape);
@@ -175,12 +184,14 @@ Breakdown KernelModel::evaluate(const hlo::TileSizeConfig& tile) const {
     const double act_reads = steps_k == 1 ? 1 : feat_blocks;
     b.hbm_bytes = output_bytes_ * std::min(waste, 2.0) + other_input_bytes_ * std::min(waste, 2.0) +
                   weight_bytes_ * weight_reads + activation_bytes_ * act_reads;
-    // VMEM (step 2): double-buffered blocks + an f32 accumulator for MXU kernels.
+    // VMEM (step 2): blocks + an f32 accumulator for MXU kernels.
     const double out_block = output_bytes_ * block_frac;
     const double in_block = other_input_bytes_ * block_frac + weight_bytes_ * kernel_frac +
                             activation_bytes_ * block_frac * (steps_k > 1 ? 1.0 / steps_k : 1.0);
     const double acc = has_accumulator_ ? out_block * 2 : 0;
-    if (2 * (out_block + in_block) + acc > static_cast<double>(hw_.vmem_bytes)) {
+    // Measured tile collections contain configs whose double-buffered estimate exceeds 16 MiB
+    // (public sample 0a3585...: 40 % of configs), so only a single-buffered overflow is invalid.
+    if (out_block + in_block + acc > static_cast<double>(hw_.vmem_bytes)) {
         b.invalid = true;
         b.total_ns = std::numeric_limits<double>::infinity();
         b.steps = static_cast<int64_t>(steps);

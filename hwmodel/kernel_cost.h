@@ -32,7 +32,7 @@ public:
     /// Estimated runtime of the kernel under `tile` (HWMODEL.md 5.5). Bounds are per physical dim,
     /// major first, in tile units (HWMODEL.md 2.4); a bounds list of the wrong length = one block over the whole
     /// iteration space; no output bounds at all (reshape kernels) = best_tile(). A bounds list whose length does not match the iterated array is ignored.
-    /// Returns invalid (total = +inf) when the double-buffered working set exceeds VMEM.
+    /// Returns invalid (total = +inf) when the (single-buffered) working set exceeds VMEM.
     Breakdown evaluate(const hlo::TileSizeConfig& tile) const;
 
     /// The compiler-default stand-in: the fastest of an enumerated candidate set of output bounds

@@ -1,11 +1,106 @@
-// `segrank hwmodel`: placeholder until its issue lands (throws a clear "not implemented" error).
+// `segrank hwmodel`: the analytical TPU timing model as a baseline (HWMODEL.md 5): a submission over
+// every collection of a split (`--scores` adds every configuration's estimate in ns), and the
+// `explain` / `validate` subcommands (hwmodel_explain.cpp).
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "data/collection.h"
+#include "data/graph.h"
+#include "data/submission.h"
 #include "gnn/core/check.h"
+#include "hwmodel/from_graph.h"
+#include "hwmodel/hardware.h"
+#include "hwmodel/kernel_cost.h"
+#include "hwmodel/module_cost.h"
 #include "trainer/cli/commands.h"
+#include "trainer/cli/hwmodel_explain.h"
 
 namespace segrank::cli {
+namespace {
 
-int run_hwmodel(int /*argc*/, char** /*argv*/) {
-    throw Error("'segrank hwmodel' is not implemented yet in this build");
+// Estimated runtime (ns) of every configuration of one graph; +inf for invalid tile configs.
+std::vector<double> score_graph(const Collection& c, const std::filesystem::path& file,
+                                const hw::HwParams& hw) {
+    std::vector<double> scores;
+    const LabelPolicy labels = label_policy(c.id.split);
+    if (c.id.task == Task::kTile) {
+        const TileGraph g = load_tile_npz(file, labels);
+        const hlo::HloModule m = hw::module_from_graph(g);
+        const hw::KernelModel model(m, hw);
+        for (int64_t j = 0; j < g.num_configs(); ++j) {
+            const auto b = model.evaluate(hw::tile_config_from_features(g.config_feat.data() + j * kTileConfigDim));
+            scores.push_back(b.invalid ? std::numeric_limits<double>::infinity() : b.total_ns);
+        }
+    } else {
+        const LayoutGraph g = load_layout_npz(file, labels);
+        const hlo::HloModule m = hw::module_from_graph(g);
+        hw::LayoutModel model(m, g.node_config_ids, hw);
+        const size_t stride = static_cast<size_t>(g.num_config_nodes()) * kLayoutConfigDim;
+        for (int64_t j = 0; j < g.num_configs(); ++j)
+            scores.push_back(model.evaluate_ns(g.node_config_feat.data() + static_cast<size_t>(j) * stride));
+    }
+    return scores;
+}
+
+int run_baseline(int argc, char** argv) {
+    cxxopts::Options options(
+        "segrank hwmodel",
+        "Analytical TPU timing-model baseline (HWMODEL.md 5): ranks every configuration of every "
+        "graph of one split by predicted runtime and writes a submission CSV.\n"
+        "  segrank hwmodel --data DIR --split S --out sub.csv [--scores scores.csv] [--hardware NAME]\n"
+        "  segrank hwmodel explain <file.pb|file.npz> [--config i]   (see 'explain --help')\n"
+        "  segrank hwmodel validate [--data DIR]                     (fixture validation table)");
+    options.add_options()("data", "TpuGraphs npz root (or a folder of npz files)",
+                          cxxopts::value<std::string>())(
+        "split", "train | valid | test", cxxopts::value<std::string>())(
+        "out", "submission CSV to write (ID,TopConfigs)", cxxopts::value<std::string>())(
+        "scores", "also write every configuration's estimate (ID,config,score; score = ns)",
+        cxxopts::value<std::string>())(
+        "hardware", "hardware table: tpu_v3_core (default), tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore",
+        cxxopts::value<std::string>()->default_value("tpu_v3_core"))("h,help", "show help");
+    const auto args = options.parse(argc, argv);
+    if (args.count("help")) {
+        std::printf("%s\n", options.help().c_str());
+        return 0;
+    }
+    SEGRANK_CHECK(args.count("data") && args.count("split") && args.count("out"),
+                  "segrank hwmodel: --data, --split and --out are required (see --help)");
+    const hw::HwParams hw = hw::hardware_by_name(args["hardware"].as<std::string>());
+    const Split split = parse_split(args["split"].as<std::string>());
+    std::vector<SubmissionRow> rows;
+    std::vector<ScoreRow> score_rows;
+    int64_t graphs = 0;
+    for (const auto& c : discover_collections(args["data"].as<std::string>())) {
+        if (c.id.split != split) continue;
+        std::fprintf(stderr, "hwmodel: %s (%zu graphs)\n", c.id.full_name().c_str(), c.files.size());
+        for (const auto& file : c.files) {
+            const std::vector<double> scores = score_graph(c, file, hw);
+            const std::string id = submission_id(c.id, file.stem().string());
+            rows.push_back({id, top_configs(scores, c.id.task), ""});
+            for (size_t j = 0; j < scores.size(); ++j)
+                score_rows.push_back({id, static_cast<int64_t>(j), scores[j], ""});
+            ++graphs;
+        }
+    }
+    SEGRANK_CHECK(graphs > 0, "segrank hwmodel: no collection with split '", to_string(split),
+                  "' under ", args["data"].as<std::string>());
+    write_submission(args["out"].as<std::string>(), rows);
+    if (args.count("scores")) write_scores(args["scores"].as<std::string>(), score_rows);
+    std::fprintf(stderr, "hwmodel: wrote %lld rows to %s\n", static_cast<long long>(rows.size()),
+                 args["out"].as<std::string>().c_str());
+    return 0;
+}
+
+}  // namespace
+
+int run_hwmodel(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "explain") return run_hwmodel_explain(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "validate") return run_hwmodel_validate(argc - 1, argv + 1);
+    return run_baseline(argc, argv);
 }
 
 }  // namespace segrank::cli
