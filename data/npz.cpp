@@ -111,7 +111,9 @@ private:
         if (!bad) return;
         zip_error_t* e = zip_file_get_error(f_);
         const bool crc = zip_error_code_zip(e) == ZIP_ER_CRC;
-        SEGRANK_CHECK(false, where_, crc ? ": CRC-32 mismatch (corrupt entry): " : ": read error: ",
+        SEGRANK_CHECK(false, where_,
+                      crc ? ": CRC-32 mismatch (entry truncated or corrupt): "
+                          : ": read error (entry truncated or corrupt?): ",
                       zip_error_strerror(e));
     }
 

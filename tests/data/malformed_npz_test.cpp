@@ -63,7 +63,7 @@ TEST_CASE("the valid base files of the malformed cases load") {
 
 TEST_CASE("malformed npz files fail with errors naming the file, the key and the problem") {
     const Case cases[] = {
-        {"truncated_member", Task::kTile, "edge_index", ""},
+        {"truncated_member", Task::kTile, "edge_index", "truncated or corrupt"},
         {"bad_crc", Task::kTile, "config_feat", "CRC"},
         {"unknown_method", Task::kTile, "config_feat", "compression method 77"},
         {"bad_magic", Task::kTile, "node_feat", "bad npy magic"},

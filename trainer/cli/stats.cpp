@@ -1,6 +1,7 @@
 // `segrank stats <dir | file.h5> [--json] [--out FILE]`: per-graph and per-collection statistics of
 // npz collections or HDF5 graph stores. Everything is computed before anything is written, and
 // --out goes through a temporary file, so errors never leave partial output.
+#include <algorithm>
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
