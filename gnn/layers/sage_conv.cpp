@@ -61,13 +61,13 @@ void SageConv::backward(ParamStore& store, MatrixView d_self, MatrixView d_agg_f
     // Recompute the LN output y = gamma * xhat + beta (the activation input).
     const float* gamma = store.value(ln_gamma).data;
     const float* beta = store.value(ln_beta).data;
-    Tensor y(r, hidden);
+    Tensor y = Tensor(r, hidden);
     for (int64_t i = 0; i < r; ++i) {
         const float* h = saved.xhat.data() + i * hidden;
         float* yi = y.data() + i * hidden;
         for (int64_t c = 0; c < hidden; ++c) yi[c] = gamma[c] * h[c] + beta[c];
     }
-    Tensor dy(r, hidden);
+    Tensor dy(r, hidden);  // zeroed: activation_backward accumulates
     activation_backward(dy.view(), g, y.cview(), act);
     Tensor& dz = y;  // reuse: y is no longer needed
     dz.zero();

@@ -1,11 +1,240 @@
-// `segrank bench`: placeholder until its issue lands (throws a clear "not implemented" error).
-#include "gnn/core/check.h"
+// `segrank bench [--json]` (issue 9 item 9): times one layout training step on a graph, full-graph and
+// with contiguous segments, with and without exact config independence, measures GEMM GFLOP/s and SpMM
+// GB/s, and runs the PyTorch peer (../shared/peers/torch_reference.py) on the same npz in the same run.
+// Every reported time is a median over --steps steps after --warmup steps. `--memory` is reserved for
+// the memory benchmark (another issue).
+#include <cxxopts.hpp>
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gnn/core/parallel.h"
+#include "trainer/cli/bench_workload.h"
 #include "trainer/cli/commands.h"
 
 namespace segrank::cli {
 
-int run_bench(int /*argc*/, char** /*argv*/) {
-    throw Error("'segrank bench' is not implemented yet in this build");
+namespace {
+
+using bench::StepTimes;
+
+struct ModeResult {
+    double median_step_s = 0, median_fresh_s = 0, median_stale_s = 0, median_optimizer_s = 0;
+    double peak_rss_mb = 0, final_loss = 0;
+    int64_t stale_forwards = 0, skipped_segments = 0;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segments, int64_t k, int warmup,
+                    int steps, uint64_t seed) {
+    bench::reset_peak_rss();
+    Model model(mc);
+    model.params().initialize(seed);
+    AdamW opt(model.params(), AdamWConfig{});
+    Rng rng = Rng::derive(seed, 0, 0, "bench");
+    std::vector<double> total, fresh, stale, optim;
+    ModeResult r;
+    for (int s = 0; s < warmup + steps; ++s) {
+        const StepTimes t = segments ? bench::segment_step(model, opt, g, k, rng) : bench::full_graph_step(model, opt, g, k, rng);
+        std::cerr << "  " << (segments ? "segments" : "full") << (mc.exploit_independence ? "" : " naive") << " step " << s
+                  << (s < warmup ? " (warmup)" : "") << ": " << t.total_s << " s, loss " << t.loss << "\n";
+        if (s < warmup) continue;
+        total.push_back(t.total_s);
+        fresh.push_back(t.fresh_s);
+        stale.push_back(t.stale_s);
+        optim.push_back(t.optimizer_s);
+        r.stale_forwards = t.stale_forwards;
+        r.skipped_segments = t.skipped_segments;
+        r.final_loss = t.loss;
+    }
+    r.median_step_s = median(total);
+    r.median_fresh_s = median(fresh);
+    r.median_stale_s = median(stale);
+    r.median_optimizer_s = median(optim);
+    r.peak_rss_mb = bench::peak_rss_mb();
+    return r;
+}
+
+// Runs the peer and returns the numeric fields of its JSON line (empty map if it failed).
+std::map<std::string, double> run_peer(const std::string& python, const std::string& script, const std::string& npz,
+                                       const std::string& mode_args, int steps, int warmup, int threads) {
+    std::ostringstream cmd;
+    cmd << python << " " << script << " --npz " << npz << " " << mode_args << " --steps " << steps << " --warmup "
+        << warmup << " --threads " << threads << " 2>/dev/null";
+    std::cerr << "  peer: " << cmd.str() << "\n";
+    std::map<std::string, double> out;
+    FILE* p = popen(cmd.str().c_str(), "r");
+    if (!p) return out;
+    std::string text;
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) text += buf;
+    const int rc = pclose(p);
+    if (rc != 0) {
+        std::cerr << "  peer exited with status " << rc << "\n";
+        return out;
+    }
+    const size_t start = text.rfind("{\"peer\"");
+    if (start == std::string::npos) return out;
+    const std::string line = text.substr(start, text.find('\n', start) - start);
+    for (const char* key : {"steps_per_sec", "median_step_s", "mean_step_s", "peak_rss_mb", "final_loss",
+                            "config_dependent_node_frac", "segments"}) {
+        const std::string k = std::string("\"") + key + "\": ";
+        const size_t at = line.find(k);
+        if (at == std::string::npos) continue;
+        try {
+            out[key] = std::stod(line.substr(at + k.size()));
+        } catch (const std::exception&) {
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+int run_bench(int argc, char** argv) {
+    cxxopts::Options opts("segrank bench", "Training-step benchmark of the layout model against the PyTorch peer");
+    opts.add_options()
+        ("npz", "layout npz", cxxopts::value<std::string>()->default_value("../shared/peers/synthetic_10k.npz"))
+        ("configs", "K configs per step", cxxopts::value<int64_t>()->default_value("32"))
+        ("hidden", "H", cxxopts::value<int64_t>()->default_value("128"))
+        ("layers", "L", cxxopts::value<int64_t>()->default_value("3"))
+        ("max-nodes", "segment size bound", cxxopts::value<int64_t>()->default_value("1000"))
+        ("steps", "timed steps per mode", cxxopts::value<int>()->default_value("5"))
+        ("warmup", "untimed steps per mode", cxxopts::value<int>()->default_value("1"))
+        ("threads", "OpenMP threads", cxxopts::value<int>()->default_value("2"))
+        ("seed", "seed", cxxopts::value<uint64_t>()->default_value("0"))
+        ("no-naive", "skip the naive (config independence off) modes")
+        ("no-peer", "do not run the PyTorch peer")
+        ("peer-steps", "peer timed steps", cxxopts::value<int>()->default_value("5"))
+        ("peer-warmup", "peer warmup steps", cxxopts::value<int>()->default_value("1"))
+        ("python", "interpreter with torch", cxxopts::value<std::string>()->default_value("/usr/bin/python3"))
+        ("peer-script", "peer script", cxxopts::value<std::string>()->default_value("../shared/peers/torch_reference.py"))
+        ("memory", "memory benchmark (reserved; not part of this command yet)")
+        ("json", "print one JSON object on stdout")
+        ("h,help", "show help");
+    const auto a = opts.parse(argc, argv);
+    if (a.count("help")) {
+        std::cout << opts.help() << "\n";
+        return 0;
+    }
+    // Keep freed activations in the heap (no mmap per large tensor, no trimming): a step re-uses the
+    // same pages instead of faulting in fresh ones (the peer's `--malloc retain`, glibc mallopt).
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TOP_PAD, 64 << 20);
+    SEGRANK_CHECK(!a.count("memory"), "segrank bench --memory: the memory benchmark is not implemented in this build");
+    const int steps = a["steps"].as<int>(), warmup = a["warmup"].as<int>();
+    const int64_t k = a["configs"].as<int64_t>();
+    SEGRANK_CHECK(steps >= 1 && warmup >= 0, "bench: --steps must be >= 1 and --warmup >= 0");
+    set_num_threads(a["threads"].as<int>());
+    const std::string npz = a["npz"].as<std::string>();
+    const int64_t max_nodes = a["max-nodes"].as<int64_t>();
+    bench::BenchGraph g = bench::load_bench_graph(npz, max_nodes);
+    SEGRANK_CHECK(k >= 1 && k <= g.num_configs, "bench: --configs ", k, " outside [1, ", g.num_configs, "]");
+
+    ModelConfig mc;
+    mc.task = ModelTask::kLayout;
+    mc.feat_dim = g.full.feat.cols();
+    mc.hidden = a["hidden"].as<int64_t>();
+    mc.layers = a["layers"].as<int64_t>();
+    const uint64_t seed = a["seed"].as<uint64_t>();
+    // Dependent-node fraction at the last layer (what config independence cannot skip).
+    SegmentInput probe;
+    std::vector<int8_t> probe_values(static_cast<size_t>(g.full.config_local.size() * 18), 0);
+    probe.node_feat = g.full.feat.cview();
+    probe.opcode = g.full.opcode;
+    probe.operands = &g.full.graph.operands;
+    probe.users = &g.full.graph.users;
+    probe.num_pooled = g.full.feat.rows();
+    probe.config_node_local = g.full.config_local;
+    probe.config_values = probe_values;
+    const DependencePlan plan = Model(mc).plan(probe);
+    const double dep_frac = static_cast<double>(plan.nodes.back().size()) / static_cast<double>(g.full.feat.rows());
+
+    const bench::GemmRate gemm = bench::measure_gemm(g.full.feat.rows() * 4, mc.hidden, mc.hidden, 5);
+    const double spmm_gbps = bench::measure_spmm_gbps(g.full.graph.operands, k * mc.hidden, 5);
+
+    std::cerr << "bench: " << npz << " n=" << g.full.feat.rows() << " F'=" << mc.feat_dim << " K=" << k
+              << " segments=" << g.segments.size() << "\n";
+    const ModeResult full = run_mode(g, mc, false, k, warmup, steps, seed);
+    const ModeResult seg = run_mode(g, mc, true, k, warmup, steps, seed);
+    ModeResult full_naive, seg_naive;
+    const bool naive = !a.count("no-naive");
+    if (naive) {
+        ModelConfig nc = mc;
+        nc.exploit_independence = false;
+        full_naive = run_mode(g, nc, false, k, warmup, steps, seed);
+        seg_naive = run_mode(g, nc, true, k, warmup, steps, seed);
+    }
+    std::map<std::string, double> peer_full, peer_seg;
+    if (!a.count("no-peer")) {
+        const std::string py = a["python"].as<std::string>(), script = a["peer-script"].as<std::string>();
+        const int ps = a["peer-steps"].as<int>(), pw = a["peer-warmup"].as<int>(), th = a["threads"].as<int>();
+        peer_full = run_peer(py, script, npz, "--full-graph", ps, pw, th);
+        peer_seg = run_peer(py, script, npz, "--max-nodes " + std::to_string(max_nodes), ps, pw, th);
+    }
+    auto speedup = [](const std::map<std::string, double>& peer, double ours) {
+        auto it = peer.find("median_step_s");
+        return it == peer.end() || ours <= 0 ? 0.0 : it->second / ours;
+    };
+
+    std::ostringstream js;
+    js.precision(5);
+    auto mode_json = [&](const char* name, const ModeResult& r, const std::map<std::string, double>& peer, bool has_naive,
+                         const ModeResult& nv) {
+        js << "\"" << name << "\": {\"steps_per_s\": " << 1.0 / r.median_step_s << ", \"median_step_s\": " << r.median_step_s
+           << ", \"median_fresh_fwd_bwd_s\": " << r.median_fresh_s << ", \"median_stale_forward_s\": " << r.median_stale_s
+           << ", \"median_optimizer_s\": " << r.median_optimizer_s << ", \"stale_forwards_per_step\": " << r.stale_forwards
+           << ", \"skipped_independent_segments_per_step\": " << r.skipped_segments << ", \"peak_rss_mb\": " << r.peak_rss_mb
+           << ", \"final_loss\": " << r.final_loss;
+        if (has_naive)
+            js << ", \"naive_steps_per_s\": " << 1.0 / nv.median_step_s << ", \"naive_median_step_s\": " << nv.median_step_s
+               << ", \"naive_peak_rss_mb\": " << nv.peak_rss_mb;
+        if (!peer.empty()) {
+            js << ", \"peer_steps_per_s\": " << (peer.count("median_step_s") ? 1.0 / peer.at("median_step_s") : 0.0)
+               << ", \"peer_median_step_s\": " << (peer.count("median_step_s") ? peer.at("median_step_s") : 0.0)
+               << ", \"peer_peak_rss_mb\": " << (peer.count("peak_rss_mb") ? peer.at("peak_rss_mb") : 0.0)
+               << ", \"speedup_vs_peer\": " << speedup(peer, r.median_step_s);
+            if (has_naive) js << ", \"speedup_vs_peer_naive\": " << speedup(peer, nv.median_step_s);
+        }
+        js << "}";
+    };
+    js << "{\"bench\": \"layout_training_step\", \"npz\": \"" << npz << "\", \"nodes\": " << g.full.feat.rows()
+       << ", \"edges\": " << g.num_edges << ", \"configurable_nodes\": " << g.num_config_nodes << ", \"feat_dim\": "
+       << mc.feat_dim << ", \"configs_k\": " << k << ", \"hidden\": " << mc.hidden << ", \"layers\": " << mc.layers
+       << ", \"segments\": " << g.segments.size() << ", \"max_nodes\": " << max_nodes << ", \"threads\": "
+       << num_threads() << ", \"steps\": " << steps << ", \"warmup\": " << warmup
+       << ", \"config_dependent_node_frac\": " << dep_frac << ", \"gemm_forward_gflops\": " << gemm.forward_gflops
+       << ", \"gemm_weight_grad_gflops\": " << gemm.weight_grad_gflops << ", \"spmm_gb_per_s\": " << spmm_gbps
+       << ", \"segment_mode_timed\": \"one fresh segment fwd+bwd + forward-only of every other config-dependent segment"
+          " for the K configs + AdamW\", ";
+    mode_json("full_graph", full, peer_full, naive, full_naive);
+    js << ", ";
+    mode_json("segments", seg, peer_seg, naive, seg_naive);
+    js << "}";
+    if (a.count("json")) {
+        std::cout << js.str() << "\n";
+    } else {
+        std::cout << "full graph: " << 1.0 / full.median_step_s << " steps/s (peak RSS " << full.peak_rss_mb << " MB)"
+                  << ", speedup vs peer " << speedup(peer_full, full.median_step_s) << ", naive "
+                  << speedup(peer_full, full_naive.median_step_s) << "\n"
+                  << "segments:   " << 1.0 / seg.median_step_s << " steps/s (peak RSS " << seg.peak_rss_mb << " MB)"
+                  << ", speedup vs peer " << speedup(peer_seg, seg.median_step_s) << ", naive "
+                  << speedup(peer_seg, seg_naive.median_step_s) << "\n"
+                  << js.str() << "\n";
+    }
+    return 0;
 }
 
 }  // namespace segrank::cli

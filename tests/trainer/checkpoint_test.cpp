@@ -1,0 +1,92 @@
+// Checkpoint round trip: parameters, AdamW moments, step/epoch, extra arrays/attributes; the temporary
+// file is never left behind; mismatched models are rejected by parameter name.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "gnn/model.h"
+#include "trainer/checkpoint.h"
+#include "tests/support/test_paths.h"
+
+using namespace segrank;
+
+namespace {
+ModelConfig small_model() {
+    ModelConfig c;
+    c.feat_dim = 3;
+    c.hidden = 4;
+    c.layers = 2;
+    c.opcode_dim = 2;
+    c.config_dim = 2;
+    return c;
+}
+}  // namespace
+
+TEST_CASE("checkpoint round trip restores parameters, moments, step, epoch and extra data") {
+    const auto dir = test::scratch_dir("checkpoint_roundtrip");
+    const auto path = dir / "ckpt.h5";
+    Model a(small_model());
+    a.params().initialize(3);
+    AdamW opt_a(a.params(), AdamWConfig{});
+    for (float& g : a.params().grads()) g = 0.25f;
+    opt_a.step(a.params(), 1e-2f);
+    {
+        CheckpointWriter w(path);
+        w.put_params(a.params(), &opt_a);
+        w.put_state(17, 2);
+        std::vector<double> mean = {1.5, -2.0, 3.25};
+        w.put_array<double>("normalizer/mean", {3}, mean);
+        w.put_attr("config_toml", std::string("[model]\nhidden = 4\n"));
+        w.put_attr("world_size", int64_t{2});
+        CHECK_FALSE(std::filesystem::exists(path));  // nothing visible before commit
+        w.commit();
+    }
+    CHECK(std::filesystem::exists(path));
+    CHECK_FALSE(std::filesystem::exists(dir / "ckpt.h5.tmp"));
+
+    Model b(small_model());
+    AdamW opt_b(b.params(), AdamWConfig{});
+    CheckpointReader r(path);
+    CHECK(r.step() == 17);
+    CHECK(r.epoch() == 2);
+    CHECK(r.format_version() == kCheckpointFormatVersion);
+    r.load_params(b.params(), &opt_b);
+    for (int64_t i = 0; i < a.params().total_size(); ++i) {
+        CHECK(b.params().values()[i] == a.params().values()[i]);
+        CHECK(opt_b.m()[i] == opt_a.m()[i]);
+        CHECK(opt_b.v()[i] == opt_a.v()[i]);
+    }
+    CHECK(opt_b.step_count() == 1);
+    CHECK(r.has_array("normalizer/mean"));
+    CHECK_FALSE(r.has_array("normalizer/std"));
+    CHECK(r.get_array<double>("normalizer/mean")[2] == 3.25);
+    CHECK(r.array_shape("normalizer/mean") == std::vector<int64_t>{3});
+    CHECK(r.attr_string("config_toml").value() == "[model]\nhidden = 4\n");
+    CHECK(r.attr_int("world_size").value() == 2);
+}
+
+TEST_CASE("an uncommitted checkpoint leaves no file and a checkpoint of another model is rejected") {
+    const auto dir = test::scratch_dir("checkpoint_errors");
+    {
+        CheckpointWriter w(dir / "torn.h5");
+        Model a(small_model());
+        w.put_params(a.params(), nullptr);
+    }  // no commit: e.g. an exception while writing
+    CHECK_FALSE(std::filesystem::exists(dir / "torn.h5"));
+    CHECK_FALSE(std::filesystem::exists(dir / "torn.h5.tmp"));
+
+    Model a(small_model());
+    a.params().initialize(1);
+    {
+        CheckpointWriter w(dir / "a.h5");
+        w.put_params(a.params(), nullptr);
+        w.commit();
+    }
+    ModelConfig other = small_model();
+    other.hidden = 6;
+    Model b(other);
+    CheckpointReader r(dir / "a.h5");
+    CHECK_THROWS_WITH_AS(r.load_params(b.params(), nullptr), doctest::Contains("shape mismatch"), Error);
+    AdamW opt(a.params(), AdamWConfig{});
+    CHECK_THROWS_WITH_AS(r.load_params(a.params(), &opt), doctest::Contains("moments"), Error);
+}

@@ -1,0 +1,162 @@
+// Checkpoint writer/reader over the data/h5_file.h RAII layer (the only HDF5 user is data/h5_file.cpp).
+#include "trainer/checkpoint.h"
+
+#include <system_error>
+
+namespace segrank {
+
+namespace {
+std::vector<std::string> split_path(const std::string& name) {
+    std::vector<std::string> parts;
+    std::string cur;
+    for (char c : name) {
+        if (c == '/') {
+            if (!cur.empty()) parts.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (!cur.empty()) parts.push_back(cur);
+    SEGRANK_CHECK(!parts.empty(), "checkpoint: empty array name");
+    return parts;
+}
+
+void write_arena(H5Group& g, const ParamStore& store, std::span<const float> arena) {
+    for (const ParamRef& r : store.refs())
+        g.write<float>(r.name, {r.rows, r.cols}, arena.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())));
+}
+
+void read_arena(const H5Group& g, const ParamStore& store, std::span<float> arena, const std::string& where) {
+    for (const ParamRef& r : store.refs()) {
+        SEGRANK_CHECK(g.has(r.name), where, ": parameter '", r.name, "' missing (checkpoint of another model?)");
+        H5Dataset d = g.open_dataset(r.name);
+        const auto shape = d.shape();
+        SEGRANK_CHECK(shape.size() == 2 && shape[0] == r.rows && shape[1] == r.cols, d.where(), ": shape mismatch, expected [",
+                      r.rows, ", ", r.cols, "] for parameter '", r.name, "'");
+        d.read<float>(arena.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())));
+    }
+}
+}  // namespace
+
+CheckpointWriter::CheckpointWriter(std::filesystem::path path) : path_(std::move(path)) {
+    tmp_ = path_;
+    tmp_ += ".tmp";
+    file_ = std::make_unique<H5File>(H5File::create(tmp_));
+    H5Group root = file_->root();
+    root.set_attr("format_version", kCheckpointFormatVersion);
+    root.set_attr("step", int64_t{0});
+    root.set_attr("epoch", int64_t{0});
+    root.create_group("extra");
+}
+
+CheckpointWriter::~CheckpointWriter() {
+    if (committed_) return;
+    file_.reset();
+    std::error_code ec;
+    std::filesystem::remove(tmp_, ec);
+}
+
+void CheckpointWriter::put_params(const ParamStore& store, const AdamW* opt) {
+    SEGRANK_CHECK(store.finalized(), "checkpoint: the ParamStore is not finalized");
+    H5Group root = file_->root();
+    H5Group params = root.create_group("params");
+    write_arena(params, store, store.values());
+    if (opt) {
+        H5Group m = root.create_group("adam_m");
+        write_arena(m, store, opt->m());
+        H5Group v = root.create_group("adam_v");
+        write_arena(v, store, opt->v());
+        root.set_attr("adam_step", opt->step_count());
+    }
+}
+
+void CheckpointWriter::put_state(int64_t step, int64_t epoch) {
+    H5Group root = file_->root();
+    root.set_attr("step", step);
+    root.set_attr("epoch", epoch);
+}
+
+std::pair<H5Group, std::string> CheckpointWriter::extra_parent(const std::string& name) {
+    const auto parts = split_path(name);
+    H5Group g = file_->root().open_group("extra");
+    for (size_t i = 0; i + 1 < parts.size(); ++i) g = g.has(parts[i]) ? g.open_group(parts[i]) : g.create_group(parts[i]);
+    return {std::move(g), parts.back()};
+}
+
+void CheckpointWriter::put_attr(const std::string& name, const std::string& value) {
+    file_->root().open_group("extra").set_attr(name, value);
+}
+
+void CheckpointWriter::put_attr(const std::string& name, int64_t value) {
+    file_->root().open_group("extra").set_attr(name, value);
+}
+
+void CheckpointWriter::commit() {
+    SEGRANK_CHECK(!committed_, "checkpoint ", path_.string(), ": commit() called twice");
+    file_->close();
+    file_.reset();
+    std::error_code ec;
+    std::filesystem::rename(tmp_, path_, ec);
+    SEGRANK_CHECK(!ec, "checkpoint: cannot rename ", tmp_.string(), " to ", path_.string(), ": ", ec.message());
+    committed_ = true;
+}
+
+CheckpointReader::CheckpointReader(const std::filesystem::path& path) : path_(path) {
+    file_ = std::make_unique<H5File>(H5File::open_read(path));
+    H5Group root = file_->root();
+    const auto v = root.attr_int("format_version");
+    SEGRANK_CHECK(v.has_value(), path.string(), ": not a segrank checkpoint (no format_version attribute)");
+    SEGRANK_CHECK(*v == kCheckpointFormatVersion, path.string(), ": checkpoint format_version ", *v, ", this build reads ",
+                  kCheckpointFormatVersion);
+    version_ = *v;
+    step_ = root.attr_int("step").value_or(0);
+    epoch_ = root.attr_int("epoch").value_or(0);
+}
+
+void CheckpointReader::load_params(ParamStore& store, AdamW* opt) const {
+    store.finalize();
+    H5Group root = file_->root();
+    SEGRANK_CHECK(root.has("params"), path_.string(), ": no /params group");
+    read_arena(root.open_group("params"), store, store.values(), path_.string());
+    if (opt) {
+        SEGRANK_CHECK(root.has("adam_m") && root.has("adam_v"), path_.string(),
+                      ": no AdamW moments (/adam_m, /adam_v) to resume from");
+        read_arena(root.open_group("adam_m"), store, opt->m(), path_.string());
+        read_arena(root.open_group("adam_v"), store, opt->v(), path_.string());
+        opt->set_step_count(root.attr_int("adam_step").value_or(0));
+    }
+}
+
+H5Dataset CheckpointReader::open_extra(const std::string& name) const {
+    const auto parts = split_path(name);
+    H5Group g = file_->root().open_group("extra");
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+        SEGRANK_CHECK(g.has(parts[i]), path_.string(), ": no /extra/", name);
+        g = g.open_group(parts[i]);
+    }
+    SEGRANK_CHECK(g.has(parts.back()), path_.string(), ": no /extra/", name);
+    return g.open_dataset(parts.back());
+}
+
+bool CheckpointReader::has_array(const std::string& name) const {
+    const auto parts = split_path(name);
+    H5Group g = file_->root().open_group("extra");
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+        if (!g.has(parts[i])) return false;
+        g = g.open_group(parts[i]);
+    }
+    return g.has(parts.back());
+}
+
+std::vector<int64_t> CheckpointReader::array_shape(const std::string& name) const { return open_extra(name).shape(); }
+
+std::optional<std::string> CheckpointReader::attr_string(const std::string& name) const {
+    return file_->root().open_group("extra").attr_string(name);
+}
+
+std::optional<int64_t> CheckpointReader::attr_int(const std::string& name) const {
+    return file_->root().open_group("extra").attr_int(name);
+}
+
+}  // namespace segrank

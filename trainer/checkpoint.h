@@ -1,0 +1,91 @@
+// Checkpoints in HDF5 (DESIGN.md 10): parameters by name, AdamW moments, step, epoch, format version,
+// plus free-form arrays/attributes other parts add (normalizer statistics, config text, history
+// shards). Written to "<path>.tmp" and renamed on commit, so a crash never leaves a torn checkpoint.
+// Layout (h5py-readable):
+//   /                attrs format_version (int), step (int), epoch (int), adam_step (int)
+//   /params/<name>   float32 [rows, cols] per ParamRef (e.g. /params/sage0.w_self)
+//   /adam_m/<name>, /adam_v/<name>   AdamW moments, same shapes (when an optimizer is saved)
+//   /extra/<path>    free-form datasets (put_array) ; attributes on /extra (put_attr)
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "data/h5_file.h"
+#include "gnn/optim.h"
+#include "gnn/param_store.h"
+
+namespace segrank {
+
+inline constexpr int64_t kCheckpointFormatVersion = 1;
+
+/// Builds one checkpoint. Nothing is visible at `path` until commit().
+class CheckpointWriter {
+public:
+    /// Creates "<path>.tmp" (parent folders must exist). Throws segrank::Error on I/O failure.
+    explicit CheckpointWriter(std::filesystem::path path);
+    ~CheckpointWriter();  ///< removes the temporary file when commit() was not reached
+    CheckpointWriter(const CheckpointWriter&) = delete;
+    CheckpointWriter& operator=(const CheckpointWriter&) = delete;
+
+    /// Writes every parameter of the store, and the AdamW moments and step when opt is non-null.
+    void put_params(const ParamStore& store, const AdamW* opt);
+    /// Training position.
+    void put_state(int64_t step, int64_t epoch);
+    /// Free-form dataset under /extra; `name` may contain '/' (groups are created), e.g.
+    /// "normalizer/mean". shape: rank 1-3, product = data.size().
+    template <typename T>
+    void put_array(const std::string& name, const std::vector<int64_t>& shape, std::span<const T> data) {
+        auto [group, leaf] = extra_parent(name);
+        group.write<T>(leaf, shape, data);
+    }
+    /// Free-form attribute on /extra (e.g. "config_toml" -> the effective config text).
+    void put_attr(const std::string& name, const std::string& value);
+    void put_attr(const std::string& name, int64_t value);
+    /// Closes the file and renames it to `path` (replacing an older checkpoint atomically).
+    void commit();
+
+private:
+    std::pair<H5Group, std::string> extra_parent(const std::string& name);
+    std::filesystem::path path_;
+    std::filesystem::path tmp_;
+    std::unique_ptr<H5File> file_;
+    bool committed_ = false;
+};
+
+/// Reads a checkpoint written by CheckpointWriter.
+class CheckpointReader {
+public:
+    /// Opens and checks the format version. Throws segrank::Error naming the file otherwise.
+    explicit CheckpointReader(const std::filesystem::path& path);
+
+    int64_t step() const { return step_; }
+    int64_t epoch() const { return epoch_; }
+    int64_t format_version() const { return version_; }
+    /// Copies every parameter by name into the store (and moments into opt when non-null). Throws
+    /// segrank::Error naming the parameter when it is missing or its shape differs (a checkpoint of
+    /// another model), or when opt is requested but the checkpoint has no moments.
+    void load_params(ParamStore& store, AdamW* opt) const;
+    bool has_array(const std::string& name) const;
+    /// Shape of /extra/<name>. Throws when absent.
+    std::vector<int64_t> array_shape(const std::string& name) const;
+    /// Contents of /extra/<name>. Throws when absent or of another element type.
+    template <typename T>
+    std::vector<T> get_array(const std::string& name) const {
+        return open_extra(name).read<T>();
+    }
+    std::optional<std::string> attr_string(const std::string& name) const;
+    std::optional<int64_t> attr_int(const std::string& name) const;
+
+private:
+    H5Dataset open_extra(const std::string& name) const;
+    std::filesystem::path path_;
+    std::unique_ptr<H5File> file_;
+    int64_t step_ = 0, epoch_ = 0, version_ = 0;
+};
+
+}  // namespace segrank
