@@ -1,11 +1,98 @@
-// `segrank evaluate`: placeholder until its issue lands (throws a clear "not implemented" error).
+// `segrank evaluate`: metrics of a trained checkpoint per graph and per collection (DESIGN.md 8),
+// with streaming inference (segments one at a time, issue 5 item 1).
+#include <cxxopts.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
 #include "gnn/core/check.h"
+#include "gnn/core/parallel.h"
 #include "trainer/cli/commands.h"
+#include "trainer/comm.h"
+#include "trainer/trainer.h"
 
 namespace segrank::cli {
 
-int run_evaluate(int /*argc*/, char** /*argv*/) {
-    throw Error("'segrank evaluate' is not implemented yet in this build");
+int run_evaluate(int argc, char** argv) {
+    cxxopts::Options options("segrank evaluate",
+                             "Score a checkpoint on a labelled split: Kendall tau-b, OPA, slowdown@{1,5,10} and the\n"
+                             "Kaggle score per graph and per collection. Test splits without runtimes are refused.");
+    options.add_options()("checkpoint", "run directory (best.ckpt.h5, else last.ckpt.h5) or a .ckpt.h5 file",
+                          cxxopts::value<std::string>())(
+        "split", "split to score (default: the run's eval.split)", cxxopts::value<std::string>())(
+        "heldout", "score the run's own held-out set (config or fold holdout) instead of a split")(
+        "data", "collection root (default: the run's data.root)", cxxopts::value<std::string>())(
+        "json", "also write the metrics as JSON to this file", cxxopts::value<std::string>())(
+        "threads", "OpenMP threads (default: all cores)", cxxopts::value<int>()->default_value("0"))(
+        "h,help", "show this help");
+    auto args = options.parse(argc, argv);
+    if (args.count("help")) {
+        std::cout << options.help() << std::endl;
+        return 0;
+    }
+    SEGRANK_CHECK(args.unmatched().empty(), "unexpected argument '", args.unmatched().front(), "'");
+    SEGRANK_CHECK(args.count("checkpoint"), "missing --checkpoint RUN_DIR");
+    LoadedModel lm = load_model(args["checkpoint"].as<std::string>());
+    if (args.count("data")) lm.cfg.data.root = args["data"].as<std::string>();
+    const int threads = args["threads"].as<int>();
+    set_num_threads(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+
+    std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
+    return run_guarded(*comm, [&]() {
+        std::vector<GraphEntry> entries;
+        std::unique_ptr<Dataset> ds;
+        std::string what;
+        if (args.count("heldout")) {
+            SEGRANK_CHECK(!args.count("split"), "--heldout and --split exclude each other");
+            ds = std::make_unique<Dataset>(lm.cfg.data, static_cast<uint64_t>(lm.cfg.sampling.seed));
+            entries = ds->eval();
+            what = "the run's held-out set";
+        } else {
+            const std::string split = args.count("split") ? args["split"].as<std::string>() : lm.cfg.eval.split;
+            ds = std::make_unique<Dataset>(Dataset::for_split(lm.cfg.data, split));
+            entries = ds->eval();
+            what = "split '" + split + "'";
+        }
+        std::vector<GraphEntry> mine;
+        for (auto& e : entries)
+            if (e.collection.task == lm.task) mine.push_back(e);
+        SEGRANK_CHECK(!mine.empty(), "no ", to_string(lm.task), " graphs in ", what, " under '", lm.cfg.data.root,
+                      "' (the checkpoint is a ", to_string(lm.task), " model)");
+        for (size_t i = 0; i < mine.size(); ++i) mine[i].id = static_cast<int64_t>(i);
+        EvalResult r = evaluate_graphs(*lm.model, lm.normalizer, lm.cfg, mine, *comm);
+        if (comm->rank() == 0) {
+            std::printf("segrank evaluate: %s on %s (%zu graphs)\n", lm.file.string().c_str(), what.c_str(), mine.size());
+            std::printf("  %-40s %8s %9s %8s %9s %9s %9s\n", "graph", "configs", "kendall", "opa", "slowdown1",
+                        "slowdown5", "slowdn10");
+            for (const auto& g : r.graphs)
+                std::printf("  %-40s %8lld %9.4f %8.4f %9.4f %9.4f %9.4f\n", g.name.c_str(),
+                            static_cast<long long>(g.num_configs), g.kendall_tau, g.opa, g.slowdown_1, g.slowdown_5,
+                            g.slowdown_10);
+            std::printf("  %-22s %7s %9s %8s %9s %9s %9s %8s\n", "collection", "graphs", "kendall", "opa", "slowdown1",
+                        "slowdown5", "slowdn10", "score");
+            for (const auto& c : r.collections)
+                std::printf("  %-22s %7lld %9.4f %8.4f %9.4f %9.4f %9.4f %8.4f\n", c.collection.c_str(),
+                            static_cast<long long>(c.num_graphs), c.kendall_tau, c.opa, c.slowdown_1, c.slowdown_5,
+                            c.slowdown_10, c.score);
+            std::printf("  overall %.6f\n", r.overall);
+            if (args.count("json")) {
+                const std::string path = args["json"].as<std::string>();
+                const std::string tmp = path + ".tmp";
+                {
+                    std::ofstream f(tmp, std::ios::trunc);
+                    SEGRANK_CHECK(f.good(), "--json: cannot write '", path, "'");
+                    f << "{\"checkpoint\":\"" << lm.file.string() << "\",\"graphs\":[";
+                    for (size_t i = 0; i < r.graphs.size(); ++i) f << (i ? "," : "") << to_json(r.graphs[i]);
+                    f << "],\"metrics\":" << r.to_json() << "}\n";
+                }
+                std::filesystem::rename(tmp, path);
+            }
+        }
+        return 0;
+    });
 }
 
 }  // namespace segrank::cli

@@ -1,11 +1,117 @@
-// `segrank predict`: placeholder until its issue lands (throws a clear "not implemented" error).
+// `segrank predict`: a Kaggle-format submission from one or several checkpoints (DESIGN.md 10;
+// issue 5 item 2). Several checkpoints of one task are ensembled by averaging per-graph min-max
+// normalized scores; checkpoints of different tasks cover their own collections.
+#include <cxxopts.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "data/submission.h"
 #include "gnn/core/check.h"
+#include "gnn/core/parallel.h"
+#include "gnn/core/rng.h"
 #include "trainer/cli/commands.h"
+#include "trainer/trainer.h"
 
 namespace segrank::cli {
 
-int run_predict(int /*argc*/, char** /*argv*/) {
-    throw Error("'segrank predict' is not implemented yet in this build");
+namespace {
+
+void minmax_normalize(std::vector<double>& v) {
+    if (v.empty()) return;
+    auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    const double a = *lo, b = *hi;
+    for (auto& x : v) x = b > a ? (x - a) / (b - a) : 0.0;
+}
+
+}  // namespace
+
+int run_predict(int argc, char** argv) {
+    cxxopts::Options options("segrank predict",
+                             "Write a submission CSV (ID,TopConfigs; fastest first; min(5,c) configs for tile, all for\n"
+                             "layout) for every graph of a split, test splits included.");
+    options.add_options()("checkpoint", "run directory or .ckpt.h5 file (repeat to ensemble)",
+                          cxxopts::value<std::vector<std::string>>())(
+        "split", "split to predict", cxxopts::value<std::string>()->default_value("test"))(
+        "out", "submission CSV to write", cxxopts::value<std::string>())(
+        "scores", "also write every config's score as ID,config,score (higher = slower)",
+        cxxopts::value<std::string>())("data", "collection root (default: the first checkpoint's data.root)",
+                                       cxxopts::value<std::string>())(
+        "random", "no model: uniform random scores from this seed (the random baseline; needs --data)",
+        cxxopts::value<int64_t>())(
+        "threads", "OpenMP threads (default: all cores)", cxxopts::value<int>()->default_value("0"))(
+        "h,help", "show this help");
+    auto args = options.parse(argc, argv);
+    if (args.count("help")) {
+        std::cout << options.help() << std::endl;
+        return 0;
+    }
+    SEGRANK_CHECK(args.unmatched().empty(), "unexpected argument '", args.unmatched().front(), "'");
+    const bool random = args.count("random") > 0;
+    SEGRANK_CHECK(random != (args.count("checkpoint") > 0), random ? "--random and --checkpoint exclude each other"
+                                                                   : "missing --checkpoint RUN_DIR (or --random SEED)");
+    SEGRANK_CHECK(!random || args.count("data"), "--random needs --data DIR");
+    SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
+    const int threads = args["threads"].as<int>();
+    set_num_threads(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+
+    std::vector<LoadedModel> models;
+    if (!random)
+        for (const auto& c : args["checkpoint"].as<std::vector<std::string>>()) models.push_back(load_model(c));
+    cfg::DataSection data = random ? cfg::DataSection{} : models.front().cfg.data;
+    if (args.count("data")) data.root = args["data"].as<std::string>();
+    data.collections.clear();  // every collection of the split; each model scores its own task
+    const std::string split = args["split"].as<std::string>();
+    Dataset ds = Dataset::for_split(data, split);
+
+    std::vector<SubmissionRow> rows;
+    std::vector<ScoreRow> score_rows;
+    size_t skipped = 0;
+    for (const GraphEntry& e : ds.eval()) {
+        std::vector<double> ensemble;
+        int used = 0;
+        if (random) {
+            Rng rng = Rng::derive(static_cast<uint64_t>(args["random"].as<int64_t>()), 0,
+                                  stream_id(e.name), "random_baseline");
+            ensemble.resize(static_cast<size_t>(e.info.num_configs));
+            for (auto& x : ensemble) x = rng.uniform();
+            used = 1;
+        }
+        for (auto& lm : models) {
+            if (lm.task != e.collection.task) continue;
+            PrepareOptions prep = prepare_options_from(lm.cfg);
+            prep.require_labels = false;
+            auto pg = prepare_graph(e, lm.normalizer, *lm.model, prep);
+            std::vector<float> s = score_graph(*lm.model, *pg, pg->configs, lm.cfg.eval.chunk_configs,
+                                               gst_options_from(lm.cfg));
+            std::vector<double> d(s.begin(), s.end());
+            if (models.size() > 1) minmax_normalize(d);
+            if (ensemble.empty()) ensemble.assign(d.size(), 0.0);
+            for (size_t i = 0; i < d.size(); ++i) ensemble[i] += d[i];
+            ++used;
+        }
+        if (used == 0) {
+            ++skipped;
+            continue;
+        }
+        for (auto& x : ensemble) x /= used;
+        const std::string id = submission_id(e.collection, e.name);
+        rows.push_back({id, top_configs(ensemble, e.collection.task), ""});
+        if (args.count("scores"))
+            for (size_t i = 0; i < ensemble.size(); ++i)
+                score_rows.push_back({id, static_cast<int64_t>(i), ensemble[i], ""});
+    }
+    SEGRANK_CHECK(!rows.empty(), "no graph of split '", split, "' under '", data.root,
+                  "' matches the task of the given checkpoint(s)");
+    write_submission(args["out"].as<std::string>(), rows);
+    if (args.count("scores")) write_scores(args["scores"].as<std::string>(), score_rows);
+    std::printf("segrank predict: %zu graphs of split '%s' -> %s%s\n", rows.size(), split.c_str(),
+                args["out"].as<std::string>().c_str(),
+                skipped ? str(" (", skipped, " graphs of other tasks skipped: give a checkpoint per task)").c_str() : "");
+    return 0;
 }
 
 }  // namespace segrank::cli

@@ -1,11 +1,85 @@
-// `segrank train`: placeholder until its issue lands (throws a clear "not implemented" error).
+// `segrank train`: trains a model from a TOML config, in one process or under mpirun (DESIGN.md 1, 9).
+#include <cxxopts.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
 #include "gnn/core/check.h"
+#include "gnn/core/parallel.h"
 #include "trainer/cli/commands.h"
+#include "trainer/comm.h"
+#include "trainer/config.h"
+#include "trainer/trainer.h"
 
 namespace segrank::cli {
 
-int run_train(int /*argc*/, char** /*argv*/) {
-    throw Error("'segrank train' is not implemented yet in this build");
+namespace {
+
+// data.ingest: raw tuning .pb files ingested into data.root (split train) before training, by rank 0.
+void ingest_inputs(const RunConfig& cfg, Communicator& comm) {
+    if (cfg.data.ingest.empty()) return;
+    if (comm.rank() == 0) {
+        for (const auto& pb : cfg.data.ingest) {
+            SEGRANK_CHECK(std::filesystem::is_regular_file(pb), "data.ingest: '", pb, "' is not a file");
+            std::vector<std::string> args = {"ingest", pb, "--out", cfg.data.root, "--split", cfg.data.train_split,
+                                             "--force"};
+            std::vector<char*> argv;
+            for (auto& a : args) argv.push_back(a.data());
+            const int rc = run_ingest(static_cast<int>(argv.size()), argv.data());
+            SEGRANK_CHECK(rc == 0, "data.ingest: ingesting '", pb, "' failed (exit code ", rc, ")");
+        }
+    }
+    comm.barrier();
+}
+
+}  // namespace
+
+int run_train(int argc, char** argv) {
+    cxxopts::Options options("segrank train",
+                             "Train a ranking GNN with Graph Segment Training (one process, or N ranks under mpirun).\n"
+                             "Writes <run_dir>/{config.toml, metrics.jsonl, best.ckpt.h5, last.ckpt.h5, report.json}.");
+    options.add_options()("c,config", "TOML config file (configs/default.toml documents every key)",
+                          cxxopts::value<std::string>())(
+        "set", "override a key: --set section.key=value (repeatable)", cxxopts::value<std::vector<std::string>>())(
+        "resume", "continue the run in RUN_DIR from its last checkpoint", cxxopts::value<std::string>())(
+        "run-dir", "shortcut for --set train.run_dir=DIR", cxxopts::value<std::string>())("h,help", "show this help");
+    auto result = options.parse(argc, argv);
+    if (result.count("help")) {
+        std::cout << options.help() << std::endl;
+        return 0;
+    }
+    SEGRANK_CHECK(result.unmatched().empty(), "unexpected argument '", result.unmatched().front(), "'");
+    std::vector<std::string> overrides;
+    if (result.count("set")) overrides = result["set"].as<std::vector<std::string>>();
+    if (result.count("run-dir")) overrides.push_back("train.run_dir=" + result["run-dir"].as<std::string>());
+
+    std::optional<std::filesystem::path> resume;
+    RunConfig cfg;
+    if (result.count("resume")) {
+        resume = result["resume"].as<std::string>();
+        const auto stored = *resume / "config.toml";
+        SEGRANK_CHECK(std::filesystem::is_regular_file(stored), "--resume ", resume->string(), ": no config.toml in it");
+        SEGRANK_CHECK(!result.count("config"), "--resume takes the config stored in the run directory; drop --config");
+        cfg = load_config(stored.string(), overrides);
+    } else {
+        SEGRANK_CHECK(result.count("config"), "missing --config FILE (see configs/default.toml)");
+        cfg = load_config(result["config"].as<std::string>(), overrides);
+    }
+
+    std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
+    return run_guarded(*comm, [&]() {
+        const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        set_num_threads(resolve_threads(cfg, comm->local_size(), hw));
+        if (comm->rank() == 0 && comm->size() > 1)
+            std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n", comm->size(),
+                        std::string(comm->backend()).c_str(), num_threads());
+        ingest_inputs(cfg, *comm);
+        Trainer trainer(cfg, *comm, resume);
+        trainer.run();
+        return 0;
+    });
 }
 
 }  // namespace segrank::cli

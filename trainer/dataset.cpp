@@ -1,0 +1,165 @@
+// Dataset: source discovery, collection filtering and the holdout.
+#include "trainer/dataset.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "data/collection.h"
+#include "data/graph_store.h"
+#include "gnn/core/check.h"
+#include "sampling/dedupe.h"
+#include "sampling/holdout.h"
+
+namespace segrank {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+    return s;
+}
+
+}  // namespace
+
+// Config holdout of one graph: identical config rows move together (no runtime leaks into training).
+static void split_graph_configs(const GraphEntry& e, double fraction, uint64_t seed, std::vector<int64_t>& train,
+                         std::vector<int64_t>& held_out) {
+    std::vector<int64_t> groups;
+    if (e.collection.task == Task::kLayout) {
+        LayoutGraph g = e.source->load_layout(e.index, ConfigRows::all());
+        groups = config_groups(g.node_config_feat, g.num_config_nodes() * kLayoutConfigDim, g.num_configs());
+    } else {
+        TileGraph g = e.source->load_tile(e.index, ConfigRows::all());
+        groups = config_groups(g.config_feat.cview());
+    }
+    ConfigSplit split = holdout_configs(e.info.num_configs, groups, fraction, seed, e.id);
+    train = std::move(split.train);
+    held_out = std::move(split.heldout);
+}
+
+void Dataset::open_sources(const cfg::DataSection& data) {
+    const std::filesystem::path root = data.root;
+    SEGRANK_CHECK(std::filesystem::exists(root), "data.root: '", root.string(),
+                  "' does not exist (expected a TpuGraphs npz folder or a folder of .h5 stores)");
+    std::set<std::string> wanted(data.collections.begin(), data.collections.end());
+    std::set<std::string> seen;
+    auto keep = [&](const CollectionId& id) {
+        seen.insert(id.name());
+        return wanted.empty() || wanted.count(id.name()) > 0;
+    };
+    if (data.store == cfg::StoreFormat::kHdf5) {
+        std::vector<std::filesystem::path> files;
+        if (std::filesystem::is_regular_file(root)) {
+            files.push_back(root);
+        } else {
+            for (const auto& e : std::filesystem::directory_iterator(root))
+                if (e.is_regular_file() && e.path().extension() == ".h5") files.push_back(e.path());
+        }
+        std::sort(files.begin(), files.end());
+        SEGRANK_CHECK(!files.empty(), "data.root: no .h5 stores in '", root.string(),
+                      "' (data.store = \"hdf5\"; create them with `segrank pack`)");
+        for (const auto& f : files) {
+            auto store = std::make_unique<GraphStore>(f, LabelPolicy::kAllowTestZeros);
+            if (keep(store->collection())) sources_.push_back(std::move(store));
+        }
+    } else {
+        for (auto& c : discover_collections(root)) {
+            if (!keep(c.id)) continue;
+            sources_.push_back(std::make_unique<NpzGraphSource>(std::move(c), LabelPolicy::kAllowTestZeros));
+        }
+    }
+    for (const auto& w : wanted) {
+        std::vector<std::string> found(seen.begin(), seen.end());
+        SEGRANK_CHECK(seen.count(w) > 0, "data.collections: collection '", w, "' not found under '",
+                      root.string(), "' (found: ", found.empty() ? "none" : join(found), ")");
+    }
+    SEGRANK_CHECK(!sources_.empty(), "data.root: no collections under '", root.string(), "'");
+}
+
+std::vector<GraphEntry> Dataset::graphs_of_split(const std::string& split, int max_graphs) const {
+    const Split want = parse_split(split);
+    std::vector<GraphEntry> out;
+    for (const auto& src : sources_) {
+        if (src->collection().split != want) continue;
+        int64_t n = src->size();
+        if (max_graphs > 0) n = std::min<int64_t>(n, max_graphs);
+        for (int64_t i = 0; i < n; ++i) {
+            GraphEntry e;
+            e.source = src.get();
+            e.index = i;
+            e.collection = src->collection();
+            e.info = src->info(i);
+            e.name = e.info.name;
+            out.push_back(std::move(e));
+        }
+    }
+    // Ids follow (collection, name) order so every rank agrees regardless of discovery order.
+    std::stable_sort(out.begin(), out.end(), [](const GraphEntry& a, const GraphEntry& b) {
+        if (a.collection.name() != b.collection.name()) return a.collection.name() < b.collection.name();
+        return a.name < b.name;
+    });
+    for (size_t i = 0; i < out.size(); ++i) out[i].id = static_cast<int64_t>(i);
+    return out;
+}
+
+Dataset::Dataset(const cfg::DataSection& data, uint64_t seed) {
+    open_sources(data);
+    auto train = graphs_of_split(data.train_split, data.max_graphs);
+    SEGRANK_CHECK(!train.empty(), "data.train_split: no graphs in split '", data.train_split, "' under '",
+                  data.root, "'");
+    std::string how;
+    if (data.holdout == cfg::Holdout::kConfigs) {
+        // Every train graph is in both roles; configs are split per graph.
+        eval_ = train;
+        for (size_t i = 0; i < train.size(); ++i) {
+            split_graph_configs(train[i], data.holdout_fraction, seed, train[i].configs, eval_[i].configs);
+        }
+        train_ = std::move(train);
+        how = str("configs (", data.holdout_fraction * 100.0, "% of each graph's configs held out)");
+    } else if (data.holdout_folds == 0) {
+        train_ = std::move(train);
+        eval_ = graphs_of_split(data.valid_split, data.max_graphs);
+        SEGRANK_CHECK(!eval_.empty(), "data.valid_split: no graphs in split '", data.valid_split,
+                      "' under '", data.root,
+                      "' (use data.holdout = \"configs\" or data.holdout_folds for data sets without one)");
+        how = str("graphs (split '", data.valid_split, "')");
+    } else {
+        const auto n = static_cast<int64_t>(train.size());
+        const bool loo = data.holdout_folds < 0;
+        const int64_t k = loo ? n : data.holdout_folds;
+        SEGRANK_CHECK(n >= 2, "data.holdout_folds: needs at least 2 training graphs, found ", n);
+        SEGRANK_CHECK(k <= n, "data.holdout_folds = ", k, ": more folds than the ", n, " training graphs");
+        SEGRANK_CHECK(data.holdout_fold >= 0 && data.holdout_fold < k, "data.holdout_fold: expected 0..",
+                      k - 1, ", got ", data.holdout_fold);
+        std::vector<int64_t> ids;
+        for (const auto& g : train) ids.push_back(g.id);
+        const GraphSplit split = holdout_graphs_kfold(ids, k, data.holdout_fold, seed);
+        std::vector<GraphEntry> tr, ev;
+        for (auto& g : train)
+            (std::binary_search(split.heldout.begin(), split.heldout.end(), g.id) ? ev : tr).push_back(std::move(g));
+        for (size_t i = 0; i < tr.size(); ++i) tr[i].id = static_cast<int64_t>(i);
+        for (size_t i = 0; i < ev.size(); ++i) ev[i].id = static_cast<int64_t>(i);
+        train_ = std::move(tr);
+        eval_ = std::move(ev);
+        how = loo ? str("leave-one-out graph ", data.holdout_fold) : str("fold ", data.holdout_fold, " of ", k);
+    }
+    std::set<std::string> names;
+    for (const auto& s : sources_) names.insert(s->collection().full_name());
+    description_ = str(train_.size(), " training graphs, ", eval_.size(), " evaluation graphs; holdout by ",
+                       how, "; collections: ", join({names.begin(), names.end()}));
+}
+
+Dataset Dataset::for_split(const cfg::DataSection& data, const std::string& split) {
+    Dataset d;
+    d.open_sources(data);
+    d.eval_ = d.graphs_of_split(split, data.max_graphs);
+    SEGRANK_CHECK(!d.eval_.empty(), "no graphs in split '", split, "' under '", data.root, "'");
+    d.description_ = str(d.eval_.size(), " graphs of split '", split, "'");
+    return d;
+}
+
+std::string Dataset::describe() const { return description_; }
+
+}  // namespace segrank

@@ -1,0 +1,59 @@
+// Dataset: the graphs a run trains and evaluates on (DESIGN.md 2, 3, 7; issue 4 item 3): collection
+// discovery over npz folders or HDF5 stores, the train/valid holdout (by graphs: valid split, k-fold or
+// leave-one-out; by configs: a fraction of each graph's configs), and graph ids that decide ownership
+// (rank = id % world). Loading and preparation of one graph lives in trainer/prepared_graph.h.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/graph_source.h"
+#include "trainer/config.h"
+
+namespace segrank {
+
+/// One graph of the run. `id` is its position in the run's sorted list of training graphs (train
+/// role) or evaluation graphs (eval role); ids decide ownership (id % world) and RNG streams.
+struct GraphEntry {
+    int64_t id = 0;
+    const GraphSource* source = nullptr;  ///< owned by the Dataset
+    int64_t index = 0;                    ///< graph index within `source`
+    CollectionId collection;
+    std::string name;                     ///< file stem
+    GraphInfo info;
+    /// Config indices usable by this role (holdout = configs); empty = every config of the graph.
+    std::vector<int64_t> configs;
+};
+
+/// The training and evaluation graph lists of a run. Sources are opened once and shared.
+class Dataset {
+public:
+    /// Opens the collections of `data` (data.root, data.store, data.collections) and builds the
+    /// holdout. `seed` fixes the config holdout permutation. Throws segrank::Error naming the root
+    /// when nothing matches, when a requested collection is missing, when a split has no graphs,
+    /// or when the holdout settings do not fit the number of graphs.
+    Dataset(const cfg::DataSection& data, uint64_t seed);
+
+    /// A dataset with one role only: every graph of `split` in the selected collections, all
+    /// configs (for `segrank evaluate` / `predict`). Same errors.
+    static Dataset for_split(const cfg::DataSection& data, const std::string& split);
+
+    const std::vector<GraphEntry>& train() const { return train_; }
+    const std::vector<GraphEntry>& eval() const { return eval_; }
+    /// One-line human description (collections, counts, holdout).
+    std::string describe() const;
+
+private:
+    Dataset() = default;
+    void open_sources(const cfg::DataSection& data);
+    std::vector<GraphEntry> graphs_of_split(const std::string& split, int max_graphs) const;
+
+    std::vector<std::unique_ptr<GraphSource>> sources_;
+    std::vector<GraphEntry> train_;
+    std::vector<GraphEntry> eval_;
+    std::string description_;
+};
+
+}  // namespace segrank

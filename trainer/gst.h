@@ -1,0 +1,66 @@
+// Graph Segment Training step and streaming inference over PreparedGraphs (DESIGN.md 4, 6):
+// fresh segments forward with saved state, stale ones from the HistoryTable with Stale Embedding
+// Dropout, the ranking loss on the combined graph scores, backward through fresh segments only, and
+// inference that streams segments one at a time with no saved state.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "gnn/loss.h"
+#include "gnn/model.h"
+#include "sampling/segment_sampler.h"
+#include "segments/history_table.h"
+#include "trainer/prepared_graph.h"
+
+namespace segrank {
+
+/// The [segments], [model] and [loss] values the step needs (plain values, STYLE.md R5).
+struct GstOptions {
+    SegmentAggregate aggregate = SegmentAggregate::kScoreSum;
+    int32_t fresh = 1;               ///< k fresh segments per graph and step
+    double keep_prob = 0.5;          ///< SED keep probability p
+    HistoryInit history_init = HistoryInit::kFresh;
+    int64_t max_staleness = 0;
+    uint64_t seed = 0;               ///< sampling seed (segment choice, SED) and dropout
+    /// Skip config-independent segments (exact under score_sum with ranking-only losses, DESIGN.md 4).
+    bool skip_independent = true;
+    std::vector<LossTerm> loss_terms;
+    LossOptions loss_options;
+};
+
+/// What one graph's training step produced.
+struct GraphStepResult {
+    double loss = 0.0;                 ///< scaled loss (already divided by the global batch)
+    int64_t fresh_segments = 0;
+    int64_t stale_hits = 0;
+    int64_t stale_recomputed = 0;
+    int64_t active_segments = 0;       ///< segments taking part (S_eff)
+    std::vector<float> scores;         ///< [K] combined graph scores of the sampled configs
+};
+
+/// Whether every loss term is a ranking loss (shift-invariant), so independent segments can be skipped.
+bool ranking_only(std::span<const LossTerm> terms);
+
+/// One graph's contribution to a training step: samples fresh segments and the SED mask from
+/// (seed, step, graph id), reads/writes `table` (the graph's owner shard), accumulates parameter
+/// gradients scaled by `scale` (1 / global batch) into model.params().grads(). configs [K] are
+/// file indices with targets [K]. Throws segrank::Error when the loss is not finite (naming step,
+/// graph and configs).
+GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
+                                std::span<const double> targets, int64_t step, double scale,
+                                HistoryTable& table, const GstOptions& opt);
+
+/// Scores (higher = slower) of `configs` for graph g, streaming segments one at a time without saved
+/// state, `chunk` configs per forward pass. Under score_sum with skip_independent the scores omit the
+/// config-independent segments (a per-graph constant), which no ranking metric sees.
+std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
+                               int64_t chunk, const GstOptions& opt);
+
+/// Per-segment readouts of `configs` (forward only), the input of head finetuning: [S_eff] tensors
+/// of [K, 2H] for the segments score_graph would use (independent ones computed with K = 1 and
+/// broadcast).
+std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
+                                     const GstOptions& opt);
+
+}  // namespace segrank

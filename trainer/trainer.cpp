@@ -1,0 +1,365 @@
+// Trainer: setup, the step, evaluation, early stopping and the run loop.
+#include "trainer/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "gnn/core/check.h"
+#include "gnn/core/parallel.h"
+#include "sampling/dedupe.h"
+#include "trainer/progress.h"
+
+namespace segrank {
+
+ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim) {
+    ModelConfig m;
+    m.task = task == Task::kTile ? ModelTask::kTile : ModelTask::kLayout;
+    m.feat_dim = feat_dim;
+    m.hidden = cfg.model.hidden;
+    m.layers = cfg.model.layers;
+    m.opcode_dim = cfg.model.opcode_dim;
+    m.config_dim = cfg.model.config_dim;
+    switch (cfg.model.activation) {
+        case cfg::Activation::kGelu: m.activation = Activation::kGelu; break;
+        case cfg::Activation::kRelu: m.activation = Activation::kRelu; break;
+        case cfg::Activation::kLeakyRelu: m.activation = Activation::kLeakyRelu; break;
+    }
+    m.dropout = static_cast<float>(cfg.model.dropout);
+    m.config_join = cfg.model.config_join == cfg::ConfigJoin::kLate ? ConfigJoin::kLate : ConfigJoin::kEarly;
+    m.exploit_independence = cfg.model.config_independence;
+    m.validate();
+    return m;
+}
+
+GstOptions gst_options_from(const RunConfig& cfg) {
+    GstOptions o;
+    o.aggregate = cfg.model.aggregate == cfg::Aggregate::kScoreSum ? SegmentAggregate::kScoreSum
+                                                                   : SegmentAggregate::kEmbeddingMean;
+    o.fresh = cfg.segments.fresh;
+    o.keep_prob = cfg.segments.keep_prob;
+    o.history_init = cfg.segments.history_init == cfg::HistoryInit::kFresh ? HistoryInit::kFresh : HistoryInit::kZero;
+    o.max_staleness = cfg.segments.max_staleness;
+    o.seed = static_cast<uint64_t>(cfg.sampling.seed);
+    for (const auto& t : cfg.loss.terms) {
+        LossTerm lt;
+        switch (t.kind) {
+            case cfg::LossKind::kPairwiseHinge: lt.kind = LossKind::kPairwiseHinge; break;
+            case cfg::LossKind::kPairwiseLogistic: lt.kind = LossKind::kPairwiseLogistic; break;
+            case cfg::LossKind::kListMle: lt.kind = LossKind::kListMle; break;
+            case cfg::LossKind::kMse: lt.kind = LossKind::kMse; break;
+        }
+        lt.weight = t.weight;
+        o.loss_terms.push_back(lt);
+    }
+    o.loss_options.margin = cfg.loss.margin;
+    o.loss_options.temperature = cfg.loss.temperature;
+    o.skip_independent = cfg.model.config_independence && ranking_only(o.loss_terms);
+    return o;
+}
+
+PrepareOptions prepare_options_from(const RunConfig& cfg) {
+    PrepareOptions p;
+    switch (cfg.segments.partition) {
+        case cfg::Partition::kContiguous: p.partition.method = PartitionMethod::kContiguous; break;
+        case cfg::Partition::kSplits: p.partition.method = PartitionMethod::kSplits; break;
+        case cfg::Partition::kMetis: p.partition.method = PartitionMethod::kMetis; break;
+    }
+    p.partition.max_nodes = cfg.segments.max_nodes;
+    p.partition.metis_seed = static_cast<uint64_t>(cfg.sampling.seed);
+    p.halo_hops = cfg.segments.halo_hops;
+    p.prune_hops = cfg.model.prune_hops;
+    return p;
+}
+
+std::string EvalResult::to_json() const {
+    std::ostringstream os;
+    os.precision(9);
+    os << "{\"overall\":";
+    if (std::isfinite(overall)) {
+        os << overall;
+    } else {
+        os << "null";
+    }
+    os << ",\"collections\":[";
+    for (size_t i = 0; i < collections.size(); ++i) os << (i ? "," : "") << segrank::to_json(collections[i]);
+    os << "]}";
+    return os.str();
+}
+
+namespace {
+
+// Higher is better for every selection metric (slowdowns are negated).
+double selection_value(const EvalResult& r, cfg::EvalMetric metric) {
+    double acc = 0.0;
+    int n = 0;
+    for (const auto& c : r.collections) {
+        double v = 0.0;
+        switch (metric) {
+            case cfg::EvalMetric::kKaggle: v = c.score; break;
+            case cfg::EvalMetric::kKendall: v = c.kendall_tau; break;
+            case cfg::EvalMetric::kOpa: v = c.opa; break;
+            case cfg::EvalMetric::kSlowdown1: v = -c.slowdown_1; break;
+            case cfg::EvalMetric::kSlowdown5: v = -c.slowdown_5; break;
+            case cfg::EvalMetric::kSlowdown10: v = -c.slowdown_10; break;
+        }
+        if (std::isfinite(v)) {
+            acc += v;
+            ++n;
+        }
+    }
+    return n ? acc / n : -1e300;
+}
+
+constexpr int kPacked = 8;  // entry index, configs, constant, tau, opa, s1, s5, s10
+
+}  // namespace
+
+EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
+                           const std::vector<GraphEntry>& entries, Communicator& comm,
+                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache) {
+    const GstOptions opt = gst_options_from(cfg);
+    const PrepareOptions prep = prepare_options_from(cfg);
+    EvalIndices indices;
+    if (!cfg.eval.indices.empty()) indices = load_eval_indices(cfg.eval.indices);
+    std::vector<double> packed;
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const GraphEntry& e = entries[i];
+        if (owner_rank(e.id, comm.size()) != comm.rank()) continue;
+        std::unique_ptr<PreparedGraph> local;
+        const PreparedGraph* pg = nullptr;
+        if (cache) {
+            auto it = cache->find(e.id);
+            if (it == cache->end()) it = cache->emplace(e.id, prepare_graph(e, normalizer, model, prep)).first;
+            pg = it->second.get();
+        } else {
+            local = prepare_graph(e, normalizer, model, prep);
+            pg = local.get();
+        }
+        std::vector<int64_t> configs = pg->configs;
+        if (e.configs.empty() && !indices.empty()) {
+            auto it = indices.find(e.name);
+            SEGRANK_CHECK(it != indices.end(), cfg.eval.indices, ": no config indices for graph '", e.name, "'");
+            configs = it->second;
+            for (int64_t c : configs)
+                SEGRANK_CHECK(c >= 0 && c < pg->num_configs, cfg.eval.indices, ": graph '", e.name,
+                              "': config index ", c, " out of range [0, ", pg->num_configs, ")");
+        }
+        std::vector<float> scores = score_graph(model, *pg, configs, cfg.eval.chunk_configs, opt);
+        std::vector<double> targets(configs.size());
+        for (size_t j = 0; j < configs.size(); ++j) targets[j] = pg->targets[static_cast<size_t>(configs[j])];
+        GraphMetrics gm = evaluate_graph(e.name, scores, targets);
+        packed.insert(packed.end(), {static_cast<double>(i), static_cast<double>(gm.num_configs),
+                                     gm.targets_constant ? 1.0 : 0.0, gm.kendall_tau, gm.opa, gm.slowdown_1,
+                                     gm.slowdown_5, gm.slowdown_10});
+    }
+    auto all = comm.gather(packed, 0);
+    EvalResult res;
+    std::vector<double> summary;
+    if (comm.rank() == 0) {
+        std::vector<GraphMetrics> graphs(entries.size());
+        std::vector<uint8_t> seen(entries.size(), 0);
+        for (const auto& part : all) {
+            for (size_t p = 0; p + kPacked <= part.size(); p += kPacked) {
+                const auto i = static_cast<size_t>(part[p]);
+                GraphMetrics& gm = graphs[i];
+                gm.name = entries[i].name;
+                gm.num_configs = static_cast<int64_t>(part[p + 1]);
+                gm.targets_constant = part[p + 2] != 0.0;
+                gm.kendall_tau = part[p + 3];
+                gm.opa = part[p + 4];
+                gm.slowdown_1 = part[p + 5];
+                gm.slowdown_5 = part[p + 6];
+                gm.slowdown_10 = part[p + 7];
+                seen[i] = 1;
+            }
+        }
+        std::map<std::string, std::vector<GraphMetrics>> by_collection;
+        std::map<std::string, Task> tasks;
+        for (size_t i = 0; i < entries.size(); ++i) {
+            SEGRANK_ASSERT(seen[i], "graph ", entries[i].name, " was not evaluated by its owner");
+            by_collection[entries[i].collection.name()].push_back(graphs[i]);
+            tasks[entries[i].collection.name()] = entries[i].collection.task;
+        }
+        for (auto& [name, gms] : by_collection) res.collections.push_back(aggregate_collection(name, tasks[name], gms));
+        res.overall = overall_score(res.collections);
+        res.selection = selection_value(res, cfg.eval.metric);
+        res.graphs = std::move(graphs);
+        summary = {res.overall, res.selection};
+    }
+    // Every rank needs the selection value (early stopping must agree everywhere).
+    std::string blob;
+    if (comm.rank() == 0) blob = res.to_json() + "\n" + std::to_string(res.selection);
+    blob = comm.broadcast(blob, 0);
+    if (comm.rank() != 0) {
+        auto nl = blob.rfind('\n');
+        res.selection = std::stod(blob.substr(nl + 1));
+    }
+    return res;
+}
+
+Trainer::~Trainer() = default;
+
+Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::filesystem::path> resume_dir)
+    : cfg_(cfg), comm_(comm), run_dir_(cfg.train.run_dir) {
+    if (resume_dir) run_dir_ = *resume_dir;
+    dataset_ = std::make_unique<Dataset>(cfg_.data, static_cast<uint64_t>(cfg_.sampling.seed));
+    const auto& train = dataset_->train();
+    task_ = train.front().collection.task;
+    for (const auto& e : train)
+        SEGRANK_CHECK(e.collection.task == task_, "data.collections: one run trains one task; found both '",
+                      train.front().collection.name(), "' and '", e.collection.name(),
+                      "' (select collections of one task)");
+    for (const auto& e : dataset_->eval())
+        SEGRANK_CHECK(e.collection.task == task_, "data.collections: evaluation graph '", e.name, "' of ",
+                      e.collection.name(), " has another task than the training graphs");
+
+    const std::filesystem::path ckpt = run_dir_ / "last.ckpt.h5";
+    if (resume_dir) {
+        SEGRANK_CHECK(std::filesystem::exists(ckpt), "--resume ", resume_dir->string(), ": no checkpoint '",
+                      ckpt.string(), "'");
+        normalizer_ = load_checkpoint_normalizer(ckpt);
+    } else if (cfg_.data.normalize) {
+        NormalizerFitter fitter(kNodeFeatDim);
+        for (const auto& e : train) {
+            if (e.collection.task == Task::kTile) {
+                TileGraph g = e.source->load_tile(e.index, ConfigRows::none());
+                fitter.add(g.node_feat.cview(), e.info.source.string());
+            } else {
+                LayoutGraph g = e.source->load_layout(e.index, ConfigRows::none());
+                fitter.add(g.node_feat.cview(), e.info.source.string());
+            }
+        }
+        normalizer_ = fitter.finish();
+    } else {
+        std::vector<int32_t> cols(kNodeFeatDim);
+        for (int i = 0; i < kNodeFeatDim; ++i) cols[static_cast<size_t>(i)] = i;
+        normalizer_ = Normalizer::from_vectors(kNodeFeatDim, cols, std::vector<double>(kNodeFeatDim, 0.0),
+                                               std::vector<double>(kNodeFeatDim, 1.0), "identity normalizer");
+    }
+
+    model_ = std::make_unique<Model>(model_config_from(cfg_, task_, normalizer_.output_dim()));
+    model_->params().initialize(static_cast<uint64_t>(cfg_.train.seed));
+    AdamWConfig ac;
+    ac.beta1 = static_cast<float>(cfg_.optim.beta1);
+    ac.beta2 = static_cast<float>(cfg_.optim.beta2);
+    ac.eps = static_cast<float>(cfg_.optim.eps);
+    ac.weight_decay = static_cast<float>(cfg_.optim.weight_decay);
+    optim_ = std::make_unique<AdamW>(model_->params(), ac);
+
+    std::vector<int64_t> ids;
+    for (const auto& e : train) ids.push_back(e.id);
+    batches_ = std::make_unique<BatchSampler>(ids, cfg_.sampling.batch_graphs, static_cast<uint64_t>(cfg_.sampling.seed));
+    total_steps_ = cfg_.train.steps;
+    if (cfg_.train.epochs > 0) {
+        const int64_t by_epochs = cfg_.train.epochs * batches_->steps_per_epoch();
+        total_steps_ = total_steps_ > 0 ? std::min(total_steps_, by_epochs) : by_epochs;
+    }
+    SEGRANK_CHECK(total_steps_ > 0, "train.steps and train.epochs are both 0: nothing to train");
+    schedule_.kind = cfg_.optim.schedule == cfg::LrSchedule::kCosine ? LrScheduleKind::kCosine : LrScheduleKind::kConstant;
+    schedule_.base_lr = cfg_.optim.lr;
+    schedule_.warmup_steps = std::min<int64_t>(cfg_.optim.warmup_steps, std::max<int64_t>(0, total_steps_ - 1));
+    schedule_.total_steps = total_steps_;
+
+    gst_ = gst_options_from(cfg_);
+    prep_ = prepare_options_from(cfg_);
+    const int32_t width = gst_.aggregate == SegmentAggregate::kScoreSum ? 1 : static_cast<int32_t>(2 * cfg_.model.hidden);
+    history_ = std::make_unique<HistoryTable>(width, HistoryTable::bytes_from_mb(static_cast<double>(cfg_.segments.history_max_mb)));
+
+    if (resume_dir) {
+        load_checkpoint(ckpt);
+    } else {
+        comm_.broadcast(model_->params().values(), 0);
+        if (comm_.rank() == 0) {
+            std::filesystem::create_directories(run_dir_);
+            save_config(cfg_, run_dir_ / "config.toml");
+            std::ofstream(run_dir_ / "metrics.jsonl", std::ios::trunc);
+        }
+    }
+    comm_.barrier();
+}
+
+const PreparedGraph& Trainer::train_graph(int64_t id) {
+    auto it = train_cache_.find(id);
+    if (it != train_cache_.end()) return *it->second;
+    const GraphEntry& e = dataset_->train()[static_cast<size_t>(id)];
+    auto pg = prepare_graph(e, normalizer_, *model_, prep_);
+    // Training candidates: this role's configs, duplicates collapsed (sampling.dedupe).
+    DedupeMode mode = cfg_.sampling.dedupe == cfg::Dedupe::kMin    ? DedupeMode::kMin
+                      : cfg_.sampling.dedupe == cfg::Dedupe::kMean ? DedupeMode::kMean
+                                                                   : DedupeMode::kKeep;
+    const auto& cs = pg->configs;
+    ConfigSet set;
+    if (pg->task == Task::kLayout) {
+        const int64_t row = pg->num_config_nodes * kLayoutConfigDim;
+        std::vector<int8_t> rows(cs.size() * static_cast<size_t>(row));
+        std::vector<double> rt(cs.size());
+        for (size_t j = 0; j < cs.size(); ++j) {
+            std::copy_n(pg->layout_config.data() + cs[j] * row, row, rows.data() + static_cast<int64_t>(j) * row);
+            rt[j] = pg->targets[static_cast<size_t>(cs[j])];
+        }
+        set = dedupe_configs(rows, row, rt, mode);
+    } else {
+        Tensor rows(static_cast<int64_t>(cs.size()), kTileConfigDim);
+        std::vector<double> rt(cs.size());
+        for (size_t j = 0; j < cs.size(); ++j) {
+            std::copy_n(pg->tile_config.data() + cs[j] * kTileConfigDim, kTileConfigDim,
+                        rows.data() + static_cast<int64_t>(j) * kTileConfigDim);
+            rt[j] = pg->targets[static_cast<size_t>(cs[j])];
+        }
+        set = dedupe_configs(rows.cview(), rt, mode);
+    }
+    for (auto& i : set.indices) i = cs[static_cast<size_t>(i)];  // subset positions -> file indices
+    ConfigSamplerOptions so;
+    so.configs = cfg_.sampling.configs;
+    so.pool = cfg_.sampling.config_pool;
+    so.seed = static_cast<uint64_t>(cfg_.sampling.seed);
+    so.strategy = cfg_.sampling.strategy == cfg::SamplingStrategy::kFastBiased   ? ConfigStrategy::kFastBiased
+                  : cfg_.sampling.strategy == cfg::SamplingStrategy::kStratified ? ConfigStrategy::kStratified
+                                                                                 : ConfigStrategy::kUniform;
+    samplers_[id] = std::make_unique<ConfigSampler>(so, id, std::move(set));
+    return *train_cache_.emplace(id, std::move(pg)).first->second;
+}
+
+double Trainer::step() {
+    inject_failure_if_requested(cfg_.dist.fail_rank, cfg_.dist.fail_step, comm_.rank(), step_);
+    const auto global = batches_->global_batch(step_);
+    const auto local = batches_->local_batch(step_, comm_.rank(), comm_.size());
+    const double scale = 1.0 / static_cast<double>(global.size());
+    model_->params().zero_grads();
+    double loss = 0.0;
+    for (int64_t id : local) {
+        const PreparedGraph& g = train_graph(id);
+        ConfigSet cs = samplers_.at(id)->sample(step_);
+        loss += gst_train_graph(*model_, g, cs.indices, cs.targets, step_, scale, *history_, gst_).loss;
+    }
+    comm_.allreduce_sum(model_->params().grads());
+    loss = comm_.allreduce_sum(loss);
+    const double norm = clip_grad_norm(model_->params(), cfg_.optim.clip_norm);
+    SEGRANK_CHECK(std::isfinite(norm) && std::isfinite(loss), "non-finite ", std::isfinite(loss) ? "gradient norm" : "loss",
+                  " at step ", step_, " (graphs of the batch: ", [&] {
+                      std::string s;
+                      for (int64_t id : global) s += (s.empty() ? "" : ", ") + dataset_->train()[static_cast<size_t>(id)].name;
+                      return s;
+                  }(), "); no checkpoint written");
+    optim_->step(model_->params(), static_cast<float>(schedule_.at(step_)));
+    ++step_;
+    last_loss_ = loss;
+    return loss;
+}
+
+EvalResult Trainer::evaluate() {
+    return evaluate_graphs(*model_, normalizer_, cfg_, dataset_->eval(), comm_, &eval_cache_);
+}
+
+void Trainer::log_jsonl(const std::string& json) {
+    if (comm_.rank() != 0) return;
+    std::ofstream f(run_dir_ / "metrics.jsonl", std::ios::app);
+    f << json << "\n";
+}
+
+}  // namespace segrank

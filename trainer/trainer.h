@@ -1,0 +1,119 @@
+// Trainer (DESIGN.md 2, 6-9; issue 4 item 4): the step loop (sample -> GST forward -> loss ->
+// backward -> allreduce -> clip -> AdamW -> history), evaluation with early stopping, best and last
+// checkpoints, exact resume, metrics JSONL and a final report, on any Communicator.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/normalizer.h"
+#include "gnn/model.h"
+#include "gnn/optim.h"
+#include "sampling/batch_sampler.h"
+#include "sampling/config_sampler.h"
+#include "segments/history_table.h"
+#include "trainer/comm.h"
+#include "trainer/config.h"
+#include "trainer/dataset.h"
+#include "trainer/gst.h"
+#include "trainer/metrics.h"
+#include "trainer/prepared_graph.h"
+
+namespace segrank {
+
+/// Result of one evaluation pass (identical on every rank).
+struct EvalResult {
+    std::vector<GraphMetrics> graphs;            ///< rank 0 only (empty elsewhere)
+    std::vector<CollectionMetrics> collections;  ///< per collection, in name order
+    double overall = 0.0;                        ///< mean of the collections' Kaggle scores
+    double selection = 0.0;                      ///< eval.metric value (higher is better, sign-adjusted)
+    std::string to_json() const;
+};
+
+/// Maps the config sections to library option structs (STYLE.md R5).
+ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim);
+GstOptions gst_options_from(const RunConfig& cfg);
+PrepareOptions prepare_options_from(const RunConfig& cfg);
+
+/// Scores `entries` (this rank's share: id % world == rank) with `model` and reduces the metrics
+/// over ranks. configs of an entry = its held-out configs, else eval.indices, else all. Throws
+/// segrank::Error on unlabelled graphs.
+EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
+                           const std::vector<GraphEntry>& entries, Communicator& comm,
+                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache = nullptr);
+
+/// The normalizer stored in a checkpoint file. Throws segrank::Error naming the file.
+Normalizer load_checkpoint_normalizer(const std::filesystem::path& file);
+
+/// A trained model restored for inference (evaluate, predict, ensembling).
+struct LoadedModel {
+    RunConfig cfg;           ///< the effective config stored in the checkpoint
+    Normalizer normalizer;
+    Task task = Task::kLayout;
+    std::unique_ptr<Model> model;
+    std::filesystem::path file;
+};
+
+/// Loads `path`: a checkpoint file, or a run directory (its best.ckpt.h5, else last.ckpt.h5).
+/// Throws segrank::Error naming the path when it is missing or not a segrank checkpoint.
+LoadedModel load_model(const std::filesystem::path& path);
+
+class Trainer {
+public:
+    /// Opens the data, fits the normalizer (or restores it from `resume_dir`'s checkpoint), builds the
+    /// model and optimizer, broadcasts parameters from rank 0. Writes the effective config to the run
+    /// directory (rank 0). Throws segrank::Error on bad data or config.
+    Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::filesystem::path> resume_dir = {});
+    ~Trainer();
+
+    /// Runs until train.steps / train.epochs / early stopping, then the final evaluation, head
+    /// finetuning (segments.finetune_epochs) and the report. Returns the final evaluation.
+    EvalResult run();
+
+    /// One optimizer step (public for tests). Returns the global mean loss of the step.
+    double step();
+    int64_t current_step() const { return step_; }
+    Model& model() { return *model_; }
+    const Normalizer& normalizer() const { return normalizer_; }
+    const Dataset& dataset() const { return *dataset_; }
+    HistoryTable& history() { return *history_; }
+    /// Evaluates the current parameters on the evaluation graphs.
+    EvalResult evaluate();
+    /// Writes <run_dir>/<name>.ckpt.h5 (rank 0 parameters/optimizer, every rank its history shard).
+    void save_checkpoint(const std::string& name);
+
+private:
+    const PreparedGraph& train_graph(int64_t id);
+    void load_checkpoint(const std::filesystem::path& file);
+    void log_jsonl(const std::string& json);
+    void finetune_head();
+
+    RunConfig cfg_;
+    Communicator& comm_;
+    std::filesystem::path run_dir_;
+    std::unique_ptr<Dataset> dataset_;
+    Normalizer normalizer_;
+    Task task_ = Task::kLayout;
+    std::unique_ptr<Model> model_;
+    std::unique_ptr<AdamW> optim_;
+    LrSchedule schedule_;
+    std::unique_ptr<BatchSampler> batches_;
+    std::unique_ptr<HistoryTable> history_;
+    GstOptions gst_;
+    PrepareOptions prep_;
+    std::map<int64_t, std::unique_ptr<PreparedGraph>> train_cache_;
+    std::map<int64_t, std::unique_ptr<ConfigSampler>> samplers_;
+    std::map<int64_t, std::unique_ptr<PreparedGraph>> eval_cache_;
+    int64_t step_ = 0;
+    int64_t total_steps_ = 0;
+    double best_selection_ = -1e300;
+    int64_t best_step_ = -1;
+    int evals_without_improvement_ = 0;
+    double last_loss_ = 0.0;
+};
+
+}  // namespace segrank

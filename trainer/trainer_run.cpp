@@ -1,0 +1,220 @@
+// Trainer::run: the loop with logging, evaluation, early stopping, checkpoints, head finetuning and
+// the final report.
+#include <sys/resource.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "gnn/core/check.h"
+#include "gnn/core/parallel.h"
+#include "trainer/progress.h"
+#include "trainer/trainer.h"
+
+namespace segrank {
+
+namespace {
+
+double peak_rss_mb() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+std::string fmt(double v) {
+    if (!std::isfinite(v)) return "null";
+    std::ostringstream os;
+    os.precision(8);
+    os << v;
+    return os.str();
+}
+
+void print_eval_table(const EvalResult& r, const char* title) {
+    std::printf("%s\n", title);
+    std::printf("  %-22s %7s %9s %8s %9s %9s %9s %8s\n", "collection", "graphs", "kendall", "opa", "slowdown1",
+                "slowdown5", "slowdn10", "score");
+    for (const auto& c : r.collections)
+        std::printf("  %-22s %7lld %9.4f %8.4f %9.4f %9.4f %9.4f %8.4f\n", c.collection.c_str(),
+                    static_cast<long long>(c.num_graphs), c.kendall_tau, c.opa, c.slowdown_1, c.slowdown_5,
+                    c.slowdown_10, c.score);
+    std::printf("  overall %.4f\n", r.overall);
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+EvalResult Trainer::run() {
+    const bool root = comm_.rank() == 0;
+    if (root) {
+        std::printf("segrank train: %s\n", dataset_->describe().c_str());
+        std::printf("segrank train: %s model, %lld parameters, %lld features after normalization, %d rank(s) x %d "
+                    "thread(s), %lld steps (%lld per epoch), run dir %s\n",
+                    task_ == Task::kTile ? "tile" : "layout",
+                    static_cast<long long>(model_->params().num_parameters()),
+                    static_cast<long long>(normalizer_.output_dim()), comm_.size(), num_threads(),
+                    static_cast<long long>(total_steps_), static_cast<long long>(batches_->steps_per_epoch()),
+                    run_dir_.string().c_str());
+        std::fflush(stdout);
+    }
+    Progress progress("train", total_steps_, root && cfg_.train.progress);
+    double loss_acc = 0.0;
+    int64_t loss_n = 0;
+    bool stopped_early = false;
+    while (step_ < total_steps_) {
+        const double loss = step();
+        loss_acc += loss;
+        ++loss_n;
+        progress.update(step_, str("loss ", fmt(loss)));
+        if (cfg_.train.log_every > 0 && step_ % cfg_.train.log_every == 0) {
+            const auto hs = history_->stats();
+            log_jsonl(str("{\"phase\":\"train\",\"step\":", step_, ",\"epoch\":", batches_->position(step_ - 1).epoch,
+                          ",\"loss\":", fmt(loss_acc / static_cast<double>(loss_n)), ",\"lr\":",
+                          fmt(schedule_.at(step_ - 1)), ",\"steps_per_s\":", fmt(progress.rate()),
+                          ",\"peak_rss_mb\":", fmt(comm_.allreduce_max(peak_rss_mb())),
+                          ",\"history_entries\":", hs.entries, ",\"history_hits\":", hs.hits,
+                          ",\"history_misses\":", hs.misses, "}"));
+            loss_acc = 0.0;
+            loss_n = 0;
+        }
+        const bool eval_now = cfg_.train.eval_every > 0 && step_ % cfg_.train.eval_every == 0 && step_ < total_steps_;
+        if (eval_now) {
+            EvalResult ev = evaluate();
+            log_jsonl(str("{\"phase\":\"eval\",\"step\":", step_, ",\"selection\":", fmt(ev.selection),
+                          ",\"metrics\":", ev.to_json(), "}"));
+            if (ev.selection > best_selection_) {
+                best_selection_ = ev.selection;
+                best_step_ = step_;
+                evals_without_improvement_ = 0;
+                save_checkpoint("best");
+            } else {
+                ++evals_without_improvement_;
+            }
+            save_checkpoint("last");
+            if (cfg_.train.patience > 0 && evals_without_improvement_ >= cfg_.train.patience) {
+                stopped_early = true;
+                break;
+            }
+        } else if (cfg_.train.checkpoint_every > 0 && step_ % cfg_.train.checkpoint_every == 0) {
+            save_checkpoint("last");
+        }
+    }
+    progress.finish();
+    const double train_rate = progress.rate();
+
+    EvalResult final_ev = evaluate();
+    log_jsonl(str("{\"phase\":\"eval\",\"step\":", step_, ",\"selection\":", fmt(final_ev.selection),
+                  ",\"metrics\":", final_ev.to_json(), "}"));
+    if (final_ev.selection > best_selection_ || best_step_ < 0) {
+        best_selection_ = final_ev.selection;
+        best_step_ = step_;
+        save_checkpoint("best");
+    }
+    save_checkpoint("last");
+
+    if (cfg_.segments.finetune_epochs > 0) {
+        finetune_head();
+        final_ev = evaluate();
+        log_jsonl(str("{\"phase\":\"finetune_eval\",\"step\":", step_, ",\"selection\":", fmt(final_ev.selection),
+                      ",\"metrics\":", final_ev.to_json(), "}"));
+        save_checkpoint("last");
+        if (final_ev.selection > best_selection_) {
+            best_selection_ = final_ev.selection;
+            best_step_ = step_;
+            save_checkpoint("best");
+        }
+    }
+
+    if (root) {
+        print_eval_table(final_ev, "segrank train: held-out metrics of the final model");
+        std::printf("segrank train: %lld steps%s, %.2f steps/s, best %s %.4f at step %lld; checkpoints %s/{best,last}.ckpt.h5\n",
+                    static_cast<long long>(step_), stopped_early ? " (stopped early)" : "", train_rate,
+                    std::string(cfg::to_string(cfg_.eval.metric)).c_str(), best_selection_,
+                    static_cast<long long>(best_step_), run_dir_.string().c_str());
+        std::ofstream rep(run_dir_ / "report.json", std::ios::trunc);
+        rep << "{\"steps\":" << step_ << ",\"stopped_early\":" << (stopped_early ? "true" : "false")
+            << ",\"steps_per_s\":" << fmt(train_rate) << ",\"best_step\":" << best_step_
+            << ",\"best_selection\":" << fmt(best_selection_) << ",\"peak_rss_mb\":" << fmt(peak_rss_mb())
+            << ",\"world_size\":" << comm_.size() << ",\"final\":" << final_ev.to_json() << "}\n";
+    }
+    return final_ev;
+}
+
+void Trainer::finetune_head() {
+    // Prediction Head Finetuning (DESIGN.md 6): every segment readout recomputed fresh for the
+    // training configs, then only the head trains. Non-head parameters are restored after each
+    // AdamW step (decoupled weight decay and old moments would otherwise move them).
+    std::vector<std::pair<int64_t, int64_t>> head_ranges;
+    for (const auto& r : model_->params().refs())
+        if (r.name.rfind("head.", 0) == 0) head_ranges.emplace_back(r.offset, r.size());
+    auto values = model_->params().values();
+    std::vector<float> frozen(values.begin(), values.end());
+    auto is_head = [&](int64_t i) {
+        for (auto [o, n] : head_ranges)
+            if (i >= o && i < o + n) return true;
+        return false;
+    };
+    std::vector<uint8_t> head_mask(values.size());
+    for (size_t i = 0; i < values.size(); ++i) head_mask[i] = is_head(static_cast<int64_t>(i)) ? 1 : 0;
+
+    const bool sum = gst_.aggregate == SegmentAggregate::kScoreSum;
+    const int64_t steps = cfg_.segments.finetune_epochs * batches_->steps_per_epoch();
+    Progress progress("finetune", steps, comm_.rank() == 0 && cfg_.train.progress);
+    for (int64_t s = 0; s < steps; ++s) {
+        const int64_t st = step_;
+        const auto global = batches_->global_batch(st);
+        const double scale = 1.0 / static_cast<double>(global.size());
+        model_->params().zero_grads();
+        double loss = 0.0;
+        for (int64_t id : batches_->local_batch(st, comm_.rank(), comm_.size())) {
+            const PreparedGraph& g = train_graph(id);
+            ConfigSet cs = samplers_.at(id)->sample(st);
+            std::vector<Tensor> rs = segment_readouts(*model_, g, cs.indices, gst_);
+            if (rs.empty()) continue;
+            const auto k = static_cast<int64_t>(cs.indices.size());
+            Tensor tile;
+            ConstMatrixView tile_cfg;
+            if (g.task == Task::kTile) {
+                tile = Tensor(k, kTileConfigDim);
+                for (int64_t i = 0; i < k; ++i)
+                    std::copy_n(g.tile_config.data() + cs.indices[static_cast<size_t>(i)] * kTileConfigDim,
+                                kTileConfigDim, tile.data() + i * kTileConfigDim);
+                tile_cfg = tile.cview();
+            }
+            std::vector<float> dscores(static_cast<size_t>(k), 0.0f);
+            if (sum) {
+                std::vector<HeadSaved> hs(rs.size());
+                Tensor scores(k);
+                for (size_t j = 0; j < rs.size(); ++j) {
+                    Tensor sc = model_->head(rs[j].cview(), tile_cfg, &hs[j]);
+                    for (int64_t i = 0; i < k; ++i) scores[i] += sc[i];
+                }
+                loss += compute_loss(gst_.loss_terms, gst_.loss_options, scores.span(), cs.targets, dscores, scale);
+                for (size_t j = 0; j < rs.size(); ++j) model_->head_backward(dscores, hs[j], MatrixView{});
+            } else {
+                Tensor mean(k, rs[0].cols());
+                for (const auto& r : rs)
+                    for (int64_t i = 0; i < r.size(); ++i) mean[i] += r[i] / static_cast<float>(rs.size());
+                HeadSaved hs;
+                Tensor scores = model_->head(mean.cview(), tile_cfg, &hs);
+                loss += compute_loss(gst_.loss_terms, gst_.loss_options, scores.span(), cs.targets, dscores, scale);
+                model_->head_backward(dscores, hs, MatrixView{});
+            }
+        }
+        comm_.allreduce_sum(model_->params().grads());
+        loss = comm_.allreduce_sum(loss);
+        const double norm = clip_grad_norm(model_->params(), cfg_.optim.clip_norm);
+        SEGRANK_CHECK(std::isfinite(norm) && std::isfinite(loss), "non-finite loss or gradient in head finetuning at step ",
+                      st, "; no checkpoint written");
+        optim_->step(model_->params(), static_cast<float>(cfg_.optim.lr));
+        for (size_t i = 0; i < values.size(); ++i)
+            if (!head_mask[i]) values[i] = frozen[i];
+        ++step_;
+        progress.update(s + 1, str("loss ", fmt(loss)));
+        if (cfg_.train.log_every > 0 && (s + 1) % cfg_.train.log_every == 0)
+            log_jsonl(str("{\"phase\":\"finetune\",\"step\":", step_, ",\"loss\":", fmt(loss), "}"));
+    }
+    progress.finish();
+}
+
+}  // namespace segrank
