@@ -11,6 +11,7 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
+#include "gnn/core/rng.h"
 #include "sampling/dedupe.h"
 #include "trainer/progress.h"
 
@@ -121,7 +122,7 @@ constexpr int kPacked = 8;  // entry index, configs, constant, tau, opa, s1, s5,
 
 EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
                            const std::vector<GraphEntry>& entries, Communicator& comm,
-                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache) {
+                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache, int64_t random_seed) {
     const GstOptions opt = gst_options_from(cfg);
     const PrepareOptions prep = prepare_options_from(cfg);
     EvalIndices indices;
@@ -149,7 +150,13 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
                 SEGRANK_CHECK(c >= 0 && c < pg->num_configs, cfg.eval.indices, ": graph '", e.name,
                               "': config index ", c, " out of range [0, ", pg->num_configs, ")");
         }
-        std::vector<float> scores = score_graph(model, *pg, configs, cfg.eval.chunk_configs, opt);
+        std::vector<float> scores;
+        if (random_seed >= 0) {
+            Rng rng = Rng::derive(static_cast<uint64_t>(random_seed), 0, stream_id(e.name), "random_baseline");
+            for (size_t j = 0; j < configs.size(); ++j) scores.push_back(static_cast<float>(rng.uniform()));
+        } else {
+            scores = score_graph(model, *pg, configs, cfg.eval.chunk_configs, opt);
+        }
         std::vector<double> targets(configs.size());
         for (size_t j = 0; j < configs.size(); ++j) targets[j] = pg->targets[static_cast<size_t>(configs[j])];
         GraphMetrics gm = evaluate_graph(e.name, scores, targets);
@@ -200,6 +207,48 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
         res.selection = std::stod(blob.substr(nl + 1));
     }
     return res;
+}
+
+EvalResult random_baseline(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
+                           const std::vector<GraphEntry>& entries, Communicator& comm,
+                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache, int seeds) {
+    EvalResult mean;
+    for (int s = 0; s < seeds; ++s) {
+        EvalResult r = evaluate_graphs(model, normalizer, cfg, entries, comm, cache, s);
+        if (s == 0) {
+            mean = std::move(r);
+            continue;
+        }
+        for (size_t c = 0; c < mean.collections.size(); ++c) {
+            auto& m = mean.collections[c];
+            const auto& x = r.collections[c];
+            m.kendall_tau += x.kendall_tau;
+            m.opa += x.opa;
+            m.slowdown_1 += x.slowdown_1;
+            m.slowdown_5 += x.slowdown_5;
+            m.slowdown_10 += x.slowdown_10;
+            m.score += x.score;
+        }
+        mean.overall += r.overall;
+        mean.selection += r.selection;
+    }
+    const double inv = 1.0 / std::max(1, seeds);
+    for (auto& m : mean.collections) {
+        m.kendall_tau *= inv;
+        m.opa *= inv;
+        m.slowdown_1 *= inv;
+        m.slowdown_5 *= inv;
+        m.slowdown_10 *= inv;
+        m.score *= inv;
+    }
+    mean.overall *= inv;
+    mean.selection *= inv;
+    mean.graphs.clear();
+    return mean;
+}
+
+EvalResult Trainer::evaluate_random() {
+    return random_baseline(*model_, normalizer_, cfg_, dataset_->eval(), comm_, &eval_cache_, 10);
 }
 
 Trainer::~Trainer() = default;

@@ -44,7 +44,14 @@ PrepareOptions prepare_options_from(const RunConfig& cfg);
 /// segrank::Error on unlabelled graphs.
 EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
                            const std::vector<GraphEntry>& entries, Communicator& comm,
-                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache = nullptr);
+                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache = nullptr,
+                           int64_t random_seed = -1);
+
+/// The random-ranking baseline on the same graphs and configs: metrics of uniform random scores
+/// (seeds 0..seeds-1, Rng stream "random_baseline"), averaged over seeds per collection.
+EvalResult random_baseline(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
+                           const std::vector<GraphEntry>& entries, Communicator& comm,
+                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache, int seeds);
 
 /// The normalizer stored in a checkpoint file. Throws segrank::Error naming the file.
 Normalizer load_checkpoint_normalizer(const std::filesystem::path& file);
@@ -83,6 +90,8 @@ public:
     HistoryTable& history() { return *history_; }
     /// Evaluates the current parameters on the evaluation graphs.
     EvalResult evaluate();
+    /// random_baseline() on the evaluation graphs (10 seeds).
+    EvalResult evaluate_random();
     /// Writes <run_dir>/<name>.ckpt.h5 (rank 0 parameters/optimizer, every rank its history shard).
     void save_checkpoint(const std::string& name);
 

@@ -125,8 +125,11 @@ EvalResult Trainer::run() {
         }
     }
 
+    EvalResult random_ev = evaluate_random();
+    log_jsonl(str("{\"phase\":\"random_baseline\",\"seeds\":10,\"metrics\":", random_ev.to_json(), "}"));
     if (root) {
         print_eval_table(final_ev, "segrank train: held-out metrics of the final model");
+        print_eval_table(random_ev, "segrank train: random-ranking baseline on the same configs (mean of 10 seeds)");
         std::printf("segrank train: %lld steps%s, %.2f steps/s, best %s %.4f at step %lld; checkpoints %s/{best,last}.ckpt.h5\n",
                     static_cast<long long>(step_), stopped_early ? " (stopped early)" : "", train_rate,
                     std::string(cfg::to_string(cfg_.eval.metric)).c_str(), best_selection_,
@@ -135,7 +138,7 @@ EvalResult Trainer::run() {
         rep << "{\"steps\":" << step_ << ",\"stopped_early\":" << (stopped_early ? "true" : "false")
             << ",\"steps_per_s\":" << fmt(train_rate) << ",\"best_step\":" << best_step_
             << ",\"best_selection\":" << fmt(best_selection_) << ",\"peak_rss_mb\":" << fmt(peak_rss_mb())
-            << ",\"world_size\":" << comm_.size() << ",\"final\":" << final_ev.to_json() << "}\n";
+            << ",\"world_size\":" << comm_.size() << ",\"final\":" << final_ev.to_json() << ",\"random_baseline\":" << random_ev.to_json() << "}\n";
     }
     return final_ev;
 }
