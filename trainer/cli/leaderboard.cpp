@@ -1,11 +1,125 @@
-// `segrank leaderboard`: placeholder until its issue lands (throws a clear "not implemented" error).
+// `segrank leaderboard --truth <root|store.h5> [--split valid] [--out-md F] [--out-csv F] [--json]
+// sub.csv ...`: validates, scores and ranks Kaggle-format submissions (issue 5 item 3).
+#include <algorithm>
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
 #include "gnn/core/check.h"
 #include "trainer/cli/commands.h"
+#include "trainer/leaderboard.h"
 
 namespace segrank::cli {
+namespace {
 
-int run_leaderboard(int /*argc*/, char** /*argv*/) {
-    throw Error("'segrank leaderboard' is not implemented yet in this build");
+constexpr size_t kMaxPrintedIssues = 50;  // per file on stderr; --json carries all of them
+
+void write_text_file(const std::string& path, const std::string& text, const char* option) {
+    const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        f << text;
+        f.close();
+        if (!f) {
+            std::error_code ec;
+            std::filesystem::remove(tmp, ec);
+            throw Error(str(option, ": cannot write '", path, "'"));
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    SEGRANK_CHECK(!ec, option, ": cannot rename '", tmp, "' to '", path, "': ", ec.message());
+}
+
+const char* kDescription =
+    "Validates Kaggle-format submissions (ID,TopConfigs) against ground-truth runtimes, scores every "
+    "collection with the metrics of `segrank evaluate` and prints a ranked table.\n"
+    "  tile score   = 1 - slowdown@5 on runtime/normalizer (K clamped to the number of configs)\n"
+    "  layout score = Kendall tau-b between the submitted order and the runtimes\n"
+    "  overall      = mean over the collections of the truth\n"
+    "Checks (errors and warnings name file:line): header, ID format, duplicate IDs, unknown graphs "
+    "(error), indices that are not integers, out of range or repeated, tile rows with fewer than "
+    "min(5,c) entries (more than 5: warning, the first 5 count), layout rows that are not "
+    "permutations of 0..c-1. Rows of collections absent from the truth are ignored with a warning.\n"
+    "Missing graphs (in the truth, no row): --missing worst (default) warns and scores each as the "
+    "worst possible submission (slowest configs first), so leaving graphs out never helps; skip "
+    "warns and leaves them out of the means; error makes the submission invalid.\n"
+    "Every problem of every file is reported; invalid submissions are listed unranked and not "
+    "scored; the exit code is 1 when any submission is invalid, else 0.\n"
+    "The truth must have runtimes: the public test split (all 0) is refused with an error.";
+
+}  // namespace
+
+int run_leaderboard(int argc, char** argv) {
+    cxxopts::Options options("segrank leaderboard", kDescription);
+    options.add_options()(
+        "truth", "npz root or collection folder, folder of `segrank pack` stores, or .h5 store (repeatable)",
+        cxxopts::value<std::vector<std::string>>())(
+        "split", "split of the truth to score against (train, valid, test); explicit .h5 files are used as is",
+        cxxopts::value<std::string>()->default_value("valid"))(
+        "missing", "missing graphs: worst | skip | error", cxxopts::value<std::string>()->default_value("worst"))(
+        "out-md", "also write the ranked table as Markdown to this file", cxxopts::value<std::string>())(
+        "out-csv", "also write the ranked table as CSV to this file", cxxopts::value<std::string>())(
+        "json", "print JSON (scores per collection and every issue) instead of the table")(
+        "submissions", "submission CSV files", cxxopts::value<std::vector<std::string>>())(
+        "h,help", "show help");
+    options.parse_positional({"submissions"});
+    options.positional_help("sub1.csv [sub2.csv ...]");
+    cxxopts::ParseResult args;
+    try {
+        args = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+        throw Error(str(e.what(), " (see segrank leaderboard --help)"));
+    }
+    if (args.count("help")) {
+        std::printf("%s\n", options.help().c_str());
+        return 0;
+    }
+    SEGRANK_CHECK(args.count("truth"), "missing --truth <collection root | store.h5> (see segrank leaderboard --help)");
+    SEGRANK_CHECK(args.count("submissions"), "no submission CSV given (see segrank leaderboard --help)");
+    const Split split = parse_split(args["split"].as<std::string>());
+    const MissingPolicy missing = parse_missing_policy(args["missing"].as<std::string>());
+    std::vector<std::filesystem::path> truth_paths;
+    for (const auto& t : args["truth"].as<std::vector<std::string>>()) truth_paths.emplace_back(t);
+
+    const Truth truth = load_truth(truth_paths, split);
+    std::vector<LeaderboardEntry> entries;
+    for (const auto& file : args["submissions"].as<std::vector<std::string>>()) {
+        const CheckedSubmission sub = check_submission(file, truth, missing);
+        size_t printed = 0;
+        for (const Issue& is : sub.issues) {
+            if (printed++ < kMaxPrintedIssues) std::fprintf(stderr, "%s\n", is.to_string().c_str());
+        }
+        if (sub.issues.size() > kMaxPrintedIssues) {
+            std::fprintf(stderr, "%s: ... and %zu more issues (see --json)\n", file.c_str(),
+                         sub.issues.size() - kMaxPrintedIssues);
+        }
+        entries.push_back(score_submission(sub, truth, missing));
+    }
+    rank_entries(entries);
+
+    if (args.count("out-md")) write_text_file(args["out-md"].as<std::string>(), format_leaderboard_markdown(entries), "--out-md");
+    if (args.count("out-csv")) write_text_file(args["out-csv"].as<std::string>(), format_leaderboard_csv(entries), "--out-csv");
+    std::string text;
+    if (args.count("json")) {
+        text = format_leaderboard_json(entries, split, missing);
+    } else {
+        int64_t graphs = 0;
+        for (size_t i = 0; i < truth.collections().size(); ++i) graphs += truth.collection_size(i);
+        std::string colls;
+        for (const auto& c : truth.collections()) {
+            if (!colls.empty()) colls += ", ";
+            colls += c.full_name();
+        }
+        text = str("segrank leaderboard: ", entries.size(), " submission(s) against ", graphs, " graph(s) (", colls, ")\n", format_leaderboard_text(entries));
+    }
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    const bool any_invalid = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return !e.valid; });
+    return any_invalid ? 1 : 0;
 }
 
 }  // namespace segrank::cli

@@ -1,0 +1,70 @@
+// A small JSON document model and strict parser (RFC 8259) for the files segrank itself writes
+// and reads back: metrics.jsonl lines, report.json, `evaluate --json` and leaderboard JSON.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace segrank {
+
+/// One JSON value. Objects keep their keys sorted (std::map); numbers are doubles.
+class JsonValue {
+public:
+    enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
+
+    JsonValue() = default;
+    static JsonValue boolean(bool b);
+    static JsonValue number(double d);
+    static JsonValue string(std::string s);
+    static JsonValue array(std::vector<JsonValue> items);
+    static JsonValue object(std::map<std::string, JsonValue> members);
+
+    Kind kind() const { return kind_; }
+    bool is_null() const { return kind_ == Kind::kNull; }
+    bool is_number() const { return kind_ == Kind::kNumber; }
+    bool is_string() const { return kind_ == Kind::kString; }
+    bool is_array() const { return kind_ == Kind::kArray; }
+    bool is_object() const { return kind_ == Kind::kObject; }
+
+    /// Member `key` of an object, or nullptr when this is not an object or has no such key.
+    const JsonValue* find(const std::string& key) const;
+    /// The number of member `key`; nullopt when absent, null or not a number.
+    std::optional<double> number_at(const std::string& key) const;
+    /// The string of member `key`; nullopt when absent or not a string.
+    std::optional<std::string> string_at(const std::string& key) const;
+
+    bool as_bool() const { return bool_; }
+    double as_number() const { return number_; }
+    const std::string& as_string() const { return string_; }
+    /// Items of an array (empty for other kinds).
+    const std::vector<JsonValue>& items() const { return items_; }
+    /// Members of an object (empty for other kinds).
+    const std::map<std::string, JsonValue>& members() const { return members_; }
+
+private:
+    Kind kind_ = Kind::kNull;
+    bool bool_ = false;
+    double number_ = 0.0;
+    std::string string_;
+    std::vector<JsonValue> items_;
+    std::map<std::string, JsonValue> members_;
+};
+
+/// Parses one JSON document (surrounding whitespace allowed). Throws segrank::Error
+/// "<where>:<line>:<column>: <what was expected>" on malformed input, duplicate object keys or
+/// nesting deeper than 256 levels. `first_line` numbers the text's first line (for one line of a
+/// JSONL file).
+JsonValue parse_json(std::string_view text, const std::string& where, int64_t first_line = 1);
+
+/// Reads and parses a JSON file. Throws segrank::Error naming the path.
+JsonValue load_json_file(const std::string& path);
+
+/// `s` as a JSON string literal with quotes and escapes.
+std::string json_quote(std::string_view s);
+/// Shortest round-trip decimal form of `v` ("null" when not finite).
+std::string json_number(double v);
+
+}  // namespace segrank

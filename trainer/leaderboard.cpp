@@ -1,0 +1,254 @@
+// Leaderboard scoring (through trainer/metrics.h, so numbers equal `segrank evaluate`), ranking
+// and the text / Markdown / CSV / JSON tables.
+#include "trainer/leaderboard.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+
+#include "gnn/core/check.h"
+#include "trainer/json_value.h"
+
+namespace segrank {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string fixed4(double v) {
+    if (!std::isfinite(v)) return "";
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.4f", v);
+    return buf;
+}
+
+std::string csv_number(double v) { return std::isfinite(v) ? json_number(v) : std::string(); }
+
+std::string status_of(const LeaderboardEntry& e) {
+    int64_t errors = 0, warnings = 0;
+    for (const Issue& i : e.issues) (i.severity == Severity::kError ? errors : warnings)++;
+    if (!e.valid) return str("invalid (", errors, " error", errors == 1 ? "" : "s", ")");
+    if (warnings > 0) return str("ok (", warnings, " warning", warnings == 1 ? "" : "s", ")");
+    return "ok";
+}
+
+// One row of cells: rank, name, overall, five collections, graphs, missing, status.
+std::vector<std::string> row_cells(const LeaderboardEntry& e, bool csv) {
+    std::vector<std::string> cells;
+    cells.push_back(e.valid ? std::to_string(e.rank) : "");
+    cells.push_back(e.name);
+    auto num = [&](double v) { return csv ? csv_number(v) : fixed4(v); };
+    cells.push_back(e.valid ? num(e.overall) : "");
+    for (const std::string& c : kaggle_collections()) {
+        const auto s = collection_score(e, c);
+        cells.push_back(s ? num(*s) : "");
+    }
+    cells.push_back(e.valid ? std::to_string(e.graphs_scored) : "");
+    cells.push_back(e.valid ? std::to_string(e.graphs_missing) : "");
+    cells.push_back(status_of(e));
+    return cells;
+}
+
+std::vector<std::string> header_cells() {
+    std::vector<std::string> h = {"rank", "name", "overall"};
+    for (const std::string& c : kaggle_collections()) h.push_back(c);
+    h.push_back("graphs");
+    h.push_back("missing");
+    h.push_back("status");
+    return h;
+}
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char ch : s) {
+        if (ch == '"') out += '"';
+        out += ch;
+    }
+    return out + "\"";
+}
+
+}  // namespace
+
+std::vector<float> submission_scores(std::span<const int64_t> top_configs, int64_t num_configs,
+                                     Task task) {
+    SEGRANK_CHECK(num_configs > 0, "submission_scores: a graph needs at least one config");
+    size_t listed = top_configs.size();
+    if (task == Task::kTile) listed = std::min<size_t>(listed, 5);
+    std::vector<float> scores(static_cast<size_t>(num_configs), static_cast<float>(listed));
+    for (size_t p = 0; p < listed; ++p) {
+        const int64_t k = top_configs[p];
+        SEGRANK_CHECK(k >= 0 && k < num_configs, "submission_scores: config ", k, " out of range [0, ",
+                      num_configs, ")");
+        scores[static_cast<size_t>(k)] = static_cast<float>(p);
+    }
+    return scores;
+}
+
+std::vector<float> worst_scores(std::span<const double> targets) {
+    std::vector<size_t> order(targets.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return targets[a] > targets[b]; });
+    std::vector<float> scores(targets.size());
+    size_t group = 0;
+    for (size_t p = 0; p < order.size(); ++p) {
+        if (p > 0 && targets[order[p]] != targets[order[p - 1]]) group = p;
+        scores[order[p]] = static_cast<float>(group);
+    }
+    return scores;
+}
+
+LeaderboardEntry score_submission(const CheckedSubmission& sub, const Truth& truth,
+                                  MissingPolicy missing) {
+    LeaderboardEntry e;
+    e.name = sub.name;
+    e.file = sub.file;
+    e.issues = sub.issues;
+    e.valid = sub.valid();
+    e.overall = kNaN;
+    if (!e.valid) return e;
+
+    const size_t nc = truth.collections().size();
+    std::vector<std::vector<GraphMetrics>> per(nc);
+    std::map<std::string, const SubmissionRow*> rows;
+    for (const SubmissionRow& r : sub.rows) rows.emplace(r.id, &r);
+    for (const TruthGraph& g : truth.graphs()) {
+        const Task task = truth.collections()[g.collection].task;
+        const auto it = rows.find(g.id);
+        std::vector<float> scores;
+        if (it != rows.end()) {
+            scores = submission_scores(it->second->top_configs, static_cast<int64_t>(g.targets.size()), task);
+            ++e.graphs_scored;
+        } else {
+            ++e.graphs_missing;
+            if (missing == MissingPolicy::kSkip) continue;
+            SEGRANK_ASSERT(missing == MissingPolicy::kWorst, "missing graphs make a submission invalid");
+            scores = worst_scores(g.targets);
+        }
+        per[g.collection].push_back(evaluate_graph(g.id, scores, g.targets));
+    }
+    for (size_t ci = 0; ci < nc; ++ci) {
+        if (per[ci].empty()) continue;
+        const CollectionId& id = truth.collections()[ci];
+        CollectionMetrics cm = aggregate_collection(id.name(), id.task, per[ci]);
+        if (id.task == Task::kTile) {
+            // Only the first 5 configs are known; pair metrics and slowdown@10 are undefined.
+            cm.kendall_tau = kNaN;
+            cm.opa = kNaN;
+            cm.slowdown_10 = kNaN;
+        }
+        e.collections.push_back(cm);
+    }
+    if (!e.collections.empty()) e.overall = overall_score(e.collections);
+    return e;
+}
+
+void rank_entries(std::vector<LeaderboardEntry>& entries) {
+    std::stable_sort(entries.begin(), entries.end(), [](const LeaderboardEntry& a, const LeaderboardEntry& b) {
+        if (a.valid != b.valid) return a.valid;
+        if (!a.valid) return false;
+        const double oa = std::isnan(a.overall) ? -1e300 : a.overall;
+        const double ob = std::isnan(b.overall) ? -1e300 : b.overall;
+        if (oa != ob) return oa > ob;
+        return a.name < b.name;
+    });
+    int64_t rank = 0;
+    for (LeaderboardEntry& e : entries) e.rank = e.valid ? ++rank : 0;
+}
+
+const std::vector<std::string>& kaggle_collections() {
+    static const std::vector<std::string> names = {"tile:xla", "layout:xla:default", "layout:xla:random",
+                                                   "layout:nlp:default", "layout:nlp:random"};
+    return names;
+}
+
+std::optional<double> collection_score(const LeaderboardEntry& e, const std::string& collection) {
+    for (const CollectionMetrics& c : e.collections) {
+        if (c.collection == collection) return c.score;
+    }
+    return std::nullopt;
+}
+
+std::string format_leaderboard_text(const std::vector<LeaderboardEntry>& entries) {
+    std::vector<std::vector<std::string>> rows = {header_cells()};
+    for (const auto& e : entries) rows.push_back(row_cells(e, false));
+    std::vector<size_t> width(rows[0].size(), 0);
+    for (const auto& r : rows) {
+        for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    }
+    std::string out;
+    for (const auto& r : rows) {
+        std::string line;
+        for (size_t i = 0; i < r.size(); ++i) {
+            // Names and status left-aligned, numbers right-aligned.
+            const bool left = i == 1 || i + 1 == r.size();
+            const std::string pad(width[i] - r[i].size(), ' ');
+            line += (i ? "  " : "") + (left ? r[i] + pad : pad + r[i]);
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line + "\n";
+    }
+    return out;
+}
+
+std::string format_leaderboard_markdown(const std::vector<LeaderboardEntry>& entries) {
+    auto line = [](const std::vector<std::string>& cells) {
+        std::string out = "|";
+        for (const auto& c : cells) {
+            std::string esc;
+            for (char ch : c) esc += ch == '|' ? std::string("\\|") : std::string(1, ch);
+            out += " " + esc + " |";
+        }
+        return out + "\n";
+    };
+    const auto header = header_cells();
+    std::string out = line(header);
+    out += "|";
+    for (size_t i = 0; i < header.size(); ++i) out += (i == 1 || i + 1 == header.size()) ? " --- |" : " ---: |";
+    out += "\n";
+    for (const auto& e : entries) out += line(row_cells(e, false));
+    return out;
+}
+
+std::string format_leaderboard_csv(const std::vector<LeaderboardEntry>& entries) {
+    std::string out;
+    auto line = [&](const std::vector<std::string>& cells) {
+        for (size_t i = 0; i < cells.size(); ++i) {
+            if (i) out += ',';
+            out += csv_field(cells[i]);
+        }
+        out += "\n";
+    };
+    line(header_cells());
+    for (const auto& e : entries) line(row_cells(e, true));
+    return out;
+}
+
+std::string format_leaderboard_json(const std::vector<LeaderboardEntry>& entries, Split split,
+                                    MissingPolicy missing) {
+    std::string out = str("{\"split\":", json_quote(to_string(split)), ",\"missing_policy\":",
+                          json_quote(to_string(missing)), ",\"entries\":[");
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const LeaderboardEntry& e = entries[i];
+        out += str(i ? "," : "", "{\"rank\":", e.rank, ",\"name\":", json_quote(e.name),
+                   ",\"file\":", json_quote(e.file), ",\"valid\":", e.valid ? "true" : "false",
+                   ",\"overall\":", json_number(e.overall), ",\"graphs_scored\":", e.graphs_scored,
+                   ",\"graphs_missing\":", e.graphs_missing, ",\"collections\":[");
+        for (size_t c = 0; c < e.collections.size(); ++c) {
+            if (c) out += ',';
+            out += to_json(e.collections[c]);
+        }
+        out += "],\"issues\":[";
+        for (size_t k = 0; k < e.issues.size(); ++k) {
+            const Issue& is = e.issues[k];
+            out += str(k ? "," : "", "{\"severity\":\"", is.severity == Severity::kError ? "error" : "warning",
+                       "\",\"where\":", json_quote(is.where), ",\"message\":", json_quote(is.message), "}");
+        }
+        out += "]}";
+    }
+    out += "]}\n";
+    return out;
+}
+
+}  // namespace segrank
