@@ -40,6 +40,7 @@ void SynthOptions::validate() const {
                   configs);
     SEGRANK_CHECK(noise_sigma >= 0 && noise_sigma <= 5, "synth: noise sigma must be in [0, 5], got ",
                   noise_sigma);
+    SEGRANK_CHECK(max_config_nodes >= 1, "synth: max_config_nodes must be >= 1, got ", max_config_nodes);
 }
 
 SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) {
@@ -96,12 +97,21 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
     g.node_splits = hlo::node_splits(module);
     g.node_config_ids = configurable_nodes(module);
     SEGRANK_ASSERT(!g.node_config_ids.empty(), "synthetic layout module without configurable nodes");
+    if (static_cast<int64_t>(g.node_config_ids.size()) > opt.max_config_nodes) {
+        auto& ids = g.node_config_ids;  // partial Fisher-Yates, then back to increasing order
+        for (size_t i = 0; i < static_cast<size_t>(opt.max_config_nodes); ++i)
+            std::swap(ids[i], ids[i + mrng.uniform_int(ids.size() - i)]);
+        ids.resize(static_cast<size_t>(opt.max_config_nodes));
+        std::sort(ids.begin(), ids.end());
+    }
     const hw::ModuleIndex idx(module);
     std::vector<std::vector<int64_t>> ranks;
     for (int64_t node : g.node_config_ids)
         ranks.push_back(layout_tensor_ranks(module, module.at(idx.ref_of_node(node))));
 
-    hw::LayoutModel model(module, g.node_config_ids, opt.hw);
+    std::optional<hw::LayoutModel> model;
+    int64_t memo_evals = 0;  // node evaluations since the model (and its memo) was built
+    constexpr int64_t kMemoBudget = int64_t{1} << 19;
     Rng crng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-configs");
     Rng nrng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-noise");
     const auto nc = static_cast<size_t>(g.num_config_nodes());
@@ -117,10 +127,17 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
             const auto v = hlo::layout_config_values(cfg[k]);
             std::copy(v.begin(), v.end(), row + k * kLayoutConfigDim);
         }
-        const double ns = model.evaluate_ns(row);
+        if (!model || memo_evals > kMemoBudget) {
+            model.reset();
+            model.emplace(module, g.node_config_ids, opt.hw);
+            memo_evals = 0;
+        }
+        memo_evals += static_cast<int64_t>(nc);
+        const double ns = model->evaluate_ns(row);
         g.config_runtime[static_cast<size_t>(j)] = noisy_runtime_ns(nrng, ns, opt.noise_sigma);
         if (keep_sources) out.configs.push_back(std::move(cfg));
     }
+    model.reset();
     if (keep_sources) out.module = std::move(module);
     return out;
 }

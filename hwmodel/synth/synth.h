@@ -21,11 +21,14 @@ struct SynthOptions {
     int64_t max_nodes = 2000;
     int64_t configs = 64;      ///< configurations per graph, the default configuration included
     double noise_sigma = 0.0;  ///< log-normal sigma of labels: runtime = model ns x exp(sigma N(0,1))
+    /// Layout graphs: at most this many configurable nodes (a seeded random subset of the conv /
+    /// dot / reshape nodes when there are more; real graphs configure a few percent of their nodes).
+    int64_t max_config_nodes = 1000;
     hw::HwParams hw = hw::tpu_v3_core();
     LayoutSampling layout;
 
     /// Throws segrank::Error naming the bad field (min/max nodes >= 2, min <= max, configs >= 2,
-    /// noise_sigma in [0, 5]).
+    /// noise_sigma in [0, 5], max_config_nodes >= 1).
     void validate() const;
 };
 
@@ -54,7 +57,9 @@ SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources =
 /// Graph `index` of the synthetic layout collection, "synth_layout_<index>": a conv net or a
 /// transformer module (family from the seed), configurable nodes = conv/dot/reshape, config 0 =
 /// all compiler defaults, configs 1.. random_node_layout per node; runtimes from
-/// hw::LayoutModel (ns, >= 2, noisy). Memory: the module plus c x nc x 18 bytes.
+/// hw::LayoutModel (ns, >= 2, noisy). Memory: the module plus c x nc x 18 bytes; the hwmodel's
+/// per-node memo is dropped (the model rebuilt) every ~2^19 node evaluations, so it stays bounded
+/// for 10^5 configurations.
 SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sources = false);
 
 /// The tpu_graphs form of a kept synthetic graph (module + runs; run 0 is_default), which

@@ -137,9 +137,9 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
                 if (store) {
                     store->add(g);
                 } else if constexpr (std::is_same_v<std::decay_t<decltype(g)>, TileGraph>) {
-                    save_tile_npz(g, staged / (g.name + ".npz"));
+                    save_tile_npz(g, staged / (g.name + ".npz"), opt.npz_compression);
                 } else {
-                    save_layout_npz(g, staged / (g.name + ".npz"));
+                    save_layout_npz(g, staged / (g.name + ".npz"), opt.npz_compression);
                 }
                 if (progress)
                     progress(str(p.id.full_name(), " ", g.name, ": ", g.num_nodes(), " nodes, ",
