@@ -397,7 +397,8 @@ void NpzWriter::finish() {
         }
         const zip_int32_t method = compression_ == NpzCompression::kStored ? ZIP_CM_STORE
                                                                            : ZIP_CM_DEFLATE;
-        if (zip_set_file_compression(za, static_cast<zip_uint64_t>(idx), method, 0) != 0)
+        const zip_uint32_t level = compression_ == NpzCompression::kDeflateFast ? 1 : 0;  // 0: default
+        if (zip_set_file_compression(za, static_cast<zip_uint64_t>(idx), method, level) != 0)
             fail("key '" + keys_[i] + "': cannot set compression");
         // A fixed entry time (1980-01-01 12:00 UTC, the DOS epoch) instead of "now", so equal
         // arrays give byte-identical files (deterministic `segrank synth` / `ingest` output).

@@ -15,7 +15,9 @@
 namespace segrank {
 
 /// Zip compression method of written entries: 0 (np.savez) or 8 (np.savez_compressed).
-enum class NpzCompression { kStored, kDeflate };
+/// kDeflateFast: deflate at zlib level 1 (libzip's default level is 9, several times slower on the
+/// repetitive config arrays; used by `segrank synth`).
+enum class NpzCompression { kStored, kDeflate, kDeflateFast };
 
 /// Read-only npz archive. Opening reads only the zip central directory; arrays are streamed on demand
 /// straight into caller-provided buffers (no intermediate copy when the stored dtype matches).
