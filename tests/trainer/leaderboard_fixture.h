@@ -82,7 +82,10 @@ inline double lb_layout_a() { return (5.0 / std::sqrt(30.0) - 1.0) / 2.0; }
 //   tau = (500500 - 2) / 500500.
 inline std::string lb_submission_b() {
     std::string big = "999;1000";
-    for (int64_t i = 998; i >= 0; --i) big += ";" + std::to_string(i);
+    for (int64_t i = 998; i >= 0; --i) {
+        big += ';';
+        big += std::to_string(i);
+    }
     return "ID,TopConfigs\ntile:xla:k1,4;0;1;2;3\ntile:xla:k2,0;1;2\nlayout:xla:random:g1,0;2;1;3\n"
            "layout:xla:random:big," + big + "\n";
 }

@@ -1,0 +1,226 @@
+// `segrank report` inputs: run directory records, evaluation JSON and leaderboard tables.
+#include "trainer/report.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "gnn/core/check.h"
+
+namespace segrank {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double num_or_nan(const JsonValue& v, const std::string& key) { return v.number_at(key).value_or(kNaN); }
+
+std::optional<std::string> read_text(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in.good()) return std::nullopt;
+    std::ostringstream os;
+    os << in.rdbuf();
+    SEGRANK_CHECK(!in.bad(), path.string(), ": read error");
+    return os.str();
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream is(text);
+    std::string line;
+    while (std::getline(is, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        lines.push_back(std::move(line));
+    }
+    return lines;
+}
+
+// RFC 4180 fields of one line (quotes double as escapes; no embedded line breaks).
+std::vector<std::string> csv_fields(const std::string& line, const std::string& where) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+        const char ch = line[i];
+        if (quoted) {
+            if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                out.back() += '"';
+                ++i;
+            } else if (ch == '"') {
+                quoted = false;
+            } else {
+                out.back() += ch;
+            }
+        } else if (ch == '"') {
+            quoted = true;
+        } else if (ch == ',') {
+            out.emplace_back();
+        } else {
+            out.back() += ch;
+        }
+    }
+    SEGRANK_CHECK(!quoted, where, ": unterminated quoted field");
+    return out;
+}
+
+std::string fixed4(double v) {
+    if (!std::isfinite(v)) return "";
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.4f", v);
+    return buf;
+}
+
+}  // namespace
+
+CollectionMetrics collection_metrics_from_json(const JsonValue& v, const std::string& where) {
+    const auto name = v.string_at("collection");
+    SEGRANK_CHECK(name.has_value(), where, ": collection metrics without a \"collection\" name");
+    CollectionMetrics m;
+    m.collection = *name;
+    m.task = v.string_at("task").value_or("layout") == "tile" ? Task::kTile : Task::kLayout;
+    m.num_graphs = static_cast<int64_t>(v.number_at("num_graphs").value_or(0));
+    m.num_uninformative = static_cast<int64_t>(v.number_at("num_uninformative").value_or(0));
+    m.kendall_tau = num_or_nan(v, "kendall_tau");
+    m.opa = num_or_nan(v, "opa");
+    m.slowdown_1 = num_or_nan(v, "slowdown_1");
+    m.slowdown_5 = num_or_nan(v, "slowdown_5");
+    m.slowdown_10 = num_or_nan(v, "slowdown_10");
+    m.score = num_or_nan(v, "score");
+    return m;
+}
+
+std::vector<GraphMetrics> graph_metrics_from_json(const JsonValue& doc, const std::string& where) {
+    std::vector<GraphMetrics> out;
+    const JsonValue* graphs = doc.find("graphs");
+    if (graphs == nullptr || !graphs->is_array()) return out;
+    for (size_t i = 0; i < graphs->items().size(); ++i) {
+        const JsonValue& g = graphs->items()[i];
+        const auto name = g.string_at("graph");
+        SEGRANK_CHECK(name.has_value(), where, ": graphs[", i, "] has no \"graph\" name");
+        GraphMetrics m;
+        m.name = *name;
+        m.num_configs = static_cast<int64_t>(g.number_at("num_configs").value_or(0));
+        const JsonValue* tc = g.find("targets_constant");
+        m.targets_constant = tc != nullptr && tc->kind() == JsonValue::Kind::kBool && tc->as_bool();
+        m.kendall_tau = num_or_nan(g, "kendall_tau");
+        m.opa = num_or_nan(g, "opa");
+        m.slowdown_1 = num_or_nan(g, "slowdown_1");
+        m.slowdown_5 = num_or_nan(g, "slowdown_5");
+        m.slowdown_10 = num_or_nan(g, "slowdown_10");
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+RunRecords load_run(const std::filesystem::path& dir) {
+    SEGRANK_CHECK(std::filesystem::is_directory(dir), dir.string(), ": not a run directory");
+    RunRecords r;
+    r.dir = dir;
+    const auto metrics_path = dir / "metrics.jsonl";
+    if (const auto text = read_text(metrics_path)) {
+        const auto lines = split_lines(*text);
+        for (size_t i = 0; i < lines.size(); ++i) {
+            if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
+            const std::string where = str(metrics_path.string(), ":", i + 1);
+            JsonValue v;
+            try {
+                v = parse_json(lines[i], metrics_path.string(), static_cast<int64_t>(i + 1));
+            } catch (const Error&) {
+                if (i + 1 == lines.size()) {
+                    r.notes.push_back(where + ": torn last line skipped (is the run still writing?)");
+                    continue;
+                }
+                throw;
+            }
+            SEGRANK_CHECK(v.is_object(), where, ": expected a JSON object per line");
+            const std::string phase = v.string_at("phase").value_or("");
+            const auto step = static_cast<int64_t>(v.number_at("step").value_or(0));
+            if (phase == "train") {
+                RunTrainPoint p;
+                p.step = step;
+                p.epoch = num_or_nan(v, "epoch");
+                p.loss = num_or_nan(v, "loss");
+                p.lr = num_or_nan(v, "lr");
+                p.steps_per_s = num_or_nan(v, "steps_per_s");
+                p.peak_rss_mb = num_or_nan(v, "peak_rss_mb");
+                r.train.push_back(p);
+            } else if (phase == "eval" || phase == "finetune_eval") {
+                RunEval e;
+                e.phase = phase;
+                e.step = step;
+                e.selection = num_or_nan(v, "selection");
+                e.overall = kNaN;
+                if (const JsonValue* m = v.find("metrics")) {
+                    e.overall = num_or_nan(*m, "overall");
+                    if (const JsonValue* cs = m->find("collections"); cs != nullptr && cs->is_array()) {
+                        for (const auto& c : cs->items()) e.collections.push_back(collection_metrics_from_json(c, where));
+                    }
+                }
+                r.evals.push_back(std::move(e));
+            }
+        }
+    } else {
+        r.notes.push_back(metrics_path.string() + ": absent (no training curves)");
+    }
+    if (auto cfg = read_text(dir / "config.toml")) {
+        r.config_text = std::move(*cfg);
+    } else {
+        r.notes.push_back((dir / "config.toml").string() + ": absent (no effective config)");
+    }
+    if (auto rep = read_text(dir / "report.json")) {
+        r.report = parse_json(*rep, (dir / "report.json").string());
+    } else {
+        r.notes.push_back((dir / "report.json").string() + ": absent (the run has not finished)");
+    }
+    return r;
+}
+
+TextTable load_leaderboard_table(const std::filesystem::path& path) {
+    const auto text = read_text(path);
+    SEGRANK_CHECK(text.has_value(), path.string(), ": cannot open for reading");
+    TextTable t;
+    if (path.extension() == ".json") {
+        const JsonValue doc = parse_json(*text, path.string());
+        const JsonValue* entries = doc.find("entries");
+        SEGRANK_CHECK(entries != nullptr && entries->is_array(), path.string(),
+                      ": expected `segrank leaderboard --json` output with an \"entries\" array");
+        t.header = {"rank", "name", "overall", "tile:xla", "layout:xla:default", "layout:xla:random",
+                    "layout:nlp:default", "layout:nlp:random", "graphs", "missing", "status"};
+        for (const JsonValue& e : entries->items()) {
+            std::vector<std::string> row(t.header.size());
+            const bool valid = e.find("valid") != nullptr && e.find("valid")->as_bool();
+            const double rank = e.number_at("rank").value_or(0);
+            row[0] = valid && rank > 0 ? std::to_string(static_cast<int64_t>(rank)) : "";
+            row[1] = e.string_at("name").value_or("");
+            row[2] = fixed4(num_or_nan(e, "overall"));
+            if (const JsonValue* cs = e.find("collections"); cs != nullptr && cs->is_array()) {
+                for (const JsonValue& c : cs->items()) {
+                    const std::string name = c.string_at("collection").value_or("");
+                    for (size_t k = 3; k < 8; ++k) {
+                        if (t.header[k] == name) row[k] = fixed4(num_or_nan(c, "score"));
+                    }
+                }
+            }
+            if (valid) {
+                row[8] = std::to_string(static_cast<int64_t>(e.number_at("graphs_scored").value_or(0)));
+                row[9] = std::to_string(static_cast<int64_t>(e.number_at("graphs_missing").value_or(0)));
+            }
+            row[10] = valid ? "ok" : "invalid";
+            t.rows.push_back(std::move(row));
+        }
+        return t;
+    }
+    const auto lines = split_lines(*text);
+    SEGRANK_CHECK(!lines.empty(), path.string(), ":1: empty file, expected a CSV header");
+    t.header = csv_fields(lines[0], path.string() + ":1");
+    for (size_t i = 1; i < lines.size(); ++i) {
+        if (lines[i].empty()) continue;
+        const std::string where = str(path.string(), ":", i + 1);
+        auto row = csv_fields(lines[i], where);
+        SEGRANK_CHECK(row.size() == t.header.size(), where, ": ", row.size(), " fields, the header has ",
+                      t.header.size());
+        t.rows.push_back(std::move(row));
+    }
+    return t;
+}
+
+}  // namespace segrank

@@ -1,0 +1,77 @@
+// `segrank report` (issue 5 item 4): reads a run directory (config.toml, metrics.jsonl,
+// report.json), optional `segrank evaluate --json` output and an optional leaderboard table, and
+// renders one self-contained HTML page with inline SVG plots (no network, no scripts).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainer/json_value.h"
+#include "trainer/metrics.h"
+
+namespace segrank {
+
+/// One "phase":"train" line of metrics.jsonl (missing numbers are NaN).
+struct RunTrainPoint {
+    int64_t step = 0;
+    double epoch = 0, loss = 0, lr = 0, steps_per_s = 0, peak_rss_mb = 0;
+};
+
+/// One "phase":"eval" or "finetune_eval" line of metrics.jsonl.
+struct RunEval {
+    std::string phase;
+    int64_t step = 0;
+    double overall = 0.0;    ///< NaN when null
+    double selection = 0.0;  ///< NaN when absent
+    std::vector<CollectionMetrics> collections;
+};
+
+/// Everything read from a run directory. Absent files leave their part empty and add a note.
+struct RunRecords {
+    std::filesystem::path dir;
+    std::vector<RunTrainPoint> train;
+    std::vector<RunEval> evals;
+    std::string config_text;           ///< config.toml verbatim ("" when absent)
+    std::optional<JsonValue> report;   ///< report.json
+    std::vector<std::string> notes;    ///< what was missing or skipped, shown in the page
+};
+
+/// Reads `dir`. Throws segrank::Error when `dir` is not a directory or a metrics.jsonl line other
+/// than the last is malformed (named file:line); a torn last line (a run still writing) is skipped
+/// with a note. Unknown phases are ignored.
+RunRecords load_run(const std::filesystem::path& dir);
+
+/// A CollectionMetrics from its to_json() object (null numbers become NaN). Throws naming `where`
+/// when "collection" is missing.
+CollectionMetrics collection_metrics_from_json(const JsonValue& v, const std::string& where);
+
+/// Per-graph metrics from a document with a "graphs" array of to_json(GraphMetrics) objects
+/// (`segrank evaluate --json`); empty when there is no such array. Throws naming `where` when an
+/// item has no "graph" name.
+std::vector<GraphMetrics> graph_metrics_from_json(const JsonValue& doc, const std::string& where);
+
+/// A table to show as is: header and rows of cells.
+struct TextTable {
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
+};
+
+/// Reads a `segrank leaderboard` table: --out-csv output (any CSV with a header; quoted fields
+/// allowed) or --json output (file name ending in .json). Throws segrank::Error naming the file.
+TextTable load_leaderboard_table(const std::filesystem::path& path);
+
+struct ReportOptions {
+    std::filesystem::path run_dir;
+    std::optional<std::filesystem::path> eval_json;    ///< `segrank evaluate --json` output
+    std::optional<std::filesystem::path> leaderboard;  ///< external leaderboard (CSV or JSON)
+};
+
+/// The whole HTML page: header and summary, loss and learning-rate curves, validation metrics per
+/// collection over steps, per-graph Kendall bars (from eval_json, else report.json when it holds
+/// "graphs"), the leaderboard of the run's evaluations, the external leaderboard, the effective
+/// config. Throws segrank::Error from the loaders above.
+std::string render_report_html(const ReportOptions& opt);
+
+}  // namespace segrank

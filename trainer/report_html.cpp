@@ -1,0 +1,270 @@
+// `segrank report` page assembly: sections of render_report_html (see report.h).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "gnn/core/check.h"
+#include "trainer/report.h"
+#include "trainer/report_svg.h"
+
+namespace segrank {
+namespace {
+
+constexpr const char* kKaggle[] = {"tile:xla", "layout:xla:default", "layout:xla:random",
+                                   "layout:nlp:default", "layout:nlp:random"};
+
+constexpr const char* kStyle = R"(
+body { font-family: sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
+h1 { font-size: 24px; margin-bottom: 4px; }
+h2 { font-size: 18px; border-bottom: 1px solid #ccc; padding-bottom: 4px; margin-top: 32px; }
+.meta { color: #666; font-size: 13px; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; }
+th { background: #f0f0f0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.best td { font-weight: bold; background: #eef6ee; }
+pre { background: #f7f7f7; border: 1px solid #ddd; padding: 10px; font-size: 12px; overflow-x: auto; }
+.note { color: #8a6d00; font-size: 13px; }
+)";
+
+std::string fmt(double v, const char* f = "%.4f") {
+    if (!std::isfinite(v)) return "";
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), f, v);
+    return buf;
+}
+
+bool numeric_cell(const std::string& s) {
+    if (s.empty()) return false;
+    char* end = nullptr;
+    std::strtod(s.c_str(), &end);
+    return end == s.c_str() + s.size();
+}
+
+std::string html_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                       const std::vector<bool>& highlight = {}) {
+    std::string out = "<table><thead><tr>";
+    for (const auto& h : header) out += "<th>" + html_escape(h) + "</th>";
+    out += "</tr></thead><tbody>";
+    for (size_t r = 0; r < rows.size(); ++r) {
+        out += r < highlight.size() && highlight[r] ? "<tr class=\"best\">" : "<tr>";
+        for (const auto& c : rows[r]) out += str(numeric_cell(c) ? "<td class=\"num\">" : "<td>", html_escape(c), "</td>");
+        out += "</tr>";
+    }
+    return out + "</tbody></table>";
+}
+
+std::string section(const char* id, const char* title, const std::string& body) {
+    return str("<section id=\"", id, "\"><h2>", title, "</h2>", body, "</section>\n");
+}
+
+std::string para(const std::string& text, const char* cls = nullptr) {
+    return cls ? str("<p class=\"", cls, "\">", html_escape(text), "</p>") : "<p>" + html_escape(text) + "</p>";
+}
+
+std::string summary_section(const RunRecords& run, const std::string& title) {
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"run directory", run.dir.string()});
+    rows.push_back({"train log points", std::to_string(run.train.size())});
+    rows.push_back({"evaluations", std::to_string(run.evals.size())});
+    if (run.report) {
+        const JsonValue& rep = *run.report;
+        auto add = [&](const char* key, const char* label, const char* f) {
+            if (const auto v = rep.number_at(key)) rows.push_back({label, fmt(*v, f)});
+        };
+        add("steps", "steps", "%.0f");
+        add("best_step", "best step", "%.0f");
+        add("best_selection", "best selection metric", "%.6f");
+        add("steps_per_s", "steps / s", "%.3f");
+        add("peak_rss_mb", "peak RSS (MB)", "%.1f");
+        add("world_size", "MPI ranks", "%.0f");
+        if (const JsonValue* se = rep.find("stopped_early"); se != nullptr && se->kind() == JsonValue::Kind::kBool)
+            rows.push_back({"stopped early", se->as_bool() ? "yes" : "no"});
+        if (const JsonValue* fin = rep.find("final")) {
+            if (const auto o = fin->number_at("overall")) rows.push_back({"final overall score", fmt(*o, "%.6f")});
+        }
+    }
+    std::string body = html_table({"item", "value"}, rows);
+    for (const auto& n : run.notes) body += para(n, "note");
+    return str("<h1>", html_escape(title), "</h1>") + section("summary", "Summary", body);
+}
+
+std::string training_section(const RunRecords& run) {
+    if (run.train.empty()) return section("training", "Training curves", para("No training log lines in metrics.jsonl."));
+    SvgSeries loss{"loss (mean over the log interval)", {}, {}}, lr{"learning rate", {}, {}};
+    bool loss_positive = true;
+    for (const auto& p : run.train) {
+        loss.x.push_back(static_cast<double>(p.step));
+        loss.y.push_back(p.loss);
+        lr.x.push_back(static_cast<double>(p.step));
+        lr.y.push_back(p.lr);
+        if (std::isfinite(p.loss) && p.loss <= 0) loss_positive = false;
+    }
+    std::string body = "<div class=\"charts\">";
+    body += svg_line_chart({loss}, {"Training loss", "step", "loss", false, 560, 300});
+    body += svg_line_chart({lr}, {"Learning rate", "step", "lr", false, 560, 300});
+    if (loss_positive) body += svg_line_chart({loss}, {"Training loss (log scale)", "step", "loss", true, 560, 300});
+    return section("training", "Training curves", body + "</div>");
+}
+
+std::vector<std::string> collection_names(const std::vector<RunEval>& evals) {
+    std::vector<std::string> names;
+    for (const auto& e : evals) {
+        for (const auto& c : e.collections) {
+            if (std::find(names.begin(), names.end(), c.collection) == names.end()) names.push_back(c.collection);
+        }
+    }
+    return names;
+}
+
+std::string validation_section(const RunRecords& run) {
+    if (run.evals.empty()) return section("validation", "Validation metrics per collection", para("No evaluations in metrics.jsonl."));
+    const auto names = collection_names(run.evals);
+    struct Metric {
+        const char* title;
+        const char* label;
+        double CollectionMetrics::*field;
+    };
+    const Metric metrics[] = {{"Kaggle score per collection", "score", &CollectionMetrics::score},
+                              {"Kendall tau per collection", "kendall tau", &CollectionMetrics::kendall_tau},
+                              {"OPA per collection", "ordered pair accuracy", &CollectionMetrics::opa},
+                              {"slowdown@5 per collection", "slowdown@5", &CollectionMetrics::slowdown_5}};
+    std::string body = "<div class=\"charts\">";
+    for (const Metric& m : metrics) {
+        std::vector<SvgSeries> series;
+        if (m.field == &CollectionMetrics::score) {
+            SvgSeries overall{"overall", {}, {}};
+            for (const auto& e : run.evals) {
+                overall.x.push_back(static_cast<double>(e.step));
+                overall.y.push_back(e.overall);
+            }
+            series.push_back(std::move(overall));
+        }
+        for (const auto& name : names) {
+            SvgSeries s{name, {}, {}};
+            for (const auto& e : run.evals) {
+                for (const auto& c : e.collections) {
+                    if (c.collection != name) continue;
+                    s.x.push_back(static_cast<double>(e.step));
+                    s.y.push_back(c.*(m.field));
+                }
+            }
+            series.push_back(std::move(s));
+        }
+        body += svg_line_chart(series, {m.title, "step", m.label, false, 560, 300});
+    }
+    return section("validation", "Validation metrics per collection", body + "</div>");
+}
+
+std::string graphs_section(const std::vector<GraphMetrics>& graphs, const std::string& source) {
+    if (graphs.empty()) {
+        return section("graphs", "Per-graph Kendall tau",
+                       para("No per-graph metrics: pass --eval eval.json (written by `segrank evaluate --json`)."));
+    }
+    std::vector<SvgBar> bars;
+    double sum = 0;
+    int64_t n = 0;
+    for (const auto& g : graphs) {
+        bars.push_back({g.name, g.kendall_tau});
+        if (std::isfinite(g.kendall_tau)) {
+            sum += g.kendall_tau;
+            ++n;
+        }
+    }
+    std::stable_sort(bars.begin(), bars.end(), [](const SvgBar& a, const SvgBar& b) {
+        const double va = std::isnan(a.value) ? -2 : a.value, vb = std::isnan(b.value) ? -2 : b.value;
+        return va > vb;
+    });
+    const std::string title = str("Kendall tau per graph (", graphs.size(), " graphs, mean ",
+                                  n ? fmt(sum / static_cast<double>(n)) : "n/a", ")");
+    std::string body = para("Source: " + source + ". Graphs sorted by tau; NaN (constant targets or scores) shown as n/a.");
+    body += svg_bar_chart(bars, {title, "Kendall tau-b", -1.0, 1.0, 1100});
+    return section("graphs", "Per-graph Kendall tau", body);
+}
+
+std::string run_leaderboard_section(const RunRecords& run) {
+    if (run.evals.empty()) return section("run-leaderboard", "Leaderboard of the run's evaluations", para("No evaluations."));
+    std::vector<size_t> order(run.evals.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const double oa = std::isnan(run.evals[a].overall) ? -1e300 : run.evals[a].overall;
+        const double ob = std::isnan(run.evals[b].overall) ? -1e300 : run.evals[b].overall;
+        return oa > ob;
+    });
+    std::vector<std::string> header = {"rank", "phase", "step", "overall"};
+    for (const char* c : kKaggle) header.push_back(c);
+    header.push_back("selection");
+    std::vector<std::vector<std::string>> rows;
+    std::vector<bool> best;
+    for (size_t r = 0; r < order.size(); ++r) {
+        const RunEval& e = run.evals[order[r]];
+        std::vector<std::string> row = {std::to_string(r + 1), e.phase, std::to_string(e.step), fmt(e.overall)};
+        for (const char* name : kKaggle) {
+            std::string cell;
+            for (const auto& c : e.collections) {
+                if (c.collection == name) cell = fmt(c.score);
+            }
+            row.push_back(cell);
+        }
+        row.push_back(fmt(e.selection, "%.6f"));
+        rows.push_back(std::move(row));
+        best.push_back(r == 0);
+    }
+    return section("run-leaderboard", "Leaderboard of the run's evaluations",
+                   para("Every evaluation in metrics.jsonl ranked by overall score (mean of the collection scores; "
+                        "tile = 1 - slowdown@5, layout = Kendall tau).") +
+                       html_table(header, rows, best));
+}
+
+std::string external_leaderboard_section(const TextTable& t, const std::string& source) {
+    std::string body = para("Source: " + source);
+    body += html_table(t.header, t.rows, std::vector<bool>(t.rows.size() > 0 ? 1 : 0, true));
+    const auto name_col = std::find(t.header.begin(), t.header.end(), "name") - t.header.begin();
+    const auto overall_col = std::find(t.header.begin(), t.header.end(), "overall") - t.header.begin();
+    if (name_col < static_cast<long>(t.header.size()) && overall_col < static_cast<long>(t.header.size())) {
+        std::vector<SvgBar> bars;
+        for (const auto& row : t.rows) {
+            const std::string& v = row[static_cast<size_t>(overall_col)];
+            bars.push_back({row[static_cast<size_t>(name_col)], numeric_cell(v) ? std::strtod(v.c_str(), nullptr) : std::nan("")});
+        }
+        body += svg_bar_chart(bars, {"Overall score by submission", "overall", std::nullopt, std::nullopt, 900});
+    }
+    return section("leaderboard", "Leaderboard", body);
+}
+
+}  // namespace
+
+std::string render_report_html(const ReportOptions& opt) {
+    const RunRecords run = load_run(opt.run_dir);
+    std::vector<GraphMetrics> graphs;
+    std::string graph_source;
+    if (opt.eval_json) {
+        graphs = graph_metrics_from_json(load_json_file(opt.eval_json->string()), opt.eval_json->string());
+        SEGRANK_CHECK(!graphs.empty(), opt.eval_json->string(),
+                      ": no \"graphs\" array of per-graph metrics (expected `segrank evaluate --json` output)");
+        graph_source = opt.eval_json->string();
+    } else if (run.report) {
+        graphs = graph_metrics_from_json(*run.report, (run.dir / "report.json").string());
+        graph_source = (run.dir / "report.json").string();
+    }
+    std::string name = std::filesystem::absolute(opt.run_dir).lexically_normal().filename().string();
+    if (name.empty()) name = std::filesystem::absolute(opt.run_dir).lexically_normal().parent_path().filename().string();
+    const std::string title = "segrank run report: " + name;
+    std::string html = str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", html_escape(title),
+                           "</title><style>", kStyle, "</style></head><body>\n");
+    html += summary_section(run, title);
+    html += training_section(run);
+    html += validation_section(run);
+    html += graphs_section(graphs, graph_source);
+    html += run_leaderboard_section(run);
+    if (opt.leaderboard) html += external_leaderboard_section(load_leaderboard_table(*opt.leaderboard), opt.leaderboard->string());
+    html += section("config", "Effective config",
+                    run.config_text.empty() ? para("config.toml is absent.")
+                                            : "<pre>" + html_escape(run.config_text) + "</pre>");
+    html += "<p class=\"meta\">Generated by segrank report; self-contained (inline SVG, no scripts, no network).</p>\n";
+    return html + "</body></html>\n";
+}
+
+}  // namespace segrank
