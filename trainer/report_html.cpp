@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "gnn/core/check.h"
@@ -15,7 +16,7 @@ constexpr const char* kKaggle[] = {"tile:xla", "layout:xla:default", "layout:xla
                                    "layout:nlp:default", "layout:nlp:random"};
 
 constexpr const char* kStyle = R"(
-body { font-family: sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
+body { font-family: sans-serif; margin: 24px auto; max-width: 1140px; padding: 0 8px; color: #222; }
 h1 { font-size: 24px; margin-bottom: 4px; }
 h2 { font-size: 18px; border-bottom: 1px solid #ccc; padding-bottom: 4px; margin-top: 32px; }
 .meta { color: #666; font-size: 13px; }
@@ -135,7 +136,7 @@ std::string validation_section(const RunRecords& run) {
     for (const Metric& m : metrics) {
         std::vector<SvgSeries> series;
         if (m.field == &CollectionMetrics::score) {
-            SvgSeries overall{"overall", {}, {}};
+            SvgSeries overall{"overall (mean)", {}, {}, true};
             for (const auto& e : run.evals) {
                 overall.x.push_back(static_cast<double>(e.step));
                 overall.y.push_back(e.overall);
@@ -220,7 +221,16 @@ std::string run_leaderboard_section(const RunRecords& run) {
 
 std::string external_leaderboard_section(const TextTable& t, const std::string& source) {
     std::string body = para("Source: " + source);
-    body += html_table(t.header, t.rows, std::vector<bool>(t.rows.size() > 0 ? 1 : 0, true));
+    // Scores (round-trip numbers in --out-csv) are shown with 4 decimals; counts stay integers.
+    auto rows = t.rows;
+    for (auto& row : rows) {
+        for (size_t k = 0; k < row.size() && k < t.header.size(); ++k) {
+            const std::string& h = t.header[k];
+            const bool count_column = h == "rank" || h == "graphs" || h == "missing" || h == "step";
+            if (!count_column && numeric_cell(row[k])) row[k] = fmt(std::strtod(row[k].c_str(), nullptr));
+        }
+    }
+    body += html_table(t.header, rows, std::vector<bool>(t.rows.size() > 0 ? 1 : 0, true));
     const auto name_col = std::find(t.header.begin(), t.header.end(), "name") - t.header.begin();
     const auto overall_col = std::find(t.header.begin(), t.header.end(), "overall") - t.header.begin();
     if (name_col < static_cast<long>(t.header.size()) && overall_col < static_cast<long>(t.header.size())) {

@@ -46,6 +46,28 @@ Axis make_axis(double lo, double hi, int target) {
     return a;
 }
 
+// Log10 axis over [lo, hi] (already log10 values): ticks at 1, 2, 5 x 10^k inside the range, or
+// at whole decades when the range spans more than two of them.
+Axis log_axis(double lo, double hi) {
+    if (!(lo < hi)) {
+        lo -= 0.5;
+        hi += 0.5;
+    }
+    Axis a;
+    a.lo = lo - (hi - lo) * 0.03;
+    a.hi = hi + (hi - lo) * 0.03;
+    const bool decades_only = hi - lo > 2.0;
+    for (double k = std::floor(a.lo); k <= std::ceil(a.hi); k += 1.0) {
+        for (double m : {1.0, 2.0, 5.0}) {
+            if (decades_only && m != 1.0) continue;
+            const double t = k + std::log10(m);
+            if (t >= a.lo && t <= a.hi) a.ticks.push_back(t);
+        }
+    }
+    if (a.ticks.size() < 2) a.ticks = nice_ticks(a.lo, a.hi, 4);
+    return a;
+}
+
 std::string text_el(double x, double y, const std::string& s, const char* anchor, int size,
                     const std::string& extra = "") {
     return str("<text x=\"", num(x), "\" y=\"", num(y), "\" text-anchor=\"", anchor, "\" font-size=\"", size,
@@ -92,9 +114,11 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
 
 std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChartOptions& opt) {
     const double ml = 64, mr = 16, mt = 30, mb = 46;
-    const int legend_cols = 3;
+    size_t longest = 0;
+    for (const auto& s : series) longest = std::max(longest, s.name.size());
+    const int legend_cols = longest > 24 ? 2 : 3;
     const int legend_rows = static_cast<int>((series.size() + legend_cols - 1) / legend_cols);
-    const double height = opt.height + legend_rows * 18.0;
+    const double height = opt.height + legend_rows * 18.0 + 4;
     const double pw = opt.width - ml - mr, ph = opt.height - mt - mb;
     auto yv = [&](double y) { return opt.log_y ? (y > 0 ? std::log10(y) : std::nan("")) : y; };
 
@@ -121,7 +145,8 @@ std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChart
         return out + "</svg>";
     }
     const Axis xa = make_axis(xmin, xmax, 6);
-    const Axis ya = make_axis(ymin, ymax, 5);
+    Axis ya = make_axis(ymin, ymax, 5);
+    if (opt.log_y) ya = log_axis(ymin, ymax);
     auto px = [&](double x) { return ml + (x - xa.lo) / (xa.hi - xa.lo) * pw; };
     auto py = [&](double y) { return mt + ph - (y - ya.lo) / (ya.hi - ya.lo) * ph; };
     for (double t : xa.ticks) {
@@ -157,13 +182,13 @@ std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChart
         }
         if (!path.empty()) {
             out += str("<path d=\"", path.substr(1), "\" fill=\"none\" stroke=\"", color,
-                       "\" stroke-width=\"1.8\"><title>", html_escape(s.name), "</title></path>");
+                       "\" stroke-width=\"1.8\"", s.dashed ? " stroke-dasharray=\"6 4\"" : "", "><title>", html_escape(s.name), "</title></path>");
         }
         if (npts <= 60) out += markers;
         const double lx = ml + static_cast<double>(si % legend_cols) * (pw / legend_cols);
-        const double ly = opt.height + static_cast<double>(si / legend_cols) * 18.0 - 2;
-        out += str("<rect x=\"", num(lx), "\" y=\"", num(ly - 9), "\" width=\"14\" height=\"4\" fill=\"", color, "\"/>");
-        out += text_el(lx + 18, ly - 3, s.name, "start", 11);
+        const double ly = opt.height - 4 + static_cast<double>(si / legend_cols) * 18.0;
+        out += str("<rect x=\"", num(lx), "\" y=\"", num(ly + 6), "\" width=\"14\" height=\"4\" fill=\"", color, "\"/>");
+        out += text_el(lx + 18, ly + 12, s.name, "start", 11);
     }
     return out + "</svg>";
 }

@@ -19,6 +19,7 @@ struct SvgSeries {
     std::string name;
     std::vector<double> x;
     std::vector<double> y;
+    bool dashed = false;  ///< draw dashed (e.g. an aggregate over the other series)
 };
 
 struct LineChartOptions {
