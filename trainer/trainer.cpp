@@ -116,6 +116,16 @@ double selection_value(const EvalResult& r, cfg::EvalMetric metric) {
     return n ? acc / n : -1e300;
 }
 
+// Under a shift-invariant (ranking-only) loss the head's output bias ("head2.bias", [1, 1]) has an
+// exactly zero gradient; what arrives instead is rounding noise (~1e-10) that AdamW's normalization
+// turns into steps of about lr in a random direction. Those steps shift every score equally, but
+// HistoryTable entries keep the bias of the step that wrote them, so the noise leaks into the loss
+// through stale segments and makes results depend on the world size and thread count. Zeroed.
+void zero_output_bias_grad(ParamStore& params) {
+    for (const auto& r : params.refs())
+        if (r.name == "head2.bias") std::fill_n(params.grads().begin() + r.offset, r.size(), 0.0f);
+}
+
 constexpr int kPacked = 8;  // entry index, configs, constant, tau, opa, s1, s5, s10
 
 }  // namespace
@@ -387,6 +397,7 @@ double Trainer::step() {
         loss += gst_train_graph(*model_, g, cs.indices, cs.targets, step_, scale, *history_, gst_).loss;
     }
     comm_.allreduce_sum(model_->params().grads());
+    if (ranking_only(gst_.loss_terms)) zero_output_bias_grad(model_->params());
     loss = comm_.allreduce_sum(loss);
     const double norm = clip_grad_norm(model_->params(), cfg_.optim.clip_norm);
     SEGRANK_CHECK(std::isfinite(norm) && std::isfinite(loss), "non-finite ", std::isfinite(loss) ? "gradient norm" : "loss",

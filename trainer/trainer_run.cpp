@@ -149,7 +149,7 @@ void Trainer::finetune_head() {
     // AdamW step (decoupled weight decay and old moments would otherwise move them).
     std::vector<std::pair<int64_t, int64_t>> head_ranges;
     for (const auto& r : model_->params().refs())
-        if (r.name.rfind("head.", 0) == 0) head_ranges.emplace_back(r.offset, r.size());
+        if (r.name.rfind("head", 0) == 0) head_ranges.emplace_back(r.offset, r.size());  // head1.*, head2.*
     auto values = model_->params().values();
     std::vector<float> frozen(values.begin(), values.end());
     auto is_head = [&](int64_t i) {
