@@ -60,7 +60,18 @@ SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) 
         module = make_tile_module(mrng, static_cast<KernelKind>(mrng.uniform_int(4)), target, name);
         model.emplace(module, opt.hw);
         default_tile = model->best_tile();
-        if (!model->evaluate(default_tile).invalid) break;
+        const auto base = model->evaluate(default_tile);
+        if (base.invalid) continue;
+        // A kernel whose runtime does not depend on the tile (every probed config costs the same)
+        // carries no ranking signal: draw another one (probe stream separate, still deterministic).
+        Rng probe = Rng::derive(opt.seed, kTileTask, static_cast<uint64_t>(index) * 64 + static_cast<uint64_t>(attempt),
+                                "synth-probe");
+        bool varies = false;
+        for (int p = 0; p < 16 && !varies; ++p) {
+            const auto b = model->evaluate(random_tile_config(probe, *model));
+            varies = std::isfinite(b.total_ns) && std::llround(b.total_ns) != std::llround(base.total_ns);
+        }
+        if (varies || attempt >= 32) break;
     }
     const hw::KernelModel& kernel = *model;
     Rng crng = Rng::derive(opt.seed, kTileTask, static_cast<uint64_t>(index), "synth-configs");
