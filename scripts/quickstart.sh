@@ -19,5 +19,5 @@ mkdir -p "$OUT"
 "$SEGRANK" predict --random 0 --data "$OUT/data" --split valid --out "$OUT/random.csv"
 "$SEGRANK" leaderboard --truth "$OUT/data" --split valid --out-md "$OUT/leaderboard.md" \
     "$OUT/model.csv" "$OUT/hwmodel.csv" "$OUT/random.csv"
-"$SEGRANK" report "$OUT" --out "$OUT/report.html" || true
+"$SEGRANK" report "$OUT" --out "$OUT/report.html"
 echo "quickstart: run directory $OUT (report.html, leaderboard.md, metrics.jsonl, best.ckpt.h5)"
