@@ -18,7 +18,8 @@ double Progress::rate() const {
 
 void Progress::update(int64_t done, const std::string& extra) {
     if (first_ < 0) {
-        first_ = done > 0 ? done - 1 : 0;
+        // The rate counts items finished after the first report, over the time since it.
+        first_ = done;
         start_ = std::chrono::steady_clock::now();
     }
     done_ = done;
