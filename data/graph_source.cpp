@@ -52,6 +52,60 @@ void select_config_rows(LayoutGraph& g, const ConfigRows& sel) {
     g.config_runtime = pick(g.config_runtime, rows);
 }
 
+Tensor select_node_rows(ConstMatrixView feat, std::span<const int64_t> nodes, const std::string& where) {
+    Tensor out(static_cast<int64_t>(nodes.size()), feat.cols);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        SEGRANK_CHECK(nodes[i] >= 0 && nodes[i] < feat.rows, where, ": node_feat row ", nodes[i],
+                      " (selection index ", i, ") out of range [0, ", feat.rows, ")");
+        std::memcpy(out.data() + static_cast<int64_t>(i) * feat.cols, feat.row(nodes[i]),
+                    static_cast<size_t>(feat.cols) * sizeof(float));
+    }
+    return out;
+}
+
+ConfigTensors GraphSource::load_configs(int64_t i, const ConfigRows& rows) const {
+    ConfigTensors t;
+    if (task() == Task::kTile) {
+        TileGraph g = load_tile(i, rows);
+        t.tile_feat = std::move(g.config_feat);
+        t.runtime = std::move(g.config_runtime);
+        t.runtime_normalizers = std::move(g.config_runtime_normalizers);
+    } else {
+        LayoutGraph g = load_layout(i, rows);
+        t.layout_feat = std::move(g.node_config_feat);
+        t.runtime = std::move(g.config_runtime);
+    }
+    return t;
+}
+
+ConfigTensors GraphSource::load_labels(int64_t i) const {
+    ConfigTensors t = load_configs(i, ConfigRows::all());
+    t.tile_feat = Tensor();
+    t.layout_feat = {};
+    return t;
+}
+
+TileGraph GraphSource::load_tile_structure(int64_t i) const {
+    TileGraph g = load_tile(i, ConfigRows::none());
+    g.node_feat = Tensor(0, kNodeFeatDim);
+    return g;
+}
+
+LayoutGraph GraphSource::load_layout_structure(int64_t i) const {
+    LayoutGraph g = load_layout(i, ConfigRows::none());
+    g.node_feat = Tensor(0, kNodeFeatDim);
+    return g;
+}
+
+Tensor GraphSource::load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const {
+    if (task() == Task::kTile) {
+        const TileGraph g = load_tile(i, ConfigRows::none());
+        return select_node_rows(g.node_feat.cview(), nodes, g.source.string());
+    }
+    const LayoutGraph g = load_layout(i, ConfigRows::none());
+    return select_node_rows(g.node_feat.cview(), nodes, g.source.string());
+}
+
 NpzGraphSource::NpzGraphSource(Collection collection, std::optional<LabelPolicy> labels)
     : c_(std::move(collection)), labels_(labels.value_or(label_policy(c_.id.split))) {}
 

@@ -34,7 +34,22 @@ struct ConfigRows {
     static ConfigRows only(std::vector<int64_t> r) { return {std::move(r)}; }
 };
 
+/// The config tensors of selected rows of one graph, without the graph structure.
+struct ConfigTensors {
+    Tensor tile_feat;                             ///< tile: [k, 24] config_feat
+    std::vector<int8_t> layout_feat;              ///< layout: [k, nc, 18] node_config_feat
+    std::vector<int64_t> runtime;                 ///< [k] config_runtime ns
+    std::vector<int64_t> runtime_normalizers;     ///< tile: [k] ns
+
+    int64_t num_configs() const { return static_cast<int64_t>(runtime.size()); }
+};
+
 /// A collection split: graph i in [0, size()) by name order. Implementations are not thread-safe.
+///
+/// Partial reads (issue 6): load_configs, load_structure and load_node_feat_rows let a trainer keep
+/// only what one step needs. Sources whose partial_reads() is false (npz: compressed members cannot
+/// be read partially) implement them by loading the whole graph and selecting, so callers should
+/// then load once and keep the graph in memory instead.
 class GraphSource {
 public:
     virtual ~GraphSource() = default;
@@ -48,6 +63,22 @@ public:
     /// Throws segrank::Error for the wrong task, a row out of range, or invalid data.
     virtual TileGraph load_tile(int64_t i, const ConfigRows& rows) const = 0;
     virtual LayoutGraph load_layout(int64_t i, const ConfigRows& rows) const = 0;
+
+    /// True when the partial reads below touch only the requested data on disk (HDF5 store).
+    virtual bool partial_reads() const { return false; }
+    /// Config tensors of `rows` of graph i (in that order), without the structure. Same errors as
+    /// load_tile / load_layout. Default: load the graph with `rows` and move the config part out.
+    virtual ConfigTensors load_configs(int64_t i, const ConfigRows& rows) const;
+    /// Runtimes (and tile normalizers) of every config of graph i; feature tensors left empty.
+    virtual ConfigTensors load_labels(int64_t i) const;
+    /// Graph i without node features and config rows: node_feat is [0, 140]; opcodes, edges (and for
+    /// layout node_config_ids, node_splits) are filled. Structure invariants are validated; node
+    /// features are checked when read.
+    virtual TileGraph load_tile_structure(int64_t i) const;
+    virtual LayoutGraph load_layout_structure(int64_t i) const;
+    /// Raw node_feat rows `nodes` of graph i ([nodes.size(), 140], in the order given, repeats allowed).
+    /// Throws segrank::Error naming the source when a node is out of range.
+    virtual Tensor load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const;
 };
 
 /// GraphSource over the npz files of a Collection. npz members are compressed streams, so a row
@@ -71,5 +102,8 @@ private:
 /// the graph and the row when out of range).
 void select_config_rows(TileGraph& g, const ConfigRows& rows);
 void select_config_rows(LayoutGraph& g, const ConfigRows& rows);
+
+/// Copies rows `nodes` of a [n, F] feature matrix (throws naming `where` for a node out of range).
+Tensor select_node_rows(ConstMatrixView feat, std::span<const int64_t> nodes, const std::string& where);
 
 }  // namespace segrank

@@ -2,6 +2,7 @@
 #include "data/graph_store.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <unistd.h>
@@ -174,15 +175,19 @@ GraphInfo GraphStore::info(int64_t i) const {
     return info;
 }
 
-void GraphStore::load_structure(const H5Group& gg, int64_t i, GraphStructure& g) const {
+void GraphStore::load_structure(const H5Group& gg, int64_t i, GraphStructure& g, bool node_feat) const {
     g.name = names_[static_cast<size_t>(i)];
     g.source = gg.attr_string("source_file").value_or(path().string());
     const H5Dataset nf = gg.open_dataset("node_feat");
     const auto s = nf.shape();
     SEGRANK_CHECK(s.size() == 2 && s[1] == kNodeFeatDim, nf.where(), ": expected shape (n, ",
                   kNodeFeatDim, ")");
-    g.node_feat = Tensor(s[0], s[1]);
-    nf.read<float>(g.node_feat.span());
+    if (node_feat) {
+        g.node_feat = Tensor(s[0], s[1]);
+        nf.read<float>(g.node_feat.span());
+    } else {
+        g.node_feat = Tensor(0, kNodeFeatDim);
+    }
     g.node_opcode = gg.open_dataset("node_opcode").read<int32_t>();
     g.edge_index = gg.open_dataset("edge_index").read<int64_t>();
 }
@@ -236,6 +241,118 @@ LayoutGraph GraphStore::load_layout(int64_t i, const ConfigRows& rows) const {
     g.node_splits = gg.open_dataset("node_splits").read<int64_t>();
     validate(g, labels_, gg.where());
     return g;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Partial reads (issue 6): structure without node_feat, config rows only, node_feat rows only.
+
+namespace {
+
+// The structure checks of validate() that do not need node_feat (validate() requires it).
+void check_structure_only(const GraphStructure& g, int64_t n_expected, const std::string& where) {
+    const int64_t n = g.num_nodes();
+    SEGRANK_CHECK(n > 0 && n == n_expected, where, ": node_opcode has ", n,
+                  " entries, node_feat has ", n_expected, " rows (expected equal and > 0)");
+    for (int64_t v = 0; v < n; ++v) {
+        const int32_t op = g.node_opcode[static_cast<size_t>(v)];
+        SEGRANK_CHECK(op >= 0 && op < kNumOpcodes, where, "/node_opcode: index ", v, " value ", op,
+                      " out of range [0, ", kNumOpcodes - 1, "]");
+    }
+    SEGRANK_CHECK(g.edge_index.size() % 2 == 0, where, "/edge_index: expected shape (m, 2)");
+    for (size_t e = 0; e < g.edge_index.size(); ++e)
+        SEGRANK_CHECK(g.edge_index[e] >= 0 && g.edge_index[e] < n, where, "/edge_index: row ", e / 2,
+                      " column ", e % 2, " value ", g.edge_index[e], " out of range [0, ", n, ")");
+}
+
+}  // namespace
+
+ConfigTensors GraphStore::load_configs(int64_t i, const ConfigRows& rows) const {
+    const H5Group gg = graph_group(i);
+    ConfigTensors t;
+    if (id_.task == Task::kTile) {
+        const H5Dataset cf = gg.open_dataset("config_feat");
+        const auto s = cf.shape();
+        SEGRANK_CHECK(s.size() == 2 && s[1] == kTileConfigDim, cf.where(), ": expected shape (c, 24)");
+        const std::vector<float> feat = rows_of<float>(cf, rows);
+        t.tile_feat = Tensor(static_cast<int64_t>(feat.size() / kTileConfigDim), kTileConfigDim);
+        std::copy(feat.begin(), feat.end(), t.tile_feat.data());
+        for (int64_t k = 0; k < t.tile_feat.size(); ++k)
+            SEGRANK_CHECK(std::isfinite(t.tile_feat[k]), cf.where(), ": non-finite value in selected row ",
+                          k / kTileConfigDim);
+        t.runtime_normalizers = rows_of<int64_t>(gg.open_dataset("config_runtime_normalizers"), rows);
+    } else {
+        const H5Dataset cf = gg.open_dataset("node_config_feat");
+        const auto s = cf.shape();
+        SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(), ": expected shape (c, nc, 18)");
+        t.layout_feat = rows_of<int8_t>(cf, rows);
+        for (size_t k = 0; k < t.layout_feat.size(); ++k)
+            SEGRANK_CHECK(t.layout_feat[k] >= -1 && t.layout_feat[k] <= 5, cf.where(), ": value ",
+                          int(t.layout_feat[k]), " out of range [-1, 5] in selected row ",
+                          k / static_cast<size_t>(s[1] * kLayoutConfigDim));
+    }
+    t.runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
+    for (size_t k = 0; k < t.runtime.size(); ++k)
+        SEGRANK_CHECK(t.runtime[k] >= 0, gg.where(), "/config_runtime: selected row ", k, " value ",
+                      t.runtime[k], " is negative");
+    return t;
+}
+
+ConfigTensors GraphStore::load_labels(int64_t i) const {
+    const H5Group gg = graph_group(i);
+    ConfigTensors t;
+    t.runtime = gg.open_dataset("config_runtime").read<int64_t>();
+    if (id_.task == Task::kTile)
+        t.runtime_normalizers = gg.open_dataset("config_runtime_normalizers").read<int64_t>();
+    SEGRANK_CHECK(t.runtime_normalizers.empty() || t.runtime_normalizers.size() == t.runtime.size(), gg.where(),
+                  ": config_runtime_normalizers has ", t.runtime_normalizers.size(), " entries, config_runtime ",
+                  t.runtime.size());
+    for (size_t k = 0; k < t.runtime.size(); ++k)
+        SEGRANK_CHECK(t.runtime[k] >= 0 && (t.runtime_normalizers.empty() || t.runtime_normalizers[k] > 0),
+                      gg.where(), ": config ", k, ": negative runtime or normalizer <= 0");
+    return t;
+}
+
+TileGraph GraphStore::load_tile_structure(int64_t i) const {
+    SEGRANK_CHECK(id_.task == Task::kTile, path().string(), ": store holds ", id_.name(), ", not tile graphs");
+    const H5Group gg = graph_group(i);
+    TileGraph g;
+    load_structure(gg, i, g, /*node_feat=*/false);
+    check_structure_only(g, gg.open_dataset("node_feat").shape()[0], gg.where());
+    return g;
+}
+
+LayoutGraph GraphStore::load_layout_structure(int64_t i) const {
+    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(), ", not layout graphs");
+    const H5Group gg = graph_group(i);
+    LayoutGraph g;
+    load_structure(gg, i, g, /*node_feat=*/false);
+    check_structure_only(g, gg.open_dataset("node_feat").shape()[0], gg.where());
+    g.node_config_ids = gg.open_dataset("node_config_ids").read<int64_t>();
+    g.node_splits = gg.open_dataset("node_splits").read<int64_t>();
+    const int64_t n = g.num_nodes();
+    for (size_t k = 0; k < g.node_config_ids.size(); ++k)
+        SEGRANK_CHECK(g.node_config_ids[k] >= 0 && g.node_config_ids[k] < n &&
+                          (k == 0 || g.node_config_ids[k] > g.node_config_ids[k - 1]),
+                      gg.where(), "/node_config_ids: index ", k, " value ", g.node_config_ids[k],
+                      " not strictly increasing in [0, ", n, ")");
+    SEGRANK_CHECK(!g.node_config_ids.empty(), gg.where(), "/node_config_ids: no configurable nodes");
+    const auto& sp = g.node_splits;
+    SEGRANK_CHECK(!sp.empty() && sp.front() == 0 && sp.back() == n && std::is_sorted(sp.begin(), sp.end()),
+                  gg.where(), "/node_splits: must be non-decreasing from 0 to n = ", n);
+    return g;
+}
+
+Tensor GraphStore::load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const {
+    const H5Group gg = graph_group(i);
+    const H5Dataset nf = gg.open_dataset("node_feat");
+    const auto s = nf.shape();
+    SEGRANK_CHECK(s.size() == 2 && s[1] == kNodeFeatDim, nf.where(), ": expected shape (n, ", kNodeFeatDim, ")");
+    Tensor out(static_cast<int64_t>(nodes.size()), kNodeFeatDim);
+    nf.read_rows<float>(nodes, out.span());
+    for (int64_t k = 0; k < out.size(); ++k)
+        SEGRANK_CHECK(std::isfinite(out[k]), nf.where(), ": non-finite value ", out[k], " at node ",
+                      nodes[static_cast<size_t>(k / kNodeFeatDim)], " column ", k % kNodeFeatDim);
+    return out;
 }
 
 }  // namespace segrank

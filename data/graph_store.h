@@ -78,6 +78,15 @@ public:
     GraphInfo info(int64_t i) const override;
     TileGraph load_tile(int64_t i, const ConfigRows& rows) const override;
     LayoutGraph load_layout(int64_t i, const ConfigRows& rows) const override;
+    /// Partial reads touch only the requested rows' chunks (config tensors) or rows (node_feat).
+    bool partial_reads() const override { return true; }
+    ConfigTensors load_configs(int64_t i, const ConfigRows& rows) const override;
+    ConfigTensors load_labels(int64_t i) const override;
+    TileGraph load_tile_structure(int64_t i) const override;
+    LayoutGraph load_layout_structure(int64_t i) const override;
+    /// Reads only `nodes` of node_feat (hyperslab selection); non-finite values are refused,
+    /// naming the dataset, node and column.
+    Tensor load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const override;
 
     const std::filesystem::path& path() const { return file_.path(); }
     /// Graph names in index order (sorted).
@@ -87,7 +96,7 @@ public:
 
 private:
     H5Group graph_group(int64_t i) const;
-    void load_structure(const H5Group& gg, int64_t i, GraphStructure& g) const;
+    void load_structure(const H5Group& gg, int64_t i, GraphStructure& g, bool node_feat = true) const;
 
     H5File file_;
     CollectionId id_;

@@ -99,7 +99,9 @@ std::optional<Partition> load_partition_file(const std::filesystem::path& path, 
 }
 
 Partition partition_graph_cached(const GraphStructure& graph, std::span<const int64_t> node_splits,
-                                 const PartitionParams& params, const std::filesystem::path& cache_dir) {
+                                 const PartitionParams& params, const std::filesystem::path& cache_dir,
+                                 bool* hit) {
+    if (hit) *hit = false;
     if (cache_dir.empty()) return partition_graph(graph, node_splits, params);
     const std::string key = partition_cache_key(graph, node_splits, params);
     std::ostringstream name;
@@ -108,6 +110,7 @@ Partition partition_graph_cached(const GraphStructure& graph, std::span<const in
     if (auto cached = load_partition_file(path, key)) {
         SEGRANK_CHECK(cached->num_nodes == graph.num_nodes() && cached->max_segment_size() <= effective_max_nodes(graph.num_nodes(), params),
                       path.string(), ": cached partition does not fit graph ", graph.name);
+        if (hit) *hit = true;
         return std::move(*cached);
     }
     Partition p = partition_graph(graph, node_splits, params);

@@ -35,8 +35,9 @@ std::optional<Partition> load_partition_file(const std::filesystem::path& path, 
 
 /// Loads the partition of `graph` from `cache_dir` when cached under the same key, else computes it
 /// with partition_graph and saves it there (file name derived from the key hash). An empty
-/// cache_dir disables caching.
+/// cache_dir disables caching. `hit` (optional) is set to whether the partition came from the cache.
 Partition partition_graph_cached(const GraphStructure& graph, std::span<const int64_t> node_splits,
-                                 const PartitionParams& params, const std::filesystem::path& cache_dir);
+                                 const PartitionParams& params, const std::filesystem::path& cache_dir,
+                                 bool* hit = nullptr);
 
 }  // namespace segrank

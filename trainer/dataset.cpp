@@ -9,6 +9,7 @@
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "sampling/dedupe.h"
+#include "sampling/dedupe_stream.h"
 #include "sampling/holdout.h"
 
 namespace segrank {
@@ -26,14 +27,8 @@ std::string join(const std::vector<std::string>& v) {
 // Config holdout of one graph: identical config rows move together (no runtime leaks into training).
 static void split_graph_configs(const GraphEntry& e, double fraction, uint64_t seed, std::vector<int64_t>& train,
                          std::vector<int64_t>& held_out) {
-    std::vector<int64_t> groups;
-    if (e.collection.task == Task::kLayout) {
-        LayoutGraph g = e.source->load_layout(e.index, ConfigRows::all());
-        groups = config_groups(g.node_config_feat, g.num_config_nodes() * kLayoutConfigDim, g.num_configs());
-    } else {
-        TileGraph g = e.source->load_tile(e.index, ConfigRows::all());
-        groups = config_groups(g.config_feat.cview());
-    }
+    // Hashed chunk by chunk from the source: memory O(chunk + c), not O(c x row bytes).
+    const std::vector<int64_t> groups = config_groups_streamed(*e.source, e.index, e.info.num_configs);
     ConfigSplit split = holdout_configs(e.info.num_configs, groups, fraction, seed, e.id);
     train = std::move(split.train);
     held_out = std::move(split.heldout);

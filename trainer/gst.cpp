@@ -29,29 +29,26 @@ int64_t hidden2(const Model& m) { return 2 * m.config().hidden; }
 
 // Readout [K, 2H] of one segment for configs, forward only. Independent segments are computed once
 // with K = 1 and broadcast (their readout is the same for every config).
-Tensor readout_forward_only(Model& model, const PreparedGraph& g, int32_t s, std::span<const int64_t> configs,
-                            SegmentInputBuffers& buf) {
+Tensor readout_forward_only(Model& model, const PreparedGraph& g, int32_t s, const ConfigBatch& batch,
+                            std::span<const int64_t> configs, SegmentInputBuffers& buf) {
     const auto k = static_cast<int64_t>(configs.size());
     if (!g.segment_dependent[static_cast<size_t>(s)] && k > 1) {
-        SegmentInput in = make_segment_input(g, s, configs.subspan(0, 1), buf);
+        SegmentInput in = make_segment_input(g, s, batch, configs.subspan(0, 1), buf);
         Tensor r1 = model.encode(in, nullptr);
         Tensor r(k, r1.cols());
         for (int64_t i = 0; i < k; ++i)
             std::memcpy(r.data() + i * r1.cols(), r1.data(), static_cast<size_t>(r1.cols()) * sizeof(float));
         return r;
     }
-    SegmentInput in = make_segment_input(g, s, configs, buf);
+    SegmentInput in = make_segment_input(g, s, batch, configs, buf);
     return model.encode(in, nullptr);
 }
 
-ConstMatrixView tile_view(const PreparedGraph& g, std::span<const int64_t> configs, Tensor& tmp) {
+// Tile config rows [K, 24] of configs (held in `tmp`), or an empty view for layout graphs.
+ConstMatrixView tile_view(const PreparedGraph& g, const ConfigBatch& batch, std::span<const int64_t> configs,
+                          Tensor& tmp) {
     if (g.task != Task::kTile) return {};
-    const auto k = static_cast<int64_t>(configs.size());
-    tmp = Tensor(k, kTileConfigDim);
-    for (int64_t i = 0; i < k; ++i)
-        std::memcpy(tmp.data() + i * kTileConfigDim,
-                    g.tile_config.data() + configs[static_cast<size_t>(i)] * kTileConfigDim,
-                    kTileConfigDim * sizeof(float));
+    tmp = tile_rows(g, batch, configs);
     return tmp.cview();
 }
 
@@ -81,16 +78,18 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g, std::span<
     const SegmentChoice choice =
         choose_segments(opt.seed, step, g.id, s_eff, std::max<int32_t>(1, opt.fresh), opt.keep_prob);
     const CombineWeights w = combine_weights(choice, opt.aggregate);
+    // The K sampled config rows, read once (streamed graphs: only these rows' chunks).
+    const ConfigBatch batch = load_config_batch(g, configs);
     Tensor tile_tmp;
-    const ConstMatrixView tile_cfg = tile_view(g, configs, tile_tmp);
+    const ConstMatrixView tile_cfg = tile_view(g, batch, configs, tile_tmp);
 
     // Stale part (forward-only recomputation of absent / too stale entries, stored by the callee).
     SegmentInputBuffers fo_buf;
     auto forward_only = [&](int32_t r, std::span<const int64_t> cfgs, MatrixView out) {
-        Tensor ro = readout_forward_only(model, g, active[static_cast<size_t>(r)], cfgs, fo_buf);
+        Tensor ro = readout_forward_only(model, g, active[static_cast<size_t>(r)], batch, cfgs, fo_buf);
         if (sum) {
             Tensor tmp;
-            Tensor sc = model.head(ro.cview(), tile_view(g, cfgs, tmp), nullptr);
+            Tensor sc = model.head(ro.cview(), tile_view(g, batch, cfgs, tmp), nullptr);
             for (int64_t i = 0; i < out.rows; ++i) out.at(i, 0) = sc[i];
         } else {
             for (int64_t i = 0; i < out.rows; ++i)
@@ -110,7 +109,7 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g, std::span<
     std::vector<Tensor> readouts(nf), values(nf);
     for (size_t i = 0; i < nf; ++i) {
         const int32_t s = active[static_cast<size_t>(choice.fresh[i])];
-        SegmentInput in = make_segment_input(g, s, configs, bufs[i]);
+        SegmentInput in = make_segment_input(g, s, batch, configs, bufs[i]);
         Rng rng = Rng::derive(opt.seed ^ (0x9e37ULL * static_cast<uint64_t>(s + 1)), static_cast<uint64_t>(step),
                               static_cast<uint64_t>(g.id), "dropout");
         readouts[i] = model.encode(in, &es[i], /*training=*/true, &rng);
@@ -176,7 +175,8 @@ std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g, std::
                                      const GstOptions& opt) {
     std::vector<Tensor> out;
     SegmentInputBuffers buf;
-    for (int32_t s : active_segments(g, opt)) out.push_back(readout_forward_only(model, g, s, configs, buf));
+    const ConfigBatch batch = load_config_batch(g, configs);
+    for (int32_t s : active_segments(g, opt)) out.push_back(readout_forward_only(model, g, s, batch, configs, buf));
     return out;
 }
 
@@ -192,11 +192,12 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<c
         const size_t e = std::min(configs.size(), b + static_cast<size_t>(chunk));
         auto cfgs = configs.subspan(b, e - b);
         const auto k = static_cast<int64_t>(cfgs.size());
+        const ConfigBatch batch = load_config_batch(g, cfgs);  // one chunk of rows at a time
         Tensor tile_tmp;
-        const ConstMatrixView tile_cfg = tile_view(g, cfgs, tile_tmp);
+        const ConstMatrixView tile_cfg = tile_view(g, batch, cfgs, tile_tmp);
         Tensor mean_readout;
         for (int32_t s : active) {
-            Tensor r = readout_forward_only(model, g, s, cfgs, buf);  // streamed: freed each iteration
+            Tensor r = readout_forward_only(model, g, s, batch, cfgs, buf);  // streamed: freed each iteration
             if (sum) {
                 Tensor sc = model.head(r.cview(), tile_cfg, nullptr);
                 for (int64_t i = 0; i < k; ++i) scores[b + static_cast<size_t>(i)] += sc[i];

@@ -52,7 +52,8 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g, std::span<
                                 HistoryTable& table, const GstOptions& opt);
 
 /// Scores (higher = slower) of `configs` for graph g, streaming segments one at a time without saved
-/// state, `chunk` configs per forward pass. Under score_sum with skip_independent the scores omit the
+/// state, `chunk` configs per forward pass (streamed graphs read one chunk of config rows at a time,
+/// so memory is O(chunk x nc x 18) in the configs). Under score_sum with skip_independent the scores omit the
 /// config-independent segments (a per-graph constant), which no ranking metric sees.
 std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
                                int64_t chunk, const GstOptions& opt);

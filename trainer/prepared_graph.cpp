@@ -6,6 +6,7 @@
 #include <deque>
 
 #include "gnn/core/check.h"
+#include "segments/partition_cache.h"
 #include "segments/partitioner.h"
 
 namespace segrank {
@@ -70,11 +71,13 @@ void prune_graph(LayoutGraph& g, const std::vector<int64_t>& keep) {
     std::vector<int64_t> new_id(static_cast<size_t>(n), -1);
     for (size_t i = 0; i < keep.size(); ++i) new_id[static_cast<size_t>(keep[i])] = static_cast<int64_t>(i);
     const int64_t cols = g.node_feat.cols();
-    Tensor feat(static_cast<int64_t>(keep.size()), cols);
+    const bool has_feat = g.node_feat.rows() > 0;  // streamed graphs read features later
+    Tensor feat(has_feat ? static_cast<int64_t>(keep.size()) : 0, cols);
     std::vector<int32_t> op(keep.size());
     for (size_t i = 0; i < keep.size(); ++i) {
-        std::memcpy(feat.data() + static_cast<int64_t>(i) * cols, g.node_feat.data() + keep[i] * cols,
-                    static_cast<size_t>(cols) * sizeof(float));
+        if (has_feat)
+            std::memcpy(feat.data() + static_cast<int64_t>(i) * cols, g.node_feat.data() + keep[i] * cols,
+                        static_cast<size_t>(cols) * sizeof(float));
         op[i] = g.node_opcode[static_cast<size_t>(keep[i])];
     }
     std::vector<int64_t> edges;
@@ -102,26 +105,59 @@ void finish_segments(PreparedGraph& pg, const GraphStructure& gs, std::span<cons
                      const PrepareOptions& options, const std::string& where) {
     PartitionParams pp = options.partition;
     if (pp.max_nodes <= 0) pp.max_nodes = std::max<int64_t>(1, gs.num_nodes());
-    Tensor feat = normalizer.apply(gs.node_feat.cview(), where);
-    pg.segments = build_segments(gs, node_splits, config_ids, pp, pg.id, options.halo_hops);
-    const int64_t f = feat.cols();
-    SegmentInputBuffers buf;
-    const std::vector<int64_t> one_config = {0};
+    bool hit = false;
+    Partition part = partition_graph_cached(gs, node_splits, pp, options.partition_cache_dir, &hit);
+    pg.partition_from_cache = hit;
+    {
+        SegmentBuilder builder(gs, config_ids, std::move(part), pg.id, options.halo_hops);
+        pg.segments = builder.build_all();
+    }
+    const int64_t f = normalizer.output_dim();
     for (const auto& seg : pg.segments) {
         auto nodes = seg.nodes();
-        Tensor sf(static_cast<int64_t>(nodes.size()), f);
         std::vector<int32_t> op(nodes.size());
-        for (size_t i = 0; i < nodes.size(); ++i) {
-            std::memcpy(sf.data() + static_cast<int64_t>(i) * f, feat.data() + nodes[i] * f,
-                        static_cast<size_t>(f) * sizeof(float));
-            op[i] = gs.node_opcode[static_cast<size_t>(nodes[i])];
-        }
-        pg.segment_feat.push_back(std::move(sf));
+        for (size_t i = 0; i < nodes.size(); ++i) op[i] = gs.node_opcode[static_cast<size_t>(nodes[i])];
         pg.segment_opcode.push_back(std::move(op));
     }
+    if (!pg.streamed) {
+        Tensor feat = normalizer.apply(gs.node_feat.cview(), where);
+        for (const auto& seg : pg.segments) {
+            auto nodes = seg.nodes();
+            Tensor sf(static_cast<int64_t>(nodes.size()), f);
+            for (size_t i = 0; i < nodes.size(); ++i)
+                std::memcpy(sf.data() + static_cast<int64_t>(i) * f, feat.data() + nodes[i] * f,
+                            static_cast<size_t>(f) * sizeof(float));
+            pg.segment_feat.push_back(std::move(sf));
+        }
+    }
+    // Dependence is structural (the plan looks at node counts, edges and configurable nodes, not at
+    // feature values): streamed graphs use a zero feature block of the segment's shape.
     pg.segment_dependent.resize(pg.segments.size());
     for (size_t s = 0; s < pg.segments.size(); ++s) {
-        SegmentInput in = make_segment_input(pg, static_cast<int64_t>(s), one_config, buf);
+        const Segment& seg = pg.segments[s];
+        Tensor zeros;
+        SegmentInput in;
+        if (pg.streamed) {
+            zeros = Tensor(static_cast<int64_t>(seg.nodes().size()), f);
+            in.node_feat = zeros.cview();
+        } else {
+            in.node_feat = pg.segment_feat[s].cview();
+        }
+        in.opcode = pg.segment_opcode[s];
+        in.operands = &seg.operands();
+        in.users = &seg.users();
+        in.num_pooled = seg.num_pooled();
+        in.k = 1;
+        std::vector<int8_t> one_row;
+        Tensor one_tile;
+        if (pg.task == Task::kLayout) {
+            one_row.assign(seg.config_index().size() * kLayoutConfigDim, 0);
+            in.config_node_local = seg.config_local();
+            in.config_values = one_row;
+        } else {
+            one_tile = Tensor(1, kTileConfigDim);
+            in.tile_config = one_tile.cview();
+        }
         pg.segment_dependent[s] = model.segment_depends_on_config(in) ? 1 : 0;
     }
 }
@@ -135,6 +171,10 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     pg->name = entry.name;
     pg->collection = entry.collection;
     pg->task = entry.collection.task;
+    pg->streamed = options.stream && entry.source->partial_reads();
+    pg->source = entry.source;
+    pg->source_index = entry.index;
+    if (pg->streamed) pg->normalizer = normalizer;
     const std::string where = entry.info.source.string();
     auto refuse_unlabelled = [&](const std::vector<int64_t>& rt) {
         SEGRANK_CHECK(!options.require_labels || !all_zero(rt), where,
@@ -142,7 +182,13 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
                       "need measured runtimes; use `segrank predict` for test splits");
     };
     if (pg->task == Task::kTile) {
-        TileGraph g = entry.source->load_tile(entry.index, ConfigRows::all());
+        TileGraph g = pg->streamed ? entry.source->load_tile_structure(entry.index)
+                                   : entry.source->load_tile(entry.index, ConfigRows::all());
+        if (pg->streamed) {
+            ConfigTensors labels = entry.source->load_labels(entry.index);
+            g.config_runtime = std::move(labels.runtime);
+            g.config_runtime_normalizers = std::move(labels.runtime_normalizers);
+        }
         refuse_unlabelled(g.config_runtime);
         pg->num_nodes = g.num_nodes();
         pg->num_configs = g.num_configs();
@@ -153,18 +199,24 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
             pg->targets[k] = static_cast<double>(g.config_runtime[k]) /
                              static_cast<double>(std::max<int64_t>(1, g.config_runtime_normalizers[k]));
         }
-        pg->tile_config = std::move(g.config_feat);
+        if (!pg->streamed) pg->tile_config = std::move(g.config_feat);
         finish_segments(*pg, g, {}, {}, normalizer, model, options, where);
     } else {
-        LayoutGraph g = entry.source->load_layout(entry.index, ConfigRows::all());
+        LayoutGraph g = pg->streamed ? entry.source->load_layout_structure(entry.index)
+                                     : entry.source->load_layout(entry.index, ConfigRows::all());
+        if (pg->streamed) g.config_runtime = entry.source->load_labels(entry.index).runtime;
         refuse_unlabelled(g.config_runtime);
-        if (options.prune_hops >= 0) prune_graph(g, nodes_near_configurable(g, g.node_config_ids, options.prune_hops));
+        if (options.prune_hops >= 0) {
+            std::vector<int64_t> keep = nodes_near_configurable(g, g.node_config_ids, options.prune_hops);
+            prune_graph(g, keep);
+            if (pg->streamed) pg->source_node = std::move(keep);
+        }
         pg->num_nodes = g.num_nodes();
         pg->num_configs = g.num_configs();
         pg->num_config_nodes = g.num_config_nodes();
         pg->runtimes_ns = g.config_runtime;
         pg->targets.assign(g.config_runtime.begin(), g.config_runtime.end());
-        pg->layout_config = std::move(g.node_config_feat);
+        if (!pg->streamed) pg->layout_config = std::move(g.node_config_feat);
         finish_segments(*pg, g, g.node_splits, g.node_config_ids, normalizer, model, options, where);
     }
     if (entry.configs.empty()) {
@@ -176,12 +228,114 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     return pg;
 }
 
-SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, std::span<const int64_t> configs,
-                                SegmentInputBuffers& buf) {
+int64_t ConfigBatch::position(int64_t id) const {
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] == id) return static_cast<int64_t>(i);
+    throw Error(str("config ", id, " is not in the loaded config batch (", ids.size(), " rows)"));
+}
+
+ConfigBatch load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs) {
+    ConfigBatch b;
+    b.ids.assign(configs.begin(), configs.end());
+    const auto k = static_cast<int64_t>(configs.size());
+    for (int64_t c : configs)
+        SEGRANK_CHECK(c >= 0 && c < g.num_configs, "graph '", g.name, "': config index ", c, " out of range [0, ",
+                      g.num_configs, ")");
+    if (g.streamed) {
+        ConfigTensors t = g.source->load_configs(g.source_index, ConfigRows::only(b.ids));
+        SEGRANK_CHECK(t.num_configs() == k, "graph '", g.name, "': source returned ", t.num_configs(),
+                      " config rows for ", k, " requested");
+        if (g.task == Task::kLayout) {
+            SEGRANK_CHECK(static_cast<int64_t>(t.layout_feat.size()) == k * g.num_config_nodes * kLayoutConfigDim,
+                          "graph '", g.name, "': config rows have ", t.layout_feat.size(), " values, expected ", k,
+                          " x ", g.num_config_nodes, " x ", kLayoutConfigDim);
+            b.layout = std::move(t.layout_feat);
+        } else {
+            b.tile = std::move(t.tile_feat);
+        }
+        return b;
+    }
+    if (g.task == Task::kLayout) {
+        const int64_t row = g.num_config_nodes * kLayoutConfigDim;
+        b.layout.resize(static_cast<size_t>(k * row));
+        for (int64_t i = 0; i < k; ++i)
+            std::memcpy(b.layout.data() + i * row, g.layout_config.data() + configs[static_cast<size_t>(i)] * row,
+                        static_cast<size_t>(row));
+    } else {
+        b.tile = Tensor(k, kTileConfigDim);
+        for (int64_t i = 0; i < k; ++i)
+            std::memcpy(b.tile.data() + i * kTileConfigDim,
+                        g.tile_config.data() + configs[static_cast<size_t>(i)] * kTileConfigDim,
+                        kTileConfigDim * sizeof(float));
+    }
+    return b;
+}
+
+namespace {
+
+// Positions of `configs` in `batch` (identity when they are the batch's ids in order).
+std::vector<int64_t> batch_positions(const ConfigBatch& batch, std::span<const int64_t> configs) {
+    std::vector<int64_t> pos(configs.size());
+    const bool same = configs.size() <= batch.ids.size() &&
+                      std::equal(configs.begin(), configs.end(), batch.ids.begin());
+    for (size_t i = 0; i < configs.size(); ++i)
+        pos[i] = same ? static_cast<int64_t>(i) : batch.position(configs[i]);
+    return pos;
+}
+
+}  // namespace
+
+Tensor tile_rows(const PreparedGraph& g, const ConfigBatch& batch, std::span<const int64_t> configs) {
+    if (g.task != Task::kTile) return {};
+    const std::vector<int64_t> pos = batch_positions(batch, configs);
+    Tensor t(static_cast<int64_t>(configs.size()), kTileConfigDim);
+    for (size_t i = 0; i < pos.size(); ++i)
+        std::memcpy(t.data() + static_cast<int64_t>(i) * kTileConfigDim, batch.tile.data() + pos[i] * kTileConfigDim,
+                    kTileConfigDim * sizeof(float));
+    return t;
+}
+
+void add_node_features(NormalizerFitter& fitter, const GraphEntry& e, int64_t chunk_rows) {
+    const std::string where = e.info.source.string();
+    if (!e.source->partial_reads()) {
+        if (e.collection.task == Task::kTile) {
+            TileGraph g = e.source->load_tile(e.index, ConfigRows::none());
+            fitter.add(g.node_feat.cview(), where);
+        } else {
+            LayoutGraph g = e.source->load_layout(e.index, ConfigRows::none());
+            fitter.add(g.node_feat.cview(), where);
+        }
+        return;
+    }
+    SEGRANK_CHECK(chunk_rows >= 1, "add_node_features: chunk_rows must be >= 1");
+    const int64_t n = e.info.num_nodes;
+    std::vector<int64_t> rows;
+    for (int64_t b = 0; b < n; b += chunk_rows) {
+        const int64_t end = std::min(n, b + chunk_rows);
+        rows.resize(static_cast<size_t>(end - b));
+        for (int64_t v = b; v < end; ++v) rows[static_cast<size_t>(v - b)] = v;
+        Tensor f = e.source->load_node_feat_rows(e.index, rows);
+        fitter.add(f.cview(), where);
+    }
+}
+
+SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigBatch& batch,
+                                std::span<const int64_t> configs, SegmentInputBuffers& buf) {
     const Segment& seg = g.segments[static_cast<size_t>(s)];
     const auto k = static_cast<int64_t>(configs.size());
+    const std::vector<int64_t> pos = batch_positions(batch, configs);
     SegmentInput in;
-    in.node_feat = g.segment_feat[static_cast<size_t>(s)].cview();
+    if (g.streamed) {
+        auto nodes = seg.nodes();
+        std::vector<int64_t> src(nodes.begin(), nodes.end());
+        if (!g.source_node.empty())
+            for (auto& v : src) v = g.source_node[static_cast<size_t>(v)];
+        Tensor raw = g.source->load_node_feat_rows(g.source_index, src);
+        buf.node_feat = g.normalizer.apply(raw.cview(), g.name);
+        in.node_feat = buf.node_feat.cview();
+    } else {
+        in.node_feat = g.segment_feat[static_cast<size_t>(s)].cview();
+    }
     in.opcode = g.segment_opcode[static_cast<size_t>(s)];
     in.operands = &seg.operands();
     in.users = &seg.users();
@@ -193,7 +347,7 @@ SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, std::span<con
         const int64_t nc = g.num_config_nodes;
         buf.layout_values.resize(static_cast<size_t>(k * ncs * kLayoutConfigDim));
         for (int64_t c = 0; c < k; ++c) {
-            const int8_t* row = g.layout_config.data() + configs[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
+            const int8_t* row = batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
             int8_t* dst = buf.layout_values.data() + c * ncs * kLayoutConfigDim;
             for (int64_t j = 0; j < ncs; ++j)
                 std::memcpy(dst + j * kLayoutConfigDim, row + idx[static_cast<size_t>(j)] * kLayoutConfigDim,
@@ -202,11 +356,7 @@ SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, std::span<con
         in.config_node_local = seg.config_local();
         in.config_values = buf.layout_values;
     } else {
-        if (buf.tile_config.rows() != k) buf.tile_config = Tensor(k, kTileConfigDim);
-        for (int64_t c = 0; c < k; ++c)
-            std::memcpy(buf.tile_config.data() + c * kTileConfigDim,
-                        g.tile_config.data() + configs[static_cast<size_t>(c)] * kTileConfigDim,
-                        kTileConfigDim * sizeof(float));
+        buf.tile_config = tile_rows(g, batch, configs);
         in.tile_config = buf.tile_config.cview();
     }
     return in;

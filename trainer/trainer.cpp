@@ -13,6 +13,7 @@
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 #include "sampling/dedupe.h"
+#include "sampling/dedupe_stream.h"
 #include "trainer/progress.h"
 
 namespace segrank {
@@ -284,15 +285,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
         normalizer_ = load_checkpoint_normalizer(ckpt);
     } else if (cfg_.data.normalize) {
         NormalizerFitter fitter(kNodeFeatDim);
-        for (const auto& e : train) {
-            if (e.collection.task == Task::kTile) {
-                TileGraph g = e.source->load_tile(e.index, ConfigRows::none());
-                fitter.add(g.node_feat.cview(), e.info.source.string());
-            } else {
-                LayoutGraph g = e.source->load_layout(e.index, ConfigRows::none());
-                fitter.add(g.node_feat.cview(), e.info.source.string());
-            }
-        }
+        for (const auto& e : train) add_node_features(fitter, e);  // chunked for HDF5 stores
         normalizer_ = fitter.finish();
     } else {
         std::vector<int32_t> cols(kNodeFeatDim);
@@ -326,6 +319,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
 
     gst_ = gst_options_from(cfg_);
     prep_ = prepare_options_from(cfg_);
+    prep_.partition_cache_dir = run_dir_ / "partitions";
     const int32_t width = gst_.aggregate == SegmentAggregate::kScoreSum ? 1 : static_cast<int32_t>(2 * cfg_.model.hidden);
     history_ = std::make_unique<HistoryTable>(width, HistoryTable::bytes_from_mb(static_cast<double>(cfg_.segments.history_max_mb)));
 
@@ -351,28 +345,18 @@ const PreparedGraph& Trainer::train_graph(int64_t id) {
     DedupeMode mode = cfg_.sampling.dedupe == cfg::Dedupe::kMin    ? DedupeMode::kMin
                       : cfg_.sampling.dedupe == cfg::Dedupe::kMean ? DedupeMode::kMean
                                                                    : DedupeMode::kKeep;
-    const auto& cs = pg->configs;
-    ConfigSet set;
-    if (pg->task == Task::kLayout) {
-        const int64_t row = pg->num_config_nodes * kLayoutConfigDim;
-        std::vector<int8_t> rows(cs.size() * static_cast<size_t>(row));
-        std::vector<double> rt(cs.size());
-        for (size_t j = 0; j < cs.size(); ++j) {
-            std::copy_n(pg->layout_config.data() + cs[j] * row, row, rows.data() + static_cast<int64_t>(j) * row);
-            rt[j] = pg->targets[static_cast<size_t>(cs[j])];
-        }
-        set = dedupe_configs(rows, row, rt, mode);
+    // Groups of identical rows, hashed chunk by chunk from the source (memory O(chunk + c)).
+    std::vector<int64_t> groups;
+    if (mode == DedupeMode::kKeep) {
+        groups.resize(static_cast<size_t>(pg->num_configs));  // unused by kKeep
+    } else if (pg->streamed) {
+        groups = config_groups_streamed(*e.source, e.index, pg->num_configs);
+    } else if (pg->task == Task::kLayout) {
+        groups = config_groups(pg->layout_config, pg->num_config_nodes * kLayoutConfigDim, pg->num_configs);
     } else {
-        Tensor rows(static_cast<int64_t>(cs.size()), kTileConfigDim);
-        std::vector<double> rt(cs.size());
-        for (size_t j = 0; j < cs.size(); ++j) {
-            std::copy_n(pg->tile_config.data() + cs[j] * kTileConfigDim, kTileConfigDim,
-                        rows.data() + static_cast<int64_t>(j) * kTileConfigDim);
-            rt[j] = pg->targets[static_cast<size_t>(cs[j])];
-        }
-        set = dedupe_configs(rows.cview(), rt, mode);
+        groups = config_groups(pg->tile_config.cview());
     }
-    for (auto& i : set.indices) i = cs[static_cast<size_t>(i)];  // subset positions -> file indices
+    ConfigSet set = dedupe_by_groups(groups, pg->configs, pg->targets, mode);
     ConfigSamplerOptions so;
     so.configs = cfg_.sampling.configs;
     so.pool = cfg_.sampling.config_pool;

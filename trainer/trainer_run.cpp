@@ -178,10 +178,7 @@ void Trainer::finetune_head() {
             Tensor tile;
             ConstMatrixView tile_cfg;
             if (g.task == Task::kTile) {
-                tile = Tensor(k, kTileConfigDim);
-                for (int64_t i = 0; i < k; ++i)
-                    std::copy_n(g.tile_config.data() + cs.indices[static_cast<size_t>(i)] * kTileConfigDim,
-                                kTileConfigDim, tile.data() + i * kTileConfigDim);
+                tile = tile_rows(g, load_config_batch(g, cs.indices), cs.indices);
                 tile_cfg = tile.cview();
             }
             std::vector<float> dscores(static_cast<size_t>(k), 0.0f);
