@@ -3,6 +3,8 @@
 # non-empty screenshot was produced; look at the PNG afterwards (issue 5 item 4).
 # Usage: scripts/check_report_render.sh REPORT.html|RUN_DIR [OUT.png]
 #   RUN_DIR: `segrank report RUN_DIR` is run first ($SEGRANK, default build/trainer/segrank).
+#   HEIGHT=N: window height in pixels (default 1600, the top of the page); the whole page of a
+#   quickstart run, leaderboard and config included, fits in HEIGHT=4800.
 # Needs: apt-get install -y chromium   (not part of scripts/install_deps.sh: optional check).
 set -euo pipefail
 
@@ -33,7 +35,7 @@ trap 'rm -rf "$profile"' EXIT
 rm -f "$out"
 timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
   --disable-background-networking --disable-component-update --disable-sync \
-  --user-data-dir="$profile" --screenshot="$out" --window-size=1200,1600 \
+  --user-data-dir="$profile" --screenshot="$out" --window-size=1200,"${HEIGHT:-1600}" \
   "file://$(realpath "$input")" >/dev/null 2>&1 || true
 if [[ ! -s "$out" ]]; then
   echo "$0: chromium wrote no screenshot for $input" >&2

@@ -17,7 +17,10 @@ mkdir -p "$OUT"
 "$SEGRANK" predict --checkpoint "$OUT" --split valid --out "$OUT/model.csv"
 "$SEGRANK" hwmodel --data "$OUT/data" --split valid --out "$OUT/hwmodel.csv"
 "$SEGRANK" predict --random 0 --data "$OUT/data" --split valid --out "$OUT/random.csv"
+"$SEGRANK" evaluate --checkpoint "$OUT" --split valid --json "$OUT/eval_valid.json"
 "$SEGRANK" leaderboard --truth "$OUT/data" --split valid --out-md "$OUT/leaderboard.md" \
-    "$OUT/model.csv" "$OUT/hwmodel.csv" "$OUT/random.csv"
-"$SEGRANK" report "$OUT" --out "$OUT/report.html"
-echo "quickstart: run directory $OUT (report.html, leaderboard.md, metrics.jsonl, best.ckpt.h5)"
+    --out-csv "$OUT/leaderboard.csv" "$OUT/model.csv" "$OUT/hwmodel.csv" "$OUT/random.csv"
+# The page shows the three-submission leaderboard and the per-graph Kendall bars of the valid split.
+"$SEGRANK" report "$OUT" --out "$OUT/report.html" --leaderboard "$OUT/leaderboard.csv" --eval "$OUT/eval_valid.json"
+echo "quickstart: run directory $OUT (report.html, leaderboard.md, leaderboard.csv, eval_valid.json, metrics.jsonl, best.ckpt.h5)"
+echo "quickstart: check the page renders: scripts/check_report_render.sh $OUT/report.html $OUT/report.png"

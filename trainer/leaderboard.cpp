@@ -10,18 +10,12 @@
 
 #include "gnn/core/check.h"
 #include "trainer/json_value.h"
+#include "trainer/text_table.h"
 
 namespace segrank {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string fixed4(double v) {
-    if (!std::isfinite(v)) return "";
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.4f", v);
-    return buf;
-}
 
 std::string csv_number(double v) { return std::isfinite(v) ? json_number(v) : std::string(); }
 
@@ -38,7 +32,7 @@ std::vector<std::string> row_cells(const LeaderboardEntry& e, bool csv) {
     std::vector<std::string> cells;
     cells.push_back(e.valid ? std::to_string(e.rank) : "");
     cells.push_back(e.name);
-    auto num = [&](double v) { return csv ? csv_number(v) : fixed4(v); };
+    auto num = [&](double v) { return csv ? csv_number(v) : format_fixed(v, 4); };
     cells.push_back(e.valid ? num(e.overall) : "");
     for (const std::string& c : kaggle_collections()) {
         const auto s = collection_score(e, c);
@@ -57,16 +51,6 @@ std::vector<std::string> header_cells() {
     h.push_back("missing");
     h.push_back("status");
     return h;
-}
-
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char ch : s) {
-        if (ch == '"') out += '"';
-        out += ch;
-    }
-    return out + "\"";
 }
 
 }  // namespace
@@ -135,6 +119,7 @@ LeaderboardEntry score_submission(const CheckedSubmission& sub, const Truth& tru
         if (id.task == Task::kTile) {
             // Only the first 5 configs are known; pair metrics and slowdown@10 are undefined.
             cm.kendall_tau = kNaN;
+            cm.kendall_raw = kNaN;
             cm.opa = kNaN;
             cm.slowdown_10 = kNaN;
         }
@@ -170,59 +155,32 @@ std::optional<double> collection_score(const LeaderboardEntry& e, const std::str
     return std::nullopt;
 }
 
+namespace {
+
+// Rank, name, overall, five collections, graphs, missing, status: names and status left-aligned,
+// numbers right-aligned.
+TextTable leaderboard_table(const std::vector<LeaderboardEntry>& entries, bool csv) {
+    TextTable t;
+    t.header = header_cells();
+    t.align.assign(t.header.size(), Align::kRight);
+    t.align[1] = Align::kLeft;
+    t.align.back() = Align::kLeft;
+    for (const auto& e : entries) t.rows.push_back(row_cells(e, csv));
+    return t;
+}
+
+}  // namespace
+
 std::string format_leaderboard_text(const std::vector<LeaderboardEntry>& entries) {
-    std::vector<std::vector<std::string>> rows = {header_cells()};
-    for (const auto& e : entries) rows.push_back(row_cells(e, false));
-    std::vector<size_t> width(rows[0].size(), 0);
-    for (const auto& r : rows) {
-        for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    }
-    std::string out;
-    for (const auto& r : rows) {
-        std::string line;
-        for (size_t i = 0; i < r.size(); ++i) {
-            // Names and status left-aligned, numbers right-aligned.
-            const bool left = i == 1 || i + 1 == r.size();
-            const std::string pad(width[i] - r[i].size(), ' ');
-            line += (i ? "  " : "") + (left ? r[i] + pad : pad + r[i]);
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        out += line + "\n";
-    }
-    return out;
+    return format_text(leaderboard_table(entries, false));
 }
 
 std::string format_leaderboard_markdown(const std::vector<LeaderboardEntry>& entries) {
-    auto line = [](const std::vector<std::string>& cells) {
-        std::string out = "|";
-        for (const auto& c : cells) {
-            std::string esc;
-            for (char ch : c) esc += ch == '|' ? std::string("\\|") : std::string(1, ch);
-            out += " " + esc + " |";
-        }
-        return out + "\n";
-    };
-    const auto header = header_cells();
-    std::string out = line(header);
-    out += "|";
-    for (size_t i = 0; i < header.size(); ++i) out += (i == 1 || i + 1 == header.size()) ? " --- |" : " ---: |";
-    out += "\n";
-    for (const auto& e : entries) out += line(row_cells(e, false));
-    return out;
+    return format_markdown(leaderboard_table(entries, false));
 }
 
 std::string format_leaderboard_csv(const std::vector<LeaderboardEntry>& entries) {
-    std::string out;
-    auto line = [&](const std::vector<std::string>& cells) {
-        for (size_t i = 0; i < cells.size(); ++i) {
-            if (i) out += ',';
-            out += csv_field(cells[i]);
-        }
-        out += "\n";
-    };
-    line(header_cells());
-    for (const auto& e : entries) line(row_cells(e, true));
-    return out;
+    return format_csv(leaderboard_table(entries, true));
 }
 
 std::string format_leaderboard_json(const std::vector<LeaderboardEntry>& entries, Split split,

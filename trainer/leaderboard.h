@@ -109,6 +109,8 @@ CheckedSubmission check_submission(const std::filesystem::path& path, const Trut
 std::vector<float> submission_scores(std::span<const int64_t> top_configs, int64_t num_configs,
                                      Task task);
 /// The worst submission scores for `targets` ([c]): slowest first, equal targets equal scores.
+/// evaluate_graph breaks those score ties by config index (its tie policy), so a missing graph
+/// scores as the worst permutation: tau-b -1 when the targets have no ties, above -1 otherwise.
 std::vector<float> worst_scores(std::span<const double> targets);
 
 /// One leaderboard line.

@@ -9,6 +9,7 @@
 #include <limits>
 #include <numeric>
 
+#include "data/submission.h"
 #include "gnn/core/check.h"
 
 namespace segrank {
@@ -189,6 +190,15 @@ std::vector<double> select_indices(std::span<const double> values, std::span<con
     return out;
 }
 
+std::vector<double> predicted_positions(std::span<const float> scores) {
+    const std::vector<double> s(scores.begin(), scores.end());
+    // Task::kLayout: the whole order (tile rows are the first 5 of this same order).
+    const std::vector<int64_t> order = top_configs(s, Task::kLayout);
+    std::vector<double> pos(s.size());
+    for (size_t p = 0; p < order.size(); ++p) pos[static_cast<size_t>(order[p])] = static_cast<double>(p);
+    return pos;
+}
+
 GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scores,
                             std::span<const double> targets) {
     SEGRANK_CHECK(scores.size() == targets.size(), name, ": ", scores.size(), " scores but ",
@@ -205,11 +215,14 @@ GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scor
     m.num_configs = static_cast<int64_t>(s.size());
     const double t0 = targets[0];
     m.targets_constant = std::all_of(targets.begin(), targets.end(), [&](double t) { return t == t0; });
-    m.kendall_tau = kendall_tau_b(s, targets);
-    m.opa = ordered_pair_accuracy(s, targets);
-    m.slowdown_1 = slowdown_at_k(s, targets, 1);
-    m.slowdown_5 = slowdown_at_k(s, targets, 5);
-    m.slowdown_10 = slowdown_at_k(s, targets, 10);
+    // Tie policy (metrics.h, docs/metrics.md): metrics of the predicted order, as a submission.
+    const std::vector<double> pos = predicted_positions(scores);
+    m.kendall_tau = kendall_tau_b(pos, targets);
+    m.opa = ordered_pair_accuracy(pos, targets);
+    m.kendall_raw = kendall_tau_b(s, targets);
+    m.slowdown_1 = slowdown_at_k(pos, targets, 1);
+    m.slowdown_5 = slowdown_at_k(pos, targets, 5);
+    m.slowdown_10 = slowdown_at_k(pos, targets, 10);
     return m;
 }
 
@@ -220,7 +233,7 @@ CollectionMetrics aggregate_collection(const std::string& collection, Task task,
     cm.collection = collection;
     cm.task = task;
     cm.num_graphs = static_cast<int64_t>(graphs.size());
-    double tau_sum = 0, opa_sum = 0, s1 = 0, s5 = 0, s10 = 0;
+    double tau_sum = 0, raw_sum = 0, opa_sum = 0, s1 = 0, s5 = 0, s10 = 0;
     int64_t informative = 0;
     for (const GraphMetrics& g : graphs) {
         s1 += g.slowdown_1;
@@ -231,12 +244,15 @@ CollectionMetrics aggregate_collection(const std::string& collection, Task task,
             continue;
         }
         ++informative;
-        // Varying targets: NaN tau can only mean constant scores, which predict no order.
+        // Varying targets: NaN tau can only mean constant scores, which predict no order (only
+        // possible for kendall_raw; positions are never constant).
         tau_sum += std::isnan(g.kendall_tau) ? 0.0 : g.kendall_tau;
+        raw_sum += std::isnan(g.kendall_raw) ? 0.0 : g.kendall_raw;
         opa_sum += std::isnan(g.opa) ? 0.0 : g.opa;
     }
     const auto n = static_cast<double>(graphs.size());
     cm.kendall_tau = informative > 0 ? tau_sum / static_cast<double>(informative) : kNaN;
+    cm.kendall_raw = informative > 0 ? raw_sum / static_cast<double>(informative) : kNaN;
     cm.opa = informative > 0 ? opa_sum / static_cast<double>(informative) : kNaN;
     cm.slowdown_1 = s1 / n;
     cm.slowdown_5 = s5 / n;
@@ -258,6 +274,7 @@ std::string to_json(const GraphMetrics& m) {
     out += ",\"num_configs\":" + std::to_string(m.num_configs);
     out += std::string(",\"targets_constant\":") + (m.targets_constant ? "true" : "false");
     append_field(out, "kendall_tau", m.kendall_tau);
+    append_field(out, "kendall_raw", m.kendall_raw);
     append_field(out, "opa", m.opa);
     append_field(out, "slowdown_1", m.slowdown_1);
     append_field(out, "slowdown_5", m.slowdown_5);
@@ -273,6 +290,7 @@ std::string to_json(const CollectionMetrics& m) {
     out += ",\"num_graphs\":" + std::to_string(m.num_graphs);
     out += ",\"num_uninformative\":" + std::to_string(m.num_uninformative);
     append_field(out, "kendall_tau", m.kendall_tau);
+    append_field(out, "kendall_raw", m.kendall_raw);
     append_field(out, "opa", m.opa);
     append_field(out, "slowdown_1", m.slowdown_1);
     append_field(out, "slowdown_5", m.slowdown_5);

@@ -1,6 +1,7 @@
 // Ranking metrics of DESIGN.md 8: Kendall tau-b (Knight's O(c log c) algorithm, scipy semantics),
 // ordered pair accuracy, slowdown@K, the Kaggle collection scores, and eval.indices restriction.
-// Depends on gnn/core only (the Task enum of data/graph.h is header-only).
+// Depends on gnn/core and data/submission.h (top_configs: the one "scores -> predicted order"
+// function shared with `segrank predict`, see evaluate_graph's tie policy).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -53,13 +54,23 @@ double slowdown_at_k(std::span<const double> scores, std::span<const double> tar
 std::vector<double> select_indices(std::span<const double> values, std::span<const int64_t> indices,
                                    const std::string& where);
 
+/// Rank positions of the predicted order (tie policy of DESIGN.md 8, docs/metrics.md):
+/// positions[k] = place of config k when the configs are sorted by ascending score with ties
+/// broken by the lower config index. The order is computed by `top_configs` (data/submission.h),
+/// the very function `segrank predict` uses to write a submission row, so metrics computed on these
+/// positions equal what `segrank leaderboard` computes from the submission. scores: [c], finite
+/// (NaN would sort last; evaluate_graph rejects it before). Returns [c] values 0..c-1 (exact in
+/// double for any c).
+std::vector<double> predicted_positions(std::span<const float> scores);
+
 /// Metrics of one graph (DESIGN.md 8). kendall_tau / opa may be NaN (see CollectionMetrics).
 struct GraphMetrics {
     std::string name;             ///< graph name (file stem)
     int64_t num_configs = 0;      ///< configs evaluated (after eval.indices restriction)
     bool targets_constant = false;  ///< all targets equal: no ranking information in this graph
-    double kendall_tau = 0.0;     ///< tau-b(scores, targets); NaN if either is constant
-    double opa = 0.0;             ///< ordered pair accuracy; NaN if targets are constant
+    double kendall_tau = 0.0;     ///< tau-b(predicted positions, targets); NaN if targets are constant
+    double opa = 0.0;             ///< ordered pair accuracy of the positions; NaN if targets are constant
+    double kendall_raw = 0.0;     ///< tau-b(raw scores, targets): counts score ties (diagnostic only)
     double slowdown_1 = 0.0;      ///< slowdown@1 (fraction, 0 = the best config ranked first)
     double slowdown_5 = 0.0;      ///< slowdown@5
     double slowdown_10 = 0.0;     ///< slowdown@10
@@ -68,20 +79,27 @@ struct GraphMetrics {
 /// Evaluates one graph. scores: [c] model scores (higher = slower); targets: [c] ground truth
 /// (tile: runtime / normalizer; layout: runtime ns), all > 0. Throws segrank::Error naming `name`
 /// on length mismatch, c == 0, non-finite values or non-positive targets.
+/// Tie policy: every metric is computed on the predicted order, i.e. on predicted_positions(scores)
+/// (ties in scores broken by config index exactly as a submission row is written), never on the raw
+/// scores. So `segrank evaluate`, the in-training evaluations and `segrank leaderboard` on the
+/// `segrank predict` output agree by construction, also when a model gives tied scores (duplicate
+/// config rows get identical scores). `kendall_raw` keeps tau-b of the raw scores for diagnosis.
 GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scores,
                             std::span<const double> targets);
 
 /// Averages over the graphs of one collection (e.g. "layout:xla:random").
 /// NaN policy: graphs with constant targets carry no ranking information and are left out of the
-/// tau and OPA means (counted in `num_uninformative`); a graph whose targets vary but whose scores
-/// are constant gets tau = 0 in the mean (it predicts no order; scipy's NaN would poison the mean).
+/// tau and OPA means (counted in `num_uninformative`). Predicted positions are never constant, so
+/// kendall_tau / opa are finite for every informative graph; for `kendall_raw`, a graph whose
+/// targets vary but whose raw scores are constant gets 0 in the mean (scipy's NaN would poison it).
 /// If every graph is uninformative the means are NaN. Slowdowns average over all graphs.
 struct CollectionMetrics {
     std::string collection;          ///< collection name
     Task task = Task::kLayout;       ///< decides `score`
     int64_t num_graphs = 0;
     int64_t num_uninformative = 0;   ///< graphs with constant targets
-    double kendall_tau = 0.0;        ///< mean tau-b (NaN policy above)
+    double kendall_tau = 0.0;        ///< mean tau-b of the predicted order (NaN policy above)
+    double kendall_raw = 0.0;        ///< mean tau-b of the raw scores (same policy; diagnostic)
     double opa = 0.0;                ///< mean OPA
     double slowdown_1 = 0.0;         ///< mean slowdown@1
     double slowdown_5 = 0.0;         ///< mean slowdown@5

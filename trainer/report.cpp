@@ -62,13 +62,6 @@ std::vector<std::string> csv_fields(const std::string& line, const std::string& 
     return out;
 }
 
-std::string fixed4(double v) {
-    if (!std::isfinite(v)) return "";
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.4f", v);
-    return buf;
-}
-
 }  // namespace
 
 CollectionMetrics collection_metrics_from_json(const JsonValue& v, const std::string& where) {
@@ -80,6 +73,7 @@ CollectionMetrics collection_metrics_from_json(const JsonValue& v, const std::st
     m.num_graphs = static_cast<int64_t>(v.number_at("num_graphs").value_or(0));
     m.num_uninformative = static_cast<int64_t>(v.number_at("num_uninformative").value_or(0));
     m.kendall_tau = num_or_nan(v, "kendall_tau");
+    m.kendall_raw = num_or_nan(v, "kendall_raw");
     m.opa = num_or_nan(v, "opa");
     m.slowdown_1 = num_or_nan(v, "slowdown_1");
     m.slowdown_5 = num_or_nan(v, "slowdown_5");
@@ -102,6 +96,7 @@ std::vector<GraphMetrics> graph_metrics_from_json(const JsonValue& doc, const st
         const JsonValue* tc = g.find("targets_constant");
         m.targets_constant = tc != nullptr && tc->kind() == JsonValue::Kind::kBool && tc->as_bool();
         m.kendall_tau = num_or_nan(g, "kendall_tau");
+        m.kendall_raw = num_or_nan(g, "kendall_raw");
         m.opa = num_or_nan(g, "opa");
         m.slowdown_1 = num_or_nan(g, "slowdown_1");
         m.slowdown_5 = num_or_nan(g, "slowdown_5");
@@ -191,12 +186,12 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
             const double rank = e.number_at("rank").value_or(0);
             row[0] = valid && rank > 0 ? std::to_string(static_cast<int64_t>(rank)) : "";
             row[1] = e.string_at("name").value_or("");
-            row[2] = fixed4(num_or_nan(e, "overall"));
+            row[2] = format_fixed(num_or_nan(e, "overall"), 4);
             if (const JsonValue* cs = e.find("collections"); cs != nullptr && cs->is_array()) {
                 for (const JsonValue& c : cs->items()) {
                     const std::string name = c.string_at("collection").value_or("");
                     for (size_t k = 3; k < 8; ++k) {
-                        if (t.header[k] == name) row[k] = fixed4(num_or_nan(c, "score"));
+                        if (t.header[k] == name) row[k] = format_fixed(num_or_nan(c, "score"), 4);
                     }
                 }
             }

@@ -10,6 +10,7 @@
 
 #include "trainer/json_value.h"
 #include "trainer/metrics.h"
+#include "trainer/text_table.h"
 
 namespace segrank {
 
@@ -51,12 +52,6 @@ CollectionMetrics collection_metrics_from_json(const JsonValue& v, const std::st
 /// (`segrank evaluate --json`); empty when there is no such array. Throws naming `where` when an
 /// item has no "graph" name.
 std::vector<GraphMetrics> graph_metrics_from_json(const JsonValue& doc, const std::string& where);
-
-/// A table to show as is: header and rows of cells.
-struct TextTable {
-    std::vector<std::string> header;
-    std::vector<std::vector<std::string>> rows;
-};
 
 /// Reads a `segrank leaderboard` table: --out-csv output (any CSV with a header; quoted fields
 /// allowed) or --json output (file name ending in .json). Throws segrank::Error naming the file.

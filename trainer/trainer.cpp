@@ -127,7 +127,7 @@ void zero_output_bias_grad(ParamStore& params) {
         if (r.name == "head2.bias") std::fill_n(params.grads().begin() + r.offset, r.size(), 0.0f);
 }
 
-constexpr int kPacked = 8;  // entry index, configs, constant, tau, opa, s1, s5, s10
+constexpr int kPacked = 9;  // entry index, configs, constant, tau, opa, s1, s5, s10, raw tau
 
 }  // namespace
 
@@ -170,10 +170,12 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
         }
         std::vector<double> targets(configs.size());
         for (size_t j = 0; j < configs.size(); ++j) targets[j] = pg->targets[static_cast<size_t>(configs[j])];
+        // Tie policy: evaluate_graph scores the predicted order (ties broken by config index, as
+        // `segrank predict` writes it), so this equals `segrank leaderboard` on the submission.
         GraphMetrics gm = evaluate_graph(e.name, scores, targets);
         packed.insert(packed.end(), {static_cast<double>(i), static_cast<double>(gm.num_configs),
                                      gm.targets_constant ? 1.0 : 0.0, gm.kendall_tau, gm.opa, gm.slowdown_1,
-                                     gm.slowdown_5, gm.slowdown_10});
+                                     gm.slowdown_5, gm.slowdown_10, gm.kendall_raw});
     }
     auto all = comm.gather(packed, 0);
     EvalResult res;
@@ -193,6 +195,7 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
                 gm.slowdown_1 = part[p + 5];
                 gm.slowdown_5 = part[p + 6];
                 gm.slowdown_10 = part[p + 7];
+                gm.kendall_raw = part[p + 8];
                 seen[i] = 1;
             }
         }
@@ -234,6 +237,7 @@ EvalResult random_baseline(Model& model, const Normalizer& normalizer, const Run
             auto& m = mean.collections[c];
             const auto& x = r.collections[c];
             m.kendall_tau += x.kendall_tau;
+            m.kendall_raw += x.kendall_raw;
             m.opa += x.opa;
             m.slowdown_1 += x.slowdown_1;
             m.slowdown_5 += x.slowdown_5;
@@ -246,6 +250,7 @@ EvalResult random_baseline(Model& model, const Normalizer& normalizer, const Run
     const double inv = 1.0 / std::max(1, seeds);
     for (auto& m : mean.collections) {
         m.kendall_tau *= inv;
+        m.kendall_raw *= inv;
         m.opa *= inv;
         m.slowdown_1 *= inv;
         m.slowdown_5 *= inv;

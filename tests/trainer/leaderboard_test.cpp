@@ -216,14 +216,19 @@ TEST_CASE("an unreadable submission file is one error naming the file") {
     CHECK(s.name == "absent");
 }
 
-TEST_CASE("leaderboard scores equal evaluate_graph on the model scores that produced the submission") {
+namespace {
+
+// Model scores -> top_configs submission -> leaderboard, against evaluate_graph on the scores.
+void check_leaderboard_equals_evaluate(bool tied) {
+    CAPTURE(tied);
     const Truth& t = fixture_truth();
     Rng rng(42);
     std::vector<SubmissionRow> rows;
     std::map<std::string, std::vector<float>> model;
     for (const TruthGraph& g : t.graphs()) {
         std::vector<float> s(g.targets.size());
-        for (auto& v : s) v = static_cast<float>(rng.normal());  // continuous: no ties
+        // Continuous scores (no ties) or 3 distinct values (many ties: the tie policy decides).
+        for (auto& v : s) v = tied ? static_cast<float>(rng.uniform_int(3)) : static_cast<float>(rng.normal());
         std::vector<double> sd(s.begin(), s.end());
         const Task task = t.collections()[g.collection].task;
         rows.push_back({g.id, top_configs(sd, task), ""});
@@ -254,8 +259,36 @@ TEST_CASE("leaderboard scores equal evaluate_graph on the model scores that prod
         CHECK(e.collections[i].score == expected[i].score);  // exactly
         CHECK(e.collections[i].slowdown_5 == expected[i].slowdown_5);
         CHECK(e.collections[i].slowdown_1 == expected[i].slowdown_1);
+        if (expected[i].task == Task::kLayout) {
+            CHECK(e.collections[i].kendall_tau == expected[i].kendall_tau);
+            CHECK(e.collections[i].opa == expected[i].opa);
+            // Raw-score tau-b counts the ties the submission broke: it differs when there are ties.
+            if (tied) CHECK(expected[i].kendall_raw != expected[i].kendall_tau);
+        }
     }
     CHECK(e.overall == overall_score(expected));
+}
+
+}  // namespace
+
+TEST_CASE("leaderboard scores equal evaluate_graph on the model scores that produced the submission") {
+    check_leaderboard_equals_evaluate(false);
+}
+
+TEST_CASE("leaderboard equals evaluate_graph also when the model's scores tie (ties broken by config index)") {
+    check_leaderboard_equals_evaluate(true);
+}
+
+TEST_CASE("a missing graph with tied runtimes scores as the worst permutation, not -1") {
+    // Only big and the tile graphs listed; g1 (runtimes 40 10 30 10, configs 1 and 3 tie) is missing.
+    // Slowest first: 0, 2, then 1 and 3 in index order -> 5 discordant pairs, 1 tied in runtime:
+    // tau-b = -5 / sqrt(6 * 5); no permutation can reach -1.
+    const auto s = check("ID,TopConfigs\ntile:xla:k1,4;3;2;1;0\ntile:xla:k2,1;2;0\nlayout:xla:random:big," +
+                         test::lb_sequence(1001, true) + "\n");
+    REQUIRE(s.valid());
+    const LeaderboardEntry e = score_submission(s, fixture_truth(), MissingPolicy::kWorst);
+    CHECK(e.graphs_missing == 1);
+    CHECK(coll(e, "layout:xla:random").score == doctest::Approx((1.0 - 5.0 / std::sqrt(30.0)) / 2).epsilon(1e-12));
 }
 
 TEST_CASE("worst_scores lists the slowest config first and gives equal targets equal scores") {

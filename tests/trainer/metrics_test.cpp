@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gnn/core/rng.h"
+#include "data/submission.h"
 #include "trainer/metrics.h"
 
 using namespace segrank;
@@ -149,7 +150,11 @@ TEST_CASE("evaluate_graph and aggregate_collection follow the documented NaN pol
     CHECK(g1.opa == 1.0);
     CHECK(g1.slowdown_1 == 0.0);
     GraphMetrics g2 = evaluate_graph("g2", flat, t);
-    CHECK(std::isnan(g2.kendall_tau));
+    // Constant scores predict the order 0, 1, 2, 3 (ties broken by index, as a submission would
+    // list them): 4 concordant, 2 discordant pairs -> tau 1/3. Raw scores are constant: NaN.
+    CHECK(g2.kendall_tau == doctest::Approx(1.0 / 3.0).epsilon(1e-15));
+    CHECK(g2.opa == doctest::Approx(4.0 / 6.0).epsilon(1e-15));
+    CHECK(std::isnan(g2.kendall_raw));
     CHECK(g2.slowdown_1 == doctest::Approx(2.0));  // tie -> config 0 (runtime 3) vs best 1
     GraphMetrics g3 = evaluate_graph("g3", good, const_t);
     CHECK(g3.targets_constant);
@@ -159,7 +164,8 @@ TEST_CASE("evaluate_graph and aggregate_collection follow the documented NaN pol
     CollectionMetrics layout = aggregate_collection("layout:xla:random", Task::kLayout, all);
     CHECK(layout.num_graphs == 3);
     CHECK(layout.num_uninformative == 1);
-    CHECK(layout.kendall_tau == doctest::Approx(0.5));  // (1 + 0) / 2: g3 left out
+    CHECK(layout.kendall_tau == doctest::Approx(2.0 / 3.0));  // (1 + 1/3) / 2: g3 left out
+    CHECK(layout.kendall_raw == doctest::Approx(0.5));        // (1 + 0) / 2: constant raw scores count 0
     CHECK(layout.score == layout.kendall_tau);
     CHECK(layout.slowdown_5 == doctest::Approx(0.0));
     CHECK(layout.slowdown_1 == doctest::Approx(2.0 / 3.0));
@@ -172,6 +178,31 @@ TEST_CASE("evaluate_graph and aggregate_collection follow the documented NaN pol
     CHECK_THROWS_AS(evaluate_graph("bad", good, std::vector<double>{1, 2}), Error);
 }
 
+TEST_CASE("evaluate_graph scores the predicted order: score ties are broken by config index as in a submission") {
+    // Configs 0/2 and 1/3 have tied scores (duplicate config rows do this to a real model).
+    const std::vector<float> scores = {0.5f, 0.2f, 0.5f, 0.2f, 0.9f};
+    const std::vector<double> targets = {4, 2, 3, 1, 5};
+    // Ascending score, ties by lower index: order 1, 3, 0, 2, 4 -> positions 2, 0, 3, 1, 4.
+    CHECK(predicted_positions(scores) == std::vector<double>{2, 0, 3, 1, 4});
+    const GraphMetrics g = evaluate_graph("g", scores, targets);
+    // Positions vs targets: y in position order is 2, 1, 4, 3, 5 -> 2 discordant of 10 -> tau 0.6.
+    CHECK(g.kendall_tau == doctest::Approx(0.6).epsilon(1e-15));
+    CHECK(g.opa == doctest::Approx(0.8).epsilon(1e-15));
+    // Raw tau-b counts the 2 score ties: 8 concordant, 0 discordant -> 8 / sqrt(8 * 10).
+    CHECK(g.kendall_raw == doctest::Approx(8.0 / std::sqrt(80.0)).epsilon(1e-15));
+    // The same numbers as scoring the submission row `segrank predict` writes for these scores.
+    const std::vector<double> sd(scores.begin(), scores.end());
+    const std::vector<int64_t> row = top_configs(sd, Task::kLayout);
+    CHECK(row == std::vector<int64_t>{1, 3, 0, 2, 4});
+    std::vector<float> sub(row.size());
+    for (size_t p = 0; p < row.size(); ++p) sub[static_cast<size_t>(row[p])] = static_cast<float>(p);
+    const GraphMetrics from_sub = evaluate_graph("g", sub, targets);
+    CHECK(from_sub.kendall_tau == g.kendall_tau);
+    CHECK(from_sub.opa == g.opa);
+    CHECK(from_sub.slowdown_1 == g.slowdown_1);
+    CHECK(from_sub.slowdown_5 == g.slowdown_5);
+}
+
 TEST_CASE("metrics serialize to one JSON object with NaN as null") {
     GraphMetrics g;
     g.name = "a\"b";
@@ -180,7 +211,7 @@ TEST_CASE("metrics serialize to one JSON object with NaN as null") {
     g.opa = 0.5;
     const std::string js = to_json(g);
     CHECK(js == "{\"graph\":\"a\\\"b\",\"num_configs\":3,\"targets_constant\":false,"
-                "\"kendall_tau\":null,\"opa\":0.5,\"slowdown_1\":0,\"slowdown_5\":0,"
+                "\"kendall_tau\":null,\"kendall_raw\":0,\"opa\":0.5,\"slowdown_1\":0,\"slowdown_5\":0,"
                 "\"slowdown_10\":0}");
 }
 
@@ -207,11 +238,17 @@ TEST_CASE("eval.indices parse errors name the file, line and column") {
         return std::string("no error");
     };
     CHECK(message("{\"a\": [1, 2,]}").find("idx.json:1:13") != std::string::npos);
-    CHECK(message("{\"a\": [1]}\n{").find("idx.json:2:1: eval.indices: trailing") !=
+    CHECK(message("{\"a\": [1]}\n{").find("idx.json:2:1: expected end of input") != std::string::npos);
+    CHECK(message("{\"a\": [1]}\n{").find("in eval.indices") != std::string::npos);
+    CHECK(message("{\"a\": [1],\n \"b\": [2, -3]}").find("idx.json:2:11: eval.indices: negative") !=
           std::string::npos);
+    CHECK(message("{\"a\": [1e2]}").find("integers") != std::string::npos);
+    CHECK(message("{\"a\": [99999999999999999999]}").find("too large") != std::string::npos);
+    CHECK(message("{\"a\": [\"1\"]}").find("found a string") != std::string::npos);
     CHECK(message("{\"a\": [-1]}").find("negative") != std::string::npos);
     CHECK(message("{\"a\": [1.5]}").find("integers") != std::string::npos);
-    CHECK(message("{\"a\": [1], \"a\": [2]}").find("appears twice") != std::string::npos);
+    CHECK(message("{\"a\": [1], \"a\": [2]}").find("idx.json:1:12: expected a key not already in this object") !=
+          std::string::npos);
     CHECK(message("{\"a\": 3}").find("expected '['") != std::string::npos);
     CHECK(message("[1]").find("expected '{'") != std::string::npos);
     CHECK(message("{\"a\": [1]").find("end of input") != std::string::npos);

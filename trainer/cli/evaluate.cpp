@@ -12,6 +12,7 @@
 #include "gnn/core/parallel.h"
 #include "trainer/cli/commands.h"
 #include "trainer/comm.h"
+#include "trainer/text_table.h"
 #include "trainer/trainer.h"
 
 namespace segrank::cli {
@@ -19,7 +20,10 @@ namespace segrank::cli {
 int run_evaluate(int argc, char** argv) {
     cxxopts::Options options("segrank evaluate",
                              "Score a checkpoint on a labelled split: Kendall tau-b, OPA, slowdown@{1,5,10} and the\n"
-                             "Kaggle score per graph and per collection. Test splits without runtimes are refused.");
+                             "Kaggle score per graph and per collection. Test splits without runtimes are refused.\n"
+                             "Metrics are computed on the predicted order (score ties broken by config index, as in a\n"
+                             "`segrank predict` submission), so `segrank leaderboard` on that submission agrees; the\n"
+                             "JSON also carries kendall_raw, tau-b of the raw scores (score ties counted as ties).");
     options.add_options()("checkpoint", "run directory (best.ckpt.h5, else last.ckpt.h5) or a .ckpt.h5 file",
                           cxxopts::value<std::string>())(
         "split", "split to score (default: the run's eval.split)", cxxopts::value<std::string>())(
@@ -65,19 +69,24 @@ int run_evaluate(int argc, char** argv) {
         EvalResult r = evaluate_graphs(*lm.model, lm.normalizer, lm.cfg, mine, *comm);
         if (comm->rank() == 0) {
             std::printf("segrank evaluate: %s on %s (%zu graphs)\n", lm.file.string().c_str(), what.c_str(), mine.size());
-            std::printf("  %-40s %8s %9s %8s %9s %9s %9s\n", "graph", "configs", "kendall", "opa", "slowdown1",
-                        "slowdown5", "slowdn10");
+            const auto f4 = [](double v) { return format_fixed(v, 4, "nan"); };
+            TextTable per_graph;
+            per_graph.header = {"graph", "configs", "kendall", "opa", "slowdown1", "slowdown5", "slowdn10"};
             for (const auto& g : r.graphs)
-                std::printf("  %-40s %8lld %9.4f %8.4f %9.4f %9.4f %9.4f\n", g.name.c_str(),
-                            static_cast<long long>(g.num_configs), g.kendall_tau, g.opa, g.slowdown_1, g.slowdown_5,
-                            g.slowdown_10);
-            std::printf("  %-22s %7s %9s %8s %9s %9s %9s %8s\n", "collection", "graphs", "kendall", "opa", "slowdown1",
-                        "slowdown5", "slowdn10", "score");
+                per_graph.rows.push_back({g.name, std::to_string(g.num_configs), f4(g.kendall_tau), f4(g.opa),
+                                          f4(g.slowdown_1), f4(g.slowdown_5), f4(g.slowdown_10)});
+            TextTable per_collection;
+            per_collection.header = {"collection", "graphs", "kendall", "opa", "slowdown1", "slowdown5", "slowdn10",
+                                     "score"};
             for (const auto& c : r.collections)
-                std::printf("  %-22s %7lld %9.4f %8.4f %9.4f %9.4f %9.4f %8.4f\n", c.collection.c_str(),
-                            static_cast<long long>(c.num_graphs), c.kendall_tau, c.opa, c.slowdown_1, c.slowdown_5,
-                            c.slowdown_10, c.score);
+                per_collection.rows.push_back({c.collection, std::to_string(c.num_graphs), f4(c.kendall_tau),
+                                               f4(c.opa), f4(c.slowdown_1), f4(c.slowdown_5), f4(c.slowdown_10),
+                                               f4(c.score)});
+            std::fputs(format_text(per_graph, 2, "  ").c_str(), stdout);
+            std::fputs(format_text(per_collection, 2, "  ").c_str(), stdout);
             std::printf("  overall %.6f\n", r.overall);
+            std::printf("  (metrics of the predicted order: score ties broken by config index, as `segrank predict`\n"
+                        "   writes them; `segrank leaderboard` on its output gives these numbers; docs/metrics.md)\n");
             if (args.count("json")) {
                 const std::string path = args["json"].as<std::string>();
                 const std::string tmp = path + ".tmp";

@@ -16,6 +16,7 @@
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "trainer/cli/commands.h"
+#include "trainer/text_table.h"
 
 namespace segrank::cli {
 namespace {
@@ -46,6 +47,30 @@ std::vector<CollectionStats> collect(const std::filesystem::path& input) {
         out.push_back(compute_stats(NpzGraphSource(std::move(c), LabelPolicy::kAllowTestZeros), where));
     }
     return out;
+}
+
+std::string median_cell(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, v == static_cast<double>(static_cast<int64_t>(v)) ? "%.0f" : "%.1f", v);
+    return buf;
+}
+
+// One row per graph, then TOTAL (runtimes in ns; the median of an even count may end in .5).
+std::string stats_table(const CollectionStats& s) {
+    TextTable t;
+    t.header = {"graph", "nodes", "edges", "configs", "cfg_nodes", "dup_cfgs", "runtime_min", "runtime_median",
+                "runtime_max"};
+    auto row = [&](const std::string& name, int64_t n, int64_t m, int64_t c, int64_t nc, int64_t dup, int64_t mn,
+                   double med, int64_t mx) {
+        t.rows.push_back({name, std::to_string(n), std::to_string(m), std::to_string(c), std::to_string(nc),
+                          std::to_string(dup), std::to_string(mn), median_cell(med), std::to_string(mx)});
+    };
+    for (const auto& g : s.per_graph)
+        row(g.name, g.nodes, g.edges, g.configs, g.config_nodes, g.duplicate_configs, g.runtime_min,
+            g.runtime_median, g.runtime_max);
+    row("TOTAL", s.nodes, s.edges, s.configs, s.config_nodes, s.duplicate_configs, s.runtime_min,
+        s.runtime_median, s.runtime_max);
+    return str("collection ", s.collection, " (", s.source, "): ", s.graphs, " graphs\n", format_text(t));
 }
 
 }  // namespace
@@ -79,7 +104,7 @@ int run_stats(int argc, char** argv) {
         for (size_t i = 0; i < stats.size(); ++i) text += (i ? ", " : "") + format_stats_json(stats[i]);
         text += "]}\n";
     } else {
-        for (size_t i = 0; i < stats.size(); ++i) text += (i ? "\n" : "") + format_stats_table(stats[i]);
+        for (size_t i = 0; i < stats.size(); ++i) text += (i ? "\n" : "") + stats_table(stats[i]);
     }
     if (!args.count("out")) {
         std::fwrite(text.data(), 1, text.size(), stdout);

@@ -1,0 +1,56 @@
+// TextTable (trainer/text_table.h): aligned text, Markdown and CSV renderings of the same cells.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "trainer/text_table.h"
+
+using namespace segrank;
+
+TEST_CASE("format_text pads every column to its widest cell, names left, numbers right, no trailing blanks") {
+    TextTable t;
+    t.header = {"graph", "configs", "score"};
+    t.rows = {{"a", "3", "0.5000"}, {"longer_name", "1001", ""}};
+    CHECK(format_text(t) ==
+          "graph        configs   score\n"
+          "a                  3  0.5000\n"
+          "longer_name     1001\n");
+    CHECK(format_text(t, 1, "  ") ==
+          "  graph       configs  score\n"
+          "  a                 3 0.5000\n"
+          "  longer_name    1001\n");
+}
+
+TEST_CASE("explicit alignment and rows shorter than the header") {
+    TextTable t;
+    t.header = {"rank", "name", "status"};
+    t.align = {Align::kRight, Align::kLeft, Align::kLeft};
+    t.rows = {{"1", "model", "ok"}, {"", "broken"}};
+    CHECK(format_text(t) ==
+          "rank  name    status\n"
+          "   1  model   ok\n"
+          "      broken\n");
+}
+
+TEST_CASE("format_markdown escapes pipes and writes the alignment row") {
+    TextTable t;
+    t.header = {"rank", "name"};
+    t.align = {Align::kRight, Align::kLeft};
+    t.rows = {{"1", "a|b"}};
+    CHECK(format_markdown(t) == "| rank | name |\n| ---: | --- |\n| 1 | a\\|b |\n");
+    CHECK(format_markdown(TextTable{}) == "");
+}
+
+TEST_CASE("format_csv quotes fields with commas, quotes and line breaks") {
+    TextTable t;
+    t.header = {"name", "note"};
+    t.rows = {{"x,y", "say \"hi\""}, {"plain", "two\nlines"}};
+    CHECK(format_csv(t) == "name,note\n\"x,y\",\"say \"\"hi\"\"\"\nplain,\"two\nlines\"\n");
+}
+
+TEST_CASE("format_fixed rounds to the given decimals and maps non-finite values") {
+    CHECK(format_fixed(0.123456, 4) == "0.1235");
+    CHECK(format_fixed(-1.0, 2) == "-1.00");
+    CHECK(format_fixed(std::nan(""), 4) == "");
+    CHECK(format_fixed(INFINITY, 4, "nan") == "nan");
+}

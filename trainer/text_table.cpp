@@ -1,0 +1,103 @@
+// Plain-text, Markdown and CSV rendering of TextTable (trainer/text_table.h).
+#include "trainer/text_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace segrank {
+namespace {
+
+size_t num_columns(const TextTable& t) {
+    size_t n = t.header.size();
+    for (const auto& r : t.rows) n = std::max(n, r.size());
+    return n;
+}
+
+const std::string& cell(const std::vector<std::string>& row, size_t i) {
+    static const std::string kEmpty;
+    return i < row.size() ? row[i] : kEmpty;
+}
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char ch : s) {
+        if (ch == '"') out += '"';
+        out += ch;
+    }
+    return out + "\"";
+}
+
+}  // namespace
+
+Align TextTable::column_align(size_t i) const {
+    if (i < align.size()) return align[i];
+    return i == 0 ? Align::kLeft : Align::kRight;
+}
+
+std::string format_text(const TextTable& t, size_t gap, const std::string& indent) {
+    const size_t nc = num_columns(t);
+    std::vector<size_t> width(nc, 0);
+    for (size_t i = 0; i < nc; ++i) width[i] = cell(t.header, i).size();
+    for (const auto& r : t.rows)
+        for (size_t i = 0; i < nc; ++i) width[i] = std::max(width[i], cell(r, i).size());
+    std::string out;
+    auto line = [&](const std::vector<std::string>& r) {
+        std::string s = indent;
+        for (size_t i = 0; i < nc; ++i) {
+            const std::string& c = cell(r, i);
+            const std::string pad(width[i] - c.size(), ' ');
+            if (i) s += std::string(gap, ' ');
+            s += t.column_align(i) == Align::kLeft ? c + pad : pad + c;
+        }
+        while (!s.empty() && s.back() == ' ') s.pop_back();
+        out += s + "\n";
+    };
+    if (!t.header.empty()) line(t.header);
+    for (const auto& r : t.rows) line(r);
+    return out;
+}
+
+std::string format_markdown(const TextTable& t) {
+    if (t.header.empty()) return "";
+    const size_t nc = num_columns(t);
+    auto line = [&](const std::vector<std::string>& r) {
+        std::string out = "|";
+        for (size_t i = 0; i < nc; ++i) {
+            std::string esc;
+            for (char ch : cell(r, i)) esc += ch == '|' ? std::string("\\|") : std::string(1, ch);
+            out += " " + esc + " |";
+        }
+        return out + "\n";
+    };
+    std::string out = line(t.header) + "|";
+    for (size_t i = 0; i < nc; ++i) out += t.column_align(i) == Align::kLeft ? " --- |" : " ---: |";
+    out += "\n";
+    for (const auto& r : t.rows) out += line(r);
+    return out;
+}
+
+std::string format_csv(const TextTable& t) {
+    const size_t nc = num_columns(t);
+    std::string out;
+    auto line = [&](const std::vector<std::string>& r) {
+        for (size_t i = 0; i < nc; ++i) {
+            if (i) out += ',';
+            out += csv_field(cell(r, i));
+        }
+        out += "\n";
+    };
+    if (!t.header.empty()) line(t.header);
+    for (const auto& r : t.rows) line(r);
+    return out;
+}
+
+std::string format_fixed(double v, int decimals, const std::string& nonfinite) {
+    if (!std::isfinite(v)) return nonfinite;
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+    return buf;
+}
+
+}  // namespace segrank
