@@ -60,18 +60,22 @@ std::optional<std::string> JsonValue::string_at(const std::string& key) const {
     return v->string_;
 }
 
+std::string JsonValue::location(const std::string& where) const { return str(where, ":", line_, ":", column_); }
+
 namespace {
-
 constexpr int kMaxDepth = 256;
+}  // namespace
 
-class Parser {
+// Recursive descent over the text; tracks the line as it skips whitespace (the only place a raw
+// newline may occur) so every value records its line and column in O(1).
+class JsonParser {
 public:
-    Parser(std::string_view text, const std::string& where, int64_t first_line)
-        : s_(text), where_(where), first_line_(first_line) {}
+    JsonParser(std::string_view text, const std::string& where, int64_t first_line)
+        : s_(text), where_(where), first_line_(first_line), line_(first_line) {}
 
     JsonValue document() {
         skip_ws();
-        JsonValue v = value(0);
+        JsonValue v = located_value(0);
         skip_ws();
         if (pos_ != s_.size()) fail("end of input after the JSON value");
         return v;
@@ -94,8 +98,23 @@ private:
 
     void skip_ws() {
         while (pos_ < s_.size() &&
-               (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+               (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) {
+            if (s_[pos_] == '\n') {
+                ++line_;
+                line_start_ = pos_ + 1;
+            }
             ++pos_;
+        }
+    }
+
+    // value() with the position of its first character recorded.
+    JsonValue located_value(int depth) {
+        const int64_t line = line_;
+        const auto column = static_cast<int64_t>(pos_ - line_start_) + 1;
+        JsonValue v = value(depth);
+        v.line_ = line;
+        v.column_ = column;
+        return v;
     }
 
     bool consume(std::string_view word) {
@@ -114,7 +133,7 @@ private:
         if (consume("true")) return JsonValue::boolean(true);
         if (consume("false")) return JsonValue::boolean(false);
         if (consume("null")) return JsonValue();
-        if (ch == '-' || (ch >= '0' && ch <= '9')) return JsonValue::number(number());
+        if (ch == '-' || (ch >= '0' && ch <= '9')) return number();
         fail("a JSON value (object, array, string, number, true, false or null)");
     }
 
@@ -135,7 +154,7 @@ private:
             if (pos_ >= s_.size() || s_[pos_] != ':') fail("':' after an object key");
             ++pos_;
             skip_ws();
-            JsonValue v = value(depth + 1);
+            JsonValue v = located_value(depth + 1);
             if (members.count(key)) {
                 pos_ = key_pos;
                 fail(str("a key not already in this object (\"", key, "\" repeats)"));
@@ -164,7 +183,7 @@ private:
         }
         while (true) {
             skip_ws();
-            items.push_back(value(depth + 1));
+            items.push_back(located_value(depth + 1));
             skip_ws();
             if (pos_ < s_.size() && s_[pos_] == ',') {
                 ++pos_;
@@ -178,8 +197,9 @@ private:
         }
     }
 
-    double number() {
+    JsonValue number() {
         const size_t start = pos_;
+        bool integer_literal = true;
         if (s_[pos_] == '-') ++pos_;
         auto digits = [&] {
             const size_t d0 = pos_;
@@ -192,10 +212,12 @@ private:
             fail("a digit");
         }
         if (pos_ < s_.size() && s_[pos_] == '.') {
+            integer_literal = false;
             ++pos_;
             if (digits() == 0) fail("a digit after '.'");
         }
         if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
+            integer_literal = false;
             ++pos_;
             if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
             if (digits() == 0) fail("a digit in the exponent");
@@ -209,7 +231,11 @@ private:
             pos_ = start;
             fail("a number");
         }
-        return v;
+        JsonValue out = JsonValue::number(v);
+        int64_t i = 0;
+        if (integer_literal && std::from_chars(s_.data() + start, s_.data() + pos_, i).ec == std::errc())
+            out.integer_ = i;
+        return out;
     }
 
     static void append_utf8(std::string& out, uint32_t cp) {
@@ -301,13 +327,13 @@ private:
     std::string_view s_;
     const std::string& where_;
     int64_t first_line_ = 1;
+    int64_t line_ = 1;        // line of pos_ as far as skip_ws has seen
+    size_t line_start_ = 0;   // offset of that line's first character
     size_t pos_ = 0;
 };
 
-}  // namespace
-
 JsonValue parse_json(std::string_view text, const std::string& where, int64_t first_line) {
-    return Parser(text, where, first_line).document();
+    return JsonParser(text, where, first_line).document();
 }
 
 JsonValue load_json_file(const std::string& path) {

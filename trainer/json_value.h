@@ -1,5 +1,7 @@
-// A small JSON document model and strict parser (RFC 8259) for the files segrank itself writes
-// and reads back: metrics.jsonl lines, report.json, `evaluate --json` and leaderboard JSON.
+// The one JSON parser and writer helpers of segrank: a small document model and strict parser
+// (RFC 8259) for the files segrank writes and reads back (metrics.jsonl lines, report.json,
+// `evaluate --json`, leaderboard JSON) and for user-written eval.indices files (DESIGN.md 8);
+// json_quote / json_number are the writer helpers every JSON emitter uses.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -38,25 +40,40 @@ public:
 
     bool as_bool() const { return bool_; }
     double as_number() const { return number_; }
+    /// The exact value of a number written as an integer literal (no fraction, no exponent) that
+    /// fits int64; nullopt for other numbers ("1.0", "1e3", out of range) and other kinds.
+    std::optional<int64_t> as_integer() const { return integer_; }
     const std::string& as_string() const { return string_; }
     /// Items of an array (empty for other kinds).
     const std::vector<JsonValue>& items() const { return items_; }
     /// Members of an object (empty for other kinds).
     const std::map<std::string, JsonValue>& members() const { return members_; }
 
+    /// 1-based line and column (in bytes) of the value's first character in the text parse_json
+    /// read; 0 for values built in code. For messages about well-formed JSON with wrong content.
+    int64_t line() const { return line_; }
+    int64_t column() const { return column_; }
+    /// "<where>:<line>:<column>" of this value, the prefix of parse_json's own errors.
+    std::string location(const std::string& where) const;
+
 private:
+    friend class JsonParser;
     Kind kind_ = Kind::kNull;
     bool bool_ = false;
     double number_ = 0.0;
     std::string string_;
     std::vector<JsonValue> items_;
     std::map<std::string, JsonValue> members_;
+    std::optional<int64_t> integer_;
+    int64_t line_ = 0;
+    int64_t column_ = 0;
 };
 
 /// Parses one JSON document (surrounding whitespace allowed). Throws segrank::Error
-/// "<where>:<line>:<column>: <what was expected>" on malformed input, duplicate object keys or
-/// nesting deeper than 256 levels. `first_line` numbers the text's first line (for one line of a
-/// JSONL file).
+/// "<where>:<line>:<column>: expected <what>, found <what>" on malformed input, duplicate object
+/// keys or nesting deeper than 256 levels. `first_line` numbers the text's first line (for one line
+/// of a JSONL file). Every value records its line and column (JsonValue::line/column) so callers
+/// that check the content (eval.indices, leaderboard JSON) report errors in the same form.
 JsonValue parse_json(std::string_view text, const std::string& where, int64_t first_line = 1);
 
 /// Reads and parses a JSON file. Throws segrank::Error naming the path.

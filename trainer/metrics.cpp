@@ -3,14 +3,13 @@
 #include "trainer/metrics.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <numeric>
 
 #include "data/submission.h"
 #include "gnn/core/check.h"
+#include "trainer/json_value.h"
 
 namespace segrank {
 namespace {
@@ -68,39 +67,11 @@ bool any_nan(std::span<const double> v) {
     return std::any_of(v.begin(), v.end(), [](double d) { return std::isnan(d); });
 }
 
-void append_number(std::string& out, double v) {
-    if (!std::isfinite(v)) {
-        out += "null";
-        return;
-    }
-    char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof(buf), v);
-    out.append(buf, res.ptr);
-}
-
-void append_string(std::string& out, const std::string& s) {
-    out += '"';
-    for (char ch : s) {
-        const auto u = static_cast<unsigned char>(ch);
-        if (ch == '"' || ch == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (u < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof(buf), "\\u%04x", u);
-            out += buf;
-        } else {
-            out += ch;
-        }
-    }
-    out += '"';
-}
-
 void append_field(std::string& out, const char* key, double v) {
     out += ",\"";
     out += key;
     out += "\":";
-    append_number(out, v);
+    out += json_number(v);
 }
 
 }  // namespace
@@ -270,7 +241,7 @@ double overall_score(std::span<const CollectionMetrics> collections) {
 
 std::string to_json(const GraphMetrics& m) {
     std::string out = "{\"graph\":";
-    append_string(out, m.name);
+    out += json_quote(m.name);
     out += ",\"num_configs\":" + std::to_string(m.num_configs);
     out += std::string(",\"targets_constant\":") + (m.targets_constant ? "true" : "false");
     append_field(out, "kendall_tau", m.kendall_tau);
@@ -285,7 +256,7 @@ std::string to_json(const GraphMetrics& m) {
 
 std::string to_json(const CollectionMetrics& m) {
     std::string out = "{\"collection\":";
-    append_string(out, m.collection);
+    out += json_quote(m.collection);
     out += std::string(",\"task\":\"") + (m.task == Task::kTile ? "tile" : "layout") + "\"";
     out += ",\"num_graphs\":" + std::to_string(m.num_graphs);
     out += ",\"num_uninformative\":" + std::to_string(m.num_uninformative);
