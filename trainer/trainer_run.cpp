@@ -2,6 +2,7 @@
 // the final report.
 #include <sys/resource.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -60,9 +61,12 @@ EvalResult Trainer::run() {
     Progress progress("train", total_steps_, root && cfg_.train.progress);
     double loss_acc = 0.0;
     int64_t loss_n = 0;
+    double step_seconds = 0.0;  // wall time inside step() over this log interval (no eval/checkpoint/log)
     bool stopped_early = false;
     while (step_ < total_steps_) {
+        const auto t0 = std::chrono::steady_clock::now();
         const double loss = step();
+        step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         loss_acc += loss;
         ++loss_n;
         progress.update(step_, str("loss ", fmt(loss)));
@@ -71,11 +75,13 @@ EvalResult Trainer::run() {
             log_jsonl(str("{\"phase\":\"train\",\"step\":", step_, ",\"epoch\":", batches_->position(step_ - 1).epoch,
                           ",\"loss\":", fmt(loss_acc / static_cast<double>(loss_n)), ",\"lr\":",
                           fmt(schedule_.at(step_ - 1)), ",\"steps_per_s\":", fmt(progress.rate()),
+                          ",\"step_wall_s\":", fmt(step_seconds / static_cast<double>(loss_n)),
                           ",\"peak_rss_mb\":", fmt(comm_.allreduce_max(peak_rss_mb())),
                           ",\"history_entries\":", hs.entries, ",\"history_hits\":", hs.hits,
                           ",\"history_misses\":", hs.misses, "}"));
             loss_acc = 0.0;
             loss_n = 0;
+            step_seconds = 0.0;
         }
         const bool eval_now = cfg_.train.eval_every > 0 && step_ % cfg_.train.eval_every == 0 && step_ < total_steps_;
         if (eval_now) {
