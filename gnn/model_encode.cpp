@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "gnn/model.h"
+#include "gnn/ops/matmul.h"
 #include "gnn/ops/mixed_rows.h"
 #include "gnn/ops/spmm.h"
 
@@ -39,31 +40,15 @@ MatrixView as_wide(Tensor& t, int64_t m, int64_t k, int64_t h) { return {t.data(
 
 uint64_t layer_seed(uint64_t seed, int64_t l) { return mix64(seed ^ (0x632be59bd9b4e019ULL * static_cast<uint64_t>(l + 1))); }
 
-// The three inputs of one SAGE layer's dep rows: self, operand mean, user mean, each [m*K, H].
-struct DepInputs {
-    Tensor self_buf;  // empty when self aliases the previous dep rows (same node set)
-    ConstMatrixView self;
-    Tensor agg_fwd, agg_bwd;
-};
-
-DepInputs dep_inputs(const EncodeSaved& st, int64_t l, int64_t k, int64_t h) {
-    const SegmentInput& in = st.input;
+// The self input of layer l's dep rows [m*K, H]: the previous dep rows themselves when the node set did
+// not grow (D_{l-1} is a subset of D_l, so equal sizes mean the same sorted list), else gathered into buf.
+ConstMatrixView dep_self(const EncodeSaved& st, int64_t l, int64_t k, int64_t h, Tensor& buf) {
     const std::vector<int32_t>& nodes = st.plan.nodes[l];
     const int64_t m = static_cast<int64_t>(nodes.size());
-    const MixedRows prev = rows_of(st, l - 1, k, h);
-    DepInputs d;
-    if (st.plan.nodes[l - 1].size() == nodes.size()) {
-        d.self = st.dep[l - 1].cview();  // D_{l-1} subset of D_l, equal sizes: same sorted node list
-    } else {
-        d.self_buf = Tensor(m * k, h);
-        mixed_gather_forward(as_wide(d.self_buf, m, k, h), nodes, prev);
-        d.self = d.self_buf.cview();
-    }
-    d.agg_fwd = Tensor(m * k, h);
-    d.agg_bwd = Tensor(m * k, h);
-    mixed_spmm_forward(as_wide(d.agg_fwd, m, k, h), nodes, *in.operands, prev);
-    mixed_spmm_forward(as_wide(d.agg_bwd, m, k, h), nodes, *in.users, prev);
-    return d;
+    if (st.plan.nodes[l - 1].size() == nodes.size()) return st.dep[l - 1].cview();
+    if (buf.size() != m * k * h) buf = Tensor::uninit(m * k, h);
+    mixed_gather_forward(as_wide(buf, m, k, h), nodes, rows_of(st, l - 1, k, h));
+    return ConstMatrixView(buf.data(), m * k, h, h);
 }
 
 void base_inputs(const EncodeSaved& st, int64_t l, Tensor& agg_fwd, Tensor& agg_bwd) {
@@ -115,12 +100,22 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
             conv.forward(params_, st.base[l].view(), st.base[l - 1].cview(), af.cview(), ab.cview(),
                          keep ? &st.base_conv[l - 1] : nullptr, drop ? &ds : nullptr);
         }
-        st.dep[l] = Tensor(m * k, h);
+        st.dep[l] = Tensor::uninit(m * k, h);
         if (m > 0) {
-            DepInputs d = dep_inputs(st, l, k, h);
+            // z = W_self self + b, then += W_fwd mean_operands, += W_bwd mean_users, streaming the two
+            // aggregates through one buffer (the backward recomputes them), then the fused epilogue.
+            const MixedRows prev = rows_of(st, l - 1, k, h);
+            MatrixView out = st.dep[l].view();
+            Tensor self_buf, agg = Tensor::uninit(m * k, h);
+            ConstMatrixView self = dep_self(st, l, k, h, self_buf);
+            linear_forward(out, self, params_.value(conv.w_self), params_.value(conv.bias).data);
+            mixed_spmm_forward(as_wide(agg, m, k, h), nodes, *in.operands, prev);
+            linear_forward(out, agg.cview(), params_.value(conv.w_fwd), nullptr, true);
+            mixed_spmm_forward(as_wide(agg, m, k, h), nodes, *in.users, prev);
+            linear_forward(out, agg.cview(), params_.value(conv.w_bwd), nullptr, true);
+            agg = Tensor();
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-            conv.forward(params_, st.dep[l].view(), d.self, d.agg_fwd.cview(), d.agg_bwd.cview(),
-                         keep ? &st.dep_conv[l - 1] : nullptr, drop ? &ds : nullptr);
+            conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr, drop ? &ds : nullptr);
         }
         if (!keep) {
             st.base[l - 1] = Tensor();
@@ -158,16 +153,32 @@ void Model::encode_backward(ConstMatrixView dreadout, const EncodeSaved& st) {
         alloc(l - 1, pbase, pdep);
         MixedGrads pg = grads_of(pbase, pdep, st.plan, l - 1, k, h);
         if (m > 0) {
-            DepInputs d = dep_inputs(st, l, k, h);
-            Tensor dself(m * k, h), daf(m * k, h), dab(m * k, h);
+            // Lean adjoint (two [m*K, H] buffers besides ddep): the residual goes to the previous layer,
+            // dz overwrites ddep in place, then per input (self, operand mean, user mean) the input is
+            // rebuilt into `x`, dW += dz^T x, and dx = dz W^T is scattered back through its adjoint.
+            const MixedRows prev = rows_of(st, l - 1, k, h);
+            mixed_gather_backward(pg, nodes, as_wide(ddep, m, k, h));  // residual
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-            conv.backward(params_, dself.view(), daf.view(), dab.view(), ddep.cview(), d.self, d.agg_fwd.cview(),
-                          d.agg_bwd.cview(), st.dep_conv[l - 1], drop ? &ds : nullptr);
-            d = DepInputs{};
-            mixed_gather_backward(pg, nodes, as_wide(dself, m, k, h));
+            conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1], drop ? &ds : nullptr);
+            const ConstMatrixView dz = ddep.cview();
+            Tensor x = Tensor::uninit(m * k, h), dx = Tensor::uninit(m * k, h);
+            auto weight_and_input_grad = [&](ParamId w, ConstMatrixView input) {
+                MatmulArgs wg;
+                wg.trans_a = true;
+                wg.accumulate = true;
+                matmul(params_.grad(w), dz, input, wg);       // dW [H, H] += dz^T input
+                matmul(dx.view(), dz, params_.value(w), {});  // dx = dz W
+            };
+            const ConstMatrixView self = dep_self(st, l, k, h, x);
+            weight_and_input_grad(conv.w_self, self);
+            mixed_gather_backward(pg, nodes, as_wide(dx, m, k, h));
+            mixed_spmm_forward(as_wide(x, m, k, h), nodes, *in.operands, prev);
+            weight_and_input_grad(conv.w_fwd, x.cview());
             // operands aggregation: adjoint runs over users (= operands^T), scaled by operand degrees.
-            mixed_spmm_backward(pg, *in.users, st.plan.pos[l], in.operands->inverse_degrees(), as_wide(daf, m, k, h));
-            mixed_spmm_backward(pg, *in.operands, st.plan.pos[l], in.users->inverse_degrees(), as_wide(dab, m, k, h));
+            mixed_spmm_backward(pg, *in.users, st.plan.pos[l], in.operands->inverse_degrees(), as_wide(dx, m, k, h));
+            mixed_spmm_forward(as_wide(x, m, k, h), nodes, *in.users, prev);
+            weight_and_input_grad(conv.w_bwd, x.cview());
+            mixed_spmm_backward(pg, *in.operands, st.plan.pos[l], in.users->inverse_degrees(), as_wide(dx, m, k, h));
         }
         if (st.plan.has_base(l)) {
             Tensor af, ab;

@@ -48,6 +48,9 @@ public:
     Tensor(int64_t rows, int64_t cols);
     /// Rank-1 [n], zero-filled.
     explicit Tensor(int64_t n);
+    /// [rows, cols] with unspecified contents, for outputs a kernel overwrites completely (skips the
+    /// zero-fill of reused storage). Throws segrank::Error on negative sizes.
+    static Tensor uninit(int64_t rows, int64_t cols);
 
     Tensor(const Tensor&) = delete;
     Tensor& operator=(const Tensor&) = delete;
@@ -79,7 +82,11 @@ public:
     void reshape(int64_t rows, int64_t cols);
 
 private:
+    Tensor(int64_t rows, int64_t cols, bool zero);
     struct FreeDeleter {
+        FreeDeleter() noexcept : bytes(0) {}
+        explicit FreeDeleter(size_t b) noexcept : bytes(b) {}
+        size_t bytes;  ///< storage size: decides munmap (large, huge-page mapped) or free
         void operator()(float* p) const noexcept;
     };
     std::unique_ptr<float[], FreeDeleter> data_;

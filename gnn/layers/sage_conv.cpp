@@ -29,18 +29,47 @@ void SageConv::forward(const ParamStore& store, MatrixView out, ConstMatrixView 
     linear_forward(out, self, store.value(w_self), store.value(bias).data);
     linear_forward(out, agg_fwd, store.value(w_fwd), nullptr, true);
     linear_forward(out, agg_bwd, store.value(w_bwd), nullptr, true);
+    forward_epilogue(store, out, self, saved, drop);
+}
+
+void SageConv::forward_epilogue(const ParamStore& store, MatrixView out, ConstMatrixView self, Saved* saved,
+                                const DropoutSpec* drop) const {
+    const int64_t r = out.rows;
     const float* gamma = store.value(ln_gamma).data;
     const float* beta = store.value(ln_beta).data;
     if (saved) {
-        saved->xhat = Tensor(r, hidden);
+        saved->xhat = Tensor::uninit(r, hidden);
         saved->rstd = Tensor(r);
-        layernorm_forward(out, saved->xhat.view(), saved->rstd.span(), out, gamma, beta);
-    } else {
-        layernorm_forward(out, MatrixView{}, {}, out, gamma, beta);
     }
+    if (!drop || drop->p <= 0.0f) {
+        layernorm_act_residual_forward(out, saved ? saved->xhat.view() : MatrixView{},
+                                       saved ? saved->rstd.span() : std::span<float>{}, self, gamma, beta, act);
+        return;
+    }
+    if (saved) layernorm_forward(out, saved->xhat.view(), saved->rstd.span(), out, gamma, beta);
+    else layernorm_forward(out, MatrixView{}, {}, out, gamma, beta);
     activation_forward(out, out, act);
-    if (drop && drop->p > 0.0f) dropout_forward(out, out, drop->p, drop->seed, drop->keys, drop->group);
+    dropout_forward(out, out, drop->p, drop->seed, drop->keys, drop->group);
     add_inplace(out, self);
+}
+
+void SageConv::backward_epilogue(ParamStore& store, MatrixView dz, ConstMatrixView dout, const Saved& saved,
+                                 const DropoutSpec* drop) const {
+    const int64_t r = dout.rows;
+    SEGRANK_CHECK(saved.xhat.rows() == r && dout.cols == hidden && dz.rows == r && dz.cols == hidden,
+                  "SageConv::backward_epilogue: saved state has ", saved.xhat.rows(), " rows, dout [", r, ",",
+                  dout.cols, "], dz [", dz.rows, ",", dz.cols, "]");
+    if (r == 0) return;
+    Tensor da;
+    ConstMatrixView g = dout;
+    if (drop && drop->p > 0.0f) {
+        da = Tensor(r, hidden);
+        dropout_backward(da.view(), dout, drop->p, drop->seed, drop->keys, drop->group);
+        g = da.cview();
+    }
+    layernorm_act_backward(dz, store.grad(ln_gamma).data, store.grad(ln_beta).data, store.grad(bias).data, g,
+                           saved.xhat.cview(), saved.rstd.span(), store.value(ln_gamma).data,
+                           store.value(ln_beta).data, act);
 }
 
 void SageConv::backward(ParamStore& store, MatrixView d_self, MatrixView d_agg_fwd, MatrixView d_agg_bwd,
@@ -51,29 +80,9 @@ void SageConv::backward(ParamStore& store, MatrixView d_self, MatrixView d_agg_f
                   saved.xhat.rows(), " rows, dout ", r);
     if (r == 0) return;
     add_inplace(d_self, dout);  // residual
-    Tensor da;
-    ConstMatrixView g = dout;
-    if (drop && drop->p > 0.0f) {
-        da = Tensor(r, hidden);
-        dropout_backward(da.view(), dout, drop->p, drop->seed, drop->keys, drop->group);
-        g = da.cview();
-    }
-    // Recompute the LN output y = gamma * xhat + beta (the activation input).
-    const float* gamma = store.value(ln_gamma).data;
-    const float* beta = store.value(ln_beta).data;
-    Tensor y = Tensor(r, hidden);
-    for (int64_t i = 0; i < r; ++i) {
-        const float* h = saved.xhat.data() + i * hidden;
-        float* yi = y.data() + i * hidden;
-        for (int64_t c = 0; c < hidden; ++c) yi[c] = gamma[c] * h[c] + beta[c];
-    }
-    Tensor dy(r, hidden);  // zeroed: activation_backward accumulates
-    activation_backward(dy.view(), g, y.cview(), act);
-    Tensor& dz = y;  // reuse: y is no longer needed
-    dz.zero();
-    layernorm_backward(dz.view(), store.grad(ln_gamma).data, store.grad(ln_beta).data, dy.cview(),
-                       saved.xhat.cview(), saved.rstd.span(), gamma);
-    linear_backward(d_self, store.grad(w_self), store.grad(bias).data, dz.cview(), self, store.value(w_self));
+    Tensor dz = Tensor::uninit(r, hidden);
+    backward_epilogue(store, dz.view(), dout, saved, drop);
+    linear_backward(d_self, store.grad(w_self), nullptr, dz.cview(), self, store.value(w_self));
     linear_backward(d_agg_fwd, store.grad(w_fwd), nullptr, dz.cview(), agg_fwd, store.value(w_fwd));
     linear_backward(d_agg_bwd, store.grad(w_bwd), nullptr, dz.cview(), agg_bwd, store.value(w_bwd));
 }

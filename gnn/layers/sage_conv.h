@@ -39,6 +39,16 @@ struct SageConv {
     /// drop null or p == 0: no dropout.
     void forward(const ParamStore& store, MatrixView out, ConstMatrixView self, ConstMatrixView agg_fwd,
                  ConstMatrixView agg_bwd, Saved* saved, const DropoutSpec* drop) const;
+    /// The epilogue alone: out <- self + dropout(act(LN(out))) where out holds z = W_self self + W_fwd agg_fwd
+    /// + W_bwd agg_bwd + b ([R, H]); the caller ran the GEMMs (streaming, one aggregate buffer at a time).
+    /// One fused pass when dropout is off. saved null = inference.
+    void forward_epilogue(const ParamStore& store, MatrixView out, ConstMatrixView self, Saved* saved,
+                          const DropoutSpec* drop) const;
+    /// Adjoint of the epilogue without the residual: from dout [R, H] writes dz = dL/dz [R, H] (dz may
+    /// alias dout) and accumulates the LN and bias gradients. The caller adds dout to d_self (residual)
+    /// before dz overwrites it, then runs the GEMM adjoints (dW += dz^T x, dx = dz W).
+    void backward_epilogue(ParamStore& store, MatrixView dz, ConstMatrixView dout, const Saved& saved,
+                           const DropoutSpec* drop) const;
     /// Accumulates d_self (incl. the residual), d_agg_fwd, d_agg_bwd ([R, H] each) and the parameter
     /// grads, from dout [R, H] and the same inputs as the forward.
     void backward(ParamStore& store, MatrixView d_self, MatrixView d_agg_fwd, MatrixView d_agg_bwd,

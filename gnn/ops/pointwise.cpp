@@ -1,13 +1,22 @@
 // Element-wise and row-wise kernels; OpenMP over rows through parallel_for, bodies never throw.
 #include "gnn/ops/pointwise.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 
 namespace segrank {
+
+// Function multiversioning for the hot element-wise loops (GCC/Clang ifunc; one binary for every x86-64).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define SEGRANK_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SEGRANK_SIMD_CLONES
+#endif
 
 namespace {
 constexpr float kLeakySlope = 0.01f;  // torch default
@@ -19,15 +28,170 @@ void check_same(const char* op, ConstMatrixView a, ConstMatrixView b) {
                   ",", b.cols, "] differ");
 }
 
-inline float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2)); }
-inline float gelu_grad(float x) {
-    return 0.5f * (1.0f + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+// GELU in its erf form (DESIGN.md 5), written so the compiler vectorizes it: std::erf/std::exp are
+// scalar libm calls and made GELU the largest non-GEMM cost of a step. erf uses Abramowitz & Stegun
+// 7.1.26 (|error| <= 1.5e-7) and shares exp(-x^2/2) with the derivative's density term; exp is a
+// Cody-Waite range reduction with a degree-7 Taylor polynomial (relative error ~1e-7 in float).
+// tests/gnn/ops_test.cpp checks both against the libm erf form to 1e-6.
+inline float fast_exp(float x) {
+    x = std::min(std::max(x, -87.0f), 88.0f);
+    // Round to nearest with the 1.5 * 2^23 trick (plain adds: vectorizes without SSE4.1 rounding).
+    const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    const float r = (x - n * 0.693145751953125f) - n * 1.42860682030941723e-6f;
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
 }
+
+/// Phi(x) = 0.5 (1 + erf(x / sqrt 2)) given e = exp(-x^2 / 2).
+inline float normal_cdf(float x, float e) {
+    const float u = std::fabs(x) * kInvSqrt2;
+    const float t = 1.0f / (1.0f + 0.3275911f * u);
+    const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+    const float erf_abs = 1.0f - poly * e;  // erf(|x| / sqrt 2), since exp(-u^2) = e
+    return 0.5f + 0.5f * (x < 0.0f ? -erf_abs : erf_abs);
+}
+inline float gelu(float x) { return x * normal_cdf(x, fast_exp(-0.5f * x * x)); }
+inline float gelu_grad(float x) {
+    const float e = fast_exp(-0.5f * x * x);
+    return normal_cdf(x, e) + x * kInvSqrt2Pi * e;
+}
+
+// Row blocks with one partial-sum row each, for column reductions inside parallel_for. The block
+// count depends only on the row count, so results do not depend on the number of threads.
+class BlockPartials {
+public:
+    BlockPartials(int64_t rows, int64_t width)
+        : rows_(rows), width_(width), blocks_(std::max<int64_t>(1, std::min<int64_t>(64, (rows + 255) / 256))),
+          acc_(static_cast<size_t>(blocks_ * width), 0.0f) {}
+    int64_t blocks() const { return blocks_; }
+    int64_t begin(int64_t b) const { return rows_ * b / blocks_; }
+    int64_t end(int64_t b) const { return rows_ * (b + 1) / blocks_; }
+    float* block(int64_t b) { return acc_.data() + b * width_; }
+    /// out[c] += sum over blocks of block(b)[offset + c], c < count.
+    void reduce_into(int64_t offset, int64_t count, float* out) const {
+        for (int64_t c = 0; c < count; ++c) {
+            double s = 0.0;
+            for (int64_t b = 0; b < blocks_; ++b) s += acc_[static_cast<size_t>(b * width_ + offset + c)];
+            out[c] += static_cast<float>(s);
+        }
+    }
+
+private:
+    int64_t rows_, width_, blocks_;
+    std::vector<float> acc_;
+};
 
 inline bool keep(uint64_t seed, int64_t key, int64_t col, float p) {
     const uint64_t h = mix64(seed ^ mix64(static_cast<uint64_t>(key) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(col)));
     return static_cast<double>(h >> 11) * 0x1.0p-53 >= p;
 }
+// Rows [r0, r1) of layernorm_act_residual_forward; cloned for AVX-512 / AVX2 (the library is built for
+// baseline x86-64, and these loops are the largest non-GEMM cost of a step).
+SEGRANK_SIMD_CLONES
+void lnact_forward_rows(MatrixView z, MatrixView xhat, std::span<float> rstd, ConstMatrixView self,
+                        const float* gamma, const float* beta, Activation act, int64_t r0, int64_t r1, float* hrow) {
+    const bool save = xhat.data != nullptr;
+    const int64_t n = z.cols;
+    for (int64_t r = r0; r < r1; ++r) {
+        float* zi = z.row(r);
+        const float* si = self.row(r);
+        float mean = 0.0f;
+        for (int64_t c = 0; c < n; ++c) mean += zi[c];
+        mean /= static_cast<float>(n);
+        float var = 0.0f;
+        for (int64_t c = 0; c < n; ++c) var += (zi[c] - mean) * (zi[c] - mean);
+        var /= static_cast<float>(n);
+        const float rs = 1.0f / std::sqrt(var + kLayerNormEps);
+        float* hi = save ? xhat.row(r) : hrow;
+        for (int64_t c = 0; c < n; ++c) hi[c] = (zi[c] - mean) * rs;
+        if (save) rstd[r] = rs;
+        switch (act) {
+            case Activation::kGelu:
+#pragma omp simd
+                for (int64_t c = 0; c < n; ++c) zi[c] = si[c] + gelu(gamma[c] * hi[c] + beta[c]);
+                break;
+            case Activation::kRelu:
+                for (int64_t c = 0; c < n; ++c) zi[c] = si[c] + std::max(gamma[c] * hi[c] + beta[c], 0.0f);
+                break;
+            case Activation::kLeakyRelu:
+                for (int64_t c = 0; c < n; ++c) {
+                    const float y = gamma[c] * hi[c] + beta[c];
+                    zi[c] = si[c] + (y > 0.0f ? y : kLeakySlope * y);
+                }
+                break;
+        }
+    }
+}
+
+// Rows [r0, r1) of layernorm_act_backward, accumulating [dgamma | dbeta | dbias] partials into acc [3C].
+SEGRANK_SIMD_CLONES
+void lnact_backward_rows(MatrixView dz, ConstMatrixView g, ConstMatrixView xhat, std::span<const float> rstd,
+                         const float* gamma, const float* beta, Activation act, int64_t r0, int64_t r1, float* dy,
+                         float* acc) {
+    const int64_t n = g.cols;
+    for (int64_t r = r0; r < r1; ++r) {
+        const float* gi = g.row(r);
+        const float* h = xhat.row(r);
+        switch (act) {
+            case Activation::kGelu:
+#pragma omp simd
+                for (int64_t c = 0; c < n; ++c) dy[c] = gi[c] * gelu_grad(gamma[c] * h[c] + beta[c]);
+                break;
+            case Activation::kRelu:
+                for (int64_t c = 0; c < n; ++c) dy[c] = gamma[c] * h[c] + beta[c] > 0.0f ? gi[c] : 0.0f;
+                break;
+            case Activation::kLeakyRelu:
+                for (int64_t c = 0; c < n; ++c) dy[c] = gamma[c] * h[c] + beta[c] > 0.0f ? gi[c] : kLeakySlope * gi[c];
+                break;
+        }
+        float sum_g = 0.0f, sum_gh = 0.0f;
+        for (int64_t c = 0; c < n; ++c) {
+            const float gg = dy[c] * gamma[c];
+            sum_g += gg;
+            sum_gh += gg * h[c];
+            acc[c] += dy[c] * h[c];
+            acc[n + c] += dy[c];
+        }
+        const float mg = sum_g / static_cast<float>(n), mgh = sum_gh / static_cast<float>(n);
+        float* d = dz.row(r);  // may alias g: gi is no longer read
+        for (int64_t c = 0; c < n; ++c) {
+            d[c] = rstd[r] * (dy[c] * gamma[c] - mg - h[c] * mgh);
+            acc[2 * n + c] += d[c];
+        }
+    }
+}
+
+// GELU rows for activation_forward / activation_backward (dx += dy * gelu'(x)).
+SEGRANK_SIMD_CLONES
+void gelu_rows(MatrixView y, ConstMatrixView x, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+        const float* xi = x.row(r);
+        float* yi = y.row(r);
+#pragma omp simd
+        for (int64_t c = 0; c < x.cols; ++c) yi[c] = gelu(xi[c]);
+    }
+}
+SEGRANK_SIMD_CLONES
+void gelu_grad_rows(MatrixView dx, ConstMatrixView dy, ConstMatrixView x, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+        const float* xi = x.row(r);
+        const float* gi = dy.row(r);
+        float* di = dx.row(r);
+#pragma omp simd
+        for (int64_t c = 0; c < x.cols; ++c) di[c] += gi[c] * gelu_grad(xi[c]);
+    }
+}
+
 }  // namespace
 
 Activation parse_activation(std::string_view s) {
@@ -48,12 +212,17 @@ std::string_view activation_name(Activation a) {
 
 void activation_forward(MatrixView y, ConstMatrixView x, Activation act) {
     check_same("activation_forward", y, x);
+    if (act == Activation::kGelu) {
+        parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) { gelu_rows(y, x, r0, r1); });
+        return;
+    }
     parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
             const float* xi = x.row(r);
             float* yi = y.row(r);
             switch (act) {
                 case Activation::kGelu:
+#pragma omp simd
                     for (int64_t c = 0; c < x.cols; ++c) yi[c] = gelu(xi[c]);
                     break;
                 case Activation::kRelu:
@@ -70,6 +239,10 @@ void activation_forward(MatrixView y, ConstMatrixView x, Activation act) {
 void activation_backward(MatrixView dx, ConstMatrixView dy, ConstMatrixView x, Activation act) {
     check_same("activation_backward", dx, dy);
     check_same("activation_backward", dx, x);
+    if (act == Activation::kGelu) {
+        parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) { gelu_grad_rows(dx, dy, x, r0, r1); });
+        return;
+    }
     parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
             const float* xi = x.row(r);
@@ -77,6 +250,7 @@ void activation_backward(MatrixView dx, ConstMatrixView dy, ConstMatrixView x, A
             float* di = dx.row(r);
             switch (act) {
                 case Activation::kGelu:
+#pragma omp simd
                     for (int64_t c = 0; c < x.cols; ++c) di[c] += gi[c] * gelu_grad(xi[c]);
                     break;
                 case Activation::kRelu:
@@ -184,15 +358,58 @@ void layernorm_backward(MatrixView dx, float* dgamma, float* dbeta, ConstMatrixV
             }
         });
     }
-    // Parameter gradients: serial over rows, contiguous inner loop (O(R C), cheap next to GEMMs).
-    for (int64_t r = 0; r < dy.rows; ++r) {
-        const float* g = dy.row(r);
-        const float* h = xhat.row(r);
-        for (int64_t c = 0; c < n; ++c) {
-            dgamma[c] += g[c] * h[c];
-            dbeta[c] += g[c];
+    // Parameter gradients: per-block partial sums, reduced in block order (thread-count independent).
+    BlockPartials part(dy.rows, 2 * n);
+    parallel_for(0, part.blocks(), 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+            float* acc = part.block(b);
+            for (int64_t r = part.begin(b); r < part.end(b); ++r) {
+                const float* g = dy.row(r);
+                const float* h = xhat.row(r);
+                for (int64_t c = 0; c < n; ++c) {
+                    acc[c] += g[c] * h[c];
+                    acc[n + c] += g[c];
+                }
+            }
         }
+    });
+    part.reduce_into(0, n, dgamma);
+    part.reduce_into(n, n, dbeta);
+}
+
+void layernorm_act_residual_forward(MatrixView z, MatrixView xhat, std::span<float> rstd, ConstMatrixView self,
+                                    const float* gamma, const float* beta, Activation act) {
+    check_same("layernorm_act_residual_forward", z, self);
+    const bool save = xhat.data != nullptr;
+    if (save) {
+        check_same("layernorm_act_residual_forward", xhat, z);
+        SEGRANK_CHECK(static_cast<int64_t>(rstd.size()) == z.rows, "layernorm_act_residual_forward: rstd has ",
+                      rstd.size(), " entries, expected ", z.rows);
     }
+    const int64_t n = z.cols;
+    parallel_for(0, z.rows, 64, [&](int64_t r0, int64_t r1) {
+        std::vector<float> hrow(static_cast<size_t>(n));
+        lnact_forward_rows(z, xhat, rstd, self, gamma, beta, act, r0, r1, hrow.data());
+    });
+}
+
+void layernorm_act_backward(MatrixView dz, float* dgamma, float* dbeta, float* dbias, ConstMatrixView g,
+                            ConstMatrixView xhat, std::span<const float> rstd, const float* gamma, const float* beta,
+                            Activation act) {
+    check_same("layernorm_act_backward", dz, g);
+    check_same("layernorm_act_backward", xhat, g);
+    SEGRANK_CHECK(static_cast<int64_t>(rstd.size()) == g.rows, "layernorm_act_backward: rstd has ", rstd.size(),
+                  " entries, expected ", g.rows);
+    const int64_t n = g.cols;
+    BlockPartials part(g.rows, 3 * n);
+    parallel_for(0, part.blocks(), 1, [&](int64_t b0, int64_t b1) {
+        std::vector<float> dy(static_cast<size_t>(n));
+        for (int64_t b = b0; b < b1; ++b)
+            lnact_backward_rows(dz, g, xhat, rstd, gamma, beta, act, part.begin(b), part.end(b), dy.data(), part.block(b));
+    });
+    part.reduce_into(0, n, dgamma);
+    part.reduce_into(n, n, dbeta);
+    if (dbias) part.reduce_into(2 * n, n, dbias);
 }
 
 void add_inplace(MatrixView y, ConstMatrixView x) {

@@ -45,4 +45,16 @@ void layernorm_backward(MatrixView dx, float* dgamma, float* dbeta, ConstMatrixV
 /// y += x, element-wise, [R, C].
 void add_inplace(MatrixView y, ConstMatrixView x);
 
+/// SAGEConv epilogue without dropout, fused (one pass per row, DESIGN.md 5):
+/// z <- self + act(gamma * LN(z) + beta). z, self: [R, C]; saves xhat [R, C] and rstd [R] when xhat.data
+/// is non-null (training). Equals layernorm_forward + activation_forward + add_inplace.
+void layernorm_act_residual_forward(MatrixView z, MatrixView xhat, std::span<float> rstd, ConstMatrixView self,
+                                    const float* gamma, const float* beta, Activation act);
+/// Adjoint of the epilogue's LN + act (the residual is the caller's): from g = dL/d act-output [R, C],
+/// writes dz = dL/dz [R, C] (dz may alias g) and accumulates dgamma, dbeta [C] and, when non-null,
+/// dbias [C] += column sums of dz (the bias of the GEMMs that produced z).
+void layernorm_act_backward(MatrixView dz, float* dgamma, float* dbeta, float* dbias, ConstMatrixView g,
+                            ConstMatrixView xhat, std::span<const float> rstd, const float* gamma, const float* beta,
+                            Activation act);
+
 }  // namespace segrank

@@ -55,3 +55,26 @@ TEST_CASE("parallel_for visits every index exactly once") {
     });
     for (int h : hits) CHECK(h == 1);
 }
+
+TEST_CASE("large tensors reuse freed storage and are still zero-filled; uninit keeps the shape") {
+    const int64_t rows = 40000, cols = 64;  // 10 MB: the huge-page block path
+    float* first = nullptr;
+    {
+        segrank::Tensor t(rows, cols);
+        first = t.data();
+        CHECK(reinterpret_cast<uintptr_t>(first) % 64 == 0);
+        t.fill(3.0f);
+    }
+    segrank::Tensor again(rows, cols);
+    CHECK(again.data() == first);  // the cached block came back
+    bool all_zero = true;
+    for (int64_t i = 0; i < again.size(); ++i) all_zero &= again[i] == 0.0f;
+    CHECK(all_zero);
+    segrank::Tensor u = segrank::Tensor::uninit(rows, cols);
+    CHECK(u.rows() == rows);
+    CHECK(u.cols() == cols);
+    CHECK(u.data() != again.data());
+    segrank::Tensor c = again.clone();
+    CHECK(c[123] == 0.0f);
+    CHECK_THROWS_AS(segrank::Tensor::uninit(-1, 2), segrank::Error);
+}

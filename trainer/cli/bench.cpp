@@ -5,12 +5,13 @@
 // the memory benchmark (another issue).
 #include <cxxopts.hpp>
 
-#include <malloc.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,7 +30,14 @@ struct ModeResult {
     double median_step_s = 0, median_fresh_s = 0, median_stale_s = 0, median_optimizer_s = 0;
     double peak_rss_mb = 0, final_loss = 0;
     int64_t stale_forwards = 0, skipped_segments = 0;
+    double median_page_faults = 0;  ///< minor faults per timed step (getrusage)
 };
+
+long minor_faults() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -43,13 +51,16 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
     model.params().initialize(seed);
     AdamW opt(model.params(), AdamWConfig{});
     Rng rng = Rng::derive(seed, 0, 0, "bench");
-    std::vector<double> total, fresh, stale, optim;
+    std::vector<double> total, fresh, stale, optim, faults;
     ModeResult r;
     for (int s = 0; s < warmup + steps; ++s) {
+        const long f0 = minor_faults();
         const StepTimes t = segments ? bench::segment_step(model, opt, g, k, rng) : bench::full_graph_step(model, opt, g, k, rng);
         std::cerr << "  " << (segments ? "segments" : "full") << (mc.exploit_independence ? "" : " naive") << " step " << s
-                  << (s < warmup ? " (warmup)" : "") << ": " << t.total_s << " s, loss " << t.loss << "\n";
+                  << (s < warmup ? " (warmup)" : "") << ": " << t.total_s << " s, loss " << t.loss << ", "
+                  << minor_faults() - f0 << " page faults\n";
         if (s < warmup) continue;
+        faults.push_back(static_cast<double>(minor_faults() - f0));
         total.push_back(t.total_s);
         fresh.push_back(t.fresh_s);
         stale.push_back(t.stale_s);
@@ -62,6 +73,7 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
     r.median_fresh_s = median(fresh);
     r.median_stale_s = median(stale);
     r.median_optimizer_s = median(optim);
+    r.median_page_faults = median(faults);
     r.peak_rss_mb = bench::peak_rss_mb();
     return r;
 }
@@ -103,6 +115,9 @@ std::map<std::string, double> run_peer(const std::string& python, const std::str
 }  // namespace
 
 int run_bench(int argc, char** argv) {
+    int run_bench_memory(int argc, char** argv);  // trainer/cli/bench_memory.cpp (issue 6)
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--memory") return run_bench_memory(argc, argv);
     cxxopts::Options opts("segrank bench", "Training-step benchmark of the layout model against the PyTorch peer");
     opts.add_options()
         ("npz", "layout npz", cxxopts::value<std::string>()->default_value("../shared/peers/synthetic_10k.npz"))
@@ -115,6 +130,8 @@ int run_bench(int argc, char** argv) {
         ("threads", "OpenMP threads", cxxopts::value<int>()->default_value("2"))
         ("seed", "seed", cxxopts::value<uint64_t>()->default_value("0"))
         ("no-naive", "skip the naive (config independence off) modes")
+        ("modes", "comma list of modes to time: full, segments, full_naive, segments_naive",
+         cxxopts::value<std::string>()->default_value("full,segments,full_naive,segments_naive"))
         ("no-peer", "do not run the PyTorch peer")
         ("peer-steps", "peer timed steps", cxxopts::value<int>()->default_value("5"))
         ("peer-warmup", "peer warmup steps", cxxopts::value<int>()->default_value("1"))
@@ -128,11 +145,8 @@ int run_bench(int argc, char** argv) {
         std::cout << opts.help() << "\n";
         return 0;
     }
-    // Keep freed activations in the heap (no mmap per large tensor, no trimming): a step re-uses the
-    // same pages instead of faulting in fresh ones (the peer's `--malloc retain`, glibc mallopt).
-    mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    mallopt(M_TOP_PAD, 64 << 20);
+    // No allocator tuning here: the benchmark runs the engine exactly as `segrank train` does (large
+    // tensors are huge-page mappings, gnn/core/tensor.cpp).
     SEGRANK_CHECK(!a.count("memory"), "segrank bench --memory: the memory benchmark is not implemented in this build");
     const int steps = a["steps"].as<int>(), warmup = a["warmup"].as<int>();
     const int64_t k = a["configs"].as<int64_t>();
@@ -167,16 +181,24 @@ int run_bench(int argc, char** argv) {
 
     std::cerr << "bench: " << npz << " n=" << g.full.feat.rows() << " F'=" << mc.feat_dim << " K=" << k
               << " segments=" << g.segments.size() << "\n";
-    const ModeResult full = run_mode(g, mc, false, k, warmup, steps, seed);
-    const ModeResult seg = run_mode(g, mc, true, k, warmup, steps, seed);
-    ModeResult full_naive, seg_naive;
-    const bool naive = !a.count("no-naive");
-    if (naive) {
-        ModelConfig nc = mc;
-        nc.exploit_independence = false;
-        full_naive = run_mode(g, nc, false, k, warmup, steps, seed);
-        seg_naive = run_mode(g, nc, true, k, warmup, steps, seed);
+    std::set<std::string> modes;
+    {
+        std::stringstream ss(a["modes"].as<std::string>());
+        for (std::string m; std::getline(ss, m, ',');) {
+            SEGRANK_CHECK(m == "full" || m == "segments" || m == "full_naive" || m == "segments_naive",
+                          "bench: --modes: unknown mode '", m, "' (expected full, segments, full_naive, segments_naive)");
+            modes.insert(m);
+        }
+        if (a.count("no-naive")) modes.erase("full_naive"), modes.erase("segments_naive");
     }
+    ModelConfig nc = mc;
+    nc.exploit_independence = false;
+    ModeResult full, seg, full_naive, seg_naive;
+    if (modes.count("full")) full = run_mode(g, mc, false, k, warmup, steps, seed);
+    if (modes.count("segments")) seg = run_mode(g, mc, true, k, warmup, steps, seed);
+    if (modes.count("full_naive")) full_naive = run_mode(g, nc, false, k, warmup, steps, seed);
+    if (modes.count("segments_naive")) seg_naive = run_mode(g, nc, true, k, warmup, steps, seed);
+    const bool naive = modes.count("full_naive") || modes.count("segments_naive");
     std::map<std::string, double> peer_full, peer_seg;
     if (!a.count("no-peer")) {
         const std::string py = a["python"].as<std::string>(), script = a["peer-script"].as<std::string>();
@@ -189,17 +211,18 @@ int run_bench(int argc, char** argv) {
         return it == peer.end() || ours <= 0 ? 0.0 : it->second / ours;
     };
 
+    auto rate = [](double step_s) { return step_s > 0 ? 1.0 / step_s : 0.0; };  // 0 = mode not run
     std::ostringstream js;
     js.precision(5);
     auto mode_json = [&](const char* name, const ModeResult& r, const std::map<std::string, double>& peer, bool has_naive,
                          const ModeResult& nv) {
-        js << "\"" << name << "\": {\"steps_per_s\": " << 1.0 / r.median_step_s << ", \"median_step_s\": " << r.median_step_s
+        js << "\"" << name << "\": {\"steps_per_s\": " << rate(r.median_step_s) << ", \"median_step_s\": " << r.median_step_s
            << ", \"median_fresh_fwd_bwd_s\": " << r.median_fresh_s << ", \"median_stale_forward_s\": " << r.median_stale_s
            << ", \"median_optimizer_s\": " << r.median_optimizer_s << ", \"stale_forwards_per_step\": " << r.stale_forwards
            << ", \"skipped_independent_segments_per_step\": " << r.skipped_segments << ", \"peak_rss_mb\": " << r.peak_rss_mb
-           << ", \"final_loss\": " << r.final_loss;
+           << ", \"page_faults_per_step\": " << r.median_page_faults << ", \"final_loss\": " << r.final_loss;
         if (has_naive)
-            js << ", \"naive_steps_per_s\": " << 1.0 / nv.median_step_s << ", \"naive_median_step_s\": " << nv.median_step_s
+            js << ", \"naive_steps_per_s\": " << rate(nv.median_step_s) << ", \"naive_median_step_s\": " << nv.median_step_s
                << ", \"naive_peak_rss_mb\": " << nv.peak_rss_mb;
         if (!peer.empty()) {
             js << ", \"peer_steps_per_s\": " << (peer.count("median_step_s") ? 1.0 / peer.at("median_step_s") : 0.0)
@@ -226,10 +249,10 @@ int run_bench(int argc, char** argv) {
     if (a.count("json")) {
         std::cout << js.str() << "\n";
     } else {
-        std::cout << "full graph: " << 1.0 / full.median_step_s << " steps/s (peak RSS " << full.peak_rss_mb << " MB)"
+        std::cout << "full graph: " << rate(full.median_step_s) << " steps/s (peak RSS " << full.peak_rss_mb << " MB)"
                   << ", speedup vs peer " << speedup(peer_full, full.median_step_s) << ", naive "
                   << speedup(peer_full, full_naive.median_step_s) << "\n"
-                  << "segments:   " << 1.0 / seg.median_step_s << " steps/s (peak RSS " << seg.peak_rss_mb << " MB)"
+                  << "segments:   " << rate(seg.median_step_s) << " steps/s (peak RSS " << seg.peak_rss_mb << " MB)"
                   << ", speedup vs peer " << speedup(peer_seg, seg.median_step_s) << ", naive "
                   << speedup(peer_seg, seg_naive.median_step_s) << "\n"
                   << js.str() << "\n";
