@@ -180,7 +180,7 @@ std::string graphs_section(const std::vector<GraphMetrics>& graphs, const std::s
     });
     const std::string title = str("Kendall tau per graph (", graphs.size(), " graphs, mean ",
                                   n ? fmt(sum / static_cast<double>(n)) : "n/a", ")");
-    std::string body = para("Source: " + source + ". Graphs sorted by tau; NaN (constant targets or scores) shown as n/a.");
+    std::string body = para("Source: " + source + ". Graphs sorted by tau (of the predicted order, score ties broken by config index as in a submission); NaN (constant targets) shown as n/a.");
     body += svg_bar_chart(bars, {title, "Kendall tau-b", -1.0, 1.0, 1100});
     return section("graphs", "Per-graph Kendall tau", body);
 }
