@@ -12,6 +12,7 @@
 #include "gnn/core/parallel.h"
 #include "trainer/cli/commands.h"
 #include "trainer/comm.h"
+#include "trainer/json_value.h"
 #include "trainer/text_table.h"
 #include "trainer/trainer.h"
 
@@ -93,7 +94,7 @@ int run_evaluate(int argc, char** argv) {
                 {
                     std::ofstream f(tmp, std::ios::trunc);
                     SEGRANK_CHECK(f.good(), "--json: cannot write '", path, "'");
-                    f << "{\"checkpoint\":\"" << lm.file.string() << "\",\"graphs\":[";
+                    f << "{\"checkpoint\":" << json_quote(lm.file.string()) << ",\"graphs\":[";
                     for (size_t i = 0; i < r.graphs.size(); ++i) f << (i ? "," : "") << to_json(r.graphs[i]);
                     f << "],\"metrics\":" << r.to_json() << "}\n";
                 }
