@@ -43,8 +43,12 @@ Hash128 hash_bytes(const int8_t* p, int64_t n) {
 }  // namespace
 
 std::vector<int64_t> config_groups_streamed(const GraphSource& source, int64_t i, int64_t num_configs,
-                                            int64_t chunk_rows) {
-    SEGRANK_CHECK(chunk_rows >= 1, "config_groups_streamed: chunk_rows must be >= 1, got ", chunk_rows);
+                                            int64_t chunk_bytes) {
+    SEGRANK_CHECK(chunk_bytes >= 1, "config_groups_streamed: chunk_bytes must be >= 1, got ", chunk_bytes);
+    const int64_t row_bytes = source.task() == Task::kLayout
+                                  ? std::max<int64_t>(1, source.info(i).num_config_nodes * kLayoutConfigDim)
+                                  : kTileConfigDim * static_cast<int64_t>(sizeof(float));
+    const int64_t chunk_rows = std::max<int64_t>(1, chunk_bytes / row_bytes);
     const int64_t c = num_configs;
     std::vector<int64_t> group(static_cast<size_t>(c));
     std::unordered_map<Hash128, int64_t, Hash128Hasher> first_of;

@@ -29,7 +29,11 @@ public:
     }
     const CollectionId& collection() const override { return id_; }
     int64_t size() const override { return 1; }
-    GraphInfo info(int64_t) const override { return {}; }
+    GraphInfo info(int64_t) const override {
+        GraphInfo g;
+        g.num_config_nodes = task() == Task::kLayout ? row_ / kLayoutConfigDim : 0;
+        return g;
+    }
     TileGraph load_tile(int64_t, const ConfigRows&) const override { throw Error("not used"); }
     LayoutGraph load_layout(int64_t, const ConfigRows&) const override { throw Error("not used"); }
     bool partial_reads() const override { return true; }
@@ -62,16 +66,16 @@ private:
 
 }  // namespace
 
-TEST_CASE("streamed layout config groups equal config_groups and read at most chunk_rows rows per call") {
+TEST_CASE("streamed layout config groups equal config_groups and read at most chunk_bytes of rows per call") {
     const int64_t c = 50, row = 3 * kLayoutConfigDim;
     RowsSource src(Task::kLayout, c, row);
     Rng rng(5);
     for (auto& v : src.layout) v = static_cast<int8_t>(static_cast<int>(rng.uniform_int(7)) - 1);
-    // Duplicates across chunk boundaries (chunk_rows = 4): row 9 = row 2, row 33 = row 2, row 47 = row 20.
+    // Duplicates across chunk boundaries (4 rows per chunk): row 9 = row 2, row 33 = row 2, row 47 = row 20.
     for (auto [dst, from] : {std::pair{9, 2}, std::pair{33, 2}, std::pair{47, 20}, std::pair{21, 20}})
         std::copy_n(src.layout.begin() + from * row, row, src.layout.begin() + dst * row);
     const std::vector<int64_t> expected = config_groups(src.layout, row, c);
-    const std::vector<int64_t> got = config_groups_streamed(src, 0, c, 4);
+    const std::vector<int64_t> got = config_groups_streamed(src, 0, c, /*chunk_bytes=*/4 * row + 5);
     CHECK(got == expected);
     CHECK(got[9] == 2);
     CHECK(got[33] == 2);
@@ -88,10 +92,11 @@ TEST_CASE("streamed tile config groups treat -0 as +0 and refuse NaN") {
     src.tile.at(0, 0) = 0.0f;
     src.tile.at(3, 0) = -0.0f;  // row 3 equals row 0 numerically
     const std::vector<int64_t> expected = config_groups(src.tile.cview());
-    CHECK(config_groups_streamed(src, 0, c, 2) == expected);
+    CHECK(config_groups_streamed(src, 0, c, 2 * 96) == expected);
+    CHECK(src.max_request == 2);
     CHECK(expected[3] == 0);
     src.tile.at(4, 5) = std::numeric_limits<float>::quiet_NaN();
-    CHECK_THROWS_AS(config_groups_streamed(src, 0, c, 2), Error);
+    CHECK_THROWS_AS(config_groups_streamed(src, 0, c, 2 * 96), Error);
 }
 
 TEST_CASE("dedupe_by_groups equals dedupe_configs on the subset's rows for min, mean and keep") {
