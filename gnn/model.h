@@ -118,8 +118,10 @@ public:
     /// state, layer states freed as it goes). training enables dropout, whose masks come from rng
     /// (required when training with dropout > 0). Throws segrank::Error on invalid input (shapes, ids).
     Tensor encode(const SegmentInput& in, EncodeSaved* saved, bool training = false, Rng* rng = nullptr);
-    /// Accumulates parameter gradients from dreadout [K, 2H].
-    void encode_backward(ConstMatrixView dreadout, const EncodeSaved& saved);
+    /// Accumulates parameter gradients from dreadout [K, 2H]. Consumes `saved`: each layer's activations
+    /// are freed as soon as the backward has passed them (peak memory); a second call on the same state
+    /// throws segrank::Error.
+    void encode_backward(ConstMatrixView dreadout, EncodeSaved& saved);
 
     /// Scores [K] from readout [K, 2H] (layout: tile_config unused; tile late join: [K, 24] required).
     Tensor head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSaved* saved) const;

@@ -126,14 +126,16 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
     st.argmax.assign(static_cast<size_t>(k * h), -1);
     mixed_readout_forward(readout.view(), st.argmax, in.num_pooled, rows_of(st, layers, k, h));
     if (!keep) st = EncodeSaved{};
+    else st.dep[layers] = Tensor(), st.base[layers] = Tensor();  // the readout backward needs argmax only
     return readout;
 }
 
-void Model::encode_backward(ConstMatrixView dreadout, const EncodeSaved& st) {
+void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
     const SegmentInput& in = st.input;
     const int64_t layers = cfg_.layers, n = in.num_nodes(), h = cfg_.hidden, k = in.k;
     SEGRANK_CHECK(static_cast<int64_t>(st.dep.size()) == layers + 1 && st.emb.rows() == n,
-                  "Model::encode_backward: the saved state is not from a training encode of this model");
+                  "Model::encode_backward: the saved state is not from a training encode of this model (or was "
+                  "already consumed by encode_backward)");
     SEGRANK_CHECK(dreadout.rows == k && dreadout.cols == 2 * h, "Model::encode_backward: dreadout [", dreadout.rows,
                   ", ", dreadout.cols, "], expected [", k, ", ", 2 * h, "]");
     const bool drop = st.training && cfg_.dropout > 0.0f;
@@ -192,8 +194,14 @@ void Model::encode_backward(ConstMatrixView dreadout, const EncodeSaved& st) {
         }
         dbase = std::move(pbase);
         ddep = std::move(pdep);
+        // Layer l is done: its saved LN state and its inputs (layer l-1 rows) are never read again.
+        st.dep_conv[l - 1] = SageConv::Saved{};
+        st.base_conv[l - 1] = SageConv::Saved{};
+        st.dep[l - 1] = Tensor();
+        st.base[l - 1] = Tensor();
     }
     input_backward(st, dbase.size() > 0 ? dbase.cview() : ConstMatrixView{}, ddep.cview());
+    st.emb = Tensor();  // consumed: a second backward on this state is refused by the check above
 }
 
 }  // namespace segrank

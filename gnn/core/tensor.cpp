@@ -19,20 +19,29 @@ namespace {
 // Large blocks (activations of a full graph are hundreds of MB: [n*K, H] floats) are created and freed
 // many times per training step. On VMs page faults dominate such a step (measured on the 2-core CI
 // machine type: ~7 us per 4 KiB fault, 1.9 s to first-touch 256 MiB; 0.04 s with 2 MiB transparent huge
-// pages). So blocks >= 4 MiB are mapped with MADV_HUGEPAGE and, when freed, kept in a cache for reuse.
-// The cache never lets live + cached bytes exceed the high-water mark of live bytes alone: on a miss it
-// first unmaps cached blocks, so peak RSS is what it would be if every block were returned at once.
+// pages). So blocks >= 256 KiB are mapped (>= 4 MiB: with MADV_HUGEPAGE) and, when freed, kept in a cache
+// for reuse (glibc would hand such blocks back to the kernel and fault them in again every step).
+// The cache never lets live + cached bytes exceed the high-water mark of live bytes alone by more than
+// 1/8 (at least 64 MiB): on a miss it first unmaps cached blocks, so peak RSS stays within that margin of
+// what it would be if every block were returned at once.
 constexpr size_t kHugePage = size_t{2} << 20;
-constexpr size_t kMapThreshold = size_t{4} << 20;
+constexpr size_t kMapThreshold = size_t{256} << 10;  ///< blocks from here on are mapped and cached
+constexpr size_t kHugeThreshold = size_t{4} << 20;   ///< blocks from here on are huge-page aligned
 
 size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 size_t request_bytes(int64_t n) {
     const size_t bytes = round_up(static_cast<size_t>(n) * sizeof(float), 64);
-    return bytes >= kMapThreshold ? round_up(bytes, kHugePage) : bytes;
+    if (bytes >= kHugeThreshold) return round_up(bytes, kHugePage);
+    return bytes >= kMapThreshold ? round_up(bytes, size_t{64} << 10) : bytes;
 }
 
 void* map_block(size_t bytes) {
+    if (bytes < kHugeThreshold) {  // page-aligned mapping (>= 64-byte alignment), no huge pages
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        return p;
+    }
     // Over-map by one huge page, then unmap the unaligned head and the tail: [a, a + bytes) stays.
     const size_t span = bytes + kHugePage;
     void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -62,7 +71,7 @@ public:
             return {p, got, false};
         }
         // Miss: release cached blocks (largest first) until live + cached + new fits the high-water mark.
-        const size_t cap = std::max(peak_, live_ + bytes);
+        const size_t cap = std::max(peak_ + slack(), live_ + bytes);
         while (!free_.empty() && live_ + cached_ + bytes > cap) {
             auto last = std::prev(free_.end());
             munmap(last->second, last->first);
@@ -74,6 +83,15 @@ public:
         peak_ = std::max(peak_, live_);
         return {p, bytes, true};
     }
+    size_t trim() {
+        std::lock_guard<std::mutex> lock(mu_);
+        const size_t freed = cached_;
+        for (auto& [b, p] : free_) munmap(p, b);
+        free_.clear();
+        cached_ = 0;
+        peak_ = live_;
+        return freed;
+    }
     void release(void* p, size_t bytes) {
         std::lock_guard<std::mutex> lock(mu_);
         live_ -= bytes;
@@ -82,6 +100,10 @@ public:
     }
 
 private:
+    // Blocks of different sizes cannot always stand in for each other, so a cache held strictly at the
+    // live high-water mark misses (and faults) every step; 1/8 of it (at least 64 MiB) of slack avoids that.
+    size_t slack() const { return std::max(peak_ / 8, size_t{64} << 20); }
+
     std::mutex mu_;
     std::multimap<size_t, void*> free_;
     size_t live_ = 0, cached_ = 0, peak_ = 0;
@@ -124,6 +146,8 @@ Tensor::Tensor(int64_t rows, int64_t cols, bool zero) : rows_(rows), cols_(cols)
 Tensor::Tensor(int64_t rows, int64_t cols) : Tensor(rows, cols, true) {}
 
 Tensor::Tensor(int64_t n) : Tensor(n, 1, true) { rank_ = 1; }
+
+size_t release_cached_tensor_memory() { return block_cache().trim(); }
 
 Tensor Tensor::uninit(int64_t rows, int64_t cols) { return Tensor(rows, cols, false); }
 

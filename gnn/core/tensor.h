@@ -39,6 +39,11 @@ struct ConstMatrixView {
     bool contiguous() const { return stride == cols; }
 };
 
+/// Returns every cached large tensor block to the kernel and restarts the cache's high-water mark at the
+/// current live bytes (gnn/core/tensor.cpp keeps freed blocks >= 256 KiB for reuse). Returns the bytes
+/// released. Call between phases whose shapes differ (e.g. benchmark modes).
+size_t release_cached_tensor_memory();
+
 /// Owning float32 tensor of rank 1 ([n], stored as rows=n, cols=1 view-wise) or rank 2 ([rows, cols]).
 /// Contiguous row-major, 64-byte aligned, zero-initialized, move-only (`clone()` copies).
 class Tensor {

@@ -46,6 +46,7 @@ double median(std::vector<double> v) {
 
 ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segments, int64_t k, int warmup,
                     int steps, uint64_t seed) {
+    release_cached_tensor_memory();  // each mode starts without the previous mode's cached blocks
     bench::reset_peak_rss();
     Model model(mc);
     model.params().initialize(seed);
@@ -175,6 +176,8 @@ int run_bench(int argc, char** argv) {
     probe.config_values = probe_values;
     const DependencePlan plan = Model(mc).plan(probe);
     const double dep_frac = static_cast<double>(plan.nodes.back().size()) / static_cast<double>(g.full.feat.rows());
+    std::string dep_per_layer;
+    for (const auto& nodes : plan.nodes) dep_per_layer += (dep_per_layer.empty() ? "" : ", ") + std::to_string(nodes.size());
 
     const bench::GemmRate gemm = bench::measure_gemm(g.full.feat.rows() * 4, mc.hidden, mc.hidden, 5);
     const double spmm_gbps = bench::measure_spmm_gbps(g.full.graph.operands, k * mc.hidden, 5);
@@ -238,7 +241,7 @@ int run_bench(int argc, char** argv) {
        << mc.feat_dim << ", \"configs_k\": " << k << ", \"hidden\": " << mc.hidden << ", \"layers\": " << mc.layers
        << ", \"segments\": " << g.segments.size() << ", \"max_nodes\": " << max_nodes << ", \"threads\": "
        << num_threads() << ", \"steps\": " << steps << ", \"warmup\": " << warmup
-       << ", \"config_dependent_node_frac\": " << dep_frac << ", \"gemm_forward_gflops\": " << gemm.forward_gflops
+       << ", \"config_dependent_node_frac\": " << dep_frac << ", \"dependent_nodes_per_layer\": [" << dep_per_layer << "]" << ", \"gemm_forward_gflops\": " << gemm.forward_gflops
        << ", \"gemm_weight_grad_gflops\": " << gemm.weight_grad_gflops << ", \"spmm_gb_per_s\": " << spmm_gbps
        << ", \"segment_mode_timed\": \"one fresh segment fwd+bwd + forward-only of every other config-dependent segment"
           " for the K configs + AdamW\", ";
