@@ -106,9 +106,11 @@ void lnact_forward_rows(MatrixView z, MatrixView xhat, std::span<float> rstd, Co
         float* zi = z.row(r);
         const float* si = self.row(r);
         float mean = 0.0f;
+#pragma omp simd reduction(+ : mean)
         for (int64_t c = 0; c < n; ++c) mean += zi[c];
         mean /= static_cast<float>(n);
         float var = 0.0f;
+#pragma omp simd reduction(+ : var)
         for (int64_t c = 0; c < n; ++c) var += (zi[c] - mean) * (zi[c] - mean);
         var /= static_cast<float>(n);
         const float rs = 1.0f / std::sqrt(var + kLayerNormEps);
@@ -155,6 +157,7 @@ void lnact_backward_rows(MatrixView dz, ConstMatrixView g, ConstMatrixView xhat,
                 break;
         }
         float sum_g = 0.0f, sum_gh = 0.0f;
+#pragma omp simd reduction(+ : sum_g, sum_gh)
         for (int64_t c = 0; c < n; ++c) {
             const float gg = dy[c] * gamma[c];
             sum_g += gg;
