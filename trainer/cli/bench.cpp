@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gnn/core/parallel.h"
@@ -32,6 +34,26 @@ struct ModeResult {
     int64_t stale_forwards = 0, skipped_segments = 0;
     double median_page_faults = 0;  ///< minor faults per timed step (getrusage)
 };
+
+// "model name" of /proc/cpuinfo and the 1-minute load average (machine facts for the JSON; "" / -1 if absent).
+std::string cpu_model() {
+    std::ifstream f("/proc/cpuinfo");
+    for (std::string line; std::getline(f, line);)
+        if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+            std::string v = line.substr(line.find(':') + 1);
+            v.erase(0, v.find_first_not_of(' '));
+            std::string out;
+            for (char c : v) out += (c == '"' || c == '\\') ? ' ' : c;
+            return out;
+        }
+    return "";
+}
+double load_average() {
+    std::ifstream f("/proc/loadavg");
+    double v = -1;
+    f >> v;
+    return v;
+}
 
 long minor_faults() {
     rusage u{};
@@ -182,6 +204,7 @@ int run_bench(int argc, char** argv) {
     const bench::GemmRate gemm = bench::measure_gemm(g.full.feat.rows() * 4, mc.hidden, mc.hidden, 5);
     const double spmm_gbps = bench::measure_spmm_gbps(g.full.graph.operands, k * mc.hidden, 5);
 
+    const double load_before = load_average();
     std::cerr << "bench: " << npz << " n=" << g.full.feat.rows() << " F'=" << mc.feat_dim << " K=" << k
               << " segments=" << g.segments.size() << "\n";
     std::set<std::string> modes;
@@ -236,7 +259,9 @@ int run_bench(int argc, char** argv) {
         }
         js << "}";
     };
-    js << "{\"bench\": \"layout_training_step\", \"npz\": \"" << npz << "\", \"nodes\": " << g.full.feat.rows()
+    js << "{\"bench\": \"layout_training_step\", \"cpu\": \"" << cpu_model() << "\", \"nproc\": "
+       << std::thread::hardware_concurrency() << ", \"load_average_before\": " << load_before
+       << ", \"load_average_after\": " << load_average() << ", \"npz\": \"" << npz << "\", \"nodes\": " << g.full.feat.rows()
        << ", \"edges\": " << g.num_edges << ", \"configurable_nodes\": " << g.num_config_nodes << ", \"feat_dim\": "
        << mc.feat_dim << ", \"configs_k\": " << k << ", \"hidden\": " << mc.hidden << ", \"layers\": " << mc.layers
        << ", \"segments\": " << g.segments.size() << ", \"max_nodes\": " << max_nodes << ", \"threads\": "
