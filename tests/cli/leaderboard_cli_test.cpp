@@ -88,7 +88,7 @@ TEST_CASE("segrank leaderboard reports every problem with file:line, still score
     CHECK(e[1].find("valid")->as_bool() == false);
 }
 
-TEST_CASE("segrank leaderboard: --missing error invalidates partial submissions; a test split is refused") {
+TEST_CASE("segrank leaderboard: --missing error invalidates partial submissions, a test split is refused") {
     const Setup s = setup("lb_cli_missing");
     const auto r = run_command(segrank_binary().string() + " leaderboard --missing error --truth " + s.root.string() +
                                " " + s.c.string());

@@ -192,7 +192,7 @@ TEST_CASE("every validation error names file:line") {
     }
 }
 
-TEST_CASE("all problems of a file are reported, not only the first; warnings keep it valid") {
+TEST_CASE("all problems of a file are reported, not only the first, warnings keep it valid") {
     const auto s = check("ID,TopConfigs\r\ntile:xla:k1,0;1;2;3;4;5\r\ntile:xla:k2,0;1;9\r\n"
                          "layout:xla:random:g1,0;0;1;2\r\nnope\r\n", MissingPolicy::kSkip);
     INFO(all_issues(s));
@@ -300,7 +300,7 @@ TEST_CASE("worst_scores lists the slowest config first and gives equal targets e
           std::vector<float>{2, 1, 3, 0, 5, 4, 5});
 }
 
-TEST_CASE("a test split without runtimes is refused with a clear error; a wrong split lists what exists") {
+TEST_CASE("a test split without runtimes is refused with a clear error, a wrong split lists what exists") {
     const auto root = scratch_dir("lb_test_split");
     const auto dir = root / "npz/tile/xla/test";
     std::filesystem::create_directories(dir);
@@ -333,7 +333,7 @@ TEST_CASE("truth from an HDF5 store gives the same scores as the npz truth") {
     CHECK_THROWS_WITH_AS(load_truth({h5, h5}, Split::kValid), doctest::Contains("given twice"), Error);
 }
 
-TEST_CASE("tables: text, Markdown and CSV list rank, name, scores, blanks for absent collections; JSON parses") {
+TEST_CASE("tables: text, Markdown and CSV list rank, name, scores, blanks for absent collections, JSON parses") {
     const Truth& t = fixture_truth();
     std::vector<LeaderboardEntry> entries;
     entries.push_back(score_submission(check_submission_text(test::lb_submission_a(), "dir/a.csv", t, MissingPolicy::kWorst), t, MissingPolicy::kWorst));

@@ -59,7 +59,7 @@ std::filesystem::path fake_run(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("parse_json reads objects, arrays, escapes and numbers; errors name line:column") {
+TEST_CASE("parse_json reads objects, arrays, escapes and numbers, errors name line:column") {
     const JsonValue v = parse_json("{\"a\": [1, -2.5e3, true, null],\n \"s\": \"x\\n\\u00e9\\ud83d\\ude00\"}", "t.json");
     REQUIRE(v.is_object());
     const auto& a = v.find("a")->items();
@@ -79,7 +79,7 @@ TEST_CASE("parse_json reads objects, arrays, escapes and numbers; errors name li
     CHECK(json_quote("a\"b\n") == "\"a\\\"b\\u000a\"");
 }
 
-TEST_CASE("load_run reads train points, evals with collections, config and report; torn last line is a note") {
+TEST_CASE("load_run reads train points, evals with collections, config and report, torn last line is a note") {
     const auto dir = fake_run("report_load");
     {
         std::ofstream f(dir / "metrics.jsonl", std::ios::app);
