@@ -4,6 +4,15 @@
 #include <cstdint>
 #include <functional>
 
+/// Function multiversioning for hot element-wise loops: the libraries are built for baseline x86-64, so
+/// without this the compiler vectorizes with SSE2 only. GCC emits AVX-512, AVX2 and default clones and
+/// an ifunc picks one at load time (off under AddressSanitizer and on other targets).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define SEGRANK_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SEGRANK_SIMD_CLONES
+#endif
+
 namespace segrank {
 
 /// Runs fn(chunk_begin, chunk_end) over [begin, end) split into chunks of about `grain` items,

@@ -19,16 +19,33 @@ void check_state(const char* op, const MixedRows& in) {
                   in.h);
 }
 
+// d[c] += s[c] and d[c] += a * s[c], c < n (cloned for AVX-512 / AVX2: rows are K*H = thousands of floats).
+SEGRANK_SIMD_CLONES
+void add_to(float* __restrict d, const float* __restrict s, int64_t n) {
+    for (int64_t c = 0; c < n; ++c) d[c] += s[c];
+}
+SEGRANK_SIMD_CLONES
+void axpy_to(float* __restrict d, float a, const float* __restrict s, int64_t n) {
+    for (int64_t c = 0; c < n; ++c) d[c] += a * s[c];
+}
+// Max pooling step with the first argmax kept on ties: one pooled node's row r [H].
+SEGRANK_SIMD_CLONES
+void pool_row(double* __restrict sum, float* __restrict mx, int32_t* __restrict arg, const float* __restrict r,
+              int32_t v, int64_t h) {
+#pragma omp simd
+    for (int64_t c = 0; c < h; ++c) {
+        sum[c] += r[c];
+        const bool gt = r[c] > mx[c] || arg[c] < 0;
+        mx[c] = gt ? r[c] : mx[c];
+        arg[c] = gt ? v : arg[c];
+    }
+}
+
 // Adds row(u) of the mixed state into acc (K*H) — dep rows directly, base rows into bacc (H).
 inline void add_row(float* acc, float* bacc, int32_t u, const MixedRows& in, int64_t w) {
     const int32_t p = in.pos[u];
-    if (p >= 0) {
-        const float* r = in.dep.row(p);
-        for (int64_t c = 0; c < w; ++c) acc[c] += r[c];
-    } else {
-        const float* r = in.base.row(u);
-        for (int64_t c = 0; c < in.h; ++c) bacc[c] += r[c];
-    }
+    if (p >= 0) add_to(acc, in.dep.row(p), w);
+    else add_to(bacc, in.base.row(u), in.h);
 }
 
 }  // namespace
@@ -64,7 +81,7 @@ void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_n
             const int32_t p = din.pos[v];
             float* d = p >= 0 ? din.ddep.row(p) : din.dbase.row(v);
             if (p >= 0) {
-                for (int64_t c = 0; c < w; ++c) d[c] += g[c];
+                add_to(d, g, w);
             } else {
                 for (int64_t k = 0; k < din.k; ++k)
                     for (int64_t c = 0; c < din.h; ++c) d[c] += g[k * din.h + c];
@@ -124,7 +141,7 @@ void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<cons
                 const float s = fwd_inv_deg[v];
                 const float* g = dout.row(o);
                 if (p >= 0) {
-                    for (int64_t c = 0; c < w; ++c) d[c] += s * g[c];
+                    axpy_to(d, s, g, w);
                 } else {
                     for (int64_t k = 0; k < din.k; ++k)
                         for (int64_t c = 0; c < din.h; ++c) d[c] += s * g[k * din.h + c];
@@ -166,13 +183,7 @@ void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t nu
             float* mx = mean + h;
             int32_t* arg = argmax.data() + k * h;
             for (int64_t c = 0; c < h; ++c) sum[c] = bsum[c], mx[c] = bmax[c], arg[c] = barg[c];
-            for (int32_t v : dep_nodes) {
-                const float* r = in.dep.row(in.pos[v]) + k * h;
-                for (int64_t c = 0; c < h; ++c) {
-                    sum[c] += r[c];
-                    if (r[c] > mx[c] || arg[c] < 0) mx[c] = r[c], arg[c] = v;
-                }
-            }
+            for (int32_t v : dep_nodes) pool_row(sum.data(), mx, arg, in.dep.row(in.pos[v]) + k * h, v, h);
             for (int64_t c = 0; c < h; ++c) mean[c] = static_cast<float>(sum[c] * inv_n);
         }
     });

@@ -11,13 +11,6 @@
 
 namespace segrank {
 
-// Function multiversioning for the hot element-wise loops (GCC/Clang ifunc; one binary for every x86-64).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define SEGRANK_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define SEGRANK_SIMD_CLONES
-#endif
-
 namespace {
 constexpr float kLeakySlope = 0.01f;  // torch default
 constexpr float kInvSqrt2 = 0.70710678118654752f;
