@@ -104,7 +104,7 @@ print('OK')
     CHECK(py.exit_code == 0);
 }
 
-TEST_CASE("ingest refuses to overwrite without --force and writes nothing; --force overwrites") {
+TEST_CASE("ingest refuses to overwrite without --force and writes nothing, --force overwrites") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const fs::path out = scratch_dir("ingest_force");
     const fs::path pb = data / "xla_tuning" / "op_tuning_data.pb";

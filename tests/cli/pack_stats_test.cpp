@@ -46,7 +46,7 @@ TEST_CASE("segrank stats prints the DATA_FORMATS.md 6 counts of the tile samples
     }
 }
 
-TEST_CASE("segrank pack then stats on the store prints the same table; --json agrees") {
+TEST_CASE("segrank pack then stats on the store prints the same table, --json agrees") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const auto dir = scratch_dir("cli_pack");
     const std::string bin = segrank_binary().string();

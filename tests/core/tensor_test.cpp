@@ -56,7 +56,7 @@ TEST_CASE("parallel_for visits every index exactly once") {
     for (int h : hits) CHECK(h == 1);
 }
 
-TEST_CASE("large tensors reuse freed storage and are still zero-filled; uninit keeps the shape") {
+TEST_CASE("large tensors reuse freed storage and are still zero-filled, uninit keeps the shape") {
     const int64_t rows = 40000, cols = 64;  // 10 MB: the huge-page block path
     float* first = nullptr;
     {

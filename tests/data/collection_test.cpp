@@ -79,7 +79,7 @@ TEST_CASE("discovery finds every split of a TpuGraphs tree from npz/ or its pare
     CHECK_THROWS_WITH_AS(src.load_tile(0, ConfigRows::all()), doctest::Contains("holds layout graphs"), Error);
 }
 
-TEST_CASE("a loose folder of npz files is one collection; task from keys, split from the name") {
+TEST_CASE("a loose folder of npz files is one collection, task from keys, split from the name") {
     const auto dir = test::scratch_dir("coll_loose") / "layout_nlp_random_valid";
     std::filesystem::create_directories(dir);
     save_layout_npz(layout("z"), dir / "z.npz");

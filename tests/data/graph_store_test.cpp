@@ -200,7 +200,7 @@ TEST_CASE("h5py opens a packed store and sees the documented schema") {
           "segrank-graph-store 1 tile:xla valid ['g0'] (100, 24) float32 24 gzip uint8 [[1, 0], [2, 1]] 100 1099\n");
 }
 
-TEST_CASE("a store written without finish() leaves no file; non-stores are rejected") {
+TEST_CASE("a store written without finish() leaves no file, non-stores are rejected") {
     const auto dir = test::scratch_dir("store_abort");
     {
         GraphStoreWriter w(dir / "a.h5", CollectionId{}, dir);

@@ -102,7 +102,7 @@ TEST_CASE("make_npy_header matches numpy's np.save bytes for every supported dty
     }
 }
 
-TEST_CASE("npy header parser accepts v2/v3, '=' prefixes and any key order; rejects bad input") {
+TEST_CASE("npy header parser accepts v2/v3, '=' prefixes and any key order, rejects bad input") {
     auto v2 = [](const std::string& text, int major) {
         std::string s = "\x93NUMPY";
         s += static_cast<char>(major);

@@ -151,7 +151,7 @@ TEST_CASE("segments whose pooled nodes are more than L hops from configurable no
     CHECK(tile.segment_depends_on_config(none.input()));
 }
 
-TEST_CASE("same seed gives the same parameters and scores; 1 and 2 threads agree to 1e-6") {
+TEST_CASE("same seed gives the same parameters and scores, 1 and 2 threads agree to 1e-6") {
     TinySegment seg = make_tiny_segment(60, 4, 4, {3, 30});
     ModelConfig cfg = tiny_config(ModelTask::kLayout, 4);
     cfg.hidden = 32;

@@ -40,7 +40,7 @@ std::vector<int64_t> edges_of(const HloModule& m) {
 
 }  // namespace
 
-TEST_CASE("fusion links to its fused root; fused parameters get no edge to the caller's operands") {
+TEST_CASE("fusion links to its fused root, fused parameters get no edge to the caller's operands") {
     // fused_computation: 0 p0, 1 p1, 2 add(p0,p1)=root | entry: 3 a, 4 b, 5 fusion(a,b) calls fused
     HloModule m;
     m.computations.push_back(comp(1, "fused_computation", 12,
@@ -69,7 +69,7 @@ TEST_CASE("conditional links to every branch root and to its operands") {
     CHECK(edges_of(m) == std::vector<int64_t>{1, 0, 3, 2, 6, 1, 6, 3, 6, 4, 6, 5});
 }
 
-TEST_CASE("duplicate operands give one edge; edges are sorted by (user, producer)") {
+TEST_CASE("duplicate operands give one edge, edges are sorted by (user, producer)") {
     // 0 x, 1 y, 2 multiply(y, x, y, x) -> edges (2,0), (2,1) only
     HloModule m;
     m.computations.push_back(comp(1, "main", 3, {ins(5, "parameter"), ins(4, "parameter"),
@@ -84,7 +84,7 @@ TEST_CASE("a repeated called computation id yields a single edge") {
     CHECK(edges_of(m) == std::vector<int64_t>{1, 0});
 }
 
-TEST_CASE("node order is computations then instructions in stored order; opcodes map by name") {
+TEST_CASE("node order is computations then instructions in stored order, opcodes map by name") {
     HloModule m;
     m.computations.push_back(comp(1, "a", 2, {ins(1, "parameter"), ins(2, "tanh", {1})}));
     m.computations.push_back(comp(2, "b", 3, {ins(3, "no-such-op")}));

@@ -28,7 +28,7 @@ TEST_CASE("S(6) keeps 6 leading dims but sums and multiplies all of them") {
     CHECK(f[28] == 5040.0f);
 }
 
-TEST_CASE("element type one-hot follows the upstream order (BF16 at 15, TUPLE at 18); unknown types are all zero") {
+TEST_CASE("element type one-hot follows the upstream order (BF16 at 15, TUPLE at 18), unknown types are all zero") {
     auto slot_of = [](int32_t type) {
         hlo::Instruction i;
         i.shape.element_type = type;

@@ -113,7 +113,7 @@ TEST_CASE("a ModuleTuningData holding only its module (only field 1 on the wire)
     CHECK(f.modules[0].module.name == "tiny.1");
 }
 
-TEST_CASE("scalar constants decode bf16, s32 and pred literals; non-scalar literals give none") {
+TEST_CASE("scalar constants decode bf16, s32 and pred literals, non-scalar literals give none") {
     auto mt = tiny_module_tuning();
     auto* c = mt.mutable_module()->mutable_computations(0)->mutable_instructions(1);
     c->mutable_literal()->clear_f32s();

@@ -79,7 +79,7 @@ TEST_CASE("on the featurized layout module the npz path scores every run and sep
     CHECK(tau > 0.0);
 }
 
-TEST_CASE("the public tile npz samples (test split, no labels) get scores; most configs fit VMEM") {
+TEST_CASE("the public tile npz samples (test split, no labels) get scores, most configs fit VMEM") {
     SEGRANK_REQUIRE_SHARED_DATA(dir);
     const auto hw = hw::tpu_v3_core();
     int files = 0;

@@ -68,7 +68,7 @@ TEST_CASE("matmul MXU time: rows pad to 8, K and N pad to 128, plus weight loads
     CHECK(hw::matmul_mxu_ns(4, 64, 129, 128, hw, false) < hw::matmul_mxu_ns(4, 64, 129, 128, hw));
 }
 
-TEST_CASE("VPU time: vregs x ops / 2 vreg-ops per cycle; cost classes order cheap < medium < expensive") {
+TEST_CASE("VPU time: vregs x ops / 2 vreg-ops per cycle, cost classes order cheap < medium < expensive") {
     const auto hw = hw::tpu_v3_core();
     CHECK(hw::vpu_ns(1024, 1.0, hw) == doctest::Approx(512 / hw.clock_hz * 1e9));
     CHECK(hw::vpu_ops_per_element("add", hw) < hw::vpu_ops_per_element("exponential", hw));
@@ -80,7 +80,7 @@ TEST_CASE("VPU time: vregs x ops / 2 vreg-ops per cycle; cost classes order chea
     CHECK(w.mxu_ns == 0);
 }
 
-TEST_CASE("collective time: ring 2(p-1)/p bytes over the links plus latency; 0 for one replica") {
+TEST_CASE("collective time: ring 2(p-1)/p bytes over the links plus latency, 0 for one replica") {
     const auto hw = hw::tpu_v3_core();
     CHECK(hw::collective_ns(1000000, 1, hw) == 0);
     CHECK(hw::collective_ns(1000000, 8, hw) ==
@@ -115,7 +115,7 @@ TEST_CASE("convolution as implicit GEMM: fusion.191's 3x3 conv on hand-computed 
     CHECK(hw::op_work(conv, conv.shape, {&lhs_t, &rhs}, hw, {}).vpu_ns > 0);
 }
 
-TEST_CASE("reduce over the lane (sublane) dim pays the XLU penalty; over a major dim it does not") {
+TEST_CASE("reduce over the lane (sublane) dim pays the XLU penalty, over a major dim it does not") {
     const auto hw = hw::tpu_v3_core();
     const auto in = array(et::kF32, {4, 64, 256}, {2, 1, 0});
     auto lane = op("reduce", array(et::kF32, {4, 64}, {1, 0}));

@@ -84,7 +84,7 @@ TEST_CASE("padded bytes never shrink when a dimension grows, and never undercut 
     }
 }
 
-TEST_CASE("a minor dim of 3 costs 128/3 of the dense bytes; moving it major removes the waste") {
+TEST_CASE("a minor dim of 3 costs 128/3 of the dense bytes, moving it major removes the waste") {
     const auto rgb_minor = array(et::kF32, {64, 256, 3}, {2, 1, 0});
     const auto rgb_major = array(et::kF32, {64, 256, 3}, {1, 0, 2});
     CHECK(hw::padded_bytes(rgb_minor) == 64 * 256 * 128 * 4);

@@ -65,7 +65,7 @@ TEST_CASE("same seed gives identical synthetic graphs, a different seed differen
     CHECK(synth_layout(small(1), 1).graph.num_nodes() != la.graph.num_nodes());
 }
 
-TEST_CASE("synthetic graphs pass validation; runtimes vary with the config") {
+TEST_CASE("synthetic graphs pass validation, runtimes vary with the config") {
     for (int64_t i = 0; i < 4; ++i) {
         CAPTURE(i);
         const SynthTile t = synth_tile(small(7), i);

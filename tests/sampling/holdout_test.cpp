@@ -12,7 +12,7 @@
 
 using namespace segrank;
 
-TEST_CASE("k-fold over graphs partitions the ids; every graph is held out in exactly one fold") {
+TEST_CASE("k-fold over graphs partitions the ids, every graph is held out in exactly one fold") {
     std::vector<int64_t> ids;
     for (int64_t i = 0; i < 15; ++i) ids.push_back(i * 3);
     std::multiset<int64_t> held;

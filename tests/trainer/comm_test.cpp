@@ -29,7 +29,7 @@ TEST_CASE("LocalCommunicator is rank 0 of 1 and its reductions leave data unchan
     comm.barrier();
 }
 
-TEST_CASE("LocalCommunicator broadcast from root 0 keeps the data; another root is an error") {
+TEST_CASE("LocalCommunicator broadcast from root 0 keeps the data, another root is an error") {
     LocalCommunicator comm;
     std::vector<float> p = {1, 2, 3};
     comm.broadcast(std::span<float>(p), 0);

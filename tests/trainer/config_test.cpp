@@ -66,7 +66,7 @@ TEST_CASE("configs/tiny.toml is a valid config with a small step count") {
     CHECK(cfg.train.steps <= 200);
 }
 
-TEST_CASE("an empty config is the defaults; keys set in the file are read with their types") {
+TEST_CASE("an empty config is the defaults, keys set in the file are read with their types") {
     CHECK(load_config_string("", "empty.toml") == RunConfig{});
     const RunConfig cfg = load_config_string(R"(
 [data]

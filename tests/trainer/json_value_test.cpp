@@ -27,7 +27,7 @@ TEST_CASE("parsed JSON values record the line and column of their first characte
     CHECK(JsonValue::number(1).line() == 0);
 }
 
-TEST_CASE("integer literals keep their exact int64 value; fractions, exponents and overflow do not") {
+TEST_CASE("integer literals keep their exact int64 value, fractions, exponents and overflow do not") {
     const JsonValue v = parse_json("[0, -7, 9007199254740993, 1.0, 1e2, 99999999999999999999, \"3\"]", "i");
     const auto& it = v.items();
     REQUIRE(it.size() == 7);
