@@ -54,7 +54,10 @@ ConstMatrixView tile_view(const PreparedGraph& g, const ConfigBatch& batch, std:
 
 std::string config_list(std::span<const int64_t> configs) {
     std::string s;
-    for (size_t i = 0; i < configs.size() && i < 64; ++i) s += (i ? "," : "") + std::to_string(configs[i]);
+    for (size_t i = 0; i < configs.size() && i < 64; ++i) {
+        if (i) s += ',';
+        s += std::to_string(configs[i]);  // appended separately: GCC 12 -Wrestrict false positive on "," + str
+    }
     if (configs.size() > 64) s += ",...";
     return s;
 }

@@ -1,8 +1,8 @@
 // `segrank bench [--json]` (issue 9 item 9): times one layout training step on a graph, full-graph and
 // with contiguous segments, with and without exact config independence, measures GEMM GFLOP/s and SpMM
 // GB/s, and runs the PyTorch peer (../shared/peers/torch_reference.py) on the same npz in the same run.
-// Every reported time is a median over --steps steps after --warmup steps. `--memory` is reserved for
-// the memory benchmark (another issue).
+// Every reported time is a median over --steps steps after --warmup steps. `--memory` switches to the
+// GST memory benchmark (trainer/cli/bench_memory.cpp, issue 6), which has its own options.
 #include <cxxopts.hpp>
 
 #include <sys/resource.h>
@@ -160,7 +160,7 @@ int run_bench(int argc, char** argv) {
         ("peer-warmup", "peer warmup steps", cxxopts::value<int>()->default_value("1"))
         ("python", "interpreter with torch", cxxopts::value<std::string>()->default_value("/usr/bin/python3"))
         ("peer-script", "peer script", cxxopts::value<std::string>()->default_value("../shared/peers/torch_reference.py"))
-        ("memory", "memory benchmark (reserved; not part of this command yet)")
+        ("memory", "run the GST memory benchmark instead (see `segrank bench --memory --help`)")
         ("json", "print one JSON object on stdout")
         ("h,help", "show help");
     const auto a = opts.parse(argc, argv);
@@ -170,15 +170,27 @@ int run_bench(int argc, char** argv) {
     }
     // No allocator tuning here: the benchmark runs the engine exactly as `segrank train` does (large
     // tensors are huge-page mappings, gnn/core/tensor.cpp).
-    SEGRANK_CHECK(!a.count("memory"), "segrank bench --memory: the memory benchmark is not implemented in this build");
     const int steps = a["steps"].as<int>(), warmup = a["warmup"].as<int>();
     const int64_t k = a["configs"].as<int64_t>();
-    SEGRANK_CHECK(steps >= 1 && warmup >= 0, "bench: --steps must be >= 1 and --warmup >= 0");
+    SEGRANK_CHECK(steps >= 1 && warmup >= 0, "--steps must be >= 1 and --warmup >= 0");
+    SEGRANK_CHECK(a["threads"].as<int>() >= 1, "--threads = ", a["threads"].as<int>(), ", expected >= 1");
     set_num_threads(a["threads"].as<int>());
     const std::string npz = a["npz"].as<std::string>();
     const int64_t max_nodes = a["max-nodes"].as<int64_t>();
+    std::set<std::string> modes;
+    {
+        std::stringstream ss(a["modes"].as<std::string>());
+        for (std::string m; std::getline(ss, m, ',');) {
+            SEGRANK_CHECK(m == "full" || m == "segments" || m == "full_naive" || m == "segments_naive",
+                          "--modes: unknown mode '", m, "' (expected full, segments, full_naive, segments_naive)");
+            modes.insert(m);
+        }
+        if (a.count("no-naive")) modes.erase("full_naive"), modes.erase("segments_naive");
+        SEGRANK_CHECK(!modes.empty(), "--modes selects no mode (expected a comma list of full, segments, "
+                                      "full_naive, segments_naive)");
+    }
     bench::BenchGraph g = bench::load_bench_graph(npz, max_nodes);
-    SEGRANK_CHECK(k >= 1 && k <= g.num_configs, "bench: --configs ", k, " outside [1, ", g.num_configs, "]");
+    SEGRANK_CHECK(k >= 1 && k <= g.num_configs, "--configs ", k, " outside [1, ", g.num_configs, "]");
 
     ModelConfig mc;
     mc.task = ModelTask::kLayout;
@@ -205,18 +217,8 @@ int run_bench(int argc, char** argv) {
     const double spmm_gbps = bench::measure_spmm_gbps(g.full.graph.operands, k * mc.hidden, 5);
 
     const double load_before = load_average();
-    std::cerr << "bench: " << npz << " n=" << g.full.feat.rows() << " F'=" << mc.feat_dim << " K=" << k
+    std::cerr << "" << npz << " n=" << g.full.feat.rows() << " F'=" << mc.feat_dim << " K=" << k
               << " segments=" << g.segments.size() << "\n";
-    std::set<std::string> modes;
-    {
-        std::stringstream ss(a["modes"].as<std::string>());
-        for (std::string m; std::getline(ss, m, ',');) {
-            SEGRANK_CHECK(m == "full" || m == "segments" || m == "full_naive" || m == "segments_naive",
-                          "bench: --modes: unknown mode '", m, "' (expected full, segments, full_naive, segments_naive)");
-            modes.insert(m);
-        }
-        if (a.count("no-naive")) modes.erase("full_naive"), modes.erase("segments_naive");
-    }
     ModelConfig nc = mc;
     nc.exploit_independence = false;
     ModeResult full, seg, full_naive, seg_naive;
@@ -232,6 +234,13 @@ int run_bench(int argc, char** argv) {
         peer_full = run_peer(py, script, npz, "--full-graph", ps, pw, th);
         peer_seg = run_peer(py, script, npz, "--max-nodes " + std::to_string(max_nodes), ps, pw, th);
     }
+    auto speedup_text = [&](const std::map<std::string, double>& peer, double ours) {
+        if (peer.empty() || ours <= 0) return std::string("n/a");
+        std::ostringstream o;
+        o.precision(3);
+        o << peer.at("median_step_s") / ours << "x";
+        return o.str();
+    };
     auto speedup = [](const std::map<std::string, double>& peer, double ours) {
         auto it = peer.find("median_step_s");
         return it == peer.end() || ours <= 0 ? 0.0 : it->second / ours;
@@ -278,11 +287,11 @@ int run_bench(int argc, char** argv) {
         std::cout << js.str() << "\n";
     } else {
         std::cout << "full graph: " << rate(full.median_step_s) << " steps/s (peak RSS " << full.peak_rss_mb << " MB)"
-                  << ", speedup vs peer " << speedup(peer_full, full.median_step_s) << ", naive "
-                  << speedup(peer_full, full_naive.median_step_s) << "\n"
+                  << ", speedup vs peer " << speedup_text(peer_full, full.median_step_s) << ", naive "
+                  << speedup_text(peer_full, full_naive.median_step_s) << "\n"
                   << "segments:   " << rate(seg.median_step_s) << " steps/s (peak RSS " << seg.peak_rss_mb << " MB)"
-                  << ", speedup vs peer " << speedup(peer_seg, seg.median_step_s) << ", naive "
-                  << speedup(peer_seg, seg_naive.median_step_s) << "\n"
+                  << ", speedup vs peer " << speedup_text(peer_seg, seg.median_step_s) << ", naive "
+                  << speedup_text(peer_seg, seg_naive.median_step_s) << "\n"
                   << js.str() << "\n";
     }
     return 0;

@@ -24,7 +24,10 @@ namespace {
 
 std::string bounds(const std::vector<int64_t>& v) {
     std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (i) s += ',';
+        s += std::to_string(v[i]);  // appended separately: GCC 12 -Wrestrict false positive on "," + str
+    }
     return s + "]";
 }
 
