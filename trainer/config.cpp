@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -328,8 +329,13 @@ RunConfig load_config_string(std::string_view toml_text, std::string_view source
 }
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+    // An ifstream opens a directory on Linux and reads nothing: that would be an empty (default) config.
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    SEGRANK_CHECK(st.type() != std::filesystem::file_type::not_found, path, ": no such file (expected a TOML config file)");
+    SEGRANK_CHECK(st.type() != std::filesystem::file_type::directory, path, ": is a directory, expected a TOML file");
     std::ifstream in(path, std::ios::binary);
-    SEGRANK_CHECK(in, "cannot read config file '", path, "': ", std::strerror(errno));
+    SEGRANK_CHECK(in, path, ": cannot read config file: ", std::strerror(errno));
     std::ostringstream ss;
     ss << in.rdbuf();
     return load_config_string(ss.str(), path, overrides);

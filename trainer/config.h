@@ -222,7 +222,8 @@ struct RunConfig {
 /// are errors. An override value is parsed as a TOML value with the same typing rules; a value
 /// that is not valid TOML is taken as a bare string (`--set data.root=/tmp/x`).
 /// Missing keys keep their defaults. Relative paths are kept as written (relative to the working
-/// directory of the process). Throws segrank::Error when the file cannot be read or parsed.
+/// directory of the process). Throws segrank::Error naming `path` when it does not exist, is a
+/// directory ("<path>: is a directory, expected a TOML file"), cannot be read or parsed.
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
 /// Same as load_config on TOML text; `source_name` is used in messages (e.g. a checkpoint's

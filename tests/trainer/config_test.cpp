@@ -226,10 +226,15 @@ TEST_CASE("validate_config reports problems of a programmatic config by key") {
 
 TEST_CASE("a missing file and a TOML syntax error name the file") {
     CHECK_THROWS_WITH_AS(load_config("/nonexistent/x.toml"),
-                         "cannot read config file '/nonexistent/x.toml': No such file or directory", Error);
+                         "/nonexistent/x.toml: no such file (expected a TOML config file)", Error);
     const std::string msg = load_error("[optim]\nlr = = 1\n");
     CHECK(msg.starts_with("configs/x.toml:2:"));
     CHECK(msg.find("TOML parse error") != std::string::npos);
+}
+
+TEST_CASE("a directory given as the config file is an error naming it, not an empty config") {
+    const std::string dir = segrank::test::scratch_dir("config_is_dir").string();
+    CHECK_THROWS_WITH_AS(load_config(dir), (dir + ": is a directory, expected a TOML file").c_str(), Error);
 }
 
 TEST_CASE("resolve_threads: explicit counts win, 0 divides the cores among local ranks") {
