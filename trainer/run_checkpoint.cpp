@@ -9,9 +9,12 @@
 // resumed at another world size redistributes the shards.
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
+#include "trainer/json_value.h"
 #include "trainer/trainer.h"
 
 namespace segrank {
@@ -62,6 +65,41 @@ Normalizer read_normalizer(const CheckpointReader& r, const std::filesystem::pat
 }
 
 }  // namespace
+
+int64_t truncate_metrics_jsonl(const std::filesystem::path& file, int64_t step) {
+    std::string kept;
+    int64_t dropped = 0;
+    {
+        std::ifstream in(file);
+        for (std::string line; std::getline(in, line);) {
+            if (line.empty()) continue;
+            std::optional<double> at;
+            bool summary = false;
+            try {
+                const JsonValue v = parse_json(line, file.string());
+                at = v.number_at("step");
+                summary = v.string_at("phase") == std::optional<std::string>("random_baseline");
+            } catch (const Error&) {
+                ++dropped;  // a line torn by a crash
+                continue;
+            }
+            if (summary || (at && *at > static_cast<double>(step))) {
+                ++dropped;
+                continue;
+            }
+            kept += line;
+            kept += '\n';
+        }
+    }
+    const auto tmp = file.string() + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << kept;
+        SEGRANK_CHECK(out.good(), tmp, ": cannot write");
+    }
+    std::filesystem::rename(tmp, file);
+    return dropped;
+}
 
 Normalizer load_checkpoint_normalizer(const std::filesystem::path& file) {
     return read_normalizer(CheckpointReader(file), file);

@@ -223,6 +223,21 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
     return res;
 }
 
+void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries) {
+    if (cfg.eval.indices.empty()) return;
+    const EvalIndices indices = load_eval_indices(cfg.eval.indices);
+    for (const GraphEntry& e : entries) {
+        if (!e.configs.empty()) continue;  // held-out configs take precedence (evaluate_graphs)
+        const auto it = indices.find(e.name);
+        SEGRANK_CHECK(it != indices.end(), cfg.eval.indices, ": eval.indices: no config indices for evaluation graph '",
+                      e.name, "' (", e.collection.name(), ")");
+        SEGRANK_CHECK(!it->second.empty(), cfg.eval.indices, ": eval.indices: empty index list for graph '", e.name, "'");
+        for (int64_t c : it->second)
+            SEGRANK_CHECK(c < e.info.num_configs, cfg.eval.indices, ": eval.indices: graph '", e.name,
+                          "': config index ", c, " out of range [0, ", e.info.num_configs, ")");
+    }
+}
+
 EvalResult random_baseline(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
                            const std::vector<GraphEntry>& entries, Communicator& comm,
                            std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache, int seeds) {
@@ -282,6 +297,12 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
     for (const auto& e : dataset_->eval())
         SEGRANK_CHECK(e.collection.task == task_, "data.collections: evaluation graph '", e.name, "' of ",
                       e.collection.name(), " has another task than the training graphs");
+    // config_check.cpp rejects "late" with layout collections named in the config (with file:line);
+    // an unrestricted data.collections only reveals the task here.
+    SEGRANK_CHECK(cfg_.model.config_join != cfg::ConfigJoin::kLate || task_ == Task::kTile,
+                  "model.config_join: \"late\" applies to tile collections only, but the training graphs are ",
+                  train.front().collection.name(), " (set model.config_join = \"early\" or select tile collections)");
+    check_eval_indices(cfg_, dataset_->eval());  // fail now, not after training (first evaluation)
 
     const std::filesystem::path ckpt = run_dir_ / "last.ckpt.h5";
     if (resume_dir) {
@@ -330,6 +351,11 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
 
     if (resume_dir) {
         load_checkpoint(ckpt);
+        resumed_ = true;
+        if (comm_.rank() == 0) {
+            save_config(cfg_, run_dir_ / "config.toml");  // the effective config, with this run's --set
+            truncate_metrics_jsonl(run_dir_ / "metrics.jsonl", step_);
+        }
     } else {
         comm_.broadcast(model_->params().values(), 0);
         if (comm_.rank() == 0) {

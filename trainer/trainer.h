@@ -47,11 +47,23 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
                            std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache = nullptr,
                            int64_t random_seed = -1);
 
+/// Loads cfg.eval.indices (when set) and checks it against the evaluation graphs: every entry without
+/// held-out configs needs an index list, every index < the graph's config count. Called by the
+/// Trainer constructor so a bad file fails before step 1, not at the first evaluation. Throws
+/// segrank::Error naming the file (file:line:col for JSON errors), the graph and the index.
+void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries);
+
 /// The random-ranking baseline on the same graphs and configs: metrics of uniform random scores
 /// (seeds 0..seeds-1, Rng stream "random_baseline"), averaged over seeds per collection.
 EvalResult random_baseline(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
                            const std::vector<GraphEntry>& entries, Communicator& comm,
                            std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache, int seeds);
+
+/// Rewrites a run's metrics.jsonl for a resume from `step`: keeps the lines whose "step" is <= step,
+/// drops later ones (written after the checkpoint, they would repeat), the per-run "random_baseline"
+/// summary and unparsable (torn) lines. Returns the number of lines dropped; a missing file is
+/// created empty. Throws segrank::Error naming the file when it cannot be written.
+int64_t truncate_metrics_jsonl(const std::filesystem::path& file, int64_t step);
 
 /// The normalizer stored in a checkpoint file. Throws segrank::Error naming the file.
 Normalizer load_checkpoint_normalizer(const std::filesystem::path& file);
@@ -73,7 +85,9 @@ class Trainer {
 public:
     /// Opens the data, fits the normalizer (or restores it from `resume_dir`'s checkpoint), builds the
     /// model and optimizer, broadcasts parameters from rank 0. Writes the effective config to the run
-    /// directory (rank 0). Throws segrank::Error on bad data or config.
+    /// directory (rank 0; on resume too, so `--resume --set ...` leaves the config actually used) and,
+    /// on resume, drops metrics.jsonl lines after the checkpoint step (truncate_metrics_jsonl).
+    /// Loads and checks eval.indices (check_eval_indices). Throws segrank::Error on bad data or config.
     Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::filesystem::path> resume_dir = {});
     ~Trainer();
 
@@ -123,6 +137,7 @@ private:
     int64_t best_step_ = -1;
     int evals_without_improvement_ = 0;
     double last_loss_ = 0.0;
+    bool resumed_ = false;  ///< constructed with a resume_dir (run() prints "resuming from step N")
 };
 
 }  // namespace segrank

@@ -48,6 +48,9 @@ void print_eval_table(const EvalResult& r, const char* title) {
 EvalResult Trainer::run() {
     const bool root = comm_.rank() == 0;
     if (root) {
+        if (resumed_)
+            std::printf("segrank train: resuming from step %lld (checkpoint %s)\n", static_cast<long long>(step_),
+                        (run_dir_ / "last.ckpt.h5").string().c_str());
         std::printf("segrank train: %s\n", dataset_->describe().c_str());
         std::printf("segrank train: %s model, %lld parameters, %lld features after normalization, %d rank(s) x %d "
                     "thread(s), %lld steps (%lld per epoch), run dir %s\n",
