@@ -13,7 +13,8 @@ SEGRANK="$BUILD_DIR/trainer/segrank"
 OUT=runs/quickstart
 mkdir -p "$OUT"
 "$SEGRANK" synth --out "$OUT/data" --collections layout --graphs 24 --nodes 200:2000 --configs 64 --seed 0 --force -q
-"$SEGRANK" train --config configs/quickstart.toml "$@"
+# --overwrite: a second run of this script starts the training over in the same run directory.
+"$SEGRANK" train --config configs/quickstart.toml --overwrite "$@"
 "$SEGRANK" predict --checkpoint "$OUT" --split valid --out "$OUT/model.csv"
 "$SEGRANK" hwmodel --data "$OUT/data" --split valid --out "$OUT/hwmodel.csv"
 "$SEGRANK" predict --random 0 --data "$OUT/data" --split valid --out "$OUT/random.csv"

@@ -17,6 +17,9 @@ namespace segrank::cli {
 
 namespace {
 
+// Files of a finished or interrupted run that a new run must not silently replace.
+constexpr const char* kRunOutputs[] = {"last.ckpt.h5", "best.ckpt.h5"};
+
 // data.ingest: raw tuning .pb files ingested into data.root (split train) before training, by rank 0.
 void ingest_inputs(const RunConfig& cfg, Communicator& comm) {
     if (cfg.data.ingest.empty()) return;
@@ -39,12 +42,15 @@ void ingest_inputs(const RunConfig& cfg, Communicator& comm) {
 int run_train(int argc, char** argv) {
     cxxopts::Options options("segrank train",
                              "Train a ranking GNN with Graph Segment Training (one process, or N ranks under mpirun).\n"
-                             "Writes <run_dir>/{config.toml, metrics.jsonl, best.ckpt.h5, last.ckpt.h5, report.json}.");
+                             "Writes <run_dir>/{config.toml, metrics.jsonl, best.ckpt.h5, last.ckpt.h5, report.json}; a run_dir\n"
+                             "that already holds checkpoints is refused unless --resume (continue) or --overwrite.");
     options.add_options()("c,config", "TOML config file (configs/default.toml documents every key)",
                           cxxopts::value<std::string>())(
         "set", "override a key: --set section.key=value (repeatable)", cxxopts::value<std::vector<std::string>>())(
         "resume", "continue the run in RUN_DIR from its last checkpoint", cxxopts::value<std::string>())(
-        "run-dir", "shortcut for --set train.run_dir=DIR", cxxopts::value<std::string>())("h,help", "show this help");
+        "run-dir", "shortcut for --set train.run_dir=DIR", cxxopts::value<std::string>())(
+        "overwrite", "start over in a run directory that already holds checkpoints (deletes them first)")(
+        "h,help", "show this help");
     auto result = options.parse(argc, argv);
     if (result.count("help")) {
         std::cout << options.help() << std::endl;
@@ -67,6 +73,16 @@ int run_train(int argc, char** argv) {
         SEGRANK_CHECK(result.count("config"), "missing --config FILE (see configs/default.toml)");
         cfg = load_config(result["config"].as<std::string>(), overrides);
     }
+    const bool overwrite = result.count("overwrite") > 0;
+    SEGRANK_CHECK(!(overwrite && resume), "--overwrite and --resume exclude each other");
+    if (!resume) {
+        const std::filesystem::path dir = cfg.train.run_dir;
+        for (const char* f : kRunOutputs) {
+            if (!std::filesystem::exists(dir / f) || overwrite) continue;
+            throw Error(str(dir.string(), ": run directory already holds ", f, " from an earlier run; use --resume ",
+                            dir.string(), " to continue it, --overwrite to start over, or another train.run_dir"));
+        }
+    }
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     return run_guarded(*comm, [&]() {
@@ -75,6 +91,9 @@ int run_train(int argc, char** argv) {
         if (comm->rank() == 0 && comm->size() > 1)
             std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n", comm->size(),
                         std::string(comm->backend()).c_str(), num_threads());
+        if (overwrite && comm->rank() == 0)  // no stale best checkpoint may outlive a failed new run
+            for (const char* f : kRunOutputs) std::filesystem::remove(std::filesystem::path(cfg.train.run_dir) / f);
+        comm->barrier();
         ingest_inputs(cfg, *comm);
         Trainer trainer(cfg, *comm, resume);
         trainer.run();

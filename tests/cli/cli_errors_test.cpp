@@ -1,0 +1,129 @@
+// Bad input and run-directory handling of the CLI (polish task): option parse errors exit 1 with a
+// pointer to --help, a directory or missing path as --config, a run directory that already holds
+// checkpoints (--overwrite / --resume), the resumed run's config.toml and metrics.jsonl, and
+// `segrank pack` leaving nothing behind on a truncated npz.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/support/test_paths.h"
+#include "tests/trainer/trainer_data_util.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult segrank_cmd(const std::string& args) {
+    return run_command("cd '" + source_dir().string() + "' && OMP_NUM_THREADS=2 '" + segrank_binary().string() + "' " +
+                       args);
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+int lines_with(const std::string& text, const std::string& needle) {
+    int n = 0;
+    std::istringstream is(text);
+    for (std::string line; std::getline(is, line);) n += line.find(needle) != std::string::npos;
+    return n;
+}
+
+// configs/tiny.toml on a tiny synthetic collection in dir/data, run dir dir/run.
+std::string tiny_train(const fs::path& dir, int steps) {
+    return "train --config configs/tiny.toml --set data.root='" + (dir / "data").string() + "' --set train.run_dir='" +
+           (dir / "run").string() + "' --set train.steps=" + std::to_string(steps) +
+           " --set train.eval_every=3 --set train.log_every=1";
+}
+
+}  // namespace
+
+TEST_CASE("option parse errors exit 1 with 'error: ... (see segrank <cmd> --help)', not internal error") {
+    for (const std::string cmd : {"train", "evaluate", "predict", "hwmodel", "bench"}) {
+        const auto r = segrank_cmd(cmd + " --bogus");
+        INFO(cmd, ": ", r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(r.output.find("internal error") == std::string::npos);
+        CHECK(r.output.find("bogus") != std::string::npos);
+        CHECK(r.output.find("(see segrank " + cmd + " --help)") != std::string::npos);
+    }
+    const auto t = segrank_cmd("evaluate --threads abc");
+    INFO(t.output);
+    CHECK(t.exit_code == 1);
+    CHECK(t.output.find("segrank evaluate: error:") != std::string::npos);
+    CHECK(t.output.find("abc") != std::string::npos);
+}
+
+TEST_CASE("segrank train --config of a directory or a missing path exits 1 naming the path") {
+    const fs::path dir = scratch_dir("cli_config_dir");
+    const auto d = segrank_cmd("train --config '" + dir.string() + "'");
+    INFO(d.output);
+    CHECK(d.exit_code == 1);
+    CHECK(d.output.find(dir.string() + ": is a directory, expected a TOML file") != std::string::npos);
+    const auto m = segrank_cmd("train --config '" + (dir / "missing.toml").string() + "'");
+    INFO(m.output);
+    CHECK(m.exit_code == 1);
+    CHECK(m.output.find((dir / "missing.toml").string() + ": no such file") != std::string::npos);
+}
+
+TEST_CASE("segrank train refuses a run dir with checkpoints unless --overwrite, and --resume continues it") {
+    const fs::path dir = scratch_dir("cli_overwrite_resume");
+    TinyLayoutSpec spec;
+    spec.valid_graphs = 2;
+    write_tiny_layout_collection(dir / "data", spec);
+    const fs::path run = dir / "run";
+
+    const auto first = segrank_cmd(tiny_train(dir, 6));
+    INFO(first.output);
+    REQUIRE(first.exit_code == 0);
+    REQUIRE(fs::exists(run / "last.ckpt.h5"));
+
+    // Again into the same dir: refused, the old run untouched.
+    const auto again = segrank_cmd(tiny_train(dir, 6));
+    INFO(again.output);
+    CHECK(again.exit_code == 1);
+    CHECK(again.output.find(run.string()) != std::string::npos);
+    CHECK(again.output.find("--resume") != std::string::npos);
+    CHECK(again.output.find("--overwrite") != std::string::npos);
+    CHECK(fs::exists(run / "last.ckpt.h5"));
+
+    // --resume with a larger step count: the stored config is rewritten, no duplicated steps.
+    const auto resumed = segrank_cmd("train --resume '" + run.string() + "' --set train.steps=9");
+    INFO(resumed.output);
+    REQUIRE(resumed.exit_code == 0);
+    CHECK(resumed.output.find("resuming from step 6") != std::string::npos);
+    CHECK(slurp(run / "config.toml").find("steps = 9") != std::string::npos);
+    const std::string metrics = slurp(run / "metrics.jsonl");
+    for (int s = 1; s <= 9; ++s)
+        CHECK_MESSAGE(lines_with(metrics, "\"phase\":\"train\",\"step\":" + std::to_string(s) + ",") == 1, "step ", s);
+    CHECK(lines_with(metrics, "\"phase\":\"random_baseline\"") == 1);
+
+    // --overwrite starts over: 4 steps only in the new metrics.
+    const auto over = segrank_cmd(tiny_train(dir, 4) + " --overwrite");
+    INFO(over.output);
+    REQUIRE(over.exit_code == 0);
+    const std::string fresh = slurp(run / "metrics.jsonl");
+    CHECK(lines_with(fresh, "\"phase\":\"train\"") == 4);
+    CHECK(slurp(run / "config.toml").find("steps = 4") != std::string::npos);
+}
+
+TEST_CASE("segrank pack on a truncated npz exits 1 and leaves no --out directory") {
+    const fs::path dir = scratch_dir("cli_pack_truncated");
+    write_tiny_layout_collection(dir / "data");
+    const fs::path npz = dir / "data/npz/layout/xla/random/train/tiny_train_1.npz";
+    REQUIRE(fs::exists(npz));
+    fs::resize_file(npz, fs::file_size(npz) / 2);
+    const fs::path out = dir / "stores";
+    const auto r = segrank_cmd("pack '" + (dir / "data").string() + "' --out '" + out.string() + "'");
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(r.output.find("tiny_train_1.npz") != std::string::npos);
+    CHECK_FALSE(fs::exists(out));
+}
