@@ -4,6 +4,7 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "data/collection.h"
 #include "data/graph_store.h"
@@ -11,6 +12,31 @@
 #include "trainer/cli/commands.h"
 
 namespace segrank::cli {
+
+namespace {
+
+// Packs every collection split; appends each store path to `written` before writing it.
+void pack_all(const std::vector<Collection>& collections, const std::filesystem::path& out, bool single_file,
+              const GraphStoreOptions& opt, std::vector<std::filesystem::path>& written) {
+    for (const auto& c : collections) {
+        const auto path = single_file ? out : out / (c.id.file_stem() + ".h5");
+        written.push_back(path);
+        GraphStoreWriter w(path, c.id, c.dir, opt);
+        const LabelPolicy labels = label_policy(c.id.split);
+        for (const auto& f : c.files) {
+            if (c.id.task == Task::kTile) {
+                w.add(load_tile_npz(f, labels));
+            } else {
+                w.add(load_layout_npz(f, labels));
+            }
+        }
+        w.finish();
+        std::printf("packed %s: %lld graphs from %s -> %s\n", c.id.full_name().c_str(),
+                    static_cast<long long>(w.size()), c.dir.string().c_str(), path.string().c_str());
+    }
+}
+
+}  // namespace
 
 int run_pack(int argc, char** argv) {
     cxxopts::Options options("segrank pack",
@@ -52,23 +78,18 @@ int run_pack(int argc, char** argv) {
         SEGRANK_CHECK(collections.size() == 1, "--out ", out.string(), ": ", input.string(),
                       " holds ", collections.size(), " collection splits (", names,
                       " ); give a directory to write one store per split");
-    } else {
-        std::filesystem::create_directories(out);
     }
-    for (const auto& c : collections) {
-        const auto path = single_file ? out : out / (c.id.file_stem() + ".h5");
-        GraphStoreWriter w(path, c.id, c.dir, opt);
-        const LabelPolicy labels = label_policy(c.id.split);
-        for (const auto& f : c.files) {
-            if (c.id.task == Task::kTile) {
-                w.add(load_tile_npz(f, labels));
-            } else {
-                w.add(load_layout_npz(f, labels));
-            }
-        }
-        w.finish();
-        std::printf("packed %s: %lld graphs from %s -> %s\n", c.id.full_name().c_str(),
-                    static_cast<long long>(w.size()), c.dir.string().c_str(), path.string().c_str());
+    // On any error (e.g. a truncated npz) leave nothing behind: no partial stores, no empty --out dir.
+    const bool made_dir = !single_file && !std::filesystem::exists(out);
+    std::vector<std::filesystem::path> written;
+    try {
+        if (!single_file) std::filesystem::create_directories(out);
+        pack_all(collections, out, single_file, opt, written);
+    } catch (...) {
+        std::error_code ec;
+        for (const auto& p : written) std::filesystem::remove(p, ec);
+        if (made_dir && std::filesystem::is_empty(out, ec)) std::filesystem::remove(out, ec);
+        throw;
     }
     return 0;
 }
