@@ -14,8 +14,9 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string ingest(const fs::path& pb, const fs::path& out, const std::string& extra = "") {
-    return "'" + segrank_binary().string() + "' ingest '" + pb.string() + "' --out '" + out.string() +
-           "' " + extra;
+    std::string cmd = "'";  // built with += : GCC 12 -Wrestrict false positive on "'" + std::string
+    cmd += segrank_binary().string() + "' ingest '" + pb.string() + "' --out '" + out.string() + "' " + extra;
+    return cmd;
 }
 
 // Runs a python3 (numpy) snippet; argv[1..] are the given paths.
@@ -68,8 +69,7 @@ assert z['node_opcode'].tolist()[:4] == [63, 63, 2, 24]
 assert z['config_runtime'].min() == 57188 and (z['config_runtime_normalizers'] == 57188).all()
 print('OK', ref, checked)
 )PY";
-    const auto py = python(code, "'" + dir.string() + "' '" +
-                                     (data / "npz_samples" / "tile_xla_test").string() + "'");
+    const auto py = python(code, sq(dir.string()) + " " + sq((data / "npz_samples" / "tile_xla_test").string()));
     INFO(py.output);
     CHECK(py.exit_code == 0);
     CHECK(py.output.find("'node_opcode': '|u1'") != std::string::npos);
@@ -99,7 +99,7 @@ assert z['config_runtime'].min() == 910876401 and z['config_runtime'].max() == 9
 assert len(np.unique(z['node_config_feat'].reshape(112, -1), axis=0)) == 91
 print('OK')
 )PY";
-    const auto py = python(code, "'" + file.string() + "'");
+    const auto py = python(code, sq(file.string()));
     INFO(py.output);
     CHECK(py.exit_code == 0);
 }
@@ -142,7 +142,7 @@ TEST_CASE("ingest rejects bad options and malformed files with a message and exi
     CHECK(cut.output.find("truncated") != std::string::npos);
     CHECK_FALSE(fs::exists(out / "npz"));
 
-    const auto help = run_command("'" + segrank_binary().string() + "' ingest --help");
+    const auto help = run_command(sq(segrank_binary().string()) + " ingest --help");
     CHECK(help.exit_code == 0);
     CHECK(help.output.find("--force") != std::string::npos);
 }
