@@ -105,12 +105,8 @@ int run_ingest(int argc, char** argv) {
                                                  cxxopts::value<std::string>())("h,help", "show help");
     options.parse_positional({"input"});
     options.positional_help("<file.pb> --out <dir>");
-    cxxopts::ParseResult args;
-    try {
-        args = options.parse(argc, argv);
-    } catch (const cxxopts::exceptions::exception& e) {
-        throw Error(str(e.what(), " (see segrank ingest --help)"));
-    }
+    // cxxopts errors are reported by main() as "segrank <cmd>: error: ... (see --help)".
+    const cxxopts::ParseResult args = options.parse(argc, argv);
     if (args.count("help")) {
         std::printf("%s\n", options.help().c_str());
         return 0;

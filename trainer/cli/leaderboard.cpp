@@ -69,12 +69,8 @@ int run_leaderboard(int argc, char** argv) {
         "h,help", "show help");
     options.parse_positional({"submissions"});
     options.positional_help("sub1.csv [sub2.csv ...]");
-    cxxopts::ParseResult args;
-    try {
-        args = options.parse(argc, argv);
-    } catch (const cxxopts::exceptions::exception& e) {
-        throw Error(str(e.what(), " (see segrank leaderboard --help)"));
-    }
+    // cxxopts errors are reported by main() as "segrank <cmd>: error: ... (see --help)".
+    const cxxopts::ParseResult args = options.parse(argc, argv);
     if (args.count("help")) {
         std::printf("%s\n", options.help().c_str());
         return 0;

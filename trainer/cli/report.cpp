@@ -28,12 +28,8 @@ int run_report(int argc, char** argv) {
         "h,help", "show help");
     options.parse_positional({"run_dir"});
     options.positional_help("RUN_DIR");
-    cxxopts::ParseResult args;
-    try {
-        args = options.parse(argc, argv);
-    } catch (const cxxopts::exceptions::exception& e) {
-        throw Error(str(e.what(), " (see segrank report --help)"));
-    }
+    // cxxopts errors are reported by main() as "segrank <cmd>: error: ... (see --help)".
+    const cxxopts::ParseResult args = options.parse(argc, argv);
     if (args.count("help")) {
         std::printf("%s\n", options.help().c_str());
         return 0;

@@ -89,12 +89,8 @@ int run_synth(int argc, char** argv) {
         "stored", "npz: store members uncompressed (faster, larger files)")(
         "force", "replace existing output folders / stores")("q,quiet", "no per-graph lines")(
         "h,help", "show help");
-    cxxopts::ParseResult args;
-    try {
-        args = options.parse(argc, argv);
-    } catch (const cxxopts::exceptions::exception& e) {
-        throw Error(str(e.what(), " (see segrank synth --help)"));
-    }
+    // cxxopts errors are reported by main() as "segrank <cmd>: error: ... (see --help)".
+    const cxxopts::ParseResult args = options.parse(argc, argv);
     if (args.count("help")) {
         std::printf("%s\n", options.help().c_str());
         return 0;
