@@ -28,6 +28,14 @@ bool is_hdf5_file(const std::filesystem::path& path) {
     return f.gcount() == 8 && std::memcmp(sig, "\x89HDF\r\n\x1a\n", 8) == 0;
 }
 
+std::vector<std::filesystem::path> list_graph_stores(const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> stores;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.is_regular_file() && e.path().extension() == ".h5" && is_hdf5_file(e.path())) stores.push_back(e.path());
+    std::sort(stores.begin(), stores.end());
+    return stores;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writer
 

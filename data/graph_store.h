@@ -107,4 +107,9 @@ private:
 /// True when `path` looks like an HDF5 file (by its 8-byte signature).
 bool is_hdf5_file(const std::filesystem::path& path);
 
+/// The HDF5 graph stores in `dir` (a folder written by `segrank pack`): regular `*.h5` files with the
+/// HDF5 signature, sorted by path; empty when there are none. Throws std::filesystem errors if `dir`
+/// cannot be listed.
+std::vector<std::filesystem::path> list_graph_stores(const std::filesystem::path& dir);
+
 }  // namespace segrank

@@ -107,13 +107,8 @@ Truth load_truth(const std::vector<std::filesystem::path>& inputs, Split split) 
             continue;
         }
         SEGRANK_CHECK(std::filesystem::is_directory(input), input.string(), ": no such file or directory");
-        std::vector<std::filesystem::path> stores;
-        for (const auto& e : std::filesystem::directory_iterator(input)) {
-            if (e.is_regular_file() && e.path().extension() == ".h5" && is_hdf5_file(e.path()))
-                stores.push_back(e.path());
-        }
+        const std::vector<std::filesystem::path> stores = list_graph_stores(input);
         if (!stores.empty()) {  // a folder written by `segrank pack`
-            std::sort(stores.begin(), stores.end());
             for (const auto& s : stores) {
                 GraphStore store(s, LabelPolicy::kAllowTestZeros);
                 if (!split_matches(store.collection().split, split)) {

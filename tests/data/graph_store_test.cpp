@@ -213,3 +213,20 @@ TEST_CASE("a store written without finish() leaves no file, non-stores are rejec
     CHECK_THROWS_WITH_AS(GraphStore(dir / "plain.h5"), doctest::Contains("plain.h5: not a segrank graph store"),
                          Error);
 }
+
+TEST_CASE("list_graph_stores returns the sorted .h5 files with the HDF5 signature and nothing else") {
+    const std::filesystem::path dir = segrank::test::scratch_dir("list_graph_stores");
+    auto write = [&](const char* name, bool signature) {
+        std::ofstream f(dir / name, std::ios::binary);
+        f << (signature ? std::string("\x89HDF\r\n\x1a\n", 8) : std::string("not hdf5")) << "rest";
+    };
+    write("b.h5", true);
+    write("a.h5", true);
+    write("c.h5", false);
+    write("d.txt", true);
+    std::filesystem::create_directories(dir / "e.h5");
+    const auto stores = segrank::list_graph_stores(dir);
+    REQUIRE(stores.size() == 2);
+    CHECK(stores[0].filename() == "a.h5");
+    CHECK(stores[1].filename() == "b.h5");
+}

@@ -31,13 +31,8 @@ std::vector<CollectionStats> collect(const std::filesystem::path& input) {
         return out;
     }
     SEGRANK_CHECK(std::filesystem::is_directory(input), input.string(), ": no such file or directory");
-    std::vector<std::filesystem::path> stores;
-    for (const auto& e : std::filesystem::directory_iterator(input)) {
-        if (e.is_regular_file() && e.path().extension() == ".h5" && is_hdf5_file(e.path()))
-            stores.push_back(e.path());
-    }
+    const std::vector<std::filesystem::path> stores = list_graph_stores(input);
     if (!stores.empty()) {  // a folder written by `segrank pack`
-        std::sort(stores.begin(), stores.end());
         for (const auto& s : stores)
             out.push_back(compute_stats(GraphStore(s, LabelPolicy::kAllowTestZeros), s.string()));
         return out;
