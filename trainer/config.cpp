@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "gnn/core/check.h"
 #include "trainer/config_schema.h"
@@ -66,30 +67,80 @@ struct KeyCollector {
     }
 };
 
-/// Reads one TOML document (already merged with overrides) into a RunConfig.
+/// Where a message points: a position in the file, the file as a whole, or one `--set` override.
+/// Messages are printed sorted by (kind, line/override index, column).
+struct Loc {
+    enum Kind { kPosition = 0, kFile = 1, kOverride = 2 };
+    std::string text;  ///< "configs/x.toml:12:1", "configs/x.toml" or "--set optim.lr=-1"
+    Kind kind = kFile;
+    int64_t a = 0;     ///< line, or override index
+    int64_t b = 0;     ///< column
+};
+
+Loc position(std::string_view source, const toml::source_region& r) {
+    if (r.begin.line == 0) return Loc{std::string(source)};
+    return Loc{str(source, ":", r.begin.line, ":", r.begin.column), Loc::kPosition,
+               static_cast<int64_t>(r.begin.line), static_cast<int64_t>(r.begin.column)};
+}
+
+Loc override_loc(const std::string& ov, size_t index) {
+    return Loc{"--set " + ov, Loc::kOverride, static_cast<int64_t>(index), 0};
+}
+
+/// Reads one TOML document (already merged with overrides) into a RunConfig. Every problem found
+/// (unknown keys, wrong types, range and cross-key checks) is collected; none stops the walk.
 class Loader {
 public:
     Loader(std::string source, const toml::table& root) : source_(std::move(source)), root_(root) {
         cfg::detail::visit_schema(schema_, std::as_const(defaults_));
     }
 
-    /// Records where `dotted` came from when it was set by an override.
-    void set_origin(const std::string& dotted, std::string origin) { origin_[dotted] = std::move(origin); }
-    void error(const std::string& where, const std::string& dotted, const std::string& msg) {
-        errors_.push_back(dotted.empty() ? str(where, ": ", msg) : str(where, ": ", dotted, ": ", msg));
+    /// Records where `dotted` came from when it was set by an override (or moved by the loss alias).
+    void set_origin(const std::string& dotted, Loc origin) { origin_[dotted] = std::move(origin); }
+    void error(const Loc& where, const std::string& dotted, const std::string& msg) {
+        errors_.push_back({where, dotted.empty() ? str(where.text, ": ", msg) : str(where.text, ": ", dotted, ": ", msg)});
     }
-    const std::vector<std::string>& errors() const { return errors_; }
+    bool has_errors() const { return !errors_.empty(); }
+    /// The messages, sorted by where they point (file positions, the file, then overrides in order).
+    std::vector<std::string> sorted_errors() const {
+        std::vector<Message> m = errors_;
+        std::stable_sort(m.begin(), m.end(), [](const Message& x, const Message& y) {
+            return std::tie(x.where.kind, x.where.a, x.where.b) < std::tie(y.where.kind, y.where.a, y.where.b);
+        });
+        std::vector<std::string> out;
+        for (auto& e : m) out.push_back(std::move(e.text));
+        return out;
+    }
 
-    std::string at(const toml::source_region& r) const {
-        if (r.begin.line == 0) return source_;
-        return str(source_, ":", r.begin.line, ":", r.begin.column);
-    }
+    Loc at(const toml::source_region& r) const { return position(source_, r); }
     /// Location of a key: its override, else its position in the file, else the file.
-    std::string where(const std::string& dotted_item) const {
+    Loc where(const std::string& dotted_item) const {
         const std::string dotted = dotted_item.substr(0, dotted_item.find('['));  // list items: their key
         if (auto it = origin_.find(dotted); it != origin_.end()) return it->second;
         if (auto it = key_pos_.find(dotted); it != key_pos_.end()) return it->second;
-        return source_;
+        return Loc{source_};
+    }
+
+    /// Range and cross-key problems of the built config. A problem about a key whose value was
+    /// already rejected (wrong type, bad enum name), or that quotes such a key, is dropped: that key
+    /// still holds its default, so the problem would describe a value the user never wrote.
+    void check_values(const RunConfig& cfg) {
+        for (const auto& p : cfg::detail::check_config(cfg)) {
+            bool stale = rejected_.count(p.key) != 0;
+            for (const auto& k : rejected_) stale = stale || p.message.find(k) != std::string::npos;
+            if (!stale) error(where(p.key), p.key, p.message);
+        }
+    }
+
+    /// The location of every key set in the file or by an override, for RunConfig::sources.
+    cfg::KeySources sources() const {
+        cfg::KeySources s;
+        s.file = source_;
+        for (const auto& k : schema_.keys) {
+            const Loc l = where(k);
+            if (l.kind != Loc::kFile) s.at[k] = l.text;
+        }
+        return s;
     }
 
     /// Walks the document: unknown sections/keys are errors with a suggestion.
@@ -98,7 +149,7 @@ public:
         const std::set<std::string> keys(schema_.keys.begin(), schema_.keys.end());
         for (auto&& [k, v] : root_) {
             const std::string name(k.str());
-            const std::string loc = origin_.count(name) ? origin_.at(name) : at(k.source());
+            const Loc loc = origin_.count(name) ? origin_.at(name) : at(k.source());
             if (!sections.count(name)) {
                 error(loc, name, str(v.is_table() ? "unknown section" : "unknown top-level key",
                                      suggestion(name, true)));
@@ -154,6 +205,7 @@ private:
     }
 
     void type_error(const std::string& dotted, std::string_view expected, const toml::node& n) {
+        rejected_.insert(dotted.substr(0, dotted.find('[')));
         error(where(dotted), dotted, str("expected ", expected, ", got ", describe(n)));
     }
 
@@ -221,11 +273,15 @@ private:
                     const std::string near = edit_distance(k.str(), "weight") <= 2 ? " (did you mean 'weight'?)"
                                              : edit_distance(k.str(), "name") <= 2 ? " (did you mean 'name'?)"
                                                                                    : "";
+                    rejected_.insert(dotted);
                     error(where(dotted), item, str("unknown key '", k.str(), "' (valid: name, weight)", near));
                 }
             }
             const toml::node* name = t->get("name");
-            if (!name) error(where(dotted), item, "missing key 'name'");
+            if (!name) {
+                rejected_.insert(dotted);
+                error(where(dotted), item, "missing key 'name'");
+            }
             else read(*name, term.kind, item + ".name");
             if (const toml::node* w = t->get("weight")) read(*w, term.weight, item + ".weight");
             out.push_back(term);
@@ -237,9 +293,14 @@ private:
     const toml::table& root_;
     const RunConfig defaults_{};
     KeyCollector schema_;
-    std::map<std::string, std::string> origin_;
-    std::map<std::string, std::string> key_pos_;
-    std::vector<std::string> errors_;
+    struct Message {
+        Loc where;
+        std::string text;
+    };
+    std::map<std::string, Loc> origin_;
+    std::map<std::string, Loc> key_pos_;
+    std::vector<Message> errors_;
+    std::set<std::string> rejected_;  // keys (without [i]) whose value was refused while reading
     std::string section_;
     const toml::table* table_ = nullptr;
 };
@@ -251,14 +312,12 @@ private:
 }
 
 /// Replaces DESIGN.md 8's top-level `loss = [...]` by `[loss] terms = [...]`.
-void apply_loss_alias(toml::table& root, std::map<std::string, std::string>* origin, std::string_view source) {
+void apply_loss_alias(toml::table& root, std::map<std::string, Loc>* origin, std::string_view source) {
     toml::node* n = root.get("loss");
     if (!n || !n->is_array()) return;
     for (auto&& [k, v] : root) {
         if (k.str() != "loss") continue;
-        const auto& r = k.source();
-        (*origin)["loss.terms"] = r.begin.line ? str(source, ":", r.begin.line, ":", r.begin.column)
-                                               : std::string(source);
+        (*origin)["loss.terms"] = position(source, k.source());
     }
     toml::array terms = std::move(*n->as_array());
     root.erase("loss");
@@ -278,25 +337,30 @@ RunConfig load_config_string(std::string_view toml_text, std::string_view source
         const auto& b = e.source().begin;
         throw Error(str(source_name, ":", b.line, ":", b.column, ": TOML parse error: ", e.description()));
     }
-    std::map<std::string, std::string> origin;
+    std::map<std::string, Loc> origin;
     apply_loss_alias(root, &origin, source_name);
 
-    std::vector<std::string> errors;
-    for (const auto& ov : overrides) {
-        const std::string where = "--set " + ov;
+    struct Pending {
+        Loc where;
+        std::string key, message;
+    };
+    std::vector<Pending> bad_overrides;  // reported with the file's problems, not instead of them
+    for (size_t i = 0; i < overrides.size(); ++i) {
+        const std::string& ov = overrides[i];
+        const Loc where = override_loc(ov, i);
         const auto eq = ov.find('=');
         const std::string key = trim(std::string_view(ov).substr(0, eq));
         const auto dot = key.find('.');
         if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == key.size() ||
             key.find('.', dot + 1) != std::string::npos) {
-            errors.push_back(str(where, ": expected section.key=value (e.g. --set optim.lr=0.001)"));
+            bad_overrides.push_back({where, "", "expected section.key=value (e.g. --set optim.lr=0.001)"});
             continue;
         }
         const std::string value = trim(std::string_view(ov).substr(eq + 1));
         const std::string section = key.substr(0, dot), name = key.substr(dot + 1);
         toml::table snippet;
         try {
-            snippet = toml::parse(std::string_view("v = " + value), std::string_view(where));
+            snippet = toml::parse(std::string_view("v = " + value), std::string_view(where.text));
         } catch (const toml::parse_error&) {
             snippet = toml::table{};
             snippet.insert("v", value);  // not TOML: a bare string, typed like any other value
@@ -307,24 +371,22 @@ RunConfig load_config_string(std::string_view toml_text, std::string_view source
             origin[section] = where;
         }
         if (!sec->is_table()) {
-            errors.push_back(str(where, ": ", section, ": is not a table in the config"));
+            bad_overrides.push_back({where, section, "is not a table in the config"});
             continue;
         }
         snippet.get("v")->visit([&](auto& x) { sec->as_table()->insert_or_assign(name, std::move(x)); });
         origin[key] = where;
     }
-    if (!errors.empty()) throw_errors(errors);
 
     Loader loader{std::string(source_name), root};
     for (auto& [k, v] : origin) loader.set_origin(k, v);
+    for (const auto& b : bad_overrides) loader.error(b.where, b.key, b.message);
     loader.check_keys();
     RunConfig cfg;
     cfg::detail::visit_schema(loader, cfg);
-    if (loader.errors().empty()) {
-        for (const auto& p : cfg::detail::check_config(cfg))
-            loader.error(loader.where(p.key), p.key, p.message);
-    }
-    if (!loader.errors().empty()) throw_errors(loader.errors());
+    loader.check_values(cfg);
+    if (loader.has_errors()) throw_errors(loader.sorted_errors());
+    cfg.sources = loader.sources();
     return cfg;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -196,6 +197,15 @@ struct HwmodelSection {
     bool operator==(const HwmodelSection&) const = default;
 };
 
+/// Where the values of a loaded config came from, so that checks made after loading (e.g. the
+/// Trainer, which learns the task of unrestricted data.collections from the data) can point at the
+/// key. Not configuration: ignored by ==, not written by dump_config.
+struct KeySources {
+    std::string file;                          ///< source name given to the loader; "" = built in code
+    std::map<std::string, std::string> at;     ///< dotted key -> "file:line:col" or "--set key=value"
+    bool operator==(const KeySources&) const { return true; }
+};
+
 }  // namespace cfg
 
 /// The whole run configuration (DESIGN.md 11). `RunConfig{}` equals configs/default.toml.
@@ -210,11 +220,14 @@ struct RunConfig {
     cfg::EvalSection eval;
     cfg::DistSection dist;
     cfg::HwmodelSection hwmodel;
+    cfg::KeySources sources;   ///< filled by load_config*; empty for configs built in code
     bool operator==(const RunConfig&) const = default;
 };
 
 /// Loads a TOML config file and applies `--set section.key=value` overrides (in order).
-/// Every problem is reported, one per line, in one segrank::Error:
+/// Every problem of every kind (unknown key, wrong type, bad enum name, out-of-range value,
+/// inconsistent keys, malformed `--set`) is reported in one pass, one per line, in one
+/// segrank::Error, sorted by line (file-level problems next, then overrides in order):
 ///   `configs/x.toml:12:1: optim.lr: expected > 0, got -1`
 ///   `configs/x.toml:3:1: optim.learning_rate: unknown key (did you mean 'optim.lr'?)`
 ///   `--set optim.lr=abc: optim.lr: expected a number, got string "abc"`
@@ -223,13 +236,21 @@ struct RunConfig {
 /// that is not valid TOML is taken as a bare string (`--set data.root=/tmp/x`).
 /// Missing keys keep their defaults. Relative paths are kept as written (relative to the working
 /// directory of the process). Throws segrank::Error naming `path` when it does not exist, is a
-/// directory ("<path>: is a directory, expected a TOML file"), cannot be read or parsed.
+/// directory ("<path>: is a directory, expected a TOML file"), cannot be read or parsed (a TOML
+/// syntax error stops the parse: it is the only problem reported). A range or cross-key problem
+/// about a key whose value was refused (wrong type) is not reported, as that key holds its default.
+/// The result's `sources` records where each key was set (see key_location).
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
 /// Same as load_config on TOML text; `source_name` is used in messages (e.g. a checkpoint's
 /// stored config, or "<string>" in tests).
 RunConfig load_config_string(std::string_view toml_text, std::string_view source_name,
                              const std::vector<std::string>& overrides = {});
+
+/// Where `dotted` (e.g. "model.config_join") was set, for messages of later checks: its
+/// "file:line:col" or "--set key=value"; the source name when the config was loaded but the key
+/// kept its default; "" for a config built in code (no sources).
+std::string key_location(const RunConfig& cfg, const std::string& dotted);
 
 /// Checks ranges and cross-key consistency of an already built RunConfig (load_config calls it);
 /// throws segrank::Error listing every problem as `key: expected ..., got ...`.

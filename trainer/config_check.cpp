@@ -222,6 +222,11 @@ void validate_config(const RunConfig& cfg) {
     throw Error(msg);
 }
 
+std::string key_location(const RunConfig& cfg, const std::string& dotted) {
+    if (auto it = cfg.sources.at.find(dotted); it != cfg.sources.at.end()) return it->second;
+    return cfg.sources.file;
+}
+
 int edit_distance(std::string_view a, std::string_view b) {
     std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
     for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);

@@ -298,8 +298,10 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
         SEGRANK_CHECK(e.collection.task == task_, "data.collections: evaluation graph '", e.name, "' of ",
                       e.collection.name(), " has another task than the training graphs");
     // config_check.cpp rejects "late" with layout collections named in the config (with file:line);
-    // an unrestricted data.collections only reveals the task here.
-    SEGRANK_CHECK(cfg_.model.config_join != cfg::ConfigJoin::kLate || task_ == Task::kTile,
+    // an unrestricted data.collections only reveals the task here, so point at the key ourselves.
+    const std::string join_at = key_location(cfg_, "model.config_join");
+    SEGRANK_CHECK(cfg_.model.config_join != cfg::ConfigJoin::kLate || task_ == Task::kTile, join_at,
+                  join_at.empty() ? "" : ": ",
                   "model.config_join: \"late\" applies to tile collections only, but the training graphs are ",
                   train.front().collection.name(), " (set model.config_join = \"early\" or select tile collections)");
     check_eval_indices(cfg_, dataset_->eval());  // fail now, not after training (first evaluation)

@@ -169,7 +169,9 @@ TEST_CASE("a bad enum name lists the valid names") {
 
 TEST_CASE("several problems are all reported, one per line") {
     const std::string msg = load_error("[optim]\nlr = -1\nbeta1 = 2.0\n[model]\nhiden = 3\n");
-    CHECK(msg == "configs/x.toml:5:1: model.hiden: unknown key (did you mean 'model.hidden'?)");
+    CHECK(msg == "configs/x.toml:2:1: optim.lr: expected > 0, got -1\n"
+                 "configs/x.toml:3:1: optim.beta1: expected in [0, 1), got 2\n"
+                 "configs/x.toml:5:1: model.hiden: unknown key (did you mean 'model.hidden'?)");
     const std::string ranges = load_error("[optim]\nlr = -1\nbeta1 = 2.0\n");
     CHECK(ranges == "configs/x.toml:2:1: optim.lr: expected > 0, got -1\n"
                     "configs/x.toml:3:1: optim.beta1: expected in [0, 1), got 2");
