@@ -211,6 +211,27 @@ void H5Dataset::read_all(H5Type t, void* out, size_t n) const {
     h5_check(H5Dread(id(), mem_type(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, out), where_, "H5Dread");
 }
 
+void H5Dataset::read_range_impl(H5Type t, int64_t begin, int64_t count, void* out, size_t n) const {
+    const auto dims = shape();
+    SEGRANK_CHECK(!dims.empty(), where_, ": row range read from a scalar dataset");
+    SEGRANK_CHECK(begin >= 0 && count >= 0 && begin + count <= dims[0], where_, ": rows [", begin, ", ",
+                  begin + count, ") out of range [0, ", dims[0], ")");
+    const int64_t row = row_elements();
+    SEGRANK_CHECK(static_cast<int64_t>(n) == count * row, where_, ": destination has ", n, " elements, ", count,
+                  " rows need ", count * row);
+    if (count == 0 || row == 0) return;
+    H5Handle fspace(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
+    std::vector<hsize_t> start(dims.size(), 0), cnt(dims.begin(), dims.end());
+    start[0] = static_cast<hsize_t>(begin);
+    cnt[0] = static_cast<hsize_t>(count);
+    h5_check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, cnt.data(), nullptr), where_,
+             "H5Sselect_hyperslab");
+    const auto mem_n = static_cast<hsize_t>(n);
+    H5Handle mspace(h5_check(H5Screate_simple(1, &mem_n, nullptr), where_, "H5Screate_simple"));
+    h5_check(H5Dread(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, out), where_,
+             "H5Dread (row range)");
+}
+
 void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* out,
                                size_t n) const {
     const auto dims = shape();
@@ -246,17 +267,40 @@ void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* ou
     H5Handle mspace(h5_check(H5Screate_simple(1, &mem_n, nullptr), where_, "H5Screate_simple"));
     const size_t es = type_size(t);
     const size_t row_bytes = static_cast<size_t>(row) * es;
-    const bool direct = uniq.size() == rows.size() && std::equal(uniq.begin(), uniq.end(), rows.begin());
-    std::vector<uint8_t> tmp(direct ? 0 : uniq.size() * row_bytes);
-    void* dst = direct ? out : tmp.data();
+    // Distinct rows (sampled configs are drawn without replacement): read in file order straight into
+    // `out`, then permute in place along cycles with one row of scratch, so the peak is the result
+    // itself. Repeated rows need the sorted copy aside.
+    const bool distinct = uniq.size() == rows.size();
+    std::vector<uint8_t> tmp(distinct ? 0 : uniq.size() * row_bytes);
+    void* dst = distinct ? out : tmp.data();
     h5_check(H5Dread(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, dst), where_,
              "H5Dread (row selection)");
-    if (direct) return;
     auto* o = static_cast<uint8_t*>(out);
+    auto sorted_pos = [&](int64_t r) {
+        return static_cast<size_t>(std::lower_bound(uniq.begin(), uniq.end(), r) - uniq.begin());
+    };
+    if (!distinct) {
+        for (size_t i = 0; i < rows.size(); ++i) std::memcpy(o + i * row_bytes, tmp.data() + sorted_pos(rows[i]) * row_bytes, row_bytes);
+        return;
+    }
+    // Position i must receive sorted row src[i]; follow each cycle i <- src[i] <- src[src[i]] ...
+    std::vector<size_t> src(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) src[i] = sorted_pos(rows[i]);
+    std::vector<uint8_t> done(rows.size(), 0), first(row_bytes);
     for (size_t i = 0; i < rows.size(); ++i) {
-        const size_t k = static_cast<size_t>(
-            std::lower_bound(uniq.begin(), uniq.end(), rows[i]) - uniq.begin());
-        std::memcpy(o + i * row_bytes, tmp.data() + k * row_bytes, row_bytes);
+        if (done[i] || src[i] == i) continue;
+        std::memcpy(first.data(), o + i * row_bytes, row_bytes);
+        size_t j = i;
+        while (true) {
+            done[j] = 1;
+            const size_t from = src[j];
+            if (from == i) {
+                std::memcpy(o + j * row_bytes, first.data(), row_bytes);
+                break;
+            }
+            std::memcpy(o + j * row_bytes, o + from * row_bytes, row_bytes);
+            j = from;
+        }
     }
 }
 

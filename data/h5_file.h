@@ -98,12 +98,20 @@ public:
     void read_rows(std::span<const int64_t> rows, std::span<T> out) const {
         read_rows_impl(h5_type_of<T>(), rows, out.data(), out.size());
     }
+    /// Reads the contiguous rows [begin, begin + count) along dimension 0 into `out`
+    /// ([count, row_elements()] row-major) with one hyperslab: no index array, only those chunks
+    /// read. Throws naming the dataset when the range leaves [0, shape()[0]] or sizes mismatch.
+    template <typename T>
+    void read_range(int64_t begin, int64_t count, std::span<T> out) const {
+        read_range_impl(h5_type_of<T>(), begin, count, out.data(), out.size());
+    }
 
 private:
     friend class H5Group;
     using H5Object::H5Object;
     void read_all(H5Type t, void* out, size_t n) const;
     void read_rows_impl(H5Type t, std::span<const int64_t> rows, void* out, size_t n) const;
+    void read_range_impl(H5Type t, int64_t begin, int64_t count, void* out, size_t n) const;
 };
 
 /// An open group (the root group of a file is "/").

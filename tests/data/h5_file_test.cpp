@@ -2,6 +2,8 @@
 // naming file and object, and interoperability with h5py.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <numeric>
 
 #include "data/h5_file.h"
@@ -62,6 +64,25 @@ TEST_CASE("read_rows returns rows in the requested order, with repeats, and chec
     std::vector<int64_t> out2(9);
     d.read_rows<int64_t>(sorted, out2);
     CHECK(out2 == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 15, 16, 17});
+    // Distinct rows in any order are permuted in place (every permutation of 6 rows, plus a 3-cycle
+    // and a fixed point mixed).
+    std::vector<int64_t> perm = {0, 2, 4, 5, 8, 9};
+    do {
+        std::vector<int32_t> o(perm.size() * 3);
+        d.read_rows<int32_t>(perm, o);
+        bool ok = true;
+        for (size_t i = 0; i < perm.size(); ++i)
+            for (int c = 0; c < 3; ++c) ok = ok && o[i * 3 + static_cast<size_t>(c)] == 3 * perm[i] + c;
+        REQUIRE(ok);
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    std::vector<int32_t> r0(9);
+    const std::vector<int64_t> range_rows = {4, 5, 6};
+    d.read_range<int32_t>(4, 3, r0);
+    std::vector<int32_t> r1(9);
+    d.read_rows<int32_t>(range_rows, r1);
+    CHECK(r0 == r1);
+    CHECK_THROWS_WITH_AS(d.read_range<int32_t>(8, 3, std::span<int32_t>(r0)), doctest::Contains(":/x: rows [8, 11) out of range [0, 10)"),
+                         Error);
     const std::vector<int64_t> bad = {1, 10};
     CHECK_THROWS_WITH_AS(d.read_rows<int32_t>(bad, std::span<int32_t>(out.data(), 6)),
                          doctest::Contains((path.string() + ":/x: row 10 (selection index 1) out of range [0, 10)").c_str()),
