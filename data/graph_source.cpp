@@ -106,6 +106,48 @@ Tensor GraphSource::load_node_feat_rows(int64_t i, std::span<const int64_t> node
     return select_node_rows(g.node_feat.cview(), nodes, g.source.string());
 }
 
+namespace {
+
+// The structure of graph i (either task) with the layout index arrays, for the default range readers.
+LayoutGraph any_structure(const GraphSource& src, int64_t i) {
+    if (src.task() == Task::kLayout) return src.load_layout_structure(i);
+    LayoutGraph g;
+    TileGraph t = src.load_tile_structure(i);
+    static_cast<GraphStructure&>(g) = std::move(static_cast<GraphStructure&>(t));
+    return g;
+}
+
+void check_range(int64_t begin, int64_t end, int64_t size, const std::string& where, const char* what) {
+    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= size, where, ": ", what, " rows [", begin, ", ", end,
+                  ") out of range [0, ", size, "]");
+}
+
+}  // namespace
+
+StructureIndex GraphSource::load_structure_index(int64_t i) const {
+    LayoutGraph g = any_structure(*this, i);
+    StructureIndex x;
+    x.name = g.name;
+    x.source = g.source;
+    x.num_nodes = g.num_nodes();
+    x.num_edges = g.num_edges();
+    x.node_config_ids = std::move(g.node_config_ids);
+    x.node_splits = std::move(g.node_splits);
+    return x;
+}
+
+std::vector<int64_t> GraphSource::load_edge_range(int64_t i, int64_t begin, int64_t end) const {
+    const LayoutGraph g = any_structure(*this, i);
+    check_range(begin, end, g.num_edges(), g.source.string(), "edge_index");
+    return {g.edge_index.begin() + 2 * begin, g.edge_index.begin() + 2 * end};
+}
+
+std::vector<int32_t> GraphSource::load_opcode_range(int64_t i, int64_t begin, int64_t end) const {
+    const LayoutGraph g = any_structure(*this, i);
+    check_range(begin, end, g.num_nodes(), g.source.string(), "node_opcode");
+    return {g.node_opcode.begin() + begin, g.node_opcode.begin() + end};
+}
+
 NpzGraphSource::NpzGraphSource(Collection collection, std::optional<LabelPolicy> labels)
     : c_(std::move(collection)), labels_(labels.value_or(label_policy(c_.id.split))) {}
 

@@ -44,6 +44,19 @@ struct ConfigTensors {
     int64_t num_configs() const { return static_cast<int64_t>(runtime.size()); }
 };
 
+/// What a streaming segment builder needs before it reads edges: sizes and the small layout index
+/// arrays (issue 6). Validated by the source like load_*_structure: n > 0 and equal for node_feat and
+/// node_opcode, node_config_ids strictly increasing in [0, n) and non-empty (layout), node_splits
+/// non-decreasing from 0 to n (layout).
+struct StructureIndex {
+    std::string name;                      ///< graph name (file stem)
+    std::filesystem::path source;          ///< the file it was read from (for messages)
+    int64_t num_nodes = 0;                 ///< n
+    int64_t num_edges = 0;                 ///< m (rows of edge_index)
+    std::vector<int64_t> node_config_ids;  ///< layout: [nc]; tile: empty
+    std::vector<int64_t> node_splits;      ///< layout: [k]; tile: empty
+};
+
 /// A collection split: graph i in [0, size()) by name order. Implementations are not thread-safe.
 ///
 /// Partial reads (issue 6): load_configs, load_structure and load_node_feat_rows let a trainer keep
@@ -79,6 +92,17 @@ public:
     /// Raw node_feat rows `nodes` of graph i ([nodes.size(), 140], in the order given, repeats allowed).
     /// Throws segrank::Error naming the source when a node is out of range.
     virtual Tensor load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const;
+    /// Sizes, node_config_ids and node_splits of graph i without edges or opcodes. Default: from
+    /// load_*_structure.
+    virtual StructureIndex load_structure_index(int64_t i) const;
+    /// Rows [begin, end) of graph i's edge_index as [end - begin, 2] row-major (u, v): u consumes v.
+    /// Ids are not range-checked here (the caller checks them against n). Throws segrank::Error naming
+    /// the source when the range leaves [0, m]. Default: from load_*_structure.
+    virtual std::vector<int64_t> load_edge_range(int64_t i, int64_t begin, int64_t end) const;
+    /// node_opcode[begin, end) of graph i, each checked to be in [0, kNumOpcodes). Throws
+    /// segrank::Error naming the source for a range outside [0, n] or a bad opcode. Default: from
+    /// load_*_structure.
+    virtual std::vector<int32_t> load_opcode_range(int64_t i, int64_t begin, int64_t end) const;
 };
 
 /// GraphSource over the npz files of a Collection. npz members are compressed streams, so a row

@@ -329,6 +329,69 @@ TileGraph GraphStore::load_tile_structure(int64_t i) const {
     return g;
 }
 
+StructureIndex GraphStore::load_structure_index(int64_t i) const {
+    const H5Group gg = graph_group(i);
+    StructureIndex x;
+    x.name = names_[static_cast<size_t>(i)];
+    x.source = gg.attr_string("source_file").value_or(path().string());
+    const H5Dataset nf = gg.open_dataset("node_feat");
+    const auto fs = nf.shape();
+    SEGRANK_CHECK(fs.size() == 2 && fs[1] == kNodeFeatDim, nf.where(), ": expected shape (n, ", kNodeFeatDim, ")");
+    const H5Dataset op = gg.open_dataset("node_opcode");
+    const auto os = op.shape();
+    SEGRANK_CHECK(os.size() == 1 && os[0] == fs[0] && fs[0] > 0, gg.where(), ": node_opcode has shape (",
+                  os.empty() ? -1 : os[0], "), node_feat has ", fs[0], " rows (expected equal and > 0)");
+    const H5Dataset ei = gg.open_dataset("edge_index");
+    const auto es = ei.shape();
+    SEGRANK_CHECK((es.size() == 2 && es[1] == 2) || (es.size() == 1 && es[0] == 0), ei.where(),
+                  ": expected shape (m, 2)");
+    x.num_nodes = fs[0];
+    x.num_edges = es[0];
+    if (id_.task == Task::kLayout) {
+        x.node_config_ids = gg.open_dataset("node_config_ids").read<int64_t>();
+        x.node_splits = gg.open_dataset("node_splits").read<int64_t>();
+        const int64_t n = x.num_nodes;
+        for (size_t k = 0; k < x.node_config_ids.size(); ++k)
+            SEGRANK_CHECK(x.node_config_ids[k] >= 0 && x.node_config_ids[k] < n &&
+                              (k == 0 || x.node_config_ids[k] > x.node_config_ids[k - 1]),
+                          gg.where(), "/node_config_ids: index ", k, " value ", x.node_config_ids[k],
+                          " not strictly increasing in [0, ", n, ")");
+        SEGRANK_CHECK(!x.node_config_ids.empty(), gg.where(), "/node_config_ids: no configurable nodes");
+        const auto& sp = x.node_splits;
+        SEGRANK_CHECK(!sp.empty() && sp.front() == 0 && sp.back() == n && std::is_sorted(sp.begin(), sp.end()),
+                      gg.where(), "/node_splits: must be non-decreasing from 0 to n = ", n);
+    }
+    return x;
+}
+
+std::vector<int64_t> GraphStore::load_edge_range(int64_t i, int64_t begin, int64_t end) const {
+    const H5Group gg = graph_group(i);
+    const H5Dataset ei = gg.open_dataset("edge_index");
+    const auto es = ei.shape();
+    SEGRANK_CHECK((es.size() == 2 && es[1] == 2) || (es.size() == 1 && es[0] == 0), ei.where(),
+                  ": expected shape (m, 2)");
+    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= es[0], ei.where(), ": rows [", begin, ", ", end,
+                  ") out of range [0, ", es[0], "]");
+    std::vector<int64_t> out(static_cast<size_t>(2 * (end - begin)));
+    if (end > begin) ei.read_range<int64_t>(begin, end - begin, out);
+    return out;
+}
+
+std::vector<int32_t> GraphStore::load_opcode_range(int64_t i, int64_t begin, int64_t end) const {
+    const H5Group gg = graph_group(i);
+    const H5Dataset op = gg.open_dataset("node_opcode");
+    const auto os = op.shape();
+    SEGRANK_CHECK(os.size() == 1, op.where(), ": expected shape (n,)");
+    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= os[0], op.where(), ": rows [", begin, ", ", end,
+                  ") out of range [0, ", os[0], "]");
+    std::vector<int32_t> out(static_cast<size_t>(end - begin));
+    if (end > begin) op.read_range<int32_t>(begin, end - begin, out);
+    for (size_t k = 0; k < out.size(); ++k)
+        SEGRANK_CHECK(out[k] >= 0 && out[k] < kNumOpcodes, op.where(), ": index ", begin + static_cast<int64_t>(k),
+                      " value ", out[k], " out of range [0, ", kNumOpcodes - 1, "]");
+    return out;
+}
+
 LayoutGraph GraphStore::load_layout_structure(int64_t i) const {
     SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(), ", not layout graphs");
     const H5Group gg = graph_group(i);

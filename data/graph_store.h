@@ -87,6 +87,13 @@ public:
     /// Reads only `nodes` of node_feat (hyperslab selection); non-finite values are refused,
     /// naming the dataset, node and column.
     Tensor load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const override;
+    /// Reads dataset shapes and the two small index arrays only (same checks as load_*_structure,
+    /// plus edge_index of shape (m, 2)).
+    StructureIndex load_structure_index(int64_t i) const override;
+    /// One hyperslab of edge_index rows.
+    std::vector<int64_t> load_edge_range(int64_t i, int64_t begin, int64_t end) const override;
+    /// One hyperslab of node_opcode, values checked.
+    std::vector<int32_t> load_opcode_range(int64_t i, int64_t begin, int64_t end) const override;
 
     const std::filesystem::path& path() const { return file_.path(); }
     /// Graph names in index order (sorted).

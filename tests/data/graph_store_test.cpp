@@ -230,3 +230,58 @@ TEST_CASE("list_graph_stores returns the sorted .h5 files with the HDF5 signatur
     CHECK(stores[0].filename() == "a.h5");
     CHECK(stores[1].filename() == "b.h5");
 }
+
+TEST_CASE("store range reads: structure index, edge and opcode ranges equal the loaded structure") {
+    const auto dir = test::scratch_dir("store_ranges");
+    const CollectionId id{Task::kLayout, Source::kXla, Search::kDefault, Split::kTrain};
+    LayoutGraph big = small_layout("g", 3);
+    // 5000 nodes in a chain plus skips, so edge_index spans several chunks.
+    const int64_t n = 5000;
+    big.node_feat = Tensor(n, kNodeFeatDim);
+    big.node_opcode.resize(n);
+    big.edge_index.clear();
+    for (int64_t v = 0; v < n; ++v) big.node_opcode[static_cast<size_t>(v)] = static_cast<int32_t>(v % 121);
+    for (int64_t v = 1; v < n; ++v) {
+        big.edge_index.insert(big.edge_index.end(), {v, v - 1});
+        if (v >= 7) big.edge_index.insert(big.edge_index.end(), {v, v - 7});
+    }
+    big.node_config_ids = {3, 70, 4999};
+    big.node_splits = {0, 1000, 5000};
+    big.node_config_feat.resize(3 * 3 * kLayoutConfigDim, 1);
+    {
+        GraphStoreWriter w(dir / "r.h5", id, dir);
+        w.add(big);
+        w.finish();
+    }
+    const GraphStore store(dir / "r.h5");
+    const StructureIndex x = store.load_structure_index(0);
+    CHECK(x.name == "g");
+    CHECK(x.num_nodes == n);
+    CHECK(x.num_edges == big.num_edges());
+    CHECK(x.node_config_ids == big.node_config_ids);
+    CHECK(x.node_splits == big.node_splits);
+    const std::vector<int64_t> mid = store.load_edge_range(0, 1234, 4321);
+    CHECK(mid == std::vector<int64_t>(big.edge_index.begin() + 2 * 1234, big.edge_index.begin() + 2 * 4321));
+    CHECK(store.load_edge_range(0, 5, 5).empty());
+    CHECK(store.load_opcode_range(0, 4990, 5000) ==
+          std::vector<int32_t>(big.node_opcode.begin() + 4990, big.node_opcode.end()));
+    CHECK_THROWS_WITH_AS(store.load_edge_range(0, 10, big.num_edges() + 1), doctest::Contains("edge_index: rows [10, "),
+                         Error);
+    CHECK_THROWS_WITH_AS(store.load_opcode_range(0, -1, 3), doctest::Contains("node_opcode: rows [-1, 3) out of range"),
+                         Error);
+    // The base-class defaults (used by sources without partial reads) agree with the store's reads.
+    struct Plain : GraphSource {
+        const GraphStore& s;
+        explicit Plain(const GraphStore& st) : s(st) {}
+        const CollectionId& collection() const override { return s.collection(); }
+        int64_t size() const override { return s.size(); }
+        GraphInfo info(int64_t i) const override { return s.info(i); }
+        TileGraph load_tile(int64_t i, const ConfigRows& r) const override { return s.load_tile(i, r); }
+        LayoutGraph load_layout(int64_t i, const ConfigRows& r) const override { return s.load_layout(i, r); }
+    } plain(store);
+    CHECK(plain.load_edge_range(0, 1234, 4321) == mid);
+    CHECK(plain.load_opcode_range(0, 4990, 5000) == store.load_opcode_range(0, 4990, 5000));
+    CHECK(plain.load_structure_index(0).node_splits == x.node_splits);
+    CHECK(plain.load_structure_index(0).num_edges == x.num_edges);
+    CHECK_THROWS_WITH_AS(plain.load_edge_range(0, 3, 2), doctest::Contains("edge_index rows [3, 2) out of range"), Error);
+}
