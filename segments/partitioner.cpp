@@ -86,15 +86,15 @@ Partition from_bounds(int64_t num_nodes, const std::vector<int64_t>& bounds) {
 
 }  // namespace
 
-Partition partition_contiguous(int64_t num_nodes, int64_t max_nodes) {
+std::vector<int64_t> contiguous_bounds(int64_t num_nodes, int64_t max_nodes) {
     SEGRANK_CHECK(num_nodes >= 1, "partition_contiguous: expected a graph with >= 1 node, got ", num_nodes);
     SEGRANK_CHECK(max_nodes >= 1, "segments.max_nodes: expected >= 1, got ", max_nodes);
     std::vector<int64_t> bounds{0};
     append_near_equal(bounds, 0, num_nodes, max_nodes);
-    return from_bounds(num_nodes, bounds);
+    return bounds;
 }
 
-Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_splits, int64_t max_nodes) {
+std::vector<int64_t> splits_bounds(int64_t num_nodes, std::span<const int64_t> node_splits, int64_t max_nodes) {
     SEGRANK_CHECK(num_nodes >= 1, "partition_splits: expected a graph with >= 1 node, got ", num_nodes);
     SEGRANK_CHECK(max_nodes >= 1, "segments.max_nodes: expected >= 1, got ", max_nodes);
     std::vector<int64_t> splits(node_splits.begin(), node_splits.end());
@@ -105,12 +105,10 @@ Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_spli
     for (size_t i = 1; i < splits.size(); ++i)
         SEGRANK_CHECK(splits[i] >= splits[i - 1], "node_splits[", i, "] = ", splits[i],
                       ": expected non-decreasing boundaries (previous ", splits[i - 1], ")");
-
     // Cut: every non-empty range into near-equal pieces of at most max_nodes.
     std::vector<int64_t> cut{0};
     for (size_t i = 1; i < splits.size(); ++i)
         if (splits[i] > splits[i - 1]) append_near_equal(cut, splits[i - 1], splits[i], max_nodes);
-
     // Merge: grow the current range with its right neighbour while the union fits.
     std::vector<int64_t> bounds{0};
     int64_t start = 0;
@@ -121,7 +119,28 @@ Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_spli
         }
     }
     bounds.push_back(num_nodes);
-    return from_bounds(num_nodes, bounds);
+    return bounds;
+}
+
+Partition partition_contiguous(int64_t num_nodes, int64_t max_nodes) {
+    return from_bounds(num_nodes, contiguous_bounds(num_nodes, max_nodes));
+}
+
+Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_splits, int64_t max_nodes) {
+    return from_bounds(num_nodes, splits_bounds(num_nodes, node_splits, max_nodes));
+}
+
+bool is_range_method(PartitionMethod method) {
+    return method == PartitionMethod::kContiguous || method == PartitionMethod::kSplits;
+}
+
+std::vector<int64_t> range_partition_bounds(int64_t num_nodes, std::span<const int64_t> node_splits,
+                                            const PartitionParams& params) {
+    SEGRANK_CHECK(is_range_method(params.method), "range_partition_bounds: segments.partition = \"",
+                  partition_method_name(params.method), "\" does not cut id ranges");
+    const int64_t bound = effective_max_nodes(num_nodes, params);
+    return params.method == PartitionMethod::kContiguous ? contiguous_bounds(num_nodes, bound)
+                                                         : splits_bounds(num_nodes, node_splits, bound);
 }
 
 int64_t effective_max_nodes(int64_t num_nodes, const PartitionParams& params) {

@@ -69,6 +69,20 @@ Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_spli
 Partition partition_metis(int64_t num_nodes, std::span<const int64_t> edge_index, int64_t max_nodes,
                           uint64_t seed);
 
+/// Segment boundaries of partition_contiguous ([S+1], 0 first, num_nodes last): segment s pools the
+/// ids [bounds[s], bounds[s+1]). Same errors as partition_contiguous.
+std::vector<int64_t> contiguous_bounds(int64_t num_nodes, int64_t max_nodes);
+/// Segment boundaries of partition_splits (same contract as contiguous_bounds and partition_splits).
+std::vector<int64_t> splits_bounds(int64_t num_nodes, std::span<const int64_t> node_splits, int64_t max_nodes);
+
+/// True for methods whose segments are id ranges (contiguous, splits): they need only n and
+/// node_splits, never the edges, so streamed graphs partition them in O(S) memory (issue 6).
+bool is_range_method(PartitionMethod method);
+/// Boundaries [S+1] of a range method under effective_max_nodes(num_nodes, params). Throws
+/// segrank::Error for metis or for the partitioners' errors.
+std::vector<int64_t> range_partition_bounds(int64_t num_nodes, std::span<const int64_t> node_splits,
+                                            const PartitionParams& params);
+
 /// The bound actually applied to a graph of n nodes: params.max_nodes, or n when it is 0.
 /// Throws segrank::Error when max_nodes < 0.
 int64_t effective_max_nodes(int64_t num_nodes, const PartitionParams& params);

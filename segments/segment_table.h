@@ -1,0 +1,101 @@
+// SegmentTable: the segments of one graph held compactly, each Segment rebuilt on use (issue 6,
+// DESIGN.md 6 "peak memory O(segment size * K * H), not O(graph)").
+//
+// A Segment with both Csr directions costs about 24 bytes per node and 24 per edge; at 10^6 nodes
+// that is 60 MB per graph, more than the whole GST step. The table keeps what the Segment is built
+// from and nothing derived:
+// - pooled ids of a halo-free segment that are one id range: its first id only (contiguous and
+//   splits partitions); other segments list their global ids as uint32;
+// - kept edges as local (user, producer) pairs, packed in one uint32 when every segment has at most
+//   65536 local nodes, else two;
+// - opcodes as uint8; configurable nodes as int32 (local id, index into node_config_ids).
+// So about 4 bytes per kept edge and 1 per node. Rebuilding a 1000-node segment (validation and both
+// Csr) takes tens of microseconds, far below its forward pass.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "segments/segment.h"
+
+namespace segrank {
+
+/// Compact, append-only store of one graph's segments.
+class SegmentTable {
+public:
+    explicit SegmentTable(int64_t graph_id = 0) : graph_id_(graph_id) {}
+
+    /// Appends `seg` (its segment_id must be num_segments()) with its opcodes [seg.num_nodes()] in
+    /// local order, each in [0, 256). Throws segrank::Error on a wrong segment id, opcode count or
+    /// value, or a global id >= 2^32.
+    void append(const Segment& seg, std::span<const int32_t> opcode);
+
+    /// Appends a halo-free segment pooling the id range [first, first + n) with local edges
+    /// `user`/`producer` ([m_s], local ids in [0, n), sorted by user, stable in edge order),
+    /// `config_local`/`config_index` ([nc_s], as in Segment) and opcodes [n]. Validated as append().
+    void append_range(int64_t first, int32_t n, std::span<const int32_t> user, std::span<const int32_t> producer,
+                      std::span<const int32_t> config_local, std::span<const int32_t> config_index,
+                      std::span<const int32_t> opcode);
+
+    int64_t graph_id() const { return graph_id_; }
+    int32_t num_segments() const { return static_cast<int32_t>(num_pooled_.size()); }
+    /// Local node count (pooled + halo) of segment s.
+    int32_t num_nodes(int32_t s) const;
+    /// Segment s rebuilt: validated, with both Csr directions (DESIGN.md 12). Equal to the Segment
+    /// appended (nodes, edges in order, configurable nodes). Throws for s out of range.
+    Segment segment(int32_t s) const;
+    /// Opcodes [num_nodes(s)] of segment s in local order, written into `out` (resized).
+    void opcodes(int32_t s, std::vector<int32_t>& out) const;
+    /// True when segment s has no configurable node (see Segment::config_independent).
+    bool config_independent(int32_t s) const { return cfg_off_[s + 1] == cfg_off_[s]; }
+    /// Heap bytes held (capacity).
+    int64_t memory_bytes() const;
+    /// Releases spare capacity left by appends (call once the table is complete).
+    void shrink_to_fit();
+    /// True when edges use two uint32 per edge (some segment has more than 65536 local nodes).
+    bool wide_edges() const { return wide_; }
+
+private:
+    friend SegmentTable build_range_segments(int64_t, int64_t, std::span<const int64_t>, std::span<const int64_t>,
+                                             int64_t, const std::function<std::vector<int64_t>(int64_t, int64_t)>&,
+                                             const std::function<std::vector<int32_t>(int64_t, int64_t)>&,
+                                             const std::string&, int64_t);
+    void check_index(int32_t s) const;
+    void push_edges(int32_t n, std::span<const int32_t> user, std::span<const int32_t> producer);
+    void widen();
+
+    int64_t graph_id_;
+    bool wide_ = false;
+    std::vector<int64_t> first_node_;          // [S] first id of a range segment, -1 when listed
+    std::vector<int32_t> num_pooled_;          // [S]
+    std::vector<int64_t> node_off_{0};         // [S+1] cumulative local node counts (opcode_ offsets)
+    std::vector<int64_t> list_off_{0};         // [S+1] into listed_ (equal bounds for range segments)
+    std::vector<uint32_t> listed_;             // global ids of listed segments, local order
+    std::vector<int64_t> edge_off_{0};         // [S+1] edge counts
+    std::vector<uint32_t> edges_;              // narrow: (user << 16) | producer; wide: user, producer
+    std::vector<int64_t> cfg_off_{0};          // [S+1]
+    std::vector<int32_t> cfg_local_, cfg_index_;
+    std::vector<uint8_t> opcode_;              // [sum n_s]
+};
+
+/// Reads rows [begin, end) of a graph's edge_index as [end - begin, 2] (u consumes v).
+using EdgeRangeReader = std::function<std::vector<int64_t>(int64_t begin, int64_t end)>;
+/// Reads node_opcode[begin, end).
+using OpcodeRangeReader = std::function<std::vector<int32_t>(int64_t begin, int64_t end)>;
+
+/// Builds the halo-free segments of a range partition (segment s pools [bounds[s], bounds[s+1]))
+/// without holding the graph: two passes over the edge list, `chunk_rows` edges at a time (count
+/// kept edges per segment, then fill), and opcodes one segment at a time. Memory: the table plus one
+/// chunk, O(S + kept edges + n) bytes with small constants, never O(m) int64.
+/// The result equals SegmentBuilder(graph, node_config_ids, partition with these bounds, graph_id,
+/// 0).build(s) for every s. node_config_ids: [nc] strictly increasing ids in [0, n) (empty for tile).
+/// Throws segrank::Error naming `where` for an edge id outside [0, num_nodes), bounds that are not
+/// increasing from 0 to num_nodes, or reader errors.
+SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::span<const int64_t> bounds,
+                                  std::span<const int64_t> node_config_ids, int64_t graph_id,
+                                  const EdgeRangeReader& edges, const OpcodeRangeReader& opcodes,
+                                  const std::string& where, int64_t chunk_rows = 1 << 16);
+
+}  // namespace segrank

@@ -1,0 +1,183 @@
+// SegmentTable (compact segments rebuilt on use) and build_range_segments (segments of a range
+// partition built from chunked edge reads), checked against SegmentBuilder (issue 6).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <ranges>
+
+#include "gnn/core/check.h"
+#include "gnn/core/rng.h"
+#include "segments/segment_table.h"
+#include "tests/segments/random_graphs.h"
+
+namespace segrank {
+namespace {
+
+void check_equal(const Segment& a, const Segment& b) {
+    CHECK(a.segment_id() == b.segment_id());
+    CHECK(a.graph_id() == b.graph_id());
+    CHECK(a.num_pooled() == b.num_pooled());
+    CHECK(std::ranges::equal(a.nodes(), b.nodes()));
+    CHECK(std::ranges::equal(a.edge_user(), b.edge_user()));
+    CHECK(std::ranges::equal(a.edge_producer(), b.edge_producer()));
+    CHECK(std::ranges::equal(a.config_local(), b.config_local()));
+    CHECK(std::ranges::equal(a.config_index(), b.config_index()));
+    CHECK(std::ranges::equal(a.operands().indptr(), b.operands().indptr()));
+    CHECK(std::ranges::equal(a.operands().indices(), b.operands().indices()));
+    CHECK(std::ranges::equal(a.users().indices(), b.users().indices()));
+}
+
+// Edge rows in a seeded random order (stores need not sort edges), opcodes in 0..120.
+GraphStructure shuffled_graph(int64_t n, uint64_t seed) {
+    GraphStructure g = test::random_dag(n, seed, 4, 30);
+    const int64_t m = g.num_edges();
+    std::vector<int64_t> perm(static_cast<size_t>(m));
+    std::iota(perm.begin(), perm.end(), 0);
+    Rng rng(seed + 99);
+    for (int64_t i = m - 1; i > 0; --i)
+        std::swap(perm[static_cast<size_t>(i)], perm[rng.uniform_int(static_cast<uint64_t>(i + 1))]);
+    std::vector<int64_t> e(g.edge_index.size());
+    for (int64_t i = 0; i < m; ++i) {
+        e[static_cast<size_t>(2 * i)] = g.edge_index[static_cast<size_t>(2 * perm[static_cast<size_t>(i)])];
+        e[static_cast<size_t>(2 * i + 1)] = g.edge_index[static_cast<size_t>(2 * perm[static_cast<size_t>(i)] + 1)];
+    }
+    g.edge_index = std::move(e);
+    for (int64_t v = 0; v < n; ++v) g.node_opcode[static_cast<size_t>(v)] = static_cast<int32_t>((v * 37) % 121);
+    return g;
+}
+
+EdgeRangeReader edge_reader(const GraphStructure& g, int64_t* calls = nullptr, int64_t* largest = nullptr) {
+    return [&g, calls, largest](int64_t b, int64_t e) {
+        if (calls) ++*calls;
+        if (largest) *largest = std::max(*largest, e - b);
+        return std::vector<int64_t>(g.edge_index.begin() + 2 * b, g.edge_index.begin() + 2 * e);
+    };
+}
+
+OpcodeRangeReader opcode_reader(const GraphStructure& g) {
+    return [&g](int64_t b, int64_t e) {
+        return std::vector<int32_t>(g.node_opcode.begin() + b, g.node_opcode.begin() + e);
+    };
+}
+
+std::vector<int32_t> opcodes_of(const GraphStructure& g, const Segment& s) {
+    std::vector<int32_t> op;
+    for (int64_t v : s.nodes()) op.push_back(g.node_opcode[static_cast<size_t>(v)]);
+    return op;
+}
+
+TEST_CASE("a SegmentTable returns every appended segment unchanged, with halo and metis-like node lists") {
+    const GraphStructure g = shuffled_graph(600, 3);
+    const std::vector<int64_t> config_ids = test::every_nth(600, 7, 2);
+    for (int32_t halo : {0, 2}) {
+        CAPTURE(halo);
+        SegmentBuilder b(g, config_ids, partition_metis(600, g.edge_index, 80, 0), 5, halo);
+        SegmentTable t(5);
+        std::vector<Segment> built;
+        for (int32_t s = 0; s < b.num_segments(); ++s) {
+            built.push_back(b.build(s));
+            t.append(built.back(), opcodes_of(g, built.back()));
+        }
+        REQUIRE(t.num_segments() == b.num_segments());
+        std::vector<int32_t> op;
+        for (int32_t s = 0; s < t.num_segments(); ++s) {
+            check_equal(t.segment(s), built[static_cast<size_t>(s)]);
+            t.opcodes(s, op);
+            CHECK(op == opcodes_of(g, built[static_cast<size_t>(s)]));
+            CHECK(t.config_independent(s) == built[static_cast<size_t>(s)].config_independent());
+        }
+        CHECK_FALSE(t.wide_edges());
+        int64_t full = 0;
+        for (const Segment& s : built) full += s.memory_bytes();
+        CHECK(t.memory_bytes() < full);
+    }
+}
+
+TEST_CASE("build_range_segments equals SegmentBuilder for contiguous and splits bounds across chunk edges") {
+    const int64_t n = 1500;
+    const GraphStructure g = shuffled_graph(n, 11);
+    const std::vector<int64_t> config_ids = test::every_nth(n, 13, 5);
+    const std::vector<int64_t> splits = {0, 10, 10, 400, 401, 990, 1500};
+    for (const auto& bounds : {contiguous_bounds(n, 128), splits_bounds(n, splits, 200), contiguous_bounds(n, n)}) {
+        CAPTURE(bounds.size());
+        Partition p;
+        p.num_nodes = n;
+        p.offsets = bounds;
+        p.nodes.resize(static_cast<size_t>(n));
+        std::iota(p.nodes.begin(), p.nodes.end(), int64_t{0});
+        SegmentBuilder ref(g, config_ids, p, 9, 0);
+        for (int64_t chunk : {int64_t{1}, int64_t{7}, int64_t{1} << 16}) {
+            CAPTURE(chunk);
+            int64_t calls = 0, largest = 0;
+            const SegmentTable t = build_range_segments(n, g.num_edges(), bounds, config_ids, 9,
+                                                        edge_reader(g, &calls, &largest), opcode_reader(g), "test",
+                                                        chunk);
+            REQUIRE(t.num_segments() == ref.num_segments());
+            CHECK(largest <= chunk);
+            CHECK(calls == 2 * ((g.num_edges() + chunk - 1) / chunk));  // two passes
+            std::vector<int32_t> op;
+            for (int32_t s = 0; s < t.num_segments(); ++s) {
+                const Segment want = ref.build(s);
+                check_equal(t.segment(s), want);
+                t.opcodes(s, op);
+                CHECK(op == opcodes_of(g, want));
+            }
+        }
+    }
+}
+
+TEST_CASE("segments above 65536 nodes switch the table to two words per edge and still round-trip") {
+    const int64_t n = 70000;
+    const GraphStructure g = shuffled_graph(n, 5);
+    const std::vector<int64_t> config_ids = test::every_nth(n, 1000);
+    const std::vector<int64_t> bounds = {0, 100, n};  // one small segment, then one of 69900 nodes
+    const SegmentTable t =
+        build_range_segments(n, g.num_edges(), bounds, config_ids, 1, edge_reader(g), opcode_reader(g), "test");
+    CHECK(t.wide_edges());
+    Partition p;
+    p.num_nodes = n;
+    p.offsets = bounds;
+    p.nodes.resize(static_cast<size_t>(n));
+    std::iota(p.nodes.begin(), p.nodes.end(), int64_t{0});
+    SegmentBuilder ref(g, config_ids, p, 1, 0);
+    for (int32_t s = 0; s < 2; ++s) check_equal(t.segment(s), ref.build(s));
+    // Appending a large segment to a narrow table widens the earlier ones in place.
+    SegmentTable a(1);
+    const Segment small = ref.build(0), large = ref.build(1);
+    a.append(small, opcodes_of(g, small));
+    CHECK_FALSE(a.wide_edges());
+    a.append(large, opcodes_of(g, large));
+    CHECK(a.wide_edges());
+    check_equal(a.segment(0), small);
+    check_equal(a.segment(1), large);
+}
+
+TEST_CASE("build_range_segments names the graph and row for bad edges, bounds, opcodes and short reads") {
+    GraphStructure g = shuffled_graph(200, 2);
+    const std::vector<int64_t> bounds = contiguous_bounds(200, 50);
+    auto build = [&](std::span<const int64_t> b) {
+        return build_range_segments(200, g.num_edges(), b, {}, 0, edge_reader(g), opcode_reader(g), "store.h5 (g1)", 16);
+    };
+    CHECK_NOTHROW(build(bounds));
+    const std::vector<int64_t> not_to_n = {0, 100, 150};
+    CHECK_THROWS_WITH(build(not_to_n), doctest::Contains("store.h5 (g1): segment bounds must run from 0 to n = 200"));
+    const std::vector<int64_t> repeated = {0, 100, 100, 200};
+    CHECK_THROWS_WITH(build(repeated), doctest::Contains("strictly increasing"));
+    g.edge_index[2 * 17 + 1] = 200;
+    CHECK_THROWS_WITH(build(bounds), doctest::Contains("store.h5 (g1)/edge_index: row 17 = ("));
+    g.edge_index[2 * 17 + 1] = 0;
+    g.node_opcode[33] = 300;
+    CHECK_THROWS_WITH(build(bounds), doctest::Contains("store.h5 (g1)/node_opcode: opcode[33] = 300"));
+    g.node_opcode[33] = 1;
+    auto short_reader = [&](int64_t b, int64_t e) {
+        return std::vector<int64_t>(g.edge_index.begin() + 2 * b, g.edge_index.begin() + 2 * e - 2);
+    };
+    CHECK_THROWS_WITH(build_range_segments(200, g.num_edges(), bounds, {}, 0, short_reader, opcode_reader(g), "s", 16),
+                      doctest::Contains("returned"));
+    SegmentTable t(0);
+    CHECK_THROWS_WITH(t.segment(0), doctest::Contains("segment id 0 outside [0, 0)"));
+}
+
+}  // namespace
+}  // namespace segrank
