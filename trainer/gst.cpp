@@ -1,6 +1,7 @@
 // GST training step and streaming inference.
 #include "trainer/gst.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -184,12 +185,14 @@ std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g, std::
 }
 
 std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
-                               int64_t chunk, const GstOptions& opt) {
+                               int64_t chunk, const GstOptions& opt, int64_t max_chunk_bytes) {
     std::vector<float> scores(configs.size(), 0.0f);
     const std::vector<int32_t> active = active_segments(g, opt);
     if (active.empty()) return scores;
     const bool sum = opt.aggregate == SegmentAggregate::kScoreSum;
-    chunk = std::max<int64_t>(1, chunk);
+    const int64_t row_bytes = g.task == Task::kLayout ? g.num_config_nodes * kLayoutConfigDim
+                                                      : kTileConfigDim * static_cast<int64_t>(sizeof(float));
+    chunk = std::clamp<int64_t>(max_chunk_bytes / std::max<int64_t>(1, row_bytes), 1, std::max<int64_t>(1, chunk));
     SegmentInputBuffers buf;
     for (size_t b = 0; b < configs.size(); b += static_cast<size_t>(chunk)) {
         const size_t e = std::min(configs.size(), b + static_cast<size_t>(chunk));

@@ -51,12 +51,19 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g, std::span<
                                 std::span<const double> targets, int64_t step, double scale,
                                 HistoryTable& table, const GstOptions& opt);
 
+/// Largest config-row block score_graph holds (bytes): a chunk is cut below `chunk` configs when its
+/// rows would exceed this (layout graphs with many configurable nodes: 10^4 nodes x 18 bytes = 176 KiB
+/// per config), so inference memory does not grow with nc (issue 6).
+inline constexpr int64_t kMaxConfigChunkBytes = int64_t{8} << 20;
+
 /// Scores (higher = slower) of `configs` for graph g, streaming segments one at a time without saved
-/// state, `chunk` configs per forward pass (streamed graphs read one chunk of config rows at a time,
-/// so memory is O(chunk x nc x 18) in the configs). Under score_sum with skip_independent the scores omit the
+/// state, at most `chunk` configs per forward pass and at most `max_chunk_bytes` of config rows
+/// (at least one config; streamed graphs read one chunk of config rows at a time, so memory is
+/// O(min(chunk x nc x 18, max_chunk_bytes)) in the configs). Under score_sum with skip_independent the scores omit the
 /// config-independent segments (a per-graph constant), which no ranking metric sees.
 std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
-                               int64_t chunk, const GstOptions& opt);
+                               int64_t chunk, const GstOptions& opt,
+                               int64_t max_chunk_bytes = kMaxConfigChunkBytes);
 
 /// Per-segment readouts of `configs` (forward only), the input of head finetuning: [S_eff] tensors
 /// of [K, 2H] for the segments score_graph would use (independent ones computed with K = 1 and

@@ -18,6 +18,7 @@ int64_t PreparedGraph::memory_bytes() const {
     for (const auto& s : segments) b += s.memory_bytes();
     for (const auto& t : segment_feat) b += t.size() * 4;
     for (const auto& o : segment_opcode) b += static_cast<int64_t>(o.size() * 4);
+    b += segment_table.memory_bytes();
     return b;
 }
 
@@ -100,6 +101,33 @@ bool all_zero(const std::vector<int64_t>& v) {
     return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; });
 }
 
+// Whether segment `seg` (opcodes `op`, normalized features `feat` [n_s, F']) depends on the config
+// under `model`. Dependence is structural (the plan looks at node counts, edges and configurable
+// nodes, not at feature values), so streamed graphs pass a zero block of the segment's shape.
+uint8_t segment_dependence(const Model& model, Task task, const Segment& seg, std::span<const int32_t> op,
+                           ConstMatrixView feat) {
+    SegmentInput in;
+    in.node_feat = feat;
+    in.opcode = op;
+    in.operands = &seg.operands();
+    in.users = &seg.users();
+    in.num_pooled = seg.num_pooled();
+    in.k = 1;
+    std::vector<int8_t> one_row;
+    Tensor one_tile;
+    if (task == Task::kLayout) {
+        one_row.assign(seg.config_index().size() * kLayoutConfigDim, 0);
+        in.config_node_local = seg.config_local();
+        in.config_values = one_row;
+    } else {
+        one_tile = Tensor(1, kTileConfigDim);
+        in.tile_config = one_tile.cview();
+    }
+    return model.segment_depends_on_config(in) ? 1 : 0;
+}
+
+// Partitions a loaded structure (through the cache) and builds its segments one at a time: kept as
+// built with their features (in memory) or appended to the compact table (streamed).
 void finish_segments(PreparedGraph& pg, const GraphStructure& gs, std::span<const int64_t> node_splits,
                      std::span<const int64_t> config_ids, const Normalizer& normalizer, const Model& model,
                      const PrepareOptions& options, const std::string& where) {
@@ -108,57 +136,60 @@ void finish_segments(PreparedGraph& pg, const GraphStructure& gs, std::span<cons
     bool hit = false;
     Partition part = partition_graph_cached(gs, node_splits, pp, options.partition_cache_dir, &hit);
     pg.partition_from_cache = hit;
-    {
-        SegmentBuilder builder(gs, config_ids, std::move(part), pg.id, options.halo_hops);
-        pg.segments = builder.build_all();
-    }
+    SegmentBuilder builder(gs, config_ids, std::move(part), pg.id, options.halo_hops);
     const int64_t f = normalizer.output_dim();
-    for (const auto& seg : pg.segments) {
+    Tensor feat;
+    if (!pg.streamed) feat = normalizer.apply(gs.node_feat.cview(), where);
+    pg.segment_table = SegmentTable(pg.id);
+    for (int32_t s = 0; s < builder.num_segments(); ++s) {
+        Segment seg = builder.build(s);
         auto nodes = seg.nodes();
         std::vector<int32_t> op(nodes.size());
         for (size_t i = 0; i < nodes.size(); ++i) op[i] = gs.node_opcode[static_cast<size_t>(nodes[i])];
-        pg.segment_opcode.push_back(std::move(op));
-    }
-    if (!pg.streamed) {
-        Tensor feat = normalizer.apply(gs.node_feat.cview(), where);
-        for (const auto& seg : pg.segments) {
-            auto nodes = seg.nodes();
-            Tensor sf(static_cast<int64_t>(nodes.size()), f);
+        Tensor sf(static_cast<int64_t>(nodes.size()), f);
+        if (!pg.streamed)
             for (size_t i = 0; i < nodes.size(); ++i)
                 std::memcpy(sf.data() + static_cast<int64_t>(i) * f, feat.data() + nodes[i] * f,
                             static_cast<size_t>(f) * sizeof(float));
+        pg.segment_dependent.push_back(segment_dependence(model, pg.task, seg, op, sf.cview()));
+        if (pg.streamed) {
+            pg.segment_table.append(seg, op);
+        } else {
+            pg.segments.push_back(std::move(seg));
+            pg.segment_opcode.push_back(std::move(op));
             pg.segment_feat.push_back(std::move(sf));
         }
     }
-    // Dependence is structural (the plan looks at node counts, edges and configurable nodes, not at
-    // feature values): streamed graphs use a zero feature block of the segment's shape.
-    pg.segment_dependent.resize(pg.segments.size());
-    for (size_t s = 0; s < pg.segments.size(); ++s) {
-        const Segment& seg = pg.segments[s];
-        Tensor zeros;
-        SegmentInput in;
-        if (pg.streamed) {
-            zeros = Tensor(static_cast<int64_t>(seg.nodes().size()), f);
-            in.node_feat = zeros.cview();
-        } else {
-            in.node_feat = pg.segment_feat[s].cview();
-        }
-        in.opcode = pg.segment_opcode[s];
-        in.operands = &seg.operands();
-        in.users = &seg.users();
-        in.num_pooled = seg.num_pooled();
-        in.k = 1;
-        std::vector<int8_t> one_row;
-        Tensor one_tile;
-        if (pg.task == Task::kLayout) {
-            one_row.assign(seg.config_index().size() * kLayoutConfigDim, 0);
-            in.config_node_local = seg.config_local();
-            in.config_values = one_row;
-        } else {
-            one_tile = Tensor(1, kTileConfigDim);
-            in.tile_config = one_tile.cview();
-        }
-        pg.segment_dependent[s] = model.segment_depends_on_config(in) ? 1 : 0;
+    pg.segment_table.shrink_to_fit();
+}
+
+// Streamed graphs under a range partition with no halo and no pruning: the graph is never held.
+// Sizes and index arrays come from load_structure_index, edges and opcodes are read in chunks.
+void finish_segments_by_range(PreparedGraph& pg, const GraphEntry& entry, const StructureIndex& idx,
+                              const Normalizer& normalizer, const Model& model, const PrepareOptions& options) {
+    PartitionParams pp = options.partition;
+    if (pp.max_nodes <= 0) pp.max_nodes = std::max<int64_t>(1, idx.num_nodes);
+    const std::string where = str(idx.source.string(), " (", idx.name, ")");
+    std::vector<int64_t> bounds;
+    try {
+        bounds = range_partition_bounds(idx.num_nodes, idx.node_splits, pp);
+    } catch (const Error& e) {
+        throw Error(str(where, ": ", e.what()));
+    }
+    const GraphSource* src = entry.source;
+    const int64_t gi = entry.index;
+    pg.segment_table = build_range_segments(
+        idx.num_nodes, idx.num_edges, bounds, idx.node_config_ids, pg.id,
+        [src, gi](int64_t b, int64_t e) { return src->load_edge_range(gi, b, e); },
+        [src, gi](int64_t b, int64_t e) { return src->load_opcode_range(gi, b, e); }, where);
+    pg.partition_from_cache = false;
+    const int64_t f = normalizer.output_dim();
+    std::vector<int32_t> op;
+    for (int32_t s = 0; s < pg.segment_table.num_segments(); ++s) {
+        const Segment seg = pg.segment_table.segment(s);
+        pg.segment_table.opcodes(s, op);
+        const Tensor zeros(seg.num_nodes(), f);
+        pg.segment_dependent.push_back(segment_dependence(model, pg.task, seg, op, zeros.cview()));
     }
 }
 
@@ -181,7 +212,29 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
                       ": config_runtime is all 0 (a test split without labels): training and evaluation "
                       "need measured runtimes; use `segrank predict` for test splits");
     };
-    if (pg->task == Task::kTile) {
+    const bool by_range = pg->streamed && is_range_method(options.partition.method) && options.halo_hops == 0 &&
+                          options.prune_hops < 0;
+    if (by_range) {
+        const StructureIndex idx = entry.source->load_structure_index(entry.index);
+        ConfigTensors labels = entry.source->load_labels(entry.index);
+        refuse_unlabelled(labels.runtime);
+        pg->num_nodes = idx.num_nodes;
+        pg->num_configs = labels.num_configs();
+        pg->runtimes_ns = labels.runtime;
+        if (pg->task == Task::kTile) {
+            SEGRANK_CHECK(labels.runtime_normalizers.size() == labels.runtime.size(), where,
+                          ": config_runtime_normalizers has ", labels.runtime_normalizers.size(),
+                          " entries, config_runtime ", labels.runtime.size());
+            pg->targets.resize(static_cast<size_t>(pg->num_configs));
+            for (size_t k = 0; k < pg->targets.size(); ++k)
+                pg->targets[k] = static_cast<double>(labels.runtime[k]) /
+                                 static_cast<double>(std::max<int64_t>(1, labels.runtime_normalizers[k]));
+        } else {
+            pg->num_config_nodes = static_cast<int64_t>(idx.node_config_ids.size());
+            pg->targets.assign(labels.runtime.begin(), labels.runtime.end());
+        }
+        finish_segments_by_range(*pg, entry, idx, normalizer, model, options);
+    } else if (pg->task == Task::kTile) {
         TileGraph g = pg->streamed ? entry.source->load_tile_structure(entry.index)
                                    : entry.source->load_tile(entry.index, ConfigRows::all());
         if (pg->streamed) {
@@ -319,9 +372,21 @@ void add_node_features(NormalizerFitter& fitter, const GraphEntry& e, int64_t ch
     }
 }
 
+Segment PreparedGraph::segment(int64_t s) const {
+    SEGRANK_CHECK(s >= 0 && s < num_segments(), "graph '", name, "': segment ", s, " outside [0, ", num_segments(),
+                  ")");
+    return streamed ? segment_table.segment(static_cast<int32_t>(s)) : segments[static_cast<size_t>(s)];
+}
+
 SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigBatch& batch,
                                 std::span<const int64_t> configs, SegmentInputBuffers& buf) {
-    const Segment& seg = g.segments[static_cast<size_t>(s)];
+    SEGRANK_CHECK(s >= 0 && s < g.num_segments(), "graph '", g.name, "': segment ", s, " outside [0, ",
+                  g.num_segments(), ")");
+    if (g.streamed) {
+        buf.segment.emplace(g.segment_table.segment(static_cast<int32_t>(s)));
+        g.segment_table.opcodes(static_cast<int32_t>(s), buf.opcode);
+    }
+    const Segment& seg = g.streamed ? *buf.segment : g.segments[static_cast<size_t>(s)];
     const auto k = static_cast<int64_t>(configs.size());
     const std::vector<int64_t> pos = batch_positions(batch, configs);
     SegmentInput in;
@@ -336,7 +401,10 @@ SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigB
     } else {
         in.node_feat = g.segment_feat[static_cast<size_t>(s)].cview();
     }
-    in.opcode = g.segment_opcode[static_cast<size_t>(s)];
+    if (g.streamed)
+        in.opcode = buf.opcode;
+    else
+        in.opcode = g.segment_opcode[static_cast<size_t>(s)];
     in.operands = &seg.operands();
     in.users = &seg.users();
     in.num_pooled = seg.num_pooled();

@@ -4,15 +4,19 @@
 //
 // Two storage modes (issue 6, bounded memory):
 // - in memory (npz sources: compressed members cannot be read partially): normalized features of
-//   every segment and every config row are held;
-// - streamed (sources with partial_reads(), i.e. HDF5 stores): only the structure (segments,
-//   opcodes), runtimes and the normalizer are held; each use reads the K config rows it needs
-//   (load_config_batch) and each segment's node_feat rows (make_segment_input), so memory does not
-//   grow with the number of configs or with node features.
+//   every segment and every config row are held, and the segments as built (both Csr directions);
+// - streamed (sources with partial_reads(), i.e. HDF5 stores): only runtimes, the normalizer and the
+//   segments in compact form (SegmentTable, about 4 bytes per kept edge and 1 per node) are held;
+//   each use rebuilds the segment, reads the K config rows it needs (load_config_batch) and the
+//   segment's node_feat rows (make_segment_input), so memory does not grow with the number of
+//   configs or with node features. With a range partition (contiguous, splits), no halo and no
+//   prune_hops, prepare never holds the graph either: it reads edge_index in chunks
+//   (build_range_segments). Other settings load the structure once while preparing.
 #pragma once
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +24,7 @@
 #include "data/normalizer.h"
 #include "gnn/model.h"
 #include "segments/segment.h"
+#include "segments/segment_table.h"
 #include "trainer/dataset.h"
 
 namespace segrank {
@@ -50,9 +55,10 @@ struct PreparedGraph {
     std::vector<int64_t> runtimes_ns;         ///< [c] raw config_runtime
     Tensor tile_config;                       ///< tile: [c, 24] raw config_feat (in-memory mode; empty when streamed)
     std::vector<int8_t> layout_config;        ///< layout: [c, nc, 18] (in-memory mode; empty when streamed)
-    std::vector<Segment> segments;            ///< [S]
+    std::vector<Segment> segments;            ///< [S] (in-memory mode only; see segment_table)
     std::vector<Tensor> segment_feat;         ///< [S] of [n_s, F'] normalized features (in-memory mode only)
-    std::vector<std::vector<int32_t>> segment_opcode;  ///< [S] of [n_s]
+    std::vector<std::vector<int32_t>> segment_opcode;  ///< [S] of [n_s] (in-memory mode only)
+    SegmentTable segment_table;               ///< streamed mode: the S segments, compact
     std::vector<uint8_t> segment_dependent;   ///< [S] 1 if the segment's readout depends on the config
     std::vector<int64_t> configs;             ///< configs usable by this role (GraphEntry::configs or all)
 
@@ -62,8 +68,13 @@ struct PreparedGraph {
     Normalizer normalizer;                    ///< streamed: applied to node_feat rows as they are read
     std::vector<int64_t> source_node;         ///< streamed with prune_hops: node -> source node (empty = identity)
     bool partition_from_cache = false;        ///< the partition was loaded from options.partition_cache_dir
+                                              ///< (range partitions of streamed graphs are recomputed, O(S))
 
-    int64_t num_segments() const { return static_cast<int64_t>(segments.size()); }
+    int64_t num_segments() const {
+        return streamed ? segment_table.num_segments() : static_cast<int64_t>(segments.size());
+    }
+    /// Segment s (a copy; rebuilt from segment_table when streamed). Throws for s out of range.
+    Segment segment(int64_t s) const;
     /// Bytes held (features, configs, segments), for the cache bound.
     int64_t memory_bytes() const;
 };
@@ -91,6 +102,8 @@ ConfigBatch load_config_batch(const PreparedGraph& g, std::span<const int64_t> c
 
 /// Reusable buffers for building SegmentInputs of one segment for K configs.
 struct SegmentInputBuffers {
+    std::optional<Segment> segment;     ///< streamed: the rebuilt segment (its Csr back the input)
+    std::vector<int32_t> opcode;        ///< streamed: [n_s] opcodes
     std::vector<int8_t> layout_values;  ///< [K, nc_s, 18]
     Tensor tile_config;                 ///< [K, 24]
     Tensor node_feat;                   ///< streamed: [n_s, F'] normalized features of the segment

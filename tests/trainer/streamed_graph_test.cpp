@@ -140,9 +140,18 @@ TEST_CASE("a graph from an HDF5 store is streamed and gives the in-memory step, 
     REQUIRE(ss.size() == sm.size());
     for (size_t i = 0; i < ss.size(); ++i) CHECK(ss[i] == doctest::Approx(sm[i]).epsilon(1e-5));
     CHECK(counting.max_config_rows == 16);  // inference reads configs in chunks
+    // A byte cap on config rows cuts chunks further (6 configurable nodes x 18 bytes = 108 bytes per
+    // config: 500 bytes hold 4 configs), with the same scores.
+    counting.max_config_rows = 0;
+    const std::vector<float> capped = score_graph(model_s, *gs, gs->configs, 16, opt, /*max_chunk_bytes=*/500);
+    CHECK(counting.max_config_rows == 4);
+    for (size_t i = 0; i < ss.size(); ++i) CHECK(capped[i] == doctest::Approx(ss[i]).epsilon(1e-6));
+    counting.max_config_rows = 0;
+    (void)score_graph(model_s, *gs, gs->configs, 16, opt, /*max_chunk_bytes=*/1);  // at least one config
+    CHECK(counting.max_config_rows == 1);
 }
 
-TEST_CASE("a second prepare reuses the cached partition and gets identical segments") {
+TEST_CASE("a second prepare reuses the cached metis partition and gets identical segments") {
     const fs::path dir = scratch_dir("gst_partition_cache");
     TinyLayoutSpec spec;
     spec.min_nodes = 300;
@@ -153,6 +162,7 @@ TEST_CASE("a second prepare reuses the cached partition and gets identical segme
     cfg.segments.max_nodes = 64;
     Model model(model_config_from(cfg, Task::kLayout, norm.output_dim()));
     PrepareOptions opt = prepare_options_from(cfg);
+    opt.partition.method = PartitionMethod::kMetis;
     opt.partition_cache_dir = dir / "partitions";
     auto first = prepare_graph(entry_of(store), norm, model, opt);
     auto second = prepare_graph(entry_of(store), norm, model, opt);
@@ -161,14 +171,76 @@ TEST_CASE("a second prepare reuses the cached partition and gets identical segme
     REQUIRE(first->num_segments() == second->num_segments());
     REQUIRE(first->num_segments() >= 5);
     for (int64_t s = 0; s < first->num_segments(); ++s) {
-        const Segment& a = first->segments[static_cast<size_t>(s)];
-        const Segment& b = second->segments[static_cast<size_t>(s)];
+        const Segment a = first->segment(s);
+        const Segment b = second->segment(s);
         CHECK(a.num_pooled() == b.num_pooled());
         CHECK(std::equal(a.nodes().begin(), a.nodes().end(), b.nodes().begin(), b.nodes().end()));
     }
     // Other partitioner settings are another key: not served from the cache.
     opt.partition.max_nodes = 50;
     CHECK_FALSE(prepare_graph(entry_of(store), norm, model, opt)->partition_from_cache);
+    // Range partitions of streamed graphs are recomputed from n (O(S)) and never written to the cache.
+    opt.partition.method = PartitionMethod::kContiguous;
+    const auto files_before = std::distance(fs::directory_iterator(dir / "partitions"), fs::directory_iterator{});
+    CHECK_FALSE(prepare_graph(entry_of(store), norm, model, opt)->partition_from_cache);
+    CHECK(std::distance(fs::directory_iterator(dir / "partitions"), fs::directory_iterator{}) == files_before);
+}
+
+// Every segment of `a` equals the same segment of `b`: nodes, pooled count, edges in order,
+// configurable nodes, and the adjacency built from them.
+void check_same_segments(const PreparedGraph& a, const PreparedGraph& b) {
+    REQUIRE(a.num_segments() == b.num_segments());
+    CHECK(a.segment_dependent == b.segment_dependent);
+    for (int64_t s = 0; s < a.num_segments(); ++s) {
+        const Segment x = a.segment(s), y = b.segment(s);
+        CHECK(x.num_pooled() == y.num_pooled());
+        CHECK(std::ranges::equal(x.nodes(), y.nodes()));
+        CHECK(std::ranges::equal(x.edge_user(), y.edge_user()));
+        CHECK(std::ranges::equal(x.edge_producer(), y.edge_producer()));
+        CHECK(std::ranges::equal(x.config_local(), y.config_local()));
+        CHECK(std::ranges::equal(x.config_index(), y.config_index()));
+        CHECK(std::ranges::equal(x.operands().indptr(), y.operands().indptr()));
+        CHECK(std::ranges::equal(x.operands().indices(), y.operands().indices()));
+    }
+}
+
+TEST_CASE("streamed graphs hold compact segments equal to the in-memory ones for every partitioner and halo") {
+    const fs::path dir = scratch_dir("gst_compact_segments");
+    TinyLayoutSpec spec;
+    spec.min_nodes = 700;
+    spec.max_nodes = 700;
+    spec.config_nodes = 30;
+    const GraphStore store(write_store(dir, spec), LabelPolicy::kRequirePositive);
+    const Normalizer norm = normalizer_of(store);
+    RunConfig cfg = tiny_run_config(dir, dir / "unused", 1);
+    cfg.segments.max_nodes = 90;
+    Model model(model_config_from(cfg, Task::kLayout, norm.output_dim()));
+    struct Variant {
+        PartitionMethod method;
+        int32_t halo;
+    };
+    for (const Variant v : {Variant{PartitionMethod::kContiguous, 0}, Variant{PartitionMethod::kSplits, 0},
+                            Variant{PartitionMethod::kMetis, 0}, Variant{PartitionMethod::kContiguous, 1}}) {
+        CAPTURE(partition_method_name(v.method));
+        CAPTURE(v.halo);
+        PrepareOptions streamed = prepare_options_from(cfg);
+        streamed.partition.method = v.method;
+        streamed.halo_hops = v.halo;
+        PrepareOptions in_memory = streamed;
+        in_memory.stream = false;
+        const auto gs = prepare_graph(entry_of(store), norm, model, streamed);
+        const auto gm = prepare_graph(entry_of(store), norm, model, in_memory);
+        REQUIRE(gs->streamed);
+        CHECK(gs->segments.empty());
+        CHECK(gs->segment_opcode.empty());
+        CHECK(gs->num_segments() >= 8);
+        check_same_segments(*gs, *gm);
+        // The compact form is a fraction of the built segments (both Csr directions, int64 ids); halo
+        // segments list their node ids, range segments store one id.
+        int64_t built = 0;
+        for (const Segment& seg : gm->segments) built += seg.memory_bytes();
+        CHECK(gs->segment_table.memory_bytes() * (v.halo == 0 ? 4 : 2) < built);
+    }
 }
 
 TEST_CASE("segrank's Trainer runs GST on a 20000-node store graph with many segments in bounded time") {
@@ -189,9 +261,11 @@ TEST_CASE("segrank's Trainer runs GST on a 20000-node store graph with many segm
     LocalCommunicator comm;
     Trainer t(cfg, comm);
     for (int i = 0; i < 6; ++i) CHECK(std::isfinite(t.step()));
-    // Stale segments went through the history table (fresh < segments), partitions were cached.
+    // Stale segments went through the history table (fresh < segments). The contiguous partition of
+    // a streamed graph is recomputed from n, so nothing is written to the partition cache.
     CHECK(t.history().stats().entries > 16 * 2);
-    CHECK(std::distance(fs::directory_iterator(dir / "run" / "partitions"), fs::directory_iterator{}) == 1);
+    CHECK((!fs::exists(dir / "run" / "partitions") ||
+           fs::directory_iterator(dir / "run" / "partitions") == fs::directory_iterator{}));
     const EvalResult ev = t.evaluate();
     CHECK(std::isfinite(ev.overall));
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
