@@ -226,8 +226,10 @@ void H5Dataset::read_range_impl(H5Type t, int64_t begin, int64_t count, void* ou
     cnt[0] = static_cast<hsize_t>(count);
     h5_check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, cnt.data(), nullptr), where_,
              "H5Sselect_hyperslab");
-    const auto mem_n = static_cast<hsize_t>(n);
-    H5Handle mspace(h5_check(H5Screate_simple(1, &mem_n, nullptr), where_, "H5Screate_simple"));
+    // The memory space has the selection's shape: with a flat one HDF5 maps every element to its
+    // chunk one by one (H5S_select_iterate), 30x slower on [c, nc, 18] config tensors.
+    H5Handle mspace(h5_check(H5Screate_simple(static_cast<int>(cnt.size()), cnt.data(), nullptr), where_,
+                             "H5Screate_simple"));
     h5_check(H5Dread(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, out), where_,
              "H5Dread (row range)");
 }
@@ -245,26 +247,18 @@ void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* ou
                       " (selection index ", i, ") out of range [0, ", dims[0], ")");
     }
     if (rows.empty() || row == 0) return;
-    // HDF5 returns a union selection in file order: read sorted distinct rows (runs merged into
-    // blocks), then place them in the requested order.
+    // Read the sorted distinct rows (runs of consecutive rows as blocks), then place them in the
+    // requested order.
     std::vector<int64_t> uniq(rows.begin(), rows.end());
     std::sort(uniq.begin(), uniq.end());
     uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
-    H5Handle fspace(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
-    h5_check(H5Sselect_none(fspace.get()), where_, "H5Sselect_none");
-    std::vector<hsize_t> start(dims.size(), 0), count(dims.begin(), dims.end());
+    std::vector<std::pair<int64_t, int64_t>> runs;  // (first row, count)
     for (size_t i = 0; i < uniq.size();) {
         size_t j = i + 1;
         while (j < uniq.size() && uniq[j] == uniq[j - 1] + 1) ++j;
-        start[0] = static_cast<hsize_t>(uniq[i]);
-        count[0] = static_cast<hsize_t>(j - i);
-        h5_check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_OR, start.data(), nullptr,
-                                     count.data(), nullptr),
-                 where_, "H5Sselect_hyperslab");
+        runs.emplace_back(uniq[i], static_cast<int64_t>(j - i));
         i = j;
     }
-    const hsize_t mem_n = static_cast<hsize_t>(uniq.size()) * static_cast<hsize_t>(row);
-    H5Handle mspace(h5_check(H5Screate_simple(1, &mem_n, nullptr), where_, "H5Screate_simple"));
     const size_t es = type_size(t);
     const size_t row_bytes = static_cast<size_t>(row) * es;
     // Distinct rows (sampled configs are drawn without replacement): read in file order straight into
@@ -273,8 +267,33 @@ void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* ou
     const bool distinct = uniq.size() == rows.size();
     std::vector<uint8_t> tmp(distinct ? 0 : uniq.size() * row_bytes);
     void* dst = distinct ? out : tmp.data();
-    h5_check(H5Dread(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, dst), where_,
-             "H5Dread (row selection)");
+    if (chunk_rows() > 0) {
+        // Chunked datasets: one regular hyperslab per run. HDF5 maps an irregular (OR-ed) selection
+        // to chunks element by element, which cost 0.1 s for 32 rows of [10^4, 18] int8; per-run
+        // reads take the chunk-wise path.
+        int64_t at = 0;
+        for (const auto& [first, cnt] : runs) {
+            read_range_impl(t, first, cnt, static_cast<uint8_t*>(dst) + static_cast<size_t>(at) * row_bytes,
+                            static_cast<size_t>(cnt * row));
+            at += cnt;
+        }
+    } else {
+        H5Handle fspace(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
+        h5_check(H5Sselect_none(fspace.get()), where_, "H5Sselect_none");
+        std::vector<hsize_t> start(dims.size(), 0), count(dims.begin(), dims.end());
+        for (const auto& [first, cnt] : runs) {
+            start[0] = static_cast<hsize_t>(first);
+            count[0] = static_cast<hsize_t>(cnt);
+            h5_check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_OR, start.data(), nullptr, count.data(), nullptr),
+                     where_, "H5Sselect_hyperslab");
+        }
+        std::vector<hsize_t> mem_dims(dims.begin(), dims.end());
+        mem_dims[0] = static_cast<hsize_t>(uniq.size());
+        H5Handle mspace(h5_check(H5Screate_simple(static_cast<int>(mem_dims.size()), mem_dims.data(), nullptr),
+                                 where_, "H5Screate_simple"));
+        h5_check(H5Dread(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, dst), where_,
+                 "H5Dread (row selection)");
+    }
     auto* o = static_cast<uint8_t*>(out);
     auto sorted_pos = [&](int64_t r) {
         return static_cast<size_t>(std::lower_bound(uniq.begin(), uniq.end(), r) - uniq.begin());

@@ -54,12 +54,20 @@ TEST_CASE("read_rows returns rows in the requested order, with repeats, and chec
     {
         H5File f = H5File::create(path);
         f.root().write<int32_t>("x", {10, 3}, v, {4, 1});
+        f.root().write<int32_t>("contiguous", {10, 3}, v, {0, 0});
     }
     const H5Dataset d = H5File::open_read(path).root().open_dataset("x");
     const std::vector<int64_t> rows = {7, 2, 3, 7, 9};
     std::vector<int32_t> out(rows.size() * 3);
     d.read_rows<int32_t>(rows, out);
     CHECK(out == std::vector<int32_t>{21, 22, 23, 6, 7, 8, 9, 10, 11, 21, 22, 23, 27, 28, 29});
+    // Chunked datasets are read run by run, contiguous ones with one union selection: same rows.
+    const H5Dataset c = H5File::open_read(path).root().open_dataset("contiguous");
+    CHECK(c.chunk_rows() == 0);
+    CHECK(d.chunk_rows() == 4);
+    std::vector<int32_t> outc(rows.size() * 3);
+    c.read_rows<int32_t>(rows, outc);
+    CHECK(outc == out);
     const std::vector<int64_t> sorted = {0, 1, 5};
     std::vector<int64_t> out2(9);
     d.read_rows<int64_t>(sorted, out2);
