@@ -102,7 +102,7 @@ public:
 private:
     // Blocks of different sizes cannot always stand in for each other, so a cache held strictly at the
     // live high-water mark misses (and faults) every step; 1/8 of it (at least 64 MiB) of slack avoids that.
-    size_t slack() const { return std::max(peak_ / 8, size_t{64} << 20); }
+    size_t slack() const { return std::max(peak_ / 8, size_t{16} << 20); }
 
     std::mutex mu_;
     std::multimap<size_t, void*> free_;
