@@ -22,7 +22,7 @@ namespace {
 // pages). So blocks >= 256 KiB are mapped (>= 4 MiB: with MADV_HUGEPAGE) and, when freed, kept in a cache
 // for reuse (glibc would hand such blocks back to the kernel and fault them in again every step).
 // The cache never lets live + cached bytes exceed the high-water mark of live bytes alone by more than
-// 1/8 (at least 64 MiB): on a miss it first unmaps cached blocks, so peak RSS stays within that margin of
+// 1/8 (at least 16 MiB): on a miss it first unmaps cached blocks, so peak RSS stays within that margin of
 // what it would be if every block were returned at once.
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kMapThreshold = size_t{256} << 10;  ///< blocks from here on are mapped and cached
@@ -101,7 +101,7 @@ public:
 
 private:
     // Blocks of different sizes cannot always stand in for each other, so a cache held strictly at the
-    // live high-water mark misses (and faults) every step; 1/8 of it (at least 64 MiB) of slack avoids that.
+    // live high-water mark misses (and faults) every step; 1/8 of it (at least 16 MiB) of slack avoids that.
     size_t slack() const { return std::max(peak_ / 8, size_t{16} << 20); }
 
     std::mutex mu_;
