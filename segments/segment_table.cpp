@@ -65,6 +65,7 @@ void SegmentTable::push_edges(int32_t n, std::span<const int32_t> user, std::spa
 
 void SegmentTable::append(const Segment& seg, std::span<const int32_t> opcode) {
     const std::string where = str("segment ", seg.segment_id(), " of graph ", graph_id_);
+    SEGRANK_CHECK(!backed_, where, ": cannot append to a source-backed segment table");
     SEGRANK_CHECK(seg.segment_id() == num_segments(), where, ": appended at position ", num_segments());
     SEGRANK_CHECK(static_cast<int64_t>(opcode.size()) == seg.num_nodes(), where, ": ", opcode.size(),
                   " opcodes for ", seg.num_nodes(), " nodes");
@@ -111,6 +112,27 @@ Segment SegmentTable::segment(int32_t s) const {
         std::iota(nodes.begin(), nodes.end(), first_node_[k]);
     else
         std::copy(listed_.begin() + list_off_[k], listed_.begin() + list_off_[k + 1], nodes.begin());
+    if (backed_) {
+        const int64_t lo = first_node_[k], hi = lo + n;
+        const std::vector<int64_t> rows = edge_reader_(edge_row_off_[k], edge_row_off_[k + 1]);
+        SEGRANK_CHECK(static_cast<int64_t>(rows.size()) == 2 * (edge_row_off_[k + 1] - edge_row_off_[k]), where_,
+                      ": edge_index rows [", edge_row_off_[k], ", ", edge_row_off_[k + 1], ") returned ", rows.size(),
+                      " values");
+        std::vector<int32_t> eu, ep;
+        for (size_t r = 0; r < rows.size() / 2; ++r) {
+            const int64_t u = rows[2 * r], v = rows[2 * r + 1];
+            SEGRANK_CHECK(u >= lo && u < hi && v >= 0 && v < num_graph_nodes_, where_, ": edge_index row ",
+                          edge_row_off_[k] + static_cast<int64_t>(r), " = (", u, ", ", v,
+                          ") changed since the graph was prepared");
+            if (v < lo || v >= hi) continue;
+            eu.push_back(static_cast<int32_t>(u - lo));
+            ep.push_back(static_cast<int32_t>(v - lo));
+        }
+        std::vector<int32_t> cl(cfg_local_.begin() + cfg_off_[k], cfg_local_.begin() + cfg_off_[k + 1]);
+        std::vector<int32_t> ci(cfg_index_.begin() + cfg_off_[k], cfg_index_.begin() + cfg_off_[k + 1]);
+        return Segment(graph_id_, s, std::move(nodes), num_pooled_[k], std::move(eu), std::move(ep), std::move(cl),
+                       std::move(ci));
+    }
     const int64_t m = edge_off_[k + 1] - edge_off_[k];
     std::vector<int32_t> eu(static_cast<size_t>(m)), ep(static_cast<size_t>(m));
     for (int64_t e = 0; e < m; ++e) {
@@ -132,13 +154,21 @@ Segment SegmentTable::segment(int32_t s) const {
 void SegmentTable::opcodes(int32_t s, std::vector<int32_t>& out) const {
     check_index(s);
     const auto k = static_cast<size_t>(s);
+    if (backed_) {
+        const int64_t lo = first_node_[k], hi = lo + num_nodes(s);
+        out = opcode_reader_(lo, hi);
+        SEGRANK_CHECK(static_cast<int64_t>(out.size()) == hi - lo, where_, ": node_opcode rows [", lo, ", ", hi,
+                      ") returned ", out.size(), " values");
+        check_opcodes(out, where_ + "/node_opcode", lo);
+        return;
+    }
     out.assign(opcode_.begin() + node_off_[k], opcode_.begin() + node_off_[k + 1]);
 }
 
 int64_t SegmentTable::memory_bytes() const {
     auto b = [](const auto& v) { return static_cast<int64_t>(v.capacity() * sizeof(v[0])); };
     return b(first_node_) + b(num_pooled_) + b(node_off_) + b(list_off_) + b(listed_) + b(edge_off_) + b(edges_) +
-           b(cfg_off_) + b(cfg_local_) + b(cfg_index_) + b(opcode_);
+           b(cfg_off_) + b(cfg_local_) + b(cfg_index_) + b(opcode_) + b(edge_row_off_);
 }
 
 void SegmentTable::shrink_to_fit() {
@@ -153,12 +183,13 @@ void SegmentTable::shrink_to_fit() {
     cfg_local_.shrink_to_fit();
     cfg_index_.shrink_to_fit();
     opcode_.shrink_to_fit();
+    edge_row_off_.shrink_to_fit();
 }
 
 SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::span<const int64_t> bounds,
                                   std::span<const int64_t> node_config_ids, int64_t graph_id,
                                   const EdgeRangeReader& edges, const OpcodeRangeReader& opcodes,
-                                  const std::string& where, int64_t chunk_rows) {
+                                  const std::string& where, int64_t chunk_rows, bool source_backed) {
     SEGRANK_CHECK(num_nodes >= 1 && num_edges >= 0, where, ": expected n >= 1 and m >= 0, got n = ", num_nodes,
                   ", m = ", num_edges);
     SEGRANK_CHECK(chunk_rows >= 1, "build_range_segments: chunk_rows must be >= 1, got ", chunk_rows);
@@ -177,8 +208,12 @@ SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::spa
         return static_cast<int64_t>(std::upper_bound(bounds.begin(), bounds.end(), v) - bounds.begin()) - 1;
     };
 
-    // Pass 1: kept edges per segment (both ends in the same segment), ids checked.
+    // Pass 1: kept edges per segment (both ends in the same segment), ids checked; whether the rows
+    // are sorted by user, and if so where each segment's rows start.
     std::vector<int64_t> count(static_cast<size_t>(S), 0);
+    std::vector<int64_t> row_off(static_cast<size_t>(S) + 1, num_edges);
+    bool sorted = true;
+    int64_t prev_user = 0, next_seg = 0;
     auto for_each_chunk = [&](auto&& body) {
         for (int64_t b = 0; b < num_edges; b += chunk_rows) {
             const int64_t e = std::min(num_edges, b + chunk_rows);
@@ -196,10 +231,54 @@ SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::spa
                           ")");
             const int64_t su = seg_of(u);
             if (su == seg_of(v)) ++count[static_cast<size_t>(su)];
+            sorted = sorted && u >= prev_user;
+            prev_user = u;
+            for (; sorted && next_seg <= su; ++next_seg) row_off[static_cast<size_t>(next_seg)] = b + static_cast<int64_t>(r);
         }
     });
 
     SegmentTable t(graph_id);
+    // Nodes and configurable nodes: range segments in id order.
+    for (size_t i = 1; i < node_config_ids.size(); ++i)
+        SEGRANK_CHECK(node_config_ids[i] > node_config_ids[i - 1], where, "/node_config_ids: index ", i,
+                      " not strictly increasing");
+    SEGRANK_CHECK(node_config_ids.empty() || (node_config_ids.front() >= 0 && node_config_ids.back() < num_nodes),
+                  where, "/node_config_ids: ids outside [0, ", num_nodes, ")");
+    size_t ci = 0;
+    for (int64_t s = 0; s < S; ++s) {
+        const int64_t lo = bounds[static_cast<size_t>(s)], hi = bounds[static_cast<size_t>(s) + 1];
+        t.first_node_.push_back(lo);
+        t.num_pooled_.push_back(static_cast<int32_t>(hi - lo));
+        t.node_off_.push_back(hi);
+        t.list_off_.push_back(0);
+        for (; ci < node_config_ids.size() && node_config_ids[ci] < hi; ++ci) {
+            t.cfg_local_.push_back(static_cast<int32_t>(node_config_ids[ci] - lo));
+            t.cfg_index_.push_back(static_cast<int32_t>(ci));
+        }
+        t.cfg_off_.push_back(static_cast<int64_t>(t.cfg_local_.size()));
+    }
+    auto check_all_opcodes = [&](auto&& keep) {
+        for (int64_t b = 0; b < num_nodes; b += chunk_rows) {
+            const int64_t e = std::min(num_nodes, b + chunk_rows);
+            const std::vector<int32_t> op = opcodes(b, e);
+            SEGRANK_CHECK(static_cast<int64_t>(op.size()) == e - b, where, ": node_opcode rows [", b, ", ", e,
+                          ") returned ", op.size(), " values");
+            check_opcodes(op, where + "/node_opcode", b);
+            keep(op);
+        }
+    };
+    if (sorted && source_backed) {
+        check_all_opcodes([](const std::vector<int32_t>&) {});
+        t.backed_ = true;
+        t.num_graph_nodes_ = num_nodes;
+        t.edge_row_off_ = std::move(row_off);
+        t.edge_reader_ = edges;
+        t.opcode_reader_ = opcodes;
+        t.where_ = where;
+        t.edge_off_.assign(static_cast<size_t>(S) + 1, 0);  // unused
+        t.shrink_to_fit();
+        return t;
+    }
     t.wide_ = largest > kNarrowMaxNodes;
     const int64_t per_edge = t.wide_ ? 2 : 1;
     t.edge_off_.resize(static_cast<size_t>(S) + 1);
@@ -248,34 +327,9 @@ SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::spa
         }
     }
 
-    // Nodes, configurable nodes and opcodes: range segments in id order, so opcodes are node_opcode.
-    for (size_t i = 1; i < node_config_ids.size(); ++i)
-        SEGRANK_CHECK(node_config_ids[i] > node_config_ids[i - 1], where, "/node_config_ids: index ", i,
-                      " not strictly increasing");
-    SEGRANK_CHECK(node_config_ids.empty() || (node_config_ids.front() >= 0 && node_config_ids.back() < num_nodes),
-                  where, "/node_config_ids: ids outside [0, ", num_nodes, ")");
-    size_t ci = 0;
-    for (int64_t s = 0; s < S; ++s) {
-        const int64_t lo = bounds[static_cast<size_t>(s)], hi = bounds[static_cast<size_t>(s) + 1];
-        t.first_node_.push_back(lo);
-        t.num_pooled_.push_back(static_cast<int32_t>(hi - lo));
-        t.node_off_.push_back(hi);
-        t.list_off_.push_back(0);
-        for (; ci < node_config_ids.size() && node_config_ids[ci] < hi; ++ci) {
-            t.cfg_local_.push_back(static_cast<int32_t>(node_config_ids[ci] - lo));
-            t.cfg_index_.push_back(static_cast<int32_t>(ci));
-        }
-        t.cfg_off_.push_back(static_cast<int64_t>(t.cfg_local_.size()));
-    }
+    // Opcodes: range segments in id order, so the table's opcodes are node_opcode.
     t.opcode_.reserve(static_cast<size_t>(num_nodes));
-    for (int64_t b = 0; b < num_nodes; b += chunk_rows) {
-        const int64_t e = std::min(num_nodes, b + chunk_rows);
-        const std::vector<int32_t> op = opcodes(b, e);
-        SEGRANK_CHECK(static_cast<int64_t>(op.size()) == e - b, where, ": node_opcode rows [", b, ", ", e,
-                      ") returned ", op.size(), " values");
-        check_opcodes(op, where + "/node_opcode", b);
-        t.opcode_.insert(t.opcode_.end(), op.begin(), op.end());
-    }
+    check_all_opcodes([&](const std::vector<int32_t>& op) { t.opcode_.insert(t.opcode_.end(), op.begin(), op.end()); });
     t.shrink_to_fit();
     return t;
 }

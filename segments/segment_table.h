@@ -11,6 +11,10 @@
 // - opcodes as uint8; configurable nodes as int32 (local id, index into node_config_ids).
 // So about 4 bytes per kept edge and 1 per node. Rebuilding a 1000-node segment (validation and both
 // Csr) takes tens of microseconds, far below its forward pass.
+//
+// Source-backed tables (build_range_segments on an edge list sorted by user, as TpuGraphs files
+// and the stores packed from them are) hold only O(S) offsets: segment s re-reads its rows of
+// edge_index (those whose user lies in the segment) and its opcodes from the source when rebuilt.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -56,12 +60,14 @@ public:
     void shrink_to_fit();
     /// True when edges use two uint32 per edge (some segment has more than 65536 local nodes).
     bool wide_edges() const { return wide_; }
+    /// True when edges and opcodes are re-read from the source on use (O(S) memory).
+    bool source_backed() const { return backed_; }
 
 private:
     friend SegmentTable build_range_segments(int64_t, int64_t, std::span<const int64_t>, std::span<const int64_t>,
                                              int64_t, const std::function<std::vector<int64_t>(int64_t, int64_t)>&,
                                              const std::function<std::vector<int32_t>(int64_t, int64_t)>&,
-                                             const std::string&, int64_t);
+                                             const std::string&, int64_t, bool);
     void check_index(int32_t s) const;
     void push_edges(int32_t n, std::span<const int32_t> user, std::span<const int32_t> producer);
     void widen();
@@ -78,6 +84,14 @@ private:
     std::vector<int64_t> cfg_off_{0};          // [S+1]
     std::vector<int32_t> cfg_local_, cfg_index_;
     std::vector<uint8_t> opcode_;              // [sum n_s]
+    // Source-backed mode: rows [edge_row_off_[s], edge_row_off_[s+1]) of edge_index have their user in
+    // segment s (range segments only); edges_ and opcode_ stay empty.
+    bool backed_ = false;
+    int64_t num_graph_nodes_ = 0;
+    std::vector<int64_t> edge_row_off_;
+    std::function<std::vector<int64_t>(int64_t, int64_t)> edge_reader_;
+    std::function<std::vector<int32_t>(int64_t, int64_t)> opcode_reader_;
+    std::string where_;
 };
 
 /// Reads rows [begin, end) of a graph's edge_index as [end - begin, 2] (u consumes v).
@@ -86,9 +100,11 @@ using EdgeRangeReader = std::function<std::vector<int64_t>(int64_t begin, int64_
 using OpcodeRangeReader = std::function<std::vector<int32_t>(int64_t begin, int64_t end)>;
 
 /// Builds the halo-free segments of a range partition (segment s pools [bounds[s], bounds[s+1]))
-/// without holding the graph: two passes over the edge list, `chunk_rows` edges at a time (count
-/// kept edges per segment, then fill), and opcodes one segment at a time. Memory: the table plus one
-/// chunk, O(S + kept edges + n) bytes with small constants, never O(m) int64.
+/// without holding the graph, reading the edge list `chunk_rows` rows at a time. Pass 1 checks every
+/// id and counts kept edges per segment. When the rows are sorted by user and `source_backed`, the
+/// table keeps each segment's row range and the readers (which must stay valid, and are called again
+/// by segment() / opcodes()): O(S) memory. Otherwise pass 2 packs the kept edges and the opcodes into
+/// the table: O(S + kept edges + n) bytes with small constants, never O(m) int64.
 /// The result equals SegmentBuilder(graph, node_config_ids, partition with these bounds, graph_id,
 /// 0).build(s) for every s. node_config_ids: [nc] strictly increasing ids in [0, n) (empty for tile).
 /// Throws segrank::Error naming `where` for an edge id outside [0, num_nodes), bounds that are not
@@ -96,6 +112,7 @@ using OpcodeRangeReader = std::function<std::vector<int32_t>(int64_t begin, int6
 SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::span<const int64_t> bounds,
                                   std::span<const int64_t> node_config_ids, int64_t graph_id,
                                   const EdgeRangeReader& edges, const OpcodeRangeReader& opcodes,
-                                  const std::string& where, int64_t chunk_rows = 1 << 16);
+                                  const std::string& where, int64_t chunk_rows = 1 << 16,
+                                  bool source_backed = true);
 
 }  // namespace segrank

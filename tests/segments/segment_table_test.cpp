@@ -114,6 +114,7 @@ TEST_CASE("build_range_segments equals SegmentBuilder for contiguous and splits 
                                                         edge_reader(g, &calls, &largest), opcode_reader(g), "test",
                                                         chunk);
             REQUIRE(t.num_segments() == ref.num_segments());
+            CHECK_FALSE(t.source_backed());  // shuffled rows: edges packed into the table
             CHECK(largest <= chunk);
             CHECK(calls == 2 * ((g.num_edges() + chunk - 1) / chunk));  // two passes
             std::vector<int32_t> op;
@@ -125,6 +126,43 @@ TEST_CASE("build_range_segments equals SegmentBuilder for contiguous and splits 
             }
         }
     }
+}
+
+TEST_CASE("edge lists sorted by user give a source-backed table that re-reads each segment's rows on use") {
+    const int64_t n = 3000;
+    GraphStructure g = test::random_dag(n, 21, 4, 40);  // rows sorted by user, as TpuGraphs files
+    for (int64_t v = 0; v < n; ++v) g.node_opcode[static_cast<size_t>(v)] = static_cast<int32_t>((v * 7) % 121);
+    const std::vector<int64_t> config_ids = test::every_nth(n, 17, 3);
+    const std::vector<int64_t> bounds = contiguous_bounds(n, 250);
+    int64_t calls = 0, largest = 0;
+    const SegmentTable backed = build_range_segments(n, g.num_edges(), bounds, config_ids, 4,
+                                                     edge_reader(g, &calls, &largest), opcode_reader(g), "test", 500);
+    const SegmentTable packed = build_range_segments(n, g.num_edges(), bounds, config_ids, 4, edge_reader(g),
+                                                     opcode_reader(g), "test", 500, /*source_backed=*/false);
+    CHECK(backed.source_backed());
+    CHECK_FALSE(packed.source_backed());
+    CHECK(calls == (g.num_edges() + 499) / 500);  // one pass only
+    CHECK(backed.memory_bytes() < 4096);          // O(S) offsets
+    CHECK(packed.memory_bytes() > g.num_edges() * 2);
+    REQUIRE(backed.num_segments() == packed.num_segments());
+    std::vector<int32_t> a, b;
+    for (int32_t s = 0; s < backed.num_segments(); ++s) {
+        calls = 0;
+        largest = 0;
+        const Segment x = backed.segment(s);
+        CHECK(calls == 1);  // one read of the segment's rows
+        CHECK(largest < g.num_edges() / 4);
+        check_equal(x, packed.segment(s));
+        backed.opcodes(s, a);
+        packed.opcodes(s, b);
+        CHECK(a == b);
+        CHECK(backed.config_independent(s) == packed.config_independent(s));
+    }
+    SegmentTable copy = backed;
+    CHECK_THROWS_WITH(copy.append(backed.segment(0), a), doctest::Contains("source-backed"));
+    // A source that changed after prepare is refused, not silently used.
+    g.edge_index[1] = n + 5;  // row 0: producer out of range
+    CHECK_THROWS_WITH(backed.segment(0), doctest::Contains("changed since the graph was prepared"));
 }
 
 TEST_CASE("segments above 65536 nodes switch the table to two words per edge and still round-trip") {

@@ -8,7 +8,7 @@
 //                                     config features as float32, 630 MB as the store's int8); train
 // Training runs the real Trainer (Dataset over the store, config holdout with streamed dedupe groups,
 // normalizer fitted chunk by chunk, GST steps with segments.max_nodes = 1000, K = 32, H = 128);
-// inference runs Trainer::evaluate (prepare_graph + score_graph, config rows read chunk by chunk) on the
+// inference runs Trainer::evaluate (prepare_graph + score_graph, K = 32 config rows per chunk) on the
 // 20% held-out configs. segments.history_init = "zero" (see bench_run_config).
 // Graphs come from a seeded random DAG builder (write_bench_store below): node v reads v-1 and
 // sometimes one of v-2..v-9, 12 varying feature columns, configs drawn uniformly in -1..5, runtime a
@@ -139,7 +139,9 @@ RunConfig bench_run_config(const std::filesystem::path& store_dir, const std::fi
     cfg.train.progress = false;
     cfg.train.log_every = 0;
     cfg.train.run_dir = run_dir.string();
-    cfg.eval.chunk_configs = 256;
+    // Inference scores K = 32 configs per forward pass, as a training step (issue 6: K = 32 for both
+    // phases), so every case has the same activation shapes; the config-row cap (8 MiB) does not bind.
+    cfg.eval.chunk_configs = cfg.sampling.configs;
     return cfg;
 }
 
