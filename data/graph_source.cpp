@@ -1,6 +1,7 @@
 // NpzGraphSource and config-row selection.
 #include "data/graph_source.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "data/npz.h"
@@ -123,6 +124,15 @@ void check_range(int64_t begin, int64_t end, int64_t size, const std::string& wh
 }
 
 }  // namespace
+
+void GraphSource::read_layout_config_rows(int64_t i, std::span<const int64_t> rows, std::span<int8_t> out) const {
+    SEGRANK_CHECK(task() == Task::kLayout, "read_layout_config_rows: the source holds ", collection().name(),
+                  ", not layout graphs");
+    const ConfigTensors t = load_configs(i, ConfigRows::only({rows.begin(), rows.end()}));
+    SEGRANK_CHECK(t.layout_feat.size() == out.size(), "read_layout_config_rows: ", rows.size(), " rows hold ",
+                  t.layout_feat.size(), " values, the buffer ", out.size());
+    std::copy(t.layout_feat.begin(), t.layout_feat.end(), out.begin());
+}
 
 StructureIndex GraphSource::load_structure_index(int64_t i) const {
     LayoutGraph g = any_structure(*this, i);

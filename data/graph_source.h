@@ -82,6 +82,11 @@ public:
     /// Config tensors of `rows` of graph i (in that order), without the structure. Same errors as
     /// load_tile / load_layout. Default: load the graph with `rows` and move the config part out.
     virtual ConfigTensors load_configs(int64_t i, const ConfigRows& rows) const;
+    /// Layout graph i's node_config_feat rows `rows` (in that order, repeats allowed) written into
+    /// `out` ([rows.size(), nc, 18]), so a caller can reuse one buffer for every chunk. Values are
+    /// checked as by load_configs. Throws segrank::Error for a tile source, a size mismatch, a row out
+    /// of range or a bad value. Default: load_configs and copy.
+    virtual void read_layout_config_rows(int64_t i, std::span<const int64_t> rows, std::span<int8_t> out) const;
     /// Runtimes (and tile normalizers) of every config of graph i; feature tensors left empty.
     virtual ConfigTensors load_labels(int64_t i) const;
     /// Graph i without node features and config rows: node_feat is [0, 140]; opcodes, edges (and for

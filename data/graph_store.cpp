@@ -305,6 +305,18 @@ ConfigTensors GraphStore::load_configs(int64_t i, const ConfigRows& rows) const 
     return t;
 }
 
+void GraphStore::read_layout_config_rows(int64_t i, std::span<const int64_t> rows, std::span<int8_t> out) const {
+    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(), ", not layout graphs");
+    const H5Group gg = graph_group(i);
+    const H5Dataset cf = gg.open_dataset("node_config_feat");
+    const auto s = cf.shape();
+    SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(), ": expected shape (c, nc, 18)");
+    cf.read_rows<int8_t>(rows, out);
+    for (size_t k = 0; k < out.size(); ++k)
+        SEGRANK_CHECK(out[k] >= -1 && out[k] <= 5, cf.where(), ": value ", int(out[k]),
+                      " out of range [-1, 5] in selected row ", k / static_cast<size_t>(s[1] * kLayoutConfigDim));
+}
+
 ConfigTensors GraphStore::load_labels(int64_t i) const {
     const H5Group gg = graph_group(i);
     ConfigTensors t;

@@ -82,6 +82,8 @@ public:
     bool partial_reads() const override { return true; }
     ConfigTensors load_configs(int64_t i, const ConfigRows& rows) const override;
     ConfigTensors load_labels(int64_t i) const override;
+    /// Reads the rows' chunks straight into `out`.
+    void read_layout_config_rows(int64_t i, std::span<const int64_t> rows, std::span<int8_t> out) const override;
     TileGraph load_tile_structure(int64_t i) const override;
     LayoutGraph load_layout_structure(int64_t i) const override;
     /// Reads only `nodes` of node_feat (hyperslab selection); non-finite values are refused,

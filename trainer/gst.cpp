@@ -194,11 +194,12 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<c
                                                       : kTileConfigDim * static_cast<int64_t>(sizeof(float));
     chunk = std::clamp<int64_t>(max_chunk_bytes / std::max<int64_t>(1, row_bytes), 1, std::max<int64_t>(1, chunk));
     SegmentInputBuffers buf;
+    ConfigBatch batch;
     for (size_t b = 0; b < configs.size(); b += static_cast<size_t>(chunk)) {
         const size_t e = std::min(configs.size(), b + static_cast<size_t>(chunk));
         auto cfgs = configs.subspan(b, e - b);
         const auto k = static_cast<int64_t>(cfgs.size());
-        const ConfigBatch batch = load_config_batch(g, cfgs);  // one chunk of rows at a time
+        load_config_batch(g, cfgs, batch);  // one chunk of rows at a time, into one buffer
         Tensor tile_tmp;
         const ConstMatrixView tile_cfg = tile_view(g, batch, cfgs, tile_tmp);
         Tensor mean_readout;

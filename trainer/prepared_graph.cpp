@@ -289,39 +289,41 @@ int64_t ConfigBatch::position(int64_t id) const {
 
 ConfigBatch load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs) {
     ConfigBatch b;
+    load_config_batch(g, configs, b);
+    return b;
+}
+
+void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs, ConfigBatch& b) {
     b.ids.assign(configs.begin(), configs.end());
     const auto k = static_cast<int64_t>(configs.size());
     for (int64_t c : configs)
         SEGRANK_CHECK(c >= 0 && c < g.num_configs, "graph '", g.name, "': config index ", c, " out of range [0, ",
                       g.num_configs, ")");
-    if (g.streamed) {
-        ConfigTensors t = g.source->load_configs(g.source_index, ConfigRows::only(b.ids));
-        SEGRANK_CHECK(t.num_configs() == k, "graph '", g.name, "': source returned ", t.num_configs(),
-                      " config rows for ", k, " requested");
-        if (g.task == Task::kLayout) {
-            SEGRANK_CHECK(static_cast<int64_t>(t.layout_feat.size()) == k * g.num_config_nodes * kLayoutConfigDim,
-                          "graph '", g.name, "': config rows have ", t.layout_feat.size(), " values, expected ", k,
-                          " x ", g.num_config_nodes, " x ", kLayoutConfigDim);
-            b.layout = std::move(t.layout_feat);
-        } else {
-            b.tile = std::move(t.tile_feat);
-        }
-        return b;
-    }
     if (g.task == Task::kLayout) {
         const int64_t row = g.num_config_nodes * kLayoutConfigDim;
-        b.layout.resize(static_cast<size_t>(k * row));
+        b.layout.resize(static_cast<size_t>(k * row));  // keeps the capacity of earlier chunks
+        b.tile = Tensor();
+        if (g.streamed) {
+            g.source->read_layout_config_rows(g.source_index, b.ids, b.layout);
+            return;
+        }
         for (int64_t i = 0; i < k; ++i)
             std::memcpy(b.layout.data() + i * row, g.layout_config.data() + configs[static_cast<size_t>(i)] * row,
                         static_cast<size_t>(row));
-    } else {
-        b.tile = Tensor(k, kTileConfigDim);
-        for (int64_t i = 0; i < k; ++i)
-            std::memcpy(b.tile.data() + i * kTileConfigDim,
-                        g.tile_config.data() + configs[static_cast<size_t>(i)] * kTileConfigDim,
-                        kTileConfigDim * sizeof(float));
+        return;
     }
-    return b;
+    b.layout.clear();
+    if (g.streamed) {
+        ConfigTensors t = g.source->load_configs(g.source_index, ConfigRows::only(b.ids));
+        SEGRANK_CHECK(t.num_configs() == k && t.tile_feat.rows() == k, "graph '", g.name, "': source returned ",
+                      t.tile_feat.rows(), " config rows for ", k, " requested");
+        b.tile = std::move(t.tile_feat);
+        return;
+    }
+    b.tile = Tensor(k, kTileConfigDim);
+    for (int64_t i = 0; i < k; ++i)
+        std::memcpy(b.tile.data() + i * kTileConfigDim, g.tile_config.data() + configs[static_cast<size_t>(i)] * kTileConfigDim,
+                    kTileConfigDim * sizeof(float));
 }
 
 namespace {

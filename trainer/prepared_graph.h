@@ -99,6 +99,9 @@ struct ConfigBatch {
 /// Rows `configs` of g: copied from memory, or read from the source when streamed (only those rows'
 /// chunks). Throws segrank::Error for an index out of range or a source read failure.
 ConfigBatch load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs);
+/// The same into `into`, reusing its buffers (inference loads one chunk after another into one batch,
+/// so the multi-MB rows of large graphs are not allocated and freed per chunk). Same errors.
+void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs, ConfigBatch& into);
 
 /// Reusable buffers for building SegmentInputs of one segment for K configs.
 struct SegmentInputBuffers {

@@ -285,3 +285,38 @@ TEST_CASE("store range reads: structure index, edge and opcode ranges equal the 
     CHECK(plain.load_structure_index(0).num_edges == x.num_edges);
     CHECK_THROWS_WITH_AS(plain.load_edge_range(0, 3, 2), doctest::Contains("edge_index rows [3, 2) out of range"), Error);
 }
+
+TEST_CASE("read_layout_config_rows fills a caller's buffer with the rows load_configs returns") {
+    const auto dir = test::scratch_dir("store_config_rows");
+    const CollectionId id{Task::kLayout, Source::kNlp, Search::kRandom, Split::kTrain};
+    {
+        GraphStoreWriter w(dir / "c.h5", id, dir);
+        w.add(small_layout("g", 40));
+        w.finish();
+    }
+    const GraphStore store(dir / "c.h5");
+    const std::vector<int64_t> rows = {39, 3, 3, 17};
+    std::vector<int8_t> buf(rows.size() * 3 * kLayoutConfigDim, 99);
+    store.read_layout_config_rows(0, rows, buf);
+    CHECK(buf == store.load_configs(0, ConfigRows::only(rows)).layout_feat);
+    // The base-class default (sources without partial reads) gives the same rows.
+    struct Plain : GraphSource {
+        const GraphStore& s;
+        explicit Plain(const GraphStore& st) : s(st) {}
+        const CollectionId& collection() const override { return s.collection(); }
+        int64_t size() const override { return s.size(); }
+        GraphInfo info(int64_t i) const override { return s.info(i); }
+        TileGraph load_tile(int64_t i, const ConfigRows& r) const override { return s.load_tile(i, r); }
+        LayoutGraph load_layout(int64_t i, const ConfigRows& r) const override { return s.load_layout(i, r); }
+    } plain(store);
+    std::vector<int8_t> buf2(buf.size(), 99);
+    plain.read_layout_config_rows(0, rows, buf2);
+    CHECK(buf2 == buf);
+    std::vector<int8_t> small(buf.size() - 1);
+    CHECK_THROWS_WITH_AS(store.read_layout_config_rows(0, rows, small), doctest::Contains("node_config_feat: destination has"),
+                         Error);
+    CHECK_THROWS_WITH_AS(plain.read_layout_config_rows(0, rows, small), doctest::Contains("the buffer"), Error);
+    const std::vector<int64_t> bad = {40};
+    CHECK_THROWS_WITH_AS(store.read_layout_config_rows(0, bad, std::span<int8_t>(buf.data(), 3 * kLayoutConfigDim)),
+                         doctest::Contains("row 40 (selection index 0) out of range [0, 40)"), Error);
+}
