@@ -80,9 +80,11 @@ struct PreparedGraph {
 };
 
 /// Loads entry's graph (streamed when options.stream and the source has partial reads, else with all
-/// config rows), applies the normalizer, partitions it (through the partition cache when
-/// options.partition_cache_dir is set) and computes which segments depend on the config under
-/// `model`. Throws segrank::Error naming the file when the graph is invalid, or when require_labels
+/// config rows), applies the normalizer, partitions it and computes which segments depend on the
+/// config under `model`. Streamed graphs under a range partition (contiguous, splits) with
+/// halo_hops = 0 and prune_hops < 0 are segmented from chunked edge reads (build_range_segments; the
+/// bounds are recomputed, not cached); every other case loads the structure and partitions through
+/// the partition cache when options.partition_cache_dir is set. Throws segrank::Error naming the file when the graph is invalid, or when require_labels
 /// and its runtimes are 0 (a test split).
 std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Normalizer& normalizer,
                                              const Model& model, const PrepareOptions& options);
