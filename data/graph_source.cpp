@@ -139,6 +139,7 @@ StructureIndex GraphSource::load_structure_index(int64_t i) const {
     StructureIndex x;
     x.name = g.name;
     x.source = g.source;
+    x.where = where(i);
     x.num_nodes = g.num_nodes();
     x.num_edges = g.num_edges();
     x.node_config_ids = std::move(g.node_config_ids);

@@ -50,7 +50,8 @@ struct ConfigTensors {
 /// non-decreasing from 0 to n (layout).
 struct StructureIndex {
     std::string name;                      ///< graph name (file stem)
-    std::filesystem::path source;          ///< the file it was read from (for messages)
+    std::filesystem::path source;          ///< the npz the graph came from (GraphInfo::source)
+    std::string where;                     ///< what was read, for messages (GraphSource::where)
     int64_t num_nodes = 0;                 ///< n
     int64_t num_edges = 0;                 ///< m (rows of edge_index)
     std::vector<int64_t> node_config_ids;  ///< layout: [nc]; tile: empty
@@ -71,6 +72,9 @@ public:
     virtual int64_t size() const = 0;
     /// Sizes of graph i (throws for i out of range).
     virtual GraphInfo info(int64_t i) const = 0;
+    /// What graph i is read from, for error messages: the npz path (default: info(i).source), or
+    /// `store.h5:/graphs/<name>` for an HDF5 store.
+    virtual std::string where(int64_t i) const { return info(i).source.string(); }
     /// Graph i with config tensors restricted to `rows` (in that order): config_feat / runtimes /
     /// normalizers (tile) or node_config_feat / runtimes (layout) hold rows.size() entries.
     /// Throws segrank::Error for the wrong task, a row out of range, or invalid data.

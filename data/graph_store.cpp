@@ -166,6 +166,8 @@ H5Group GraphStore::graph_group(int64_t i) const {
     return file_.root().open_group("graphs").open_group(names_[static_cast<size_t>(i)]);
 }
 
+std::string GraphStore::where(int64_t i) const { return graph_group(i).where(); }
+
 GraphInfo GraphStore::info(int64_t i) const {
     const H5Group gg = graph_group(i);
     GraphInfo info;
@@ -346,6 +348,7 @@ StructureIndex GraphStore::load_structure_index(int64_t i) const {
     StructureIndex x;
     x.name = names_[static_cast<size_t>(i)];
     x.source = gg.attr_string("source_file").value_or(path().string());
+    x.where = gg.where();
     const H5Dataset nf = gg.open_dataset("node_feat");
     const auto fs = nf.shape();
     SEGRANK_CHECK(fs.size() == 2 && fs[1] == kNodeFeatDim, nf.where(), ": expected shape (n, ", kNodeFeatDim, ")");

@@ -76,6 +76,8 @@ public:
     const CollectionId& collection() const override { return id_; }
     int64_t size() const override { return static_cast<int64_t>(names_.size()); }
     GraphInfo info(int64_t i) const override;
+    /// `<store path>:/graphs/<name>` (the HDF5 group read), not the npz it was packed from.
+    std::string where(int64_t i) const override;
     TileGraph load_tile(int64_t i, const ConfigRows& rows) const override;
     LayoutGraph load_layout(int64_t i, const ConfigRows& rows) const override;
     /// Partial reads touch only the requested rows' chunks (config tensors) or rows (node_feat).

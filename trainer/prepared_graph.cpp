@@ -169,7 +169,7 @@ void finish_segments_by_range(PreparedGraph& pg, const GraphEntry& entry, const 
                               const Normalizer& normalizer, const Model& model, const PrepareOptions& options) {
     PartitionParams pp = options.partition;
     if (pp.max_nodes <= 0) pp.max_nodes = std::max<int64_t>(1, idx.num_nodes);
-    const std::string where = str(idx.source.string(), " (", idx.name, ")");
+    const std::string& where = idx.where;
     std::vector<int64_t> bounds;
     try {
         bounds = range_partition_bounds(idx.num_nodes, idx.node_splits, pp);
@@ -206,7 +206,7 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     pg->source = entry.source;
     pg->source_index = entry.index;
     if (pg->streamed) pg->normalizer = normalizer;
-    const std::string where = entry.info.source.string();
+    const std::string where = entry.source->where(entry.index);  // the store group or the npz read
     auto refuse_unlabelled = [&](const std::vector<int64_t>& rt) {
         SEGRANK_CHECK(!options.require_labels || !all_zero(rt), where,
                       ": config_runtime is all 0 (a test split without labels): training and evaluation "

@@ -243,6 +243,37 @@ TEST_CASE("streamed graphs hold compact segments equal to the in-memory ones for
     }
 }
 
+TEST_CASE("errors on the streamed path name the store group read, not the npz the graph was packed from") {
+    const fs::path dir = scratch_dir("gst_store_where");
+    fs::create_directories(dir / "store");
+    CollectionId id = CollectionId::parse("layout:xla:random");
+    id.split = Split::kTest;  // test splits may hold all-zero runtimes
+    TinyLayoutSpec spec;
+    LayoutGraph g = tiny_layout_graph("zero_rt", 0, spec);
+    g.source = dir / "somewhere" / "zero_rt.npz";
+    std::fill(g.config_runtime.begin(), g.config_runtime.end(), 0);
+    {
+        GraphStoreWriter w(dir / "store" / "test.h5", id, dir);
+        w.add(g);
+        w.finish();
+    }
+    const GraphStore store(dir / "store" / "test.h5", LabelPolicy::kAllowTestZeros);
+    const std::string where = store.where(0);
+    CHECK(where.find((dir / "store" / "test.h5").string()) != std::string::npos);
+    CHECK(where.find("zero_rt") != std::string::npos);
+    CHECK(store.load_structure_index(0).where == where);
+    RunConfig cfg = tiny_run_config(dir, dir / "unused", 1);
+    cfg.segments.max_nodes = 20;
+    const Normalizer norm = normalizer_of(store);
+    Model model(model_config_from(cfg, Task::kLayout, norm.output_dim()));
+    for (const bool stream : {true, false}) {
+        PrepareOptions opt = prepare_options_from(cfg);
+        opt.stream = stream;
+        CHECK_THROWS_WITH(prepare_graph(entry_of(store), norm, model, opt),
+                          doctest::Contains((where + ": config_runtime is all 0").c_str()));
+    }
+}
+
 TEST_CASE("segrank's Trainer runs GST on a 20000-node store graph with many segments in bounded time") {
     const auto t0 = std::chrono::steady_clock::now();
     const fs::path dir = scratch_dir("gst_large_graph");
