@@ -182,6 +182,20 @@ GraphInfo GraphStore::info(int64_t i) const {
     info.num_edges = need("num_edges");
     info.num_configs = need("num_configs");
     info.num_config_nodes = need("num_config_nodes");
+    // The attributes size every chunked read; a store edited by hand must not disagree with its data.
+    auto rows_of_dataset = [&](const char* name) {
+        const auto shape = gg.open_dataset(name).shape();
+        return shape.empty() ? int64_t{0} : shape[0];
+    };
+    auto agree = [&](const char* attr, int64_t value, const char* dataset) {
+        const int64_t rows = rows_of_dataset(dataset);
+        SEGRANK_CHECK(rows == value, gg.where(), ": attribute ", attr, " = ", value, " but ", dataset, " has ", rows,
+                      " rows");
+    };
+    agree("num_nodes", info.num_nodes, "node_feat");
+    agree("num_edges", info.num_edges, "edge_index");
+    agree("num_configs", info.num_configs, "config_runtime");
+    if (id_.task == Task::kLayout) agree("num_config_nodes", info.num_config_nodes, "node_config_ids");
     return info;
 }
 

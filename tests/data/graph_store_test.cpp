@@ -320,3 +320,24 @@ TEST_CASE("read_layout_config_rows fills a caller's buffer with the rows load_co
     CHECK_THROWS_WITH_AS(store.read_layout_config_rows(0, bad, std::span<int8_t>(buf.data(), 3 * kLayoutConfigDim)),
                          doctest::Contains("row 40 (selection index 0) out of range [0, 40)"), Error);
 }
+
+TEST_CASE("a store whose size attributes disagree with its datasets is refused naming the attribute") {
+    const auto dir = test::scratch_dir("store_bad_attr");
+    const CollectionId id{Task::kLayout, Source::kXla, Search::kRandom, Split::kTrain};
+    {
+        GraphStoreWriter w(dir / "a.h5", id, dir);
+        w.add(small_layout("g", 5));
+        w.finish();
+    }
+    CHECK(GraphStore(dir / "a.h5").info(0).num_nodes == 4);
+    for (const char* attr : {"num_nodes", "num_edges", "num_configs", "num_config_nodes"}) {
+        CAPTURE(attr);
+        std::filesystem::copy_file(dir / "a.h5", dir / "b.h5", std::filesystem::copy_options::overwrite_existing);
+        {
+            H5File f = H5File::open_write(dir / "b.h5");
+            f.root().open_group("graphs").open_group("g").set_attr(attr, 5000);
+        }
+        const GraphStore store(dir / "b.h5");
+        CHECK_THROWS_WITH_AS(store.info(0), doctest::Contains((std::string("attribute ") + attr + " = 5000 but ").c_str()), Error);
+    }
+}
