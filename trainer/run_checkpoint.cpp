@@ -5,6 +5,8 @@
 //   /extra/normalizer/{kept_columns i32 [F'], means f64 [F'], stds f64 [F']}, attr normalizer_input_dim
 //   /extra/history/rank_<r>/{graphs i64 [G], graph_segments i32 [G], keys i64 [E,3], steps i64 [E],
 //                    values f32 [E,width]} — every rank's HistoryTable shard, gathered to rank 0
+//   /extra/data/manifest u8 [n] (data_manifest text: one line per train/eval graph with its sizes),
+//                    attr data_fingerprint (FNV-1a of it), checked on --resume (trainer/run_dir.h)
 // Rank 0 writes the file. Loading keeps the history entries of the graphs this rank owns, so a run
 // resumed at another world size redistributes the shards.
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
 #include "trainer/json_value.h"
+#include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 
 namespace segrank {
@@ -122,6 +125,10 @@ void Trainer::save_checkpoint(const std::string& name) {
         w.put_array<int32_t>("normalizer/kept_columns", {normalizer_.output_dim()}, cspan(normalizer_.kept_columns()));
         w.put_array<double>("normalizer/means", {normalizer_.output_dim()}, cspan(normalizer_.means()));
         w.put_array<double>("normalizer/stds", {normalizer_.output_dim()}, cspan(normalizer_.stds()));
+        const std::string manifest = data_manifest(dataset_->train(), dataset_->eval());
+        w.put_attr("data_fingerprint", data_fingerprint(manifest));
+        w.put_array<uint8_t>("data/manifest", {static_cast<int64_t>(manifest.size())},
+                             {reinterpret_cast<const uint8_t*>(manifest.data()), manifest.size()});
         w.put_attr("history_ranks", static_cast<int64_t>(shards.size()));
         for (size_t r = 0; r < shards.size(); ++r) {
             const HistoryArrays a = unpack_history(shards[r]);
@@ -136,6 +143,18 @@ void Trainer::save_checkpoint(const std::string& name) {
         w.commit();
     }
     comm_.barrier();
+}
+
+void Trainer::check_checkpoint_data(const std::filesystem::path& file) {
+    CheckpointReader r(file);
+    if (!r.has_array("data/manifest")) {
+        if (comm_.rank() == 0)
+            std::fprintf(stderr, "segrank train: warning: %s has no data fingerprint (written by an older segrank); "
+                         "the data is not checked against the run's\n", file.string().c_str());
+        return;
+    }
+    const auto bytes = r.get_array<uint8_t>("data/manifest");
+    check_data_manifest(std::string(bytes.begin(), bytes.end()), dataset_->train(), dataset_->eval(), file);
 }
 
 void Trainer::load_checkpoint(const std::filesystem::path& file) {

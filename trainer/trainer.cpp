@@ -15,6 +15,7 @@
 #include "sampling/dedupe.h"
 #include "sampling/dedupe_stream.h"
 #include "trainer/progress.h"
+#include "trainer/run_dir.h"
 
 namespace segrank {
 
@@ -286,7 +287,10 @@ Trainer::~Trainer() = default;
 
 Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::filesystem::path> resume_dir)
     : cfg_(cfg), comm_(comm), run_dir_(cfg.train.run_dir) {
-    if (resume_dir) run_dir_ = *resume_dir;
+    if (resume_dir) {
+        run_dir_ = *resume_dir;
+        check_resume_start(cfg_, run_dir_);  // config keys and train.steps, before anything is written
+    }
     dataset_ = std::make_unique<Dataset>(cfg_.data, static_cast<uint64_t>(cfg_.sampling.seed));
     const auto& train = dataset_->train();
     task_ = train.front().collection.task;
@@ -311,6 +315,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
         SEGRANK_CHECK(std::filesystem::exists(ckpt), "--resume ", resume_dir->string(), ": no checkpoint '",
                       ckpt.string(), "'");
         normalizer_ = load_checkpoint_normalizer(ckpt);
+        check_checkpoint_data(ckpt);
     } else if (cfg_.data.normalize) {
         NormalizerFitter fitter(kNodeFeatDim);
         for (const auto& e : train) add_node_features(fitter, e);  // chunked for HDF5 stores
@@ -353,6 +358,10 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
 
     if (resume_dir) {
         load_checkpoint(ckpt);
+        SEGRANK_CHECK(total_steps_ > step_, "--resume ", run_dir_.string(), ": the checkpoint is at step ", step_,
+                      " and the run ends at step ", total_steps_, " (train.steps = ", cfg_.train.steps,
+                      ", train.epochs = ", cfg_.train.epochs, "), so there is nothing left to train; raise train.steps",
+                      cfg_.train.epochs > 0 ? " or train.epochs" : "");
         resumed_ = true;
         if (comm_.rank() == 0) {
             save_config(cfg_, run_dir_ / "config.toml");  // the effective config, with this run's --set

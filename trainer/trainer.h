@@ -84,9 +84,12 @@ LoadedModel load_model(const std::filesystem::path& path);
 class Trainer {
 public:
     /// Opens the data, fits the normalizer (or restores it from `resume_dir`'s checkpoint), builds the
-    /// model and optimizer, broadcasts parameters from rank 0. Writes the effective config to the run
-    /// directory (rank 0; on resume too, so `--resume --set ...` leaves the config actually used) and,
-    /// on resume, drops metrics.jsonl lines after the checkpoint step (truncate_metrics_jsonl).
+    /// model and optimizer, broadcasts parameters from rank 0. On resume, before anything is written:
+    /// check_resume_start (only operational keys may differ from the checkpoint's config), the
+    /// checkpoint's data manifest against the data (check_data_manifest) and a total step count above
+    /// the checkpoint step. Then writes the effective config to the run directory (rank 0; on resume
+    /// too, so `--resume --set train.steps=...` leaves the config actually used) and, on resume, drops
+    /// metrics.jsonl lines after the checkpoint step (truncate_metrics_jsonl).
     /// Loads and checks eval.indices (check_eval_indices). Throws segrank::Error on bad data or config.
     Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::filesystem::path> resume_dir = {});
     ~Trainer();
@@ -112,6 +115,9 @@ public:
 private:
     const PreparedGraph& train_graph(int64_t id);
     void load_checkpoint(const std::filesystem::path& file);
+    /// --resume: the checkpoint's data manifest against the current dataset (check_data_manifest);
+    /// a checkpoint without one (older segrank) gets a warning on stderr.
+    void check_checkpoint_data(const std::filesystem::path& file);
     void log_jsonl(const std::string& json);
     void finetune_head();
 

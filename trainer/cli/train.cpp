@@ -11,6 +11,7 @@
 #include "trainer/cli/commands.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
+#include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 
 namespace segrank::cli {
@@ -75,28 +76,48 @@ int run_train(int argc, char** argv) {
     }
     const bool overwrite = result.count("overwrite") > 0;
     SEGRANK_CHECK(!(overwrite && resume), "--overwrite and --resume exclude each other");
-    if (!resume) {
-        const std::filesystem::path dir = cfg.train.run_dir;
-        for (const char* f : kRunOutputs) {
-            if (!std::filesystem::exists(dir / f) || overwrite) continue;
-            throw Error(str(dir.string(), ": run directory already holds ", f, " from an earlier run; use --resume ",
-                            dir.string(), " to continue it, --overwrite to start over, or another train.run_dir"));
-        }
-    }
+    const std::filesystem::path dir = resume ? *resume : std::filesystem::path(cfg.train.run_dir);
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
+    std::unique_ptr<RunDirLock> lock;
+    std::unique_ptr<RunDirCleanup> cleanup;  // fresh runs: undo what a failure before the first checkpoint left
     return run_guarded(*comm, [&]() {
-        const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        set_num_threads(resolve_threads(cfg, comm->local_size(), hw));
-        if (comm->rank() == 0 && comm->size() > 1)
-            std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n", comm->size(),
-                        std::string(comm->backend()).c_str(), num_threads());
-        if (overwrite && comm->rank() == 0)  // no stale best checkpoint may outlive a failed new run
-            for (const char* f : kRunOutputs) std::filesystem::remove(std::filesystem::path(cfg.train.run_dir) / f);
-        comm->barrier();
-        ingest_inputs(cfg, *comm);
-        Trainer trainer(cfg, *comm, resume);
-        trainer.run();
+        if (comm->rank() == 0) {
+            // Everything that can refuse the run happens under the lock and before anything is written.
+            if (!resume) cleanup = std::make_unique<RunDirCleanup>(dir);
+            lock = std::make_unique<RunDirLock>(dir);  // the one segrank train of this run directory
+            if (resume) {
+                check_resume_start(cfg, dir);
+            } else {
+                for (const char* f : kRunOutputs) {
+                    if (!std::filesystem::exists(dir / f) || overwrite) continue;
+                    throw Error(str(dir.string(), ": run directory already holds ", f, " from an earlier run; use --resume ",
+                                    dir.string(), " to continue it, --overwrite to start over, or another train.run_dir"));
+                }
+            }
+        }
+        try {
+            const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+            set_num_threads(resolve_threads(cfg, comm->local_size(), hw));
+            if (comm->rank() == 0 && comm->size() > 1)
+                std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n", comm->size(),
+                            std::string(comm->backend()).c_str(), num_threads());
+            if (overwrite && comm->rank() == 0)  // no stale best checkpoint may outlive a failed new run
+                for (const char* f : kRunOutputs) std::filesystem::remove(dir / f);
+            comm->barrier();
+            ingest_inputs(cfg, *comm);
+            Trainer trainer(cfg, *comm, resume);
+            trainer.run();
+        } catch (...) {
+            // A fresh run that fails before its first checkpoint leaves no half run directory behind
+            // (rank 0 only; a failure on another rank aborts the job from run_guarded).
+            if (cleanup) {
+                const int64_t n = cleanup->remove_created();
+                if (n > 0) std::fprintf(stderr, "segrank train: removed what the failed run created in %s\n",
+                                        dir.string().c_str());
+            }
+            throw;
+        }
         return 0;
     });
 }

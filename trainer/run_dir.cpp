@@ -1,0 +1,273 @@
+// Run-directory integrity: lock, resume checks (config and data) and cleanup of failed fresh runs.
+#include "trainer/run_dir.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "gnn/core/check.h"
+#include "trainer/checkpoint.h"
+
+namespace segrank {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The pid that holds a flock on the file with inode `ino`, from /proc/locks ("1: FLOCK ADVISORY
+// WRITE 1234 08:01:5678 0 EOF"); -1 when not found.
+long flock_holder_from_proc(ino_t ino) {
+    std::ifstream in("/proc/locks");
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream is(line);
+        std::string id, kind, mode, rw, dev;
+        long pid = -1;
+        if (!(is >> id >> kind)) continue;
+        if (kind == "->") is >> kind;  // a waiter line: "1: -> FLOCK ..."
+        if (!(is >> mode >> rw >> pid >> dev) || kind != "FLOCK") continue;
+        const auto colon = dev.rfind(':');
+        if (colon == std::string::npos) continue;
+        if (std::strtoull(dev.c_str() + colon + 1, nullptr, 10) == static_cast<unsigned long long>(ino)) return pid;
+    }
+    return -1;
+}
+
+std::string lock_holder(int fd) {
+    char buf[32] = {};
+    const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    if (n > 0) {
+        const long pid = std::strtol(buf, nullptr, 10);
+        if (pid > 0) return str("pid ", pid);
+    }
+    struct stat st {};
+    if (fstat(fd, &st) == 0) {
+        const long pid = flock_holder_from_proc(st.st_ino);
+        if (pid > 0) return str("pid ", pid);
+    }
+    return "pid unknown";
+}
+
+// dotted key -> value (TOML spelling) of every key, from dump_config: `key = value   # doc`.
+std::vector<std::pair<std::string, std::string>> config_values(const RunConfig& cfg) {
+    std::map<std::string, std::string> docs;
+    for (const auto& k : config_keys()) docs[k.key] = k.doc;
+    std::vector<std::pair<std::string, std::string>> out;
+    std::istringstream is(dump_config(cfg));
+    std::string section;
+    for (std::string line; std::getline(is, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        if (line[0] == '[') {
+            section = line.substr(1, line.find(']') - 1);
+            continue;
+        }
+        const auto eq = line.find(" = ");
+        SEGRANK_ASSERT(eq != std::string::npos, "dump_config line without ' = ': ", line);
+        const std::string key = str(section, ".", line.substr(0, eq));
+        std::string value = line.substr(eq + 3);
+        const auto it = docs.find(key);
+        SEGRANK_ASSERT(it != docs.end(), "dump_config key not in config_keys(): ", key);
+        const std::string comment = "# " + it->second;
+        SEGRANK_ASSERT(value.size() >= comment.size() && value.ends_with(comment), "dump_config line of ", key,
+                       " does not end with its doc comment");
+        value.resize(value.size() - comment.size());
+        while (!value.empty() && value.back() == ' ') value.pop_back();
+        out.emplace_back(key, value);
+    }
+    return out;
+}
+
+struct ManifestLine {
+    std::string role, collection, name, nodes, edges, configs;
+    std::string key() const { return str(role, " graph '", name, "' (", collection, ")"); }
+    std::string sizes() const { return str(nodes, " nodes, ", edges, " edges, ", configs, " configs"); }
+};
+
+std::vector<ManifestLine> parse_manifest(std::string_view text) {
+    std::vector<ManifestLine> out;
+    std::istringstream is{std::string(text)};
+    for (std::string line; std::getline(is, line);) {
+        if (line.empty()) continue;
+        std::vector<std::string> f;
+        std::istringstream ls(line);
+        for (std::string field; std::getline(ls, field, '\t');) f.push_back(field);
+        f.resize(6);
+        out.push_back({f[0], f[1], f[2], f[3], f[4], f[5]});
+    }
+    return out;
+}
+
+}  // namespace
+
+RunDirLock::RunDirLock(const fs::path& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    SEGRANK_CHECK(!ec, "cannot create run directory '", dir.string(), "': ", ec.message());
+    const fs::path file = dir / ".lock";
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    SEGRANK_CHECK(fd_ >= 0, "cannot open lock file '", file.string(), "': ", std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        const std::string holder = err == EWOULDBLOCK ? lock_holder(fd_) : "";
+        ::close(fd_);
+        fd_ = -1;
+        SEGRANK_CHECK(err != EWOULDBLOCK, "run directory ", dir.string(), " is in use by another segrank train (",
+                      holder, ")");
+        throw Error(str("cannot lock '", file.string(), "': ", std::strerror(err)));
+    }
+    const std::string pid = str(static_cast<long>(::getpid()), "\n");
+    if (::ftruncate(fd_, 0) == 0) {
+        [[maybe_unused]] const ssize_t n = ::pwrite(fd_, pid.data(), pid.size(), 0);
+    }
+}
+
+RunDirLock::~RunDirLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
+}
+
+bool resume_may_change(std::string_view key) {
+    static constexpr std::string_view kTrain[] = {"train.steps",     "train.epochs",  "train.eval_every",
+                                                  "train.log_every", "train.progress", "train.threads",
+                                                  "train.run_dir",   "train.checkpoint_every", "train.patience"};
+    for (auto k : kTrain)
+        if (key == k) return true;
+    return key.starts_with("eval.") || key.starts_with("dist.");
+}
+
+std::vector<std::pair<std::string, std::pair<std::string, std::string>>> config_differences(const RunConfig& before,
+                                                                                            const RunConfig& after) {
+    const auto a = config_values(before);
+    const auto b = config_values(after);
+    SEGRANK_ASSERT(a.size() == b.size(), "dump_config wrote different key counts");
+    std::vector<std::pair<std::string, std::pair<std::string, std::string>>> out;
+    for (size_t i = 0; i < a.size(); ++i) {
+        SEGRANK_ASSERT(a[i].first == b[i].first, "dump_config key order differs");
+        if (a[i].second != b[i].second) out.push_back({a[i].first, {a[i].second, b[i].second}});
+    }
+    return out;
+}
+
+void check_resume_config(const RunConfig& run, const RunConfig& now, const fs::path& run_dir) {
+    std::string problems;
+    for (const auto& [key, values] : config_differences(run, now)) {
+        if (resume_may_change(key)) continue;
+        problems += str(problems.empty() ? "" : "\n", "--resume ", run_dir.string(), ": ", key, " was ",
+                        values.first, " in the run, now ", values.second, "; resuming cannot change it");
+    }
+    if (!problems.empty()) throw Error(problems);
+}
+
+void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
+    const fs::path stored = run_dir / "config.toml";
+    SEGRANK_CHECK(fs::is_regular_file(stored), "--resume ", run_dir.string(), ": no config.toml in it");
+    const fs::path ckpt = run_dir / "last.ckpt.h5";
+    SEGRANK_CHECK(fs::exists(ckpt), "--resume ", run_dir.string(), ": no checkpoint '", ckpt.string(), "'");
+    CheckpointReader r(ckpt);
+    const auto text = r.attr_string("config_toml");
+    const RunConfig run = text ? load_config_string(*text, ckpt.string() + ":config_toml") : load_config(stored.string());
+    check_resume_config(run, now, run_dir);
+    SEGRANK_CHECK(now.train.epochs > 0 || now.train.steps > r.step(), "--resume ", run_dir.string(),
+                  ": the checkpoint is at step ", r.step(), " and train.steps = ", now.train.steps,
+                  ", so there is nothing left to train; raise it, e.g. --set train.steps=", r.step() + 1000);
+}
+
+std::string data_manifest(const std::vector<GraphEntry>& train, const std::vector<GraphEntry>& eval) {
+    std::string out;
+    auto add = [&](const char* role, const std::vector<GraphEntry>& entries) {
+        for (const auto& e : entries)
+            out += str(role, "\t", e.collection.name(), "\t", e.name, "\t", e.info.num_nodes, "\t", e.info.num_edges,
+                       "\t", e.info.num_configs, "\n");
+    };
+    add("train", train);
+    add("eval", eval);
+    return out;
+}
+
+std::string data_fingerprint(std::string_view manifest) {
+    uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : manifest) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+void check_data_manifest(std::string_view stored, const std::vector<GraphEntry>& train,
+                         const std::vector<GraphEntry>& eval, const fs::path& ckpt) {
+    const std::string current = data_manifest(train, eval);
+    if (current == stored) return;
+    const auto was = parse_manifest(stored);
+    const auto now = parse_manifest(current);
+    auto entry_at = [&](size_t i) -> const GraphEntry& { return i < train.size() ? train[i] : eval[i - train.size()]; };
+    auto where = [&](size_t i) {
+        const GraphEntry& e = entry_at(i);
+        return e.source ? e.source->where(e.index) : e.info.source.string();
+    };
+    const std::string head = str("--resume: the data differs from the data the run was trained on (", ckpt.string(),
+                                 "): ");
+    for (size_t i = 0; i < std::min(was.size(), now.size()); ++i) {
+        const auto& a = was[i];
+        const auto& b = now[i];
+        if (a.role == b.role && a.collection == b.collection && a.name == b.name) {
+            if (a.sizes() == b.sizes()) continue;
+            throw Error(str(head, b.key(), " had ", a.sizes(), ", now ", b.sizes(), " (file ", where(i), ")"));
+        }
+        throw Error(str(head, "expected ", a.key(), " at position ", i, ", found ", b.key(), " (file ", where(i),
+                        "); the store or data.root was replaced"));
+    }
+    if (now.size() > was.size())
+        throw Error(str(head, now[was.size()].key(), " is new (file ", where(was.size()), ")"));
+    throw Error(str(head, was[now.size()].key(), " is missing from the data (", was.size(), " graphs in the run, ",
+                    now.size(), " now)"));
+}
+
+RunDirCleanup::RunDirCleanup(fs::path dir) : dir_(std::move(dir)) {
+    std::error_code ec;
+    existed_ = fs::is_directory(dir_, ec);
+    if (!existed_) return;
+    for (const auto& e : fs::directory_iterator(dir_, ec)) {
+        std::error_code tec;
+        before_[e.path().filename().string()] = fs::last_write_time(e.path(), tec);
+    }
+}
+
+int64_t RunDirCleanup::remove_created() const noexcept {
+    std::error_code ec;
+    if (!fs::is_directory(dir_, ec)) return 0;
+    for (const char* f : {"last.ckpt.h5", "best.ckpt.h5"})
+        if (fs::exists(dir_ / f, ec)) return 0;  // resumable: keep the run
+    if (!existed_) {
+        fs::remove_all(dir_, ec);
+        if (ec) std::fprintf(stderr, "segrank train: cannot remove '%s': %s\n", dir_.c_str(), ec.message().c_str());
+        return ec ? 0 : 1;
+    }
+    int64_t removed = 0;
+    std::vector<fs::path> doomed;
+    for (const auto& e : fs::directory_iterator(dir_, ec)) {
+        const std::string name = e.path().filename().string();
+        std::error_code tec;
+        const auto t = fs::last_write_time(e.path(), tec);
+        const auto it = before_.find(name);
+        if (name == ".lock" && it != before_.end()) continue;  // an earlier run's lock file: keep
+        if (it == before_.end() || it->second != t) doomed.push_back(e.path());
+    }
+    for (const auto& p : doomed) {
+        std::error_code rec;
+        fs::remove_all(p, rec);
+        if (rec)
+            std::fprintf(stderr, "segrank train: cannot remove '%s': %s\n", p.c_str(), rec.message().c_str());
+        else
+            ++removed;
+    }
+    return removed;
+}
+
+}  // namespace segrank
