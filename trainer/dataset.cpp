@@ -29,7 +29,13 @@ static void split_graph_configs(const GraphEntry& e, double fraction, uint64_t s
                          std::vector<int64_t>& held_out) {
     // Hashed chunk by chunk from the source: memory O(chunk + c), not O(c x row bytes).
     const std::vector<int64_t> groups = config_groups_streamed(*e.source, e.index, e.info.num_configs);
-    ConfigSplit split = holdout_configs(e.info.num_configs, groups, fraction, seed, e.id);
+    ConfigSplit split;
+    try {
+        split = holdout_configs(e.info.num_configs, groups, fraction, seed, e.id);
+    } catch (const Error& err) {  // name the graph's file, not only its id
+        throw Error(str(e.source->where(e.index), " (", e.name, "): ", err.what(),
+                        " (data.holdout = \"configs\"; use data.holdout = \"graphs\" or drop this graph)"));
+    }
     train = std::move(split.train);
     held_out = std::move(split.heldout);
 }

@@ -305,3 +305,33 @@ TEST_CASE("segrank's Trainer runs GST on a 20000-node store graph with many segm
 }
 
 }  // namespace segrank::test
+
+namespace segrank::test {
+namespace {
+
+TEST_CASE("a config holdout on a graph whose configs are all identical names the store graph and the way out") {
+    const fs::path dir = scratch_dir("holdout_identical");
+    fs::create_directories(dir / "store");
+    CollectionId id = CollectionId::parse("layout:xla:random");
+    id.split = Split::kTrain;
+    TinyLayoutSpec spec;
+    LayoutGraph g = tiny_layout_graph("same_cfg", 0, spec);
+    const size_t row = static_cast<size_t>(g.num_config_nodes() * kLayoutConfigDim);
+    for (size_t c = 1; c < static_cast<size_t>(g.num_configs()); ++c)
+        std::copy(g.node_config_feat.begin(), g.node_config_feat.begin() + static_cast<std::ptrdiff_t>(row),
+                  g.node_config_feat.begin() + static_cast<std::ptrdiff_t>(c * row));
+    {
+        GraphStoreWriter w(dir / "store" / "train.h5", id, dir);
+        w.add(g);
+        w.finish();
+    }
+    RunConfig cfg = tiny_run_config(dir / "store", dir / "run", 1);
+    cfg.data.store = cfg::StoreFormat::kHdf5;
+    cfg.data.holdout = cfg::Holdout::kConfigs;
+    CHECK_THROWS_WITH(Dataset(cfg.data, 0),
+                      doctest::Contains("train.h5:/graphs/same_cfg (same_cfg): holdout: graph 0 has 1 distinct config(s)"));
+    CHECK_THROWS_WITH(Dataset(cfg.data, 0), doctest::Contains("use data.holdout = \"graphs\""));
+}
+
+}  // namespace
+}  // namespace segrank::test
