@@ -75,7 +75,10 @@ int run_guarded(Communicator& comm, const std::function<int()>& body) {
         code = 3;
         message = str("internal error: ", e.what());
     }
-    std::fprintf(stderr, "segrank [rank %d/%d]: error: %s\n", comm.rank(), comm.size(), message.c_str());
+    if (comm.size() > 1)  // which rank failed matters only when there are several
+        std::fprintf(stderr, "segrank [rank %d/%d]: error: %s\n", comm.rank(), comm.size(), message.c_str());
+    else
+        std::fprintf(stderr, "segrank: error: %s\n", message.c_str());
     std::fflush(stderr);
     if (comm.size() > 1) comm.abort(code);  // the other ranks may be inside a collective
     return code;

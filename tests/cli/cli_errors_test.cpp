@@ -127,3 +127,21 @@ TEST_CASE("segrank pack on a truncated npz exits 1 and leaves no --out directory
     CHECK(r.output.find("tiny_train_1.npz") != std::string::npos);
     CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE("segrank evaluate of a config-holdout run without a valid split points at --heldout, without a rank prefix") {
+    const fs::path dir = scratch_dir("cli_eval_heldout_hint");
+    TinyLayoutSpec spec;  // train graphs only
+    write_tiny_layout_collection(dir / "data", spec);
+    const auto tr = segrank_cmd(tiny_train(dir, 2) + " --set data.holdout=\"configs\"");
+    INFO(tr.output);
+    REQUIRE(tr.exit_code == 0);
+    const auto ev = segrank_cmd("evaluate --checkpoint '" + (dir / "run").string() + "'");
+    INFO(ev.output);
+    CHECK(ev.exit_code == 1);
+    CHECK(ev.output.find("segrank: error: no graphs in split 'valid'") != std::string::npos);
+    CHECK(ev.output.find("data.holdout = \"configs\"): score it with --heldout") != std::string::npos);
+    CHECK(ev.output.find("[rank") == std::string::npos);
+    const auto ok = segrank_cmd("evaluate --checkpoint '" + (dir / "run").string() + "' --heldout");
+    INFO(ok.output);
+    CHECK(ok.exit_code == 0);
+}

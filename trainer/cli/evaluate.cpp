@@ -57,7 +57,14 @@ int run_evaluate(int argc, char** argv) {
             what = "the run's held-out set";
         } else {
             const std::string split = args.count("split") ? args["split"].as<std::string>() : lm.cfg.eval.split;
-            ds = std::make_unique<Dataset>(Dataset::for_split(lm.cfg.data, split));
+            try {
+                ds = std::make_unique<Dataset>(Dataset::for_split(lm.cfg.data, split));
+            } catch (const Error& e) {
+                const bool own_heldout = lm.cfg.data.holdout == cfg::Holdout::kConfigs || lm.cfg.data.holdout_folds != 0;
+                if (!own_heldout || args.count("split")) throw;
+                throw Error(str(e.what(), "; this run held out part of its training data (data.holdout = \"",
+                                to_string(lm.cfg.data.holdout), "\"): score it with --heldout"));
+            }
             entries = ds->eval();
             what = "split '" + split + "'";
         }
