@@ -55,6 +55,12 @@ TEST_CASE("segrank pack then stats on the store prints the same table, --json ag
     INFO(pack.output);
     REQUIRE(pack.exit_code == 0);
     CHECK(pack.output.find("packed tile:xla:test: 5 graphs") != std::string::npos);
+    // Packing over an existing store needs --force (runs trained on it would see other data).
+    const auto again = run_command(bin + " pack " + src + " --out " + (dir / "t.h5").string());
+    CHECK(again.exit_code == 1);
+    CHECK(again.output.find("store(s) already exist: " + (dir / "t.h5").string()) != std::string::npos);
+    CHECK(again.output.find("--force") != std::string::npos);
+    CHECK(run_command(bin + " pack " + src + " --out " + (dir / "t.h5").string() + " --force").exit_code == 0);
     const auto a = run_command(bin + " stats " + src);
     const auto b = run_command(bin + " stats " + (dir / "t.h5").string());
     REQUIRE(a.exit_code == 0);

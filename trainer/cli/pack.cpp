@@ -15,11 +15,16 @@ namespace segrank::cli {
 
 namespace {
 
+// Where collection split c is written.
+std::filesystem::path store_path(const Collection& c, const std::filesystem::path& out, bool single_file) {
+    return single_file ? out : out / (c.id.file_stem() + ".h5");
+}
+
 // Packs every collection split; appends each store path to `written` before writing it.
 void pack_all(const std::vector<Collection>& collections, const std::filesystem::path& out, bool single_file,
               const GraphStoreOptions& opt, std::vector<std::filesystem::path>& written) {
     for (const auto& c : collections) {
-        const auto path = single_file ? out : out / (c.id.file_stem() + ".h5");
+        const auto path = store_path(c, out, single_file);
         written.push_back(path);
         GraphStoreWriter w(path, c.id, c.dir, opt);
         const LabelPolicy labels = label_policy(c.id.split);
@@ -47,6 +52,7 @@ int run_pack(int argc, char** argv) {
                           cxxopts::value<std::string>())(
         "chunk-kib", "target KiB per config-tensor chunk", cxxopts::value<int64_t>()->default_value("32"))(
         "deflate", "deflate level 0..9 for config tensors", cxxopts::value<int>()->default_value("4"))(
+        "force", "replace stores that already exist (a run trained on them would see other data)")(
         "input", "collection directory", cxxopts::value<std::string>())("h,help", "show help");
     options.parse_positional({"input"});
     options.positional_help("<collection dir> --out <file.h5|dir>");
@@ -75,6 +81,13 @@ int run_pack(int argc, char** argv) {
                       " holds ", collections.size(), " collection splits (", names,
                       " ); give a directory to write one store per split");
     }
+    // Replacing a store changes the data under any run trained on it: only with --force (as ingest).
+    std::string existing;
+    for (const auto& c : collections)
+        if (std::filesystem::exists(store_path(c, out, single_file)))
+            existing += " " + store_path(c, out, single_file).string();
+    SEGRANK_CHECK(existing.empty() || args.count("force"), "--out ", out.string(), ": store(s) already exist:",
+                  existing, "; pass --force to replace them");
     // On any error (e.g. a truncated npz) leave nothing behind: no partial stores, no empty --out dir.
     const bool made_dir = !single_file && !std::filesystem::exists(out);
     std::vector<std::filesystem::path> written;
