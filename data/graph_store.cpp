@@ -357,6 +357,32 @@ TileGraph GraphStore::load_tile_structure(int64_t i) const {
     return g;
 }
 
+namespace {
+
+// Rows of an edge_index dataset, checked to be (m, 2) (or an empty rank-1 dataset).
+int64_t edge_rows(const H5Dataset& ei) {
+    const auto es = ei.shape();
+    SEGRANK_CHECK((es.size() == 2 && es[1] == 2) || (es.size() == 1 && es[0] == 0), ei.where(),
+                  ": expected shape (m, 2)");
+    return es[0];
+}
+
+// node_config_ids (strictly increasing in [0, n), non-empty) and node_splits (0 .. n, non-decreasing)
+// of a layout graph group, checked.
+void read_layout_index(const H5Group& gg, int64_t n, std::vector<int64_t>& ids, std::vector<int64_t>& splits) {
+    ids = gg.open_dataset("node_config_ids").read<int64_t>();
+    splits = gg.open_dataset("node_splits").read<int64_t>();
+    for (size_t k = 0; k < ids.size(); ++k)
+        SEGRANK_CHECK(ids[k] >= 0 && ids[k] < n && (k == 0 || ids[k] > ids[k - 1]), gg.where(),
+                      "/node_config_ids: index ", k, " value ", ids[k], " not strictly increasing in [0, ", n, ")");
+    SEGRANK_CHECK(!ids.empty(), gg.where(), "/node_config_ids: no configurable nodes");
+    SEGRANK_CHECK(!splits.empty() && splits.front() == 0 && splits.back() == n &&
+                      std::is_sorted(splits.begin(), splits.end()),
+                  gg.where(), "/node_splits: must be non-decreasing from 0 to n = ", n);
+}
+
+}  // namespace
+
 StructureIndex GraphStore::load_structure_index(int64_t i) const {
     const H5Group gg = graph_group(i);
     StructureIndex x;
@@ -371,24 +397,11 @@ StructureIndex GraphStore::load_structure_index(int64_t i) const {
     SEGRANK_CHECK(os.size() == 1 && os[0] == fs[0] && fs[0] > 0, gg.where(), ": node_opcode has shape (",
                   os.empty() ? -1 : os[0], "), node_feat has ", fs[0], " rows (expected equal and > 0)");
     const H5Dataset ei = gg.open_dataset("edge_index");
-    const auto es = ei.shape();
-    SEGRANK_CHECK((es.size() == 2 && es[1] == 2) || (es.size() == 1 && es[0] == 0), ei.where(),
-                  ": expected shape (m, 2)");
+    const int64_t m = edge_rows(ei);
     x.num_nodes = fs[0];
-    x.num_edges = es[0];
+    x.num_edges = m;
     if (id_.task == Task::kLayout) {
-        x.node_config_ids = gg.open_dataset("node_config_ids").read<int64_t>();
-        x.node_splits = gg.open_dataset("node_splits").read<int64_t>();
-        const int64_t n = x.num_nodes;
-        for (size_t k = 0; k < x.node_config_ids.size(); ++k)
-            SEGRANK_CHECK(x.node_config_ids[k] >= 0 && x.node_config_ids[k] < n &&
-                              (k == 0 || x.node_config_ids[k] > x.node_config_ids[k - 1]),
-                          gg.where(), "/node_config_ids: index ", k, " value ", x.node_config_ids[k],
-                          " not strictly increasing in [0, ", n, ")");
-        SEGRANK_CHECK(!x.node_config_ids.empty(), gg.where(), "/node_config_ids: no configurable nodes");
-        const auto& sp = x.node_splits;
-        SEGRANK_CHECK(!sp.empty() && sp.front() == 0 && sp.back() == n && std::is_sorted(sp.begin(), sp.end()),
-                      gg.where(), "/node_splits: must be non-decreasing from 0 to n = ", n);
+        read_layout_index(gg, x.num_nodes, x.node_config_ids, x.node_splits);
     }
     return x;
 }
@@ -396,11 +409,9 @@ StructureIndex GraphStore::load_structure_index(int64_t i) const {
 std::vector<int64_t> GraphStore::load_edge_range(int64_t i, int64_t begin, int64_t end) const {
     const H5Group gg = graph_group(i);
     const H5Dataset ei = gg.open_dataset("edge_index");
-    const auto es = ei.shape();
-    SEGRANK_CHECK((es.size() == 2 && es[1] == 2) || (es.size() == 1 && es[0] == 0), ei.where(),
-                  ": expected shape (m, 2)");
-    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= es[0], ei.where(), ": rows [", begin, ", ", end,
-                  ") out of range [0, ", es[0], "]");
+    const int64_t m = edge_rows(ei);
+    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= m, ei.where(), ": rows [", begin, ", ", end,
+                  ") out of range [0, ", m, "]");
     std::vector<int64_t> out(static_cast<size_t>(2 * (end - begin)));
     if (end > begin) ei.read_range<int64_t>(begin, end - begin, out);
     return out;
@@ -427,18 +438,7 @@ LayoutGraph GraphStore::load_layout_structure(int64_t i) const {
     LayoutGraph g;
     load_structure(gg, i, g, /*node_feat=*/false);
     check_structure_only(g, gg.open_dataset("node_feat").shape()[0], gg.where());
-    g.node_config_ids = gg.open_dataset("node_config_ids").read<int64_t>();
-    g.node_splits = gg.open_dataset("node_splits").read<int64_t>();
-    const int64_t n = g.num_nodes();
-    for (size_t k = 0; k < g.node_config_ids.size(); ++k)
-        SEGRANK_CHECK(g.node_config_ids[k] >= 0 && g.node_config_ids[k] < n &&
-                          (k == 0 || g.node_config_ids[k] > g.node_config_ids[k - 1]),
-                      gg.where(), "/node_config_ids: index ", k, " value ", g.node_config_ids[k],
-                      " not strictly increasing in [0, ", n, ")");
-    SEGRANK_CHECK(!g.node_config_ids.empty(), gg.where(), "/node_config_ids: no configurable nodes");
-    const auto& sp = g.node_splits;
-    SEGRANK_CHECK(!sp.empty() && sp.front() == 0 && sp.back() == n && std::is_sorted(sp.begin(), sp.end()),
-                  gg.where(), "/node_splits: must be non-decreasing from 0 to n = ", n);
+    read_layout_index(gg, g.num_nodes(), g.node_config_ids, g.node_splits);
     return g;
 }
 
