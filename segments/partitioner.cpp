@@ -75,14 +75,6 @@ void append_near_equal(std::vector<int64_t>& bounds, int64_t lo, int64_t hi, int
     for (int64_t i = 1; i <= pieces; ++i) bounds.push_back(lo + (i * len) / pieces);
 }
 
-Partition from_bounds(int64_t num_nodes, const std::vector<int64_t>& bounds) {
-    Partition p;
-    p.num_nodes = num_nodes;
-    p.offsets = bounds;
-    p.nodes.resize(static_cast<size_t>(num_nodes));
-    std::iota(p.nodes.begin(), p.nodes.end(), int64_t{0});
-    return p;
-}
 
 }  // namespace
 
@@ -122,12 +114,21 @@ std::vector<int64_t> splits_bounds(int64_t num_nodes, std::span<const int64_t> n
     return bounds;
 }
 
+Partition partition_from_bounds(int64_t num_nodes, std::span<const int64_t> bounds) {
+    Partition p;
+    p.num_nodes = num_nodes;
+    p.offsets.assign(bounds.begin(), bounds.end());
+    p.nodes.resize(static_cast<size_t>(num_nodes));
+    std::iota(p.nodes.begin(), p.nodes.end(), int64_t{0});
+    return p;
+}
+
 Partition partition_contiguous(int64_t num_nodes, int64_t max_nodes) {
-    return from_bounds(num_nodes, contiguous_bounds(num_nodes, max_nodes));
+    return partition_from_bounds(num_nodes, contiguous_bounds(num_nodes, max_nodes));
 }
 
 Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_splits, int64_t max_nodes) {
-    return from_bounds(num_nodes, splits_bounds(num_nodes, node_splits, max_nodes));
+    return partition_from_bounds(num_nodes, splits_bounds(num_nodes, node_splits, max_nodes));
 }
 
 bool is_range_method(PartitionMethod method) {

@@ -75,6 +75,10 @@ std::vector<int64_t> contiguous_bounds(int64_t num_nodes, int64_t max_nodes);
 /// Segment boundaries of partition_splits (same contract as contiguous_bounds and partition_splits).
 std::vector<int64_t> splits_bounds(int64_t num_nodes, std::span<const int64_t> node_splits, int64_t max_nodes);
 
+/// The Partition of id ranges: segment s pools [bounds[s], bounds[s+1]) (bounds [S+1], 0 first,
+/// num_nodes last; not validated here, see Partition::validate).
+Partition partition_from_bounds(int64_t num_nodes, std::span<const int64_t> bounds);
+
 /// True for methods whose segments are id ranges (contiguous, splits): they need only n and
 /// node_splits, never the edges, so streamed graphs partition them in O(S) memory (issue 6).
 bool is_range_method(PartitionMethod method);

@@ -63,6 +63,18 @@ LayoutGraph small_layout(const std::string& name, int64_t c) {
     return g;
 }
 
+// A store seen through GraphSource's default (whole-graph) partial reads, as a source without
+// partial reads would serve them.
+struct PlainSource : GraphSource {
+    const GraphStore& s;
+    explicit PlainSource(const GraphStore& st) : s(st) {}
+    const CollectionId& collection() const override { return s.collection(); }
+    int64_t size() const override { return s.size(); }
+    GraphInfo info(int64_t i) const override { return s.info(i); }
+    TileGraph load_tile(int64_t i, const ConfigRows& r) const override { return s.load_tile(i, r); }
+    LayoutGraph load_layout(int64_t i, const ConfigRows& r) const override { return s.load_layout(i, r); }
+};
+
 }  // namespace
 
 TEST_CASE("packing the public tile samples gives a store with identical graphs and statistics") {
@@ -270,15 +282,7 @@ TEST_CASE("store range reads: structure index, edge and opcode ranges equal the 
     CHECK_THROWS_WITH_AS(store.load_opcode_range(0, -1, 3), doctest::Contains("node_opcode: rows [-1, 3) out of range"),
                          Error);
     // The base-class defaults (used by sources without partial reads) agree with the store's reads.
-    struct Plain : GraphSource {
-        const GraphStore& s;
-        explicit Plain(const GraphStore& st) : s(st) {}
-        const CollectionId& collection() const override { return s.collection(); }
-        int64_t size() const override { return s.size(); }
-        GraphInfo info(int64_t i) const override { return s.info(i); }
-        TileGraph load_tile(int64_t i, const ConfigRows& r) const override { return s.load_tile(i, r); }
-        LayoutGraph load_layout(int64_t i, const ConfigRows& r) const override { return s.load_layout(i, r); }
-    } plain(store);
+    const PlainSource plain(store);
     CHECK(plain.load_edge_range(0, 1234, 4321) == mid);
     CHECK(plain.load_opcode_range(0, 4990, 5000) == store.load_opcode_range(0, 4990, 5000));
     CHECK(plain.load_structure_index(0).node_splits == x.node_splits);
@@ -300,15 +304,7 @@ TEST_CASE("read_layout_config_rows fills a caller's buffer with the rows load_co
     store.read_layout_config_rows(0, rows, buf);
     CHECK(buf == store.load_configs(0, ConfigRows::only(rows)).layout_feat);
     // The base-class default (sources without partial reads) gives the same rows.
-    struct Plain : GraphSource {
-        const GraphStore& s;
-        explicit Plain(const GraphStore& st) : s(st) {}
-        const CollectionId& collection() const override { return s.collection(); }
-        int64_t size() const override { return s.size(); }
-        GraphInfo info(int64_t i) const override { return s.info(i); }
-        TileGraph load_tile(int64_t i, const ConfigRows& r) const override { return s.load_tile(i, r); }
-        LayoutGraph load_layout(int64_t i, const ConfigRows& r) const override { return s.load_layout(i, r); }
-    } plain(store);
+    const PlainSource plain(store);
     std::vector<int8_t> buf2(buf.size(), 99);
     plain.read_layout_config_rows(0, rows, buf2);
     CHECK(buf2 == buf);

@@ -101,12 +101,7 @@ TEST_CASE("build_range_segments equals SegmentBuilder for contiguous and splits 
     const std::vector<int64_t> splits = {0, 10, 10, 400, 401, 990, 1500};
     for (const auto& bounds : {contiguous_bounds(n, 128), splits_bounds(n, splits, 200), contiguous_bounds(n, n)}) {
         CAPTURE(bounds.size());
-        Partition p;
-        p.num_nodes = n;
-        p.offsets = bounds;
-        p.nodes.resize(static_cast<size_t>(n));
-        std::iota(p.nodes.begin(), p.nodes.end(), int64_t{0});
-        SegmentBuilder ref(g, config_ids, p, 9, 0);
+        SegmentBuilder ref(g, config_ids, partition_from_bounds(n, bounds), 9, 0);
         for (int64_t chunk : {int64_t{1}, int64_t{7}, int64_t{1} << 16}) {
             CAPTURE(chunk);
             int64_t calls = 0, largest = 0;
@@ -173,12 +168,7 @@ TEST_CASE("segments above 65536 nodes switch the table to two words per edge and
     const SegmentTable t =
         build_range_segments(n, g.num_edges(), bounds, config_ids, 1, edge_reader(g), opcode_reader(g), "test");
     CHECK(t.wide_edges());
-    Partition p;
-    p.num_nodes = n;
-    p.offsets = bounds;
-    p.nodes.resize(static_cast<size_t>(n));
-    std::iota(p.nodes.begin(), p.nodes.end(), int64_t{0});
-    SegmentBuilder ref(g, config_ids, p, 1, 0);
+    SegmentBuilder ref(g, config_ids, partition_from_bounds(n, bounds), 1, 0);
     for (int32_t s = 0; s < 2; ++s) check_equal(t.segment(s), ref.build(s));
     // Appending a large segment to a narrow table widens the earlier ones in place.
     SegmentTable a(1);
