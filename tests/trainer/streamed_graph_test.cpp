@@ -11,6 +11,7 @@
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
+#include "tests/trainer/store_test_util.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
 #include "trainer/trainer.h"
@@ -19,35 +20,6 @@ namespace segrank::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Delegates to a GraphStore and records the largest config-row and node-row requests.
-class CountingSource : public GraphSource {
-public:
-    explicit CountingSource(const GraphStore& s) : s_(s) {}
-    const CollectionId& collection() const override { return s_.collection(); }
-    int64_t size() const override { return s_.size(); }
-    GraphInfo info(int64_t i) const override { return s_.info(i); }
-    TileGraph load_tile(int64_t i, const ConfigRows& r) const override { return s_.load_tile(i, r); }
-    LayoutGraph load_layout(int64_t i, const ConfigRows& r) const override {
-        ++full_loads;
-        return s_.load_layout(i, r);
-    }
-    bool partial_reads() const override { return true; }
-    ConfigTensors load_configs(int64_t i, const ConfigRows& r) const override {
-        max_config_rows = std::max<int64_t>(max_config_rows, r.rows ? static_cast<int64_t>(r.rows->size()) : 1 << 30);
-        return s_.load_configs(i, r);
-    }
-    ConfigTensors load_labels(int64_t i) const override { return s_.load_labels(i); }
-    LayoutGraph load_layout_structure(int64_t i) const override { return s_.load_layout_structure(i); }
-    Tensor load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const override {
-        max_node_rows = std::max<int64_t>(max_node_rows, static_cast<int64_t>(nodes.size()));
-        return s_.load_node_feat_rows(i, nodes);
-    }
-    mutable int64_t max_config_rows = 0, max_node_rows = 0, full_loads = 0;
-
-private:
-    const GraphStore& s_;
-};
 
 // One tiny layout graph packed into <dir>/store/train.h5; returns the store path.
 fs::path write_store(const fs::path& dir, const TinyLayoutSpec& spec, int graphs = 1) {
@@ -59,25 +31,6 @@ fs::path write_store(const fs::path& dir, const TinyLayoutSpec& spec, int graphs
     for (int i = 0; i < graphs; ++i) w.add(tiny_layout_graph("big_" + std::to_string(i), i, spec));
     w.finish();
     return path;
-}
-
-Normalizer normalizer_of(const GraphSource& src) {
-    NormalizerFitter f(kNodeFeatDim);
-    GraphEntry e;
-    e.source = &src;
-    e.collection = src.collection();
-    e.info = src.info(0);
-    add_node_features(f, e, 37);  // chunked
-    return f.finish();
-}
-
-GraphEntry entry_of(const GraphSource& src) {
-    GraphEntry e;
-    e.source = &src;
-    e.collection = src.collection();
-    e.info = src.info(0);
-    e.name = e.info.name;
-    return e;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
 #include "tests/trainer/tile_data_util.h"
+#include "tests/trainer/store_test_util.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
 #include "trainer/trainer.h"
@@ -20,55 +21,6 @@ namespace segrank::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Delegates to a GraphStore and records full loads and the largest config-row / node-row requests.
-class TileCountingSource : public GraphSource {
-public:
-    explicit TileCountingSource(const GraphStore& s) : s_(s) {}
-    const CollectionId& collection() const override { return s_.collection(); }
-    int64_t size() const override { return s_.size(); }
-    GraphInfo info(int64_t i) const override { return s_.info(i); }
-    TileGraph load_tile(int64_t i, const ConfigRows& r) const override {
-        if (!r.rows || !r.rows->empty()) ++config_loads;  // more than the structure
-        return s_.load_tile(i, r);
-    }
-    LayoutGraph load_layout(int64_t i, const ConfigRows& r) const override { return s_.load_layout(i, r); }
-    bool partial_reads() const override { return true; }
-    ConfigTensors load_configs(int64_t i, const ConfigRows& r) const override {
-        max_config_rows = std::max<int64_t>(max_config_rows, r.rows ? static_cast<int64_t>(r.rows->size()) : 1 << 30);
-        return s_.load_configs(i, r);
-    }
-    ConfigTensors load_labels(int64_t i) const override { return s_.load_labels(i); }
-    TileGraph load_tile_structure(int64_t i) const override { return s_.load_tile_structure(i); }
-    LayoutGraph load_layout_structure(int64_t i) const override { return s_.load_layout_structure(i); }
-    Tensor load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const override {
-        max_node_rows = std::max<int64_t>(max_node_rows, static_cast<int64_t>(nodes.size()));
-        return s_.load_node_feat_rows(i, nodes);
-    }
-    mutable int64_t max_config_rows = 0, max_node_rows = 0, config_loads = 0;
-
-private:
-    const GraphStore& s_;
-};
-
-Normalizer normalizer_of(const GraphSource& src) {
-    NormalizerFitter f(kNodeFeatDim);
-    GraphEntry e;
-    e.source = &src;
-    e.collection = src.collection();
-    e.info = src.info(0);
-    add_node_features(f, e, 37);  // chunked
-    return f.finish();
-}
-
-GraphEntry entry_of(const GraphSource& src) {
-    GraphEntry e;
-    e.source = &src;
-    e.collection = src.collection();
-    e.info = src.info(0);
-    e.name = e.info.name;
-    return e;
-}
 
 // The tiny layout RunConfig turned into a tile one.
 RunConfig tile_run_config(const fs::path& store_dir, const fs::path& run_dir, int64_t steps) {
@@ -102,7 +54,7 @@ TEST_CASE("a tile graph from an HDF5 store is streamed and gives the in-memory t
 
     for (const auto join : {cfg::ConfigJoin::kEarly, cfg::ConfigJoin::kLate}) {
         CAPTURE(cfg::to_string(join));
-        TileCountingSource counting(store);
+        CountingSource counting(store);
         RunConfig cfg = tile_run_config(dir, dir / "unused", 1);
         cfg.model.config_join = join;
         cfg.segments.max_nodes = 64;
@@ -116,7 +68,7 @@ TEST_CASE("a tile graph from an HDF5 store is streamed and gives the in-memory t
         auto gm = prepare_graph(entry_of(store), norm, model_m, in_memory);
         REQUIRE(gs->streamed);
         REQUIRE_FALSE(gm->streamed);
-        CHECK(counting.config_loads == 0);  // structure only: no config_feat held
+        CHECK(counting.full_loads == 0);  // structure only: no config_feat held
         CHECK(gs->tile_config.size() == 0);
         CHECK(gm->tile_config.rows() == 60);
         CHECK(gm->tile_config.cols() == kTileConfigDim);
@@ -179,7 +131,7 @@ TEST_CASE("a tile graph from an HDF5 store is streamed and gives the in-memory t
         REQUIRE(sm.size() == 60);
         for (size_t i = 0; i < ss.size(); ++i) CHECK(ss[i] == doctest::Approx(sm[i]).epsilon(1e-5));
         CHECK(counting.max_config_rows == 16);  // inference reads config rows in chunks of 16
-        CHECK(counting.config_loads == 0);
+        CHECK(counting.full_loads == 0);
     }
 }
 
