@@ -13,21 +13,12 @@
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/trainer.h"
+#include "tests/trainer/config_test_util.h"
 
 namespace segrank::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string load_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
-    try {
-        load_config_string(text, "configs/x.toml", overrides);
-    } catch (const Error& e) {
-        return e.what();
-    }
-    FAIL("expected a segrank::Error for:\n" << text);
-    return "";
-}
 
 }  // namespace
 

@@ -9,21 +9,13 @@
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
 #include "trainer/config.h"
+#include "tests/trainer/config_test_util.h"
 
 using namespace segrank;
 
 namespace {
 
-/// The message of the segrank::Error thrown by loading `text` (fails the test if none is thrown).
-std::string load_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
-    try {
-        load_config_string(text, "configs/x.toml", overrides);
-    } catch (const Error& e) {
-        return e.what();
-    }
-    FAIL("expected a segrank::Error for:\n" << text);
-    return "";
-}
+using segrank::test::load_error;
 
 std::string read_file(const std::filesystem::path& p) {
     std::ifstream in(p);
