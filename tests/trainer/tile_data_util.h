@@ -19,6 +19,7 @@
 #include "data/graph.h"
 #include "data/graph_store.h"
 #include "gnn/core/rng.h"
+#include "tests/trainer/trainer_data_util.h"
 
 namespace segrank::test {
 
@@ -39,19 +40,7 @@ inline TileGraph tiny_tile_graph(const std::string& name, int64_t index, const T
     g.name = name;
     const int64_t n = spec.min_nodes + static_cast<int64_t>(rng.uniform_int(
                                            static_cast<uint64_t>(spec.max_nodes - spec.min_nodes + 1)));
-    g.node_feat = Tensor(n, kNodeFeatDim);
-    for (int64_t v = 0; v < n; ++v)
-        for (int64_t f = 0; f < 10; ++f) g.node_feat.at(v, f) = static_cast<float>(rng.normal() * (1.0 + f));
-    static const int32_t kOps[] = {26, 10, 41, 63, 95, 99, 5, 7};
-    for (int64_t v = 0; v < n; ++v) g.node_opcode.push_back(kOps[rng.uniform_int(8)]);
-    for (int64_t u = 1; u < n; ++u) {
-        g.edge_index.push_back(u);
-        g.edge_index.push_back(u - 1);
-        if (u >= 3 && rng.uniform() < 0.5) {
-            g.edge_index.push_back(u);
-            g.edge_index.push_back(u - 2 - static_cast<int64_t>(rng.uniform_int(2)));
-        }
-    }
+    fill_tiny_structure(g, rng, n, 10);
     const int64_t c = spec.configs;
     g.config_feat = Tensor(c, kTileConfigDim);
     static const double kW[4] = {0.5, -0.25, 0.75, 0.25};

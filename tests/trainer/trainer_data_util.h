@@ -30,16 +30,12 @@ struct TinyLayoutSpec {
     uint64_t seed = 1;
 };
 
-/// One graph of the tiny collection (see the file comment); `index` varies size and offset.
-inline LayoutGraph tiny_layout_graph(const std::string& name, int64_t index, const TinyLayoutSpec& spec) {
-    Rng rng = Rng::derive(spec.seed, static_cast<uint64_t>(index), 0, "tiny_layout_graph");
-    LayoutGraph g;
-    g.name = name;
-    const int64_t n = spec.min_nodes + static_cast<int64_t>(rng.uniform_int(
-                                           static_cast<uint64_t>(spec.max_nodes - spec.min_nodes + 1)));
+/// Structure shared by the tiny graphs: n nodes whose first `feat_cols` features are N(0, (1+f)^2),
+/// opcodes from a small set, a chain v -> v-1 plus random skips of 2-3; draws from `rng` in that order.
+inline void fill_tiny_structure(GraphStructure& g, Rng& rng, int64_t n, int64_t feat_cols) {
     g.node_feat = Tensor(n, kNodeFeatDim);
     for (int64_t v = 0; v < n; ++v)
-        for (int64_t f = 0; f < 12; ++f) g.node_feat.at(v, f) = static_cast<float>(rng.normal() * (1.0 + f));
+        for (int64_t f = 0; f < feat_cols; ++f) g.node_feat.at(v, f) = static_cast<float>(rng.normal() * (1.0 + f));
     static const int32_t kOps[] = {26, 10, 41, 63, 95, 99, 5, 7};
     for (int64_t v = 0; v < n; ++v) g.node_opcode.push_back(kOps[rng.uniform_int(8)]);
     for (int64_t u = 1; u < n; ++u) {
@@ -50,6 +46,16 @@ inline LayoutGraph tiny_layout_graph(const std::string& name, int64_t index, con
             g.edge_index.push_back(u - 2 - static_cast<int64_t>(rng.uniform_int(2)));
         }
     }
+}
+
+/// One graph of the tiny collection (see the file comment); `index` varies size and offset.
+inline LayoutGraph tiny_layout_graph(const std::string& name, int64_t index, const TinyLayoutSpec& spec) {
+    Rng rng = Rng::derive(spec.seed, static_cast<uint64_t>(index), 0, "tiny_layout_graph");
+    LayoutGraph g;
+    g.name = name;
+    const int64_t n = spec.min_nodes + static_cast<int64_t>(rng.uniform_int(
+                                           static_cast<uint64_t>(spec.max_nodes - spec.min_nodes + 1)));
+    fill_tiny_structure(g, rng, n, 12);
     const int64_t nc = spec.config_nodes;
     for (int64_t j = 0; j < nc; ++j) g.node_config_ids.push_back((2 * j + 1) * n / (2 * nc));
     const int64_t c = spec.configs;
