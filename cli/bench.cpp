@@ -2,7 +2,7 @@
 // with contiguous segments, with and without exact config independence, measures GEMM GFLOP/s and SpMM
 // GB/s, and runs the PyTorch peer (../shared/peers/torch_reference.py) on the same npz in the same run.
 // Every reported time is a median over --steps steps after --warmup steps. `--memory` switches to the
-// GST memory benchmark (trainer/cli/bench_memory.cpp, issue 6), which has its own options.
+// GST memory benchmark (cli/bench_memory.cpp, issue 6), which has its own options.
 #include <cxxopts.hpp>
 
 #include <sys/resource.h>
@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "gnn/core/parallel.h"
-#include "trainer/cli/bench_workload.h"
-#include "trainer/cli/commands.h"
+#include "cli/bench_workload.h"
+#include "cli/commands.h"
 
 namespace segrank::cli {
 
@@ -138,7 +138,7 @@ std::map<std::string, double> run_peer(const std::string& python, const std::str
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-    int run_bench_memory(int argc, char** argv);  // trainer/cli/bench_memory.cpp (issue 6)
+    int run_bench_memory(int argc, char** argv);  // cli/bench_memory.cpp (issue 6)
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--memory") return run_bench_memory(argc, argv);
     cxxopts::Options opts("segrank bench", "Training-step benchmark of the layout model against the PyTorch peer");

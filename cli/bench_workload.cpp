@@ -1,5 +1,5 @@
 // Bench workload: graph loading/normalization, segment cutting, timed training steps, kernel rates.
-#include "trainer/cli/bench_workload.h"
+#include "cli/bench_workload.h"
 
 #include <algorithm>
 #include <chrono>

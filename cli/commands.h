@@ -1,4 +1,4 @@
-// Subcommands of the `segrank` binary; each lives in trainer/cli/<name>.cpp and parses its own
+// Subcommands of the `segrank` binary; each lives in cli/<name>.cpp and parses its own
 // options with cxxopts. Each returns the process exit code and throws segrank::Error on bad input.
 #pragma once
 

@@ -10,10 +10,10 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
-#include "trainer/cli/commands.h"
+#include "cli/commands.h"
 #include "trainer/comm.h"
-#include "trainer/json_value.h"
-#include "trainer/text_table.h"
+#include "util/json_value.h"
+#include "util/text_table.h"
 #include "trainer/trainer.h"
 
 namespace segrank::cli {

@@ -10,14 +10,14 @@
 
 #include "data/collection.h"
 #include "data/graph.h"
-#include "data/submission.h"
+#include "eval/submission.h"
 #include "gnn/core/check.h"
 #include "hwmodel/from_graph.h"
 #include "hwmodel/hardware.h"
 #include "hwmodel/kernel_cost.h"
 #include "hwmodel/module_cost.h"
-#include "trainer/cli/commands.h"
-#include "trainer/cli/hwmodel_explain.h"
+#include "cli/commands.h"
+#include "cli/hwmodel_explain.h"
 
 namespace segrank::cli {
 namespace {

@@ -1,6 +1,6 @@
 // `segrank hwmodel explain` (per-node/per-kernel breakdown of one configuration) and
 // `segrank hwmodel validate` (HWMODEL.md 5.7 fixture table).
-#include "trainer/cli/hwmodel_explain.h"
+#include "cli/hwmodel_explain.h"
 
 #include <algorithm>
 #include <cstdio>

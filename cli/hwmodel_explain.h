@@ -1,4 +1,4 @@
-// `segrank hwmodel explain` and `segrank hwmodel validate` (used by trainer/cli/hwmodel.cpp).
+// `segrank hwmodel explain` and `segrank hwmodel validate` (used by cli/hwmodel.cpp).
 #pragma once
 
 namespace segrank::cli {

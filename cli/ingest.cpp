@@ -14,7 +14,7 @@
 #include "data/hlo/featurizer.h"
 #include "data/hlo/proto_reader.h"
 #include "gnn/core/check.h"
-#include "trainer/cli/commands.h"
+#include "cli/commands.h"
 
 namespace segrank::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gnn/core/check.h"
-#include "trainer/cli/commands.h"
-#include "trainer/leaderboard.h"
+#include "cli/commands.h"
+#include "eval/leaderboard.h"
 
 namespace segrank::cli {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "gnn/core/check.h"
-#include "trainer/cli/commands.h"
+#include "cli/commands.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "data/collection.h"
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
-#include "trainer/cli/commands.h"
+#include "cli/commands.h"
 
 namespace segrank::cli {
 

@@ -9,11 +9,11 @@
 #include <iostream>
 #include <thread>
 
-#include "data/submission.h"
+#include "eval/submission.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
-#include "trainer/cli/commands.h"
+#include "cli/commands.h"
 #include "trainer/trainer.h"
 
 namespace segrank::cli {

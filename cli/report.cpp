@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "gnn/core/check.h"
-#include "trainer/cli/commands.h"
-#include "trainer/report.h"
+#include "cli/commands.h"
+#include "report/report.h"
 
 namespace segrank::cli {
 

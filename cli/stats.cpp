@@ -15,8 +15,8 @@
 #include "data/graph_stats.h"
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
-#include "trainer/cli/commands.h"
-#include "trainer/text_table.h"
+#include "cli/commands.h"
+#include "util/text_table.h"
 
 namespace segrank::cli {
 namespace {

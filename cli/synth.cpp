@@ -11,7 +11,7 @@
 #include "gnn/core/check.h"
 #include "hwmodel/hardware.h"
 #include "hwmodel/synth/writer.h"
-#include "trainer/cli/commands.h"
+#include "cli/commands.h"
 
 namespace segrank::cli {
 namespace {

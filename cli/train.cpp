@@ -8,7 +8,7 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
-#include "trainer/cli/commands.h"
+#include "cli/commands.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/run_dir.h"

@@ -1,5 +1,5 @@
 // eval.indices JSON (DESIGN.md 8): exactly {"graph name": [int, ...], ...}, read with the project's
-// one JSON parser (trainer/json_value.h) and then checked for that shape. Every error names the
+// one JSON parser (util/json_value.h) and then checked for that shape. Every error names the
 // file, line and column.
 #include <cmath>
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "gnn/core/check.h"
-#include "trainer/json_value.h"
-#include "trainer/metrics.h"
+#include "util/json_value.h"
+#include "eval/metrics.h"
 
 namespace segrank {
 namespace {

@@ -1,6 +1,6 @@
-// Leaderboard scoring (through trainer/metrics.h, so numbers equal `segrank evaluate`), ranking
+// Leaderboard scoring (through eval/metrics.h, so numbers equal `segrank evaluate`), ranking
 // and the text / Markdown / CSV / JSON tables.
-#include "trainer/leaderboard.h"
+#include "eval/leaderboard.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include <numeric>
 
 #include "gnn/core/check.h"
-#include "trainer/json_value.h"
-#include "trainer/text_table.h"
+#include "util/json_value.h"
+#include "util/text_table.h"
 
 namespace segrank {
 namespace {

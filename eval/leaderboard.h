@@ -1,6 +1,6 @@
 // Kaggle-style leaderboard (DESIGN.md 8 and 10; issue 5 item 3): ground truth from npz collections
 // or HDF5 stores, validation of submission CSVs with file:line issues, scoring with the metrics of
-// trainer/metrics.h (so `segrank leaderboard` and `segrank evaluate` agree), ranked tables.
+// eval/metrics.h (so `segrank leaderboard` and `segrank evaluate` agree), ranked tables.
 //
 // Policies (also in `segrank leaderboard --help`):
 // - Unknown graph (an ID of a collection present in the truth that names no truth graph): error.
@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "data/collection.h"
-#include "data/submission.h"
-#include "trainer/metrics.h"
+#include "eval/submission.h"
+#include "eval/metrics.h"
 
 namespace segrank {
 
@@ -129,7 +129,7 @@ struct LeaderboardEntry {
 };
 
 /// Scores a checked submission (invalid ones get valid = false and no scores).
-/// Uses evaluate_graph / aggregate_collection / overall_score of trainer/metrics.h.
+/// Uses evaluate_graph / aggregate_collection / overall_score of eval/metrics.h.
 LeaderboardEntry score_submission(const CheckedSubmission& sub, const Truth& truth,
                                   MissingPolicy missing);
 

@@ -1,12 +1,12 @@
 // Submission validation for the leaderboard: every problem of a file is collected as an Issue
-// naming file:line (unlike data/submission.h's read_submission, which stops at the first).
+// naming file:line (unlike eval/submission.h's read_submission, which stops at the first).
 #include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
 
 #include "gnn/core/check.h"
-#include "trainer/leaderboard.h"
+#include "eval/leaderboard.h"
 
 namespace segrank {
 

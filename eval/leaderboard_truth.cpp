@@ -6,7 +6,7 @@
 #include "data/graph_source.h"
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
-#include "trainer/leaderboard.h"
+#include "eval/leaderboard.h"
 
 namespace segrank {
 

@@ -1,15 +1,15 @@
 // Ranking metrics (DESIGN.md 8). Kendall tau-b follows scipy.stats.kendalltau (variant 'b'),
 // computed with Knight's algorithm: sort by (x, y), then count y's strict inversions by merge sort.
-#include "trainer/metrics.h"
+#include "eval/metrics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
-#include "data/submission.h"
+#include "eval/submission.h"
 #include "gnn/core/check.h"
-#include "trainer/json_value.h"
+#include "util/json_value.h"
 
 namespace segrank {
 namespace {

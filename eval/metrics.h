@@ -1,6 +1,6 @@
 // Ranking metrics of DESIGN.md 8: Kendall tau-b (Knight's O(c log c) algorithm, scipy semantics),
 // ordered pair accuracy, slowdown@K, the Kaggle collection scores, and eval.indices restriction.
-// Depends on gnn/core and data/submission.h (top_configs: the one "scores -> predicted order"
+// Depends on gnn/core and eval/submission.h (top_configs: the one "scores -> predicted order"
 // function shared with `segrank predict`, see evaluate_graph's tie policy).
 #pragma once
 #include <cstdint>
@@ -56,7 +56,7 @@ std::vector<double> select_indices(std::span<const double> values, std::span<con
 
 /// Rank positions of the predicted order (tie policy of DESIGN.md 8, docs/metrics.md):
 /// positions[k] = place of config k when the configs are sorted by ascending score with ties
-/// broken by the lower config index. The order is computed by `top_configs` (data/submission.h),
+/// broken by the lower config index. The order is computed by `top_configs` (eval/submission.h),
 /// the very function `segrank predict` uses to write a submission row, so metrics computed on these
 /// positions equal what `segrank leaderboard` computes from the submission. scores: [c], finite
 /// (NaN would sort last; evaluate_graph rejects it before). Returns [c] values 0..c-1 (exact in

@@ -1,5 +1,5 @@
 // Submission and scores CSV files (see submission.h).
-#include "data/submission.h"
+#include "eval/submission.h"
 
 #include <algorithm>
 #include <charconv>

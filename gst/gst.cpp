@@ -1,5 +1,5 @@
 // GST training step and streaming inference.
-#include "trainer/gst.h"
+#include "gst/gst.h"
 
 #include <algorithm>
 #include <cmath>

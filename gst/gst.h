@@ -11,7 +11,7 @@
 #include "gnn/model.h"
 #include "sampling/segment_sampler.h"
 #include "segments/history_table.h"
-#include "trainer/prepared_graph.h"
+#include "gst/prepared_graph.h"
 
 namespace segrank {
 

@@ -1,5 +1,5 @@
 // Loading, normalizing and segmenting one graph for the model.
-#include "trainer/prepared_graph.h"
+#include "gst/prepared_graph.h"
 
 #include <algorithm>
 #include <cstring>

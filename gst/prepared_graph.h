@@ -25,7 +25,7 @@
 #include "gnn/model.h"
 #include "segments/segment.h"
 #include "segments/segment_table.h"
-#include "trainer/dataset.h"
+#include "data/graph_entry.h"
 
 namespace segrank {
 

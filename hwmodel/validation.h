@@ -13,7 +13,7 @@
 namespace segrank::hw {
 
 /// Kendall tau-b of x and y ([c] each), O(c^2); NaN when c < 2 or either side is constant.
-/// (trainer/metrics.h has the O(c log c) version; hwmodel cannot link trainer.)
+/// (eval/metrics.h has the O(c log c) version; hwmodel cannot link trainer.)
 double kendall_tau_b_simple(const std::vector<double>& x, const std::vector<double>& y);
 
 /// Area under the ROC curve of `score` separating positives (label true) from negatives; ties

@@ -1,5 +1,5 @@
 // `segrank report` inputs: run directory records, evaluation JSON and leaderboard tables.
-#include "trainer/report.h"
+#include "report/report.h"
 
 #include <cmath>
 #include <fstream>

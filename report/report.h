@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "trainer/json_value.h"
-#include "trainer/metrics.h"
-#include "trainer/text_table.h"
+#include "util/json_value.h"
+#include "eval/metrics.h"
+#include "util/text_table.h"
 
 namespace segrank {
 

@@ -6,8 +6,8 @@
 #include <map>
 
 #include "gnn/core/check.h"
-#include "trainer/report.h"
-#include "trainer/report_svg.h"
+#include "report/report.h"
+#include "report/report_svg.h"
 
 namespace segrank {
 namespace {

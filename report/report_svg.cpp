@@ -1,5 +1,5 @@
 // Inline SVG line and bar charts (see report_svg.h).
-#include "trainer/report_svg.h"
+#include "report/report_svg.h"
 
 #include <algorithm>
 #include <cmath>

@@ -26,7 +26,7 @@
 set -eu
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-segrank="$src/build/trainer/segrank"
+segrank="$src/build/cli/segrank"
 work="$src/runs/bench_mpi"
 repeats=3
 steps=40

@@ -2,7 +2,7 @@
 # Renders a `segrank report` HTML page in headless Chromium (Debian's `chromium`) and checks that a
 # non-empty screenshot was produced; look at the PNG afterwards (issue 5 item 4).
 # Usage: scripts/check_report_render.sh REPORT.html|RUN_DIR [OUT.png]
-#   RUN_DIR: `segrank report RUN_DIR` is run first ($SEGRANK, default build/trainer/segrank).
+#   RUN_DIR: `segrank report RUN_DIR` is run first ($SEGRANK, default build/cli/segrank).
 #   HEIGHT=N: window height in pixels (default 1600, the top of the page); the whole page of a
 #   quickstart run, leaderboard and config included, fits in HEIGHT=4800.
 # Needs: apt-get install -y chromium   (not part of scripts/install_deps.sh: optional check).
@@ -17,7 +17,7 @@ out=${2:-/tmp/segrank_report.png}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 if [[ -d "$input" ]]; then
-  bin=${SEGRANK:-$repo/build/trainer/segrank}
+  bin=${SEGRANK:-$repo/build/cli/segrank}
   "$bin" report "$input" --out "$input/report.html"
   input=$input/report.html
 fi

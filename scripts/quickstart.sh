@@ -14,7 +14,7 @@ scripts/install_deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target segrank
-SEGRANK="$BUILD_DIR/trainer/segrank"
+SEGRANK="$BUILD_DIR/cli/segrank"
 OUT=runs/quickstart
 mkdir -p "$OUT"
 "$SEGRANK" synth --out "$OUT/data" --collections layout --graphs 24 --nodes 200:2000 --configs 64 --seed 0 --force -q

@@ -1,7 +1,7 @@
 // Dataset: the graphs a run trains and evaluates on (DESIGN.md 2, 3, 7; issue 4 item 3): collection
 // discovery over npz folders or HDF5 stores, the train/valid holdout (by graphs: valid split, k-fold or
 // leave-one-out; by configs: a fraction of each graph's configs), and graph ids that decide ownership
-// (rank = id % world). Loading and preparation of one graph lives in trainer/prepared_graph.h.
+// (rank = id % world). Loading and preparation of one graph lives in gst/prepared_graph.h.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -9,23 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "data/graph_entry.h"
 #include "data/graph_source.h"
 #include "trainer/config.h"
 
 namespace segrank {
-
-/// One graph of the run. `id` is its position in the run's sorted list of training graphs (train
-/// role) or evaluation graphs (eval role); ids decide ownership (id % world) and RNG streams.
-struct GraphEntry {
-    int64_t id = 0;
-    const GraphSource* source = nullptr;  ///< owned by the Dataset
-    int64_t index = 0;                    ///< graph index within `source`
-    CollectionId collection;
-    std::string name;                     ///< file stem
-    GraphInfo info;
-    /// Config indices usable by this role (holdout = configs); empty = every config of the graph.
-    std::vector<int64_t> configs;
-};
 
 /// The training and evaluation graph lists of a run. Sources are opened once and shared.
 class Dataset {

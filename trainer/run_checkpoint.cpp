@@ -16,7 +16,7 @@
 
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
-#include "trainer/json_value.h"
+#include "util/json_value.h"
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 

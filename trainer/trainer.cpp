@@ -14,7 +14,7 @@
 #include "gnn/core/rng.h"
 #include "sampling/dedupe.h"
 #include "sampling/dedupe_stream.h"
-#include "trainer/progress.h"
+#include "util/progress.h"
 #include "trainer/run_dir.h"
 
 namespace segrank {

@@ -19,9 +19,9 @@
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/dataset.h"
-#include "trainer/gst.h"
-#include "trainer/metrics.h"
-#include "trainer/prepared_graph.h"
+#include "gst/gst.h"
+#include "eval/metrics.h"
+#include "gst/prepared_graph.h"
 
 namespace segrank {
 

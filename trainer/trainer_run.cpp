@@ -10,7 +10,7 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
-#include "trainer/progress.h"
+#include "util/progress.h"
 #include "trainer/trainer.h"
 
 namespace segrank {

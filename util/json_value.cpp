@@ -1,5 +1,5 @@
 // Strict recursive-descent JSON parser with line:column errors (see json_value.h).
-#include "trainer/json_value.h"
+#include "util/json_value.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Progress bar / periodic progress lines.
-#include "trainer/progress.h"
+#include "util/progress.h"
 
 #include <unistd.h>
 

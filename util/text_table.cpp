@@ -1,5 +1,5 @@
-// Plain-text, Markdown and CSV rendering of TextTable (trainer/text_table.h).
-#include "trainer/text_table.h"
+// Plain-text, Markdown and CSV rendering of TextTable (util/text_table.h).
+#include "util/text_table.h"
 
 #include <algorithm>
 #include <cmath>

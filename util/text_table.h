@@ -1,5 +1,5 @@
 // The one table printer of the CLI: rows of string cells rendered as aligned plain text, Markdown
-// or CSV. Used by `segrank leaderboard` (trainer/leaderboard.cpp), `segrank evaluate`, the
+// or CSV. Used by `segrank leaderboard` (eval/leaderboard.cpp), `segrank evaluate`, the
 // training summary tables' callers, `segrank stats` and the report's external leaderboard input.
 #pragma once
 #include <cstddef>

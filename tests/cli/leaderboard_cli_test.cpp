@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "tests/support/test_paths.h"
-#include "tests/trainer/leaderboard_fixture.h"
-#include "trainer/json_value.h"
+#include "tests/eval/leaderboard_fixture.h"
+#include "util/json_value.h"
 
 using segrank::test::run_command;
 using segrank::test::scratch_dir;

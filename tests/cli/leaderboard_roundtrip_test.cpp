@@ -1,7 +1,7 @@
 // predict -> leaderboard round trip (issue 5 item 5): on tiny data sets a briefly trained model's
 // `segrank predict` submission scored by `segrank leaderboard --json` gives exactly the numbers of
 // `segrank evaluate --json`, for a layout model whose valid graphs have duplicate config rows (so
-// the model's scores tie and the tie policy of trainer/metrics.h is exercised) and for a tile model.
+// the model's scores tie and the tie policy of eval/metrics.h is exercised) and for a tile model.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,7 +15,7 @@
 
 #include "tests/support/test_paths.h"
 #include "tests/trainer/trainer_data_util.h"
-#include "trainer/json_value.h"
+#include "util/json_value.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;

@@ -8,9 +8,9 @@
 #include "data/graph_store.h"
 #include "gnn/core/rng.h"
 #include "tests/support/test_paths.h"
-#include "tests/trainer/leaderboard_fixture.h"
-#include "trainer/json_value.h"
-#include "trainer/leaderboard.h"
+#include "tests/eval/leaderboard_fixture.h"
+#include "util/json_value.h"
+#include "eval/leaderboard.h"
 
 using namespace segrank;
 using segrank::test::scratch_dir;

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "gnn/core/rng.h"
-#include "data/submission.h"
-#include "trainer/metrics.h"
+#include "eval/submission.h"
+#include "eval/metrics.h"
 
 using namespace segrank;
 

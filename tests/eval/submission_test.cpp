@@ -1,11 +1,11 @@
-// Submission and scores CSV (data/submission.h): round trips and file:line validation errors.
+// Submission and scores CSV (eval/submission.h): round trips and file:line validation errors.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <fstream>
 #include <limits>
 
-#include "data/submission.h"
+#include "eval/submission.h"
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
 

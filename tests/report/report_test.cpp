@@ -6,9 +6,9 @@
 #include <fstream>
 
 #include "tests/support/test_paths.h"
-#include "trainer/json_value.h"
-#include "trainer/report.h"
-#include "trainer/report_svg.h"
+#include "util/json_value.h"
+#include "report/report.h"
+#include "report/report_svg.h"
 
 using namespace segrank;
 using segrank::test::scratch_dir;

@@ -25,7 +25,7 @@ std::optional<std::filesystem::path> shared_data_dir() {
 std::filesystem::path source_dir() { return SEGRANK_SOURCE_DIR; }
 
 std::filesystem::path segrank_binary() {
-    return std::filesystem::path(SEGRANK_BINARY_DIR) / "trainer" / "segrank";
+    return std::filesystem::path(SEGRANK_BINARY_DIR) / "cli" / "segrank";
 }
 
 std::filesystem::path scratch_dir(const std::string& name) {

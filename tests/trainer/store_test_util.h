@@ -9,7 +9,7 @@
 #include "data/graph_store.h"
 #include "data/normalizer.h"
 #include "trainer/dataset.h"
-#include "trainer/prepared_graph.h"
+#include "gst/prepared_graph.h"
 
 namespace segrank::test {
 

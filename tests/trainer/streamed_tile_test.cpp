@@ -1,7 +1,7 @@
 // Streamed TILE graphs (issue 6): a tile:xla graph from an HDF5 store (config_feat [c, 24], runtime
 // normalizers, targets = runtime / normalizer) prepared streamed gives the in-memory segments,
 // targets, GST steps and scores while reading only K config rows at a time, and the Trainer trains
-// and evaluates on a tile store. Only the public API of trainer/prepared_graph.h and trainer/gst.h.
+// and evaluates on a tile store. Only the public API of gst/prepared_graph.h and gst/gst.h.
 #include <doctest/doctest.h>
 
 #include <algorithm>

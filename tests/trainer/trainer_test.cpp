@@ -15,7 +15,7 @@
 #include "tests/trainer/gst_util.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
-#include "trainer/metrics.h"
+#include "eval/metrics.h"
 #include "trainer/trainer.h"
 
 namespace segrank::test {

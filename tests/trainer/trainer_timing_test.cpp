@@ -12,7 +12,7 @@
 #include "tests/support/test_paths.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
-#include "trainer/json_value.h"
+#include "util/json_value.h"
 #include "trainer/trainer.h"
 
 namespace segrank::test {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "gnn/core/check.h"
-#include "trainer/json_value.h"
+#include "util/json_value.h"
 
 using namespace segrank;
 

@@ -1,9 +1,9 @@
-// TextTable (trainer/text_table.h): aligned text, Markdown and CSV renderings of the same cells.
+// TextTable (util/text_table.h): aligned text, Markdown and CSV renderings of the same cells.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "trainer/text_table.h"
+#include "util/text_table.h"
 
 using namespace segrank;
 
