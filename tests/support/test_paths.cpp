@@ -4,16 +4,27 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace segrank::test {
 
+std::filesystem::path shared_dir_location() {
+    if (const char* env = std::getenv("SEGRANK_SHARED_DIR")) return env;
+    return SEGRANK_SHARED_DIR;
+}
+
 std::optional<std::filesystem::path> shared_dir() {
-    std::filesystem::path p = SEGRANK_SHARED_DIR;
-    if (const char* env = std::getenv("SEGRANK_SHARED_DIR")) p = env;
+    const std::filesystem::path p = shared_dir_location();
     if (std::filesystem::is_directory(p)) return std::filesystem::canonical(p);
     return std::nullopt;
+}
+
+bool shared_data_expected() {
+    const char* env = std::getenv("SEGRANK_EXPECT_SHARED_DATA");
+    return env && *env && std::string_view(env) != "0";
 }
 
 std::optional<std::filesystem::path> shared_data_dir() {

@@ -8,8 +8,14 @@ namespace segrank::test {
 
 /// `../shared/data` beside the checkout, or nullopt when absent (tests then skip with a message).
 std::optional<std::filesystem::path> shared_data_dir();
-/// `../shared` beside the checkout (peers, spec), or nullopt when absent.
+/// `../shared` beside the checkout (peers, spec), or nullopt when absent. The environment variable
+/// SEGRANK_SHARED_DIR, when set, replaces the location configured at build time.
 std::optional<std::filesystem::path> shared_dir();
+/// The folder shared_dir() looks at (whether or not it exists), for messages.
+std::filesystem::path shared_dir_location();
+/// True when the environment variable SEGRANK_EXPECT_SHARED_DATA is set to a value other than "" or
+/// "0" (`.ci/run` sets it when ../shared/data is present): a missing shared folder is then a failure.
+bool shared_data_expected();
 /// The repository root (for configs/).
 std::filesystem::path source_dir();
 /// The path of the built `segrank` binary (for CLI tests).
@@ -37,11 +43,18 @@ inline std::string sq(const std::string& text) {
 
 }  // namespace segrank::test
 
-/// Skip the rest of the test case with a visible message when shared data is absent.
-#define SEGRANK_REQUIRE_SHARED_DATA(var)                                              \
-    auto var##_opt = ::segrank::test::shared_data_dir();                              \
-    if (!var##_opt) {                                                                 \
-        MESSAGE("SKIPPED: ../shared/data not found beside the checkout");             \
-        return;                                                                       \
-    }                                                                                 \
+/// Binds `var` to the shared data folder. When it is absent, the rest of the test case is skipped
+/// with the message "SKIPPED: ...", which ctest's SKIP_REGULAR_EXPRESSION (tests/CMakeLists.txt)
+/// turns into a skipped test; with shared_data_expected() the test fails instead (no "SKIPPED: "
+/// in its output, so ctest counts it as failed).
+#define SEGRANK_REQUIRE_SHARED_DATA(var)                                                            \
+    auto var##_opt = ::segrank::test::shared_data_dir();                                            \
+    if (!var##_opt) {                                                                               \
+        const std::string var##_where = (::segrank::test::shared_dir_location() / "data").string(); \
+        if (::segrank::test::shared_data_expected())                                                \
+            FAIL("shared data expected (SEGRANK_EXPECT_SHARED_DATA is set) but not found: ",        \
+                 var##_where);                                                                      \
+        MESSAGE("SKIPPED: ../shared/data not found beside the checkout (", var##_where, ")");       \
+        return;                                                                                     \
+    }                                                                                               \
     const std::filesystem::path var = *var##_opt
