@@ -76,4 +76,3 @@ TEST_CASE("parse_json reads objects, arrays, escapes and numbers, errors name li
     CHECK_THROWS_WITH_AS(parse_json("{\"a\":1,\"a\":2}", "t.json"), doctest::Contains("\"a\" repeats"), Error);
     CHECK_THROWS_WITH_AS(parse_json("01", "t.json"), doctest::Contains("end of input after the JSON value"), Error);
 }
-
