@@ -21,6 +21,9 @@
 #include "gnn/core/parallel.h"
 #include "cli/bench_workload.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "util/json.h"
+#include "util/rss.h"
 
 namespace segrank::cli {
 
@@ -42,9 +45,7 @@ std::string cpu_model() {
         if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
             std::string v = line.substr(line.find(':') + 1);
             v.erase(0, v.find_first_not_of(' '));
-            std::string out;
-            for (char c : v) out += (c == '"' || c == '\\') ? ' ' : c;
-            return out;
+            return v;
         }
     return "";
 }
@@ -69,7 +70,7 @@ double median(std::vector<double> v) {
 ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segments, int64_t k, int warmup,
                     int steps, uint64_t seed) {
     release_cached_tensor_memory();  // each mode starts without the previous mode's cached blocks
-    bench::reset_peak_rss();
+    reset_peak_rss();
     Model model(mc);
     model.params().initialize(seed);
     AdamW opt(model.params(), AdamWConfig{});
@@ -97,11 +98,11 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
     r.median_stale_s = median(stale);
     r.median_optimizer_s = median(optim);
     r.median_page_faults = median(faults);
-    r.peak_rss_mb = bench::peak_rss_mb();
+    r.peak_rss_mb = peak_rss_mb();
     return r;
 }
 
-// Runs the peer and returns the numeric fields of its JSON line (empty map if it failed).
+// Runs the peer and returns the numeric members of its JSON line (empty map if it failed).
 std::map<std::string, double> run_peer(const std::string& python, const std::string& script, const std::string& npz,
                                        const std::string& mode_args, int steps, int warmup, int threads) {
     std::ostringstream cmd;
@@ -119,19 +120,24 @@ std::map<std::string, double> run_peer(const std::string& python, const std::str
         std::cerr << "  peer exited with status " << rc << "\n";
         return out;
     }
-    const size_t start = text.rfind("{\"peer\"");
-    if (start == std::string::npos) return out;
-    const std::string line = text.substr(start, text.find('\n', start) - start);
-    for (const char* key : {"steps_per_sec", "median_step_s", "mean_step_s", "peak_rss_mb", "final_loss",
-                            "config_dependent_node_frac", "segments"}) {
-        const std::string k = std::string("\"") + key + "\": ";
-        const size_t at = line.find(k);
-        if (at == std::string::npos) continue;
+    // The peer prints one JSON object with a "peer" member as its last such line.
+    std::istringstream lines(text);
+    Json result;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty() || line.front() != '{') continue;
         try {
-            out[key] = std::stod(line.substr(at + k.size()));
-        } catch (const std::exception&) {
+            Json j = read_json(line, "peer output");
+            if (j.is_object() && j.contains("peer")) result = std::move(j);
+        } catch (const Error&) {
+            // a line of other output that happens to start with '{'
         }
     }
+    if (!result.is_object()) {
+        std::cerr << "  peer printed no JSON line with a \"peer\" member\n";
+        return out;
+    }
+    for (const auto& [key, value] : result.items())
+        if (value.is_number()) out[key] = value.get<double>();
     return out;
 }
 
@@ -163,11 +169,9 @@ int run_bench(int argc, char** argv) {
         ("memory", "run the GST memory benchmark instead (see `segrank bench --memory --help`)")
         ("json", "print one JSON object on stdout")
         ("h,help", "show help");
-    const auto a = opts.parse(argc, argv);
-    if (a.count("help")) {
-        std::cout << opts.help() << "\n";
-        return 0;
-    }
+    const auto parsed = parse_or_help(opts, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& a = *parsed;
     // No allocator tuning here: the benchmark runs the engine exactly as `segrank train` does (large
     // tensors are huge-page mappings, gnn/core/tensor.cpp).
     const int steps = a["steps"].as<int>(), warmup = a["warmup"].as<int>();
@@ -210,8 +214,8 @@ int run_bench(int argc, char** argv) {
     probe.config_values = probe_values;
     const DependencePlan plan = Model(mc).plan(probe);
     const double dep_frac = static_cast<double>(plan.nodes.back().size()) / static_cast<double>(g.full.feat.rows());
-    std::string dep_per_layer;
-    for (const auto& nodes : plan.nodes) dep_per_layer += (dep_per_layer.empty() ? "" : ", ") + std::to_string(nodes.size());
+    Json dep_per_layer = Json::array();
+    for (const auto& nodes : plan.nodes) dep_per_layer.push_back(nodes.size());
 
     const bench::GemmRate gemm = bench::measure_gemm(g.full.feat.rows() * 4, mc.hidden, mc.hidden, 5);
     const double spmm_gbps = bench::measure_spmm_gbps(g.full.graph.operands, k * mc.hidden, 5);
@@ -247,44 +251,63 @@ int run_bench(int argc, char** argv) {
     };
 
     auto rate = [](double step_s) { return step_s > 0 ? 1.0 / step_s : 0.0; };  // 0 = mode not run
-    std::ostringstream js;
-    js.precision(5);
-    auto mode_json = [&](const char* name, const ModeResult& r, const std::map<std::string, double>& peer, bool has_naive,
+    auto mode_json = [&](const ModeResult& r, const std::map<std::string, double>& peer, bool has_naive,
                          const ModeResult& nv) {
-        js << "\"" << name << "\": {\"steps_per_s\": " << rate(r.median_step_s) << ", \"median_step_s\": " << r.median_step_s
-           << ", \"median_fresh_fwd_bwd_s\": " << r.median_fresh_s << ", \"median_stale_forward_s\": " << r.median_stale_s
-           << ", \"median_optimizer_s\": " << r.median_optimizer_s << ", \"stale_forwards_per_step\": " << r.stale_forwards
-           << ", \"skipped_independent_segments_per_step\": " << r.skipped_segments << ", \"peak_rss_mb\": " << r.peak_rss_mb
-           << ", \"page_faults_per_step\": " << r.median_page_faults << ", \"final_loss\": " << r.final_loss;
-        if (has_naive)
-            js << ", \"naive_steps_per_s\": " << rate(nv.median_step_s) << ", \"naive_median_step_s\": " << nv.median_step_s
-               << ", \"naive_peak_rss_mb\": " << nv.peak_rss_mb;
-        if (!peer.empty()) {
-            js << ", \"peer_steps_per_s\": " << (peer.count("median_step_s") ? 1.0 / peer.at("median_step_s") : 0.0)
-               << ", \"peer_median_step_s\": " << (peer.count("median_step_s") ? peer.at("median_step_s") : 0.0)
-               << ", \"peer_peak_rss_mb\": " << (peer.count("peak_rss_mb") ? peer.at("peak_rss_mb") : 0.0)
-               << ", \"speedup_vs_peer\": " << speedup(peer, r.median_step_s);
-            if (has_naive) js << ", \"speedup_vs_peer_naive\": " << speedup(peer, nv.median_step_s);
+        Json m = {{"steps_per_s", rate(r.median_step_s)},
+                  {"median_step_s", r.median_step_s},
+                  {"median_fresh_fwd_bwd_s", r.median_fresh_s},
+                  {"median_stale_forward_s", r.median_stale_s},
+                  {"median_optimizer_s", r.median_optimizer_s},
+                  {"stale_forwards_per_step", r.stale_forwards},
+                  {"skipped_independent_segments_per_step", r.skipped_segments},
+                  {"peak_rss_mb", r.peak_rss_mb},
+                  {"page_faults_per_step", r.median_page_faults},
+                  {"final_loss", r.final_loss}};
+        if (has_naive) {
+            m["naive_steps_per_s"] = rate(nv.median_step_s);
+            m["naive_median_step_s"] = nv.median_step_s;
+            m["naive_peak_rss_mb"] = nv.peak_rss_mb;
         }
-        js << "}";
+        if (!peer.empty()) {
+            m["peer_steps_per_s"] = peer.count("median_step_s") ? 1.0 / peer.at("median_step_s") : 0.0;
+            m["peer_median_step_s"] = peer.count("median_step_s") ? peer.at("median_step_s") : 0.0;
+            m["peer_peak_rss_mb"] = peer.count("peak_rss_mb") ? peer.at("peak_rss_mb") : 0.0;
+            m["speedup_vs_peer"] = speedup(peer, r.median_step_s);
+            if (has_naive) m["speedup_vs_peer_naive"] = speedup(peer, nv.median_step_s);
+        }
+        return m;
     };
-    js << "{\"bench\": \"layout_training_step\", \"cpu\": \"" << cpu_model() << "\", \"nproc\": "
-       << std::thread::hardware_concurrency() << ", \"load_average_before\": " << load_before
-       << ", \"load_average_after\": " << load_average() << ", \"npz\": \"" << npz << "\", \"nodes\": " << g.full.feat.rows()
-       << ", \"edges\": " << g.num_edges << ", \"configurable_nodes\": " << g.num_config_nodes << ", \"feat_dim\": "
-       << mc.feat_dim << ", \"configs_k\": " << k << ", \"hidden\": " << mc.hidden << ", \"layers\": " << mc.layers
-       << ", \"segments\": " << g.segments.size() << ", \"max_nodes\": " << max_nodes << ", \"threads\": "
-       << num_threads() << ", \"steps\": " << steps << ", \"warmup\": " << warmup
-       << ", \"config_dependent_node_frac\": " << dep_frac << ", \"dependent_nodes_per_layer\": [" << dep_per_layer << "]" << ", \"gemm_forward_gflops\": " << gemm.forward_gflops
-       << ", \"gemm_weight_grad_gflops\": " << gemm.weight_grad_gflops << ", \"spmm_gb_per_s\": " << spmm_gbps
-       << ", \"segment_mode_timed\": \"one fresh segment fwd+bwd + forward-only of every other config-dependent segment"
-          " for the K configs + AdamW\", ";
-    mode_json("full_graph", full, peer_full, naive, full_naive);
-    js << ", ";
-    mode_json("segments", seg, peer_seg, naive, seg_naive);
-    js << "}";
+    const Json doc = {
+        {"bench", "layout_training_step"},
+        {"cpu", cpu_model()},
+        {"nproc", std::thread::hardware_concurrency()},
+        {"load_average_before", load_before},
+        {"load_average_after", load_average()},
+        {"npz", npz},
+        {"nodes", g.full.feat.rows()},
+        {"edges", g.num_edges},
+        {"configurable_nodes", g.num_config_nodes},
+        {"feat_dim", mc.feat_dim},
+        {"configs_k", k},
+        {"hidden", mc.hidden},
+        {"layers", mc.layers},
+        {"num_segments", g.segments.size()},  // "segments" is the segment mode's object below
+        {"max_nodes", max_nodes},
+        {"threads", num_threads()},
+        {"steps", steps},
+        {"warmup", warmup},
+        {"config_dependent_node_frac", dep_frac},
+        {"dependent_nodes_per_layer", dep_per_layer},
+        {"gemm_forward_gflops", gemm.forward_gflops},
+        {"gemm_weight_grad_gflops", gemm.weight_grad_gflops},
+        {"spmm_gb_per_s", spmm_gbps},
+        {"segment_mode_timed",
+         "one fresh segment fwd+bwd + forward-only of every other config-dependent segment for the K configs + AdamW"},
+        {"full_graph", mode_json(full, peer_full, naive, full_naive)},
+        {"segments", mode_json(seg, peer_seg, naive, seg_naive)}};
+    const std::string js = dump_json(doc);
     if (a.count("json")) {
-        std::cout << js.str() << "\n";
+        std::cout << js << "\n";
     } else {
         std::cout << "full graph: " << rate(full.median_step_s) << " steps/s (peak RSS " << full.peak_rss_mb << " MB)"
                   << ", speedup vs peer " << speedup_text(peer_full, full.median_step_s) << ", naive "
@@ -292,7 +315,7 @@ int run_bench(int argc, char** argv) {
                   << "segments:   " << rate(seg.median_step_s) << " steps/s (peak RSS " << seg.peak_rss_mb << " MB)"
                   << ", speedup vs peer " << speedup_text(peer_seg, seg.median_step_s) << ", naive "
                   << speedup_text(peer_seg, seg_naive.median_step_s) << "\n"
-                  << js.str() << "\n";
+                  << js << "\n";
     }
     return 0;
 }

@@ -24,12 +24,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli/options.h"
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
@@ -37,6 +37,8 @@
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/trainer.h"
+#include "util/json.h"
+#include "util/rss.h"
 
 namespace segrank::cli {
 
@@ -57,15 +59,6 @@ std::vector<MemCase> all_cases() {
             {"nodes_1e5", 100000, 1000, 1000, {"train", "inference"}},
             {"nodes_1e6", 1000000, 1000, 10000, {"train", "inference"}},
             {"configs_1e5", 10000, 100000, 350, {"train"}}};
-}
-
-double vm_kb(const char* key) {
-    std::ifstream f("/proc/self/status");
-    std::string line;
-    const std::string k = std::string(key) + ":";
-    while (std::getline(f, line))
-        if (line.rfind(k, 0) == 0) return std::stod(line.substr(k.size()));
-    return 0.0;
 }
 
 // The seeded random layout DAG of the file comment, written as one-graph store `path`
@@ -145,12 +138,6 @@ RunConfig bench_run_config(const std::filesystem::path& store_dir, const std::fi
     return cfg;
 }
 
-std::string fmt(double v) {
-    char b[64];
-    std::snprintf(b, sizeof(b), "%.4g", v);
-    return b;
-}
-
 // Child: one (case, phase) measurement; prints one JSON row on stdout.
 int run_child(const MemCase& c, const std::string& phase, const std::filesystem::path& work, int64_t steps,
               int64_t passes, uint64_t seed) {
@@ -180,10 +167,16 @@ int run_child(const MemCase& c, const std::string& phase, const std::filesystem:
         configs_per_s = static_cast<double>(scored) / dt;
     }
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::cout << "{\"case\":\"" << c.name << "\",\"nodes\":" << c.nodes << ",\"configs\":" << c.configs
-              << ",\"config_nodes\":" << c.config_nodes << ",\"phase\":\"" << phase
-              << "\",\"peak_rss_mb\":" << fmt(vm_kb("VmHWM") / 1024.0) << ",\"steps_per_s\":" << fmt(steps_per_s)
-              << ",\"configs_per_s\":" << fmt(configs_per_s) << ",\"seconds\":" << fmt(total) << "}" << std::endl;
+    const Json row = {{"case", c.name},
+                      {"nodes", c.nodes},
+                      {"configs", c.configs},
+                      {"config_nodes", c.config_nodes},
+                      {"phase", phase},
+                      {"peak_rss_mb", peak_rss_mb()},
+                      {"steps_per_s", steps_per_s},
+                      {"configs_per_s", configs_per_s},
+                      {"seconds", total}};
+    std::cout << dump_json(row) << std::endl;
     std::filesystem::remove_all(run_dir);
     return 0;
 }
@@ -220,12 +213,9 @@ int run_bench_memory(int argc, char** argv) {
         ("child", "internal: run one case in this process", cxxopts::value<std::string>())
         ("phase", "internal: phase of --child", cxxopts::value<std::string>()->default_value("train"))
         ("h,help", "show help");
-    const auto a = opts.parse(argc, argv);
-    if (a.count("help")) {
-        std::cout << opts.help() << "\n";
-        return 0;
-    }
-    SEGRANK_CHECK(a.unmatched().empty(), "bench --memory: unexpected argument '", a.unmatched().front(), "'");
+    const auto parsed = parse_or_help(opts, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& a = *parsed;
     const int64_t steps = a["steps"].as<int64_t>();
     SEGRANK_CHECK(steps >= 1, "bench --memory: --steps must be >= 1, got ", steps);
     const int threads = a["threads"].as<int>();
@@ -295,15 +285,10 @@ int run_bench_memory(int argc, char** argv) {
             if (json) {
                 std::cout << row << std::endl;
             } else {
-                auto field = [&](const std::string& k) {
-                    const auto at = row.find("\"" + k + "\":");
-                    if (at == std::string::npos) return std::string("?");
-                    const auto b = at + k.size() + 3;
-                    return row.substr(b, row.find_first_of(",}", b) - b);
-                };
-                std::printf("%-12s %9s %8s %-10s %12s %12s\n", c.name.c_str(), field("nodes").c_str(),
-                            field("configs").c_str(), phase.c_str(), field("peak_rss_mb").c_str(),
-                            field("steps_per_s").c_str());
+                const Json j = read_json(row, str("bench --memory: the output of case ", c.name));
+                std::printf("%-12s %9lld %8lld %-10s %12.4g %12.4g\n", c.name.c_str(), static_cast<long long>(c.nodes),
+                            static_cast<long long>(c.configs), phase.c_str(), json_number_or_nan(j, "peak_rss_mb"),
+                            json_number_or_nan(j, "steps_per_s"));
                 std::fflush(stdout);
             }
         }

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <string>
 
 #include "data/graph.h"
@@ -236,24 +235,6 @@ double measure_spmm_gbps(const Csr& adj, int64_t width, int reps) {
     }
     const double bytes = 4.0 * static_cast<double>(width) * static_cast<double>(adj.nnz() + adj.num_rows());
     return bytes / median(times) * 1e-9;
-}
-
-namespace {
-double status_mb(const char* key) {
-    std::ifstream f("/proc/self/status");
-    std::string line;
-    const std::string k = key;
-    while (std::getline(f, line))
-        if (line.rfind(k, 0) == 0) return std::stod(line.substr(k.size())) / 1024.0;  // kB
-    return 0.0;
-}
-}  // namespace
-
-double current_rss_mb() { return status_mb("VmRSS:"); }
-double peak_rss_mb() { return status_mb("VmHWM:"); }
-void reset_peak_rss() {
-    std::ofstream f("/proc/self/clear_refs");
-    f << "5";  // resets VmHWM to the current RSS (Linux >= 4.0); harmless if unsupported
 }
 
 }  // namespace segrank::bench

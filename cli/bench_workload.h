@@ -61,9 +61,4 @@ GemmRate measure_gemm(int64_t m, int64_t kd, int64_t n, int reps);
 /// floats (nnz * width + n * width) * 4 bytes, median of reps.
 double measure_spmm_gbps(const Csr& adj, int64_t width, int reps);
 
-/// Current and peak resident set (MB, /proc/self/status VmRSS/VmHWM); reset_peak_rss() restarts VmHWM.
-double current_rss_mb();
-double peak_rss_mb();
-void reset_peak_rss();
-
 }  // namespace segrank::bench

@@ -4,15 +4,16 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "trainer/comm.h"
-#include "util/json_value.h"
+#include "util/atomic_file.h"
+#include "util/json.h"
 #include "util/text_table.h"
 #include "trainer/trainer.h"
 
@@ -33,13 +34,11 @@ int run_evaluate(int argc, char** argv) {
         "json", "also write the metrics as JSON to this file", cxxopts::value<std::string>())(
         "threads", "OpenMP threads (default: all cores)", cxxopts::value<int>()->default_value("0"))(
         "h,help", "show this help");
-    auto args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::cout << options.help() << std::endl;
-        return 0;
-    }
-    SEGRANK_CHECK(args.unmatched().empty(), "unexpected argument '", args.unmatched().front(), "'");
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("checkpoint"), "missing --checkpoint RUN_DIR");
+    if (args.count("json")) resolve_output(args["json"].as<std::string>());  // refuse a directory before the work
     LoadedModel lm = load_model(args["checkpoint"].as<std::string>());
     if (args.count("data")) lm.cfg.data.root = args["data"].as<std::string>();
     const int threads = args["threads"].as<int>();
@@ -96,16 +95,10 @@ int run_evaluate(int argc, char** argv) {
             std::printf("  (metrics of the predicted order: score ties broken by config index, as `segrank predict`\n"
                         "   writes them; `segrank leaderboard` on its output gives these numbers; docs/metrics.md)\n");
             if (args.count("json")) {
-                const std::string path = args["json"].as<std::string>();
-                const std::string tmp = path + ".tmp";
-                {
-                    std::ofstream f(tmp, std::ios::trunc);
-                    SEGRANK_CHECK(f.good(), "--json: cannot write '", path, "'");
-                    f << "{\"checkpoint\":" << json_quote(lm.file.string()) << ",\"graphs\":[";
-                    for (size_t i = 0; i < r.graphs.size(); ++i) f << (i ? "," : "") << to_json(r.graphs[i]);
-                    f << "],\"metrics\":" << r.to_json() << "}\n";
-                }
-                std::filesystem::rename(tmp, path);
+                Json graphs = Json::array();
+                for (const auto& g : r.graphs) graphs.push_back(to_json(g));
+                const Json doc = {{"checkpoint", lm.file.string()}, {"graphs", std::move(graphs)}, {"metrics", r.to_json()}};
+                write_file_atomically(args["json"].as<std::string>(), dump_json(doc) + "\n");
             }
         }
         return 0;

@@ -17,6 +17,8 @@
 #include "hwmodel/kernel_cost.h"
 #include "hwmodel/module_cost.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "util/atomic_file.h"
 #include "cli/hwmodel_explain.h"
 
 namespace segrank::cli {
@@ -62,13 +64,13 @@ int run_baseline(int argc, char** argv) {
         cxxopts::value<std::string>())(
         "hardware", "hardware table: tpu_v3_core (default), tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore",
         cxxopts::value<std::string>()->default_value("tpu_v3_core"))("h,help", "show help");
-    const auto args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::printf("%s\n", options.help().c_str());
-        return 0;
-    }
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("data") && args.count("split") && args.count("out"),
                   "segrank hwmodel: --data, --split and --out are required (see --help)");
+    resolve_output(args["out"].as<std::string>());  // refuse a directory before the work
+    if (args.count("scores")) resolve_output(args["scores"].as<std::string>());
     const hw::HwParams hw = hw::hardware_by_name(args["hardware"].as<std::string>());
     const Split split = parse_split(args["split"].as<std::string>());
     std::vector<SubmissionRow> rows;

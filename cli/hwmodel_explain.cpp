@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/options.h"
 #include "data/collection.h"
 #include "data/graph.h"
 #include "data/hlo/proto_reader.h"
@@ -96,11 +97,9 @@ int run_hwmodel_explain(int argc, char** argv) {
         "hardware", "hardware table name", cxxopts::value<std::string>()->default_value("tpu_v3_core"))(
         "h,help", "show help");
     options.parse_positional({"file"});
-    const auto args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::printf("%s\n", options.help().c_str());
-        return 0;
-    }
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("file"), "segrank hwmodel explain: give a .pb or .npz file (see --help)");
     const std::filesystem::path file = args["file"].as<std::string>();
     const hw::HwParams hw = hw::hardware_by_name(args["hardware"].as<std::string>());
@@ -171,11 +170,9 @@ int run_hwmodel_validate(int argc, char** argv) {
                           cxxopts::value<std::string>()->default_value("../shared/data"))(
         "hardware", "hardware table name", cxxopts::value<std::string>()->default_value("tpu_v3_core"))(
         "h,help", "show help");
-    const auto args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::printf("%s\n", options.help().c_str());
-        return 0;
-    }
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     const std::filesystem::path dir = args["data"].as<std::string>();
     const auto tile = hlo::read_tuning_file(dir / "xla_tuning/op_tuning_data.pb");
     const auto layout = hlo::read_tuning_file(dir / "xla_tuning/module_tuning_data_layout.pb");

@@ -15,6 +15,7 @@
 #include "data/hlo/proto_reader.h"
 #include "gnn/core/check.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 
 namespace segrank::cli {
 namespace {
@@ -105,12 +106,9 @@ int run_ingest(int argc, char** argv) {
                                                  cxxopts::value<std::string>())("h,help", "show help");
     options.parse_positional({"input"});
     options.positional_help("<file.pb> --out <dir>");
-    // cxxopts errors are reported by main() as "segrank <cmd>: error: ... (see --help)".
-    const cxxopts::ParseResult args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::printf("%s\n", options.help().c_str());
-        return 0;
-    }
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("input"), "missing <file.pb> (see segrank ingest --help)");
     SEGRANK_CHECK(args.count("out"), "missing --out <dir> (see segrank ingest --help)");
     const fs::path input = args["input"].as<std::string>();

@@ -4,36 +4,19 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
-#include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "gnn/core/check.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "eval/leaderboard.h"
+#include "util/atomic_file.h"
 
 namespace segrank::cli {
 namespace {
 
 constexpr size_t kMaxPrintedIssues = 50;  // per file on stderr; --json carries all of them
-
-void write_text_file(const std::string& path, const std::string& text, const char* option) {
-    const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        f << text;
-        f.close();
-        if (!f) {
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-            throw Error(str(option, ": cannot write '", path, "'"));
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    SEGRANK_CHECK(!ec, option, ": cannot rename '", tmp, "' to '", path, "': ", ec.message());
-}
 
 const char* kDescription =
     "Validates Kaggle-format submissions (ID,TopConfigs) against ground-truth runtimes, scores every "
@@ -69,12 +52,9 @@ int run_leaderboard(int argc, char** argv) {
         "h,help", "show help");
     options.parse_positional({"submissions"});
     options.positional_help("sub1.csv [sub2.csv ...]");
-    // cxxopts errors are reported by main() as "segrank <cmd>: error: ... (see --help)".
-    const cxxopts::ParseResult args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::printf("%s\n", options.help().c_str());
-        return 0;
-    }
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("truth"), "missing --truth <collection root | store.h5> (see segrank leaderboard --help)");
     SEGRANK_CHECK(args.count("submissions"), "no submission CSV given (see segrank leaderboard --help)");
     const Split split = parse_split(args["split"].as<std::string>());
@@ -98,8 +78,8 @@ int run_leaderboard(int argc, char** argv) {
     }
     rank_entries(entries);
 
-    if (args.count("out-md")) write_text_file(args["out-md"].as<std::string>(), format_leaderboard_markdown(entries), "--out-md");
-    if (args.count("out-csv")) write_text_file(args["out-csv"].as<std::string>(), format_leaderboard_csv(entries), "--out-csv");
+    if (args.count("out-md")) write_file_atomically(args["out-md"].as<std::string>(), format_leaderboard_markdown(entries));
+    if (args.count("out-csv")) write_file_atomically(args["out-csv"].as<std::string>(), format_leaderboard_csv(entries));
     std::string text;
     if (args.count("json")) {
         text = format_leaderboard_json(entries, split, missing);

@@ -1,7 +1,6 @@
 // The segrank binary: dispatches to subcommands; the top-level catch turns errors into a message
-// and a non-zero exit code (library code never exits).
-#include <cxxopts.hpp>
-
+// and a non-zero exit code (library code never exits). Option errors arrive as segrank::Error
+// from parse_or_help (cli/options.h).
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -56,10 +55,6 @@ int main(int argc, char** argv) {
             return c.run(argc - 1, argv + 1);
         } catch (const segrank::Error& e) {
             std::fprintf(stderr, "segrank %s: error: %s\n", c.name, e.what());
-            return 1;
-        } catch (const cxxopts::exceptions::exception& e) {
-            // Unknown options, missing or mistyped values: the user's mistake, not an internal error.
-            std::fprintf(stderr, "segrank %s: error: %s (see segrank %s --help)\n", c.name, e.what(), c.name);
             return 1;
         } catch (const std::exception& e) {
             std::fprintf(stderr, "segrank %s: internal error: %s\n", c.name, e.what());

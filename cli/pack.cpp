@@ -10,6 +10,7 @@
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 
 namespace segrank::cli {
 
@@ -56,12 +57,9 @@ int run_pack(int argc, char** argv) {
         "input", "collection directory", cxxopts::value<std::string>())("h,help", "show help");
     options.parse_positional({"input"});
     options.positional_help("<collection dir> --out <file.h5|dir>");
-    // cxxopts errors are reported by main() as "segrank <cmd>: error: ... (see --help)".
-    const cxxopts::ParseResult args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::printf("%s\n", options.help().c_str());
-        return 0;
-    }
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("input"), "missing <collection dir> (see segrank pack --help)");
     SEGRANK_CHECK(args.count("out"), "missing --out <file.h5|dir> (see segrank pack --help)");
     GraphStoreOptions opt;
@@ -96,7 +94,8 @@ int run_pack(int argc, char** argv) {
         pack_all(collections, out, single_file, opt, written);
     } catch (...) {
         std::error_code ec;
-        for (const auto& p : written) std::filesystem::remove(p, ec);
+        for (const auto& p : written)  // stores only: never a device, FIFO or link given as --out
+            if (std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec))) std::filesystem::remove(p, ec);
         if (made_dir && std::filesystem::is_empty(out, ec)) std::filesystem::remove(out, ec);
         throw;
     }

@@ -14,6 +14,8 @@
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "util/atomic_file.h"
 #include "trainer/trainer.h"
 
 namespace segrank::cli {
@@ -44,17 +46,16 @@ int run_predict(int argc, char** argv) {
         cxxopts::value<int64_t>())(
         "threads", "OpenMP threads (default: all cores)", cxxopts::value<int>()->default_value("0"))(
         "h,help", "show this help");
-    auto args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::cout << options.help() << std::endl;
-        return 0;
-    }
-    SEGRANK_CHECK(args.unmatched().empty(), "unexpected argument '", args.unmatched().front(), "'");
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     const bool random = args.count("random") > 0;
     SEGRANK_CHECK(random != (args.count("checkpoint") > 0), random ? "--random and --checkpoint exclude each other"
                                                                    : "missing --checkpoint RUN_DIR (or --random SEED)");
     SEGRANK_CHECK(!random || args.count("data"), "--random needs --data DIR");
     SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
+    resolve_output(args["out"].as<std::string>());  // refuse a directory before the work
+    if (args.count("scores")) resolve_output(args["scores"].as<std::string>());
     const int threads = args["threads"].as<int>();
     set_num_threads(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 

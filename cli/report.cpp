@@ -3,13 +3,13 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
-#include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "gnn/core/check.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "report/report.h"
+#include "util/atomic_file.h"
 
 namespace segrank::cli {
 
@@ -28,12 +28,9 @@ int run_report(int argc, char** argv) {
         "h,help", "show help");
     options.parse_positional({"run_dir"});
     options.positional_help("RUN_DIR");
-    // cxxopts errors are reported by main() as "segrank <cmd>: error: ... (see --help)".
-    const cxxopts::ParseResult args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::printf("%s\n", options.help().c_str());
-        return 0;
-    }
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("run_dir"), "missing RUN_DIR (see segrank report --help)");
     ReportOptions opt;
     opt.run_dir = args["run_dir"].as<std::string>();
@@ -43,20 +40,7 @@ int run_report(int argc, char** argv) {
         args.count("out") ? std::filesystem::path(args["out"].as<std::string>()) : opt.run_dir / "report.html";
 
     const std::string html = render_report_html(opt);
-    const std::filesystem::path tmp = out.string() + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        f << html;
-        f.close();
-        if (!f) {
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-            throw Error(str("--out: cannot write '", out.string(), "'"));
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, out, ec);
-    SEGRANK_CHECK(!ec, "--out: cannot rename '", tmp.string(), "' to '", out.string(), "': ", ec.message());
+    write_file_atomically(out, html);
     std::printf("segrank report: wrote %s (%zu bytes)\n", out.string().c_str(), html.size());
     return 0;
 }

@@ -5,10 +5,8 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "data/collection.h"
@@ -16,6 +14,9 @@
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "util/atomic_file.h"
+#include "util/json.h"
 #include "util/text_table.h"
 
 namespace segrank::cli {
@@ -80,20 +81,17 @@ int run_stats(int argc, char** argv) {
         cxxopts::value<std::string>())("h,help", "show help");
     options.parse_positional({"input"});
     options.positional_help("<dir|file.h5>");
-    // cxxopts errors are reported by main() as "segrank <cmd>: error: ... (see --help)".
-    const cxxopts::ParseResult args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::printf("%s\n", options.help().c_str());
-        return 0;
-    }
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("input"), "missing <dir|file.h5> (see segrank stats --help)");
     const auto stats = collect(args["input"].as<std::string>());
 
     std::string text;
     if (args.count("json")) {
-        text = "{\"collections\": [";
-        for (size_t i = 0; i < stats.size(); ++i) text += (i ? ", " : "") + format_stats_json(stats[i]);
-        text += "]}\n";
+        Json collections = Json::array();
+        for (const auto& s : stats) collections.push_back(to_json(s));
+        text = dump_json(Json{{"collections", std::move(collections)}}) + "\n";
     } else {
         for (size_t i = 0; i < stats.size(); ++i) text += (i ? "\n" : "") + stats_table(stats[i]);
     }
@@ -101,19 +99,7 @@ int run_stats(int argc, char** argv) {
         std::fwrite(text.data(), 1, text.size(), stdout);
         return 0;
     }
-    const std::filesystem::path out = args["out"].as<std::string>();
-    const std::filesystem::path tmp = out.string() + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        f << text;
-        f.close();
-        if (!f) {
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-            throw Error(str(out.string(), ": cannot write statistics"));
-        }
-    }
-    std::filesystem::rename(tmp, out);
+    write_file_atomically(args["out"].as<std::string>(), text);
     return 0;
 }
 

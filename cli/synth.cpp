@@ -12,6 +12,7 @@
 #include "hwmodel/hardware.h"
 #include "hwmodel/synth/writer.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 
 namespace segrank::cli {
 namespace {
@@ -89,15 +90,10 @@ int run_synth(int argc, char** argv) {
         "stored", "npz: store members uncompressed (faster, larger files)")(
         "force", "replace existing output folders / stores")("q,quiet", "no per-graph lines")(
         "h,help", "show help");
-    // cxxopts errors are reported by main() as "segrank <cmd>: error: ... (see --help)".
-    const cxxopts::ParseResult args = options.parse(argc, argv);
-    if (args.count("help")) {
-        std::printf("%s\n", options.help().c_str());
-        return 0;
-    }
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("out"), "missing --out DIR (see segrank synth --help)");
-    SEGRANK_CHECK(args.unmatched().empty(), "unexpected argument '", args.unmatched().front(),
-                  "' (see segrank synth --help)");
 
     synth::WriteOptions w;
     w.out = args["out"].as<std::string>();

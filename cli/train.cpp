@@ -9,6 +9,7 @@
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/run_dir.h"
@@ -52,12 +53,9 @@ int run_train(int argc, char** argv) {
         "run-dir", "shortcut for --set train.run_dir=DIR", cxxopts::value<std::string>())(
         "overwrite", "start over in a run directory that already holds checkpoints (deletes them first)")(
         "h,help", "show this help");
-    auto result = options.parse(argc, argv);
-    if (result.count("help")) {
-        std::cout << options.help() << std::endl;
-        return 0;
-    }
-    SEGRANK_CHECK(result.unmatched().empty(), "unexpected argument '", result.unmatched().front(), "'");
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& result = *parsed;
     std::vector<std::string> overrides;
     if (result.count("set")) overrides = result["set"].as<std::vector<std::string>>();
     if (result.count("run-dir")) overrides.push_back("train.run_dir=" + result["run-dir"].as<std::string>());

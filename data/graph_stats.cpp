@@ -39,28 +39,6 @@ GraphStats base(const GraphStructure& g, int64_t c, const std::vector<int64_t>& 
     return s;
 }
 
-std::string json_escape(const std::string& s) {
-    std::string o;
-    for (char ch : s) {
-        if (ch == '"' || ch == '\\') o += '\\';
-        if (static_cast<unsigned char>(ch) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-            o += buf;
-            continue;
-        }
-        o += ch;
-    }
-    return o;
-}
-
-std::string fmt_median(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, v == static_cast<double>(static_cast<int64_t>(v)) ? "%.0f" : "%.1f",
-                  v);
-    return buf;
-}
-
 }  // namespace
 
 GraphStats compute_stats(const TileGraph& g) {
@@ -105,53 +83,31 @@ CollectionStats compute_stats(const GraphSource& src, const std::string& where) 
     return s;
 }
 
-std::string format_stats_table(const CollectionStats& s) {
-    std::string out = "collection " + s.collection + " (" + s.source + "): " +
-                      std::to_string(s.graphs) + " graphs\n";
-    char line[512];
-    std::snprintf(line, sizeof line, "%-34s %10s %10s %9s %9s %9s %14s %14s %14s\n", "graph",
-                  "nodes", "edges", "configs", "cfg_nodes", "dup_cfgs", "runtime_min",
-                  "runtime_median", "runtime_max");
-    out += line;
-    auto row = [&](const std::string& name, int64_t n, int64_t m, int64_t c, int64_t nc,
-                   int64_t dup, int64_t mn, double med, int64_t mx) {
-        std::snprintf(line, sizeof line, "%-34s %10lld %10lld %9lld %9lld %9lld %14lld %14s %14lld\n",
-                      name.c_str(), static_cast<long long>(n), static_cast<long long>(m),
-                      static_cast<long long>(c), static_cast<long long>(nc),
-                      static_cast<long long>(dup), static_cast<long long>(mn),
-                      fmt_median(med).c_str(), static_cast<long long>(mx));
-        out += line;
+Json to_json(const CollectionStats& s) {
+    // The counts of a graph or of the collection total, in the order of GraphStats.
+    auto add_counts = [](Json& o, int64_t n, int64_t m, int64_t c, int64_t nc, int64_t dup, int64_t mn, double med,
+                         int64_t mx) {
+        o["nodes"] = n;
+        o["edges"] = m;
+        o["configs"] = c;
+        o["config_nodes"] = nc;
+        o["duplicate_configs"] = dup;
+        o["runtime_min"] = mn;
+        o["runtime_median"] = med;
+        o["runtime_max"] = mx;
     };
+    Json out = {{"collection", s.collection}, {"source", s.source}, {"graphs", s.graphs}};
+    add_counts(out, s.nodes, s.edges, s.configs, s.config_nodes, s.duplicate_configs, s.runtime_min,
+               s.runtime_median, s.runtime_max);
+    Json per_graph = Json::array();
     for (const auto& g : s.per_graph) {
-        row(g.name, g.nodes, g.edges, g.configs, g.config_nodes, g.duplicate_configs,
-            g.runtime_min, g.runtime_median, g.runtime_max);
+        Json o = {{"name", g.name}};
+        add_counts(o, g.nodes, g.edges, g.configs, g.config_nodes, g.duplicate_configs, g.runtime_min,
+                   g.runtime_median, g.runtime_max);
+        per_graph.push_back(std::move(o));
     }
-    row("TOTAL", s.nodes, s.edges, s.configs, s.config_nodes, s.duplicate_configs, s.runtime_min,
-        s.runtime_median, s.runtime_max);
+    out["per_graph"] = std::move(per_graph);
     return out;
-}
-
-std::string format_stats_json(const CollectionStats& s) {
-    auto fields = [](int64_t n, int64_t m, int64_t c, int64_t nc, int64_t dup, int64_t mn,
-                     double med, int64_t mx) {
-        return str("\"nodes\": ", n, ", \"edges\": ", m, ", \"configs\": ", c,
-                   ", \"config_nodes\": ", nc, ", \"duplicate_configs\": ", dup,
-                   ", \"runtime_min\": ", mn, ", \"runtime_median\": ", fmt_median(med),
-                   ", \"runtime_max\": ", mx);
-    };
-    std::string out = str("{\"collection\": \"", json_escape(s.collection), "\", \"source\": \"",
-                           json_escape(s.source), "\", \"graphs\": ", s.graphs, ", ",
-                           fields(s.nodes, s.edges, s.configs, s.config_nodes, s.duplicate_configs,
-                                  s.runtime_min, s.runtime_median, s.runtime_max),
-                           ", \"per_graph\": [");
-    for (size_t i = 0; i < s.per_graph.size(); ++i) {
-        const auto& g = s.per_graph[i];
-        out += str(i ? ", " : "", "{\"name\": \"", json_escape(g.name), "\", ",
-                   fields(g.nodes, g.edges, g.configs, g.config_nodes, g.duplicate_configs,
-                          g.runtime_min, g.runtime_median, g.runtime_max),
-                   "}");
-    }
-    return out + "]}";
 }
 
 }  // namespace segrank

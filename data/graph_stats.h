@@ -7,6 +7,7 @@
 
 #include "data/graph.h"
 #include "data/graph_source.h"
+#include "util/json.h"
 
 namespace segrank {
 
@@ -44,9 +45,9 @@ GraphStats compute_stats(const LayoutGraph& g);
 /// Loads every graph of `src` (all config rows) and aggregates. `where` names the source.
 CollectionStats compute_stats(const GraphSource& src, const std::string& where);
 
-/// Fixed-width human table: one row per graph, then a TOTAL row.
-std::string format_stats_table(const CollectionStats& s);
-/// JSON object {"collection":..,"source":..,"graphs":..,...,"per_graph":[{...}]}.
-std::string format_stats_json(const CollectionStats& s);
+/// JSON object {"collection", "source", "graphs", "nodes", "edges", "configs", "config_nodes",
+/// "duplicate_configs", "runtime_min", "runtime_median", "runtime_max", "per_graph": [{"name",
+/// "nodes", ... "runtime_max"}]} (`segrank stats --json`).
+Json to_json(const CollectionStats& s);
 
 }  // namespace segrank

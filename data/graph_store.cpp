@@ -42,12 +42,12 @@ std::vector<std::filesystem::path> list_graph_stores(const std::filesystem::path
 GraphStoreWriter::GraphStoreWriter(const std::filesystem::path& path, const CollectionId& id,
                                    const std::filesystem::path& source_dir, GraphStoreOptions opt)
     : path_(path),
-      tmp_(path.string() + ".tmp-" + std::to_string(::getpid())),
+      out_(path),
       id_(id),
       opt_(opt) {
     SEGRANK_CHECK(opt.chunk_bytes > 0 && opt.deflate_level >= 0 && opt.deflate_level <= 9,
                   path.string(), ": bad store options (chunk_bytes > 0, deflate 0..9)");
-    file_ = std::make_unique<H5File>(H5File::create(tmp_));
+    file_ = std::make_unique<H5File>(H5File::create(out_.temp_path()));
     H5Group root = file_->root();
     root.set_attr("format", std::string(kFormat));
     root.set_attr("format_version", kGraphStoreVersion);
@@ -59,11 +59,7 @@ GraphStoreWriter::GraphStoreWriter(const std::filesystem::path& path, const Coll
 }
 
 GraphStoreWriter::~GraphStoreWriter() {
-    if (!finished_) {
-        file_.reset();
-        std::error_code ec;
-        std::filesystem::remove(tmp_, ec);
-    }
+    file_.reset();  // closed first; out_ then removes the temporary file unless finished
 }
 
 int64_t GraphStoreWriter::rows_per_chunk(int64_t row_bytes) const {
@@ -130,11 +126,8 @@ void GraphStoreWriter::finish() {
     file_->root().set_attr("num_graphs", count_);
     file_->close();
     file_.reset();
-    std::error_code ec;
-    std::filesystem::rename(tmp_, path_, ec);
-    SEGRANK_CHECK(!ec, path_.string(), ": cannot rename the temporary store into place: ",
-                  ec.message());
     finished_ = true;
+    out_.commit();
 }
 
 // ---------------------------------------------------------------------------------------------

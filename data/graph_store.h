@@ -25,6 +25,7 @@
 
 #include "data/graph_source.h"
 #include "data/h5_file.h"
+#include "util/atomic_file.h"
 
 namespace segrank {
 
@@ -36,8 +37,8 @@ struct GraphStoreOptions {
     int deflate_level = 4;            ///< 0 = no compression, 1..9 = shuffle + deflate
 };
 
-/// Writes a store to `<path>.tmp-<pid>` and renames it onto `path` in finish(); destroying an
-/// unfinished writer removes the temporary file (no partial stores).
+/// Writes a store to `<path>.tmp-<pid>` and commits it onto `path` in finish() (util/atomic_file.h);
+/// destroying an unfinished writer removes the temporary file (no partial stores).
 class GraphStoreWriter {
 public:
     GraphStoreWriter(const std::filesystem::path& path, const CollectionId& id,
@@ -50,7 +51,7 @@ public:
     void add(const TileGraph& g);
     void add(const LayoutGraph& g);
     int64_t size() const { return count_; }
-    /// Closes and renames into place. Throws segrank::Error on HDF5 or file-system failure.
+    /// Closes and commits into place. Throws segrank::Error on HDF5 or file-system failure.
     void finish();
 
 private:
@@ -58,7 +59,8 @@ private:
     int64_t rows_per_chunk(int64_t row_bytes) const;
     H5WriteOptions runtime_options() const;
 
-    std::filesystem::path path_, tmp_;
+    std::filesystem::path path_;
+    AtomicOutput out_;  // declared before file_: the file is closed before its removal
     CollectionId id_;
     GraphStoreOptions opt_;
     std::unique_ptr<H5File> file_;

@@ -330,16 +330,9 @@ std::vector<uint8_t> NpzReader::read_raw(const std::string& key, NpyHeader* head
 // Writer
 
 NpzWriter::NpzWriter(const std::filesystem::path& path, NpzCompression compression)
-    : path_(path),
-      tmp_(path.string() + ".tmp-" + std::to_string(::getpid())),
-      compression_(compression) {}
+    : path_(path), out_(path), compression_(compression) {}
 
-NpzWriter::~NpzWriter() {
-    if (!finished_) {
-        std::error_code ec;
-        std::filesystem::remove(tmp_, ec);
-    }
-}
+NpzWriter::~NpzWriter() = default;  // out_ removes the temporary file unless finish() committed it
 
 void NpzWriter::add(const std::string& key, DType dtype, const std::vector<int64_t>& shape,
                     std::span<const uint8_t> payload) {
@@ -377,14 +370,12 @@ void NpzWriter::add_u8(const std::string& key, const std::vector<int64_t>& shape
 void NpzWriter::finish() {
     SEGRANK_CHECK(!finished_, path_.string(), ": npz already finished");
     int err = 0;
-    zip_t* za = zip_open(tmp_.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-    SEGRANK_CHECK(za != nullptr, tmp_.string(), ": cannot create npz: ", zip_code_message(err));
+    zip_t* za = zip_open(out_.temp_path().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+    SEGRANK_CHECK(za != nullptr, out_.temp_path().string(), ": cannot create npz: ", zip_code_message(err));
     auto fail = [&](const std::string& what) {
         const std::string msg = str(path_.string(), ": ", what, ": ", zip_strerror(za));
         zip_discard(za);
-        std::error_code ec;
-        std::filesystem::remove(tmp_, ec);
-        throw Error(msg);
+        throw Error(msg);  // out_ removes the temporary file
     };
     for (size_t i = 0; i < keys_.size(); ++i) {
         zip_source_t* src = zip_source_buffer(za, entries_[i].data(), entries_[i].size(), 0);
@@ -406,13 +397,8 @@ void NpzWriter::finish() {
             fail("key '" + keys_[i] + "': cannot set modification time");
     }
     if (zip_close(za) != 0) fail("cannot write npz");
-    std::error_code ec;
-    std::filesystem::rename(tmp_, path_, ec);
-    if (ec) {
-        std::filesystem::remove(tmp_, ec);
-        SEGRANK_CHECK(false, path_.string(), ": cannot rename temporary npz into place");
-    }
     finished_ = true;
+    out_.commit();
     entries_.clear();
 }
 

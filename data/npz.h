@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "data/npy.h"
+#include "util/atomic_file.h"
 
 namespace segrank {
 
@@ -68,7 +69,8 @@ private:
 };
 
 /// Writes an npz: npy v1.0 headers exactly as numpy writes them, entries stored or deflated, into a
-/// temporary file that finish() renames onto `path` (no partial file on failure or destruction).
+/// temporary file that finish() commits onto `path` (util/atomic_file.h; no partial file on failure
+/// or destruction). A directory at `path` is refused by the constructor.
 class NpzWriter {
 public:
     NpzWriter(const std::filesystem::path& path, NpzCompression compression);
@@ -85,12 +87,12 @@ public:
                  std::span<const int64_t> v);
     void add_u8(const std::string& key, const std::vector<int64_t>& shape, std::span<const uint8_t> v);
 
-    /// Writes the archive and renames it into place. Throws segrank::Error on I/O failure.
+    /// Writes the archive and commits it into place. Throws segrank::Error on I/O failure.
     void finish();
 
 private:
     std::filesystem::path path_;
-    std::filesystem::path tmp_;
+    AtomicOutput out_;
     NpzCompression compression_;
     std::vector<std::string> keys_;
     std::vector<std::vector<uint8_t>> entries_;  // npy preamble + payload, alive until zip_close

@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include "gnn/core/check.h"
-#include "util/json_value.h"
+#include "util/json.h"
 #include "util/text_table.h"
 
 namespace segrank {
@@ -17,7 +17,8 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string csv_number(double v) { return std::isfinite(v) ? json_number(v) : std::string(); }
+// CSV cells carry the numbers of the JSON (format_number); NaN is an empty cell.
+std::string csv_number(double v) { return std::isfinite(v) ? format_number(v) : std::string(); }
 
 std::string status_of(const LeaderboardEntry& e) {
     int64_t errors = 0, warnings = 0;
@@ -185,28 +186,27 @@ std::string format_leaderboard_csv(const std::vector<LeaderboardEntry>& entries)
 
 std::string format_leaderboard_json(const std::vector<LeaderboardEntry>& entries, Split split,
                                     MissingPolicy missing) {
-    std::string out = str("{\"split\":", json_quote(to_string(split)), ",\"missing_policy\":",
-                          json_quote(to_string(missing)), ",\"entries\":[");
-    for (size_t i = 0; i < entries.size(); ++i) {
-        const LeaderboardEntry& e = entries[i];
-        out += str(i ? "," : "", "{\"rank\":", e.rank, ",\"name\":", json_quote(e.name),
-                   ",\"file\":", json_quote(e.file), ",\"valid\":", e.valid ? "true" : "false",
-                   ",\"overall\":", json_number(e.overall), ",\"graphs_scored\":", e.graphs_scored,
-                   ",\"graphs_missing\":", e.graphs_missing, ",\"collections\":[");
-        for (size_t c = 0; c < e.collections.size(); ++c) {
-            if (c) out += ',';
-            out += to_json(e.collections[c]);
-        }
-        out += "],\"issues\":[";
-        for (size_t k = 0; k < e.issues.size(); ++k) {
-            const Issue& is = e.issues[k];
-            out += str(k ? "," : "", "{\"severity\":\"", is.severity == Severity::kError ? "error" : "warning",
-                       "\",\"where\":", json_quote(is.where), ",\"message\":", json_quote(is.message), "}");
-        }
-        out += "]}";
+    Json list = Json::array();
+    for (const LeaderboardEntry& e : entries) {
+        Json collections = Json::array();
+        for (const CollectionMetrics& c : e.collections) collections.push_back(to_json(c));
+        Json issues = Json::array();
+        for (const Issue& is : e.issues)
+            issues.push_back({{"severity", is.severity == Severity::kError ? "error" : "warning"},
+                              {"where", is.where},
+                              {"message", is.message}});
+        list.push_back({{"rank", e.rank},
+                        {"name", e.name},
+                        {"file", e.file},
+                        {"valid", e.valid},
+                        {"overall", e.overall},
+                        {"graphs_scored", e.graphs_scored},
+                        {"graphs_missing", e.graphs_missing},
+                        {"collections", std::move(collections)},
+                        {"issues", std::move(issues)}});
     }
-    out += "]}\n";
-    return out;
+    const Json doc = {{"split", to_string(split)}, {"missing_policy", to_string(missing)}, {"entries", std::move(list)}};
+    return dump_json(doc) + "\n";
 }
 
 }  // namespace segrank

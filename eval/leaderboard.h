@@ -149,7 +149,8 @@ std::string format_leaderboard_text(const std::vector<LeaderboardEntry>& entries
 /// Same table as GitHub Markdown.
 std::string format_leaderboard_markdown(const std::vector<LeaderboardEntry>& entries);
 /// CSV `rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,
-/// layout:nlp:random,graphs,missing,status`; numbers in shortest round-trip form, blanks for absent.
+/// layout:nlp:random,graphs,missing,status`; numbers spelled as in the JSON (format_number), blanks
+/// for absent.
 std::string format_leaderboard_csv(const std::vector<LeaderboardEntry>& entries);
 /// JSON {"split", "missing_policy", "entries": [{rank, name, file, valid, overall, graphs_scored,
 /// graphs_missing, collections: [to_json(CollectionMetrics)...], issues: [{severity, where,

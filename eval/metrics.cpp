@@ -9,7 +9,6 @@
 
 #include "eval/submission.h"
 #include "gnn/core/check.h"
-#include "util/json_value.h"
 
 namespace segrank {
 namespace {
@@ -65,13 +64,6 @@ void check_same_length(size_t a, size_t b, const char* what) {
 
 bool any_nan(std::span<const double> v) {
     return std::any_of(v.begin(), v.end(), [](double d) { return std::isnan(d); });
-}
-
-void append_field(std::string& out, const char* key, double v) {
-    out += ",\"";
-    out += key;
-    out += "\":";
-    out += json_number(v);
 }
 
 }  // namespace
@@ -239,36 +231,30 @@ double overall_score(std::span<const CollectionMetrics> collections) {
     return sum / static_cast<double>(collections.size());
 }
 
-std::string to_json(const GraphMetrics& m) {
-    std::string out = "{\"graph\":";
-    out += json_quote(m.name);
-    out += ",\"num_configs\":" + std::to_string(m.num_configs);
-    out += std::string(",\"targets_constant\":") + (m.targets_constant ? "true" : "false");
-    append_field(out, "kendall_tau", m.kendall_tau);
-    append_field(out, "kendall_raw", m.kendall_raw);
-    append_field(out, "opa", m.opa);
-    append_field(out, "slowdown_1", m.slowdown_1);
-    append_field(out, "slowdown_5", m.slowdown_5);
-    append_field(out, "slowdown_10", m.slowdown_10);
-    out += '}';
-    return out;
+Json to_json(const GraphMetrics& m) {
+    return Json{{"graph", m.name},
+                {"num_configs", m.num_configs},
+                {"targets_constant", m.targets_constant},
+                {"kendall_tau", m.kendall_tau},
+                {"kendall_raw", m.kendall_raw},
+                {"opa", m.opa},
+                {"slowdown_1", m.slowdown_1},
+                {"slowdown_5", m.slowdown_5},
+                {"slowdown_10", m.slowdown_10}};
 }
 
-std::string to_json(const CollectionMetrics& m) {
-    std::string out = "{\"collection\":";
-    out += json_quote(m.collection);
-    out += std::string(",\"task\":\"") + (m.task == Task::kTile ? "tile" : "layout") + "\"";
-    out += ",\"num_graphs\":" + std::to_string(m.num_graphs);
-    out += ",\"num_uninformative\":" + std::to_string(m.num_uninformative);
-    append_field(out, "kendall_tau", m.kendall_tau);
-    append_field(out, "kendall_raw", m.kendall_raw);
-    append_field(out, "opa", m.opa);
-    append_field(out, "slowdown_1", m.slowdown_1);
-    append_field(out, "slowdown_5", m.slowdown_5);
-    append_field(out, "slowdown_10", m.slowdown_10);
-    append_field(out, "score", m.score);
-    out += '}';
-    return out;
+Json to_json(const CollectionMetrics& m) {
+    return Json{{"collection", m.collection},
+                {"task", m.task == Task::kTile ? "tile" : "layout"},
+                {"num_graphs", m.num_graphs},
+                {"num_uninformative", m.num_uninformative},
+                {"kendall_tau", m.kendall_tau},
+                {"kendall_raw", m.kendall_raw},
+                {"opa", m.opa},
+                {"slowdown_1", m.slowdown_1},
+                {"slowdown_5", m.slowdown_5},
+                {"slowdown_10", m.slowdown_10},
+                {"score", m.score}};
 }
 
 }  // namespace segrank

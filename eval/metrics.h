@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "data/graph.h"
+#include "util/json.h"
 
 namespace segrank {
 
@@ -114,9 +115,10 @@ CollectionMetrics aggregate_collection(const std::string& collection, Task task,
 /// Kaggle overall score: mean of the collections' `score` (DESIGN.md 8). Throws on empty input.
 double overall_score(std::span<const CollectionMetrics> collections);
 
-/// One JSON object (no newline) for metrics JSONL; NaN is written as null.
-std::string to_json(const GraphMetrics& m);
-std::string to_json(const CollectionMetrics& m);
+/// One JSON object for metrics JSONL and `evaluate --json` (keys in field order; NaN is written
+/// as null by dump_json).
+Json to_json(const GraphMetrics& m);
+Json to_json(const CollectionMetrics& m);
 
 /// eval.indices: graph name -> config indices to evaluate (TpuGraphs paper protocol).
 using EvalIndices = std::map<std::string, std::vector<int64_t>>;

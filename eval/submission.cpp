@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "gnn/core/check.h"
+#include "util/atomic_file.h"
 
 namespace segrank {
 namespace {
@@ -47,20 +48,6 @@ std::optional<int64_t> parse_index(const std::string& s) {
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
     if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0) return std::nullopt;
     return v;
-}
-
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-    const auto tmp = path.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        SEGRANK_CHECK(out.good(), tmp, ": cannot open for writing");
-        out << text;
-        out.flush();
-        SEGRANK_CHECK(out.good(), tmp, ": write failed");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    SEGRANK_CHECK(!ec, path.string(), ": cannot rename from ", tmp, ": ", ec.message());
 }
 
 void check_id(const std::string& id, const std::filesystem::path& path) {
@@ -98,7 +85,7 @@ void write_submission(const std::filesystem::path& path, const std::vector<Submi
         }
         text += '\n';
     }
-    write_atomically(path, text);
+    write_file_atomically(path, text);
 }
 
 std::vector<SubmissionRow> read_submission(const std::filesystem::path& path) {
@@ -145,7 +132,7 @@ void write_scores(const std::filesystem::path& path, const std::vector<ScoreRow>
         }
         text += r.id + "," + std::to_string(r.config) + "," + buf + "\n";
     }
-    write_atomically(path, text);
+    write_file_atomically(path, text);
 }
 
 std::vector<ScoreRow> read_scores(const std::filesystem::path& path) {

@@ -35,9 +35,9 @@ std::string submission_id(const CollectionId& c, const std::string& stem);
 /// min(5, c) for tile and kept whole (all c) for layout. scores: [c]; NaN sorts last.
 std::vector<int64_t> top_configs(std::span<const double> scores, Task task);
 
-/// Writes `ID,TopConfigs` then one row per entry, indices joined by ';'. Written to a temporary
-/// file and renamed. Throws segrank::Error naming the path on I/O failure or when an ID contains
-/// ',' or a newline.
+/// Writes `ID,TopConfigs` then one row per entry, indices joined by ';', with write_file_atomically
+/// (util/atomic_file.h: a regular file is replaced whole, /dev/stdout or a FIFO written through).
+/// Throws segrank::Error naming the path on I/O failure or when an ID contains ',' or a newline.
 void write_submission(const std::filesystem::path& path, const std::vector<SubmissionRow>& rows);
 
 /// Parses a submission CSV. Throws segrank::Error naming "file:line" when the header is not
@@ -45,7 +45,8 @@ void write_submission(const std::filesystem::path& path, const std::vector<Submi
 /// non-negative integer or repeats within its row. CRLF line ends are accepted.
 std::vector<SubmissionRow> read_submission(const std::filesystem::path& path);
 
-/// Writes `ID,config,score` rows (score with 17 significant digits; +inf as "inf").
+/// Writes `ID,config,score` rows (score with 17 significant digits; +inf as "inf"), as
+/// write_submission does.
 void write_scores(const std::filesystem::path& path, const std::vector<ScoreRow>& rows);
 
 /// Parses a scores CSV. Throws segrank::Error naming "file:line" on a wrong header, a row with != 3

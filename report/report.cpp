@@ -13,7 +13,26 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double num_or_nan(const JsonValue& v, const std::string& key) { return v.number_at(key).value_or(kNaN); }
+double num_or_nan(const Json& v, const std::string& key) { return json_number_or_nan(v, key); }
+
+// An integer member (counts, steps) or `fallback` when absent or not a number.
+int64_t int_or(const Json& v, const std::string& key, int64_t fallback) {
+    const double d = json_number_or_nan(v, key);
+    return std::isfinite(d) ? static_cast<int64_t>(d) : fallback;
+}
+
+// Member `key` when it is an array, else nullptr.
+const Json* array_at(const Json& v, const std::string& key) {
+    if (!v.is_object()) return nullptr;
+    const auto it = v.find(key);
+    return it != v.end() && it->is_array() ? &*it : nullptr;
+}
+
+bool bool_at(const Json& v, const std::string& key) {
+    if (!v.is_object()) return false;
+    const auto it = v.find(key);
+    return it != v.end() && it->is_boolean() && it->get<bool>();
+}
 
 std::optional<std::string> read_text(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -64,14 +83,14 @@ std::vector<std::string> csv_fields(const std::string& line, const std::string& 
 
 }  // namespace
 
-CollectionMetrics collection_metrics_from_json(const JsonValue& v, const std::string& where) {
-    const auto name = v.string_at("collection");
+CollectionMetrics collection_metrics_from_json(const Json& v, const std::string& where) {
+    const auto name = json_string(v, "collection");
     SEGRANK_CHECK(name.has_value(), where, ": collection metrics without a \"collection\" name");
     CollectionMetrics m;
     m.collection = *name;
-    m.task = v.string_at("task").value_or("layout") == "tile" ? Task::kTile : Task::kLayout;
-    m.num_graphs = static_cast<int64_t>(v.number_at("num_graphs").value_or(0));
-    m.num_uninformative = static_cast<int64_t>(v.number_at("num_uninformative").value_or(0));
+    m.task = json_string(v, "task").value_or("layout") == "tile" ? Task::kTile : Task::kLayout;
+    m.num_graphs = int_or(v, "num_graphs", 0);
+    m.num_uninformative = int_or(v, "num_uninformative", 0);
     m.kendall_tau = num_or_nan(v, "kendall_tau");
     m.kendall_raw = num_or_nan(v, "kendall_raw");
     m.opa = num_or_nan(v, "opa");
@@ -82,19 +101,18 @@ CollectionMetrics collection_metrics_from_json(const JsonValue& v, const std::st
     return m;
 }
 
-std::vector<GraphMetrics> graph_metrics_from_json(const JsonValue& doc, const std::string& where) {
+std::vector<GraphMetrics> graph_metrics_from_json(const Json& doc, const std::string& where) {
     std::vector<GraphMetrics> out;
-    const JsonValue* graphs = doc.find("graphs");
-    if (graphs == nullptr || !graphs->is_array()) return out;
-    for (size_t i = 0; i < graphs->items().size(); ++i) {
-        const JsonValue& g = graphs->items()[i];
-        const auto name = g.string_at("graph");
+    const Json* graphs = array_at(doc, "graphs");
+    if (graphs == nullptr) return out;
+    for (size_t i = 0; i < graphs->size(); ++i) {
+        const Json& g = (*graphs)[i];
+        const auto name = json_string(g, "graph");
         SEGRANK_CHECK(name.has_value(), where, ": graphs[", i, "] has no \"graph\" name");
         GraphMetrics m;
         m.name = *name;
-        m.num_configs = static_cast<int64_t>(g.number_at("num_configs").value_or(0));
-        const JsonValue* tc = g.find("targets_constant");
-        m.targets_constant = tc != nullptr && tc->kind() == JsonValue::Kind::kBool && tc->as_bool();
+        m.num_configs = int_or(g, "num_configs", 0);
+        m.targets_constant = bool_at(g, "targets_constant");
         m.kendall_tau = num_or_nan(g, "kendall_tau");
         m.kendall_raw = num_or_nan(g, "kendall_raw");
         m.opa = num_or_nan(g, "opa");
@@ -116,9 +134,9 @@ RunRecords load_run(const std::filesystem::path& dir) {
         for (size_t i = 0; i < lines.size(); ++i) {
             if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
             const std::string where = str(metrics_path.string(), ":", i + 1);
-            JsonValue v;
+            Json v;
             try {
-                v = parse_json(lines[i], metrics_path.string(), static_cast<int64_t>(i + 1));
+                v = read_json(lines[i], metrics_path.string(), static_cast<int64_t>(i + 1));
             } catch (const Error&) {
                 if (i + 1 == lines.size()) {
                     r.notes.push_back(where + ": torn last line skipped (is the run still writing?)");
@@ -127,8 +145,8 @@ RunRecords load_run(const std::filesystem::path& dir) {
                 throw;
             }
             SEGRANK_CHECK(v.is_object(), where, ": expected a JSON object per line");
-            const std::string phase = v.string_at("phase").value_or("");
-            const auto step = static_cast<int64_t>(v.number_at("step").value_or(0));
+            const std::string phase = json_string(v, "phase").value_or("");
+            const int64_t step = int_or(v, "step", 0);
             if (phase == "train") {
                 RunTrainPoint p;
                 p.step = step;
@@ -144,10 +162,10 @@ RunRecords load_run(const std::filesystem::path& dir) {
                 e.step = step;
                 e.selection = num_or_nan(v, "selection");
                 e.overall = kNaN;
-                if (const JsonValue* m = v.find("metrics")) {
+                if (const auto m = v.find("metrics"); m != v.end()) {
                     e.overall = num_or_nan(*m, "overall");
-                    if (const JsonValue* cs = m->find("collections"); cs != nullptr && cs->is_array()) {
-                        for (const auto& c : cs->items()) e.collections.push_back(collection_metrics_from_json(c, where));
+                    if (const Json* cs = array_at(*m, "collections")) {
+                        for (const auto& c : *cs) e.collections.push_back(collection_metrics_from_json(c, where));
                     }
                 }
                 r.evals.push_back(std::move(e));
@@ -162,7 +180,7 @@ RunRecords load_run(const std::filesystem::path& dir) {
         r.notes.push_back((dir / "config.toml").string() + ": absent (no effective config)");
     }
     if (auto rep = read_text(dir / "report.json")) {
-        r.report = parse_json(*rep, (dir / "report.json").string());
+        r.report = read_json(*rep, (dir / "report.json").string());
     } else {
         r.notes.push_back((dir / "report.json").string() + ": absent (the run has not finished)");
     }
@@ -174,30 +192,30 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
     SEGRANK_CHECK(text.has_value(), path.string(), ": cannot open for reading");
     TextTable t;
     if (path.extension() == ".json") {
-        const JsonValue doc = parse_json(*text, path.string());
-        const JsonValue* entries = doc.find("entries");
-        SEGRANK_CHECK(entries != nullptr && entries->is_array(), path.string(),
+        const Json doc = read_json(*text, path.string());
+        const Json* entries = array_at(doc, "entries");
+        SEGRANK_CHECK(entries != nullptr, path.string(),
                       ": expected `segrank leaderboard --json` output with an \"entries\" array");
         t.header = {"rank", "name", "overall", "tile:xla", "layout:xla:default", "layout:xla:random",
                     "layout:nlp:default", "layout:nlp:random", "graphs", "missing", "status"};
-        for (const JsonValue& e : entries->items()) {
+        for (const Json& e : *entries) {
             std::vector<std::string> row(t.header.size());
-            const bool valid = e.find("valid") != nullptr && e.find("valid")->as_bool();
-            const double rank = e.number_at("rank").value_or(0);
-            row[0] = valid && rank > 0 ? std::to_string(static_cast<int64_t>(rank)) : "";
-            row[1] = e.string_at("name").value_or("");
+            const bool valid = bool_at(e, "valid");
+            const int64_t rank = int_or(e, "rank", 0);
+            row[0] = valid && rank > 0 ? std::to_string(rank) : "";
+            row[1] = json_string(e, "name").value_or("");
             row[2] = format_fixed(num_or_nan(e, "overall"), 4);
-            if (const JsonValue* cs = e.find("collections"); cs != nullptr && cs->is_array()) {
-                for (const JsonValue& c : cs->items()) {
-                    const std::string name = c.string_at("collection").value_or("");
+            if (const Json* cs = array_at(e, "collections")) {
+                for (const Json& c : *cs) {
+                    const std::string name = json_string(c, "collection").value_or("");
                     for (size_t k = 3; k < 8; ++k) {
                         if (t.header[k] == name) row[k] = format_fixed(num_or_nan(c, "score"), 4);
                     }
                 }
             }
             if (valid) {
-                row[8] = std::to_string(static_cast<int64_t>(e.number_at("graphs_scored").value_or(0)));
-                row[9] = std::to_string(static_cast<int64_t>(e.number_at("graphs_missing").value_or(0)));
+                row[8] = std::to_string(int_or(e, "graphs_scored", 0));
+                row[9] = std::to_string(int_or(e, "graphs_missing", 0));
             }
             row[10] = valid ? "ok" : "invalid";
             t.rows.push_back(std::move(row));

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "util/json_value.h"
 #include "eval/metrics.h"
+#include "util/json.h"
 #include "util/text_table.h"
 
 namespace segrank {
@@ -35,7 +35,7 @@ struct RunRecords {
     std::vector<RunTrainPoint> train;
     std::vector<RunEval> evals;
     std::string config_text;           ///< config.toml verbatim ("" when absent)
-    std::optional<JsonValue> report;   ///< report.json
+    std::optional<Json> report;        ///< report.json
     std::vector<std::string> notes;    ///< what was missing or skipped, shown in the page
 };
 
@@ -46,12 +46,12 @@ RunRecords load_run(const std::filesystem::path& dir);
 
 /// A CollectionMetrics from its to_json() object (null numbers become NaN). Throws naming `where`
 /// when "collection" is missing.
-CollectionMetrics collection_metrics_from_json(const JsonValue& v, const std::string& where);
+CollectionMetrics collection_metrics_from_json(const Json& v, const std::string& where);
 
 /// Per-graph metrics from a document with a "graphs" array of to_json(GraphMetrics) objects
 /// (`segrank evaluate --json`); empty when there is no such array. Throws naming `where` when an
 /// item has no "graph" name.
-std::vector<GraphMetrics> graph_metrics_from_json(const JsonValue& doc, const std::string& where);
+std::vector<GraphMetrics> graph_metrics_from_json(const Json& doc, const std::string& where);
 
 /// Reads a `segrank leaderboard` table: --out-csv output (any CSV with a header; quoted fields
 /// allowed) or --json output (file name ending in .json). Throws segrank::Error naming the file.

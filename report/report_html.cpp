@@ -71,9 +71,9 @@ std::string summary_section(const RunRecords& run, const std::string& title) {
     rows.push_back({"train log points", std::to_string(run.train.size())});
     rows.push_back({"evaluations", std::to_string(run.evals.size())});
     if (run.report) {
-        const JsonValue& rep = *run.report;
+        const Json& rep = *run.report;
         auto add = [&](const char* key, const char* label, const char* f) {
-            if (const auto v = rep.number_at(key)) rows.push_back({label, fmt(*v, f)});
+            if (const double v = json_number_or_nan(rep, key); !std::isnan(v)) rows.push_back({label, fmt(v, f)});
         };
         add("steps", "steps", "%.0f");
         add("best_step", "best step", "%.0f");
@@ -81,10 +81,11 @@ std::string summary_section(const RunRecords& run, const std::string& title) {
         add("steps_per_s", "steps / s", "%.3f");
         add("peak_rss_mb", "peak RSS (MB)", "%.1f");
         add("world_size", "MPI ranks", "%.0f");
-        if (const JsonValue* se = rep.find("stopped_early"); se != nullptr && se->kind() == JsonValue::Kind::kBool)
-            rows.push_back({"stopped early", se->as_bool() ? "yes" : "no"});
-        if (const JsonValue* fin = rep.find("final")) {
-            if (const auto o = fin->number_at("overall")) rows.push_back({"final overall score", fmt(*o, "%.6f")});
+        if (rep.is_object() && rep.contains("stopped_early") && rep["stopped_early"].is_boolean())
+            rows.push_back({"stopped early", rep["stopped_early"].get<bool>() ? "yes" : "no"});
+        if (rep.is_object() && rep.contains("final")) {
+            if (const double o = json_number_or_nan(rep["final"], "overall"); !std::isnan(o))
+                rows.push_back({"final overall score", fmt(o, "%.6f")});
         }
     }
     std::string body = html_table({"item", "value"}, rows);
@@ -251,7 +252,7 @@ std::string render_report_html(const ReportOptions& opt) {
     std::vector<GraphMetrics> graphs;
     std::string graph_source;
     if (opt.eval_json) {
-        graphs = graph_metrics_from_json(load_json_file(opt.eval_json->string()), opt.eval_json->string());
+        graphs = graph_metrics_from_json(read_json_file(*opt.eval_json), opt.eval_json->string());
         SEGRANK_CHECK(!graphs.empty(), opt.eval_json->string(),
                       ": no \"graphs\" array of per-graph metrics (expected `segrank evaluate --json` output)");
         graph_source = opt.eval_json->string();

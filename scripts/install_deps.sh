@@ -8,7 +8,7 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev
   libopenmpi-dev openmpi-bin
   libhdf5-dev
-  libcxxopts-dev doctest-dev libtomlplusplus-dev
+  libcxxopts-dev doctest-dev libtomlplusplus-dev nlohmann-json3-dev
   libzip-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler
   libmetis-dev

@@ -11,6 +11,7 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/rng.h"
+#include "util/atomic_file.h"
 
 namespace segrank {
 
@@ -18,9 +19,14 @@ namespace {
 constexpr char kMagic[8] = {'S', 'G', 'P', 'A', 'R', 'T', '0', '1'};
 constexpr int kPartitionerVersion = 1;
 
+// The bytes of a value or an array, for write_file_atomically.
 template <typename T>
-void write_pod(std::ofstream& out, const T& v) {
-    out.write(reinterpret_cast<const char*>(&v), sizeof(T));
+std::string_view bytes_of(const T& v) {
+    return {reinterpret_cast<const char*>(&v), sizeof(T)};
+}
+template <typename T>
+std::string_view bytes_of(const std::vector<T>& v) {
+    return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)};
 }
 template <typename T>
 bool read_pod(std::ifstream& in, T& v) {
@@ -47,25 +53,11 @@ std::string partition_cache_key(const GraphStructure& graph, std::span<const int
 }
 
 void save_partition_file(const std::filesystem::path& path, const std::string& key, const Partition& partition) {
-    const std::filesystem::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        SEGRANK_CHECK(out.good(), tmp.string(), ": cannot open for writing the partition cache");
-        out.write(kMagic, sizeof(kMagic));
-        write_pod(out, static_cast<uint64_t>(key.size()));
-        out.write(key.data(), static_cast<std::streamsize>(key.size()));
-        write_pod(out, partition.num_nodes);
-        write_pod(out, static_cast<uint64_t>(partition.num_segments()));
-        out.write(reinterpret_cast<const char*>(partition.offsets.data()),
-                  static_cast<std::streamsize>(partition.offsets.size() * sizeof(int64_t)));
-        out.write(reinterpret_cast<const char*>(partition.nodes.data()),
-                  static_cast<std::streamsize>(partition.nodes.size() * sizeof(int64_t)));
-        out.flush();
-        SEGRANK_CHECK(out.good(), tmp.string(), ": write failed for the partition cache");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    SEGRANK_CHECK(!ec, path.string(), ": cannot rename the partition cache into place: ", ec.message());
+    const auto key_size = static_cast<uint64_t>(key.size());
+    const auto num_segments = static_cast<uint64_t>(partition.num_segments());
+    write_file_atomically(path, {std::string_view(kMagic, sizeof(kMagic)), bytes_of(key_size), key,
+                                 bytes_of(partition.num_nodes), bytes_of(num_segments), bytes_of(partition.offsets),
+                                 bytes_of(partition.nodes)});
 }
 
 std::optional<Partition> load_partition_file(const std::filesystem::path& path, const std::string& key) {

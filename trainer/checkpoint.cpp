@@ -39,10 +39,8 @@ void read_arena(const H5Group& g, const ParamStore& store, std::span<float> aren
 }
 }  // namespace
 
-CheckpointWriter::CheckpointWriter(std::filesystem::path path) : path_(std::move(path)) {
-    tmp_ = path_;
-    tmp_ += ".tmp";
-    file_ = std::make_unique<H5File>(H5File::create(tmp_));
+CheckpointWriter::CheckpointWriter(std::filesystem::path path) : path_(std::move(path)), out_(path_) {
+    file_ = std::make_unique<H5File>(H5File::create(out_.temp_path()));
     H5Group root = file_->root();
     root.set_attr("format_version", kCheckpointFormatVersion);
     root.set_attr("step", int64_t{0});
@@ -51,10 +49,7 @@ CheckpointWriter::CheckpointWriter(std::filesystem::path path) : path_(std::move
 }
 
 CheckpointWriter::~CheckpointWriter() {
-    if (committed_) return;
-    file_.reset();
-    std::error_code ec;
-    std::filesystem::remove(tmp_, ec);
+    file_.reset();  // closed first; out_ then removes the temporary file unless committed
 }
 
 void CheckpointWriter::put_params(const ParamStore& store, const AdamW* opt) {
@@ -93,13 +88,10 @@ void CheckpointWriter::put_attr(const std::string& name, int64_t value) {
 }
 
 void CheckpointWriter::commit() {
-    SEGRANK_CHECK(!committed_, "checkpoint ", path_.string(), ": commit() called twice");
+    SEGRANK_CHECK(file_ != nullptr, "checkpoint ", path_.string(), ": commit() called twice");
     file_->close();
     file_.reset();
-    std::error_code ec;
-    std::filesystem::rename(tmp_, path_, ec);
-    SEGRANK_CHECK(!ec, "checkpoint: cannot rename ", tmp_.string(), " to ", path_.string(), ": ", ec.message());
-    committed_ = true;
+    out_.commit();
 }
 
 CheckpointReader::CheckpointReader(const std::filesystem::path& path) : path_(path) {

@@ -1,6 +1,7 @@
 // Checkpoints in HDF5 (DESIGN.md 10): parameters by name, AdamW moments, step, epoch, format version,
 // plus free-form arrays/attributes other parts add (normalizer statistics, config text, history
-// shards). Written to "<path>.tmp" and renamed on commit, so a crash never leaves a torn checkpoint.
+// shards). Written to a temporary file and renamed on commit (util/atomic_file.h), so a crash never
+// leaves a torn checkpoint.
 // Layout (h5py-readable):
 //   /                attrs format_version (int), step (int), epoch (int), adam_step (int)
 //   /params/<name>   float32 [rows, cols] per ParamRef (e.g. /params/sage0.w_self)
@@ -18,6 +19,7 @@
 #include "data/h5_file.h"
 #include "gnn/optim.h"
 #include "gnn/param_store.h"
+#include "util/atomic_file.h"
 
 namespace segrank {
 
@@ -26,7 +28,8 @@ inline constexpr int64_t kCheckpointFormatVersion = 1;
 /// Builds one checkpoint. Nothing is visible at `path` until commit().
 class CheckpointWriter {
 public:
-    /// Creates "<path>.tmp" (parent folders must exist). Throws segrank::Error on I/O failure.
+    /// Creates the temporary file "<path>.tmp-<pid>" (parent folders must exist). Throws
+    /// segrank::Error on I/O failure or when `path` is a directory.
     explicit CheckpointWriter(std::filesystem::path path);
     ~CheckpointWriter();  ///< removes the temporary file when commit() was not reached
     CheckpointWriter(const CheckpointWriter&) = delete;
@@ -52,9 +55,8 @@ public:
 private:
     std::pair<H5Group, std::string> extra_parent(const std::string& name);
     std::filesystem::path path_;
-    std::filesystem::path tmp_;
-    std::unique_ptr<H5File> file_;
-    bool committed_ = false;
+    AtomicOutput out_;                // declared before file_: the file is closed before its removal
+    std::unique_ptr<H5File> file_;    // null once committed
 };
 
 /// Reads a checkpoint written by CheckpointWriter.

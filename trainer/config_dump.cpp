@@ -7,6 +7,7 @@
 
 #include "gnn/core/check.h"
 #include "trainer/config_schema.h"
+#include "util/atomic_file.h"
 
 namespace segrank {
 namespace {
@@ -87,16 +88,7 @@ void save_config(const RunConfig& cfg, const std::filesystem::path& file) {
     std::error_code ec;
     if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
     SEGRANK_CHECK(!ec, "cannot create directory '", file.parent_path().string(), "': ", ec.message());
-    const std::filesystem::path tmp = file.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        SEGRANK_CHECK(out, "cannot write config '", tmp.string(), "': ", std::strerror(errno));
-        out << dump_config(cfg);
-        out.flush();
-        SEGRANK_CHECK(out, "cannot write config '", tmp.string(), "': ", std::strerror(errno));
-    }
-    std::filesystem::rename(tmp, file, ec);
-    SEGRANK_CHECK(!ec, "cannot rename '", tmp.string(), "' to '", file.string(), "': ", ec.message());
+    write_file_atomically(file, dump_config(cfg));
 }
 
 std::vector<ConfigKeyInfo> config_keys() {

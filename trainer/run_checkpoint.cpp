@@ -16,7 +16,8 @@
 
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
-#include "util/json_value.h"
+#include "util/atomic_file.h"
+#include "util/json.h"
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 
@@ -76,17 +77,17 @@ int64_t truncate_metrics_jsonl(const std::filesystem::path& file, int64_t step) 
         std::ifstream in(file);
         for (std::string line; std::getline(in, line);) {
             if (line.empty()) continue;
-            std::optional<double> at;
+            double at = 0.0;  // NaN for a line without a step (kept)
             bool summary = false;
             try {
-                const JsonValue v = parse_json(line, file.string());
-                at = v.number_at("step");
-                summary = v.string_at("phase") == std::optional<std::string>("random_baseline");
+                const Json v = read_json(line, file.string());
+                at = json_number_or_nan(v, "step");
+                summary = json_string(v, "phase") == std::optional<std::string>("random_baseline");
             } catch (const Error&) {
                 ++dropped;  // a line torn by a crash
                 continue;
             }
-            if (summary || (at && *at > static_cast<double>(step))) {
+            if (summary || at > static_cast<double>(step)) {
                 ++dropped;
                 continue;
             }
@@ -94,13 +95,7 @@ int64_t truncate_metrics_jsonl(const std::filesystem::path& file, int64_t step) 
             kept += '\n';
         }
     }
-    const auto tmp = file.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << kept;
-        SEGRANK_CHECK(out.good(), tmp, ": cannot write");
-    }
-    std::filesystem::rename(tmp, file);
+    write_file_atomically(file, kept);
     return dropped;
 }
 

@@ -2,11 +2,12 @@
 #include "trainer/trainer.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
-#include <sstream>
 #include <unistd.h>
 
 #include "gnn/core/check.h"
@@ -14,6 +15,7 @@
 #include "gnn/core/rng.h"
 #include "sampling/dedupe.h"
 #include "sampling/dedupe_stream.h"
+#include "util/atomic_file.h"
 #include "util/progress.h"
 #include "trainer/run_dir.h"
 
@@ -79,19 +81,10 @@ PrepareOptions prepare_options_from(const RunConfig& cfg) {
     return p;
 }
 
-std::string EvalResult::to_json() const {
-    std::ostringstream os;
-    os.precision(9);
-    os << "{\"overall\":";
-    if (std::isfinite(overall)) {
-        os << overall;
-    } else {
-        os << "null";
-    }
-    os << ",\"collections\":[";
-    for (size_t i = 0; i < collections.size(); ++i) os << (i ? "," : "") << segrank::to_json(collections[i]);
-    os << "]}";
-    return os.str();
+Json EvalResult::to_json() const {
+    Json cs = Json::array();
+    for (const CollectionMetrics& c : collections) cs.push_back(segrank::to_json(c));
+    return Json{{"overall", overall}, {"collections", std::move(cs)}};
 }
 
 namespace {
@@ -215,7 +208,7 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
     }
     // Every rank needs the selection value (early stopping must agree everywhere).
     std::string blob;
-    if (comm.rank() == 0) blob = res.to_json() + "\n" + std::to_string(res.selection);
+    if (comm.rank() == 0) blob = dump_json(res.to_json()) + "\n" + std::to_string(res.selection);
     blob = comm.broadcast(blob, 0);
     if (comm.rank() != 0) {
         auto nl = blob.rfind('\n');
@@ -372,7 +365,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
         if (comm_.rank() == 0) {
             std::filesystem::create_directories(run_dir_);
             save_config(cfg_, run_dir_ / "config.toml");
-            std::ofstream(run_dir_ / "metrics.jsonl", std::ios::trunc);
+            write_file_atomically(run_dir_ / "metrics.jsonl", "");
         }
     }
     comm_.barrier();
@@ -442,10 +435,13 @@ EvalResult Trainer::evaluate() {
     return evaluate_graphs(*model_, normalizer_, cfg_, dataset_->eval(), comm_, &eval_cache_);
 }
 
-void Trainer::log_jsonl(const std::string& json) {
+void Trainer::log_jsonl(const Json& line) {
     if (comm_.rank() != 0) return;
-    std::ofstream f(run_dir_ / "metrics.jsonl", std::ios::app);
-    f << json << "\n";
+    const auto file = run_dir_ / "metrics.jsonl";
+    std::ofstream f(file, std::ios::app);
+    f << dump_json(line) << "\n";
+    f.flush();
+    SEGRANK_CHECK(f.good(), file.string(), ": cannot append a line: ", std::strerror(errno));
 }
 
 }  // namespace segrank

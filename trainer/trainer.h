@@ -31,7 +31,8 @@ struct EvalResult {
     std::vector<CollectionMetrics> collections;  ///< per collection, in name order
     double overall = 0.0;                        ///< mean of the collections' Kaggle scores
     double selection = 0.0;                      ///< eval.metric value (higher is better, sign-adjusted)
-    std::string to_json() const;
+    /// {"overall", "collections": [to_json(CollectionMetrics)...]} (rank 0 holds the collections).
+    Json to_json() const;
 };
 
 /// Maps the config sections to library option structs (STYLE.md R5).
@@ -118,7 +119,7 @@ private:
     /// --resume: the checkpoint's data manifest against the current dataset (check_data_manifest);
     /// a checkpoint without one (older segrank) gets a warning on stderr.
     void check_checkpoint_data(const std::filesystem::path& file);
-    void log_jsonl(const std::string& json);
+    void log_jsonl(const Json& line);
     void finetune_head();
 
     RunConfig cfg_;

@@ -1,28 +1,22 @@
 // Trainer::run: the loop with logging, evaluation, early stopping, checkpoints, head finetuning and
 // the final report.
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
+#include "util/atomic_file.h"
 #include "util/progress.h"
+#include "util/rss.h"
 #include "trainer/trainer.h"
 
 namespace segrank {
 
 namespace {
 
-double peak_rss_mb() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return static_cast<double>(ru.ru_maxrss) / 1024.0;
-}
-
+// The loss on the progress line (8 significant digits; the JSON lines carry the exact values).
 std::string fmt(double v) {
     if (!std::isfinite(v)) return "null";
     std::ostringstream os;
@@ -75,13 +69,17 @@ EvalResult Trainer::run() {
         progress.update(step_, str("loss ", fmt(loss)));
         if (cfg_.train.log_every > 0 && step_ % cfg_.train.log_every == 0) {
             const auto hs = history_->stats();
-            log_jsonl(str("{\"phase\":\"train\",\"step\":", step_, ",\"epoch\":", batches_->position(step_ - 1).epoch,
-                          ",\"loss\":", fmt(loss_acc / static_cast<double>(loss_n)), ",\"lr\":",
-                          fmt(schedule_.at(step_ - 1)), ",\"steps_per_s\":", fmt(progress.rate()),
-                          ",\"step_wall_s\":", fmt(step_seconds / static_cast<double>(loss_n)),
-                          ",\"peak_rss_mb\":", fmt(comm_.allreduce_max(peak_rss_mb())),
-                          ",\"history_entries\":", hs.entries, ",\"history_hits\":", hs.hits,
-                          ",\"history_misses\":", hs.misses, "}"));
+            log_jsonl({{"phase", "train"},
+                       {"step", step_},
+                       {"epoch", batches_->position(step_ - 1).epoch},
+                       {"loss", loss_acc / static_cast<double>(loss_n)},
+                       {"lr", schedule_.at(step_ - 1)},
+                       {"steps_per_s", progress.rate()},
+                       {"step_wall_s", step_seconds / static_cast<double>(loss_n)},
+                       {"peak_rss_mb", comm_.allreduce_max(peak_rss_mb())},
+                       {"history_entries", hs.entries},
+                       {"history_hits", hs.hits},
+                       {"history_misses", hs.misses}});
             loss_acc = 0.0;
             loss_n = 0;
             step_seconds = 0.0;
@@ -89,8 +87,7 @@ EvalResult Trainer::run() {
         const bool eval_now = cfg_.train.eval_every > 0 && step_ % cfg_.train.eval_every == 0 && step_ < total_steps_;
         if (eval_now) {
             EvalResult ev = evaluate();
-            log_jsonl(str("{\"phase\":\"eval\",\"step\":", step_, ",\"selection\":", fmt(ev.selection),
-                          ",\"metrics\":", ev.to_json(), "}"));
+            log_jsonl({{"phase", "eval"}, {"step", step_}, {"selection", ev.selection}, {"metrics", ev.to_json()}});
             if (ev.selection > best_selection_) {
                 best_selection_ = ev.selection;
                 best_step_ = step_;
@@ -112,8 +109,7 @@ EvalResult Trainer::run() {
     const double train_rate = progress.rate();
 
     EvalResult final_ev = evaluate();
-    log_jsonl(str("{\"phase\":\"eval\",\"step\":", step_, ",\"selection\":", fmt(final_ev.selection),
-                  ",\"metrics\":", final_ev.to_json(), "}"));
+    log_jsonl({{"phase", "eval"}, {"step", step_}, {"selection", final_ev.selection}, {"metrics", final_ev.to_json()}});
     if (final_ev.selection > best_selection_ || best_step_ < 0) {
         best_selection_ = final_ev.selection;
         best_step_ = step_;
@@ -124,8 +120,10 @@ EvalResult Trainer::run() {
     if (cfg_.segments.finetune_epochs > 0) {
         finetune_head();
         final_ev = evaluate();
-        log_jsonl(str("{\"phase\":\"finetune_eval\",\"step\":", step_, ",\"selection\":", fmt(final_ev.selection),
-                      ",\"metrics\":", final_ev.to_json(), "}"));
+        log_jsonl({{"phase", "finetune_eval"},
+                   {"step", step_},
+                   {"selection", final_ev.selection},
+                   {"metrics", final_ev.to_json()}});
         save_checkpoint("last");
         if (final_ev.selection > best_selection_) {
             best_selection_ = final_ev.selection;
@@ -135,7 +133,7 @@ EvalResult Trainer::run() {
     }
 
     EvalResult random_ev = evaluate_random();
-    log_jsonl(str("{\"phase\":\"random_baseline\",\"seeds\":10,\"metrics\":", random_ev.to_json(), "}"));
+    log_jsonl({{"phase", "random_baseline"}, {"seeds", 10}, {"metrics", random_ev.to_json()}});
     if (root) {
         print_eval_table(final_ev, "segrank train: held-out metrics of the final model");
         print_eval_table(random_ev, "segrank train: random-ranking baseline on the same configs (mean of 10 seeds)");
@@ -143,11 +141,16 @@ EvalResult Trainer::run() {
                     static_cast<long long>(step_), stopped_early ? " (stopped early)" : "", train_rate,
                     std::string(cfg::to_string(cfg_.eval.metric)).c_str(), best_selection_,
                     static_cast<long long>(best_step_), run_dir_.string().c_str());
-        std::ofstream rep(run_dir_ / "report.json", std::ios::trunc);
-        rep << "{\"steps\":" << step_ << ",\"stopped_early\":" << (stopped_early ? "true" : "false")
-            << ",\"steps_per_s\":" << fmt(train_rate) << ",\"best_step\":" << best_step_
-            << ",\"best_selection\":" << fmt(best_selection_) << ",\"peak_rss_mb\":" << fmt(peak_rss_mb())
-            << ",\"world_size\":" << comm_.size() << ",\"final\":" << final_ev.to_json() << ",\"random_baseline\":" << random_ev.to_json() << "}\n";
+        const Json report = {{"steps", step_},
+                             {"stopped_early", stopped_early},
+                             {"steps_per_s", train_rate},
+                             {"best_step", best_step_},
+                             {"best_selection", best_selection_},
+                             {"peak_rss_mb", peak_rss_mb()},
+                             {"world_size", comm_.size()},
+                             {"final", final_ev.to_json()},
+                             {"random_baseline", random_ev.to_json()}};
+        write_file_atomically(run_dir_ / "report.json", dump_json(report) + "\n");
     }
     return final_ev;
 }
@@ -221,7 +224,7 @@ void Trainer::finetune_head() {
         ++step_;
         progress.update(s + 1, str("loss ", fmt(loss)));
         if (cfg_.train.log_every > 0 && (s + 1) % cfg_.train.log_every == 0)
-            log_jsonl(str("{\"phase\":\"finetune\",\"step\":", step_, ",\"loss\":", fmt(loss), "}"));
+            log_jsonl({{"phase", "finetune"}, {"step", step_}, {"loss", loss}});
     }
     progress.finish();
 }

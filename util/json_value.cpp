@@ -2,10 +2,7 @@
 #include "util/json_value.h"
 
 #include <charconv>
-#include <cmath>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <cstdlib>
 
 #include "gnn/core/check.h"
 
@@ -334,41 +331,6 @@ private:
 
 JsonValue parse_json(std::string_view text, const std::string& where, int64_t first_line) {
     return JsonParser(text, where, first_line).document();
-}
-
-JsonValue load_json_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    SEGRANK_CHECK(in.good(), path, ": cannot open for reading");
-    std::ostringstream os;
-    os << in.rdbuf();
-    SEGRANK_CHECK(!in.bad(), path, ": read error");
-    return parse_json(os.str(), path);
-}
-
-std::string json_quote(std::string_view s) {
-    std::string out = "\"";
-    for (char ch : s) {
-        const auto u = static_cast<unsigned char>(ch);
-        if (ch == '"' || ch == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (u < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof(buf), "\\u%04x", u);
-            out += buf;
-        } else {
-            out += ch;
-        }
-    }
-    out += '"';
-    return out;
-}
-
-std::string json_number(double v) {
-    if (!std::isfinite(v)) return "null";
-    char buf[64];
-    const auto res = std::to_chars(buf, buf + sizeof(buf), v);
-    return std::string(buf, res.ptr);
 }
 
 }  // namespace segrank

@@ -1,7 +1,6 @@
-// The one JSON parser and writer helpers of segrank: a small document model and strict parser
-// (RFC 8259) for the files segrank writes and reads back (metrics.jsonl lines, report.json,
-// `evaluate --json`, leaderboard JSON) and for user-written eval.indices files (DESIGN.md 8);
-// json_quote / json_number are the writer helpers every JSON emitter uses.
+// A small JSON document model and strict parser (RFC 8259) whose values remember their line and
+// column, for user-written files whose content errors must name file:line:col (eval.indices,
+// eval/eval_indices.cpp). Everything segrank writes and reads back goes through util/json.h.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -75,13 +74,5 @@ private:
 /// of a JSONL file). Every value records its line and column (JsonValue::line/column) so callers
 /// that check the content (eval.indices, leaderboard JSON) report errors in the same form.
 JsonValue parse_json(std::string_view text, const std::string& where, int64_t first_line = 1);
-
-/// Reads and parses a JSON file. Throws segrank::Error naming the path.
-JsonValue load_json_file(const std::string& path);
-
-/// `s` as a JSON string literal with quotes and escapes.
-std::string json_quote(std::string_view s);
-/// Shortest round-trip decimal form of `v` ("null" when not finite).
-std::string json_number(double v);
 
 }  // namespace segrank

@@ -12,6 +12,7 @@
 #include "data/graph.h"
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
+#include "util/atomic_file.h"
 
 namespace segrank::synth {
 namespace fs = std::filesystem;
@@ -163,7 +164,7 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
         const fs::path staged = staging.dir / target_path(fs::path(), w.id, opt.format);
         if (fs::exists(w.path)) fs::remove_all(w.path);
         fs::create_directories(w.path.parent_path());
-        fs::rename(staged, w.path);
+        commit_file(staged, w.path);
     }
     return written;
 }

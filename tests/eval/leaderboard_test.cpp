@@ -9,6 +9,7 @@
 #include "gnn/core/rng.h"
 #include "tests/support/test_paths.h"
 #include "tests/eval/leaderboard_fixture.h"
+#include "util/json.h"
 #include "util/json_value.h"
 #include "eval/leaderboard.h"
 
@@ -343,7 +344,7 @@ TEST_CASE("tables: text, Markdown and CSV list rank, name, scores, blanks for ab
     const std::string csv = format_leaderboard_csv(entries);
     CHECK(csv.rfind("rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,"
                     "layout:nlp:random,graphs,missing,status\n", 0) == 0);
-    CHECK(csv.find("\n1,b," + json_number(entries[0].overall) + ",1,,") != std::string::npos);
+    CHECK(csv.find("\n1,b," + format_number(entries[0].overall) + ",1.0,,") != std::string::npos);  // tile score 1
     CHECK(csv.find("\n2,a,") != std::string::npos);
     CHECK(csv.find("\n,bad,,,,,,,,,invalid (") != std::string::npos);
     const std::string md = format_leaderboard_markdown(entries);

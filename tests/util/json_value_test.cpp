@@ -1,10 +1,11 @@
-// trainer/json_value: the one JSON parser (positions of values, exact integer literals) and the
-// writer helpers shared by every JSON emitter (metrics, leaderboard, report).
+// util/json_value: the located JSON parser of user-written files (positions of values, exact
+// integer literals, strict syntax), and that it reads what util/json.h writes.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "gnn/core/check.h"
+#include "util/json.h"
 #include "util/json_value.h"
 
 using namespace segrank;
@@ -48,12 +49,30 @@ TEST_CASE("syntax errors after newlines name the right line and column") {
     CHECK_THROWS_WITH_AS(parse_json("[1,\r\n 2,,]", "e.json", 5), doctest::Contains("e.json:6:4:"), Error);
 }
 
-TEST_CASE("json_quote and json_number round-trip through parse_json") {
-    const std::string s = std::string("tab\there \"q\" back\\slash \x01 ") + "\xc3\xa9";
-    CHECK(parse_json(json_quote(s), "q").as_string() == s);
-    for (double d : {0.1, -2.5e-300, 1e300, 123456789.0, 1.0 / 3.0}) {
-        CHECK(parse_json(json_number(d), "n").as_number() == d);
+TEST_CASE("strings and numbers written by dump_json parse back exactly through parse_json") {
+    const std::string text = std::string("tab\there \"q\" back\\slash \x01 ") + "\xc3\xa9";
+    CHECK(parse_json(dump_json(Json(text)), "q").as_string() == text);
+    for (double d : {0.1, -2.5e-300, 1e300, 123456789.0, 1.0 / 3.0, 2.0, 1e-5, 5e-324}) {
+        INFO(dump_json(Json(d)));
+        CHECK(parse_json(dump_json(Json(d)), "n").as_number() == d);
     }
-    CHECK(json_number(INFINITY) == "null");
-    CHECK(parse_json(json_number(NAN), "n").is_null());
+    CHECK(parse_json(dump_json(Json(NAN)), "n").is_null());
+    CHECK(parse_json(dump_json(Json(-INFINITY)), "n").is_null());
+}
+
+TEST_CASE("parse_json reads objects, arrays, escapes and numbers, errors name line:column") {
+    const JsonValue v = parse_json("{\"a\": [1, -2.5e3, true, null],\n \"s\": \"x\\n\\u00e9\\ud83d\\ude00\"}", "t.json");
+    REQUIRE(v.is_object());
+    const auto& a = v.find("a")->items();
+    REQUIRE(a.size() == 4);
+    CHECK(a[1].as_number() == -2500.0);
+    CHECK(a[2].as_bool());
+    CHECK(a[3].is_null());
+    CHECK(*v.string_at("s") == "x\n\xC3\xA9\xF0\x9F\x98\x80");
+    CHECK_FALSE(v.number_at("s").has_value());
+    CHECK_THROWS_WITH_AS(parse_json("{\"a\": 1,\n  \"b\" 2}", "t.json"),
+                         doctest::Contains("t.json:2:7: expected ':' after an object key"), Error);
+    CHECK_THROWS_WITH_AS(parse_json("[1, 2", "t.json"), doctest::Contains("expected ',' or ']'"), Error);
+    CHECK_THROWS_WITH_AS(parse_json("{\"a\":1,\"a\":2}", "t.json"), doctest::Contains("\"a\" repeats"), Error);
+    CHECK_THROWS_WITH_AS(parse_json("01", "t.json"), doctest::Contains("end of input after the JSON value"), Error);
 }

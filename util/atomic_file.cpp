@@ -1,0 +1,241 @@
+// All-or-nothing output files and the output path policy (see atomic_file.h), over POSIX calls so
+// that every write, close and rename reports the system's reason.
+#include "util/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "gnn/core/check.h"
+
+namespace segrank {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string reason(int err) { return std::generic_category().message(err); }
+
+// The path as the user gave it, plus where a symlink led.
+std::string describe(const fs::path& given, const fs::path& resolved) {
+    if (given == resolved) return given.string();
+    return str(given.string(), " (link to ", resolved.string(), ")");
+}
+
+// A symlink inside /proc (/proc/<pid>/fd/N behind /dev/stdout and /dev/fd/N, /proc/self/...) is
+// resolved by the kernel on open, not by reading its text ("pipe:[123]", "/x (deleted)").
+bool inside_proc(const fs::path& dir) {
+    std::error_code ec;
+    const fs::path c = fs::canonical(dir, ec);
+    if (ec) return false;
+    const std::string s = c.string();
+    return s == "/proc" || s.rfind("/proc/", 0) == 0;
+}
+
+const char* kind_name(mode_t m) {
+    if (S_ISBLK(m)) return "block device";
+    if (S_ISSOCK(m)) return "socket";
+    return "special file";
+}
+
+// Writes every piece to fd (short writes and EINTR retried); 0 or the errno of the failure.
+int write_all(int fd, std::initializer_list<std::string_view> pieces) {
+    for (std::string_view piece : pieces) {
+        const char* p = piece.data();
+        size_t left = piece.size();
+        while (left > 0) {
+            const ssize_t n = ::write(fd, p, std::min<size_t>(left, size_t{1} << 30));
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return errno;
+            }
+            if (n == 0) return EIO;
+            p += n;
+            left -= static_cast<size_t>(n);
+        }
+    }
+    return 0;
+}
+
+// Opens an existing write-through target (no O_CREAT: it must still be the device or FIFO, no
+// O_TRUNC: what the descriptor behind /dev/stdout already holds is kept).
+int open_through(const fs::path& p, const fs::path& given) {
+    std::fflush(stdout);  // what this process printed before comes first on a shared stdout
+    int fd;
+    do {
+        fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    SEGRANK_CHECK(fd >= 0, given.string(), ": cannot open for writing: ", reason(errno));
+    return fd;
+}
+
+void close_checked(int fd, int err, const std::string& what) {
+    if (::close(fd) != 0 && err == 0) err = errno;
+    SEGRANK_CHECK(err == 0, what, ": write failed: ", reason(err));
+}
+
+void write_through(const fs::path& given, const fs::path& p, std::initializer_list<std::string_view> pieces) {
+    const int fd = open_through(p, given);
+    close_checked(fd, write_all(fd, pieces), given.string());
+}
+
+std::string pid_suffix() { return ".tmp-" + std::to_string(::getpid()); }
+
+fs::path temp_beside(const fs::path& resolved) { return resolved.string() + pid_suffix(); }
+
+void remove_quietly(const fs::path& p) {
+    std::error_code ec;
+    fs::remove_all(p, ec);
+}
+
+// The one rename of segrank: `tmp` over the resolved regular (or missing) target; `tmp` removed on failure.
+void rename_into_place(const fs::path& tmp, const OutputTarget& t, const fs::path& given) {
+    if (::rename(tmp.c_str(), t.path.c_str()) != 0) {
+        const int err = errno;
+        remove_quietly(tmp);
+        throw Error(str(describe(given, t.path), ": cannot rename '", tmp.string(), "' into place: ", reason(err)));
+    }
+}
+
+void write_replacing(const fs::path& given, const OutputTarget& t, std::initializer_list<std::string_view> pieces) {
+    const std::string what = describe(given, t.path);
+    const fs::path tmp = temp_beside(t.path);
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        const int err = errno;
+        const fs::path parent = t.path.parent_path();
+        std::error_code ec;
+        SEGRANK_CHECK(!(err == ENOENT && !parent.empty() && !fs::exists(parent, ec)), what,
+                      ": cannot write: folder '", parent.string(), "' does not exist");
+        throw Error(str(what, ": cannot create the temporary file '", tmp.string(), "': ", reason(err)));
+    }
+    try {
+        close_checked(fd, write_all(fd, pieces), what);
+    } catch (...) {
+        remove_quietly(tmp);
+        throw;
+    }
+    rename_into_place(tmp, t, given);
+}
+
+// Copies the finished file `tmp` into the write-through target `p`.
+void copy_through(const fs::path& tmp, const fs::path& p, const fs::path& given) {
+    const int in = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+    SEGRANK_CHECK(in >= 0, given.string(), ": cannot read back the temporary file '", tmp.string(), "': ",
+                  reason(errno));
+    const int out = [&] {
+        try {
+            return open_through(p, given);
+        } catch (...) {
+            ::close(in);
+            throw;
+        }
+    }();
+    std::vector<char> buf(size_t{1} << 20);
+    int err = 0;
+    while (err == 0) {
+        const ssize_t n = ::read(in, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            err = errno;
+            break;
+        }
+        if (n == 0) break;
+        err = write_all(out, {std::string_view(buf.data(), static_cast<size_t>(n))});
+    }
+    ::close(in);
+    close_checked(out, err, given.string());
+}
+
+}  // namespace
+
+OutputTarget resolve_output(const fs::path& path) {
+    SEGRANK_CHECK(!path.empty(), "empty output path");
+    fs::path p = path;
+    for (int hops = 0; hops < 40; ++hops) {
+        struct stat st {};
+        if (::lstat(p.c_str(), &st) != 0) {
+            const int err = errno;
+            if (err == ENOENT) return {p, false};  // created; a missing folder is reported on creation
+            throw Error(str(describe(path, p), ": cannot write: ", reason(err)));
+        }
+        if (S_ISLNK(st.st_mode)) {
+            const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+            if (inside_proc(dir)) return {p, true};
+            std::error_code ec;
+            const fs::path next = fs::read_symlink(p, ec);
+            SEGRANK_CHECK(!ec, describe(path, p), ": cannot read the symbolic link: ", ec.message());
+            p = next.is_absolute() ? next : dir / next;
+            continue;
+        }
+        if (S_ISREG(st.st_mode)) return {p, false};
+        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return {p, true};
+        if (S_ISDIR(st.st_mode))
+            throw Error(str(describe(path, p), ": is a directory, expected a file name to write"));
+        throw Error(str(describe(path, p), ": is a ", kind_name(st.st_mode),
+                        ", expected a regular file, a character device or a FIFO to write"));
+    }
+    throw Error(str(path.string(), ": cannot write: too many levels of symbolic links"));
+}
+
+void write_file_atomically(const fs::path& path, std::string_view bytes) { write_file_atomically(path, {bytes}); }
+
+void write_file_atomically(const fs::path& path, std::initializer_list<std::string_view> pieces) {
+    const OutputTarget t = resolve_output(path);
+    if (t.write_through) {
+        write_through(path, t.path, pieces);
+    } else {
+        write_replacing(path, t, pieces);
+    }
+}
+
+void commit_file(const fs::path& tmp, const fs::path& target) {
+    OutputTarget t;
+    try {
+        t = resolve_output(target);
+        if (t.write_through) {
+            std::error_code ec;
+            SEGRANK_CHECK(fs::is_regular_file(tmp, ec), target.string(), ": cannot write the folder '", tmp.string(),
+                          "' into a device or FIFO");
+            copy_through(tmp, t.path, target);
+        }
+    } catch (...) {
+        remove_quietly(tmp);
+        throw;
+    }
+    if (t.write_through) {
+        remove_quietly(tmp);
+    } else {
+        rename_into_place(tmp, t, target);
+    }
+}
+
+AtomicOutput::AtomicOutput(const fs::path& target) : target_(target) {
+    const OutputTarget t = resolve_output(target);
+    if (t.write_through) {
+        static std::atomic<int> counter{0};
+        tmp_ = fs::temp_directory_path() /
+               str("segrank-", ::getpid(), "-", counter++, "-", target.filename().string(), ".tmp");
+    } else {
+        tmp_ = temp_beside(t.path);
+    }
+}
+
+AtomicOutput::~AtomicOutput() {
+    if (!done_) remove_quietly(tmp_);
+}
+
+void AtomicOutput::commit() {
+    SEGRANK_CHECK(!done_, target_.string(), ": committed twice");
+    done_ = true;  // commit_file removes the temporary file on failure too
+    commit_file(tmp_, target_);
+}
+
+}  // namespace segrank

@@ -1,0 +1,74 @@
+// Output files written all-or-nothing, and the one policy for what an output path may be: every
+// segrank writer (submissions, scores, JSON, reports, configs, checkpoints, stores, npz, caches)
+// goes through write_file_atomically, or through AtomicOutput / commit_file when a library (HDF5,
+// libzip) writes the file itself.
+#pragma once
+#include <filesystem>
+#include <initializer_list>
+#include <string_view>
+
+namespace segrank {
+
+/// How an output path is written (see resolve_output).
+struct OutputTarget {
+    std::filesystem::path path;  ///< the file to create or replace (symlinks resolved), or to write through
+    bool write_through = false;  ///< true: written in place (character device, FIFO, /dev/stdout), never replaced
+};
+
+/// The output policy, decided before anything is written:
+/// - a missing path or a regular file: the bytes go to "<file>.tmp-<pid>" beside it, which is then
+///   renamed over it, so readers never see a partial file and a failure leaves the old file as it was;
+/// - a symbolic link (chains and dangling links included): followed; the file it points to is
+///   created or replaced as above and the link is kept;
+/// - a character device or FIFO (/dev/null, a terminal, a named pipe), or a link inside /proc
+///   (/dev/stdout, /dev/fd/N, /proc/self/fd/N name an open descriptor): written through in place,
+///   never replaced; a FIFO blocks until a reader opens it;
+/// - a directory, block device or socket: segrank::Error naming the path, and nothing is created.
+/// Throws segrank::Error naming `path` for these and for unreadable paths (a file used as a
+/// directory, permission denied, a symlink loop).
+OutputTarget resolve_output(const std::filesystem::path& path);
+
+/// Writes `bytes` to `path` under the resolve_output policy. Every write, the close and the rename
+/// are checked: a missing parent directory, a full disk, /dev/full or a permission problem throws
+/// segrank::Error naming `path` and the system's reason, after removing the temporary file (the
+/// target is unchanged). The file is not fsync'ed: a killed process leaves the old or the new file,
+/// a power loss may leave either or an empty one.
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
+/// Same, for the concatenation of `pieces` (written one after the other, never copied into one buffer).
+void write_file_atomically(const std::filesystem::path& path, std::initializer_list<std::string_view> pieces);
+
+/// The commit step of a file or folder `tmp` that was written completely, onto `target` under the
+/// resolve_output policy: renamed over a missing or regular target (a folder only onto a missing
+/// one), or copied into a write-through target and then removed. `tmp` must be on the resolved
+/// target's file system (beside it). On failure removes `tmp` and throws segrank::Error naming
+/// `target` and the reason.
+void commit_file(const std::filesystem::path& tmp, const std::filesystem::path& target);
+
+/// A temporary file for a library that opens and writes a path of its own (HDF5, libzip): the
+/// library writes temp_path(), the caller closes it and calls commit(); the destructor removes the
+/// temporary file when commit() was not reached (an exception on the way). Declare it before the
+/// library's file handle so the handle is closed first.
+class AtomicOutput {
+public:
+    /// Checks `target` (resolve_output: directories and other non-files are refused here, before
+    /// any work) and picks the temporary path: "<resolved target>.tmp-<pid>", or a file in the
+    /// system's temporary folder for write-through targets. Creates nothing.
+    explicit AtomicOutput(const std::filesystem::path& target);
+    ~AtomicOutput();
+    AtomicOutput(const AtomicOutput&) = delete;
+    AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+    /// Where the library writes.
+    const std::filesystem::path& temp_path() const { return tmp_; }
+    /// The output path as given.
+    const std::filesystem::path& target() const { return target_; }
+    /// commit_file(temp_path(), target()); at most once. Throws as commit_file.
+    void commit();
+
+private:
+    std::filesystem::path target_;
+    std::filesystem::path tmp_;
+    bool done_ = false;
+};
+
+}  // namespace segrank
