@@ -80,14 +80,14 @@ ConfigSet reduce_groups(std::span<const int64_t> group, std::span<const double> 
     return out;
 }
 
+constexpr EnumName<DedupeMode> kDedupeNames[] = {
+    {DedupeMode::kMin, "min"}, {DedupeMode::kMean, "mean"}, {DedupeMode::kKeep, "keep"}};
+
 }  // namespace
 
-DedupeMode parse_dedupe_mode(std::string_view name) {
-    if (name == "min") return DedupeMode::kMin;
-    if (name == "mean") return DedupeMode::kMean;
-    if (name == "keep") return DedupeMode::kKeep;
-    throw Error(str("unknown sampling.dedupe \"", name, "\": expected one of min, mean, keep"));
-}
+std::span<const EnumName<DedupeMode>> enum_names(DedupeMode) { return kDedupeNames; }
+DedupeMode parse_dedupe_mode(std::string_view name) { return parse_enum<DedupeMode>("dedupe mode", name); }
+std::string_view to_string(DedupeMode mode) { return enum_name(mode); }
 
 std::vector<int64_t> config_groups(std::span<const int8_t> rows, int64_t row_bytes, int64_t c) {
     return group_rows(rows, row_bytes, c);

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gnn/core/enum_names.h"
 #include "gnn/core/tensor.h"
 
 namespace segrank {
@@ -14,8 +15,11 @@ namespace segrank {
 /// `sampling.dedupe`.
 enum class DedupeMode { kMin, kMean, kKeep };
 
+/// Names: "min", "mean", "keep".
+std::span<const EnumName<DedupeMode>> enum_names(DedupeMode);
 /// Parses "min" | "mean" | "keep"; throws segrank::Error listing the valid names.
 DedupeMode parse_dedupe_mode(std::string_view name);
+std::string_view to_string(DedupeMode mode);
 
 /// Training candidates of one graph: config indices into the file and their targets.
 struct ConfigSet {

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gnn/core/task.h"
+
 namespace segrank::hlo {
 
 /// xla::PrimitiveType enum values (DATA_FORMATS.md 3.3). Stored as int32 so unknown/newer values
@@ -172,12 +174,11 @@ struct NodeLayoutConfig {
     std::vector<std::vector<int32_t>> tensors;
 };
 
-/// Which oneof of ConfigProfile.config a run carries.
-enum class RunConfigKind { kNone, kTile, kLayout };
-
 /// One measured configuration (tpu_graphs ConfigProfile).
 struct Run {
-    RunConfigKind kind = RunConfigKind::kNone;
+    /// Which oneof of ConfigProfile.config the run carries: op_config (kTile), module_config
+    /// (kLayout), or none.
+    std::optional<Task> kind;
     TileSizeConfig tile;                 ///< valid when kind == kTile (op_config.tile_size_config)
     bool has_tile_size_config = false;   ///< op_config carried a tile_size_config message
     std::vector<NodeLayoutConfig> layout;  ///< valid when kind == kLayout; one per configurable node
