@@ -6,7 +6,6 @@
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "gnn/core/check.h"
 
@@ -115,17 +114,6 @@ ConfigSet dedupe_configs(std::span<const int8_t> rows, int64_t row_bytes,
                          std::span<const int64_t> runtimes_ns, DedupeMode mode) {
     const std::vector<double> t(runtimes_ns.begin(), runtimes_ns.end());
     return dedupe_configs(rows, row_bytes, t, mode);
-}
-
-ConfigSet restrict_configs(const ConfigSet& set, std::span<const int64_t> allowed) {
-    const std::unordered_set<int64_t> ok(allowed.begin(), allowed.end());
-    ConfigSet out;
-    for (int64_t i = 0; i < set.size(); ++i) {
-        if (!ok.count(set.indices[i])) continue;
-        out.indices.push_back(set.indices[i]);
-        out.targets.push_back(set.targets[i]);
-    }
-    return out;
 }
 
 }  // namespace segrank

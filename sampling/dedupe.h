@@ -49,11 +49,6 @@ std::vector<int64_t> config_groups(std::span<const int8_t> rows, int64_t row_byt
 /// Float rows ([c, D]); -0 equals +0, NaN refused.
 std::vector<int64_t> config_groups(ConstMatrixView rows);
 
-/// The entries of `set` whose index is in `allowed` (e.g. the training configs of a config
-/// holdout), order kept. With group-wise holdouts a whole group is either allowed or not, so the
-/// representative decides.
-ConfigSet restrict_configs(const ConfigSet& set, std::span<const int64_t> allowed);
-
 /// int64 runtimes (ns) convenience.
 ConfigSet dedupe_configs(std::span<const int8_t> rows, int64_t row_bytes,
                          std::span<const int64_t> runtimes_ns, DedupeMode mode);

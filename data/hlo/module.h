@@ -151,8 +151,6 @@ struct HloModule {
 
     /// Total instructions over all computations (= node count of the featurized graph).
     int64_t num_instructions() const;
-    /// Index into `computations` of the computation with `id`, or nullopt. Linear scan.
-    std::optional<size_t> find_computation(int64_t id) const;
     /// Location of the instruction with `id` (any computation), or nullopt. Linear scan; for many
     /// lookups build a map once (the featurizer does).
     std::optional<InstructionRef> find_instruction(int64_t id) const;

@@ -100,7 +100,8 @@ TEST_CASE("segments keep only internal edges and halo nodes are exactly the h-ho
 
 TEST_CASE("a single segment is the whole graph with identical adjacency") {
     const GraphStructure g = test::random_dag(500, 9);
-    const auto segs = build_segments(g, {}, {}, {PartitionMethod::kContiguous, 1000, 0}, 0, 2);
+    SegmentBuilder builder(g, {}, partition_graph(g, {}, {PartitionMethod::kContiguous, 1000, 0}), 0, 2);
+    const auto segs = builder.build_all();
     REQUIRE(segs.size() == 1);
     const Segment& s = segs[0];
     CHECK(s.num_nodes() == 500);
