@@ -9,7 +9,8 @@
 
 namespace segrank {
 namespace {
-constexpr EnumName<StoreFormat> kStoreFormatNames[] = {{StoreFormat::kNpz, "npz"}, {StoreFormat::kHdf5, "hdf5"}};
+constexpr EnumName<StoreFormat> kStoreFormatNames[] = {{StoreFormat::kNpz, "npz"},
+                                                       {StoreFormat::kHdf5, "hdf5"}};
 }  // namespace
 
 std::span<const EnumName<StoreFormat>> enum_names(StoreFormat) { return kStoreFormatNames; }

@@ -12,7 +12,8 @@
 namespace segrank {
 
 namespace {
-constexpr EnumName<ConfigJoin> kConfigJoinNames[] = {{ConfigJoin::kEarly, "early"}, {ConfigJoin::kLate, "late"}};
+constexpr EnumName<ConfigJoin> kConfigJoinNames[] = {{ConfigJoin::kEarly, "early"},
+                                                     {ConfigJoin::kLate, "late"}};
 }  // namespace
 
 std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin) { return kConfigJoinNames; }

@@ -56,7 +56,9 @@ constexpr EnumName<LrScheduleKind> kLrScheduleNames[] = {{LrScheduleKind::kConst
 }  // namespace
 
 std::span<const EnumName<LrScheduleKind>> enum_names(LrScheduleKind) { return kLrScheduleNames; }
-LrScheduleKind parse_lr_schedule(std::string_view s) { return parse_enum<LrScheduleKind>("lr schedule", s); }
+LrScheduleKind parse_lr_schedule(std::string_view s) {
+    return parse_enum<LrScheduleKind>("lr schedule", s);
+}
 std::string_view to_string(LrScheduleKind k) { return enum_name(k); }
 
 double LrSchedule::at(int64_t step) const {

@@ -85,7 +85,9 @@ constexpr EnumName<DedupeMode> kDedupeNames[] = {
 }  // namespace
 
 std::span<const EnumName<DedupeMode>> enum_names(DedupeMode) { return kDedupeNames; }
-DedupeMode parse_dedupe_mode(std::string_view name) { return parse_enum<DedupeMode>("dedupe mode", name); }
+DedupeMode parse_dedupe_mode(std::string_view name) {
+    return parse_enum<DedupeMode>("dedupe mode", name);
+}
 std::string_view to_string(DedupeMode mode) { return enum_name(mode); }
 
 std::vector<int64_t> config_groups(std::span<const int8_t> rows, int64_t row_bytes, int64_t c) {

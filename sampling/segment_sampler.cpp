@@ -10,9 +10,10 @@
 namespace segrank {
 
 namespace {
-constexpr EnumName<SegmentAggregate> kAggregateNames[] = {{SegmentAggregate::kScoreSum, "score_sum"},
-                                                          {SegmentAggregate::kEmbeddingMean, "embedding_mean"}};
-constexpr EnumName<HistoryInit> kHistoryInitNames[] = {{HistoryInit::kFresh, "fresh"}, {HistoryInit::kZero, "zero"}};
+constexpr EnumName<SegmentAggregate> kAggregateNames[] = {
+    {SegmentAggregate::kScoreSum, "score_sum"}, {SegmentAggregate::kEmbeddingMean, "embedding_mean"}};
+constexpr EnumName<HistoryInit> kHistoryInitNames[] = {{HistoryInit::kFresh, "fresh"},
+                                                       {HistoryInit::kZero, "zero"}};
 }  // namespace
 
 std::span<const EnumName<SegmentAggregate>> enum_names(SegmentAggregate) { return kAggregateNames; }
@@ -102,7 +103,9 @@ void combine_segments_backward(std::span<const MatrixView> dfresh, ConstMatrixVi
 }
 
 std::span<const EnumName<HistoryInit>> enum_names(HistoryInit) { return kHistoryInitNames; }
-HistoryInit parse_history_init(std::string_view name) { return parse_enum<HistoryInit>("history init", name); }
+HistoryInit parse_history_init(std::string_view name) {
+    return parse_enum<HistoryInit>("history init", name);
+}
 std::string_view to_string(HistoryInit init) { return enum_name(init); }
 
 StaleSum sum_stale_segments(HistoryTable& table, int64_t graph, const SegmentChoice& choice,

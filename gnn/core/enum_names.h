@@ -1,10 +1,10 @@
 // Enum name tables (STYLE.md R10). Every enum with a text spelling (config values, CLI options,
 // file attributes) has ONE table of {value, name} pairs, defined beside its parse function and
 // returned by an `enum_names(E)` overload declared next to the enum:
-//   enum class Activation { kGelu, kRelu, kLeakyRelu };                 // gnn/ops/pointwise.h
-//   std::span<const EnumName<Activation>> enum_names(Activation);       // found by argument-dependent lookup
-//   Activation parse_activation(std::string_view s);    // parse_enum<Activation>("activation", s)
-//   std::string_view to_string(Activation a);           // enum_name(a)
+//   enum class Activation { kGelu, kRelu, kLeakyRelu };            // gnn/ops/pointwise.h
+//   std::span<const EnumName<Activation>> enum_names(Activation);  // found by ADL
+//   Activation parse_activation(std::string_view s);  // parse_enum<Activation>("activation", s)
+//   std::string_view to_string(Activation a);         // enum_name(a)
 // Generic code (the config reader and writer) reaches every table through enum_names(E{}).
 #pragma once
 #include <optional>
