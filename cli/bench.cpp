@@ -197,7 +197,7 @@ int run_bench(int argc, char** argv) {
     SEGRANK_CHECK(k >= 1 && k <= g.num_configs, "--configs ", k, " outside [1, ", g.num_configs, "]");
 
     ModelConfig mc;
-    mc.task = ModelTask::kLayout;
+    mc.task = Task::kLayout;
     mc.feat_dim = g.full.feat.cols();
     mc.hidden = a["hidden"].as<int64_t>();
     mc.layers = a["layers"].as<int64_t>();

@@ -114,7 +114,7 @@ RunConfig bench_run_config(const std::filesystem::path& store_dir, const std::fi
                            int64_t steps, uint64_t seed) {
     RunConfig cfg;
     cfg.data.root = store_dir.string();
-    cfg.data.store = cfg::StoreFormat::kHdf5;
+    cfg.data.store = StoreFormat::kHdf5;
     cfg.data.holdout = cfg::Holdout::kConfigs;
     cfg.data.holdout_fraction = 0.2;
     cfg.model.hidden = 128;
@@ -123,7 +123,7 @@ RunConfig bench_run_config(const std::filesystem::path& store_dir, const std::fi
     // newly sampled config costs a forward pass over every segment, which at 10^6 nodes would make
     // a step take minutes on 2 cores. Forward-only passes keep no saved state, so they do not raise
     // the peak; the fresh segments' forward + backward does.
-    cfg.segments.history_init = cfg::HistoryInit::kZero;
+    cfg.segments.history_init = HistoryInit::kZero;
     cfg.sampling.configs = 32;
     cfg.sampling.batch_graphs = 1;
     cfg.sampling.seed = static_cast<int64_t>(seed);

@@ -146,7 +146,7 @@ int run_hwmodel_explain(int argc, char** argv) {
         const hlo::Run& r = mt.runs[static_cast<size_t>(run)];
         const std::string what = str("run ", run, r.is_default ? " (default)" : "", r.error ? " (error)" : "",
                                      " measured ", r.compute_time_ns, " ns");
-        if (r.kind == hlo::RunConfigKind::kLayout) {
+        if (r.kind == Task::kLayout) {
             std::vector<int64_t> nodes(mt.config_index_to_node.begin(), mt.config_index_to_node.end());
             std::vector<hw::LayoutValues> values;
             for (const auto& n : r.layout) values.push_back(hw::layout_values(n));

@@ -123,7 +123,7 @@ int run_synth(int argc, char** argv) {
     SEGRANK_CHECK(fr.size() == 3, "--splits: expected three fractions train,valid,test, got '",
                   args["splits"].as<std::string>(), "'");
     for (size_t i = 0; i < 3; ++i) w.splits[i] = parse_double("splits", fr[i]);
-    w.format = synth::parse_synth_format(args["format"].as<std::string>());
+    w.format = parse_store_format(args["format"].as<std::string>());
     w.force = args.count("force") > 0;
     w.hide_test_labels = args.count("hide-test-labels") > 0;
     if (args.count("stored")) w.npz_compression = NpzCompression::kStored;

@@ -8,8 +8,15 @@
 #include "gnn/core/check.h"
 
 namespace segrank {
+namespace {
+constexpr EnumName<StoreFormat> kStoreFormatNames[] = {{StoreFormat::kNpz, "npz"},
+                                                       {StoreFormat::kHdf5, "hdf5"}};
+}  // namespace
 
-const char* to_string(Task t) { return t == Task::kTile ? "tile" : "layout"; }
+std::span<const EnumName<StoreFormat>> enum_names(StoreFormat) { return kStoreFormatNames; }
+StoreFormat parse_store_format(std::string_view s) { return parse_enum<StoreFormat>("store format", s); }
+std::string_view to_string(StoreFormat f) { return enum_name(f); }
+
 const char* to_string(Source s) { return s == Source::kXla ? "xla" : "nlp"; }
 const char* to_string(Search s) {
     switch (s) {
@@ -29,11 +36,6 @@ const char* to_string(Split s) {
     return "unknown";
 }
 
-Task parse_task(std::string_view s) {
-    if (s == "tile") return Task::kTile;
-    if (s == "layout") return Task::kLayout;
-    throw Error(str("unknown task '", s, "' (expected tile or layout)"));
-}
 Source parse_source(std::string_view s) {
     if (s == "xla") return Source::kXla;
     if (s == "nlp") return Source::kNlp;

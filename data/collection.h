@@ -2,11 +2,13 @@
 // npz/layout/{xla,nlp}/{default,random}/{split}/ folders, and the Kaggle collection names.
 #pragma once
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "data/graph.h"
+#include "gnn/core/enum_names.h"
 
 namespace segrank {
 
@@ -16,12 +18,18 @@ enum class Search { kNone, kDefault, kRandom };
 /// kUnknown: a loose folder of npz files whose split could not be inferred from its path.
 enum class Split { kTrain, kValid, kTest, kUnknown };
 
-const char* to_string(Task t);    ///< "tile" | "layout"
+/// How collections are stored: TpuGraphs npz folders, or HDF5 graph stores (`segrank pack`).
+enum class StoreFormat { kNpz, kHdf5 };
+/// Names: "npz", "hdf5" (config `data.store`, `segrank synth --format`).
+std::span<const EnumName<StoreFormat>> enum_names(StoreFormat);
+/// Parses "npz" | "hdf5"; throws segrank::Error listing both.
+StoreFormat parse_store_format(std::string_view s);
+std::string_view to_string(StoreFormat f);
+
 const char* to_string(Source s); ///< "xla" | "nlp"
 const char* to_string(Search s); ///< "" | "default" | "random"
 const char* to_string(Split s);  ///< "train" | "valid" | "test" | "unknown"
 /// Parsers (R10): throw segrank::Error listing the valid names.
-Task parse_task(std::string_view s);
 Source parse_source(std::string_view s);
 Search parse_search(std::string_view s);
 Split parse_split(std::string_view s);

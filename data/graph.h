@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "data/npz.h"
+#include "gnn/core/task.h"
 #include "gnn/core/tensor.h"
 
 namespace segrank {
@@ -15,8 +16,6 @@ inline constexpr int kNodeFeatDim = 140;      ///< node_feat columns (DATA_FORMA
 inline constexpr int kTileConfigDim = 24;     ///< config_feat columns (DATA_FORMATS.md 4.6)
 inline constexpr int kLayoutConfigDim = 18;   ///< node_config_feat slots (DATA_FORMATS.md 4.7)
 inline constexpr int kNumOpcodes = 121;       ///< opcode ids 0..120 (0 = unknown)
-
-enum class Task { kTile, kLayout };
 
 /// What every graph has: nodes, opcodes and "user -> producer" edges.
 struct GraphStructure {

@@ -308,24 +308,6 @@ std::vector<int64_t> NpzReader::read_i64(const std::string& key,
     return v;
 }
 
-std::vector<uint8_t> NpzReader::read_raw(const std::string& key, NpyHeader* header_out) const {
-    Entry e(*impl_, key, where(key));
-    const NpyHeader h = e.header();
-    std::vector<uint8_t> raw(h.payload_bytes());
-    e.read(raw.data(), raw.size());
-    e.finish();
-    if (h.fortran_order && h.shape.size() > 1) {
-        std::vector<uint8_t> c(raw.size());
-        fortran_to_c(raw.data(), c.data(), dtype_size(h.dtype), h.shape, where(key));
-        raw.swap(c);
-    }
-    if (header_out) {
-        *header_out = h;
-        header_out->fortran_order = false;
-    }
-    return raw;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Writer
 

@@ -59,9 +59,6 @@ public:
     std::vector<float> read_f32(const std::string& key, std::vector<int64_t>* shape) const;
     std::vector<int64_t> read_i64(const std::string& key, std::vector<int64_t>* shape) const;
 
-    /// Raw stored bytes of the payload in C order (fortran arrays transposed), dtype as in header().
-    std::vector<uint8_t> read_raw(const std::string& key, NpyHeader* header) const;
-
     struct Impl;
 
 private:

@@ -58,26 +58,16 @@ std::vector<size_t> order_by_target(std::span<const double> t) {
     return idx;
 }
 
+constexpr EnumName<LossKind> kLossNames[] = {{LossKind::kPairwiseHinge, "pairwise_hinge"},
+                                             {LossKind::kPairwiseLogistic, "pairwise_logistic"},
+                                             {LossKind::kListMle, "listmle"},
+                                             {LossKind::kMse, "mse"}};
+
 }  // namespace
 
-LossKind parse_loss_kind(std::string_view name) {
-    if (name == "pairwise_hinge") return LossKind::kPairwiseHinge;
-    if (name == "pairwise_logistic") return LossKind::kPairwiseLogistic;
-    if (name == "listmle") return LossKind::kListMle;
-    if (name == "mse") return LossKind::kMse;
-    throw Error(str("unknown loss \"", name,
-                    "\": expected one of pairwise_hinge, pairwise_logistic, listmle, mse"));
-}
-
-std::string_view loss_kind_name(LossKind kind) {
-    switch (kind) {
-        case LossKind::kPairwiseHinge: return "pairwise_hinge";
-        case LossKind::kPairwiseLogistic: return "pairwise_logistic";
-        case LossKind::kListMle: return "listmle";
-        case LossKind::kMse: return "mse";
-    }
-    return "?";
-}
+std::span<const EnumName<LossKind>> enum_names(LossKind) { return kLossNames; }
+LossKind parse_loss_kind(std::string_view name) { return parse_enum<LossKind>("loss", name); }
+std::string_view to_string(LossKind kind) { return enum_name(kind); }
 
 double pairwise_hinge_loss(std::span<const double> s, std::span<const double> t, double margin,
                            std::span<double> ds) {
@@ -223,7 +213,7 @@ double compute_loss(std::span<const LossTerm> terms, const LossOptions& options,
     for (size_t n = 0; n < terms.size(); ++n) {
         const LossTerm& term = terms[n];
         SEGRANK_CHECK(std::isfinite(term.weight), "loss: weight of term ",
-                      loss_kind_name(term.kind), " is ", term.weight, ", expected finite");
+                      to_string(term.kind), " is ", term.weight, ", expected finite");
         std::fill(term_grad.begin(), term_grad.end(), 0.0);
         double v = 0.0;
         switch (term.kind) {

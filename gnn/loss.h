@@ -7,20 +7,25 @@
 #include <string_view>
 #include <vector>
 
+#include "gnn/core/enum_names.h"
+
 namespace segrank {
 
 /// Loss kinds; names as in the config: "pairwise_hinge", "pairwise_logistic", "listmle", "mse".
 enum class LossKind { kPairwiseHinge, kPairwiseLogistic, kListMle, kMse };
 
+/// Names: "pairwise_hinge", "pairwise_logistic", "listmle", "mse".
+std::span<const EnumName<LossKind>> enum_names(LossKind);
 /// Parses a loss name; throws segrank::Error listing the valid names.
 LossKind parse_loss_kind(std::string_view name);
 /// The config name of a kind.
-std::string_view loss_kind_name(LossKind kind);
+std::string_view to_string(LossKind kind);
 
-/// One weighted term of the total loss: `loss = sum_terms weight * term`.
+/// One weighted term of the total loss: `loss = sum_terms weight * term` (config `loss.terms`).
 struct LossTerm {
     LossKind kind = LossKind::kPairwiseHinge;
     double weight = 1.0;
+    bool operator==(const LossTerm&) const = default;
 };
 
 /// Hyper-parameters shared by the terms.

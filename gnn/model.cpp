@@ -11,17 +11,14 @@
 
 namespace segrank {
 
-ModelTask parse_model_task(std::string_view s) {
-    if (s == "layout") return ModelTask::kLayout;
-    if (s == "tile") return ModelTask::kTile;
-    throw Error(str("unknown model task '", s, "': expected one of layout, tile"));
-}
+namespace {
+constexpr EnumName<ConfigJoin> kConfigJoinNames[] = {{ConfigJoin::kEarly, "early"},
+                                                     {ConfigJoin::kLate, "late"}};
+}  // namespace
 
-ConfigJoin parse_config_join(std::string_view s) {
-    if (s == "early") return ConfigJoin::kEarly;
-    if (s == "late") return ConfigJoin::kLate;
-    throw Error(str("unknown model.config_join '", s, "': expected one of early, late"));
-}
+std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin) { return kConfigJoinNames; }
+ConfigJoin parse_config_join(std::string_view s) { return parse_enum<ConfigJoin>("config join", s); }
+std::string_view to_string(ConfigJoin j) { return enum_name(j); }
 
 void ModelConfig::validate() const {
     SEGRANK_CHECK(feat_dim >= 0, "model.feat_dim = ", feat_dim, ": expected >= 0");
@@ -30,7 +27,7 @@ void ModelConfig::validate() const {
     SEGRANK_CHECK(opcode_dim >= 1, "model.opcode_dim = ", opcode_dim, ": expected >= 1");
     SEGRANK_CHECK(config_dim >= 1, "model.config_dim = ", config_dim, ": expected >= 1");
     SEGRANK_CHECK(dropout >= 0.0f && dropout < 1.0f, "model.dropout = ", dropout, ": expected 0 <= p < 1");
-    SEGRANK_CHECK(!(task == ModelTask::kLayout && config_join == ConfigJoin::kLate),
+    SEGRANK_CHECK(!(task == Task::kLayout && config_join == ConfigJoin::kLate),
                   "model.config_join = \"late\" is only defined for the tile task (DESIGN.md 5)");
 }
 
@@ -38,7 +35,7 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
     cfg_.validate();
     const int64_t h = cfg_.hidden;
     opcode_ = OpEmbedding::create(params_, "opcode", cfg_.opcode_dim);
-    if (cfg_.task == ModelTask::kLayout)
+    if (cfg_.task == Task::kLayout)
         layout_cfg_ = LayoutConfigEncoder::create(params_, "config", cfg_.config_dim);
     else
         tile_cfg_ = TileConfigEncoder::create(params_, "config", cfg_.config_dim);
@@ -70,7 +67,7 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
                   " outside [1, ", n, "]");
     SEGRANK_CHECK(in.k >= 1, "segment input: K = ", in.k, ", expected >= 1");
     const int64_t nc = static_cast<int64_t>(in.config_node_local.size());
-    if (cfg_.task == ModelTask::kLayout) {
+    if (cfg_.task == Task::kLayout) {
         SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == in.k * nc * kLayoutSlots,
                       "segment input: config_values has ", in.config_values.size(), " values, expected K x nc x 18 = ",
                       in.k, " x ", nc, " x 18");
@@ -83,7 +80,7 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
     constexpr int32_t kFar = std::numeric_limits<int32_t>::max();
     std::vector<int32_t> hops(static_cast<size_t>(n), kFar);
     std::vector<int32_t> frontier;
-    if (cfg_.task == ModelTask::kLayout) {
+    if (cfg_.task == Task::kLayout) {
         for (int64_t j = 0; j < nc; ++j) {
             const int32_t v = in.config_node_local[j];
             SEGRANK_CHECK(v >= 0 && v < n, "segment input: config_node_local[", j, "] = ", v, " outside [0, ", n, ")");
@@ -92,7 +89,7 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
             frontier.push_back(v);
         }
     }
-    if (!exploit || (early() && cfg_.task == ModelTask::kTile)) {
+    if (!exploit || (early() && cfg_.task == Task::kTile)) {
         std::fill(hops.begin(), hops.end(), 0);  // naive path, or every node sees the tile config
         frontier.clear();
     }
@@ -117,7 +114,7 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
 }
 
 bool Model::segment_depends_on_config(const SegmentInput& in) const {
-    if (cfg_.task == ModelTask::kTile) return true;  // early: every node; late: the head sees the config
+    if (cfg_.task == Task::kTile) return true;  // early: every node; late: the head sees the config
     // Exact hops even when the naive path is configured: the answer must not depend on the path.
     const DependencePlan p = make_plan(in, /*exploit=*/true);
     for (int32_t v : p.nodes.back())

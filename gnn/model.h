@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "gnn/core/csr.h"
+#include "gnn/core/enum_names.h"
 #include "gnn/core/rng.h"
+#include "gnn/core/task.h"
 #include "gnn/layers/config_encoder.h"
 #include "gnn/layers/linear.h"
 #include "gnn/layers/mlp.h"
@@ -27,17 +29,17 @@
 
 namespace segrank {
 
-enum class ModelTask { kLayout, kTile };
 /// DESIGN.md 5 `model.config_join`: "early" (at the input) or "late" (tile only: before the head).
 enum class ConfigJoin { kEarly, kLate };
-/// Parses "layout" | "tile"; throws segrank::Error listing both.
-ModelTask parse_model_task(std::string_view s);
+/// Names: "early", "late".
+std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin);
 /// Parses "early" | "late"; throws segrank::Error listing both.
 ConfigJoin parse_config_join(std::string_view s);
+std::string_view to_string(ConfigJoin j);
 
 /// Every size of the model (DESIGN.md 5 defaults). Plain values, read once from the run config.
 struct ModelConfig {
-    ModelTask task = ModelTask::kLayout;
+    Task task = Task::kLayout;
     int64_t feat_dim = 140;    ///< normalized node_feat columns F (after dropping constant columns)
     int64_t hidden = 128;      ///< H
     int64_t layers = 3;        ///< L SAGE layers

@@ -41,7 +41,7 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan, En
     }
     st.pre_dep = Tensor(m * k, h);
     if (m > 0) {
-        if (cfg_.task == ModelTask::kTile) {
+        if (cfg_.task == Task::kTile) {
             if (early()) {
                 st.tile_code = Tensor(k, cd);
                 tile_cfg_.forward(params_, st.tile_code.view(), in.tile_config);
@@ -121,14 +121,14 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
                 for (int64_t c = 0; c < h; ++c) d[c] += g[c];
             }
         }
-        if (cfg_.task == ModelTask::kTile && early()) {
+        if (cfg_.task == Task::kTile && early()) {
             Tensor dq(k, h), dcode(k, cd);
             for (int64_t i = 0; i < m; ++i)
                 for (int64_t r = 0; r < k * h; ++r) dq[r] += dpre_dep[i * k * h + r];
             linear_backward(dcode.view(), cols_of(dw, f + od, cd), nullptr, dq.cview(), st.tile_code.cview(),
                             cols_of(w, f + od, cd));
             tile_cfg_.backward(params_, in.tile_config, dcode.cview());
-        } else if (cfg_.task == ModelTask::kLayout) {
+        } else if (cfg_.task == Task::kLayout) {
             Tensor dx(m * k, cd);
             linear_backward(dx.view(), cols_of(dw, f + od, cd), nullptr, dpre_dep.cview(), st.x_cfg.cview(),
                             cols_of(w, f + od, cd));

@@ -50,11 +50,16 @@ double clip_grad_norm(ParamStore& store, double max_norm) {
     return norm;
 }
 
+namespace {
+constexpr EnumName<LrScheduleKind> kLrScheduleNames[] = {{LrScheduleKind::kConstant, "constant"},
+                                                         {LrScheduleKind::kCosine, "cosine"}};
+}  // namespace
+
+std::span<const EnumName<LrScheduleKind>> enum_names(LrScheduleKind) { return kLrScheduleNames; }
 LrScheduleKind parse_lr_schedule(std::string_view s) {
-    if (s == "constant") return LrScheduleKind::kConstant;
-    if (s == "cosine") return LrScheduleKind::kCosine;
-    throw Error(str("unknown lr schedule '", s, "': expected one of constant, cosine"));
+    return parse_enum<LrScheduleKind>("lr schedule", s);
 }
+std::string_view to_string(LrScheduleKind k) { return enum_name(k); }
 
 double LrSchedule::at(int64_t step) const {
     if (kind == LrScheduleKind::kConstant) return base_lr;

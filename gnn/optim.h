@@ -5,6 +5,7 @@
 #include <span>
 #include <string_view>
 
+#include "gnn/core/enum_names.h"
 #include "gnn/core/tensor.h"
 #include "gnn/param_store.h"
 
@@ -49,9 +50,13 @@ double grad_norm(const ParamStore& store);
 /// Returns the norm before clipping.
 double clip_grad_norm(ParamStore& store, double max_norm);
 
+/// `optim.schedule`.
 enum class LrScheduleKind { kConstant, kCosine };
+/// Names: "constant", "cosine".
+std::span<const EnumName<LrScheduleKind>> enum_names(LrScheduleKind);
 /// Parses "constant" | "cosine"; throws segrank::Error listing both.
 LrScheduleKind parse_lr_schedule(std::string_view s);
+std::string_view to_string(LrScheduleKind k);
 
 /// lr(step): constant, or linear warmup from 0 over warmup_steps then cosine decay to min_lr at
 /// total_steps (held at min_lr afterwards). Steps count from 0.

@@ -56,11 +56,6 @@ const hlo::Instruction& ModuleIndex::root(size_t c) const {
     return comp.instructions.back();
 }
 
-int64_t ModuleIndex::node_index(int64_t id) const {
-    const auto r = ref(id);
-    return comp_offset_[r.computation] + static_cast<int64_t>(r.instruction);
-}
-
 hlo::InstructionRef ModuleIndex::ref_of_node(int64_t node) const {
     SEGRANK_CHECK(node >= 0 && !comp_offset_.empty(), "node index ", node, " out of range");
     const auto it = std::upper_bound(comp_offset_.begin(), comp_offset_.end(), node);

@@ -27,8 +27,6 @@ public:
     size_t entry() const { return entry_; }
     /// Root instruction of computation `c` (root_id, else its last instruction).
     const hlo::Instruction& root(size_t c) const;
-    /// Node index (flattened order, DATA_FORMATS.md 4.1) of instruction `id`.
-    int64_t node_index(int64_t id) const;
     /// Instruction at flattened node index `node`.
     hlo::InstructionRef ref_of_node(int64_t node) const;
     /// Shapes of the operands of `ins`, in operand order (pointers into the module).

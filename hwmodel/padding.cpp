@@ -89,14 +89,6 @@ Tile tile_for(const hlo::Shape& shape) {
     return t;
 }
 
-std::string tile_string(const hlo::Shape& shape) {
-    const Tile t = tile_for(shape);
-    if (shape.dims.size() <= 1) return str("T(", t.lanes, ")");
-    std::string s = str("T(", t.rows, ",", t.lanes, ")");
-    if (t.packing > 1) s += str("(", t.packing, ",1)");
-    return s;
-}
-
 int64_t padded_elements(const hlo::Shape& shape, bool apply_padding) {
     if (shape.is_tuple()) {
         int64_t total = 0;

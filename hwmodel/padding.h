@@ -38,9 +38,6 @@ std::vector<int64_t> physical_dims(const hlo::Shape& shape);
 /// rank 0/1 -> T(min(1024, max(256, next_pow2(n)))) 32-bit words; PRED of rank <= 1 takes 4 B.
 Tile tile_for(const hlo::Shape& shape);
 
-/// XLA's printed form of tile_for(shape), e.g. "T(8,128)(2,1)", "T(4,128)", "T(256)".
-std::string tile_string(const hlo::Shape& shape);
-
 /// Bytes of `shape` in HBM under its tiled layout (HWMODEL.md 5.3 PaddedBytes):
 /// prod(major dims) x roundup(second-minor, rows) x roundup(minor, lanes) x storage bytes.
 /// Tuples sum their elements; tokens/opaque are 0. With apply_padding = false: dense bytes

@@ -101,7 +101,7 @@ LayoutFit fit_layout(const hlo::ModuleTuning& mt, const HwParams& hw, const Cost
     std::vector<double> pred, meas;
     std::set<double> distinct;
     for (const auto& run : mt.runs) {
-        if (run.kind != hlo::RunConfigKind::kLayout || run.error || !run.has_profile) continue;
+        if (run.kind != Task::kLayout || run.error || !run.has_profile) continue;
         const double p = model.evaluate(run.layout).total_ns;
         pred.push_back(p);
         meas.push_back(static_cast<double>(run.compute_time_ns));

@@ -19,15 +19,17 @@ void partial_shuffle(std::vector<int64_t>& v, size_t begin, size_t end, size_t k
     }
 }
 
+constexpr EnumName<ConfigStrategy> kStrategyNames[] = {{ConfigStrategy::kUniform, "uniform"},
+                                                       {ConfigStrategy::kFastBiased, "fast_biased"},
+                                                       {ConfigStrategy::kStratified, "stratified"}};
+
 }  // namespace
 
+std::span<const EnumName<ConfigStrategy>> enum_names(ConfigStrategy) { return kStrategyNames; }
 ConfigStrategy parse_config_strategy(std::string_view name) {
-    if (name == "uniform") return ConfigStrategy::kUniform;
-    if (name == "fast_biased") return ConfigStrategy::kFastBiased;
-    if (name == "stratified") return ConfigStrategy::kStratified;
-    throw Error(str("unknown sampling.strategy \"", name,
-                    "\": expected one of uniform, fast_biased, stratified"));
+    return parse_enum<ConfigStrategy>("sampling strategy", name);
 }
+std::string_view to_string(ConfigStrategy strategy) { return enum_name(strategy); }
 
 ConfigSampler::ConfigSampler(const ConfigSamplerOptions& options, int64_t graph_id,
                              ConfigSet candidates)

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gnn/core/enum_names.h"
 #include "sampling/dedupe.h"
 
 namespace segrank {
@@ -14,8 +15,11 @@ namespace segrank {
 /// `sampling.strategy`.
 enum class ConfigStrategy { kUniform, kFastBiased, kStratified };
 
+/// Names: "uniform", "fast_biased", "stratified".
+std::span<const EnumName<ConfigStrategy>> enum_names(ConfigStrategy);
 /// Parses "uniform" | "fast_biased" | "stratified"; throws segrank::Error listing the valid names.
 ConfigStrategy parse_config_strategy(std::string_view name);
+std::string_view to_string(ConfigStrategy strategy);
 
 /// The sampling section's config keys (STYLE.md R5: plain values).
 struct ConfigSamplerOptions {

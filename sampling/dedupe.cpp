@@ -6,7 +6,6 @@
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "gnn/core/check.h"
 
@@ -80,14 +79,16 @@ ConfigSet reduce_groups(std::span<const int64_t> group, std::span<const double> 
     return out;
 }
 
+constexpr EnumName<DedupeMode> kDedupeNames[] = {
+    {DedupeMode::kMin, "min"}, {DedupeMode::kMean, "mean"}, {DedupeMode::kKeep, "keep"}};
+
 }  // namespace
 
+std::span<const EnumName<DedupeMode>> enum_names(DedupeMode) { return kDedupeNames; }
 DedupeMode parse_dedupe_mode(std::string_view name) {
-    if (name == "min") return DedupeMode::kMin;
-    if (name == "mean") return DedupeMode::kMean;
-    if (name == "keep") return DedupeMode::kKeep;
-    throw Error(str("unknown sampling.dedupe \"", name, "\": expected one of min, mean, keep"));
+    return parse_enum<DedupeMode>("dedupe mode", name);
 }
+std::string_view to_string(DedupeMode mode) { return enum_name(mode); }
 
 std::vector<int64_t> config_groups(std::span<const int8_t> rows, int64_t row_bytes, int64_t c) {
     return group_rows(rows, row_bytes, c);
@@ -115,17 +116,6 @@ ConfigSet dedupe_configs(std::span<const int8_t> rows, int64_t row_bytes,
                          std::span<const int64_t> runtimes_ns, DedupeMode mode) {
     const std::vector<double> t(runtimes_ns.begin(), runtimes_ns.end());
     return dedupe_configs(rows, row_bytes, t, mode);
-}
-
-ConfigSet restrict_configs(const ConfigSet& set, std::span<const int64_t> allowed) {
-    const std::unordered_set<int64_t> ok(allowed.begin(), allowed.end());
-    ConfigSet out;
-    for (int64_t i = 0; i < set.size(); ++i) {
-        if (!ok.count(set.indices[i])) continue;
-        out.indices.push_back(set.indices[i]);
-        out.targets.push_back(set.targets[i]);
-    }
-    return out;
 }
 
 }  // namespace segrank

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gnn/core/enum_names.h"
 #include "gnn/core/tensor.h"
 
 namespace segrank {
@@ -14,8 +15,11 @@ namespace segrank {
 /// `sampling.dedupe`.
 enum class DedupeMode { kMin, kMean, kKeep };
 
+/// Names: "min", "mean", "keep".
+std::span<const EnumName<DedupeMode>> enum_names(DedupeMode);
 /// Parses "min" | "mean" | "keep"; throws segrank::Error listing the valid names.
 DedupeMode parse_dedupe_mode(std::string_view name);
+std::string_view to_string(DedupeMode mode);
 
 /// Training candidates of one graph: config indices into the file and their targets.
 struct ConfigSet {
@@ -44,11 +48,6 @@ ConfigSet dedupe_configs(ConstMatrixView rows, std::span<const double> runtimes,
 std::vector<int64_t> config_groups(std::span<const int8_t> rows, int64_t row_bytes, int64_t c);
 /// Float rows ([c, D]); -0 equals +0, NaN refused.
 std::vector<int64_t> config_groups(ConstMatrixView rows);
-
-/// The entries of `set` whose index is in `allowed` (e.g. the training configs of a config
-/// holdout), order kept. With group-wise holdouts a whole group is either allowed or not, so the
-/// representative decides.
-ConfigSet restrict_configs(const ConfigSet& set, std::span<const int64_t> allowed);
 
 /// int64 runtimes (ns) convenience.
 ConfigSet dedupe_configs(std::span<const int8_t> rows, int64_t row_bytes,

@@ -50,19 +50,6 @@ GraphSplit holdout_graphs_kfold(std::vector<int64_t> ids, int64_t folds, int64_t
     return split;
 }
 
-GraphSplit holdout_graphs_fraction(std::vector<int64_t> ids, double fraction, uint64_t seed) {
-    ids = sorted_unique(std::move(ids));
-    const int64_t k = heldout_count(static_cast<int64_t>(ids.size()), fraction, "graphs");
-    Rng rng = Rng::derive(seed, 0, 0, "graph_folds");
-    shuffle(ids, rng);
-    GraphSplit split;
-    split.heldout.assign(ids.begin(), ids.begin() + k);
-    split.train.assign(ids.begin() + k, ids.end());
-    std::sort(split.train.begin(), split.train.end());
-    std::sort(split.heldout.begin(), split.heldout.end());
-    return split;
-}
-
 ConfigSplit holdout_configs(int64_t num_configs, std::span<const int64_t> group_of, double fraction,
                             uint64_t seed, int64_t graph_id) {
     SEGRANK_CHECK(num_configs >= 0, "holdout: num_configs must be >= 0, got ", num_configs);

@@ -20,10 +20,6 @@ struct GraphSplit {
 /// an id repeats.
 GraphSplit holdout_graphs_kfold(std::vector<int64_t> ids, int64_t folds, int64_t fold, uint64_t seed);
 
-/// round(fraction * N) graphs held out (at least 1, at most N - 1), drawn with the same shuffle.
-/// Throws segrank::Error unless 0 < fraction < 1 and N >= 2.
-GraphSplit holdout_graphs_fraction(std::vector<int64_t> ids, double fraction, uint64_t seed);
-
 /// Config indices of one graph split into training and held-out configs (both ascending).
 struct ConfigSplit {
     std::vector<int64_t> train;

@@ -9,11 +9,18 @@
 
 namespace segrank {
 
+namespace {
+constexpr EnumName<SegmentAggregate> kAggregateNames[] = {
+    {SegmentAggregate::kScoreSum, "score_sum"}, {SegmentAggregate::kEmbeddingMean, "embedding_mean"}};
+constexpr EnumName<HistoryInit> kHistoryInitNames[] = {{HistoryInit::kFresh, "fresh"},
+                                                       {HistoryInit::kZero, "zero"}};
+}  // namespace
+
+std::span<const EnumName<SegmentAggregate>> enum_names(SegmentAggregate) { return kAggregateNames; }
 SegmentAggregate parse_segment_aggregate(std::string_view name) {
-    if (name == "score_sum") return SegmentAggregate::kScoreSum;
-    if (name == "embedding_mean") return SegmentAggregate::kEmbeddingMean;
-    throw Error(str("model.aggregate: unknown value '", name, "' (expected one of: score_sum, embedding_mean)"));
+    return parse_enum<SegmentAggregate>("aggregate", name);
 }
+std::string_view to_string(SegmentAggregate aggregate) { return enum_name(aggregate); }
 
 SegmentChoice choose_segments(uint64_t seed, int64_t step, int64_t graph_id, int32_t num_segments,
                               int32_t num_fresh, double keep_prob) {
@@ -95,11 +102,11 @@ void combine_segments_backward(std::span<const MatrixView> dfresh, ConstMatrixVi
             for (int64_t c = 0; c < dout.cols; ++c) d.at(r, c) += w.fresh * dout.at(r, c);
 }
 
+std::span<const EnumName<HistoryInit>> enum_names(HistoryInit) { return kHistoryInitNames; }
 HistoryInit parse_history_init(std::string_view name) {
-    if (name == "fresh") return HistoryInit::kFresh;
-    if (name == "zero") return HistoryInit::kZero;
-    throw Error(str("segments.history_init: unknown value '", name, "' (expected one of: fresh, zero)"));
+    return parse_enum<HistoryInit>("history init", name);
 }
+std::string_view to_string(HistoryInit init) { return enum_name(init); }
 
 StaleSum sum_stale_segments(HistoryTable& table, int64_t graph, const SegmentChoice& choice,
                             std::span<const int64_t> configs, int64_t step, int64_t max_staleness,

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gnn/core/enum_names.h"
 #include "gnn/core/tensor.h"
 #include "segments/history_table.h"
 
@@ -29,8 +30,11 @@ namespace segrank {
 /// readouts [2H] followed by the head.
 enum class SegmentAggregate { kScoreSum, kEmbeddingMean };
 
+/// Names: "score_sum", "embedding_mean".
+std::span<const EnumName<SegmentAggregate>> enum_names(SegmentAggregate);
 /// Parses "score_sum" | "embedding_mean"; throws segrank::Error listing the valid names.
 SegmentAggregate parse_segment_aggregate(std::string_view name);
+std::string_view to_string(SegmentAggregate aggregate);
 
 /// The segments of one graph in one step. Shared by all K configs of the graph in that step.
 struct SegmentChoice {
@@ -77,8 +81,11 @@ enum class HistoryInit {
     kZero,   ///< read as 0 and not stored (as the reference GST code)
 };
 
+/// Names: "fresh", "zero".
+std::span<const EnumName<HistoryInit>> enum_names(HistoryInit);
 /// Parses "fresh" | "zero"; throws segrank::Error listing the valid names.
 HistoryInit parse_history_init(std::string_view name);
+std::string_view to_string(HistoryInit init);
 
 /// Forward-only evaluation of one segment for some configs: fills out [configs.size(), width] with
 /// the segment's outputs (score or readout) under the current parameters, without saved state.

@@ -181,21 +181,6 @@ void HistoryTable::scatter(int64_t graph, std::span<const int64_t> configs, int3
         write(graph, configs[k], segment, {values.row(static_cast<int64_t>(k)), static_cast<size_t>(width_)}, step);
 }
 
-void HistoryTable::erase_graph(int64_t graph) {
-    for (auto it = lru_.begin(); it != lru_.end();) {
-        if (static_cast<int64_t>(*it >> 32) != graph) {
-            ++it;
-            continue;
-        }
-        auto rit = rows_.find(*it);
-        bytes_ -= row_bytes(rit->second.num_segments);
-        entries_ -= rit->second.live;
-        rows_.erase(rit);
-        it = lru_.erase(it);
-    }
-    graph_segments_.erase(graph);
-}
-
 void HistoryTable::clear() {
     rows_.clear();
     lru_.clear();

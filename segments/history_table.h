@@ -60,8 +60,6 @@ public:
 
     /// Bytes for `segments.history_max_mb` (MiB; 0 = unlimited).
     static int64_t bytes_from_mb(double mb);
-    /// Graphs are sharded by id: rank r owns graph g when g % world == r (DESIGN.md 9).
-    static bool owned_by(int64_t graph, int rank, int world) { return graph % world == rank; }
 
     int32_t width() const { return width_; }
     int64_t max_bytes() const { return max_bytes_; }
@@ -95,8 +93,6 @@ public:
     void scatter(int64_t graph, std::span<const int64_t> configs, int32_t segment, ConstMatrixView values,
                  int64_t step);
 
-    /// Drops every row of `graph` (and its declaration).
-    void erase_graph(int64_t graph);
     /// Drops everything (declarations too); counters are kept.
     void clear();
 

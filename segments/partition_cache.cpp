@@ -45,7 +45,7 @@ std::string partition_cache_key(const GraphStructure& graph, std::span<const int
     std::ostringstream os;
     os << "segrank-partition-v" << kPartitionerVersion << '|' << graph.name << "|n=" << graph.num_nodes()
        << "|edges=" << std::hex << std::setw(16) << std::setfill('0') << hash_int64s(graph.edge_index)
-       << std::dec << '|' << partition_method_name(params.method) << "|max_nodes=" << params.max_nodes;
+       << std::dec << '|' << to_string(params.method) << "|max_nodes=" << params.max_nodes;
     if (params.method == PartitionMethod::kMetis) os << "|seed=" << params.metis_seed;
     if (params.method == PartitionMethod::kSplits)
         os << "|splits=" << std::hex << std::setw(16) << std::setfill('0') << hash_int64s(node_splits);

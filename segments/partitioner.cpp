@@ -9,23 +9,17 @@
 
 namespace segrank {
 
-PartitionMethod parse_partition_method(std::string_view name) {
-    if (name == "contiguous") return PartitionMethod::kContiguous;
-    if (name == "splits") return PartitionMethod::kSplits;
-    if (name == "metis") return PartitionMethod::kMetis;
-    throw Error(str("segments.partition: unknown method '", name,
-                    "' (expected one of: contiguous, splits, metis)"));
-}
+namespace {
+constexpr EnumName<PartitionMethod> kPartitionNames[] = {{PartitionMethod::kContiguous, "contiguous"},
+                                                         {PartitionMethod::kSplits, "splits"},
+                                                         {PartitionMethod::kMetis, "metis"}};
+}  // namespace
 
-std::string_view partition_method_name(PartitionMethod method) {
-    switch (method) {
-        case PartitionMethod::kContiguous: return "contiguous";
-        case PartitionMethod::kSplits: return "splits";
-        case PartitionMethod::kMetis: return "metis";
-    }
-    SEGRANK_ASSERT(false, "unhandled PartitionMethod");
-    return {};
+std::span<const EnumName<PartitionMethod>> enum_names(PartitionMethod) { return kPartitionNames; }
+PartitionMethod parse_partition_method(std::string_view name) {
+    return parse_enum<PartitionMethod>("partition", name);
 }
+std::string_view to_string(PartitionMethod method) { return enum_name(method); }
 
 int64_t Partition::max_segment_size() const {
     int64_t best = 0;
@@ -138,7 +132,7 @@ bool is_range_method(PartitionMethod method) {
 std::vector<int64_t> range_partition_bounds(int64_t num_nodes, std::span<const int64_t> node_splits,
                                             const PartitionParams& params) {
     SEGRANK_CHECK(is_range_method(params.method), "range_partition_bounds: segments.partition = \"",
-                  partition_method_name(params.method), "\" does not cut id ranges");
+                  to_string(params.method), "\" does not cut id ranges");
     const int64_t bound = effective_max_nodes(num_nodes, params);
     return params.method == PartitionMethod::kContiguous ? contiguous_bounds(num_nodes, bound)
                                                          : splits_bounds(num_nodes, node_splits, bound);

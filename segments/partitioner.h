@@ -9,16 +9,19 @@
 #include <vector>
 
 #include "data/graph.h"
+#include "gnn/core/enum_names.h"
 
 namespace segrank {
 
 /// `segments.partition` (DESIGN.md 6).
 enum class PartitionMethod { kContiguous, kSplits, kMetis };
 
+/// Names: "contiguous", "splits", "metis".
+std::span<const EnumName<PartitionMethod>> enum_names(PartitionMethod);
 /// Parses "contiguous" | "splits" | "metis"; throws segrank::Error listing the valid names.
 PartitionMethod parse_partition_method(std::string_view name);
 /// The config spelling of a method ("contiguous", "splits", "metis").
-std::string_view partition_method_name(PartitionMethod method);
+std::string_view to_string(PartitionMethod method);
 
 /// What decides which nodes a segment pools (halo context is derived later, see segment.h).
 struct PartitionParams {

@@ -157,12 +157,4 @@ std::vector<Segment> SegmentBuilder::build_all() {
     return out;
 }
 
-std::vector<Segment> build_segments(const GraphStructure& graph, std::span<const int64_t> node_splits,
-                                    std::span<const int64_t> node_config_ids, const PartitionParams& params,
-                                    int64_t graph_id, int32_t halo_hops) {
-    SegmentBuilder builder(graph, node_config_ids, partition_graph(graph, node_splits, params), graph_id,
-                           halo_hops);
-    return builder.build_all();
-}
-
 }  // namespace segrank

@@ -105,10 +105,4 @@ private:
     std::vector<int32_t> local_of_;           // [n] scratch, -1 between builds
 };
 
-/// Convenience: partition_graph + SegmentBuilder::build_all. node_splits / node_config_ids are
-/// empty spans for tile graphs.
-std::vector<Segment> build_segments(const GraphStructure& graph, std::span<const int64_t> node_splits,
-                                    std::span<const int64_t> node_config_ids, const PartitionParams& params,
-                                    int64_t graph_id, int32_t halo_hops);
-
 }  // namespace segrank

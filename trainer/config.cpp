@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -215,9 +216,9 @@ private:
             if (!n.is_boolean()) return type_error(dotted, "a boolean (true or false)", n);
             value = n.as_boolean()->get();
         } else if constexpr (std::is_enum_v<T>) {
-            if (!n.is_string()) return type_error(dotted, str("one of ", cfg::detail::enum_name_list<T>()), n);
-            if (!cfg::detail::lookup_enum(n.as_string()->get(), &value))
-                type_error(dotted, str("one of ", cfg::detail::enum_name_list<T>()), n);
+            if (!n.is_string()) return type_error(dotted, str("one of ", enum_name_list<T>()), n);
+            if (const std::optional<T> v = find_enum<T>(n.as_string()->get())) value = *v;
+            else type_error(dotted, str("one of ", enum_name_list<T>()), n);
         } else if constexpr (std::is_integral_v<T>) {
             if (!n.is_integer()) return type_error(dotted, "an integer", n);
             const int64_t x = n.as_integer()->get();
@@ -235,7 +236,7 @@ private:
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
             read_string_list(n, value, dotted);
         } else {
-            static_assert(std::is_same_v<T, std::vector<cfg::LossTerm>>);
+            static_assert(std::is_same_v<T, std::vector<LossTerm>>);
             read_loss_terms(n, value, dotted);
         }
     }
@@ -258,16 +259,16 @@ private:
     }
 
     /// `[{name = "listmle", weight = 1.0}, ...]`; weight defaults to 1.
-    void read_loss_terms(const toml::node& n, std::vector<cfg::LossTerm>& value, const std::string& dotted) {
+    void read_loss_terms(const toml::node& n, std::vector<LossTerm>& value, const std::string& dotted) {
         const toml::array* a = n.as_array();
         if (!a) return type_error(dotted, "an array of {name, weight} tables", n);
-        std::vector<cfg::LossTerm> out;
+        std::vector<LossTerm> out;
         for (size_t i = 0; i < a->size(); ++i) {
             const toml::node& el = *a->get(i);
             const toml::table* t = el.as_table();
             const std::string item = str(dotted, "[", i, "]");
             if (!t) return type_error(item, "a table {name = \"...\", weight = ...}", el);
-            cfg::LossTerm term;
+            LossTerm term;
             for (auto&& [k, v] : *t) {
                 if (k.str() != "name" && k.str() != "weight") {
                     const std::string near = edit_distance(k.str(), "weight") <= 2 ? " (did you mean 'weight'?)"

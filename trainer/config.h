@@ -5,69 +5,43 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "data/collection.h"
+#include "gnn/core/enum_names.h"
+#include "gnn/loss.h"
+#include "gnn/model.h"
+#include "gnn/ops/pointwise.h"
+#include "gnn/optim.h"
+#include "sampling/config_sampler.h"
+#include "sampling/dedupe.h"
+#include "sampling/segment_sampler.h"
+#include "segments/partitioner.h"
+
 namespace segrank {
-/// Section structs and enums of RunConfig live in segrank::cfg (names like Partition or
-/// Activation are taken by the libraries that consume them; the trainer maps between them).
+/// Section structs of RunConfig and the enums that only the config has live in segrank::cfg. Keys
+/// that choose a library behaviour hold that library's enum (Activation, PartitionMethod, ...),
+/// whose one name table is beside the enum (gnn/core/enum_names.h).
 namespace cfg {
 
-// ---- enums (STYLE.md R10): each has parse_* (throws segrank::Error listing valid names) and
-// ---- to_string (the TOML spelling).
+// ---- config-only enums (STYLE.md R10): one name table each (config_check.cpp), read by
+// ---- load_config, written by to_string (the TOML spelling).
 
-/// data.store: on-disk format of the collections.
-enum class StoreFormat { kNpz, kHdf5 };
 /// data.holdout: what the validation set holds out (DESIGN.md 8, issue 4 item 5).
 enum class Holdout { kGraphs, kConfigs };
-/// model.activation (DESIGN.md 5).
-enum class Activation { kGelu, kRelu, kLeakyRelu };
-/// model.config_join: config features at the input (early) or before the head (late, tile only).
-enum class ConfigJoin { kEarly, kLate };
-/// model.aggregate: graph score = sum of segment scores, or head over the mean segment readout.
-enum class Aggregate { kScoreSum, kEmbeddingMean };
-/// segments.partition (DESIGN.md 6).
-enum class Partition { kContiguous, kSplits, kMetis };
-/// segments.history_init: missing HistoryTable entries computed forward-only, or read as 0.
-enum class HistoryInit { kFresh, kZero };
-/// sampling.strategy (DESIGN.md 7).
-enum class SamplingStrategy { kUniform, kFastBiased, kStratified };
-/// sampling.dedupe: duplicate config rows in training (DESIGN.md 3).
-enum class Dedupe { kMin, kMean, kKeep };
-/// loss.terms[].name (DESIGN.md 8).
-enum class LossKind { kPairwiseHinge, kPairwiseLogistic, kListMle, kMse };
-/// optim.schedule: constant, or linear warmup then cosine decay to 0.
-enum class LrSchedule { kConstant, kCosine };
 /// eval.metric: model selection / early stopping metric. kKaggle = the collection's Kaggle score
 /// (tile: 1 - slowdown@5, layout: Kendall tau), averaged over collections. Higher is better except
 /// for the slowdowns, where lower is better.
 enum class EvalMetric { kKaggle, kKendall, kOpa, kSlowdown1, kSlowdown5, kSlowdown10 };
 
-StoreFormat parse_store_format(std::string_view s);
-Holdout parse_holdout(std::string_view s);
-Activation parse_activation(std::string_view s);
-ConfigJoin parse_config_join(std::string_view s);
-Aggregate parse_aggregate(std::string_view s);
-Partition parse_partition(std::string_view s);
-HistoryInit parse_history_init(std::string_view s);
-SamplingStrategy parse_sampling_strategy(std::string_view s);
-Dedupe parse_dedupe(std::string_view s);
-LossKind parse_loss_kind(std::string_view s);
-LrSchedule parse_lr_schedule(std::string_view s);
-EvalMetric parse_eval_metric(std::string_view s);
-
-std::string_view to_string(StoreFormat v);
+/// Names: "graphs", "configs".
+std::span<const EnumName<Holdout>> enum_names(Holdout);
+/// Names: "kaggle", "kendall", "opa", "slowdown_1", "slowdown_5", "slowdown_10".
+std::span<const EnumName<EvalMetric>> enum_names(EvalMetric);
 std::string_view to_string(Holdout v);
-std::string_view to_string(Activation v);
-std::string_view to_string(ConfigJoin v);
-std::string_view to_string(Aggregate v);
-std::string_view to_string(Partition v);
-std::string_view to_string(HistoryInit v);
-std::string_view to_string(SamplingStrategy v);
-std::string_view to_string(Dedupe v);
-std::string_view to_string(LossKind v);
-std::string_view to_string(LrSchedule v);
 std::string_view to_string(EvalMetric v);
 
 // ---- sections. Comments give the meaning; configs/default.toml repeats them per key.
@@ -98,7 +72,7 @@ struct ModelSection {
     Activation activation = Activation::kGelu;
     double dropout = 0.0;                          ///< in [0, 1)
     ConfigJoin config_join = ConfigJoin::kEarly;
-    Aggregate aggregate = Aggregate::kScoreSum;
+    SegmentAggregate aggregate = SegmentAggregate::kScoreSum;
     int prune_hops = -1;                           ///< keep nodes within R hops of a configurable one; -1 = off
     bool config_independence = true;               ///< exact config-independence shortcut (DESIGN.md 4)
     bool operator==(const ModelSection&) const = default;
@@ -106,7 +80,7 @@ struct ModelSection {
 
 /// [segments]: Graph Segment Training (DESIGN.md 6).
 struct SegmentsSection {
-    Partition partition = Partition::kContiguous;
+    PartitionMethod partition = PartitionMethod::kContiguous;
     int max_nodes = 1000;                   ///< segment size bound; 0 = whole graph is one segment
     int halo_hops = 0;                      ///< read-only context hops around each segment
     int fresh = 1;                          ///< k segments backpropagated per graph and step
@@ -122,24 +96,17 @@ struct SegmentsSection {
 struct SamplingSection {
     int batch_graphs = 8;                          ///< B graphs per global batch
     int configs = 32;                              ///< K configs per graph, without replacement
-    SamplingStrategy strategy = SamplingStrategy::kUniform;
+    ConfigStrategy strategy = ConfigStrategy::kUniform;
     int config_pool = 0;                           ///< fixed per-graph pool of P configs; 0 = off
-    Dedupe dedupe = Dedupe::kMin;                  ///< training only
+    DedupeMode dedupe = DedupeMode::kMin;          ///< training only
     int64_t seed = 0;                              ///< seeds batch, config and segment sampling
     bool operator==(const SamplingSection&) const = default;
-};
-
-/// One weighted term of the training loss.
-struct LossTerm {
-    LossKind kind = LossKind::kListMle;
-    double weight = 1.0;
-    bool operator==(const LossTerm&) const = default;
 };
 
 /// [loss]: `terms = [{name = "listmle", weight = 1.0}, ...]` plus shared parameters (DESIGN.md 8).
 /// A top-level `loss = [{...}]` array (DESIGN.md 8's spelling) is accepted as `[loss] terms`.
 struct LossSection {
-    std::vector<LossTerm> terms{LossTerm{}};
+    std::vector<LossTerm> terms{LossTerm{LossKind::kListMle, 1.0}};
     double margin = 0.1;        ///< pairwise_hinge margin
     double temperature = 1.0;   ///< listmle temperature T
     bool operator==(const LossSection&) const = default;
@@ -153,7 +120,7 @@ struct OptimSection {
     double beta2 = 0.999;
     double eps = 1e-8;
     double clip_norm = 1.0;        ///< global gradient-norm clip; 0 = off
-    LrSchedule schedule = LrSchedule::kCosine;
+    LrScheduleKind schedule = LrScheduleKind::kCosine;
     int64_t warmup_steps = 100;
     bool operator==(const OptimSection&) const = default;
 };

@@ -1,5 +1,5 @@
-// RunConfig without TOML: enum names, range and consistency checks, the commented TOML dump,
-// the key list, thread resolution. The TOML reader is trainer/config.cpp.
+// RunConfig without TOML: names of the config-only enums, range and consistency checks, key
+// locations, thread resolution. The TOML reader is trainer/config.cpp, the writer config_dump.cpp.
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -12,44 +12,17 @@
 namespace segrank {
 namespace cfg {
 namespace {
-
-template <typename E>
-E parse_enum(std::string_view s) {
-    E v{};
-    SEGRANK_CHECK(detail::lookup_enum(s, &v), "unknown ", detail::EnumNames<E>::what, " \"", s,
-                  "\" (valid: ", detail::enum_name_list<E>(), ")");
-    return v;
-}
-
+constexpr EnumName<Holdout> kHoldoutNames[] = {{Holdout::kGraphs, "graphs"}, {Holdout::kConfigs, "configs"}};
+constexpr EnumName<EvalMetric> kEvalMetricNames[] = {
+    {EvalMetric::kKaggle, "kaggle"},         {EvalMetric::kKendall, "kendall"},
+    {EvalMetric::kOpa, "opa"},               {EvalMetric::kSlowdown1, "slowdown_1"},
+    {EvalMetric::kSlowdown5, "slowdown_5"}, {EvalMetric::kSlowdown10, "slowdown_10"}};
 }  // namespace
 
-StoreFormat parse_store_format(std::string_view s) { return parse_enum<StoreFormat>(s); }
-Holdout parse_holdout(std::string_view s) { return parse_enum<Holdout>(s); }
-Activation parse_activation(std::string_view s) { return parse_enum<Activation>(s); }
-ConfigJoin parse_config_join(std::string_view s) { return parse_enum<ConfigJoin>(s); }
-Aggregate parse_aggregate(std::string_view s) { return parse_enum<Aggregate>(s); }
-Partition parse_partition(std::string_view s) { return parse_enum<Partition>(s); }
-HistoryInit parse_history_init(std::string_view s) { return parse_enum<HistoryInit>(s); }
-SamplingStrategy parse_sampling_strategy(std::string_view s) {
-    return parse_enum<SamplingStrategy>(s);
-}
-Dedupe parse_dedupe(std::string_view s) { return parse_enum<Dedupe>(s); }
-LossKind parse_loss_kind(std::string_view s) { return parse_enum<LossKind>(s); }
-LrSchedule parse_lr_schedule(std::string_view s) { return parse_enum<LrSchedule>(s); }
-EvalMetric parse_eval_metric(std::string_view s) { return parse_enum<EvalMetric>(s); }
-
-std::string_view to_string(StoreFormat v) { return detail::enum_to_string(v); }
-std::string_view to_string(Holdout v) { return detail::enum_to_string(v); }
-std::string_view to_string(Activation v) { return detail::enum_to_string(v); }
-std::string_view to_string(ConfigJoin v) { return detail::enum_to_string(v); }
-std::string_view to_string(Aggregate v) { return detail::enum_to_string(v); }
-std::string_view to_string(Partition v) { return detail::enum_to_string(v); }
-std::string_view to_string(HistoryInit v) { return detail::enum_to_string(v); }
-std::string_view to_string(SamplingStrategy v) { return detail::enum_to_string(v); }
-std::string_view to_string(Dedupe v) { return detail::enum_to_string(v); }
-std::string_view to_string(LossKind v) { return detail::enum_to_string(v); }
-std::string_view to_string(LrSchedule v) { return detail::enum_to_string(v); }
-std::string_view to_string(EvalMetric v) { return detail::enum_to_string(v); }
+std::span<const EnumName<Holdout>> enum_names(Holdout) { return kHoldoutNames; }
+std::span<const EnumName<EvalMetric>> enum_names(EvalMetric) { return kEvalMetricNames; }
+std::string_view to_string(Holdout v) { return enum_name(v); }
+std::string_view to_string(EvalMetric v) { return enum_name(v); }
 
 namespace detail {
 

@@ -20,7 +20,7 @@ std::string toml_value(const T& v) {
     if constexpr (std::is_same_v<T, bool>) {
         return v ? "true" : "false";
     } else if constexpr (std::is_enum_v<T>) {
-        return quote_toml(cfg::to_string(v));
+        return quote_toml(to_string(v));
     } else if constexpr (std::is_integral_v<T>) {
         return std::to_string(v);
     } else if constexpr (std::is_floating_point_v<T>) {
@@ -32,10 +32,10 @@ std::string toml_value(const T& v) {
         for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + quote_toml(v[i]);
         return out + "]";
     } else {
-        static_assert(std::is_same_v<T, std::vector<cfg::LossTerm>>);
+        static_assert(std::is_same_v<T, std::vector<LossTerm>>);
         std::string out = "[";
         for (size_t i = 0; i < v.size(); ++i)
-            out += str(i ? ", " : "", "{ name = ", quote_toml(cfg::to_string(v[i].kind)),
+            out += str(i ? ", " : "", "{ name = ", quote_toml(to_string(v[i].kind)),
                        ", weight = ", format_double(v[i].weight), " }");
         return out + "]";
     }

@@ -50,7 +50,7 @@ void Dataset::open_sources(const cfg::DataSection& data) {
         seen.insert(id.name());
         return wanted.empty() || wanted.count(id.name()) > 0;
     };
-    if (data.store == cfg::StoreFormat::kHdf5) {
+    if (data.store == StoreFormat::kHdf5) {
         std::vector<std::filesystem::path> files;
         if (std::filesystem::is_regular_file(root)) {
             files.push_back(root);

@@ -23,19 +23,15 @@ namespace segrank {
 
 ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim) {
     ModelConfig m;
-    m.task = task == Task::kTile ? ModelTask::kTile : ModelTask::kLayout;
+    m.task = task;
     m.feat_dim = feat_dim;
     m.hidden = cfg.model.hidden;
     m.layers = cfg.model.layers;
     m.opcode_dim = cfg.model.opcode_dim;
     m.config_dim = cfg.model.config_dim;
-    switch (cfg.model.activation) {
-        case cfg::Activation::kGelu: m.activation = Activation::kGelu; break;
-        case cfg::Activation::kRelu: m.activation = Activation::kRelu; break;
-        case cfg::Activation::kLeakyRelu: m.activation = Activation::kLeakyRelu; break;
-    }
+    m.activation = cfg.model.activation;
     m.dropout = static_cast<float>(cfg.model.dropout);
-    m.config_join = cfg.model.config_join == cfg::ConfigJoin::kLate ? ConfigJoin::kLate : ConfigJoin::kEarly;
+    m.config_join = cfg.model.config_join;
     m.exploit_independence = cfg.model.config_independence;
     m.validate();
     return m;
@@ -43,24 +39,13 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
 
 GstOptions gst_options_from(const RunConfig& cfg) {
     GstOptions o;
-    o.aggregate = cfg.model.aggregate == cfg::Aggregate::kScoreSum ? SegmentAggregate::kScoreSum
-                                                                   : SegmentAggregate::kEmbeddingMean;
+    o.aggregate = cfg.model.aggregate;
     o.fresh = cfg.segments.fresh;
     o.keep_prob = cfg.segments.keep_prob;
-    o.history_init = cfg.segments.history_init == cfg::HistoryInit::kFresh ? HistoryInit::kFresh : HistoryInit::kZero;
+    o.history_init = cfg.segments.history_init;
     o.max_staleness = cfg.segments.max_staleness;
     o.seed = static_cast<uint64_t>(cfg.sampling.seed);
-    for (const auto& t : cfg.loss.terms) {
-        LossTerm lt;
-        switch (t.kind) {
-            case cfg::LossKind::kPairwiseHinge: lt.kind = LossKind::kPairwiseHinge; break;
-            case cfg::LossKind::kPairwiseLogistic: lt.kind = LossKind::kPairwiseLogistic; break;
-            case cfg::LossKind::kListMle: lt.kind = LossKind::kListMle; break;
-            case cfg::LossKind::kMse: lt.kind = LossKind::kMse; break;
-        }
-        lt.weight = t.weight;
-        o.loss_terms.push_back(lt);
-    }
+    o.loss_terms = cfg.loss.terms;
     o.loss_options.margin = cfg.loss.margin;
     o.loss_options.temperature = cfg.loss.temperature;
     o.skip_independent = cfg.model.config_independence && ranking_only(o.loss_terms);
@@ -69,11 +54,7 @@ GstOptions gst_options_from(const RunConfig& cfg) {
 
 PrepareOptions prepare_options_from(const RunConfig& cfg) {
     PrepareOptions p;
-    switch (cfg.segments.partition) {
-        case cfg::Partition::kContiguous: p.partition.method = PartitionMethod::kContiguous; break;
-        case cfg::Partition::kSplits: p.partition.method = PartitionMethod::kSplits; break;
-        case cfg::Partition::kMetis: p.partition.method = PartitionMethod::kMetis; break;
-    }
+    p.partition.method = cfg.segments.partition;
     p.partition.max_nodes = cfg.segments.max_nodes;
     p.partition.metis_seed = static_cast<uint64_t>(cfg.sampling.seed);
     p.halo_hops = cfg.segments.halo_hops;
@@ -297,7 +278,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
     // config_check.cpp rejects "late" with layout collections named in the config (with file:line);
     // an unrestricted data.collections only reveals the task here, so point at the key ourselves.
     const std::string join_at = key_location(cfg_, "model.config_join");
-    SEGRANK_CHECK(cfg_.model.config_join != cfg::ConfigJoin::kLate || task_ == Task::kTile, join_at,
+    SEGRANK_CHECK(cfg_.model.config_join != ConfigJoin::kLate || task_ == Task::kTile, join_at,
                   join_at.empty() ? "" : ": ",
                   "model.config_join: \"late\" applies to tile collections only, but the training graphs are ",
                   train.front().collection.name(), " (set model.config_join = \"early\" or select tile collections)");
@@ -338,7 +319,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
         total_steps_ = total_steps_ > 0 ? std::min(total_steps_, by_epochs) : by_epochs;
     }
     SEGRANK_CHECK(total_steps_ > 0, "train.steps and train.epochs are both 0: nothing to train");
-    schedule_.kind = cfg_.optim.schedule == cfg::LrSchedule::kCosine ? LrScheduleKind::kCosine : LrScheduleKind::kConstant;
+    schedule_.kind = cfg_.optim.schedule;
     schedule_.base_lr = cfg_.optim.lr;
     schedule_.warmup_steps = std::min<int64_t>(cfg_.optim.warmup_steps, std::max<int64_t>(0, total_steps_ - 1));
     schedule_.total_steps = total_steps_;
@@ -377,9 +358,7 @@ const PreparedGraph& Trainer::train_graph(int64_t id) {
     const GraphEntry& e = dataset_->train()[static_cast<size_t>(id)];
     auto pg = prepare_graph(e, normalizer_, *model_, prep_);
     // Training candidates: this role's configs, duplicates collapsed (sampling.dedupe).
-    DedupeMode mode = cfg_.sampling.dedupe == cfg::Dedupe::kMin    ? DedupeMode::kMin
-                      : cfg_.sampling.dedupe == cfg::Dedupe::kMean ? DedupeMode::kMean
-                                                                   : DedupeMode::kKeep;
+    const DedupeMode mode = cfg_.sampling.dedupe;
     // Groups of identical rows, hashed chunk by chunk from the source (memory O(chunk + c)).
     std::vector<int64_t> groups;
     if (mode == DedupeMode::kKeep) {
@@ -396,9 +375,7 @@ const PreparedGraph& Trainer::train_graph(int64_t id) {
     so.configs = cfg_.sampling.configs;
     so.pool = cfg_.sampling.config_pool;
     so.seed = static_cast<uint64_t>(cfg_.sampling.seed);
-    so.strategy = cfg_.sampling.strategy == cfg::SamplingStrategy::kFastBiased   ? ConfigStrategy::kFastBiased
-                  : cfg_.sampling.strategy == cfg::SamplingStrategy::kStratified ? ConfigStrategy::kStratified
-                                                                                 : ConfigStrategy::kUniform;
+    so.strategy = cfg_.sampling.strategy;
     samplers_[id] = std::make_unique<ConfigSampler>(so, id, std::move(set));
     return *train_cache_.emplace(id, std::move(pg)).first->second;
 }

@@ -9,12 +9,7 @@ namespace segrank::hlo {
 
 std::optional<Task> detect_task(const ModuleTuning& mt) {
     if (mt.runs.empty()) return std::nullopt;
-    switch (mt.runs.front().kind) {
-        case RunConfigKind::kTile: return Task::kTile;
-        case RunConfigKind::kLayout: return Task::kLayout;
-        case RunConfigKind::kNone: return std::nullopt;
-    }
-    return std::nullopt;
+    return mt.runs.front().kind;
 }
 
 Featurized<TileGraph> featurize_tile(const ModuleTuning& mt, const std::string& where_in) {
@@ -29,7 +24,7 @@ Featurized<TileGraph> featurize_tile(const ModuleTuning& mt, const std::string& 
         return res;
     }
     for (size_t r = 0; r < mt.runs.size(); ++r) {
-        if (mt.runs[r].kind != RunConfigKind::kTile || !mt.runs[r].has_tile_size_config) {
+        if (mt.runs[r].kind != Task::kTile || !mt.runs[r].has_tile_size_config) {
             res.skip_reason = str("runs[", r, "] has no op_config.tile_size_config");
             return res;
         }
@@ -77,7 +72,7 @@ Featurized<LayoutGraph> featurize_layout(const ModuleTuning& mt, const std::stri
     bool any_default = false;
     for (size_t r = 0; r < mt.runs.size(); ++r) {
         const Run& run = mt.runs[r];
-        if (run.kind != RunConfigKind::kLayout || run.error || !run.has_profile) continue;
+        if (run.kind != Task::kLayout || run.error || !run.has_profile) continue;
         SEGRANK_CHECK(run.compute_time_ns > 0, where, ": runs[", r, "] is kept (no error, profile "
                       "present) but has compute_time_ns = ", run.compute_time_ns, " (expected > 0)");
         SEGRANK_CHECK(run.layout.size() == nc, where, ": runs[", r, "] has ", run.layout.size(),

@@ -65,12 +65,6 @@ int64_t HloModule::num_instructions() const {
     return n;
 }
 
-std::optional<size_t> HloModule::find_computation(int64_t cid) const {
-    for (size_t i = 0; i < computations.size(); ++i)
-        if (computations[i].id == cid) return i;
-    return std::nullopt;
-}
-
 std::optional<InstructionRef> HloModule::find_instruction(int64_t iid) const {
     for (size_t c = 0; c < computations.size(); ++c)
         if (auto i = computations[c].find_instruction(iid)) return InstructionRef{c, *i};

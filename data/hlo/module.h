@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gnn/core/task.h"
+
 namespace segrank::hlo {
 
 /// xla::PrimitiveType enum values (DATA_FORMATS.md 3.3). Stored as int32 so unknown/newer values
@@ -149,8 +151,6 @@ struct HloModule {
 
     /// Total instructions over all computations (= node count of the featurized graph).
     int64_t num_instructions() const;
-    /// Index into `computations` of the computation with `id`, or nullopt. Linear scan.
-    std::optional<size_t> find_computation(int64_t id) const;
     /// Location of the instruction with `id` (any computation), or nullopt. Linear scan; for many
     /// lookups build a map once (the featurizer does).
     std::optional<InstructionRef> find_instruction(int64_t id) const;
@@ -172,12 +172,11 @@ struct NodeLayoutConfig {
     std::vector<std::vector<int32_t>> tensors;
 };
 
-/// Which oneof of ConfigProfile.config a run carries.
-enum class RunConfigKind { kNone, kTile, kLayout };
-
 /// One measured configuration (tpu_graphs ConfigProfile).
 struct Run {
-    RunConfigKind kind = RunConfigKind::kNone;
+    /// Which oneof of ConfigProfile.config the run carries: op_config (kTile), module_config
+    /// (kLayout), or none.
+    std::optional<Task> kind;
     TileSizeConfig tile;                 ///< valid when kind == kTile (op_config.tile_size_config)
     bool has_tile_size_config = false;   ///< op_config carried a tile_size_config message
     std::vector<NodeLayoutConfig> layout;  ///< valid when kind == kLayout; one per configurable node

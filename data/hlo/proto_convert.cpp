@@ -107,7 +107,7 @@ Run to_run(const pb::ConfigProfile& p) {
     Run r;
     switch (p.config_case()) {
         case pb::ConfigProfile::kOpConfig: {
-            r.kind = RunConfigKind::kTile;
+            r.kind = Task::kTile;
             r.has_tile_size_config = p.op_config().has_tile_size_config();
             const auto& t = p.op_config().tile_size_config();
             r.tile = {to_vec(t.kernel_bounds()), to_vec(t.output_bounds()), to_vec(t.input_bounds()),
@@ -115,7 +115,7 @@ Run to_run(const pb::ConfigProfile& p) {
             break;
         }
         case pb::ConfigProfile::kModuleConfig: {
-            r.kind = RunConfigKind::kLayout;
+            r.kind = Task::kLayout;
             for (const auto& node : p.module_config().layout_config().nodes()) {
                 NodeLayoutConfig nl;
                 for (const auto& t : node.tensors())
@@ -124,7 +124,7 @@ Run to_run(const pb::ConfigProfile& p) {
             }
             break;
         }
-        default: r.kind = RunConfigKind::kNone;
+        default: r.kind = std::nullopt;
     }
     r.error = p.error();
     r.has_profile = p.has_profile();

@@ -275,7 +275,7 @@ void check_module_tuning(const ModuleTuning& mt, const std::string& where_in) {
     const size_t nc = mt.config_index_to_node.size();
     for (size_t r = 0; r < mt.runs.size(); ++r) {
         const Run& run = mt.runs[r];
-        if (run.kind != RunConfigKind::kLayout) continue;
+        if (run.kind != Task::kLayout) continue;
         SEGRANK_CHECK(run.layout.size() == nc, where, ": runs[", r, "].module_config has ",
                       run.layout.size(), " layout nodes, expected ", nc,
                       " (one per config_index_to_node entry)");

@@ -1,25 +1,9 @@
 // matmul dispatch (oneDNN or reference) and the Linear forward/backward built on it.
 #include "gnn/ops/matmul.h"
 
-#include <atomic>
-
 #include "gnn/core/parallel.h"
 
 namespace segrank {
-
-namespace {
-std::atomic<MatmulBackend> g_backend{MatmulBackend::kAuto};
-}
-
-MatmulBackend set_matmul_backend(MatmulBackend backend) { return g_backend.exchange(backend); }
-
-bool matmul_has_dnnl() {
-#if defined(SEGRANK_WITH_DNNL)
-    return true;
-#else
-    return false;
-#endif
-}
 
 void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args) {
     const int64_t m = args.trans_a ? a.cols : a.rows;
@@ -39,12 +23,10 @@ void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs
         return;
     }
 #if defined(SEGRANK_WITH_DNNL)
-    if (g_backend.load() == MatmulBackend::kAuto) {
-        detail::dnnl_matmul(c, a, b, args, m, k, n);
-        return;
-    }
-#endif
+    detail::dnnl_matmul(c, a, b, args, m, k, n);
+#else
     matmul_reference(c, a, b, args);
+#endif
 }
 
 void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const float* b, bool accumulate) {

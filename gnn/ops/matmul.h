@@ -5,9 +5,6 @@
 
 namespace segrank {
 
-/// Which implementation `matmul` uses. kAuto = oneDNN when built with it, else the reference.
-enum class MatmulBackend { kAuto, kReference };
-
 /// Arguments of one product. op(A) is A or A^T (A stored [K, M] when transposed), op(B) likewise
 /// (B stored [N, K] when transposed). Transposes are expressed through strides, never materialized.
 struct MatmulArgs {
@@ -24,11 +21,6 @@ void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs
 
 /// The naive OpenMP reference (test oracle and fallback); same contract as `matmul`.
 void matmul_reference(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args = {});
-
-/// Selects the backend process-wide (tests and the benchmark use it); returns the previous one.
-MatmulBackend set_matmul_backend(MatmulBackend backend);
-/// True when this build has oneDNN (SEGRANK_WITH_DNNL).
-bool matmul_has_dnnl();
 
 /// Linear forward: y[M, N] = x[M, K] w[N, K]^T + b[N] (torch layout); accumulate adds into y.
 void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const float* b, bool accumulate = false);

@@ -188,23 +188,14 @@ void gelu_grad_rows(MatrixView dx, ConstMatrixView dy, ConstMatrixView x, int64_
     }
 }
 
+constexpr EnumName<Activation> kActivationNames[] = {
+    {Activation::kGelu, "gelu"}, {Activation::kRelu, "relu"}, {Activation::kLeakyRelu, "leaky_relu"}};
+
 }  // namespace
 
-Activation parse_activation(std::string_view s) {
-    if (s == "gelu") return Activation::kGelu;
-    if (s == "relu") return Activation::kRelu;
-    if (s == "leaky_relu") return Activation::kLeakyRelu;
-    throw Error(str("unknown activation '", s, "': expected one of gelu, relu, leaky_relu"));
-}
-
-std::string_view activation_name(Activation a) {
-    switch (a) {
-        case Activation::kGelu: return "gelu";
-        case Activation::kRelu: return "relu";
-        case Activation::kLeakyRelu: return "leaky_relu";
-    }
-    return "?";
-}
+std::span<const EnumName<Activation>> enum_names(Activation) { return kActivationNames; }
+Activation parse_activation(std::string_view s) { return parse_enum<Activation>("activation", s); }
+std::string_view to_string(Activation a) { return enum_name(a); }
 
 void activation_forward(MatrixView y, ConstMatrixView x, Activation act) {
     check_same("activation_forward", y, x);

@@ -6,15 +6,18 @@
 #include <span>
 #include <string_view>
 
+#include "gnn/core/enum_names.h"
 #include "gnn/core/tensor.h"
 
 namespace segrank {
 
 /// DESIGN.md 5 `model.activation`.
 enum class Activation { kGelu, kRelu, kLeakyRelu };
+/// Names: "gelu", "relu", "leaky_relu".
+std::span<const EnumName<Activation>> enum_names(Activation);
 /// Parses "gelu" | "relu" | "leaky_relu"; throws segrank::Error listing the valid names.
 Activation parse_activation(std::string_view s);
-std::string_view activation_name(Activation a);
+std::string_view to_string(Activation a);
 
 /// y = act(x), element-wise; y and x: [R, C] (may alias).
 void activation_forward(MatrixView y, ConstMatrixView x, Activation act);

@@ -7,13 +7,6 @@
 
 namespace segrank {
 
-Pooling parse_pooling(std::string_view s) {
-    if (s == "sum") return Pooling::kSum;
-    if (s == "mean") return Pooling::kMean;
-    if (s == "max") return Pooling::kMax;
-    throw Error(str("unknown pooling '", s, "': expected one of sum, mean, max"));
-}
-
 void pool_forward(std::span<float> out, std::span<int32_t> argmax, ConstMatrixView x, Pooling pooling) {
     SEGRANK_CHECK(static_cast<int64_t>(out.size()) == x.cols, "pool_forward: out has ", out.size(),
                   " entries, expected ", x.cols);

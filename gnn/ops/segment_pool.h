@@ -3,15 +3,12 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include <string_view>
 
 #include "gnn/core/tensor.h"
 
 namespace segrank {
 
 enum class Pooling { kSum, kMean, kMax };
-/// Parses "sum" | "mean" | "max"; throws segrank::Error listing the options.
-Pooling parse_pooling(std::string_view s);
 
 /// out[c] = reduce_r x[r, c]. out: [W]; x: [n, W]; argmax: [W] row ids (kMax only, else may be empty).
 /// For n == 0 the output is 0 (and argmax -1).

@@ -160,7 +160,7 @@ hlo::ModuleTuning to_module_tuning(const SynthTile& s) {
     mt.module = s.module;
     for (size_t j = 0; j < s.configs.size(); ++j) {
         hlo::Run r;
-        r.kind = hlo::RunConfigKind::kTile;
+        r.kind = Task::kTile;
         r.has_tile_size_config = true;
         r.tile = s.configs[j];
         r.has_profile = true;
@@ -179,7 +179,7 @@ hlo::ModuleTuning to_module_tuning(const SynthLayout& s) {
     mt.config_index_to_node.assign(s.graph.node_config_ids.begin(), s.graph.node_config_ids.end());
     for (size_t j = 0; j < s.configs.size(); ++j) {
         hlo::Run r;
-        r.kind = hlo::RunConfigKind::kLayout;
+        r.kind = Task::kLayout;
         r.layout = s.configs[j];
         r.has_profile = true;
         r.compute_time_ns = s.graph.config_runtime[j];

@@ -17,12 +17,6 @@
 namespace segrank::synth {
 namespace fs = std::filesystem;
 
-SynthFormat parse_synth_format(std::string_view s) {
-    if (s == "npz") return SynthFormat::kNpz;
-    if (s == "hdf5") return SynthFormat::kHdf5;
-    throw Error(str("synth: format '", s, "' is not one of: npz, hdf5"));
-}
-
 std::vector<Split> assign_splits(int64_t graphs, const std::array<double, 3>& f, uint64_t seed, Task task) {
     SEGRANK_CHECK(graphs >= 1, "synth: --graphs must be >= 1, got ", graphs);
     for (double x : f) SEGRANK_CHECK(x >= 0 && x <= 1, "synth: split fraction ", x, " is not in [0, 1]");
@@ -51,8 +45,8 @@ std::vector<Split> assign_splits(int64_t graphs, const std::array<double, 3>& f,
     return out;
 }
 
-fs::path target_path(const fs::path& out, const CollectionId& id, SynthFormat format) {
-    if (format == SynthFormat::kHdf5) return out / "h5" / (id.file_stem() + ".h5");
+fs::path target_path(const fs::path& out, const CollectionId& id, StoreFormat format) {
+    if (format == StoreFormat::kHdf5) return out / "h5" / (id.file_stem() + ".h5");
     if (id.task == Task::kTile) return out / "npz" / "tile" / "xla" / to_string(id.split);
     return out / "npz" / "layout" / "xla" / to_string(id.search) / to_string(id.split);
 }
@@ -123,7 +117,7 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
         const fs::path staged = staging.dir / target_path(fs::path(), p.id, opt.format);
         WrittenSplit w{p.id, final_path, 0, 0, 0};
         std::unique_ptr<GraphStoreWriter> store;
-        if (opt.format == SynthFormat::kHdf5) {
+        if (opt.format == StoreFormat::kHdf5) {
             fs::create_directories(staged.parent_path());
             store = std::make_unique<GraphStoreWriter>(staged, p.id, opt.out);
         } else {

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "data/collection.h"
@@ -16,17 +15,13 @@
 
 namespace segrank::synth {
 
-enum class SynthFormat { kNpz, kHdf5 };
-/// "npz" | "hdf5"; throws segrank::Error listing the valid names.
-SynthFormat parse_synth_format(std::string_view s);
-
 /// What `segrank synth` writes.
 struct WriteOptions {
     std::filesystem::path out;                      ///< output root
     std::vector<Task> tasks = {Task::kTile, Task::kLayout};
     int64_t graphs = 24;                            ///< graphs per collection (all splits)
     std::array<double, 3> splits = {0.7, 0.15, 0.15};  ///< train, valid, test fractions (sum 1)
-    SynthFormat format = SynthFormat::kNpz;
+    StoreFormat format = StoreFormat::kNpz;
     bool force = false;             ///< replace existing target folders / stores
     bool hide_test_labels = false;  ///< test split: runtimes 0 (tile normalizers 1), like Kaggle
     /// npz members: deflate level 1 by default (libzip's default level 9 made zlib 80 % of the
@@ -54,7 +49,7 @@ struct WrittenSplit {
 /// Target of a collection split under `out`: npz/tile/xla/<split>/,
 /// npz/layout/xla/random/<split>/, or h5/<collection file stem>.h5 (e.g. h5/tile_xla_train.h5).
 std::filesystem::path target_path(const std::filesystem::path& out, const CollectionId& id,
-                                  SynthFormat format);
+                                  StoreFormat format);
 
 /// Generates and writes every graph. Nothing is written in place until all graphs succeeded:
 /// output goes to `<out>/.synth-staging-<pid>/` and is renamed onto the targets at the end; on

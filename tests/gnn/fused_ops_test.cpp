@@ -48,7 +48,7 @@ TEST_CASE("vectorized gelu and its derivative match the libm erf form to 1e-6 on
 TEST_CASE("fused layernorm + activation + residual equals the unfused kernels for every activation") {
     Rng rng(3);
     for (Activation act : {Activation::kGelu, Activation::kRelu, Activation::kLeakyRelu}) {
-        INFO(activation_name(act));
+        INFO(to_string(act));
         const int64_t r = 300, c = 24;
         Tensor z = random_tensor(r, c, rng, 2.0), self = random_tensor(r, c, rng);
         Tensor gamma = random_tensor(1, c, rng), beta = random_tensor(1, c, rng);
@@ -74,7 +74,7 @@ TEST_CASE("fused layernorm + activation + residual equals the unfused kernels fo
 TEST_CASE("fused layernorm + activation backward matches finite differences, including the bias sums") {
     Rng rng(8);
     for (Activation act : {Activation::kGelu, Activation::kLeakyRelu}) {
-        INFO(activation_name(act));
+        INFO(to_string(act));
         const int64_t r = 5, c = 9;
         Tensor z = random_tensor(r, c, rng, 2.0), zero(r, c), w = random_tensor(r, c, rng);
         Tensor gamma = random_tensor(1, c, rng), beta = random_tensor(1, c, rng), bias = random_tensor(1, c, rng);

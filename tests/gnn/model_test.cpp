@@ -63,7 +63,7 @@ void check_all_param_grads(Model& model, const TinySegment& seg, bool training =
 TEST_CASE("layout model gradients match finite differences, with halo nodes") {
     TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
     for (bool exploit : {true, false}) {
-        ModelConfig cfg = tiny_config(ModelTask::kLayout, 3);
+        ModelConfig cfg = tiny_config(Task::kLayout, 3);
         cfg.exploit_independence = exploit;
         Model model(cfg);
         model.params().initialize(5);
@@ -75,7 +75,7 @@ TEST_CASE("layout model gradients match finite differences, with halo nodes") {
 TEST_CASE("tile model gradients match finite differences for early and late join") {
     TinySegment seg = make_tiny_segment(10, 4, 3, {}, /*halo=*/2);
     for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
-        Model model(tiny_config(ModelTask::kTile, 4, join));
+        Model model(tiny_config(Task::kTile, 4, join));
         model.params().initialize(6);
         INFO("late join=", join == ConfigJoin::kLate);
         check_all_param_grads(model, seg);
@@ -85,12 +85,12 @@ TEST_CASE("tile model gradients match finite differences for early and late join
 TEST_CASE("relu and leaky_relu models with dropout in training match finite differences") {
     TinySegment seg = make_tiny_segment(12, 3, 2, {5});
     for (Activation act : {Activation::kRelu, Activation::kLeakyRelu}) {
-        ModelConfig cfg = tiny_config(ModelTask::kLayout, 3);
+        ModelConfig cfg = tiny_config(Task::kLayout, 3);
         cfg.activation = act;
         cfg.dropout = 0.2f;
         Model model(cfg);
         model.params().initialize(8);
-        INFO(activation_name(act));
+        INFO(to_string(act));
         check_all_param_grads(model, seg, /*training=*/true, 1e-4, 3e-3);
     }
 }
@@ -99,7 +99,7 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
     // 80 nodes, 3 configurable: most nodes are > 3 hops from any configurable node.
     TinySegment seg = make_tiny_segment(80, 5, 6, {10, 41, 77}, /*halo=*/4, 3);
     for (bool training : {false, true}) {
-        ModelConfig cfg = tiny_config(ModelTask::kLayout, 5);
+        ModelConfig cfg = tiny_config(Task::kLayout, 5);
         cfg.hidden = 16;
         cfg.dropout = training ? 0.1f : 0.0f;
         Model fast(cfg);
@@ -134,7 +134,7 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
 TEST_CASE("segments whose pooled nodes are more than L hops from configurable nodes do not depend on the config") {
     TinySegment far = make_tiny_segment(40, 2, 2, {39});
     far.num_pooled = 20;  // nodes 0..19 pooled; node 39 is at least 7 hops away
-    ModelConfig cfg = tiny_config(ModelTask::kLayout, 2);
+    ModelConfig cfg = tiny_config(Task::kLayout, 2);
     Model model(cfg);
     model.params().initialize(1);
     CHECK_FALSE(model.segment_depends_on_config(far.input()));
@@ -147,13 +147,13 @@ TEST_CASE("segments whose pooled nodes are more than L hops from configurable no
     CHECK(s[0] == s[1]);
     TinySegment none = make_tiny_segment(10, 2, 2, {});
     CHECK_FALSE(model.segment_depends_on_config(none.input()));
-    Model tile(tiny_config(ModelTask::kTile, 2));
+    Model tile(tiny_config(Task::kTile, 2));
     CHECK(tile.segment_depends_on_config(none.input()));
 }
 
 TEST_CASE("same seed gives the same parameters and scores, 1 and 2 threads agree to 1e-6") {
     TinySegment seg = make_tiny_segment(60, 4, 4, {3, 30});
-    ModelConfig cfg = tiny_config(ModelTask::kLayout, 4);
+    ModelConfig cfg = tiny_config(Task::kLayout, 4);
     cfg.hidden = 32;
     Model a(cfg), b(cfg);
     a.params().initialize(77);
@@ -181,7 +181,7 @@ TEST_CASE("same seed gives the same parameters and scores, 1 and 2 threads agree
 
 TEST_CASE("invalid segment input is rejected with a message naming the field") {
     TinySegment seg = make_tiny_segment(10, 3, 2, {4});
-    Model model(tiny_config(ModelTask::kLayout, 3));
+    Model model(tiny_config(Task::kLayout, 3));
     SegmentInput in = seg.input();
     in.num_pooled = 11;
     CHECK_THROWS_WITH_AS(model.encode(in, nullptr), doctest::Contains("num_pooled"), Error);
@@ -191,7 +191,7 @@ TEST_CASE("invalid segment input is rejected with a message naming the field") {
     std::vector<int32_t> twice = {4, 4};
     TinySegment dup = make_tiny_segment(10, 3, 2, twice);
     CHECK_THROWS_WITH_AS(model.encode(dup.input(), nullptr), doctest::Contains("twice"), Error);
-    ModelConfig bad = tiny_config(ModelTask::kLayout, 3, ConfigJoin::kLate);
+    ModelConfig bad = tiny_config(Task::kLayout, 3, ConfigJoin::kLate);
     CHECK_THROWS_AS(Model{bad}, Error);
     CHECK_THROWS_AS(parse_config_join("middle"), Error);
 }

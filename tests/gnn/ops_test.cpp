@@ -38,7 +38,7 @@ TEST_CASE("activations match their formulas and their gradients match finite dif
             return weighted_sum(y.cview(), w);
         };
         activation_backward(dx.view(), w.cview(), x.cview(), act);
-        INFO(activation_name(act));
+        INFO(to_string(act));
         SEGRANK_CHECK_GRAD(grad_check(x.span(), dx.span(), loss, 1e-3));
     }
     Tensor one(1, 1);
@@ -136,8 +136,6 @@ TEST_CASE("pooling sum, mean and max forward values and gradients") {
         pool_backward(dx.view(), w.span(), arg, p);
         SEGRANK_CHECK_GRAD(grad_check(x.span(), dx.span(), loss, 1e-3));
     }
-    CHECK(parse_pooling("max") == Pooling::kMax);
-    CHECK_THROWS_AS(parse_pooling("median"), Error);
 }
 
 TEST_CASE("embedding lookup copies rows and its gradient touches only looked-up rows") {

@@ -27,7 +27,7 @@ hlo::ModuleTuning one_node_module() {
 
 hlo::Run tile_run(int64_t ns, bool is_default, bool error = false) {
     hlo::Run r;
-    r.kind = hlo::RunConfigKind::kTile;
+    r.kind = Task::kTile;
     r.has_tile_size_config = true;
     r.tile.kernel_bounds = {ns % 7};
     r.compute_time_ns = ns;
@@ -39,7 +39,7 @@ hlo::Run tile_run(int64_t ns, bool is_default, bool error = false) {
 
 hlo::Run layout_run(int64_t ns, bool is_default, bool error = false) {
     hlo::Run r;
-    r.kind = hlo::RunConfigKind::kLayout;
+    r.kind = Task::kLayout;
     r.layout.resize(1);
     r.layout[0].tensors = {{1, 0}, {}};
     r.compute_time_ns = ns;

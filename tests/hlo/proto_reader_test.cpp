@@ -87,7 +87,7 @@ TEST_CASE("a ModuleTuningData is detected and every field is copied into the mod
     CHECK_FALSE(comp.instructions[0].scalar_constant.has_value());
     CHECK(comp.instructions[2].operand_ids == std::vector<int64_t>{1, 2});
     REQUIRE(mt.runs.size() == 3);
-    CHECK(mt.runs[1].kind == hlo::RunConfigKind::kTile);
+    CHECK(mt.runs[1].kind == Task::kTile);
     CHECK(mt.runs[1].has_tile_size_config);
     CHECK(mt.runs[1].tile.output_bounds == std::vector<int64_t>{2});
     CHECK(mt.runs[1].has_profile);

@@ -103,8 +103,8 @@ TEST_CASE("layout configs: default values reproduce the default cost, a padded l
     const auto m = loop_module(2);
     // Configurable node: the dot (node index of id 36 = 7 + 4 + 5 = 16).
     const hw::ModuleIndex idx(m);
-    const int64_t dot_node = idx.node_index(36);
-    CHECK(dot_node == 16);
+    const int64_t dot_node = 16;
+    CHECK(m.at(idx.ref_of_node(dot_node)).id == 36);
     hw::LayoutModel model(m, {dot_node}, hw);
     hw::LayoutValues unset;
     unset.fill(-1);

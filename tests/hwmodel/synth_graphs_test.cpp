@@ -242,7 +242,7 @@ TEST_CASE("hdf5 output: one store per collection split, readable with the same a
     WriteOptions w;
     w.out = dir;
     w.graphs = 4;
-    w.format = SynthFormat::kHdf5;
+    w.format = StoreFormat::kHdf5;
     w.synth = small(2);
     const auto written = write_synthetic(w);
     REQUIRE(!written.empty());

@@ -132,9 +132,8 @@ TEST_CASE("tile kernels of every kind are a fusion root over its fused computati
             const auto& root = entry.instructions.back();
             CHECK(root.id == entry.root_id);
             CHECK(root.opcode == "fusion");
-            const auto fused = m.find_computation(root.called_computation_ids.at(0));
-            REQUIRE(fused.has_value());
-            CHECK(m.computations[*fused].is_fusion_computation);
+            const hw::ModuleIndex idx(m);
+            CHECK(m.computations[idx.computation(root.called_computation_ids.at(0))].is_fusion_computation);
             const hw::KernelModel km(m, hw::tpu_v3_core());
             CHECK(!km.iteration_units().empty());
             if (k <= 1) CHECK(!km.kernel_units().empty());  // conv/dot: weight operand found

@@ -8,6 +8,7 @@
 
 #include "gnn/core/check.h"
 #include "sampling/dedupe.h"
+#include "sampling/dedupe_stream.h"
 #include "sampling/holdout.h"
 
 using namespace segrank;
@@ -36,18 +37,6 @@ TEST_CASE("k-fold over graphs partitions the ids, every graph is held out in exa
     CHECK_THROWS_AS(holdout_graphs_kfold({1, 1, 2}, 2, 0, 7), Error);
 }
 
-TEST_CASE("fraction holdout over graphs holds out round(f N), at least one and not all") {
-    const std::vector<int64_t> ids = {5, 1, 9, 3, 7, 11, 13, 2, 4, 6};
-    const GraphSplit s = holdout_graphs_fraction(ids, 0.2, 1);
-    CHECK(s.heldout.size() == 2);
-    CHECK(s.train.size() == 8);
-    CHECK(holdout_graphs_fraction(ids, 0.01, 1).heldout.size() == 1);
-    CHECK(holdout_graphs_fraction(ids, 0.99, 1).train.size() == 1);
-    CHECK(holdout_graphs_fraction({3, 1}, 0.5, 1).heldout.size() == 1);
-    CHECK_THROWS_AS(holdout_graphs_fraction(ids, 1.0, 1), Error);
-    CHECK_THROWS_AS(holdout_graphs_fraction({1}, 0.5, 1), Error);
-}
-
 TEST_CASE("config holdout moves groups of identical rows together and is deterministic") {
     // 10 configs in 5 groups of two identical rows: rows i and i + 5 are equal.
     std::vector<int8_t> rows;
@@ -63,9 +52,9 @@ TEST_CASE("config holdout moves groups of identical rows together and is determi
     for (int64_t g = 18; g < 30; ++g) differs |= holdout_configs(10, group, 0.4, 3, g).heldout != s.heldout;
     CHECK(differs);  // a different graph id gives a different split
 
-    // Training candidates: dedupe, then keep the groups on the training side.
+    // Training candidates: the groups on the training side, deduplicated.
     const std::vector<double> rt = {5, 6, 7, 8, 9, 1, 2, 3, 4, 5};
-    const ConfigSet train = restrict_configs(dedupe_configs(rows, 2, rt, DedupeMode::kMin), s.train);
+    const ConfigSet train = dedupe_by_groups(group, s.train, rt, DedupeMode::kMin);
     CHECK(train.size() == 3);
     for (int64_t i : train.indices) CHECK(std::count(s.train.begin(), s.train.end(), i) == 1);
 

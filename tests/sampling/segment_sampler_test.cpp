@@ -107,7 +107,7 @@ TEST_CASE("keep probability extremes: p = 0 reads no history, p = 1 keeps every 
     CHECK_THROWS_WITH_AS(choose_segments(3, 1, 2, 10, 2, 1.5), doctest::Contains("segments.keep_prob"), Error);
     CHECK_THROWS_WITH_AS(choose_segments(3, 1, 2, 10, 0, 0.5), doctest::Contains("segments.fresh"), Error);
     CHECK_THROWS_AS(choose_segments(3, 1, 2, 0, 1, 0.5), Error);
-    CHECK_THROWS_WITH_AS(parse_segment_aggregate("sum"), doctest::Contains("score_sum, embedding_mean"), Error);
+    CHECK_THROWS_WITH_AS(parse_segment_aggregate("sum"), doctest::Contains("\"score_sum\", \"embedding_mean\""), Error);
 }
 
 TEST_CASE("with one segment the combined value is exactly the fresh value (full-graph training)") {
@@ -281,7 +281,7 @@ TEST_CASE("stale sum with history_init zero reads absent entries as 0 without st
     CHECK(calls == 1);
     CHECK(late.recomputed == 1);
     CHECK(late.sum.at(1, 0) == 1.0f);
-    CHECK_THROWS_WITH_AS(parse_history_init("lazy"), doctest::Contains("fresh, zero"), Error);
+    CHECK_THROWS_WITH_AS(parse_history_init("lazy"), doctest::Contains("\"fresh\", \"zero\""), Error);
 }
 
 TEST_CASE("fresh values written after the step are read back under their exact keys") {

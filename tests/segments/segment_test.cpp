@@ -81,7 +81,7 @@ TEST_CASE("segments keep only internal edges and halo nodes are exactly the h-ho
             for (int32_t h : {0, 1, 2}) {
                 CAPTURE(seed);
                 CAPTURE(h);
-                CAPTURE(partition_method_name(m));
+                CAPTURE(to_string(m));
                 const PartitionParams params{m, 60, 0};
                 Partition p = partition_graph(g, {}, params);
                 SegmentBuilder b(g, config_ids, p, /*graph_id=*/static_cast<int64_t>(seed), h);
@@ -100,7 +100,8 @@ TEST_CASE("segments keep only internal edges and halo nodes are exactly the h-ho
 
 TEST_CASE("a single segment is the whole graph with identical adjacency") {
     const GraphStructure g = test::random_dag(500, 9);
-    const auto segs = build_segments(g, {}, {}, {PartitionMethod::kContiguous, 1000, 0}, 0, 2);
+    SegmentBuilder builder(g, {}, partition_graph(g, {}, {PartitionMethod::kContiguous, 1000, 0}), 0, 2);
+    const auto segs = builder.build_all();
     REQUIRE(segs.size() == 1);
     const Segment& s = segs[0];
     CHECK(s.num_nodes() == 500);
@@ -149,7 +150,7 @@ TEST_CASE("segments of the real layout fixture map every configurable node once"
     const LayoutGraph g = test::load_layout_structure(path);
     REQUIRE(g.num_nodes() == 372);
     for (PartitionMethod m : {PartitionMethod::kContiguous, PartitionMethod::kSplits, PartitionMethod::kMetis}) {
-        CAPTURE(partition_method_name(m));
+        CAPTURE(to_string(m));
         const PartitionParams params{m, 40, 0};
         const Partition p = partition_graph(g, g.node_splits, params);
         SegmentBuilder b(g, g.node_config_ids, p, 0, 1);

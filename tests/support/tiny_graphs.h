@@ -65,7 +65,7 @@ inline TinySegment make_tiny_segment(int64_t n, int64_t f, int64_t k, std::vecto
 }
 
 /// A small model config for tests.
-inline ModelConfig tiny_config(ModelTask task, int64_t f, ConfigJoin join = ConfigJoin::kEarly) {
+inline ModelConfig tiny_config(Task task, int64_t f, ConfigJoin join = ConfigJoin::kEarly) {
     ModelConfig c;
     c.task = task;
     c.feat_dim = f;

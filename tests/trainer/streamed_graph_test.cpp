@@ -174,7 +174,7 @@ TEST_CASE("streamed graphs hold compact segments equal to the in-memory ones for
     };
     for (const Variant v : {Variant{PartitionMethod::kContiguous, 0}, Variant{PartitionMethod::kSplits, 0},
                             Variant{PartitionMethod::kMetis, 0}, Variant{PartitionMethod::kContiguous, 1}}) {
-        CAPTURE(partition_method_name(v.method));
+        CAPTURE(to_string(v.method));
         CAPTURE(v.halo);
         PrepareOptions streamed = prepare_options_from(cfg);
         streamed.partition.method = v.method;
@@ -237,7 +237,7 @@ TEST_CASE("segrank's Trainer runs GST on a 20000-node store graph with many segm
     spec.config_nodes = 40;
     write_store(dir, spec);
     RunConfig cfg = tiny_run_config(dir / "store", dir / "run", 6);
-    cfg.data.store = cfg::StoreFormat::kHdf5;
+    cfg.data.store = StoreFormat::kHdf5;
     cfg.sampling.batch_graphs = 1;
     cfg.segments.max_nodes = 500;  // 40 segments
     cfg.segments.fresh = 2;
@@ -278,7 +278,7 @@ TEST_CASE("a config holdout on a graph whose configs are all identical names the
         w.finish();
     }
     RunConfig cfg = tiny_run_config(dir / "store", dir / "run", 1);
-    cfg.data.store = cfg::StoreFormat::kHdf5;
+    cfg.data.store = StoreFormat::kHdf5;
     cfg.data.holdout = cfg::Holdout::kConfigs;
     CHECK_THROWS_WITH(Dataset(cfg.data, 0),
                       doctest::Contains("train.h5:/graphs/same_cfg (same_cfg): holdout: graph 0 has 1 distinct config(s)"));

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 RunConfig tile_run_config(const fs::path& store_dir, const fs::path& run_dir, int64_t steps) {
     RunConfig cfg = tiny_run_config(store_dir, run_dir, steps);
     cfg.data.collections = {"tile:xla"};
-    cfg.data.store = cfg::StoreFormat::kHdf5;
+    cfg.data.store = StoreFormat::kHdf5;
     cfg.sampling.configs = 8;
     validate_config(cfg);
     return cfg;
@@ -52,8 +52,8 @@ TEST_CASE("a tile graph from an HDF5 store is streamed and gives the in-memory t
     const TileGraph truth = tiny_tile_graph("train_0", 0, spec);
     const Normalizer norm = normalizer_of(store);
 
-    for (const auto join : {cfg::ConfigJoin::kEarly, cfg::ConfigJoin::kLate}) {
-        CAPTURE(cfg::to_string(join));
+    for (const auto join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
+        CAPTURE(to_string(join));
         CountingSource counting(store);
         RunConfig cfg = tile_run_config(dir, dir / "unused", 1);
         cfg.model.config_join = join;

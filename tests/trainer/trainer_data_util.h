@@ -105,7 +105,7 @@ inline RunConfig tiny_run_config(const std::filesystem::path& data_root, const s
     c.segments.max_nodes = 0;
     c.sampling.batch_graphs = 2;
     c.sampling.configs = 16;
-    c.loss.terms = {cfg::LossTerm{cfg::LossKind::kPairwiseHinge, 1.0}};
+    c.loss.terms = {LossTerm{LossKind::kPairwiseHinge, 1.0}};
     c.optim.lr = 0.005;
     c.optim.warmup_steps = 3;
     c.train.steps = steps;
