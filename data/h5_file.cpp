@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <type_traits>
@@ -116,7 +117,17 @@ size_t type_size(H5Type t) {
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> g_open_handles{0};
+}  // namespace
+
+H5Handle::H5Handle(int64_t id) : id_(id) {
+    if (id_ >= 0) ++g_open_handles;
+}
+
 H5Handle::~H5Handle() { release(); }
+
+int64_t H5Handle::open_count() { return g_open_handles.load(); }
 
 H5Handle& H5Handle::operator=(H5Handle&& o) noexcept {
     if (this != &o) {
@@ -131,6 +142,7 @@ bool H5Handle::release() noexcept {
     if (id_ < 0) return true;
     const int r = H5Idec_ref(id_);
     id_ = -1;  // even on failure: HDF5 has freed the object, closing it again would crash
+    --g_open_handles;
     if (r < 0) H5Eclear2(H5E_DEFAULT);
     return r >= 0;
 }

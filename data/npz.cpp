@@ -106,6 +106,10 @@ public:
         const size_t total = npy_preamble_length({prefix, n0}, where_);
         SEGRANK_CHECK(total <= size_, where_, ": truncated npy header (entry has ", size_,
                       " bytes, header needs ", total, ")");
+        // A v1 length field of 0 or 1 ends the preamble inside the prefix already read (the
+        // smallest header text, "{}", is 2 bytes).
+        SEGRANK_CHECK(total >= n0, where_, ": malformed npy header: its text is ", total - 10,
+                      " bytes long (a dict literal is at least 2)");
         std::vector<uint8_t> pre(total);
         std::memcpy(pre.data(), prefix, n0);
         read(pre.data() + n0, total - n0);

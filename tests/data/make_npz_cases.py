@@ -155,3 +155,6 @@ for label, m in (("1e8", 10**8), ("2e9", 2 * 10**9)):
          edge_index={"data": hdr + bytes(4096), "size": len(hdr) + 2 * m})
 # A shape whose element count overflows 64 bits (each entry fits; the product does not).
 case("shape_overflow", T, config_feat={"data": npy_header("<f4", (999999999999999999, 999999999999999999))})
+# An npy v1 preamble whose header length field is 0 (found by the npz fuzz target: the 12 bytes read
+# first were copied into a 10-byte buffer).
+case("header_len_0", T, node_opcode={"data": b"\x93NUMPY\x01\x00\x00\x00" + bytes([63, 2])})

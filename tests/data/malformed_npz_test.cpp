@@ -87,6 +87,7 @@ TEST_CASE("malformed npz files fail with errors naming the file, the key and the
          "index 1 value 1 is not strictly greater"},
         {"splits_bad_end", Task::kLayout, "node_splits", "end at n = 4"},
         {"shape_overflow", Task::kTile, "config_feat", "overflows 64 bits"},
+        {"header_len_0", Task::kTile, "node_opcode", "malformed npy header: its text is 0 bytes long"},
         {"lying_size_1e8", Task::kTile, "edge_index", "more than deflate's maximum ratio 1032:1"},
         {"lying_size_2e9", Task::kTile, "edge_index", "more than deflate's maximum ratio 1032:1"},
     };

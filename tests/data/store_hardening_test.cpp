@@ -143,6 +143,7 @@ TEST_CASE("a store write that fails (file-size limit) is one clear error, leaves
         CHECK_THROWS_WITH_AS(w.add(chain_layout("g", 400, 3)), doctest::Contains("File too large"), Error);
     }
     CHECK(std::filesystem::is_empty(dir));  // the temporary store is gone
+    CHECK(H5Handle::open_count() == 0);     // and every HDF5 id with it
     // HDF5 stays usable in this process, at the same path.
     write_store(path);
     CHECK(GraphStore(path).load_layout(0, ConfigRows::all()).num_nodes() == 6);
@@ -154,4 +155,5 @@ TEST_CASE("a store write that fails (file-size limit) is one clear error, leaves
         CHECK_THROWS_AS(w.finish(), Error);
     }
     CHECK_FALSE(std::filesystem::exists(dir / "late.h5"));
+    CHECK(H5Handle::open_count() == 0);
 }
