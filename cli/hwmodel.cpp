@@ -24,26 +24,43 @@
 namespace segrank::cli {
 namespace {
 
-// Estimated runtime (ns) of every configuration of one graph; +inf for invalid tile configs.
+// Estimated runtime (ns) of every configuration of one graph; +inf for invalid tile configs. A graph
+// that loads but cannot be costed is fatal with `strict`; otherwise a warning names it and
+// `costed` is false: the scores are then the config indices (the default order 0;1;2;...).
 std::vector<double> score_graph(const Collection& c, const std::filesystem::path& file,
-                                const hw::HwParams& hw) {
+                                const hw::HwParams& hw, bool strict, bool& costed) {
     std::vector<double> scores;
     const LabelPolicy labels = label_policy(c.id.split);
-    if (c.id.task == Task::kTile) {
-        const TileGraph g = load_tile_npz(file, labels);
-        const hlo::HloModule m = hw::module_from_graph(g);
-        const hw::KernelModel model(m, hw);
-        for (int64_t j = 0; j < g.num_configs(); ++j) {
-            const auto b = model.evaluate(hw::tile_config_from_features(g.config_feat.data() + j * kTileConfigDim));
-            scores.push_back(b.invalid ? std::numeric_limits<double>::infinity() : b.total_ns);
+    int64_t configs = -1;  // set once the file has loaded
+    costed = true;
+    try {
+        if (c.id.task == Task::kTile) {
+            const TileGraph g = load_tile_npz(file, labels);
+            configs = g.num_configs();
+            const hlo::HloModule m = hw::module_from_graph(g);
+            const hw::KernelModel model(m, hw);
+            for (int64_t j = 0; j < g.num_configs(); ++j) {
+                const auto b = model.evaluate(hw::tile_config_from_features(g.config_feat.data() + j * kTileConfigDim));
+                scores.push_back(b.invalid ? std::numeric_limits<double>::infinity() : b.total_ns);
+            }
+        } else {
+            const LayoutGraph g = load_layout_npz(file, labels);
+            configs = g.num_configs();
+            const hlo::HloModule m = hw::module_from_graph(g);
+            hw::LayoutModel model(m, g.node_config_ids, hw);
+            const size_t stride = static_cast<size_t>(g.num_config_nodes()) * kLayoutConfigDim;
+            for (int64_t j = 0; j < g.num_configs(); ++j)
+                scores.push_back(model.evaluate_ns(g.node_config_feat.data() + static_cast<size_t>(j) * stride));
         }
-    } else {
-        const LayoutGraph g = load_layout_npz(file, labels);
-        const hlo::HloModule m = hw::module_from_graph(g);
-        hw::LayoutModel model(m, g.node_config_ids, hw);
-        const size_t stride = static_cast<size_t>(g.num_config_nodes()) * kLayoutConfigDim;
-        for (int64_t j = 0; j < g.num_configs(); ++j)
-            scores.push_back(model.evaluate_ns(g.node_config_feat.data() + static_cast<size_t>(j) * stride));
+    } catch (const Error& e) {
+        if (strict || configs < 0) throw;  // --strict, or the file itself is bad (not loaded)
+        std::fprintf(stderr,
+                     "hwmodel: warning: %s: cannot be costed (%s); its %lld configurations are listed in the "
+                     "default order 0;1;2;... and left out of --scores (--strict makes this an error)\n",
+                     file.string().c_str(), e.what(), static_cast<long long>(configs));
+        scores.clear();
+        for (int64_t j = 0; j < configs; ++j) scores.push_back(static_cast<double>(j));
+        costed = false;
     }
     return scores;
 }
@@ -53,7 +70,7 @@ int run_baseline(int argc, char** argv) {
         "segrank hwmodel",
         "Analytical TPU timing-model baseline (HWMODEL.md 5): ranks every configuration of every "
         "graph of one split by predicted runtime and writes a submission CSV.\n"
-        "  segrank hwmodel --data DIR --split S --out sub.csv [--scores scores.csv] [--hardware NAME]\n"
+        "  segrank hwmodel --data DIR --split S --out sub.csv [--scores scores.csv] [--hardware NAME] [--strict]\n"
         "  segrank hwmodel explain <file.pb|file.npz> [--config i]   (see 'explain --help')\n"
         "  segrank hwmodel validate [--data DIR]                     (fixture validation table)");
     options.add_options()("data", "TpuGraphs npz root (or a folder of npz files)",
@@ -63,7 +80,9 @@ int run_baseline(int argc, char** argv) {
         "scores", "also write every configuration's estimate (ID,config,score; score = ns)",
         cxxopts::value<std::string>())(
         "hardware", "hardware table: tpu_v3_core (default), tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore",
-        cxxopts::value<std::string>()->default_value("tpu_v3_core"))("h,help", "show help");
+        cxxopts::value<std::string>()->default_value("tpu_v3_core"))(
+        "strict", "a graph the model cannot cost is an error (default: a warning, default order)")(
+        "h,help", "show help");
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
@@ -80,10 +99,11 @@ int run_baseline(int argc, char** argv) {
         if (c.id.split != split) continue;
         std::fprintf(stderr, "hwmodel: %s (%zu graphs)\n", c.id.full_name().c_str(), c.files.size());
         for (const auto& file : c.files) {
-            const std::vector<double> scores = score_graph(c, file, hw);
+            bool costed = true;
+            const std::vector<double> scores = score_graph(c, file, hw, args.count("strict") > 0, costed);
             const std::string id = submission_id(c.id, file.stem().string());
             rows.push_back({id, top_configs(scores, c.id.task), ""});
-            for (size_t j = 0; j < scores.size(); ++j)
+            for (size_t j = 0; costed && j < scores.size(); ++j)
                 score_rows.push_back({id, static_cast<int64_t>(j), scores[j], ""});
             ++graphs;
         }

@@ -10,12 +10,6 @@
 namespace segrank {
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& s) {
-    std::string t = "(";
-    for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-    return t + (s.size() == 1 ? ",)" : ")");
-}
-
 // Header of `key`, requiring `rank` dimensions.
 NpyHeader header_of(const NpzReader& z, const std::string& key, size_t rank, const char* expected) {
     NpyHeader h = z.header(key);

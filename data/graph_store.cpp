@@ -200,6 +200,7 @@ void GraphStore::load_structure(const H5Group& gg, int64_t i, GraphStructure& g,
     SEGRANK_CHECK(s.size() == 2 && s[1] == kNodeFeatDim, nf.where(), ": expected shape (n, ",
                   kNodeFeatDim, ")");
     if (node_feat) {
+        nf.stored_elements();  // the shape is checked against the file before allocating for it
         g.node_feat = Tensor(s[0], s[1]);
         nf.read<float>(g.node_feat.span());
     } else {

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <type_traits>
@@ -19,7 +20,14 @@ namespace {
 
 void quiet_hdf5() {
     static std::once_flag once;
-    std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+    std::call_once(once, [] {
+        // HDF5 1.10 frees a file whose close failed (its last flush hit a full disk or a file-size
+        // limit) yet keeps its id; the exit-time cleanup H5_term_library then closes it again and
+        // crashes after the error was reported. Every id here is owned by an H5Handle and closed
+        // on every path, so that cleanup has nothing to do: skip it. Must precede any other call.
+        H5dont_atexit();
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    });
 }
 
 herr_t walk_first(unsigned n, const H5E_error2_t* e, void* out) {
@@ -28,12 +36,26 @@ herr_t walk_first(unsigned n, const H5E_error2_t* e, void* out) {
     return 0;
 }
 
-// HDF5's description of the current error stack's innermost failure.
+// HDF5's description of the current error stack's innermost failure. A failed write describes
+// itself as "file write failed: time = ..., filename = ..., errno = 28, error message = 'No space
+// left on device', buf = ..." over two lines: keep the operation and the system's message.
 std::string h5_detail() {
     std::string s;
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_first, &s);
     H5Eclear2(H5E_DEFAULT);
-    return s.empty() ? "HDF5 call failed" : s;
+    if (s.empty()) return "HDF5 call failed";
+    const std::string tag = "error message = '";
+    const size_t m = s.find(tag);
+    if (m != std::string::npos) {
+        const size_t b = m + tag.size();
+        const size_t e = s.find('\'', b);
+        const size_t colon = s.find(':');
+        const std::string op = colon != std::string::npos && colon < m ? s.substr(0, colon) : "I/O failed";
+        s = op + ": " + s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    }
+    for (char& c : s)
+        if (c == '\n' || c == '\r') c = ' ';
+    return s;
 }
 
 // Throws when an HDF5 call returned a negative value.
@@ -67,6 +89,20 @@ hid_t file_type(H5Type t) {
     return -1;
 }
 
+bool is_integer(H5Type t) { return t != H5Type::kF32 && t != H5Type::kF64; }
+
+const char* type_name(H5Type t) {
+    switch (t) {
+        case H5Type::kF32: return "float32";
+        case H5Type::kF64: return "float64";
+        case H5Type::kI64: return "int64";
+        case H5Type::kI32: return "int32";
+        case H5Type::kI8: return "int8";
+        case H5Type::kU8: return "uint8";
+    }
+    return "?";
+}
+
 size_t type_size(H5Type t) {
     switch (t) {
         case H5Type::kF32: return 4;
@@ -81,17 +117,34 @@ size_t type_size(H5Type t) {
 
 }  // namespace
 
-H5Handle::~H5Handle() {
-    if (id_ >= 0) H5Idec_ref(id_);
+namespace {
+std::atomic<int64_t> g_open_handles{0};
+}  // namespace
+
+H5Handle::H5Handle(int64_t id) : id_(id) {
+    if (id_ >= 0) ++g_open_handles;
 }
+
+H5Handle::~H5Handle() { release(); }
+
+int64_t H5Handle::open_count() { return g_open_handles.load(); }
 
 H5Handle& H5Handle::operator=(H5Handle&& o) noexcept {
     if (this != &o) {
-        if (id_ >= 0) H5Idec_ref(id_);
+        release();
         id_ = o.id_;
         o.id_ = -1;
     }
     return *this;
+}
+
+bool H5Handle::release() noexcept {
+    if (id_ < 0) return true;
+    const int r = H5Idec_ref(id_);
+    id_ = -1;  // even on failure: HDF5 has freed the object, closing it again would crash
+    --g_open_handles;
+    if (r < 0) H5Eclear2(H5E_DEFAULT);
+    return r >= 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,9 +255,67 @@ int64_t H5Dataset::chunk_rows() const {
     return static_cast<int64_t>(dims[0]);
 }
 
+int64_t H5Dataset::stored_elements() const {
+    const auto dims = shape();
+    const size_t es = type_size(type());
+    int64_t n = 1;
+    uint64_t bytes = 0;
+    for (int64_t d : dims)
+        SEGRANK_CHECK(d >= 0 && !__builtin_mul_overflow(n, d, &n), where_, ": shape overflows 64 bits");
+    SEGRANK_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(n), es, &bytes), where_,
+                  ": shape overflows 64 bits");
+    if (n == 0) return 0;
+    H5Handle file(h5_check(H5Iget_file_id(id()), where_, "H5Iget_file_id"));
+    hsize_t file_bytes = 0;
+    h5_check(H5Fget_filesize(file.get(), &file_bytes), where_, "H5Fget_filesize");
+    const uint64_t stored = H5Dget_storage_size(id());
+    SEGRANK_CHECK(stored <= file_bytes, where_, ": claims ", stored, " stored bytes in a file of ",
+                  file_bytes, " bytes");
+    H5Handle plist(h5_check(H5Dget_create_plist(id()), where_, "H5Dget_create_plist"));
+    bool deflate_only = true;  // every filter is deflate, shuffle or fletcher32
+    const int nfilters = h5_check(H5Pget_nfilters(plist.get()), where_, "H5Pget_nfilters");
+    for (int f = 0; f < nfilters; ++f) {
+        unsigned flags = 0;
+        size_t nvalues = 0;
+        const H5Z_filter_t fid = H5Pget_filter2(plist.get(), static_cast<unsigned>(f), &flags,
+                                                &nvalues, nullptr, 0, nullptr, nullptr);
+        deflate_only &= fid == H5Z_FILTER_DEFLATE || fid == H5Z_FILTER_SHUFFLE || fid == H5Z_FILTER_FLETCHER32;
+    }
+    if (H5Pget_layout(plist.get()) == H5D_CHUNKED) {
+        std::vector<hsize_t> chunk(dims.size());
+        h5_check(H5Pget_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data()), where_,
+                 "H5Pget_chunk");
+        uint64_t expected = 1;
+        for (size_t d = 0; d < dims.size(); ++d) {
+            const uint64_t per_dim = chunk[d] ? (static_cast<uint64_t>(dims[d]) + chunk[d] - 1) / chunk[d] : 1;
+            SEGRANK_CHECK(!__builtin_mul_overflow(expected, per_dim, &expected), where_, ": chunk count overflows 64 bits");
+        }
+        H5Handle space(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
+        hsize_t have = 0;
+        h5_check(H5Dget_num_chunks(id(), space.get(), &have), where_, "H5Dget_num_chunks");
+        SEGRANK_CHECK(have == expected, where_, ": stores ", have, " of its ", expected,
+                      " chunks (the others were never written and would read as fill values)");
+    }
+    if (nfilters == 0) {
+        SEGRANK_CHECK(stored >= bytes, where_, ": shape needs ", bytes, " bytes but the file stores ",
+                      stored, " (unwritten or truncated dataset)");
+    } else if (deflate_only) {
+        SEGRANK_CHECK(bytes / 1032 <= stored, where_, ": shape needs ", bytes, " bytes, more than 1032 times the ",
+                      stored, " compressed bytes stored (deflate's maximum ratio)");
+    }
+    return n;
+}
+
+void H5Dataset::check_readable_as(H5Type t) const {
+    const H5Type stored = type();
+    SEGRANK_CHECK(!is_integer(t) || is_integer(stored), where_, ": ", type_name(stored),
+                  " dataset where an integer dtype is expected (", type_name(t),
+                  "); values would be truncated");
+}
+
 void H5Dataset::read_all(H5Type t, void* out, size_t n) const {
-    int64_t total = 1;
-    for (int64_t d : shape()) total *= d;
+    check_readable_as(t);
+    const int64_t total = stored_elements();
     SEGRANK_CHECK(static_cast<int64_t>(n) == total, where_, ": dataset holds ", total,
                   " elements, destination has ", n);
     if (n == 0) return;
@@ -212,6 +323,7 @@ void H5Dataset::read_all(H5Type t, void* out, size_t n) const {
 }
 
 void H5Dataset::read_range_impl(H5Type t, int64_t begin, int64_t count, void* out, size_t n) const {
+    check_readable_as(t);
     const auto dims = shape();
     SEGRANK_CHECK(!dims.empty(), where_, ": row range read from a scalar dataset");
     SEGRANK_CHECK(begin >= 0 && count >= 0 && begin + count <= dims[0], where_, ": rows [", begin, ", ",
@@ -236,6 +348,7 @@ void H5Dataset::read_range_impl(H5Type t, int64_t begin, int64_t count, void* ou
 
 void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* out,
                                size_t n) const {
+    check_readable_as(t);
     const auto dims = shape();
     SEGRANK_CHECK(!dims.empty(), where_, ": row read from a scalar dataset");
     const int64_t row = row_elements();
@@ -443,8 +556,13 @@ H5Group H5File::root() const {
 
 void H5File::close() {
     if (!h_.valid()) return;
-    h5_check(H5Fflush(h_.get(), H5F_SCOPE_LOCAL), path_.string(), "flushing the HDF5 file");
-    h_ = H5Handle();
+    const bool flushed = H5Fflush(h_.get(), H5F_SCOPE_LOCAL) >= 0;
+    const std::string detail = flushed ? "" : h5_detail();
+    // Closed in any case: a failed flush leaves nothing worth keeping open, and the error path of
+    // every writer removes the file.
+    const bool closed = h_.release();
+    SEGRANK_CHECK(flushed, path_.string(), ": flushing the HDF5 file failed (", detail, ")");
+    SEGRANK_CHECK(closed, path_.string(), ": closing the HDF5 file failed (", h5_detail(), ")");
 }
 
 }  // namespace segrank

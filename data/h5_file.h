@@ -33,10 +33,12 @@ struct H5WriteOptions {
 };
 
 /// An owned HDF5 identifier (file, group, dataset, ...); closes it on destruction. Move-only.
+/// A close that fails (a file's final flush on a full disk) still gives the id up: HDF5 has freed
+/// the object by then, so nothing may touch it again.
 class H5Handle {
 public:
     H5Handle() = default;
-    explicit H5Handle(int64_t id) : id_(id) {}
+    explicit H5Handle(int64_t id);
     ~H5Handle();
     H5Handle(const H5Handle&) = delete;
     H5Handle& operator=(const H5Handle&) = delete;
@@ -44,6 +46,11 @@ public:
     H5Handle& operator=(H5Handle&& o) noexcept;
     int64_t get() const { return id_; }
     bool valid() const { return id_ >= 0; }
+    /// Closes now (no-op when empty); false when HDF5 reported a failure (the id is gone either way).
+    bool release() noexcept;
+    /// Ids currently owned by H5Handles in this process: 0 once every file, group and dataset
+    /// object is gone (the leak check of tests and of the fuzz harness).
+    static int64_t open_count();
 
 private:
     int64_t id_ = -1;
@@ -85,8 +92,16 @@ public:
     int64_t storage_bytes() const;
     /// Rows per chunk along dimension 0, or 0 when not chunked.
     int64_t chunk_rows() const;
+    /// Product of shape(), checked against what the file stores for the dataset, so that a shape
+    /// edited to claim more than the file holds fails before anyone allocates for it. Throws
+    /// segrank::Error naming the dataset when the shape overflows, the stored bytes exceed the file
+    /// size, a chunk is missing (it would read as fill values), or the shape needs more bytes than
+    /// the stored ones can hold (uncompressed: equal; deflate: at most 1032 times as many).
+    int64_t stored_elements() const;
 
-    /// Reads the whole dataset into `out` (size = product of shape), converting to T.
+    /// Reads the whole dataset into `out` (size = product of shape), converting to T. Integer T
+    /// refuses float datasets (HDF5 would truncate 20.5 to 20 and turn NaN into INT64_MIN); every
+    /// read below does the same.
     template <typename T>
     void read(std::span<T> out) const { read_all(h5_type_of<T>(), out.data(), out.size()); }
     template <typename T>
@@ -112,6 +127,7 @@ private:
     void read_all(H5Type t, void* out, size_t n) const;
     void read_rows_impl(H5Type t, std::span<const int64_t> rows, void* out, size_t n) const;
     void read_range_impl(H5Type t, int64_t begin, int64_t count, void* out, size_t n) const;
+    void check_readable_as(H5Type t) const;
 };
 
 /// An open group (the root group of a file is "/").
@@ -148,7 +164,8 @@ public:
 
     const std::filesystem::path& path() const { return path_; }
     H5Group root() const;
-    /// Flushes and closes (reporting errors); the destructor closes silently.
+    /// Flushes and closes; throws segrank::Error naming the file when either fails (the file is
+    /// closed in any case). The destructor closes silently.
     void close();
 
 private:
@@ -159,9 +176,8 @@ private:
 
 template <typename T>
 std::vector<T> H5Dataset::read() const {
-    int64_t n = 1;
-    for (int64_t d : shape()) n *= d;
-    std::vector<T> v(static_cast<size_t>(n));
+    check_readable_as(h5_type_of<T>());
+    std::vector<T> v(static_cast<size_t>(stored_elements()));
     read(std::span<T>(v));
     return v;
 }

@@ -103,6 +103,12 @@ DType parse_descr(const std::string& d, const std::string& where) {
 
 }  // namespace
 
+std::string shape_text(const std::vector<int64_t>& s) {
+    std::string t = "(";
+    for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+    return t + (s.size() == 1 ? ",)" : ")");
+}
+
 size_t dtype_size(DType t) { return info(t).size; }
 const char* dtype_descr(DType t) { return info(t).descr; }
 bool dtype_is_float(DType t) { return info(t).kind == 'f'; }
@@ -184,7 +190,11 @@ NpyHeader parse_npy_header(std::span<const uint8_t> bytes, const std::string& wh
     }
     SEGRANK_CHECK(have_descr && have_order && have_shape, where,
                   ": npy header lacks one of 'descr', 'fortran_order', 'shape'");
-    out.num_elements();  // overflow check
+    // num_elements() and payload_bytes() cannot overflow for a parsed header.
+    int64_t payload = static_cast<int64_t>(dtype_size(out.dtype));
+    for (int64_t d : out.shape)
+        SEGRANK_CHECK(!__builtin_mul_overflow(payload, d, &payload), where, ": npy shape ",
+                      shape_text(out.shape), " of ", dtype_descr(out.dtype), " overflows 64 bits");
     return out;
 }
 

@@ -19,6 +19,8 @@ size_t dtype_size(DType t);
 const char* dtype_descr(DType t);
 /// True for kF4 and kF8.
 bool dtype_is_float(DType t);
+/// A shape as numpy prints it: "(3, 2)", "(5,)", "()".
+std::string shape_text(const std::vector<int64_t>& shape);
 
 /// A parsed npy header. `shape` is in C order as stored (for fortran_order arrays it is still the
 /// logical shape; the payload is column-major).
@@ -43,7 +45,8 @@ size_t npy_preamble_length(std::span<const uint8_t> prefix, const std::string& w
 
 /// Parses a complete preamble (`bytes.size() >= npy_preamble_length`). Accepts any whitespace and key
 /// order, descr prefixes '<', '|' and '='; rejects '>' (big-endian), object ('O'), structured
-/// (list descr) and unknown dtypes. `where` prefixes every message (e.g. "f.npz: key 'x'").
+/// (list descr) and unknown dtypes, and shapes whose payload size overflows 64 bits. `where`
+/// prefixes every message (e.g. "f.npz: key 'x'").
 NpyHeader parse_npy_header(std::span<const uint8_t> bytes, const std::string& where);
 
 /// The v1.0 preamble numpy 1.x writes for a C-order array: "{'descr': '<f4', 'fortran_order': False,

@@ -18,6 +18,7 @@ namespace segrank {
 
 struct NpzReader::Impl {
     std::filesystem::path path;
+    uint64_t file_bytes = 0;  // archive size on disk
     zip_t* za = nullptr;
     std::vector<std::string> keys;
     std::map<std::string, zip_uint64_t> index;  // key -> zip entry index
@@ -52,6 +53,21 @@ public:
         SEGRANK_CHECK(st.comp_method == ZIP_CM_STORE || st.comp_method == ZIP_CM_DEFLATE, where,
                       ": unsupported zip compression method ", st.comp_method,
                       " (expected 0 stored or 8 deflate)");
+        // Callers size their buffers from these (unverified) header sizes: bound them by the bytes
+        // the archive holds before anyone allocates (deflate expands at most 1032:1).
+        SEGRANK_CHECK((st.valid & ZIP_STAT_SIZE) && (st.valid & ZIP_STAT_COMP_SIZE), where,
+                      ": zip entry without sizes");
+        SEGRANK_CHECK(st.comp_size <= z.file_bytes, where, ": zip header claims ", st.comp_size,
+                      " compressed bytes in a ", z.file_bytes, "-byte archive (corrupt or crafted)");
+        if (st.comp_method == ZIP_CM_STORE) {
+            SEGRANK_CHECK(st.size == st.comp_size, where, ": stored zip entry claims ", st.size,
+                          " bytes but occupies ", st.comp_size, " (corrupt or crafted)");
+        } else {
+            SEGRANK_CHECK(st.size / 1032 <= st.comp_size, where, ": zip header claims ", st.size,
+                          " uncompressed bytes from ", st.comp_size,
+                          " compressed ones, more than deflate's maximum ratio 1032:1 (corrupt or "
+                          "crafted)");
+        }
         size_ = st.size;
         f_ = zip_fopen_index(z.za, it->second, 0);
         SEGRANK_CHECK(f_ != nullptr, where, ": cannot open entry: ", zip_strerror(z.za));
@@ -90,6 +106,10 @@ public:
         const size_t total = npy_preamble_length({prefix, n0}, where_);
         SEGRANK_CHECK(total <= size_, where_, ": truncated npy header (entry has ", size_,
                       " bytes, header needs ", total, ")");
+        // A v1 length field of 0 or 1 ends the preamble inside the prefix already read (the
+        // smallest header text, "{}", is 2 bytes).
+        SEGRANK_CHECK(total >= n0, where_, ": malformed npy header: its text is ", total - 10,
+                      " bytes long (a dict literal is at least 2)");
         std::vector<uint8_t> pre(total);
         std::memcpy(pre.data(), prefix, n0);
         read(pre.data() + n0, total - n0);
@@ -98,12 +118,6 @@ public:
                       dtype_descr(h.dtype), " shape ", shape_text(h.shape), " needs ",
                       h.payload_bytes(), " bytes but the entry holds ", size_ - total);
         return h;
-    }
-
-    static std::string shape_text(const std::vector<int64_t>& s) {
-        std::string t = "(";
-        for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-        return t + (s.size() == 1 ? ",)" : ")");
     }
 
 private:
@@ -253,6 +267,7 @@ NpzReader::NpzReader(const std::filesystem::path& path) : impl_(std::make_unique
     if (!impl_->za && err == ZIP_ER_EXISTS) impl_->za = zip_open(path.c_str(), ZIP_RDONLY, &err);
     SEGRANK_CHECK(impl_->za != nullptr, path.string(),
                   ": cannot open npz (truncated or not a zip archive?): ", zip_code_message(err));
+    impl_->file_bytes = std::filesystem::file_size(path);
     const zip_int64_t n = zip_get_num_entries(impl_->za, 0);
     for (zip_int64_t i = 0; i < n; ++i) {
         const char* name = zip_get_name(impl_->za, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW);

@@ -39,6 +39,43 @@ hlo::Shape relayout(const hlo::Shape& shape, const LayoutValues* v, int t, const
     }
 }
 
+// How well layout tensor t of `v` fits `s`: -1 cannot (a listed dim is not a dim of `s`, or repeats),
+// 0 no preference (tensor unset, or `s` a tuple, which relayout() leaves alone), 1 a partial list
+// (fewer dims than the rank; the real layout files list e.g. 2 of 3), 2 every dim.
+int slot_fit(const LayoutValues& v, int t, const hlo::Shape& s) {
+    const auto dims = layout_dims(v, t);
+    if (dims.empty() || s.is_tuple()) return 0;
+    const auto rank = static_cast<int64_t>(s.dims.size());
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (int64_t d : dims) {
+        if (d >= rank || seen[static_cast<size_t>(d)]) return -1;
+        seen[static_cast<size_t>(d)] = true;
+    }
+    return static_cast<int64_t>(dims.size()) == rank ? 2 : 1;
+}
+
+}  // namespace
+
+std::array<int, 2> match_layout_operands(const LayoutValues& v, const std::vector<const hlo::Shape*>& operands) {
+    const int n = static_cast<int>(operands.size());
+    if (n < 2) return {n == 1 ? 0 : -1, -1};
+    // Ordered pairs in id order, (0, 1) first: a later pair wins only with a strictly better fit.
+    std::array<int, 2> best = {0, 1};
+    int best_score = -1;
+    for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b) {
+            if (a == b) continue;
+            const int fa = slot_fit(v, 1, *operands[static_cast<size_t>(a)]);
+            const int fb = slot_fit(v, 2, *operands[static_cast<size_t>(b)]);
+            if (fa < 0 || fb < 0 || fa + fb <= best_score) continue;
+            best_score = fa + fb;
+            best = {a, b};
+        }
+    return best;  // (0, 1) when nothing fits: relayout() then names the problem
+}
+
+namespace {
+
 std::string key_of(const LayoutValues& v) {
     return std::string(reinterpret_cast<const char*>(v.data()), v.size());
 }
@@ -154,9 +191,16 @@ Breakdown LayoutModel::cluster_cost(const Cluster& c, const hlo::Instruction* co
         const hlo::Shape out = cfg ? relayout(m->shape, v, 0, m->name) : m->shape;
         std::vector<hlo::Shape> op_shapes;
         op_shapes.reserve(m->operand_ids.size());
-        for (size_t i = 0; i < m->operand_ids.size(); ++i) {
-            const hlo::Shape& s = idx_.instruction(m->operand_ids[i]).shape;
-            op_shapes.push_back(cfg && i < 2 ? relayout(s, v, static_cast<int>(i) + 1, m->name) : s);
+        for (size_t i = 0; i < m->operand_ids.size(); ++i) op_shapes.push_back(idx_.instruction(m->operand_ids[i]).shape);
+        std::vector<int> slot(op_shapes.size(), 0);  // layout tensor applied to each operand (0: none)
+        if (cfg) {
+            std::vector<const hlo::Shape*> original;
+            for (const auto& s : op_shapes) original.push_back(&s);
+            const auto match = match_layout_operands(*v, original);
+            for (int t = 1; t <= 2; ++t)
+                if (match[static_cast<size_t>(t - 1)] >= 0) slot[static_cast<size_t>(match[static_cast<size_t>(t - 1)])] = t;
+            for (size_t i = 0; i < op_shapes.size(); ++i)
+                if (slot[i]) op_shapes[i] = relayout(op_shapes[i], v, slot[i], m->name);
         }
         std::vector<const hlo::Shape*> ops;
         for (const auto& s : op_shapes) ops.push_back(&s);
@@ -190,8 +234,8 @@ Breakdown LayoutModel::cluster_cost(const Cluster& c, const hlo::Instruction* co
                        hw_.kernel_overhead_ns;
             };
             b.copy_ns += copy_cost(m->shape, out);
-            for (size_t i = 0; i < std::min<size_t>(2, op_shapes.size()); ++i)
-                b.copy_ns += copy_cost(idx_.instruction(m->operand_ids[i]).shape, op_shapes[i]);
+            for (size_t i = 0; i < op_shapes.size(); ++i)
+                if (slot[i]) b.copy_ns += copy_cost(idx_.instruction(m->operand_ids[i]).shape, op_shapes[i]);
         }
     }
     if (!moves && c.members.size() == 1 &&

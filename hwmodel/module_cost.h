@@ -91,6 +91,19 @@ private:
     Breakdown default_;
 };
 
+/// Which operands layout tensors 1 (input) and 2 (kernel) of `v` apply to, as indices into
+/// `operands` (-1: none). Modules rebuilt from npz list operands by ascending node id, not in
+/// operand order (module_from_graph), so a dot whose rank-3 operand 0 has the higher id would get
+/// operand 0's layout on its rank-2 operand 1. Matched by rank instead: a tensor fits an operand
+/// when every dim it lists is a distinct dim of that operand (an unset tensor fits every operand),
+/// fully when it lists all of them (the rank equals the count; the real files also hold partial
+/// lists such as 2 dims of a rank-3 operand); among the pairs of distinct operands where both
+/// fit, the one with the most full fits wins and ties keep id order (tensor 1 -> first operand,
+/// tensor 2 -> second). Modules read from protobufs have their true operand order, which fits
+/// unless the config is invalid. (0, 1) when no pair fits (relayout then reports the error);
+/// fewer than two operands: tensor 1 -> operand 0 (if any), tensor 2 unused.
+std::array<int, 2> match_layout_operands(const LayoutValues& v, const std::vector<const hlo::Shape*>& operands);
+
 /// Converts a NodeLayoutConfig (hlo::Run::layout entry) to the 18 values (-1 = unset); dims beyond
 /// 6 per tensor and tensors beyond 3 are ignored, as in the featurizer.
 LayoutValues layout_values(const hlo::NodeLayoutConfig& node);

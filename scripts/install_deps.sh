@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package segrank's build, tests and benchmarks need (idempotent).
 # Usage: scripts/install_deps.sh   (as root, or with sudo available)
+# Env: SEGRANK_INSTALL_BENCH=1 adds the benchmark packages, SEGRANK_INSTALL_FUZZ=1 the fuzzing ones.
 set -euo pipefail
 
 PACKAGES=(
@@ -16,9 +17,13 @@ PACKAGES=(
 )
 # Benchmarks against the PyTorch peer (../shared/peers) and the HTML report check.
 BENCH_PACKAGES=(python3-torch libopenblas0-pthread)
+# Fuzz harnesses (fuzz/, scripts/fuzz.sh): clang with libFuzzer, ASan and UBSan (libclang-rt-16-dev
+# holds the runtimes -fsanitize=fuzzer,address,undefined links; libomp: clang's OpenMP).
+FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev libfuzzer-16-dev libomp-16-dev)
 
 want=("${PACKAGES[@]}")
 if [[ "${SEGRANK_INSTALL_BENCH:-0}" == "1" ]]; then want+=("${BENCH_PACKAGES[@]}"); fi
+if [[ "${SEGRANK_INSTALL_FUZZ:-0}" == "1" ]]; then want+=("${FUZZ_PACKAGES[@]}"); fi
 
 missing=()
 for p in "${want[@]}"; do

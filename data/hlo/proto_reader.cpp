@@ -229,6 +229,9 @@ TuningFile parse_tuning_bytes(std::string_view bytes, const std::string& where) 
 }
 
 TuningFile read_tuning_file(const std::filesystem::path& path) {
+    // An ifstream opens a directory and then reads nothing ("empty file" would mislead).
+    SEGRANK_CHECK(!std::filesystem::is_directory(path), path.string(),
+                  ": is a directory (expected a TuningData or ModuleTuningData protobuf file)");
     std::ifstream in(path, std::ios::binary);
     SEGRANK_CHECK(in, path.string(), ": cannot open tuning protobuf for reading");
     std::ostringstream ss;

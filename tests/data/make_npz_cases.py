@@ -21,7 +21,7 @@ def npy(arr):
 
 def write_zip(path, entries):
     """entries: list of dicts name, data, method (0/8/other), crc (override), cut (bytes dropped
-    from the end of the stored/compressed data)."""
+    from the end of the stored/compressed data), size (uncompressed size claimed in the headers)."""
     body = bytearray()
     central = bytearray()
     for e in entries:
@@ -36,10 +36,11 @@ def write_zip(path, entries):
         comp = comp[: len(comp) - e.get("cut", 0)]
         name = e["name"].encode()
         off = len(body)
+        size = e.get("size", len(data))  # uncompressed size claimed by both headers
         body += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0x21, crc, len(comp),
-                            len(data), len(name), 0) + name + comp
+                            size, len(name), 0) + name + comp
         central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0, 0x21, crc,
-                               len(comp), len(data), len(name), 0, 0, 0, 0, 0, off) + name
+                               len(comp), size, len(name), 0, 0, 0, 0, 0, off) + name
     eocd = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central),
                        len(body), 0)
     with open(path, "wb") as f:
@@ -135,3 +136,25 @@ case("opcode_out_of_range", with_(T, node_opcode=np.array([63, 130], dtype="u1")
 case("config_ids_not_increasing", with_(L, node_config_ids=np.array([3, 1], dtype="<i8")))
 case("splits_bad_end", with_(L, node_splits=np.array([[0, 2, 3]], dtype="<i8")))
 case("zero_runtime_train", with_(L, config_runtime=np.array([100, 0], dtype="<i8")))
+
+
+def npy_header(descr, shape):
+    """The v1.0 preamble numpy writes (padded to a multiple of 64 bytes), for any claimed shape."""
+    text = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, repr(tuple(shape)))
+    pad = -(10 + len(text) + 1) % 64
+    text = (text + " " * pad + "\n").encode()
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text
+
+
+# Zip headers that lie (issue R-4): edge_index claims |i1 (M, 2), i.e. len(header) + 2M bytes in
+# both zip headers, while the deflate stream holds the header and 4 KiB; the CRC is the short
+# payload's. The claimed size must be refused before anything of that size is allocated.
+for label, m in (("1e8", 10**8), ("2e9", 2 * 10**9)):
+    hdr = npy_header("|i1", (m, 2))
+    case("lying_size_" + label, T, method=8,
+         edge_index={"data": hdr + bytes(4096), "size": len(hdr) + 2 * m})
+# A shape whose element count overflows 64 bits (each entry fits; the product does not).
+case("shape_overflow", T, config_feat={"data": npy_header("<f4", (999999999999999999, 999999999999999999))})
+# An npy v1 preamble whose header length field is 0 (found by the npz fuzz target: the 12 bytes read
+# first were copied into a 10-byte buffer).
+case("header_len_0", T, node_opcode={"data": b"\x93NUMPY\x01\x00\x00\x00" + bytes([63, 2])})

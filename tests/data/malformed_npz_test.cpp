@@ -6,6 +6,7 @@
 
 #include "data/graph.h"
 #include "data/npz.h"
+#include "tests/support/child_process.h"
 #include "tests/support/test_paths.h"
 
 using namespace segrank;
@@ -85,6 +86,10 @@ TEST_CASE("malformed npz files fail with errors naming the file, the key and the
         {"config_ids_not_increasing", Task::kLayout, "node_config_ids",
          "index 1 value 1 is not strictly greater"},
         {"splits_bad_end", Task::kLayout, "node_splits", "end at n = 4"},
+        {"shape_overflow", Task::kTile, "config_feat", "overflows 64 bits"},
+        {"header_len_0", Task::kTile, "node_opcode", "malformed npy header: its text is 0 bytes long"},
+        {"lying_size_1e8", Task::kTile, "edge_index", "more than deflate's maximum ratio 1032:1"},
+        {"lying_size_2e9", Task::kTile, "edge_index", "more than deflate's maximum ratio 1032:1"},
     };
     for (const auto& c : cases) {
         CAPTURE(c.file);
@@ -115,4 +120,30 @@ TEST_CASE("a missing npz file and the wrong task name the file") {
                          doctest::Contains("nope.npz: no such npz file"), Error);
     CHECK_THROWS_WITH_AS(load_tile_npz(cases_dir() / "layout_ok.npz", LabelPolicy::kAllowTestZeros),
                          doctest::Contains("key 'config_feat': missing key"), Error);
+}
+
+// The lying_size cases: edge_index claims |i1 (M, 2) in its npy header and 128 + 2M bytes in both zip
+// headers, while the deflate stream holds the header and 4 KiB. Loading it as int64 would allocate
+// 16M bytes; the claim must be refused from the compressed size first. Run in a child process so
+// that its peak memory can be measured (and a bad_alloc or a crash stays there).
+TEST_CASE("an npz entry claiming 2*10^8 bytes from 99 compressed ones fails naming it, before allocating") {
+    const auto path = cases_dir() / "lying_size_1e8.npz";
+    const auto idle = test::run_in_child([] {});
+    const auto r = test::run_in_child([&] { load_tile_npz(path, LabelPolicy::kAllowTestZeros); });
+    CAPTURE(r.error);
+    CHECK(r.exit_code == 1);
+    CHECK(r.error.find(path.string() + ": key 'edge_index': zip header claims 200000128 uncompressed bytes") == 0);
+    MESSAGE("peak RSS ", r.peak_rss_kb, " KiB (an idle child: ", idle.peak_rss_kb, " KiB)");
+    CHECK(r.peak_rss_kb < idle.peak_rss_kb + 64 * 1024);  // 1.6 GB before the fix
+}
+
+TEST_CASE("an npz entry claiming 4*10^9 bytes gives the same clear error, not bad_alloc") {
+    const auto path = cases_dir() / "lying_size_2e9.npz";
+    const auto r = test::run_in_child([&] {
+        NpzReader z(path);
+        z.read_i64("edge_index", nullptr);
+    });
+    CAPTURE(r.error);
+    CHECK(r.exit_code == 1);
+    CHECK(r.error.find(path.string() + ": key 'edge_index': zip header claims 4000000128 uncompressed bytes") == 0);
 }

@@ -218,3 +218,10 @@ TEST_CASE("read_tuning_file names a missing file") {
         CHECK(std::string(e.what()).find("/nonexistent/x.pb") != std::string::npos);
     }
 }
+
+TEST_CASE("read_tuning_file on a directory says it is a directory, not an empty file") {
+    const auto dir = test::scratch_dir("pb_dir");
+    CHECK_THROWS_WITH_AS(hlo::read_tuning_file(dir),
+                         (dir.string() + ": is a directory (expected a TuningData or ModuleTuningData protobuf file)").c_str(),
+                         Error);
+}

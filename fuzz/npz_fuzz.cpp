@@ -1,0 +1,42 @@
+// npz / npy reader: the npy header parser on the raw bytes, then the bytes as an npz archive through
+// NpzReader (every entry read raw) and the tile and layout loaders with all their checks.
+#include <cstddef>
+#include <cstdint>
+
+#include "data/graph.h"
+#include "data/npz.h"
+#include "fuzz/fuzz_util.h"
+#include "gnn/core/check.h"
+
+using namespace segrank;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    try {
+        const NpyHeader h = parse_npy_header({data, size}, "input");
+        (void)h.payload_bytes();
+    } catch (const Error&) {
+    }
+    const auto path = fuzz::write_temp("npz", data, size);
+    try {
+        const NpzReader z(path);
+        for (const auto& key : z.keys()) {
+            try {
+                NpyHeader h;
+                (void)z.read_raw(key, &h);
+            } catch (const Error&) {
+            }
+        }
+    } catch (const Error&) {
+    }
+    for (const LabelPolicy labels : {LabelPolicy::kAllowTestZeros, LabelPolicy::kRequirePositive}) {
+        try {
+            (void)load_tile_npz(path, labels);
+        } catch (const Error&) {
+        }
+        try {
+            (void)load_layout_npz(path, labels);
+        } catch (const Error&) {
+        }
+    }
+    return 0;
+}
