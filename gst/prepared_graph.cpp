@@ -178,10 +178,16 @@ void finish_segments_by_range(PreparedGraph& pg, const GraphEntry& entry, const 
     }
     const GraphSource* src = entry.source;
     const int64_t gi = entry.index;
-    pg.segment_table = build_range_segments(
-        idx.num_nodes, idx.num_edges, bounds, idx.node_config_ids, pg.id,
-        [src, gi](int64_t b, int64_t e) { return src->load_edge_range(gi, b, e); },
-        [src, gi](int64_t b, int64_t e) { return src->load_opcode_range(gi, b, e); }, where);
+    RangeSegmentsOptions ro;
+    ro.num_nodes = idx.num_nodes;
+    ro.num_edges = idx.num_edges;
+    ro.bounds = bounds;
+    ro.node_config_ids = idx.node_config_ids;
+    ro.graph_id = pg.id;
+    ro.edges = [src, gi](int64_t b, int64_t e) { return src->load_edge_range(gi, b, e); };
+    ro.opcodes = [src, gi](int64_t b, int64_t e) { return src->load_opcode_range(gi, b, e); };
+    ro.where = where;
+    pg.segment_table = build_range_segments(ro);
     pg.partition_from_cache = false;
     const int64_t f = normalizer.output_dim();
     std::vector<int32_t> op;
