@@ -11,7 +11,7 @@
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
-#include "tests/trainer/tile_data_util.h"
+#include "tests/support/tiny_tile_data.h"
 #include "tests/trainer/store_test_util.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
