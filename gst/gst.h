@@ -9,9 +9,9 @@
 
 #include "gnn/loss.h"
 #include "gnn/model.h"
-#include "sampling/segment_sampler.h"
-#include "segments/history_table.h"
+#include "gst/combine.h"
 #include "gst/prepared_graph.h"
+#include "segments/history_table.h"
 
 namespace segrank {
 
