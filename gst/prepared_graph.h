@@ -12,9 +12,9 @@
 // normalized features) when they fit PrepareOptions::max_kept_segment_bytes, which saves the rebuild
 // per use; those are exactly what the rebuild returns.
 //
-// With a range partition (contiguous, splits), no halo and no prune_hops, prepare never holds the
-// structure either: it reads edge_index in chunks (build_range_segments). Other settings load the
-// structure once while preparing.
+// With a range partition (contiguous, splits), no halo and no prune_hops, prepare does not load the
+// structure: it reads edge_index in chunks (build_range_segments). Other settings load the structure
+// once while preparing.
 #pragma once
 #include <cstdint>
 #include <filesystem>
