@@ -17,16 +17,79 @@ bool ranking_only(std::span<const LossTerm> terms) {
 
 namespace {
 
+// What differs between the two values of model.aggregate, chosen once per call (aggregation_for):
+// the value a segment contributes to the combination (its scores [K, 1] under score_sum, its
+// readout [K, 2H] under embedding_mean), how the combined value [K, width] becomes the graph scores
+// [K], and the backward of both.
+struct Aggregation {
+    int64_t width;  // columns of a segment value (and of the HistoryTable)
+    // A config-independent segment adds the same amount to every config's score, so skipping it is
+    // exact under ranking losses (score_sum only).
+    bool independent_shifts_scores;
+    // Value [K, width] of a segment from its readout [K, 2H]; `saved` records the head when it runs.
+    Tensor (*value)(const Model& model, Tensor readout, ConstMatrixView tile_cfg, HeadSaved* saved);
+    // Graph scores [K] from the combined value [K, width].
+    Tensor (*scores)(const Model& model, ConstMatrixView combined, ConstMatrixView tile_cfg, HeadSaved* saved);
+    // dcombined [K, width] (zero on entry) from dscores [K] and the state of `scores`.
+    void (*scores_backward)(Model& model, std::span<const float> dscores, const HeadSaved& saved,
+                            MatrixView dcombined);
+    // dreadout [K, 2H] of a fresh segment from dvalue [K, width] and the state of `value`.
+    Tensor (*value_backward)(Model& model, Tensor dvalue, const HeadSaved& saved);
+    // Weight of each of `s` segments when every one is computed (streaming inference).
+    float (*all_weight)(size_t s);
+};
+
+Tensor score_value(const Model& model, Tensor readout, ConstMatrixView tile_cfg, HeadSaved* saved) {
+    Tensor sc = model.head(readout.cview(), tile_cfg, saved);
+    sc.reshape(sc.size(), 1);
+    return sc;
+}
+Tensor scores_of_sum(const Model&, ConstMatrixView combined, ConstMatrixView, HeadSaved*) {
+    Tensor sc(combined.rows);
+    for (int64_t i = 0; i < combined.rows; ++i) sc[i] = combined.at(i, 0);
+    return sc;
+}
+void scores_of_sum_backward(Model&, std::span<const float> dscores, const HeadSaved&, MatrixView dcombined) {
+    for (int64_t i = 0; i < dcombined.rows; ++i) dcombined.at(i, 0) = dscores[static_cast<size_t>(i)];
+}
+Tensor score_value_backward(Model& model, Tensor dvalue, const HeadSaved& saved) {
+    Tensor dr(dvalue.rows(), 2 * model.config().hidden);
+    model.head_backward(dvalue.span(), saved, dr.view());
+    return dr;
+}
+float unit_weight(size_t) { return 1.0f; }
+
+Tensor readout_value(const Model&, Tensor readout, ConstMatrixView, HeadSaved*) { return readout; }
+Tensor scores_of_mean(const Model& model, ConstMatrixView combined, ConstMatrixView tile_cfg, HeadSaved* saved) {
+    return model.head(combined, tile_cfg, saved);
+}
+void scores_of_mean_backward(Model& model, std::span<const float> dscores, const HeadSaved& saved,
+                             MatrixView dcombined) {
+    model.head_backward(dscores, saved, dcombined);
+}
+Tensor readout_value_backward(Model&, Tensor dvalue, const HeadSaved&) { return dvalue; }
+float mean_weight(size_t s) { return 1.0f / static_cast<float>(s); }
+
+Aggregation aggregation_for(SegmentAggregate aggregate, const Model& model) {
+    switch (aggregate) {
+        case SegmentAggregate::kScoreSum:
+            return {1, true, score_value, scores_of_sum, scores_of_sum_backward, score_value_backward, unit_weight};
+        case SegmentAggregate::kEmbeddingMean:
+            return {2 * model.config().hidden, false, readout_value, scores_of_mean, scores_of_mean_backward,
+                    readout_value_backward, mean_weight};
+    }
+    SEGRANK_ASSERT(false, "unhandled SegmentAggregate");
+    return {};
+}
+
 // Segment ids taking part: all, or only the config-dependent ones when skipping is exact.
-std::vector<int32_t> active_segments(const PreparedGraph& g, const GstOptions& opt) {
+std::vector<int32_t> active_segments(const PreparedGraph& g, const GstOptions& opt, const Aggregation& agg) {
     std::vector<int32_t> ids;
-    const bool skip = opt.skip_independent && opt.aggregate == SegmentAggregate::kScoreSum;
+    const bool skip = opt.skip_independent && agg.independent_shifts_scores;
     for (int64_t s = 0; s < g.num_segments(); ++s)
         if (!skip || g.segment_dependent[static_cast<size_t>(s)]) ids.push_back(static_cast<int32_t>(s));
     return ids;
 }
-
-int64_t hidden2(const Model& m) { return 2 * m.config().hidden; }
 
 // Readout [K, 2H] of one segment for configs, forward only. Independent segments are computed once
 // with K = 1 and broadcast (their readout is the same for every config).
@@ -63,115 +126,136 @@ std::string config_list(std::span<const int64_t> configs) {
     return s;
 }
 
+// What one graph's step works on: the active segments, the segment choice, and the K config rows
+// (read once: only these rows' chunks of the source).
+struct StepInput {
+    const PreparedGraph& g;
+    std::span<const int64_t> configs;
+    std::vector<int32_t> active;  // [S_eff] segment ids taking part
+    SegmentChoice choice;         // over positions in `active`
+    ConfigBatch batch;
+    Tensor tile_tmp;
+    ConstMatrixView tile_cfg;     // [K, 24] tile rows, empty for layout
+    int64_t k() const { return static_cast<int64_t>(configs.size()); }
+};
+
+// The fresh segments' forward with saved state: values[i] [K, width] of segment
+// active[choice.fresh[i]].
+struct FreshForward {
+    std::vector<SegmentInputBuffers> bufs;  // back the saved inputs until the backward
+    std::vector<EncodeSaved> encode;
+    std::vector<HeadSaved> head;            // used when the value runs the head (score_sum)
+    std::vector<Tensor> values;
+};
+
+FreshForward fresh_forward(Model& model, const StepInput& in, const Aggregation& agg, int64_t step,
+                           uint64_t seed) {
+    const size_t nf = in.choice.fresh.size();
+    FreshForward f;
+    f.bufs.resize(nf);
+    f.encode.resize(nf);
+    f.head.resize(nf);
+    f.values.resize(nf);
+    for (size_t i = 0; i < nf; ++i) {
+        const int32_t s = in.active[static_cast<size_t>(in.choice.fresh[i])];
+        SegmentInput si = make_segment_input(in.g, s, in.batch, in.configs, f.bufs[i]);
+        Rng rng = Rng::derive(seed ^ (0x9e37ULL * static_cast<uint64_t>(s + 1)), static_cast<uint64_t>(step),
+                              static_cast<uint64_t>(in.g.id), "dropout");
+        Tensor readout = model.encode(si, &f.encode[i], /*training=*/true, &rng);
+        f.values[i] = agg.value(model, std::move(readout), in.tile_cfg, &f.head[i]);
+    }
+    return f;
+}
+
+// The combined graph value [K, width] of the fresh values and the kept stale sum, and its scores [K].
+struct Combined {
+    CombineWeights weights;
+    Tensor scores;
+    HeadSaved head;  // used when the scores run the head (embedding_mean)
+};
+
+Combined combine_forward(const Model& model, const StepInput& in, const Aggregation& agg, const FreshForward& f,
+                         const StaleSum& stale, SegmentAggregate aggregate) {
+    Combined c;
+    c.weights = combine_weights(in.choice, aggregate);
+    std::vector<ConstMatrixView> fresh_views;
+    for (const Tensor& v : f.values) fresh_views.push_back(v.cview());
+    std::vector<ConstMatrixView> stale_views;
+    if (!in.choice.stale_kept.empty()) stale_views.push_back(stale.sum.cview());  // already summed over kept
+    Tensor combined(in.k(), agg.width);
+    combine_segments_forward(combined.view(), fresh_views, stale_views, c.weights);
+    c.scores = agg.scores(model, combined.cview(), in.tile_cfg, &c.head);
+    return c;
+}
+
+// Backward from dscores [K] through the combination into the fresh segments only (stale values are
+// constants): parameter gradients accumulate in the head (once per fresh segment under score_sum,
+// once for the graph under embedding_mean) and in each fresh segment's encoder.
+void combine_backward(Model& model, const StepInput& in, const Aggregation& agg, FreshForward& f,
+                      const Combined& c, std::span<const float> dscores) {
+    Tensor dcombined(in.k(), agg.width);
+    agg.scores_backward(model, dscores, c.head, dcombined.view());
+    const size_t nf = f.values.size();
+    std::vector<Tensor> dvalues(nf);
+    std::vector<MatrixView> dviews(nf);
+    for (size_t i = 0; i < nf; ++i) {
+        dvalues[i] = Tensor(in.k(), agg.width);
+        dviews[i] = dvalues[i].view();
+    }
+    combine_segments_backward(dviews, dcombined.cview(), c.weights);
+    for (size_t i = 0; i < nf; ++i) {
+        const Tensor dreadout = agg.value_backward(model, std::move(dvalues[i]), f.head[i]);
+        model.encode_backward(dreadout.cview(), f.encode[i]);
+    }
+}
+
 }  // namespace
 
 GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
                                 std::span<const double> targets, int64_t step, double scale,
                                 HistoryTable& table, const GstOptions& opt) {
     GraphStepResult res;
-    const auto k = static_cast<int64_t>(configs.size());
-    SEGRANK_ASSERT(static_cast<int64_t>(targets.size()) == k);
-    const std::vector<int32_t> active = active_segments(g, opt);
-    res.active_segments = static_cast<int64_t>(active.size());
-    res.scores.assign(static_cast<size_t>(k), 0.0f);
-    if (active.empty()) return res;  // every config gets the same score: no ranking signal
+    SEGRANK_ASSERT(targets.size() == configs.size());
+    const Aggregation agg = aggregation_for(opt.aggregate, model);
+    StepInput in{g, configs, active_segments(g, opt, agg), {}, {}, {}, {}};
+    res.active_segments = static_cast<int64_t>(in.active.size());
+    res.scores.assign(configs.size(), 0.0f);
+    if (in.active.empty()) return res;  // every config gets the same score: no ranking signal
+    const auto s_eff = static_cast<int32_t>(in.active.size());
+    in.choice = choose_segments(opt.seed, step, g.id, s_eff, std::max<int32_t>(1, opt.fresh), opt.keep_prob);
+    in.batch = load_config_batch(g, configs);
+    in.tile_cfg = tile_view(g, in.batch, configs, in.tile_tmp);
 
-    const bool sum = opt.aggregate == SegmentAggregate::kScoreSum;
-    const int64_t width = sum ? 1 : hidden2(model);
-    const auto s_eff = static_cast<int32_t>(active.size());
-    const SegmentChoice choice =
-        choose_segments(opt.seed, step, g.id, s_eff, std::max<int32_t>(1, opt.fresh), opt.keep_prob);
-    const CombineWeights w = combine_weights(choice, opt.aggregate);
-    // The K sampled config rows, read once (streamed graphs: only these rows' chunks).
-    const ConfigBatch batch = load_config_batch(g, configs);
-    Tensor tile_tmp;
-    const ConstMatrixView tile_cfg = tile_view(g, batch, configs, tile_tmp);
-
-    // Stale part (forward-only recomputation of absent / too stale entries, stored by the callee).
+    // Stale part: kept segments read from the table; absent or too stale ones recomputed forward-only
+    // with the current parameters (and stored by the callee).
     SegmentInputBuffers fo_buf;
     auto forward_only = [&](int32_t r, std::span<const int64_t> cfgs, MatrixView out) {
-        Tensor ro = readout_forward_only(model, g, active[static_cast<size_t>(r)], batch, cfgs, fo_buf);
-        if (sum) {
-            Tensor tmp;
-            Tensor sc = model.head(ro.cview(), tile_view(g, batch, cfgs, tmp), nullptr);
-            for (int64_t i = 0; i < out.rows; ++i) out.at(i, 0) = sc[i];
-        } else {
-            for (int64_t i = 0; i < out.rows; ++i)
-                std::memcpy(out.row(i), ro.data() + i * width, static_cast<size_t>(width) * sizeof(float));
-        }
+        Tensor tmp;
+        const Tensor v = agg.value(model, readout_forward_only(model, g, in.active[static_cast<size_t>(r)], in.batch,
+                                                               cfgs, fo_buf),
+                                   tile_view(g, in.batch, cfgs, tmp), nullptr);
+        for (int64_t i = 0; i < out.rows; ++i)
+            std::memcpy(out.row(i), v.data() + i * agg.width, static_cast<size_t>(agg.width) * sizeof(float));
     };
-    StaleSum stale = sum_stale_segments(table, g.id, choice, configs, step, opt.max_staleness, opt.history_init,
-                                        forward_only);
+    const StaleSum stale = sum_stale_segments(table, g.id, in.choice, configs, step, opt.max_staleness,
+                                              opt.history_init, forward_only);
     res.stale_hits = stale.hits;
     res.stale_recomputed = stale.recomputed;
 
-    // Fresh segments with saved state.
-    const size_t nf = choice.fresh.size();
-    std::vector<SegmentInputBuffers> bufs(nf);
-    std::vector<EncodeSaved> es(nf);
-    std::vector<HeadSaved> hs(nf);
-    std::vector<Tensor> readouts(nf), values(nf);
-    for (size_t i = 0; i < nf; ++i) {
-        const int32_t s = active[static_cast<size_t>(choice.fresh[i])];
-        SegmentInput in = make_segment_input(g, s, batch, configs, bufs[i]);
-        Rng rng = Rng::derive(opt.seed ^ (0x9e37ULL * static_cast<uint64_t>(s + 1)), static_cast<uint64_t>(step),
-                              static_cast<uint64_t>(g.id), "dropout");
-        readouts[i] = model.encode(in, &es[i], /*training=*/true, &rng);
-        if (sum) {
-            Tensor sc = model.head(readouts[i].cview(), tile_cfg, &hs[i]);
-            sc.reshape(k, 1);
-            values[i] = std::move(sc);
-        }
-    }
-    std::vector<ConstMatrixView> fresh_views(nf);
-    for (size_t i = 0; i < nf; ++i) fresh_views[i] = sum ? values[i].cview() : readouts[i].cview();
-    Tensor combined(k, width);
-    std::vector<ConstMatrixView> stale_views;
-    if (!choice.stale_kept.empty()) stale_views.push_back(stale.sum.cview());
-    // stale.sum already holds the sum over kept stale segments; weight it with w.stale.
-    combine_segments_forward(combined.view(), fresh_views, stale_views, w);
-
-    HeadSaved head_saved;
-    Tensor scores;
-    if (sum) {
-        scores = Tensor(k);
-        for (int64_t i = 0; i < k; ++i) scores[i] = combined[i];
-    } else {
-        scores = model.head(combined.cview(), tile_cfg, &head_saved);
-    }
-    std::vector<float> dscores(static_cast<size_t>(k), 0.0f);
-    res.loss = compute_loss(opt.loss_terms, opt.loss_options, scores.span(), targets, dscores, scale);
+    FreshForward fresh = fresh_forward(model, in, agg, step, opt.seed);
+    const Combined combined = combine_forward(model, in, agg, fresh, stale, opt.aggregate);
+    std::vector<float> dscores(configs.size(), 0.0f);
+    res.loss = compute_loss(opt.loss_terms, opt.loss_options, combined.scores.span(), targets, dscores, scale);
     SEGRANK_CHECK(std::isfinite(res.loss), "non-finite loss at step ", step, " on graph '", g.name, "' (id ", g.id,
                   ") with configs [", config_list(configs), "]");
-    for (int64_t i = 0; i < k; ++i) res.scores[static_cast<size_t>(i)] = scores[i];
-
-    // Backward through fresh segments only (stale values are constants).
-    Tensor dcombined(k, width);
-    if (sum) {
-        for (int64_t i = 0; i < k; ++i) dcombined[i] = dscores[static_cast<size_t>(i)];
-    } else {
-        model.head_backward(dscores, head_saved, dcombined.view());
-    }
-    std::vector<Tensor> dfresh_t(nf);
-    std::vector<MatrixView> dfresh(nf);
-    for (size_t i = 0; i < nf; ++i) {
-        dfresh_t[i] = Tensor(k, width);
-        dfresh[i] = dfresh_t[i].view();
-    }
-    combine_segments_backward(dfresh, dcombined.cview(), w);
-    for (size_t i = 0; i < nf; ++i) {
-        Tensor dr(k, hidden2(model));
-        if (sum) {
-            model.head_backward(dfresh_t[i].span(), hs[i], dr.view());
-        } else {
-            dr = std::move(dfresh_t[i]);
-        }
-        model.encode_backward(dr.cview(), es[i]);
-    }
-    res.fresh_segments = static_cast<int64_t>(nf);
+    std::copy_n(combined.scores.data(), configs.size(), res.scores.begin());
+    combine_backward(model, in, agg, fresh, combined, dscores);
+    res.fresh_segments = static_cast<int64_t>(fresh.values.size());
 
     // Only fresh entries are written, with this step's forward values (DESIGN.md 6).
-    write_fresh_segments(table, g.id, s_eff, choice.fresh, configs, fresh_views, step);
+    std::vector<ConstMatrixView> fresh_views;
+    for (const Tensor& v : fresh.values) fresh_views.push_back(v.cview());
+    write_fresh_segments(table, g.id, s_eff, in.choice.fresh, configs, fresh_views, step);
     return res;
 }
 
@@ -180,16 +264,18 @@ std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g, std::
     std::vector<Tensor> out;
     SegmentInputBuffers buf;
     const ConfigBatch batch = load_config_batch(g, configs);
-    for (int32_t s : active_segments(g, opt)) out.push_back(readout_forward_only(model, g, s, batch, configs, buf));
+    for (int32_t s : active_segments(g, opt, aggregation_for(opt.aggregate, model)))
+        out.push_back(readout_forward_only(model, g, s, batch, configs, buf));
     return out;
 }
 
 std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
                                int64_t chunk, const GstOptions& opt, int64_t max_chunk_bytes) {
     std::vector<float> scores(configs.size(), 0.0f);
-    const std::vector<int32_t> active = active_segments(g, opt);
+    const Aggregation agg = aggregation_for(opt.aggregate, model);
+    const std::vector<int32_t> active = active_segments(g, opt, agg);
     if (active.empty()) return scores;
-    const bool sum = opt.aggregate == SegmentAggregate::kScoreSum;
+    const float w = agg.all_weight(active.size());
     const int64_t row_bytes = g.task == Task::kLayout ? g.num_config_nodes * kLayoutConfigDim
                                                       : kTileConfigDim * static_cast<int64_t>(sizeof(float));
     chunk = std::clamp<int64_t>(max_chunk_bytes / std::max<int64_t>(1, row_bytes), 1, std::max<int64_t>(1, chunk));
@@ -202,22 +288,14 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<c
         load_config_batch(g, cfgs, batch);  // one chunk of rows at a time, into one buffer
         Tensor tile_tmp;
         const ConstMatrixView tile_cfg = tile_view(g, batch, cfgs, tile_tmp);
-        Tensor mean_readout;
+        Tensor acc(k, agg.width);  // sum over segments of w * value
         for (int32_t s : active) {
-            Tensor r = readout_forward_only(model, g, s, batch, cfgs, buf);  // streamed: freed each iteration
-            if (sum) {
-                Tensor sc = model.head(r.cview(), tile_cfg, nullptr);
-                for (int64_t i = 0; i < k; ++i) scores[b + static_cast<size_t>(i)] += sc[i];
-            } else {
-                if (mean_readout.size() == 0) mean_readout = Tensor(k, r.cols());
-                const float inv = 1.0f / static_cast<float>(active.size());
-                for (int64_t i = 0; i < r.size(); ++i) mean_readout[i] += inv * r[i];
-            }
+            // Streamed: each segment's state is freed before the next one is encoded.
+            const Tensor v = agg.value(model, readout_forward_only(model, g, s, batch, cfgs, buf), tile_cfg, nullptr);
+            for (int64_t i = 0; i < v.size(); ++i) acc[i] += w * v[i];
         }
-        if (!sum) {
-            Tensor sc = model.head(mean_readout.cview(), tile_cfg, nullptr);
-            for (int64_t i = 0; i < k; ++i) scores[b + static_cast<size_t>(i)] = sc[i];
-        }
+        const Tensor sc = agg.scores(model, acc.cview(), tile_cfg, nullptr);
+        for (int64_t i = 0; i < k; ++i) scores[b + static_cast<size_t>(i)] = sc[i];
     }
     return scores;
 }

@@ -9,9 +9,9 @@
 
 #include "gnn/loss.h"
 #include "gnn/model.h"
-#include "sampling/segment_sampler.h"
-#include "segments/history_table.h"
+#include "gst/combine.h"
 #include "gst/prepared_graph.h"
+#include "segments/history_table.h"
 
 namespace segrank {
 
@@ -58,7 +58,7 @@ inline constexpr int64_t kMaxConfigChunkBytes = int64_t{8} << 20;
 
 /// Scores (higher = slower) of `configs` for graph g, streaming segments one at a time without saved
 /// state, at most `chunk` configs per forward pass and at most `max_chunk_bytes` of config rows
-/// (at least one config; streamed graphs read one chunk of config rows at a time, so memory is
+/// (at least one config; config rows are read one chunk at a time, so memory is
 /// O(min(chunk x nc x 18, max_chunk_bytes)) in the configs). Under score_sum with skip_independent the scores omit the
 /// config-independent segments (a per-graph constant), which no ranking metric sees.
 std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,

@@ -11,14 +11,18 @@
 
 namespace segrank {
 
+int64_t BuiltSegment::memory_bytes() const {
+    return (segment ? segment->memory_bytes() : 0) + static_cast<int64_t>(opcode.capacity() * sizeof(int32_t)) +
+           node_feat.size() * static_cast<int64_t>(sizeof(float));
+}
+
 int64_t PreparedGraph::memory_bytes() const {
     int64_t b = static_cast<int64_t>(targets.size() * sizeof(double) + runtimes_ns.size() * sizeof(int64_t) +
-                                     layout_config.size() + configs.size() * sizeof(int64_t));
-    b += tile_config.size() * 4;
-    for (const auto& s : segments) b += s.memory_bytes();
-    for (const auto& t : segment_feat) b += t.size() * 4;
-    for (const auto& o : segment_opcode) b += static_cast<int64_t>(o.size() * 4);
+                                     configs.size() * sizeof(int64_t) + source_node.size() * sizeof(int64_t) +
+                                     segment_dependent.size());
     b += segment_table.memory_bytes();
+    for (const auto& k : kept_segments) b += k.memory_bytes();
+    if (held) b += held->memory_bytes();
     return b;
 }
 
@@ -65,22 +69,15 @@ std::vector<int64_t> nodes_near_configurable(const GraphStructure& g, std::span<
 
 namespace {
 
-// Restricts a layout graph to `keep` (ascending global ids): features, opcodes, edges among kept
-// nodes, node_config_ids renumbered. node_splits become [0, n'] (boundaries lose meaning).
+// Restricts a layout structure (loaded without node features) to `keep` (ascending global ids):
+// opcodes, edges among kept nodes, node_config_ids renumbered. node_splits become [0, n']
+// (boundaries lose meaning). Node features are read later through PreparedGraph::source_node.
 void prune_graph(LayoutGraph& g, const std::vector<int64_t>& keep) {
     const int64_t n = g.num_nodes();
     std::vector<int64_t> new_id(static_cast<size_t>(n), -1);
     for (size_t i = 0; i < keep.size(); ++i) new_id[static_cast<size_t>(keep[i])] = static_cast<int64_t>(i);
-    const int64_t cols = g.node_feat.cols();
-    const bool has_feat = g.node_feat.rows() > 0;  // streamed graphs read features later
-    Tensor feat(has_feat ? static_cast<int64_t>(keep.size()) : 0, cols);
     std::vector<int32_t> op(keep.size());
-    for (size_t i = 0; i < keep.size(); ++i) {
-        if (has_feat)
-            std::memcpy(feat.data() + static_cast<int64_t>(i) * cols, g.node_feat.data() + keep[i] * cols,
-                        static_cast<size_t>(cols) * sizeof(float));
-        op[i] = g.node_opcode[static_cast<size_t>(keep[i])];
-    }
+    for (size_t i = 0; i < keep.size(); ++i) op[i] = g.node_opcode[static_cast<size_t>(keep[i])];
     std::vector<int64_t> edges;
     for (int64_t e = 0; e < g.num_edges(); ++e) {
         int64_t u = new_id[static_cast<size_t>(g.edge_index[2 * e])];
@@ -91,7 +88,6 @@ void prune_graph(LayoutGraph& g, const std::vector<int64_t>& keep) {
         }
     }
     for (auto& c : g.node_config_ids) c = new_id[static_cast<size_t>(c)];
-    g.node_feat = std::move(feat);
     g.node_opcode = std::move(op);
     g.edge_index = std::move(edges);
     g.node_splits = {0, static_cast<int64_t>(keep.size())};
@@ -103,7 +99,7 @@ bool all_zero(const std::vector<int64_t>& v) {
 
 // Whether segment `seg` (opcodes `op`, normalized features `feat` [n_s, F']) depends on the config
 // under `model`. Dependence is structural (the plan looks at node counts, edges and configurable
-// nodes, not at feature values), so streamed graphs pass a zero block of the segment's shape.
+// nodes, not at feature values), so a zero block of the segment's shape serves as `feat`.
 uint8_t segment_dependence(const Model& model, Task task, const Segment& seg, std::span<const int32_t> op,
                            ConstMatrixView feat) {
     SegmentInput in;
@@ -126,47 +122,31 @@ uint8_t segment_dependence(const Model& model, Task task, const Segment& seg, st
     return model.segment_depends_on_config(in) ? 1 : 0;
 }
 
-// Partitions a loaded structure (through the cache) and builds its segments one at a time: kept as
-// built with their features (in memory) or appended to the compact table (streamed).
-void finish_segments(PreparedGraph& pg, const GraphStructure& gs, std::span<const int64_t> node_splits,
-                     std::span<const int64_t> config_ids, const Normalizer& normalizer, const Model& model,
-                     const PrepareOptions& options, const std::string& where) {
+// Partitions a loaded structure (through the cache) and appends its segments, built one at a time,
+// to the compact table.
+void segments_by_builder(PreparedGraph& pg, const GraphStructure& gs, std::span<const int64_t> node_splits,
+                         std::span<const int64_t> config_ids, const PrepareOptions& options,
+                         std::vector<int32_t>& op) {
     PartitionParams pp = options.partition;
     if (pp.max_nodes <= 0) pp.max_nodes = std::max<int64_t>(1, gs.num_nodes());
     bool hit = false;
     Partition part = partition_graph_cached(gs, node_splits, pp, options.partition_cache_dir, &hit);
     pg.partition_from_cache = hit;
     SegmentBuilder builder(gs, config_ids, std::move(part), pg.id, options.halo_hops);
-    const int64_t f = normalizer.output_dim();
-    Tensor feat;
-    if (!pg.streamed) feat = normalizer.apply(gs.node_feat.cview(), where);
     pg.segment_table = SegmentTable(pg.id);
     for (int32_t s = 0; s < builder.num_segments(); ++s) {
-        Segment seg = builder.build(s);
+        const Segment seg = builder.build(s);
         auto nodes = seg.nodes();
-        std::vector<int32_t> op(nodes.size());
+        op.resize(nodes.size());
         for (size_t i = 0; i < nodes.size(); ++i) op[i] = gs.node_opcode[static_cast<size_t>(nodes[i])];
-        Tensor sf(static_cast<int64_t>(nodes.size()), f);
-        if (!pg.streamed)
-            for (size_t i = 0; i < nodes.size(); ++i)
-                std::memcpy(sf.data() + static_cast<int64_t>(i) * f, feat.data() + nodes[i] * f,
-                            static_cast<size_t>(f) * sizeof(float));
-        pg.segment_dependent.push_back(segment_dependence(model, pg.task, seg, op, sf.cview()));
-        if (pg.streamed) {
-            pg.segment_table.append(seg, op);
-        } else {
-            pg.segments.push_back(std::move(seg));
-            pg.segment_opcode.push_back(std::move(op));
-            pg.segment_feat.push_back(std::move(sf));
-        }
+        pg.segment_table.append(seg, op);
     }
     pg.segment_table.shrink_to_fit();
 }
 
-// Streamed graphs under a range partition with no halo and no pruning: the graph is never held.
-// Sizes and index arrays come from load_structure_index, edges and opcodes are read in chunks.
-void finish_segments_by_range(PreparedGraph& pg, const GraphEntry& entry, const StructureIndex& idx,
-                              const Normalizer& normalizer, const Model& model, const PrepareOptions& options) {
+// Range partitions with no halo and no pruning: the structure is never held. Sizes and index arrays
+// come from load_structure_index, edges and opcodes are read in chunks.
+void segments_by_range(PreparedGraph& pg, const StructureIndex& idx, const PrepareOptions& options) {
     PartitionParams pp = options.partition;
     if (pp.max_nodes <= 0) pp.max_nodes = std::max<int64_t>(1, idx.num_nodes);
     const std::string& where = idx.where;
@@ -176,20 +156,44 @@ void finish_segments_by_range(PreparedGraph& pg, const GraphEntry& entry, const 
     } catch (const Error& e) {
         throw Error(str(where, ": ", e.what()));
     }
-    const GraphSource* src = entry.source;
-    const int64_t gi = entry.index;
-    pg.segment_table = build_range_segments(
-        idx.num_nodes, idx.num_edges, bounds, idx.node_config_ids, pg.id,
-        [src, gi](int64_t b, int64_t e) { return src->load_edge_range(gi, b, e); },
-        [src, gi](int64_t b, int64_t e) { return src->load_opcode_range(gi, b, e); }, where);
+    const GraphSource* src = pg.source;
+    const int64_t gi = pg.source_index;
+    RangeSegmentsOptions ro;
+    ro.num_nodes = idx.num_nodes;
+    ro.num_edges = idx.num_edges;
+    ro.bounds = bounds;
+    ro.node_config_ids = idx.node_config_ids;
+    ro.graph_id = pg.id;
+    ro.edges = [src, gi](int64_t b, int64_t e) { return src->load_edge_range(gi, b, e); };
+    ro.opcodes = [src, gi](int64_t b, int64_t e) { return src->load_opcode_range(gi, b, e); };
+    ro.where = where;
+    pg.segment_table = build_range_segments(ro);
     pg.partition_from_cache = false;
-    const int64_t f = normalizer.output_dim();
+}
+
+// Which segments depend on the config (structural: a zero feature block of each segment's shape
+// serves), then the rebuilt segments of a graph held in memory, kept while they fit the bound.
+void finish_segments(PreparedGraph& pg, const Model& model, const PrepareOptions& options) {
+    const int64_t f = pg.normalizer.output_dim();
     std::vector<int32_t> op;
     for (int32_t s = 0; s < pg.segment_table.num_segments(); ++s) {
         const Segment seg = pg.segment_table.segment(s);
         pg.segment_table.opcodes(s, op);
         const Tensor zeros(seg.num_nodes(), f);
         pg.segment_dependent.push_back(segment_dependence(model, pg.task, seg, op, zeros.cview()));
+    }
+    if (!pg.held || options.max_kept_segment_bytes <= 0) return;
+    int64_t bytes = 0;
+    for (int64_t s = 0; s < pg.num_segments(); ++s) {
+        BuiltSegment b;
+        build_segment(pg, s, b);
+        bytes += b.memory_bytes();
+        if (bytes > options.max_kept_segment_bytes) {
+            pg.kept_segments.clear();
+            pg.kept_segments.shrink_to_fit();
+            return;
+        }
+        pg.kept_segments.push_back(std::move(b));
     }
 }
 
@@ -202,76 +206,59 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     pg->name = entry.name;
     pg->collection = entry.collection;
     pg->task = entry.collection.task;
-    pg->streamed = options.stream && entry.source->partial_reads();
-    pg->source = entry.source;
-    pg->source_index = entry.index;
-    if (pg->streamed) pg->normalizer = normalizer;
-    const std::string where = entry.source->where(entry.index);  // the store group or the npz read
-    auto refuse_unlabelled = [&](const std::vector<int64_t>& rt) {
-        SEGRANK_CHECK(!options.require_labels || !all_zero(rt), where,
-                      ": config_runtime is all 0 (a test split without labels): training and evaluation "
-                      "need measured runtimes; use `segrank predict` for test splits");
-    };
-    const bool by_range = pg->streamed && is_range_method(options.partition.method) && options.halo_hops == 0 &&
-                          options.prune_hops < 0;
-    if (by_range) {
-        const StructureIndex idx = entry.source->load_structure_index(entry.index);
-        ConfigTensors labels = entry.source->load_labels(entry.index);
-        refuse_unlabelled(labels.runtime);
-        pg->num_nodes = idx.num_nodes;
-        pg->num_configs = labels.num_configs();
-        pg->runtimes_ns = labels.runtime;
-        if (pg->task == Task::kTile) {
-            SEGRANK_CHECK(labels.runtime_normalizers.size() == labels.runtime.size(), where,
-                          ": config_runtime_normalizers has ", labels.runtime_normalizers.size(),
-                          " entries, config_runtime ", labels.runtime.size());
-            pg->targets.resize(static_cast<size_t>(pg->num_configs));
-            for (size_t k = 0; k < pg->targets.size(); ++k)
-                pg->targets[k] = static_cast<double>(labels.runtime[k]) /
-                                 static_cast<double>(std::max<int64_t>(1, labels.runtime_normalizers[k]));
-        } else {
-            pg->num_config_nodes = static_cast<int64_t>(idx.node_config_ids.size());
-            pg->targets.assign(labels.runtime.begin(), labels.runtime.end());
-        }
-        finish_segments_by_range(*pg, entry, idx, normalizer, model, options);
-    } else if (pg->task == Task::kTile) {
-        TileGraph g = pg->streamed ? entry.source->load_tile_structure(entry.index)
-                                   : entry.source->load_tile(entry.index, ConfigRows::all());
-        if (pg->streamed) {
-            ConfigTensors labels = entry.source->load_labels(entry.index);
-            g.config_runtime = std::move(labels.runtime);
-            g.config_runtime_normalizers = std::move(labels.runtime_normalizers);
-        }
-        refuse_unlabelled(g.config_runtime);
-        pg->num_nodes = g.num_nodes();
-        pg->num_configs = g.num_configs();
-        pg->runtimes_ns = g.config_runtime;
-        pg->targets.resize(static_cast<size_t>(pg->num_configs));
-        for (int64_t i = 0; i < pg->num_configs; ++i) {
-            const auto k = static_cast<size_t>(i);
-            pg->targets[k] = static_cast<double>(g.config_runtime[k]) /
-                             static_cast<double>(std::max<int64_t>(1, g.config_runtime_normalizers[k]));
-        }
-        if (!pg->streamed) pg->tile_config = std::move(g.config_feat);
-        finish_segments(*pg, g, {}, {}, normalizer, model, options, where);
+    if (options.stream && entry.source->partial_reads()) {
+        pg->source = entry.source;
+        pg->source_index = entry.index;
     } else {
-        LayoutGraph g = pg->streamed ? entry.source->load_layout_structure(entry.index)
-                                     : entry.source->load_layout(entry.index, ConfigRows::all());
-        if (pg->streamed) g.config_runtime = entry.source->load_labels(entry.index).runtime;
-        refuse_unlabelled(g.config_runtime);
+        pg->held = MemoryGraphSource::load(*entry.source, entry.index);
+        pg->source = pg->held.get();
+        pg->source_index = 0;
+    }
+    pg->normalizer = normalizer;
+    const GraphSource& src = *pg->source;
+    const int64_t gi = pg->source_index;
+    const std::string where = src.where(gi);  // the store group or the npz read
+
+    ConfigTensors labels = src.load_labels(gi);
+    SEGRANK_CHECK(!options.require_labels || !all_zero(labels.runtime), where,
+                  ": config_runtime is all 0 (a test split without labels): training and evaluation "
+                  "need measured runtimes; use `segrank predict` for test splits");
+    pg->num_configs = labels.num_configs();
+    pg->runtimes_ns = labels.runtime;
+    if (pg->task == Task::kTile) {
+        SEGRANK_CHECK(labels.runtime_normalizers.size() == labels.runtime.size(), where,
+                      ": config_runtime_normalizers has ", labels.runtime_normalizers.size(),
+                      " entries, config_runtime ", labels.runtime.size());
+        pg->targets.resize(static_cast<size_t>(pg->num_configs));
+        for (size_t k = 0; k < pg->targets.size(); ++k)
+            pg->targets[k] = static_cast<double>(labels.runtime[k]) /
+                             static_cast<double>(std::max<int64_t>(1, labels.runtime_normalizers[k]));
+    } else {
+        pg->targets.assign(labels.runtime.begin(), labels.runtime.end());
+    }
+
+    std::vector<int32_t> op;
+    if (is_range_method(options.partition.method) && options.halo_hops == 0 && options.prune_hops < 0) {
+        const StructureIndex idx = src.load_structure_index(gi);
+        pg->num_nodes = idx.num_nodes;
+        pg->num_config_nodes = static_cast<int64_t>(idx.node_config_ids.size());
+        segments_by_range(*pg, idx, options);
+    } else if (pg->task == Task::kTile) {
+        const TileGraph g = src.load_tile_structure(gi);
+        pg->num_nodes = g.num_nodes();
+        segments_by_builder(*pg, g, {}, {}, options, op);
+    } else {
+        LayoutGraph g = src.load_layout_structure(gi);
         if (options.prune_hops >= 0) {
             std::vector<int64_t> keep = nodes_near_configurable(g, g.node_config_ids, options.prune_hops);
             prune_graph(g, keep);
-            if (pg->streamed) pg->source_node = std::move(keep);
+            pg->source_node = std::move(keep);
         }
         pg->num_nodes = g.num_nodes();
-        pg->num_configs = g.num_configs();
         pg->num_config_nodes = g.num_config_nodes();
-        pg->runtimes_ns = g.config_runtime;
-        pg->targets.assign(g.config_runtime.begin(), g.config_runtime.end());
-        if (!pg->streamed) pg->layout_config = std::move(g.node_config_feat);
-        finish_segments(*pg, g, g.node_splits, g.node_config_ids, normalizer, model, options, where);
+        segments_by_builder(*pg, g, g.node_splits, g.node_config_ids, options, op);
     }
+    finish_segments(*pg, model, options);
     if (entry.configs.empty()) {
         pg->configs.resize(static_cast<size_t>(pg->num_configs));
         for (int64_t i = 0; i < pg->num_configs; ++i) pg->configs[static_cast<size_t>(i)] = i;
@@ -303,27 +290,14 @@ void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs,
         const int64_t row = g.num_config_nodes * kLayoutConfigDim;
         b.layout.resize(static_cast<size_t>(k * row));  // keeps the capacity of earlier chunks
         b.tile = Tensor();
-        if (g.streamed) {
-            g.source->read_layout_config_rows(g.source_index, b.ids, b.layout);
-            return;
-        }
-        for (int64_t i = 0; i < k; ++i)
-            std::memcpy(b.layout.data() + i * row, g.layout_config.data() + configs[static_cast<size_t>(i)] * row,
-                        static_cast<size_t>(row));
+        g.source->read_layout_config_rows(g.source_index, b.ids, b.layout);
         return;
     }
     b.layout.clear();
-    if (g.streamed) {
-        ConfigTensors t = g.source->load_configs(g.source_index, ConfigRows::only(b.ids));
-        SEGRANK_CHECK(t.num_configs() == k && t.tile_feat.rows() == k, "graph '", g.name, "': source returned ",
-                      t.tile_feat.rows(), " config rows for ", k, " requested");
-        b.tile = std::move(t.tile_feat);
-        return;
-    }
-    b.tile = Tensor(k, kTileConfigDim);
-    for (int64_t i = 0; i < k; ++i)
-        std::memcpy(b.tile.data() + i * kTileConfigDim, g.tile_config.data() + configs[static_cast<size_t>(i)] * kTileConfigDim,
-                    kTileConfigDim * sizeof(float));
+    ConfigTensors t = g.source->load_configs(g.source_index, ConfigRows::only(b.ids));
+    SEGRANK_CHECK(t.num_configs() == k && t.tile_feat.rows() == k, "graph '", g.name, "': source returned ",
+                  t.tile_feat.rows(), " config rows for ", k, " requested");
+    b.tile = std::move(t.tile_feat);
 }
 
 namespace {
@@ -377,36 +351,41 @@ void add_node_features(NormalizerFitter& fitter, const GraphEntry& e, int64_t ch
 Segment PreparedGraph::segment(int64_t s) const {
     SEGRANK_CHECK(s >= 0 && s < num_segments(), "graph '", name, "': segment ", s, " outside [0, ", num_segments(),
                   ")");
-    return streamed ? segment_table.segment(static_cast<int32_t>(s)) : segments[static_cast<size_t>(s)];
+    return segment_table.segment(static_cast<int32_t>(s));
+}
+
+void build_segment(const PreparedGraph& g, int64_t s, BuiltSegment& out) {
+    SEGRANK_CHECK(s >= 0 && s < g.num_segments(), "graph '", g.name, "': segment ", s, " outside [0, ",
+                  g.num_segments(), ")");
+    out.segment.emplace(g.segment_table.segment(static_cast<int32_t>(s)));
+    g.segment_table.opcodes(static_cast<int32_t>(s), out.opcode);
+    auto nodes = out.segment->nodes();
+    std::vector<int64_t> rows(nodes.begin(), nodes.end());
+    if (!g.source_node.empty())
+        for (auto& v : rows) v = g.source_node[static_cast<size_t>(v)];
+    const Tensor raw = g.source->load_node_feat_rows(g.source_index, rows);
+    out.node_feat = g.normalizer.apply(raw.cview(), g.name);
+}
+
+const BuiltSegment& built_segment(const PreparedGraph& g, int64_t s, BuiltSegment& scratch) {
+    if (!g.kept_segments.empty()) {
+        SEGRANK_CHECK(s >= 0 && s < g.num_segments(), "graph '", g.name, "': segment ", s, " outside [0, ",
+                      g.num_segments(), ")");
+        return g.kept_segments[static_cast<size_t>(s)];
+    }
+    build_segment(g, s, scratch);
+    return scratch;
 }
 
 SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigBatch& batch,
                                 std::span<const int64_t> configs, SegmentInputBuffers& buf) {
-    SEGRANK_CHECK(s >= 0 && s < g.num_segments(), "graph '", g.name, "': segment ", s, " outside [0, ",
-                  g.num_segments(), ")");
-    if (g.streamed) {
-        buf.segment.emplace(g.segment_table.segment(static_cast<int32_t>(s)));
-        g.segment_table.opcodes(static_cast<int32_t>(s), buf.opcode);
-    }
-    const Segment& seg = g.streamed ? *buf.segment : g.segments[static_cast<size_t>(s)];
+    const BuiltSegment& built = built_segment(g, s, buf.segment);
+    const Segment& seg = *built.segment;
     const auto k = static_cast<int64_t>(configs.size());
     const std::vector<int64_t> pos = batch_positions(batch, configs);
     SegmentInput in;
-    if (g.streamed) {
-        auto nodes = seg.nodes();
-        std::vector<int64_t> src(nodes.begin(), nodes.end());
-        if (!g.source_node.empty())
-            for (auto& v : src) v = g.source_node[static_cast<size_t>(v)];
-        Tensor raw = g.source->load_node_feat_rows(g.source_index, src);
-        buf.node_feat = g.normalizer.apply(raw.cview(), g.name);
-        in.node_feat = buf.node_feat.cview();
-    } else {
-        in.node_feat = g.segment_feat[static_cast<size_t>(s)].cview();
-    }
-    if (g.streamed)
-        in.opcode = buf.opcode;
-    else
-        in.opcode = g.segment_opcode[static_cast<size_t>(s)];
+    in.node_feat = built.node_feat.cview();
+    in.opcode = built.opcode;
     in.operands = &seg.operands();
     in.users = &seg.users();
     in.num_pooled = seg.num_pooled();

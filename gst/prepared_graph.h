@@ -1,17 +1,20 @@
-// PreparedGraph: one graph ready for the model (DESIGN.md 4-6): normalized node features split into
-// segments (with halo), both Csr directions per segment, which segments depend on the config, config
-// tensors and ranking targets. Built once per graph and cached by the trainer.
+// PreparedGraph: one graph ready for the model (DESIGN.md 4-6): its segments (with halo) in a
+// compact SegmentTable over the GraphSource it is read from, which segments depend on the config,
+// and the ranking targets. Built once per graph and cached by the trainer.
 //
-// Two storage modes (issue 6, bounded memory):
-// - in memory (npz sources: compressed members cannot be read partially): normalized features of
-//   every segment and every config row are held, and the segments as built (both Csr directions);
-// - streamed (sources with partial_reads(), i.e. HDF5 stores): only runtimes, the normalizer and the
-//   segments in compact form (SegmentTable, about 4 bytes per kept edge and 1 per node) are held;
-//   each use rebuilds the segment, reads the K config rows it needs (load_config_batch) and the
-//   segment's node_feat rows (make_segment_input), so memory does not grow with the number of
-//   configs or with node features. With a range partition (contiguous, splits), no halo and no
-//   prune_hops, prepare never holds the graph either: it reads edge_index in chunks
-//   (build_range_segments). Other settings load the structure once while preparing.
+// One storage layout for every source. The graph's rows stay in its source and are read on use:
+// each use rebuilds the segment from the table, reads the segment's node_feat rows and normalizes
+// them (make_segment_input), and reads the K config rows a step or inference chunk needs
+// (load_config_batch). Sources with partial reads (HDF5 stores) are read directly, so memory does
+// not grow with the number of configs or with node features; npz graphs, whose members cannot be
+// read partially, are loaded once into a MemoryGraphSource owned by the PreparedGraph and read
+// through the same calls. A graph held in memory also keeps its rebuilt segments (Segment, opcodes,
+// normalized features) when they fit PrepareOptions::max_kept_segment_bytes, which saves the rebuild
+// per use; those are exactly what the rebuild returns.
+//
+// With a range partition (contiguous, splits), no halo and no prune_hops, prepare does not load the
+// structure: it reads edge_index in chunks (build_range_segments). Other settings load the structure
+// once while preparing.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -21,11 +24,12 @@
 #include <string>
 #include <vector>
 
+#include "data/graph_entry.h"
+#include "data/memory_graph_source.h"
 #include "data/normalizer.h"
 #include "gnn/model.h"
 #include "segments/segment.h"
 #include "segments/segment_table.h"
-#include "data/graph_entry.h"
 
 namespace segrank {
 
@@ -38,56 +42,80 @@ struct PrepareOptions {
     /// Directory of cached partitions (segments/partition_cache.h; the trainer uses <run_dir>/partitions);
     /// empty = partition every time.
     std::filesystem::path partition_cache_dir;
-    /// Stream rows from sources that support partial reads (false forces the in-memory mode).
+    /// Read rows from sources that support partial reads (false: load the graph into memory first,
+    /// as for npz sources).
     bool stream = true;
+    /// A graph held in memory keeps its rebuilt segments when they take at most this many bytes
+    /// (0 = rebuild on every use). Graphs read from a partial-read source never keep them.
+    int64_t max_kept_segment_bytes = int64_t{64} << 20;
 };
 
-/// A graph normalized and segmented, with its config rows in memory or streamed from its source.
+/// One segment ready for the model: rebuilt from the table, with its opcodes and normalized node
+/// features.
+struct BuiltSegment {
+    std::optional<Segment> segment;  ///< the Segment (both Csr directions)
+    std::vector<int32_t> opcode;     ///< [n_s] opcodes in local order
+    Tensor node_feat;                ///< [n_s, F'] normalized node features in local order
+
+    /// Heap bytes held.
+    int64_t memory_bytes() const;
+};
+
+/// A graph normalized and segmented; every row is read from `source` on use.
 struct PreparedGraph {
     int64_t id = 0;
     std::string name;
     CollectionId collection;
     Task task = Task::kLayout;
-    int64_t num_nodes = 0;
+    int64_t num_nodes = 0;                    ///< after prune_hops
     int64_t num_configs = 0;
     int64_t num_config_nodes = 0;             ///< layout nc
     std::vector<double> targets;              ///< [c] runtime ns (layout) or runtime / normalizer (tile)
     std::vector<int64_t> runtimes_ns;         ///< [c] raw config_runtime
-    Tensor tile_config;                       ///< tile: [c, 24] raw config_feat (in-memory mode; empty when streamed)
-    std::vector<int8_t> layout_config;        ///< layout: [c, nc, 18] (in-memory mode; empty when streamed)
-    std::vector<Segment> segments;            ///< [S] (in-memory mode only; see segment_table)
-    std::vector<Tensor> segment_feat;         ///< [S] of [n_s, F'] normalized features (in-memory mode only)
-    std::vector<std::vector<int32_t>> segment_opcode;  ///< [S] of [n_s] (in-memory mode only)
-    SegmentTable segment_table;               ///< streamed mode: the S segments, compact
+    SegmentTable segment_table;               ///< the S segments, compact
     std::vector<uint8_t> segment_dependent;   ///< [S] 1 if the segment's readout depends on the config
     std::vector<int64_t> configs;             ///< configs usable by this role (GraphEntry::configs or all)
 
-    bool streamed = false;                    ///< rows are read from `source` on use
-    const GraphSource* source = nullptr;      ///< streamed: the source (outlives the graph; not thread-safe)
-    int64_t source_index = 0;                 ///< streamed: graph index in `source`
-    Normalizer normalizer;                    ///< streamed: applied to node_feat rows as they are read
-    std::vector<int64_t> source_node;         ///< streamed with prune_hops: node -> source node (empty = identity)
+    const GraphSource* source = nullptr;      ///< rows are read from here (the entry's source, or `held`;
+                                              ///< outlives the graph; not thread-safe)
+    int64_t source_index = 0;                 ///< graph index in `source`
+    /// The graph loaded into memory when the entry's source has no partial reads (npz) or
+    /// PrepareOptions::stream is false; `source` then points to it. Null otherwise.
+    std::unique_ptr<const MemoryGraphSource> held;
+    Normalizer normalizer;                    ///< applied to node_feat rows as they are read
+    std::vector<int64_t> source_node;         ///< with prune_hops: node -> source node (empty = identity)
+    /// [S] the rebuilt segments kept by a graph held in memory (PrepareOptions::max_kept_segment_bytes);
+    /// empty = rebuilt on each use.
+    std::vector<BuiltSegment> kept_segments;
     bool partition_from_cache = false;        ///< the partition was loaded from options.partition_cache_dir
-                                              ///< (range partitions of streamed graphs are recomputed, O(S))
+                                              ///< (range partitions are recomputed, O(S))
 
-    int64_t num_segments() const {
-        return streamed ? segment_table.num_segments() : static_cast<int64_t>(segments.size());
-    }
-    /// Segment s (a copy; rebuilt from segment_table when streamed). Throws for s out of range.
+    int64_t num_segments() const { return segment_table.num_segments(); }
+    /// Segment s rebuilt from segment_table. Throws for s out of range.
     Segment segment(int64_t s) const;
-    /// Bytes held (features, configs, segments), for the cache bound.
+    /// Bytes held (held graph, kept segments, table, targets), for the cache bound.
     int64_t memory_bytes() const;
 };
 
-/// Loads entry's graph (streamed when options.stream and the source has partial reads, else with all
-/// config rows), applies the normalizer, partitions it and computes which segments depend on the
-/// config under `model`. Streamed graphs under a range partition (contiguous, splits) with
-/// halo_hops = 0 and prune_hops < 0 are segmented from chunked edge reads (build_range_segments; the
-/// bounds are recomputed, not cached); every other case loads the structure and partitions through
-/// the partition cache when options.partition_cache_dir is set. Throws segrank::Error naming the file when the graph is invalid, or when require_labels
-/// and its runtimes are 0 (a test split).
+/// Loads entry's structure and labels (from its source when options.stream and the source has
+/// partial reads, else from a MemoryGraphSource loaded once), partitions it and computes which
+/// segments depend on the config under `model`. Graphs under a range partition (contiguous, splits)
+/// with halo_hops = 0 and prune_hops < 0 are segmented from chunked edge reads (build_range_segments;
+/// the bounds are recomputed, not cached); every other case loads the structure and partitions
+/// through the partition cache when options.partition_cache_dir is set. Throws segrank::Error
+/// naming the file when the graph is invalid, or when require_labels and its runtimes are 0 (a test
+/// split).
 std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Normalizer& normalizer,
                                              const Model& model, const PrepareOptions& options);
+
+/// Rebuilds segment s of g into `out` (reusing its buffers): the Segment from g.segment_table, its
+/// opcodes, and its node_feat rows read from g.source and normalized with g.normalizer. Throws
+/// segrank::Error for s out of range or a source read failure.
+void build_segment(const PreparedGraph& g, int64_t s, BuiltSegment& out);
+
+/// Segment s of g ready for the model: g.kept_segments[s] when kept, else rebuilt into `scratch`.
+/// The result borrows g or scratch. Same errors as build_segment.
+const BuiltSegment& built_segment(const PreparedGraph& g, int64_t s, BuiltSegment& scratch);
 
 /// The config rows of K configs of one graph, read once per step or inference chunk.
 struct ConfigBatch {
@@ -98,8 +126,8 @@ struct ConfigBatch {
     int64_t position(int64_t id) const;
 };
 
-/// Rows `configs` of g: copied from memory, or read from the source when streamed (only those rows'
-/// chunks). Throws segrank::Error for an index out of range or a source read failure.
+/// Rows `configs` of g, read from g.source (only those rows' chunks). Throws segrank::Error for an
+/// index out of range or a source read failure.
 ConfigBatch load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs);
 /// The same into `into`, reusing its buffers (inference loads one chunk after another into one batch,
 /// so the multi-MB rows of large graphs are not allocated and freed per chunk). Same errors.
@@ -107,16 +135,14 @@ void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs,
 
 /// Reusable buffers for building SegmentInputs of one segment for K configs.
 struct SegmentInputBuffers {
-    std::optional<Segment> segment;     ///< streamed: the rebuilt segment (its Csr back the input)
-    std::vector<int32_t> opcode;        ///< streamed: [n_s] opcodes
+    BuiltSegment segment;               ///< the rebuilt segment when g keeps none (its Csr back the input)
     std::vector<int8_t> layout_values;  ///< [K, nc_s, 18]
     Tensor tile_config;                 ///< [K, 24]
-    Tensor node_feat;                   ///< streamed: [n_s, F'] normalized features of the segment
 };
 
-/// The model input of segment s for `configs` (file indices, each present in `batch`). Streamed
-/// graphs read the segment's node_feat rows here. The returned views borrow `g`, `batch` and `buf`,
-/// which must stay alive while it is used.
+/// The model input of segment s for `configs` (file indices, each present in `batch`), from
+/// built_segment (node_feat rows are read here unless g keeps its segments). The returned views
+/// borrow `g`, `batch` and `buf`, which must stay alive while it is used.
 SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigBatch& batch,
                                 std::span<const int64_t> configs, SegmentInputBuffers& buf);
 

@@ -63,6 +63,18 @@ void SegmentTable::push_edges(int32_t n, std::span<const int32_t> user, std::spa
     edge_off_.push_back(edge_off_.back() + static_cast<int64_t>(user.size()));
 }
 
+SegmentTable::SegmentTable(int64_t graph_id, SegmentRowSource source)
+    : graph_id_(graph_id), backed_(true), edge_row_off_{0}, source_(std::move(source)) {
+    SEGRANK_CHECK(static_cast<bool>(source_.edges) && static_cast<bool>(source_.opcodes), source_.where,
+                  ": a source-backed segment table needs edge and opcode readers");
+}
+
+void SegmentTable::push_config(std::span<const int32_t> config_local, std::span<const int32_t> config_index) {
+    cfg_local_.insert(cfg_local_.end(), config_local.begin(), config_local.end());
+    cfg_index_.insert(cfg_index_.end(), config_index.begin(), config_index.end());
+    cfg_off_.push_back(static_cast<int64_t>(cfg_local_.size()));
+}
+
 void SegmentTable::append(const Segment& seg, std::span<const int32_t> opcode) {
     const std::string where = str("segment ", seg.segment_id(), " of graph ", graph_id_);
     SEGRANK_CHECK(!backed_, where, ": cannot append to a source-backed segment table");
@@ -85,9 +97,7 @@ void SegmentTable::append(const Segment& seg, std::span<const int32_t> opcode) {
     num_pooled_.push_back(seg.num_pooled());
     node_off_.push_back(node_off_.back() + seg.num_nodes());
     push_edges(seg.num_nodes(), seg.edge_user(), seg.edge_producer());
-    cfg_local_.insert(cfg_local_.end(), seg.config_local().begin(), seg.config_local().end());
-    cfg_index_.insert(cfg_index_.end(), seg.config_index().begin(), seg.config_index().end());
-    cfg_off_.push_back(static_cast<int64_t>(cfg_local_.size()));
+    push_config(seg.config_local(), seg.config_index());
     opcode_.insert(opcode_.end(), opcode.begin(), opcode.end());
 }
 
@@ -103,6 +113,45 @@ void SegmentTable::append_range(int64_t first, int32_t n, std::span<const int32_
     append(seg, opcode);
 }
 
+void SegmentTable::append_rows(int64_t first, int32_t n, int64_t row_begin, int64_t row_end,
+                               std::span<const int32_t> config_local, std::span<const int32_t> config_index) {
+    const std::string where = str(source_.where, ": segment ", num_segments(), " of graph ", graph_id_);
+    SEGRANK_CHECK(backed_, where, ": append_rows needs a source-backed segment table");
+    SEGRANK_CHECK(n >= 1 && first >= 0 && first + n <= source_.num_graph_nodes, where, ": nodes [", first, ", ",
+                  first + n, ") outside [0, ", source_.num_graph_nodes, ")");
+    SEGRANK_CHECK(row_begin == edge_row_off_.back() && row_end >= row_begin, where, ": edge rows [", row_begin, ", ",
+                  row_end, ") do not continue the previous segment's rows (which end at ", edge_row_off_.back(), ")");
+    SEGRANK_CHECK(config_local.size() == config_index.size(), where, ": ", config_local.size(),
+                  " configurable local ids but ", config_index.size(), " indices");
+    for (size_t j = 0; j < config_local.size(); ++j)
+        SEGRANK_CHECK(config_local[j] >= 0 && config_local[j] < n && (j == 0 || config_local[j] > config_local[j - 1]),
+                      where, ": config_local[", j, "] = ", config_local[j], " not strictly increasing in [0, ", n, ")");
+    first_node_.push_back(first);
+    num_pooled_.push_back(n);
+    node_off_.push_back(node_off_.back() + n);
+    list_off_.push_back(static_cast<int64_t>(listed_.size()));
+    edge_off_.push_back(edge_off_.back());  // no packed edges
+    edge_row_off_.push_back(row_end);
+    push_config(config_local, config_index);
+}
+
+void SegmentTable::reserve(int64_t segments, int64_t nodes, int64_t edges, int64_t max_nodes) {
+    if (!backed_ && !wide_ && max_nodes > kNarrowMaxNodes) widen();
+    const auto s = static_cast<size_t>(num_segments() + segments);
+    first_node_.reserve(s);
+    num_pooled_.reserve(s);
+    node_off_.reserve(s + 1);
+    list_off_.reserve(s + 1);
+    edge_off_.reserve(s + 1);
+    cfg_off_.reserve(s + 1);
+    if (backed_) {
+        edge_row_off_.reserve(s + 1);
+        return;
+    }
+    edges_.reserve(edges_.size() + static_cast<size_t>(edges * (wide_ ? 2 : 1)));
+    opcode_.reserve(opcode_.size() + static_cast<size_t>(nodes));
+}
+
 Segment SegmentTable::segment(int32_t s) const {
     check_index(s);
     const auto k = static_cast<size_t>(s);
@@ -114,14 +163,14 @@ Segment SegmentTable::segment(int32_t s) const {
         std::copy(listed_.begin() + list_off_[k], listed_.begin() + list_off_[k + 1], nodes.begin());
     if (backed_) {
         const int64_t lo = first_node_[k], hi = lo + n;
-        const std::vector<int64_t> rows = edge_reader_(edge_row_off_[k], edge_row_off_[k + 1]);
-        SEGRANK_CHECK(static_cast<int64_t>(rows.size()) == 2 * (edge_row_off_[k + 1] - edge_row_off_[k]), where_,
+        const std::vector<int64_t> rows = source_.edges(edge_row_off_[k], edge_row_off_[k + 1]);
+        SEGRANK_CHECK(static_cast<int64_t>(rows.size()) == 2 * (edge_row_off_[k + 1] - edge_row_off_[k]), source_.where,
                       ": edge_index rows [", edge_row_off_[k], ", ", edge_row_off_[k + 1], ") returned ", rows.size(),
                       " values");
         std::vector<int32_t> eu, ep;
         for (size_t r = 0; r < rows.size() / 2; ++r) {
             const int64_t u = rows[2 * r], v = rows[2 * r + 1];
-            SEGRANK_CHECK(u >= lo && u < hi && v >= 0 && v < num_graph_nodes_, where_, ": edge_index row ",
+            SEGRANK_CHECK(u >= lo && u < hi && v >= 0 && v < source_.num_graph_nodes, source_.where, ": edge_index row ",
                           edge_row_off_[k] + static_cast<int64_t>(r), " = (", u, ", ", v,
                           ") changed since the graph was prepared");
             if (v < lo || v >= hi) continue;
@@ -156,10 +205,10 @@ void SegmentTable::opcodes(int32_t s, std::vector<int32_t>& out) const {
     const auto k = static_cast<size_t>(s);
     if (backed_) {
         const int64_t lo = first_node_[k], hi = lo + num_nodes(s);
-        out = opcode_reader_(lo, hi);
-        SEGRANK_CHECK(static_cast<int64_t>(out.size()) == hi - lo, where_, ": node_opcode rows [", lo, ", ", hi,
+        out = source_.opcodes(lo, hi);
+        SEGRANK_CHECK(static_cast<int64_t>(out.size()) == hi - lo, source_.where, ": node_opcode rows [", lo, ", ", hi,
                       ") returned ", out.size(), " values");
-        check_opcodes(out, where_ + "/node_opcode", lo);
+        check_opcodes(out, source_.where + "/node_opcode", lo);
         return;
     }
     out.assign(opcode_.begin() + node_off_[k], opcode_.begin() + node_off_[k + 1]);
@@ -186,10 +235,10 @@ void SegmentTable::shrink_to_fit() {
     edge_row_off_.shrink_to_fit();
 }
 
-SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::span<const int64_t> bounds,
-                                  std::span<const int64_t> node_config_ids, int64_t graph_id,
-                                  const EdgeRangeReader& edges, const OpcodeRangeReader& opcodes,
-                                  const std::string& where, int64_t chunk_rows, bool source_backed) {
+SegmentTable build_range_segments(const RangeSegmentsOptions& o) {
+    const int64_t num_nodes = o.num_nodes, num_edges = o.num_edges, chunk_rows = o.chunk_rows;
+    const std::span<const int64_t> bounds = o.bounds, node_config_ids = o.node_config_ids;
+    const std::string& where = o.where;
     SEGRANK_CHECK(num_nodes >= 1 && num_edges >= 0, where, ": expected n >= 1 and m >= 0, got n = ", num_nodes,
                   ", m = ", num_edges);
     SEGRANK_CHECK(chunk_rows >= 1, "build_range_segments: chunk_rows must be >= 1, got ", chunk_rows);
@@ -207,6 +256,8 @@ SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::spa
     auto seg_of = [&](int64_t v) {
         return static_cast<int64_t>(std::upper_bound(bounds.begin(), bounds.end(), v) - bounds.begin()) - 1;
     };
+    auto lo_of = [&](int64_t s) { return bounds[static_cast<size_t>(s)]; };
+    auto size_of = [&](int64_t s) { return static_cast<int32_t>(bounds[static_cast<size_t>(s) + 1] - lo_of(s)); };
 
     // Pass 1: kept edges per segment (both ends in the same segment), ids checked; whether the rows
     // are sorted by user, and if so where each segment's rows start.
@@ -217,7 +268,7 @@ SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::spa
     auto for_each_chunk = [&](auto&& body) {
         for (int64_t b = 0; b < num_edges; b += chunk_rows) {
             const int64_t e = std::min(num_edges, b + chunk_rows);
-            const std::vector<int64_t> rows = edges(b, e);
+            const std::vector<int64_t> rows = o.edges(b, e);
             SEGRANK_CHECK(static_cast<int64_t>(rows.size()) == 2 * (e - b), where, ": edge_index rows [", b, ", ",
                           e, ") returned ", rows.size(), " values");
             body(b, rows);
@@ -237,99 +288,103 @@ SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::spa
         }
     });
 
-    SegmentTable t(graph_id);
-    // Nodes and configurable nodes: range segments in id order.
+    // Configurable nodes of each range segment, in id order: [cfg_off[s], cfg_off[s+1]) of the lists.
     for (size_t i = 1; i < node_config_ids.size(); ++i)
         SEGRANK_CHECK(node_config_ids[i] > node_config_ids[i - 1], where, "/node_config_ids: index ", i,
                       " not strictly increasing");
     SEGRANK_CHECK(node_config_ids.empty() || (node_config_ids.front() >= 0 && node_config_ids.back() < num_nodes),
                   where, "/node_config_ids: ids outside [0, ", num_nodes, ")");
-    size_t ci = 0;
-    for (int64_t s = 0; s < S; ++s) {
-        const int64_t lo = bounds[static_cast<size_t>(s)], hi = bounds[static_cast<size_t>(s) + 1];
-        t.first_node_.push_back(lo);
-        t.num_pooled_.push_back(static_cast<int32_t>(hi - lo));
-        t.node_off_.push_back(hi);
-        t.list_off_.push_back(0);
-        for (; ci < node_config_ids.size() && node_config_ids[ci] < hi; ++ci) {
-            t.cfg_local_.push_back(static_cast<int32_t>(node_config_ids[ci] - lo));
-            t.cfg_index_.push_back(static_cast<int32_t>(ci));
+    std::vector<int32_t> cfg_local, cfg_index;
+    std::vector<size_t> cfg_off{0};
+    for (int64_t s = 0, ci = 0; s < S; ++s) {
+        const int64_t hi = bounds[static_cast<size_t>(s) + 1];
+        for (; ci < static_cast<int64_t>(node_config_ids.size()) && node_config_ids[static_cast<size_t>(ci)] < hi; ++ci) {
+            cfg_local.push_back(static_cast<int32_t>(node_config_ids[static_cast<size_t>(ci)] - lo_of(s)));
+            cfg_index.push_back(static_cast<int32_t>(ci));
         }
-        t.cfg_off_.push_back(static_cast<int64_t>(t.cfg_local_.size()));
+        cfg_off.push_back(cfg_local.size());
     }
-    auto check_all_opcodes = [&](auto&& keep) {
-        for (int64_t b = 0; b < num_nodes; b += chunk_rows) {
-            const int64_t e = std::min(num_nodes, b + chunk_rows);
-            const std::vector<int32_t> op = opcodes(b, e);
+    auto cfg_of = [&](const std::vector<int32_t>& v, int64_t s) {
+        const auto k = static_cast<size_t>(s);
+        return std::span<const int32_t>(v).subspan(cfg_off[k], cfg_off[k + 1] - cfg_off[k]);
+    };
+    // node_opcode[b, e) in chunks, each checked.
+    auto read_opcodes = [&](int64_t b0, int64_t e0, auto&& keep) {
+        for (int64_t b = b0; b < e0; b += chunk_rows) {
+            const int64_t e = std::min(e0, b + chunk_rows);
+            const std::vector<int32_t> op = o.opcodes(b, e);
             SEGRANK_CHECK(static_cast<int64_t>(op.size()) == e - b, where, ": node_opcode rows [", b, ", ", e,
                           ") returned ", op.size(), " values");
             check_opcodes(op, where + "/node_opcode", b);
             keep(op);
         }
     };
-    if (sorted && source_backed) {
-        check_all_opcodes([](const std::vector<int32_t>&) {});
-        t.backed_ = true;
-        t.num_graph_nodes_ = num_nodes;
-        t.edge_row_off_ = std::move(row_off);
-        t.edge_reader_ = edges;
-        t.opcode_reader_ = opcodes;
-        t.where_ = where;
-        t.edge_off_.assign(static_cast<size_t>(S) + 1, 0);  // unused
+
+    if (sorted && o.source_backed) {
+        read_opcodes(0, num_nodes, [](const std::vector<int32_t>&) {});
+        SegmentTable t(o.graph_id, SegmentRowSource{o.edges, o.opcodes, num_nodes, where});
+        t.reserve(S, num_nodes, 0, largest);
+        for (int64_t s = 0; s < S; ++s)
+            t.append_rows(lo_of(s), size_of(s), row_off[static_cast<size_t>(s)], row_off[static_cast<size_t>(s) + 1],
+                          cfg_of(cfg_local, s), cfg_of(cfg_index, s));
         t.shrink_to_fit();
         return t;
     }
-    t.wide_ = largest > kNarrowMaxNodes;
-    const int64_t per_edge = t.wide_ ? 2 : 1;
-    t.edge_off_.resize(static_cast<size_t>(S) + 1);
-    for (int64_t s = 0; s < S; ++s)
-        t.edge_off_[static_cast<size_t>(s) + 1] = t.edge_off_[static_cast<size_t>(s)] + count[static_cast<size_t>(s)];
-    t.edges_.resize(static_cast<size_t>(t.edge_off_.back() * per_edge));
 
-    // Pass 2: fill in edge order, then sort each segment by user, stably (SegmentBuilder's order).
-    std::vector<int64_t> cursor(t.edge_off_.begin(), t.edge_off_.end() - 1);
+    // Pass 2: each segment's kept edges as local (user, producer) in edge order, then sorted by user
+    // stably (SegmentBuilder's order) and appended with the segment's opcodes.
+    const bool wide = largest > kNarrowMaxNodes;
+    std::vector<int64_t> edge_off(static_cast<size_t>(S) + 1, 0);
+    for (int64_t s = 0; s < S; ++s)
+        edge_off[static_cast<size_t>(s) + 1] = edge_off[static_cast<size_t>(s)] + count[static_cast<size_t>(s)];
+    std::vector<uint32_t> packed(static_cast<size_t>(edge_off.back() * (wide ? 2 : 1)));
+    std::vector<int64_t> cursor(edge_off.begin(), edge_off.end() - 1);
     for_each_chunk([&](int64_t, const std::vector<int64_t>& rows) {
         for (size_t r = 0; r < rows.size() / 2; ++r) {
             const int64_t u = rows[2 * r], v = rows[2 * r + 1];
             const int64_t su = seg_of(u);
             if (su != seg_of(v)) continue;
-            const auto lu = static_cast<uint32_t>(u - bounds[static_cast<size_t>(su)]);
-            const auto lv = static_cast<uint32_t>(v - bounds[static_cast<size_t>(su)]);
+            const auto lu = static_cast<uint32_t>(u - lo_of(su));
+            const auto lv = static_cast<uint32_t>(v - lo_of(su));
             int64_t& c = cursor[static_cast<size_t>(su)];
-            SEGRANK_CHECK(c < t.edge_off_[static_cast<size_t>(su) + 1], where,
+            SEGRANK_CHECK(c < edge_off[static_cast<size_t>(su) + 1], where,
                           ": edge_index changed between two reads (more kept edges in segment ", su, ")");
-            if (t.wide_) {
-                t.edges_[static_cast<size_t>(2 * c)] = lu;
-                t.edges_[static_cast<size_t>(2 * c + 1)] = lv;
+            if (wide) {
+                packed[static_cast<size_t>(2 * c)] = lu;
+                packed[static_cast<size_t>(2 * c + 1)] = lv;
             } else {
-                t.edges_[static_cast<size_t>(c)] = (lu << 16) | lv;
+                packed[static_cast<size_t>(c)] = (lu << 16) | lv;
             }
             ++c;
         }
     });
-    std::vector<std::pair<uint32_t, uint32_t>> tmp;
+    SegmentTable t(o.graph_id);
+    t.reserve(S, num_nodes, edge_off.back(), largest);
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    std::vector<int32_t> user, producer, op;
     for (int64_t s = 0; s < S; ++s) {
-        const int64_t b = t.edge_off_[static_cast<size_t>(s)], e = t.edge_off_[static_cast<size_t>(s) + 1];
+        const int64_t b = edge_off[static_cast<size_t>(s)], e = edge_off[static_cast<size_t>(s) + 1];
         SEGRANK_CHECK(cursor[static_cast<size_t>(s)] == e, where,
                       ": edge_index changed between two reads (fewer kept edges in segment ", s, ")");
-        if (!t.wide_) {
-            std::stable_sort(t.edges_.begin() + b, t.edges_.begin() + e,
-                             [](uint32_t x, uint32_t y) { return (x >> 16) < (y >> 16); });
-            continue;
-        }
-        tmp.resize(static_cast<size_t>(e - b));
-        for (int64_t i = b; i < e; ++i)
-            tmp[static_cast<size_t>(i - b)] = {t.edges_[static_cast<size_t>(2 * i)], t.edges_[static_cast<size_t>(2 * i + 1)]};
-        std::stable_sort(tmp.begin(), tmp.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        pairs.resize(static_cast<size_t>(e - b));
         for (int64_t i = b; i < e; ++i) {
-            t.edges_[static_cast<size_t>(2 * i)] = tmp[static_cast<size_t>(i - b)].first;
-            t.edges_[static_cast<size_t>(2 * i + 1)] = tmp[static_cast<size_t>(i - b)].second;
+            const auto k = static_cast<size_t>(i);
+            pairs[static_cast<size_t>(i - b)] =
+                wide ? std::pair{packed[2 * k], packed[2 * k + 1]} : std::pair{packed[k] >> 16, packed[k] & 0xffffu};
         }
+        std::stable_sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        user.resize(pairs.size());
+        producer.resize(pairs.size());
+        for (size_t i = 0; i < pairs.size(); ++i) {
+            user[i] = static_cast<int32_t>(pairs[i].first);
+            producer[i] = static_cast<int32_t>(pairs[i].second);
+        }
+        // Range segments in id order: the segment's opcodes are node_opcode[lo, hi).
+        op.clear();
+        read_opcodes(lo_of(s), lo_of(s) + size_of(s),
+                     [&](const std::vector<int32_t>& part) { op.insert(op.end(), part.begin(), part.end()); });
+        t.append_range(lo_of(s), size_of(s), user, producer, cfg_of(cfg_local, s), cfg_of(cfg_index, s), op);
     }
-
-    // Opcodes: range segments in id order, so the table's opcodes are node_opcode.
-    t.opcode_.reserve(static_cast<size_t>(num_nodes));
-    check_all_opcodes([&](const std::vector<int32_t>& op) { t.opcode_.insert(t.opcode_.end(), op.begin(), op.end()); });
     t.shrink_to_fit();
     return t;
 }

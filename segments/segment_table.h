@@ -26,14 +26,31 @@
 
 namespace segrank {
 
+/// Reads rows [begin, end) of a graph's edge_index as [end - begin, 2] (u consumes v).
+using EdgeRangeReader = std::function<std::vector<int64_t>(int64_t begin, int64_t end)>;
+/// Reads node_opcode[begin, end).
+using OpcodeRangeReader = std::function<std::vector<int32_t>(int64_t begin, int64_t end)>;
+
+/// Where a source-backed SegmentTable re-reads each segment's edges and opcodes when it is rebuilt.
+struct SegmentRowSource {
+    EdgeRangeReader edges;        ///< the graph's edge_index rows (must stay valid as long as the table)
+    OpcodeRangeReader opcodes;    ///< the graph's node_opcode ranges (same)
+    int64_t num_graph_nodes = 0;  ///< n: re-read ids are checked against it
+    std::string where;            ///< names the graph in messages
+};
+
 /// Compact, append-only store of one graph's segments.
 class SegmentTable {
 public:
+    /// An empty table that packs appended segments (append, append_range).
     explicit SegmentTable(int64_t graph_id = 0) : graph_id_(graph_id) {}
+    /// An empty source-backed table: segments are appended with append_rows and their edges and
+    /// opcodes re-read from `source` on every rebuild (O(S) memory).
+    SegmentTable(int64_t graph_id, SegmentRowSource source);
 
     /// Appends `seg` (its segment_id must be num_segments()) with its opcodes [seg.num_nodes()] in
     /// local order, each in [0, 256). Throws segrank::Error on a wrong segment id, opcode count or
-    /// value, or a global id >= 2^32.
+    /// value, a global id >= 2^32, or a source-backed table.
     void append(const Segment& seg, std::span<const int32_t> opcode);
 
     /// Appends a halo-free segment pooling the id range [first, first + n) with local edges
@@ -42,6 +59,20 @@ public:
     void append_range(int64_t first, int32_t n, std::span<const int32_t> user, std::span<const int32_t> producer,
                       std::span<const int32_t> config_local, std::span<const int32_t> config_index,
                       std::span<const int32_t> opcode);
+
+    /// Appends to a source-backed table a halo-free segment pooling [first, first + n) whose kept
+    /// edges are the rows [row_begin, row_end) of edge_index with both ends in the range (for an
+    /// edge list sorted by user, the rows whose user lies in the segment), in row order.
+    /// row_begin must be the previous segment's row_end (0 for the first); config_local /
+    /// config_index as in Segment. Throws segrank::Error for a packed table, ids outside [0, n) of
+    /// the graph, rows that do not continue, or inconsistent configurable nodes.
+    void append_rows(int64_t first, int32_t n, int64_t row_begin, int64_t row_end,
+                     std::span<const int32_t> config_local, std::span<const int32_t> config_index);
+
+    /// Reserves room for `segments` more segments holding `nodes` local nodes and `edges` kept
+    /// edges in total, of at most `max_nodes` local nodes each (so the edge width is known): a
+    /// builder that knows the sizes allocates once.
+    void reserve(int64_t segments, int64_t nodes, int64_t edges, int64_t max_nodes);
 
     int64_t graph_id() const { return graph_id_; }
     int32_t num_segments() const { return static_cast<int32_t>(num_pooled_.size()); }
@@ -64,12 +95,9 @@ public:
     bool source_backed() const { return backed_; }
 
 private:
-    friend SegmentTable build_range_segments(int64_t, int64_t, std::span<const int64_t>, std::span<const int64_t>,
-                                             int64_t, const std::function<std::vector<int64_t>(int64_t, int64_t)>&,
-                                             const std::function<std::vector<int32_t>(int64_t, int64_t)>&,
-                                             const std::string&, int64_t, bool);
     void check_index(int32_t s) const;
     void push_edges(int32_t n, std::span<const int32_t> user, std::span<const int32_t> producer);
+    void push_config(std::span<const int32_t> config_local, std::span<const int32_t> config_index);
     void widen();
 
     int64_t graph_id_;
@@ -84,35 +112,38 @@ private:
     std::vector<int64_t> cfg_off_{0};          // [S+1]
     std::vector<int32_t> cfg_local_, cfg_index_;
     std::vector<uint8_t> opcode_;              // [sum n_s]
-    // Source-backed mode: rows [edge_row_off_[s], edge_row_off_[s+1]) of edge_index have their user in
-    // segment s (range segments only); edges_ and opcode_ stay empty.
+    // Source-backed mode: rows [edge_row_off_[s], edge_row_off_[s+1]) of edge_index hold segment s's
+    // kept edges (range segments only); edges_ and opcode_ stay empty.
     bool backed_ = false;
-    int64_t num_graph_nodes_ = 0;
     std::vector<int64_t> edge_row_off_;
-    std::function<std::vector<int64_t>(int64_t, int64_t)> edge_reader_;
-    std::function<std::vector<int32_t>(int64_t, int64_t)> opcode_reader_;
-    std::string where_;
+    SegmentRowSource source_;
 };
 
-/// Reads rows [begin, end) of a graph's edge_index as [end - begin, 2] (u consumes v).
-using EdgeRangeReader = std::function<std::vector<int64_t>(int64_t begin, int64_t end)>;
-/// Reads node_opcode[begin, end).
-using OpcodeRangeReader = std::function<std::vector<int32_t>(int64_t begin, int64_t end)>;
+/// What build_range_segments reads and builds: the halo-free segments of a range partition of one
+/// graph (segment s pools [bounds[s], bounds[s+1])).
+struct RangeSegmentsOptions {
+    int64_t num_nodes = 0;                     ///< n >= 1
+    int64_t num_edges = 0;                     ///< m >= 0 (rows of edge_index)
+    std::span<const int64_t> bounds;           ///< [S+1] strictly increasing from 0 to n
+    std::span<const int64_t> node_config_ids;  ///< [nc] strictly increasing ids in [0, n) (empty for tile)
+    int64_t graph_id = 0;
+    EdgeRangeReader edges;                     ///< edge_index rows (kept by a source-backed table)
+    OpcodeRangeReader opcodes;                 ///< node_opcode ranges (same)
+    std::string where;                         ///< names the graph in messages
+    int64_t chunk_rows = int64_t{1} << 16;     ///< edge_index / node_opcode rows per read, >= 1
+    bool source_backed = true;                 ///< keep only row ranges when the rows are sorted by user
+};
 
-/// Builds the halo-free segments of a range partition (segment s pools [bounds[s], bounds[s+1]))
-/// without holding the graph, reading the edge list `chunk_rows` rows at a time. Pass 1 checks every
+/// Builds the halo-free segments of a range partition without holding the graph, reading the edge
+/// list `chunk_rows` rows at a time, through SegmentTable's append interface. Pass 1 checks every
 /// id and counts kept edges per segment. When the rows are sorted by user and `source_backed`, the
 /// table keeps each segment's row range and the readers (which must stay valid, and are called again
-/// by segment() / opcodes()): O(S) memory. Otherwise pass 2 packs the kept edges and the opcodes into
-/// the table: O(S + kept edges + n) bytes with small constants, never O(m) int64.
+/// by segment() / opcodes()): O(S) memory. Otherwise pass 2 collects the kept edges (4 or 8 bytes
+/// each) and appends the segments one by one into a packed table: O(S + kept edges + n) bytes with
+/// small constants, never O(m) int64.
 /// The result equals SegmentBuilder(graph, node_config_ids, partition with these bounds, graph_id,
-/// 0).build(s) for every s. node_config_ids: [nc] strictly increasing ids in [0, n) (empty for tile).
-/// Throws segrank::Error naming `where` for an edge id outside [0, num_nodes), bounds that are not
-/// increasing from 0 to num_nodes, or reader errors.
-SegmentTable build_range_segments(int64_t num_nodes, int64_t num_edges, std::span<const int64_t> bounds,
-                                  std::span<const int64_t> node_config_ids, int64_t graph_id,
-                                  const EdgeRangeReader& edges, const OpcodeRangeReader& opcodes,
-                                  const std::string& where, int64_t chunk_rows = 1 << 16,
-                                  bool source_backed = true);
+/// 0).build(s) for every s. Throws segrank::Error naming `where` for an edge id outside
+/// [0, num_nodes), bounds that are not increasing from 0 to num_nodes, or reader errors.
+SegmentTable build_range_segments(const RangeSegmentsOptions& options);
 
 }  // namespace segrank

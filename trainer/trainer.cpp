@@ -359,16 +359,12 @@ const PreparedGraph& Trainer::train_graph(int64_t id) {
     auto pg = prepare_graph(e, normalizer_, *model_, prep_);
     // Training candidates: this role's configs, duplicates collapsed (sampling.dedupe).
     const DedupeMode mode = cfg_.sampling.dedupe;
-    // Groups of identical rows, hashed chunk by chunk from the source (memory O(chunk + c)).
+    // Groups of identical rows, hashed chunk by chunk from the graph's source (memory O(chunk + c)).
     std::vector<int64_t> groups;
     if (mode == DedupeMode::kKeep) {
         groups.resize(static_cast<size_t>(pg->num_configs));  // unused by kKeep
-    } else if (pg->streamed) {
-        groups = config_groups_streamed(*e.source, e.index, pg->num_configs);
-    } else if (pg->task == Task::kLayout) {
-        groups = config_groups(pg->layout_config, pg->num_config_nodes * kLayoutConfigDim, pg->num_configs);
     } else {
-        groups = config_groups(pg->tile_config.cview());
+        groups = config_groups_streamed(*pg->source, pg->source_index, pg->num_configs);
     }
     ConfigSet set = dedupe_by_groups(groups, pg->configs, pg->targets, mode);
     ConfigSamplerOptions so;

@@ -105,9 +105,15 @@ TEST_CASE("build_range_segments equals SegmentBuilder for contiguous and splits 
         for (int64_t chunk : {int64_t{1}, int64_t{7}, int64_t{1} << 16}) {
             CAPTURE(chunk);
             int64_t calls = 0, largest = 0;
-            const SegmentTable t = build_range_segments(n, g.num_edges(), bounds, config_ids, 9,
-                                                        edge_reader(g, &calls, &largest), opcode_reader(g), "test",
-                                                        chunk);
+            const SegmentTable t = build_range_segments({.num_nodes = n,
+                                                         .num_edges = g.num_edges(),
+                                                         .bounds = bounds,
+                                                         .node_config_ids = config_ids,
+                                                         .graph_id = 9,
+                                                         .edges = edge_reader(g, &calls, &largest),
+                                                         .opcodes = opcode_reader(g),
+                                                         .where = "test",
+                                                         .chunk_rows = chunk});
             REQUIRE(t.num_segments() == ref.num_segments());
             CHECK_FALSE(t.source_backed());  // shuffled rows: edges packed into the table
             CHECK(largest <= chunk);
@@ -130,10 +136,19 @@ TEST_CASE("edge lists sorted by user give a source-backed table that re-reads ea
     const std::vector<int64_t> config_ids = test::every_nth(n, 17, 3);
     const std::vector<int64_t> bounds = contiguous_bounds(n, 250);
     int64_t calls = 0, largest = 0;
-    const SegmentTable backed = build_range_segments(n, g.num_edges(), bounds, config_ids, 4,
-                                                     edge_reader(g, &calls, &largest), opcode_reader(g), "test", 500);
-    const SegmentTable packed = build_range_segments(n, g.num_edges(), bounds, config_ids, 4, edge_reader(g),
-                                                     opcode_reader(g), "test", 500, /*source_backed=*/false);
+    RangeSegmentsOptions opt{.num_nodes = n,
+                             .num_edges = g.num_edges(),
+                             .bounds = bounds,
+                             .node_config_ids = config_ids,
+                             .graph_id = 4,
+                             .edges = edge_reader(g, &calls, &largest),
+                             .opcodes = opcode_reader(g),
+                             .where = "test",
+                             .chunk_rows = 500};
+    const SegmentTable backed = build_range_segments(opt);
+    opt.edges = edge_reader(g);
+    opt.source_backed = false;
+    const SegmentTable packed = build_range_segments(opt);
     CHECK(backed.source_backed());
     CHECK_FALSE(packed.source_backed());
     CHECK(calls == (g.num_edges() + 499) / 500);  // one pass only
@@ -160,13 +175,65 @@ TEST_CASE("edge lists sorted by user give a source-backed table that re-reads ea
     CHECK_THROWS_WITH(backed.segment(0), doctest::Contains("changed since the graph was prepared"));
 }
 
+TEST_CASE("append_rows builds a source-backed table segment by segment and refuses rows that do not continue") {
+    const int64_t n = 900;
+    const GraphStructure g = test::random_dag(n, 8, 4, 20);  // rows sorted by user
+    const std::vector<int64_t> bounds = contiguous_bounds(n, 300);
+    const std::vector<int64_t> config_ids = {10, 350, 899};
+    const SegmentTable built = build_range_segments({.num_nodes = n,
+                                                     .num_edges = g.num_edges(),
+                                                     .bounds = bounds,
+                                                     .node_config_ids = config_ids,
+                                                     .graph_id = 2,
+                                                     .edges = edge_reader(g),
+                                                     .opcodes = opcode_reader(g),
+                                                     .where = "test"});
+    REQUIRE(built.source_backed());
+    // The rows of segment s are those whose user lies in [bounds[s], bounds[s+1]).
+    std::vector<int64_t> row_off;
+    for (int64_t b : bounds) {
+        int64_t r = 0;
+        while (r < g.num_edges() && g.edge_index[static_cast<size_t>(2 * r)] < b) ++r;
+        row_off.push_back(r);
+    }
+    SegmentTable t(2, SegmentRowSource{edge_reader(g), opcode_reader(g), n, "test"});
+    t.reserve(3, n, 0, 300);
+    const std::vector<int32_t> cl0 = {10}, ci0 = {0}, cl1 = {50}, ci1 = {1}, cl2 = {299}, ci2 = {2};
+    t.append_rows(0, 300, row_off[0], row_off[1], cl0, ci0);
+    t.append_rows(300, 300, row_off[1], row_off[2], cl1, ci1);
+    t.append_rows(600, 300, row_off[2], row_off[3], cl2, ci2);
+    REQUIRE(t.num_segments() == 3);
+    CHECK(t.source_backed());
+    std::vector<int32_t> a, b;
+    for (int32_t s = 0; s < 3; ++s) {
+        check_equal(t.segment(s), built.segment(s));
+        t.opcodes(s, a);
+        built.opcodes(s, b);
+        CHECK(a == b);
+    }
+    CHECK_THROWS_WITH(t.append_rows(900, 10, row_off[3], row_off[3], {}, {}), doctest::Contains("outside [0, 900)"));
+    CHECK_THROWS_WITH(t.append_rows(0, 10, 0, 5, {}, {}), doctest::Contains("do not continue"));
+    SegmentTable fresh(2, SegmentRowSource{edge_reader(g), opcode_reader(g), n, "test"});
+    const std::vector<int32_t> unsorted = {5, 3}, two = {0, 1};
+    CHECK_THROWS_WITH(fresh.append_rows(0, 10, 0, row_off[0], unsorted, two), doctest::Contains("config_local[1] = 3"));
+    SegmentTable packed(2);
+    CHECK_THROWS_WITH(packed.append_rows(0, 10, 0, 0, {}, {}), doctest::Contains("needs a source-backed segment table"));
+    CHECK_THROWS_WITH(SegmentTable(2, SegmentRowSource{}), doctest::Contains("needs edge and opcode readers"));
+}
+
 TEST_CASE("segments above 65536 nodes switch the table to two words per edge and still round-trip") {
     const int64_t n = 70000;
     const GraphStructure g = shuffled_graph(n, 5);
     const std::vector<int64_t> config_ids = test::every_nth(n, 1000);
     const std::vector<int64_t> bounds = {0, 100, n};  // one small segment, then one of 69900 nodes
-    const SegmentTable t =
-        build_range_segments(n, g.num_edges(), bounds, config_ids, 1, edge_reader(g), opcode_reader(g), "test");
+    const SegmentTable t = build_range_segments({.num_nodes = n,
+                                                 .num_edges = g.num_edges(),
+                                                 .bounds = bounds,
+                                                 .node_config_ids = config_ids,
+                                                 .graph_id = 1,
+                                                 .edges = edge_reader(g),
+                                                 .opcodes = opcode_reader(g),
+                                                 .where = "test"});
     CHECK(t.wide_edges());
     SegmentBuilder ref(g, config_ids, partition_from_bounds(n, bounds), 1, 0);
     for (int32_t s = 0; s < 2; ++s) check_equal(t.segment(s), ref.build(s));
@@ -184,9 +251,18 @@ TEST_CASE("segments above 65536 nodes switch the table to two words per edge and
 TEST_CASE("build_range_segments names the graph and row for bad edges, bounds, opcodes and short reads") {
     GraphStructure g = shuffled_graph(200, 2);
     const std::vector<int64_t> bounds = contiguous_bounds(200, 50);
-    auto build = [&](std::span<const int64_t> b) {
-        return build_range_segments(200, g.num_edges(), b, {}, 0, edge_reader(g), opcode_reader(g), "store.h5 (g1)", 16);
+    auto options = [&](std::span<const int64_t> b) {
+        return RangeSegmentsOptions{.num_nodes = 200,
+                                    .num_edges = g.num_edges(),
+                                    .bounds = b,
+                                    .node_config_ids = {},
+                                    .graph_id = 0,
+                                    .edges = edge_reader(g),
+                                    .opcodes = opcode_reader(g),
+                                    .where = "store.h5 (g1)",
+                                    .chunk_rows = 16};
     };
+    auto build = [&](std::span<const int64_t> b) { return build_range_segments(options(b)); };
     CHECK_NOTHROW(build(bounds));
     const std::vector<int64_t> not_to_n = {0, 100, 150};
     CHECK_THROWS_WITH(build(not_to_n), doctest::Contains("store.h5 (g1): segment bounds must run from 0 to n = 200"));
@@ -201,8 +277,10 @@ TEST_CASE("build_range_segments names the graph and row for bad edges, bounds, o
     auto short_reader = [&](int64_t b, int64_t e) {
         return std::vector<int64_t>(g.edge_index.begin() + 2 * b, g.edge_index.begin() + 2 * e - 2);
     };
-    CHECK_THROWS_WITH(build_range_segments(200, g.num_edges(), bounds, {}, 0, short_reader, opcode_reader(g), "s", 16),
-                      doctest::Contains("returned"));
+    RangeSegmentsOptions short_read = options(bounds);
+    short_read.edges = short_reader;
+    short_read.where = "s";
+    CHECK_THROWS_WITH(build_range_segments(short_read), doctest::Contains("returned"));
     SegmentTable t(0);
     CHECK_THROWS_WITH(t.segment(0), doctest::Contains("segment id 0 outside [0, 0)"));
 }

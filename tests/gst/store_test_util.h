@@ -1,4 +1,4 @@
-// Helpers for tests of streamed (HDF5 store) graphs: a counting GraphSource and entry/normalizer
+// Helpers for tests of graphs read from HDF5 stores: a counting GraphSource and entry/normalizer
 // builders over graph 0 of a source.
 #pragma once
 #include <algorithm>
@@ -8,7 +8,7 @@
 
 #include "data/graph_store.h"
 #include "data/normalizer.h"
-#include "trainer/dataset.h"
+#include "data/graph_entry.h"
 #include "gst/prepared_graph.h"
 
 namespace segrank::test {

@@ -1,5 +1,5 @@
-// A tiny hand-built tile:xla collection for trainer tests, packed into HDF5 stores, with a learnable
-// runtime signal and per-config normalizers that matter.
+// A tiny hand-built tile:xla collection for GST and trainer tests, packed into HDF5 stores, with a
+// learnable runtime signal and per-config normalizers that matter.
 //
 // Graph g (n nodes): node u reads u-1 and sometimes u-2 / u-3 (a "local DAG"); 10 varying feature
 // columns, the other 130 constant; opcodes from a small set.
@@ -19,7 +19,7 @@
 #include "data/graph.h"
 #include "data/graph_store.h"
 #include "gnn/core/rng.h"
-#include "tests/trainer/trainer_data_util.h"
+#include "tests/support/tiny_layout_data.h"
 
 namespace segrank::test {
 
