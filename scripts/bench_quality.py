@@ -816,9 +816,11 @@ class Bench:
         feat = m["node_config_feat"]
         c = feat[2][0]
         row = len(feat[3]) // c
-        groups = {}
+        groups = {}  # identical rows (by value: -0 == +0, as config_groups in sampling/dedupe.h)
         for j in range(c):
-            groups.setdefault(feat[3][j * row:(j + 1) * row], []).append(j)
+            raw = feat[3][j * row:(j + 1) * row]
+            key = tuple(array("f", raw)) if feat[0] == "<f4" else raw
+            groups.setdefault(key, []).append(j)
         glist = sorted(groups.values())  # by first config index: deterministic
         random.Random(FOLD_SEED).shuffle(glist)
         folds = size["folds"]
