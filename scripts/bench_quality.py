@@ -49,6 +49,7 @@ import json
 import math
 import os
 import random
+import resource
 import shlex
 import shutil
 import statistics
@@ -535,6 +536,8 @@ class Bench:
             ceiling["value"] = ceiling["metrics"].get(model_key)
             cv = ceiling["value"]
             res["fraction_of_ceiling"] = (m["mean"] / cv) if (cv and m["mean"] is not None) else None
+            res["gap_to_ceiling"] = {k: ceiling["metrics"][k] - m["metrics"][k]["mean"]
+                                     for k in ("kendall", "score") if k in m["metrics"] and m["metrics"][k]["mean"] is not None}
             if hw is not None and cv:
                 hw["fraction_of_ceiling"] = hw["value"] / cv
         else:
@@ -1044,8 +1047,9 @@ def markdown(doc):
     m = doc["machine"]
     lines = [f"Learning-quality benchmark: {doc['mode']}, {doc['seeds']} seeds, segrank "
              f"{doc['segrank']['source_commit'] or doc['segrank']['sha256'][:12]}, {m['cpu_model']} x {m['nproc']}, "
-             f"load average {m['load_start'][0]:.2f} -> {m['load_end'][0]:.2f}, {doc['wall_s']:.0f} s", "",
-             "| case | metric | model (best ckpt) | model (last ckpt) | hwmodel | random | ceiling | model / ceiling | wall |",
+             f"load average {m['load_start'][0]:.2f} -> {m['load_end'][0]:.2f}, wall {doc['wall_s']:.0f} s, "
+             f"segrank CPU {doc.get('cpu_s', 0):.0f} s", "",
+             "| case | metric | model (best ckpt) | model (last ckpt) | hwmodel | random | ceiling | model / ceiling | wall (CPU) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, c in doc["cases"].items():
         if "skipped" in c:
@@ -1062,7 +1066,7 @@ def markdown(doc):
                 name if first else "", key, pm(c["model"]["metrics"].get(key), pct),
                 pm(c["model"]["metrics_last"].get(key), pct), fmt(hw, pct=pct),
                 pm(c["random"]["metrics"].get(key), pct), fmt(ceil, pct=pct), frac,
-                f"{c['wall_s']:.0f} s" if first else ""]) + " |")
+                f"{c['wall_s']:.0f} s ({c.get('cpu_s', 0):.0f} s)" if first else ""]) + " |")
         for an, a in c.get("ablations", {}).items():
             for key in show:
                 pct = key.startswith("slowdown")
@@ -1120,6 +1124,13 @@ def git_commit(path):
         if parent == d:
             return None, None
         d = parent
+
+
+def children_cpu_s():
+    """User + system CPU seconds of every finished child process (segrank runs) so far: the cost
+    of a case independent of the machine's load (on an idle machine wall ~ cpu_s / cores)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def sha256(path):
@@ -1276,10 +1287,12 @@ def main(argv):
                 continue
             log(f"case {case} ({doc['mode']})")
             t0 = time.monotonic()
+            cpu0 = children_cpu_s()
             load0 = os.getloadavg()[0]
             res = bench.run_case(case)
             res["task"] = "tile" if "tile" in case else "layout"
             res["wall_s"] = round(time.monotonic() - t0, 1)
+            res["cpu_s"] = round(children_cpu_s() - cpu0, 1)
             res["load_start"] = load0
             res["load_end"] = os.getloadavg()[0]
             doc["cases"][case] = res
@@ -1293,6 +1306,7 @@ def main(argv):
         return 1
     bench.pool.shutdown(wait=True)
     doc["wall_s"] = round(time.monotonic() - t_all, 1)
+    doc["cpu_s"] = round(sum(c.get("cpu_s", 0.0) for c in doc["cases"].values()), 1)
     doc["machine"]["load_end"] = list(os.getloadavg())
     doc["crosschecks"] = bench.crosschecks
     doc = clean_json(doc)
