@@ -333,7 +333,9 @@ def summarize(per_seed):
 # running segrank
 
 class Runner:
-    def __init__(self, segrank, work, threads, env):
+    def __init__(self, segrank, work, threads, env, resume=False):
+        self.resume = resume
+        self.segrank_sha = sha256(segrank)
         self.segrank = segrank
         self.work = work
         self.threads = threads
@@ -341,6 +343,34 @@ class Runner:
         self.lock = threading.Lock()
         self.log_path = os.path.join(work, "commands.log")
         self.cancelled = threading.Event()
+
+    def stamp_of(self, args):
+        """Binary, arguments and the content of config files among them."""
+        text = self.segrank_sha + "\0" + shlex.join(str(a) for a in args)
+        for a in args:
+            path = os.path.join(REPO, str(a)) if not os.path.isabs(str(a)) else str(a)
+            if str(a).endswith(".toml") and os.path.isfile(path):
+                text += "\0" + sha256(path)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def run_stamped(self, args, ctx, stamp_file, outputs, log_name=None):
+        """run(), but with --resume a command whose stamp file records the same binary and arguments
+        (and whose outputs exist) is not run again: segrank runs are deterministic."""
+        stamp = self.stamp_of(args)
+        if self.resume and all(os.path.exists(o) for o in outputs):
+            try:
+                with open(stamp_file) as f:
+                    rec = json.load(f)
+                if rec.get("stamp") == stamp:
+                    return rec.get("wall_s"), True
+            except (OSError, ValueError):
+                pass
+        if os.path.exists(stamp_file):
+            os.remove(stamp_file)
+        _, wall = self.run(args, ctx, log_name=log_name)
+        with open(stamp_file, "w") as f:
+            json.dump({"stamp": stamp, "wall_s": round(wall, 2), "command": shlex.join(str(a) for a in args)}, f)
+        return wall, False
 
     def run(self, args, ctx, log_name=None, cwd=REPO):
         if self.cancelled.is_set():
@@ -393,7 +423,7 @@ class Runner:
     def evaluate(self, ckpt, where, json_out, ctx):
         args = ["evaluate", "--checkpoint", ckpt, "--json", json_out, "--threads", self.threads]
         args += ["--heldout"] if where == "heldout" else ["--split", where]
-        self.run(args, ctx)
+        self.run_stamped(args, ctx, json_out + ".stamp", [json_out])
         with open(json_out) as f:
             doc = json.load(f)
         colls = doc["metrics"]["collections"]
@@ -478,14 +508,17 @@ class Bench:
                             "train.progress=false", f"train.threads={self.o.threads}"]
         for kv in sets:
             args += ["--set", kv]
-        _, wall = self.r.run(args, ctx, log_name=f"{case}.{variant}.{os.path.basename(run_dir)}.train.log")
+        os.makedirs(os.path.dirname(run_dir), exist_ok=True)
+        wall, reused = self.r.run_stamped(args, ctx, run_dir + ".stamp",
+                                          [os.path.join(run_dir, f) for f in ("report.json", "best.ckpt.h5", "last.ckpt.h5")],
+                                          log_name=f"{case}.{variant}.{os.path.basename(run_dir)}.train.log")
         try:
             with open(os.path.join(run_dir, "report.json")) as f:
                 rep = json.load(f)
             final = collection_metrics(rep["final"]["collections"][0])
         except (OSError, ValueError, KeyError, IndexError) as e:
             raise BenchError(f"{ctx}: cannot read {run_dir}/report.json: {e}")
-        return {"wall_s": round(wall, 2), "steps": rep.get("steps"), "steps_per_s": rep.get("steps_per_s"),
+        return {"wall_s": wall, "reused": reused, "steps": rep.get("steps"), "steps_per_s": rep.get("steps_per_s"),
                 "best_step": rep.get("best_step"), "peak_rss_mb": rep.get("peak_rss_mb")}, final
 
     def evaluate_best(self, info, final, run_dir, where, ctx):
@@ -920,7 +953,7 @@ class Bench:
             e["runs"].append(info)
 
         def fold_mean(ms):
-            return {k: statistics.fmean(x[k] for x in ms) for k in METRICS}
+            return {k: statistics.fmean(x[k] for x in ms) for k in METRICS if all(k in x for x in ms)}
 
         rows = {}
         for vname, _ in self.variants():
@@ -1209,6 +1242,9 @@ def parse_args(argv):
     p.add_argument("--ablate", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]", type=parse_ablate,
                    help="extra model row per case with these overrides (repeatable)")
     p.add_argument("--jobs", type=int, default=0, help="training runs at a time (default: nproc)")
+    p.add_argument("--resume", action="store_true", help="reuse the finished training and evaluation runs of an "
+                   "earlier (e.g. interrupted) benchmark in the same --work whose binary (sha256) and arguments are the "
+                   "same (stamp files beside each run); the JSON marks them reused")
     p.add_argument("--json-out", help="also write the JSON to this file (only when every case succeeded)")
     p.add_argument("--markdown", help="also write the Markdown table to this file")
     o = p.parse_args(argv)
@@ -1251,8 +1287,8 @@ def main(argv):
     os.makedirs(os.path.join(o.work, "logs"), exist_ok=True)
     env = dict(os.environ)
     env.setdefault("GOMP_SPINCOUNT", "20000")
-    runner = Runner(o.segrank, o.work, o.threads, env)
-    with open(runner.log_path, "w"):
+    runner = Runner(o.segrank, o.work, o.threads, env, resume=o.resume)
+    with open(runner.log_path, "a" if o.resume else "w"):
         pass
     model, avx512 = cpu_model()
     commit, _ = git_commit(REPO)
@@ -1263,7 +1299,8 @@ def main(argv):
         "mode": o.mode,
         "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "commit": commit,
-        "segrank": {"path": o.segrank, "sha256": sha256(o.segrank), "source_tree": bin_tree,
+        "resume": o.resume,
+        "segrank": {"path": o.segrank, "sha256": runner.segrank_sha, "source_tree": bin_tree,
                     "source_commit": bin_commit},
         "machine": {"nproc": os.cpu_count(), "cpu_model": model, "avx512": avx512,
                     "load_start": list(os.getloadavg()), "load_end": None},
@@ -1299,8 +1336,12 @@ def main(argv):
             log(f"{case}: model {pm(res['model']['metrics']['kendall'])} kendall, hwmodel "
                 f"{fmt(res['hwmodel']['metrics']['kendall'])}, random {pm(res['random']['metrics']['kendall'])}, "
                 f"ceiling {fmt(res['ceiling']['value']) if res.get('ceiling') else '-'} ({res['wall_s']:.0f} s)")
-    except BenchError as e:
-        sys.stderr.write(f"{PROG}: error: {e}\n")
+    except Exception as e:  # noqa: BLE001 - every failure ends the same way: message, exit 1, no JSON
+        if isinstance(e, BenchError):
+            sys.stderr.write(f"{PROG}: error: {e}\n")
+        else:
+            import traceback
+            sys.stderr.write(f"{PROG}: internal error: {e!r}\n{traceback.format_exc()}")
         sys.stderr.write(f"{PROG}: no JSON written; commands in {runner.log_path}, run logs in {o.work}/logs\n")
         bench.pool.shutdown(wait=True, cancel_futures=True)
         return 1
