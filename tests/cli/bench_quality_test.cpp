@@ -1,0 +1,131 @@
+// scripts/bench_quality.py (issue 15 item 1) end to end at its --tiny size: argument errors, a failing
+// segrank run (named case / seed / command, no JSON written) and the JSON of one synthetic case.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/support/test_paths.h"
+#include "trainer/json_value.h"
+
+namespace segrank::test {
+namespace {
+namespace fs = std::filesystem;
+
+bool have_python() { return run_command("command -v python3 >/dev/null 2>&1").exit_code == 0; }
+
+std::string bench_cmd(const fs::path& work, const std::string& extra) {
+    std::string cmd = "python3 ";
+    cmd += sq((source_dir() / "scripts" / "bench_quality.py").string());
+    cmd += " --segrank " + sq(segrank_binary().string()) + " --work " + sq(work.string()) + " " + extra;
+    return cmd;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("bench_quality.py refuses bad arguments with exit 2 and a message") {
+    if (!have_python()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_quality_args");
+    struct Bad {
+        std::string args, message;
+    };
+    const Bad cases[] = {
+        {"--seeds 1", "--seeds must be >= 2"},
+        {"--cases synth_tile,nope", "unknown case(s) nope"},
+        {"--set model.hidden", "expected section.key=value"},
+        {"--ablate onlyname", "expected NAME:key=value"},
+        {"--ablate model:model.hidden=8", "must be letters"},
+        {"--quick --tiny", "exclude each other"},
+    };
+    for (const Bad& b : cases) {
+        const auto r = run_command(bench_cmd(dir, b.args));
+        INFO(b.args, "\n", r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains(r.output, b.message));
+    }
+    std::string nobin_cmd = "python3 ";
+    nobin_cmd += sq((source_dir() / "scripts" / "bench_quality.py").string()) + " --segrank /nonexistent/segrank";
+    const auto nobin = run_command(nobin_cmd);
+    CHECK(nobin.exit_code == 2);
+    CHECK(contains(nobin.output, "/nonexistent/segrank"));
+}
+
+TEST_CASE("bench_quality.py: a failing segrank run names case, seed and command, writes no JSON") {
+    if (!have_python()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_quality_fail");
+    const fs::path json = dir / "out.json";
+    const auto r = run_command(bench_cmd(dir / "w", "--tiny --cases synth_tile --seeds 2 --random-seeds 2 "
+                                                    "--set optim.lr=-1 --json-out " + sq(json.string())));
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.output, "case synth_tile model seed"));
+    CHECK(contains(r.output, "segrank failed (exit 1)"));
+    CHECK(contains(r.output, "command: "));
+    CHECK(contains(r.output, "optim.lr"));  // segrank's own message, from its stderr
+    CHECK(contains(r.output, "no JSON written"));
+    CHECK_FALSE(fs::exists(json));
+}
+
+TEST_CASE("bench_quality.py --tiny synth_tile prints one JSON object with model, baselines, ceiling, ablation") {
+    if (!have_python()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_quality_tiny");
+    const fs::path out = dir / "stdout.json", json = dir / "result.json", md = dir / "table.md";
+    // A subshell: run_command appends 2>&1, which must not merge stderr into the JSON file.
+    std::string cmd = "(";  // built with += : GCC 12 -Wrestrict false positive on "(" + std::string
+    cmd += bench_cmd(dir / "w", "--tiny --cases synth_tile --seeds 2 --random-seeds 2 --ablate k8:sampling.configs=8 "
+                                "--json-out " + sq(json.string()) + " --markdown " + sq(md.string()));
+    cmd += " > " + sq(out.string()) + " 2> " + sq((dir / "stderr.txt").string()) + ")";
+    const auto r = run_command(cmd);
+    INFO(slurp(dir / "stderr.txt"));
+    REQUIRE(r.exit_code == 0);
+    const std::string text = slurp(out);
+    CHECK(text == slurp(json));
+    const JsonValue doc = parse_json(text, out.string());
+    CHECK(doc.string_at("mode") == "tiny");
+    REQUIRE(doc.find("machine") != nullptr);
+    CHECK(doc.find("machine")->number_at("nproc").has_value());
+    const JsonValue* c = doc.find("cases")->find("synth_tile");
+    REQUIRE(c != nullptr);
+    const JsonValue* model = c->find("model");
+    REQUIRE(model != nullptr);
+    CHECK(model->number_at("mean").has_value());
+    CHECK(model->number_at("std").has_value());
+    CHECK(model->find("per_seed")->items().size() == 2);
+    CHECK(c->find("random")->number_at("mean").has_value());
+    CHECK(c->find("random")->number_at("std").has_value());
+    // Tile: hwmodel on the featurized kernels reproduces the noise-free labels exactly.
+    CHECK(c->find("hwmodel")->find("equals_clean_label")->as_bool());
+    const auto ceiling = c->find("ceiling")->number_at("value");
+    REQUIRE(ceiling.has_value());
+    CHECK(*ceiling > 0.5);
+    CHECK(*ceiling <= 1.0);
+    CHECK(c->number_at("fraction_of_ceiling").has_value());
+    const JsonValue* abl = c->find("ablations")->find("k8");
+    REQUIRE(abl != nullptr);
+    CHECK(abl->find("per_seed")->items().size() == 2);
+    CHECK(abl->find("delta_vs_model")->number_at("mean").has_value());
+    CHECK(c->number_at("wall_s").has_value());
+    CHECK(contains(slurp(md), "| synth_tile | kendall |"));
+}
+
+}  // namespace segrank::test
