@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Learning-quality benchmark (issue 15, deliverable 1): how well the segrank GNN ranks configurations,
+"""Learning-quality benchmark: how well the segrank GNN ranks configurations,
 with random, the hwmodel baseline and the reachable ceiling side by side, over several seeds.
 
 Prints ONE JSON object on stdout (the schema is in docs/benchmarks.md) and a Markdown table on
@@ -849,7 +849,7 @@ class Bench:
                            "kendall_over": "kendall: kernels with >= 3 configs, varying runtimes and hwmodel estimates "
                                            "not all equal (README hwmodel table); kendall_all: every kernel with "
                                            "varying runtimes (segrank's collection mean); slowdowns over all",
-                           "checkpoint": "best per fold (selected on the held-out kernels, as in issue 15); "
+                           "checkpoint": "best per fold (selected on the held-out kernels); "
                                          "metrics_last = last"}
         return self.finish_case(case, res)
 

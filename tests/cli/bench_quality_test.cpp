@@ -1,4 +1,4 @@
-// scripts/bench_quality.py (issue 15 item 1) end to end at its --tiny size: argument errors, a failing
+// scripts/bench_quality.py end to end at its --tiny size: argument errors, a failing
 // segrank run (named case / seed / command, no JSON written) and the JSON of one synthetic case.
 #include <doctest/doctest.h>
 
