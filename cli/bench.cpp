@@ -1,14 +1,13 @@
-// `segrank bench [--json]` (issue 9 item 9): times one layout training step on a graph, full-graph and
-// with contiguous segments, with and without exact config independence, measures GEMM GFLOP/s and SpMM
-// GB/s, and runs the PyTorch peer (../shared/peers/torch_reference.py) on the same npz in the same run.
-// Every reported time is a median over --steps steps after --warmup steps. `--memory` switches to the
-// GST memory benchmark (cli/bench_memory.cpp, issue 6), which has its own options.
-#include <cxxopts.hpp>
-
+// `segrank bench [--json]`: times one layout training step on a graph, full-graph and
+// with contiguous segments, with and without exact config independence, measures GEMM GFLOP/s and
+// SpMM GB/s, and runs the PyTorch peer (../shared/peers/torch_reference.py) on the same npz in the
+// same run. Every reported time is a median over --steps steps after --warmup steps. `--memory`
+// switches to the GST memory benchmark (cli/bench_memory.cpp), which has its own options.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cxxopts.hpp>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -18,10 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include "gnn/core/parallel.h"
 #include "cli/bench_workload.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "gnn/core/parallel.h"
 #include "util/json.h"
 #include "util/rss.h"
 
@@ -38,7 +37,8 @@ struct ModeResult {
     double median_page_faults = 0;  ///< minor faults per timed step (getrusage)
 };
 
-// "model name" of /proc/cpuinfo and the 1-minute load average (machine facts for the JSON; "" / -1 if absent).
+// "model name" of /proc/cpuinfo and the 1-minute load average (machine facts for the JSON; "" / -1
+// if absent).
 std::string cpu_model() {
     std::ifstream f("/proc/cpuinfo");
     for (std::string line; std::getline(f, line);)
@@ -67,8 +67,8 @@ double median(std::vector<double> v) {
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segments, int64_t k, int warmup,
-                    int steps, uint64_t seed) {
+ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segments, int64_t k,
+                    int warmup, int steps, uint64_t seed) {
     release_cached_tensor_memory();  // each mode starts without the previous mode's cached blocks
     reset_peak_rss();
     Model model(mc);
@@ -79,10 +79,12 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
     ModeResult r;
     for (int s = 0; s < warmup + steps; ++s) {
         const long f0 = minor_faults();
-        const StepTimes t = segments ? bench::segment_step(model, opt, g, k, rng) : bench::full_graph_step(model, opt, g, k, rng);
-        std::cerr << "  " << (segments ? "segments" : "full") << (mc.exploit_independence ? "" : " naive") << " step " << s
-                  << (s < warmup ? " (warmup)" : "") << ": " << t.total_s << " s, loss " << t.loss << ", "
-                  << minor_faults() - f0 << " page faults\n";
+        const StepTimes t = segments ? bench::segment_step(model, opt, g, k, rng)
+                                     : bench::full_graph_step(model, opt, g, k, rng);
+        std::cerr << "  " << (segments ? "segments" : "full")
+                  << (mc.exploit_independence ? "" : " naive") << " step " << s
+                  << (s < warmup ? " (warmup)" : "") << ": " << t.total_s << " s, loss " << t.loss
+                  << ", " << minor_faults() - f0 << " page faults\n";
         if (s < warmup) continue;
         faults.push_back(static_cast<double>(minor_faults() - f0));
         total.push_back(t.total_s);
@@ -103,11 +105,12 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
 }
 
 // Runs the peer and returns the numeric members of its JSON line (empty map if it failed).
-std::map<std::string, double> run_peer(const std::string& python, const std::string& script, const std::string& npz,
-                                       const std::string& mode_args, int steps, int warmup, int threads) {
+std::map<std::string, double> run_peer(const std::string& python, const std::string& script,
+                                       const std::string& npz, const std::string& mode_args,
+                                       int steps, int warmup, int threads) {
     std::ostringstream cmd;
-    cmd << python << " " << script << " --npz " << npz << " " << mode_args << " --steps " << steps << " --warmup "
-        << warmup << " --threads " << threads << " 2>/dev/null";
+    cmd << python << " " << script << " --npz " << npz << " " << mode_args << " --steps " << steps
+        << " --warmup " << warmup << " --threads " << threads << " 2>/dev/null";
     std::cerr << "  peer: " << cmd.str() << "\n";
     std::map<std::string, double> out;
     FILE* p = popen(cmd.str().c_str(), "r");
@@ -144,40 +147,44 @@ std::map<std::string, double> run_peer(const std::string& python, const std::str
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-    int run_bench_memory(int argc, char** argv);  // cli/bench_memory.cpp (issue 6)
+    int run_bench_memory(int argc, char** argv);  // cli/bench_memory.cpp
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--memory") return run_bench_memory(argc, argv);
-    cxxopts::Options opts("segrank bench", "Training-step benchmark of the layout model against the PyTorch peer");
-    opts.add_options()
-        ("npz", "layout npz", cxxopts::value<std::string>()->default_value("../shared/peers/synthetic_10k.npz"))
-        ("configs", "K configs per step", cxxopts::value<int64_t>()->default_value("32"))
-        ("hidden", "H", cxxopts::value<int64_t>()->default_value("128"))
-        ("layers", "L", cxxopts::value<int64_t>()->default_value("3"))
-        ("max-nodes", "segment size bound", cxxopts::value<int64_t>()->default_value("1000"))
-        ("steps", "timed steps per mode", cxxopts::value<int>()->default_value("5"))
-        ("warmup", "untimed steps per mode", cxxopts::value<int>()->default_value("1"))
-        ("threads", "OpenMP threads", cxxopts::value<int>()->default_value("2"))
-        ("seed", "seed", cxxopts::value<uint64_t>()->default_value("0"))
-        ("no-naive", "skip the naive (config independence off) modes")
-        ("modes", "comma list of modes to time: full, segments, full_naive, segments_naive",
-         cxxopts::value<std::string>()->default_value("full,segments,full_naive,segments_naive"))
-        ("no-peer", "do not run the PyTorch peer")
-        ("peer-steps", "peer timed steps", cxxopts::value<int>()->default_value("5"))
-        ("peer-warmup", "peer warmup steps", cxxopts::value<int>()->default_value("1"))
-        ("python", "interpreter with torch", cxxopts::value<std::string>()->default_value("/usr/bin/python3"))
-        ("peer-script", "peer script", cxxopts::value<std::string>()->default_value("../shared/peers/torch_reference.py"))
-        ("memory", "run the GST memory benchmark instead (see `segrank bench --memory --help`)")
-        ("json", "print one JSON object on stdout")
-        ("h,help", "show help");
+    cxxopts::Options opts("segrank bench",
+                          "Training-step benchmark of the layout model against the PyTorch peer");
+    opts.add_options()(
+        "npz", "layout npz",
+        cxxopts::value<std::string>()->default_value("../shared/peers/synthetic_10k.npz"))(
+        "configs", "K configs per step", cxxopts::value<int64_t>()->default_value("32"))(
+        "hidden", "H", cxxopts::value<int64_t>()->default_value("128"))(
+        "layers", "L", cxxopts::value<int64_t>()->default_value("3"))(
+        "max-nodes", "segment size bound", cxxopts::value<int64_t>()->default_value("1000"))(
+        "steps", "timed steps per mode", cxxopts::value<int>()->default_value("5"))(
+        "warmup", "untimed steps per mode", cxxopts::value<int>()->default_value("1"))(
+        "threads", "OpenMP threads", cxxopts::value<int>()->default_value("2"))(
+        "seed", "seed", cxxopts::value<uint64_t>()->default_value("0"))(
+        "no-naive", "skip the naive (config independence off) modes")(
+        "modes", "comma list of modes to time: full, segments, full_naive, segments_naive",
+        cxxopts::value<std::string>()->default_value("full,segments,full_naive,segments_naive"))(
+        "no-peer", "do not run the PyTorch peer")("peer-steps", "peer timed steps",
+                                                  cxxopts::value<int>()->default_value("5"))(
+        "peer-warmup", "peer warmup steps", cxxopts::value<int>()->default_value("1"))(
+        "python", "interpreter with torch",
+        cxxopts::value<std::string>()->default_value("/usr/bin/python3"))(
+        "peer-script", "peer script",
+        cxxopts::value<std::string>()->default_value("../shared/peers/torch_reference.py"))(
+        "memory", "run the GST memory benchmark instead (see `segrank bench --memory --help`)")(
+        "json", "print one JSON object on stdout")("h,help", "show help");
     const auto parsed = parse_or_help(opts, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& a = *parsed;
-    // No allocator tuning here: the benchmark runs the engine exactly as `segrank train` does (large
-    // tensors are huge-page mappings, gnn/core/tensor.cpp).
+    // No allocator tuning here: the benchmark runs the engine exactly as `segrank train` does
+    // (large tensors are huge-page mappings, gnn/core/tensor.cpp).
     const int steps = a["steps"].as<int>(), warmup = a["warmup"].as<int>();
     const int64_t k = a["configs"].as<int64_t>();
     SEGRANK_CHECK(steps >= 1 && warmup >= 0, "--steps must be >= 1 and --warmup >= 0");
-    SEGRANK_CHECK(a["threads"].as<int>() >= 1, "--threads = ", a["threads"].as<int>(), ", expected >= 1");
+    SEGRANK_CHECK(a["threads"].as<int>() >= 1, "--threads = ", a["threads"].as<int>(),
+                  ", expected >= 1");
     set_num_threads(a["threads"].as<int>());
     const std::string npz = a["npz"].as<std::string>();
     const int64_t max_nodes = a["max-nodes"].as<int64_t>();
@@ -185,16 +192,20 @@ int run_bench(int argc, char** argv) {
     {
         std::stringstream ss(a["modes"].as<std::string>());
         for (std::string m; std::getline(ss, m, ',');) {
-            SEGRANK_CHECK(m == "full" || m == "segments" || m == "full_naive" || m == "segments_naive",
-                          "--modes: unknown mode '", m, "' (expected full, segments, full_naive, segments_naive)");
+            SEGRANK_CHECK(
+                m == "full" || m == "segments" || m == "full_naive" || m == "segments_naive",
+                "--modes: unknown mode '", m,
+                "' (expected full, segments, full_naive, segments_naive)");
             modes.insert(m);
         }
         if (a.count("no-naive")) modes.erase("full_naive"), modes.erase("segments_naive");
-        SEGRANK_CHECK(!modes.empty(), "--modes selects no mode (expected a comma list of full, segments, "
-                                      "full_naive, segments_naive)");
+        SEGRANK_CHECK(!modes.empty(),
+                      "--modes selects no mode (expected a comma list of full, segments, "
+                      "full_naive, segments_naive)");
     }
     bench::BenchGraph g = bench::load_bench_graph(npz, max_nodes);
-    SEGRANK_CHECK(k >= 1 && k <= g.num_configs, "--configs ", k, " outside [1, ", g.num_configs, "]");
+    SEGRANK_CHECK(k >= 1 && k <= g.num_configs, "--configs ", k, " outside [1, ", g.num_configs,
+                  "]");
 
     ModelConfig mc;
     mc.task = Task::kLayout;
@@ -213,11 +224,13 @@ int run_bench(int argc, char** argv) {
     probe.config_node_local = g.full.config_local;
     probe.config_values = probe_values;
     const DependencePlan plan = Model(mc).plan(probe);
-    const double dep_frac = static_cast<double>(plan.nodes.back().size()) / static_cast<double>(g.full.feat.rows());
+    const double dep_frac =
+        static_cast<double>(plan.nodes.back().size()) / static_cast<double>(g.full.feat.rows());
     Json dep_per_layer = Json::array();
     for (const auto& nodes : plan.nodes) dep_per_layer.push_back(nodes.size());
 
-    const bench::GemmRate gemm = bench::measure_gemm(g.full.feat.rows() * 4, mc.hidden, mc.hidden, 5);
+    const bench::GemmRate gemm =
+        bench::measure_gemm(g.full.feat.rows() * 4, mc.hidden, mc.hidden, 5);
     const double spmm_gbps = bench::measure_spmm_gbps(g.full.graph.operands, k * mc.hidden, 5);
 
     const double load_before = load_average();
@@ -233,10 +246,13 @@ int run_bench(int argc, char** argv) {
     const bool naive = modes.count("full_naive") || modes.count("segments_naive");
     std::map<std::string, double> peer_full, peer_seg;
     if (!a.count("no-peer")) {
-        const std::string py = a["python"].as<std::string>(), script = a["peer-script"].as<std::string>();
-        const int ps = a["peer-steps"].as<int>(), pw = a["peer-warmup"].as<int>(), th = a["threads"].as<int>();
+        const std::string py = a["python"].as<std::string>(),
+                          script = a["peer-script"].as<std::string>();
+        const int ps = a["peer-steps"].as<int>(), pw = a["peer-warmup"].as<int>(),
+                  th = a["threads"].as<int>();
         peer_full = run_peer(py, script, npz, "--full-graph", ps, pw, th);
-        peer_seg = run_peer(py, script, npz, "--max-nodes " + std::to_string(max_nodes), ps, pw, th);
+        peer_seg =
+            run_peer(py, script, npz, "--max-nodes " + std::to_string(max_nodes), ps, pw, th);
     }
     auto speedup_text = [&](const std::map<std::string, double>& peer, double ours) {
         if (peer.empty() || ours <= 0) return std::string("n/a");
@@ -251,8 +267,8 @@ int run_bench(int argc, char** argv) {
     };
 
     auto rate = [](double step_s) { return step_s > 0 ? 1.0 / step_s : 0.0; };  // 0 = mode not run
-    auto mode_json = [&](const ModeResult& r, const std::map<std::string, double>& peer, bool has_naive,
-                         const ModeResult& nv) {
+    auto mode_json = [&](const ModeResult& r, const std::map<std::string, double>& peer,
+                         bool has_naive, const ModeResult& nv) {
         Json m = {{"steps_per_s", rate(r.median_step_s)},
                   {"median_step_s", r.median_step_s},
                   {"median_fresh_fwd_bwd_s", r.median_fresh_s},
@@ -269,7 +285,8 @@ int run_bench(int argc, char** argv) {
             m["naive_peak_rss_mb"] = nv.peak_rss_mb;
         }
         if (!peer.empty()) {
-            m["peer_steps_per_s"] = peer.count("median_step_s") ? 1.0 / peer.at("median_step_s") : 0.0;
+            m["peer_steps_per_s"] =
+                peer.count("median_step_s") ? 1.0 / peer.at("median_step_s") : 0.0;
             m["peer_median_step_s"] = peer.count("median_step_s") ? peer.at("median_step_s") : 0.0;
             m["peer_peak_rss_mb"] = peer.count("peak_rss_mb") ? peer.at("peak_rss_mb") : 0.0;
             m["speedup_vs_peer"] = speedup(peer, r.median_step_s);
@@ -302,17 +319,20 @@ int run_bench(int argc, char** argv) {
         {"gemm_weight_grad_gflops", gemm.weight_grad_gflops},
         {"spmm_gb_per_s", spmm_gbps},
         {"segment_mode_timed",
-         "one fresh segment fwd+bwd + forward-only of every other config-dependent segment for the K configs + AdamW"},
+         "one fresh segment fwd+bwd + forward-only of every other config-dependent segment for the "
+         "K configs + AdamW"},
         {"full_graph", mode_json(full, peer_full, naive, full_naive)},
         {"segments", mode_json(seg, peer_seg, naive, seg_naive)}};
     const std::string js = dump_json(doc);
     if (a.count("json")) {
         std::cout << js << "\n";
     } else {
-        std::cout << "full graph: " << rate(full.median_step_s) << " steps/s (peak RSS " << full.peak_rss_mb << " MB)"
-                  << ", speedup vs peer " << speedup_text(peer_full, full.median_step_s) << ", naive "
-                  << speedup_text(peer_full, full_naive.median_step_s) << "\n"
-                  << "segments:   " << rate(seg.median_step_s) << " steps/s (peak RSS " << seg.peak_rss_mb << " MB)"
+        std::cout << "full graph: " << rate(full.median_step_s) << " steps/s (peak RSS "
+                  << full.peak_rss_mb << " MB)"
+                  << ", speedup vs peer " << speedup_text(peer_full, full.median_step_s)
+                  << ", naive " << speedup_text(peer_full, full_naive.median_step_s) << "\n"
+                  << "segments:   " << rate(seg.median_step_s) << " steps/s (peak RSS "
+                  << seg.peak_rss_mb << " MB)"
                   << ", speedup vs peer " << speedup_text(peer_seg, seg.median_step_s) << ", naive "
                   << speedup_text(peer_seg, seg_naive.median_step_s) << "\n"
                   << js << "\n";

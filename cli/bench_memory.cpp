@@ -1,28 +1,28 @@
-// `segrank bench --memory [--json]` (issue 6 item 7): peak RSS and speed of Graph Segment Training and
+// `segrank bench --memory [--json]`: peak RSS and speed of Graph Segment Training and
 // streaming inference on synthetic layout graphs packed into HDF5 stores.
 //
 // Cases (each measured in its own child process, so VmHWM is per case):
 //   nodes_1e4, nodes_1e5, nodes_1e6   layout graphs of 10^4 / 10^5 / 10^6 nodes, 1000 configs, one
 //                                     configurable node per 100 nodes; phases train and inference
 //   configs_1e5                       10^4 nodes, 10^5 configs x 350 configurable nodes (2.5 GB of
-//                                     config features as float32, 630 MB as the store's int8); train
-// Training runs the real Trainer (Dataset over the store, config holdout with streamed dedupe groups,
-// normalizer fitted chunk by chunk, GST steps with segments.max_nodes = 1000, K = 32, H = 128);
-// inference runs Trainer::evaluate (prepare_graph + score_graph, K = 32 config rows per chunk) on the
-// 20% held-out configs. segments.history_init = "zero" (see bench_run_config).
-// Graphs come from a seeded random DAG builder (write_bench_store below): node v reads v-1 and
-// sometimes one of v-2..v-9, 12 varying feature columns, configs drawn uniformly in -1..5, runtime a
-// linear function of six config slots (so training has a signal). Stores are cached in --work-dir under
-// a directory named by the case's parameters and seed.
+//                                     config features as float32, 630 MB as the store's int8);
+//                                     train
+// Training runs the real Trainer (Dataset over the store, config holdout with streamed dedupe
+// groups, normalizer fitted chunk by chunk, GST steps with segments.max_nodes = 1000, K = 32, H =
+// 128); inference runs Trainer::evaluate (prepare_graph + score_graph, K = 32 config rows per
+// chunk) on the 20% held-out configs. segments.history_init = "zero" (see bench_run_config). Graphs
+// come from a seeded random DAG builder (write_bench_store below): node v reads v-1 and sometimes
+// one of v-2..v-9, 12 varying feature columns, configs drawn uniformly in -1..5, runtime a linear
+// function of six config slots (so training has a signal). Stores are cached in --work-dir under a
+// directory named by the case's parameters and seed.
 //
-// Row fields: case, nodes, configs, config_nodes, phase (train | inference), peak_rss_mb (VmHWM of the
-// child), steps_per_s (train: optimizer steps per second after one warmup step; inference: full
+// Row fields: case, nodes, configs, config_nodes, phase (train | inference), peak_rss_mb (VmHWM of
+// the child), steps_per_s (train: optimizer steps per second after one warmup step; inference: full
 // evaluation passes per second), configs_per_s (inference: configs scored per second), seconds.
-#include <cxxopts.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -53,8 +53,8 @@ struct MemCase {
 };
 
 std::vector<MemCase> all_cases() {
-    // One configurable node per 100 nodes: every 1000-node segment looks alike (about 10 configurable
-    // nodes), so the cases differ in graph size only.
+    // One configurable node per 100 nodes: every 1000-node segment looks alike (about 10
+    // configurable nodes), so the cases differ in graph size only.
     return {{"nodes_1e4", 10000, 1000, 100, {"train", "inference"}},
             {"nodes_1e5", 100000, 1000, 1000, {"train", "inference"}},
             {"nodes_1e6", 1000000, 1000, 10000, {"train", "inference"}},
@@ -64,14 +64,16 @@ std::vector<MemCase> all_cases() {
 // The seeded random layout DAG of the file comment, written as one-graph store `path`
 // (collection layout:xla:random, split train).
 void write_bench_store(const std::filesystem::path& path, const MemCase& c, uint64_t seed) {
-    Rng rng = Rng::derive(seed, static_cast<uint64_t>(c.nodes), static_cast<uint64_t>(c.configs), "bench_memory");
+    Rng rng = Rng::derive(seed, static_cast<uint64_t>(c.nodes), static_cast<uint64_t>(c.configs),
+                          "bench_memory");
     LayoutGraph g;
     g.name = c.name;
     g.source = path;
     const int64_t n = c.nodes;
     g.node_feat = Tensor(n, kNodeFeatDim);
     for (int64_t v = 0; v < n; ++v)
-        for (int64_t f = 0; f < 12; ++f) g.node_feat.at(v, f) = static_cast<float>(rng.normal() * (1.0 + f));
+        for (int64_t f = 0; f < 12; ++f)
+            g.node_feat.at(v, f) = static_cast<float>(rng.normal() * (1.0 + f));
     static const int32_t kOps[] = {26, 10, 41, 63, 95, 99, 5, 7};
     g.node_opcode.resize(static_cast<size_t>(n));
     for (auto& op : g.node_opcode) op = kOps[rng.uniform_int(8)];
@@ -86,13 +88,17 @@ void write_bench_store(const std::filesystem::path& path, const MemCase& c, uint
     const int64_t nc = c.config_nodes;
     for (int64_t j = 0; j < nc; ++j) g.node_config_ids.push_back((2 * j + 1) * n / (2 * nc));
     g.node_config_feat.resize(static_cast<size_t>(c.configs * nc * kLayoutConfigDim));
-    for (auto& x : g.node_config_feat) x = static_cast<int8_t>(static_cast<int>(rng.uniform_int(7)) - 1);
+    for (auto& x : g.node_config_feat)
+        x = static_cast<int8_t>(static_cast<int>(rng.uniform_int(7)) - 1);
     static const double kW[6] = {3, -2, 2, -1, 1, -3};
     for (int64_t i = 0; i < c.configs; ++i) {
         double rt = 1e6;
         for (int64_t j = 0; j < nc; ++j)
             for (int64_t d = 0; d < 6; ++d)
-                rt += 1000.0 * kW[d] * (g.node_config_feat[static_cast<size_t>((i * nc + j) * kLayoutConfigDim + d)] + 1);
+                rt +=
+                    1000.0 * kW[d] *
+                    (g.node_config_feat[static_cast<size_t>((i * nc + j) * kLayoutConfigDim + d)] +
+                     1);
         g.config_runtime.push_back(static_cast<int64_t>(std::max(1e3, rt)));
     }
     g.node_splits = {0, n};
@@ -110,8 +116,8 @@ std::string store_dir_name(const MemCase& c, uint64_t seed) {
     return str(c.name, "-n", c.nodes, "-c", c.configs, "-nc", c.config_nodes, "-s", seed);
 }
 
-RunConfig bench_run_config(const std::filesystem::path& store_dir, const std::filesystem::path& run_dir,
-                           int64_t steps, uint64_t seed) {
+RunConfig bench_run_config(const std::filesystem::path& store_dir,
+                           const std::filesystem::path& run_dir, int64_t steps, uint64_t seed) {
     RunConfig cfg;
     cfg.data.root = store_dir.string();
     cfg.data.store = StoreFormat::kHdf5;
@@ -119,10 +125,10 @@ RunConfig bench_run_config(const std::filesystem::path& store_dir, const std::fi
     cfg.data.holdout_fraction = 0.2;
     cfg.model.hidden = 128;
     cfg.segments.max_nodes = 1000;
-    // Absent stale entries read as 0 instead of being recomputed forward-only: with fresh init every
-    // newly sampled config costs a forward pass over every segment, which at 10^6 nodes would make
-    // a step take minutes on 2 cores. Forward-only passes keep no saved state, so they do not raise
-    // the peak; the fresh segments' forward + backward does.
+    // Absent stale entries read as 0 instead of being recomputed forward-only: with fresh init
+    // every newly sampled config costs a forward pass over every segment, which at 10^6 nodes would
+    // make a step take minutes on 2 cores. Forward-only passes keep no saved state, so they do not
+    // raise the peak; the fresh segments' forward + backward does.
     cfg.segments.history_init = HistoryInit::kZero;
     cfg.sampling.configs = 32;
     cfg.sampling.batch_graphs = 1;
@@ -132,15 +138,16 @@ RunConfig bench_run_config(const std::filesystem::path& store_dir, const std::fi
     cfg.train.progress = false;
     cfg.train.log_every = 0;
     cfg.train.run_dir = run_dir.string();
-    // Inference scores K = 32 configs per forward pass, as a training step (issue 6: K = 32 for both
-    // phases), so every case has the same activation shapes; the config-row cap (8 MiB) does not bind.
+    // Inference scores K = 32 configs per forward pass, as a training step (K = 32 for both
+    // phases), so every case has the same activation shapes; the config-row cap (8 MiB) does not
+    // bind.
     cfg.eval.chunk_configs = cfg.sampling.configs;
     return cfg;
 }
 
 // Child: one (case, phase) measurement; prints one JSON row on stdout.
-int run_child(const MemCase& c, const std::string& phase, const std::filesystem::path& work, int64_t steps,
-              int64_t passes, uint64_t seed) {
+int run_child(const MemCase& c, const std::string& phase, const std::filesystem::path& work,
+              int64_t steps, int64_t passes, uint64_t seed) {
     const std::filesystem::path store_dir = work / store_dir_name(c, seed);
     const std::filesystem::path run_dir = work / ("run_" + c.name + "_" + phase);
     std::filesystem::remove_all(run_dir);
@@ -153,20 +160,24 @@ int run_child(const MemCase& c, const std::string& phase, const std::filesystem:
         trainer.step();  // warmup: prepares the graph (structure, partition, dedupe groups)
         const auto t1 = std::chrono::steady_clock::now();
         for (int64_t s = 0; s < steps; ++s) trainer.step();
-        const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+        const double dt =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
         steps_per_s = static_cast<double>(steps) / dt;
     } else {
         const auto t1 = std::chrono::steady_clock::now();
         int64_t scored = 0;
         for (int64_t s = 0; s < passes; ++s) {
             trainer.evaluate();
-            for (const auto& e : trainer.dataset().eval()) scored += static_cast<int64_t>(e.configs.size());
+            for (const auto& e : trainer.dataset().eval())
+                scored += static_cast<int64_t>(e.configs.size());
         }
-        const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+        const double dt =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
         steps_per_s = static_cast<double>(passes) / dt;
         configs_per_s = static_cast<double>(scored) / dt;
     }
-    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double total =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const Json row = {{"case", c.name},
                       {"nodes", c.nodes},
                       {"configs", c.configs},
@@ -192,27 +203,32 @@ std::string shell_quote(const std::string& s) {
 /// `segrank bench --memory`: see the file comment. Called by run_bench when --memory is given.
 int run_bench_memory(int argc, char** argv) {
     cxxopts::Options opts("segrank bench --memory",
-                          "Peak RSS and speed of GST training and streaming inference on synthetic layout graphs in HDF5 stores");
-    opts.add_options()
-        ("memory", "select the memory benchmark")
-        ("json", "print one JSON object per line (case, nodes, configs, phase, peak_rss_mb, steps_per_s, ...)")
-        ("cases", "comma list of cases: nodes_1e4, nodes_1e5, nodes_1e6, configs_1e5",
-         cxxopts::value<std::string>()->default_value("nodes_1e4,nodes_1e5,nodes_1e6,configs_1e5"))
-        ("phases", "comma list of phases: train, inference", cxxopts::value<std::string>()->default_value("train,inference"))
-        ("steps", "timed training steps (after one warmup step) / evaluation passes",
-         cxxopts::value<int64_t>()->default_value("5"))
-        ("eval-passes", "inference: evaluation passes over the held-out configs", cxxopts::value<int64_t>()->default_value("1"))
-        ("threads", "OpenMP threads", cxxopts::value<int>()->default_value("2"))
-        ("work-dir", "where stores are generated (kept and reused) and runs written",
-         cxxopts::value<std::string>()->default_value("runs/bench_memory"))
-        ("seed", "generator and sampling seed", cxxopts::value<uint64_t>()->default_value("0"))
-        ("make-store", "only write the synthetic store of --cases' first case to DIR/<case>/<case>.h5 and exit",
-         cxxopts::value<std::string>())
-        ("nodes", "with --make-store: override the node count", cxxopts::value<int64_t>())
-        ("configs", "with --make-store: override the config count", cxxopts::value<int64_t>())
-        ("child", "internal: run one case in this process", cxxopts::value<std::string>())
-        ("phase", "internal: phase of --child", cxxopts::value<std::string>()->default_value("train"))
-        ("h,help", "show help");
+                          "Peak RSS and speed of GST training and streaming inference on synthetic "
+                          "layout graphs in HDF5 stores");
+    opts.add_options()("memory", "select the memory benchmark")(
+        "json",
+        "print one JSON object per line (case, nodes, configs, phase, peak_rss_mb, steps_per_s, "
+        "...)")(
+        "cases", "comma list of cases: nodes_1e4, nodes_1e5, nodes_1e6, configs_1e5",
+        cxxopts::value<std::string>()->default_value("nodes_1e4,nodes_1e5,nodes_1e6,configs_1e5"))(
+        "phases", "comma list of phases: train, inference",
+        cxxopts::value<std::string>()->default_value("train,inference"))(
+        "steps", "timed training steps (after one warmup step) / evaluation passes",
+        cxxopts::value<int64_t>()->default_value("5"))(
+        "eval-passes", "inference: evaluation passes over the held-out configs",
+        cxxopts::value<int64_t>()->default_value("1"))("threads", "OpenMP threads",
+                                                       cxxopts::value<int>()->default_value("2"))(
+        "work-dir", "where stores are generated (kept and reused) and runs written",
+        cxxopts::value<std::string>()->default_value("runs/bench_memory"))(
+        "seed", "generator and sampling seed", cxxopts::value<uint64_t>()->default_value("0"))(
+        "make-store",
+        "only write the synthetic store of --cases' first case to DIR/<case>/<case>.h5 and exit",
+        cxxopts::value<std::string>())("nodes", "with --make-store: override the node count",
+                                       cxxopts::value<int64_t>())(
+        "configs", "with --make-store: override the config count", cxxopts::value<int64_t>())(
+        "child", "internal: run one case in this process", cxxopts::value<std::string>())(
+        "phase", "internal: phase of --child",
+        cxxopts::value<std::string>()->default_value("train"))("h,help", "show help");
     const auto parsed = parse_or_help(opts, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& a = *parsed;
@@ -232,12 +248,14 @@ int run_bench_memory(int argc, char** argv) {
     auto find_case = [&](const std::string& name) {
         for (const auto& c : all_cases())
             if (c.name == name) return c;
-        throw Error(str("bench --memory: unknown case '", name, "' (nodes_1e4, nodes_1e5, nodes_1e6, configs_1e5)"));
+        throw Error(str("bench --memory: unknown case '", name,
+                        "' (nodes_1e4, nodes_1e5, nodes_1e6, configs_1e5)"));
     };
     const int64_t passes = a["eval-passes"].as<int64_t>();
     SEGRANK_CHECK(passes >= 1, "bench --memory: --eval-passes must be >= 1, got ", passes);
     if (a.count("child"))
-        return run_child(find_case(a["child"].as<std::string>()), a["phase"].as<std::string>(), work, steps, passes, seed);
+        return run_child(find_case(a["child"].as<std::string>()), a["phase"].as<std::string>(),
+                         work, steps, passes, seed);
 
     const std::vector<std::string> case_names = split(a["cases"].as<std::string>());
     SEGRANK_CHECK(!case_names.empty(), "bench --memory: --cases is empty");
@@ -245,21 +263,26 @@ int run_bench_memory(int argc, char** argv) {
         MemCase c = find_case(case_names.front());
         if (a.count("nodes")) c.nodes = a["nodes"].as<int64_t>();
         if (a.count("configs")) c.configs = a["configs"].as<int64_t>();
-        SEGRANK_CHECK(c.nodes >= 2 * c.config_nodes && c.configs >= 2, "bench --memory --make-store: need nodes >= ",
-                      2 * c.config_nodes, " and configs >= 2");
-        const std::filesystem::path dir = std::filesystem::absolute(a["make-store"].as<std::string>()) / c.name;
+        SEGRANK_CHECK(c.nodes >= 2 * c.config_nodes && c.configs >= 2,
+                      "bench --memory --make-store: need nodes >= ", 2 * c.config_nodes,
+                      " and configs >= 2");
+        const std::filesystem::path dir =
+            std::filesystem::absolute(a["make-store"].as<std::string>()) / c.name;
         std::filesystem::create_directories(dir);
         write_bench_store(dir / (c.name + ".h5"), c, seed);
-        std::cerr << "wrote " << (dir / (c.name + ".h5")).string() << " (" << c.nodes << " nodes, " << c.configs
-                  << " configs)\n";
+        std::cerr << "wrote " << (dir / (c.name + ".h5")).string() << " (" << c.nodes << " nodes, "
+                  << c.configs << " configs)\n";
         return 0;
     }
     const std::vector<std::string> phases = split(a["phases"].as<std::string>());
     for (const auto& p : phases)
-        SEGRANK_CHECK(p == "train" || p == "inference", "bench --memory: unknown phase '", p, "' (train, inference)");
+        SEGRANK_CHECK(p == "train" || p == "inference", "bench --memory: unknown phase '", p,
+                      "' (train, inference)");
     const bool json = a.count("json") > 0;
     const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-    if (!json) std::printf("%-12s %9s %8s %-10s %12s %12s\n", "case", "nodes", "configs", "phase", "peak_rss_mb", "steps_per_s");
+    if (!json)
+        std::printf("%-12s %9s %8s %-10s %12s %12s\n", "case", "nodes", "configs", "phase",
+                    "peak_rss_mb", "steps_per_s");
     for (const auto& name : case_names) {
         const MemCase c = find_case(name);
         const std::filesystem::path store = work / store_dir_name(c, seed) / (c.name + ".h5");
@@ -269,9 +292,11 @@ int run_bench_memory(int argc, char** argv) {
         }
         for (const auto& phase : c.phases) {
             if (std::find(phases.begin(), phases.end(), phase) == phases.end()) continue;
-            const std::string cmd = shell_quote(exe) + " bench --memory --child " + c.name + " --phase " + phase +
-                                    " --steps " + std::to_string(steps) + " --eval-passes " + std::to_string(passes) + " --threads " + std::to_string(threads) +
-                                    " --seed " + std::to_string(seed) + " --work-dir " + shell_quote(work.string());
+            const std::string cmd = shell_quote(exe) + " bench --memory --child " + c.name +
+                                    " --phase " + phase + " --steps " + std::to_string(steps) +
+                                    " --eval-passes " + std::to_string(passes) + " --threads " +
+                                    std::to_string(threads) + " --seed " + std::to_string(seed) +
+                                    " --work-dir " + shell_quote(work.string());
             std::cerr << "bench --memory: " << c.name << " " << phase << "\n";
             FILE* p = ::popen(cmd.c_str(), "r");
             SEGRANK_CHECK(p != nullptr, "bench --memory: cannot start the child process: ", cmd);
@@ -279,15 +304,16 @@ int run_bench_memory(int argc, char** argv) {
             char buf[4096];
             while (std::fgets(buf, sizeof(buf), p)) out += buf;
             const int rc = ::pclose(p);
-            SEGRANK_CHECK(rc == 0 && !out.empty(), "bench --memory: case ", c.name, " phase ", phase,
-                          " failed (exit status ", rc, "); command: ", cmd);
+            SEGRANK_CHECK(rc == 0 && !out.empty(), "bench --memory: case ", c.name, " phase ",
+                          phase, " failed (exit status ", rc, "); command: ", cmd);
             const std::string row = out.substr(0, out.find('\n'));
             if (json) {
                 std::cout << row << std::endl;
             } else {
                 const Json j = read_json(row, str("bench --memory: the output of case ", c.name));
-                std::printf("%-12s %9lld %8lld %-10s %12.4g %12.4g\n", c.name.c_str(), static_cast<long long>(c.nodes),
-                            static_cast<long long>(c.configs), phase.c_str(), json_number_or_nan(j, "peak_rss_mb"),
+                std::printf("%-12s %9lld %8lld %-10s %12.4g %12.4g\n", c.name.c_str(),
+                            static_cast<long long>(c.nodes), static_cast<long long>(c.configs),
+                            phase.c_str(), json_number_or_nan(j, "peak_rss_mb"),
                             json_number_or_nan(j, "steps_per_s"));
                 std::fflush(stdout);
             }

@@ -16,11 +16,14 @@ namespace segrank::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // Induced subgraph on [lo, hi) with local ids.
-BenchPart make_part(const Tensor& feat, const std::vector<int32_t>& opcode, const std::vector<int64_t>& edges,
-                    const std::vector<int64_t>& config_ids, int64_t lo, int64_t hi) {
+BenchPart make_part(const Tensor& feat, const std::vector<int32_t>& opcode,
+                    const std::vector<int64_t>& edges, const std::vector<int64_t>& config_ids,
+                    int64_t lo, int64_t hi) {
     BenchPart p;
     const int64_t n = hi - lo, f = feat.cols();
     p.feat = Tensor(n, f);
@@ -44,13 +47,16 @@ BenchPart make_part(const Tensor& feat, const std::vector<int32_t>& opcode, cons
 std::vector<int64_t> sample_configs(int64_t c, int64_t k, Rng& rng) {
     std::vector<int64_t> idx(static_cast<size_t>(c));
     for (int64_t i = 0; i < c; ++i) idx[i] = i;
-    for (int64_t i = 0; i < k; ++i) std::swap(idx[i], idx[i + static_cast<int64_t>(rng.uniform_int(static_cast<uint64_t>(c - i)))]);
+    for (int64_t i = 0; i < k; ++i)
+        std::swap(idx[i],
+                  idx[i + static_cast<int64_t>(rng.uniform_int(static_cast<uint64_t>(c - i)))]);
     idx.resize(static_cast<size_t>(k));
     return idx;
 }
 
 // [K, nc_s, 18] values of the part's configurable nodes for the sampled configs.
-std::vector<int8_t> part_values(const BenchGraph& g, const BenchPart& p, const std::vector<int64_t>& configs) {
+std::vector<int8_t> part_values(const BenchGraph& g, const BenchPart& p,
+                                const std::vector<int64_t>& configs) {
     const int64_t nc = g.num_config_nodes, ncs = static_cast<int64_t>(p.config_col.size());
     std::vector<int8_t> out(static_cast<size_t>(static_cast<int64_t>(configs.size()) * ncs * 18));
     for (size_t kk = 0; kk < configs.size(); ++kk)
@@ -73,7 +79,8 @@ SegmentInput input_of(const BenchPart& p, const std::vector<int8_t>& values, int
     return in;
 }
 
-double hinge(const Tensor& scores, const BenchGraph& g, const std::vector<int64_t>& configs, std::vector<float>& dscores) {
+double hinge(const Tensor& scores, const BenchGraph& g, const std::vector<int64_t>& configs,
+             std::vector<float>& dscores) {
     std::vector<double> s(configs.size()), t(configs.size()), ds(configs.size(), 0.0);
     for (size_t i = 0; i < configs.size(); ++i) {
         s[i] = scores[static_cast<int64_t>(i)];
@@ -94,7 +101,8 @@ BenchGraph load_bench_graph(const std::filesystem::path& npz, int64_t max_nodes)
     std::vector<int64_t> keep;
     for (int64_t c = 0; c < f; ++c) {
         float lo = raw.node_feat.at(0, c), hi = lo;
-        for (int64_t v = 1; v < n; ++v) lo = std::min(lo, raw.node_feat.at(v, c)), hi = std::max(hi, raw.node_feat.at(v, c));
+        for (int64_t v = 1; v < n; ++v)
+            lo = std::min(lo, raw.node_feat.at(v, c)), hi = std::max(hi, raw.node_feat.at(v, c));
         if (hi != lo) keep.push_back(c);
     }
     Tensor feat(n, static_cast<int64_t>(keep.size()));
@@ -110,7 +118,8 @@ BenchGraph load_bench_graph(const std::filesystem::path& npz, int64_t max_nodes)
         for (int64_t v = 0; v < n; ++v) sq += (col[v] - mean) * (col[v] - mean);
         const double sd = std::sqrt(sq / static_cast<double>(n));
         for (int64_t v = 0; v < n; ++v)
-            feat.at(v, static_cast<int64_t>(j)) = static_cast<float>(sd > 0 ? (col[v] - mean) / sd : 0.0);
+            feat.at(v, static_cast<int64_t>(j)) =
+                static_cast<float>(sd > 0 ? (col[v] - mean) / sd : 0.0);
     }
     BenchGraph g;
     g.num_configs = raw.num_configs();
@@ -121,7 +130,8 @@ BenchGraph load_bench_graph(const std::filesystem::path& npz, int64_t max_nodes)
     g.full = make_part(feat, raw.node_opcode, raw.edge_index, raw.node_config_ids, 0, n);
     const int64_t s = (n + max_nodes - 1) / max_nodes;
     for (int64_t i = 0; i < s; ++i)
-        g.segments.push_back(make_part(feat, raw.node_opcode, raw.edge_index, raw.node_config_ids, i * n / s, (i + 1) * n / s));
+        g.segments.push_back(make_part(feat, raw.node_opcode, raw.edge_index, raw.node_config_ids,
+                                       i * n / s, (i + 1) * n / s));
     return g;
 }
 
@@ -219,7 +229,8 @@ GemmRate measure_gemm(int64_t m, int64_t kd, int64_t n, int reps) {
         linear_backward(MatrixView{}, dw.view(), nullptr, y.cview(), x.cview(), w.cview());
         wgrad.push_back(seconds_since(t0));
     }
-    const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(kd) * static_cast<double>(n);
+    const double flops =
+        2.0 * static_cast<double>(m) * static_cast<double>(kd) * static_cast<double>(n);
     return {flops / median(fwd) * 1e-9, flops / median(wgrad) * 1e-9};
 }
 
@@ -233,7 +244,8 @@ double measure_spmm_gbps(const Csr& adj, int64_t width, int reps) {
         spmm_forward(out.view(), adj, x.cview(), Reduce::kMean);
         times.push_back(seconds_since(t0));
     }
-    const double bytes = 4.0 * static_cast<double>(width) * static_cast<double>(adj.nnz() + adj.num_rows());
+    const double bytes =
+        4.0 * static_cast<double>(width) * static_cast<double>(adj.nnz() + adj.num_rows());
     return bytes / median(times) * 1e-9;
 }
 

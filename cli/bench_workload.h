@@ -1,6 +1,6 @@
-// The `segrank bench` workload (issue 9 item 9): one layout training step on one graph, full-graph or
-// with contiguous segments, plus GEMM/SpMM micro-measurements. Kept apart from the CLI so the timed code
-// is readable. Single graph, K sampled configs, pairwise hinge loss, AdamW.
+// The `segrank bench` workload: one layout training step on one graph, full-graph or
+// with contiguous segments, plus GEMM/SpMM micro-measurements. Kept apart from the CLI so the timed
+// code is readable. Single graph, K sampled configs, pairwise hinge loss, AdamW.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -15,19 +15,19 @@ namespace segrank::bench {
 /// One (sub)graph ready for the model: normalized features, opcodes, both Csr directions, and the
 /// configurable nodes (local ids) with their column in the file's node_config_feat.
 struct BenchPart {
-    Tensor feat;                       ///< [n, F'] z-scored signed-log features
-    std::vector<int32_t> opcode;       ///< [n]
+    Tensor feat;                  ///< [n, F'] z-scored signed-log features
+    std::vector<int32_t> opcode;  ///< [n]
     GraphCsr graph;
-    std::vector<int32_t> config_local; ///< [nc_s] local ids
-    std::vector<int32_t> config_col;   ///< [nc_s] index into the file's nc configurable nodes
+    std::vector<int32_t> config_local;  ///< [nc_s] local ids
+    std::vector<int32_t> config_col;    ///< [nc_s] index into the file's nc configurable nodes
 };
 
 /// The loaded graph: the whole graph as one part, and its contiguous segments.
 struct BenchGraph {
     BenchPart full;
-    std::vector<BenchPart> segments;        ///< bounds floor(i n / S), S = ceil(n / max_nodes)
-    std::vector<int8_t> config_feat;        ///< [c, nc, 18]
-    std::vector<int64_t> runtime;           ///< [c] ns
+    std::vector<BenchPart> segments;  ///< bounds floor(i n / S), S = ceil(n / max_nodes)
+    std::vector<int8_t> config_feat;  ///< [c, nc, 18]
+    std::vector<int64_t> runtime;     ///< [c] ns
     int64_t num_configs = 0;
     int64_t num_config_nodes = 0;
     int64_t num_edges = 0;
@@ -40,19 +40,21 @@ BenchGraph load_bench_graph(const std::filesystem::path& npz, int64_t max_nodes)
 /// Seconds spent in the parts of one step.
 struct StepTimes {
     double total_s = 0, fresh_s = 0, stale_s = 0, optimizer_s = 0;
-    int64_t stale_forwards = 0;   ///< segments run forward-only
-    int64_t skipped_segments = 0; ///< config-independent segments skipped (DESIGN.md 4)
+    int64_t stale_forwards = 0;  ///< segments run forward-only
+    int64_t skipped_segments =
+        0;  ///< config-independent segments skipped (docs/model.md#config-independence)
     double loss = 0;
 };
 
 /// One training step on the whole graph (K configs sampled with rng).
 StepTimes full_graph_step(Model& model, AdamW& opt, const BenchGraph& g, int64_t k, Rng& rng);
-/// One segment-mode step: one fresh segment forward+backward, the other segments forward-only for the
-/// same K configs (history_init = fresh on a cold table, the peer's dominant cost), skipping
+/// One segment-mode step: one fresh segment forward+backward, the other segments forward-only for
+/// the same K configs (history_init = fresh on a cold table, the peer's dominant cost), skipping
 /// config-independent segments when the model exploits independence; loss on the summed scores.
 StepTimes segment_step(Model& model, AdamW& opt, const BenchGraph& g, int64_t k, Rng& rng);
 
-/// GFLOP/s of y[m, n] = x[m, kd] w^T (forward) and dW[n, kd] += dy^T x (weight gradient), median of reps.
+/// GFLOP/s of y[m, n] = x[m, kd] w^T (forward) and dW[n, kd] += dy^T x (weight gradient), median of
+/// reps.
 struct GemmRate {
     double forward_gflops = 0, weight_grad_gflops = 0;
 };

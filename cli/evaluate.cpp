@@ -1,48 +1,52 @@
-// `segrank evaluate`: metrics of a trained checkpoint per graph and per collection (DESIGN.md 8),
-// with streaming inference (segments one at a time, issue 5 item 1).
-#include <cxxopts.hpp>
-
+// `segrank evaluate`: metrics of a trained checkpoint per graph and per collection
+// (docs/metrics.md), with streaming inference (segments one at a time, docs/gst.md#inference).
 #include <cmath>
 #include <cstdio>
+#include <cxxopts.hpp>
 #include <iostream>
 #include <thread>
 
-#include "gnn/core/check.h"
-#include "gnn/core/parallel.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "gnn/core/check.h"
+#include "gnn/core/parallel.h"
 #include "trainer/comm.h"
+#include "trainer/trainer.h"
 #include "util/atomic_file.h"
 #include "util/json.h"
 #include "util/text_table.h"
-#include "trainer/trainer.h"
 
 namespace segrank::cli {
 
 int run_evaluate(int argc, char** argv) {
-    cxxopts::Options options("segrank evaluate",
-                             "Score a checkpoint on a labelled split: Kendall tau-b, OPA, slowdown@{1,5,10} and the\n"
-                             "Kaggle score per graph and per collection. Test splits without runtimes are refused.\n"
-                             "Metrics are computed on the predicted order (score ties broken by config index, as in a\n"
-                             "`segrank predict` submission), so `segrank leaderboard` on that submission agrees; the\n"
-                             "JSON also carries kendall_raw, tau-b of the raw scores (score ties counted as ties).");
-    options.add_options()("checkpoint", "run directory (best.ckpt.h5, else last.ckpt.h5) or a .ckpt.h5 file",
+    cxxopts::Options options(
+        "segrank evaluate",
+        "Score a checkpoint on a labelled split: Kendall tau-b, OPA, slowdown@{1,5,10} and the\n"
+        "Kaggle score per graph and per collection. Test splits without runtimes are refused.\n"
+        "Metrics are computed on the predicted order (score ties broken by config index, as in a\n"
+        "`segrank predict` submission), so `segrank leaderboard` on that submission agrees; the\n"
+        "JSON also carries kendall_raw, tau-b of the raw scores (score ties counted as ties).");
+    options.add_options()("checkpoint",
+                          "run directory (best.ckpt.h5, else last.ckpt.h5) or a .ckpt.h5 file",
                           cxxopts::value<std::string>())(
         "split", "split to score (default: the run's eval.split)", cxxopts::value<std::string>())(
         "heldout", "score the run's own held-out set (config or fold holdout) instead of a split")(
         "data", "collection root (default: the run's data.root)", cxxopts::value<std::string>())(
         "json", "also write the metrics as JSON to this file", cxxopts::value<std::string>())(
-        "threads", "OpenMP threads (default: all cores)", cxxopts::value<int>()->default_value("0"))(
-        "h,help", "show this help");
+        "threads", "OpenMP threads (default: all cores)",
+        cxxopts::value<int>()->default_value("0"))("h,help", "show this help");
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("checkpoint"), "missing --checkpoint RUN_DIR");
-    if (args.count("json")) resolve_output(args["json"].as<std::string>());  // refuse a directory before the work
+    if (args.count("json"))
+        resolve_output(args["json"].as<std::string>());  // refuse a directory before the work
     LoadedModel lm = load_model(args["checkpoint"].as<std::string>());
     if (args.count("data")) lm.cfg.data.root = args["data"].as<std::string>();
     const int threads = args["threads"].as<int>();
-    set_num_threads(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    set_num_threads(threads > 0
+                        ? threads
+                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     return run_guarded(*comm, [&]() {
@@ -51,17 +55,21 @@ int run_evaluate(int argc, char** argv) {
         std::string what;
         if (args.count("heldout")) {
             SEGRANK_CHECK(!args.count("split"), "--heldout and --split exclude each other");
-            ds = std::make_unique<Dataset>(lm.cfg.data, static_cast<uint64_t>(lm.cfg.sampling.seed));
+            ds =
+                std::make_unique<Dataset>(lm.cfg.data, static_cast<uint64_t>(lm.cfg.sampling.seed));
             entries = ds->eval();
             what = "the run's held-out set";
         } else {
-            const std::string split = args.count("split") ? args["split"].as<std::string>() : lm.cfg.eval.split;
+            const std::string split =
+                args.count("split") ? args["split"].as<std::string>() : lm.cfg.eval.split;
             try {
                 ds = std::make_unique<Dataset>(Dataset::for_split(lm.cfg.data, split));
             } catch (const Error& e) {
-                const bool own_heldout = lm.cfg.data.holdout == cfg::Holdout::kConfigs || lm.cfg.data.holdout_folds != 0;
+                const bool own_heldout =
+                    lm.cfg.data.holdout == cfg::Holdout::kConfigs || lm.cfg.data.holdout_folds != 0;
                 if (!own_heldout || args.count("split")) throw;
-                throw Error(str(e.what(), "; this run held out part of its training data (data.holdout = \"",
+                throw Error(str(e.what(),
+                                "; this run held out part of its training data (data.holdout = \"",
                                 to_string(lm.cfg.data.holdout), "\"): score it with --heldout"));
             }
             entries = ds->eval();
@@ -70,34 +78,42 @@ int run_evaluate(int argc, char** argv) {
         std::vector<GraphEntry> mine;
         for (auto& e : entries)
             if (e.collection.task == lm.task) mine.push_back(e);
-        SEGRANK_CHECK(!mine.empty(), "no ", to_string(lm.task), " graphs in ", what, " under '", lm.cfg.data.root,
-                      "' (the checkpoint is a ", to_string(lm.task), " model)");
+        SEGRANK_CHECK(!mine.empty(), "no ", to_string(lm.task), " graphs in ", what, " under '",
+                      lm.cfg.data.root, "' (the checkpoint is a ", to_string(lm.task), " model)");
         for (size_t i = 0; i < mine.size(); ++i) mine[i].id = static_cast<int64_t>(i);
         EvalResult r = evaluate_graphs(*lm.model, lm.normalizer, lm.cfg, mine, *comm);
         if (comm->rank() == 0) {
-            std::printf("segrank evaluate: %s on %s (%zu graphs)\n", lm.file.string().c_str(), what.c_str(), mine.size());
+            std::printf("segrank evaluate: %s on %s (%zu graphs)\n", lm.file.string().c_str(),
+                        what.c_str(), mine.size());
             const auto f4 = [](double v) { return format_fixed(v, 4, "nan"); };
             TextTable per_graph;
-            per_graph.header = {"graph", "configs", "kendall", "opa", "slowdown1", "slowdown5", "slowdn10"};
+            per_graph.header = {"graph",     "configs",   "kendall", "opa",
+                                "slowdown1", "slowdown5", "slowdn10"};
             for (const auto& g : r.graphs)
-                per_graph.rows.push_back({g.name, std::to_string(g.num_configs), f4(g.kendall_tau), f4(g.opa),
-                                          f4(g.slowdown_1), f4(g.slowdown_5), f4(g.slowdown_10)});
+                per_graph.rows.push_back({g.name, std::to_string(g.num_configs), f4(g.kendall_tau),
+                                          f4(g.opa), f4(g.slowdown_1), f4(g.slowdown_5),
+                                          f4(g.slowdown_10)});
             TextTable per_collection;
-            per_collection.header = {"collection", "graphs", "kendall", "opa", "slowdown1", "slowdown5", "slowdn10",
-                                     "score"};
+            per_collection.header = {"collection", "graphs",    "kendall",  "opa",
+                                     "slowdown1",  "slowdown5", "slowdn10", "score"};
             for (const auto& c : r.collections)
-                per_collection.rows.push_back({c.collection, std::to_string(c.num_graphs), f4(c.kendall_tau),
-                                               f4(c.opa), f4(c.slowdown_1), f4(c.slowdown_5), f4(c.slowdown_10),
-                                               f4(c.score)});
+                per_collection.rows.push_back({c.collection, std::to_string(c.num_graphs),
+                                               f4(c.kendall_tau), f4(c.opa), f4(c.slowdown_1),
+                                               f4(c.slowdown_5), f4(c.slowdown_10), f4(c.score)});
             std::fputs(format_text(per_graph, 2, "  ").c_str(), stdout);
             std::fputs(format_text(per_collection, 2, "  ").c_str(), stdout);
             std::printf("  overall %.6f\n", r.overall);
-            std::printf("  (metrics of the predicted order: score ties broken by config index, as `segrank predict`\n"
-                        "   writes them; `segrank leaderboard` on its output gives these numbers; docs/metrics.md)\n");
+            std::printf(
+                "  (metrics of the predicted order: score ties broken by config index, as `segrank "
+                "predict`\n"
+                "   writes them; `segrank leaderboard` on its output gives these numbers; "
+                "docs/metrics.md)\n");
             if (args.count("json")) {
                 Json graphs = Json::array();
                 for (const auto& g : r.graphs) graphs.push_back(to_json(g));
-                const Json doc = {{"checkpoint", lm.file.string()}, {"graphs", std::move(graphs)}, {"metrics", r.to_json()}};
+                const Json doc = {{"checkpoint", lm.file.string()},
+                                  {"graphs", std::move(graphs)},
+                                  {"metrics", r.to_json()}};
                 write_file_atomically(args["json"].as<std::string>(), dump_json(doc) + "\n");
             }
         }

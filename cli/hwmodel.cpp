@@ -1,6 +1,6 @@
-// `segrank hwmodel`: the analytical TPU timing model as a baseline (HWMODEL.md 5): a submission over
-// every collection of a split (`--scores` adds every configuration's estimate in ns), and the
-// `explain` / `validate` subcommands (hwmodel_explain.cpp).
+// `segrank hwmodel`: the analytical TPU timing model as a baseline (docs/hwmodel.md#uses): a
+// submission over every collection of a split (`--scores` adds every configuration's estimate in
+// ns), and the `explain` / `validate` subcommands (hwmodel_explain.cpp).
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
+#include "cli/hwmodel_explain.h"
+#include "cli/options.h"
 #include "data/collection.h"
 #include "data/graph.h"
 #include "eval/submission.h"
@@ -16,16 +19,13 @@
 #include "hwmodel/hardware.h"
 #include "hwmodel/kernel_cost.h"
 #include "hwmodel/module_cost.h"
-#include "cli/commands.h"
-#include "cli/options.h"
 #include "util/atomic_file.h"
-#include "cli/hwmodel_explain.h"
 
 namespace segrank::cli {
 namespace {
 
-// Estimated runtime (ns) of every configuration of one graph; +inf for invalid tile configs. A graph
-// that loads but cannot be costed is fatal with `strict`; otherwise a warning names it and
+// Estimated runtime (ns) of every configuration of one graph; +inf for invalid tile configs. A
+// graph that loads but cannot be costed is fatal with `strict`; otherwise a warning names it and
 // `costed` is false: the scores are then the config indices (the default order 0;1;2;...).
 std::vector<double> score_graph(const Collection& c, const std::filesystem::path& file,
                                 const hw::HwParams& hw, bool strict, bool& costed) {
@@ -40,7 +40,8 @@ std::vector<double> score_graph(const Collection& c, const std::filesystem::path
             const hlo::HloModule m = hw::module_from_graph(g);
             const hw::KernelModel model(m, hw);
             for (int64_t j = 0; j < g.num_configs(); ++j) {
-                const auto b = model.evaluate(hw::tile_config_from_features(g.config_feat.data() + j * kTileConfigDim));
+                const auto b = model.evaluate(
+                    hw::tile_config_from_features(g.config_feat.data() + j * kTileConfigDim));
                 scores.push_back(b.invalid ? std::numeric_limits<double>::infinity() : b.total_ns);
             }
         } else {
@@ -50,14 +51,17 @@ std::vector<double> score_graph(const Collection& c, const std::filesystem::path
             hw::LayoutModel model(m, g.node_config_ids, hw);
             const size_t stride = static_cast<size_t>(g.num_config_nodes()) * kLayoutConfigDim;
             for (int64_t j = 0; j < g.num_configs(); ++j)
-                scores.push_back(model.evaluate_ns(g.node_config_feat.data() + static_cast<size_t>(j) * stride));
+                scores.push_back(
+                    model.evaluate_ns(g.node_config_feat.data() + static_cast<size_t>(j) * stride));
         }
     } catch (const Error& e) {
         if (strict || configs < 0) throw;  // --strict, or the file itself is bad (not loaded)
-        std::fprintf(stderr,
-                     "hwmodel: warning: %s: cannot be costed (%s); its %lld configurations are listed in the "
-                     "default order 0;1;2;... and left out of --scores (--strict makes this an error)\n",
-                     file.string().c_str(), e.what(), static_cast<long long>(configs));
+        std::fprintf(
+            stderr,
+            "hwmodel: warning: %s: cannot be costed (%s); its %lld configurations are listed in "
+            "the "
+            "default order 0;1;2;... and left out of --scores (--strict makes this an error)\n",
+            file.string().c_str(), e.what(), static_cast<long long>(configs));
         scores.clear();
         for (int64_t j = 0; j < configs; ++j) scores.push_back(static_cast<double>(j));
         costed = false;
@@ -68,18 +72,21 @@ std::vector<double> score_graph(const Collection& c, const std::filesystem::path
 int run_baseline(int argc, char** argv) {
     cxxopts::Options options(
         "segrank hwmodel",
-        "Analytical TPU timing-model baseline (HWMODEL.md 5): ranks every configuration of every "
+        "Analytical TPU timing-model baseline (docs/hwmodel.md#uses): ranks every configuration of "
+        "every "
         "graph of one split by predicted runtime and writes a submission CSV.\n"
-        "  segrank hwmodel --data DIR --split S --out sub.csv [--scores scores.csv] [--hardware NAME] [--strict]\n"
+        "  segrank hwmodel --data DIR --split S --out sub.csv [--scores scores.csv] [--hardware "
+        "NAME] [--strict]\n"
         "  segrank hwmodel explain <file.pb|file.npz> [--config i]   (see 'explain --help')\n"
         "  segrank hwmodel validate [--data DIR]                     (fixture validation table)");
     options.add_options()("data", "TpuGraphs npz root (or a folder of npz files)",
-                          cxxopts::value<std::string>())(
-        "split", "train | valid | test", cxxopts::value<std::string>())(
+                          cxxopts::value<std::string>())("split", "train | valid | test",
+                                                         cxxopts::value<std::string>())(
         "out", "submission CSV to write (ID,TopConfigs)", cxxopts::value<std::string>())(
         "scores", "also write every configuration's estimate (ID,config,score; score = ns)",
         cxxopts::value<std::string>())(
-        "hardware", "hardware table: tpu_v3_core (default), tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore",
+        "hardware",
+        "hardware table: tpu_v3_core (default), tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore",
         cxxopts::value<std::string>()->default_value("tpu_v3_core"))(
         "strict", "a graph the model cannot cost is an error (default: a warning, default order)")(
         "h,help", "show help");
@@ -97,10 +104,12 @@ int run_baseline(int argc, char** argv) {
     int64_t graphs = 0;
     for (const auto& c : discover_collections(args["data"].as<std::string>())) {
         if (c.id.split != split) continue;
-        std::fprintf(stderr, "hwmodel: %s (%zu graphs)\n", c.id.full_name().c_str(), c.files.size());
+        std::fprintf(stderr, "hwmodel: %s (%zu graphs)\n", c.id.full_name().c_str(),
+                     c.files.size());
         for (const auto& file : c.files) {
             bool costed = true;
-            const std::vector<double> scores = score_graph(c, file, hw, args.count("strict") > 0, costed);
+            const std::vector<double> scores =
+                score_graph(c, file, hw, args.count("strict") > 0, costed);
             const std::string id = submission_id(c.id, file.stem().string());
             rows.push_back({id, top_configs(scores, c.id.task), ""});
             for (size_t j = 0; costed && j < scores.size(); ++j)
@@ -120,8 +129,10 @@ int run_baseline(int argc, char** argv) {
 }  // namespace
 
 int run_hwmodel(int argc, char** argv) {
-    if (argc > 1 && std::string(argv[1]) == "explain") return run_hwmodel_explain(argc - 1, argv + 1);
-    if (argc > 1 && std::string(argv[1]) == "validate") return run_hwmodel_validate(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "explain")
+        return run_hwmodel_explain(argc - 1, argv + 1);
+    if (argc > 1 && std::string(argv[1]) == "validate")
+        return run_hwmodel_validate(argc - 1, argv + 1);
     return run_baseline(argc, argv);
 }
 

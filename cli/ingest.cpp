@@ -1,6 +1,7 @@
 // `segrank ingest <file.pb> --out <dir> [--split S] [--search S] [--force]`: raw XLA tuning
-// protobufs -> TpuGraphs npz files in the standard collection layout (DESIGN.md 13, DATA_FORMATS.md
-// 3-4). Everything is featurized and validated, and every target checked, before anything is written.
+// protobufs -> TpuGraphs npz files in the standard collection layout
+// (docs/files.md#protobuf-ingest, docs/files.md#node-features). Everything is featurized and
+// validated, and every target checked, before anything is written.
 #include <algorithm>
 #include <cstdio>
 #include <cxxopts.hpp>
@@ -10,12 +11,12 @@
 #include <variant>
 #include <vector>
 
+#include "cli/commands.h"
+#include "cli/options.h"
 #include "data/graph.h"
 #include "data/hlo/featurizer.h"
 #include "data/hlo/proto_reader.h"
 #include "gnn/core/check.h"
-#include "cli/commands.h"
-#include "cli/options.h"
 
 namespace segrank::cli {
 namespace {
@@ -34,8 +35,8 @@ std::string parse_choice(const std::string& flag, const std::string& v,
 std::string sanitize(const std::string& name) {
     std::string s;
     for (char ch : name) {
-        const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                        ch == '.' || ch == '_' || ch == '-';
+        const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                        (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
         s += ok ? ch : '_';
     }
     if (s.empty() || s.front() == '.') s = "module" + s;
@@ -54,8 +55,12 @@ struct Planned {
 
 template <typename G>
 void fill_range(const G& g, int64_t& lo, int64_t& hi) {
-    lo = g.config_runtime.empty() ? 0 : *std::min_element(g.config_runtime.begin(), g.config_runtime.end());
-    hi = g.config_runtime.empty() ? 0 : *std::max_element(g.config_runtime.begin(), g.config_runtime.end());
+    lo = g.config_runtime.empty()
+             ? 0
+             : *std::min_element(g.config_runtime.begin(), g.config_runtime.end());
+    hi = g.config_runtime.empty()
+             ? 0
+             : *std::max_element(g.config_runtime.begin(), g.config_runtime.end());
 }
 
 void print_summary(const std::vector<Planned>& plan) {
@@ -66,9 +71,10 @@ void print_summary(const std::vector<Planned>& plan) {
             std::printf("%-28s %-6s skipped: %s\n", p.module.c_str(), "-", p.skip_reason.c_str());
             continue;
         }
-        const GraphStructure& s = std::holds_alternative<TileGraph>(p.graph)
-                                      ? static_cast<const GraphStructure&>(std::get<TileGraph>(p.graph))
-                                      : std::get<LayoutGraph>(p.graph);
+        const GraphStructure& s =
+            std::holds_alternative<TileGraph>(p.graph)
+                ? static_cast<const GraphStructure&>(std::get<TileGraph>(p.graph))
+                : std::get<LayoutGraph>(p.graph);
         int64_t lo = 0, hi = 0, kept = 0;
         if (const auto* t = std::get_if<TileGraph>(&p.graph)) {
             fill_range(*t, lo, hi);
@@ -93,17 +99,19 @@ void print_summary(const std::vector<Planned>& plan) {
 int run_ingest(int argc, char** argv) {
     cxxopts::Options options(
         "segrank ingest",
-        "Convert a raw XLA tuning protobuf (tpu_graphs TuningData or ModuleTuningData) into TpuGraphs\n"
-        "npz files, one per module: tile kernels go to <out>/npz/tile/xla/<split>/, layout modules to\n"
+        "Convert a raw XLA tuning protobuf (tpu_graphs TuningData or ModuleTuningData) into "
+        "TpuGraphs\n"
+        "npz files, one per module: tile kernels go to <out>/npz/tile/xla/<split>/, layout modules "
+        "to\n"
         "<out>/npz/layout/xla/<search>/<split>/. Files are named after the module (sanitized).\n"
         "Measured runtimes are kept in every split. Nothing is written if any target exists\n"
         "(unless --force) or any module fails to convert.");
     options.add_options()("out", "output root directory", cxxopts::value<std::string>())(
         "split", "train | valid | test", cxxopts::value<std::string>()->default_value("train"))(
         "search", "layout search space: random | default",
-        cxxopts::value<std::string>()->default_value("random"))(
-        "force", "overwrite existing npz files")("input", "tuning .pb file",
-                                                 cxxopts::value<std::string>())("h,help", "show help");
+        cxxopts::value<std::string>()->default_value("random"))("force",
+                                                                "overwrite existing npz files")(
+        "input", "tuning .pb file", cxxopts::value<std::string>())("h,help", "show help");
     options.parse_positional({"input"});
     options.positional_help("<file.pb> --out <dir>");
     const auto parsed = parse_or_help(options, argc, argv);
@@ -113,10 +121,13 @@ int run_ingest(int argc, char** argv) {
     SEGRANK_CHECK(args.count("out"), "missing --out <dir> (see segrank ingest --help)");
     const fs::path input = args["input"].as<std::string>();
     const fs::path out = args["out"].as<std::string>();
-    const std::string split = parse_choice("split", args["split"].as<std::string>(), {"train", "valid", "test"});
-    const std::string search = parse_choice("search", args["search"].as<std::string>(), {"random", "default"});
+    const std::string split =
+        parse_choice("split", args["split"].as<std::string>(), {"train", "valid", "test"});
+    const std::string search =
+        parse_choice("search", args["search"].as<std::string>(), {"random", "default"});
     const bool force = args.count("force") > 0;
-    const LabelPolicy labels = split == "test" ? LabelPolicy::kAllowTestZeros : LabelPolicy::kRequirePositive;
+    const LabelPolicy labels =
+        split == "test" ? LabelPolicy::kAllowTestZeros : LabelPolicy::kRequirePositive;
 
     const hlo::TuningFile file = hlo::read_tuning_file(input);
     std::vector<Planned> plan;
@@ -129,11 +140,13 @@ int run_ingest(int argc, char** argv) {
         Planned p;
         p.module = mt.module.name.empty() ? str("modules[", i, "]") : mt.module.name;
         p.total_runs = static_cast<int64_t>(mt.runs.size());
-        p.error_runs = std::count_if(mt.runs.begin(), mt.runs.end(), [](const hlo::Run& r) { return r.error; });
+        p.error_runs = std::count_if(mt.runs.begin(), mt.runs.end(),
+                                     [](const hlo::Run& r) { return r.error; });
         const auto task = hlo::detect_task(mt);
         fs::path dir;
         if (!task) {
-            p.skip_reason = mt.runs.empty() ? "no runs" : "first run has neither op_config nor module_config";
+            p.skip_reason =
+                mt.runs.empty() ? "no runs" : "first run has neither op_config nor module_config";
         } else if (*task == Task::kTile) {
             auto res = hlo::featurize_tile(mt, where);
             p.skip_reason = res.skip_reason;
@@ -169,24 +182,28 @@ int run_ingest(int argc, char** argv) {
         ++to_write;
         if (fs::exists(p.target)) existing.push_back(p.target.string());
     }
-    SEGRANK_CHECK(to_write > 0, input.string(), ": no module could be converted (",
-                  plan.size(), " module(s), all skipped)");
+    SEGRANK_CHECK(to_write > 0, input.string(), ": no module could be converted (", plan.size(),
+                  " module(s), all skipped)");
     if (!existing.empty() && !force) {
         std::string list;
         for (size_t i = 0; i < existing.size() && i < 5; ++i) list += "\n  " + existing[i];
         if (existing.size() > 5) list += str("\n  ... and ", existing.size() - 5, " more");
-        throw Error(str(existing.size(), " target file(s) already exist; nothing was written (use --force to "
-                        "overwrite):", list));
+        throw Error(str(existing.size(),
+                        " target file(s) already exist; nothing was written (use --force to "
+                        "overwrite):",
+                        list));
     }
     for (const Planned& p : plan) {
         if (!p.skip_reason.empty()) continue;
         fs::create_directories(p.target.parent_path());
-        if (const auto* t = std::get_if<TileGraph>(&p.graph)) save_tile_npz(*t, p.target);
-        else save_layout_npz(std::get<LayoutGraph>(p.graph), p.target);
+        if (const auto* t = std::get_if<TileGraph>(&p.graph))
+            save_tile_npz(*t, p.target);
+        else
+            save_layout_npz(std::get<LayoutGraph>(p.graph), p.target);
     }
-    std::printf("ingested %s (%s, %zu module(s)): %lld npz file(s) under %s\n", input.string().c_str(),
-                hlo::to_string(file.kind), plan.size(), static_cast<long long>(to_write),
-                out.string().c_str());
+    std::printf("ingested %s (%s, %zu module(s)): %lld npz file(s) under %s\n",
+                input.string().c_str(), hlo::to_string(file.kind), plan.size(),
+                static_cast<long long>(to_write), out.string().c_str());
     print_summary(plan);
     return 0;
 }

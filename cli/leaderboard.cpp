@@ -1,5 +1,8 @@
 // `segrank leaderboard --truth <root|store.h5> [--split valid] [--out-md F] [--out-csv F] [--json]
-// sub.csv ...`: validates, scores and ranks Kaggle-format submissions (issue 5 item 3).
+// sub.csv ...`: validates, scores and ranks Kaggle-format submissions
+// (docs/metrics.md#submissions-and-validation).
+#include "eval/leaderboard.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cxxopts.hpp>
@@ -7,10 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "gnn/core/check.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "eval/leaderboard.h"
+#include "gnn/core/check.h"
 #include "util/atomic_file.h"
 
 namespace segrank::cli {
@@ -19,7 +21,8 @@ namespace {
 constexpr size_t kMaxPrintedIssues = 50;  // per file on stderr; --json carries all of them
 
 const char* kDescription =
-    "Validates Kaggle-format submissions (ID,TopConfigs) against ground-truth runtimes, scores every "
+    "Validates Kaggle-format submissions (ID,TopConfigs) against ground-truth runtimes, scores "
+    "every "
     "collection with the metrics of `segrank evaluate` and prints a ranked table.\n"
     "  tile score   = 1 - slowdown@5 on runtime/normalizer (K clamped to the number of configs)\n"
     "  layout score = Kendall tau-b between the submitted order and the runtimes\n"
@@ -27,7 +30,8 @@ const char* kDescription =
     "Checks (errors and warnings name file:line): header, ID format, duplicate IDs, unknown graphs "
     "(error), indices that are not integers, out of range or repeated, tile rows with fewer than "
     "min(5,c) entries (more than 5: warning, the first 5 count), layout rows that are not "
-    "permutations of 0..c-1. Rows of collections absent from the truth are ignored with a warning.\n"
+    "permutations of 0..c-1. Rows of collections absent from the truth are ignored with a "
+    "warning.\n"
     "Missing graphs (in the truth, no row): --missing worst (default) warns and scores each as the "
     "worst possible submission (slowest configs first), so leaving graphs out never helps; skip "
     "warns and leaves them out of the means; error makes the submission invalid.\n"
@@ -40,13 +44,18 @@ const char* kDescription =
 int run_leaderboard(int argc, char** argv) {
     cxxopts::Options options("segrank leaderboard", kDescription);
     options.add_options()(
-        "truth", "npz root or collection folder, folder of `segrank pack` stores, or .h5 store (repeatable)",
+        "truth",
+        "npz root or collection folder, folder of `segrank pack` stores, or .h5 store (repeatable)",
         cxxopts::value<std::vector<std::string>>())(
-        "split", "split of the truth to score against (train, valid, test); explicit .h5 files are used as is",
+        "split",
+        "split of the truth to score against (train, valid, test); explicit .h5 files are used as "
+        "is",
         cxxopts::value<std::string>()->default_value("valid"))(
-        "missing", "missing graphs: worst | skip | error", cxxopts::value<std::string>()->default_value("worst"))(
-        "out-md", "also write the ranked table as Markdown to this file", cxxopts::value<std::string>())(
-        "out-csv", "also write the ranked table as CSV to this file", cxxopts::value<std::string>())(
+        "missing", "missing graphs: worst | skip | error",
+        cxxopts::value<std::string>()->default_value("worst"))(
+        "out-md", "also write the ranked table as Markdown to this file",
+        cxxopts::value<std::string>())("out-csv", "also write the ranked table as CSV to this file",
+                                       cxxopts::value<std::string>())(
         "json", "print JSON (scores per collection and every issue) instead of the table")(
         "submissions", "submission CSV files", cxxopts::value<std::vector<std::string>>())(
         "h,help", "show help");
@@ -55,8 +64,10 @@ int run_leaderboard(int argc, char** argv) {
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
-    SEGRANK_CHECK(args.count("truth"), "missing --truth <collection root | store.h5> (see segrank leaderboard --help)");
-    SEGRANK_CHECK(args.count("submissions"), "no submission CSV given (see segrank leaderboard --help)");
+    SEGRANK_CHECK(args.count("truth"),
+                  "missing --truth <collection root | store.h5> (see segrank leaderboard --help)");
+    SEGRANK_CHECK(args.count("submissions"),
+                  "no submission CSV given (see segrank leaderboard --help)");
     const Split split = parse_split(args["split"].as<std::string>());
     const MissingPolicy missing = parse_missing_policy(args["missing"].as<std::string>());
     std::vector<std::filesystem::path> truth_paths;
@@ -78,8 +89,11 @@ int run_leaderboard(int argc, char** argv) {
     }
     rank_entries(entries);
 
-    if (args.count("out-md")) write_file_atomically(args["out-md"].as<std::string>(), format_leaderboard_markdown(entries));
-    if (args.count("out-csv")) write_file_atomically(args["out-csv"].as<std::string>(), format_leaderboard_csv(entries));
+    if (args.count("out-md"))
+        write_file_atomically(args["out-md"].as<std::string>(),
+                              format_leaderboard_markdown(entries));
+    if (args.count("out-csv"))
+        write_file_atomically(args["out-csv"].as<std::string>(), format_leaderboard_csv(entries));
     std::string text;
     if (args.count("json")) {
         text = format_leaderboard_json(entries, split, missing);
@@ -91,10 +105,12 @@ int run_leaderboard(int argc, char** argv) {
             if (!colls.empty()) colls += ", ";
             colls += c.full_name();
         }
-        text = str("segrank leaderboard: ", entries.size(), " submission(s) against ", graphs, " graph(s) (", colls, ")\n", format_leaderboard_text(entries));
+        text = str("segrank leaderboard: ", entries.size(), " submission(s) against ", graphs,
+                   " graph(s) (", colls, ")\n", format_leaderboard_text(entries));
     }
     std::fwrite(text.data(), 1, text.size(), stdout);
-    const bool any_invalid = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return !e.valid; });
+    const bool any_invalid =
+        std::any_of(entries.begin(), entries.end(), [](const auto& e) { return !e.valid; });
     return any_invalid ? 1 : 0;
 }
 

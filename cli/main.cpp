@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "gnn/core/check.h"
 #include "cli/commands.h"
+#include "gnn/core/check.h"
 
 namespace {
 

@@ -7,7 +7,8 @@
 
 namespace segrank::cli {
 
-std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc, char** argv) {
+std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc,
+                                                  char** argv) {
     const std::string see = str(" (see ", options.program(), " --help)");
     std::optional<cxxopts::ParseResult> args;
     try {
@@ -20,7 +21,8 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
         std::printf("%s\n", options.help().c_str());
         return std::nullopt;
     }
-    SEGRANK_CHECK(args->unmatched().empty(), "unexpected argument '", args->unmatched().front(), "'", see);
+    SEGRANK_CHECK(args->unmatched().empty(), "unexpected argument '", args->unmatched().front(),
+                  "'", see);
     return args;
 }
 

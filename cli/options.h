@@ -2,7 +2,6 @@
 // into segrank::Error naming the option and pointing to --help.
 #pragma once
 #include <cxxopts.hpp>
-
 #include <optional>
 
 namespace segrank::cli {

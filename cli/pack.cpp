@@ -1,29 +1,31 @@
 // `segrank pack <collection dir> --out <file.h5 | dir>`: npz collection splits -> one HDF5 graph
-// store per split (DESIGN.md 10). Stores are written to temporary names and renamed.
+// store per split (docs/files.md#hdf5-store). Stores are written to temporary names and renamed.
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
+#include "cli/options.h"
 #include "data/collection.h"
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
-#include "cli/commands.h"
-#include "cli/options.h"
 
 namespace segrank::cli {
 
 namespace {
 
 // Where collection split c is written.
-std::filesystem::path store_path(const Collection& c, const std::filesystem::path& out, bool single_file) {
+std::filesystem::path store_path(const Collection& c, const std::filesystem::path& out,
+                                 bool single_file) {
     return single_file ? out : out / (c.id.file_stem() + ".h5");
 }
 
 // Packs every collection split; appends each store path to `written` before writing it.
-void pack_all(const std::vector<Collection>& collections, const std::filesystem::path& out, bool single_file,
-              const GraphStoreOptions& opt, std::vector<std::filesystem::path>& written) {
+void pack_all(const std::vector<Collection>& collections, const std::filesystem::path& out,
+              bool single_file, const GraphStoreOptions& opt,
+              std::vector<std::filesystem::path>& written) {
     for (const auto& c : collections) {
         const auto path = store_path(c, out, single_file);
         written.push_back(path);
@@ -38,7 +40,8 @@ void pack_all(const std::vector<Collection>& collections, const std::filesystem:
         }
         w.finish();
         std::printf("packed %s: %lld graphs from %s -> %s\n", c.id.full_name().c_str(),
-                    static_cast<long long>(w.size()), c.dir.string().c_str(), path.string().c_str());
+                    static_cast<long long>(w.size()), c.dir.string().c_str(),
+                    path.string().c_str());
     }
 }
 
@@ -51,8 +54,10 @@ int run_pack(int argc, char** argv) {
                              "folder of npz files of one task.");
     options.add_options()("out", "output .h5 file (exactly one collection split) or directory",
                           cxxopts::value<std::string>())(
-        "chunk-kib", "target KiB per config-tensor chunk", cxxopts::value<int64_t>()->default_value("32"))(
-        "deflate", "deflate level 0..9 for config tensors", cxxopts::value<int>()->default_value("4"))(
+        "chunk-kib", "target KiB per config-tensor chunk",
+        cxxopts::value<int64_t>()->default_value("32"))("deflate",
+                                                        "deflate level 0..9 for config tensors",
+                                                        cxxopts::value<int>()->default_value("4"))(
         "force", "replace stores that already exist (a run trained on them would see other data)")(
         "input", "collection directory", cxxopts::value<std::string>())("h,help", "show help");
     options.parse_positional({"input"});
@@ -79,14 +84,16 @@ int run_pack(int argc, char** argv) {
                       " holds ", collections.size(), " collection splits (", names,
                       " ); give a directory to write one store per split");
     }
-    // Replacing a store changes the data under any run trained on it: only with --force (as ingest).
+    // Replacing a store changes the data under any run trained on it: only with --force (as
+    // ingest).
     std::string existing;
     for (const auto& c : collections)
         if (std::filesystem::exists(store_path(c, out, single_file)))
             existing += " " + store_path(c, out, single_file).string();
-    SEGRANK_CHECK(existing.empty() || args.count("force"), "--out ", out.string(), ": store(s) already exist:",
-                  existing, "; pass --force to replace them");
-    // On any error (e.g. a truncated npz) leave nothing behind: no partial stores, no empty --out dir.
+    SEGRANK_CHECK(existing.empty() || args.count("force"), "--out ", out.string(),
+                  ": store(s) already exist:", existing, "; pass --force to replace them");
+    // On any error (e.g. a truncated npz) leave nothing behind: no partial stores, no empty --out
+    // dir.
     const bool made_dir = !single_file && !std::filesystem::exists(out);
     std::vector<std::filesystem::path> written;
     try {
@@ -95,7 +102,8 @@ int run_pack(int argc, char** argv) {
     } catch (...) {
         std::error_code ec;
         for (const auto& p : written)  // stores only: never a device, FIFO or link given as --out
-            if (std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec))) std::filesystem::remove(p, ec);
+            if (std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec)))
+                std::filesystem::remove(p, ec);
         if (made_dir && std::filesystem::is_empty(out, ec)) std::filesystem::remove(out, ec);
         throw;
     }

@@ -1,22 +1,21 @@
-// `segrank predict`: a Kaggle-format submission from one or several checkpoints (DESIGN.md 10;
-// issue 5 item 2). Several checkpoints of one task are ensembled by averaging per-graph min-max
-// normalized scores; checkpoints of different tasks cover their own collections.
-#include <cxxopts.hpp>
-
+// `segrank predict`: a Kaggle-format submission from one or several checkpoints
+// (docs/files.md#submission-csv). Several checkpoints of one task are ensembled by averaging
+// per-graph min-max normalized scores; checkpoints of different tasks cover their own collections.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cxxopts.hpp>
 #include <iostream>
 #include <thread>
 
+#include "cli/commands.h"
+#include "cli/options.h"
 #include "eval/submission.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
-#include "cli/commands.h"
-#include "cli/options.h"
-#include "util/atomic_file.h"
 #include "trainer/trainer.h"
+#include "util/atomic_file.h"
 
 namespace segrank::cli {
 
@@ -32,36 +31,43 @@ void minmax_normalize(std::vector<double>& v) {
 }  // namespace
 
 int run_predict(int argc, char** argv) {
-    cxxopts::Options options("segrank predict",
-                             "Write a submission CSV (ID,TopConfigs; fastest first; min(5,c) configs for tile, all for\n"
-                             "layout) for every graph of a split, test splits included.");
+    cxxopts::Options options(
+        "segrank predict",
+        "Write a submission CSV (ID,TopConfigs; fastest first; min(5,c) configs for tile, all for\n"
+        "layout) for every graph of a split, test splits included.");
     options.add_options()("checkpoint", "run directory or .ckpt.h5 file (repeat to ensemble)",
                           cxxopts::value<std::vector<std::string>>())(
         "split", "split to predict", cxxopts::value<std::string>()->default_value("test"))(
         "out", "submission CSV to write", cxxopts::value<std::string>())(
         "scores", "also write every config's score as ID,config,score (higher = slower)",
-        cxxopts::value<std::string>())("data", "collection root (default: the first checkpoint's data.root)",
-                                       cxxopts::value<std::string>())(
-        "random", "no model: uniform random scores from this seed (the random baseline; needs --data)",
-        cxxopts::value<int64_t>())(
-        "threads", "OpenMP threads (default: all cores)", cxxopts::value<int>()->default_value("0"))(
-        "h,help", "show this help");
+        cxxopts::value<std::string>())(
+        "data", "collection root (default: the first checkpoint's data.root)",
+        cxxopts::value<std::string>())(
+        "random",
+        "no model: uniform random scores from this seed (the random baseline; needs --data)",
+        cxxopts::value<int64_t>())("threads", "OpenMP threads (default: all cores)",
+                                   cxxopts::value<int>()->default_value("0"))("h,help",
+                                                                              "show this help");
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
     const bool random = args.count("random") > 0;
-    SEGRANK_CHECK(random != (args.count("checkpoint") > 0), random ? "--random and --checkpoint exclude each other"
-                                                                   : "missing --checkpoint RUN_DIR (or --random SEED)");
+    SEGRANK_CHECK(random != (args.count("checkpoint") > 0),
+                  random ? "--random and --checkpoint exclude each other"
+                         : "missing --checkpoint RUN_DIR (or --random SEED)");
     SEGRANK_CHECK(!random || args.count("data"), "--random needs --data DIR");
     SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
     resolve_output(args["out"].as<std::string>());  // refuse a directory before the work
     if (args.count("scores")) resolve_output(args["scores"].as<std::string>());
     const int threads = args["threads"].as<int>();
-    set_num_threads(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    set_num_threads(threads > 0
+                        ? threads
+                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 
     std::vector<LoadedModel> models;
     if (!random)
-        for (const auto& c : args["checkpoint"].as<std::vector<std::string>>()) models.push_back(load_model(c));
+        for (const auto& c : args["checkpoint"].as<std::vector<std::string>>())
+            models.push_back(load_model(c));
     cfg::DataSection data = random ? cfg::DataSection{} : models.front().cfg.data;
     if (args.count("data")) data.root = args["data"].as<std::string>();
     data.collections.clear();  // every collection of the split; each model scores its own task
@@ -86,8 +92,8 @@ int run_predict(int argc, char** argv) {
             PrepareOptions prep = prepare_options_from(lm.cfg);
             prep.require_labels = false;
             auto pg = prepare_graph(e, lm.normalizer, *lm.model, prep);
-            std::vector<float> s = score_graph(*lm.model, *pg, pg->configs, lm.cfg.eval.chunk_configs,
-                                               gst_options_from(lm.cfg));
+            std::vector<float> s = score_graph(*lm.model, *pg, pg->configs,
+                                               lm.cfg.eval.chunk_configs, gst_options_from(lm.cfg));
             std::vector<double> d(s.begin(), s.end());
             if (models.size() > 1) minmax_normalize(d);
             if (ensemble.empty()) ensemble.assign(d.size(), 0.0);
@@ -109,9 +115,12 @@ int run_predict(int argc, char** argv) {
                   "' matches the task of the given checkpoint(s)");
     write_submission(args["out"].as<std::string>(), rows);
     if (args.count("scores")) write_scores(args["scores"].as<std::string>(), score_rows);
-    std::printf("segrank predict: %zu graphs of split '%s' -> %s%s\n", rows.size(), split.c_str(),
-                args["out"].as<std::string>().c_str(),
-                skipped ? str(" (", skipped, " graphs of other tasks skipped: give a checkpoint per task)").c_str() : "");
+    std::printf(
+        "segrank predict: %zu graphs of split '%s' -> %s%s\n", rows.size(), split.c_str(),
+        args["out"].as<std::string>().c_str(),
+        skipped ? str(" (", skipped, " graphs of other tasks skipped: give a checkpoint per task)")
+                      .c_str()
+                : "");
     return 0;
 }
 

@@ -1,31 +1,35 @@
 // `segrank report RUN_DIR [--out report.html] [--eval eval.json] [--leaderboard table.csv|json]`:
-// one self-contained HTML page of a run (issue 5 item 4).
+// one self-contained HTML page of a run.
+#include "report/report.h"
+
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <string>
 
-#include "gnn/core/check.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "report/report.h"
+#include "gnn/core/check.h"
 #include "util/atomic_file.h"
 
 namespace segrank::cli {
 
 int run_report(int argc, char** argv) {
-    cxxopts::Options options(
-        "segrank report",
-        "Writes one self-contained HTML page (inline SVG, no scripts, no network) for a run directory: "
-        "training loss and learning-rate curves, validation metrics per collection over steps, per-graph "
-        "Kendall bars (--eval, else report.json), the leaderboard of the run's evaluations, an optional "
-        "external leaderboard (`segrank leaderboard --out-csv` or --json output) and the effective config.");
+    cxxopts::Options options("segrank report",
+                             "Writes one self-contained HTML page (inline SVG, no scripts, no "
+                             "network) for a run directory: "
+                             "training loss and learning-rate curves, validation metrics per "
+                             "collection over steps, per-graph "
+                             "Kendall bars (--eval, else report.json), the leaderboard of the "
+                             "run's evaluations, an optional "
+                             "external leaderboard (`segrank leaderboard --out-csv` or --json "
+                             "output) and the effective config.");
     options.add_options()("run_dir", "run directory (config.toml, metrics.jsonl, report.json)",
                           cxxopts::value<std::string>())(
         "out", "output HTML file (default <run_dir>/report.html)", cxxopts::value<std::string>())(
         "eval", "per-graph metrics from `segrank evaluate --json`", cxxopts::value<std::string>())(
-        "leaderboard", "leaderboard table (CSV, or JSON when the name ends in .json)", cxxopts::value<std::string>())(
-        "h,help", "show help");
+        "leaderboard", "leaderboard table (CSV, or JSON when the name ends in .json)",
+        cxxopts::value<std::string>())("h,help", "show help");
     options.parse_positional({"run_dir"});
     options.positional_help("RUN_DIR");
     const auto parsed = parse_or_help(options, argc, argv);
@@ -36,8 +40,9 @@ int run_report(int argc, char** argv) {
     opt.run_dir = args["run_dir"].as<std::string>();
     if (args.count("eval")) opt.eval_json = args["eval"].as<std::string>();
     if (args.count("leaderboard")) opt.leaderboard = args["leaderboard"].as<std::string>();
-    const std::filesystem::path out =
-        args.count("out") ? std::filesystem::path(args["out"].as<std::string>()) : opt.run_dir / "report.html";
+    const std::filesystem::path out = args.count("out")
+                                          ? std::filesystem::path(args["out"].as<std::string>())
+                                          : opt.run_dir / "report.html";
 
     const std::string html = render_report_html(opt);
     write_file_atomically(out, html);

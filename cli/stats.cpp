@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
+#include "cli/options.h"
 #include "data/collection.h"
 #include "data/graph_stats.h"
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
-#include "cli/commands.h"
-#include "cli/options.h"
 #include "util/atomic_file.h"
 #include "util/json.h"
 #include "util/text_table.h"
@@ -28,10 +28,12 @@ std::vector<CollectionStats> collect(const std::filesystem::path& input) {
     if (std::filesystem::is_regular_file(input)) {
         SEGRANK_CHECK(is_hdf5_file(input), input.string(),
                       ": not an HDF5 graph store (give a .h5 store or an npz collection folder)");
-        out.push_back(compute_stats(GraphStore(input, LabelPolicy::kAllowTestZeros), input.string()));
+        out.push_back(
+            compute_stats(GraphStore(input, LabelPolicy::kAllowTestZeros), input.string()));
         return out;
     }
-    SEGRANK_CHECK(std::filesystem::is_directory(input), input.string(), ": no such file or directory");
+    SEGRANK_CHECK(std::filesystem::is_directory(input), input.string(),
+                  ": no such file or directory");
     const std::vector<std::filesystem::path> stores = list_graph_stores(input);
     if (!stores.empty()) {  // a folder written by `segrank pack`
         for (const auto& s : stores)
@@ -40,41 +42,46 @@ std::vector<CollectionStats> collect(const std::filesystem::path& input) {
     }
     for (auto& c : discover_collections(input)) {
         const std::string where = c.dir.string();
-        out.push_back(compute_stats(NpzGraphSource(std::move(c), LabelPolicy::kAllowTestZeros), where));
+        out.push_back(
+            compute_stats(NpzGraphSource(std::move(c), LabelPolicy::kAllowTestZeros), where));
     }
     return out;
 }
 
 std::string median_cell(double v) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, v == static_cast<double>(static_cast<int64_t>(v)) ? "%.0f" : "%.1f", v);
+    std::snprintf(buf, sizeof buf,
+                  v == static_cast<double>(static_cast<int64_t>(v)) ? "%.0f" : "%.1f", v);
     return buf;
 }
 
 // One row per graph, then TOTAL (runtimes in ns; the median of an even count may end in .5).
 std::string stats_table(const CollectionStats& s) {
     TextTable t;
-    t.header = {"graph", "nodes", "edges", "configs", "cfg_nodes", "dup_cfgs", "runtime_min", "runtime_median",
-                "runtime_max"};
-    auto row = [&](const std::string& name, int64_t n, int64_t m, int64_t c, int64_t nc, int64_t dup, int64_t mn,
-                   double med, int64_t mx) {
-        t.rows.push_back({name, std::to_string(n), std::to_string(m), std::to_string(c), std::to_string(nc),
-                          std::to_string(dup), std::to_string(mn), median_cell(med), std::to_string(mx)});
+    t.header = {"graph",    "nodes",       "edges",          "configs",    "cfg_nodes",
+                "dup_cfgs", "runtime_min", "runtime_median", "runtime_max"};
+    auto row = [&](const std::string& name, int64_t n, int64_t m, int64_t c, int64_t nc,
+                   int64_t dup, int64_t mn, double med, int64_t mx) {
+        t.rows.push_back({name, std::to_string(n), std::to_string(m), std::to_string(c),
+                          std::to_string(nc), std::to_string(dup), std::to_string(mn),
+                          median_cell(med), std::to_string(mx)});
     };
     for (const auto& g : s.per_graph)
         row(g.name, g.nodes, g.edges, g.configs, g.config_nodes, g.duplicate_configs, g.runtime_min,
             g.runtime_median, g.runtime_max);
     row("TOTAL", s.nodes, s.edges, s.configs, s.config_nodes, s.duplicate_configs, s.runtime_min,
         s.runtime_median, s.runtime_max);
-    return str("collection ", s.collection, " (", s.source, "): ", s.graphs, " graphs\n", format_text(t));
+    return str("collection ", s.collection, " (", s.source, "): ", s.graphs, " graphs\n",
+               format_text(t));
 }
 
 }  // namespace
 
 int run_stats(int argc, char** argv) {
-    cxxopts::Options options("segrank stats",
-                             "Per-graph and per-collection statistics: nodes, edges, configs, "
-                             "configurable nodes, duplicate config rows, runtime min/median/max (ns).");
+    cxxopts::Options options(
+        "segrank stats",
+        "Per-graph and per-collection statistics: nodes, edges, configs, "
+        "configurable nodes, duplicate config rows, runtime min/median/max (ns).");
     options.add_options()("json", "print JSON instead of the human table")(
         "out", "write to this file (atomically) instead of stdout", cxxopts::value<std::string>())(
         "input", "npz collection folder, a folder of stores, or a .h5 store",

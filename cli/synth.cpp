@@ -1,6 +1,7 @@
 // `segrank synth --out DIR --collections tile,layout --graphs N --nodes MIN:MAX --configs C
 // --seed S [--noise SIGMA] [--splits 0.7,0.15,0.15] [--format npz|hdf5] [--hide-test-labels]
-// [--force]`: synthetic collections labelled by hwmodel (issue 8 item 4; hwmodel/synth/).
+// [--force]`: synthetic collections labelled by hwmodel (docs/hwmodel.md#synthetic-collections;
+// hwmodel/synth/).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -8,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
+#include "cli/options.h"
 #include "gnn/core/check.h"
 #include "hwmodel/hardware.h"
 #include "hwmodel/synth/writer.h"
-#include "cli/commands.h"
-#include "cli/options.h"
 
 namespace segrank::cli {
 namespace {
@@ -37,7 +38,8 @@ int64_t parse_int(const std::string& flag, const std::string& v) {
     } catch (const std::exception&) {
         used = 0;
     }
-    SEGRANK_CHECK(used == v.size() && !v.empty(), "--", flag, ": expected an integer, got '", v, "'");
+    SEGRANK_CHECK(used == v.size() && !v.empty(), "--", flag, ": expected an integer, got '", v,
+                  "'");
     return x;
 }
 
@@ -60,9 +62,11 @@ int run_synth(int argc, char** argv) {
         "segrank synth",
         "Synthetic TpuGraphs collections labelled by the analytical TPU model (hwmodel).\n"
         "Modules come from model families (conv nets with batch norm, transformer blocks, while\n"
-        "loops, all-reduces; conv/dot/loop/reduce fusions for tile kernels), are featurized by the\n"
+        "loops, all-reduces; conv/dot/loop/reduce fusions for tile kernels), are featurized by "
+        "the\n"
         "featurizer of the real data, and get random valid layout / tile configurations whose\n"
-        "runtimes (ns) are hwmodel estimates times log-normal noise. Config 0 of every graph is the\n"
+        "runtimes (ns) are hwmodel estimates times log-normal noise. Config 0 of every graph is "
+        "the\n"
         "compiler default (tile: its runtime is the normalizer). Output (npz):\n"
         "  DIR/npz/tile/xla/{train,valid,test}/synth_tile_NNNNNN.npz\n"
         "  DIR/npz/layout/xla/random/{train,valid,test}/synth_layout_NNNNNN.npz\n"
@@ -74,17 +78,22 @@ int run_synth(int argc, char** argv) {
     options.add_options()("out", "output root directory", cxxopts::value<std::string>())(
         "collections", "comma list of tile, layout",
         cxxopts::value<std::string>()->default_value("tile,layout"))(
-        "graphs", "graphs per collection (all splits)", cxxopts::value<std::string>()->default_value("24"))(
-        "nodes", "MIN:MAX instructions per module", cxxopts::value<std::string>()->default_value("200:2000"))(
+        "graphs", "graphs per collection (all splits)",
+        cxxopts::value<std::string>()->default_value("24"))(
+        "nodes", "MIN:MAX instructions per module",
+        cxxopts::value<std::string>()->default_value("200:2000"))(
         "configs", "configurations per graph (default config included)",
         cxxopts::value<std::string>()->default_value("64"))(
         "seed", "random seed", cxxopts::value<std::string>()->default_value("0"))(
-        "noise", "log-normal sigma of the runtime labels", cxxopts::value<std::string>()->default_value("0.05"))(
-        "splits", "train,valid,test fractions", cxxopts::value<std::string>()->default_value("0.7,0.15,0.15"))(
+        "noise", "log-normal sigma of the runtime labels",
+        cxxopts::value<std::string>()->default_value("0.05"))(
+        "splits", "train,valid,test fractions",
+        cxxopts::value<std::string>()->default_value("0.7,0.15,0.15"))(
         "format", "npz | hdf5", cxxopts::value<std::string>()->default_value("npz"))(
         "max-config-nodes", "layout: at most this many configurable nodes per graph",
         cxxopts::value<std::string>()->default_value("1000"))(
-        "hardware", "hwmodel hardware table (tpu_v3_core, tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore)",
+        "hardware",
+        "hwmodel hardware table (tpu_v3_core, tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore)",
         cxxopts::value<std::string>()->default_value("tpu_v3_core"))(
         "hide-test-labels", "zero the test split's runtimes like the Kaggle files")(
         "stored", "npz: store members uncompressed (faster, larger files)")(
@@ -109,7 +118,8 @@ int run_synth(int argc, char** argv) {
     w.graphs = parse_int("graphs", args["graphs"].as<std::string>());
     SEGRANK_CHECK(w.graphs >= 1, "--graphs: expected >= 1, got ", w.graphs);
     const auto nodes = split_list(args["nodes"].as<std::string>(), ':');
-    SEGRANK_CHECK(nodes.size() == 2, "--nodes: expected MIN:MAX, got '", args["nodes"].as<std::string>(), "'");
+    SEGRANK_CHECK(nodes.size() == 2, "--nodes: expected MIN:MAX, got '",
+                  args["nodes"].as<std::string>(), "'");
     w.synth.min_nodes = parse_int("nodes", nodes[0]);
     w.synth.max_nodes = parse_int("nodes", nodes[1]);
     w.synth.configs = parse_int("configs", args["configs"].as<std::string>());
@@ -117,7 +127,8 @@ int run_synth(int argc, char** argv) {
     SEGRANK_CHECK(seed >= 0, "--seed: expected >= 0, got ", seed);
     w.synth.seed = static_cast<uint64_t>(seed);
     w.synth.noise_sigma = parse_double("noise", args["noise"].as<std::string>());
-    w.synth.max_config_nodes = parse_int("max-config-nodes", args["max-config-nodes"].as<std::string>());
+    w.synth.max_config_nodes =
+        parse_int("max-config-nodes", args["max-config-nodes"].as<std::string>());
     w.synth.hw = hw::hardware_by_name(args["hardware"].as<std::string>());
     const auto fr = split_list(args["splits"].as<std::string>(), ',');
     SEGRANK_CHECK(fr.size() == 3, "--splits: expected three fractions train,valid,test, got '",
@@ -133,7 +144,8 @@ int run_synth(int argc, char** argv) {
     const auto written = synth::write_synthetic(w, [&](const std::string& line) {
         if (!quiet) std::printf("  %s\n", line.c_str());
     });
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%-28s %7s %10s %9s  %s\n", "collection", "graphs", "nodes", "configs", "path");
     for (const auto& s : written)
         std::printf("%-28s %7lld %10lld %9lld  %s\n", s.id.full_name().c_str(),
@@ -141,7 +153,8 @@ int run_synth(int argc, char** argv) {
                     static_cast<long long>(s.configs), s.path.string().c_str());
     std::printf("synth: wrote %zu collection splits in %.1f s (seed %llu, noise %.3g%s)\n",
                 written.size(), secs, static_cast<unsigned long long>(w.synth.seed),
-                w.synth.noise_sigma, w.hide_test_labels ? ", test labels hidden" : ", test labels kept");
+                w.synth.noise_sigma,
+                w.hide_test_labels ? ", test labels hidden" : ", test labels kept");
     return 0;
 }
 

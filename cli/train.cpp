@@ -1,15 +1,15 @@
-// `segrank train`: trains a model from a TOML config, in one process or under mpirun (DESIGN.md 1, 9).
-#include <cxxopts.hpp>
-
+// `segrank train`: trains a model from a TOML config, in one process or under mpirun
+// (docs/architecture.md#pipeline, docs/architecture.md#distribution).
 #include <cstdio>
+#include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
 #include <thread>
 
-#include "gnn/core/check.h"
-#include "gnn/core/parallel.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "gnn/core/check.h"
+#include "gnn/core/parallel.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/run_dir.h"
@@ -22,14 +22,16 @@ namespace {
 // Files of a finished or interrupted run that a new run must not silently replace.
 constexpr const char* kRunOutputs[] = {"last.ckpt.h5", "best.ckpt.h5"};
 
-// data.ingest: raw tuning .pb files ingested into data.root (split train) before training, by rank 0.
+// data.ingest: raw tuning .pb files ingested into data.root (split train) before training, by rank
+// 0.
 void ingest_inputs(const RunConfig& cfg, Communicator& comm) {
     if (cfg.data.ingest.empty()) return;
     if (comm.rank() == 0) {
         for (const auto& pb : cfg.data.ingest) {
-            SEGRANK_CHECK(std::filesystem::is_regular_file(pb), "data.ingest: '", pb, "' is not a file");
-            std::vector<std::string> args = {"ingest", pb, "--out", cfg.data.root, "--split", cfg.data.train_split,
-                                             "--force"};
+            SEGRANK_CHECK(std::filesystem::is_regular_file(pb), "data.ingest: '", pb,
+                          "' is not a file");
+            std::vector<std::string> args = {
+                "ingest", pb, "--out", cfg.data.root, "--split", cfg.data.train_split, "--force"};
             std::vector<char*> argv;
             for (auto& a : args) argv.push_back(a.data());
             const int rc = run_ingest(static_cast<int>(argv.size()), argv.data());
@@ -42,31 +44,39 @@ void ingest_inputs(const RunConfig& cfg, Communicator& comm) {
 }  // namespace
 
 int run_train(int argc, char** argv) {
-    cxxopts::Options options("segrank train",
-                             "Train a ranking GNN with Graph Segment Training (one process, or N ranks under mpirun).\n"
-                             "Writes <run_dir>/{config.toml, metrics.jsonl, best.ckpt.h5, last.ckpt.h5, report.json}; a run_dir\n"
-                             "that already holds checkpoints is refused unless --resume (continue) or --overwrite.");
+    cxxopts::Options options(
+        "segrank train",
+        "Train a ranking GNN with Graph Segment Training (one process, or N ranks under mpirun).\n"
+        "Writes <run_dir>/{config.toml, metrics.jsonl, best.ckpt.h5, last.ckpt.h5, report.json}; a "
+        "run_dir\n"
+        "that already holds checkpoints is refused unless --resume (continue) or --overwrite.");
     options.add_options()("c,config", "TOML config file (configs/default.toml documents every key)",
                           cxxopts::value<std::string>())(
-        "set", "override a key: --set section.key=value (repeatable)", cxxopts::value<std::vector<std::string>>())(
-        "resume", "continue the run in RUN_DIR from its last checkpoint", cxxopts::value<std::string>())(
-        "run-dir", "shortcut for --set train.run_dir=DIR", cxxopts::value<std::string>())(
-        "overwrite", "start over in a run directory that already holds checkpoints (deletes them first)")(
+        "set", "override a key: --set section.key=value (repeatable)",
+        cxxopts::value<std::vector<std::string>>())(
+        "resume", "continue the run in RUN_DIR from its last checkpoint",
+        cxxopts::value<std::string>())("run-dir", "shortcut for --set train.run_dir=DIR",
+                                       cxxopts::value<std::string>())(
+        "overwrite",
+        "start over in a run directory that already holds checkpoints (deletes them first)")(
         "h,help", "show this help");
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& result = *parsed;
     std::vector<std::string> overrides;
     if (result.count("set")) overrides = result["set"].as<std::vector<std::string>>();
-    if (result.count("run-dir")) overrides.push_back("train.run_dir=" + result["run-dir"].as<std::string>());
+    if (result.count("run-dir"))
+        overrides.push_back("train.run_dir=" + result["run-dir"].as<std::string>());
 
     std::optional<std::filesystem::path> resume;
     RunConfig cfg;
     if (result.count("resume")) {
         resume = result["resume"].as<std::string>();
         const auto stored = *resume / "config.toml";
-        SEGRANK_CHECK(std::filesystem::is_regular_file(stored), "--resume ", resume->string(), ": no config.toml in it");
-        SEGRANK_CHECK(!result.count("config"), "--resume takes the config stored in the run directory; drop --config");
+        SEGRANK_CHECK(std::filesystem::is_regular_file(stored), "--resume ", resume->string(),
+                      ": no config.toml in it");
+        SEGRANK_CHECK(!result.count("config"),
+                      "--resume takes the config stored in the run directory; drop --config");
         cfg = load_config(stored.string(), overrides);
     } else {
         SEGRANK_CHECK(result.count("config"), "missing --config FILE (see configs/default.toml)");
@@ -78,19 +88,24 @@ int run_train(int argc, char** argv) {
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     std::unique_ptr<RunDirLock> lock;
-    std::unique_ptr<RunDirCleanup> cleanup;  // fresh runs: undo what a failure before the first checkpoint left
+    std::unique_ptr<RunDirCleanup>
+        cleanup;  // fresh runs: undo what a failure before the first checkpoint left
     return run_guarded(*comm, [&]() {
         if (comm->rank() == 0) {
-            // Everything that can refuse the run happens under the lock and before anything is written.
+            // Everything that can refuse the run happens under the lock and before anything is
+            // written.
             if (!resume) cleanup = std::make_unique<RunDirCleanup>(dir);
-            lock = std::make_unique<RunDirLock>(dir);  // the one segrank train of this run directory
+            lock =
+                std::make_unique<RunDirLock>(dir);  // the one segrank train of this run directory
             if (resume) {
                 check_resume_start(cfg, dir);
             } else {
                 for (const char* f : kRunOutputs) {
                     if (!std::filesystem::exists(dir / f) || overwrite) continue;
-                    throw Error(str(dir.string(), ": run directory already holds ", f, " from an earlier run; use --resume ",
-                                    dir.string(), " to continue it, --overwrite to start over, or another train.run_dir"));
+                    throw Error(str(
+                        dir.string(), ": run directory already holds ", f,
+                        " from an earlier run; use --resume ", dir.string(),
+                        " to continue it, --overwrite to start over, or another train.run_dir"));
                 }
             }
         }
@@ -98,21 +113,24 @@ int run_train(int argc, char** argv) {
             const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
             set_num_threads(resolve_threads(cfg, comm->local_size(), hw));
             if (comm->rank() == 0 && comm->size() > 1)
-                std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n", comm->size(),
-                            std::string(comm->backend()).c_str(), num_threads());
-            if (overwrite && comm->rank() == 0)  // no stale best checkpoint may outlive a failed new run
+                std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n",
+                            comm->size(), std::string(comm->backend()).c_str(), num_threads());
+            if (overwrite &&
+                comm->rank() == 0)  // no stale best checkpoint may outlive a failed new run
                 for (const char* f : kRunOutputs) std::filesystem::remove(dir / f);
             comm->barrier();
             ingest_inputs(cfg, *comm);
             Trainer trainer(cfg, *comm, resume);
             trainer.run();
         } catch (...) {
-            // A fresh run that fails before its first checkpoint leaves no half run directory behind
-            // (rank 0 only; a failure on another rank aborts the job from run_guarded).
+            // A fresh run that fails before its first checkpoint leaves no half run directory
+            // behind (rank 0 only; a failure on another rank aborts the job from run_guarded).
             if (cleanup) {
                 const int64_t n = cleanup->remove_created();
-                if (n > 0) std::fprintf(stderr, "segrank train: removed what the failed run created in %s\n",
-                                        dir.string().c_str());
+                if (n > 0)
+                    std::fprintf(stderr,
+                                 "segrank train: removed what the failed run created in %s\n",
+                                 dir.string().c_str());
             }
             throw;
         }

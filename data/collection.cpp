@@ -1,4 +1,4 @@
-// Collection discovery and naming (DESIGN.md 3, 14).
+// Collection discovery and naming (docs/files.md#collections-on-disk, docs/files.md#real-data).
 #include "data/collection.h"
 
 #include <algorithm>
@@ -14,24 +14,33 @@ constexpr EnumName<StoreFormat> kStoreFormatNames[] = {{StoreFormat::kNpz, "npz"
 }  // namespace
 
 std::span<const EnumName<StoreFormat>> enum_names(StoreFormat) { return kStoreFormatNames; }
-StoreFormat parse_store_format(std::string_view s) { return parse_enum<StoreFormat>("store format", s); }
+StoreFormat parse_store_format(std::string_view s) {
+    return parse_enum<StoreFormat>("store format", s);
+}
 std::string_view to_string(StoreFormat f) { return enum_name(f); }
 
 const char* to_string(Source s) { return s == Source::kXla ? "xla" : "nlp"; }
 const char* to_string(Search s) {
     switch (s) {
-        case Search::kNone: return "";
-        case Search::kDefault: return "default";
-        case Search::kRandom: return "random";
+        case Search::kNone:
+            return "";
+        case Search::kDefault:
+            return "default";
+        case Search::kRandom:
+            return "random";
     }
     return "";
 }
 const char* to_string(Split s) {
     switch (s) {
-        case Split::kTrain: return "train";
-        case Split::kValid: return "valid";
-        case Split::kTest: return "test";
-        case Split::kUnknown: return "unknown";
+        case Split::kTrain:
+            return "train";
+        case Split::kValid:
+            return "valid";
+        case Split::kTest:
+            return "test";
+        case Split::kUnknown:
+            return "unknown";
     }
     return "unknown";
 }
@@ -183,7 +192,9 @@ std::vector<Collection> discover_collections(const std::filesystem::path& root_i
     CollectionId id;
     id.task = infer_task(files.front());
     const auto words = path_words(root_in);
-    auto has = [&](const char* w) { return std::find(words.begin(), words.end(), w) != words.end(); };
+    auto has = [&](const char* w) {
+        return std::find(words.begin(), words.end(), w) != words.end();
+    };
     id.source = has("nlp") ? Source::kNlp : Source::kXla;
     if (id.task == Task::kLayout) id.search = has("random") ? Search::kRandom : Search::kDefault;
     // The nearest folder name wins: words are ordered from the innermost component outwards.

@@ -1,5 +1,6 @@
-// TpuGraphs collections on disk (DESIGN.md 3, 14): discovery of npz/tile/xla/{split}/ and
-// npz/layout/{xla,nlp}/{default,random}/{split}/ folders, and the Kaggle collection names.
+// TpuGraphs collections on disk (docs/files.md#collections-on-disk, docs/files.md#real-data):
+// discovery of npz/tile/xla/{split}/ and npz/layout/{xla,nlp}/{default,random}/{split}/ folders,
+// and the Kaggle collection names.
 #pragma once
 #include <filesystem>
 #include <span>
@@ -26,9 +27,9 @@ std::span<const EnumName<StoreFormat>> enum_names(StoreFormat);
 StoreFormat parse_store_format(std::string_view s);
 std::string_view to_string(StoreFormat f);
 
-const char* to_string(Source s); ///< "xla" | "nlp"
-const char* to_string(Search s); ///< "" | "default" | "random"
-const char* to_string(Split s);  ///< "train" | "valid" | "test" | "unknown"
+const char* to_string(Source s);  ///< "xla" | "nlp"
+const char* to_string(Search s);  ///< "" | "default" | "random"
+const char* to_string(Split s);   ///< "train" | "valid" | "test" | "unknown"
 /// Parsers (R10): throw segrank::Error listing the valid names.
 Source parse_source(std::string_view s);
 Search parse_search(std::string_view s);

@@ -1,5 +1,6 @@
-// npz load/save of TileGraph and LayoutGraph (DATA_FORMATS.md 2). Shapes are checked from the npy
-// headers before any payload is read; payloads stream straight into the record's buffers.
+// npz load/save of TileGraph and LayoutGraph (docs/files.md#keys-and-dtypes). Shapes are checked
+// from the npy headers before any payload is read; payloads stream straight into the record's
+// buffers.
 #include "data/graph.h"
 
 #include <string>

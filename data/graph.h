@@ -1,4 +1,4 @@
-// Typed in-memory records of the two TpuGraphs tasks (DESIGN.md 3, DATA_FORMATS.md 2) and their
+// Typed in-memory records of the two TpuGraphs tasks (docs/files.md#keys-and-dtypes) and their
 // npz load/save. Every invariant is validated on load with an error naming file, key and index.
 #pragma once
 #include <cstdint>
@@ -12,10 +12,12 @@
 
 namespace segrank {
 
-inline constexpr int kNodeFeatDim = 140;      ///< node_feat columns (DATA_FORMATS.md 4.5)
-inline constexpr int kTileConfigDim = 24;     ///< config_feat columns (DATA_FORMATS.md 4.6)
-inline constexpr int kLayoutConfigDim = 18;   ///< node_config_feat slots (DATA_FORMATS.md 4.7)
-inline constexpr int kNumOpcodes = 121;       ///< opcode ids 0..120 (0 = unknown)
+inline constexpr int kNodeFeatDim = 140;  ///< node_feat columns (docs/files.md#node-features)
+inline constexpr int kTileConfigDim =
+    24;  ///< config_feat columns (docs/files.md#tile-config-features)
+inline constexpr int kLayoutConfigDim =
+    18;  ///< node_config_feat slots (docs/files.md#layout-config-features)
+inline constexpr int kNumOpcodes = 121;  ///< opcode ids 0..120 (0 = unknown)
 
 /// What every graph has: nodes, opcodes and "user -> producer" edges.
 struct GraphStructure {
@@ -31,9 +33,9 @@ struct GraphStructure {
 
 /// tile:xla graph: c configurations of the whole kernel. Target = runtime / normalizer.
 struct TileGraph : GraphStructure {
-    Tensor config_feat;                              ///< [c, 24]
-    std::vector<int64_t> config_runtime;             ///< [c] ns (all 0 in test splits)
-    std::vector<int64_t> config_runtime_normalizers; ///< [c] ns (all 1 in test splits)
+    Tensor config_feat;                               ///< [c, 24]
+    std::vector<int64_t> config_runtime;              ///< [c] ns (all 0 in test splits)
+    std::vector<int64_t> config_runtime_normalizers;  ///< [c] ns (all 1 in test splits)
 
     int64_t num_configs() const { return static_cast<int64_t>(config_runtime.size()); }
 };
@@ -41,10 +43,10 @@ struct TileGraph : GraphStructure {
 /// layout:{xla,nlp}:{default,random} graph: c configurations, each giving 18 integers in -1..5 to
 /// each of the nc configurable nodes. Target = config_runtime (ns).
 struct LayoutGraph : GraphStructure {
-    std::vector<int64_t> node_config_ids;   ///< [nc] strictly increasing node indices < n
-    std::vector<int8_t> node_config_feat;   ///< [c, nc, 18] values -1..5 (int8: 4x less than f32)
-    std::vector<int64_t> config_runtime;    ///< [c] ns (0 in test splits)
-    std::vector<int64_t> node_splits;       ///< [k] boundaries, 0 first and n last (flattened (1,k))
+    std::vector<int64_t> node_config_ids;  ///< [nc] strictly increasing node indices < n
+    std::vector<int8_t> node_config_feat;  ///< [c, nc, 18] values -1..5 (int8: 4x less than f32)
+    std::vector<int64_t> config_runtime;   ///< [c] ns (0 in test splits)
+    std::vector<int64_t> node_splits;      ///< [k] boundaries, 0 first and n last (flattened (1,k))
 
     int64_t num_configs() const { return static_cast<int64_t>(config_runtime.size()); }
     int64_t num_config_nodes() const { return static_cast<int64_t>(node_config_ids.size()); }
@@ -53,8 +55,8 @@ struct LayoutGraph : GraphStructure {
 /// Whether runtimes must be positive (train/valid) or may be the test split's zeros.
 enum class LabelPolicy { kRequirePositive, kAllowTestZeros };
 
-/// Reads a tile npz. Throws segrank::Error naming the file, key and offending index/value when a key
-/// is missing, a dtype/shape is wrong, or an invariant fails (DATA_FORMATS.md 2).
+/// Reads a tile npz. Throws segrank::Error naming the file, key and offending index/value when a
+/// key is missing, a dtype/shape is wrong, or an invariant fails (docs/files.md#keys-and-dtypes).
 TileGraph load_tile_npz(const std::filesystem::path& path, LabelPolicy labels);
 /// Reads a layout npz (same error contract as load_tile_npz).
 LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy labels);
@@ -64,8 +66,10 @@ LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy label
 void save_tile_npz(const TileGraph& g, const std::filesystem::path& path);
 /// Writes a layout npz (node_config_feat as f4 (c,nc,18), node_splits as i8 (1,k)).
 void save_layout_npz(const LayoutGraph& g, const std::filesystem::path& path);
-/// Same as above with an explicit zip method (the two-argument forms deflate, like the public files).
-void save_tile_npz(const TileGraph& g, const std::filesystem::path& path, NpzCompression compression);
+/// Same as above with an explicit zip method (the two-argument forms deflate, like the public
+/// files).
+void save_tile_npz(const TileGraph& g, const std::filesystem::path& path,
+                   NpzCompression compression);
 void save_layout_npz(const LayoutGraph& g, const std::filesystem::path& path,
                      NpzCompression compression);
 

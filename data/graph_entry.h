@@ -17,7 +17,7 @@ struct GraphEntry {
     const GraphSource* source = nullptr;  ///< owned by the Dataset
     int64_t index = 0;                    ///< graph index within `source`
     CollectionId collection;
-    std::string name;                     ///< file stem
+    std::string name;  ///< file stem
     GraphInfo info;
     /// Config indices usable by this role (holdout = configs); empty = every config of the graph.
     std::vector<int64_t> configs;

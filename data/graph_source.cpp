@@ -33,7 +33,8 @@ void select_config_rows(TileGraph& g, const ConfigRows& sel) {
     Tensor feat(static_cast<int64_t>(rows.size()), kTileConfigDim);
     for (size_t i = 0; i < rows.size(); ++i) {
         std::memcpy(feat.data() + i * kTileConfigDim,
-                    g.config_feat.data() + rows[i] * kTileConfigDim, kTileConfigDim * sizeof(float));
+                    g.config_feat.data() + rows[i] * kTileConfigDim,
+                    kTileConfigDim * sizeof(float));
     }
     g.config_feat = std::move(feat);
     g.config_runtime = pick(g.config_runtime, rows);
@@ -53,7 +54,8 @@ void select_config_rows(LayoutGraph& g, const ConfigRows& sel) {
     g.config_runtime = pick(g.config_runtime, rows);
 }
 
-Tensor select_node_rows(ConstMatrixView feat, std::span<const int64_t> nodes, const std::string& where) {
+Tensor select_node_rows(ConstMatrixView feat, std::span<const int64_t> nodes,
+                        const std::string& where) {
     Tensor out(static_cast<int64_t>(nodes.size()), feat.cols);
     for (size_t i = 0; i < nodes.size(); ++i) {
         SEGRANK_CHECK(nodes[i] >= 0 && nodes[i] < feat.rows, where, ": node_feat row ", nodes[i],
@@ -109,7 +111,8 @@ Tensor GraphSource::load_node_feat_rows(int64_t i, std::span<const int64_t> node
 
 namespace {
 
-// The structure of graph i (either task) with the layout index arrays, for the default range readers.
+// The structure of graph i (either task) with the layout index arrays, for the default range
+// readers.
 LayoutGraph any_structure(const GraphSource& src, int64_t i) {
     if (src.task() == Task::kLayout) return src.load_layout_structure(i);
     LayoutGraph g;
@@ -118,19 +121,21 @@ LayoutGraph any_structure(const GraphSource& src, int64_t i) {
     return g;
 }
 
-void check_range(int64_t begin, int64_t end, int64_t size, const std::string& where, const char* what) {
-    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= size, where, ": ", what, " rows [", begin, ", ", end,
-                  ") out of range [0, ", size, "]");
+void check_range(int64_t begin, int64_t end, int64_t size, const std::string& where,
+                 const char* what) {
+    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= size, where, ": ", what, " rows [", begin,
+                  ", ", end, ") out of range [0, ", size, "]");
 }
 
 }  // namespace
 
-void GraphSource::read_layout_config_rows(int64_t i, std::span<const int64_t> rows, std::span<int8_t> out) const {
-    SEGRANK_CHECK(task() == Task::kLayout, "read_layout_config_rows: the source holds ", collection().name(),
-                  ", not layout graphs");
+void GraphSource::read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
+                                          std::span<int8_t> out) const {
+    SEGRANK_CHECK(task() == Task::kLayout, "read_layout_config_rows: the source holds ",
+                  collection().name(), ", not layout graphs");
     const ConfigTensors t = load_configs(i, ConfigRows::only({rows.begin(), rows.end()}));
-    SEGRANK_CHECK(t.layout_feat.size() == out.size(), "read_layout_config_rows: ", rows.size(), " rows hold ",
-                  t.layout_feat.size(), " values, the buffer ", out.size());
+    SEGRANK_CHECK(t.layout_feat.size() == out.size(), "read_layout_config_rows: ", rows.size(),
+                  " rows hold ", t.layout_feat.size(), " values, the buffer ", out.size());
     std::copy(t.layout_feat.begin(), t.layout_feat.end(), out.begin());
 }
 

@@ -1,6 +1,6 @@
 // GraphSource: one interface over a collection split stored as npz files or as an HDF5 store
-// (DESIGN.md 10), so the trainer's Dataset can list graphs, read structure, and read only the K
-// configuration rows it samples.
+// (docs/files.md#collections-on-disk), so the trainer's Dataset can list graphs, read structure,
+// and read only the K configuration rows it samples.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -36,18 +36,18 @@ struct ConfigRows {
 
 /// The config tensors of selected rows of one graph, without the graph structure.
 struct ConfigTensors {
-    Tensor tile_feat;                             ///< tile: [k, 24] config_feat
-    std::vector<int8_t> layout_feat;              ///< layout: [k, nc, 18] node_config_feat
-    std::vector<int64_t> runtime;                 ///< [k] config_runtime ns
-    std::vector<int64_t> runtime_normalizers;     ///< tile: [k] ns
+    Tensor tile_feat;                          ///< tile: [k, 24] config_feat
+    std::vector<int8_t> layout_feat;           ///< layout: [k, nc, 18] node_config_feat
+    std::vector<int64_t> runtime;              ///< [k] config_runtime ns
+    std::vector<int64_t> runtime_normalizers;  ///< tile: [k] ns
 
     int64_t num_configs() const { return static_cast<int64_t>(runtime.size()); }
 };
 
 /// What a streaming segment builder needs before it reads edges: sizes and the small layout index
-/// arrays (issue 6). Validated by the source like load_*_structure: n > 0 and equal for node_feat and
-/// node_opcode, node_config_ids strictly increasing in [0, n) and non-empty (layout), node_splits
-/// non-decreasing from 0 to n (layout).
+/// arrays (docs/config.md#memory-datastore-and-segments). Validated by the source like
+/// load_*_structure: n > 0 and equal for node_feat and node_opcode, node_config_ids strictly
+/// increasing in [0, n) and non-empty (layout), node_splits non-decreasing from 0 to n (layout).
 struct StructureIndex {
     std::string name;                      ///< graph name (file stem)
     std::filesystem::path source;          ///< the npz the graph came from (GraphInfo::source)
@@ -60,10 +60,10 @@ struct StructureIndex {
 
 /// A collection split: graph i in [0, size()) by name order. Implementations are not thread-safe.
 ///
-/// Partial reads (issue 6): load_configs, load_structure and load_node_feat_rows let a trainer keep
-/// only what one step needs. Sources whose partial_reads() is false (npz: compressed members cannot
-/// be read partially) implement them by loading the whole graph and selecting, so callers should
-/// then load once and keep the graph in memory instead.
+/// Partial reads (docs/config.md#memory-datastore-and-segments): load_configs, load_structure and
+/// load_node_feat_rows let a trainer keep only what one step needs. Sources whose partial_reads()
+/// is false (npz: compressed members cannot be read partially) implement them by loading the whole
+/// graph and selecting, so callers should then load once and keep the graph in memory instead.
 class GraphSource {
 public:
     virtual ~GraphSource() = default;
@@ -88,25 +88,26 @@ public:
     virtual ConfigTensors load_configs(int64_t i, const ConfigRows& rows) const;
     /// Layout graph i's node_config_feat rows `rows` (in that order, repeats allowed) written into
     /// `out` ([rows.size(), nc, 18]), so a caller can reuse one buffer for every chunk. Values are
-    /// checked as by load_configs. Throws segrank::Error for a tile source, a size mismatch, a row out
-    /// of range or a bad value. Default: load_configs and copy.
-    virtual void read_layout_config_rows(int64_t i, std::span<const int64_t> rows, std::span<int8_t> out) const;
+    /// checked as by load_configs. Throws segrank::Error for a tile source, a size mismatch, a row
+    /// out of range or a bad value. Default: load_configs and copy.
+    virtual void read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
+                                         std::span<int8_t> out) const;
     /// Runtimes (and tile normalizers) of every config of graph i; feature tensors left empty.
     virtual ConfigTensors load_labels(int64_t i) const;
-    /// Graph i without node features and config rows: node_feat is [0, 140]; opcodes, edges (and for
-    /// layout node_config_ids, node_splits) are filled. Structure invariants are validated; node
-    /// features are checked when read.
+    /// Graph i without node features and config rows: node_feat is [0, 140]; opcodes, edges (and
+    /// for layout node_config_ids, node_splits) are filled. Structure invariants are validated;
+    /// node features are checked when read.
     virtual TileGraph load_tile_structure(int64_t i) const;
     virtual LayoutGraph load_layout_structure(int64_t i) const;
-    /// Raw node_feat rows `nodes` of graph i ([nodes.size(), 140], in the order given, repeats allowed).
-    /// Throws segrank::Error naming the source when a node is out of range.
+    /// Raw node_feat rows `nodes` of graph i ([nodes.size(), 140], in the order given, repeats
+    /// allowed). Throws segrank::Error naming the source when a node is out of range.
     virtual Tensor load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const;
     /// Sizes, node_config_ids and node_splits of graph i without edges or opcodes. Default: from
     /// load_*_structure.
     virtual StructureIndex load_structure_index(int64_t i) const;
-    /// Rows [begin, end) of graph i's edge_index as [end - begin, 2] row-major (u, v): u consumes v.
-    /// Ids are not range-checked here (the caller checks them against n). Throws segrank::Error naming
-    /// the source when the range leaves [0, m]. Default: from load_*_structure.
+    /// Rows [begin, end) of graph i's edge_index as [end - begin, 2] row-major (u, v): u consumes
+    /// v. Ids are not range-checked here (the caller checks them against n). Throws segrank::Error
+    /// naming the source when the range leaves [0, m]. Default: from load_*_structure.
     virtual std::vector<int64_t> load_edge_range(int64_t i, int64_t begin, int64_t end) const;
     /// node_opcode[begin, end) of graph i, each checked to be in [0, kNumOpcodes). Throws
     /// segrank::Error naming the source for a range outside [0, n] or a bad opcode. Default: from
@@ -137,6 +138,7 @@ void select_config_rows(TileGraph& g, const ConfigRows& rows);
 void select_config_rows(LayoutGraph& g, const ConfigRows& rows);
 
 /// Copies rows `nodes` of a [n, F] feature matrix (throws naming `where` for a node out of range).
-Tensor select_node_rows(ConstMatrixView feat, std::span<const int64_t> nodes, const std::string& where);
+Tensor select_node_rows(ConstMatrixView feat, std::span<const int64_t> nodes,
+                        const std::string& where);
 
 }  // namespace segrank

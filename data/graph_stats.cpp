@@ -85,8 +85,8 @@ CollectionStats compute_stats(const GraphSource& src, const std::string& where) 
 
 Json to_json(const CollectionStats& s) {
     // The counts of a graph or of the collection total, in the order of GraphStats.
-    auto add_counts = [](Json& o, int64_t n, int64_t m, int64_t c, int64_t nc, int64_t dup, int64_t mn, double med,
-                         int64_t mx) {
+    auto add_counts = [](Json& o, int64_t n, int64_t m, int64_t c, int64_t nc, int64_t dup,
+                         int64_t mn, double med, int64_t mx) {
         o["nodes"] = n;
         o["edges"] = m;
         o["configs"] = c;
@@ -102,8 +102,8 @@ Json to_json(const CollectionStats& s) {
     Json per_graph = Json::array();
     for (const auto& g : s.per_graph) {
         Json o = {{"name", g.name}};
-        add_counts(o, g.nodes, g.edges, g.configs, g.config_nodes, g.duplicate_configs, g.runtime_min,
-                   g.runtime_median, g.runtime_max);
+        add_counts(o, g.nodes, g.edges, g.configs, g.config_nodes, g.duplicate_configs,
+                   g.runtime_min, g.runtime_median, g.runtime_max);
         per_graph.push_back(std::move(o));
     }
     out["per_graph"] = std::move(per_graph);

@@ -17,10 +17,11 @@ struct GraphStats {
     int64_t nodes = 0;
     int64_t edges = 0;
     int64_t configs = 0;
-    int64_t config_nodes = 0;       ///< layout nc; 0 for tile
-    int64_t duplicate_configs = 0;  ///< configs minus distinct config rows (tile) / matrices (layout)
+    int64_t config_nodes = 0;  ///< layout nc; 0 for tile
+    int64_t duplicate_configs =
+        0;  ///< configs minus distinct config rows (tile) / matrices (layout)
     int64_t runtime_min = 0;
-    double runtime_median = 0;      ///< mean of the two middle values for even counts
+    double runtime_median = 0;  ///< mean of the two middle values for even counts
     int64_t runtime_max = 0;
 };
 

@@ -1,11 +1,13 @@
-// HDF5 graph store writer and reader (DESIGN.md 10); schema documented in graph_store.h.
+// HDF5 graph store writer and reader (docs/files.md#hdf5-store); schema documented in
+// graph_store.h.
 #include "data/graph_store.h"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <unistd.h>
 
 #include "gnn/core/check.h"
 
@@ -31,7 +33,8 @@ bool is_hdf5_file(const std::filesystem::path& path) {
 std::vector<std::filesystem::path> list_graph_stores(const std::filesystem::path& dir) {
     std::vector<std::filesystem::path> stores;
     for (const auto& e : std::filesystem::directory_iterator(dir))
-        if (e.is_regular_file() && e.path().extension() == ".h5" && is_hdf5_file(e.path())) stores.push_back(e.path());
+        if (e.is_regular_file() && e.path().extension() == ".h5" && is_hdf5_file(e.path()))
+            stores.push_back(e.path());
     std::sort(stores.begin(), stores.end());
     return stores;
 }
@@ -41,10 +44,7 @@ std::vector<std::filesystem::path> list_graph_stores(const std::filesystem::path
 
 GraphStoreWriter::GraphStoreWriter(const std::filesystem::path& path, const CollectionId& id,
                                    const std::filesystem::path& source_dir, GraphStoreOptions opt)
-    : path_(path),
-      out_(path),
-      id_(id),
-      opt_(opt) {
+    : path_(path), out_(path), id_(id), opt_(opt) {
     SEGRANK_CHECK(opt.chunk_bytes > 0 && opt.deflate_level >= 0 && opt.deflate_level <= 9,
                   path.string(), ": bad store options (chunk_bytes > 0, deflate 0..9)");
     file_ = std::make_unique<H5File>(H5File::create(out_.temp_path()));
@@ -77,9 +77,9 @@ H5Group GraphStoreWriter::begin_graph(const GraphStructure& g, Task task, int64_
     SEGRANK_CHECK(!finished_, path_.string(), ": store already finished");
     SEGRANK_CHECK(task == id_.task, path_.string(), ": graph '", g.name, "' is a ", to_string(task),
                   " graph but the store holds ", id_.name());
-    SEGRANK_CHECK(!g.name.empty() && g.name.find('/') == std::string::npos && g.name != "." &&
-                      g.name != "..",
-                  path_.string(), ": graph name '", g.name, "' is not a valid HDF5 group name");
+    SEGRANK_CHECK(
+        !g.name.empty() && g.name.find('/') == std::string::npos && g.name != "." && g.name != "..",
+        path_.string(), ": graph name '", g.name, "' is not a valid HDF5 group name");
     H5Group graphs = file_->root().open_group("graphs");
     SEGRANK_CHECK(!graphs.has(g.name), path_.string(), ": duplicate graph name '", g.name, "'");
     H5Group gg = graphs.create_group(g.name);
@@ -175,24 +175,27 @@ GraphInfo GraphStore::info(int64_t i) const {
     info.num_edges = need("num_edges");
     info.num_configs = need("num_configs");
     info.num_config_nodes = need("num_config_nodes");
-    // The attributes size every chunked read; a store edited by hand must not disagree with its data.
+    // The attributes size every chunked read; a store edited by hand must not disagree with its
+    // data.
     auto rows_of_dataset = [&](const char* name) {
         const auto shape = gg.open_dataset(name).shape();
         return shape.empty() ? int64_t{0} : shape[0];
     };
     auto agree = [&](const char* attr, int64_t value, const char* dataset) {
         const int64_t rows = rows_of_dataset(dataset);
-        SEGRANK_CHECK(rows == value, gg.where(), ": attribute ", attr, " = ", value, " but ", dataset, " has ", rows,
-                      " rows");
+        SEGRANK_CHECK(rows == value, gg.where(), ": attribute ", attr, " = ", value, " but ",
+                      dataset, " has ", rows, " rows");
     };
     agree("num_nodes", info.num_nodes, "node_feat");
     agree("num_edges", info.num_edges, "edge_index");
     agree("num_configs", info.num_configs, "config_runtime");
-    if (id_.task == Task::kLayout) agree("num_config_nodes", info.num_config_nodes, "node_config_ids");
+    if (id_.task == Task::kLayout)
+        agree("num_config_nodes", info.num_config_nodes, "node_config_ids");
     return info;
 }
 
-void GraphStore::load_structure(const H5Group& gg, int64_t i, GraphStructure& g, bool node_feat) const {
+void GraphStore::load_structure(const H5Group& gg, int64_t i, GraphStructure& g,
+                                bool node_feat) const {
     g.name = names_[static_cast<size_t>(i)];
     g.source = gg.attr_string("source_file").value_or(path().string());
     const H5Dataset nf = gg.open_dataset("node_feat");
@@ -262,7 +265,7 @@ LayoutGraph GraphStore::load_layout(int64_t i, const ConfigRows& rows) const {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Partial reads (issue 6): structure without node_feat, config rows only, node_feat rows only.
+// Partial reads: structure without node_feat, config rows only, node_feat rows only.
 
 namespace {
 
@@ -278,8 +281,9 @@ void check_structure_only(const GraphStructure& g, int64_t n_expected, const std
     }
     SEGRANK_CHECK(g.edge_index.size() % 2 == 0, where, "/edge_index: expected shape (m, 2)");
     for (size_t e = 0; e < g.edge_index.size(); ++e)
-        SEGRANK_CHECK(g.edge_index[e] >= 0 && g.edge_index[e] < n, where, "/edge_index: row ", e / 2,
-                      " column ", e % 2, " value ", g.edge_index[e], " out of range [0, ", n, ")");
+        SEGRANK_CHECK(g.edge_index[e] >= 0 && g.edge_index[e] < n, where, "/edge_index: row ",
+                      e / 2, " column ", e % 2, " value ", g.edge_index[e], " out of range [0, ", n,
+                      ")");
 }
 
 }  // namespace
@@ -290,18 +294,21 @@ ConfigTensors GraphStore::load_configs(int64_t i, const ConfigRows& rows) const 
     if (id_.task == Task::kTile) {
         const H5Dataset cf = gg.open_dataset("config_feat");
         const auto s = cf.shape();
-        SEGRANK_CHECK(s.size() == 2 && s[1] == kTileConfigDim, cf.where(), ": expected shape (c, 24)");
+        SEGRANK_CHECK(s.size() == 2 && s[1] == kTileConfigDim, cf.where(),
+                      ": expected shape (c, 24)");
         const std::vector<float> feat = rows_of<float>(cf, rows);
         t.tile_feat = Tensor(static_cast<int64_t>(feat.size() / kTileConfigDim), kTileConfigDim);
         std::copy(feat.begin(), feat.end(), t.tile_feat.data());
         for (int64_t k = 0; k < t.tile_feat.size(); ++k)
-            SEGRANK_CHECK(std::isfinite(t.tile_feat[k]), cf.where(), ": non-finite value in selected row ",
-                          k / kTileConfigDim);
-        t.runtime_normalizers = rows_of<int64_t>(gg.open_dataset("config_runtime_normalizers"), rows);
+            SEGRANK_CHECK(std::isfinite(t.tile_feat[k]), cf.where(),
+                          ": non-finite value in selected row ", k / kTileConfigDim);
+        t.runtime_normalizers =
+            rows_of<int64_t>(gg.open_dataset("config_runtime_normalizers"), rows);
     } else {
         const H5Dataset cf = gg.open_dataset("node_config_feat");
         const auto s = cf.shape();
-        SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(), ": expected shape (c, nc, 18)");
+        SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(),
+                      ": expected shape (c, nc, 18)");
         t.layout_feat = rows_of<int8_t>(cf, rows);
         for (size_t k = 0; k < t.layout_feat.size(); ++k)
             SEGRANK_CHECK(t.layout_feat[k] >= -1 && t.layout_feat[k] <= 5, cf.where(), ": value ",
@@ -315,16 +322,20 @@ ConfigTensors GraphStore::load_configs(int64_t i, const ConfigRows& rows) const 
     return t;
 }
 
-void GraphStore::read_layout_config_rows(int64_t i, std::span<const int64_t> rows, std::span<int8_t> out) const {
-    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(), ", not layout graphs");
+void GraphStore::read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
+                                         std::span<int8_t> out) const {
+    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(),
+                  ", not layout graphs");
     const H5Group gg = graph_group(i);
     const H5Dataset cf = gg.open_dataset("node_config_feat");
     const auto s = cf.shape();
-    SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(), ": expected shape (c, nc, 18)");
+    SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(),
+                  ": expected shape (c, nc, 18)");
     cf.read_rows<int8_t>(rows, out);
     for (size_t k = 0; k < out.size(); ++k)
         SEGRANK_CHECK(out[k] >= -1 && out[k] <= 5, cf.where(), ": value ", int(out[k]),
-                      " out of range [-1, 5] in selected row ", k / static_cast<size_t>(s[1] * kLayoutConfigDim));
+                      " out of range [-1, 5] in selected row ",
+                      k / static_cast<size_t>(s[1] * kLayoutConfigDim));
 }
 
 ConfigTensors GraphStore::load_labels(int64_t i) const {
@@ -333,17 +344,19 @@ ConfigTensors GraphStore::load_labels(int64_t i) const {
     t.runtime = gg.open_dataset("config_runtime").read<int64_t>();
     if (id_.task == Task::kTile)
         t.runtime_normalizers = gg.open_dataset("config_runtime_normalizers").read<int64_t>();
-    SEGRANK_CHECK(t.runtime_normalizers.empty() || t.runtime_normalizers.size() == t.runtime.size(), gg.where(),
-                  ": config_runtime_normalizers has ", t.runtime_normalizers.size(), " entries, config_runtime ",
-                  t.runtime.size());
+    SEGRANK_CHECK(t.runtime_normalizers.empty() || t.runtime_normalizers.size() == t.runtime.size(),
+                  gg.where(), ": config_runtime_normalizers has ", t.runtime_normalizers.size(),
+                  " entries, config_runtime ", t.runtime.size());
     for (size_t k = 0; k < t.runtime.size(); ++k)
-        SEGRANK_CHECK(t.runtime[k] >= 0 && (t.runtime_normalizers.empty() || t.runtime_normalizers[k] > 0),
-                      gg.where(), ": config ", k, ": negative runtime or normalizer <= 0");
+        SEGRANK_CHECK(
+            t.runtime[k] >= 0 && (t.runtime_normalizers.empty() || t.runtime_normalizers[k] > 0),
+            gg.where(), ": config ", k, ": negative runtime or normalizer <= 0");
     return t;
 }
 
 TileGraph GraphStore::load_tile_structure(int64_t i) const {
-    SEGRANK_CHECK(id_.task == Task::kTile, path().string(), ": store holds ", id_.name(), ", not tile graphs");
+    SEGRANK_CHECK(id_.task == Task::kTile, path().string(), ": store holds ", id_.name(),
+                  ", not tile graphs");
     const H5Group gg = graph_group(i);
     TileGraph g;
     load_structure(gg, i, g, /*node_feat=*/false);
@@ -361,14 +374,16 @@ int64_t edge_rows(const H5Dataset& ei) {
     return es[0];
 }
 
-// node_config_ids (strictly increasing in [0, n), non-empty) and node_splits (0 .. n, non-decreasing)
-// of a layout graph group, checked.
-void read_layout_index(const H5Group& gg, int64_t n, std::vector<int64_t>& ids, std::vector<int64_t>& splits) {
+// node_config_ids (strictly increasing in [0, n), non-empty) and node_splits (0 .. n,
+// non-decreasing) of a layout graph group, checked.
+void read_layout_index(const H5Group& gg, int64_t n, std::vector<int64_t>& ids,
+                       std::vector<int64_t>& splits) {
     ids = gg.open_dataset("node_config_ids").read<int64_t>();
     splits = gg.open_dataset("node_splits").read<int64_t>();
     for (size_t k = 0; k < ids.size(); ++k)
         SEGRANK_CHECK(ids[k] >= 0 && ids[k] < n && (k == 0 || ids[k] > ids[k - 1]), gg.where(),
-                      "/node_config_ids: index ", k, " value ", ids[k], " not strictly increasing in [0, ", n, ")");
+                      "/node_config_ids: index ", k, " value ", ids[k],
+                      " not strictly increasing in [0, ", n, ")");
     SEGRANK_CHECK(!ids.empty(), gg.where(), "/node_config_ids: no configurable nodes");
     SEGRANK_CHECK(!splits.empty() && splits.front() == 0 && splits.back() == n &&
                       std::is_sorted(splits.begin(), splits.end()),
@@ -385,11 +400,13 @@ StructureIndex GraphStore::load_structure_index(int64_t i) const {
     x.where = gg.where();
     const H5Dataset nf = gg.open_dataset("node_feat");
     const auto fs = nf.shape();
-    SEGRANK_CHECK(fs.size() == 2 && fs[1] == kNodeFeatDim, nf.where(), ": expected shape (n, ", kNodeFeatDim, ")");
+    SEGRANK_CHECK(fs.size() == 2 && fs[1] == kNodeFeatDim, nf.where(), ": expected shape (n, ",
+                  kNodeFeatDim, ")");
     const H5Dataset op = gg.open_dataset("node_opcode");
     const auto os = op.shape();
-    SEGRANK_CHECK(os.size() == 1 && os[0] == fs[0] && fs[0] > 0, gg.where(), ": node_opcode has shape (",
-                  os.empty() ? -1 : os[0], "), node_feat has ", fs[0], " rows (expected equal and > 0)");
+    SEGRANK_CHECK(os.size() == 1 && os[0] == fs[0] && fs[0] > 0, gg.where(),
+                  ": node_opcode has shape (", os.empty() ? -1 : os[0], "), node_feat has ", fs[0],
+                  " rows (expected equal and > 0)");
     const H5Dataset ei = gg.open_dataset("edge_index");
     const int64_t m = edge_rows(ei);
     x.num_nodes = fs[0];
@@ -416,18 +433,20 @@ std::vector<int32_t> GraphStore::load_opcode_range(int64_t i, int64_t begin, int
     const H5Dataset op = gg.open_dataset("node_opcode");
     const auto os = op.shape();
     SEGRANK_CHECK(os.size() == 1, op.where(), ": expected shape (n,)");
-    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= os[0], op.where(), ": rows [", begin, ", ", end,
-                  ") out of range [0, ", os[0], "]");
+    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= os[0], op.where(), ": rows [", begin, ", ",
+                  end, ") out of range [0, ", os[0], "]");
     std::vector<int32_t> out(static_cast<size_t>(end - begin));
     if (end > begin) op.read_range<int32_t>(begin, end - begin, out);
     for (size_t k = 0; k < out.size(); ++k)
-        SEGRANK_CHECK(out[k] >= 0 && out[k] < kNumOpcodes, op.where(), ": index ", begin + static_cast<int64_t>(k),
-                      " value ", out[k], " out of range [0, ", kNumOpcodes - 1, "]");
+        SEGRANK_CHECK(out[k] >= 0 && out[k] < kNumOpcodes, op.where(), ": index ",
+                      begin + static_cast<int64_t>(k), " value ", out[k], " out of range [0, ",
+                      kNumOpcodes - 1, "]");
     return out;
 }
 
 LayoutGraph GraphStore::load_layout_structure(int64_t i) const {
-    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(), ", not layout graphs");
+    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(),
+                  ", not layout graphs");
     const H5Group gg = graph_group(i);
     LayoutGraph g;
     load_structure(gg, i, g, /*node_feat=*/false);
@@ -440,7 +459,8 @@ Tensor GraphStore::load_node_feat_rows(int64_t i, std::span<const int64_t> nodes
     const H5Group gg = graph_group(i);
     const H5Dataset nf = gg.open_dataset("node_feat");
     const auto s = nf.shape();
-    SEGRANK_CHECK(s.size() == 2 && s[1] == kNodeFeatDim, nf.where(), ": expected shape (n, ", kNodeFeatDim, ")");
+    SEGRANK_CHECK(s.size() == 2 && s[1] == kNodeFeatDim, nf.where(), ": expected shape (n, ",
+                  kNodeFeatDim, ")");
     Tensor out(static_cast<int64_t>(nodes.size()), kNodeFeatDim);
     nf.read_rows<float>(nodes, out.span());
     for (int64_t k = 0; k < out.size(); ++k)

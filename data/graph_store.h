@@ -1,4 +1,4 @@
-// HDF5 graph store (DESIGN.md 10): one file per collection split, readable by h5py.
+// HDF5 graph store (docs/files.md#hdf5-store): one file per collection split, readable by h5py.
 //
 // Schema (format_version 1):
 //   /                      attrs: format = "segrank-graph-store", format_version = 1,
@@ -37,8 +37,9 @@ struct GraphStoreOptions {
     int deflate_level = 4;            ///< 0 = no compression, 1..9 = shuffle + deflate
 };
 
-/// Writes a store to `<path>.tmp-<pid>` and commits it onto `path` in finish() (util/atomic_file.h);
-/// destroying an unfinished writer removes the temporary file (no partial stores).
+/// Writes a store to `<path>.tmp-<pid>` and commits it onto `path` in finish()
+/// (util/atomic_file.h); destroying an unfinished writer removes the temporary file (no partial
+/// stores).
 class GraphStoreWriter {
 public:
     GraphStoreWriter(const std::filesystem::path& path, const CollectionId& id,
@@ -87,7 +88,8 @@ public:
     ConfigTensors load_configs(int64_t i, const ConfigRows& rows) const override;
     ConfigTensors load_labels(int64_t i) const override;
     /// Reads the rows' chunks straight into `out`.
-    void read_layout_config_rows(int64_t i, std::span<const int64_t> rows, std::span<int8_t> out) const override;
+    void read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
+                                 std::span<int8_t> out) const override;
     TileGraph load_tile_structure(int64_t i) const override;
     LayoutGraph load_layout_structure(int64_t i) const override;
     /// Reads only `nodes` of node_feat (hyperslab selection); non-finite values are refused,
@@ -109,7 +111,8 @@ public:
 
 private:
     H5Group graph_group(int64_t i) const;
-    void load_structure(const H5Group& gg, int64_t i, GraphStructure& g, bool node_feat = true) const;
+    void load_structure(const H5Group& gg, int64_t i, GraphStructure& g,
+                        bool node_feat = true) const;
 
     H5File file_;
     CollectionId id_;
@@ -120,9 +123,9 @@ private:
 /// True when `path` looks like an HDF5 file (by its 8-byte signature).
 bool is_hdf5_file(const std::filesystem::path& path);
 
-/// The HDF5 graph stores in `dir` (a folder written by `segrank pack`): regular `*.h5` files with the
-/// HDF5 signature, sorted by path; empty when there are none. Throws std::filesystem errors if `dir`
-/// cannot be listed.
+/// The HDF5 graph stores in `dir` (a folder written by `segrank pack`): regular `*.h5` files with
+/// the HDF5 signature, sorted by path; empty when there are none. Throws std::filesystem errors if
+/// `dir` cannot be listed.
 std::vector<std::filesystem::path> list_graph_stores(const std::filesystem::path& dir);
 
 }  // namespace segrank

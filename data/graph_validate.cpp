@@ -1,5 +1,5 @@
-// validate() of the typed graph records (DATA_FORMATS.md 2): every message names the source, the
-// key, the offending index and value.
+// validate() of the typed graph records (docs/files.md#keys-and-dtypes): every message names the
+// source, the key, the offending index and value.
 #include <cmath>
 #include <string>
 
@@ -18,8 +18,8 @@ void validate_structure(const GraphStructure& g, const std::string& where) {
     SEGRANK_CHECK(n > 0, at_key(where, "node_opcode"), ": empty graph (0 nodes)");
     SEGRANK_CHECK(g.node_feat.rows() == n && g.node_feat.cols() == kNodeFeatDim,
                   at_key(where, "node_feat"), ": shape (", g.node_feat.rows(), ", ",
-                  g.node_feat.cols(), ") disagrees with node_opcode (", n, ",): expected (", n, ", ",
-                  kNodeFeatDim, ")");
+                  g.node_feat.cols(), ") disagrees with node_opcode (", n, ",): expected (", n,
+                  ", ", kNodeFeatDim, ")");
     const float* f = g.node_feat.data();
     for (int64_t i = 0; i < g.node_feat.size(); ++i) {
         SEGRANK_CHECK(std::isfinite(f[i]), at_key(where, "node_feat"), ": non-finite value ", f[i],
@@ -66,13 +66,14 @@ void validate(const TileGraph& g, LabelPolicy labels, const std::string& where) 
                   g.config_runtime_normalizers.size(), " disagrees with config_runtime (", c, ")");
     const float* f = g.config_feat.data();
     for (int64_t i = 0; i < g.config_feat.size(); ++i) {
-        SEGRANK_CHECK(std::isfinite(f[i]), at_key(where, "config_feat"), ": non-finite value ", f[i],
-                      " at [", i / kTileConfigDim, ", ", i % kTileConfigDim, "]");
+        SEGRANK_CHECK(std::isfinite(f[i]), at_key(where, "config_feat"), ": non-finite value ",
+                      f[i], " at [", i / kTileConfigDim, ", ", i % kTileConfigDim, "]");
     }
     validate_runtimes(g.config_runtime, labels, where, "config_runtime");
     for (size_t i = 0; i < g.config_runtime_normalizers.size(); ++i) {
-        SEGRANK_CHECK(g.config_runtime_normalizers[i] > 0, at_key(where, "config_runtime_normalizers"),
-                      ": index ", i, " value ", g.config_runtime_normalizers[i], " must be > 0 ns");
+        SEGRANK_CHECK(g.config_runtime_normalizers[i] > 0,
+                      at_key(where, "config_runtime_normalizers"), ": index ", i, " value ",
+                      g.config_runtime_normalizers[i], " must be > 0 ns");
     }
 }
 

@@ -1,4 +1,4 @@
-// HDF5 C API boundary (STYLE.md 3.8.4): the only <hdf5.h> includer; negative returns become
+// HDF5 C API boundary (docs/style.md#errors): the only <hdf5.h> includer; negative returns become
 // segrank::Error with the file, the object path and HDF5's innermost error description.
 #include "data/h5_file.h"
 
@@ -50,7 +50,8 @@ std::string h5_detail() {
         const size_t b = m + tag.size();
         const size_t e = s.find('\'', b);
         const size_t colon = s.find(':');
-        const std::string op = colon != std::string::npos && colon < m ? s.substr(0, colon) : "I/O failed";
+        const std::string op =
+            colon != std::string::npos && colon < m ? s.substr(0, colon) : "I/O failed";
         s = op + ": " + s.substr(b, e == std::string::npos ? std::string::npos : e - b);
     }
     for (char& c : s)
@@ -67,24 +68,36 @@ R h5_check(R r, const std::string& where, const char* what) {
 
 hid_t mem_type(H5Type t) {
     switch (t) {
-        case H5Type::kF32: return H5T_NATIVE_FLOAT;
-        case H5Type::kF64: return H5T_NATIVE_DOUBLE;
-        case H5Type::kI64: return H5T_NATIVE_INT64;
-        case H5Type::kI32: return H5T_NATIVE_INT32;
-        case H5Type::kI8: return H5T_NATIVE_INT8;
-        case H5Type::kU8: return H5T_NATIVE_UINT8;
+        case H5Type::kF32:
+            return H5T_NATIVE_FLOAT;
+        case H5Type::kF64:
+            return H5T_NATIVE_DOUBLE;
+        case H5Type::kI64:
+            return H5T_NATIVE_INT64;
+        case H5Type::kI32:
+            return H5T_NATIVE_INT32;
+        case H5Type::kI8:
+            return H5T_NATIVE_INT8;
+        case H5Type::kU8:
+            return H5T_NATIVE_UINT8;
     }
     return -1;
 }
 
 hid_t file_type(H5Type t) {
     switch (t) {
-        case H5Type::kF32: return H5T_IEEE_F32LE;
-        case H5Type::kF64: return H5T_IEEE_F64LE;
-        case H5Type::kI64: return H5T_STD_I64LE;
-        case H5Type::kI32: return H5T_STD_I32LE;
-        case H5Type::kI8: return H5T_STD_I8LE;
-        case H5Type::kU8: return H5T_STD_U8LE;
+        case H5Type::kF32:
+            return H5T_IEEE_F32LE;
+        case H5Type::kF64:
+            return H5T_IEEE_F64LE;
+        case H5Type::kI64:
+            return H5T_STD_I64LE;
+        case H5Type::kI32:
+            return H5T_STD_I32LE;
+        case H5Type::kI8:
+            return H5T_STD_I8LE;
+        case H5Type::kU8:
+            return H5T_STD_U8LE;
     }
     return -1;
 }
@@ -93,24 +106,36 @@ bool is_integer(H5Type t) { return t != H5Type::kF32 && t != H5Type::kF64; }
 
 const char* type_name(H5Type t) {
     switch (t) {
-        case H5Type::kF32: return "float32";
-        case H5Type::kF64: return "float64";
-        case H5Type::kI64: return "int64";
-        case H5Type::kI32: return "int32";
-        case H5Type::kI8: return "int8";
-        case H5Type::kU8: return "uint8";
+        case H5Type::kF32:
+            return "float32";
+        case H5Type::kF64:
+            return "float64";
+        case H5Type::kI64:
+            return "int64";
+        case H5Type::kI32:
+            return "int32";
+        case H5Type::kI8:
+            return "int8";
+        case H5Type::kU8:
+            return "uint8";
     }
     return "?";
 }
 
 size_t type_size(H5Type t) {
     switch (t) {
-        case H5Type::kF32: return 4;
-        case H5Type::kF64: return 8;
-        case H5Type::kI64: return 8;
-        case H5Type::kI32: return 4;
-        case H5Type::kI8: return 1;
-        case H5Type::kU8: return 1;
+        case H5Type::kF32:
+            return 4;
+        case H5Type::kF64:
+            return 8;
+        case H5Type::kI64:
+            return 8;
+        case H5Type::kI32:
+            return 4;
+        case H5Type::kI8:
+            return 1;
+        case H5Type::kU8:
+            return 1;
     }
     return 0;
 }
@@ -160,9 +185,9 @@ void H5Object::set_attr(const std::string& name, const std::string& value) {
     h5_check(H5Tset_size(type.get(), H5T_VARIABLE), where_, "H5Tset_size");
     h5_check(H5Tset_cset(type.get(), H5T_CSET_UTF8), where_, "H5Tset_cset");
     H5Handle space(h5_check(H5Screate(H5S_SCALAR), where_, "H5Screate"));
-    H5Handle a(h5_check(H5Acreate2(id(), name.c_str(), type.get(), space.get(), H5P_DEFAULT,
-                                   H5P_DEFAULT),
-                        where_ + " attribute '" + name + "'", "H5Acreate2"));
+    H5Handle a(
+        h5_check(H5Acreate2(id(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                 where_ + " attribute '" + name + "'", "H5Acreate2"));
     const char* p = value.c_str();
     h5_check(H5Awrite(a.get(), type.get(), &p), where_ + " attribute '" + name + "'", "H5Awrite");
 }
@@ -170,9 +195,9 @@ void H5Object::set_attr(const std::string& name, const std::string& value) {
 void H5Object::set_attr(const std::string& name, int64_t value) {
     if (has_attr(name)) h5_check(H5Adelete(id(), name.c_str()), where_, "H5Adelete");
     H5Handle space(h5_check(H5Screate(H5S_SCALAR), where_, "H5Screate"));
-    H5Handle a(h5_check(H5Acreate2(id(), name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT,
-                                   H5P_DEFAULT),
-                        where_ + " attribute '" + name + "'", "H5Acreate2"));
+    H5Handle a(h5_check(
+        H5Acreate2(id(), name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+        where_ + " attribute '" + name + "'", "H5Acreate2"));
     h5_check(H5Awrite(a.get(), H5T_NATIVE_INT64, &value), where_ + " attribute '" + name + "'",
              "H5Awrite");
 }
@@ -261,7 +286,8 @@ int64_t H5Dataset::stored_elements() const {
     int64_t n = 1;
     uint64_t bytes = 0;
     for (int64_t d : dims)
-        SEGRANK_CHECK(d >= 0 && !__builtin_mul_overflow(n, d, &n), where_, ": shape overflows 64 bits");
+        SEGRANK_CHECK(d >= 0 && !__builtin_mul_overflow(n, d, &n), where_,
+                      ": shape overflows 64 bits");
     SEGRANK_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(n), es, &bytes), where_,
                   ": shape overflows 64 bits");
     if (n == 0) return 0;
@@ -279,7 +305,8 @@ int64_t H5Dataset::stored_elements() const {
         size_t nvalues = 0;
         const H5Z_filter_t fid = H5Pget_filter2(plist.get(), static_cast<unsigned>(f), &flags,
                                                 &nvalues, nullptr, 0, nullptr, nullptr);
-        deflate_only &= fid == H5Z_FILTER_DEFLATE || fid == H5Z_FILTER_SHUFFLE || fid == H5Z_FILTER_FLETCHER32;
+        deflate_only &=
+            fid == H5Z_FILTER_DEFLATE || fid == H5Z_FILTER_SHUFFLE || fid == H5Z_FILTER_FLETCHER32;
     }
     if (H5Pget_layout(plist.get()) == H5D_CHUNKED) {
         std::vector<hsize_t> chunk(dims.size());
@@ -287,8 +314,10 @@ int64_t H5Dataset::stored_elements() const {
                  "H5Pget_chunk");
         uint64_t expected = 1;
         for (size_t d = 0; d < dims.size(); ++d) {
-            const uint64_t per_dim = chunk[d] ? (static_cast<uint64_t>(dims[d]) + chunk[d] - 1) / chunk[d] : 1;
-            SEGRANK_CHECK(!__builtin_mul_overflow(expected, per_dim, &expected), where_, ": chunk count overflows 64 bits");
+            const uint64_t per_dim =
+                chunk[d] ? (static_cast<uint64_t>(dims[d]) + chunk[d] - 1) / chunk[d] : 1;
+            SEGRANK_CHECK(!__builtin_mul_overflow(expected, per_dim, &expected), where_,
+                          ": chunk count overflows 64 bits");
         }
         H5Handle space(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
         hsize_t have = 0;
@@ -297,11 +326,12 @@ int64_t H5Dataset::stored_elements() const {
                       " chunks (the others were never written and would read as fill values)");
     }
     if (nfilters == 0) {
-        SEGRANK_CHECK(stored >= bytes, where_, ": shape needs ", bytes, " bytes but the file stores ",
-                      stored, " (unwritten or truncated dataset)");
+        SEGRANK_CHECK(stored >= bytes, where_, ": shape needs ", bytes,
+                      " bytes but the file stores ", stored, " (unwritten or truncated dataset)");
     } else if (deflate_only) {
-        SEGRANK_CHECK(bytes / 1032 <= stored, where_, ": shape needs ", bytes, " bytes, more than 1032 times the ",
-                      stored, " compressed bytes stored (deflate's maximum ratio)");
+        SEGRANK_CHECK(bytes / 1032 <= stored, where_, ": shape needs ", bytes,
+                      " bytes, more than 1032 times the ", stored,
+                      " compressed bytes stored (deflate's maximum ratio)");
     }
     return n;
 }
@@ -326,28 +356,28 @@ void H5Dataset::read_range_impl(H5Type t, int64_t begin, int64_t count, void* ou
     check_readable_as(t);
     const auto dims = shape();
     SEGRANK_CHECK(!dims.empty(), where_, ": row range read from a scalar dataset");
-    SEGRANK_CHECK(begin >= 0 && count >= 0 && begin + count <= dims[0], where_, ": rows [", begin, ", ",
-                  begin + count, ") out of range [0, ", dims[0], ")");
+    SEGRANK_CHECK(begin >= 0 && count >= 0 && begin + count <= dims[0], where_, ": rows [", begin,
+                  ", ", begin + count, ") out of range [0, ", dims[0], ")");
     const int64_t row = row_elements();
-    SEGRANK_CHECK(static_cast<int64_t>(n) == count * row, where_, ": destination has ", n, " elements, ", count,
-                  " rows need ", count * row);
+    SEGRANK_CHECK(static_cast<int64_t>(n) == count * row, where_, ": destination has ", n,
+                  " elements, ", count, " rows need ", count * row);
     if (count == 0 || row == 0) return;
     H5Handle fspace(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
     std::vector<hsize_t> start(dims.size(), 0), cnt(dims.begin(), dims.end());
     start[0] = static_cast<hsize_t>(begin);
     cnt[0] = static_cast<hsize_t>(count);
-    h5_check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, cnt.data(), nullptr), where_,
-             "H5Sselect_hyperslab");
+    h5_check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, cnt.data(),
+                                 nullptr),
+             where_, "H5Sselect_hyperslab");
     // The memory space has the selection's shape: with a flat one HDF5 maps every element to its
     // chunk one by one (H5S_select_iterate), 30x slower on [c, nc, 18] config tensors.
-    H5Handle mspace(h5_check(H5Screate_simple(static_cast<int>(cnt.size()), cnt.data(), nullptr), where_,
-                             "H5Screate_simple"));
+    H5Handle mspace(h5_check(H5Screate_simple(static_cast<int>(cnt.size()), cnt.data(), nullptr),
+                             where_, "H5Screate_simple"));
     h5_check(H5Dread(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, out), where_,
              "H5Dread (row range)");
 }
 
-void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* out,
-                               size_t n) const {
+void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* out, size_t n) const {
     check_readable_as(t);
     const auto dims = shape();
     SEGRANK_CHECK(!dims.empty(), where_, ": row read from a scalar dataset");
@@ -374,9 +404,9 @@ void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* ou
     }
     const size_t es = type_size(t);
     const size_t row_bytes = static_cast<size_t>(row) * es;
-    // Distinct rows (sampled configs are drawn without replacement): read in file order straight into
-    // `out`, then permute in place along cycles with one row of scratch, so the peak is the result
-    // itself. Repeated rows need the sorted copy aside.
+    // Distinct rows (sampled configs are drawn without replacement): read in file order straight
+    // into `out`, then permute in place along cycles with one row of scratch, so the peak is the
+    // result itself. Repeated rows need the sorted copy aside.
     const bool distinct = uniq.size() == rows.size();
     std::vector<uint8_t> tmp(distinct ? 0 : uniq.size() * row_bytes);
     void* dst = distinct ? out : tmp.data();
@@ -386,7 +416,8 @@ void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* ou
         // reads take the chunk-wise path.
         int64_t at = 0;
         for (const auto& [first, cnt] : runs) {
-            read_range_impl(t, first, cnt, static_cast<uint8_t*>(dst) + static_cast<size_t>(at) * row_bytes,
+            read_range_impl(t, first, cnt,
+                            static_cast<uint8_t*>(dst) + static_cast<size_t>(at) * row_bytes,
                             static_cast<size_t>(cnt * row));
             at += cnt;
         }
@@ -397,13 +428,15 @@ void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* ou
         for (const auto& [first, cnt] : runs) {
             start[0] = static_cast<hsize_t>(first);
             count[0] = static_cast<hsize_t>(cnt);
-            h5_check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_OR, start.data(), nullptr, count.data(), nullptr),
+            h5_check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_OR, start.data(), nullptr,
+                                         count.data(), nullptr),
                      where_, "H5Sselect_hyperslab");
         }
         std::vector<hsize_t> mem_dims(dims.begin(), dims.end());
         mem_dims[0] = static_cast<hsize_t>(uniq.size());
-        H5Handle mspace(h5_check(H5Screate_simple(static_cast<int>(mem_dims.size()), mem_dims.data(), nullptr),
-                                 where_, "H5Screate_simple"));
+        H5Handle mspace(
+            h5_check(H5Screate_simple(static_cast<int>(mem_dims.size()), mem_dims.data(), nullptr),
+                     where_, "H5Screate_simple"));
         h5_check(H5Dread(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, dst), where_,
                  "H5Dread (row selection)");
     }
@@ -412,7 +445,8 @@ void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* ou
         return static_cast<size_t>(std::lower_bound(uniq.begin(), uniq.end(), r) - uniq.begin());
     };
     if (!distinct) {
-        for (size_t i = 0; i < rows.size(); ++i) std::memcpy(o + i * row_bytes, tmp.data() + sorted_pos(rows[i]) * row_bytes, row_bytes);
+        for (size_t i = 0; i < rows.size(); ++i)
+            std::memcpy(o + i * row_bytes, tmp.data() + sorted_pos(rows[i]) * row_bytes, row_bytes);
         return;
     }
     // Position i must receive sorted row src[i]; follow each cycle i <- src[i] <- src[src[i]] ...
@@ -465,10 +499,10 @@ std::vector<std::string> H5Group::children() const {
 
 H5Group H5Group::create_group(const std::string& name) {
     const std::string w = child_where(name);
-    return H5Group(H5Handle(h5_check(H5Gcreate2(id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT,
-                                                H5P_DEFAULT),
-                                     w, "H5Gcreate2")),
-                   w);
+    return H5Group(
+        H5Handle(h5_check(H5Gcreate2(id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), w,
+                          "H5Gcreate2")),
+        w);
 }
 
 H5Group H5Group::open_group(const std::string& name) const {
@@ -494,11 +528,11 @@ H5Dataset H5Group::write_impl(const std::string& name, H5Type t, const std::vect
         SEGRANK_CHECK(d >= 0, w, ": negative dimension ", d);
         total *= d;
     }
-    SEGRANK_CHECK(static_cast<int64_t>(n) == total, w, ": data has ", n,
-                  " elements, shape needs ", total);
+    SEGRANK_CHECK(static_cast<int64_t>(n) == total, w, ": data has ", n, " elements, shape needs ",
+                  total);
     std::vector<hsize_t> dims(shape.begin(), shape.end());
-    H5Handle space(h5_check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), w,
-                            "H5Screate_simple"));
+    H5Handle space(h5_check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                            w, "H5Screate_simple"));
     H5Handle dcpl(h5_check(H5Pcreate(H5P_DATASET_CREATE), w, "H5Pcreate"));
     if (opt.chunk_rows > 0 && total > 0) {
         std::vector<hsize_t> chunk = dims;
@@ -527,10 +561,10 @@ H5Dataset H5Group::write_impl(const std::string& name, H5Type t, const std::vect
 
 H5File H5File::create(const std::filesystem::path& path) {
     quiet_hdf5();
-    return H5File(H5Handle(h5_check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT,
-                                              H5P_DEFAULT),
-                                    path.string(), "creating the HDF5 file")),
-                  path);
+    return H5File(
+        H5Handle(h5_check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                          path.string(), "creating the HDF5 file")),
+        path);
 }
 
 H5File H5File::open_read(const std::filesystem::path& path) {
@@ -544,8 +578,8 @@ H5File H5File::open_read(const std::filesystem::path& path) {
 H5File H5File::open_write(const std::filesystem::path& path) {
     quiet_hdf5();
     SEGRANK_CHECK(std::filesystem::is_regular_file(path), path.string(), ": no such HDF5 file");
-    return H5File(H5Handle(h5_check(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT),
-                                    path.string(), "opening the HDF5 file for writing")),
+    return H5File(H5Handle(h5_check(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), path.string(),
+                                    "opening the HDF5 file for writing")),
                   path);
 }
 

@@ -1,8 +1,9 @@
-// Thin RAII layer over HDF5's C API (STYLE.md 3.1, 3.8): files, groups, datasets and attributes with
-// typed 1-D..3-D array I/O, row-selection (hyperslab) reads, chunking + deflate, and string/int
-// attributes. The only file including <hdf5.h> is data/h5_file.cpp. Every HDF5 failure becomes a
-// segrank::Error naming the file and the object path; HDF5's own error printing is switched off.
-// HDF5 here is the serial build: call it from one thread at a time.
+// Thin RAII layer over HDF5's C API (docs/architecture.md#third-party-libraries,
+// docs/style.md#errors): files, groups, datasets and attributes with typed 1-D..3-D array I/O,
+// row-selection (hyperslab) reads, chunking + deflate, and string/int attributes. The only file
+// including <hdf5.h> is data/h5_file.cpp. Every HDF5 failure becomes a segrank::Error naming the
+// file and the object path; HDF5's own error printing is switched off. HDF5 here is the serial
+// build: call it from one thread at a time.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -18,12 +19,30 @@ enum class H5Type { kF32, kF64, kI64, kI32, kI8, kU8 };
 
 template <typename T>
 constexpr H5Type h5_type_of();
-template <> constexpr H5Type h5_type_of<float>() { return H5Type::kF32; }
-template <> constexpr H5Type h5_type_of<double>() { return H5Type::kF64; }
-template <> constexpr H5Type h5_type_of<int64_t>() { return H5Type::kI64; }
-template <> constexpr H5Type h5_type_of<int32_t>() { return H5Type::kI32; }
-template <> constexpr H5Type h5_type_of<int8_t>() { return H5Type::kI8; }
-template <> constexpr H5Type h5_type_of<uint8_t>() { return H5Type::kU8; }
+template <>
+constexpr H5Type h5_type_of<float>() {
+    return H5Type::kF32;
+}
+template <>
+constexpr H5Type h5_type_of<double>() {
+    return H5Type::kF64;
+}
+template <>
+constexpr H5Type h5_type_of<int64_t>() {
+    return H5Type::kI64;
+}
+template <>
+constexpr H5Type h5_type_of<int32_t>() {
+    return H5Type::kI32;
+}
+template <>
+constexpr H5Type h5_type_of<int8_t>() {
+    return H5Type::kI8;
+}
+template <>
+constexpr H5Type h5_type_of<uint8_t>() {
+    return H5Type::kU8;
+}
 
 /// Layout of a new dataset. chunk_rows > 0 chunks along dimension 0 (each chunk = chunk_rows full
 /// rows, clamped to the row count); deflate_level 1..9 adds shuffle + deflate (needs chunking).
@@ -46,7 +65,8 @@ public:
     H5Handle& operator=(H5Handle&& o) noexcept;
     int64_t get() const { return id_; }
     bool valid() const { return id_ >= 0; }
-    /// Closes now (no-op when empty); false when HDF5 reported a failure (the id is gone either way).
+    /// Closes now (no-op when empty); false when HDF5 reported a failure (the id is gone either
+    /// way).
     bool release() noexcept;
     /// Ids currently owned by H5Handles in this process: 0 once every file, group and dataset
     /// object is gone (the leak check of tests and of the fuzz harness).
@@ -103,7 +123,9 @@ public:
     /// refuses float datasets (HDF5 would truncate 20.5 to 20 and turn NaN into INT64_MIN); every
     /// read below does the same.
     template <typename T>
-    void read(std::span<T> out) const { read_all(h5_type_of<T>(), out.data(), out.size()); }
+    void read(std::span<T> out) const {
+        read_all(h5_type_of<T>(), out.data(), out.size());
+    }
     template <typename T>
     std::vector<T> read() const;
     /// Reads rows `rows` (indices along dimension 0, any order, repeats allowed) into `out`

@@ -18,9 +18,10 @@ void copy_structure(const GraphStructure& from, GraphStructure& to, bool with_fe
     to.edge_index = from.edge_index;
 }
 
-void check_range(int64_t begin, int64_t end, int64_t size, const std::string& where, const char* what) {
-    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= size, where, ": ", what, " rows [", begin, ", ", end,
-                  ") out of range [0, ", size, "]");
+void check_range(int64_t begin, int64_t end, int64_t size, const std::string& where,
+                 const char* what) {
+    SEGRANK_CHECK(begin >= 0 && begin <= end && end <= size, where, ": ", what, " rows [", begin,
+                  ", ", end, ") out of range [0, ", size, "]");
 }
 
 }  // namespace
@@ -37,8 +38,10 @@ MemoryGraphSource::MemoryGraphSource(LayoutGraph g, CollectionId id, std::string
 
 std::unique_ptr<MemoryGraphSource> MemoryGraphSource::load(const GraphSource& src, int64_t i) {
     if (src.task() == Task::kTile)
-        return std::make_unique<MemoryGraphSource>(src.load_tile(i, ConfigRows::all()), src.collection(), src.where(i));
-    return std::make_unique<MemoryGraphSource>(src.load_layout(i, ConfigRows::all()), src.collection(), src.where(i));
+        return std::make_unique<MemoryGraphSource>(src.load_tile(i, ConfigRows::all()),
+                                                   src.collection(), src.where(i));
+    return std::make_unique<MemoryGraphSource>(src.load_layout(i, ConfigRows::all()),
+                                               src.collection(), src.where(i));
 }
 
 void MemoryGraphSource::check_index(int64_t i) const {
@@ -47,8 +50,8 @@ void MemoryGraphSource::check_index(int64_t i) const {
 
 void MemoryGraphSource::check_task(Task t) const {
     SEGRANK_CHECK(id_.task == t, where_, ": collection ", id_.name(), " holds ",
-                  id_.task == Task::kTile ? "tile" : "layout", " graphs, not ", t == Task::kTile ? "tile" : "layout",
-                  " graphs");
+                  id_.task == Task::kTile ? "tile" : "layout", " graphs, not ",
+                  t == Task::kTile ? "tile" : "layout", " graphs");
 }
 
 const GraphStructure& MemoryGraphSource::structure() const {
@@ -88,15 +91,17 @@ ConfigTensors MemoryGraphSource::select_configs(const ConfigRows& sel) const {
     }
     const std::vector<int64_t>& rows = sel.rows ? *sel.rows : all;
     for (size_t i = 0; i < rows.size(); ++i)
-        SEGRANK_CHECK(rows[i] >= 0 && rows[i] < c, where_, ": graph '", structure().name, "': config row ", rows[i],
-                      " (selection index ", i, ") out of range [0, ", c, ")");
+        SEGRANK_CHECK(rows[i] >= 0 && rows[i] < c, where_, ": graph '", structure().name,
+                      "': config row ", rows[i], " (selection index ", i, ") out of range [0, ", c,
+                      ")");
     ConfigTensors t;
     const auto k = static_cast<int64_t>(rows.size());
     if (tile) {
         t.tile_feat = Tensor(k, kTileConfigDim);
         for (int64_t i = 0; i < k; ++i) {
             const auto r = static_cast<size_t>(rows[static_cast<size_t>(i)]);
-            std::memcpy(t.tile_feat.data() + i * kTileConfigDim, tile_.config_feat.data() + r * kTileConfigDim,
+            std::memcpy(t.tile_feat.data() + i * kTileConfigDim,
+                        tile_.config_feat.data() + r * kTileConfigDim,
                         kTileConfigDim * sizeof(float));
             t.runtime.push_back(tile_.config_runtime[r]);
             t.runtime_normalizers.push_back(tile_.config_runtime_normalizers[r]);
@@ -107,7 +112,8 @@ ConfigTensors MemoryGraphSource::select_configs(const ConfigRows& sel) const {
     t.layout_feat.resize(static_cast<size_t>(k) * row);
     for (int64_t i = 0; i < k; ++i) {
         const auto r = static_cast<size_t>(rows[static_cast<size_t>(i)]);
-        std::memcpy(t.layout_feat.data() + static_cast<size_t>(i) * row, layout_.node_config_feat.data() + r * row, row);
+        std::memcpy(t.layout_feat.data() + static_cast<size_t>(i) * row,
+                    layout_.node_config_feat.data() + r * row, row);
         t.runtime.push_back(layout_.config_runtime[r]);
     }
     return t;
@@ -146,16 +152,18 @@ ConfigTensors MemoryGraphSource::load_configs(int64_t i, const ConfigRows& rows)
 void MemoryGraphSource::read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
                                                 std::span<int8_t> out) const {
     check_index(i);
-    SEGRANK_CHECK(id_.task == Task::kLayout, "read_layout_config_rows: the source holds ", id_.name(),
-                  ", not layout graphs");
+    SEGRANK_CHECK(id_.task == Task::kLayout, "read_layout_config_rows: the source holds ",
+                  id_.name(), ", not layout graphs");
     const auto row = static_cast<size_t>(layout_.num_config_nodes() * kLayoutConfigDim);
-    SEGRANK_CHECK(out.size() == rows.size() * row, "read_layout_config_rows: ", rows.size(), " rows hold ",
-                  rows.size() * row, " values, the buffer ", out.size());
+    SEGRANK_CHECK(out.size() == rows.size() * row, "read_layout_config_rows: ", rows.size(),
+                  " rows hold ", rows.size() * row, " values, the buffer ", out.size());
     const int64_t c = layout_.num_configs();
     for (size_t k = 0; k < rows.size(); ++k) {
-        SEGRANK_CHECK(rows[k] >= 0 && rows[k] < c, where_, ": graph '", layout_.name, "': config row ", rows[k],
-                      " (selection index ", k, ") out of range [0, ", c, ")");
-        std::memcpy(out.data() + k * row, layout_.node_config_feat.data() + static_cast<size_t>(rows[k]) * row, row);
+        SEGRANK_CHECK(rows[k] >= 0 && rows[k] < c, where_, ": graph '", layout_.name,
+                      "': config row ", rows[k], " (selection index ", k, ") out of range [0, ", c,
+                      ")");
+        std::memcpy(out.data() + k * row,
+                    layout_.node_config_feat.data() + static_cast<size_t>(rows[k]) * row, row);
     }
 }
 
@@ -211,14 +219,16 @@ StructureIndex MemoryGraphSource::load_structure_index(int64_t i) const {
     return x;
 }
 
-std::vector<int64_t> MemoryGraphSource::load_edge_range(int64_t i, int64_t begin, int64_t end) const {
+std::vector<int64_t> MemoryGraphSource::load_edge_range(int64_t i, int64_t begin,
+                                                        int64_t end) const {
     check_index(i);
     const GraphStructure& g = structure();
     check_range(begin, end, g.num_edges(), where_, "edge_index");
     return {g.edge_index.begin() + 2 * begin, g.edge_index.begin() + 2 * end};
 }
 
-std::vector<int32_t> MemoryGraphSource::load_opcode_range(int64_t i, int64_t begin, int64_t end) const {
+std::vector<int32_t> MemoryGraphSource::load_opcode_range(int64_t i, int64_t begin,
+                                                          int64_t end) const {
     check_index(i);
     const GraphStructure& g = structure();
     check_range(begin, end, g.num_nodes(), where_, "node_opcode");
@@ -230,9 +240,10 @@ int64_t MemoryGraphSource::memory_bytes() const {
     const GraphStructure& g = structure();
     int64_t n = g.node_feat.size() * 4 + b(g.node_opcode) + b(g.edge_index);
     if (id_.task == Task::kTile)
-        return n + tile_.config_feat.size() * 4 + b(tile_.config_runtime) + b(tile_.config_runtime_normalizers);
-    return n + b(layout_.node_config_ids) + b(layout_.node_config_feat) + b(layout_.config_runtime) +
-           b(layout_.node_splits);
+        return n + tile_.config_feat.size() * 4 + b(tile_.config_runtime) +
+               b(tile_.config_runtime_normalizers);
+    return n + b(layout_.node_config_ids) + b(layout_.node_config_feat) +
+           b(layout_.config_runtime) + b(layout_.node_splits);
 }
 
 }  // namespace segrank

@@ -17,14 +17,15 @@ namespace segrank {
 /// every GraphSource; immutable after construction.
 class MemoryGraphSource : public GraphSource {
 public:
-    /// Takes `g` as graph 0 of collection `id` (id.task must be kTile); `where` names it in messages
-    /// (GraphSource::where). The record is not re-validated: it comes from a validating loader.
+    /// Takes `g` as graph 0 of collection `id` (id.task must be kTile); `where` names it in
+    /// messages (GraphSource::where). The record is not re-validated: it comes from a validating
+    /// loader.
     MemoryGraphSource(TileGraph g, CollectionId id, std::string where);
     /// The same for a layout graph (id.task must be kLayout).
     MemoryGraphSource(LayoutGraph g, CollectionId id, std::string where);
 
-    /// Graph i of `src` read whole (every config row) into memory; messages keep naming src.where(i).
-    /// Throws segrank::Error from the source.
+    /// Graph i of `src` read whole (every config row) into memory; messages keep naming
+    /// src.where(i). Throws segrank::Error from the source.
     static std::unique_ptr<MemoryGraphSource> load(const GraphSource& src, int64_t i);
 
     const CollectionId& collection() const override { return id_; }
@@ -37,7 +38,8 @@ public:
     /// Every read below copies only what is asked for.
     bool partial_reads() const override { return true; }
     ConfigTensors load_configs(int64_t i, const ConfigRows& rows) const override;
-    void read_layout_config_rows(int64_t i, std::span<const int64_t> rows, std::span<int8_t> out) const override;
+    void read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
+                                 std::span<int8_t> out) const override;
     ConfigTensors load_labels(int64_t i) const override;
     TileGraph load_tile_structure(int64_t i) const override;
     LayoutGraph load_layout_structure(int64_t i) const override;

@@ -1,4 +1,5 @@
-// Node-feature normalizer (DESIGN.md 5 item 1): fit over the train split, apply, rebuild from vectors.
+// Node-feature normalizer (docs/model.md#node-features-and-the-normalizer): fit over the train
+// split, apply, rebuild from vectors.
 #include "data/normalizer.h"
 
 #include <cmath>

@@ -1,4 +1,5 @@
-// Node-feature normalizer of DESIGN.md 5 item 1: fitted on the train split, stored in the checkpoint.
+// Node-feature normalizer (docs/model.md#node-features-and-the-normalizer): fitted on the train
+// split, stored in the checkpoint.
 // Fit: drop columns constant over train; signed log sign(x)*log1p(|x|); z-score with the population
 // std (ddof 0) of the signed-log values. Statistics accumulate in double, one graph at a time.
 #pragma once
@@ -10,7 +11,7 @@
 
 namespace segrank {
 
-/// sign(x) * log1p(|x|), the signed log of DESIGN.md 5 item 1.
+/// sign(x) * log1p(|x|), the signed log (docs/model.md#node-features-and-the-normalizer).
 double signed_log(double x);
 
 /// Fitted statistics: for each kept input column (ascending ids), the mean and population std of

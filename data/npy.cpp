@@ -1,4 +1,4 @@
-// NPY header parsing and writing (DATA_FORMATS.md 1.2-1.3).
+// NPY header parsing and writing (docs/files.md#zip-and-npy-layers).
 #include "data/npy.h"
 
 #include <cctype>
@@ -95,9 +95,10 @@ DType parse_descr(const std::string& d, const std::string& where) {
     for (const auto& t : kDTypes) {
         if (body == std::string(t.descr + 1)) return t.type;
     }
-    SEGRANK_CHECK(false, where, ": unsupported npy dtype '", d,
-                  "' (expected one of <f4 <f8 <i4 <i8 |u1 |i1 <u8 |b1; object and structured dtypes "
-                  "are rejected)");
+    SEGRANK_CHECK(
+        false, where, ": unsupported npy dtype '", d,
+        "' (expected one of <f4 <f8 <i4 <i8 |u1 |i1 <u8 |b1; object and structured dtypes "
+        "are rejected)");
     return DType::kF4;
 }
 
@@ -161,8 +162,9 @@ NpyHeader parse_npy_header(std::span<const uint8_t> bytes, const std::string& wh
         const std::string key = h.quoted();
         h.expect(':');
         if (key == "descr") {
-            SEGRANK_CHECK(!h.at('['), where,
-                          ": structured npy dtype is not supported (expected a plain numeric dtype)");
+            SEGRANK_CHECK(
+                !h.at('['), where,
+                ": structured npy dtype is not supported (expected a plain numeric dtype)");
             out.dtype = parse_descr(h.quoted(), where);
             have_descr = true;
         } else if (key == "fortran_order") {

@@ -1,5 +1,5 @@
-// NPY array headers (DATA_FORMATS.md 1.2-1.3): dtype table, tolerant v1-v3 header parser, and the
-// exact v1.0 header numpy writes. Pure byte logic; the zip layer lives in data/npz.h.
+// NPY array headers (docs/files.md#zip-and-npy-layers): dtype table, tolerant v1-v3 header parser,
+// and the exact v1.0 header numpy writes. Pure byte logic; the zip layer lives in data/npz.h.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -43,14 +43,15 @@ inline constexpr size_t kNpyMinPrefix = 12;
 /// throws segrank::Error("<where>: bad npy magic ...") when the magic or version is wrong.
 size_t npy_preamble_length(std::span<const uint8_t> prefix, const std::string& where);
 
-/// Parses a complete preamble (`bytes.size() >= npy_preamble_length`). Accepts any whitespace and key
-/// order, descr prefixes '<', '|' and '='; rejects '>' (big-endian), object ('O'), structured
+/// Parses a complete preamble (`bytes.size() >= npy_preamble_length`). Accepts any whitespace and
+/// key order, descr prefixes '<', '|' and '='; rejects '>' (big-endian), object ('O'), structured
 /// (list descr) and unknown dtypes, and shapes whose payload size overflows 64 bits. `where`
 /// prefixes every message (e.g. "f.npz: key 'x'").
 NpyHeader parse_npy_header(std::span<const uint8_t> bytes, const std::string& where);
 
-/// The v1.0 preamble numpy 1.x writes for a C-order array: "{'descr': '<f4', 'fortran_order': False,
-/// 'shape': (3, 2), }" space-padded so the preamble is a multiple of 64 bytes, ending in '\n'.
+/// The v1.0 preamble numpy 1.x writes for a C-order array: "{'descr': '<f4', 'fortran_order':
+/// False, 'shape': (3, 2), }" space-padded so the preamble is a multiple of 64 bytes, ending in
+/// '\n'.
 std::string make_npy_header(DType t, const std::vector<int64_t>& shape);
 
 }  // namespace segrank

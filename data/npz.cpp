@@ -1,6 +1,8 @@
-// npz reader/writer over libzip (DATA_FORMATS.md 1). The only file including <zip.h>.
+// npz reader/writer over libzip (docs/files.md#zip-and-npy-layers). The only file including
+// <zip.h>.
 #include "data/npz.h"
 
+#include <unistd.h>
 #include <zip.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <limits>
 #include <map>
 #include <type_traits>
-#include <unistd.h>
 
 #include "gnn/core/check.h"
 
@@ -58,7 +59,8 @@ public:
         SEGRANK_CHECK((st.valid & ZIP_STAT_SIZE) && (st.valid & ZIP_STAT_COMP_SIZE), where,
                       ": zip entry without sizes");
         SEGRANK_CHECK(st.comp_size <= z.file_bytes, where, ": zip header claims ", st.comp_size,
-                      " compressed bytes in a ", z.file_bytes, "-byte archive (corrupt or crafted)");
+                      " compressed bytes in a ", z.file_bytes,
+                      "-byte archive (corrupt or crafted)");
         if (st.comp_method == ZIP_CM_STORE) {
             SEGRANK_CHECK(st.size == st.comp_size, where, ": stored zip entry claims ", st.size,
                           " bytes but occupies ", st.comp_size, " (corrupt or crafted)");
@@ -114,9 +116,10 @@ public:
         std::memcpy(pre.data(), prefix, n0);
         read(pre.data() + n0, total - n0);
         NpyHeader h = parse_npy_header(pre, where_);
-        SEGRANK_CHECK(size_ - total == h.payload_bytes(), where_, ": payload size mismatch: header ",
-                      dtype_descr(h.dtype), " shape ", shape_text(h.shape), " needs ",
-                      h.payload_bytes(), " bytes but the entry holds ", size_ - total);
+        SEGRANK_CHECK(size_ - total == h.payload_bytes(), where_,
+                      ": payload size mismatch: header ", dtype_descr(h.dtype), " shape ",
+                      shape_text(h.shape), " needs ", h.payload_bytes(),
+                      " bytes but the entry holds ", size_ - total);
         return h;
     }
 
@@ -150,16 +153,26 @@ void convert(const uint8_t* src, DType t, size_t count, T* dst, uint64_t first,
     const size_t es = dtype_size(t);
     for (size_t i = 0; i < count; ++i, src += es) {
         if constexpr (std::is_same_v<T, float>) {
-            dst[i] = t == DType::kF4 ? load_le<float>(src)
-                                     : static_cast<float>(load_le<double>(src));
+            dst[i] =
+                t == DType::kF4 ? load_le<float>(src) : static_cast<float>(load_le<double>(src));
         } else {
             int64_t v = 0;
             switch (t) {
-                case DType::kI4: v = load_le<int32_t>(src); break;
-                case DType::kI8: v = load_le<int64_t>(src); break;
-                case DType::kU1: v = *src; break;
-                case DType::kI1: v = static_cast<int8_t>(*src); break;
-                case DType::kB1: v = *src != 0; break;
+                case DType::kI4:
+                    v = load_le<int32_t>(src);
+                    break;
+                case DType::kI8:
+                    v = load_le<int64_t>(src);
+                    break;
+                case DType::kU1:
+                    v = *src;
+                    break;
+                case DType::kI1:
+                    v = static_cast<int8_t>(*src);
+                    break;
+                case DType::kB1:
+                    v = *src != 0;
+                    break;
                 case DType::kU8: {
                     const uint64_t u = load_le<uint64_t>(src);
                     SEGRANK_CHECK(u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
@@ -273,9 +286,10 @@ NpzReader::NpzReader(const std::filesystem::path& path) : impl_(std::make_unique
         const char* name = zip_get_name(impl_->za, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW);
         SEGRANK_CHECK(name != nullptr, path.string(), ": unreadable zip entry name #", i);
         std::string key = name;
-        if (key.size() > 4 && key.compare(key.size() - 4, 4, ".npy") == 0) key.resize(key.size() - 4);
-        SEGRANK_CHECK(impl_->index.emplace(key, static_cast<zip_uint64_t>(i)).second,
-                      where(key), ": duplicate key (two zip entries named '", name, "')");
+        if (key.size() > 4 && key.compare(key.size() - 4, 4, ".npy") == 0)
+            key.resize(key.size() - 4);
+        SEGRANK_CHECK(impl_->index.emplace(key, static_cast<zip_uint64_t>(i)).second, where(key),
+                      ": duplicate key (two zip entries named '", name, "')");
         impl_->keys.push_back(key);
     }
 }
@@ -368,7 +382,8 @@ void NpzWriter::finish() {
     SEGRANK_CHECK(!finished_, path_.string(), ": npz already finished");
     int err = 0;
     zip_t* za = zip_open(out_.temp_path().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-    SEGRANK_CHECK(za != nullptr, out_.temp_path().string(), ": cannot create npz: ", zip_code_message(err));
+    SEGRANK_CHECK(za != nullptr, out_.temp_path().string(),
+                  ": cannot create npz: ", zip_code_message(err));
     auto fail = [&](const std::string& what) {
         const std::string msg = str(path_.string(), ": ", what, ": ", zip_strerror(za));
         zip_discard(za);
@@ -383,9 +398,10 @@ void NpzWriter::finish() {
             zip_source_free(src);
             fail("key '" + keys_[i] + "': cannot add entry");
         }
-        const zip_int32_t method = compression_ == NpzCompression::kStored ? ZIP_CM_STORE
-                                                                           : ZIP_CM_DEFLATE;
-        const zip_uint32_t level = compression_ == NpzCompression::kDeflateFast ? 1 : 0;  // 0: default
+        const zip_int32_t method =
+            compression_ == NpzCompression::kStored ? ZIP_CM_STORE : ZIP_CM_DEFLATE;
+        const zip_uint32_t level =
+            compression_ == NpzCompression::kDeflateFast ? 1 : 0;  // 0: default
         if (zip_set_file_compression(za, static_cast<zip_uint64_t>(idx), method, level) != 0)
             fail("key '" + keys_[i] + "': cannot set compression");
         // A fixed entry time (1980-01-01 12:00 UTC, the DOS epoch) instead of "now", so equal

@@ -1,6 +1,7 @@
-// npz = zip of npy arrays (DATA_FORMATS.md 1): a reader with typed, streaming accessors and a writer
-// whose output numpy loads. libzip does the zip layer (stored/deflate, ZIP64, CRC-32); only
-// data/npz.cpp includes <zip.h>. Every error names the file and the key: "<path>: key 'x': ...".
+// npz = zip of npy arrays (docs/files.md#zip-and-npy-layers): a reader with typed, streaming
+// accessors and a writer whose output numpy loads. libzip does the zip layer (stored/deflate,
+// ZIP64, CRC-32); only data/npz.cpp includes <zip.h>. Every error names the file and the key:
+// "<path>: key 'x': ...".
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,9 +21,9 @@ namespace segrank {
 /// repetitive config arrays; used by `segrank synth`).
 enum class NpzCompression { kStored, kDeflate, kDeflateFast };
 
-/// Read-only npz archive. Opening reads only the zip central directory; arrays are streamed on demand
-/// straight into caller-provided buffers (no intermediate copy when the stored dtype matches).
-/// Not thread-safe: use one reader per thread.
+/// Read-only npz archive. Opening reads only the zip central directory; arrays are streamed on
+/// demand straight into caller-provided buffers (no intermediate copy when the stored dtype
+/// matches). Not thread-safe: use one reader per thread.
 class NpzReader {
 public:
     /// Opens `path`. Throws segrank::Error naming the file when it is missing, truncated or not a
@@ -79,10 +80,12 @@ public:
     /// Throws on a size mismatch or a duplicate key.
     void add(const std::string& key, DType dtype, const std::vector<int64_t>& shape,
              std::span<const uint8_t> payload);
-    void add_f32(const std::string& key, const std::vector<int64_t>& shape, std::span<const float> v);
+    void add_f32(const std::string& key, const std::vector<int64_t>& shape,
+                 std::span<const float> v);
     void add_i64(const std::string& key, const std::vector<int64_t>& shape,
                  std::span<const int64_t> v);
-    void add_u8(const std::string& key, const std::vector<int64_t>& shape, std::span<const uint8_t> v);
+    void add_u8(const std::string& key, const std::vector<int64_t>& shape,
+                std::span<const uint8_t> v);
 
     /// Writes the archive and commits it into place. Throws segrank::Error on I/O failure.
     void finish();

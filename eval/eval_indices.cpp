@@ -1,14 +1,14 @@
-// eval.indices JSON (DESIGN.md 8): exactly {"graph name": [int, ...], ...}, read with the project's
-// one JSON parser (util/json_value.h) and then checked for that shape. Every error names the
-// file, line and column.
+// eval.indices JSON (docs/metrics.md#which-configs-are-scored): exactly {"graph name": [int, ...],
+// ...}, read with the project's one JSON parser (util/json_value.h) and then checked for that
+// shape. Every error names the file, line and column.
 #include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
 
+#include "eval/metrics.h"
 #include "gnn/core/check.h"
 #include "util/json_value.h"
-#include "eval/metrics.h"
 
 namespace segrank {
 namespace {
@@ -17,12 +17,18 @@ constexpr const char* kShape = " (expected {\"graph name\": [config indices], ..
 
 const char* kind_name(const JsonValue& v) {
     switch (v.kind()) {
-        case JsonValue::Kind::kNull: return "null";
-        case JsonValue::Kind::kBool: return "a boolean";
-        case JsonValue::Kind::kNumber: return "a number";
-        case JsonValue::Kind::kString: return "a string";
-        case JsonValue::Kind::kArray: return "an array";
-        case JsonValue::Kind::kObject: return "an object";
+        case JsonValue::Kind::kNull:
+            return "null";
+        case JsonValue::Kind::kBool:
+            return "a boolean";
+        case JsonValue::Kind::kNumber:
+            return "a number";
+        case JsonValue::Kind::kString:
+            return "a string";
+        case JsonValue::Kind::kArray:
+            return "an array";
+        case JsonValue::Kind::kObject:
+            return "an object";
     }
     return "a value";
 }
@@ -33,7 +39,9 @@ const char* kind_name(const JsonValue& v) {
 
 int64_t config_index(const JsonValue& v, const std::string& key, const std::string& where) {
     if (!v.is_number())
-        fail(v, where, str("expected a non-negative integer in the list of \"", key, "\", found ", kind_name(v)));
+        fail(v, where,
+             str("expected a non-negative integer in the list of \"", key, "\", found ",
+                 kind_name(v)));
     const std::optional<int64_t> i = v.as_integer();
     if (!i) {
         // Integer-valued but out of int64 range, or written with a fraction / exponent.
@@ -54,14 +62,18 @@ EvalIndices parse_eval_indices(std::string_view text, const std::string& where) 
     } catch (const Error& e) {
         throw Error(str(e.what(), " in eval.indices", kShape));
     }
-    if (!doc.is_object()) fail(doc, where, str("expected '{' opening the object, found ", kind_name(doc)));
+    if (!doc.is_object())
+        fail(doc, where, str("expected '{' opening the object, found ", kind_name(doc)));
     EvalIndices out;
     for (const auto& [key, list] : doc.members()) {
         if (!list.is_array())
-            fail(list, where, str("expected '[' starting the index list of \"", key, "\", found ", kind_name(list)));
+            fail(list, where,
+                 str("expected '[' starting the index list of \"", key, "\", found ",
+                     kind_name(list)));
         std::vector<int64_t> indices;
         indices.reserve(list.items().size());
-        for (const JsonValue& item : list.items()) indices.push_back(config_index(item, key, where));
+        for (const JsonValue& item : list.items())
+            indices.push_back(config_index(item, key, where));
         out.emplace(key, std::move(indices));
     }
     return out;

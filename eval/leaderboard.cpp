@@ -64,8 +64,8 @@ std::vector<float> submission_scores(std::span<const int64_t> top_configs, int64
     std::vector<float> scores(static_cast<size_t>(num_configs), static_cast<float>(listed));
     for (size_t p = 0; p < listed; ++p) {
         const int64_t k = top_configs[p];
-        SEGRANK_CHECK(k >= 0 && k < num_configs, "submission_scores: config ", k, " out of range [0, ",
-                      num_configs, ")");
+        SEGRANK_CHECK(k >= 0 && k < num_configs, "submission_scores: config ", k,
+                      " out of range [0, ", num_configs, ")");
         scores[static_cast<size_t>(k)] = static_cast<float>(p);
     }
     return scores;
@@ -74,7 +74,8 @@ std::vector<float> submission_scores(std::span<const int64_t> top_configs, int64
 std::vector<float> worst_scores(std::span<const double> targets) {
     std::vector<size_t> order(targets.size());
     std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return targets[a] > targets[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return targets[a] > targets[b]; });
     std::vector<float> scores(targets.size());
     size_t group = 0;
     for (size_t p = 0; p < order.size(); ++p) {
@@ -103,12 +104,14 @@ LeaderboardEntry score_submission(const CheckedSubmission& sub, const Truth& tru
         const auto it = rows.find(g.id);
         std::vector<float> scores;
         if (it != rows.end()) {
-            scores = submission_scores(it->second->top_configs, static_cast<int64_t>(g.targets.size()), task);
+            scores = submission_scores(it->second->top_configs,
+                                       static_cast<int64_t>(g.targets.size()), task);
             ++e.graphs_scored;
         } else {
             ++e.graphs_missing;
             if (missing == MissingPolicy::kSkip) continue;
-            SEGRANK_ASSERT(missing == MissingPolicy::kWorst, "missing graphs make a submission invalid");
+            SEGRANK_ASSERT(missing == MissingPolicy::kWorst,
+                           "missing graphs make a submission invalid");
             scores = worst_scores(g.targets);
         }
         per[g.collection].push_back(evaluate_graph(g.id, scores, g.targets));
@@ -131,21 +134,23 @@ LeaderboardEntry score_submission(const CheckedSubmission& sub, const Truth& tru
 }
 
 void rank_entries(std::vector<LeaderboardEntry>& entries) {
-    std::stable_sort(entries.begin(), entries.end(), [](const LeaderboardEntry& a, const LeaderboardEntry& b) {
-        if (a.valid != b.valid) return a.valid;
-        if (!a.valid) return false;
-        const double oa = std::isnan(a.overall) ? -1e300 : a.overall;
-        const double ob = std::isnan(b.overall) ? -1e300 : b.overall;
-        if (oa != ob) return oa > ob;
-        return a.name < b.name;
-    });
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const LeaderboardEntry& a, const LeaderboardEntry& b) {
+                         if (a.valid != b.valid) return a.valid;
+                         if (!a.valid) return false;
+                         const double oa = std::isnan(a.overall) ? -1e300 : a.overall;
+                         const double ob = std::isnan(b.overall) ? -1e300 : b.overall;
+                         if (oa != ob) return oa > ob;
+                         return a.name < b.name;
+                     });
     int64_t rank = 0;
     for (LeaderboardEntry& e : entries) e.rank = e.valid ? ++rank : 0;
 }
 
 const std::vector<std::string>& kaggle_collections() {
-    static const std::vector<std::string> names = {"tile:xla", "layout:xla:default", "layout:xla:random",
-                                                   "layout:nlp:default", "layout:nlp:random"};
+    static const std::vector<std::string> names = {"tile:xla", "layout:xla:default",
+                                                   "layout:xla:random", "layout:nlp:default",
+                                                   "layout:nlp:random"};
     return names;
 }
 
@@ -205,7 +210,9 @@ std::string format_leaderboard_json(const std::vector<LeaderboardEntry>& entries
                         {"collections", std::move(collections)},
                         {"issues", std::move(issues)}});
     }
-    const Json doc = {{"split", to_string(split)}, {"missing_policy", to_string(missing)}, {"entries", std::move(list)}};
+    const Json doc = {{"split", to_string(split)},
+                      {"missing_policy", to_string(missing)},
+                      {"entries", std::move(list)}};
     return dump_json(doc) + "\n";
 }
 

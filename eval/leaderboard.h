@@ -1,6 +1,7 @@
-// Kaggle-style leaderboard (DESIGN.md 8 and 10; issue 5 item 3): ground truth from npz collections
-// or HDF5 stores, validation of submission CSVs with file:line issues, scoring with the metrics of
-// eval/metrics.h (so `segrank leaderboard` and `segrank evaluate` agree), ranked tables.
+// Kaggle-style leaderboard (docs/metrics.md#submissions-and-validation,
+// docs/files.md#submission-csv): ground truth from npz collections or HDF5 stores, validation of
+// submission CSVs with file:line issues, scoring with the metrics of eval/metrics.h (so `segrank
+// leaderboard` and `segrank evaluate` agree), ranked tables.
 //
 // Policies (also in `segrank leaderboard --help`):
 // - Unknown graph (an ID of a collection present in the truth that names no truth graph): error.
@@ -21,17 +22,17 @@
 #include <vector>
 
 #include "data/collection.h"
-#include "eval/submission.h"
 #include "eval/metrics.h"
+#include "eval/submission.h"
 
 namespace segrank {
 
 /// Ground truth of one graph.
 struct TruthGraph {
-    std::string id;                ///< submission ID, e.g. "layout:xla:random:bert"
-    size_t collection = 0;         ///< index into Truth::collections
-    std::vector<double> targets;   ///< [c] tile: runtime / normalizer; layout: runtime (ns); all > 0
-    std::string source;            ///< file (or store) the graph came from, for messages
+    std::string id;               ///< submission ID, e.g. "layout:xla:random:bert"
+    size_t collection = 0;        ///< index into Truth::collections
+    std::vector<double> targets;  ///< [c] tile: runtime / normalizer; layout: runtime (ns); all > 0
+    std::string source;           ///< file (or store) the graph came from, for messages
 };
 
 /// Ground truth of every graph of the scored collection splits.
@@ -90,7 +91,7 @@ struct CheckedSubmission {
     std::string file;                 ///< path as given
     std::vector<SubmissionRow> rows;  ///< valid rows of truth graphs
     std::vector<Issue> issues;
-    bool valid() const;               ///< no issue of severity kError
+    bool valid() const;  ///< no issue of severity kError
 };
 
 /// Validates submission CSV text against the truth; `file` names it in issues. Checks: header
@@ -115,17 +116,17 @@ std::vector<float> worst_scores(std::span<const double> targets);
 
 /// One leaderboard line.
 struct LeaderboardEntry {
-    std::string name;                ///< file stem
+    std::string name;  ///< file stem
     std::string file;
     bool valid = false;
     std::vector<Issue> issues;
     /// Scored collections in truth order. Tile collections carry kendall_tau, opa and slowdown_10
     /// as NaN: a tile row lists only 5 configs, so only slowdown@1 and @5 are defined.
     std::vector<CollectionMetrics> collections;
-    double overall = 0.0;            ///< mean of collections[i].score (NaN when none)
-    int64_t graphs_scored = 0;       ///< truth graphs scored from the submission's rows
-    int64_t graphs_missing = 0;      ///< truth graphs without a row
-    int64_t rank = 0;                ///< 1-based among valid entries; 0 for invalid ones
+    double overall = 0.0;        ///< mean of collections[i].score (NaN when none)
+    int64_t graphs_scored = 0;   ///< truth graphs scored from the submission's rows
+    int64_t graphs_missing = 0;  ///< truth graphs without a row
+    int64_t rank = 0;            ///< 1-based among valid entries; 0 for invalid ones
 };
 
 /// Scores a checked submission (invalid ones get valid = false and no scores).

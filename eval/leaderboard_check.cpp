@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "gnn/core/check.h"
 #include "eval/leaderboard.h"
+#include "gnn/core/check.h"
 
 namespace segrank {
 
@@ -23,9 +23,12 @@ MissingPolicy parse_missing_policy(std::string_view s) {
 
 const char* to_string(MissingPolicy p) {
     switch (p) {
-        case MissingPolicy::kWorst: return "worst";
-        case MissingPolicy::kSkip: return "skip";
-        case MissingPolicy::kError: return "error";
+        case MissingPolicy::kWorst:
+            return "worst";
+        case MissingPolicy::kSkip:
+            return "skip";
+        case MissingPolicy::kError:
+            return "error";
     }
     return "?";
 }
@@ -44,7 +47,8 @@ std::vector<std::string_view> split_view(std::string_view s, char sep) {
     size_t start = 0;
     while (true) {
         const size_t p = s.find(sep, start);
-        out.push_back(s.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start));
+        out.push_back(
+            s.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start));
         if (p == std::string_view::npos) break;
         start = p + 1;
     }
@@ -93,8 +97,8 @@ struct Checker {
     }
 
     // Validates the TopConfigs of a truth graph's row; returns false (after reporting) if invalid.
-    bool check_indices(std::string_view field, const TruthGraph& g, Task task, const std::string& where,
-                       std::vector<int64_t>& out) {
+    bool check_indices(std::string_view field, const TruthGraph& g, Task task,
+                       const std::string& where, std::vector<int64_t>& out) {
         const auto c = static_cast<int64_t>(g.targets.size());
         if (trim(field).empty()) {
             error(where, str(g.id, ": TopConfigs is empty, expected config indices joined by ';'"));
@@ -125,11 +129,14 @@ struct Checker {
         }
         bool ok = true;
         if (!not_int.empty()) {
-            error(where, str(g.id, ": config index is not a non-negative integer: ", join_listed(not_int)));
+            error(
+                where,
+                str(g.id, ": config index is not a non-negative integer: ", join_listed(not_int)));
             ok = false;
         }
         if (!out_of_range.empty()) {
-            error(where, str(g.id, ": config index out of range [0, ", c, "): ", join_listed(out_of_range)));
+            error(where, str(g.id, ": config index out of range [0, ", c,
+                             "): ", join_listed(out_of_range)));
             ok = false;
         }
         if (!repeated.empty()) {
@@ -140,8 +147,9 @@ struct Checker {
         if (task == Task::kTile) {
             const int64_t need = std::min<int64_t>(5, c);
             if (listed < need) {
-                error(where, str(g.id, ": tile row lists ", listed, " valid config(s), expected min(5, c) = ",
-                                 need, " (c = ", c, ")"));
+                error(where,
+                      str(g.id, ": tile row lists ", listed,
+                          " valid config(s), expected min(5, c) = ", need, " (c = ", c, ")"));
                 ok = false;
             } else if (ok && static_cast<int64_t>(tokens.size()) > 5) {
                 warning(where, str(g.id, ": tile row lists ", tokens.size(),
@@ -153,8 +161,9 @@ struct Checker {
             for (int64_t k = 0; k < c; ++k) {
                 if (first_entry[static_cast<size_t>(k)] < 0) absent.push_back(std::to_string(k));
             }
-            error(where, str(g.id, ": layout row is not a permutation of 0..", c - 1, ": lists ", listed,
-                             " distinct valid config(s) of ", c, "; absent: ", join_listed(absent)));
+            error(where,
+                  str(g.id, ": layout row is not a permutation of 0..", c - 1, ": lists ", listed,
+                      " distinct valid config(s) of ", c, "; absent: ", join_listed(absent)));
             ok = false;
         }
         return ok;
@@ -173,8 +182,9 @@ struct Checker {
         } else if (lines[0] != "ID,TopConfigs") {
             error(file + ":1", str("header is '", lines[0], "', expected 'ID,TopConfigs'"));
         }
-        std::map<std::string, std::string> seen;                 // ID -> where first seen
-        std::map<std::string, std::pair<int64_t, std::string>> foreign;  // collection -> rows, first
+        std::map<std::string, std::string> seen;  // ID -> where first seen
+        std::map<std::string, std::pair<int64_t, std::string>>
+            foreign;  // collection -> rows, first
         for (size_t i = 1; i < lines.size(); ++i) {
             const std::string where = str(file, ":", i + 1);
             const std::string_view line = lines[i];
@@ -213,8 +223,8 @@ struct Checker {
                 sub.rows.push_back({id, std::move(top), where});
         }
         for (const auto& [coll, f] : foreign) {
-            warning(file, str(f.first, " row(s) of collection ", coll, " ignored: not in the truth (first at ",
-                              f.second, ")"));
+            warning(file, str(f.first, " row(s) of collection ", coll,
+                              " ignored: not in the truth (first at ", f.second, ")"));
         }
         for (size_t ci = 0; ci < truth.collections().size(); ++ci) {
             std::vector<std::string> absent;
@@ -230,7 +240,10 @@ struct Checker {
                     " have no row: ", join_listed(absent));
             switch (missing) {
                 case MissingPolicy::kWorst:
-                    warning(file, msg + "; each is scored as the worst possible submission (--missing worst)");
+                    warning(
+                        file,
+                        msg +
+                            "; each is scored as the worst possible submission (--missing worst)");
                     break;
                 case MissingPolicy::kSkip:
                     warning(file, msg + "; left out of the means (--missing skip)");

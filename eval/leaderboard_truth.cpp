@@ -5,16 +5,16 @@
 
 #include "data/graph_source.h"
 #include "data/graph_store.h"
-#include "gnn/core/check.h"
 #include "eval/leaderboard.h"
+#include "gnn/core/check.h"
 
 namespace segrank {
 
-void Truth::add(const CollectionId& collection, const std::string& stem, std::vector<double> targets,
-                const std::string& source) {
+void Truth::add(const CollectionId& collection, const std::string& stem,
+                std::vector<double> targets, const std::string& source) {
     const std::string id = submission_id(collection, stem);
-    SEGRANK_CHECK(!by_id_.count(id), source, ": graph ID '", id, "' appears twice in the truth (also in ",
-                  graphs_[by_id_.at(id)].source, ")");
+    SEGRANK_CHECK(!by_id_.count(id), source, ": graph ID '", id,
+                  "' appears twice in the truth (also in ", graphs_[by_id_.at(id)].source, ")");
     SEGRANK_CHECK(!targets.empty(), source, ": graph '", stem, "' has no configurations");
     for (size_t i = 0; i < targets.size(); ++i) {
         SEGRANK_CHECK(std::isfinite(targets[i]) && targets[i] > 0, source, ": graph '", stem,
@@ -64,8 +64,9 @@ void add_source(Truth& truth, const GraphSource& src, const std::string& where, 
                   " is given twice in --truth");
     for (int64_t i = 0; i < src.size(); ++i) {
         const GraphInfo info = src.info(i);
-        const std::string gwhere =
-            is_store || info.source.empty() ? str(where, ":/graphs/", info.name) : info.source.string();
+        const std::string gwhere = is_store || info.source.empty()
+                                       ? str(where, ":/graphs/", info.name)
+                                       : info.source.string();
         std::vector<int64_t> runtime, normalizer;
         if (id.task == Task::kTile) {
             TileGraph g = src.load_tile(i, ConfigRows::all());
@@ -74,9 +75,10 @@ void add_source(Truth& truth, const GraphSource& src, const std::string& where, 
         } else {
             runtime = std::move(src.load_layout(i, ConfigRows::all()).config_runtime);
         }
-        SEGRANK_CHECK(!all_zero(runtime), gwhere, ": config_runtime is all 0 in ", id.full_name(),
-                      ": this split carries no runtimes (the public TpuGraphs test split is unlabelled) "
-                      "and cannot be scored; use a split with runtimes, e.g. --split valid");
+        SEGRANK_CHECK(
+            !all_zero(runtime), gwhere, ": config_runtime is all 0 in ", id.full_name(),
+            ": this split carries no runtimes (the public TpuGraphs test split is unlabelled) "
+            "and cannot be scored; use a split with runtimes, e.g. --split valid");
         std::vector<double> targets(runtime.size());
         for (size_t k = 0; k < runtime.size(); ++k) {
             SEGRANK_CHECK(runtime[k] > 0, gwhere, ": config_runtime[", k, "] = ", runtime[k],
@@ -91,22 +93,28 @@ void add_source(Truth& truth, const GraphSource& src, const std::string& where, 
     }
 }
 
-bool split_matches(Split found, Split wanted) { return found == wanted || found == Split::kUnknown; }
+bool split_matches(Split found, Split wanted) {
+    return found == wanted || found == Split::kUnknown;
+}
 
 }  // namespace
 
 Truth load_truth(const std::vector<std::filesystem::path>& inputs, Split split) {
-    SEGRANK_CHECK(!inputs.empty(), "--truth: no truth given (a collection root, folder or .h5 store)");
+    SEGRANK_CHECK(!inputs.empty(),
+                  "--truth: no truth given (a collection root, folder or .h5 store)");
     Truth truth;
     std::vector<std::string> skipped;  // collections found with another split
     for (const auto& input : inputs) {
         if (std::filesystem::is_regular_file(input)) {
-            SEGRANK_CHECK(is_hdf5_file(input), input.string(),
-                          ": not an HDF5 graph store (give a .h5 store or an npz collection folder)");
-            add_source(truth, GraphStore(input, LabelPolicy::kAllowTestZeros), input.string(), true);
+            SEGRANK_CHECK(
+                is_hdf5_file(input), input.string(),
+                ": not an HDF5 graph store (give a .h5 store or an npz collection folder)");
+            add_source(truth, GraphStore(input, LabelPolicy::kAllowTestZeros), input.string(),
+                       true);
             continue;
         }
-        SEGRANK_CHECK(std::filesystem::is_directory(input), input.string(), ": no such file or directory");
+        SEGRANK_CHECK(std::filesystem::is_directory(input), input.string(),
+                      ": no such file or directory");
         const std::vector<std::filesystem::path> stores = list_graph_stores(input);
         if (!stores.empty()) {  // a folder written by `segrank pack`
             for (const auto& s : stores) {
@@ -125,7 +133,8 @@ Truth load_truth(const std::vector<std::filesystem::path>& inputs, Split split) 
                 continue;
             }
             const std::string where = c.dir.string();
-            add_source(truth, NpzGraphSource(std::move(c), LabelPolicy::kAllowTestZeros), where, false);
+            add_source(truth, NpzGraphSource(std::move(c), LabelPolicy::kAllowTestZeros), where,
+                       false);
         }
     }
     if (truth.collections().empty()) {

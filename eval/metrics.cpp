@@ -1,4 +1,4 @@
-// Ranking metrics (DESIGN.md 8). Kendall tau-b follows scipy.stats.kendalltau (variant 'b'),
+// Ranking metrics (docs/metrics.md). Kendall tau-b follows scipy.stats.kendalltau (variant 'b'),
 // computed with Knight's algorithm: sort by (x, y), then count y's strict inversions by merge sort.
 #include "eval/metrics.h"
 
@@ -78,9 +78,8 @@ PairCounts count_pairs(std::span<const double> x, std::span<const double> y) {
 
     std::vector<int64_t> perm(static_cast<size_t>(c));
     std::iota(perm.begin(), perm.end(), int64_t{0});
-    std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
-        return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]);
-    });
+    std::sort(perm.begin(), perm.end(),
+              [&](int64_t a, int64_t b) { return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]); });
     pc.x_ties = tied_pairs(c, [&](int64_t i, int64_t j) { return x[perm[i]] == x[perm[j]]; });
     pc.joint_ties = tied_pairs(c, [&](int64_t i, int64_t j) {
         return x[perm[i]] == x[perm[j]] && y[perm[i]] == y[perm[j]];
@@ -99,8 +98,8 @@ double kendall_tau_b(std::span<const double> x, std::span<const double> y) {
     const PairCounts pc = count_pairs(x, y);
     if (pc.x_ties == pc.total || pc.y_ties == pc.total) return kNaN;
     // Same expression order as scipy, for agreement to the last bits.
-    const auto con_minus_dis = static_cast<double>(pc.total - pc.x_ties - pc.y_ties +
-                                                   pc.joint_ties - 2 * pc.discordant);
+    const auto con_minus_dis =
+        static_cast<double>(pc.total - pc.x_ties - pc.y_ties + pc.joint_ties - 2 * pc.discordant);
     const double tau = con_minus_dis / std::sqrt(static_cast<double>(pc.total - pc.x_ties)) /
                        std::sqrt(static_cast<double>(pc.total - pc.y_ties));
     return std::clamp(tau, -1.0, 1.0);
@@ -144,8 +143,8 @@ std::vector<double> select_indices(std::span<const double> values, std::span<con
     std::vector<bool> seen(values.size(), false);
     for (size_t i = 0; i < indices.size(); ++i) {
         const int64_t j = indices[i];
-        SEGRANK_CHECK(j >= 0 && static_cast<size_t>(j) < values.size(), where, ": config index ",
-                      j, " (entry ", i, ") out of range [0, ", values.size(), ")");
+        SEGRANK_CHECK(j >= 0 && static_cast<size_t>(j) < values.size(), where, ": config index ", j,
+                      " (entry ", i, ") out of range [0, ", values.size(), ")");
         SEGRANK_CHECK(!seen[j], where, ": config index ", j, " repeated (entry ", i, ")");
         seen[j] = true;
         out.push_back(values[j]);
@@ -158,7 +157,8 @@ std::vector<double> predicted_positions(std::span<const float> scores) {
     // Task::kLayout: the whole order (tile rows are the first 5 of this same order).
     const std::vector<int64_t> order = top_configs(s, Task::kLayout);
     std::vector<double> pos(s.size());
-    for (size_t p = 0; p < order.size(); ++p) pos[static_cast<size_t>(order[p])] = static_cast<double>(p);
+    for (size_t p = 0; p < order.size(); ++p)
+        pos[static_cast<size_t>(order[p])] = static_cast<double>(p);
     return pos;
 }
 
@@ -171,13 +171,15 @@ GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scor
     for (size_t i = 0; i < s.size(); ++i) {
         SEGRANK_CHECK(std::isfinite(s[i]), name, ": score of config ", i, " is ", s[i]);
         SEGRANK_CHECK(std::isfinite(targets[i]) && targets[i] > 0, name, ": target of config ", i,
-                      " is ", targets[i], ", expected a runtime > 0 (test splits cannot be evaluated)");
+                      " is ", targets[i],
+                      ", expected a runtime > 0 (test splits cannot be evaluated)");
     }
     GraphMetrics m;
     m.name = name;
     m.num_configs = static_cast<int64_t>(s.size());
     const double t0 = targets[0];
-    m.targets_constant = std::all_of(targets.begin(), targets.end(), [&](double t) { return t == t0; });
+    m.targets_constant =
+        std::all_of(targets.begin(), targets.end(), [&](double t) { return t == t0; });
     // Tie policy (metrics.h, docs/metrics.md): metrics of the predicted order, as a submission.
     const std::vector<double> pos = predicted_positions(scores);
     m.kendall_tau = kendall_tau_b(pos, targets);

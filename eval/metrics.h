@@ -1,7 +1,7 @@
-// Ranking metrics of DESIGN.md 8: Kendall tau-b (Knight's O(c log c) algorithm, scipy semantics),
-// ordered pair accuracy, slowdown@K, the Kaggle collection scores, and eval.indices restriction.
-// Depends on gnn/core and eval/submission.h (top_configs: the one "scores -> predicted order"
-// function shared with `segrank predict`, see evaluate_graph's tie policy).
+// Ranking metrics (docs/metrics.md): Kendall tau-b (Knight's O(c log c) algorithm, scipy
+// semantics), ordered pair accuracy, slowdown@K, the Kaggle collection scores, and eval.indices
+// restriction. Depends on gnn/core and eval/submission.h (top_configs: the one "scores -> predicted
+// order" function shared with `segrank predict`, see evaluate_graph's tie policy).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -55,7 +55,7 @@ double slowdown_at_k(std::span<const double> scores, std::span<const double> tar
 std::vector<double> select_indices(std::span<const double> values, std::span<const int64_t> indices,
                                    const std::string& where);
 
-/// Rank positions of the predicted order (tie policy of DESIGN.md 8, docs/metrics.md):
+/// Rank positions of the predicted order (docs/metrics.md#tie-policy):
 /// positions[k] = place of config k when the configs are sorted by ascending score with ties
 /// broken by the lower config index. The order is computed by `top_configs` (eval/submission.h),
 /// the very function `segrank predict` uses to write a submission row, so metrics computed on these
@@ -64,17 +64,17 @@ std::vector<double> select_indices(std::span<const double> values, std::span<con
 /// double for any c).
 std::vector<double> predicted_positions(std::span<const float> scores);
 
-/// Metrics of one graph (DESIGN.md 8). kendall_tau / opa may be NaN (see CollectionMetrics).
+/// Metrics of one graph (docs/metrics.md). kendall_tau / opa may be NaN (see CollectionMetrics).
 struct GraphMetrics {
-    std::string name;             ///< graph name (file stem)
-    int64_t num_configs = 0;      ///< configs evaluated (after eval.indices restriction)
+    std::string name;               ///< graph name (file stem)
+    int64_t num_configs = 0;        ///< configs evaluated (after eval.indices restriction)
     bool targets_constant = false;  ///< all targets equal: no ranking information in this graph
-    double kendall_tau = 0.0;     ///< tau-b(predicted positions, targets); NaN if targets are constant
-    double opa = 0.0;             ///< ordered pair accuracy of the positions; NaN if targets are constant
-    double kendall_raw = 0.0;     ///< tau-b(raw scores, targets): counts score ties (diagnostic only)
-    double slowdown_1 = 0.0;      ///< slowdown@1 (fraction, 0 = the best config ranked first)
-    double slowdown_5 = 0.0;      ///< slowdown@5
-    double slowdown_10 = 0.0;     ///< slowdown@10
+    double kendall_tau = 0.0;  ///< tau-b(predicted positions, targets); NaN if targets are constant
+    double opa = 0.0;  ///< ordered pair accuracy of the positions; NaN if targets are constant
+    double kendall_raw = 0.0;  ///< tau-b(raw scores, targets): counts score ties (diagnostic only)
+    double slowdown_1 = 0.0;   ///< slowdown@1 (fraction, 0 = the best config ranked first)
+    double slowdown_5 = 0.0;   ///< slowdown@5
+    double slowdown_10 = 0.0;  ///< slowdown@10
 };
 
 /// Evaluates one graph. scores: [c] model scores (higher = slower); targets: [c] ground truth
@@ -95,24 +95,24 @@ GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scor
 /// targets vary but whose raw scores are constant gets 0 in the mean (scipy's NaN would poison it).
 /// If every graph is uninformative the means are NaN. Slowdowns average over all graphs.
 struct CollectionMetrics {
-    std::string collection;          ///< collection name
-    Task task = Task::kLayout;       ///< decides `score`
+    std::string collection;     ///< collection name
+    Task task = Task::kLayout;  ///< decides `score`
     int64_t num_graphs = 0;
-    int64_t num_uninformative = 0;   ///< graphs with constant targets
-    double kendall_tau = 0.0;        ///< mean tau-b of the predicted order (NaN policy above)
-    double kendall_raw = 0.0;        ///< mean tau-b of the raw scores (same policy; diagnostic)
-    double opa = 0.0;                ///< mean OPA
-    double slowdown_1 = 0.0;         ///< mean slowdown@1
-    double slowdown_5 = 0.0;         ///< mean slowdown@5
-    double slowdown_10 = 0.0;        ///< mean slowdown@10
-    double score = 0.0;              ///< Kaggle: tile 1 - slowdown_5; layout kendall_tau
+    int64_t num_uninformative = 0;  ///< graphs with constant targets
+    double kendall_tau = 0.0;       ///< mean tau-b of the predicted order (NaN policy above)
+    double kendall_raw = 0.0;       ///< mean tau-b of the raw scores (same policy; diagnostic)
+    double opa = 0.0;               ///< mean OPA
+    double slowdown_1 = 0.0;        ///< mean slowdown@1
+    double slowdown_5 = 0.0;        ///< mean slowdown@5
+    double slowdown_10 = 0.0;       ///< mean slowdown@10
+    double score = 0.0;             ///< Kaggle: tile 1 - slowdown_5; layout kendall_tau
 };
 
 /// Aggregates graph metrics of one collection. Throws segrank::Error if `graphs` is empty.
 CollectionMetrics aggregate_collection(const std::string& collection, Task task,
                                        std::span<const GraphMetrics> graphs);
 
-/// Kaggle overall score: mean of the collections' `score` (DESIGN.md 8). Throws on empty input.
+/// Kaggle overall score: mean of the collections' `score` (docs/metrics.md). Throws on empty input.
 double overall_score(std::span<const CollectionMetrics> collections);
 
 /// One JSON object for metrics JSONL and `evaluate --json` (keys in field order; NaN is written

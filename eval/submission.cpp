@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <numeric>
@@ -123,8 +123,8 @@ void write_scores(const std::filesystem::path& path, const std::vector<ScoreRow>
     char buf[64];
     for (const auto& r : rows) {
         check_id(r.id, path);
-        SEGRANK_CHECK(!std::isnan(r.score), path.string(), ": score of ", r.id, " config ", r.config,
-                      " is NaN");
+        SEGRANK_CHECK(!std::isnan(r.score), path.string(), ": score of ", r.id, " config ",
+                      r.config, " is NaN");
         if (std::isinf(r.score)) {
             std::snprintf(buf, sizeof buf, "%s", r.score > 0 ? "inf" : "-inf");
         } else {
@@ -139,7 +139,8 @@ std::vector<ScoreRow> read_scores(const std::filesystem::path& path) {
     const auto lines = read_lines(path);
     const std::string file = path.string();
     SEGRANK_CHECK(!lines.empty() && lines[0] == "ID,config,score", file,
-                  ":1: header must be 'ID,config,score', got '", lines.empty() ? "" : lines[0], "'");
+                  ":1: header must be 'ID,config,score', got '", lines.empty() ? "" : lines[0],
+                  "'");
     std::vector<ScoreRow> rows;
     std::set<std::pair<std::string, int64_t>> seen;
     for (size_t l = 1; l < lines.size(); ++l) {
@@ -150,7 +151,8 @@ std::vector<ScoreRow> read_scores(const std::filesystem::path& path) {
                       fields.size());
         SEGRANK_CHECK(!fields[0].empty(), where, ": empty ID");
         const auto cfg = parse_index(fields[1]);
-        SEGRANK_CHECK(cfg.has_value(), where, ": config '", fields[1], "' is not a non-negative integer");
+        SEGRANK_CHECK(cfg.has_value(), where, ": config '", fields[1],
+                      "' is not a non-negative integer");
         double score = 0;
         const std::string& s = fields[2];
         if (s == "inf" || s == "+inf") {

@@ -1,6 +1,6 @@
 // TOML run config with --set overrides (trainer/config.cpp, read only). Input: TOML text, then
-// optionally NUL-separated `section.key=value` overrides. A config that loads must dump to TOML that
-// loads again to the same dump (the run directory's config.toml relies on it).
+// optionally NUL-separated `section.key=value` overrides. A config that loads must dump to TOML
+// that loads again to the same dump (the run directory's config.toml relies on it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::string> overrides;
     for (size_t at = nul; at != std::string_view::npos && at < in.size();) {
         const size_t next = in.find('\0', at + 1);
-        overrides.emplace_back(in.substr(at + 1, next == std::string_view::npos ? std::string_view::npos : next - at - 1));
+        overrides.emplace_back(in.substr(
+            at + 1, next == std::string_view::npos ? std::string_view::npos : next - at - 1));
         at = next;
     }
     RunConfig cfg;

@@ -1,7 +1,7 @@
 // Shared bits of the libFuzzer harnesses: a per-process scratch file for readers that take a path,
-// and the rule every harness follows: segrank::Error is the expected outcome of bad input; any other
-// exception escapes and libFuzzer reports it as a crash (as it does sanitizer reports, leaks and
-// allocations above -malloc_limit_mb).
+// and the rule every harness follows: segrank::Error is the expected outcome of bad input; any
+// other exception escapes and libFuzzer reports it as a crash (as it does sanitizer reports, leaks
+// and allocations above -malloc_limit_mb).
 #pragma once
 #include <unistd.h>
 
@@ -13,8 +13,8 @@
 
 namespace segrank::fuzz {
 
-/// Writes `size` bytes to `<TMPDIR or /tmp>/segrank-fuzz-<pid>.<ext>` (overwritten on each call) and
-/// returns the path.
+/// Writes `size` bytes to `<TMPDIR or /tmp>/segrank-fuzz-<pid>.<ext>` (overwritten on each call)
+/// and returns the path.
 inline std::filesystem::path write_temp(const std::string& ext, const uint8_t* data, size_t size) {
     const char* tmp = std::getenv("TMPDIR");
     const std::filesystem::path p = std::filesystem::path(tmp && *tmp ? tmp : "/tmp") /

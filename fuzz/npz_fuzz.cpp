@@ -1,5 +1,5 @@
-// npz / npy reader: the npy header parser on the raw bytes, then the bytes as an npz archive through
-// NpzReader (every entry read raw) and the tile and layout loaders with all their checks.
+// npz / npy reader: the npy header parser on the raw bytes, then the bytes as an npz archive
+// through NpzReader (every entry read raw) and the tile and layout loaders with all their checks.
 #include <cstddef>
 #include <cstdint>
 

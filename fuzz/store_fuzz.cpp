@@ -34,9 +34,12 @@ std::string pick(FuzzedDataProvider& p, std::initializer_list<const char*> usual
 
 int64_t small_int(FuzzedDataProvider& p, int64_t usual) {
     switch (p.ConsumeIntegralInRange<int>(0, 7)) {
-        case 0: return p.ConsumeIntegral<int64_t>();
-        case 1: return p.ConsumeIntegralInRange<int64_t>(-2, 40);
-        default: return usual;
+        case 0:
+            return p.ConsumeIntegral<int64_t>();
+        case 1:
+            return p.ConsumeIntegralInRange<int64_t>(-2, 40);
+        default:
+            return usual;
     }
 }
 
@@ -44,10 +47,15 @@ template <typename T>
 T value(FuzzedDataProvider& p, const Sizes& s) {
     if constexpr (std::is_floating_point_v<T>) {
         switch (p.ConsumeIntegralInRange<int>(0, 15)) {
-            case 0: return std::numeric_limits<T>::quiet_NaN();
-            case 1: return std::numeric_limits<T>::infinity();
-            case 2: return p.ConsumeFloatingPoint<T>();
-            default: return static_cast<T>(p.ConsumeIntegralInRange<int>(-1, 5)) + (p.ConsumeBool() ? T(0.5) : T(0));
+            case 0:
+                return std::numeric_limits<T>::quiet_NaN();
+            case 1:
+                return std::numeric_limits<T>::infinity();
+            case 2:
+                return p.ConsumeFloatingPoint<T>();
+            default:
+                return static_cast<T>(p.ConsumeIntegralInRange<int>(-1, 5)) +
+                       (p.ConsumeBool() ? T(0.5) : T(0));
         }
     } else {
         if (p.ConsumeIntegralInRange<int>(0, 15) == 0) return p.ConsumeIntegral<T>();
@@ -56,8 +64,8 @@ T value(FuzzedDataProvider& p, const Sizes& s) {
 }
 
 template <typename T>
-void write_values(FuzzedDataProvider& p, H5Group& g, const std::string& name, const std::vector<int64_t>& shape,
-                  const Sizes& s, const H5WriteOptions& opt) {
+void write_values(FuzzedDataProvider& p, H5Group& g, const std::string& name,
+                  const std::vector<int64_t>& shape, const Sizes& s, const H5WriteOptions& opt) {
     int64_t total = 1;
     for (int64_t d : shape) total *= d;
     std::vector<T> v(static_cast<size_t>(total));
@@ -71,11 +79,12 @@ void write_values(FuzzedDataProvider& p, H5Group& g, const std::string& name, co
 }
 
 // Writes dataset `name` with schema shape `usual` (or another one), some element type and layout.
-void dataset(FuzzedDataProvider& p, H5Group& g, const std::string& name, std::vector<int64_t> shape, H5Type usual,
-             const Sizes& s) {
+void dataset(FuzzedDataProvider& p, H5Group& g, const std::string& name, std::vector<int64_t> shape,
+             H5Type usual, const Sizes& s) {
     if (p.ConsumeIntegralInRange<int>(0, 15) == 0) return;  // missing
     H5Type t = usual;
-    if (p.ConsumeIntegralInRange<int>(0, 7) == 0) t = static_cast<H5Type>(p.ConsumeIntegralInRange<int>(0, 5));
+    if (p.ConsumeIntegralInRange<int>(0, 7) == 0)
+        t = static_cast<H5Type>(p.ConsumeIntegralInRange<int>(0, 5));
     if (p.ConsumeIntegralInRange<int>(0, 7) == 0) {
         shape.resize(p.ConsumeIntegralInRange<size_t>(1, 3));
         for (auto& d : shape) d = p.ConsumeIntegralInRange<int64_t>(0, 24);
@@ -90,12 +99,24 @@ void dataset(FuzzedDataProvider& p, H5Group& g, const std::string& name, std::ve
         opt.deflate_level = p.ConsumeIntegralInRange<int>(0, 9);
     }
     switch (t) {
-        case H5Type::kF32: write_values<float>(p, g, name, shape, s, opt); break;
-        case H5Type::kF64: write_values<double>(p, g, name, shape, s, opt); break;
-        case H5Type::kI64: write_values<int64_t>(p, g, name, shape, s, opt); break;
-        case H5Type::kI32: write_values<int32_t>(p, g, name, shape, s, opt); break;
-        case H5Type::kI8: write_values<int8_t>(p, g, name, shape, s, opt); break;
-        case H5Type::kU8: write_values<uint8_t>(p, g, name, shape, s, opt); break;
+        case H5Type::kF32:
+            write_values<float>(p, g, name, shape, s, opt);
+            break;
+        case H5Type::kF64:
+            write_values<double>(p, g, name, shape, s, opt);
+            break;
+        case H5Type::kI64:
+            write_values<int64_t>(p, g, name, shape, s, opt);
+            break;
+        case H5Type::kI32:
+            write_values<int32_t>(p, g, name, shape, s, opt);
+            break;
+        case H5Type::kI8:
+            write_values<int8_t>(p, g, name, shape, s, opt);
+            break;
+        case H5Type::kU8:
+            write_values<uint8_t>(p, g, name, shape, s, opt);
+            break;
     }
 }
 
@@ -110,7 +131,8 @@ void graph(FuzzedDataProvider& p, H5Group& graphs, const std::string& name) {
     const char* attrs[] = {"num_nodes", "num_edges", "num_configs", "num_config_nodes"};
     const int64_t values[] = {s.n, s.m, s.c, s.nc};
     for (int k = 0; k < 4; ++k)
-        if (p.ConsumeIntegralInRange<int>(0, 15) != 0) g.set_attr(attrs[k], small_int(p, values[k]));
+        if (p.ConsumeIntegralInRange<int>(0, 15) != 0)
+            g.set_attr(attrs[k], small_int(p, values[k]));
     dataset(p, g, "node_feat", {s.n, kNodeFeatDim}, H5Type::kF32, s);
     dataset(p, g, "node_opcode", {s.n}, H5Type::kU8, s);
     dataset(p, g, "edge_index", {s.m, 2}, H5Type::kI64, s);
@@ -130,11 +152,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         H5File f = H5File::create(path);
         H5Group root = f.root();
-        if (p.ConsumeIntegralInRange<int>(0, 31) != 0) root.set_attr("format", pick(p, {"segrank-graph-store"}));
-        if (p.ConsumeIntegralInRange<int>(0, 31) != 0) root.set_attr("format_version", small_int(p, 1));
+        if (p.ConsumeIntegralInRange<int>(0, 31) != 0)
+            root.set_attr("format", pick(p, {"segrank-graph-store"}));
+        if (p.ConsumeIntegralInRange<int>(0, 31) != 0)
+            root.set_attr("format_version", small_int(p, 1));
         const std::string coll = pick(p, {"layout:xla:random", "tile:xla", "layout:nlp:default"});
         if (p.ConsumeIntegralInRange<int>(0, 31) != 0) root.set_attr("collection", coll);
-        if (p.ConsumeIntegralInRange<int>(0, 31) != 0) root.set_attr("split", pick(p, {"train", "valid", "test", "unknown"}));
+        if (p.ConsumeIntegralInRange<int>(0, 31) != 0)
+            root.set_attr("split", pick(p, {"train", "valid", "test", "unknown"}));
         if (p.ConsumeIntegralInRange<int>(0, 31) != 0) {
             H5Group graphs = root.create_group("graphs");
             const int k = p.ConsumeIntegralInRange<int>(0, 2);

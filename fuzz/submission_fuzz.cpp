@@ -13,7 +13,8 @@ using namespace segrank;
 
 namespace {
 
-// Two layout graphs (4 and 3 configs, one with tied runtimes) and two tile graphs (7 and 2 configs).
+// Two layout graphs (4 and 3 configs, one with tied runtimes) and two tile graphs (7 and 2
+// configs).
 const Truth& truth() {
     static const Truth t = [] {
         Truth t;
@@ -33,7 +34,8 @@ const Truth& truth() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view text = fuzz::as_text(data, size);
     std::vector<LeaderboardEntry> entries;
-    for (const MissingPolicy p : {MissingPolicy::kWorst, MissingPolicy::kSkip, MissingPolicy::kError}) {
+    for (const MissingPolicy p :
+         {MissingPolicy::kWorst, MissingPolicy::kSkip, MissingPolicy::kError}) {
         const CheckedSubmission sub = check_submission_text(text, "fuzz.csv", truth(), p);
         for (const auto& issue : sub.issues) (void)issue.to_string();
         entries.push_back(score_submission(sub, truth(), p));

@@ -1,4 +1,4 @@
-// Losses of DESIGN.md 8 (value and d/dscores in one call), computed in double precision.
+// Losses (docs/losses.md; value and d/dscores in one call), computed in double precision.
 #include "gnn/loss.h"
 
 #include <algorithm>
@@ -16,8 +16,7 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
 void check_inputs(const char* what, std::span<const double> s, std::span<const double> t,
                   std::span<double> ds) {
-    SEGRANK_CHECK(s.size() == t.size(), what, ": ", s.size(), " scores but ", t.size(),
-                  " targets");
+    SEGRANK_CHECK(s.size() == t.size(), what, ": ", s.size(), " scores but ", t.size(), " targets");
     SEGRANK_CHECK(ds.empty() || ds.size() == s.size(), what, ": gradient has ", ds.size(),
                   " entries, expected ", s.size());
     for (size_t i = 0; i < t.size(); ++i)
@@ -197,8 +196,9 @@ double compute_loss(std::span<const LossTerm> terms, const LossOptions& options,
                     std::span<const float> scores, std::span<const double> targets,
                     std::span<float> dscores, double scale, std::span<double> term_values) {
     SEGRANK_CHECK(!terms.empty(), "loss: no loss terms configured");
-    SEGRANK_CHECK(term_values.empty() || term_values.size() == terms.size(), "loss: term_values has ",
-                  term_values.size(), " entries, expected ", terms.size());
+    SEGRANK_CHECK(term_values.empty() || term_values.size() == terms.size(),
+                  "loss: term_values has ", term_values.size(), " entries, expected ",
+                  terms.size());
     SEGRANK_CHECK(dscores.empty() || dscores.size() == scores.size(), "loss: dscores has ",
                   dscores.size(), " entries, expected ", scores.size());
     SEGRANK_CHECK(options.margin >= 0 && std::isfinite(options.margin),
@@ -212,17 +212,23 @@ double compute_loss(std::span<const LossTerm> terms, const LossOptions& options,
     double total = 0.0;
     for (size_t n = 0; n < terms.size(); ++n) {
         const LossTerm& term = terms[n];
-        SEGRANK_CHECK(std::isfinite(term.weight), "loss: weight of term ",
-                      to_string(term.kind), " is ", term.weight, ", expected finite");
+        SEGRANK_CHECK(std::isfinite(term.weight), "loss: weight of term ", to_string(term.kind),
+                      " is ", term.weight, ", expected finite");
         std::fill(term_grad.begin(), term_grad.end(), 0.0);
         double v = 0.0;
         switch (term.kind) {
             case LossKind::kPairwiseHinge:
                 v = pairwise_hinge_loss(s, targets, options.margin, term_grad);
                 break;
-            case LossKind::kPairwiseLogistic: v = pairwise_logistic_loss(s, targets, term_grad); break;
-            case LossKind::kListMle: v = listmle_loss(s, targets, options.temperature, term_grad); break;
-            case LossKind::kMse: v = mse_log_loss(s, targets, term_grad); break;
+            case LossKind::kPairwiseLogistic:
+                v = pairwise_logistic_loss(s, targets, term_grad);
+                break;
+            case LossKind::kListMle:
+                v = listmle_loss(s, targets, options.temperature, term_grad);
+                break;
+            case LossKind::kMse:
+                v = mse_log_loss(s, targets, term_grad);
+                break;
         }
         if (!term_values.empty()) term_values[n] = v;
         total += term.weight * v;

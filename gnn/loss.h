@@ -1,5 +1,5 @@
-// Ranking and regression losses of DESIGN.md 8 for the K sampled configs of ONE graph: the value and
-// its gradient w.r.t. the scores in one call (gradients accumulate: dscores +=).
+// Ranking and regression losses (docs/losses.md) for the K sampled configs of ONE graph: the value
+// and its gradient w.r.t. the scores in one call (gradients accumulate: dscores +=).
 // Convention: higher score = slower; a pair (i, j) with t_i > t_j means i is slower.
 #pragma once
 #include <cstdint>
@@ -53,7 +53,7 @@ double pairwise_logistic_loss(std::span<const double> s, std::span<const double>
 
 /// ListMLE (Plackett-Luce likelihood of the fastest-first order), temperature T > 0:
 ///   L = (1/K) * sum_i [ log( exp(-s_i/T) + sum_{j : t_j > t_i} exp(-s_j/T) ) + s_i/T ].
-/// Without ties this is DESIGN.md 8's sum_i (logsumexp_{j>=i}(-s_j/T) + s_i/T) over the
+/// Without ties this is the textbook sum_i (logsumexp_{j>=i}(-s_j/T) + s_i/T) over the
 /// fastest-first order, divided by K. Choices: (1) ties: config i competes only with itself and
 /// the configs strictly slower than it, so tied configs are never ordered against each other
 /// (symmetric, no arbitrary tie-break; all-ties gives 0 like the pairwise losses); (2) the sum is

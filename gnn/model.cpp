@@ -1,7 +1,7 @@
 // Model construction, validation, the config-dependence plan, the input layer and the head.
 // Parameter names: opcode.weight [121, opcode_dim]; config.weight/bias (layout [cfg, 126] / tile
-// [cfg, 24]); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.* (SageConv);
-// head1.weight/bias [H, 2H (+ config_dim if late)], head2.weight/bias [1, H].
+// [cfg, 24]); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
+// (SageConv); head1.weight/bias [H, 2H (+ config_dim if late)], head2.weight/bias [1, H].
 #include "gnn/model.h"
 
 #include <cstring>
@@ -17,7 +17,9 @@ constexpr EnumName<ConfigJoin> kConfigJoinNames[] = {{ConfigJoin::kEarly, "early
 }  // namespace
 
 std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin) { return kConfigJoinNames; }
-ConfigJoin parse_config_join(std::string_view s) { return parse_enum<ConfigJoin>("config join", s); }
+ConfigJoin parse_config_join(std::string_view s) {
+    return parse_enum<ConfigJoin>("config join", s);
+}
 std::string_view to_string(ConfigJoin j) { return enum_name(j); }
 
 void ModelConfig::validate() const {
@@ -26,9 +28,11 @@ void ModelConfig::validate() const {
     SEGRANK_CHECK(layers >= 0, "model.layers = ", layers, ": expected >= 0");
     SEGRANK_CHECK(opcode_dim >= 1, "model.opcode_dim = ", opcode_dim, ": expected >= 1");
     SEGRANK_CHECK(config_dim >= 1, "model.config_dim = ", config_dim, ": expected >= 1");
-    SEGRANK_CHECK(dropout >= 0.0f && dropout < 1.0f, "model.dropout = ", dropout, ": expected 0 <= p < 1");
+    SEGRANK_CHECK(dropout >= 0.0f && dropout < 1.0f, "model.dropout = ", dropout,
+                  ": expected 0 <= p < 1");
     SEGRANK_CHECK(!(task == Task::kLayout && config_join == ConfigJoin::kLate),
-                  "model.config_join = \"late\" is only defined for the tile task (DESIGN.md 5)");
+                  "model.config_join = \"late\" is only defined for the tile task "
+                  "(docs/model.md#config-encoders)");
 }
 
 Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
@@ -44,37 +48,42 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
     b_in_ = params_.add("input.bias", 1, h, false, ParamInit::kUniformFanIn, in);
     for (int64_t l = 0; l < cfg_.layers; ++l)
         convs_.push_back(SageConv::create(params_, str("sage", l), h, cfg_.activation));
-    head_ = MlpHead::create(params_, "head", 2 * h + (early() ? 0 : cfg_.config_dim), h, cfg_.activation);
+    head_ = MlpHead::create(params_, "head", 2 * h + (early() ? 0 : cfg_.config_dim), h,
+                            cfg_.activation);
     params_.finalize();
 }
 
-DependencePlan Model::plan(const SegmentInput& in) const { return make_plan(in, cfg_.exploit_independence); }
+DependencePlan Model::plan(const SegmentInput& in) const {
+    return make_plan(in, cfg_.exploit_independence);
+}
 
 DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
     const int64_t n = in.num_nodes();
     SEGRANK_CHECK(n >= 1, "segment input: no nodes");
-    SEGRANK_CHECK(in.node_feat.cols == cfg_.feat_dim, "segment input: node_feat has ", in.node_feat.cols,
-                  " columns, model.feat_dim is ", cfg_.feat_dim);
-    SEGRANK_CHECK(static_cast<int64_t>(in.opcode.size()) == n, "segment input: ", in.opcode.size(), " opcodes for ",
-                  n, " nodes");
+    SEGRANK_CHECK(in.node_feat.cols == cfg_.feat_dim, "segment input: node_feat has ",
+                  in.node_feat.cols, " columns, model.feat_dim is ", cfg_.feat_dim);
+    SEGRANK_CHECK(static_cast<int64_t>(in.opcode.size()) == n, "segment input: ", in.opcode.size(),
+                  " opcodes for ", n, " nodes");
     SEGRANK_CHECK(in.operands && in.users, "segment input: operands and users Csr are required");
-    SEGRANK_CHECK(in.operands->num_rows() == n && in.operands->num_cols() == n && in.users->num_rows() == n &&
-                      in.users->num_cols() == n && in.users->nnz() == in.operands->nnz(),
-                  "segment input: operands [", in.operands->num_rows(), "x", in.operands->num_cols(), ", nnz ",
-                  in.operands->nnz(), "] and users [", in.users->num_rows(), "x", in.users->num_cols(), ", nnz ",
-                  in.users->nnz(), "] must both be ", n, "x", n, " and transposes of each other");
-    SEGRANK_CHECK(in.num_pooled >= 1 && in.num_pooled <= n, "segment input: num_pooled = ", in.num_pooled,
-                  " outside [1, ", n, "]");
+    SEGRANK_CHECK(in.operands->num_rows() == n && in.operands->num_cols() == n &&
+                      in.users->num_rows() == n && in.users->num_cols() == n &&
+                      in.users->nnz() == in.operands->nnz(),
+                  "segment input: operands [", in.operands->num_rows(), "x",
+                  in.operands->num_cols(), ", nnz ", in.operands->nnz(), "] and users [",
+                  in.users->num_rows(), "x", in.users->num_cols(), ", nnz ", in.users->nnz(),
+                  "] must both be ", n, "x", n, " and transposes of each other");
+    SEGRANK_CHECK(in.num_pooled >= 1 && in.num_pooled <= n,
+                  "segment input: num_pooled = ", in.num_pooled, " outside [1, ", n, "]");
     SEGRANK_CHECK(in.k >= 1, "segment input: K = ", in.k, ", expected >= 1");
     const int64_t nc = static_cast<int64_t>(in.config_node_local.size());
     if (cfg_.task == Task::kLayout) {
         SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == in.k * nc * kLayoutSlots,
-                      "segment input: config_values has ", in.config_values.size(), " values, expected K x nc x 18 = ",
-                      in.k, " x ", nc, " x 18");
+                      "segment input: config_values has ", in.config_values.size(),
+                      " values, expected K x nc x 18 = ", in.k, " x ", nc, " x 18");
     } else {
         SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileFeatures,
-                      "segment input: tile_config is [", in.tile_config.rows, ", ", in.tile_config.cols,
-                      "], expected [K=", in.k, ", 24]");
+                      "segment input: tile_config is [", in.tile_config.rows, ", ",
+                      in.tile_config.cols, "], expected [K=", in.k, ", 24]");
     }
     const int64_t levels = cfg_.layers + 1;
     constexpr int32_t kFar = std::numeric_limits<int32_t>::max();
@@ -83,8 +92,10 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
     if (cfg_.task == Task::kLayout) {
         for (int64_t j = 0; j < nc; ++j) {
             const int32_t v = in.config_node_local[j];
-            SEGRANK_CHECK(v >= 0 && v < n, "segment input: config_node_local[", j, "] = ", v, " outside [0, ", n, ")");
-            SEGRANK_CHECK(hops[v] != 0, "segment input: config_node_local lists node ", v, " twice");
+            SEGRANK_CHECK(v >= 0 && v < n, "segment input: config_node_local[", j, "] = ", v,
+                          " outside [0, ", n, ")");
+            SEGRANK_CHECK(hops[v] != 0, "segment input: config_node_local lists node ", v,
+                          " twice");
             hops[v] = 0;
             frontier.push_back(v);
         }

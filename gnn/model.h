@@ -1,14 +1,16 @@
-// The layout/tile GNN (DESIGN.md 4, 5): input layer, L SAGE layers, mean+max readout, MLP head, with
-// explicit forward/backward (STYLE.md 3.4) and exact config independence (DESIGN.md 4): per layer, the
-// nodes whose state cannot depend on the config are computed once (K = 1, the "base" rows) and
-// broadcast; only the nodes within l hops of a configurable node carry K config rows ("dep" rows).
+// The layout/tile GNN (docs/model.md): input layer, L SAGE layers, mean+max readout, MLP head, with
+// explicit forward/backward (docs/style.md#forward-and-backward) and exact config independence
+// (docs/model.md#config-independence): per layer, the nodes whose state cannot depend on the config
+// are computed once (K = 1, the "base" rows) and broadcast; only the nodes within l hops of a
+// configurable node carry K config rows ("dep" rows).
 //
 // Usage (one training step over one segment):
 //   Model model(cfg); model.params().initialize(seed);
 //   EncodeSaved es; Tensor r = model.encode(in, &es, /*training=*/true, &rng);   // [K, 2H]
 //   HeadSaved hs;   Tensor s = model.head(r.cview(), in.tile_config, &hs);        // [K]
 //   ... loss -> dscores [K] ...
-//   Tensor dr(K, 2H); model.head_backward(dscores, hs, dr.view()); model.encode_backward(dr.cview(), es);
+//   Tensor dr(K, 2H); model.head_backward(dscores, hs, dr.view());
+//   model.encode_backward(dr.cview(), es);
 // Gradients accumulate into model.params().grads() (zero them once per optimizer step).
 #pragma once
 #include <cstdint>
@@ -29,7 +31,8 @@
 
 namespace segrank {
 
-/// DESIGN.md 5 `model.config_join`: "early" (at the input) or "late" (tile only: before the head).
+/// `model.config_join` (docs/model.md#config-encoders): "early" (at the input) or "late" (tile
+/// only: before the head).
 enum class ConfigJoin { kEarly, kLate };
 /// Names: "early", "late".
 std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin);
@@ -37,40 +40,43 @@ std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin);
 ConfigJoin parse_config_join(std::string_view s);
 std::string_view to_string(ConfigJoin j);
 
-/// Every size of the model (DESIGN.md 5 defaults). Plain values, read once from the run config.
+/// Every size of the model (docs/model.md). Plain values, read once from the run config.
 struct ModelConfig {
     Task task = Task::kLayout;
-    int64_t feat_dim = 140;    ///< normalized node_feat columns F (after dropping constant columns)
-    int64_t hidden = 128;      ///< H
-    int64_t layers = 3;        ///< L SAGE layers
+    int64_t feat_dim = 140;  ///< normalized node_feat columns F (after dropping constant columns)
+    int64_t hidden = 128;    ///< H
+    int64_t layers = 3;      ///< L SAGE layers
     int64_t opcode_dim = 32;
     int64_t config_dim = 32;
     Activation activation = Activation::kGelu;
-    float dropout = 0.0f;      ///< on each SAGE layer's act output (training only)
+    float dropout = 0.0f;  ///< on each SAGE layer's act output (training only)
     ConfigJoin config_join = ConfigJoin::kEarly;
-    bool exploit_independence = true;  ///< false = naive path (every node carries K rows; tests, benchmark)
-    /// Throws segrank::Error naming the field when a size is out of range or late join is used for layout.
+    bool exploit_independence =
+        true;  ///< false = naive path (every node carries K rows; tests, benchmark)
+    /// Throws segrank::Error naming the field when a size is out of range or late join is used for
+    /// layout.
     void validate() const;
 };
 
 /// One segment (or whole graph) to encode for K configs. All views borrow: they must stay alive
 /// until encode_backward returns.
 struct SegmentInput {
-    ConstMatrixView node_feat;                   ///< [n, F] normalized features
-    std::span<const int32_t> opcode;             ///< [n] ids 0..120
-    const Csr* operands = nullptr;               ///< [n x n] row v: nodes v reads
-    const Csr* users = nullptr;                  ///< [n x n] row v: nodes reading v (operands transposed)
-    int64_t num_pooled = 0;                      ///< the first num_pooled nodes are pooled; the rest is halo
-    std::span<const int32_t> config_node_local;  ///< layout: [nc_s] distinct local ids of configurable nodes
-    std::span<const int8_t> config_values;       ///< layout: [K, nc_s, 18] values -1..5
-    ConstMatrixView tile_config;                 ///< tile: [K, 24] raw config_feat
-    int64_t k = 1;                               ///< K configs
+    ConstMatrixView node_feat;        ///< [n, F] normalized features
+    std::span<const int32_t> opcode;  ///< [n] ids 0..120
+    const Csr* operands = nullptr;    ///< [n x n] row v: nodes v reads
+    const Csr* users = nullptr;       ///< [n x n] row v: nodes reading v (operands transposed)
+    int64_t num_pooled = 0;           ///< the first num_pooled nodes are pooled; the rest is halo
+    std::span<const int32_t>
+        config_node_local;  ///< layout: [nc_s] distinct local ids of configurable nodes
+    std::span<const int8_t> config_values;  ///< layout: [K, nc_s, 18] values -1..5
+    ConstMatrixView tile_config;            ///< tile: [K, 24] raw config_feat
+    int64_t k = 1;                          ///< K configs
 
     int64_t num_nodes() const { return node_feat.rows; }
 };
 
-/// Which nodes carry K rows at each layer (DESIGN.md 4). nodes[l] sorted ascending; pos[l][v] = row of
-/// v in layer l's dep rows or -1. Layer 0 is the input layer.
+/// Which nodes carry K rows at each layer (docs/model.md#config-independence). nodes[l] sorted
+/// ascending; pos[l][v] = row of v in layer l's dep rows or -1. Layer 0 is the input layer.
 struct DependencePlan {
     std::vector<std::vector<int32_t>> nodes;  ///< [L+1][m_l]
     std::vector<std::vector<int32_t>> pos;    ///< [L+1][n]
@@ -83,15 +89,17 @@ struct EncodeSaved {
     DependencePlan plan;
     bool training = false;
     uint64_t dropout_seed = 0;
-    Tensor emb;                      ///< [n, opcode_dim]
-    Tensor pre_base, pre_dep;        ///< input-layer pre-activations [n, H], [m0*K, H]
-    Tensor x_cfg;                    ///< [m0*K, config_dim] config codes of the layer-0 dep rows (layout)
-    std::vector<int8_t> cfg_values;  ///< [rows, 18] values of the configurable dep rows, in row order
-    std::vector<int64_t> cfg_rows;   ///< dep rows (of x_cfg) that are configurable; the others hold the zero code
-    Tensor tile_code;                ///< [K, config_dim] (tile early join)
-    std::vector<Tensor> base, dep;   ///< per layer 0..L: [n, H] (empty if unused), [m_l * K, H]
+    Tensor emb;                ///< [n, opcode_dim]
+    Tensor pre_base, pre_dep;  ///< input-layer pre-activations [n, H], [m0*K, H]
+    Tensor x_cfg;              ///< [m0*K, config_dim] config codes of the layer-0 dep rows (layout)
+    std::vector<int8_t>
+        cfg_values;  ///< [rows, 18] values of the configurable dep rows, in row order
+    std::vector<int64_t>
+        cfg_rows;      ///< dep rows (of x_cfg) that are configurable; the others hold the zero code
+    Tensor tile_code;  ///< [K, config_dim] (tile early join)
+    std::vector<Tensor> base, dep;  ///< per layer 0..L: [n, H] (empty if unused), [m_l * K, H]
     std::vector<SageConv::Saved> base_conv, dep_conv;  ///< per SAGE layer 1..L (index l-1)
-    std::vector<int32_t> argmax;     ///< [K*H] readout max argmax node ids
+    std::vector<int32_t> argmax;                       ///< [K*H] readout max argmax node ids
 };
 
 /// Saved state of one head call.
@@ -110,22 +118,27 @@ public:
     ParamStore& params() { return params_; }
     const ParamStore& params() const { return params_; }
 
-    /// The layers at which each node depends on the config (exact, DESIGN.md 4). Validates the input.
+    /// The layers at which each node depends on the config (exact,
+    /// docs/model.md#config-independence). Validates the input.
     DependencePlan plan(const SegmentInput& in) const;
-    /// Whether the segment's readout can differ between configs; false means every config gets the same
-    /// readout, so under a ranking loss with score_sum the segment can be skipped (DESIGN.md 4).
+    /// Whether the segment's readout can differ between configs; false means every config gets the
+    /// same readout, so under a ranking loss with score_sum the segment can be skipped
+    /// (docs/model.md#config-independence).
     bool segment_depends_on_config(const SegmentInput& in) const;
 
-    /// Readout r = [mean_v h_L, max_v h_L] per config: returns [K, 2H]. saved null = inference (no saved
-    /// state, layer states freed as it goes). training enables dropout, whose masks come from rng
-    /// (required when training with dropout > 0). Throws segrank::Error on invalid input (shapes, ids).
-    Tensor encode(const SegmentInput& in, EncodeSaved* saved, bool training = false, Rng* rng = nullptr);
-    /// Accumulates parameter gradients from dreadout [K, 2H]. Consumes `saved`: each layer's activations
-    /// are freed as soon as the backward has passed them (peak memory); a second call on the same state
-    /// throws segrank::Error.
+    /// Readout r = [mean_v h_L, max_v h_L] per config: returns [K, 2H]. saved null = inference (no
+    /// saved state, layer states freed as it goes). training enables dropout, whose masks come from
+    /// rng (required when training with dropout > 0). Throws segrank::Error on invalid input
+    /// (shapes, ids).
+    Tensor encode(const SegmentInput& in, EncodeSaved* saved, bool training = false,
+                  Rng* rng = nullptr);
+    /// Accumulates parameter gradients from dreadout [K, 2H]. Consumes `saved`: each layer's
+    /// activations are freed as soon as the backward has passed them (peak memory); a second call
+    /// on the same state throws segrank::Error.
     void encode_backward(ConstMatrixView dreadout, EncodeSaved& saved);
 
-    /// Scores [K] from readout [K, 2H] (layout: tile_config unused; tile late join: [K, 24] required).
+    /// Scores [K] from readout [K, 2H] (layout: tile_config unused; tile late join: [K, 24]
+    /// required).
     Tensor head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSaved* saved) const;
     /// Accumulates head gradients; dreadout [K, 2H] += d/dreadout when dreadout.data is non-null.
     void head_backward(std::span<const float> dscores, const HeadSaved& saved, MatrixView dreadout);
@@ -141,7 +154,8 @@ private:
     OpEmbedding opcode_;
     LayoutConfigEncoder layout_cfg_;
     TileConfigEncoder tile_cfg_;
-    ParamId w_in_ = -1, b_in_ = -1;  ///< input.weight [H, F + opcode_dim (+ config_dim)], input.bias [1, H]
+    ParamId w_in_ = -1,
+            b_in_ = -1;  ///< input.weight [H, F + opcode_dim (+ config_dim)], input.bias [1, H]
     std::vector<SageConv> convs_;
     MlpHead head_;
 };

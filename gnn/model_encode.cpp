@@ -1,8 +1,9 @@
-// Model::encode / encode_backward: the SAGE stack over the two-part layer state (DESIGN.md 4):
-// base rows [n, H] (K = 1, valid for config-independent nodes) and dep rows [m_l * K, H] for the
-// nodes within l hops of a configurable node. Layer l reads layer l-1 through the mixed kernels;
-// a base row is only ever read by base rows (an independent node's neighbours are independent one
-// layer earlier), so base rows of dependent nodes are computed but never used and get zero gradient.
+// Model::encode / encode_backward: the SAGE stack over the two-part layer state
+// (docs/model.md#config-independence): base rows [n, H] (K = 1, valid for config-independent nodes)
+// and dep rows [m_l * K, H] for the nodes within l hops of a configurable node. Layer l reads layer
+// l-1 through the mixed kernels; a base row is only ever read by base rows (an independent node's
+// neighbours are independent one layer earlier), so base rows of dependent nodes are computed but
+// never used and get zero gradient.
 #include <cstring>
 
 #include "gnn/model.h"
@@ -25,7 +26,8 @@ MixedRows rows_of(const EncodeSaved& st, int64_t l, int64_t k, int64_t h) {
     return r;
 }
 
-MixedGrads grads_of(Tensor& dbase, Tensor& ddep, const DependencePlan& plan, int64_t l, int64_t k, int64_t h) {
+MixedGrads grads_of(Tensor& dbase, Tensor& ddep, const DependencePlan& plan, int64_t l, int64_t k,
+                    int64_t h) {
     MixedGrads g;
     if (dbase.size() > 0) g.dbase = dbase.view();
     const int64_t m = static_cast<int64_t>(plan.nodes[l].size());
@@ -36,12 +38,17 @@ MixedGrads grads_of(Tensor& dbase, Tensor& ddep, const DependencePlan& plan, int
     return g;
 }
 
-MatrixView as_wide(Tensor& t, int64_t m, int64_t k, int64_t h) { return {t.data(), m, k * h, k * h}; }
+MatrixView as_wide(Tensor& t, int64_t m, int64_t k, int64_t h) {
+    return {t.data(), m, k * h, k * h};
+}
 
-uint64_t layer_seed(uint64_t seed, int64_t l) { return mix64(seed ^ (0x632be59bd9b4e019ULL * static_cast<uint64_t>(l + 1))); }
+uint64_t layer_seed(uint64_t seed, int64_t l) {
+    return mix64(seed ^ (0x632be59bd9b4e019ULL * static_cast<uint64_t>(l + 1)));
+}
 
-// The self input of layer l's dep rows [m*K, H]: the previous dep rows themselves when the node set did
-// not grow (D_{l-1} is a subset of D_l, so equal sizes mean the same sorted list), else gathered into buf.
+// The self input of layer l's dep rows [m*K, H]: the previous dep rows themselves when the node set
+// did not grow (D_{l-1} is a subset of D_l, so equal sizes mean the same sorted list), else
+// gathered into buf.
 ConstMatrixView dep_self(const EncodeSaved& st, int64_t l, int64_t k, int64_t h, Tensor& buf) {
     const std::vector<int32_t>& nodes = st.plan.nodes[l];
     const int64_t m = static_cast<int64_t>(nodes.size());
@@ -102,8 +109,9 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
         }
         st.dep[l] = Tensor::uninit(m * k, h);
         if (m > 0) {
-            // z = W_self self + b, then += W_fwd mean_operands, += W_bwd mean_users, streaming the two
-            // aggregates through one buffer (the backward recomputes them), then the fused epilogue.
+            // z = W_self self + b, then += W_fwd mean_operands, += W_bwd mean_users, streaming the
+            // two aggregates through one buffer (the backward recomputes them), then the fused
+            // epilogue.
             const MixedRows prev = rows_of(st, l - 1, k, h);
             MatrixView out = st.dep[l].view();
             Tensor self_buf, agg = Tensor::uninit(m * k, h);
@@ -115,7 +123,8 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
             linear_forward(out, agg.cview(), params_.value(conv.w_bwd), nullptr, true);
             agg = Tensor();
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-            conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr, drop ? &ds : nullptr);
+            conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr,
+                                  drop ? &ds : nullptr);
         }
         if (!keep) {
             st.base[l - 1] = Tensor();
@@ -125,8 +134,11 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
     Tensor readout(k, 2 * h);
     st.argmax.assign(static_cast<size_t>(k * h), -1);
     mixed_readout_forward(readout.view(), st.argmax, in.num_pooled, rows_of(st, layers, k, h));
-    if (!keep) st = EncodeSaved{};
-    else st.dep[layers] = Tensor(), st.base[layers] = Tensor();  // the readout backward needs argmax only
+    if (!keep)
+        st = EncodeSaved{};
+    else
+        st.dep[layers] = Tensor(),
+        st.base[layers] = Tensor();  // the readout backward needs argmax only
     return readout;
 }
 
@@ -134,10 +146,12 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
     const SegmentInput& in = st.input;
     const int64_t layers = cfg_.layers, n = in.num_nodes(), h = cfg_.hidden, k = in.k;
     SEGRANK_CHECK(static_cast<int64_t>(st.dep.size()) == layers + 1 && st.emb.rows() == n,
-                  "Model::encode_backward: the saved state is not from a training encode of this model (or was "
+                  "Model::encode_backward: the saved state is not from a training encode of this "
+                  "model (or was "
                   "already consumed by encode_backward)");
-    SEGRANK_CHECK(dreadout.rows == k && dreadout.cols == 2 * h, "Model::encode_backward: dreadout [", dreadout.rows,
-                  ", ", dreadout.cols, "], expected [", k, ", ", 2 * h, "]");
+    SEGRANK_CHECK(dreadout.rows == k && dreadout.cols == 2 * h,
+                  "Model::encode_backward: dreadout [", dreadout.rows, ", ", dreadout.cols,
+                  "], expected [", k, ", ", 2 * h, "]");
     const bool drop = st.training && cfg_.dropout > 0.0f;
     auto alloc = [&](int64_t l, Tensor& db, Tensor& dd) {
         db = st.plan.has_base(l) ? Tensor(n, h) : Tensor();
@@ -145,7 +159,8 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
     };
     Tensor dbase, ddep;
     alloc(layers, dbase, ddep);
-    mixed_readout_backward(grads_of(dbase, ddep, st.plan, layers, k, h), st.argmax, in.num_pooled, dreadout);
+    mixed_readout_backward(grads_of(dbase, ddep, st.plan, layers, k, h), st.argmax, in.num_pooled,
+                           dreadout);
 
     for (int64_t l = layers; l >= 1; --l) {
         const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
@@ -155,13 +170,15 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
         alloc(l - 1, pbase, pdep);
         MixedGrads pg = grads_of(pbase, pdep, st.plan, l - 1, k, h);
         if (m > 0) {
-            // Lean adjoint (two [m*K, H] buffers besides ddep): the residual goes to the previous layer,
-            // dz overwrites ddep in place, then per input (self, operand mean, user mean) the input is
-            // rebuilt into `x`, dW += dz^T x, and dx = dz W^T is scattered back through its adjoint.
+            // Lean adjoint (two [m*K, H] buffers besides ddep): the residual goes to the previous
+            // layer, dz overwrites ddep in place, then per input (self, operand mean, user mean)
+            // the input is rebuilt into `x`, dW += dz^T x, and dx = dz W^T is scattered back
+            // through its adjoint.
             const MixedRows prev = rows_of(st, l - 1, k, h);
             mixed_gather_backward(pg, nodes, as_wide(ddep, m, k, h));  // residual
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-            conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1], drop ? &ds : nullptr);
+            conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1],
+                                   drop ? &ds : nullptr);
             const ConstMatrixView dz = ddep.cview();
             Tensor x = Tensor::uninit(m * k, h), dx = Tensor::uninit(m * k, h);
             auto weight_and_input_grad = [&](ParamId w, ConstMatrixView input) {
@@ -176,21 +193,27 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
             mixed_gather_backward(pg, nodes, as_wide(dx, m, k, h));
             mixed_spmm_forward(as_wide(x, m, k, h), nodes, *in.operands, prev);
             weight_and_input_grad(conv.w_fwd, x.cview());
-            // operands aggregation: adjoint runs over users (= operands^T), scaled by operand degrees.
-            mixed_spmm_backward(pg, *in.users, st.plan.pos[l], in.operands->inverse_degrees(), as_wide(dx, m, k, h));
+            // operands aggregation: adjoint runs over users (= operands^T), scaled by operand
+            // degrees.
+            mixed_spmm_backward(pg, *in.users, st.plan.pos[l], in.operands->inverse_degrees(),
+                                as_wide(dx, m, k, h));
             mixed_spmm_forward(as_wide(x, m, k, h), nodes, *in.users, prev);
             weight_and_input_grad(conv.w_bwd, x.cview());
-            mixed_spmm_backward(pg, *in.operands, st.plan.pos[l], in.users->inverse_degrees(), as_wide(dx, m, k, h));
+            mixed_spmm_backward(pg, *in.operands, st.plan.pos[l], in.users->inverse_degrees(),
+                                as_wide(dx, m, k, h));
         }
         if (st.plan.has_base(l)) {
             Tensor af, ab;
             base_inputs(st, l, af, ab);
             Tensor daf(n, h), dab(n, h);
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
-            conv.backward(params_, pbase.view(), daf.view(), dab.view(), dbase.cview(), st.base[l - 1].cview(),
-                          af.cview(), ab.cview(), st.base_conv[l - 1], drop ? &ds : nullptr);
-            spmm_backward(pbase.view(), *in.users, daf.cview(), in.operands->inverse_degrees(), Reduce::kMean);
-            spmm_backward(pbase.view(), *in.operands, dab.cview(), in.users->inverse_degrees(), Reduce::kMean);
+            conv.backward(params_, pbase.view(), daf.view(), dab.view(), dbase.cview(),
+                          st.base[l - 1].cview(), af.cview(), ab.cview(), st.base_conv[l - 1],
+                          drop ? &ds : nullptr);
+            spmm_backward(pbase.view(), *in.users, daf.cview(), in.operands->inverse_degrees(),
+                          Reduce::kMean);
+            spmm_backward(pbase.view(), *in.operands, dab.cview(), in.users->inverse_degrees(),
+                          Reduce::kMean);
         }
         dbase = std::move(pbase);
         ddep = std::move(pdep);

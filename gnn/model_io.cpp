@@ -1,6 +1,7 @@
-// Model input layer (h0 = act(W_in [x_feat, x_op, x_cfg] + b), DESIGN.md 5) and score head, fwd + bwd.
-// W_in is one parameter used through column-sliced views (W_feat | W_op | W_cfg): the config-independent
-// part P = W_feat x + W_op e + b is computed once per node and broadcast over the K config rows.
+// Model input layer (h0 = act(W_in [x_feat, x_op, x_cfg] + b), docs/model.md#input-layer) and score
+// head, fwd + bwd. W_in is one parameter used through column-sliced views (W_feat | W_op | W_cfg):
+// the config-independent part P = W_feat x + W_op e + b is computed once per node and broadcast
+// over the K config rows.
 #include <cstring>
 
 #include "gnn/model.h"
@@ -11,13 +12,18 @@ namespace segrank {
 
 namespace {
 // Column block [c0, c0 + cols) of a row-major matrix view.
-ConstMatrixView cols_of(ConstMatrixView m, int64_t c0, int64_t cols) { return {m.data + c0, m.rows, cols, m.stride}; }
-MatrixView cols_of(MatrixView m, int64_t c0, int64_t cols) { return {m.data + c0, m.rows, cols, m.stride}; }
+ConstMatrixView cols_of(ConstMatrixView m, int64_t c0, int64_t cols) {
+    return {m.data + c0, m.rows, cols, m.stride};
+}
+MatrixView cols_of(MatrixView m, int64_t c0, int64_t cols) {
+    return {m.data + c0, m.rows, cols, m.stride};
+}
 }  // namespace
 
-void Model::input_forward(const SegmentInput& in, const DependencePlan& plan, EncodeSaved& st) const {
-    const int64_t n = in.num_nodes(), h = cfg_.hidden, k = in.k, f = cfg_.feat_dim, od = cfg_.opcode_dim,
-                  cd = cfg_.config_dim;
+void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
+                          EncodeSaved& st) const {
+    const int64_t n = in.num_nodes(), h = cfg_.hidden, k = in.k, f = cfg_.feat_dim,
+                  od = cfg_.opcode_dim, cd = cfg_.config_dim;
     const std::vector<int32_t>& nodes = plan.nodes[0];
     const int64_t m = static_cast<int64_t>(nodes.size());
     ConstMatrixView w = params_.value(w_in_);
@@ -29,9 +35,11 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan, En
 
     if (plan.has_base(0)) {
         st.pre_base = p.clone();
-        if (early()) {  // base rows see the zero one-hot: x_cfg = config bias (layout only reaches here)
+        if (early()) {  // base rows see the zero one-hot: x_cfg = config bias (layout only reaches
+                        // here)
             Tensor c0(1, cd), u(1, h);
-            std::memcpy(c0.data(), layout_cfg_.zero_code(params_).data(), sizeof(float) * static_cast<size_t>(cd));
+            std::memcpy(c0.data(), layout_cfg_.zero_code(params_).data(),
+                        sizeof(float) * static_cast<size_t>(cd));
             linear_forward(u.view(), c0.cview(), cols_of(w, f + od, cd), nullptr);
             for (int64_t v = 0; v < n; ++v)
                 for (int64_t c = 0; c < h; ++c) st.pre_base.at(v, c) += u[c];
@@ -45,15 +53,19 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan, En
             if (early()) {
                 st.tile_code = Tensor(k, cd);
                 tile_cfg_.forward(params_, st.tile_code.view(), in.tile_config);
-                linear_forward(st.pre_dep.view().rows_range(0, k), st.tile_code.cview(), cols_of(w, f + od, cd), nullptr);
+                linear_forward(st.pre_dep.view().rows_range(0, k), st.tile_code.cview(),
+                               cols_of(w, f + od, cd), nullptr);
                 for (int64_t i = 1; i < m; ++i)
-                    std::memcpy(st.pre_dep.data() + i * k * h, st.pre_dep.data(), sizeof(float) * static_cast<size_t>(k * h));
+                    std::memcpy(st.pre_dep.data() + i * k * h, st.pre_dep.data(),
+                                sizeof(float) * static_cast<size_t>(k * h));
             }
         } else {
-            // Layout: configurable dep rows get their encoded values, the others the zero code (bias).
+            // Layout: configurable dep rows get their encoded values, the others the zero code
+            // (bias).
             const int64_t nc = static_cast<int64_t>(in.config_node_local.size());
             std::vector<int32_t> slot(static_cast<size_t>(n), -1);
-            for (int64_t j = 0; j < nc; ++j) slot[in.config_node_local[j]] = static_cast<int32_t>(j);
+            for (int64_t j = 0; j < nc; ++j)
+                slot[in.config_node_local[j]] = static_cast<int32_t>(j);
             st.cfg_rows.clear();
             st.cfg_values.clear();
             for (int64_t i = 0; i < m; ++i) {
@@ -69,9 +81,12 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan, En
             layout_cfg_.forward(params_, codes.view(), st.cfg_values);
             st.x_cfg = Tensor(m * k, cd);
             const auto c0 = layout_cfg_.zero_code(params_);
-            for (int64_t r = 0; r < m * k; ++r) std::memcpy(st.x_cfg.data() + r * cd, c0.data(), sizeof(float) * static_cast<size_t>(cd));
+            for (int64_t r = 0; r < m * k; ++r)
+                std::memcpy(st.x_cfg.data() + r * cd, c0.data(),
+                            sizeof(float) * static_cast<size_t>(cd));
             for (size_t t = 0; t < st.cfg_rows.size(); ++t)
-                std::memcpy(st.x_cfg.data() + st.cfg_rows[t] * cd, codes.data() + static_cast<int64_t>(t) * cd,
+                std::memcpy(st.x_cfg.data() + st.cfg_rows[t] * cd,
+                            codes.data() + static_cast<int64_t>(t) * cd,
                             sizeof(float) * static_cast<size_t>(cd));
             linear_forward(st.pre_dep.view(), st.x_cfg.cview(), cols_of(w, f + od, cd), nullptr);
         }
@@ -89,8 +104,8 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan, En
 
 void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMatrixView ddep) {
     const SegmentInput& in = st.input;
-    const int64_t n = in.num_nodes(), h = cfg_.hidden, k = in.k, f = cfg_.feat_dim, od = cfg_.opcode_dim,
-                  cd = cfg_.config_dim;
+    const int64_t n = in.num_nodes(), h = cfg_.hidden, k = in.k, f = cfg_.feat_dim,
+                  od = cfg_.opcode_dim, cd = cfg_.config_dim;
     const std::vector<int32_t>& nodes = st.plan.nodes[0];
     const int64_t m = static_cast<int64_t>(nodes.size());
     ConstMatrixView w = params_.value(w_in_);
@@ -125,18 +140,19 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
             Tensor dq(k, h), dcode(k, cd);
             for (int64_t i = 0; i < m; ++i)
                 for (int64_t r = 0; r < k * h; ++r) dq[r] += dpre_dep[i * k * h + r];
-            linear_backward(dcode.view(), cols_of(dw, f + od, cd), nullptr, dq.cview(), st.tile_code.cview(),
-                            cols_of(w, f + od, cd));
+            linear_backward(dcode.view(), cols_of(dw, f + od, cd), nullptr, dq.cview(),
+                            st.tile_code.cview(), cols_of(w, f + od, cd));
             tile_cfg_.backward(params_, in.tile_config, dcode.cview());
         } else if (cfg_.task == Task::kLayout) {
             Tensor dx(m * k, cd);
-            linear_backward(dx.view(), cols_of(dw, f + od, cd), nullptr, dpre_dep.cview(), st.x_cfg.cview(),
-                            cols_of(w, f + od, cd));
+            linear_backward(dx.view(), cols_of(dw, f + od, cd), nullptr, dpre_dep.cview(),
+                            st.x_cfg.cview(), cols_of(w, f + od, cd));
             Tensor dcodes(static_cast<int64_t>(st.cfg_rows.size()), cd);
             std::vector<char> is_cfg(static_cast<size_t>(m * k), 0);
             for (size_t t = 0; t < st.cfg_rows.size(); ++t) {
                 is_cfg[st.cfg_rows[t]] = 1;
-                std::memcpy(dcodes.data() + static_cast<int64_t>(t) * cd, dx.data() + st.cfg_rows[t] * cd,
+                std::memcpy(dcodes.data() + static_cast<int64_t>(t) * cd,
+                            dx.data() + st.cfg_rows[t] * cd,
                             sizeof(float) * static_cast<size_t>(cd));
             }
             float* dbias = params_.grad(layout_cfg_.linear.bias).data;
@@ -147,44 +163,54 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
         }
     }
     Tensor demb(n, od);
-    linear_backward(MatrixView{}, cols_of(dw, 0, f), params_.grad(b_in_).data, dp.cview(), in.node_feat, cols_of(w, 0, f));
-    linear_backward(demb.view(), cols_of(dw, f, od), nullptr, dp.cview(), st.emb.cview(), cols_of(w, f, od));
+    linear_backward(MatrixView{}, cols_of(dw, 0, f), params_.grad(b_in_).data, dp.cview(),
+                    in.node_feat, cols_of(w, 0, f));
+    linear_backward(demb.view(), cols_of(dw, f, od), nullptr, dp.cview(), st.emb.cview(),
+                    cols_of(w, f, od));
     opcode_.backward(params_, in.opcode, demb.cview());
 }
 
 Tensor Model::head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSaved* saved) const {
     const int64_t k = readout.rows, h2 = 2 * cfg_.hidden;
-    SEGRANK_CHECK(readout.cols == h2, "Model::head: readout has ", readout.cols, " columns, expected 2H = ", h2);
+    SEGRANK_CHECK(readout.cols == h2, "Model::head: readout has ", readout.cols,
+                  " columns, expected 2H = ", h2);
     Tensor scores(k);
     if (early()) {
         head_.forward(params_, scores.span(), readout, saved ? &saved->mlp : nullptr);
         return scores;
     }
-    SEGRANK_CHECK(tile_config.rows == k && tile_config.cols == kTileFeatures, "Model::head (late join): tile_config [",
-                  tile_config.rows, ", ", tile_config.cols, "], expected [", k, ", 24]");
+    SEGRANK_CHECK(tile_config.rows == k && tile_config.cols == kTileFeatures,
+                  "Model::head (late join): tile_config [", tile_config.rows, ", ",
+                  tile_config.cols, "], expected [", k, ", 24]");
     const int64_t cd = cfg_.config_dim;
     Tensor x(k, h2 + cd);
-    for (int64_t i = 0; i < k; ++i) std::memcpy(x.data() + i * (h2 + cd), readout.row(i), sizeof(float) * static_cast<size_t>(h2));
+    for (int64_t i = 0; i < k; ++i)
+        std::memcpy(x.data() + i * (h2 + cd), readout.row(i),
+                    sizeof(float) * static_cast<size_t>(h2));
     tile_cfg_.forward(params_, cols_of(x.view(), h2, cd), tile_config);
     head_.forward(params_, scores.span(), x.cview(), saved ? &saved->mlp : nullptr);
     if (saved) {
         saved->tile_config = Tensor(k, kTileFeatures);
         for (int64_t i = 0; i < k; ++i)
-            std::memcpy(saved->tile_config.data() + i * kTileFeatures, tile_config.row(i), sizeof(float) * kTileFeatures);
+            std::memcpy(saved->tile_config.data() + i * kTileFeatures, tile_config.row(i),
+                        sizeof(float) * kTileFeatures);
     }
     return scores;
 }
 
-void Model::head_backward(std::span<const float> dscores, const HeadSaved& saved, MatrixView dreadout) {
+void Model::head_backward(std::span<const float> dscores, const HeadSaved& saved,
+                          MatrixView dreadout) {
     const int64_t k = saved.mlp.x.rows(), in = saved.mlp.x.cols(), h2 = 2 * cfg_.hidden;
     Tensor dx(k, in);
     head_.backward(params_, dx.view(), dscores, saved.mlp);
     if (dreadout.data) {
-        SEGRANK_CHECK(dreadout.rows == k && dreadout.cols == h2, "Model::head_backward: dreadout [", dreadout.rows, ", ",
-                      dreadout.cols, "], expected [", k, ", ", h2, "]");
+        SEGRANK_CHECK(dreadout.rows == k && dreadout.cols == h2, "Model::head_backward: dreadout [",
+                      dreadout.rows, ", ", dreadout.cols, "], expected [", k, ", ", h2, "]");
         add_inplace(dreadout, cols_of(dx.cview(), 0, h2));
     }
-    if (!early()) tile_cfg_.backward(params_, saved.tile_config.cview(), cols_of(dx.cview(), h2, cfg_.config_dim));
+    if (!early())
+        tile_cfg_.backward(params_, saved.tile_config.cview(),
+                           cols_of(dx.cview(), h2, cfg_.config_dim));
 }
 
 }  // namespace segrank

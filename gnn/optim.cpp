@@ -13,7 +13,8 @@ AdamW::AdamW(const ParamStore& store, AdamWConfig cfg)
 }
 
 void AdamW::step(ParamStore& store, float lr) {
-    SEGRANK_CHECK(static_cast<int64_t>(m_.size()) == store.total_size(), "AdamW: arena size changed");
+    SEGRANK_CHECK(static_cast<int64_t>(m_.size()) == store.total_size(),
+                  "AdamW: arena size changed");
     ++step_;
     const double bc1 = 1.0 - std::pow(static_cast<double>(cfg_.beta1), static_cast<double>(step_));
     const double bc2 = 1.0 - std::pow(static_cast<double>(cfg_.beta2), static_cast<double>(step_));
@@ -66,7 +67,8 @@ double LrSchedule::at(int64_t step) const {
     if (warmup_steps > 0 && step < warmup_steps)
         return base_lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps);
     const int64_t span = std::max<int64_t>(1, total_steps - warmup_steps);
-    const double t = std::min(1.0, static_cast<double>(step - warmup_steps) / static_cast<double>(span));
+    const double t =
+        std::min(1.0, static_cast<double>(step - warmup_steps) / static_cast<double>(span));
     return min_lr + 0.5 * (base_lr - min_lr) * (1.0 + std::cos(3.14159265358979323846 * t));
 }
 

@@ -1,5 +1,5 @@
 // AdamW over the ParamStore arenas, global-norm gradient clipping and learning-rate schedules
-// (issue 9 item 6; DESIGN.md 5: weight decay on weight matrices only).
+// (docs/model.md#optimizer: weight decay on weight matrices only).
 #pragma once
 #include <cstdint>
 #include <span>

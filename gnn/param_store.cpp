@@ -7,11 +7,14 @@
 
 namespace segrank {
 
-ParamId ParamStore::add(std::string name, int64_t rows, int64_t cols, bool decay, ParamInit init, int64_t fan_in) {
+ParamId ParamStore::add(std::string name, int64_t rows, int64_t cols, bool decay, ParamInit init,
+                        int64_t fan_in) {
     SEGRANK_CHECK(!finalized_, "ParamStore::add('", name, "') after finalize()");
-    SEGRANK_CHECK(rows > 0 && cols > 0, "ParamStore::add('", name, "'): shape [", rows, ", ", cols, "] must be positive");
+    SEGRANK_CHECK(rows > 0 && cols > 0, "ParamStore::add('", name, "'): shape [", rows, ", ", cols,
+                  "] must be positive");
     SEGRANK_CHECK(!find(name), "ParamStore::add: duplicate parameter name '", name, "'");
-    SEGRANK_CHECK(fan_in > 0, "ParamStore::add('", name, "'): fan_in ", fan_in, " must be positive");
+    SEGRANK_CHECK(fan_in > 0, "ParamStore::add('", name, "'): fan_in ", fan_in,
+                  " must be positive");
     ParamRef r{std::move(name), total_, rows, cols, decay, init, fan_in};
     total_ += (r.size() + 15) / 16 * 16;
     refs_.push_back(std::move(r));
@@ -33,10 +36,18 @@ void ParamStore::initialize(uint64_t seed) {
         const double bound = 1.0 / std::sqrt(static_cast<double>(r.fan_in));
         for (int64_t i = 0; i < r.size(); ++i) {
             switch (r.init) {
-                case ParamInit::kZeros: p[i] = 0.0f; break;
-                case ParamInit::kOnes: p[i] = 1.0f; break;
-                case ParamInit::kUniformFanIn: p[i] = static_cast<float>((2.0 * rng.uniform() - 1.0) * bound); break;
-                case ParamInit::kNormal: p[i] = static_cast<float>(rng.normal()); break;
+                case ParamInit::kZeros:
+                    p[i] = 0.0f;
+                    break;
+                case ParamInit::kOnes:
+                    p[i] = 1.0f;
+                    break;
+                case ParamInit::kUniformFanIn:
+                    p[i] = static_cast<float>((2.0 * rng.uniform() - 1.0) * bound);
+                    break;
+                case ParamInit::kNormal:
+                    p[i] = static_cast<float>(rng.normal());
+                    break;
             }
         }
     }

@@ -1,6 +1,7 @@
 // ParamStore: every parameter of a model carved from one value arena and one gradient arena
-// (STYLE.md 2.2, llm.c), so allreduce, the optimizer and checkpoints are one call over a flat buffer.
-// Gradient contract: grads are zeroed once per optimizer step (zero_grads); every backward does +=.
+// (docs/model.md#parameters-and-initialization, llm.c), so allreduce, the optimizer and checkpoints
+// are one call over a flat buffer. Gradient contract: grads are zeroed once per optimizer step
+// (zero_grads); every backward does +=.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -13,11 +14,12 @@
 
 namespace segrank {
 
-/// How a parameter is initialized (torch defaults, DESIGN.md 5 / issue 9 item 6).
+/// How a parameter is initialized (torch defaults, docs/model.md#parameters-and-initialization).
 enum class ParamInit {
     kZeros,
     kOnes,
-    kUniformFanIn,  ///< U(-1/sqrt(fan_in), 1/sqrt(fan_in)): torch Linear weight (Kaiming-uniform a=sqrt 5) and bias
+    kUniformFanIn,  ///< U(-1/sqrt(fan_in), 1/sqrt(fan_in)): torch Linear weight (Kaiming-uniform
+                    ///< a=sqrt 5) and bias
     kNormal,        ///< N(0, 1): torch Embedding
 };
 
@@ -27,7 +29,8 @@ struct ParamRef {
     int64_t offset = 0;
     int64_t rows = 0;
     int64_t cols = 0;
-    bool decay = false;  ///< AdamW weight decay applies (weight matrices only, DESIGN.md 5)
+    bool decay = false;  ///< AdamW weight decay applies (weight matrices only,
+                         ///< docs/model.md#parameters-and-initialization)
     ParamInit init = ParamInit::kZeros;
     int64_t fan_in = 1;
     int64_t size() const { return rows * cols; }
@@ -36,7 +39,8 @@ struct ParamRef {
 /// Index of a parameter in its ParamStore.
 using ParamId = int32_t;
 
-/// Owns the value and gradient arenas. Parameters are declared with add(), then finalize() allocates.
+/// Owns the value and gradient arenas. Parameters are declared with add(), then finalize()
+/// allocates.
 class ParamStore {
 public:
     ParamStore() = default;
@@ -45,9 +49,10 @@ public:
     ParamStore(ParamStore&&) noexcept = default;
     ParamStore& operator=(ParamStore&&) noexcept = default;
 
-    /// Declares a [rows, cols] parameter. Throws segrank::Error on a duplicate name, a bad shape, or
-    /// after finalize(). Offsets are padded to 16 floats (64 bytes).
-    ParamId add(std::string name, int64_t rows, int64_t cols, bool decay, ParamInit init, int64_t fan_in = 1);
+    /// Declares a [rows, cols] parameter. Throws segrank::Error on a duplicate name, a bad shape,
+    /// or after finalize(). Offsets are padded to 16 floats (64 bytes).
+    ParamId add(std::string name, int64_t rows, int64_t cols, bool decay, ParamInit init,
+                int64_t fan_in = 1);
     /// Allocates both arenas (zero-filled). Idempotent.
     void finalize();
     /// Seeded initialization of every value (Rng stream per parameter name); zeroes grads.

@@ -10,7 +10,8 @@ namespace segrank {
 CombineWeights combine_weights(const SegmentChoice& choice, SegmentAggregate aggregate) {
     SEGRANK_CHECK(choice.num_segments >= 1, "combine_weights: choice has no segments");
     switch (aggregate) {
-        case SegmentAggregate::kScoreSum: return {static_cast<float>(choice.alpha), 1.0f};
+        case SegmentAggregate::kScoreSum:
+            return {static_cast<float>(choice.alpha), 1.0f};
         case SegmentAggregate::kEmbeddingMean: {
             const double inv = 1.0 / choice.num_segments;
             return {static_cast<float>(choice.alpha * inv), static_cast<float>(inv)};
@@ -22,14 +23,15 @@ CombineWeights combine_weights(const SegmentChoice& choice, SegmentAggregate agg
 
 namespace {
 void check_same_shape(ConstMatrixView x, int64_t rows, int64_t cols, const char* what, size_t i) {
-    SEGRANK_CHECK(x.rows == rows && x.cols == cols, "combine_segments: ", what, "[", i, "] is [", x.rows, ", ",
-                  x.cols, "], expected [", rows, ", ", cols, "]");
+    SEGRANK_CHECK(x.rows == rows && x.cols == cols, "combine_segments: ", what, "[", i, "] is [",
+                  x.rows, ", ", x.cols, "], expected [", rows, ", ", cols, "]");
 }
 }  // namespace
 
 void combine_segments_forward(MatrixView out, std::span<const ConstMatrixView> fresh,
                               std::span<const ConstMatrixView> stale_kept, CombineWeights w) {
-    for (size_t i = 0; i < fresh.size(); ++i) check_same_shape(fresh[i], out.rows, out.cols, "fresh", i);
+    for (size_t i = 0; i < fresh.size(); ++i)
+        check_same_shape(fresh[i], out.rows, out.cols, "fresh", i);
     for (size_t i = 0; i < stale_kept.size(); ++i)
         check_same_shape(stale_kept[i], out.rows, out.cols, "stale_kept", i);
     for (int64_t r = 0; r < out.rows; ++r) {
@@ -44,8 +46,10 @@ void combine_segments_forward(MatrixView out, std::span<const ConstMatrixView> f
     }
 }
 
-void combine_segments_backward(std::span<const MatrixView> dfresh, ConstMatrixView dout, CombineWeights w) {
-    for (size_t i = 0; i < dfresh.size(); ++i) check_same_shape(dfresh[i], dout.rows, dout.cols, "dfresh", i);
+void combine_segments_backward(std::span<const MatrixView> dfresh, ConstMatrixView dout,
+                               CombineWeights w) {
+    for (size_t i = 0; i < dfresh.size(); ++i)
+        check_same_shape(dfresh[i], dout.rows, dout.cols, "dfresh", i);
     for (const auto& d : dfresh)
         for (int64_t r = 0; r < dout.rows; ++r)
             for (int64_t c = 0; c < dout.cols; ++c) d.at(r, c) += w.fresh * dout.at(r, c);
@@ -78,27 +82,32 @@ StaleSum sum_stale_segments(HistoryTable& table, int64_t graph, const SegmentCho
             }
         }
         if (!redo_cfg.empty()) {
-            SEGRANK_CHECK(static_cast<bool>(forward_only), "sum_stale_segments: graph ", graph, " segment ", s,
+            SEGRANK_CHECK(static_cast<bool>(forward_only), "sum_stale_segments: graph ", graph,
+                          " segment ", s,
                           " needs a forward-only recomputation but no function was given");
             Tensor fresh_vals(static_cast<int64_t>(redo_cfg.size()), width);
             forward_only(s, redo_cfg, fresh_vals.view());
             table.scatter(graph, redo_cfg, s, fresh_vals.view(), step);
             for (size_t i = 0; i < redo_row.size(); ++i)
-                std::copy_n(fresh_vals.view().row(static_cast<int64_t>(i)), width, got.view().row(redo_row[i]));
+                std::copy_n(fresh_vals.view().row(static_cast<int64_t>(i)), width,
+                            got.view().row(redo_row[i]));
             out.recomputed += static_cast<int64_t>(redo_cfg.size());
         }
         for (int64_t i = 0; i < got.size(); ++i) acc[static_cast<size_t>(i)] += got[i];
     }
-    for (int64_t i = 0; i < out.sum.size(); ++i) out.sum[i] = static_cast<float>(acc[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < out.sum.size(); ++i)
+        out.sum[i] = static_cast<float>(acc[static_cast<size_t>(i)]);
     return out;
 }
 
-void write_fresh_segments(HistoryTable& table, int64_t graph, int32_t num_segments, std::span<const int32_t> fresh,
-                          std::span<const int64_t> configs, std::span<const ConstMatrixView> values, int64_t step) {
-    SEGRANK_CHECK(fresh.size() == values.size(), "write_fresh_segments: ", fresh.size(), " fresh segments but ",
-                  values.size(), " value matrices");
+void write_fresh_segments(HistoryTable& table, int64_t graph, int32_t num_segments,
+                          std::span<const int32_t> fresh, std::span<const int64_t> configs,
+                          std::span<const ConstMatrixView> values, int64_t step) {
+    SEGRANK_CHECK(fresh.size() == values.size(), "write_fresh_segments: ", fresh.size(),
+                  " fresh segments but ", values.size(), " value matrices");
     table.set_num_segments(graph, num_segments);
-    for (size_t i = 0; i < fresh.size(); ++i) table.scatter(graph, configs, fresh[i], values[i], step);
+    for (size_t i = 0; i < fresh.size(); ++i)
+        table.scatter(graph, configs, fresh[i], values[i], step);
 }
 
 }  // namespace segrank

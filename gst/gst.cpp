@@ -26,10 +26,12 @@ struct Aggregation {
     // A config-independent segment adds the same amount to every config's score, so skipping it is
     // exact under ranking losses (score_sum only).
     bool independent_shifts_scores;
-    // Value [K, width] of a segment from its readout [K, 2H]; `saved` records the head when it runs.
+    // Value [K, width] of a segment from its readout [K, 2H]; `saved` records the head when it
+    // runs.
     Tensor (*value)(const Model& model, Tensor readout, ConstMatrixView tile_cfg, HeadSaved* saved);
     // Graph scores [K] from the combined value [K, width].
-    Tensor (*scores)(const Model& model, ConstMatrixView combined, ConstMatrixView tile_cfg, HeadSaved* saved);
+    Tensor (*scores)(const Model& model, ConstMatrixView combined, ConstMatrixView tile_cfg,
+                     HeadSaved* saved);
     // dcombined [K, width] (zero on entry) from dscores [K] and the state of `scores`.
     void (*scores_backward)(Model& model, std::span<const float> dscores, const HeadSaved& saved,
                             MatrixView dcombined);
@@ -49,8 +51,10 @@ Tensor scores_of_sum(const Model&, ConstMatrixView combined, ConstMatrixView, He
     for (int64_t i = 0; i < combined.rows; ++i) sc[i] = combined.at(i, 0);
     return sc;
 }
-void scores_of_sum_backward(Model&, std::span<const float> dscores, const HeadSaved&, MatrixView dcombined) {
-    for (int64_t i = 0; i < dcombined.rows; ++i) dcombined.at(i, 0) = dscores[static_cast<size_t>(i)];
+void scores_of_sum_backward(Model&, std::span<const float> dscores, const HeadSaved&,
+                            MatrixView dcombined) {
+    for (int64_t i = 0; i < dcombined.rows; ++i)
+        dcombined.at(i, 0) = dscores[static_cast<size_t>(i)];
 }
 Tensor score_value_backward(Model& model, Tensor dvalue, const HeadSaved& saved) {
     Tensor dr(dvalue.rows(), 2 * model.config().hidden);
@@ -60,7 +64,8 @@ Tensor score_value_backward(Model& model, Tensor dvalue, const HeadSaved& saved)
 float unit_weight(size_t) { return 1.0f; }
 
 Tensor readout_value(const Model&, Tensor readout, ConstMatrixView, HeadSaved*) { return readout; }
-Tensor scores_of_mean(const Model& model, ConstMatrixView combined, ConstMatrixView tile_cfg, HeadSaved* saved) {
+Tensor scores_of_mean(const Model& model, ConstMatrixView combined, ConstMatrixView tile_cfg,
+                      HeadSaved* saved) {
     return model.head(combined, tile_cfg, saved);
 }
 void scores_of_mean_backward(Model& model, std::span<const float> dscores, const HeadSaved& saved,
@@ -73,35 +78,50 @@ float mean_weight(size_t s) { return 1.0f / static_cast<float>(s); }
 Aggregation aggregation_for(SegmentAggregate aggregate, const Model& model) {
     switch (aggregate) {
         case SegmentAggregate::kScoreSum:
-            return {1, true, score_value, scores_of_sum, scores_of_sum_backward, score_value_backward, unit_weight};
+            return {1,
+                    true,
+                    score_value,
+                    scores_of_sum,
+                    scores_of_sum_backward,
+                    score_value_backward,
+                    unit_weight};
         case SegmentAggregate::kEmbeddingMean:
-            return {2 * model.config().hidden, false, readout_value, scores_of_mean, scores_of_mean_backward,
-                    readout_value_backward, mean_weight};
+            return {2 * model.config().hidden,
+                    false,
+                    readout_value,
+                    scores_of_mean,
+                    scores_of_mean_backward,
+                    readout_value_backward,
+                    mean_weight};
     }
     SEGRANK_ASSERT(false, "unhandled SegmentAggregate");
     return {};
 }
 
 // Segment ids taking part: all, or only the config-dependent ones when skipping is exact.
-std::vector<int32_t> active_segments(const PreparedGraph& g, const GstOptions& opt, const Aggregation& agg) {
+std::vector<int32_t> active_segments(const PreparedGraph& g, const GstOptions& opt,
+                                     const Aggregation& agg) {
     std::vector<int32_t> ids;
     const bool skip = opt.skip_independent && agg.independent_shifts_scores;
     for (int64_t s = 0; s < g.num_segments(); ++s)
-        if (!skip || g.segment_dependent[static_cast<size_t>(s)]) ids.push_back(static_cast<int32_t>(s));
+        if (!skip || g.segment_dependent[static_cast<size_t>(s)])
+            ids.push_back(static_cast<int32_t>(s));
     return ids;
 }
 
 // Readout [K, 2H] of one segment for configs, forward only. Independent segments are computed once
 // with K = 1 and broadcast (their readout is the same for every config).
-Tensor readout_forward_only(Model& model, const PreparedGraph& g, int32_t s, const ConfigBatch& batch,
-                            std::span<const int64_t> configs, SegmentInputBuffers& buf) {
+Tensor readout_forward_only(Model& model, const PreparedGraph& g, int32_t s,
+                            const ConfigBatch& batch, std::span<const int64_t> configs,
+                            SegmentInputBuffers& buf) {
     const auto k = static_cast<int64_t>(configs.size());
     if (!g.segment_dependent[static_cast<size_t>(s)] && k > 1) {
         SegmentInput in = make_segment_input(g, s, batch, configs.subspan(0, 1), buf);
         Tensor r1 = model.encode(in, nullptr);
         Tensor r(k, r1.cols());
         for (int64_t i = 0; i < k; ++i)
-            std::memcpy(r.data() + i * r1.cols(), r1.data(), static_cast<size_t>(r1.cols()) * sizeof(float));
+            std::memcpy(r.data() + i * r1.cols(), r1.data(),
+                        static_cast<size_t>(r1.cols()) * sizeof(float));
         return r;
     }
     SegmentInput in = make_segment_input(g, s, batch, configs, buf);
@@ -109,8 +129,8 @@ Tensor readout_forward_only(Model& model, const PreparedGraph& g, int32_t s, con
 }
 
 // Tile config rows [K, 24] of configs (held in `tmp`), or an empty view for layout graphs.
-ConstMatrixView tile_view(const PreparedGraph& g, const ConfigBatch& batch, std::span<const int64_t> configs,
-                          Tensor& tmp) {
+ConstMatrixView tile_view(const PreparedGraph& g, const ConfigBatch& batch,
+                          std::span<const int64_t> configs, Tensor& tmp) {
     if (g.task != Task::kTile) return {};
     tmp = tile_rows(g, batch, configs);
     return tmp.cview();
@@ -120,7 +140,8 @@ std::string config_list(std::span<const int64_t> configs) {
     std::string s;
     for (size_t i = 0; i < configs.size() && i < 64; ++i) {
         if (i) s += ',';
-        s += std::to_string(configs[i]);  // appended separately: GCC 12 -Wrestrict false positive on "," + str
+        s += std::to_string(
+            configs[i]);  // appended separately: GCC 12 -Wrestrict false positive on "," + str
     }
     if (configs.size() > 64) s += ",...";
     return s;
@@ -135,7 +156,7 @@ struct StepInput {
     SegmentChoice choice;         // over positions in `active`
     ConfigBatch batch;
     Tensor tile_tmp;
-    ConstMatrixView tile_cfg;     // [K, 24] tile rows, empty for layout
+    ConstMatrixView tile_cfg;  // [K, 24] tile rows, empty for layout
     int64_t k() const { return static_cast<int64_t>(configs.size()); }
 };
 
@@ -144,7 +165,7 @@ struct StepInput {
 struct FreshForward {
     std::vector<SegmentInputBuffers> bufs;  // back the saved inputs until the backward
     std::vector<EncodeSaved> encode;
-    std::vector<HeadSaved> head;            // used when the value runs the head (score_sum)
+    std::vector<HeadSaved> head;  // used when the value runs the head (score_sum)
     std::vector<Tensor> values;
 };
 
@@ -159,29 +180,32 @@ FreshForward fresh_forward(Model& model, const StepInput& in, const Aggregation&
     for (size_t i = 0; i < nf; ++i) {
         const int32_t s = in.active[static_cast<size_t>(in.choice.fresh[i])];
         SegmentInput si = make_segment_input(in.g, s, in.batch, in.configs, f.bufs[i]);
-        Rng rng = Rng::derive(seed ^ (0x9e37ULL * static_cast<uint64_t>(s + 1)), static_cast<uint64_t>(step),
-                              static_cast<uint64_t>(in.g.id), "dropout");
+        Rng rng =
+            Rng::derive(seed ^ (0x9e37ULL * static_cast<uint64_t>(s + 1)),
+                        static_cast<uint64_t>(step), static_cast<uint64_t>(in.g.id), "dropout");
         Tensor readout = model.encode(si, &f.encode[i], /*training=*/true, &rng);
         f.values[i] = agg.value(model, std::move(readout), in.tile_cfg, &f.head[i]);
     }
     return f;
 }
 
-// The combined graph value [K, width] of the fresh values and the kept stale sum, and its scores [K].
+// The combined graph value [K, width] of the fresh values and the kept stale sum, and its scores
+// [K].
 struct Combined {
     CombineWeights weights;
     Tensor scores;
     HeadSaved head;  // used when the scores run the head (embedding_mean)
 };
 
-Combined combine_forward(const Model& model, const StepInput& in, const Aggregation& agg, const FreshForward& f,
-                         const StaleSum& stale, SegmentAggregate aggregate) {
+Combined combine_forward(const Model& model, const StepInput& in, const Aggregation& agg,
+                         const FreshForward& f, const StaleSum& stale, SegmentAggregate aggregate) {
     Combined c;
     c.weights = combine_weights(in.choice, aggregate);
     std::vector<ConstMatrixView> fresh_views;
     for (const Tensor& v : f.values) fresh_views.push_back(v.cview());
     std::vector<ConstMatrixView> stale_views;
-    if (!in.choice.stale_kept.empty()) stale_views.push_back(stale.sum.cview());  // already summed over kept
+    if (!in.choice.stale_kept.empty())
+        stale_views.push_back(stale.sum.cview());  // already summed over kept
     Tensor combined(in.k(), agg.width);
     combine_segments_forward(combined.view(), fresh_views, stale_views, c.weights);
     c.scores = agg.scores(model, combined.cview(), in.tile_cfg, &c.head);
@@ -211,9 +235,10 @@ void combine_backward(Model& model, const StepInput& in, const Aggregation& agg,
 
 }  // namespace
 
-GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
-                                std::span<const double> targets, int64_t step, double scale,
-                                HistoryTable& table, const GstOptions& opt) {
+GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
+                                std::span<const int64_t> configs, std::span<const double> targets,
+                                int64_t step, double scale, HistoryTable& table,
+                                const GstOptions& opt) {
     GraphStepResult res;
     SEGRANK_ASSERT(targets.size() == configs.size());
     const Aggregation agg = aggregation_for(opt.aggregate, model);
@@ -222,45 +247,49 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g, std::span<
     res.scores.assign(configs.size(), 0.0f);
     if (in.active.empty()) return res;  // every config gets the same score: no ranking signal
     const auto s_eff = static_cast<int32_t>(in.active.size());
-    in.choice = choose_segments(opt.seed, step, g.id, s_eff, std::max<int32_t>(1, opt.fresh), opt.keep_prob);
+    in.choice = choose_segments(opt.seed, step, g.id, s_eff, std::max<int32_t>(1, opt.fresh),
+                                opt.keep_prob);
     in.batch = load_config_batch(g, configs);
     in.tile_cfg = tile_view(g, in.batch, configs, in.tile_tmp);
 
-    // Stale part: kept segments read from the table; absent or too stale ones recomputed forward-only
-    // with the current parameters (and stored by the callee).
+    // Stale part: kept segments read from the table; absent or too stale ones recomputed
+    // forward-only with the current parameters (and stored by the callee).
     SegmentInputBuffers fo_buf;
     auto forward_only = [&](int32_t r, std::span<const int64_t> cfgs, MatrixView out) {
         Tensor tmp;
-        const Tensor v = agg.value(model, readout_forward_only(model, g, in.active[static_cast<size_t>(r)], in.batch,
-                                                               cfgs, fo_buf),
+        const Tensor v = agg.value(model,
+                                   readout_forward_only(model, g, in.active[static_cast<size_t>(r)],
+                                                        in.batch, cfgs, fo_buf),
                                    tile_view(g, in.batch, cfgs, tmp), nullptr);
         for (int64_t i = 0; i < out.rows; ++i)
-            std::memcpy(out.row(i), v.data() + i * agg.width, static_cast<size_t>(agg.width) * sizeof(float));
+            std::memcpy(out.row(i), v.data() + i * agg.width,
+                        static_cast<size_t>(agg.width) * sizeof(float));
     };
-    const StaleSum stale = sum_stale_segments(table, g.id, in.choice, configs, step, opt.max_staleness,
-                                              opt.history_init, forward_only);
+    const StaleSum stale = sum_stale_segments(table, g.id, in.choice, configs, step,
+                                              opt.max_staleness, opt.history_init, forward_only);
     res.stale_hits = stale.hits;
     res.stale_recomputed = stale.recomputed;
 
     FreshForward fresh = fresh_forward(model, in, agg, step, opt.seed);
     const Combined combined = combine_forward(model, in, agg, fresh, stale, opt.aggregate);
     std::vector<float> dscores(configs.size(), 0.0f);
-    res.loss = compute_loss(opt.loss_terms, opt.loss_options, combined.scores.span(), targets, dscores, scale);
-    SEGRANK_CHECK(std::isfinite(res.loss), "non-finite loss at step ", step, " on graph '", g.name, "' (id ", g.id,
-                  ") with configs [", config_list(configs), "]");
+    res.loss = compute_loss(opt.loss_terms, opt.loss_options, combined.scores.span(), targets,
+                            dscores, scale);
+    SEGRANK_CHECK(std::isfinite(res.loss), "non-finite loss at step ", step, " on graph '", g.name,
+                  "' (id ", g.id, ") with configs [", config_list(configs), "]");
     std::copy_n(combined.scores.data(), configs.size(), res.scores.begin());
     combine_backward(model, in, agg, fresh, combined, dscores);
     res.fresh_segments = static_cast<int64_t>(fresh.values.size());
 
-    // Only fresh entries are written, with this step's forward values (DESIGN.md 6).
+    // Only fresh entries are written, with this step's forward values (docs/gst.md#history-table).
     std::vector<ConstMatrixView> fresh_views;
     for (const Tensor& v : fresh.values) fresh_views.push_back(v.cview());
     write_fresh_segments(table, g.id, s_eff, in.choice.fresh, configs, fresh_views, step);
     return res;
 }
 
-std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
-                                     const GstOptions& opt) {
+std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g,
+                                     std::span<const int64_t> configs, const GstOptions& opt) {
     std::vector<Tensor> out;
     SegmentInputBuffers buf;
     const ConfigBatch batch = load_config_batch(g, configs);
@@ -269,16 +298,19 @@ std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g, std::
     return out;
 }
 
-std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
-                               int64_t chunk, const GstOptions& opt, int64_t max_chunk_bytes) {
+std::vector<float> score_graph(Model& model, const PreparedGraph& g,
+                               std::span<const int64_t> configs, int64_t chunk,
+                               const GstOptions& opt, int64_t max_chunk_bytes) {
     std::vector<float> scores(configs.size(), 0.0f);
     const Aggregation agg = aggregation_for(opt.aggregate, model);
     const std::vector<int32_t> active = active_segments(g, opt, agg);
     if (active.empty()) return scores;
     const float w = agg.all_weight(active.size());
-    const int64_t row_bytes = g.task == Task::kLayout ? g.num_config_nodes * kLayoutConfigDim
-                                                      : kTileConfigDim * static_cast<int64_t>(sizeof(float));
-    chunk = std::clamp<int64_t>(max_chunk_bytes / std::max<int64_t>(1, row_bytes), 1, std::max<int64_t>(1, chunk));
+    const int64_t row_bytes = g.task == Task::kLayout
+                                  ? g.num_config_nodes * kLayoutConfigDim
+                                  : kTileConfigDim * static_cast<int64_t>(sizeof(float));
+    chunk = std::clamp<int64_t>(max_chunk_bytes / std::max<int64_t>(1, row_bytes), 1,
+                                std::max<int64_t>(1, chunk));
     SegmentInputBuffers buf;
     ConfigBatch batch;
     for (size_t b = 0; b < configs.size(); b += static_cast<size_t>(chunk)) {
@@ -291,7 +323,8 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<c
         Tensor acc(k, agg.width);  // sum over segments of w * value
         for (int32_t s : active) {
             // Streamed: each segment's state is freed before the next one is encoded.
-            const Tensor v = agg.value(model, readout_forward_only(model, g, s, batch, cfgs, buf), tile_cfg, nullptr);
+            const Tensor v = agg.value(model, readout_forward_only(model, g, s, batch, cfgs, buf),
+                                       tile_cfg, nullptr);
             for (int64_t i = 0; i < v.size(); ++i) acc[i] += w * v[i];
         }
         const Tensor sc = agg.scores(model, acc.cview(), tile_cfg, nullptr);

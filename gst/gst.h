@@ -1,7 +1,8 @@
-// Graph Segment Training step and streaming inference over PreparedGraphs (DESIGN.md 4, 6):
-// fresh segments forward with saved state, stale ones from the HistoryTable with Stale Embedding
-// Dropout, the ranking loss on the combined graph scores, backward through fresh segments only, and
-// inference that streams segments one at a time with no saved state.
+// Graph Segment Training step and streaming inference over PreparedGraphs
+// (docs/gst.md#training-step, docs/gst.md#inference): fresh segments forward with saved state,
+// stale ones from the HistoryTable with Stale Embedding Dropout, the ranking loss on the combined
+// graph scores, backward through fresh segments only, and inference that streams segments one at a
+// time with no saved state.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -15,15 +16,17 @@
 
 namespace segrank {
 
-/// The [segments], [model] and [loss] values the step needs (plain values, STYLE.md R5).
+/// The [segments], [model] and [loss] values the step needs (plain values,
+/// docs/style.md#config-values).
 struct GstOptions {
     SegmentAggregate aggregate = SegmentAggregate::kScoreSum;
-    int32_t fresh = 1;               ///< k fresh segments per graph and step
-    double keep_prob = 0.5;          ///< SED keep probability p
+    int32_t fresh = 1;       ///< k fresh segments per graph and step
+    double keep_prob = 0.5;  ///< SED keep probability p
     HistoryInit history_init = HistoryInit::kFresh;
     int64_t max_staleness = 0;
-    uint64_t seed = 0;               ///< sampling seed (segment choice, SED) and dropout
-    /// Skip config-independent segments (exact under score_sum with ranking-only losses, DESIGN.md 4).
+    uint64_t seed = 0;  ///< sampling seed (segment choice, SED) and dropout
+    /// Skip config-independent segments (exact under score_sum with ranking-only losses,
+    /// docs/gst.md#skipping-config-independent-segments).
     bool skip_independent = true;
     std::vector<LossTerm> loss_terms;
     LossOptions loss_options;
@@ -31,15 +34,16 @@ struct GstOptions {
 
 /// What one graph's training step produced.
 struct GraphStepResult {
-    double loss = 0.0;                 ///< scaled loss (already divided by the global batch)
+    double loss = 0.0;  ///< scaled loss (already divided by the global batch)
     int64_t fresh_segments = 0;
     int64_t stale_hits = 0;
     int64_t stale_recomputed = 0;
-    int64_t active_segments = 0;       ///< segments taking part (S_eff)
-    std::vector<float> scores;         ///< [K] combined graph scores of the sampled configs
+    int64_t active_segments = 0;  ///< segments taking part (S_eff)
+    std::vector<float> scores;    ///< [K] combined graph scores of the sampled configs
 };
 
-/// Whether every loss term is a ranking loss (shift-invariant), so independent segments can be skipped.
+/// Whether every loss term is a ranking loss (shift-invariant), so independent segments can be
+/// skipped.
 bool ranking_only(std::span<const LossTerm> terms);
 
 /// One graph's contribution to a training step: samples fresh segments and the SED mask from
@@ -47,28 +51,30 @@ bool ranking_only(std::span<const LossTerm> terms);
 /// gradients scaled by `scale` (1 / global batch) into model.params().grads(). configs [K] are
 /// file indices with targets [K]. Throws segrank::Error when the loss is not finite (naming step,
 /// graph and configs).
-GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
-                                std::span<const double> targets, int64_t step, double scale,
-                                HistoryTable& table, const GstOptions& opt);
+GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
+                                std::span<const int64_t> configs, std::span<const double> targets,
+                                int64_t step, double scale, HistoryTable& table,
+                                const GstOptions& opt);
 
-/// Largest config-row block score_graph holds (bytes): a chunk is cut below `chunk` configs when its
-/// rows would exceed this (layout graphs with many configurable nodes: 10^4 nodes x 18 bytes = 176 KiB
-/// per config), so inference memory does not grow with nc (issue 6).
+/// Largest config-row block score_graph holds (bytes): a chunk is cut below `chunk` configs when
+/// its rows would exceed this (layout graphs with many configurable nodes: 10^4 nodes x 18 bytes =
+/// 176 KiB per config), so inference memory does not grow with nc (docs/gst.md#inference).
 inline constexpr int64_t kMaxConfigChunkBytes = int64_t{8} << 20;
 
-/// Scores (higher = slower) of `configs` for graph g, streaming segments one at a time without saved
-/// state, at most `chunk` configs per forward pass and at most `max_chunk_bytes` of config rows
-/// (at least one config; config rows are read one chunk at a time, so memory is
-/// O(min(chunk x nc x 18, max_chunk_bytes)) in the configs). Under score_sum with skip_independent the scores omit the
-/// config-independent segments (a per-graph constant), which no ranking metric sees.
-std::vector<float> score_graph(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
-                               int64_t chunk, const GstOptions& opt,
+/// Scores (higher = slower) of `configs` for graph g, streaming segments one at a time without
+/// saved state, at most `chunk` configs per forward pass and at most `max_chunk_bytes` of config
+/// rows (at least one config; config rows are read one chunk at a time, so memory is O(min(chunk x
+/// nc x 18, max_chunk_bytes)) in the configs). Under score_sum with skip_independent the scores
+/// omit the config-independent segments (a per-graph constant), which no ranking metric sees.
+std::vector<float> score_graph(Model& model, const PreparedGraph& g,
+                               std::span<const int64_t> configs, int64_t chunk,
+                               const GstOptions& opt,
                                int64_t max_chunk_bytes = kMaxConfigChunkBytes);
 
 /// Per-segment readouts of `configs` (forward only), the input of head finetuning: [S_eff] tensors
 /// of [K, 2H] for the segments score_graph would use (independent ones computed with K = 1 and
 /// broadcast).
-std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
-                                     const GstOptions& opt);
+std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g,
+                                     std::span<const int64_t> configs, const GstOptions& opt);
 
 }  // namespace segrank

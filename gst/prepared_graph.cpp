@@ -12,22 +12,24 @@
 namespace segrank {
 
 int64_t BuiltSegment::memory_bytes() const {
-    return (segment ? segment->memory_bytes() : 0) + static_cast<int64_t>(opcode.capacity() * sizeof(int32_t)) +
+    return (segment ? segment->memory_bytes() : 0) +
+           static_cast<int64_t>(opcode.capacity() * sizeof(int32_t)) +
            node_feat.size() * static_cast<int64_t>(sizeof(float));
 }
 
 int64_t PreparedGraph::memory_bytes() const {
-    int64_t b = static_cast<int64_t>(targets.size() * sizeof(double) + runtimes_ns.size() * sizeof(int64_t) +
-                                     configs.size() * sizeof(int64_t) + source_node.size() * sizeof(int64_t) +
-                                     segment_dependent.size());
+    int64_t b = static_cast<int64_t>(
+        targets.size() * sizeof(double) + runtimes_ns.size() * sizeof(int64_t) +
+        configs.size() * sizeof(int64_t) + source_node.size() * sizeof(int64_t) +
+        segment_dependent.size());
     b += segment_table.memory_bytes();
     for (const auto& k : kept_segments) b += k.memory_bytes();
     if (held) b += held->memory_bytes();
     return b;
 }
 
-std::vector<int64_t> nodes_near_configurable(const GraphStructure& g, std::span<const int64_t> config_nodes,
-                                             int32_t hops) {
+std::vector<int64_t> nodes_near_configurable(const GraphStructure& g,
+                                             std::span<const int64_t> config_nodes, int32_t hops) {
     const int64_t n = g.num_nodes();
     std::vector<int64_t> deg(static_cast<size_t>(n + 1), 0);
     const int64_t m = g.num_edges();
@@ -75,7 +77,8 @@ namespace {
 void prune_graph(LayoutGraph& g, const std::vector<int64_t>& keep) {
     const int64_t n = g.num_nodes();
     std::vector<int64_t> new_id(static_cast<size_t>(n), -1);
-    for (size_t i = 0; i < keep.size(); ++i) new_id[static_cast<size_t>(keep[i])] = static_cast<int64_t>(i);
+    for (size_t i = 0; i < keep.size(); ++i)
+        new_id[static_cast<size_t>(keep[i])] = static_cast<int64_t>(i);
     std::vector<int32_t> op(keep.size());
     for (size_t i = 0; i < keep.size(); ++i) op[i] = g.node_opcode[static_cast<size_t>(keep[i])];
     std::vector<int64_t> edges;
@@ -100,8 +103,8 @@ bool all_zero(const std::vector<int64_t>& v) {
 // Whether segment `seg` (opcodes `op`, normalized features `feat` [n_s, F']) depends on the config
 // under `model`. Dependence is structural (the plan looks at node counts, edges and configurable
 // nodes, not at feature values), so a zero block of the segment's shape serves as `feat`.
-uint8_t segment_dependence(const Model& model, Task task, const Segment& seg, std::span<const int32_t> op,
-                           ConstMatrixView feat) {
+uint8_t segment_dependence(const Model& model, Task task, const Segment& seg,
+                           std::span<const int32_t> op, ConstMatrixView feat) {
     SegmentInput in;
     in.node_feat = feat;
     in.opcode = op;
@@ -124,9 +127,9 @@ uint8_t segment_dependence(const Model& model, Task task, const Segment& seg, st
 
 // Partitions a loaded structure (through the cache) and appends its segments, built one at a time,
 // to the compact table.
-void segments_by_builder(PreparedGraph& pg, const GraphStructure& gs, std::span<const int64_t> node_splits,
-                         std::span<const int64_t> config_ids, const PrepareOptions& options,
-                         std::vector<int32_t>& op) {
+void segments_by_builder(PreparedGraph& pg, const GraphStructure& gs,
+                         std::span<const int64_t> node_splits, std::span<const int64_t> config_ids,
+                         const PrepareOptions& options, std::vector<int32_t>& op) {
     PartitionParams pp = options.partition;
     if (pp.max_nodes <= 0) pp.max_nodes = std::max<int64_t>(1, gs.num_nodes());
     bool hit = false;
@@ -138,7 +141,8 @@ void segments_by_builder(PreparedGraph& pg, const GraphStructure& gs, std::span<
         const Segment seg = builder.build(s);
         auto nodes = seg.nodes();
         op.resize(nodes.size());
-        for (size_t i = 0; i < nodes.size(); ++i) op[i] = gs.node_opcode[static_cast<size_t>(nodes[i])];
+        for (size_t i = 0; i < nodes.size(); ++i)
+            op[i] = gs.node_opcode[static_cast<size_t>(nodes[i])];
         pg.segment_table.append(seg, op);
     }
     pg.segment_table.shrink_to_fit();
@@ -146,7 +150,8 @@ void segments_by_builder(PreparedGraph& pg, const GraphStructure& gs, std::span<
 
 // Range partitions with no halo and no pruning: the structure is never held. Sizes and index arrays
 // come from load_structure_index, edges and opcodes are read in chunks.
-void segments_by_range(PreparedGraph& pg, const StructureIndex& idx, const PrepareOptions& options) {
+void segments_by_range(PreparedGraph& pg, const StructureIndex& idx,
+                       const PrepareOptions& options) {
     PartitionParams pp = options.partition;
     if (pp.max_nodes <= 0) pp.max_nodes = std::max<int64_t>(1, idx.num_nodes);
     const std::string& where = idx.where;
@@ -220,9 +225,10 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     const std::string where = src.where(gi);  // the store group or the npz read
 
     ConfigTensors labels = src.load_labels(gi);
-    SEGRANK_CHECK(!options.require_labels || !all_zero(labels.runtime), where,
-                  ": config_runtime is all 0 (a test split without labels): training and evaluation "
-                  "need measured runtimes; use `segrank predict` for test splits");
+    SEGRANK_CHECK(
+        !options.require_labels || !all_zero(labels.runtime), where,
+        ": config_runtime is all 0 (a test split without labels): training and evaluation "
+        "need measured runtimes; use `segrank predict` for test splits");
     pg->num_configs = labels.num_configs();
     pg->runtimes_ns = labels.runtime;
     if (pg->task == Task::kTile) {
@@ -231,14 +237,16 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
                       " entries, config_runtime ", labels.runtime.size());
         pg->targets.resize(static_cast<size_t>(pg->num_configs));
         for (size_t k = 0; k < pg->targets.size(); ++k)
-            pg->targets[k] = static_cast<double>(labels.runtime[k]) /
-                             static_cast<double>(std::max<int64_t>(1, labels.runtime_normalizers[k]));
+            pg->targets[k] =
+                static_cast<double>(labels.runtime[k]) /
+                static_cast<double>(std::max<int64_t>(1, labels.runtime_normalizers[k]));
     } else {
         pg->targets.assign(labels.runtime.begin(), labels.runtime.end());
     }
 
     std::vector<int32_t> op;
-    if (is_range_method(options.partition.method) && options.halo_hops == 0 && options.prune_hops < 0) {
+    if (is_range_method(options.partition.method) && options.halo_hops == 0 &&
+        options.prune_hops < 0) {
         const StructureIndex idx = src.load_structure_index(gi);
         pg->num_nodes = idx.num_nodes;
         pg->num_config_nodes = static_cast<int64_t>(idx.node_config_ids.size());
@@ -250,7 +258,8 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     } else {
         LayoutGraph g = src.load_layout_structure(gi);
         if (options.prune_hops >= 0) {
-            std::vector<int64_t> keep = nodes_near_configurable(g, g.node_config_ids, options.prune_hops);
+            std::vector<int64_t> keep =
+                nodes_near_configurable(g, g.node_config_ids, options.prune_hops);
             prune_graph(g, keep);
             pg->source_node = std::move(keep);
         }
@@ -284,8 +293,8 @@ void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs,
     b.ids.assign(configs.begin(), configs.end());
     const auto k = static_cast<int64_t>(configs.size());
     for (int64_t c : configs)
-        SEGRANK_CHECK(c >= 0 && c < g.num_configs, "graph '", g.name, "': config index ", c, " out of range [0, ",
-                      g.num_configs, ")");
+        SEGRANK_CHECK(c >= 0 && c < g.num_configs, "graph '", g.name, "': config index ", c,
+                      " out of range [0, ", g.num_configs, ")");
     if (g.task == Task::kLayout) {
         const int64_t row = g.num_config_nodes * kLayoutConfigDim;
         b.layout.resize(static_cast<size_t>(k * row));  // keeps the capacity of earlier chunks
@@ -295,8 +304,8 @@ void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs,
     }
     b.layout.clear();
     ConfigTensors t = g.source->load_configs(g.source_index, ConfigRows::only(b.ids));
-    SEGRANK_CHECK(t.num_configs() == k && t.tile_feat.rows() == k, "graph '", g.name, "': source returned ",
-                  t.tile_feat.rows(), " config rows for ", k, " requested");
+    SEGRANK_CHECK(t.num_configs() == k && t.tile_feat.rows() == k, "graph '", g.name,
+                  "': source returned ", t.tile_feat.rows(), " config rows for ", k, " requested");
     b.tile = std::move(t.tile_feat);
 }
 
@@ -314,13 +323,14 @@ std::vector<int64_t> batch_positions(const ConfigBatch& batch, std::span<const i
 
 }  // namespace
 
-Tensor tile_rows(const PreparedGraph& g, const ConfigBatch& batch, std::span<const int64_t> configs) {
+Tensor tile_rows(const PreparedGraph& g, const ConfigBatch& batch,
+                 std::span<const int64_t> configs) {
     if (g.task != Task::kTile) return {};
     const std::vector<int64_t> pos = batch_positions(batch, configs);
     Tensor t(static_cast<int64_t>(configs.size()), kTileConfigDim);
     for (size_t i = 0; i < pos.size(); ++i)
-        std::memcpy(t.data() + static_cast<int64_t>(i) * kTileConfigDim, batch.tile.data() + pos[i] * kTileConfigDim,
-                    kTileConfigDim * sizeof(float));
+        std::memcpy(t.data() + static_cast<int64_t>(i) * kTileConfigDim,
+                    batch.tile.data() + pos[i] * kTileConfigDim, kTileConfigDim * sizeof(float));
     return t;
 }
 
@@ -349,14 +359,14 @@ void add_node_features(NormalizerFitter& fitter, const GraphEntry& e, int64_t ch
 }
 
 Segment PreparedGraph::segment(int64_t s) const {
-    SEGRANK_CHECK(s >= 0 && s < num_segments(), "graph '", name, "': segment ", s, " outside [0, ", num_segments(),
-                  ")");
+    SEGRANK_CHECK(s >= 0 && s < num_segments(), "graph '", name, "': segment ", s, " outside [0, ",
+                  num_segments(), ")");
     return segment_table.segment(static_cast<int32_t>(s));
 }
 
 void build_segment(const PreparedGraph& g, int64_t s, BuiltSegment& out) {
-    SEGRANK_CHECK(s >= 0 && s < g.num_segments(), "graph '", g.name, "': segment ", s, " outside [0, ",
-                  g.num_segments(), ")");
+    SEGRANK_CHECK(s >= 0 && s < g.num_segments(), "graph '", g.name, "': segment ", s,
+                  " outside [0, ", g.num_segments(), ")");
     out.segment.emplace(g.segment_table.segment(static_cast<int32_t>(s)));
     g.segment_table.opcodes(static_cast<int32_t>(s), out.opcode);
     auto nodes = out.segment->nodes();
@@ -369,8 +379,8 @@ void build_segment(const PreparedGraph& g, int64_t s, BuiltSegment& out) {
 
 const BuiltSegment& built_segment(const PreparedGraph& g, int64_t s, BuiltSegment& scratch) {
     if (!g.kept_segments.empty()) {
-        SEGRANK_CHECK(s >= 0 && s < g.num_segments(), "graph '", g.name, "': segment ", s, " outside [0, ",
-                      g.num_segments(), ")");
+        SEGRANK_CHECK(s >= 0 && s < g.num_segments(), "graph '", g.name, "': segment ", s,
+                      " outside [0, ", g.num_segments(), ")");
         return g.kept_segments[static_cast<size_t>(s)];
     }
     build_segment(g, s, scratch);
@@ -396,11 +406,12 @@ SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigB
         const int64_t nc = g.num_config_nodes;
         buf.layout_values.resize(static_cast<size_t>(k * ncs * kLayoutConfigDim));
         for (int64_t c = 0; c < k; ++c) {
-            const int8_t* row = batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
+            const int8_t* row =
+                batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
             int8_t* dst = buf.layout_values.data() + c * ncs * kLayoutConfigDim;
             for (int64_t j = 0; j < ncs; ++j)
-                std::memcpy(dst + j * kLayoutConfigDim, row + idx[static_cast<size_t>(j)] * kLayoutConfigDim,
-                            kLayoutConfigDim);
+                std::memcpy(dst + j * kLayoutConfigDim,
+                            row + idx[static_cast<size_t>(j)] * kLayoutConfigDim, kLayoutConfigDim);
         }
         in.config_node_local = seg.config_local();
         in.config_values = buf.layout_values;

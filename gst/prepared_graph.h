@@ -1,6 +1,6 @@
-// PreparedGraph: one graph ready for the model (DESIGN.md 4-6): its segments (with halo) in a
-// compact SegmentTable over the GraphSource it is read from, which segments depend on the config,
-// and the ranking targets. Built once per graph and cached by the trainer.
+// PreparedGraph: one graph ready for the model (docs/gst.md#segment-table): its segments (with
+// halo) in a compact SegmentTable over the GraphSource it is read from, which segments depend on
+// the config, and the ranking targets. Built once per graph and cached by the trainer.
 //
 // One storage layout for every source. The graph's rows stay in its source and are read on use:
 // each use rebuilds the segment from the table, reads the segment's node_feat rows and normalizes
@@ -9,12 +9,12 @@
 // not grow with the number of configs or with node features; npz graphs, whose members cannot be
 // read partially, are loaded once into a MemoryGraphSource owned by the PreparedGraph and read
 // through the same calls. A graph held in memory also keeps its rebuilt segments (Segment, opcodes,
-// normalized features) when they fit PrepareOptions::max_kept_segment_bytes, which saves the rebuild
-// per use; those are exactly what the rebuild returns.
+// normalized features) when they fit PrepareOptions::max_kept_segment_bytes, which saves the
+// rebuild per use; those are exactly what the rebuild returns.
 //
 // With a range partition (contiguous, splits), no halo and no prune_hops, prepare does not load the
-// structure: it reads edge_index in chunks (build_range_segments). Other settings load the structure
-// once while preparing.
+// structure: it reads edge_index in chunks (build_range_segments). Other settings load the
+// structure once while preparing.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -37,10 +37,11 @@ namespace segrank {
 struct PrepareOptions {
     PartitionParams partition;  ///< method and max_nodes (max_nodes <= 0 = one segment)
     int32_t halo_hops = 0;
-    int32_t prune_hops = -1;    ///< model.prune_hops: drop nodes farther than R hops from a configurable node
-    bool require_labels = true; ///< refuse graphs whose runtimes are all 0 (test splits)
-    /// Directory of cached partitions (segments/partition_cache.h; the trainer uses <run_dir>/partitions);
-    /// empty = partition every time.
+    int32_t prune_hops =
+        -1;  ///< model.prune_hops: drop nodes farther than R hops from a configurable node
+    bool require_labels = true;  ///< refuse graphs whose runtimes are all 0 (test splits)
+    /// Directory of cached partitions (segments/partition_cache.h; the trainer uses
+    /// <run_dir>/partitions); empty = partition every time.
     std::filesystem::path partition_cache_dir;
     /// Read rows from sources that support partial reads (false: load the graph into memory first,
     /// as for npz sources).
@@ -67,28 +68,30 @@ struct PreparedGraph {
     std::string name;
     CollectionId collection;
     Task task = Task::kLayout;
-    int64_t num_nodes = 0;                    ///< after prune_hops
+    int64_t num_nodes = 0;  ///< after prune_hops
     int64_t num_configs = 0;
-    int64_t num_config_nodes = 0;             ///< layout nc
-    std::vector<double> targets;              ///< [c] runtime ns (layout) or runtime / normalizer (tile)
-    std::vector<int64_t> runtimes_ns;         ///< [c] raw config_runtime
-    SegmentTable segment_table;               ///< the S segments, compact
-    std::vector<uint8_t> segment_dependent;   ///< [S] 1 if the segment's readout depends on the config
-    std::vector<int64_t> configs;             ///< configs usable by this role (GraphEntry::configs or all)
+    int64_t num_config_nodes = 0;      ///< layout nc
+    std::vector<double> targets;       ///< [c] runtime ns (layout) or runtime / normalizer (tile)
+    std::vector<int64_t> runtimes_ns;  ///< [c] raw config_runtime
+    SegmentTable segment_table;        ///< the S segments, compact
+    std::vector<uint8_t>
+        segment_dependent;         ///< [S] 1 if the segment's readout depends on the config
+    std::vector<int64_t> configs;  ///< configs usable by this role (GraphEntry::configs or all)
 
-    const GraphSource* source = nullptr;      ///< rows are read from here (the entry's source, or `held`;
-                                              ///< outlives the graph; not thread-safe)
-    int64_t source_index = 0;                 ///< graph index in `source`
+    const GraphSource* source = nullptr;  ///< rows are read from here (the entry's source, or
+                                          ///< `held`; outlives the graph; not thread-safe)
+    int64_t source_index = 0;             ///< graph index in `source`
     /// The graph loaded into memory when the entry's source has no partial reads (npz) or
     /// PrepareOptions::stream is false; `source` then points to it. Null otherwise.
     std::unique_ptr<const MemoryGraphSource> held;
-    Normalizer normalizer;                    ///< applied to node_feat rows as they are read
-    std::vector<int64_t> source_node;         ///< with prune_hops: node -> source node (empty = identity)
-    /// [S] the rebuilt segments kept by a graph held in memory (PrepareOptions::max_kept_segment_bytes);
-    /// empty = rebuilt on each use.
+    Normalizer normalizer;             ///< applied to node_feat rows as they are read
+    std::vector<int64_t> source_node;  ///< with prune_hops: node -> source node (empty = identity)
+    /// [S] the rebuilt segments kept by a graph held in memory
+    /// (PrepareOptions::max_kept_segment_bytes); empty = rebuilt on each use.
     std::vector<BuiltSegment> kept_segments;
-    bool partition_from_cache = false;        ///< the partition was loaded from options.partition_cache_dir
-                                              ///< (range partitions are recomputed, O(S))
+    bool partition_from_cache =
+        false;  ///< the partition was loaded from options.partition_cache_dir
+                ///< (range partitions are recomputed, O(S))
 
     int64_t num_segments() const { return segment_table.num_segments(); }
     /// Segment s rebuilt from segment_table. Throws for s out of range.
@@ -100,11 +103,11 @@ struct PreparedGraph {
 /// Loads entry's structure and labels (from its source when options.stream and the source has
 /// partial reads, else from a MemoryGraphSource loaded once), partitions it and computes which
 /// segments depend on the config under `model`. Graphs under a range partition (contiguous, splits)
-/// with halo_hops = 0 and prune_hops < 0 are segmented from chunked edge reads (build_range_segments;
-/// the bounds are recomputed, not cached); every other case loads the structure and partitions
-/// through the partition cache when options.partition_cache_dir is set. Throws segrank::Error
-/// naming the file when the graph is invalid, or when require_labels and its runtimes are 0 (a test
-/// split).
+/// with halo_hops = 0 and prune_hops < 0 are segmented from chunked edge reads
+/// (build_range_segments; the bounds are recomputed, not cached); every other case loads the
+/// structure and partitions through the partition cache when options.partition_cache_dir is set.
+/// Throws segrank::Error naming the file when the graph is invalid, or when require_labels and its
+/// runtimes are 0 (a test split).
 std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Normalizer& normalizer,
                                              const Model& model, const PrepareOptions& options);
 
@@ -119,9 +122,9 @@ const BuiltSegment& built_segment(const PreparedGraph& g, int64_t s, BuiltSegmen
 
 /// The config rows of K configs of one graph, read once per step or inference chunk.
 struct ConfigBatch {
-    std::vector<int64_t> ids;     ///< [K] config indices in the file
-    std::vector<int8_t> layout;   ///< layout: [K, nc, 18]
-    Tensor tile;                  ///< tile: [K, 24]
+    std::vector<int64_t> ids;    ///< [K] config indices in the file
+    std::vector<int8_t> layout;  ///< layout: [K, nc, 18]
+    Tensor tile;                 ///< tile: [K, 24]
     /// Row of config `id` in this batch. Throws segrank::Error when it was not loaded.
     int64_t position(int64_t id) const;
 };
@@ -129,13 +132,13 @@ struct ConfigBatch {
 /// Rows `configs` of g, read from g.source (only those rows' chunks). Throws segrank::Error for an
 /// index out of range or a source read failure.
 ConfigBatch load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs);
-/// The same into `into`, reusing its buffers (inference loads one chunk after another into one batch,
-/// so the multi-MB rows of large graphs are not allocated and freed per chunk). Same errors.
+/// The same into `into`, reusing its buffers (inference loads one chunk after another into one
+/// batch, so the multi-MB rows of large graphs are not allocated and freed per chunk). Same errors.
 void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs, ConfigBatch& into);
 
 /// Reusable buffers for building SegmentInputs of one segment for K configs.
 struct SegmentInputBuffers {
-    BuiltSegment segment;               ///< the rebuilt segment when g keeps none (its Csr back the input)
+    BuiltSegment segment;  ///< the rebuilt segment when g keeps none (its Csr back the input)
     std::vector<int8_t> layout_values;  ///< [K, nc_s, 18]
     Tensor tile_config;                 ///< [K, 24]
 };
@@ -147,14 +150,17 @@ SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigB
                                 std::span<const int64_t> configs, SegmentInputBuffers& buf);
 
 /// Tile config rows of `configs` as [K, 24] (copy from `batch`); empty for layout graphs.
-Tensor tile_rows(const PreparedGraph& g, const ConfigBatch& batch, std::span<const int64_t> configs);
+Tensor tile_rows(const PreparedGraph& g, const ConfigBatch& batch,
+                 std::span<const int64_t> configs);
 
 /// Adds entry's node features to `fitter`, `chunk_rows` nodes at a time when the source has
 /// partial reads (memory O(chunk)), else the whole graph at once.
-void add_node_features(NormalizerFitter& fitter, const GraphEntry& entry, int64_t chunk_rows = 8192);
+void add_node_features(NormalizerFitter& fitter, const GraphEntry& entry,
+                       int64_t chunk_rows = 8192);
 
-/// Nodes within `hops` hops (either direction) of a configurable node, ascending (model.prune_hops).
-std::vector<int64_t> nodes_near_configurable(const GraphStructure& g, std::span<const int64_t> config_nodes,
-                                             int32_t hops);
+/// Nodes within `hops` hops (either direction) of a configurable node, ascending
+/// (model.prune_hops).
+std::vector<int64_t> nodes_near_configurable(const GraphStructure& g,
+                                             std::span<const int64_t> config_nodes, int32_t hops);
 
 }  // namespace segrank

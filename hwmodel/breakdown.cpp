@@ -1,4 +1,4 @@
-// Breakdown arithmetic and bottleneck labels (HWMODEL.md 5.6).
+// Breakdown arithmetic and bottleneck labels (docs/hwmodel.md#modules-under-a-layout-config).
 #include "hwmodel/breakdown.h"
 
 namespace segrank::hw {
@@ -36,13 +36,20 @@ Bottleneck bottleneck(const Breakdown& b) {
 
 std::string_view bottleneck_name(Bottleneck b) {
     switch (b) {
-        case Bottleneck::kMxu: return "mxu";
-        case Bottleneck::kVpu: return "vpu";
-        case Bottleneck::kHbm: return "hbm";
-        case Bottleneck::kOverhead: return "overhead";
-        case Bottleneck::kCopy: return "copy";
-        case Bottleneck::kIci: return "ici";
-        case Bottleneck::kInvalid: return "invalid";
+        case Bottleneck::kMxu:
+            return "mxu";
+        case Bottleneck::kVpu:
+            return "vpu";
+        case Bottleneck::kHbm:
+            return "hbm";
+        case Bottleneck::kOverhead:
+            return "overhead";
+        case Bottleneck::kCopy:
+            return "copy";
+        case Bottleneck::kIci:
+            return "ici";
+        case Bottleneck::kInvalid:
+            return "invalid";
     }
     return "?";
 }

@@ -1,4 +1,4 @@
-// Cost breakdown of a kernel or a module (HWMODEL.md 5.6 "outputs") and its bottleneck label.
+// Cost breakdown of a kernel or a module (docs/hwmodel.md#breakdown) and its bottleneck label.
 #pragma once
 #include <cstdint>
 #include <string_view>

@@ -1,4 +1,4 @@
-// npz graph records -> approximate HLO modules (HWMODEL.md 5.1).
+// npz graph records -> approximate HLO modules (docs/hwmodel.md#graphs-from-npz).
 #include "hwmodel/from_graph.h"
 
 #include <algorithm>
@@ -10,8 +10,9 @@
 namespace segrank::hw {
 namespace {
 
-// One-hot order of features 2-20 (DATA_FORMATS.md 4.5) as PrimitiveType values.
-constexpr int32_t kOneHotTypes[19] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 15, 18, 13, 14, 17};
+// One-hot order of features 2-20 (docs/files.md#node-features) as PrimitiveType values.
+constexpr int32_t kOneHotTypes[19] = {0,  1,  2,  3,  4,  5,  6,  7,  8, 9,
+                                      10, 11, 12, 16, 15, 18, 13, 14, 17};
 
 int64_t as_int(float v) { return static_cast<int64_t>(std::llround(v)); }
 
@@ -35,7 +36,8 @@ hlo::Shape shape_from_features(const float* f) {
         double p = 1;
         for (int64_t d : s.dims) p *= static_cast<double>(d);
         const double rest = static_cast<double>(f[28]) / p;
-        if (rest > 1.5) s.dims[5] = static_cast<int64_t>(std::llround(static_cast<double>(s.dims[5]) * rest));
+        if (rest > 1.5)
+            s.dims[5] = static_cast<int64_t>(std::llround(static_cast<double>(s.dims[5]) * rest));
     }
     const size_t rank = s.dims.size();
     std::vector<int64_t> m2m;
@@ -43,10 +45,13 @@ hlo::Shape shape_from_features(const float* f) {
     std::vector<bool> seen(rank, false);
     bool ok = m2m.size() == rank && rank > 0;
     for (int64_t d : m2m) {
-        if (d < 0 || d >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(d)]) ok = false;
-        else seen[static_cast<size_t>(d)] = true;
+        if (d < 0 || d >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(d)])
+            ok = false;
+        else
+            seen[static_cast<size_t>(d)] = true;
     }
-    if (ok && (rank == 1 || std::any_of(m2m.begin(), m2m.end(), [](int64_t d) { return d != 0; }))) {
+    if (ok &&
+        (rank == 1 || std::any_of(m2m.begin(), m2m.end(), [](int64_t d) { return d != 0; }))) {
         s.has_layout = true;
         s.minor_to_major = m2m;
     }
@@ -58,7 +63,8 @@ hlo::Shape shape_from_features(const float* f) {
 bool conv_operands_fit(const hlo::Instruction& conv, const hlo::Shape& lhs, const hlo::Shape& rhs) {
     const auto& dn = conv.convolution_dimension_numbers;
     const auto dim = [](const hlo::Shape& s, int64_t d) -> int64_t {
-        return d >= 0 && d < static_cast<int64_t>(s.dims.size()) ? s.dims[static_cast<size_t>(d)] : -1;
+        return d >= 0 && d < static_cast<int64_t>(s.dims.size()) ? s.dims[static_cast<size_t>(d)]
+                                                                 : -1;
     };
     const int64_t kin = dim(rhs, dn.kernel_input_feature_dimension);
     const int64_t kout = dim(rhs, dn.kernel_output_feature_dimension);
@@ -86,8 +92,8 @@ hlo::TileSizeConfig tile_config_from_features(const float* row) {
 hlo::HloModule module_from_graph(const GraphStructure& g) {
     const int64_t n = g.num_nodes();
     SEGRANK_CHECK(g.node_feat.rows() == n && g.node_feat.cols() == kNodeFeatDim, g.source.string(),
-                  ": node_feat is [", g.node_feat.rows(), ", ", g.node_feat.cols(), "], expected [", n,
-                  ", ", kNodeFeatDim, "]");
+                  ": node_feat is [", g.node_feat.rows(), ", ", g.node_feat.cols(), "], expected [",
+                  n, ", ", kNodeFeatDim, "]");
     hlo::HloModule m;
     m.name = g.name;
     // Computations end at each is_root node (XLA stores the root last in practice).
@@ -104,7 +110,8 @@ hlo::HloModule module_from_graph(const GraphStructure& g) {
     }
     std::vector<hlo::Shape> shapes;
     shapes.reserve(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) shapes.push_back(shape_from_features(g.node_feat.data() + i * kNodeFeatDim));
+    for (int64_t i = 0; i < n; ++i)
+        shapes.push_back(shape_from_features(g.node_feat.data() + i * kNodeFeatDim));
     std::vector<std::vector<int64_t>> operands(static_cast<size_t>(n));
     for (int64_t e = 0; e < g.num_edges(); ++e) {
         const int64_t u = g.edge_index[static_cast<size_t>(2 * e)];
@@ -127,8 +134,10 @@ hlo::HloModule module_from_graph(const GraphStructure& g) {
         const int64_t my_comp = comp_of[static_cast<size_t>(i)];
         for (int64_t v : ops) {
             const int64_t vc = comp_of[static_cast<size_t>(v)];
-            if (vc == my_comp) ins.operand_ids.push_back(v + 1);
-            else ins.called_computation_ids.push_back(vc + 1);
+            if (vc == my_comp)
+                ins.operand_ids.push_back(v + 1);
+            else
+                ins.called_computation_ids.push_back(vc + 1);
         }
         // dimensions (L(6)): a transpose lists a full permutation; others a sorted list, so take
         // the strictly increasing prefix (a leading 0 is a real dimension).

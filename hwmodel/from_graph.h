@@ -1,7 +1,7 @@
-// Approximate HLO modules and configurations rebuilt from TpuGraphs npz records (HWMODEL.md 5.1:
-// "from npz the same info is partially recoverable from the 140-dim feature vector"), so the cost
-// models run on npz graphs: shape dims f21-28, element type f2-20, dimensions f31-36, window
-// f37-92, convolution dims f93-108, layout f134-139, edges for operands and called computations.
+// Approximate HLO modules and configurations rebuilt from TpuGraphs npz records
+// (docs/hwmodel.md#graphs-from-npz), so the cost models run on npz graphs: shape dims f21-28,
+// element type f2-20, dimensions f31-36, window f37-92, convolution dims f93-108, layout f134-139,
+// edges for operands and called computations.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -19,8 +19,8 @@ namespace segrank::hw {
 /// operand order. Throws segrank::Error naming g.source when an edge or opcode is out of range.
 hlo::HloModule module_from_graph(const GraphStructure& g);
 
-/// Tile bounds of config_feat row `row` ([24] floats, DATA_FORMATS.md 4.6): the leading non-zero
-/// entries of slots 0-5 (kernel), 8-13 (output) and 16-21 (input).
+/// Tile bounds of config_feat row `row` ([24] floats, docs/files.md#tile-config-features): the
+/// leading non-zero entries of slots 0-5 (kernel), 8-13 (output) and 16-21 (input).
 hlo::TileSizeConfig tile_config_from_features(const float* row);
 
 /// Element type (xla::PrimitiveType value) of a one-hot f2-20 block; kInvalid when none is set.

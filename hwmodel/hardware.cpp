@@ -1,4 +1,4 @@
-// TPU hardware tables (HWMODEL.md 2.1 and 5.2); sources and tags are in the spec.
+// TPU hardware tables (docs/hwmodel.md#hardware-table).
 #include "hwmodel/hardware.h"
 
 #include "gnn/core/check.h"
@@ -6,7 +6,7 @@
 namespace segrank::hw {
 
 HwParams tpu_v3_core() {
-    HwParams p;  // in-class defaults are the v3 Cloud numbers of HWMODEL.md 5.2
+    HwParams p;  // in-class defaults are the v3 Cloud numbers (docs/hwmodel.md#hardware-table)
     p.name = "tpu_v3_core";
     return p;
 }

@@ -1,4 +1,4 @@
-// Fused kernel under a tile configuration (HWMODEL.md 5.5).
+// Fused kernel under a tile configuration (docs/hwmodel.md#kernels-under-a-tile-config).
 #include "hwmodel/kernel_cost.h"
 
 #include <algorithm>
@@ -16,7 +16,8 @@ void collect_fused(const ModuleIndex& idx, size_t comp, std::vector<const hlo::I
     for (const auto& ins : idx.module().computations[comp].instructions) {
         out.push_back(&ins);
         if (ins.opcode == "fusion")
-            for (int64_t cc : ins.called_computation_ids) collect_fused(idx, idx.computation(cc), out);
+            for (int64_t cc : ins.called_computation_ids)
+                collect_fused(idx, idx.computation(cc), out);
     }
 }
 
@@ -64,7 +65,8 @@ int64_t position_in_physical(const hlo::Shape& s, int64_t logical_dim) {
 
 }  // namespace
 
-KernelModel::KernelModel(const hlo::HloModule& module, const HwParams& hw, const CostOptions& options)
+KernelModel::KernelModel(const hlo::HloModule& module, const HwParams& hw,
+                         const CostOptions& options)
     : hw_(hw), opt_(options) {
     const ModuleIndex idx(module);
     const auto& entry = module.computations[idx.entry()];
@@ -132,8 +134,8 @@ KernelModel::KernelModel(const hlo::HloModule& module, const HwParams& hw, const
                                    : static_cast<int64_t>(iter->dims.size()) - 1);
             }
             if (a && *a < static_cast<int64_t>(root.operand_ids.size()) && a != w)
-                activation_bytes_ = static_cast<double>(
-                    padded_bytes(idx.instruction(root.operand_ids[static_cast<size_t>(*a)]).shape, pad));
+                activation_bytes_ = static_cast<double>(padded_bytes(
+                    idx.instruction(root.operand_ids[static_cast<size_t>(*a)]).shape, pad));
         }
         nodes_.push_back(std::move(nc));
     }
@@ -178,8 +180,9 @@ Breakdown KernelModel::evaluate(const hlo::TileSizeConfig& tile) const {
     }
     const double steps = steps_out * steps_k;
     const double nonfeat_blocks = steps_out / feat_blocks;
-    // Re-reads (HWMODEL.md 5.5 step 3): feature blocks innermost; weights stay resident only when
-    // one block holds all of them, activations only when the reduction is not split.
+    // Re-reads (docs/hwmodel.md#kernels-under-a-tile-config): feature blocks innermost; weights
+    // stay resident only when one block holds all of them, activations only when the reduction is
+    // not split.
     const double weight_reads = (feat_blocks == 1 && steps_k == 1) ? 1 : nonfeat_blocks;
     const double act_reads = steps_k == 1 ? 1 : feat_blocks;
     b.hbm_bytes = output_bytes_ * std::min(waste, 2.0) + other_input_bytes_ * std::min(waste, 2.0) +
@@ -203,7 +206,8 @@ Breakdown KernelModel::evaluate(const hlo::TileSizeConfig& tile) const {
     b.hbm_ns = hbm_ns(b.hbm_bytes, hw_);
     const double step_ns = opt_.step_overhead ? hw_.step_overhead_ns : 0;
     const double roof = std::max({b.mxu_ns, b.vpu_ns, b.hbm_ns});
-    // Pipeline bubble: the first load and last store do not overlap (HWMODEL.md 5.5 step 5).
+    // Pipeline bubble: the first load and last store do not overlap
+    // (docs/hwmodel.md#kernels-under-a-tile-config).
     b.overhead_ns = steps * step_ns + hw_.kernel_overhead_ns + roof / (steps + 1);
     b.total_ns = roof + b.overhead_ns;
     return b;

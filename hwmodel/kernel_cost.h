@@ -1,5 +1,6 @@
-// A fused TPU kernel under a tile-size configuration (HWMODEL.md 5.5): grid steps, VMEM check,
-// HBM traffic with re-reads, roofline max plus per-step and per-kernel overheads.
+// A fused TPU kernel under a tile-size configuration (docs/hwmodel.md#kernels-under-a-tile-config):
+// grid steps, VMEM check, HBM traffic with re-reads, roofline max plus per-step and per-kernel
+// overheads.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,10 +16,10 @@ namespace segrank::hw {
 
 /// Work of one instruction of a kernel, for the explain table.
 struct NodeCost {
-    std::string name;     ///< instruction name
+    std::string name;  ///< instruction name
     std::string opcode;
-    std::string shape;    ///< e.g. "f32[32,26,26,192]{3,0,2,1}"
-    OpWork work;          ///< on the full (unblocked) shapes
+    std::string shape;  ///< e.g. "f32[32,26,26,192]{3,0,2,1}"
+    OpWork work;        ///< on the full (unblocked) shapes
 };
 
 /// One tile kernel (a tpu_graphs tile module: the entry root is a fusion, copy, reshape, ...),
@@ -29,10 +30,12 @@ public:
     /// Throws segrank::Error when the module is malformed (see ModuleIndex).
     KernelModel(const hlo::HloModule& module, const HwParams& hw, const CostOptions& options = {});
 
-    /// Estimated runtime of the kernel under `tile` (HWMODEL.md 5.5). Bounds are per physical dim,
-    /// major first, in tile units (HWMODEL.md 2.4); a bounds list of the wrong length = one block over the whole
-    /// iteration space; no output bounds at all (reshape kernels) = best_tile(). A bounds list whose length does not match the iterated array is ignored.
-    /// Returns invalid (total = +inf) when the (single-buffered) working set exceeds VMEM.
+    /// Estimated runtime of the kernel under `tile` (docs/hwmodel.md#kernels-under-a-tile-config).
+    /// Bounds are per physical dim, major first, in tile units (docs/hwmodel.md#tile-units); a
+    /// bounds list of the wrong length = one block over the whole iteration space; no output bounds
+    /// at all (reshape kernels) = best_tile(). A bounds list whose length does not match the
+    /// iterated array is ignored. Returns invalid (total = +inf) when the (single-buffered) working
+    /// set exceeds VMEM.
     Breakdown evaluate(const hlo::TileSizeConfig& tile) const;
 
     /// The compiler-default stand-in: the fastest of an enumerated candidate set of output bounds

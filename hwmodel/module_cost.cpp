@@ -1,4 +1,4 @@
-// Whole module under a layout configuration (HWMODEL.md 5.6).
+// Whole module under a layout configuration (docs/hwmodel.md#modules-under-a-layout-config).
 #include "hwmodel/module_cost.h"
 
 #include <algorithm>
@@ -39,9 +39,9 @@ hlo::Shape relayout(const hlo::Shape& shape, const LayoutValues* v, int t, const
     }
 }
 
-// How well layout tensor t of `v` fits `s`: -1 cannot (a listed dim is not a dim of `s`, or repeats),
-// 0 no preference (tensor unset, or `s` a tuple, which relayout() leaves alone), 1 a partial list
-// (fewer dims than the rank; the real layout files list e.g. 2 of 3), 2 every dim.
+// How well layout tensor t of `v` fits `s`: -1 cannot (a listed dim is not a dim of `s`, or
+// repeats), 0 no preference (tensor unset, or `s` a tuple, which relayout() leaves alone), 1 a
+// partial list (fewer dims than the rank; the real layout files list e.g. 2 of 3), 2 every dim.
 int slot_fit(const LayoutValues& v, int t, const hlo::Shape& s) {
     const auto dims = layout_dims(v, t);
     if (dims.empty() || s.is_tuple()) return 0;
@@ -56,7 +56,8 @@ int slot_fit(const LayoutValues& v, int t, const hlo::Shape& s) {
 
 }  // namespace
 
-std::array<int, 2> match_layout_operands(const LayoutValues& v, const std::vector<const hlo::Shape*>& operands) {
+std::array<int, 2> match_layout_operands(const LayoutValues& v,
+                                         const std::vector<const hlo::Shape*>& operands) {
     const int n = static_cast<int>(operands.size());
     if (n < 2) return {n == 1 ? 0 : -1, -1};
     // Ordered pairs in id order, (0, 1) first: a later pair wins only with a strictly better fit.
@@ -141,8 +142,9 @@ LayoutModel::LayoutModel(const hlo::HloModule& module, std::vector<int64_t> conf
                 op_work(ins, ins.shape, idx_.operand_shapes(ins), hw_, opt_).vpu_ns == 0)
                 continue;  // a bitcast
             const auto& u = users[ins.id];
-            const bool fusible = (k == OpClass::kElementwise || k == OpClass::kBroadcast) && !config &&
-                                 ins.id != root_id && u.size() == 1 && cluster_of.count(u[0]);
+            const bool fusible = (k == OpClass::kElementwise || k == OpClass::kBroadcast) &&
+                                 !config && ins.id != root_id && u.size() == 1 &&
+                                 cluster_of.count(u[0]);
             if (fusible) {
                 const size_t target = cluster_of[u[0]];
                 cluster_of[ins.id] = target;
@@ -191,14 +193,17 @@ Breakdown LayoutModel::cluster_cost(const Cluster& c, const hlo::Instruction* co
         const hlo::Shape out = cfg ? relayout(m->shape, v, 0, m->name) : m->shape;
         std::vector<hlo::Shape> op_shapes;
         op_shapes.reserve(m->operand_ids.size());
-        for (size_t i = 0; i < m->operand_ids.size(); ++i) op_shapes.push_back(idx_.instruction(m->operand_ids[i]).shape);
-        std::vector<int> slot(op_shapes.size(), 0);  // layout tensor applied to each operand (0: none)
+        for (size_t i = 0; i < m->operand_ids.size(); ++i)
+            op_shapes.push_back(idx_.instruction(m->operand_ids[i]).shape);
+        std::vector<int> slot(op_shapes.size(),
+                              0);  // layout tensor applied to each operand (0: none)
         if (cfg) {
             std::vector<const hlo::Shape*> original;
             for (const auto& s : op_shapes) original.push_back(&s);
             const auto match = match_layout_operands(*v, original);
             for (int t = 1; t <= 2; ++t)
-                if (match[static_cast<size_t>(t - 1)] >= 0) slot[static_cast<size_t>(match[static_cast<size_t>(t - 1)])] = t;
+                if (match[static_cast<size_t>(t - 1)] >= 0)
+                    slot[static_cast<size_t>(match[static_cast<size_t>(t - 1)])] = t;
             for (size_t i = 0; i < op_shapes.size(); ++i)
                 if (slot[i]) op_shapes[i] = relayout(op_shapes[i], v, slot[i], m->name);
         }
@@ -207,7 +212,8 @@ Breakdown LayoutModel::cluster_cost(const Cluster& c, const hlo::Instruction* co
         OpWork w = op_work(*m, out, ops, hw_, opt_);
         if (m->opcode == "fusion")
             for (int64_t cc : m->called_computation_ids)
-                for (const auto& f : idx_.module().computations[idx_.computation(cc)].instructions) {
+                for (const auto& f :
+                     idx_.module().computations[idx_.computation(cc)].instructions) {
                     const OpWork fw = op_work(f, f.shape, idx_.operand_shapes(f), hw_, opt_);
                     w.mxu_ns += fw.mxu_ns;
                     w.vpu_ns += fw.vpu_ns;
@@ -228,14 +234,17 @@ Breakdown LayoutModel::cluster_cost(const Cluster& c, const hlo::Instruction* co
         if (cfg && opt_.copies) {
             // Layout changes against the producers' / consumers' layouts insert copies (step 2).
             auto copy_cost = [&](const hlo::Shape& from, const hlo::Shape& to) {
-                if (from.is_tuple() || effective_minor_to_major(from) == effective_minor_to_major(to))
+                if (from.is_tuple() ||
+                    effective_minor_to_major(from) == effective_minor_to_major(to))
                     return 0.0;
-                return hbm_ns(static_cast<double>(padded_bytes(from, pad) + padded_bytes(to, pad)), hw_) +
+                return hbm_ns(static_cast<double>(padded_bytes(from, pad) + padded_bytes(to, pad)),
+                              hw_) +
                        hw_.kernel_overhead_ns;
             };
             b.copy_ns += copy_cost(m->shape, out);
             for (size_t i = 0; i < op_shapes.size(); ++i)
-                if (slot[i]) b.copy_ns += copy_cost(idx_.instruction(m->operand_ids[i]).shape, op_shapes[i]);
+                if (slot[i])
+                    b.copy_ns += copy_cost(idx_.instruction(m->operand_ids[i]).shape, op_shapes[i]);
         }
     }
     if (!moves && c.members.size() == 1 &&
@@ -265,7 +274,8 @@ Breakdown LayoutModel::computation_cost(size_t comp) {
             if (const auto t = find_trip_count(idx_, ins)) trips = static_cast<double>(*t);
             if (!opt_.trip_counts) trips = 1;
             Breakdown iter;
-            for (int64_t cc : ins.called_computation_ids) iter.add(computation_cost(idx_.computation(cc)));
+            for (int64_t cc : ins.called_computation_ids)
+                iter.add(computation_cost(idx_.computation(cc)));
             iter.overhead_ns += hw_.kernel_overhead_ns;
             iter.total_ns += hw_.kernel_overhead_ns;
             total.add(iter, trips);
@@ -279,7 +289,8 @@ Breakdown LayoutModel::computation_cost(size_t comp) {
             }
             total.add(worst);
         } else if (k == OpClass::kCall) {
-            for (int64_t cc : ins.called_computation_ids) total.add(computation_cost(idx_.computation(cc)));
+            for (int64_t cc : ins.called_computation_ids)
+                total.add(computation_cost(idx_.computation(cc)));
         }
     }
     comp_memo_[comp] = total;
@@ -333,9 +344,13 @@ std::vector<KernelRow> LayoutModel::kernels(const std::vector<LayoutValues>* con
     for (size_t c = 0; c < clusters_.size(); ++c) {
         if (multiplicity_[c] == 0) continue;  // reducers and fused bodies: not kernels
         for (const auto& cl : clusters_[c]) {
-            KernelRow r{cl.root->name, cl.root->opcode, shape_string(cl.root->shape),
-                        idx_.module().computations[c].name, multiplicity_[c],
-                        static_cast<int32_t>(cl.members.size()), {}};
+            KernelRow r{cl.root->name,
+                        cl.root->opcode,
+                        shape_string(cl.root->shape),
+                        idx_.module().computations[c].name,
+                        multiplicity_[c],
+                        static_cast<int32_t>(cl.members.size()),
+                        {}};
             const auto it = configured.find(cl.root->id);
             if (config && it != configured.end())
                 r.cost = node_delta(it->second, (*config)[it->second]);

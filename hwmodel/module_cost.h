@@ -1,6 +1,7 @@
-// A whole HLO module under a per-node layout configuration (HWMODEL.md 5.6): layout resolution,
-// inserted copies, approximate fusion into kernels, control flow (while = trip count x (body +
-// condition), conditional = max branch, call = inline) and incremental re-evaluation.
+// A whole HLO module under a per-node layout configuration
+// (docs/hwmodel.md#modules-under-a-layout-config): layout resolution, inserted copies, approximate
+// fusion into kernels, control flow (while = trip count x (body + condition), conditional = max
+// branch, call = inline) and incremental re-evaluation.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -19,17 +20,18 @@ namespace segrank::hw {
 
 /// One kernel (approximate fusion cluster) of the module, for the explain table.
 struct KernelRow {
-    std::string name;        ///< the cluster root instruction
+    std::string name;  ///< the cluster root instruction
     std::string opcode;
     std::string shape;
     std::string computation;
-    double multiplicity = 1; ///< executions per module run (product of enclosing trip counts)
-    int32_t members = 1;     ///< instructions fused into this kernel
-    Breakdown cost;          ///< one execution
+    double multiplicity = 1;  ///< executions per module run (product of enclosing trip counts)
+    int32_t members = 1;      ///< instructions fused into this kernel
+    Breakdown cost;           ///< one execution
 };
 
-/// Layout of one configurable node as 18 values (DATA_FORMATS.md 4.7): slot t*6+d = dim d of
-/// tensor t (0 output, 1 input = operand 0, 2 kernel = operand 1), -1 = unset / compiler default.
+/// Layout of one configurable node as 18 values (docs/files.md#layout-config-features): slot t*6+d
+/// = dim d of tensor t (0 output, 1 input = operand 0, 2 kernel = operand 1), -1 = unset / compiler
+/// default.
 using LayoutValues = std::array<int8_t, 18>;
 
 /// A module analysed once; evaluate() then costs a layout configuration in O(#configurable nodes)
@@ -37,8 +39,9 @@ using LayoutValues = std::array<int8_t, 18>;
 /// thread. The module must outlive the model.
 class LayoutModel {
 public:
-    /// `config_nodes`: node indices (flattened order, DATA_FORMATS.md 4.1) of the configurable nodes.
-    /// Throws segrank::Error when the module is malformed or a node index is out of range.
+    /// `config_nodes`: node indices (flattened order, docs/files.md#node-order-and-edges) of the
+    /// configurable nodes. Throws segrank::Error when the module is malformed or a node index is
+    /// out of range.
     LayoutModel(const hlo::HloModule& module, std::vector<int64_t> config_nodes, const HwParams& hw,
                 const CostOptions& options = {});
 
@@ -66,7 +69,7 @@ public:
 
 private:
     // An approximate fusion cluster: a root that materializes its output in HBM plus the
-    // elementwise producers fused into it (HWMODEL.md 5.6 step 3).
+    // elementwise producers fused into it (docs/hwmodel.md#modules-under-a-layout-config).
     struct Cluster {
         const hlo::Instruction* root = nullptr;
         std::vector<const hlo::Instruction*> members;  // root first
@@ -81,10 +84,10 @@ private:
     HwParams hw_;
     CostOptions opt_;
     std::vector<int64_t> config_nodes_;
-    std::vector<std::vector<Cluster>> clusters_;      // per computation
-    std::vector<double> multiplicity_;                // per computation
+    std::vector<std::vector<Cluster>> clusters_;           // per computation
+    std::vector<double> multiplicity_;                     // per computation
     std::vector<std::pair<size_t, size_t>> node_cluster_;  // configurable node -> (comp, cluster)
-    std::vector<Breakdown> node_default_;             // cluster cost of each configurable node
+    std::vector<Breakdown> node_default_;                  // cluster cost of each configurable node
     std::vector<std::unordered_map<std::string, Breakdown>> memo_;
     std::vector<std::pair<std::string, double>> trips_;
     std::unordered_map<size_t, Breakdown> comp_memo_;
@@ -102,7 +105,8 @@ private:
 /// tensor 2 -> second). Modules read from protobufs have their true operand order, which fits
 /// unless the config is invalid. (0, 1) when no pair fits (relayout then reports the error);
 /// fewer than two operands: tensor 1 -> operand 0 (if any), tensor 2 unused.
-std::array<int, 2> match_layout_operands(const LayoutValues& v, const std::vector<const hlo::Shape*>& operands);
+std::array<int, 2> match_layout_operands(const LayoutValues& v,
+                                         const std::vector<const hlo::Shape*>& operands);
 
 /// Converts a NodeLayoutConfig (hlo::Run::layout entry) to the 18 values (-1 = unset); dims beyond
 /// 6 per tensor and tensors beyond 3 are ignored, as in the featurizer.

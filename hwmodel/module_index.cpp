@@ -44,7 +44,8 @@ hlo::InstructionRef ModuleIndex::ref(int64_t id) const {
 
 size_t ModuleIndex::computation(int64_t id) const {
     const auto it = comp_by_id_.find(id);
-    SEGRANK_CHECK(it != comp_by_id_.end(), "module '", module_->name, "': no computation with id ", id);
+    SEGRANK_CHECK(it != comp_by_id_.end(), "module '", module_->name, "': no computation with id ",
+                  id);
     return it->second;
 }
 

@@ -1,4 +1,4 @@
-// Per-op cost formulas (HWMODEL.md 5.4).
+// Per-op cost formulas (docs/hwmodel.md#per-op-costs).
 #include "hwmodel/op_cost.h"
 
 #include <algorithm>
@@ -13,50 +13,82 @@ namespace {
 
 const std::unordered_map<std::string_view, OpClass>& opcode_table() {
     static const std::unordered_map<std::string_view, OpClass> table = {
-        {"parameter", OpClass::kFree}, {"tuple", OpClass::kFree},
-        {"get-tuple-element", OpClass::kFree}, {"bitcast", OpClass::kFree},
-        {"after-all", OpClass::kFree}, {"constant", OpClass::kFree},
-        {"add-dependency", OpClass::kFree}, {"domain", OpClass::kFree},
-        {"opt-barrier", OpClass::kFree}, {"partition-id", OpClass::kFree},
-        {"replica-id", OpClass::kFree}, {"get-dimension-size", OpClass::kFree},
-        {"copy-done", OpClass::kFree}, {"recv-done", OpClass::kFree}, {"send-done", OpClass::kFree},
-        {"all-reduce-done", OpClass::kFree}, {"all-gather-done", OpClass::kFree},
-        {"collective-permute-done", OpClass::kFree}, {"async-done", OpClass::kFree},
+        {"parameter", OpClass::kFree},
+        {"tuple", OpClass::kFree},
+        {"get-tuple-element", OpClass::kFree},
+        {"bitcast", OpClass::kFree},
+        {"after-all", OpClass::kFree},
+        {"constant", OpClass::kFree},
+        {"add-dependency", OpClass::kFree},
+        {"domain", OpClass::kFree},
+        {"opt-barrier", OpClass::kFree},
+        {"partition-id", OpClass::kFree},
+        {"replica-id", OpClass::kFree},
+        {"get-dimension-size", OpClass::kFree},
+        {"copy-done", OpClass::kFree},
+        {"recv-done", OpClass::kFree},
+        {"send-done", OpClass::kFree},
+        {"all-reduce-done", OpClass::kFree},
+        {"all-gather-done", OpClass::kFree},
+        {"collective-permute-done", OpClass::kFree},
+        {"async-done", OpClass::kFree},
         {"async-update", OpClass::kFree},
-        {"broadcast", OpClass::kBroadcast}, {"iota", OpClass::kBroadcast},
-        {"dot", OpClass::kDot}, {"convolution", OpClass::kConvolution},
-        {"reduce", OpClass::kReduce}, {"reduce-window", OpClass::kReduceWindow},
+        {"broadcast", OpClass::kBroadcast},
+        {"iota", OpClass::kBroadcast},
+        {"dot", OpClass::kDot},
+        {"convolution", OpClass::kConvolution},
+        {"reduce", OpClass::kReduce},
+        {"reduce-window", OpClass::kReduceWindow},
         {"select-and-scatter", OpClass::kReduceWindow},
-        {"transpose", OpClass::kTranspose}, {"copy", OpClass::kTranspose},
+        {"transpose", OpClass::kTranspose},
+        {"copy", OpClass::kTranspose},
         {"copy-start", OpClass::kTranspose},
-        {"reshape", OpClass::kReshape}, {"dynamic-reshape", OpClass::kReshape},
-        {"slice", OpClass::kDataMovement}, {"dynamic-slice", OpClass::kDataMovement},
-        {"dynamic-update-slice", OpClass::kDataMovement}, {"concatenate", OpClass::kDataMovement},
-        {"pad", OpClass::kDataMovement}, {"gather", OpClass::kDataMovement},
-        {"scatter", OpClass::kDataMovement}, {"reverse", OpClass::kDataMovement},
-        {"infeed", OpClass::kDataMovement}, {"outfeed", OpClass::kDataMovement},
-        {"send", OpClass::kDataMovement}, {"recv", OpClass::kDataMovement},
+        {"reshape", OpClass::kReshape},
+        {"dynamic-reshape", OpClass::kReshape},
+        {"slice", OpClass::kDataMovement},
+        {"dynamic-slice", OpClass::kDataMovement},
+        {"dynamic-update-slice", OpClass::kDataMovement},
+        {"concatenate", OpClass::kDataMovement},
+        {"pad", OpClass::kDataMovement},
+        {"gather", OpClass::kDataMovement},
+        {"scatter", OpClass::kDataMovement},
+        {"reverse", OpClass::kDataMovement},
+        {"infeed", OpClass::kDataMovement},
+        {"outfeed", OpClass::kDataMovement},
+        {"send", OpClass::kDataMovement},
+        {"recv", OpClass::kDataMovement},
         {"sort", OpClass::kSort},
-        {"rng", OpClass::kRng}, {"rng-bit-generator", OpClass::kRng},
+        {"rng", OpClass::kRng},
+        {"rng-bit-generator", OpClass::kRng},
         {"rng-get-and-update-state", OpClass::kFree},
-        {"all-reduce", OpClass::kCollective}, {"all-gather", OpClass::kCollective},
-        {"reduce-scatter", OpClass::kCollective}, {"collective-permute", OpClass::kCollective},
-        {"all-to-all", OpClass::kCollective}, {"all-reduce-start", OpClass::kCollective},
+        {"all-reduce", OpClass::kCollective},
+        {"all-gather", OpClass::kCollective},
+        {"reduce-scatter", OpClass::kCollective},
+        {"collective-permute", OpClass::kCollective},
+        {"all-to-all", OpClass::kCollective},
+        {"all-reduce-start", OpClass::kCollective},
         {"all-gather-start", OpClass::kCollective},
         {"collective-permute-start", OpClass::kCollective},
-        {"fusion", OpClass::kFusion}, {"while", OpClass::kWhile},
-        {"conditional", OpClass::kConditional}, {"call", OpClass::kCall},
-        {"async-start", OpClass::kCall}, {"map", OpClass::kCall},
-        {"custom-call", OpClass::kCustomCall}, {"fft", OpClass::kCustomCall},
-        {"cholesky", OpClass::kCustomCall}, {"triangular-solve", OpClass::kCustomCall},
+        {"fusion", OpClass::kFusion},
+        {"while", OpClass::kWhile},
+        {"conditional", OpClass::kConditional},
+        {"call", OpClass::kCall},
+        {"async-start", OpClass::kCall},
+        {"map", OpClass::kCall},
+        {"custom-call", OpClass::kCustomCall},
+        {"fft", OpClass::kCustomCall},
+        {"cholesky", OpClass::kCustomCall},
+        {"triangular-solve", OpClass::kCustomCall},
     };
     return table;
 }
 
 bool is_medium(std::string_view op) {
-    static const std::string_view kMedium[] = {
-        "divide", "exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "rsqrt",
-        "sqrt", "cbrt", "power", "logistic", "remainder", "atan2"};
+    static const std::string_view kMedium[] = {"divide", "exponential",  "exponential-minus-one",
+                                               "log",    "log-plus-one", "tanh",
+                                               "rsqrt",  "sqrt",         "cbrt",
+                                               "power",  "logistic",     "remainder",
+                                               "atan2"};
     return std::find(std::begin(kMedium), std::end(kMedium), op) != std::end(kMedium);
 }
 
@@ -95,10 +127,12 @@ double matmul_mxu_ns(int64_t batch, int64_t m, int64_t k, int64_t n, const HwPar
     const double d = hw.mxu_dim;
     const double rows = apply_padding ? static_cast<double>(round_up(m, hw.lhs_rows_per_push))
                                       : static_cast<double>(m);
-    const double kb = apply_padding ? std::ceil(static_cast<double>(k) / d) : static_cast<double>(k) / d;
-    const double nb = apply_padding ? std::ceil(static_cast<double>(n) / d) : static_cast<double>(n) / d;
+    const double kb =
+        apply_padding ? std::ceil(static_cast<double>(k) / d) : static_cast<double>(k) / d;
+    const double nb =
+        apply_padding ? std::ceil(static_cast<double>(n) / d) : static_cast<double>(n) / d;
     // One LHS row per cycle per MXU against a stationary 128x128 weight block; each weight block
-    // is loaded once per batch element (HWMODEL.md 2.2).
+    // is loaded once per batch element (docs/hwmodel.md#per-op-costs).
     const double cycles =
         static_cast<double>(batch) * (rows + hw.mxu_weight_load_cycles) * kb * nb / hw.n_mxu;
     return cycles / hw.clock_hz * 1e9;
@@ -112,7 +146,8 @@ double vpu_ns(double vregs, double ops_per_element, const HwParams& hw) {
 double collective_ns(int64_t bytes, int64_t group_size, const HwParams& hw) {
     if (group_size <= 1 || bytes <= 0) return 0;
     const double p = static_cast<double>(group_size);
-    return 2.0 * (p - 1) / p * static_cast<double>(bytes) / (hw.ici_links * hw.ici_bytes_per_s) * 1e9 +
+    return 2.0 * (p - 1) / p * static_cast<double>(bytes) / (hw.ici_links * hw.ici_bytes_per_s) *
+               1e9 +
            hw.collective_latency_ns;
 }
 
@@ -137,8 +172,8 @@ bool changes_minor_dims(const hlo::Shape& in, const hlo::Shape& out) {
 namespace {
 
 // Transpose/copy: out dim i is in dim perm[i] (identity for copy). Data moves iff one of the two
-// most-minor physical positions holds a different logical dim (HWMODEL.md 2.3: transposes of all
-// but the last two dims are free).
+// most-minor physical positions holds a different logical dim
+// (docs/hwmodel.md#tiled-layouts-and-padding: transposes of all but the last two dims are free).
 bool transpose_moves_minor_dims(const hlo::Shape& in, const hlo::Shape& out,
                                 const std::vector<int64_t>& perm) {
     if (in.is_tuple() || out.is_tuple()) return false;
@@ -171,8 +206,8 @@ OpWork conv_work(const hlo::Instruction& ins, const hlo::Shape& out,
         !rank_ok(rhs, dn.kernel_input_feature_dimension) ||
         !rank_ok(rhs, dn.kernel_output_feature_dimension))
         return w;
-    const int64_t groups = std::max<int64_t>(1, ins.feature_group_count) *
-                           std::max<int64_t>(1, ins.batch_group_count);
+    const int64_t groups =
+        std::max<int64_t>(1, ins.feature_group_count) * std::max<int64_t>(1, ins.batch_group_count);
     const int64_t cout = out.dims[static_cast<size_t>(dn.output_feature_dimension)];
     const int64_t cin_g = rhs.dims[static_cast<size_t>(dn.kernel_input_feature_dimension)];
     int64_t taps = 1;
@@ -253,8 +288,10 @@ OpWork op_work(const hlo::Instruction& ins, const hlo::Shape& out,
             double penalty = 1.0;
             const auto m2m = effective_minor_to_major(in);
             for (int64_t d : ins.dimensions) {
-                if (!m2m.empty() && d == m2m[0]) penalty = std::max(penalty, hw.lane_reduce_penalty);
-                if (m2m.size() > 1 && d == m2m[1]) penalty = std::max(penalty, hw.sublane_reduce_penalty);
+                if (!m2m.empty() && d == m2m[0])
+                    penalty = std::max(penalty, hw.lane_reduce_penalty);
+                if (m2m.size() > 1 && d == m2m[1])
+                    penalty = std::max(penalty, hw.sublane_reduce_penalty);
             }
             // Variadic reduces apply the reducer to each input.
             const double inputs = std::max<double>(1.0, static_cast<double>(operands.size()) / 2.0);
@@ -273,11 +310,12 @@ OpWork op_work(const hlo::Instruction& ins, const hlo::Shape& out,
         case OpClass::kReshape: {
             if (operands.empty()) return w;
             const hlo::Shape& in = *operands[0];
-            const bool moves = ins.opcode == "reshape" || ins.opcode == "dynamic-reshape"
-                                   ? changes_minor_dims(in, out)
-                                   : transpose_moves_minor_dims(in, out, ins.opcode == "transpose"
-                                                                            ? ins.dimensions
-                                                                            : std::vector<int64_t>{});
+            const bool moves =
+                ins.opcode == "reshape" || ins.opcode == "dynamic-reshape"
+                    ? changes_minor_dims(in, out)
+                    : transpose_moves_minor_dims(
+                          in, out,
+                          ins.opcode == "transpose" ? ins.dimensions : std::vector<int64_t>{});
             if (moves) w.vpu_ns = vpu_ns(vreg_count(in, pad) + vreg_count(out, pad), 1.0, hw);
             return w;
         }
@@ -286,11 +324,13 @@ OpWork op_work(const hlo::Instruction& ins, const hlo::Shape& out,
             w.vpu_ns = vpu_ns(vreg_count(out, pad), 1.0, hw);
             return w;
         case OpClass::kSort: {
-            const double n = out.is_tuple() || out.dims.empty()
-                                 ? 1.0
-                                 : static_cast<double>(out.dims[static_cast<size_t>(
-                                       ins.dimensions.empty() ? out.dims.size() - 1 : ins.dimensions[0])]);
-            w.vpu_ns = vpu_ns(vreg_count(out, pad), 2.0 * std::max(1.0, std::log2(n)) * hw.cost_cheap, hw);
+            const double n =
+                out.is_tuple() || out.dims.empty()
+                    ? 1.0
+                    : static_cast<double>(out.dims[static_cast<size_t>(
+                          ins.dimensions.empty() ? out.dims.size() - 1 : ins.dimensions[0])]);
+            w.vpu_ns =
+                vpu_ns(vreg_count(out, pad), 2.0 * std::max(1.0, std::log2(n)) * hw.cost_cheap, hw);
             return w;
         }
         case OpClass::kRng:

@@ -1,4 +1,4 @@
-// Tiled layouts and padded sizes (HWMODEL.md 2.3, 5.3).
+// Tiled layouts and padded sizes (docs/hwmodel.md#tiled-layouts-and-padding).
 #include "hwmodel/padding.h"
 
 #include <algorithm>
@@ -71,9 +71,11 @@ Tile tile_for(const hlo::Shape& shape) {
     const size_t rank = shape.dims.size();
     if (rank <= 1) {
         // 1-D tiles are counted in 32-bit words: T(256) f32 == T(512) u16 (both 1 KiB).
-        const int64_t elem = shape.element_type == hlo::element_type::kPred ? 4 : std::min<int64_t>(bytes, 4);
+        const int64_t elem =
+            shape.element_type == hlo::element_type::kPred ? 4 : std::min<int64_t>(bytes, 4);
         const int64_t n = rank == 0 ? 1 : shape.dims[0];
-        const int64_t words = std::min<int64_t>(1024, std::max<int64_t>(256, next_pow2(ceil_div(n * elem, 4))));
+        const int64_t words =
+            std::min<int64_t>(1024, std::max<int64_t>(256, next_pow2(ceil_div(n * elem, 4))));
         t.rows = 1;
         t.lanes = words * 4 / elem;
         t.storage_bytes = elem;

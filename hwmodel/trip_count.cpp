@@ -1,4 +1,4 @@
-// While-loop trip counts by pattern matching (HWMODEL.md 4).
+// While-loop trip counts by pattern matching (docs/hwmodel.md#trip-counts).
 #include "hwmodel/trip_count.h"
 
 #include <cmath>
@@ -64,7 +64,8 @@ std::optional<int64_t> find_trip_count(const ModuleIndex& idx, const hlo::Instru
         const auto& init_tuple = idx.instruction(w.operand_ids[0]);
         if (init_tuple.opcode == "tuple" &&
             *counter < static_cast<int64_t>(init_tuple.operand_ids.size()))
-            if (const auto c = constant_value(idx, init_tuple.operand_ids[static_cast<size_t>(*counter)]))
+            if (const auto c =
+                    constant_value(idx, init_tuple.operand_ids[static_cast<size_t>(*counter)]))
                 init = *c;
     }
     const double trips = std::ceil(*limit - init);

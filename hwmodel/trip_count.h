@@ -1,4 +1,5 @@
-// While-loop trip counts (HWMODEL.md 4): pattern-matched from the loop condition and body.
+// While-loop trip counts (docs/hwmodel.md#trip-counts): pattern-matched from the loop condition and
+// body.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-// Fixture validation of the timing model (HWMODEL.md 5.7).
+// Fixture validation of the timing model (docs/hwmodel.md#validation).
 #include "hwmodel/validation.h"
 
 #include <algorithm>
@@ -37,8 +37,10 @@ double auc(const std::vector<double>& score, const std::vector<bool>& label) {
         pos += 1;
         for (size_t j = 0; j < score.size(); ++j) {
             if (label[j]) continue;
-            if (score[i] > score[j]) wins += 1;
-            else if (score[i] == score[j]) wins += 0.5;
+            if (score[i] > score[j])
+                wins += 1;
+            else if (score[i] == score[j])
+                wins += 0.5;
         }
     }
     for (bool l : label) neg += l ? 0 : 1;
@@ -76,7 +78,8 @@ TileFit fit_tile(const std::vector<hlo::ModuleTuning>& modules, const HwParams& 
         k.distinct_predictions = static_cast<int64_t>(distinct.size());
         k.kendall_tau_b = kendall_tau_b_simple(pred, meas);
         if (!pred.empty()) {
-            const size_t best = static_cast<size_t>(std::min_element(pred.begin(), pred.end()) - pred.begin());
+            const size_t best =
+                static_cast<size_t>(std::min_element(pred.begin(), pred.end()) - pred.begin());
             const double min_meas = *std::min_element(meas.begin(), meas.end());
             k.top1_slowdown = meas[best] / min_meas - 1;
         }
@@ -125,7 +128,8 @@ LayoutFit fit_layout(const hlo::ModuleTuning& mt, const HwParams& hw, const Cost
 }
 
 std::string validation_report(const std::vector<hlo::ModuleTuning>& tile_modules,
-                              const std::vector<hlo::ModuleTuning>& layout_modules, const HwParams& hw) {
+                              const std::vector<hlo::ModuleTuning>& layout_modules,
+                              const HwParams& hw) {
     std::ostringstream os;
     os.setf(std::ios::fixed);
     os.precision(3);
@@ -141,7 +145,8 @@ std::string validation_report(const std::vector<hlo::ModuleTuning>& tile_modules
     if (!tile_modules.empty()) {
         const TileFit full = fit_tile(tile_modules, hw);
         os << "Tile kernels (" << hw.name << "): per kernel\n\n"
-           << "| kernel | runs | tau-b | top-1 slowdown | default predicted us | measured us | ratio |\n"
+           << "| kernel | runs | tau-b | top-1 slowdown | default predicted us | measured us | "
+              "ratio |\n"
            << "|---|---|---|---|---|---|---|\n";
         for (const auto& k : full.kernels)
             os << "| " << k.name << " | " << k.runs << " | " << k.kendall_tau_b << " | "
@@ -150,19 +155,22 @@ std::string validation_report(const std::vector<hlo::ModuleTuning>& tile_modules
                << k.default_predicted_ns / std::max(1.0, k.default_measured_ns) << " |\n";
         os << "\n";
     }
-    os << "| variant | tile mean tau-b (kernels) | tile mean top-1 slowdown | layout tau-b | layout AUC slow | layout default predicted ms |\n"
+    os << "| variant | tile mean tau-b (kernels) | tile mean top-1 slowdown | layout tau-b | "
+          "layout AUC slow | layout default predicted ms |\n"
        << "|---|---|---|---|---|---|\n";
     for (const auto& v : variants) {
         os << "| " << v.name << " | ";
         if (!tile_modules.empty()) {
             const TileFit f = fit_tile(tile_modules, hw, v.opt);
-            os << f.mean_tau << " (" << f.ranked_kernels << ") | " << 100 * f.mean_top1_slowdown << " % | ";
+            os << f.mean_tau << " (" << f.ranked_kernels << ") | " << 100 * f.mean_top1_slowdown
+               << " % | ";
         } else {
             os << "- | - | ";
         }
         if (!layout_modules.empty()) {
             const LayoutFit l = fit_layout(layout_modules[0], hw, v.opt);
-            os << l.kendall_tau_b << " | " << l.auc_slow << " | " << l.default_predicted_ns / 1e6 << " |\n";
+            os << l.kendall_tau_b << " | " << l.auc_slow << " | " << l.default_predicted_ns / 1e6
+               << " |\n";
         } else {
             os << "- | - | - |\n";
         }

@@ -1,6 +1,6 @@
-// Validation of the timing model on measured tpu_graphs tuning runs (HWMODEL.md 5.7): tile
-// ranking (Kendall tau-b, top-1 slowdown), absolute copy/reshape times, layout ranking and the AUC
-// of the slow cluster, plus ablations. Used by tests/hwmodel and `segrank hwmodel validate`.
+// Validation of the timing model on measured tpu_graphs tuning runs (docs/hwmodel.md#validation):
+// tile ranking (Kendall tau-b, top-1 slowdown), absolute copy/reshape times, layout ranking and the
+// AUC of the slow cluster, plus ablations. Used by tests/hwmodel and `segrank hwmodel validate`.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -25,11 +25,11 @@ struct TileKernelFit {
     std::string name;
     int64_t runs = 0;
     int64_t distinct_predictions = 0;
-    double kendall_tau_b = 0;        ///< NaN when predictions or runtimes are constant
-    double top1_slowdown = 0;        ///< measured(argmin predicted) / min measured - 1
-    double default_predicted_ns = 0; ///< prediction for the is_default run
+    double kendall_tau_b = 0;         ///< NaN when predictions or runtimes are constant
+    double top1_slowdown = 0;         ///< measured(argmin predicted) / min measured - 1
+    double default_predicted_ns = 0;  ///< prediction for the is_default run
     double default_measured_ns = 0;
-    int64_t error_runs = 0;          ///< runs flagged error in the file
+    int64_t error_runs = 0;  ///< runs flagged error in the file
     int64_t error_runs_predicted_invalid = 0;
 };
 
@@ -49,7 +49,7 @@ TileFit fit_tile(const std::vector<hlo::ModuleTuning>& modules, const HwParams& 
 struct LayoutFit {
     int64_t runs = 0;
     double kendall_tau_b = 0;
-    double auc_slow = 0;             ///< slow cluster = runtime > slow_threshold_ns
+    double auc_slow = 0;  ///< slow cluster = runtime > slow_threshold_ns
     double slow_threshold_ns = 0;
     double default_predicted_ns = 0;
     double default_measured_ns = 0;
@@ -58,11 +58,13 @@ struct LayoutFit {
 
 /// Evaluates the layout model on one ModuleTuningData with module_config runs. The slow cluster
 /// is the runs slower than min + 2/3 (max - min) (the ~926 ms cluster of the fixture).
-LayoutFit fit_layout(const hlo::ModuleTuning& mt, const HwParams& hw, const CostOptions& options = {});
+LayoutFit fit_layout(const hlo::ModuleTuning& mt, const HwParams& hw,
+                     const CostOptions& options = {});
 
 /// Markdown table of the tile/absolute/layout results with the full model and the four ablations
-/// (HWMODEL.md 5.7); either input may be empty.
+/// (docs/hwmodel.md#validation); either input may be empty.
 std::string validation_report(const std::vector<hlo::ModuleTuning>& tile_modules,
-                              const std::vector<hlo::ModuleTuning>& layout_modules, const HwParams& hw);
+                              const std::vector<hlo::ModuleTuning>& layout_modules,
+                              const HwParams& hw);
 
 }  // namespace segrank::hw

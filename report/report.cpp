@@ -139,7 +139,8 @@ RunRecords load_run(const std::filesystem::path& dir) {
                 v = read_json(lines[i], metrics_path.string(), static_cast<int64_t>(i + 1));
             } catch (const Error&) {
                 if (i + 1 == lines.size()) {
-                    r.notes.push_back(where + ": torn last line skipped (is the run still writing?)");
+                    r.notes.push_back(where +
+                                      ": torn last line skipped (is the run still writing?)");
                     continue;
                 }
                 throw;
@@ -165,7 +166,8 @@ RunRecords load_run(const std::filesystem::path& dir) {
                 if (const auto m = v.find("metrics"); m != v.end()) {
                     e.overall = num_or_nan(*m, "overall");
                     if (const Json* cs = array_at(*m, "collections")) {
-                        for (const auto& c : *cs) e.collections.push_back(collection_metrics_from_json(c, where));
+                        for (const auto& c : *cs)
+                            e.collections.push_back(collection_metrics_from_json(c, where));
                     }
                 }
                 r.evals.push_back(std::move(e));
@@ -196,8 +198,17 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
         const Json* entries = array_at(doc, "entries");
         SEGRANK_CHECK(entries != nullptr, path.string(),
                       ": expected `segrank leaderboard --json` output with an \"entries\" array");
-        t.header = {"rank", "name", "overall", "tile:xla", "layout:xla:default", "layout:xla:random",
-                    "layout:nlp:default", "layout:nlp:random", "graphs", "missing", "status"};
+        t.header = {"rank",
+                    "name",
+                    "overall",
+                    "tile:xla",
+                    "layout:xla:default",
+                    "layout:xla:random",
+                    "layout:nlp:default",
+                    "layout:nlp:random",
+                    "graphs",
+                    "missing",
+                    "status"};
         for (const Json& e : *entries) {
             std::vector<std::string> row(t.header.size());
             const bool valid = bool_at(e, "valid");
@@ -229,8 +240,8 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
         if (lines[i].empty()) continue;
         const std::string where = str(path.string(), ":", i + 1);
         auto row = csv_fields(lines[i], where);
-        SEGRANK_CHECK(row.size() == t.header.size(), where, ": ", row.size(), " fields, the header has ",
-                      t.header.size());
+        SEGRANK_CHECK(row.size() == t.header.size(), where, ": ", row.size(),
+                      " fields, the header has ", t.header.size());
         t.rows.push_back(std::move(row));
     }
     return t;

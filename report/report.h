@@ -1,4 +1,4 @@
-// `segrank report` (issue 5 item 4): reads a run directory (config.toml, metrics.jsonl,
+// `segrank report`: reads a run directory (config.toml, metrics.jsonl,
 // report.json), optional `segrank evaluate --json` output and an optional leaderboard table, and
 // renders one self-contained HTML page with inline SVG plots (no network, no scripts).
 #pragma once
@@ -34,9 +34,9 @@ struct RunRecords {
     std::filesystem::path dir;
     std::vector<RunTrainPoint> train;
     std::vector<RunEval> evals;
-    std::string config_text;           ///< config.toml verbatim ("" when absent)
-    std::optional<Json> report;        ///< report.json
-    std::vector<std::string> notes;    ///< what was missing or skipped, shown in the page
+    std::string config_text;         ///< config.toml verbatim ("" when absent)
+    std::optional<Json> report;      ///< report.json
+    std::vector<std::string> notes;  ///< what was missing or skipped, shown in the page
 };
 
 /// Reads `dir`. Throws segrank::Error when `dir` is not a directory or a metrics.jsonl line other

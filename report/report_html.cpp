@@ -44,14 +44,16 @@ bool numeric_cell(const std::string& s) {
     return end == s.c_str() + s.size();
 }
 
-std::string html_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+std::string html_table(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows,
                        const std::vector<bool>& highlight = {}) {
     std::string out = "<table><thead><tr>";
     for (const auto& h : header) out += "<th>" + html_escape(h) + "</th>";
     out += "</tr></thead><tbody>";
     for (size_t r = 0; r < rows.size(); ++r) {
         out += r < highlight.size() && highlight[r] ? "<tr class=\"best\">" : "<tr>";
-        for (const auto& c : rows[r]) out += str(numeric_cell(c) ? "<td class=\"num\">" : "<td>", html_escape(c), "</td>");
+        for (const auto& c : rows[r])
+            out += str(numeric_cell(c) ? "<td class=\"num\">" : "<td>", html_escape(c), "</td>");
         out += "</tr>";
     }
     return out + "</tbody></table>";
@@ -62,7 +64,8 @@ std::string section(const char* id, const char* title, const std::string& body) 
 }
 
 std::string para(const std::string& text, const char* cls = nullptr) {
-    return cls ? str("<p class=\"", cls, "\">", html_escape(text), "</p>") : "<p>" + html_escape(text) + "</p>";
+    return cls ? str("<p class=\"", cls, "\">", html_escape(text), "</p>")
+               : "<p>" + html_escape(text) + "</p>";
 }
 
 std::string summary_section(const RunRecords& run, const std::string& title) {
@@ -73,7 +76,8 @@ std::string summary_section(const RunRecords& run, const std::string& title) {
     if (run.report) {
         const Json& rep = *run.report;
         auto add = [&](const char* key, const char* label, const char* f) {
-            if (const double v = json_number_or_nan(rep, key); !std::isnan(v)) rows.push_back({label, fmt(v, f)});
+            if (const double v = json_number_or_nan(rep, key); !std::isnan(v))
+                rows.push_back({label, fmt(v, f)});
         };
         add("steps", "steps", "%.0f");
         add("best_step", "best step", "%.0f");
@@ -94,7 +98,9 @@ std::string summary_section(const RunRecords& run, const std::string& title) {
 }
 
 std::string training_section(const RunRecords& run) {
-    if (run.train.empty()) return section("training", "Training curves", para("No training log lines in metrics.jsonl."));
+    if (run.train.empty())
+        return section("training", "Training curves",
+                       para("No training log lines in metrics.jsonl."));
     SvgSeries loss{"loss (mean over the log interval)", {}, {}}, lr{"learning rate", {}, {}};
     bool loss_positive = true;
     for (const auto& p : run.train) {
@@ -107,7 +113,9 @@ std::string training_section(const RunRecords& run) {
     std::string body = "<div class=\"charts\">";
     body += svg_line_chart({loss}, {"Training loss", "step", "loss", false, 560, 300});
     body += svg_line_chart({lr}, {"Learning rate", "step", "lr", false, 560, 300});
-    if (loss_positive) body += svg_line_chart({loss}, {"Training loss (log scale)", "step", "loss", true, 560, 300});
+    if (loss_positive)
+        body +=
+            svg_line_chart({loss}, {"Training loss (log scale)", "step", "loss", true, 560, 300});
     return section("training", "Training curves", body + "</div>");
 }
 
@@ -115,24 +123,28 @@ std::vector<std::string> collection_names(const std::vector<RunEval>& evals) {
     std::vector<std::string> names;
     for (const auto& e : evals) {
         for (const auto& c : e.collections) {
-            if (std::find(names.begin(), names.end(), c.collection) == names.end()) names.push_back(c.collection);
+            if (std::find(names.begin(), names.end(), c.collection) == names.end())
+                names.push_back(c.collection);
         }
     }
     return names;
 }
 
 std::string validation_section(const RunRecords& run) {
-    if (run.evals.empty()) return section("validation", "Validation metrics per collection", para("No evaluations in metrics.jsonl."));
+    if (run.evals.empty())
+        return section("validation", "Validation metrics per collection",
+                       para("No evaluations in metrics.jsonl."));
     const auto names = collection_names(run.evals);
     struct Metric {
         const char* title;
         const char* label;
         double CollectionMetrics::*field;
     };
-    const Metric metrics[] = {{"Kaggle score per collection", "score", &CollectionMetrics::score},
-                              {"Kendall tau per collection", "kendall tau", &CollectionMetrics::kendall_tau},
-                              {"OPA per collection", "ordered pair accuracy", &CollectionMetrics::opa},
-                              {"slowdown@5 per collection", "slowdown@5", &CollectionMetrics::slowdown_5}};
+    const Metric metrics[] = {
+        {"Kaggle score per collection", "score", &CollectionMetrics::score},
+        {"Kendall tau per collection", "kendall tau", &CollectionMetrics::kendall_tau},
+        {"OPA per collection", "ordered pair accuracy", &CollectionMetrics::opa},
+        {"slowdown@5 per collection", "slowdown@5", &CollectionMetrics::slowdown_5}};
     std::string body = "<div class=\"charts\">";
     for (const Metric& m : metrics) {
         std::vector<SvgSeries> series;
@@ -163,7 +175,8 @@ std::string validation_section(const RunRecords& run) {
 std::string graphs_section(const std::vector<GraphMetrics>& graphs, const std::string& source) {
     if (graphs.empty()) {
         return section("graphs", "Per-graph Kendall tau",
-                       para("No per-graph metrics: pass --eval eval.json (written by `segrank evaluate --json`)."));
+                       para("No per-graph metrics: pass --eval eval.json (written by `segrank "
+                            "evaluate --json`)."));
     }
     std::vector<SvgBar> bars;
     double sum = 0;
@@ -176,18 +189,24 @@ std::string graphs_section(const std::vector<GraphMetrics>& graphs, const std::s
         }
     }
     std::stable_sort(bars.begin(), bars.end(), [](const SvgBar& a, const SvgBar& b) {
-        const double va = std::isnan(a.value) ? -2 : a.value, vb = std::isnan(b.value) ? -2 : b.value;
+        const double va = std::isnan(a.value) ? -2 : a.value,
+                     vb = std::isnan(b.value) ? -2 : b.value;
         return va > vb;
     });
     const std::string title = str("Kendall tau per graph (", graphs.size(), " graphs, mean ",
                                   n ? fmt(sum / static_cast<double>(n)) : "n/a", ")");
-    std::string body = para("Source: " + source + ". Graphs sorted by tau (of the predicted order, score ties broken by config index as in a submission); NaN (constant targets) shown as n/a.");
+    std::string body =
+        para("Source: " + source +
+             ". Graphs sorted by tau (of the predicted order, score ties broken by config index as "
+             "in a submission); NaN (constant targets) shown as n/a.");
     body += svg_bar_chart(bars, {title, "Kendall tau-b", -1.0, 1.0, 1100});
     return section("graphs", "Per-graph Kendall tau", body);
 }
 
 std::string run_leaderboard_section(const RunRecords& run) {
-    if (run.evals.empty()) return section("run-leaderboard", "Leaderboard of the run's evaluations", para("No evaluations."));
+    if (run.evals.empty())
+        return section("run-leaderboard", "Leaderboard of the run's evaluations",
+                       para("No evaluations."));
     std::vector<size_t> order(run.evals.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -202,7 +221,8 @@ std::string run_leaderboard_section(const RunRecords& run) {
     std::vector<bool> best;
     for (size_t r = 0; r < order.size(); ++r) {
         const RunEval& e = run.evals[order[r]];
-        std::vector<std::string> row = {std::to_string(r + 1), e.phase, std::to_string(e.step), fmt(e.overall)};
+        std::vector<std::string> row = {std::to_string(r + 1), e.phase, std::to_string(e.step),
+                                        fmt(e.overall)};
         for (const char* name : kKaggle) {
             std::string cell;
             for (const auto& c : e.collections) {
@@ -215,7 +235,8 @@ std::string run_leaderboard_section(const RunRecords& run) {
         best.push_back(r == 0);
     }
     return section("run-leaderboard", "Leaderboard of the run's evaluations",
-                   para("Every evaluation in metrics.jsonl ranked by overall score (mean of the collection scores; "
+                   para("Every evaluation in metrics.jsonl ranked by overall score (mean of the "
+                        "collection scores; "
                         "tile = 1 - slowdown@5, layout = Kendall tau).") +
                        html_table(header, rows, best));
 }
@@ -228,19 +249,24 @@ std::string external_leaderboard_section(const TextTable& t, const std::string& 
         for (size_t k = 0; k < row.size() && k < t.header.size(); ++k) {
             const std::string& h = t.header[k];
             const bool count_column = h == "rank" || h == "graphs" || h == "missing" || h == "step";
-            if (!count_column && numeric_cell(row[k])) row[k] = fmt(std::strtod(row[k].c_str(), nullptr));
+            if (!count_column && numeric_cell(row[k]))
+                row[k] = fmt(std::strtod(row[k].c_str(), nullptr));
         }
     }
     body += html_table(t.header, rows, std::vector<bool>(t.rows.size() > 0 ? 1 : 0, true));
     const auto name_col = std::find(t.header.begin(), t.header.end(), "name") - t.header.begin();
-    const auto overall_col = std::find(t.header.begin(), t.header.end(), "overall") - t.header.begin();
-    if (name_col < static_cast<long>(t.header.size()) && overall_col < static_cast<long>(t.header.size())) {
+    const auto overall_col =
+        std::find(t.header.begin(), t.header.end(), "overall") - t.header.begin();
+    if (name_col < static_cast<long>(t.header.size()) &&
+        overall_col < static_cast<long>(t.header.size())) {
         std::vector<SvgBar> bars;
         for (const auto& row : t.rows) {
             const std::string& v = row[static_cast<size_t>(overall_col)];
-            bars.push_back({row[static_cast<size_t>(name_col)], numeric_cell(v) ? std::strtod(v.c_str(), nullptr) : std::nan("")});
+            bars.push_back({row[static_cast<size_t>(name_col)],
+                            numeric_cell(v) ? std::strtod(v.c_str(), nullptr) : std::nan("")});
         }
-        body += svg_bar_chart(bars, {"Overall score by submission", "overall", std::nullopt, std::nullopt, 900});
+        body += svg_bar_chart(
+            bars, {"Overall score by submission", "overall", std::nullopt, std::nullopt, 900});
     }
     return section("leaderboard", "Leaderboard", body);
 }
@@ -254,27 +280,39 @@ std::string render_report_html(const ReportOptions& opt) {
     if (opt.eval_json) {
         graphs = graph_metrics_from_json(read_json_file(*opt.eval_json), opt.eval_json->string());
         SEGRANK_CHECK(!graphs.empty(), opt.eval_json->string(),
-                      ": no \"graphs\" array of per-graph metrics (expected `segrank evaluate --json` output)");
+                      ": no \"graphs\" array of per-graph metrics (expected `segrank evaluate "
+                      "--json` output)");
         graph_source = opt.eval_json->string();
     } else if (run.report) {
         graphs = graph_metrics_from_json(*run.report, (run.dir / "report.json").string());
         graph_source = (run.dir / "report.json").string();
     }
-    std::string name = std::filesystem::absolute(opt.run_dir).lexically_normal().filename().string();
-    if (name.empty()) name = std::filesystem::absolute(opt.run_dir).lexically_normal().parent_path().filename().string();
+    std::string name =
+        std::filesystem::absolute(opt.run_dir).lexically_normal().filename().string();
+    if (name.empty())
+        name = std::filesystem::absolute(opt.run_dir)
+                   .lexically_normal()
+                   .parent_path()
+                   .filename()
+                   .string();
     const std::string title = "segrank run report: " + name;
-    std::string html = str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", html_escape(title),
-                           "</title><style>", kStyle, "</style></head><body>\n");
+    std::string html =
+        str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>",
+            html_escape(title), "</title><style>", kStyle, "</style></head><body>\n");
     html += summary_section(run, title);
     html += training_section(run);
     html += validation_section(run);
     html += graphs_section(graphs, graph_source);
     html += run_leaderboard_section(run);
-    if (opt.leaderboard) html += external_leaderboard_section(load_leaderboard_table(*opt.leaderboard), opt.leaderboard->string());
+    if (opt.leaderboard)
+        html += external_leaderboard_section(load_leaderboard_table(*opt.leaderboard),
+                                             opt.leaderboard->string());
     html += section("config", "Effective config",
                     run.config_text.empty() ? para("config.toml is absent.")
                                             : "<pre>" + html_escape(run.config_text) + "</pre>");
-    html += "<p class=\"meta\">Generated by segrank report; self-contained (inline SVG, no scripts, no network).</p>\n";
+    html +=
+        "<p class=\"meta\">Generated by segrank report; self-contained (inline SVG, no scripts, no "
+        "network).</p>\n";
     return html + "</body></html>\n";
 }
 

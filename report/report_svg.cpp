@@ -70,8 +70,8 @@ Axis log_axis(double lo, double hi) {
 
 std::string text_el(double x, double y, const std::string& s, const char* anchor, int size,
                     const std::string& extra = "") {
-    return str("<text x=\"", num(x), "\" y=\"", num(y), "\" text-anchor=\"", anchor, "\" font-size=\"", size,
-               "\"", extra, ">", html_escape(s), "</text>");
+    return str("<text x=\"", num(x), "\" y=\"", num(y), "\" text-anchor=\"", anchor,
+               "\" font-size=\"", size, "\"", extra, ">", html_escape(s), "</text>");
 }
 
 }  // namespace
@@ -81,12 +81,23 @@ std::string html_escape(std::string_view s) {
     out.reserve(s.size());
     for (char ch : s) {
         switch (ch) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out += ch;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += ch;
         }
     }
     return out;
@@ -133,13 +144,13 @@ std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChart
             ymax = std::max(ymax, y);
         }
     }
-    std::string out = str("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"", opt.width,
-                          "\" height=\"", num(height), "\" viewBox=\"0 0 ", opt.width, " ", num(height),
-                          "\" font-family=\"sans-serif\">");
+    std::string out = str("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"",
+                          opt.width, "\" height=\"", num(height), "\" viewBox=\"0 0 ", opt.width,
+                          " ", num(height), "\" font-family=\"sans-serif\">");
     out += str("<title>", html_escape(opt.title), "</title>");
     out += text_el(opt.width / 2.0, 18, opt.title, "middle", 14, " font-weight=\"bold\"");
-    out += str("<rect x=\"", num(ml), "\" y=\"", num(mt), "\" width=\"", num(pw), "\" height=\"", num(ph),
-               "\" fill=\"#fff\" stroke=\"#888\"/>");
+    out += str("<rect x=\"", num(ml), "\" y=\"", num(mt), "\" width=\"", num(pw), "\" height=\"",
+               num(ph), "\" fill=\"#fff\" stroke=\"#888\"/>");
     if (!std::isfinite(xmin)) {
         out += text_el(ml + pw / 2, mt + ph / 2, "no data", "middle", 13, " fill=\"#888\"");
         return out + "</svg>";
@@ -150,18 +161,21 @@ std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChart
     auto px = [&](double x) { return ml + (x - xa.lo) / (xa.hi - xa.lo) * pw; };
     auto py = [&](double y) { return mt + ph - (y - ya.lo) / (ya.hi - ya.lo) * ph; };
     for (double t : xa.ticks) {
-        out += str("<line x1=\"", num(px(t)), "\" y1=\"", num(mt), "\" x2=\"", num(px(t)), "\" y2=\"",
-                   num(mt + ph), "\" stroke=\"#eee\"/>");
+        out += str("<line x1=\"", num(px(t)), "\" y1=\"", num(mt), "\" x2=\"", num(px(t)),
+                   "\" y2=\"", num(mt + ph), "\" stroke=\"#eee\"/>");
         out += text_el(px(t), mt + ph + 15, tick_label(t), "middle", 11);
     }
     for (double t : ya.ticks) {
-        out += str("<line x1=\"", num(ml), "\" y1=\"", num(py(t)), "\" x2=\"", num(ml + pw), "\" y2=\"",
-                   num(py(t)), "\" stroke=\"#eee\"/>");
-        out += text_el(ml - 5, py(t) + 4, opt.log_y ? tick_label(std::pow(10.0, t)) : tick_label(t), "end", 11);
+        out += str("<line x1=\"", num(ml), "\" y1=\"", num(py(t)), "\" x2=\"", num(ml + pw),
+                   "\" y2=\"", num(py(t)), "\" stroke=\"#eee\"/>");
+        out += text_el(ml - 5, py(t) + 4, opt.log_y ? tick_label(std::pow(10.0, t)) : tick_label(t),
+                       "end", 11);
     }
     out += text_el(ml + pw / 2, mt + ph + 34, opt.x_label, "middle", 12);
-    out += str("<text x=\"14\" y=\"", num(mt + ph / 2), "\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 14 ",
-               num(mt + ph / 2), ")\">", html_escape(opt.y_label + (opt.log_y ? " (log)" : "")), "</text>");
+    out += str("<text x=\"14\" y=\"", num(mt + ph / 2),
+               "\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 14 ",
+               num(mt + ph / 2), ")\">", html_escape(opt.y_label + (opt.log_y ? " (log)" : "")),
+               "</text>");
     for (size_t si = 0; si < series.size(); ++si) {
         const SvgSeries& s = series[si];
         const char* color = kPalette[si % kPaletteSize];
@@ -178,16 +192,19 @@ std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChart
             path += str(pen_down ? " L" : " M", num(px(s.x[i])), " ", num(py(y)));
             pen_down = true;
             ++npts;
-            markers += str("<circle cx=\"", num(px(s.x[i])), "\" cy=\"", num(py(y)), "\" r=\"2.5\" fill=\"", color, "\"/>");
+            markers += str("<circle cx=\"", num(px(s.x[i])), "\" cy=\"", num(py(y)),
+                           "\" r=\"2.5\" fill=\"", color, "\"/>");
         }
         if (!path.empty()) {
             out += str("<path d=\"", path.substr(1), "\" fill=\"none\" stroke=\"", color,
-                       "\" stroke-width=\"1.8\"", s.dashed ? " stroke-dasharray=\"6 4\"" : "", "><title>", html_escape(s.name), "</title></path>");
+                       "\" stroke-width=\"1.8\"", s.dashed ? " stroke-dasharray=\"6 4\"" : "",
+                       "><title>", html_escape(s.name), "</title></path>");
         }
         if (npts <= 60) out += markers;
         const double lx = ml + static_cast<double>(si % legend_cols) * (pw / legend_cols);
         const double ly = opt.height - 4 + static_cast<double>(si / legend_cols) * 18.0;
-        out += str("<rect x=\"", num(lx), "\" y=\"", num(ly + 6), "\" width=\"14\" height=\"4\" fill=\"", color, "\"/>");
+        out += str("<rect x=\"", num(lx), "\" y=\"", num(ly + 6),
+                   "\" width=\"14\" height=\"4\" fill=\"", color, "\"/>");
         out += text_el(lx + 18, ly + 12, s.name, "start", 11);
     }
     return out + "</svg>";
@@ -209,15 +226,17 @@ std::string svg_bar_chart(const std::vector<SvgBar>& bars, const BarChartOptions
     if (opt.min_value) lo = *opt.min_value;
     if (opt.max_value) hi = *opt.max_value;
     const Axis xa = make_axis(lo, hi, 6);
-    auto px = [&](double v) { return pl + (std::clamp(v, xa.lo, xa.hi) - xa.lo) / (xa.hi - xa.lo) * pw; };
-    std::string out = str("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"", opt.width,
-                          "\" height=\"", num(height), "\" viewBox=\"0 0 ", opt.width, " ", num(height),
-                          "\" font-family=\"sans-serif\">");
+    auto px = [&](double v) {
+        return pl + (std::clamp(v, xa.lo, xa.hi) - xa.lo) / (xa.hi - xa.lo) * pw;
+    };
+    std::string out = str("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"",
+                          opt.width, "\" height=\"", num(height), "\" viewBox=\"0 0 ", opt.width,
+                          " ", num(height), "\" font-family=\"sans-serif\">");
     out += str("<title>", html_escape(opt.title), "</title>");
     out += text_el(opt.width / 2.0, 18, opt.title, "middle", 14, " font-weight=\"bold\"");
     for (double t : xa.ticks) {
-        out += str("<line x1=\"", num(px(t)), "\" y1=\"", num(mt), "\" x2=\"", num(px(t)), "\" y2=\"",
-                   num(mt + ph), "\" stroke=\"#eee\"/>");
+        out += str("<line x1=\"", num(px(t)), "\" y1=\"", num(mt), "\" x2=\"", num(px(t)),
+                   "\" y2=\"", num(mt + ph), "\" stroke=\"#eee\"/>");
         out += text_el(px(t), mt + ph + 15, tick_label(t), "middle", 11);
     }
     out += text_el(pl + pw / 2, mt + ph + 32, opt.value_label, "middle", 12);
@@ -227,26 +246,29 @@ std::string svg_bar_chart(const std::vector<SvgBar>& bars, const BarChartOptions
         if (show_labels) {
             std::string label = b.label;
             const size_t max_chars = static_cast<size_t>(label_w / 6.5);
-            if (label.size() > max_chars && max_chars > 3) label = label.substr(0, max_chars - 1) + "\xE2\x80\xA6";
+            if (label.size() > max_chars && max_chars > 3)
+                label = label.substr(0, max_chars - 1) + "\xE2\x80\xA6";
             out += text_el(label_w, y + row_h * 0.75, label, "end", row_h >= 18 ? 11 : 8);
         }
         if (!std::isfinite(b.value)) {
-            if (show_labels) out += text_el(px(0) + 4, y + row_h * 0.75, "n/a", "start", 10, " fill=\"#888\"");
+            if (show_labels)
+                out += text_el(px(0) + 4, y + row_h * 0.75, "n/a", "start", 10, " fill=\"#888\"");
             continue;
         }
         const double x0 = px(0), x1 = px(b.value);
-        out += str("<rect x=\"", num(std::min(x0, x1)), "\" y=\"", num(y + row_h * 0.12), "\" width=\"",
-                   num(std::max(0.5, std::fabs(x1 - x0))), "\" height=\"", num(row_h * 0.76), "\" fill=\"",
-                   b.value >= 0 ? "#4c78a8" : "#e45756", "\"><title>", html_escape(b.label), ": ",
-                   tick_label(b.value), "</title></rect>");
+        out +=
+            str("<rect x=\"", num(std::min(x0, x1)), "\" y=\"", num(y + row_h * 0.12),
+                "\" width=\"", num(std::max(0.5, std::fabs(x1 - x0))), "\" height=\"",
+                num(row_h * 0.76), "\" fill=\"", b.value >= 0 ? "#4c78a8" : "#e45756", "\"><title>",
+                html_escape(b.label), ": ", tick_label(b.value), "</title></rect>");
         if (show_labels) {
             char buf[32];
             std::snprintf(buf, sizeof(buf), "%.4f", b.value);
             out += text_el(pl + pw + 6, y + row_h * 0.75, buf, "start", row_h >= 18 ? 11 : 8);
         }
     }
-    out += str("<line x1=\"", num(px(0)), "\" y1=\"", num(mt), "\" x2=\"", num(px(0)), "\" y2=\"", num(mt + ph),
-               "\" stroke=\"#333\"/>");
+    out += str("<line x1=\"", num(px(0)), "\" y1=\"", num(mt), "\" x2=\"", num(px(0)), "\" y2=\"",
+               num(mt + ph), "\" stroke=\"#333\"/>");
     return out + "</svg>";
 }
 

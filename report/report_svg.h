@@ -1,4 +1,4 @@
-// Hand-written inline SVG charts for `segrank report` (issue 5 item 4): line charts with axes,
+// Hand-written inline SVG charts for `segrank report`: line charts with axes,
 // ticks and a legend, and horizontal bar charts. Pure string building; no network, no scripts.
 #pragma once
 #include <optional>

@@ -1,4 +1,5 @@
-// Global batch schedule over a (seed, epoch) shuffle of all training graphs (DESIGN.md 7).
+// Global batch schedule over a (seed, epoch) shuffle of all training graphs
+// (docs/sampling.md#batches).
 #include "sampling/batch_sampler.h"
 
 #include <algorithm>
@@ -54,8 +55,8 @@ std::vector<int64_t> BatchSampler::global_batch(int64_t step) const {
 }
 
 std::vector<int64_t> BatchSampler::local_batch(int64_t step, int rank, int world) const {
-    SEGRANK_CHECK(world >= 1 && rank >= 0 && rank < world, "sampling: rank ", rank,
-                  " outside [0, ", world, ")");
+    SEGRANK_CHECK(world >= 1 && rank >= 0 && rank < world, "sampling: rank ", rank, " outside [0, ",
+                  world, ")");
     std::vector<int64_t> mine;
     for (int64_t g : global_batch(step))
         if (owner_rank(g, world) == rank) mine.push_back(g);

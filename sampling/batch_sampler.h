@@ -1,5 +1,6 @@
-// Global batches of training graphs (DESIGN.md 7): one (seed, epoch) shuffle of ALL training graph
-// ids, identical on every rank; rank r processes the members it owns (graph id % world == r).
+// Global batches of training graphs (docs/sampling.md#batches): one (seed, epoch) shuffle of ALL
+// training graph ids, identical on every rank; rank r processes the members it owns (graph id %
+// world == r).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -8,16 +9,16 @@ namespace segrank {
 
 /// Where a step falls in the epoch schedule.
 struct StepPosition {
-    int64_t epoch = 0;           ///< 0-based epoch of the step
-    int64_t step_in_epoch = 0;   ///< 0-based index of the batch inside its epoch
+    int64_t epoch = 0;          ///< 0-based epoch of the step
+    int64_t step_in_epoch = 0;  ///< 0-based index of the batch inside its epoch
 };
 
 /// Step -> global batch of graph ids. Every epoch visits each training graph exactly once:
 /// the epoch's order is a Fisher-Yates shuffle of the sorted ids with Rng::derive(seed, epoch, 0,
-/// "epoch_shuffle"), cut into consecutive batches of B = min(batch_graphs, N) graphs. The last batch
-/// of an epoch holds the N mod B leftovers (fewer than B) unless `drop_last`, which skips them
-/// (different graphs each epoch, since the order is reshuffled). A batch never spans two epochs.
-/// The loss is normalized by global_batch(step).size(), the same number on every rank.
+/// "epoch_shuffle"), cut into consecutive batches of B = min(batch_graphs, N) graphs. The last
+/// batch of an epoch holds the N mod B leftovers (fewer than B) unless `drop_last`, which skips
+/// them (different graphs each epoch, since the order is reshuffled). A batch never spans two
+/// epochs. The loss is normalized by global_batch(step).size(), the same number on every rank.
 class BatchSampler {
 public:
     /// train_graph_ids: distinct ids >= 0 (any order; sorted internally so every rank agrees even
@@ -49,7 +50,8 @@ private:
     int64_t steps_per_epoch_ = 1;
 };
 
-/// Owner rank of a graph: graph_id % world (DESIGN.md 2). Throws segrank::Error if world < 1.
+/// Owner rank of a graph: graph_id % world (docs/sampling.md#ownership). Throws segrank::Error if
+/// world < 1.
 int owner_rank(int64_t graph_id, int world);
 
 }  // namespace segrank

@@ -1,4 +1,4 @@
-// Per-graph config sampling without replacement (DESIGN.md 7).
+// Per-graph config sampling without replacement (docs/sampling.md#configs-per-graph).
 #include "sampling/config_sampler.h"
 
 #include <algorithm>
@@ -36,21 +36,21 @@ ConfigSampler::ConfigSampler(const ConfigSamplerOptions& options, int64_t graph_
     : options_(options), graph_id_(graph_id) {
     SEGRANK_CHECK(options.configs >= 1, "sampling.configs must be >= 1, got ", options.configs);
     SEGRANK_CHECK(options.pool >= 0, "sampling.config_pool must be >= 0, got ", options.pool);
-    SEGRANK_CHECK(candidates.indices.size() == candidates.targets.size(), "graph ", graph_id,
-                  ": ", candidates.indices.size(), " config indices but ",
-                  candidates.targets.size(), " targets");
+    SEGRANK_CHECK(candidates.indices.size() == candidates.targets.size(), "graph ", graph_id, ": ",
+                  candidates.indices.size(), " config indices but ", candidates.targets.size(),
+                  " targets");
     SEGRANK_CHECK(!candidates.indices.empty(), "graph ", graph_id, ": no configs to sample from");
     for (size_t i = 0; i < candidates.targets.size(); ++i)
-        SEGRANK_CHECK(std::isfinite(candidates.targets[i]), "graph ", graph_id, ": target of config ",
-                      candidates.indices[i], " is ", candidates.targets[i], ", expected finite");
+        SEGRANK_CHECK(std::isfinite(candidates.targets[i]), "graph ", graph_id,
+                      ": target of config ", candidates.indices[i], " is ", candidates.targets[i],
+                      ", expected finite");
 
     // Canonical order (by file index) first, so the pool does not depend on how candidates came in.
     const size_t n = candidates.indices.size();
     std::vector<int64_t> order(n);
     std::iota(order.begin(), order.end(), int64_t{0});
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return candidates.indices[a] < candidates.indices[b];
-    });
+    std::sort(order.begin(), order.end(),
+              [&](int64_t a, int64_t b) { return candidates.indices[a] < candidates.indices[b]; });
     for (size_t i = 1; i < n; ++i)
         SEGRANK_CHECK(candidates.indices[order[i]] != candidates.indices[order[i - 1]], "graph ",
                       graph_id, ": config index ", candidates.indices[order[i]], " appears twice");
@@ -92,7 +92,8 @@ ConfigSet ConfigSampler::sample(int64_t step) const {
             // Gumbel top-K: argsort of logit + Gumbel noise draws without replacement from softmax.
             std::vector<double> key(n);
             const auto nd = static_cast<double>(n);
-            for (size_t r = 0; r < n; ++r) key[r] = (nd - static_cast<double>(r)) / nd + rng.gumbel();
+            for (size_t r = 0; r < n; ++r)
+                key[r] = (nd - static_cast<double>(r)) / nd + rng.gumbel();
             std::partial_sort(ranks.begin(), ranks.begin() + static_cast<int64_t>(k), ranks.end(),
                               [&](int64_t a, int64_t b) {
                                   return key[a] > key[b] || (key[a] == key[b] && a < b);

@@ -1,5 +1,6 @@
-// Config sampling per graph and step (DESIGN.md 7): K of the graph's training candidates, without
-// replacement, by strategy uniform / fast_biased / stratified, optionally from a fixed per-graph pool.
+// Config sampling per graph and step (docs/sampling.md#configs-per-graph): K of the graph's
+// training candidates, without replacement, by strategy uniform / fast_biased / stratified,
+// optionally from a fixed per-graph pool.
 // Randomness: Rng::derive(seed, step, graph_id, "configs") per step and
 // Rng::derive(seed, 0, graph_id, "config_pool") for the pool; never rank or thread.
 #pragma once
@@ -21,11 +22,11 @@ std::span<const EnumName<ConfigStrategy>> enum_names(ConfigStrategy);
 ConfigStrategy parse_config_strategy(std::string_view name);
 std::string_view to_string(ConfigStrategy strategy);
 
-/// The sampling section's config keys (STYLE.md R5: plain values).
+/// The sampling section's config keys (docs/style.md#config-values: plain values).
 struct ConfigSamplerOptions {
-    int64_t configs = 32;                              ///< K (>= 1); clamped to the candidates
+    int64_t configs = 32;  ///< K (>= 1); clamped to the candidates
     ConfigStrategy strategy = ConfigStrategy::kUniform;
-    int64_t pool = 0;                                  ///< P; 0 = no pool (all candidates)
+    int64_t pool = 0;  ///< P; 0 = no pool (all candidates)
     uint64_t seed = 0;
 };
 
@@ -36,9 +37,9 @@ struct ConfigSamplerOptions {
 ///   weights proportional to exp((n - rank) / n) (the TpuGraphs baseline): the fastest config is
 ///   e ~ 2.7 times as likely as the slowest to be drawn first.
 /// - stratified: with b = floor(n / 3), the best third is ranks [0, b), the worst third ranks
-///   [n - b, n). floor(K / 3) configs are drawn uniformly from the best third, floor(K / 3) from the
-///   worst third, and the remaining K - 2 floor(K / 3) uniformly from all candidates not yet drawn
-///   (so each third gets at least floor(K / 3); always satisfiable because K <= n).
+///   [n - b, n). floor(K / 3) configs are drawn uniformly from the best third, floor(K / 3) from
+///   the worst third, and the remaining K - 2 floor(K / 3) uniformly from all candidates not yet
+///   drawn (so each third gets at least floor(K / 3); always satisfiable because K <= n).
 /// Pool (P > 0 and P < n): P candidates drawn uniformly once per graph from stream "config_pool"
 /// (step-independent, so the pool is fixed for the whole run); every step samples from the pool.
 class ConfigSampler {

@@ -1,4 +1,5 @@
-// Grouping of identical config rows for training (DESIGN.md 3, sampling.dedupe).
+// Grouping of identical config rows for training (docs/sampling.md#duplicate-configurations,
+// sampling.dedupe).
 #include "sampling/dedupe.h"
 
 #include <algorithm>
@@ -15,8 +16,9 @@ namespace {
 // group_of[i] = first row equal to row i. Rows are viewed in place as byte strings (no copies).
 std::vector<int64_t> group_rows(std::span<const int8_t> rows, int64_t row_bytes, int64_t c) {
     SEGRANK_CHECK(row_bytes >= 0, "dedupe: row_bytes must be >= 0, got ", row_bytes);
-    SEGRANK_CHECK(c >= 0 && static_cast<int64_t>(rows.size()) == c * row_bytes, "dedupe: ",
-                  rows.size(), " config bytes for ", c, " configs of ", row_bytes, " bytes each");
+    SEGRANK_CHECK(c >= 0 && static_cast<int64_t>(rows.size()) == c * row_bytes,
+                  "dedupe: ", rows.size(), " config bytes for ", c, " configs of ", row_bytes,
+                  " bytes each");
     std::unordered_map<std::string_view, int64_t> first_of;
     first_of.reserve(static_cast<size_t>(c));
     std::vector<int64_t> group(static_cast<size_t>(c));

@@ -1,6 +1,6 @@
-// Duplicate configuration rows (DESIGN.md 3): identical config rows measured several times carry
-// different runtimes. For TRAINING only (never evaluation), each group of identical rows becomes one
-// candidate ("min" / "mean" runtime) or every row is kept ("keep").
+// Duplicate configuration rows (docs/sampling.md#duplicate-configurations): identical config rows
+// measured several times carry different runtimes. For TRAINING only (never evaluation), each group
+// of identical rows becomes one candidate ("min" / "mean" runtime) or every row is kept ("keep").
 #pragma once
 #include <cstdint>
 #include <span>
@@ -32,9 +32,9 @@ struct ConfigSet {
 /// Dedupes byte rows. rows: [c * row_bytes] (layout: node_config_feat [c, nc, 18] as int8, so
 /// row_bytes = nc * 18); runtimes: [c]. Rows are identical iff all their bytes are equal.
 /// Each group is represented by its first row (lowest index); target = min or mean of the group's
-/// runtimes (kKeep: every row, its own runtime). Result sorted by index. O(c * row_bytes) (hashing).
-/// Throws segrank::Error when rows.size() != c * row_bytes or row_bytes < 0 (row_bytes = 0: all rows
-/// are identical, e.g. a layout graph without configurable nodes).
+/// runtimes (kKeep: every row, its own runtime). Result sorted by index. O(c * row_bytes)
+/// (hashing). Throws segrank::Error when rows.size() != c * row_bytes or row_bytes < 0 (row_bytes =
+/// 0: all rows are identical, e.g. a layout graph without configurable nodes).
 ConfigSet dedupe_configs(std::span<const int8_t> rows, int64_t row_bytes,
                          std::span<const double> runtimes, DedupeMode mode);
 

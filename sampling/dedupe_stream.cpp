@@ -17,10 +17,13 @@ struct Hash128 {
     bool operator==(const Hash128& o) const { return a == o.a && b == o.b; }
 };
 struct Hash128Hasher {
-    size_t operator()(const Hash128& h) const { return static_cast<size_t>(h.a ^ (h.b * 0x9e3779b97f4a7c15ULL)); }
+    size_t operator()(const Hash128& h) const {
+        return static_cast<size_t>(h.a ^ (h.b * 0x9e3779b97f4a7c15ULL));
+    }
 };
 
-// Two independent 64-bit hashes of a byte string (8-byte words; the tail zero-padded; length mixed in).
+// Two independent 64-bit hashes of a byte string (8-byte words; the tail zero-padded; length mixed
+// in).
 Hash128 hash_bytes(const int8_t* p, int64_t n) {
     uint64_t a = mix64(static_cast<uint64_t>(n) ^ 0x51ed270b27c3a5e1ULL);
     uint64_t b = mix64(static_cast<uint64_t>(n) ^ 0x2545f4914f6cdd1dULL);
@@ -42,12 +45,14 @@ Hash128 hash_bytes(const int8_t* p, int64_t n) {
 
 }  // namespace
 
-std::vector<int64_t> config_groups_streamed(const GraphSource& source, int64_t i, int64_t num_configs,
-                                            int64_t chunk_bytes) {
-    SEGRANK_CHECK(chunk_bytes >= 1, "config_groups_streamed: chunk_bytes must be >= 1, got ", chunk_bytes);
-    const int64_t row_bytes = source.task() == Task::kLayout
-                                  ? std::max<int64_t>(1, source.info(i).num_config_nodes * kLayoutConfigDim)
-                                  : kTileConfigDim * static_cast<int64_t>(sizeof(float));
+std::vector<int64_t> config_groups_streamed(const GraphSource& source, int64_t i,
+                                            int64_t num_configs, int64_t chunk_bytes) {
+    SEGRANK_CHECK(chunk_bytes >= 1, "config_groups_streamed: chunk_bytes must be >= 1, got ",
+                  chunk_bytes);
+    const int64_t row_bytes =
+        source.task() == Task::kLayout
+            ? std::max<int64_t>(1, source.info(i).num_config_nodes * kLayoutConfigDim)
+            : kTileConfigDim * static_cast<int64_t>(sizeof(float));
     const int64_t chunk_rows = std::max<int64_t>(1, chunk_bytes / row_bytes);
     const int64_t c = num_configs;
     std::vector<int64_t> group(static_cast<size_t>(c));
@@ -60,8 +65,8 @@ std::vector<int64_t> config_groups_streamed(const GraphSource& source, int64_t i
         std::vector<int64_t> rows(static_cast<size_t>(e - b));
         for (int64_t r = b; r < e; ++r) rows[static_cast<size_t>(r - b)] = r;
         ConfigTensors t = source.load_configs(i, ConfigRows::only(std::move(rows)));
-        SEGRANK_CHECK(t.num_configs() == e - b, "config_groups_streamed: source returned ", t.num_configs(),
-                      " rows for ", e - b, " requested");
+        SEGRANK_CHECK(t.num_configs() == e - b, "config_groups_streamed: source returned ",
+                      t.num_configs(), " rows for ", e - b, " requested");
         for (int64_t r = 0; r < e - b; ++r) {
             Hash128 h;
             if (source.task() == Task::kLayout) {
@@ -72,7 +77,8 @@ std::vector<int64_t> config_groups_streamed(const GraphSource& source, int64_t i
                 canon.resize(static_cast<size_t>(d * 4));
                 for (int64_t j = 0; j < d; ++j) {
                     float v = t.tile_feat.at(r, j);
-                    SEGRANK_CHECK(!std::isnan(v), "dedupe: config row ", b + r, " column ", j, " is NaN");
+                    SEGRANK_CHECK(!std::isnan(v), "dedupe: config row ", b + r, " column ", j,
+                                  " is NaN");
                     if (v == 0.0f) v = 0.0f;
                     std::memcpy(canon.data() + j * 4, &v, 4);
                 }
@@ -87,8 +93,8 @@ std::vector<int64_t> config_groups_streamed(const GraphSource& source, int64_t i
 ConfigSet dedupe_by_groups(std::span<const int64_t> group_of, std::span<const int64_t> subset,
                            std::span<const double> targets, DedupeMode mode) {
     const auto c = static_cast<int64_t>(group_of.size());
-    SEGRANK_CHECK(static_cast<int64_t>(targets.size()) == c, "dedupe: ", c, " groups but ", targets.size(),
-                  " targets");
+    SEGRANK_CHECK(static_cast<int64_t>(targets.size()) == c, "dedupe: ", c, " groups but ",
+                  targets.size(), " targets");
     ConfigSet out;
     std::unordered_map<int64_t, int64_t> slot;
     std::vector<int64_t> count;
@@ -118,7 +124,8 @@ ConfigSet dedupe_by_groups(std::span<const int64_t> group_of, std::span<const in
         }
     }
     if (mode == DedupeMode::kMean)
-        for (size_t g = 0; g < out.targets.size(); ++g) out.targets[g] /= static_cast<double>(count[g]);
+        for (size_t g = 0; g < out.targets.size(); ++g)
+            out.targets[g] /= static_cast<double>(count[g]);
     return out;
 }
 

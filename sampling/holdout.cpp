@@ -1,4 +1,5 @@
-// Deterministic holdout splits over graphs and over each graph's configs (issue 4 item 5).
+// Deterministic holdout splits over graphs and over each graph's configs
+// (docs/sampling.md#holdout).
 #include "sampling/holdout.h"
 
 #include <algorithm>
@@ -13,7 +14,8 @@ namespace {
 
 template <typename T>
 void shuffle(std::vector<T>& v, Rng& rng) {
-    for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[static_cast<size_t>(rng.uniform_int(i))]);
+    for (size_t i = v.size(); i > 1; --i)
+        std::swap(v[i - 1], v[static_cast<size_t>(rng.uniform_int(i))]);
 }
 
 std::vector<int64_t> sorted_unique(std::vector<int64_t> ids) {
@@ -33,7 +35,8 @@ int64_t heldout_count(int64_t n, double fraction, const char* what) {
 
 }  // namespace
 
-GraphSplit holdout_graphs_kfold(std::vector<int64_t> ids, int64_t folds, int64_t fold, uint64_t seed) {
+GraphSplit holdout_graphs_kfold(std::vector<int64_t> ids, int64_t folds, int64_t fold,
+                                uint64_t seed) {
     ids = sorted_unique(std::move(ids));
     const auto n = static_cast<int64_t>(ids.size());
     SEGRANK_CHECK(folds >= 2 && folds <= n, "data.holdout_folds must be in [2, ", n,
@@ -44,7 +47,8 @@ GraphSplit holdout_graphs_kfold(std::vector<int64_t> ids, int64_t folds, int64_t
     std::vector<int64_t> order = ids;
     shuffle(order, rng);
     GraphSplit split;
-    for (int64_t i = 0; i < n; ++i) (i % folds == fold ? split.heldout : split.train).push_back(order[i]);
+    for (int64_t i = 0; i < n; ++i)
+        (i % folds == fold ? split.heldout : split.train).push_back(order[i]);
     std::sort(split.train.begin(), split.train.end());
     std::sort(split.heldout.begin(), split.heldout.end());
     return split;
@@ -54,14 +58,15 @@ ConfigSplit holdout_configs(int64_t num_configs, std::span<const int64_t> group_
                             uint64_t seed, int64_t graph_id) {
     SEGRANK_CHECK(num_configs >= 0, "holdout: num_configs must be >= 0, got ", num_configs);
     SEGRANK_CHECK(group_of.empty() || static_cast<int64_t>(group_of.size()) == num_configs,
-                  "holdout: graph ", graph_id, ": ", group_of.size(), " group ids for ", num_configs,
-                  " configs");
+                  "holdout: graph ", graph_id, ": ", group_of.size(), " group ids for ",
+                  num_configs, " configs");
     // Groups in order of their first config, so the split does not depend on the group id values.
     std::map<int64_t, int64_t> group_index;
     std::vector<int64_t> group(static_cast<size_t>(num_configs));
     for (int64_t i = 0; i < num_configs; ++i) {
         const int64_t key = group_of.empty() ? i : group_of[i];
-        group[i] = group_index.try_emplace(key, static_cast<int64_t>(group_index.size())).first->second;
+        group[i] =
+            group_index.try_emplace(key, static_cast<int64_t>(group_index.size())).first->second;
     }
     const auto num_groups = static_cast<int64_t>(group_index.size());
     SEGRANK_CHECK(num_groups >= 2, "holdout: graph ", graph_id, " has ", num_groups,
@@ -74,7 +79,8 @@ ConfigSplit holdout_configs(int64_t num_configs, std::span<const int64_t> group_
     std::vector<bool> held(static_cast<size_t>(num_groups), false);
     for (int64_t i = 0; i < k; ++i) held[order[i]] = true;
     ConfigSplit split;
-    for (int64_t i = 0; i < num_configs; ++i) (held[group[i]] ? split.heldout : split.train).push_back(i);
+    for (int64_t i = 0; i < num_configs; ++i)
+        (held[group[i]] ? split.heldout : split.train).push_back(i);
     return split;
 }
 

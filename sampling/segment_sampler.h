@@ -1,14 +1,14 @@
-// Segment sampling for Graph Segment Training (DESIGN.md 6): which k segments of a graph are fresh
-// (forward with saved state + backward) in a step, the Stale Embedding Dropout (SED) keep mask of the
-// others and the fresh weight alpha. The combination of fresh and stale outputs and the HistoryTable
-// glue that use this choice are in gst/combine.h. All randomness comes from
+// Segment sampling for Graph Segment Training (docs/gst.md#stale-embedding-dropout): which k
+// segments of a graph are fresh (forward with saved state + backward) in a step, the Stale
+// Embedding Dropout (SED) keep mask of the others and the fresh weight alpha. The combination of
+// fresh and stale outputs and the HistoryTable glue that use this choice are in gst/combine.h. All
+// randomness comes from
 // Rng::derive(seed, step, graph_id, "segments" / "sed").
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
-
-#include <span>
 
 #include "gnn/core/enum_names.h"
 
@@ -26,9 +26,9 @@ std::string_view to_string(SegmentAggregate aggregate);
 
 /// The segments of one graph in one step. Shared by all K configs of the graph in that step.
 struct SegmentChoice {
-    int32_t num_segments = 0;            ///< S
-    std::vector<int32_t> fresh;          ///< [k] ascending fresh segment ids, k = min(fresh, S)
-    std::vector<int32_t> stale_kept;     ///< ascending stale ids kept by SED (read from the history)
+    int32_t num_segments = 0;         ///< S
+    std::vector<int32_t> fresh;       ///< [k] ascending fresh segment ids, k = min(fresh, S)
+    std::vector<int32_t> stale_kept;  ///< ascending stale ids kept by SED (read from the history)
     std::vector<int32_t> stale_dropped;  ///< ascending stale ids dropped by SED (not read at all)
     double keep_prob = 1.0;              ///< p
     double alpha = 1.0;                  ///< (S(1-p) + p k) / k, the weight of the fresh outputs

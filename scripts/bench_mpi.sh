@@ -1,7 +1,7 @@
 #!/bin/sh
-# MPI scale-out benchmark (issue 7 item 6, DESIGN.md 9): steady-state training steps per second of
-# one job at np=1 x 1 thread, np=2 x 1 thread per rank and np=1 x 2 threads, printed as ONE JSON
-# object on stdout (progress goes to stderr).
+# MPI scale-out benchmark (docs/architecture.md#distribution): steady-state training steps per
+# second of one job at np=1 x 1 thread, np=2 x 1 thread per rank and np=1 x 2 threads, printed as
+# ONE JSON object on stdout (progress goes to stderr).
 #
 #   scripts/bench_mpi.sh [--segrank BIN] [--work DIR] [--repeats N] [--steps N] [--log-every N]
 #                        [--warmup N] [--graphs N] [--nodes MIN:MAX] [--configs N] [--batch N]
@@ -10,10 +10,10 @@
 # Job: `segrank synth` writes a synthetic layout collection (default 16 graphs, 75 % train), then
 # `mpirun -np N --oversubscribe --bind-to none segrank train --config configs/quickstart.toml` with
 # batch_graphs = 8 (each rank owns about half of every global batch), no evaluation during training.
-# Threads: np=1 runs set train.threads, np=2 runs set dist.threads_per_rank (DESIGN.md 9,
-# configs/default.toml [dist]); OMP_NUM_THREADS is exported to the ranks as well. --bind-to none:
-# Open MPI binds each rank to one core by default for np <= 2, which would put the two threads of
-# the np=1 x 2 run on one core.
+# Threads: np=1 runs set train.threads, np=2 runs set dist.threads_per_rank
+# (docs/architecture.md#distribution, configs/default.toml [dist]); OMP_NUM_THREADS is exported to
+# the ranks as well. --bind-to none: Open MPI binds each rank to one core by default for np <= 2,
+# which would put the two threads of the np=1 x 2 run on one core.
 # OMP_WAIT_POLICY (default passive here): with GCC's default (spin, then sleep) two threads on a
 # loaded 2-core machine wait for each other at every parallel region; measured 10-20x slower steps
 # than one thread. "default" leaves the variable unset (the OpenMP runtime's own choice).

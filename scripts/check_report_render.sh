@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Renders a `segrank report` HTML page in headless Chromium (Debian's `chromium`) and checks that a
-# non-empty screenshot was produced; look at the PNG afterwards (issue 5 item 4).
+# non-empty screenshot was produced; look at the PNG afterwards.
 # Usage: scripts/check_report_render.sh REPORT.html|RUN_DIR [OUT.png]
 #   RUN_DIR: `segrank report RUN_DIR` is run first ($SEGRANK, default build/cli/segrank).
 #   HEIGHT=N: window height in pixels (default 1600, the top of the page); the whole page of a

@@ -14,6 +14,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libmetis-dev
   python3-numpy python3-h5py
+  clang-format
 )
 # Benchmarks against the PyTorch peer (../shared/peers) and the HTML report check.
 BENCH_PACKAGES=(python3-torch libopenblas0-pthread)

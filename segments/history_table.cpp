@@ -18,10 +18,11 @@ constexpr int64_t kMaxId = int64_t{1} << 32;  // graph and config ids are packed
 constexpr int64_t kRowOverheadBytes = 128;
 }  // namespace
 
-HistoryTable::HistoryTable(int32_t width, int64_t max_bytes) : width_(width), max_bytes_(max_bytes) {
+HistoryTable::HistoryTable(int32_t width, int64_t max_bytes)
+    : width_(width), max_bytes_(max_bytes) {
     SEGRANK_CHECK(width >= 1, "HistoryTable: value width must be >= 1, got ", width);
-    SEGRANK_CHECK(max_bytes >= 0, "segments.history_max_mb: expected >= 0 (0 = unlimited), got ", max_bytes,
-                  " bytes");
+    SEGRANK_CHECK(max_bytes >= 0, "segments.history_max_mb: expected >= 0 (0 = unlimited), got ",
+                  max_bytes, " bytes");
 }
 
 int64_t HistoryTable::bytes_from_mb(double mb) {
@@ -34,20 +35,23 @@ uint64_t HistoryTable::pack(int64_t graph, int64_t config) {
 }
 
 int64_t HistoryTable::row_bytes(int32_t num_segments) const {
-    return static_cast<int64_t>(num_segments) * (static_cast<int64_t>(width_) * 4 + 4) + kRowOverheadBytes;
+    return static_cast<int64_t>(num_segments) * (static_cast<int64_t>(width_) * 4 + 4) +
+           kRowOverheadBytes;
 }
 
 void HistoryTable::set_num_segments(int64_t graph, int32_t num_segments) {
-    SEGRANK_CHECK(graph >= 0 && graph < kMaxId, "HistoryTable: graph id ", graph, " outside [0, 2^32)");
-    SEGRANK_CHECK(num_segments >= 1, "HistoryTable: graph ", graph, ": segment count must be >= 1, got ",
-                  num_segments);
+    SEGRANK_CHECK(graph >= 0 && graph < kMaxId, "HistoryTable: graph id ", graph,
+                  " outside [0, 2^32)");
+    SEGRANK_CHECK(num_segments >= 1, "HistoryTable: graph ", graph,
+                  ": segment count must be >= 1, got ", num_segments);
     SEGRANK_CHECK(max_bytes_ == 0 || row_bytes(num_segments) <= max_bytes_,
-                  "segments.history_max_mb: one (graph, config) row of graph ", graph, " (", num_segments,
-                  " segments x ", width_, " floats) needs ", row_bytes(num_segments), " bytes, above the cap of ",
-                  max_bytes_, " bytes");
+                  "segments.history_max_mb: one (graph, config) row of graph ", graph, " (",
+                  num_segments, " segments x ", width_, " floats) needs ", row_bytes(num_segments),
+                  " bytes, above the cap of ", max_bytes_, " bytes");
     auto [it, inserted] = graph_segments_.emplace(graph, num_segments);
-    SEGRANK_CHECK(inserted || it->second == num_segments, "HistoryTable: graph ", graph, " was declared with ",
-                  it->second, " segments, now ", num_segments, " (partition changed?)");
+    SEGRANK_CHECK(inserted || it->second == num_segments, "HistoryTable: graph ", graph,
+                  " was declared with ", it->second, " segments, now ", num_segments,
+                  " (partition changed?)");
 }
 
 std::optional<int32_t> HistoryTable::num_segments(int64_t graph) const {
@@ -80,7 +84,8 @@ HistoryTable::Row& HistoryTable::get_or_create_row(int64_t graph, int64_t config
     auto git = graph_segments_.find(graph);
     SEGRANK_CHECK(git != graph_segments_.end(), "HistoryTable: graph ", graph,
                   " has no declared segment count (call set_num_segments first)");
-    SEGRANK_CHECK(config >= 0 && config < kMaxId, "HistoryTable: config index ", config, " outside [0, 2^32)");
+    SEGRANK_CHECK(config >= 0 && config < kMaxId, "HistoryTable: config index ", config,
+                  " outside [0, 2^32)");
     const uint64_t key = pack(graph, config);
     if (auto it = rows_.find(key); it != rows_.end()) {
         touch(it->second);
@@ -100,8 +105,8 @@ HistoryTable::Row& HistoryTable::get_or_create_row(int64_t graph, int64_t config
     return rows_.emplace(key, std::move(row)).first->second;
 }
 
-std::optional<HistoryEntry> HistoryTable::lookup(int64_t graph, int64_t config, int32_t segment, int64_t now,
-                                                 int64_t max_staleness) {
+std::optional<HistoryEntry> HistoryTable::lookup(int64_t graph, int64_t config, int32_t segment,
+                                                 int64_t now, int64_t max_staleness) {
     Row* row = find_row(graph, config);
     if (row == nullptr || segment < 0 || segment >= row->num_segments) {
         ++counters_.misses;
@@ -130,12 +135,12 @@ bool HistoryTable::contains(int64_t graph, int64_t config, int32_t segment) cons
            it->second.steps[segment] >= 0;
 }
 
-void HistoryTable::write(int64_t graph, int64_t config, int32_t segment, std::span<const float> value,
-                         int64_t step) {
-    SEGRANK_CHECK(static_cast<int64_t>(value.size()) == width_, "HistoryTable::write: value has ", value.size(),
-                  " floats, expected width ", width_);
-    SEGRANK_CHECK(step >= 0 && step <= std::numeric_limits<int32_t>::max(), "HistoryTable::write: step ", step,
-                  " outside [0, 2^31)");
+void HistoryTable::write(int64_t graph, int64_t config, int32_t segment,
+                         std::span<const float> value, int64_t step) {
+    SEGRANK_CHECK(static_cast<int64_t>(value.size()) == width_, "HistoryTable::write: value has ",
+                  value.size(), " floats, expected width ", width_);
+    SEGRANK_CHECK(step >= 0 && step <= std::numeric_limits<int32_t>::max(),
+                  "HistoryTable::write: step ", step, " outside [0, 2^31)");
     auto git = graph_segments_.find(graph);
     SEGRANK_CHECK(git == graph_segments_.end() || (segment >= 0 && segment < git->second),
                   "HistoryTable::write: segment ", segment, " of graph ", graph, " outside [0, ",
@@ -146,15 +151,16 @@ void HistoryTable::write(int64_t graph, int64_t config, int32_t segment, std::sp
         ++entries_;
     }
     row.steps[segment] = static_cast<int32_t>(step);
-    std::memcpy(row.values.get() + static_cast<size_t>(segment) * static_cast<size_t>(width_), value.data(),
-                static_cast<size_t>(width_) * sizeof(float));
+    std::memcpy(row.values.get() + static_cast<size_t>(segment) * static_cast<size_t>(width_),
+                value.data(), static_cast<size_t>(width_) * sizeof(float));
 }
 
-int64_t HistoryTable::gather(int64_t graph, std::span<const int64_t> configs, int32_t segment, int64_t now,
-                             int64_t max_staleness, MatrixView out, std::span<uint8_t> found) {
+int64_t HistoryTable::gather(int64_t graph, std::span<const int64_t> configs, int32_t segment,
+                             int64_t now, int64_t max_staleness, MatrixView out,
+                             std::span<uint8_t> found) {
     SEGRANK_CHECK(out.rows == static_cast<int64_t>(configs.size()) && out.cols == width_,
-                  "HistoryTable::gather: out is [", out.rows, ", ", out.cols, "], expected [", configs.size(),
-                  ", ", width_, "]");
+                  "HistoryTable::gather: out is [", out.rows, ", ", out.cols, "], expected [",
+                  configs.size(), ", ", width_, "]");
     SEGRANK_CHECK(found.size() == configs.size(), "HistoryTable::gather: found has ", found.size(),
                   " entries, expected ", configs.size());
     int64_t count = 0;
@@ -175,10 +181,11 @@ int64_t HistoryTable::gather(int64_t graph, std::span<const int64_t> configs, in
 void HistoryTable::scatter(int64_t graph, std::span<const int64_t> configs, int32_t segment,
                            ConstMatrixView values, int64_t step) {
     SEGRANK_CHECK(values.rows == static_cast<int64_t>(configs.size()) && values.cols == width_,
-                  "HistoryTable::scatter: values are [", values.rows, ", ", values.cols, "], expected [",
-                  configs.size(), ", ", width_, "]");
+                  "HistoryTable::scatter: values are [", values.rows, ", ", values.cols,
+                  "], expected [", configs.size(), ", ", width_, "]");
     for (size_t k = 0; k < configs.size(); ++k)
-        write(graph, configs[k], segment, {values.row(static_cast<int64_t>(k)), static_cast<size_t>(width_)}, step);
+        write(graph, configs[k], segment,
+              {values.row(static_cast<int64_t>(k)), static_cast<size_t>(width_)}, step);
 }
 
 void HistoryTable::clear() {
@@ -207,14 +214,16 @@ HistoryArrays HistoryTable::export_arrays(const std::function<bool(int64_t)>& ke
     std::sort(a.graphs.begin(), a.graphs.end());
     for (int64_t g : a.graphs) a.graph_segments.push_back(graph_segments_.at(g));
     for (auto it = lru_.rbegin(); it != lru_.rend(); ++it) {
-        const int64_t graph = static_cast<int64_t>(*it >> 32), config = static_cast<int64_t>(*it & 0xffffffffULL);
+        const int64_t graph = static_cast<int64_t>(*it >> 32),
+                      config = static_cast<int64_t>(*it & 0xffffffffULL);
         if (keep_graph && !keep_graph(graph)) continue;
         const Row& row = rows_.at(*it);
         for (int32_t s = 0; s < row.num_segments; ++s) {
             if (row.steps[s] < 0) continue;
             a.keys.insert(a.keys.end(), {graph, config, s});
             a.steps.push_back(row.steps[s]);
-            const float* v = row.values.get() + static_cast<size_t>(s) * static_cast<size_t>(width_);
+            const float* v =
+                row.values.get() + static_cast<size_t>(s) * static_cast<size_t>(width_);
             a.values.insert(a.values.end(), v, v + width_);
         }
     }
@@ -223,22 +232,23 @@ HistoryArrays HistoryTable::export_arrays(const std::function<bool(int64_t)>& ke
 
 void HistoryTable::import_arrays(const HistoryArrays& a) {
     SEGRANK_CHECK(a.width == width_, "history import: width ", a.width, ", expected ", width_);
-    SEGRANK_CHECK(a.graphs.size() == a.graph_segments.size(), "history import: graphs has ", a.graphs.size(),
-                  " entries but graph_segments has ", a.graph_segments.size());
+    SEGRANK_CHECK(a.graphs.size() == a.graph_segments.size(), "history import: graphs has ",
+                  a.graphs.size(), " entries but graph_segments has ", a.graph_segments.size());
     const size_t e = a.steps.size();
-    SEGRANK_CHECK(a.keys.size() == 3 * e, "history import: keys has ", a.keys.size(), " values, expected [",
-                  e, ", 3]");
+    SEGRANK_CHECK(a.keys.size() == 3 * e, "history import: keys has ", a.keys.size(),
+                  " values, expected [", e, ", 3]");
     SEGRANK_CHECK(a.values.size() == e * static_cast<size_t>(width_), "history import: values has ",
                   a.values.size(), " floats, expected [", e, ", ", width_, "]");
     for (size_t i = 0; i < a.graphs.size(); ++i) set_num_segments(a.graphs[i], a.graph_segments[i]);
     for (size_t i = 0; i < e; ++i) {
         const int64_t graph = a.keys[3 * i], config = a.keys[3 * i + 1], seg = a.keys[3 * i + 2];
-        SEGRANK_CHECK(graph_segments_.count(graph) != 0, "history import: keys[", i, "] graph ", graph,
-                      " is not in graphs");
-        SEGRANK_CHECK(seg >= 0 && seg <= std::numeric_limits<int32_t>::max(), "history import: keys[", i,
-                      "] segment ", seg, " out of range");
+        SEGRANK_CHECK(graph_segments_.count(graph) != 0, "history import: keys[", i, "] graph ",
+                      graph, " is not in graphs");
+        SEGRANK_CHECK(seg >= 0 && seg <= std::numeric_limits<int32_t>::max(),
+                      "history import: keys[", i, "] segment ", seg, " out of range");
         write(graph, config, static_cast<int32_t>(seg),
-              {a.values.data() + i * static_cast<size_t>(width_), static_cast<size_t>(width_)}, a.steps[i]);
+              {a.values.data() + i * static_cast<size_t>(width_), static_cast<size_t>(width_)},
+              a.steps[i]);
     }
 }
 

@@ -1,7 +1,8 @@
-// HistoryTable (DESIGN.md 6): rank-local store of historical segment outputs for Graph Segment
-// Training, keyed exactly by (graph id, config index in the graph's file, segment id). A row holds all
-// segments of one (graph, config); rows are evicted whole, least recently used first, to keep the
-// estimated memory under `segments.history_max_mb`. Values are constants: backward never writes here.
+// HistoryTable (docs/gst.md#history-table): rank-local store of historical segment outputs for
+// Graph Segment Training, keyed exactly by (graph id, config index in the graph's file, segment
+// id). A row holds all segments of one (graph, config); rows are evicted whole, least recently used
+// first, to keep the estimated memory under `segments.history_max_mb`. Values are constants:
+// backward never writes here.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -30,8 +31,8 @@ struct HistoryStats {
 /// Plain-array form for checkpoints and for moving shards between ranks. Rows appear from least to
 /// most recently used, the entries of a row consecutively, so import reproduces the LRU order.
 struct HistoryArrays {
-    int32_t width = 0;                    ///< floats per value (1 for score_sum, 2H for embedding_mean)
-    std::vector<int64_t> graphs;          ///< [G] registered graph ids
+    int32_t width = 0;            ///< floats per value (1 for score_sum, 2H for embedding_mean)
+    std::vector<int64_t> graphs;  ///< [G] registered graph ids
     std::vector<int32_t> graph_segments;  ///< [G] their segment counts S
     std::vector<int64_t> keys;            ///< [E, 3] row-major (graph, config, segment)
     std::vector<int64_t> steps;           ///< [E] step each value was written
@@ -65,33 +66,35 @@ public:
     int64_t max_bytes() const { return max_bytes_; }
 
     /// Declares graph `graph` (0 <= graph < 2^32) with S segments; required before writing to it.
-    /// Re-declaring with the same S is a no-op. Throws segrank::Error when S < 1, when S differs from
-    /// an earlier declaration (a changed partition), or when one row of S values exceeds max_bytes.
+    /// Re-declaring with the same S is a no-op. Throws segrank::Error when S < 1, when S differs
+    /// from an earlier declaration (a changed partition), or when one row of S values exceeds
+    /// max_bytes.
     void set_num_segments(int64_t graph, int32_t num_segments);
     /// S of a declared graph, nullopt otherwise.
     std::optional<int32_t> num_segments(int64_t graph) const;
 
     /// The value of (graph, config, segment), or nullopt when absent or, with max_staleness > 0,
-    /// written more than max_staleness steps before `now`. Marks the row recently used; counts a hit
-    /// or a miss. Unknown graphs and out-of-range ids are misses, not errors.
-    std::optional<HistoryEntry> lookup(int64_t graph, int64_t config, int32_t segment, int64_t now = 0,
-                                       int64_t max_staleness = 0);
+    /// written more than max_staleness steps before `now`. Marks the row recently used; counts a
+    /// hit or a miss. Unknown graphs and out-of-range ids are misses, not errors.
+    std::optional<HistoryEntry> lookup(int64_t graph, int64_t config, int32_t segment,
+                                       int64_t now = 0, int64_t max_staleness = 0);
     /// Whether a value is stored (no staleness, no LRU update, no counting).
     bool contains(int64_t graph, int64_t config, int32_t segment) const;
 
-    /// Stores value [width] written at `step` (>= 0, < 2^31), replacing any earlier one; creates the
-    /// row (evicting least recently used rows while over the cap) and marks it recently used.
+    /// Stores value [width] written at `step` (>= 0, < 2^31), replacing any earlier one; creates
+    /// the row (evicting least recently used rows while over the cap) and marks it recently used.
     /// Throws segrank::Error for an undeclared graph, segment outside [0, S), config outside
     /// [0, 2^32), a wrong value size or step.
-    void write(int64_t graph, int64_t config, int32_t segment, std::span<const float> value, int64_t step);
+    void write(int64_t graph, int64_t config, int32_t segment, std::span<const float> value,
+               int64_t step);
 
     /// Batched lookup of one segment for K configs: out [K, width] gets the found values (rows not
     /// found are zeroed), found [K] gets 1/0. Returns the number found. Same semantics as lookup.
     int64_t gather(int64_t graph, std::span<const int64_t> configs, int32_t segment, int64_t now,
                    int64_t max_staleness, MatrixView out, std::span<uint8_t> found);
     /// Batched write of one segment for K configs: values [K, width], row k for configs[k].
-    void scatter(int64_t graph, std::span<const int64_t> configs, int32_t segment, ConstMatrixView values,
-                 int64_t step);
+    void scatter(int64_t graph, std::span<const int64_t> configs, int32_t segment,
+                 ConstMatrixView values, int64_t step);
 
     /// Drops everything (declarations too); counters are kept.
     void clear();
@@ -109,10 +112,10 @@ public:
 private:
     struct Row {
         int32_t num_segments = 0;
-        int32_t live = 0;                  // segments with a value
-        std::unique_ptr<float[]> values;   // [S, width]
-        std::unique_ptr<int32_t[]> steps;  // [S], -1 = absent
-        std::list<uint64_t>::iterator lru; // position in lru_
+        int32_t live = 0;                   // segments with a value
+        std::unique_ptr<float[]> values;    // [S, width]
+        std::unique_ptr<int32_t[]> steps;   // [S], -1 = absent
+        std::list<uint64_t>::iterator lru;  // position in lru_
     };
 
     static uint64_t pack(int64_t graph, int64_t config);

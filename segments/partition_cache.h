@@ -1,7 +1,7 @@
-// Partition caching (DESIGN.md 6: "partition once per graph, cached with the store"). A Partition is
+// Partition caching (docs/gst.md#partition-cache). A Partition is
 // already plain arrays (offsets [S+1], nodes [n]); this file gives the cache key and a small binary
-// file format for the run directory. Callers storing into the HDF5 store write `offsets` and `nodes`
-// as int64 datasets with the key as an attribute, and compare keys on read.
+// file format for the run directory. Callers storing into the HDF5 store write `offsets` and
+// `nodes` as int64 datasets with the key as an attribute, and compare keys on read.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -20,24 +20,28 @@ uint64_t hash_int64s(std::span<const int64_t> values);
 /// Cache key of a partition: graph name, node count, edge hash, partitioner version and every
 /// parameter that changes the pooled node lists (method, max_nodes; the seed for metis; the
 /// node_splits hash for splits). Halo context is derived from the partition, so it is not part
-/// of the key. Example: "segrank-partition-v1|fusion.232|n=512|edges=1f3a...|contiguous|max_nodes=1000".
+/// of the key. Example:
+/// "segrank-partition-v1|fusion.232|n=512|edges=1f3a...|contiguous|max_nodes=1000".
 std::string partition_cache_key(const GraphStructure& graph, std::span<const int64_t> node_splits,
                                 const PartitionParams& params);
 
 /// Writes `key` and the partition to `path` (temporary name, then rename).
 /// Throws segrank::Error naming the path on I/O failure.
-void save_partition_file(const std::filesystem::path& path, const std::string& key, const Partition& partition);
+void save_partition_file(const std::filesystem::path& path, const std::string& key,
+                         const Partition& partition);
 
 /// Reads a partition file. Returns nullopt when the file does not exist or holds another key;
 /// throws segrank::Error naming the path when the file is truncated, not a partition file, or
 /// holds an invalid partition.
-std::optional<Partition> load_partition_file(const std::filesystem::path& path, const std::string& key);
+std::optional<Partition> load_partition_file(const std::filesystem::path& path,
+                                             const std::string& key);
 
 /// Loads the partition of `graph` from `cache_dir` when cached under the same key, else computes it
 /// with partition_graph and saves it there (file name derived from the key hash). An empty
-/// cache_dir disables caching. `hit` (optional) is set to whether the partition came from the cache.
+/// cache_dir disables caching. `hit` (optional) is set to whether the partition came from the
+/// cache.
 Partition partition_graph_cached(const GraphStructure& graph, std::span<const int64_t> node_splits,
-                                 const PartitionParams& params, const std::filesystem::path& cache_dir,
-                                 bool* hit = nullptr);
+                                 const PartitionParams& params,
+                                 const std::filesystem::path& cache_dir, bool* hit = nullptr);
 
 }  // namespace segrank

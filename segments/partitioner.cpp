@@ -1,5 +1,5 @@
-// Contiguous and node_splits partitioners, Partition validation and dispatch (DESIGN.md 6).
-// METIS lives in partitioner_metis.cpp (the only metis.h includer).
+// Contiguous and node_splits partitioners, Partition validation and dispatch
+// (docs/gst.md#partitioners). METIS lives in partitioner_metis.cpp (the only metis.h includer).
 #include "segments/partitioner.h"
 
 #include <algorithm>
@@ -10,9 +10,10 @@
 namespace segrank {
 
 namespace {
-constexpr EnumName<PartitionMethod> kPartitionNames[] = {{PartitionMethod::kContiguous, "contiguous"},
-                                                         {PartitionMethod::kSplits, "splits"},
-                                                         {PartitionMethod::kMetis, "metis"}};
+constexpr EnumName<PartitionMethod> kPartitionNames[] = {
+    {PartitionMethod::kContiguous, "contiguous"},
+    {PartitionMethod::kSplits, "splits"},
+    {PartitionMethod::kMetis, "metis"}};
 }  // namespace
 
 std::span<const EnumName<PartitionMethod>> enum_names(PartitionMethod) { return kPartitionNames; }
@@ -29,21 +30,22 @@ int64_t Partition::max_segment_size() const {
 
 void Partition::validate(const std::string& where, int64_t max_nodes) const {
     SEGRANK_CHECK(num_nodes >= 1, where, ": partition num_nodes: expected >= 1, got ", num_nodes);
-    SEGRANK_CHECK(offsets.size() >= 2, where, ": partition offsets: expected at least 2 entries, got ",
-                  offsets.size());
-    SEGRANK_CHECK(offsets.front() == 0, where, ": partition offsets[0]: expected 0, got ", offsets.front());
-    SEGRANK_CHECK(offsets.back() == num_nodes, where, ": partition offsets[last]: expected n = ",
-                  num_nodes, ", got ", offsets.back());
+    SEGRANK_CHECK(offsets.size() >= 2, where,
+                  ": partition offsets: expected at least 2 entries, got ", offsets.size());
+    SEGRANK_CHECK(offsets.front() == 0, where, ": partition offsets[0]: expected 0, got ",
+                  offsets.front());
+    SEGRANK_CHECK(offsets.back() == num_nodes, where,
+                  ": partition offsets[last]: expected n = ", num_nodes, ", got ", offsets.back());
     SEGRANK_CHECK(static_cast<int64_t>(nodes.size()) == num_nodes, where,
                   ": partition nodes: expected ", num_nodes, " entries, got ", nodes.size());
     std::vector<uint8_t> seen(static_cast<size_t>(num_nodes), 0);
     int64_t prev_first = -1;
     for (int64_t s = 0; s < num_segments(); ++s) {
         const int64_t b = offsets[s], e = offsets[s + 1];
-        SEGRANK_CHECK(e > b, where, ": partition offsets: segment ", s, " is empty or offsets decrease (",
-                      b, " -> ", e, ")");
-        SEGRANK_CHECK(max_nodes <= 0 || e - b <= max_nodes, where, ": partition segment ", s, " has ",
-                      e - b, " nodes, above max_nodes = ", max_nodes);
+        SEGRANK_CHECK(e > b, where, ": partition offsets: segment ", s,
+                      " is empty or offsets decrease (", b, " -> ", e, ")");
+        SEGRANK_CHECK(max_nodes <= 0 || e - b <= max_nodes, where, ": partition segment ", s,
+                      " has ", e - b, " nodes, above max_nodes = ", max_nodes);
         for (int64_t i = b; i < e; ++i) {
             const int64_t v = nodes[i];
             SEGRANK_CHECK(v >= 0 && v < num_nodes, where, ": partition nodes[", i, "] = ", v,
@@ -69,19 +71,21 @@ void append_near_equal(std::vector<int64_t>& bounds, int64_t lo, int64_t hi, int
     for (int64_t i = 1; i <= pieces; ++i) bounds.push_back(lo + (i * len) / pieces);
 }
 
-
 }  // namespace
 
 std::vector<int64_t> contiguous_bounds(int64_t num_nodes, int64_t max_nodes) {
-    SEGRANK_CHECK(num_nodes >= 1, "partition_contiguous: expected a graph with >= 1 node, got ", num_nodes);
+    SEGRANK_CHECK(num_nodes >= 1, "partition_contiguous: expected a graph with >= 1 node, got ",
+                  num_nodes);
     SEGRANK_CHECK(max_nodes >= 1, "segments.max_nodes: expected >= 1, got ", max_nodes);
     std::vector<int64_t> bounds{0};
     append_near_equal(bounds, 0, num_nodes, max_nodes);
     return bounds;
 }
 
-std::vector<int64_t> splits_bounds(int64_t num_nodes, std::span<const int64_t> node_splits, int64_t max_nodes) {
-    SEGRANK_CHECK(num_nodes >= 1, "partition_splits: expected a graph with >= 1 node, got ", num_nodes);
+std::vector<int64_t> splits_bounds(int64_t num_nodes, std::span<const int64_t> node_splits,
+                                   int64_t max_nodes) {
+    SEGRANK_CHECK(num_nodes >= 1, "partition_splits: expected a graph with >= 1 node, got ",
+                  num_nodes);
     SEGRANK_CHECK(max_nodes >= 1, "segments.max_nodes: expected >= 1, got ", max_nodes);
     std::vector<int64_t> splits(node_splits.begin(), node_splits.end());
     if (splits.empty()) splits = {0, num_nodes};
@@ -121,7 +125,8 @@ Partition partition_contiguous(int64_t num_nodes, int64_t max_nodes) {
     return partition_from_bounds(num_nodes, contiguous_bounds(num_nodes, max_nodes));
 }
 
-Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_splits, int64_t max_nodes) {
+Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_splits,
+                           int64_t max_nodes) {
     return partition_from_bounds(num_nodes, splits_bounds(num_nodes, node_splits, max_nodes));
 }
 
@@ -134,13 +139,14 @@ std::vector<int64_t> range_partition_bounds(int64_t num_nodes, std::span<const i
     SEGRANK_CHECK(is_range_method(params.method), "range_partition_bounds: segments.partition = \"",
                   to_string(params.method), "\" does not cut id ranges");
     const int64_t bound = effective_max_nodes(num_nodes, params);
-    return params.method == PartitionMethod::kContiguous ? contiguous_bounds(num_nodes, bound)
-                                                         : splits_bounds(num_nodes, node_splits, bound);
+    return params.method == PartitionMethod::kContiguous
+               ? contiguous_bounds(num_nodes, bound)
+               : splits_bounds(num_nodes, node_splits, bound);
 }
 
 int64_t effective_max_nodes(int64_t num_nodes, const PartitionParams& params) {
-    SEGRANK_CHECK(params.max_nodes >= 0, "segments.max_nodes: expected >= 0 (0 = whole graph), got ",
-                  params.max_nodes);
+    SEGRANK_CHECK(params.max_nodes >= 0,
+                  "segments.max_nodes: expected >= 0 (0 = whole graph), got ", params.max_nodes);
     return params.max_nodes == 0 ? std::max<int64_t>(num_nodes, 1) : params.max_nodes;
 }
 
@@ -150,9 +156,15 @@ Partition partition_graph(const GraphStructure& graph, std::span<const int64_t> 
     const int64_t bound = effective_max_nodes(n, params);
     Partition p;
     switch (params.method) {
-        case PartitionMethod::kContiguous: p = partition_contiguous(n, bound); break;
-        case PartitionMethod::kSplits: p = partition_splits(n, node_splits, bound); break;
-        case PartitionMethod::kMetis: p = partition_metis(n, graph.edge_index, bound, params.metis_seed); break;
+        case PartitionMethod::kContiguous:
+            p = partition_contiguous(n, bound);
+            break;
+        case PartitionMethod::kSplits:
+            p = partition_splits(n, node_splits, bound);
+            break;
+        case PartitionMethod::kMetis:
+            p = partition_metis(n, graph.edge_index, bound, params.metis_seed);
+            break;
     }
     p.validate(str(graph.source.string(), " (", graph.name, ")"), bound);
     return p;

@@ -1,6 +1,7 @@
-// Graph partitioners for Graph Segment Training (DESIGN.md 6): split a graph's nodes into segments of
-// at most max_nodes pooled nodes. A Partition is plain arrays so callers can cache it (HDF5 store or
-// run directory, see segments/partition_cache.h). Every partitioner is deterministic.
+// Graph partitioners for Graph Segment Training (docs/gst.md#partitioners): split a graph's nodes
+// into segments of at most max_nodes pooled nodes. A Partition is plain arrays so callers can cache
+// it (HDF5 store or run directory, see segments/partition_cache.h). Every partitioner is
+// deterministic.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -13,7 +14,7 @@
 
 namespace segrank {
 
-/// `segments.partition` (DESIGN.md 6).
+/// `segments.partition` (docs/gst.md#partitioners).
 enum class PartitionMethod { kContiguous, kSplits, kMetis };
 
 /// Names: "contiguous", "splits", "metis".
@@ -37,9 +38,12 @@ struct PartitionParams {
 struct Partition {
     int64_t num_nodes = 0;         ///< n of the graph
     std::vector<int64_t> offsets;  ///< [S+1], offsets[0] = 0, offsets[S] = n, strictly increasing
-    std::vector<int64_t> nodes;    ///< [n] global node ids, segment s = nodes[offsets[s], offsets[s+1])
+    std::vector<int64_t>
+        nodes;  ///< [n] global node ids, segment s = nodes[offsets[s], offsets[s+1])
 
-    int64_t num_segments() const { return offsets.empty() ? 0 : static_cast<int64_t>(offsets.size()) - 1; }
+    int64_t num_segments() const {
+        return offsets.empty() ? 0 : static_cast<int64_t>(offsets.size()) - 1;
+    }
     /// Global ids pooled by segment s (ascending).
     std::span<const int64_t> segment(int64_t s) const {
         return {nodes.data() + offsets[s], static_cast<size_t>(offsets[s + 1] - offsets[s])};
@@ -62,7 +66,8 @@ Partition partition_contiguous(int64_t num_nodes, int64_t max_nodes);
 /// max_nodes is cut into ceil(len / max_nodes) near-equal pieces, then adjacent ranges are merged
 /// greedily left to right while the merged size stays <= max_nodes.
 /// Throws segrank::Error naming `node_splits` and the index when the boundaries are invalid.
-Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_splits, int64_t max_nodes);
+Partition partition_splits(int64_t num_nodes, std::span<const int64_t> node_splits,
+                           int64_t max_nodes);
 
 /// METIS k-way (METIS_PartGraphKway, edge-cut objective) on the symmetrized, deduplicated,
 /// self-loop-free graph with nparts = ceil(n / max_nodes) and the given seed; parts above
@@ -75,15 +80,18 @@ Partition partition_metis(int64_t num_nodes, std::span<const int64_t> edge_index
 /// Segment boundaries of partition_contiguous ([S+1], 0 first, num_nodes last): segment s pools the
 /// ids [bounds[s], bounds[s+1]). Same errors as partition_contiguous.
 std::vector<int64_t> contiguous_bounds(int64_t num_nodes, int64_t max_nodes);
-/// Segment boundaries of partition_splits (same contract as contiguous_bounds and partition_splits).
-std::vector<int64_t> splits_bounds(int64_t num_nodes, std::span<const int64_t> node_splits, int64_t max_nodes);
+/// Segment boundaries of partition_splits (same contract as contiguous_bounds and
+/// partition_splits).
+std::vector<int64_t> splits_bounds(int64_t num_nodes, std::span<const int64_t> node_splits,
+                                   int64_t max_nodes);
 
 /// The Partition of id ranges: segment s pools [bounds[s], bounds[s+1]) (bounds [S+1], 0 first,
 /// num_nodes last; not validated here, see Partition::validate).
 Partition partition_from_bounds(int64_t num_nodes, std::span<const int64_t> bounds);
 
 /// True for methods whose segments are id ranges (contiguous, splits): they need only n and
-/// node_splits, never the edges, so streamed graphs partition them in O(S) memory (issue 6).
+/// node_splits, never the edges, so streamed graphs partition them in O(S) memory
+/// (docs/gst.md#partition-cache).
 bool is_range_method(PartitionMethod method);
 /// Boundaries [S+1] of a range method under effective_max_nodes(num_nodes, params). Throws
 /// segrank::Error for metis or for the partitioners' errors.
@@ -94,8 +102,9 @@ std::vector<int64_t> range_partition_bounds(int64_t num_nodes, std::span<const i
 /// Throws segrank::Error when max_nodes < 0.
 int64_t effective_max_nodes(int64_t num_nodes, const PartitionParams& params);
 
-/// Dispatches on params.method with effective_max_nodes (max_nodes = 0 gives one segment). `node_splits` is used by kSplits only (LayoutGraph::node_splits;
-/// pass an empty span for tile graphs). The result is validated against the bound.
+/// Dispatches on params.method with effective_max_nodes (max_nodes = 0 gives one segment).
+/// `node_splits` is used by kSplits only (LayoutGraph::node_splits; pass an empty span for tile
+/// graphs). The result is validated against the bound.
 Partition partition_graph(const GraphStructure& graph, std::span<const int64_t> node_splits,
                           const PartitionParams& params);
 

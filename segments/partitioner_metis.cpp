@@ -1,4 +1,5 @@
-// METIS k-way partitioner (DESIGN.md 6). The only translation unit that includes metis.h.
+// METIS k-way partitioner (docs/gst.md#partitioners). The only translation unit that includes
+// metis.h.
 #include <metis.h>
 
 #include <algorithm>
@@ -13,10 +14,14 @@ namespace {
 
 const char* metis_status_name(int status) {
     switch (status) {
-        case METIS_ERROR_INPUT: return "METIS_ERROR_INPUT";
-        case METIS_ERROR_MEMORY: return "METIS_ERROR_MEMORY";
-        case METIS_ERROR: return "METIS_ERROR";
-        default: return "unknown METIS status";
+        case METIS_ERROR_INPUT:
+            return "METIS_ERROR_INPUT";
+        case METIS_ERROR_MEMORY:
+            return "METIS_ERROR_MEMORY";
+        case METIS_ERROR:
+            return "METIS_ERROR";
+        default:
+            return "unknown METIS status";
     }
 }
 
@@ -39,7 +44,8 @@ void symmetrize(int64_t n, std::span<const int64_t> edge_index, std::vector<idx_
     std::sort(pairs.begin(), pairs.end());
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
     SEGRANK_CHECK(pairs.size() < static_cast<size_t>(std::numeric_limits<idx_t>::max()),
-                  "partition_metis: ", pairs.size(), " symmetric edges exceed METIS's 32-bit indices");
+                  "partition_metis: ", pairs.size(),
+                  " symmetric edges exceed METIS's 32-bit indices");
     xadj.assign(static_cast<size_t>(n) + 1, 0);
     for (const auto& [u, v] : pairs) ++xadj[static_cast<size_t>(u) + 1];
     for (int64_t i = 0; i < n; ++i) xadj[i + 1] += xadj[i];
@@ -51,7 +57,8 @@ void symmetrize(int64_t n, std::span<const int64_t> edge_index, std::vector<idx_
 
 Partition partition_metis(int64_t num_nodes, std::span<const int64_t> edge_index, int64_t max_nodes,
                           uint64_t seed) {
-    SEGRANK_CHECK(num_nodes >= 1, "partition_metis: expected a graph with >= 1 node, got ", num_nodes);
+    SEGRANK_CHECK(num_nodes >= 1, "partition_metis: expected a graph with >= 1 node, got ",
+                  num_nodes);
     SEGRANK_CHECK(max_nodes >= 1, "segments.max_nodes: expected >= 1, got ", max_nodes);
     SEGRANK_CHECK(num_nodes < std::numeric_limits<idx_t>::max(), "partition_metis: ", num_nodes,
                   " nodes exceed METIS's 32-bit indices");
@@ -61,18 +68,22 @@ Partition partition_metis(int64_t num_nodes, std::span<const int64_t> edge_index
     std::vector<idx_t> xadj, adjncy;
     symmetrize(num_nodes, edge_index, xadj, adjncy);
     if (nparts > 1 && !adjncy.empty()) {
-        idx_t nvtxs = static_cast<idx_t>(num_nodes), ncon = 1, np = static_cast<idx_t>(nparts), objval = 0;
+        idx_t nvtxs = static_cast<idx_t>(num_nodes), ncon = 1, np = static_cast<idx_t>(nparts),
+              objval = 0;
         idx_t options[METIS_NOPTIONS];
         METIS_SetDefaultOptions(options);
         options[METIS_OPTION_NUMBERING] = 0;
         options[METIS_OPTION_SEED] = static_cast<idx_t>(seed & 0x7fffffffULL);
-        const int status = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr,
-                                               nullptr, &np, nullptr, nullptr, options, &objval, part.data());
-        SEGRANK_CHECK(status == METIS_OK, "METIS_PartGraphKway failed with ", metis_status_name(status),
-                      " (n = ", num_nodes, ", symmetric edges = ", adjncy.size(), ", nparts = ", nparts, ")");
+        const int status =
+            METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr,
+                                nullptr, &np, nullptr, nullptr, options, &objval, part.data());
+        SEGRANK_CHECK(status == METIS_OK, "METIS_PartGraphKway failed with ",
+                      metis_status_name(status), " (n = ", num_nodes,
+                      ", symmetric edges = ", adjncy.size(), ", nparts = ", nparts, ")");
     } else if (nparts > 1) {
         // No edges: METIS has nothing to cut; contiguous ranges are an optimal (zero-cut) answer.
-        for (int64_t v = 0; v < num_nodes; ++v) part[v] = static_cast<idx_t>((v * nparts) / num_nodes);
+        for (int64_t v = 0; v < num_nodes; ++v)
+            part[v] = static_cast<idx_t>((v * nparts) / num_nodes);
     }
 
     // Group nodes by part (ascending ids inside each part), then re-split oversized parts.
@@ -94,7 +105,8 @@ Partition partition_metis(int64_t num_nodes, std::span<const int64_t> edge_index
         const int64_t b = count[p], len = count[p + 1] - count[p];
         if (len == 0) continue;
         const int64_t k = (len + max_nodes - 1) / max_nodes;
-        for (int64_t i = 0; i < k; ++i) pieces.push_back({b + (i * len) / k, b + ((i + 1) * len) / k});
+        for (int64_t i = 0; i < k; ++i)
+            pieces.push_back({b + (i * len) / k, b + ((i + 1) * len) / k});
     }
     std::sort(pieces.begin(), pieces.end(),
               [&](const Piece& a, const Piece& c) { return grouped[a.begin] < grouped[c.begin]; });

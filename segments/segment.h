@@ -1,6 +1,7 @@
-// Segment: one piece of a graph for Graph Segment Training (DESIGN.md 6). Local ids are int32:
-// pooled nodes first (ascending global id), then halo context nodes (ascending global id) that are
-// computed but not pooled. Only edges with both ends inside the segment are kept. Immutable.
+// Segment: one piece of a graph for Graph Segment Training (docs/gst.md#segments). Local ids are
+// int32: pooled nodes first (ascending global id), then halo context nodes (ascending global id)
+// that are computed but not pooled. Only edges with both ends inside the segment are kept.
+// Immutable.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -12,7 +13,8 @@
 
 namespace segrank {
 
-/// An induced subgraph of one graph with both adjacency directions precomputed (DESIGN.md 12).
+/// An induced subgraph of one graph with both adjacency directions precomputed
+/// (docs/gst.md#segments).
 class Segment {
 public:
     /// Validates and takes the arrays. nodes: [n_local] global ids (pooled first); edge_user /
@@ -33,8 +35,12 @@ public:
     int32_t num_halo() const { return num_nodes() - num_pooled_; }
     /// [num_nodes] global ids: local id i is global node nodes()[i].
     std::span<const int64_t> nodes() const { return nodes_; }
-    std::span<const int64_t> pooled_nodes() const { return {nodes_.data(), static_cast<size_t>(num_pooled_)}; }
-    std::span<const int64_t> halo_nodes() const { return std::span<const int64_t>(nodes_).subspan(num_pooled_); }
+    std::span<const int64_t> pooled_nodes() const {
+        return {nodes_.data(), static_cast<size_t>(num_pooled_)};
+    }
+    std::span<const int64_t> halo_nodes() const {
+        return std::span<const int64_t>(nodes_).subspan(num_pooled_);
+    }
 
     int64_t num_edges() const { return static_cast<int64_t>(edge_user_.size()); }
     /// [m_local] local id of the consuming node of each kept edge.
@@ -52,7 +58,8 @@ public:
     /// [nc_seg] index of each into node_config_ids / the nc axis of node_config_feat.
     std::span<const int32_t> config_index() const { return config_index_; }
     /// True when no node of the segment is configurable: its states (and score) are the same for
-    /// every config of a layout graph, since edges leaving the segment are dropped (DESIGN.md 4).
+    /// every config of a layout graph, since edges leaving the segment are dropped
+    /// (docs/model.md#config-independence).
     bool config_independent() const { return config_local_.empty(); }
 
     /// Approximate heap bytes held (ids, edges, both Csr).
@@ -72,24 +79,25 @@ private:
 
 /// Builds the segments of one graph from its partition, one at a time or all together. Holds the
 /// graph's edge lists indexed both ways (O(n + m) memory) and scratch; borrows `graph`, which must
-/// outlive the builder. Streaming inference builds each segment just before use (DESIGN.md 6).
-/// Not thread-safe (shared scratch); use one builder per thread to build in parallel.
+/// outlive the builder. Streaming inference builds each segment just before use
+/// (docs/gst.md#segments). Not thread-safe (shared scratch); use one builder per thread to build in
+/// parallel.
 class SegmentBuilder {
 public:
     /// graph: structure (edge_index [m, 2]); node_config_ids: [nc] LayoutGraph::node_config_ids, or
     /// empty for tile graphs; partition: validated pooled node lists of this graph; halo_hops >= 0
     /// (`segments.halo_hops`). Throws segrank::Error on mismatched sizes or ids out of range.
-    SegmentBuilder(const GraphStructure& graph, std::span<const int64_t> node_config_ids, Partition partition,
-                   int64_t graph_id, int32_t halo_hops);
+    SegmentBuilder(const GraphStructure& graph, std::span<const int64_t> node_config_ids,
+                   Partition partition, int64_t graph_id, int32_t halo_hops);
     SegmentBuilder(const SegmentBuilder&) = delete;
     SegmentBuilder& operator=(const SegmentBuilder&) = delete;
 
     int32_t num_segments() const { return static_cast<int32_t>(partition_.num_segments()); }
     const Partition& partition() const { return partition_; }
 
-    /// Segment s in [0, num_segments()): pooled nodes = partition().segment(s), plus every node within
-    /// halo_hops hops (edges in either direction, over the whole graph) as halo; edges of the whole
-    /// graph with both ends among these nodes, in local ids.
+    /// Segment s in [0, num_segments()): pooled nodes = partition().segment(s), plus every node
+    /// within halo_hops hops (edges in either direction, over the whole graph) as halo; edges of
+    /// the whole graph with both ends among these nodes, in local ids.
     Segment build(int32_t s);
     /// All segments in order.
     std::vector<Segment> build_all();
@@ -99,10 +107,10 @@ private:
     Partition partition_;
     int64_t graph_id_;
     int32_t halo_hops_;
-    std::vector<int64_t> out_ptr_, in_ptr_;   // [n+1] edges by user / by producer
-    std::vector<int64_t> out_eid_, in_eid_;   // [m] edge ids
-    std::vector<int32_t> config_pos_;         // [n] index into node_config_ids or -1
-    std::vector<int32_t> local_of_;           // [n] scratch, -1 between builds
+    std::vector<int64_t> out_ptr_, in_ptr_;  // [n+1] edges by user / by producer
+    std::vector<int64_t> out_eid_, in_eid_;  // [m] edge ids
+    std::vector<int32_t> config_pos_;        // [n] index into node_config_ids or -1
+    std::vector<int32_t> local_of_;          // [n] scratch, -1 between builds
 };
 
 }  // namespace segrank

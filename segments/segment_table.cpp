@@ -23,20 +23,21 @@ bool is_range(std::span<const int64_t> nodes) {
 // Opcodes are stored as uint8; `base` is the index of opcode[0] in the messages.
 void check_opcodes(std::span<const int32_t> opcode, const std::string& where, int64_t base = 0) {
     for (size_t i = 0; i < opcode.size(); ++i)
-        SEGRANK_CHECK(opcode[i] >= 0 && opcode[i] < 256, where, ": opcode[", base + static_cast<int64_t>(i), "] = ",
-                      opcode[i], " outside [0, 256)");
+        SEGRANK_CHECK(opcode[i] >= 0 && opcode[i] < 256, where, ": opcode[",
+                      base + static_cast<int64_t>(i), "] = ", opcode[i], " outside [0, 256)");
 }
 
 }  // namespace
 
 void SegmentTable::check_index(int32_t s) const {
-    SEGRANK_CHECK(s >= 0 && s < num_segments(), "segment id ", s, " outside [0, ", num_segments(), ") of graph ",
-                  graph_id_);
+    SEGRANK_CHECK(s >= 0 && s < num_segments(), "segment id ", s, " outside [0, ", num_segments(),
+                  ") of graph ", graph_id_);
 }
 
 int32_t SegmentTable::num_nodes(int32_t s) const {
     check_index(s);
-    return static_cast<int32_t>(node_off_[static_cast<size_t>(s) + 1] - node_off_[static_cast<size_t>(s)]);
+    return static_cast<int32_t>(node_off_[static_cast<size_t>(s) + 1] -
+                                node_off_[static_cast<size_t>(s)]);
 }
 
 void SegmentTable::widen() {
@@ -49,7 +50,8 @@ void SegmentTable::widen() {
     wide_ = true;
 }
 
-void SegmentTable::push_edges(int32_t n, std::span<const int32_t> user, std::span<const int32_t> producer) {
+void SegmentTable::push_edges(int32_t n, std::span<const int32_t> user,
+                              std::span<const int32_t> producer) {
     if (!wide_ && n > kNarrowMaxNodes) widen();
     for (size_t e = 0; e < user.size(); ++e) {
         const auto u = static_cast<uint32_t>(user[e]), p = static_cast<uint32_t>(producer[e]);
@@ -65,11 +67,12 @@ void SegmentTable::push_edges(int32_t n, std::span<const int32_t> user, std::spa
 
 SegmentTable::SegmentTable(int64_t graph_id, SegmentRowSource source)
     : graph_id_(graph_id), backed_(true), edge_row_off_{0}, source_(std::move(source)) {
-    SEGRANK_CHECK(static_cast<bool>(source_.edges) && static_cast<bool>(source_.opcodes), source_.where,
-                  ": a source-backed segment table needs edge and opcode readers");
+    SEGRANK_CHECK(static_cast<bool>(source_.edges) && static_cast<bool>(source_.opcodes),
+                  source_.where, ": a source-backed segment table needs edge and opcode readers");
 }
 
-void SegmentTable::push_config(std::span<const int32_t> config_local, std::span<const int32_t> config_index) {
+void SegmentTable::push_config(std::span<const int32_t> config_local,
+                               std::span<const int32_t> config_index) {
     cfg_local_.insert(cfg_local_.end(), config_local.begin(), config_local.end());
     cfg_index_.insert(cfg_index_.end(), config_index.begin(), config_index.end());
     cfg_off_.push_back(static_cast<int64_t>(cfg_local_.size()));
@@ -78,9 +81,10 @@ void SegmentTable::push_config(std::span<const int32_t> config_local, std::span<
 void SegmentTable::append(const Segment& seg, std::span<const int32_t> opcode) {
     const std::string where = str("segment ", seg.segment_id(), " of graph ", graph_id_);
     SEGRANK_CHECK(!backed_, where, ": cannot append to a source-backed segment table");
-    SEGRANK_CHECK(seg.segment_id() == num_segments(), where, ": appended at position ", num_segments());
-    SEGRANK_CHECK(static_cast<int64_t>(opcode.size()) == seg.num_nodes(), where, ": ", opcode.size(),
-                  " opcodes for ", seg.num_nodes(), " nodes");
+    SEGRANK_CHECK(seg.segment_id() == num_segments(), where, ": appended at position ",
+                  num_segments());
+    SEGRANK_CHECK(static_cast<int64_t>(opcode.size()) == seg.num_nodes(), where, ": ",
+                  opcode.size(), " opcodes for ", seg.num_nodes(), " nodes");
     check_opcodes(opcode, where);
     const auto nodes = seg.nodes();
     if (seg.num_halo() == 0 && is_range(nodes)) {
@@ -88,8 +92,8 @@ void SegmentTable::append(const Segment& seg, std::span<const int32_t> opcode) {
     } else {
         first_node_.push_back(-1);
         for (int64_t v : nodes) {
-            SEGRANK_CHECK(v >= 0 && v <= std::numeric_limits<uint32_t>::max(), where, ": node id ", v,
-                          " outside [0, 2^32)");
+            SEGRANK_CHECK(v >= 0 && v <= std::numeric_limits<uint32_t>::max(), where, ": node id ",
+                          v, " outside [0, 2^32)");
             listed_.push_back(static_cast<uint32_t>(v));
         }
     }
@@ -102,30 +106,39 @@ void SegmentTable::append(const Segment& seg, std::span<const int32_t> opcode) {
 }
 
 void SegmentTable::append_range(int64_t first, int32_t n, std::span<const int32_t> user,
-                                std::span<const int32_t> producer, std::span<const int32_t> config_local,
-                                std::span<const int32_t> config_index, std::span<const int32_t> opcode) {
+                                std::span<const int32_t> producer,
+                                std::span<const int32_t> config_local,
+                                std::span<const int32_t> config_index,
+                                std::span<const int32_t> opcode) {
     // Validate through the Segment constructor (ids, sizes, ordering) before taking anything.
     std::vector<int64_t> nodes(static_cast<size_t>(n));
     std::iota(nodes.begin(), nodes.end(), first);
     const Segment seg(graph_id_, num_segments(), std::move(nodes), n, {user.begin(), user.end()},
-                      {producer.begin(), producer.end()}, {config_local.begin(), config_local.end()},
+                      {producer.begin(), producer.end()},
+                      {config_local.begin(), config_local.end()},
                       {config_index.begin(), config_index.end()});
     append(seg, opcode);
 }
 
 void SegmentTable::append_rows(int64_t first, int32_t n, int64_t row_begin, int64_t row_end,
-                               std::span<const int32_t> config_local, std::span<const int32_t> config_index) {
-    const std::string where = str(source_.where, ": segment ", num_segments(), " of graph ", graph_id_);
+                               std::span<const int32_t> config_local,
+                               std::span<const int32_t> config_index) {
+    const std::string where =
+        str(source_.where, ": segment ", num_segments(), " of graph ", graph_id_);
     SEGRANK_CHECK(backed_, where, ": append_rows needs a source-backed segment table");
-    SEGRANK_CHECK(n >= 1 && first >= 0 && first + n <= source_.num_graph_nodes, where, ": nodes [", first, ", ",
-                  first + n, ") outside [0, ", source_.num_graph_nodes, ")");
-    SEGRANK_CHECK(row_begin == edge_row_off_.back() && row_end >= row_begin, where, ": edge rows [", row_begin, ", ",
-                  row_end, ") do not continue the previous segment's rows (which end at ", edge_row_off_.back(), ")");
+    SEGRANK_CHECK(n >= 1 && first >= 0 && first + n <= source_.num_graph_nodes, where, ": nodes [",
+                  first, ", ", first + n, ") outside [0, ", source_.num_graph_nodes, ")");
+    SEGRANK_CHECK(row_begin == edge_row_off_.back() && row_end >= row_begin, where, ": edge rows [",
+                  row_begin, ", ", row_end,
+                  ") do not continue the previous segment's rows (which end at ",
+                  edge_row_off_.back(), ")");
     SEGRANK_CHECK(config_local.size() == config_index.size(), where, ": ", config_local.size(),
                   " configurable local ids but ", config_index.size(), " indices");
     for (size_t j = 0; j < config_local.size(); ++j)
-        SEGRANK_CHECK(config_local[j] >= 0 && config_local[j] < n && (j == 0 || config_local[j] > config_local[j - 1]),
-                      where, ": config_local[", j, "] = ", config_local[j], " not strictly increasing in [0, ", n, ")");
+        SEGRANK_CHECK(config_local[j] >= 0 && config_local[j] < n &&
+                          (j == 0 || config_local[j] > config_local[j - 1]),
+                      where, ": config_local[", j, "] = ", config_local[j],
+                      " not strictly increasing in [0, ", n, ")");
     first_node_.push_back(first);
     num_pooled_.push_back(n);
     node_off_.push_back(node_off_.back() + n);
@@ -160,27 +173,31 @@ Segment SegmentTable::segment(int32_t s) const {
     if (first_node_[k] >= 0)
         std::iota(nodes.begin(), nodes.end(), first_node_[k]);
     else
-        std::copy(listed_.begin() + list_off_[k], listed_.begin() + list_off_[k + 1], nodes.begin());
+        std::copy(listed_.begin() + list_off_[k], listed_.begin() + list_off_[k + 1],
+                  nodes.begin());
     if (backed_) {
         const int64_t lo = first_node_[k], hi = lo + n;
         const std::vector<int64_t> rows = source_.edges(edge_row_off_[k], edge_row_off_[k + 1]);
-        SEGRANK_CHECK(static_cast<int64_t>(rows.size()) == 2 * (edge_row_off_[k + 1] - edge_row_off_[k]), source_.where,
-                      ": edge_index rows [", edge_row_off_[k], ", ", edge_row_off_[k + 1], ") returned ", rows.size(),
-                      " values");
+        SEGRANK_CHECK(
+            static_cast<int64_t>(rows.size()) == 2 * (edge_row_off_[k + 1] - edge_row_off_[k]),
+            source_.where, ": edge_index rows [", edge_row_off_[k], ", ", edge_row_off_[k + 1],
+            ") returned ", rows.size(), " values");
         std::vector<int32_t> eu, ep;
         for (size_t r = 0; r < rows.size() / 2; ++r) {
             const int64_t u = rows[2 * r], v = rows[2 * r + 1];
-            SEGRANK_CHECK(u >= lo && u < hi && v >= 0 && v < source_.num_graph_nodes, source_.where, ": edge_index row ",
-                          edge_row_off_[k] + static_cast<int64_t>(r), " = (", u, ", ", v,
-                          ") changed since the graph was prepared");
+            SEGRANK_CHECK(u >= lo && u < hi && v >= 0 && v < source_.num_graph_nodes, source_.where,
+                          ": edge_index row ", edge_row_off_[k] + static_cast<int64_t>(r), " = (",
+                          u, ", ", v, ") changed since the graph was prepared");
             if (v < lo || v >= hi) continue;
             eu.push_back(static_cast<int32_t>(u - lo));
             ep.push_back(static_cast<int32_t>(v - lo));
         }
-        std::vector<int32_t> cl(cfg_local_.begin() + cfg_off_[k], cfg_local_.begin() + cfg_off_[k + 1]);
-        std::vector<int32_t> ci(cfg_index_.begin() + cfg_off_[k], cfg_index_.begin() + cfg_off_[k + 1]);
-        return Segment(graph_id_, s, std::move(nodes), num_pooled_[k], std::move(eu), std::move(ep), std::move(cl),
-                       std::move(ci));
+        std::vector<int32_t> cl(cfg_local_.begin() + cfg_off_[k],
+                                cfg_local_.begin() + cfg_off_[k + 1]);
+        std::vector<int32_t> ci(cfg_index_.begin() + cfg_off_[k],
+                                cfg_index_.begin() + cfg_off_[k + 1]);
+        return Segment(graph_id_, s, std::move(nodes), num_pooled_[k], std::move(eu), std::move(ep),
+                       std::move(cl), std::move(ci));
     }
     const int64_t m = edge_off_[k + 1] - edge_off_[k];
     std::vector<int32_t> eu(static_cast<size_t>(m)), ep(static_cast<size_t>(m));
@@ -188,16 +205,18 @@ Segment SegmentTable::segment(int32_t s) const {
         const int64_t g = edge_off_[k] + e;
         if (wide_) {
             eu[static_cast<size_t>(e)] = static_cast<int32_t>(edges_[static_cast<size_t>(2 * g)]);
-            ep[static_cast<size_t>(e)] = static_cast<int32_t>(edges_[static_cast<size_t>(2 * g + 1)]);
+            ep[static_cast<size_t>(e)] =
+                static_cast<int32_t>(edges_[static_cast<size_t>(2 * g + 1)]);
         } else {
             eu[static_cast<size_t>(e)] = static_cast<int32_t>(edges_[static_cast<size_t>(g)] >> 16);
-            ep[static_cast<size_t>(e)] = static_cast<int32_t>(edges_[static_cast<size_t>(g)] & 0xffffu);
+            ep[static_cast<size_t>(e)] =
+                static_cast<int32_t>(edges_[static_cast<size_t>(g)] & 0xffffu);
         }
     }
     std::vector<int32_t> cl(cfg_local_.begin() + cfg_off_[k], cfg_local_.begin() + cfg_off_[k + 1]);
     std::vector<int32_t> ci(cfg_index_.begin() + cfg_off_[k], cfg_index_.begin() + cfg_off_[k + 1]);
-    return Segment(graph_id_, s, std::move(nodes), num_pooled_[k], std::move(eu), std::move(ep), std::move(cl),
-                   std::move(ci));
+    return Segment(graph_id_, s, std::move(nodes), num_pooled_[k], std::move(eu), std::move(ep),
+                   std::move(cl), std::move(ci));
 }
 
 void SegmentTable::opcodes(int32_t s, std::vector<int32_t>& out) const {
@@ -206,8 +225,8 @@ void SegmentTable::opcodes(int32_t s, std::vector<int32_t>& out) const {
     if (backed_) {
         const int64_t lo = first_node_[k], hi = lo + num_nodes(s);
         out = source_.opcodes(lo, hi);
-        SEGRANK_CHECK(static_cast<int64_t>(out.size()) == hi - lo, source_.where, ": node_opcode rows [", lo, ", ", hi,
-                      ") returned ", out.size(), " values");
+        SEGRANK_CHECK(static_cast<int64_t>(out.size()) == hi - lo, source_.where,
+                      ": node_opcode rows [", lo, ", ", hi, ") returned ", out.size(), " values");
         check_opcodes(out, source_.where + "/node_opcode", lo);
         return;
     }
@@ -216,8 +235,9 @@ void SegmentTable::opcodes(int32_t s, std::vector<int32_t>& out) const {
 
 int64_t SegmentTable::memory_bytes() const {
     auto b = [](const auto& v) { return static_cast<int64_t>(v.capacity() * sizeof(v[0])); };
-    return b(first_node_) + b(num_pooled_) + b(node_off_) + b(list_off_) + b(listed_) + b(edge_off_) + b(edges_) +
-           b(cfg_off_) + b(cfg_local_) + b(cfg_index_) + b(opcode_) + b(edge_row_off_);
+    return b(first_node_) + b(num_pooled_) + b(node_off_) + b(list_off_) + b(listed_) +
+           b(edge_off_) + b(edges_) + b(cfg_off_) + b(cfg_local_) + b(cfg_index_) + b(opcode_) +
+           b(edge_row_off_);
 }
 
 void SegmentTable::shrink_to_fit() {
@@ -239,25 +259,32 @@ SegmentTable build_range_segments(const RangeSegmentsOptions& o) {
     const int64_t num_nodes = o.num_nodes, num_edges = o.num_edges, chunk_rows = o.chunk_rows;
     const std::span<const int64_t> bounds = o.bounds, node_config_ids = o.node_config_ids;
     const std::string& where = o.where;
-    SEGRANK_CHECK(num_nodes >= 1 && num_edges >= 0, where, ": expected n >= 1 and m >= 0, got n = ", num_nodes,
-                  ", m = ", num_edges);
-    SEGRANK_CHECK(chunk_rows >= 1, "build_range_segments: chunk_rows must be >= 1, got ", chunk_rows);
+    SEGRANK_CHECK(num_nodes >= 1 && num_edges >= 0, where,
+                  ": expected n >= 1 and m >= 0, got n = ", num_nodes, ", m = ", num_edges);
+    SEGRANK_CHECK(chunk_rows >= 1, "build_range_segments: chunk_rows must be >= 1, got ",
+                  chunk_rows);
     SEGRANK_CHECK(bounds.size() >= 2 && bounds.front() == 0 && bounds.back() == num_nodes, where,
                   ": segment bounds must run from 0 to n = ", num_nodes);
     for (size_t i = 1; i < bounds.size(); ++i)
-        SEGRANK_CHECK(bounds[i] > bounds[i - 1], where, ": segment bounds must be strictly increasing (bounds[",
-                      i, "] = ", bounds[i], ")");
+        SEGRANK_CHECK(bounds[i] > bounds[i - 1], where,
+                      ": segment bounds must be strictly increasing (bounds[", i, "] = ", bounds[i],
+                      ")");
     const auto S = static_cast<int64_t>(bounds.size()) - 1;
-    SEGRANK_CHECK(S <= std::numeric_limits<int32_t>::max(), where, ": ", S, " segments exceed int32 ids");
+    SEGRANK_CHECK(S <= std::numeric_limits<int32_t>::max(), where, ": ", S,
+                  " segments exceed int32 ids");
     int64_t largest = 0;
     for (int64_t s = 0; s < S; ++s) largest = std::max(largest, bounds[s + 1] - bounds[s]);
     SEGRANK_CHECK(largest <= std::numeric_limits<int32_t>::max(), where, ": a segment of ", largest,
                   " nodes exceeds int32 local ids");
     auto seg_of = [&](int64_t v) {
-        return static_cast<int64_t>(std::upper_bound(bounds.begin(), bounds.end(), v) - bounds.begin()) - 1;
+        return static_cast<int64_t>(std::upper_bound(bounds.begin(), bounds.end(), v) -
+                                    bounds.begin()) -
+               1;
     };
     auto lo_of = [&](int64_t s) { return bounds[static_cast<size_t>(s)]; };
-    auto size_of = [&](int64_t s) { return static_cast<int32_t>(bounds[static_cast<size_t>(s) + 1] - lo_of(s)); };
+    auto size_of = [&](int64_t s) {
+        return static_cast<int32_t>(bounds[static_cast<size_t>(s) + 1] - lo_of(s));
+    };
 
     // Pass 1: kept edges per segment (both ends in the same segment), ids checked; whether the rows
     // are sorted by user, and if so where each segment's rows start.
@@ -269,37 +296,43 @@ SegmentTable build_range_segments(const RangeSegmentsOptions& o) {
         for (int64_t b = 0; b < num_edges; b += chunk_rows) {
             const int64_t e = std::min(num_edges, b + chunk_rows);
             const std::vector<int64_t> rows = o.edges(b, e);
-            SEGRANK_CHECK(static_cast<int64_t>(rows.size()) == 2 * (e - b), where, ": edge_index rows [", b, ", ",
-                          e, ") returned ", rows.size(), " values");
+            SEGRANK_CHECK(static_cast<int64_t>(rows.size()) == 2 * (e - b), where,
+                          ": edge_index rows [", b, ", ", e, ") returned ", rows.size(), " values");
             body(b, rows);
         }
     };
     for_each_chunk([&](int64_t b, const std::vector<int64_t>& rows) {
         for (size_t r = 0; r < rows.size() / 2; ++r) {
             const int64_t u = rows[2 * r], v = rows[2 * r + 1];
-            SEGRANK_CHECK(u >= 0 && u < num_nodes && v >= 0 && v < num_nodes, where, "/edge_index: row ",
-                          b + static_cast<int64_t>(r), " = (", u, ", ", v, "): expected node ids in [0, ", num_nodes,
-                          ")");
+            SEGRANK_CHECK(u >= 0 && u < num_nodes && v >= 0 && v < num_nodes, where,
+                          "/edge_index: row ", b + static_cast<int64_t>(r), " = (", u, ", ", v,
+                          "): expected node ids in [0, ", num_nodes, ")");
             const int64_t su = seg_of(u);
             if (su == seg_of(v)) ++count[static_cast<size_t>(su)];
             sorted = sorted && u >= prev_user;
             prev_user = u;
-            for (; sorted && next_seg <= su; ++next_seg) row_off[static_cast<size_t>(next_seg)] = b + static_cast<int64_t>(r);
+            for (; sorted && next_seg <= su; ++next_seg)
+                row_off[static_cast<size_t>(next_seg)] = b + static_cast<int64_t>(r);
         }
     });
 
-    // Configurable nodes of each range segment, in id order: [cfg_off[s], cfg_off[s+1]) of the lists.
+    // Configurable nodes of each range segment, in id order: [cfg_off[s], cfg_off[s+1]) of the
+    // lists.
     for (size_t i = 1; i < node_config_ids.size(); ++i)
-        SEGRANK_CHECK(node_config_ids[i] > node_config_ids[i - 1], where, "/node_config_ids: index ", i,
-                      " not strictly increasing");
-    SEGRANK_CHECK(node_config_ids.empty() || (node_config_ids.front() >= 0 && node_config_ids.back() < num_nodes),
+        SEGRANK_CHECK(node_config_ids[i] > node_config_ids[i - 1], where,
+                      "/node_config_ids: index ", i, " not strictly increasing");
+    SEGRANK_CHECK(node_config_ids.empty() ||
+                      (node_config_ids.front() >= 0 && node_config_ids.back() < num_nodes),
                   where, "/node_config_ids: ids outside [0, ", num_nodes, ")");
     std::vector<int32_t> cfg_local, cfg_index;
     std::vector<size_t> cfg_off{0};
     for (int64_t s = 0, ci = 0; s < S; ++s) {
         const int64_t hi = bounds[static_cast<size_t>(s) + 1];
-        for (; ci < static_cast<int64_t>(node_config_ids.size()) && node_config_ids[static_cast<size_t>(ci)] < hi; ++ci) {
-            cfg_local.push_back(static_cast<int32_t>(node_config_ids[static_cast<size_t>(ci)] - lo_of(s)));
+        for (; ci < static_cast<int64_t>(node_config_ids.size()) &&
+               node_config_ids[static_cast<size_t>(ci)] < hi;
+             ++ci) {
+            cfg_local.push_back(
+                static_cast<int32_t>(node_config_ids[static_cast<size_t>(ci)] - lo_of(s)));
             cfg_index.push_back(static_cast<int32_t>(ci));
         }
         cfg_off.push_back(cfg_local.size());
@@ -313,8 +346,8 @@ SegmentTable build_range_segments(const RangeSegmentsOptions& o) {
         for (int64_t b = b0; b < e0; b += chunk_rows) {
             const int64_t e = std::min(e0, b + chunk_rows);
             const std::vector<int32_t> op = o.opcodes(b, e);
-            SEGRANK_CHECK(static_cast<int64_t>(op.size()) == e - b, where, ": node_opcode rows [", b, ", ", e,
-                          ") returned ", op.size(), " values");
+            SEGRANK_CHECK(static_cast<int64_t>(op.size()) == e - b, where, ": node_opcode rows [",
+                          b, ", ", e, ") returned ", op.size(), " values");
             check_opcodes(op, where + "/node_opcode", b);
             keep(op);
         }
@@ -325,18 +358,20 @@ SegmentTable build_range_segments(const RangeSegmentsOptions& o) {
         SegmentTable t(o.graph_id, SegmentRowSource{o.edges, o.opcodes, num_nodes, where});
         t.reserve(S, num_nodes, 0, largest);
         for (int64_t s = 0; s < S; ++s)
-            t.append_rows(lo_of(s), size_of(s), row_off[static_cast<size_t>(s)], row_off[static_cast<size_t>(s) + 1],
-                          cfg_of(cfg_local, s), cfg_of(cfg_index, s));
+            t.append_rows(lo_of(s), size_of(s), row_off[static_cast<size_t>(s)],
+                          row_off[static_cast<size_t>(s) + 1], cfg_of(cfg_local, s),
+                          cfg_of(cfg_index, s));
         t.shrink_to_fit();
         return t;
     }
 
-    // Pass 2: each segment's kept edges as local (user, producer) in edge order, then sorted by user
-    // stably (SegmentBuilder's order) and appended with the segment's opcodes.
+    // Pass 2: each segment's kept edges as local (user, producer) in edge order, then sorted by
+    // user stably (SegmentBuilder's order) and appended with the segment's opcodes.
     const bool wide = largest > kNarrowMaxNodes;
     std::vector<int64_t> edge_off(static_cast<size_t>(S) + 1, 0);
     for (int64_t s = 0; s < S; ++s)
-        edge_off[static_cast<size_t>(s) + 1] = edge_off[static_cast<size_t>(s)] + count[static_cast<size_t>(s)];
+        edge_off[static_cast<size_t>(s) + 1] =
+            edge_off[static_cast<size_t>(s)] + count[static_cast<size_t>(s)];
     std::vector<uint32_t> packed(static_cast<size_t>(edge_off.back() * (wide ? 2 : 1)));
     std::vector<int64_t> cursor(edge_off.begin(), edge_off.end() - 1);
     for_each_chunk([&](int64_t, const std::vector<int64_t>& rows) {
@@ -348,7 +383,8 @@ SegmentTable build_range_segments(const RangeSegmentsOptions& o) {
             const auto lv = static_cast<uint32_t>(v - lo_of(su));
             int64_t& c = cursor[static_cast<size_t>(su)];
             SEGRANK_CHECK(c < edge_off[static_cast<size_t>(su) + 1], where,
-                          ": edge_index changed between two reads (more kept edges in segment ", su, ")");
+                          ": edge_index changed between two reads (more kept edges in segment ", su,
+                          ")");
             if (wide) {
                 packed[static_cast<size_t>(2 * c)] = lu;
                 packed[static_cast<size_t>(2 * c + 1)] = lv;
@@ -363,16 +399,20 @@ SegmentTable build_range_segments(const RangeSegmentsOptions& o) {
     std::vector<std::pair<uint32_t, uint32_t>> pairs;
     std::vector<int32_t> user, producer, op;
     for (int64_t s = 0; s < S; ++s) {
-        const int64_t b = edge_off[static_cast<size_t>(s)], e = edge_off[static_cast<size_t>(s) + 1];
+        const int64_t b = edge_off[static_cast<size_t>(s)],
+                      e = edge_off[static_cast<size_t>(s) + 1];
         SEGRANK_CHECK(cursor[static_cast<size_t>(s)] == e, where,
-                      ": edge_index changed between two reads (fewer kept edges in segment ", s, ")");
+                      ": edge_index changed between two reads (fewer kept edges in segment ", s,
+                      ")");
         pairs.resize(static_cast<size_t>(e - b));
         for (int64_t i = b; i < e; ++i) {
             const auto k = static_cast<size_t>(i);
             pairs[static_cast<size_t>(i - b)] =
-                wide ? std::pair{packed[2 * k], packed[2 * k + 1]} : std::pair{packed[k] >> 16, packed[k] & 0xffffu};
+                wide ? std::pair{packed[2 * k], packed[2 * k + 1]}
+                     : std::pair{packed[k] >> 16, packed[k] & 0xffffu};
         }
-        std::stable_sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        std::stable_sort(pairs.begin(), pairs.end(),
+                         [](const auto& x, const auto& y) { return x.first < y.first; });
         user.resize(pairs.size());
         producer.resize(pairs.size());
         for (size_t i = 0; i < pairs.size(); ++i) {
@@ -381,9 +421,11 @@ SegmentTable build_range_segments(const RangeSegmentsOptions& o) {
         }
         // Range segments in id order: the segment's opcodes are node_opcode[lo, hi).
         op.clear();
-        read_opcodes(lo_of(s), lo_of(s) + size_of(s),
-                     [&](const std::vector<int32_t>& part) { op.insert(op.end(), part.begin(), part.end()); });
-        t.append_range(lo_of(s), size_of(s), user, producer, cfg_of(cfg_local, s), cfg_of(cfg_index, s), op);
+        read_opcodes(lo_of(s), lo_of(s) + size_of(s), [&](const std::vector<int32_t>& part) {
+            op.insert(op.end(), part.begin(), part.end());
+        });
+        t.append_range(lo_of(s), size_of(s), user, producer, cfg_of(cfg_local, s),
+                       cfg_of(cfg_index, s), op);
     }
     t.shrink_to_fit();
     return t;

@@ -1,5 +1,5 @@
-// SegmentTable: the segments of one graph held compactly, each Segment rebuilt on use (issue 6,
-// DESIGN.md 6 "peak memory O(segment size * K * H), not O(graph)").
+// SegmentTable: the segments of one graph held compactly, each Segment rebuilt on use
+// (docs/gst.md#segment-table).
 //
 // A Segment with both Csr directions costs about 24 bytes per node and 24 per edge; at 10^6 nodes
 // that is 60 MB per graph, more than the whole GST step. The table keeps what the Segment is built
@@ -9,8 +9,8 @@
 // - kept edges as local (user, producer) pairs, packed in one uint32 when every segment has at most
 //   65536 local nodes, else two;
 // - opcodes as uint8; configurable nodes as int32 (local id, index into node_config_ids).
-// So about 4 bytes per kept edge and 1 per node. Rebuilding a 1000-node segment (validation and both
-// Csr) takes tens of microseconds, far below its forward pass.
+// So about 4 bytes per kept edge and 1 per node. Rebuilding a 1000-node segment (validation and
+// both Csr) takes tens of microseconds, far below its forward pass.
 //
 // Source-backed tables (build_range_segments on an edge list sorted by user, as TpuGraphs files
 // and the stores packed from them are) hold only O(S) offsets: segment s re-reads its rows of
@@ -33,7 +33,7 @@ using OpcodeRangeReader = std::function<std::vector<int32_t>(int64_t begin, int6
 
 /// Where a source-backed SegmentTable re-reads each segment's edges and opcodes when it is rebuilt.
 struct SegmentRowSource {
-    EdgeRangeReader edges;        ///< the graph's edge_index rows (must stay valid as long as the table)
+    EdgeRangeReader edges;  ///< the graph's edge_index rows (must stay valid as long as the table)
     OpcodeRangeReader opcodes;    ///< the graph's node_opcode ranges (same)
     int64_t num_graph_nodes = 0;  ///< n: re-read ids are checked against it
     std::string where;            ///< names the graph in messages
@@ -55,10 +55,11 @@ public:
 
     /// Appends a halo-free segment pooling the id range [first, first + n) with local edges
     /// `user`/`producer` ([m_s], local ids in [0, n), sorted by user, stable in edge order),
-    /// `config_local`/`config_index` ([nc_s], as in Segment) and opcodes [n]. Validated as append().
-    void append_range(int64_t first, int32_t n, std::span<const int32_t> user, std::span<const int32_t> producer,
-                      std::span<const int32_t> config_local, std::span<const int32_t> config_index,
-                      std::span<const int32_t> opcode);
+    /// `config_local`/`config_index` ([nc_s], as in Segment) and opcodes [n]. Validated as
+    /// append().
+    void append_range(int64_t first, int32_t n, std::span<const int32_t> user,
+                      std::span<const int32_t> producer, std::span<const int32_t> config_local,
+                      std::span<const int32_t> config_index, std::span<const int32_t> opcode);
 
     /// Appends to a source-backed table a halo-free segment pooling [first, first + n) whose kept
     /// edges are the rows [row_begin, row_end) of edge_index with both ends in the range (for an
@@ -78,8 +79,8 @@ public:
     int32_t num_segments() const { return static_cast<int32_t>(num_pooled_.size()); }
     /// Local node count (pooled + halo) of segment s.
     int32_t num_nodes(int32_t s) const;
-    /// Segment s rebuilt: validated, with both Csr directions (DESIGN.md 12). Equal to the Segment
-    /// appended (nodes, edges in order, configurable nodes). Throws for s out of range.
+    /// Segment s rebuilt: validated, with both Csr directions (docs/gst.md#segment-table). Equal to
+    /// the Segment appended (nodes, edges in order, configurable nodes). Throws for s out of range.
     Segment segment(int32_t s) const;
     /// Opcodes [num_nodes(s)] of segment s in local order, written into `out` (resized).
     void opcodes(int32_t s, std::vector<int32_t>& out) const;
@@ -102,18 +103,18 @@ private:
 
     int64_t graph_id_;
     bool wide_ = false;
-    std::vector<int64_t> first_node_;          // [S] first id of a range segment, -1 when listed
-    std::vector<int32_t> num_pooled_;          // [S]
-    std::vector<int64_t> node_off_{0};         // [S+1] cumulative local node counts (opcode_ offsets)
-    std::vector<int64_t> list_off_{0};         // [S+1] into listed_ (equal bounds for range segments)
-    std::vector<uint32_t> listed_;             // global ids of listed segments, local order
-    std::vector<int64_t> edge_off_{0};         // [S+1] edge counts
-    std::vector<uint32_t> edges_;              // narrow: (user << 16) | producer; wide: user, producer
-    std::vector<int64_t> cfg_off_{0};          // [S+1]
+    std::vector<int64_t> first_node_;   // [S] first id of a range segment, -1 when listed
+    std::vector<int32_t> num_pooled_;   // [S]
+    std::vector<int64_t> node_off_{0};  // [S+1] cumulative local node counts (opcode_ offsets)
+    std::vector<int64_t> list_off_{0};  // [S+1] into listed_ (equal bounds for range segments)
+    std::vector<uint32_t> listed_;      // global ids of listed segments, local order
+    std::vector<int64_t> edge_off_{0};  // [S+1] edge counts
+    std::vector<uint32_t> edges_;       // narrow: (user << 16) | producer; wide: user, producer
+    std::vector<int64_t> cfg_off_{0};   // [S+1]
     std::vector<int32_t> cfg_local_, cfg_index_;
-    std::vector<uint8_t> opcode_;              // [sum n_s]
-    // Source-backed mode: rows [edge_row_off_[s], edge_row_off_[s+1]) of edge_index hold segment s's
-    // kept edges (range segments only); edges_ and opcode_ stay empty.
+    std::vector<uint8_t> opcode_;  // [sum n_s]
+    // Source-backed mode: rows [edge_row_off_[s], edge_row_off_[s+1]) of edge_index hold segment
+    // s's kept edges (range segments only); edges_ and opcode_ stay empty.
     bool backed_ = false;
     std::vector<int64_t> edge_row_off_;
     SegmentRowSource source_;
@@ -122,28 +123,29 @@ private:
 /// What build_range_segments reads and builds: the halo-free segments of a range partition of one
 /// graph (segment s pools [bounds[s], bounds[s+1])).
 struct RangeSegmentsOptions {
-    int64_t num_nodes = 0;                     ///< n >= 1
-    int64_t num_edges = 0;                     ///< m >= 0 (rows of edge_index)
-    std::span<const int64_t> bounds;           ///< [S+1] strictly increasing from 0 to n
-    std::span<const int64_t> node_config_ids;  ///< [nc] strictly increasing ids in [0, n) (empty for tile)
+    int64_t num_nodes = 0;            ///< n >= 1
+    int64_t num_edges = 0;            ///< m >= 0 (rows of edge_index)
+    std::span<const int64_t> bounds;  ///< [S+1] strictly increasing from 0 to n
+    std::span<const int64_t>
+        node_config_ids;  ///< [nc] strictly increasing ids in [0, n) (empty for tile)
     int64_t graph_id = 0;
-    EdgeRangeReader edges;                     ///< edge_index rows (kept by a source-backed table)
-    OpcodeRangeReader opcodes;                 ///< node_opcode ranges (same)
-    std::string where;                         ///< names the graph in messages
-    int64_t chunk_rows = int64_t{1} << 16;     ///< edge_index / node_opcode rows per read, >= 1
-    bool source_backed = true;                 ///< keep only row ranges when the rows are sorted by user
+    EdgeRangeReader edges;                  ///< edge_index rows (kept by a source-backed table)
+    OpcodeRangeReader opcodes;              ///< node_opcode ranges (same)
+    std::string where;                      ///< names the graph in messages
+    int64_t chunk_rows = int64_t{1} << 16;  ///< edge_index / node_opcode rows per read, >= 1
+    bool source_backed = true;  ///< keep only row ranges when the rows are sorted by user
 };
 
 /// Builds the halo-free segments of a range partition without holding the graph, reading the edge
 /// list `chunk_rows` rows at a time, through SegmentTable's append interface. Pass 1 checks every
 /// id and counts kept edges per segment. When the rows are sorted by user and `source_backed`, the
-/// table keeps each segment's row range and the readers (which must stay valid, and are called again
-/// by segment() / opcodes()): O(S) memory. Otherwise pass 2 collects the kept edges (4 or 8 bytes
-/// each) and appends the segments one by one into a packed table: O(S + kept edges + n) bytes with
-/// small constants, never O(m) int64.
-/// The result equals SegmentBuilder(graph, node_config_ids, partition with these bounds, graph_id,
-/// 0).build(s) for every s. Throws segrank::Error naming `where` for an edge id outside
-/// [0, num_nodes), bounds that are not increasing from 0 to num_nodes, or reader errors.
+/// table keeps each segment's row range and the readers (which must stay valid, and are called
+/// again by segment() / opcodes()): O(S) memory. Otherwise pass 2 collects the kept edges (4 or 8
+/// bytes each) and appends the segments one by one into a packed table: O(S + kept edges + n) bytes
+/// with small constants, never O(m) int64. The result equals SegmentBuilder(graph, node_config_ids,
+/// partition with these bounds, graph_id, 0).build(s) for every s. Throws segrank::Error naming
+/// `where` for an edge id outside [0, num_nodes), bounds that are not increasing from 0 to
+/// num_nodes, or reader errors.
 SegmentTable build_range_segments(const RangeSegmentsOptions& options);
 
 }  // namespace segrank

@@ -1,4 +1,5 @@
-// Checkpoint writer/reader over the data/h5_file.h RAII layer (the only HDF5 user is data/h5_file.cpp).
+// Checkpoint writer/reader over the data/h5_file.h RAII layer (the only HDF5 user is
+// data/h5_file.cpp).
 #include "trainer/checkpoint.h"
 
 #include <system_error>
@@ -24,22 +25,27 @@ std::vector<std::string> split_path(const std::string& name) {
 
 void write_arena(H5Group& g, const ParamStore& store, std::span<const float> arena) {
     for (const ParamRef& r : store.refs())
-        g.write<float>(r.name, {r.rows, r.cols}, arena.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())));
+        g.write<float>(r.name, {r.rows, r.cols},
+                       arena.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())));
 }
 
-void read_arena(const H5Group& g, const ParamStore& store, std::span<float> arena, const std::string& where) {
+void read_arena(const H5Group& g, const ParamStore& store, std::span<float> arena,
+                const std::string& where) {
     for (const ParamRef& r : store.refs()) {
-        SEGRANK_CHECK(g.has(r.name), where, ": parameter '", r.name, "' missing (checkpoint of another model?)");
+        SEGRANK_CHECK(g.has(r.name), where, ": parameter '", r.name,
+                      "' missing (checkpoint of another model?)");
         H5Dataset d = g.open_dataset(r.name);
         const auto shape = d.shape();
-        SEGRANK_CHECK(shape.size() == 2 && shape[0] == r.rows && shape[1] == r.cols, d.where(), ": shape mismatch, expected [",
-                      r.rows, ", ", r.cols, "] for parameter '", r.name, "'");
+        SEGRANK_CHECK(shape.size() == 2 && shape[0] == r.rows && shape[1] == r.cols, d.where(),
+                      ": shape mismatch, expected [", r.rows, ", ", r.cols, "] for parameter '",
+                      r.name, "'");
         d.read<float>(arena.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())));
     }
 }
 }  // namespace
 
-CheckpointWriter::CheckpointWriter(std::filesystem::path path) : path_(std::move(path)), out_(path_) {
+CheckpointWriter::CheckpointWriter(std::filesystem::path path)
+    : path_(std::move(path)), out_(path_) {
     file_ = std::make_unique<H5File>(H5File::create(out_.temp_path()));
     H5Group root = file_->root();
     root.set_attr("format_version", kCheckpointFormatVersion);
@@ -75,7 +81,8 @@ void CheckpointWriter::put_state(int64_t step, int64_t epoch) {
 std::pair<H5Group, std::string> CheckpointWriter::extra_parent(const std::string& name) {
     const auto parts = split_path(name);
     H5Group g = file_->root().open_group("extra");
-    for (size_t i = 0; i + 1 < parts.size(); ++i) g = g.has(parts[i]) ? g.open_group(parts[i]) : g.create_group(parts[i]);
+    for (size_t i = 0; i + 1 < parts.size(); ++i)
+        g = g.has(parts[i]) ? g.open_group(parts[i]) : g.create_group(parts[i]);
     return {std::move(g), parts.back()};
 }
 
@@ -98,9 +105,10 @@ CheckpointReader::CheckpointReader(const std::filesystem::path& path) : path_(pa
     file_ = std::make_unique<H5File>(H5File::open_read(path));
     H5Group root = file_->root();
     const auto v = root.attr_int("format_version");
-    SEGRANK_CHECK(v.has_value(), path.string(), ": not a segrank checkpoint (no format_version attribute)");
-    SEGRANK_CHECK(*v == kCheckpointFormatVersion, path.string(), ": checkpoint format_version ", *v, ", this build reads ",
-                  kCheckpointFormatVersion);
+    SEGRANK_CHECK(v.has_value(), path.string(),
+                  ": not a segrank checkpoint (no format_version attribute)");
+    SEGRANK_CHECK(*v == kCheckpointFormatVersion, path.string(), ": checkpoint format_version ", *v,
+                  ", this build reads ", kCheckpointFormatVersion);
     version_ = *v;
     step_ = root.attr_int("step").value_or(0);
     epoch_ = root.attr_int("epoch").value_or(0);
@@ -141,7 +149,9 @@ bool CheckpointReader::has_array(const std::string& name) const {
     return g.has(parts.back());
 }
 
-std::vector<int64_t> CheckpointReader::array_shape(const std::string& name) const { return open_extra(name).shape(); }
+std::vector<int64_t> CheckpointReader::array_shape(const std::string& name) const {
+    return open_extra(name).shape();
+}
 
 std::optional<std::string> CheckpointReader::attr_string(const std::string& name) const {
     return file_->root().open_group("extra").attr_string(name);

@@ -1,7 +1,7 @@
-// Checkpoints in HDF5 (DESIGN.md 10): parameters by name, AdamW moments, step, epoch, format version,
-// plus free-form arrays/attributes other parts add (normalizer statistics, config text, history
-// shards). Written to a temporary file and renamed on commit (util/atomic_file.h), so a crash never
-// leaves a torn checkpoint.
+// Checkpoints in HDF5 (docs/files.md#checkpoints): parameters by name, AdamW moments, step, epoch,
+// format version, plus free-form arrays/attributes other parts add (normalizer statistics, config
+// text, history shards). Written to a temporary file and renamed on commit (util/atomic_file.h), so
+// a crash never leaves a torn checkpoint.
 // Layout (h5py-readable):
 //   /                attrs format_version (int), step (int), epoch (int), adam_step (int)
 //   /params/<name>   float32 [rows, cols] per ParamRef (e.g. /params/sage0.w_self)
@@ -42,7 +42,8 @@ public:
     /// Free-form dataset under /extra; `name` may contain '/' (groups are created), e.g.
     /// "normalizer/mean". shape: rank 1-3, product = data.size().
     template <typename T>
-    void put_array(const std::string& name, const std::vector<int64_t>& shape, std::span<const T> data) {
+    void put_array(const std::string& name, const std::vector<int64_t>& shape,
+                   std::span<const T> data) {
         auto [group, leaf] = extra_parent(name);
         group.write<T>(leaf, shape, data);
     }
@@ -55,8 +56,8 @@ public:
 private:
     std::pair<H5Group, std::string> extra_parent(const std::string& name);
     std::filesystem::path path_;
-    AtomicOutput out_;                // declared before file_: the file is closed before its removal
-    std::unique_ptr<H5File> file_;    // null once committed
+    AtomicOutput out_;              // declared before file_: the file is closed before its removal
+    std::unique_ptr<H5File> file_;  // null once committed
 };
 
 /// Reads a checkpoint written by CheckpointWriter.

@@ -32,14 +32,16 @@ std::string Communicator::broadcast(const std::string& text, int root) {
 
 namespace {
 void check_local_root(int root) {
-    SEGRANK_CHECK(root == 0, "broadcast/gather root ", root, " is not a rank of a 1-process job (valid: 0)");
+    SEGRANK_CHECK(root == 0, "broadcast/gather root ", root,
+                  " is not a rank of a 1-process job (valid: 0)");
 }
 }  // namespace
 
 void LocalCommunicator::broadcast(std::span<float>, int root) { check_local_root(root); }
 void LocalCommunicator::broadcast(std::span<std::byte>, int root) { check_local_root(root); }
 
-std::vector<std::vector<double>> LocalCommunicator::gather(std::span<const double> local, int root) {
+std::vector<std::vector<double>> LocalCommunicator::gather(std::span<const double> local,
+                                                           int root) {
     check_local_root(root);
     return {std::vector<double>(local.begin(), local.end())};
 }
@@ -56,7 +58,8 @@ bool launched_by_mpi() {
     return false;
 }
 
-std::unique_ptr<Communicator> make_communicator([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {
+std::unique_ptr<Communicator> make_communicator([[maybe_unused]] int* argc,
+                                                [[maybe_unused]] char*** argv) {
 #ifdef SEGRANK_WITH_MPI
     if (launched_by_mpi()) return make_mpi_communicator(argc, argv);
 #endif
@@ -76,7 +79,8 @@ int run_guarded(Communicator& comm, const std::function<int()>& body) {
         message = str("internal error: ", e.what());
     }
     if (comm.size() > 1)  // which rank failed matters only when there are several
-        std::fprintf(stderr, "segrank [rank %d/%d]: error: %s\n", comm.rank(), comm.size(), message.c_str());
+        std::fprintf(stderr, "segrank [rank %d/%d]: error: %s\n", comm.rank(), comm.size(),
+                     message.c_str());
     else
         std::fprintf(stderr, "segrank: error: %s\n", message.c_str());
     std::fflush(stderr);
@@ -86,7 +90,8 @@ int run_guarded(Communicator& comm, const std::function<int()>& body) {
 
 void inject_failure_if_requested(int fail_rank, int64_t fail_step, int rank, int64_t step) {
     if (fail_rank >= 0 && rank == fail_rank && step == fail_step)
-        throw Error(str("injected failure on rank ", rank, " at step ", step, " (dist.fail_rank test hook)"));
+        throw Error(str("injected failure on rank ", rank, " at step ", step,
+                        " (dist.fail_rank test hook)"));
 }
 
 }  // namespace segrank

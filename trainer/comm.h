@@ -1,4 +1,4 @@
-// Communicator: the one wrapper over the distributed engine (STYLE.md 3.6, DESIGN.md 9).
+// Communicator: the one wrapper over the distributed engine (docs/architecture.md#distribution).
 // LocalCommunicator (one process) is always built; the MPI one lives in trainer/comm_mpi.cpp, the
 // only <mpi.h> includer, compiled with SEGRANK_WITH_MPI. Code below trainer/ takes plain
 // (rank, world_size) integers instead of a Communicator.
@@ -50,7 +50,8 @@ public:
     virtual void broadcast(std::span<float> data, int root) = 0;
     /// Byte version of broadcast (same length on every rank).
     virtual void broadcast(std::span<std::byte> data, int root) = 0;
-    /// Returns root's string on every rank (lengths may differ before the call), e.g. the config text.
+    /// Returns root's string on every rank (lengths may differ before the call), e.g. the config
+    /// text.
     std::string broadcast(const std::string& text, int root);
 
     /// Rank `root` receives every rank's vector (lengths may differ), indexed by rank; the other
@@ -62,7 +63,7 @@ public:
 
     /// Ends the whole job now with `code` (MPI_Abort for MPI, _Exit locally): the way out when
     /// one rank fails, so no rank is left waiting in a collective. Called only by a program's
-    /// top level (run_guarded), never by library code (STYLE.md 3.8).
+    /// top level (run_guarded), never by library code (docs/style.md#errors).
     [[noreturn]] virtual void abort(int code) = 0;
 };
 
@@ -109,8 +110,9 @@ std::unique_ptr<Communicator> make_mpi_communicator(int* argc, char*** argv);
 /// returns that code. Returns body's exit code otherwise.
 int run_guarded(Communicator& comm, const std::function<int()>& body);
 
-/// Test hook of DESIGN.md 9 / issue 7 item 4: throws segrank::Error("injected failure ...") when
-/// `rank == fail_rank` and `step == fail_step` (dist.fail_rank, dist.fail_step; fail_rank -1 = off).
+/// Test hook (docs/architecture.md#distribution): throws segrank::Error("injected failure ...")
+/// when `rank == fail_rank` and `step == fail_step` (dist.fail_rank, dist.fail_step; fail_rank -1 =
+/// off).
 void inject_failure_if_requested(int fail_rank, int64_t fail_step, int rank, int64_t step);
 
 }  // namespace segrank

@@ -1,6 +1,7 @@
-// MpiCommunicator over Open MPI: the only <mpi.h> includer (STYLE.md 3.6), compiled only with
-// SEGRANK_WITH_MPI. MPI errors are returned (MPI_ERRORS_RETURN) and converted to segrank::Error here.
-// The C API only: without these Open MPI's mpi.h also pulls in the removed C++ bindings (libmpi_cxx).
+// MpiCommunicator over Open MPI: the only <mpi.h> includer (docs/architecture.md#distribution),
+// compiled only with SEGRANK_WITH_MPI. MPI errors are returned (MPI_ERRORS_RETURN) and converted to
+// segrank::Error here. The C API only: without these Open MPI's mpi.h also pulls in the removed C++
+// bindings (libmpi_cxx).
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
@@ -24,8 +25,9 @@ public:
     MpiCommunicator(int* argc, char*** argv) {
         int finalized = 0;
         MPI_Finalized(&finalized);
-        SEGRANK_CHECK(!finalized, "MPI was already finalized in this process: make_communicator can be "
-                                  "called only once per process");
+        SEGRANK_CHECK(!finalized,
+                      "MPI was already finalized in this process: make_communicator can be "
+                      "called only once per process");
         int initialized = 0;
         MPI_Initialized(&initialized);
         if (!initialized) {
@@ -34,7 +36,8 @@ public:
             SEGRANK_CHECK(rc == MPI_SUCCESS, "MPI_Init_thread failed: ", error_string(rc));
             owns_mpi_ = true;
         }
-        check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+        check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
+              "MPI_Comm_set_errhandler");
         // A private duplicate, so our collectives never match a library's on MPI_COMM_WORLD.
         check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
         check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
@@ -69,7 +72,9 @@ public:
     using Communicator::allreduce_sum;
     using Communicator::broadcast;
 
-    void allreduce_sum(std::span<float> data) override { allreduce(data.data(), data.size(), MPI_FLOAT, MPI_SUM); }
+    void allreduce_sum(std::span<float> data) override {
+        allreduce(data.data(), data.size(), MPI_FLOAT, MPI_SUM);
+    }
     void allreduce_sum(std::span<double> data) override {
         allreduce(data.data(), data.size(), MPI_DOUBLE, MPI_SUM);
     }
@@ -90,17 +95,19 @@ public:
                       " values is too large (max ", INT_MAX, ")");
         const int n = static_cast<int>(local.size());
         std::vector<int> counts(rank_ == root ? size_ : 0);
-        check(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_), "MPI_Gather(counts)");
+        check(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_),
+              "MPI_Gather(counts)");
         std::vector<int> displs(counts.size());
         int64_t total = 0;
         for (size_t r = 0; r < counts.size(); ++r) {
-            SEGRANK_CHECK(total + counts[r] <= INT_MAX, "gather of more than ", INT_MAX, " values in total");
+            SEGRANK_CHECK(total + counts[r] <= INT_MAX, "gather of more than ", INT_MAX,
+                          " values in total");
             displs[r] = static_cast<int>(total);
             total += counts[r];
         }
         std::vector<double> all(static_cast<size_t>(total));
-        check(MPI_Gatherv(local.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE,
-                          root, comm_),
+        check(MPI_Gatherv(local.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+                          MPI_DOUBLE, root, comm_),
               "MPI_Gatherv");
         std::vector<std::vector<double>> out;
         for (size_t r = 0; r < counts.size(); ++r)
@@ -127,12 +134,13 @@ private:
 
     void check(int rc, const char* what) const {
         if (rc != MPI_SUCCESS)
-            throw Error(str(what, " failed on rank ", rank_, " of ", size_, ": ", error_string(rc)));
+            throw Error(
+                str(what, " failed on rank ", rank_, " of ", size_, ": ", error_string(rc)));
     }
 
     void check_root(int root, const char* what) const {
-        SEGRANK_CHECK(root >= 0 && root < size_, what, " root ", root, " is not a rank (valid: 0..", size_ - 1,
-                      ")");
+        SEGRANK_CHECK(root >= 0 && root < size_, what, " root ", root, " is not a rank (valid: 0..",
+                      size_ - 1, ")");
     }
 
     template <typename T>

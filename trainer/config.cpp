@@ -1,5 +1,6 @@
-// load_config: TOML (toml++ 3.3, the only includer) -> RunConfig, with `--set` overrides, unknown-key
-// detection with suggestions, type checks and range checks reported as file:line:col (STYLE.md 3.7).
+// load_config: TOML (toml++ 3.3, the only includer) -> RunConfig, with `--set` overrides,
+// unknown-key detection with suggestions, type checks and range checks reported as file:line:col
+// (docs/config.md#errors).
 #include "trainer/config.h"
 
 #include <toml++/toml.h>
@@ -26,16 +27,26 @@ using cfg::detail::Check;
 
 std::string_view type_name(const toml::node& n) {
     switch (n.type()) {
-        case toml::node_type::table: return "table";
-        case toml::node_type::array: return "array";
-        case toml::node_type::string: return "string";
-        case toml::node_type::integer: return "integer";
-        case toml::node_type::floating_point: return "float";
-        case toml::node_type::boolean: return "boolean";
-        case toml::node_type::date: return "date";
-        case toml::node_type::time: return "time";
-        case toml::node_type::date_time: return "date-time";
-        default: return "nothing";
+        case toml::node_type::table:
+            return "table";
+        case toml::node_type::array:
+            return "array";
+        case toml::node_type::string:
+            return "string";
+        case toml::node_type::integer:
+            return "integer";
+        case toml::node_type::floating_point:
+            return "float";
+        case toml::node_type::boolean:
+            return "boolean";
+        case toml::node_type::date:
+            return "date";
+        case toml::node_type::time:
+            return "time";
+        case toml::node_type::date_time:
+            return "date-time";
+        default:
+            return "nothing";
     }
 }
 
@@ -43,10 +54,14 @@ std::string_view type_name(const toml::node& n) {
 std::string describe(const toml::node& n) {
     std::ostringstream os;
     os << type_name(n);
-    if (n.is_string()) os << " " << cfg::detail::quote_toml(n.as_string()->get());
-    else if (n.is_integer()) os << " " << n.as_integer()->get();
-    else if (n.is_floating_point()) os << " " << cfg::detail::format_double(n.as_floating_point()->get());
-    else if (n.is_boolean()) os << (n.as_boolean()->get() ? " true" : " false");
+    if (n.is_string())
+        os << " " << cfg::detail::quote_toml(n.as_string()->get());
+    else if (n.is_integer())
+        os << " " << n.as_integer()->get();
+    else if (n.is_floating_point())
+        os << " " << cfg::detail::format_double(n.as_floating_point()->get());
+    else if (n.is_boolean())
+        os << (n.as_boolean()->get() ? " true" : " false");
     return os.str();
 }
 
@@ -74,8 +89,8 @@ struct Loc {
     enum Kind { kPosition = 0, kFile = 1, kOverride = 2 };
     std::string text;  ///< "configs/x.toml:12:1", "configs/x.toml" or "--set optim.lr=-1"
     Kind kind = kFile;
-    int64_t a = 0;     ///< line, or override index
-    int64_t b = 0;     ///< column
+    int64_t a = 0;  ///< line, or override index
+    int64_t b = 0;  ///< column
 };
 
 Loc position(std::string_view source, const toml::source_region& r) {
@@ -96,17 +111,21 @@ public:
         cfg::detail::visit_schema(schema_, std::as_const(defaults_));
     }
 
-    /// Records where `dotted` came from when it was set by an override (or moved by the loss alias).
+    /// Records where `dotted` came from when it was set by an override (or moved by the loss
+    /// alias).
     void set_origin(const std::string& dotted, Loc origin) { origin_[dotted] = std::move(origin); }
     void error(const Loc& where, const std::string& dotted, const std::string& msg) {
-        errors_.push_back({where, dotted.empty() ? str(where.text, ": ", msg) : str(where.text, ": ", dotted, ": ", msg)});
+        errors_.push_back({where, dotted.empty() ? str(where.text, ": ", msg)
+                                                 : str(where.text, ": ", dotted, ": ", msg)});
     }
     bool has_errors() const { return !errors_.empty(); }
-    /// The messages, sorted by where they point (file positions, the file, then overrides in order).
+    /// The messages, sorted by where they point (file positions, the file, then overrides in
+    /// order).
     std::vector<std::string> sorted_errors() const {
         std::vector<Message> m = errors_;
         std::stable_sort(m.begin(), m.end(), [](const Message& x, const Message& y) {
-            return std::tie(x.where.kind, x.where.a, x.where.b) < std::tie(y.where.kind, y.where.a, y.where.b);
+            return std::tie(x.where.kind, x.where.a, x.where.b) <
+                   std::tie(y.where.kind, y.where.a, y.where.b);
         });
         std::vector<std::string> out;
         for (auto& e : m) out.push_back(std::move(e.text));
@@ -116,15 +135,16 @@ public:
     Loc at(const toml::source_region& r) const { return position(source_, r); }
     /// Location of a key: its override, else its position in the file, else the file.
     Loc where(const std::string& dotted_item) const {
-        const std::string dotted = dotted_item.substr(0, dotted_item.find('['));  // list items: their key
+        const std::string dotted =
+            dotted_item.substr(0, dotted_item.find('['));  // list items: their key
         if (auto it = origin_.find(dotted); it != origin_.end()) return it->second;
         if (auto it = key_pos_.find(dotted); it != key_pos_.end()) return it->second;
         return Loc{source_};
     }
 
     /// Range and cross-key problems of the built config. A problem about a key whose value was
-    /// already rejected (wrong type, bad enum name), or that quotes such a key, is dropped: that key
-    /// still holds its default, so the problem would describe a value the user never wrote.
+    /// already rejected (wrong type, bad enum name), or that quotes such a key, is dropped: that
+    /// key still holds its default, so the problem would describe a value the user never wrote.
     void check_values(const RunConfig& cfg) {
         for (const auto& p : cfg::detail::check_config(cfg)) {
             bool stale = rejected_.count(p.key) != 0;
@@ -152,8 +172,9 @@ public:
             const std::string name(k.str());
             const Loc loc = origin_.count(name) ? origin_.at(name) : at(k.source());
             if (!sections.count(name)) {
-                error(loc, name, str(v.is_table() ? "unknown section" : "unknown top-level key",
-                                     suggestion(name, true)));
+                error(loc, name,
+                      str(v.is_table() ? "unknown section" : "unknown top-level key",
+                          suggestion(name, true)));
                 continue;
             }
             const toml::table* t = v.as_table();
@@ -164,7 +185,8 @@ public:
             for (auto&& [k2, v2] : *t) {
                 const std::string dotted = name + "." + std::string(k2.str());
                 if (!key_pos_.count(dotted)) key_pos_[dotted] = at(k2.source());
-                if (!keys.count(dotted)) error(where(dotted), dotted, str("unknown key", suggestion(dotted, false)));
+                if (!keys.count(dotted))
+                    error(where(dotted), dotted, str("unknown key", suggestion(dotted, false)));
             }
         }
     }
@@ -217,19 +239,26 @@ private:
             value = n.as_boolean()->get();
         } else if constexpr (std::is_enum_v<T>) {
             if (!n.is_string()) return type_error(dotted, str("one of ", enum_name_list<T>()), n);
-            if (const std::optional<T> v = find_enum<T>(n.as_string()->get())) value = *v;
-            else type_error(dotted, str("one of ", enum_name_list<T>()), n);
+            if (const std::optional<T> v = find_enum<T>(n.as_string()->get()))
+                value = *v;
+            else
+                type_error(dotted, str("one of ", enum_name_list<T>()), n);
         } else if constexpr (std::is_integral_v<T>) {
             if (!n.is_integer()) return type_error(dotted, "an integer", n);
             const int64_t x = n.as_integer()->get();
             if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max())
-                return type_error(dotted, str("an integer in [", std::numeric_limits<T>::min(), ", ",
-                                              std::numeric_limits<T>::max(), "]"), n);
+                return type_error(dotted,
+                                  str("an integer in [", std::numeric_limits<T>::min(), ", ",
+                                      std::numeric_limits<T>::max(), "]"),
+                                  n);
             value = static_cast<T>(x);
         } else if constexpr (std::is_floating_point_v<T>) {
-            if (n.is_integer()) value = static_cast<T>(n.as_integer()->get());
-            else if (n.is_floating_point()) value = static_cast<T>(n.as_floating_point()->get());
-            else type_error(dotted, "a number", n);
+            if (n.is_integer())
+                value = static_cast<T>(n.as_integer()->get());
+            else if (n.is_floating_point())
+                value = static_cast<T>(n.as_floating_point()->get());
+            else
+                type_error(dotted, "a number", n);
         } else if constexpr (std::is_same_v<T, std::string>) {
             if (!n.is_string()) return type_error(dotted, "a string", n);
             value = n.as_string()->get();
@@ -242,7 +271,8 @@ private:
     }
 
     /// An array of strings; a single string is read as a one-element list.
-    void read_string_list(const toml::node& n, std::vector<std::string>& value, const std::string& dotted) {
+    void read_string_list(const toml::node& n, std::vector<std::string>& value,
+                          const std::string& dotted) {
         if (n.is_string()) {
             value = {n.as_string()->get()};
             return;
@@ -252,14 +282,16 @@ private:
         std::vector<std::string> out;
         for (size_t i = 0; i < a->size(); ++i) {
             const toml::node& el = *a->get(i);
-            if (!el.is_string()) return type_error(dotted, str("strings in the array (element ", i, ")"), el);
+            if (!el.is_string())
+                return type_error(dotted, str("strings in the array (element ", i, ")"), el);
             out.push_back(el.as_string()->get());
         }
         value = std::move(out);
     }
 
     /// `[{name = "listmle", weight = 1.0}, ...]`; weight defaults to 1.
-    void read_loss_terms(const toml::node& n, std::vector<LossTerm>& value, const std::string& dotted) {
+    void read_loss_terms(const toml::node& n, std::vector<LossTerm>& value,
+                         const std::string& dotted) {
         const toml::array* a = n.as_array();
         if (!a) return type_error(dotted, "an array of {name, weight} tables", n);
         std::vector<LossTerm> out;
@@ -271,19 +303,21 @@ private:
             LossTerm term;
             for (auto&& [k, v] : *t) {
                 if (k.str() != "name" && k.str() != "weight") {
-                    const std::string near = edit_distance(k.str(), "weight") <= 2 ? " (did you mean 'weight'?)"
-                                             : edit_distance(k.str(), "name") <= 2 ? " (did you mean 'name'?)"
-                                                                                   : "";
+                    const std::string near =
+                        edit_distance(k.str(), "weight") <= 2 ? " (did you mean 'weight'?)"
+                        : edit_distance(k.str(), "name") <= 2 ? " (did you mean 'name'?)"
+                                                              : "";
                     rejected_.insert(dotted);
-                    error(where(dotted), item, str("unknown key '", k.str(), "' (valid: name, weight)", near));
+                    error(where(dotted), item,
+                          str("unknown key '", k.str(), "' (valid: name, weight)", near));
                 }
             }
             const toml::node* name = t->get("name");
             if (!name) {
                 rejected_.insert(dotted);
                 error(where(dotted), item, "missing key 'name'");
-            }
-            else read(*name, term.kind, item + ".name");
+            } else
+                read(*name, term.kind, item + ".name");
             if (const toml::node* w = t->get("weight")) read(*w, term.weight, item + ".weight");
             out.push_back(term);
         }
@@ -312,8 +346,9 @@ private:
     throw Error(msg);
 }
 
-/// Replaces DESIGN.md 8's top-level `loss = [...]` by `[loss] terms = [...]`.
-void apply_loss_alias(toml::table& root, std::map<std::string, Loc>* origin, std::string_view source) {
+/// Replaces the older top-level `loss = [...]` by `[loss] terms = [...]`.
+void apply_loss_alias(toml::table& root, std::map<std::string, Loc>* origin,
+                      std::string_view source) {
     toml::node* n = root.get("loss");
     if (!n || !n->is_array()) return;
     for (auto&& [k, v] : root) {
@@ -336,7 +371,8 @@ RunConfig load_config_string(std::string_view toml_text, std::string_view source
         root = toml::parse(toml_text, source_name);
     } catch (const toml::parse_error& e) {
         const auto& b = e.source().begin;
-        throw Error(str(source_name, ":", b.line, ":", b.column, ": TOML parse error: ", e.description()));
+        throw Error(
+            str(source_name, ":", b.line, ":", b.column, ": TOML parse error: ", e.description()));
     }
     std::map<std::string, Loc> origin;
     apply_loss_alias(root, &origin, source_name);
@@ -352,9 +388,10 @@ RunConfig load_config_string(std::string_view toml_text, std::string_view source
         const auto eq = ov.find('=');
         const std::string key = trim(std::string_view(ov).substr(0, eq));
         const auto dot = key.find('.');
-        if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == key.size() ||
-            key.find('.', dot + 1) != std::string::npos) {
-            bad_overrides.push_back({where, "", "expected section.key=value (e.g. --set optim.lr=0.001)"});
+        if (eq == std::string::npos || dot == std::string::npos || dot == 0 ||
+            dot + 1 == key.size() || key.find('.', dot + 1) != std::string::npos) {
+            bad_overrides.push_back(
+                {where, "", "expected section.key=value (e.g. --set optim.lr=0.001)"});
             continue;
         }
         const std::string value = trim(std::string_view(ov).substr(eq + 1));
@@ -375,7 +412,8 @@ RunConfig load_config_string(std::string_view toml_text, std::string_view source
             bad_overrides.push_back({where, section, "is not a table in the config"});
             continue;
         }
-        snippet.get("v")->visit([&](auto& x) { sec->as_table()->insert_or_assign(name, std::move(x)); });
+        snippet.get("v")->visit(
+            [&](auto& x) { sec->as_table()->insert_or_assign(name, std::move(x)); });
         origin[key] = where;
     }
 
@@ -392,11 +430,14 @@ RunConfig load_config_string(std::string_view toml_text, std::string_view source
 }
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
-    // An ifstream opens a directory on Linux and reads nothing: that would be an empty (default) config.
+    // An ifstream opens a directory on Linux and reads nothing: that would be an empty (default)
+    // config.
     std::error_code ec;
     const auto st = std::filesystem::status(path, ec);
-    SEGRANK_CHECK(st.type() != std::filesystem::file_type::not_found, path, ": no such file (expected a TOML config file)");
-    SEGRANK_CHECK(st.type() != std::filesystem::file_type::directory, path, ": is a directory, expected a TOML file");
+    SEGRANK_CHECK(st.type() != std::filesystem::file_type::not_found, path,
+                  ": no such file (expected a TOML config file)");
+    SEGRANK_CHECK(st.type() != std::filesystem::file_type::directory, path,
+                  ": is a directory, expected a TOML file");
     std::ifstream in(path, std::ios::binary);
     SEGRANK_CHECK(in, path, ": cannot read config file: ", std::strerror(errno));
     std::ostringstream ss;

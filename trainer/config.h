@@ -1,6 +1,7 @@
-// RunConfig: the whole run configuration as plain structs (DESIGN.md 11, STYLE.md 3.7 and R5).
-// Read once from TOML by load_config (trainer/config.cpp, the only toml++ includer) and passed down
-// by value. In-class defaults equal configs/default.toml, which documents every key.
+// RunConfig: the whole run configuration as plain structs (docs/config.md,
+// docs/style.md#config-values). Read once from TOML by load_config (trainer/config.cpp, the only
+// toml++ includer) and passed down by value. In-class defaults equal configs/default.toml, which
+// documents every key.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -27,10 +28,10 @@ namespace segrank {
 /// whose one name table is beside the enum (gnn/core/enum_names.h).
 namespace cfg {
 
-// ---- config-only enums (STYLE.md R10): one name table each (config_check.cpp), read by
+// ---- config-only enums (docs/style.md#enums): one name table each (config_check.cpp), read by
 // ---- load_config, written by to_string (the TOML spelling).
 
-/// data.holdout: what the validation set holds out (DESIGN.md 8, issue 4 item 5).
+/// data.holdout: what the validation set holds out (docs/sampling.md#holdout).
 enum class Holdout { kGraphs, kConfigs };
 /// eval.metric: model selection / early stopping metric. kKaggle = the collection's Kaggle score
 /// (tile: 1 - slowdown@5, layout: Kendall tau), averaged over collections. Higher is better except
@@ -48,78 +49,80 @@ std::string_view to_string(EvalMetric v);
 
 /// [data]: where graphs come from and how validation is held out.
 struct DataSection {
-    std::string root = "data/npz";              ///< collection root (npz dirs) or folder of .h5 stores
-    std::vector<std::string> collections{};     ///< e.g. "tile:xla", "layout:xla:random"; empty = all
-    std::string train_split = "train";          ///< split trained on
-    std::string valid_split = "valid";          ///< split evaluated when holdout = graphs, folds = 0
-    StoreFormat store = StoreFormat::kNpz;      ///< npz | hdf5
-    Holdout holdout = Holdout::kGraphs;         ///< graphs | configs
-    double holdout_fraction = 0.2;              ///< holdout = configs: fraction of each graph's configs
-    int holdout_folds = 0;                      ///< graphs: 0 = valid split, k >= 2 k-fold, -1 leave-one-out
-    int holdout_fold = 0;                       ///< which fold (or which graph for leave-one-out)
-    std::vector<std::string> ingest{};          ///< raw tuning .pb files ingested into root first
-    bool normalize = true;                      ///< fit the node-feature Normalizer on the train split
-    int max_graphs = 0;                         ///< use at most this many graphs per split (0 = all)
+    std::string root = "data/npz";           ///< collection root (npz dirs) or folder of .h5 stores
+    std::vector<std::string> collections{};  ///< e.g. "tile:xla", "layout:xla:random"; empty = all
+    std::string train_split = "train";       ///< split trained on
+    std::string valid_split = "valid";       ///< split evaluated when holdout = graphs, folds = 0
+    StoreFormat store = StoreFormat::kNpz;   ///< npz | hdf5
+    Holdout holdout = Holdout::kGraphs;      ///< graphs | configs
+    double holdout_fraction = 0.2;  ///< holdout = configs: fraction of each graph's configs
+    int holdout_folds = 0;          ///< graphs: 0 = valid split, k >= 2 k-fold, -1 leave-one-out
+    int holdout_fold = 0;           ///< which fold (or which graph for leave-one-out)
+    std::vector<std::string> ingest{};  ///< raw tuning .pb files ingested into root first
+    bool normalize = true;              ///< fit the node-feature Normalizer on the train split
+    int max_graphs = 0;                 ///< use at most this many graphs per split (0 = all)
     bool operator==(const DataSection&) const = default;
 };
 
-/// [model]: sizes of the GNN (DESIGN.md 5).
+/// [model]: sizes of the GNN (docs/model.md).
 struct ModelSection {
-    int hidden = 128;                              ///< H
-    int layers = 3;                                ///< SAGE layers L
-    int opcode_dim = 32;                           ///< opcode embedding width
-    int config_dim = 32;                           ///< config encoder output width
+    int hidden = 128;     ///< H
+    int layers = 3;       ///< SAGE layers L
+    int opcode_dim = 32;  ///< opcode embedding width
+    int config_dim = 32;  ///< config encoder output width
     Activation activation = Activation::kGelu;
-    double dropout = 0.0;                          ///< in [0, 1)
+    double dropout = 0.0;  ///< in [0, 1)
     ConfigJoin config_join = ConfigJoin::kEarly;
     SegmentAggregate aggregate = SegmentAggregate::kScoreSum;
-    int prune_hops = -1;                           ///< keep nodes within R hops of a configurable one; -1 = off
-    bool config_independence = true;               ///< exact config-independence shortcut (DESIGN.md 4)
+    int prune_hops = -1;  ///< keep nodes within R hops of a configurable one; -1 = off
+    bool config_independence =
+        true;  ///< exact config-independence shortcut (docs/model.md#config-independence)
     bool operator==(const ModelSection&) const = default;
 };
 
-/// [segments]: Graph Segment Training (DESIGN.md 6).
+/// [segments]: Graph Segment Training (docs/gst.md).
 struct SegmentsSection {
     PartitionMethod partition = PartitionMethod::kContiguous;
-    int max_nodes = 1000;                   ///< segment size bound; 0 = whole graph is one segment
-    int halo_hops = 0;                      ///< read-only context hops around each segment
-    int fresh = 1;                          ///< k segments backpropagated per graph and step
-    double keep_prob = 0.5;                 ///< stale embedding dropout keep probability p
+    int max_nodes = 1000;    ///< segment size bound; 0 = whole graph is one segment
+    int halo_hops = 0;       ///< read-only context hops around each segment
+    int fresh = 1;           ///< k segments backpropagated per graph and step
+    double keep_prob = 0.5;  ///< stale embedding dropout keep probability p
     HistoryInit history_init = HistoryInit::kFresh;
-    int64_t history_max_mb = 1024;          ///< HistoryTable memory cap per rank (MiB); 0 = unlimited
-    int64_t max_staleness = 0;              ///< recompute entries older than T steps; 0 = unlimited
-    int finetune_epochs = 0;                ///< prediction head finetuning epochs after training
+    int64_t history_max_mb = 1024;  ///< HistoryTable memory cap per rank (MiB); 0 = unlimited
+    int64_t max_staleness = 0;      ///< recompute entries older than T steps; 0 = unlimited
+    int finetune_epochs = 0;        ///< prediction head finetuning epochs after training
     bool operator==(const SegmentsSection&) const = default;
 };
 
-/// [sampling]: graphs and configs per step (DESIGN.md 7).
+/// [sampling]: graphs and configs per step (docs/sampling.md).
 struct SamplingSection {
-    int batch_graphs = 8;                          ///< B graphs per global batch
-    int configs = 32;                              ///< K configs per graph, without replacement
+    int batch_graphs = 8;  ///< B graphs per global batch
+    int configs = 32;      ///< K configs per graph, without replacement
     ConfigStrategy strategy = ConfigStrategy::kUniform;
-    int config_pool = 0;                           ///< fixed per-graph pool of P configs; 0 = off
-    DedupeMode dedupe = DedupeMode::kMin;          ///< training only
-    int64_t seed = 0;                              ///< seeds batch, config and segment sampling
+    int config_pool = 0;                   ///< fixed per-graph pool of P configs; 0 = off
+    DedupeMode dedupe = DedupeMode::kMin;  ///< training only
+    int64_t seed = 0;                      ///< seeds batch, config and segment sampling
     bool operator==(const SamplingSection&) const = default;
 };
 
-/// [loss]: `terms = [{name = "listmle", weight = 1.0}, ...]` plus shared parameters (DESIGN.md 8).
-/// A top-level `loss = [{...}]` array (DESIGN.md 8's spelling) is accepted as `[loss] terms`.
+/// [loss]: `terms = [{name = "listmle", weight = 1.0}, ...]` plus shared parameters
+/// (docs/losses.md). A top-level `loss = [{...}]` array (the older spelling,
+/// docs/config.md#loss-terms) is accepted as `[loss] terms`.
 struct LossSection {
     std::vector<LossTerm> terms{LossTerm{LossKind::kListMle, 1.0}};
-    double margin = 0.1;        ///< pairwise_hinge margin
-    double temperature = 1.0;   ///< listmle temperature T
+    double margin = 0.1;       ///< pairwise_hinge margin
+    double temperature = 1.0;  ///< listmle temperature T
     bool operator==(const LossSection&) const = default;
 };
 
 /// [optim]: AdamW and the learning-rate schedule.
 struct OptimSection {
     double lr = 1e-3;
-    double weight_decay = 0.01;    ///< weight matrices only
+    double weight_decay = 0.01;  ///< weight matrices only
     double beta1 = 0.9;
     double beta2 = 0.999;
     double eps = 1e-8;
-    double clip_norm = 1.0;        ///< global gradient-norm clip; 0 = off
+    double clip_norm = 1.0;  ///< global gradient-norm clip; 0 = off
     LrScheduleKind schedule = LrScheduleKind::kCosine;
     int64_t warmup_steps = 100;
     bool operator==(const OptimSection&) const = default;
@@ -127,40 +130,40 @@ struct OptimSection {
 
 /// [train]: the loop, logging and checkpoints.
 struct TrainSection {
-    int64_t steps = 1000;            ///< stop after this many steps (0 = no step limit)
-    int64_t epochs = 0;              ///< stop after this many epochs (0 = no epoch limit)
-    int64_t eval_every = 100;        ///< steps between evaluations (0 = only at the end)
-    int64_t log_every = 10;          ///< steps between metrics JSONL lines
-    int patience = 0;                ///< early stop after this many evals without improvement; 0 = off
+    int64_t steps = 1000;      ///< stop after this many steps (0 = no step limit)
+    int64_t epochs = 0;        ///< stop after this many epochs (0 = no epoch limit)
+    int64_t eval_every = 100;  ///< steps between evaluations (0 = only at the end)
+    int64_t log_every = 10;    ///< steps between metrics JSONL lines
+    int patience = 0;          ///< early stop after this many evals without improvement; 0 = off
     std::string run_dir = "runs/default";
-    int threads = 0;                 ///< OpenMP threads of a single-process run; 0 = all cores
-    int64_t checkpoint_every = 0;    ///< steps between "last" checkpoints (0 = at evals and the end)
-    int64_t seed = 0;                ///< parameter initialization and dropout
-    bool progress = true;            ///< progress bar on rank 0
+    int threads = 0;               ///< OpenMP threads of a single-process run; 0 = all cores
+    int64_t checkpoint_every = 0;  ///< steps between "last" checkpoints (0 = at evals and the end)
+    int64_t seed = 0;              ///< parameter initialization and dropout
+    bool progress = true;          ///< progress bar on rank 0
     bool operator==(const TrainSection&) const = default;
 };
 
 /// [eval]: what evaluation measures.
 struct EvalSection {
-    std::string split = "valid";          ///< split scored by `segrank evaluate` by default
-    std::string indices = "";             ///< JSON graph name -> config indices; "" = all configs
+    std::string split = "valid";  ///< split scored by `segrank evaluate` by default
+    std::string indices = "";     ///< JSON graph name -> config indices; "" = all configs
     EvalMetric metric = EvalMetric::kKaggle;
-    int chunk_configs = 256;              ///< configs scored per forward pass (memory bound)
+    int chunk_configs = 256;  ///< configs scored per forward pass (memory bound)
     bool operator==(const EvalSection&) const = default;
 };
 
-/// [dist]: MPI data parallelism (DESIGN.md 9).
+/// [dist]: MPI data parallelism (docs/architecture.md#distribution).
 struct DistSection {
-    int threads_per_rank = 0;   ///< OpenMP threads per rank under mpirun; 0 = cores / local ranks
-    int fail_rank = -1;         ///< test hook: this rank throws at step fail_step; -1 = off
+    int threads_per_rank = 0;  ///< OpenMP threads per rank under mpirun; 0 = cores / local ranks
+    int fail_rank = -1;        ///< test hook: this rank throws at step fail_step; -1 = off
     int64_t fail_step = 0;
     bool operator==(const DistSection&) const = default;
 };
 
-/// [hwmodel]: analytical TPU timing model (HWMODEL.md).
+/// [hwmodel]: analytical TPU timing model (docs/hwmodel.md).
 struct HwmodelSection {
-    std::string hardware = "tpu_v3_core";   ///< hardware table name (validated by hwmodel/)
-    double noise_sigma = 0.0;               ///< log-normal noise sigma of synthetic labels
+    std::string hardware = "tpu_v3_core";  ///< hardware table name (validated by hwmodel/)
+    double noise_sigma = 0.0;              ///< log-normal noise sigma of synthetic labels
     bool operator==(const HwmodelSection&) const = default;
 };
 
@@ -168,14 +171,14 @@ struct HwmodelSection {
 /// Trainer, which learns the task of unrestricted data.collections from the data) can point at the
 /// key. Not configuration: ignored by ==, not written by dump_config.
 struct KeySources {
-    std::string file;                          ///< source name given to the loader; "" = built in code
-    std::map<std::string, std::string> at;     ///< dotted key -> "file:line:col" or "--set key=value"
+    std::string file;                       ///< source name given to the loader; "" = built in code
+    std::map<std::string, std::string> at;  ///< dotted key -> "file:line:col" or "--set key=value"
     bool operator==(const KeySources&) const { return true; }
 };
 
 }  // namespace cfg
 
-/// The whole run configuration (DESIGN.md 11). `RunConfig{}` equals configs/default.toml.
+/// The whole run configuration (docs/config.md). `RunConfig{}` equals configs/default.toml.
 struct RunConfig {
     cfg::DataSection data;
     cfg::ModelSection model;
@@ -187,7 +190,7 @@ struct RunConfig {
     cfg::EvalSection eval;
     cfg::DistSection dist;
     cfg::HwmodelSection hwmodel;
-    cfg::KeySources sources;   ///< filled by load_config*; empty for configs built in code
+    cfg::KeySources sources;  ///< filled by load_config*; empty for configs built in code
     bool operator==(const RunConfig&) const = default;
 };
 
@@ -234,9 +237,9 @@ void save_config(const RunConfig& cfg, const std::filesystem::path& file);
 
 /// One documented key of the schema, for help texts and docs.
 struct ConfigKeyInfo {
-    std::string key;      ///< dotted: "optim.lr"
-    std::string doc;      ///< one-line description
-    std::string default_value;   ///< TOML spelling of the default
+    std::string key;            ///< dotted: "optim.lr"
+    std::string doc;            ///< one-line description
+    std::string default_value;  ///< TOML spelling of the default
 };
 /// Every key of the schema in file order.
 std::vector<ConfigKeyInfo> config_keys();

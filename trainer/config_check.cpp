@@ -12,11 +12,14 @@
 namespace segrank {
 namespace cfg {
 namespace {
-constexpr EnumName<Holdout> kHoldoutNames[] = {{Holdout::kGraphs, "graphs"}, {Holdout::kConfigs, "configs"}};
-constexpr EnumName<EvalMetric> kEvalMetricNames[] = {
-    {EvalMetric::kKaggle, "kaggle"},         {EvalMetric::kKendall, "kendall"},
-    {EvalMetric::kOpa, "opa"},               {EvalMetric::kSlowdown1, "slowdown_1"},
-    {EvalMetric::kSlowdown5, "slowdown_5"}, {EvalMetric::kSlowdown10, "slowdown_10"}};
+constexpr EnumName<Holdout> kHoldoutNames[] = {{Holdout::kGraphs, "graphs"},
+                                               {Holdout::kConfigs, "configs"}};
+constexpr EnumName<EvalMetric> kEvalMetricNames[] = {{EvalMetric::kKaggle, "kaggle"},
+                                                     {EvalMetric::kKendall, "kendall"},
+                                                     {EvalMetric::kOpa, "opa"},
+                                                     {EvalMetric::kSlowdown1, "slowdown_1"},
+                                                     {EvalMetric::kSlowdown5, "slowdown_5"},
+                                                     {EvalMetric::kSlowdown10, "slowdown_10"}};
 }  // namespace
 
 std::span<const EnumName<Holdout>> enum_names(Holdout) { return kHoldoutNames; }
@@ -45,11 +48,21 @@ std::string quote_toml(std::string_view s) {
     for (char ch : s) {
         const auto c = static_cast<unsigned char>(ch);
         switch (ch) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            case '\r': out += "\\r"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
             default:
                 if (c < 0x20 || c == 0x7f) {
                     char buf[8];
@@ -95,7 +108,8 @@ public:
         const std::string dotted = str(section_, ".", key);
         if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
             const auto d = static_cast<double>(value);
-            if (!chk.ok(d)) out_->push_back({dotted, str("expected ", chk.describe(), ", got ", spell(d))});
+            if (!chk.ok(d))
+                out_->push_back({dotted, str("expected ", chk.describe(), ", got ", spell(d))});
         } else if constexpr (std::is_same_v<T, std::string>) {
             if (chk.nonempty && value.empty())
                 out_->push_back({dotted, "expected a non-empty string, got \"\""});
@@ -120,33 +134,43 @@ std::vector<Problem> check_config(const RunConfig& c) {
     std::vector<Problem> p;
     RangeChecker rc(&p);
     visit_schema(rc, c);
-    auto add = [&](std::string key, std::string msg) { p.push_back({std::move(key), std::move(msg)}); };
+    auto add = [&](std::string key, std::string msg) {
+        p.push_back({std::move(key), std::move(msg)});
+    };
 
     std::set<std::string> seen;
     for (const auto& col : c.data.collections) {
         if (!valid_collection(col))
             add("data.collections",
-                str("expected \"tile:xla\" or \"layout:<xla|nlp>:<default|random>\", got \"", col, "\""));
+                str("expected \"tile:xla\" or \"layout:<xla|nlp>:<default|random>\", got \"", col,
+                    "\""));
         else if (!seen.insert(col).second)
             add("data.collections", str("collection \"", col, "\" listed twice"));
     }
     const int folds = c.data.holdout_folds;
     if (folds < -1 || folds == 1)
-        add("data.holdout_folds", str("expected -1 (leave-one-out), 0 (valid split) or >= 2, got ", folds));
+        add("data.holdout_folds",
+            str("expected -1 (leave-one-out), 0 (valid split) or >= 2, got ", folds));
     else if (folds >= 2 && c.data.holdout_fold >= folds)
-        add("data.holdout_fold", str("expected < data.holdout_folds = ", folds, ", got ", c.data.holdout_fold));
+        add("data.holdout_fold",
+            str("expected < data.holdout_folds = ", folds, ", got ", c.data.holdout_fold));
     if (folds != 0 && c.data.holdout == Holdout::kConfigs)
-        add("data.holdout_folds", str("folds apply to holdout = \"graphs\", got ", folds, " with holdout = \"configs\""));
-    if (folds == 0 && c.data.holdout == Holdout::kGraphs && c.data.train_split == c.data.valid_split)
-        add("data.valid_split", str("expected a split other than data.train_split = \"", c.data.train_split,
-                                    "\" (or use holdout_folds / holdout = \"configs\")"));
+        add("data.holdout_folds",
+            str("folds apply to holdout = \"graphs\", got ", folds, " with holdout = \"configs\""));
+    if (folds == 0 && c.data.holdout == Holdout::kGraphs &&
+        c.data.train_split == c.data.valid_split)
+        add("data.valid_split",
+            str("expected a split other than data.train_split = \"", c.data.train_split,
+                "\" (or use holdout_folds / holdout = \"configs\")"));
     for (const auto& f : c.data.ingest)
         if (f.empty()) add("data.ingest", "expected non-empty paths, got \"\"");
 
     if (c.model.config_join == ConfigJoin::kLate) {
         for (const auto& col : c.data.collections)
             if (col.starts_with("layout"))
-                add("model.config_join", str("\"late\" applies to tile collections only, but data.collections has \"", col, "\""));
+                add("model.config_join",
+                    str("\"late\" applies to tile collections only, but data.collections has \"",
+                        col, "\""));
     }
 
     if (c.loss.terms.empty()) add("loss.terms", "expected at least one term, got []");
@@ -155,7 +179,8 @@ std::vector<Problem> check_config(const RunConfig& c) {
     bool bad_weight = false;
     for (const auto& t : c.loss.terms) {
         if (!std::isfinite(t.weight) || t.weight < 0) {
-            add("loss.terms", str("expected weight >= 0 for \"", to_string(t.kind), "\", got ", spell(t.weight)));
+            add("loss.terms",
+                str("expected weight >= 0 for \"", to_string(t.kind), "\", got ", spell(t.weight)));
             bad_weight = true;
         } else {
             total += t.weight;
@@ -163,23 +188,25 @@ std::vector<Problem> check_config(const RunConfig& c) {
         if (!kinds.insert(t.kind).second)
             add("loss.terms", str("term \"", to_string(t.kind), "\" listed twice"));
     }
-    if (!c.loss.terms.empty() && !bad_weight && total <= 0) add("loss.terms", "expected some weight > 0, got all weights 0");
+    if (!c.loss.terms.empty() && !bad_weight && total <= 0)
+        add("loss.terms", "expected some weight > 0, got all weights 0");
 
     if (c.sampling.config_pool > 0 && c.sampling.config_pool < c.sampling.configs)
-        add("sampling.config_pool", str("expected 0 or >= sampling.configs = ", c.sampling.configs, ", got ",
-                                        c.sampling.config_pool));
+        add("sampling.config_pool", str("expected 0 or >= sampling.configs = ", c.sampling.configs,
+                                        ", got ", c.sampling.config_pool));
     if (c.train.steps == 0 && c.train.epochs == 0)
         add("train.steps", "expected train.steps > 0 or train.epochs > 0, got both 0");
     if (c.train.patience > 0 && c.train.eval_every == 0)
-        add("train.patience", str("early stopping needs train.eval_every > 0, got patience ", c.train.patience,
-                                  " with eval_every 0"));
+        add("train.patience", str("early stopping needs train.eval_every > 0, got patience ",
+                                  c.train.patience, " with eval_every 0"));
 
     const auto names = hw::hardware_names();
     if (!c.hwmodel.hardware.empty() &&
         std::find(names.begin(), names.end(), c.hwmodel.hardware) == names.end()) {
         std::string list;
         for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
-        add("hwmodel.hardware", str("expected one of ", list, ", got \"", c.hwmodel.hardware, "\""));
+        add("hwmodel.hardware",
+            str("expected one of ", list, ", got \"", c.hwmodel.hardware, "\""));
     }
     return p;
 }

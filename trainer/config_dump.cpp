@@ -48,10 +48,12 @@ public:
         os_ << "\n[" << name << "]  # " << doc << "\n";
     }
     template <typename T>
-    void field(std::string_view key, const T& value, std::string_view doc, cfg::detail::Check = {}) {
+    void field(std::string_view key, const T& value, std::string_view doc,
+               cfg::detail::Check = {}) {
         std::string line = str(key, " = ", toml_value(value));
         constexpr size_t kCommentColumn = 36;
-        line += line.size() < kCommentColumn ? std::string(kCommentColumn - line.size(), ' ') : "  ";
+        line +=
+            line.size() < kCommentColumn ? std::string(kCommentColumn - line.size(), ' ') : "  ";
         os_ << line << "# " << doc << "\n";
     }
     std::string text() const { return os_.str(); }
@@ -65,7 +67,8 @@ public:
     explicit KeyLister(std::vector<ConfigKeyInfo>* out) : out_(out) {}
     void section(std::string_view name, std::string_view) { section_ = name; }
     template <typename T>
-    void field(std::string_view key, const T& value, std::string_view doc, cfg::detail::Check = {}) {
+    void field(std::string_view key, const T& value, std::string_view doc,
+               cfg::detail::Check = {}) {
         out_->push_back({str(section_, ".", key), std::string(doc), toml_value(value)});
     }
 
@@ -79,7 +82,7 @@ private:
 std::string dump_config(const RunConfig& cfg) {
     Dumper d;
     cfg::detail::visit_schema(d, cfg);
-    return "# segrank run configuration (DESIGN.md 11): every key with its value and meaning.\n"
+    return "# segrank run configuration (docs/config.md): every key with its value and meaning.\n"
            "# Override any key with `--set section.key=value`; unknown keys are errors.\n" +
            d.text();
 }
@@ -87,7 +90,8 @@ std::string dump_config(const RunConfig& cfg) {
 void save_config(const RunConfig& cfg, const std::filesystem::path& file) {
     std::error_code ec;
     if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
-    SEGRANK_CHECK(!ec, "cannot create directory '", file.parent_path().string(), "': ", ec.message());
+    SEGRANK_CHECK(!ec, "cannot create directory '", file.parent_path().string(),
+                  "': ", ec.message());
     write_file_atomically(file, dump_config(cfg));
 }
 

@@ -46,91 +46,136 @@ inline Check nonempty() { return Check{.nonempty = true}; }
 template <typename V, typename C>
 void visit_schema(V& v, C& c) {
     v.section("data", "where graphs come from and how validation is held out");
-    v.field("root", c.data.root, "collection root (<task>/<source>[/<search>]/<split>/*.npz) or folder of .h5 stores", nonempty());
-    v.field("collections", c.data.collections, "collections to use, e.g. [\"tile:xla\", \"layout:xla:random\"]; [] = all found");
+    v.field("root", c.data.root,
+            "collection root (<task>/<source>[/<search>]/<split>/*.npz) or folder of .h5 stores",
+            nonempty());
+    v.field("collections", c.data.collections,
+            "collections to use, e.g. [\"tile:xla\", \"layout:xla:random\"]; [] = all found");
     v.field("train_split", c.data.train_split, "split trained on", nonempty());
-    v.field("valid_split", c.data.valid_split, "split evaluated (holdout = graphs, holdout_folds = 0)", nonempty());
+    v.field("valid_split", c.data.valid_split,
+            "split evaluated (holdout = graphs, holdout_folds = 0)", nonempty());
     v.field("store", c.data.store, "on-disk format: npz | hdf5");
-    v.field("holdout", c.data.holdout, "held-out set: graphs (valid split or folds) | configs (a fraction of each graph's configs)");
-    v.field("holdout_fraction", c.data.holdout_fraction, "holdout = configs: fraction of each graph's configs held out", in(0, 1, true));
-    v.field("holdout_folds", c.data.holdout_folds, "holdout = graphs: 0 = valid split; k >= 2 = k-fold over train graphs; -1 = leave-one-out");
-    v.field("holdout_fold", c.data.holdout_fold, "held-out fold (k-fold) or graph index (leave-one-out), from 0", ge(0));
+    v.field("holdout", c.data.holdout,
+            "held-out set: graphs (valid split or folds) | configs (a fraction of each graph's "
+            "configs)");
+    v.field("holdout_fraction", c.data.holdout_fraction,
+            "holdout = configs: fraction of each graph's configs held out", in(0, 1, true));
+    v.field(
+        "holdout_folds", c.data.holdout_folds,
+        "holdout = graphs: 0 = valid split; k >= 2 = k-fold over train graphs; -1 = leave-one-out");
+    v.field("holdout_fold", c.data.holdout_fold,
+            "held-out fold (k-fold) or graph index (leave-one-out), from 0", ge(0));
     v.field("ingest", c.data.ingest, "raw XLA tuning .pb files ingested into root before training");
-    v.field("normalize", c.data.normalize, "fit the node-feature Normalizer on the train split (DESIGN.md 5)");
-    v.field("max_graphs", c.data.max_graphs, "use at most this many graphs per split (0 = all)", ge(0));
+    v.field("normalize", c.data.normalize,
+            "fit the node-feature Normalizer on the train split (docs/model.md)");
+    v.field("max_graphs", c.data.max_graphs, "use at most this many graphs per split (0 = all)",
+            ge(0));
 
-    v.section("model", "GNN sizes (DESIGN.md 5)");
+    v.section("model", "GNN sizes (docs/model.md)");
     v.field("hidden", c.model.hidden, "hidden width H", ge(1));
     v.field("layers", c.model.layers, "SAGE layers L", ge(1));
     v.field("opcode_dim", c.model.opcode_dim, "opcode embedding width (121 ids)", ge(1));
     v.field("config_dim", c.model.config_dim, "config encoder output width", ge(1));
     v.field("activation", c.model.activation, "gelu | relu | leaky_relu");
     v.field("dropout", c.model.dropout, "dropout probability in training", in(0, 1, true));
-    v.field("config_join", c.model.config_join, "early (at the input) | late (before the head; tile only)");
-    v.field("aggregate", c.model.aggregate, "score_sum (sum of segment scores) | embedding_mean (head over mean readout)");
-    v.field("prune_hops", c.model.prune_hops, "keep only nodes within R hops of a configurable node; -1 = off", ge(-1));
-    v.field("config_independence", c.model.config_independence, "compute config-independent rows once and skip such segments (DESIGN.md 4)");
+    v.field("config_join", c.model.config_join,
+            "early (at the input) | late (before the head; tile only)");
+    v.field("aggregate", c.model.aggregate,
+            "score_sum (sum of segment scores) | embedding_mean (head over mean readout)");
+    v.field("prune_hops", c.model.prune_hops,
+            "keep only nodes within R hops of a configurable node; -1 = off", ge(-1));
+    v.field("config_independence", c.model.config_independence,
+            "compute config-independent rows once and skip such segments "
+            "(docs/model.md#config-independence)");
 
-    v.section("segments", "Graph Segment Training (DESIGN.md 6)");
+    v.section("segments", "Graph Segment Training (docs/gst.md)");
     v.field("partition", c.segments.partition, "contiguous | splits | metis");
-    v.field("max_nodes", c.segments.max_nodes, "segment size bound in nodes; 0 = one segment per graph", ge(0));
-    v.field("halo_hops", c.segments.halo_hops, "hops of read-only context nodes around each segment", ge(0));
+    v.field("max_nodes", c.segments.max_nodes,
+            "segment size bound in nodes; 0 = one segment per graph", ge(0));
+    v.field("halo_hops", c.segments.halo_hops,
+            "hops of read-only context nodes around each segment", ge(0));
     v.field("fresh", c.segments.fresh, "segments backpropagated per graph and step (k)", ge(1));
-    v.field("keep_prob", c.segments.keep_prob, "stale embedding dropout keep probability p", in(0, 1));
-    v.field("history_init", c.segments.history_init, "missing history entries: fresh (forward-only) | zero");
-    v.field("history_max_mb", c.segments.history_max_mb, "HistoryTable cap per rank in MiB, LRU eviction; 0 = unlimited", ge(0));
-    v.field("max_staleness", c.segments.max_staleness, "recompute history entries older than this many steps; 0 = never", ge(0));
-    v.field("finetune_epochs", c.segments.finetune_epochs, "prediction head finetuning epochs after training; 0 = off", ge(0));
+    v.field("keep_prob", c.segments.keep_prob, "stale embedding dropout keep probability p",
+            in(0, 1));
+    v.field("history_init", c.segments.history_init,
+            "missing history entries: fresh (forward-only) | zero");
+    v.field("history_max_mb", c.segments.history_max_mb,
+            "HistoryTable cap per rank in MiB, LRU eviction; 0 = unlimited", ge(0));
+    v.field("max_staleness", c.segments.max_staleness,
+            "recompute history entries older than this many steps; 0 = never", ge(0));
+    v.field("finetune_epochs", c.segments.finetune_epochs,
+            "prediction head finetuning epochs after training; 0 = off", ge(0));
 
-    v.section("sampling", "graphs and configs of each step (DESIGN.md 7)");
-    v.field("batch_graphs", c.sampling.batch_graphs, "graphs per global batch (B, same at any number of ranks)", ge(1));
-    v.field("configs", c.sampling.configs, "configs sampled per graph without replacement (K)", ge(1));
+    v.section("sampling", "graphs and configs of each step (docs/sampling.md)");
+    v.field("batch_graphs", c.sampling.batch_graphs,
+            "graphs per global batch (B, same at any number of ranks)", ge(1));
+    v.field("configs", c.sampling.configs, "configs sampled per graph without replacement (K)",
+            ge(1));
     v.field("strategy", c.sampling.strategy, "uniform | fast_biased | stratified");
-    v.field("config_pool", c.sampling.config_pool, "fixed per-graph pool of P configs for the run; 0 = off", ge(0));
+    v.field("config_pool", c.sampling.config_pool,
+            "fixed per-graph pool of P configs for the run; 0 = off", ge(0));
     v.field("dedupe", c.sampling.dedupe, "duplicate config rows in training: min | mean | keep");
     v.field("seed", c.sampling.seed, "seed of batch, config and segment sampling", ge(0));
 
-    v.section("loss", "training loss (DESIGN.md 8); terms: pairwise_hinge | pairwise_logistic | listmle | mse");
+    v.section("loss",
+              "training loss (docs/losses.md); terms: pairwise_hinge | pairwise_logistic | listmle "
+              "| mse");
     v.field("terms", c.loss.terms, "weighted sum of loss terms");
     v.field("margin", c.loss.margin, "pairwise_hinge margin", ge(0));
     v.field("temperature", c.loss.temperature, "listmle temperature T", gt(0));
 
     v.section("optim", "AdamW and learning-rate schedule");
     v.field("lr", c.optim.lr, "peak learning rate", gt(0));
-    v.field("weight_decay", c.optim.weight_decay, "AdamW decoupled weight decay (weight matrices only)", ge(0));
+    v.field("weight_decay", c.optim.weight_decay,
+            "AdamW decoupled weight decay (weight matrices only)", ge(0));
     v.field("beta1", c.optim.beta1, "AdamW first-moment decay", in(0, 1, true));
     v.field("beta2", c.optim.beta2, "AdamW second-moment decay", in(0, 1, true));
     v.field("eps", c.optim.eps, "AdamW epsilon", gt(0));
     v.field("clip_norm", c.optim.clip_norm, "global gradient-norm clip; 0 = off", ge(0));
-    v.field("schedule", c.optim.schedule, "constant | cosine (linear warmup, then cosine decay to 0)");
+    v.field("schedule", c.optim.schedule,
+            "constant | cosine (linear warmup, then cosine decay to 0)");
     v.field("warmup_steps", c.optim.warmup_steps, "linear warmup steps", ge(0));
 
     v.section("train", "training loop, logging and checkpoints");
     v.field("steps", c.train.steps, "stop after this many steps (0 = no step limit)", ge(0));
     v.field("epochs", c.train.epochs, "stop after this many epochs (0 = no epoch limit)", ge(0));
-    v.field("eval_every", c.train.eval_every, "steps between evaluations (0 = only at the end)", ge(0));
+    v.field("eval_every", c.train.eval_every, "steps between evaluations (0 = only at the end)",
+            ge(0));
     v.field("log_every", c.train.log_every, "steps between metrics JSONL lines", ge(1));
-    v.field("patience", c.train.patience, "early stop after this many evaluations without improvement; 0 = off", ge(0));
-    v.field("run_dir", c.train.run_dir, "run directory: effective config, metrics.jsonl, checkpoints, report", nonempty());
-    v.field("threads", c.train.threads, "OpenMP threads of a single-process run; 0 = all cores", ge(0));
-    v.field("checkpoint_every", c.train.checkpoint_every, "steps between 'last' checkpoints (0 = at evaluations and the end)", ge(0));
+    v.field("patience", c.train.patience,
+            "early stop after this many evaluations without improvement; 0 = off", ge(0));
+    v.field("run_dir", c.train.run_dir,
+            "run directory: effective config, metrics.jsonl, checkpoints, report", nonempty());
+    v.field("threads", c.train.threads, "OpenMP threads of a single-process run; 0 = all cores",
+            ge(0));
+    v.field("checkpoint_every", c.train.checkpoint_every,
+            "steps between 'last' checkpoints (0 = at evaluations and the end)", ge(0));
     v.field("seed", c.train.seed, "seed of parameter initialization and dropout", ge(0));
     v.field("progress", c.train.progress, "progress bar on rank 0");
 
     v.section("eval", "evaluation");
     v.field("split", c.eval.split, "split scored by `segrank evaluate` by default", nonempty());
-    v.field("indices", c.eval.indices, "JSON file: graph name -> config indices to score; \"\" = all configs");
-    v.field("metric", c.eval.metric, "selection / early-stopping metric: kaggle | kendall | opa | slowdown_1 | slowdown_5 | slowdown_10");
-    v.field("chunk_configs", c.eval.chunk_configs, "configs scored per forward pass in evaluation (memory bound)", ge(1));
+    v.field("indices", c.eval.indices,
+            "JSON file: graph name -> config indices to score; \"\" = all configs");
+    v.field("metric", c.eval.metric,
+            "selection / early-stopping metric: kaggle | kendall | opa | slowdown_1 | slowdown_5 | "
+            "slowdown_10");
+    v.field("chunk_configs", c.eval.chunk_configs,
+            "configs scored per forward pass in evaluation (memory bound)", ge(1));
 
-    v.section("dist", "MPI data parallelism (DESIGN.md 9)");
-    v.field("threads_per_rank", c.dist.threads_per_rank, "OpenMP threads per rank under mpirun; 0 = cores / local ranks", ge(0));
-    v.field("fail_rank", c.dist.fail_rank, "test hook: this rank throws at step fail_step; -1 = off", ge(-1));
+    v.section("dist", "MPI data parallelism (docs/architecture.md#distribution)");
+    v.field("threads_per_rank", c.dist.threads_per_rank,
+            "OpenMP threads per rank under mpirun; 0 = cores / local ranks", ge(0));
+    v.field("fail_rank", c.dist.fail_rank,
+            "test hook: this rank throws at step fail_step; -1 = off", ge(-1));
     v.field("fail_step", c.dist.fail_step, "step at which fail_rank throws", ge(0));
 
-    v.section("hwmodel", "analytical TPU timing model (HWMODEL.md)");
-    v.field("hardware", c.hwmodel.hardware, "hardware table: tpu_v3_core | tpu_v3_core_jax | tpu_v2_core | tpu_v4_megacore", nonempty());
-    v.field("noise_sigma", c.hwmodel.noise_sigma, "log-normal noise sigma of synthetic labels", ge(0));
+    v.section("hwmodel", "analytical TPU timing model (docs/hwmodel.md)");
+    v.field("hardware", c.hwmodel.hardware,
+            "hardware table: tpu_v3_core | tpu_v3_core_jax | tpu_v2_core | tpu_v4_megacore",
+            nonempty());
+    v.field("noise_sigma", c.hwmodel.noise_sigma, "log-normal noise sigma of synthetic labels",
+            ge(0));
 }
 
 /// One problem found by check_config: the dotted key it concerns and the message.

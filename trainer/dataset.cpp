@@ -24,17 +24,20 @@ std::string join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-// Config holdout of one graph: identical config rows move together (no runtime leaks into training).
-static void split_graph_configs(const GraphEntry& e, double fraction, uint64_t seed, std::vector<int64_t>& train,
-                         std::vector<int64_t>& held_out) {
+// Config holdout of one graph: identical config rows move together (no runtime leaks into
+// training).
+static void split_graph_configs(const GraphEntry& e, double fraction, uint64_t seed,
+                                std::vector<int64_t>& train, std::vector<int64_t>& held_out) {
     // Hashed chunk by chunk from the source: memory O(chunk + c), not O(c x row bytes).
-    const std::vector<int64_t> groups = config_groups_streamed(*e.source, e.index, e.info.num_configs);
+    const std::vector<int64_t> groups =
+        config_groups_streamed(*e.source, e.index, e.info.num_configs);
     ConfigSplit split;
     try {
         split = holdout_configs(e.info.num_configs, groups, fraction, seed, e.id);
     } catch (const Error& err) {  // name the graph's file, not only its id
-        throw Error(str(e.source->where(e.index), " (", e.name, "): ", err.what(),
-                        " (data.holdout = \"configs\"; use data.holdout = \"graphs\" or drop this graph)"));
+        throw Error(
+            str(e.source->where(e.index), " (", e.name, "): ", err.what(),
+                " (data.holdout = \"configs\"; use data.holdout = \"graphs\" or drop this graph)"));
     }
     train = std::move(split.train);
     held_out = std::move(split.heldout);
@@ -68,7 +71,8 @@ void Dataset::open_sources(const cfg::DataSection& data) {
     } else {
         for (auto& c : discover_collections(root)) {
             if (!keep(c.id)) continue;
-            sources_.push_back(std::make_unique<NpzGraphSource>(std::move(c), LabelPolicy::kAllowTestZeros));
+            sources_.push_back(
+                std::make_unique<NpzGraphSource>(std::move(c), LabelPolicy::kAllowTestZeros));
         }
     }
     for (const auto& w : wanted) {
@@ -98,7 +102,8 @@ std::vector<GraphEntry> Dataset::graphs_of_split(const std::string& split, int m
     }
     // Ids follow (collection, name) order so every rank agrees regardless of discovery order.
     std::stable_sort(out.begin(), out.end(), [](const GraphEntry& a, const GraphEntry& b) {
-        if (a.collection.name() != b.collection.name()) return a.collection.name() < b.collection.name();
+        if (a.collection.name() != b.collection.name())
+            return a.collection.name() < b.collection.name();
         return a.name < b.name;
     });
     for (size_t i = 0; i < out.size(); ++i) out[i].id = static_cast<int64_t>(i);
@@ -108,48 +113,55 @@ std::vector<GraphEntry> Dataset::graphs_of_split(const std::string& split, int m
 Dataset::Dataset(const cfg::DataSection& data, uint64_t seed) {
     open_sources(data);
     auto train = graphs_of_split(data.train_split, data.max_graphs);
-    SEGRANK_CHECK(!train.empty(), "data.train_split: no graphs in split '", data.train_split, "' under '",
-                  data.root, "'");
+    SEGRANK_CHECK(!train.empty(), "data.train_split: no graphs in split '", data.train_split,
+                  "' under '", data.root, "'");
     std::string how;
     if (data.holdout == cfg::Holdout::kConfigs) {
         // Every train graph is in both roles; configs are split per graph.
         eval_ = train;
         for (size_t i = 0; i < train.size(); ++i) {
-            split_graph_configs(train[i], data.holdout_fraction, seed, train[i].configs, eval_[i].configs);
+            split_graph_configs(train[i], data.holdout_fraction, seed, train[i].configs,
+                                eval_[i].configs);
         }
         train_ = std::move(train);
-        how = str("configs (", data.holdout_fraction * 100.0, "% of each graph's configs held out)");
+        how =
+            str("configs (", data.holdout_fraction * 100.0, "% of each graph's configs held out)");
     } else if (data.holdout_folds == 0) {
         train_ = std::move(train);
         eval_ = graphs_of_split(data.valid_split, data.max_graphs);
-        SEGRANK_CHECK(!eval_.empty(), "data.valid_split: no graphs in split '", data.valid_split,
-                      "' under '", data.root,
-                      "' (use data.holdout = \"configs\" or data.holdout_folds for data sets without one)");
+        SEGRANK_CHECK(
+            !eval_.empty(), "data.valid_split: no graphs in split '", data.valid_split, "' under '",
+            data.root,
+            "' (use data.holdout = \"configs\" or data.holdout_folds for data sets without one)");
         how = str("graphs (split '", data.valid_split, "')");
     } else {
         const auto n = static_cast<int64_t>(train.size());
         const bool loo = data.holdout_folds < 0;
         const int64_t k = loo ? n : data.holdout_folds;
         SEGRANK_CHECK(n >= 2, "data.holdout_folds: needs at least 2 training graphs, found ", n);
-        SEGRANK_CHECK(k <= n, "data.holdout_folds = ", k, ": more folds than the ", n, " training graphs");
-        SEGRANK_CHECK(data.holdout_fold >= 0 && data.holdout_fold < k, "data.holdout_fold: expected 0..",
-                      k - 1, ", got ", data.holdout_fold);
+        SEGRANK_CHECK(k <= n, "data.holdout_folds = ", k, ": more folds than the ", n,
+                      " training graphs");
+        SEGRANK_CHECK(data.holdout_fold >= 0 && data.holdout_fold < k,
+                      "data.holdout_fold: expected 0..", k - 1, ", got ", data.holdout_fold);
         std::vector<int64_t> ids;
         for (const auto& g : train) ids.push_back(g.id);
         const GraphSplit split = holdout_graphs_kfold(ids, k, data.holdout_fold, seed);
         std::vector<GraphEntry> tr, ev;
         for (auto& g : train)
-            (std::binary_search(split.heldout.begin(), split.heldout.end(), g.id) ? ev : tr).push_back(std::move(g));
+            (std::binary_search(split.heldout.begin(), split.heldout.end(), g.id) ? ev : tr)
+                .push_back(std::move(g));
         for (size_t i = 0; i < tr.size(); ++i) tr[i].id = static_cast<int64_t>(i);
         for (size_t i = 0; i < ev.size(); ++i) ev[i].id = static_cast<int64_t>(i);
         train_ = std::move(tr);
         eval_ = std::move(ev);
-        how = loo ? str("leave-one-out graph ", data.holdout_fold) : str("fold ", data.holdout_fold, " of ", k);
+        how = loo ? str("leave-one-out graph ", data.holdout_fold)
+                  : str("fold ", data.holdout_fold, " of ", k);
     }
     std::set<std::string> names;
     for (const auto& s : sources_) names.insert(s->collection().full_name());
-    description_ = str(train_.size(), " training graphs, ", eval_.size(), " evaluation graphs; holdout by ",
-                       how, "; collections: ", join({names.begin(), names.end()}));
+    description_ =
+        str(train_.size(), " training graphs, ", eval_.size(), " evaluation graphs; holdout by ",
+            how, "; collections: ", join({names.begin(), names.end()}));
 }
 
 Dataset Dataset::for_split(const cfg::DataSection& data, const std::string& split) {

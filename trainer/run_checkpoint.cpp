@@ -1,9 +1,10 @@
-// Training checkpoints of a run (DESIGN.md 10), written through CheckpointWriter
+// Training checkpoints of a run (docs/files.md#checkpoints), written through CheckpointWriter
 // (trainer/checkpoint.h: /params, /adam_m, /adam_v, step, epoch, format_version, temp + rename):
 //   /extra attrs     best_step, best_selection, evals_without_improvement, world_size, task,
 //                    config_toml (the effective config), history_ranks
-//   /extra/normalizer/{kept_columns i32 [F'], means f64 [F'], stds f64 [F']}, attr normalizer_input_dim
-//   /extra/history/rank_<r>/{graphs i64 [G], graph_segments i32 [G], keys i64 [E,3], steps i64 [E],
+//   /extra/normalizer/{kept_columns i32 [F'], means f64 [F'], stds f64 [F']}, attr
+//   normalizer_input_dim /extra/history/rank_<r>/{graphs i64 [G], graph_segments i32 [G], keys i64
+//   [E,3], steps i64 [E],
 //                    values f32 [E,width]} — every rank's HistoryTable shard, gathered to rank 0
 //   /extra/data/manifest u8 [n] (data_manifest text: one line per train/eval graph with its sizes),
 //                    attr data_fingerprint (FNV-1a of it), checked on --resume (trainer/run_dir.h)
@@ -16,10 +17,10 @@
 
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
-#include "util/atomic_file.h"
-#include "util/json.h"
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
+#include "util/atomic_file.h"
+#include "util/json.h"
 
 namespace segrank {
 
@@ -30,7 +31,8 @@ std::span<const T> cspan(const std::vector<T>& v) {
     return {v.data(), v.size()};
 }
 
-// Flattens a shard into doubles for Communicator::gather (ids < 2^53 and floats are exact in double).
+// Flattens a shard into doubles for Communicator::gather (ids < 2^53 and floats are exact in
+// double).
 std::vector<double> pack_history(const HistoryArrays& a) {
     std::vector<double> v = {static_cast<double>(a.width), static_cast<double>(a.graphs.size()),
                              static_cast<double>(a.num_entries())};
@@ -56,16 +58,18 @@ HistoryArrays unpack_history(const std::vector<double>& v) {
     }
     for (size_t i = 0; i < 3 * e; ++i) a.keys.push_back(static_cast<int64_t>(v[p++]));
     for (size_t i = 0; i < e; ++i) a.steps.push_back(static_cast<int64_t>(v[p++]));
-    for (size_t i = 0; i < e * static_cast<size_t>(a.width); ++i) a.values.push_back(static_cast<float>(v[p++]));
+    for (size_t i = 0; i < e * static_cast<size_t>(a.width); ++i)
+        a.values.push_back(static_cast<float>(v[p++]));
     return a;
 }
 
 Normalizer read_normalizer(const CheckpointReader& r, const std::filesystem::path& file) {
     const auto input_dim = r.attr_int("normalizer_input_dim");
-    SEGRANK_CHECK(input_dim.has_value(), file.string(), ": no normalizer_input_dim attribute (not a training checkpoint)");
+    SEGRANK_CHECK(input_dim.has_value(), file.string(),
+                  ": no normalizer_input_dim attribute (not a training checkpoint)");
     return Normalizer::from_vectors(*input_dim, r.get_array<int32_t>("normalizer/kept_columns"),
-                                    r.get_array<double>("normalizer/means"), r.get_array<double>("normalizer/stds"),
-                                    file.string());
+                                    r.get_array<double>("normalizer/means"),
+                                    r.get_array<double>("normalizer/stds"), file.string());
 }
 
 }  // namespace
@@ -117,9 +121,12 @@ void Trainer::save_checkpoint(const std::string& name) {
         w.put_attr("task", std::string(to_string(task_)));
         w.put_attr("config_toml", dump_config(cfg_));
         w.put_attr("normalizer_input_dim", normalizer_.input_dim());
-        w.put_array<int32_t>("normalizer/kept_columns", {normalizer_.output_dim()}, cspan(normalizer_.kept_columns()));
-        w.put_array<double>("normalizer/means", {normalizer_.output_dim()}, cspan(normalizer_.means()));
-        w.put_array<double>("normalizer/stds", {normalizer_.output_dim()}, cspan(normalizer_.stds()));
+        w.put_array<int32_t>("normalizer/kept_columns", {normalizer_.output_dim()},
+                             cspan(normalizer_.kept_columns()));
+        w.put_array<double>("normalizer/means", {normalizer_.output_dim()},
+                            cspan(normalizer_.means()));
+        w.put_array<double>("normalizer/stds", {normalizer_.output_dim()},
+                            cspan(normalizer_.stds()));
         const std::string manifest = data_manifest(dataset_->train(), dataset_->eval());
         w.put_attr("data_fingerprint", data_fingerprint(manifest));
         w.put_array<uint8_t>("data/manifest", {static_cast<int64_t>(manifest.size())},
@@ -128,8 +135,10 @@ void Trainer::save_checkpoint(const std::string& name) {
         for (size_t r = 0; r < shards.size(); ++r) {
             const HistoryArrays a = unpack_history(shards[r]);
             const std::string g = str("history/rank_", r, "/");
-            w.put_array<int64_t>(g + "graphs", {static_cast<int64_t>(a.graphs.size())}, cspan(a.graphs));
-            w.put_array<int32_t>(g + "graph_segments", {static_cast<int64_t>(a.graph_segments.size())},
+            w.put_array<int64_t>(g + "graphs", {static_cast<int64_t>(a.graphs.size())},
+                                 cspan(a.graphs));
+            w.put_array<int32_t>(g + "graph_segments",
+                                 {static_cast<int64_t>(a.graph_segments.size())},
                                  cspan(a.graph_segments));
             w.put_array<int64_t>(g + "keys", {a.num_entries(), 3}, cspan(a.keys));
             w.put_array<int64_t>(g + "steps", {a.num_entries()}, cspan(a.steps));
@@ -144,12 +153,16 @@ void Trainer::check_checkpoint_data(const std::filesystem::path& file) {
     CheckpointReader r(file);
     if (!r.has_array("data/manifest")) {
         if (comm_.rank() == 0)
-            std::fprintf(stderr, "segrank train: warning: %s has no data fingerprint (written by an older segrank); "
-                         "the data is not checked against the run's\n", file.string().c_str());
+            std::fprintf(
+                stderr,
+                "segrank train: warning: %s has no data fingerprint (written by an older segrank); "
+                "the data is not checked against the run's\n",
+                file.string().c_str());
         return;
     }
     const auto bytes = r.get_array<uint8_t>("data/manifest");
-    check_data_manifest(std::string(bytes.begin(), bytes.end()), dataset_->train(), dataset_->eval(), file);
+    check_data_manifest(std::string(bytes.begin(), bytes.end()), dataset_->train(),
+                        dataset_->eval(), file);
 }
 
 void Trainer::load_checkpoint(const std::filesystem::path& file) {
@@ -158,7 +171,8 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
     step_ = r.step();
     best_step_ = r.attr_int("best_step").value_or(-1);
     best_selection_ = std::stod(r.attr_string("best_selection").value_or("-1e300"));
-    evals_without_improvement_ = static_cast<int>(r.attr_int("evals_without_improvement").value_or(0));
+    evals_without_improvement_ =
+        static_cast<int>(r.attr_int("evals_without_improvement").value_or(0));
     const int64_t ranks = r.attr_int("history_ranks").value_or(0);
     for (int64_t s = 0; s < ranks; ++s) {
         const std::string g = str("history/rank_", s, "/");
@@ -170,8 +184,9 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
         const auto shape = r.array_shape(g + "values");
         HistoryArrays a;
         a.width = history_->width();
-        SEGRANK_CHECK(shape.size() == 2 && (shape[0] == 0 || shape[1] == a.width), file.string(), ": ", g,
-                      "values has width ", shape.size() == 2 ? shape[1] : -1, ", the model needs ", a.width);
+        SEGRANK_CHECK(shape.size() == 2 && (shape[0] == 0 || shape[1] == a.width), file.string(),
+                      ": ", g, "values has width ", shape.size() == 2 ? shape[1] : -1,
+                      ", the model needs ", a.width);
         for (size_t i = 0; i < graphs.size(); ++i) {
             if (owner_rank(graphs[i], comm_.size()) != comm_.rank()) continue;
             a.graphs.push_back(graphs[i]);
@@ -197,14 +212,17 @@ LoadedModel load_model(const std::filesystem::path& path) {
         if (!std::filesystem::exists(lm.file)) lm.file = path / "last.ckpt.h5";
     }
     SEGRANK_CHECK(std::filesystem::is_regular_file(lm.file), "--checkpoint ", path.string(),
-                  ": no checkpoint found (expected a run directory with best.ckpt.h5 or last.ckpt.h5, or a .ckpt.h5 file)");
+                  ": no checkpoint found (expected a run directory with best.ckpt.h5 or "
+                  "last.ckpt.h5, or a .ckpt.h5 file)");
     CheckpointReader r(lm.file);
     const auto text = r.attr_string("config_toml");
-    SEGRANK_CHECK(text.has_value(), lm.file.string(), ": checkpoint has no config_toml attribute (not a training run)");
+    SEGRANK_CHECK(text.has_value(), lm.file.string(),
+                  ": checkpoint has no config_toml attribute (not a training run)");
     lm.cfg = load_config_string(*text, lm.file.string() + ":config_toml");
     lm.task = parse_task(r.attr_string("task").value_or("layout"));
     lm.normalizer = read_normalizer(r, lm.file);
-    lm.model = std::make_unique<Model>(model_config_from(lm.cfg, lm.task, lm.normalizer.output_dim()));
+    lm.model =
+        std::make_unique<Model>(model_config_from(lm.cfg, lm.task, lm.normalizer.output_dim()));
     r.load_params(lm.model->params(), nullptr);
     return lm;
 }

@@ -34,7 +34,9 @@ long flock_holder_from_proc(ino_t ino) {
         if (!(is >> mode >> rw >> pid >> dev) || kind != "FLOCK") continue;
         const auto colon = dev.rfind(':');
         if (colon == std::string::npos) continue;
-        if (std::strtoull(dev.c_str() + colon + 1, nullptr, 10) == static_cast<unsigned long long>(ino)) return pid;
+        if (std::strtoull(dev.c_str() + colon + 1, nullptr, 10) ==
+            static_cast<unsigned long long>(ino))
+            return pid;
     }
     return -1;
 }
@@ -74,8 +76,8 @@ std::vector<std::pair<std::string, std::string>> config_values(const RunConfig& 
         const auto it = docs.find(key);
         SEGRANK_ASSERT(it != docs.end(), "dump_config key not in config_keys(): ", key);
         const std::string comment = "# " + it->second;
-        SEGRANK_ASSERT(value.size() >= comment.size() && value.ends_with(comment), "dump_config line of ", key,
-                       " does not end with its doc comment");
+        SEGRANK_ASSERT(value.size() >= comment.size() && value.ends_with(comment),
+                       "dump_config line of ", key, " does not end with its doc comment");
         value.resize(value.size() - comment.size());
         while (!value.empty() && value.back() == ' ') value.pop_back();
         out.emplace_back(key, value);
@@ -86,7 +88,9 @@ std::vector<std::pair<std::string, std::string>> config_values(const RunConfig& 
 struct ManifestLine {
     std::string role, collection, name, nodes, edges, configs;
     std::string key() const { return str(role, " graph '", name, "' (", collection, ")"); }
-    std::string sizes() const { return str(nodes, " nodes, ", edges, " edges, ", configs, " configs"); }
+    std::string sizes() const {
+        return str(nodes, " nodes, ", edges, " edges, ", configs, " configs");
+    }
 };
 
 std::vector<ManifestLine> parse_manifest(std::string_view text) {
@@ -117,8 +121,8 @@ RunDirLock::RunDirLock(const fs::path& dir) {
         const std::string holder = err == EWOULDBLOCK ? lock_holder(fd_) : "";
         ::close(fd_);
         fd_ = -1;
-        SEGRANK_CHECK(err != EWOULDBLOCK, "run directory ", dir.string(), " is in use by another segrank train (",
-                      holder, ")");
+        SEGRANK_CHECK(err != EWOULDBLOCK, "run directory ", dir.string(),
+                      " is in use by another segrank train (", holder, ")");
         throw Error(str("cannot lock '", file.string(), "': ", std::strerror(err)));
     }
     const std::string pid = str(static_cast<long>(::getpid()), "\n");
@@ -132,16 +136,17 @@ RunDirLock::~RunDirLock() {
 }
 
 bool resume_may_change(std::string_view key) {
-    static constexpr std::string_view kTrain[] = {"train.steps",     "train.epochs",  "train.eval_every",
-                                                  "train.log_every", "train.progress", "train.threads",
-                                                  "train.run_dir",   "train.checkpoint_every", "train.patience"};
+    static constexpr std::string_view kTrain[] = {
+        "train.steps",     "train.epochs",           "train.eval_every",
+        "train.log_every", "train.progress",         "train.threads",
+        "train.run_dir",   "train.checkpoint_every", "train.patience"};
     for (auto k : kTrain)
         if (key == k) return true;
     return key.starts_with("eval.") || key.starts_with("dist.");
 }
 
-std::vector<std::pair<std::string, std::pair<std::string, std::string>>> config_differences(const RunConfig& before,
-                                                                                            const RunConfig& after) {
+std::vector<std::pair<std::string, std::pair<std::string, std::string>>> config_differences(
+    const RunConfig& before, const RunConfig& after) {
     const auto a = config_values(before);
     const auto b = config_values(after);
     SEGRANK_ASSERT(a.size() == b.size(), "dump_config wrote different key counts");
@@ -157,32 +162,38 @@ void check_resume_config(const RunConfig& run, const RunConfig& now, const fs::p
     std::string problems;
     for (const auto& [key, values] : config_differences(run, now)) {
         if (resume_may_change(key)) continue;
-        problems += str(problems.empty() ? "" : "\n", "--resume ", run_dir.string(), ": ", key, " was ",
-                        values.first, " in the run, now ", values.second, "; resuming cannot change it");
+        problems +=
+            str(problems.empty() ? "" : "\n", "--resume ", run_dir.string(), ": ", key, " was ",
+                values.first, " in the run, now ", values.second, "; resuming cannot change it");
     }
     if (!problems.empty()) throw Error(problems);
 }
 
 void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
     const fs::path stored = run_dir / "config.toml";
-    SEGRANK_CHECK(fs::is_regular_file(stored), "--resume ", run_dir.string(), ": no config.toml in it");
+    SEGRANK_CHECK(fs::is_regular_file(stored), "--resume ", run_dir.string(),
+                  ": no config.toml in it");
     const fs::path ckpt = run_dir / "last.ckpt.h5";
-    SEGRANK_CHECK(fs::exists(ckpt), "--resume ", run_dir.string(), ": no checkpoint '", ckpt.string(), "'");
+    SEGRANK_CHECK(fs::exists(ckpt), "--resume ", run_dir.string(), ": no checkpoint '",
+                  ckpt.string(), "'");
     CheckpointReader r(ckpt);
     const auto text = r.attr_string("config_toml");
-    const RunConfig run = text ? load_config_string(*text, ckpt.string() + ":config_toml") : load_config(stored.string());
+    const RunConfig run = text ? load_config_string(*text, ckpt.string() + ":config_toml")
+                               : load_config(stored.string());
     check_resume_config(run, now, run_dir);
-    SEGRANK_CHECK(now.train.epochs > 0 || now.train.steps > r.step(), "--resume ", run_dir.string(),
-                  ": the checkpoint is at step ", r.step(), " and train.steps = ", now.train.steps,
-                  ", so there is nothing left to train; raise it, e.g. --set train.steps=", r.step() + 1000);
+    SEGRANK_CHECK(
+        now.train.epochs > 0 || now.train.steps > r.step(), "--resume ", run_dir.string(),
+        ": the checkpoint is at step ", r.step(), " and train.steps = ", now.train.steps,
+        ", so there is nothing left to train; raise it, e.g. --set train.steps=", r.step() + 1000);
 }
 
-std::string data_manifest(const std::vector<GraphEntry>& train, const std::vector<GraphEntry>& eval) {
+std::string data_manifest(const std::vector<GraphEntry>& train,
+                          const std::vector<GraphEntry>& eval) {
     std::string out;
     auto add = [&](const char* role, const std::vector<GraphEntry>& entries) {
         for (const auto& e : entries)
-            out += str(role, "\t", e.collection.name(), "\t", e.name, "\t", e.info.num_nodes, "\t", e.info.num_edges,
-                       "\t", e.info.num_configs, "\n");
+            out += str(role, "\t", e.collection.name(), "\t", e.name, "\t", e.info.num_nodes, "\t",
+                       e.info.num_edges, "\t", e.info.num_configs, "\n");
     };
     add("train", train);
     add("eval", eval);
@@ -206,27 +217,30 @@ void check_data_manifest(std::string_view stored, const std::vector<GraphEntry>&
     if (current == stored) return;
     const auto was = parse_manifest(stored);
     const auto now = parse_manifest(current);
-    auto entry_at = [&](size_t i) -> const GraphEntry& { return i < train.size() ? train[i] : eval[i - train.size()]; };
+    auto entry_at = [&](size_t i) -> const GraphEntry& {
+        return i < train.size() ? train[i] : eval[i - train.size()];
+    };
     auto where = [&](size_t i) {
         const GraphEntry& e = entry_at(i);
         return e.source ? e.source->where(e.index) : e.info.source.string();
     };
-    const std::string head = str("--resume: the data differs from the data the run was trained on (", ckpt.string(),
-                                 "): ");
+    const std::string head = str(
+        "--resume: the data differs from the data the run was trained on (", ckpt.string(), "): ");
     for (size_t i = 0; i < std::min(was.size(), now.size()); ++i) {
         const auto& a = was[i];
         const auto& b = now[i];
         if (a.role == b.role && a.collection == b.collection && a.name == b.name) {
             if (a.sizes() == b.sizes()) continue;
-            throw Error(str(head, b.key(), " had ", a.sizes(), ", now ", b.sizes(), " (file ", where(i), ")"));
+            throw Error(str(head, b.key(), " had ", a.sizes(), ", now ", b.sizes(), " (file ",
+                            where(i), ")"));
         }
-        throw Error(str(head, "expected ", a.key(), " at position ", i, ", found ", b.key(), " (file ", where(i),
-                        "); the store or data.root was replaced"));
+        throw Error(str(head, "expected ", a.key(), " at position ", i, ", found ", b.key(),
+                        " (file ", where(i), "); the store or data.root was replaced"));
     }
     if (now.size() > was.size())
         throw Error(str(head, now[was.size()].key(), " is new (file ", where(was.size()), ")"));
-    throw Error(str(head, was[now.size()].key(), " is missing from the data (", was.size(), " graphs in the run, ",
-                    now.size(), " now)"));
+    throw Error(str(head, was[now.size()].key(), " is missing from the data (", was.size(),
+                    " graphs in the run, ", now.size(), " now)"));
 }
 
 RunDirCleanup::RunDirCleanup(fs::path dir) : dir_(std::move(dir)) {
@@ -246,7 +260,9 @@ int64_t RunDirCleanup::remove_created() const noexcept {
         if (fs::exists(dir_ / f, ec)) return 0;  // resumable: keep the run
     if (!existed_) {
         fs::remove_all(dir_, ec);
-        if (ec) std::fprintf(stderr, "segrank train: cannot remove '%s': %s\n", dir_.c_str(), ec.message().c_str());
+        if (ec)
+            std::fprintf(stderr, "segrank train: cannot remove '%s': %s\n", dir_.c_str(),
+                         ec.message().c_str());
         return ec ? 0 : 1;
     }
     int64_t removed = 0;
@@ -263,7 +279,8 @@ int64_t RunDirCleanup::remove_created() const noexcept {
         std::error_code rec;
         fs::remove_all(p, rec);
         if (rec)
-            std::fprintf(stderr, "segrank train: cannot remove '%s': %s\n", p.c_str(), rec.message().c_str());
+            std::fprintf(stderr, "segrank train: cannot remove '%s': %s\n", p.c_str(),
+                         rec.message().c_str());
         else
             ++removed;
     }

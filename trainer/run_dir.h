@@ -1,7 +1,7 @@
-// Run-directory integrity for `segrank train` (docs/config.md "Run directory"): one training process
-// per run directory (RunDirLock), what a --resume may change (check_resume_config), a fingerprint
-// of the data a run was trained on (data_manifest / check_data_manifest), and the removal of what a
-// fresh run created when it fails before its first checkpoint (RunDirCleanup).
+// Run-directory integrity for `segrank train` (docs/config.md "Run directory"): one training
+// process per run directory (RunDirLock), what a --resume may change (check_resume_config), a
+// fingerprint of the data a run was trained on (data_manifest / check_data_manifest), and the
+// removal of what a fresh run created when it fails before its first checkpoint (RunDirCleanup).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -20,10 +20,10 @@ namespace segrank {
 /// is written into the file. Under MPI only rank 0 takes it.
 class RunDirLock {
 public:
-    /// Creates `dir` when missing, opens (creating) `<dir>/.lock` and locks it. Throws segrank::Error
-    /// `run directory <dir> is in use by another segrank train (pid N)` when another process holds
-    /// the lock (pid from the file, else from /proc/locks, else "pid unknown"), or naming the path
-    /// when the directory or file cannot be created.
+    /// Creates `dir` when missing, opens (creating) `<dir>/.lock` and locks it. Throws
+    /// segrank::Error `run directory <dir> is in use by another segrank train (pid N)` when another
+    /// process holds the lock (pid from the file, else from /proc/locks, else "pid unknown"), or
+    /// naming the path when the directory or file cannot be created.
     explicit RunDirLock(const std::filesystem::path& dir);
     ~RunDirLock();
     RunDirLock(const RunDirLock&) = delete;
@@ -33,22 +33,23 @@ private:
     int fd_ = -1;
 };
 
-/// True for the keys a `--resume` may change: purely operational ones that change neither the model,
-/// the data, the segmentation nor the optimizer trajectory of the steps already taken (train.steps,
-/// train.epochs, train.eval_every, train.log_every, train.progress, train.threads, train.run_dir,
-/// train.checkpoint_every, train.patience, every eval.* and dist.* key).
+/// True for the keys a `--resume` may change: purely operational ones that change neither the
+/// model, the data, the segmentation nor the optimizer trajectory of the steps already taken
+/// (train.steps, train.epochs, train.eval_every, train.log_every, train.progress, train.threads,
+/// train.run_dir, train.checkpoint_every, train.patience, every eval.* and dist.* key).
 bool resume_may_change(std::string_view dotted_key);
 
 /// One entry per config key that differs between `before` and `after`: dotted key -> {old, new}
 /// values in TOML spelling (as dump_config writes them), in schema order.
-std::vector<std::pair<std::string, std::pair<std::string, std::string>>> config_differences(const RunConfig& before,
-                                                                                            const RunConfig& after);
+std::vector<std::pair<std::string, std::pair<std::string, std::string>>> config_differences(
+    const RunConfig& before, const RunConfig& after);
 
 /// Compares the effective config of a resume (`now`: the run's config.toml plus --set) with the one
 /// the run was trained with (`run`: the checkpoint's stored config). Throws segrank::Error listing
 /// every changed key that resume_may_change() refuses, one per line:
 /// `--resume RUN: segments.max_nodes was 500 in the run, now 300; resuming cannot change it`.
-void check_resume_config(const RunConfig& run, const RunConfig& now, const std::filesystem::path& run_dir);
+void check_resume_config(const RunConfig& run, const RunConfig& now,
+                         const std::filesystem::path& run_dir);
 
 /// Everything `segrank train --resume RUN` checks before anything is written, without opening the
 /// data: RUN has config.toml and last.ckpt.h5 (error "no checkpoint '<file>'"), the checkpoint's
@@ -59,7 +60,8 @@ void check_resume_start(const RunConfig& now, const std::filesystem::path& run_d
 /// The data a run trains and evaluates on, one line per graph in role order:
 /// `<train|eval>\t<collection>\t<name>\t<num_nodes>\t<num_edges>\t<num_configs>\n`.
 /// Files are not part of it (moving the data keeps a run resumable).
-std::string data_manifest(const std::vector<GraphEntry>& train, const std::vector<GraphEntry>& eval);
+std::string data_manifest(const std::vector<GraphEntry>& train,
+                          const std::vector<GraphEntry>& eval);
 
 /// 64-bit FNV-1a of the manifest as 16 hex digits (stored with it in checkpoints).
 std::string data_fingerprint(std::string_view manifest);
@@ -71,9 +73,9 @@ void check_data_manifest(std::string_view stored, const std::vector<GraphEntry>&
                          const std::vector<GraphEntry>& eval, const std::filesystem::path& ckpt);
 
 /// Removes what a fresh (not --resume) training run created in its run directory when it fails
-/// before writing its first checkpoint (docs/config.md "Run directory"): the whole directory when it
-/// did not exist before, else every top-level entry that is new or was modified since the snapshot.
-/// Nothing is removed once the directory holds best.ckpt.h5 or last.ckpt.h5.
+/// before writing its first checkpoint (docs/config.md "Run directory"): the whole directory when
+/// it did not exist before, else every top-level entry that is new or was modified since the
+/// snapshot. Nothing is removed once the directory holds best.ckpt.h5 or last.ckpt.h5.
 class RunDirCleanup {
 public:
     /// Snapshots `dir` (existence; names and modification times of its entries).

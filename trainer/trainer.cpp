@@ -1,6 +1,8 @@
 // Trainer: setup, the step, evaluation, early stopping and the run loop.
 #include "trainer/trainer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -8,16 +10,15 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <unistd.h>
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 #include "sampling/dedupe.h"
 #include "sampling/dedupe_stream.h"
+#include "trainer/run_dir.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
-#include "trainer/run_dir.h"
 
 namespace segrank {
 
@@ -77,12 +78,24 @@ double selection_value(const EvalResult& r, cfg::EvalMetric metric) {
     for (const auto& c : r.collections) {
         double v = 0.0;
         switch (metric) {
-            case cfg::EvalMetric::kKaggle: v = c.score; break;
-            case cfg::EvalMetric::kKendall: v = c.kendall_tau; break;
-            case cfg::EvalMetric::kOpa: v = c.opa; break;
-            case cfg::EvalMetric::kSlowdown1: v = -c.slowdown_1; break;
-            case cfg::EvalMetric::kSlowdown5: v = -c.slowdown_5; break;
-            case cfg::EvalMetric::kSlowdown10: v = -c.slowdown_10; break;
+            case cfg::EvalMetric::kKaggle:
+                v = c.score;
+                break;
+            case cfg::EvalMetric::kKendall:
+                v = c.kendall_tau;
+                break;
+            case cfg::EvalMetric::kOpa:
+                v = c.opa;
+                break;
+            case cfg::EvalMetric::kSlowdown1:
+                v = -c.slowdown_1;
+                break;
+            case cfg::EvalMetric::kSlowdown5:
+                v = -c.slowdown_5;
+                break;
+            case cfg::EvalMetric::kSlowdown10:
+                v = -c.slowdown_10;
+                break;
         }
         if (std::isfinite(v)) {
             acc += v;
@@ -108,7 +121,8 @@ constexpr int kPacked = 9;  // entry index, configs, constant, tau, opa, s1, s5,
 
 EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
                            const std::vector<GraphEntry>& entries, Communicator& comm,
-                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache, int64_t random_seed) {
+                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache,
+                           int64_t random_seed) {
     const GstOptions opt = gst_options_from(cfg);
     const PrepareOptions prep = prepare_options_from(cfg);
     EvalIndices indices;
@@ -121,7 +135,8 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
         const PreparedGraph* pg = nullptr;
         if (cache) {
             auto it = cache->find(e.id);
-            if (it == cache->end()) it = cache->emplace(e.id, prepare_graph(e, normalizer, model, prep)).first;
+            if (it == cache->end())
+                it = cache->emplace(e.id, prepare_graph(e, normalizer, model, prep)).first;
             pg = it->second.get();
         } else {
             local = prepare_graph(e, normalizer, model, prep);
@@ -130,7 +145,8 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
         std::vector<int64_t> configs = pg->configs;
         if (e.configs.empty() && !indices.empty()) {
             auto it = indices.find(e.name);
-            SEGRANK_CHECK(it != indices.end(), cfg.eval.indices, ": no config indices for graph '", e.name, "'");
+            SEGRANK_CHECK(it != indices.end(), cfg.eval.indices, ": no config indices for graph '",
+                          e.name, "'");
             configs = it->second;
             for (int64_t c : configs)
                 SEGRANK_CHECK(c >= 0 && c < pg->num_configs, cfg.eval.indices, ": graph '", e.name,
@@ -138,19 +154,22 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
         }
         std::vector<float> scores;
         if (random_seed >= 0) {
-            Rng rng = Rng::derive(static_cast<uint64_t>(random_seed), 0, stream_id(e.name), "random_baseline");
-            for (size_t j = 0; j < configs.size(); ++j) scores.push_back(static_cast<float>(rng.uniform()));
+            Rng rng = Rng::derive(static_cast<uint64_t>(random_seed), 0, stream_id(e.name),
+                                  "random_baseline");
+            for (size_t j = 0; j < configs.size(); ++j)
+                scores.push_back(static_cast<float>(rng.uniform()));
         } else {
             scores = score_graph(model, *pg, configs, cfg.eval.chunk_configs, opt);
         }
         std::vector<double> targets(configs.size());
-        for (size_t j = 0; j < configs.size(); ++j) targets[j] = pg->targets[static_cast<size_t>(configs[j])];
+        for (size_t j = 0; j < configs.size(); ++j)
+            targets[j] = pg->targets[static_cast<size_t>(configs[j])];
         // Tie policy: evaluate_graph scores the predicted order (ties broken by config index, as
         // `segrank predict` writes it), so this equals `segrank leaderboard` on the submission.
         GraphMetrics gm = evaluate_graph(e.name, scores, targets);
         packed.insert(packed.end(), {static_cast<double>(i), static_cast<double>(gm.num_configs),
-                                     gm.targets_constant ? 1.0 : 0.0, gm.kendall_tau, gm.opa, gm.slowdown_1,
-                                     gm.slowdown_5, gm.slowdown_10, gm.kendall_raw});
+                                     gm.targets_constant ? 1.0 : 0.0, gm.kendall_tau, gm.opa,
+                                     gm.slowdown_1, gm.slowdown_5, gm.slowdown_10, gm.kendall_raw});
     }
     auto all = comm.gather(packed, 0);
     EvalResult res;
@@ -181,7 +200,8 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
             by_collection[entries[i].collection.name()].push_back(graphs[i]);
             tasks[entries[i].collection.name()] = entries[i].collection.task;
         }
-        for (auto& [name, gms] : by_collection) res.collections.push_back(aggregate_collection(name, tasks[name], gms));
+        for (auto& [name, gms] : by_collection)
+            res.collections.push_back(aggregate_collection(name, tasks[name], gms));
         res.overall = overall_score(res.collections);
         res.selection = selection_value(res, cfg.eval.metric);
         res.graphs = std::move(graphs);
@@ -204,12 +224,15 @@ void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& ent
     for (const GraphEntry& e : entries) {
         if (!e.configs.empty()) continue;  // held-out configs take precedence (evaluate_graphs)
         const auto it = indices.find(e.name);
-        SEGRANK_CHECK(it != indices.end(), cfg.eval.indices, ": eval.indices: no config indices for evaluation graph '",
-                      e.name, "' (", e.collection.name(), ")");
-        SEGRANK_CHECK(!it->second.empty(), cfg.eval.indices, ": eval.indices: empty index list for graph '", e.name, "'");
+        SEGRANK_CHECK(it != indices.end(), cfg.eval.indices,
+                      ": eval.indices: no config indices for evaluation graph '", e.name, "' (",
+                      e.collection.name(), ")");
+        SEGRANK_CHECK(!it->second.empty(), cfg.eval.indices,
+                      ": eval.indices: empty index list for graph '", e.name, "'");
         for (int64_t c : it->second)
-            SEGRANK_CHECK(c < e.info.num_configs, cfg.eval.indices, ": eval.indices: graph '", e.name,
-                          "': config index ", c, " out of range [0, ", e.info.num_configs, ")");
+            SEGRANK_CHECK(c < e.info.num_configs, cfg.eval.indices, ": eval.indices: graph '",
+                          e.name, "': config index ", c, " out of range [0, ", e.info.num_configs,
+                          ")");
     }
 }
 
@@ -259,35 +282,40 @@ EvalResult Trainer::evaluate_random() {
 
 Trainer::~Trainer() = default;
 
-Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::filesystem::path> resume_dir)
+Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
+                 std::optional<std::filesystem::path> resume_dir)
     : cfg_(cfg), comm_(comm), run_dir_(cfg.train.run_dir) {
     if (resume_dir) {
         run_dir_ = *resume_dir;
-        check_resume_start(cfg_, run_dir_);  // config keys and train.steps, before anything is written
+        check_resume_start(cfg_,
+                           run_dir_);  // config keys and train.steps, before anything is written
     }
     dataset_ = std::make_unique<Dataset>(cfg_.data, static_cast<uint64_t>(cfg_.sampling.seed));
     const auto& train = dataset_->train();
     task_ = train.front().collection.task;
     for (const auto& e : train)
-        SEGRANK_CHECK(e.collection.task == task_, "data.collections: one run trains one task; found both '",
+        SEGRANK_CHECK(e.collection.task == task_,
+                      "data.collections: one run trains one task; found both '",
                       train.front().collection.name(), "' and '", e.collection.name(),
                       "' (select collections of one task)");
     for (const auto& e : dataset_->eval())
-        SEGRANK_CHECK(e.collection.task == task_, "data.collections: evaluation graph '", e.name, "' of ",
-                      e.collection.name(), " has another task than the training graphs");
+        SEGRANK_CHECK(e.collection.task == task_, "data.collections: evaluation graph '", e.name,
+                      "' of ", e.collection.name(), " has another task than the training graphs");
     // config_check.cpp rejects "late" with layout collections named in the config (with file:line);
     // an unrestricted data.collections only reveals the task here, so point at the key ourselves.
     const std::string join_at = key_location(cfg_, "model.config_join");
     SEGRANK_CHECK(cfg_.model.config_join != ConfigJoin::kLate || task_ == Task::kTile, join_at,
                   join_at.empty() ? "" : ": ",
-                  "model.config_join: \"late\" applies to tile collections only, but the training graphs are ",
-                  train.front().collection.name(), " (set model.config_join = \"early\" or select tile collections)");
+                  "model.config_join: \"late\" applies to tile collections only, but the training "
+                  "graphs are ",
+                  train.front().collection.name(),
+                  " (set model.config_join = \"early\" or select tile collections)");
     check_eval_indices(cfg_, dataset_->eval());  // fail now, not after training (first evaluation)
 
     const std::filesystem::path ckpt = run_dir_ / "last.ckpt.h5";
     if (resume_dir) {
-        SEGRANK_CHECK(std::filesystem::exists(ckpt), "--resume ", resume_dir->string(), ": no checkpoint '",
-                      ckpt.string(), "'");
+        SEGRANK_CHECK(std::filesystem::exists(ckpt), "--resume ", resume_dir->string(),
+                      ": no checkpoint '", ckpt.string(), "'");
         normalizer_ = load_checkpoint_normalizer(ckpt);
         check_checkpoint_data(ckpt);
     } else if (cfg_.data.normalize) {
@@ -297,8 +325,9 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
     } else {
         std::vector<int32_t> cols(kNodeFeatDim);
         for (int i = 0; i < kNodeFeatDim; ++i) cols[static_cast<size_t>(i)] = i;
-        normalizer_ = Normalizer::from_vectors(kNodeFeatDim, cols, std::vector<double>(kNodeFeatDim, 0.0),
-                                               std::vector<double>(kNodeFeatDim, 1.0), "identity normalizer");
+        normalizer_ =
+            Normalizer::from_vectors(kNodeFeatDim, cols, std::vector<double>(kNodeFeatDim, 0.0),
+                                     std::vector<double>(kNodeFeatDim, 1.0), "identity normalizer");
     }
 
     model_ = std::make_unique<Model>(model_config_from(cfg_, task_, normalizer_.output_dim()));
@@ -312,7 +341,8 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
 
     std::vector<int64_t> ids;
     for (const auto& e : train) ids.push_back(e.id);
-    batches_ = std::make_unique<BatchSampler>(ids, cfg_.sampling.batch_graphs, static_cast<uint64_t>(cfg_.sampling.seed));
+    batches_ = std::make_unique<BatchSampler>(ids, cfg_.sampling.batch_graphs,
+                                              static_cast<uint64_t>(cfg_.sampling.seed));
     total_steps_ = cfg_.train.steps;
     if (cfg_.train.epochs > 0) {
         const int64_t by_epochs = cfg_.train.epochs * batches_->steps_per_epoch();
@@ -321,24 +351,31 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::fi
     SEGRANK_CHECK(total_steps_ > 0, "train.steps and train.epochs are both 0: nothing to train");
     schedule_.kind = cfg_.optim.schedule;
     schedule_.base_lr = cfg_.optim.lr;
-    schedule_.warmup_steps = std::min<int64_t>(cfg_.optim.warmup_steps, std::max<int64_t>(0, total_steps_ - 1));
+    schedule_.warmup_steps =
+        std::min<int64_t>(cfg_.optim.warmup_steps, std::max<int64_t>(0, total_steps_ - 1));
     schedule_.total_steps = total_steps_;
 
     gst_ = gst_options_from(cfg_);
     prep_ = prepare_options_from(cfg_);
     prep_.partition_cache_dir = run_dir_ / "partitions";
-    const int32_t width = gst_.aggregate == SegmentAggregate::kScoreSum ? 1 : static_cast<int32_t>(2 * cfg_.model.hidden);
-    history_ = std::make_unique<HistoryTable>(width, HistoryTable::bytes_from_mb(static_cast<double>(cfg_.segments.history_max_mb)));
+    const int32_t width = gst_.aggregate == SegmentAggregate::kScoreSum
+                              ? 1
+                              : static_cast<int32_t>(2 * cfg_.model.hidden);
+    history_ = std::make_unique<HistoryTable>(
+        width, HistoryTable::bytes_from_mb(static_cast<double>(cfg_.segments.history_max_mb)));
 
     if (resume_dir) {
         load_checkpoint(ckpt);
-        SEGRANK_CHECK(total_steps_ > step_, "--resume ", run_dir_.string(), ": the checkpoint is at step ", step_,
-                      " and the run ends at step ", total_steps_, " (train.steps = ", cfg_.train.steps,
-                      ", train.epochs = ", cfg_.train.epochs, "), so there is nothing left to train; raise train.steps",
+        SEGRANK_CHECK(total_steps_ > step_, "--resume ", run_dir_.string(),
+                      ": the checkpoint is at step ", step_, " and the run ends at step ",
+                      total_steps_, " (train.steps = ", cfg_.train.steps,
+                      ", train.epochs = ", cfg_.train.epochs,
+                      "), so there is nothing left to train; raise train.steps",
                       cfg_.train.epochs > 0 ? " or train.epochs" : "");
         resumed_ = true;
         if (comm_.rank() == 0) {
-            save_config(cfg_, run_dir_ / "config.toml");  // the effective config, with this run's --set
+            save_config(cfg_,
+                        run_dir_ / "config.toml");  // the effective config, with this run's --set
             truncate_metrics_jsonl(run_dir_ / "metrics.jsonl", step_);
         }
     } else {
@@ -359,7 +396,8 @@ const PreparedGraph& Trainer::train_graph(int64_t id) {
     auto pg = prepare_graph(e, normalizer_, *model_, prep_);
     // Training candidates: this role's configs, duplicates collapsed (sampling.dedupe).
     const DedupeMode mode = cfg_.sampling.dedupe;
-    // Groups of identical rows, hashed chunk by chunk from the graph's source (memory O(chunk + c)).
+    // Groups of identical rows, hashed chunk by chunk from the graph's source (memory O(chunk +
+    // c)).
     std::vector<int64_t> groups;
     if (mode == DedupeMode::kKeep) {
         groups.resize(static_cast<size_t>(pg->num_configs));  // unused by kKeep
@@ -386,18 +424,24 @@ double Trainer::step() {
     for (int64_t id : local) {
         const PreparedGraph& g = train_graph(id);
         ConfigSet cs = samplers_.at(id)->sample(step_);
-        loss += gst_train_graph(*model_, g, cs.indices, cs.targets, step_, scale, *history_, gst_).loss;
+        loss +=
+            gst_train_graph(*model_, g, cs.indices, cs.targets, step_, scale, *history_, gst_).loss;
     }
     comm_.allreduce_sum(model_->params().grads());
     if (ranking_only(gst_.loss_terms)) zero_output_bias_grad(model_->params());
     loss = comm_.allreduce_sum(loss);
     const double norm = clip_grad_norm(model_->params(), cfg_.optim.clip_norm);
-    SEGRANK_CHECK(std::isfinite(norm) && std::isfinite(loss), "non-finite ", std::isfinite(loss) ? "gradient norm" : "loss",
-                  " at step ", step_, " (graphs of the batch: ", [&] {
-                      std::string s;
-                      for (int64_t id : global) s += (s.empty() ? "" : ", ") + dataset_->train()[static_cast<size_t>(id)].name;
-                      return s;
-                  }(), "); no checkpoint written");
+    SEGRANK_CHECK(
+        std::isfinite(norm) && std::isfinite(loss), "non-finite ",
+        std::isfinite(loss) ? "gradient norm" : "loss", " at step ", step_,
+        " (graphs of the batch: ",
+        [&] {
+            std::string s;
+            for (int64_t id : global)
+                s += (s.empty() ? "" : ", ") + dataset_->train()[static_cast<size_t>(id)].name;
+            return s;
+        }(),
+        "); no checkpoint written");
     optim_->step(model_->params(), static_cast<float>(schedule_.at(step_)));
     ++step_;
     last_loss_ = loss;

@@ -1,6 +1,7 @@
-// Trainer (DESIGN.md 2, 6-9; issue 4 item 4): the step loop (sample -> GST forward -> loss ->
-// backward -> allreduce -> clip -> AdamW -> history), evaluation with early stopping, best and last
-// checkpoints, exact resume, metrics JSONL and a final report, on any Communicator.
+// Trainer (docs/architecture.md#the-gst-step, docs/architecture.md#distribution): the step loop
+// (sample -> GST forward -> loss -> backward -> allreduce -> clip -> AdamW -> history), evaluation
+// with early stopping, best and last checkpoints, exact resume, metrics JSONL and a final report,
+// on any Communicator.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -11,17 +12,17 @@
 #include <vector>
 
 #include "data/normalizer.h"
+#include "eval/metrics.h"
 #include "gnn/model.h"
 #include "gnn/optim.h"
+#include "gst/gst.h"
+#include "gst/prepared_graph.h"
 #include "sampling/batch_sampler.h"
 #include "sampling/config_sampler.h"
 #include "segments/history_table.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/dataset.h"
-#include "gst/gst.h"
-#include "eval/metrics.h"
-#include "gst/prepared_graph.h"
 
 namespace segrank {
 
@@ -30,12 +31,12 @@ struct EvalResult {
     std::vector<GraphMetrics> graphs;            ///< rank 0 only (empty elsewhere)
     std::vector<CollectionMetrics> collections;  ///< per collection, in name order
     double overall = 0.0;                        ///< mean of the collections' Kaggle scores
-    double selection = 0.0;                      ///< eval.metric value (higher is better, sign-adjusted)
+    double selection = 0.0;  ///< eval.metric value (higher is better, sign-adjusted)
     /// {"overall", "collections": [to_json(CollectionMetrics)...]} (rank 0 holds the collections).
     Json to_json() const;
 };
 
-/// Maps the config sections to library option structs (STYLE.md R5).
+/// Maps the config sections to library option structs (docs/style.md#config-values).
 ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim);
 GstOptions gst_options_from(const RunConfig& cfg);
 PrepareOptions prepare_options_from(const RunConfig& cfg);
@@ -48,9 +49,9 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
                            std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache = nullptr,
                            int64_t random_seed = -1);
 
-/// Loads cfg.eval.indices (when set) and checks it against the evaluation graphs: every entry without
-/// held-out configs needs an index list, every index < the graph's config count. Called by the
-/// Trainer constructor so a bad file fails before step 1, not at the first evaluation. Throws
+/// Loads cfg.eval.indices (when set) and checks it against the evaluation graphs: every entry
+/// without held-out configs needs an index list, every index < the graph's config count. Called by
+/// the Trainer constructor so a bad file fails before step 1, not at the first evaluation. Throws
 /// segrank::Error naming the file (file:line:col for JSON errors), the graph and the index.
 void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries);
 
@@ -60,10 +61,10 @@ EvalResult random_baseline(Model& model, const Normalizer& normalizer, const Run
                            const std::vector<GraphEntry>& entries, Communicator& comm,
                            std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache, int seeds);
 
-/// Rewrites a run's metrics.jsonl for a resume from `step`: keeps the lines whose "step" is <= step,
-/// drops later ones (written after the checkpoint, they would repeat), the per-run "random_baseline"
-/// summary and unparsable (torn) lines. Returns the number of lines dropped; a missing file is
-/// created empty. Throws segrank::Error naming the file when it cannot be written.
+/// Rewrites a run's metrics.jsonl for a resume from `step`: keeps the lines whose "step" is <=
+/// step, drops later ones (written after the checkpoint, they would repeat), the per-run
+/// "random_baseline" summary and unparsable (torn) lines. Returns the number of lines dropped; a
+/// missing file is created empty. Throws segrank::Error naming the file when it cannot be written.
 int64_t truncate_metrics_jsonl(const std::filesystem::path& file, int64_t step);
 
 /// The normalizer stored in a checkpoint file. Throws segrank::Error naming the file.
@@ -71,7 +72,7 @@ Normalizer load_checkpoint_normalizer(const std::filesystem::path& file);
 
 /// A trained model restored for inference (evaluate, predict, ensembling).
 struct LoadedModel {
-    RunConfig cfg;           ///< the effective config stored in the checkpoint
+    RunConfig cfg;  ///< the effective config stored in the checkpoint
     Normalizer normalizer;
     Task task = Task::kLayout;
     std::unique_ptr<Model> model;
@@ -84,15 +85,16 @@ LoadedModel load_model(const std::filesystem::path& path);
 
 class Trainer {
 public:
-    /// Opens the data, fits the normalizer (or restores it from `resume_dir`'s checkpoint), builds the
-    /// model and optimizer, broadcasts parameters from rank 0. On resume, before anything is written:
-    /// check_resume_start (only operational keys may differ from the checkpoint's config), the
-    /// checkpoint's data manifest against the data (check_data_manifest) and a total step count above
-    /// the checkpoint step. Then writes the effective config to the run directory (rank 0; on resume
-    /// too, so `--resume --set train.steps=...` leaves the config actually used) and, on resume, drops
-    /// metrics.jsonl lines after the checkpoint step (truncate_metrics_jsonl).
-    /// Loads and checks eval.indices (check_eval_indices). Throws segrank::Error on bad data or config.
-    Trainer(const RunConfig& cfg, Communicator& comm, std::optional<std::filesystem::path> resume_dir = {});
+    /// Opens the data, fits the normalizer (or restores it from `resume_dir`'s checkpoint), builds
+    /// the model and optimizer, broadcasts parameters from rank 0. On resume, before anything is
+    /// written: check_resume_start (only operational keys may differ from the checkpoint's config),
+    /// the checkpoint's data manifest against the data (check_data_manifest) and a total step count
+    /// above the checkpoint step. Then writes the effective config to the run directory (rank 0; on
+    /// resume too, so `--resume --set train.steps=...` leaves the config actually used) and, on
+    /// resume, drops metrics.jsonl lines after the checkpoint step (truncate_metrics_jsonl). Loads
+    /// and checks eval.indices (check_eval_indices). Throws segrank::Error on bad data or config.
+    Trainer(const RunConfig& cfg, Communicator& comm,
+            std::optional<std::filesystem::path> resume_dir = {});
     ~Trainer();
 
     /// Runs until train.steps / train.epochs / early stopping, then the final evaluation, head

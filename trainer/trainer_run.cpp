@@ -7,10 +7,10 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
+#include "trainer/trainer.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
 #include "util/rss.h"
-#include "trainer/trainer.h"
 
 namespace segrank {
 
@@ -27,12 +27,12 @@ std::string fmt(double v) {
 
 void print_eval_table(const EvalResult& r, const char* title) {
     std::printf("%s\n", title);
-    std::printf("  %-22s %7s %9s %8s %9s %9s %9s %8s\n", "collection", "graphs", "kendall", "opa", "slowdown1",
-                "slowdown5", "slowdn10", "score");
+    std::printf("  %-22s %7s %9s %8s %9s %9s %9s %8s\n", "collection", "graphs", "kendall", "opa",
+                "slowdown1", "slowdown5", "slowdn10", "score");
     for (const auto& c : r.collections)
         std::printf("  %-22s %7lld %9.4f %8.4f %9.4f %9.4f %9.4f %8.4f\n", c.collection.c_str(),
-                    static_cast<long long>(c.num_graphs), c.kendall_tau, c.opa, c.slowdown_1, c.slowdown_5,
-                    c.slowdown_10, c.score);
+                    static_cast<long long>(c.num_graphs), c.kendall_tau, c.opa, c.slowdown_1,
+                    c.slowdown_5, c.slowdown_10, c.score);
     std::printf("  overall %.4f\n", r.overall);
     std::fflush(stdout);
 }
@@ -43,27 +43,32 @@ EvalResult Trainer::run() {
     const bool root = comm_.rank() == 0;
     if (root) {
         if (resumed_)
-            std::printf("segrank train: resuming from step %lld (checkpoint %s)\n", static_cast<long long>(step_),
+            std::printf("segrank train: resuming from step %lld (checkpoint %s)\n",
+                        static_cast<long long>(step_),
                         (run_dir_ / "last.ckpt.h5").string().c_str());
         std::printf("segrank train: %s\n", dataset_->describe().c_str());
-        std::printf("segrank train: %s model, %lld parameters, %lld features after normalization, %d rank(s) x %d "
-                    "thread(s), %lld steps (%lld per epoch), run dir %s\n",
-                    task_ == Task::kTile ? "tile" : "layout",
-                    static_cast<long long>(model_->params().num_parameters()),
-                    static_cast<long long>(normalizer_.output_dim()), comm_.size(), num_threads(),
-                    static_cast<long long>(total_steps_), static_cast<long long>(batches_->steps_per_epoch()),
-                    run_dir_.string().c_str());
+        std::printf(
+            "segrank train: %s model, %lld parameters, %lld features after normalization, %d "
+            "rank(s) x %d "
+            "thread(s), %lld steps (%lld per epoch), run dir %s\n",
+            task_ == Task::kTile ? "tile" : "layout",
+            static_cast<long long>(model_->params().num_parameters()),
+            static_cast<long long>(normalizer_.output_dim()), comm_.size(), num_threads(),
+            static_cast<long long>(total_steps_),
+            static_cast<long long>(batches_->steps_per_epoch()), run_dir_.string().c_str());
         std::fflush(stdout);
     }
     Progress progress("train", total_steps_, root && cfg_.train.progress);
     double loss_acc = 0.0;
     int64_t loss_n = 0;
-    double step_seconds = 0.0;  // wall time inside step() over this log interval (no eval/checkpoint/log)
+    double step_seconds =
+        0.0;  // wall time inside step() over this log interval (no eval/checkpoint/log)
     bool stopped_early = false;
     while (step_ < total_steps_) {
         const auto t0 = std::chrono::steady_clock::now();
         const double loss = step();
-        step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        step_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         loss_acc += loss;
         ++loss_n;
         progress.update(step_, str("loss ", fmt(loss)));
@@ -84,10 +89,14 @@ EvalResult Trainer::run() {
             loss_n = 0;
             step_seconds = 0.0;
         }
-        const bool eval_now = cfg_.train.eval_every > 0 && step_ % cfg_.train.eval_every == 0 && step_ < total_steps_;
+        const bool eval_now =
+            cfg_.train.eval_every > 0 && step_ % cfg_.train.eval_every == 0 && step_ < total_steps_;
         if (eval_now) {
             EvalResult ev = evaluate();
-            log_jsonl({{"phase", "eval"}, {"step", step_}, {"selection", ev.selection}, {"metrics", ev.to_json()}});
+            log_jsonl({{"phase", "eval"},
+                       {"step", step_},
+                       {"selection", ev.selection},
+                       {"metrics", ev.to_json()}});
             if (ev.selection > best_selection_) {
                 best_selection_ = ev.selection;
                 best_step_ = step_;
@@ -109,7 +118,10 @@ EvalResult Trainer::run() {
     const double train_rate = progress.rate();
 
     EvalResult final_ev = evaluate();
-    log_jsonl({{"phase", "eval"}, {"step", step_}, {"selection", final_ev.selection}, {"metrics", final_ev.to_json()}});
+    log_jsonl({{"phase", "eval"},
+               {"step", step_},
+               {"selection", final_ev.selection},
+               {"metrics", final_ev.to_json()}});
     if (final_ev.selection > best_selection_ || best_step_ < 0) {
         best_selection_ = final_ev.selection;
         best_step_ = step_;
@@ -136,11 +148,15 @@ EvalResult Trainer::run() {
     log_jsonl({{"phase", "random_baseline"}, {"seeds", 10}, {"metrics", random_ev.to_json()}});
     if (root) {
         print_eval_table(final_ev, "segrank train: held-out metrics of the final model");
-        print_eval_table(random_ev, "segrank train: random-ranking baseline on the same configs (mean of 10 seeds)");
-        std::printf("segrank train: %lld steps%s, %.2f steps/s, best %s %.4f at step %lld; checkpoints %s/{best,last}.ckpt.h5\n",
-                    static_cast<long long>(step_), stopped_early ? " (stopped early)" : "", train_rate,
-                    std::string(cfg::to_string(cfg_.eval.metric)).c_str(), best_selection_,
-                    static_cast<long long>(best_step_), run_dir_.string().c_str());
+        print_eval_table(
+            random_ev,
+            "segrank train: random-ranking baseline on the same configs (mean of 10 seeds)");
+        std::printf(
+            "segrank train: %lld steps%s, %.2f steps/s, best %s %.4f at step %lld; checkpoints "
+            "%s/{best,last}.ckpt.h5\n",
+            static_cast<long long>(step_), stopped_early ? " (stopped early)" : "", train_rate,
+            std::string(cfg::to_string(cfg_.eval.metric)).c_str(), best_selection_,
+            static_cast<long long>(best_step_), run_dir_.string().c_str());
         const Json report = {{"steps", step_},
                              {"stopped_early", stopped_early},
                              {"steps_per_s", train_rate},
@@ -156,12 +172,13 @@ EvalResult Trainer::run() {
 }
 
 void Trainer::finetune_head() {
-    // Prediction Head Finetuning (DESIGN.md 6): every segment readout recomputed fresh for the
-    // training configs, then only the head trains. Non-head parameters are restored after each
-    // AdamW step (decoupled weight decay and old moments would otherwise move them).
+    // Prediction Head Finetuning (docs/gst.md#head-finetuning): every segment readout recomputed
+    // fresh for the training configs, then only the head trains. Non-head parameters are restored
+    // after each AdamW step (decoupled weight decay and old moments would otherwise move them).
     std::vector<std::pair<int64_t, int64_t>> head_ranges;
     for (const auto& r : model_->params().refs())
-        if (r.name.rfind("head", 0) == 0) head_ranges.emplace_back(r.offset, r.size());  // head1.*, head2.*
+        if (r.name.rfind("head", 0) == 0)
+            head_ranges.emplace_back(r.offset, r.size());  // head1.*, head2.*
     auto values = model_->params().values();
     std::vector<float> frozen(values.begin(), values.end());
     auto is_head = [&](int64_t i) {
@@ -170,7 +187,8 @@ void Trainer::finetune_head() {
         return false;
     };
     std::vector<uint8_t> head_mask(values.size());
-    for (size_t i = 0; i < values.size(); ++i) head_mask[i] = is_head(static_cast<int64_t>(i)) ? 1 : 0;
+    for (size_t i = 0; i < values.size(); ++i)
+        head_mask[i] = is_head(static_cast<int64_t>(i)) ? 1 : 0;
 
     const bool sum = gst_.aggregate == SegmentAggregate::kScoreSum;
     const int64_t steps = cfg_.segments.finetune_epochs * batches_->steps_per_epoch();
@@ -201,23 +219,28 @@ void Trainer::finetune_head() {
                     Tensor sc = model_->head(rs[j].cview(), tile_cfg, &hs[j]);
                     for (int64_t i = 0; i < k; ++i) scores[i] += sc[i];
                 }
-                loss += compute_loss(gst_.loss_terms, gst_.loss_options, scores.span(), cs.targets, dscores, scale);
-                for (size_t j = 0; j < rs.size(); ++j) model_->head_backward(dscores, hs[j], MatrixView{});
+                loss += compute_loss(gst_.loss_terms, gst_.loss_options, scores.span(), cs.targets,
+                                     dscores, scale);
+                for (size_t j = 0; j < rs.size(); ++j)
+                    model_->head_backward(dscores, hs[j], MatrixView{});
             } else {
                 Tensor mean(k, rs[0].cols());
                 for (const auto& r : rs)
-                    for (int64_t i = 0; i < r.size(); ++i) mean[i] += r[i] / static_cast<float>(rs.size());
+                    for (int64_t i = 0; i < r.size(); ++i)
+                        mean[i] += r[i] / static_cast<float>(rs.size());
                 HeadSaved hs;
                 Tensor scores = model_->head(mean.cview(), tile_cfg, &hs);
-                loss += compute_loss(gst_.loss_terms, gst_.loss_options, scores.span(), cs.targets, dscores, scale);
+                loss += compute_loss(gst_.loss_terms, gst_.loss_options, scores.span(), cs.targets,
+                                     dscores, scale);
                 model_->head_backward(dscores, hs, MatrixView{});
             }
         }
         comm_.allreduce_sum(model_->params().grads());
         loss = comm_.allreduce_sum(loss);
         const double norm = clip_grad_norm(model_->params(), cfg_.optim.clip_norm);
-        SEGRANK_CHECK(std::isfinite(norm) && std::isfinite(loss), "non-finite loss or gradient in head finetuning at step ",
-                      st, "; no checkpoint written");
+        SEGRANK_CHECK(std::isfinite(norm) && std::isfinite(loss),
+                      "non-finite loss or gradient in head finetuning at step ", st,
+                      "; no checkpoint written");
         optim_->step(model_->params(), static_cast<float>(cfg_.optim.lr));
         for (size_t i = 0; i < values.size(); ++i)
             if (!head_mask[i]) values[i] = frozen[i];

@@ -81,7 +81,8 @@ void close_checked(int fd, int err, const std::string& what) {
     SEGRANK_CHECK(err == 0, what, ": write failed: ", reason(err));
 }
 
-void write_through(const fs::path& given, const fs::path& p, std::initializer_list<std::string_view> pieces) {
+void write_through(const fs::path& given, const fs::path& p,
+                   std::initializer_list<std::string_view> pieces) {
     const int fd = open_through(p, given);
     close_checked(fd, write_all(fd, pieces), given.string());
 }
@@ -95,16 +96,19 @@ void remove_quietly(const fs::path& p) {
     fs::remove_all(p, ec);
 }
 
-// The one rename of segrank: `tmp` over the resolved regular (or missing) target; `tmp` removed on failure.
+// The one rename of segrank: `tmp` over the resolved regular (or missing) target; `tmp` removed on
+// failure.
 void rename_into_place(const fs::path& tmp, const OutputTarget& t, const fs::path& given) {
     if (::rename(tmp.c_str(), t.path.c_str()) != 0) {
         const int err = errno;
         remove_quietly(tmp);
-        throw Error(str(describe(given, t.path), ": cannot rename '", tmp.string(), "' into place: ", reason(err)));
+        throw Error(str(describe(given, t.path), ": cannot rename '", tmp.string(),
+                        "' into place: ", reason(err)));
     }
 }
 
-void write_replacing(const fs::path& given, const OutputTarget& t, std::initializer_list<std::string_view> pieces) {
+void write_replacing(const fs::path& given, const OutputTarget& t,
+                     std::initializer_list<std::string_view> pieces) {
     const std::string what = describe(given, t.path);
     const fs::path tmp = temp_beside(t.path);
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -114,7 +118,8 @@ void write_replacing(const fs::path& given, const OutputTarget& t, std::initiali
         std::error_code ec;
         SEGRANK_CHECK(!(err == ENOENT && !parent.empty() && !fs::exists(parent, ec)), what,
                       ": cannot write: folder '", parent.string(), "' does not exist");
-        throw Error(str(what, ": cannot create the temporary file '", tmp.string(), "': ", reason(err)));
+        throw Error(
+            str(what, ": cannot create the temporary file '", tmp.string(), "': ", reason(err)));
     }
     try {
         close_checked(fd, write_all(fd, pieces), what);
@@ -128,8 +133,8 @@ void write_replacing(const fs::path& given, const OutputTarget& t, std::initiali
 // Copies the finished file `tmp` into the write-through target `p`.
 void copy_through(const fs::path& tmp, const fs::path& p, const fs::path& given) {
     const int in = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
-    SEGRANK_CHECK(in >= 0, given.string(), ": cannot read back the temporary file '", tmp.string(), "': ",
-                  reason(errno));
+    SEGRANK_CHECK(in >= 0, given.string(), ": cannot read back the temporary file '", tmp.string(),
+                  "': ", reason(errno));
     const int out = [&] {
         try {
             return open_through(p, given);
@@ -163,7 +168,8 @@ OutputTarget resolve_output(const fs::path& path) {
         struct stat st {};
         if (::lstat(p.c_str(), &st) != 0) {
             const int err = errno;
-            if (err == ENOENT) return {p, false};  // created; a missing folder is reported on creation
+            if (err == ENOENT)
+                return {p, false};  // created; a missing folder is reported on creation
             throw Error(str(describe(path, p), ": cannot write: ", reason(err)));
         }
         if (S_ISLNK(st.st_mode)) {
@@ -171,7 +177,8 @@ OutputTarget resolve_output(const fs::path& path) {
             if (inside_proc(dir)) return {p, true};
             std::error_code ec;
             const fs::path next = fs::read_symlink(p, ec);
-            SEGRANK_CHECK(!ec, describe(path, p), ": cannot read the symbolic link: ", ec.message());
+            SEGRANK_CHECK(!ec, describe(path, p),
+                          ": cannot read the symbolic link: ", ec.message());
             p = next.is_absolute() ? next : dir / next;
             continue;
         }
@@ -185,7 +192,9 @@ OutputTarget resolve_output(const fs::path& path) {
     throw Error(str(path.string(), ": cannot write: too many levels of symbolic links"));
 }
 
-void write_file_atomically(const fs::path& path, std::string_view bytes) { write_file_atomically(path, {bytes}); }
+void write_file_atomically(const fs::path& path, std::string_view bytes) {
+    write_file_atomically(path, {bytes});
+}
 
 void write_file_atomically(const fs::path& path, std::initializer_list<std::string_view> pieces) {
     const OutputTarget t = resolve_output(path);
@@ -202,8 +211,8 @@ void commit_file(const fs::path& tmp, const fs::path& target) {
         t = resolve_output(target);
         if (t.write_through) {
             std::error_code ec;
-            SEGRANK_CHECK(fs::is_regular_file(tmp, ec), target.string(), ": cannot write the folder '", tmp.string(),
-                          "' into a device or FIFO");
+            SEGRANK_CHECK(fs::is_regular_file(tmp, ec), target.string(),
+                          ": cannot write the folder '", tmp.string(), "' into a device or FIFO");
             copy_through(tmp, t.path, target);
         }
     } catch (...) {

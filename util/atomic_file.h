@@ -11,13 +11,16 @@ namespace segrank {
 
 /// How an output path is written (see resolve_output).
 struct OutputTarget {
-    std::filesystem::path path;  ///< the file to create or replace (symlinks resolved), or to write through
-    bool write_through = false;  ///< true: written in place (character device, FIFO, /dev/stdout), never replaced
+    std::filesystem::path
+        path;  ///< the file to create or replace (symlinks resolved), or to write through
+    bool write_through =
+        false;  ///< true: written in place (character device, FIFO, /dev/stdout), never replaced
 };
 
 /// The output policy, decided before anything is written:
 /// - a missing path or a regular file: the bytes go to "<file>.tmp-<pid>" beside it, which is then
-///   renamed over it, so readers never see a partial file and a failure leaves the old file as it was;
+///   renamed over it, so readers never see a partial file and a failure leaves the old file as it
+///   was;
 /// - a symbolic link (chains and dangling links included): followed; the file it points to is
 ///   created or replaced as above and the link is kept;
 /// - a character device or FIFO (/dev/null, a terminal, a named pipe), or a link inside /proc
@@ -34,8 +37,10 @@ OutputTarget resolve_output(const std::filesystem::path& path);
 /// target is unchanged). The file is not fsync'ed: a killed process leaves the old or the new file,
 /// a power loss may leave either or an empty one.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
-/// Same, for the concatenation of `pieces` (written one after the other, never copied into one buffer).
-void write_file_atomically(const std::filesystem::path& path, std::initializer_list<std::string_view> pieces);
+/// Same, for the concatenation of `pieces` (written one after the other, never copied into one
+/// buffer).
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::string_view> pieces);
 
 /// The commit step of a file or folder `tmp` that was written completely, onto `target` under the
 /// resolve_output policy: renamed over a missing or regular target (a folder only onto a missing

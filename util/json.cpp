@@ -22,12 +22,16 @@ Json read_json(std::string_view text, const std::string& where, int64_t first_li
         return Json::parse(text.begin(), text.end());
     } catch (const Json::parse_error& e) {
         // e.byte counts the characters read up to and including the offending one.
-        const size_t before = std::min(text.size(), e.byte > 0 ? static_cast<size_t>(e.byte - 1) : size_t{0});
+        const size_t before =
+            std::min(text.size(), e.byte > 0 ? static_cast<size_t>(e.byte - 1) : size_t{0});
         const std::string_view head = text.substr(0, before);
-        const auto line = first_line + static_cast<int64_t>(std::count(head.begin(), head.end(), '\n'));
-        const size_t line_start = head.rfind('\n') == std::string_view::npos ? 0 : head.rfind('\n') + 1;
+        const auto line =
+            first_line + static_cast<int64_t>(std::count(head.begin(), head.end(), '\n'));
+        const size_t line_start =
+            head.rfind('\n') == std::string_view::npos ? 0 : head.rfind('\n') + 1;
         const auto column = static_cast<int64_t>(before - line_start) + 1;
-        // nlohmann's message: "[json.exception.parse_error.101] parse error at line L, column C: <what>".
+        // nlohmann's message: "[json.exception.parse_error.101] parse error at line L, column C:
+        // <what>".
         std::string what = e.what();
         const size_t at = what.find("column ");
         const size_t colon = at == std::string::npos ? std::string::npos : what.find(": ", at);

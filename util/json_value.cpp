@@ -57,7 +57,9 @@ std::optional<std::string> JsonValue::string_at(const std::string& key) const {
     return v->string_;
 }
 
-std::string JsonValue::location(const std::string& where) const { return str(where, ":", line_, ":", column_); }
+std::string JsonValue::location(const std::string& where) const {
+    return str(where, ":", line_, ":", column_);
+}
 
 namespace {
 constexpr int kMaxDepth = 256;
@@ -230,7 +232,8 @@ private:
         }
         JsonValue out = JsonValue::number(v);
         int64_t i = 0;
-        if (integer_literal && std::from_chars(s_.data() + start, s_.data() + pos_, i).ec == std::errc())
+        if (integer_literal &&
+            std::from_chars(s_.data() + start, s_.data() + pos_, i).ec == std::errc())
             out.integer_ = i;
         return out;
     }
@@ -292,14 +295,30 @@ private:
             if (pos_ >= s_.size()) fail("an escape character");
             const char e = s_[pos_++];
             switch (e) {
-                case '"': out += '"'; break;
-                case '\\': out += '\\'; break;
-                case '/': out += '/'; break;
-                case 'b': out += '\b'; break;
-                case 'f': out += '\f'; break;
-                case 'n': out += '\n'; break;
-                case 'r': out += '\r'; break;
-                case 't': out += '\t'; break;
+                case '"':
+                    out += '"';
+                    break;
+                case '\\':
+                    out += '\\';
+                    break;
+                case '/':
+                    out += '/';
+                    break;
+                case 'b':
+                    out += '\b';
+                    break;
+                case 'f':
+                    out += '\f';
+                    break;
+                case 'n':
+                    out += '\n';
+                    break;
+                case 'r':
+                    out += '\r';
+                    break;
+                case 't':
+                    out += '\t';
+                    break;
                 case 'u': {
                     uint32_t cp = hex4();
                     if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(pos_, 2) == "\\u") {
@@ -324,8 +343,8 @@ private:
     std::string_view s_;
     const std::string& where_;
     int64_t first_line_ = 1;
-    int64_t line_ = 1;        // line of pos_ as far as skip_ws has seen
-    size_t line_start_ = 0;   // offset of that line's first character
+    int64_t line_ = 1;       // line of pos_ as far as skip_ws has seen
+    size_t line_start_ = 0;  // offset of that line's first character
     size_t pos_ = 0;
 };
 

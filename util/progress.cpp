@@ -8,11 +8,16 @@
 namespace segrank {
 
 Progress::Progress(std::string label, int64_t total, bool enabled)
-    : label_(std::move(label)), total_(total), enabled_(enabled), tty_(::isatty(2) != 0),
-      start_(std::chrono::steady_clock::now()), last_print_(start_) {}
+    : label_(std::move(label)),
+      total_(total),
+      enabled_(enabled),
+      tty_(::isatty(2) != 0),
+      start_(std::chrono::steady_clock::now()),
+      last_print_(start_) {}
 
 double Progress::rate() const {
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     return (s > 0 && first_ >= 0) ? static_cast<double>(done_ - first_) / s : 0.0;
 }
 
@@ -32,14 +37,15 @@ void Progress::update(int64_t done, const std::string& extra) {
     const double r = rate();
     const double eta = r > 0 ? static_cast<double>(total_ - done) / r : 0.0;
     char eta_s[32];
-    std::snprintf(eta_s, sizeof eta_s, "%dm%02ds", static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
+    std::snprintf(eta_s, sizeof eta_s, "%dm%02ds", static_cast<int>(eta) / 60,
+                  static_cast<int>(eta) % 60);
     const int width = 24;
     const int filled = total_ > 0 ? static_cast<int>(width * done / total_) : width;
     std::string bar(static_cast<size_t>(filled), '#');
     bar.resize(static_cast<size_t>(width), '.');
-    std::fprintf(stderr, "%s%s [%s] %lld/%lld  %.2f steps/s  %s  ETA %s%s", tty_ ? "\r" : "", label_.c_str(),
-                 bar.c_str(), static_cast<long long>(done), static_cast<long long>(total_), r, extra.c_str(), eta_s,
-                 tty_ ? "\033[K" : "\n");
+    std::fprintf(stderr, "%s%s [%s] %lld/%lld  %.2f steps/s  %s  ETA %s%s", tty_ ? "\r" : "",
+                 label_.c_str(), bar.c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total_), r, extra.c_str(), eta_s, tty_ ? "\033[K" : "\n");
     std::fflush(stderr);
 }
 

@@ -1,4 +1,4 @@
-// Progress display of long loops on rank 0 (DESIGN.md 1): a one-line bar redrawn in place on a
+// Progress display of long loops on rank 0: a one-line bar redrawn in place on a
 // terminal, or a plain line every ~10 s when stderr is a file or pipe (CI logs stay readable).
 #pragma once
 #include <chrono>
@@ -9,7 +9,8 @@ namespace segrank {
 
 class Progress {
 public:
-    /// total: number of items (steps); enabled: false on ranks other than 0 or with train.progress off.
+    /// total: number of items (steps); enabled: false on ranks other than 0 or with train.progress
+    /// off.
     Progress(std::string label, int64_t total, bool enabled);
     /// Reports that `done` items are finished; `extra` is appended (e.g. "loss 0.123").
     void update(int64_t done, const std::string& extra);

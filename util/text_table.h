@@ -24,7 +24,8 @@ struct TextTable {
 };
 
 /// Aligned plain text: every column padded to its widest cell (header included), columns joined
-/// by `gap` spaces, each line prefixed with `indent`, trailing blanks trimmed, '\n' after each line.
+/// by `gap` spaces, each line prefixed with `indent`, trailing blanks trimmed, '\n' after each
+/// line.
 std::string format_text(const TextTable& t, size_t gap = 2, const std::string& indent = "");
 
 /// Markdown pipe table: header, alignment row (`---` left, `---:` right), rows; '|' in cells is

@@ -1,5 +1,5 @@
-// Graph structure and the 140 node features of DATA_FORMATS.md 4.1-4.5 (upstream hlo_encoder.cc and
-// featurizers.h semantics). All values are computed as int64 and converted to float32 directly.
+// Graph structure and the 140 node features (docs/files.md#node-features; upstream hlo_encoder.cc
+// and featurizers.h semantics). All values are computed as int64 and converted to float32 directly.
 #include "data/hlo/featurizer.h"
 
 #include <algorithm>
@@ -10,8 +10,10 @@
 namespace segrank::hlo {
 namespace {
 
-// One-hot order of features 2-20 (DATA_FORMATS.md 4.5): slot i is element type kTypeOrder[i].
-constexpr int32_t kTypeOrder[19] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 15, 18, 13, 14, 17};
+// One-hot order of features 2-20 (docs/files.md#node-features): slot i is element type
+// kTypeOrder[i].
+constexpr int32_t kTypeOrder[19] = {0,  1,  2,  3,  4,  5,  6,  7,  8, 9,
+                                    10, 11, 12, 16, 15, 18, 13, 14, 17};
 
 // Writes features into a row, converting int64 -> float32 (round to nearest) at the last moment.
 class RowWriter {
@@ -23,12 +25,14 @@ public:
     // L(K): K leading values, zero-padded.
     template <typename Vec>
     void leading(int at, int k, const Vec& v) {
-        for (int i = 0; i < k && i < static_cast<int>(v.size()); ++i) put(at + i, v[static_cast<size_t>(i)]);
+        for (int i = 0; i < k && i < static_cast<int>(v.size()); ++i)
+            put(at + i, v[static_cast<size_t>(i)]);
     }
 
     // S(K): K leading values, then the sum and product of all values (product of [] = 1, or 0 when
     // `empty_product_zero`, the S0 of the tile config). Products wrap like int64 arithmetic.
-    void sum_product(int at, int k, const std::vector<int64_t>& v, bool empty_product_zero = false) {
+    void sum_product(int at, int k, const std::vector<int64_t>& v,
+                     bool empty_product_zero = false) {
         leading(at, k, v);
         uint64_t sum = 0, prod = 1;
         for (int64_t x : v) {
@@ -81,9 +85,12 @@ std::array<float, kNodeFeatDim> node_features(const Instruction& ins, bool is_ro
     w.sum_product(37, 6, window_field(win, [](const WindowDimension& d) { return d.size; }));
     w.sum_product(45, 6, window_field(win, [](const WindowDimension& d) { return d.stride; }));
     w.sum_product(53, 6, window_field(win, [](const WindowDimension& d) { return d.padding_low; }));
-    w.sum_product(61, 6, window_field(win, [](const WindowDimension& d) { return d.padding_high; }));
-    w.sum_product(69, 6, window_field(win, [](const WindowDimension& d) { return d.window_dilation; }));
-    w.sum_product(77, 6, window_field(win, [](const WindowDimension& d) { return d.base_dilation; }));
+    w.sum_product(61, 6,
+                  window_field(win, [](const WindowDimension& d) { return d.padding_high; }));
+    w.sum_product(69, 6,
+                  window_field(win, [](const WindowDimension& d) { return d.window_dilation; }));
+    w.sum_product(77, 6,
+                  window_field(win, [](const WindowDimension& d) { return d.base_dilation; }));
     std::vector<bool> reversal;
     for (const WindowDimension& d : win) reversal.push_back(d.window_reversal);
     w.bools(85, 6, reversal);
@@ -124,14 +131,14 @@ std::array<float, kNodeFeatDim> node_features(const Instruction& ins, bool is_ro
 
 void featurize_structure(const HloModule& m, GraphStructure& out, const std::string& where) {
     const int64_t n = m.num_instructions();
-    std::unordered_map<int64_t, int64_t> node_of;     // instruction id -> node index
-    std::unordered_map<int64_t, int64_t> root_node;   // computation id -> node index of its root
+    std::unordered_map<int64_t, int64_t> node_of;    // instruction id -> node index
+    std::unordered_map<int64_t, int64_t> root_node;  // computation id -> node index of its root
     node_of.reserve(static_cast<size_t>(n));
     int64_t next = 0;
     for (const Computation& comp : m.computations)
         for (const Instruction& ins : comp.instructions)
-            SEGRANK_CHECK(node_of.emplace(ins.id, next++).second, where, ": instruction '", ins.name,
-                          "' repeats instruction id ", ins.id);
+            SEGRANK_CHECK(node_of.emplace(ins.id, next++).second, where, ": instruction '",
+                          ins.name, "' repeats instruction id ", ins.id);
     for (const Computation& comp : m.computations) {
         if (comp.instructions.empty()) continue;
         auto it = node_of.find(comp.root_id);
@@ -177,7 +184,8 @@ void featurize_structure(const HloModule& m, GraphStructure& out, const std::str
     edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
     out.edge_index.reserve(edges.size() * 2);
     for (const auto& [a, b] : edges) {
-        SEGRANK_CHECK(a != b, where, ": node ", a, " would get a self edge (an instruction using "
+        SEGRANK_CHECK(a != b, where, ": node ", a,
+                      " would get a self edge (an instruction using "
                       "itself or calling its own computation)");
         out.edge_index.push_back(a);
         out.edge_index.push_back(b);

@@ -1,5 +1,6 @@
-// Tile and layout collections (DATA_FORMATS.md 4.6, 4.7; upstream tuning_data_iterator.cc): run
-// filtering, config features, runtimes and normalizers for one ModuleTuningData.
+// Tile and layout collections (docs/files.md#tile-config-features,
+// docs/files.md#layout-config-features; upstream tuning_data_iterator.cc): run filtering, config
+// features, runtimes and normalizers for one ModuleTuningData.
 #include <algorithm>
 
 #include "data/hlo/featurizer.h"
@@ -35,8 +36,9 @@ Featurized<TileGraph> featurize_tile(const ModuleTuning& mt, const std::string& 
     SEGRANK_CHECK(!kept.empty(), where, ": no run is kept (all ", mt.runs.size(),
                   " runs have error = true or compute_time_ns <= 1)");
     auto def = std::find_if(kept.begin(), kept.end(), [](const Run* r) { return r->is_default; });
-    SEGRANK_CHECK(def != kept.end(), where, ": no kept run has is_default = true, so the runtime "
-                  "normalizer (DATA_FORMATS.md 4.6) is undefined");
+    SEGRANK_CHECK(def != kept.end(), where,
+                  ": no kept run has is_default = true, so the runtime "
+                  "normalizer (docs/files.md#tile-config-features) is undefined");
     const int64_t normalizer = (*def)->compute_time_ns;
 
     TileGraph g;
@@ -61,20 +63,24 @@ Featurized<LayoutGraph> featurize_layout(const ModuleTuning& mt, const std::stri
         return res;
     }
     const size_t nc = mt.config_index_to_node.size();
-    SEGRANK_CHECK(nc > 0, where, ": config_index_to_node is empty (a layout module needs at least "
+    SEGRANK_CHECK(nc > 0, where,
+                  ": config_index_to_node is empty (a layout module needs at least "
                   "one configurable node)");
     const auto n = static_cast<uint64_t>(mt.module.num_instructions());
     for (size_t k = 0; k < nc; ++k)
-        SEGRANK_CHECK(mt.config_index_to_node[k] < n, where, ": config_index_to_node[", k, "] = ",
-                      mt.config_index_to_node[k], " is out of range (module has ", n, " nodes)");
+        SEGRANK_CHECK(mt.config_index_to_node[k] < n, where, ": config_index_to_node[", k,
+                      "] = ", mt.config_index_to_node[k], " is out of range (module has ", n,
+                      " nodes)");
 
     std::vector<size_t> kept;
     bool any_default = false;
     for (size_t r = 0; r < mt.runs.size(); ++r) {
         const Run& run = mt.runs[r];
         if (run.kind != Task::kLayout || run.error || !run.has_profile) continue;
-        SEGRANK_CHECK(run.compute_time_ns > 0, where, ": runs[", r, "] is kept (no error, profile "
-                      "present) but has compute_time_ns = ", run.compute_time_ns, " (expected > 0)");
+        SEGRANK_CHECK(run.compute_time_ns > 0, where, ": runs[", r,
+                      "] is kept (no error, profile "
+                      "present) but has compute_time_ns = ",
+                      run.compute_time_ns, " (expected > 0)");
         SEGRANK_CHECK(run.layout.size() == nc, where, ": runs[", r, "] has ", run.layout.size(),
                       " layout nodes, expected ", nc, " (one per config_index_to_node entry)");
         any_default |= run.is_default;

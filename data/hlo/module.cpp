@@ -12,26 +12,32 @@ int64_t element_byte_size(int32_t type) {
     switch (type) {
         case et::kPred:
         case et::kS8:
-        case et::kU8: return 1;
+        case et::kU8:
+            return 1;
         case et::kS16:
         case et::kU16:
         case et::kF16:
-        case et::kBF16: return 2;
+        case et::kBF16:
+            return 2;
         case et::kS32:
         case et::kU32:
-        case et::kF32: return 4;
+        case et::kF32:
+            return 4;
         case et::kS64:
         case et::kU64:
         case et::kF64:
-        case et::kC64: return 8;
-        case et::kC128: return 16;
-        default: return 0;
+        case et::kC64:
+            return 8;
+        case et::kC128:
+            return 16;
+        default:
+            return 0;
     }
 }
 
 std::string element_type_name(int32_t type) {
-    static const char* const kNames[] = {"invalid", "pred", "s8",  "s16",    "s32",  "s64", "u8",
-                                         "u16",     "u32",  "u64", "f16",    "f32",  "f64", "tuple",
+    static const char* const kNames[] = {"invalid", "pred", "s8",   "s16",   "s32", "s64", "u8",
+                                         "u16",     "u32",  "u64",  "f16",   "f32", "f64", "tuple",
                                          "opaque",  "c64",  "bf16", "token", "c128"};
     if (type >= 0 && type < static_cast<int32_t>(std::size(kNames))) return kNames[type];
     return str("type", type);
@@ -39,7 +45,8 @@ std::string element_type_name(int32_t type) {
 
 int64_t Shape::num_elements() const {
     if (is_tuple() || element_type == element_type::kToken) return 0;
-    uint64_t p = 1;  // unsigned: wraps instead of UB, like the reference's int64 products in practice
+    uint64_t p =
+        1;  // unsigned: wraps instead of UB, like the reference's int64 products in practice
     for (int64_t d : dims) p *= static_cast<uint64_t>(d);
     return static_cast<int64_t>(p);
 }

@@ -1,6 +1,7 @@
-// In-memory HLO module model (DESIGN.md 13): what the protobuf reader and the synthetic generator
-// produce and what the featurizer (DATA_FORMATS.md 4) and hwmodel consume. Plain aggregates; the
-// field meanings and defaults follow XLA's protos (DATA_FORMATS.md 3.3): an absent scalar is 0.
+// In-memory HLO module model (docs/files.md#hlo-module-model): what the protobuf reader and the
+// synthetic generator produce and what the featurizer (docs/files.md#node-features) and hwmodel
+// consume. Plain aggregates; the field meanings and defaults follow XLA's protos
+// (docs/files.md#messages): an absent scalar is 0.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -12,7 +13,7 @@
 
 namespace segrank::hlo {
 
-/// xla::PrimitiveType enum values (DATA_FORMATS.md 3.3). Stored as int32 so unknown/newer values
+/// xla::PrimitiveType enum values (docs/files.md#messages). Stored as int32 so unknown/newer values
 /// (F8E5M2 19, ...) survive reading; the featurizer maps them to an all-zero one-hot.
 namespace element_type {
 inline constexpr int32_t kInvalid = 0;
@@ -40,17 +41,18 @@ inline constexpr int32_t kC128 = 18;
 /// TOKEN, INVALID and unknown values (they have no dense storage).
 int64_t element_byte_size(int32_t type);
 
-/// Lower-case XLA name of an element type ("bf16", "f32", "pred", "tuple", ...); "type<N>" if unknown.
+/// Lower-case XLA name of an element type ("bf16", "f32", "pred", "tuple", ...); "type<N>" if
+/// unknown.
 std::string element_type_name(int32_t type);
 
 /// xla::ShapeProto subset. An array shape has `dims` (possibly empty: a scalar); a tuple shape has
 /// element_type kTuple and `tuple_shapes`.
 struct Shape {
     int32_t element_type = element_type::kInvalid;  ///< xla::PrimitiveType value
-    std::vector<int64_t> dims;                       ///< logical dimension sizes (elements)
-    std::vector<Shape> tuple_shapes;                 ///< top-level elements of a tuple shape
-    bool has_layout = false;                         ///< a LayoutProto was present
-    std::vector<int64_t> minor_to_major;             ///< layout, most-minor dimension first
+    std::vector<int64_t> dims;                      ///< logical dimension sizes (elements)
+    std::vector<Shape> tuple_shapes;                ///< top-level elements of a tuple shape
+    bool has_layout = false;                        ///< a LayoutProto was present
+    std::vector<int64_t> minor_to_major;            ///< layout, most-minor dimension first
 
     bool is_tuple() const { return element_type == element_type::kTuple; }
     /// Product of dims (1 for a scalar); 0 for tuples/tokens. Overflow wraps like int64 arithmetic.
@@ -59,7 +61,8 @@ struct Shape {
     int64_t byte_size() const;
 };
 
-/// xla::WindowDimension (window of reduce-window, convolution, select-and-scatter). Sizes in elements.
+/// xla::WindowDimension (window of reduce-window, convolution, select-and-scatter). Sizes in
+/// elements.
 struct WindowDimension {
     int64_t size = 0;
     int64_t stride = 0;
@@ -141,7 +144,8 @@ struct InstructionRef {
 };
 
 /// A whole HLO module (xla::HloModuleProto subset). Computations are stored callees-first with the
-/// entry last (XLA's order); the featurizer's node order is this storage order (DATA_FORMATS.md 4.1).
+/// entry last (XLA's order); the featurizer's node order is this storage order
+/// (docs/files.md#node-order-and-edges).
 struct HloModule {
     std::string name;
     std::string entry_computation_name;
@@ -177,13 +181,14 @@ struct Run {
     /// Which oneof of ConfigProfile.config the run carries: op_config (kTile), module_config
     /// (kLayout), or none.
     std::optional<Task> kind;
-    TileSizeConfig tile;                 ///< valid when kind == kTile (op_config.tile_size_config)
-    bool has_tile_size_config = false;   ///< op_config carried a tile_size_config message
-    std::vector<NodeLayoutConfig> layout;  ///< valid when kind == kLayout; one per configurable node
-    bool error = false;                  ///< the compile/run failed; profile is then empty
-    bool has_profile = false;            ///< an ExecutionProfile message was present
-    int64_t compute_time_ns = 0;         ///< profile.compute_time_ns (nanoseconds)
-    bool is_default = false;             ///< the compiler's default configuration
+    TileSizeConfig tile;                ///< valid when kind == kTile (op_config.tile_size_config)
+    bool has_tile_size_config = false;  ///< op_config carried a tile_size_config message
+    std::vector<NodeLayoutConfig>
+        layout;                   ///< valid when kind == kLayout; one per configurable node
+    bool error = false;           ///< the compile/run failed; profile is then empty
+    bool has_profile = false;     ///< an ExecutionProfile message was present
+    int64_t compute_time_ns = 0;  ///< profile.compute_time_ns (nanoseconds)
+    bool is_default = false;      ///< the compiler's default configuration
 };
 
 /// One tpu_graphs ModuleTuningData: a module, its measured runs and its configurable nodes.
@@ -192,7 +197,7 @@ struct ModuleTuning {
     HloModule module;
     uint64_t fingerprint = 0;
     std::vector<Run> runs;
-    /// Node *indices* in the flattened node order (DATA_FORMATS.md 4.7), not instruction ids.
+    /// Node *indices* in the flattened node order (docs/files.md#messages), not instruction ids.
     std::vector<uint64_t> config_index_to_node;
 };
 

@@ -1,4 +1,4 @@
-// Copies decoded tuning_min.proto messages into the HLO module model (DATA_FORMATS.md 3.2-3.3).
+// Copies decoded tuning_min.proto messages into the HLO module model (docs/files.md#messages).
 #include "data/hlo/proto_convert.h"
 
 #include <cmath>
@@ -23,9 +23,13 @@ float bf16_to_float(uint16_t h) {
 float f16_to_float(uint16_t h) {
     const uint32_t sign = (h >> 15) & 1u, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
     float mag;
-    if (exp == 0) mag = std::ldexp(static_cast<float>(mant), -24);
-    else if (exp == 31) mag = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-    else mag = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
+    if (exp == 0)
+        mag = std::ldexp(static_cast<float>(mant), -24);
+    else if (exp == 31)
+        mag =
+            mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+    else
+        mag = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
     return sign ? -mag : mag;
 }
 
@@ -92,14 +96,16 @@ Instruction to_instruction(const pb::HloInstructionProto& p) {
         ins.slice_dimensions.push_back({s.start(), s.limit(), s.stride()});
     ins.dynamic_slice_sizes = to_vec(p.dynamic_slice_sizes());
     for (const auto& pd : p.padding_config().dimensions())
-        ins.padding_config.push_back({pd.edge_padding_low(), pd.edge_padding_high(), pd.interior_padding()});
+        ins.padding_config.push_back(
+            {pd.edge_padding_low(), pd.edge_padding_high(), pd.interior_padding()});
     ins.parameter_number = p.parameter_number();
     ins.feature_group_count = p.feature_group_count();
     ins.batch_group_count = p.batch_group_count();
     ins.is_stable = p.is_stable();
     ins.fusion_kind = p.fusion_kind();
     ins.tuple_index = p.tuple_index();
-    if (p.opcode() == "constant" && p.has_literal()) ins.scalar_constant = scalar_value(p.literal());
+    if (p.opcode() == "constant" && p.has_literal())
+        ins.scalar_constant = scalar_value(p.literal());
     return ins;
 }
 
@@ -110,8 +116,8 @@ Run to_run(const pb::ConfigProfile& p) {
             r.kind = Task::kTile;
             r.has_tile_size_config = p.op_config().has_tile_size_config();
             const auto& t = p.op_config().tile_size_config();
-            r.tile = {to_vec(t.kernel_bounds()), to_vec(t.output_bounds()), to_vec(t.input_bounds()),
-                      to_vec(t.iteration_bounds())};
+            r.tile = {to_vec(t.kernel_bounds()), to_vec(t.output_bounds()),
+                      to_vec(t.input_bounds()), to_vec(t.iteration_bounds())};
             break;
         }
         case pb::ConfigProfile::kModuleConfig: {
@@ -124,7 +130,8 @@ Run to_run(const pb::ConfigProfile& p) {
             }
             break;
         }
-        default: r.kind = std::nullopt;
+        default:
+            r.kind = std::nullopt;
     }
     r.error = p.error();
     r.has_profile = p.has_profile();
@@ -161,7 +168,8 @@ ModuleTuning from_proto(const pb::ModuleTuningData& msg) {
     mt.module = from_proto(msg.module());
     mt.fingerprint = msg.fingerprint();
     for (const auto& r : msg.runs()) mt.runs.push_back(to_run(r));
-    mt.config_index_to_node.assign(msg.config_index_to_node().begin(), msg.config_index_to_node().end());
+    mt.config_index_to_node.assign(msg.config_index_to_node().begin(),
+                                   msg.config_index_to_node().end());
     return mt;
 }
 

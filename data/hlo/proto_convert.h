@@ -6,8 +6,8 @@
 
 namespace segrank::hlo {
 
-/// Field-by-field copy of a decoded ModuleTuningData (absent scalars become 0, DATA_FORMATS.md 3.1).
-/// Performs no reference checks (see check_module_tuning()).
+/// Field-by-field copy of a decoded ModuleTuningData (absent scalars become 0,
+/// docs/files.md#messages). Performs no reference checks (see check_module_tuning()).
 ModuleTuning from_proto(const pb::ModuleTuningData& msg);
 /// Copy of one HloModuleProto.
 HloModule from_proto(const pb::HloModuleProto& msg);

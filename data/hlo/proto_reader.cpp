@@ -1,5 +1,5 @@
-// Tuning protobuf -> HLO module model (DATA_FORMATS.md 3). libprotobuf does the decoding; this file
-// adds file-kind detection, truncation and wire-type diagnostics, and reference checks.
+// Tuning protobuf -> HLO module model (docs/files.md#messages). libprotobuf does the decoding; this
+// file adds file-kind detection, truncation and wire-type diagnostics, and reference checks.
 #include "data/hlo/proto_reader.h"
 
 #include <climits>
@@ -19,13 +19,20 @@ namespace gp = google::protobuf;
 
 const char* wire_type_name(int w) {
     switch (w) {
-        case 0: return "varint (0)";
-        case 1: return "fixed64 (1)";
-        case 2: return "length-delimited (2)";
-        case 3: return "start-group (3)";
-        case 4: return "end-group (4)";
-        case 5: return "fixed32 (5)";
-        default: return "invalid";
+        case 0:
+            return "varint (0)";
+        case 1:
+            return "fixed64 (1)";
+        case 2:
+            return "length-delimited (2)";
+        case 3:
+            return "start-group (3)";
+        case 4:
+            return "end-group (4)";
+        case 5:
+            return "fixed32 (5)";
+        default:
+            return "invalid";
     }
 }
 
@@ -61,12 +68,17 @@ std::vector<uint32_t> scan_top_level(std::string_view b, const std::string& wher
                               number, " at byte ", start, " runs past the end of the file");
                 break;
             }
-            case 1: need = 8; break;
-            case 5: need = 4; break;
+            case 1:
+                need = 8;
+                break;
+            case 5:
+                need = 4;
+                break;
             case 2: {
                 uint64_t len = 0;
-                SEGRANK_CHECK(read_varint(b, pos, len), where, ": truncated protobuf: length of field ",
-                              number, " at byte ", start, " runs past the end of the file");
+                SEGRANK_CHECK(read_varint(b, pos, len), where,
+                              ": truncated protobuf: length of field ", number, " at byte ", start,
+                              " runs past the end of the file");
                 SEGRANK_CHECK(len <= b.size() - pos, where, ": truncated protobuf: field ", number,
                               " at byte ", start, " declares ", len, " bytes but only ",
                               b.size() - pos, " remain");
@@ -105,25 +117,35 @@ int expected_wire_type(const gp::FieldDescriptor* fd) {
     switch (fd->type()) {
         case FD::TYPE_DOUBLE:
         case FD::TYPE_FIXED64:
-        case FD::TYPE_SFIXED64: return 1;
+        case FD::TYPE_SFIXED64:
+            return 1;
         case FD::TYPE_FLOAT:
         case FD::TYPE_FIXED32:
-        case FD::TYPE_SFIXED32: return 5;
+        case FD::TYPE_SFIXED32:
+            return 5;
         case FD::TYPE_STRING:
         case FD::TYPE_BYTES:
-        case FD::TYPE_MESSAGE: return 2;
-        case FD::TYPE_GROUP: return 3;
-        default: return 0;
+        case FD::TYPE_MESSAGE:
+            return 2;
+        case FD::TYPE_GROUP:
+            return 3;
+        default:
+            return 0;
     }
 }
 
 int unknown_wire_type(const gp::UnknownField& f) {
     switch (f.type()) {
-        case gp::UnknownField::TYPE_VARINT: return 0;
-        case gp::UnknownField::TYPE_FIXED64: return 1;
-        case gp::UnknownField::TYPE_LENGTH_DELIMITED: return 2;
-        case gp::UnknownField::TYPE_GROUP: return 3;
-        case gp::UnknownField::TYPE_FIXED32: return 5;
+        case gp::UnknownField::TYPE_VARINT:
+            return 0;
+        case gp::UnknownField::TYPE_FIXED64:
+            return 1;
+        case gp::UnknownField::TYPE_LENGTH_DELIMITED:
+            return 2;
+        case gp::UnknownField::TYPE_GROUP:
+            return 3;
+        case gp::UnknownField::TYPE_FIXED32:
+            return 5;
     }
     return -1;
 }
@@ -155,7 +177,8 @@ std::string find_wire_type_mismatch(const gp::Message& m, const MsgPath& path,
             const int n = refl->FieldSize(m, fd);
             for (int j = 0; j < n; ++j) {
                 const MsgPath child{&path, fd, j};
-                std::string e = find_wire_type_mismatch(refl->GetRepeatedMessage(m, fd, j), child, root);
+                std::string e =
+                    find_wire_type_mismatch(refl->GetRepeatedMessage(m, fd, j), child, root);
                 if (!e.empty()) return e;
             }
         } else {
@@ -193,7 +216,8 @@ ModuleTuning parse_module_tuning_bytes(std::string_view bytes, const std::string
 }
 
 TuningFile parse_tuning_bytes(std::string_view bytes, const std::string& where) {
-    SEGRANK_CHECK(!bytes.empty(), where, ": empty file (expected a TuningData or ModuleTuningData protobuf)");
+    SEGRANK_CHECK(!bytes.empty(), where,
+                  ": empty file (expected a TuningData or ModuleTuningData protobuf)");
     const std::vector<uint32_t> numbers = scan_top_level(bytes, where);
     bool module_fields = false;  // ModuleTuningData's fingerprint/runs/config_index_to_node
     for (uint32_t n : numbers) module_fields |= (n >= 2 && n <= 4);
@@ -215,9 +239,9 @@ TuningFile parse_tuning_bytes(std::string_view bytes, const std::string& where) 
         // A ModuleTuningData holding only its module also has nothing but field 1: try that.
         pb::ModuleTuningData mtd;
         const std::string err2 = try_parse(bytes, mtd, "ModuleTuningData");
-        SEGRANK_CHECK(err2.empty() && mtd.has_module(), where,
-                      ": neither a TuningData (", err.empty() ? "no modules with content" : err,
-                      ") nor a ModuleTuningData (", err2.empty() ? "no module" : err2, ")");
+        SEGRANK_CHECK(err2.empty() && mtd.has_module(), where, ": neither a TuningData (",
+                      err.empty() ? "no modules with content" : err, ") nor a ModuleTuningData (",
+                      err2.empty() ? "no module" : err2, ")");
         out.kind = TuningFileKind::kModuleTuningData;
         out.modules.push_back(from_proto(mtd));
         check_module_tuning(out.modules.back(), where);
@@ -273,8 +297,9 @@ void check_module_tuning(const ModuleTuning& mt, const std::string& where_in) {
     }
     const auto n = static_cast<uint64_t>(m.num_instructions());
     for (size_t k = 0; k < mt.config_index_to_node.size(); ++k)
-        SEGRANK_CHECK(mt.config_index_to_node[k] < n, where, ": config_index_to_node[", k, "] = ",
-                      mt.config_index_to_node[k], " is out of range (module has ", n, " nodes)");
+        SEGRANK_CHECK(mt.config_index_to_node[k] < n, where, ": config_index_to_node[", k,
+                      "] = ", mt.config_index_to_node[k], " is out of range (module has ", n,
+                      " nodes)");
     const size_t nc = mt.config_index_to_node.size();
     for (size_t r = 0; r < mt.runs.size(); ++r) {
         const Run& run = mt.runs[r];

@@ -1,6 +1,6 @@
-// Reads tpu_graphs tuning protobufs (TuningData or a single ModuleTuningData, DATA_FORMATS.md 3)
-// into the in-memory HLO module model plus measured runs. The only includer of the generated
-// tuning_min.pb.h besides its tests.
+// Reads tpu_graphs tuning protobufs (TuningData or a single ModuleTuningData,
+// docs/files.md#messages) into the in-memory HLO module model plus measured runs. The only includer
+// of the generated tuning_min.pb.h besides its tests.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -29,8 +29,8 @@ struct TuningFile {
 /// Reads and decodes `path`, detecting whether it is a TuningData or a ModuleTuningData (top-level
 /// field numbers 2-4 only occur in ModuleTuningData; otherwise TuningData is tried first and
 /// ModuleTuningData second). Every module is checked with check_module_tuning().
-/// Throws segrank::Error naming the file and the problem when the file cannot be read, is truncated,
-/// has a field with the wrong wire type, uses groups, or fails check_module_tuning().
+/// Throws segrank::Error naming the file and the problem when the file cannot be read, is
+/// truncated, has a field with the wrong wire type, uses groups, or fails check_module_tuning().
 TuningFile read_tuning_file(const std::filesystem::path& path);
 
 /// Same as read_tuning_file() on in-memory serialized bytes; `where` names the source in messages.

@@ -1,5 +1,6 @@
-// Error type and check macros (STYLE.md 3.8): SEGRANK_CHECK for user/file/config errors (throws
-// segrank::Error), SEGRANK_ASSERT for our own invariants (always on), SEGRANK_DASSERT (debug only).
+// Error type and check macros (docs/style.md#errors): SEGRANK_CHECK for user/file/config errors
+// (throws segrank::Error), SEGRANK_ASSERT for our own invariants (always on), SEGRANK_DASSERT
+// (debug only).
 #pragma once
 #include <sstream>
 #include <stdexcept>
@@ -34,16 +35,16 @@ std::string str(Args&&... args) {
 }  // namespace segrank
 
 /// Input check: throws segrank::Error with the streamed message when `cond` is false.
-#define SEGRANK_CHECK(cond, ...)                                              \
-    do {                                                                      \
-        if (!(cond)) throw ::segrank::Error(::segrank::str(__VA_ARGS__));     \
+#define SEGRANK_CHECK(cond, ...)                                          \
+    do {                                                                  \
+        if (!(cond)) throw ::segrank::Error(::segrank::str(__VA_ARGS__)); \
     } while (0)
 
 /// Internal invariant (a bug if it fails): throws std::logic_error naming file:line.
-#define SEGRANK_ASSERT(cond, ...)                                                        \
-    do {                                                                                 \
-        if (!(cond))                                                                     \
-            ::segrank::detail::assert_fail(#cond, __FILE__, __LINE__,                    \
+#define SEGRANK_ASSERT(cond, ...)                                                          \
+    do {                                                                                   \
+        if (!(cond))                                                                       \
+            ::segrank::detail::assert_fail(#cond, __FILE__, __LINE__,                      \
                                            ::segrank::str("" __VA_OPT__(, ) __VA_ARGS__)); \
     } while (0)
 

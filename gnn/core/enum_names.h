@@ -1,6 +1,6 @@
-// Enum name tables (STYLE.md R10). Every enum with a text spelling (config values, CLI options,
-// file attributes) has ONE table of {value, name} pairs, defined beside its parse function and
-// returned by an `enum_names(E)` overload declared next to the enum:
+// Enum name tables (docs/style.md#enums). Every enum with a text spelling (config values, CLI
+// options, file attributes) has ONE table of {value, name} pairs, defined beside its parse function
+// and returned by an `enum_names(E)` overload declared next to the enum:
 //   enum class Activation { kGelu, kRelu, kLeakyRelu };            // gnn/ops/pointwise.h
 //   std::span<const EnumName<Activation>> enum_names(Activation);  // found by ADL
 //   Activation parse_activation(std::string_view s);  // parse_enum<Activation>("activation", s)
@@ -56,7 +56,8 @@ std::string_view enum_name(E v) {
 template <typename E>
 E parse_enum(std::string_view what, std::string_view s) {
     const std::optional<E> v = find_enum<E>(s);
-    SEGRANK_CHECK(v.has_value(), "unknown ", what, " \"", s, "\" (valid: ", enum_name_list<E>(), ")");
+    SEGRANK_CHECK(v.has_value(), "unknown ", what, " \"", s, "\" (valid: ", enum_name_list<E>(),
+                  ")");
     return *v;
 }
 

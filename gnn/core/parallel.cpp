@@ -17,7 +17,8 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
         fn(begin, end);
         return;
     }
-    const int64_t chunks = std::min<int64_t>((n + grain - 1) / grain, static_cast<int64_t>(threads) * 8);
+    const int64_t chunks =
+        std::min<int64_t>((n + grain - 1) / grain, static_cast<int64_t>(threads) * 8);
     const int64_t chunk = (n + chunks - 1) / chunks;
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t c = 0; c < chunks; ++c) {

@@ -1,13 +1,16 @@
-// parallel_for over OpenMP (STYLE.md R7): the only place that opens parallel regions for our kernels.
-// Bodies must not throw (validate before the loop). No nesting: inside a region it runs serially.
+// parallel_for over OpenMP (docs/style.md#parallel-loops): the only place that opens parallel
+// regions for our kernels. Bodies must not throw (validate before the loop). No nesting: inside a
+// region it runs serially.
 #pragma once
 #include <cstdint>
 #include <functional>
 
-/// Function multiversioning for hot element-wise loops: the libraries are built for baseline x86-64, so
-/// without this the compiler vectorizes with SSE2 only. GCC emits AVX-512, AVX2 and default clones and
-/// an ifunc picks one at load time (off under AddressSanitizer and on other targets).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+/// Function multiversioning for hot element-wise loops: the libraries are built for baseline
+/// x86-64, so without this the compiler vectorizes with SSE2 only. GCC emits AVX-512, AVX2 and
+/// default clones and an ifunc picks one at load time (off under AddressSanitizer and on other
+/// targets).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__)
 #define SEGRANK_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SEGRANK_SIMD_CLONES

@@ -1,6 +1,7 @@
-// Rng: explicit-seed xoshiro256** generator with derived streams (STYLE.md R6). No global RNG.
-// Every stream is derived from (seed, epoch or step, graph id, stream name), never rank or thread,
-// so runs are identical at any number of ranks and threads (DESIGN.md 7).
+// Rng: explicit-seed xoshiro256** generator with derived streams (docs/style.md#randomness). No
+// global RNG. Every stream is derived from (seed, epoch or step, graph id, stream name), never rank
+// or thread, so runs are identical at any number of ranks and threads
+// (docs/sampling.md#random-streams).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -37,7 +38,8 @@ public:
         }
     }
 
-    /// A generator for the stream keyed by (seed, a, b, stream): e.g. derive(seed, epoch, graph, "configs").
+    /// A generator for the stream keyed by (seed, a, b, stream): e.g. derive(seed, epoch, graph,
+    /// "configs").
     static Rng derive(uint64_t seed, uint64_t a, uint64_t b, std::string_view stream) {
         uint64_t h = mix64(seed ^ 0x5bd1e995ULL);
         h = mix64(h ^ a);

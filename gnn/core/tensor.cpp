@@ -1,6 +1,8 @@
 // Tensor storage: 64-byte aligned allocation; large blocks huge-page mapped and cached.
 #include "gnn/core/tensor.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -10,20 +12,18 @@
 #include <tuple>
 #include <utility>
 
-#include <sys/mman.h>
-
 namespace segrank {
 
 namespace {
 
-// Large blocks (activations of a full graph are hundreds of MB: [n*K, H] floats) are created and freed
-// many times per training step. On VMs page faults dominate such a step (measured on the 2-core CI
-// machine type: ~7 us per 4 KiB fault, 1.9 s to first-touch 256 MiB; 0.04 s with 2 MiB transparent huge
-// pages). So blocks >= 256 KiB are mapped (>= 4 MiB: with MADV_HUGEPAGE) and, when freed, kept in a cache
-// for reuse (glibc would hand such blocks back to the kernel and fault them in again every step).
-// The cache never lets live + cached bytes exceed the high-water mark of live bytes alone by more than
-// 1/8 (at least 16 MiB): on a miss it first unmaps cached blocks, so peak RSS stays within that margin of
-// what it would be if every block were returned at once.
+// Large blocks (activations of a full graph are hundreds of MB: [n*K, H] floats) are created and
+// freed many times per training step. On VMs page faults dominate such a step (measured on the
+// 2-core CI machine type: ~7 us per 4 KiB fault, 1.9 s to first-touch 256 MiB; 0.04 s with 2 MiB
+// transparent huge pages). So blocks >= 256 KiB are mapped (>= 4 MiB: with MADV_HUGEPAGE) and, when
+// freed, kept in a cache for reuse (glibc would hand such blocks back to the kernel and fault them
+// in again every step). The cache never lets live + cached bytes exceed the high-water mark of live
+// bytes alone by more than 1/8 (at least 16 MiB): on a miss it first unmaps cached blocks, so peak
+// RSS stays within that margin of what it would be if every block were returned at once.
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kMapThreshold = size_t{256} << 10;  ///< blocks from here on are mapped and cached
 constexpr size_t kHugeThreshold = size_t{4} << 20;   ///< blocks from here on are huge-page aligned
@@ -49,7 +49,8 @@ void* map_block(size_t bytes) {
     const auto base = reinterpret_cast<uintptr_t>(raw);
     const uintptr_t a = round_up(base, kHugePage);
     if (a > base) munmap(raw, a - base);
-    if (base + span > a + bytes) munmap(reinterpret_cast<void*>(a + bytes), base + span - (a + bytes));
+    if (base + span > a + bytes)
+        munmap(reinterpret_cast<void*>(a + bytes), base + span - (a + bytes));
     madvise(reinterpret_cast<void*>(a), bytes, MADV_HUGEPAGE);  // advisory; fine when THP is off
     return reinterpret_cast<void*>(a);
 }
@@ -59,8 +60,9 @@ public:
     /// Returns {block, block bytes, fresh}: fresh blocks come zeroed from the kernel.
     std::tuple<void*, size_t, bool> acquire(size_t bytes) {
         std::lock_guard<std::mutex> lock(mu_);
-        // Best fit among cached blocks at most twice the request. A larger block costs no extra RSS (it is
-        // resident already and counted in live + cached), it only makes a later large request miss.
+        // Best fit among cached blocks at most twice the request. A larger block costs no extra RSS
+        // (it is resident already and counted in live + cached), it only makes a later large
+        // request miss.
         auto it = free_.lower_bound(bytes);
         if (it != free_.end() && it->first <= 2 * bytes) {
             const size_t got = it->first;
@@ -70,7 +72,8 @@ public:
             live_ += got;
             return {p, got, false};
         }
-        // Miss: release cached blocks (largest first) until live + cached + new fits the high-water mark.
+        // Miss: release cached blocks (largest first) until live + cached + new fits the high-water
+        // mark.
         const size_t cap = std::max(peak_ + slack(), live_ + bytes);
         while (!free_.empty() && live_ + cached_ + bytes > cap) {
             auto last = std::prev(free_.end());
@@ -100,8 +103,9 @@ public:
     }
 
 private:
-    // Blocks of different sizes cannot always stand in for each other, so a cache held strictly at the
-    // live high-water mark misses (and faults) every step; 1/8 of it (at least 16 MiB) of slack avoids that.
+    // Blocks of different sizes cannot always stand in for each other, so a cache held strictly at
+    // the live high-water mark misses (and faults) every step; 1/8 of it (at least 16 MiB) of slack
+    // avoids that.
     size_t slack() const { return std::max(peak_ / 8, size_t{16} << 20); }
 
     std::mutex mu_;
@@ -110,7 +114,8 @@ private:
 };
 
 BlockCache& block_cache() {
-    static BlockCache* cache = new BlockCache();  // never destroyed: tensors may outlive static destructors
+    static BlockCache* cache =
+        new BlockCache();  // never destroyed: tensors may outlive static destructors
     return *cache;
 }
 
@@ -133,8 +138,10 @@ std::pair<float*, size_t> alloc_floats(int64_t n, bool zero) {
 
 void Tensor::FreeDeleter::operator()(float* p) const noexcept {
     if (!p) return;
-    if (bytes >= kMapThreshold) block_cache().release(p, bytes);
-    else std::free(p);
+    if (bytes >= kMapThreshold)
+        block_cache().release(p, bytes);
+    else
+        std::free(p);
 }
 
 Tensor::Tensor(int64_t rows, int64_t cols, bool zero) : rows_(rows), cols_(cols), rank_(2) {
@@ -154,14 +161,16 @@ Tensor Tensor::uninit(int64_t rows, int64_t cols) { return Tensor(rows, cols, fa
 Tensor Tensor::clone() const {
     Tensor t(rows_, cols_, false);
     t.rank_ = rank_;
-    if (size() > 0) std::memcpy(t.data_.get(), data_.get(), static_cast<size_t>(size()) * sizeof(float));
+    if (size() > 0)
+        std::memcpy(t.data_.get(), data_.get(), static_cast<size_t>(size()) * sizeof(float));
     return t;
 }
 
 void Tensor::fill(float v) { std::fill(data_.get(), data_.get() + size(), v); }
 
 void Tensor::reshape(int64_t rows, int64_t cols) {
-    SEGRANK_ASSERT(rows * cols == size(), "reshape [", rows_, ",", cols_, "] -> [", rows, ",", cols, "]");
+    SEGRANK_ASSERT(rows * cols == size(), "reshape [", rows_, ",", cols_, "] -> [", rows, ",", cols,
+                   "]");
     rows_ = rows;
     cols_ = cols;
     rank_ = 2;

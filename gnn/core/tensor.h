@@ -19,7 +19,9 @@ struct MatrixView {
     float* row(int64_t r) const { return data + r * stride; }
     float& at(int64_t r, int64_t c) const { return data[r * stride + c]; }
     /// Rows [b, e) as a zero-copy view.
-    MatrixView rows_range(int64_t b, int64_t e) const { return {data + b * stride, e - b, cols, stride}; }
+    MatrixView rows_range(int64_t b, int64_t e) const {
+        return {data + b * stride, e - b, cols, stride};
+    }
     bool contiguous() const { return stride == cols; }
 };
 
@@ -31,21 +33,25 @@ struct ConstMatrixView {
     int64_t stride = 0;
 
     ConstMatrixView() = default;
-    ConstMatrixView(const float* d, int64_t r, int64_t c, int64_t s) : data(d), rows(r), cols(c), stride(s) {}
-    ConstMatrixView(MatrixView v) : data(v.data), rows(v.rows), cols(v.cols), stride(v.stride) {}  // NOLINT
+    ConstMatrixView(const float* d, int64_t r, int64_t c, int64_t s)
+        : data(d), rows(r), cols(c), stride(s) {}
+    ConstMatrixView(MatrixView v)
+        : data(v.data), rows(v.rows), cols(v.cols), stride(v.stride) {}  // NOLINT
     const float* row(int64_t r) const { return data + r * stride; }
     float at(int64_t r, int64_t c) const { return data[r * stride + c]; }
-    ConstMatrixView rows_range(int64_t b, int64_t e) const { return {data + b * stride, e - b, cols, stride}; }
+    ConstMatrixView rows_range(int64_t b, int64_t e) const {
+        return {data + b * stride, e - b, cols, stride};
+    }
     bool contiguous() const { return stride == cols; }
 };
 
-/// Returns every cached large tensor block to the kernel and restarts the cache's high-water mark at the
-/// current live bytes (gnn/core/tensor.cpp keeps freed blocks >= 256 KiB for reuse). Returns the bytes
-/// released. Call between phases whose shapes differ (e.g. benchmark modes).
+/// Returns every cached large tensor block to the kernel and restarts the cache's high-water mark
+/// at the current live bytes (gnn/core/tensor.cpp keeps freed blocks >= 256 KiB for reuse). Returns
+/// the bytes released. Call between phases whose shapes differ (e.g. benchmark modes).
 size_t release_cached_tensor_memory();
 
-/// Owning float32 tensor of rank 1 ([n], stored as rows=n, cols=1 view-wise) or rank 2 ([rows, cols]).
-/// Contiguous row-major, 64-byte aligned, zero-initialized, move-only (`clone()` copies).
+/// Owning float32 tensor of rank 1 ([n], stored as rows=n, cols=1 view-wise) or rank 2 ([rows,
+/// cols]). Contiguous row-major, 64-byte aligned, zero-initialized, move-only (`clone()` copies).
 class Tensor {
 public:
     Tensor() = default;
@@ -53,8 +59,8 @@ public:
     Tensor(int64_t rows, int64_t cols);
     /// Rank-1 [n], zero-filled.
     explicit Tensor(int64_t n);
-    /// [rows, cols] with unspecified contents, for outputs a kernel overwrites completely (skips the
-    /// zero-fill of reused storage). Throws segrank::Error on negative sizes.
+    /// [rows, cols] with unspecified contents, for outputs a kernel overwrites completely (skips
+    /// the zero-fill of reused storage). Throws segrank::Error on negative sizes.
     static Tensor uninit(int64_t rows, int64_t cols);
 
     Tensor(const Tensor&) = delete;

@@ -5,17 +5,21 @@
 
 namespace segrank {
 
-LayoutConfigEncoder LayoutConfigEncoder::create(ParamStore& store, const std::string& name, int64_t config_dim) {
+LayoutConfigEncoder LayoutConfigEncoder::create(ParamStore& store, const std::string& name,
+                                                int64_t config_dim) {
     return {Linear::create(store, name, kLayoutSlots * kLayoutValues, config_dim)};
 }
 
-void LayoutConfigEncoder::forward(const ParamStore& store, MatrixView out, std::span<const int8_t> values) const {
+void LayoutConfigEncoder::forward(const ParamStore& store, MatrixView out,
+                                  std::span<const int8_t> values) const {
     const int64_t rows = static_cast<int64_t>(values.size()) / kLayoutSlots;
-    SEGRANK_CHECK(static_cast<int64_t>(values.size()) == out.rows * kLayoutSlots && out.cols == linear.out,
-                  "LayoutConfigEncoder: ", values.size(), " values for out[", out.rows, ",", out.cols, "]");
+    SEGRANK_CHECK(
+        static_cast<int64_t>(values.size()) == out.rows * kLayoutSlots && out.cols == linear.out,
+        "LayoutConfigEncoder: ", values.size(), " values for out[", out.rows, ",", out.cols, "]");
     for (size_t i = 0; i < values.size(); ++i)
-        SEGRANK_CHECK(values[i] >= -1 && values[i] <= 5, "layout config value ", static_cast<int>(values[i]),
-                      " at row ", i / kLayoutSlots, " slot ", i % kLayoutSlots, " outside -1..5");
+        SEGRANK_CHECK(values[i] >= -1 && values[i] <= 5, "layout config value ",
+                      static_cast<int>(values[i]), " at row ", i / kLayoutSlots, " slot ",
+                      i % kLayoutSlots, " outside -1..5");
     ConstMatrixView w = store.value(linear.weight);  // [D, 126]
     const float* b = store.value(linear.bias).data;
     const int64_t d = linear.out;
@@ -31,9 +35,11 @@ void LayoutConfigEncoder::forward(const ParamStore& store, MatrixView out, std::
     }
 }
 
-void LayoutConfigEncoder::backward(ParamStore& store, std::span<const int8_t> values, ConstMatrixView dout) const {
+void LayoutConfigEncoder::backward(ParamStore& store, std::span<const int8_t> values,
+                                   ConstMatrixView dout) const {
     const int64_t rows = static_cast<int64_t>(values.size()) / kLayoutSlots;
-    SEGRANK_CHECK(rows == dout.rows && dout.cols == linear.out, "LayoutConfigEncoder::backward: shapes");
+    SEGRANK_CHECK(rows == dout.rows && dout.cols == linear.out,
+                  "LayoutConfigEncoder::backward: shapes");
     MatrixView dw = store.grad(linear.weight);
     float* db = store.grad(linear.bias).data;
     for (int64_t r = 0; r < rows; ++r) {
@@ -60,11 +66,13 @@ void signed_log(MatrixView out, ConstMatrixView in) {
         }
 }
 
-TileConfigEncoder TileConfigEncoder::create(ParamStore& store, const std::string& name, int64_t config_dim) {
+TileConfigEncoder TileConfigEncoder::create(ParamStore& store, const std::string& name,
+                                            int64_t config_dim) {
     return {Linear::create(store, name, kTileFeatures, config_dim)};
 }
 
-void TileConfigEncoder::forward(const ParamStore& store, MatrixView out, ConstMatrixView config) const {
+void TileConfigEncoder::forward(const ParamStore& store, MatrixView out,
+                                ConstMatrixView config) const {
     SEGRANK_CHECK(config.cols == kTileFeatures, "TileConfigEncoder: tile config has ", config.cols,
                   " columns, expected 24");
     Tensor x(config.rows, config.cols);
@@ -72,7 +80,8 @@ void TileConfigEncoder::forward(const ParamStore& store, MatrixView out, ConstMa
     linear.forward(store, out, x.cview());
 }
 
-void TileConfigEncoder::backward(ParamStore& store, ConstMatrixView config, ConstMatrixView dout) const {
+void TileConfigEncoder::backward(ParamStore& store, ConstMatrixView config,
+                                 ConstMatrixView dout) const {
     Tensor x(config.rows, config.cols);
     signed_log(x.view(), config);
     linear.backward(store, MatrixView{}, dout, x.cview());

@@ -1,6 +1,6 @@
-// Config encoders (DESIGN.md 5 input 3). Layout: 18 slots x one-hot over the values -1..5 (126 dims,
-// all zero for non-configurable nodes) -> Linear(126 -> config_dim, bias). Tile: 24 values,
-// signed log sign(x) log1p(|x|) -> Linear(24 -> config_dim, bias).
+// Config encoders (docs/model.md#config-encoders). Layout: 18 slots x one-hot over the values -1..5
+// (126 dims, all zero for non-configurable nodes) -> Linear(126 -> config_dim, bias). Tile: 24
+// values, signed log sign(x) log1p(|x|) -> Linear(24 -> config_dim, bias).
 #pragma once
 #include <span>
 #include <string>
@@ -17,9 +17,10 @@ inline constexpr int64_t kTileFeatures = 24;
 struct LayoutConfigEncoder {
     Linear linear;  ///< "<name>": [config_dim, 126] + bias
 
-    static LayoutConfigEncoder create(ParamStore& store, const std::string& name, int64_t config_dim);
-    /// out[r] = b + sum_s W[:, 7 s + values[r, s] + 1]. out: [R, config_dim]; values: [R, 18] in -1..5
-    /// (validated: segrank::Error naming row and slot).
+    static LayoutConfigEncoder create(ParamStore& store, const std::string& name,
+                                      int64_t config_dim);
+    /// out[r] = b + sum_s W[:, 7 s + values[r, s] + 1]. out: [R, config_dim]; values: [R, 18] in
+    /// -1..5 (validated: segrank::Error naming row and slot).
     void forward(const ParamStore& store, MatrixView out, std::span<const int8_t> values) const;
     /// dW[:, 7 s + v + 1] += dout[r]; db += sum_r dout[r].
     void backward(ParamStore& store, std::span<const int8_t> values, ConstMatrixView dout) const;

@@ -5,14 +5,17 @@
 
 namespace segrank {
 
-MlpHead MlpHead::create(ParamStore& store, const std::string& name, int64_t in, int64_t hidden, Activation act) {
-    return {Linear::create(store, name + "1", in, hidden), Linear::create(store, name + "2", hidden, 1), act};
+MlpHead MlpHead::create(ParamStore& store, const std::string& name, int64_t in, int64_t hidden,
+                        Activation act) {
+    return {Linear::create(store, name + "1", in, hidden),
+            Linear::create(store, name + "2", hidden, 1), act};
 }
 
-void MlpHead::forward(const ParamStore& store, std::span<float> scores, ConstMatrixView x, Saved* saved) const {
+void MlpHead::forward(const ParamStore& store, std::span<float> scores, ConstMatrixView x,
+                      Saved* saved) const {
     const int64_t k = x.rows;
-    SEGRANK_CHECK(static_cast<int64_t>(scores.size()) == k && x.cols == l1.in, "MlpHead: x[", x.rows, ",", x.cols,
-                  "] for ", scores.size(), " scores, expected in = ", l1.in);
+    SEGRANK_CHECK(static_cast<int64_t>(scores.size()) == k && x.cols == l1.in, "MlpHead: x[",
+                  x.rows, ",", x.cols, "] for ", scores.size(), " scores, expected in = ", l1.in);
     Tensor pre(k, l1.out), a(k, l1.out), out(k, 1);
     l1.forward(store, pre.view(), x);
     activation_forward(a.view(), pre.cview(), act);
@@ -21,13 +24,15 @@ void MlpHead::forward(const ParamStore& store, std::span<float> scores, ConstMat
     if (saved) {
         saved->x = Tensor(k, x.cols);
         for (int64_t i = 0; i < k; ++i)
-            std::memcpy(saved->x.data() + i * x.cols, x.row(i), sizeof(float) * static_cast<size_t>(x.cols));
+            std::memcpy(saved->x.data() + i * x.cols, x.row(i),
+                        sizeof(float) * static_cast<size_t>(x.cols));
         saved->pre = std::move(pre);
         saved->a = std::move(a);
     }
 }
 
-void MlpHead::backward(ParamStore& store, MatrixView dx, std::span<const float> dscores, const Saved& saved) const {
+void MlpHead::backward(ParamStore& store, MatrixView dx, std::span<const float> dscores,
+                       const Saved& saved) const {
     const int64_t k = saved.x.rows();
     SEGRANK_CHECK(static_cast<int64_t>(dscores.size()) == k, "MlpHead::backward: ", dscores.size(),
                   " score grads for ", k, " rows");

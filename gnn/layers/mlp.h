@@ -1,5 +1,5 @@
-// Score head (DESIGN.md 5): MLP in -> H -> 1 with the model activation; in = 2H (+ config_dim for the
-// tile late join). One scalar score per (segment, config) row.
+// Score head (docs/model.md#readout-and-head): MLP in -> H -> 1 with the model activation; in = 2H
+// (+ config_dim for the tile late join). One scalar score per (segment, config) row.
 #pragma once
 #include <span>
 #include <string>
@@ -21,11 +21,15 @@ struct MlpHead {
         Tensor a;    ///< [K, H] activation output
     };
 
-    static MlpHead create(ParamStore& store, const std::string& name, int64_t in, int64_t hidden, Activation act);
+    static MlpHead create(ParamStore& store, const std::string& name, int64_t in, int64_t hidden,
+                          Activation act);
     /// scores: [K]; x: [K, in]. saved null = inference.
-    void forward(const ParamStore& store, std::span<float> scores, ConstMatrixView x, Saved* saved) const;
-    /// dx: [K, in] += d/dx (skipped when dx.data is null); parameter grads accumulate. dscores: [K].
-    void backward(ParamStore& store, MatrixView dx, std::span<const float> dscores, const Saved& saved) const;
+    void forward(const ParamStore& store, std::span<float> scores, ConstMatrixView x,
+                 Saved* saved) const;
+    /// dx: [K, in] += d/dx (skipped when dx.data is null); parameter grads accumulate. dscores:
+    /// [K].
+    void backward(ParamStore& store, MatrixView dx, std::span<const float> dscores,
+                  const Saved& saved) const;
 };
 
 }  // namespace segrank

@@ -12,11 +12,13 @@ OpEmbedding OpEmbedding::create(ParamStore& store, const std::string& name, int6
     return e;
 }
 
-void OpEmbedding::forward(const ParamStore& store, MatrixView out, std::span<const int32_t> ids) const {
+void OpEmbedding::forward(const ParamStore& store, MatrixView out,
+                          std::span<const int32_t> ids) const {
     embedding_forward(out, store.value(table), ids);
 }
 
-void OpEmbedding::backward(ParamStore& store, std::span<const int32_t> ids, ConstMatrixView dout) const {
+void OpEmbedding::backward(ParamStore& store, std::span<const int32_t> ids,
+                           ConstMatrixView dout) const {
     embedding_backward(store.grad(table), ids, dout);
 }
 

@@ -1,4 +1,5 @@
-// Opcode embedding (DESIGN.md 5 input 2): 121 ids (0 = unknown) -> opcode_dim, N(0,1) init, no decay.
+// Opcode embedding (docs/model.md#opcode-embedding): 121 ids (0 = unknown) -> opcode_dim, N(0,1)
+// init, no decay.
 #pragma once
 #include <span>
 #include <string>

@@ -5,7 +5,8 @@
 
 namespace segrank {
 
-SageConv SageConv::create(ParamStore& store, const std::string& name, int64_t hidden, Activation act) {
+SageConv SageConv::create(ParamStore& store, const std::string& name, int64_t hidden,
+                          Activation act) {
     SageConv s;
     s.hidden = hidden;
     s.act = act;
@@ -18,13 +19,15 @@ SageConv SageConv::create(ParamStore& store, const std::string& name, int64_t hi
     return s;
 }
 
-void SageConv::forward(const ParamStore& store, MatrixView out, ConstMatrixView self, ConstMatrixView agg_fwd,
-                       ConstMatrixView agg_bwd, Saved* saved, const DropoutSpec* drop) const {
+void SageConv::forward(const ParamStore& store, MatrixView out, ConstMatrixView self,
+                       ConstMatrixView agg_fwd, ConstMatrixView agg_bwd, Saved* saved,
+                       const DropoutSpec* drop) const {
     const int64_t r = self.rows;
     SEGRANK_CHECK(self.cols == hidden && agg_fwd.rows == r && agg_bwd.rows == r && out.rows == r &&
                       out.cols == hidden && agg_fwd.cols == hidden && agg_bwd.cols == hidden,
-                  "SageConv: rows/cols of self [", self.rows, ",", self.cols, "], aggregates and out [", out.rows, ",",
-                  out.cols, "] must all be [R, ", hidden, "]");
+                  "SageConv: rows/cols of self [", self.rows, ",", self.cols,
+                  "], aggregates and out [", out.rows, ",", out.cols, "] must all be [R, ", hidden,
+                  "]");
     if (r == 0) return;
     linear_forward(out, self, store.value(w_self), store.value(bias).data);
     linear_forward(out, agg_fwd, store.value(w_fwd), nullptr, true);
@@ -32,8 +35,8 @@ void SageConv::forward(const ParamStore& store, MatrixView out, ConstMatrixView 
     forward_epilogue(store, out, self, saved, drop);
 }
 
-void SageConv::forward_epilogue(const ParamStore& store, MatrixView out, ConstMatrixView self, Saved* saved,
-                                const DropoutSpec* drop) const {
+void SageConv::forward_epilogue(const ParamStore& store, MatrixView out, ConstMatrixView self,
+                                Saved* saved, const DropoutSpec* drop) const {
     const int64_t r = out.rows;
     const float* gamma = store.value(ln_gamma).data;
     const float* beta = store.value(ln_beta).data;
@@ -43,22 +46,26 @@ void SageConv::forward_epilogue(const ParamStore& store, MatrixView out, ConstMa
     }
     if (!drop || drop->p <= 0.0f) {
         layernorm_act_residual_forward(out, saved ? saved->xhat.view() : MatrixView{},
-                                       saved ? saved->rstd.span() : std::span<float>{}, self, gamma, beta, act);
+                                       saved ? saved->rstd.span() : std::span<float>{}, self, gamma,
+                                       beta, act);
         return;
     }
-    if (saved) layernorm_forward(out, saved->xhat.view(), saved->rstd.span(), out, gamma, beta);
-    else layernorm_forward(out, MatrixView{}, {}, out, gamma, beta);
+    if (saved)
+        layernorm_forward(out, saved->xhat.view(), saved->rstd.span(), out, gamma, beta);
+    else
+        layernorm_forward(out, MatrixView{}, {}, out, gamma, beta);
     activation_forward(out, out, act);
     dropout_forward(out, out, drop->p, drop->seed, drop->keys, drop->group);
     add_inplace(out, self);
 }
 
-void SageConv::backward_epilogue(ParamStore& store, MatrixView dz, ConstMatrixView dout, const Saved& saved,
-                                 const DropoutSpec* drop) const {
+void SageConv::backward_epilogue(ParamStore& store, MatrixView dz, ConstMatrixView dout,
+                                 const Saved& saved, const DropoutSpec* drop) const {
     const int64_t r = dout.rows;
-    SEGRANK_CHECK(saved.xhat.rows() == r && dout.cols == hidden && dz.rows == r && dz.cols == hidden,
-                  "SageConv::backward_epilogue: saved state has ", saved.xhat.rows(), " rows, dout [", r, ",",
-                  dout.cols, "], dz [", dz.rows, ",", dz.cols, "]");
+    SEGRANK_CHECK(
+        saved.xhat.rows() == r && dout.cols == hidden && dz.rows == r && dz.cols == hidden,
+        "SageConv::backward_epilogue: saved state has ", saved.xhat.rows(), " rows, dout [", r, ",",
+        dout.cols, "], dz [", dz.rows, ",", dz.cols, "]");
     if (r == 0) return;
     Tensor da;
     ConstMatrixView g = dout;
@@ -67,17 +74,18 @@ void SageConv::backward_epilogue(ParamStore& store, MatrixView dz, ConstMatrixVi
         dropout_backward(da.view(), dout, drop->p, drop->seed, drop->keys, drop->group);
         g = da.cview();
     }
-    layernorm_act_backward(dz, store.grad(ln_gamma).data, store.grad(ln_beta).data, store.grad(bias).data, g,
-                           saved.xhat.cview(), saved.rstd.span(), store.value(ln_gamma).data,
-                           store.value(ln_beta).data, act);
+    layernorm_act_backward(dz, store.grad(ln_gamma).data, store.grad(ln_beta).data,
+                           store.grad(bias).data, g, saved.xhat.cview(), saved.rstd.span(),
+                           store.value(ln_gamma).data, store.value(ln_beta).data, act);
 }
 
-void SageConv::backward(ParamStore& store, MatrixView d_self, MatrixView d_agg_fwd, MatrixView d_agg_bwd,
-                        ConstMatrixView dout, ConstMatrixView self, ConstMatrixView agg_fwd, ConstMatrixView agg_bwd,
-                        const Saved& saved, const DropoutSpec* drop) const {
+void SageConv::backward(ParamStore& store, MatrixView d_self, MatrixView d_agg_fwd,
+                        MatrixView d_agg_bwd, ConstMatrixView dout, ConstMatrixView self,
+                        ConstMatrixView agg_fwd, ConstMatrixView agg_bwd, const Saved& saved,
+                        const DropoutSpec* drop) const {
     const int64_t r = dout.rows;
-    SEGRANK_CHECK(saved.xhat.rows() == r && dout.cols == hidden, "SageConv::backward: saved state has ",
-                  saved.xhat.rows(), " rows, dout ", r);
+    SEGRANK_CHECK(saved.xhat.rows() == r && dout.cols == hidden,
+                  "SageConv::backward: saved state has ", saved.xhat.rows(), " rows, dout ", r);
     if (r == 0) return;
     add_inplace(d_self, dout);  // residual
     Tensor dz = Tensor::uninit(r, hidden);

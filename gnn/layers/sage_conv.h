@@ -1,8 +1,8 @@
-// SAGEConv dense part, exactly DESIGN.md 5:
+// SAGEConv dense part (docs/model.md#sage-layers):
 //   h' = h + act(LN(W_self h + W_fwd mean_{operands} h + W_bwd mean_{users} h + b)).
 // The neighbour means are computed by the caller (plain or mixed SpMM, so the same layer serves the
-// config-independent K=1 rows and the [n*K] config rows); this layer owns the GEMMs, LN, act, dropout
-// and the residual. Rows are (node, config) pairs: every input is [R, H].
+// config-independent K=1 rows and the [n*K] config rows); this layer owns the GEMMs, LN, act,
+// dropout and the residual. Rows are (node, config) pairs: every input is [R, H].
 #pragma once
 #include <span>
 #include <string>
@@ -13,7 +13,8 @@
 namespace segrank {
 
 /// Dropout applied to act(...) before the residual add (training only). Rows r share the mask of
-/// keys[r / group] (the node id), so the K config rows of one node share it (DESIGN.md 4).
+/// keys[r / group] (the node id), so the K config rows of one node share it
+/// (docs/model.md#sage-layers).
 struct DropoutSpec {
     float p = 0.0f;
     uint64_t seed = 0;
@@ -34,26 +35,29 @@ struct SageConv {
         Tensor rstd;  ///< [R]
     };
 
-    static SageConv create(ParamStore& store, const std::string& name, int64_t hidden, Activation act);
-    /// out: [R, H] (must not alias the inputs); self, agg_fwd, agg_bwd: [R, H]. saved null = inference.
-    /// drop null or p == 0: no dropout.
-    void forward(const ParamStore& store, MatrixView out, ConstMatrixView self, ConstMatrixView agg_fwd,
-                 ConstMatrixView agg_bwd, Saved* saved, const DropoutSpec* drop) const;
-    /// The epilogue alone: out <- self + dropout(act(LN(out))) where out holds z = W_self self + W_fwd agg_fwd
-    /// + W_bwd agg_bwd + b ([R, H]); the caller ran the GEMMs (streaming, one aggregate buffer at a time).
-    /// One fused pass when dropout is off. saved null = inference.
-    void forward_epilogue(const ParamStore& store, MatrixView out, ConstMatrixView self, Saved* saved,
-                          const DropoutSpec* drop) const;
-    /// Adjoint of the epilogue without the residual: from dout [R, H] writes dz = dL/dz [R, H] (dz may
-    /// alias dout) and accumulates the LN and bias gradients. The caller adds dout to d_self (residual)
-    /// before dz overwrites it, then runs the GEMM adjoints (dW += dz^T x, dx = dz W).
-    void backward_epilogue(ParamStore& store, MatrixView dz, ConstMatrixView dout, const Saved& saved,
-                           const DropoutSpec* drop) const;
-    /// Accumulates d_self (incl. the residual), d_agg_fwd, d_agg_bwd ([R, H] each) and the parameter
-    /// grads, from dout [R, H] and the same inputs as the forward.
+    static SageConv create(ParamStore& store, const std::string& name, int64_t hidden,
+                           Activation act);
+    /// out: [R, H] (must not alias the inputs); self, agg_fwd, agg_bwd: [R, H]. saved null =
+    /// inference. drop null or p == 0: no dropout.
+    void forward(const ParamStore& store, MatrixView out, ConstMatrixView self,
+                 ConstMatrixView agg_fwd, ConstMatrixView agg_bwd, Saved* saved,
+                 const DropoutSpec* drop) const;
+    /// The epilogue alone: out <- self + dropout(act(LN(out))) where out holds z = W_self self +
+    /// W_fwd agg_fwd
+    /// + W_bwd agg_bwd + b ([R, H]); the caller ran the GEMMs (streaming, one aggregate buffer at a
+    /// time). One fused pass when dropout is off. saved null = inference.
+    void forward_epilogue(const ParamStore& store, MatrixView out, ConstMatrixView self,
+                          Saved* saved, const DropoutSpec* drop) const;
+    /// Adjoint of the epilogue without the residual: from dout [R, H] writes dz = dL/dz [R, H] (dz
+    /// may alias dout) and accumulates the LN and bias gradients. The caller adds dout to d_self
+    /// (residual) before dz overwrites it, then runs the GEMM adjoints (dW += dz^T x, dx = dz W).
+    void backward_epilogue(ParamStore& store, MatrixView dz, ConstMatrixView dout,
+                           const Saved& saved, const DropoutSpec* drop) const;
+    /// Accumulates d_self (incl. the residual), d_agg_fwd, d_agg_bwd ([R, H] each) and the
+    /// parameter grads, from dout [R, H] and the same inputs as the forward.
     void backward(ParamStore& store, MatrixView d_self, MatrixView d_agg_fwd, MatrixView d_agg_bwd,
-                  ConstMatrixView dout, ConstMatrixView self, ConstMatrixView agg_fwd, ConstMatrixView agg_bwd,
-                  const Saved& saved, const DropoutSpec* drop) const;
+                  ConstMatrixView dout, ConstMatrixView self, ConstMatrixView agg_fwd,
+                  ConstMatrixView agg_bwd, const Saved& saved, const DropoutSpec* drop) const;
 };
 
 }  // namespace segrank

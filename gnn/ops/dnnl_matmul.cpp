@@ -1,13 +1,13 @@
-// The only oneDNN includer (STYLE.md 3.1, 3.5): one CPU engine + stream, and a primitive cache keyed
-// by {transposes, accumulate, bias, fixed dims, leading dims}. The row dimension is a runtime dim
-// (DNNL_RUNTIME_DIM_VAL) so one primitive serves every segment size: M for forward/dX products, K
-// (the reduction over rows) for weight-gradient products A^T B. dnnl::error -> segrank::Error.
+// The only oneDNN includer (docs/architecture.md#third-party-libraries, docs/model.md#kernels): one
+// CPU engine + stream, and a primitive cache keyed by {transposes, accumulate, bias, fixed dims,
+// leading dims}. The row dimension is a runtime dim (DNNL_RUNTIME_DIM_VAL) so one primitive serves
+// every segment size: M for forward/dX products, K (the reduction over rows) for weight-gradient
+// products A^T B. dnnl::error -> segrank::Error.
 #include <dnnl.hpp>
-
 #include <map>
 #include <memory>
-#include <unordered_map>
 #include <tuple>
+#include <unordered_map>
 
 #include "gnn/ops/matmul.h"
 
@@ -22,12 +22,15 @@ struct Key {
     bool trans_a, trans_b, accumulate, bias;
     int64_t m, k, n;  // kRt where the dim is a runtime dim
     int64_t lda, ldb, ldc;
-    auto tie() const { return std::tie(trans_a, trans_b, accumulate, bias, m, k, n, lda, ldb, ldc); }
+    auto tie() const {
+        return std::tie(trans_a, trans_b, accumulate, bias, m, k, n, lda, ldb, ldc);
+    }
     bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
 memory::desc md(int64_t rows, int64_t cols, bool trans, int64_t ld) {
-    // A logical [rows, cols] operand stored row-major, or stored transposed ([cols, rows] row-major).
+    // A logical [rows, cols] operand stored row-major, or stored transposed ([cols, rows]
+    // row-major).
     const memory::dims strides = trans ? memory::dims{1, ld} : memory::dims{ld, 1};
     return memory::desc({rows, cols}, memory::data_type::f32, strides);
 }
@@ -71,15 +74,16 @@ private:
 };
 
 DnnlContext& context() {
-    // Created on first use by the compute thread; all calls come from that thread (scratchpad rule).
+    // Created on first use by the compute thread; all calls come from that thread (scratchpad
+    // rule).
     static DnnlContext ctx;
     return ctx;
 }
 
 }  // namespace
 
-void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args, int64_t m,
-                 int64_t k, int64_t n) {
+void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,
+                 int64_t m, int64_t k, int64_t n) {
     try {
         DnnlContext& ctx = context();
         Key key{args.trans_a, args.trans_b, args.accumulate, args.bias != nullptr,
@@ -90,7 +94,8 @@ void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const Matmu
         memory am(md(m, k, args.trans_a, a.stride), eng, const_cast<float*>(a.data));
         memory bm(md(k, n, args.trans_b, b.stride), eng, const_cast<float*>(b.data));
         memory cm(md(m, n, false, c.stride), eng, c.data);
-        std::unordered_map<int, memory> exec_args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+        std::unordered_map<int, memory> exec_args{
+            {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
         if (args.bias) {
             memory biasm(memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1}), eng,
                          const_cast<float*>(args.bias));
@@ -99,10 +104,12 @@ void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const Matmu
         prim.execute(ctx.stream(), exec_args);
         ctx.stream().wait();
     } catch (const dnnl::error& e) {
-        throw Error(str("oneDNN matmul failed (status ", static_cast<int>(e.status), ": ", e.what(), ") for C[",
-                        c.rows, ",", c.cols, "] ld ", c.stride, " = A", args.trans_a ? "^T" : "", "[", a.rows, ",",
-                        a.cols, "] ld ", a.stride, " x B", args.trans_b ? "^T" : "", "[", b.rows, ",", b.cols,
-                        "] ld ", b.stride, args.accumulate ? " (accumulate)" : "", args.bias ? " + bias" : ""));
+        throw Error(str("oneDNN matmul failed (status ", static_cast<int>(e.status), ": ", e.what(),
+                        ") for C[", c.rows, ",", c.cols, "] ld ", c.stride, " = A",
+                        args.trans_a ? "^T" : "", "[", a.rows, ",", a.cols, "] ld ", a.stride,
+                        " x B", args.trans_b ? "^T" : "", "[", b.rows, ",", b.cols, "] ld ",
+                        b.stride, args.accumulate ? " (accumulate)" : "",
+                        args.bias ? " + bias" : ""));
     }
 }
 

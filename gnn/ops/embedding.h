@@ -1,4 +1,4 @@
-// Embedding lookup with a row-sparse gradient (DESIGN.md 5 opcode embedding).
+// Embedding lookup with a row-sparse gradient (docs/model.md#opcode-embedding).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -7,7 +7,8 @@
 
 namespace segrank {
 
-/// out[i] = table[ids[i]]. out: [n, D]; table: [V, D]; ids: [n] in [0, V) (checked, segrank::Error).
+/// out[i] = table[ids[i]]. out: [n, D]; table: [V, D]; ids: [n] in [0, V) (checked,
+/// segrank::Error).
 void embedding_forward(MatrixView out, ConstMatrixView table, std::span<const int32_t> ids);
 /// dtable[ids[i]] += dout[i]: only the looked-up rows are touched (row-sparse gradient).
 void embedding_backward(MatrixView dtable, std::span<const int32_t> ids, ConstMatrixView dout);

@@ -10,9 +10,9 @@ void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs
     const int64_t k = args.trans_a ? a.rows : a.cols;
     const int64_t kb = args.trans_b ? b.cols : b.rows;
     const int64_t n = args.trans_b ? b.rows : b.cols;
-    SEGRANK_CHECK(k == kb && c.rows == m && c.cols == n, "matmul: shapes C[", c.rows, ",", c.cols, "] A",
-                  args.trans_a ? "^T" : "", "[", a.rows, ",", a.cols, "] B", args.trans_b ? "^T" : "", "[",
-                  b.rows, ",", b.cols, "] do not agree");
+    SEGRANK_CHECK(k == kb && c.rows == m && c.cols == n, "matmul: shapes C[", c.rows, ",", c.cols,
+                  "] A", args.trans_a ? "^T" : "", "[", a.rows, ",", a.cols, "] B",
+                  args.trans_b ? "^T" : "", "[", b.rows, ",", b.cols, "] do not agree");
     if (m == 0 || n == 0) return;
     if (k == 0) {  // empty reduction: C = bias (+ C)
         for (int64_t i = 0; i < m; ++i)
@@ -29,7 +29,8 @@ void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs
 #endif
 }
 
-void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const float* b, bool accumulate) {
+void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const float* b,
+                    bool accumulate) {
     MatmulArgs args;
     args.trans_b = true;
     args.accumulate = accumulate;
@@ -39,8 +40,9 @@ void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const fl
 
 void linear_backward(MatrixView dx, MatrixView dw, float* db, ConstMatrixView dy, ConstMatrixView x,
                      ConstMatrixView w) {
-    SEGRANK_CHECK(dy.rows == x.rows && dy.cols == w.rows && x.cols == w.cols, "linear_backward: dy[", dy.rows,
-                  ",", dy.cols, "] x[", x.rows, ",", x.cols, "] w[", w.rows, ",", w.cols, "] do not agree");
+    SEGRANK_CHECK(dy.rows == x.rows && dy.cols == w.rows && x.cols == w.cols,
+                  "linear_backward: dy[", dy.rows, ",", dy.cols, "] x[", x.rows, ",", x.cols,
+                  "] w[", w.rows, ",", w.cols, "] do not agree");
     if (dx.data) {
         MatmulArgs args;
         args.accumulate = true;

@@ -1,5 +1,6 @@
-// Dense matmul on strided views (STYLE.md 3.5): C = op(A) op(B) [+ C] [+ bias]. Dispatches to oneDNN
-// (gnn/ops/dnnl_matmul.cpp, built when SEGRANK_WITH_DNNL=1) or to the naive reference kernel.
+// Dense matmul on strided views (docs/model.md#kernels): C = op(A) op(B) [+ C] [+ bias]. Dispatches
+// to oneDNN (gnn/ops/dnnl_matmul.cpp, built when SEGRANK_WITH_DNNL=1) or to the naive reference
+// kernel.
 #pragma once
 #include "gnn/core/tensor.h"
 
@@ -20,19 +21,21 @@ struct MatmulArgs {
 void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args = {});
 
 /// The naive OpenMP reference (test oracle and fallback); same contract as `matmul`.
-void matmul_reference(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args = {});
+void matmul_reference(MatrixView c, ConstMatrixView a, ConstMatrixView b,
+                      const MatmulArgs& args = {});
 
 /// Linear forward: y[M, N] = x[M, K] w[N, K]^T + b[N] (torch layout); accumulate adds into y.
-void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const float* b, bool accumulate = false);
-/// Linear backward, accumulating: dx[M, K] += dy w (if dx.data); dw[N, K] += dy^T x; db[N] += colsum(dy)
-/// (if db). dy: [M, N].
+void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const float* b,
+                    bool accumulate = false);
+/// Linear backward, accumulating: dx[M, K] += dy w (if dx.data); dw[N, K] += dy^T x; db[N] +=
+/// colsum(dy) (if db). dy: [M, N].
 void linear_backward(MatrixView dx, MatrixView dw, float* db, ConstMatrixView dy, ConstMatrixView x,
                      ConstMatrixView w);
 
 namespace detail {
 /// oneDNN implementation (dnnl_matmul.cpp); shapes already validated.
-void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args, int64_t m,
-                 int64_t k, int64_t n);
+void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,
+                 int64_t m, int64_t k, int64_t n);
 /// Number of cached oneDNN primitives (for tests of the cache).
 int64_t dnnl_cache_size();
 }  // namespace detail

@@ -10,9 +10,9 @@ void matmul_reference(MatrixView c, ConstMatrixView a, ConstMatrixView b, const 
     const int64_t k = args.trans_a ? a.rows : a.cols;
     const int64_t kb = args.trans_b ? b.cols : b.rows;
     const int64_t n = args.trans_b ? b.rows : b.cols;
-    SEGRANK_CHECK(k == kb && c.rows == m && c.cols == n, "matmul_reference: shapes C[", c.rows, ",", c.cols,
-                  "] A", args.trans_a ? "^T" : "", "[", a.rows, ",", a.cols, "] B", args.trans_b ? "^T" : "",
-                  "[", b.rows, ",", b.cols, "] do not agree");
+    SEGRANK_CHECK(k == kb && c.rows == m && c.cols == n, "matmul_reference: shapes C[", c.rows, ",",
+                  c.cols, "] A", args.trans_a ? "^T" : "", "[", a.rows, ",", a.cols, "] B",
+                  args.trans_b ? "^T" : "", "[", b.rows, ",", b.cols, "] do not agree");
     parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
         for (int64_t i = r0; i < r1; ++i) {
             for (int64_t j = 0; j < n; ++j) {

@@ -15,11 +15,12 @@ namespace {
 void check_state(const char* op, const MixedRows& in) {
     SEGRANK_CHECK(in.dep.cols == in.k * in.h || in.dep.rows == 0, op, ": dep has ", in.dep.cols,
                   " columns, expected K*H = ", in.k * in.h);
-    SEGRANK_CHECK(in.base.rows == 0 || in.base.cols == in.h, op, ": base has ", in.base.cols, " columns, expected ",
-                  in.h);
+    SEGRANK_CHECK(in.base.rows == 0 || in.base.cols == in.h, op, ": base has ", in.base.cols,
+                  " columns, expected ", in.h);
 }
 
-// d[c] += s[c] and d[c] += a * s[c], c < n (cloned for AVX-512 / AVX2: rows are K*H = thousands of floats).
+// d[c] += s[c] and d[c] += a * s[c], c < n (cloned for AVX-512 / AVX2: rows are K*H = thousands of
+// floats).
 SEGRANK_SIMD_CLONES
 void add_to(float* __restrict d, const float* __restrict s, int64_t n) {
     for (int64_t c = 0; c < n; ++c) d[c] += s[c];
@@ -30,8 +31,8 @@ void axpy_to(float* __restrict d, float a, const float* __restrict s, int64_t n)
 }
 // Max pooling step with the first argmax kept on ties: one pooled node's row r [H].
 SEGRANK_SIMD_CLONES
-void pool_row(double* __restrict sum, float* __restrict mx, int32_t* __restrict arg, const float* __restrict r,
-              int32_t v, int64_t h) {
+void pool_row(double* __restrict sum, float* __restrict mx, int32_t* __restrict arg,
+              const float* __restrict r, int32_t v, int64_t h) {
 #pragma omp simd
     for (int64_t c = 0; c < h; ++c) {
         sum[c] += r[c];
@@ -44,8 +45,10 @@ void pool_row(double* __restrict sum, float* __restrict mx, int32_t* __restrict 
 // Adds row(u) of the mixed state into acc (K*H) — dep rows directly, base rows into bacc (H).
 inline void add_row(float* acc, float* bacc, int32_t u, const MixedRows& in, int64_t w) {
     const int32_t p = in.pos[u];
-    if (p >= 0) add_to(acc, in.dep.row(p), w);
-    else add_to(bacc, in.base.row(u), in.h);
+    if (p >= 0)
+        add_to(acc, in.dep.row(p), w);
+    else
+        add_to(bacc, in.base.row(u), in.h);
 }
 
 }  // namespace
@@ -53,8 +56,9 @@ inline void add_row(float* acc, float* bacc, int32_t u, const MixedRows& in, int
 void mixed_gather_forward(MatrixView out, std::span<const int32_t> out_nodes, const MixedRows& in) {
     check_state("mixed_gather_forward", in);
     const int64_t w = in.k * in.h;
-    SEGRANK_CHECK(out.rows == static_cast<int64_t>(out_nodes.size()) && out.cols == w, "mixed_gather_forward: out[",
-                  out.rows, ",", out.cols, "] for ", out_nodes.size(), " nodes x ", w);
+    SEGRANK_CHECK(out.rows == static_cast<int64_t>(out_nodes.size()) && out.cols == w,
+                  "mixed_gather_forward: out[", out.rows, ",", out.cols, "] for ", out_nodes.size(),
+                  " nodes x ", w);
     parallel_for(0, out.rows, 16, [&](int64_t r0, int64_t r1) {
         for (int64_t i = r0; i < r1; ++i) {
             const int32_t v = out_nodes[i];
@@ -64,16 +68,19 @@ void mixed_gather_forward(MatrixView out, std::span<const int32_t> out_nodes, co
                 std::memcpy(o, in.dep.row(p), sizeof(float) * static_cast<size_t>(w));
             } else {
                 for (int64_t k = 0; k < in.k; ++k)
-                    std::memcpy(o + k * in.h, in.base.row(v), sizeof(float) * static_cast<size_t>(in.h));
+                    std::memcpy(o + k * in.h, in.base.row(v),
+                                sizeof(float) * static_cast<size_t>(in.h));
             }
         }
     });
 }
 
-void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_nodes, ConstMatrixView dout) {
+void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_nodes,
+                           ConstMatrixView dout) {
     const int64_t w = din.k * din.h;
     SEGRANK_CHECK(dout.rows == static_cast<int64_t>(out_nodes.size()) && dout.cols == w,
-                  "mixed_gather_backward: dout[", dout.rows, ",", dout.cols, "] for ", out_nodes.size(), " nodes");
+                  "mixed_gather_backward: dout[", dout.rows, ",", dout.cols, "] for ",
+                  out_nodes.size(), " nodes");
     parallel_for(0, dout.rows, 16, [&](int64_t r0, int64_t r1) {
         for (int64_t i = r0; i < r1; ++i) {
             const int32_t v = out_nodes[i];
@@ -90,13 +97,16 @@ void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_n
     });
 }
 
-void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, const Csr& adj, const MixedRows& in) {
+void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, const Csr& adj,
+                        const MixedRows& in) {
     check_state("mixed_spmm_forward", in);
     const int64_t w = in.k * in.h;
-    SEGRANK_CHECK(out.rows == static_cast<int64_t>(out_nodes.size()) && out.cols == w, "mixed_spmm_forward: out[",
-                  out.rows, ",", out.cols, "] for ", out_nodes.size(), " nodes x ", w);
-    SEGRANK_CHECK(adj.num_rows() == static_cast<int64_t>(in.pos.size()), "mixed_spmm_forward: adjacency has ",
-                  adj.num_rows(), " rows for ", in.pos.size(), " nodes");
+    SEGRANK_CHECK(out.rows == static_cast<int64_t>(out_nodes.size()) && out.cols == w,
+                  "mixed_spmm_forward: out[", out.rows, ",", out.cols, "] for ", out_nodes.size(),
+                  " nodes x ", w);
+    SEGRANK_CHECK(adj.num_rows() == static_cast<int64_t>(in.pos.size()),
+                  "mixed_spmm_forward: adjacency has ", adj.num_rows(), " rows for ", in.pos.size(),
+                  " nodes");
     const auto inv = adj.inverse_degrees();
     parallel_for(0, out.rows, 16, [&](int64_t r0, int64_t r1) {
         std::vector<float> bacc(static_cast<size_t>(in.h));
@@ -129,8 +139,9 @@ void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<cons
     SEGRANK_CHECK(dout.cols == w && static_cast<int64_t>(out_pos.size()) == adj_t.num_cols() &&
                       static_cast<int64_t>(fwd_inv_deg.size()) == adj_t.num_cols() &&
                       static_cast<int64_t>(din.pos.size()) == adj_t.num_rows(),
-                  "mixed_spmm_backward: dout[", dout.rows, ",", dout.cols, "] with ", out_pos.size(), " positions, ",
-                  fwd_inv_deg.size(), " degrees for a ", adj_t.num_rows(), "-node graph");
+                  "mixed_spmm_backward: dout[", dout.rows, ",", dout.cols, "] with ",
+                  out_pos.size(), " positions, ", fwd_inv_deg.size(), " degrees for a ",
+                  adj_t.num_rows(), "-node graph");
     parallel_for(0, adj_t.num_rows(), 16, [&](int64_t r0, int64_t r1) {
         for (int64_t u = r0; u < r1; ++u) {
             const int32_t p = din.pos[u];
@@ -151,14 +162,17 @@ void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<cons
     });
 }
 
-void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled, const MixedRows& in) {
+void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
+                           const MixedRows& in) {
     check_state("mixed_readout_forward", in);
     const int64_t h = in.h;
-    SEGRANK_CHECK(out.rows == in.k && out.cols == 2 * h && static_cast<int64_t>(argmax.size()) == in.k * h,
-                  "mixed_readout_forward: out[", out.rows, ",", out.cols, "] argmax ", argmax.size(), " for K=", in.k,
-                  " H=", h);
+    SEGRANK_CHECK(
+        out.rows == in.k && out.cols == 2 * h && static_cast<int64_t>(argmax.size()) == in.k * h,
+        "mixed_readout_forward: out[", out.rows, ",", out.cols, "] argmax ", argmax.size(),
+        " for K=", in.k, " H=", h);
     SEGRANK_CHECK(num_pooled >= 1 && num_pooled <= static_cast<int64_t>(in.pos.size()),
-                  "mixed_readout_forward: num_pooled = ", num_pooled, " outside [1, ", in.pos.size(), "]");
+                  "mixed_readout_forward: num_pooled = ", num_pooled, " outside [1, ",
+                  in.pos.size(), "]");
     // Independent pooled nodes: one sum and one max shared by every config.
     std::vector<double> bsum(static_cast<size_t>(h), 0.0);
     std::vector<float> bmax(static_cast<size_t>(h), -std::numeric_limits<float>::infinity());
@@ -183,17 +197,20 @@ void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t nu
             float* mx = mean + h;
             int32_t* arg = argmax.data() + k * h;
             for (int64_t c = 0; c < h; ++c) sum[c] = bsum[c], mx[c] = bmax[c], arg[c] = barg[c];
-            for (int32_t v : dep_nodes) pool_row(sum.data(), mx, arg, in.dep.row(in.pos[v]) + k * h, v, h);
+            for (int32_t v : dep_nodes)
+                pool_row(sum.data(), mx, arg, in.dep.row(in.pos[v]) + k * h, v, h);
             for (int64_t c = 0; c < h; ++c) mean[c] = static_cast<float>(sum[c] * inv_n);
         }
     });
 }
 
-void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax, int64_t num_pooled,
-                            ConstMatrixView dout) {
+void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,
+                            int64_t num_pooled, ConstMatrixView dout) {
     const int64_t h = din.h;
-    SEGRANK_CHECK(dout.rows == din.k && dout.cols == 2 * h && static_cast<int64_t>(argmax.size()) == din.k * h,
-                  "mixed_readout_backward: dout[", dout.rows, ",", dout.cols, "] for K=", din.k, " H=", h);
+    SEGRANK_CHECK(dout.rows == din.k && dout.cols == 2 * h &&
+                      static_cast<int64_t>(argmax.size()) == din.k * h,
+                  "mixed_readout_backward: dout[", dout.rows, ",", dout.cols, "] for K=", din.k,
+                  " H=", h);
     const float inv_n = 1.0f / static_cast<float>(num_pooled);
     // Mean part: base rows get the sum over k; dep rows get their own k slice.
     std::vector<float> gsum(static_cast<size_t>(h), 0.0f);
@@ -219,8 +236,10 @@ void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argm
             if (v < 0) continue;
             const float g = dout.at(k, h + c);
             const int32_t p = din.pos[v];
-            if (p >= 0) din.ddep.at(p, k * h + c) += g;
-            else din.dbase.at(v, c) += g;
+            if (p >= 0)
+                din.ddep.at(p, k * h + c) += g;
+            else
+                din.dbase.at(v, c) += g;
         }
 }
 

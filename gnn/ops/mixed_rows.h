@@ -1,7 +1,8 @@
-// Kernels for the config-independence layout (DESIGN.md 4): a layer state where dependent nodes carry
-// K config rows ([m, K*H], "dep") and independent nodes one row broadcast over the K configs
-// ([n, H], "base"). pos[v] = row of v in dep, or -1 when v is independent (then base row v is used).
-// With every node dependent these reduce to the plain kernels (the naive path).
+// Kernels for the config-independence layout (docs/model.md#config-independence): a layer state
+// where dependent nodes carry K config rows ([m, K*H], "dep") and independent nodes one row
+// broadcast over the K configs ([n, H], "base"). pos[v] = row of v in dep, or -1 when v is
+// independent (then base row v is used). With every node dependent these reduce to the plain
+// kernels (the naive path).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -33,21 +34,27 @@ struct MixedGrads {
 /// out: [out_nodes.size(), K*H].
 void mixed_gather_forward(MatrixView out, std::span<const int32_t> out_nodes, const MixedRows& in);
 /// Adjoint of mixed_gather_forward (out_nodes distinct): dep rows += dout, base rows += sum over k.
-void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_nodes, ConstMatrixView dout);
+void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_nodes,
+                           ConstMatrixView dout);
 
-/// Mean aggregation: out[i] = 1/deg(v) sum_{u in adj.row(v)} row(u), v = out_nodes[i] (0 if no neighbours).
-/// out: [out_nodes.size(), K*H]; adj: [n x n].
-void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, const Csr& adj, const MixedRows& in);
-/// Adjoint: for every node u and every v in adj_t.row(u) with out_pos[v] >= 0, row(u) += dout[out_pos[v]]/deg(v)
-/// (summed over k into base rows). adj_t = adj.transpose(); fwd_inv_deg = adj.inverse_degrees(); out_pos: [n].
+/// Mean aggregation: out[i] = 1/deg(v) sum_{u in adj.row(v)} row(u), v = out_nodes[i] (0 if no
+/// neighbours). out: [out_nodes.size(), K*H]; adj: [n x n].
+void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, const Csr& adj,
+                        const MixedRows& in);
+/// Adjoint: for every node u and every v in adj_t.row(u) with out_pos[v] >= 0, row(u) +=
+/// dout[out_pos[v]]/deg(v) (summed over k into base rows). adj_t = adj.transpose(); fwd_inv_deg =
+/// adj.inverse_degrees(); out_pos: [n].
 void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<const int32_t> out_pos,
                          std::span<const float> fwd_inv_deg, ConstMatrixView dout);
 
-/// Readout over the first num_pooled nodes, per config k: out[k] = [mean_v row_k(v), max_v row_k(v)].
-/// out: [K, 2H]; argmax: [K*H] node ids of the max (saved for the backward). num_pooled >= 1.
-void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled, const MixedRows& in);
-/// Adjoint of mixed_readout_forward: mean part spread over the pooled nodes, max part to the argmax node.
-void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax, int64_t num_pooled,
-                            ConstMatrixView dout);
+/// Readout over the first num_pooled nodes, per config k: out[k] = [mean_v row_k(v), max_v
+/// row_k(v)]. out: [K, 2H]; argmax: [K*H] node ids of the max (saved for the backward). num_pooled
+/// >= 1.
+void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
+                           const MixedRows& in);
+/// Adjoint of mixed_readout_forward: mean part spread over the pooled nodes, max part to the argmax
+/// node.
+void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,
+                            int64_t num_pooled, ConstMatrixView dout);
 
 }  // namespace segrank

@@ -17,12 +17,13 @@ constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 
 void check_same(const char* op, ConstMatrixView a, ConstMatrixView b) {
-    SEGRANK_CHECK(a.rows == b.rows && a.cols == b.cols, op, ": shapes [", a.rows, ",", a.cols, "] and [", b.rows,
-                  ",", b.cols, "] differ");
+    SEGRANK_CHECK(a.rows == b.rows && a.cols == b.cols, op, ": shapes [", a.rows, ",", a.cols,
+                  "] and [", b.rows, ",", b.cols, "] differ");
 }
 
-// GELU in its erf form (DESIGN.md 5), written so the compiler vectorizes it: std::erf/std::exp are
-// scalar libm calls and made GELU the largest non-GEMM cost of a step. erf uses Abramowitz & Stegun
+// GELU in its erf form (docs/model.md#sage-layers), written so the compiler vectorizes it:
+// std::erf/std::exp are scalar libm calls and made GELU the largest non-GEMM cost of a step. erf
+// uses Abramowitz & Stegun
 // 7.1.26 (|error| <= 1.5e-7) and shares exp(-x^2/2) with the derivative's density term; exp is a
 // Cody-Waite range reduction with a degree-7 Taylor polynomial (relative error ~1e-7 in float).
 // tests/gnn/ops_test.cpp checks both against the libm erf form to 1e-6.
@@ -49,7 +50,9 @@ inline float fast_exp(float x) {
 inline float normal_cdf(float x, float e) {
     const float u = std::fabs(x) * kInvSqrt2;
     const float t = 1.0f / (1.0f + 0.3275911f * u);
-    const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+    const float poly =
+        t * (0.254829592f +
+             t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
     const float erf_abs = 1.0f - poly * e;  // erf(|x| / sqrt 2), since exp(-u^2) = e
     return 0.5f + 0.5f * (x < 0.0f ? -erf_abs : erf_abs);
 }
@@ -64,7 +67,9 @@ inline float gelu_grad(float x) {
 class BlockPartials {
 public:
     BlockPartials(int64_t rows, int64_t width)
-        : rows_(rows), width_(width), blocks_(std::max<int64_t>(1, std::min<int64_t>(64, (rows + 255) / 256))),
+        : rows_(rows),
+          width_(width),
+          blocks_(std::max<int64_t>(1, std::min<int64_t>(64, (rows + 255) / 256))),
           acc_(static_cast<size_t>(blocks_ * width), 0.0f) {}
     int64_t blocks() const { return blocks_; }
     int64_t begin(int64_t b) const { return rows_ * b / blocks_; }
@@ -74,7 +79,8 @@ public:
     void reduce_into(int64_t offset, int64_t count, float* out) const {
         for (int64_t c = 0; c < count; ++c) {
             double s = 0.0;
-            for (int64_t b = 0; b < blocks_; ++b) s += acc_[static_cast<size_t>(b * width_ + offset + c)];
+            for (int64_t b = 0; b < blocks_; ++b)
+                s += acc_[static_cast<size_t>(b * width_ + offset + c)];
             out[c] += static_cast<float>(s);
         }
     }
@@ -85,14 +91,16 @@ private:
 };
 
 inline bool keep(uint64_t seed, int64_t key, int64_t col, float p) {
-    const uint64_t h = mix64(seed ^ mix64(static_cast<uint64_t>(key) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(col)));
+    const uint64_t h = mix64(seed ^ mix64(static_cast<uint64_t>(key) * 0x9e3779b97f4a7c15ULL +
+                                          static_cast<uint64_t>(col)));
     return static_cast<double>(h >> 11) * 0x1.0p-53 >= p;
 }
-// Rows [r0, r1) of layernorm_act_residual_forward; cloned for AVX-512 / AVX2 (the library is built for
-// baseline x86-64, and these loops are the largest non-GEMM cost of a step).
+// Rows [r0, r1) of layernorm_act_residual_forward; cloned for AVX-512 / AVX2 (the library is built
+// for baseline x86-64, and these loops are the largest non-GEMM cost of a step).
 SEGRANK_SIMD_CLONES
 void lnact_forward_rows(MatrixView z, MatrixView xhat, std::span<float> rstd, ConstMatrixView self,
-                        const float* gamma, const float* beta, Activation act, int64_t r0, int64_t r1, float* hrow) {
+                        const float* gamma, const float* beta, Activation act, int64_t r0,
+                        int64_t r1, float* hrow) {
     const bool save = xhat.data != nullptr;
     const int64_t n = z.cols;
     for (int64_t r = r0; r < r1; ++r) {
@@ -116,7 +124,8 @@ void lnact_forward_rows(MatrixView z, MatrixView xhat, std::span<float> rstd, Co
                 for (int64_t c = 0; c < n; ++c) zi[c] = si[c] + gelu(gamma[c] * hi[c] + beta[c]);
                 break;
             case Activation::kRelu:
-                for (int64_t c = 0; c < n; ++c) zi[c] = si[c] + std::max(gamma[c] * hi[c] + beta[c], 0.0f);
+                for (int64_t c = 0; c < n; ++c)
+                    zi[c] = si[c] + std::max(gamma[c] * hi[c] + beta[c], 0.0f);
                 break;
             case Activation::kLeakyRelu:
                 for (int64_t c = 0; c < n; ++c) {
@@ -128,11 +137,12 @@ void lnact_forward_rows(MatrixView z, MatrixView xhat, std::span<float> rstd, Co
     }
 }
 
-// Rows [r0, r1) of layernorm_act_backward, accumulating [dgamma | dbeta | dbias] partials into acc [3C].
+// Rows [r0, r1) of layernorm_act_backward, accumulating [dgamma | dbeta | dbias] partials into acc
+// [3C].
 SEGRANK_SIMD_CLONES
-void lnact_backward_rows(MatrixView dz, ConstMatrixView g, ConstMatrixView xhat, std::span<const float> rstd,
-                         const float* gamma, const float* beta, Activation act, int64_t r0, int64_t r1, float* dy,
-                         float* acc) {
+void lnact_backward_rows(MatrixView dz, ConstMatrixView g, ConstMatrixView xhat,
+                         std::span<const float> rstd, const float* gamma, const float* beta,
+                         Activation act, int64_t r0, int64_t r1, float* dy, float* acc) {
     const int64_t n = g.cols;
     for (int64_t r = r0; r < r1; ++r) {
         const float* gi = g.row(r);
@@ -140,13 +150,16 @@ void lnact_backward_rows(MatrixView dz, ConstMatrixView g, ConstMatrixView xhat,
         switch (act) {
             case Activation::kGelu:
 #pragma omp simd
-                for (int64_t c = 0; c < n; ++c) dy[c] = gi[c] * gelu_grad(gamma[c] * h[c] + beta[c]);
+                for (int64_t c = 0; c < n; ++c)
+                    dy[c] = gi[c] * gelu_grad(gamma[c] * h[c] + beta[c]);
                 break;
             case Activation::kRelu:
-                for (int64_t c = 0; c < n; ++c) dy[c] = gamma[c] * h[c] + beta[c] > 0.0f ? gi[c] : 0.0f;
+                for (int64_t c = 0; c < n; ++c)
+                    dy[c] = gamma[c] * h[c] + beta[c] > 0.0f ? gi[c] : 0.0f;
                 break;
             case Activation::kLeakyRelu:
-                for (int64_t c = 0; c < n; ++c) dy[c] = gamma[c] * h[c] + beta[c] > 0.0f ? gi[c] : kLeakySlope * gi[c];
+                for (int64_t c = 0; c < n; ++c)
+                    dy[c] = gamma[c] * h[c] + beta[c] > 0.0f ? gi[c] : kLeakySlope * gi[c];
                 break;
         }
         float sum_g = 0.0f, sum_gh = 0.0f;
@@ -188,8 +201,9 @@ void gelu_grad_rows(MatrixView dx, ConstMatrixView dy, ConstMatrixView x, int64_
     }
 }
 
-constexpr EnumName<Activation> kActivationNames[] = {
-    {Activation::kGelu, "gelu"}, {Activation::kRelu, "relu"}, {Activation::kLeakyRelu, "leaky_relu"}};
+constexpr EnumName<Activation> kActivationNames[] = {{Activation::kGelu, "gelu"},
+                                                     {Activation::kRelu, "relu"},
+                                                     {Activation::kLeakyRelu, "leaky_relu"}};
 
 }  // namespace
 
@@ -216,7 +230,8 @@ void activation_forward(MatrixView y, ConstMatrixView x, Activation act) {
                     for (int64_t c = 0; c < x.cols; ++c) yi[c] = xi[c] > 0.0f ? xi[c] : 0.0f;
                     break;
                 case Activation::kLeakyRelu:
-                    for (int64_t c = 0; c < x.cols; ++c) yi[c] = xi[c] > 0.0f ? xi[c] : kLeakySlope * xi[c];
+                    for (int64_t c = 0; c < x.cols; ++c)
+                        yi[c] = xi[c] > 0.0f ? xi[c] : kLeakySlope * xi[c];
                     break;
             }
         }
@@ -227,7 +242,8 @@ void activation_backward(MatrixView dx, ConstMatrixView dy, ConstMatrixView x, A
     check_same("activation_backward", dx, dy);
     check_same("activation_backward", dx, x);
     if (act == Activation::kGelu) {
-        parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) { gelu_grad_rows(dx, dy, x, r0, r1); });
+        parallel_for(0, x.rows, 64,
+                     [&](int64_t r0, int64_t r1) { gelu_grad_rows(dx, dy, x, r0, r1); });
         return;
     }
     parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) {
@@ -244,19 +260,21 @@ void activation_backward(MatrixView dx, ConstMatrixView dy, ConstMatrixView x, A
                     for (int64_t c = 0; c < x.cols; ++c) di[c] += xi[c] > 0.0f ? gi[c] : 0.0f;
                     break;
                 case Activation::kLeakyRelu:
-                    for (int64_t c = 0; c < x.cols; ++c) di[c] += xi[c] > 0.0f ? gi[c] : kLeakySlope * gi[c];
+                    for (int64_t c = 0; c < x.cols; ++c)
+                        di[c] += xi[c] > 0.0f ? gi[c] : kLeakySlope * gi[c];
                     break;
             }
         }
     });
 }
 
-void dropout_forward(MatrixView y, ConstMatrixView x, float p, uint64_t seed, std::span<const int32_t> keys,
-                     int64_t group) {
+void dropout_forward(MatrixView y, ConstMatrixView x, float p, uint64_t seed,
+                     std::span<const int32_t> keys, int64_t group) {
     check_same("dropout_forward", y, x);
     SEGRANK_CHECK(p >= 0.0f && p < 1.0f, "dropout: p = ", p, ", expected 0 <= p < 1");
-    SEGRANK_CHECK(group >= 1 && (keys.empty() || static_cast<int64_t>(keys.size()) * group == x.rows),
-                  "dropout: ", keys.size(), " keys x group ", group, " != ", x.rows, " rows");
+    SEGRANK_CHECK(
+        group >= 1 && (keys.empty() || static_cast<int64_t>(keys.size()) * group == x.rows),
+        "dropout: ", keys.size(), " keys x group ", group, " != ", x.rows, " rows");
     const float scale = 1.0f / (1.0f - p);
     parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
@@ -267,11 +285,12 @@ void dropout_forward(MatrixView y, ConstMatrixView x, float p, uint64_t seed, st
     });
 }
 
-void dropout_backward(MatrixView dx, ConstMatrixView dy, float p, uint64_t seed, std::span<const int32_t> keys,
-                      int64_t group) {
+void dropout_backward(MatrixView dx, ConstMatrixView dy, float p, uint64_t seed,
+                      std::span<const int32_t> keys, int64_t group) {
     check_same("dropout_backward", dx, dy);
-    SEGRANK_CHECK(group >= 1 && (keys.empty() || static_cast<int64_t>(keys.size()) * group == dy.rows),
-                  "dropout: ", keys.size(), " keys x group ", group, " != ", dy.rows, " rows");
+    SEGRANK_CHECK(
+        group >= 1 && (keys.empty() || static_cast<int64_t>(keys.size()) * group == dy.rows),
+        "dropout: ", keys.size(), " keys x group ", group, " != ", dy.rows, " rows");
     const float scale = 1.0f / (1.0f - p);
     parallel_for(0, dy.rows, 64, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
@@ -288,8 +307,8 @@ void layernorm_forward(MatrixView y, MatrixView xhat, std::span<float> rstd, Con
     const bool save = xhat.data != nullptr;
     if (save) {
         check_same("layernorm_forward", xhat, x);
-        SEGRANK_CHECK(static_cast<int64_t>(rstd.size()) == x.rows, "layernorm_forward: rstd has ", rstd.size(),
-                      " entries, expected ", x.rows);
+        SEGRANK_CHECK(static_cast<int64_t>(rstd.size()) == x.rows, "layernorm_forward: rstd has ",
+                      rstd.size(), " entries, expected ", x.rows);
     }
     const int64_t n = x.cols;
     parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) {
@@ -322,8 +341,8 @@ void layernorm_forward(MatrixView y, MatrixView xhat, std::span<float> rstd, Con
     });
 }
 
-void layernorm_backward(MatrixView dx, float* dgamma, float* dbeta, ConstMatrixView dy, ConstMatrixView xhat,
-                        std::span<const float> rstd, const float* gamma) {
+void layernorm_backward(MatrixView dx, float* dgamma, float* dbeta, ConstMatrixView dy,
+                        ConstMatrixView xhat, std::span<const float> rstd, const float* gamma) {
     check_same("layernorm_backward", dy, xhat);
     const int64_t n = dy.cols;
     if (dx.data) {
@@ -341,11 +360,13 @@ void layernorm_backward(MatrixView dx, float* dgamma, float* dbeta, ConstMatrixV
                 const float mg = static_cast<float>(sum_g / static_cast<double>(n));
                 const float mgh = static_cast<float>(sum_gh / static_cast<double>(n));
                 float* d = dx.row(r);
-                for (int64_t c = 0; c < n; ++c) d[c] += rstd[r] * (g[c] * gamma[c] - mg - h[c] * mgh);
+                for (int64_t c = 0; c < n; ++c)
+                    d[c] += rstd[r] * (g[c] * gamma[c] - mg - h[c] * mgh);
             }
         });
     }
-    // Parameter gradients: per-block partial sums, reduced in block order (thread-count independent).
+    // Parameter gradients: per-block partial sums, reduced in block order (thread-count
+    // independent).
     BlockPartials part(dy.rows, 2 * n);
     parallel_for(0, part.blocks(), 1, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b) {
@@ -364,14 +385,16 @@ void layernorm_backward(MatrixView dx, float* dgamma, float* dbeta, ConstMatrixV
     part.reduce_into(n, n, dbeta);
 }
 
-void layernorm_act_residual_forward(MatrixView z, MatrixView xhat, std::span<float> rstd, ConstMatrixView self,
-                                    const float* gamma, const float* beta, Activation act) {
+void layernorm_act_residual_forward(MatrixView z, MatrixView xhat, std::span<float> rstd,
+                                    ConstMatrixView self, const float* gamma, const float* beta,
+                                    Activation act) {
     check_same("layernorm_act_residual_forward", z, self);
     const bool save = xhat.data != nullptr;
     if (save) {
         check_same("layernorm_act_residual_forward", xhat, z);
-        SEGRANK_CHECK(static_cast<int64_t>(rstd.size()) == z.rows, "layernorm_act_residual_forward: rstd has ",
-                      rstd.size(), " entries, expected ", z.rows);
+        SEGRANK_CHECK(static_cast<int64_t>(rstd.size()) == z.rows,
+                      "layernorm_act_residual_forward: rstd has ", rstd.size(),
+                      " entries, expected ", z.rows);
     }
     const int64_t n = z.cols;
     parallel_for(0, z.rows, 64, [&](int64_t r0, int64_t r1) {
@@ -380,19 +403,20 @@ void layernorm_act_residual_forward(MatrixView z, MatrixView xhat, std::span<flo
     });
 }
 
-void layernorm_act_backward(MatrixView dz, float* dgamma, float* dbeta, float* dbias, ConstMatrixView g,
-                            ConstMatrixView xhat, std::span<const float> rstd, const float* gamma, const float* beta,
-                            Activation act) {
+void layernorm_act_backward(MatrixView dz, float* dgamma, float* dbeta, float* dbias,
+                            ConstMatrixView g, ConstMatrixView xhat, std::span<const float> rstd,
+                            const float* gamma, const float* beta, Activation act) {
     check_same("layernorm_act_backward", dz, g);
     check_same("layernorm_act_backward", xhat, g);
-    SEGRANK_CHECK(static_cast<int64_t>(rstd.size()) == g.rows, "layernorm_act_backward: rstd has ", rstd.size(),
-                  " entries, expected ", g.rows);
+    SEGRANK_CHECK(static_cast<int64_t>(rstd.size()) == g.rows, "layernorm_act_backward: rstd has ",
+                  rstd.size(), " entries, expected ", g.rows);
     const int64_t n = g.cols;
     BlockPartials part(g.rows, 3 * n);
     parallel_for(0, part.blocks(), 1, [&](int64_t b0, int64_t b1) {
         std::vector<float> dy(static_cast<size_t>(n));
         for (int64_t b = b0; b < b1; ++b)
-            lnact_backward_rows(dz, g, xhat, rstd, gamma, beta, act, part.begin(b), part.end(b), dy.data(), part.block(b));
+            lnact_backward_rows(dz, g, xhat, rstd, gamma, beta, act, part.begin(b), part.end(b),
+                                dy.data(), part.block(b));
     });
     part.reduce_into(0, n, dgamma);
     part.reduce_into(n, n, dbeta);

@@ -7,7 +7,8 @@
 
 namespace segrank {
 
-void pool_forward(std::span<float> out, std::span<int32_t> argmax, ConstMatrixView x, Pooling pooling) {
+void pool_forward(std::span<float> out, std::span<int32_t> argmax, ConstMatrixView x,
+                  Pooling pooling) {
     SEGRANK_CHECK(static_cast<int64_t>(out.size()) == x.cols, "pool_forward: out has ", out.size(),
                   " entries, expected ", x.cols);
     SEGRANK_CHECK(pooling != Pooling::kMax || static_cast<int64_t>(argmax.size()) == x.cols,
@@ -18,7 +19,8 @@ void pool_forward(std::span<float> out, std::span<int32_t> argmax, ConstMatrixVi
                 float best = x.rows ? -std::numeric_limits<float>::infinity() : 0.0f;
                 int32_t arg = -1;
                 for (int64_t r = 0; r < x.rows; ++r)
-                    if (x.at(r, c) > best || arg < 0) best = x.at(r, c), arg = static_cast<int32_t>(r);
+                    if (x.at(r, c) > best || arg < 0)
+                        best = x.at(r, c), arg = static_cast<int32_t>(r);
                 out[c] = best;
                 argmax[c] = arg;
             } else {
@@ -31,16 +33,18 @@ void pool_forward(std::span<float> out, std::span<int32_t> argmax, ConstMatrixVi
     });
 }
 
-void pool_backward(MatrixView dx, std::span<const float> dout, std::span<const int32_t> argmax, Pooling pooling) {
-    SEGRANK_CHECK(static_cast<int64_t>(dout.size()) == dx.cols, "pool_backward: dout has ", dout.size(),
-                  " entries, expected ", dx.cols);
+void pool_backward(MatrixView dx, std::span<const float> dout, std::span<const int32_t> argmax,
+                   Pooling pooling) {
+    SEGRANK_CHECK(static_cast<int64_t>(dout.size()) == dx.cols, "pool_backward: dout has ",
+                  dout.size(), " entries, expected ", dx.cols);
     if (pooling == Pooling::kMax) {
         SEGRANK_CHECK(static_cast<int64_t>(argmax.size()) == dx.cols, "pool_backward: argmax size");
         for (int64_t c = 0; c < dx.cols; ++c)
             if (argmax[c] >= 0) dx.at(argmax[c], c) += dout[c];
         return;
     }
-    const float s = pooling == Pooling::kMean && dx.rows > 0 ? 1.0f / static_cast<float>(dx.rows) : 1.0f;
+    const float s =
+        pooling == Pooling::kMean && dx.rows > 0 ? 1.0f / static_cast<float>(dx.rows) : 1.0f;
     parallel_for(0, dx.rows, 256, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
             float* d = dx.row(r);

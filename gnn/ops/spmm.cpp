@@ -8,9 +8,9 @@
 namespace segrank {
 
 void spmm_forward(MatrixView out, const Csr& adj, ConstMatrixView x, Reduce reduce) {
-    SEGRANK_CHECK(out.rows == adj.num_rows() && x.rows == adj.num_cols() && out.cols == x.cols, "spmm_forward: out[",
-                  out.rows, ",", out.cols, "] = A[", adj.num_rows(), "x", adj.num_cols(), "] x[", x.rows, ",", x.cols,
-                  "] do not agree");
+    SEGRANK_CHECK(out.rows == adj.num_rows() && x.rows == adj.num_cols() && out.cols == x.cols,
+                  "spmm_forward: out[", out.rows, ",", out.cols, "] = A[", adj.num_rows(), "x",
+                  adj.num_cols(), "] x[", x.rows, ",", x.cols, "] do not agree");
     const auto indptr = adj.indptr();
     const auto indices = adj.indices();
     const auto inv = adj.inverse_degrees();
@@ -31,13 +31,15 @@ void spmm_forward(MatrixView out, const Csr& adj, ConstMatrixView x, Reduce redu
     });
 }
 
-void spmm_backward(MatrixView dx, const Csr& adj_t, ConstMatrixView dout, std::span<const float> fwd_inv_deg,
-                   Reduce reduce) {
-    SEGRANK_CHECK(dx.rows == adj_t.num_rows() && dout.rows == adj_t.num_cols() && dx.cols == dout.cols,
-                  "spmm_backward: dx[", dx.rows, ",", dx.cols, "] += A^T[", adj_t.num_rows(), "x", adj_t.num_cols(),
-                  "] dout[", dout.rows, ",", dout.cols, "] do not agree");
-    SEGRANK_CHECK(reduce == Reduce::kSum || static_cast<int64_t>(fwd_inv_deg.size()) == adj_t.num_cols(),
-                  "spmm_backward: ", fwd_inv_deg.size(), " inverse degrees for ", adj_t.num_cols(), " rows");
+void spmm_backward(MatrixView dx, const Csr& adj_t, ConstMatrixView dout,
+                   std::span<const float> fwd_inv_deg, Reduce reduce) {
+    SEGRANK_CHECK(
+        dx.rows == adj_t.num_rows() && dout.rows == adj_t.num_cols() && dx.cols == dout.cols,
+        "spmm_backward: dx[", dx.rows, ",", dx.cols, "] += A^T[", adj_t.num_rows(), "x",
+        adj_t.num_cols(), "] dout[", dout.rows, ",", dout.cols, "] do not agree");
+    SEGRANK_CHECK(
+        reduce == Reduce::kSum || static_cast<int64_t>(fwd_inv_deg.size()) == adj_t.num_cols(),
+        "spmm_backward: ", fwd_inv_deg.size(), " inverse degrees for ", adj_t.num_cols(), " rows");
     const auto indptr = adj_t.indptr();
     const auto indices = adj_t.indices();
     const int64_t w = dx.cols;

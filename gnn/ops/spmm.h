@@ -1,5 +1,6 @@
-// CSR aggregation over a dense operand (DESIGN.md 4, 12): out = A x (sum) or D^-1 A x (mean), with
-// x: [num_cols, W] where W = K*H (configs as a batch dimension). Backward = the same kernel on A^T.
+// CSR aggregation over a dense operand (docs/architecture.md#tensor-layout-and-config-independence,
+// docs/model.md#kernels): out = A x (sum) or D^-1 A x (mean), with x: [num_cols, W] where W = K*H
+// (configs as a batch dimension). Backward = the same kernel on A^T.
 #pragma once
 #include <span>
 
@@ -16,7 +17,7 @@ void spmm_forward(MatrixView out, const Csr& adj, ConstMatrixView x, Reduce redu
 /// dx[u] += sum_{v in adj_t.row(u)} s_v dout[v], s_v = 1 (kSum) or fwd_inv_deg[v] (kMean).
 /// adj_t = adj.transpose(); fwd_inv_deg = adj.inverse_degrees() (ignored for kSum).
 /// dx: [adj.num_cols, W]; dout: [adj.num_rows, W]. Parallel over dx rows: no write conflicts.
-void spmm_backward(MatrixView dx, const Csr& adj_t, ConstMatrixView dout, std::span<const float> fwd_inv_deg,
-                   Reduce reduce);
+void spmm_backward(MatrixView dx, const Csr& adj_t, ConstMatrixView dout,
+                   std::span<const float> fwd_inv_deg, Reduce reduce);
 
 }  // namespace segrank

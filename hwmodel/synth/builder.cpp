@@ -29,7 +29,7 @@ hlo::Shape tuple_shape(std::vector<hlo::Shape> elements) {
 
 ModuleBuilder::ModuleBuilder(std::string module_name) {
     m_.name = std::move(module_name);
-    ins_loc_.emplace_back();   // ids start at 1
+    ins_loc_.emplace_back();  // ids start at 1
     comp_loc_.emplace_back();
 }
 
@@ -146,7 +146,8 @@ int64_t ModuleBuilder::convert(int64_t x, int32_t type) {
     return add(make("convert", std::move(s), {x}));
 }
 
-int64_t ModuleBuilder::broadcast(int64_t x, std::vector<int64_t> dims, std::vector<int64_t> mapping) {
+int64_t ModuleBuilder::broadcast(int64_t x, std::vector<int64_t> dims,
+                                 std::vector<int64_t> mapping) {
     const hlo::Shape& in = shape(x);
     SEGRANK_CHECK(mapping.size() == in.dims.size(), "synth: broadcast mapping rank mismatch");
     for (size_t i = 0; i < mapping.size(); ++i)
@@ -264,7 +265,8 @@ int64_t ModuleBuilder::max_pool(int64_t x, int64_t window, int64_t stride, int64
         wd.window_dilation = 1;
         wd.base_dilation = 1;
         ins.window.push_back(wd);
-        if (spatial) out[static_cast<size_t>(d)] = (in.dims[static_cast<size_t>(d)] - window) / stride + 1;
+        if (spatial)
+            out[static_cast<size_t>(d)] = (in.dims[static_cast<size_t>(d)] - window) / stride + 1;
     }
     const int64_t init = constant(in.element_type, -1e30);
     ins.shape = array_shape(in.element_type, std::move(out));
@@ -300,7 +302,8 @@ int64_t ModuleBuilder::while_loop(int64_t init, int64_t body, int64_t condition)
     return add(std::move(ins));
 }
 
-int64_t ModuleBuilder::fusion(std::vector<int64_t> operands, int64_t fused, const std::string& kind) {
+int64_t ModuleBuilder::fusion(std::vector<int64_t> operands, int64_t fused,
+                              const std::string& kind) {
     SEGRANK_CHECK(fused > 0 && fused < next_comp_id_ && !comp_loc_[static_cast<size_t>(fused)].open,
                   "synth: fusion of an unknown or open computation");
     const hlo::Computation& fc = m_.computations[comp_loc_[static_cast<size_t>(fused)].index];

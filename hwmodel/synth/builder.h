@@ -1,6 +1,7 @@
-// ModuleBuilder: constructs valid hlo::HloModule objects (DESIGN.md 13) for the synthetic generator,
-// with XLA's storage rules: ids unique across the module, operands before users, callees before
-// callers, entry last. Shapes get XLA's default (descending) minor_to_major unless given.
+// ModuleBuilder: constructs valid hlo::HloModule objects (docs/files.md#hlo-module-model) for the
+// synthetic generator, with XLA's storage rules: ids unique across the module, operands before
+// users, callees before callers, entry last. Shapes get XLA's default (descending) minor_to_major
+// unless given.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -29,12 +30,12 @@ public:
     void open(const std::string& name, bool fusion = false);
     /// Closes the innermost open computation with root `root_id`; returns its computation id.
     int64_t close(int64_t root_id);
-    /// Closes the last open computation as the entry and returns the module (builder is then empty).
-    /// Throws when computations other than the entry are still open.
+    /// Closes the last open computation as the entry and returns the module (builder is then
+    /// empty). Throws when computations other than the entry are still open.
     hlo::HloModule finish(int64_t root_id);
 
-    /// Appends `ins` to the innermost open computation; assigns a fresh id and, when empty, the name
-    /// opcode + "." + id. Operands must already exist. Returns the id.
+    /// Appends `ins` to the innermost open computation; assigns a fresh id and, when empty, the
+    /// name opcode + "." + id. Operands must already exist. Returns the id.
     int64_t add(hlo::Instruction ins);
     /// Shape of instruction `id` (any computation).
     const hlo::Shape& shape(int64_t id) const;
@@ -53,11 +54,13 @@ public:
     int64_t compare(int64_t a, int64_t b);
     int64_t select(int64_t pred, int64_t a, int64_t b);
     int64_t convert(int64_t x, int32_t type);
-    /// broadcast x into `dims`; operand dim i maps to output dim `mapping[i]` (strictly increasing).
+    /// broadcast x into `dims`; operand dim i maps to output dim `mapping[i]` (strictly
+    /// increasing).
     int64_t broadcast(int64_t x, std::vector<int64_t> dims, std::vector<int64_t> mapping);
     /// reduce(x, init) over `dims` with computation `reducer` (x's element type).
     int64_t reduce(int64_t x, int64_t init, std::vector<int64_t> dims, int64_t reducer);
-    /// A closed scalar reducer computation "<kind>_reducer" (kind "add" or "maximum"); returns its id.
+    /// A closed scalar reducer computation "<kind>_reducer" (kind "add" or "maximum"); returns its
+    /// id.
     int64_t reducer(const std::string& kind, int32_t type);
     int64_t reshape(int64_t x, std::vector<int64_t> dims);
     /// transpose: output dim i = operand dim perm[i].

@@ -14,16 +14,19 @@ std::vector<int64_t> configurable_nodes(const hlo::HloModule& m) {
     std::vector<int64_t> reducer_ids;
     for (const auto& c : m.computations)
         for (const auto& ins : c.instructions)
-            if (ins.opcode == "reduce" || ins.opcode == "reduce-window" || ins.opcode == "all-reduce")
+            if (ins.opcode == "reduce" || ins.opcode == "reduce-window" ||
+                ins.opcode == "all-reduce")
                 reducer_ids.insert(reducer_ids.end(), ins.called_computation_ids.begin(),
                                    ins.called_computation_ids.end());
     std::vector<int64_t> out;
     int64_t node = 0;
     for (const auto& c : m.computations) {
-        const bool skip = c.is_fusion_computation ||
-                          std::find(reducer_ids.begin(), reducer_ids.end(), c.id) != reducer_ids.end();
+        const bool skip =
+            c.is_fusion_computation ||
+            std::find(reducer_ids.begin(), reducer_ids.end(), c.id) != reducer_ids.end();
         for (const auto& ins : c.instructions) {
-            if (!skip && (ins.opcode == "convolution" || ins.opcode == "dot" || ins.opcode == "reshape"))
+            if (!skip &&
+                (ins.opcode == "convolution" || ins.opcode == "dot" || ins.opcode == "reshape"))
                 out.push_back(node);
             ++node;
         }
@@ -52,7 +55,8 @@ hlo::NodeLayoutConfig random_node_layout(Rng& rng, const std::vector<int64_t>& t
         std::vector<int32_t> perm;
         if (rank > 0 && rng.uniform() >= opt.default_prob) {
             for (int32_t d = 0; d < rank; ++d) perm.push_back(d);
-            for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[rng.uniform_int(i)]);
+            for (size_t i = perm.size(); i > 1; --i)
+                std::swap(perm[i - 1], perm[rng.uniform_int(i)]);
             if (rank > 2 && rng.uniform() < opt.partial_prob) perm.resize(2);
         }
         node.tensors.push_back(std::move(perm));
@@ -80,7 +84,8 @@ hlo::TileSizeConfig random_tile_config(Rng& rng, const hw::KernelModel& kernel) 
 }
 
 int64_t noisy_runtime_ns(Rng& rng, double ns, double sigma, int64_t min_ns) {
-    SEGRANK_CHECK(std::isfinite(ns) && ns >= 0, "synth: hwmodel estimate ", ns, " ns is not finite");
+    SEGRANK_CHECK(std::isfinite(ns) && ns >= 0, "synth: hwmodel estimate ", ns,
+                  " ns is not finite");
     const double v = sigma > 0 ? ns * std::exp(sigma * rng.normal()) : ns;
     return std::max<int64_t>(min_ns, std::llround(v));
 }

@@ -1,6 +1,7 @@
-// Random valid configurations for synthetic modules (issue 8 item 4): per-node layout configs of
-// the configurable nodes (DATA_FORMATS.md 4.7) and tile-size configs of a kernel (HWMODEL.md 2.4),
-// plus the log-normal label noise of HWMODEL.md 5.6 step 6.
+// Random valid configurations for synthetic modules (docs/hwmodel.md#synthetic-collections):
+// per-node layout configs of the configurable nodes (docs/files.md#layout-config-features) and
+// tile-size configs of a kernel (docs/hwmodel.md#tile-units), plus the log-normal label noise
+// (docs/hwmodel.md#synthetic-collections).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -11,13 +12,13 @@
 
 namespace segrank::synth {
 
-/// Node indices (flattened order, DATA_FORMATS.md 4.1) of the configurable nodes of a layout
-/// module: every convolution, dot and reshape outside fused and reducer computations (the opcodes
-/// configurable in the real data). Strictly increasing.
+/// Node indices (flattened order, docs/files.md#node-order-and-edges) of the configurable nodes of
+/// a layout module: every convolution, dot and reshape outside fused and reducer computations (the
+/// opcodes configurable in the real data). Strictly increasing.
 std::vector<int64_t> configurable_nodes(const hlo::HloModule& m);
 
-/// Ranks of the tensors a layout config addresses for `ins` (DATA_FORMATS.md 4.7): output, then
-/// operand 0 (input / lhs), then operand 1 for convolution and dot (kernel / rhs).
+/// Ranks of the tensors a layout config addresses for `ins` (docs/files.md#layout-config-features):
+/// output, then operand 0 (input / lhs), then operand 1 for convolution and dot (kernel / rhs).
 std::vector<int64_t> layout_tensor_ranks(const hlo::HloModule& m, const hlo::Instruction& ins);
 
 /// Knobs of random layout configs.
@@ -31,8 +32,8 @@ struct LayoutSampling {
 hlo::NodeLayoutConfig random_node_layout(Rng& rng, const std::vector<int64_t>& tensor_ranks,
                                          const LayoutSampling& opt = {});
 
-/// A random tile config of `kernel` (HWMODEL.md 2.4): output bounds per physical dim of the
-/// iterated array (tile units) drawn from powers of two below the extent and the extent itself;
+/// A random tile config of `kernel` (docs/hwmodel.md#tile-units): output bounds per physical dim of
+/// the iterated array (tile units) drawn from powers of two below the extent and the extent itself;
 /// kernel bounds likewise over the conv/dot weight operand (empty when the kernel has none);
 /// input bounds empty. Draws again (up to 32 times) when the model says the config does not fit
 /// VMEM; falls back to kernel.best_tile().

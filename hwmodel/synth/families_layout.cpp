@@ -1,5 +1,5 @@
 // Layout-collection modules: conv nets with batch norm and transformer blocks, while loops and
-// all-reduces, in the pre-fusion form of the real layout graphs (DATA_FORMATS.md 5.2).
+// all-reduces, in the pre-fusion form of the real layout graphs (docs/files.md#real-data).
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -36,9 +36,12 @@ struct Ctx {
     }
     int64_t scalar(double v) { return b.constant(type, v); }
     // Broadcast of a scalar constant to `dims`.
-    int64_t splat(double v, const std::vector<int64_t>& dims) { return b.broadcast(scalar(v), dims, {}); }
+    int64_t splat(double v, const std::vector<int64_t>& dims) {
+        return b.broadcast(scalar(v), dims, {});
+    }
     // x op broadcast(y) where y has x's dims without `reduced` (kept dims in order).
-    int64_t with_stat(const std::string& op, int64_t x, int64_t stat, const std::vector<int64_t>& reduced) {
+    int64_t with_stat(const std::string& op, int64_t x, int64_t stat,
+                      const std::vector<int64_t>& reduced) {
         const auto dims = b.shape(x).dims;
         std::vector<int64_t> keep;
         for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d)
@@ -107,7 +110,15 @@ struct TfPlan {
 
 std::vector<hlo::Shape> tf_weights(int64_t d, int32_t type) {
     const auto vec = array_shape(type, {d}), sq = array_shape(type, {d, d});
-    return {vec, vec, sq, sq, sq, sq, vec, vec, array_shape(type, {d, 4 * d}),
+    return {vec,
+            vec,
+            sq,
+            sq,
+            sq,
+            sq,
+            vec,
+            vec,
+            array_shape(type, {d, 4 * d}),
             array_shape(type, {4 * d, d})};
 }
 
@@ -162,13 +173,16 @@ Block plan_block(Ctx& c, Family f, const hlo::Shape& x, bool keep_shape) {
     if (f == Family::kConvNet) {
         const ConvPlan p = plan_conv(c, x, keep_shape);
         return {conv_weights(p, x.dims[3], c.type),
-                [p](Ctx& cc, int64_t in, const std::vector<int64_t>& w) { return conv_block(cc, in, p, w); }};
+                [p](Ctx& cc, int64_t in, const std::vector<int64_t>& w) {
+                    return conv_block(cc, in, p, w);
+                }};
     }
     TfPlan p;
     p.heads = x.dims[2] % 16 == 0 ? pick<int64_t>(c.rng, {4, 8, 16}) : 4;
     p.tensor_parallel = c.rng.uniform() < 0.3;
-    return {tf_weights(x.dims[2], c.type),
-            [p](Ctx& cc, int64_t in, const std::vector<int64_t>& w) { return tf_block(cc, in, p, w); }};
+    return {tf_weights(x.dims[2], c.type), [p](Ctx& cc, int64_t in, const std::vector<int64_t>& w) {
+                return tf_block(cc, in, p, w);
+            }};
 }
 
 // while (i < trips) { state.x = block(state.x) } with weights carried in the loop tuple.
@@ -199,7 +213,8 @@ int64_t while_block(Ctx& c, Family f, int64_t x, int64_t& next_param) {
     c.b.open("while_cond");
     const int64_t cp = c.b.parameter(state, 0);
     const int64_t ci = c.b.get_tuple_element(cp, 0);
-    const int64_t cond = c.b.close(c.b.compare(ci, c.b.constant(et::kS32, static_cast<double>(trips))));
+    const int64_t cond =
+        c.b.close(c.b.compare(ci, c.b.constant(et::kS32, static_cast<double>(trips))));
 
     std::vector<int64_t> init = {c.b.constant(et::kS32, 0), x};
     for (const auto& ws : blk.weights) init.push_back(c.b.parameter(ws, next_param++));
@@ -210,14 +225,15 @@ int64_t while_block(Ctx& c, Family f, int64_t x, int64_t& next_param) {
 int64_t classifier_tail(Ctx& c, Family f, int64_t x, int64_t& next_param) {
     const auto dims = c.b.shape(x).dims;
     int64_t feat;
-    if (f == Family::kConvNet) {  // global average pool, flatten
+    if (f == Family::kConvNet) {                          // global average pool, flatten
         const int64_t pooled = c.mean(x, {1, 2}, false);  // [n, c]
         feat = c.b.reshape(pooled, {dims[0], dims[3]});
     } else {  // mean over the sequence
         feat = c.b.reshape(c.mean(x, {1}, false), {dims[0], dims[2]});
     }
     const int64_t classes = pick<int64_t>(c.rng, {10, 100, 1000});
-    const int64_t w = c.b.parameter(array_shape(c.type, {c.b.shape(feat).dims[1], classes}), next_param++);
+    const int64_t w =
+        c.b.parameter(array_shape(c.type, {c.b.shape(feat).dims[1], classes}), next_param++);
     const int64_t logits = c.b.dot(feat, w);
     const int64_t mx = c.b.reduce(logits, c.scalar(-1e30), {1}, c.reducer("maximum"));
     const int64_t e = c.b.unary("exponential", c.with_stat("subtract", logits, mx, {1}));
@@ -227,7 +243,8 @@ int64_t classifier_tail(Ctx& c, Family f, int64_t x, int64_t& next_param) {
 
 }  // namespace
 
-hlo::HloModule make_layout_module(Rng& rng, Family family, int64_t target_nodes, const std::string& name) {
+hlo::HloModule make_layout_module(Rng& rng, Family family, int64_t target_nodes,
+                                  const std::string& name) {
     ModuleBuilder b(name);
     Ctx c{b, rng, rng.uniform() < 0.7 ? et::kBF16 : et::kF32, {}};
     b.open(family == Family::kConvNet ? "cluster_convnet" : "cluster_transformer");

@@ -1,5 +1,6 @@
 // Tile-collection kernels: an entry computation of parameters and one fusion whose fused
-// computation holds a convolution, a dot, an elementwise DAG or a reduction (DATA_FORMATS.md 5.1).
+// computation holds a convolution, a dot, an elementwise DAG or a reduction
+// (docs/files.md#real-data).
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -125,22 +126,34 @@ int64_t reduce_kernel(Fused& f) {
     }
     const bool use_max = f.rng.uniform() < 0.3;
     const int64_t reducer = f.b.reducer(use_max ? "maximum" : "add", et::kF32);
-    return f.b.reduce(use_max ? x : sq, f.b.constant(et::kF32, use_max ? -1e30 : 0.0), red, reducer);
+    return f.b.reduce(use_max ? x : sq, f.b.constant(et::kF32, use_max ? -1e30 : 0.0), red,
+                      reducer);
 }
 
 }  // namespace
 
-hlo::HloModule make_tile_module(Rng& rng, KernelKind kind, int64_t target_nodes, const std::string& name) {
+hlo::HloModule make_tile_module(Rng& rng, KernelKind kind, int64_t target_nodes,
+                                const std::string& name) {
     ModuleBuilder b(name);
     Fused f{b, rng, rng.uniform() < 0.6 ? et::kBF16 : et::kF32, {}};
     b.open("fused_computation", /*fusion=*/true);
     int64_t root = 0;
     const char* fusion_kind = "kLoop";
     switch (kind) {
-        case KernelKind::kConvolution: root = conv_kernel(f); fusion_kind = "kOutput"; break;
-        case KernelKind::kDot: root = dot_kernel(f); fusion_kind = "kOutput"; break;
-        case KernelKind::kLoop: root = loop_kernel(f); break;
-        case KernelKind::kReduce: root = reduce_kernel(f); break;
+        case KernelKind::kConvolution:
+            root = conv_kernel(f);
+            fusion_kind = "kOutput";
+            break;
+        case KernelKind::kDot:
+            root = dot_kernel(f);
+            fusion_kind = "kOutput";
+            break;
+        case KernelKind::kLoop:
+            root = loop_kernel(f);
+            break;
+        case KernelKind::kReduce:
+            root = reduce_kernel(f);
+            break;
     }
     // Pad the fused body with elementwise ops (mixing in earlier values, a DAG rather than a chain)
     // until the module (entry parameters + fusion included) reaches target_nodes.

@@ -36,11 +36,12 @@ void SynthOptions::validate() const {
     SEGRANK_CHECK(min_nodes >= 2, "synth: nodes minimum must be >= 2, got ", min_nodes);
     SEGRANK_CHECK(max_nodes >= min_nodes, "synth: nodes range ", min_nodes, ":", max_nodes,
                   " has max < min");
-    SEGRANK_CHECK(configs >= 2, "synth: configs must be >= 2 (the default and at least one more), got ",
-                  configs);
-    SEGRANK_CHECK(noise_sigma >= 0 && noise_sigma <= 5, "synth: noise sigma must be in [0, 5], got ",
-                  noise_sigma);
-    SEGRANK_CHECK(max_config_nodes >= 1, "synth: max_config_nodes must be >= 1, got ", max_config_nodes);
+    SEGRANK_CHECK(configs >= 2,
+                  "synth: configs must be >= 2 (the default and at least one more), got ", configs);
+    SEGRANK_CHECK(noise_sigma >= 0 && noise_sigma <= 5,
+                  "synth: noise sigma must be in [0, 5], got ", noise_sigma);
+    SEGRANK_CHECK(max_config_nodes >= 1, "synth: max_config_nodes must be >= 1, got ",
+                  max_config_nodes);
 }
 
 SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) {
@@ -64,12 +65,14 @@ SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) 
         if (base.invalid) continue;
         // A kernel whose runtime does not depend on the tile (every probed config costs the same)
         // carries no ranking signal: draw another one (probe stream separate, still deterministic).
-        Rng probe = Rng::derive(opt.seed, kTileTask, static_cast<uint64_t>(index) * 64 + static_cast<uint64_t>(attempt),
+        Rng probe = Rng::derive(opt.seed, kTileTask,
+                                static_cast<uint64_t>(index) * 64 + static_cast<uint64_t>(attempt),
                                 "synth-probe");
         bool varies = false;
         for (int p = 0; p < 16 && !varies; ++p) {
             const auto b = model->evaluate(random_tile_config(probe, *model));
-            varies = std::isfinite(b.total_ns) && std::llround(b.total_ns) != std::llround(base.total_ns);
+            varies = std::isfinite(b.total_ns) &&
+                     std::llround(b.total_ns) != std::llround(base.total_ns);
         }
         if (varies || attempt >= 32) break;
     }
@@ -107,7 +110,8 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
     hlo::featurize_structure(module, g, name);
     g.node_splits = hlo::node_splits(module);
     g.node_config_ids = configurable_nodes(module);
-    SEGRANK_ASSERT(!g.node_config_ids.empty(), "synthetic layout module without configurable nodes");
+    SEGRANK_ASSERT(!g.node_config_ids.empty(),
+                   "synthetic layout module without configurable nodes");
     if (static_cast<int64_t>(g.node_config_ids.size()) > opt.max_config_nodes) {
         auto& ids = g.node_config_ids;  // partial Fisher-Yates, then back to increasing order
         for (size_t i = 0; i < static_cast<size_t>(opt.max_config_nodes); ++i)
@@ -133,8 +137,10 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
         int8_t* row = g.node_config_feat.data() + static_cast<size_t>(j) * row_size;
         std::vector<hlo::NodeLayoutConfig> cfg(nc);
         for (size_t k = 0; k < nc; ++k) {
-            if (j > 0) cfg[k] = random_node_layout(crng, ranks[k], opt.layout);
-            else cfg[k].tensors.resize(ranks[k].size());  // compiler default: every tensor empty
+            if (j > 0)
+                cfg[k] = random_node_layout(crng, ranks[k], opt.layout);
+            else
+                cfg[k].tensors.resize(ranks[k].size());  // compiler default: every tensor empty
             const auto v = hlo::layout_config_values(cfg[k]);
             std::copy(v.begin(), v.end(), row + k * kLayoutConfigDim);
         }
@@ -154,7 +160,8 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
 }
 
 hlo::ModuleTuning to_module_tuning(const SynthTile& s) {
-    SEGRANK_CHECK(!s.configs.empty(), "synth: to_module_tuning needs a graph made with keep_sources");
+    SEGRANK_CHECK(!s.configs.empty(),
+                  "synth: to_module_tuning needs a graph made with keep_sources");
     hlo::ModuleTuning mt;
     mt.has_module = true;
     mt.module = s.module;
@@ -172,7 +179,8 @@ hlo::ModuleTuning to_module_tuning(const SynthTile& s) {
 }
 
 hlo::ModuleTuning to_module_tuning(const SynthLayout& s) {
-    SEGRANK_CHECK(!s.configs.empty(), "synth: to_module_tuning needs a graph made with keep_sources");
+    SEGRANK_CHECK(!s.configs.empty(),
+                  "synth: to_module_tuning needs a graph made with keep_sources");
     hlo::ModuleTuning mt;
     mt.has_module = true;
     mt.module = s.module;

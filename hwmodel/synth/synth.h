@@ -1,7 +1,8 @@
-// One synthetic graph at a time (issue 8 item 4, DESIGN.md 13): generate a module of a model
-// family, draw random valid configurations, label them with hwmodel (plus log-normal noise) and
-// featurize with the featurizer of the real data (data/hlo/featurizer.h). Deterministic by
-// (seed, task, graph index): graphs can be produced in any order or in parallel.
+// One synthetic graph at a time (docs/hwmodel.md#synthetic-collections,
+// docs/files.md#hlo-module-model): generate a module of a model family, draw random valid
+// configurations, label them with hwmodel (plus log-normal noise) and featurize with the featurizer
+// of the real data (data/hlo/featurizer.h). Deterministic by (seed, task, graph index): graphs can
+// be produced in any order or in parallel.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,12 +18,14 @@ namespace segrank::synth {
 /// Size and labelling knobs shared by both collections.
 struct SynthOptions {
     uint64_t seed = 0;
-    int64_t min_nodes = 200;   ///< instruction count range of a module (all computations)
+    int64_t min_nodes = 200;  ///< instruction count range of a module (all computations)
     int64_t max_nodes = 2000;
-    int64_t configs = 64;      ///< configurations per graph, the default configuration included
-    double noise_sigma = 0.0;  ///< log-normal sigma of labels: runtime = model ns x exp(sigma N(0,1))
+    int64_t configs = 64;  ///< configurations per graph, the default configuration included
+    double noise_sigma =
+        0.0;  ///< log-normal sigma of labels: runtime = model ns x exp(sigma N(0,1))
     /// Layout graphs: at most this many configurable nodes (a seeded random subset of the conv /
-    /// dot / reshape nodes when there are more; real graphs configure a few percent of their nodes).
+    /// dot / reshape nodes when there are more; real graphs configure a few percent of their
+    /// nodes).
     int64_t max_config_nodes = 1000;
     hw::HwParams hw = hw::tpu_v3_core();
     LayoutSampling layout;
@@ -34,15 +37,15 @@ struct SynthOptions {
 
 /// A synthetic tile graph and, when kept, what produced it.
 struct SynthTile {
-    hlo::HloModule module;                       ///< empty unless keep_sources
-    std::vector<hlo::TileSizeConfig> configs;    ///< [c] unless keep_sources; [0] is the default
-    TileGraph graph;                             ///< config_feat [c, 24], runtimes in ns
+    hlo::HloModule module;                     ///< empty unless keep_sources
+    std::vector<hlo::TileSizeConfig> configs;  ///< [c] unless keep_sources; [0] is the default
+    TileGraph graph;                           ///< config_feat [c, 24], runtimes in ns
 };
 
 /// A synthetic layout graph and, when kept, what produced it.
 struct SynthLayout {
-    hlo::HloModule module;                                   ///< empty unless keep_sources
-    std::vector<std::vector<hlo::NodeLayoutConfig>> configs; ///< [c][nc] unless keep_sources
+    hlo::HloModule module;                                    ///< empty unless keep_sources
+    std::vector<std::vector<hlo::NodeLayoutConfig>> configs;  ///< [c][nc] unless keep_sources
     LayoutGraph graph;  ///< node_config_feat [c, nc, 18]; config 0 = all -1 (compiler default)
 };
 

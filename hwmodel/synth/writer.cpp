@@ -17,9 +17,11 @@
 namespace segrank::synth {
 namespace fs = std::filesystem;
 
-std::vector<Split> assign_splits(int64_t graphs, const std::array<double, 3>& f, uint64_t seed, Task task) {
+std::vector<Split> assign_splits(int64_t graphs, const std::array<double, 3>& f, uint64_t seed,
+                                 Task task) {
     SEGRANK_CHECK(graphs >= 1, "synth: --graphs must be >= 1, got ", graphs);
-    for (double x : f) SEGRANK_CHECK(x >= 0 && x <= 1, "synth: split fraction ", x, " is not in [0, 1]");
+    for (double x : f)
+        SEGRANK_CHECK(x >= 0 && x <= 1, "synth: split fraction ", x, " is not in [0, 1]");
     SEGRANK_CHECK(std::abs(f[0] + f[1] + f[2] - 1.0) < 1e-6, "synth: split fractions ", f[0], ",",
                   f[1], ",", f[2], " do not sum to 1");
     auto count = [&](double frac) {

@@ -1,6 +1,6 @@
-// Streams synthetic collections to disk (issue 8 item 4): TpuGraphs npz folders or HDF5 graph
-// stores, one graph at a time (generate -> featurize -> label -> write -> free), staged in a
-// temporary folder and moved into place only when everything succeeded.
+// Streams synthetic collections to disk (docs/hwmodel.md#synthetic-collections): TpuGraphs npz
+// folders or HDF5 graph stores, one graph at a time (generate -> featurize -> label -> write ->
+// free), staged in a temporary folder and moved into place only when everything succeeded.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -17,9 +17,9 @@ namespace segrank::synth {
 
 /// What `segrank synth` writes.
 struct WriteOptions {
-    std::filesystem::path out;                      ///< output root
+    std::filesystem::path out;  ///< output root
     std::vector<Task> tasks = {Task::kTile, Task::kLayout};
-    int64_t graphs = 24;                            ///< graphs per collection (all splits)
+    int64_t graphs = 24;                               ///< graphs per collection (all splits)
     std::array<double, 3> splits = {0.7, 0.15, 0.15};  ///< train, valid, test fractions (sum 1)
     StoreFormat format = StoreFormat::kNpz;
     bool force = false;             ///< replace existing target folders / stores
@@ -42,7 +42,7 @@ struct WrittenSplit {
     CollectionId id;
     std::filesystem::path path;  ///< npz folder or .h5 store (final location)
     int64_t graphs = 0;
-    int64_t nodes = 0;           ///< total over its graphs
+    int64_t nodes = 0;  ///< total over its graphs
     int64_t configs = 0;
 };
 
@@ -58,7 +58,7 @@ std::filesystem::path target_path(const std::filesystem::path& out, const Collec
 /// config rows; see synth_tile / synth_layout) plus the writer's copy of it, because neither
 /// save_*_npz nor GraphStoreWriter::add can append config rows in chunks. `progress` (optional)
 /// receives one line per written graph.
-std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
-                                          const std::function<void(const std::string&)>& progress = {});
+std::vector<WrittenSplit> write_synthetic(
+    const WriteOptions& opt, const std::function<void(const std::string&)>& progress = {});
 
 }  // namespace segrank::synth

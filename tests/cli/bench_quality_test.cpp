@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tests/support/test_paths.h"
-#include "trainer/json_value.h"
+#include "util/json_value.h"
 
 namespace segrank::test {
 namespace {
@@ -19,7 +19,8 @@ bool have_python() { return run_command("command -v python3 >/dev/null 2>&1").ex
 std::string bench_cmd(const fs::path& work, const std::string& extra) {
     std::string cmd = "python3 ";
     cmd += sq((source_dir() / "scripts" / "bench_quality.py").string());
-    cmd += " --segrank " + sq(segrank_binary().string()) + " --work " + sq(work.string()) + " " + extra;
+    cmd += " --segrank " + sq(segrank_binary().string()) + " --work " + sq(work.string()) + " " +
+           extra;
     return cmd;
 }
 
@@ -30,7 +31,9 @@ std::string slurp(const fs::path& p) {
     return ss.str();
 }
 
-bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool contains(const std::string& text, const std::string& what) {
+    return text.find(what) != std::string::npos;
+}
 
 }  // namespace
 
@@ -58,7 +61,8 @@ TEST_CASE("bench_quality.py refuses bad arguments with exit 2 and a message") {
         CHECK(contains(r.output, b.message));
     }
     std::string nobin_cmd = "python3 ";
-    nobin_cmd += sq((source_dir() / "scripts" / "bench_quality.py").string()) + " --segrank /nonexistent/segrank";
+    nobin_cmd += sq((source_dir() / "scripts" / "bench_quality.py").string()) +
+                 " --segrank /nonexistent/segrank";
     const auto nobin = run_command(nobin_cmd);
     CHECK(nobin.exit_code == 2);
     CHECK(contains(nobin.output, "/nonexistent/segrank"));
@@ -71,8 +75,10 @@ TEST_CASE("bench_quality.py: a failing segrank run names case, seed and command,
     }
     const fs::path dir = scratch_dir("bench_quality_fail");
     const fs::path json = dir / "out.json";
-    const auto r = run_command(bench_cmd(dir / "w", "--tiny --cases synth_tile --seeds 2 --random-seeds 2 "
-                                                    "--set optim.lr=-1 --json-out " + sq(json.string())));
+    const auto r = run_command(bench_cmd(dir / "w",
+                                         "--tiny --cases synth_tile --seeds 2 --random-seeds 2 "
+                                         "--set optim.lr=-1 --json-out " +
+                                             sq(json.string())));
     INFO(r.output);
     CHECK(r.exit_code == 1);
     CHECK(contains(r.output, "case synth_tile model seed"));
@@ -83,7 +89,9 @@ TEST_CASE("bench_quality.py: a failing segrank run names case, seed and command,
     CHECK_FALSE(fs::exists(json));
 }
 
-TEST_CASE("bench_quality.py --tiny synth_tile prints one JSON object with model, baselines, ceiling, ablation") {
+TEST_CASE(
+    "bench_quality.py --tiny synth_tile prints one JSON object with model, baselines, ceiling, "
+    "ablation") {
     if (!have_python()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
@@ -92,8 +100,11 @@ TEST_CASE("bench_quality.py --tiny synth_tile prints one JSON object with model,
     const fs::path out = dir / "stdout.json", json = dir / "result.json", md = dir / "table.md";
     // A subshell: run_command appends 2>&1, which must not merge stderr into the JSON file.
     std::string cmd = "(";  // built with += : GCC 12 -Wrestrict false positive on "(" + std::string
-    cmd += bench_cmd(dir / "w", "--tiny --cases synth_tile --seeds 2 --random-seeds 2 --ablate k8:sampling.configs=8 "
-                                "--json-out " + sq(json.string()) + " --markdown " + sq(md.string()));
+    cmd += bench_cmd(
+        dir / "w",
+        "--tiny --cases synth_tile --seeds 2 --random-seeds 2 --ablate k8:sampling.configs=8 "
+        "--json-out " +
+            sq(json.string()) + " --markdown " + sq(md.string()));
     cmd += " > " + sq(out.string()) + " 2> " + sq((dir / "stderr.txt").string()) + ")";
     const auto r = run_command(cmd);
     INFO(slurp(dir / "stderr.txt"));

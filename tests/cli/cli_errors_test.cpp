@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 namespace {
 
 CommandResult segrank_cmd(const std::string& args) {
-    return run_command("cd '" + source_dir().string() + "' && OMP_NUM_THREADS=2 '" + segrank_binary().string() + "' " +
-                       args);
+    return run_command("cd '" + source_dir().string() + "' && OMP_NUM_THREADS=2 '" +
+                       segrank_binary().string() + "' " + args);
 }
 
 std::string slurp(const fs::path& p) {
@@ -38,14 +38,16 @@ int lines_with(const std::string& text, const std::string& needle) {
 
 // configs/tiny.toml on a tiny synthetic collection in dir/data, run dir dir/run.
 std::string tiny_train(const fs::path& dir, int steps) {
-    return "train --config configs/tiny.toml --set data.root='" + (dir / "data").string() + "' --set train.run_dir='" +
-           (dir / "run").string() + "' --set train.steps=" + std::to_string(steps) +
+    return "train --config configs/tiny.toml --set data.root='" + (dir / "data").string() +
+           "' --set train.run_dir='" + (dir / "run").string() +
+           "' --set train.steps=" + std::to_string(steps) +
            " --set train.eval_every=3 --set train.log_every=1";
 }
 
 }  // namespace
 
-TEST_CASE("option parse errors exit 1 with 'error: ... (see segrank <cmd> --help)', not internal error") {
+TEST_CASE(
+    "option parse errors exit 1 with 'error: ... (see segrank <cmd> --help)', not internal error") {
     for (const std::string cmd : {"train", "evaluate", "predict", "hwmodel", "bench"}) {
         const auto r = segrank_cmd(cmd + " --bogus");
         INFO(cmd, ": ", r.output);
@@ -66,14 +68,17 @@ TEST_CASE("segrank train --config of a directory or a missing path exits 1 namin
     const auto d = segrank_cmd("train --config '" + dir.string() + "'");
     INFO(d.output);
     CHECK(d.exit_code == 1);
-    CHECK(d.output.find(dir.string() + ": is a directory, expected a TOML file") != std::string::npos);
+    CHECK(d.output.find(dir.string() + ": is a directory, expected a TOML file") !=
+          std::string::npos);
     const auto m = segrank_cmd("train --config '" + (dir / "missing.toml").string() + "'");
     INFO(m.output);
     CHECK(m.exit_code == 1);
     CHECK(m.output.find((dir / "missing.toml").string() + ": no such file") != std::string::npos);
 }
 
-TEST_CASE("segrank train refuses a run dir with checkpoints unless --overwrite, and --resume continues it") {
+TEST_CASE(
+    "segrank train refuses a run dir with checkpoints unless --overwrite, and --resume continues "
+    "it") {
     const fs::path dir = scratch_dir("cli_overwrite_resume");
     TinyLayoutSpec spec;
     spec.valid_graphs = 2;
@@ -102,7 +107,9 @@ TEST_CASE("segrank train refuses a run dir with checkpoints unless --overwrite, 
     CHECK(slurp(run / "config.toml").find("steps = 9") != std::string::npos);
     const std::string metrics = slurp(run / "metrics.jsonl");
     for (int s = 1; s <= 9; ++s)
-        CHECK_MESSAGE(lines_with(metrics, "\"phase\":\"train\",\"step\":" + std::to_string(s) + ",") == 1, "step ", s);
+        CHECK_MESSAGE(
+            lines_with(metrics, "\"phase\":\"train\",\"step\":" + std::to_string(s) + ",") == 1,
+            "step ", s);
     CHECK(lines_with(metrics, "\"phase\":\"random_baseline\"") == 1);
 
     // --overwrite starts over: 4 steps only in the new metrics.
@@ -121,14 +128,17 @@ TEST_CASE("segrank pack on a truncated npz exits 1 and leaves no --out directory
     REQUIRE(fs::exists(npz));
     fs::resize_file(npz, fs::file_size(npz) / 2);
     const fs::path out = dir / "stores";
-    const auto r = segrank_cmd("pack '" + (dir / "data").string() + "' --out '" + out.string() + "'");
+    const auto r =
+        segrank_cmd("pack '" + (dir / "data").string() + "' --out '" + out.string() + "'");
     INFO(r.output);
     CHECK(r.exit_code == 1);
     CHECK(r.output.find("tiny_train_1.npz") != std::string::npos);
     CHECK_FALSE(fs::exists(out));
 }
 
-TEST_CASE("segrank evaluate of a config-holdout run without a valid split points at --heldout, without a rank prefix") {
+TEST_CASE(
+    "segrank evaluate of a config-holdout run without a valid split points at --heldout, without a "
+    "rank prefix") {
     const fs::path dir = scratch_dir("cli_eval_heldout_hint");
     TinyLayoutSpec spec;  // train graphs only
     write_tiny_layout_collection(dir / "data", spec);
@@ -139,7 +149,8 @@ TEST_CASE("segrank evaluate of a config-holdout run without a valid split points
     INFO(ev.output);
     CHECK(ev.exit_code == 1);
     CHECK(ev.output.find("segrank: error: no graphs in split 'valid'") != std::string::npos);
-    CHECK(ev.output.find("data.holdout = \"configs\"): score it with --heldout") != std::string::npos);
+    CHECK(ev.output.find("data.holdout = \"configs\"): score it with --heldout") !=
+          std::string::npos);
     CHECK(ev.output.find("[rank") == std::string::npos);
     const auto ok = segrank_cmd("evaluate --checkpoint '" + (dir / "run").string() + "' --heldout");
     INFO(ok.output);

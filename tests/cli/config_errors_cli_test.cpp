@@ -16,13 +16,15 @@ namespace fs = std::filesystem;
 namespace {
 
 CommandResult segrank_cmd(const std::string& args) {
-    return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=2 " + sq(segrank_binary().string()) +
-                       " " + args);
+    return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=2 " +
+                       sq(segrank_binary().string()) + " " + args);
 }
 
 }  // namespace
 
-TEST_CASE("segrank train prints an unknown key, a range error and a type error of one file together and writes nothing") {
+TEST_CASE(
+    "segrank train prints an unknown key, a range error and a type error of one file together and "
+    "writes nothing") {
     const fs::path dir = scratch_dir("cli_config_all_errors");
     const fs::path toml = dir / "bad.toml";
     std::ofstream(toml) << "[train]\n"
@@ -38,10 +40,13 @@ TEST_CASE("segrank train prints an unknown key, a range error and a type error o
     CHECK(r.exit_code == 1);
     const std::string f = toml.string();
     CHECK(r.output.find(f + ":5:1: optim.lr: expected > 0, got -0.5") != std::string::npos);
-    CHECK(r.output.find(f + ":6:1: optim.weight_decy: unknown key (did you mean 'optim.weight_decay'?)") !=
+    CHECK(r.output.find(
+              f + ":6:1: optim.weight_decy: unknown key (did you mean 'optim.weight_decay'?)") !=
           std::string::npos);
-    CHECK(r.output.find(f + ":8:1: model.hidden: expected an integer, got string \"wide\"") != std::string::npos);
-    CHECK(r.output.find("--set segments.fresh=0: segments.fresh: expected >= 1, got 0") != std::string::npos);
+    CHECK(r.output.find(f + ":8:1: model.hidden: expected an integer, got string \"wide\"") !=
+          std::string::npos);
+    CHECK(r.output.find("--set segments.fresh=0: segments.fresh: expected >= 1, got 0") !=
+          std::string::npos);
     // In file order, the override last.
     CHECK(r.output.find(":5:1:") < r.output.find(":6:1:"));
     CHECK(r.output.find(":6:1:") < r.output.find(":8:1:"));
@@ -49,7 +54,9 @@ TEST_CASE("segrank train prints an unknown key, a range error and a type error o
     CHECK_FALSE(fs::exists(dir / "run"));
 }
 
-TEST_CASE("segrank train with config_join = late on layout data under unrestricted collections names the key's file:line") {
+TEST_CASE(
+    "segrank train with config_join = late on layout data under unrestricted collections names the "
+    "key's file:line") {
     const fs::path dir = scratch_dir("cli_config_late_join");
     write_tiny_layout_collection(dir / "data");
     const fs::path toml = dir / "late.toml";
@@ -66,7 +73,8 @@ TEST_CASE("segrank train with config_join = late on layout data under unrestrict
     const auto r = segrank_cmd("train --config " + sq(toml.string()));
     INFO(r.output);
     CHECK(r.exit_code == 1);
-    CHECK(r.output.find(toml.string() + ":6:1: model.config_join: \"late\" applies to tile collections only") !=
+    CHECK(r.output.find(toml.string() +
+                        ":6:1: model.config_join: \"late\" applies to tile collections only") !=
           std::string::npos);
     CHECK(r.output.find("layout:xla:random") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "run"));

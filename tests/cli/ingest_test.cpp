@@ -15,7 +15,8 @@ namespace {
 
 std::string ingest(const fs::path& pb, const fs::path& out, const std::string& extra = "") {
     std::string cmd = "'";  // built with += : GCC 12 -Wrestrict false positive on "'" + std::string
-    cmd += segrank_binary().string() + "' ingest '" + pb.string() + "' --out '" + out.string() + "' " + extra;
+    cmd += segrank_binary().string() + "' ingest '" + pb.string() + "' --out '" + out.string() +
+           "' " + extra;
     return cmd;
 }
 
@@ -28,7 +29,9 @@ CommandResult python(const std::string& code, const std::string& args) {
 
 }  // namespace
 
-TEST_CASE("ingest writes the 15 tile kernels into npz/tile/xla/train with the published keys and dtypes") {
+TEST_CASE(
+    "ingest writes the 15 tile kernels into npz/tile/xla/train with the published keys and "
+    "dtypes") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const fs::path out = scratch_dir("ingest_tile");
     const auto r = run_command(ingest(data / "xla_tuning" / "op_tuning_data.pb", out));
@@ -39,7 +42,8 @@ TEST_CASE("ingest writes the 15 tile kernels into npz/tile/xla/train with the pu
     CHECK(r.output.find("137344-3963794") != std::string::npos);
     const fs::path dir = out / "npz" / "tile" / "xla" / "train";
     int files = 0;
-    for (const auto& e : fs::directory_iterator(dir)) files += e.path().extension() == ".npz" ? 1 : 0;
+    for (const auto& e : fs::directory_iterator(dir))
+        files += e.path().extension() == ".npz" ? 1 : 0;
     CHECK(files == 15);
 
     // Same keys and dtypes as the public tile samples; product slots are 1 wherever the window
@@ -69,13 +73,15 @@ assert z['node_opcode'].tolist()[:4] == [63, 63, 2, 24]
 assert z['config_runtime'].min() == 57188 and (z['config_runtime_normalizers'] == 57188).all()
 print('OK', ref, checked)
 )PY";
-    const auto py = python(code, sq(dir.string()) + " " + sq((data / "npz_samples" / "tile_xla_test").string()));
+    const auto py = python(
+        code, sq(dir.string()) + " " + sq((data / "npz_samples" / "tile_xla_test").string()));
     INFO(py.output);
     CHECK(py.exit_code == 0);
     CHECK(py.output.find("'node_opcode': '|u1'") != std::string::npos);
 }
 
-TEST_CASE("ingest writes the layout module with the DATA_FORMATS.md 5.2 shapes, loadable by numpy") {
+TEST_CASE(
+    "ingest writes the layout module with the fixture's published shapes, loadable by numpy") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const fs::path out = scratch_dir("ingest_layout");
     const auto r = run_command(ingest(data / "xla_tuning" / "module_tuning_data_layout.pb", out,
@@ -126,7 +132,8 @@ TEST_CASE("ingest refuses to overwrite without --force and writes nothing, --for
 TEST_CASE("ingest rejects bad options and malformed files with a message and exit code 1") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const fs::path out = scratch_dir("ingest_bad");
-    const auto bad_split = run_command(ingest(data / "xla_tuning" / "op_tuning_data.pb", out, "--split dev"));
+    const auto bad_split =
+        run_command(ingest(data / "xla_tuning" / "op_tuning_data.pb", out, "--split dev"));
     CHECK(bad_split.exit_code == 1);
     CHECK(bad_split.output.find("train, valid, test") != std::string::npos);
 

@@ -1,7 +1,8 @@
-// predict -> leaderboard round trip (issue 5 item 5): on tiny data sets a briefly trained model's
-// `segrank predict` submission scored by `segrank leaderboard --json` gives exactly the numbers of
-// `segrank evaluate --json`, for a layout model whose valid graphs have duplicate config rows (so
-// the model's scores tie and the tie policy of eval/metrics.h is exercised) and for a tile model.
+// predict -> leaderboard round trip (docs/metrics.md#tie-policy): on tiny data sets a briefly
+// trained model's `segrank predict` submission scored by `segrank leaderboard --json` gives exactly
+// the numbers of `segrank evaluate --json`, for a layout model whose valid graphs have duplicate
+// config rows (so the model's scores tie and the tie policy of eval/metrics.h is exercised) and for
+// a tile model.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -23,8 +24,8 @@ namespace fs = std::filesystem;
 namespace {
 
 CommandResult run_segrank(const std::string& args) {
-    return run_command("cd '" + source_dir().string() + "' && OMP_NUM_THREADS=2 '" + segrank_binary().string() + "' " +
-                       args);
+    return run_command("cd '" + source_dir().string() + "' && OMP_NUM_THREADS=2 '" +
+                       segrank_binary().string() + "' " + args);
 }
 
 std::string slurp(const fs::path& p) {
@@ -50,8 +51,9 @@ void write_layout_with_duplicates(const fs::path& root) {
             const auto row = static_cast<size_t>(spec.config_nodes * segrank::kLayoutConfigDim);
             const auto half = static_cast<size_t>(spec.configs / 2);
             for (size_t c = half; c < static_cast<size_t>(spec.configs); ++c) {
-                std::copy_n(g.node_config_feat.begin() + static_cast<std::ptrdiff_t>((c - half) * row), row,
-                            g.node_config_feat.begin() + static_cast<std::ptrdiff_t>(c * row));
+                std::copy_n(
+                    g.node_config_feat.begin() + static_cast<std::ptrdiff_t>((c - half) * row), row,
+                    g.node_config_feat.begin() + static_cast<std::ptrdiff_t>(c * row));
                 g.config_runtime[c] = g.config_runtime[c - half];
             }
             segrank::save_layout_npz(g, base / split / (name + ".npz"));
@@ -71,7 +73,8 @@ int graphs_with_tied_scores(const fs::path& scores_csv) {
         per[line.substr(0, a)].insert(line.substr(b + 1));
     }
     int n = 0;
-    for (const auto& [id, s] : per) n += std::set<std::string>(s.begin(), s.end()).size() < s.size();
+    for (const auto& [id, s] : per)
+        n += std::set<std::string>(s.begin(), s.end()).size() < s.size();
     return n;
 }
 
@@ -81,20 +84,24 @@ double num(const segrank::JsonValue& v, const char* key) {
 }
 
 // Trains `collection` briefly on data_root, then predict -> leaderboard vs evaluate on valid.
-void round_trip(const fs::path& dir, const fs::path& data_root, const std::string& collection, bool tile) {
+void round_trip(const fs::path& dir, const fs::path& data_root, const std::string& collection,
+                bool tile) {
     const fs::path run = dir / "run";
-    const auto tr = run_segrank("train --config configs/tiny.toml --set data.root='" + data_root.string() +
-                                "' --set data.collections='[\"" + collection + "\"]' --set train.steps=4" +
-                                " --set train.eval_every=0 --set train.run_dir='" + run.string() + "'");
+    const auto tr =
+        run_segrank("train --config configs/tiny.toml --set data.root='" + data_root.string() +
+                    "' --set data.collections='[\"" + collection + "\"]' --set train.steps=4" +
+                    " --set train.eval_every=0 --set train.run_dir='" + run.string() + "'");
     INFO(tr.output);
     REQUIRE(tr.exit_code == 0);
-    const fs::path eval_json = dir / "eval.json", sub = dir / "sub.csv", scores = dir / "scores.csv";
-    const auto ev = run_segrank("evaluate --checkpoint '" + run.string() + "' --split valid --threads 2 --json '" +
-                                eval_json.string() + "'");
+    const fs::path eval_json = dir / "eval.json", sub = dir / "sub.csv",
+                   scores = dir / "scores.csv";
+    const auto ev = run_segrank("evaluate --checkpoint '" + run.string() +
+                                "' --split valid --threads 2 --json '" + eval_json.string() + "'");
     INFO(ev.output);
     REQUIRE(ev.exit_code == 0);
-    const auto pr = run_segrank("predict --checkpoint '" + run.string() + "' --split valid --threads 2 --out '" +
-                                sub.string() + "' --scores '" + scores.string() + "'");
+    const auto pr = run_segrank("predict --checkpoint '" + run.string() +
+                                "' --split valid --threads 2 --out '" + sub.string() +
+                                "' --scores '" + scores.string() + "'");
     INFO(pr.output);
     REQUIRE(pr.exit_code == 0);
     if (!tile) {
@@ -102,13 +109,14 @@ void round_trip(const fs::path& dir, const fs::path& data_root, const std::strin
         // raw-score tau-b would differ from the submission's.
         CHECK(graphs_with_tied_scores(scores) == 2);
     }
-    const auto lb = run_segrank("leaderboard --truth '" + data_root.string() + "' --split valid --missing skip --json '" +
-                                sub.string() + "'");
+    const auto lb = run_segrank("leaderboard --truth '" + data_root.string() +
+                                "' --split valid --missing skip --json '" + sub.string() + "'");
     INFO(lb.output);
     REQUIRE(lb.exit_code == 0);
     const auto brace = lb.output.find("{\"split\"");
     REQUIRE(brace != std::string::npos);
-    const segrank::JsonValue lj = segrank::parse_json(lb.output.substr(brace), "leaderboard stdout");
+    const segrank::JsonValue lj =
+        segrank::parse_json(lb.output.substr(brace), "leaderboard stdout");
     const segrank::JsonValue ej = segrank::parse_json(slurp(eval_json), eval_json.string());
 
     const auto& entries = lj.find("entries")->items();
@@ -129,14 +137,17 @@ void round_trip(const fs::path& dir, const fs::path& data_root, const std::strin
         REQUIRE(std::isfinite(num(ec[0], k)));
         CHECK(num(lc[0], k) == doctest::Approx(num(ec[0], k)).epsilon(1e-12));
     }
-    CHECK(num(entries[0], "overall") == doctest::Approx(num(*ej.find("metrics"), "overall")).epsilon(1e-8));
+    CHECK(num(entries[0], "overall") ==
+          doctest::Approx(num(*ej.find("metrics"), "overall")).epsilon(1e-8));
     // The per-graph table printed by evaluate is the one the leaderboard's means come from.
     CHECK(ej.find("graphs")->items().size() == static_cast<size_t>(num(ec[0], "num_graphs")));
 }
 
 }  // namespace
 
-TEST_CASE("predict -> leaderboard equals evaluate for a layout model with tied scores on duplicate configs") {
+TEST_CASE(
+    "predict -> leaderboard equals evaluate for a layout model with tied scores on duplicate "
+    "configs") {
     const fs::path dir = scratch_dir("lb_roundtrip_layout");
     write_layout_with_duplicates(dir / "data");
     round_trip(dir, dir / "data", "layout:xla:random", false);
@@ -144,9 +155,10 @@ TEST_CASE("predict -> leaderboard equals evaluate for a layout model with tied s
 
 TEST_CASE("predict -> leaderboard equals evaluate for a tile model on synthetic kernels") {
     const fs::path dir = scratch_dir("lb_roundtrip_tile");
-    const auto sy = run_segrank("synth --out '" + (dir / "data").string() +
-                                "' --collections tile --graphs 8 --nodes 50:200 --configs 12 --seed 3 "
-                                "--splits 0.5,0.5,0 --force -q");
+    const auto sy =
+        run_segrank("synth --out '" + (dir / "data").string() +
+                    "' --collections tile --graphs 8 --nodes 50:200 --configs 12 --seed 3 "
+                    "--splits 0.5,0.5,0 --force -q");
     INFO(sy.output);
     REQUIRE(sy.exit_code == 0);
     round_trip(dir, dir / "data", "tile:xla", true);

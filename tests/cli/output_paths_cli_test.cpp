@@ -2,7 +2,6 @@
 // fails with a clear message and stays a device, a directory is refused without leftovers, and a
 // symlink keeps pointing at the file it names.
 #include <doctest/doctest.h>
-
 #include <sys/stat.h>
 
 #include <fstream>
@@ -51,23 +50,28 @@ TEST_CASE("segrank predict --out /dev/stdout writes the submission to stdout, as
     INFO(piped.output);
     CHECK(piped.exit_code == 0);
     CHECK(piped.output.rfind(csv, 0) == 0);  // the CSV first, then the summary line
-    CHECK(piped.output.find("segrank predict: 4 graphs of split 'valid' -> /dev/stdout") != std::string::npos);
+    CHECK(piped.output.find("segrank predict: 4 graphs of split 'valid' -> /dev/stdout") !=
+          std::string::npos);
     // leaderboard --out-csv /dev/stdout on that submission.
-    const auto lb = run_command(sq(segrank_binary().string()) + " leaderboard --truth " + sq(root.string()) +
-                                " --out-csv /dev/stdout " + sq((dir / "sub.csv").string()) + " | cat");
+    const auto lb =
+        run_command(sq(segrank_binary().string()) + " leaderboard --truth " + sq(root.string()) +
+                    " --out-csv /dev/stdout " + sq((dir / "sub.csv").string()) + " | cat");
     INFO(lb.output);
     CHECK(lb.exit_code == 0);
     CHECK(lb.output.rfind("rank,name,overall,tile:xla,", 0) == 0);
 }
 
-TEST_CASE("segrank predict --out /dev/full fails with exit 1 naming the device, which stays a character device") {
+TEST_CASE(
+    "segrank predict --out /dev/full fails with exit 1 naming the device, which stays a character "
+    "device") {
     const fs::path dir = scratch_dir("cli_out_full");
     const fs::path root = segrank::test::write_lb_truth(dir / "truth");
     const auto r = run_command(predict(root, "/dev/full"));
     INFO(r.output);
     CHECK(r.exit_code == 1);
-    CHECK(r.output.find("segrank predict: error: /dev/full: write failed: No space left on device") !=
-          std::string::npos);
+    CHECK(
+        r.output.find("segrank predict: error: /dev/full: write failed: No space left on device") !=
+        std::string::npos);
     CHECK(r.output.find("internal error") == std::string::npos);
     CHECK(is_char_device("/dev/full"));
 }
@@ -81,11 +85,13 @@ TEST_CASE("segrank predict --out DIR refuses the directory before any work and l
     CHECK(r.exit_code == 1);
     CHECK(r.output.find((dir / "out").string() + ": is a directory") != std::string::npos);
     for (const auto& e : fs::directory_iterator(dir))
-        CHECK_MESSAGE(e.path().filename().string().find(".tmp") == std::string::npos, e.path().string());
+        CHECK_MESSAGE(e.path().filename().string().find(".tmp") == std::string::npos,
+                      e.path().string());
     CHECK(fs::is_empty(dir / "out"));
 }
 
-TEST_CASE("segrank predict --out through a symlink replaces the file it points to and keeps the link") {
+TEST_CASE(
+    "segrank predict --out through a symlink replaces the file it points to and keeps the link") {
     const fs::path dir = scratch_dir("cli_out_link");
     const fs::path root = segrank::test::write_lb_truth(dir / "truth");
     segrank::test::write_text(dir / "real.csv", "old\n");

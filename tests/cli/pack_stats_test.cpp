@@ -1,4 +1,4 @@
-// `segrank stats` and `segrank pack` end to end on the public tile samples (issue 2 done-when).
+// `segrank stats` and `segrank pack` end to end on the public tile samples.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -20,7 +20,7 @@ std::string table_rows(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("segrank stats prints the DATA_FORMATS.md 6 counts of the tile samples") {
+TEST_CASE("segrank stats prints the published counts of the tile samples") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const auto r = run_command(segrank_binary().string() + " stats " +
                                (data / "npz_samples/tile_xla_test").string());
@@ -31,7 +31,8 @@ TEST_CASE("segrank stats prints the DATA_FORMATS.md 6 counts of the tile samples
     const char* rows[] = {"0a1c5dcfa9f1f4ebcc1282a1d1ca8ecb", "0a3585c3e686065389227fa374175e48",
                           "0a8a2b247d7a20b9dcab1daf50066a4d", "0abaea94d7b0a1c1f1b0bd23b73ce38c",
                           "0ac539372cc77cc6791794b369b984e1"};
-    const long long nmc[5][3] = {{2, 1, 32}, {52, 55, 1282}, {15, 15, 807}, {21, 21, 52}, {65, 70, 2951}};
+    const long long nmc[5][3] = {
+        {2, 1, 32}, {52, 55, 1282}, {15, 15, 807}, {21, 21, 52}, {65, 70, 2951}};
     for (int i = 0; i < 5; ++i) {
         const auto p = r.output.find(rows[i]);
         REQUIRE(p != std::string::npos);
@@ -58,16 +59,19 @@ TEST_CASE("segrank pack then stats on the store prints the same table, --json ag
     // Packing over an existing store needs --force (runs trained on it would see other data).
     const auto again = run_command(bin + " pack " + src + " --out " + (dir / "t.h5").string());
     CHECK(again.exit_code == 1);
-    CHECK(again.output.find("store(s) already exist: " + (dir / "t.h5").string()) != std::string::npos);
+    CHECK(again.output.find("store(s) already exist: " + (dir / "t.h5").string()) !=
+          std::string::npos);
     CHECK(again.output.find("--force") != std::string::npos);
-    CHECK(run_command(bin + " pack " + src + " --out " + (dir / "t.h5").string() + " --force").exit_code == 0);
+    CHECK(run_command(bin + " pack " + src + " --out " + (dir / "t.h5").string() + " --force")
+              .exit_code == 0);
     const auto a = run_command(bin + " stats " + src);
     const auto b = run_command(bin + " stats " + (dir / "t.h5").string());
     REQUIRE(a.exit_code == 0);
     REQUIRE(b.exit_code == 0);
     CHECK(table_rows(a.output) == table_rows(b.output));
     // Pack into a directory: one store per split, named by the collection.
-    REQUIRE(run_command(bin + " pack " + src + " --out " + (dir / "stores").string()).exit_code == 0);
+    REQUIRE(run_command(bin + " pack " + src + " --out " + (dir / "stores").string()).exit_code ==
+            0);
     CHECK(std::filesystem::exists(dir / "stores/tile_xla_test.h5"));
     const auto c = run_command(bin + " stats " + (dir / "stores").string());
     CHECK(table_rows(c.output) == table_rows(a.output));
@@ -77,9 +81,10 @@ TEST_CASE("segrank pack then stats on the store prints the same table, --json ag
     REQUIRE(j.exit_code == 0);
     std::ifstream f(dir / "s.json");
     const std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const auto py = run_command("/usr/bin/python3 -c \"import json; d=json.load(open('" + (dir / "s.json").string() +
-                                "'))['collections'][0]; print(d['collection'], d['graphs'], d['nodes'], d['edges'],"
-                                " d['configs'], [g['configs'] for g in d['per_graph']])\"");
+    const auto py = run_command(
+        "/usr/bin/python3 -c \"import json; d=json.load(open('" + (dir / "s.json").string() +
+        "'))['collections'][0]; print(d['collection'], d['graphs'], d['nodes'], d['edges'],"
+        " d['configs'], [g['configs'] for g in d['per_graph']])\"");
     CHECK(py.output == "tile:xla:test 5 155 162 5124 [32, 1282, 807, 52, 2951]\n");
 }
 
@@ -94,9 +99,10 @@ TEST_CASE("stats and pack errors exit 1 with a message and leave no partial outp
         f << "not a zip";
     }
     // A valid first file, so the failure happens half-way through packing / statistics.
-    std::filesystem::copy_file(data / "npz_samples/tile_xla_test/0a1c5dcfa9f1f4ebcc1282a1d1ca8ecb.npz",
-                               bad / "a.npz");
-    const auto s = run_command(bin + " stats " + bad.string() + " --out " + (dir / "s.txt").string());
+    std::filesystem::copy_file(
+        data / "npz_samples/tile_xla_test/0a1c5dcfa9f1f4ebcc1282a1d1ca8ecb.npz", bad / "a.npz");
+    const auto s =
+        run_command(bin + " stats " + bad.string() + " --out " + (dir / "s.txt").string());
     CHECK(s.exit_code == 1);
     CHECK(s.output.find("x.npz") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir / "s.txt"));

@@ -61,7 +61,8 @@ TEST_CASE("segrank synth rejects bad options with a message naming the option") 
     CHECK(bad_splits.output.find("sum to 1") != std::string::npos);
     const auto bad_format = run_command(synth_cmd(dir / "d", "--format parquet"));
     CHECK(bad_format.exit_code == 1);
-    CHECK(bad_format.output.find("unknown store format \"parquet\" (valid: \"npz\", \"hdf5\")") != std::string::npos);
+    CHECK(bad_format.output.find("unknown store format \"parquet\" (valid: \"npz\", \"hdf5\")") !=
+          std::string::npos);
     CHECK_FALSE(fs::exists(dir / "a"));
     CHECK_FALSE(fs::exists(dir / "c"));
     const auto help = run_command(sq(segrank_binary().string()) + " synth --help");

@@ -19,8 +19,8 @@ namespace {
 
 // Runs `segrank <args>` with cwd = the repository root, OMP threads 2.
 CommandResult run_segrank(const std::string& args) {
-    return run_command("cd '" + source_dir().string() + "' && OMP_NUM_THREADS=2 '" + segrank_binary().string() + "' " +
-                       args);
+    return run_command("cd '" + source_dir().string() + "' && OMP_NUM_THREADS=2 '" +
+                       segrank_binary().string() + "' " + args);
 }
 
 std::string read_file(const fs::path& p) {
@@ -39,18 +39,20 @@ int count_lines_with(const std::string& text, const std::string& needle) {
 
 // Trains `config` for 6 steps with evaluations at 3 and 6 into dir/{run,data}; checks the run
 // directory, then `evaluate --heldout` and `predict --split train` on it.
-void train_evaluate_predict(const std::string& config, const fs::path& dir, const std::string& collection,
-                            const std::string& extra = "") {
+void train_evaluate_predict(const std::string& config, const fs::path& dir,
+                            const std::string& collection, const std::string& extra = "") {
     const fs::path run = dir / "run";
-    const auto r = run_segrank("train --config " + config + " --set train.steps=6 --set train.eval_every=3 --set train.run_dir='" +
-                           run.string() + "' --set data.root='" + (dir / "data").string() +
-                           "' --set train.progress=false " + extra);
+    const auto r = run_segrank(
+        "train --config " + config +
+        " --set train.steps=6 --set train.eval_every=3 --set train.run_dir='" + run.string() +
+        "' --set data.root='" + (dir / "data").string() + "' --set train.progress=false " + extra);
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     CHECK(r.output.find("held-out metrics of the final model") != std::string::npos);
     CHECK(r.output.find(collection) != std::string::npos);
     CHECK(r.output.find("overall") != std::string::npos);
-    for (const char* f : {"config.toml", "metrics.jsonl", "best.ckpt.h5", "last.ckpt.h5", "report.json"})
+    for (const char* f :
+         {"config.toml", "metrics.jsonl", "best.ckpt.h5", "last.ckpt.h5", "report.json"})
         CHECK_MESSAGE(fs::is_regular_file(run / f), "missing ", f);
     const std::string metrics = read_file(run / "metrics.jsonl");
     CHECK(count_lines_with(metrics, "\"phase\":\"eval\"") == 2);  // step 3 and the final one at 6
@@ -60,15 +62,16 @@ void train_evaluate_predict(const std::string& config, const fs::path& dir, cons
     CHECK(report.find(collection) != std::string::npos);
     CHECK(read_file(run / "config.toml").find("steps = 6") != std::string::npos);
 
-    const auto ev = run_segrank("evaluate --checkpoint '" + run.string() + "' --heldout --threads 2");
+    const auto ev =
+        run_segrank("evaluate --checkpoint '" + run.string() + "' --heldout --threads 2");
     INFO(ev.output);
     CHECK(ev.exit_code == 0);
     CHECK(ev.output.find("held-out set") != std::string::npos);
     CHECK(ev.output.find(collection) != std::string::npos);
 
     const fs::path sub = dir / "sub.csv";
-    const auto pr = run_segrank("predict --checkpoint '" + run.string() + "' --split train --out '" + sub.string() +
-                            "' --threads 2");
+    const auto pr = run_segrank("predict --checkpoint '" + run.string() +
+                                "' --split train --out '" + sub.string() + "' --threads 2");
     INFO(pr.output);
     CHECK(pr.exit_code == 0);
     const std::string csv = read_file(sub);
@@ -78,14 +81,18 @@ void train_evaluate_predict(const std::string& config, const fs::path& dir, cons
 
 }  // namespace
 
-TEST_CASE("segrank train runs the layout fixture job, then evaluate --heldout and predict use the run") {
+TEST_CASE(
+    "segrank train runs the layout fixture job, then evaluate --heldout and predict use the run") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
-    train_evaluate_predict("configs/xla_fixture_layout.toml", scratch_dir("train_cli_layout"), "layout:xla:random");
+    train_evaluate_predict("configs/xla_fixture_layout.toml", scratch_dir("train_cli_layout"),
+                           "layout:xla:random");
 }
 
-TEST_CASE("segrank train runs the tile fixture job, then evaluate --heldout and predict use the run") {
+TEST_CASE(
+    "segrank train runs the tile fixture job, then evaluate --heldout and predict use the run") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
-    train_evaluate_predict("configs/xla_fixture_tile.toml", scratch_dir("train_cli_tile"), "tile:xla");
+    train_evaluate_predict("configs/xla_fixture_tile.toml", scratch_dir("train_cli_tile"),
+                           "tile:xla");
 }
 
 TEST_CASE("segrank train runs configs/tiny.toml on a synthetic collection without shared data") {
@@ -115,7 +122,8 @@ TEST_CASE("segrank train without --config exits 1 naming the option") {
     CHECK(r.output.find("--config") != std::string::npos);
 }
 
-TEST_CASE("segrank train --resume of a directory without a checkpoint exits 1 with a clear message") {
+TEST_CASE(
+    "segrank train --resume of a directory without a checkpoint exits 1 with a clear message") {
     const fs::path dir = scratch_dir("train_cli_resume");
     // No config.toml at all.
     fs::create_directories(dir / "empty");
@@ -123,9 +131,11 @@ TEST_CASE("segrank train --resume of a directory without a checkpoint exits 1 wi
     INFO(a.output);
     CHECK(a.exit_code == 1);
     CHECK(a.output.find("no config.toml") != std::string::npos);
-    // A run directory with its config but no last.ckpt.h5 (e.g. killed before the first checkpoint).
+    // A run directory with its config but no last.ckpt.h5 (e.g. killed before the first
+    // checkpoint).
     write_tiny_layout_collection(dir / "data");
-    segrank::save_config(tiny_run_config(dir / "data", dir / "run", 4), dir / "run" / "config.toml");
+    segrank::save_config(tiny_run_config(dir / "data", dir / "run", 4),
+                         dir / "run" / "config.toml");
     const auto b = run_segrank("train --resume '" + (dir / "run").string() + "'");
     INFO(b.output);
     CHECK(b.exit_code == 1);

@@ -1,7 +1,7 @@
-// HDF5 writes that fail mid-way (a file-size limit with SIGXFSZ ignored stands in for a full disk; no
-// privileges needed): one clear error, exit 1, no crash at exit, nothing partial left behind. Before
-// the fix both commands printed the error and then died with SIGSEGV (exit 139) in HDF5's exit-time
-// cleanup.
+// HDF5 writes that fail mid-way (a file-size limit with SIGXFSZ ignored stands in for a full disk;
+// no privileges needed): one clear error, exit 1, no crash at exit, nothing partial left behind.
+// Before the fix both commands printed the error and then died with SIGSEGV (exit 139) in HDF5's
+// exit-time cleanup.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -18,8 +18,8 @@ namespace {
 // Runs `segrank <args>` from the repository root with a file-size limit of `kib` KiB.
 CommandResult run_limited(int kib, const std::string& args) {
     return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=2 bash -c " +
-                       sq("trap \"\" XFSZ; ulimit -f " + std::to_string(kib) + "; exec " + segrank_binary().string() +
-                          " " + args));
+                       sq("trap \"\" XFSZ; ulimit -f " + std::to_string(kib) + "; exec " +
+                          segrank_binary().string() + " " + args));
 }
 
 int count_lines_with(const std::string& text, const std::string& needle) {
@@ -31,12 +31,15 @@ int count_lines_with(const std::string& text, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("segrank pack whose store write fails exits 1 with one error naming the store, no crash, no store") {
+TEST_CASE(
+    "segrank pack whose store write fails exits 1 with one error naming the store, no crash, no "
+    "store") {
     const fs::path dir = scratch_dir("pack_write_fail");
     TinyLayoutSpec spec;
     spec.min_nodes = spec.max_nodes = 400;  // node_feat 224 KB per graph
     write_tiny_layout_collection(dir / "data", spec);
-    const auto r = run_limited(128, "pack " + (dir / "data").string() + " --out " + (dir / "out").string());
+    const auto r =
+        run_limited(128, "pack " + (dir / "data").string() + " --out " + (dir / "out").string());
     INFO(r.output);
     CHECK(r.exit_code == 1);
     CHECK(count_lines_with(r.output, "error:") == 1);
@@ -45,15 +48,18 @@ TEST_CASE("segrank pack whose store write fails exits 1 with one error naming th
     CHECK((!fs::exists(dir / "out") || fs::is_empty(dir / "out")));
 }
 
-TEST_CASE("segrank train whose checkpoint write fails exits 1 with one error naming the checkpoint, no crash") {
+TEST_CASE(
+    "segrank train whose checkpoint write fails exits 1 with one error naming the checkpoint, no "
+    "crash") {
     const fs::path dir = scratch_dir("train_ckpt_write_fail");
     TinyLayoutSpec spec;
     spec.valid_graphs = 2;
     write_tiny_layout_collection(dir / "data", spec);
     // model.hidden = 128: a checkpoint of about 1.7 MB, over the 256 KiB limit.
-    const auto r = run_limited(256, "train --config configs/tiny.toml --set train.run_dir=" + sq((dir / "run").string()) +
-                                        " --set data.root=" + sq((dir / "data").string()) +
-                                        " --set train.checkpoint_every=5 --set model.hidden=128");
+    const auto r = run_limited(
+        256, "train --config configs/tiny.toml --set train.run_dir=" + sq((dir / "run").string()) +
+                 " --set data.root=" + sq((dir / "data").string()) +
+                 " --set train.checkpoint_every=5 --set model.hidden=128");
     INFO(r.output);
     CHECK(r.exit_code == 1);
     CHECK(count_lines_with(r.output, "error:") == 1);

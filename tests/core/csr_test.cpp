@@ -1,10 +1,11 @@
 // Csr validation, from_edges, transpose, inverse degrees and the two-direction graph helper.
+#include "gnn/core/csr.h"
+
 #include <doctest/doctest.h>
 
 #include <vector>
 
 #include "gnn/core/check.h"
-#include "gnn/core/csr.h"
 
 using namespace segrank;
 

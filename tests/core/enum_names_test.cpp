@@ -1,7 +1,8 @@
 // Enum name tables: lookup, the listed names, and the one error message of every enum parser.
+#include "gnn/core/enum_names.h"
+
 #include <doctest/doctest.h>
 
-#include "gnn/core/enum_names.h"
 #include "gnn/core/task.h"
 
 using namespace segrank;
@@ -17,7 +18,8 @@ TEST_CASE("an enum name table maps names to values and back") {
 
 TEST_CASE("a bad name is refused with the table's names quoted in order") {
     CHECK(enum_name_list<Task>() == "\"tile\", \"layout\"");
-    CHECK_THROWS_WITH_AS(parse_task("graph"), "unknown task \"graph\" (valid: \"tile\", \"layout\")", Error);
-    CHECK_THROWS_WITH_AS(parse_enum<Task>("model task", ""), "unknown model task \"\" (valid: \"tile\", \"layout\")",
-                         Error);
+    CHECK_THROWS_WITH_AS(parse_task("graph"),
+                         "unknown task \"graph\" (valid: \"tile\", \"layout\")", Error);
+    CHECK_THROWS_WITH_AS(parse_enum<Task>("model task", ""),
+                         "unknown model task \"\" (valid: \"tile\", \"layout\")", Error);
 }

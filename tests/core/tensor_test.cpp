@@ -1,4 +1,6 @@
 // Tensor, views and Rng basics.
+#include "gnn/core/tensor.h"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -6,7 +8,6 @@
 
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
-#include "gnn/core/tensor.h"
 
 using namespace segrank;
 

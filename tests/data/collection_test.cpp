@@ -1,7 +1,8 @@
 // Collection discovery (TpuGraphs folder layout, loose folders) and Kaggle naming.
+#include "data/collection.h"
+
 #include <doctest/doctest.h>
 
-#include "data/collection.h"
 #include "data/graph_source.h"
 #include "tests/support/test_paths.h"
 
@@ -44,10 +45,12 @@ TEST_CASE("collection names follow the Kaggle convention and parse back") {
     CHECK(l.name() == "layout:nlp:random");
     CHECK(CollectionId::parse("layout:nlp:random:valid") == l);
     CHECK(CollectionId::parse("tile:xla").split == Split::kUnknown);
-    CHECK_THROWS_WITH_AS(CollectionId::parse("layout:xla"), doctest::Contains("lacks the search part"), Error);
-    CHECK_THROWS_WITH_AS(CollectionId::parse("tile:nlp"), doctest::Contains("tile collections are xla only"),
+    CHECK_THROWS_WITH_AS(CollectionId::parse("layout:xla"),
+                         doctest::Contains("lacks the search part"), Error);
+    CHECK_THROWS_WITH_AS(CollectionId::parse("tile:nlp"),
+                         doctest::Contains("tile collections are xla only"), Error);
+    CHECK_THROWS_WITH_AS(parse_split("dev"), doctest::Contains("expected train, valid, test"),
                          Error);
-    CHECK_THROWS_WITH_AS(parse_split("dev"), doctest::Contains("expected train, valid, test"), Error);
     CHECK(label_policy(Split::kTest) == LabelPolicy::kAllowTestZeros);
     CHECK(label_policy(Split::kTrain) == LabelPolicy::kRequirePositive);
 }
@@ -76,7 +79,8 @@ TEST_CASE("discovery finds every split of a TpuGraphs tree from npz/ or its pare
     CHECK(src.size() == 1);
     CHECK(src.info(0).num_config_nodes == 1);
     CHECK(src.load_layout(0, ConfigRows::only({1})).config_runtime == std::vector<int64_t>{6});
-    CHECK_THROWS_WITH_AS(src.load_tile(0, ConfigRows::all()), doctest::Contains("holds layout graphs"), Error);
+    CHECK_THROWS_WITH_AS(src.load_tile(0, ConfigRows::all()),
+                         doctest::Contains("holds layout graphs"), Error);
 }
 
 TEST_CASE("a loose folder of npz files is one collection, task from keys, split from the name") {
@@ -88,7 +92,8 @@ TEST_CASE("a loose folder of npz files is one collection, task from keys, split 
     CHECK(cs[0].id.full_name() == "layout:nlp:random:valid");
     CHECK(infer_task(dir / "z.npz") == Task::kLayout);
     const auto empty = test::scratch_dir("coll_empty");
-    CHECK_THROWS_WITH_AS(discover_collections(empty), doctest::Contains("no npz collections found"), Error);
+    CHECK_THROWS_WITH_AS(discover_collections(empty), doctest::Contains("no npz collections found"),
+                         Error);
 }
 
 TEST_CASE("the public tile sample folder is discovered as tile:xla:test") {

@@ -1,5 +1,7 @@
-// HDF5 graph store (DESIGN.md 10): round trips against npz, K-row reads that touch only their
-// chunks (measured with the kernel's per-process read counter), h5py interoperability.
+// HDF5 graph store (docs/files.md#hdf5-store): round trips against npz, K-row reads that touch only
+// their chunks (measured with the kernel's per-process read counter), h5py interoperability.
+#include "data/graph_store.h"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -7,7 +9,6 @@
 
 #include "data/graph_source.h"
 #include "data/graph_stats.h"
-#include "data/graph_store.h"
 #include "gnn/core/rng.h"
 #include "tests/support/test_paths.h"
 
@@ -72,7 +73,9 @@ struct PlainSource : GraphSource {
     int64_t size() const override { return s.size(); }
     GraphInfo info(int64_t i) const override { return s.info(i); }
     TileGraph load_tile(int64_t i, const ConfigRows& r) const override { return s.load_tile(i, r); }
-    LayoutGraph load_layout(int64_t i, const ConfigRows& r) const override { return s.load_layout(i, r); }
+    LayoutGraph load_layout(int64_t i, const ConfigRows& r) const override {
+        return s.load_layout(i, r);
+    }
 };
 
 }  // namespace
@@ -97,8 +100,8 @@ TEST_CASE("packing the public tile samples gives a store with identical graphs a
         const TileGraph b = store.load_tile(i, ConfigRows::all());
         CHECK(a.name == b.name);
         CHECK(b.source == a.source);
-        CHECK(std::equal(a.node_feat.span().begin(), a.node_feat.span().end(), b.node_feat.span().begin(),
-                         b.node_feat.span().end()));
+        CHECK(std::equal(a.node_feat.span().begin(), a.node_feat.span().end(),
+                         b.node_feat.span().begin(), b.node_feat.span().end()));
         CHECK(a.node_opcode == b.node_opcode);
         CHECK(a.edge_index == b.edge_index);
         CHECK(std::equal(a.config_feat.span().begin(), a.config_feat.span().end(),
@@ -126,13 +129,15 @@ TEST_CASE("loading K config rows reads only their chunks, not the whole config t
     {
         GraphStoreOptions opt;
         opt.chunk_bytes = 4096;  // 42 rows of 96 bytes per chunk -> 143 chunks
-        GraphStoreWriter w(path, CollectionId{Task::kTile, Source::kXla, Search::kNone, Split::kTrain},
+        GraphStoreWriter w(path,
+                           CollectionId{Task::kTile, Source::kXla, Search::kNone, Split::kTrain},
                            "synthetic", opt);
         w.add(g);
         w.finish();
     }
     const GraphStore store(path);
-    const H5Dataset cf = store.file().root().open_group("graphs").open_group("wide").open_dataset("config_feat");
+    const H5Dataset cf =
+        store.file().root().open_group("graphs").open_group("wide").open_dataset("config_feat");
     CHECK(cf.chunk_rows() == 42);
     const int64_t stored = cf.storage_bytes();
     REQUIRE(stored > 400000);  // incompressible: ~576 KB
@@ -159,8 +164,8 @@ TEST_CASE("loading K config rows reads only their chunks, not the whole config t
     CHECK(store.load_tile(0, ConfigRows::none()).num_configs() == 0);
     CHECK_THROWS_WITH_AS(store.load_tile(0, ConfigRows::only({6000})),
                          doctest::Contains("graphs/wide/config_feat: row 6000"), Error);
-    CHECK_THROWS_WITH_AS(store.load_layout(0, ConfigRows::all()), doctest::Contains("not layout graphs"),
-                         Error);
+    CHECK_THROWS_WITH_AS(store.load_layout(0, ConfigRows::all()),
+                         doctest::Contains("not layout graphs"), Error);
 }
 
 TEST_CASE("layout store: selected node_config_feat rows (int8 on disk) match the graph") {
@@ -170,10 +175,11 @@ TEST_CASE("layout store: selected node_config_feat rows (int8 on disk) match the
         GraphStoreWriter w(dir / "l.h5", id, dir);
         w.add(small_layout("b_graph", 50));
         w.add(small_layout("a_graph", 9));
-        CHECK_THROWS_WITH_AS(w.add(small_layout("a_graph", 2)), doctest::Contains("duplicate graph name 'a_graph'"),
-                             Error);
-        CHECK_THROWS_WITH_AS(w.add(wide_tile("t", 2)), doctest::Contains("is a tile graph but the store holds layout:nlp:random"),
-                             Error);
+        CHECK_THROWS_WITH_AS(w.add(small_layout("a_graph", 2)),
+                             doctest::Contains("duplicate graph name 'a_graph'"), Error);
+        CHECK_THROWS_WITH_AS(
+            w.add(wide_tile("t", 2)),
+            doctest::Contains("is a tile graph but the store holds layout:nlp:random"), Error);
         w.finish();
     }
     const GraphStore store(dir / "l.h5");
@@ -185,9 +191,10 @@ TEST_CASE("layout store: selected node_config_feat rows (int8 on disk) match the
     const size_t row = 3 * kLayoutConfigDim;
     REQUIRE(g.node_config_feat.size() == rows.size() * row);
     for (size_t i = 0; i < rows.size(); ++i) {
-        CHECK(std::equal(g.node_config_feat.begin() + static_cast<long>(i * row),
-                         g.node_config_feat.begin() + static_cast<long>((i + 1) * row),
-                         ref.node_config_feat.begin() + static_cast<long>(static_cast<size_t>(rows[i]) * row)));
+        CHECK(std::equal(
+            g.node_config_feat.begin() + static_cast<long>(i * row),
+            g.node_config_feat.begin() + static_cast<long>((i + 1) * row),
+            ref.node_config_feat.begin() + static_cast<long>(static_cast<size_t>(rows[i]) * row)));
         CHECK(g.config_runtime[i] == ref.config_runtime[static_cast<size_t>(rows[i])]);
     }
     CHECK(g.node_splits == ref.node_splits);
@@ -200,19 +207,24 @@ TEST_CASE("layout store: selected node_config_feat rows (int8 on disk) match the
 TEST_CASE("h5py opens a packed store and sees the documented schema") {
     const auto dir = test::scratch_dir("store_h5py");
     {
-        GraphStoreWriter w(dir / "s.h5", CollectionId{Task::kTile, Source::kXla, Search::kNone, Split::kValid},
+        GraphStoreWriter w(dir / "s.h5",
+                           CollectionId{Task::kTile, Source::kXla, Search::kNone, Split::kValid},
                            dir);
         w.add(wide_tile("g0", 100));
         w.finish();
     }
     const auto r = test::run_command(
         "/usr/bin/python3 -c \"import h5py; f=h5py.File('" + (dir / "s.h5").string() +
-        "','r'); g=f['graphs/g0']; c=g['config_feat']; print(f.attrs['format'], int(f.attrs['format_version']),"
-        " f.attrs['collection'], f.attrs['split'], list(f['graphs']), c.shape, c.dtype, c.chunks[1], c.compression,"
-        " g['node_opcode'].dtype, g['edge_index'][:].tolist(), int(g.attrs['num_configs']), int(g['config_runtime'][99]))\"");
+        "','r'); g=f['graphs/g0']; c=g['config_feat']; print(f.attrs['format'], "
+        "int(f.attrs['format_version']),"
+        " f.attrs['collection'], f.attrs['split'], list(f['graphs']), c.shape, c.dtype, "
+        "c.chunks[1], c.compression,"
+        " g['node_opcode'].dtype, g['edge_index'][:].tolist(), int(g.attrs['num_configs']), "
+        "int(g['config_runtime'][99]))\"");
     CHECK(r.exit_code == 0);
     CHECK(r.output ==
-          "segrank-graph-store 1 tile:xla valid ['g0'] (100, 24) float32 24 gzip uint8 [[1, 0], [2, 1]] 100 1099\n");
+          "segrank-graph-store 1 tile:xla valid ['g0'] (100, 24) float32 24 gzip uint8 [[1, 0], "
+          "[2, 1]] 100 1099\n");
 }
 
 TEST_CASE("a store written without finish() leaves no file, non-stores are rejected") {
@@ -222,14 +234,13 @@ TEST_CASE("a store written without finish() leaves no file, non-stores are rejec
         w.add(wide_tile("g", 4));
     }
     CHECK(std::filesystem::is_empty(dir));
-    {
-        H5File f = H5File::create(dir / "plain.h5");
-    }
-    CHECK_THROWS_WITH_AS(GraphStore(dir / "plain.h5"), doctest::Contains("plain.h5: not a segrank graph store"),
-                         Error);
+    { H5File f = H5File::create(dir / "plain.h5"); }
+    CHECK_THROWS_WITH_AS(GraphStore(dir / "plain.h5"),
+                         doctest::Contains("plain.h5: not a segrank graph store"), Error);
 }
 
-TEST_CASE("list_graph_stores returns the sorted .h5 files with the HDF5 signature and nothing else") {
+TEST_CASE(
+    "list_graph_stores returns the sorted .h5 files with the HDF5 signature and nothing else") {
     const std::filesystem::path dir = segrank::test::scratch_dir("list_graph_stores");
     auto write = [&](const char* name, bool signature) {
         std::ofstream f(dir / name, std::ios::binary);
@@ -255,7 +266,8 @@ TEST_CASE("store range reads: structure index, edge and opcode ranges equal the 
     big.node_feat = Tensor(n, kNodeFeatDim);
     big.node_opcode.resize(n);
     big.edge_index.clear();
-    for (int64_t v = 0; v < n; ++v) big.node_opcode[static_cast<size_t>(v)] = static_cast<int32_t>(v % 121);
+    for (int64_t v = 0; v < n; ++v)
+        big.node_opcode[static_cast<size_t>(v)] = static_cast<int32_t>(v % 121);
     for (int64_t v = 1; v < n; ++v) {
         big.edge_index.insert(big.edge_index.end(), {v, v - 1});
         if (v >= 7) big.edge_index.insert(big.edge_index.end(), {v, v - 7});
@@ -276,21 +288,23 @@ TEST_CASE("store range reads: structure index, edge and opcode ranges equal the 
     CHECK(x.node_config_ids == big.node_config_ids);
     CHECK(x.node_splits == big.node_splits);
     const std::vector<int64_t> mid = store.load_edge_range(0, 1234, 4321);
-    CHECK(mid == std::vector<int64_t>(big.edge_index.begin() + 2 * 1234, big.edge_index.begin() + 2 * 4321));
+    CHECK(mid == std::vector<int64_t>(big.edge_index.begin() + 2 * 1234,
+                                      big.edge_index.begin() + 2 * 4321));
     CHECK(store.load_edge_range(0, 5, 5).empty());
     CHECK(store.load_opcode_range(0, 4990, 5000) ==
           std::vector<int32_t>(big.node_opcode.begin() + 4990, big.node_opcode.end()));
-    CHECK_THROWS_WITH_AS(store.load_edge_range(0, 10, big.num_edges() + 1), doctest::Contains("edge_index: rows [10, "),
-                         Error);
-    CHECK_THROWS_WITH_AS(store.load_opcode_range(0, -1, 3), doctest::Contains("node_opcode: rows [-1, 3) out of range"),
-                         Error);
+    CHECK_THROWS_WITH_AS(store.load_edge_range(0, 10, big.num_edges() + 1),
+                         doctest::Contains("edge_index: rows [10, "), Error);
+    CHECK_THROWS_WITH_AS(store.load_opcode_range(0, -1, 3),
+                         doctest::Contains("node_opcode: rows [-1, 3) out of range"), Error);
     // The base-class defaults (used by sources without partial reads) agree with the store's reads.
     const PlainSource plain(store);
     CHECK(plain.load_edge_range(0, 1234, 4321) == mid);
     CHECK(plain.load_opcode_range(0, 4990, 5000) == store.load_opcode_range(0, 4990, 5000));
     CHECK(plain.load_structure_index(0).node_splits == x.node_splits);
     CHECK(plain.load_structure_index(0).num_edges == x.num_edges);
-    CHECK_THROWS_WITH_AS(plain.load_edge_range(0, 3, 2), doctest::Contains("edge_index rows [3, 2) out of range"), Error);
+    CHECK_THROWS_WITH_AS(plain.load_edge_range(0, 3, 2),
+                         doctest::Contains("edge_index rows [3, 2) out of range"), Error);
 }
 
 TEST_CASE("read_layout_config_rows fills a caller's buffer with the rows load_configs returns") {
@@ -312,15 +326,18 @@ TEST_CASE("read_layout_config_rows fills a caller's buffer with the rows load_co
     plain.read_layout_config_rows(0, rows, buf2);
     CHECK(buf2 == buf);
     std::vector<int8_t> small(buf.size() - 1);
-    CHECK_THROWS_WITH_AS(store.read_layout_config_rows(0, rows, small), doctest::Contains("node_config_feat: destination has"),
-                         Error);
-    CHECK_THROWS_WITH_AS(plain.read_layout_config_rows(0, rows, small), doctest::Contains("the buffer"), Error);
+    CHECK_THROWS_WITH_AS(store.read_layout_config_rows(0, rows, small),
+                         doctest::Contains("node_config_feat: destination has"), Error);
+    CHECK_THROWS_WITH_AS(plain.read_layout_config_rows(0, rows, small),
+                         doctest::Contains("the buffer"), Error);
     const std::vector<int64_t> bad = {40};
-    CHECK_THROWS_WITH_AS(store.read_layout_config_rows(0, bad, std::span<int8_t>(buf.data(), 3 * kLayoutConfigDim)),
-                         doctest::Contains("row 40 (selection index 0) out of range [0, 40)"), Error);
+    CHECK_THROWS_WITH_AS(
+        store.read_layout_config_rows(0, bad, std::span<int8_t>(buf.data(), 3 * kLayoutConfigDim)),
+        doctest::Contains("row 40 (selection index 0) out of range [0, 40)"), Error);
 }
 
-TEST_CASE("a store whose size attributes disagree with its datasets is refused naming the attribute") {
+TEST_CASE(
+    "a store whose size attributes disagree with its datasets is refused naming the attribute") {
     const auto dir = test::scratch_dir("store_bad_attr");
     const CollectionId id{Task::kLayout, Source::kXla, Search::kRandom, Split::kTrain};
     {
@@ -331,12 +348,15 @@ TEST_CASE("a store whose size attributes disagree with its datasets is refused n
     CHECK(GraphStore(dir / "a.h5").info(0).num_nodes == 4);
     for (const char* attr : {"num_nodes", "num_edges", "num_configs", "num_config_nodes"}) {
         CAPTURE(attr);
-        std::filesystem::copy_file(dir / "a.h5", dir / "b.h5", std::filesystem::copy_options::overwrite_existing);
+        std::filesystem::copy_file(dir / "a.h5", dir / "b.h5",
+                                   std::filesystem::copy_options::overwrite_existing);
         {
             H5File f = H5File::open_write(dir / "b.h5");
             f.root().open_group("graphs").open_group("g").set_attr(attr, 5000);
         }
         const GraphStore store(dir / "b.h5");
-        CHECK_THROWS_WITH_AS(store.info(0), doctest::Contains((std::string("attribute ") + attr + " = 5000 but ").c_str()), Error);
+        CHECK_THROWS_WITH_AS(
+            store.info(0),
+            doctest::Contains((std::string("attribute ") + attr + " = 5000 but ").c_str()), Error);
     }
 }

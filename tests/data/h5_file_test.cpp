@@ -1,12 +1,12 @@
 // The HDF5 RAII layer: typed round trips of 1-3-D datasets, row selections, attributes, errors
 // naming file and object, and interoperability with h5py.
+#include "data/h5_file.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
-
 #include <numeric>
 
-#include "data/h5_file.h"
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
 
@@ -30,19 +30,22 @@ TEST_CASE("every element type round-trips through 1-D, 2-D and 3-D datasets") {
     }
     const H5File f = H5File::open_read(path);
     const H5Group g = f.root().open_group("g");
-    CHECK(g.children() == std::vector<std::string>{"empty", "f32", "f64", "i32", "i64", "i8", "u8"});
+    CHECK(g.children() ==
+          std::vector<std::string>{"empty", "f32", "f64", "i32", "i64", "i8", "u8"});
     const H5Dataset d = g.open_dataset("f32");
     CHECK(d.shape() == std::vector<int64_t>{2, 3, 4});
     CHECK(d.type() == H5Type::kF32);
     CHECK(d.chunk_rows() == 1);
     CHECK(d.read<float>()[23] == 19.5f);
     CHECK(g.open_dataset("f64").read<double>() == std::vector<double>{1e300, -2.5, 0.125});
-    CHECK(g.open_dataset("i64").read<int64_t>() == std::vector<int64_t>{INT64_MIN, -1, 0, INT64_MAX});
+    CHECK(g.open_dataset("i64").read<int64_t>() ==
+          std::vector<int64_t>{INT64_MIN, -1, 0, INT64_MAX});
     CHECK(g.open_dataset("i32").read<int32_t>() == std::vector<int32_t>{-7});
     CHECK(g.open_dataset("i8").read<int8_t>() == std::vector<int8_t>{-1, 0, 1, 2, 3, 127});
     CHECK(g.open_dataset("i8").type() == H5Type::kI8);
     CHECK(g.open_dataset("u8").read<uint8_t>() == std::vector<uint8_t>{0, 1, 200, 255});
-    CHECK(g.open_dataset("u8").read<int32_t>() == std::vector<int32_t>{0, 1, 200, 255});  // converted
+    CHECK(g.open_dataset("u8").read<int32_t>() ==
+          std::vector<int32_t>{0, 1, 200, 255});  // converted
     CHECK(g.open_dataset("empty").shape() == std::vector<int64_t>{0, 2});
     CHECK(g.open_dataset("empty").read<int64_t>().empty());
 }
@@ -80,7 +83,8 @@ TEST_CASE("read_rows returns rows in the requested order, with repeats, and chec
         d.read_rows<int32_t>(perm, o);
         bool ok = true;
         for (size_t i = 0; i < perm.size(); ++i)
-            for (int c = 0; c < 3; ++c) ok = ok && o[i * 3 + static_cast<size_t>(c)] == 3 * perm[i] + c;
+            for (int c = 0; c < 3; ++c)
+                ok = ok && o[i * 3 + static_cast<size_t>(c)] == 3 * perm[i] + c;
         REQUIRE(ok);
     } while (std::next_permutation(perm.begin(), perm.end()));
     std::vector<int32_t> r0(9);
@@ -89,12 +93,14 @@ TEST_CASE("read_rows returns rows in the requested order, with repeats, and chec
     std::vector<int32_t> r1(9);
     d.read_rows<int32_t>(range_rows, r1);
     CHECK(r0 == r1);
-    CHECK_THROWS_WITH_AS(d.read_range<int32_t>(8, 3, std::span<int32_t>(r0)), doctest::Contains(":/x: rows [8, 11) out of range [0, 10)"),
-                         Error);
+    CHECK_THROWS_WITH_AS(d.read_range<int32_t>(8, 3, std::span<int32_t>(r0)),
+                         doctest::Contains(":/x: rows [8, 11) out of range [0, 10)"), Error);
     const std::vector<int64_t> bad = {1, 10};
-    CHECK_THROWS_WITH_AS(d.read_rows<int32_t>(bad, std::span<int32_t>(out.data(), 6)),
-                         doctest::Contains((path.string() + ":/x: row 10 (selection index 1) out of range [0, 10)").c_str()),
-                         Error);
+    CHECK_THROWS_WITH_AS(
+        d.read_rows<int32_t>(bad, std::span<int32_t>(out.data(), 6)),
+        doctest::Contains(
+            (path.string() + ":/x: row 10 (selection index 1) out of range [0, 10)").c_str()),
+        Error);
 }
 
 TEST_CASE("string and integer attributes on groups and datasets") {
@@ -113,18 +119,19 @@ TEST_CASE("string and integer attributes on groups and datasets") {
     CHECK(root.attr_int("version") == 3);
     CHECK_FALSE(root.attr_int("absent").has_value());
     CHECK(root.open_dataset("d").attr_string("unit") == "ns");
-    CHECK_THROWS_WITH_AS(root.attr_int("name"), doctest::Contains("attribute 'name': expected an integer"),
-                         Error);
-    const auto r = test::run_command("/usr/bin/python3 -c \"import h5py; f=h5py.File('" + path.string() +
-                                     "','r'); print(f.attrs['name'], int(f.attrs['version']), f['d'].attrs['unit'])\"");
+    CHECK_THROWS_WITH_AS(root.attr_int("name"),
+                         doctest::Contains("attribute 'name': expected an integer"), Error);
+    const auto r = test::run_command(
+        "/usr/bin/python3 -c \"import h5py; f=h5py.File('" + path.string() +
+        "','r'); print(f.attrs['name'], int(f.attrs['version']), f['d'].attrs['unit'])\"");
     CHECK(r.exit_code == 0);
     CHECK(r.output == "layout:nlp:random 3 ns\n");
 }
 
 TEST_CASE("HDF5 failures become segrank::Error naming the file and the object") {
     const auto dir = test::scratch_dir("h5_err");
-    CHECK_THROWS_WITH_AS(H5File::open_read(dir / "missing.h5"), doctest::Contains("missing.h5: no such HDF5 file"),
-                         Error);
+    CHECK_THROWS_WITH_AS(H5File::open_read(dir / "missing.h5"),
+                         doctest::Contains("missing.h5: no such HDF5 file"), Error);
     {
         std::FILE* f = std::fopen((dir / "junk.h5").c_str(), "wb");
         std::fputs("not hdf5 at all", f);
@@ -134,7 +141,8 @@ TEST_CASE("HDF5 failures become segrank::Error naming the file and the object") 
                          doctest::Contains("junk.h5: opening the HDF5 file failed"), Error);
     H5File f = H5File::create(dir / "x.h5");
     H5Group root = f.root();
-    CHECK_THROWS_WITH_AS(root.open_dataset("nope"), doctest::Contains("x.h5:/nope: no such dataset"), Error);
+    CHECK_THROWS_WITH_AS(root.open_dataset("nope"),
+                         doctest::Contains("x.h5:/nope: no such dataset"), Error);
     root.write<float>("a", {2}, std::vector<float>{1, 2});
     CHECK_THROWS_WITH_AS(root.write<float>("a", {2}, std::vector<float>{1, 2}),
                          doctest::Contains("x.h5:/a: H5Dcreate2 failed"), Error);

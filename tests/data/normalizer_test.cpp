@@ -1,10 +1,11 @@
 // Normalizer: hand-computed statistics over two graphs, streaming == one-shot, apply, round trip
 // through plain vectors, and validation errors.
+#include "data/normalizer.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "data/normalizer.h"
 #include "gnn/core/rng.h"
 
 using namespace segrank;
@@ -106,8 +107,8 @@ TEST_CASE("normalizer round-trips through plain vectors and validates them") {
                          doctest::Contains("stds[0]"), Error);
     CHECK_THROWS_AS(Normalizer::from_vectors(2, {0}, {0, 1}, {1}, "ckpt.h5"), Error);
     const Tensor wrong(3, 3);
-    CHECK_THROWS_WITH_AS(n.apply(wrong.view(), "w.npz"), doctest::Contains("w.npz: node_feat has 3"),
-                         Error);
+    CHECK_THROWS_WITH_AS(n.apply(wrong.view(), "w.npz"),
+                         doctest::Contains("w.npz: node_feat has 3"), Error);
     CHECK_THROWS_AS(Normalizer().apply(a.view(), "a"), Error);
 }
 

@@ -32,7 +32,8 @@ TileGraph tiny_tile() {
     TileGraph g;
     g.name = "tiny";
     g.node_feat = Tensor(3, kNodeFeatDim);
-    for (int64_t i = 0; i < g.node_feat.size(); ++i) g.node_feat[i] = 0.25f * static_cast<float>(i % 97) - 3;
+    for (int64_t i = 0; i < g.node_feat.size(); ++i)
+        g.node_feat[i] = 0.25f * static_cast<float>(i % 97) - 3;
     g.node_opcode = {63, 2, 120};
     g.edge_index = {1, 0, 2, 1};
     g.config_feat = Tensor(4, kTileConfigDim);
@@ -52,7 +53,8 @@ LayoutGraph tiny_layout() {
     g.edge_index = {1, 0, 2, 1, 3, 2, 4, 3};
     g.node_config_ids = {1, 4};
     g.node_config_feat.assign(3 * 2 * kLayoutConfigDim, -1);
-    for (size_t i = 0; i < g.node_config_feat.size(); i += 5) g.node_config_feat[i] = static_cast<int8_t>(i % 6);
+    for (size_t i = 0; i < g.node_config_feat.size(); i += 5)
+        g.node_config_feat[i] = static_cast<int8_t>(i % 6);
     g.config_runtime = {300, 100, 200};
     g.node_splits = {0, 3, 5};
     return g;
@@ -60,7 +62,8 @@ LayoutGraph tiny_layout() {
 
 void check_equal(const TileGraph& a, const TileGraph& b) {
     CHECK(a.num_nodes() == b.num_nodes());
-    CHECK(std::equal(a.node_feat.span().begin(), a.node_feat.span().end(), b.node_feat.span().begin()));
+    CHECK(std::equal(a.node_feat.span().begin(), a.node_feat.span().end(),
+                     b.node_feat.span().begin()));
     CHECK(a.node_opcode == b.node_opcode);
     CHECK(a.edge_index == b.edge_index);
     CHECK(std::equal(a.config_feat.span().begin(), a.config_feat.span().end(),
@@ -75,7 +78,8 @@ TEST_CASE("make_npy_header matches numpy's np.save bytes for every supported dty
     const auto dir = test::scratch_dir("npy_headers");
     py("import numpy as np; d='" + dir.string() +
        "'; np.save(d+'/a.npy', np.zeros((597, 2), '<i8')); np.save(d+'/b.npy', np.zeros(26, 'u1'));"
-       " np.save(d+'/c.npy', np.zeros((), '<f4')); np.save(d+'/d.npy', np.zeros((2, 3, 18), '<f4'));"
+       " np.save(d+'/c.npy', np.zeros((), '<f4')); np.save(d+'/d.npy', np.zeros((2, 3, 18), "
+       "'<f4'));"
        " np.save(d+'/e.npy', np.zeros(3, '?')); np.save(d+'/f.npy', np.zeros((1, 7), '<u8'));"
        " np.save(d+'/g.npy', np.zeros((4, 5), '<f8')); np.save(d+'/h.npy', np.zeros(9, 'i1'));"
        " np.save(d+'/i.npy', np.zeros((123456789, 0), '<i4'))");
@@ -84,11 +88,10 @@ TEST_CASE("make_npy_header matches numpy's np.save bytes for every supported dty
         DType t;
         std::vector<int64_t> shape;
     };
-    const E expect[] = {{"a", DType::kI8, {597, 2}},     {"b", DType::kU1, {26}},
-                        {"c", DType::kF4, {}},           {"d", DType::kF4, {2, 3, 18}},
-                        {"e", DType::kB1, {3}},          {"f", DType::kU8, {1, 7}},
-                        {"g", DType::kF8, {4, 5}},       {"h", DType::kI1, {9}},
-                        {"i", DType::kI4, {123456789, 0}}};
+    const E expect[] = {
+        {"a", DType::kI8, {597, 2}},   {"b", DType::kU1, {26}}, {"c", DType::kF4, {}},
+        {"d", DType::kF4, {2, 3, 18}}, {"e", DType::kB1, {3}},  {"f", DType::kU8, {1, 7}},
+        {"g", DType::kF8, {4, 5}},     {"h", DType::kI1, {9}},  {"i", DType::kI4, {123456789, 0}}};
     for (const auto& e : expect) {
         CAPTURE(e.file);
         const auto bytes = slurp(dir / (std::string(e.file) + ".npy"));
@@ -112,17 +115,21 @@ TEST_CASE("npy header parser accepts v2/v3, '=' prefixes and any key order, reje
         s += text;
         return std::vector<uint8_t>(s.begin(), s.end());
     };
-    const NpyHeader h = parse_npy_header(
-        v2("{'shape':(3,4),'fortran_order':True,'descr':'=i4'}\n", 2), "x");
+    const NpyHeader h =
+        parse_npy_header(v2("{'shape':(3,4),'fortran_order':True,'descr':'=i4'}\n", 2), "x");
     CHECK(h.dtype == DType::kI4);
     CHECK(h.fortran_order);
     CHECK(h.shape == std::vector<int64_t>{3, 4});
-    CHECK(parse_npy_header(v2("{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }\n", 3), "x")
-              .dtype == DType::kB1);
-    CHECK_THROWS_WITH_AS(parse_npy_header(v2("{'descr': '<f4', 'shape': (5,)}\n", 2), "f.npz: key 'k'"),
-                         doctest::Contains("f.npz: key 'k': npy header lacks"), Error);
+    CHECK(
+        parse_npy_header(v2("{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }\n", 3), "x")
+            .dtype == DType::kB1);
+    CHECK_THROWS_WITH_AS(
+        parse_npy_header(v2("{'descr': '<f4', 'shape': (5,)}\n", 2), "f.npz: key 'k'"),
+        doctest::Contains("f.npz: key 'k': npy header lacks"), Error);
     CHECK_THROWS_WITH_AS(parse_npy_header(v2("{'descr': [('a', '<f4')], 'fortran_order': False, "
-                                             "'shape': (5,)}\n", 2), "f.npz: key 'k'"),
+                                             "'shape': (5,)}\n",
+                                             2),
+                                          "f.npz: key 'k'"),
                          doctest::Contains("structured npy dtype"), Error);
     CHECK_THROWS_WITH_AS(parse_npy_header(v2("{}", 4), "f.npz: key 'k'"),
                          doctest::Contains("unsupported npy version 4.0"), Error);
@@ -139,16 +146,19 @@ TEST_CASE("tile graph npz round trip (stored and deflate) is exact and loads in 
         check_equal(g, back);
         CHECK(back.name == path.stem().string());
         // numpy sees the published dtypes and the same values.
-        const std::string out = py(
-            "import numpy as np, zipfile; p='" + path.string() + "'; d=np.load(p); "
-            "print(sorted((k, str(d[k].dtype), d[k].shape) for k in d)); "
-            "print(d['edge_index'].tolist(), d['node_opcode'].tolist(), d['config_runtime'].tolist()); "
-            "print(float(d['node_feat'].astype('f8').sum()), float(d['config_feat'][3].sum())); "
-            "print(sorted(set(i.compress_type for i in zipfile.ZipFile(p).infolist())))");
+        const std::string out =
+            py("import numpy as np, zipfile; p='" + path.string() +
+               "'; d=np.load(p); "
+               "print(sorted((k, str(d[k].dtype), d[k].shape) for k in d)); "
+               "print(d['edge_index'].tolist(), d['node_opcode'].tolist(), "
+               "d['config_runtime'].tolist()); "
+               "print(float(d['node_feat'].astype('f8').sum()), float(d['config_feat'][3].sum())); "
+               "print(sorted(set(i.compress_type for i in zipfile.ZipFile(p).infolist())))");
         CHECK(out.find("('config_feat', 'float32', (4, 24))") != std::string::npos);
         CHECK(out.find("('node_opcode', 'uint8', (3,))") != std::string::npos);
         CHECK(out.find("('config_runtime_normalizers', 'int64', (4,))") != std::string::npos);
-        CHECK(out.find("[[1, 0], [2, 1]] [63, 2, 120] [1000, 2000, 1500, 1000]") != std::string::npos);
+        CHECK(out.find("[[1, 0], [2, 1]] [63, 2, 120] [1000, 2000, 1500, 1000]") !=
+              std::string::npos);
         double sum = 0, row3 = 0;
         for (float v : g.node_feat.span()) sum += v;
         for (int k = 0; k < kTileConfigDim; ++k) row3 += g.config_feat.at(3, k);
@@ -169,15 +179,18 @@ TEST_CASE("layout graph npz round trip: int8 configs stored as f4 (c, nc, 18), s
     CHECK(back.node_config_ids == g.node_config_ids);
     CHECK(back.node_splits == g.node_splits);
     CHECK(back.config_runtime == g.config_runtime);
-    const std::string out = py("import numpy as np; d=np.load('" + path.string() +
-                               "'); f=d['node_config_feat']; print(f.dtype, f.shape, d['node_splits'].shape,"
-                               " int(f.sum()), d['node_config_ids'].dtype)");
+    const std::string out =
+        py("import numpy as np; d=np.load('" + path.string() +
+           "'); f=d['node_config_feat']; print(f.dtype, f.shape, d['node_splits'].shape,"
+           " int(f.sum()), d['node_config_ids'].dtype)");
     int sum = 0;
     for (int8_t v : g.node_config_feat) sum += v;
     CHECK(out == "float32 (3, 2, 18) (1, 3) " + std::to_string(sum) + " int64\n");
 }
 
-TEST_CASE("numpy-written npz (savez and savez_compressed) with every dtype reads through typed accessors") {
+TEST_CASE(
+    "numpy-written npz (savez and savez_compressed) with every dtype reads through typed "
+    "accessors") {
     const auto dir = test::scratch_dir("numpy_npz");
     for (const char* fn : {"savez", "savez_compressed"}) {
         CAPTURE(fn);
@@ -186,7 +199,8 @@ TEST_CASE("numpy-written npz (savez and savez_compressed) with every dtype reads
            path.string() +
            "', f8=a.astype('<f8')/4, i4=a.astype('<i4')-5, i1=a.astype('i1')-6, u8=a.astype('<u8'),"
            " b1=(a%2==0), u1=a.astype('u1'), ff=np.asfortranarray(a.astype('<f4')),"
-           " fi=np.asfortranarray(np.arange(24).reshape(2,3,4).astype('<i8')), big=np.arange(300000, dtype='<f4'))");
+           " fi=np.asfortranarray(np.arange(24).reshape(2,3,4).astype('<i8')), "
+           "big=np.arange(300000, dtype='<f4'))");
         NpzReader z(path);
         std::vector<int64_t> shape;
         const auto f8 = z.read_f32("f8", &shape);
@@ -195,7 +209,8 @@ TEST_CASE("numpy-written npz (savez and savez_compressed) with every dtype reads
         CHECK(z.read_i64("i4", nullptr)[0] == -5);
         CHECK(z.read_i64("i1", nullptr)[11] == 5);
         CHECK(z.read_i64("u8", nullptr)[7] == 7);
-        CHECK(z.read_i64("b1", nullptr) == std::vector<int64_t>{1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0});
+        CHECK(z.read_i64("b1", nullptr) ==
+              std::vector<int64_t>{1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0});
         std::vector<int8_t> i8(12);
         z.read_i8("u1", i8);
         CHECK(i8[11] == 11);
@@ -207,7 +222,8 @@ TEST_CASE("numpy-written npz (savez and savez_compressed) with every dtype reads
         const auto big = z.read_f32("big", nullptr);  // crosses the 1 MiB streaming chunk
         CHECK(big[299999] == 299999.0f);
         CHECK_THROWS_WITH_AS(z.read_i64("f8", nullptr),
-                             doctest::Contains("key 'f8': dtype <f8 where an integer dtype"), Error);
+                             doctest::Contains("key 'f8': dtype <f8 where an integer dtype"),
+                             Error);
         CHECK_THROWS_WITH_AS(z.read_f32("i4", nullptr),
                              doctest::Contains("key 'i4': dtype <i4 where a float dtype"), Error);
     }
@@ -219,9 +235,10 @@ TEST_CASE("writer refuses duplicate keys and size mismatches and leaves no file 
         NpzWriter w(dir / "x.npz", NpzCompression::kStored);
         const std::vector<float> v(6, 1.0f);
         w.add_f32("a", {2, 3}, v);
-        CHECK_THROWS_WITH_AS(w.add_f32("a", {2, 3}, v), doctest::Contains("key 'a': duplicate key"), Error);
-        CHECK_THROWS_WITH_AS(w.add_f32("b", {4, 3}, v), doctest::Contains("key 'b': payload has 24 bytes"),
+        CHECK_THROWS_WITH_AS(w.add_f32("a", {2, 3}, v), doctest::Contains("key 'a': duplicate key"),
                              Error);
+        CHECK_THROWS_WITH_AS(w.add_f32("b", {4, 3}, v),
+                             doctest::Contains("key 'b': payload has 24 bytes"), Error);
     }  // destroyed without finish()
     CHECK(std::filesystem::is_empty(dir));
 }

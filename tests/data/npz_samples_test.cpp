@@ -1,4 +1,5 @@
-// The public TpuGraphs npz samples (DATA_FORMATS.md 6) read through NpzReader and load_tile_npz.
+// The public TpuGraphs npz samples (docs/files.md#real-data) read through NpzReader and
+// load_tile_npz.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -54,7 +55,8 @@ TEST_CASE("npz sample headers report the observed dtypes") {
 
 // Reference values for the derived fortran-order file, printed once with
 //   /usr/bin/python3 -c "import numpy as np; d=np.load(F); a=d['node_feat']; print(a.shape,
-//   a.flags['F_CONTIGUOUS'], a[0,:6].tolist(), a[1,:6].tolist(), a[371,-3:].tolist(), a.sum(0)[:4])"
+//   a.flags['F_CONTIGUOUS'], a[0,:6].tolist(), a[1,:6].tolist(), a[371,-3:].tolist(),
+//   a.sum(0)[:4])"
 TEST_CASE("derived layout file: fortran-order node_feat (372, 70) is transposed on read") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     NpzReader z(data / "npz_samples/layout_derived/layout_xla_alexnet_cleaned_derived.npz");
@@ -70,7 +72,8 @@ TEST_CASE("derived layout file: fortran-order node_feat (372, 70) is transposed 
         "/usr/bin/python3 -c \"import numpy as np; d=np.load('" +
         (data / "npz_samples/layout_derived/layout_xla_alexnet_cleaned_derived.npz").string() +
         "'); a=d['node_feat']; assert a.flags['F_CONTIGUOUS']; "
-        "np.ascontiguousarray(a, dtype='<f4').tofile('" + dump.string() + "')\"");
+        "np.ascontiguousarray(a, dtype='<f4').tofile('" +
+        dump.string() + "')\"");
     REQUIRE_MESSAGE(r.exit_code == 0, r.output);
     std::vector<float> ref(nf.size());
     FILE* f = std::fopen(dump.c_str(), "rb");

@@ -1,9 +1,10 @@
 // HDF5 stores that lie or cannot be written: float data where integers belong, shapes that claim
-// more than the file stores, and a write that fails (a file-size limit standing in for a full disk).
+// more than the file stores, and a write that fails (a file-size limit standing in for a full
+// disk).
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <csignal>
-#include <sys/resource.h>
 
 #include "data/graph_stats.h"
 #include "data/graph_store.h"
@@ -23,14 +24,16 @@ LayoutGraph chain_layout(const std::string& name, int64_t n, int64_t c) {
     g.name = name;
     g.source = name + ".npz";
     g.node_feat = Tensor(n, kNodeFeatDim);
-    for (int64_t i = 0; i < g.node_feat.size(); ++i) g.node_feat[i] = static_cast<float>(i % 97) / 7.0f;
+    for (int64_t i = 0; i < g.node_feat.size(); ++i)
+        g.node_feat[i] = static_cast<float>(i % 97) / 7.0f;
     for (int64_t v = 0; v < n; ++v) g.node_opcode.push_back(v % 2 ? 26 : 1);
     for (int64_t u = 1; u < n; ++u) {
         g.edge_index.push_back(u);
         g.edge_index.push_back(u - 1);
     }
     g.node_config_ids = {1, n - 1};
-    for (int64_t j = 0; j < c * 2 * kLayoutConfigDim; ++j) g.node_config_feat.push_back(static_cast<int8_t>(j % 7 - 1));
+    for (int64_t j = 0; j < c * 2 * kLayoutConfigDim; ++j)
+        g.node_config_feat.push_back(static_cast<int8_t>(j % 7 - 1));
     for (int64_t j = 0; j < c; ++j) g.config_runtime.push_back(100 + j);
     g.node_splits = {0, n};
     return g;
@@ -45,8 +48,9 @@ std::filesystem::path write_store(const std::filesystem::path& path) {
 
 // Runs Python with h5py on `path` (opened read-write as `g` = /graphs/g, numpy as np).
 void edit_with_h5py(const std::filesystem::path& path, const std::string& code) {
-    const auto r = test::run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" + path.string() +
-                                     "','r+'); g=f['graphs/g']; " + code + "; f.close()\"");
+    const auto r =
+        test::run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
+                          path.string() + "','r+'); g=f['graphs/g']; " + code + "; f.close()\"");
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
 }
@@ -85,31 +89,44 @@ private:
 
 }  // namespace
 
-TEST_CASE("float data in an integer dataset of a store is refused naming store, group and dataset") {
+TEST_CASE(
+    "float data in an integer dataset of a store is refused naming store, group and dataset") {
     const auto dir = test::scratch_dir("store_float");
     const auto path = write_store(dir / "a.h5");
     CHECK(load_error(path) == "<no error>");
     // 20.5 would read as edge 20, NaN as INT64_MIN (HDF5 converts silently).
-    edit_with_h5py(path, "del g['edge_index']; g['edge_index'] = np.array([[1, 0], [2, 1], [3, 2], [4, 3], [5, 20.5]])");
-    CHECK(load_error(path) == path.string() + ":/graphs/g/edge_index: float64 dataset where an integer dtype is "
-                                              "expected (int64); values would be truncated");
+    edit_with_h5py(path,
+                   "del g['edge_index']; g['edge_index'] = np.array([[1, 0], [2, 1], [3, 2], [4, "
+                   "3], [5, 20.5]])");
+    CHECK(load_error(path) ==
+          path.string() +
+              ":/graphs/g/edge_index: float64 dataset where an integer dtype is "
+              "expected (int64); values would be truncated");
     const auto path2 = write_store(dir / "b.h5");
-    edit_with_h5py(path2, "del g['config_runtime']; g['config_runtime'] = np.array([1, np.nan, 3], dtype='f4')");
-    CHECK(load_error(path2).find(path2.string() + ":/graphs/g/config_runtime: float32 dataset where an integer") == 0);
+    edit_with_h5py(
+        path2,
+        "del g['config_runtime']; g['config_runtime'] = np.array([1, np.nan, 3], dtype='f4')");
+    CHECK(load_error(path2).find(
+              path2.string() + ":/graphs/g/config_runtime: float32 dataset where an integer") == 0);
     // Partial reads refuse it too.
     CHECK_THROWS_WITH_AS(GraphStore(path2).load_configs(0, ConfigRows::only({0})),
-                         doctest::Contains("config_runtime: float32 dataset where an integer"), Error);
+                         doctest::Contains("config_runtime: float32 dataset where an integer"),
+                         Error);
 }
 
 TEST_CASE("a store dataset whose shape claims more than the file stores fails before allocating") {
     const auto dir = test::scratch_dir("store_sparse");
     const auto chunked = write_store(dir / "chunked.h5");
     // 10^8 edges = 1.6 GB declared; no chunk is written, so the file stays a few KB.
-    edit_with_h5py(chunked, "del g['edge_index']; g.create_dataset('edge_index', shape=(10**8, 2), dtype='<i8', "
-                            "chunks=(65536, 2)); g.attrs['num_edges'] = 10**8");
+    edit_with_h5py(
+        chunked,
+        "del g['edge_index']; g.create_dataset('edge_index', shape=(10**8, 2), dtype='<i8', "
+        "chunks=(65536, 2)); g.attrs['num_edges'] = 10**8");
     const auto contiguous = write_store(dir / "contiguous.h5");
-    edit_with_h5py(contiguous, "del g['edge_index']; g.create_dataset('edge_index', shape=(10**8, 2), dtype='<i8'); "
-                               "g.attrs['num_edges'] = 10**8");
+    edit_with_h5py(
+        contiguous,
+        "del g['edge_index']; g.create_dataset('edge_index', shape=(10**8, 2), dtype='<i8'); "
+        "g.attrs['num_edges'] = 10**8");
     CHECK(std::filesystem::file_size(chunked) < 100000);
     CHECK(std::filesystem::file_size(contiguous) < 100000);
     const auto idle = test::run_in_child([] {});
@@ -119,28 +136,34 @@ TEST_CASE("a store dataset whose shape claims more than the file stores fails be
     const auto c = test::run_in_child(stats(chunked));
     CAPTURE(c.error);
     CHECK(c.exit_code == 1);
-    CHECK(c.error == chunked.string() +
-                         ":/graphs/g/edge_index: stores 0 of its 1526 chunks (the others were never written and "
-                         "would read as fill values)");
+    CHECK(
+        c.error ==
+        chunked.string() +
+            ":/graphs/g/edge_index: stores 0 of its 1526 chunks (the others were never written and "
+            "would read as fill values)");
     CHECK(c.peak_rss_kb < idle.peak_rss_kb + 64 * 1024);  // 1.6 GB before
     const auto k = test::run_in_child(stats(contiguous));
     CAPTURE(k.error);
     CHECK(k.exit_code == 1);
     CHECK(k.error == contiguous.string() +
-                         ":/graphs/g/edge_index: shape needs 1600000000 bytes but the file stores 0 (unwritten or "
+                         ":/graphs/g/edge_index: shape needs 1600000000 bytes but the file stores "
+                         "0 (unwritten or "
                          "truncated dataset)");
     CHECK(k.peak_rss_kb < idle.peak_rss_kb + 64 * 1024);
 }
 
 // Before the fix the error was reported, then the process died at exit (SIGSEGV in HDF5's exit-time
 // cleanup, which closed the file whose close had failed a second time): ctest sees the crash.
-TEST_CASE("a store write that fails (file-size limit) is one clear error, leaves no file and no crash at exit") {
+TEST_CASE(
+    "a store write that fails (file-size limit) is one clear error, leaves no file and no crash at "
+    "exit") {
     const auto dir = test::scratch_dir("store_write_fail");
     const auto path = dir / "big.h5";
     {
         const FileSizeLimit limit(64 * 1024);  // node_feat alone is 400 x 140 x 4 = 224 KB
         GraphStoreWriter w(path, kLayoutTrain, dir);
-        CHECK_THROWS_WITH_AS(w.add(chain_layout("g", 400, 3)), doctest::Contains("File too large"), Error);
+        CHECK_THROWS_WITH_AS(w.add(chain_layout("g", 400, 3)), doctest::Contains("File too large"),
+                             Error);
     }
     CHECK(std::filesystem::is_empty(dir));  // the temporary store is gone
     CHECK(H5Handle::open_count() == 0);     // and every HDF5 id with it

@@ -1,5 +1,7 @@
 // Leaderboard: truth loading, submission validation (every error with file:line), scores equal to
 // hand-computed values, missing-graph policies, agreement with evaluate_graph, table formats.
+#include "eval/leaderboard.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,11 +9,10 @@
 
 #include "data/graph_store.h"
 #include "gnn/core/rng.h"
-#include "tests/support/test_paths.h"
 #include "tests/eval/leaderboard_fixture.h"
+#include "tests/support/test_paths.h"
 #include "util/json.h"
 #include "util/json_value.h"
-#include "eval/leaderboard.h"
 
 using namespace segrank;
 using segrank::test::scratch_dir;
@@ -73,7 +74,8 @@ TEST_CASE("load_truth reads targets as runtime / normalizer for tile and runtime
 TEST_CASE("scores of two submissions equal the hand-computed values and rank B first") {
     const Truth& t = fixture_truth();
     std::vector<LeaderboardEntry> entries;
-    for (const auto& [name, text] : {std::pair{"a.csv", test::lb_submission_a()}, std::pair{"b.csv", test::lb_submission_b()}}) {
+    for (const auto& [name, text] : {std::pair{"a.csv", test::lb_submission_a()},
+                                     std::pair{"b.csv", test::lb_submission_b()}}) {
         const CheckedSubmission s = check_submission_text(text, name, t, MissingPolicy::kWorst);
         INFO(all_issues(s));
         CHECK(s.valid());
@@ -84,10 +86,13 @@ TEST_CASE("scores of two submissions equal the hand-computed values and rank B f
     const LeaderboardEntry& b = entries[1];
     CHECK(coll(a, "tile:xla").score == doctest::Approx(test::lb_tile_a()).epsilon(1e-12));
     CHECK(coll(a, "tile:xla").slowdown_5 == doctest::Approx(1.0).epsilon(1e-12));
-    CHECK(coll(a, "layout:xla:random").score == doctest::Approx(test::lb_layout_a()).epsilon(1e-12));
-    CHECK(a.overall == doctest::Approx((test::lb_tile_a() + test::lb_layout_a()) / 2).epsilon(1e-12));
+    CHECK(coll(a, "layout:xla:random").score ==
+          doctest::Approx(test::lb_layout_a()).epsilon(1e-12));
+    CHECK(a.overall ==
+          doctest::Approx((test::lb_tile_a() + test::lb_layout_a()) / 2).epsilon(1e-12));
     CHECK(coll(b, "tile:xla").score == doctest::Approx(test::lb_tile_b()).epsilon(1e-12));
-    CHECK(coll(b, "layout:xla:random").score == doctest::Approx(test::lb_layout_b()).epsilon(1e-12));
+    CHECK(coll(b, "layout:xla:random").score ==
+          doctest::Approx(test::lb_layout_b()).epsilon(1e-12));
     CHECK(a.graphs_scored == 4);
     CHECK(a.graphs_missing == 0);
     // Tile rows carry 5 configs: tau, OPA and slowdown@10 are not defined for them.
@@ -103,8 +108,10 @@ TEST_CASE("scores of two submissions equal the hand-computed values and rank B f
 TEST_CASE("tile slowdown uses runtime / normalizer, ties in layout runtimes follow tau-b") {
     const Truth& t = fixture_truth();
     // By raw runtime, config 3 (40) would not be the second best; by target (2) it is.
-    auto s = check("ID,TopConfigs\ntile:xla:k1,3;0;1;2;5\ntile:xla:k2,1;0;2\n"
-                   "layout:xla:random:g1,3;1;2;0\nlayout:xla:random:big," + test::lb_sequence(1001, true) + "\n");
+    auto s = check(
+        "ID,TopConfigs\ntile:xla:k1,3;0;1;2;5\ntile:xla:k2,1;0;2\n"
+        "layout:xla:random:g1,3;1;2;0\nlayout:xla:random:big," +
+        test::lb_sequence(1001, true) + "\n");
     REQUIRE(s.valid());
     const LeaderboardEntry e = score_submission(s, t, MissingPolicy::kWorst);
     // k1: min target among listed = 2, best 1 -> slowdown 1; k2: 0 -> tile = 1 - 0.5.
@@ -112,7 +119,8 @@ TEST_CASE("tile slowdown uses runtime / normalizer, ties in layout runtimes foll
     // slowdown@1: k1 lists config 3 first (target 2: (2 - 1) / 1 = 1), k2 its best -> mean 0.5.
     CHECK(coll(e, "tile:xla").slowdown_1 == doctest::Approx(0.5).epsilon(1e-12));
     // g1 "3;1;2;0" orders the tied pair (1, 3) either way: still 5 concordant, 1 tie -> 5/sqrt(30).
-    CHECK(coll(e, "layout:xla:random").score == doctest::Approx((5.0 / std::sqrt(30.0) + 1.0) / 2).epsilon(1e-12));
+    CHECK(coll(e, "layout:xla:random").score ==
+          doctest::Approx((5.0 / std::sqrt(30.0) + 1.0) / 2).epsilon(1e-12));
 }
 
 TEST_CASE("a tile graph with fewer than 5 configs needs all of them and scores slowdown 0") {
@@ -128,7 +136,9 @@ TEST_CASE("a tile graph with fewer than 5 configs needs all of them and scores s
     CHECK(e.graphs_missing == 3);
 }
 
-TEST_CASE("missing graphs: worst scores them as the worst submission, skip leaves them out, error invalidates") {
+TEST_CASE(
+    "missing graphs: worst scores them as the worst submission, skip leaves them out, error "
+    "invalidates") {
     const Truth& t = fixture_truth();
     const auto worst = check(test::lb_submission_c(), MissingPolicy::kWorst);
     INFO(all_issues(worst));
@@ -139,14 +149,16 @@ TEST_CASE("missing graphs: worst scores them as the worst submission, skip leave
     CHECK(find_issue(worst, "layout:nlp:default ignored").severity == Severity::kWarning);
     const LeaderboardEntry ew = score_submission(worst, t, MissingPolicy::kWorst);
     CHECK(coll(ew, "tile:xla").score == doctest::Approx(0.0).epsilon(1e-12));
-    CHECK(coll(ew, "layout:xla:random").score == doctest::Approx((5.0 / std::sqrt(30.0) - 1.0) / 2).epsilon(1e-12));
+    CHECK(coll(ew, "layout:xla:random").score ==
+          doctest::Approx((5.0 / std::sqrt(30.0) - 1.0) / 2).epsilon(1e-12));
     CHECK(ew.graphs_scored == 2);
     CHECK(ew.graphs_missing == 2);
 
     const auto skip = check(test::lb_submission_c(), MissingPolicy::kSkip);
     const LeaderboardEntry es = score_submission(skip, t, MissingPolicy::kSkip);
     CHECK(coll(es, "tile:xla").score == 1.0);
-    CHECK(coll(es, "layout:xla:random").score == doctest::Approx(5.0 / std::sqrt(30.0)).epsilon(1e-12));
+    CHECK(coll(es, "layout:xla:random").score ==
+          doctest::Approx(5.0 / std::sqrt(30.0)).epsilon(1e-12));
     CHECK(coll(es, "layout:xla:random").num_graphs == 1);
 
     const auto err = check(test::lb_submission_c(), MissingPolicy::kError);
@@ -166,21 +178,30 @@ TEST_CASE("every validation error names file:line") {
     const Case cases[] = {
         {"Id,TopConfigs\n", "header is 'Id,TopConfigs', expected 'ID,TopConfigs'", "sub.csv:1"},
         {"", "empty file", "sub.csv:1"},
-        {"ID,TopConfigs\ntile:xla:k1,0;1;2;3;4\ntile:xla:k1,0;1;2;3;4\n", "duplicate ID 'tile:xla:k1' (first at sub.csv:2)", "sub.csv:3"},
-        {"ID,TopConfigs\ntile:xla:k2,0;1;2\ntile:xla:nosuch,0;1;2;3;4\n", "unknown graph 'tile:xla:nosuch'", "sub.csv:3"},
+        {"ID,TopConfigs\ntile:xla:k1,0;1;2;3;4\ntile:xla:k1,0;1;2;3;4\n",
+         "duplicate ID 'tile:xla:k1' (first at sub.csv:2)", "sub.csv:3"},
+        {"ID,TopConfigs\ntile:xla:k2,0;1;2\ntile:xla:nosuch,0;1;2;3;4\n",
+         "unknown graph 'tile:xla:nosuch'", "sub.csv:3"},
         {"ID,TopConfigs\nbogus:k1,0\n", "malformed ID 'bogus:k1'", "sub.csv:2"},
         {"ID,TopConfigs\ntile:xla:,0\n", "malformed ID 'tile:xla:'", "sub.csv:2"},
         {"ID,TopConfigs\ntile:xla:k1\n", "expected 2 fields 'ID,TopConfigs', found 1", "sub.csv:2"},
         {"ID,TopConfigs\ntile:xla:k1,0;1,2\n", "found 3", "sub.csv:2"},
-        {"ID,TopConfigs\ntile:xla:k1,0;x;2;3;4\n", "not a non-negative integer: 'x' (entry 2)", "sub.csv:2"},
-        {"ID,TopConfigs\ntile:xla:k1,0;-1;2;3;4\n", "not a non-negative integer: '-1' (entry 2)", "sub.csv:2"},
+        {"ID,TopConfigs\ntile:xla:k1,0;x;2;3;4\n", "not a non-negative integer: 'x' (entry 2)",
+         "sub.csv:2"},
+        {"ID,TopConfigs\ntile:xla:k1,0;-1;2;3;4\n", "not a non-negative integer: '-1' (entry 2)",
+         "sub.csv:2"},
         {"ID,TopConfigs\ntile:xla:k1,\n", "TopConfigs is empty", "sub.csv:2"},
         {"ID,TopConfigs\ntile:xla:k1,0;1;2;3;7\n", "out of range [0, 7): 7 (entry 5)", "sub.csv:2"},
         {"ID,TopConfigs\ntile:xla:k1,0;1;2;1;4\n", "repeated: 1 (entries 2 and 4)", "sub.csv:2"},
-        {"ID,TopConfigs\ntile:xla:k1,0;1;2\n", "tile row lists 3 valid config(s), expected min(5, c) = 5", "sub.csv:2"},
-        {"ID,TopConfigs\nlayout:xla:random:g1,1;3;2\n", "not a permutation of 0..3: lists 3 distinct valid config(s) of 4; absent: 0", "sub.csv:2"},
-        {"ID,TopConfigs\nlayout:xla:random:g1,1;3;2;3\n", "repeated: 3 (entries 2 and 4)", "sub.csv:2"},
-        {"ID,TopConfigs\ntile:xla:k2,0;1;2\n\nlayout:xla:random:g1,0;1;2;4\n", "out of range [0, 4): 4", "sub.csv:4"},
+        {"ID,TopConfigs\ntile:xla:k1,0;1;2\n",
+         "tile row lists 3 valid config(s), expected min(5, c) = 5", "sub.csv:2"},
+        {"ID,TopConfigs\nlayout:xla:random:g1,1;3;2\n",
+         "not a permutation of 0..3: lists 3 distinct valid config(s) of 4; absent: 0",
+         "sub.csv:2"},
+        {"ID,TopConfigs\nlayout:xla:random:g1,1;3;2;3\n", "repeated: 3 (entries 2 and 4)",
+         "sub.csv:2"},
+        {"ID,TopConfigs\ntile:xla:k2,0;1;2\n\nlayout:xla:random:g1,0;1;2;4\n",
+         "out of range [0, 4): 4", "sub.csv:4"},
     };
     for (const Case& c : cases) {
         const auto s = check(c.text, MissingPolicy::kSkip);
@@ -194,15 +215,18 @@ TEST_CASE("every validation error names file:line") {
 }
 
 TEST_CASE("all problems of a file are reported, not only the first, warnings keep it valid") {
-    const auto s = check("ID,TopConfigs\r\ntile:xla:k1,0;1;2;3;4;5\r\ntile:xla:k2,0;1;9\r\n"
-                         "layout:xla:random:g1,0;0;1;2\r\nnope\r\n", MissingPolicy::kSkip);
+    const auto s = check(
+        "ID,TopConfigs\r\ntile:xla:k1,0;1;2;3;4;5\r\ntile:xla:k2,0;1;9\r\n"
+        "layout:xla:random:g1,0;0;1;2\r\nnope\r\n",
+        MissingPolicy::kSkip);
     INFO(all_issues(s));
     CHECK(find_issue(s, "only the first 5 count").where == "sub.csv:2");
     CHECK(find_issue(s, "only the first 5 count").severity == Severity::kWarning);
     CHECK(find_issue(s, "out of range [0, 3): 9").where == "sub.csv:3");
     CHECK(find_issue(s, "repeated: 0").where == "sub.csv:4");
     CHECK(find_issue(s, "expected 2 fields").where == "sub.csv:5");
-    const auto w = check("\xEF\xBB\xBFID,TopConfigs\ntile:xla:k1,0;1;2;3;4;5\ntile:xla:k2,0;1;2\n", MissingPolicy::kSkip);
+    const auto w = check("\xEF\xBB\xBFID,TopConfigs\ntile:xla:k1,0;1;2;3;4;5\ntile:xla:k2,0;1;2\n",
+                         MissingPolicy::kSkip);
     CHECK(w.valid());
     REQUIRE(w.rows.size() == 2);
     CHECK(w.rows[0].top_configs.size() == 5);  // truncated to the 5 that count
@@ -210,7 +234,8 @@ TEST_CASE("all problems of a file are reported, not only the first, warnings kee
 }
 
 TEST_CASE("an unreadable submission file is one error naming the file") {
-    const auto s = check_submission(scratch_dir("lb_none") / "absent.csv", fixture_truth(), MissingPolicy::kWorst);
+    const auto s = check_submission(scratch_dir("lb_none") / "absent.csv", fixture_truth(),
+                                    MissingPolicy::kWorst);
     CHECK_FALSE(s.valid());
     REQUIRE(s.issues.size() == 1);
     CHECK(s.issues[0].message == "cannot open for reading");
@@ -229,7 +254,8 @@ void check_leaderboard_equals_evaluate(bool tied) {
     for (const TruthGraph& g : t.graphs()) {
         std::vector<float> s(g.targets.size());
         // Continuous scores (no ties) or 3 distinct values (many ties: the tie policy decides).
-        for (auto& v : s) v = tied ? static_cast<float>(rng.uniform_int(3)) : static_cast<float>(rng.normal());
+        for (auto& v : s)
+            v = tied ? static_cast<float>(rng.uniform_int(3)) : static_cast<float>(rng.normal());
         std::vector<double> sd(s.begin(), s.end());
         const Task task = t.collections()[g.collection].task;
         rows.push_back({g.id, top_configs(sd, task), ""});
@@ -253,7 +279,8 @@ void check_leaderboard_equals_evaluate(bool tied) {
         for (const TruthGraph& g : t.graphs()) {
             if (g.collection == ci) gm.push_back(evaluate_graph(g.id, model[g.id], g.targets));
         }
-        expected.push_back(aggregate_collection(t.collections()[ci].name(), t.collections()[ci].task, gm));
+        expected.push_back(
+            aggregate_collection(t.collections()[ci].name(), t.collections()[ci].task, gm));
     }
     REQUIRE(e.collections.size() == expected.size());
     for (size_t i = 0; i < expected.size(); ++i) {
@@ -272,24 +299,29 @@ void check_leaderboard_equals_evaluate(bool tied) {
 
 }  // namespace
 
-TEST_CASE("leaderboard scores equal evaluate_graph on the model scores that produced the submission") {
+TEST_CASE(
+    "leaderboard scores equal evaluate_graph on the model scores that produced the submission") {
     check_leaderboard_equals_evaluate(false);
 }
 
-TEST_CASE("leaderboard equals evaluate_graph also when the model's scores tie (ties broken by config index)") {
+TEST_CASE(
+    "leaderboard equals evaluate_graph also when the model's scores tie (ties broken by config "
+    "index)") {
     check_leaderboard_equals_evaluate(true);
 }
 
 TEST_CASE("a missing graph with tied runtimes scores as the worst permutation, not -1") {
-    // Only big and the tile graphs listed; g1 (runtimes 40 10 30 10, configs 1 and 3 tie) is missing.
-    // Slowest first: 0, 2, then 1 and 3 in index order -> 5 discordant pairs, 1 tied in runtime:
-    // tau-b = -5 / sqrt(6 * 5); no permutation can reach -1.
-    const auto s = check("ID,TopConfigs\ntile:xla:k1,4;3;2;1;0\ntile:xla:k2,1;2;0\nlayout:xla:random:big," +
-                         test::lb_sequence(1001, true) + "\n");
+    // Only big and the tile graphs listed; g1 (runtimes 40 10 30 10, configs 1 and 3 tie) is
+    // missing. Slowest first: 0, 2, then 1 and 3 in index order -> 5 discordant pairs, 1 tied in
+    // runtime: tau-b = -5 / sqrt(6 * 5); no permutation can reach -1.
+    const auto s =
+        check("ID,TopConfigs\ntile:xla:k1,4;3;2;1;0\ntile:xla:k2,1;2;0\nlayout:xla:random:big," +
+              test::lb_sequence(1001, true) + "\n");
     REQUIRE(s.valid());
     const LeaderboardEntry e = score_submission(s, fixture_truth(), MissingPolicy::kWorst);
     CHECK(e.graphs_missing == 1);
-    CHECK(coll(e, "layout:xla:random").score == doctest::Approx((1.0 - 5.0 / std::sqrt(30.0)) / 2).epsilon(1e-12));
+    CHECK(coll(e, "layout:xla:random").score ==
+          doctest::Approx((1.0 - 5.0 / std::sqrt(30.0)) / 2).epsilon(1e-12));
 }
 
 TEST_CASE("worst_scores lists the slowest config first and gives equal targets equal scores") {
@@ -301,16 +333,21 @@ TEST_CASE("worst_scores lists the slowest config first and gives equal targets e
           std::vector<float>{2, 1, 3, 0, 5, 4, 5});
 }
 
-TEST_CASE("a test split without runtimes is refused with a clear error, a wrong split lists what exists") {
+TEST_CASE(
+    "a test split without runtimes is refused with a clear error, a wrong split lists what "
+    "exists") {
     const auto root = scratch_dir("lb_test_split");
     const auto dir = root / "npz/tile/xla/test";
     std::filesystem::create_directories(dir);
     save_tile_npz(test::lb_tile("t0", {0, 0, 0}, {1, 1, 1}), dir / "t0.npz");
-    CHECK_THROWS_WITH_AS(load_truth({root}, Split::kTest),
-                         doctest::Contains("config_runtime is all 0 in tile:xla:test: this split carries no runtimes"),
-                         Error);
-    CHECK_THROWS_WITH_AS(load_truth({root}, Split::kValid),
-                         doctest::Contains("no collection of split 'valid' found (found tile:xla:test)"), Error);
+    CHECK_THROWS_WITH_AS(
+        load_truth({root}, Split::kTest),
+        doctest::Contains(
+            "config_runtime is all 0 in tile:xla:test: this split carries no runtimes"),
+        Error);
+    CHECK_THROWS_WITH_AS(
+        load_truth({root}, Split::kValid),
+        doctest::Contains("no collection of split 'valid' found (found tile:xla:test)"), Error);
 }
 
 TEST_CASE("truth from an HDF5 store gives the same scores as the npz truth") {
@@ -319,32 +356,47 @@ TEST_CASE("truth from an HDF5 store gives the same scores as the npz truth") {
     {
         const CollectionId id{Task::kLayout, Source::kXla, Search::kRandom, Split::kValid};
         GraphStoreWriter w(h5, id, root);
-        w.add(load_layout_npz(root / "npz/layout/xla/random/valid/big.npz", LabelPolicy::kRequirePositive));
-        w.add(load_layout_npz(root / "npz/layout/xla/random/valid/g1.npz", LabelPolicy::kRequirePositive));
+        w.add(load_layout_npz(root / "npz/layout/xla/random/valid/big.npz",
+                              LabelPolicy::kRequirePositive));
+        w.add(load_layout_npz(root / "npz/layout/xla/random/valid/g1.npz",
+                              LabelPolicy::kRequirePositive));
         w.finish();
     }
     const Truth t = load_truth({h5}, Split::kValid);
     REQUIRE(t.collections().size() == 1);
-    const auto s = check_submission_text(test::lb_submission_a(), "a.csv", t, MissingPolicy::kWorst);
+    const auto s =
+        check_submission_text(test::lb_submission_a(), "a.csv", t, MissingPolicy::kWorst);
     INFO(all_issues(s));
     CHECK(s.valid());
     CHECK(find_issue(s, "tile:xla ignored").severity == Severity::kWarning);
     const LeaderboardEntry e = score_submission(s, t, MissingPolicy::kWorst);
     CHECK(e.overall == doctest::Approx(test::lb_layout_a()).epsilon(1e-12));
-    CHECK_THROWS_WITH_AS(load_truth({h5, h5}, Split::kValid), doctest::Contains("given twice"), Error);
+    CHECK_THROWS_WITH_AS(load_truth({h5, h5}, Split::kValid), doctest::Contains("given twice"),
+                         Error);
 }
 
-TEST_CASE("tables: text, Markdown and CSV list rank, name, scores, blanks for absent collections, JSON parses") {
+TEST_CASE(
+    "tables: text, Markdown and CSV list rank, name, scores, blanks for absent collections, JSON "
+    "parses") {
     const Truth& t = fixture_truth();
     std::vector<LeaderboardEntry> entries;
-    entries.push_back(score_submission(check_submission_text(test::lb_submission_a(), "dir/a.csv", t, MissingPolicy::kWorst), t, MissingPolicy::kWorst));
-    entries.push_back(score_submission(check_submission_text("ID,TopConfigs\nx\n", "bad.csv", t, MissingPolicy::kWorst), t, MissingPolicy::kWorst));
-    entries.push_back(score_submission(check_submission_text(test::lb_submission_b(), "b.csv", t, MissingPolicy::kWorst), t, MissingPolicy::kWorst));
+    entries.push_back(score_submission(
+        check_submission_text(test::lb_submission_a(), "dir/a.csv", t, MissingPolicy::kWorst), t,
+        MissingPolicy::kWorst));
+    entries.push_back(score_submission(
+        check_submission_text("ID,TopConfigs\nx\n", "bad.csv", t, MissingPolicy::kWorst), t,
+        MissingPolicy::kWorst));
+    entries.push_back(score_submission(
+        check_submission_text(test::lb_submission_b(), "b.csv", t, MissingPolicy::kWorst), t,
+        MissingPolicy::kWorst));
     rank_entries(entries);
     const std::string csv = format_leaderboard_csv(entries);
-    CHECK(csv.rfind("rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,"
-                    "layout:nlp:random,graphs,missing,status\n", 0) == 0);
-    CHECK(csv.find("\n1,b," + format_number(entries[0].overall) + ",1.0,,") != std::string::npos);  // tile score 1
+    CHECK(csv.rfind(
+              "rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,"
+              "layout:nlp:random,graphs,missing,status\n",
+              0) == 0);
+    CHECK(csv.find("\n1,b," + format_number(entries[0].overall) + ",1.0,,") !=
+          std::string::npos);  // tile score 1
     CHECK(csv.find("\n2,a,") != std::string::npos);
     CHECK(csv.find("\n,bad,,,,,,,,,invalid (") != std::string::npos);
     const std::string md = format_leaderboard_markdown(entries);
@@ -352,7 +404,8 @@ TEST_CASE("tables: text, Markdown and CSV list rank, name, scores, blanks for ab
     CHECK(md.find("| 1 | b | ") != std::string::npos);
     const std::string text = format_leaderboard_text(entries);
     CHECK(text.find("invalid (") != std::string::npos);
-    const JsonValue j = parse_json(format_leaderboard_json(entries, Split::kValid, MissingPolicy::kWorst), "json");
+    const JsonValue j =
+        parse_json(format_leaderboard_json(entries, Split::kValid, MissingPolicy::kWorst), "json");
     const auto& items = j.find("entries")->items();
     REQUIRE(items.size() == 3);
     CHECK(items[0].string_at("name") == std::optional<std::string>("b"));
@@ -363,5 +416,6 @@ TEST_CASE("tables: text, Markdown and CSV list rank, name, scores, blanks for ab
 
 TEST_CASE("parse_missing_policy lists the valid names") {
     CHECK(parse_missing_policy("skip") == MissingPolicy::kSkip);
-    CHECK_THROWS_WITH_AS(parse_missing_policy("zero"), doctest::Contains("expected worst, skip or error"), Error);
+    CHECK_THROWS_WITH_AS(parse_missing_policy("zero"),
+                         doctest::Contains("expected worst, skip or error"), Error);
 }

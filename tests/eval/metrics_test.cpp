@@ -1,14 +1,15 @@
 // Ranking metrics: Kendall tau-b against scipy-semantics values computed once in Python (O(n^2)
 // pair enumeration, /usr/bin/python3; scipy itself is not installed) and against an independent
 // O(n^2) tau-b here on random vectors with ties; OPA, slowdown@K, aggregation, eval.indices JSON.
+#include "eval/metrics.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "gnn/core/rng.h"
 #include "eval/submission.h"
-#include "eval/metrics.h"
+#include "gnn/core/rng.h"
 
 using namespace segrank;
 
@@ -51,10 +52,14 @@ TEST_CASE("kendall tau-b equals the Python reference values with and without tie
         double tau, opa;
     };
     const std::vector<Case> cases = {
-        {{0.3, -1.2, 2.5, 0.7, 1.1, -0.4, 3.3, 0.0}, {5, 1, 7, 2, 6, 3, 8, 4},
-         0.7857142857142856, 0.8928571428571429},
+        {{0.3, -1.2, 2.5, 0.7, 1.1, -0.4, 3.3, 0.0},
+         {5, 1, 7, 2, 6, 3, 8, 4},
+         0.7857142857142856,
+         0.8928571428571429},
         {{0.1, 0.4, 0.35, 0.8, 0.2, 0.9, 0.5}, {2, 3, 3, 5, 2, 5, 3}, 0.8728715609439696, 1.0},
-        {{1, 2, 2, 3, 3, 3, 4, 1, 2}, {10, 20, 20, 20, 30, 30, 40, 20, 10}, 0.7369555266607762,
+        {{1, 2, 2, 3, 3, 3, 4, 1, 2},
+         {10, 20, 20, 20, 30, 30, 40, 20, 10},
+         0.7369555266607762,
          0.7857142857142857},
         {{9, 8, 8, 7, 6, 5, 5}, {1, 2, 3, 3, 4, 5, 6}, -0.9233805168766385, 0.0},
     };
@@ -97,7 +102,8 @@ TEST_CASE("kendall tau-b is +1 for the same order, -1 reversed, NaN when degener
     CHECK(std::isnan(kendall_tau_b(a, c)));
     CHECK(std::isnan(kendall_tau_b(c, a)));
     CHECK(std::isnan(kendall_tau_b(std::vector<double>{1.0}, std::vector<double>{2.0})));
-    CHECK(std::isnan(kendall_tau_b(std::vector<double>{1.0, std::nan("")}, std::vector<double>{1, 2})));
+    CHECK(std::isnan(
+        kendall_tau_b(std::vector<double>{1.0, std::nan("")}, std::vector<double>{1, 2})));
     CHECK_THROWS_AS(kendall_tau_b(a, std::vector<double>{1, 2}), Error);
 }
 
@@ -165,7 +171,7 @@ TEST_CASE("evaluate_graph and aggregate_collection follow the documented NaN pol
     CHECK(layout.num_graphs == 3);
     CHECK(layout.num_uninformative == 1);
     CHECK(layout.kendall_tau == doctest::Approx(2.0 / 3.0));  // (1 + 1/3) / 2: g3 left out
-    CHECK(layout.kendall_raw == doctest::Approx(0.5));        // (1 + 0) / 2: constant raw scores count 0
+    CHECK(layout.kendall_raw == doctest::Approx(0.5));  // (1 + 0) / 2: constant raw scores count 0
     CHECK(layout.score == layout.kendall_tau);
     CHECK(layout.slowdown_5 == doctest::Approx(0.0));
     CHECK(layout.slowdown_1 == doctest::Approx(2.0 / 3.0));
@@ -178,7 +184,9 @@ TEST_CASE("evaluate_graph and aggregate_collection follow the documented NaN pol
     CHECK_THROWS_AS(evaluate_graph("bad", good, std::vector<double>{1, 2}), Error);
 }
 
-TEST_CASE("evaluate_graph scores the predicted order: score ties are broken by config index as in a submission") {
+TEST_CASE(
+    "evaluate_graph scores the predicted order: score ties are broken by config index as in a "
+    "submission") {
     // Configs 0/2 and 1/3 have tied scores (duplicate config rows do this to a real model).
     const std::vector<float> scores = {0.5f, 0.2f, 0.5f, 0.2f, 0.9f};
     const std::vector<double> targets = {4, 2, 3, 1, 5};
@@ -195,7 +203,8 @@ TEST_CASE("evaluate_graph scores the predicted order: score ties are broken by c
     const std::vector<int64_t> row = top_configs(sd, Task::kLayout);
     CHECK(row == std::vector<int64_t>{1, 3, 0, 2, 4});
     std::vector<float> sub(row.size());
-    for (size_t p = 0; p < row.size(); ++p) sub[static_cast<size_t>(row[p])] = static_cast<float>(p);
+    for (size_t p = 0; p < row.size(); ++p)
+        sub[static_cast<size_t>(row[p])] = static_cast<float>(p);
     const GraphMetrics from_sub = evaluate_graph("g", sub, targets);
     CHECK(from_sub.kendall_tau == g.kendall_tau);
     CHECK(from_sub.opa == g.opa);
@@ -210,9 +219,11 @@ TEST_CASE("metrics serialize to one JSON object with NaN as null") {
     g.kendall_tau = std::nan("");
     g.opa = 0.5;
     const std::string js = dump_json(to_json(g));
-    CHECK(js == "{\"graph\":\"a\\\"b\",\"num_configs\":3,\"targets_constant\":false,"
-                "\"kendall_tau\":null,\"kendall_raw\":0.0,\"opa\":0.5,\"slowdown_1\":0.0,\"slowdown_5\":0.0,"
-                "\"slowdown_10\":0.0}");
+    CHECK(js ==
+          "{\"graph\":\"a\\\"b\",\"num_configs\":3,\"targets_constant\":false,"
+          "\"kendall_tau\":null,\"kendall_raw\":0.0,\"opa\":0.5,\"slowdown_1\":0.0,\"slowdown_5\":"
+          "0.0,"
+          "\"slowdown_10\":0.0}");
 }
 
 TEST_CASE("eval.indices restricts evaluation to the listed configs") {
@@ -238,7 +249,8 @@ TEST_CASE("eval.indices parse errors name the file, line and column") {
         return std::string("no error");
     };
     CHECK(message("{\"a\": [1, 2,]}").find("idx.json:1:13") != std::string::npos);
-    CHECK(message("{\"a\": [1]}\n{").find("idx.json:2:1: expected end of input") != std::string::npos);
+    CHECK(message("{\"a\": [1]}\n{").find("idx.json:2:1: expected end of input") !=
+          std::string::npos);
     CHECK(message("{\"a\": [1]}\n{").find("in eval.indices") != std::string::npos);
     CHECK(message("{\"a\": [1],\n \"b\": [2, -3]}").find("idx.json:2:11: eval.indices: negative") !=
           std::string::npos);
@@ -247,7 +259,8 @@ TEST_CASE("eval.indices parse errors name the file, line and column") {
     CHECK(message("{\"a\": [\"1\"]}").find("found a string") != std::string::npos);
     CHECK(message("{\"a\": [-1]}").find("negative") != std::string::npos);
     CHECK(message("{\"a\": [1.5]}").find("integers") != std::string::npos);
-    CHECK(message("{\"a\": [1], \"a\": [2]}").find("idx.json:1:12: expected a key not already in this object") !=
+    CHECK(message("{\"a\": [1], \"a\": [2]}")
+              .find("idx.json:1:12: expected a key not already in this object") !=
           std::string::npos);
     CHECK(message("{\"a\": 3}").find("expected '['") != std::string::npos);
     CHECK(message("[1]").find("expected '{'") != std::string::npos);
@@ -267,6 +280,7 @@ TEST_CASE("evaluate_graph with eval.indices scores only the listed configs") {
     CHECK(sel.num_configs == 3);
     CHECK(sel.kendall_tau == doctest::Approx(1.0).epsilon(1e-15));
     CHECK(sel.slowdown_1 == 0.0);
-    CHECK_THROWS_WITH_AS(evaluate_graph("h", scores, targets, idx), doctest::Contains("\"h\""), Error);
+    CHECK_THROWS_WITH_AS(evaluate_graph("h", scores, targets, idx), doctest::Contains("\"h\""),
+                         Error);
     CHECK_THROWS_AS(evaluate_graph("empty", scores, targets, idx), Error);
 }

@@ -1,11 +1,12 @@
 // Submission and scores CSV (eval/submission.h): round trips and file:line validation errors.
+#include "eval/submission.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <fstream>
 #include <limits>
 
-#include "eval/submission.h"
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
 
@@ -29,23 +30,25 @@ TEST_CASE("top_configs sorts by ascending score, keeps 5 for tile and all for la
 }
 
 TEST_CASE("submission IDs follow the Kaggle collection names") {
-    CHECK(submission_id(CollectionId{Task::kTile, Source::kXla, Search::kNone, Split::kTest}, "abc") ==
-          "tile:xla:abc");
-    CHECK(submission_id(CollectionId{Task::kLayout, Source::kNlp, Search::kRandom, Split::kTest}, "x") ==
-          "layout:nlp:random:x");
+    CHECK(submission_id(CollectionId{Task::kTile, Source::kXla, Search::kNone, Split::kTest},
+                        "abc") == "tile:xla:abc");
+    CHECK(submission_id(CollectionId{Task::kLayout, Source::kNlp, Search::kRandom, Split::kTest},
+                        "x") == "layout:nlp:random:x");
 }
 
 TEST_CASE("submission and scores CSVs round-trip") {
     const auto dir = test::scratch_dir("submission_rt");
-    const std::vector<SubmissionRow> rows = {{"tile:xla:a", {3, 0, 1}, ""}, {"layout:xla:default:b", {1, 0}, ""}};
+    const std::vector<SubmissionRow> rows = {{"tile:xla:a", {3, 0, 1}, ""},
+                                             {"layout:xla:default:b", {1, 0}, ""}};
     write_submission(dir / "sub.csv", rows);
     const auto back = read_submission(dir / "sub.csv");
     REQUIRE(back.size() == 2);
     CHECK(back[0].id == "tile:xla:a");
     CHECK(back[0].top_configs == std::vector<int64_t>{3, 0, 1});
     CHECK(back[1].where == (dir / "sub.csv").string() + ":3");
-    const std::vector<ScoreRow> scores = {{"tile:xla:a", 0, 1234.5678901234567, ""},
-                                          {"tile:xla:a", 1, std::numeric_limits<double>::infinity(), ""}};
+    const std::vector<ScoreRow> scores = {
+        {"tile:xla:a", 0, 1234.5678901234567, ""},
+        {"tile:xla:a", 1, std::numeric_limits<double>::infinity(), ""}};
     write_scores(dir / "scores.csv", scores);
     const auto sb = read_scores(dir / "scores.csv");
     REQUIRE(sb.size() == 2);
@@ -54,7 +57,8 @@ TEST_CASE("submission and scores CSVs round-trip") {
 }
 
 TEST_CASE("malformed submissions name the file and line") {
-    CHECK_THROWS_WITH_AS(read_submission(write_text("h.csv", "id,top\n")), doctest::Contains("h.csv:1"), Error);
+    CHECK_THROWS_WITH_AS(read_submission(write_text("h.csv", "id,top\n")),
+                         doctest::Contains("h.csv:1"), Error);
     CHECK_THROWS_WITH_AS(read_submission(write_text("f.csv", "ID,TopConfigs\na,1;2\nb\n")),
                          doctest::Contains("f.csv:3: expected 2 fields"), Error);
     CHECK_THROWS_WITH_AS(read_submission(write_text("n.csv", "ID,TopConfigs\na,1;x\n")),

@@ -24,8 +24,10 @@ void check_store(ParamStore& ps, const std::function<double()>& loss, double eps
     std::copy(ps.grads().begin(), ps.grads().end(), g.data());
     for (const ParamRef& r : ps.refs()) {
         INFO("parameter ", r.name);
-        SEGRANK_CHECK_GRAD(grad_check(ps.values().subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())),
-                                      g.span().subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())), loss, eps));
+        SEGRANK_CHECK_GRAD(grad_check(
+            ps.values().subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())),
+            g.span().subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())), loss,
+            eps));
     }
 }
 }  // namespace
@@ -52,7 +54,8 @@ TEST_CASE("sage conv dense part gradients match finite differences for all input
     SageConv conv = SageConv::create(ps, "sage0", 6, Activation::kGelu);
     ps.initialize(3);
     Rng rng(4);
-    Tensor self = random_tensor(9, 6, rng), af = random_tensor(9, 6, rng), ab = random_tensor(9, 6, rng);
+    Tensor self = random_tensor(9, 6, rng), af = random_tensor(9, 6, rng),
+           ab = random_tensor(9, 6, rng);
     Tensor w = random_tensor(9, 6, rng), out(9, 6);
     SageConv::Saved saved;
     auto loss = [&] {
@@ -61,7 +64,8 @@ TEST_CASE("sage conv dense part gradients match finite differences for all input
     };
     conv.forward(ps, out.view(), self.cview(), af.cview(), ab.cview(), &saved, nullptr);
     Tensor ds(9, 6), daf(9, 6), dab(9, 6);
-    conv.backward(ps, ds.view(), daf.view(), dab.view(), w.cview(), self.cview(), af.cview(), ab.cview(), saved, nullptr);
+    conv.backward(ps, ds.view(), daf.view(), dab.view(), w.cview(), self.cview(), af.cview(),
+                  ab.cview(), saved, nullptr);
     SEGRANK_CHECK_GRAD(grad_check(self.span(), ds.span(), loss));
     SEGRANK_CHECK_GRAD(grad_check(af.span(), daf.span(), loss));
     SEGRANK_CHECK_GRAD(grad_check(ab.span(), dab.span(), loss));
@@ -95,7 +99,8 @@ TEST_CASE("layout config encoder equals the one-hot linear map and its gradient 
     check_store(ps, loss);
     std::vector<int8_t> bad(18, 6);
     Tensor o1(1, 4);
-    CHECK_THROWS_WITH_AS(enc.forward(ps, o1.view(), bad), doctest::Contains("outside -1..5"), Error);
+    CHECK_THROWS_WITH_AS(enc.forward(ps, o1.view(), bad), doctest::Contains("outside -1..5"),
+                         Error);
 }
 
 TEST_CASE("tile config encoder applies the signed log and its gradient matches") {
@@ -139,7 +144,8 @@ TEST_CASE("mlp head and opcode embedding gradients match finite differences") {
     check_store(ps, loss);
 }
 
-TEST_CASE("mixed kernels equal the plain kernels on the dense K-row expansion, forward and backward") {
+TEST_CASE(
+    "mixed kernels equal the plain kernels on the dense K-row expansion, forward and backward") {
     // 6 nodes, chain with a skip; nodes 1 and 4 carry K rows, the rest one broadcast row.
     std::vector<int32_t> u = {1, 2, 3, 3, 4, 5, 5};
     std::vector<int32_t> v = {0, 1, 2, 0, 3, 4, 2};
@@ -151,7 +157,8 @@ TEST_CASE("mixed kernels equal the plain kernels on the dense K-row expansion, f
     MixedRows in{base.cview(), dep.cview(), pos, k, h};
     Tensor dense(n, k * h);  // the naive state
     for (int64_t x = 0; x < n; ++x)
-        for (int64_t c = 0; c < k * h; ++c) dense.at(x, c) = pos[x] >= 0 ? dep.at(pos[x], c) : base.at(x, c % h);
+        for (int64_t c = 0; c < k * h; ++c)
+            dense.at(x, c) = pos[x] >= 0 ? dep.at(pos[x], c) : base.at(x, c % h);
     std::vector<int32_t> out_nodes = {0, 2, 4, 5};
     Tensor agg(4, k * h), ref(n, k * h), gat(4, k * h);
     mixed_spmm_forward(agg.view(), out_nodes, g.operands, in);
@@ -162,7 +169,8 @@ TEST_CASE("mixed kernels equal the plain kernels on the dense K-row expansion, f
             CHECK(agg.at(int64_t(i), c) == doctest::Approx(ref.at(out_nodes[i], c)).epsilon(1e-6));
             CHECK(gat.at(int64_t(i), c) == dense.at(out_nodes[i], c));
         }
-    // Backward: gradient w.r.t. base/dep equals the dense gradient folded back (summed over k for base).
+    // Backward: gradient w.r.t. base/dep equals the dense gradient folded back (summed over k for
+    // base).
     Tensor dout = random_tensor(4, k * h, rng), dbase(n, h), ddep(2, k * h);
     std::vector<int32_t> out_pos(n, -1);
     for (size_t i = 0; i < out_nodes.size(); ++i) out_pos[out_nodes[i]] = static_cast<int32_t>(i);
@@ -171,13 +179,16 @@ TEST_CASE("mixed kernels equal the plain kernels on the dense K-row expansion, f
     Tensor dfull(n, k * h), dense_dout(n, k * h);
     for (size_t i = 0; i < out_nodes.size(); ++i)
         for (int64_t c = 0; c < k * h; ++c) dense_dout.at(out_nodes[i], c) = dout.at(int64_t(i), c);
-    spmm_backward(dfull.view(), g.users, dense_dout.cview(), g.operands.inverse_degrees(), Reduce::kMean);
+    spmm_backward(dfull.view(), g.users, dense_dout.cview(), g.operands.inverse_degrees(),
+                  Reduce::kMean);
     for (int64_t x = 0; x < n; ++x)
         for (int64_t c = 0; c < h; ++c) {
             double want = 0;
             for (int64_t kk = 0; kk < k; ++kk) want += dfull.at(x, kk * h + c);
             if (pos[x] >= 0)
-                for (int64_t kk = 0; kk < k; ++kk) CHECK(ddep.at(pos[x], kk * h + c) == doctest::Approx(dfull.at(x, kk * h + c)).epsilon(1e-6));
+                for (int64_t kk = 0; kk < k; ++kk)
+                    CHECK(ddep.at(pos[x], kk * h + c) ==
+                          doctest::Approx(dfull.at(x, kk * h + c)).epsilon(1e-6));
             else
                 CHECK(dbase.at(x, c) == doctest::Approx(want).epsilon(1e-6));
         }

@@ -1,5 +1,7 @@
-// Losses: hand-computed values, the DESIGN.md 8 ListMLE formula, degenerate inputs (K=1, all ties),
+// Losses: hand-computed values, the textbook ListMLE formula, degenerate inputs (K=1, all ties),
 // numerical stability, and finite-difference gradient checks of every loss (double precision).
+#include "gnn/loss.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/rng.h"
-#include "gnn/loss.h"
 
 using namespace segrank;
 
@@ -50,7 +51,8 @@ std::vector<double> tied_targets(Rng& rng, size_t n, uint64_t levels) {
     return t;
 }
 
-// DESIGN.md 8 literally: sort fastest first, sum_i (logsumexp_{j>=i}(-s_j/T) + s_i/T); over K.
+// The textbook form (docs/losses.md#listmle): sort fastest first, sum_i (logsumexp_{j>=i}(-s_j/T) +
+// s_i/T); over K.
 double listmle_reference(const std::vector<double>& s, const std::vector<double>& t, double temp) {
     std::vector<size_t> idx(s.size());
     std::iota(idx.begin(), idx.end(), size_t{0});
@@ -90,7 +92,7 @@ TEST_CASE("pairwise logistic, listmle and mse on hand-computed values") {
     CHECK(mse_log_loss(fit, te, {}) == doctest::Approx(0.0));
 }
 
-TEST_CASE("listmle equals the DESIGN.md 8 formula (divided by K) when targets have no ties") {
+TEST_CASE("listmle equals the textbook formula (divided by K) when targets have no ties") {
     Rng rng(3);
     for (double temp : {1.0, 0.5, 2.0}) {
         for (int trial = 0; trial < 5; ++trial) {
@@ -183,8 +185,8 @@ TEST_CASE("compute_loss is the scaled weighted sum of its terms and accumulates 
     const auto t = tied_targets(rng, k, 5);
     std::vector<int64_t> t_ns(k);
     for (size_t i = 0; i < k; ++i) t_ns[i] = static_cast<int64_t>(t[i]);
-    const std::vector<LossTerm> terms = {{LossKind::kListMle, 1.0}, {LossKind::kMse, 0.02},
-                                         {LossKind::kPairwiseHinge, 0.5}};
+    const std::vector<LossTerm> terms = {
+        {LossKind::kListMle, 1.0}, {LossKind::kMse, 0.02}, {LossKind::kPairwiseHinge, 0.5}};
     LossOptions opt;
     opt.temperature = 0.5;
     opt.margin = 0.2;
@@ -198,8 +200,8 @@ TEST_CASE("compute_loss is the scaled weighted sum of its terms and accumulates 
     CHECK(got == doctest::Approx(0.25 * want).epsilon(1e-6));
     CHECK(values[1] == doctest::Approx(mse_log_loss(s, t, {})).epsilon(1e-6));
     for (size_t i = 0; i < k; ++i)
-        CHECK(ds[i] == doctest::Approx(1.0 + 0.25 * (g1[i] + 0.02 * g2[i] + 0.5 * g3[i]))
-                           .epsilon(1e-5));
+        CHECK(ds[i] ==
+              doctest::Approx(1.0 + 0.25 * (g1[i] + 0.02 * g2[i] + 0.5 * g3[i])).epsilon(1e-5));
 }
 
 TEST_CASE("loss inputs are validated with messages naming the problem") {
@@ -207,7 +209,8 @@ TEST_CASE("loss inputs are validated with messages naming the problem") {
     const std::vector<double> t = {1, 2};
     const LossTerm hinge{LossKind::kPairwiseHinge, 1.0};
     CHECK_THROWS_WITH_AS(parse_loss_kind("listnet"),
-                         "unknown loss \"listnet\" (valid: \"pairwise_hinge\", \"pairwise_logistic\", \"listmle\", \"mse\")",
+                         "unknown loss \"listnet\" (valid: \"pairwise_hinge\", "
+                         "\"pairwise_logistic\", \"listmle\", \"mse\")",
                          Error);
     CHECK(parse_loss_kind("listmle") == LossKind::kListMle);
     CHECK(to_string(LossKind::kPairwiseLogistic) == "pairwise_logistic");
@@ -217,8 +220,8 @@ TEST_CASE("loss inputs are validated with messages naming the problem") {
     bad.temperature = 0;
     CHECK_THROWS_AS(compute_loss(std::span(&hinge, 1), bad, s, t, {}), Error);
     const std::vector<double> zero = {0, 1};
-    CHECK_THROWS_WITH_AS(mse_log_loss(std::vector<double>{0, 0}, zero, {}), doctest::Contains("> 0"),
-                         Error);
+    CHECK_THROWS_WITH_AS(mse_log_loss(std::vector<double>{0, 0}, zero, {}),
+                         doctest::Contains("> 0"), Error);
     // NaN scores propagate into the value (the trainer reports them), they do not throw.
     const std::vector<float> nan_s = {std::nanf(""), 0.0f};
     CHECK(std::isnan(compute_loss(std::span(&hinge, 1), {}, nan_s, t, {})));

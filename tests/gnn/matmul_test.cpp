@@ -1,10 +1,12 @@
-// Dense matmul: oneDNN vs the double-accumulating reference over transposes, strides, bias, accumulate.
+// Dense matmul: oneDNN vs the double-accumulating reference over transposes, strides, bias,
+// accumulate.
+#include "gnn/ops/matmul.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "gnn/core/rng.h"
-#include "gnn/ops/matmul.h"
 
 using namespace segrank;
 
@@ -18,7 +20,8 @@ double max_rel_diff(ConstMatrixView a, ConstMatrixView b) {
     double m = 0;
     for (int64_t i = 0; i < a.rows; ++i)
         for (int64_t j = 0; j < a.cols; ++j)
-            m = std::max(m, std::abs(double(a.at(i, j)) - b.at(i, j)) / (1.0 + std::abs(double(b.at(i, j)))));
+            m = std::max(m, std::abs(double(a.at(i, j)) - b.at(i, j)) /
+                                (1.0 + std::abs(double(b.at(i, j)))));
     return m;
 }
 }  // namespace
@@ -32,8 +35,10 @@ TEST_CASE("matmul matches the reference for every transpose, bias and accumulate
                 for (int acc = 0; acc < 2; ++acc)
                     for (int bias = 0; bias < 2; ++bias) {
                         // Operands are column slices of wider buffers, so strides != cols.
-                        Tensor abuf = ta ? random_tensor(k, m + 3, rng) : random_tensor(m, k + 3, rng);
-                        Tensor bbuf = tb ? random_tensor(n, k + 2, rng) : random_tensor(k, n + 2, rng);
+                        Tensor abuf =
+                            ta ? random_tensor(k, m + 3, rng) : random_tensor(m, k + 3, rng);
+                        Tensor bbuf =
+                            tb ? random_tensor(n, k + 2, rng) : random_tensor(k, n + 2, rng);
                         ConstMatrixView a = abuf.cview();
                         a.cols = ta ? m : k;
                         ConstMatrixView b = bbuf.cview();
@@ -56,12 +61,14 @@ TEST_CASE("matmul matches the reference for every transpose, bias and accumulate
 
 TEST_CASE("matmul rejects mismatched shapes with a message naming them") {
     Tensor a(3, 4), b(5, 6), c(3, 6);
-    CHECK_THROWS_WITH_AS(matmul(c.view(), a.cview(), b.cview()), doctest::Contains("A[3,4]"), Error);
+    CHECK_THROWS_WITH_AS(matmul(c.view(), a.cview(), b.cview()), doctest::Contains("A[3,4]"),
+                         Error);
 }
 
 TEST_CASE("linear backward equals the explicit products") {
     Rng rng(3);
-    Tensor x = random_tensor(50, 8, rng), w = random_tensor(6, 8, rng), dy = random_tensor(50, 6, rng);
+    Tensor x = random_tensor(50, 8, rng), w = random_tensor(6, 8, rng),
+           dy = random_tensor(50, 6, rng);
     Tensor dx(50, 8), dw(6, 8), db(1, 6);
     linear_backward(dx.view(), dw.view(), db.data(), dy.cview(), x.cview(), w.cview());
     for (int64_t i = 0; i < 50; i += 7)

@@ -1,11 +1,12 @@
 // Whole-model tests: finite-difference gradients (both tasks, both joins, halo), the exact
 // config-independence path against the naive path (forward and gradients), determinism, threads.
+#include "gnn/model.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "gnn/core/parallel.h"
-#include "gnn/model.h"
 #include "tests/support/grad_check.h"
 #include "tests/support/tiny_graphs.h"
 
@@ -42,8 +43,8 @@ std::vector<float> loss_weights(int64_t k) {
 
 // Checks a few entries of every parameter against central differences.
 // eps is small because piecewise-linear activations and the max readout have kinks near the sample.
-void check_all_param_grads(Model& model, const TinySegment& seg, bool training = false, double eps = 1e-3,
-                           double atol = 2e-3) {
+void check_all_param_grads(Model& model, const TinySegment& seg, bool training = false,
+                           double eps = 1e-3, double atol = 2e-3) {
     const auto w = loss_weights(seg.k);
     model.params().zero_grads();
     model_loss(model, seg, w, true, training, 9);
@@ -51,8 +52,10 @@ void check_all_param_grads(Model& model, const TinySegment& seg, bool training =
     std::copy(model.params().grads().begin(), model.params().grads().end(), grads.data());
     auto loss = [&] { return model_loss(model, seg, w, false, training, 9); };
     for (const ParamRef& ref : model.params().refs()) {
-        std::span<float> vals = model.params().values().subspan(static_cast<size_t>(ref.offset), static_cast<size_t>(ref.size()));
-        std::span<const float> g = grads.span().subspan(static_cast<size_t>(ref.offset), static_cast<size_t>(ref.size()));
+        std::span<float> vals = model.params().values().subspan(static_cast<size_t>(ref.offset),
+                                                                static_cast<size_t>(ref.size()));
+        std::span<const float> g =
+            grads.span().subspan(static_cast<size_t>(ref.offset), static_cast<size_t>(ref.size()));
         INFO("parameter ", ref.name);
         SEGRANK_CHECK_GRAD(grad_check(vals, g, loss, eps, 3e-2, atol, 8, 3));
     }
@@ -131,7 +134,9 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
     }
 }
 
-TEST_CASE("segments whose pooled nodes are more than L hops from configurable nodes do not depend on the config") {
+TEST_CASE(
+    "segments whose pooled nodes are more than L hops from configurable nodes do not depend on the "
+    "config") {
     TinySegment far = make_tiny_segment(40, 2, 2, {39});
     far.num_pooled = 20;  // nodes 0..19 pooled; node 39 is at least 7 hops away
     ModelConfig cfg = tiny_config(Task::kLayout, 2);
@@ -158,7 +163,8 @@ TEST_CASE("same seed gives the same parameters and scores, 1 and 2 threads agree
     Model a(cfg), b(cfg);
     a.params().initialize(77);
     b.params().initialize(77);
-    for (int64_t i = 0; i < a.params().total_size(); ++i) REQUIRE(a.params().values()[i] == b.params().values()[i]);
+    for (int64_t i = 0; i < a.params().total_size(); ++i)
+        REQUIRE(a.params().values()[i] == b.params().values()[i]);
     const auto w = loss_weights(seg.k);
     const int threads = num_threads();
     set_num_threads(1);
@@ -170,7 +176,8 @@ TEST_CASE("same seed gives the same parameters and scores, 1 and 2 threads agree
     b.params().zero_grads();
     model_loss(b, seg, w, true, false, 0, &s2);
     set_num_threads(threads);
-    for (int64_t i = 0; i < seg.k; ++i) CHECK(std::abs(s1[i] - s2[i]) <= 1e-6 * std::max(1.0f, std::abs(s1[i])));
+    for (int64_t i = 0; i < seg.k; ++i)
+        CHECK(std::abs(s1[i] - s2[i]) <= 1e-6 * std::max(1.0f, std::abs(s1[i])));
     double worst = 0;
     for (int64_t i = 0; i < a.params().total_size(); ++i) {
         const double x = a.params().grads()[i], y = b.params().grads()[i];

@@ -1,4 +1,5 @@
-// Element-wise, LayerNorm, SpMM, pooling and embedding kernels: values and finite-difference gradients.
+// Element-wise, LayerNorm, SpMM, pooling and embedding kernels: values and finite-difference
+// gradients.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -17,7 +18,8 @@ using segrank::test::random_tensor;
 using segrank::test::weighted_sum;
 
 namespace {
-// 5-node graph with a source (0), a sink (4), fan-in 3 at node 3 and an isolated-ish node 2 read twice.
+// 5-node graph with a source (0), a sink (4), fan-in 3 at node 3 and an isolated-ish node 2 read
+// twice.
 //   operands(1)={0}, operands(3)={0,1,2}, operands(4)={3,2}, operands(2)={}, operands(0)={}
 GraphCsr five_nodes() {
     std::vector<int32_t> u = {1, 3, 3, 3, 4, 4};
@@ -51,7 +53,8 @@ TEST_CASE("activations match their formulas and their gradients match finite dif
 
 TEST_CASE("layernorm normalizes rows and its gradients match finite differences") {
     Rng rng(5);
-    Tensor x = random_tensor(4, 9, rng, 2.0), gamma = random_tensor(1, 9, rng), beta = random_tensor(1, 9, rng);
+    Tensor x = random_tensor(4, 9, rng, 2.0), gamma = random_tensor(1, 9, rng),
+           beta = random_tensor(1, 9, rng);
     Tensor w = random_tensor(4, 9, rng), y(4, 9), xhat(4, 9), rstd(4);
     auto loss = [&] {
         layernorm_forward(y.view(), xhat.view(), rstd.span(), x.cview(), gamma.data(), beta.data());
@@ -64,7 +67,8 @@ TEST_CASE("layernorm normalizes rows and its gradients match finite differences"
     CHECK(std::abs(m / 9) < 1e-5);
     CHECK(v / 9 == doctest::Approx(1.0).epsilon(1e-3));
     Tensor dx(4, 9), dg(1, 9), db(1, 9);
-    layernorm_backward(dx.view(), dg.data(), db.data(), w.cview(), xhat.cview(), rstd.span(), gamma.data());
+    layernorm_backward(dx.view(), dg.data(), db.data(), w.cview(), xhat.cview(), rstd.span(),
+                       gamma.data());
     SEGRANK_CHECK_GRAD(grad_check(x.span(), dx.span(), loss, 1e-2));
     SEGRANK_CHECK_GRAD(grad_check(gamma.span(), dg.span(), loss, 1e-2));
     SEGRANK_CHECK_GRAD(grad_check(beta.span(), db.span(), loss, 1e-2));
@@ -99,7 +103,8 @@ TEST_CASE("spmm sum and mean equal the dense adjacency product") {
             for (int64_t c = 0; c < 6; ++c) {
                 double s = 0;
                 for (int32_t u : g.operands.row(v)) s += x.at(u, c);
-                if (red == Reduce::kMean && g.operands.degree(v) > 0) s /= double(g.operands.degree(v));
+                if (red == Reduce::kMean && g.operands.degree(v) > 0)
+                    s /= double(g.operands.degree(v));
                 CHECK(out.at(v, c) == doctest::Approx(s).epsilon(1e-6));
             }
     }

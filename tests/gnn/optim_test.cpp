@@ -1,20 +1,23 @@
 // ParamStore layout/initialization, AdamW against a hand-computed step, clipping, LR schedules.
+#include "gnn/optim.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "gnn/optim.h"
 #include "gnn/param_store.h"
 
 using namespace segrank;
 
-TEST_CASE("param store packs named parameters into 64-byte aligned arenas and initializes by seed") {
+TEST_CASE(
+    "param store packs named parameters into 64-byte aligned arenas and initializes by seed") {
     ParamStore ps;
     const ParamId w = ps.add("lin.weight", 3, 5, true, ParamInit::kUniformFanIn, 5);
     const ParamId b = ps.add("lin.bias", 1, 3, false, ParamInit::kUniformFanIn, 5);
     const ParamId g = ps.add("ln.gamma", 1, 3, false, ParamInit::kOnes);
     const ParamId e = ps.add("emb.weight", 4, 2, false, ParamInit::kNormal);
-    CHECK_THROWS_WITH_AS(ps.add("lin.bias", 1, 1, false, ParamInit::kZeros), doctest::Contains("duplicate"), Error);
+    CHECK_THROWS_WITH_AS(ps.add("lin.bias", 1, 1, false, ParamInit::kZeros),
+                         doctest::Contains("duplicate"), Error);
     ps.initialize(42);
     CHECK(ps.ref(b).offset % 16 == 0);
     CHECK(ps.num_parameters() == 15 + 3 + 3 + 8);

@@ -2,13 +2,14 @@
 // segment it is the fresh value, SED is unbiased, the mask is shared by all configs, the backward
 // matches finite differences, and the HistoryTable glue (stale sums, history_init, max_staleness,
 // fresh writes).
+#include "gst/combine.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "gnn/core/rng.h"
-#include "gst/combine.h"
 #include "sampling/segment_sampler.h"
 #include "tests/support/grad_check.h"
 
@@ -17,8 +18,8 @@ using namespace segrank;
 namespace {
 
 // Combined [K, D] value of one step from per-segment values y[s] ([K, D] each).
-Tensor combine_step(const SegmentChoice& c, SegmentAggregate agg, const std::vector<Tensor>& y, int64_t k_cfg,
-                    int64_t d) {
+Tensor combine_step(const SegmentChoice& c, SegmentAggregate agg, const std::vector<Tensor>& y,
+                    int64_t k_cfg, int64_t d) {
     std::vector<ConstMatrixView> fresh, stale;
     for (int32_t s : c.fresh) fresh.push_back(y[s].view());
     for (int32_t s : c.stale_kept) stale.push_back(y[s].view());
@@ -27,7 +28,8 @@ Tensor combine_step(const SegmentChoice& c, SegmentAggregate agg, const std::vec
     return out;
 }
 
-std::vector<Tensor> random_segment_values(int32_t num_segments, int64_t k_cfg, int64_t d, uint64_t seed) {
+std::vector<Tensor> random_segment_values(int32_t num_segments, int64_t k_cfg, int64_t d,
+                                          uint64_t seed) {
     Rng rng(seed);
     std::vector<Tensor> y;
     for (int32_t s = 0; s < num_segments; ++s) {
@@ -59,9 +61,11 @@ TEST_CASE("SED is unbiased in expectation: mean combined score equals the full s
     const int64_t k_cfg = 4;
     for (int32_t k : {1, 3}) {
         for (double p : {0.0, 0.5, 0.9}) {
-            for (SegmentAggregate agg : {SegmentAggregate::kScoreSum, SegmentAggregate::kEmbeddingMean}) {
+            for (SegmentAggregate agg :
+                 {SegmentAggregate::kScoreSum, SegmentAggregate::kEmbeddingMean}) {
                 const int64_t d = agg == SegmentAggregate::kScoreSum ? 1 : 2;
-                const auto y = random_segment_values(s_count, k_cfg, d, 100 + static_cast<uint64_t>(k));
+                const auto y =
+                    random_segment_values(s_count, k_cfg, d, 100 + static_cast<uint64_t>(k));
                 std::vector<double> truth(static_cast<size_t>(k_cfg * d), 0.0);
                 for (const Tensor& t : y)
                     for (int64_t i = 0; i < t.size(); ++i) truth[i] += t[i];
@@ -70,7 +74,8 @@ TEST_CASE("SED is unbiased in expectation: mean combined score equals the full s
                 const int steps = 30000;
                 std::vector<double> mean(truth.size(), 0.0), sq(truth.size(), 0.0);
                 for (int step = 0; step < steps; ++step) {
-                    const Tensor out = combine_step(choose_segments(9, step, 4, s_count, k, p), agg, y, k_cfg, d);
+                    const Tensor out =
+                        combine_step(choose_segments(9, step, 4, s_count, k, p), agg, y, k_cfg, d);
                     for (int64_t i = 0; i < out.size(); ++i) {
                         mean[i] += out[i];
                         sq[i] += static_cast<double>(out[i]) * out[i];
@@ -82,14 +87,16 @@ TEST_CASE("SED is unbiased in expectation: mean combined score equals the full s
                     CAPTURE(k);
                     CAPTURE(p);
                     CAPTURE(i);
-                    CHECK(std::abs(m - truth[i]) < 5.0 * sd / std::sqrt(static_cast<double>(steps)) + 1e-6);
+                    CHECK(std::abs(m - truth[i]) <
+                          5.0 * sd / std::sqrt(static_cast<double>(steps)) + 1e-6);
                 }
             }
         }
     }
 }
 
-TEST_CASE("the SED mask is shared by all configs: a config-independent segment cancels between configs") {
+TEST_CASE(
+    "the SED mask is shared by all configs: a config-independent segment cancels between configs") {
     // Segment values identical across configs except segment 0; score differences between configs
     // must then equal the weighted difference of segment 0 only, for every draw.
     const int32_t s_count = 6;
@@ -97,7 +104,8 @@ TEST_CASE("the SED mask is shared by all configs: a config-independent segment c
     std::vector<Tensor> y;
     for (int32_t s = 0; s < s_count; ++s) {
         Tensor t(k_cfg, 1);
-        for (int64_t c = 0; c < k_cfg; ++c) t[c] = s == 0 ? static_cast<float>(c) : static_cast<float>(10 * s);
+        for (int64_t c = 0; c < k_cfg; ++c)
+            t[c] = s == 0 ? static_cast<float>(c) : static_cast<float>(10 * s);
         y.push_back(std::move(t));
     }
     for (int step = 0; step < 200; ++step) {
@@ -106,7 +114,8 @@ TEST_CASE("the SED mask is shared by all configs: a config-independent segment c
         const bool fresh0 = c.fresh[0] == 0;
         const bool kept0 = !c.stale_kept.empty() && c.stale_kept[0] == 0;
         const double w0 = fresh0 ? c.alpha : (kept0 ? 1.0 : 0.0);
-        for (int64_t k = 1; k < k_cfg; ++k) CHECK(out[k] - out[0] == doctest::Approx(w0 * static_cast<double>(k)).epsilon(1e-5));
+        for (int64_t k = 1; k < k_cfg; ++k)
+            CHECK(out[k] - out[0] == doctest::Approx(w0 * static_cast<double>(k)).epsilon(1e-5));
     }
 }
 
@@ -119,7 +128,9 @@ TEST_CASE("combine backward matches finite differences and gives stale values no
         Tensor dout(3, 4);
         Rng rng(8);
         for (int64_t i = 0; i < dout.size(); ++i) dout[i] = static_cast<float>(rng.normal());
-        auto loss = [&]() { return test::weighted_sum(combine_step(c, agg, y, 3, 4).view(), dout); };
+        auto loss = [&]() {
+            return test::weighted_sum(combine_step(c, agg, y, 3, 4).view(), dout);
+        };
         std::vector<Tensor> grads;
         for (size_t i = 0; i < c.fresh.size(); ++i) grads.emplace_back(3, 4);
         std::vector<MatrixView> dfresh;
@@ -152,16 +163,19 @@ struct FakeForward {
         values += static_cast<int64_t>(configs.size());
         for (int64_t k = 0; k < out.rows; ++k)
             for (int64_t c = 0; c < out.cols; ++c)
-                out.at(k, c) = bias + static_cast<float>(graph * 1000 + configs[k] * 10 + s) + 0.5f * static_cast<float>(c);
+                out.at(k, c) = bias + static_cast<float>(graph * 1000 + configs[k] * 10 + s) +
+                               0.5f * static_cast<float>(c);
     }
 };
 }  // namespace
 
-TEST_CASE("stale sum recomputes missing kept entries once (history_init fresh) and then reads them") {
+TEST_CASE(
+    "stale sum recomputes missing kept entries once (history_init fresh) and then reads them") {
     HistoryTable table(2, 0);
     const std::vector<int64_t> configs{4, 9, 1};
     SegmentChoice c;
-    for (uint64_t seed = 0; c.stale_kept.size() < 2; ++seed) c = choose_segments(seed, 0, 3, 6, 1, 0.5);
+    for (uint64_t seed = 0; c.stale_kept.size() < 2; ++seed)
+        c = choose_segments(seed, 0, 3, 6, 1, 0.5);
     FakeForward fwd{3};
     auto fn = [&](int32_t s, std::span<const int64_t> cf, MatrixView out) { fwd(s, cf, out); };
     const StaleSum first = sum_stale_segments(table, 3, c, configs, 0, 0, HistoryInit::kFresh, fn);
@@ -170,10 +184,12 @@ TEST_CASE("stale sum recomputes missing kept entries once (history_init fresh) a
     CHECK(fwd.calls == static_cast<int64_t>(c.stale_kept.size()));
     for (int64_t k = 0; k < 3; ++k) {
         double expect = 0.0;
-        for (int32_t s : c.stale_kept) expect += static_cast<double>(3 * 1000 + configs[k] * 10 + s) + 0.5;
+        for (int32_t s : c.stale_kept)
+            expect += static_cast<double>(3 * 1000 + configs[k] * 10 + s) + 0.5;
         CHECK(first.sum.at(k, 1) == doctest::Approx(expect));
     }
-    for (int32_t s : c.stale_dropped) CHECK_FALSE(table.contains(3, 4, s));  // dropped: never read or stored
+    for (int32_t s : c.stale_dropped)
+        CHECK_FALSE(table.contains(3, 4, s));  // dropped: never read or stored
     for (int32_t s : c.fresh) CHECK_FALSE(table.contains(3, 4, s));
     fwd.bias = 100.0f;  // parameters changed: stored values must still be the old ones
     const StaleSum second = sum_stale_segments(table, 3, c, configs, 1, 0, HistoryInit::kFresh, fn);
@@ -183,7 +199,8 @@ TEST_CASE("stale sum recomputes missing kept entries once (history_init fresh) a
     // Older than max_staleness: recomputed with the new parameters and rewritten.
     const StaleSum third = sum_stale_segments(table, 3, c, configs, 20, 5, HistoryInit::kFresh, fn);
     CHECK(third.recomputed == first.recomputed);
-    CHECK(third.sum.at(0, 0) == doctest::Approx(first.sum.at(0, 0) + 100.0 * static_cast<double>(c.stale_kept.size())));
+    CHECK(third.sum.at(0, 0) ==
+          doctest::Approx(first.sum.at(0, 0) + 100.0 * static_cast<double>(c.stale_kept.size())));
     CHECK(table.lookup(3, 9, c.stale_kept[0])->step == 20);
 }
 
@@ -211,7 +228,8 @@ TEST_CASE("stale sum with history_init zero reads absent entries as 0 without st
     CHECK(calls == 1);
     CHECK(late.recomputed == 1);
     CHECK(late.sum.at(1, 0) == 1.0f);
-    CHECK_THROWS_WITH_AS(parse_history_init("lazy"), doctest::Contains("\"fresh\", \"zero\""), Error);
+    CHECK_THROWS_WITH_AS(parse_history_init("lazy"), doctest::Contains("\"fresh\", \"zero\""),
+                         Error);
 }
 
 TEST_CASE("fresh values written after the step are read back under their exact keys") {

@@ -28,17 +28,19 @@ TEST_CASE("GST with one segment (max_nodes = 0) gives the gradients of full-grap
 
     HistoryTable table(1, 0);
     model.params().zero_grads();
-    GraphStepResult r = gst_train_graph(model, *pg, configs, targets, /*step=*/4, scale, table, opt);
+    GraphStepResult r =
+        gst_train_graph(model, *pg, configs, targets, /*step=*/4, scale, table, opt);
     std::vector<float> g_gst(model.params().grads().begin(), model.params().grads().end());
 
     model.params().zero_grads();
     WholeGraphInput whole = whole_graph_input(o.graph, norm, configs);
-    std::vector<float> s_full = full_graph_step(model, whole, targets, opt.loss_terms, opt.loss_options, scale);
+    std::vector<float> s_full =
+        full_graph_step(model, whole, targets, opt.loss_terms, opt.loss_options, scale);
     std::vector<float> g_full(model.params().grads().begin(), model.params().grads().end());
 
     const double gdiff = max_abs_diff(g_gst, g_full), gmax = max_abs(g_full);
-    MESSAGE("S = 1: max |grad diff| = ", gdiff, " (max |grad| ", gmax, "), max |score diff| = ",
-            max_abs_diff(r.scores, s_full));
+    MESSAGE("S = 1: max |grad diff| = ", gdiff, " (max |grad| ", gmax,
+            "), max |score diff| = ", max_abs_diff(r.scores, s_full));
     CHECK(gmax > 1e-4);  // the comparison is not between two zero vectors
     CHECK(gdiff <= 1e-6 * std::max(1.0, gmax));
     CHECK(max_abs_diff(r.scores, s_full) <= 1e-6 * std::max(1.0, max_abs(s_full)));
@@ -59,7 +61,8 @@ TEST_CASE("the config-independence skip changes gradients and scores only by per
     };
     auto make_side = [&](bool independence) {
         Side s;
-        s.model = std::make_unique<Model>(tiny_model_config(Task::kLayout, norm.output_dim(), independence));
+        s.model = std::make_unique<Model>(
+            tiny_model_config(Task::kLayout, norm.output_dim(), independence));
         s.model->params().initialize(11);
         s.pg = prepare_graph(o.entry, norm, *s.model, tiny_prepare_options(25));
         s.opt = tiny_gst_options(independence);
@@ -79,10 +82,12 @@ TEST_CASE("the config-independence skip changes gradients and scores only by per
     HistoryTable t1(1, 0), t2(1, 0);
     skip.model->params().zero_grads();
     naive.model->params().zero_grads();
-    GraphStepResult rs = gst_train_graph(*skip.model, *skip.pg, configs, targets, 2, 1.0, t1, skip.opt);
-    GraphStepResult rn = gst_train_graph(*naive.model, *naive.pg, configs, targets, 2, 1.0, t2, naive.opt);
-    MESSAGE("segments: ", naive.pg->num_segments(), ", taking part with the skip: ", rs.active_segments,
-            ", without: ", rn.active_segments);
+    GraphStepResult rs =
+        gst_train_graph(*skip.model, *skip.pg, configs, targets, 2, 1.0, t1, skip.opt);
+    GraphStepResult rn =
+        gst_train_graph(*naive.model, *naive.pg, configs, targets, 2, 1.0, t2, naive.opt);
+    MESSAGE("segments: ", naive.pg->num_segments(),
+            ", taking part with the skip: ", rs.active_segments, ", without: ", rn.active_segments);
     CHECK(rn.active_segments == naive.pg->num_segments());
     CHECK(rs.active_segments >= 1);
     CHECK(rs.active_segments < rn.active_segments);  // the skip is exercised
@@ -91,12 +96,13 @@ TEST_CASE("the config-independence skip changes gradients and scores only by per
     auto gn = naive.model->params().grads();
     const double gdiff = max_abs_diff(gs, gn), gmax = max_abs(gn);
     const double sdev = max_dev_from_constant_shift(rs.scores, rn.scores);
-    MESSAGE("skip vs naive: max |grad diff| = ", gdiff, " (max |grad| ", gmax, "); scores differ by ",
-            rn.scores[0] - rs.scores[0], " +- ", sdev);
+    MESSAGE("skip vs naive: max |grad diff| = ", gdiff, " (max |grad| ", gmax,
+            "); scores differ by ", rn.scores[0] - rs.scores[0], " +- ", sdev);
     CHECK(gmax > 1e-4);
     CHECK(gdiff <= 1e-5 * gmax);
     CHECK(sdev <= 1e-5 * std::max(1.0, max_abs(rn.scores)));
-    CHECK(max_abs_diff(rs.scores, rn.scores) > 1e-3);  // the constant is real (independent segments were left out)
+    CHECK(max_abs_diff(rs.scores, rn.scores) >
+          1e-3);  // the constant is real (independent segments were left out)
 
     // Streaming inference, several chunks: the same constant-shift relation.
     std::vector<float> is = score_graph(*skip.model, *skip.pg, configs, 5, skip.opt);
@@ -106,7 +112,8 @@ TEST_CASE("the config-independence skip changes gradients and scores only by per
     CHECK(max_abs_diff(is, rs.scores) <= 1e-5 * std::max(1.0, max_abs(in)));
 }
 
-TEST_CASE("streaming score_graph with max_nodes above the graph size equals the full-graph head score") {
+TEST_CASE(
+    "streaming score_graph with max_nodes above the graph size equals the full-graph head score") {
     OneGraph o = one_graph("gst_infer", TinyLayoutSpec{});
     const Normalizer norm = fit_normalizer(o.graph);
     Model model(tiny_model_config(Task::kLayout, norm.output_dim()));
@@ -115,13 +122,15 @@ TEST_CASE("streaming score_graph with max_nodes above the graph size equals the 
     REQUIRE(pg->num_segments() == 1);
     std::vector<int64_t> configs(pg->num_configs);
     std::iota(configs.begin(), configs.end(), 0);
-    const std::vector<float> streamed = score_graph(model, *pg, configs, /*chunk=*/7, tiny_gst_options());
+    const std::vector<float> streamed =
+        score_graph(model, *pg, configs, /*chunk=*/7, tiny_gst_options());
 
     WholeGraphInput whole = whole_graph_input(o.graph, norm, configs);
     Tensor r = model.encode(whole.input(), nullptr);
     Tensor s = model.head(r.cview(), {}, nullptr);
     const double dev = max_dev_from_constant_shift(streamed, s.span());
-    MESSAGE("streamed vs full graph: max |diff| = ", max_abs_diff(streamed, s.span()), ", from a constant shift ", dev);
+    MESSAGE("streamed vs full graph: max |diff| = ", max_abs_diff(streamed, s.span()),
+            ", from a constant shift ", dev);
     CHECK(max_abs(s.span()) > 0.0);
     CHECK(dev <= 1e-5 * std::max(1.0, max_abs(s.span())));
     CHECK(max_abs_diff(streamed, s.span()) <= 1e-5 * std::max(1.0, max_abs(s.span())));

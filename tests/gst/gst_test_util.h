@@ -61,9 +61,9 @@ inline Normalizer fit_normalizer(const GraphStructure& g) {
 /// A tiny layout collection with one train graph (and one valid graph), read from its npz file.
 struct OneGraph {
     std::filesystem::path root;
-    LayoutGraph graph;                      ///< the train graph as loaded from its npz
-    std::unique_ptr<NpzGraphSource> source; ///< the train split
-    GraphEntry entry;                       ///< graph 0 of `source`, every config usable
+    LayoutGraph graph;                       ///< the train graph as loaded from its npz
+    std::unique_ptr<NpzGraphSource> source;  ///< the train split
+    GraphEntry entry;                        ///< graph 0 of `source`, every config usable
 };
 
 /// Writes the collection of `spec` (one train graph) under scratch_dir(name).
@@ -72,7 +72,8 @@ inline OneGraph one_graph(const std::string& name, TinyLayoutSpec spec) {
     spec.valid_graphs = 1;
     OneGraph o;
     o.root = write_tiny_layout_collection(scratch_dir(name), spec);
-    o.graph = load_layout_npz(o.root / "npz/layout/xla/random/train/tiny_train_0.npz", LabelPolicy::kRequirePositive);
+    o.graph = load_layout_npz(o.root / "npz/layout/xla/random/train/tiny_train_0.npz",
+                              LabelPolicy::kRequirePositive);
     for (Collection& c : discover_collections(o.root))
         if (c.id.split == Split::kTrain) o.source = std::make_unique<NpzGraphSource>(std::move(c));
     o.entry.source = o.source.get();

@@ -48,14 +48,18 @@ inline WholeGraphInput whole_graph_input(const LayoutGraph& g, const Normalizer&
     w.config_nodes.assign(g.node_config_ids.begin(), g.node_config_ids.end());
     const int64_t row = g.num_config_nodes() * kLayoutConfigDim;
     for (int64_t c : configs)
-        w.values.insert(w.values.end(), g.node_config_feat.begin() + c * row, g.node_config_feat.begin() + (c + 1) * row);
+        w.values.insert(w.values.end(), g.node_config_feat.begin() + c * row,
+                        g.node_config_feat.begin() + (c + 1) * row);
     w.k = static_cast<int64_t>(configs.size());
     return w;
 }
 
-/// One full-graph training step: gradients accumulate into model.params().grads(); returns the scores.
-inline std::vector<float> full_graph_step(Model& model, const WholeGraphInput& w, std::span<const double> targets,
-                                          std::span<const LossTerm> terms, const LossOptions& opt, double scale) {
+/// One full-graph training step: gradients accumulate into model.params().grads(); returns the
+/// scores.
+inline std::vector<float> full_graph_step(Model& model, const WholeGraphInput& w,
+                                          std::span<const double> targets,
+                                          std::span<const LossTerm> terms, const LossOptions& opt,
+                                          double scale) {
     SegmentInput in = w.input();
     EncodeSaved es;
     Tensor r = model.encode(in, &es, /*training=*/true, nullptr);

@@ -37,7 +37,9 @@ void check_same_segment(const Segment& x, const Segment& y) {
 
 }  // namespace
 
-TEST_CASE("an npz graph is held in memory and its kept segments give the steps and scores of rebuilding bit for bit") {
+TEST_CASE(
+    "an npz graph is held in memory and its kept segments give the steps and scores of rebuilding "
+    "bit for bit") {
     TinyLayoutSpec spec;
     spec.min_nodes = 150;
     spec.max_nodes = 160;
@@ -72,8 +74,10 @@ TEST_CASE("an npz graph is held in memory and its kept segments give the steps a
         CHECK(same_bits(k.node_feat.span(), b.node_feat.span()));
         const auto nodes = b.segment->nodes();
         for (size_t i = 0; i < nodes.size(); ++i)
-            CHECK(same_bits({b.node_feat.data() + i * static_cast<size_t>(whole.cols()), static_cast<size_t>(whole.cols())},
-                            {whole.data() + nodes[i] * whole.cols(), static_cast<size_t>(whole.cols())}));
+            CHECK(same_bits(
+                {b.node_feat.data() + i * static_cast<size_t>(whole.cols()),
+                 static_cast<size_t>(whole.cols())},
+                {whole.data() + nodes[i] * whole.cols(), static_cast<size_t>(whole.cols())}));
         BuiltSegment scratch;
         CHECK(&built_segment(*gk, s, scratch) == &k);
         CHECK(&built_segment(*gr, s, scratch) == &scratch);
@@ -90,15 +94,18 @@ TEST_CASE("an npz graph is held in memory and its kept segments give the steps a
         CAPTURE(step);
         model_k.params().zero_grads();
         model_r.params().zero_grads();
-        const GraphStepResult rk = gst_train_graph(model_k, *gk, configs, targets, step, 0.5, tk, opt);
-        const GraphStepResult rr = gst_train_graph(model_r, *gr, configs, targets, step, 0.5, tr, opt);
+        const GraphStepResult rk =
+            gst_train_graph(model_k, *gk, configs, targets, step, 0.5, tk, opt);
+        const GraphStepResult rr =
+            gst_train_graph(model_r, *gr, configs, targets, step, 0.5, tr, opt);
         CHECK(rk.loss == rr.loss);
         CHECK(same_bits(rk.scores, rr.scores));
         CHECK(same_bits(model_k.params().grads(), model_r.params().grads()));
     }
     std::vector<int64_t> all(static_cast<size_t>(gk->num_configs));
     std::iota(all.begin(), all.end(), 0);
-    CHECK(same_bits(score_graph(model_k, *gk, all, 7, opt), score_graph(model_r, *gr, all, 7, opt)));
+    CHECK(
+        same_bits(score_graph(model_k, *gk, all, 7, opt), score_graph(model_r, *gr, all, 7, opt)));
 }
 
 TEST_CASE("a held graph whose rebuilt segments pass max_kept_segment_bytes keeps none") {
@@ -111,7 +118,8 @@ TEST_CASE("a held graph whose rebuilt segments pass max_kept_segment_bytes keeps
     int64_t bytes = 0;
     for (const BuiltSegment& b : all->kept_segments) bytes += b.memory_bytes();
     opt.max_kept_segment_bytes = bytes;  // exactly fits
-    CHECK(prepare_graph(o.entry, norm, model, opt)->kept_segments.size() == all->kept_segments.size());
+    CHECK(prepare_graph(o.entry, norm, model, opt)->kept_segments.size() ==
+          all->kept_segments.size());
     opt.max_kept_segment_bytes = bytes - 1;
     const auto none = prepare_graph(o.entry, norm, model, opt);
     CHECK(none->held != nullptr);
@@ -119,7 +127,8 @@ TEST_CASE("a held graph whose rebuilt segments pass max_kept_segment_bytes keeps
     CHECK(none->num_segments() == all->num_segments());
 }
 
-TEST_CASE("prune_hops reads the kept nodes' rows through source_node, from a store as from memory") {
+TEST_CASE(
+    "prune_hops reads the kept nodes' rows through source_node, from a store as from memory") {
     const fs::path dir = scratch_dir("prepared_prune");
     TinyLayoutSpec spec;
     spec.min_nodes = 300;
@@ -152,11 +161,13 @@ TEST_CASE("prune_hops reads the kept nodes' rows through source_node, from a sto
         CAPTURE(s);
         check_same_segment(gs->segment(s), gm->segment(s));
         build_segment(*gs, s, b);
-        CHECK(same_bits(b.node_feat.span(), gm->kept_segments[static_cast<size_t>(s)].node_feat.span()));
+        CHECK(same_bits(b.node_feat.span(),
+                        gm->kept_segments[static_cast<size_t>(s)].node_feat.span()));
         const auto nodes = b.segment->nodes();
         for (size_t i = 0; i < nodes.size(); ++i) {
             const int64_t v = gs->source_node[static_cast<size_t>(nodes[i])];
-            CHECK(same_bits({b.node_feat.data() + i * static_cast<size_t>(whole.cols()), static_cast<size_t>(whole.cols())},
+            CHECK(same_bits({b.node_feat.data() + i * static_cast<size_t>(whole.cols()),
+                             static_cast<size_t>(whole.cols())},
                             {whole.data() + v * whole.cols(), static_cast<size_t>(whole.cols())}));
         }
     }

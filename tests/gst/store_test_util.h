@@ -6,9 +6,9 @@
 #include <span>
 #include <vector>
 
+#include "data/graph_entry.h"
 #include "data/graph_store.h"
 #include "data/normalizer.h"
-#include "data/graph_entry.h"
 #include "gst/prepared_graph.h"
 
 namespace segrank::test {
@@ -35,25 +35,31 @@ public:
         note_config_rows(r.rows ? static_cast<int64_t>(r.rows->size()) : int64_t{1} << 30);
         return s_.load_configs(i, r);
     }
-    void read_layout_config_rows(int64_t i, std::span<const int64_t> rows, std::span<int8_t> out) const override {
+    void read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
+                                 std::span<int8_t> out) const override {
         note_config_rows(static_cast<int64_t>(rows.size()));
         s_.read_layout_config_rows(i, rows, out);
     }
     ConfigTensors load_labels(int64_t i) const override { return s_.load_labels(i); }
     TileGraph load_tile_structure(int64_t i) const override { return s_.load_tile_structure(i); }
-    LayoutGraph load_layout_structure(int64_t i) const override { return s_.load_layout_structure(i); }
+    LayoutGraph load_layout_structure(int64_t i) const override {
+        return s_.load_layout_structure(i);
+    }
     Tensor load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const override {
         max_node_rows = std::max<int64_t>(max_node_rows, static_cast<int64_t>(nodes.size()));
         return s_.load_node_feat_rows(i, nodes);
     }
-    StructureIndex load_structure_index(int64_t i) const override { return s_.load_structure_index(i); }
+    StructureIndex load_structure_index(int64_t i) const override {
+        return s_.load_structure_index(i);
+    }
     std::vector<int64_t> load_edge_range(int64_t i, int64_t b, int64_t e) const override {
         return s_.load_edge_range(i, b, e);
     }
     std::vector<int32_t> load_opcode_range(int64_t i, int64_t b, int64_t e) const override {
         return s_.load_opcode_range(i, b, e);
     }
-    /// Largest config-row request, node-row request, and whole-graph loads (load_tile / load_layout).
+    /// Largest config-row request, node-row request, and whole-graph loads (load_tile /
+    /// load_layout).
     mutable int64_t max_config_rows = 0, max_node_rows = 0, full_loads = 0;
 
 private:

@@ -42,7 +42,8 @@ void check_same_segments(const PreparedGraph& a, const PreparedGraph& b) {
 
 }  // namespace
 
-TEST_CASE("a graph from an HDF5 store is streamed and gives the in-memory step, gradients and scores") {
+TEST_CASE(
+    "a graph from an HDF5 store is streamed and gives the in-memory step, gradients and scores") {
     const fs::path dir = scratch_dir("gst_streamed");
     TinyLayoutSpec spec;
     spec.min_nodes = 400;
@@ -82,13 +83,16 @@ TEST_CASE("a graph from an HDF5 store is streamed and gives the in-memory step, 
     for (int64_t step = 0; step < 3; ++step) {
         model_s.params().zero_grads();
         model_m.params().zero_grads();
-        const GraphStepResult rs = gst_train_graph(model_s, *gs, configs, targets, step, 0.5, ts, opt);
-        const GraphStepResult rm = gst_train_graph(model_m, *gm, configs, targets, step, 0.5, tm, opt);
+        const GraphStepResult rs =
+            gst_train_graph(model_s, *gs, configs, targets, step, 0.5, ts, opt);
+        const GraphStepResult rm =
+            gst_train_graph(model_m, *gm, configs, targets, step, 0.5, tm, opt);
         CHECK(rs.loss == doctest::Approx(rm.loss).epsilon(1e-6));
         CHECK(rs.stale_hits == rm.stale_hits);
         const auto a = model_s.params().grads(), b = model_m.params().grads();
         double diff = 0.0;
-        for (size_t i = 0; i < a.size(); ++i) diff = std::max(diff, static_cast<double>(std::abs(a[i] - b[i])));
+        for (size_t i = 0; i < a.size(); ++i)
+            diff = std::max(diff, static_cast<double>(std::abs(a[i] - b[i])));
         CHECK(diff < 1e-6);
     }
     // Each step read its K rows only, and one segment's node rows at a time.
@@ -101,14 +105,16 @@ TEST_CASE("a graph from an HDF5 store is streamed and gives the in-memory step, 
     REQUIRE(ss.size() == sm.size());
     for (size_t i = 0; i < ss.size(); ++i) CHECK(ss[i] == doctest::Approx(sm[i]).epsilon(1e-5));
     CHECK(counting.max_config_rows == 16);  // inference reads configs in chunks
-    // A byte cap on config rows cuts chunks further (6 configurable nodes x 18 bytes = 108 bytes per
-    // config: 500 bytes hold 4 configs), with the same scores.
+    // A byte cap on config rows cuts chunks further (6 configurable nodes x 18 bytes = 108 bytes
+    // per config: 500 bytes hold 4 configs), with the same scores.
     counting.max_config_rows = 0;
-    const std::vector<float> capped = score_graph(model_s, *gs, gs->configs, 16, opt, /*max_chunk_bytes=*/500);
+    const std::vector<float> capped =
+        score_graph(model_s, *gs, gs->configs, 16, opt, /*max_chunk_bytes=*/500);
     CHECK(counting.max_config_rows == 4);
     for (size_t i = 0; i < ss.size(); ++i) CHECK(capped[i] == doctest::Approx(ss[i]).epsilon(1e-6));
     counting.max_config_rows = 0;
-    (void)score_graph(model_s, *gs, gs->configs, 16, opt, /*max_chunk_bytes=*/1);  // at least one config
+    (void)score_graph(model_s, *gs, gs->configs, 16, opt,
+                      /*max_chunk_bytes=*/1);  // at least one config
     CHECK(counting.max_config_rows == 1);
 }
 
@@ -138,14 +144,19 @@ TEST_CASE("a second prepare reuses the cached metis partition and gets identical
     // Other partitioner settings are another key: not served from the cache.
     opt.partition.max_nodes = 50;
     CHECK_FALSE(prepare_graph(entry_of(store), norm, model, opt)->partition_from_cache);
-    // Range partitions of streamed graphs are recomputed from n (O(S)) and never written to the cache.
+    // Range partitions of streamed graphs are recomputed from n (O(S)) and never written to the
+    // cache.
     opt.partition.method = PartitionMethod::kContiguous;
-    const auto files_before = std::distance(fs::directory_iterator(dir / "partitions"), fs::directory_iterator{});
+    const auto files_before =
+        std::distance(fs::directory_iterator(dir / "partitions"), fs::directory_iterator{});
     CHECK_FALSE(prepare_graph(entry_of(store), norm, model, opt)->partition_from_cache);
-    CHECK(std::distance(fs::directory_iterator(dir / "partitions"), fs::directory_iterator{}) == files_before);
+    CHECK(std::distance(fs::directory_iterator(dir / "partitions"), fs::directory_iterator{}) ==
+          files_before);
 }
 
-TEST_CASE("streamed graphs hold compact segments equal to the in-memory ones for every partitioner and halo") {
+TEST_CASE(
+    "streamed graphs hold compact segments equal to the in-memory ones for every partitioner and "
+    "halo") {
     const fs::path dir = scratch_dir("gst_compact_segments");
     TinyLayoutSpec spec;
     spec.min_nodes = 700;
@@ -158,8 +169,9 @@ TEST_CASE("streamed graphs hold compact segments equal to the in-memory ones for
         PartitionMethod method;
         int32_t halo;
     };
-    for (const Variant v : {Variant{PartitionMethod::kContiguous, 0}, Variant{PartitionMethod::kSplits, 0},
-                            Variant{PartitionMethod::kMetis, 0}, Variant{PartitionMethod::kContiguous, 1}}) {
+    for (const Variant v :
+         {Variant{PartitionMethod::kContiguous, 0}, Variant{PartitionMethod::kSplits, 0},
+          Variant{PartitionMethod::kMetis, 0}, Variant{PartitionMethod::kContiguous, 1}}) {
         CAPTURE(to_string(v.method));
         CAPTURE(v.halo);
         PrepareOptions streamed = tiny_prepare_options(90);
@@ -174,15 +186,17 @@ TEST_CASE("streamed graphs hold compact segments equal to the in-memory ones for
         REQUIRE(gm->kept_segments.size() == static_cast<size_t>(gm->num_segments()));
         CHECK(gs->num_segments() >= 8);
         check_same_segments(*gs, *gm);
-        // The compact form is a fraction of the built segments (both Csr directions, int64 ids); halo
-        // segments list their node ids, range segments store one id.
+        // The compact form is a fraction of the built segments (both Csr directions, int64 ids);
+        // halo segments list their node ids, range segments store one id.
         int64_t built = 0;
         for (const BuiltSegment& b : gm->kept_segments) built += b.segment->memory_bytes();
         CHECK(gs->segment_table.memory_bytes() * (v.halo == 0 ? 4 : 2) < built);
     }
 }
 
-TEST_CASE("errors on the streamed path name the store group read, not the npz the graph was packed from") {
+TEST_CASE(
+    "errors on the streamed path name the store group read, not the npz the graph was packed "
+    "from") {
     const fs::path dir = scratch_dir("gst_store_where");
     fs::create_directories(dir / "store");
     CollectionId id = CollectionId::parse("layout:xla:random");

@@ -1,7 +1,7 @@
 // Streamed TILE graphs: a tile:xla graph from an HDF5 store (config_feat [c, 24], runtime
 // normalizers, targets = runtime / normalizer) read from the store gives the segments, targets, GST
-// steps and scores of the same graph held in memory while reading only K config rows at a time. Only
-// the public API of gst/prepared_graph.h and gst/gst.h.
+// steps and scores of the same graph held in memory while reading only K config rows at a time.
+// Only the public API of gst/prepared_graph.h and gst/gst.h.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -24,19 +24,23 @@ namespace fs = std::filesystem;
 double max_abs_diff(std::span<const float> a, std::span<const float> b) {
     REQUIRE(a.size() == b.size());
     double d = 0.0;
-    for (size_t i = 0; i < a.size(); ++i) d = std::max(d, static_cast<double>(std::abs(a[i] - b[i])));
+    for (size_t i = 0; i < a.size(); ++i)
+        d = std::max(d, static_cast<double>(std::abs(a[i] - b[i])));
     return d;
 }
 
 }  // namespace
 
-TEST_CASE("a tile graph from an HDF5 store is streamed and gives the in-memory targets, steps, gradients and scores") {
+TEST_CASE(
+    "a tile graph from an HDF5 store is streamed and gives the in-memory targets, steps, gradients "
+    "and scores") {
     const fs::path dir = scratch_dir("gst_streamed_tile");
     TinyTileSpec spec;
     spec.min_nodes = 300;
     spec.max_nodes = 320;
     spec.configs = 60;
-    const GraphStore store(write_tiny_tile_store(dir / "store", Split::kTrain, 1, spec), LabelPolicy::kRequirePositive);
+    const GraphStore store(write_tiny_tile_store(dir / "store", Split::kTrain, 1, spec),
+                           LabelPolicy::kRequirePositive);
     REQUIRE(store.collection().task == Task::kTile);
     const TileGraph truth = tiny_tile_graph("train_0", 0, spec);
     const Normalizer norm = normalizer_of(store);
@@ -64,9 +68,10 @@ TEST_CASE("a tile graph from an HDF5 store is streamed and gives the in-memory t
         REQUIRE(gs->num_segments() == gm->num_segments());
         REQUIRE(gs->num_segments() >= 4);
         CHECK(gs->segment_dependent == gm->segment_dependent);
-        // A tile config is one row for the whole kernel: early join feeds it to every node, late join
-        // to the head of every segment, so no segment's score is config-independent.
-        const auto dependent = std::count(gs->segment_dependent.begin(), gs->segment_dependent.end(), uint8_t{1});
+        // A tile config is one row for the whole kernel: early join feeds it to every node, late
+        // join to the head of every segment, so no segment's score is config-independent.
+        const auto dependent =
+            std::count(gs->segment_dependent.begin(), gs->segment_dependent.end(), uint8_t{1});
         CHECK(dependent == gs->num_segments());
 
         // Targets are runtime / normalizer (not raw runtimes), identical in both modes.
@@ -82,12 +87,15 @@ TEST_CASE("a tile graph from an HDF5 store is streamed and gives the in-memory t
 
         // Config rows: the batch of a streamed graph holds exactly the rows of the file.
         const std::vector<int64_t> configs = {7, 0, 59, 31, 44, 12, 5, 18};
-        const ConfigBatch bs = load_config_batch(*gs, configs), bm = load_config_batch(*gm, configs);
+        const ConfigBatch bs = load_config_batch(*gs, configs),
+                          bm = load_config_batch(*gm, configs);
         REQUIRE(bs.tile.rows() == static_cast<int64_t>(configs.size()));
         for (size_t k = 0; k < configs.size(); ++k)
             for (int64_t d = 0; d < kTileConfigDim; ++d) {
-                CHECK(bs.tile.at(bs.position(configs[k]), d) == truth.config_feat.at(configs[k], d));
-                CHECK(bm.tile.at(bm.position(configs[k]), d) == truth.config_feat.at(configs[k], d));
+                CHECK(bs.tile.at(bs.position(configs[k]), d) ==
+                      truth.config_feat.at(configs[k], d));
+                CHECK(bm.tile.at(bm.position(configs[k]), d) ==
+                      truth.config_feat.at(configs[k], d));
             }
 
         std::vector<double> targets;
@@ -99,8 +107,10 @@ TEST_CASE("a tile graph from an HDF5 store is streamed and gives the in-memory t
             CAPTURE(step);
             model_s.params().zero_grads();
             model_m.params().zero_grads();
-            const GraphStepResult rs = gst_train_graph(model_s, *gs, configs, targets, step, 0.5, ts, opt);
-            const GraphStepResult rm = gst_train_graph(model_m, *gm, configs, targets, step, 0.5, tm, opt);
+            const GraphStepResult rs =
+                gst_train_graph(model_s, *gs, configs, targets, step, 0.5, ts, opt);
+            const GraphStepResult rm =
+                gst_train_graph(model_m, *gm, configs, targets, step, 0.5, tm, opt);
             CHECK(std::isfinite(rs.loss));
             CHECK(rs.loss == doctest::Approx(rm.loss).epsilon(1e-6));
             CHECK(rs.stale_hits == rm.stale_hits);

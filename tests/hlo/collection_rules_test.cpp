@@ -1,5 +1,6 @@
 // Run filtering, normalizers and skip/error rules of the tile and layout collections
-// (DATA_FORMATS.md 4.6, 4.7) on hand-built ModuleTuning records.
+// (docs/files.md#tile-collection, docs/files.md#layout-collection) on hand-built ModuleTuning
+// records.
 #include <doctest/doctest.h>
 
 #include "data/hlo/featurizer.h"
@@ -51,10 +52,12 @@ hlo::Run layout_run(int64_t ns, bool is_default, bool error = false) {
 
 }  // namespace
 
-TEST_CASE("tile runs are kept when error is false and compute_time_ns > 1, normalizer = first kept default") {
+TEST_CASE(
+    "tile runs are kept when error is false and compute_time_ns > 1, normalizer = first kept "
+    "default") {
     auto mt = one_node_module();
-    mt.runs = {tile_run(1, true), tile_run(500, false, true), tile_run(300, false), tile_run(200, true),
-               tile_run(100, true)};
+    mt.runs = {tile_run(1, true), tile_run(500, false, true), tile_run(300, false),
+               tile_run(200, true), tile_run(100, true)};
     auto res = hlo::featurize_tile(mt, "t");
     REQUIRE(res.graph);
     CHECK(res.graph->config_runtime == std::vector<int64_t>{300, 200, 100});
@@ -62,7 +65,9 @@ TEST_CASE("tile runs are kept when error is false and compute_time_ns > 1, norma
     CHECK(res.graph->config_feat.at(0, 0) == static_cast<float>(300 % 7));
 }
 
-TEST_CASE("tile modules with < 2 runs or a run without tile_size_config are skipped, no kept default is an error") {
+TEST_CASE(
+    "tile modules with < 2 runs or a run without tile_size_config are skipped, no kept default is "
+    "an error") {
     auto mt = one_node_module();
     mt.runs = {tile_run(300, true)};
     CHECK_FALSE(hlo::featurize_tile(mt, "t").graph.has_value());
@@ -75,7 +80,9 @@ TEST_CASE("tile modules with < 2 runs or a run without tile_size_config are skip
     CHECK_THROWS_WITH_AS(hlo::featurize_tile(mt, "t.pb"), doctest::Contains("is_default"), Error);
 }
 
-TEST_CASE("layout runs keep error-free runs with a profile, config values per node, no default means skip") {
+TEST_CASE(
+    "layout runs keep error-free runs with a profile, config values per node, no default means "
+    "skip") {
     auto mt = one_node_module();
     mt.config_index_to_node = {0};
     mt.runs = {layout_run(900, true), layout_run(0, false, true), layout_run(800, false)};
@@ -101,9 +108,11 @@ TEST_CASE("layout errors: empty config_index_to_node, a kept run with compute_ti
     auto mt = one_node_module();
     mt.runs = {layout_run(900, true)};
     mt.runs[0].layout.clear();
-    CHECK_THROWS_WITH_AS(hlo::featurize_layout(mt, "l"), doctest::Contains("config_index_to_node is empty"), Error);
+    CHECK_THROWS_WITH_AS(hlo::featurize_layout(mt, "l"),
+                         doctest::Contains("config_index_to_node is empty"), Error);
     mt = one_node_module();
     mt.config_index_to_node = {0};
     mt.runs = {layout_run(900, true), layout_run(0, false)};
-    CHECK_THROWS_WITH_AS(hlo::featurize_layout(mt, "l"), doctest::Contains("compute_time_ns = 0"), Error);
+    CHECK_THROWS_WITH_AS(hlo::featurize_layout(mt, "l"), doctest::Contains("compute_time_ns = 0"),
+                         Error);
 }

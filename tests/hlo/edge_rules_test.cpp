@@ -1,4 +1,5 @@
-// Edge, node-order and node_splits rules of DATA_FORMATS.md 4.1-4.3 on hand-built modules.
+// Edge, node-order and node_splits rules (docs/files.md#node-order-and-edges,
+// docs/files.md#computation-boundaries) on hand-built modules.
 #include <doctest/doctest.h>
 
 #include "data/hlo/featurizer.h"
@@ -43,19 +44,23 @@ std::vector<int64_t> edges_of(const HloModule& m) {
 TEST_CASE("fusion links to its fused root, fused parameters get no edge to the caller's operands") {
     // fused_computation: 0 p0, 1 p1, 2 add(p0,p1)=root | entry: 3 a, 4 b, 5 fusion(a,b) calls fused
     HloModule m;
-    m.computations.push_back(comp(1, "fused_computation", 12,
-                                  {ins(10, "parameter"), ins(11, "parameter"), ins(12, "add", {10, 11})}));
-    m.computations.push_back(comp(2, "main", 22,
-                                  {ins(20, "parameter"), ins(21, "parameter"), ins(22, "fusion", {20, 21}, {1})}));
+    m.computations.push_back(
+        comp(1, "fused_computation", 12,
+             {ins(10, "parameter"), ins(11, "parameter"), ins(12, "add", {10, 11})}));
+    m.computations.push_back(
+        comp(2, "main", 22,
+             {ins(20, "parameter"), ins(21, "parameter"), ins(22, "fusion", {20, 21}, {1})}));
     CHECK(edges_of(m) == std::vector<int64_t>{2, 0, 2, 1, 5, 2, 5, 3, 5, 4});
 }
 
-TEST_CASE("while links to both its condition root and its body root (condition first in sort order)") {
+TEST_CASE(
+    "while links to both its condition root and its body root (condition first in sort order)") {
     // cond: 0 p, 1 compare(p)=root | body: 2 p, 3 negate(p)=root | entry: 4 init, 5 while(init)
     HloModule m;
     m.computations.push_back(comp(1, "cond", 11, {ins(10, "parameter"), ins(11, "compare", {10})}));
     m.computations.push_back(comp(2, "body", 21, {ins(20, "parameter"), ins(21, "negate", {20})}));
-    m.computations.push_back(comp(3, "main", 31, {ins(30, "parameter"), ins(31, "while", {30}, {1, 2})}));
+    m.computations.push_back(
+        comp(3, "main", 31, {ins(30, "parameter"), ins(31, "while", {30}, {1, 2})}));
     CHECK(edges_of(m) == std::vector<int64_t>{1, 0, 3, 2, 5, 1, 5, 3, 5, 4});
 }
 
@@ -63,17 +68,20 @@ TEST_CASE("conditional links to every branch root and to its operands") {
     // b0: 0 p, 1 abs=root | b1: 2 p, 3 neg=root | entry: 4 pred, 5 x, 6 conditional(pred,x,x)
     HloModule m;
     m.computations.push_back(comp(1, "branch0", 11, {ins(10, "parameter"), ins(11, "abs", {10})}));
-    m.computations.push_back(comp(2, "branch1", 21, {ins(20, "parameter"), ins(21, "negate", {20})}));
-    m.computations.push_back(comp(3, "main", 32, {ins(30, "parameter"), ins(31, "parameter"),
-                                                  ins(32, "conditional", {30, 31, 31}, {1, 2})}));
+    m.computations.push_back(
+        comp(2, "branch1", 21, {ins(20, "parameter"), ins(21, "negate", {20})}));
+    m.computations.push_back(comp(3, "main", 32,
+                                  {ins(30, "parameter"), ins(31, "parameter"),
+                                   ins(32, "conditional", {30, 31, 31}, {1, 2})}));
     CHECK(edges_of(m) == std::vector<int64_t>{1, 0, 3, 2, 6, 1, 6, 3, 6, 4, 6, 5});
 }
 
 TEST_CASE("duplicate operands give one edge, edges are sorted by (user, producer)") {
     // 0 x, 1 y, 2 multiply(y, x, y, x) -> edges (2,0), (2,1) only
     HloModule m;
-    m.computations.push_back(comp(1, "main", 3, {ins(5, "parameter"), ins(4, "parameter"),
-                                                 ins(3, "multiply", {4, 5, 4, 5})}));
+    m.computations.push_back(
+        comp(1, "main", 3,
+             {ins(5, "parameter"), ins(4, "parameter"), ins(3, "multiply", {4, 5, 4, 5})}));
     CHECK(edges_of(m) == std::vector<int64_t>{2, 0, 2, 1});
 }
 

@@ -1,4 +1,4 @@
-// DATA_FORMATS.md 5.2: every number of the module_tuning_data_layout.pb fixture, the worked feature
+// Every number of the module_tuning_data_layout.pb fixture, the worked feature
 // example of node 660 and the optional SHA-256 cross-check hashes.
 #include <doctest/doctest.h>
 
@@ -68,7 +68,9 @@ TEST_CASE("layout fixture graph: 3163 nodes, 143 roots, 5112 deduplicated edges,
     }
 }
 
-TEST_CASE("layout fixture: operand dedup removes 117 edges and 170 call edges come from the listed callers") {
+TEST_CASE(
+    "layout fixture: operand dedup removes 117 edges and 170 call edges come from the listed "
+    "callers") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const auto& m = layout_module(data).module;
     int64_t raw_operand_edges = 0, distinct_operand_edges = 0, repeating = 0;
@@ -101,7 +103,8 @@ TEST_CASE("layout fixture node_splits are the while body/cond boundaries then n"
           std::vector<int64_t>{0, 449, 453, 467, 471, 498, 502, 3163});
 }
 
-TEST_CASE("layout fixture: 62 configurable nodes (53 convolution, 9 reshape), first 443, last 3143") {
+TEST_CASE(
+    "layout fixture: 62 configurable nodes (53 convolution, 9 reshape), first 443, last 3143") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const LayoutGraph& g = layout_graph(data);
     REQUIRE(g.num_config_nodes() == 62);
@@ -119,7 +122,8 @@ TEST_CASE("layout fixture: 62 configurable nodes (53 convolution, 9 reshape), fi
     CHECK(in_entry == 59);
 }
 
-TEST_CASE("layout fixture runs: 122 runs, 10 errors at the listed indices, 112 kept, runtime range") {
+TEST_CASE(
+    "layout fixture runs: 122 runs, 10 errors at the listed indices, 112 kept, runtime range") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const auto& mt = layout_module(data);
     REQUIRE(mt.runs.size() == 122);
@@ -142,8 +146,9 @@ TEST_CASE("layout fixture runs: 122 runs, 10 errors at the listed indices, 112 k
     std::set<std::vector<int8_t>> distinct;
     const size_t per = 62 * 18;
     for (size_t j = 0; j < 112; ++j)
-        distinct.insert(std::vector<int8_t>(g.node_config_feat.begin() + static_cast<std::ptrdiff_t>(j * per),
-                                            g.node_config_feat.begin() + static_cast<std::ptrdiff_t>((j + 1) * per)));
+        distinct.insert(std::vector<int8_t>(
+            g.node_config_feat.begin() + static_cast<std::ptrdiff_t>(j * per),
+            g.node_config_feat.begin() + static_cast<std::ptrdiff_t>((j + 1) * per)));
     CHECK(distinct.size() == 91);
     std::set<int> values(g.node_config_feat.begin(), g.node_config_feat.end());
     CHECK(values == std::set<int>{-1, 0, 1, 2, 3, 4});
@@ -154,19 +159,41 @@ TEST_CASE("worked example: layout node 660 (convolution.1043, bf16[2,96,96,96,32
     const LayoutGraph& g = layout_graph(data);
     std::array<float, kNodeFeatDim> e{};
     e[15] = 1;
-    e[21] = 2; e[22] = 96; e[23] = 96; e[24] = 96; e[25] = 32; e[27] = 322; e[28] = 56623104;
-    e[37] = e[38] = e[39] = 3; e[43] = 9; e[44] = 27;
+    e[21] = 2;
+    e[22] = 96;
+    e[23] = 96;
+    e[24] = 96;
+    e[25] = 32;
+    e[27] = 322;
+    e[28] = 56623104;
+    e[37] = e[38] = e[39] = 3;
+    e[43] = 9;
+    e[44] = 27;
     for (int group = 45; group < 85; group += 8) {  // stride, pad low/high, window/base dilation
         e[group] = e[group + 1] = e[group + 2] = 1;
         e[group + 6] = 3;
         e[group + 7] = 1;
     }
     e[92] = 3;
-    e[93] = 0; e[94] = 4; e[95] = 1; e[96] = 2; e[97] = 3; e[99] = 3; e[100] = 4;
-    e[101] = 0; e[102] = 1; e[103] = 2; e[105] = 0; e[106] = 4;
+    e[93] = 0;
+    e[94] = 4;
+    e[95] = 1;
+    e[96] = 2;
+    e[97] = 3;
+    e[99] = 3;
+    e[100] = 4;
+    e[101] = 0;
+    e[102] = 1;
+    e[103] = 2;
+    e[105] = 0;
+    e[106] = 4;
     e[107] = e[108] = 1;
     for (int s : {112, 116, 120, 124, 128, 132}) e[s] = 1;
-    e[134] = 4; e[135] = 3; e[136] = 2; e[137] = 1; e[138] = 0;
+    e[134] = 4;
+    e[135] = 3;
+    e[136] = 2;
+    e[137] = 1;
+    e[138] = 0;
     CHECK(g.node_opcode[660] == 26);
     for (int k = 0; k < kNodeFeatDim; ++k) {
         CAPTURE(k);
@@ -174,12 +201,13 @@ TEST_CASE("worked example: layout node 660 (convolution.1043, bf16[2,96,96,96,32
     }
 }
 
-TEST_CASE("layout fixture arrays match the SHA-256 cross-check hashes of DATA_FORMATS.md 5.2") {
+TEST_CASE("layout fixture arrays match the SHA-256 cross-check hashes") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const LayoutGraph& g = layout_graph(data);
     CHECK(test::sha256_prefix16(g.node_feat.data(), static_cast<size_t>(g.node_feat.size()) * 4) ==
           "b3d0c74e4be8f6df");
-    CHECK(test::sha256_prefix16(g.edge_index.data(), g.edge_index.size() * 8) == "067d96c1a1e47f20");
+    CHECK(test::sha256_prefix16(g.edge_index.data(), g.edge_index.size() * 8) ==
+          "067d96c1a1e47f20");
     std::vector<uint8_t> ops(g.node_opcode.begin(), g.node_opcode.end());
     CHECK(test::sha256_prefix16(ops.data(), ops.size()) == "c547cb5bcab0f852");
     std::vector<float> cfg(g.node_config_feat.begin(), g.node_config_feat.end());

@@ -1,4 +1,4 @@
-// DATA_FORMATS.md 5.1: every number of the op_tuning_data.pb fixture (TuningData, 15 tile kernels).
+// Every number of the op_tuning_data.pb fixture (TuningData, 15 tile kernels).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -19,7 +19,7 @@ struct TileRow {
     int distinct_cfg;
 };
 
-// DATA_FORMATS.md 5.1, transcribed.
+// The published per-module facts of the fixture, transcribed.
 const TileRow kTable[15] = {
     {"fusion.232", 3, 20, 19, 61, 0, 61, 57188, 390377, 57188, 60},
     {"fusion.191", 5, 31, 32, 581, 2, 579, 137344, 3963794, 151565, 579},
@@ -56,14 +56,17 @@ TEST_CASE("op_tuning_data.pb is detected as a TuningData with 15 modules, 754 ru
         nodes += mt.module.num_instructions();
         CHECK(mt.config_index_to_node.empty());
         CHECK(hlo::detect_task(mt) == Task::kTile);
-        CHECK(std::count_if(mt.runs.begin(), mt.runs.end(), [](const hlo::Run& r) { return r.is_default; }) == 1);
+        CHECK(std::count_if(mt.runs.begin(), mt.runs.end(),
+                            [](const hlo::Run& r) { return r.is_default; }) == 1);
         CHECK(hlo::node_splits(mt.module) == std::vector<int64_t>{0, mt.module.num_instructions()});
     }
     CHECK(runs == 754);
     CHECK(nodes == 294);
 }
 
-TEST_CASE("each tile kernel matches DATA_FORMATS.md 5.1: name, comps, nodes, edges, runs, errors, runtimes, normalizer") {
+TEST_CASE(
+    "each tile kernel matches its published facts: name, comps, nodes, edges, runs, errors, "
+    "runtimes, normalizer") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const auto& f = op_file(data);
     REQUIRE(f.modules.size() == 15);
@@ -74,7 +77,8 @@ TEST_CASE("each tile kernel matches DATA_FORMATS.md 5.1: name, comps, nodes, edg
         CHECK(mt.module.name == row.name);
         CHECK(static_cast<int>(mt.module.computations.size()) == row.comps);
         CHECK(static_cast<int>(mt.runs.size()) == row.runs);
-        CHECK(std::count_if(mt.runs.begin(), mt.runs.end(), [](const hlo::Run& r) { return r.error; }) == row.errors);
+        CHECK(std::count_if(mt.runs.begin(), mt.runs.end(),
+                            [](const hlo::Run& r) { return r.error; }) == row.errors);
         CHECK(mt.runs.front().is_default);  // "in every module the default run is run 0"
         auto res = hlo::featurize_tile(mt, "op_tuning_data.pb");
         REQUIRE(res.graph.has_value());
@@ -97,7 +101,8 @@ TEST_CASE("each tile kernel matches DATA_FORMATS.md 5.1: name, comps, nodes, edg
                                                g.config_feat.data() + (j + 1) * kTileConfigDim));
         CHECK(static_cast<int>(distinct.size()) == row.distinct_cfg);
         for (int32_t op : g.node_opcode) CHECK(op != 0);  // no unknown opcodes
-        for (int64_t e = 0; e < g.num_edges(); ++e) CHECK(g.edge_index[2 * e] > g.edge_index[2 * e + 1]);
+        for (int64_t e = 0; e < g.num_edges(); ++e)
+            CHECK(g.edge_index[2 * e] > g.edge_index[2 * e + 1]);
     }
 }
 
@@ -113,16 +118,16 @@ TEST_CASE("fusion.191 drops its two error runs (575 and 579), which carry an emp
     CHECK(errors == std::vector<size_t>{575, 579});
 }
 
-TEST_CASE("kernel 0 (fusion.232) has the opcodes and edges of DATA_FORMATS.md 5.1") {
+TEST_CASE("kernel 0 (fusion.232) has its published opcodes and edges") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     auto res = hlo::featurize_tile(op_file(data).modules.at(0), "op");
     REQUIRE(res.graph);
     const TileGraph& g = *res.graph;
-    CHECK(g.node_opcode == std::vector<int32_t>{63, 63, 2, 24, 13, 48, 87, 63, 13, 52, 25, 63, 24, 13,
-                                                83, 24, 70, 63, 63, 41});
-    CHECK(g.edge_index == std::vector<int64_t>{2, 0, 2, 1, 4, 3, 6, 4, 6, 5, 8, 7, 9, 6, 9, 8, 10, 9,
-                                               13, 12, 14, 10, 14, 11, 14, 13, 16, 2, 16, 14, 16, 15,
-                                               19, 16, 19, 17, 19, 18});
+    CHECK(g.node_opcode == std::vector<int32_t>{63, 63, 2,  24, 13, 48, 87, 63, 13, 52,
+                                                25, 63, 24, 13, 83, 24, 70, 63, 63, 41});
+    CHECK(g.edge_index == std::vector<int64_t>{2,  0, 2,  1,  4,  3,  6,  4,  6,  5,  8,  7,  9,
+                                               6,  9, 8,  10, 9,  13, 12, 14, 10, 14, 11, 14, 13,
+                                               16, 2, 16, 14, 16, 15, 19, 16, 19, 17, 19, 18});
     // (16,2) links the reduce to its reducer's root and (19,16) the fusion to its fused root.
     CHECK(g.node_feat.at(2, 0) == 1.0f);
     CHECK(g.node_feat.at(16, 0) == 1.0f);
@@ -158,8 +163,8 @@ TEST_CASE("tile config features use S0: empty bound lists give sum 0 and product
     hlo::TileSizeConfig t;
     t.output_bounds = {2, 26, 4, 2};
     const auto f = hlo::tile_config_features(t);
-    const std::array<float, 24> expected{0, 0, 0, 0, 0, 0, 0, 0, 2, 26, 4, 2, 0, 0, 34, 416,
-                                         0, 0, 0, 0, 0, 0, 0, 0};
+    const std::array<float, 24> expected{0, 0, 0,  0,   0, 0, 0, 0, 2, 26, 4, 2,
+                                         0, 0, 34, 416, 0, 0, 0, 0, 0, 0,  0, 0};
     CHECK(f == expected);
     CHECK(hlo::tile_config_features(hlo::TileSizeConfig{}) == std::array<float, 24>{});
     hlo::TileSizeConfig big;

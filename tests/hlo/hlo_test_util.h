@@ -26,7 +26,8 @@ inline std::string sha256_prefix16(const void* data, size_t size) {
 }
 
 /// Reads a file of ../shared/data/xla_tuning once per test process.
-inline const hlo::TuningFile& fixture(const std::filesystem::path& data_dir, const std::string& name) {
+inline const hlo::TuningFile& fixture(const std::filesystem::path& data_dir,
+                                      const std::string& name) {
     static std::map<std::string, hlo::TuningFile> cache;
     auto it = cache.find(name);
     if (it == cache.end())

@@ -1,5 +1,5 @@
-// The S/L/B rules and slot layout of the 140 node features (DATA_FORMATS.md 4.5) on hand-built
-// instructions.
+// The S/L/B rules and slot layout of the 140 node features (docs/files.md#node-features) on
+// hand-built instructions.
 #include <doctest/doctest.h>
 
 #include "data/hlo/featurizer.h"
@@ -28,7 +28,9 @@ TEST_CASE("S(6) keeps 6 leading dims but sums and multiplies all of them") {
     CHECK(f[28] == 5040.0f);
 }
 
-TEST_CASE("element type one-hot follows the upstream order (BF16 at 15, TUPLE at 18), unknown types are all zero") {
+TEST_CASE(
+    "element type one-hot follows the upstream order (BF16 at 15, TUPLE at 18), unknown types are "
+    "all zero") {
     auto slot_of = [](int32_t type) {
         hlo::Instruction i;
         i.shape.element_type = type;
@@ -53,9 +55,18 @@ TEST_CASE("slices are featurized in the order start, stride, limit with S(2) agg
     hlo::Instruction i;
     i.slice_dimensions = {{1, 10, 2}, {3, 30, 4}, {5, 50, 6}};  // {start, limit, stride}
     const auto f = hlo::node_features(i, false);
-    CHECK(f[109] == 1.0f); CHECK(f[110] == 3.0f); CHECK(f[111] == 9.0f); CHECK(f[112] == 15.0f);
-    CHECK(f[113] == 2.0f); CHECK(f[114] == 4.0f); CHECK(f[115] == 12.0f); CHECK(f[116] == 48.0f);
-    CHECK(f[117] == 10.0f); CHECK(f[118] == 30.0f); CHECK(f[119] == 90.0f); CHECK(f[120] == 15000.0f);
+    CHECK(f[109] == 1.0f);
+    CHECK(f[110] == 3.0f);
+    CHECK(f[111] == 9.0f);
+    CHECK(f[112] == 15.0f);
+    CHECK(f[113] == 2.0f);
+    CHECK(f[114] == 4.0f);
+    CHECK(f[115] == 12.0f);
+    CHECK(f[116] == 48.0f);
+    CHECK(f[117] == 10.0f);
+    CHECK(f[118] == 30.0f);
+    CHECK(f[119] == 90.0f);
+    CHECK(f[120] == 15000.0f);
 }
 
 TEST_CASE("window reversal uses B(6): leading bools, then count of trues and of falses") {
@@ -71,7 +82,9 @@ TEST_CASE("window reversal uses B(6): leading bools, then count of trues and of 
     CHECK(f[44] == 0.0f);  // seven windows of size 0: product 0
 }
 
-TEST_CASE("raw scalars: feature/batch group counts are not defaulted, padding and dynamic sizes use S(2)") {
+TEST_CASE(
+    "raw scalars: feature/batch group counts are not defaulted, padding and dynamic sizes use "
+    "S(2)") {
     hlo::Instruction i;
     i.parameter_number = 3;
     i.dimensions = {0, 2, 1, 3, 4, 5, 6};
@@ -84,19 +97,32 @@ TEST_CASE("raw scalars: feature/batch group counts are not defaulted, padding an
     const auto f = hlo::node_features(i, false);
     CHECK(f[29] == 2.0f);
     CHECK(f[30] == 3.0f);
-    CHECK(f[31] == 0.0f); CHECK(f[32] == 2.0f); CHECK(f[36] == 5.0f);
+    CHECK(f[31] == 0.0f);
+    CHECK(f[32] == 2.0f);
+    CHECK(f[36] == 5.0f);
     CHECK(f[107] == 0.0f);
     CHECK(f[108] == 0.0f);
-    CHECK(f[121] == 4.0f); CHECK(f[122] == 5.0f); CHECK(f[123] == 15.0f); CHECK(f[124] == 120.0f);
-    CHECK(f[125] == 1.0f); CHECK(f[126] == 3.0f); CHECK(f[127] == 4.0f); CHECK(f[128] == 3.0f);
-    CHECK(f[129] == -2.0f); CHECK(f[130] == 4.0f); CHECK(f[131] == 2.0f); CHECK(f[132] == -8.0f);
+    CHECK(f[121] == 4.0f);
+    CHECK(f[122] == 5.0f);
+    CHECK(f[123] == 15.0f);
+    CHECK(f[124] == 120.0f);
+    CHECK(f[125] == 1.0f);
+    CHECK(f[126] == 3.0f);
+    CHECK(f[127] == 4.0f);
+    CHECK(f[128] == 3.0f);
+    CHECK(f[129] == -2.0f);
+    CHECK(f[130] == 4.0f);
+    CHECK(f[131] == 2.0f);
+    CHECK(f[132] == -8.0f);
     CHECK(f[133] == 1.0f);
-    CHECK(f[134] == 1.0f); CHECK(f[135] == 0.0f); CHECK(f[136] == 0.0f);
+    CHECK(f[134] == 1.0f);
+    CHECK(f[135] == 0.0f);
+    CHECK(f[136] == 0.0f);
 }
 
 TEST_CASE("int64 values convert to float32 by round-to-nearest, not truncation") {
     hlo::Instruction i;
-    i.parameter_number = (int64_t{1} << 24) + 1;  // not representable in float32: ties to even
+    i.parameter_number = (int64_t{1} << 24) + 1;     // not representable in float32: ties to even
     i.feature_group_count = (int64_t{1} << 24) + 3;  // rounds up to 2^24 + 4
     const auto f = hlo::node_features(i, false);
     CHECK(f[30] == 16777216.0f);
@@ -107,7 +133,8 @@ TEST_CASE("layout config values: -1 default, slot t*6+d, at most 6 dims per tens
     hlo::NodeLayoutConfig n;
     n.tensors = {{4, 0}, {}, {0, 1, 2, 3, 4, 5, 6}};
     const auto v = hlo::layout_config_values(n);
-    const std::array<int8_t, 18> expected{4, 0, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 2, 3, 4, 5};
+    const std::array<int8_t, 18> expected{4,  0,  -1, -1, -1, -1, -1, -1, -1,
+                                          -1, -1, -1, 0,  1,  2,  3,  4,  5};
     CHECK(v == expected);
     n.tensors.emplace_back();
     CHECK_THROWS_AS(hlo::layout_config_values(n), Error);

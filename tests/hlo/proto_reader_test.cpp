@@ -1,10 +1,11 @@
 // Reader behaviour on hand-built protobufs: kind detection, field copying, malformed input errors.
+#include "data/hlo/proto_reader.h"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
 #include <string>
 
-#include "data/hlo/proto_reader.h"
 #include "gnn/core/check.h"
 #include "tests/hlo/hlo_test_util.h"
 #include "tuning_min.pb.h"
@@ -104,7 +105,8 @@ TEST_CASE("a TuningData with two modules is detected as TuningData") {
     CHECK(f.modules.size() == 2);
 }
 
-TEST_CASE("a ModuleTuningData holding only its module (only field 1 on the wire) is still detected") {
+TEST_CASE(
+    "a ModuleTuningData holding only its module (only field 1 on the wire) is still detected") {
     pb::ModuleTuningData mt;
     *mt.mutable_module() = tiny_module_tuning().module();
     const auto f = hlo::parse_tuning_bytes(bytes_of(mt), "only_module.pb");
@@ -118,15 +120,24 @@ TEST_CASE("scalar constants decode bf16, s32 and pred literals, non-scalar liter
     auto* c = mt.mutable_module()->mutable_computations(0)->mutable_instructions(1);
     c->mutable_literal()->clear_f32s();
     c->mutable_literal()->set_bf16s(std::string("\xc0\x3f", 2));  // bf16 0x3fc0 = 1.5
-    CHECK(hlo::parse_tuning_bytes(bytes_of(mt), "x").modules[0].module.computations[0]
-              .instructions[1].scalar_constant == 1.5);
+    CHECK(hlo::parse_tuning_bytes(bytes_of(mt), "x")
+              .modules[0]
+              .module.computations[0]
+              .instructions[1]
+              .scalar_constant == 1.5);
     c->mutable_literal()->clear_bf16s();
     c->mutable_literal()->add_s32s(-7);
-    CHECK(hlo::parse_tuning_bytes(bytes_of(mt), "x").modules[0].module.computations[0]
-              .instructions[1].scalar_constant == -7.0);
+    CHECK(hlo::parse_tuning_bytes(bytes_of(mt), "x")
+              .modules[0]
+              .module.computations[0]
+              .instructions[1]
+              .scalar_constant == -7.0);
     c->mutable_literal()->mutable_shape()->add_dimensions(1);
-    CHECK_FALSE(hlo::parse_tuning_bytes(bytes_of(mt), "x").modules[0].module.computations[0]
-                    .instructions[1].scalar_constant.has_value());
+    CHECK_FALSE(hlo::parse_tuning_bytes(bytes_of(mt), "x")
+                    .modules[0]
+                    .module.computations[0]
+                    .instructions[1]
+                    .scalar_constant.has_value());
 }
 
 TEST_CASE("a truncated protobuf gives an error naming the file and the truncation") {
@@ -171,7 +182,9 @@ TEST_CASE("unknown fields are skipped silently") {
     auto* ins = mt.mutable_module()->mutable_computations(0)->mutable_instructions(0);
     ins->GetReflection()->MutableUnknownFields(ins)->AddLengthDelimited(68, "frontend attrs");
     ins->GetReflection()->MutableUnknownFields(ins)->AddVarint(999, 5);
-    CHECK(hlo::parse_tuning_bytes(bytes_of(mt), "x").modules[0].module.computations[0]
+    CHECK(hlo::parse_tuning_bytes(bytes_of(mt), "x")
+              .modules[0]
+              .module.computations[0]
               .instructions.size() == 3);
 }
 
@@ -202,7 +215,10 @@ TEST_CASE("an operand id or callee id missing from the module is an error naming
     CHECK(msg.find("tiny.1") != std::string::npos);
 
     auto mt2 = tiny_module_tuning();
-    mt2.mutable_module()->mutable_computations(0)->mutable_instructions(2)->add_called_computation_ids(55);
+    mt2.mutable_module()
+        ->mutable_computations(0)
+        ->mutable_instructions(2)
+        ->add_called_computation_ids(55);
     CHECK(error_of(bytes_of(mt2)).find("calls computation id 55 missing") != std::string::npos);
 
     auto mt3 = tiny_module_tuning();
@@ -221,7 +237,10 @@ TEST_CASE("read_tuning_file names a missing file") {
 
 TEST_CASE("read_tuning_file on a directory says it is a directory, not an empty file") {
     const auto dir = test::scratch_dir("pb_dir");
-    CHECK_THROWS_WITH_AS(hlo::read_tuning_file(dir),
-                         (dir.string() + ": is a directory (expected a TuningData or ModuleTuningData protobuf file)").c_str(),
-                         Error);
+    CHECK_THROWS_WITH_AS(
+        hlo::read_tuning_file(dir),
+        (dir.string() +
+         ": is a directory (expected a TuningData or ModuleTuningData protobuf file)")
+            .c_str(),
+        Error);
 }

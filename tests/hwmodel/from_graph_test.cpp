@@ -1,5 +1,8 @@
-// npz records -> approximate modules (HWMODEL.md 5.1): the model on featurized fixtures must rank
-// configurations like the model on the full modules, and the npz samples must be scorable.
+// npz records -> approximate modules (docs/hwmodel.md#graphs-from-npz): the model on featurized
+// fixtures must rank configurations like the model on the full modules, and the npz samples must be
+// scorable.
+#include "hwmodel/from_graph.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,7 +11,6 @@
 #include "data/graph.h"
 #include "data/hlo/featurizer.h"
 #include "data/hlo/proto_reader.h"
-#include "hwmodel/from_graph.h"
 #include "hwmodel/kernel_cost.h"
 #include "hwmodel/module_cost.h"
 #include "hwmodel/validation.h"
@@ -44,7 +46,10 @@ TEST_CASE("on featurized tile kernels the npz path ranks configs like the full m
         for (const auto& run : mt.runs) {
             if (run.error || run.compute_time_ns <= 1) continue;
             a.push_back(full.evaluate(run.tile).total_ns);
-            b.push_back(approx.evaluate(hw::tile_config_from_features(g.config_feat.data() + j * kTileConfigDim)).total_ns);
+            b.push_back(approx
+                            .evaluate(hw::tile_config_from_features(g.config_feat.data() +
+                                                                    j * kTileConfigDim))
+                            .total_ns);
             ++j;
         }
         const double tau = hw::kendall_tau_b_simple(a, b);
@@ -56,7 +61,9 @@ TEST_CASE("on featurized tile kernels the npz path ranks configs like the full m
     CHECK(compared >= 10);
 }
 
-TEST_CASE("on the featurized layout module the npz path scores every run and separates the slow cluster") {
+TEST_CASE(
+    "on the featurized layout module the npz path scores every run and separates the slow "
+    "cluster") {
     SEGRANK_REQUIRE_SHARED_DATA(dir);
     const auto file = hlo::read_tuning_file(dir / "xla_tuning/module_tuning_data_layout.pb");
     const auto& mt = file.modules.at(0);
@@ -69,7 +76,8 @@ TEST_CASE("on the featurized layout module the npz path scores every run and sep
     std::vector<double> pred, meas;
     const size_t stride = static_cast<size_t>(g.num_config_nodes()) * kLayoutConfigDim;
     for (int64_t j = 0; j < g.num_configs(); ++j) {
-        pred.push_back(model.evaluate_ns(g.node_config_feat.data() + static_cast<size_t>(j) * stride));
+        pred.push_back(
+            model.evaluate_ns(g.node_config_feat.data() + static_cast<size_t>(j) * stride));
         meas.push_back(static_cast<double>(g.config_runtime[static_cast<size_t>(j)]));
     }
     CHECK(pred.size() == 112);
@@ -90,7 +98,8 @@ TEST_CASE("the public tile npz samples (test split, no labels) get scores, most 
         const hw::KernelModel model(m, hw);
         int64_t finite = 0;
         for (int64_t j = 0; j < g.num_configs(); ++j) {
-            const auto b = model.evaluate(hw::tile_config_from_features(g.config_feat.data() + j * kTileConfigDim));
+            const auto b = model.evaluate(
+                hw::tile_config_from_features(g.config_feat.data() + j * kTileConfigDim));
             if (std::isfinite(b.total_ns) && b.total_ns > 0) ++finite;
         }
         CAPTURE(e.path().filename().string());

@@ -1,9 +1,10 @@
-// Whole-module model (HWMODEL.md 5.6) on hand-built modules: control flow, trip counts, layout
-// configs, copies and incremental evaluation.
+// Whole-module model (docs/hwmodel.md#modules-under-a-layout-config) on hand-built modules: control
+// flow, trip counts, layout configs, copies and incremental evaluation.
+#include "hwmodel/module_cost.h"
+
 #include <doctest/doctest.h>
 
 #include "gnn/core/check.h"
-#include "hwmodel/module_cost.h"
 #include "hwmodel/module_index.h"
 #include "hwmodel/trip_count.h"
 
@@ -19,7 +20,8 @@ hlo::Shape array(int32_t type, std::vector<int64_t> dims) {
     return s;
 }
 
-hlo::Instruction ins(int64_t id, const std::string& opcode, hlo::Shape shape, std::vector<int64_t> ops = {}) {
+hlo::Instruction ins(int64_t id, const std::string& opcode, hlo::Shape shape,
+                     std::vector<int64_t> ops = {}) {
     hlo::Instruction i;
     i.id = id;
     i.opcode = opcode;
@@ -47,21 +49,26 @@ hlo::HloModule loop_module(double trips, double init = 0) {
     hlo::HloModule m;
     m.name = "loop";
     hlo::Computation body{1, "while_body", 17, false, {}};
-    body.instructions = {ins(10, "parameter", state), ins(11, "get-tuple-element", array(et::kS32, {}), {10}),
-                         ins(12, "get-tuple-element", x, {10}), constant(13, 1),
-                         ins(14, "add", array(et::kS32, {}), {11, 13}), ins(15, "exponential", x, {12}),
+    body.instructions = {ins(10, "parameter", state),
+                         ins(11, "get-tuple-element", array(et::kS32, {}), {10}),
+                         ins(12, "get-tuple-element", x, {10}),
+                         constant(13, 1),
+                         ins(14, "add", array(et::kS32, {}), {11, 13}),
+                         ins(15, "exponential", x, {12}),
                          ins(17, "tuple", state, {14, 15})};
     body.instructions[2].tuple_index = 1;
     hlo::Computation cond{2, "while_cond", 23, false, {}};
-    cond.instructions = {ins(20, "parameter", state), ins(21, "get-tuple-element", array(et::kS32, {}), {20}),
+    cond.instructions = {ins(20, "parameter", state),
+                         ins(21, "get-tuple-element", array(et::kS32, {}), {20}),
                          constant(22, trips), ins(23, "compare", array(et::kPred, {}), {21, 22})};
     hlo::Computation entry{3, "main", 36, false, {}};
     auto w = ins(34, "while", state, {33});
     w.called_computation_ids = {1, 2};  // XLA order: body, condition
     auto y = ins(35, "get-tuple-element", x, {34});
     y.tuple_index = 1;
-    entry.instructions = {ins(30, "parameter", x), constant(31, init),
-                          ins(33, "tuple", state, {31, 30}), w, y, ins(36, "dot", x, {35, 35})};
+    entry.instructions = {
+        ins(30, "parameter", x),    constant(31, init), ins(33, "tuple", state, {31, 30}), w, y,
+        ins(36, "dot", x, {35, 35})};
     m.computations = {body, cond, entry};
     m.entry_computation_id = 3;
     return m;
@@ -118,7 +125,8 @@ TEST_CASE("layout configs: default values reproduce the default cost, a padded l
     CHECK(t.copy_ns > 0);
     CHECK(t.total_ns > model.default_cost().total_ns);
     // Incremental evaluation is exact and repeatable (memoised), and evaluate_ns agrees.
-    CHECK(model.evaluate(std::vector<hw::LayoutValues>{transposed}).total_ns == doctest::Approx(t.total_ns));
+    CHECK(model.evaluate(std::vector<hw::LayoutValues>{transposed}).total_ns ==
+          doctest::Approx(t.total_ns));
     CHECK(model.evaluate_ns(transposed.data()) == doctest::Approx(t.total_ns));
     // Without the copies ablation the same config costs only its own relayout.
     hw::CostOptions no_copies;
@@ -128,7 +136,8 @@ TEST_CASE("layout configs: default values reproduce the default cost, a padded l
     // A layout config naming a dim the tensor lacks is an error naming the node.
     hw::LayoutValues bad = unset;
     bad[0] = 5;
-    CHECK_THROWS_WITH_AS(model.evaluate(std::vector<hw::LayoutValues>{bad}), doctest::Contains("dot.36"), Error);
+    CHECK_THROWS_WITH_AS(model.evaluate(std::vector<hw::LayoutValues>{bad}),
+                         doctest::Contains("dot.36"), Error);
     CHECK_THROWS_AS(model.evaluate(std::vector<hw::LayoutValues>{}), Error);
 }
 

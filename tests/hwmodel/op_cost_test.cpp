@@ -1,11 +1,13 @@
-// Per-op formulas on hand-computed shapes (HWMODEL.md 5.4) and the hardware tables (5.2).
+// Per-op formulas on hand-computed shapes (docs/hwmodel.md#per-op-costs) and the hardware tables
+// (5.2).
+#include "hwmodel/op_cost.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "gnn/core/check.h"
 #include "hwmodel/hardware.h"
-#include "hwmodel/op_cost.h"
 
 using namespace segrank;
 namespace et = segrank::hlo::element_type;
@@ -42,7 +44,8 @@ TEST_CASE("hardware tables: v3 default numbers, the JAX variant swaps peak and b
     CHECK(hw::hardware_by_name("tpu_v2_core").n_mxu == 1);
     CHECK(hw::hardware_by_name("tpu_v4_megacore").n_mxu == 4);
     // 2 MXUs x 128 x 128 MACs x 2 flops x 0.94 GHz = the published 61.5 TF.
-    CHECK(2.0 * v3.n_mxu * v3.mxu_dim * v3.mxu_dim * v3.clock_hz == doctest::Approx(61.6e12).epsilon(0.01));
+    CHECK(2.0 * v3.n_mxu * v3.mxu_dim * v3.mxu_dim * v3.clock_hz ==
+          doctest::Approx(61.6e12).epsilon(0.01));
 }
 
 TEST_CASE("unknown hardware names are rejected with the list of valid names") {
@@ -52,7 +55,8 @@ TEST_CASE("unknown hardware names are rejected with the list of valid names") {
     } catch (const Error& e) {
         const std::string msg = e.what();
         CHECK(msg.find("tpu_v9") != std::string::npos);
-        CHECK(msg.find("tpu_v3_core, tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore") != std::string::npos);
+        CHECK(msg.find("tpu_v3_core, tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore") !=
+              std::string::npos);
     }
 }
 
@@ -62,13 +66,15 @@ TEST_CASE("matmul MXU time: rows pad to 8, K and N pad to 128, plus weight loads
     // [8,128] x [128,128]: one block: (8 rows + 128 load cycles) / 2 MXUs.
     CHECK(hw::matmul_mxu_ns(1, 8, 128, 128, hw) == doctest::Approx((8 + 128) / 2.0 * ns_per_cycle));
     // m = 9 pads to 16; k = 129 -> 2 blocks; n = 200 -> 2 blocks.
-    CHECK(hw::matmul_mxu_ns(1, 9, 129, 200, hw) == doctest::Approx((16 + 128) * 2 * 2 / 2.0 * ns_per_cycle));
+    CHECK(hw::matmul_mxu_ns(1, 9, 129, 200, hw) ==
+          doctest::Approx((16 + 128) * 2 * 2 / 2.0 * ns_per_cycle));
     // Padding makes k = 129 cost as much as k = 256.
     CHECK(hw::matmul_mxu_ns(4, 64, 129, 128, hw) == hw::matmul_mxu_ns(4, 64, 256, 128, hw));
     CHECK(hw::matmul_mxu_ns(4, 64, 129, 128, hw, false) < hw::matmul_mxu_ns(4, 64, 129, 128, hw));
 }
 
-TEST_CASE("VPU time: vregs x ops / 2 vreg-ops per cycle, cost classes order cheap < medium < expensive") {
+TEST_CASE(
+    "VPU time: vregs x ops / 2 vreg-ops per cycle, cost classes order cheap < medium < expensive") {
     const auto hw = hw::tpu_v3_core();
     CHECK(hw::vpu_ns(1024, 1.0, hw) == doctest::Approx(512 / hw.clock_hz * 1e9));
     CHECK(hw::vpu_ops_per_element("add", hw) < hw::vpu_ops_per_element("exponential", hw));
@@ -84,7 +90,8 @@ TEST_CASE("collective time: ring 2(p-1)/p bytes over the links plus latency, 0 f
     const auto hw = hw::tpu_v3_core();
     CHECK(hw::collective_ns(1000000, 1, hw) == 0);
     CHECK(hw::collective_ns(1000000, 8, hw) ==
-          doctest::Approx(2.0 * 7 / 8 * 1e6 / (hw.ici_links * hw.ici_bytes_per_s) * 1e9 + hw.collective_latency_ns));
+          doctest::Approx(2.0 * 7 / 8 * 1e6 / (hw.ici_links * hw.ici_bytes_per_s) * 1e9 +
+                          hw.collective_latency_ns));
 }
 
 TEST_CASE("convolution as implicit GEMM: fusion.191's 3x3 conv on hand-computed numbers") {

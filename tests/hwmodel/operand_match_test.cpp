@@ -23,12 +23,14 @@ std::vector<const hlo::Shape*> ptrs(const std::vector<hlo::Shape>& s) {
 
 }  // namespace
 
-TEST_CASE("a dot whose rank-3 operand 0 has the higher id is costed from npz like the true module") {
+TEST_CASE(
+    "a dot whose rank-3 operand 0 has the higher id is costed from npz like the true module") {
     const hlo::HloModule m = dot_module();
     const LayoutGraph g = npz_form(m, {dot_config()});
     CHECK(g.edge_index == std::vector<int64_t>{2, 0, 2, 1});  // sorted by id: operand order is lost
     const hlo::HloModule rebuilt = hw::module_from_graph(g);
-    REQUIRE(rebuilt.computations.at(0).instructions.at(2).operand_ids == std::vector<int64_t>{1, 2});
+    REQUIRE(rebuilt.computations.at(0).instructions.at(2).operand_ids ==
+            std::vector<int64_t>{1, 2});
     const auto hw = hw::tpu_v3_core();
     hw::LayoutModel from_npz(rebuilt, {2}, hw), exact(m, {2}, hw);
     const hw::LayoutValues v = hw::layout_values(dot_config());
@@ -46,8 +48,10 @@ TEST_CASE("layout tensors go to the operand of the listed rank, ties keep id ord
     auto values = [](int in_dims, int kernel_dims) {
         hw::LayoutValues v;
         v.fill(-1);
-        for (int d = 0; d < in_dims; ++d) v[static_cast<size_t>(6 + d)] = static_cast<int8_t>(in_dims - 1 - d);
-        for (int d = 0; d < kernel_dims; ++d) v[static_cast<size_t>(12 + d)] = static_cast<int8_t>(kernel_dims - 1 - d);
+        for (int d = 0; d < in_dims; ++d)
+            v[static_cast<size_t>(6 + d)] = static_cast<int8_t>(in_dims - 1 - d);
+        for (int d = 0; d < kernel_dims; ++d)
+            v[static_cast<size_t>(12 + d)] = static_cast<int8_t>(kernel_dims - 1 - d);
         return v;
     };
     using P = std::array<int, 2>;
@@ -73,7 +77,9 @@ TEST_CASE("a layout no operand can take is still an error naming the node and th
     const hlo::NodeLayoutConfig four{{{}, {3, 2, 1, 0}, {}}};
     const hlo::HloModule rebuilt = hw::module_from_graph(npz_form(m, {four}));
     hw::LayoutModel model(rebuilt, {2}, hw::tpu_v3_core());
-    CHECK_THROWS_WITH_AS(model.evaluate(std::vector<hw::LayoutValues>{hw::layout_values(four)}),
-                         doctest::Contains("layout config of 'dot.2' tensor 1: layout lists 4 dims but the array has rank 2"),
-                         Error);
+    CHECK_THROWS_WITH_AS(
+        model.evaluate(std::vector<hw::LayoutValues>{hw::layout_values(four)}),
+        doctest::Contains(
+            "layout config of 'dot.2' tensor 1: layout lists 4 dims but the array has rank 2"),
+        Error);
 }

@@ -1,8 +1,10 @@
-// Tiled layouts and padded sizes (HWMODEL.md 2.3, 5.3) against the tiles printed in the fixtures.
+// Tiled layouts and padded sizes (docs/hwmodel.md#tiled-layouts-and-padding) against the tiles
+// printed in the fixtures.
+#include "hwmodel/padding.h"
+
 #include <doctest/doctest.h>
 
 #include "gnn/core/check.h"
-#include "hwmodel/padding.h"
 
 using namespace segrank;
 namespace et = segrank::hlo::element_type;
@@ -62,17 +64,21 @@ TEST_CASE("tile_for reproduces the tiles printed in the tpu_graphs fixture proto
 
 TEST_CASE("padded bytes follow the printed tiles on hand-computed fixture shapes") {
     // copy.24: bf16[32,5,5,256] {3,0,2,1} -> {3,2,1,0}
-    CHECK(hw::padded_bytes(array(et::kBF16, {32, 5, 5, 256}, {3, 0, 2, 1})) == 5 * 5 * 32 * 256 * 2);
-    CHECK(hw::padded_bytes(array(et::kBF16, {32, 5, 5, 256}, {3, 2, 1, 0})) == 32 * 5 * 8 * 256 * 2);
+    CHECK(hw::padded_bytes(array(et::kBF16, {32, 5, 5, 256}, {3, 0, 2, 1})) ==
+          5 * 5 * 32 * 256 * 2);
+    CHECK(hw::padded_bytes(array(et::kBF16, {32, 5, 5, 256}, {3, 2, 1, 0})) ==
+          32 * 5 * 8 * 256 * 2);
     // reshape.37: f32[4816896] -> bf16[224,224,3,32]{3,2,1,0:T(4,128)(2,1)}: minor 32 pads to 128.
     CHECK(hw::padded_bytes(array(et::kF32, {4816896}, {0})) == 4816896LL * 4);
-    CHECK(hw::padded_bytes(array(et::kBF16, {224, 224, 3, 32}, {3, 2, 1, 0})) == 224LL * 224 * 4 * 128 * 2);
+    CHECK(hw::padded_bytes(array(et::kBF16, {224, 224, 3, 32}, {3, 2, 1, 0})) ==
+          224LL * 224 * 4 * 128 * 2);
     // PRED packed 1 byte under (8,128)(4,1); scalars take a 1 KiB tile.
     CHECK(hw::padded_bytes(array(et::kPred, {32, 4096}, {1, 0})) == 32 * 4096);
     CHECK(hw::padded_bytes(array(et::kF32, {})) == 1024);
     CHECK(hw::padded_bytes(array(et::kF32, {1000}, {0})) == 1024 * 4);
     // Without padding: dense bytes.
-    CHECK(hw::padded_bytes(array(et::kBF16, {224, 224, 3, 32}, {3, 2, 1, 0}), false) == 224LL * 224 * 3 * 32 * 2);
+    CHECK(hw::padded_bytes(array(et::kBF16, {224, 224, 3, 32}, {3, 2, 1, 0}), false) ==
+          224LL * 224 * 3 * 32 * 2);
     // Tuples sum their elements.
     hlo::Shape t;
     t.element_type = et::kTuple;
@@ -109,7 +115,7 @@ TEST_CASE("partial layouts complete with the remaining dims in descending order"
           std::vector<int64_t>{26, 26, 32, 192});
 }
 
-TEST_CASE("tile units are 8-row and 128-lane units of the physical dims (HWMODEL.md 2.4)") {
+TEST_CASE("tile units are 8-row and 128-lane units of the physical dims") {
     // fusion.232 iterates f32[32,26,26,192]{3,0,2,1}: max bounds seen [26,26,4,2].
     CHECK(hw::tile_units(array(et::kF32, {32, 26, 26, 192}, {3, 0, 2, 1})) ==
           std::vector<int64_t>{26, 26, 4, 2});

@@ -50,13 +50,15 @@ std::vector<fs::path> npz_files(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("same seed gives identical synthetic graphs, a different seed different ones") {
-    const SynthTile a = synth_tile(small(1), 3), b = synth_tile(small(1), 3), c = synth_tile(small(2), 3);
+    const SynthTile a = synth_tile(small(1), 3), b = synth_tile(small(1), 3),
+                    c = synth_tile(small(2), 3);
     CHECK(floats(a.graph.node_feat) == floats(b.graph.node_feat));
     CHECK(a.graph.edge_index == b.graph.edge_index);
     CHECK(floats(a.graph.config_feat) == floats(b.graph.config_feat));
     CHECK(a.graph.config_runtime == b.graph.config_runtime);
     CHECK(a.graph.config_runtime != c.graph.config_runtime);
-    const SynthLayout la = synth_layout(small(1), 0), lb = synth_layout(small(1), 0), lc = synth_layout(small(2), 0);
+    const SynthLayout la = synth_layout(small(1), 0), lb = synth_layout(small(1), 0),
+                      lc = synth_layout(small(2), 0);
     CHECK(floats(la.graph.node_feat) == floats(lb.graph.node_feat));
     CHECK(la.graph.node_config_feat == lb.graph.node_config_feat);
     CHECK(la.graph.config_runtime == lb.graph.config_runtime);
@@ -74,7 +76,8 @@ TEST_CASE("synthetic graphs pass validation, runtimes vary with the config") {
         CHECK(t.graph.num_nodes() <= 400);
         std::set<int64_t> rt(t.graph.config_runtime.begin(), t.graph.config_runtime.end());
         CHECK(rt.size() > 1);
-        CHECK(std::all_of(t.graph.config_runtime_normalizers.begin(), t.graph.config_runtime_normalizers.end(),
+        CHECK(std::all_of(t.graph.config_runtime_normalizers.begin(),
+                          t.graph.config_runtime_normalizers.end(),
                           [&](int64_t v) { return v == t.graph.config_runtime[0]; }));
 
         const SynthLayout l = synth_layout(small(7), i);
@@ -209,8 +212,10 @@ TEST_CASE("written npz collections load with every validation and match a re-fea
         write_synthetic(h);
         for (const auto& f : npz_files(dir / "h/npz/tile/xla/test")) {
             const TileGraph g = load_tile_npz(f, LabelPolicy::kAllowTestZeros);
-            CHECK(std::all_of(g.config_runtime.begin(), g.config_runtime.end(), [](int64_t v) { return v == 0; }));
-            CHECK(std::all_of(g.config_runtime_normalizers.begin(), g.config_runtime_normalizers.end(),
+            CHECK(std::all_of(g.config_runtime.begin(), g.config_runtime.end(),
+                              [](int64_t v) { return v == 0; }));
+            CHECK(std::all_of(g.config_runtime_normalizers.begin(),
+                              g.config_runtime_normalizers.end(),
                               [](int64_t v) { return v == 1; }));
         }
         for (const auto& f : npz_files(dir / "h/npz/layout/xla/random/test"))

@@ -31,9 +31,10 @@ void check_structure(const hlo::HloModule& m) {
     hlo::featurize_structure(m, g, m.name);  // throws on missing ids / self edges
     REQUIRE(g.num_nodes() == m.num_instructions());
     for (int64_t e = 0; e < g.num_edges(); ++e)
-        REQUIRE(g.edge_index[static_cast<size_t>(2 * e)] > g.edge_index[static_cast<size_t>(2 * e + 1)]);
+        REQUIRE(g.edge_index[static_cast<size_t>(2 * e)] >
+                g.edge_index[static_cast<size_t>(2 * e + 1)]);
     for (int32_t op : g.node_opcode) REQUIRE(op > 0);  // every opcode is a known XLA opcode
-    const hw::ModuleIndex idx(m);                         // ids unique, callees exist
+    const hw::ModuleIndex idx(m);                      // ids unique, callees exist
     CHECK(idx.entry() == m.computations.size() - 1);
 }
 
@@ -100,8 +101,8 @@ TEST_CASE("synthetic while loops carry trip counts that hwmodel recognises") {
     int found = 0;
     for (uint64_t seed = 0; seed < 12 && found < 3; ++seed) {
         Rng rng(seed);
-        const hlo::HloModule m = make_layout_module(rng, seed % 2 ? Family::kTransformer : Family::kConvNet,
-                                                    1200, "w");
+        const hlo::HloModule m =
+            make_layout_module(rng, seed % 2 ? Family::kTransformer : Family::kConvNet, 1200, "w");
         const hw::ModuleIndex idx(m);
         for (const auto& c : m.computations)
             for (const auto& ins : c.instructions) {
@@ -123,7 +124,8 @@ TEST_CASE("tile kernels of every kind are a fusion root over its fused computati
     for (int k = 0; k < 4; ++k) {
         for (int64_t target : {32, 400}) {
             Rng rng(100 + static_cast<uint64_t>(k));
-            const hlo::HloModule m = make_tile_module(rng, static_cast<KernelKind>(k), target, "fusion.1");
+            const hlo::HloModule m =
+                make_tile_module(rng, static_cast<KernelKind>(k), target, "fusion.1");
             CAPTURE(k);
             CAPTURE(target);
             CHECK(m.num_instructions() == target);
@@ -133,7 +135,8 @@ TEST_CASE("tile kernels of every kind are a fusion root over its fused computati
             CHECK(root.id == entry.root_id);
             CHECK(root.opcode == "fusion");
             const hw::ModuleIndex idx(m);
-            CHECK(m.computations[idx.computation(root.called_computation_ids.at(0))].is_fusion_computation);
+            CHECK(m.computations[idx.computation(root.called_computation_ids.at(0))]
+                      .is_fusion_computation);
             const hw::KernelModel km(m, hw::tpu_v3_core());
             CHECK(!km.iteration_units().empty());
             if (k <= 1) CHECK(!km.kernel_units().empty());  // conv/dot: weight operand found
@@ -174,7 +177,8 @@ TEST_CASE("random tile configs fit VMEM and stay within the iteration extents") 
         const auto t = random_tile_config(rng, km);
         REQUIRE(t.output_bounds.size() == km.iteration_units().size());
         for (size_t d = 0; d < t.output_bounds.size(); ++d)
-            CHECK((t.output_bounds[d] >= 1 && t.output_bounds[d] <= std::max<int64_t>(1, km.iteration_units()[d])));
+            CHECK((t.output_bounds[d] >= 1 &&
+                   t.output_bounds[d] <= std::max<int64_t>(1, km.iteration_units()[d])));
         CHECK(t.kernel_bounds.size() == km.kernel_units().size());
         CHECK_FALSE(km.evaluate(t).invalid);
         distinct.insert(t.output_bounds);

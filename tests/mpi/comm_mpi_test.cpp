@@ -29,11 +29,13 @@ void test_allreduce(Communicator& c) {
     const int r = c.rank(), n = c.size();
     // Odd length above any internal chunk of small messages; values exact in float.
     std::vector<float> g(1000003);
-    for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>((r + 1) * static_cast<int>(i % 1000)) + 0.5f;
+    for (size_t i = 0; i < g.size(); ++i)
+        g[i] = static_cast<float>((r + 1) * static_cast<int>(i % 1000)) + 0.5f;
     c.allreduce_sum(std::span<float>(g));
     const int rank_sum = n * (n + 1) / 2;
     for (size_t i = 0; i < g.size(); ++i) {
-        const float want = static_cast<float>(rank_sum * static_cast<int>(i % 1000)) + 0.5f * static_cast<float>(n);
+        const float want = static_cast<float>(rank_sum * static_cast<int>(i % 1000)) +
+                           0.5f * static_cast<float>(n);
         EXPECT(g[i] == want, "float allreduce at ", i, ": ", g[i], " != ", want);
     }
     std::vector<double> d = {1.0 * r, 0.25, -3.0 * (r + 1)};
@@ -53,7 +55,8 @@ void test_broadcast(Communicator& c) {
     std::vector<float> p(4097);
     for (size_t i = 0; i < p.size(); ++i) p[i] = r == root ? static_cast<float>(i) * 0.5f : -1.0f;
     c.broadcast(std::span<float>(p), root);
-    for (size_t i = 0; i < p.size(); ++i) EXPECT(p[i] == static_cast<float>(i) * 0.5f, "broadcast at ", i);
+    for (size_t i = 0; i < p.size(); ++i)
+        EXPECT(p[i] == static_cast<float>(i) * 0.5f, "broadcast at ", i);
     std::vector<std::byte> b(3, std::byte{static_cast<unsigned char>(r)});
     c.broadcast(std::span<std::byte>(b), 0);
     for (auto x : b) EXPECT(x == std::byte{0});
@@ -95,7 +98,8 @@ int main(int argc, char** argv) {
         test_broadcast(*comm);
         test_gather(*comm);
         comm->barrier();
-        if (comm->rank() == 0) std::printf("mpi communicator: all checks passed on %d ranks\n", comm->size());
+        if (comm->rank() == 0)
+            std::printf("mpi communicator: all checks passed on %d ranks\n", comm->size());
         return 0;
     });
 }

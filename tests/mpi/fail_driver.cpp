@@ -1,6 +1,7 @@
-// Failure test driver (issue 7 item 4), run under `mpiexec -n 2` by expect_abort.sh: rank 1 throws
-// at step 2 (dist.fail_rank hook) while rank 0 is already inside the step's allreduce. The whole
-// job must end with a non-zero code within seconds, naming the failed rank.
+// Failure test driver (docs/architecture.md#distribution), run under `mpiexec -n 2` by
+// expect_abort.sh: rank 1 throws at step 2 (dist.fail_rank hook) while rank 0 is already inside the
+// step's allreduce. The whole job must end with a non-zero code within seconds, naming the failed
+// rank.
 #include <cstdio>
 #include <vector>
 

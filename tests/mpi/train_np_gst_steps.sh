@@ -1,12 +1,12 @@
 #!/bin/sh
 # Usage: train_np_gst_steps.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR
-# What -n 2 must keep identical to -n 1 over many GST steps (DESIGN.md 6, 7, 9): trains
-# configs/tiny.toml for 20 steps with several segments per graph (segments.max_nodes = 40 on
-# 60-160-node graphs), stale HistoryTable entries in play and refreshed (max_staleness = 4), a
-# global batch of 4 split 2 : 2 or 3 : 1 over the ranks, and one loss line per step. Checks that the
-# training loss of EVERY step agrees to 1e-5 relative, that stale entries were read and refreshed
-# (history_hits > 0, misses > 0 on the owner shards of both rank counts), and that the final
-# parameters agree to 1e-4.
+# What -n 2 must keep identical to -n 1 over many GST steps (docs/gst.md#history-table,
+# docs/sampling.md#random-streams, docs/architecture.md#distribution): trains configs/tiny.toml for
+# 20 steps with several segments per graph (segments.max_nodes = 40 on 60-160-node graphs), stale
+# HistoryTable entries in play and refreshed (max_staleness = 4), a global batch of 4 split 2 : 2 or
+# 3 : 1 over the ranks, and one loss line per step. Checks that the training loss of EVERY step
+# agrees to 1e-5 relative, that stale entries were read and refreshed (history_hits > 0, misses > 0
+# on the owner shards of both rank counts), and that the final parameters agree to 1e-4.
 #
 # Why 1e-5 and 20 steps, not bitwise and not 600 steps: -n 2 sums each step's gradient as
 # (sum over rank 0's graphs) + (sum over rank 1's graphs), -n 1 in batch order, so the float sums

@@ -1,13 +1,14 @@
 // `segrank report` library: run-directory loading, SVG charts and the HTML page on a fake run
 // directory written here.
+#include "report/report.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <fstream>
 
-#include "tests/support/test_paths.h"
-#include "report/report.h"
 #include "report/report_svg.h"
+#include "tests/support/test_paths.h"
 
 using namespace segrank;
 using segrank::test::scratch_dir;
@@ -25,15 +26,20 @@ size_t count(const std::string& s, const std::string& needle) {
     return n;
 }
 
-std::string eval_line(int step, double overall, double tile, double lay, const char* phase = "eval") {
-    return str("{\"phase\":\"", phase, "\",\"step\":", step, ",\"selection\":", overall,
-               ",\"metrics\":{\"overall\":", overall, ",\"collections\":[",
-               "{\"collection\":\"tile:xla\",\"task\":\"tile\",\"num_graphs\":2,\"num_uninformative\":0,"
-               "\"kendall_tau\":0.5,\"opa\":0.7,\"slowdown_1\":0.2,\"slowdown_5\":",
-               1 - tile, ",\"slowdown_10\":0.01,\"score\":", tile, "},",
-               "{\"collection\":\"layout:xla:random\",\"task\":\"layout\",\"num_graphs\":3,\"num_uninformative\":0,"
-               "\"kendall_tau\":", lay, ",\"opa\":null,\"slowdown_1\":0.3,\"slowdown_5\":0.1,\"slowdown_10\":0.0,\"score\":",
-               lay, "}]}}\n");
+std::string eval_line(int step, double overall, double tile, double lay,
+                      const char* phase = "eval") {
+    return str(
+        "{\"phase\":\"", phase, "\",\"step\":", step, ",\"selection\":", overall,
+        ",\"metrics\":{\"overall\":", overall, ",\"collections\":[",
+        "{\"collection\":\"tile:xla\",\"task\":\"tile\",\"num_graphs\":2,\"num_uninformative\":0,"
+        "\"kendall_tau\":0.5,\"opa\":0.7,\"slowdown_1\":0.2,\"slowdown_5\":",
+        1 - tile, ",\"slowdown_10\":0.01,\"score\":", tile, "},",
+        "{\"collection\":\"layout:xla:random\",\"task\":\"layout\",\"num_graphs\":3,\"num_"
+        "uninformative\":0,"
+        "\"kendall_tau\":",
+        lay,
+        ",\"opa\":null,\"slowdown_1\":0.3,\"slowdown_5\":0.1,\"slowdown_10\":0.0,\"score\":", lay,
+        "}]}}\n");
 }
 
 // A run directory like the trainer writes: 20 train lines, 3 evals + a finetune eval, report.json.
@@ -41,8 +47,9 @@ std::filesystem::path fake_run(const std::string& name) {
     const auto dir = scratch_dir(name);
     std::string jsonl;
     for (int s = 10; s <= 200; s += 10) {
-        jsonl += str("{\"phase\":\"train\",\"step\":", s, ",\"epoch\":", s / 50, ",\"loss\":", 2.0 / s * 10,
-                     ",\"lr\":", 0.001 * (1 - s / 400.0), ",\"steps_per_s\":12.5,\"peak_rss_mb\":300}\n");
+        jsonl += str("{\"phase\":\"train\",\"step\":", s, ",\"epoch\":", s / 50,
+                     ",\"loss\":", 2.0 / s * 10, ",\"lr\":", 0.001 * (1 - s / 400.0),
+                     ",\"steps_per_s\":12.5,\"peak_rss_mb\":300}\n");
         if (s % 100 == 0) jsonl += eval_line(s, 0.3 + s / 1000.0, 0.8, 0.1 + s / 1000.0);
     }
     jsonl += eval_line(200, 0.61, 0.85, 0.37);
@@ -50,15 +57,19 @@ std::filesystem::path fake_run(const std::string& name) {
     jsonl += "{\"phase\":\"finetune\",\"step\":200,\"loss\":0.5}\n";
     write(dir / "metrics.jsonl", jsonl);
     write(dir / "config.toml", "[data]\nroot = \"x<y>&z\"\n[optim]\nlr = 0.001\n");
-    write(dir / "report.json", "{\"steps\":200,\"stopped_early\":false,\"steps_per_s\":12.5,\"best_step\":200,"
-                               "\"best_selection\":0.63,\"peak_rss_mb\":310.5,\"world_size\":1,\"final\":{\"overall\":0.63,"
-                               "\"collections\":[]}}\n");
+    write(dir / "report.json",
+          "{\"steps\":200,\"stopped_early\":false,\"steps_per_s\":12.5,\"best_step\":200,"
+          "\"best_selection\":0.63,\"peak_rss_mb\":310.5,\"world_size\":1,\"final\":{\"overall\":0."
+          "63,"
+          "\"collections\":[]}}\n");
     return dir;
 }
 
 }  // namespace
 
-TEST_CASE("load_run reads train points, evals with collections, config and report, torn last line is a note") {
+TEST_CASE(
+    "load_run reads train points, evals with collections, config and report, torn last line is a "
+    "note") {
     const auto dir = fake_run("report_load");
     {
         std::ofstream f(dir / "metrics.jsonl", std::ios::app);
@@ -79,7 +90,9 @@ TEST_CASE("load_run reads train points, evals with collections, config and repor
     CHECK(r.notes[0].find("metrics.jsonl:26: torn last line skipped") != std::string::npos);
 
     write(dir / "metrics.jsonl", "{\"phase\":\"train\"}\n{oops\n{\"phase\":\"train\"}\n");
-    CHECK_THROWS_WITH_AS(load_run(dir), doctest::Contains("metrics.jsonl:2:2: syntax error while parsing object key"), Error);
+    CHECK_THROWS_WITH_AS(
+        load_run(dir),
+        doctest::Contains("metrics.jsonl:2:2: syntax error while parsing object key"), Error);
     CHECK_THROWS_WITH_AS(load_run(dir / "nope"), doctest::Contains("not a run directory"), Error);
 }
 
@@ -92,16 +105,20 @@ TEST_CASE("nice_ticks covers the range with 1-2-5 steps") {
     CHECK(nice_ticks(-1, 1, 4) == std::vector<double>{-1, -0.5, 0, 0.5, 1});
 }
 
-TEST_CASE("svg charts: one path per series, gaps at NaN, legend names, 'no data' when empty, bars signed") {
-    const std::string svg = svg_line_chart({{"a<b", {0, 1, 2, 3}, {1, 2, std::nan(""), 4}}, {"c", {0, 1}, {3, 3}}},
-                                           {"T", "step", "y", false, 400, 200});
+TEST_CASE(
+    "svg charts: one path per series, gaps at NaN, legend names, 'no data' when empty, bars "
+    "signed") {
+    const std::string svg =
+        svg_line_chart({{"a<b", {0, 1, 2, 3}, {1, 2, std::nan(""), 4}}, {"c", {0, 1}, {3, 3}}},
+                       {"T", "step", "y", false, 400, 200});
     CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
     CHECK(count(svg, "<path ") == 2);
     CHECK(count(svg, "d=\"M") == 2);
     CHECK(count(svg, " M") == 1);  // series a breaks at the NaN into two sub-paths
     CHECK(svg.find("a&lt;b") != std::string::npos);
     CHECK(svg.find("a<b") == std::string::npos);
-    CHECK(svg_line_chart({}, {"E", "x", "y", false, 300, 200}).find("no data") != std::string::npos);
+    CHECK(svg_line_chart({}, {"E", "x", "y", false, 300, 200}).find("no data") !=
+          std::string::npos);
     const std::string bars = svg_bar_chart({{"g1", 0.5}, {"g2", -0.25}, {"g3", std::nan("")}},
                                            {"K", "tau", -1.0, 1.0, 600});
     CHECK(count(bars, "<rect ") == 2);
@@ -110,38 +127,48 @@ TEST_CASE("svg charts: one path per series, gaps at NaN, legend names, 'no data'
     CHECK(bars.find("n/a") != std::string::npos);
 }
 
-TEST_CASE("the report page has every section, inline SVG only, escaped config, and ranks the evaluations") {
+TEST_CASE(
+    "the report page has every section, inline SVG only, escaped config, and ranks the "
+    "evaluations") {
     const auto dir = fake_run("report_html");
-    write(dir / "eval.json", "{\"checkpoint\":\"x\",\"graphs\":[{\"graph\":\"bert\",\"num_configs\":5,"
-                             "\"targets_constant\":false,\"kendall_tau\":0.8,\"opa\":0.9,\"slowdown_1\":0,"
-                             "\"slowdown_5\":0,\"slowdown_10\":0},{\"graph\":\"resnet\",\"num_configs\":5,"
-                             "\"targets_constant\":false,\"kendall_tau\":-0.2,\"opa\":0.4,\"slowdown_1\":0.1,"
-                             "\"slowdown_5\":0,\"slowdown_10\":0}],\"metrics\":{\"overall\":0.3,\"collections\":[]}}\n");
-    write(dir / "lb.csv", "rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,"
-                          "layout:nlp:random,graphs,missing,status\n1,model,0.7,0.9,,0.5,,,4,0,ok\n"
-                          "2,hwmodel,0.4,0.6,,0.2,,,4,0,ok\n3,random,0.1,0.2,,0.0,,,4,0,ok\n");
+    write(
+        dir / "eval.json",
+        "{\"checkpoint\":\"x\",\"graphs\":[{\"graph\":\"bert\",\"num_configs\":5,"
+        "\"targets_constant\":false,\"kendall_tau\":0.8,\"opa\":0.9,\"slowdown_1\":0,"
+        "\"slowdown_5\":0,\"slowdown_10\":0},{\"graph\":\"resnet\",\"num_configs\":5,"
+        "\"targets_constant\":false,\"kendall_tau\":-0.2,\"opa\":0.4,\"slowdown_1\":0.1,"
+        "\"slowdown_5\":0,\"slowdown_10\":0}],\"metrics\":{\"overall\":0.3,\"collections\":[]}}\n");
+    write(dir / "lb.csv",
+          "rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,"
+          "layout:nlp:random,graphs,missing,status\n1,model,0.7,0.9,,0.5,,,4,0,ok\n"
+          "2,hwmodel,0.4,0.6,,0.2,,,4,0,ok\n3,random,0.1,0.2,,0.0,,,4,0,ok\n");
     ReportOptions opt;
     opt.run_dir = dir;
     opt.eval_json = dir / "eval.json";
     opt.leaderboard = dir / "lb.csv";
     const std::string html = render_report_html(opt);
-    for (const char* id : {"summary", "training", "validation", "graphs", "run-leaderboard", "leaderboard", "config"})
+    for (const char* id : {"summary", "training", "validation", "graphs", "run-leaderboard",
+                           "leaderboard", "config"})
         CHECK(html.find(str("<section id=\"", id, "\">")) != std::string::npos);
     CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
     CHECK(count(html, "<svg ") >= 8);  // loss, log loss, lr, 4 validation, per-graph, leaderboard
     CHECK(html.find("<script") == std::string::npos);
-    CHECK(html.find("http://") == html.find("http://www.w3.org/2000/svg"));  // the SVG namespace only
+    CHECK(html.find("http://") ==
+          html.find("http://www.w3.org/2000/svg"));  // the SVG namespace only
     CHECK(html.find("https://") == std::string::npos);
     CHECK(html.find("root = &quot;x&lt;y&gt;&amp;z&quot;") != std::string::npos);
     CHECK(html.find("Kendall tau per graph (2 graphs, mean 0.3000)") != std::string::npos);
     CHECK(html.find(">resnet<") != std::string::npos);
     // Best evaluation (finetune_eval, overall 0.63) is rank 1 and highlighted.
-    CHECK(html.find("<tr class=\"best\"><td class=\"num\">1</td><td>finetune_eval</td>") != std::string::npos);
+    CHECK(html.find("<tr class=\"best\"><td class=\"num\">1</td><td>finetune_eval</td>") !=
+          std::string::npos);
     CHECK(html.find(">hwmodel<") != std::string::npos);
     CHECK(html.find("Overall score by submission") != std::string::npos);
 }
 
-TEST_CASE("the report of a run without report.json, config or evals still renders and says what is missing") {
+TEST_CASE(
+    "the report of a run without report.json, config or evals still renders and says what is "
+    "missing") {
     const auto dir = scratch_dir("report_bare");
     write(dir / "metrics.jsonl", "{\"phase\":\"train\",\"step\":1,\"loss\":1.5,\"lr\":0.01}\n");
     ReportOptions opt;
@@ -152,7 +179,8 @@ TEST_CASE("the report of a run without report.json, config or evals still render
     CHECK(html.find("No evaluations in metrics.jsonl") != std::string::npos);
     CHECK(html.find("No per-graph metrics: pass --eval") != std::string::npos);
     opt.eval_json = dir / "missing.json";
-    CHECK_THROWS_WITH_AS(render_report_html(opt), doctest::Contains("missing.json: cannot open"), Error);
+    CHECK_THROWS_WITH_AS(render_report_html(opt), doctest::Contains("missing.json: cannot open"),
+                         Error);
 }
 
 TEST_CASE("load_leaderboard_table reads the leaderboard CSV and JSON forms") {
@@ -162,11 +190,13 @@ TEST_CASE("load_leaderboard_table reads the leaderboard CSV and JSON forms") {
     REQUIRE(t.rows.size() == 1);
     CHECK(t.rows[0][1] == "a,b");
     write(dir / "bad.csv", "rank,name\n1\n");
-    CHECK_THROWS_WITH_AS(load_leaderboard_table(dir / "bad.csv"), doctest::Contains("bad.csv:2: 1 fields, the header has 2"),
-                         Error);
-    write(dir / "t.json", "{\"split\":\"valid\",\"entries\":[{\"rank\":1,\"name\":\"m\",\"valid\":true,\"overall\":0.25,"
-                          "\"graphs_scored\":3,\"graphs_missing\":1,\"collections\":[{\"collection\":\"tile:xla\","
-                          "\"score\":0.5}],\"issues\":[]}]}");
+    CHECK_THROWS_WITH_AS(load_leaderboard_table(dir / "bad.csv"),
+                         doctest::Contains("bad.csv:2: 1 fields, the header has 2"), Error);
+    write(dir / "t.json",
+          "{\"split\":\"valid\",\"entries\":[{\"rank\":1,\"name\":\"m\",\"valid\":true,\"overall\":"
+          "0.25,"
+          "\"graphs_scored\":3,\"graphs_missing\":1,\"collections\":[{\"collection\":\"tile:xla\","
+          "\"score\":0.5}],\"issues\":[]}]}");
     const TextTable j = load_leaderboard_table(dir / "t.json");
     REQUIRE(j.rows.size() == 1);
     CHECK(j.rows[0][1] == "m");

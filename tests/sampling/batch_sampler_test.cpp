@@ -1,5 +1,7 @@
 // BatchSampler: (seed, epoch) shuffles, epoch boundaries, and invariance of the union of rank-local
 // batches to the number of ranks.
+#include "sampling/batch_sampler.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "gnn/core/check.h"
-#include "sampling/batch_sampler.h"
 
 using namespace segrank;
 

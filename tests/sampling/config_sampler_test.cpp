@@ -1,5 +1,7 @@
 // ConfigSampler: determinism, without replacement, the fast_biased distribution (exact Gumbel-max
 // probabilities), stratified composition, the fixed pool; dedupe of duplicate config rows.
+#include "sampling/config_sampler.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "gnn/core/check.h"
-#include "sampling/config_sampler.h"
 
 using namespace segrank;
 
@@ -38,7 +39,8 @@ int64_t rank_of(double target) { return static_cast<int64_t>(target - 1000.0); }
 
 }  // namespace
 
-TEST_CASE("config sampling is deterministic per (seed, step, graph) and draws without replacement") {
+TEST_CASE(
+    "config sampling is deterministic per (seed, step, graph) and draws without replacement") {
     for (auto strategy :
          {ConfigStrategy::kUniform, ConfigStrategy::kFastBiased, ConfigStrategy::kStratified}) {
         const ConfigSet cand = candidates(50);
@@ -72,7 +74,8 @@ TEST_CASE("fast_biased with K=1 draws rank r with probability proportional to ex
     const ConfigSampler s(opts(1, ConfigStrategy::kFastBiased), 3, candidates(n));
     std::vector<double> freq(n, 0.0);
     const int trials = 40000;
-    for (int step = 0; step < trials; ++step) freq[rank_of(s.sample(step).targets[0])] += 1.0 / trials;
+    for (int step = 0; step < trials; ++step)
+        freq[rank_of(s.sample(step).targets[0])] += 1.0 / trials;
     double z = 0;
     for (int64_t r = 0; r < n; ++r) z += std::exp(static_cast<double>(n - r) / n);
     for (int64_t r = 0; r < n; ++r) {
@@ -152,7 +155,8 @@ TEST_CASE("config sampler rejects bad input and names the graph") {
     CHECK_THROWS_WITH_AS(ConfigSampler(opts(2, ConfigStrategy::kUniform), 1, dup),
                          doctest::Contains("appears twice"), Error);
     CHECK_THROWS_WITH_AS(parse_config_strategy("biased"),
-                         "unknown sampling strategy \"biased\" (valid: \"uniform\", \"fast_biased\", \"stratified\")",
+                         "unknown sampling strategy \"biased\" (valid: \"uniform\", "
+                         "\"fast_biased\", \"stratified\")",
                          Error);
     CHECK(parse_config_strategy("stratified") == ConfigStrategy::kStratified);
 }
@@ -177,7 +181,8 @@ TEST_CASE("dedupe groups identical byte rows: first row represents, min / mean /
     CHECK(none.indices == std::vector<int64_t>{0});
     CHECK(none.targets == std::vector<double>{5});
     CHECK_THROWS_AS(dedupe_configs(rows, 4, rt, DedupeMode::kMin), Error);
-    CHECK_THROWS_WITH_AS(parse_dedupe_mode("max"), doctest::Contains("\"min\", \"mean\", \"keep\""), Error);
+    CHECK_THROWS_WITH_AS(parse_dedupe_mode("max"), doctest::Contains("\"min\", \"mean\", \"keep\""),
+                         Error);
 }
 
 TEST_CASE("dedupe of float rows compares values, so -0 equals +0, and refuses NaN") {

@@ -1,6 +1,8 @@
-// Streamed config groups (issue 6): rows hashed chunk by chunk from a GraphSource give the same
+// Streamed config groups: rows hashed chunk by chunk from a GraphSource give the same
 // groups as config_groups() on the rows in memory, each read asks for at most chunk_rows rows, and
 // dedupe_by_groups equals dedupe_configs on the subset's rows.
+#include "sampling/dedupe_stream.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/rng.h"
-#include "sampling/dedupe_stream.h"
 
 using namespace segrank;
 
@@ -49,7 +50,8 @@ public:
                             t.tile_feat.data() + static_cast<int64_t>(i) * kTileConfigDim);
         } else {
             for (int64_t x : r)
-                t.layout_feat.insert(t.layout_feat.end(), layout.begin() + x * row_, layout.begin() + (x + 1) * row_);
+                t.layout_feat.insert(t.layout_feat.end(), layout.begin() + x * row_,
+                                     layout.begin() + (x + 1) * row_);
         }
         return t;
     }
@@ -66,13 +68,17 @@ private:
 
 }  // namespace
 
-TEST_CASE("streamed layout config groups equal config_groups and read at most chunk_bytes of rows per call") {
+TEST_CASE(
+    "streamed layout config groups equal config_groups and read at most chunk_bytes of rows per "
+    "call") {
     const int64_t c = 50, row = 3 * kLayoutConfigDim;
     RowsSource src(Task::kLayout, c, row);
     Rng rng(5);
     for (auto& v : src.layout) v = static_cast<int8_t>(static_cast<int>(rng.uniform_int(7)) - 1);
-    // Duplicates across chunk boundaries (4 rows per chunk): row 9 = row 2, row 33 = row 2, row 47 = row 20.
-    for (auto [dst, from] : {std::pair{9, 2}, std::pair{33, 2}, std::pair{47, 20}, std::pair{21, 20}})
+    // Duplicates across chunk boundaries (4 rows per chunk): row 9 = row 2, row 33 = row 2, row 47
+    // = row 20.
+    for (auto [dst, from] :
+         {std::pair{9, 2}, std::pair{33, 2}, std::pair{47, 20}, std::pair{21, 20}})
         std::copy_n(src.layout.begin() + from * row, row, src.layout.begin() + dst * row);
     const std::vector<int64_t> expected = config_groups(src.layout, row, c);
     const std::vector<int64_t> got = config_groups_streamed(src, 0, c, /*chunk_bytes=*/4 * row + 5);
@@ -88,7 +94,8 @@ TEST_CASE("streamed tile config groups treat -0 as +0 and refuse NaN") {
     const int64_t c = 6;
     RowsSource src(Task::kTile, c, kTileConfigDim);
     for (int64_t i = 0; i < c; ++i)
-        for (int64_t j = 0; j < kTileConfigDim; ++j) src.tile.at(i, j) = static_cast<float>(i % 3 + j);
+        for (int64_t j = 0; j < kTileConfigDim; ++j)
+            src.tile.at(i, j) = static_cast<float>(i % 3 + j);
     src.tile.at(0, 0) = 0.0f;
     src.tile.at(3, 0) = -0.0f;  // row 3 equals row 0 numerically
     const std::vector<int64_t> expected = config_groups(src.tile.cview());
@@ -103,7 +110,8 @@ TEST_CASE("dedupe_by_groups equals dedupe_configs on the subset's rows for min, 
     const int64_t c = 40, row = 2;
     Rng rng(11);
     std::vector<int8_t> rows(static_cast<size_t>(c * row));
-    for (auto& v : rows) v = static_cast<int8_t>(rng.uniform_int(3));  // 9 distinct rows: many duplicates
+    for (auto& v : rows)
+        v = static_cast<int8_t>(rng.uniform_int(3));  // 9 distinct rows: many duplicates
     std::vector<double> targets(static_cast<size_t>(c));
     for (auto& t : targets) t = 100.0 + static_cast<double>(rng.uniform_int(50));
     const std::vector<int64_t> groups = config_groups(rows, row, c);
@@ -121,7 +129,8 @@ TEST_CASE("dedupe_by_groups equals dedupe_configs on the subset's rows for min, 
         const ConfigSet got = dedupe_by_groups(groups, subset, targets, mode);
         CHECK(got.indices == ref.indices);
         REQUIRE(got.targets.size() == ref.targets.size());
-        for (size_t i = 0; i < got.targets.size(); ++i) CHECK(got.targets[i] == doctest::Approx(ref.targets[i]));
+        for (size_t i = 0; i < got.targets.size(); ++i)
+            CHECK(got.targets[i] == doctest::Approx(ref.targets[i]));
     }
     const std::vector<int64_t> bad = {0, c};
     CHECK_THROWS_AS(dedupe_by_groups(groups, bad, targets, DedupeMode::kMin), Error);

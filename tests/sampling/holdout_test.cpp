@@ -1,5 +1,7 @@
 // Holdout splits: k-fold / leave-one-out / fraction over graphs, and config holdouts that keep
 // groups of identical config rows together.
+#include "sampling/holdout.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include "gnn/core/check.h"
 #include "sampling/dedupe.h"
 #include "sampling/dedupe_stream.h"
-#include "sampling/holdout.h"
 
 using namespace segrank;
 
@@ -46,10 +47,12 @@ TEST_CASE("config holdout moves groups of identical rows together and is determi
     const ConfigSplit s = holdout_configs(10, group, 0.4, 3, 17);
     CHECK(s.heldout.size() == 4);  // 2 of 5 groups
     CHECK(s.train.size() == 6);
-    for (int64_t i : s.heldout) CHECK(std::count(s.heldout.begin(), s.heldout.end(), (i + 5) % 10) == 1);
+    for (int64_t i : s.heldout)
+        CHECK(std::count(s.heldout.begin(), s.heldout.end(), (i + 5) % 10) == 1);
     CHECK(s.heldout == holdout_configs(10, group, 0.4, 3, 17).heldout);
     bool differs = false;
-    for (int64_t g = 18; g < 30; ++g) differs |= holdout_configs(10, group, 0.4, 3, g).heldout != s.heldout;
+    for (int64_t g = 18; g < 30; ++g)
+        differs |= holdout_configs(10, group, 0.4, 3, g).heldout != s.heldout;
     CHECK(differs);  // a different graph id gives a different split
 
     // Training candidates: the groups on the training side, deduplicated.
@@ -61,7 +64,8 @@ TEST_CASE("config holdout moves groups of identical rows together and is determi
     const ConfigSplit single = holdout_configs(8, {}, 0.25, 3, 1);  // no groups: each config alone
     CHECK(single.heldout.size() == 2);
     const std::vector<int64_t> one_group(4, 0);
-    CHECK_THROWS_WITH_AS(holdout_configs(4, one_group, 0.5, 3, 9), doctest::Contains("graph 9"), Error);
+    CHECK_THROWS_WITH_AS(holdout_configs(4, one_group, 0.5, 3, 9), doctest::Contains("graph 9"),
+                         Error);
     CHECK_THROWS_AS(holdout_configs(10, group, 0.0, 3, 1), Error);
     CHECK_THROWS_AS(holdout_configs(9, group, 0.5, 3, 1), Error);
 }

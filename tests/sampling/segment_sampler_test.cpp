@@ -1,5 +1,8 @@
-// Segment sampler (DESIGN.md 6): fresh choice without replacement, SED mask, alpha. The combination
-// of fresh and stale values that uses the choice is tested in tests/gst/combine_test.cpp.
+// Segment sampler (docs/gst.md#stale-embedding-dropout): fresh choice without replacement, SED
+// mask, alpha. The combination of fresh and stale values that uses the choice is tested in
+// tests/gst/combine_test.cpp.
+#include "sampling/segment_sampler.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,11 +12,12 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/rng.h"
-#include "sampling/segment_sampler.h"
 
 using namespace segrank;
 
-TEST_CASE("fresh segments are distinct, sorted, clamped to S, and fresh/kept/dropped partition all segments") {
+TEST_CASE(
+    "fresh segments are distinct, sorted, clamped to S, and fresh/kept/dropped partition all "
+    "segments") {
     for (int32_t s_count : {1, 2, 5, 17}) {
         for (int32_t k : {1, 2, 4, 40}) {
             for (int64_t step = 0; step < 20; ++step) {
@@ -66,7 +70,8 @@ TEST_CASE("fresh segments are uniform and SED keeps stale segments with probabil
         stale += static_cast<int64_t>(c.stale_kept.size() + c.stale_dropped.size());
     }
     const double expect = static_cast<double>(steps) * k / s_count;  // 10000, sd ~ 87
-    for (int32_t s = 0; s < s_count; ++s) CHECK(std::abs(fresh_count[s] - expect) < 5 * std::sqrt(expect));
+    for (int32_t s = 0; s < s_count; ++s)
+        CHECK(std::abs(fresh_count[s] - expect) < 5 * std::sqrt(expect));
     const double rate = static_cast<double>(kept) / static_cast<double>(stale);  // sd ~ 0.001
     CHECK(std::abs(rate - p) < 0.006);
 }
@@ -79,9 +84,11 @@ TEST_CASE("keep probability extremes: p = 0 reads no history, p = 1 keeps every 
     const SegmentChoice all = choose_segments(3, 1, 2, 10, 2, 1.0);
     CHECK(all.stale_kept.size() == 8);
     CHECK(all.alpha == doctest::Approx(1.0));
-    CHECK_THROWS_WITH_AS(choose_segments(3, 1, 2, 10, 2, 1.5), doctest::Contains("segments.keep_prob"), Error);
-    CHECK_THROWS_WITH_AS(choose_segments(3, 1, 2, 10, 0, 0.5), doctest::Contains("segments.fresh"), Error);
+    CHECK_THROWS_WITH_AS(choose_segments(3, 1, 2, 10, 2, 1.5),
+                         doctest::Contains("segments.keep_prob"), Error);
+    CHECK_THROWS_WITH_AS(choose_segments(3, 1, 2, 10, 0, 0.5), doctest::Contains("segments.fresh"),
+                         Error);
     CHECK_THROWS_AS(choose_segments(3, 1, 2, 0, 1, 0.5), Error);
-    CHECK_THROWS_WITH_AS(parse_segment_aggregate("sum"), doctest::Contains("\"score_sum\", \"embedding_mean\""), Error);
+    CHECK_THROWS_WITH_AS(parse_segment_aggregate("sum"),
+                         doctest::Contains("\"score_sum\", \"embedding_mean\""), Error);
 }
-

@@ -1,9 +1,9 @@
 // HistoryTable: exact keys, LRU eviction of whole rows under the cap, staleness, export/import.
+#include "segments/history_table.h"
+
 #include <doctest/doctest.h>
 
 #include <vector>
-
-#include "segments/history_table.h"
 
 using namespace segrank;
 
@@ -11,7 +11,8 @@ namespace {
 // A value that encodes its full key, so any mix-up of graph, config or segment shows.
 std::vector<float> encode(int64_t g, int64_t c, int32_t s, int32_t width) {
     std::vector<float> v(static_cast<size_t>(width));
-    for (int32_t i = 0; i < width; ++i) v[i] = static_cast<float>(g * 100000 + c * 100 + s * 10 + i);
+    for (int32_t i = 0; i < width; ++i)
+        v[i] = static_cast<float>(g * 100000 + c * 100 + s * 10 + i);
     return v;
 }
 }  // namespace
@@ -122,7 +123,8 @@ TEST_CASE("history eviction keeps the cap and drops least recently used whole ro
     CHECK(t.stats().rows == 3);
     // A row that cannot fit alone is rejected when declared.
     HistoryTable tiny(8, 100);
-    CHECK_THROWS_WITH_AS(tiny.set_num_segments(0, 4), doctest::Contains("segments.history_max_mb"), Error);
+    CHECK_THROWS_WITH_AS(tiny.set_num_segments(0, 4), doctest::Contains("segments.history_max_mb"),
+                         Error);
 }
 
 TEST_CASE("history export/import round-trips values, steps and LRU order") {
@@ -130,7 +132,8 @@ TEST_CASE("history export/import round-trips values, steps and LRU order") {
     for (int64_t g = 0; g < 3; ++g) a.set_num_segments(g, 3);
     for (int64_t g = 0; g < 3; ++g)
         for (int64_t c = 0; c < 4; ++c)
-            for (int32_t s = 0; s < 3; s += (c % 2 ? 2 : 1)) a.write(g, c, s, encode(g, c, s, 2), g * 10 + c);
+            for (int32_t s = 0; s < 3; s += (c % 2 ? 2 : 1))
+                a.write(g, c, s, encode(g, c, s, 2), g * 10 + c);
     a.lookup(1, 2, 0);  // reorder LRU
     const HistoryArrays arr = a.export_arrays();
     CHECK(arr.num_entries() == a.stats().entries);
@@ -151,14 +154,16 @@ TEST_CASE("history export/import round-trips values, steps and LRU order") {
     c.import_arrays(arr);
     CHECK(c.stats().rows == 2);
     const size_t e = static_cast<size_t>(arr.num_entries()) - 1;
-    CHECK(c.contains(arr.keys[3 * e], arr.keys[3 * e + 1], static_cast<int32_t>(arr.keys[3 * e + 2])));
+    CHECK(c.contains(arr.keys[3 * e], arr.keys[3 * e + 1],
+                     static_cast<int32_t>(arr.keys[3 * e + 2])));
 }
 
 TEST_CASE("history shards move between ranks by graph id modulo world size") {
     HistoryTable full(1, 0);
     for (int64_t g = 0; g < 5; ++g) {
         full.set_num_segments(g, 2);
-        for (int64_t c = 0; c < 3; ++c) full.write(g, c, 1, std::vector<float>{static_cast<float>(g * 10 + c)}, 1);
+        for (int64_t c = 0; c < 3; ++c)
+            full.write(g, c, 1, std::vector<float>{static_cast<float>(g * 10 + c)}, 1);
     }
     const int world = 2;
     for (int rank = 0; rank < world; ++rank) {
@@ -175,12 +180,16 @@ TEST_CASE("history shards move between ranks by graph id modulo world size") {
 
 TEST_CASE("history rejects bad writes and inconsistent imports with named fields") {
     HistoryTable t(2, 0);
-    CHECK_THROWS_WITH_AS(t.write(0, 0, 0, std::vector<float>{1, 2}, 0), doctest::Contains("set_num_segments"), Error);
+    CHECK_THROWS_WITH_AS(t.write(0, 0, 0, std::vector<float>{1, 2}, 0),
+                         doctest::Contains("set_num_segments"), Error);
     t.set_num_segments(0, 2);
     CHECK_THROWS_WITH_AS(t.set_num_segments(0, 3), doctest::Contains("partition changed"), Error);
-    CHECK_THROWS_WITH_AS(t.write(0, 0, 0, std::vector<float>{1}, 0), doctest::Contains("width 2"), Error);
-    CHECK_THROWS_WITH_AS(t.write(0, 0, 2, std::vector<float>{1, 2}, 0), doctest::Contains("segment 2"), Error);
-    CHECK_THROWS_WITH_AS(t.write(0, 0, 0, std::vector<float>{1, 2}, -1), doctest::Contains("step"), Error);
+    CHECK_THROWS_WITH_AS(t.write(0, 0, 0, std::vector<float>{1}, 0), doctest::Contains("width 2"),
+                         Error);
+    CHECK_THROWS_WITH_AS(t.write(0, 0, 2, std::vector<float>{1, 2}, 0),
+                         doctest::Contains("segment 2"), Error);
+    CHECK_THROWS_WITH_AS(t.write(0, 0, 0, std::vector<float>{1, 2}, -1), doctest::Contains("step"),
+                         Error);
     HistoryArrays arr;
     arr.width = 3;
     CHECK_THROWS_WITH_AS(t.import_arrays(arr), doctest::Contains("width 3"), Error);

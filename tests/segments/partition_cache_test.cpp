@@ -1,9 +1,10 @@
 // Partition cache: key contents, file round trip, key mismatch, corruption, memoized partitioning.
+#include "segments/partition_cache.h"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
 
-#include "segments/partition_cache.h"
 #include "tests/segments/random_graphs.h"
 #include "tests/support/test_paths.h"
 
@@ -43,11 +44,13 @@ TEST_CASE("partition files round-trip, ignore other keys and reject corruption")
         std::ofstream out(dir / "bad.bin", std::ios::binary);
         out << "not a partition";
     }
-    CHECK_THROWS_WITH_AS(load_partition_file(dir / "bad.bin", "key-a"), doctest::Contains("bad magic"), Error);
+    CHECK_THROWS_WITH_AS(load_partition_file(dir / "bad.bin", "key-a"),
+                         doctest::Contains("bad magic"), Error);
     // Truncated file.
     std::filesystem::copy_file(path, dir / "short.bin");
     std::filesystem::resize_file(dir / "short.bin", std::filesystem::file_size(path) - 8);
-    CHECK_THROWS_WITH_AS(load_partition_file(dir / "short.bin", "key-a"), doctest::Contains("truncated"), Error);
+    CHECK_THROWS_WITH_AS(load_partition_file(dir / "short.bin", "key-a"),
+                         doctest::Contains("truncated"), Error);
 }
 
 TEST_CASE("partition_graph_cached computes once and then reads the cached partition") {

@@ -48,7 +48,8 @@ inline std::vector<int64_t> every_nth(int64_t n, int64_t every, int64_t offset =
 }
 
 /// Undirected hop distance from a node set (BFS oracle; -1 = unreachable).
-inline std::vector<int64_t> hop_distance(const GraphStructure& g, const std::vector<int64_t>& sources) {
+inline std::vector<int64_t> hop_distance(const GraphStructure& g,
+                                         const std::vector<int64_t>& sources) {
     const int64_t n = g.num_nodes();
     std::vector<std::vector<int64_t>> adj(static_cast<size_t>(n));
     for (int64_t e = 0; e < g.num_edges(); ++e) {
@@ -73,9 +74,9 @@ inline std::vector<int64_t> hop_distance(const GraphStructure& g, const std::vec
     return dist;
 }
 
-/// Structure keys of a real layout npz (edge_index, node_opcode, node_config_ids, node_splits), read
-/// directly: the shared layout sample is a derived file with reduced feature widths that the typed
-/// loader rejects, but its graph structure is untouched (npz_samples/PROVENANCE.md).
+/// Structure keys of a real layout npz (edge_index, node_opcode, node_config_ids, node_splits),
+/// read directly: the shared layout sample is a derived file with reduced feature widths that the
+/// typed loader rejects, but its graph structure is untouched (npz_samples/PROVENANCE.md).
 inline LayoutGraph load_layout_structure(const std::filesystem::path& path) {
     NpzReader z(path);
     LayoutGraph g;

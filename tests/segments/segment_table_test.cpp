@@ -1,5 +1,7 @@
 // SegmentTable (compact segments rebuilt on use) and build_range_segments (segments of a range
-// partition built from chunked edge reads), checked against SegmentBuilder (issue 6).
+// partition built from chunked edge reads), checked against SegmentBuilder.
+#include "segments/segment_table.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/rng.h"
-#include "segments/segment_table.h"
 #include "tests/segments/random_graphs.h"
 
 namespace segrank {
@@ -36,18 +37,23 @@ GraphStructure shuffled_graph(int64_t n, uint64_t seed) {
     std::iota(perm.begin(), perm.end(), 0);
     Rng rng(seed + 99);
     for (int64_t i = m - 1; i > 0; --i)
-        std::swap(perm[static_cast<size_t>(i)], perm[rng.uniform_int(static_cast<uint64_t>(i + 1))]);
+        std::swap(perm[static_cast<size_t>(i)],
+                  perm[rng.uniform_int(static_cast<uint64_t>(i + 1))]);
     std::vector<int64_t> e(g.edge_index.size());
     for (int64_t i = 0; i < m; ++i) {
-        e[static_cast<size_t>(2 * i)] = g.edge_index[static_cast<size_t>(2 * perm[static_cast<size_t>(i)])];
-        e[static_cast<size_t>(2 * i + 1)] = g.edge_index[static_cast<size_t>(2 * perm[static_cast<size_t>(i)] + 1)];
+        e[static_cast<size_t>(2 * i)] =
+            g.edge_index[static_cast<size_t>(2 * perm[static_cast<size_t>(i)])];
+        e[static_cast<size_t>(2 * i + 1)] =
+            g.edge_index[static_cast<size_t>(2 * perm[static_cast<size_t>(i)] + 1)];
     }
     g.edge_index = std::move(e);
-    for (int64_t v = 0; v < n; ++v) g.node_opcode[static_cast<size_t>(v)] = static_cast<int32_t>((v * 37) % 121);
+    for (int64_t v = 0; v < n; ++v)
+        g.node_opcode[static_cast<size_t>(v)] = static_cast<int32_t>((v * 37) % 121);
     return g;
 }
 
-EdgeRangeReader edge_reader(const GraphStructure& g, int64_t* calls = nullptr, int64_t* largest = nullptr) {
+EdgeRangeReader edge_reader(const GraphStructure& g, int64_t* calls = nullptr,
+                            int64_t* largest = nullptr) {
     return [&g, calls, largest](int64_t b, int64_t e) {
         if (calls) ++*calls;
         if (largest) *largest = std::max(*largest, e - b);
@@ -67,7 +73,9 @@ std::vector<int32_t> opcodes_of(const GraphStructure& g, const Segment& s) {
     return op;
 }
 
-TEST_CASE("a SegmentTable returns every appended segment unchanged, with halo and metis-like node lists") {
+TEST_CASE(
+    "a SegmentTable returns every appended segment unchanged, with halo and metis-like node "
+    "lists") {
     const GraphStructure g = shuffled_graph(600, 3);
     const std::vector<int64_t> config_ids = test::every_nth(600, 7, 2);
     for (int32_t halo : {0, 2}) {
@@ -94,12 +102,15 @@ TEST_CASE("a SegmentTable returns every appended segment unchanged, with halo an
     }
 }
 
-TEST_CASE("build_range_segments equals SegmentBuilder for contiguous and splits bounds across chunk edges") {
+TEST_CASE(
+    "build_range_segments equals SegmentBuilder for contiguous and splits bounds across chunk "
+    "edges") {
     const int64_t n = 1500;
     const GraphStructure g = shuffled_graph(n, 11);
     const std::vector<int64_t> config_ids = test::every_nth(n, 13, 5);
     const std::vector<int64_t> splits = {0, 10, 10, 400, 401, 990, 1500};
-    for (const auto& bounds : {contiguous_bounds(n, 128), splits_bounds(n, splits, 200), contiguous_bounds(n, n)}) {
+    for (const auto& bounds :
+         {contiguous_bounds(n, 128), splits_bounds(n, splits, 200), contiguous_bounds(n, n)}) {
         CAPTURE(bounds.size());
         SegmentBuilder ref(g, config_ids, partition_from_bounds(n, bounds), 9, 0);
         for (int64_t chunk : {int64_t{1}, int64_t{7}, int64_t{1} << 16}) {
@@ -129,10 +140,13 @@ TEST_CASE("build_range_segments equals SegmentBuilder for contiguous and splits 
     }
 }
 
-TEST_CASE("edge lists sorted by user give a source-backed table that re-reads each segment's rows on use") {
+TEST_CASE(
+    "edge lists sorted by user give a source-backed table that re-reads each segment's rows on "
+    "use") {
     const int64_t n = 3000;
     GraphStructure g = test::random_dag(n, 21, 4, 40);  // rows sorted by user, as TpuGraphs files
-    for (int64_t v = 0; v < n; ++v) g.node_opcode[static_cast<size_t>(v)] = static_cast<int32_t>((v * 7) % 121);
+    for (int64_t v = 0; v < n; ++v)
+        g.node_opcode[static_cast<size_t>(v)] = static_cast<int32_t>((v * 7) % 121);
     const std::vector<int64_t> config_ids = test::every_nth(n, 17, 3);
     const std::vector<int64_t> bounds = contiguous_bounds(n, 250);
     int64_t calls = 0, largest = 0;
@@ -175,7 +189,9 @@ TEST_CASE("edge lists sorted by user give a source-backed table that re-reads ea
     CHECK_THROWS_WITH(backed.segment(0), doctest::Contains("changed since the graph was prepared"));
 }
 
-TEST_CASE("append_rows builds a source-backed table segment by segment and refuses rows that do not continue") {
+TEST_CASE(
+    "append_rows builds a source-backed table segment by segment and refuses rows that do not "
+    "continue") {
     const int64_t n = 900;
     const GraphStructure g = test::random_dag(n, 8, 4, 20);  // rows sorted by user
     const std::vector<int64_t> bounds = contiguous_bounds(n, 300);
@@ -211,17 +227,22 @@ TEST_CASE("append_rows builds a source-backed table segment by segment and refus
         built.opcodes(s, b);
         CHECK(a == b);
     }
-    CHECK_THROWS_WITH(t.append_rows(900, 10, row_off[3], row_off[3], {}, {}), doctest::Contains("outside [0, 900)"));
+    CHECK_THROWS_WITH(t.append_rows(900, 10, row_off[3], row_off[3], {}, {}),
+                      doctest::Contains("outside [0, 900)"));
     CHECK_THROWS_WITH(t.append_rows(0, 10, 0, 5, {}, {}), doctest::Contains("do not continue"));
     SegmentTable fresh(2, SegmentRowSource{edge_reader(g), opcode_reader(g), n, "test"});
     const std::vector<int32_t> unsorted = {5, 3}, two = {0, 1};
-    CHECK_THROWS_WITH(fresh.append_rows(0, 10, 0, row_off[0], unsorted, two), doctest::Contains("config_local[1] = 3"));
+    CHECK_THROWS_WITH(fresh.append_rows(0, 10, 0, row_off[0], unsorted, two),
+                      doctest::Contains("config_local[1] = 3"));
     SegmentTable packed(2);
-    CHECK_THROWS_WITH(packed.append_rows(0, 10, 0, 0, {}, {}), doctest::Contains("needs a source-backed segment table"));
-    CHECK_THROWS_WITH(SegmentTable(2, SegmentRowSource{}), doctest::Contains("needs edge and opcode readers"));
+    CHECK_THROWS_WITH(packed.append_rows(0, 10, 0, 0, {}, {}),
+                      doctest::Contains("needs a source-backed segment table"));
+    CHECK_THROWS_WITH(SegmentTable(2, SegmentRowSource{}),
+                      doctest::Contains("needs edge and opcode readers"));
 }
 
-TEST_CASE("segments above 65536 nodes switch the table to two words per edge and still round-trip") {
+TEST_CASE(
+    "segments above 65536 nodes switch the table to two words per edge and still round-trip") {
     const int64_t n = 70000;
     const GraphStructure g = shuffled_graph(n, 5);
     const std::vector<int64_t> config_ids = test::every_nth(n, 1000);
@@ -248,7 +269,8 @@ TEST_CASE("segments above 65536 nodes switch the table to two words per edge and
     check_equal(a.segment(1), large);
 }
 
-TEST_CASE("build_range_segments names the graph and row for bad edges, bounds, opcodes and short reads") {
+TEST_CASE(
+    "build_range_segments names the graph and row for bad edges, bounds, opcodes and short reads") {
     GraphStructure g = shuffled_graph(200, 2);
     const std::vector<int64_t> bounds = contiguous_bounds(200, 50);
     auto options = [&](std::span<const int64_t> b) {
@@ -265,14 +287,17 @@ TEST_CASE("build_range_segments names the graph and row for bad edges, bounds, o
     auto build = [&](std::span<const int64_t> b) { return build_range_segments(options(b)); };
     CHECK_NOTHROW(build(bounds));
     const std::vector<int64_t> not_to_n = {0, 100, 150};
-    CHECK_THROWS_WITH(build(not_to_n), doctest::Contains("store.h5 (g1): segment bounds must run from 0 to n = 200"));
+    CHECK_THROWS_WITH(
+        build(not_to_n),
+        doctest::Contains("store.h5 (g1): segment bounds must run from 0 to n = 200"));
     const std::vector<int64_t> repeated = {0, 100, 100, 200};
     CHECK_THROWS_WITH(build(repeated), doctest::Contains("strictly increasing"));
     g.edge_index[2 * 17 + 1] = 200;
     CHECK_THROWS_WITH(build(bounds), doctest::Contains("store.h5 (g1)/edge_index: row 17 = ("));
     g.edge_index[2 * 17 + 1] = 0;
     g.node_opcode[33] = 300;
-    CHECK_THROWS_WITH(build(bounds), doctest::Contains("store.h5 (g1)/node_opcode: opcode[33] = 300"));
+    CHECK_THROWS_WITH(build(bounds),
+                      doctest::Contains("store.h5 (g1)/node_opcode: opcode[33] = 300"));
     g.node_opcode[33] = 1;
     auto short_reader = [&](int64_t b, int64_t e) {
         return std::vector<int64_t>(g.edge_index.begin() + 2 * b, g.edge_index.begin() + 2 * e - 2);

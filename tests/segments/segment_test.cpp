@@ -1,11 +1,12 @@
 // Segments: induced local edges, halo = exactly the h-hop neighbourhood, configurable-node mapping.
+#include "segments/segment.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <set>
 #include <utility>
 
-#include "segments/segment.h"
 #include "tests/segments/random_graphs.h"
 #include "tests/support/test_paths.h"
 
@@ -28,20 +29,23 @@ Pairs induced_edges(const GraphStructure& g, std::span<const int64_t> nodes) {
 
 Pairs segment_edges_global(const Segment& s) {
     Pairs out;
-    for (int64_t i = 0; i < s.num_edges(); ++i) out.emplace(s.nodes()[s.edge_user()[i]], s.nodes()[s.edge_producer()[i]]);
+    for (int64_t i = 0; i < s.num_edges(); ++i)
+        out.emplace(s.nodes()[s.edge_user()[i]], s.nodes()[s.edge_producer()[i]]);
     return out;
 }
 
 // Checks one graph's segments against oracles for halo, edges, both Csr directions and config ids.
-void check_segments(const GraphStructure& g, std::span<const int64_t> config_ids, const std::vector<Segment>& segs,
-                    const Partition& p, int32_t halo_hops) {
+void check_segments(const GraphStructure& g, std::span<const int64_t> config_ids,
+                    const std::vector<Segment>& segs, const Partition& p, int32_t halo_hops) {
     REQUIRE(static_cast<int64_t>(segs.size()) == p.num_segments());
     std::vector<int64_t> config_pos(static_cast<size_t>(g.num_nodes()), -1);
-    for (size_t i = 0; i < config_ids.size(); ++i) config_pos[config_ids[i]] = static_cast<int64_t>(i);
+    for (size_t i = 0; i < config_ids.size(); ++i)
+        config_pos[config_ids[i]] = static_cast<int64_t>(i);
     for (const Segment& s : segs) {
         CAPTURE(s.segment_id());
         const auto pooled = p.segment(s.segment_id());
-        CHECK(std::equal(s.pooled_nodes().begin(), s.pooled_nodes().end(), pooled.begin(), pooled.end()));
+        CHECK(std::equal(s.pooled_nodes().begin(), s.pooled_nodes().end(), pooled.begin(),
+                         pooled.end()));
         // Halo: exactly the nodes at undirected distance 1..h from the pooled set.
         const auto dist = test::hop_distance(g, std::vector<int64_t>(pooled.begin(), pooled.end()));
         std::vector<int64_t> expect_halo;
@@ -65,8 +69,10 @@ void check_segments(const GraphStructure& g, std::span<const int64_t> config_ids
                 expect_local.push_back(l);
                 expect_index.push_back(static_cast<int32_t>(config_pos[s.nodes()[l]]));
             }
-        CHECK(std::vector<int32_t>(s.config_local().begin(), s.config_local().end()) == expect_local);
-        CHECK(std::vector<int32_t>(s.config_index().begin(), s.config_index().end()) == expect_index);
+        CHECK(std::vector<int32_t>(s.config_local().begin(), s.config_local().end()) ==
+              expect_local);
+        CHECK(std::vector<int32_t>(s.config_index().begin(), s.config_index().end()) ==
+              expect_index);
         CHECK(s.config_independent() == expect_local.empty());
     }
 }
@@ -100,7 +106,8 @@ TEST_CASE("segments keep only internal edges and halo nodes are exactly the h-ho
 
 TEST_CASE("a single segment is the whole graph with identical adjacency") {
     const GraphStructure g = test::random_dag(500, 9);
-    SegmentBuilder builder(g, {}, partition_graph(g, {}, {PartitionMethod::kContiguous, 1000, 0}), 0, 2);
+    SegmentBuilder builder(g, {}, partition_graph(g, {}, {PartitionMethod::kContiguous, 1000, 0}),
+                           0, 2);
     const auto segs = builder.build_all();
     REQUIRE(segs.size() == 1);
     const Segment& s = segs[0];
@@ -134,14 +141,17 @@ TEST_CASE("segment builder streams segments one at a time with identical results
 
 TEST_CASE("segment builder rejects inconsistent inputs with named fields") {
     const GraphStructure g = test::random_dag(50, 2);
-    CHECK_THROWS_WITH_AS(SegmentBuilder(g, std::vector<int64_t>{3, 60}, partition_contiguous(50, 10), 0, 0),
-                         doctest::Contains("node_config_ids[1]"), Error);
-    CHECK_THROWS_WITH_AS(SegmentBuilder(g, {}, partition_contiguous(49, 10), 0, 0), doctest::Contains("partition"),
-                         Error);
+    CHECK_THROWS_WITH_AS(
+        SegmentBuilder(g, std::vector<int64_t>{3, 60}, partition_contiguous(50, 10), 0, 0),
+        doctest::Contains("node_config_ids[1]"), Error);
+    CHECK_THROWS_WITH_AS(SegmentBuilder(g, {}, partition_contiguous(49, 10), 0, 0),
+                         doctest::Contains("partition"), Error);
     CHECK_THROWS_WITH_AS(SegmentBuilder(g, {}, partition_contiguous(50, 10), 0, -1),
                          doctest::Contains("segments.halo_hops"), Error);
-    CHECK_THROWS_WITH_AS(Segment(0, 0, {5, 6}, 2, {0}, {2}, {}, {}), doctest::Contains("edge_producer[0] = 2"), Error);
-    CHECK_THROWS_WITH_AS(Segment(0, 0, {5, 6}, 3, {}, {}, {}, {}), doctest::Contains("num_pooled"), Error);
+    CHECK_THROWS_WITH_AS(Segment(0, 0, {5, 6}, 2, {0}, {2}, {}, {}),
+                         doctest::Contains("edge_producer[0] = 2"), Error);
+    CHECK_THROWS_WITH_AS(Segment(0, 0, {5, 6}, 3, {}, {}, {}, {}), doctest::Contains("num_pooled"),
+                         Error);
 }
 
 TEST_CASE("segments of the real layout fixture map every configurable node once") {
@@ -149,7 +159,8 @@ TEST_CASE("segments of the real layout fixture map every configurable node once"
     const auto path = data / "npz_samples/layout_derived/layout_xla_alexnet_cleaned_derived.npz";
     const LayoutGraph g = test::load_layout_structure(path);
     REQUIRE(g.num_nodes() == 372);
-    for (PartitionMethod m : {PartitionMethod::kContiguous, PartitionMethod::kSplits, PartitionMethod::kMetis}) {
+    for (PartitionMethod m :
+         {PartitionMethod::kContiguous, PartitionMethod::kSplits, PartitionMethod::kMetis}) {
         CAPTURE(to_string(m));
         const PartitionParams params{m, 40, 0};
         const Partition p = partition_graph(g, g.node_splits, params);

@@ -42,7 +42,8 @@ ChildResult run_in_child(const std::function<void()>& fn) {
     }
     ::close(fds[1]);
     char buf[4096];
-    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) r.error.append(buf, static_cast<size_t>(n));
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+        r.error.append(buf, static_cast<size_t>(n));
     ::close(fds[0]);
     int status = 0;
     struct rusage ru {};

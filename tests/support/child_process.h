@@ -10,8 +10,8 @@ namespace segrank::test {
 
 /// How run_in_child()'s function ended.
 struct ChildResult {
-    int exit_code = 0;        ///< 0 returned, 1 threw std::exception (what() in `error`), 128+N signal N
-    std::string error;        ///< what() of the exception thrown, if any
+    int exit_code = 0;  ///< 0 returned, 1 threw std::exception (what() in `error`), 128+N signal N
+    std::string error;  ///< what() of the exception thrown, if any
     int64_t peak_rss_kb = 0;  ///< the child's peak resident set size (wait4's ru_maxrss), KiB
 };
 

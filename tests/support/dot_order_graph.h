@@ -1,6 +1,6 @@
-// A dot whose operand 0 (rank 3) has a higher node id than its operand 1 (rank 2): the TpuGraphs npz
-// form lists operands by ascending id, so it shows them as (operand 1, operand 0). Shared by the
-// hwmodel and CLI tests of operand matching.
+// A dot whose operand 0 (rank 3) has a higher node id than its operand 1 (rank 2): the TpuGraphs
+// npz form lists operands by ascending id, so it shows them as (operand 1, operand 0). Shared by
+// the hwmodel and CLI tests of operand matching.
 //   node 0: rhs f32[64,32]   node 1: lhs f32[8,16,64]   node 2: dot(lhs, rhs) f32[8,16,32], root
 #pragma once
 #include <string>
@@ -21,7 +21,8 @@ inline hlo::Shape array(std::vector<int64_t> dims) {
 }
 
 /// An instruction with its id, opcode, name "<opcode>.<id>", shape and operand ids.
-inline hlo::Instruction ins(int64_t id, const std::string& opcode, hlo::Shape shape, std::vector<int64_t> ops = {}) {
+inline hlo::Instruction ins(int64_t id, const std::string& opcode, hlo::Shape shape,
+                            std::vector<int64_t> ops = {}) {
     hlo::Instruction i;
     i.id = id;
     i.opcode = opcode;
@@ -49,7 +50,8 @@ inline hlo::HloModule dot_module() {
 inline hlo::NodeLayoutConfig dot_config() { return {{{1, 2, 0}, {1, 2, 0}, {1, 0}}}; }
 
 /// The npz form of `m` (dot_module()) with the dot configurable and one config per entry of `cfgs`.
-inline LayoutGraph npz_form(const hlo::HloModule& m, const std::vector<hlo::NodeLayoutConfig>& cfgs) {
+inline LayoutGraph npz_form(const hlo::HloModule& m,
+                            const std::vector<hlo::NodeLayoutConfig>& cfgs) {
     LayoutGraph g;
     hlo::featurize_structure(m, g, "dot_order");
     g.node_config_ids = {2};

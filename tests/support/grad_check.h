@@ -1,7 +1,9 @@
-// Finite-difference gradient checker for any (forward, backward) pair (STYLE.md 3.2, R9).
-// Usage: compute the analytic gradient of a scalar loss L(x) (usually sum(w * f(x)) with fixed random
-// w), then `grad_check(x, grad, loss)` perturbs entries of x by +-eps and compares central differences
-// with the analytic values. The loss lambda must recompute the forward from the current x.
+// Finite-difference gradient checker for any (forward, backward) pair
+// (docs/style.md#forward-and-backward, docs/style.md#tests).
+// Usage: compute the analytic gradient of a scalar loss L(x) (usually sum(w * f(x)) with fixed
+// random w), then `grad_check(x, grad, loss)` perturbs entries of x by +-eps and compares central
+// differences with the analytic values. The loss lambda must recompute the forward from the current
+// x.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -18,22 +20,25 @@ namespace segrank::test {
 struct GradCheckResult {
     int64_t checked = 0;
     int64_t failed = 0;
-    double worst_err = 0.0;  ///< max over entries of |num - ana| / (atol + rtol * max(|num|, |ana|))
+    double worst_err =
+        0.0;  ///< max over entries of |num - ana| / (atol + rtol * max(|num|, |ana|))
     std::string first_failure;
     bool ok() const { return failed == 0 && checked > 0; }
 };
 
 /// Checks up to max_checks entries of x (all when x is small; else a seeded random sample).
 /// Entry i passes when |num - ana| <= atol + rtol * max(|num|, |ana|).
-inline GradCheckResult grad_check(std::span<float> x, std::span<const float> grad, const std::function<double()>& loss,
-                                  double eps = 1e-2, double rtol = 2e-2, double atol = 2e-3,
-                                  int64_t max_checks = 60, uint64_t seed = 1) {
+inline GradCheckResult grad_check(std::span<float> x, std::span<const float> grad,
+                                  const std::function<double()>& loss, double eps = 1e-2,
+                                  double rtol = 2e-2, double atol = 2e-3, int64_t max_checks = 60,
+                                  uint64_t seed = 1) {
     GradCheckResult res;
     Rng rng(seed);
     const int64_t n = static_cast<int64_t>(x.size());
     const int64_t count = std::min(n, max_checks);
     for (int64_t t = 0; t < count; ++t) {
-        const int64_t i = n <= max_checks ? t : static_cast<int64_t>(rng.uniform_int(static_cast<uint64_t>(n)));
+        const int64_t i =
+            n <= max_checks ? t : static_cast<int64_t>(rng.uniform_int(static_cast<uint64_t>(n)));
         const float orig = x[i];
         x[i] = static_cast<float>(orig + eps);
         const double lp = loss();
@@ -48,8 +53,8 @@ inline GradCheckResult grad_check(std::span<float> x, std::span<const float> gra
         ++res.checked;
         if (err > tol) {
             if (res.failed == 0)
-                res.first_failure = "entry " + std::to_string(i) + ": numeric " + std::to_string(num) +
-                                    " analytic " + std::to_string(ana);
+                res.first_failure = "entry " + std::to_string(i) + ": numeric " +
+                                    std::to_string(num) + " analytic " + std::to_string(ana);
             ++res.failed;
         }
     }
@@ -60,7 +65,8 @@ inline GradCheckResult grad_check(std::span<float> x, std::span<const float> gra
 inline double weighted_sum(ConstMatrixView y, const Tensor& w) {
     double s = 0.0;
     for (int64_t r = 0; r < y.rows; ++r)
-        for (int64_t c = 0; c < y.cols; ++c) s += static_cast<double>(y.at(r, c)) * w[r * y.cols + c];
+        for (int64_t c = 0; c < y.cols; ++c)
+            s += static_cast<double>(y.at(r, c)) * w[r * y.cols + c];
     return s;
 }
 
@@ -74,10 +80,10 @@ inline Tensor random_tensor(int64_t rows, int64_t cols, Rng& rng, double scale =
 }  // namespace segrank::test
 
 /// doctest assertion with the first failing entry in the message.
-#define SEGRANK_CHECK_GRAD(result)                                                                        \
-    do {                                                                                                  \
-        const auto& r_ = (result);                                                                        \
-        INFO("checked ", r_.checked, " failed ", r_.failed, " worst err/tol ", r_.worst_err, " first: ", \
-             r_.first_failure);                                                                           \
-        CHECK(r_.ok());                                                                                   \
+#define SEGRANK_CHECK_GRAD(result)                                                           \
+    do {                                                                                     \
+        const auto& r_ = (result);                                                           \
+        INFO("checked ", r_.checked, " failed ", r_.failed, " worst err/tol ", r_.worst_err, \
+             " first: ", r_.first_failure);                                                  \
+        CHECK(r_.ok());                                                                      \
     } while (0)

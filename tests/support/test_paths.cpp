@@ -1,13 +1,14 @@
 // Test path helpers; directories are baked in by tests/CMakeLists.txt.
 #include "tests/support/test_paths.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace segrank::test {
 
@@ -41,9 +42,9 @@ std::filesystem::path segrank_binary() {
 
 std::filesystem::path scratch_dir(const std::string& name) {
     static std::atomic<int> counter{0};
-    std::filesystem::path p = std::filesystem::path(SEGRANK_BINARY_DIR) / "test_scratch" /
-                              (name + "_" + std::to_string(::getpid()) + "_" +
-                               std::to_string(counter++));
+    std::filesystem::path p =
+        std::filesystem::path(SEGRANK_BINARY_DIR) / "test_scratch" /
+        (name + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     std::filesystem::remove_all(p);
     std::filesystem::create_directories(p);
     return p;

@@ -14,7 +14,8 @@ std::optional<std::filesystem::path> shared_dir();
 /// The folder shared_dir() looks at (whether or not it exists), for messages.
 std::filesystem::path shared_dir_location();
 /// True when the environment variable SEGRANK_EXPECT_SHARED_DATA is set to a value other than "" or
-/// "0" (`.ci/run` sets it when ../shared/data is present): a missing shared folder is then a failure.
+/// "0" (`.ci/run` sets it when ../shared/data is present): a missing shared folder is then a
+/// failure.
 bool shared_data_expected();
 /// The repository root (for configs/).
 std::filesystem::path source_dir();
@@ -30,8 +31,8 @@ struct CommandResult {
 };
 CommandResult run_command(const std::string& command);
 
-/// 'text' for a shell command line (test paths hold no single quote). Built by appending, which also
-/// keeps GCC 12's -Wrestrict false positive on "'" + std::string out of the test build.
+/// 'text' for a shell command line (test paths hold no single quote). Built by appending, which
+/// also keeps GCC 12's -Wrestrict false positive on "'" + std::string out of the test build.
 inline std::string sq(const std::string& text) {
     std::string out;
     out.reserve(text.size() + 2);
@@ -47,14 +48,15 @@ inline std::string sq(const std::string& text) {
 /// with the message "SKIPPED: ...", which ctest's SKIP_REGULAR_EXPRESSION (tests/CMakeLists.txt)
 /// turns into a skipped test; with shared_data_expected() the test fails instead (no "SKIPPED: "
 /// in its output, so ctest counts it as failed).
-#define SEGRANK_REQUIRE_SHARED_DATA(var)                                                            \
-    auto var##_opt = ::segrank::test::shared_data_dir();                                            \
-    if (!var##_opt) {                                                                               \
-        const std::string var##_where = (::segrank::test::shared_dir_location() / "data").string(); \
-        if (::segrank::test::shared_data_expected())                                                \
-            FAIL("shared data expected (SEGRANK_EXPECT_SHARED_DATA is set) but not found: ",        \
-                 var##_where);                                                                      \
-        MESSAGE("SKIPPED: ../shared/data not found beside the checkout (", var##_where, ")");       \
-        return;                                                                                     \
-    }                                                                                               \
+#define SEGRANK_REQUIRE_SHARED_DATA(var)                                                      \
+    auto var##_opt = ::segrank::test::shared_data_dir();                                      \
+    if (!var##_opt) {                                                                         \
+        const std::string var##_where =                                                       \
+            (::segrank::test::shared_dir_location() / "data").string();                       \
+        if (::segrank::test::shared_data_expected())                                          \
+            FAIL("shared data expected (SEGRANK_EXPECT_SHARED_DATA is set) but not found: ",  \
+                 var##_where);                                                                \
+        MESSAGE("SKIPPED: ../shared/data not found beside the checkout (", var##_where, ")"); \
+        return;                                                                               \
+    }                                                                                         \
     const std::filesystem::path var = *var##_opt

@@ -1,6 +1,6 @@
-// Small synthetic segments for model tests: a "local DAG" where node u reads 1-2 of the 3 nodes before
-// it (like an HLO chain with short skips), so hop distances grow with |u - v| and sparse configurable
-// nodes leave most of the graph config-independent for 3 layers.
+// Small synthetic segments for model tests: a "local DAG" where node u reads 1-2 of the 3 nodes
+// before it (like an HLO chain with short skips), so hop distances grow with |u - v| and sparse
+// configurable nodes leave most of the graph config-independent for 3 layers.
 //   0 <- 1 <- 2 <- 3 ...   plus u <- u-2 / u-3 skips
 #pragma once
 #include <vector>
@@ -38,8 +38,9 @@ struct TinySegment {
 };
 
 /// n nodes, F features, K configs, configurable nodes = the given ids; num_pooled = n - halo.
-inline TinySegment make_tiny_segment(int64_t n, int64_t f, int64_t k, std::vector<int32_t> config_nodes,
-                                     int64_t halo = 0, uint64_t seed = 1) {
+inline TinySegment make_tiny_segment(int64_t n, int64_t f, int64_t k,
+                                     std::vector<int32_t> config_nodes, int64_t halo = 0,
+                                     uint64_t seed = 1) {
     Rng rng(seed);
     TinySegment s;
     s.k = k;
@@ -58,9 +59,11 @@ inline TinySegment make_tiny_segment(int64_t n, int64_t f, int64_t k, std::vecto
     s.graph = build_graph_csr(n, u, p);
     s.config_nodes = std::move(config_nodes);
     const int64_t nc = static_cast<int64_t>(s.config_nodes.size());
-    for (int64_t i = 0; i < k * nc * 18; ++i) s.config_values.push_back(static_cast<int8_t>(rng.uniform_int(7)) - 1);
+    for (int64_t i = 0; i < k * nc * 18; ++i)
+        s.config_values.push_back(static_cast<int8_t>(rng.uniform_int(7)) - 1);
     s.tile_config = Tensor(k, 24);
-    for (int64_t i = 0; i < s.tile_config.size(); ++i) s.tile_config[i] = static_cast<float>(rng.normal() * 3.0);
+    for (int64_t i = 0; i < s.tile_config.size(); ++i)
+        s.tile_config[i] = static_cast<float>(rng.normal() * 3.0);
     return s;
 }
 

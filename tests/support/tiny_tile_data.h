@@ -5,9 +5,11 @@
 // columns, the other 130 constant; opcodes from a small set.
 // Config c: config_feat [c, 24] with integer values 0..7 (tile sizes are small integers);
 //   normalizer[c] = 1000 * (1 + c % 4) ns
-//   runtime[c]    = normalizer[c] * (10 + g % 3 + sum_{d < 4} w[d] * feat[c][d]),  w = {0.5, -0.25, 0.75, 0.25}
+//   runtime[c]    = normalizer[c] * (10 + g % 3 + sum_{d < 4} w[d] * feat[c][d]),  w = {0.5, -0.25,
+//   0.75, 0.25}
 // so target = runtime / normalizer is linear in four of the 24 config columns (always >= 3.75 > 0),
-// while raw runtimes are dominated by the normalizer: a test that used runtimes as targets would see it.
+// while raw runtimes are dominated by the normalizer: a test that used runtimes as targets would
+// see it.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -38,8 +40,8 @@ inline TileGraph tiny_tile_graph(const std::string& name, int64_t index, const T
     Rng rng = Rng::derive(spec.seed, static_cast<uint64_t>(index), 0, "tiny_tile_graph");
     TileGraph g;
     g.name = name;
-    const int64_t n = spec.min_nodes + static_cast<int64_t>(rng.uniform_int(
-                                           static_cast<uint64_t>(spec.max_nodes - spec.min_nodes + 1)));
+    const int64_t n = spec.min_nodes + static_cast<int64_t>(rng.uniform_int(static_cast<uint64_t>(
+                                           spec.max_nodes - spec.min_nodes + 1)));
     fill_tiny_structure(g, rng, n, 10);
     const int64_t c = spec.configs;
     g.config_feat = Tensor(c, kTileConfigDim);
@@ -61,12 +63,15 @@ inline TileGraph tiny_tile_graph(const std::string& name, int64_t index, const T
 /// Packs `graphs` tiny tile graphs named "<split>_<i>" into <dir>/<split>.h5 (collection tile:xla,
 /// split `split`) and returns the store path. `first_index` offsets the graph indices (so a valid
 /// split's graphs differ from the train split's).
-inline std::filesystem::path write_tiny_tile_store(const std::filesystem::path& dir, Split split, int graphs,
-                                                   const TinyTileSpec& spec = {}, int64_t first_index = 0) {
+inline std::filesystem::path write_tiny_tile_store(const std::filesystem::path& dir, Split split,
+                                                   int graphs, const TinyTileSpec& spec = {},
+                                                   int64_t first_index = 0) {
     std::filesystem::create_directories(dir);
     CollectionId id = CollectionId::parse("tile:xla");
     id.split = split;
-    const std::string split_name = split == Split::kTrain ? "train" : split == Split::kValid ? "valid" : "test";
+    const std::string split_name = split == Split::kTrain   ? "train"
+                                   : split == Split::kValid ? "valid"
+                                                            : "test";
     const std::filesystem::path path = dir / (split_name + ".h5");
     GraphStoreWriter w(path, id, dir);
     for (int i = 0; i < graphs; ++i)

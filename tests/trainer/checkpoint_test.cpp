@@ -1,11 +1,12 @@
-// Checkpoint round trip: parameters, AdamW moments, step/epoch, extra arrays/attributes; the temporary
-// file is never left behind; mismatched models are rejected by parameter name.
+// Checkpoint round trip: parameters, AdamW moments, step/epoch, extra arrays/attributes; the
+// temporary file is never left behind; mismatched models are rejected by parameter name.
+#include "trainer/checkpoint.h"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
 
 #include "gnn/model.h"
-#include "trainer/checkpoint.h"
 #include "tests/support/test_paths.h"
 
 using namespace segrank;
@@ -42,7 +43,8 @@ TEST_CASE("checkpoint round trip restores parameters, moments, step, epoch and e
         w.commit();
     }
     CHECK(std::filesystem::exists(path));
-    CHECK(std::distance(std::filesystem::directory_iterator(dir), {}) == 1);  // no temporary file left
+    CHECK(std::distance(std::filesystem::directory_iterator(dir), {}) ==
+          1);  // no temporary file left
 
     Model b(small_model());
     AdamW opt_b(b.params(), AdamWConfig{});
@@ -65,7 +67,8 @@ TEST_CASE("checkpoint round trip restores parameters, moments, step, epoch and e
     CHECK(r.attr_int("world_size").value() == 2);
 }
 
-TEST_CASE("an uncommitted checkpoint leaves no file and a checkpoint of another model is rejected") {
+TEST_CASE(
+    "an uncommitted checkpoint leaves no file and a checkpoint of another model is rejected") {
     const auto dir = test::scratch_dir("checkpoint_errors");
     {
         CheckpointWriter w(dir / "torn.h5");
@@ -86,7 +89,8 @@ TEST_CASE("an uncommitted checkpoint leaves no file and a checkpoint of another 
     other.hidden = 6;
     Model b(other);
     CheckpointReader r(dir / "a.h5");
-    CHECK_THROWS_WITH_AS(r.load_params(b.params(), nullptr), doctest::Contains("shape mismatch"), Error);
+    CHECK_THROWS_WITH_AS(r.load_params(b.params(), nullptr), doctest::Contains("shape mismatch"),
+                         Error);
     AdamW opt(a.params(), AdamWConfig{});
     CHECK_THROWS_WITH_AS(r.load_params(a.params(), &opt), doctest::Contains("moments"), Error);
 }

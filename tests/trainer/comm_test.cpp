@@ -1,12 +1,14 @@
-// LocalCommunicator semantics (STYLE.md 3.6): a 1-rank job whose collectives are identities, the
-// top-level guard and the failure-injection hook. MPI behaviour is tested in tests/mpi/.
+// LocalCommunicator semantics (docs/architecture.md#distribution): a 1-rank job whose collectives
+// are identities, the top-level guard and the failure-injection hook. MPI behaviour is tested in
+// tests/mpi/.
+#include "trainer/comm.h"
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <vector>
 
 #include "gnn/core/check.h"
-#include "trainer/comm.h"
 
 using namespace segrank;
 
@@ -37,7 +39,8 @@ TEST_CASE("LocalCommunicator broadcast from root 0 keeps the data, another root 
     CHECK(comm.broadcast(std::string("config text"), 0) == "config text");
     CHECK(comm.broadcast(std::string(), 0).empty());
     CHECK_THROWS_WITH_AS(comm.broadcast(std::span<float>(p), 1),
-                         "broadcast/gather root 1 is not a rank of a 1-process job (valid: 0)", Error);
+                         "broadcast/gather root 1 is not a rank of a 1-process job (valid: 0)",
+                         Error);
 }
 
 TEST_CASE("LocalCommunicator gather returns this rank's vector at index 0") {

@@ -9,11 +9,11 @@
 
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
+#include "tests/trainer/config_test_util.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/trainer.h"
-#include "tests/trainer/config_test_util.h"
 
 namespace segrank::test {
 namespace {
@@ -22,45 +22,56 @@ namespace fs = std::filesystem;
 
 }  // namespace
 
-TEST_CASE("an unknown key, out-of-range values, wrong types and a bad enum in one file are all reported by line") {
+TEST_CASE(
+    "an unknown key, out-of-range values, wrong types and a bad enum in one file are all reported "
+    "by line") {
     const std::string text =
-        "[optim]\n"                 // 1
-        "lr = -1\n"                 // 2  out of range
-        "beta1 = 2.0\n"             // 3  out of range
-        "[model]\n"                 // 4
-        "hiden = 3\n"               // 5  unknown key
-        "hidden = 1.5\n"            // 6  wrong type
-        "activation = \"tanh\"\n"   // 7  bad enum name
-        "[train]\n"                 // 8
-        "progress = 1\n";           // 9  wrong type
+        "[optim]\n"                // 1
+        "lr = -1\n"                // 2  out of range
+        "beta1 = 2.0\n"            // 3  out of range
+        "[model]\n"                // 4
+        "hiden = 3\n"              // 5  unknown key
+        "hidden = 1.5\n"           // 6  wrong type
+        "activation = \"tanh\"\n"  // 7  bad enum name
+        "[train]\n"                // 8
+        "progress = 1\n";          // 9  wrong type
     CHECK(load_error(text) ==
           "configs/x.toml:2:1: optim.lr: expected > 0, got -1\n"
           "configs/x.toml:3:1: optim.beta1: expected in [0, 1), got 2\n"
           "configs/x.toml:5:1: model.hiden: unknown key (did you mean 'model.hidden'?)\n"
           "configs/x.toml:6:1: model.hidden: expected an integer, got float 1.5\n"
-          "configs/x.toml:7:1: model.activation: expected one of \"gelu\", \"relu\", \"leaky_relu\", got string \"tanh\"\n"
+          "configs/x.toml:7:1: model.activation: expected one of \"gelu\", \"relu\", "
+          "\"leaky_relu\", got string \"tanh\"\n"
           "configs/x.toml:9:1: train.progress: expected a boolean (true or false), got integer 1");
 }
 
-TEST_CASE("a cross-key rule is reported beside a type error, but not about a key whose value was refused") {
+TEST_CASE(
+    "a cross-key rule is reported beside a type error, but not about a key whose value was "
+    "refused") {
     // sampling.configs is refused (string), so "config_pool >= sampling.configs = 32" would quote a
     // default the user never wrote: only the type error is reported for that pair.
     CHECK(load_error("[sampling]\nconfigs = \"many\"\nconfig_pool = 8\n") ==
           "configs/x.toml:2:1: sampling.configs: expected an integer, got string \"many\"");
     // An unrelated cross-key problem is still reported with the type error.
     CHECK(load_error("[train]\nsteps = 0\nseed = \"x\"\n") ==
-          "configs/x.toml:2:1: train.steps: expected train.steps > 0 or train.epochs > 0, got both 0\n"
+          "configs/x.toml:2:1: train.steps: expected train.steps > 0 or train.epochs > 0, got both "
+          "0\n"
           "configs/x.toml:3:1: train.seed: expected an integer, got string \"x\"");
     // Loss terms with a bad name: no "listed twice" about the two defaults left in their place.
     CHECK(load_error("[loss]\nterms = [{name = \"a\"}, {name = \"b\"}]\n") ==
-          "configs/x.toml:2:1: loss.terms[0].name: expected one of \"pairwise_hinge\", \"pairwise_logistic\", "
+          "configs/x.toml:2:1: loss.terms[0].name: expected one of \"pairwise_hinge\", "
+          "\"pairwise_logistic\", "
           "\"listmle\", \"mse\", got string \"a\"\n"
-          "configs/x.toml:2:1: loss.terms[1].name: expected one of \"pairwise_hinge\", \"pairwise_logistic\", "
+          "configs/x.toml:2:1: loss.terms[1].name: expected one of \"pairwise_hinge\", "
+          "\"pairwise_logistic\", "
           "\"listmle\", \"mse\", got string \"b\"");
 }
 
-TEST_CASE("malformed and bad --set overrides are reported with the file's problems, after them, in order") {
-    CHECK(load_error("[optim]\nlr = -1\n[model]\nhiden = 3\n", {"lr=1", "model.hidden=abc", "train.steps=-2"}) ==
+TEST_CASE(
+    "malformed and bad --set overrides are reported with the file's problems, after them, in "
+    "order") {
+    CHECK(load_error("[optim]\nlr = -1\n[model]\nhiden = 3\n",
+                     {"lr=1", "model.hidden=abc", "train.steps=-2"}) ==
           "configs/x.toml:2:1: optim.lr: expected > 0, got -1\n"
           "configs/x.toml:4:1: model.hiden: unknown key (did you mean 'model.hidden'?)\n"
           "--set lr=1: expected section.key=value (e.g. --set optim.lr=0.001)\n"
@@ -73,13 +84,14 @@ TEST_CASE("malformed and bad --set overrides are reported with the file's proble
 }
 
 TEST_CASE("key_location names the file position or the override of a key, and == ignores it") {
-    const RunConfig cfg = load_config_string("[model]\nhidden = 8\n\n  config_join = \"late\"\n[data]\ncollections = [\"tile:xla\"]\n",
-                                             "c.toml", {"optim.lr=0.5", "model.hidden=16"});
+    const RunConfig cfg = load_config_string(
+        "[model]\nhidden = 8\n\n  config_join = \"late\"\n[data]\ncollections = [\"tile:xla\"]\n",
+        "c.toml", {"optim.lr=0.5", "model.hidden=16"});
     CHECK(key_location(cfg, "model.config_join") == "c.toml:4:3");
     CHECK(key_location(cfg, "data.collections") == "c.toml:6:1");
     CHECK(key_location(cfg, "optim.lr") == "--set optim.lr=0.5");
     CHECK(key_location(cfg, "model.hidden") == "--set model.hidden=16");  // the override wins
-    CHECK(key_location(cfg, "train.steps") == "c.toml");                   // a default: the file
+    CHECK(key_location(cfg, "train.steps") == "c.toml");                  // a default: the file
     CHECK(key_location(RunConfig{}, "model.config_join").empty());        // built in code
     RunConfig same = cfg;
     same.sources = {};
@@ -87,18 +99,23 @@ TEST_CASE("key_location names the file position or the override of a key, and ==
     CHECK(load_config_string(dump_config(cfg), "dump.toml") == cfg);
 }
 
-TEST_CASE("model.config_join = late on layout data with unrestricted collections names the key's file:line") {
+TEST_CASE(
+    "model.config_join = late on layout data with unrestricted collections names the key's "
+    "file:line") {
     const fs::path dir = scratch_dir("config_late_join_location");
     TinyLayoutSpec spec;
     spec.configs = 24;
     write_tiny_layout_collection(dir / "data", spec);
     // A file with collections unrestricted and config_join on line 6 (sq(): a TOML literal string).
-    const std::string text = "[data]\nroot = " + sq((dir / "data").string()) +
-                             "\nholdout = \"configs\"\n[model]\nhidden = 8\nconfig_join = \"late\"\n[train]\nsteps = 2\n"
-                             "run_dir = " + sq((dir / "run").string()) + "\nprogress = false\n";
+    const std::string text =
+        "[data]\nroot = " + sq((dir / "data").string()) +
+        "\nholdout = \"configs\"\n[model]\nhidden = 8\nconfig_join = \"late\"\n[train]\nsteps = 2\n"
+        "run_dir = " +
+        sq((dir / "run").string()) + "\nprogress = false\n";
     const fs::path file = dir / "late.toml";
     std::ofstream(file) << text;
-    const RunConfig cfg = load_config(file.string());  // valid: the task is not known from the config
+    const RunConfig cfg =
+        load_config(file.string());  // valid: the task is not known from the config
     LocalCommunicator comm;
     std::string err;
     try {
@@ -107,7 +124,8 @@ TEST_CASE("model.config_join = late on layout data with unrestricted collections
         err = e.what();
     }
     CAPTURE(err);
-    CHECK(err.starts_with(file.string() + ":6:1: model.config_join: \"late\" applies to tile collections only"));
+    CHECK(err.starts_with(file.string() +
+                          ":6:1: model.config_join: \"late\" applies to tile collections only"));
     CHECK(err.find("layout:xla:random") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "run"));
     // From a --set, the override is named instead.
@@ -116,7 +134,8 @@ TEST_CASE("model.config_join = late on layout data with unrestricted collections
         Trainer t(over, comm);
         FAIL("expected an error");
     } catch (const Error& e) {
-        CHECK(std::string(e.what()).starts_with("--set model.config_join=\"late\": model.config_join:"));
+        CHECK(std::string(e.what()).starts_with(
+            "--set model.config_join=\"late\": model.config_join:"));
     }
 }
 

@@ -12,7 +12,8 @@ namespace segrank::test {
 
 /// The message of the segrank::Error thrown by loading `text` as configs/x.toml with `overrides`
 /// (fails the test if none is thrown).
-inline std::string load_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
+inline std::string load_error(const std::string& text,
+                              const std::vector<std::string>& overrides = {}) {
     try {
         load_config_string(text, "configs/x.toml", overrides);
     } catch (const Error& e) {

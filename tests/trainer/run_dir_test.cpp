@@ -1,7 +1,9 @@
 // Run-directory integrity (trainer/run_dir.h): the run lock, what --resume may change, the data
-// fingerprint of checkpoints, and the cleanup of fresh runs that fail before their first checkpoint.
-#include <doctest/doctest.h>
+// fingerprint of checkpoints, and the cleanup of fresh runs that fail before their first
+// checkpoint.
+#include "trainer/run_dir.h"
 
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,7 +14,6 @@
 #include "tests/support/test_paths.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
-#include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 
 namespace segrank::test {
@@ -26,7 +27,9 @@ std::string read_text(const fs::path& p) {
     return ss.str();
 }
 
-void write_text(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+void write_text(const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary) << text;
+}
 
 std::string error_of(const std::function<void()>& fn) {
     try {
@@ -46,34 +49,42 @@ RunConfig make_checkpointed_run(const fs::path& dir, const TinyLayoutSpec& spec 
     Trainer t(cfg, comm);
     for (int i = 0; i < 3; ++i) t.step();
     t.save_checkpoint("last");
-    write_text(dir / "run" / "metrics.jsonl", "{\"phase\":\"train\",\"step\":3}\n{\"phase\":\"train\",\"step\":4}\n");
+    write_text(dir / "run" / "metrics.jsonl",
+               "{\"phase\":\"train\",\"step\":3}\n{\"phase\":\"train\",\"step\":4}\n");
     return cfg;
 }
 
 }  // namespace
 
-TEST_CASE("RunDirLock: a second lock on the same run directory fails naming the holder's pid until the first is released") {
+TEST_CASE(
+    "RunDirLock: a second lock on the same run directory fails naming the holder's pid until the "
+    "first is released") {
     const fs::path dir = scratch_dir("run_dir_lock") / "run";
     {
         RunDirLock first(dir);
         CHECK(fs::is_regular_file(dir / ".lock"));
         const std::string msg = error_of([&] { RunDirLock second(dir); });
-        CHECK(msg == str("run directory ", dir.string(), " is in use by another segrank train (pid ", getpid(), ")"));
+        CHECK(msg == str("run directory ", dir.string(),
+                         " is in use by another segrank train (pid ", getpid(), ")"));
     }
     CHECK(error_of([&] { RunDirLock again(dir); }).empty());
 }
 
 TEST_CASE("resume_may_change accepts operational keys only") {
-    for (const char* k : {"train.steps", "train.epochs", "train.eval_every", "train.log_every", "train.progress",
-                          "train.threads", "train.run_dir", "train.checkpoint_every", "train.patience",
-                          "eval.chunk_configs", "eval.metric", "dist.threads_per_rank"})
+    for (const char* k :
+         {"train.steps", "train.epochs", "train.eval_every", "train.log_every", "train.progress",
+          "train.threads", "train.run_dir", "train.checkpoint_every", "train.patience",
+          "eval.chunk_configs", "eval.metric", "dist.threads_per_rank"})
         CHECK_MESSAGE(resume_may_change(k), k);
-    for (const char* k : {"segments.max_nodes", "model.hidden", "data.root", "data.collections", "optim.lr",
-                          "sampling.seed", "train.seed", "loss.terms", "segments.history_max_mb", "hwmodel.noise_sigma"})
+    for (const char* k : {"segments.max_nodes", "model.hidden", "data.root", "data.collections",
+                          "optim.lr", "sampling.seed", "train.seed", "loss.terms",
+                          "segments.history_max_mb", "hwmodel.noise_sigma"})
         CHECK_MESSAGE(!resume_may_change(k), k);
 }
 
-TEST_CASE("check_resume_config names every changed model/data/segmentation key with its old and new value") {
+TEST_CASE(
+    "check_resume_config names every changed model/data/segmentation key with its old and new "
+    "value") {
     RunConfig run;
     run.segments.max_nodes = 500;
     RunConfig now = run;
@@ -85,17 +96,19 @@ TEST_CASE("check_resume_config names every changed model/data/segmentation key w
     now.segments.max_nodes = 300;
     now.data.collections = {"tile:xla"};
     const std::string msg = error_of([&] { check_resume_config(run, now, "RUN"); });
-    CHECK(msg.find("--resume RUN: segments.max_nodes was 500 in the run, now 300; resuming cannot change it") !=
-          std::string::npos);
-    CHECK(msg.find("--resume RUN: data.collections was [] in the run, now [\"tile:xla\"]; resuming cannot change it") !=
-          std::string::npos);
+    CHECK(msg.find("--resume RUN: segments.max_nodes was 500 in the run, now 300; resuming cannot "
+                   "change it") != std::string::npos);
+    CHECK(msg.find("--resume RUN: data.collections was [] in the run, now [\"tile:xla\"]; resuming "
+                   "cannot change it") != std::string::npos);
     CHECK(msg.find("train.steps") == std::string::npos);
     const auto diffs = config_differences(run, now);
     REQUIRE(diffs.size() == 6);
     CHECK(diffs[0].first == "data.collections");
 }
 
-TEST_CASE("a resume that changes segments.max_nodes fails before config.toml or metrics.jsonl are touched") {
+TEST_CASE(
+    "a resume that changes segments.max_nodes fails before config.toml or metrics.jsonl are "
+    "touched") {
     const fs::path dir = scratch_dir("run_dir_resume_key");
     RunConfig cfg = make_checkpointed_run(dir);
     const std::string config_before = read_text(dir / "run" / "config.toml");
@@ -103,7 +116,8 @@ TEST_CASE("a resume that changes segments.max_nodes fails before config.toml or 
     cfg.segments.max_nodes = 300;
     LocalCommunicator comm;
     const std::string msg = error_of([&] { Trainer t(cfg, comm, dir / "run"); });
-    CHECK(msg.find("segments.max_nodes was 500 in the run, now 300; resuming cannot change it") != std::string::npos);
+    CHECK(msg.find("segments.max_nodes was 500 in the run, now 300; resuming cannot change it") !=
+          std::string::npos);
     CHECK(read_text(dir / "run" / "config.toml") == config_before);
     CHECK(read_text(dir / "run" / "metrics.jsonl") == metrics_before);
     // The run is still resumable with its own config.
@@ -112,7 +126,9 @@ TEST_CASE("a resume that changes segments.max_nodes fails before config.toml or 
     CHECK(t.current_step() == 3);
 }
 
-TEST_CASE("a resume whose train.steps (or epoch-derived total) is not above the checkpoint step fails clearly") {
+TEST_CASE(
+    "a resume whose train.steps (or epoch-derived total) is not above the checkpoint step fails "
+    "clearly") {
     const fs::path dir = scratch_dir("run_dir_resume_steps");
     RunConfig cfg = make_checkpointed_run(dir);
     const std::string metrics_before = read_text(dir / "run" / "metrics.jsonl");
@@ -145,7 +161,9 @@ TEST_CASE("a resume on replaced data fails naming the first graph that differs a
     CHECK(msg.find("last.ckpt.h5") != std::string::npos);
 }
 
-TEST_CASE("check_data_manifest reports a missing and a new graph, and the fingerprint depends on the sizes") {
+TEST_CASE(
+    "check_data_manifest reports a missing and a new graph, and the fingerprint depends on the "
+    "sizes") {
     const fs::path dir = scratch_dir("run_dir_manifest");
     write_tiny_layout_collection(dir / "data");
     RunConfig cfg = tiny_run_config(dir / "data", dir / "run", 2);
@@ -156,22 +174,26 @@ TEST_CASE("check_data_manifest reports a missing and a new graph, and the finger
     REQUIRE(ds.eval().size() == 4);  // holdout = configs: every graph is also an evaluation graph
     const std::vector<GraphEntry> fewer(ds.eval().begin(), ds.eval().end() - 1);
     CHECK(error_of([&] { check_data_manifest(m, ds.train(), fewer, "ck"); })
-              .find("eval graph 'tiny_train_3' (layout:xla:random) is missing from the data (8 graphs in the run, 7 now)") !=
-          std::string::npos);
+              .find("eval graph 'tiny_train_3' (layout:xla:random) is missing from the data (8 "
+                    "graphs in the run, 7 now)") != std::string::npos);
     const std::string without_last = m.substr(0, m.rfind('\n', m.size() - 2) + 1);
-    const std::string msg = error_of([&] { check_data_manifest(without_last, ds.train(), ds.eval(), "ck"); });
-    CHECK(msg.find("eval graph 'tiny_train_3' (layout:xla:random) is new (file ") != std::string::npos);
+    const std::string msg =
+        error_of([&] { check_data_manifest(without_last, ds.train(), ds.eval(), "ck"); });
+    CHECK(msg.find("eval graph 'tiny_train_3' (layout:xla:random) is new (file ") !=
+          std::string::npos);
     CHECK(msg.find("tiny_train_3.npz") != std::string::npos);
     std::vector<GraphEntry> swapped = ds.train();
     std::swap(swapped[0], swapped[1]);
     CHECK(error_of([&] { check_data_manifest(m, swapped, ds.eval(), "ck"); })
-              .find("expected train graph 'tiny_train_0' (layout:xla:random) at position 0, found train graph 'tiny_train_1'") !=
-          std::string::npos);
+              .find("expected train graph 'tiny_train_0' (layout:xla:random) at position 0, found "
+                    "train graph 'tiny_train_1'") != std::string::npos);
     CHECK(data_fingerprint(m).size() == 16);
     CHECK(data_fingerprint(m) != data_fingerprint(m + "x"));
 }
 
-TEST_CASE("RunDirCleanup removes a run directory it did not find, or only the entries created or modified since") {
+TEST_CASE(
+    "RunDirCleanup removes a run directory it did not find, or only the entries created or "
+    "modified since") {
     const fs::path base = scratch_dir("run_dir_cleanup");
     {
         RunDirCleanup c(base / "new");

@@ -78,7 +78,9 @@ TEST_CASE("a bad eval.indices file fails at Trainer construction, not at the fir
     }
 }
 
-TEST_CASE("model.config_join = late on layout graphs fails at construction naming the key and the collection") {
+TEST_CASE(
+    "model.config_join = late on layout graphs fails at construction naming the key and the "
+    "collection") {
     const fs::path dir = scratch_dir("startup_late_join");
     RunConfig cfg = eval_indices_config(dir);
     cfg.data.collections = {};  // every collection: the task is only known from the data
@@ -88,7 +90,9 @@ TEST_CASE("model.config_join = late on layout graphs fails at construction namin
     CHECK(err.find("layout:xla:random") != std::string::npos);
 }
 
-TEST_CASE("truncate_metrics_jsonl keeps lines up to the checkpoint step and drops later and summary lines") {
+TEST_CASE(
+    "truncate_metrics_jsonl keeps lines up to the checkpoint step and drops later and summary "
+    "lines") {
     const fs::path dir = scratch_dir("startup_truncate_metrics");
     const fs::path f = dir / "metrics.jsonl";
     write_file(f,
@@ -101,10 +105,13 @@ TEST_CASE("truncate_metrics_jsonl keeps lines up to the checkpoint step and drop
     std::ifstream in(f);
     std::stringstream ss;
     ss << in.rdbuf();
-    CHECK(ss.str() == "{\"phase\":\"train\",\"step\":2,\"loss\":1}\n{\"phase\":\"eval\",\"step\":4,\"selection\":0.5}\n");
+    CHECK(ss.str() ==
+          "{\"phase\":\"train\",\"step\":2,\"loss\":1}\n{\"phase\":\"eval\",\"step\":4,"
+          "\"selection\":0.5}\n");
 }
 
-TEST_CASE("a resumed Trainer rewrites config.toml with the effective config and trims metrics.jsonl") {
+TEST_CASE(
+    "a resumed Trainer rewrites config.toml with the effective config and trims metrics.jsonl") {
     const fs::path dir = scratch_dir("startup_resume");
     write_tiny_layout_collection(dir / "data");
     RunConfig cfg = tiny_run_config(dir / "data", dir / "run", 6);
@@ -114,7 +121,8 @@ TEST_CASE("a resumed Trainer rewrites config.toml with the effective config and 
         for (int i = 0; i < 3; ++i) t.step();
         t.save_checkpoint("last");
     }
-    write_file(dir / "run" / "metrics.jsonl", "{\"phase\":\"train\",\"step\":3}\n{\"phase\":\"train\",\"step\":4}\n");
+    write_file(dir / "run" / "metrics.jsonl",
+               "{\"phase\":\"train\",\"step\":3}\n{\"phase\":\"train\",\"step\":4}\n");
     cfg.train.steps = 14;
     Trainer resumed(cfg, comm, dir / "run");
     CHECK(resumed.current_step() == 3);

@@ -9,9 +9,10 @@
 namespace segrank::test {
 
 /// A small, fast RunConfig on the tiny collection: config holdout (25%), H = 16, 2 layers,
-/// 2 graphs x 16 configs per step, pairwise hinge, no evaluation during run(), JSONL lines every 1000 steps.
-inline RunConfig tiny_run_config(const std::filesystem::path& data_root, const std::filesystem::path& run_dir,
-                                 int64_t steps) {
+/// 2 graphs x 16 configs per step, pairwise hinge, no evaluation during run(), JSONL lines every
+/// 1000 steps.
+inline RunConfig tiny_run_config(const std::filesystem::path& data_root,
+                                 const std::filesystem::path& run_dir, int64_t steps) {
     RunConfig c;
     c.data.root = data_root.string();
     c.data.collections = {"layout:xla:random"};

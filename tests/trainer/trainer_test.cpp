@@ -1,27 +1,29 @@
 // Trainer end to end on a tiny hand-built layout collection (tests/trainer/trainer_data_util.h):
 // the loss falls, held-out configs are ranked better than by random scores, resume is exact, head
 // finetuning changes the head only. The GST step itself is tested in tests/gst/gst_step_test.cpp.
+#include "trainer/trainer.h"
+
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <filesystem>
 #include <numeric>
 
+#include "eval/metrics.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 #include "tests/gst/gst_util.h"
 #include "tests/support/test_paths.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
-#include "eval/metrics.h"
-#include "trainer/trainer.h"
 
 namespace segrank::test {
 namespace {
 namespace fs = std::filesystem;
 
 double mean_of(const std::vector<double>& v, size_t begin, size_t end) {
-    return std::accumulate(v.begin() + static_cast<long>(begin), v.begin() + static_cast<long>(end), 0.0) /
+    return std::accumulate(v.begin() + static_cast<long>(begin), v.begin() + static_cast<long>(end),
+                           0.0) /
            static_cast<double>(end - begin);
 }
 
@@ -33,7 +35,8 @@ double random_baseline_kendall(const Dataset& ds) {
     for (const GraphEntry& e : ds.eval()) {
         LayoutGraph full = load_layout_npz(e.info.source, LabelPolicy::kRequirePositive);
         std::vector<double> targets;
-        for (int64_t c : e.configs) targets.push_back(static_cast<double>(full.config_runtime[static_cast<size_t>(c)]));
+        for (int64_t c : e.configs)
+            targets.push_back(static_cast<double>(full.config_runtime[static_cast<size_t>(c)]));
         for (uint64_t seed = 0; seed < 32; ++seed) {
             Rng rng = Rng::derive(seed, static_cast<uint64_t>(e.id), 0, "test_random_scores");
             std::vector<float> scores(targets.size());
@@ -61,8 +64,9 @@ TEST_CASE("the trainer lowers the loss and beats random ranking on held-out conf
     const double random = random_baseline_kendall(t.dataset());
     REQUIRE(after.collections.size() == 1);
     const double tau = after.collections[0].kendall_tau;
-    MESSAGE("loss: mean of steps 1-5 = ", first, ", mean of steps 56-60 = ", last, "; held-out Kendall: before ",
-            before.collections[0].kendall_tau, ", after ", tau, ", random baseline ", random);
+    MESSAGE("loss: mean of steps 1-5 = ", first, ", mean of steps 56-60 = ", last,
+            "; held-out Kendall: before ", before.collections[0].kendall_tau, ", after ", tau,
+            ", random baseline ", random);
     CHECK(last < 0.6 * first);
     CHECK(std::abs(random) < 0.1);
     CHECK(tau > random + 0.25);
@@ -101,9 +105,10 @@ TEST_CASE("resuming after N steps gives bit-identical parameters to an uninterru
     auto resumed = c.model().params().values();
     REQUIRE(resumed.size() == straight.size());
     size_t differing = 0;
-    for (size_t i = 0; i < straight.size(); ++i) differing += std::memcmp(&straight[i], &resumed[i], sizeof(float)) != 0;
-    MESSAGE("resume: ", differing, " of ", straight.size(), " parameters differ bitwise, max |diff| = ",
-            max_abs_diff(straight, resumed));
+    for (size_t i = 0; i < straight.size(); ++i)
+        differing += std::memcmp(&straight[i], &resumed[i], sizeof(float)) != 0;
+    MESSAGE("resume: ", differing, " of ", straight.size(),
+            " parameters differ bitwise, max |diff| = ", max_abs_diff(straight, resumed));
     CHECK(differing == 0);
 }
 
@@ -119,7 +124,8 @@ TEST_CASE("head finetuning (segments.finetune_epochs) changes the head parameter
         t.run();
         std::vector<std::pair<std::string, std::vector<float>>> out;
         for (const auto& r : t.model().params().refs()) {
-            auto v = t.model().params().values().subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size()));
+            auto v = t.model().params().values().subspan(static_cast<size_t>(r.offset),
+                                                         static_cast<size_t>(r.size()));
             out.emplace_back(r.name, std::vector<float>(v.begin(), v.end()));
         }
         return out;
@@ -136,7 +142,8 @@ TEST_CASE("head finetuning (segments.finetune_epochs) changes the head parameter
             CHECK_MESSAGE(!changed, plain[i].first, " changed during head finetuning");
         }
     }
-    MESSAGE("finetuning changed ", head_changed, " head tensors and ", other_changed, " other tensors");
+    MESSAGE("finetuning changed ", head_changed, " head tensors and ", other_changed,
+            " other tensors");
     CHECK(head_changed >= 2);  // head1.weight, head2.weight (and biases)
     CHECK(other_changed == 0);
 }

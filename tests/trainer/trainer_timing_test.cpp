@@ -1,5 +1,5 @@
 // The per-step wall time of metrics.jsonl train lines (step_wall_s), read by scripts/bench_mpi.sh
-// to measure steady-state steps/s without startup, evaluation or checkpoints (issue 7 item 6).
+// to measure steady-state steps/s without startup, evaluation or checkpoints.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -12,8 +12,8 @@
 #include "tests/support/test_paths.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
-#include "util/json_value.h"
 #include "trainer/trainer.h"
+#include "util/json_value.h"
 
 namespace segrank::test {
 namespace fs = std::filesystem;
@@ -30,7 +30,8 @@ TEST_CASE("train lines of metrics.jsonl carry the mean wall time per step of the
         Trainer t(c, comm);
         t.run();
     }
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     std::ifstream in(dir / "run" / "metrics.jsonl");
     std::vector<double> walls;
@@ -51,7 +52,8 @@ TEST_CASE("train lines of metrics.jsonl carry the mean wall time per step of the
         CHECK(w > 0.0);
         timed += 2.0 * w;  // two steps per interval
     }
-    MESSAGE("6 steps: ", timed, " s inside step(), whole run (load, eval, checkpoints) ", elapsed, " s");
+    MESSAGE("6 steps: ", timed, " s inside step(), whole run (load, eval, checkpoints) ", elapsed,
+            " s");
     CHECK(timed < elapsed);
 }
 

@@ -1,7 +1,8 @@
 // util/atomic_file: all-or-nothing writes and the output path policy (regular files replaced
 // whole, devices and FIFOs written through, symlinks followed, directories refused).
-#include <doctest/doctest.h>
+#include "util/atomic_file.h"
 
+#include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -20,7 +21,6 @@
 
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
-#include "util/atomic_file.h"
 
 using namespace segrank;
 namespace fs = std::filesystem;
@@ -60,7 +60,9 @@ std::string error_of(const std::function<void()>& f) {
 
 }  // namespace
 
-TEST_CASE("write_file_atomically creates a missing file and replaces a regular one, leaving no temporary file") {
+TEST_CASE(
+    "write_file_atomically creates a missing file and replaces a regular one, leaving no temporary "
+    "file") {
     const fs::path dir = test::scratch_dir("atomic_regular");
     write_file_atomically(dir / "a.txt", "first\n");
     CHECK(slurp(dir / "a.txt") == "first\n");
@@ -75,7 +77,8 @@ TEST_CASE("write_file_atomically creates a missing file and replaces a regular o
     CHECK(t.path == dir / "a.txt");
 }
 
-TEST_CASE("a missing parent folder is an error naming the path and the folder, and creates nothing") {
+TEST_CASE(
+    "a missing parent folder is an error naming the path and the folder, and creates nothing") {
     const fs::path dir = test::scratch_dir("atomic_noparent");
     const std::string e = error_of([&] { write_file_atomically(dir / "no" / "x.csv", "x"); });
     CHECK(e.find((dir / "no" / "x.csv").string()) != std::string::npos);
@@ -83,8 +86,9 @@ TEST_CASE("a missing parent folder is an error naming the path and the folder, a
     CHECK(listing(dir).empty());
     // A regular file used as a folder.
     put(dir / "f", "keep");
-    CHECK(error_of([&] { write_file_atomically(dir / "f" / "x.csv", "x"); }).find("Not a directory") !=
-          std::string::npos);
+    CHECK(error_of([&] {
+              write_file_atomically(dir / "f" / "x.csv", "x");
+          }).find("Not a directory") != std::string::npos);
     CHECK(slurp(dir / "f") == "keep");
 }
 
@@ -106,7 +110,7 @@ TEST_CASE("a FIFO is written through to its reader and stays a FIFO") {
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     std::string got;
     std::thread reader([&] { got = slurp(fifo); });  // opening blocks until the writer opens
-    const std::string big(300000, 'x');             // more than a pipe buffer: short writes happen
+    const std::string big(300000, 'x');              // more than a pipe buffer: short writes happen
     write_file_atomically(fifo, {"head,", big, ",tail"});
     reader.join();
     CHECK(got == "head," + big + ",tail");
@@ -124,7 +128,9 @@ TEST_CASE("/dev/null is written through and stays a character device") {
     CHECK_FALSE(fs::exists("/dev/null.tmp-" + std::to_string(::getpid())));
 }
 
-TEST_CASE("a write that fails on /dev/full is an error naming it, and /dev/full stays a character device") {
+TEST_CASE(
+    "a write that fails on /dev/full is an error naming it, and /dev/full stays a character "
+    "device") {
     const std::string e = error_of([] { write_file_atomically("/dev/full", "x,y\n"); });
     CHECK(e.find("/dev/full: write failed: No space left on device") != std::string::npos);
     CHECK(is_char_device("/dev/full"));
@@ -141,10 +147,12 @@ TEST_CASE("a failing write to a regular file leaves the old content and no tempo
     rlimit small = old;
     small.rlim_cur = 1024;
     REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-    const std::string e = error_of([&] { write_file_atomically(dir / "sub.csv", std::string(4096, 'n')); });
+    const std::string e =
+        error_of([&] { write_file_atomically(dir / "sub.csv", std::string(4096, 'n')); });
     ::setrlimit(RLIMIT_FSIZE, &old);
     std::signal(SIGXFSZ, old_handler);
-    CHECK(e.find((dir / "sub.csv").string() + ": write failed: File too large") != std::string::npos);
+    CHECK(e.find((dir / "sub.csv").string() + ": write failed: File too large") !=
+          std::string::npos);
     CHECK(slurp(dir / "sub.csv") == "old content\n");
     CHECK(listing(dir) == std::vector<std::string>{"sub.csv"});
 }
@@ -153,7 +161,7 @@ TEST_CASE("a symlink is followed: the file it points to is replaced and the link
     const fs::path dir = test::scratch_dir("atomic_symlink");
     fs::create_directories(dir / "real");
     put(dir / "real" / "file.csv", "old");
-    fs::create_symlink("real/file.csv", dir / "link.csv");  // relative
+    fs::create_symlink("real/file.csv", dir / "link.csv");    // relative
     fs::create_symlink(dir / "link.csv", dir / "chain.csv");  // absolute, to a link
     write_file_atomically(dir / "chain.csv", "new");
     CHECK(fs::is_symlink(dir / "link.csv"));
@@ -170,7 +178,8 @@ TEST_CASE("a symlink is followed: the file it points to is replaced and the link
     // A loop is an error.
     fs::create_symlink("loop_b", dir / "loop_a");
     fs::create_symlink("loop_a", dir / "loop_b");
-    CHECK_THROWS_WITH_AS(write_file_atomically(dir / "loop_a", "x"), doctest::Contains("symbolic links"), Error);
+    CHECK_THROWS_WITH_AS(write_file_atomically(dir / "loop_a", "x"),
+                         doctest::Contains("symbolic links"), Error);
 }
 
 TEST_CASE("a link inside /proc (an open descriptor, as behind /dev/stdout) is written through") {
@@ -220,7 +229,9 @@ TEST_CASE("AtomicOutput removes an uncommitted temporary file and commits a fini
     CHECK(listing(dir) == std::vector<std::string>{"store.h5"});
 }
 
-TEST_CASE("AtomicOutput into a device copies the finished file through, and into /dev/full fails and removes it") {
+TEST_CASE(
+    "AtomicOutput into a device copies the finished file through, and into /dev/full fails and "
+    "removes it") {
     fs::path tmp;
     {
         AtomicOutput out("/dev/null");
@@ -233,12 +244,15 @@ TEST_CASE("AtomicOutput into a device copies the finished file through, and into
     CHECK(is_char_device("/dev/null"));
     AtomicOutput full("/dev/full");
     put(full.temp_path(), "bytes");
-    CHECK_THROWS_WITH_AS(full.commit(), doctest::Contains("/dev/full: write failed: No space left on device"), Error);
+    CHECK_THROWS_WITH_AS(full.commit(),
+                         doctest::Contains("/dev/full: write failed: No space left on device"),
+                         Error);
     CHECK_FALSE(fs::exists(full.temp_path()));
     CHECK(is_char_device("/dev/full"));
 }
 
-TEST_CASE("commit_file moves a staged folder onto a missing path and refuses an existing directory") {
+TEST_CASE(
+    "commit_file moves a staged folder onto a missing path and refuses an existing directory") {
     const fs::path dir = test::scratch_dir("atomic_commit_dir");
     fs::create_directories(dir / "staging" / "split");
     put(dir / "staging" / "split" / "g.npz", "g");
@@ -246,8 +260,8 @@ TEST_CASE("commit_file moves a staged folder onto a missing path and refuses an 
     CHECK(slurp(dir / "train" / "g.npz") == "g");
     CHECK_FALSE(fs::exists(dir / "staging" / "split"));
     fs::create_directories(dir / "staging" / "again");
-    CHECK_THROWS_WITH_AS(commit_file(dir / "staging" / "again", dir / "train"), doctest::Contains("is a directory"),
-                         Error);
+    CHECK_THROWS_WITH_AS(commit_file(dir / "staging" / "again", dir / "train"),
+                         doctest::Contains("is a directory"), Error);
     CHECK_FALSE(fs::exists(dir / "staging" / "again"));  // removed on failure
     CHECK(slurp(dir / "train" / "g.npz") == "g");
 }

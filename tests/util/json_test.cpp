@@ -1,5 +1,7 @@
 // util/json: the one writer and number format of segrank's JSON, and reading it back with errors
 // that name file:line:col.
+#include "util/json.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,12 +9,12 @@
 
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
-#include "util/json.h"
 
 using namespace segrank;
 
 TEST_CASE("dump_json writes compact JSON with keys in insertion order") {
-    const Json doc = {{"phase", "train"}, {"step", 5}, {"b", true}, {"a", Json::array({1, 2})}, {"z", nullptr}};
+    const Json doc = {
+        {"phase", "train"}, {"step", 5}, {"b", true}, {"a", Json::array({1, 2})}, {"z", nullptr}};
     CHECK(dump_json(doc) == R"({"phase":"train","step":5,"b":true,"a":[1,2],"z":null})");
 }
 
@@ -31,18 +33,23 @@ TEST_CASE("doubles are spelled in one shortest round-trip form, non-finite value
     }
 }
 
-TEST_CASE("dump_json escapes quotes and control characters and replaces invalid UTF-8 instead of throwing") {
+TEST_CASE(
+    "dump_json escapes quotes and control characters and replaces invalid UTF-8 instead of "
+    "throwing") {
     CHECK(dump_json(Json("a\"b\\c\n\x01")) == R"("a\"b\\c\n\u0001")");
     CHECK(dump_json(Json("caf\xC3\xA9")) == "\"caf\xC3\xA9\"");
     CHECK(dump_json(Json("bad\xFF")) == "\"bad\xEF\xBF\xBD\"");  // U+FFFD
 }
 
 TEST_CASE("read_json errors name where, line and column, counting from first_line") {
-    CHECK_THROWS_WITH_AS(read_json("{oops", "m.jsonl", 2), doctest::Contains("m.jsonl:2:2: syntax error"), Error);
-    CHECK_THROWS_WITH_AS(read_json("{\"a\": 1,\n  \"b\" 2}", "t.json"), doctest::Contains("t.json:2:7: "), Error);
+    CHECK_THROWS_WITH_AS(read_json("{oops", "m.jsonl", 2),
+                         doctest::Contains("m.jsonl:2:2: syntax error"), Error);
+    CHECK_THROWS_WITH_AS(read_json("{\"a\": 1,\n  \"b\" 2}", "t.json"),
+                         doctest::Contains("t.json:2:7: "), Error);
     CHECK_THROWS_WITH_AS(read_json("[1, 2", "t.json"), doctest::Contains("t.json:1:"), Error);
     const auto dir = test::scratch_dir("util_json");
-    CHECK_THROWS_WITH_AS(read_json_file(dir / "absent.json"), doctest::Contains("absent.json: cannot open"), Error);
+    CHECK_THROWS_WITH_AS(read_json_file(dir / "absent.json"),
+                         doctest::Contains("absent.json: cannot open"), Error);
     std::ofstream(dir / "ok.json") << R"({"k": [1]})";
     CHECK(read_json_file(dir / "ok.json")["k"][0] == 1);
 }

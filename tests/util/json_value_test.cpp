@@ -1,12 +1,13 @@
 // util/json_value: the located JSON parser of user-written files (positions of values, exact
 // integer literals, strict syntax), and that it reads what util/json.h writes.
+#include "util/json_value.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "gnn/core/check.h"
 #include "util/json.h"
-#include "util/json_value.h"
 
 using namespace segrank;
 
@@ -28,8 +29,10 @@ TEST_CASE("parsed JSON values record the line and column of their first characte
     CHECK(JsonValue::number(1).line() == 0);
 }
 
-TEST_CASE("integer literals keep their exact int64 value, fractions, exponents and overflow do not") {
-    const JsonValue v = parse_json("[0, -7, 9007199254740993, 1.0, 1e2, 99999999999999999999, \"3\"]", "i");
+TEST_CASE(
+    "integer literals keep their exact int64 value, fractions, exponents and overflow do not") {
+    const JsonValue v =
+        parse_json("[0, -7, 9007199254740993, 1.0, 1e2, 99999999999999999999, \"3\"]", "i");
     const auto& it = v.items();
     REQUIRE(it.size() == 7);
     CHECK(it[0].as_integer() == 0);
@@ -46,7 +49,8 @@ TEST_CASE("integer literals keep their exact int64 value, fractions, exponents a
 TEST_CASE("syntax errors after newlines name the right line and column") {
     CHECK_THROWS_WITH_AS(parse_json("{\"a\": 1,\n\n   \"b\": x}", "e.json"),
                          doctest::Contains("e.json:3:9: expected a JSON value"), Error);
-    CHECK_THROWS_WITH_AS(parse_json("[1,\r\n 2,,]", "e.json", 5), doctest::Contains("e.json:6:4:"), Error);
+    CHECK_THROWS_WITH_AS(parse_json("[1,\r\n 2,,]", "e.json", 5), doctest::Contains("e.json:6:4:"),
+                         Error);
 }
 
 TEST_CASE("strings and numbers written by dump_json parse back exactly through parse_json") {
@@ -61,7 +65,8 @@ TEST_CASE("strings and numbers written by dump_json parse back exactly through p
 }
 
 TEST_CASE("parse_json reads objects, arrays, escapes and numbers, errors name line:column") {
-    const JsonValue v = parse_json("{\"a\": [1, -2.5e3, true, null],\n \"s\": \"x\\n\\u00e9\\ud83d\\ude00\"}", "t.json");
+    const JsonValue v = parse_json(
+        "{\"a\": [1, -2.5e3, true, null],\n \"s\": \"x\\n\\u00e9\\ud83d\\ude00\"}", "t.json");
     REQUIRE(v.is_object());
     const auto& a = v.find("a")->items();
     REQUIRE(a.size() == 4);
@@ -72,7 +77,10 @@ TEST_CASE("parse_json reads objects, arrays, escapes and numbers, errors name li
     CHECK_FALSE(v.number_at("s").has_value());
     CHECK_THROWS_WITH_AS(parse_json("{\"a\": 1,\n  \"b\" 2}", "t.json"),
                          doctest::Contains("t.json:2:7: expected ':' after an object key"), Error);
-    CHECK_THROWS_WITH_AS(parse_json("[1, 2", "t.json"), doctest::Contains("expected ',' or ']'"), Error);
-    CHECK_THROWS_WITH_AS(parse_json("{\"a\":1,\"a\":2}", "t.json"), doctest::Contains("\"a\" repeats"), Error);
-    CHECK_THROWS_WITH_AS(parse_json("01", "t.json"), doctest::Contains("end of input after the JSON value"), Error);
+    CHECK_THROWS_WITH_AS(parse_json("[1, 2", "t.json"), doctest::Contains("expected ',' or ']'"),
+                         Error);
+    CHECK_THROWS_WITH_AS(parse_json("{\"a\":1,\"a\":2}", "t.json"),
+                         doctest::Contains("\"a\" repeats"), Error);
+    CHECK_THROWS_WITH_AS(parse_json("01", "t.json"),
+                         doctest::Contains("end of input after the JSON value"), Error);
 }

@@ -1,10 +1,10 @@
 // util/rss: the peak resident set grows with touched memory and restarts at reset_peak_rss.
+#include "util/rss.h"
+
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <memory>
-
-#include "util/rss.h"
 
 using namespace segrank;
 

@@ -1,13 +1,15 @@
 // TextTable (util/text_table.h): aligned text, Markdown and CSV renderings of the same cells.
+#include "util/text_table.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "util/text_table.h"
-
 using namespace segrank;
 
-TEST_CASE("format_text pads every column to its widest cell, names left, numbers right, no trailing blanks") {
+TEST_CASE(
+    "format_text pads every column to its widest cell, names left, numbers right, no trailing "
+    "blanks") {
     TextTable t;
     t.header = {"graph", "configs", "score"};
     t.rows = {{"a", "3", "0.5000"}, {"longer_name", "1001", ""}};
