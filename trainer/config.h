@@ -138,7 +138,7 @@ struct TrainSection {
     std::string run_dir = "runs/default";
     int threads = 0;               ///< OpenMP threads of a single-process run; 0 = all cores
     int64_t checkpoint_every = 0;  ///< steps between "last" checkpoints (0 = at evals and the end)
-    int64_t seed = 0;              ///< parameter initialization and dropout
+    int64_t seed = 0;              ///< parameter initialization (dropout masks use sampling.seed)
     bool progress = true;          ///< progress bar on rank 0
     bool operator==(const TrainSection&) const = default;
 };
@@ -163,7 +163,6 @@ struct DistSection {
 /// [hwmodel]: analytical TPU timing model (docs/hwmodel.md).
 struct HwmodelSection {
     std::string hardware = "tpu_v3_core";  ///< hardware table name (validated by hwmodel/)
-    double noise_sigma = 0.0;              ///< log-normal noise sigma of synthetic labels
     bool operator==(const HwmodelSection&) const = default;
 };
 

@@ -115,7 +115,8 @@ void visit_schema(V& v, C& c) {
     v.field("config_pool", c.sampling.config_pool,
             "fixed per-graph pool of P configs for the run; 0 = off", ge(0));
     v.field("dedupe", c.sampling.dedupe, "duplicate config rows in training: min | mean | keep");
-    v.field("seed", c.sampling.seed, "seed of batch, config and segment sampling", ge(0));
+    v.field("seed", c.sampling.seed,
+            "seed of batch, config and segment sampling and of dropout masks", ge(0));
 
     v.section("loss",
               "training loss (docs/losses.md); terms: pairwise_hinge | pairwise_logistic | listmle "
@@ -150,7 +151,7 @@ void visit_schema(V& v, C& c) {
             ge(0));
     v.field("checkpoint_every", c.train.checkpoint_every,
             "steps between 'last' checkpoints (0 = at evaluations and the end)", ge(0));
-    v.field("seed", c.train.seed, "seed of parameter initialization and dropout", ge(0));
+    v.field("seed", c.train.seed, "seed of parameter initialization", ge(0));
     v.field("progress", c.train.progress, "progress bar on rank 0");
 
     v.section("eval", "evaluation");
@@ -174,8 +175,6 @@ void visit_schema(V& v, C& c) {
     v.field("hardware", c.hwmodel.hardware,
             "hardware table: tpu_v3_core | tpu_v3_core_jax | tpu_v2_core | tpu_v4_megacore",
             nonempty());
-    v.field("noise_sigma", c.hwmodel.noise_sigma, "log-normal noise sigma of synthetic labels",
-            ge(0));
 }
 
 /// One problem found by check_config: the dotted key it concerns and the message.

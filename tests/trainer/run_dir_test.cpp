@@ -78,7 +78,7 @@ TEST_CASE("resume_may_change accepts operational keys only") {
         CHECK_MESSAGE(resume_may_change(k), k);
     for (const char* k : {"segments.max_nodes", "model.hidden", "data.root", "data.collections",
                           "optim.lr", "sampling.seed", "train.seed", "loss.terms",
-                          "segments.history_max_mb", "hwmodel.noise_sigma"})
+                          "segments.history_max_mb", "hwmodel.hardware"})
         CHECK_MESSAGE(!resume_may_change(k), k);
 }
 
