@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -15,10 +14,8 @@
 #include "data/graph.h"
 #include "eval/submission.h"
 #include "gnn/core/check.h"
-#include "hwmodel/from_graph.h"
+#include "hwmodel/graph_estimates.h"
 #include "hwmodel/hardware.h"
-#include "hwmodel/kernel_cost.h"
-#include "hwmodel/module_cost.h"
 #include "util/atomic_file.h"
 
 namespace segrank::cli {
@@ -37,22 +34,11 @@ std::vector<double> score_graph(const Collection& c, const std::filesystem::path
         if (c.id.task == Task::kTile) {
             const TileGraph g = load_tile_npz(file, labels);
             configs = g.num_configs();
-            const hlo::HloModule m = hw::module_from_graph(g);
-            const hw::KernelModel model(m, hw);
-            for (int64_t j = 0; j < g.num_configs(); ++j) {
-                const auto b = model.evaluate(
-                    hw::tile_config_from_features(g.config_feat.data() + j * kTileConfigDim));
-                scores.push_back(b.invalid ? std::numeric_limits<double>::infinity() : b.total_ns);
-            }
+            scores = hw::tile_estimates_ns(g, hw);
         } else {
             const LayoutGraph g = load_layout_npz(file, labels);
             configs = g.num_configs();
-            const hlo::HloModule m = hw::module_from_graph(g);
-            hw::LayoutModel model(m, g.node_config_ids, hw);
-            const size_t stride = static_cast<size_t>(g.num_config_nodes()) * kLayoutConfigDim;
-            for (int64_t j = 0; j < g.num_configs(); ++j)
-                scores.push_back(
-                    model.evaluate_ns(g.node_config_feat.data() + static_cast<size_t>(j) * stride));
+            scores = hw::layout_estimates_ns(g, hw);
         }
     } catch (const Error& e) {
         if (strict || configs < 0) throw;  // --strict, or the file itself is bad (not loaded)

@@ -1,7 +1,8 @@
 // Model construction, validation, the config-dependence plan, the input layer and the head.
 // Parameter names: opcode.weight [121, opcode_dim]; config.weight/bias (layout [cfg, 126] / tile
 // [cfg, 24]); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
-// (SageConv); head1.weight/bias [H, 2H (+ config_dim if late)], head2.weight/bias [1, H].
+// (SageConv); head1.weight/bias [H, 2H (+ config_dim if late)], head2.weight/bias [1, H];
+// prior.weight [1, 1] (hwmodel_prior only, declared last so the other parameters are unchanged).
 #include "gnn/model.h"
 
 #include <cstring>
@@ -50,7 +51,26 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
         convs_.push_back(SageConv::create(params_, str("sage", l), h, cfg_.activation));
     head_ = MlpHead::create(params_, "head", 2 * h + (early() ? 0 : cfg_.config_dim), h,
                             cfg_.activation);
+    if (cfg_.hwmodel_prior)  // initialized to 1: a lower estimate starts as a lower (faster) score
+        prior_w_ = params_.add("prior.weight", 1, 1, false, ParamInit::kOnes);
     params_.finalize();
+}
+
+void Model::add_prior(std::span<float> scores, std::span<const float> z) const {
+    if (prior_w_ < 0) return;
+    SEGRANK_CHECK(scores.size() == z.size(), "Model::add_prior: ", scores.size(), " scores, ",
+                  z.size(), " prior values");
+    const float w = params_.value(prior_w_).at(0, 0);
+    for (size_t i = 0; i < scores.size(); ++i) scores[i] += w * z[i];
+}
+
+void Model::prior_backward(std::span<const float> dscores, std::span<const float> z) {
+    if (prior_w_ < 0) return;
+    SEGRANK_CHECK(dscores.size() == z.size(), "Model::prior_backward: ", dscores.size(),
+                  " score gradients, ", z.size(), " prior values");
+    double g = 0.0;
+    for (size_t i = 0; i < z.size(); ++i) g += static_cast<double>(dscores[i]) * z[i];
+    params_.grad(prior_w_).at(0, 0) += static_cast<float>(g);
 }
 
 DependencePlan Model::plan(const SegmentInput& in) const {

@@ -53,6 +53,9 @@ struct ModelConfig {
     ConfigJoin config_join = ConfigJoin::kEarly;
     bool exploit_independence =
         true;  ///< false = naive path (every node carries K rows; tests, benchmark)
+    /// model.hwmodel_prior (docs/model.md#analytical-prior): the graph score of config c gets
+    /// + w * z_c, z the graph's standardized log hwmodel estimate, w the parameter prior.weight.
+    bool hwmodel_prior = false;
     /// Throws segrank::Error naming the field when a size is out of range or late join is used for
     /// layout.
     void validate() const;
@@ -143,6 +146,17 @@ public:
     /// Accumulates head gradients; dreadout [K, 2H] += d/dreadout when dreadout.data is non-null.
     void head_backward(std::span<const float> dscores, const HeadSaved& saved, MatrixView dreadout);
 
+    /// Whether the analytical prior is on (ModelConfig::hwmodel_prior).
+    bool has_prior() const { return prior_w_ >= 0; }
+    /// The analytical prior (docs/model.md#analytical-prior), added once per graph score:
+    /// scores[i] += w * z[i], w = prior.weight. z [K] are the configs' standardized log hwmodel
+    /// estimates (PreparedGraph::prior_z). No-op when the prior is off. Throws segrank::Error when
+    /// the sizes differ.
+    void add_prior(std::span<float> scores, std::span<const float> z) const;
+    /// Accumulates dprior.weight += sum_i dscores[i] * z[i]. No-op when the prior is off. Throws
+    /// segrank::Error when the sizes differ.
+    void prior_backward(std::span<const float> dscores, std::span<const float> z);
+
 private:
     DependencePlan make_plan(const SegmentInput& in, bool exploit) const;
     void input_forward(const SegmentInput& in, const DependencePlan& plan, EncodeSaved& st) const;
@@ -158,6 +172,7 @@ private:
             b_in_ = -1;  ///< input.weight [H, F + opcode_dim (+ config_dim)], input.bias [1, H]
     std::vector<SageConv> convs_;
     MlpHead head_;
+    ParamId prior_w_ = -1;  ///< prior.weight [1, 1] (hwmodel_prior only)
 };
 
 }  // namespace segrank

@@ -235,6 +235,22 @@ void combine_backward(Model& model, const StepInput& in, const Aggregation& agg,
 
 }  // namespace
 
+std::vector<float> prior_values(const Model& model, const PreparedGraph& g,
+                                std::span<const int64_t> configs) {
+    if (!model.has_prior()) return {};
+    SEGRANK_CHECK(static_cast<int64_t>(g.prior_z.size()) == g.num_configs, "graph '", g.name,
+                  "': the model has the analytical prior (model.hwmodel_prior) but the graph was "
+                  "prepared without it (",
+                  g.prior_z.size(), " prior values for ", g.num_configs, " configs)");
+    std::vector<float> z(configs.size());
+    for (size_t i = 0; i < configs.size(); ++i) {
+        SEGRANK_CHECK(configs[i] >= 0 && configs[i] < g.num_configs, "graph '", g.name,
+                      "': config index ", configs[i], " out of range [0, ", g.num_configs, ")");
+        z[i] = g.prior_z[static_cast<size_t>(configs[i])];
+    }
+    return z;
+}
+
 GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
                                 std::span<const int64_t> configs, std::span<const double> targets,
                                 int64_t step, double scale, HistoryTable& table,
@@ -245,7 +261,22 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
     StepInput in{g, configs, active_segments(g, opt, agg), {}, {}, {}, {}};
     res.active_segments = static_cast<int64_t>(in.active.size());
     res.scores.assign(configs.size(), 0.0f);
-    if (in.active.empty()) return res;  // every config gets the same score: no ranking signal
+    const std::vector<float> prior = prior_values(model, g, configs);  // empty without the prior
+    std::vector<float> dscores(configs.size(), 0.0f);
+    // The loss on the graph scores [K] (segments combined, then the prior added once).
+    auto loss_of = [&](std::span<float> scores) {
+        model.add_prior(scores, prior);
+        res.loss = compute_loss(opt.loss_terms, opt.loss_options, scores, targets, dscores, scale);
+        SEGRANK_CHECK(std::isfinite(res.loss), "non-finite loss at step ", step, " on graph '",
+                      g.name, "' (id ", g.id, ") with configs [", config_list(configs), "]");
+        std::copy_n(scores.data(), configs.size(), res.scores.begin());
+        model.prior_backward(dscores, prior);
+    };
+    if (in.active.empty()) {  // every segment gives every config the same score
+        std::vector<float> scores(configs.size(), 0.0f);
+        if (model.has_prior()) loss_of(scores);  // the prior alone ranks them
+        return res;
+    }
     const auto s_eff = static_cast<int32_t>(in.active.size());
     in.choice = choose_segments(opt.seed, step, g.id, s_eff, std::max<int32_t>(1, opt.fresh),
                                 opt.keep_prob);
@@ -271,13 +302,8 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
     res.stale_recomputed = stale.recomputed;
 
     FreshForward fresh = fresh_forward(model, in, agg, step, opt.seed);
-    const Combined combined = combine_forward(model, in, agg, fresh, stale, opt.aggregate);
-    std::vector<float> dscores(configs.size(), 0.0f);
-    res.loss = compute_loss(opt.loss_terms, opt.loss_options, combined.scores.span(), targets,
-                            dscores, scale);
-    SEGRANK_CHECK(std::isfinite(res.loss), "non-finite loss at step ", step, " on graph '", g.name,
-                  "' (id ", g.id, ") with configs [", config_list(configs), "]");
-    std::copy_n(combined.scores.data(), configs.size(), res.scores.begin());
+    Combined combined = combine_forward(model, in, agg, fresh, stale, opt.aggregate);
+    loss_of(combined.scores.span());
     combine_backward(model, in, agg, fresh, combined, dscores);
     res.fresh_segments = static_cast<int64_t>(fresh.values.size());
 
@@ -304,7 +330,12 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
     std::vector<float> scores(configs.size(), 0.0f);
     const Aggregation agg = aggregation_for(opt.aggregate, model);
     const std::vector<int32_t> active = active_segments(g, opt, agg);
-    if (active.empty()) return scores;
+    // The analytical prior, added once to each graph score after the segments (docs/model.md).
+    const std::vector<float> prior = prior_values(model, g, configs);
+    if (active.empty()) {
+        model.add_prior(scores, prior);
+        return scores;
+    }
     const float w = agg.all_weight(active.size());
     const int64_t row_bytes = g.task == Task::kLayout
                                   ? g.num_config_nodes * kLayoutConfigDim
@@ -330,6 +361,7 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
         const Tensor sc = agg.scores(model, acc.cview(), tile_cfg, nullptr);
         for (int64_t i = 0; i < k; ++i) scores[b + static_cast<size_t>(i)] = sc[i];
     }
+    model.add_prior(scores, prior);
     return scores;
 }
 

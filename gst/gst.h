@@ -46,6 +46,13 @@ struct GraphStepResult {
 /// skipped.
 bool ranking_only(std::span<const LossTerm> terms);
 
+/// The analytical prior's z of `configs` (file indices) from g.prior_z, to add with
+/// Model::add_prior after the segment combination (docs/model.md#analytical-prior); empty when the
+/// model has no prior. Throws segrank::Error when the model has the prior and g was prepared
+/// without it, or for a config out of range.
+std::vector<float> prior_values(const Model& model, const PreparedGraph& g,
+                                std::span<const int64_t> configs);
+
 /// One graph's contribution to a training step: samples fresh segments and the SED mask from
 /// (seed, step, graph id), reads/writes `table` (the graph's owner shard), accumulates parameter
 /// gradients scaled by `scale` (1 / global batch) into model.params().grads(). configs [K] are
@@ -65,7 +72,8 @@ inline constexpr int64_t kMaxConfigChunkBytes = int64_t{8} << 20;
 /// saved state, at most `chunk` configs per forward pass and at most `max_chunk_bytes` of config
 /// rows (at least one config; config rows are read one chunk at a time, so memory is O(min(chunk x
 /// nc x 18, max_chunk_bytes)) in the configs). Under score_sum with skip_independent the scores
-/// omit the config-independent segments (a per-graph constant), which no ranking metric sees.
+/// omit the config-independent segments (a per-graph constant), which no ranking metric sees. With
+/// model.hwmodel_prior each score gets + w * z once (Model::add_prior), as in training.
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                std::span<const int64_t> configs, int64_t chunk,
                                const GstOptions& opt,
@@ -73,7 +81,7 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
 
 /// Per-segment readouts of `configs` (forward only), the input of head finetuning: [S_eff] tensors
 /// of [K, 2H] for the segments score_graph would use (independent ones computed with K = 1 and
-/// broadcast).
+/// broadcast). The analytical prior is not in them (prior_values gives its input).
 std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g,
                                      std::span<const int64_t> configs, const GstOptions& opt);
 

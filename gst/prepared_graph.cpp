@@ -2,10 +2,13 @@
 #include "gst/prepared_graph.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 
 #include "gnn/core/check.h"
+#include "hwmodel/graph_estimates.h"
 #include "segments/partition_cache.h"
 #include "segments/partitioner.h"
 
@@ -21,7 +24,7 @@ int64_t PreparedGraph::memory_bytes() const {
     int64_t b = static_cast<int64_t>(
         targets.size() * sizeof(double) + runtimes_ns.size() * sizeof(int64_t) +
         configs.size() * sizeof(int64_t) + source_node.size() * sizeof(int64_t) +
-        segment_dependent.size());
+        segment_dependent.size() + prior_z.size() * sizeof(float));
     b += segment_table.memory_bytes();
     for (const auto& k : kept_segments) b += k.memory_bytes();
     if (held) b += held->memory_bytes();
@@ -204,6 +207,55 @@ void finish_segments(PreparedGraph& pg, const Model& model, const PrepareOptions
 
 }  // namespace
 
+std::vector<float> prior_values_from_estimates(std::span<const double> est) {
+    std::vector<float> z(est.size(), 0.0f);
+    auto usable = [](double e) { return std::isfinite(e) && e > 0.0; };
+    double sum = 0.0;
+    int64_t n = 0;
+    for (double e : est)
+        if (usable(e)) {
+            sum += std::log(e);
+            ++n;
+        }
+    if (n < 2) return z;
+    const double mean = sum / static_cast<double>(n);
+    double ss = 0.0;
+    for (double e : est)
+        if (usable(e)) ss += (std::log(e) - mean) * (std::log(e) - mean);
+    const double sd = std::sqrt(ss / static_cast<double>(n));
+    if (!(sd > 0.0) || !std::isfinite(sd)) return z;
+    for (size_t i = 0; i < est.size(); ++i)
+        if (usable(est[i])) z[i] = static_cast<float>((std::log(est[i]) - mean) / sd);
+    return z;
+}
+
+std::vector<double> hwmodel_estimates(const GraphSource& src, int64_t gi, int64_t chunk_bytes) {
+    const hw::HwParams hw = hw::tpu_v3_core();
+    if (src.task() == Task::kTile)
+        return hw::tile_estimates_ns(src.load_tile(gi, ConfigRows::all()), hw);
+    std::vector<double> out;
+    int64_t configs = 0;
+    std::vector<int8_t> rows;
+    {
+        const LayoutGraph g = src.load_layout(gi, ConfigRows::none());  // structure + node_feat
+        hw::LayoutEstimator est(g, hw);
+        configs = src.info(gi).num_configs;
+        const int64_t row = g.num_config_nodes() * kLayoutConfigDim;
+        const int64_t chunk = std::max<int64_t>(1, chunk_bytes / std::max<int64_t>(1, row));
+        out.reserve(static_cast<size_t>(configs));
+        std::vector<int64_t> ids;
+        for (int64_t b = 0; b < configs; b += chunk) {
+            const int64_t e = std::min(configs, b + chunk);
+            ids.resize(static_cast<size_t>(e - b));
+            for (int64_t i = b; i < e; ++i) ids[static_cast<size_t>(i - b)] = i;
+            rows.resize(static_cast<size_t>((e - b) * row));
+            src.read_layout_config_rows(gi, ids, rows);
+            est.estimate(rows, out);
+        }
+    }
+    return out;
+}
+
 std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Normalizer& normalizer,
                                              const Model& model, const PrepareOptions& options) {
     auto pg = std::make_unique<PreparedGraph>();
@@ -268,6 +320,22 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
         segments_by_builder(*pg, g, g.node_splits, g.node_config_ids, options, op);
     }
     finish_segments(*pg, model, options);
+    if (model.has_prior()) {
+        std::vector<double> est;
+        try {
+            est = hwmodel_estimates(src, gi);
+        } catch (const Error& e) {  // the hwmodel's limits, not bad data (that failed above)
+            std::fprintf(stderr,
+                         "warning: %s: the hwmodel cannot cost this graph (%s); its analytical "
+                         "prior is 0 for every config\n",
+                         where.c_str(), e.what());
+            est.assign(static_cast<size_t>(pg->num_configs), 0.0);
+        }
+        SEGRANK_CHECK(static_cast<int64_t>(est.size()) == pg->num_configs, where,
+                      ": the hwmodel costed ", est.size(), " configs, the graph has ",
+                      pg->num_configs);
+        pg->prior_z = prior_values_from_estimates(est);
+    }
     if (entry.configs.empty()) {
         pg->configs.resize(static_cast<size_t>(pg->num_configs));
         for (int64_t i = 0; i < pg->num_configs; ++i) pg->configs[static_cast<size_t>(i)] = i;

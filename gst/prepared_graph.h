@@ -77,6 +77,9 @@ struct PreparedGraph {
     std::vector<uint8_t>
         segment_dependent;         ///< [S] 1 if the segment's readout depends on the config
     std::vector<int64_t> configs;  ///< configs usable by this role (GraphEntry::configs or all)
+    /// [num_configs] the analytical prior's input z per config (prior_values_from_estimates of the
+    /// hwmodel estimates, docs/model.md#analytical-prior); empty when the model has no prior.
+    std::vector<float> prior_z;
 
     const GraphSource* source = nullptr;  ///< rows are read from here (the entry's source, or
                                           ///< `held`; outlives the graph; not thread-safe)
@@ -110,6 +113,19 @@ struct PreparedGraph {
 /// runtimes are 0 (a test split).
 std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Normalizer& normalizer,
                                              const Model& model, const PrepareOptions& options);
+
+/// The analytical prior's z from per-config hwmodel estimates (ns): z_c = (log est_c - mean) / sd,
+/// mean and sd (population) over the configs whose estimate is finite and > 0. Configs without
+/// such an estimate get z = 0 (the mean), and every z is 0 when fewer than two configs have one or
+/// sd is 0 (docs/model.md#analytical-prior).
+std::vector<float> prior_values_from_estimates(std::span<const double> estimates_ns);
+
+/// The hwmodel estimate (ns, tpu_v3_core) of every config of graph `index` of `source`: tile from
+/// the config_feat rows, layout from node_config_feat rows read `chunk_bytes` at a time
+/// (docs/model.md#analytical-prior: the graph's node features are loaded once while costing).
+/// Throws segrank::Error when the graph cannot be read or costed.
+std::vector<double> hwmodel_estimates(const GraphSource& source, int64_t index,
+                                      int64_t chunk_bytes = int64_t{8} << 20);
 
 /// Rebuilds segment s of g into `out` (reusing its buffers): the Segment from g.segment_table, its
 /// opcodes, and its node_feat rows read from g.source and normalized with g.normalizer. Throws

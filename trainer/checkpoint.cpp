@@ -32,6 +32,10 @@ void write_arena(H5Group& g, const ParamStore& store, std::span<const float> are
 void read_arena(const H5Group& g, const ParamStore& store, std::span<float> arena,
                 const std::string& where) {
     for (const ParamRef& r : store.refs()) {
+        SEGRANK_CHECK(g.has(r.name) || r.name != "prior.weight", where,
+                      ": parameter 'prior.weight' missing: the checkpoint was written without "
+                      "model.hwmodel_prior (docs/model.md#analytical-prior), so it cannot be "
+                      "loaded with the option on");
         SEGRANK_CHECK(g.has(r.name), where, ": parameter '", r.name,
                       "' missing (checkpoint of another model?)");
         H5Dataset d = g.open_dataset(r.name);

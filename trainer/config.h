@@ -77,6 +77,9 @@ struct ModelSection {
     int prune_hops = -1;  ///< keep nodes within R hops of a configurable one; -1 = off
     bool config_independence =
         true;  ///< exact config-independence shortcut (docs/model.md#config-independence)
+    /// the hwmodel estimate of each config as an input to the score
+    /// (docs/model.md#analytical-prior)
+    bool hwmodel_prior = false;
     bool operator==(const ModelSection&) const = default;
 };
 

@@ -87,6 +87,9 @@ void visit_schema(V& v, C& c) {
     v.field("config_independence", c.model.config_independence,
             "compute config-independent rows once and skip such segments "
             "(docs/model.md#config-independence)");
+    v.field("hwmodel_prior", c.model.hwmodel_prior,
+            "add w * z to each config's graph score, z its standardized log hwmodel estimate, w "
+            "learned (docs/model.md#analytical-prior)");
 
     v.section("segments", "Graph Segment Training (docs/gst.md)");
     v.field("partition", c.segments.partition, "contiguous | splits | metis");

@@ -212,6 +212,7 @@ void Trainer::finetune_head() {
                 tile_cfg = tile.cview();
             }
             std::vector<float> dscores(static_cast<size_t>(k), 0.0f);
+            const std::vector<float> prior = prior_values(*model_, g, cs.indices);
             if (sum) {
                 std::vector<HeadSaved> hs(rs.size());
                 Tensor scores(k);
@@ -219,6 +220,7 @@ void Trainer::finetune_head() {
                     Tensor sc = model_->head(rs[j].cview(), tile_cfg, &hs[j]);
                     for (int64_t i = 0; i < k; ++i) scores[i] += sc[i];
                 }
+                model_->add_prior(scores.span(), prior);  // once per graph; w stays frozen
                 loss += compute_loss(gst_.loss_terms, gst_.loss_options, scores.span(), cs.targets,
                                      dscores, scale);
                 for (size_t j = 0; j < rs.size(); ++j)
@@ -230,6 +232,7 @@ void Trainer::finetune_head() {
                         mean[i] += r[i] / static_cast<float>(rs.size());
                 HeadSaved hs;
                 Tensor scores = model_->head(mean.cview(), tile_cfg, &hs);
+                model_->add_prior(scores.span(), prior);
                 loss += compute_loss(gst_.loss_terms, gst_.loss_options, scores.span(), cs.targets,
                                      dscores, scale);
                 model_->head_backward(dscores, hs, MatrixView{});

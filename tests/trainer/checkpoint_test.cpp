@@ -94,3 +94,34 @@ TEST_CASE(
     AdamW opt(a.params(), AdamWConfig{});
     CHECK_THROWS_WITH_AS(r.load_params(a.params(), &opt), doctest::Contains("moments"), Error);
 }
+
+TEST_CASE(
+    "prior.weight round-trips, an old checkpoint loads with the prior off and is refused "
+    "with it on") {
+    const auto dir = test::scratch_dir("checkpoint_prior");
+    ModelConfig with = small_model();
+    with.hwmodel_prior = true;
+    Model a(with);
+    a.params().initialize(2);
+    const ParamId w = *a.params().find("prior.weight");
+    a.params().value(w).at(0, 0) = -0.625f;
+    Model old(small_model());  // a model (and checkpoint) from before the option
+    old.params().initialize(2);
+    for (const auto& [m, name] : {std::pair{&a, "prior.h5"}, std::pair{&old, "old.h5"}}) {
+        CheckpointWriter wr(dir / name);
+        wr.put_params(m->params(), nullptr);
+        wr.commit();
+    }
+    Model b(with);
+    CheckpointReader(dir / "prior.h5").load_params(b.params(), nullptr);
+    CHECK(b.params().value(*b.params().find("prior.weight")).at(0, 0) == -0.625f);
+
+    Model off(small_model());
+    CheckpointReader(dir / "old.h5").load_params(off.params(), nullptr);
+    for (int64_t i = 0; i < old.params().total_size(); ++i)
+        CHECK(off.params().values()[i] == old.params().values()[i]);
+
+    Model on(with);
+    CHECK_THROWS_WITH_AS(CheckpointReader(dir / "old.h5").load_params(on.params(), nullptr),
+                         doctest::Contains("written without model.hwmodel_prior"), Error);
+}
