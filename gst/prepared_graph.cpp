@@ -9,6 +9,7 @@
 
 #include "gnn/core/check.h"
 #include "hwmodel/graph_estimates.h"
+#include "hwmodel/hardware.h"
 #include "segments/partition_cache.h"
 #include "segments/partitioner.h"
 
@@ -229,8 +230,9 @@ std::vector<float> prior_values_from_estimates(std::span<const double> est) {
     return z;
 }
 
-std::vector<double> hwmodel_estimates(const GraphSource& src, int64_t gi, int64_t chunk_bytes) {
-    const hw::HwParams hw = hw::tpu_v3_core();
+std::vector<double> hwmodel_estimates(const GraphSource& src, int64_t gi, int64_t chunk_bytes,
+                                      std::string_view hardware) {
+    const hw::HwParams hw = hw::hardware_by_name(hardware);
     if (src.task() == Task::kTile)
         return hw::tile_estimates_ns(src.load_tile(gi, ConfigRows::all()), hw);
     std::vector<double> out;
@@ -323,7 +325,7 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     if (model.has_prior()) {
         std::vector<double> est;
         try {
-            est = hwmodel_estimates(src, gi);
+            est = hwmodel_estimates(src, gi, int64_t{8} << 20, options.hardware);
         } catch (const Error& e) {  // the hwmodel's limits, not bad data (that failed above)
             std::fprintf(stderr,
                          "warning: %s: the hwmodel cannot cost this graph (%s); its analytical "

@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/graph_entry.h"
@@ -49,6 +50,9 @@ struct PrepareOptions {
     /// A graph held in memory keeps its rebuilt segments when they take at most this many bytes
     /// (0 = rebuild on every use). Graphs read from a partial-read source never keep them.
     int64_t max_kept_segment_bytes = int64_t{64} << 20;
+    /// `hwmodel.hardware`: the hardware table of the analytical prior's estimates (a name of
+    /// hw::hardware_names(); docs/model.md#analytical-prior).
+    std::string hardware = "tpu_v3_core";
 };
 
 /// One segment ready for the model: rebuilt from the table, with its opcodes and normalized node
@@ -120,12 +124,14 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
 /// sd is 0 (docs/model.md#analytical-prior).
 std::vector<float> prior_values_from_estimates(std::span<const double> estimates_ns);
 
-/// The hwmodel estimate (ns, tpu_v3_core) of every config of graph `index` of `source`: tile from
+/// The hwmodel estimate (ns, on the hardware table `hardware`) of every config of graph `index` of
+/// `source`: tile from
 /// the config_feat rows, layout from node_config_feat rows read `chunk_bytes` at a time
 /// (docs/model.md#analytical-prior: the graph's node features are loaded once while costing).
-/// Throws segrank::Error when the graph cannot be read or costed.
+/// Throws segrank::Error when the graph cannot be read or costed, or the hardware name is unknown.
 std::vector<double> hwmodel_estimates(const GraphSource& source, int64_t index,
-                                      int64_t chunk_bytes = int64_t{8} << 20);
+                                      int64_t chunk_bytes = int64_t{8} << 20,
+                                      std::string_view hardware = "tpu_v3_core");
 
 /// Rebuilds segment s of g into `out` (reusing its buffers): the Segment from g.segment_table, its
 /// opcodes, and its node_feat rows read from g.source and normalized with g.normalizer. Throws

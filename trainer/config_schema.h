@@ -176,7 +176,8 @@ void visit_schema(V& v, C& c) {
 
     v.section("hwmodel", "analytical TPU timing model (docs/hwmodel.md)");
     v.field("hardware", c.hwmodel.hardware,
-            "hardware table: tpu_v3_core | tpu_v3_core_jax | tpu_v2_core | tpu_v4_megacore",
+            "hardware table of the analytical prior (model.hwmodel_prior): tpu_v3_core | "
+            "tpu_v3_core_jax | tpu_v2_core | tpu_v4_megacore",
             nonempty());
 }
 

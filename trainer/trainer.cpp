@@ -61,6 +61,7 @@ PrepareOptions prepare_options_from(const RunConfig& cfg) {
     p.partition.metis_seed = static_cast<uint64_t>(cfg.sampling.seed);
     p.halo_hops = cfg.segments.halo_hops;
     p.prune_hops = cfg.model.prune_hops;
+    p.hardware = cfg.hwmodel.hardware;
     return p;
 }
 

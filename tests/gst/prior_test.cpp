@@ -118,6 +118,14 @@ TEST_CASE("prepared graphs hold the z of the hwmodel estimates only with the pri
     CHECK(max_abs(g_on->prior_z) > 0.1);  // the tiny graph is costed, and its configs differ
     // Small chunks give the same estimates as one read of every row.
     CHECK(hwmodel_estimates(*o.source, 0, /*chunk_bytes=*/1) == est);
+    // hwmodel.hardware picks the table the prior is costed on; an unknown name is an error.
+    const std::vector<double> v2 = hwmodel_estimates(*o.source, 0, int64_t{8} << 20, "tpu_v2_core");
+    CHECK(v2 == hw::layout_estimates_ns(o.graph, hw::hardware_by_name("tpu_v2_core")));
+    CHECK(v2 != est);
+    PrepareOptions v2_opts = tiny_prepare_options(25);
+    v2_opts.hardware = "tpu_v2_core";
+    CHECK(prepare_graph(o.entry, norm, on, v2_opts)->prior_z == prior_values_from_estimates(v2));
+    CHECK_THROWS_AS(hwmodel_estimates(*o.source, 0, int64_t{8} << 20, "tpu_v9"), Error);
     // The option does not change which segments depend on the config.
     CHECK(g_on->segment_dependent == g_off->segment_dependent);
     CHECK(g_on->memory_bytes() ==
