@@ -139,4 +139,25 @@ TEST_CASE(
     }
 }
 
+TEST_CASE(
+    "sampling.configs = 1 is refused with a ranking loss, naming the key and the term, and allowed "
+    "with mse alone") {
+    // Default loss (listmle) and configs = 1: no pair in any graph.
+    CHECK(load_error("[sampling]\nconfigs = 1\n") ==
+          "configs/x.toml:2:1: sampling.configs: expected >= 2 with the ranking loss term "
+          "\"listmle\" (it compares configs of a graph), got 1");
+    // From --set, the override is named; a ranking term mixed with mse is refused too.
+    CHECK(load_error("[loss]\nterms = [{name = \"mse\"}, {name = \"pairwise_hinge\", weight = "
+                     "0.5}]\n",
+                     {"sampling.configs=1"}) ==
+          "--set sampling.configs=1: sampling.configs: expected >= 2 with the ranking loss term "
+          "\"pairwise_hinge\" (it compares configs of a graph), got 1");
+    // mse alone, or a ranking term of weight 0 beside it, learns from one config.
+    CHECK_NOTHROW(
+        load_config_string("[sampling]\nconfigs = 1\n[loss]\nterms = [{name = \"mse\"}, "
+                           "{name = \"listmle\", weight = 0}]\n",
+                           "configs/x.toml", {}));
+    CHECK_NOTHROW(load_config_string("[sampling]\nconfigs = 2\n", "configs/x.toml", {}));
+}
+
 }  // namespace segrank::test
