@@ -8,7 +8,6 @@
 #include <iostream>
 #include <span>
 #include <string>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -71,10 +70,7 @@ int run_predict(int argc, char** argv) {
     SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
     resolve_output(args["out"].as<std::string>());  // refuse a directory before the work
     if (args.count("scores")) resolve_output(args["scores"].as<std::string>());
-    const int threads = args["threads"].as<int>();
-    set_num_threads(threads > 0
-                        ? threads
-                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    set_num_threads(thread_option(args));
 
     std::vector<LoadedModel> models;
     std::vector<std::string> checkpoint_names;  // as given, for messages

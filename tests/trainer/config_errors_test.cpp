@@ -160,4 +160,14 @@ TEST_CASE(
     CHECK_NOTHROW(load_config_string("[sampling]\nconfigs = 2\n", "configs/x.toml", {}));
 }
 
+TEST_CASE("train.threads and dist.threads_per_rank above 1024 or negative are refused by key") {
+    CHECK(load_error("[train]\nthreads = 100000\n") ==
+          "configs/x.toml:2:1: train.threads: expected in [0, 1024], got 100000");
+    CHECK(load_error("[dist]\nthreads_per_rank = -3\n") ==
+          "configs/x.toml:2:1: dist.threads_per_rank: expected in [0, 1024], got -3");
+    CHECK(load_error("", {"train.threads=1025"}) ==
+          "--set train.threads=1025: train.threads: expected in [0, 1024], got 1025");
+    CHECK_NOTHROW(load_config_string("[train]\nthreads = 1024\n", "configs/x.toml", {}));
+}
+
 }  // namespace segrank::test
