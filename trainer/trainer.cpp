@@ -207,14 +207,9 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
         res.graphs = std::move(graphs);
         summary = {res.overall, res.selection};
     }
-    // Every rank needs the selection value (early stopping must agree everywhere).
-    std::string blob;
-    if (comm.rank() == 0) blob = dump_json(res.to_json()) + "\n" + std::to_string(res.selection);
-    blob = comm.broadcast(blob, 0);
-    if (comm.rank() != 0) {
-        auto nl = blob.rfind('\n');
-        res.selection = std::stod(blob.substr(nl + 1));
-    }
+    // Every rank gets rank 0's exact selection value (the decisions themselves are rank 0's too:
+    // decide_selection).
+    res.selection = broadcast_double(comm, res.selection, 0);
     return res;
 }
 
