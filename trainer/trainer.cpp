@@ -16,6 +16,7 @@
 #include "gnn/core/rng.h"
 #include "sampling/dedupe.h"
 #include "sampling/dedupe_stream.h"
+#include "trainer/rank_agreement.h"
 #include "trainer/run_dir.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
@@ -277,9 +278,30 @@ EvalResult Trainer::evaluate_random() {
 
 Trainer::~Trainer() = default;
 
+namespace {
+
+// One line per training and evaluation graph: role, collection, name, sizes, held-out configs.
+std::string graph_manifest(const Dataset& ds) {
+    std::string out;
+    for (const auto* role : {&ds.train(), &ds.eval()})
+        for (const GraphEntry& e : *role)
+            out += str(role == &ds.train() ? "train " : "eval ", e.collection.name(), " ", e.name,
+                       " nodes ", e.info.num_nodes, " edges ", e.info.num_edges, " configs ",
+                       e.info.num_configs, " config_nodes ", e.info.num_config_nodes, " using ",
+                       e.configs.size(), "\n");
+    return out;
+}
+
+}  // namespace
+
 Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
                  std::optional<std::filesystem::path> resume_dir)
     : cfg_(cfg), comm_(comm), run_dir_(cfg.train.run_dir) {
+    // Before any collective whose length depends on the config (a stale host would hang or
+    // corrupt memory there).
+    check_ranks_agree(comm_, "effective config",
+                      dump_config(cfg_) + "\n--resume " +
+                          (resume_dir ? resume_dir->string() : std::string("(none)")) + "\n");
     if (resume_dir) {
         run_dir_ = *resume_dir;
         check_resume_start(cfg_,
@@ -287,6 +309,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
     }
     dataset_ = std::make_unique<Dataset>(cfg_.data, static_cast<uint64_t>(cfg_.sampling.seed));
     const auto& train = dataset_->train();
+    check_ranks_agree(comm_, "list of graphs", graph_manifest(*dataset_));
     task_ = train.front().collection.task;
     for (const auto& e : train)
         SEGRANK_CHECK(e.collection.task == task_,
