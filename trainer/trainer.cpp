@@ -467,7 +467,15 @@ double Trainer::step() {
 }
 
 EvalResult Trainer::evaluate() {
-    return evaluate_graphs(*model_, normalizer_, cfg_, dataset_->eval(), comm_, &eval_cache_);
+    EvalResult r =
+        evaluate_graphs(*model_, normalizer_, cfg_, dataset_->eval(), comm_, &eval_cache_);
+    // No graph with distinct runtimes: the selection metric is undefined (selection_value's -1e300)
+    // and "best" would be an arbitrary checkpoint. The same on every rank (rank 0's value).
+    SEGRANK_CHECK(r.selection > -1e300, "eval.metric = \"", cfg::to_string(cfg_.eval.metric),
+                  "\" is undefined on the evaluation set: none of its ", dataset_->eval().size(),
+                  " graphs has two configs with distinct runtimes (select an evaluation split or "
+                  "held-out set with measured, varying runtimes)");
+    return r;
 }
 
 void Trainer::log_jsonl(const Json& line) {
