@@ -183,9 +183,7 @@ int run_bench(int argc, char** argv) {
     const int steps = a["steps"].as<int>(), warmup = a["warmup"].as<int>();
     const int64_t k = a["configs"].as<int64_t>();
     SEGRANK_CHECK(steps >= 1 && warmup >= 0, "--steps must be >= 1 and --warmup >= 0");
-    SEGRANK_CHECK(a["threads"].as<int>() >= 1, "--threads = ", a["threads"].as<int>(),
-                  ", expected >= 1");
-    set_num_threads(a["threads"].as<int>());
+    set_num_threads(thread_option(a, "threads", false));
     const std::string npz = a["npz"].as<std::string>();
     const int64_t max_nodes = a["max-nodes"].as<int64_t>();
     std::set<std::string> modes;

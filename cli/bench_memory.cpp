@@ -234,7 +234,7 @@ int run_bench_memory(int argc, char** argv) {
     const cxxopts::ParseResult& a = *parsed;
     const int64_t steps = a["steps"].as<int64_t>();
     SEGRANK_CHECK(steps >= 1, "bench --memory: --steps must be >= 1, got ", steps);
-    const int threads = a["threads"].as<int>();
+    const int threads = thread_option(a, "threads", false);
     set_num_threads(threads);
     const uint64_t seed = a["seed"].as<uint64_t>();
     const std::filesystem::path work = std::filesystem::absolute(a["work-dir"].as<std::string>());

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <iostream>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -41,12 +40,9 @@ int run_evaluate(int argc, char** argv) {
     SEGRANK_CHECK(args.count("checkpoint"), "missing --checkpoint RUN_DIR");
     if (args.count("json"))
         resolve_output(args["json"].as<std::string>());  // refuse a directory before the work
+    set_num_threads(thread_option(args));
     LoadedModel lm = load_model(args["checkpoint"].as<std::string>());
     if (args.count("data")) lm.cfg.data.root = args["data"].as<std::string>();
-    const int threads = args["threads"].as<int>();
-    set_num_threads(threads > 0
-                        ? threads
-                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     return run_guarded(*comm, [&]() {

@@ -1,9 +1,12 @@
 // parse_or_help (see options.h).
 #include "cli/options.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 
 #include "gnn/core/check.h"
+#include "gnn/core/parallel.h"
 
 namespace segrank::cli {
 
@@ -24,6 +27,15 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
     SEGRANK_CHECK(args->unmatched().empty(), "unexpected argument '", args->unmatched().front(),
                   "'", see);
     return args;
+}
+
+int thread_option(const cxxopts::ParseResult& args, const std::string& name, bool zero_is_all) {
+    const int n = args[name].as<int>();
+    const int lo = zero_is_all ? 0 : 1;
+    SEGRANK_CHECK(n >= lo && n <= kMaxThreads, "--", name, ": expected ",
+                  zero_is_all ? "0 (all cores) to " : "1 to ", kMaxThreads, ", got ", n);
+    if (n > 0) return n;
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace segrank::cli

@@ -3,6 +3,7 @@
 #pragma once
 #include <cxxopts.hpp>
 #include <optional>
+#include <string>
 
 namespace segrank::cli {
 
@@ -11,5 +12,12 @@ namespace segrank::cli {
 /// "<cxxopts' message> (see <program> --help)" for an unknown option, a missing or mistyped value,
 /// and "unexpected argument 'X' (see <program> --help)" for a positional argument no option takes.
 std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc, char** argv);
+
+/// The integer option `--<name>` as an OpenMP thread count. With zero_is_all, 0 means every core
+/// (std::thread::hardware_concurrency(), at least 1) and the allowed range is 0..kMaxThreads
+/// (gnn/core/parallel.h), else 1..kMaxThreads. Throws segrank::Error "--threads: expected 0 (all
+/// cores) to 1024, got -3" outside the range.
+int thread_option(const cxxopts::ParseResult& args, const std::string& name = "threads",
+                  bool zero_is_all = true);
 
 }  // namespace segrank::cli

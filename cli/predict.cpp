@@ -6,7 +6,8 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <iostream>
-#include <thread>
+#include <span>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -26,6 +27,16 @@ void minmax_normalize(std::vector<double>& v) {
     auto [lo, hi] = std::minmax_element(v.begin(), v.end());
     const double a = *lo, b = *hi;
     for (auto& x : v) x = b > a ? (x - a) / (b - a) : 0.0;
+}
+
+// A model that produces NaN or infinite scores (a diverged or edited checkpoint) must not turn into
+// a submission in default order: refuse before anything is written.
+void require_finite(std::span<const float> s, const std::string& checkpoint,
+                    const std::string& graph) {
+    for (size_t i = 0; i < s.size(); ++i)
+        SEGRANK_CHECK(std::isfinite(s[i]), checkpoint, ": score of config ", i, " of graph '",
+                      graph, "' is ", s[i],
+                      " (the model's parameters are not finite or overflow); nothing written");
 }
 
 }  // namespace
@@ -59,15 +70,15 @@ int run_predict(int argc, char** argv) {
     SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
     resolve_output(args["out"].as<std::string>());  // refuse a directory before the work
     if (args.count("scores")) resolve_output(args["scores"].as<std::string>());
-    const int threads = args["threads"].as<int>();
-    set_num_threads(threads > 0
-                        ? threads
-                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    set_num_threads(thread_option(args));
 
     std::vector<LoadedModel> models;
+    std::vector<std::string> checkpoint_names;  // as given, for messages
     if (!random)
-        for (const auto& c : args["checkpoint"].as<std::vector<std::string>>())
+        for (const auto& c : args["checkpoint"].as<std::vector<std::string>>()) {
             models.push_back(load_model(c));
+            checkpoint_names.push_back(c);
+        }
     cfg::DataSection data = random ? cfg::DataSection{} : models.front().cfg.data;
     if (args.count("data")) data.root = args["data"].as<std::string>();
     data.collections.clear();  // every collection of the split; each model scores its own task
@@ -87,13 +98,15 @@ int run_predict(int argc, char** argv) {
             for (auto& x : ensemble) x = rng.uniform();
             used = 1;
         }
-        for (auto& lm : models) {
+        for (size_t m = 0; m < models.size(); ++m) {
+            LoadedModel& lm = models[m];
             if (lm.task != e.collection.task) continue;
             PrepareOptions prep = prepare_options_from(lm.cfg);
             prep.require_labels = false;
             auto pg = prepare_graph(e, lm.normalizer, *lm.model, prep);
             std::vector<float> s = score_graph(*lm.model, *pg, pg->configs,
                                                lm.cfg.eval.chunk_configs, gst_options_from(lm.cfg));
+            require_finite(s, checkpoint_names[m], submission_id(e.collection, e.name));
             std::vector<double> d(s.begin(), s.end());
             if (models.size() > 1) minmax_normalize(d);
             if (ensemble.empty()) ensemble.assign(d.size(), 0.0);

@@ -52,7 +52,9 @@ int run_train(int argc, char** argv) {
         "that already holds checkpoints is refused unless --resume (continue) or --overwrite.");
     options.add_options()("c,config", "TOML config file (configs/default.toml documents every key)",
                           cxxopts::value<std::string>())(
-        "set", "override a key: --set section.key=value (repeatable)",
+        "set",
+        "override a key: --set section.key=value (repeatable; the value is TOML, commas included: "
+        "--set 'data.collections=[\"tile:xla\", \"layout:xla:random\"]')",
         cxxopts::value<std::vector<std::string>>())(
         "resume", "continue the run in RUN_DIR from its last checkpoint",
         cxxopts::value<std::string>())("run-dir", "shortcut for --set train.run_dir=DIR",

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "eval/metrics.h"
@@ -72,8 +73,15 @@ EvalIndices parse_eval_indices(std::string_view text, const std::string& where) 
                      kind_name(list)));
         std::vector<int64_t> indices;
         indices.reserve(list.items().size());
-        for (const JsonValue& item : list.items())
-            indices.push_back(config_index(item, key, where));
+        std::set<int64_t> seen;
+        for (const JsonValue& item : list.items()) {
+            const int64_t i = config_index(item, key, where);
+            // A repeat would score one config twice and weigh it double in every metric.
+            if (!seen.insert(i).second)
+                fail(item, where,
+                     str("config index ", i, " listed twice in the list of \"", key, "\""));
+            indices.push_back(i);
+        }
         out.emplace(key, std::move(indices));
     }
     return out;

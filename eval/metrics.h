@@ -125,7 +125,8 @@ using EvalIndices = std::map<std::string, std::vector<int64_t>>;
 
 /// Parses the strict JSON form {"name": [int, ...], ...} (whitespace anywhere, string escapes
 /// \" \\ \/ \b \f \n \r \t \uXXXX; integers >= 0). Throws segrank::Error naming `where`, the
-/// line:column and what was expected; duplicate names are errors.
+/// line:column and what was expected; duplicate names and an index repeated within one list are
+/// errors.
 EvalIndices parse_eval_indices(std::string_view text, const std::string& where);
 /// Reads and parses an eval.indices file. Throws segrank::Error naming the path.
 EvalIndices load_eval_indices(const std::filesystem::path& path);

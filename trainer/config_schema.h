@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "gnn/core/parallel.h"
 #include "trainer/config.h"
 
 namespace segrank::cfg::detail {
@@ -151,7 +152,7 @@ void visit_schema(V& v, C& c) {
     v.field("run_dir", c.train.run_dir,
             "run directory: effective config, metrics.jsonl, checkpoints, report", nonempty());
     v.field("threads", c.train.threads, "OpenMP threads of a single-process run; 0 = all cores",
-            ge(0));
+            in(0, kMaxThreads));
     v.field("checkpoint_every", c.train.checkpoint_every,
             "steps between 'last' checkpoints (0 = at evaluations and the end)", ge(0));
     v.field("seed", c.train.seed, "seed of parameter initialization", ge(0));
@@ -169,7 +170,7 @@ void visit_schema(V& v, C& c) {
 
     v.section("dist", "MPI data parallelism (docs/architecture.md#distribution)");
     v.field("threads_per_rank", c.dist.threads_per_rank,
-            "OpenMP threads per rank under mpirun; 0 = cores / local ranks", ge(0));
+            "OpenMP threads per rank under mpirun; 0 = cores / local ranks", in(0, kMaxThreads));
     v.field("fail_rank", c.dist.fail_rank,
             "test hook: this rank throws at step fail_step; -1 = off", ge(-1));
     v.field("fail_step", c.dist.fail_step, "step at which fail_rank throws", ge(0));

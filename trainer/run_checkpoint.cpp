@@ -114,9 +114,11 @@ void Trainer::save_checkpoint(const std::string& name) {
         CheckpointWriter w(run_dir_ / (name + ".ckpt.h5"));
         w.put_params(model_->params(), optim_.get());
         w.put_state(step_, step_ > 0 ? batches_->position(step_ - 1).epoch : 0);
-        w.put_attr("best_step", best_step_);
-        w.put_attr("best_selection", str(best_selection_));
-        w.put_attr("evals_without_improvement", static_cast<int64_t>(evals_without_improvement_));
+        w.put_attr("best_step", sel_.best_step);
+        char best[32];  // 17 significant digits round-trip; "inf" parses back too
+        std::snprintf(best, sizeof best, "%.17g", sel_.best);
+        w.put_attr("best_selection", std::string(best));
+        w.put_attr("evals_without_improvement", sel_.evals_without_improvement);
         w.put_attr("world_size", static_cast<int64_t>(comm_.size()));
         w.put_attr("task", std::string(to_string(task_)));
         w.put_attr("config_toml", dump_config(cfg_));
@@ -169,10 +171,9 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
     CheckpointReader r(file);
     r.load_params(model_->params(), optim_.get());
     step_ = r.step();
-    best_step_ = r.attr_int("best_step").value_or(-1);
-    best_selection_ = std::stod(r.attr_string("best_selection").value_or("-1e300"));
-    evals_without_improvement_ =
-        static_cast<int>(r.attr_int("evals_without_improvement").value_or(0));
+    sel_.best_step = r.attr_int("best_step").value_or(-1);
+    sel_.best = std::stod(r.attr_string("best_selection").value_or("-1e300"));
+    sel_.evals_without_improvement = r.attr_int("evals_without_improvement").value_or(0);
     const int64_t ranks = r.attr_int("history_ranks").value_or(0);
     for (int64_t s = 0; s < ranks; ++s) {
         const std::string g = str("history/rank_", s, "/");

@@ -16,6 +16,7 @@
 #include "gnn/core/rng.h"
 #include "sampling/dedupe.h"
 #include "sampling/dedupe_stream.h"
+#include "trainer/rank_agreement.h"
 #include "trainer/run_dir.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
@@ -209,14 +210,9 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
         res.graphs = std::move(graphs);
         summary = {res.overall, res.selection};
     }
-    // Every rank needs the selection value (early stopping must agree everywhere).
-    std::string blob;
-    if (comm.rank() == 0) blob = dump_json(res.to_json()) + "\n" + std::to_string(res.selection);
-    blob = comm.broadcast(blob, 0);
-    if (comm.rank() != 0) {
-        auto nl = blob.rfind('\n');
-        res.selection = std::stod(blob.substr(nl + 1));
-    }
+    // Every rank gets rank 0's exact selection value (the decisions themselves are rank 0's too:
+    // decide_selection).
+    res.selection = broadcast_double(comm, res.selection, 0);
     return res;
 }
 
@@ -284,9 +280,30 @@ EvalResult Trainer::evaluate_random() {
 
 Trainer::~Trainer() = default;
 
+namespace {
+
+// One line per training and evaluation graph: role, collection, name, sizes, held-out configs.
+std::string graph_manifest(const Dataset& ds) {
+    std::string out;
+    for (const auto* role : {&ds.train(), &ds.eval()})
+        for (const GraphEntry& e : *role)
+            out += str(role == &ds.train() ? "train " : "eval ", e.collection.name(), " ", e.name,
+                       " nodes ", e.info.num_nodes, " edges ", e.info.num_edges, " configs ",
+                       e.info.num_configs, " config_nodes ", e.info.num_config_nodes, " using ",
+                       e.configs.size(), "\n");
+    return out;
+}
+
+}  // namespace
+
 Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
                  std::optional<std::filesystem::path> resume_dir)
     : cfg_(cfg), comm_(comm), run_dir_(cfg.train.run_dir) {
+    // Before any collective whose length depends on the config (a stale host would hang or
+    // corrupt memory there).
+    check_ranks_agree(comm_, "effective config",
+                      dump_config(cfg_) + "\n--resume " +
+                          (resume_dir ? resume_dir->string() : std::string("(none)")) + "\n");
     if (resume_dir) {
         run_dir_ = *resume_dir;
         check_resume_start(cfg_,
@@ -294,6 +311,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
     }
     dataset_ = std::make_unique<Dataset>(cfg_.data, static_cast<uint64_t>(cfg_.sampling.seed));
     const auto& train = dataset_->train();
+    check_ranks_agree(comm_, "list of graphs", graph_manifest(*dataset_));
     task_ = train.front().collection.task;
     for (const auto& e : train)
         SEGRANK_CHECK(e.collection.task == task_,
@@ -451,7 +469,15 @@ double Trainer::step() {
 }
 
 EvalResult Trainer::evaluate() {
-    return evaluate_graphs(*model_, normalizer_, cfg_, dataset_->eval(), comm_, &eval_cache_);
+    EvalResult r =
+        evaluate_graphs(*model_, normalizer_, cfg_, dataset_->eval(), comm_, &eval_cache_);
+    // No graph with distinct runtimes: the selection metric is undefined (selection_value's -1e300)
+    // and "best" would be an arbitrary checkpoint. The same on every rank (rank 0's value).
+    SEGRANK_CHECK(r.selection > -1e300, "eval.metric = \"", cfg::to_string(cfg_.eval.metric),
+                  "\" is undefined on the evaluation set: none of its ", dataset_->eval().size(),
+                  " graphs has two configs with distinct runtimes (select an evaluation split or "
+                  "held-out set with measured, varying runtimes)");
+    return r;
 }
 
 void Trainer::log_jsonl(const Json& line) {

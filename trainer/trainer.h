@@ -23,6 +23,7 @@
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/dataset.h"
+#include "trainer/selection.h"
 
 namespace segrank {
 
@@ -142,9 +143,7 @@ private:
     std::map<int64_t, std::unique_ptr<PreparedGraph>> eval_cache_;
     int64_t step_ = 0;
     int64_t total_steps_ = 0;
-    double best_selection_ = -1e300;
-    int64_t best_step_ = -1;
-    int evals_without_improvement_ = 0;
+    SelectionState sel_;  ///< best evaluation and patience, updated only by decide_selection()
     double last_loss_ = 0.0;
     bool resumed_ = false;  ///< constructed with a resume_dir (run() prints "resuming from step N")
 };

@@ -97,16 +97,12 @@ EvalResult Trainer::run() {
                        {"step", step_},
                        {"selection", ev.selection},
                        {"metrics", ev.to_json()}});
-            if (ev.selection > best_selection_) {
-                best_selection_ = ev.selection;
-                best_step_ = step_;
-                evals_without_improvement_ = 0;
-                save_checkpoint("best");
-            } else {
-                ++evals_without_improvement_;
-            }
+            const SelectionDecision d =
+                decide_selection(comm_, sel_, ev.selection, step_,
+                                 {.patience = cfg_.train.patience, .count_patience = true});
+            if (d.improved) save_checkpoint("best");
             save_checkpoint("last");
-            if (cfg_.train.patience > 0 && evals_without_improvement_ >= cfg_.train.patience) {
+            if (d.stop) {
                 stopped_early = true;
                 break;
             }
@@ -122,11 +118,8 @@ EvalResult Trainer::run() {
                {"step", step_},
                {"selection", final_ev.selection},
                {"metrics", final_ev.to_json()}});
-    if (final_ev.selection > best_selection_ || best_step_ < 0) {
-        best_selection_ = final_ev.selection;
-        best_step_ = step_;
+    if (decide_selection(comm_, sel_, final_ev.selection, step_, {.first_is_best = true}).improved)
         save_checkpoint("best");
-    }
     save_checkpoint("last");
 
     if (cfg_.segments.finetune_epochs > 0) {
@@ -137,11 +130,8 @@ EvalResult Trainer::run() {
                    {"selection", final_ev.selection},
                    {"metrics", final_ev.to_json()}});
         save_checkpoint("last");
-        if (final_ev.selection > best_selection_) {
-            best_selection_ = final_ev.selection;
-            best_step_ = step_;
+        if (decide_selection(comm_, sel_, final_ev.selection, step_, {}).improved)
             save_checkpoint("best");
-        }
     }
 
     EvalResult random_ev = evaluate_random();
@@ -155,13 +145,13 @@ EvalResult Trainer::run() {
             "segrank train: %lld steps%s, %.2f steps/s, best %s %.4f at step %lld; checkpoints "
             "%s/{best,last}.ckpt.h5\n",
             static_cast<long long>(step_), stopped_early ? " (stopped early)" : "", train_rate,
-            std::string(cfg::to_string(cfg_.eval.metric)).c_str(), best_selection_,
-            static_cast<long long>(best_step_), run_dir_.string().c_str());
+            std::string(cfg::to_string(cfg_.eval.metric)).c_str(), sel_.best,
+            static_cast<long long>(sel_.best_step), run_dir_.string().c_str());
         const Json report = {{"steps", step_},
                              {"stopped_early", stopped_early},
                              {"steps_per_s", train_rate},
-                             {"best_step", best_step_},
-                             {"best_selection", best_selection_},
+                             {"best_step", sel_.best_step},
+                             {"best_selection", sel_.best},
                              {"peak_rss_mb", peak_rss_mb()},
                              {"world_size", comm_.size()},
                              {"final", final_ev.to_json()},

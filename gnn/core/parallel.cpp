@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "gnn/core/check.h"
+
 namespace segrank {
 
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
@@ -28,7 +30,10 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
     }
 }
 
-void set_num_threads(int n) { omp_set_num_threads(std::max(1, n)); }
+void set_num_threads(int n) {
+    SEGRANK_CHECK(n <= kMaxThreads, "thread count ", n, " exceeds the maximum ", kMaxThreads);
+    omp_set_num_threads(std::max(1, n));
+}
 
 int num_threads() { return omp_get_max_threads(); }
 

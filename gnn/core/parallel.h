@@ -23,7 +23,15 @@ namespace segrank {
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn);
 
+/// Upper bound of every thread count the user sets (`--threads`, `train.threads`,
+/// `dist.threads_per_rank`): far above the cores of any machine this runs on, far below the counts
+/// where OpenMP's thread creation fails (about 50000) or thousands of threads on a few cores turn a
+/// 0.05 s job into 30 s.
+inline constexpr int kMaxThreads = 1024;
+
 /// Sets the OpenMP thread count used by parallel_for (and by oneDNN, which shares the runtime).
+/// n < 1 means 1; throws segrank::Error when n > kMaxThreads (callers check their option first and
+/// name it).
 void set_num_threads(int n);
 /// Current OpenMP thread count.
 int num_threads();

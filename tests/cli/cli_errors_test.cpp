@@ -46,6 +46,30 @@ std::string tiny_train(const fs::path& dir, int steps) {
 
 }  // namespace
 
+TEST_CASE("--threads outside 0..1024 exits 1 naming the option and the range, before any work") {
+    const fs::path dir = scratch_dir("cli_threads_bound");
+    for (const std::string n : {"100000", "1025", "-3"}) {
+        // evaluate: the checkpoint does not exist, so only a check made before loading it shows.
+        const auto ev =
+            segrank_cmd("evaluate --checkpoint " + sq((dir / "none").string()) + " --threads " + n);
+        INFO(ev.output);
+        CHECK(ev.exit_code == 1);
+        CHECK(ev.output.find("error: --threads: expected 0 (all cores) to 1024, got " + n) !=
+              std::string::npos);
+        const auto pr = segrank_cmd("predict --random 1 --data " + sq(dir.string()) + " --out " +
+                                    sq((dir / "sub.csv").string()) + " --threads " + n);
+        INFO(pr.output);
+        CHECK(pr.exit_code == 1);
+        CHECK(pr.output.find("error: --threads: expected 0 (all cores) to 1024, got " + n) !=
+              std::string::npos);
+        CHECK_FALSE(fs::exists(dir / "sub.csv"));
+    }
+    const auto b = segrank_cmd("bench --threads 0");
+    INFO(b.output);
+    CHECK(b.exit_code == 1);
+    CHECK(b.output.find("error: --threads: expected 1 to 1024, got 0") != std::string::npos);
+}
+
 TEST_CASE(
     "option parse errors exit 1 with 'error: ... (see segrank <cmd> --help)', not internal error") {
     for (const std::string cmd : {"train", "evaluate", "predict", "hwmodel", "bench"}) {

@@ -79,3 +79,18 @@ TEST_CASE(
     CHECK(r.output.find("layout:xla:random") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "run"));
 }
+
+TEST_CASE("segrank train --set takes an array value with commas whole") {
+    const fs::path dir = scratch_dir("cli_set_array");
+    // The array reaches the config parser in one piece: its second element is checked as a
+    // collection name (before, cxxopts split the value at the comma into two broken --set values).
+    const auto r = segrank_cmd(
+        "train --config configs/tiny.toml --set train.run_dir=" + sq((dir / "run").string()) +
+        " --set 'data.collections=[\"layout:xla:random\", \"bogus\"]'");
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(r.output.find("data.collections: expected \"tile:xla\" or "
+                        "\"layout:<xla|nlp>:<default|random>\", got \"bogus\"") !=
+          std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "run"));
+}

@@ -262,6 +262,9 @@ TEST_CASE("eval.indices parse errors name the file, line and column") {
     CHECK(message("{\"a\": [1], \"a\": [2]}")
               .find("idx.json:1:12: expected a key not already in this object") !=
           std::string::npos);
+    CHECK(message("{\"a\": [4, 1,\n 4]}") ==
+          "idx.json:2:2: eval.indices: config index 4 listed twice in the list of \"a\" (expected "
+          "{\"graph name\": [config indices], ...})");
     CHECK(message("{\"a\": 3}").find("expected '['") != std::string::npos);
     CHECK(message("[1]").find("expected '{'") != std::string::npos);
     CHECK(message("{\"a\": [1]").find("end of input") != std::string::npos);

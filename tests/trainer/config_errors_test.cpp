@@ -139,4 +139,35 @@ TEST_CASE(
     }
 }
 
+TEST_CASE(
+    "sampling.configs = 1 is refused with a ranking loss, naming the key and the term, and allowed "
+    "with mse alone") {
+    // Default loss (listmle) and configs = 1: no pair in any graph.
+    CHECK(load_error("[sampling]\nconfigs = 1\n") ==
+          "configs/x.toml:2:1: sampling.configs: expected >= 2 with the ranking loss term "
+          "\"listmle\" (it compares configs of a graph), got 1");
+    // From --set, the override is named; a ranking term mixed with mse is refused too.
+    CHECK(load_error("[loss]\nterms = [{name = \"mse\"}, {name = \"pairwise_hinge\", weight = "
+                     "0.5}]\n",
+                     {"sampling.configs=1"}) ==
+          "--set sampling.configs=1: sampling.configs: expected >= 2 with the ranking loss term "
+          "\"pairwise_hinge\" (it compares configs of a graph), got 1");
+    // mse alone, or a ranking term of weight 0 beside it, learns from one config.
+    CHECK_NOTHROW(
+        load_config_string("[sampling]\nconfigs = 1\n[loss]\nterms = [{name = \"mse\"}, "
+                           "{name = \"listmle\", weight = 0}]\n",
+                           "configs/x.toml", {}));
+    CHECK_NOTHROW(load_config_string("[sampling]\nconfigs = 2\n", "configs/x.toml", {}));
+}
+
+TEST_CASE("train.threads and dist.threads_per_rank above 1024 or negative are refused by key") {
+    CHECK(load_error("[train]\nthreads = 100000\n") ==
+          "configs/x.toml:2:1: train.threads: expected in [0, 1024], got 100000");
+    CHECK(load_error("[dist]\nthreads_per_rank = -3\n") ==
+          "configs/x.toml:2:1: dist.threads_per_rank: expected in [0, 1024], got -3");
+    CHECK(load_error("", {"train.threads=1025"}) ==
+          "--set train.threads=1025: train.threads: expected in [0, 1024], got 1025");
+    CHECK_NOTHROW(load_config_string("[train]\nthreads = 1024\n", "configs/x.toml", {}));
+}
+
 }  // namespace segrank::test

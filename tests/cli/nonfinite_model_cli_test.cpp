@@ -1,0 +1,73 @@
+// A checkpoint whose parameters hold NaN (a diverged run, an edited file): `predict` and `evaluate`
+// stop with an error naming the graph and the config, exit 1, and write none of their outputs.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/test_paths.h"
+#include "tests/trainer/trainer_data_util.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args) {
+    return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=2 " +
+                       sq(segrank_binary().string()) + " " + args);
+}
+
+// Trains configs/tiny.toml for 2 steps on the tiny layout collection under dir, then sets every
+// parameter of best.ckpt.h5 to NaN with h5py. Returns the run directory.
+fs::path nan_run(const fs::path& dir) {
+    TinyLayoutSpec spec;
+    spec.valid_graphs = 2;
+    write_tiny_layout_collection(dir / "data", spec);
+    const fs::path run = dir / "run";
+    const auto t = run_segrank(
+        "train --config configs/tiny.toml --set train.steps=2 "
+        "--set train.eval_every=0 --set train.run_dir=" +
+        sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
+    INFO(t.output);
+    REQUIRE(t.exit_code == 0);
+    const auto py = run_command(
+        "/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
+        (run / "best.ckpt.h5").string() +
+        "','r+'); [f['params'][k].__setitem__(Ellipsis, np.nan) for k in f['params']]\"");
+    INFO(py.output);
+    REQUIRE(py.exit_code == 0);
+    return run;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "segrank predict with a NaN checkpoint exits 1 naming graph and config and writes nothing") {
+    const fs::path dir = scratch_dir("cli_nan_predict");
+    const fs::path run = nan_run(dir);
+    const auto r = run_segrank("predict --checkpoint " + sq(run.string()) +
+                               " --split valid --out " + sq((dir / "sub.csv").string()) +
+                               " --scores " + sq((dir / "scores.csv").string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(r.output.find("score of config 0 of graph 'layout:xla:random:") != std::string::npos);
+    CHECK(r.output.find("is nan") != std::string::npos);
+    CHECK(r.output.find(run.string()) != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "sub.csv"));
+    CHECK_FALSE(fs::exists(dir / "scores.csv"));
+    for (const auto& e : fs::directory_iterator(dir))
+        CHECK_MESSAGE(e.path().filename().string().find(".tmp") == std::string::npos,
+                      e.path().string());
+}
+
+TEST_CASE("segrank evaluate with a NaN checkpoint exits 1 naming the score and writes no --json") {
+    const fs::path dir = scratch_dir("cli_nan_evaluate");
+    const fs::path run = nan_run(dir);
+    const auto r = run_segrank("evaluate --checkpoint " + sq(run.string()) + " --json " +
+                               sq((dir / "eval.json").string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(r.output.find("score of config 0 is nan") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "eval.json"));
+}
