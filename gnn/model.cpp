@@ -1,6 +1,6 @@
 // Model construction, validation, the config-dependence plan, the input layer and the head.
 // Parameter names: opcode.weight [121, opcode_dim]; config.weight/bias (layout [cfg, 126] / tile
-// [cfg, 24]); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
+// [cfg, 24]); config_mismatch.weight [cfg, 5] (layout with layout_mismatch); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
 // (SageConv); head1.weight/bias [H, 2H (+ config_dim if late)], head2.weight/bias [1, H].
 #include "gnn/model.h"
 
@@ -50,6 +50,10 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
         convs_.push_back(SageConv::create(params_, str("sage", l), h, cfg_.activation));
     head_ = MlpHead::create(params_, "head", 2 * h + (early() ? 0 : cfg_.config_dim), h,
                             cfg_.activation);
+    // Declared last, so the other parameters initialize as without the option.
+    if (cfg_.task == Task::kLayout && cfg_.layout_mismatch)
+        mismatch_ = Linear::create(params_, "config_mismatch", kLayoutMismatchFeatures,
+                                   cfg_.config_dim, /*with_bias=*/false);
     params_.finalize();
 }
 
@@ -80,6 +84,13 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
         SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == in.k * nc * kLayoutSlots,
                       "segment input: config_values has ", in.config_values.size(),
                       " values, expected K x nc x 18 = ", in.k, " x ", nc, " x 18");
+        // Empty layout_mismatch is accepted here (the plan does not depend on it); encode checks.
+        SEGRANK_CHECK(in.layout_mismatch.empty() ||
+                          static_cast<int64_t>(in.layout_mismatch.size()) ==
+                              in.k * nc * kLayoutMismatchFeatures,
+                      "segment input: layout_mismatch has ", in.layout_mismatch.size(),
+                      " values, expected K x nc x ", kLayoutMismatchFeatures, " = ", in.k, " x ",
+                      nc, " x ", kLayoutMismatchFeatures);
     } else {
         SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileFeatures,
                       "segment input: tile_config is [", in.tile_config.rows, ", ",

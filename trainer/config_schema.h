@@ -87,6 +87,9 @@ void visit_schema(V& v, C& c) {
     v.field("config_independence", c.model.config_independence,
             "compute config-independent rows once and skip such segments "
             "(docs/model.md#config-independence)");
+    v.field("layout_mismatch", c.model.layout_mismatch,
+            "layout only: add per-config layout-mismatch signals of operands and users to the "
+            "config code (docs/model.md#layout-mismatch-features)");
 
     v.section("segments", "Graph Segment Training (docs/gst.md)");
     v.field("partition", c.segments.partition, "contiguous | splits | metis");

@@ -34,6 +34,7 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
     m.dropout = static_cast<float>(cfg.model.dropout);
     m.config_join = cfg.model.config_join;
     m.exploit_independence = cfg.model.config_independence;
+    m.layout_mismatch = cfg.model.layout_mismatch;
     m.validate();
     return m;
 }
