@@ -1,7 +1,8 @@
 // Model construction, validation, the config-dependence plan, the input layer and the head.
 // Parameter names: opcode.weight [121, opcode_dim]; config.weight/bias (layout [cfg, 126] / tile
-// [cfg, 24]); config_mismatch.weight [cfg, 5] (layout with layout_mismatch); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
-// (SageConv); head1.weight/bias [H, 2H (+ config_dim if late)], head2.weight/bias [1, H].
+// [cfg, 24]); config_mismatch.weight [cfg, 5] (layout with layout_mismatch); input.weight [H, F +
+// opcode_dim (+ config_dim if early)], input.bias; sage<l>.* (SageConv); head1.weight/bias [H, 2H
+// (+ config_dim if late)], head2.weight/bias [1, H].
 #include "gnn/model.h"
 
 #include <cstring>
@@ -85,12 +86,12 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
                       "segment input: config_values has ", in.config_values.size(),
                       " values, expected K x nc x 18 = ", in.k, " x ", nc, " x 18");
         // Empty layout_mismatch is accepted here (the plan does not depend on it); encode checks.
-        SEGRANK_CHECK(in.layout_mismatch.empty() ||
-                          static_cast<int64_t>(in.layout_mismatch.size()) ==
-                              in.k * nc * kLayoutMismatchFeatures,
-                      "segment input: layout_mismatch has ", in.layout_mismatch.size(),
-                      " values, expected K x nc x ", kLayoutMismatchFeatures, " = ", in.k, " x ",
-                      nc, " x ", kLayoutMismatchFeatures);
+        SEGRANK_CHECK(
+            in.layout_mismatch.empty() || static_cast<int64_t>(in.layout_mismatch.size()) ==
+                                              in.k * nc * kLayoutMismatchFeatures,
+            "segment input: layout_mismatch has ", in.layout_mismatch.size(),
+            " values, expected K x nc x ", kLayoutMismatchFeatures, " = ", in.k, " x ", nc, " x ",
+            kLayoutMismatchFeatures);
     } else {
         SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileFeatures,
                       "segment input: tile_config is [", in.tile_config.rows, ", ",

@@ -75,8 +75,8 @@ struct SegmentInput {
     std::span<const int8_t> config_values;  ///< layout: [K, nc_s, 18] values -1..5
     /// layout with ModelConfig::layout_mismatch: [K, nc_s, kLayoutMismatchFeatures] (else empty)
     std::span<const float> layout_mismatch;
-    ConstMatrixView tile_config;            ///< tile: [K, 24] raw config_feat
-    int64_t k = 1;                          ///< K configs
+    ConstMatrixView tile_config;  ///< tile: [K, 24] raw config_feat
+    int64_t k = 1;                ///< K configs
 
     int64_t num_nodes() const { return node_feat.rows; }
 };
@@ -101,9 +101,9 @@ struct EncodeSaved {
     std::vector<int8_t>
         cfg_values;  ///< [rows, 18] values of the configurable dep rows, in row order
     std::vector<int64_t>
-        cfg_rows;      ///< dep rows (of x_cfg) that are configurable; the others hold the zero code
-    Tensor cfg_mismatch;  ///< [rows, M] mismatch features of those rows (layout_mismatch)
-    Tensor tile_code;  ///< [K, config_dim] (tile early join)
+        cfg_rows;  ///< dep rows (of x_cfg) that are configurable; the others hold the zero code
+    Tensor cfg_mismatch;            ///< [rows, M] mismatch features of those rows (layout_mismatch)
+    Tensor tile_code;               ///< [K, config_dim] (tile early join)
     std::vector<Tensor> base, dep;  ///< per layer 0..L: [n, H] (empty if unused), [m_l * K, H]
     std::vector<SageConv::Saved> base_conv, dep_conv;  ///< per SAGE layer 1..L (index l-1)
     std::vector<int32_t> argmax;                       ///< [K*H] readout max argmax node ids

@@ -427,8 +427,7 @@ SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigB
                 const int8_t* row =
                     batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
                 hw::layout_mismatch_features(
-                    *g.layout_neighbourhood,
-                    {row, static_cast<size_t>(nc * kLayoutConfigDim)}, idx,
+                    *g.layout_neighbourhood, {row, static_cast<size_t>(nc * kLayoutConfigDim)}, idx,
                     {buf.layout_mismatch.data() + c * ncs * mf, static_cast<size_t>(ncs * mf)});
             }
             in.layout_mismatch = buf.layout_mismatch;

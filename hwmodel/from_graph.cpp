@@ -23,7 +23,6 @@ std::vector<int64_t> leading_nonzero(const float* f, int k) {
     return out;
 }
 
-
 // npz loses operand order (edges are sorted): a convolution's (lhs, rhs) order fits when the
 // kernel's output-feature dim matches the output's and the input features divide evenly.
 bool conv_operands_fit(const hlo::Instruction& conv, const hlo::Shape& lhs, const hlo::Shape& rhs) {

@@ -23,8 +23,7 @@ int64_t LayoutNeighbourhood::memory_bytes() const {
     return b;
 }
 
-LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i,
-                                         int64_t edge_chunk) {
+LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i, int64_t edge_chunk) {
     SEGRANK_CHECK(edge_chunk >= 1, "layout_neighbourhood: edge_chunk = ", edge_chunk);
     const StructureIndex idx = source.load_structure_index(i);
     const int64_t n = idx.num_nodes, m = idx.num_edges;
@@ -41,9 +40,10 @@ LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i,
         const int64_t e = std::min(m, b + edge_chunk);
         const std::vector<int64_t> ed = source.load_edge_range(i, b, e);
         for (int64_t r = 0; r < e - b; ++r) {
-            const int64_t u = ed[static_cast<size_t>(2 * r)], v = ed[static_cast<size_t>(2 * r + 1)];
-            SEGRANK_CHECK(u >= 0 && u < n && v >= 0 && v < n, idx.where, ": edge_index row ",
-                          b + r, " = (", u, ", ", v, ") outside [0, ", n, ")");
+            const int64_t u = ed[static_cast<size_t>(2 * r)],
+                          v = ed[static_cast<size_t>(2 * r + 1)];
+            SEGRANK_CHECK(u >= 0 && u < n && v >= 0 && v < n, idx.where, ": edge_index row ", b + r,
+                          " = (", u, ", ", v, ") outside [0, ", n, ")");
             if (const int32_t ju = config_index[static_cast<size_t>(u)]; ju >= 0)
                 ops[static_cast<size_t>(ju)].push_back(v);
             if (const int32_t jv = config_index[static_cast<size_t>(v)]; jv >= 0)
@@ -68,7 +68,8 @@ LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i,
     };
     nb.shapes.reserve(involved.size());
     for (size_t r = 0; r < involved.size(); ++r) {
-        nb.shapes.push_back(shape_from_features(rows.data() + static_cast<int64_t>(r) * rows.cols()));
+        nb.shapes.push_back(
+            shape_from_features(rows.data() + static_cast<int64_t>(r) * rows.cols()));
         nb.config_of.push_back(config_index[static_cast<size_t>(involved[r])]);
     }
     nb.op_begin.push_back(0);
@@ -130,8 +131,8 @@ LayoutValues values_of(std::span<const int8_t> values, int64_t j) {
 // Which layout tensor (1, 2) of configurable node j falls on its operand at `slot`; 0 = none.
 int tensor_at(const LayoutNeighbourhood& nb, int64_t j, const LayoutValues& v, int32_t slot) {
     std::vector<const hlo::Shape*> shapes;
-    for (int64_t e = nb.op_begin[static_cast<size_t>(j)]; e < nb.op_begin[static_cast<size_t>(j + 1)];
-         ++e)
+    for (int64_t e = nb.op_begin[static_cast<size_t>(j)];
+         e < nb.op_begin[static_cast<size_t>(j + 1)]; ++e)
         shapes.push_back(&nb.shapes[static_cast<size_t>(nb.operands[static_cast<size_t>(e)])]);
     const std::array<int, 2> match = match_layout_operands(v, shapes);
     for (int t = 1; t <= 2; ++t)
@@ -164,7 +165,8 @@ void layout_mismatch_features(const LayoutNeighbourhood& nb, std::span<const int
         const int64_t ob = nb.op_begin[static_cast<size_t>(j)],
                       oe = nb.op_begin[static_cast<size_t>(j + 1)];
         for (int64_t e = ob; e < oe; ++e)
-            op_shapes.push_back(&nb.shapes[static_cast<size_t>(nb.operands[static_cast<size_t>(e)])]);
+            op_shapes.push_back(
+                &nb.shapes[static_cast<size_t>(nb.operands[static_cast<size_t>(e)])]);
         const std::array<int, 2> match = match_layout_operands(v, op_shapes);
         int set_slots = 0, bad_slots = 0;
         for (int t = 1; t <= 2; ++t) {
@@ -210,8 +212,8 @@ void layout_mismatch_features(const LayoutNeighbourhood& nb, std::span<const int
                 }
                 if (!decided) {
                     const bool same_rank = !us.is_tuple() && us.dims.size() == self.dims.size();
-                    differs = !out_valid ||
-                              (same_rank ? effective_minor_to_major(us) : own) != out_m2m;
+                    differs =
+                        !out_valid || (same_rank ? effective_minor_to_major(us) : own) != out_m2m;
                 }
                 if (differs) ++bad_users;
             }

@@ -25,11 +25,11 @@ inline constexpr int64_t kMismatchFeatures = 5;
 /// every configurable node, its operands and its users, and who is configurable. Node lists are in
 /// ascending node id (the order match_layout_operands breaks ties in).
 struct LayoutNeighbourhood {
-    std::vector<hlo::Shape> shapes;  ///< [u] involved nodes, ascending node id
-    std::vector<int32_t> config_of;  ///< [u] configurable index 0..nc-1, or -1
-    std::vector<int32_t> self;       ///< [nc] entry of each configurable node in `shapes`
-    std::vector<int64_t> op_begin;   ///< [nc + 1] offsets into `operands`
-    std::vector<int32_t> operands;   ///< entries in `shapes`, per node ascending, distinct
+    std::vector<hlo::Shape> shapes;   ///< [u] involved nodes, ascending node id
+    std::vector<int32_t> config_of;   ///< [u] configurable index 0..nc-1, or -1
+    std::vector<int32_t> self;        ///< [nc] entry of each configurable node in `shapes`
+    std::vector<int64_t> op_begin;    ///< [nc + 1] offsets into `operands`
+    std::vector<int32_t> operands;    ///< entries in `shapes`, per node ascending, distinct
     std::vector<int64_t> user_begin;  ///< [nc + 1] offsets into `users` / `user_slot`
     std::vector<int32_t> users;       ///< entries in `shapes`
     /// Position of the node among the operands of each user when the user is configurable, else

@@ -77,8 +77,8 @@ struct ModelSection {
     int prune_hops = -1;  ///< keep nodes within R hops of a configurable one; -1 = off
     bool config_independence =
         true;  ///< exact config-independence shortcut (docs/model.md#config-independence)
-    bool layout_mismatch =
-        false;  ///< layout-mismatch features at configurable nodes (docs/model.md#layout-mismatch-features)
+    bool layout_mismatch = false;  ///< layout-mismatch features at configurable nodes
+                                   ///< (docs/model.md#layout-mismatch-features)
     bool operator==(const ModelSection&) const = default;
 };
 
