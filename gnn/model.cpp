@@ -1,8 +1,10 @@
 // Model construction, validation, the config-dependence plan, the input layer and the head.
 // Parameter names: opcode.weight [121, opcode_dim]; config.weight/bias (layout [cfg, 126] / tile
-// [cfg, 24]); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
-// (SageConv); head1.weight/bias [H, 2H (+ config_dim if late)], head2.weight/bias [1, H];
-// prior.weight [1, 1] (hwmodel_prior only, declared last so the other parameters are unchanged).
+// [cfg, 24]); config_mismatch.weight [cfg, 5] (layout with layout_mismatch); input.weight [H, F +
+// opcode_dim (+ config_dim if early)], input.bias; sage<l>.* (SageConv); head1.weight/bias [H, 2H
+// (+ config_dim if late)], head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only).
+// The option parameters are declared last (prior.weight, then config_mismatch.weight), so with
+// the options off the other parameters initialize exactly as without them.
 #include "gnn/model.h"
 
 #include <cstring>
@@ -53,6 +55,10 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
                             cfg_.activation);
     if (cfg_.hwmodel_prior)  // initialized to 1: a lower estimate starts as a lower (faster) score
         prior_w_ = params_.add("prior.weight", 1, 1, false, ParamInit::kOnes);
+    // Declared after prior.weight (both last), so the other parameters initialize as without it.
+    if (cfg_.task == Task::kLayout && cfg_.layout_mismatch)
+        mismatch_ = Linear::create(params_, "config_mismatch", kLayoutMismatchFeatures,
+                                   cfg_.config_dim, /*with_bias=*/false);
     params_.finalize();
 }
 
@@ -100,6 +106,13 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
         SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == in.k * nc * kLayoutSlots,
                       "segment input: config_values has ", in.config_values.size(),
                       " values, expected K x nc x 18 = ", in.k, " x ", nc, " x 18");
+        // Empty layout_mismatch is accepted here (the plan does not depend on it); encode checks.
+        SEGRANK_CHECK(
+            in.layout_mismatch.empty() || static_cast<int64_t>(in.layout_mismatch.size()) ==
+                                              in.k * nc * kLayoutMismatchFeatures,
+            "segment input: layout_mismatch has ", in.layout_mismatch.size(),
+            " values, expected K x nc x ", kLayoutMismatchFeatures, " = ", in.k, " x ", nc, " x ",
+            kLayoutMismatchFeatures);
     } else {
         SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileFeatures,
                       "segment input: tile_config is [", in.tile_config.rows, ", ",

@@ -56,6 +56,10 @@ struct ModelConfig {
     /// model.hwmodel_prior (docs/model.md#analytical-prior): the graph score of config c gets
     /// + w * z_c, z the graph's standardized log hwmodel estimate, w the parameter prior.weight.
     bool hwmodel_prior = false;
+    /// `model.layout_mismatch` (layout only; docs/model.md#layout-mismatch-features): the
+    /// SegmentInput carries kLayoutMismatchFeatures values per (config, configurable node), added
+    /// to the config code through "config_mismatch.weight" [config_dim, M].
+    bool layout_mismatch = false;
     /// Throws segrank::Error naming the field when a size is out of range or late join is used for
     /// layout.
     void validate() const;
@@ -72,8 +76,10 @@ struct SegmentInput {
     std::span<const int32_t>
         config_node_local;  ///< layout: [nc_s] distinct local ids of configurable nodes
     std::span<const int8_t> config_values;  ///< layout: [K, nc_s, 18] values -1..5
-    ConstMatrixView tile_config;            ///< tile: [K, 24] raw config_feat
-    int64_t k = 1;                          ///< K configs
+    /// layout with ModelConfig::layout_mismatch: [K, nc_s, kLayoutMismatchFeatures] (else empty)
+    std::span<const float> layout_mismatch;
+    ConstMatrixView tile_config;  ///< tile: [K, 24] raw config_feat
+    int64_t k = 1;                ///< K configs
 
     int64_t num_nodes() const { return node_feat.rows; }
 };
@@ -98,8 +104,9 @@ struct EncodeSaved {
     std::vector<int8_t>
         cfg_values;  ///< [rows, 18] values of the configurable dep rows, in row order
     std::vector<int64_t>
-        cfg_rows;      ///< dep rows (of x_cfg) that are configurable; the others hold the zero code
-    Tensor tile_code;  ///< [K, config_dim] (tile early join)
+        cfg_rows;  ///< dep rows (of x_cfg) that are configurable; the others hold the zero code
+    Tensor cfg_mismatch;            ///< [rows, M] mismatch features of those rows (layout_mismatch)
+    Tensor tile_code;               ///< [K, config_dim] (tile early join)
     std::vector<Tensor> base, dep;  ///< per layer 0..L: [n, H] (empty if unused), [m_l * K, H]
     std::vector<SageConv::Saved> base_conv, dep_conv;  ///< per SAGE layer 1..L (index l-1)
     std::vector<int32_t> argmax;                       ///< [K*H] readout max argmax node ids
@@ -168,6 +175,7 @@ private:
     OpEmbedding opcode_;
     LayoutConfigEncoder layout_cfg_;
     TileConfigEncoder tile_cfg_;
+    Linear mismatch_;  ///< "config_mismatch" [config_dim, M], no bias (layout_mismatch only)
     ParamId w_in_ = -1,
             b_in_ = -1;  ///< input.weight [H, F + opcode_dim (+ config_dim)], input.bias [1, H]
     std::vector<SageConv> convs_;

@@ -66,8 +66,15 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
             std::vector<int32_t> slot(static_cast<size_t>(n), -1);
             for (int64_t j = 0; j < nc; ++j)
                 slot[in.config_node_local[j]] = static_cast<int32_t>(j);
+            const bool mm = cfg_.layout_mismatch;
+            constexpr int64_t mf = kLayoutMismatchFeatures;
+            SEGRANK_CHECK(!mm || static_cast<int64_t>(in.layout_mismatch.size()) == k * nc * mf,
+                          "segment input: model.layout_mismatch is on but layout_mismatch has ",
+                          in.layout_mismatch.size(), " values, expected K x nc x ", mf, " = ", k,
+                          " x ", nc, " x ", mf);
             st.cfg_rows.clear();
             st.cfg_values.clear();
+            std::vector<float> mism;
             for (int64_t i = 0; i < m; ++i) {
                 const int32_t j = slot[nodes[i]];
                 if (j < 0) continue;
@@ -75,10 +82,20 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
                     st.cfg_rows.push_back(i * k + kk);
                     const int8_t* src = in.config_values.data() + (kk * nc + j) * kLayoutSlots;
                     st.cfg_values.insert(st.cfg_values.end(), src, src + kLayoutSlots);
+                    if (mm) {
+                        const float* ms = in.layout_mismatch.data() + (kk * nc + j) * mf;
+                        mism.insert(mism.end(), ms, ms + mf);
+                    }
                 }
             }
-            Tensor codes(static_cast<int64_t>(st.cfg_rows.size()), cd);
+            const auto rows = static_cast<int64_t>(st.cfg_rows.size());
+            Tensor codes(rows, cd);
             layout_cfg_.forward(params_, codes.view(), st.cfg_values);
+            if (mm && rows > 0) {  // code += W_mm x_mismatch
+                st.cfg_mismatch = Tensor::uninit(rows, mf);
+                std::memcpy(st.cfg_mismatch.data(), mism.data(), sizeof(float) * mism.size());
+                mismatch_.forward(params_, codes.view(), st.cfg_mismatch.cview(), true);
+            }
             st.x_cfg = Tensor(m * k, cd);
             const auto c0 = layout_cfg_.zero_code(params_);
             for (int64_t r = 0; r < m * k; ++r)
@@ -160,6 +177,8 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
                 if (!is_cfg[r])
                     for (int64_t j = 0; j < cd; ++j) dbias[j] += dx.at(r, j);
             layout_cfg_.backward(params_, st.cfg_values, dcodes.cview());
+            if (cfg_.layout_mismatch && dcodes.rows() > 0)
+                mismatch_.backward(params_, MatrixView{}, dcodes.cview(), st.cfg_mismatch.cview());
         }
     }
     Tensor demb(n, od);

@@ -29,6 +29,7 @@ int64_t PreparedGraph::memory_bytes() const {
     b += segment_table.memory_bytes();
     for (const auto& k : kept_segments) b += k.memory_bytes();
     if (held) b += held->memory_bytes();
+    if (layout_neighbourhood) b += layout_neighbourhood->memory_bytes();
     return b;
 }
 
@@ -338,6 +339,9 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
                       pg->num_configs);
         pg->prior_z = prior_values_from_estimates(est);
     }
+    if (pg->task == Task::kLayout && model.config().layout_mismatch)
+        pg->layout_neighbourhood =
+            std::make_shared<const hw::LayoutNeighbourhood>(hw::layout_neighbourhood(src, gi));
     if (entry.configs.empty()) {
         pg->configs.resize(static_cast<size_t>(pg->num_configs));
         for (int64_t i = 0; i < pg->num_configs; ++i) pg->configs[static_cast<size_t>(i)] = i;
@@ -485,6 +489,19 @@ SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigB
         }
         in.config_node_local = seg.config_local();
         in.config_values = buf.layout_values;
+        if (g.layout_neighbourhood) {
+            static_assert(hw::kMismatchFeatures == kLayoutMismatchFeatures);
+            constexpr int64_t mf = kLayoutMismatchFeatures;
+            buf.layout_mismatch.resize(static_cast<size_t>(k * ncs * mf));
+            for (int64_t c = 0; c < k; ++c) {
+                const int8_t* row =
+                    batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
+                hw::layout_mismatch_features(
+                    *g.layout_neighbourhood, {row, static_cast<size_t>(nc * kLayoutConfigDim)}, idx,
+                    {buf.layout_mismatch.data() + c * ncs * mf, static_cast<size_t>(ncs * mf)});
+            }
+            in.layout_mismatch = buf.layout_mismatch;
+        }
     } else {
         buf.tile_config = tile_rows(g, batch, configs);
         in.tile_config = buf.tile_config.cview();

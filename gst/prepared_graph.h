@@ -29,6 +29,7 @@
 #include "data/memory_graph_source.h"
 #include "data/normalizer.h"
 #include "gnn/model.h"
+#include "hwmodel/layout_mismatch.h"
 #include "segments/segment.h"
 #include "segments/segment_table.h"
 
@@ -96,6 +97,9 @@ struct PreparedGraph {
     /// [S] the rebuilt segments kept by a graph held in memory
     /// (PrepareOptions::max_kept_segment_bytes); empty = rebuilt on each use.
     std::vector<BuiltSegment> kept_segments;
+    /// With model.layout_mismatch (layout): what the mismatch features need, gathered from
+    /// `source` while preparing (docs/model.md#layout-mismatch-features); null otherwise.
+    std::shared_ptr<const hw::LayoutNeighbourhood> layout_neighbourhood;
     bool partition_from_cache =
         false;  ///< the partition was loaded from options.partition_cache_dir
                 ///< (range partitions are recomputed, O(S))
@@ -161,12 +165,16 @@ void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs,
 /// Reusable buffers for building SegmentInputs of one segment for K configs.
 struct SegmentInputBuffers {
     BuiltSegment segment;  ///< the rebuilt segment when g keeps none (its Csr back the input)
-    std::vector<int8_t> layout_values;  ///< [K, nc_s, 18]
-    Tensor tile_config;                 ///< [K, 24]
+    std::vector<int8_t> layout_values;   ///< [K, nc_s, 18]
+    std::vector<float> layout_mismatch;  ///< [K, nc_s, M] (g.layout_neighbourhood set)
+    Tensor tile_config;                  ///< [K, 24]
 };
 
 /// The model input of segment s for `configs` (file indices, each present in `batch`), from
-/// built_segment (node_feat rows are read here unless g keeps its segments). The returned views
+/// built_segment (node_feat rows are read here unless g keeps its segments). With
+/// g.layout_neighbourhood, the layout-mismatch features of the segment's configurable nodes are
+/// computed here from the batch's config rows (all nc nodes of each config are in the batch, so
+/// neighbours in other segments are seen). The returned views
 /// borrow `g`, `batch` and `buf`, which must stay alive while it is used.
 SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigBatch& batch,
                                 std::span<const int64_t> configs, SegmentInputBuffers& buf);

@@ -23,6 +23,23 @@ std::vector<int64_t> leading_nonzero(const float* f, int k) {
     return out;
 }
 
+// npz loses operand order (edges are sorted): a convolution's (lhs, rhs) order fits when the
+// kernel's output-feature dim matches the output's and the input features divide evenly.
+bool conv_operands_fit(const hlo::Instruction& conv, const hlo::Shape& lhs, const hlo::Shape& rhs) {
+    const auto& dn = conv.convolution_dimension_numbers;
+    const auto dim = [](const hlo::Shape& s, int64_t d) -> int64_t {
+        return d >= 0 && d < static_cast<int64_t>(s.dims.size()) ? s.dims[static_cast<size_t>(d)]
+                                                                 : -1;
+    };
+    const int64_t kin = dim(rhs, dn.kernel_input_feature_dimension);
+    const int64_t kout = dim(rhs, dn.kernel_output_feature_dimension);
+    const int64_t in = dim(lhs, dn.input_feature_dimension);
+    const int64_t out = dim(conv.shape, dn.output_feature_dimension);
+    return kin > 0 && kout > 0 && in > 0 && out > 0 && kout == out && in % kin == 0;
+}
+
+}  // namespace
+
 hlo::Shape shape_from_features(const float* f) {
     hlo::Shape s;
     s.element_type = element_type_from_features(f + 2);
@@ -57,23 +74,6 @@ hlo::Shape shape_from_features(const float* f) {
     }
     return s;
 }
-
-// npz loses operand order (edges are sorted): a convolution's (lhs, rhs) order fits when the
-// kernel's output-feature dim matches the output's and the input features divide evenly.
-bool conv_operands_fit(const hlo::Instruction& conv, const hlo::Shape& lhs, const hlo::Shape& rhs) {
-    const auto& dn = conv.convolution_dimension_numbers;
-    const auto dim = [](const hlo::Shape& s, int64_t d) -> int64_t {
-        return d >= 0 && d < static_cast<int64_t>(s.dims.size()) ? s.dims[static_cast<size_t>(d)]
-                                                                 : -1;
-    };
-    const int64_t kin = dim(rhs, dn.kernel_input_feature_dimension);
-    const int64_t kout = dim(rhs, dn.kernel_output_feature_dimension);
-    const int64_t in = dim(lhs, dn.input_feature_dimension);
-    const int64_t out = dim(conv.shape, dn.output_feature_dimension);
-    return kin > 0 && kout > 0 && in > 0 && out > 0 && kout == out && in % kin == 0;
-}
-
-}  // namespace
 
 int32_t element_type_from_features(const float* f) {
     for (int i = 0; i < 19; ++i)

@@ -19,6 +19,13 @@ namespace segrank::hw {
 /// operand order. Throws segrank::Error naming g.source when an edge or opcode is out of range.
 hlo::HloModule module_from_graph(const GraphStructure& g);
 
+/// The array shape of one raw node_feat row `f` ([140], docs/files.md#node-features): element type
+/// f2-20, dims f21-26 (the leading non-zero ones; rank > 6 folded into the 6th from the f28
+/// product), layout f134-139 read for the real dims only (the files pad with 0 past the rank) and
+/// kept when it is a permutation of them (a rank >= 2 all-zero block is padding: no layout, i.e.
+/// descending). Tuples come back as an empty tuple.
+hlo::Shape shape_from_features(const float* f);
+
 /// Tile bounds of config_feat row `row` ([24] floats, docs/files.md#tile-config-features): the
 /// leading non-zero entries of slots 0-5 (kernel), 8-13 (output) and 16-21 (input).
 hlo::TileSizeConfig tile_config_from_features(const float* row);

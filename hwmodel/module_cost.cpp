@@ -17,16 +17,6 @@ bool is_control(OpClass c) {
     return c == OpClass::kWhile || c == OpClass::kConditional || c == OpClass::kCall;
 }
 
-std::vector<int64_t> layout_dims(const LayoutValues& v, int t) {
-    std::vector<int64_t> dims;
-    for (int d = 0; d < 6; ++d) {
-        const int8_t x = v[static_cast<size_t>(t * 6 + d)];
-        if (x < 0) break;
-        dims.push_back(x);
-    }
-    return dims;
-}
-
 // `shape` under the partial layout of tensor t of `v`; unchanged when unset.
 hlo::Shape relayout(const hlo::Shape& shape, const LayoutValues* v, int t, const std::string& who) {
     if (!v || shape.is_tuple()) return shape;
@@ -55,6 +45,16 @@ int slot_fit(const LayoutValues& v, int t, const hlo::Shape& s) {
 }
 
 }  // namespace
+
+std::vector<int64_t> layout_dims(const LayoutValues& v, int t) {
+    std::vector<int64_t> dims;
+    for (int d = 0; d < 6; ++d) {
+        const int8_t x = v[static_cast<size_t>(t * 6 + d)];
+        if (x < 0) break;
+        dims.push_back(x);
+    }
+    return dims;
+}
 
 std::array<int, 2> match_layout_operands(const LayoutValues& v,
                                          const std::vector<const hlo::Shape*>& operands) {

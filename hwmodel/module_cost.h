@@ -94,6 +94,10 @@ private:
     Breakdown default_;
 };
 
+/// The dims tensor t (0 output, 1 input, 2 kernel) of `v` lists: its leading values before the
+/// first -1 (empty = unset, the compiler's default).
+std::vector<int64_t> layout_dims(const LayoutValues& v, int t);
+
 /// Which operands layout tensors 1 (input) and 2 (kernel) of `v` apply to, as indices into
 /// `operands` (-1: none). Modules rebuilt from npz list operands by ascending node id, not in
 /// operand order (module_from_graph), so a dot whose rank-3 operand 0 has the higher id would get

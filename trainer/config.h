@@ -80,6 +80,8 @@ struct ModelSection {
     /// the hwmodel estimate of each config as an input to the score
     /// (docs/model.md#analytical-prior)
     bool hwmodel_prior = false;
+    bool layout_mismatch = false;  ///< layout-mismatch features at configurable nodes
+                                   ///< (docs/model.md#layout-mismatch-features)
     bool operator==(const ModelSection&) const = default;
 };
 

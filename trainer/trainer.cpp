@@ -36,6 +36,7 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
     m.config_join = cfg.model.config_join;
     m.exploit_independence = cfg.model.config_independence;
     m.hwmodel_prior = cfg.model.hwmodel_prior;
+    m.layout_mismatch = cfg.model.layout_mismatch;
     m.validate();
     return m;
 }

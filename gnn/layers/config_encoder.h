@@ -12,6 +12,10 @@ namespace segrank {
 inline constexpr int64_t kLayoutSlots = 18;
 inline constexpr int64_t kLayoutValues = 7;  ///< -1..5
 inline constexpr int64_t kTileFeatures = 24;
+/// Layout-mismatch features per (config, configurable node)
+/// (docs/model.md#layout-mismatch-features; computed by hwmodel/layout_mismatch.h, whose
+/// kMismatchFeatures must agree).
+inline constexpr int64_t kLayoutMismatchFeatures = 5;
 
 /// Layout encoder: the one-hot product is a gather-sum of weight columns (no 126-wide GEMM).
 struct LayoutConfigEncoder {

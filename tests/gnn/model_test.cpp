@@ -65,14 +65,55 @@ void check_all_param_grads(Model& model, const TinySegment& seg, bool training =
 
 TEST_CASE("layout model gradients match finite differences, with halo nodes") {
     TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
-    for (bool exploit : {true, false}) {
-        ModelConfig cfg = tiny_config(Task::kLayout, 3);
-        cfg.exploit_independence = exploit;
-        Model model(cfg);
-        model.params().initialize(5);
-        INFO("exploit_independence=", exploit);
-        check_all_param_grads(model, seg);
+    for (bool mismatch : {false, true})
+        for (bool exploit : {true, false}) {
+            ModelConfig cfg = tiny_config(Task::kLayout, 3);
+            cfg.exploit_independence = exploit;
+            cfg.layout_mismatch = mismatch;
+            seg.with_mismatch = mismatch;
+            Model model(cfg);
+            model.params().initialize(5);
+            INFO("exploit_independence=", exploit, " layout_mismatch=", mismatch);
+            if (mismatch) REQUIRE(model.params().find("config_mismatch.weight"));
+            // Smaller steps with the option: its features move the max readout nearer a kink.
+            check_all_param_grads(model, seg, false, mismatch ? 1e-4 : 1e-3);
+        }
+}
+
+TEST_CASE(
+    "layout_mismatch keeps the dependence plan and the other parameters, and its features move the "
+    "scores") {
+    TinySegment seg = make_tiny_segment(40, 3, 4, {5, 30});
+    seg.with_mismatch = true;
+    ModelConfig cfg = tiny_config(Task::kLayout, 3);
+    Model off(cfg);
+    cfg.layout_mismatch = true;
+    Model on(cfg);
+    off.params().initialize(3);
+    on.params().initialize(3);
+    const DependencePlan a = off.plan(seg.input()), b = on.plan(seg.input());
+    CHECK(a.nodes == b.nodes);
+    CHECK(a.pos == b.pos);
+    CHECK_FALSE(off.params().find("config_mismatch.weight"));
+    CHECK(on.params().num_parameters() ==
+          off.params().num_parameters() + kLayoutMismatchFeatures * cfg.config_dim);
+    for (const ParamRef& ref : off.params().refs()) {
+        const ParamRef& r = on.params().ref(*on.params().find(ref.name));
+        INFO(ref.name);
+        CHECK(std::equal(off.params().values().begin() + ref.offset,
+                         off.params().values().begin() + ref.offset + ref.size(),
+                         on.params().values().begin() + r.offset));
     }
+    Tensor s1, s2;
+    model_loss(on, seg, loss_weights(seg.k), false, false, 0, &s1);
+    for (float& x : seg.layout_mismatch) x = 1.0f - x;
+    model_loss(on, seg, loss_weights(seg.k), false, false, 0, &s2);
+    bool moved = false;
+    for (int64_t i = 0; i < seg.k; ++i) moved = moved || s1[i] != s2[i];
+    CHECK(moved);
+    seg.with_mismatch = false;  // the option on without the features is refused
+    CHECK_THROWS_WITH_AS(on.encode(seg.input(), nullptr), doctest::Contains("layout_mismatch"),
+                         Error);
 }
 
 TEST_CASE("tile model gradients match finite differences for early and late join") {
@@ -101,37 +142,41 @@ TEST_CASE("relu and leaky_relu models with dropout in training match finite diff
 TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and every gradient") {
     // 80 nodes, 3 configurable: most nodes are > 3 hops from any configurable node.
     TinySegment seg = make_tiny_segment(80, 5, 6, {10, 41, 77}, /*halo=*/4, 3);
-    for (bool training : {false, true}) {
-        ModelConfig cfg = tiny_config(Task::kLayout, 5);
-        cfg.hidden = 16;
-        cfg.dropout = training ? 0.1f : 0.0f;
-        Model fast(cfg);
-        cfg.exploit_independence = false;
-        Model naive(cfg);
-        fast.params().initialize(21);
-        naive.params().initialize(21);
-        const auto plan = fast.plan(seg.input());
-        CHECK(plan.nodes[3].size() < 60);  // the test is meaningful: many rows are broadcast
-        CHECK(naive.plan(seg.input()).nodes[0].size() == 80);
-        const auto w = loss_weights(seg.k);
-        Tensor s_fast, s_naive;
-        fast.params().zero_grads();
-        naive.params().zero_grads();
-        model_loss(fast, seg, w, true, training, 4, &s_fast);
-        model_loss(naive, seg, w, true, training, 4, &s_naive);
-        for (int64_t i = 0; i < seg.k; ++i)
-            CHECK(std::abs(s_fast[i] - s_naive[i]) <= 1e-5 * std::max(1.0f, std::abs(s_naive[i])));
-        for (const ParamRef& ref : fast.params().refs()) {
-            double diff = 0, norm = 0;
-            for (int64_t i = ref.offset; i < ref.offset + ref.size(); ++i) {
-                const double a = fast.params().grads()[i], b = naive.params().grads()[i];
-                diff += (a - b) * (a - b);
-                norm += b * b;
+    for (bool training : {false, true})
+        for (bool mismatch : {false, true}) {
+            seg.with_mismatch = mismatch;
+            ModelConfig cfg = tiny_config(Task::kLayout, 5);
+            cfg.hidden = 16;
+            cfg.dropout = training ? 0.1f : 0.0f;
+            cfg.layout_mismatch = mismatch;
+            Model fast(cfg);
+            cfg.exploit_independence = false;
+            Model naive(cfg);
+            fast.params().initialize(21);
+            naive.params().initialize(21);
+            const auto plan = fast.plan(seg.input());
+            CHECK(plan.nodes[3].size() < 60);  // the test is meaningful: many rows are broadcast
+            CHECK(naive.plan(seg.input()).nodes[0].size() == 80);
+            const auto w = loss_weights(seg.k);
+            Tensor s_fast, s_naive;
+            fast.params().zero_grads();
+            naive.params().zero_grads();
+            model_loss(fast, seg, w, true, training, 4, &s_fast);
+            model_loss(naive, seg, w, true, training, 4, &s_naive);
+            for (int64_t i = 0; i < seg.k; ++i)
+                CHECK(std::abs(s_fast[i] - s_naive[i]) <=
+                      1e-5 * std::max(1.0f, std::abs(s_naive[i])));
+            for (const ParamRef& ref : fast.params().refs()) {
+                double diff = 0, norm = 0;
+                for (int64_t i = ref.offset; i < ref.offset + ref.size(); ++i) {
+                    const double a = fast.params().grads()[i], b = naive.params().grads()[i];
+                    diff += (a - b) * (a - b);
+                    norm += b * b;
+                }
+                INFO("parameter ", ref.name, " training=", training, " layout_mismatch=", mismatch);
+                CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
             }
-            INFO("parameter ", ref.name, " training=", training);
-            CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
         }
-    }
 }
 
 TEST_CASE(

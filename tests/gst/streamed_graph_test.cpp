@@ -51,71 +51,80 @@ TEST_CASE(
     spec.configs = 120;
     spec.config_nodes = 6;
     const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
-    CountingSource counting(store);
     const Normalizer norm = normalizer_of(store);
-    Model model_s(tiny_model_config(Task::kLayout, norm.output_dim()));
-    Model model_m(tiny_model_config(Task::kLayout, norm.output_dim()));
-    model_s.params().initialize(3);
-    model_m.params().initialize(3);
-    PrepareOptions streamed = tiny_prepare_options(100), in_memory = streamed;
-    in_memory.stream = false;
-    auto gs = prepare_graph(entry_of(counting), norm, model_s, streamed);
-    auto gm = prepare_graph(entry_of(store), norm, model_m, in_memory);
-    // The store graph is read from the store (no copy held, no rebuilt segments kept); with
-    // stream = false the graph is loaded into memory with every config row.
-    REQUIRE(gs->held == nullptr);
-    REQUIRE(gs->source == &counting);
-    REQUIRE(gm->held != nullptr);
-    CHECK(counting.full_loads == 0);
-    CHECK(gs->kept_segments.empty());
-    CHECK(gm->held->info(0).num_configs == 120);
-    CHECK(gm->held->memory_bytes() >= 120 * 6 * kLayoutConfigDim);
-    CHECK(gs->memory_bytes() < gm->memory_bytes() / 2);
-    REQUIRE(gs->num_segments() == gm->num_segments());
-    REQUIRE(gs->num_segments() >= 4);
-    CHECK(gs->segment_dependent == gm->segment_dependent);
+    // With model.layout_mismatch the features' neighbourhood is gathered from the store too.
+    for (bool mismatch : {false, true}) {
+        INFO("layout_mismatch=", mismatch);
+        CountingSource counting(store);
+        ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
+        mc.layout_mismatch = mismatch;
+        Model model_s(mc);
+        Model model_m(mc);
+        model_s.params().initialize(3);
+        model_m.params().initialize(3);
+        PrepareOptions streamed = tiny_prepare_options(100), in_memory = streamed;
+        in_memory.stream = false;
+        auto gs = prepare_graph(entry_of(counting), norm, model_s, streamed);
+        auto gm = prepare_graph(entry_of(store), norm, model_m, in_memory);
+        // The store graph is read from the store (no copy held, no rebuilt segments kept); with
+        // stream = false the graph is loaded into memory with every config row.
+        REQUIRE(gs->held == nullptr);
+        REQUIRE(gs->source == &counting);
+        REQUIRE(gm->held != nullptr);
+        CHECK(counting.full_loads == 0);
+        CHECK(gs->kept_segments.empty());
+        CHECK(gm->held->info(0).num_configs == 120);
+        CHECK(gm->held->memory_bytes() >= 120 * 6 * kLayoutConfigDim);
+        CHECK(gs->memory_bytes() < gm->memory_bytes() / 2);
+        REQUIRE(gs->num_segments() == gm->num_segments());
+        REQUIRE(gs->num_segments() >= 4);
+        CHECK(gs->segment_dependent == gm->segment_dependent);
 
-    const std::vector<int64_t> configs = {7, 0, 99, 31, 64, 12, 5, 118};
-    std::vector<double> targets;
-    for (int64_t c : configs) targets.push_back(gs->targets[static_cast<size_t>(c)]);
-    const GstOptions opt = tiny_gst_options();
-    HistoryTable ts(1, 0), tm(1, 0);
-    for (int64_t step = 0; step < 3; ++step) {
-        model_s.params().zero_grads();
-        model_m.params().zero_grads();
-        const GraphStepResult rs =
-            gst_train_graph(model_s, *gs, configs, targets, step, 0.5, ts, opt);
-        const GraphStepResult rm =
-            gst_train_graph(model_m, *gm, configs, targets, step, 0.5, tm, opt);
-        CHECK(rs.loss == doctest::Approx(rm.loss).epsilon(1e-6));
-        CHECK(rs.stale_hits == rm.stale_hits);
-        const auto a = model_s.params().grads(), b = model_m.params().grads();
-        double diff = 0.0;
-        for (size_t i = 0; i < a.size(); ++i)
-            diff = std::max(diff, static_cast<double>(std::abs(a[i] - b[i])));
-        CHECK(diff < 1e-6);
+        const std::vector<int64_t> configs = {7, 0, 99, 31, 64, 12, 5, 118};
+        std::vector<double> targets;
+        for (int64_t c : configs) targets.push_back(gs->targets[static_cast<size_t>(c)]);
+        const GstOptions opt = tiny_gst_options();
+        HistoryTable ts(1, 0), tm(1, 0);
+        for (int64_t step = 0; step < 3; ++step) {
+            model_s.params().zero_grads();
+            model_m.params().zero_grads();
+            const GraphStepResult rs =
+                gst_train_graph(model_s, *gs, configs, targets, step, 0.5, ts, opt);
+            const GraphStepResult rm =
+                gst_train_graph(model_m, *gm, configs, targets, step, 0.5, tm, opt);
+            CHECK(rs.loss == doctest::Approx(rm.loss).epsilon(1e-6));
+            CHECK(rs.stale_hits == rm.stale_hits);
+            const auto a = model_s.params().grads(), b = model_m.params().grads();
+            double diff = 0.0;
+            for (size_t i = 0; i < a.size(); ++i)
+                diff = std::max(diff, static_cast<double>(std::abs(a[i] - b[i])));
+            CHECK(diff < 1e-6);
+        }
+        // Each step read its K rows only, and one segment's node rows at a time.
+        CHECK(counting.max_config_rows == static_cast<int64_t>(configs.size()));
+        CHECK(counting.max_node_rows <= 100 + 2 * 60);
+
+        counting.max_config_rows = 0;
+        const std::vector<float> ss = score_graph(model_s, *gs, gs->configs, /*chunk=*/16, opt);
+        const std::vector<float> sm = score_graph(model_m, *gm, gm->configs, 16, opt);
+        REQUIRE(ss.size() == sm.size());
+        for (size_t i = 0; i < ss.size(); ++i) CHECK(ss[i] == doctest::Approx(sm[i]).epsilon(1e-5));
+        CHECK(counting.max_config_rows == 16);  // inference reads configs in chunks
+        // A byte cap on config rows cuts chunks further (6 configurable nodes x 18 bytes = 108
+        // bytes per config: 500 bytes hold 4 configs), with the same scores.
+        counting.max_config_rows = 0;
+        const std::vector<float> capped =
+            score_graph(model_s, *gs, gs->configs, 16, opt, /*max_chunk_bytes=*/500);
+        CHECK(counting.max_config_rows == 4);
+        for (size_t i = 0; i < ss.size(); ++i)
+            CHECK(capped[i] == doctest::Approx(ss[i]).epsilon(1e-6));
+        counting.max_config_rows = 0;
+        (void)score_graph(model_s, *gs, gs->configs, 16, opt,
+                          /*max_chunk_bytes=*/1);  // at least one config
+        CHECK(counting.max_config_rows == 1);
+        CHECK((gs->layout_neighbourhood != nullptr) == mismatch);
+        CHECK((gm->layout_neighbourhood != nullptr) == mismatch);
     }
-    // Each step read its K rows only, and one segment's node rows at a time.
-    CHECK(counting.max_config_rows == static_cast<int64_t>(configs.size()));
-    CHECK(counting.max_node_rows <= 100 + 2 * 60);
-
-    counting.max_config_rows = 0;
-    const std::vector<float> ss = score_graph(model_s, *gs, gs->configs, /*chunk=*/16, opt);
-    const std::vector<float> sm = score_graph(model_m, *gm, gm->configs, 16, opt);
-    REQUIRE(ss.size() == sm.size());
-    for (size_t i = 0; i < ss.size(); ++i) CHECK(ss[i] == doctest::Approx(sm[i]).epsilon(1e-5));
-    CHECK(counting.max_config_rows == 16);  // inference reads configs in chunks
-    // A byte cap on config rows cuts chunks further (6 configurable nodes x 18 bytes = 108 bytes
-    // per config: 500 bytes hold 4 configs), with the same scores.
-    counting.max_config_rows = 0;
-    const std::vector<float> capped =
-        score_graph(model_s, *gs, gs->configs, 16, opt, /*max_chunk_bytes=*/500);
-    CHECK(counting.max_config_rows == 4);
-    for (size_t i = 0; i < ss.size(); ++i) CHECK(capped[i] == doctest::Approx(ss[i]).epsilon(1e-6));
-    counting.max_config_rows = 0;
-    (void)score_graph(model_s, *gs, gs->configs, 16, opt,
-                      /*max_chunk_bytes=*/1);  // at least one config
-    CHECK(counting.max_config_rows == 1);
 }
 
 TEST_CASE("a second prepare reuses the cached metis partition and gets identical segments") {

@@ -17,8 +17,10 @@ struct TinySegment {
     std::vector<int32_t> opcode;
     GraphCsr graph;
     std::vector<int32_t> config_nodes;
-    std::vector<int8_t> config_values;  // [K, nc, 18]
-    Tensor tile_config;                 // [K, 24]
+    std::vector<int8_t> config_values;   // [K, nc, 18]
+    Tensor tile_config;                  // [K, 24]
+    std::vector<float> layout_mismatch;  // [K, nc, kLayoutMismatchFeatures]
+    bool with_mismatch = false;          // input() passes layout_mismatch
     int64_t k = 0;
     int64_t num_pooled = 0;
 
@@ -32,6 +34,7 @@ struct TinySegment {
         in.config_node_local = config_nodes;
         in.config_values = config_values;
         in.tile_config = tile_config.cview();
+        if (with_mismatch) in.layout_mismatch = layout_mismatch;
         in.k = k;
         return in;
     }
@@ -64,6 +67,10 @@ inline TinySegment make_tiny_segment(int64_t n, int64_t f, int64_t k,
     s.tile_config = Tensor(k, 24);
     for (int64_t i = 0; i < s.tile_config.size(); ++i)
         s.tile_config[i] = static_cast<float>(rng.normal() * 3.0);
+    // Mismatch features from their own stream, so the draws above are those of before.
+    Rng mrng = Rng::derive(seed, 0, 0, "tiny_mismatch");
+    for (int64_t i = 0; i < k * nc * kLayoutMismatchFeatures; ++i)
+        s.layout_mismatch.push_back(static_cast<float>(mrng.uniform_int(3)) * 0.5f);
     return s;
 }
 

@@ -1,0 +1,118 @@
+// Layout-mismatch features (hwmodel/layout_mismatch.h) on a hand-built graph whose every feature
+// value is worked out by hand below.
+#include "hwmodel/layout_mismatch.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "data/memory_graph_source.h"
+
+using namespace segrank;
+
+namespace {
+
+constexpr int kF32 = 13;  // node_feat column of the F32 one-hot (docs/files.md#node-features)
+
+// Node `v` of `g`: an f32 array of `dims` with minor_to_major `m2m` (empty: the files' 0 padding).
+void set_array(LayoutGraph& g, int64_t v, std::vector<int> dims, std::vector<int> m2m) {
+    g.node_feat.at(v, kF32) = 1.0f;
+    for (size_t d = 0; d < dims.size(); ++d) g.node_feat.at(v, 21 + int64_t(d)) = float(dims[d]);
+    for (size_t d = 0; d < m2m.size(); ++d) g.node_feat.at(v, 134 + int64_t(d)) = float(m2m[d]);
+}
+
+// 0 param [8,16] {1,0};  1 param [2,8,4] {2,1,0};  2 configurable, [8,4] {1,0}, reads 0 and 1;
+// 3 elementwise user of 2, [8,4] {0,1};  4 configurable user of 2, [4,8] {1,0};  5 reshape user of
+// 2, [32]. Configurable: j = 0 node 2, j = 1 node 4.
+LayoutGraph mismatch_graph(const std::vector<std::vector<int8_t>>& configs) {
+    LayoutGraph g;
+    g.name = "mismatch";
+    g.node_feat = Tensor(6, kNodeFeatDim);
+    set_array(g, 0, {8, 16}, {1, 0});
+    set_array(g, 1, {2, 8, 4}, {2, 1, 0});
+    set_array(g, 2, {8, 4}, {});  // all-zero layout block: padding, i.e. descending {1, 0}
+    set_array(g, 3, {8, 4}, {0, 1});
+    set_array(g, 4, {4, 8}, {1, 0});
+    set_array(g, 5, {32}, {0});
+    g.node_opcode = {63, 63, 34, 5, 99, 82};
+    g.edge_index = {2, 0, 2, 1, 3, 2, 4, 2, 5, 2};
+    g.node_config_ids = {2, 4};
+    g.node_splits = {0, 6};
+    for (const auto& c : configs) {
+        REQUIRE(c.size() == 36);
+        g.node_config_feat.insert(g.node_config_feat.end(), c.begin(), c.end());
+        g.config_runtime.push_back(1000);
+    }
+    return g;
+}
+
+// 36 values (2 nodes x 18) from per-tensor lists.
+std::vector<int8_t> config(std::vector<std::vector<int8_t>> tensors) {
+    std::vector<int8_t> v(36, -1);
+    for (size_t t = 0; t < tensors.size(); ++t)
+        for (size_t d = 0; d < tensors[t].size(); ++d) v.at(t * 6 + d) = tensors[t][d];
+    return v;
+}
+
+std::vector<float> features(const hw::LayoutNeighbourhood& nb, const std::vector<int8_t>& values) {
+    std::vector<float> out(2 * hw::kMismatchFeatures);
+    const std::vector<int32_t> nodes = {0, 1};
+    hw::layout_mismatch_features(nb, values, nodes, out);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("layout mismatch features count disagreeing operands and users, matching slots by rank") {
+    // Tensors of node 2 (output, input, kernel) then node 4's. B: node 2 output {0,1}, input
+    // {2,1,0} (rank 3: lands on node 1 though node 1 has the higher id), kernel {0,1} (node 0);
+    // node 4 input {1,0}.
+    const std::vector<int8_t> a = config({});
+    const std::vector<int8_t> b = config({{0, 1}, {2, 1, 0}, {0, 1}, {}, {1, 0}});
+    const std::vector<int8_t> c = config({{}, {0, 5}});  // input lists a dim no operand has
+    MemoryGraphSource src(mismatch_graph({a, b, c}), CollectionId::parse("layout:xla:default"),
+                          "mismatch");
+    const hw::LayoutNeighbourhood nb = hw::layout_neighbourhood(src, 0, /*edge_chunk=*/2);
+    REQUIRE(nb.num_config_nodes() == 2);
+
+    // A (all unset): no slot set; users: 3 reads {0,1} (its own, same rank) != {1,0}; 4 (its input
+    // unset, same rank) reads its own {1,0}; 5 (other rank) reads node 2's own {1,0}.
+    std::vector<float> f = features(nb, a);
+    CHECK(f[0] == 0.0f);
+    CHECK(f[1] == 0.0f);
+    CHECK(f[2] == doctest::Approx(1.0 / 3));
+    CHECK(f[3] == doctest::Approx(std::log1p(1.0)));
+    CHECK(f[4] == 0.0f);
+    for (int i = 5; i < 10; ++i) CHECK(f[i] == 0.0f);  // node 4: one operand, unset; no users
+
+    // B: input {2,1,0} = node 1's own (no copy), kernel {0,1} != node 0's {1,0}: 1 of 2 slots;
+    // output {0,1} != own; users: 3 agrees, 4 wants {1,0}, 5 reads the own {1,0}: 2 of 3.
+    f = features(nb, b);
+    CHECK(f[0] == 1.0f);
+    CHECK(f[1] == 0.5f);
+    CHECK(f[2] == doctest::Approx(2.0 / 3));
+    CHECK(f[3] == doctest::Approx(std::log1p(2.0)));
+    CHECK(f[4] == 1.0f);
+    // Node 4's input {1,0} against its producer's configured output {0,1}.
+    CHECK(f[5] == 1.0f);
+    CHECK(f[6] == 1.0f);
+    CHECK(f[7] == 0.0f);
+    CHECK(f[9] == 0.0f);
+
+    // C: an input list that fits no operand counts as a mismatching slot.
+    f = features(nb, c);
+    CHECK(f[0] == 1.0f);
+    CHECK(f[1] == 1.0f);
+}
+
+TEST_CASE("layout mismatch features reject a config row of the wrong size and unknown nodes") {
+    MemoryGraphSource src(mismatch_graph({config({})}), CollectionId::parse("layout:xla:default"),
+                          "mismatch");
+    const hw::LayoutNeighbourhood nb = hw::layout_neighbourhood(src, 0);
+    std::vector<float> out(hw::kMismatchFeatures);
+    const std::vector<int8_t> short_row(18, -1), row(36, -1);
+    const std::vector<int32_t> one = {0}, bad = {2};
+    CHECK_THROWS_AS(hw::layout_mismatch_features(nb, short_row, one, out), Error);
+    CHECK_THROWS_WITH_AS(hw::layout_mismatch_features(nb, row, bad, out),
+                         doctest::Contains("outside [0, 2)"), Error);
+}
