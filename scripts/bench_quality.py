@@ -91,7 +91,7 @@ SIZES = {
         "real_layout_official": {"steps": 150, "eval_every": 50},
         "real_layout_official_random": {"steps": 150, "eval_every": 50},
     },
-    # Smoke tests only (tests/cli/bench_quality_smoke.sh): seconds, the numbers mean nothing.
+    # Smoke tests only (tests/cli/bench_quality_test.cpp): seconds, the numbers mean nothing.
     "tiny": {
         "synth_layout": {"graphs": 8, "nodes": "100:300", "configs": 16, "splits": "0.5,0.25,0.25",
                          "steps": 10, "eval_every": 5},
