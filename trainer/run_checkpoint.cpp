@@ -129,7 +129,7 @@ void Trainer::save_checkpoint(const std::string& name) {
                             cspan(normalizer_.means()));
         w.put_array<double>("normalizer/stds", {normalizer_.output_dim()},
                             cspan(normalizer_.stds()));
-        const std::string manifest = data_manifest(dataset_->train(), dataset_->eval());
+        const std::string& manifest = data_manifest_;
         w.put_attr("data_fingerprint", data_fingerprint(manifest));
         w.put_array<uint8_t>("data/manifest", {static_cast<int64_t>(manifest.size())},
                              {reinterpret_cast<const uint8_t*>(manifest.data()), manifest.size()});

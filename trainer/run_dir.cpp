@@ -87,6 +87,7 @@ std::vector<std::pair<std::string, std::string>> config_values(const RunConfig& 
 
 struct ManifestLine {
     std::string role, collection, name, nodes, edges, configs;
+    std::string labels;  ///< "labels=<16 hex>"; empty in manifests written before it existed
     std::string key() const { return str(role, " graph '", name, "' (", collection, ")"); }
     std::string sizes() const {
         return str(nodes, " nodes, ", edges, " edges, ", configs, " configs");
@@ -101,8 +102,8 @@ std::vector<ManifestLine> parse_manifest(std::string_view text) {
         std::vector<std::string> f;
         std::istringstream ls(line);
         for (std::string field; std::getline(ls, field, '\t');) f.push_back(field);
-        f.resize(6);
-        out.push_back({f[0], f[1], f[2], f[3], f[4], f[5]});
+        f.resize(7);
+        out.push_back({f[0], f[1], f[2], f[3], f[4], f[5], f[6]});
     }
     return out;
 }
@@ -187,13 +188,35 @@ void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
         ", so there is nothing left to train; raise it, e.g. --set train.steps=", r.step() + 1000);
 }
 
+std::string labels_fingerprint(const GraphEntry& e) {
+    SEGRANK_CHECK(e.source != nullptr, "graph '", e.name, "' has no source to read runtimes from");
+    const ConfigTensors t = e.source->load_labels(e.index);
+    uint64_t h = 14695981039346656037ull;  // FNV-1a over the little-endian int64 values
+    auto mix = [&h](const std::vector<int64_t>& v) {
+        for (int64_t x : v)
+            for (int b = 0; b < 8; ++b) {
+                h ^= static_cast<uint64_t>(x) >> (8 * b) & 0xffu;
+                h *= 1099511628211ull;
+            }
+    };
+    mix(t.runtime);
+    mix(t.runtime_normalizers);
+    char buf[17];
+    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
 std::string data_manifest(const std::vector<GraphEntry>& train,
                           const std::vector<GraphEntry>& eval) {
     std::string out;
+    std::map<std::pair<const GraphSource*, int64_t>, std::string> labels;  // a graph read once
     auto add = [&](const char* role, const std::vector<GraphEntry>& entries) {
-        for (const auto& e : entries)
+        for (const auto& e : entries) {
+            auto [it, fresh] = labels.try_emplace({e.source, e.index});
+            if (fresh) it->second = labels_fingerprint(e);
             out += str(role, "\t", e.collection.name(), "\t", e.name, "\t", e.info.num_nodes, "\t",
-                       e.info.num_edges, "\t", e.info.num_configs, "\n");
+                       e.info.num_edges, "\t", e.info.num_configs, "\tlabels=", it->second, "\n");
+        }
     };
     add("train", train);
     add("eval", eval);
@@ -230,13 +253,19 @@ void check_data_manifest(std::string_view stored, const std::vector<GraphEntry>&
         const auto& a = was[i];
         const auto& b = now[i];
         if (a.role == b.role && a.collection == b.collection && a.name == b.name) {
-            if (a.sizes() == b.sizes()) continue;
-            throw Error(str(head, b.key(), " had ", a.sizes(), ", now ", b.sizes(), " (file ",
-                            where(i), ")"));
+            if (a.sizes() != b.sizes())
+                throw Error(str(head, b.key(), " had ", a.sizes(), ", now ", b.sizes(), " (file ",
+                                where(i), ")"));
+            if (a.labels.empty() || a.labels == b.labels) continue;  // empty: older checkpoint
+            throw Error(str(
+                head, b.key(), " has the same sizes but other runtimes (", "config_runtime",
+                entry_at(i).collection.task == Task::kTile ? " or config_runtime_normalizers" : "",
+                " changed; file ", where(i), ")"));
         }
         throw Error(str(head, "expected ", a.key(), " at position ", i, ", found ", b.key(),
                         " (file ", where(i), "); the store or data.root was replaced"));
     }
+    if (now.size() == was.size()) return;  // only the labels column of an older checkpoint
     if (now.size() > was.size())
         throw Error(str(head, now[was.size()].key(), " is new (file ", where(was.size()), ")"));
     throw Error(str(head, was[now.size()].key(), " is missing from the data (", was.size(),

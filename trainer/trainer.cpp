@@ -313,6 +313,8 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
     dataset_ = std::make_unique<Dataset>(cfg_.data, static_cast<uint64_t>(cfg_.sampling.seed));
     const auto& train = dataset_->train();
     check_ranks_agree(comm_, "list of graphs", graph_manifest(*dataset_));
+    data_manifest_ = data_manifest(train, dataset_->eval());  // reads every graph's runtimes
+    check_ranks_agree(comm_, "runtimes of the graphs (data manifest)", data_manifest_);
     task_ = train.front().collection.task;
     for (const auto& e : train)
         SEGRANK_CHECK(e.collection.task == task_,

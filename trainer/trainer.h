@@ -129,6 +129,7 @@ private:
     Communicator& comm_;
     std::filesystem::path run_dir_;
     std::unique_ptr<Dataset> dataset_;
+    std::string data_manifest_;  ///< data_manifest of dataset_, read once at construction
     Normalizer normalizer_;
     Task task_ = Task::kLayout;
     std::unique_ptr<Model> model_;

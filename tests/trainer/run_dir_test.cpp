@@ -162,6 +162,48 @@ TEST_CASE("a resume on replaced data fails naming the first graph that differs a
 }
 
 TEST_CASE(
+    "a resume on data whose runtimes changed (same names and sizes) fails naming the graph and its "
+    "file") {
+    const fs::path dir = scratch_dir("run_dir_resume_runtimes");
+    RunConfig cfg = make_checkpointed_run(dir);
+    // Rewrite tiny_train_2.npz with every runtime doubled: names, shapes and sizes stay.
+    const fs::path file =
+        dir / "data" / "npz" / "layout" / "xla" / "random" / "train" / "tiny_train_2.npz";
+    LayoutGraph g = load_layout_npz(file, LabelPolicy::kRequirePositive);
+    for (auto& r : g.config_runtime) r *= 2;
+    save_layout_npz(g, file);
+    LocalCommunicator comm;
+    const std::string msg = error_of([&] { Trainer t(cfg, comm, dir / "run"); });
+    CHECK(msg.find("the data differs from the data the run was trained on") != std::string::npos);
+    CHECK(msg.find("train graph 'tiny_train_2' (layout:xla:random) has the same sizes but other "
+                   "runtimes (config_runtime changed; file ") != std::string::npos);
+    CHECK(msg.find("tiny_train_2.npz") != std::string::npos);
+    // Restored runtimes resume.
+    for (auto& r : g.config_runtime) r /= 2;
+    save_layout_npz(g, file);
+    cfg.train.steps = 4;
+    CHECK(error_of([&] { Trainer t(cfg, comm, dir / "run"); }).empty());
+}
+
+TEST_CASE("a manifest without the labels column (older checkpoints) is compared by sizes only") {
+    const fs::path dir = scratch_dir("run_dir_manifest_old");
+    write_tiny_layout_collection(dir / "data");
+    RunConfig cfg = tiny_run_config(dir / "data", dir / "run", 2);
+    Dataset ds(cfg.data, 0);
+    const std::string m = data_manifest(ds.train(), ds.eval());
+    CHECK(m.find("\tlabels=") != std::string::npos);
+    std::string old;  // drop the 7th column of every line
+    std::istringstream is(m);
+    for (std::string line; std::getline(is, line);) old += line.substr(0, line.rfind('\t')) + "\n";
+    CHECK(old.find("labels=") == std::string::npos);
+    CHECK_NOTHROW(check_data_manifest(old, ds.train(), ds.eval(), "ck"));
+    const std::vector<GraphEntry> fewer(ds.eval().begin(), ds.eval().end() - 1);
+    CHECK(error_of([&] {
+              check_data_manifest(old, ds.train(), fewer, "ck");
+          }).find("is missing from the data") != std::string::npos);
+}
+
+TEST_CASE(
     "check_data_manifest reports a missing and a new graph, and the fingerprint depends on the "
     "sizes") {
     const fs::path dir = scratch_dir("run_dir_manifest");
