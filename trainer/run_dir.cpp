@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -315,5 +317,120 @@ int64_t RunDirCleanup::remove_created() const noexcept {
     }
     return removed;
 }
+
+namespace {
+
+// State of the armed termination cleanup, prepared outside the handler (fixed buffers only).
+constexpr size_t kMaxPath = 4096;
+constexpr int kMaxDoomed = 8;
+struct TerminationCleanup {
+    volatile sig_atomic_t armed = 0;
+    bool whole_dir = false;              // the run directory did not exist before
+    char dir[kMaxPath] = {};             // the run directory
+    char checkpoints[2][kMaxPath] = {};  // best / last: present = keep everything
+    char doomed[kMaxDoomed][kMaxPath] = {};
+    int num_doomed = 0;
+};
+TerminationCleanup g_cleanup;
+constexpr int kCleanupSignals[] = {SIGTERM, SIGINT, SIGHUP};
+
+// Async-signal-safe recursive removal of `path` (a file, a link or a directory tree).
+void remove_tree_signal_safe(const char* path, int depth) {
+    struct stat st;
+    if (::lstat(path, &st) != 0) return;
+    if (!S_ISDIR(st.st_mode)) {
+        ::unlink(path);
+        return;
+    }
+    if (depth < 16) {
+        const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            alignas(8) char buf[4096];
+            char child[kMaxPath];
+            for (;;) {
+                const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
+                if (n <= 0) break;
+                for (long off = 0; off < n;) {
+                    // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[]
+                    const auto reclen = *reinterpret_cast<const unsigned short*>(buf + off + 16);
+                    const char* name = buf + off + 19;
+                    off += reclen;
+                    if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))
+                        continue;
+                    const size_t a = std::strlen(path), b = std::strlen(name);
+                    if (a + 1 + b >= sizeof(child)) continue;
+                    std::memcpy(child, path, a);
+                    child[a] = '/';
+                    std::memcpy(child + a + 1, name, b + 1);
+                    remove_tree_signal_safe(child, depth + 1);
+                }
+            }
+            ::close(fd);
+        }
+    }
+    ::rmdir(path);
+}
+
+extern "C" void run_dir_termination_handler(int sig) {
+    if (g_cleanup.armed) {
+        g_cleanup.armed = 0;
+        const bool checkpointed = ::access(g_cleanup.checkpoints[0], F_OK) == 0 ||
+                                  ::access(g_cleanup.checkpoints[1], F_OK) == 0;
+        if (!checkpointed) {
+            if (g_cleanup.whole_dir) {
+                remove_tree_signal_safe(g_cleanup.dir, 0);
+            } else {
+                for (int k = 0; k < g_cleanup.num_doomed; ++k)
+                    remove_tree_signal_safe(g_cleanup.doomed[k], 0);
+            }
+        }
+    }
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+bool copy_path(char (&dst)[kMaxPath], const fs::path& p) {
+    const std::string s = p.string();
+    if (s.size() + 1 > kMaxPath) return false;
+    std::memcpy(dst, s.c_str(), s.size() + 1);
+    return true;
+}
+
+}  // namespace
+
+void RunDirCleanup::arm_on_termination() const {
+    disarm_on_termination();
+    g_cleanup = TerminationCleanup{};
+    const fs::path dir = fs::absolute(dir_);
+    bool ok = copy_path(g_cleanup.dir, dir) &&
+              copy_path(g_cleanup.checkpoints[0], dir / "best.ckpt.h5") &&
+              copy_path(g_cleanup.checkpoints[1], dir / "last.ckpt.h5");
+    g_cleanup.whole_dir = !existed_;
+    if (existed_) {
+        const std::string tmp = ".tmp-" + std::to_string(static_cast<long>(::getpid()));
+        for (const std::string& name :
+             {std::string(".lock"), std::string("config.toml"), std::string("metrics.jsonl"),
+              std::string("partitions"), std::string("report.json"), "last.ckpt.h5" + tmp,
+              "best.ckpt.h5" + tmp}) {
+            if (before_.count(name) > 0 || g_cleanup.num_doomed == kMaxDoomed) continue;
+            ok = ok && copy_path(g_cleanup.doomed[g_cleanup.num_doomed++], dir / name);
+        }
+    }
+    if (!ok) return;  // a path too long for the fixed buffers: no cleanup on signals
+    struct sigaction sa {};
+    sa.sa_handler = run_dir_termination_handler;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : kCleanupSignals) sigaddset(&sa.sa_mask, sig);
+    for (int sig : kCleanupSignals) ::sigaction(sig, &sa, nullptr);
+    g_cleanup.armed = 1;
+}
+
+void RunDirCleanup::disarm_on_termination() noexcept {
+    if (!g_cleanup.armed) return;
+    g_cleanup.armed = 0;
+    for (int sig : kCleanupSignals) ::signal(sig, SIG_DFL);
+}
+
+RunDirCleanup::~RunDirCleanup() { disarm_on_termination(); }
 
 }  // namespace segrank

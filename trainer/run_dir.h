@@ -89,6 +89,21 @@ public:
     /// Performs the removal described above; never throws (problems are printed to stderr).
     /// Returns the number of entries removed (1 for a removed directory).
     int64_t remove_created() const noexcept;
+    /// Also performs a removal when the process is terminated by SIGTERM, SIGINT or SIGHUP before
+    /// its first checkpoint: under MPI a rank that fails aborts the job, and mpirun ends rank 0
+    /// with SIGTERM while it waits in a collective, so its exception path never runs. The handler
+    /// is async-signal-safe (paths prepared here; access, lstat, getdents64, unlink, rmdir only):
+    /// it removes the directory when it did not exist before, else the entries segrank train
+    /// creates (.lock, config.toml, metrics.jsonl, partitions/, report.json and checkpoint
+    /// temporaries) that were not there at the snapshot; then the signal takes its default action.
+    /// Nothing is removed once best.ckpt.h5 or last.ckpt.h5 exists. One armed object per process;
+    /// disarm_on_termination() (also called by the destructor) restores the default handlers.
+    void arm_on_termination() const;
+    /// Removes the handlers of arm_on_termination (no-op when not armed).
+    static void disarm_on_termination() noexcept;
+    ~RunDirCleanup();
+    RunDirCleanup(const RunDirCleanup&) = delete;
+    RunDirCleanup& operator=(const RunDirCleanup&) = delete;
 
 private:
     std::filesystem::path dir_;

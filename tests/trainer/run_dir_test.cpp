@@ -6,11 +6,13 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "tests/support/child_process.h"
 #include "tests/support/test_paths.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
@@ -266,6 +268,60 @@ TEST_CASE(
         CHECK(c.remove_created() == 0);
         CHECK(fs::exists(base / "ckpt" / "last.ckpt.h5"));
     }
+}
+
+TEST_CASE(
+    "a fresh run terminated by SIGTERM before its first checkpoint removes what it created, and "
+    "nothing once a checkpoint exists") {
+    const fs::path base = scratch_dir("run_dir_sigterm");
+    // A directory that did not exist: removed whole.
+    auto fresh = run_in_child([&] {
+        RunDirCleanup c(base / "new");
+        fs::create_directories(base / "new" / "partitions" / "deep");
+        write_text(base / "new" / "partitions" / "deep" / "p.bin", "x");
+        write_text(base / "new" / "config.toml", "x");
+        c.arm_on_termination();
+        ::raise(SIGTERM);
+    });
+    CHECK(fresh.exit_code == 128 + SIGTERM);
+    CHECK_FALSE(fs::exists(base / "new"));
+    // An existing directory: the run's entries go, what was there stays.
+    fs::create_directories(base / "old");
+    write_text(base / "old" / "notes.txt", "keep");
+    auto old = run_in_child([&] {
+        RunDirCleanup c(base / "old");
+        write_text(base / "old" / "config.toml", "x");
+        write_text(base / "old" / "metrics.jsonl", "x");
+        fs::create_directories(base / "old" / "partitions");
+        c.arm_on_termination();
+        ::raise(SIGINT);
+    });
+    CHECK(old.exit_code == 128 + SIGINT);
+    CHECK(fs::exists(base / "old" / "notes.txt"));
+    CHECK_FALSE(fs::exists(base / "old" / "config.toml"));
+    CHECK_FALSE(fs::exists(base / "old" / "metrics.jsonl"));
+    CHECK_FALSE(fs::exists(base / "old" / "partitions"));
+    // A checkpoint was written: everything is kept.
+    auto kept = run_in_child([&] {
+        RunDirCleanup c(base / "ck");
+        fs::create_directories(base / "ck");
+        write_text(base / "ck" / "last.ckpt.h5", "x");
+        write_text(base / "ck" / "config.toml", "x");
+        c.arm_on_termination();
+        ::raise(SIGTERM);
+    });
+    CHECK(kept.exit_code == 128 + SIGTERM);
+    CHECK(fs::exists(base / "ck" / "config.toml"));
+    // Disarmed: the signal only terminates.
+    auto disarmed = run_in_child([&] {
+        RunDirCleanup c(base / "d");
+        fs::create_directories(base / "d");
+        c.arm_on_termination();
+        RunDirCleanup::disarm_on_termination();
+        ::raise(SIGTERM);
+    });
+    CHECK(disarmed.exit_code == 128 + SIGTERM);
+    CHECK(fs::exists(base / "d"));
 }
 
 }  // namespace segrank::test
