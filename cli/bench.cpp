@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "gnn/core/parallel.h"
+#include "gnn/ops/matmul.h"
 #include "util/json.h"
 #include "util/rss.h"
 
@@ -34,7 +35,8 @@ struct ModeResult {
     double median_step_s = 0, median_fresh_s = 0, median_stale_s = 0, median_optimizer_s = 0;
     double peak_rss_mb = 0, final_loss = 0;
     int64_t stale_forwards = 0, skipped_segments = 0;
-    double median_page_faults = 0;  ///< minor faults per timed step (getrusage)
+    double median_page_faults = 0;   ///< minor faults per timed step (getrusage)
+    double median_matmul_flops = 0;  ///< matmul FLOPs per timed step (gnn/ops/matmul.h counter)
 };
 
 // "model name" of /proc/cpuinfo and the 1-minute load average (machine facts for the JSON; "" / -1
@@ -75,10 +77,11 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
     model.params().initialize(seed);
     AdamW opt(model.params(), AdamWConfig{});
     Rng rng = Rng::derive(seed, 0, 0, "bench");
-    std::vector<double> total, fresh, stale, optim, faults;
+    std::vector<double> total, fresh, stale, optim, faults, flops;
     ModeResult r;
     for (int s = 0; s < warmup + steps; ++s) {
         const long f0 = minor_faults();
+        reset_matmul_flops();
         const StepTimes t = segments ? bench::segment_step(model, opt, g, k, rng)
                                      : bench::full_graph_step(model, opt, g, k, rng);
         std::cerr << "  " << (segments ? "segments" : "full")
@@ -87,6 +90,7 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
                   << ", " << minor_faults() - f0 << " page faults\n";
         if (s < warmup) continue;
         faults.push_back(static_cast<double>(minor_faults() - f0));
+        flops.push_back(static_cast<double>(matmul_flops()));
         total.push_back(t.total_s);
         fresh.push_back(t.fresh_s);
         stale.push_back(t.stale_s);
@@ -100,6 +104,7 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
     r.median_stale_s = median(stale);
     r.median_optimizer_s = median(optim);
     r.median_page_faults = median(faults);
+    r.median_matmul_flops = median(flops);
     r.peak_rss_mb = peak_rss_mb();
     return r;
 }
@@ -229,6 +234,7 @@ int run_bench(int argc, char** argv) {
 
     const bench::GemmRate gemm =
         bench::measure_gemm(g.full.feat.rows() * 4, mc.hidden, mc.hidden, 5);
+    const double gemm_peak = std::max(gemm.forward_gflops, gemm.weight_grad_gflops);
     const double spmm_gbps = bench::measure_spmm_gbps(g.full.graph.operands, k * mc.hidden, 5);
 
     const double load_before = load_average();
@@ -276,8 +282,18 @@ int run_bench(int argc, char** argv) {
                   {"skipped_independent_segments_per_step", r.skipped_segments},
                   {"peak_rss_mb", r.peak_rss_mb},
                   {"page_faults_per_step", r.median_page_faults},
+                  {"matmul_gflop_per_step", r.median_matmul_flops * 1e-9},
+                  // Matmul FLOPs over the whole step time, against the best GEMM rate measured
+                  // above: what fraction of the chip's matmul peak the step achieves.
+                  {"matmul_gflops_achieved",
+                   r.median_step_s > 0 ? r.median_matmul_flops * 1e-9 / r.median_step_s : 0.0},
+                  {"fraction_of_gemm_peak",
+                   r.median_step_s > 0 && gemm_peak > 0
+                       ? r.median_matmul_flops * 1e-9 / r.median_step_s / gemm_peak
+                       : 0.0},
                   {"final_loss", r.final_loss}};
         if (has_naive) {
+            m["naive_matmul_gflop_per_step"] = nv.median_matmul_flops * 1e-9;
             m["naive_steps_per_s"] = rate(nv.median_step_s);
             m["naive_median_step_s"] = nv.median_step_s;
             m["naive_peak_rss_mb"] = nv.peak_rss_mb;
@@ -325,13 +341,22 @@ int run_bench(int argc, char** argv) {
     if (a.count("json")) {
         std::cout << js << "\n";
     } else {
+        auto peak_text = [&](const ModeResult& r) {
+            std::ostringstream o;
+            o.precision(3);
+            o << ", matmul " << r.median_matmul_flops * 1e-9 << " GFLOP/step";
+            if (r.median_step_s > 0 && gemm_peak > 0)
+                o << " (" << 100.0 * r.median_matmul_flops * 1e-9 / r.median_step_s / gemm_peak
+                  << "% of the GEMM peak)";
+            return o.str();
+        };
         std::cout << "full graph: " << rate(full.median_step_s) << " steps/s (peak RSS "
-                  << full.peak_rss_mb << " MB)"
-                  << ", speedup vs peer " << speedup_text(peer_full, full.median_step_s)
-                  << ", naive " << speedup_text(peer_full, full_naive.median_step_s) << "\n"
+                  << full.peak_rss_mb << " MB)" << peak_text(full) << ", speedup vs peer "
+                  << speedup_text(peer_full, full.median_step_s) << ", naive "
+                  << speedup_text(peer_full, full_naive.median_step_s) << "\n"
                   << "segments:   " << rate(seg.median_step_s) << " steps/s (peak RSS "
-                  << seg.peak_rss_mb << " MB)"
-                  << ", speedup vs peer " << speedup_text(peer_seg, seg.median_step_s) << ", naive "
+                  << seg.peak_rss_mb << " MB)" << peak_text(seg) << ", speedup vs peer "
+                  << speedup_text(peer_seg, seg.median_step_s) << ", naive "
                   << speedup_text(peer_seg, seg_naive.median_step_s) << "\n"
                   << js << "\n";
     }

@@ -1,9 +1,18 @@
 // matmul dispatch (oneDNN or reference) and the Linear forward/backward built on it.
 #include "gnn/ops/matmul.h"
 
+#include <atomic>
+
 #include "gnn/core/parallel.h"
 
 namespace segrank {
+
+namespace {
+std::atomic<int64_t> g_matmul_flops{0};
+}  // namespace
+
+int64_t matmul_flops() { return g_matmul_flops.load(std::memory_order_relaxed); }
+void reset_matmul_flops() { g_matmul_flops.store(0, std::memory_order_relaxed); }
 
 void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args) {
     const int64_t m = args.trans_a ? a.cols : a.rows;
@@ -14,6 +23,7 @@ void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs
                   "] A", args.trans_a ? "^T" : "", "[", a.rows, ",", a.cols, "] B",
                   args.trans_b ? "^T" : "", "[", b.rows, ",", b.cols, "] do not agree");
     if (m == 0 || n == 0) return;
+    g_matmul_flops.fetch_add(2 * m * n * k, std::memory_order_relaxed);
     if (k == 0) {  // empty reduction: C = bias (+ C)
         for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j) {

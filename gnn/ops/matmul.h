@@ -32,6 +32,12 @@ void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const fl
 void linear_backward(MatrixView dx, MatrixView dw, float* db, ConstMatrixView dy, ConstMatrixView x,
                      ConstMatrixView w);
 
+/// Floating-point operations (2 m n k per product, bias and accumulation not counted) of every
+/// matmul() call of this process since the last reset (relaxed atomic; for benchmarks).
+int64_t matmul_flops();
+/// Sets the matmul_flops() counter to 0.
+void reset_matmul_flops();
+
 namespace detail {
 /// oneDNN implementation (dnnl_matmul.cpp); shapes already validated.
 void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,

@@ -97,3 +97,23 @@ TEST_CASE("the oneDNN cache serves every row count with one primitive per operan
     CHECK(detail::dnnl_cache_size() - before <= 1);
 }
 #endif
+
+TEST_CASE("matmul_flops counts 2 m n k per product, transposed or not, and resets to 0") {
+    Rng rng(3);
+    reset_matmul_flops();
+    CHECK(matmul_flops() == 0);
+    Tensor a = random_tensor(7, 5, rng), b = random_tensor(5, 3, rng), c(7, 3);
+    matmul(c.view(), a.cview(), b.cview());
+    CHECK(matmul_flops() == 2 * 7 * 3 * 5);
+    Tensor at = random_tensor(5, 7, rng), ct(7, 3);
+    MatmulArgs args;
+    args.trans_a = true;
+    matmul(ct.view(), at.cview(), b.cview(), args);
+    CHECK(matmul_flops() == 2 * (2 * 7 * 3 * 5));
+    Tensor x = random_tensor(4, 5, rng), w = random_tensor(6, 5, rng), y(4, 6), dy(4, 6);
+    reset_matmul_flops();
+    linear_forward(y.view(), x.cview(), w.cview(), nullptr);
+    Tensor dx(4, 5), dw(6, 5);
+    linear_backward(dx.view(), dw.view(), nullptr, dy.cview(), x.cview(), w.cview());
+    CHECK(matmul_flops() == 3 * (2 * 4 * 6 * 5));  // forward, dX and dW products
+}
