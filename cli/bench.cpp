@@ -171,8 +171,10 @@ int run_bench(int argc, char** argv) {
         "no-naive", "skip the naive (config independence off) modes")(
         "modes", "comma list of modes to time: full, segments, full_naive, segments_naive",
         cxxopts::value<std::string>()->default_value("full,segments,full_naive,segments_naive"))(
-        "no-peer", "do not run the PyTorch peer")("peer-steps", "peer timed steps",
-                                                  cxxopts::value<int>()->default_value("5"))(
+        "bf16",
+        "also time full and segments with model.precision = bf16 (where the CPU runs bf16 "
+        "natively; docs/model.md#precision)")("no-peer", "do not run the PyTorch peer")(
+        "peer-steps", "peer timed steps", cxxopts::value<int>()->default_value("5"))(
         "peer-warmup", "peer warmup steps", cxxopts::value<int>()->default_value("1"))(
         "python", "interpreter with torch",
         cxxopts::value<std::string>()->default_value("/usr/bin/python3"))(
@@ -248,6 +250,33 @@ int run_bench(int argc, char** argv) {
     if (modes.count("full_naive")) full_naive = run_mode(g, nc, false, k, warmup, steps, seed);
     if (modes.count("segments_naive")) seg_naive = run_mode(g, nc, true, k, warmup, steps, seed);
     const bool naive = modes.count("full_naive") || modes.count("segments_naive");
+    // bf16 rows: the same modes with bf16 operands (fp32 rows above are unchanged).
+    Json bf16_json = nullptr;
+    if (a.count("bf16")) {
+        bf16_json = Json{{"supported", bf16_supported()}};
+        if (bf16_supported()) {
+            set_matmul_precision(MatmulPrecision::kBf16);
+            ModeResult bf, bs;
+            if (modes.count("full")) bf = run_mode(g, mc, false, k, warmup, steps, seed);
+            if (modes.count("segments")) bs = run_mode(g, mc, true, k, warmup, steps, seed);
+            set_matmul_precision(MatmulPrecision::kFp32);
+            auto row = [&](const ModeResult& r, const ModeResult& fp32) {
+                return Json{{"steps_per_s", r.median_step_s > 0 ? 1.0 / r.median_step_s : 0.0},
+                            {"median_step_s", r.median_step_s},
+                            {"peak_rss_mb", r.peak_rss_mb},
+                            {"final_loss", r.final_loss},
+                            {"speedup_vs_fp32", r.median_step_s > 0 && fp32.median_step_s > 0
+                                                    ? fp32.median_step_s / r.median_step_s
+                                                    : 0.0}};
+            };
+            bf16_json["full_graph"] = row(bf, full);
+            bf16_json["segments"] = row(bs, seg);
+        } else {
+            bf16_json["note"] =
+                "this CPU has no native bf16 products (needs avx512_core_bf16): model.precision = "
+                "bf16 runs as fp32 here, so no bf16 rows";
+        }
+    }
     std::map<std::string, double> peer_full, peer_seg;
     if (!a.count("no-peer")) {
         const std::string py = a["python"].as<std::string>(),
@@ -336,7 +365,8 @@ int run_bench(int argc, char** argv) {
          "one fresh segment fwd+bwd + forward-only of every other config-dependent segment for the "
          "K configs + AdamW"},
         {"full_graph", mode_json(full, peer_full, naive, full_naive)},
-        {"segments", mode_json(seg, peer_seg, naive, seg_naive)}};
+        {"segments", mode_json(seg, peer_seg, naive, seg_naive)},
+        {"bf16", bf16_json}};
     const std::string js = dump_json(doc);
     if (a.count("json")) {
         std::cout << js << "\n";

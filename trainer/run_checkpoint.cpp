@@ -222,6 +222,7 @@ LoadedModel load_model(const std::filesystem::path& path) {
     lm.cfg = load_config_string(*text, lm.file.string() + ":config_toml");
     lm.task = parse_task(r.attr_string("task").value_or("layout"));
     lm.normalizer = read_normalizer(r, lm.file);
+    apply_model_precision(lm.cfg, true);  // the precision the model was trained with
     lm.model =
         std::make_unique<Model>(model_config_from(lm.cfg, lm.task, lm.normalizer.output_dim()));
     r.load_params(lm.model->params(), nullptr);
