@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "gnn/core/parallel.h"
+#include "gnn/ops/matmul.h"
 #include "util/json.h"
 #include "util/rss.h"
 
@@ -34,7 +35,8 @@ struct ModeResult {
     double median_step_s = 0, median_fresh_s = 0, median_stale_s = 0, median_optimizer_s = 0;
     double peak_rss_mb = 0, final_loss = 0;
     int64_t stale_forwards = 0, skipped_segments = 0;
-    double median_page_faults = 0;  ///< minor faults per timed step (getrusage)
+    double median_page_faults = 0;   ///< minor faults per timed step (getrusage)
+    double median_matmul_flops = 0;  ///< matmul FLOPs per timed step (gnn/ops/matmul.h counter)
 };
 
 // "model name" of /proc/cpuinfo and the 1-minute load average (machine facts for the JSON; "" / -1
@@ -75,10 +77,11 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
     model.params().initialize(seed);
     AdamW opt(model.params(), AdamWConfig{});
     Rng rng = Rng::derive(seed, 0, 0, "bench");
-    std::vector<double> total, fresh, stale, optim, faults;
+    std::vector<double> total, fresh, stale, optim, faults, flops;
     ModeResult r;
     for (int s = 0; s < warmup + steps; ++s) {
         const long f0 = minor_faults();
+        reset_matmul_flops();
         const StepTimes t = segments ? bench::segment_step(model, opt, g, k, rng)
                                      : bench::full_graph_step(model, opt, g, k, rng);
         std::cerr << "  " << (segments ? "segments" : "full")
@@ -87,6 +90,7 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
                   << ", " << minor_faults() - f0 << " page faults\n";
         if (s < warmup) continue;
         faults.push_back(static_cast<double>(minor_faults() - f0));
+        flops.push_back(static_cast<double>(matmul_flops()));
         total.push_back(t.total_s);
         fresh.push_back(t.fresh_s);
         stale.push_back(t.stale_s);
@@ -100,6 +104,7 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
     r.median_stale_s = median(stale);
     r.median_optimizer_s = median(optim);
     r.median_page_faults = median(faults);
+    r.median_matmul_flops = median(flops);
     r.peak_rss_mb = peak_rss_mb();
     return r;
 }
@@ -166,8 +171,10 @@ int run_bench(int argc, char** argv) {
         "no-naive", "skip the naive (config independence off) modes")(
         "modes", "comma list of modes to time: full, segments, full_naive, segments_naive",
         cxxopts::value<std::string>()->default_value("full,segments,full_naive,segments_naive"))(
-        "no-peer", "do not run the PyTorch peer")("peer-steps", "peer timed steps",
-                                                  cxxopts::value<int>()->default_value("5"))(
+        "bf16",
+        "also time full and segments with model.precision = bf16 (where the CPU runs bf16 "
+        "natively; docs/model.md#precision)")("no-peer", "do not run the PyTorch peer")(
+        "peer-steps", "peer timed steps", cxxopts::value<int>()->default_value("5"))(
         "peer-warmup", "peer warmup steps", cxxopts::value<int>()->default_value("1"))(
         "python", "interpreter with torch",
         cxxopts::value<std::string>()->default_value("/usr/bin/python3"))(
@@ -229,6 +236,7 @@ int run_bench(int argc, char** argv) {
 
     const bench::GemmRate gemm =
         bench::measure_gemm(g.full.feat.rows() * 4, mc.hidden, mc.hidden, 5);
+    const double gemm_peak = std::max(gemm.forward_gflops, gemm.weight_grad_gflops);
     const double spmm_gbps = bench::measure_spmm_gbps(g.full.graph.operands, k * mc.hidden, 5);
 
     const double load_before = load_average();
@@ -242,6 +250,33 @@ int run_bench(int argc, char** argv) {
     if (modes.count("full_naive")) full_naive = run_mode(g, nc, false, k, warmup, steps, seed);
     if (modes.count("segments_naive")) seg_naive = run_mode(g, nc, true, k, warmup, steps, seed);
     const bool naive = modes.count("full_naive") || modes.count("segments_naive");
+    // bf16 rows: the same modes with bf16 operands (fp32 rows above are unchanged).
+    Json bf16_json = nullptr;
+    if (a.count("bf16")) {
+        bf16_json = Json{{"supported", bf16_supported()}};
+        if (bf16_supported()) {
+            set_matmul_precision(MatmulPrecision::kBf16);
+            ModeResult bf, bs;
+            if (modes.count("full")) bf = run_mode(g, mc, false, k, warmup, steps, seed);
+            if (modes.count("segments")) bs = run_mode(g, mc, true, k, warmup, steps, seed);
+            set_matmul_precision(MatmulPrecision::kFp32);
+            auto row = [&](const ModeResult& r, const ModeResult& fp32) {
+                return Json{{"steps_per_s", r.median_step_s > 0 ? 1.0 / r.median_step_s : 0.0},
+                            {"median_step_s", r.median_step_s},
+                            {"peak_rss_mb", r.peak_rss_mb},
+                            {"final_loss", r.final_loss},
+                            {"speedup_vs_fp32", r.median_step_s > 0 && fp32.median_step_s > 0
+                                                    ? fp32.median_step_s / r.median_step_s
+                                                    : 0.0}};
+            };
+            bf16_json["full_graph"] = row(bf, full);
+            bf16_json["segments"] = row(bs, seg);
+        } else {
+            bf16_json["note"] =
+                "this CPU has no native bf16 products (needs avx512_core_bf16): model.precision = "
+                "bf16 runs as fp32 here, so no bf16 rows";
+        }
+    }
     std::map<std::string, double> peer_full, peer_seg;
     if (!a.count("no-peer")) {
         const std::string py = a["python"].as<std::string>(),
@@ -276,8 +311,18 @@ int run_bench(int argc, char** argv) {
                   {"skipped_independent_segments_per_step", r.skipped_segments},
                   {"peak_rss_mb", r.peak_rss_mb},
                   {"page_faults_per_step", r.median_page_faults},
+                  {"matmul_gflop_per_step", r.median_matmul_flops * 1e-9},
+                  // Matmul FLOPs over the whole step time, against the best GEMM rate measured
+                  // above: what fraction of the chip's matmul peak the step achieves.
+                  {"matmul_gflops_achieved",
+                   r.median_step_s > 0 ? r.median_matmul_flops * 1e-9 / r.median_step_s : 0.0},
+                  {"fraction_of_gemm_peak",
+                   r.median_step_s > 0 && gemm_peak > 0
+                       ? r.median_matmul_flops * 1e-9 / r.median_step_s / gemm_peak
+                       : 0.0},
                   {"final_loss", r.final_loss}};
         if (has_naive) {
+            m["naive_matmul_gflop_per_step"] = nv.median_matmul_flops * 1e-9;
             m["naive_steps_per_s"] = rate(nv.median_step_s);
             m["naive_median_step_s"] = nv.median_step_s;
             m["naive_peak_rss_mb"] = nv.peak_rss_mb;
@@ -320,18 +365,28 @@ int run_bench(int argc, char** argv) {
          "one fresh segment fwd+bwd + forward-only of every other config-dependent segment for the "
          "K configs + AdamW"},
         {"full_graph", mode_json(full, peer_full, naive, full_naive)},
-        {"segments", mode_json(seg, peer_seg, naive, seg_naive)}};
+        {"segments", mode_json(seg, peer_seg, naive, seg_naive)},
+        {"bf16", bf16_json}};
     const std::string js = dump_json(doc);
     if (a.count("json")) {
         std::cout << js << "\n";
     } else {
+        auto peak_text = [&](const ModeResult& r) {
+            std::ostringstream o;
+            o.precision(3);
+            o << ", matmul " << r.median_matmul_flops * 1e-9 << " GFLOP/step";
+            if (r.median_step_s > 0 && gemm_peak > 0)
+                o << " (" << 100.0 * r.median_matmul_flops * 1e-9 / r.median_step_s / gemm_peak
+                  << "% of the GEMM peak)";
+            return o.str();
+        };
         std::cout << "full graph: " << rate(full.median_step_s) << " steps/s (peak RSS "
-                  << full.peak_rss_mb << " MB)"
-                  << ", speedup vs peer " << speedup_text(peer_full, full.median_step_s)
-                  << ", naive " << speedup_text(peer_full, full_naive.median_step_s) << "\n"
+                  << full.peak_rss_mb << " MB)" << peak_text(full) << ", speedup vs peer "
+                  << speedup_text(peer_full, full.median_step_s) << ", naive "
+                  << speedup_text(peer_full, full_naive.median_step_s) << "\n"
                   << "segments:   " << rate(seg.median_step_s) << " steps/s (peak RSS "
-                  << seg.peak_rss_mb << " MB)"
-                  << ", speedup vs peer " << speedup_text(peer_seg, seg.median_step_s) << ", naive "
+                  << seg.peak_rss_mb << " MB)" << peak_text(seg) << ", speedup vs peer "
+                  << speedup_text(peer_seg, seg.median_step_s) << ", naive "
                   << speedup_text(peer_seg, seg_naive.median_step_s) << "\n"
                   << js << "\n";
     }

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "gnn/core/check.h"
+#include "util/exit_status.h"
 
 namespace {
 
@@ -53,12 +54,10 @@ int main(int argc, char** argv) {
         if (name != c.name) continue;
         try {
             return c.run(argc - 1, argv + 1);
-        } catch (const segrank::Error& e) {
-            std::fprintf(stderr, "segrank %s: error: %s\n", c.name, e.what());
-            return 1;
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "segrank %s: internal error: %s\n", c.name, e.what());
-            return 3;
+        } catch (...) {
+            const segrank::ExitReport r = segrank::classify_exception(std::current_exception());
+            std::fprintf(stderr, "segrank %s: %s\n", c.name, r.message.c_str());
+            return r.code;
         }
     }
     std::fprintf(stderr, "segrank: unknown command '%s'\n\n", argv[1]);

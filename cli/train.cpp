@@ -109,6 +109,9 @@ int run_train(int argc, char** argv) {
                         " from an earlier run; use --resume ", dir.string(),
                         " to continue it, --overwrite to start over, or another train.run_dir"));
                 }
+                // Under MPI a failing rank aborts the job and rank 0 ends by SIGTERM inside a
+                // collective: the cleanup then runs from the signal handler.
+                cleanup->arm_on_termination();
             }
         }
         try {

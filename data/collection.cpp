@@ -124,13 +124,26 @@ Task infer_task(const std::filesystem::path& npz_file) {
     return tile ? Task::kTile : Task::kLayout;
 }
 
+void check_listed_file(const std::filesystem::directory_entry& e, std::string_view what) {
+    std::error_code ec;
+    if (e.is_regular_file(ec)) return;
+    if (e.is_symlink(ec)) {
+        const auto target = std::filesystem::read_symlink(e.path(), ec);
+        SEGRANK_CHECK(std::filesystem::exists(e.path(), ec), e.path().string(),
+                      ": broken symbolic link (to '", target.string(), "', which does not exist)");
+    }
+    throw Error(str(e.path().string(), ": not a regular file (expected a .", what, " file)"));
+}
+
 namespace {
 
 std::vector<std::filesystem::path> npz_files(const std::filesystem::path& dir) {
     std::vector<std::filesystem::path> out;
     if (!std::filesystem::is_directory(dir)) return out;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
-        if (e.is_regular_file() && e.path().extension() == ".npz") out.push_back(e.path());
+        if (e.path().extension() != ".npz") continue;
+        check_listed_file(e, "npz");
+        out.push_back(e.path());
     }
     std::sort(out.begin(), out.end(),
               [](const auto& a, const auto& b) { return a.filename() < b.filename(); });

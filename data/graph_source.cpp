@@ -205,4 +205,28 @@ LayoutGraph NpzGraphSource::load_layout(int64_t i, const ConfigRows& rows) const
     return g;
 }
 
+ConfigTensors NpzGraphSource::load_labels(int64_t i) const {
+    SEGRANK_CHECK(i >= 0 && i < size(), c_.dir.string(), ": graph index ", i, " out of range");
+    const NpzReader z(c_.files[static_cast<size_t>(i)]);
+    auto read = [&](const std::string& key) {
+        const NpyHeader h = z.header(key);
+        SEGRANK_CHECK(h.shape.size() == 1, z.where(key), ": expected shape (c,), got ",
+                      h.shape.size(), " dimensions");
+        std::vector<int64_t> v(static_cast<size_t>(h.shape[0]));
+        z.read_i64(key, v);
+        return v;
+    };
+    ConfigTensors t;
+    t.runtime = read("config_runtime");
+    if (c_.id.task == Task::kTile) t.runtime_normalizers = read("config_runtime_normalizers");
+    SEGRANK_CHECK(t.runtime_normalizers.empty() || t.runtime_normalizers.size() == t.runtime.size(),
+                  z.where("config_runtime_normalizers"), ": ", t.runtime_normalizers.size(),
+                  " entries, config_runtime ", t.runtime.size());
+    for (size_t k = 0; k < t.runtime.size(); ++k)
+        SEGRANK_CHECK(
+            t.runtime[k] >= 0 && (t.runtime_normalizers.empty() || t.runtime_normalizers[k] > 0),
+            z.path().string(), ": config ", k, ": negative runtime or normalizer <= 0");
+    return t;
+}
+
 }  // namespace segrank

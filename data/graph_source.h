@@ -126,6 +126,9 @@ public:
     GraphInfo info(int64_t i) const override;
     TileGraph load_tile(int64_t i, const ConfigRows& rows) const override;
     LayoutGraph load_layout(int64_t i, const ConfigRows& rows) const override;
+    /// Reads only the config_runtime (and tile config_runtime_normalizers) members; checks as
+    /// GraphStore::load_labels (runtimes >= 0, normalizers > 0, equal lengths).
+    ConfigTensors load_labels(int64_t i) const override;
 
 private:
     Collection c_;

@@ -32,9 +32,11 @@ bool is_hdf5_file(const std::filesystem::path& path) {
 
 std::vector<std::filesystem::path> list_graph_stores(const std::filesystem::path& dir) {
     std::vector<std::filesystem::path> stores;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-        if (e.is_regular_file() && e.path().extension() == ".h5" && is_hdf5_file(e.path()))
-            stores.push_back(e.path());
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        if (e.path().extension() != ".h5") continue;
+        check_listed_file(e, "h5");
+        if (is_hdf5_file(e.path())) stores.push_back(e.path());
+    }
     std::sort(stores.begin(), stores.end());
     return stores;
 }

@@ -7,7 +7,7 @@
 # covers; --smoke runs all but store_raw, whose findings are inside libhdf5).
 # Env: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_MEM_MB (default 2048: -rss_limit_mb and
 #      -malloc_limit_mb, so one allocation or the process above it is a finding), FUZZ_NICE (10),
-#      JOBS (default nproc).
+#      JOBS (default nproc), FUZZ_SEED (libFuzzer -seed; --smoke defaults to 1).
 # Seeds: fuzz/corpus/<target>/ plus fixture files (../shared/data npz, pb and eval-indices files,
 # configs/*.toml, the crafted npz files of tests/data/make_npz_cases.py), copied into
 # $FUZZ_BUILD_DIR/corpus/<target>/, which the runs grow. Findings: $FUZZ_BUILD_DIR/artifacts/<target>/.
@@ -77,7 +77,7 @@ run() {
   TMPDIR="$BUILD" UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS=suppressions="$ROOT/fuzz/lsan.supp" \
     ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer || true)} nice -n "$NICE" "$BUILD/fuzz/fuzz_$t" \
     -max_total_time="$secs" -rss_limit_mb="$MEM" -malloc_limit_mb="$MEM" -max_len="$(max_len "$t")" \
-    -timeout=30 -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t/" "$BUILD/corpus/$t" \
+    -timeout=30 -print_final_stats=1 ${FUZZ_SEED:+-seed=$FUZZ_SEED} -artifact_prefix="$BUILD/artifacts/$t/" "$BUILD/corpus/$t" \
     >"$log" 2>&1 || rc=$?
   local runs cov corp
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
@@ -97,6 +97,7 @@ case ${1:-} in
   --build) build ;;
   --smoke)
     secs=${2:-20}
+    FUZZ_SEED=${FUZZ_SEED:-1}  # the same input sequence on every CI run
     build
     status=0
     for t in "${SMOKE[@]}"; do run "$t" "$secs" || status=1; done

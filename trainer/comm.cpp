@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "gnn/core/check.h"
+#include "util/exit_status.h"
 
 namespace segrank {
 
@@ -67,22 +68,18 @@ std::unique_ptr<Communicator> make_communicator([[maybe_unused]] int* argc,
 }
 
 int run_guarded(Communicator& comm, const std::function<int()>& body) {
-    int code = 0;
-    std::string message;
+    ExitReport r;
     try {
         return body();
-    } catch (const Error& e) {
-        code = 1;
-        message = e.what();
-    } catch (const std::exception& e) {
-        code = 3;
-        message = str("internal error: ", e.what());
+    } catch (...) {
+        r = classify_exception(std::current_exception());
     }
+    const int code = r.code;
     if (comm.size() > 1)  // which rank failed matters only when there are several
-        std::fprintf(stderr, "segrank [rank %d/%d]: error: %s\n", comm.rank(), comm.size(),
-                     message.c_str());
+        std::fprintf(stderr, "segrank [rank %d/%d]: %s\n", comm.rank(), comm.size(),
+                     r.message.c_str());
     else
-        std::fprintf(stderr, "segrank: error: %s\n", message.c_str());
+        std::fprintf(stderr, "segrank: %s\n", r.message.c_str());
     std::fflush(stderr);
     if (comm.size() > 1) comm.abort(code);  // the other ranks may be inside a collective
     return code;

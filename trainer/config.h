@@ -15,6 +15,7 @@
 #include "gnn/core/enum_names.h"
 #include "gnn/loss.h"
 #include "gnn/model.h"
+#include "gnn/ops/matmul.h"
 #include "gnn/ops/pointwise.h"
 #include "gnn/optim.h"
 #include "sampling/config_sampler.h"
@@ -82,6 +83,9 @@ struct ModelSection {
     bool hwmodel_prior = false;
     bool layout_mismatch = false;  ///< layout-mismatch features at configurable nodes
                                    ///< (docs/model.md#layout-mismatch-features)
+    /// operand type of the large matmuls (docs/model.md#precision); bf16 falls back to fp32 on
+    /// CPUs without native bf16
+    MatmulPrecision precision = MatmulPrecision::kFp32;
     bool operator==(const ModelSection&) const = default;
 };
 

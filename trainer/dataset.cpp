@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "data/collection.h"
@@ -43,6 +44,32 @@ static void split_graph_configs(const GraphEntry& e, double fraction, uint64_t s
     held_out = std::move(split.heldout);
 }
 
+namespace {
+
+// Graph holdout by split: a graph (same task, source, search and name) in both the train and the
+// valid split would be scored on what it was trained on.
+void refuse_shared_graphs(const std::vector<GraphEntry>& train,
+                          const std::vector<GraphEntry>& valid, const cfg::DataSection& data) {
+    auto key = [](const GraphEntry& e) {
+        return str(to_string(e.collection.task), ":", to_string(e.collection.source), ":",
+                   to_string(e.collection.search), ":", e.name);
+    };
+    std::map<std::string, const GraphEntry*> in_train;
+    for (const auto& e : train) in_train.emplace(key(e), &e);
+    for (const auto& v : valid) {
+        const auto it = in_train.find(key(v));
+        if (it == in_train.end()) continue;
+        const GraphEntry& t = *it->second;
+        throw Error(str("data.valid_split = \"", data.valid_split, "\": graph '", v.name,
+                        "' is in the training split too (", t.source->where(t.index), " and ",
+                        v.source->where(v.index),
+                        "), so validation would score what the model was trained on; remove one "
+                        "copy, or hold out configs (data.holdout = \"configs\")"));
+    }
+}
+
+}  // namespace
+
 void Dataset::open_sources(const cfg::DataSection& data) {
     const std::filesystem::path root = data.root;
     SEGRANK_CHECK(std::filesystem::exists(root), "data.root: '", root.string(),
@@ -58,8 +85,11 @@ void Dataset::open_sources(const cfg::DataSection& data) {
         if (std::filesystem::is_regular_file(root)) {
             files.push_back(root);
         } else {
-            for (const auto& e : std::filesystem::directory_iterator(root))
-                if (e.is_regular_file() && e.path().extension() == ".h5") files.push_back(e.path());
+            for (const auto& e : std::filesystem::directory_iterator(root)) {
+                if (e.path().extension() != ".h5") continue;
+                check_listed_file(e, "h5");
+                files.push_back(e.path());
+            }
         }
         std::sort(files.begin(), files.end());
         SEGRANK_CHECK(!files.empty(), "data.root: no .h5 stores in '", root.string(),
@@ -133,6 +163,7 @@ Dataset::Dataset(const cfg::DataSection& data, uint64_t seed) {
             !eval_.empty(), "data.valid_split: no graphs in split '", data.valid_split, "' under '",
             data.root,
             "' (use data.holdout = \"configs\" or data.holdout_folds for data sets without one)");
+        refuse_shared_graphs(train_, eval_, data);
         how = str("graphs (split '", data.valid_split, "')");
     } else {
         const auto n = static_cast<int64_t>(train.size());

@@ -129,7 +129,7 @@ void Trainer::save_checkpoint(const std::string& name) {
                             cspan(normalizer_.means()));
         w.put_array<double>("normalizer/stds", {normalizer_.output_dim()},
                             cspan(normalizer_.stds()));
-        const std::string manifest = data_manifest(dataset_->train(), dataset_->eval());
+        const std::string& manifest = data_manifest_;
         w.put_attr("data_fingerprint", data_fingerprint(manifest));
         w.put_array<uint8_t>("data/manifest", {static_cast<int64_t>(manifest.size())},
                              {reinterpret_cast<const uint8_t*>(manifest.data()), manifest.size()});
@@ -222,6 +222,7 @@ LoadedModel load_model(const std::filesystem::path& path) {
     lm.cfg = load_config_string(*text, lm.file.string() + ":config_toml");
     lm.task = parse_task(r.attr_string("task").value_or("layout"));
     lm.normalizer = read_normalizer(r, lm.file);
+    apply_model_precision(lm.cfg, true);  // the precision the model was trained with
     lm.model =
         std::make_unique<Model>(model_config_from(lm.cfg, lm.task, lm.normalizer.output_dim()));
     r.load_params(lm.model->params(), nullptr);

@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -87,6 +89,7 @@ std::vector<std::pair<std::string, std::string>> config_values(const RunConfig& 
 
 struct ManifestLine {
     std::string role, collection, name, nodes, edges, configs;
+    std::string labels;  ///< "labels=<16 hex>"; empty in manifests written before it existed
     std::string key() const { return str(role, " graph '", name, "' (", collection, ")"); }
     std::string sizes() const {
         return str(nodes, " nodes, ", edges, " edges, ", configs, " configs");
@@ -101,8 +104,8 @@ std::vector<ManifestLine> parse_manifest(std::string_view text) {
         std::vector<std::string> f;
         std::istringstream ls(line);
         for (std::string field; std::getline(ls, field, '\t');) f.push_back(field);
-        f.resize(6);
-        out.push_back({f[0], f[1], f[2], f[3], f[4], f[5]});
+        f.resize(7);
+        out.push_back({f[0], f[1], f[2], f[3], f[4], f[5], f[6]});
     }
     return out;
 }
@@ -187,13 +190,35 @@ void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
         ", so there is nothing left to train; raise it, e.g. --set train.steps=", r.step() + 1000);
 }
 
+std::string labels_fingerprint(const GraphEntry& e) {
+    SEGRANK_CHECK(e.source != nullptr, "graph '", e.name, "' has no source to read runtimes from");
+    const ConfigTensors t = e.source->load_labels(e.index);
+    uint64_t h = 14695981039346656037ull;  // FNV-1a over the little-endian int64 values
+    auto mix = [&h](const std::vector<int64_t>& v) {
+        for (int64_t x : v)
+            for (int b = 0; b < 8; ++b) {
+                h ^= static_cast<uint64_t>(x) >> (8 * b) & 0xffu;
+                h *= 1099511628211ull;
+            }
+    };
+    mix(t.runtime);
+    mix(t.runtime_normalizers);
+    char buf[17];
+    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
 std::string data_manifest(const std::vector<GraphEntry>& train,
                           const std::vector<GraphEntry>& eval) {
     std::string out;
+    std::map<std::pair<const GraphSource*, int64_t>, std::string> labels;  // a graph read once
     auto add = [&](const char* role, const std::vector<GraphEntry>& entries) {
-        for (const auto& e : entries)
+        for (const auto& e : entries) {
+            auto [it, fresh] = labels.try_emplace({e.source, e.index});
+            if (fresh) it->second = labels_fingerprint(e);
             out += str(role, "\t", e.collection.name(), "\t", e.name, "\t", e.info.num_nodes, "\t",
-                       e.info.num_edges, "\t", e.info.num_configs, "\n");
+                       e.info.num_edges, "\t", e.info.num_configs, "\tlabels=", it->second, "\n");
+        }
     };
     add("train", train);
     add("eval", eval);
@@ -230,13 +255,19 @@ void check_data_manifest(std::string_view stored, const std::vector<GraphEntry>&
         const auto& a = was[i];
         const auto& b = now[i];
         if (a.role == b.role && a.collection == b.collection && a.name == b.name) {
-            if (a.sizes() == b.sizes()) continue;
-            throw Error(str(head, b.key(), " had ", a.sizes(), ", now ", b.sizes(), " (file ",
-                            where(i), ")"));
+            if (a.sizes() != b.sizes())
+                throw Error(str(head, b.key(), " had ", a.sizes(), ", now ", b.sizes(), " (file ",
+                                where(i), ")"));
+            if (a.labels.empty() || a.labels == b.labels) continue;  // empty: older checkpoint
+            throw Error(str(
+                head, b.key(), " has the same sizes but other runtimes (", "config_runtime",
+                entry_at(i).collection.task == Task::kTile ? " or config_runtime_normalizers" : "",
+                " changed; file ", where(i), ")"));
         }
         throw Error(str(head, "expected ", a.key(), " at position ", i, ", found ", b.key(),
                         " (file ", where(i), "); the store or data.root was replaced"));
     }
+    if (now.size() == was.size()) return;  // only the labels column of an older checkpoint
     if (now.size() > was.size())
         throw Error(str(head, now[was.size()].key(), " is new (file ", where(was.size()), ")"));
     throw Error(str(head, was[now.size()].key(), " is missing from the data (", was.size(),
@@ -286,5 +317,120 @@ int64_t RunDirCleanup::remove_created() const noexcept {
     }
     return removed;
 }
+
+namespace {
+
+// State of the armed termination cleanup, prepared outside the handler (fixed buffers only).
+constexpr size_t kMaxPath = 4096;
+constexpr int kMaxDoomed = 8;
+struct TerminationCleanup {
+    volatile sig_atomic_t armed = 0;
+    bool whole_dir = false;              // the run directory did not exist before
+    char dir[kMaxPath] = {};             // the run directory
+    char checkpoints[2][kMaxPath] = {};  // best / last: present = keep everything
+    char doomed[kMaxDoomed][kMaxPath] = {};
+    int num_doomed = 0;
+};
+TerminationCleanup g_cleanup;
+constexpr int kCleanupSignals[] = {SIGTERM, SIGINT, SIGHUP};
+
+// Async-signal-safe recursive removal of `path` (a file, a link or a directory tree).
+void remove_tree_signal_safe(const char* path, int depth) {
+    struct stat st;
+    if (::lstat(path, &st) != 0) return;
+    if (!S_ISDIR(st.st_mode)) {
+        ::unlink(path);
+        return;
+    }
+    if (depth < 16) {
+        const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            alignas(8) char buf[4096];
+            char child[kMaxPath];
+            for (;;) {
+                const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
+                if (n <= 0) break;
+                for (long off = 0; off < n;) {
+                    // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[]
+                    const auto reclen = *reinterpret_cast<const unsigned short*>(buf + off + 16);
+                    const char* name = buf + off + 19;
+                    off += reclen;
+                    if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))
+                        continue;
+                    const size_t a = std::strlen(path), b = std::strlen(name);
+                    if (a + 1 + b >= sizeof(child)) continue;
+                    std::memcpy(child, path, a);
+                    child[a] = '/';
+                    std::memcpy(child + a + 1, name, b + 1);
+                    remove_tree_signal_safe(child, depth + 1);
+                }
+            }
+            ::close(fd);
+        }
+    }
+    ::rmdir(path);
+}
+
+extern "C" void run_dir_termination_handler(int sig) {
+    if (g_cleanup.armed) {
+        g_cleanup.armed = 0;
+        const bool checkpointed = ::access(g_cleanup.checkpoints[0], F_OK) == 0 ||
+                                  ::access(g_cleanup.checkpoints[1], F_OK) == 0;
+        if (!checkpointed) {
+            if (g_cleanup.whole_dir) {
+                remove_tree_signal_safe(g_cleanup.dir, 0);
+            } else {
+                for (int k = 0; k < g_cleanup.num_doomed; ++k)
+                    remove_tree_signal_safe(g_cleanup.doomed[k], 0);
+            }
+        }
+    }
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+bool copy_path(char (&dst)[kMaxPath], const fs::path& p) {
+    const std::string s = p.string();
+    if (s.size() + 1 > kMaxPath) return false;
+    std::memcpy(dst, s.c_str(), s.size() + 1);
+    return true;
+}
+
+}  // namespace
+
+void RunDirCleanup::arm_on_termination() const {
+    disarm_on_termination();
+    g_cleanup = TerminationCleanup{};
+    const fs::path dir = fs::absolute(dir_);
+    bool ok = copy_path(g_cleanup.dir, dir) &&
+              copy_path(g_cleanup.checkpoints[0], dir / "best.ckpt.h5") &&
+              copy_path(g_cleanup.checkpoints[1], dir / "last.ckpt.h5");
+    g_cleanup.whole_dir = !existed_;
+    if (existed_) {
+        const std::string tmp = ".tmp-" + std::to_string(static_cast<long>(::getpid()));
+        for (const std::string& name :
+             {std::string(".lock"), std::string("config.toml"), std::string("metrics.jsonl"),
+              std::string("partitions"), std::string("report.json"), "last.ckpt.h5" + tmp,
+              "best.ckpt.h5" + tmp}) {
+            if (before_.count(name) > 0 || g_cleanup.num_doomed == kMaxDoomed) continue;
+            ok = ok && copy_path(g_cleanup.doomed[g_cleanup.num_doomed++], dir / name);
+        }
+    }
+    if (!ok) return;  // a path too long for the fixed buffers: no cleanup on signals
+    struct sigaction sa {};
+    sa.sa_handler = run_dir_termination_handler;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : kCleanupSignals) sigaddset(&sa.sa_mask, sig);
+    for (int sig : kCleanupSignals) ::sigaction(sig, &sa, nullptr);
+    g_cleanup.armed = 1;
+}
+
+void RunDirCleanup::disarm_on_termination() noexcept {
+    if (!g_cleanup.armed) return;
+    g_cleanup.armed = 0;
+    for (int sig : kCleanupSignals) ::signal(sig, SIG_DFL);
+}
+
+RunDirCleanup::~RunDirCleanup() { disarm_on_termination(); }
 
 }  // namespace segrank

@@ -57,9 +57,14 @@ void check_resume_config(const RunConfig& run, const RunConfig& now,
 /// train.steps > the checkpoint step. Throws segrank::Error naming RUN.
 void check_resume_start(const RunConfig& now, const std::filesystem::path& run_dir);
 
+/// 64-bit FNV-1a of graph `e`'s runtimes (and tile normalizers) as 16 hex digits, read with
+/// GraphSource::load_labels (npz: the runtime members only). Throws what load_labels throws.
+std::string labels_fingerprint(const GraphEntry& e);
+
 /// The data a run trains and evaluates on, one line per graph in role order:
-/// `<train|eval>\t<collection>\t<name>\t<num_nodes>\t<num_edges>\t<num_configs>\n`.
-/// Files are not part of it (moving the data keeps a run resumable).
+/// `<train|eval>\t<collection>\t<name>\t<num_nodes>\t<num_edges>\t<num_configs>\tlabels=<hex>\n`
+/// (labels_fingerprint; each graph's runtimes are read once). Files are not part of it (moving the
+/// data keeps a run resumable); changed runtimes are.
 std::string data_manifest(const std::vector<GraphEntry>& train,
                           const std::vector<GraphEntry>& eval);
 
@@ -67,8 +72,9 @@ std::string data_manifest(const std::vector<GraphEntry>& train,
 std::string data_fingerprint(std::string_view manifest);
 
 /// Compares the manifest stored in a checkpoint with the current data. Throws segrank::Error naming
-/// `ckpt`, the first graph that differs (what it was, what it is) and the file it is read from now
-/// (GraphSource::where), or the graph that is missing or new.
+/// `ckpt`, the first graph that differs (what it was, what it is: sizes, or runtimes with the same
+/// sizes) and the file it is read from now (GraphSource::where), or the graph that is missing or
+/// new. A manifest without the labels column (checkpoints of older segrank) is compared by sizes.
 void check_data_manifest(std::string_view stored, const std::vector<GraphEntry>& train,
                          const std::vector<GraphEntry>& eval, const std::filesystem::path& ckpt);
 
@@ -83,6 +89,21 @@ public:
     /// Performs the removal described above; never throws (problems are printed to stderr).
     /// Returns the number of entries removed (1 for a removed directory).
     int64_t remove_created() const noexcept;
+    /// Also performs a removal when the process is terminated by SIGTERM, SIGINT or SIGHUP before
+    /// its first checkpoint: under MPI a rank that fails aborts the job, and mpirun ends rank 0
+    /// with SIGTERM while it waits in a collective, so its exception path never runs. The handler
+    /// is async-signal-safe (paths prepared here; access, lstat, getdents64, unlink, rmdir only):
+    /// it removes the directory when it did not exist before, else the entries segrank train
+    /// creates (.lock, config.toml, metrics.jsonl, partitions/, report.json and checkpoint
+    /// temporaries) that were not there at the snapshot; then the signal takes its default action.
+    /// Nothing is removed once best.ckpt.h5 or last.ckpt.h5 exists. One armed object per process;
+    /// disarm_on_termination() (also called by the destructor) restores the default handlers.
+    void arm_on_termination() const;
+    /// Removes the handlers of arm_on_termination (no-op when not armed).
+    static void disarm_on_termination() noexcept;
+    ~RunDirCleanup();
+    RunDirCleanup(const RunDirCleanup&) = delete;
+    RunDirCleanup& operator=(const RunDirCleanup&) = delete;
 
 private:
     std::filesystem::path dir_;

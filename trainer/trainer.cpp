@@ -23,6 +23,18 @@
 
 namespace segrank {
 
+MatmulPrecision apply_model_precision(const RunConfig& cfg, bool announce) {
+    const MatmulPrecision used = resolve_matmul_precision(cfg.model.precision);
+    if (announce && used != cfg.model.precision)
+        std::fprintf(stderr,
+                     "segrank: model.precision = %s: this CPU has no native bf16 products (needs "
+                     "avx512_core_bf16), using %s\n",
+                     std::string(to_string(cfg.model.precision)).c_str(),
+                     std::string(to_string(used)).c_str());
+    set_matmul_precision(used);
+    return used;
+}
+
 ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim) {
     ModelConfig m;
     m.task = task;
@@ -310,9 +322,12 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
         check_resume_start(cfg_,
                            run_dir_);  // config keys and train.steps, before anything is written
     }
+    apply_model_precision(cfg_, comm_.rank() == 0);
     dataset_ = std::make_unique<Dataset>(cfg_.data, static_cast<uint64_t>(cfg_.sampling.seed));
     const auto& train = dataset_->train();
     check_ranks_agree(comm_, "list of graphs", graph_manifest(*dataset_));
+    data_manifest_ = data_manifest(train, dataset_->eval());  // reads every graph's runtimes
+    check_ranks_agree(comm_, "runtimes of the graphs (data manifest)", data_manifest_);
     task_ = train.front().collection.task;
     for (const auto& e : train)
         SEGRANK_CHECK(e.collection.task == task_,

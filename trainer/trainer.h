@@ -39,6 +39,11 @@ struct EvalResult {
 
 /// Maps the config sections to library option structs (docs/style.md#config-values).
 ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim);
+
+/// Sets this process's matmul precision from `model.precision` (resolve_matmul_precision) and
+/// returns what is used; when bf16 falls back to fp32, prints one line saying so to stderr (if
+/// `announce`).
+MatmulPrecision apply_model_precision(const RunConfig& cfg, bool announce);
 GstOptions gst_options_from(const RunConfig& cfg);
 PrepareOptions prepare_options_from(const RunConfig& cfg);
 
@@ -129,6 +134,7 @@ private:
     Communicator& comm_;
     std::filesystem::path run_dir_;
     std::unique_ptr<Dataset> dataset_;
+    std::string data_manifest_;  ///< data_manifest of dataset_, read once at construction
     Normalizer normalizer_;
     Task task_ = Task::kLayout;
     std::unique_ptr<Model> model_;

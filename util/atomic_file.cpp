@@ -247,4 +247,40 @@ void AtomicOutput::commit() {
     commit_file(tmp_, target_);
 }
 
+CreatedDirectories::CreatedDirectories(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    fs::path target = fs::absolute(dir).lexically_normal();
+    if (target.filename().empty() && target != target.root_path()) target = target.parent_path();
+    std::vector<fs::path> missing;  // innermost first
+    for (fs::path p = target;; p = p.parent_path()) {
+        std::error_code ec;
+        const auto st = fs::status(p, ec);
+        if (fs::exists(st)) {
+            SEGRANK_CHECK(fs::is_directory(st), "'", p.string(), "' exists and is not a directory",
+                          p == target ? "" : str(" (needed for '", dir.string(), "')"));
+            break;
+        }
+        missing.push_back(p);
+        if (p == p.root_path() || !p.has_parent_path()) break;
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        std::error_code ec;
+        if (!fs::create_directory(*it, ec) && ec) {
+            remove_empty_created();
+            throw Error(str("cannot create directory '", it->string(), "': ", ec.message()));
+        }
+        created_.push_back(*it);
+    }
+}
+
+CreatedDirectories::~CreatedDirectories() { remove_empty_created(); }
+
+void CreatedDirectories::remove_empty_created() noexcept {
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+        std::error_code ec;
+        if (std::filesystem::is_empty(*it, ec) && !ec) std::filesystem::remove(*it, ec);
+    }
+    created_.clear();
+}
+
 }  // namespace segrank

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <string_view>
+#include <vector>
 
 namespace segrank {
 
@@ -74,6 +75,28 @@ private:
     std::filesystem::path target_;
     std::filesystem::path tmp_;
     bool done_ = false;
+};
+
+/// An output directory made for one command: the constructor creates `dir` and its missing
+/// parents; unless keep() is called, the destructor removes, innermost first, every directory it
+/// created that is still empty, so a command that fails leaves no empty folder behind (what it
+/// wrote inside is the command's to remove). Throws segrank::Error naming the path and the
+/// system's reason when a directory cannot be created, or when `dir` exists and is not a
+/// directory.
+class CreatedDirectories {
+public:
+    explicit CreatedDirectories(const std::filesystem::path& dir);
+    ~CreatedDirectories();
+    CreatedDirectories(const CreatedDirectories&) = delete;
+    CreatedDirectories& operator=(const CreatedDirectories&) = delete;
+    /// The command succeeded: keep the directories.
+    void keep() noexcept { created_.clear(); }
+    /// The directories this object created, outermost first (empty once kept).
+    const std::vector<std::filesystem::path>& created() const { return created_; }
+
+private:
+    void remove_empty_created() noexcept;
+    std::vector<std::filesystem::path> created_;
 };
 
 }  // namespace segrank

@@ -3,12 +3,15 @@
 // leading dims}. The row dimension is a runtime dim (DNNL_RUNTIME_DIM_VAL) so one primitive serves
 // every segment size: M for forward/dX products, K (the reduction over rows) for weight-gradient
 // products A^T B. dnnl::error -> segrank::Error.
+#include <cstring>
 #include <dnnl.hpp>
 #include <map>
 #include <memory>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
+#include "gnn/core/parallel.h"
 #include "gnn/ops/matmul.h"
 
 namespace segrank::detail {
@@ -22,17 +25,19 @@ struct Key {
     bool trans_a, trans_b, accumulate, bias;
     int64_t m, k, n;  // kRt where the dim is a runtime dim
     int64_t lda, ldb, ldc;
+    bool bf16 = false;  // bf16 A and B (packed, so lda / ldb are the stored row lengths)
     auto tie() const {
-        return std::tie(trans_a, trans_b, accumulate, bias, m, k, n, lda, ldb, ldc);
+        return std::tie(trans_a, trans_b, accumulate, bias, m, k, n, lda, ldb, ldc, bf16);
     }
     bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
-memory::desc md(int64_t rows, int64_t cols, bool trans, int64_t ld) {
+memory::desc md(int64_t rows, int64_t cols, bool trans, int64_t ld,
+                memory::data_type type = memory::data_type::f32) {
     // A logical [rows, cols] operand stored row-major, or stored transposed ([cols, rows]
     // row-major).
     const memory::dims strides = trans ? memory::dims{1, ld} : memory::dims{ld, 1};
-    return memory::desc({rows, cols}, memory::data_type::f32, strides);
+    return memory::desc({rows, cols}, type, strides);
 }
 
 class DnnlContext {
@@ -51,8 +56,9 @@ public:
             ops.append_sum(1.0f);
             attr.set_post_ops(ops);
         }
-        const memory::desc a = md(key.m, key.k, key.trans_a, key.lda);
-        const memory::desc b = md(key.k, key.n, key.trans_b, key.ldb);
+        const auto in_type = key.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+        const memory::desc a = md(key.m, key.k, key.trans_a, key.lda, in_type);
+        const memory::desc b = md(key.k, key.n, key.trans_b, key.ldb, in_type);
         const memory::desc c = md(key.m, key.n, false, key.ldc);
         std::unique_ptr<dnnl::matmul::desc> desc;
         if (key.bias) {
@@ -114,5 +120,74 @@ void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const Matmu
 }
 
 int64_t dnnl_cache_size() { return context().size(); }
+
+bool dnnl_bf16_native() {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto need = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+    return (isa & need) == need;
+}
+
+namespace {
+
+// The stored [rows, cols] operand `x` as packed bf16 (round to nearest even) in `out`.
+void pack_bf16(ConstMatrixView x, std::vector<uint16_t>& out) {
+    out.resize(static_cast<size_t>(x.rows * x.cols));
+    parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i) {
+            const float* src = x.row(i);
+            uint16_t* dst = out.data() + i * x.cols;
+            for (int64_t j = 0; j < x.cols; ++j) {
+                const float r = round_to_bf16(src[j]);
+                uint32_t u = 0;
+                std::memcpy(&u, &r, sizeof u);
+                dst[j] = static_cast<uint16_t>(u >> 16);
+            }
+        }
+    });
+}
+
+}  // namespace
+
+void dnnl_matmul_bf16(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,
+                      int64_t m, int64_t k, int64_t n) {
+    // Reused between calls (all calls come from the compute thread).
+    static std::vector<uint16_t> abuf, bbuf;
+    try {
+        pack_bf16(a, abuf);
+        pack_bf16(b, bbuf);
+        DnnlContext& ctx = context();
+        Key key{args.trans_a,
+                args.trans_b,
+                args.accumulate,
+                args.bias != nullptr,
+                args.trans_a ? m : kRt,
+                args.trans_a ? kRt : k,
+                n,
+                a.cols,
+                b.cols,
+                c.stride,
+                true};
+        dnnl::matmul& prim = ctx.get(key);
+        const auto& eng = ctx.engine();
+        const auto bf16 = memory::data_type::bf16;
+        memory am(md(m, k, args.trans_a, a.cols, bf16), eng, abuf.data());
+        memory bm(md(k, n, args.trans_b, b.cols, bf16), eng, bbuf.data());
+        memory cm(md(m, n, false, c.stride), eng, c.data);
+        std::unordered_map<int, memory> exec_args{
+            {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+        if (args.bias) {
+            memory biasm(memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1}), eng,
+                         const_cast<float*>(args.bias));
+            exec_args.emplace(DNNL_ARG_BIAS, biasm);
+        }
+        prim.execute(ctx.stream(), exec_args);
+        ctx.stream().wait();
+    } catch (const dnnl::error& e) {
+        throw Error(str("oneDNN bf16 matmul failed (status ", static_cast<int>(e.status), ": ",
+                        e.what(), ") for C[", c.rows, ",", c.cols, "] = A",
+                        args.trans_a ? "^T" : "", "[", a.rows, ",", a.cols, "] x B",
+                        args.trans_b ? "^T" : "", "[", b.rows, ",", b.cols, "]"));
+    }
+}
 
 }  // namespace segrank::detail

@@ -1,9 +1,89 @@
 // matmul dispatch (oneDNN or reference) and the Linear forward/backward built on it.
 #include "gnn/ops/matmul.h"
 
+#include <atomic>
+#include <cstring>
+
 #include "gnn/core/parallel.h"
 
 namespace segrank {
+
+namespace {
+std::atomic<int64_t> g_matmul_flops{0};
+MatmulPrecision g_precision = MatmulPrecision::kFp32;
+
+constexpr EnumName<MatmulPrecision> kPrecisionNames[] = {
+    {MatmulPrecision::kFp32, "fp32"},
+    {MatmulPrecision::kBf16, "bf16"},
+    {MatmulPrecision::kBf16Emulated, "bf16_emulated"}};
+
+// A copy of `x` ([rows, cols] with its stride) with every value rounded to bf16, contiguous.
+Tensor rounded_copy(ConstMatrixView x) {
+    Tensor out(x.rows, x.cols);
+    parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i) {
+            const float* src = x.row(i);
+            float* dst = out.data() + i * x.cols;
+            for (int64_t j = 0; j < x.cols; ++j) dst[j] = round_to_bf16(src[j]);
+        }
+    });
+    return out;
+}
+}  // namespace
+
+std::span<const EnumName<MatmulPrecision>> enum_names(MatmulPrecision) { return kPrecisionNames; }
+std::string_view to_string(MatmulPrecision p) { return enum_name(p); }
+
+float round_to_bf16(float x) {
+    uint32_t u = 0;
+    std::memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u) {  // inf stays, NaN stays NaN (quiet bit kept)
+        if (u & 0x007fffffu) u |= 0x00400000u;
+    } else {
+        u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
+    }
+    u &= 0xffff0000u;
+    float y = 0;
+    std::memcpy(&y, &u, sizeof y);
+    return y;
+}
+
+bool bf16_supported() {
+#if defined(SEGRANK_WITH_DNNL)
+    return detail::dnnl_bf16_native();
+#else
+    return false;
+#endif
+}
+
+MatmulPrecision resolve_matmul_precision(MatmulPrecision requested) {
+    return requested == MatmulPrecision::kBf16 && !bf16_supported() ? MatmulPrecision::kFp32
+                                                                    : requested;
+}
+
+void set_matmul_precision(MatmulPrecision p) {
+    SEGRANK_CHECK(p != MatmulPrecision::kBf16 || bf16_supported(),
+                  "matmul precision bf16: this CPU or build has no native bf16 products (needs "
+                  "oneDNN and avx512_core_bf16); resolve_matmul_precision gives the fallback");
+    g_precision = p;
+}
+
+MatmulPrecision matmul_precision() { return g_precision; }
+
+int64_t matmul_flops() { return g_matmul_flops.load(std::memory_order_relaxed); }
+void reset_matmul_flops() { g_matmul_flops.store(0, std::memory_order_relaxed); }
+
+namespace {
+void fp32_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,
+                 [[maybe_unused]] int64_t m, [[maybe_unused]] int64_t k,
+                 [[maybe_unused]] int64_t n) {
+#if defined(SEGRANK_WITH_DNNL)
+    detail::dnnl_matmul(c, a, b, args, m, k, n);
+#else
+    matmul_reference(c, a, b, args);
+#endif
+}
+}  // namespace
 
 void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args) {
     const int64_t m = args.trans_a ? a.cols : a.rows;
@@ -14,6 +94,7 @@ void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs
                   "] A", args.trans_a ? "^T" : "", "[", a.rows, ",", a.cols, "] B",
                   args.trans_b ? "^T" : "", "[", b.rows, ",", b.cols, "] do not agree");
     if (m == 0 || n == 0) return;
+    g_matmul_flops.fetch_add(2 * m * n * k, std::memory_order_relaxed);
     if (k == 0) {  // empty reduction: C = bias (+ C)
         for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j) {
@@ -22,11 +103,18 @@ void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs
             }
         return;
     }
+    if (g_precision != MatmulPrecision::kFp32 && 2 * m * n * k >= kBf16MinFlops) {
+        if (g_precision == MatmulPrecision::kBf16Emulated) {
+            const Tensor ar = rounded_copy(a), br = rounded_copy(b);
+            fp32_matmul(c, ar.cview(), br.cview(), args, m, k, n);
+            return;
+        }
 #if defined(SEGRANK_WITH_DNNL)
-    detail::dnnl_matmul(c, a, b, args, m, k, n);
-#else
-    matmul_reference(c, a, b, args);
+        detail::dnnl_matmul_bf16(c, a, b, args, m, k, n);
+        return;
 #endif
+    }
+    fp32_matmul(c, a, b, args, m, k, n);
 }
 
 void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const float* b,

@@ -2,6 +2,11 @@
 // to oneDNN (gnn/ops/dnnl_matmul.cpp, built when SEGRANK_WITH_DNNL=1) or to the naive reference
 // kernel.
 #pragma once
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "gnn/core/enum_names.h"
 #include "gnn/core/tensor.h"
 
 namespace segrank {
@@ -32,12 +37,49 @@ void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const fl
 void linear_backward(MatrixView dx, MatrixView dw, float* db, ConstMatrixView dy, ConstMatrixView x,
                      ConstMatrixView w);
 
+/// `model.precision` (docs/model.md#precision): the operand type of large products. kBf16: A and B
+/// rounded to bfloat16 (round to nearest even), products accumulated in fp32, C, bias and every
+/// other tensor fp32 (master weights and optimizer state stay fp32). kBf16Emulated: the same
+/// rounding followed by the fp32 kernel: bf16 numerics on any CPU, for tests (not faster).
+enum class MatmulPrecision { kFp32, kBf16, kBf16Emulated };
+/// Names: "fp32", "bf16" ("bf16_emulated" is not a config value).
+std::span<const EnumName<MatmulPrecision>> enum_names(MatmulPrecision);
+std::string_view to_string(MatmulPrecision p);
+
+/// True when this build and CPU run bf16 products natively: oneDNN and avx512_core_bf16 (or newer:
+/// AMX). False without oneDNN.
+bool bf16_supported();
+/// The precision matmul() uses for `requested`: kBf16 falls back to kFp32 when !bf16_supported().
+MatmulPrecision resolve_matmul_precision(MatmulPrecision requested);
+/// Sets the precision of every later matmul() of this process whose 2 m n k is at least
+/// kBf16MinFlops (smaller products stay fp32). Call with a resolved precision; kBf16 on a CPU
+/// without support throws segrank::Error. Default kFp32.
+void set_matmul_precision(MatmulPrecision p);
+MatmulPrecision matmul_precision();
+/// Products below this many FLOPs keep fp32 operands under kBf16 (conversion would cost more
+/// than it saves).
+constexpr int64_t kBf16MinFlops = int64_t{1} << 20;
+
+/// fp32 -> bfloat16 -> fp32 with round to nearest even (NaN stays NaN, infinities stay infinite).
+float round_to_bf16(float x);
+
+/// Floating-point operations (2 m n k per product, bias and accumulation not counted) of every
+/// matmul() call of this process since the last reset (relaxed atomic; for benchmarks).
+int64_t matmul_flops();
+/// Sets the matmul_flops() counter to 0.
+void reset_matmul_flops();
+
 namespace detail {
 /// oneDNN implementation (dnnl_matmul.cpp); shapes already validated.
 void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,
                  int64_t m, int64_t k, int64_t n);
 /// Number of cached oneDNN primitives (for tests of the cache).
 int64_t dnnl_cache_size();
+/// The bf16 oneDNN product (operands converted to packed bf16 buffers, fp32 C); shapes validated.
+void dnnl_matmul_bf16(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,
+                      int64_t m, int64_t k, int64_t n);
+/// Whether the CPU has avx512_core_bf16 (oneDNN's effective ISA).
+bool dnnl_bf16_native();
 }  // namespace detail
 
 }  // namespace segrank

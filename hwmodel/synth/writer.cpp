@@ -110,7 +110,7 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
         }
     }
 
-    fs::create_directories(opt.out);
+    CreatedDirectories out_dir(opt.out);  // removed again if empty when anything below fails
     Staging staging{opt.out / str(".synth-staging-", ::getpid())};
     fs::remove_all(staging.dir);
     std::vector<WrittenSplit> written;
@@ -162,6 +162,7 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
         fs::create_directories(w.path.parent_path());
         commit_file(staged, w.path);
     }
+    out_dir.keep();
     return written;
 }
 

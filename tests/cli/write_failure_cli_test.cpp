@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "tests/support/test_paths.h"
@@ -66,4 +67,42 @@ TEST_CASE(
     CHECK(r.output.find("last.ckpt.h5.tmp") != std::string::npos);
     CHECK(r.output.find("File too large") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "run" / "last.ckpt.h5.tmp"));
+}
+
+TEST_CASE("segrank synth whose write fails exits 1 naming the file and leaves no output folder") {
+    const fs::path dir = scratch_dir("synth_write_fail");
+    const auto r = run_limited(64, "synth --out " + (dir / "new" / "out").string() +
+                                       " --collections layout --graphs 3 --nodes 400:400 "
+                                       "--configs 16 --stored -q");
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(count_lines_with(r.output, "error:") == 1);
+    CHECK(r.output.find("File too large") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "new"));  // neither out nor the parent synth created
+}
+
+TEST_CASE(
+    "an output path the operating system refuses is an error naming the path, exit 1, not an "
+    "internal error") {
+    const fs::path dir = scratch_dir("env_error_paths");
+    {
+        std::ofstream f(dir / "plain_file");
+        f << "x";
+    }
+    const auto r = run_command(segrank_binary().string() + " synth --out " +
+                               (dir / "plain_file" / "sub").string() +
+                               " --collections tile --graphs 2 --nodes 20:40 --configs 4 -q");
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(r.output.find("internal error") == std::string::npos);
+    CHECK(r.output.find((dir / "plain_file").string() + "' exists and is not a directory") !=
+          std::string::npos);
+    // /proc refuses new directories: the OS's reason and the path, exit 1.
+    const auto p = run_command(segrank_binary().string() +
+                               " synth --out /proc/segrank_no_such/x --collections tile --graphs 2 "
+                               "--nodes 20:40 --configs 4 -q");
+    INFO(p.output);
+    CHECK(p.exit_code == 1);
+    CHECK(p.output.find("internal error") == std::string::npos);
+    CHECK(p.output.find("'/proc/segrank_no_such'") != std::string::npos);
 }

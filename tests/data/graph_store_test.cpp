@@ -250,11 +250,40 @@ TEST_CASE(
     write("a.h5", true);
     write("c.h5", false);
     write("d.txt", true);
-    std::filesystem::create_directories(dir / "e.h5");
     const auto stores = segrank::list_graph_stores(dir);
     REQUIRE(stores.size() == 2);
     CHECK(stores[0].filename() == "a.h5");
     CHECK(stores[1].filename() == "b.h5");
+}
+
+TEST_CASE(
+    "a broken symbolic link or a folder named *.h5 / *.npz in a data folder is an error naming it, "
+    "not skipped") {
+    namespace fs = std::filesystem;
+    const fs::path dir = segrank::test::scratch_dir("listing_broken");
+    std::ofstream(dir / "a.h5", std::ios::binary) << std::string("\x89HDF\r\n\x1a\n", 8);
+    fs::create_symlink(dir / "gone.h5", dir / "b.h5");
+    CHECK_THROWS_WITH_AS(segrank::list_graph_stores(dir),
+                         ((dir / "b.h5").string() + ": broken symbolic link (to '" +
+                          (dir / "gone.h5").string() + "', which does not exist)")
+                             .c_str(),
+                         segrank::Error);
+    fs::remove(dir / "b.h5");
+    fs::create_directories(dir / "e.h5");
+    CHECK_THROWS_WITH_AS(
+        segrank::list_graph_stores(dir),
+        ((dir / "e.h5").string() + ": not a regular file (expected a .h5 file)").c_str(),
+        segrank::Error);
+    // npz folders: the same rule.
+    const fs::path npz = segrank::test::scratch_dir("listing_broken_npz");
+    fs::create_symlink(npz / "gone.npz", npz / "g.npz");
+    const std::string npz_error = (npz / "g.npz").string() + ": broken symbolic link (to '" +
+                                  (npz / "gone.npz").string() + "', which does not exist)";
+    CHECK_THROWS_WITH_AS(segrank::discover_collections(npz), npz_error.c_str(), segrank::Error);
+    // A link to a real file is followed.
+    fs::remove(dir / "e.h5");
+    fs::create_symlink(dir / "a.h5", dir / "c.h5");
+    CHECK(segrank::list_graph_stores(dir).size() == 2);
 }
 
 TEST_CASE("store range reads: structure index, edge and opcode ranges equal the loaded structure") {

@@ -4,7 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
 
 #include "gnn/core/rng.h"
 
@@ -97,3 +101,117 @@ TEST_CASE("the oneDNN cache serves every row count with one primitive per operan
     CHECK(detail::dnnl_cache_size() - before <= 1);
 }
 #endif
+
+TEST_CASE("matmul_flops counts 2 m n k per product, transposed or not, and resets to 0") {
+    Rng rng(3);
+    reset_matmul_flops();
+    CHECK(matmul_flops() == 0);
+    Tensor a = random_tensor(7, 5, rng), b = random_tensor(5, 3, rng), c(7, 3);
+    matmul(c.view(), a.cview(), b.cview());
+    CHECK(matmul_flops() == 2 * 7 * 3 * 5);
+    Tensor at = random_tensor(5, 7, rng), ct(7, 3);
+    MatmulArgs args;
+    args.trans_a = true;
+    matmul(ct.view(), at.cview(), b.cview(), args);
+    CHECK(matmul_flops() == 2 * (2 * 7 * 3 * 5));
+    Tensor x = random_tensor(4, 5, rng), w = random_tensor(6, 5, rng), y(4, 6), dy(4, 6);
+    reset_matmul_flops();
+    linear_forward(y.view(), x.cview(), w.cview(), nullptr);
+    Tensor dx(4, 5), dw(6, 5);
+    linear_backward(dx.view(), dw.view(), nullptr, dy.cview(), x.cview(), w.cview());
+    CHECK(matmul_flops() == 3 * (2 * 4 * 6 * 5));  // forward, dX and dW products
+}
+
+TEST_CASE("round_to_bf16 rounds to nearest even, keeps NaN, infinities and exact bf16 values") {
+    CHECK(round_to_bf16(1.0f) == 1.0f);
+    CHECK(round_to_bf16(-2.5f) == -2.5f);
+    // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even -> 1.
+    CHECK(round_to_bf16(1.0f + 0x1p-8f) == 1.0f);
+    // 1 + 3 * 2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: ties to even -> 1 + 2^-6.
+    CHECK(round_to_bf16(1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f);
+    CHECK(round_to_bf16(1.0f + 0x1p-8f + 0x1p-20f) == 1.0f + 0x1p-7f);  // above half: up
+    CHECK(std::isnan(round_to_bf16(std::nanf(""))));
+    CHECK(round_to_bf16(std::numeric_limits<float>::infinity()) ==
+          std::numeric_limits<float>::infinity());
+    CHECK(round_to_bf16(std::numeric_limits<float>::max()) ==
+          std::numeric_limits<float>::infinity());  // above bf16's largest finite value
+    Rng rng(5);
+    for (int i = 0; i < 1000; ++i) {
+        const float x = static_cast<float>(rng.normal()) * 100.0f;
+        CHECK(std::abs(round_to_bf16(x) - x) <= std::abs(x) * 0x1p-8f);  // half an 8-bit ulp
+    }
+}
+
+namespace {
+// Max over elements of |c - ref| / sum_k |op(a)_ik op(b)_kj|.
+double max_relative_to_abs_sum(const Tensor& c, const Tensor& ref, const Tensor& a, const Tensor& b,
+                               const MatmulArgs& args) {
+    double worst = 0;
+    const int64_t k = args.trans_a ? a.rows() : a.cols();
+    for (int64_t i = 0; i < c.rows(); ++i)
+        for (int64_t j = 0; j < c.cols(); ++j) {
+            double s = 0;
+            for (int64_t p = 0; p < k; ++p) {
+                const double av = args.trans_a ? a.at(p, i) : a.at(i, p);
+                const double bv = args.trans_b ? b.at(j, p) : b.at(p, j);
+                s += std::abs(av * bv);
+            }
+            worst = std::max(worst, std::abs(double(c.at(i, j)) - ref.at(i, j)) / s);
+        }
+    return worst;
+}
+}  // namespace
+
+TEST_CASE(
+    "bf16 products are within 2^-7 of sum |a b| of fp32 for every transpose, accumulate and bias, "
+    "emulated and (where the CPU has it) native") {
+    Rng rng(7);
+    const int64_t m = 300, k = 128, n = 96;  // 2 m n k = 7.4 MFLOP: above kBf16MinFlops
+    REQUIRE(matmul_precision() == MatmulPrecision::kFp32);
+    std::vector<float> bias(n);
+    for (auto& v : bias) v = static_cast<float>(rng.normal());
+    for (int variant = 0; variant < 4; ++variant) {
+        MatmulArgs args;
+        args.trans_a = variant == 1 || variant == 3;  // 1: the weight-gradient form A^T B
+        args.trans_b = variant == 2 || variant == 3;  // 2: the forward form x W^T
+        args.accumulate = variant == 3;
+        args.bias = variant == 2 ? bias.data() : nullptr;
+        CAPTURE(variant);
+        Tensor a = args.trans_a ? random_tensor(k, m, rng) : random_tensor(m, k, rng);
+        Tensor b = args.trans_b ? random_tensor(n, k, rng) : random_tensor(k, n, rng);
+        Tensor init = random_tensor(m, n, rng);
+        auto run = [&](MatmulPrecision p, bool reference) {
+            Tensor c = init.clone();
+            set_matmul_precision(p);
+            if (reference)
+                matmul_reference(c.view(), a.cview(), b.cview(), args);
+            else
+                matmul(c.view(), a.cview(), b.cview(), args);
+            set_matmul_precision(MatmulPrecision::kFp32);
+            return c;
+        };
+        const Tensor ref = run(MatmulPrecision::kFp32, true);
+        const Tensor emu = run(MatmulPrecision::kBf16Emulated, false);
+        const double emu_err = max_relative_to_abs_sum(emu, ref, a, b, args);
+        CHECK(emu_err <= 0x1p-7 + 1e-4);
+        CHECK(emu_err > 1e-6);  // the rounding did happen
+        if (bf16_supported()) {
+            const Tensor nat = run(MatmulPrecision::kBf16, false);
+            CHECK(max_relative_to_abs_sum(nat, ref, a, b, args) <= 0x1p-7 + 1e-4);
+            // the same rounding (fp32 results differ from emu by ~1e-3 of sum |a b|)
+            CHECK(max_relative_to_abs_sum(nat, emu, a, b, args) <= 1e-4);
+        }
+    }
+    // Small products stay fp32 under bf16.
+    Tensor sa = random_tensor(4, 4, rng), sb = random_tensor(4, 4, rng), sc(4, 4), sr(4, 4);
+    set_matmul_precision(MatmulPrecision::kBf16Emulated);
+    matmul(sc.view(), sa.cview(), sb.cview());
+    set_matmul_precision(MatmulPrecision::kFp32);
+    matmul(sr.view(), sa.cview(), sb.cview());
+    CHECK(std::memcmp(sc.data(), sr.data(), sizeof(float) * 16) == 0);
+    if (!bf16_supported()) {
+        CHECK(resolve_matmul_precision(MatmulPrecision::kBf16) == MatmulPrecision::kFp32);
+        CHECK_THROWS_AS(set_matmul_precision(MatmulPrecision::kBf16), Error);
+        MESSAGE("this CPU has no native bf16 matmul: only the emulated path was checked");
+    }
+}

@@ -6,11 +6,13 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "tests/support/child_process.h"
 #include "tests/support/test_paths.h"
 #include "tests/trainer/trainer_data_util.h"
 #include "trainer/comm.h"
@@ -162,6 +164,48 @@ TEST_CASE("a resume on replaced data fails naming the first graph that differs a
 }
 
 TEST_CASE(
+    "a resume on data whose runtimes changed (same names and sizes) fails naming the graph and its "
+    "file") {
+    const fs::path dir = scratch_dir("run_dir_resume_runtimes");
+    RunConfig cfg = make_checkpointed_run(dir);
+    // Rewrite tiny_train_2.npz with every runtime doubled: names, shapes and sizes stay.
+    const fs::path file =
+        dir / "data" / "npz" / "layout" / "xla" / "random" / "train" / "tiny_train_2.npz";
+    LayoutGraph g = load_layout_npz(file, LabelPolicy::kRequirePositive);
+    for (auto& r : g.config_runtime) r *= 2;
+    save_layout_npz(g, file);
+    LocalCommunicator comm;
+    const std::string msg = error_of([&] { Trainer t(cfg, comm, dir / "run"); });
+    CHECK(msg.find("the data differs from the data the run was trained on") != std::string::npos);
+    CHECK(msg.find("train graph 'tiny_train_2' (layout:xla:random) has the same sizes but other "
+                   "runtimes (config_runtime changed; file ") != std::string::npos);
+    CHECK(msg.find("tiny_train_2.npz") != std::string::npos);
+    // Restored runtimes resume.
+    for (auto& r : g.config_runtime) r /= 2;
+    save_layout_npz(g, file);
+    cfg.train.steps = 4;
+    CHECK(error_of([&] { Trainer t(cfg, comm, dir / "run"); }).empty());
+}
+
+TEST_CASE("a manifest without the labels column (older checkpoints) is compared by sizes only") {
+    const fs::path dir = scratch_dir("run_dir_manifest_old");
+    write_tiny_layout_collection(dir / "data");
+    RunConfig cfg = tiny_run_config(dir / "data", dir / "run", 2);
+    Dataset ds(cfg.data, 0);
+    const std::string m = data_manifest(ds.train(), ds.eval());
+    CHECK(m.find("\tlabels=") != std::string::npos);
+    std::string old;  // drop the 7th column of every line
+    std::istringstream is(m);
+    for (std::string line; std::getline(is, line);) old += line.substr(0, line.rfind('\t')) + "\n";
+    CHECK(old.find("labels=") == std::string::npos);
+    CHECK_NOTHROW(check_data_manifest(old, ds.train(), ds.eval(), "ck"));
+    const std::vector<GraphEntry> fewer(ds.eval().begin(), ds.eval().end() - 1);
+    CHECK(error_of([&] {
+              check_data_manifest(old, ds.train(), fewer, "ck");
+          }).find("is missing from the data") != std::string::npos);
+}
+
+TEST_CASE(
     "check_data_manifest reports a missing and a new graph, and the fingerprint depends on the "
     "sizes") {
     const fs::path dir = scratch_dir("run_dir_manifest");
@@ -224,6 +268,60 @@ TEST_CASE(
         CHECK(c.remove_created() == 0);
         CHECK(fs::exists(base / "ckpt" / "last.ckpt.h5"));
     }
+}
+
+TEST_CASE(
+    "a fresh run terminated by SIGTERM before its first checkpoint removes what it created, and "
+    "nothing once a checkpoint exists") {
+    const fs::path base = scratch_dir("run_dir_sigterm");
+    // A directory that did not exist: removed whole.
+    auto fresh = run_in_child([&] {
+        RunDirCleanup c(base / "new");
+        fs::create_directories(base / "new" / "partitions" / "deep");
+        write_text(base / "new" / "partitions" / "deep" / "p.bin", "x");
+        write_text(base / "new" / "config.toml", "x");
+        c.arm_on_termination();
+        ::raise(SIGTERM);
+    });
+    CHECK(fresh.exit_code == 128 + SIGTERM);
+    CHECK_FALSE(fs::exists(base / "new"));
+    // An existing directory: the run's entries go, what was there stays.
+    fs::create_directories(base / "old");
+    write_text(base / "old" / "notes.txt", "keep");
+    auto old = run_in_child([&] {
+        RunDirCleanup c(base / "old");
+        write_text(base / "old" / "config.toml", "x");
+        write_text(base / "old" / "metrics.jsonl", "x");
+        fs::create_directories(base / "old" / "partitions");
+        c.arm_on_termination();
+        ::raise(SIGINT);
+    });
+    CHECK(old.exit_code == 128 + SIGINT);
+    CHECK(fs::exists(base / "old" / "notes.txt"));
+    CHECK_FALSE(fs::exists(base / "old" / "config.toml"));
+    CHECK_FALSE(fs::exists(base / "old" / "metrics.jsonl"));
+    CHECK_FALSE(fs::exists(base / "old" / "partitions"));
+    // A checkpoint was written: everything is kept.
+    auto kept = run_in_child([&] {
+        RunDirCleanup c(base / "ck");
+        fs::create_directories(base / "ck");
+        write_text(base / "ck" / "last.ckpt.h5", "x");
+        write_text(base / "ck" / "config.toml", "x");
+        c.arm_on_termination();
+        ::raise(SIGTERM);
+    });
+    CHECK(kept.exit_code == 128 + SIGTERM);
+    CHECK(fs::exists(base / "ck" / "config.toml"));
+    // Disarmed: the signal only terminates.
+    auto disarmed = run_in_child([&] {
+        RunDirCleanup c(base / "d");
+        fs::create_directories(base / "d");
+        c.arm_on_termination();
+        RunDirCleanup::disarm_on_termination();
+        ::raise(SIGTERM);
+    });
+    CHECK(disarmed.exit_code == 128 + SIGTERM);
+    CHECK(fs::exists(base / "d"));
 }
 
 }  // namespace segrank::test

@@ -133,4 +133,23 @@ TEST_CASE(
     CHECK(ss.str() == "{\"phase\":\"train\",\"step\":3}\n");
 }
 
+TEST_CASE(
+    "a graph in both the train and the valid split is refused naming it and both files (graph "
+    "holdout)") {
+    const fs::path dir = scratch_dir("startup_shared_graph");
+    RunConfig cfg = eval_indices_config(dir);
+    CHECK(construction_error(cfg).empty());
+    const fs::path split = dir / "data" / "npz" / "layout" / "xla" / "random";
+    const fs::path first_train = split / "train" / "tiny_train_0.npz";
+    REQUIRE(fs::exists(first_train));
+    fs::copy_file(first_train, split / "valid" / "tiny_train_0.npz");
+    const std::string err = construction_error(cfg);
+    CHECK(err.find("graph 'tiny_train_0' is in the training split too") != std::string::npos);
+    CHECK(err.find(first_train.string()) != std::string::npos);
+    CHECK(err.find((split / "valid" / "tiny_train_0.npz").string()) != std::string::npos);
+    // Holding out configs of the same files is fine.
+    cfg.data.holdout = cfg::Holdout::kConfigs;
+    CHECK(construction_error(cfg).empty());
+}
+
 }  // namespace segrank::test

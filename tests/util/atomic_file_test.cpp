@@ -265,3 +265,35 @@ TEST_CASE(
     CHECK_FALSE(fs::exists(dir / "staging" / "again"));  // removed on failure
     CHECK(slurp(dir / "train" / "g.npz") == "g");
 }
+
+TEST_CASE("CreatedDirectories removes the empty folders it created unless kept, and only those") {
+    const auto base = segrank::test::scratch_dir("created_dirs");
+    namespace fs = std::filesystem;
+    {
+        segrank::CreatedDirectories d(base / "a" / "b" / "c");
+        CHECK(fs::is_directory(base / "a" / "b" / "c"));
+        CHECK(d.created().size() == 3);
+    }
+    CHECK_FALSE(fs::exists(base / "a"));  // all three gone, base kept
+    CHECK(fs::is_directory(base));
+    {
+        segrank::CreatedDirectories d(base / "x" / "y");
+        std::ofstream(base / "x" / "y" / "f") << "1";
+    }
+    CHECK(fs::exists(base / "x" / "y" / "f"));  // not empty: kept
+    {
+        segrank::CreatedDirectories d(base / "k" / "l");
+        d.keep();
+    }
+    CHECK(fs::is_directory(base / "k" / "l"));
+    {
+        segrank::CreatedDirectories d(base / "k" / "l" / "m");  // only m is new
+        CHECK(d.created().size() == 1);
+    }
+    CHECK(fs::is_directory(base / "k" / "l"));
+    CHECK_FALSE(fs::exists(base / "k" / "l" / "m"));
+    std::ofstream(base / "file") << "1";
+    CHECK_THROWS_WITH_AS(segrank::CreatedDirectories(base / "file" / "sub"),
+                         doctest::Contains("file' exists and is not a directory (needed for"),
+                         segrank::Error);
+}

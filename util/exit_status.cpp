@@ -1,0 +1,54 @@
+#include "util/exit_status.h"
+
+#include <filesystem>
+#include <new>
+#include <string_view>
+
+#include "gnn/core/check.h"
+
+namespace segrank {
+
+namespace {
+
+// "filesystem error: cannot create directories: Not a directory [a/b]" ->
+// "cannot create directories 'a/b': Not a directory".
+std::string describe(const std::filesystem::filesystem_error& e) {
+    std::string_view what = e.what();
+    constexpr std::string_view kPrefix = "filesystem error: ";
+    if (what.starts_with(kPrefix)) what.remove_prefix(kPrefix.size());
+    // libstdc++ appends " [path1]" (and " [path2]"); the paths are quoted below instead.
+    if (const size_t bracket = what.find(" ["); bracket != std::string_view::npos)
+        what = what.substr(0, bracket);
+    const std::string reason = e.code().message();
+    std::string op(what);
+    if (op.size() > reason.size() + 2 && op.ends_with(": " + reason))
+        op.resize(op.size() - reason.size() - 2);
+    std::string out = op;
+    if (!e.path1().empty()) out += " '" + e.path1().string() + "'";
+    if (!e.path2().empty()) out += " -> '" + e.path2().string() + "'";
+    return out + ": " + reason;
+}
+
+}  // namespace
+
+ExitReport classify_exception(std::exception_ptr e) noexcept {
+    try {
+        try {
+            std::rethrow_exception(e);
+        } catch (const Error& err) {
+            return {1, std::string("error: ") + err.what()};
+        } catch (const std::filesystem::filesystem_error& err) {
+            return {1, "error: " + describe(err)};
+        } catch (const std::bad_alloc&) {
+            return {1, "error: out of memory (an allocation failed)"};
+        } catch (const std::exception& err) {
+            return {3, std::string("internal error: ") + err.what()};
+        } catch (...) {
+            return {3, "internal error: unknown exception"};
+        }
+    } catch (...) {  // building the message itself failed (out of memory)
+        return {1, {}};
+    }
+}
+
+}  // namespace segrank

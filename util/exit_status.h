@@ -1,0 +1,22 @@
+// How an exception escaping a subcommand becomes a message and an exit status (cli/main.cpp and
+// the MPI-aware guard of `segrank train`, trainer/comm.cpp): docs/files.md#exit-status.
+#pragma once
+#include <exception>
+#include <string>
+
+namespace segrank {
+
+/// What to print for a failed command and the process exit status.
+struct ExitReport {
+    int code = 3;         ///< 1: an error of the input or the environment; 3: an internal error
+    std::string message;  ///< one line, without the "segrank <command>: " prefix
+};
+
+/// Classifies `e` (a non-null exception pointer): segrank::Error is "error: <what>", exit 1;
+/// std::filesystem::filesystem_error (the OS refused a path: read-only, not a directory, no
+/// permission, no space) is "error: <operation> '<path>': <reason>", exit 1; std::bad_alloc is
+/// "error: out of memory ...", exit 1; any other std::exception is "internal error: <what>" and
+/// anything else "internal error: unknown exception", exit 3. Never throws.
+ExitReport classify_exception(std::exception_ptr e) noexcept;
+
+}  // namespace segrank
