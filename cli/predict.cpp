@@ -2,10 +2,12 @@
 // (docs/files.md#submission-csv). Several checkpoints of one task are ensembled by averaging
 // per-graph min-max normalized scores; checkpoints of different tasks cover their own collections.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <iostream>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -57,8 +59,15 @@ int run_predict(int argc, char** argv) {
         "random",
         "no model: uniform random scores from this seed (the random baseline; needs --data)",
         cxxopts::value<int64_t>())("threads", "OpenMP threads (default: all cores)",
-                                   cxxopts::value<int>()->default_value("0"))("h,help",
-                                                                              "show this help");
+                                   cxxopts::value<int>()->default_value("0"))(
+        "chunk", "configs per forward pass (default: the checkpoint's eval.chunk_configs)",
+        cxxopts::value<int64_t>())(
+        "cache-mb",
+        "MiB of config-independent rows kept per graph across chunks (default: the checkpoint's "
+        "eval.cache_mb; 0 = none)",
+        cxxopts::value<int64_t>())(
+        "timing", "print each graph's nodes, configs, seconds and configs/s to stderr")(
+        "h,help", "show this help");
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
@@ -71,6 +80,17 @@ int run_predict(int argc, char** argv) {
     resolve_output(args["out"].as<std::string>());  // refuse a directory before the work
     if (args.count("scores")) resolve_output(args["scores"].as<std::string>());
     set_num_threads(thread_option(args));
+    const bool timing = args.count("timing") > 0;
+    std::optional<int64_t> chunk, cache_mb;
+    if (args.count("chunk")) {
+        chunk = args["chunk"].as<int64_t>();
+        SEGRANK_CHECK(*chunk >= 1, "--chunk: expected >= 1, got ", *chunk);
+    }
+    if (args.count("cache-mb")) {
+        cache_mb = args["cache-mb"].as<int64_t>();
+        SEGRANK_CHECK(*cache_mb >= 0 && *cache_mb <= (int64_t{1} << 20),
+                      "--cache-mb: expected 0..1048576, got ", *cache_mb);
+    }
 
     std::vector<LoadedModel> models;
     std::vector<std::string> checkpoint_names;  // as given, for messages
@@ -98,14 +118,17 @@ int run_predict(int argc, char** argv) {
             for (auto& x : ensemble) x = rng.uniform();
             used = 1;
         }
+        const auto t0 = std::chrono::steady_clock::now();
         for (size_t m = 0; m < models.size(); ++m) {
             LoadedModel& lm = models[m];
             if (lm.task != e.collection.task) continue;
             PrepareOptions prep = prepare_options_from(lm.cfg);
             prep.require_labels = false;
             auto pg = prepare_graph(e, lm.normalizer, *lm.model, prep);
-            std::vector<float> s = score_graph(*lm.model, *pg, pg->configs,
-                                               lm.cfg.eval.chunk_configs, gst_options_from(lm.cfg));
+            std::vector<float> s =
+                score_graph(*lm.model, *pg, pg->configs, chunk.value_or(lm.cfg.eval.chunk_configs),
+                            gst_options_from(lm.cfg), kMaxConfigChunkBytes,
+                            cache_mb.value_or(lm.cfg.eval.cache_mb) << 20);
             require_finite(s, checkpoint_names[m], submission_id(e.collection, e.name));
             std::vector<double> d(s.begin(), s.end());
             if (models.size() > 1) minmax_normalize(d);
@@ -118,6 +141,13 @@ int run_predict(int argc, char** argv) {
             continue;
         }
         for (auto& x : ensemble) x /= used;
+        if (timing) {
+            const double secs =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            std::fprintf(stderr, "predict: %s nodes %lld configs %zu seconds %.3f configs/s %.1f\n",
+                         e.name.c_str(), static_cast<long long>(e.info.num_nodes), ensemble.size(),
+                         secs, static_cast<double>(ensemble.size()) / std::max(secs, 1e-9));
+        }
         const std::string id = submission_id(e.collection, e.name);
         rows.push_back({id, top_configs(ensemble, e.collection.task), ""});
         if (args.count("scores"))

@@ -82,8 +82,16 @@ int run_synth(int argc, char** argv) {
         cxxopts::value<std::string>()->default_value("24"))(
         "nodes", "MIN:MAX instructions per module",
         cxxopts::value<std::string>()->default_value("200:2000"))(
-        "configs", "configurations per graph (default config included)",
+        "configs",
+        "configurations per graph (default config included): C, or MIN:MAX drawn log-uniformly "
+        "per graph",
         cxxopts::value<std::string>()->default_value("64"))(
+        "nodes-dist", "uniform | log-uniform draw of the node count over --nodes",
+        cxxopts::value<std::string>()->default_value("uniform"))(
+        "config-node-fraction",
+        "layout: at most round(F x nodes) configurable nodes (and at most --max-config-nodes); 0 "
+        "= off",
+        cxxopts::value<std::string>()->default_value("0"))(
         "seed", "random seed", cxxopts::value<std::string>()->default_value("0"))(
         "noise", "log-normal sigma of the runtime labels",
         cxxopts::value<std::string>()->default_value("0.05"))(
@@ -122,7 +130,23 @@ int run_synth(int argc, char** argv) {
                   args["nodes"].as<std::string>(), "'");
     w.synth.min_nodes = parse_int("nodes", nodes[0]);
     w.synth.max_nodes = parse_int("nodes", nodes[1]);
-    w.synth.configs = parse_int("configs", args["configs"].as<std::string>());
+    const auto configs = split_list(args["configs"].as<std::string>(), ':');
+    SEGRANK_CHECK(configs.size() <= 2, "--configs: expected C or MIN:MAX, got '",
+                  args["configs"].as<std::string>(), "'");
+    w.synth.configs = parse_int("configs", configs[0]);
+    if (configs.size() == 2) {
+        w.synth.max_configs = parse_int("configs", configs[1]);
+        SEGRANK_CHECK(w.synth.max_configs >= w.synth.configs,
+                      "--configs: MIN:MAX has max < min, "
+                      "got '",
+                      args["configs"].as<std::string>(), "'");
+    }
+    const std::string dist = args["nodes-dist"].as<std::string>();
+    SEGRANK_CHECK(dist == "uniform" || dist == "log-uniform", "--nodes-dist: '", dist,
+                  "' is not one of: uniform, log-uniform");
+    w.synth.log_uniform_nodes = dist == "log-uniform";
+    w.synth.config_node_fraction =
+        parse_double("config-node-fraction", args["config-node-fraction"].as<std::string>());
     const int64_t seed = parse_int("seed", args["seed"].as<std::string>());
     SEGRANK_CHECK(seed >= 0, "--seed: expected >= 0, got ", seed);
     w.synth.seed = static_cast<uint64_t>(seed);

@@ -92,6 +92,20 @@ struct DependencePlan {
     bool has_base(int64_t l) const { return nodes[l].size() < pos[l].size(); }
 };
 
+/// The config-independent state of one segment (docs/model.md#config-independence), computed once
+/// by Model::encode_base and reused by inference encodes of any K: the dependence plan, the input
+/// layer's config-independent part P = W_feat x + W_op e + b [n, H] and the base rows of every
+/// layer. Encodes that read it give bit for bit the readout of encodes that compute it (the same
+/// kernels on the same rows). Valid only for the segment and parameters it was computed from.
+struct EncodeBase {
+    DependencePlan plan;
+    Tensor input_p;            ///< [n, H] P of every node
+    std::vector<Tensor> base;  ///< [L+1] [n, H] base rows of layer l (empty when it has none)
+
+    /// Heap bytes held.
+    int64_t memory_bytes() const;
+};
+
 /// Saved state of one encode (training). Owned by the caller; one per segment in flight.
 struct EncodeSaved {
     SegmentInput input;
@@ -110,6 +124,8 @@ struct EncodeSaved {
     std::vector<Tensor> base, dep;  ///< per layer 0..L: [n, H] (empty if unused), [m_l * K, H]
     std::vector<SageConv::Saved> base_conv, dep_conv;  ///< per SAGE layer 1..L (index l-1)
     std::vector<int32_t> argmax;                       ///< [K*H] readout max argmax node ids
+    /// Inference with cached base rows (not owned): P and the base rows are read from here.
+    const EncodeBase* cached = nullptr;
 };
 
 /// Saved state of one head call.
@@ -140,8 +156,15 @@ public:
     /// saved state, layer states freed as it goes). training enables dropout, whose masks come from
     /// rng (required when training with dropout > 0). Throws segrank::Error on invalid input
     /// (shapes, ids).
+    /// With `cached` (Model::encode_base of this segment with the current parameters; inference
+    /// only: saved must be null and training false) the config-independent rows are read from it
+    /// instead of being computed, with the same result bit for bit.
     Tensor encode(const SegmentInput& in, EncodeSaved* saved, bool training = false,
-                  Rng* rng = nullptr);
+                  Rng* rng = nullptr, const EncodeBase* cached = nullptr);
+    /// The config-independent state of segment `in` (its plan, P and base rows; K and the config
+    /// values of `in` are not read beyond validation), for encodes of any configs of the same
+    /// segment. Memory: (L + 2) x n x H floats at most. Throws segrank::Error on invalid input.
+    EncodeBase encode_base(const SegmentInput& in) const;
     /// Accumulates parameter gradients from dreadout [K, 2H]. Consumes `saved`: each layer's
     /// activations are freed as soon as the backward has passed them (peak memory); a second call
     /// on the same state throws segrank::Error.
@@ -167,6 +190,13 @@ public:
 private:
     DependencePlan make_plan(const SegmentInput& in, bool exploit) const;
     void input_forward(const SegmentInput& in, const DependencePlan& plan, EncodeSaved& st) const;
+    // P = W_feat x + W_op e + b [n, H]; the opcode embedding goes to emb [n, opcode_dim].
+    Tensor input_projection(const SegmentInput& in, Tensor& emb) const;
+    // Layer-0 base rows act(P + W_cfg c0) into base0, with their pre-activations pre_base.
+    void input_base(const Tensor& p, Tensor& pre_base, Tensor& base0) const;
+    // Base rows of SAGE layer l [n, H] from prev [n, H] (the layer-l-1 base rows).
+    void base_layer_forward(const SegmentInput& in, int64_t l, ConstMatrixView prev, Tensor& out,
+                            SageConv::Saved* saved, const DropoutSpec* ds) const;
     void input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMatrixView ddep);
     bool early() const { return cfg_.config_join == ConfigJoin::kEarly; }
 

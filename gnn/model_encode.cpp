@@ -15,9 +15,14 @@ namespace segrank {
 
 namespace {
 
+// The base rows of layer l: st.cached's when inference reads them from a cache, else st.base[l].
+const Tensor& base_rows(const EncodeSaved& st, int64_t l) {
+    return st.cached ? st.cached->base[static_cast<size_t>(l)] : st.base[static_cast<size_t>(l)];
+}
+
 MixedRows rows_of(const EncodeSaved& st, int64_t l, int64_t k, int64_t h) {
     MixedRows r;
-    if (st.base[l].size() > 0) r.base = st.base[l].cview();
+    if (base_rows(st, l).size() > 0) r.base = base_rows(st, l).cview();
     const int64_t m = static_cast<int64_t>(st.plan.nodes[l].size());
     r.dep = ConstMatrixView(st.dep[l].data(), m, k * h, k * h);
     r.pos = st.plan.pos[l];
@@ -58,18 +63,58 @@ ConstMatrixView dep_self(const EncodeSaved& st, int64_t l, int64_t k, int64_t h,
     return ConstMatrixView(buf.data(), m * k, h, h);
 }
 
-void base_inputs(const EncodeSaved& st, int64_t l, Tensor& agg_fwd, Tensor& agg_bwd) {
-    const int64_t n = st.input.num_nodes();
-    const int64_t h = st.base[l - 1].cols();
+// The two neighbour means [n, H] of the base rows prev [n, H] (the SAGE layer's base inputs).
+void base_inputs(const SegmentInput& in, ConstMatrixView prev, Tensor& agg_fwd, Tensor& agg_bwd) {
+    const int64_t n = in.num_nodes();
+    const int64_t h = prev.cols;
     agg_fwd = Tensor(n, h);
     agg_bwd = Tensor(n, h);
-    spmm_forward(agg_fwd.view(), *st.input.operands, st.base[l - 1].cview(), Reduce::kMean);
-    spmm_forward(agg_bwd.view(), *st.input.users, st.base[l - 1].cview(), Reduce::kMean);
+    spmm_forward(agg_fwd.view(), *in.operands, prev, Reduce::kMean);
+    spmm_forward(agg_bwd.view(), *in.users, prev, Reduce::kMean);
+}
+
+void base_inputs(const EncodeSaved& st, int64_t l, Tensor& agg_fwd, Tensor& agg_bwd) {
+    base_inputs(st.input, st.base[l - 1].cview(), agg_fwd, agg_bwd);
 }
 
 }  // namespace
 
-Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, Rng* rng) {
+int64_t EncodeBase::memory_bytes() const {
+    int64_t b = input_p.size() * static_cast<int64_t>(sizeof(float));
+    for (const Tensor& t : base) b += t.size() * static_cast<int64_t>(sizeof(float));
+    for (const auto& v : plan.nodes) b += static_cast<int64_t>(v.size() * sizeof(int32_t));
+    for (const auto& v : plan.pos) b += static_cast<int64_t>(v.size() * sizeof(int32_t));
+    return b;
+}
+
+void Model::base_layer_forward(const SegmentInput& in, int64_t l, ConstMatrixView prev, Tensor& out,
+                               SageConv::Saved* saved, const DropoutSpec* ds) const {
+    Tensor af, ab;
+    base_inputs(in, prev, af, ab);
+    out = Tensor(in.num_nodes(), cfg_.hidden);
+    convs_[static_cast<size_t>(l - 1)].forward(params_, out.view(), prev, af.cview(), ab.cview(),
+                                               saved, ds);
+}
+
+EncodeBase Model::encode_base(const SegmentInput& in) const {
+    EncodeBase b;
+    b.plan = plan(in);
+    Tensor emb, pre_base;
+    b.input_p = input_projection(in, emb);
+    b.base.resize(static_cast<size_t>(cfg_.layers + 1));
+    if (b.plan.has_base(0)) input_base(b.input_p, pre_base, b.base[0]);
+    for (int64_t l = 1; l <= cfg_.layers; ++l)
+        if (b.plan.has_base(l))
+            base_layer_forward(in, l, b.base[static_cast<size_t>(l - 1)].cview(),
+                               b.base[static_cast<size_t>(l)], nullptr, nullptr);
+    return b;
+}
+
+Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, Rng* rng,
+                     const EncodeBase* cached) {
+    SEGRANK_CHECK(!cached || (!saved && !training),
+                  "Model::encode: cached base rows are for inference only (no saved state, no "
+                  "training)");
     EncodeSaved local;
     EncodeSaved& st = saved ? *saved : local;
     const bool keep = saved != nullptr;
@@ -77,12 +122,17 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
     st.plan = plan(in);
     st.input = in;
     st.training = training;
+    st.cached = cached;
+    if (cached)
+        SEGRANK_CHECK(cached->plan.nodes == st.plan.nodes &&
+                          static_cast<int64_t>(cached->base.size()) == cfg_.layers + 1,
+                      "Model::encode: the cached base rows are not of this segment");
     const bool drop = training && cfg_.dropout > 0.0f;
     if (drop) {
         SEGRANK_CHECK(rng, "Model::encode: training with dropout needs an Rng");
         st.dropout_seed = rng->next_u64();
     }
-    const int64_t layers = cfg_.layers, n = in.num_nodes(), h = cfg_.hidden, k = in.k;
+    const int64_t layers = cfg_.layers, h = cfg_.hidden, k = in.k;
     st.base.resize(static_cast<size_t>(layers + 1));
     st.dep.resize(static_cast<size_t>(layers + 1));
     st.base_conv.resize(static_cast<size_t>(layers));
@@ -100,13 +150,10 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
         const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
         const std::vector<int32_t>& nodes = st.plan.nodes[l];
         const int64_t m = static_cast<int64_t>(nodes.size());
-        if (st.plan.has_base(l)) {
-            Tensor af, ab;
-            base_inputs(st, l, af, ab);
+        if (st.plan.has_base(l) && !cached) {
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
-            st.base[l] = Tensor(n, h);
-            conv.forward(params_, st.base[l].view(), st.base[l - 1].cview(), af.cview(), ab.cview(),
-                         keep ? &st.base_conv[l - 1] : nullptr, drop ? &ds : nullptr);
+            base_layer_forward(in, l, st.base[l - 1].cview(), st.base[l],
+                               keep ? &st.base_conv[l - 1] : nullptr, drop ? &ds : nullptr);
         }
         st.dep[l] = Tensor::uninit(m * k, h);
         if (m > 0) {

@@ -20,6 +20,35 @@ MatrixView cols_of(MatrixView m, int64_t c0, int64_t cols) {
 }
 }  // namespace
 
+Tensor Model::input_projection(const SegmentInput& in, Tensor& emb) const {
+    const int64_t n = in.num_nodes(), h = cfg_.hidden, f = cfg_.feat_dim, od = cfg_.opcode_dim;
+    ConstMatrixView w = params_.value(w_in_);
+    emb = Tensor(n, od);
+    opcode_.forward(params_, emb.view(), in.opcode);
+    Tensor p(n, h);  // P = W_feat x + W_op e + b
+    linear_forward(p.view(), in.node_feat, cols_of(w, 0, f), params_.value(b_in_).data);
+    linear_forward(p.view(), emb.cview(), cols_of(w, f, od), nullptr, true);
+    return p;
+}
+
+void Model::input_base(const Tensor& p, Tensor& pre_base, Tensor& base0) const {
+    const int64_t n = p.rows(), h = cfg_.hidden, f = cfg_.feat_dim, od = cfg_.opcode_dim,
+                  cd = cfg_.config_dim;
+    pre_base = p.clone();
+    if (early()) {  // base rows see the zero one-hot: x_cfg = config bias (layout only reaches
+                    // here)
+        ConstMatrixView w = params_.value(w_in_);
+        Tensor c0(1, cd), u(1, h);
+        std::memcpy(c0.data(), layout_cfg_.zero_code(params_).data(),
+                    sizeof(float) * static_cast<size_t>(cd));
+        linear_forward(u.view(), c0.cview(), cols_of(w, f + od, cd), nullptr);
+        for (int64_t v = 0; v < n; ++v)
+            for (int64_t c = 0; c < h; ++c) pre_base.at(v, c) += u[c];
+    }
+    base0 = Tensor(n, h);
+    activation_forward(base0.view(), pre_base.cview(), cfg_.activation);
+}
+
 void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
                           EncodeSaved& st) const {
     const int64_t n = in.num_nodes(), h = cfg_.hidden, k = in.k, f = cfg_.feat_dim,
@@ -27,26 +56,16 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
     const std::vector<int32_t>& nodes = plan.nodes[0];
     const int64_t m = static_cast<int64_t>(nodes.size());
     ConstMatrixView w = params_.value(w_in_);
-    st.emb = Tensor(n, od);
-    opcode_.forward(params_, st.emb.view(), in.opcode);
-    Tensor p(n, h);  // P = W_feat x + W_op e + b
-    linear_forward(p.view(), in.node_feat, cols_of(w, 0, f), params_.value(b_in_).data);
-    linear_forward(p.view(), st.emb.cview(), cols_of(w, f, od), nullptr, true);
-
-    if (plan.has_base(0)) {
-        st.pre_base = p.clone();
-        if (early()) {  // base rows see the zero one-hot: x_cfg = config bias (layout only reaches
-                        // here)
-            Tensor c0(1, cd), u(1, h);
-            std::memcpy(c0.data(), layout_cfg_.zero_code(params_).data(),
-                        sizeof(float) * static_cast<size_t>(cd));
-            linear_forward(u.view(), c0.cview(), cols_of(w, f + od, cd), nullptr);
-            for (int64_t v = 0; v < n; ++v)
-                for (int64_t c = 0; c < h; ++c) st.pre_base.at(v, c) += u[c];
-        }
-        st.base[0] = Tensor(n, h);
-        activation_forward(st.base[0].view(), st.pre_base.cview(), cfg_.activation);
+    Tensor p_local;  // P, unless read from st.cached
+    if (st.cached) {
+        SEGRANK_CHECK(st.cached->input_p.rows() == n && st.cached->input_p.cols() == h,
+                      "Model::encode: cached P is [", st.cached->input_p.rows(), ", ",
+                      st.cached->input_p.cols(), "], expected [", n, ", ", h, "]");
+    } else {
+        p_local = input_projection(in, st.emb);
+        if (plan.has_base(0)) input_base(p_local, st.pre_base, st.base[0]);
     }
+    const Tensor& p = st.cached ? st.cached->input_p : p_local;
     st.pre_dep = Tensor(m * k, h);
     if (m > 0) {
         if (cfg_.task == Task::kTile) {

@@ -109,6 +109,15 @@ std::vector<int32_t> active_segments(const PreparedGraph& g, const GstOptions& o
     return ids;
 }
 
+// [k, cols] copies of the one row of r1 [1, cols].
+Tensor broadcast_row(const Tensor& r1, int64_t k) {
+    Tensor r(k, r1.cols());
+    for (int64_t i = 0; i < k; ++i)
+        std::memcpy(r.data() + i * r1.cols(), r1.data(),
+                    static_cast<size_t>(r1.cols()) * sizeof(float));
+    return r;
+}
+
 // Readout [K, 2H] of one segment for configs, forward only. Independent segments are computed once
 // with K = 1 and broadcast (their readout is the same for every config).
 Tensor readout_forward_only(Model& model, const PreparedGraph& g, int32_t s,
@@ -117,12 +126,7 @@ Tensor readout_forward_only(Model& model, const PreparedGraph& g, int32_t s,
     const auto k = static_cast<int64_t>(configs.size());
     if (!g.segment_dependent[static_cast<size_t>(s)] && k > 1) {
         SegmentInput in = make_segment_input(g, s, batch, configs.subspan(0, 1), buf);
-        Tensor r1 = model.encode(in, nullptr);
-        Tensor r(k, r1.cols());
-        for (int64_t i = 0; i < k; ++i)
-            std::memcpy(r.data() + i * r1.cols(), r1.data(),
-                        static_cast<size_t>(r1.cols()) * sizeof(float));
-        return r;
+        return broadcast_row(model.encode(in, nullptr), k);
     }
     SegmentInput in = make_segment_input(g, s, batch, configs, buf);
     return model.encode(in, nullptr);
@@ -324,9 +328,86 @@ std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g,
     return out;
 }
 
+namespace {
+
+// What score_graph keeps of one segment across its chunks (docs/gst.md#inference-cache): the
+// readout [1, 2H] of a config-independent segment, or the rebuilt segment (when g keeps none) and
+// its config-independent rows (Model::encode_base) of a dependent one.
+struct CachedSegment {
+    bool filled = false;
+    Tensor readout;      // independent: [1, 2H]
+    BuiltSegment built;  // dependent, g keeps no segments
+    EncodeBase base;     // dependent
+};
+
+// The per-graph inference cache: one entry per segment, filled on the segment's first chunk while
+// the bytes held stay within the bound.
+class InferenceCache {
+public:
+    InferenceCache(const PreparedGraph& g, int64_t bound_bytes)
+        : g_(g), left_(bound_bytes), entries_(static_cast<size_t>(g.num_segments())) {}
+
+    // Readout [K, 2H] of segment s for cfgs (rows in batch), equal bit for bit to
+    // readout_forward_only.
+    Tensor readout(Model& model, int32_t s, const ConfigBatch& batch, std::span<const int64_t> cfgs,
+                   SegmentInputBuffers& buf) {
+        CachedSegment& c = entries_[static_cast<size_t>(s)];
+        const auto k = static_cast<int64_t>(cfgs.size());
+        const bool dependent = g_.segment_dependent[static_cast<size_t>(s)] != 0;
+        if (!dependent) {
+            if (c.filled) return broadcast_row(c.readout, k);
+            SegmentInput in = make_segment_input(g_, s, batch, cfgs.subspan(0, 1), buf);
+            Tensor r1 = model.encode(in, nullptr);
+            if (keep(r1.size() * static_cast<int64_t>(sizeof(float)))) {
+                c.readout = r1.clone();
+                c.filled = true;
+            }
+            if (k > 1) return broadcast_row(r1, k);
+            return r1;
+        }
+        const bool kept = !g_.kept_segments.empty();
+        if (c.filled) {
+            const BuiltSegment& built = kept ? g_.kept_segments[static_cast<size_t>(s)] : c.built;
+            SegmentInput in = make_segment_input(g_, built, batch, cfgs, buf);
+            return model.encode(in, nullptr, false, nullptr, &c.base);
+        }
+        const BuiltSegment& built = built_segment(g_, s, buf.segment);
+        SegmentInput in = make_segment_input(g_, built, batch, cfgs, buf);
+        // Upper bound of what the entry would hold: P and L + 1 base layers of [n, H] floats, the
+        // plan's (L + 1) x (n + n) ids, and the rebuilt segment.
+        const int64_t n = in.num_nodes(), levels = model.config().layers + 1;
+        const int64_t bound =
+            (levels + 1) * n * model.config().hidden * static_cast<int64_t>(sizeof(float)) +
+            levels * 2 * n * static_cast<int64_t>(sizeof(int32_t)) +
+            (kept ? 0 : built.memory_bytes());
+        if (bound > left_) return model.encode(in, nullptr);  // not kept: computed per chunk
+        EncodeBase base = model.encode_base(in);
+        Tensor r = model.encode(in, nullptr, false, nullptr, &base);
+        SEGRANK_ASSERT(keep(base.memory_bytes() + (kept ? 0 : built.memory_bytes())));
+        if (!kept) c.built = std::move(buf.segment);  // `built` is buf.segment
+        c.base = std::move(base);
+        c.filled = true;
+        return r;
+    }
+
+private:
+    bool keep(int64_t bytes) {
+        if (bytes > left_) return false;
+        left_ -= bytes;
+        return true;
+    }
+
+    const PreparedGraph& g_;
+    int64_t left_;
+    std::vector<CachedSegment> entries_;
+};
+
+}  // namespace
+
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                std::span<const int64_t> configs, int64_t chunk,
-                               const GstOptions& opt, int64_t max_chunk_bytes) {
+                               const GstOptions& opt, int64_t max_chunk_bytes,
+                               int64_t cache_bytes) {
     std::vector<float> scores(configs.size(), 0.0f);
     const Aggregation agg = aggregation_for(opt.aggregate, model);
     const std::vector<int32_t> active = active_segments(g, opt, agg);
@@ -344,6 +425,7 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                 std::max<int64_t>(1, chunk));
     SegmentInputBuffers buf;
     ConfigBatch batch;
+    InferenceCache cache(g, std::max<int64_t>(0, cache_bytes));
     for (size_t b = 0; b < configs.size(); b += static_cast<size_t>(chunk)) {
         const size_t e = std::min(configs.size(), b + static_cast<size_t>(chunk));
         auto cfgs = configs.subspan(b, e - b);
@@ -354,8 +436,8 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
         Tensor acc(k, agg.width);  // sum over segments of w * value
         for (int32_t s : active) {
             // Streamed: each segment's state is freed before the next one is encoded.
-            const Tensor v = agg.value(model, readout_forward_only(model, g, s, batch, cfgs, buf),
-                                       tile_cfg, nullptr);
+            const Tensor v =
+                agg.value(model, cache.readout(model, s, batch, cfgs, buf), tile_cfg, nullptr);
             for (int64_t i = 0; i < v.size(); ++i) acc[i] += w * v[i];
         }
         const Tensor sc = agg.scores(model, acc.cview(), tile_cfg, nullptr);

@@ -68,16 +68,25 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
 /// 176 KiB per config), so inference memory does not grow with nc (docs/gst.md#inference).
 inline constexpr int64_t kMaxConfigChunkBytes = int64_t{8} << 20;
 
+/// Default bound of score_graph's per-graph inference cache (bytes; `eval.cache_mb`).
+inline constexpr int64_t kDefaultInferenceCacheBytes = int64_t{256} << 20;
+
 /// Scores (higher = slower) of `configs` for graph g, streaming segments one at a time without
 /// saved state, at most `chunk` configs per forward pass and at most `max_chunk_bytes` of config
 /// rows (at least one config; config rows are read one chunk at a time, so memory is O(min(chunk x
 /// nc x 18, max_chunk_bytes)) in the configs). Under score_sum with skip_independent the scores
 /// omit the config-independent segments (a per-graph constant), which no ranking metric sees. With
 /// model.hwmodel_prior each score gets + w * z once (Model::add_prior), as in training.
+/// What does not depend on the config is computed once per call and kept for the later chunks
+/// while it fits `cache_bytes` (docs/gst.md#inference-cache): per segment its rebuilt rows and
+/// its config-independent layer rows (Model::encode_base), or the readout of an independent
+/// segment; segments beyond the bound are recomputed per chunk. The scores are the same bit for
+/// bit at any bound (0 = no cache).
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                std::span<const int64_t> configs, int64_t chunk,
                                const GstOptions& opt,
-                               int64_t max_chunk_bytes = kMaxConfigChunkBytes);
+                               int64_t max_chunk_bytes = kMaxConfigChunkBytes,
+                               int64_t cache_bytes = kDefaultInferenceCacheBytes);
 
 /// Per-segment readouts of `configs` (forward only), the input of head finetuning: [S_eff] tensors
 /// of [K, 2H] for the segments score_graph would use (independent ones computed with K = 1 and

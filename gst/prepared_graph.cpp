@@ -463,7 +463,12 @@ const BuiltSegment& built_segment(const PreparedGraph& g, int64_t s, BuiltSegmen
 
 SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigBatch& batch,
                                 std::span<const int64_t> configs, SegmentInputBuffers& buf) {
-    const BuiltSegment& built = built_segment(g, s, buf.segment);
+    return make_segment_input(g, built_segment(g, s, buf.segment), batch, configs, buf);
+}
+
+SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& built,
+                                const ConfigBatch& batch, std::span<const int64_t> configs,
+                                SegmentInputBuffers& buf) {
     const Segment& seg = *built.segment;
     const auto k = static_cast<int64_t>(configs.size());
     const std::vector<int64_t> pos = batch_positions(batch, configs);

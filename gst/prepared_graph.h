@@ -179,6 +179,12 @@ struct SegmentInputBuffers {
 SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigBatch& batch,
                                 std::span<const int64_t> configs, SegmentInputBuffers& buf);
 
+/// The same from segment `built` of g (built_segment or build_segment of one of g's segments),
+/// which must stay alive while the input is used; reads no node rows.
+SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& built,
+                                const ConfigBatch& batch, std::span<const int64_t> configs,
+                                SegmentInputBuffers& buf);
+
 /// Tile config rows of `configs` as [K, 24] (copy from `batch`); empty for layout graphs.
 Tensor tile_rows(const PreparedGraph& g, const ConfigBatch& batch,
                  std::span<const int64_t> configs);

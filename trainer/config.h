@@ -158,6 +158,9 @@ struct EvalSection {
     std::string indices = "";     ///< JSON graph name -> config indices; "" = all configs
     EvalMetric metric = EvalMetric::kKaggle;
     int chunk_configs = 256;  ///< configs scored per forward pass (memory bound)
+    /// MiB of config-independent state inference keeps per graph across chunks (0 = none;
+    /// docs/gst.md#inference-cache).
+    int cache_mb = 256;
     bool operator==(const EvalSection&) const = default;
 };
 

@@ -174,6 +174,10 @@ void visit_schema(V& v, C& c) {
             "slowdown_10");
     v.field("chunk_configs", c.eval.chunk_configs,
             "configs scored per forward pass in evaluation (memory bound)", ge(1));
+    v.field("cache_mb", c.eval.cache_mb,
+            "MiB of config-independent rows inference keeps per graph across chunks; 0 = none "
+            "(docs/gst.md#inference-cache)",
+            in(0, 1 << 20));
 
     v.section("dist", "MPI data parallelism (docs/architecture.md#distribution)");
     v.field("threads_per_rank", c.dist.threads_per_rank,

@@ -175,7 +175,8 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
             for (size_t j = 0; j < configs.size(); ++j)
                 scores.push_back(static_cast<float>(rng.uniform()));
         } else {
-            scores = score_graph(model, *pg, configs, cfg.eval.chunk_configs, opt);
+            scores = score_graph(model, *pg, configs, cfg.eval.chunk_configs, opt,
+                                 kMaxConfigChunkBytes, int64_t{cfg.eval.cache_mb} << 20);
         }
         std::vector<double> targets(configs.size());
         for (size_t j = 0; j < configs.size(); ++j)

@@ -25,12 +25,27 @@ std::string graph_name(const char* task, int64_t index) {
     return buf;
 }
 
+// A log-uniform integer in [lo, hi] from one uniform draw.
+int64_t log_uniform_int(Rng& rng, int64_t lo, int64_t hi) {
+    const double a = std::log(static_cast<double>(lo)), b = std::log(static_cast<double>(hi) + 1);
+    const auto x = static_cast<int64_t>(std::floor(std::exp(a + (b - a) * rng.uniform())));
+    return std::clamp(x, lo, hi);
+}
+
 int64_t draw_nodes(Rng& rng, const SynthOptions& opt) {
+    if (opt.log_uniform_nodes) return log_uniform_int(rng, opt.min_nodes, opt.max_nodes);
     const auto span = static_cast<uint64_t>(opt.max_nodes - opt.min_nodes + 1);
     return opt.min_nodes + static_cast<int64_t>(rng.uniform_int(span));
 }
 
 }  // namespace
+
+int64_t graph_configs(const SynthOptions& opt, Task task, int64_t index) {
+    if (opt.max_configs <= opt.configs) return opt.configs;
+    Rng rng = Rng::derive(opt.seed, task == Task::kTile ? kTileTask : kLayoutTask,
+                          static_cast<uint64_t>(index), "synth-config-count");
+    return log_uniform_int(rng, opt.configs, opt.max_configs);
+}
 
 void SynthOptions::validate() const {
     SEGRANK_CHECK(min_nodes >= 2, "synth: nodes minimum must be >= 2, got ", min_nodes);
@@ -42,6 +57,10 @@ void SynthOptions::validate() const {
                   "synth: noise sigma must be in [0, 5], got ", noise_sigma);
     SEGRANK_CHECK(max_config_nodes >= 1, "synth: max_config_nodes must be >= 1, got ",
                   max_config_nodes);
+    SEGRANK_CHECK(max_configs == 0 || max_configs >= configs, "synth: configs range ", configs, ":",
+                  max_configs, " has max < min");
+    SEGRANK_CHECK(config_node_fraction >= 0 && config_node_fraction <= 1,
+                  "synth: config node fraction must be in [0, 1], got ", config_node_fraction);
 }
 
 SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) {
@@ -81,9 +100,10 @@ SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) 
     Rng nrng = Rng::derive(opt.seed, kTileTask, static_cast<uint64_t>(index), "synth-noise");
     TileGraph& g = out.graph;
     hlo::featurize_structure(module, g, name);
-    g.config_feat = Tensor(opt.configs, kTileConfigDim);
-    g.config_runtime.resize(static_cast<size_t>(opt.configs));
-    for (int64_t j = 0; j < opt.configs; ++j) {
+    const int64_t configs = graph_configs(opt, Task::kTile, index);
+    g.config_feat = Tensor(configs, kTileConfigDim);
+    g.config_runtime.resize(static_cast<size_t>(configs));
+    for (int64_t j = 0; j < configs; ++j) {
         const hlo::TileSizeConfig t = j == 0 ? default_tile : random_tile_config(crng, kernel);
         const double ns = kernel.evaluate(t).total_ns;
         SEGRANK_ASSERT(std::isfinite(ns), "tile config of ", name, " is invalid after resampling");
@@ -92,7 +112,7 @@ SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) 
         std::copy(row.begin(), row.end(), g.config_feat.data() + j * kTileConfigDim);
         if (keep_sources) out.configs.push_back(t);
     }
-    g.config_runtime_normalizers.assign(static_cast<size_t>(opt.configs), g.config_runtime[0]);
+    g.config_runtime_normalizers.assign(static_cast<size_t>(configs), g.config_runtime[0]);
     if (keep_sources) out.module = std::move(module);
     return out;
 }
@@ -112,11 +132,16 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
     g.node_config_ids = configurable_nodes(module);
     SEGRANK_ASSERT(!g.node_config_ids.empty(),
                    "synthetic layout module without configurable nodes");
-    if (static_cast<int64_t>(g.node_config_ids.size()) > opt.max_config_nodes) {
+    int64_t max_nc = opt.max_config_nodes;
+    if (opt.config_node_fraction > 0)
+        max_nc = std::min(max_nc,
+                          std::max<int64_t>(1, std::llround(opt.config_node_fraction *
+                                                            static_cast<double>(g.num_nodes()))));
+    if (static_cast<int64_t>(g.node_config_ids.size()) > max_nc) {
         auto& ids = g.node_config_ids;  // partial Fisher-Yates, then back to increasing order
-        for (size_t i = 0; i < static_cast<size_t>(opt.max_config_nodes); ++i)
+        for (size_t i = 0; i < static_cast<size_t>(max_nc); ++i)
             std::swap(ids[i], ids[i + mrng.uniform_int(ids.size() - i)]);
-        ids.resize(static_cast<size_t>(opt.max_config_nodes));
+        ids.resize(static_cast<size_t>(max_nc));
         std::sort(ids.begin(), ids.end());
     }
     const hw::ModuleIndex idx(module);
@@ -131,9 +156,10 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
     Rng nrng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-noise");
     const auto nc = static_cast<size_t>(g.num_config_nodes());
     const size_t row_size = nc * kLayoutConfigDim;
-    g.node_config_feat.assign(static_cast<size_t>(opt.configs) * row_size, int8_t{-1});
-    g.config_runtime.resize(static_cast<size_t>(opt.configs));
-    for (int64_t j = 0; j < opt.configs; ++j) {
+    const int64_t configs = graph_configs(opt, Task::kLayout, index);
+    g.node_config_feat.assign(static_cast<size_t>(configs) * row_size, int8_t{-1});
+    g.config_runtime.resize(static_cast<size_t>(configs));
+    for (int64_t j = 0; j < configs; ++j) {
         int8_t* row = g.node_config_feat.data() + static_cast<size_t>(j) * row_size;
         std::vector<hlo::NodeLayoutConfig> cfg(nc);
         for (size_t k = 0; k < nc; ++k) {

@@ -21,6 +21,14 @@ struct SynthOptions {
     int64_t min_nodes = 200;  ///< instruction count range of a module (all computations)
     int64_t max_nodes = 2000;
     int64_t configs = 64;  ///< configurations per graph, the default configuration included
+    /// With max_configs > configs: each graph draws its count log-uniformly from [configs,
+    /// max_configs] (its own stream, so other draws do not change); 0 = every graph has `configs`.
+    int64_t max_configs = 0;
+    /// Node counts drawn log-uniformly over [min_nodes, max_nodes] instead of uniformly.
+    bool log_uniform_nodes = false;
+    /// Layout graphs: when > 0, at most max(1, round(fraction x nodes)) configurable nodes (and at
+    /// most max_config_nodes), so configurable nodes grow with the graph; 0 = off.
+    double config_node_fraction = 0.0;
     double noise_sigma =
         0.0;  ///< log-normal sigma of labels: runtime = model ns x exp(sigma N(0,1))
     /// Layout graphs: at most this many configurable nodes (a seeded random subset of the conv /
@@ -31,9 +39,14 @@ struct SynthOptions {
     LayoutSampling layout;
 
     /// Throws segrank::Error naming the bad field (min/max nodes >= 2, min <= max, configs >= 2,
-    /// noise_sigma in [0, 5], max_config_nodes >= 1).
+    /// max_configs 0 or >= configs, noise_sigma in [0, 5], max_config_nodes >= 1,
+    /// config_node_fraction in [0, 1]).
     void validate() const;
 };
+
+/// Configurations of graph `index` of the collection of `task` under opt (opt.configs, or the
+/// log-uniform draw over [configs, max_configs]).
+int64_t graph_configs(const SynthOptions& opt, Task task, int64_t index);
 
 /// A synthetic tile graph and, when kept, what produced it.
 struct SynthTile {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -103,6 +104,46 @@ TEST_CASE("runtimes vary with the config even without noise (labels come from hw
         std::set<int64_t> lr(l.graph.config_runtime.begin(), l.graph.config_runtime.end());
         CHECK(lr.size() > 2);
     }
+}
+
+TEST_CASE("log-uniform sizes, per-graph config ranges and proportional configurable nodes") {
+    SynthOptions o = small(4);
+    o.min_nodes = 200;
+    o.max_nodes = 3000;
+    o.log_uniform_nodes = true;
+    o.configs = 10;
+    o.max_configs = 40;
+    o.config_node_fraction = 0.01;
+    std::set<int64_t> counts;
+    int64_t below_geometric_mid = 0;
+    for (int64_t i = 0; i < 12; ++i) {
+        CAPTURE(i);
+        const SynthLayout l = synth_layout(o, i);
+        validate(l.graph, LabelPolicy::kRequirePositive, l.graph.name);
+        const int64_t n = l.graph.num_nodes(), c = l.graph.num_configs();
+        CHECK(n >= 200);
+        CHECK(n <= 3000);
+        below_geometric_mid += n < 775;  // sqrt(200 x 3000): half of a log-uniform draw
+        CHECK(c >= 10);
+        CHECK(c <= 40);
+        CHECK(c == graph_configs(o, Task::kLayout, i));
+        counts.insert(c);
+        CHECK(l.graph.num_config_nodes() <= std::max<int64_t>(1, std::llround(0.01 * n)));
+        CHECK(l.graph.num_config_nodes() >= 1);
+    }
+    CHECK(counts.size() > 3);
+    CHECK(below_geometric_mid >= 2);  // a uniform draw puts 575/2800 = 21% there, log-uniform 50%
+    // The count has its own stream: a range leaves the modules of the same seed unchanged.
+    SynthOptions fixed = o;
+    fixed.max_configs = 0;
+    CHECK(synth_layout(fixed, 3).graph.edge_index == synth_layout(o, 3).graph.edge_index);
+    CHECK(synth_layout(fixed, 3).graph.num_configs() == 10);
+    SynthOptions bad = o;
+    bad.max_configs = 5;
+    CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("configs range 10:5"), Error);
+    bad = o;
+    bad.config_node_fraction = 1.5;
+    CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("config node fraction"), Error);
 }
 
 TEST_CASE("synthetic graphs equal the featurizer's output on their tpu_graphs form") {

@@ -1,0 +1,400 @@
+#!/usr/bin/env python3
+"""Full-size rehearsal: segrank at the size of the layout:xla collection, end to end.
+
+Steps (each timed; every number comes from the segrank binary or from the wall clock and the
+children's peak RSS):
+  1. synth   `segrank synth --collections layout` with layout:xla's sizes: 69 train + 7 valid graphs,
+             nodes log-uniform over 372-43,615, configs per graph log-uniform over 10^3-10^5,
+             configurable nodes proportional to size (2.3% of the nodes: 1000 at 43,615), npz.
+  2. pack    `segrank pack` into HDF5 stores; the store size is the sum of the .h5 files.
+  3. train   a fixed number of GST steps with the layout recipe (configs/default.toml: GST with
+             segments.max_nodes = 1000, H = 128, L = 3, batch 8 graphs x 32 configs, listmle),
+             read from the stores; the final evaluation scores 200 configs per valid graph
+             (eval.indices). steps/s = 1 / mean step_wall_s of the train lines after the first
+             (warmup); an epoch is one pass over the train graphs: ceil(train graphs /
+             batch_graphs) steps, so time per epoch = those steps / steps/s.
+  4. rank    `segrank predict --split valid`: every config of every valid graph; configs ranked per
+             second = all valid configs / wall time (graph preparation included).
+  5. probe   one graph of the largest size (43,615 nodes, 1000 configurable nodes) with --probe-configs
+             configs (10^5 at full size), ranked by `segrank predict`; the time for 10^5 configs is
+             measured when the probe has 10^5 configs, else extrapolated linearly (marked so).
+Peak RSS: VmHWM of each child (os.wait4), in MiB. Targets: peak RSS < 2 GiB in training and
+inference; 10^5 configs of the largest graph ranked in <= 60 s; an epoch in <= 2 h.
+
+Prints ONE JSON object on stdout (schema in docs/benchmarks.md#scale-rehearsal) and a Markdown table
+on stderr (and in --markdown FILE). Python 3 standard library only.
+
+Sizes: full (default), --quick (12 + 2 graphs of 372-8000 nodes, 200-2000 configs, 20 steps, probe
+of 1000 configs: a few minutes), --tiny (3 + 1 graphs of 200-500 nodes, 20-60 configs, 4 steps,
+probe of 64 configs: seconds; the smoke test).
+
+Examples:
+  scripts/bench_scale.py --quick --json-out runs/bench_scale/quick.json --markdown runs/bench_scale/quick.md
+  scripts/bench_scale.py --work /tmp/scale --segrank build/cli/segrank
+"""
+
+import argparse
+import json
+import math
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+PROG = "bench_scale.py"
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCHEMA_VERSION = 1
+MIB = 1024.0 * 1024.0
+
+# Sizes: changing any of these changes what the numbers mean; the JSON records them ("settings").
+SIZES = {
+    "full": {"train": 69, "valid": 7, "nodes": "372:43615", "configs": "1000:100000",
+             "config_node_fraction": 0.023, "max_config_nodes": 1000, "steps": 100, "log_every": 10,
+             "probe_nodes": 43615, "probe_configs": 100000, "eval_configs": 200},
+    "quick": {"train": 12, "valid": 2, "nodes": "372:8000", "configs": "200:2000",
+              "config_node_fraction": 0.023, "max_config_nodes": 1000, "steps": 20, "log_every": 5,
+              "probe_nodes": 43615, "probe_configs": 1000, "eval_configs": 100},
+    "tiny": {"train": 3, "valid": 1, "nodes": "200:500", "configs": "20:60",
+             "config_node_fraction": 0.023, "max_config_nodes": 1000, "steps": 4, "log_every": 2,
+             "probe_nodes": 500, "probe_configs": 64, "eval_configs": 16},
+}
+LAST_CPU = [0.0]
+TARGETS = {"peak_rss_mb": 2048.0, "probe_1e5_seconds": 60.0, "epoch_seconds": 7200.0}
+
+
+class BenchError(Exception):
+    pass
+
+
+def log(msg):
+    print(f"[{PROG}] {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, log_path, env):
+    """Runs cmd (list), stdout+stderr to log_path; returns (seconds, peak RSS MiB, output).
+    The child's CPU seconds (user + system) are left in LAST_CPU[0]."""
+    log("$ " + " ".join(shlex.quote(c) for c in cmd))
+    t0 = time.monotonic()
+    with open(log_path, "w") as out:
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+        _, status, ru = os.wait4(p.pid, 0)
+    secs = time.monotonic() - t0
+    LAST_CPU[0] = ru.ru_utime + ru.ru_stime
+    p.returncode = os.waitstatus_to_exitcode(status)
+    with open(log_path) as f:
+        text = f.read()
+    if p.returncode != 0:
+        tail = "\n".join(text.splitlines()[-15:])
+        raise BenchError(f"command failed (exit {p.returncode}): "
+                         f"{' '.join(shlex.quote(c) for c in cmd)}\n{tail}")
+    return secs, ru.ru_maxrss / 1024.0, text
+
+
+def dir_bytes(path, suffix):
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            if f.endswith(suffix):
+                total += os.path.getsize(os.path.join(root, f))
+    return total
+
+
+def stats_of(segrank, store_dir, env, work):
+    _, _, text = run([segrank, "stats", store_dir, "--json"], os.path.join(work, "stats.log"), env)
+    return json.loads(text[text.index("{"):])
+
+
+def graphs_of(stats):
+    """[(collection split, graph name, nodes, configs)] from `segrank stats --json`."""
+    out = []
+    for c in stats.get("collections", []):
+        split = c["collection"].rsplit(":", 1)[-1]
+        for g in c.get("per_graph", []):
+            out.append((split, g["name"], g["nodes"], g["configs"]))
+    return out
+
+
+def train_config(path, size, store_dir, run_dir, indices, threads, steps):
+    text = f"""# written by {PROG}: the layout recipe (configs/default.toml values) on the rehearsal stores
+[data]
+root = "{store_dir}"
+store = "hdf5"
+collections = ["layout:xla:random"]
+
+[train]
+steps = {steps}
+eval_every = 0
+log_every = {size['log_every']}
+run_dir = "{run_dir}"
+threads = {threads}
+progress = false
+
+[eval]
+indices = "{indices}"
+"""
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def train_numbers(run_dir, train_graphs, batch_graphs):
+    lines = []
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        for line in f:
+            j = json.loads(line)
+            if j.get("phase") == "train":
+                lines.append(j)
+    with open(os.path.join(run_dir, "report.json")) as f:
+        report = json.load(f)
+    walls = [j["step_wall_s"] for j in lines[1:]] or [j["step_wall_s"] for j in lines]
+    step_s = sum(walls) / len(walls)
+    steps_per_epoch = math.ceil(train_graphs / batch_graphs)
+    return {"steps": report["steps"], "steps_per_s": 1.0 / step_s, "step_seconds": step_s,
+            "steps_per_epoch": steps_per_epoch, "epoch_seconds": steps_per_epoch * step_s,
+            "peak_rss_mb": report["peak_rss_mb"], "train_lines": len(lines)}
+
+
+def predict_timing(text):
+    """Per-graph lines of `segrank predict --timing`."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("predict: "):
+            f = line.split()
+            rows.append({"graph": f[1], "nodes": int(f[3]), "configs": int(f[5]),
+                         "seconds": float(f[7]), "configs_per_s": float(f[9])})
+    return rows
+
+
+def target(value, limit):
+    return {"value": value, "limit": limit, "met": value is not None and value <= limit}
+
+
+def markdown(res):
+    r = res
+    t = r["targets"]
+    probe = r["probe"]
+    mark = lambda ok: "met" if ok else "NOT met"
+    rows = [
+        ("synth (69+7 graphs)" if r["size"] == "full" else "synth", f"{r['synth']['seconds']:.0f} s"),
+        ("pack to HDF5", f"{r['pack']['seconds']:.0f} s"),
+        ("store size", f"{r['pack']['store_mb']:.0f} MiB ({r['data']['configs']} configs)"),
+        ("training steps/s", f"{r['train']['steps_per_s']:.3f} ({r['train']['steps']} steps)"),
+        ("time per epoch", f"{r['train']['epoch_seconds']:.0f} s "
+                           f"({r['train']['steps_per_epoch']} steps)"),
+        ("peak RSS training", f"{r['train']['peak_rss_mb']:.0f} MiB"),
+        ("rank all valid configs", f"{r['rank']['configs']} configs in {r['rank']['seconds']:.0f} s, "
+                                   f"{r['rank']['configs_per_s']:.1f} configs/s"),
+        ("peak RSS inference", f"{r['rank']['peak_rss_mb']:.0f} MiB"),
+        (f"probe {probe['nodes']} nodes", f"{probe['configs']} configs in {probe['seconds']:.0f} s, "
+                                          f"{probe['configs_per_s']:.1f} configs/s "
+                                          f"({probe['cpu_seconds']:.0f} CPU s), "
+                                          f"{probe['peak_rss_mb']:.0f} MiB"),
+        ("target: peak RSS < 2 GiB", f"{mark(t['peak_rss_mb']['met'])} ({t['peak_rss_mb']['value']:.0f} MiB)"),
+        ("target: 10^5 configs of the largest graph <= 60 s",
+         f"{mark(t['probe_1e5_seconds']['met'])} ({t['probe_1e5_seconds']['value']:.0f} s"
+         f"{', extrapolated' if probe['extrapolated'] else ''})"),
+        ("target: epoch <= 2 h", f"{mark(t['epoch_seconds']['met'])} ({t['epoch_seconds']['value']:.0f} s)"),
+    ]
+    out = ["| step | measured |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n", 1)[1])
+    ap.add_argument("--segrank", default=os.path.join(REPO, "build", "cli", "segrank"))
+    ap.add_argument("--work", default=os.path.join(REPO, "runs", "bench_scale"),
+                    help="scratch directory (data, stores, run dir, logs)")
+    ap.add_argument("--quick", action="store_true", help="CI size (a few minutes)")
+    ap.add_argument("--tiny", action="store_true", help="smoke-test size (seconds)")
+    ap.add_argument("--steps", type=int, help="training steps (default: the size's)")
+    ap.add_argument("--probe-configs", type=int, help="configs of the largest-graph probe")
+    ap.add_argument("--threads", type=int, default=0, help="OpenMP threads (0 = all cores)")
+    ap.add_argument("--seed", type=int, default=0, help="synth seed")
+    ap.add_argument("--reuse-data", action="store_true",
+                    help="keep the stores of an earlier run in --work with the same settings")
+    ap.add_argument("--json-out", help="also write the JSON here")
+    ap.add_argument("--markdown", help="also write the Markdown table here")
+    try:
+        opts = ap.parse_args(argv)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    if opts.quick and opts.tiny:
+        print(f"{PROG}: error: --quick and --tiny exclude each other", file=sys.stderr)
+        return 2
+    if not (os.path.isfile(opts.segrank) and os.access(opts.segrank, os.X_OK)):
+        print(f"{PROG}: error: segrank binary not found: {opts.segrank}", file=sys.stderr)
+        return 2
+    for name in ("steps", "probe_configs"):
+        v = getattr(opts, name)
+        if v is not None and v < (1 if name == "steps" else 2):
+            print(f"{PROG}: error: --{name.replace('_', '-')} must be >= "
+                  f"{1 if name == 'steps' else 2}, got {v}", file=sys.stderr)
+            return 2
+    if opts.threads < 0:
+        print(f"{PROG}: error: --threads must be >= 0", file=sys.stderr)
+        return 2
+    size_name = "tiny" if opts.tiny else "quick" if opts.quick else "full"
+    size = dict(SIZES[size_name])
+    if opts.steps is not None:
+        size["steps"] = opts.steps
+    if opts.probe_configs is not None:
+        size["probe_configs"] = opts.probe_configs
+    try:
+        res = rehearse(opts, size_name, size)
+    except BenchError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    text = json.dumps(res, indent=1)
+    print(text)
+    md = markdown(res)
+    print(md, file=sys.stderr)
+    for path, body in ((opts.json_out, text + "\n"), (opts.markdown, md)):
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            with open(path + ".tmp", "w") as f:
+                f.write(body)
+            os.replace(path + ".tmp", path)
+    return 0
+
+
+def rehearse(opts, size_name, size):
+    seg = os.path.abspath(opts.segrank)
+    work = os.path.abspath(opts.work)
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ)
+    env.setdefault("GOMP_SPINCOUNT", "20000")
+    graphs = size["train"] + size["valid"]
+    splits = f"{size['train'] / graphs:.6f},{size['valid'] / graphs:.6f},0"
+    settings = dict(size, seed=opts.seed, threads=opts.threads)
+    stamp = os.path.join(work, "data.json")
+    npz, h5 = os.path.join(work, "npz"), os.path.join(work, "h5")
+    synth_args = ["--collections", "layout", "--graphs", str(graphs), "--splits", splits,
+                  "--nodes", size["nodes"], "--nodes-dist", "log-uniform",
+                  "--configs", size["configs"],
+                  "--config-node-fraction", str(size["config_node_fraction"]),
+                  "--max-config-nodes", str(size["max_config_nodes"]), "--seed", str(opts.seed)]
+    data_key = {"synth": synth_args}
+    reused = None
+    if opts.reuse_data and os.path.exists(stamp):
+        with open(stamp) as f:
+            old = json.load(f)
+        if old.get("key") == data_key:
+            reused = old
+    if reused:
+        log(f"reusing the stores in {h5} (synth {reused['synth']['seconds']:.0f} s, "
+            f"pack {reused['pack']['seconds']:.0f} s when made)")
+        synth_res, pack_res = reused["synth"], reused["pack"]
+    else:
+        for d in (npz, h5):
+            shutil.rmtree(d, ignore_errors=True)
+        secs, rss, _ = run([seg, "synth", "--out", npz, "--stored", "-q"] + synth_args,
+                           os.path.join(work, "synth.log"), env)
+        synth_res = {"seconds": secs, "peak_rss_mb": rss}
+        secs, rss, _ = run([seg, "pack", os.path.join(npz, "npz"), "--out", h5],
+                           os.path.join(work, "pack.log"), env)
+        pack_res = {"seconds": secs, "peak_rss_mb": rss, "store_mb": dir_bytes(h5, ".h5") / MIB,
+                    "npz_mb": dir_bytes(npz, ".npz") / MIB}
+        with open(stamp, "w") as f:
+            json.dump({"key": data_key, "synth": synth_res, "pack": pack_res}, f)
+    shutil.rmtree(npz, ignore_errors=True)  # the stores are what is trained and ranked on
+
+    stats = stats_of(seg, h5, env, work)
+    gl = graphs_of(stats)
+    train_g = [g for g in gl if g[0] == "train"]
+    valid_g = [g for g in gl if g[0] == "valid"]
+    if len(train_g) != size["train"] or len(valid_g) != size["valid"]:
+        raise BenchError(f"expected {size['train']} train and {size['valid']} valid graphs in "
+                         f"{h5}, found {len(train_g)} and {len(valid_g)}")
+    data = {"train_graphs": len(train_g), "valid_graphs": len(valid_g),
+            "nodes_min": min(g[2] for g in gl), "nodes_max": max(g[2] for g in gl),
+            "nodes_mean": sum(g[2] for g in gl) / len(gl),
+            "configs": sum(g[3] for g in gl), "configs_max": max(g[3] for g in gl),
+            "valid_configs": sum(g[3] for g in valid_g)}
+
+    # Training: the final evaluation scores a fixed subset of each valid graph's configs.
+    indices = os.path.join(work, "eval_indices.json")
+    with open(indices, "w") as f:
+        json.dump({g[1]: list(range(min(g[3], size["eval_configs"]))) for g in valid_g}, f)
+    run_dir = os.path.join(work, "run")
+    cfg_path = os.path.join(work, "train.toml")
+    train_config(cfg_path, size, h5, run_dir, indices, opts.threads, size["steps"])
+    secs, rss, _ = run([seg, "train", "--config", cfg_path, "--overwrite"],
+                       os.path.join(work, "train.log"), env)
+    train_res = train_numbers(run_dir, len(train_g), 8)
+    train_res.update({"seconds": secs, "cpu_seconds": LAST_CPU[0], "process_peak_rss_mb": rss})
+
+    # Ranking every valid config.
+    secs, rss, text = run([seg, "predict", "--checkpoint", run_dir, "--split", "valid", "--out",
+                           os.path.join(work, "valid_submission.csv"), "--timing",
+                           "--threads", str(opts.threads)],
+                          os.path.join(work, "predict_valid.log"), env)
+    rank_res = {"configs": data["valid_configs"], "seconds": secs, "cpu_seconds": LAST_CPU[0],
+                "configs_per_s": data["valid_configs"] / secs, "peak_rss_mb": rss,
+                "graphs": predict_timing(text)}
+
+    # The largest graph with probe_configs configs.
+    probe_dir = os.path.join(work, "probe")
+    pkey = [str(size["probe_nodes"]), str(size["probe_configs"]), str(opts.seed),
+            str(size["config_node_fraction"])]
+    pstamp = os.path.join(probe_dir, "probe.json")
+    pold = None
+    if opts.reuse_data and os.path.exists(pstamp):
+        with open(pstamp) as f:
+            pold = json.load(f)
+        if pold.get("key") != pkey:
+            pold = None
+    if not pold:
+        shutil.rmtree(probe_dir, ignore_errors=True)
+        psecs, prss, _ = run([seg, "synth", "--out", probe_dir, "--collections", "layout",
+                              "--graphs", "1", "--splits", "0,0,1", "--format", "hdf5",
+                              "--nodes", f"{size['probe_nodes']}:{size['probe_nodes']}",
+                              "--configs", str(size["probe_configs"]),
+                              "--config-node-fraction", str(size["config_node_fraction"]),
+                              "--max-config-nodes", str(size["max_config_nodes"]),
+                              "--seed", str(opts.seed + 1), "-q"],
+                             os.path.join(work, "probe_synth.log"), env)
+        pold = {"key": pkey, "synth_seconds": psecs, "synth_peak_rss_mb": prss}
+        with open(pstamp, "w") as f:
+            json.dump(pold, f)
+    secs, rss, text = run([seg, "predict", "--checkpoint", run_dir, "--data",
+                           os.path.join(probe_dir, "h5"), "--split", "test", "--out",
+                           os.path.join(work, "probe_submission.csv"), "--timing",
+                           "--threads", str(opts.threads)],
+                          os.path.join(work, "predict_probe.log"), env)
+    pt = predict_timing(text)
+    if len(pt) != 1:
+        raise BenchError(f"expected one probe graph in {probe_dir}, predict timed {len(pt)}")
+    probe = {"nodes": pt[0]["nodes"], "configs": pt[0]["configs"], "seconds": secs,
+             "cpu_seconds": LAST_CPU[0], "configs_per_cpu_s": pt[0]["configs"] / LAST_CPU[0],
+             "configs_per_s": pt[0]["configs"] / secs, "peak_rss_mb": rss,
+             "synth_seconds": pold["synth_seconds"],
+             "extrapolated": pt[0]["configs"] < 100000,
+             "seconds_1e5": secs * 100000.0 / pt[0]["configs"]}
+
+    peak = max(train_res["peak_rss_mb"], train_res["process_peak_rss_mb"], rank_res["peak_rss_mb"],
+               probe["peak_rss_mb"])
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "size": size_name,
+        "settings": settings,
+        "command": " ".join(shlex.quote(a) for a in [PROG] + sys.argv[1:]),
+        "host": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()[0]},
+        "data": data,
+        "synth": synth_res,
+        "pack": pack_res,
+        "train": train_res,
+        "rank": rank_res,
+        "probe": probe,
+        "targets": {
+            "peak_rss_mb": target(peak, TARGETS["peak_rss_mb"]),
+            "probe_1e5_seconds": target(probe["seconds_1e5"], TARGETS["probe_1e5_seconds"]),
+            "epoch_seconds": target(train_res["epoch_seconds"], TARGETS["epoch_seconds"]),
+        },
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
