@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -58,6 +59,30 @@ TEST_CASE("configs/tiny.toml is a valid config with a small step count") {
     const RunConfig cfg = load_config((test::source_dir() / "configs" / "tiny.toml").string());
     CHECK(cfg.train.steps > 0);
     CHECK(cfg.train.steps <= 200);
+}
+
+TEST_CASE(
+    "every file in configs/ loads and validates, and the recipes keep their documented keys") {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(test::source_dir() / "configs")) {
+        if (e.path().extension() != ".toml") continue;
+        CAPTURE(e.path().string());
+        const RunConfig cfg = load_config(e.path().string());
+        CHECK_NOTHROW(validate_config(cfg));
+        ++n;
+    }
+    CHECK(n >= 9);
+    // The full-data-set recipes read HDF5 stores for layout (partial config reads) and keep
+    // GST segments of 1000 nodes; tile trains whole kernels.
+    for (const char* name : {"tpugraphs_layout_xla.toml", "tpugraphs_layout_nlp.toml"}) {
+        const RunConfig cfg = load_config((test::source_dir() / "configs" / name).string());
+        CHECK(cfg.data.store == StoreFormat::kHdf5);
+        CHECK(cfg.segments.max_nodes == 1000);
+    }
+    const RunConfig tile =
+        load_config((test::source_dir() / "configs" / "tpugraphs_tile.toml").string());
+    CHECK(tile.data.collections == std::vector<std::string>{"tile:xla"});
+    CHECK(tile.segments.max_nodes == 0);
 }
 
 TEST_CASE("an empty config is the defaults, keys set in the file are read with their types") {
