@@ -1,7 +1,9 @@
 // npz / npy reader: the npy header parser on the raw bytes, then the bytes as an npz archive
-// through NpzReader (every entry read raw) and the tile and layout loaders with all their checks.
+// through NpzReader (every entry's header, then the entry read as float32 and as int64) and the
+// tile and layout loaders with all their checks.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "data/graph.h"
 #include "data/npz.h"
@@ -21,8 +23,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const NpzReader z(path);
         for (const auto& key : z.keys()) {
             try {
-                NpyHeader h;
-                (void)z.read_raw(key, &h);
+                (void)z.header(key);
+            } catch (const Error&) {
+            }
+            std::vector<int64_t> shape;
+            try {
+                (void)z.read_f32(key, &shape);
+            } catch (const Error&) {
+            }
+            try {
+                (void)z.read_i64(key, &shape);
             } catch (const Error&) {
             }
         }
