@@ -86,6 +86,20 @@ DnnlContext& context() {
     return ctx;
 }
 
+// Runs `prim` on A, B, C and the optional fp32 bias [n], and waits for it.
+void execute(DnnlContext& ctx, dnnl::matmul& prim, const memory& am, const memory& bm,
+             const memory& cm, const float* bias, int64_t n) {
+    std::unordered_map<int, memory> exec_args{
+        {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+    if (bias) {
+        memory biasm(memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1}), ctx.engine(),
+                     const_cast<float*>(bias));
+        exec_args.emplace(DNNL_ARG_BIAS, biasm);
+    }
+    prim.execute(ctx.stream(), exec_args);
+    ctx.stream().wait();
+}
+
 }  // namespace
 
 void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,
@@ -100,15 +114,7 @@ void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const Matmu
         memory am(md(m, k, args.trans_a, a.stride), eng, const_cast<float*>(a.data));
         memory bm(md(k, n, args.trans_b, b.stride), eng, const_cast<float*>(b.data));
         memory cm(md(m, n, false, c.stride), eng, c.data);
-        std::unordered_map<int, memory> exec_args{
-            {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
-        if (args.bias) {
-            memory biasm(memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1}), eng,
-                         const_cast<float*>(args.bias));
-            exec_args.emplace(DNNL_ARG_BIAS, biasm);
-        }
-        prim.execute(ctx.stream(), exec_args);
-        ctx.stream().wait();
+        execute(ctx, prim, am, bm, cm, args.bias, n);
     } catch (const dnnl::error& e) {
         throw Error(str("oneDNN matmul failed (status ", static_cast<int>(e.status), ": ", e.what(),
                         ") for C[", c.rows, ",", c.cols, "] ld ", c.stride, " = A",
@@ -173,15 +179,7 @@ void dnnl_matmul_bf16(MatrixView c, ConstMatrixView a, ConstMatrixView b, const 
         memory am(md(m, k, args.trans_a, a.cols, bf16), eng, abuf.data());
         memory bm(md(k, n, args.trans_b, b.cols, bf16), eng, bbuf.data());
         memory cm(md(m, n, false, c.stride), eng, c.data);
-        std::unordered_map<int, memory> exec_args{
-            {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
-        if (args.bias) {
-            memory biasm(memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1}), eng,
-                         const_cast<float*>(args.bias));
-            exec_args.emplace(DNNL_ARG_BIAS, biasm);
-        }
-        prim.execute(ctx.stream(), exec_args);
-        ctx.stream().wait();
+        execute(ctx, prim, am, bm, cm, args.bias, n);
     } catch (const dnnl::error& e) {
         throw Error(str("oneDNN bf16 matmul failed (status ", static_cast<int>(e.status), ": ",
                         e.what(), ") for C[", c.rows, ",", c.cols, "] = A",
