@@ -23,6 +23,7 @@
 #include "gnn/core/rng.h"
 #include "gnn/core/task.h"
 #include "gnn/layers/config_encoder.h"
+#include "gnn/layers/layout_embedding.h"
 #include "gnn/layers/linear.h"
 #include "gnn/layers/mlp.h"
 #include "gnn/layers/op_embedding.h"
@@ -60,6 +61,10 @@ struct ModelConfig {
     /// SegmentInput carries kLayoutMismatchFeatures values per (config, configurable node), added
     /// to the config code through "config_mismatch.weight" [config_dim, M].
     bool layout_mismatch = false;
+    /// `model.layout_embedding` (layout only; docs/model.md#layout-embedding): the width d of the
+    /// per-value layout embedding, 0 = off. The SegmentInput then carries node_layout and
+    /// node_dims.
+    int64_t layout_embedding = 0;
     /// Throws segrank::Error naming the field when a size is out of range or late join is used for
     /// layout.
     void validate() const;
@@ -78,6 +83,11 @@ struct SegmentInput {
     std::span<const int8_t> config_values;  ///< layout: [K, nc_s, 18] values -1..5
     /// layout with ModelConfig::layout_mismatch: [K, nc_s, kLayoutMismatchFeatures] (else empty)
     std::span<const float> layout_mismatch;
+    /// layout with ModelConfig::layout_embedding: [n, 6] each node's own minor_to_major for its
+    /// real dims, -1 past its rank (layout_embedding_row); else empty
+    std::span<const int8_t> node_layout;
+    /// layout with ModelConfig::layout_embedding: [n, 6] each node's dim sizes, 0 past its rank
+    std::span<const float> node_dims;
     ConstMatrixView tile_config;  ///< tile: [K, 24] raw config_feat
     int64_t k = 1;                ///< K configs
 
@@ -105,7 +115,11 @@ struct EncodeSaved {
         cfg_values;  ///< [rows, 18] values of the configurable dep rows, in row order
     std::vector<int64_t>
         cfg_rows;  ///< dep rows (of x_cfg) that are configurable; the others hold the zero code
-    Tensor cfg_mismatch;            ///< [rows, M] mismatch features of those rows (layout_mismatch)
+    Tensor cfg_mismatch;  ///< [rows, M] mismatch features of those rows (layout_mismatch)
+    /// layout_embedding: inputs of every node's own row ([n, 18] / [n, 7]) and of the configurable
+    /// dep rows (cfg_rows order, [rows, 18] / [rows, 7])
+    std::vector<int8_t> emb_own_idx, emb_cfg_idx;
+    std::vector<float> emb_own_sizes, emb_cfg_sizes;
     Tensor tile_code;               ///< [K, config_dim] (tile early join)
     std::vector<Tensor> base, dep;  ///< per layer 0..L: [n, H] (empty if unused), [m_l * K, H]
     std::vector<SageConv::Saved> base_conv, dep_conv;  ///< per SAGE layer 1..L (index l-1)
@@ -180,7 +194,9 @@ private:
             b_in_ = -1;  ///< input.weight [H, F + opcode_dim (+ config_dim)], input.bias [1, H]
     std::vector<SageConv> convs_;
     MlpHead head_;
-    ParamId prior_w_ = -1;  ///< prior.weight [1, 1] (hwmodel_prior only)
+    ParamId prior_w_ = -1;          ///< prior.weight [1, 1] (hwmodel_prior only)
+    LayoutEmbedding layout_embed_;  ///< "layout_embed.*" (layout_embedding > 0 only)
+    bool embed() const { return cfg_.task == Task::kLayout && cfg_.layout_embedding > 0; }
 };
 
 }  // namespace segrank

@@ -7,6 +7,7 @@
 #include "gnn/model.h"
 #include "gnn/ops/embedding.h"
 #include "gnn/ops/matmul.h"
+#include "gnn/ops/pointwise.h"
 
 namespace segrank {
 
@@ -32,9 +33,33 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
     Tensor p(n, h);  // P = W_feat x + W_op e + b
     linear_forward(p.view(), in.node_feat, cols_of(w, 0, f), params_.value(b_in_).data);
     linear_forward(p.view(), st.emb.cview(), cols_of(w, f, od), nullptr, true);
+    // Layout embedding of every node's own layout, T_own [n, H]: added to the base rows and to the
+    // dep rows of nodes that are not configurable (configurable dep rows get their config's).
+    Tensor t_own;
+    std::vector<char> configurable;
+    if (embed()) {
+        SEGRANK_CHECK(static_cast<int64_t>(in.node_layout.size()) == n * kLayoutRankMax &&
+                          static_cast<int64_t>(in.node_dims.size()) == n * kLayoutRankMax,
+                      "segment input: model.layout_embedding is on but node_layout / node_dims "
+                      "have ",
+                      in.node_layout.size(), " / ", in.node_dims.size(),
+                      " values, expected n x 6 = ", n, " x 6");
+        st.emb_own_idx.resize(static_cast<size_t>(n * kLayoutEmbedPositions));
+        st.emb_own_sizes.resize(static_cast<size_t>(n * kLayoutEmbedSizes));
+        for (int64_t v = 0; v < n; ++v)
+            layout_embedding_row(in.node_layout.data() + v * kLayoutRankMax,
+                                 in.node_dims.data() + v * kLayoutRankMax, nullptr,
+                                 st.emb_own_idx.data() + v * kLayoutEmbedPositions,
+                                 st.emb_own_sizes.data() + v * kLayoutEmbedSizes);
+        t_own = Tensor(n, h);
+        layout_embed_.forward(params_, t_own.view(), st.emb_own_idx, st.emb_own_sizes);
+        configurable.assign(static_cast<size_t>(n), 0);
+        for (int32_t v : in.config_node_local) configurable[static_cast<size_t>(v)] = 1;
+    }
 
     if (plan.has_base(0)) {
         st.pre_base = p.clone();
+        if (embed()) add_inplace(st.pre_base.view(), t_own.cview());
         if (early()) {  // base rows see the zero one-hot: x_cfg = config bias (layout only reaches
                         // here)
             Tensor c0(1, cd), u(1, h);
@@ -106,12 +131,35 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
                             codes.data() + static_cast<int64_t>(t) * cd,
                             sizeof(float) * static_cast<size_t>(cd));
             linear_forward(st.pre_dep.view(), st.x_cfg.cview(), cols_of(w, f + od, cd), nullptr);
+            if (embed() && rows > 0) {  // configurable dep rows: the embedding of their config
+                st.emb_cfg_idx.resize(static_cast<size_t>(rows * kLayoutEmbedPositions));
+                st.emb_cfg_sizes.resize(static_cast<size_t>(rows * kLayoutEmbedSizes));
+                for (int64_t t = 0; t < rows; ++t) {
+                    const int64_t v = nodes[st.cfg_rows[t] / k];
+                    layout_embedding_row(in.node_layout.data() + v * kLayoutRankMax,
+                                         in.node_dims.data() + v * kLayoutRankMax,
+                                         st.cfg_values.data() + t * kLayoutSlots,
+                                         st.emb_cfg_idx.data() + t * kLayoutEmbedPositions,
+                                         st.emb_cfg_sizes.data() + t * kLayoutEmbedSizes);
+                }
+                Tensor t_cfg(rows, h);
+                layout_embed_.forward(params_, t_cfg.view(), st.emb_cfg_idx, st.emb_cfg_sizes);
+                for (int64_t t = 0; t < rows; ++t) {
+                    float* row = st.pre_dep.data() + st.cfg_rows[t] * h;
+                    for (int64_t c = 0; c < h; ++c) row[c] += t_cfg.at(t, c);
+                }
+            }
         }
         for (int64_t i = 0; i < m; ++i) {
             const float* pv = p.data() + nodes[i] * h;
+            const float* tv = embed() && !configurable[static_cast<size_t>(nodes[i])]
+                                  ? t_own.data() + nodes[i] * h
+                                  : nullptr;
             for (int64_t kk = 0; kk < k; ++kk) {
                 float* row = st.pre_dep.data() + (i * k + kk) * h;
                 for (int64_t c = 0; c < h; ++c) row[c] += pv[c];
+                if (tv)
+                    for (int64_t c = 0; c < h; ++c) row[c] += tv[c];
             }
         }
     }
@@ -130,8 +178,17 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
     Tensor dp(n, h);
     Tensor dpre_dep(m * k, h);
     if (m > 0) activation_backward(dpre_dep.view(), ddep, st.pre_dep.cview(), cfg_.activation);
+    // d T_own: the base rows' gradient plus the dep rows of nodes that are not configurable.
+    Tensor dt_own;
+    std::vector<char> configurable;
+    if (embed()) {
+        dt_own = Tensor(n, h);
+        configurable.assign(static_cast<size_t>(n), 0);
+        for (int32_t v : in.config_node_local) configurable[static_cast<size_t>(v)] = 1;
+    }
     if (st.plan.has_base(0)) {
         activation_backward(dp.view(), dbase, st.pre_base.cview(), cfg_.activation);
+        if (embed()) add_inplace(dt_own.view(), dp.cview());
         if (early()) {  // pre_base += W_cfg c0: c0 is the layout config bias
             std::vector<float> s(static_cast<size_t>(h), 0.0f);
             for (int64_t v = 0; v < n; ++v)
@@ -148,9 +205,14 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
     if (m > 0) {
         for (int64_t i = 0; i < m; ++i) {
             float* d = dp.data() + nodes[i] * h;
+            float* dt = embed() && !configurable[static_cast<size_t>(nodes[i])]
+                            ? dt_own.data() + nodes[i] * h
+                            : nullptr;
             for (int64_t kk = 0; kk < k; ++kk) {
                 const float* g = dpre_dep.data() + (i * k + kk) * h;
                 for (int64_t c = 0; c < h; ++c) d[c] += g[c];
+                if (dt)
+                    for (int64_t c = 0; c < h; ++c) dt[c] += g[c];
             }
         }
         if (cfg_.task == Task::kTile && early()) {
@@ -179,8 +241,17 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
             layout_cfg_.backward(params_, st.cfg_values, dcodes.cview());
             if (cfg_.layout_mismatch && dcodes.rows() > 0)
                 mismatch_.backward(params_, MatrixView{}, dcodes.cview(), st.cfg_mismatch.cview());
+            if (embed() && !st.cfg_rows.empty()) {
+                const auto rows = static_cast<int64_t>(st.cfg_rows.size());
+                Tensor dt_cfg = Tensor::uninit(rows, h);
+                for (int64_t t = 0; t < rows; ++t)
+                    std::memcpy(dt_cfg.data() + t * h, dpre_dep.data() + st.cfg_rows[t] * h,
+                                sizeof(float) * static_cast<size_t>(h));
+                layout_embed_.backward(params_, st.emb_cfg_idx, st.emb_cfg_sizes, dt_cfg.cview());
+            }
         }
     }
+    if (embed()) layout_embed_.backward(params_, st.emb_own_idx, st.emb_own_sizes, dt_own.cview());
     Tensor demb(n, od);
     linear_backward(MatrixView{}, cols_of(dw, 0, f), params_.grad(b_in_).data, dp.cview(),
                     in.node_feat, cols_of(w, 0, f));

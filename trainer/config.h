@@ -82,6 +82,8 @@ struct ModelSection {
     bool hwmodel_prior = false;
     bool layout_mismatch = false;  ///< layout-mismatch features at configurable nodes
                                    ///< (docs/model.md#layout-mismatch-features)
+    int layout_embedding =
+        0;  ///< layout embedding width d, 0 = off (docs/model.md#layout-embedding)
     bool operator==(const ModelSection&) const = default;
 };
 
