@@ -18,7 +18,13 @@ namespace segrank {
 namespace {
 constexpr EnumName<ConfigJoin> kConfigJoinNames[] = {{ConfigJoin::kEarly, "early"},
                                                      {ConfigJoin::kLate, "late"}};
+constexpr EnumName<Norm> kNormNames[] = {{Norm::kLayer, "layer"},
+                                         {Norm::kGraphInstance, "graph_instance"}};
 }  // namespace
+
+std::span<const EnumName<Norm>> enum_names(Norm) { return kNormNames; }
+Norm parse_norm(std::string_view s) { return parse_enum<Norm>("norm", s); }
+std::string_view to_string(Norm n) { return enum_name(n); }
 
 std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin) { return kConfigJoinNames; }
 ConfigJoin parse_config_join(std::string_view s) {

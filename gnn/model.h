@@ -41,6 +41,16 @@ std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin);
 ConfigJoin parse_config_join(std::string_view s);
 std::string_view to_string(ConfigJoin j);
 
+/// `model.norm` (docs/model.md#graph-instance-normalization): the normalization of each SAGE
+/// layer, "layer" (LayerNorm over each row's H columns) or "graph_instance" (each column over the
+/// segment's nodes).
+enum class Norm { kLayer, kGraphInstance };
+/// Names: "layer", "graph_instance".
+std::span<const EnumName<Norm>> enum_names(Norm);
+/// Parses "layer" | "graph_instance"; throws segrank::Error listing both.
+Norm parse_norm(std::string_view s);
+std::string_view to_string(Norm n);
+
 /// Every size of the model (docs/model.md). Plain values, read once from the run config.
 struct ModelConfig {
     Task task = Task::kLayout;
@@ -65,6 +75,8 @@ struct ModelConfig {
     /// per-value layout embedding, 0 = off. The SegmentInput then carries node_layout and
     /// node_dims.
     int64_t layout_embedding = 0;
+    /// `model.norm` (docs/model.md#graph-instance-normalization).
+    Norm norm = Norm::kLayer;
     /// Throws segrank::Error naming the field when a size is out of range or late join is used for
     /// layout.
     void validate() const;
@@ -183,6 +195,16 @@ private:
     void input_forward(const SegmentInput& in, const DependencePlan& plan, EncodeSaved& st) const;
     void input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMatrixView ddep);
     bool early() const { return cfg_.config_join == ConfigJoin::kEarly; }
+    bool instance() const { return cfg_.norm == Norm::kGraphInstance; }
+    /// Graph instance normalization with one set of statistics per segment, taken over the base
+    /// rows (every case but tile with early join, where every row depends on the config and each
+    /// config has its own statistics).
+    bool instance_base() const { return instance() && !(cfg_.task == Task::kTile && early()); }
+    /// Whether layer l computes base rows: when some node is config-independent, and always under
+    /// instance_base (its statistics are taken over every node's base row).
+    bool need_base(const DependencePlan& p, int64_t l) const {
+        return p.has_base(l) || instance_base();
+    }
 
     ModelConfig cfg_;
     ParamStore params_;

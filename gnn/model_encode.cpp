@@ -5,8 +5,10 @@
 // neighbours are independent one layer earlier), so base rows of dependent nodes are computed but
 // never used and get zero gradient.
 #include <cstring>
+#include <vector>
 
 #include "gnn/model.h"
+#include "gnn/ops/instance_norm.h"
 #include "gnn/ops/matmul.h"
 #include "gnn/ops/mixed_rows.h"
 #include "gnn/ops/spmm.h"
@@ -100,13 +102,26 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
         const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
         const std::vector<int32_t>& nodes = st.plan.nodes[l];
         const int64_t m = static_cast<int64_t>(nodes.size());
-        if (st.plan.has_base(l)) {
+        std::vector<float> mu, rstd;  // graph instance statistics of this layer
+        if (need_base(st.plan, l)) {
             Tensor af, ab;
             base_inputs(st, l, af, ab);
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
             st.base[l] = Tensor(n, h);
-            conv.forward(params_, st.base[l].view(), st.base[l - 1].cview(), af.cview(), ab.cview(),
-                         keep ? &st.base_conv[l - 1] : nullptr, drop ? &ds : nullptr);
+            if (!instance()) {
+                conv.forward(params_, st.base[l].view(), st.base[l - 1].cview(), af.cview(),
+                             ab.cview(), keep ? &st.base_conv[l - 1] : nullptr,
+                             drop ? &ds : nullptr);
+            } else {  // statistics over the n base rows, shared by every row of the layer
+                conv.forward_linear(params_, st.base[l].view(), st.base[l - 1].cview(), af.cview(),
+                                    ab.cview());
+                mu.resize(static_cast<size_t>(h));
+                rstd.resize(static_cast<size_t>(h));
+                instance_norm_stats(st.base[l].cview(), 1, mu, rstd);
+                conv.forward_epilogue_instance(params_, st.base[l].view(), st.base[l - 1].cview(),
+                                               mu, rstd, 1, keep ? &st.base_conv[l - 1] : nullptr,
+                                               drop ? &ds : nullptr);
+            }
         }
         st.dep[l] = Tensor::uninit(m * k, h);
         if (m > 0) {
@@ -124,8 +139,21 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
             linear_forward(out, agg.cview(), params_.value(conv.w_bwd), nullptr, true);
             agg = Tensor();
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-            conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr,
-                                  drop ? &ds : nullptr);
+            if (!instance()) {
+                conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr,
+                                      drop ? &ds : nullptr);
+            } else {
+                int64_t groups = 1;      // the base rows' statistics
+                if (!instance_base()) {  // tile, early join: per config over its n rows
+                    groups = k;
+                    mu.resize(static_cast<size_t>(k * h));
+                    rstd.resize(static_cast<size_t>(k * h));
+                    instance_norm_stats(out, k, mu, rstd);
+                }
+                conv.forward_epilogue_instance(params_, out, self, mu, rstd, groups,
+                                               keep ? &st.dep_conv[l - 1] : nullptr,
+                                               drop ? &ds : nullptr);
+            }
         }
         if (!keep) {
             st.base[l - 1] = Tensor();
@@ -155,7 +183,7 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
                   "], expected [", k, ", ", 2 * h, "]");
     const bool drop = st.training && cfg_.dropout > 0.0f;
     auto alloc = [&](int64_t l, Tensor& db, Tensor& dd) {
-        db = st.plan.has_base(l) ? Tensor(n, h) : Tensor();
+        db = need_base(st.plan, l) ? Tensor(n, h) : Tensor();
         dd = Tensor(static_cast<int64_t>(st.plan.nodes[l].size()) * k, h);
     };
     Tensor dbase, ddep;
@@ -170,6 +198,14 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
         Tensor pbase, pdep;
         alloc(l - 1, pbase, pdep);
         MixedGrads pg = grads_of(pbase, pdep, st.plan, l - 1, k, h);
+        // Graph instance normalization: the sums its statistics' gradient needs, over every row
+        // normalized with them (dep rows first, then base rows).
+        const int64_t groups = instance_base() ? 1 : k;
+        std::vector<float> s1, s2;
+        if (instance()) {
+            s1.assign(static_cast<size_t>(groups * h), 0.0f);
+            s2.assign(static_cast<size_t>(groups * h), 0.0f);
+        }
         if (m > 0) {
             // Lean adjoint (two [m*K, H] buffers besides ddep): the residual goes to the previous
             // layer, dz overwrites ddep in place, then per input (self, operand mean, user mean)
@@ -178,8 +214,17 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
             const MixedRows prev = rows_of(st, l - 1, k, h);
             mixed_gather_backward(pg, nodes, as_wide(ddep, m, k, h));  // residual
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-            conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1],
-                                   drop ? &ds : nullptr);
+            if (!instance()) {
+                conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1],
+                                       drop ? &ds : nullptr);
+            } else {
+                const SageConv::Saved& sv = st.dep_conv[l - 1];
+                conv.backward_epilogue_instance(params_, ddep.view(), ddep.cview(), sv, groups, s1,
+                                                s2, drop ? &ds : nullptr);
+                if (!instance_base())  // per-config statistics over these rows
+                    instance_norm_stats_backward(ddep.view(), sv.xhat.cview(), sv.rstd.span(), s1,
+                                                 s2, groups);
+            }
             const ConstMatrixView dz = ddep.cview();
             Tensor x = Tensor::uninit(m * k, h), dx = Tensor::uninit(m * k, h);
             auto weight_and_input_grad = [&](ParamId w, ConstMatrixView input) {
@@ -203,14 +248,25 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
             mixed_spmm_backward(pg, *in.operands, st.plan.pos[l], in.users->inverse_degrees(),
                                 as_wide(dx, m, k, h));
         }
-        if (st.plan.has_base(l)) {
+        if (need_base(st.plan, l)) {
             Tensor af, ab;
             base_inputs(st, l, af, ab);
             Tensor daf(n, h), dab(n, h);
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
-            conv.backward(params_, pbase.view(), daf.view(), dab.view(), dbase.cview(),
-                          st.base[l - 1].cview(), af.cview(), ab.cview(), st.base_conv[l - 1],
-                          drop ? &ds : nullptr);
+            if (!instance()) {
+                conv.backward(params_, pbase.view(), daf.view(), dab.view(), dbase.cview(),
+                              st.base[l - 1].cview(), af.cview(), ab.cview(), st.base_conv[l - 1],
+                              drop ? &ds : nullptr);
+            } else {  // the statistics came from these rows: their gradient lands here
+                const SageConv::Saved& sv = st.base_conv[l - 1];
+                add_inplace(pbase.view(), dbase.cview());  // residual
+                Tensor dz = Tensor::uninit(n, h);
+                conv.backward_epilogue_instance(params_, dz.view(), dbase.cview(), sv, 1, s1, s2,
+                                                drop ? &ds : nullptr);
+                instance_norm_stats_backward(dz.view(), sv.xhat.cview(), sv.rstd.span(), s1, s2, 1);
+                conv.backward_linear(params_, pbase.view(), daf.view(), dab.view(), dz.cview(),
+                                     st.base[l - 1].cview(), af.cview(), ab.cview());
+            }
             spmm_backward(pbase.view(), *in.users, daf.cview(), in.operands->inverse_degrees(),
                           Reduce::kMean);
             spmm_backward(pbase.view(), *in.operands, dab.cview(), in.users->inverse_degrees(),

@@ -57,7 +57,7 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
         for (int32_t v : in.config_node_local) configurable[static_cast<size_t>(v)] = 1;
     }
 
-    if (plan.has_base(0)) {
+    if (need_base(plan, 0)) {
         st.pre_base = p.clone();
         if (embed()) add_inplace(st.pre_base.view(), t_own.cview());
         if (early()) {  // base rows see the zero one-hot: x_cfg = config bias (layout only reaches
@@ -186,7 +186,7 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
         configurable.assign(static_cast<size_t>(n), 0);
         for (int32_t v : in.config_node_local) configurable[static_cast<size_t>(v)] = 1;
     }
-    if (st.plan.has_base(0)) {
+    if (need_base(st.plan, 0)) {
         activation_backward(dp.view(), dbase, st.pre_base.cview(), cfg_.activation);
         if (embed()) add_inplace(dt_own.view(), dp.cview());
         if (early()) {  // pre_base += W_cfg c0: c0 is the layout config bias

@@ -82,8 +82,10 @@ struct ModelSection {
     bool hwmodel_prior = false;
     bool layout_mismatch = false;  ///< layout-mismatch features at configurable nodes
                                    ///< (docs/model.md#layout-mismatch-features)
-    int layout_embedding =
-        0;  ///< layout embedding width d, 0 = off (docs/model.md#layout-embedding)
+    /// SAGE layer normalization (docs/model.md#graph-instance-normalization)
+    Norm norm = Norm::kLayer;
+    /// layout embedding width d, 0 = off (docs/model.md#layout-embedding)
+    int layout_embedding = 0;
     bool operator==(const ModelSection&) const = default;
 };
 

@@ -94,6 +94,9 @@ void visit_schema(V& v, C& c) {
     v.field("layout_mismatch", c.model.layout_mismatch,
             "layout only: add per-config layout-mismatch signals of operands and users to the "
             "config code (docs/model.md#layout-mismatch-features)");
+    v.field("norm", c.model.norm,
+            "SAGE layer normalization: layer (LayerNorm) | graph_instance (each feature over the "
+            "segment's nodes; docs/model.md#graph-instance-normalization)");
     v.field("layout_embedding", c.model.layout_embedding,
             "layout only: width of the per-value embedding of the node's layout and the configured "
             "layouts, 0 = off (docs/model.md#layout-embedding)",

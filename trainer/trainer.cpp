@@ -38,6 +38,7 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
     m.hwmodel_prior = cfg.model.hwmodel_prior;
     m.layout_mismatch = cfg.model.layout_mismatch;
     m.layout_embedding = cfg.model.layout_embedding;
+    m.norm = cfg.model.norm;
     m.validate();
     return m;
 }

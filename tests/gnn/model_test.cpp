@@ -65,10 +65,11 @@ void check_all_param_grads(Model& model, const TinySegment& seg, bool training =
 
 TEST_CASE("layout model gradients match finite differences, with halo nodes") {
     TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
-    for (int option = 0; option < 3; ++option)
+    for (int option = 0; option < 4; ++option)
         for (bool exploit : {true, false}) {
             const bool mismatch = option == 1, embed = option == 2;
             ModelConfig cfg = tiny_config(Task::kLayout, 3);
+            if (option == 3) cfg.norm = Norm::kGraphInstance;
             cfg.exploit_independence = exploit;
             cfg.layout_mismatch = mismatch;
             cfg.layout_embedding = embed ? 3 : 0;
@@ -77,7 +78,7 @@ TEST_CASE("layout model gradients match finite differences, with halo nodes") {
             Model model(cfg);
             model.params().initialize(5);
             INFO("exploit_independence=", exploit, " layout_mismatch=", mismatch,
-                 " layout_embedding=", cfg.layout_embedding);
+                 " layout_embedding=", cfg.layout_embedding, " norm=", to_string(cfg.norm));
             if (mismatch) REQUIRE(model.params().find("config_mismatch.weight"));
             if (embed) REQUIRE(model.params().find("layout_embed.table"));
             // Smaller steps with the option: its features move the max readout nearer a kink.
@@ -168,36 +169,43 @@ TEST_CASE(
 
 TEST_CASE("tile model gradients match finite differences for early and late join") {
     TinySegment seg = make_tiny_segment(10, 4, 3, {}, /*halo=*/2);
-    for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
-        Model model(tiny_config(Task::kTile, 4, join));
-        model.params().initialize(6);
-        INFO("late join=", join == ConfigJoin::kLate);
-        check_all_param_grads(model, seg);
-    }
+    for (Norm norm : {Norm::kLayer, Norm::kGraphInstance})
+        for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
+            ModelConfig cfg = tiny_config(Task::kTile, 4, join);
+            cfg.norm = norm;
+            Model model(cfg);
+            model.params().initialize(6);
+            INFO("late join=", join == ConfigJoin::kLate, " norm=", to_string(norm));
+            check_all_param_grads(model, seg);
+        }
 }
 
 TEST_CASE("relu and leaky_relu models with dropout in training match finite differences") {
     TinySegment seg = make_tiny_segment(12, 3, 2, {5});
-    for (Activation act : {Activation::kRelu, Activation::kLeakyRelu}) {
-        ModelConfig cfg = tiny_config(Task::kLayout, 3);
-        cfg.activation = act;
-        cfg.dropout = 0.2f;
-        Model model(cfg);
-        model.params().initialize(8);
-        INFO(to_string(act));
-        check_all_param_grads(model, seg, /*training=*/true, 1e-4, 3e-3);
-    }
+    for (Norm norm : {Norm::kLayer, Norm::kGraphInstance})
+        for (Activation act : {Activation::kRelu, Activation::kLeakyRelu, Activation::kGelu}) {
+            ModelConfig cfg = tiny_config(Task::kLayout, 3);
+            cfg.activation = act;
+            cfg.dropout = 0.2f;
+            cfg.norm = norm;
+            Model model(cfg);
+            model.params().initialize(norm == Norm::kGraphInstance ? 11 : 8);
+            INFO(to_string(act), " norm=", to_string(norm));
+            check_all_param_grads(model, seg, /*training=*/true, 1e-4, 3e-3);
+        }
 }
 
 TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and every gradient") {
     // 80 nodes, 3 configurable: most nodes are > 3 hops from any configurable node.
     TinySegment seg = make_tiny_segment(80, 5, 6, {10, 41, 77}, /*halo=*/4, 3);
     for (bool training : {false, true})
-        for (int option = 0; option < 3; ++option) {
-            const bool mismatch = option == 1, embed = option == 2;
+        for (int option = 0; option < 5; ++option) {
+            // 3: graph instance norm; 4: every option on
+            const bool mismatch = option == 1 || option == 4, embed = option == 2 || option == 4;
             seg.with_mismatch = mismatch;
             seg.with_layout = embed;
             ModelConfig cfg = tiny_config(Task::kLayout, 5);
+            if (option >= 3) cfg.norm = Norm::kGraphInstance;
             cfg.hidden = 16;
             cfg.dropout = training ? 0.1f : 0.0f;
             cfg.layout_mismatch = mismatch;
@@ -227,7 +235,7 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
                     norm += b * b;
                 }
                 INFO("parameter ", ref.name, " training=", training, " layout_mismatch=", mismatch,
-                     " layout_embedding=", cfg.layout_embedding);
+                     " layout_embedding=", cfg.layout_embedding, " norm=", to_string(cfg.norm));
                 CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
             }
         }
