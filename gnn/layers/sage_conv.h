@@ -59,8 +59,8 @@ struct SageConv {
                                    int64_t groups, Saved* saved, const DropoutSpec* drop) const;
     /// Its adjoint for fixed statistics (instance_norm_act_backward): dz [R, H] from dout (may
     /// alias), gamma / beta gradients, and the sums s1, s2 [groups * H] the statistics' gradient
-    /// needs (instance_norm_stats_backward). The bias gradient is the caller's (column sums of the
-    /// final dz).
+    /// needs (instance_norm_stats_backward). No bias gradient: the mean cancels the bias
+    /// (docs/model.md#graph-instance-normalization).
     void backward_epilogue_instance(ParamStore& store, MatrixView dz, ConstMatrixView dout,
                                     const Saved& saved, int64_t groups, std::span<float> s1,
                                     std::span<float> s2, const DropoutSpec* drop) const;

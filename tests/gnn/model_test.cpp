@@ -180,7 +180,9 @@ TEST_CASE("tile model gradients match finite differences for early and late join
         }
 }
 
-TEST_CASE("relu and leaky_relu models with dropout in training match finite differences") {
+TEST_CASE(
+    "relu, leaky_relu and gelu models with dropout in training match finite differences, with both "
+    "norms") {
     TinySegment seg = make_tiny_segment(12, 3, 2, {5});
     for (Norm norm : {Norm::kLayer, Norm::kGraphInstance})
         for (Activation act : {Activation::kRelu, Activation::kLeakyRelu, Activation::kGelu}) {
@@ -189,6 +191,8 @@ TEST_CASE("relu and leaky_relu models with dropout in training match finite diff
             cfg.dropout = 0.2f;
             cfg.norm = norm;
             Model model(cfg);
+            // Seed 8 under graph_instance puts a relu kink within eps of one sampled input.weight
+            // entry (numeric 0.194, analytic 0.225; leaky_relu and gelu pass): another draw.
             model.params().initialize(norm == Norm::kGraphInstance ? 11 : 8);
             INFO(to_string(act), " norm=", to_string(norm));
             check_all_param_grads(model, seg, /*training=*/true, 1e-4, 3e-3);
