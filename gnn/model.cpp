@@ -2,9 +2,10 @@
 // Parameter names: opcode.weight [121, opcode_dim]; config.weight/bias (layout [cfg, 126] / tile
 // [cfg, 24]); config_mismatch.weight [cfg, 5] (layout with layout_mismatch); input.weight [H, F +
 // opcode_dim (+ config_dim if early)], input.bias; sage<l>.* (SageConv); head1.weight/bias [H, 2H
-// (+ config_dim if late)], head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only).
-// The option parameters are declared last (prior.weight, then config_mismatch.weight), so with
-// the options off the other parameters initialize exactly as without them.
+// (+ config_dim if late)], head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only);
+// layout_embed.table|weight|size_weight (layout with layout_embedding). The option parameters are
+// declared last (prior.weight, config_mismatch.weight, layout_embed.*), so with the options off
+// the other parameters initialize exactly as without them.
 #include "gnn/model.h"
 
 #include <cstring>
@@ -17,7 +18,13 @@ namespace segrank {
 namespace {
 constexpr EnumName<ConfigJoin> kConfigJoinNames[] = {{ConfigJoin::kEarly, "early"},
                                                      {ConfigJoin::kLate, "late"}};
+constexpr EnumName<Norm> kNormNames[] = {{Norm::kLayer, "layer"},
+                                         {Norm::kGraphInstance, "graph_instance"}};
 }  // namespace
+
+std::span<const EnumName<Norm>> enum_names(Norm) { return kNormNames; }
+Norm parse_norm(std::string_view s) { return parse_enum<Norm>("norm", s); }
+std::string_view to_string(Norm n) { return enum_name(n); }
 
 std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin) { return kConfigJoinNames; }
 ConfigJoin parse_config_join(std::string_view s) {
@@ -31,6 +38,8 @@ void ModelConfig::validate() const {
     SEGRANK_CHECK(layers >= 0, "model.layers = ", layers, ": expected >= 0");
     SEGRANK_CHECK(opcode_dim >= 1, "model.opcode_dim = ", opcode_dim, ": expected >= 1");
     SEGRANK_CHECK(config_dim >= 1, "model.config_dim = ", config_dim, ": expected >= 1");
+    SEGRANK_CHECK(layout_embedding >= 0, "model.layout_embedding = ", layout_embedding,
+                  ": expected 0 (off) or an embedding width >= 1");
     SEGRANK_CHECK(dropout >= 0.0f && dropout < 1.0f, "model.dropout = ", dropout,
                   ": expected 0 <= p < 1");
     SEGRANK_CHECK(!(task == Task::kLayout && config_join == ConfigJoin::kLate),
@@ -59,6 +68,8 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
     if (cfg_.task == Task::kLayout && cfg_.layout_mismatch)
         mismatch_ = Linear::create(params_, "config_mismatch", kLayoutMismatchFeatures,
                                    cfg_.config_dim, /*with_bias=*/false);
+    if (embed())  // declared last: the other parameters initialize as without it
+        layout_embed_ = LayoutEmbedding::create(params_, "layout_embed", cfg_.layout_embedding, h);
     params_.finalize();
 }
 

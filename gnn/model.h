@@ -23,6 +23,7 @@
 #include "gnn/core/rng.h"
 #include "gnn/core/task.h"
 #include "gnn/layers/config_encoder.h"
+#include "gnn/layers/layout_embedding.h"
 #include "gnn/layers/linear.h"
 #include "gnn/layers/mlp.h"
 #include "gnn/layers/op_embedding.h"
@@ -39,6 +40,16 @@ std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin);
 /// Parses "early" | "late"; throws segrank::Error listing both.
 ConfigJoin parse_config_join(std::string_view s);
 std::string_view to_string(ConfigJoin j);
+
+/// `model.norm` (docs/model.md#graph-instance-normalization): the normalization of each SAGE
+/// layer, "layer" (LayerNorm over each row's H columns) or "graph_instance" (each column over the
+/// segment's nodes).
+enum class Norm { kLayer, kGraphInstance };
+/// Names: "layer", "graph_instance".
+std::span<const EnumName<Norm>> enum_names(Norm);
+/// Parses "layer" | "graph_instance"; throws segrank::Error listing both.
+Norm parse_norm(std::string_view s);
+std::string_view to_string(Norm n);
 
 /// Every size of the model (docs/model.md). Plain values, read once from the run config.
 struct ModelConfig {
@@ -60,6 +71,12 @@ struct ModelConfig {
     /// SegmentInput carries kLayoutMismatchFeatures values per (config, configurable node), added
     /// to the config code through "config_mismatch.weight" [config_dim, M].
     bool layout_mismatch = false;
+    /// `model.layout_embedding` (layout only; docs/model.md#layout-embedding): the width d of the
+    /// per-value layout embedding, 0 = off. The SegmentInput then carries node_layout and
+    /// node_dims.
+    int64_t layout_embedding = 0;
+    /// `model.norm` (docs/model.md#graph-instance-normalization).
+    Norm norm = Norm::kLayer;
     /// Throws segrank::Error naming the field when a size is out of range or late join is used for
     /// layout.
     void validate() const;
@@ -78,6 +95,11 @@ struct SegmentInput {
     std::span<const int8_t> config_values;  ///< layout: [K, nc_s, 18] values -1..5
     /// layout with ModelConfig::layout_mismatch: [K, nc_s, kLayoutMismatchFeatures] (else empty)
     std::span<const float> layout_mismatch;
+    /// layout with ModelConfig::layout_embedding: [n, 6] each node's own minor_to_major for its
+    /// real dims, -1 past its rank (layout_embedding_row); else empty
+    std::span<const int8_t> node_layout;
+    /// layout with ModelConfig::layout_embedding: [n, 6] each node's dim sizes, 0 past its rank
+    std::span<const float> node_dims;
     ConstMatrixView tile_config;  ///< tile: [K, 24] raw config_feat
     int64_t k = 1;                ///< K configs
 
@@ -95,12 +117,18 @@ struct DependencePlan {
 /// The config-independent state of one segment (docs/model.md#config-independence), computed once
 /// by Model::encode_base and reused by inference encodes of any K: the dependence plan, the input
 /// layer's config-independent part P = W_feat x + W_op e + b [n, H] and the base rows of every
-/// layer. Encodes that read it give bit for bit the readout of encodes that compute it (the same
-/// kernels on the same rows). Valid only for the segment and parameters it was computed from.
+/// layer, with model.layout_embedding the own-layout term T_own [n, H] and with model.norm =
+/// graph_instance the per-layer statistics of the base rows (docs/gst.md#inference-cache). Encodes
+/// that read it give bit for bit the readout of encodes that compute it (the same kernels on the
+/// same rows). Valid only for the segment and parameters it was computed from.
 struct EncodeBase {
     DependencePlan plan;
     Tensor input_p;            ///< [n, H] P of every node
+    Tensor own_layout;         ///< [n, H] T_own of every node (layout_embedding; else empty)
     std::vector<Tensor> base;  ///< [L+1] [n, H] base rows of layer l (empty when it has none)
+    /// graph_instance with statistics over the base rows: [L] mean and rstd [H] of SAGE layer
+    /// l = 1..L (index l - 1), taken over its n base rows; else empty
+    std::vector<std::vector<float>> norm_mu, norm_rstd;
 
     /// Heap bytes held.
     int64_t memory_bytes() const;
@@ -119,7 +147,11 @@ struct EncodeSaved {
         cfg_values;  ///< [rows, 18] values of the configurable dep rows, in row order
     std::vector<int64_t>
         cfg_rows;  ///< dep rows (of x_cfg) that are configurable; the others hold the zero code
-    Tensor cfg_mismatch;            ///< [rows, M] mismatch features of those rows (layout_mismatch)
+    Tensor cfg_mismatch;  ///< [rows, M] mismatch features of those rows (layout_mismatch)
+    /// layout_embedding: inputs of every node's own row ([n, 18] / [n, 7]) and of the configurable
+    /// dep rows (cfg_rows order, [rows, 18] / [rows, 7])
+    std::vector<int8_t> emb_own_idx, emb_cfg_idx;
+    std::vector<float> emb_own_sizes, emb_cfg_sizes;
     Tensor tile_code;               ///< [K, config_dim] (tile early join)
     std::vector<Tensor> base, dep;  ///< per layer 0..L: [n, H] (empty if unused), [m_l * K, H]
     std::vector<SageConv::Saved> base_conv, dep_conv;  ///< per SAGE layer 1..L (index l-1)
@@ -161,10 +193,15 @@ public:
     /// instead of being computed, with the same result bit for bit.
     Tensor encode(const SegmentInput& in, EncodeSaved* saved, bool training = false,
                   Rng* rng = nullptr, const EncodeBase* cached = nullptr);
-    /// The config-independent state of segment `in` (its plan, P and base rows; K and the config
-    /// values of `in` are not read beyond validation), for encodes of any configs of the same
-    /// segment. Memory: (L + 2) x n x H floats at most. Throws segrank::Error on invalid input.
+    /// The config-independent state of segment `in` (its plan, P, T_own and base rows, and the
+    /// graph instance statistics; K and the config values of `in` are not read beyond validation),
+    /// for encodes of any configs of the same segment. Memory: at most encode_base_bytes(n).
+    /// Throws segrank::Error on invalid input.
     EncodeBase encode_base(const SegmentInput& in) const;
+    /// Upper bound of EncodeBase::memory_bytes() for a segment of n nodes: (L + 2, + 1 with
+    /// model.layout_embedding) x n x H floats, 2 L H floats of graph instance statistics and the
+    /// plan's (L + 1) x 2n ids.
+    int64_t encode_base_bytes(int64_t n) const;
     /// Accumulates parameter gradients from dreadout [K, 2H]. Consumes `saved`: each layer's
     /// activations are freed as soon as the backward has passed them (peak memory); a second call
     /// on the same state throws segrank::Error.
@@ -192,13 +229,31 @@ private:
     void input_forward(const SegmentInput& in, const DependencePlan& plan, EncodeSaved& st) const;
     // P = W_feat x + W_op e + b [n, H]; the opcode embedding goes to emb [n, opcode_dim].
     Tensor input_projection(const SegmentInput& in, Tensor& emb) const;
-    // Layer-0 base rows act(P + W_cfg c0) into base0, with their pre-activations pre_base.
-    void input_base(const Tensor& p, Tensor& pre_base, Tensor& base0) const;
-    // Base rows of SAGE layer l [n, H] from prev [n, H] (the layer-l-1 base rows).
+    // The layout embedding of every node's own layout, T_own [n, H] (layout_embedding only); its
+    // inputs go to idx [n, 18] and sizes [n, 7] (layout_embedding_row). Throws segrank::Error
+    // when node_layout / node_dims are not [n, 6].
+    Tensor own_layout_term(const SegmentInput& in, std::vector<int8_t>& idx,
+                           std::vector<float>& sizes) const;
+    // Layer-0 base rows act(P + T_own + W_cfg c0) into base0 (t_own empty without the layout
+    // embedding), with their pre-activations pre_base.
+    void input_base(const Tensor& p, const Tensor& t_own, Tensor& pre_base, Tensor& base0) const;
+    // Base rows of SAGE layer l [n, H] from prev [n, H] (the layer-l-1 base rows). With graph
+    // instance normalization their statistics [H] go to mu / rstd (untouched otherwise).
     void base_layer_forward(const SegmentInput& in, int64_t l, ConstMatrixView prev, Tensor& out,
-                            SageConv::Saved* saved, const DropoutSpec* ds) const;
+                            SageConv::Saved* saved, const DropoutSpec* ds, std::vector<float>& mu,
+                            std::vector<float>& rstd) const;
     void input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMatrixView ddep);
     bool early() const { return cfg_.config_join == ConfigJoin::kEarly; }
+    bool instance() const { return cfg_.norm == Norm::kGraphInstance; }
+    /// Graph instance normalization with one set of statistics per segment, taken over the base
+    /// rows (every case but tile with early join, where every row depends on the config and each
+    /// config has its own statistics).
+    bool instance_base() const { return instance() && !(cfg_.task == Task::kTile && early()); }
+    /// Whether layer l computes base rows: when some node is config-independent, and always under
+    /// instance_base (its statistics are taken over every node's base row).
+    bool need_base(const DependencePlan& p, int64_t l) const {
+        return p.has_base(l) || instance_base();
+    }
 
     ModelConfig cfg_;
     ParamStore params_;
@@ -210,7 +265,9 @@ private:
             b_in_ = -1;  ///< input.weight [H, F + opcode_dim (+ config_dim)], input.bias [1, H]
     std::vector<SageConv> convs_;
     MlpHead head_;
-    ParamId prior_w_ = -1;  ///< prior.weight [1, 1] (hwmodel_prior only)
+    ParamId prior_w_ = -1;          ///< prior.weight [1, 1] (hwmodel_prior only)
+    LayoutEmbedding layout_embed_;  ///< "layout_embed.*" (layout_embedding > 0 only)
+    bool embed() const { return cfg_.task == Task::kLayout && cfg_.layout_embedding > 0; }
 };
 
 }  // namespace segrank

@@ -373,13 +373,10 @@ public:
         }
         const BuiltSegment& built = built_segment(g_, s, buf.segment);
         SegmentInput in = make_segment_input(g_, built, batch, cfgs, buf);
-        // Upper bound of what the entry would hold: P and L + 1 base layers of [n, H] floats, the
-        // plan's (L + 1) x (n + n) ids, and the rebuilt segment.
-        const int64_t n = in.num_nodes(), levels = model.config().layers + 1;
+        // Upper bound of what the entry would hold: the EncodeBase (P, T_own, L + 1 base layers,
+        // statistics, plan) and the rebuilt segment.
         const int64_t bound =
-            (levels + 1) * n * model.config().hidden * static_cast<int64_t>(sizeof(float)) +
-            levels * 2 * n * static_cast<int64_t>(sizeof(int32_t)) +
-            (kept ? 0 : built.memory_bytes());
+            model.encode_base_bytes(in.num_nodes()) + (kept ? 0 : built.memory_bytes());
         if (bound > left_) return model.encode(in, nullptr);  // not kept: computed per chunk
         EncodeBase base = model.encode_base(in);
         Tensor r = model.encode(in, nullptr, false, nullptr, &base);

@@ -8,6 +8,7 @@
 #include <deque>
 
 #include "gnn/core/check.h"
+#include "hwmodel/from_graph.h"
 #include "hwmodel/graph_estimates.h"
 #include "hwmodel/hardware.h"
 #include "segments/partition_cache.h"
@@ -18,7 +19,8 @@ namespace segrank {
 int64_t BuiltSegment::memory_bytes() const {
     return (segment ? segment->memory_bytes() : 0) +
            static_cast<int64_t>(opcode.capacity() * sizeof(int32_t)) +
-           node_feat.size() * static_cast<int64_t>(sizeof(float));
+           node_feat.size() * static_cast<int64_t>(sizeof(float)) +
+           static_cast<int64_t>(node_layout.capacity() + node_dims.capacity() * sizeof(float));
 }
 
 int64_t PreparedGraph::memory_bytes() const {
@@ -266,6 +268,7 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     pg->name = entry.name;
     pg->collection = entry.collection;
     pg->task = entry.collection.task;
+    pg->layout_shapes = pg->task == Task::kLayout && model.config().layout_embedding > 0;
     if (options.stream && entry.source->partial_reads()) {
         pg->source = entry.source;
         pg->source_index = entry.index;
@@ -449,6 +452,27 @@ void build_segment(const PreparedGraph& g, int64_t s, BuiltSegment& out) {
         for (auto& v : rows) v = g.source_node[static_cast<size_t>(v)];
     const Tensor raw = g.source->load_node_feat_rows(g.source_index, rows);
     out.node_feat = g.normalizer.apply(raw.cview(), g.name);
+    out.node_layout.clear();
+    out.node_dims.clear();
+    if (g.layout_shapes) {
+        const int64_t n = raw.rows();
+        out.node_layout.assign(static_cast<size_t>(n * kLayoutRankMax), -1);
+        out.node_dims.assign(static_cast<size_t>(n * kLayoutRankMax), 0.0f);
+        for (int64_t v = 0; v < n; ++v) {
+            const hlo::Shape sh = hw::shape_from_features(raw.data() + v * raw.cols());
+            const auto rank = std::min<size_t>(sh.dims.size(), kLayoutRankMax);
+            for (size_t i = 0; i < rank; ++i) {
+                // no (valid) layout: descending, XLA's default
+                // (docs/hwmodel.md#tiled-layouts-and-padding)
+                const int64_t d =
+                    sh.has_layout ? sh.minor_to_major[i] : static_cast<int64_t>(rank - 1 - i);
+                out.node_layout[static_cast<size_t>(v * kLayoutRankMax) + i] =
+                    static_cast<int8_t>(d);
+                out.node_dims[static_cast<size_t>(v * kLayoutRankMax) + i] =
+                    static_cast<float>(sh.dims[i]);
+            }
+        }
+    }
 }
 
 const BuiltSegment& built_segment(const PreparedGraph& g, int64_t s, BuiltSegment& scratch) {
@@ -506,6 +530,10 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
                     {buf.layout_mismatch.data() + c * ncs * mf, static_cast<size_t>(ncs * mf)});
             }
             in.layout_mismatch = buf.layout_mismatch;
+        }
+        if (g.layout_shapes) {
+            in.node_layout = built.node_layout;
+            in.node_dims = built.node_dims;
         }
     } else {
         buf.tile_config = tile_rows(g, batch, configs);

@@ -62,6 +62,11 @@ struct BuiltSegment {
     std::optional<Segment> segment;  ///< the Segment (both Csr directions)
     std::vector<int32_t> opcode;     ///< [n_s] opcodes in local order
     Tensor node_feat;                ///< [n_s, F'] normalized node features in local order
+    /// With PreparedGraph::layout_shapes: [n_s, 6] each node's own minor_to_major, -1 past its
+    /// rank, and [n_s, 6] its dim sizes, 0 past the rank (shape_from_features of the raw row;
+    /// SegmentInput::node_layout / node_dims). Empty otherwise.
+    std::vector<int8_t> node_layout;
+    std::vector<float> node_dims;
 
     /// Heap bytes held.
     int64_t memory_bytes() const;
@@ -100,6 +105,9 @@ struct PreparedGraph {
     /// With model.layout_mismatch (layout): what the mismatch features need, gathered from
     /// `source` while preparing (docs/model.md#layout-mismatch-features); null otherwise.
     std::shared_ptr<const hw::LayoutNeighbourhood> layout_neighbourhood;
+    /// With model.layout_embedding (layout): built segments carry each node's own layout and dims
+    /// (BuiltSegment::node_layout, docs/model.md#layout-embedding).
+    bool layout_shapes = false;
     bool partition_from_cache =
         false;  ///< the partition was loaded from options.partition_cache_dir
                 ///< (range partitions are recomputed, O(S))

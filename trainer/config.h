@@ -86,6 +86,10 @@ struct ModelSection {
     /// operand type of the large matmuls (docs/model.md#precision); bf16 falls back to fp32 on
     /// CPUs without native bf16
     MatmulPrecision precision = MatmulPrecision::kFp32;
+    /// SAGE layer normalization (docs/model.md#graph-instance-normalization)
+    Norm norm = Norm::kLayer;
+    /// layout embedding width d, 0 = off (docs/model.md#layout-embedding)
+    int layout_embedding = 0;
     bool operator==(const ModelSection&) const = default;
 };
 

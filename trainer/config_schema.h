@@ -98,6 +98,13 @@ void visit_schema(V& v, C& c) {
             "fp32 | bf16 (bf16 operands, fp32 accumulation, for products of at least 2^20 FLOPs; "
             "fp32 where the CPU lacks avx512_core_bf16) | bf16_emulated (bf16 rounding on any CPU, "
             "not faster) (docs/model.md#precision)");
+    v.field("norm", c.model.norm,
+            "SAGE layer normalization: layer (LayerNorm) | graph_instance (each feature over the "
+            "segment's nodes; docs/model.md#graph-instance-normalization)");
+    v.field("layout_embedding", c.model.layout_embedding,
+            "layout only: width of the per-value embedding of the node's layout and the configured "
+            "layouts, 0 = off (docs/model.md#layout-embedding)",
+            ge(0));
 
     v.section("segments", "Graph Segment Training (docs/gst.md)");
     v.field("partition", c.segments.partition, "contiguous | splits | metis");

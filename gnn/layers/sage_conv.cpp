@@ -1,6 +1,9 @@
 // SAGEConv dense part: three accumulating GEMMs, LayerNorm, activation, dropout, residual.
 #include "gnn/layers/sage_conv.h"
 
+#include <algorithm>
+
+#include "gnn/ops/instance_norm.h"
 #include "gnn/ops/matmul.h"
 
 namespace segrank {
@@ -29,10 +32,56 @@ void SageConv::forward(const ParamStore& store, MatrixView out, ConstMatrixView 
                   "], aggregates and out [", out.rows, ",", out.cols, "] must all be [R, ", hidden,
                   "]");
     if (r == 0) return;
+    forward_linear(store, out, self, agg_fwd, agg_bwd);
+    forward_epilogue(store, out, self, saved, drop);
+}
+
+void SageConv::forward_linear(const ParamStore& store, MatrixView out, ConstMatrixView self,
+                              ConstMatrixView agg_fwd, ConstMatrixView agg_bwd) const {
+    if (out.rows == 0) return;
     linear_forward(out, self, store.value(w_self), store.value(bias).data);
     linear_forward(out, agg_fwd, store.value(w_fwd), nullptr, true);
     linear_forward(out, agg_bwd, store.value(w_bwd), nullptr, true);
-    forward_epilogue(store, out, self, saved, drop);
+}
+
+void SageConv::backward_linear(ParamStore& store, MatrixView d_self, MatrixView d_agg_fwd,
+                               MatrixView d_agg_bwd, ConstMatrixView dz, ConstMatrixView self,
+                               ConstMatrixView agg_fwd, ConstMatrixView agg_bwd) const {
+    if (dz.rows == 0) return;
+    linear_backward(d_self, store.grad(w_self), nullptr, dz, self, store.value(w_self));
+    linear_backward(d_agg_fwd, store.grad(w_fwd), nullptr, dz, agg_fwd, store.value(w_fwd));
+    linear_backward(d_agg_bwd, store.grad(w_bwd), nullptr, dz, agg_bwd, store.value(w_bwd));
+}
+
+void SageConv::forward_epilogue_instance(const ParamStore& store, MatrixView out,
+                                         ConstMatrixView self, std::span<const float> mu,
+                                         std::span<const float> rstd, int64_t groups, Saved* saved,
+                                         const DropoutSpec* drop) const {
+    const int64_t r = out.rows;
+    if (saved) {
+        saved->xhat = Tensor::uninit(r, hidden);
+        saved->rstd = Tensor(static_cast<int64_t>(rstd.size()));
+        std::copy(rstd.begin(), rstd.end(), saved->rstd.data());
+    }
+    const bool d = drop && drop->p > 0.0f;
+    instance_norm_act_residual_forward(
+        out, saved ? saved->xhat.view() : MatrixView{}, self, mu, rstd, groups,
+        store.value(ln_gamma).data, store.value(ln_beta).data, act, d ? drop->p : 0.0f,
+        d ? drop->seed : 0, d ? drop->keys : std::span<const int32_t>{}, d ? drop->group : 1);
+}
+
+void SageConv::backward_epilogue_instance(ParamStore& store, MatrixView dz, ConstMatrixView dout,
+                                          const Saved& saved, int64_t groups, std::span<float> s1,
+                                          std::span<float> s2, const DropoutSpec* drop) const {
+    SEGRANK_CHECK(saved.xhat.rows() == dout.rows && dout.cols == hidden,
+                  "SageConv::backward_epilogue_instance: saved state has ", saved.xhat.rows(),
+                  " rows, dout [", dout.rows, ",", dout.cols, "]");
+    const bool d = drop && drop->p > 0.0f;
+    instance_norm_act_backward(dz, store.grad(ln_gamma).data, store.grad(ln_beta).data, s1, s2,
+                               dout, saved.xhat.cview(), saved.rstd.span(), groups,
+                               store.value(ln_gamma).data, store.value(ln_beta).data, act,
+                               d ? drop->p : 0.0f, d ? drop->seed : 0,
+                               d ? drop->keys : std::span<const int32_t>{}, d ? drop->group : 1);
 }
 
 void SageConv::forward_epilogue(const ParamStore& store, MatrixView out, ConstMatrixView self,
@@ -90,9 +139,7 @@ void SageConv::backward(ParamStore& store, MatrixView d_self, MatrixView d_agg_f
     add_inplace(d_self, dout);  // residual
     Tensor dz = Tensor::uninit(r, hidden);
     backward_epilogue(store, dz.view(), dout, saved, drop);
-    linear_backward(d_self, store.grad(w_self), nullptr, dz.cview(), self, store.value(w_self));
-    linear_backward(d_agg_fwd, store.grad(w_fwd), nullptr, dz.cview(), agg_fwd, store.value(w_fwd));
-    linear_backward(d_agg_bwd, store.grad(w_bwd), nullptr, dz.cview(), agg_bwd, store.value(w_bwd));
+    backward_linear(store, d_self, d_agg_fwd, d_agg_bwd, dz.cview(), self, agg_fwd, agg_bwd);
 }
 
 }  // namespace segrank

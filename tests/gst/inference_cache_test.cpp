@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 #include "data/graph_store.h"
 #include "gst/gst.h"
@@ -14,6 +15,7 @@
 #include "tests/gst/store_test_util.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/tiny_layout_data.h"
+#include "tests/support/tiny_tile_data.h"
 
 namespace segrank::test {
 
@@ -21,6 +23,27 @@ namespace {
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// The model options whose config-independent state the cache holds beyond P and the base rows:
+// none, model.layout_embedding (T_own), model.norm = graph_instance (the base rows' statistics),
+// and both.
+struct CacheOption {
+    const char* name;
+    int64_t layout_embedding;
+    Norm norm;
+};
+constexpr CacheOption kCacheOptions[] = {{"defaults", 0, Norm::kLayer},
+                                         {"layout_embedding=8", 8, Norm::kLayer},
+                                         {"norm=graph_instance", 0, Norm::kGraphInstance},
+                                         {"both", 8, Norm::kGraphInstance}};
+
+ModelConfig cache_model_config(int64_t feat_dim, const CacheOption& o) {
+    ModelConfig mc = tiny_model_config(Task::kLayout, feat_dim);
+    mc.layout_embedding = o.layout_embedding;
+    mc.norm = o.norm;
+    mc.validate();
+    return mc;
 }
 
 }  // namespace
@@ -34,39 +57,45 @@ TEST_CASE("scores with the inference cache equal the scores without it bit for b
     spec.config_nodes = 3;  // few: some 60-node segments have none (config-independent)
     const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
-    for (bool in_memory : {false, true})
-        for (SegmentAggregate aggregate :
-             {SegmentAggregate::kScoreSum, SegmentAggregate::kEmbeddingMean}) {
-            INFO("in_memory=", in_memory, " aggregate=", to_string(aggregate));
-            Model model(tiny_model_config(Task::kLayout, norm.output_dim()));
-            model.params().initialize(5);
-            PrepareOptions prep = tiny_prepare_options(60);
-            prep.stream = !in_memory;
-            const auto g = prepare_graph(entry_of(store), norm, model, prep);
-            REQUIRE(g->num_segments() >= 6);
-            REQUIRE(g->kept_segments.empty() == !in_memory);
-            const auto dependent =
-                std::count(g->segment_dependent.begin(), g->segment_dependent.end(), 1);
-            REQUIRE(dependent >= 2);
-            REQUIRE(dependent < g->num_segments());
-            GstOptions opt = tiny_gst_options();
-            opt.aggregate = aggregate;
-            const std::vector<float> off =
-                score_graph(model, *g, g->configs, /*chunk=*/7, opt, kMaxConfigChunkBytes, 0);
-            REQUIRE(off.size() == 60);
-            const std::vector<float> on = score_graph(
-                model, *g, g->configs, 7, opt, kMaxConfigChunkBytes, kDefaultInferenceCacheBytes);
-            CHECK(same_bits(on, off));
-            // A bound that holds one or two segments' rows: the others are recomputed per chunk.
-            const std::vector<float> partial =
-                score_graph(model, *g, g->configs, 7, opt, kMaxConfigChunkBytes, 40000);
-            CHECK(same_bits(partial, off));
-            // One chunk of every config: the cache is filled and never read, same scores.
-            const std::vector<float> one_chunk = score_graph(
-                model, *g, g->configs, 60, opt, kMaxConfigChunkBytes, kDefaultInferenceCacheBytes);
-            CHECK(same_bits(one_chunk,
-                            score_graph(model, *g, g->configs, 60, opt, kMaxConfigChunkBytes, 0)));
-        }
+    for (const CacheOption& option : kCacheOptions)
+        for (bool in_memory : {false, true})
+            for (SegmentAggregate aggregate :
+                 {SegmentAggregate::kScoreSum, SegmentAggregate::kEmbeddingMean}) {
+                INFO("option=", std::string(option.name), " in_memory=", in_memory,
+                     " aggregate=", to_string(aggregate));
+                Model model(cache_model_config(norm.output_dim(), option));
+                model.params().initialize(5);
+                PrepareOptions prep = tiny_prepare_options(60);
+                prep.stream = !in_memory;
+                const auto g = prepare_graph(entry_of(store), norm, model, prep);
+                REQUIRE(g->num_segments() >= 6);
+                REQUIRE(g->kept_segments.empty() == !in_memory);
+                REQUIRE(g->layout_shapes == (option.layout_embedding > 0));
+                const auto dependent =
+                    std::count(g->segment_dependent.begin(), g->segment_dependent.end(), 1);
+                REQUIRE(dependent >= 2);
+                REQUIRE(dependent < g->num_segments());
+                GstOptions opt = tiny_gst_options();
+                opt.aggregate = aggregate;
+                const std::vector<float> off =
+                    score_graph(model, *g, g->configs, /*chunk=*/7, opt, kMaxConfigChunkBytes, 0);
+                REQUIRE(off.size() == 60);
+                const std::vector<float> on =
+                    score_graph(model, *g, g->configs, 7, opt, kMaxConfigChunkBytes,
+                                kDefaultInferenceCacheBytes);
+                CHECK(same_bits(on, off));
+                // A bound that holds one or two segments' rows: the others are recomputed per
+                // chunk.
+                const std::vector<float> partial =
+                    score_graph(model, *g, g->configs, 7, opt, kMaxConfigChunkBytes, 40000);
+                CHECK(same_bits(partial, off));
+                // One chunk of every config: the cache is filled and never read, same scores.
+                const std::vector<float> one_chunk =
+                    score_graph(model, *g, g->configs, 60, opt, kMaxConfigChunkBytes,
+                                kDefaultInferenceCacheBytes);
+                CHECK(same_bits(one_chunk, score_graph(model, *g, g->configs, 60, opt,
+                                                       kMaxConfigChunkBytes, 0)));
+            }
 }
 
 TEST_CASE("an encode reading cached base rows equals the encode computing them, for any K") {
@@ -78,25 +107,76 @@ TEST_CASE("an encode reading cached base rows equals the encode computing them, 
     spec.config_nodes = 4;
     const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
-    Model model(tiny_model_config(Task::kLayout, norm.output_dim()));
-    model.params().initialize(9);
-    const auto g = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(0));
-    REQUIRE(g->num_segments() == 1);
-    const std::vector<int64_t> first = {0, 1, 2}, later = {5, 3, 19, 7, 11};
-    SegmentInputBuffers buf;
-    const ConfigBatch b1 = load_config_batch(*g, first);
-    const EncodeBase base = model.encode_base(make_segment_input(*g, 0, b1, first, buf));
-    CHECK(base.plan.has_base(model.config().layers));
-    CHECK(base.memory_bytes() > 0);
-    const ConfigBatch b2 = load_config_batch(*g, later);
-    const SegmentInput in = make_segment_input(*g, 0, b2, later, buf);
-    const Tensor cached = model.encode(in, nullptr, false, nullptr, &base);
-    const Tensor computed = model.encode(in, nullptr);
-    REQUIRE(cached.size() == computed.size());
-    CHECK(std::memcmp(cached.data(), computed.data(),
-                      static_cast<size_t>(cached.size()) * sizeof(float)) == 0);
-    EncodeSaved saved;
-    CHECK_THROWS_AS(model.encode(in, &saved, false, nullptr, &base), Error);
+    for (const CacheOption& option : kCacheOptions) {
+        INFO("option=", std::string(option.name));
+        Model model(cache_model_config(norm.output_dim(), option));
+        model.params().initialize(9);
+        const auto g = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(0));
+        REQUIRE(g->num_segments() == 1);
+        const std::vector<int64_t> first = {0, 1, 2}, later = {5, 3, 19, 7, 11};
+        SegmentInputBuffers buf;
+        const ConfigBatch b1 = load_config_batch(*g, first);
+        const SegmentInput in1 = make_segment_input(*g, 0, b1, first, buf);
+        const EncodeBase base = model.encode_base(in1);
+        CHECK(base.plan.has_base(model.config().layers));
+        CHECK(base.memory_bytes() > 0);
+        CHECK(base.memory_bytes() <= model.encode_base_bytes(in1.num_nodes()));
+        // What the options add to the cached state.
+        CHECK((base.own_layout.rows() == in1.num_nodes()) == (option.layout_embedding > 0));
+        const auto layers = static_cast<size_t>(model.config().layers);
+        CHECK(base.norm_mu.size() == (option.norm == Norm::kGraphInstance ? layers : 0));
+        CHECK(base.norm_rstd.size() == base.norm_mu.size());
+        const ConfigBatch b2 = load_config_batch(*g, later);
+        const SegmentInput in = make_segment_input(*g, 0, b2, later, buf);
+        const Tensor cached = model.encode(in, nullptr, false, nullptr, &base);
+        const Tensor computed = model.encode(in, nullptr);
+        REQUIRE(cached.size() == computed.size());
+        CHECK(std::memcmp(cached.data(), computed.data(),
+                          static_cast<size_t>(cached.size()) * sizeof(float)) == 0);
+        EncodeSaved saved;
+        CHECK_THROWS_AS(model.encode(in, &saved, false, nullptr, &base), Error);
+        if (option.norm == Norm::kGraphInstance) {  // a cache without the statistics is refused
+            EncodeBase no_stats = model.encode_base(in);
+            no_stats.norm_mu.clear();
+            no_stats.norm_rstd.clear();
+            CHECK_THROWS_AS(model.encode(in, nullptr, false, nullptr, &no_stats), Error);
+        }
+        if (option.layout_embedding > 0) {  // so is one without T_own
+            EncodeBase no_own = model.encode_base(in);
+            no_own.own_layout = Tensor();
+            CHECK_THROWS_AS(model.encode(in, nullptr, false, nullptr, &no_own), Error);
+        }
+    }
+}
+
+TEST_CASE(
+    "tile scores under graph instance normalization are the same with the inference cache, early "
+    "join (per-config statistics, nothing kept) and late join (base-row statistics kept)") {
+    const std::filesystem::path dir = scratch_dir("gst_inference_cache_tile");
+    TinyTileSpec spec;
+    spec.min_nodes = 300;
+    spec.max_nodes = 320;
+    spec.configs = 40;
+    const GraphStore store(write_tiny_tile_store(dir, Split::kTrain, 1, spec),
+                           LabelPolicy::kRequirePositive);
+    const Normalizer norm = normalizer_of(store);
+    for (const auto join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
+        INFO("join=", std::string(to_string(join)));
+        ModelConfig mc = tiny_model_config(Task::kTile, norm.output_dim());
+        mc.config_join = join;
+        mc.norm = Norm::kGraphInstance;
+        mc.validate();
+        Model model(mc);
+        model.params().initialize(4);
+        const auto g = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(64));
+        REQUIRE(g->num_segments() >= 4);
+        const GstOptions opt = tiny_gst_options();
+        const std::vector<float> off =
+            score_graph(model, *g, g->configs, /*chunk=*/7, opt, kMaxConfigChunkBytes, 0);
+        REQUIRE(off.size() == 40);
+        CHECK(same_bits(off, score_graph(model, *g, g->configs, 7, opt, kMaxConfigChunkBytes,
+                                         kDefaultInferenceCacheBytes)));
+    }
 }
 
 }  // namespace segrank::test

@@ -183,3 +183,64 @@ TEST_CASE(
 }
 
 }  // namespace segrank::test
+
+namespace segrank::test {
+
+TEST_CASE(
+    "with model.layout_embedding the built segments carry each node's own layout, the zero "
+    "padding told from dimension 0 by the rank") {
+    TinyLayoutSpec spec;
+    spec.min_nodes = spec.max_nodes = 30;
+    LayoutGraph g = tiny_layout_graph("shapes", 0, spec);
+    auto set = [&](int64_t v, std::vector<float> dims, std::vector<float> m2m) {
+        float* f = g.node_feat.data() + v * kNodeFeatDim;
+        std::fill(f + 2, f + 21, 0.0f);
+        f[2 + 11] = 1.0f;  // F32
+        std::fill(f + 21, f + 29, 0.0f);
+        std::fill(f + 134, f + 140, 0.0f);  // the published zero padding
+        for (size_t i = 0; i < dims.size(); ++i) f[21 + i] = dims[i];
+        for (size_t i = 0; i < m2m.size(); ++i) f[134 + i] = m2m[i];
+    };
+    set(3, {200, 3}, {0, 1});  // rank 2, minor_to_major {0, 1}: 0 is a dimension here
+    set(4, {5, 7}, {});        // rank 2, all-zero block: no layout, descending {1, 0}
+    set(5, {2, 3, 4}, {2, 0, 1});
+    set(6, {}, {});  // scalar: rank 0, every position padding
+    const MemoryGraphSource src(
+        std::move(g), CollectionId{Task::kLayout, Source::kXla, Search::kRandom, Split::kTrain},
+        "memory");
+    GraphEntry e;
+    e.source = &src;
+    e.collection = src.collection();
+    e.info = src.info(0);
+    e.name = e.info.name;
+    const Normalizer norm = normalizer_of(src);
+    ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
+    mc.layout_embedding = 2;
+    const Model model(mc);
+    PrepareOptions po = tiny_prepare_options(0);  // one segment, local ids = node ids
+    auto pg = prepare_graph(e, norm, model, po);
+    REQUIRE(pg->layout_shapes);
+    BuiltSegment b;
+    build_segment(*pg, 0, b);
+    REQUIRE(b.node_layout.size() == 30 * 6);
+    auto row = [&](int64_t v) {
+        return std::vector<int>(b.node_layout.begin() + v * 6, b.node_layout.begin() + v * 6 + 6);
+    };
+    CHECK(row(3) == std::vector<int>{0, 1, -1, -1, -1, -1});
+    CHECK(row(4) == std::vector<int>{1, 0, -1, -1, -1, -1});
+    CHECK(row(5) == std::vector<int>{2, 0, 1, -1, -1, -1});
+    CHECK(row(6) == std::vector<int>{-1, -1, -1, -1, -1, -1});
+    CHECK(b.node_dims[3 * 6] == 200.0f);
+    CHECK(b.node_dims[3 * 6 + 1] == 3.0f);
+    CHECK(b.node_dims[3 * 6 + 2] == 0.0f);
+    // Without the option nothing is carried.
+    mc.layout_embedding = 0;
+    const Model off(mc);
+    auto pg_off = prepare_graph(e, norm, off, po);
+    BuiltSegment b_off;
+    build_segment(*pg_off, 0, b_off);
+    CHECK(b_off.node_layout.empty());
+    CHECK(b_off.node_dims.empty());
+}
+
+}  // namespace segrank::test

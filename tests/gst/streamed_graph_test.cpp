@@ -53,11 +53,14 @@ TEST_CASE(
     const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
     // With model.layout_mismatch the features' neighbourhood is gathered from the store too.
-    for (bool mismatch : {false, true}) {
-        INFO("layout_mismatch=", mismatch);
+    // With model.layout_embedding the node layouts come from the node_feat rows read per segment.
+    for (int option = 0; option < 3; ++option) {
+        const bool mismatch = option == 1;
+        INFO("layout_mismatch=", mismatch, " layout_embedding=", option == 2);
         CountingSource counting(store);
         ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
         mc.layout_mismatch = mismatch;
+        mc.layout_embedding = option == 2 ? 3 : 0;
         Model model_s(mc);
         Model model_m(mc);
         model_s.params().initialize(3);

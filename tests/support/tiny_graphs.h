@@ -3,6 +3,7 @@
 // configurable nodes leave most of the graph config-independent for 3 layers.
 //   0 <- 1 <- 2 <- 3 ...   plus u <- u-2 / u-3 skips
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "gnn/core/csr.h"
@@ -21,6 +22,9 @@ struct TinySegment {
     Tensor tile_config;                  // [K, 24]
     std::vector<float> layout_mismatch;  // [K, nc, kLayoutMismatchFeatures]
     bool with_mismatch = false;          // input() passes layout_mismatch
+    std::vector<int8_t> node_layout;     // [n, 6] own minor_to_major, -1 past the rank
+    std::vector<float> node_dims;        // [n, 6] dim sizes, 0 past the rank
+    bool with_layout = false;            // input() passes node_layout / node_dims
     int64_t k = 0;
     int64_t num_pooled = 0;
 
@@ -35,6 +39,10 @@ struct TinySegment {
         in.config_values = config_values;
         in.tile_config = tile_config.cview();
         if (with_mismatch) in.layout_mismatch = layout_mismatch;
+        if (with_layout) {
+            in.node_layout = node_layout;
+            in.node_dims = node_dims;
+        }
         in.k = k;
         return in;
     }
@@ -71,6 +79,18 @@ inline TinySegment make_tiny_segment(int64_t n, int64_t f, int64_t k,
     Rng mrng = Rng::derive(seed, 0, 0, "tiny_mismatch");
     for (int64_t i = 0; i < k * nc * kLayoutMismatchFeatures; ++i)
         s.layout_mismatch.push_back(static_cast<float>(mrng.uniform_int(3)) * 0.5f);
+    // Own layouts: rank 0..4, a random permutation of the real dims, sizes 1..300.
+    Rng lrng = Rng::derive(seed, 0, 0, "tiny_layout");
+    for (int64_t v = 0; v < n; ++v) {
+        const auto rank = static_cast<int>(lrng.uniform_int(5));
+        int8_t perm[6] = {0, 1, 2, 3, 4, 5};
+        for (int i = rank - 1; i > 0; --i)
+            std::swap(perm[i], perm[lrng.uniform_int(static_cast<uint64_t>(i + 1))]);
+        for (int i = 0; i < 6; ++i) {
+            s.node_layout.push_back(i < rank ? perm[i] : int8_t{-1});
+            s.node_dims.push_back(i < rank ? static_cast<float>(1 + lrng.uniform_int(300)) : 0.0f);
+        }
+    }
     return s;
 }
 
