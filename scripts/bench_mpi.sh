@@ -25,8 +25,12 @@
 # Trainer::step() over its log interval on rank 0 (which includes waiting in the gradient
 # allreduce for the slowest rank); steps/s = steps / sum of their wall time over the intervals after
 # the first --warmup steps. Startup, data loading, evaluation and checkpoints are excluded.
-# Runs are interleaved (np1, np2, np1x2, np1, ...) so load changes hit every variant; medians of
-# --repeats runs are reported together with the load average before and after.
+# Balance, from the CPU time each rank spends on its own members before the allreduce (unaffected
+# by other load on the machine): step_balance_cpu = mean rank CPU time / the busier rank's, per step
+# (what the split of each step allows), run_balance_cpu = the same over whole log intervals (what a
+# static ownership can balance); busy_fraction = mean rank wall time on own members / step wall.
+# Runs are interleaved (np1, np2 per ownership, np1x2, np1, ...) so load changes hit every variant;
+# medians of --repeats runs are reported together with the load average before and after.
 set -eu
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,7 +74,7 @@ while [ $# -gt 0 ]; do
     --config) config=$2; shift 2 ;;
     --omp-wait-policy) wait_policy=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
