@@ -14,8 +14,6 @@ using namespace segrank;
 using namespace segrank::test;
 namespace fs = std::filesystem;
 
-namespace {}  // namespace
-
 TEST_CASE(
     "segrank hwmodel warns about a graph it cannot cost, lists its configs in the default order, "
     "--strict fails") {

@@ -10,6 +10,7 @@
 #include "tests/eval/leaderboard_fixture.h"
 #include "tests/support/test_paths.h"
 
+using segrank::test::read_file_text;
 using segrank::test::run_command;
 using segrank::test::scratch_dir;
 using segrank::test::segrank_binary;
