@@ -90,6 +90,10 @@ struct ModelSection {
     Norm norm = Norm::kLayer;
     /// layout embedding width d, 0 = off (docs/model.md#layout-embedding)
     int layout_embedding = 0;
+    /// attention over each node's K config rows after every SAGE layer
+    /// (docs/model.md#cross-config-attention)
+    bool config_attention = false;
+    int config_attention_dim = 32;  ///< its query / key / value width d (>= 1)
     bool operator==(const ModelSection&) const = default;
 };
 

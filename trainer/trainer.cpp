@@ -51,6 +51,8 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
     m.layout_mismatch = cfg.model.layout_mismatch;
     m.layout_embedding = cfg.model.layout_embedding;
     m.norm = cfg.model.norm;
+    m.config_attention = cfg.model.config_attention;
+    m.config_attention_dim = cfg.model.config_attention_dim;
     m.validate();
     return m;
 }
