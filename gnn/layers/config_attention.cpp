@@ -14,11 +14,17 @@ namespace segrank {
 
 namespace {
 
+// y[0..n) += a x[0..n) (y and x do not overlap).
+inline void axpy(float* __restrict y, const float* __restrict x, float a, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
 // Transposes the rows of a [k, d] block, each minus row 0, into t [d, k]. Products with these
 // differences give the scores and their adjoints relative to config 0 (the softmax does not see a
 // shift): accurate when a node's rows are nearly equal, exactly 0 when they are equal (a node's K
 // equal rows on the naive path then get the base row's result and no q / key gradient).
-void transpose_differences(const float* a, int64_t k, int64_t d, float* t) {
+inline void transpose_differences(const float* __restrict a, int64_t k, int64_t d,
+                                  float* __restrict t) {
     for (int64_t r = 0; r < k; ++r)
         for (int64_t j = 0; j < d; ++j) t[j * k + r] = a[r * d + j] - a[j];
 }
@@ -26,17 +32,15 @@ void transpose_differences(const float* a, int64_t k, int64_t d, float* t) {
 // One node's attention: q, key, val [k, d] -> p [k, k] softmax weights and c [k, d] = p val.
 // kt: [d, k] scratch. The scores are q . (key_b - key_0) / sqrt(d).
 SEGRANK_SIMD_CLONES
-void attend_node(const float* q, const float* key, const float* val, float* p, float* c, int64_t k,
-                 int64_t d, float scale, float* kt) {
+void attend_node(const float* __restrict q, const float* __restrict key,
+                 const float* __restrict val, float* __restrict p, float* __restrict c, int64_t k,
+                 int64_t d, float scale, float* __restrict kt) {
     transpose_differences(key, k, d, kt);
+    std::fill(c, c + k * d, 0.0f);
     for (int64_t a = 0; a < k; ++a) {
         float* s = p + a * k;
         std::fill(s, s + k, 0.0f);
-        for (int64_t j = 0; j < d; ++j) {
-            const float qa = q[a * d + j] * scale;
-            const float* kr = kt + j * k;
-            for (int64_t b = 0; b < k; ++b) s[b] += qa * kr[b];
-        }
+        for (int64_t j = 0; j < d; ++j) axpy(s, kt + j * k, q[a * d + j] * scale, k);
         const float mx = *std::max_element(s, s + k);
         float sum = 0.0f;
         for (int64_t b = 0; b < k; ++b) {
@@ -45,51 +49,36 @@ void attend_node(const float* q, const float* key, const float* val, float* p, f
         }
         const float inv = 1.0f / sum;
         for (int64_t b = 0; b < k; ++b) s[b] *= inv;
-        float* cr = c + a * d;
-        std::fill(cr, cr + d, 0.0f);
-        for (int64_t b = 0; b < k; ++b) {
-            const float pb = s[b];
-            const float* vr = val + b * d;
-            for (int64_t j = 0; j < d; ++j) cr[j] += pb * vr[j];
-        }
+        for (int64_t b = 0; b < k; ++b) axpy(c + a * d, val + b * d, s[b], d);
     }
 }
 
-// Adjoint of attend_node: from dc [k, d] writes dq, dkey, dval [k, d]. vt: [d, k], dp: [k]
+// Adjoint of attend_node: from dc [k, d] writes dq, dkey, dval [k, d]. vt: [d, k], ds: [k]
 // scratch. dkey gets no term through key_0's shift: the softmax is invariant to it.
 SEGRANK_SIMD_CLONES
-void attend_node_backward(const float* q, const float* key, const float* val, const float* p,
-                          const float* dc, float* dq, float* dkey, float* dval, int64_t k,
-                          int64_t d, float scale, float* vt, float* dp) {
+void attend_node_backward(const float* __restrict q, const float* __restrict key,
+                          const float* __restrict val, const float* __restrict p,
+                          const float* __restrict dc, float* __restrict dq, float* __restrict dkey,
+                          float* __restrict dval, int64_t k, int64_t d, float scale,
+                          float* __restrict vt, float* __restrict ds) {
     transpose_differences(val, k, d, vt);
+    std::fill(dq, dq + k * d, 0.0f);
     std::fill(dkey, dkey + k * d, 0.0f);
     std::fill(dval, dval + k * d, 0.0f);
     for (int64_t a = 0; a < k; ++a) {
         const float* pa = p + a * k;
         const float* dca = dc + a * d;
-        std::fill(dp, dp + k, 0.0f);
-        for (int64_t j = 0; j < d; ++j) {
-            const float g = dca[j];
-            const float* vr = vt + j * k;
-            for (int64_t b = 0; b < k; ++b) dp[b] += g * vr[b];
-        }
-        // dp[b] = dc_a . (val_b - val_0): dL/dp_ab up to a constant, which dscore cancels.
+        // ds[b] = dc_a . (val_b - val_0): dL/dp_ab up to a constant, which the softmax cancels.
+        std::fill(ds, ds + k, 0.0f);
+        for (int64_t j = 0; j < d; ++j) axpy(ds, vt + j * k, dca[j], k);
         float r = 0.0f;
-        for (int64_t b = 0; b < k; ++b) r += pa[b] * dp[b];
-        float* dqa = dq + a * d;
-        std::fill(dqa, dqa + d, 0.0f);
-        const float* qa = q + a * d;
+        for (int64_t b = 0; b < k; ++b) r += pa[b] * ds[b];
+        for (int64_t b = 0; b < k; ++b)
+            ds[b] = pa[b] * (ds[b] - r) * scale;  // dL/dscore, times the scale
         for (int64_t b = 0; b < k; ++b) {
-            const float ds = pa[b] * (dp[b] - r) * scale;  // dL/dscore, times the scale
-            const float* kb = key + b * d;
-            float* dkb = dkey + b * d;
-            float* dvb = dval + b * d;
-            const float pb = pa[b];
-            for (int64_t j = 0; j < d; ++j) {
-                dqa[j] += ds * kb[j];
-                dkb[j] += ds * qa[j];
-                dvb[j] += pb * dca[j];
-            }
+            axpy(dq + a * d, key + b * d, ds[b], d);
+            axpy(dkey + b * d, q + a * d, ds[b], d);
+            axpy(dval + b * d, dca, pa[b], d);
         }
     }
 }
@@ -127,14 +116,17 @@ void ConfigAttention::forward(const ParamStore& store, MatrixView rows, int64_t 
     linear_forward(q.view(), x, store.value(w_q), nullptr);
     linear_forward(key.view(), x, store.value(w_k), nullptr);
     linear_forward(val.view(), x, store.value(w_v), nullptr);
-    Tensor probs = Tensor::uninit(r, k), ctx = Tensor::uninit(r, d);
+    // The weights are kept only for the backward; inference uses one node's [K, K] at a time.
+    Tensor probs = saved ? Tensor::uninit(r, k) : Tensor(), ctx = Tensor::uninit(r, d);
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     parallel_for(0, m, node_grain(k, d), [&](int64_t b, int64_t e) {
-        std::vector<float> kt(static_cast<size_t>(k * d));
+        std::vector<float> kt(static_cast<size_t>(k * d)),
+            p1(saved ? 0 : static_cast<size_t>(k * k));
         for (int64_t i = b; i < e; ++i) {
             const int64_t o = i * k * d;
-            attend_node(q.data() + o, key.data() + o, val.data() + o, probs.data() + i * k * k,
-                        ctx.data() + o, k, d, scale, kt.data());
+            float* p = saved ? probs.data() + i * k * k : p1.data();
+            attend_node(q.data() + o, key.data() + o, val.data() + o, p, ctx.data() + o, k, d,
+                        scale, kt.data());
         }
     });
     if (saved) {
@@ -168,13 +160,13 @@ void ConfigAttention::backward(ParamStore& store, MatrixView drows, const Saved&
     Tensor dq = Tensor::uninit(r, d), dkey = Tensor::uninit(r, d), dval = Tensor::uninit(r, d);
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     parallel_for(0, m, node_grain(k, d), [&](int64_t b, int64_t e) {
-        std::vector<float> vt(static_cast<size_t>(k * d)), dp(static_cast<size_t>(k));
+        std::vector<float> vt(static_cast<size_t>(k * d)), ds(static_cast<size_t>(k));
         for (int64_t i = b; i < e; ++i) {
             const int64_t o = i * k * d;
             attend_node_backward(q.data() + o, key.data() + o, val.data() + o,
                                  saved.probs.data() + i * k * k, dctx.data() + o, dq.data() + o,
                                  dkey.data() + o, dval.data() + o, k, d, scale, vt.data(),
-                                 dp.data());
+                                 ds.data());
         }
     });
     // dh = dY (residual) + dq W_q + dkey W_k + dval W_v, and the three weight gradients.
