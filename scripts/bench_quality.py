@@ -578,6 +578,15 @@ class Bench:
         for name, row in res.get("ablations", {}).items():
             diffs = [a - b for a, b in zip(row["per_seed"], m["per_seed"]) if a is not None and b is not None]
             row["delta_vs_model"] = mean_std(diffs)
+        for row in [m] + list(res.get("ablations", {}).values()):
+            ens = row.get("ensemble")
+            if ens is None:
+                continue
+            v = ens["metrics"].get(model_key)
+            ens["value"] = v
+            ok = v is not None and not math.isnan(v) and row["mean"] is not None
+            ens["gain_vs_seed_mean"] = (v - row["mean"]) if ok else None
+            ens["gain_in_seed_sd"] = ((v - row["mean"]) / row["std"]) if ok and row["std"] else None
         return res
 
     def model_rows(self, case, job_fn):
@@ -592,6 +601,26 @@ class Bench:
         for (vname, seed), r in zip(keys, results):
             rows.setdefault(vname, []).append(r)
         return rows
+
+    def predict_ensemble(self, ckpts, data_root, split, sub, ctx, scores=None):
+        """`segrank predict` with every checkpoint in `ckpts`: segrank's seed ensemble (per graph, each
+        model's scores min-max normalized, then averaged; docs/benchmarks.md#seed-ensembles)."""
+        args = ["predict"]
+        for c in ckpts:
+            args += ["--checkpoint", c]
+        args += ["--data", data_root, "--split", split, "--out", sub, "--threads", self.o.threads]
+        if scores:
+            args += ["--scores", scores]
+        self.r.run(args, ctx)
+
+    def add_ensembles(self, res, metrics_of):
+        """Adds row["ensemble"] = {"metrics": metrics_of(variant), "members": seeds} to the model row
+        and every ablation row (with --seeds >= 2; --no-ensemble skips it)."""
+        if self.o.no_ensemble or len(self.seeds) < 2:
+            return
+        rows = [("model", res["model"])] + list(res.get("ablations", {}).items())
+        for vname, row in rows:
+            row["ensemble"] = {"members": len(self.seeds), "metrics": metrics_of(vname)}
 
     @staticmethod
     def row_of(runs, overrides):
@@ -643,6 +672,25 @@ class Bench:
         log(f"{case}: baselines")
         ctx = f"case {case}"
         res = self.assemble(case, rows)
+
+        def synth_ensemble(vname):
+            ectx = f"{ctx} {vname} ensemble"
+            sub = os.path.join(base, f"ensemble_{vname}.csv")
+            sc = os.path.join(base, f"ensemble_{vname}.scores.csv") if task == "tile" else None
+            self.predict_ensemble([os.path.join(base, "runs", f"{vname}_seed{s}", "best.ckpt.h5") for s in self.seeds],
+                                  noisy, "test", sub, ectx, scores=sc)
+            lb = self.r.leaderboard(noisy_coll, "test", sub, ectx)
+            if task == "tile":  # 5 configs per submission row: Kendall from the ensemble's scores
+                es = read_scores(sc)
+                names_t = list_graphs(os.path.join(noisy_coll, "test"))
+                py = aggregate([graph_metrics(predicted_order(es[f"{coll}:{n}"]),
+                                              npz_targets(os.path.join(noisy_coll, "test", n + ".npz")))
+                                for n in names_t], task)
+                self.check(ectx, py, lb)
+                lb["kendall"] = py["kendall"]
+            return lb
+
+        self.add_ensembles(res, synth_ensemble)
         hw_sub, hw = self.hwmodel(noisy, "test", noisy_coll, ctx, scores=True)
         hw_vs_clean = self.r.leaderboard(clean_coll, "test", hw_sub, ctx + " hwmodel vs clean labels")
         rnd = self.random_baseline(noisy, "test", noisy_coll, ctx, scores=(task == "tile"))
@@ -785,9 +833,10 @@ class Bench:
 
         per = {}
         for (vname, seed), (gb, gl, info) in zip(keys, results):
-            e = per.setdefault((vname, seed), {"best": {}, "last": {}, "runs": []})
+            e = per.setdefault((vname, seed), {"best": {}, "last": {}, "runs": [], "run_of": {}})
             for g in gb:
                 e["best"][g["graph"]] = to_gm(g)
+                e["run_of"][g["graph"]] = info["run_dir"]
             for g in gl:
                 e["last"][g["graph"]] = to_gm(g)
             e["runs"].append(info)
@@ -835,6 +884,26 @@ class Bench:
         # Python Kendall == segrank evaluate's, on one held-out fold of the model.
         first = rows["model"][0]["run"]["folds"][0]
         self.check_model_kendall_heldout(ctx, first["run_dir"], coll_dir)
+
+        def tile_ensemble(vname):
+            # Each kernel is held out by one fold per seed: its ensemble is the best checkpoints of
+            # those folds. Kernels with the same set of models share one `segrank predict`.
+            groups = {}
+            for k in kernels:
+                groups.setdefault(tuple(per[(vname, s)]["run_of"][k] for s in self.seeds), []).append(k)
+            gms = {}
+            for i, (run_dirs, ks) in enumerate(sorted(groups.items())):
+                ectx = f"{ctx} {vname} ensemble {i}"
+                sub = os.path.join(base, f"ensemble_{vname}_{i}.csv")
+                sc = os.path.join(base, f"ensemble_{vname}_{i}.scores.csv")
+                self.predict_ensemble([os.path.join(d, "best.ckpt.h5") for d in run_dirs], data, "train", sub, ectx,
+                                      scores=sc)
+                es = read_scores(sc)
+                for k in ks:
+                    gms[k] = graph_metrics(predicted_order(es["tile:xla:" + k]), targets[k])
+            return aggregate([gms[k] for k in kernels], "tile", in_mean)
+
+        self.add_ensembles(res, tile_ensemble)
         for k in kernels:
             pk = per_kernel[k]
             pk["model_mean"] = {x: mean_std([r[x] for r in pk["model"]])["mean"] for x in ("kendall", "slowdown_1", "slowdown_5")}
@@ -918,7 +987,12 @@ class Bench:
                 mem = dict(m)
                 mem["node_config_feat"] = take_rows(m["node_config_feat"], rows_, name)
                 mem["config_runtime"] = take_rows(m["config_runtime"], rows_, name)
-                write_npz(os.path.join(root, "npz", "layout", "xla", "random", split, name + ".npz"), mem)
+                # The held-out configs go under another graph name: segrank refuses a graph listed in
+                # both splits under one name (it would usually mean validating on training data); here
+                # the two files hold disjoint configs of the one graph, on purpose. Evaluation does not
+                # depend on the name.
+                fname = name if split == "train" else f"{name}_fold{f}"
+                write_npz(os.path.join(root, "npz", "layout", "xla", "random", split, fname + ".npz"), mem)
                 if split == "valid":
                     write_npz(os.path.join(score_root, "npz", "layout", "xla", "random", "valid",
                                            f"{name}_fold{f}.npz"), mem)
@@ -964,6 +1038,20 @@ class Bench:
                                                            "per_fold_kendall": [x["kendall"] for x in e["best"]]}})
         res = self.assemble(case, rows)
         ctx = f"case {case}"
+
+        def fixture_ensemble(vname):
+            per_fold = []
+            for f in range(folds):
+                ectx = f"{ctx} {vname} ensemble fold {f}"
+                root = os.path.join(base, f"fold{f}")
+                sub = os.path.join(base, f"ensemble_{vname}_fold{f}.csv")
+                self.predict_ensemble([os.path.join(base, "runs", f"{vname}_seed{s}_fold{f}", "best.ckpt.h5")
+                                       for s in self.seeds], root, "valid", sub, ectx)
+                per_fold.append(self.r.leaderboard(os.path.join(root, "npz", "layout", "xla", "random"), "valid",
+                                                   sub, ectx))
+            return fold_mean(per_fold)
+
+        self.add_ensembles(res, fixture_ensemble)
         score_coll = os.path.join(score_root, "npz", "layout", "xla", "random")
         _, hw = self.hwmodel(score_root, "valid", score_coll, ctx)
         rnd = self.random_baseline(score_root, "valid", score_coll, ctx)
@@ -1016,6 +1104,14 @@ class Bench:
         rows = self.model_rows(case, job)
         res = self.assemble(case, rows)
         ctx = f"case {case}"
+
+        def official_ensemble(vname):
+            sub = os.path.join(base, f"ensemble_{vname}.csv")
+            self.predict_ensemble([os.path.join(base, "runs", f"{vname}_seed{s}", "best.ckpt.h5") for s in self.seeds],
+                                  root, "valid", sub, f"{ctx} {vname} ensemble")
+            return self.r.leaderboard(coll_dir, "valid", sub, f"{ctx} {vname} ensemble")
+
+        self.add_ensembles(res, official_ensemble)
         _, hw = self.hwmodel(root, "valid", coll_dir, ctx)
         rnd = self.random_baseline(root, "valid", coll_dir, ctx)
         res["hwmodel"] = {"metrics": hw}
@@ -1100,6 +1196,20 @@ def markdown(doc):
                 pm(c["model"]["metrics_last"].get(key), pct), fmt(hw, pct=pct),
                 pm(c["random"]["metrics"].get(key), pct), fmt(ceil, pct=pct), frac,
                 f"{c['wall_s']:.0f} s ({c.get('cpu_s', 0):.0f} s)" if first else ""]) + " |")
+        def ensemble_lines(label, row):
+            ens = row.get("ensemble")
+            if not ens:
+                return
+            for key in show:
+                pct = key.startswith("slowdown")
+                gain = ""
+                if key == c["metric"] and ens.get("gain_vs_seed_mean") is not None:
+                    sd = ens.get("gain_in_seed_sd")
+                    gain = f"vs seed mean {ens['gain_vs_seed_mean']:+.3f}" + (f" ({sd:+.1f} sd)" if sd is not None else "")
+                lines.append("| " + " | ".join([f"{label} ensemble of {ens['members']}", key,
+                                                fmt(ens["metrics"].get(key), pct=pct), "", "", "", "", "", gain]) + " |")
+
+        ensemble_lines(name, c["model"])
         for an, a in c.get("ablations", {}).items():
             for key in show:
                 pct = key.startswith("slowdown")
@@ -1107,6 +1217,7 @@ def markdown(doc):
                 lines.append("| " + " | ".join([
                     f"{name} `{an}`", key, pm(a["metrics"].get(key), pct), pm(a["metrics_last"].get(key), pct),
                     "", "", "", "", f"paired delta {pm(d)}" if d else ""]) + " |")
+            ensemble_lines(f"{name} `{an}`", a)
     lines.append("")
     lines.append("Kendall: tau-b of the predicted order (docs/metrics.md); model and random: mean ± sample std over "
                  "seeds; hwmodel and ceiling are deterministic; slowdowns in percent; tile score = 1 - slowdown@5.")
@@ -1241,6 +1352,8 @@ def parse_args(argv):
                    type=lambda s: check_kv(s, "--set"), help="override applied to every model run (repeatable)")
     p.add_argument("--ablate", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]", type=parse_ablate,
                    help="extra model row per case with these overrides (repeatable)")
+    p.add_argument("--no-ensemble", action="store_true", help="skip the seed-ensemble rows (the N seed models of each "
+                   "row ensembled by `segrank predict`, docs/benchmarks.md#seed-ensembles)")
     p.add_argument("--jobs", type=int, default=0, help="training runs at a time (default: nproc)")
     p.add_argument("--resume", action="store_true", help="reuse the finished training and evaluation runs of an "
                    "earlier (e.g. interrupted) benchmark in the same --work whose binary (sha256) and arguments are the "

@@ -103,11 +103,28 @@ Loc override_loc(const std::string& ov, size_t index) {
     return Loc{"--set " + ov, Loc::kOverride, static_cast<int64_t>(index), 0};
 }
 
+/// Keys that earlier versions of segrank wrote into run configs and checkpoints and that no longer
+/// exist, with what replaced them. A stored config (checkpoint) drops them; a config file or
+/// override naming one is an error that says what replaced it.
+struct RetiredKey {
+    std::string_view key, replacement;
+};
+constexpr RetiredKey kRetiredKeys[] = {
+    {"hwmodel.noise_sigma", "the label noise of synthetic data is `segrank synth --noise`"},
+};
+
+const RetiredKey* find_retired(std::string_view dotted) {
+    for (const auto& r : kRetiredKeys)
+        if (r.key == dotted) return &r;
+    return nullptr;
+}
+
 /// Reads one TOML document (already merged with overrides) into a RunConfig. Every problem found
 /// (unknown keys, wrong types, range and cross-key checks) is collected; none stops the walk.
 class Loader {
 public:
-    Loader(std::string source, const toml::table& root) : source_(std::move(source)), root_(root) {
+    Loader(std::string source, const toml::table& root, bool stored)
+        : source_(std::move(source)), root_(root), stored_(stored) {
         cfg::detail::visit_schema(schema_, std::as_const(defaults_));
     }
 
@@ -185,8 +202,14 @@ public:
             for (auto&& [k2, v2] : *t) {
                 const std::string dotted = name + "." + std::string(k2.str());
                 if (!key_pos_.count(dotted)) key_pos_[dotted] = at(k2.source());
-                if (!keys.count(dotted))
-                    error(where(dotted), dotted, str("unknown key", suggestion(dotted, false)));
+                if (keys.count(dotted)) continue;
+                if (const RetiredKey* r = find_retired(dotted)) {
+                    if (!stored_)
+                        error(where(dotted), dotted,
+                              str("removed key (", r->replacement, "); delete it"));
+                    continue;
+                }
+                error(where(dotted), dotted, str("unknown key", suggestion(dotted, false)));
             }
         }
     }
@@ -326,6 +349,7 @@ private:
 
     std::string source_;
     const toml::table& root_;
+    bool stored_ = false;  ///< a config a segrank run wrote (checkpoint): retired keys are dropped
     const RunConfig defaults_{};
     KeyCollector schema_;
     struct Message {
@@ -364,8 +388,10 @@ void apply_loss_alias(toml::table& root, std::map<std::string, Loc>* origin,
 
 }  // namespace
 
-RunConfig load_config_string(std::string_view toml_text, std::string_view source_name,
-                             const std::vector<std::string>& overrides) {
+namespace {
+
+RunConfig load_config_text(std::string_view toml_text, std::string_view source_name,
+                           const std::vector<std::string>& overrides, bool stored) {
     toml::table root;
     try {
         root = toml::parse(toml_text, source_name);
@@ -417,7 +443,7 @@ RunConfig load_config_string(std::string_view toml_text, std::string_view source
         origin[key] = where;
     }
 
-    Loader loader{std::string(source_name), root};
+    Loader loader{std::string(source_name), root, stored};
     for (auto& [k, v] : origin) loader.set_origin(k, v);
     for (const auto& b : bad_overrides) loader.error(b.where, b.key, b.message);
     loader.check_keys();
@@ -427,6 +453,17 @@ RunConfig load_config_string(std::string_view toml_text, std::string_view source
     if (loader.has_errors()) throw_errors(loader.sorted_errors());
     cfg.sources = loader.sources();
     return cfg;
+}
+
+}  // namespace
+
+RunConfig load_config_string(std::string_view toml_text, std::string_view source_name,
+                             const std::vector<std::string>& overrides) {
+    return load_config_text(toml_text, source_name, overrides, false);
+}
+
+RunConfig load_stored_config(std::string_view toml_text, std::string_view source_name) {
+    return load_config_text(toml_text, source_name, {}, true);
 }
 
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {

@@ -236,6 +236,12 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
 RunConfig load_config_string(std::string_view toml_text, std::string_view source_name,
                              const std::vector<std::string>& overrides = {});
 
+/// Same as load_config_string for a config a segrank run stored (a checkpoint's config_toml): keys
+/// that earlier versions wrote and that were removed since (e.g. hwmodel.noise_sigma) are dropped,
+/// so checkpoints of earlier versions still load. A config file naming such a key is an error
+/// saying what replaced it. Throws segrank::Error as load_config_string does.
+RunConfig load_stored_config(std::string_view toml_text, std::string_view source_name);
+
 /// Where `dotted` (e.g. "model.config_join") was set, for messages of later checks: its
 /// "file:line:col" or "--set key=value"; the source name when the config was loaded but the key
 /// kept its default; "" for a config built in code (no sources).

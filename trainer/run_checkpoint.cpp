@@ -219,7 +219,7 @@ LoadedModel load_model(const std::filesystem::path& path) {
     const auto text = r.attr_string("config_toml");
     SEGRANK_CHECK(text.has_value(), lm.file.string(),
                   ": checkpoint has no config_toml attribute (not a training run)");
-    lm.cfg = load_config_string(*text, lm.file.string() + ":config_toml");
+    lm.cfg = load_stored_config(*text, lm.file.string() + ":config_toml");
     lm.task = parse_task(r.attr_string("task").value_or("layout"));
     lm.normalizer = read_normalizer(r, lm.file);
     apply_model_precision(lm.cfg, true);  // the precision the model was trained with

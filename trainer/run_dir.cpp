@@ -181,7 +181,7 @@ void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
                   ckpt.string(), "'");
     CheckpointReader r(ckpt);
     const auto text = r.attr_string("config_toml");
-    const RunConfig run = text ? load_config_string(*text, ckpt.string() + ":config_toml")
+    const RunConfig run = text ? load_stored_config(*text, ckpt.string() + ":config_toml")
                                : load_config(stored.string());
     check_resume_config(run, now, run_dir);
     SEGRANK_CHECK(

@@ -135,8 +135,53 @@ TEST_CASE(
     REQUIRE(abl != nullptr);
     CHECK(abl->find("per_seed")->items().size() == 2);
     CHECK(abl->find("delta_vs_model")->number_at("mean").has_value());
+    // Seed ensembles: the 2 seed models of each row through `segrank predict`.
+    const JsonValue* ens = model->find("ensemble");
+    REQUIRE(ens != nullptr);
+    CHECK(ens->number_at("members") == 2.0);
+    const auto ens_value = ens->number_at("value");
+    REQUIRE(ens_value.has_value());
+    CHECK(*ens_value >= -1.0);
+    CHECK(*ens_value <= 1.0);
+    CHECK(ens->number_at("gain_vs_seed_mean").has_value());
+    CHECK(ens->find("metrics")->number_at("score").has_value());
+    REQUIRE(abl->find("ensemble") != nullptr);
+    CHECK(abl->find("ensemble")->number_at("value").has_value());
     CHECK(c->number_at("wall_s").has_value());
     CHECK(contains(slurp(md), "| synth_tile | kendall |"));
+    CHECK(contains(slurp(md), "| synth_tile ensemble of 2 | kendall |"));
+}
+
+TEST_CASE(
+    "bench_quality.py --tiny runs every real case end to end (fixture folds, official indices, "
+    "real tile folds) with their seed ensembles") {
+    if (!have_python()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    SEGRANK_REQUIRE_SHARED_DATA(shared);
+    const fs::path dir = scratch_dir("bench_quality_tiny_real");
+    const fs::path json = dir / "result.json";
+    std::string cmd = "(";
+    cmd += bench_cmd(dir / "w",
+                     "--tiny --cases real_tile,real_layout_fixture,real_layout_official --seeds 2 "
+                     "--random-seeds 2 --shared-data " +
+                         sq(shared.string()) + " --json-out " + sq(json.string()));
+    cmd += " > /dev/null 2> " + sq((dir / "stderr.txt").string()) + ")";
+    const auto r = run_command(cmd);
+    INFO(slurp(dir / "stderr.txt"));
+    REQUIRE(r.exit_code == 0);
+    const JsonValue doc = parse_json(slurp(json), json.string());
+    for (const char* name : {"real_tile", "real_layout_fixture", "real_layout_official"}) {
+        INFO(name);
+        const JsonValue* c = doc.find("cases")->find(name);
+        REQUIRE(c != nullptr);
+        CHECK(c->find("model")->find("per_seed")->items().size() == 2);
+        CHECK(c->find("hwmodel")->find("metrics")->number_at("kendall").has_value());
+        const JsonValue* ens = c->find("model")->find("ensemble");
+        REQUIRE(ens != nullptr);
+        CHECK(ens->number_at("value").has_value());
+    }
 }
 
 }  // namespace segrank::test

@@ -186,4 +186,21 @@ TEST_CASE("train.threads and dist.threads_per_rank above 1024 or negative are re
     CHECK_NOTHROW(load_config_string("[train]\nthreads = 1024\n", "configs/x.toml", {}));
 }
 
+TEST_CASE(
+    "a key earlier versions stored (hwmodel.noise_sigma) is dropped from a checkpoint's config but "
+    "is an error naming what replaced it in a config file") {
+    const std::string text = "[hwmodel]\nnoise_sigma = 0.05\nhardware = \"tpu_v2_core\"\n";
+    const RunConfig stored = load_stored_config(text, "run/best.ckpt.h5:config_toml");
+    CHECK(stored.hwmodel.hardware == "tpu_v2_core");  // the rest of the stored config is read
+    CHECK(load_error(text) ==
+          "configs/x.toml:2:1: hwmodel.noise_sigma: removed key (the label noise of synthetic data "
+          "is `segrank synth --noise`); delete it");
+    CHECK(load_error("", {"hwmodel.noise_sigma=0.1"}) ==
+          "--set hwmodel.noise_sigma=0.1: hwmodel.noise_sigma: removed key (the label noise of "
+          "synthetic data is `segrank synth --noise`); delete it");
+    // A stored config still refuses keys that never existed and bad values.
+    CHECK_THROWS_WITH_AS(load_stored_config("[hwmodel]\nnoise = 1\n", "c"),
+                         doctest::Contains("hwmodel.noise: unknown key"), Error);
+}
+
 }  // namespace segrank::test
