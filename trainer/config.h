@@ -169,6 +169,9 @@ struct EvalSection {
     /// MiB of config-independent state inference keeps per graph across chunks (0 = none;
     /// docs/gst.md#inference-cache).
     int cache_mb = 256;
+    /// with model.config_attention: orders (chunkings) each config is scored in, averaged
+    /// (docs/model.md#test-time-averaging); 1 = the given order only
+    int tta_orders = 1;
     bool operator==(const EvalSection&) const = default;
 };
 

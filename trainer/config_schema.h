@@ -191,6 +191,10 @@ void visit_schema(V& v, C& c) {
             "MiB of config-independent rows inference keeps per graph across chunks; 0 = none "
             "(docs/gst.md#inference-cache)",
             in(0, 1 << 20));
+    v.field("tta_orders", c.eval.tta_orders,
+            "with model.config_attention: score every config in this many shuffled orders (fixed "
+            "seed) and average; 1 = the given order (docs/model.md#test-time-averaging)",
+            in(1, 1024));
 
     v.section("dist", "MPI data parallelism (docs/architecture.md#distribution)");
     v.field("threads_per_rank", c.dist.threads_per_rank,

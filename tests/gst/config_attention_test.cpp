@@ -2,7 +2,7 @@
 // (docs/model.md#cross-config-attention): the configs of its chunk of eval.chunk_configs. Scoring
 // is deterministic for a fixed chunking, a chunk of one config is that config alone, and the same
 // config scored in two different chunks gets different scores; without the option the chunking
-// does not matter.
+// does not matter. Test-time averaging over config orders (eval.tta_orders).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -74,6 +74,54 @@ TEST_CASE(
             CHECK(std::abs(sa - sb) > 1e-5 * std::max(1.0f, std::abs(sa)));
         else
             CHECK(sb == doctest::Approx(sa).epsilon(1e-5));
+    }
+}
+
+TEST_CASE(
+    "test-time averaging scores each config in several fixed orders and averages, only with config "
+    "attention") {
+    const std::filesystem::path dir = scratch_dir("gst_config_attention_tta");
+    TinyLayoutSpec spec;
+    spec.min_nodes = 200;
+    spec.max_nodes = 220;
+    spec.configs = 24;
+    spec.config_nodes = 3;
+    const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
+    const Normalizer norm = normalizer_of(store);
+    auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {
+        return a.size() == b.size() &&
+               std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    };
+    for (bool attention : {true, false}) {
+        INFO("config_attention=", attention);
+        ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
+        mc.config_attention = attention;
+        mc.validate();
+        Model model(mc);
+        model.params().initialize(7);
+        randomize_attention_output(model.params(), 8);
+        const auto g = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(80));
+        const std::vector<int64_t>& all = g->configs;
+        GstOptions one = tiny_gst_options(), four = one;
+        four.tta_orders = 4;
+        const std::vector<float> s1 = score_graph(model, *g, all, /*chunk=*/5, one);
+        const std::vector<float> s4 = score_graph(model, *g, all, 5, four);
+        CHECK(same_bits(s4, score_graph(model, *g, all, 5, four)));  // fixed seed: deterministic
+        if (!attention) {
+            CHECK(same_bits(s4, s1));  // ignored without the option
+            continue;
+        }
+        int differ = 0;
+        for (size_t i = 0; i < all.size(); ++i)
+            differ += std::abs(s4[i] - s1[i]) > 1e-5 * std::max(1.0f, std::abs(s1[i]));
+        CHECK(differ >= 12);  // other chunk-mates in orders 1..3
+        // Chunks of one config: every order scores each config alone, the mean is that score.
+        CHECK(same_bits(score_graph(model, *g, all, 1, four), score_graph(model, *g, all, 1, one)));
+        // One chunk holding every config: the orders differ only by rounding.
+        const std::vector<float> w1 = score_graph(model, *g, all, 24, one);
+        const std::vector<float> w4 = score_graph(model, *g, all, 24, four);
+        for (size_t i = 0; i < all.size(); ++i)
+            CHECK(w4[i] == doctest::Approx(w1[i]).epsilon(1e-5));
     }
 }
 

@@ -161,8 +161,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "model.config_attention takes a boolean and model.config_attention_dim an integer >= 1, named "
-    "by key") {
+    "model.config_attention takes a boolean, model.config_attention_dim an integer >= 1 and "
+    "eval.tta_orders 1..1024, named by key") {
     CHECK(load_error("[model]\nconfig_attention = \"yes\"\nconfig_attention_dim = 0\n") ==
           "configs/x.toml:2:1: model.config_attention: expected a boolean (true or false), got "
           "string \"yes\"\n"
@@ -174,6 +174,8 @@ TEST_CASE(
         "[model]\nconfig_attention = true\nconfig_attention_dim = 8\n", "configs/x.toml", {});
     CHECK(on.model.config_attention);
     CHECK(on.model.config_attention_dim == 8);
+    CHECK(load_error("[eval]\ntta_orders = 0\n") ==
+          "configs/x.toml:2:1: eval.tta_orders: expected in [1, 1024], got 0");
 }
 
 TEST_CASE("train.threads and dist.threads_per_rank above 1024 or negative are refused by key") {
