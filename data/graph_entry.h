@@ -11,7 +11,8 @@
 namespace segrank {
 
 /// One graph of the run. `id` is its position in the run's sorted list of training graphs (train
-/// role) or evaluation graphs (eval role); ids decide ownership (id % world) and RNG streams.
+/// role) or evaluation graphs (eval role); ids decide ownership (docs/sampling.md#ownership) and
+/// RNG streams.
 struct GraphEntry {
     int64_t id = 0;
     const GraphSource* source = nullptr;  ///< owned by the Dataset

@@ -9,12 +9,6 @@
 
 namespace segrank {
 
-int owner_rank(int64_t graph_id, int world) {
-    SEGRANK_CHECK(world >= 1, "owner_rank: world size must be >= 1, got ", world);
-    SEGRANK_CHECK(graph_id >= 0, "owner_rank: graph id must be >= 0, got ", graph_id);
-    return static_cast<int>(graph_id % world);
-}
-
 BatchSampler::BatchSampler(std::vector<int64_t> train_graph_ids, int64_t batch_graphs,
                            uint64_t seed, bool drop_last)
     : ids_(std::move(train_graph_ids)), seed_(seed) {
@@ -54,12 +48,13 @@ std::vector<int64_t> BatchSampler::global_batch(int64_t step) const {
     return {order.begin() + begin, order.begin() + end};
 }
 
-std::vector<int64_t> BatchSampler::local_batch(int64_t step, int rank, int world) const {
-    SEGRANK_CHECK(world >= 1 && rank >= 0 && rank < world, "sampling: rank ", rank, " outside [0, ",
-                  world, ")");
+std::vector<int64_t> BatchSampler::local_batch(int64_t step, int rank,
+                                               const Ownership& owners) const {
+    SEGRANK_CHECK(rank >= 0 && rank < owners.world(), "sampling: rank ", rank, " outside [0, ",
+                  owners.world(), ")");
     std::vector<int64_t> mine;
     for (int64_t g : global_batch(step))
-        if (owner_rank(g, world) == rank) mine.push_back(g);
+        if (owners.owner(g) == rank) mine.push_back(g);
     return mine;
 }
 

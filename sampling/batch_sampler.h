@@ -1,9 +1,11 @@
 // Global batches of training graphs (docs/sampling.md#batches): one (seed, epoch) shuffle of ALL
-// training graph ids, identical on every rank; rank r processes the members it owns (graph id %
-// world == r).
+// training graph ids, identical on every rank; rank r processes the members it owns
+// (sampling/ownership.h).
 #pragma once
 #include <cstdint>
 #include <vector>
+
+#include "sampling/ownership.h"
 
 namespace segrank {
 
@@ -39,9 +41,9 @@ public:
     std::vector<int64_t> epoch_order(int64_t epoch) const;
     /// The global batch of a step: graph ids in shuffle order, identical on every rank.
     std::vector<int64_t> global_batch(int64_t step) const;
-    /// The members of the global batch owned by `rank` of `world` (graph id % world == rank), in
-    /// global-batch order. Throws segrank::Error unless 0 <= rank < world.
-    std::vector<int64_t> local_batch(int64_t step, int rank, int world) const;
+    /// The members of the global batch owned by `rank` (owners.owner(g) == rank), in global-batch
+    /// order. Throws segrank::Error unless 0 <= rank < owners.world().
+    std::vector<int64_t> local_batch(int64_t step, int rank, const Ownership& owners) const;
 
 private:
     std::vector<int64_t> ids_;  // sorted
@@ -49,9 +51,5 @@ private:
     uint64_t seed_ = 0;
     int64_t steps_per_epoch_ = 1;
 };
-
-/// Owner rank of a graph: graph_id % world (docs/sampling.md#ownership). Throws segrank::Error if
-/// world < 1.
-int owner_rank(int64_t graph_id, int world);
 
 }  // namespace segrank

@@ -1,15 +1,19 @@
 #!/bin/sh
 # MPI scale-out benchmark (docs/architecture.md#distribution): steady-state training steps per
-# second of one job at np=1 x 1 thread, np=2 x 1 thread per rank and np=1 x 2 threads, printed as
-# ONE JSON object on stdout (progress goes to stderr).
+# second of one job at np=1 x 1 thread, np=2 x 1 thread per rank (once per dist.ownership mode) and
+# np=1 x 2 threads, printed as ONE JSON object on stdout (progress goes to stderr).
 #
 #   scripts/bench_mpi.sh [--segrank BIN] [--work DIR] [--repeats N] [--steps N] [--log-every N]
-#                        [--warmup N] [--graphs N] [--nodes MIN:MAX] [--configs N] [--batch N]
-#                        [--config TOML] [--omp-wait-policy passive|active|default] [--keep]
+#                        [--warmup N] [--graphs N] [--nodes MIN:MAX] [--nodes-dist uniform|log-uniform]
+#                        [--configs C|MIN:MAX] [--config-node-fraction F] [--splits T,V,0]
+#                        [--batch N] [--config TOML] [--ownership LIST] [--no-np1x2]
+#                        [--omp-wait-policy passive|active|default] [--keep]
 #
 # Job: `segrank synth` writes a synthetic layout collection (default 16 graphs, 75 % train), then
 # `mpirun -np N --oversubscribe --bind-to none segrank train --config configs/quickstart.toml` with
 # batch_graphs = 8 (each rank owns about half of every global batch), no evaluation during training.
+# --ownership: comma list of dist.ownership modes, one np=2 variant each (np2x1_<mode>; default
+# modulo); np=1 does not depend on it. --no-np1x2 skips the np=1 x 2 threads variant.
 # Threads: np=1 runs set train.threads, np=2 runs set dist.threads_per_rank
 # (docs/architecture.md#distribution, configs/default.toml [dist]); OMP_NUM_THREADS is exported to
 # the ranks as well. --bind-to none: Open MPI binds each rank to one core by default for np <= 2,
@@ -21,8 +25,12 @@
 # Trainer::step() over its log interval on rank 0 (which includes waiting in the gradient
 # allreduce for the slowest rank); steps/s = steps / sum of their wall time over the intervals after
 # the first --warmup steps. Startup, data loading, evaluation and checkpoints are excluded.
-# Runs are interleaved (np1, np2, np1x2, np1, ...) so load changes hit every variant; medians of
-# --repeats runs are reported together with the load average before and after.
+# Balance, from the CPU time each rank spends on its own members before the allreduce (unaffected
+# by other load on the machine): step_balance_cpu = mean rank CPU time / the busier rank's, per step
+# (what the split of each step allows), run_balance_cpu = the same over whole log intervals (what a
+# static ownership can balance); busy_fraction = mean rank wall time on own members / step wall.
+# Runs are interleaved (np1, np2 per ownership, np1x2, np1, ...) so load changes hit every variant;
+# medians of --repeats runs are reported together with the load average before and after.
 set -eu
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,8 +42,13 @@ log_every=5
 warmup=10
 graphs=16
 nodes="300:700"
+nodes_dist=uniform
 configs=32
+config_node_fraction=0
+splits=0.75,0.25,0
 batch=8
+ownership=modulo
+np1x2=1
 config="$src/configs/quickstart.toml"
 wait_policy=passive
 keep=0
@@ -51,18 +64,29 @@ while [ $# -gt 0 ]; do
     --warmup) warmup=$2; shift 2 ;;
     --graphs) graphs=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
+    --nodes-dist) nodes_dist=$2; shift 2 ;;
     --configs) configs=$2; shift 2 ;;
+    --config-node-fraction) config_node_fraction=$2; shift 2 ;;
+    --splits) splits=$2; shift 2 ;;
+    --ownership) ownership=$2; shift 2 ;;
+    --no-np1x2) np1x2=0; shift ;;
     --batch) batch=$2; shift 2 ;;
     --config) config=$2; shift 2 ;;
     --omp-wait-policy) wait_policy=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 
-for n in "$repeats" "$steps" "$log_every" "$warmup" "$graphs" "$configs" "$batch"; do
+for n in "$repeats" "$steps" "$log_every" "$warmup" "$graphs" "$batch"; do
   case "$n" in ''|*[!0-9]*) die "expected a non-negative integer, got '$n'" ;; esac
+done
+case "$configs" in ''|*[!0-9:]*) die "--configs must be C or MIN:MAX, got '$configs'" ;; esac
+modes=$(echo "$ownership" | tr ',' ' ')
+[ -n "$modes" ] || die "--ownership needs at least one mode"
+for m in $modes; do
+  case "$m" in modulo|balanced) ;; *) die "--ownership: unknown mode '$m' (modulo, balanced)" ;; esac
 done
 case "$wait_policy" in
   passive|active) export OMP_WAIT_POLICY="$wait_policy"; xwait="-x OMP_WAIT_POLICY" ;;
@@ -87,18 +111,19 @@ fi
 
 mkdir -p "$work"
 data="$work/data"
-echo "bench_mpi: synthesizing $graphs layout graphs ($nodes nodes, $configs configs) into $data" >&2
+echo "bench_mpi: synthesizing $graphs layout graphs ($nodes nodes $nodes_dist, $configs configs) into $data" >&2
 "$segrank" synth --out "$data" --collections layout --graphs "$graphs" --nodes "$nodes" --configs "$configs" \
-  --splits 0.75,0.25,0 --seed 7 --force -q >&2
+  --nodes-dist "$nodes_dist" --config-node-fraction "$config_node_fraction" \
+  --splits "$splits" --seed 7 --force -q >&2
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 load_before=$(loadavg)
 results="$work/results.tsv"
 : > "$results"
 
-# run VARIANT NP THREADS REPEAT
+# run VARIANT NP THREADS REPEAT [OWNERSHIP]
 run() {
-  variant=$1; np=$2; threads=$3; rep=$4
+  variant=$1; np=$2; threads=$3; rep=$4; own=${5:-modulo}
   dir="$work/run_${variant}_$rep"
   rm -rf "$dir"
   if [ "$np" -gt 1 ]; then tkey=dist.threads_per_rank; else tkey=train.threads; fi
@@ -108,7 +133,7 @@ run() {
   OMP_NUM_THREADS=$threads mpirun -np "$np" --oversubscribe --bind-to none -x OMP_NUM_THREADS $xwait \
     "$segrank" train --config "$config" --set data.root="$data" --set sampling.batch_graphs="$batch" \
     --set train.steps="$steps" --set train.log_every="$log_every" --set train.eval_every=0 \
-    --set train.progress=false --set "$tkey=$threads" --set train.run_dir="$dir" \
+    --set train.progress=false --set "$tkey=$threads" --set train.run_dir="$dir" --set dist.ownership="$own" \
     > "$dir.log" 2>&1 || { cat "$dir.log" >&2; die "$variant repeat $rep failed (log above, $dir.log)"; }
   t1=$(date +%s.%N)
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$np" "$threads" "$rep" "$dir" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" >> "$results"
@@ -117,23 +142,25 @@ run() {
 i=1
 while [ "$i" -le "$repeats" ]; do
   run np1x1 1 1 "$i"
-  run np2x1 2 1 "$i"
-  run np1x2 1 2 "$i"
+  for m in $modes; do run "np2x1_$m" 2 1 "$i" "$m"; done
+  [ "$np1x2" = 0 ] || run np1x2 1 2 "$i"
   i=$((i + 1))
 done
 load_after=$(loadavg)
 
 model=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 python3 - "$results" "$warmup" "$load_before" "$load_after" "$(nproc)" "$model" "$(mpirun --version | head -1)" \
-  "$steps" "$log_every" "$graphs" "$nodes" "$configs" "$batch" "$config" "$(awk '/MemTotal/ {print $2}' /proc/meminfo)" "$wait_policy" <<'PY'
+  "$steps" "$log_every" "$graphs" "$nodes" "$configs" "$batch" "$config" "$(awk '/MemTotal/ {print $2}' /proc/meminfo)" "$wait_policy" \
+  "$nodes_dist" "$config_node_fraction" "$splits" "$modes" <<'PY'
 import json, statistics, sys
 (results, warmup, load_before, load_after, nproc, model, mpi_version, steps, log_every, graphs, nodes,
- configs, batch, config, mem_kb, wait_policy) = sys.argv[1:]
+ configs, batch, config, mem_kb, wait_policy, nodes_dist, cnf, splits, modes) = sys.argv[1:]
 warmup = int(warmup)
+modes = modes.split()
 runs = {}
 for line in open(results):
     variant, np_, threads, rep, run_dir, wall = line.rstrip("\n").split("\t")
-    steps_timed, seconds, prev = 0, 0.0, None
+    steps_timed, seconds, busy, cpu, cpu_step_max, cpu_rank_max, prev = 0, 0.0, 0.0, 0.0, 0.0, 0.0, None
     for raw in open(run_dir + "/metrics.jsonl"):
         j = json.loads(raw)
         if j.get("phase") != "train":
@@ -147,28 +174,48 @@ for line in open(results):
             sys.exit(f"bench_mpi: {run_dir}/metrics.jsonl has no step_wall_s field (segrank binary too old?)")
         steps_timed += n
         seconds += j["step_wall_s"] * n
+        busy += j.get("step_busy_s", 0.0) * n
+        cpu += j.get("step_cpu_s", 0.0) * n
+        cpu_step_max += j.get("step_cpu_max_s", 0.0) * n
+        cpu_rank_max += j.get("rank_cpu_max_s", 0.0) * n
     if steps_timed == 0 or seconds <= 0:
         sys.exit(f"bench_mpi: {run_dir}: no timed steps after the warm-up")
     r = runs.setdefault(variant, {"ranks": int(np_), "threads_per_rank": int(threads), "steps_per_s": [],
+                                  "busy_fraction": [], "step_balance_cpu": [], "run_balance_cpu": [],
                                   "timed_steps": steps_timed, "process_wall_s": []})
     r["steps_per_s"].append(round(steps_timed / seconds, 4))
+    # Mean over ranks of the wall time spent on their own graphs, per step wall time (1 = no rank
+    # waits at the gradient allreduce).
+    r["busy_fraction"].append(round(busy / seconds, 4))
+    # CPU seconds on own graphs (robust to other load): per step, mean over ranks / max over ranks
+    # (the efficiency the per-step split allows), and per log interval, mean / busiest rank's total
+    # (the part a static ownership can balance).
+    r["step_balance_cpu"].append(round(cpu / cpu_step_max, 4) if cpu_step_max > 0 else None)
+    r["run_balance_cpu"].append(round(cpu / cpu_rank_max, 4) if cpu_rank_max > 0 else None)
     r["process_wall_s"].append(round(float(wall), 2))
 for r in runs.values():
     r["median_steps_per_s"] = round(statistics.median(r["steps_per_s"]), 4)
-np1, np2, np1x2 = (runs[v]["median_steps_per_s"] for v in ("np1x1", "np2x1", "np1x2"))
+    for k in ("busy_fraction", "step_balance_cpu", "run_balance_cpu"):
+        v = [x for x in r[k] if x is not None]
+        r["median_" + k] = round(statistics.median(v), 4) if v else None
+np1 = runs["np1x1"]["median_steps_per_s"]
 out = {
     "benchmark": "segrank train steady-state steps/s under mpirun (scripts/bench_mpi.sh)",
     "machine": {"nproc": int(nproc), "cpu_model": model, "mem_gb": round(int(mem_kb) / 1048576, 1),
                 "mpirun": mpi_version, "loadavg_before": load_before, "loadavg_after": load_after},
-    "job": {"config": config, "synth": f"layout, {graphs} graphs, nodes {nodes}, {configs} configs, splits 0.75/0.25/0",
+    "job": {"config": config,
+            "synth": f"layout, {graphs} graphs, nodes {nodes} {nodes_dist}, {configs} configs, "
+                     f"config node fraction {cnf}, splits {splits}",
             "batch_graphs": int(batch), "steps": int(steps), "log_every": int(log_every),
             "warmup_steps_excluded": warmup, "launcher": "mpirun -np N --oversubscribe --bind-to none", "omp_wait_policy": wait_policy,
             "timing": "rank 0 wall time inside Trainer::step() (metrics.jsonl step_wall_s); no eval, startup or checkpoints"},
     "runs": runs,
-    "scaling_efficiency_np2": round(np2 / (2 * np1), 4),
-    "np2x1_over_np1x2": round(np2 / np1x2, 4),
-    "threads2_efficiency_np1": round(np1x2 / (2 * np1), 4),
+    "scaling_efficiency_np2": {m: round(runs["np2x1_" + m]["median_steps_per_s"] / (2 * np1), 4) for m in modes},
 }
+if "np1x2" in runs:
+    np1x2 = runs["np1x2"]["median_steps_per_s"]
+    out["np2x1_over_np1x2"] = {m: round(runs["np2x1_" + m]["median_steps_per_s"] / np1x2, 4) for m in modes}
+    out["threads2_efficiency_np1"] = round(np1x2 / (2 * np1), 4)
 print(json.dumps(out, indent=2))
 PY
 [ "$keep" = 1 ] || rm -rf "$work"/run_*

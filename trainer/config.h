@@ -20,6 +20,7 @@
 #include "gnn/optim.h"
 #include "sampling/config_sampler.h"
 #include "sampling/dedupe.h"
+#include "sampling/ownership.h"
 #include "sampling/segment_sampler.h"
 #include "segments/partitioner.h"
 
@@ -178,7 +179,9 @@ struct EvalSection {
 /// [dist]: MPI data parallelism (docs/architecture.md#distribution).
 struct DistSection {
     int threads_per_rank = 0;  ///< OpenMP threads per rank under mpirun; 0 = cores / local ranks
-    int fail_rank = -1;        ///< test hook: this rank throws at step fail_step; -1 = off
+    /// Which rank owns which graph (docs/sampling.md#ownership).
+    OwnershipMode ownership = OwnershipMode::kModulo;
+    int fail_rank = -1;  ///< test hook: this rank throws at step fail_step; -1 = off
     int64_t fail_step = 0;
     bool operator==(const DistSection&) const = default;
 };

@@ -1,8 +1,8 @@
 // Dataset: the graphs a run trains and evaluates on (docs/sampling.md#graph-ids,
 // docs/files.md#collections-on-disk, docs/sampling.md#holdout): collection discovery over npz
 // folders or HDF5 stores, the train/valid holdout (by graphs: valid split, k-fold or leave-one-out;
-// by configs: a fraction of each graph's configs), and graph ids that decide ownership (rank = id %
-// world). Loading and preparation of one graph lives in gst/prepared_graph.h.
+// by configs: a fraction of each graph's configs), and graph ids that decide ownership
+// (docs/sampling.md#ownership). Loading and preparation of one graph lives in gst/prepared_graph.h.
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -8,8 +8,9 @@
 //                    values f32 [E,width]} — every rank's HistoryTable shard, gathered to rank 0
 //   /extra/data/manifest u8 [n] (data_manifest text: one line per train/eval graph with its sizes),
 //                    attr data_fingerprint (FNV-1a of it), checked on --resume (trainer/run_dir.h)
-// Rank 0 writes the file. Loading keeps the history entries of the graphs this rank owns, so a run
-// resumed at another world size redistributes the shards.
+// Rank 0 writes the file. Loading keeps the history entries of the graphs this rank owns
+// (dist.ownership at the current world size), so a run resumed at another world size or ownership
+// redistributes the shards.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -189,12 +190,12 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
                       ": ", g, "values has width ", shape.size() == 2 ? shape[1] : -1,
                       ", the model needs ", a.width);
         for (size_t i = 0; i < graphs.size(); ++i) {
-            if (owner_rank(graphs[i], comm_.size()) != comm_.rank()) continue;
+            if (owners_.owner(graphs[i]) != comm_.rank()) continue;
             a.graphs.push_back(graphs[i]);
             a.graph_segments.push_back(segs[i]);
         }
         for (size_t e = 0; e < steps.size(); ++e) {
-            if (owner_rank(keys[3 * e], comm_.size()) != comm_.rank()) continue;
+            if (owners_.owner(keys[3 * e]) != comm_.rank()) continue;
             a.keys.insert(a.keys.end(), keys.begin() + static_cast<int64_t>(3 * e),
                           keys.begin() + static_cast<int64_t>(3 * e + 3));
             a.steps.push_back(steps[e]);

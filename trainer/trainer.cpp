@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 
 #include "gnn/core/check.h"
@@ -140,6 +141,25 @@ constexpr int kPacked = 9;  // entry index, configs, constant, tau, opa, s1, s5,
 
 }  // namespace
 
+Ownership eval_ownership(const RunConfig& cfg, const std::vector<GraphEntry>& entries,
+                         const EvalIndices& indices, int world) {
+    if (cfg.dist.ownership == OwnershipMode::kModulo) return Ownership(world);
+    std::vector<int64_t> costs(entries.size(), 0);
+    for (const GraphEntry& e : entries) {
+        SEGRANK_CHECK(e.id >= 0 && e.id < static_cast<int64_t>(entries.size()),
+                      "ownership: evaluation graph ids must be 0..", entries.size() - 1,
+                      "; graph '", e.name, "' has id ", e.id);
+        int64_t configs = e.info.num_configs;
+        if (!e.configs.empty()) {
+            configs = static_cast<int64_t>(e.configs.size());
+        } else if (auto it = indices.find(e.name); it != indices.end()) {
+            configs = static_cast<int64_t>(it->second.size());
+        }
+        costs[static_cast<size_t>(e.id)] = e.info.num_nodes * configs;
+    }
+    return Ownership(cfg.dist.ownership, costs, world);
+}
+
 EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
                            const std::vector<GraphEntry>& entries, Communicator& comm,
                            std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache,
@@ -148,10 +168,11 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
     const PrepareOptions prep = prepare_options_from(cfg);
     EvalIndices indices;
     if (!cfg.eval.indices.empty()) indices = load_eval_indices(cfg.eval.indices);
+    const Ownership owners = eval_ownership(cfg, entries, indices, comm.size());
     std::vector<double> packed;
     for (size_t i = 0; i < entries.size(); ++i) {
         const GraphEntry& e = entries[i];
-        if (owner_rank(e.id, comm.size()) != comm.rank()) continue;
+        if (owners.owner(e.id) != comm.rank()) continue;
         std::unique_ptr<PreparedGraph> local;
         const PreparedGraph* pg = nullptr;
         if (cache) {
@@ -385,6 +406,9 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
     for (const auto& e : train) ids.push_back(e.id);
     batches_ = std::make_unique<BatchSampler>(ids, cfg_.sampling.batch_graphs,
                                               static_cast<uint64_t>(cfg_.sampling.seed));
+    // From the sizes every rank has agreed on (graph_manifest above): the same map on every rank.
+    owners_ = Ownership(cfg_.dist.ownership, train_member_costs(train, cfg_.sampling.configs),
+                        comm_.size());
     total_steps_ = cfg_.train.steps;
     if (cfg_.train.epochs > 0) {
         const int64_t by_epochs = cfg_.train.epochs * batches_->steps_per_epoch();
@@ -459,19 +483,27 @@ const PreparedGraph& Trainer::train_graph(int64_t id) {
 double Trainer::step() {
     inject_failure_if_requested(cfg_.dist.fail_rank, cfg_.dist.fail_step, comm_.rank(), step_);
     const auto global = batches_->global_batch(step_);
-    const auto local = batches_->local_batch(step_, comm_.rank(), comm_.size());
+    const auto local = batches_->local_batch(step_, comm_.rank(), owners_);
     const double scale = 1.0 / static_cast<double>(global.size());
     model_->params().zero_grads();
     double loss = 0.0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t c0 = std::clock();
     for (int64_t id : local) {
         const PreparedGraph& g = train_graph(id);
         ConfigSet cs = samplers_.at(id)->sample(step_);
         loss +=
             gst_train_graph(*model_, g, cs.indices, cs.targets, step_, scale, *history_, gst_).loss;
     }
+    last_busy_.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    last_busy_.cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
     comm_.allreduce_sum(model_->params().grads());
     if (ranking_only(gst_.loss_terms)) zero_output_bias_grad(model_->params());
-    loss = comm_.allreduce_sum(loss);
+    double sums[2] = {loss, last_busy_.cpu};  // the CPU time rides along with the loss
+    comm_.allreduce_sum(std::span<double>(sums));
+    loss = sums[0];
+    last_busy_.cpu_mean = sums[1] / comm_.size();
+    last_busy_.cpu_max = comm_.size() > 1 ? comm_.allreduce_max(last_busy_.cpu) : last_busy_.cpu;
     const double norm = clip_grad_norm(model_->params(), cfg_.optim.clip_norm);
     SEGRANK_CHECK(
         std::isfinite(norm) && std::isfinite(loss), "non-finite ",

@@ -47,13 +47,19 @@ MatmulPrecision apply_model_precision(const RunConfig& cfg, bool announce);
 GstOptions gst_options_from(const RunConfig& cfg);
 PrepareOptions prepare_options_from(const RunConfig& cfg);
 
-/// Scores `entries` (this rank's share: id % world == rank) with `model` and reduces the metrics
-/// over ranks. configs of an entry = its held-out configs, else eval.indices, else all. Throws
-/// segrank::Error on unlabelled graphs.
+/// Scores `entries` (this rank's share: the graphs eval_ownership gives this rank) with `model` and
+/// reduces the metrics over ranks. configs of an entry = its held-out configs, else eval.indices,
+/// else all. Throws segrank::Error on unlabelled graphs.
 EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
                            const std::vector<GraphEntry>& entries, Communicator& comm,
                            std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache = nullptr,
                            int64_t random_seed = -1);
+
+/// Owners of evaluation graphs (entry i has id i) under cfg.dist.ownership: balanced by nodes x
+/// configs scored (held-out configs, else the eval.indices list of the graph, else all configs;
+/// `indices` = the loaded eval.indices, empty when unset). Identical on every rank.
+Ownership eval_ownership(const RunConfig& cfg, const std::vector<GraphEntry>& entries,
+                         const EvalIndices& indices, int world);
 
 /// Loads cfg.eval.indices (when set) and checks it against the evaluation graphs: every entry
 /// without held-out configs needs an index list, every index < the graph's config count. Called by
@@ -141,6 +147,9 @@ private:
     std::unique_ptr<AdamW> optim_;
     LrSchedule schedule_;
     std::unique_ptr<BatchSampler> batches_;
+    /// Owners of the training graphs (dist.ownership): batch members, prepared graphs, history
+    /// shards and their redistribution on resume.
+    Ownership owners_;
     std::unique_ptr<HistoryTable> history_;
     GstOptions gst_;
     PrepareOptions prep_;
@@ -151,6 +160,12 @@ private:
     int64_t total_steps_ = 0;
     SelectionState sel_;  ///< best evaluation and patience, updated only by decide_selection()
     double last_loss_ = 0.0;
+    /// Time the last step() spent on the members each rank owns (before the gradient allreduce):
+    /// this rank's wall and process CPU seconds, and the CPU seconds' mean and max over ranks.
+    struct BusyTime {
+        double wall = 0.0, cpu = 0.0, cpu_mean = 0.0, cpu_max = 0.0;
+    };
+    BusyTime last_busy_;
     bool resumed_ = false;  ///< constructed with a resume_dir (run() prints "resuming from step N")
 };
 

@@ -11,6 +11,7 @@
 #include "util/atomic_file.h"
 #include "util/progress.h"
 #include "util/rss.h"
+#include "util/text_table.h"
 
 namespace segrank {
 
@@ -56,6 +57,19 @@ EvalResult Trainer::run() {
             static_cast<long long>(normalizer_.output_dim()), comm_.size(), num_threads(),
             static_cast<long long>(total_steps_),
             static_cast<long long>(batches_->steps_per_epoch()), run_dir_.string().c_str());
+        if (comm_.size() > 1) {
+            // Share of the training work (nodes x configs per visit) each rank owns.
+            const auto costs = train_member_costs(dataset_->train(), cfg_.sampling.configs);
+            const auto totals = owners_.rank_totals(costs);
+            double all = 0.0;
+            for (int64_t t : totals) all += static_cast<double>(t);
+            std::string shares;
+            for (int64_t t : totals)
+                shares += str(shares.empty() ? "" : " / ",
+                              format_fixed(all > 0 ? static_cast<double>(t) / all : 0.0, 3, "nan"));
+            std::printf("segrank train: dist.ownership = %s, training work per rank %s\n",
+                        std::string(to_string(owners_.mode())).c_str(), shares.c_str());
+        }
         std::fflush(stdout);
     }
     Progress progress("train", total_steps_, root && cfg_.train.progress);
@@ -63,31 +77,45 @@ EvalResult Trainer::run() {
     int64_t loss_n = 0;
     double step_seconds =
         0.0;  // wall time inside step() over this log interval (no eval/checkpoint/log)
+    // Of which on this rank's own members, before the gradient allreduce: wall and CPU seconds,
+    // and the per-step mean and max over ranks of the CPU seconds.
+    double busy_seconds = 0.0, cpu_seconds = 0.0, cpu_mean = 0.0, cpu_max = 0.0;
     bool stopped_early = false;
     while (step_ < total_steps_) {
         const auto t0 = std::chrono::steady_clock::now();
         const double loss = step();
         step_seconds +=
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        busy_seconds += last_busy_.wall;
+        cpu_seconds += last_busy_.cpu;
+        cpu_mean += last_busy_.cpu_mean;
+        cpu_max += last_busy_.cpu_max;
         loss_acc += loss;
         ++loss_n;
         progress.update(step_, str("loss ", fmt(loss)));
         if (cfg_.train.log_every > 0 && step_ % cfg_.train.log_every == 0) {
             const auto hs = history_->stats();
-            log_jsonl({{"phase", "train"},
-                       {"step", step_},
-                       {"epoch", batches_->position(step_ - 1).epoch},
-                       {"loss", loss_acc / static_cast<double>(loss_n)},
-                       {"lr", schedule_.at(step_ - 1)},
-                       {"steps_per_s", progress.rate()},
-                       {"step_wall_s", step_seconds / static_cast<double>(loss_n)},
-                       {"peak_rss_mb", comm_.allreduce_max(peak_rss_mb())},
-                       {"history_entries", hs.entries},
-                       {"history_hits", hs.hits},
-                       {"history_misses", hs.misses}});
+            log_jsonl(
+                {{"phase", "train"},
+                 {"step", step_},
+                 {"epoch", batches_->position(step_ - 1).epoch},
+                 {"loss", loss_acc / static_cast<double>(loss_n)},
+                 {"lr", schedule_.at(step_ - 1)},
+                 {"steps_per_s", progress.rate()},
+                 {"step_wall_s", step_seconds / static_cast<double>(loss_n)},
+                 {"step_busy_s",
+                  comm_.allreduce_sum(busy_seconds) / static_cast<double>(loss_n * comm_.size())},
+                 {"step_cpu_s", cpu_mean / static_cast<double>(loss_n)},
+                 {"step_cpu_max_s", cpu_max / static_cast<double>(loss_n)},
+                 {"rank_cpu_max_s", comm_.allreduce_max(cpu_seconds) / static_cast<double>(loss_n)},
+                 {"peak_rss_mb", comm_.allreduce_max(peak_rss_mb())},
+                 {"history_entries", hs.entries},
+                 {"history_hits", hs.hits},
+                 {"history_misses", hs.misses}});
             loss_acc = 0.0;
             loss_n = 0;
             step_seconds = 0.0;
+            busy_seconds = cpu_seconds = cpu_mean = cpu_max = 0.0;
         }
         const bool eval_now =
             cfg_.train.eval_every > 0 && step_ % cfg_.train.eval_every == 0 && step_ < total_steps_;
@@ -189,7 +217,7 @@ void Trainer::finetune_head() {
         const double scale = 1.0 / static_cast<double>(global.size());
         model_->params().zero_grads();
         double loss = 0.0;
-        for (int64_t id : batches_->local_batch(st, comm_.rank(), comm_.size())) {
+        for (int64_t id : batches_->local_batch(st, comm_.rank(), owners_)) {
             const PreparedGraph& g = train_graph(id);
             ConfigSet cs = samplers_.at(id)->sample(st);
             std::vector<Tensor> rs = segment_readouts(*model_, g, cs.indices, gst_);

@@ -14,8 +14,6 @@ namespace segrank::test {
 namespace {
 namespace fs = std::filesystem;
 
-bool have_python() { return run_command("command -v python3 >/dev/null 2>&1").exit_code == 0; }
-
 std::string bench_cmd(const fs::path& work, const std::string& extra) {
     std::string cmd = "python3 ";
     cmd += sq((source_dir() / "scripts" / "bench_quality.py").string());
@@ -24,21 +22,10 @@ std::string bench_cmd(const fs::path& work, const std::string& extra) {
     return cmd;
 }
 
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-bool contains(const std::string& text, const std::string& what) {
-    return text.find(what) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("bench_quality.py refuses bad arguments with exit 2 and a message") {
-    if (!have_python()) {
+    if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
     }
@@ -58,18 +45,18 @@ TEST_CASE("bench_quality.py refuses bad arguments with exit 2 and a message") {
         const auto r = run_command(bench_cmd(dir, b.args));
         INFO(b.args, "\n", r.output);
         CHECK(r.exit_code == 2);
-        CHECK(contains(r.output, b.message));
+        CHECK(contains_text(r.output, b.message));
     }
     std::string nobin_cmd = "python3 ";
     nobin_cmd += sq((source_dir() / "scripts" / "bench_quality.py").string()) +
                  " --segrank /nonexistent/segrank";
     const auto nobin = run_command(nobin_cmd);
     CHECK(nobin.exit_code == 2);
-    CHECK(contains(nobin.output, "/nonexistent/segrank"));
+    CHECK(contains_text(nobin.output, "/nonexistent/segrank"));
 }
 
 TEST_CASE("bench_quality.py: a failing segrank run names case, seed and command, writes no JSON") {
-    if (!have_python()) {
+    if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
     }
@@ -81,18 +68,18 @@ TEST_CASE("bench_quality.py: a failing segrank run names case, seed and command,
                                              sq(json.string())));
     INFO(r.output);
     CHECK(r.exit_code == 1);
-    CHECK(contains(r.output, "case synth_tile model seed"));
-    CHECK(contains(r.output, "segrank failed (exit 1)"));
-    CHECK(contains(r.output, "command: "));
-    CHECK(contains(r.output, "optim.lr"));  // segrank's own message, from its stderr
-    CHECK(contains(r.output, "no JSON written"));
+    CHECK(contains_text(r.output, "case synth_tile model seed"));
+    CHECK(contains_text(r.output, "segrank failed (exit 1)"));
+    CHECK(contains_text(r.output, "command: "));
+    CHECK(contains_text(r.output, "optim.lr"));  // segrank's own message, from its stderr
+    CHECK(contains_text(r.output, "no JSON written"));
     CHECK_FALSE(fs::exists(json));
 }
 
 TEST_CASE(
     "bench_quality.py --tiny synth_tile prints one JSON object with model, baselines, ceiling, "
     "ablation") {
-    if (!have_python()) {
+    if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
     }
@@ -107,10 +94,10 @@ TEST_CASE(
             sq(json.string()) + " --markdown " + sq(md.string()));
     cmd += " > " + sq(out.string()) + " 2> " + sq((dir / "stderr.txt").string()) + ")";
     const auto r = run_command(cmd);
-    INFO(slurp(dir / "stderr.txt"));
+    INFO(read_file_text(dir / "stderr.txt"));
     REQUIRE(r.exit_code == 0);
-    const std::string text = slurp(out);
-    CHECK(text == slurp(json));
+    const std::string text = read_file_text(out);
+    CHECK(text == read_file_text(json));
     const JsonValue doc = parse_json(text, out.string());
     CHECK(doc.string_at("mode") == "tiny");
     REQUIRE(doc.find("machine") != nullptr);
@@ -148,14 +135,14 @@ TEST_CASE(
     REQUIRE(abl->find("ensemble") != nullptr);
     CHECK(abl->find("ensemble")->number_at("value").has_value());
     CHECK(c->number_at("wall_s").has_value());
-    CHECK(contains(slurp(md), "| synth_tile | kendall |"));
-    CHECK(contains(slurp(md), "| synth_tile ensemble of 2 | kendall |"));
+    CHECK(contains_text(read_file_text(md), "| synth_tile | kendall |"));
+    CHECK(contains_text(read_file_text(md), "| synth_tile ensemble of 2 | kendall |"));
 }
 
 TEST_CASE(
     "bench_quality.py --tiny runs every real case end to end (fixture folds, official indices, "
     "real tile folds) with their seed ensembles") {
-    if (!have_python()) {
+    if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
     }
@@ -169,9 +156,9 @@ TEST_CASE(
                          sq(shared.string()) + " --json-out " + sq(json.string()));
     cmd += " > /dev/null 2> " + sq((dir / "stderr.txt").string()) + ")";
     const auto r = run_command(cmd);
-    INFO(slurp(dir / "stderr.txt"));
+    INFO(read_file_text(dir / "stderr.txt"));
     REQUIRE(r.exit_code == 0);
-    const JsonValue doc = parse_json(slurp(json), json.string());
+    const JsonValue doc = parse_json(read_file_text(json), json.string());
     for (const char* name : {"real_tile", "real_layout_fixture", "real_layout_official"}) {
         INFO(name);
         const JsonValue* c = doc.find("cases")->find(name);

@@ -14,8 +14,6 @@ namespace segrank::test {
 namespace {
 namespace fs = std::filesystem;
 
-bool have_python() { return run_command("command -v python3 >/dev/null 2>&1").exit_code == 0; }
-
 std::string scale_cmd(const fs::path& work, const std::string& extra) {
     std::string cmd = "python3 ";
     cmd += sq((source_dir() / "scripts" / "bench_scale.py").string());
@@ -24,21 +22,10 @@ std::string scale_cmd(const fs::path& work, const std::string& extra) {
     return cmd;
 }
 
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-bool contains(const std::string& text, const std::string& what) {
-    return text.find(what) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("bench_scale.py refuses bad arguments with exit 2 and a message") {
-    if (!have_python()) {
+    if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
     }
@@ -56,19 +43,19 @@ TEST_CASE("bench_scale.py refuses bad arguments with exit 2 and a message") {
         const auto r = run_command(scale_cmd(dir, b.args));
         INFO(b.args, "\n", r.output);
         CHECK(r.exit_code == 2);
-        CHECK(contains(r.output, b.message));
+        CHECK(contains_text(r.output, b.message));
     }
     std::string nobin = "python3 ";
     nobin += sq((source_dir() / "scripts" / "bench_scale.py").string()) +
              " --tiny --segrank /nonexistent/segrank";
     const auto r = run_command(nobin);
     CHECK(r.exit_code == 2);
-    CHECK(contains(r.output, "/nonexistent/segrank"));
+    CHECK(contains_text(r.output, "/nonexistent/segrank"));
 }
 
 TEST_CASE(
     "bench_scale.py --tiny rehearses synth, pack, train and ranking and reports the targets") {
-    if (!have_python()) {
+    if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
     }
@@ -79,10 +66,10 @@ TEST_CASE(
                                     " --markdown " + sq(md.string()));
     cmd += " > " + sq(out.string()) + " 2> " + sq((dir / "stderr.txt").string()) + ")";
     const auto r = run_command(cmd);
-    INFO(slurp(dir / "stderr.txt"));
+    INFO(read_file_text(dir / "stderr.txt"));
     REQUIRE(r.exit_code == 0);
-    const std::string text = slurp(out);
-    CHECK(text == slurp(json));
+    const std::string text = read_file_text(out);
+    CHECK(text == read_file_text(json));
     const JsonValue doc = parse_json(text, out.string());
     CHECK(doc.string_at("size") == "tiny");
     const JsonValue* data = doc.find("data");
@@ -115,9 +102,9 @@ TEST_CASE(
         CHECK(v->find("met")->as_bool() == (*v->number_at("value") <= *v->number_at("limit")));
     }
     CHECK(doc.find("targets")->find("peak_rss_mb")->find("met")->as_bool());  // tiny graphs
-    CHECK(contains(slurp(md), "| target: peak RSS < 2 GiB | met"));
+    CHECK(contains_text(read_file_text(md), "| target: peak RSS < 2 GiB | met"));
     // The valid submission ranks every config of the valid graph.
-    CHECK(contains(slurp(dir / "w" / "valid_submission.csv"), "ID,TopConfigs"));
+    CHECK(contains_text(read_file_text(dir / "w" / "valid_submission.csv"), "ID,TopConfigs"));
 }
 
 }  // namespace segrank::test

@@ -22,13 +22,6 @@ CommandResult segrank_cmd(const std::string& args) {
                        segrank_binary().string() + "' " + args);
 }
 
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 int lines_with(const std::string& text, const std::string& needle) {
     int n = 0;
     std::istringstream is(text);
@@ -128,8 +121,8 @@ TEST_CASE(
     INFO(resumed.output);
     REQUIRE(resumed.exit_code == 0);
     CHECK(resumed.output.find("resuming from step 6") != std::string::npos);
-    CHECK(slurp(run / "config.toml").find("steps = 9") != std::string::npos);
-    const std::string metrics = slurp(run / "metrics.jsonl");
+    CHECK(read_file_text(run / "config.toml").find("steps = 9") != std::string::npos);
+    const std::string metrics = read_file_text(run / "metrics.jsonl");
     for (int s = 1; s <= 9; ++s)
         CHECK_MESSAGE(
             lines_with(metrics, "\"phase\":\"train\",\"step\":" + std::to_string(s) + ",") == 1,
@@ -140,9 +133,9 @@ TEST_CASE(
     const auto over = segrank_cmd(tiny_train(dir, 4) + " --overwrite");
     INFO(over.output);
     REQUIRE(over.exit_code == 0);
-    const std::string fresh = slurp(run / "metrics.jsonl");
+    const std::string fresh = read_file_text(run / "metrics.jsonl");
     CHECK(lines_with(fresh, "\"phase\":\"train\"") == 4);
-    CHECK(slurp(run / "config.toml").find("steps = 4") != std::string::npos);
+    CHECK(read_file_text(run / "config.toml").find("steps = 4") != std::string::npos);
 }
 
 TEST_CASE("segrank pack on a truncated npz exits 1 and leaves no --out directory") {

@@ -14,17 +14,6 @@ using namespace segrank;
 using namespace segrank::test;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string read_file(const fs::path& p) {
-    std::ifstream f(p);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-}  // namespace
-
 TEST_CASE(
     "segrank hwmodel warns about a graph it cannot cost, lists its configs in the default order, "
     "--strict fails") {
@@ -48,10 +37,10 @@ TEST_CASE(
                         "has rank 2); its 3 configurations are listed in the default order") !=
           std::string::npos);
     CHECK(r.output.find("a.npz") == std::string::npos);  // a is costed
-    const std::string sub = read_file(dir / "sub.csv");
+    const std::string sub = read_file_text(dir / "sub.csv");
     CHECK(sub.find("layout:xla:default:b,0;1;2\n") != std::string::npos);
     CHECK(sub.find("layout:xla:default:a,") != std::string::npos);
-    const std::string scores = read_file(dir / "scores.csv");
+    const std::string scores = read_file_text(dir / "scores.csv");
     CHECK(scores.find("layout:xla:default:a,1,") != std::string::npos);
     CHECK(scores.find(":b,") == std::string::npos);
 

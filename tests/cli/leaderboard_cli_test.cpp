@@ -10,18 +10,12 @@
 #include "tests/support/test_paths.h"
 #include "util/json_value.h"
 
+using segrank::test::read_file_text;
 using segrank::test::run_command;
 using segrank::test::scratch_dir;
 using segrank::test::segrank_binary;
 
 namespace {
-
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream os;
-    os << f.rdbuf();
-    return os.str();
-}
 
 struct Setup {
     std::filesystem::path dir, root, a, b, c, bad;
@@ -65,9 +59,9 @@ TEST_CASE("segrank leaderboard ranks valid submissions, writes Markdown and CSV,
     CHECK(r.output.find(expect_b, p1) < r.output.find('\n', p1 + 1));
     CHECK(r.output.find("warning: " + s.c.string() + ": 1 of 2 graph(s) of tile:xla have no row") !=
           std::string::npos);
-    const std::string md = slurp(s.dir / "t.md");
+    const std::string md = read_file_text(s.dir / "t.md");
     CHECK(md.find("| 1 | model_b | " + std::string(expect_b)) != std::string::npos);
-    const std::string csv = slurp(s.dir / "t.csv");
+    const std::string csv = read_file_text(s.dir / "t.csv");
     CHECK(csv.find("\n1,model_b,") != std::string::npos);
     CHECK(csv.find(",partial,") != std::string::npos);
 }
@@ -146,7 +140,7 @@ TEST_CASE("segrank report writes a self-contained page with the leaderboard of t
                                " --leaderboard " + (s.dir / "lb.csv").string());
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
-    const std::string html = slurp(run / "report.html");
+    const std::string html = read_file_text(run / "report.html");
     CHECK(html.find("<section id=\"leaderboard\">") != std::string::npos);
     CHECK(html.find(">model_b<") != std::string::npos);
     CHECK(html.find(">partial<") != std::string::npos);

@@ -28,13 +28,6 @@ CommandResult run_segrank(const std::string& args) {
                        segrank_binary().string() + "' " + args);
 }
 
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream os;
-    os << f.rdbuf();
-    return os.str();
-}
-
 // The tiny layout collection of trainer_data_util.h, except that in every graph configs
 // [c/2, c) repeat the feature rows (and so the runtimes) of configs [0, c/2): a model scores each
 // pair identically, as it does the duplicate config rows of the real data.
@@ -64,7 +57,7 @@ void write_layout_with_duplicates(const fs::path& root) {
 // Number of graphs in a `predict --scores` CSV (ID,config,score) with at least two equal scores.
 int graphs_with_tied_scores(const fs::path& scores_csv) {
     std::map<std::string, std::multiset<std::string>> per;
-    std::istringstream is(slurp(scores_csv));
+    std::istringstream is(read_file_text(scores_csv));
     std::string line;
     std::getline(is, line);  // header
     while (std::getline(is, line)) {
@@ -117,7 +110,8 @@ void round_trip(const fs::path& dir, const fs::path& data_root, const std::strin
     REQUIRE(brace != std::string::npos);
     const segrank::JsonValue lj =
         segrank::parse_json(lb.output.substr(brace), "leaderboard stdout");
-    const segrank::JsonValue ej = segrank::parse_json(slurp(eval_json), eval_json.string());
+    const segrank::JsonValue ej =
+        segrank::parse_json(read_file_text(eval_json), eval_json.string());
 
     const auto& entries = lj.find("entries")->items();
     REQUIRE(entries.size() == 1);

@@ -10,6 +10,7 @@
 #include "tests/eval/leaderboard_fixture.h"
 #include "tests/support/test_paths.h"
 
+using segrank::test::read_file_text;
 using segrank::test::run_command;
 using segrank::test::scratch_dir;
 using segrank::test::segrank_binary;
@@ -17,13 +18,6 @@ using segrank::test::sq;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream os;
-    os << f.rdbuf();
-    return os.str();
-}
 
 // `segrank predict --random` over the leaderboard fixture's valid split (no model needed).
 std::string predict(const fs::path& root, const std::string& out) {
@@ -44,7 +38,7 @@ TEST_CASE("segrank predict --out /dev/stdout writes the submission to stdout, as
     const auto to_file = run_command(predict(root, sq((dir / "sub.csv").string())));
     INFO(to_file.output);
     REQUIRE(to_file.exit_code == 0);
-    const std::string csv = slurp(dir / "sub.csv");
+    const std::string csv = read_file_text(dir / "sub.csv");
     REQUIRE(csv.rfind("ID,TopConfigs\n", 0) == 0);
     const auto piped = run_command(predict(root, "/dev/stdout") + " | cat");
     INFO(piped.output);
@@ -100,5 +94,5 @@ TEST_CASE(
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     CHECK(fs::is_symlink(dir / "sub.csv"));
-    CHECK(slurp(dir / "real.csv").rfind("ID,TopConfigs\n", 0) == 0);
+    CHECK(read_file_text(dir / "real.csv").rfind("ID,TopConfigs\n", 0) == 0);
 }

@@ -22,13 +22,6 @@ CommandResult run_segrank(const std::string& args, const std::string& prefix = "
                        sq(segrank_binary().string()) + " " + args);
 }
 
-std::string read_text(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 // Writes the tiny layout collection and its config to dir; returns the config path.
 fs::path tiny_setup(const fs::path& dir, int64_t steps,
                     const segrank::test::TinyLayoutSpec& spec = {}) {
@@ -70,8 +63,8 @@ TEST_CASE(
     INFO(first.output);
     REQUIRE(first.exit_code == 0);
     CHECK(fs::is_regular_file(run / ".lock"));
-    const std::string config_before = read_text(run / "config.toml");
-    const std::string metrics_before = read_text(run / "metrics.jsonl");
+    const std::string config_before = read_file_text(run / "config.toml");
+    const std::string metrics_before = read_file_text(run / "metrics.jsonl");
 
     const auto changed = run_segrank("train --resume " + sq(run.string()) +
                                      " --set segments.max_nodes=300 --set train.steps=8");
@@ -85,8 +78,8 @@ TEST_CASE(
     INFO(same.output);
     CHECK(same.exit_code == 1);
     CHECK(same.output.find("the checkpoint is at step 4 and train.steps = 4") != std::string::npos);
-    CHECK(read_text(run / "config.toml") == config_before);
-    CHECK(read_text(run / "metrics.jsonl") == metrics_before);
+    CHECK(read_file_text(run / "config.toml") == config_before);
+    CHECK(read_file_text(run / "metrics.jsonl") == metrics_before);
 
     const auto more = run_segrank("train --resume " + sq(run.string()) +
                                   " --set train.steps=6 --set eval.chunk_configs=64");

@@ -23,13 +23,6 @@ CommandResult run_segrank(const std::string& args) {
                        segrank_binary().string() + "' " + args);
 }
 
-std::string read_file(const fs::path& p) {
-    std::ifstream f(p);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 int count_lines_with(const std::string& text, const std::string& needle) {
     int n = 0;
     std::istringstream is(text);
@@ -54,13 +47,13 @@ void train_evaluate_predict(const std::string& config, const fs::path& dir,
     for (const char* f :
          {"config.toml", "metrics.jsonl", "best.ckpt.h5", "last.ckpt.h5", "report.json"})
         CHECK_MESSAGE(fs::is_regular_file(run / f), "missing ", f);
-    const std::string metrics = read_file(run / "metrics.jsonl");
+    const std::string metrics = read_file_text(run / "metrics.jsonl");
     CHECK(count_lines_with(metrics, "\"phase\":\"eval\"") == 2);  // step 3 and the final one at 6
     CHECK(count_lines_with(metrics, "\"step\":6") >= 1);
-    const std::string report = read_file(run / "report.json");
+    const std::string report = read_file_text(run / "report.json");
     CHECK(report.find("\"steps\":6") != std::string::npos);
     CHECK(report.find(collection) != std::string::npos);
-    CHECK(read_file(run / "config.toml").find("steps = 6") != std::string::npos);
+    CHECK(read_file_text(run / "config.toml").find("steps = 6") != std::string::npos);
 
     const auto ev =
         run_segrank("evaluate --checkpoint '" + run.string() + "' --heldout --threads 2");
@@ -74,7 +67,7 @@ void train_evaluate_predict(const std::string& config, const fs::path& dir,
                                 "' --split train --out '" + sub.string() + "' --threads 2");
     INFO(pr.output);
     CHECK(pr.exit_code == 0);
-    const std::string csv = read_file(sub);
+    const std::string csv = read_file_text(sub);
     CHECK(csv.rfind("ID,TopConfigs", 0) == 0);
     CHECK(count_lines_with(csv, ",") >= 2);  // header and at least one graph
 }

@@ -1,5 +1,7 @@
 #!/bin/sh
-# Usage: train_np_gst_steps.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR
+# Usage: train_np_gst_steps.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR [OWNERSHIP]
+# OWNERSHIP (default modulo): dist.ownership of both runs (docs/sampling.md#ownership); with
+# "balanced" the -n 2 run must also say so at start.
 # What -n 2 must keep identical to -n 1 over many GST steps (docs/gst.md#history-table,
 # docs/sampling.md#random-streams, docs/architecture.md#distribution): trains configs/tiny.toml for
 # 20 steps with several segments per graph (segments.max_nodes = 40 on 60-160-node graphs), stale
@@ -25,19 +27,24 @@
 # to 7e-7 and the parameters to 4e-6 over all 20 steps on the AVX2 machine. The checks above are
 # unaffected: the bugs they catch are 1e-2 at the first step.
 set -u
-mpiexec=$1; npflag=$2; segrank=$3; src=$4; data=$5; work=$6
+mpiexec=$1; npflag=$2; segrank=$3; src=$4; data=$5; work=$6; ownership=${7:-modulo}
 rm -rf "$work"; mkdir -p "$work"
 cd "$src" || exit 1
 common="--config configs/tiny.toml --set data.root=$data --set train.steps=20 --set train.eval_every=0
         --set train.log_every=1 --set sampling.batch_graphs=4 --set segments.max_nodes=40
         --set segments.max_staleness=4 --set train.progress=false --set dist.threads_per_rank=1
-        --set train.threads=1 --set optim.eps=1e-6"
+        --set train.threads=1 --set optim.eps=1e-6 --set dist.ownership=$ownership"
 for np in 1 2; do
   echo "== np $np"
   # shellcheck disable=SC2086
   timeout 300 "$mpiexec" "$npflag" $np --oversubscribe "$segrank" train $common \
-      --set train.run_dir="$work/np$np" || { echo "FAIL: training with -n $np exited non-zero"; exit 1; }
+      --set train.run_dir="$work/np$np" > "$work/np$np.log" 2>&1
+  rc=$?
+  cat "$work/np$np.log"
+  [ "$rc" = 0 ] || { echo "FAIL: training with -n $np exited non-zero"; exit 1; }
 done
+grep -q "dist.ownership = $ownership" "$work/np2.log" ||
+  { echo "FAIL: the -n 2 run does not report dist.ownership = $ownership"; exit 1; }
 /usr/bin/python3 - "$work/np1" "$work/np2" <<'PY'
 import json, sys
 import h5py, numpy as np

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 
 namespace segrank::test {
@@ -65,5 +67,14 @@ CommandResult run_command(const std::string& command) {
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return r;
 }
+
+std::string read_file_text(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+bool have_python3() { return run_command("command -v python3 >/dev/null 2>&1").exit_code == 0; }
 
 }  // namespace segrank::test

@@ -31,6 +31,17 @@ struct CommandResult {
 };
 CommandResult run_command(const std::string& command);
 
+/// The bytes of file `p`; "" when it does not exist or cannot be read (tests then fail on content).
+std::string read_file_text(const std::filesystem::path& p);
+
+/// True when `what` occurs in `text`.
+inline bool contains_text(const std::string& text, const std::string& what) {
+    return text.find(what) != std::string::npos;
+}
+
+/// True when a `python3` is on PATH (script tests skip with a message otherwise).
+bool have_python3();
+
 /// 'text' for a shell command line (test paths hold no single quote). Built by appending, which
 /// also keeps GCC 12's -Wrestrict false positive on "'" + std::string out of the test build.
 inline std::string sq(const std::string& text) {

@@ -18,13 +18,7 @@ using namespace segrank;
 namespace {
 
 using segrank::test::load_error;
-
-std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using segrank::test::read_file_text;
 
 }  // namespace
 
@@ -35,7 +29,7 @@ TEST_CASE("configs/default.toml loads to exactly RunConfig{}") {
 }
 
 TEST_CASE("configs/default.toml lists every key with a one-line comment") {
-    const std::string text = read_file(test::source_dir() / "configs" / "default.toml");
+    const std::string text = read_file_text(test::source_dir() / "configs" / "default.toml");
     std::string section;
     std::set<std::string> documented;
     std::istringstream in(text);

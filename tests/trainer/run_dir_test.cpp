@@ -22,13 +22,6 @@ namespace segrank::test {
 namespace {
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 void write_text(const fs::path& p, const std::string& text) {
     std::ofstream(p, std::ios::binary) << text;
 }
@@ -113,15 +106,15 @@ TEST_CASE(
     "touched") {
     const fs::path dir = scratch_dir("run_dir_resume_key");
     RunConfig cfg = make_checkpointed_run(dir);
-    const std::string config_before = read_text(dir / "run" / "config.toml");
-    const std::string metrics_before = read_text(dir / "run" / "metrics.jsonl");
+    const std::string config_before = read_file_text(dir / "run" / "config.toml");
+    const std::string metrics_before = read_file_text(dir / "run" / "metrics.jsonl");
     cfg.segments.max_nodes = 300;
     LocalCommunicator comm;
     const std::string msg = error_of([&] { Trainer t(cfg, comm, dir / "run"); });
     CHECK(msg.find("segments.max_nodes was 500 in the run, now 300; resuming cannot change it") !=
           std::string::npos);
-    CHECK(read_text(dir / "run" / "config.toml") == config_before);
-    CHECK(read_text(dir / "run" / "metrics.jsonl") == metrics_before);
+    CHECK(read_file_text(dir / "run" / "config.toml") == config_before);
+    CHECK(read_file_text(dir / "run" / "metrics.jsonl") == metrics_before);
     // The run is still resumable with its own config.
     cfg.segments.max_nodes = 500;
     Trainer t(cfg, comm, dir / "run");
@@ -133,7 +126,7 @@ TEST_CASE(
     "clearly") {
     const fs::path dir = scratch_dir("run_dir_resume_steps");
     RunConfig cfg = make_checkpointed_run(dir);
-    const std::string metrics_before = read_text(dir / "run" / "metrics.jsonl");
+    const std::string metrics_before = read_file_text(dir / "run" / "metrics.jsonl");
     LocalCommunicator comm;
     cfg.train.steps = 3;
     std::string msg = error_of([&] { Trainer t(cfg, comm, dir / "run"); });
@@ -144,7 +137,7 @@ TEST_CASE(
     cfg.train.epochs = 1;
     msg = error_of([&] { Trainer t(cfg, comm, dir / "run"); });
     CHECK(msg.find("the checkpoint is at step 3 and the run ends at step 2") != std::string::npos);
-    CHECK(read_text(dir / "run" / "metrics.jsonl") == metrics_before);
+    CHECK(read_file_text(dir / "run" / "metrics.jsonl") == metrics_before);
 }
 
 TEST_CASE("a resume on replaced data fails naming the first graph that differs and its file") {

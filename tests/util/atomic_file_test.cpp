@@ -23,16 +23,10 @@
 #include "tests/support/test_paths.h"
 
 using namespace segrank;
+using segrank::test::read_file_text;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
-}
 
 void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
@@ -65,9 +59,9 @@ TEST_CASE(
     "file") {
     const fs::path dir = test::scratch_dir("atomic_regular");
     write_file_atomically(dir / "a.txt", "first\n");
-    CHECK(slurp(dir / "a.txt") == "first\n");
+    CHECK(read_file_text(dir / "a.txt") == "first\n");
     write_file_atomically(dir / "a.txt", {"sec", "", "ond\n"});
-    CHECK(slurp(dir / "a.txt") == "second\n");
+    CHECK(read_file_text(dir / "a.txt") == "second\n");
     write_file_atomically(dir / "empty", "");
     CHECK(fs::is_regular_file(dir / "empty"));
     CHECK(fs::file_size(dir / "empty") == 0);
@@ -89,7 +83,7 @@ TEST_CASE(
     CHECK(error_of([&] {
               write_file_atomically(dir / "f" / "x.csv", "x");
           }).find("Not a directory") != std::string::npos);
-    CHECK(slurp(dir / "f") == "keep");
+    CHECK(read_file_text(dir / "f") == "keep");
 }
 
 TEST_CASE("a directory target is refused naming it, and no <dir>.tmp is left behind") {
@@ -109,8 +103,9 @@ TEST_CASE("a FIFO is written through to its reader and stays a FIFO") {
     const fs::path fifo = dir / "pipe";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     std::string got;
-    std::thread reader([&] { got = slurp(fifo); });  // opening blocks until the writer opens
-    const std::string big(300000, 'x');              // more than a pipe buffer: short writes happen
+    std::thread reader(
+        [&] { got = read_file_text(fifo); });  // opening blocks until the writer opens
+    const std::string big(300000, 'x');        // more than a pipe buffer: short writes happen
     write_file_atomically(fifo, {"head,", big, ",tail"});
     reader.join();
     CHECK(got == "head," + big + ",tail");
@@ -153,7 +148,7 @@ TEST_CASE("a failing write to a regular file leaves the old content and no tempo
     std::signal(SIGXFSZ, old_handler);
     CHECK(e.find((dir / "sub.csv").string() + ": write failed: File too large") !=
           std::string::npos);
-    CHECK(slurp(dir / "sub.csv") == "old content\n");
+    CHECK(read_file_text(dir / "sub.csv") == "old content\n");
     CHECK(listing(dir) == std::vector<std::string>{"sub.csv"});
 }
 
@@ -167,14 +162,14 @@ TEST_CASE("a symlink is followed: the file it points to is replaced and the link
     CHECK(fs::is_symlink(dir / "link.csv"));
     CHECK(fs::is_symlink(dir / "chain.csv"));
     CHECK(fs::read_symlink(dir / "link.csv") == "real/file.csv");
-    CHECK(slurp(dir / "real" / "file.csv") == "new");
+    CHECK(read_file_text(dir / "real" / "file.csv") == "new");
     CHECK(listing(dir / "real") == std::vector<std::string>{"file.csv"});
     CHECK(resolve_output(dir / "chain.csv").path == dir / "real" / "file.csv");
     // A dangling link creates its target.
     fs::create_symlink("real/made.csv", dir / "dangling.csv");
     write_file_atomically(dir / "dangling.csv", "made");
     CHECK(fs::is_symlink(dir / "dangling.csv"));
-    CHECK(slurp(dir / "real" / "made.csv") == "made");
+    CHECK(read_file_text(dir / "real" / "made.csv") == "made");
     // A loop is an error.
     fs::create_symlink("loop_b", dir / "loop_a");
     fs::create_symlink("loop_a", dir / "loop_b");
@@ -225,7 +220,7 @@ TEST_CASE("AtomicOutput removes an uncommitted temporary file and commits a fini
         out.commit();
         CHECK_THROWS_WITH_AS(out.commit(), doctest::Contains("committed twice"), Error);
     }
-    CHECK(slurp(dir / "store.h5") == "whole");
+    CHECK(read_file_text(dir / "store.h5") == "whole");
     CHECK(listing(dir) == std::vector<std::string>{"store.h5"});
 }
 
@@ -257,13 +252,13 @@ TEST_CASE(
     fs::create_directories(dir / "staging" / "split");
     put(dir / "staging" / "split" / "g.npz", "g");
     commit_file(dir / "staging" / "split", dir / "train");
-    CHECK(slurp(dir / "train" / "g.npz") == "g");
+    CHECK(read_file_text(dir / "train" / "g.npz") == "g");
     CHECK_FALSE(fs::exists(dir / "staging" / "split"));
     fs::create_directories(dir / "staging" / "again");
     CHECK_THROWS_WITH_AS(commit_file(dir / "staging" / "again", dir / "train"),
                          doctest::Contains("is a directory"), Error);
     CHECK_FALSE(fs::exists(dir / "staging" / "again"));  // removed on failure
-    CHECK(slurp(dir / "train" / "g.npz") == "g");
+    CHECK(read_file_text(dir / "train" / "g.npz") == "g");
 }
 
 TEST_CASE("CreatedDirectories removes the empty folders it created unless kept, and only those") {

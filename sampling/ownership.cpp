@@ -1,0 +1,101 @@
+// Graph ownership: modulo or longest-processing-time by cost (docs/sampling.md#ownership).
+#include "sampling/ownership.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <queue>
+#include <utility>
+
+#include "gnn/core/check.h"
+
+namespace segrank {
+
+namespace {
+constexpr EnumName<OwnershipMode> kOwnershipNames[] = {{OwnershipMode::kModulo, "modulo"},
+                                                       {OwnershipMode::kBalanced, "balanced"}};
+}  // namespace
+
+std::span<const EnumName<OwnershipMode>> enum_names(OwnershipMode) { return kOwnershipNames; }
+OwnershipMode parse_ownership_mode(std::string_view name) {
+    return parse_enum<OwnershipMode>("ownership mode", name);
+}
+std::string_view to_string(OwnershipMode mode) { return enum_name(mode); }
+
+int owner_rank(int64_t graph_id, int world) {
+    SEGRANK_CHECK(world >= 1, "owner_rank: world size must be >= 1, got ", world);
+    SEGRANK_CHECK(graph_id >= 0, "owner_rank: graph id must be >= 0, got ", graph_id);
+    return static_cast<int>(graph_id % world);
+}
+
+std::vector<int32_t> lpt_assignment(std::span<const int64_t> costs, int world) {
+    SEGRANK_CHECK(world >= 1, "ownership: world size must be >= 1, got ", world);
+    const size_t n = costs.size();
+    for (size_t g = 0; g < n; ++g)
+        SEGRANK_CHECK(costs[g] >= 0, "ownership: cost of graph ", g, " is negative (", costs[g],
+                      ")");
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return costs[a] != costs[b] ? costs[a] > costs[b] : a < b;
+    });
+    // Min-heap of (total, rank): the smallest total first, equal totals by the lowest rank.
+    using Load = std::pair<int64_t, int32_t>;
+    std::priority_queue<Load, std::vector<Load>, std::greater<>> ranks;
+    for (int32_t r = 0; r < world; ++r) ranks.push({0, r});
+    std::vector<int32_t> owner(n, 0);
+    for (size_t g : order) {
+        auto [total, r] = ranks.top();
+        ranks.pop();
+        owner[g] = r;
+        ranks.push({total + costs[g], r});
+    }
+    return owner;
+}
+
+Ownership::Ownership(int world) : world_(world) {
+    SEGRANK_CHECK(world >= 1, "ownership: world size must be >= 1, got ", world);
+}
+
+Ownership::Ownership(OwnershipMode mode, std::span<const int64_t> costs, int world)
+    : mode_(mode), world_(world) {
+    SEGRANK_CHECK(world >= 1, "ownership: world size must be >= 1, got ", world);
+    if (mode == OwnershipMode::kBalanced) owner_ = lpt_assignment(costs, world);
+}
+
+int Ownership::owner(int64_t graph_id) const {
+    if (mode_ == OwnershipMode::kModulo) return owner_rank(graph_id, world_);
+    SEGRANK_CHECK(graph_id >= 0 && graph_id < static_cast<int64_t>(owner_.size()),
+                  "ownership: graph id ", graph_id, " outside the ", owner_.size(),
+                  " graphs of the balanced assignment");
+    return owner_[static_cast<size_t>(graph_id)];
+}
+
+std::vector<int64_t> Ownership::rank_totals(std::span<const int64_t> costs) const {
+    std::vector<int64_t> totals(static_cast<size_t>(world_), 0);
+    for (size_t g = 0; g < costs.size(); ++g) {
+        if (mode_ == OwnershipMode::kBalanced && g >= owner_.size()) break;
+        totals[static_cast<size_t>(owner(static_cast<int64_t>(g)))] += costs[g];
+    }
+    return totals;
+}
+
+int64_t train_member_cost(const GraphEntry& e, int64_t configs) {
+    const int64_t usable =
+        e.configs.empty() ? e.info.num_configs : static_cast<int64_t>(e.configs.size());
+    return e.info.num_nodes * std::max<int64_t>(0, std::min(configs, usable));
+}
+
+std::vector<int64_t> train_member_costs(const std::vector<GraphEntry>& entries, int64_t configs) {
+    std::vector<int64_t> costs(entries.size(), -1);
+    for (const GraphEntry& e : entries) {
+        SEGRANK_CHECK(e.id >= 0 && e.id < static_cast<int64_t>(entries.size()) &&
+                          costs[static_cast<size_t>(e.id)] < 0,
+                      "ownership: training graph ids must be 0..", entries.size() - 1,
+                      " once each; graph '", e.name, "' has id ", e.id);
+        costs[static_cast<size_t>(e.id)] = train_member_cost(e, configs);
+    }
+    return costs;
+}
+
+}  // namespace segrank

@@ -1,0 +1,74 @@
+// Which rank owns which graph (docs/sampling.md#ownership): the owner prepares a graph, trains or
+// scores it and holds its HistoryTable entries. Either graph id % world ("modulo") or a
+// longest-processing-time assignment by cost ("balanced"), computed identically on every rank from
+// the graph sizes the ranks have agreed on, without communication.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "data/graph_entry.h"
+#include "gnn/core/enum_names.h"
+
+namespace segrank {
+
+/// `dist.ownership`.
+enum class OwnershipMode { kModulo, kBalanced };
+
+/// Names: "modulo", "balanced".
+std::span<const EnumName<OwnershipMode>> enum_names(OwnershipMode);
+/// Parses "modulo" | "balanced"; throws segrank::Error listing the valid names.
+OwnershipMode parse_ownership_mode(std::string_view name);
+std::string_view to_string(OwnershipMode mode);
+
+/// Longest-processing-time (LPT) assignment of graphs 0..N-1 with costs[g] >= 0 to `world` ranks:
+/// the graphs in order of descending cost (equal costs: ascending graph id) each go to the rank
+/// with the smallest total so far (equal totals: the lowest rank). Returns the rank of every graph
+/// [N]. Deterministic and exact (integer costs); O(N log N + N log world). The largest rank total
+/// is at most (4/3 - 1/(3 world)) times the optimum and at most total / world + (1 - 1/world) *
+/// max cost. Throws segrank::Error when world < 1 or a cost is negative.
+std::vector<int32_t> lpt_assignment(std::span<const int64_t> costs, int world);
+
+/// Graph id -> owner rank of one role (training graphs or evaluation graphs, ids 0..N-1).
+class Ownership {
+public:
+    /// Modulo ownership: graph g belongs to rank g % world, for any g >= 0. Throws segrank::Error
+    /// when world < 1.
+    explicit Ownership(int world = 1);
+    /// `mode` over graphs 0..costs.size()-1: kModulo ignores the costs (bit for bit g % world),
+    /// kBalanced is lpt_assignment(costs, world). Throws segrank::Error when world < 1 or a cost is
+    /// negative.
+    Ownership(OwnershipMode mode, std::span<const int64_t> costs, int world);
+
+    /// The owner of `graph_id`. Throws segrank::Error when graph_id < 0, or, for balanced
+    /// ownership, when graph_id >= the number of graphs it was built for.
+    int owner(int64_t graph_id) const;
+    int world() const { return world_; }
+    OwnershipMode mode() const { return mode_; }
+    /// Sum of costs[g] over the graphs each rank owns [world] (costs indexed by graph id, any
+    /// length; ids beyond it are not counted).
+    std::vector<int64_t> rank_totals(std::span<const int64_t> costs) const;
+
+private:
+    OwnershipMode mode_ = OwnershipMode::kModulo;
+    int world_ = 1;
+    std::vector<int32_t> owner_;  // balanced: owner of each graph id
+};
+
+/// Owner rank of a graph under modulo ownership: graph_id % world. Throws segrank::Error if
+/// world < 1 or graph_id < 0.
+int owner_rank(int64_t graph_id, int world);
+
+/// Cost of one training step's work on graph `e` with K = `configs` sampled configs:
+/// num_nodes * min(K, usable configs) (usable = the role's held-out-free configs, else all of the
+/// graph's). Under GST the step runs the fresh segments forward and backward and, for every sampled
+/// config whose stale rows are missing or too old (most of them when a graph has far more configs
+/// than K), the kept stale segments forward only, so the work grows with the whole graph, not with
+/// the fresh segments alone (docs/sampling.md#ownership).
+int64_t train_member_cost(const GraphEntry& e, int64_t configs);
+
+/// Per-graph training costs [N] of `entries` (entry i has id i): train_member_cost of each.
+std::vector<int64_t> train_member_costs(const std::vector<GraphEntry>& entries, int64_t configs);
+
+}  // namespace segrank
