@@ -186,13 +186,14 @@ TEST_CASE(
                                    "model.config_attention_dim=4 --set eval.tta_orders=2");
     INFO(train.output);
     REQUIRE(train.exit_code == 0);
-    CHECK(slurp(dir / "run" / "config.toml").find("config_attention = true") != std::string::npos);
+    CHECK(read_file_text(dir / "run" / "config.toml").find("config_attention = true") !=
+          std::string::npos);
     const std::string predict = "predict --checkpoint " + sq((dir / "run").string()) +
                                 " --split valid --chunk 3 --out " + sq((dir / "sub.csv").string());
     const auto ok = segrank_cmd(predict + " --tta-orders 3");
     INFO(ok.output);
     CHECK(ok.exit_code == 0);
-    CHECK(lines_with(slurp(dir / "sub.csv"), "tiny_valid_") == 2);
+    CHECK(lines_with(read_file_text(dir / "sub.csv"), "tiny_valid_") == 2);
     for (const std::string n : {"0", "1025"}) {
         const auto bad = segrank_cmd(predict + " --tta-orders " + n);
         INFO(bad.output);
