@@ -66,6 +66,10 @@ int run_predict(int argc, char** argv) {
         "MiB of config-independent rows kept per graph across chunks (default: the checkpoint's "
         "eval.cache_mb; 0 = none)",
         cxxopts::value<int64_t>())(
+        "tta-orders",
+        "with model.config_attention: config orders scored and averaged per graph (default: the "
+        "checkpoint's eval.tta_orders)",
+        cxxopts::value<int64_t>())(
         "timing", "print each graph's nodes, configs, seconds and configs/s to stderr")(
         "h,help", "show this help");
     const auto parsed = parse_or_help(options, argc, argv);
@@ -81,7 +85,7 @@ int run_predict(int argc, char** argv) {
     if (args.count("scores")) resolve_output(args["scores"].as<std::string>());
     set_num_threads(thread_option(args));
     const bool timing = args.count("timing") > 0;
-    std::optional<int64_t> chunk, cache_mb;
+    std::optional<int64_t> chunk, cache_mb, tta_orders;
     if (args.count("chunk")) {
         chunk = args["chunk"].as<int64_t>();
         SEGRANK_CHECK(*chunk >= 1, "--chunk: expected >= 1, got ", *chunk);
@@ -90,6 +94,11 @@ int run_predict(int argc, char** argv) {
         cache_mb = args["cache-mb"].as<int64_t>();
         SEGRANK_CHECK(*cache_mb >= 0 && *cache_mb <= (int64_t{1} << 20),
                       "--cache-mb: expected 0..1048576, got ", *cache_mb);
+    }
+    if (args.count("tta-orders")) {
+        tta_orders = args["tta-orders"].as<int64_t>();
+        SEGRANK_CHECK(*tta_orders >= 1 && *tta_orders <= 1024,
+                      "--tta-orders: expected 1..1024, got ", *tta_orders);
     }
 
     std::vector<LoadedModel> models;
@@ -125,10 +134,11 @@ int run_predict(int argc, char** argv) {
             PrepareOptions prep = prepare_options_from(lm.cfg);
             prep.require_labels = false;
             auto pg = prepare_graph(e, lm.normalizer, *lm.model, prep);
-            std::vector<float> s =
-                score_graph(*lm.model, *pg, pg->configs, chunk.value_or(lm.cfg.eval.chunk_configs),
-                            gst_options_from(lm.cfg), kMaxConfigChunkBytes,
-                            cache_mb.value_or(lm.cfg.eval.cache_mb) << 20);
+            GstOptions opt = gst_options_from(lm.cfg);
+            if (tta_orders) opt.tta_orders = static_cast<int32_t>(*tta_orders);
+            std::vector<float> s = score_graph(
+                *lm.model, *pg, pg->configs, chunk.value_or(lm.cfg.eval.chunk_configs), opt,
+                kMaxConfigChunkBytes, cache_mb.value_or(lm.cfg.eval.cache_mb) << 20);
             require_finite(s, checkpoint_names[m], submission_id(e.collection, e.name));
             std::vector<double> d(s.begin(), s.end());
             if (models.size() > 1) minmax_normalize(d);

@@ -3,9 +3,10 @@
 // [cfg, 24]); config_mismatch.weight [cfg, 5] (layout with layout_mismatch); input.weight [H, F +
 // opcode_dim (+ config_dim if early)], input.bias; sage<l>.* (SageConv); head1.weight/bias [H, 2H
 // (+ config_dim if late)], head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only);
-// layout_embed.table|weight|size_weight (layout with layout_embedding). The option parameters are
-// declared last (prior.weight, config_mismatch.weight, layout_embed.*), so with the options off
-// the other parameters initialize exactly as without them.
+// layout_embed.table|weight|size_weight (layout with layout_embedding); xattn<l>.w_q|w_k|w_v [d,
+// H], xattn<l>.w_o [H, d] (config_attention). The option parameters are declared last
+// (prior.weight, config_mismatch.weight, layout_embed.*, xattn<l>.*), so with the options off the
+// other parameters initialize exactly as without them.
 #include "gnn/model.h"
 
 #include <cstring>
@@ -40,6 +41,8 @@ void ModelConfig::validate() const {
     SEGRANK_CHECK(config_dim >= 1, "model.config_dim = ", config_dim, ": expected >= 1");
     SEGRANK_CHECK(layout_embedding >= 0, "model.layout_embedding = ", layout_embedding,
                   ": expected 0 (off) or an embedding width >= 1");
+    SEGRANK_CHECK(!config_attention || config_attention_dim >= 1,
+                  "model.config_attention_dim = ", config_attention_dim, ": expected >= 1");
     SEGRANK_CHECK(dropout >= 0.0f && dropout < 1.0f, "model.dropout = ", dropout,
                   ": expected 0 <= p < 1");
     SEGRANK_CHECK(!(task == Task::kLayout && config_join == ConfigJoin::kLate),
@@ -70,6 +73,10 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
                                    cfg_.config_dim, /*with_bias=*/false);
     if (embed())  // declared last: the other parameters initialize as without it
         layout_embed_ = LayoutEmbedding::create(params_, "layout_embed", cfg_.layout_embedding, h);
+    if (attn())  // declared last: the other parameters initialize as without it
+        for (int64_t l = 0; l < cfg_.layers; ++l)
+            xattn_.push_back(
+                ConfigAttention::create(params_, str("xattn", l), h, cfg_.config_attention_dim));
     params_.finalize();
 }
 

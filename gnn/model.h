@@ -22,6 +22,7 @@
 #include "gnn/core/enum_names.h"
 #include "gnn/core/rng.h"
 #include "gnn/core/task.h"
+#include "gnn/layers/config_attention.h"
 #include "gnn/layers/config_encoder.h"
 #include "gnn/layers/layout_embedding.h"
 #include "gnn/layers/linear.h"
@@ -77,6 +78,11 @@ struct ModelConfig {
     int64_t layout_embedding = 0;
     /// `model.norm` (docs/model.md#graph-instance-normalization).
     Norm norm = Norm::kLayer;
+    /// `model.config_attention` (docs/model.md#cross-config-attention): after each SAGE layer the
+    /// K config rows of every node attend to each other ("xattn<l>.*", l = 0..L-1).
+    bool config_attention = false;
+    /// `model.config_attention_dim`: the width d of its queries, keys and values (>= 1).
+    int64_t config_attention_dim = 32;
     /// Throws segrank::Error naming the field when a size is out of range or late join is used for
     /// layout.
     void validate() const;
@@ -155,7 +161,9 @@ struct EncodeSaved {
     Tensor tile_code;               ///< [K, config_dim] (tile early join)
     std::vector<Tensor> base, dep;  ///< per layer 0..L: [n, H] (empty if unused), [m_l * K, H]
     std::vector<SageConv::Saved> base_conv, dep_conv;  ///< per SAGE layer 1..L (index l-1)
-    std::vector<int32_t> argmax;                       ///< [K*H] readout max argmax node ids
+    /// config_attention: its saved state after SAGE layer l (index l-1), base and dep rows
+    std::vector<ConfigAttention::Saved> base_xattn, dep_xattn;
+    std::vector<int32_t> argmax;  ///< [K*H] readout max argmax node ids
     /// Inference with cached base rows (not owned): P and the base rows are read from here.
     const EncodeBase* cached = nullptr;
 };
@@ -239,8 +247,10 @@ private:
     void input_base(const Tensor& p, const Tensor& t_own, Tensor& pre_base, Tensor& base0) const;
     // Base rows of SAGE layer l [n, H] from prev [n, H] (the layer-l-1 base rows). With graph
     // instance normalization their statistics [H] go to mu / rstd (untouched otherwise).
+    // With config_attention the layer's attention on base rows follows (its state to xsaved).
     void base_layer_forward(const SegmentInput& in, int64_t l, ConstMatrixView prev, Tensor& out,
-                            SageConv::Saved* saved, const DropoutSpec* ds, std::vector<float>& mu,
+                            SageConv::Saved* saved, ConfigAttention::Saved* xsaved,
+                            const DropoutSpec* ds, std::vector<float>& mu,
                             std::vector<float>& rstd) const;
     void input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMatrixView ddep);
     bool early() const { return cfg_.config_join == ConfigJoin::kEarly; }
@@ -265,8 +275,10 @@ private:
             b_in_ = -1;  ///< input.weight [H, F + opcode_dim (+ config_dim)], input.bias [1, H]
     std::vector<SageConv> convs_;
     MlpHead head_;
-    ParamId prior_w_ = -1;          ///< prior.weight [1, 1] (hwmodel_prior only)
-    LayoutEmbedding layout_embed_;  ///< "layout_embed.*" (layout_embedding > 0 only)
+    ParamId prior_w_ = -1;                ///< prior.weight [1, 1] (hwmodel_prior only)
+    LayoutEmbedding layout_embed_;        ///< "layout_embed.*" (layout_embedding > 0 only)
+    std::vector<ConfigAttention> xattn_;  ///< "xattn<l>.*" per SAGE layer (config_attention only)
+    bool attn() const { return cfg_.config_attention; }
     bool embed() const { return cfg_.task == Task::kLayout && cfg_.layout_embedding > 0; }
 };
 

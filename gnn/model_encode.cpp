@@ -101,8 +101,9 @@ int64_t Model::encode_base_bytes(int64_t n) const {
 }
 
 void Model::base_layer_forward(const SegmentInput& in, int64_t l, ConstMatrixView prev, Tensor& out,
-                               SageConv::Saved* saved, const DropoutSpec* ds,
-                               std::vector<float>& mu, std::vector<float>& rstd) const {
+                               SageConv::Saved* saved, ConfigAttention::Saved* xsaved,
+                               const DropoutSpec* ds, std::vector<float>& mu,
+                               std::vector<float>& rstd) const {
     const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
     const int64_t h = cfg_.hidden;
     Tensor af, ab;
@@ -110,6 +111,7 @@ void Model::base_layer_forward(const SegmentInput& in, int64_t l, ConstMatrixVie
     out = Tensor(in.num_nodes(), h);
     if (!instance()) {
         conv.forward(params_, out.view(), prev, af.cview(), ab.cview(), saved, ds);
+        if (attn()) xattn_[static_cast<size_t>(l - 1)].forward_base(params_, out.view(), xsaved);
         return;
     }
     // Graph instance normalization: statistics over the n base rows, shared by every row of the
@@ -119,6 +121,7 @@ void Model::base_layer_forward(const SegmentInput& in, int64_t l, ConstMatrixVie
     rstd.resize(static_cast<size_t>(h));
     instance_norm_stats(out.cview(), 1, mu, rstd);
     conv.forward_epilogue_instance(params_, out.view(), prev, mu, rstd, 1, saved, ds);
+    if (attn()) xattn_[static_cast<size_t>(l - 1)].forward_base(params_, out.view(), xsaved);
 }
 
 EncodeBase Model::encode_base(const SegmentInput& in) const {
@@ -139,7 +142,7 @@ EncodeBase Model::encode_base(const SegmentInput& in) const {
         if (!need_base(b.plan, l)) continue;
         std::vector<float> mu, rstd;
         base_layer_forward(in, l, b.base[static_cast<size_t>(l - 1)].cview(),
-                           b.base[static_cast<size_t>(l)], nullptr, nullptr, mu, rstd);
+                           b.base[static_cast<size_t>(l)], nullptr, nullptr, nullptr, mu, rstd);
         if (instance_base()) {
             b.norm_mu[static_cast<size_t>(l - 1)] = std::move(mu);
             b.norm_rstd[static_cast<size_t>(l - 1)] = std::move(rstd);
@@ -179,6 +182,10 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
     st.dep.resize(static_cast<size_t>(layers + 1));
     st.base_conv.resize(static_cast<size_t>(layers));
     st.dep_conv.resize(static_cast<size_t>(layers));
+    if (attn()) {
+        st.base_xattn.resize(static_cast<size_t>(layers));
+        st.dep_xattn.resize(static_cast<size_t>(layers));
+    }
     input_forward(in, st.plan, st);
     if (!keep) {
         st.pre_base = Tensor();
@@ -197,9 +204,9 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
         std::vector<float> mu, rstd;
         if (need_base(st.plan, l) && !cached) {
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
-            base_layer_forward(in, l, st.base[l - 1].cview(), st.base[l],
-                               keep ? &st.base_conv[l - 1] : nullptr, drop ? &ds : nullptr, mu,
-                               rstd);
+            base_layer_forward(
+                in, l, st.base[l - 1].cview(), st.base[l], keep ? &st.base_conv[l - 1] : nullptr,
+                keep && attn() ? &st.base_xattn[l - 1] : nullptr, drop ? &ds : nullptr, mu, rstd);
         } else if (cached && instance_base()) {
             mu = cached->norm_mu[static_cast<size_t>(l - 1)];
             rstd = cached->norm_rstd[static_cast<size_t>(l - 1)];
@@ -235,6 +242,10 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
                                                keep ? &st.dep_conv[l - 1] : nullptr,
                                                drop ? &ds : nullptr);
             }
+            // Cross-config attention over each node's K rows (base rows: in base_layer_forward).
+            if (attn())
+                xattn_[static_cast<size_t>(l - 1)].forward(params_, out, k,
+                                                           keep ? &st.dep_xattn[l - 1] : nullptr);
         }
         if (!keep) {
             st.base[l - 1] = Tensor();
@@ -276,6 +287,14 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
         const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
         const std::vector<int32_t>& nodes = st.plan.nodes[l];
         const int64_t m = static_cast<int64_t>(nodes.size());
+        if (attn()) {  // dbase / ddep: from d(after attention) to d(the SAGE layer's output)
+            const ConfigAttention& xa = xattn_[static_cast<size_t>(l - 1)];
+            if (m > 0) xa.backward(params_, ddep.view(), st.dep_xattn[l - 1]);
+            if (need_base(st.plan, l))
+                xa.backward_base(params_, dbase.view(), st.base_xattn[l - 1]);
+            st.dep_xattn[l - 1] = ConfigAttention::Saved{};
+            st.base_xattn[l - 1] = ConfigAttention::Saved{};
+        }
         Tensor pbase, pdep;
         alloc(l - 1, pbase, pdep);
         MixedGrads pg = grads_of(pbase, pdep, st.plan, l - 1, k, h);

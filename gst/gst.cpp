@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "gnn/core/check.h"
 
@@ -330,6 +331,9 @@ std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g,
 
 namespace {
 
+// Seed of the config orders of test-time averaging (fixed: the same orders in every run).
+constexpr uint64_t kTtaSeed = 0x7474615f6f726472ULL;
+
 // What score_graph keeps of one segment across its chunks (docs/gst.md#inference-cache): the
 // readout [1, 2H] of a config-independent segment, or the rebuilt segment (when g keeps none) and
 // its config-independent rows (Model::encode_base) of a dependent one.
@@ -423,22 +427,45 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
     SegmentInputBuffers buf;
     ConfigBatch batch;
     InferenceCache cache(g, std::max<int64_t>(0, cache_bytes));
-    for (size_t b = 0; b < configs.size(); b += static_cast<size_t>(chunk)) {
-        const size_t e = std::min(configs.size(), b + static_cast<size_t>(chunk));
-        auto cfgs = configs.subspan(b, e - b);
-        const auto k = static_cast<int64_t>(cfgs.size());
-        load_config_batch(g, cfgs, batch);  // one chunk of rows at a time, into one buffer
-        Tensor tile_tmp;
-        const ConstMatrixView tile_cfg = tile_view(g, batch, cfgs, tile_tmp);
-        Tensor acc(k, agg.width);  // sum over segments of w * value
-        for (int32_t s : active) {
-            // Streamed: each segment's state is freed before the next one is encoded.
-            const Tensor v =
-                agg.value(model, cache.readout(model, s, batch, cfgs, buf), tile_cfg, nullptr);
-            for (int64_t i = 0; i < v.size(); ++i) acc[i] += w * v[i];
+    // Scores of the configs `list` into out, in chunks of consecutive configs.
+    auto score_list = [&](std::span<const int64_t> list, std::span<float> out) {
+        for (size_t b = 0; b < list.size(); b += static_cast<size_t>(chunk)) {
+            const size_t e = std::min(list.size(), b + static_cast<size_t>(chunk));
+            auto cfgs = list.subspan(b, e - b);
+            const auto k = static_cast<int64_t>(cfgs.size());
+            load_config_batch(g, cfgs, batch);  // one chunk of rows at a time, into one buffer
+            Tensor tile_tmp;
+            const ConstMatrixView tile_cfg = tile_view(g, batch, cfgs, tile_tmp);
+            Tensor acc(k, agg.width);  // sum over segments of w * value
+            for (int32_t s : active) {
+                // Streamed: each segment's state is freed before the next one is encoded.
+                const Tensor v =
+                    agg.value(model, cache.readout(model, s, batch, cfgs, buf), tile_cfg, nullptr);
+                for (int64_t i = 0; i < v.size(); ++i) acc[i] += w * v[i];
+            }
+            const Tensor sc = agg.scores(model, acc.cview(), tile_cfg, nullptr);
+            for (int64_t i = 0; i < k; ++i) out[b + static_cast<size_t>(i)] = sc[i];
         }
-        const Tensor sc = agg.scores(model, acc.cview(), tile_cfg, nullptr);
-        for (int64_t i = 0; i < k; ++i) scores[b + static_cast<size_t>(i)] = sc[i];
+    };
+    const int32_t orders = model.config().config_attention ? std::max(1, opt.tta_orders) : 1;
+    if (orders == 1) {
+        score_list(configs, scores);
+    } else {  // test-time averaging over config orders (docs/model.md#test-time-averaging)
+        const size_t n = configs.size();
+        std::vector<double> sum(n, 0.0);
+        std::vector<size_t> perm(n);
+        std::vector<int64_t> list(n);
+        std::vector<float> part(n);
+        for (int32_t t = 0; t < orders; ++t) {
+            for (size_t i = 0; i < n; ++i) perm[i] = i;
+            Rng rng = Rng::derive(kTtaSeed, static_cast<uint64_t>(t), n, "tta_order");
+            for (size_t i = n; t > 0 && i > 1; --i)  // order 0: as given
+                std::swap(perm[i - 1], perm[rng.uniform_int(i)]);
+            for (size_t i = 0; i < n; ++i) list[i] = configs[perm[i]];
+            score_list(list, part);
+            for (size_t i = 0; i < n; ++i) sum[perm[i]] += part[i];
+        }
+        for (size_t i = 0; i < n; ++i) scores[i] = static_cast<float>(sum[i] / orders);
     }
     model.add_prior(scores, prior);
     return scores;

@@ -30,6 +30,9 @@ struct GstOptions {
     bool skip_independent = true;
     std::vector<LossTerm> loss_terms;
     LossOptions loss_options;
+    /// score_graph with model.config_attention: the number of config orders scored and averaged
+    /// (`eval.tta_orders`, docs/model.md#test-time-averaging); ignored without the option.
+    int32_t tta_orders = 1;
 };
 
 /// What one graph's training step produced.
@@ -81,7 +84,10 @@ inline constexpr int64_t kDefaultInferenceCacheBytes = int64_t{256} << 20;
 /// while it fits `cache_bytes` (docs/gst.md#inference-cache): per segment its rebuilt rows and
 /// its config-independent layer rows (Model::encode_base), or the readout of an independent
 /// segment; segments beyond the bound are recomputed per chunk. The scores are the same bit for
-/// bit at any bound (0 = no cache).
+/// bit at any bound (0 = no cache). With model.config_attention a config's score depends on the
+/// configs of its chunk; opt.tta_orders = N > 1 then scores the configs in N orders (the given one,
+/// then N - 1 shuffles from a fixed seed) and returns each config's mean score
+/// (docs/model.md#test-time-averaging).
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                std::span<const int64_t> configs, int64_t chunk,
                                const GstOptions& opt,

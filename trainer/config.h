@@ -91,6 +91,10 @@ struct ModelSection {
     Norm norm = Norm::kLayer;
     /// layout embedding width d, 0 = off (docs/model.md#layout-embedding)
     int layout_embedding = 0;
+    /// attention over each node's K config rows after every SAGE layer
+    /// (docs/model.md#cross-config-attention)
+    bool config_attention = false;
+    int config_attention_dim = 32;  ///< its query / key / value width d (>= 1)
     bool operator==(const ModelSection&) const = default;
 };
 
@@ -166,6 +170,9 @@ struct EvalSection {
     /// MiB of config-independent state inference keeps per graph across chunks (0 = none;
     /// docs/gst.md#inference-cache).
     int cache_mb = 256;
+    /// with model.config_attention: orders (chunkings) each config is scored in, averaged
+    /// (docs/model.md#test-time-averaging); 1 = the given order only
+    int tta_orders = 1;
     bool operator==(const EvalSection&) const = default;
 };
 

@@ -105,6 +105,12 @@ void visit_schema(V& v, C& c) {
             "layout only: width of the per-value embedding of the node's layout and the configured "
             "layouts, 0 = off (docs/model.md#layout-embedding)",
             ge(0));
+    v.field(
+        "config_attention", c.model.config_attention,
+        "after each SAGE layer, each node's K config rows attend to each other; a config's "
+        "score then depends on the configs scored with it (docs/model.md#cross-config-attention)");
+    v.field("config_attention_dim", c.model.config_attention_dim,
+            "query / key / value width d of model.config_attention", ge(1));
 
     v.section("segments", "Graph Segment Training (docs/gst.md)");
     v.field("partition", c.segments.partition, "contiguous | splits | metis");
@@ -185,6 +191,10 @@ void visit_schema(V& v, C& c) {
             "MiB of config-independent rows inference keeps per graph across chunks; 0 = none "
             "(docs/gst.md#inference-cache)",
             in(0, 1 << 20));
+    v.field("tta_orders", c.eval.tta_orders,
+            "with model.config_attention: score every config in this many shuffled orders (fixed "
+            "seed) and average; 1 = the given order (docs/model.md#test-time-averaging)",
+            in(1, 1024));
 
     v.section("dist", "MPI data parallelism (docs/architecture.md#distribution)");
     v.field("threads_per_rank", c.dist.threads_per_rank,

@@ -52,6 +52,8 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
     m.layout_mismatch = cfg.model.layout_mismatch;
     m.layout_embedding = cfg.model.layout_embedding;
     m.norm = cfg.model.norm;
+    m.config_attention = cfg.model.config_attention;
+    m.config_attention_dim = cfg.model.config_attention_dim;
     m.validate();
     return m;
 }
@@ -68,6 +70,7 @@ GstOptions gst_options_from(const RunConfig& cfg) {
     o.loss_options.margin = cfg.loss.margin;
     o.loss_options.temperature = cfg.loss.temperature;
     o.skip_independent = cfg.model.config_independence && ranking_only(o.loss_terms);
+    o.tta_orders = cfg.eval.tta_orders;
     return o;
 }
 

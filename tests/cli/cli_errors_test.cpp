@@ -173,3 +173,31 @@ TEST_CASE(
     INFO(ok.output);
     CHECK(ok.exit_code == 0);
 }
+
+TEST_CASE(
+    "a model.config_attention run trains, evaluates and predicts with --tta-orders; "
+    "--tta-orders outside 1..1024 exits 1 naming the option") {
+    const fs::path dir = scratch_dir("cli_config_attention_tta");
+    TinyLayoutSpec spec;
+    spec.valid_graphs = 2;
+    write_tiny_layout_collection(dir / "data", spec);
+    const auto train = segrank_cmd(tiny_train(dir, 6) +
+                                   " --set model.config_attention=true --set "
+                                   "model.config_attention_dim=4 --set eval.tta_orders=2");
+    INFO(train.output);
+    REQUIRE(train.exit_code == 0);
+    CHECK(read_file_text(dir / "run" / "config.toml").find("config_attention = true") !=
+          std::string::npos);
+    const std::string predict = "predict --checkpoint " + sq((dir / "run").string()) +
+                                " --split valid --chunk 3 --out " + sq((dir / "sub.csv").string());
+    const auto ok = segrank_cmd(predict + " --tta-orders 3");
+    INFO(ok.output);
+    CHECK(ok.exit_code == 0);
+    CHECK(lines_with(read_file_text(dir / "sub.csv"), "tiny_valid_") == 2);
+    for (const std::string n : {"0", "1025"}) {
+        const auto bad = segrank_cmd(predict + " --tta-orders " + n);
+        INFO(bad.output);
+        CHECK(bad.exit_code == 1);
+        CHECK(bad.output.find("--tta-orders: expected 1..1024, got " + n) != std::string::npos);
+    }
+}

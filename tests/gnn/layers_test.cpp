@@ -1,11 +1,13 @@
-// Layer gradient checks (Linear, SageConv, config encoders, MLP head, opcode embedding) and the
-// mixed-row kernels against their dense expansion.
+// Layer gradient checks (Linear, SageConv, cross-config attention, config encoders, MLP head,
+// opcode embedding) and the mixed-row kernels against their dense expansion.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
+#include "gnn/layers/config_attention.h"
 #include "gnn/layers/config_encoder.h"
 #include "gnn/layers/layout_embedding.h"
 #include "gnn/layers/linear.h"
@@ -73,6 +75,99 @@ TEST_CASE("sage conv dense part gradients match finite differences for all input
     SEGRANK_CHECK_GRAD(grad_check(af.span(), daf.span(), loss));
     SEGRANK_CHECK_GRAD(grad_check(ab.span(), dab.span(), loss));
     check_store(ps, loss);
+}
+
+namespace {
+// Random w_q / w_k / w_v / w_o (w_o starts at zero, which hides the other gradients).
+void randomize(ParamStore& ps, Rng& rng, double scale) {
+    for (const ParamRef& r : ps.refs())
+        for (int64_t i = r.offset; i < r.offset + r.size(); ++i)
+            ps.values()[static_cast<size_t>(i)] = static_cast<float>(scale * rng.normal());
+}
+}  // namespace
+
+TEST_CASE(
+    "cross-config attention starts as the identity and its gradients match finite differences") {
+    constexpr int64_t kM = 3, kK = 4, kH = 6, kD = 3;
+    ParamStore ps;
+    ConfigAttention xa = ConfigAttention::create(ps, "xattn0", kH, kD);
+    ps.initialize(3);
+    Rng rng(5);
+    Tensor x = random_tensor(kM * kK, kH, rng), w = random_tensor(kM * kK, kH, rng);
+    Tensor y = x.clone();
+    xa.forward(ps, y.view(), kK, nullptr);  // w_o = 0: h' = h
+    CHECK(std::equal(y.span().begin(), y.span().end(), x.span().begin()));
+    randomize(ps, rng, 0.5);
+    auto loss = [&] {
+        Tensor out = x.clone();
+        xa.forward(ps, out.view(), kK, nullptr);
+        return weighted_sum(out.cview(), w);
+    };
+    ConfigAttention::Saved saved;
+    y = x.clone();
+    xa.forward(ps, y.view(), kK, &saved);
+    CHECK(saved.probs.rows() == kM * kK);
+    CHECK(saved.probs.cols() == kK);
+    for (int64_t r = 0; r < kM * kK; ++r) {  // softmax rows sum to 1
+        double s = 0;
+        for (int64_t c = 0; c < kK; ++c) s += saved.probs.cview().at(r, c);
+        CHECK(s == doctest::Approx(1.0).epsilon(1e-6));
+    }
+    // Node 1's rows do not move when node 0's rows change: attention stays within a node.
+    Tensor x2 = x.clone();
+    for (int64_t c = 0; c < kH; ++c) x2.view().at(0, c) += 1.0f;
+    Tensor y2 = x2.clone();
+    xa.forward(ps, y2.view(), kK, nullptr);
+    for (int64_t r = kK; r < kM * kK; ++r)
+        for (int64_t c = 0; c < kH; ++c) CHECK(y2.cview().at(r, c) == y.cview().at(r, c));
+    bool moved = false;  // ... while node 0's other configs do
+    for (int64_t c = 0; c < kH; ++c) moved = moved || y2.cview().at(1, c) != y.cview().at(1, c);
+    CHECK(moved);
+    Tensor dx = w.clone();
+    xa.backward(ps, dx.view(), saved);
+    SEGRANK_CHECK_GRAD(grad_check(x.span(), dx.span(), loss));
+    check_store(ps, loss);
+}
+
+TEST_CASE(
+    "cross-config attention on a base row equals attention over K equal rows, and its gradients "
+    "match finite differences") {
+    constexpr int64_t kN = 5, kK = 3, kH = 6, kD = 4;
+    ParamStore ps;
+    ConfigAttention xa = ConfigAttention::create(ps, "xattn1", kH, kD);
+    ps.initialize(4);
+    Rng rng(6);
+    randomize(ps, rng, 0.5);
+    Tensor x = random_tensor(kN, kH, rng), w = random_tensor(kN, kH, rng);
+    Tensor rep(kN * kK, kH);  // every base row repeated K times
+    for (int64_t v = 0; v < kN; ++v)
+        for (int64_t k = 0; k < kK; ++k)
+            std::copy(x.cview().row(v), x.cview().row(v) + kH, rep.view().row(v * kK + k));
+    xa.forward(ps, rep.view(), kK, nullptr);
+    Tensor y = x.clone();
+    ConfigAttention::Saved saved;
+    xa.forward_base(ps, y.view(), &saved);
+    for (int64_t v = 0; v < kN; ++v)
+        for (int64_t k = 0; k < kK; ++k)
+            for (int64_t c = 0; c < kH; ++c)
+                CHECK(rep.cview().at(v * kK + k, c) ==
+                      doctest::Approx(y.cview().at(v, c)).epsilon(1e-6));
+    auto loss = [&] {
+        Tensor out = x.clone();
+        xa.forward_base(ps, out.view(), nullptr);
+        return weighted_sum(out.cview(), w);
+    };
+    Tensor dx = w.clone();
+    ps.zero_grads();
+    xa.backward_base(ps, dx.view(), saved);
+    SEGRANK_CHECK_GRAD(grad_check(x.span(), dx.span(), loss));
+    check_store(ps, loss);
+    for (ParamId id : {xa.w_q, xa.w_k}) {  // no gradient: equal rows give uniform weights
+        const ConstMatrixView g = std::as_const(ps).grad(id);
+        CHECK(std::all_of(g.data, g.data + g.rows * g.cols, [](float v) { return v == 0.0f; }));
+    }
+    Tensor bad(kN, kH);
+    CHECK_THROWS_WITH_AS(xa.forward(ps, bad.view(), 2, nullptr), doctest::Contains("K = 2"), Error);
 }
 
 TEST_CASE("layout config encoder equals the one-hot linear map and its gradient matches") {

@@ -1,5 +1,6 @@
 // Whole-model tests: finite-difference gradients (both tasks, both joins, halo), the exact
-// config-independence path against the naive path (forward and gradients), determinism, threads.
+// config-independence path against the naive path (forward and gradients), cross-config
+// attention, determinism, threads.
 #include "gnn/model.h"
 
 #include <doctest/doctest.h>
@@ -203,13 +204,16 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
     // 80 nodes, 3 configurable: most nodes are > 3 hops from any configurable node.
     TinySegment seg = make_tiny_segment(80, 5, 6, {10, 41, 77}, /*halo=*/4, 3);
     for (bool training : {false, true})
-        for (int option = 0; option < 5; ++option) {
-            // 3: graph instance norm; 4: every option on
-            const bool mismatch = option == 1 || option == 4, embed = option == 2 || option == 4;
+        for (int option = 0; option < 7; ++option) {
+            // 3: graph instance norm; 4: every option on; 5: config attention; 6: 4 and 5
+            const bool mismatch = option == 1 || option == 4 || option == 6,
+                       embed = option == 2 || option == 4 || option == 6;
             seg.with_mismatch = mismatch;
             seg.with_layout = embed;
             ModelConfig cfg = tiny_config(Task::kLayout, 5);
-            if (option >= 3) cfg.norm = Norm::kGraphInstance;
+            if (option == 3 || option == 4 || option == 6) cfg.norm = Norm::kGraphInstance;
+            cfg.config_attention = option >= 5;
+            cfg.config_attention_dim = 6;
             cfg.hidden = 16;
             cfg.dropout = training ? 0.1f : 0.0f;
             cfg.layout_mismatch = mismatch;
@@ -219,6 +223,8 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
             Model naive(cfg);
             fast.params().initialize(21);
             naive.params().initialize(21);
+            randomize_attention_output(fast.params(), 22);
+            randomize_attention_output(naive.params(), 22);
             const auto plan = fast.plan(seg.input());
             CHECK(plan.nodes[3].size() < 60);  // the test is meaningful: many rows are broadcast
             CHECK(naive.plan(seg.input()).nodes[0].size() == 80);
@@ -239,10 +245,106 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
                     norm += b * b;
                 }
                 INFO("parameter ", ref.name, " training=", training, " layout_mismatch=", mismatch,
-                     " layout_embedding=", cfg.layout_embedding, " norm=", to_string(cfg.norm));
+                     " layout_embedding=", cfg.layout_embedding, " norm=", to_string(cfg.norm),
+                     " config_attention=", cfg.config_attention);
+                INFO("grad norm ", std::sqrt(norm));
                 CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
             }
         }
+}
+
+namespace {
+// The segment with only the configs `keep` (in that order) of seg.
+TinySegment with_configs(const TinySegment& seg, const std::vector<int64_t>& keep) {
+    TinySegment s;
+    s.feat = seg.feat.clone();
+    s.opcode = seg.opcode;
+    s.graph = seg.graph;
+    s.config_nodes = seg.config_nodes;
+    s.num_pooled = seg.num_pooled;
+    s.k = static_cast<int64_t>(keep.size());
+    const size_t row = seg.config_nodes.size() * kLayoutSlots;
+    for (int64_t c : keep)
+        s.config_values.insert(s.config_values.end(), seg.config_values.begin() + c * row,
+                               seg.config_values.begin() + (c + 1) * row);
+    return s;
+}
+}  // namespace
+
+TEST_CASE("config_attention model gradients match finite differences, layout and tile") {
+    TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
+    for (Norm norm : {Norm::kLayer, Norm::kGraphInstance})
+        for (bool exploit : {true, false}) {
+            ModelConfig cfg = tiny_config(Task::kLayout, 3);
+            cfg.norm = norm;
+            cfg.exploit_independence = exploit;
+            cfg.config_attention = true;
+            cfg.config_attention_dim = 3;
+            Model model(cfg);
+            model.params().initialize(5);
+            randomize_attention_output(model.params(), 6);
+            INFO("layout exploit_independence=", exploit, " norm=", to_string(norm));
+            REQUIRE(model.params().find("xattn2.w_o"));
+            check_all_param_grads(model, seg, false, 1e-4);
+        }
+    TinySegment tile = make_tiny_segment(10, 4, 3, {}, /*halo=*/2);
+    for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
+        ModelConfig cfg = tiny_config(Task::kTile, 4, join);
+        cfg.config_attention = true;
+        cfg.config_attention_dim = 4;
+        Model model(cfg);
+        model.params().initialize(6);
+        randomize_attention_output(model.params(), 7);
+        INFO("tile late join=", join == ConfigJoin::kLate);
+        check_all_param_grads(model, tile);
+    }
+}
+
+TEST_CASE(
+    "config_attention adds only its parameters, starts as the model without it, and makes a "
+    "config's score depend on the configs scored with it") {
+    TinySegment seg = make_tiny_segment(30, 3, 5, {4, 11, 20});
+    ModelConfig cfg = tiny_config(Task::kLayout, 3);
+    Model off(cfg);
+    cfg.config_attention = true;
+    cfg.config_attention_dim = 4;
+    Model on(cfg);
+    off.params().initialize(3);
+    on.params().initialize(3);
+    CHECK(on.params().num_parameters() ==
+          off.params().num_parameters() + cfg.layers * 4 * cfg.hidden * 4);
+    for (const ParamRef& ref : off.params().refs()) {
+        const ParamRef& r = on.params().ref(*on.params().find(ref.name));
+        INFO(ref.name);
+        CHECK(std::equal(off.params().values().begin() + ref.offset,
+                         off.params().values().begin() + ref.offset + ref.size(),
+                         on.params().values().begin() + r.offset));
+    }
+    const DependencePlan a = off.plan(seg.input()), b = on.plan(seg.input());
+    CHECK(a.nodes == b.nodes);  // no new dependence: attention stays within a node
+    const auto w = loss_weights(seg.k);
+    Tensor s_off, s_on;
+    model_loss(off, seg, w, false, false, 0, &s_off);
+    model_loss(on, seg, w, false, false, 0, &s_on);
+    for (int64_t i = 0; i < seg.k; ++i) CHECK(s_on[i] == s_off[i]);  // w_o = 0: identity
+    randomize_attention_output(on.params(), 4);
+    // Config 0 scored with {1, 2} and with {3, 4}: different scores; the same set in another
+    // order: the same score (attention is a set function) up to rounding; twice: the same bits.
+    Tensor s_a, s_b, s_c, s_a2;
+    model_loss(on, with_configs(seg, {0, 1, 2}), w, false, false, 0, &s_a);
+    model_loss(on, with_configs(seg, {0, 3, 4}), w, false, false, 0, &s_b);
+    model_loss(on, with_configs(seg, {2, 1, 0}), w, false, false, 0, &s_c);
+    model_loss(on, with_configs(seg, {0, 1, 2}), w, false, false, 0, &s_a2);
+    CHECK(s_a[0] != s_b[0]);
+    CHECK(s_c[2] == doctest::Approx(s_a[0]).epsilon(1e-5));
+    for (int64_t i = 0; i < 3; ++i) CHECK(s_a2[i] == s_a[i]);
+    // Without the option the score of config 0 does not depend on the others.
+    model_loss(off, with_configs(seg, {0, 1, 2}), w, false, false, 0, &s_a);
+    model_loss(off, with_configs(seg, {0, 3, 4}), w, false, false, 0, &s_b);
+    CHECK(s_a[0] == doctest::Approx(s_b[0]).epsilon(1e-6));
+    ModelConfig bad = cfg;
+    bad.config_attention_dim = 0;
+    CHECK_THROWS_WITH_AS(Model{bad}, doctest::Contains("model.config_attention_dim"), Error);
 }
 
 TEST_CASE(

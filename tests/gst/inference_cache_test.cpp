@@ -1,7 +1,8 @@
 // The per-graph inference cache of score_graph (docs/gst.md#inference-cache): scores with the cache
 // on (every segment kept, or a bound that keeps only some) equal the scores with it off bit for
 // bit, on graphs of several segments scored in several chunks, streamed from a store or held in
-// memory, under both aggregates (embedding_mean scores the config-independent segments too).
+// memory, under both aggregates (embedding_mean scores the config-independent segments too), also
+// with model.config_attention (whose base rows the cache holds after their attention).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "tests/gst/gst_test_util.h"
 #include "tests/gst/store_test_util.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/tiny_graphs.h"
 #include "tests/support/tiny_layout_data.h"
 #include "tests/support/tiny_tile_data.h"
 
@@ -27,23 +29,34 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 // The model options whose config-independent state the cache holds beyond P and the base rows:
 // none, model.layout_embedding (T_own), model.norm = graph_instance (the base rows' statistics),
-// and both.
+// both, and model.config_attention (base rows after their attention) alone and with both.
 struct CacheOption {
     const char* name;
     int64_t layout_embedding;
     Norm norm;
+    bool config_attention = false;
 };
 constexpr CacheOption kCacheOptions[] = {{"defaults", 0, Norm::kLayer},
                                          {"layout_embedding=8", 8, Norm::kLayer},
                                          {"norm=graph_instance", 0, Norm::kGraphInstance},
-                                         {"both", 8, Norm::kGraphInstance}};
+                                         {"both", 8, Norm::kGraphInstance},
+                                         {"config_attention", 0, Norm::kLayer, true},
+                                         {"all three", 8, Norm::kGraphInstance, true}};
 
 ModelConfig cache_model_config(int64_t feat_dim, const CacheOption& o) {
     ModelConfig mc = tiny_model_config(Task::kLayout, feat_dim);
     mc.layout_embedding = o.layout_embedding;
     mc.norm = o.norm;
+    mc.config_attention = o.config_attention;
+    mc.config_attention_dim = 4;
     mc.validate();
     return mc;
+}
+
+// Parameters drawn with `seed`; with config_attention also its output weights (zero at first).
+void init_params(Model& model, uint64_t seed) {
+    model.params().initialize(seed);
+    randomize_attention_output(model.params(), seed + 1);
 }
 
 }  // namespace
@@ -64,7 +77,7 @@ TEST_CASE("scores with the inference cache equal the scores without it bit for b
                 INFO("option=", std::string(option.name), " in_memory=", in_memory,
                      " aggregate=", to_string(aggregate));
                 Model model(cache_model_config(norm.output_dim(), option));
-                model.params().initialize(5);
+                init_params(model, 5);
                 PrepareOptions prep = tiny_prepare_options(60);
                 prep.stream = !in_memory;
                 const auto g = prepare_graph(entry_of(store), norm, model, prep);
@@ -110,7 +123,7 @@ TEST_CASE("an encode reading cached base rows equals the encode computing them, 
     for (const CacheOption& option : kCacheOptions) {
         INFO("option=", std::string(option.name));
         Model model(cache_model_config(norm.output_dim(), option));
-        model.params().initialize(9);
+        init_params(model, 9);
         const auto g = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(0));
         REQUIRE(g->num_segments() == 1);
         const std::vector<int64_t> first = {0, 1, 2}, later = {5, 3, 19, 7, 11};
@@ -151,7 +164,8 @@ TEST_CASE("an encode reading cached base rows equals the encode computing them, 
 
 TEST_CASE(
     "tile scores under graph instance normalization are the same with the inference cache, early "
-    "join (per-config statistics, nothing kept) and late join (base-row statistics kept)") {
+    "join (per-config statistics, nothing kept) and late join (base-row statistics kept), with "
+    "and without config attention") {
     const std::filesystem::path dir = scratch_dir("gst_inference_cache_tile");
     TinyTileSpec spec;
     spec.min_nodes = 300;
@@ -160,23 +174,25 @@ TEST_CASE(
     const GraphStore store(write_tiny_tile_store(dir, Split::kTrain, 1, spec),
                            LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
-    for (const auto join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
-        INFO("join=", std::string(to_string(join)));
-        ModelConfig mc = tiny_model_config(Task::kTile, norm.output_dim());
-        mc.config_join = join;
-        mc.norm = Norm::kGraphInstance;
-        mc.validate();
-        Model model(mc);
-        model.params().initialize(4);
-        const auto g = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(64));
-        REQUIRE(g->num_segments() >= 4);
-        const GstOptions opt = tiny_gst_options();
-        const std::vector<float> off =
-            score_graph(model, *g, g->configs, /*chunk=*/7, opt, kMaxConfigChunkBytes, 0);
-        REQUIRE(off.size() == 40);
-        CHECK(same_bits(off, score_graph(model, *g, g->configs, 7, opt, kMaxConfigChunkBytes,
-                                         kDefaultInferenceCacheBytes)));
-    }
+    for (const auto join : {ConfigJoin::kEarly, ConfigJoin::kLate})
+        for (bool attention : {false, true}) {
+            INFO("join=", std::string(to_string(join)), " config_attention=", attention);
+            ModelConfig mc = tiny_model_config(Task::kTile, norm.output_dim());
+            mc.config_join = join;
+            mc.norm = Norm::kGraphInstance;
+            mc.config_attention = attention;
+            mc.validate();
+            Model model(mc);
+            init_params(model, 4);
+            const auto g = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(64));
+            REQUIRE(g->num_segments() >= 4);
+            const GstOptions opt = tiny_gst_options();
+            const std::vector<float> off =
+                score_graph(model, *g, g->configs, /*chunk=*/7, opt, kMaxConfigChunkBytes, 0);
+            REQUIRE(off.size() == 40);
+            CHECK(same_bits(off, score_graph(model, *g, g->configs, 7, opt, kMaxConfigChunkBytes,
+                                             kDefaultInferenceCacheBytes)));
+        }
 }
 
 }  // namespace segrank::test

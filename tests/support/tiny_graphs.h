@@ -107,4 +107,14 @@ inline ModelConfig tiny_config(Task task, int64_t f, ConfigJoin join = ConfigJoi
     return c;
 }
 
+/// Draws every "xattn<l>.w_o" of model.config_attention from N(0, scale^2): it starts at zero,
+/// where the attention is the identity and the other attention weights get no gradient.
+inline void randomize_attention_output(ParamStore& ps, uint64_t seed, double scale = 0.3) {
+    Rng rng(seed);
+    for (const ParamRef& r : ps.refs())
+        if (r.name.starts_with("xattn") && r.name.ends_with(".w_o"))
+            for (int64_t i = r.offset; i < r.offset + r.size(); ++i)
+                ps.values()[static_cast<size_t>(i)] = static_cast<float>(scale * rng.normal());
+}
+
 }  // namespace segrank::test

@@ -160,6 +160,24 @@ TEST_CASE(
     CHECK_NOTHROW(load_config_string("[sampling]\nconfigs = 2\n", "configs/x.toml", {}));
 }
 
+TEST_CASE(
+    "model.config_attention takes a boolean, model.config_attention_dim an integer >= 1 and "
+    "eval.tta_orders 1..1024, named by key") {
+    CHECK(load_error("[model]\nconfig_attention = \"yes\"\nconfig_attention_dim = 0\n") ==
+          "configs/x.toml:2:1: model.config_attention: expected a boolean (true or false), got "
+          "string \"yes\"\n"
+          "configs/x.toml:3:1: model.config_attention_dim: expected >= 1, got 0");
+    CHECK(load_error("", {"model.config_attention_dim=2.5"}) ==
+          "--set model.config_attention_dim=2.5: model.config_attention_dim: expected an integer, "
+          "got float 2.5");
+    const RunConfig on = load_config_string(
+        "[model]\nconfig_attention = true\nconfig_attention_dim = 8\n", "configs/x.toml", {});
+    CHECK(on.model.config_attention);
+    CHECK(on.model.config_attention_dim == 8);
+    CHECK(load_error("[eval]\ntta_orders = 0\n") ==
+          "configs/x.toml:2:1: eval.tta_orders: expected in [1, 1024], got 0");
+}
+
 TEST_CASE("train.threads and dist.threads_per_rank above 1024 or negative are refused by key") {
     CHECK(load_error("[train]\nthreads = 100000\n") ==
           "configs/x.toml:2:1: train.threads: expected in [0, 1024], got 100000");
