@@ -1,7 +1,8 @@
 // Model construction, validation, the config-dependence plan, the input layer and the head.
 // Parameter names: opcode.weight [121, opcode_dim]; config.weight/bias (layout [cfg, 126] / tile
-// [cfg, 24]); config_mismatch.weight [cfg, 5] (layout with layout_mismatch); input.weight [H, F +
-// opcode_dim (+ config_dim if early)], input.bias; sage<l>.* (SageConv); head1.weight/bias [H, 2H
+// [cfg, 24]); config_mismatch.weight [cfg, M] (layout with layout_mismatch: M += 5, layout_bytes: M
+// += 9); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
+// (SageConv); head1.weight/bias [H, 2H
 // (+ config_dim if late)], head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only);
 // layout_embed.table|weight|size_weight (layout with layout_embedding); xattn<l>.w_q|w_k|w_v [d,
 // H], xattn<l>.w_o [H, d] (config_attention). The option parameters are declared last
@@ -68,8 +69,8 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
     if (cfg_.hwmodel_prior)  // initialized to 1: a lower estimate starts as a lower (faster) score
         prior_w_ = params_.add("prior.weight", 1, 1, false, ParamInit::kOnes);
     // Declared after prior.weight (both last), so the other parameters initialize as without it.
-    if (cfg_.task == Task::kLayout && cfg_.layout_mismatch)
-        mismatch_ = Linear::create(params_, "config_mismatch", kLayoutMismatchFeatures,
+    if (cfg_.layout_feature_width() > 0)
+        mismatch_ = Linear::create(params_, "config_mismatch", cfg_.layout_feature_width(),
                                    cfg_.config_dim, /*with_bias=*/false);
     if (embed())  // declared last: the other parameters initialize as without it
         layout_embed_ = LayoutEmbedding::create(params_, "layout_embed", cfg_.layout_embedding, h);
@@ -125,12 +126,12 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
                       "segment input: config_values has ", in.config_values.size(),
                       " values, expected K x nc x 18 = ", in.k, " x ", nc, " x 18");
         // Empty layout_mismatch is accepted here (the plan does not depend on it); encode checks.
-        SEGRANK_CHECK(
-            in.layout_mismatch.empty() || static_cast<int64_t>(in.layout_mismatch.size()) ==
-                                              in.k * nc * kLayoutMismatchFeatures,
-            "segment input: layout_mismatch has ", in.layout_mismatch.size(),
-            " values, expected K x nc x ", kLayoutMismatchFeatures, " = ", in.k, " x ", nc, " x ",
-            kLayoutMismatchFeatures);
+        // A model without the options ignores the rows.
+        const int64_t mf = cfg_.layout_feature_width();
+        SEGRANK_CHECK(in.layout_mismatch.empty() || mf == 0 ||
+                          static_cast<int64_t>(in.layout_mismatch.size()) == in.k * nc * mf,
+                      "segment input: layout_mismatch has ", in.layout_mismatch.size(),
+                      " values, expected K x nc x ", mf, " = ", in.k, " x ", nc, " x ", mf);
     } else {
         SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileFeatures,
                       "segment input: tile_config is [", in.tile_config.rows, ", ",

@@ -72,6 +72,15 @@ struct ModelConfig {
     /// SegmentInput carries kLayoutMismatchFeatures values per (config, configurable node), added
     /// to the config code through "config_mismatch.weight" [config_dim, M].
     bool layout_mismatch = false;
+    /// `model.layout_bytes` (layout only; docs/model.md#layout-byte-features): kLayoutByteFeatures
+    /// more values per (config, configurable node) after the mismatch ones (padded bytes of the
+    /// configured layouts and the copies they imply), through the same "config_mismatch.weight".
+    bool layout_bytes = false;
+    /// Width M of the layout feature rows (layout_feature_width; 0 = none).
+    int64_t layout_feature_width() const {
+        return task == Task::kLayout ? segrank::layout_feature_width(layout_mismatch, layout_bytes)
+                                     : 0;
+    }
     /// `model.layout_embedding` (layout only; docs/model.md#layout-embedding): the width d of the
     /// per-value layout embedding, 0 = off. The SegmentInput then carries node_layout and
     /// node_dims.
@@ -99,7 +108,8 @@ struct SegmentInput {
     std::span<const int32_t>
         config_node_local;  ///< layout: [nc_s] distinct local ids of configurable nodes
     std::span<const int8_t> config_values;  ///< layout: [K, nc_s, 18] values -1..5
-    /// layout with ModelConfig::layout_mismatch: [K, nc_s, kLayoutMismatchFeatures] (else empty)
+    /// layout with ModelConfig::layout_mismatch or layout_bytes: [K, nc_s, M], M =
+    /// ModelConfig::layout_feature_width() (mismatch features, then byte features; else empty)
     std::span<const float> layout_mismatch;
     /// layout with ModelConfig::layout_embedding: [n, 6] each node's own minor_to_major for its
     /// real dims, -1 past its rank (layout_embedding_row); else empty
@@ -270,7 +280,7 @@ private:
     OpEmbedding opcode_;
     LayoutConfigEncoder layout_cfg_;
     TileConfigEncoder tile_cfg_;
-    Linear mismatch_;  ///< "config_mismatch" [config_dim, M], no bias (layout_mismatch only)
+    Linear mismatch_;  ///< "config_mismatch" [config_dim, M], no bias (layout_mismatch / bytes)
     ParamId w_in_ = -1,
             b_in_ = -1;  ///< input.weight [H, F + opcode_dim (+ config_dim)], input.bias [1, H]
     std::vector<SageConv> convs_;

@@ -122,10 +122,11 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
             std::vector<int32_t> slot(static_cast<size_t>(n), -1);
             for (int64_t j = 0; j < nc; ++j)
                 slot[in.config_node_local[j]] = static_cast<int32_t>(j);
-            const bool mm = cfg_.layout_mismatch;
-            constexpr int64_t mf = kLayoutMismatchFeatures;
+            const int64_t mf = cfg_.layout_feature_width();
+            const bool mm = mf > 0;
             SEGRANK_CHECK(!mm || static_cast<int64_t>(in.layout_mismatch.size()) == k * nc * mf,
-                          "segment input: model.layout_mismatch is on but layout_mismatch has ",
+                          "segment input: model.layout_mismatch / layout_bytes is on but "
+                          "layout_mismatch has ",
                           in.layout_mismatch.size(), " values, expected K x nc x ", mf, " = ", k,
                           " x ", nc, " x ", mf);
             st.cfg_rows.clear();
@@ -270,7 +271,7 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
                 if (!is_cfg[r])
                     for (int64_t j = 0; j < cd; ++j) dbias[j] += dx.at(r, j);
             layout_cfg_.backward(params_, st.cfg_values, dcodes.cview());
-            if (cfg_.layout_mismatch && dcodes.rows() > 0)
+            if (cfg_.layout_feature_width() > 0 && dcodes.rows() > 0)
                 mismatch_.backward(params_, MatrixView{}, dcodes.cview(), st.cfg_mismatch.cview());
             if (embed() && !st.cfg_rows.empty()) {
                 const auto rows = static_cast<int64_t>(st.cfg_rows.size());

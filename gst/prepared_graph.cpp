@@ -342,7 +342,9 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
                       pg->num_configs);
         pg->prior_z = prior_values_from_estimates(est);
     }
-    if (pg->task == Task::kLayout && model.config().layout_mismatch)
+    pg->layout_mismatch = pg->task == Task::kLayout && model.config().layout_mismatch;
+    pg->layout_bytes = pg->task == Task::kLayout && model.config().layout_bytes;
+    if (pg->layout_mismatch || pg->layout_bytes)
         pg->layout_neighbourhood =
             std::make_shared<const hw::LayoutNeighbourhood>(hw::layout_neighbourhood(src, gi));
     if (entry.configs.empty()) {
@@ -520,14 +522,34 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
         in.config_values = buf.layout_values;
         if (g.layout_neighbourhood) {
             static_assert(hw::kMismatchFeatures == kLayoutMismatchFeatures);
-            constexpr int64_t mf = kLayoutMismatchFeatures;
+            static_assert(hw::kLayoutByteFeatures == kLayoutByteFeatures);
+            const int64_t mf = layout_feature_width(g.layout_mismatch, g.layout_bytes);
+            constexpr int64_t bf = kLayoutByteFeatures;
+            const int64_t b0 = g.layout_mismatch ? kLayoutMismatchFeatures : 0;
             buf.layout_mismatch.resize(static_cast<size_t>(k * ncs * mf));
+            if (g.layout_bytes) buf.byte_scratch.resize(static_cast<size_t>(ncs * bf));
             for (int64_t c = 0; c < k; ++c) {
                 const int8_t* row =
                     batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
-                hw::layout_mismatch_features(
-                    *g.layout_neighbourhood, {row, static_cast<size_t>(nc * kLayoutConfigDim)}, idx,
-                    {buf.layout_mismatch.data() + c * ncs * mf, static_cast<size_t>(ncs * mf)});
+                const std::span<const int8_t> values{row,
+                                                     static_cast<size_t>(nc * kLayoutConfigDim)};
+                float* dst = buf.layout_mismatch.data() + c * ncs * mf;
+                if (g.layout_mismatch && !g.layout_bytes) {
+                    hw::layout_mismatch_features(*g.layout_neighbourhood, values, idx,
+                                                 {dst, static_cast<size_t>(ncs * mf)});
+                    continue;
+                }
+                if (g.layout_mismatch) {
+                    std::vector<float> mm(static_cast<size_t>(ncs * kLayoutMismatchFeatures));
+                    hw::layout_mismatch_features(*g.layout_neighbourhood, values, idx, mm);
+                    for (int64_t j = 0; j < ncs; ++j)
+                        std::memcpy(dst + j * mf, mm.data() + j * kLayoutMismatchFeatures,
+                                    sizeof(float) * kLayoutMismatchFeatures);
+                }
+                hw::layout_byte_features(*g.layout_neighbourhood, values, idx, buf.byte_scratch);
+                for (int64_t j = 0; j < ncs; ++j)
+                    std::memcpy(dst + j * mf + b0, buf.byte_scratch.data() + j * bf,
+                                sizeof(float) * bf);
             }
             in.layout_mismatch = buf.layout_mismatch;
         }

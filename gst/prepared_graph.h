@@ -102,9 +102,14 @@ struct PreparedGraph {
     /// [S] the rebuilt segments kept by a graph held in memory
     /// (PrepareOptions::max_kept_segment_bytes); empty = rebuilt on each use.
     std::vector<BuiltSegment> kept_segments;
-    /// With model.layout_mismatch (layout): what the mismatch features need, gathered from
-    /// `source` while preparing (docs/model.md#layout-mismatch-features); null otherwise.
+    /// With model.layout_mismatch or model.layout_bytes (layout): what those features need,
+    /// gathered from `source` while preparing (docs/model.md#layout-mismatch-features); null
+    /// otherwise.
     std::shared_ptr<const hw::LayoutNeighbourhood> layout_neighbourhood;
+    /// Which per-config layout feature groups make_segment_input computes (each row: the 5
+    /// mismatch features when layout_mismatch, then the 9 byte features when layout_bytes).
+    bool layout_mismatch = false;
+    bool layout_bytes = false;
     /// With model.layout_embedding (layout): built segments carry each node's own layout and dims
     /// (BuiltSegment::node_layout, docs/model.md#layout-embedding).
     bool layout_shapes = false;
@@ -175,6 +180,7 @@ struct SegmentInputBuffers {
     BuiltSegment segment;  ///< the rebuilt segment when g keeps none (its Csr back the input)
     std::vector<int8_t> layout_values;   ///< [K, nc_s, 18]
     std::vector<float> layout_mismatch;  ///< [K, nc_s, M] (g.layout_neighbourhood set)
+    std::vector<float> byte_scratch;     ///< [nc_s, 9] one config's byte features
     Tensor tile_config;                  ///< [K, 24]
 };
 

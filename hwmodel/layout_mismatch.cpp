@@ -67,11 +67,15 @@ LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i, i
                                     involved.begin());
     };
     nb.shapes.reserve(involved.size());
+    double scale = 0.0;
     for (size_t r = 0; r < involved.size(); ++r) {
         nb.shapes.push_back(
             shape_from_features(rows.data() + static_cast<int64_t>(r) * rows.cols()));
         nb.config_of.push_back(config_index[static_cast<size_t>(involved[r])]);
+        if (!nb.shapes.back().is_tuple())
+            scale += static_cast<double>(padded_bytes(nb.shapes.back()));
     }
+    nb.scale_bytes = std::max(1.0, scale);
     nb.op_begin.push_back(0);
     nb.user_begin.push_back(0);
     for (int64_t j = 0; j < nc; ++j) {
@@ -224,6 +228,48 @@ void layout_mismatch_features(const LayoutNeighbourhood& nb, std::span<const int
         o[2] = users ? static_cast<float>(bad_users) / static_cast<float>(users) : 0.0f;
         o[3] = std::log1p(static_cast<float>(bad_users));
         o[4] = !self.is_tuple() && (!out_valid || out_m2m != own) ? 1.0f : 0.0f;
+    }
+}
+
+void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t> values,
+                          std::span<const int32_t> nodes, std::span<float> out) {
+    const int64_t nc = nb.num_config_nodes();
+    constexpr int64_t bf = kLayoutByteFeatures;
+    SEGRANK_CHECK(static_cast<int64_t>(values.size()) == nc * 18 &&
+                      out.size() == nodes.size() * static_cast<size_t>(bf),
+                  "layout_byte_features: ", values.size(), " values for nc = ", nc, ", ",
+                  out.size(), " outputs for ", nodes.size(), " nodes");
+    const double unit = nb.scale_bytes;
+    // The three numbers of tensor `s` (own layout) under layout tensor t of `v`.
+    auto fill = [&](float* o, const hlo::Shape& s, const LayoutValues& v, int t) {
+        o[0] = o[1] = o[2] = 0.0f;
+        const Configured c = configured(s, v, t);
+        if (!c.set || !c.valid) return;
+        const auto own = static_cast<double>(padded_bytes(s));
+        const auto cfg = static_cast<double>(padded_bytes(with_layout(s, c.m2m)));
+        if (own > 0.0 && cfg > 0.0) o[0] = static_cast<float>(std::log2(cfg / own));
+        o[1] = static_cast<float>((cfg - own) / unit);
+        if (c.m2m != effective_minor_to_major(s)) o[2] = static_cast<float>((cfg + own) / unit);
+    };
+    for (size_t r = 0; r < nodes.size(); ++r) {
+        const int64_t j = nodes[r];
+        SEGRANK_CHECK(j >= 0 && j < nc, "layout_byte_features: node ", j, " outside [0, ", nc, ")");
+        const LayoutValues v = values_of(values, j);
+        float* o = out.data() + r * static_cast<size_t>(bf);
+        fill(o, nb.shapes[static_cast<size_t>(nb.self[static_cast<size_t>(j)])], v, 0);
+        std::vector<const hlo::Shape*> op_shapes;
+        const int64_t ob = nb.op_begin[static_cast<size_t>(j)],
+                      oe = nb.op_begin[static_cast<size_t>(j + 1)];
+        for (int64_t e = ob; e < oe; ++e)
+            op_shapes.push_back(
+                &nb.shapes[static_cast<size_t>(nb.operands[static_cast<size_t>(e)])]);
+        const std::array<int, 2> match = match_layout_operands(v, op_shapes);
+        for (int t = 1; t <= 2; ++t) {
+            float* ot = o + 3 * t;
+            ot[0] = ot[1] = ot[2] = 0.0f;
+            const int i = match[static_cast<size_t>(t - 1)];
+            if (i >= 0) fill(ot, *op_shapes[static_cast<size_t>(i)], v, t);
+        }
     }
 }
 

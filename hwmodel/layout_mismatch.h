@@ -35,6 +35,9 @@ struct LayoutNeighbourhood {
     /// Position of the node among the operands of each user when the user is configurable, else
     /// -1.
     std::vector<int32_t> user_slot;
+    /// Sum of padded_bytes of every involved array shape under its own layout (at least 1): the
+    /// per-graph unit of layout_byte_features.
+    double scale_bytes = 1.0;
 
     int64_t num_config_nodes() const { return static_cast<int64_t>(self.size()); }
     /// Heap bytes held (approximate for the shapes).
@@ -64,5 +67,23 @@ LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i,
 /// mismatches or an index out of range.
 void layout_mismatch_features(const LayoutNeighbourhood& nb, std::span<const int8_t> values,
                               std::span<const int32_t> nodes, std::span<float> out);
+
+/// Byte features per (config, configurable node) (docs/model.md#layout-byte-features): for each
+/// layout tensor t = output, input (operand slot 1), kernel (operand slot 2), in this order, three
+/// numbers:
+///   3t + 0  log2(padded bytes under the configured layout / padded bytes under the tensor's own);
+///   3t + 1  (padded bytes configured - own) / nb.scale_bytes;
+///   3t + 2  (own + configured padded bytes) / nb.scale_bytes when the configured layout differs
+///           from the tensor's own (the copy the timing model charges), else 0.
+/// The tensor of t = 0 is the node's output, of t = 1, 2 the operand matched by rank
+/// (match_layout_operands), under that operand's own layout (node_feat, as the timing model charges
+/// copies against the module's layouts, docs/hwmodel.md#modules-under-a-layout-config). An unset,
+/// unmatched or inapplicable tensor (a listed dim out of range or repeated;
+/// layout_mismatch_features flags those) and tuple shapes give 0 0 0. `values` [nc, 18] (-1..5) as
+/// in layout_mismatch_features, `out` [nodes.size(), kLayoutByteFeatures]. Throws segrank::Error on
+/// size mismatches or an index out of range.
+inline constexpr int64_t kLayoutByteFeatures = 9;
+void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t> values,
+                          std::span<const int32_t> nodes, std::span<float> out);
 
 }  // namespace segrank::hw

@@ -84,6 +84,8 @@ struct ModelSection {
     bool hwmodel_prior = false;
     bool layout_mismatch = false;  ///< layout-mismatch features at configurable nodes
                                    ///< (docs/model.md#layout-mismatch-features)
+    bool layout_bytes = false;     ///< padded-byte and copy features of the configured layouts
+                                   ///< (docs/model.md#layout-byte-features)
     /// operand type of the large matmuls (docs/model.md#precision); bf16 falls back to fp32 on
     /// CPUs without native bf16
     MatmulPrecision precision = MatmulPrecision::kFp32;

@@ -94,6 +94,9 @@ void visit_schema(V& v, C& c) {
     v.field("layout_mismatch", c.model.layout_mismatch,
             "layout only: add per-config layout-mismatch signals of operands and users to the "
             "config code (docs/model.md#layout-mismatch-features)");
+    v.field("layout_bytes", c.model.layout_bytes,
+            "layout only: add per-config padded-byte and copy features of the configured layouts "
+            "to the config code (docs/model.md#layout-byte-features)");
     v.field("precision", c.model.precision,
             "fp32 | bf16 (bf16 operands, fp32 accumulation, for products of at least 2^20 FLOPs; "
             "fp32 where the CPU lacks avx512_core_bf16) | bf16_emulated (bf16 rounding on any CPU, "

@@ -16,6 +16,14 @@ inline constexpr int64_t kTileFeatures = 24;
 /// (docs/model.md#layout-mismatch-features; computed by hwmodel/layout_mismatch.h, whose
 /// kMismatchFeatures must agree).
 inline constexpr int64_t kLayoutMismatchFeatures = 5;
+/// Layout byte features per (config, configurable node) (docs/model.md#layout-byte-features;
+/// hwmodel/layout_mismatch.h's kLayoutByteFeatures must agree).
+inline constexpr int64_t kLayoutByteFeatures = 9;
+/// Width M of a SegmentInput's per-config layout feature rows: the mismatch features (5) when
+/// `mismatch`, then the byte features (9) when `bytes`.
+inline constexpr int64_t layout_feature_width(bool mismatch, bool bytes) {
+    return (mismatch ? kLayoutMismatchFeatures : 0) + (bytes ? kLayoutByteFeatures : 0);
+}
 
 /// Layout encoder: the one-hot product is a gather-sum of weight columns (no 126-wide GEMM).
 struct LayoutConfigEncoder {

@@ -66,20 +66,25 @@ void check_all_param_grads(Model& model, const TinySegment& seg, bool training =
 
 TEST_CASE("layout model gradients match finite differences, with halo nodes") {
     TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
-    for (int option = 0; option < 4; ++option)
+    for (int option = 0; option < 6; ++option)
         for (bool exploit : {true, false}) {
-            const bool mismatch = option == 1, embed = option == 2;
+            // 4: byte features alone; 5: mismatch and byte features together.
+            const bool mismatch = option == 1 || option == 5, embed = option == 2,
+                       bytes = option >= 4;
             ModelConfig cfg = tiny_config(Task::kLayout, 3);
             if (option == 3) cfg.norm = Norm::kGraphInstance;
             cfg.exploit_independence = exploit;
             cfg.layout_mismatch = mismatch;
+            cfg.layout_bytes = bytes;
             cfg.layout_embedding = embed ? 3 : 0;
             seg.with_mismatch = mismatch;
+            seg.with_bytes = bytes;
             seg.with_layout = embed;
             Model model(cfg);
             model.params().initialize(5);
             INFO("exploit_independence=", exploit, " layout_mismatch=", mismatch,
-                 " layout_embedding=", cfg.layout_embedding, " norm=", to_string(cfg.norm));
+                 " layout_bytes=", bytes, " layout_embedding=", cfg.layout_embedding,
+                 " norm=", to_string(cfg.norm));
             if (mismatch) REQUIRE(model.params().find("config_mismatch.weight"));
             if (embed) REQUIRE(model.params().find("layout_embed.table"));
             // Smaller steps with the option: its features move the max readout nearer a kink.
@@ -121,6 +126,52 @@ TEST_CASE(
     seg.with_mismatch = false;  // the option on without the features is refused
     CHECK_THROWS_WITH_AS(on.encode(seg.input(), nullptr), doctest::Contains("layout_mismatch"),
                          Error);
+}
+
+TEST_CASE(
+    "layout_bytes widens config_mismatch.weight by 9 columns after the mismatch ones, keeps the "
+    "dependence plan, and its features move the scores") {
+    TinySegment seg = make_tiny_segment(40, 3, 4, {5, 30});
+    ModelConfig cfg = tiny_config(Task::kLayout, 3);
+    cfg.layout_mismatch = true;
+    Model mm(cfg);
+    cfg.layout_bytes = true;
+    Model both(cfg);
+    cfg.layout_mismatch = false;
+    Model bytes(cfg);
+    CHECK(cfg.layout_feature_width() == kLayoutByteFeatures);
+    CHECK(both.config().layout_feature_width() == kLayoutMismatchFeatures + kLayoutByteFeatures);
+    const ParamRef& w = both.params().ref(*both.params().find("config_mismatch.weight"));
+    CHECK(w.rows == cfg.config_dim);
+    CHECK(w.cols == kLayoutMismatchFeatures + kLayoutByteFeatures);
+    CHECK(bytes.params().ref(*bytes.params().find("config_mismatch.weight")).cols ==
+          kLayoutByteFeatures);
+    // Tile ignores the option (no layout features, no parameter).
+    ModelConfig tc = tiny_config(Task::kTile, 3);
+    tc.layout_bytes = true;
+    CHECK(tc.layout_feature_width() == 0);
+    CHECK_FALSE(Model(tc).params().find("config_mismatch.weight"));
+
+    for (Model* m : {&mm, &both, &bytes}) m->params().initialize(3);
+    seg.with_mismatch = true;
+    const DependencePlan pm = mm.plan(seg.input());
+    seg.with_bytes = true;
+    CHECK(pm.nodes == both.plan(seg.input()).nodes);
+    Tensor s1, s2, s3;
+    model_loss(both, seg, loss_weights(seg.k), false, false, 0, &s1);
+    for (float& x : seg.layout_bytes) x = -x;
+    model_loss(both, seg, loss_weights(seg.k), false, false, 0, &s2);
+    bool moved = false;
+    for (int64_t i = 0; i < seg.k; ++i) moved = moved || s1[i] != s2[i];
+    CHECK(moved);
+    // Without the byte features the wider model refuses the input (5 values per row, not 14).
+    seg.with_bytes = false;
+    CHECK_THROWS_WITH_AS(both.encode(seg.input(), nullptr), doctest::Contains("layout_mismatch"),
+                         Error);
+    seg.with_mismatch = false;
+    seg.with_bytes = true;
+    model_loss(bytes, seg, loss_weights(seg.k), false, false, 0, &s3);
+    CHECK(std::isfinite(s3[0]));
 }
 
 TEST_CASE(
@@ -206,9 +257,12 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
     for (bool training : {false, true})
         for (int option = 0; option < 7; ++option) {
             // 3: graph instance norm; 4: every option on; 5: config attention; 6: 4 and 5
+            // (layout_bytes is on in 4 and 6)
             const bool mismatch = option == 1 || option == 4 || option == 6,
-                       embed = option == 2 || option == 4 || option == 6;
+                       embed = option == 2 || option == 4 || option == 6,
+                       bytes = option == 4 || option == 6;
             seg.with_mismatch = mismatch;
+            seg.with_bytes = bytes;
             seg.with_layout = embed;
             ModelConfig cfg = tiny_config(Task::kLayout, 5);
             if (option == 3 || option == 4 || option == 6) cfg.norm = Norm::kGraphInstance;
@@ -217,6 +271,7 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
             cfg.hidden = 16;
             cfg.dropout = training ? 0.1f : 0.0f;
             cfg.layout_mismatch = mismatch;
+            cfg.layout_bytes = bytes;
             cfg.layout_embedding = embed ? 4 : 0;
             Model fast(cfg);
             cfg.exploit_independence = false;
@@ -245,8 +300,8 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
                     norm += b * b;
                 }
                 INFO("parameter ", ref.name, " training=", training, " layout_mismatch=", mismatch,
-                     " layout_embedding=", cfg.layout_embedding, " norm=", to_string(cfg.norm),
-                     " config_attention=", cfg.config_attention);
+                     " layout_bytes=", bytes, " layout_embedding=", cfg.layout_embedding,
+                     " norm=", to_string(cfg.norm), " config_attention=", cfg.config_attention);
                 INFO("grad norm ", std::sqrt(norm));
                 CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
             }

@@ -54,12 +54,15 @@ TEST_CASE(
     const Normalizer norm = normalizer_of(store);
     // With model.layout_mismatch the features' neighbourhood is gathered from the store too.
     // With model.layout_embedding the node layouts come from the node_feat rows read per segment.
-    for (int option = 0; option < 3; ++option) {
-        const bool mismatch = option == 1;
-        INFO("layout_mismatch=", mismatch, " layout_embedding=", option == 2);
+    // Option 3: model.layout_bytes (with layout_mismatch) reads the same neighbourhood.
+    for (int option = 0; option < 4; ++option) {
+        const bool mismatch = option == 1 || option == 3, bytes = option == 3;
+        INFO("layout_mismatch=", mismatch, " layout_bytes=", bytes,
+             " layout_embedding=", option == 2);
         CountingSource counting(store);
         ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
         mc.layout_mismatch = mismatch;
+        mc.layout_bytes = bytes;
         mc.layout_embedding = option == 2 ? 3 : 0;
         Model model_s(mc);
         Model model_m(mc);
@@ -128,6 +131,53 @@ TEST_CASE(
         CHECK((gs->layout_neighbourhood != nullptr) == mismatch);
         CHECK((gm->layout_neighbourhood != nullptr) == mismatch);
     }
+}
+
+TEST_CASE(
+    "with layout_mismatch and layout_bytes each segment input row holds the 5 mismatch features "
+    "then the 9 byte features, as each option alone gives them") {
+    const fs::path dir = scratch_dir("gst_layout_features");
+    TinyLayoutSpec spec;
+    spec.min_nodes = 300;
+    spec.max_nodes = 320;
+    spec.configs = 20;
+    spec.config_nodes = 6;
+    spec.shapes = true;
+    const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
+    const Normalizer norm = normalizer_of(store);
+    auto prepared = [&](bool mismatch, bool bytes) {
+        ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
+        mc.layout_mismatch = mismatch;
+        mc.layout_bytes = bytes;
+        Model model(mc);
+        return prepare_graph(entry_of(store), norm, model, tiny_prepare_options(100));
+    };
+    auto gm = prepared(true, false), gb = prepared(false, true), gboth = prepared(true, true);
+    REQUIRE(gboth->layout_neighbourhood != nullptr);
+    REQUIRE(gb->layout_neighbourhood != nullptr);
+    const std::vector<int64_t> configs = {3, 0, 17, 9};
+    const ConfigBatch batch = load_config_batch(*gboth, configs);
+    bool any_bytes = false;
+    for (int64_t s = 0; s < gboth->num_segments(); ++s) {
+        SegmentInputBuffers bm, bb, bboth;
+        const SegmentInput im = make_segment_input(*gm, s, batch, configs, bm);
+        const SegmentInput ib = make_segment_input(*gb, s, batch, configs, bb);
+        const SegmentInput iboth = make_segment_input(*gboth, s, batch, configs, bboth);
+        const int64_t rows = static_cast<int64_t>(configs.size() * iboth.config_node_local.size());
+        constexpr int64_t m = kLayoutMismatchFeatures, b = kLayoutByteFeatures;
+        REQUIRE(static_cast<int64_t>(im.layout_mismatch.size()) == rows * m);
+        REQUIRE(static_cast<int64_t>(ib.layout_mismatch.size()) == rows * b);
+        REQUIRE(static_cast<int64_t>(iboth.layout_mismatch.size()) == rows * (m + b));
+        for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t i = 0; i < m; ++i)
+                CHECK(iboth.layout_mismatch[r * (m + b) + i] == im.layout_mismatch[r * m + i]);
+            for (int64_t i = 0; i < b; ++i) {
+                CHECK(iboth.layout_mismatch[r * (m + b) + m + i] == ib.layout_mismatch[r * b + i]);
+                any_bytes = any_bytes || ib.layout_mismatch[r * b + i] != 0.0f;
+            }
+        }
+    }
+    CHECK(any_bytes);  // the random layouts of the tiny store change padded sizes somewhere
 }
 
 TEST_CASE("a second prepare reuses the cached metis partition and gets identical segments") {

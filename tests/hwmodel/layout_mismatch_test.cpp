@@ -116,3 +116,46 @@ TEST_CASE("layout mismatch features reject a config row of the wrong size and un
     CHECK_THROWS_WITH_AS(hw::layout_mismatch_features(nb, row, bad, out),
                          doctest::Contains("outside [0, 2)"), Error);
 }
+
+TEST_CASE(
+    "layout byte features give the padding change and the copy bytes of each configured "
+    "tensor against its own layout, in units of the graph's padded bytes") {
+    // Padded bytes under the own layouts (tiles: docs/hwmodel.md#tiled-layouts-and-padding):
+    // node 0 f32[8,16]{1,0} 8 x 128 x 4 = 4096; node 1 [2,8,4]{2,1,0} 2 x 8 x 128 x 4 = 8192;
+    // node 2 [8,4]{1,0} 4096; node 3 [8,4]{0,1} (second-minor 4: 4-row tile) 2048; node 4
+    // [4,8]{1,0} 2048; node 5 [32] (1-D tile of 256 words) 1024. Unit: 21504.
+    const std::vector<int8_t> b = config({{0, 1}, {2, 1, 0}, {0, 1}, {}, {1, 0}});
+    const std::vector<int8_t> c = config({{}, {0, 5}});
+    MemoryGraphSource src(mismatch_graph({b, c}), CollectionId::parse("layout:xla:default"),
+                          "mismatch");
+    const hw::LayoutNeighbourhood nb = hw::layout_neighbourhood(src, 0);
+    CHECK(nb.scale_bytes == 21504.0);
+    const double u = 21504.0;
+    std::vector<float> f(2 * hw::kLayoutByteFeatures);
+    const std::vector<int32_t> nodes = {0, 1};
+    hw::layout_byte_features(nb, b, nodes, f);
+    // Node 2 output {0,1}: [8,4] with minor 8, second-minor 4 -> 4 x 128 x 4 = 2048 (own 4096).
+    CHECK(f[0] == doctest::Approx(-1.0));
+    CHECK(f[1] == doctest::Approx((2048 - 4096) / u));
+    CHECK(f[2] == doctest::Approx((2048 + 4096) / u));
+    // Input {2,1,0} on node 1 (the rank-3 operand): its own layout, no change and no copy.
+    for (int i = 3; i < 6; ++i) CHECK(f[i] == 0.0f);
+    // Kernel {0,1} on node 0 [8,16]: second-minor 16 -> 16 x 128 x 4 = 8192 (own 4096).
+    CHECK(f[6] == doctest::Approx(1.0));
+    CHECK(f[7] == doctest::Approx(4096 / u));
+    CHECK(f[8] == doctest::Approx((8192 + 4096) / u));
+    // Node 4: output and kernel unset; input {1,0} is node 2's own layout (the byte features
+    // compare with the own layout, not with node 2's configured {0,1} as the mismatch flags do).
+    for (int i = 9; i < 18; ++i) CHECK(f[i] == 0.0f);
+
+    // C: an input list no operand can take gives zeros (the mismatch flags count it).
+    hw::layout_byte_features(nb, c, nodes, f);
+    for (float x : f) CHECK(x == 0.0f);
+
+    std::vector<float> one(hw::kLayoutByteFeatures);
+    const std::vector<int32_t> bad = {2};
+    CHECK_THROWS_WITH_AS(hw::layout_byte_features(nb, b, bad, one),
+                         doctest::Contains("outside [0, 2)"), Error);
+    CHECK_THROWS_AS(
+        hw::layout_byte_features(nb, std::vector<int8_t>(18, -1), {nodes.data(), 1}, one), Error);
+}

@@ -30,6 +30,10 @@ struct TinyLayoutSpec {
     int64_t configs = 96;
     int64_t config_nodes = 2;
     uint64_t seed = 1;
+    /// Give every node a real array shape (node_feat: the f32 one-hot f13, rank 2-4 dims of 1..300
+    /// in f21-24, a random minor_to_major in f134-137; docs/files.md#node-features), drawn from
+    /// a stream of its own so the other draws stay those of shapes = false.
+    bool shapes = false;
 };
 
 /// Structure shared by the tiny graphs: n nodes whose first `feat_cols` features are N(0, (1+f)^2),
@@ -79,6 +83,22 @@ inline LayoutGraph tiny_layout_graph(const std::string& name, int64_t index,
         g.config_runtime.push_back(static_cast<int64_t>(rt));
     }
     g.node_splits = {0, n};
+    if (spec.shapes) {
+        Rng srng = Rng::derive(spec.seed, static_cast<uint64_t>(index), 0, "tiny_layout_shapes");
+        for (int64_t v = 0; v < n; ++v) {
+            const int rank = 2 + static_cast<int>(srng.uniform_int(3));
+            int perm[4] = {0, 1, 2, 3};
+            for (int i = rank - 1; i > 0; --i)
+                std::swap(perm[i], perm[srng.uniform_int(static_cast<uint64_t>(i + 1))]);
+            for (int64_t f = 2; f <= 20; ++f) g.node_feat.at(v, f) = 0.0f;
+            g.node_feat.at(v, 13) = 1.0f;
+            for (int d = 0; d < 6; ++d) {
+                g.node_feat.at(v, 21 + d) =
+                    d < rank ? static_cast<float>(1 + srng.uniform_int(300)) : 0.0f;
+                g.node_feat.at(v, 134 + d) = d < rank ? static_cast<float>(perm[d]) : 0.0f;
+            }
+        }
+    }
     return g;
 }
 
