@@ -111,6 +111,10 @@ void visit_schema(V& v, C& c) {
         "score then depends on the configs scored with it (docs/model.md#cross-config-attention)");
     v.field("config_attention_dim", c.model.config_attention_dim,
             "query / key / value width d of model.config_attention", ge(1));
+    v.field("tile_cost_features", c.model.tile_cost_features,
+            "tile only: add the kernel model's per-config cost components (time breakdown, grid "
+            "steps, waste, VMEM, re-reads, invalid flag) to the config code "
+            "(docs/model.md#tile-cost-features)");
 
     v.section("segments", "Graph Segment Training (docs/gst.md)");
     v.field("partition", c.segments.partition, "contiguous | splits | metis");

@@ -16,6 +16,9 @@ inline constexpr int64_t kTileFeatures = 24;
 /// (docs/model.md#layout-mismatch-features; computed by hwmodel/layout_mismatch.h, whose
 /// kMismatchFeatures must agree).
 inline constexpr int64_t kLayoutMismatchFeatures = 5;
+/// Tile cost features per config (docs/model.md#tile-cost-features; computed by
+/// hwmodel/tile_cost_features.h, whose kTileCostFeatures must agree).
+inline constexpr int64_t kTileCostFeatures = 14;
 
 /// Layout encoder: the one-hot product is a gather-sum of weight columns (no 126-wide GEMM).
 struct LayoutConfigEncoder {
