@@ -51,8 +51,8 @@ struct PrepareOptions {
     /// A graph held in memory keeps its rebuilt segments when they take at most this many bytes
     /// (0 = rebuild on every use). Graphs read from a partial-read source never keep them.
     int64_t max_kept_segment_bytes = int64_t{64} << 20;
-    /// `hwmodel.hardware`: the hardware table of the analytical prior's estimates (a name of
-    /// hw::hardware_names(); docs/model.md#analytical-prior).
+    /// `hwmodel.hardware`: the hardware table of the analytical prior and the tile cost features
+    /// (a name of hw::hardware_names(); docs/model.md#analytical-prior).
     std::string hardware = "tpu_v3_core";
 };
 

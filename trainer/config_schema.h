@@ -212,8 +212,9 @@ void visit_schema(V& v, C& c) {
 
     v.section("hwmodel", "analytical TPU timing model (docs/hwmodel.md)");
     v.field("hardware", c.hwmodel.hardware,
-            "hardware table of the analytical prior (model.hwmodel_prior): tpu_v3_core | "
-            "tpu_v3_core_jax | tpu_v2_core | tpu_v4_megacore",
+            "hardware table of the analytical prior and the tile cost features "
+            "(model.hwmodel_prior, model.tile_cost_features): tpu_v3_core | tpu_v3_core_jax | "
+            "tpu_v2_core | tpu_v4_megacore",
             nonempty());
 }
 
