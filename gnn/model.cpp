@@ -5,9 +5,10 @@
 // (SageConv); head1.weight/bias [H, 2H
 // (+ config_dim if late)], head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only);
 // layout_embed.table|weight|size_weight (layout with layout_embedding); xattn<l>.w_q|w_k|w_v [d,
-// H], xattn<l>.w_o [H, d] (config_attention). The option parameters are declared last
-// (prior.weight, config_mismatch.weight, layout_embed.*, xattn<l>.*), so with the options off the
-// other parameters initialize exactly as without them.
+// H], xattn<l>.w_o [H, d] (config_attention); config_cost.weight [cfg, 14] (tile with
+// tile_cost_features). The option parameters are declared last (prior.weight,
+// config_mismatch.weight, layout_embed.*, xattn<l>.*, config_cost.weight), so with the options
+// off the other parameters initialize exactly as without them.
 #include "gnn/model.h"
 
 #include <cstring>
@@ -78,6 +79,9 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
         for (int64_t l = 0; l < cfg_.layers; ++l)
             xattn_.push_back(
                 ConfigAttention::create(params_, str("xattn", l), h, cfg_.config_attention_dim));
+    if (tile_cost())  // declared last: the other parameters initialize as without it
+        cost_ = Linear::create(params_, "config_cost", kTileCostFeatures, cfg_.config_dim,
+                               /*with_bias=*/false);
     params_.finalize();
 }
 

@@ -92,6 +92,10 @@ struct ModelConfig {
     bool config_attention = false;
     /// `model.config_attention_dim`: the width d of its queries, keys and values (>= 1).
     int64_t config_attention_dim = 32;
+    /// `model.tile_cost_features` (tile only; docs/model.md#tile-cost-features): the SegmentInput
+    /// carries kTileCostFeatures kernel-model features per config, added to the tile config code
+    /// through "config_cost.weight" [config_dim, M] (early and late join).
+    bool tile_cost_features = false;
     /// Throws segrank::Error naming the field when a size is out of range or late join is used for
     /// layout.
     void validate() const;
@@ -117,7 +121,9 @@ struct SegmentInput {
     /// layout with ModelConfig::layout_embedding: [n, 6] each node's dim sizes, 0 past its rank
     std::span<const float> node_dims;
     ConstMatrixView tile_config;  ///< tile: [K, 24] raw config_feat
-    int64_t k = 1;                ///< K configs
+    /// tile with ModelConfig::tile_cost_features: [K, kTileCostFeatures] (else empty)
+    ConstMatrixView tile_cost;
+    int64_t k = 1;  ///< K configs
 
     int64_t num_nodes() const { return node_feat.rows; }
 };
@@ -182,6 +188,7 @@ struct EncodeSaved {
 struct HeadSaved {
     MlpHead::Saved mlp;
     Tensor tile_config;  ///< [K, 24] copy (late join)
+    Tensor tile_cost;    ///< [K, kTileCostFeatures] copy (late join with tile_cost_features)
 };
 
 class Model {
@@ -226,8 +233,10 @@ public:
     void encode_backward(ConstMatrixView dreadout, EncodeSaved& saved);
 
     /// Scores [K] from readout [K, 2H] (layout: tile_config unused; tile late join: [K, 24]
-    /// required).
-    Tensor head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSaved* saved) const;
+    /// required, and with model.tile_cost_features tile_cost [K, kTileCostFeatures]). Throws
+    /// segrank::Error on other shapes.
+    Tensor head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSaved* saved,
+                ConstMatrixView tile_cost = {}) const;
     /// Accumulates head gradients; dreadout [K, 2H] += d/dreadout when dreadout.data is non-null.
     void head_backward(std::span<const float> dscores, const HeadSaved& saved, MatrixView dreadout);
 
@@ -281,6 +290,7 @@ private:
     LayoutConfigEncoder layout_cfg_;
     TileConfigEncoder tile_cfg_;
     Linear mismatch_;  ///< "config_mismatch" [config_dim, M], no bias (layout_mismatch / bytes)
+    Linear cost_;      ///< "config_cost" [config_dim, M], no bias (tile_cost_features only)
     ParamId w_in_ = -1,
             b_in_ = -1;  ///< input.weight [H, F + opcode_dim (+ config_dim)], input.bias [1, H]
     std::vector<SageConv> convs_;
@@ -290,6 +300,10 @@ private:
     std::vector<ConfigAttention> xattn_;  ///< "xattn<l>.*" per SAGE layer (config_attention only)
     bool attn() const { return cfg_.config_attention; }
     bool embed() const { return cfg_.task == Task::kLayout && cfg_.layout_embedding > 0; }
+    bool tile_cost() const { return cfg_.task == Task::kTile && cfg_.tile_cost_features; }
+    // code [K, config_dim] += W_tc x_cost (tile_cost_features; a no-op otherwise). Throws
+    // segrank::Error when cost is not [K, kTileCostFeatures].
+    void add_tile_cost(MatrixView code, ConstMatrixView cost) const;
 };
 
 }  // namespace segrank

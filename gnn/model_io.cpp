@@ -109,6 +109,7 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
             if (early()) {
                 st.tile_code = Tensor(k, cd);
                 tile_cfg_.forward(params_, st.tile_code.view(), in.tile_config);
+                add_tile_cost(st.tile_code.view(), in.tile_cost);
                 linear_forward(st.pre_dep.view().rows_range(0, k), st.tile_code.cview(),
                                cols_of(w, f + od, cd), nullptr);
                 for (int64_t i = 1; i < m; ++i)
@@ -254,6 +255,7 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
             linear_backward(dcode.view(), cols_of(dw, f + od, cd), nullptr, dq.cview(),
                             st.tile_code.cview(), cols_of(w, f + od, cd));
             tile_cfg_.backward(params_, in.tile_config, dcode.cview());
+            if (tile_cost()) cost_.backward(params_, MatrixView{}, dcode.cview(), in.tile_cost);
         } else if (cfg_.task == Task::kLayout) {
             Tensor dx(m * k, cd);
             linear_backward(dx.view(), cols_of(dw, f + od, cd), nullptr, dpre_dep.cview(),
@@ -292,7 +294,17 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
     opcode_.backward(params_, in.opcode, demb.cview());
 }
 
-Tensor Model::head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSaved* saved) const {
+void Model::add_tile_cost(MatrixView code, ConstMatrixView cost) const {
+    if (!tile_cost()) return;
+    SEGRANK_CHECK(cost.rows == code.rows && cost.cols == kTileCostFeatures,
+                  "segment input: model.tile_cost_features is on but tile_cost is [", cost.rows,
+                  ", ", cost.cols, "], expected [K=", code.rows, ", ", kTileCostFeatures,
+                  "] (the graph was prepared without the option?)");
+    cost_.forward(params_, code, cost, /*accumulate=*/true);
+}
+
+Tensor Model::head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSaved* saved,
+                   ConstMatrixView tile_cost) const {
     const int64_t k = readout.rows, h2 = 2 * cfg_.hidden;
     SEGRANK_CHECK(readout.cols == h2, "Model::head: readout has ", readout.cols,
                   " columns, expected 2H = ", h2);
@@ -310,12 +322,20 @@ Tensor Model::head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSav
         std::memcpy(x.data() + i * (h2 + cd), readout.row(i),
                     sizeof(float) * static_cast<size_t>(h2));
     tile_cfg_.forward(params_, cols_of(x.view(), h2, cd), tile_config);
+    add_tile_cost(cols_of(x.view(), h2, cd), tile_cost);
     head_.forward(params_, scores.span(), x.cview(), saved ? &saved->mlp : nullptr);
     if (saved) {
         saved->tile_config = Tensor(k, kTileFeatures);
         for (int64_t i = 0; i < k; ++i)
             std::memcpy(saved->tile_config.data() + i * kTileFeatures, tile_config.row(i),
                         sizeof(float) * kTileFeatures);
+        saved->tile_cost = Tensor();
+        if (this->tile_cost()) {
+            saved->tile_cost = Tensor(k, kTileCostFeatures);
+            for (int64_t i = 0; i < k; ++i)
+                std::memcpy(saved->tile_cost.data() + i * kTileCostFeatures, tile_cost.row(i),
+                            sizeof(float) * kTileCostFeatures);
+        }
     }
     return scores;
 }
@@ -330,9 +350,13 @@ void Model::head_backward(std::span<const float> dscores, const HeadSaved& saved
                       dreadout.rows, ", ", dreadout.cols, "], expected [", k, ", ", h2, "]");
         add_inplace(dreadout, cols_of(dx.cview(), 0, h2));
     }
-    if (!early())
+    if (!early()) {
         tile_cfg_.backward(params_, saved.tile_config.cview(),
                            cols_of(dx.cview(), h2, cfg_.config_dim));
+        if (tile_cost())
+            cost_.backward(params_, MatrixView{}, cols_of(dx.cview(), h2, cfg_.config_dim),
+                           saved.tile_cost.cview());
+    }
 }
 
 }  // namespace segrank

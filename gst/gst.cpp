@@ -18,6 +18,13 @@ bool ranking_only(std::span<const LossTerm> terms) {
 
 namespace {
 
+// The tile rows the head reads under late join: config_feat [K, 24] and, with
+// model.tile_cost_features, the cost features [K, kTileCostFeatures]; empty views for layout.
+struct TileView {
+    ConstMatrixView config;
+    ConstMatrixView cost;
+};
+
 // What differs between the two values of model.aggregate, chosen once per call (aggregation_for):
 // the value a segment contributes to the combination (its scores [K, 1] under score_sum, its
 // readout [K, 2H] under embedding_mean), how the combined value [K, width] becomes the graph scores
@@ -29,9 +36,9 @@ struct Aggregation {
     bool independent_shifts_scores;
     // Value [K, width] of a segment from its readout [K, 2H]; `saved` records the head when it
     // runs.
-    Tensor (*value)(const Model& model, Tensor readout, ConstMatrixView tile_cfg, HeadSaved* saved);
+    Tensor (*value)(const Model& model, Tensor readout, const TileView& tile, HeadSaved* saved);
     // Graph scores [K] from the combined value [K, width].
-    Tensor (*scores)(const Model& model, ConstMatrixView combined, ConstMatrixView tile_cfg,
+    Tensor (*scores)(const Model& model, ConstMatrixView combined, const TileView& tile,
                      HeadSaved* saved);
     // dcombined [K, width] (zero on entry) from dscores [K] and the state of `scores`.
     void (*scores_backward)(Model& model, std::span<const float> dscores, const HeadSaved& saved,
@@ -42,12 +49,12 @@ struct Aggregation {
     float (*all_weight)(size_t s);
 };
 
-Tensor score_value(const Model& model, Tensor readout, ConstMatrixView tile_cfg, HeadSaved* saved) {
-    Tensor sc = model.head(readout.cview(), tile_cfg, saved);
+Tensor score_value(const Model& model, Tensor readout, const TileView& tile, HeadSaved* saved) {
+    Tensor sc = model.head(readout.cview(), tile.config, saved, tile.cost);
     sc.reshape(sc.size(), 1);
     return sc;
 }
-Tensor scores_of_sum(const Model&, ConstMatrixView combined, ConstMatrixView, HeadSaved*) {
+Tensor scores_of_sum(const Model&, ConstMatrixView combined, const TileView&, HeadSaved*) {
     Tensor sc(combined.rows);
     for (int64_t i = 0; i < combined.rows; ++i) sc[i] = combined.at(i, 0);
     return sc;
@@ -64,10 +71,10 @@ Tensor score_value_backward(Model& model, Tensor dvalue, const HeadSaved& saved)
 }
 float unit_weight(size_t) { return 1.0f; }
 
-Tensor readout_value(const Model&, Tensor readout, ConstMatrixView, HeadSaved*) { return readout; }
-Tensor scores_of_mean(const Model& model, ConstMatrixView combined, ConstMatrixView tile_cfg,
+Tensor readout_value(const Model&, Tensor readout, const TileView&, HeadSaved*) { return readout; }
+Tensor scores_of_mean(const Model& model, ConstMatrixView combined, const TileView& tile,
                       HeadSaved* saved) {
-    return model.head(combined, tile_cfg, saved);
+    return model.head(combined, tile.config, saved, tile.cost);
 }
 void scores_of_mean_backward(Model& model, std::span<const float> dscores, const HeadSaved& saved,
                              MatrixView dcombined) {
@@ -133,12 +140,14 @@ Tensor readout_forward_only(Model& model, const PreparedGraph& g, int32_t s,
     return model.encode(in, nullptr);
 }
 
-// Tile config rows [K, 24] of configs (held in `tmp`), or an empty view for layout graphs.
-ConstMatrixView tile_view(const PreparedGraph& g, const ConfigBatch& batch,
-                          std::span<const int64_t> configs, Tensor& tmp) {
+// Tile config rows [K, 24] and cost features of configs (held in `tmp` and `cost_tmp`), or empty
+// views for layout graphs.
+TileView tile_view(const PreparedGraph& g, const ConfigBatch& batch,
+                   std::span<const int64_t> configs, Tensor& tmp, Tensor& cost_tmp) {
     if (g.task != Task::kTile) return {};
     tmp = tile_rows(g, batch, configs);
-    return tmp.cview();
+    cost_tmp = tile_cost_rows(g, configs);
+    return {tmp.cview(), cost_tmp.cview()};
 }
 
 std::string config_list(std::span<const int64_t> configs) {
@@ -160,8 +169,8 @@ struct StepInput {
     std::vector<int32_t> active;  // [S_eff] segment ids taking part
     SegmentChoice choice;         // over positions in `active`
     ConfigBatch batch;
-    Tensor tile_tmp;
-    ConstMatrixView tile_cfg;  // [K, 24] tile rows, empty for layout
+    Tensor tile_tmp, cost_tmp;
+    TileView tile_cfg;  // [K, 24] tile rows and cost features, empty for layout
     int64_t k() const { return static_cast<int64_t>(configs.size()); }
 };
 
@@ -263,7 +272,7 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
     GraphStepResult res;
     SEGRANK_ASSERT(targets.size() == configs.size());
     const Aggregation agg = aggregation_for(opt.aggregate, model);
-    StepInput in{g, configs, active_segments(g, opt, agg), {}, {}, {}, {}};
+    StepInput in{g, configs, active_segments(g, opt, agg), {}, {}, {}, {}, {}};
     res.active_segments = static_cast<int64_t>(in.active.size());
     res.scores.assign(configs.size(), 0.0f);
     const std::vector<float> prior = prior_values(model, g, configs);  // empty without the prior
@@ -286,17 +295,17 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
     in.choice = choose_segments(opt.seed, step, g.id, s_eff, std::max<int32_t>(1, opt.fresh),
                                 opt.keep_prob);
     in.batch = load_config_batch(g, configs);
-    in.tile_cfg = tile_view(g, in.batch, configs, in.tile_tmp);
+    in.tile_cfg = tile_view(g, in.batch, configs, in.tile_tmp, in.cost_tmp);
 
     // Stale part: kept segments read from the table; absent or too stale ones recomputed
     // forward-only with the current parameters (and stored by the callee).
     SegmentInputBuffers fo_buf;
     auto forward_only = [&](int32_t r, std::span<const int64_t> cfgs, MatrixView out) {
-        Tensor tmp;
+        Tensor tmp, cost_tmp;
         const Tensor v = agg.value(model,
                                    readout_forward_only(model, g, in.active[static_cast<size_t>(r)],
                                                         in.batch, cfgs, fo_buf),
-                                   tile_view(g, in.batch, cfgs, tmp), nullptr);
+                                   tile_view(g, in.batch, cfgs, tmp, cost_tmp), nullptr);
         for (int64_t i = 0; i < out.rows; ++i)
             std::memcpy(out.row(i), v.data() + i * agg.width,
                         static_cast<size_t>(agg.width) * sizeof(float));
@@ -434,8 +443,8 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
             auto cfgs = list.subspan(b, e - b);
             const auto k = static_cast<int64_t>(cfgs.size());
             load_config_batch(g, cfgs, batch);  // one chunk of rows at a time, into one buffer
-            Tensor tile_tmp;
-            const ConstMatrixView tile_cfg = tile_view(g, batch, cfgs, tile_tmp);
+            Tensor tile_tmp, cost_tmp;
+            const TileView tile_cfg = tile_view(g, batch, cfgs, tile_tmp, cost_tmp);
             Tensor acc(k, agg.width);  // sum over segments of w * value
             for (int32_t s : active) {
                 // Streamed: each segment's state is freed before the next one is encoded.

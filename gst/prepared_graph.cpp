@@ -11,6 +11,7 @@
 #include "hwmodel/from_graph.h"
 #include "hwmodel/graph_estimates.h"
 #include "hwmodel/hardware.h"
+#include "hwmodel/tile_cost_features.h"
 #include "segments/partition_cache.h"
 #include "segments/partitioner.h"
 
@@ -27,7 +28,7 @@ int64_t PreparedGraph::memory_bytes() const {
     int64_t b = static_cast<int64_t>(
         targets.size() * sizeof(double) + runtimes_ns.size() * sizeof(int64_t) +
         configs.size() * sizeof(int64_t) + source_node.size() * sizeof(int64_t) +
-        segment_dependent.size() + prior_z.size() * sizeof(float));
+        segment_dependent.size() + (prior_z.size() + tile_cost.size()) * sizeof(float));
     b += segment_table.memory_bytes();
     for (const auto& k : kept_segments) b += k.memory_bytes();
     if (held) b += held->memory_bytes();
@@ -212,25 +213,7 @@ void finish_segments(PreparedGraph& pg, const Model& model, const PrepareOptions
 }  // namespace
 
 std::vector<float> prior_values_from_estimates(std::span<const double> est) {
-    std::vector<float> z(est.size(), 0.0f);
-    auto usable = [](double e) { return std::isfinite(e) && e > 0.0; };
-    double sum = 0.0;
-    int64_t n = 0;
-    for (double e : est)
-        if (usable(e)) {
-            sum += std::log(e);
-            ++n;
-        }
-    if (n < 2) return z;
-    const double mean = sum / static_cast<double>(n);
-    double ss = 0.0;
-    for (double e : est)
-        if (usable(e)) ss += (std::log(e) - mean) * (std::log(e) - mean);
-    const double sd = std::sqrt(ss / static_cast<double>(n));
-    if (!(sd > 0.0) || !std::isfinite(sd)) return z;
-    for (size_t i = 0; i < est.size(); ++i)
-        if (usable(est[i])) z[i] = static_cast<float>((std::log(est[i]) - mean) / sd);
-    return z;
+    return hw::standardized_log(est);
 }
 
 std::vector<double> hwmodel_estimates(const GraphSource& src, int64_t gi, int64_t chunk_bytes,
@@ -342,6 +325,23 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
                       pg->num_configs);
         pg->prior_z = prior_values_from_estimates(est);
     }
+    if (pg->task == Task::kTile && model.config().tile_cost_features) {
+        static_assert(hw::kTileCostFeatures == kTileCostFeatures);
+        try {
+            pg->tile_cost = hw::tile_cost_features(src.load_tile(gi, ConfigRows::all()),
+                                                   hw::hardware_by_name(options.hardware));
+        } catch (const Error& e) {  // the hwmodel's limits, not bad data (that failed above)
+            std::fprintf(stderr,
+                         "warning: %s: the hwmodel cannot cost this graph (%s); its tile cost "
+                         "features are 0 for every config\n",
+                         where.c_str(), e.what());
+            pg->tile_cost.assign(static_cast<size_t>(pg->num_configs * kTileCostFeatures), 0.0f);
+        }
+        SEGRANK_CHECK(
+            static_cast<int64_t>(pg->tile_cost.size()) == pg->num_configs * kTileCostFeatures,
+            where, ": the hwmodel gave ", pg->tile_cost.size(), " tile cost features for ",
+            pg->num_configs, " configs");
+    }
     pg->layout_mismatch = pg->task == Task::kLayout && model.config().layout_mismatch;
     pg->layout_bytes = pg->task == Task::kLayout && model.config().layout_bytes;
     if (pg->layout_mismatch || pg->layout_bytes)
@@ -410,6 +410,19 @@ Tensor tile_rows(const PreparedGraph& g, const ConfigBatch& batch,
     for (size_t i = 0; i < pos.size(); ++i)
         std::memcpy(t.data() + static_cast<int64_t>(i) * kTileConfigDim,
                     batch.tile.data() + pos[i] * kTileConfigDim, kTileConfigDim * sizeof(float));
+    return t;
+}
+
+Tensor tile_cost_rows(const PreparedGraph& g, std::span<const int64_t> configs) {
+    if (g.tile_cost.empty()) return {};
+    constexpr int64_t m = kTileCostFeatures;
+    Tensor t = Tensor::uninit(static_cast<int64_t>(configs.size()), m);
+    for (size_t i = 0; i < configs.size(); ++i) {
+        SEGRANK_CHECK(configs[i] >= 0 && configs[i] < g.num_configs, "graph '", g.name,
+                      "': config index ", configs[i], " out of range [0, ", g.num_configs, ")");
+        std::memcpy(t.data() + static_cast<int64_t>(i) * m, g.tile_cost.data() + configs[i] * m,
+                    m * sizeof(float));
+    }
     return t;
 }
 
@@ -560,6 +573,8 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
     } else {
         buf.tile_config = tile_rows(g, batch, configs);
         in.tile_config = buf.tile_config.cview();
+        buf.tile_cost = tile_cost_rows(g, configs);
+        in.tile_cost = buf.tile_cost.cview();
     }
     return in;
 }

@@ -51,8 +51,8 @@ struct PrepareOptions {
     /// A graph held in memory keeps its rebuilt segments when they take at most this many bytes
     /// (0 = rebuild on every use). Graphs read from a partial-read source never keep them.
     int64_t max_kept_segment_bytes = int64_t{64} << 20;
-    /// `hwmodel.hardware`: the hardware table of the analytical prior's estimates (a name of
-    /// hw::hardware_names(); docs/model.md#analytical-prior).
+    /// `hwmodel.hardware`: the hardware table of the analytical prior and the tile cost features
+    /// (a name of hw::hardware_names(); docs/model.md#analytical-prior).
     std::string hardware = "tpu_v3_core";
 };
 
@@ -90,6 +90,10 @@ struct PreparedGraph {
     /// [num_configs] the analytical prior's input z per config (prior_values_from_estimates of the
     /// hwmodel estimates, docs/model.md#analytical-prior); empty when the model has no prior.
     std::vector<float> prior_z;
+    /// With model.tile_cost_features (tile): [num_configs, kTileCostFeatures] the kernel model's
+    /// features of every config (hw::tile_cost_features, docs/model.md#tile-cost-features); empty
+    /// otherwise.
+    std::vector<float> tile_cost;
 
     const GraphSource* source = nullptr;  ///< rows are read from here (the entry's source, or
                                           ///< `held`; outlives the graph; not thread-safe)
@@ -182,13 +186,15 @@ struct SegmentInputBuffers {
     std::vector<float> layout_mismatch;  ///< [K, nc_s, M] (g.layout_neighbourhood set)
     std::vector<float> byte_scratch;     ///< [nc_s, 9] one config's byte features
     Tensor tile_config;                  ///< [K, 24]
+    Tensor tile_cost;                    ///< [K, kTileCostFeatures] (g.tile_cost set)
 };
 
 /// The model input of segment s for `configs` (file indices, each present in `batch`), from
 /// built_segment (node_feat rows are read here unless g keeps its segments). With
 /// g.layout_neighbourhood, the layout-mismatch features of the segment's configurable nodes are
 /// computed here from the batch's config rows (all nc nodes of each config are in the batch, so
-/// neighbours in other segments are seen). The returned views
+/// neighbours in other segments are seen). With g.tile_cost the input carries the configs' tile
+/// cost features (SegmentInput::tile_cost). The returned views
 /// borrow `g`, `batch` and `buf`, which must stay alive while it is used.
 SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigBatch& batch,
                                 std::span<const int64_t> configs, SegmentInputBuffers& buf);
@@ -202,6 +208,10 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
 /// Tile config rows of `configs` as [K, 24] (copy from `batch`); empty for layout graphs.
 Tensor tile_rows(const PreparedGraph& g, const ConfigBatch& batch,
                  std::span<const int64_t> configs);
+
+/// The tile cost features of `configs` (file indices) as [K, kTileCostFeatures] (copy from
+/// g.tile_cost); empty when g has none. Throws segrank::Error for a config out of range.
+Tensor tile_cost_rows(const PreparedGraph& g, std::span<const int64_t> configs);
 
 /// Adds entry's node features to `fitter`, `chunk_rows` nodes at a time when the source has
 /// partial reads (memory O(chunk)), else the whole graph at once.

@@ -146,12 +146,12 @@ KernelModel::KernelModel(const hlo::HloModule& module, const HwParams& hw,
     default_tile_ = best_tile();
 }
 
-Breakdown KernelModel::evaluate(const hlo::TileSizeConfig& tile) const {
+Breakdown KernelModel::evaluate(const hlo::TileSizeConfig& tile, TileDetail* detail) const {
     Breakdown b;
     const size_t r = iter_units_.size();
     // No output bounds (e.g. reshape kernels): the compiler picks; model it by our best tile.
     if (tile.output_bounds.empty() && !default_tile_.output_bounds.empty())
-        return evaluate(default_tile_);
+        return evaluate(default_tile_, detail);
     std::vector<int64_t> ob = tile.output_bounds;
     if (ob.size() != r) ob = iter_units_;  // unusable config: one block over everything
     double steps_out = 1, waste = 1, feat_blocks = 1, block_frac = 1;
@@ -192,6 +192,12 @@ Breakdown KernelModel::evaluate(const hlo::TileSizeConfig& tile) const {
     const double in_block = other_input_bytes_ * block_frac + weight_bytes_ * kernel_frac +
                             activation_bytes_ * block_frac * (steps_k > 1 ? 1.0 / steps_k : 1.0);
     const double acc = has_accumulator_ ? out_block * 2 : 0;
+    if (detail) {
+        detail->waste = waste;
+        detail->vmem_bytes = out_block + in_block + acc;
+        detail->hbm_bytes_once =
+            output_bytes_ + other_input_bytes_ + weight_bytes_ + activation_bytes_;
+    }
     // Measured tile collections contain configs whose double-buffered estimate exceeds 16 MiB
     // (public sample 0a3585...: 40 % of configs), so only a single-buffered overflow is invalid.
     if (out_block + in_block + acc > static_cast<double>(hw_.vmem_bytes)) {

@@ -22,6 +22,16 @@ struct NodeCost {
     OpWork work;        ///< on the full (unblocked) shapes
 };
 
+/// Quantities of one KernelModel::evaluate besides its Breakdown
+/// (docs/model.md#tile-cost-features). Set for invalid configs too (they are computed before the
+/// VMEM check).
+struct TileDetail {
+    double waste = 1;       ///< partial-tile waste factor >= 1 (padded blocks / iteration space)
+    double vmem_bytes = 0;  ///< single-buffered working set: blocks + f32 accumulator (bytes)
+    double hbm_bytes_once = 0;  ///< HBM bytes if every input and output moved once (no re-reads,
+                                ///< no waste); Breakdown::hbm_bytes / this = the re-read factor
+};
+
 /// One tile kernel (a tpu_graphs tile module: the entry root is a fusion, copy, reshape, ...),
 /// analysed once; evaluate() is then cheap (O(#kernel inputs)) per tile configuration.
 /// The module must outlive the model.
@@ -35,8 +45,8 @@ public:
     /// bounds list of the wrong length = one block over the whole iteration space; no output bounds
     /// at all (reshape kernels) = best_tile(). A bounds list whose length does not match the
     /// iterated array is ignored. Returns invalid (total = +inf) when the (single-buffered) working
-    /// set exceeds VMEM.
-    Breakdown evaluate(const hlo::TileSizeConfig& tile) const;
+    /// set exceeds VMEM. With `detail`, its quantities are written there too (same computation).
+    Breakdown evaluate(const hlo::TileSizeConfig& tile, TileDetail* detail = nullptr) const;
 
     /// The compiler-default stand-in: the fastest of an enumerated candidate set of output bounds
     /// (powers of two and full extents per dim), kernel bounds spanning everything.

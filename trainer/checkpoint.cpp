@@ -36,6 +36,10 @@ void read_arena(const H5Group& g, const ParamStore& store, std::span<float> aren
                       ": parameter 'prior.weight' missing: the checkpoint was written without "
                       "model.hwmodel_prior (docs/model.md#analytical-prior), so it cannot be "
                       "loaded with the option on");
+        SEGRANK_CHECK(g.has(r.name) || r.name != "config_cost.weight", where,
+                      ": parameter 'config_cost.weight' missing: the checkpoint was written "
+                      "without model.tile_cost_features (docs/model.md#tile-cost-features), so it "
+                      "cannot be loaded with the option on");
         SEGRANK_CHECK(g.has(r.name), where, ": parameter '", r.name,
                       "' missing (checkpoint of another model?)");
         H5Dataset d = g.open_dataset(r.name);

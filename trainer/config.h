@@ -97,6 +97,9 @@ struct ModelSection {
     /// (docs/model.md#cross-config-attention)
     bool config_attention = false;
     int config_attention_dim = 32;  ///< its query / key / value width d (>= 1)
+    /// tile only: the kernel model's per-config cost components as config-code inputs
+    /// (docs/model.md#tile-cost-features)
+    bool tile_cost_features = false;
     bool operator==(const ModelSection&) const = default;
 };
 

@@ -172,6 +172,13 @@ std::vector<Problem> check_config(const RunConfig& c) {
                     str("\"late\" applies to tile collections only, but data.collections has \"",
                         col, "\""));
     }
+    if (c.model.tile_cost_features) {
+        for (const auto& col : c.data.collections)
+            if (col.starts_with("layout"))
+                add("model.tile_cost_features",
+                    str("true applies to tile collections only, but data.collections has \"", col,
+                        "\""));
+    }
 
     if (c.loss.terms.empty()) add("loss.terms", "expected at least one term, got []");
     std::set<LossKind> kinds;

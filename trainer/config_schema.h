@@ -114,6 +114,10 @@ void visit_schema(V& v, C& c) {
         "score then depends on the configs scored with it (docs/model.md#cross-config-attention)");
     v.field("config_attention_dim", c.model.config_attention_dim,
             "query / key / value width d of model.config_attention", ge(1));
+    v.field("tile_cost_features", c.model.tile_cost_features,
+            "tile only: add the kernel model's per-config cost components (time breakdown, grid "
+            "steps, waste, VMEM, re-reads, invalid flag) to the config code "
+            "(docs/model.md#tile-cost-features)");
 
     v.section("segments", "Graph Segment Training (docs/gst.md)");
     v.field("partition", c.segments.partition, "contiguous | splits | metis");
@@ -211,8 +215,9 @@ void visit_schema(V& v, C& c) {
 
     v.section("hwmodel", "analytical TPU timing model (docs/hwmodel.md)");
     v.field("hardware", c.hwmodel.hardware,
-            "hardware table of the analytical prior (model.hwmodel_prior): tpu_v3_core | "
-            "tpu_v3_core_jax | tpu_v2_core | tpu_v4_megacore",
+            "hardware table of the analytical prior and the tile cost features "
+            "(model.hwmodel_prior, model.tile_cost_features): tpu_v3_core | tpu_v3_core_jax | "
+            "tpu_v2_core | tpu_v4_megacore",
             nonempty());
 }
 

@@ -55,6 +55,7 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
     m.norm = cfg.model.norm;
     m.config_attention = cfg.model.config_attention;
     m.config_attention_dim = cfg.model.config_attention_dim;
+    m.tile_cost_features = cfg.model.tile_cost_features;
     m.validate();
     return m;
 }
@@ -374,6 +375,13 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
                   "graphs are ",
                   train.front().collection.name(),
                   " (set model.config_join = \"early\" or select tile collections)");
+    const std::string cost_at = key_location(cfg_, "model.tile_cost_features");
+    SEGRANK_CHECK(!cfg_.model.tile_cost_features || task_ == Task::kTile, cost_at,
+                  cost_at.empty() ? "" : ": ",
+                  "model.tile_cost_features: true applies to tile collections only, but the "
+                  "training graphs are ",
+                  train.front().collection.name(),
+                  " (set model.tile_cost_features = false or select tile collections)");
     check_eval_indices(cfg_, dataset_->eval());  // fail now, not after training (first evaluation)
 
     const std::filesystem::path ckpt = run_dir_ / "last.ckpt.h5";

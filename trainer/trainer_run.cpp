@@ -223,11 +223,12 @@ void Trainer::finetune_head() {
             std::vector<Tensor> rs = segment_readouts(*model_, g, cs.indices, gst_);
             if (rs.empty()) continue;
             const auto k = static_cast<int64_t>(cs.indices.size());
-            Tensor tile;
+            Tensor tile, tile_cost;
             ConstMatrixView tile_cfg;
             if (g.task == Task::kTile) {
                 tile = tile_rows(g, load_config_batch(g, cs.indices), cs.indices);
                 tile_cfg = tile.cview();
+                tile_cost = tile_cost_rows(g, cs.indices);
             }
             std::vector<float> dscores(static_cast<size_t>(k), 0.0f);
             const std::vector<float> prior = prior_values(*model_, g, cs.indices);
@@ -235,7 +236,7 @@ void Trainer::finetune_head() {
                 std::vector<HeadSaved> hs(rs.size());
                 Tensor scores(k);
                 for (size_t j = 0; j < rs.size(); ++j) {
-                    Tensor sc = model_->head(rs[j].cview(), tile_cfg, &hs[j]);
+                    Tensor sc = model_->head(rs[j].cview(), tile_cfg, &hs[j], tile_cost.cview());
                     for (int64_t i = 0; i < k; ++i) scores[i] += sc[i];
                 }
                 model_->add_prior(scores.span(), prior);  // once per graph; w stays frozen
@@ -249,7 +250,7 @@ void Trainer::finetune_head() {
                     for (int64_t i = 0; i < r.size(); ++i)
                         mean[i] += r[i] / static_cast<float>(rs.size());
                 HeadSaved hs;
-                Tensor scores = model_->head(mean.cview(), tile_cfg, &hs);
+                Tensor scores = model_->head(mean.cview(), tile_cfg, &hs, tile_cost.cview());
                 model_->add_prior(scores.span(), prior);
                 loss += compute_loss(gst_.loss_terms, gst_.loss_options, scores.span(), cs.targets,
                                      dscores, scale);

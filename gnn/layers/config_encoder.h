@@ -24,6 +24,9 @@ inline constexpr int64_t kLayoutByteFeatures = 9;
 inline constexpr int64_t layout_feature_width(bool mismatch, bool bytes) {
     return (mismatch ? kLayoutMismatchFeatures : 0) + (bytes ? kLayoutByteFeatures : 0);
 }
+/// Tile cost features per config (docs/model.md#tile-cost-features; computed by
+/// hwmodel/tile_cost_features.h, whose kTileCostFeatures must agree).
+inline constexpr int64_t kTileCostFeatures = 14;
 
 /// Layout encoder: the one-hot product is a gather-sum of weight columns (no 126-wide GEMM).
 struct LayoutConfigEncoder {

@@ -1,6 +1,6 @@
-// Whole-model tests: finite-difference gradients (both tasks, both joins, halo), the exact
-// config-independence path against the naive path (forward and gradients), cross-config
-// attention, determinism, threads.
+// Whole-model tests: finite-difference gradients (both tasks, both joins, halo, tile cost
+// features), the exact config-independence path against the naive path (forward and gradients),
+// cross-config attention, determinism, threads.
 #include "gnn/model.h"
 
 #include <doctest/doctest.h>
@@ -24,7 +24,7 @@ double model_loss(Model& model, const TinySegment& seg, const std::vector<float>
     EncodeSaved es;
     HeadSaved hs;
     Tensor r = model.encode(in, backward ? &es : nullptr, training, &rng);
-    Tensor s = model.head(r.cview(), in.tile_config, backward ? &hs : nullptr);
+    Tensor s = model.head(r.cview(), in.tile_config, backward ? &hs : nullptr, in.tile_cost);
     double loss = 0;
     for (int64_t i = 0; i < s.size(); ++i) loss += double(w[i]) * s[i];
     if (backward) {
@@ -219,17 +219,75 @@ TEST_CASE(
                          Error);
 }
 
-TEST_CASE("tile model gradients match finite differences for early and late join") {
+TEST_CASE(
+    "tile model gradients match finite differences for early and late join, with and without "
+    "tile_cost_features") {
     TinySegment seg = make_tiny_segment(10, 4, 3, {}, /*halo=*/2);
-    for (Norm norm : {Norm::kLayer, Norm::kGraphInstance})
-        for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
-            ModelConfig cfg = tiny_config(Task::kTile, 4, join);
-            cfg.norm = norm;
-            Model model(cfg);
-            model.params().initialize(6);
-            INFO("late join=", join == ConfigJoin::kLate, " norm=", to_string(norm));
-            check_all_param_grads(model, seg);
+    for (bool cost : {false, true})
+        for (Norm norm : {Norm::kLayer, Norm::kGraphInstance})
+            for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
+                ModelConfig cfg = tiny_config(Task::kTile, 4, join);
+                cfg.norm = norm;
+                cfg.tile_cost_features = cost;
+                seg.with_cost = cost;
+                Model model(cfg);
+                model.params().initialize(6);
+                INFO("late join=", join == ConfigJoin::kLate, " norm=", to_string(norm),
+                     " tile_cost_features=", cost);
+                if (cost) REQUIRE(model.params().find("config_cost.weight"));
+                check_all_param_grads(model, seg);
+            }
+}
+
+TEST_CASE(
+    "tile_cost_features adds only config_cost.weight, keeps the other parameters, moves the scores "
+    "of the configs whose features change, and is refused without the features") {
+    TinySegment seg = make_tiny_segment(20, 3, 4, {});
+    seg.with_cost = true;
+    for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
+        INFO("late join=", join == ConfigJoin::kLate);
+        ModelConfig cfg = tiny_config(Task::kTile, 3, join);
+        Model off(cfg);
+        cfg.tile_cost_features = true;
+        Model on(cfg);
+        off.params().initialize(3);
+        on.params().initialize(3);
+        CHECK_FALSE(off.params().find("config_cost.weight"));
+        const ParamRef& w = on.params().ref(*on.params().find("config_cost.weight"));
+        CHECK(w.rows == cfg.config_dim);
+        CHECK(w.cols == kTileCostFeatures);
+        CHECK(on.params().num_parameters() ==
+              off.params().num_parameters() + kTileCostFeatures * cfg.config_dim);
+        for (const ParamRef& ref : off.params().refs()) {
+            const ParamRef& r = on.params().ref(*on.params().find(ref.name));
+            INFO(ref.name);
+            CHECK(std::equal(off.params().values().begin() + ref.offset,
+                             off.params().values().begin() + ref.offset + ref.size(),
+                             on.params().values().begin() + r.offset));
         }
+        // With config_cost.weight = 0 the option gives the scores of the model without it.
+        Tensor s_off, s_zero, s1, s2;
+        std::fill_n(on.params().values().begin() + w.offset, w.size(), 0.0f);
+        model_loss(off, seg, loss_weights(seg.k), false, false, 0, &s_off);
+        model_loss(on, seg, loss_weights(seg.k), false, false, 0, &s_zero);
+        for (int64_t i = 0; i < seg.k; ++i) CHECK(s_zero[i] == s_off[i]);
+        on.params().initialize(3);
+        model_loss(on, seg, loss_weights(seg.k), false, false, 0, &s1);
+        for (int64_t c = 0; c < kTileCostFeatures; ++c) seg.tile_cost.at(1, c) += 0.5f;
+        model_loss(on, seg, loss_weights(seg.k), false, false, 0, &s2);
+        for (int64_t i = 0; i < seg.k; ++i)
+            if (i == 1)
+                CHECK(s2[i] != s1[i]);
+            else
+                CHECK(s2[i] == s1[i]);
+        seg.with_cost = false;  // the option on without the features is refused
+        CHECK_THROWS_WITH_AS(model_loss(on, seg, loss_weights(seg.k), false),
+                             doctest::Contains("tile_cost_features"), Error);
+        seg.with_cost = true;
+    }
+    ModelConfig layout = tiny_config(Task::kLayout, 3);  // layout: the option declares nothing
+    layout.tile_cost_features = true;
+    CHECK_FALSE(Model(layout).params().find("config_cost.weight"));
 }
 
 TEST_CASE(
@@ -251,7 +309,10 @@ TEST_CASE(
         }
 }
 
-TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and every gradient") {
+TEST_CASE(
+    "config-independent path equals the naive path to 1e-5 in scores and every gradient, layout "
+    "and "
+    "tile") {
     // 80 nodes, 3 configurable: most nodes are > 3 hops from any configurable node.
     TinySegment seg = make_tiny_segment(80, 5, 6, {10, 41, 77}, /*halo=*/4, 3);
     for (bool training : {false, true})
@@ -306,6 +367,46 @@ TEST_CASE("config-independent path equals the naive path to 1e-5 in scores and e
                 CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
             }
         }
+    // Tile (no configurable nodes): late join keeps every layer config-independent (the config
+    // enters at the head), early join makes every row dependent; both with the cost features.
+    TinySegment tile = make_tiny_segment(40, 5, 6, {}, /*halo=*/3, 5);
+    for (bool training : {false, true})
+        for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate})
+            for (bool cost : {false, true}) {
+                tile.with_cost = cost;
+                ModelConfig cfg = tiny_config(Task::kTile, 5, join);
+                cfg.hidden = 16;
+                cfg.dropout = training ? 0.1f : 0.0f;
+                cfg.tile_cost_features = cost;
+                Model fast(cfg);
+                cfg.exploit_independence = false;
+                Model naive(cfg);
+                fast.params().initialize(23);
+                naive.params().initialize(23);
+                CHECK(fast.plan(tile.input()).nodes[3].size() ==
+                      (join == ConfigJoin::kLate ? 0u : 40u));
+                const auto w = loss_weights(tile.k);
+                Tensor s_fast, s_naive;
+                fast.params().zero_grads();
+                naive.params().zero_grads();
+                model_loss(fast, tile, w, true, training, 4, &s_fast);
+                model_loss(naive, tile, w, true, training, 4, &s_naive);
+                for (int64_t i = 0; i < tile.k; ++i)
+                    CHECK(std::abs(s_fast[i] - s_naive[i]) <=
+                          1e-5 * std::max(1.0f, std::abs(s_naive[i])));
+                for (const ParamRef& ref : fast.params().refs()) {
+                    double diff = 0, norm = 0;
+                    for (int64_t i = ref.offset; i < ref.offset + ref.size(); ++i) {
+                        const double a = fast.params().grads()[i], b = naive.params().grads()[i];
+                        diff += (a - b) * (a - b);
+                        norm += b * b;
+                    }
+                    INFO("tile parameter ", ref.name, " training=", training,
+                         " late join=", join == ConfigJoin::kLate, " tile_cost_features=", cost);
+                    INFO("grad norm ", std::sqrt(norm));
+                    CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
+                }
+            }
 }
 
 namespace {

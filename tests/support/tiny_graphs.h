@@ -28,6 +28,8 @@ struct TinySegment {
     std::vector<int8_t> node_layout;             // [n, 6] own minor_to_major, -1 past the rank
     std::vector<float> node_dims;                // [n, 6] dim sizes, 0 past the rank
     bool with_layout = false;                    // input() passes node_layout / node_dims
+    Tensor tile_cost;                            // [K, kTileCostFeatures]
+    bool with_cost = false;                      // input() passes tile_cost
     int64_t k = 0;
     int64_t num_pooled = 0;
 
@@ -41,6 +43,7 @@ struct TinySegment {
         in.config_node_local = config_nodes;
         in.config_values = config_values;
         in.tile_config = tile_config.cview();
+        if (with_cost) in.tile_cost = tile_cost.cview();
         if (with_mismatch || with_bytes) {
             layout_features.clear();
             const size_t rows = config_values.size() / 18;
@@ -100,6 +103,11 @@ inline TinySegment make_tiny_segment(int64_t n, int64_t f, int64_t k,
     Rng brng = Rng::derive(seed, 0, 0, "tiny_bytes");
     for (int64_t i = 0; i < k * nc * kLayoutByteFeatures; ++i)
         s.layout_bytes.push_back(static_cast<float>(brng.normal() * 0.5));
+    // Tile cost features: values in [-2, 2] like the standardized ones, from their own stream.
+    Rng crng = Rng::derive(seed, 0, 0, "tiny_tile_cost");
+    s.tile_cost = Tensor(k, kTileCostFeatures);
+    for (int64_t i = 0; i < s.tile_cost.size(); ++i)
+        s.tile_cost[i] = static_cast<float>(crng.uniform() * 4.0 - 2.0);
     // Own layouts: rank 0..4, a random permutation of the real dims, sizes 1..300.
     Rng lrng = Rng::derive(seed, 0, 0, "tiny_layout");
     for (int64_t v = 0; v < n; ++v) {

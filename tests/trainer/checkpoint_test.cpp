@@ -125,3 +125,34 @@ TEST_CASE(
     CHECK_THROWS_WITH_AS(CheckpointReader(dir / "old.h5").load_params(on.params(), nullptr),
                          doctest::Contains("written without model.hwmodel_prior"), Error);
 }
+
+TEST_CASE(
+    "config_cost.weight round-trips, a tile checkpoint without it loads with tile_cost_features "
+    "off and is refused with it on, naming the key") {
+    const auto dir = test::scratch_dir("checkpoint_tile_cost");
+    ModelConfig without = small_model();
+    without.task = Task::kTile;
+    ModelConfig with = without;
+    with.tile_cost_features = true;
+    Model a(with), old(without);
+    a.params().initialize(2);
+    old.params().initialize(2);
+    const ParamRef& w = a.params().ref(*a.params().find("config_cost.weight"));
+    a.params().values()[static_cast<size_t>(w.offset + 3)] = -0.375f;
+    for (const auto& [m, name] : {std::pair{&a, "cost.h5"}, std::pair{&old, "old.h5"}}) {
+        CheckpointWriter wr(dir / name);
+        wr.put_params(m->params(), nullptr);
+        wr.commit();
+    }
+    Model b(with);
+    CheckpointReader(dir / "cost.h5").load_params(b.params(), nullptr);
+    for (int64_t i = 0; i < a.params().total_size(); ++i)
+        CHECK(b.params().values()[i] == a.params().values()[i]);
+    Model off(without);
+    CheckpointReader(dir / "old.h5").load_params(off.params(), nullptr);
+    for (int64_t i = 0; i < old.params().total_size(); ++i)
+        CHECK(off.params().values()[i] == old.params().values()[i]);
+    Model on(with);
+    CHECK_THROWS_WITH_AS(CheckpointReader(dir / "old.h5").load_params(on.params(), nullptr),
+                         doctest::Contains("written without model.tile_cost_features"), Error);
+}

@@ -205,4 +205,45 @@ TEST_CASE(
                          doctest::Contains("hwmodel.noise: unknown key"), Error);
 }
 
+TEST_CASE(
+    "model.tile_cost_features on layout data is an error: by line when layout collections are "
+    "named, at the key's file:line when only the data shows the task") {
+    CHECK(load_error("[model]\ntile_cost_features = true\n[data]\ncollections = "
+                     "[\"tile:xla\", \"layout:xla:random\"]\n") ==
+          "configs/x.toml:2:1: model.tile_cost_features: true applies to tile collections only, "
+          "but data.collections has \"layout:xla:random\"");
+    CHECK(load_config_string("[model]\ntile_cost_features = true\n[data]\ncollections = "
+                             "[\"tile:xla\"]\n",
+                             "c.toml")
+              .model.tile_cost_features);
+    CHECK(load_error("[model]\ntile_cost_features = 1\n") ==
+          "configs/x.toml:2:1: model.tile_cost_features: expected a boolean (true or false), got "
+          "integer 1");
+
+    const fs::path dir = scratch_dir("config_tile_cost_location");
+    TinyLayoutSpec spec;
+    spec.configs = 24;
+    write_tiny_layout_collection(dir / "data", spec);
+    const std::string text =
+        "[data]\nroot = " + sq((dir / "data").string()) +
+        "\nholdout = \"configs\"\n[model]\nhidden = 8\ntile_cost_features = true\n[train]\n"
+        "steps = 2\nrun_dir = " +
+        sq((dir / "run").string()) + "\nprogress = false\n";
+    const fs::path file = dir / "cost.toml";
+    std::ofstream(file) << text;
+    const RunConfig cfg = load_config(file.string());  // valid: the task is not in the config
+    LocalCommunicator comm;
+    std::string err;
+    try {
+        Trainer t(cfg, comm);
+    } catch (const Error& e) {
+        err = e.what();
+    }
+    CAPTURE(err);
+    CHECK(err.starts_with(file.string() +
+                          ":6:1: model.tile_cost_features: true applies to tile collections only"));
+    CHECK(err.find("layout:xla:random") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "run"));
+}
+
 }  // namespace segrank::test
