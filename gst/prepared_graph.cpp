@@ -553,7 +553,8 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
                     continue;
                 }
                 if (g.layout_mismatch) {
-                    std::vector<float> mm(static_cast<size_t>(ncs * kLayoutMismatchFeatures));
+                    std::vector<float>& mm = buf.mismatch_scratch;
+                    mm.resize(static_cast<size_t>(ncs * kLayoutMismatchFeatures));
                     hw::layout_mismatch_features(*g.layout_neighbourhood, values, idx, mm);
                     for (int64_t j = 0; j < ncs; ++j)
                         std::memcpy(dst + j * mf, mm.data() + j * kLayoutMismatchFeatures,

@@ -182,11 +182,12 @@ void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs,
 /// Reusable buffers for building SegmentInputs of one segment for K configs.
 struct SegmentInputBuffers {
     BuiltSegment segment;  ///< the rebuilt segment when g keeps none (its Csr back the input)
-    std::vector<int8_t> layout_values;   ///< [K, nc_s, 18]
-    std::vector<float> layout_mismatch;  ///< [K, nc_s, M] (g.layout_neighbourhood set)
-    std::vector<float> byte_scratch;     ///< [nc_s, 9] one config's byte features
-    Tensor tile_config;                  ///< [K, 24]
-    Tensor tile_cost;                    ///< [K, kTileCostFeatures] (g.tile_cost set)
+    std::vector<int8_t> layout_values;    ///< [K, nc_s, 18]
+    std::vector<float> layout_mismatch;   ///< [K, nc_s, M] (g.layout_neighbourhood set)
+    std::vector<float> byte_scratch;      ///< [nc_s, 9] one config's byte features
+    std::vector<float> mismatch_scratch;  ///< [nc_s, 5] one config's mismatch features (both on)
+    Tensor tile_config;                   ///< [K, 24]
+    Tensor tile_cost;                     ///< [K, kTileCostFeatures] (g.tile_cost set)
 };
 
 /// The model input of segment s for `configs` (file indices, each present in `batch`), from

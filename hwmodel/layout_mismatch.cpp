@@ -132,13 +132,18 @@ LayoutValues values_of(std::span<const int8_t> values, int64_t j) {
     return v;
 }
 
-// Which layout tensor (1, 2) of configurable node j falls on its operand at `slot`; 0 = none.
-int tensor_at(const LayoutNeighbourhood& nb, int64_t j, const LayoutValues& v, int32_t slot) {
+// The shapes of configurable node j's operands, ascending node id.
+std::vector<const hlo::Shape*> operand_shapes(const LayoutNeighbourhood& nb, int64_t j) {
     std::vector<const hlo::Shape*> shapes;
     for (int64_t e = nb.op_begin[static_cast<size_t>(j)];
          e < nb.op_begin[static_cast<size_t>(j + 1)]; ++e)
         shapes.push_back(&nb.shapes[static_cast<size_t>(nb.operands[static_cast<size_t>(e)])]);
-    const std::array<int, 2> match = match_layout_operands(v, shapes);
+    return shapes;
+}
+
+// Which layout tensor (1, 2) of configurable node j falls on its operand at `slot`; 0 = none.
+int tensor_at(const LayoutNeighbourhood& nb, int64_t j, const LayoutValues& v, int32_t slot) {
+    const std::array<int, 2> match = match_layout_operands(v, operand_shapes(nb, j));
     for (int t = 1; t <= 2; ++t)
         if (match[static_cast<size_t>(t - 1)] == slot) return t;
     return 0;
@@ -165,12 +170,8 @@ void layout_mismatch_features(const LayoutNeighbourhood& nb, std::span<const int
         const std::vector<int64_t>& out_m2m = oc.set && oc.valid ? oc.m2m : own;
 
         // Operand slots.
-        std::vector<const hlo::Shape*> op_shapes;
-        const int64_t ob = nb.op_begin[static_cast<size_t>(j)],
-                      oe = nb.op_begin[static_cast<size_t>(j + 1)];
-        for (int64_t e = ob; e < oe; ++e)
-            op_shapes.push_back(
-                &nb.shapes[static_cast<size_t>(nb.operands[static_cast<size_t>(e)])]);
+        const int64_t ob = nb.op_begin[static_cast<size_t>(j)];
+        const std::vector<const hlo::Shape*> op_shapes = operand_shapes(nb, j);
         const std::array<int, 2> match = match_layout_operands(v, op_shapes);
         int set_slots = 0, bad_slots = 0;
         for (int t = 1; t <= 2; ++t) {
@@ -257,12 +258,7 @@ void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t>
         const LayoutValues v = values_of(values, j);
         float* o = out.data() + r * static_cast<size_t>(bf);
         fill(o, nb.shapes[static_cast<size_t>(nb.self[static_cast<size_t>(j)])], v, 0);
-        std::vector<const hlo::Shape*> op_shapes;
-        const int64_t ob = nb.op_begin[static_cast<size_t>(j)],
-                      oe = nb.op_begin[static_cast<size_t>(j + 1)];
-        for (int64_t e = ob; e < oe; ++e)
-            op_shapes.push_back(
-                &nb.shapes[static_cast<size_t>(nb.operands[static_cast<size_t>(e)])]);
+        const std::vector<const hlo::Shape*> op_shapes = operand_shapes(nb, j);
         const std::array<int, 2> match = match_layout_operands(v, op_shapes);
         for (int t = 1; t <= 2; ++t) {
             float* ot = o + 3 * t;
