@@ -142,6 +142,48 @@ TEST_CASE("round_to_bf16 rounds to nearest even, keeps NaN, infinities and exact
     }
 }
 
+TEST_CASE("native bf16 products round every operand value exactly as round_to_bf16 does") {
+    // C = A B with B = e_0 e_0^T picks A's column 0 through the bf16 kernel: C[i, 0] is the bf16
+    // operand value times 1 accumulated in fp32, so it must equal round_to_bf16(A[i, 0]) bit for
+    // bit (ties, carries into the exponent, overflow to infinity, NaN). Denormals are left out:
+    // the hardware dot product flushes them.
+    const std::vector<float> special = {1.0f + 0x1p-8f,
+                                        1.0f + 3 * 0x1p-8f,
+                                        1.0f + 0x1p-8f + 0x1p-20f,
+                                        -(1.0f + 3 * 0x1p-8f),
+                                        0x1.fffffep0f,  // rounds up into the next binade: 2
+                                        std::numeric_limits<float>::max(),
+                                        std::numeric_limits<float>::infinity(),
+                                        -std::numeric_limits<float>::infinity(),
+                                        std::nanf(""),
+                                        0x1p-126f,
+                                        3.0e38f,
+                                        0.0f};
+    Rng rng(11);
+    const int64_t m = 512, k = 128, n = 32;  // above kBf16MinFlops: the bf16 kernel runs
+    Tensor a = random_tensor(m, k, rng), b(k, n), c(m, n);
+    for (int64_t i = 0; i < m; ++i)
+        a.at(i, 0) = i < int64_t(special.size()) ? special[size_t(i)]
+                                                 : static_cast<float>(rng.normal()) * 1000.0f;
+    b.zero();
+    b.at(0, 0) = 1.0f;
+    for (MatmulPrecision p : {MatmulPrecision::kBf16Emulated, MatmulPrecision::kBf16}) {
+        if (p == MatmulPrecision::kBf16 && !bf16_supported()) continue;
+        CAPTURE(to_string(p));
+        set_matmul_precision(p);
+        matmul(c.view(), a.cview(), b.cview());
+        set_matmul_precision(MatmulPrecision::kFp32);
+        for (int64_t i = 0; i < m; ++i) {
+            CAPTURE(i);
+            const float want = round_to_bf16(a.at(i, 0));
+            if (std::isnan(want))
+                CHECK(std::isnan(c.at(i, 0)));
+            else
+                CHECK(c.at(i, 0) == want);
+        }
+    }
+}
+
 namespace {
 // Max over elements of |c - ref| / sum_k |op(a)_ik op(b)_kj|.
 double max_relative_to_abs_sum(const Tensor& c, const Tensor& ref, const Tensor& a, const Tensor& b,
