@@ -309,6 +309,32 @@ TEST_CASE(
         }
 }
 
+namespace {
+// One forward + backward of `fast` (config independence exploited) and `naive` (the same weights,
+// every row per config) on seg: scores within 1e-5 relative, each parameter's gradient within
+// 1e-5 of its norm.
+void check_fast_equals_naive(Model& fast, Model& naive, const TinySegment& seg, bool training) {
+    const auto w = loss_weights(seg.k);
+    Tensor s_fast, s_naive;
+    fast.params().zero_grads();
+    naive.params().zero_grads();
+    model_loss(fast, seg, w, true, training, 4, &s_fast);
+    model_loss(naive, seg, w, true, training, 4, &s_naive);
+    for (int64_t i = 0; i < seg.k; ++i)
+        CHECK(std::abs(s_fast[i] - s_naive[i]) <= 1e-5 * std::max(1.0f, std::abs(s_naive[i])));
+    for (const ParamRef& ref : fast.params().refs()) {
+        double diff = 0, norm = 0;
+        for (int64_t i = ref.offset; i < ref.offset + ref.size(); ++i) {
+            const double a = fast.params().grads()[i], b = naive.params().grads()[i];
+            diff += (a - b) * (a - b);
+            norm += b * b;
+        }
+        INFO("parameter ", ref.name, " grad norm ", std::sqrt(norm));
+        CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
+    }
+}
+}  // namespace
+
 TEST_CASE(
     "config-independent path equals the naive path to 1e-5 in scores and every gradient, layout "
     "and "
@@ -344,28 +370,10 @@ TEST_CASE(
             const auto plan = fast.plan(seg.input());
             CHECK(plan.nodes[3].size() < 60);  // the test is meaningful: many rows are broadcast
             CHECK(naive.plan(seg.input()).nodes[0].size() == 80);
-            const auto w = loss_weights(seg.k);
-            Tensor s_fast, s_naive;
-            fast.params().zero_grads();
-            naive.params().zero_grads();
-            model_loss(fast, seg, w, true, training, 4, &s_fast);
-            model_loss(naive, seg, w, true, training, 4, &s_naive);
-            for (int64_t i = 0; i < seg.k; ++i)
-                CHECK(std::abs(s_fast[i] - s_naive[i]) <=
-                      1e-5 * std::max(1.0f, std::abs(s_naive[i])));
-            for (const ParamRef& ref : fast.params().refs()) {
-                double diff = 0, norm = 0;
-                for (int64_t i = ref.offset; i < ref.offset + ref.size(); ++i) {
-                    const double a = fast.params().grads()[i], b = naive.params().grads()[i];
-                    diff += (a - b) * (a - b);
-                    norm += b * b;
-                }
-                INFO("parameter ", ref.name, " training=", training, " layout_mismatch=", mismatch,
-                     " layout_bytes=", bytes, " layout_embedding=", cfg.layout_embedding,
-                     " norm=", to_string(cfg.norm), " config_attention=", cfg.config_attention);
-                INFO("grad norm ", std::sqrt(norm));
-                CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
-            }
+            INFO("training=", training, " layout_mismatch=", mismatch, " layout_bytes=", bytes,
+                 " layout_embedding=", cfg.layout_embedding, " norm=", to_string(cfg.norm),
+                 " config_attention=", cfg.config_attention);
+            check_fast_equals_naive(fast, naive, seg, training);
         }
     // Tile (no configurable nodes): late join keeps every layer config-independent (the config
     // enters at the head), early join makes every row dependent; both with the cost features.
@@ -385,27 +393,9 @@ TEST_CASE(
                 naive.params().initialize(23);
                 CHECK(fast.plan(tile.input()).nodes[3].size() ==
                       (join == ConfigJoin::kLate ? 0u : 40u));
-                const auto w = loss_weights(tile.k);
-                Tensor s_fast, s_naive;
-                fast.params().zero_grads();
-                naive.params().zero_grads();
-                model_loss(fast, tile, w, true, training, 4, &s_fast);
-                model_loss(naive, tile, w, true, training, 4, &s_naive);
-                for (int64_t i = 0; i < tile.k; ++i)
-                    CHECK(std::abs(s_fast[i] - s_naive[i]) <=
-                          1e-5 * std::max(1.0f, std::abs(s_naive[i])));
-                for (const ParamRef& ref : fast.params().refs()) {
-                    double diff = 0, norm = 0;
-                    for (int64_t i = ref.offset; i < ref.offset + ref.size(); ++i) {
-                        const double a = fast.params().grads()[i], b = naive.params().grads()[i];
-                        diff += (a - b) * (a - b);
-                        norm += b * b;
-                    }
-                    INFO("tile parameter ", ref.name, " training=", training,
-                         " late join=", join == ConfigJoin::kLate, " tile_cost_features=", cost);
-                    INFO("grad norm ", std::sqrt(norm));
-                    CHECK(std::sqrt(diff) <= 1e-5 * std::max(1e-3, std::sqrt(norm)));
-                }
+                INFO("tile training=", training, " late join=", join == ConfigJoin::kLate,
+                     " tile_cost_features=", cost);
+                check_fast_equals_naive(fast, naive, tile, training);
             }
 }
 

@@ -16,6 +16,7 @@
 #include "tests/gst/gst_test_util.h"
 #include "tests/gst/gst_util.h"
 #include "tests/gst/store_test_util.h"
+#include "tests/support/grad_check.h"
 
 namespace segrank::test {
 namespace {
@@ -249,15 +250,8 @@ TEST_CASE("prior.weight and the parameters under it match finite differences of 
         REQUIRE(id.has_value());
         const ParamRef& r = model.params().ref(*id);
         for (int64_t j = 0; j < std::min<int64_t>(3, r.size()); ++j) {
-            float& v = model.params().values()[static_cast<size_t>(r.offset + j)];
-            const float saved = v;
-            const double h = 1e-3;
-            v = static_cast<float>(saved + h);
-            const double up = loss();
-            v = static_cast<float>(saved - h);
-            const double down = loss();
-            v = saved;
-            const double fd = (up - down) / (2 * h);
+            const double fd = central_difference(
+                model.params().values()[static_cast<size_t>(r.offset + j)], loss, 1e-3);
             const double an = grads[static_cast<size_t>(r.offset + j)];
             CAPTURE(j);
             MESSAGE(name, "[", j, "]: analytic ", an, ", finite difference ", fd);

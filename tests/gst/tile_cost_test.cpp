@@ -15,6 +15,7 @@
 #include "tests/gst/gst_test_util.h"
 #include "tests/gst/gst_util.h"
 #include "tests/gst/store_test_util.h"
+#include "tests/support/grad_check.h"
 
 namespace segrank::test {
 namespace {
@@ -185,15 +186,8 @@ TEST_CASE("config_cost.weight matches finite differences of the GST loss, early 
         // 0, 2 and the last (column 13, the invalid flag, is 0 on these configs: no gradient).
         for (int64_t j : {int64_t{0}, int64_t{9}, int64_t{2 * kTileCostFeatures + 5},
                           r.size() - kTileCostFeatures + 7}) {
-            float& v = model.params().values()[static_cast<size_t>(r.offset + j)];
-            const float saved = v;
-            const double h = 1e-3;
-            v = static_cast<float>(saved + h);
-            const double up = loss();
-            v = static_cast<float>(saved - h);
-            const double down = loss();
-            v = saved;
-            const double fd = (up - down) / (2 * h);
+            const double fd = central_difference(
+                model.params().values()[static_cast<size_t>(r.offset + j)], loss, 1e-3);
             const double an = grads[static_cast<size_t>(r.offset + j)];
             CAPTURE(j);
             CHECK(an == doctest::Approx(fd).epsilon(2e-2).scale(1e-3));

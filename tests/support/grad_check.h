@@ -26,6 +26,17 @@ struct GradCheckResult {
     bool ok() const { return failed == 0 && checked > 0; }
 };
 
+/// (loss(x + eps) - loss(x - eps)) / (2 eps), perturbing the one value x in place and restoring it.
+inline double central_difference(float& x, const std::function<double()>& loss, double eps) {
+    const float orig = x;
+    x = static_cast<float>(orig + eps);
+    const double lp = loss();
+    x = static_cast<float>(orig - eps);
+    const double lm = loss();
+    x = orig;
+    return (lp - lm) / (2.0 * eps);
+}
+
 /// Checks up to max_checks entries of x (all when x is small; else a seeded random sample).
 /// Entry i passes when |num - ana| <= atol + rtol * max(|num|, |ana|).
 inline GradCheckResult grad_check(std::span<float> x, std::span<const float> grad,
@@ -39,13 +50,7 @@ inline GradCheckResult grad_check(std::span<float> x, std::span<const float> gra
     for (int64_t t = 0; t < count; ++t) {
         const int64_t i =
             n <= max_checks ? t : static_cast<int64_t>(rng.uniform_int(static_cast<uint64_t>(n)));
-        const float orig = x[i];
-        x[i] = static_cast<float>(orig + eps);
-        const double lp = loss();
-        x[i] = static_cast<float>(orig - eps);
-        const double lm = loss();
-        x[i] = orig;
-        const double num = (lp - lm) / (2.0 * eps);
+        const double num = central_difference(x[i], loss, eps);
         const double ana = grad[i];
         const double tol = atol + rtol * std::max(std::abs(num), std::abs(ana));
         const double err = std::abs(num - ana);

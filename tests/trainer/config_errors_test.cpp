@@ -20,6 +20,37 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// What constructing a Trainer on a tiny layout collection reports when the config file
+// `dir / file_name` (data.collections unrestricted, so only the data shows the task) has
+// `model_line` as its line 6. err is "" when the Trainer was built.
+struct LayoutTrainerError {
+    fs::path dir, file;
+    std::string err;
+};
+LayoutTrainerError trainer_error_on_layout(const std::string& scratch, const std::string& model_line,
+                                           const std::string& file_name) {
+    LayoutTrainerError out;
+    out.dir = scratch_dir(scratch);
+    TinyLayoutSpec spec;
+    spec.configs = 24;
+    write_tiny_layout_collection(out.dir / "data", spec);
+    // sq(): a TOML literal string.
+    const std::string text = "[data]\nroot = " + sq((out.dir / "data").string()) +
+                             "\nholdout = \"configs\"\n[model]\nhidden = 8\n" + model_line +
+                             "\n[train]\nsteps = 2\nrun_dir = " + sq((out.dir / "run").string()) +
+                             "\nprogress = false\n";
+    out.file = out.dir / file_name;
+    std::ofstream(out.file) << text;
+    const RunConfig cfg = load_config(out.file.string());  // valid: the task is not in the config
+    LocalCommunicator comm;
+    try {
+        Trainer t(cfg, comm);
+    } catch (const Error& e) {
+        out.err = e.what();
+    }
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -102,27 +133,8 @@ TEST_CASE("key_location names the file position or the override of a key, and ==
 TEST_CASE(
     "model.config_join = late on layout data with unrestricted collections names the key's "
     "file:line") {
-    const fs::path dir = scratch_dir("config_late_join_location");
-    TinyLayoutSpec spec;
-    spec.configs = 24;
-    write_tiny_layout_collection(dir / "data", spec);
-    // A file with collections unrestricted and config_join on line 6 (sq(): a TOML literal string).
-    const std::string text =
-        "[data]\nroot = " + sq((dir / "data").string()) +
-        "\nholdout = \"configs\"\n[model]\nhidden = 8\nconfig_join = \"late\"\n[train]\nsteps = 2\n"
-        "run_dir = " +
-        sq((dir / "run").string()) + "\nprogress = false\n";
-    const fs::path file = dir / "late.toml";
-    std::ofstream(file) << text;
-    const RunConfig cfg =
-        load_config(file.string());  // valid: the task is not known from the config
-    LocalCommunicator comm;
-    std::string err;
-    try {
-        Trainer t(cfg, comm);
-    } catch (const Error& e) {
-        err = e.what();
-    }
+    const auto [dir, file, err] =
+        trainer_error_on_layout("config_late_join_location", "config_join = \"late\"", "late.toml");
     CAPTURE(err);
     CHECK(err.starts_with(file.string() +
                           ":6:1: model.config_join: \"late\" applies to tile collections only"));
@@ -130,6 +142,7 @@ TEST_CASE(
     CHECK_FALSE(fs::exists(dir / "run"));
     // From a --set, the override is named instead.
     const RunConfig over = load_config(file.string(), {"model.config_join=\"late\""});
+    LocalCommunicator comm;
     try {
         Trainer t(over, comm);
         FAIL("expected an error");
@@ -220,25 +233,8 @@ TEST_CASE(
           "configs/x.toml:2:1: model.tile_cost_features: expected a boolean (true or false), got "
           "integer 1");
 
-    const fs::path dir = scratch_dir("config_tile_cost_location");
-    TinyLayoutSpec spec;
-    spec.configs = 24;
-    write_tiny_layout_collection(dir / "data", spec);
-    const std::string text =
-        "[data]\nroot = " + sq((dir / "data").string()) +
-        "\nholdout = \"configs\"\n[model]\nhidden = 8\ntile_cost_features = true\n[train]\n"
-        "steps = 2\nrun_dir = " +
-        sq((dir / "run").string()) + "\nprogress = false\n";
-    const fs::path file = dir / "cost.toml";
-    std::ofstream(file) << text;
-    const RunConfig cfg = load_config(file.string());  // valid: the task is not in the config
-    LocalCommunicator comm;
-    std::string err;
-    try {
-        Trainer t(cfg, comm);
-    } catch (const Error& e) {
-        err = e.what();
-    }
+    const auto [dir, file, err] = trainer_error_on_layout("config_tile_cost_location",
+                                                          "tile_cost_features = true", "cost.toml");
     CAPTURE(err);
     CHECK(err.starts_with(file.string() +
                           ":6:1: model.tile_cost_features: true applies to tile collections only"));
