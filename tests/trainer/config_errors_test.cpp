@@ -27,7 +27,8 @@ struct LayoutTrainerError {
     fs::path dir, file;
     std::string err;
 };
-LayoutTrainerError trainer_error_on_layout(const std::string& scratch, const std::string& model_line,
+LayoutTrainerError trainer_error_on_layout(const std::string& scratch,
+                                           const std::string& model_line,
                                            const std::string& file_name) {
     LayoutTrainerError out;
     out.dir = scratch_dir(scratch);
