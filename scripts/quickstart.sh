@@ -17,7 +17,7 @@ cmake --build "$BUILD_DIR" -j "$(nproc)" --target segrank
 SEGRANK="$BUILD_DIR/cli/segrank"
 OUT=runs/quickstart
 mkdir -p "$OUT"
-"$SEGRANK" synth --out "$OUT/data" --collections layout --graphs 96 --nodes 200:2000 --configs 64 --seed 0 --force -q
+"$SEGRANK" synth --out "$OUT/data" --collections layout --graphs 192 --nodes 200:2000 --configs 64 --seed 0 --force -q
 # --overwrite: a second run of this script starts the training over in the same run directory.
 "$SEGRANK" train --config configs/quickstart.toml --overwrite "$@"
 "$SEGRANK" predict --checkpoint "$OUT" --split valid --out "$OUT/model.csv"
