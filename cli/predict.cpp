@@ -70,7 +70,9 @@ int run_predict(int argc, char** argv) {
         "with model.config_attention: config orders scored and averaged per graph (default: the "
         "checkpoint's eval.tta_orders)",
         cxxopts::value<int64_t>())(
-        "timing", "print each graph's nodes, configs, seconds and configs/s to stderr")(
+        "dense",
+        "compute every (node, config) row instead of each distinct row once (eval.dedupe_rows = "
+        "false)")("timing", "print each graph's nodes, configs, seconds and configs/s to stderr")(
         "h,help", "show this help");
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
@@ -136,6 +138,7 @@ int run_predict(int argc, char** argv) {
             auto pg = prepare_graph(e, lm.normalizer, *lm.model, prep);
             GstOptions opt = gst_options_from(lm.cfg);
             if (tta_orders) opt.tta_orders = static_cast<int32_t>(*tta_orders);
+            if (args.count("dense")) opt.dedupe_rows = false;
             std::vector<float> s = score_graph(
                 *lm.model, *pg, pg->configs, chunk.value_or(lm.cfg.eval.chunk_configs), opt,
                 kMaxConfigChunkBytes, cache_mb.value_or(lm.cfg.eval.cache_mb) << 20);

@@ -184,6 +184,13 @@ struct EncodeSaved {
     const EncodeBase* cached = nullptr;
 };
 
+/// Row counts of one deduplicated inference encode (Model::encode_dedupe), per layer 0..L: the dep
+/// rows a dense encode computes (m_l x K) and the distinct rows computed instead.
+struct DedupeStats {
+    std::vector<int64_t> dense_rows;   ///< [L+1]
+    std::vector<int64_t> unique_rows;  ///< [L+1]
+};
+
 /// Saved state of one head call.
 struct HeadSaved {
     MlpHead::Saved mlp;
@@ -218,6 +225,20 @@ public:
     /// instead of being computed, with the same result bit for bit.
     Tensor encode(const SegmentInput& in, EncodeSaved* saved, bool training = false,
                   Rng* rng = nullptr, const EncodeBase* cached = nullptr);
+    /// Whether encode_dedupe deduplicates rows of `in` (layout, no config_attention, K > 1); else
+    /// it runs the dense encode.
+    bool dedupes(const SegmentInput& in) const;
+    /// Inference readout [K, 2H] of encode(in, nullptr, false, nullptr, cached), computing each
+    /// distinct row of every layer once (docs/model.md#row-deduplication): configs that give a
+    /// node the same inputs within its receptive field share its row. Layer 0 is keyed by the
+    /// node's config values (and layout feature row), layer l by the classes of the node and its
+    /// neighbours at layer l - 1, so no row is compared by value after the input. Equal to the
+    /// dense encode up to float rounding of the GEMMs over fewer rows (the aggregation,
+    /// normalization and readout use the same arithmetic). Memory besides the distinct rows: three
+    /// [m_l x K] int32 class tables. stats (optional) receives the row counts. Falls back to the
+    /// dense encode when !dedupes(in). Throws segrank::Error on invalid input, as encode.
+    Tensor encode_dedupe(const SegmentInput& in, const EncodeBase* cached = nullptr,
+                         DedupeStats* stats = nullptr);
     /// The config-independent state of segment `in` (its plan, P, T_own and base rows, and the
     /// graph instance statistics; K and the config values of `in` are not read beyond validation),
     /// for encodes of any configs of the same segment. Memory: at most encode_base_bytes(n).
@@ -272,6 +293,9 @@ private:
                             const DropoutSpec* ds, std::vector<float>& mu,
                             std::vector<float>& rstd) const;
     void input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMatrixView ddep);
+    // Throws segrank::Error unless `cached` is an EncodeBase of plan p for this model.
+    void check_cached(const DependencePlan& p, const EncodeBase& cached) const;
+
     bool early() const { return cfg_.config_join == ConfigJoin::kEarly; }
     bool instance() const { return cfg_.norm == Norm::kGraphInstance; }
     /// Graph instance normalization with one set of statistics per segment, taken over the base

@@ -151,6 +151,16 @@ EncodeBase Model::encode_base(const SegmentInput& in) const {
     return b;
 }
 
+void Model::check_cached(const DependencePlan& p, const EncodeBase& cached) const {
+    SEGRANK_CHECK(
+        cached.plan.nodes == p.nodes &&
+            static_cast<int64_t>(cached.base.size()) == cfg_.layers + 1 &&
+            (!instance_base() || (static_cast<int64_t>(cached.norm_mu.size()) == cfg_.layers &&
+                                  static_cast<int64_t>(cached.norm_rstd.size()) == cfg_.layers)),
+        "Model::encode: the cached base rows are not of this segment (or lack the "
+        "graph instance statistics)");
+}
+
 Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, Rng* rng,
                      const EncodeBase* cached) {
     SEGRANK_CHECK(!cached || (!saved && !training),
@@ -164,14 +174,7 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
     st.input = in;
     st.training = training;
     st.cached = cached;
-    if (cached)
-        SEGRANK_CHECK(cached->plan.nodes == st.plan.nodes &&
-                          static_cast<int64_t>(cached->base.size()) == cfg_.layers + 1 &&
-                          (!instance_base() ||
-                           (static_cast<int64_t>(cached->norm_mu.size()) == cfg_.layers &&
-                            static_cast<int64_t>(cached->norm_rstd.size()) == cfg_.layers)),
-                      "Model::encode: the cached base rows are not of this segment (or lack the "
-                      "graph instance statistics)");
+    if (cached) check_cached(st.plan, *cached);
     const bool drop = training && cfg_.dropout > 0.0f;
     if (drop) {
         SEGRANK_CHECK(rng, "Model::encode: training with dropout needs an Rng");

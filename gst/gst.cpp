@@ -127,17 +127,18 @@ Tensor broadcast_row(const Tensor& r1, int64_t k) {
 }
 
 // Readout [K, 2H] of one segment for configs, forward only. Independent segments are computed once
-// with K = 1 and broadcast (their readout is the same for every config).
+// with K = 1 and broadcast (their readout is the same for every config); dependent ones with
+// Model::encode_dedupe when `dedupe` (inference), else densely (training's stale recomputation).
 Tensor readout_forward_only(Model& model, const PreparedGraph& g, int32_t s,
                             const ConfigBatch& batch, std::span<const int64_t> configs,
-                            SegmentInputBuffers& buf) {
+                            SegmentInputBuffers& buf, bool dedupe) {
     const auto k = static_cast<int64_t>(configs.size());
     if (!g.segment_dependent[static_cast<size_t>(s)] && k > 1) {
         SegmentInput in = make_segment_input(g, s, batch, configs.subspan(0, 1), buf);
         return broadcast_row(model.encode(in, nullptr), k);
     }
     SegmentInput in = make_segment_input(g, s, batch, configs, buf);
-    return model.encode(in, nullptr);
+    return dedupe ? model.encode_dedupe(in) : model.encode(in, nullptr);
 }
 
 // Tile config rows [K, 24] and cost features of configs (held in `tmp` and `cost_tmp`), or empty
@@ -304,7 +305,7 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
         Tensor tmp, cost_tmp;
         const Tensor v = agg.value(model,
                                    readout_forward_only(model, g, in.active[static_cast<size_t>(r)],
-                                                        in.batch, cfgs, fo_buf),
+                                                        in.batch, cfgs, fo_buf, false),
                                    tile_view(g, in.batch, cfgs, tmp, cost_tmp), nullptr);
         for (int64_t i = 0; i < out.rows; ++i)
             std::memcpy(out.row(i), v.data() + i * agg.width,
@@ -334,7 +335,7 @@ std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g,
     SegmentInputBuffers buf;
     const ConfigBatch batch = load_config_batch(g, configs);
     for (int32_t s : active_segments(g, opt, aggregation_for(opt.aggregate, model)))
-        out.push_back(readout_forward_only(model, g, s, batch, configs, buf));
+        out.push_back(readout_forward_only(model, g, s, batch, configs, buf, opt.dedupe_rows));
     return out;
 }
 
@@ -357,11 +358,14 @@ struct CachedSegment {
 // the bytes held stay within the bound.
 class InferenceCache {
 public:
-    InferenceCache(const PreparedGraph& g, int64_t bound_bytes)
-        : g_(g), left_(bound_bytes), entries_(static_cast<size_t>(g.num_segments())) {}
+    InferenceCache(const PreparedGraph& g, int64_t bound_bytes, bool dedupe)
+        : g_(g),
+          left_(bound_bytes),
+          dedupe_(dedupe),
+          entries_(static_cast<size_t>(g.num_segments())) {}
 
     // Readout [K, 2H] of segment s for cfgs (rows in batch), equal bit for bit to
-    // readout_forward_only.
+    // readout_forward_only with the same dedupe choice.
     Tensor readout(Model& model, int32_t s, const ConfigBatch& batch, std::span<const int64_t> cfgs,
                    SegmentInputBuffers& buf) {
         CachedSegment& c = entries_[static_cast<size_t>(s)];
@@ -382,7 +386,8 @@ public:
         if (c.filled) {
             const BuiltSegment& built = kept ? g_.kept_segments[static_cast<size_t>(s)] : c.built;
             SegmentInput in = make_segment_input(g_, built, batch, cfgs, buf);
-            return model.encode(in, nullptr, false, nullptr, &c.base);
+            return dedupe_ ? model.encode_dedupe(in, &c.base)
+                           : model.encode(in, nullptr, false, nullptr, &c.base);
         }
         const BuiltSegment& built = built_segment(g_, s, buf.segment);
         SegmentInput in = make_segment_input(g_, built, batch, cfgs, buf);
@@ -390,9 +395,11 @@ public:
         // statistics, plan) and the rebuilt segment.
         const int64_t bound =
             model.encode_base_bytes(in.num_nodes()) + (kept ? 0 : built.memory_bytes());
-        if (bound > left_) return model.encode(in, nullptr);  // not kept: computed per chunk
+        if (bound > left_)  // not kept: computed per chunk
+            return dedupe_ ? model.encode_dedupe(in) : model.encode(in, nullptr);
         EncodeBase base = model.encode_base(in);
-        Tensor r = model.encode(in, nullptr, false, nullptr, &base);
+        Tensor r = dedupe_ ? model.encode_dedupe(in, &base)
+                           : model.encode(in, nullptr, false, nullptr, &base);
         SEGRANK_ASSERT(keep(base.memory_bytes() + (kept ? 0 : built.memory_bytes())));
         if (!kept) c.built = std::move(buf.segment);  // `built` is buf.segment
         c.base = std::move(base);
@@ -409,6 +416,7 @@ private:
 
     const PreparedGraph& g_;
     int64_t left_;
+    bool dedupe_;
     std::vector<CachedSegment> entries_;
 };
 
@@ -435,7 +443,7 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                 std::max<int64_t>(1, chunk));
     SegmentInputBuffers buf;
     ConfigBatch batch;
-    InferenceCache cache(g, std::max<int64_t>(0, cache_bytes));
+    InferenceCache cache(g, std::max<int64_t>(0, cache_bytes), opt.dedupe_rows);
     // Scores of the configs `list` into out, in chunks of consecutive configs.
     auto score_list = [&](std::span<const int64_t> list, std::span<float> out) {
         for (size_t b = 0; b < list.size(); b += static_cast<size_t>(chunk)) {

@@ -33,6 +33,10 @@ struct GstOptions {
     /// score_graph with model.config_attention: the number of config orders scored and averaged
     /// (`eval.tta_orders`, docs/model.md#test-time-averaging); ignored without the option.
     int32_t tta_orders = 1;
+    /// Inference (score_graph, segment_readouts) computes each distinct row of a layer once
+    /// (Model::encode_dedupe, `eval.dedupe_rows`, docs/model.md#row-deduplication); false = every
+    /// (node, config) row, as training does.
+    bool dedupe_rows = true;
 };
 
 /// What one graph's training step produced.

@@ -178,6 +178,9 @@ struct EvalSection {
     /// with model.config_attention: orders (chunkings) each config is scored in, averaged
     /// (docs/model.md#test-time-averaging); 1 = the given order only
     int tta_orders = 1;
+    /// inference computes each distinct (node, layer) row once (layout without
+    /// model.config_attention; docs/model.md#row-deduplication); false = every (node, config) row
+    bool dedupe_rows = true;
     bool operator==(const EvalSection&) const = default;
 };
 

@@ -202,6 +202,12 @@ void visit_schema(V& v, C& c) {
             "with model.config_attention: score every config in this many shuffled orders (fixed "
             "seed) and average; 1 = the given order (docs/model.md#test-time-averaging)",
             in(1, 1024));
+    v.field(
+        "dedupe_rows", c.eval.dedupe_rows,
+        "inference computes each distinct (node, layer) row once: configs that agree inside a "
+        "node's receptive field share its row (layout without model.config_attention; scores "
+        "equal the dense path's up to float rounding, docs/model.md#row-deduplication); false = "
+        "every (node, config) row");
 
     v.section("dist", "MPI data parallelism (docs/architecture.md#distribution)");
     v.field("threads_per_rank", c.dist.threads_per_rank,

@@ -73,6 +73,7 @@ GstOptions gst_options_from(const RunConfig& cfg) {
     o.loss_options.temperature = cfg.loss.temperature;
     o.skip_independent = cfg.model.config_independence && ranking_only(o.loss_terms);
     o.tta_orders = cfg.eval.tta_orders;
+    o.dedupe_rows = cfg.eval.dedupe_rows;
     return o;
 }
 

@@ -162,46 +162,77 @@ void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<cons
     });
 }
 
-void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
-                           const MixedRows& in) {
-    check_state("mixed_readout_forward", in);
-    const int64_t h = in.h;
-    SEGRANK_CHECK(
-        out.rows == in.k && out.cols == 2 * h && static_cast<int64_t>(argmax.size()) == in.k * h,
-        "mixed_readout_forward: out[", out.rows, ",", out.cols, "] argmax ", argmax.size(),
-        " for K=", in.k, " H=", h);
-    SEGRANK_CHECK(num_pooled >= 1 && num_pooled <= static_cast<int64_t>(in.pos.size()),
-                  "mixed_readout_forward: num_pooled = ", num_pooled, " outside [1, ",
-                  in.pos.size(), "]");
+namespace {
+
+// The readout of mixed_readout_forward with dep row (p, k) read from dep_row(p, k) (a const float*
+// of H values): base pooled nodes are summed once, then every config adds its dep rows in node
+// order.
+template <class DepRow>
+void readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
+                     ConstMatrixView base, std::span<const int32_t> pos, int64_t k_configs,
+                     int64_t h, const DepRow& dep_row) {
     // Independent pooled nodes: one sum and one max shared by every config.
     std::vector<double> bsum(static_cast<size_t>(h), 0.0);
     std::vector<float> bmax(static_cast<size_t>(h), -std::numeric_limits<float>::infinity());
     std::vector<int32_t> barg(static_cast<size_t>(h), -1);
     std::vector<int32_t> dep_nodes;
     for (int32_t v = 0; v < num_pooled; ++v) {
-        if (in.pos[v] >= 0) {
+        if (pos[v] >= 0) {
             dep_nodes.push_back(v);
             continue;
         }
-        const float* r = in.base.row(v);
+        const float* r = base.row(v);
         for (int64_t c = 0; c < h; ++c) {
             bsum[c] += r[c];
             if (r[c] > bmax[c] || barg[c] < 0) bmax[c] = r[c], barg[c] = v;
         }
     }
     const double inv_n = 1.0 / static_cast<double>(num_pooled);
-    parallel_for(0, in.k, 1, [&](int64_t k0, int64_t k1) {
+    parallel_for(0, k_configs, 1, [&](int64_t k0, int64_t k1) {
         std::vector<double> sum(static_cast<size_t>(h));
+        std::vector<int32_t> arg_local(static_cast<size_t>(h));
         for (int64_t k = k0; k < k1; ++k) {
             float* mean = out.row(k);
             float* mx = mean + h;
-            int32_t* arg = argmax.data() + k * h;
+            int32_t* arg = argmax.empty() ? arg_local.data() : argmax.data() + k * h;
             for (int64_t c = 0; c < h; ++c) sum[c] = bsum[c], mx[c] = bmax[c], arg[c] = barg[c];
-            for (int32_t v : dep_nodes)
-                pool_row(sum.data(), mx, arg, in.dep.row(in.pos[v]) + k * h, v, h);
+            for (int32_t v : dep_nodes) pool_row(sum.data(), mx, arg, dep_row(pos[v], k), v, h);
             for (int64_t c = 0; c < h; ++c) mean[c] = static_cast<float>(sum[c] * inv_n);
         }
     });
+}
+
+void check_readout(const char* op, MatrixView out, std::span<int32_t> argmax, bool need_argmax,
+                   int64_t num_pooled, size_t n, int64_t k, int64_t h) {
+    SEGRANK_CHECK(out.rows == k && out.cols == 2 * h &&
+                      (need_argmax ? static_cast<int64_t>(argmax.size()) == k * h : true),
+                  op, ": out[", out.rows, ",", out.cols, "] argmax ", argmax.size(), " for K=", k,
+                  " H=", h);
+    SEGRANK_CHECK(num_pooled >= 1 && num_pooled <= static_cast<int64_t>(n), op,
+                  ": num_pooled = ", num_pooled, " outside [1, ", n, "]");
+}
+
+}  // namespace
+
+void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
+                           const MixedRows& in) {
+    check_state("mixed_readout_forward", in);
+    check_readout("mixed_readout_forward", out, argmax, true, num_pooled, in.pos.size(), in.k,
+                  in.h);
+    const int64_t h = in.h;
+    readout_forward(out, argmax, num_pooled, in.base, in.pos, in.k, h,
+                    [&](int32_t p, int64_t k) { return in.dep.row(p) + k * h; });
+}
+
+void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in) {
+    SEGRANK_CHECK(
+        in.uniq.cols == in.h && (in.base.rows == 0 || in.base.cols == in.h) &&
+            in.cls.size() == (in.off.empty() ? 0 : in.off.size() - 1) * static_cast<size_t>(in.k),
+        "class_readout_forward: uniq [", in.uniq.rows, ", ", in.uniq.cols, "], ", in.cls.size(),
+        " classes for ", in.off.size(), " offsets, K=", in.k, " H=", in.h);
+    check_readout("class_readout_forward", out, {}, false, num_pooled, in.pos.size(), in.k, in.h);
+    readout_forward(out, {}, num_pooled, in.base, in.pos, in.k, in.h,
+                    [&](int32_t p, int64_t k) { return in.row(p, k); });
 }
 
 void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,

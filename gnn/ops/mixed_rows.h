@@ -47,11 +47,35 @@ void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, cons
 void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<const int32_t> out_pos,
                          std::span<const float> fwd_inv_deg, ConstMatrixView dout);
 
+/// Read-only deduplicated layer state of an inference encode (docs/model.md#row-deduplication):
+/// the K config rows of dep node p are the rows uniq[off[p] + cls[p * K + k]], so configs whose
+/// row is the same share one stored row; independent nodes read base. base: [n, H] (may be empty
+/// when every pos >= 0); uniq: [U, H]; off: [m + 1] (off[m] <= U); count: [m] classes of node p
+/// (cls values are below it, count[p] <= off[p + 1] - off[p]); cls: [m * K]; pos: [n].
+struct ClassRows {
+    ConstMatrixView base;
+    ConstMatrixView uniq;
+    std::span<const int64_t> off;
+    std::span<const int32_t> count;
+    std::span<const int32_t> cls;
+    std::span<const int32_t> pos;
+    int64_t k = 1;
+    int64_t h = 0;
+
+    /// Row of dep node p (its dep position) for config k: H values.
+    const float* row(int32_t p, int64_t k_index) const {
+        return uniq.row(off[p] + cls[static_cast<size_t>(p * k + k_index)]);
+    }
+};
+
 /// Readout over the first num_pooled nodes, per config k: out[k] = [mean_v row_k(v), max_v
 /// row_k(v)]. out: [K, 2H]; argmax: [K*H] node ids of the max (saved for the backward). num_pooled
 /// >= 1.
 void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
                            const MixedRows& in);
+/// mixed_readout_forward of a deduplicated state, for inference (no argmax): out [K, 2H] equal
+/// bit for bit to mixed_readout_forward on the expanded rows. Throws segrank::Error on shapes.
+void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in);
 /// Adjoint of mixed_readout_forward: mean part spread over the pooled nodes, max part to the argmax
 /// node.
 void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,

@@ -2,10 +2,12 @@
 // on (every segment kept, or a bound that keeps only some) equal the scores with it off bit for
 // bit, on graphs of several segments scored in several chunks, streamed from a store or held in
 // memory, under both aggregates (embedding_mean scores the config-independent segments too), also
-// with model.config_attention (whose base rows the cache holds after their attention).
+// with model.config_attention (whose base rows the cache holds after their attention); and with
+// row deduplication (eval.dedupe_rows) the scores equal the dense path's to 1e-5 in every setting.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -193,6 +195,41 @@ TEST_CASE(
             CHECK(same_bits(off, score_graph(model, *g, g->configs, 7, opt, kMaxConfigChunkBytes,
                                              kDefaultInferenceCacheBytes)));
         }
+}
+
+TEST_CASE(
+    "score_graph with row deduplication gives the dense scores to 1e-5 with the cache on, off and "
+    "partial and at several chunk sizes") {
+    const std::filesystem::path dir = scratch_dir("gst_inference_dedupe");
+    TinyLayoutSpec spec;
+    spec.min_nodes = 400;
+    spec.max_nodes = 420;
+    spec.configs = 60;
+    spec.config_nodes = 3;
+    const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
+    const Normalizer norm = normalizer_of(store);
+    for (const CacheOption& option : kCacheOptions) {
+        INFO("option=", std::string(option.name));
+        Model model(cache_model_config(norm.output_dim(), option));
+        init_params(model, 7);
+        const auto g = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(60));
+        GstOptions dense = tiny_gst_options(), dedupe = tiny_gst_options();
+        dense.dedupe_rows = false;
+        dedupe.dedupe_rows = true;
+        // config_attention scores depend on the chunk (and deduplication runs the dense encode
+        // there): the reference is the dense score at the same chunk size.
+        for (int64_t chunk : {int64_t{1}, int64_t{7}, int64_t{60}})
+            for (int64_t cache : {int64_t{0}, int64_t{40000}, kDefaultInferenceCacheBytes}) {
+                const std::vector<float> ref =
+                    score_graph(model, *g, g->configs, chunk, dense, kMaxConfigChunkBytes, 0);
+                INFO("chunk=", chunk, " cache=", cache);
+                const std::vector<float> s =
+                    score_graph(model, *g, g->configs, chunk, dedupe, kMaxConfigChunkBytes, cache);
+                REQUIRE(s.size() == ref.size());
+                for (size_t i = 0; i < s.size(); ++i)
+                    CHECK(std::abs(s[i] - ref[i]) <= 1e-5f * std::max(1.0f, std::abs(ref[i])));
+            }
+    }
 }
 
 }  // namespace segrank::test
