@@ -141,13 +141,7 @@ namespace {
 // (segments) of fp32's speed; with this one at 1.27x and 1.36x (docs/model.md#precision).
 SEGRANK_SIMD_CLONES void pack_row_bf16(const float* __restrict src, uint16_t* __restrict dst,
                                        int64_t n) {
-    for (int64_t j = 0; j < n; ++j) {
-        uint32_t u = 0;
-        std::memcpy(&u, &src[j], sizeof u);
-        const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-        const uint32_t rounded = u + 0x7fffu + ((u >> 16) & 1u);
-        dst[j] = static_cast<uint16_t>((nan ? (u | 0x00400000u) : rounded) >> 16);
-    }
+    for (int64_t j = 0; j < n; ++j) dst[j] = bf16_bits(src[j]);
 }
 
 // The stored [rows, cols] operand `x` as packed bf16 (round to nearest even) in `out`.

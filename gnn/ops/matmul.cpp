@@ -35,14 +35,7 @@ std::span<const EnumName<MatmulPrecision>> enum_names(MatmulPrecision) { return 
 std::string_view to_string(MatmulPrecision p) { return enum_name(p); }
 
 float round_to_bf16(float x) {
-    uint32_t u = 0;
-    std::memcpy(&u, &x, sizeof u);
-    if ((u & 0x7f800000u) == 0x7f800000u) {  // inf stays, NaN stays NaN (quiet bit kept)
-        if (u & 0x007fffffu) u |= 0x00400000u;
-    } else {
-        u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
-    }
-    u &= 0xffff0000u;
+    const uint32_t u = static_cast<uint32_t>(bf16_bits(x)) << 16;
     float y = 0;
     std::memcpy(&y, &u, sizeof y);
     return y;

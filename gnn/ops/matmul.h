@@ -3,6 +3,7 @@
 // kernel.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -60,7 +61,16 @@ MatmulPrecision matmul_precision();
 /// than it saves).
 constexpr int64_t kBf16MinFlops = int64_t{1} << 20;
 
-/// fp32 -> bfloat16 -> fp32 with round to nearest even (NaN stays NaN, infinities stay infinite).
+/// The bfloat16 bits of x: round to nearest even; NaN stays NaN (quiet bit set), infinities stay
+/// infinite. Branch-free, so loops over it vectorize (the bf16 operand packing).
+inline uint16_t bf16_bits(float x) {
+    uint32_t u = 0;
+    std::memcpy(&u, &x, sizeof u);
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    const uint32_t rounded = u + 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>((nan ? (u | 0x00400000u) : rounded) >> 16);
+}
+/// fp32 -> bfloat16 -> fp32 (bf16_bits widened back).
 float round_to_bf16(float x);
 
 /// Floating-point operations (2 m n k per product, bias and accumulation not counted) of every
