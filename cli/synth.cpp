@@ -1,7 +1,7 @@
 // `segrank synth --out DIR --collections tile,layout --graphs N --nodes MIN:MAX --configs C
-// --seed S [--noise SIGMA] [--splits 0.7,0.15,0.15] [--format npz|hdf5] [--hide-test-labels]
-// [--force]`: synthetic collections labelled by hwmodel (docs/hwmodel.md#synthetic-collections;
-// hwmodel/synth/).
+// --seed S [--noise SIGMA] [--layout-choices N] [--splits 0.7,0.15,0.15] [--format npz|hdf5]
+// [--hide-test-labels] [--force]`: synthetic collections labelled by hwmodel
+// (docs/hwmodel.md#synthetic-collections; hwmodel/synth/).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -92,6 +92,10 @@ int run_synth(int argc, char** argv) {
         "layout: at most round(F x nodes) configurable nodes (and at most --max-config-nodes); 0 "
         "= off",
         cxxopts::value<std::string>()->default_value("0"))(
+        "layout-choices",
+        "layout: each configurable node picks among N layouts drawn once per graph (real layout "
+        "files: at most 8); 0 = a fresh random layout per config",
+        cxxopts::value<std::string>()->default_value("0"))(
         "seed", "random seed", cxxopts::value<std::string>()->default_value("0"))(
         "noise", "log-normal sigma of the runtime labels",
         cxxopts::value<std::string>()->default_value("0.05"))(
@@ -147,6 +151,7 @@ int run_synth(int argc, char** argv) {
     w.synth.log_uniform_nodes = dist == "log-uniform";
     w.synth.config_node_fraction =
         parse_double("config-node-fraction", args["config-node-fraction"].as<std::string>());
+    w.synth.layout_choices = parse_int("layout-choices", args["layout-choices"].as<std::string>());
     const int64_t seed = parse_int("seed", args["seed"].as<std::string>());
     SEGRANK_CHECK(seed >= 0, "--seed: expected >= 0, got ", seed);
     w.synth.seed = static_cast<uint64_t>(seed);

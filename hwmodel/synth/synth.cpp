@@ -61,6 +61,9 @@ void SynthOptions::validate() const {
                   max_configs, " has max < min");
     SEGRANK_CHECK(config_node_fraction >= 0 && config_node_fraction <= 1,
                   "synth: config node fraction must be in [0, 1], got ", config_node_fraction);
+    SEGRANK_CHECK(layout_choices >= 0 && layout_choices <= 1000,
+                  "synth: layout_choices (--layout-choices) must be in [0, 1000], got ",
+                  layout_choices);
 }
 
 SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) {
@@ -159,10 +162,35 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
     const int64_t configs = graph_configs(opt, Task::kLayout, index);
     g.node_config_feat.assign(static_cast<size_t>(configs) * row_size, int8_t{-1});
     g.config_runtime.resize(static_cast<size_t>(configs));
+    // layout_choices > 0: per node, N candidate layouts drawn once per graph from their own stream
+    // (node-major: candidate i of node k at k * N + i); crng then only picks among them.
+    const auto choices = static_cast<size_t>(opt.layout_choices);
+    std::vector<int8_t> choice_rows(nc * choices * kLayoutConfigDim);
+    std::vector<hlo::NodeLayoutConfig> choice_cfgs;  // kept only for keep_sources
+    if (choices > 0) {
+        Rng choice_rng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index),
+                                     "synth-layout-choices");
+        if (keep_sources) choice_cfgs.reserve(nc * choices);
+        for (size_t k = 0; k < nc; ++k)
+            for (size_t i = 0; i < choices; ++i) {
+                hlo::NodeLayoutConfig c = random_node_layout(choice_rng, ranks[k], opt.layout);
+                const auto v = hlo::layout_config_values(c);
+                std::copy(v.begin(), v.end(),
+                          choice_rows.data() + (k * choices + i) * kLayoutConfigDim);
+                if (keep_sources) choice_cfgs.push_back(std::move(c));
+            }
+    }
     for (int64_t j = 0; j < configs; ++j) {
         int8_t* row = g.node_config_feat.data() + static_cast<size_t>(j) * row_size;
         std::vector<hlo::NodeLayoutConfig> cfg(nc);
         for (size_t k = 0; k < nc; ++k) {
+            if (j > 0 && choices > 0) {
+                const size_t c = k * choices + static_cast<size_t>(crng.uniform_int(choices));
+                const int8_t* v = choice_rows.data() + c * kLayoutConfigDim;
+                std::copy(v, v + kLayoutConfigDim, row + k * kLayoutConfigDim);
+                if (keep_sources) cfg[k] = choice_cfgs[c];
+                continue;
+            }
             if (j > 0)
                 cfg[k] = random_node_layout(crng, ranks[k], opt.layout);
             else

@@ -35,12 +35,17 @@ struct SynthOptions {
     /// dot / reshape nodes when there are more; real graphs configure a few percent of their
     /// nodes).
     int64_t max_config_nodes = 1000;
+    /// Layout graphs: when > 0, each configurable node draws this many candidate layouts once per
+    /// graph (stream "synth-layout-choices") and every config j > 0 picks one of them uniformly,
+    /// so a node has at most this many distinct non-default rows across configs (real layout
+    /// files: at most ~8, mean ~5); 0 = a fresh random layout per node and config. In [0, 1000].
+    int64_t layout_choices = 0;
     hw::HwParams hw = hw::tpu_v3_core();
     LayoutSampling layout;
 
     /// Throws segrank::Error naming the bad field (min/max nodes >= 2, min <= max, configs >= 2,
     /// max_configs 0 or >= configs, noise_sigma in [0, 5], max_config_nodes >= 1,
-    /// config_node_fraction in [0, 1]).
+    /// config_node_fraction in [0, 1], layout_choices in [0, 1000]).
     void validate() const;
 };
 
@@ -72,10 +77,12 @@ SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources =
 
 /// Graph `index` of the synthetic layout collection, "synth_layout_<index>": a conv net or a
 /// transformer module (family from the seed), configurable nodes = conv/dot/reshape, config 0 =
-/// all compiler defaults, configs 1.. random_node_layout per node; runtimes from
-/// hw::LayoutModel (ns, >= 2, noisy). Memory: the module plus c x nc x 18 bytes; the hwmodel's
-/// per-node memo is dropped (the model rebuilt) every ~2^19 node evaluations, so it stays bounded
-/// for 10^5 configurations.
+/// all compiler defaults, configs 1.. random_node_layout per node (or, with layout_choices N > 0,
+/// one of N per-node candidates drawn once per graph); runtimes from hw::LayoutModel (ns, >= 2,
+/// noisy). Memory: the module plus c x nc x 18 bytes (plus N x nc x 18 bytes of candidate rows,
+/// and their NodeLayoutConfig objects only when keep_sources); the hwmodel's per-node memo is
+/// dropped (the model rebuilt) every ~2^19 node evaluations, so it stays bounded for 10^5
+/// configurations.
 SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sources = false);
 
 /// The tpu_graphs form of a kept synthetic graph (module + runs; run 0 is_default), which

@@ -63,11 +63,17 @@ TEST_CASE("segrank synth rejects bad options with a message naming the option") 
     CHECK(bad_format.exit_code == 1);
     CHECK(bad_format.output.find("unknown store format \"parquet\" (valid: \"npz\", \"hdf5\")") !=
           std::string::npos);
+    const auto bad_choices = run_command(synth_cmd(dir / "e", "--layout-choices -1"));
+    CHECK(bad_choices.exit_code == 1);
+    CHECK(bad_choices.output.find("--layout-choices") != std::string::npos);
+    CHECK(bad_choices.output.find("got -1") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "a"));
     CHECK_FALSE(fs::exists(dir / "c"));
+    CHECK_FALSE(fs::exists(dir / "e"));
     const auto help = run_command(sq(segrank_binary().string()) + " synth --help");
     CHECK(help.exit_code == 0);
     CHECK(help.output.find("--hide-test-labels") != std::string::npos);
+    CHECK(help.output.find("--layout-choices") != std::string::npos);
 }
 
 }  // namespace segrank::test

@@ -146,6 +146,68 @@ TEST_CASE("log-uniform sizes, per-graph config ranges and proportional configura
     CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("config node fraction"), Error);
 }
 
+TEST_CASE("layout_choices N: each configurable node takes at most N distinct layouts") {
+    SynthOptions o = small(9);
+    o.configs = 40;
+    o.layout_choices = 3;
+    int64_t nodes_with_several = 0;
+    for (int64_t i = 0; i < 3; ++i) {
+        CAPTURE(i);
+        const SynthLayout l = synth_layout(o, i, /*keep_sources=*/true);
+        validate(l.graph, LabelPolicy::kRequirePositive, l.graph.name);
+        const auto nc = static_cast<size_t>(l.graph.num_config_nodes());
+        const auto c = static_cast<size_t>(l.graph.num_configs());
+        REQUIRE(c == 40);
+        const int8_t* feat = l.graph.node_config_feat.data();
+        // Config 0 is still the compiler default.
+        CHECK(std::all_of(feat, feat + nc * 18, [](int8_t v) { return v == -1; }));
+        for (size_t k = 0; k < nc; ++k) {
+            CAPTURE(k);
+            std::set<std::vector<int8_t>> rows;
+            for (size_t j = 1; j < c; ++j) {
+                const int8_t* r = feat + (j * nc + k) * 18;
+                if (std::any_of(r, r + 18, [](int8_t v) { return v != -1; }))
+                    rows.insert(std::vector<int8_t>(r, r + 18));
+            }
+            CHECK(rows.size() <= 3);
+            nodes_with_several += rows.size() >= 2;
+        }
+        // The kept sources are the chosen layouts: they featurize to the same graph.
+        const auto again = hlo::featurize_layout(to_module_tuning(l), l.graph.name);
+        REQUIRE(again.graph.has_value());
+        CHECK(again.graph->node_config_feat == l.graph.node_config_feat);
+    }
+    CHECK(nodes_with_several > 0);
+    // Same seed, same graph; and the choices change the configs but not the module.
+    CHECK(synth_layout(o, 1).graph.node_config_feat == synth_layout(o, 1).graph.node_config_feat);
+    CHECK(synth_layout(o, 1).graph.edge_index == synth_layout(small(9), 1).graph.edge_index);
+}
+
+TEST_CASE("layout_choices defaults to 0, and 0 gives the graphs of a fresh layout per config") {
+    CHECK(SynthOptions{}.layout_choices == 0);
+    SynthOptions zero = small(6);
+    zero.layout_choices = 0;
+    for (int64_t i = 0; i < 2; ++i) {
+        CAPTURE(i);
+        const SynthLayout a = synth_layout(small(6), i), b = synth_layout(zero, i);
+        CHECK(a.graph.node_config_feat == b.graph.node_config_feat);
+        CHECK(a.graph.config_runtime == b.graph.config_runtime);
+    }
+}
+
+TEST_CASE("layout_choices outside [0, 1000] is rejected naming the option") {
+    for (int64_t bad_value : {int64_t{-1}, int64_t{1001}}) {
+        CAPTURE(bad_value);
+        SynthOptions bad = small(1);
+        bad.layout_choices = bad_value;
+        CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("layout_choices"), Error);
+        CHECK_THROWS_WITH_AS(synth_layout(bad, 0), doctest::Contains("layout_choices"), Error);
+    }
+    SynthOptions ok = small(1);
+    ok.layout_choices = 1000;
+    CHECK_NOTHROW(ok.validate());
+}
+
 TEST_CASE("synthetic graphs equal the featurizer's output on their tpu_graphs form") {
     const SynthTile t = synth_tile(small(5), 2, /*keep_sources=*/true);
     const auto ft = hlo::featurize_tile(to_module_tuning(t), "synth");
