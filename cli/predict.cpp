@@ -60,7 +60,9 @@ int run_predict(int argc, char** argv) {
         "no model: uniform random scores from this seed (the random baseline; needs --data)",
         cxxopts::value<int64_t>())("threads", "OpenMP threads (default: all cores)",
                                    cxxopts::value<int>()->default_value("0"))(
-        "chunk", "configs per forward pass (default: the checkpoint's eval.chunk_configs)",
+        "chunk",
+        "configs per forward pass (default: the checkpoint's eval.chunk_configs, or "
+        "eval.dedupe_chunk_configs when rows are deduplicated)",
         cxxopts::value<int64_t>())(
         "cache-mb",
         "MiB of config-independent rows kept per graph across chunks (default: the checkpoint's "
@@ -139,9 +141,12 @@ int run_predict(int argc, char** argv) {
             GstOptions opt = gst_options_from(lm.cfg);
             if (tta_orders) opt.tta_orders = static_cast<int32_t>(*tta_orders);
             if (args.count("dense")) opt.dedupe_rows = false;
-            std::vector<float> s = score_graph(
-                *lm.model, *pg, pg->configs, chunk.value_or(lm.cfg.eval.chunk_configs), opt,
-                kMaxConfigChunkBytes, cache_mb.value_or(lm.cfg.eval.cache_mb) << 20);
+            const InferenceChunk ch =
+                inference_chunk(*lm.model, opt, chunk.value_or(lm.cfg.eval.chunk_configs),
+                                chunk.value_or(lm.cfg.eval.dedupe_chunk_configs));
+            std::vector<float> s =
+                score_graph(*lm.model, *pg, pg->configs, ch.configs, opt, ch.max_bytes,
+                            cache_mb.value_or(lm.cfg.eval.cache_mb) << 20);
             require_finite(s, checkpoint_names[m], submission_id(e.collection, e.name));
             std::vector<double> d(s.begin(), s.end());
             if (models.size() > 1) minmax_normalize(d);

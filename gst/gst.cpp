@@ -422,6 +422,13 @@ private:
 
 }  // namespace
 
+InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_t chunk_configs,
+                               int64_t dedupe_chunk_configs) {
+    if (opt.dedupe_rows && model.config().task == Task::kLayout && !model.config().config_attention)
+        return {dedupe_chunk_configs, kDedupeChunkBytesFactor * kMaxConfigChunkBytes};
+    return {chunk_configs, kMaxConfigChunkBytes};
+}
+
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                std::span<const int64_t> configs, int64_t chunk,
                                const GstOptions& opt, int64_t max_chunk_bytes,

@@ -74,24 +74,40 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
 /// its rows would exceed this (layout graphs with many configurable nodes: 10^4 nodes x 18 bytes =
 /// 176 KiB per config), so inference memory does not grow with nc (docs/gst.md#inference).
 inline constexpr int64_t kMaxConfigChunkBytes = int64_t{8} << 20;
+/// With row deduplication inference holds up to this many times kMaxConfigChunkBytes of config
+/// rows (64 MiB): the layer state no longer grows with K x H (inference_chunk).
+inline constexpr int64_t kDedupeChunkBytesFactor = 8;
+
+/// Configs per forward pass and config-row bound (bytes) for score_graph.
+struct InferenceChunk {
+    int64_t configs = 256;
+    int64_t max_bytes = kMaxConfigChunkBytes;
+};
+/// What inference uses for `model`: (chunk_configs, kMaxConfigChunkBytes), or when score_graph
+/// deduplicates rows (opt.dedupe_rows on a layout model without config_attention;
+/// docs/model.md#row-deduplication) (dedupe_chunk_configs, kDedupeChunkBytesFactor x
+/// kMaxConfigChunkBytes): the deduplicated state costs O(m_l x K) ints per layer, and the larger
+/// the chunk the more configs share each row.
+InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_t chunk_configs,
+                               int64_t dedupe_chunk_configs);
 
 /// Default bound of score_graph's per-graph inference cache (bytes; `eval.cache_mb`).
 inline constexpr int64_t kDefaultInferenceCacheBytes = int64_t{256} << 20;
 
 /// Scores (higher = slower) of `configs` for graph g, streaming segments one at a time without
 /// saved state, at most `chunk` configs per forward pass and at most `max_chunk_bytes` of config
-/// rows (at least one config; config rows are read one chunk at a time, so memory is O(min(chunk x
-/// nc x 18, max_chunk_bytes)) in the configs). Under score_sum with skip_independent the scores
-/// omit the config-independent segments (a per-graph constant), which no ranking metric sees. With
-/// model.hwmodel_prior each score gets + w * z once (Model::add_prior), as in training.
-/// What does not depend on the config is computed once per call and kept for the later chunks
-/// while it fits `cache_bytes` (docs/gst.md#inference-cache): per segment its rebuilt rows and
-/// its config-independent layer rows (Model::encode_base), or the readout of an independent
-/// segment; segments beyond the bound are recomputed per chunk. The scores are the same bit for
-/// bit at any bound (0 = no cache). With model.config_attention a config's score depends on the
-/// configs of its chunk; opt.tta_orders = N > 1 then scores the configs in N orders (the given one,
-/// then N - 1 shuffles from a fixed seed) and returns each config's mean score
-/// (docs/model.md#test-time-averaging).
+/// rows (inference_chunk chooses both; at least one config;
+/// config rows are read one chunk at a time, so memory is O(min(chunk x nc x 18, max_chunk_bytes))
+/// in the configs). Under score_sum with skip_independent the scores omit the config-independent
+/// segments (a per-graph constant), which no ranking metric sees. With model.hwmodel_prior each
+/// score gets + w * z once (Model::add_prior), as in training. What does not depend on the config
+/// is computed once per call and kept for the later chunks while it fits `cache_bytes`
+/// (docs/gst.md#inference-cache): per segment its rebuilt rows and its config-independent layer
+/// rows (Model::encode_base), or the readout of an independent segment; segments beyond the bound
+/// are recomputed per chunk. The scores are the same bit for bit at any bound (0 = no cache). With
+/// model.config_attention a config's score depends on the configs of its chunk; opt.tta_orders = N
+/// > 1 then scores the configs in N orders (the given one, then N - 1 shuffles from a fixed seed)
+/// and returns each config's mean score (docs/model.md#test-time-averaging).
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                std::span<const int64_t> configs, int64_t chunk,
                                const GstOptions& opt,

@@ -5,7 +5,9 @@ Steps (each timed; every number comes from the segrank binary or from the wall c
 children's peak RSS):
   1. synth   `segrank synth --collections layout` with layout:xla's sizes: 69 train + 7 valid graphs,
              nodes log-uniform over 372-43,615, configs per graph log-uniform over 10^3-10^5,
-             configurable nodes proportional to size (2.3% of the nodes: 1000 at 43,615), npz.
+             configurable nodes proportional to size (2.3% of the nodes: 1000 at 43,615), each
+             choosing among 8 layouts drawn once per graph (--layout-choices; the real layout
+             files have at most 8 distinct rows per configurable node), npz.
   2. pack    `segrank pack` into HDF5 stores; the store size is the sum of the .h5 files.
   3. train   a fixed number of GST steps with the layout recipe (configs/default.toml: GST with
              segments.max_nodes = 1000, H = 128, L = 3, batch 8 graphs x 32 configs, listmle),
@@ -14,7 +16,8 @@ children's peak RSS):
              (warmup); an epoch is one pass over the train graphs: ceil(train graphs /
              batch_graphs) steps, so time per epoch = those steps / steps/s.
   4. rank    `segrank predict --split valid`: every config of every valid graph; configs ranked per
-             second = all valid configs / wall time (graph preparation included).
+             second = all valid configs / wall time (graph preparation included). Each distinct
+             row is computed once (eval.dedupe_rows); --dense ranks with every row instead.
   5. probe   one graph of the largest size (43,615 nodes, 1000 configurable nodes) with --probe-configs
              configs (10^5 at full size), ranked by `segrank predict`; the time for 10^5 configs is
              measured when the probe has 10^5 configs, else extrapolated linearly (marked so).
@@ -51,13 +54,13 @@ MIB = 1024.0 * 1024.0
 # Sizes: changing any of these changes what the numbers mean; the JSON records them ("settings").
 SIZES = {
     "full": {"train": 69, "valid": 7, "nodes": "372:43615", "configs": "1000:100000",
-             "config_node_fraction": 0.023, "max_config_nodes": 1000, "steps": 100, "log_every": 10,
+             "config_node_fraction": 0.023, "max_config_nodes": 1000, "layout_choices": 8, "steps": 100, "log_every": 10,
              "probe_nodes": 43615, "probe_configs": 100000, "eval_configs": 200},
     "quick": {"train": 12, "valid": 2, "nodes": "372:8000", "configs": "200:2000",
-              "config_node_fraction": 0.023, "max_config_nodes": 1000, "steps": 20, "log_every": 5,
+              "config_node_fraction": 0.023, "max_config_nodes": 1000, "layout_choices": 8, "steps": 20, "log_every": 5,
               "probe_nodes": 43615, "probe_configs": 1000, "eval_configs": 100},
     "tiny": {"train": 3, "valid": 1, "nodes": "200:500", "configs": "20:60",
-             "config_node_fraction": 0.023, "max_config_nodes": 1000, "steps": 4, "log_every": 2,
+             "config_node_fraction": 0.023, "max_config_nodes": 1000, "layout_choices": 8, "steps": 4, "log_every": 2,
              "probe_nodes": 500, "probe_configs": 64, "eval_configs": 16},
 }
 LAST_CPU = [0.0]
@@ -211,6 +214,13 @@ def main(argv):
     ap.add_argument("--tiny", action="store_true", help="smoke-test size (seconds)")
     ap.add_argument("--steps", type=int, help="training steps (default: the size's)")
     ap.add_argument("--probe-configs", type=int, help="configs of the largest-graph probe")
+    ap.add_argument("--layout-choices", type=int,
+                    help="segrank synth --layout-choices: distinct layouts per configurable node "
+                         "(default 8, as in the real layout files; 0 = a fresh random layout per "
+                         "config)")
+    ap.add_argument("--dense", action="store_true",
+                    help="rank with segrank predict --dense (every row; default: each distinct row "
+                         "once)")
     ap.add_argument("--threads", type=int, default=0, help="OpenMP threads (0 = all cores)")
     ap.add_argument("--seed", type=int, default=0, help="synth seed")
     ap.add_argument("--reuse-data", action="store_true",
@@ -242,6 +252,12 @@ def main(argv):
         size["steps"] = opts.steps
     if opts.probe_configs is not None:
         size["probe_configs"] = opts.probe_configs
+    if opts.layout_choices is not None:
+        if not 0 <= opts.layout_choices <= 1000:
+            print(f"{PROG}: error: --layout-choices must be in [0, 1000], got {opts.layout_choices}",
+                  file=sys.stderr)
+            return 2
+        size["layout_choices"] = opts.layout_choices
     try:
         res = rehearse(opts, size_name, size)
     except BenchError as e:
@@ -268,14 +284,16 @@ def rehearse(opts, size_name, size):
     env.setdefault("GOMP_SPINCOUNT", "20000")
     graphs = size["train"] + size["valid"]
     splits = f"{size['train'] / graphs:.6f},{size['valid'] / graphs:.6f},0"
-    settings = dict(size, seed=opts.seed, threads=opts.threads)
+    settings = dict(size, seed=opts.seed, threads=opts.threads, dense=opts.dense)
+    dense = ["--dense"] if opts.dense else []
     stamp = os.path.join(work, "data.json")
     npz, h5 = os.path.join(work, "npz"), os.path.join(work, "h5")
     synth_args = ["--collections", "layout", "--graphs", str(graphs), "--splits", splits,
                   "--nodes", size["nodes"], "--nodes-dist", "log-uniform",
                   "--configs", size["configs"],
                   "--config-node-fraction", str(size["config_node_fraction"]),
-                  "--max-config-nodes", str(size["max_config_nodes"]), "--seed", str(opts.seed)]
+                  "--max-config-nodes", str(size["max_config_nodes"]),
+                  "--layout-choices", str(size["layout_choices"]), "--seed", str(opts.seed)]
     data_key = {"synth": synth_args}
     reused = None
     if opts.reuse_data and os.path.exists(stamp):
@@ -329,7 +347,7 @@ def rehearse(opts, size_name, size):
     # Ranking every valid config.
     secs, rss, text = run([seg, "predict", "--checkpoint", run_dir, "--split", "valid", "--out",
                            os.path.join(work, "valid_submission.csv"), "--timing",
-                           "--threads", str(opts.threads)],
+                           "--threads", str(opts.threads)] + dense,
                           os.path.join(work, "predict_valid.log"), env)
     rank_res = {"configs": data["valid_configs"], "seconds": secs, "cpu_seconds": LAST_CPU[0],
                 "configs_per_s": data["valid_configs"] / secs, "peak_rss_mb": rss,
@@ -338,7 +356,7 @@ def rehearse(opts, size_name, size):
     # The largest graph with probe_configs configs.
     probe_dir = os.path.join(work, "probe")
     pkey = [str(size["probe_nodes"]), str(size["probe_configs"]), str(opts.seed),
-            str(size["config_node_fraction"])]
+            str(size["config_node_fraction"]), str(size["layout_choices"])]
     pstamp = os.path.join(probe_dir, "probe.json")
     pold = None
     if opts.reuse_data and os.path.exists(pstamp):
@@ -354,6 +372,7 @@ def rehearse(opts, size_name, size):
                               "--configs", str(size["probe_configs"]),
                               "--config-node-fraction", str(size["config_node_fraction"]),
                               "--max-config-nodes", str(size["max_config_nodes"]),
+                              "--layout-choices", str(size["layout_choices"]),
                               "--seed", str(opts.seed + 1), "-q"],
                              os.path.join(work, "probe_synth.log"), env)
         pold = {"key": pkey, "synth_seconds": psecs, "synth_peak_rss_mb": prss}
@@ -362,7 +381,7 @@ def rehearse(opts, size_name, size):
     secs, rss, text = run([seg, "predict", "--checkpoint", run_dir, "--data",
                            os.path.join(probe_dir, "h5"), "--split", "test", "--out",
                            os.path.join(work, "probe_submission.csv"), "--timing",
-                           "--threads", str(opts.threads)],
+                           "--threads", str(opts.threads)] + dense,
                           os.path.join(work, "predict_probe.log"), env)
     pt = predict_timing(text)
     if len(pt) != 1:

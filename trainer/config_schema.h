@@ -208,6 +208,10 @@ void visit_schema(V& v, C& c) {
         "node's receptive field share its row (layout without model.config_attention; scores "
         "equal the dense path's up to float rounding, docs/model.md#row-deduplication); false = "
         "every (node, config) row");
+    v.field("dedupe_chunk_configs", c.eval.dedupe_chunk_configs,
+            "configs scored per forward pass when rows are deduplicated (eval.dedupe_rows on a "
+            "layout model without model.config_attention; eval.chunk_configs applies otherwise)",
+            ge(1));
 
     v.section("dist", "MPI data parallelism (docs/architecture.md#distribution)");
     v.field("threads_per_rank", c.dist.threads_per_rank,

@@ -204,8 +204,10 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
             for (size_t j = 0; j < configs.size(); ++j)
                 scores.push_back(static_cast<float>(rng.uniform()));
         } else {
-            scores = score_graph(model, *pg, configs, cfg.eval.chunk_configs, opt,
-                                 kMaxConfigChunkBytes, int64_t{cfg.eval.cache_mb} << 20);
+            const InferenceChunk ch =
+                inference_chunk(model, opt, cfg.eval.chunk_configs, cfg.eval.dedupe_chunk_configs);
+            scores = score_graph(model, *pg, configs, ch.configs, opt, ch.max_bytes,
+                                 int64_t{cfg.eval.cache_mb} << 20);
         }
         std::vector<double> targets(configs.size());
         for (size_t j = 0; j < configs.size(); ++j)

@@ -42,6 +42,17 @@ void pool_row(double* __restrict sum, float* __restrict mx, int32_t* __restrict 
     }
 }
 
+// pool_row without the argmax (inference): the same sums and, for rows without NaN, the same max.
+SEGRANK_SIMD_CLONES
+void pool_row_value(double* __restrict sum, float* __restrict mx, const float* __restrict r,
+                    int64_t h) {
+#pragma omp simd
+    for (int64_t c = 0; c < h; ++c) {
+        sum[c] += r[c];
+        mx[c] = r[c] > mx[c] ? r[c] : mx[c];
+    }
+}
+
 // Adds row(u) of the mixed state into acc (K*H) — dep rows directly, base rows into bacc (H).
 inline void add_row(float* acc, float* bacc, int32_t u, const MixedRows& in, int64_t w) {
     const int32_t p = in.pos[u];
@@ -196,7 +207,10 @@ void readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pool
             float* mx = mean + h;
             int32_t* arg = argmax.empty() ? arg_local.data() : argmax.data() + k * h;
             for (int64_t c = 0; c < h; ++c) sum[c] = bsum[c], mx[c] = bmax[c], arg[c] = barg[c];
-            for (int32_t v : dep_nodes) pool_row(sum.data(), mx, arg, dep_row(pos[v], k), v, h);
+            if (argmax.empty())
+                for (int32_t v : dep_nodes) pool_row_value(sum.data(), mx, dep_row(pos[v], k), h);
+            else
+                for (int32_t v : dep_nodes) pool_row(sum.data(), mx, arg, dep_row(pos[v], k), v, h);
             for (int64_t c = 0; c < h; ++c) mean[c] = static_cast<float>(sum[c] * inv_n);
         }
     });

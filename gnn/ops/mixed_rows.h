@@ -74,7 +74,8 @@ struct ClassRows {
 void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
                            const MixedRows& in);
 /// mixed_readout_forward of a deduplicated state, for inference (no argmax): out [K, 2H] equal
-/// bit for bit to mixed_readout_forward on the expanded rows. Throws segrank::Error on shapes.
+/// bit for bit to mixed_readout_forward on the expanded rows (when they hold no NaN). Throws
+/// segrank::Error on shapes.
 void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in);
 /// Adjoint of mixed_readout_forward: mean part spread over the pooled nodes, max part to the argmax
 /// node.
