@@ -37,6 +37,7 @@ TEST_CASE("bench_scale.py refuses bad arguments with exit 2 and a message") {
         {"--quick --tiny", "exclude each other"},
         {"--tiny --steps 0", "--steps must be >= 1"},
         {"--tiny --probe-configs 1", "--probe-configs must be >= 2"},
+        {"--tiny --layout-choices -1", "--layout-choices must be in [0, 1000]"},
         {"--tiny --threads -1", "--threads must be >= 0"},
     };
     for (const Bad& b : cases) {
