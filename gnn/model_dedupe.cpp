@@ -16,6 +16,7 @@
 #include <limits>
 #include <vector>
 
+#include "gnn/core/hash.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 #include "gnn/model.h"
@@ -83,14 +84,6 @@ private:
     size_t mask_ = 0;
     uint32_t gen_ = 0;
 };
-
-// FNV-1a over n bytes (layer-0 keys; equality is checked with memcmp).
-uint64_t bytes_hash(const void* p, size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    uint64_t x = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; ++i) x = (x ^ b[i]) * 0x100000001b3ULL;
-    return x;
-}
 
 // One layer's deduplicated dep rows: row (p, k) = uniq[off[p] + cls[p * K + k]]; rep[off[p] + c]
 // is the config whose inputs class c's row was computed from.
@@ -258,8 +251,8 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
             const int32_t u = table.number(
                 k,
                 [&](int64_t i) {
-                    const uint64_t a = bytes_hash(vals(i), vb);
-                    return mf > 0 ? mix64(a ^ bytes_hash(feats(i), fb)) : a;
+                    const uint64_t a = fnv1a(vals(i), vb);
+                    return mf > 0 ? mix64(a ^ fnv1a(feats(i), fb)) : a;
                 },
                 [&](int64_t i, int64_t r) {
                     return std::memcmp(vals(i), vals(r), vb) == 0 &&

@@ -9,19 +9,13 @@
 #include <vector>
 
 #include "gnn/core/check.h"
+#include "gnn/core/hash.h"
 
 namespace segrank {
 
 namespace {
 
-uint64_t fnv1a(const std::string& s) {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
+uint64_t fnv1a(const std::string& s) { return segrank::fnv1a(s.data(), s.size()); }
 
 // Lines of `text` without trailing comments, for the message only (the hash covers the bytes).
 std::vector<std::string> lines_of(const std::string& text) {

@@ -61,16 +61,23 @@ void init_params(Model& model, uint64_t seed) {
     randomize_attention_output(model.params(), seed + 1);
 }
 
-}  // namespace
-
-TEST_CASE("scores with the inference cache equal the scores without it bit for bit") {
-    const std::filesystem::path dir = scratch_dir("gst_inference_cache");
+// Graphs of 400-420 nodes with 60 configs, scored in 60-node segments: few configurable nodes (3),
+// so some segments have none (config-independent).
+TinyLayoutSpec segmented_spec() {
     TinyLayoutSpec spec;
     spec.min_nodes = 400;
     spec.max_nodes = 420;
     spec.configs = 60;
-    spec.config_nodes = 3;  // few: some 60-node segments have none (config-independent)
-    const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
+    spec.config_nodes = 3;
+    return spec;
+}
+
+}  // namespace
+
+TEST_CASE("scores with the inference cache equal the scores without it bit for bit") {
+    const std::filesystem::path dir = scratch_dir("gst_inference_cache");
+    const GraphStore store(write_tiny_layout_store(dir, segmented_spec()),
+                           LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
     for (const CacheOption& option : kCacheOptions)
         for (bool in_memory : {false, true})
@@ -201,12 +208,8 @@ TEST_CASE(
     "score_graph with row deduplication gives the dense scores to 1e-5 with the cache on, off and "
     "partial and at several chunk sizes") {
     const std::filesystem::path dir = scratch_dir("gst_inference_dedupe");
-    TinyLayoutSpec spec;
-    spec.min_nodes = 400;
-    spec.max_nodes = 420;
-    spec.configs = 60;
-    spec.config_nodes = 3;
-    const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
+    const GraphStore store(write_tiny_layout_store(dir, segmented_spec()),
+                           LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
     for (const CacheOption& option : kCacheOptions) {
         INFO("option=", std::string(option.name));
