@@ -75,8 +75,10 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
 /// 176 KiB per config), so inference memory does not grow with nc (docs/gst.md#inference).
 inline constexpr int64_t kMaxConfigChunkBytes = int64_t{8} << 20;
 /// With row deduplication inference holds up to this many times kMaxConfigChunkBytes of config
-/// rows (64 MiB): the layer state no longer grows with K x H (inference_chunk).
-inline constexpr int64_t kDedupeChunkBytesFactor = 8;
+/// rows (256 MiB, 14,913 configs of a graph with 1000 configurable nodes): the layer state no
+/// longer grows with K x H, and the larger the chunk the fewer times each distinct row is
+/// recomputed (inference_chunk; docs/model.md#row-deduplication).
+inline constexpr int64_t kDedupeChunkBytesFactor = 32;
 
 /// Configs per forward pass and config-row bound (bytes) for score_graph.
 struct InferenceChunk {

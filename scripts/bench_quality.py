@@ -397,10 +397,11 @@ class Runner:
         return p, wall
 
     # --- wrappers
-    def synth(self, out, collection, size, noise, ctx):
+    def synth(self, out, collection, size, noise, ctx, layout_choices=0):
+        extra = ["--layout-choices", layout_choices] if layout_choices else []
         self.run(["synth", "--out", out, "--collections", collection, "--graphs", size["graphs"], "--nodes",
                   size["nodes"], "--configs", size["configs"], "--seed", SYNTH_SEED, "--noise", noise,
-                  "--splits", size["splits"], "--force", "-q"], ctx)
+                  "--splits", size["splits"], "--force", "-q"] + extra, ctx)
 
     def leaderboard(self, coll_dir, split, submission, ctx):
         """Leaderboard metrics of one submission against the graphs of coll_dir/split."""
@@ -643,9 +644,11 @@ class Bench:
         base = self.case_dir(case)
         self.cur_dir = base
         noisy, clean = os.path.join(base, "data_noisy"), os.path.join(base, "data_clean")
-        log(f"{case}: synthesizing {size['graphs']} graphs (noise {SYNTH_NOISE} and 0)")
-        self.parallel([lambda: self.r.synth(noisy, collection, size, SYNTH_NOISE, f"{case} synth noisy"),
-                       lambda: self.r.synth(clean, collection, size, 0, f"{case} synth clean")])
+        choices = self.o.layout_choices if collection == "layout" else 0
+        log(f"{case}: synthesizing {size['graphs']} graphs (noise {SYNTH_NOISE} and 0"
+            + (f", {choices} layouts per configurable node)" if choices else ")"))
+        self.parallel([lambda: self.r.synth(noisy, collection, size, SYNTH_NOISE, f"{case} synth noisy", choices),
+                       lambda: self.r.synth(clean, collection, size, 0, f"{case} synth clean", choices)])
         coll = "tile:xla" if collection == "tile" else "layout:xla:random"
         task = "tile" if collection == "tile" else "layout"
         rel = os.path.join("npz", "tile", "xla") if task == "tile" else os.path.join("npz", "layout", "xla", "random")
@@ -751,7 +754,8 @@ class Bench:
         res["random"] = self.baseline_summary(rnd)
         res["ceiling"] = {"definition": "noise-free labels (synth --noise 0, same seed) as a submission scored "
                                         "against the noisy labels", "metrics": ceiling}
-        res["settings"] = {"synth": dict(size, noise=SYNTH_NOISE, seed=SYNTH_SEED, collection=collection),
+        res["settings"] = {"synth": dict(size, noise=SYNTH_NOISE, seed=SYNTH_SEED, collection=collection,
+                                           layout_choices=choices),
                            "config": config, "overrides": overrides, "scored_split": "test",
                            "checkpoint": "best (selected on valid); metrics_last = last"}
         return self.finish_case(case, res)
@@ -1350,6 +1354,10 @@ def parse_args(argv):
                    help="real data root (default ../shared/data, relative to the repository root)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    type=lambda s: check_kv(s, "--set"), help="override applied to every model run (repeatable)")
+    p.add_argument("--layout-choices", type=int, default=0, metavar="N",
+                   help="synth_layout: each configurable node picks among N layouts drawn once per graph "
+                   "(`segrank synth --layout-choices`; the real layout files have at most 8 distinct per node); "
+                   "0 (default): a fresh random layout per config")
     p.add_argument("--ablate", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]", type=parse_ablate,
                    help="extra model row per case with these overrides (repeatable)")
     p.add_argument("--no-ensemble", action="store_true", help="skip the seed-ensemble rows (the N seed models of each "
@@ -1367,6 +1375,8 @@ def parse_args(argv):
         p.error(f"--random-seeds must be >= 2, got {o.random_seeds}")
     if o.quick and o.tiny:
         p.error("--quick and --tiny exclude each other")
+    if not 0 <= o.layout_choices <= 1000:
+        p.error(f"--layout-choices must be in [0, 1000], got {o.layout_choices}")
     o.mode = "tiny" if o.tiny else "quick" if o.quick else "full"
     o.cases_explicit = o.cases is not None
     cases = [c.strip() for c in (o.cases if o.cases is not None else ",".join(CASES)).split(",") if c.strip()]
@@ -1419,7 +1429,7 @@ def main(argv):
                     "load_start": list(os.getloadavg()), "load_end": None},
         "seeds": o.seeds, "random_seeds": o.random_seeds, "jobs": o.jobs, "threads_per_job": o.threads,
         "env": {"GOMP_SPINCOUNT": env["GOMP_SPINCOUNT"], "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY")},
-        "set": o.set, "ablate": {n: kv for n, kv in o.ablate},
+        "set": o.set, "ablate": {n: kv for n, kv in o.ablate}, "layout_choices": o.layout_choices,
         "sizes": {c: SIZES[o.mode][c] for c in o.cases},
         "cases": {},
     }

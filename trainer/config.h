@@ -182,7 +182,7 @@ struct EvalSection {
     /// model.config_attention; docs/model.md#row-deduplication); false = every (node, config) row
     bool dedupe_rows = true;
     /// configs per forward pass with dedupe_rows (layout without model.config_attention)
-    int dedupe_chunk_configs = 2048;
+    int dedupe_chunk_configs = 16384;
     bool operator==(const EvalSection&) const = default;
 };
 

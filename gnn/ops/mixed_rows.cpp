@@ -42,14 +42,47 @@ void pool_row(double* __restrict sum, float* __restrict mx, int32_t* __restrict 
     }
 }
 
-// pool_row without the argmax (inference): the same sums and, for rows without NaN, the same max.
+// pool_row without the argmax (inference; the same sums and, for rows without NaN, the same max)
+// for the block of kn configs k0.. of a class readout: for each pooled dep node p of dep_pos in
+// order, config j adds its class row (uniq row off[p] + cls[p * k_configs + k0 + j]) into
+// sum + j * h and mx + j * h.
 SEGRANK_SIMD_CLONES
-void pool_row_value(double* __restrict sum, float* __restrict mx, const float* __restrict r,
-                    int64_t h) {
+void pool_class_block(double* __restrict sum, float* __restrict mx, const ClassRows& in,
+                      std::span<const int32_t> dep_pos, int64_t k0, int64_t kn) {
+    const int64_t h = in.h, k_configs = in.k, stride = in.uniq.stride;
+    const auto row_of = [&](size_t i, int64_t j) {
+        const int32_t p = dep_pos[i];
+        return in.uniq.data + (in.off[static_cast<size_t>(p)] +
+                               in.cls[static_cast<size_t>(p) * static_cast<size_t>(k_configs) +
+                                      static_cast<size_t>(k0 + j)]) *
+                                  stride;
+    };
+    // The class rows are scattered over uniq (hundreds of MB at the last layer): keep kAhead rows
+    // of the walk in flight, across node boundaries.
+    constexpr int64_t kAhead = 8;
+    const int64_t row_bytes = h * static_cast<int64_t>(sizeof(float));
+    size_t ai = 0;
+    int64_t aj = 0;
+    auto advance = [&]() {
+        if (++aj == kn) aj = 0, ++ai;
+    };
+    for (int64_t t = 0; t < kAhead && ai < dep_pos.size(); ++t) advance();
+    for (size_t i = 0; i < dep_pos.size(); ++i) {
+        for (int64_t j = 0; j < kn; ++j) {
+            if (ai < dep_pos.size()) {
+                const char* q = reinterpret_cast<const char*>(row_of(ai, aj));
+                for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(q + b);
+                advance();
+            }
+            const float* __restrict r = row_of(i, j);
+            double* __restrict s = sum + j * h;
+            float* __restrict m = mx + j * h;
 #pragma omp simd
-    for (int64_t c = 0; c < h; ++c) {
-        sum[c] += r[c];
-        mx[c] = r[c] > mx[c] ? r[c] : mx[c];
+            for (int64_t c = 0; c < h; ++c) {
+                s[c] += r[c];
+                m[c] = r[c] > m[c] ? r[c] : m[c];
+            }
+        }
     }
 }
 
@@ -175,42 +208,36 @@ void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<cons
 
 namespace {
 
-// The readout of mixed_readout_forward with dep row (p, k) read from dep_row(p, k) (a const float*
-// of H values): base pooled nodes are summed once, then every config adds its dep rows in node
-// order.
-template <class DepRow>
+// The readout of mixed_readout_forward: base pooled nodes are summed once, then every config adds
+// its dep rows in node order (class_readout_forward keeps this order per config).
 void readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
-                     ConstMatrixView base, std::span<const int32_t> pos, int64_t k_configs,
-                     int64_t h, const DepRow& dep_row) {
-    // Independent pooled nodes: one sum and one max shared by every config.
+                     const MixedRows& in) {
+    const int64_t h = in.h;
     std::vector<double> bsum(static_cast<size_t>(h), 0.0);
     std::vector<float> bmax(static_cast<size_t>(h), -std::numeric_limits<float>::infinity());
     std::vector<int32_t> barg(static_cast<size_t>(h), -1);
     std::vector<int32_t> dep_nodes;
     for (int32_t v = 0; v < num_pooled; ++v) {
-        if (pos[v] >= 0) {
+        if (in.pos[v] >= 0) {
             dep_nodes.push_back(v);
             continue;
         }
-        const float* r = base.row(v);
+        const float* r = in.base.row(v);
         for (int64_t c = 0; c < h; ++c) {
             bsum[c] += r[c];
             if (r[c] > bmax[c] || barg[c] < 0) bmax[c] = r[c], barg[c] = v;
         }
     }
     const double inv_n = 1.0 / static_cast<double>(num_pooled);
-    parallel_for(0, k_configs, 1, [&](int64_t k0, int64_t k1) {
+    parallel_for(0, in.k, 1, [&](int64_t k0, int64_t k1) {
         std::vector<double> sum(static_cast<size_t>(h));
-        std::vector<int32_t> arg_local(static_cast<size_t>(h));
         for (int64_t k = k0; k < k1; ++k) {
             float* mean = out.row(k);
             float* mx = mean + h;
-            int32_t* arg = argmax.empty() ? arg_local.data() : argmax.data() + k * h;
+            int32_t* arg = argmax.data() + k * h;
             for (int64_t c = 0; c < h; ++c) sum[c] = bsum[c], mx[c] = bmax[c], arg[c] = barg[c];
-            if (argmax.empty())
-                for (int32_t v : dep_nodes) pool_row_value(sum.data(), mx, dep_row(pos[v], k), h);
-            else
-                for (int32_t v : dep_nodes) pool_row(sum.data(), mx, arg, dep_row(pos[v], k), v, h);
+            for (int32_t v : dep_nodes)
+                pool_row(sum.data(), mx, arg, in.dep.row(in.pos[v]) + k * h, v, h);
             for (int64_t c = 0; c < h; ++c) mean[c] = static_cast<float>(sum[c] * inv_n);
         }
     });
@@ -233,9 +260,7 @@ void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t nu
     check_state("mixed_readout_forward", in);
     check_readout("mixed_readout_forward", out, argmax, true, num_pooled, in.pos.size(), in.k,
                   in.h);
-    const int64_t h = in.h;
-    readout_forward(out, argmax, num_pooled, in.base, in.pos, in.k, h,
-                    [&](int32_t p, int64_t k) { return in.dep.row(p) + k * h; });
+    readout_forward(out, argmax, num_pooled, in);
 }
 
 void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in) {
@@ -245,8 +270,49 @@ void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& 
         "class_readout_forward: uniq [", in.uniq.rows, ", ", in.uniq.cols, "], ", in.cls.size(),
         " classes for ", in.off.size(), " offsets, K=", in.k, " H=", in.h);
     check_readout("class_readout_forward", out, {}, false, num_pooled, in.pos.size(), in.k, in.h);
-    readout_forward(out, {}, num_pooled, in.base, in.pos, in.k, in.h,
-                    [&](int32_t p, int64_t k) { return in.row(p, k); });
+    const int64_t h = in.h, k_configs = in.k;
+    // Independent pooled nodes: one sum and one max shared by every config (as readout_forward).
+    std::vector<double> bsum(static_cast<size_t>(h), 0.0);
+    std::vector<float> bmax(static_cast<size_t>(h), -std::numeric_limits<float>::infinity());
+    std::vector<int32_t> dep_pos;
+    bool any_base = false;
+    for (int32_t v = 0; v < num_pooled; ++v) {
+        if (in.pos[v] >= 0) {
+            dep_pos.push_back(in.pos[v]);
+            continue;
+        }
+        const float* r = in.base.row(v);
+        for (int64_t c = 0; c < h; ++c) {
+            bsum[c] += r[c];
+            if (r[c] > bmax[c] || !any_base) bmax[c] = r[c];
+        }
+        any_base = true;
+    }
+    const double inv_n = 1.0 / static_cast<double>(num_pooled);
+    // Blocks of kBlock configs, each walking the pooled dep nodes in node order: every config adds
+    // the same rows in the same order as readout_forward (so the same bits), but a node's class
+    // rows are read once per block instead of once per config, and the block's sums stay in cache.
+    constexpr int64_t kBlock = 32;
+    const int64_t blocks = (k_configs + kBlock - 1) / kBlock;
+    parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+        std::vector<double> sum(static_cast<size_t>(kBlock * h));
+        std::vector<float> mx(static_cast<size_t>(kBlock * h));
+        for (int64_t b = b0; b < b1; ++b) {
+            const int64_t k0 = b * kBlock, kn = std::min(kBlock, k_configs - k0);
+            for (int64_t j = 0; j < kn; ++j)
+                for (int64_t c = 0; c < h; ++c)
+                    sum[static_cast<size_t>(j * h + c)] = bsum[c],
+                                                    mx[static_cast<size_t>(j * h + c)] = bmax[c];
+            pool_class_block(sum.data(), mx.data(), in, dep_pos, k0, kn);
+            for (int64_t j = 0; j < kn; ++j) {
+                float* mean = out.row(k0 + j);
+                for (int64_t c = 0; c < h; ++c) {
+                    mean[c] = static_cast<float>(sum[static_cast<size_t>(j * h + c)] * inv_n);
+                    mean[h + c] = mx[static_cast<size_t>(j * h + c)];
+                }
+            }
+        }
+    });
 }
 
 void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,

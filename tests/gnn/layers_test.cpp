@@ -243,6 +243,65 @@ TEST_CASE("mlp head and opcode embedding gradients match finite differences") {
 }
 
 TEST_CASE(
+    "class readout equals the mixed readout of the expanded rows bit for bit, for K across and "
+    "inside the 32-config blocks, with and without independent pooled nodes") {
+    Rng rng(17);
+    const int64_t h = 5;
+    for (const int64_t k : {int64_t{1}, int64_t{31}, int64_t{32}, int64_t{70}}) {
+        for (const bool with_base : {true, false}) {
+            // 7 nodes, 6 pooled; dep nodes 1, 3, 4 (and all of them without base rows).
+            const int64_t n = 7, pooled = 6;
+            std::vector<int32_t> pos = with_base ? std::vector<int32_t>{-1, 0, -1, 1, 2, -1, -1}
+                                                 : std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6};
+            const int32_t m = *std::max_element(pos.begin(), pos.end()) + 1;
+            std::vector<int32_t> count(static_cast<size_t>(m)), cls(static_cast<size_t>(m * k));
+            std::vector<int64_t> off(static_cast<size_t>(m + 1), 0);
+            for (int32_t p = 0; p < m; ++p) {
+                count[static_cast<size_t>(p)] = 1 + (p * 3 + static_cast<int32_t>(k)) % 4;
+                off[static_cast<size_t>(p + 1)] = off[static_cast<size_t>(p)] + count[p] + 1;
+                for (int64_t i = 0; i < k; ++i)
+                    cls[static_cast<size_t>(p * k + i)] = static_cast<int32_t>(
+                        rng.uniform_int(static_cast<uint64_t>(count[static_cast<size_t>(p)])));
+            }
+            // Values of exactly +-2^40 beside values near 1: where a +2^40 and a -2^40 meet in a
+            // sum, the low bits of the values added before them are lost and those added after
+            // are kept, so any reordering shows in the float result.
+            Tensor uniq = random_tensor(off.back(), h, rng), base = random_tensor(n, h, rng);
+            for (int64_t r = 0; r < uniq.rows(); ++r)
+                uniq.at(r, r % h) = std::ldexp(r % 2 ? 1.0f : -1.0f, 40);
+            ClassRows cr;
+            cr.base = with_base ? base.cview() : ConstMatrixView{};
+            cr.uniq = uniq.cview();
+            cr.off = off;
+            cr.count = count;
+            cr.cls = cls;
+            cr.pos = pos;
+            cr.k = k;
+            cr.h = h;
+            Tensor dep(m, k * h);
+            for (int32_t p = 0; p < m; ++p)
+                for (int64_t i = 0; i < k; ++i)
+                    for (int64_t c = 0; c < h; ++c) dep.at(p, i * h + c) = cr.row(p, i)[c];
+            Tensor want(k, 2 * h), got(k, 2 * h);
+            std::vector<int32_t> arg(static_cast<size_t>(k * h));
+            mixed_readout_forward(want.view(), arg, pooled,
+                                  MixedRows{cr.base, dep.cview(), pos, k, h});
+            class_readout_forward(got.view(), pooled, cr);
+            int64_t differ = 0;
+            for (int64_t i = 0; i < k; ++i)
+                for (int64_t c = 0; c < 2 * h; ++c) differ += got.at(i, c) != want.at(i, c);
+            INFO("K = " << k << ", base rows " << with_base);
+            CHECK(differ == 0);
+        }
+    }
+    Tensor out(2, 4);
+    ClassRows bad;
+    bad.k = 3;
+    bad.h = 2;
+    CHECK_THROWS_AS(class_readout_forward(out.view(), 1, bad), Error);
+}
+
+TEST_CASE(
     "mixed kernels equal the plain kernels on the dense K-row expansion, forward and backward") {
     // 6 nodes, chain with a skip; nodes 1 and 4 carry K rows, the rest one broadcast row.
     std::vector<int32_t> u = {1, 2, 3, 3, 4, 5, 5};
