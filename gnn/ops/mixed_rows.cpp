@@ -2,6 +2,7 @@
 // written row has exactly one writer; bodies never throw (shapes checked before the loops).
 #include "gnn/ops/mixed_rows.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -208,26 +209,41 @@ void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<cons
 
 namespace {
 
+// The independent pooled nodes of a readout: their column sums and maxima (first argmax; -1 while
+// there is none), shared by every config, and the pooled dep nodes in node order.
+struct BasePool {
+    std::vector<double> sum;
+    std::vector<float> max;
+    std::vector<int32_t> arg;
+    std::vector<int32_t> dep_nodes;
+};
+
+BasePool pool_base(ConstMatrixView base, std::span<const int32_t> pos, int64_t num_pooled,
+                   int64_t h) {
+    BasePool bp{std::vector<double>(static_cast<size_t>(h), 0.0),
+                std::vector<float>(static_cast<size_t>(h), -std::numeric_limits<float>::infinity()),
+                std::vector<int32_t>(static_cast<size_t>(h), -1),
+                {}};
+    for (int32_t v = 0; v < num_pooled; ++v) {
+        if (pos[v] >= 0) {
+            bp.dep_nodes.push_back(v);
+            continue;
+        }
+        const float* r = base.row(v);
+        for (int64_t c = 0; c < h; ++c) {
+            bp.sum[c] += r[c];
+            if (r[c] > bp.max[c] || bp.arg[c] < 0) bp.max[c] = r[c], bp.arg[c] = v;
+        }
+    }
+    return bp;
+}
+
 // The readout of mixed_readout_forward: base pooled nodes are summed once, then every config adds
 // its dep rows in node order (class_readout_forward keeps this order per config).
 void readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
                      const MixedRows& in) {
     const int64_t h = in.h;
-    std::vector<double> bsum(static_cast<size_t>(h), 0.0);
-    std::vector<float> bmax(static_cast<size_t>(h), -std::numeric_limits<float>::infinity());
-    std::vector<int32_t> barg(static_cast<size_t>(h), -1);
-    std::vector<int32_t> dep_nodes;
-    for (int32_t v = 0; v < num_pooled; ++v) {
-        if (in.pos[v] >= 0) {
-            dep_nodes.push_back(v);
-            continue;
-        }
-        const float* r = in.base.row(v);
-        for (int64_t c = 0; c < h; ++c) {
-            bsum[c] += r[c];
-            if (r[c] > bmax[c] || barg[c] < 0) bmax[c] = r[c], barg[c] = v;
-        }
-    }
+    const BasePool bp = pool_base(in.base, in.pos, num_pooled, h);
     const double inv_n = 1.0 / static_cast<double>(num_pooled);
     parallel_for(0, in.k, 1, [&](int64_t k0, int64_t k1) {
         std::vector<double> sum(static_cast<size_t>(h));
@@ -235,8 +251,9 @@ void readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pool
             float* mean = out.row(k);
             float* mx = mean + h;
             int32_t* arg = argmax.data() + k * h;
-            for (int64_t c = 0; c < h; ++c) sum[c] = bsum[c], mx[c] = bmax[c], arg[c] = barg[c];
-            for (int32_t v : dep_nodes)
+            for (int64_t c = 0; c < h; ++c)
+                sum[c] = bp.sum[c], mx[c] = bp.max[c], arg[c] = bp.arg[c];
+            for (int32_t v : bp.dep_nodes)
                 pool_row(sum.data(), mx, arg, in.dep.row(in.pos[v]) + k * h, v, h);
             for (int64_t c = 0; c < h; ++c) mean[c] = static_cast<float>(sum[c] * inv_n);
         }
@@ -271,23 +288,9 @@ void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& 
         " classes for ", in.off.size(), " offsets, K=", in.k, " H=", in.h);
     check_readout("class_readout_forward", out, {}, false, num_pooled, in.pos.size(), in.k, in.h);
     const int64_t h = in.h, k_configs = in.k;
-    // Independent pooled nodes: one sum and one max shared by every config (as readout_forward).
-    std::vector<double> bsum(static_cast<size_t>(h), 0.0);
-    std::vector<float> bmax(static_cast<size_t>(h), -std::numeric_limits<float>::infinity());
-    std::vector<int32_t> dep_pos;
-    bool any_base = false;
-    for (int32_t v = 0; v < num_pooled; ++v) {
-        if (in.pos[v] >= 0) {
-            dep_pos.push_back(in.pos[v]);
-            continue;
-        }
-        const float* r = in.base.row(v);
-        for (int64_t c = 0; c < h; ++c) {
-            bsum[c] += r[c];
-            if (r[c] > bmax[c] || !any_base) bmax[c] = r[c];
-        }
-        any_base = true;
-    }
+    const BasePool bp = pool_base(in.base, in.pos, num_pooled, h);
+    std::vector<int32_t> dep_pos(bp.dep_nodes.size());
+    for (size_t i = 0; i < dep_pos.size(); ++i) dep_pos[i] = in.pos[bp.dep_nodes[i]];
     const double inv_n = 1.0 / static_cast<double>(num_pooled);
     // Blocks of kBlock configs, each walking the pooled dep nodes in node order: every config adds
     // the same rows in the same order as readout_forward (so the same bits), but a node's class
@@ -299,10 +302,10 @@ void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& 
         std::vector<float> mx(static_cast<size_t>(kBlock * h));
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t k0 = b * kBlock, kn = std::min(kBlock, k_configs - k0);
-            for (int64_t j = 0; j < kn; ++j)
-                for (int64_t c = 0; c < h; ++c)
-                    sum[static_cast<size_t>(j * h + c)] = bsum[c],
-                                                    mx[static_cast<size_t>(j * h + c)] = bmax[c];
+            for (int64_t j = 0; j < kn; ++j) {
+                std::copy(bp.sum.begin(), bp.sum.end(), sum.begin() + j * h);
+                std::copy(bp.max.begin(), bp.max.end(), mx.begin() + j * h);
+            }
             pool_class_block(sum.data(), mx.data(), in, dep_pos, k0, kn);
             for (int64_t j = 0; j < kn; ++j) {
                 float* mean = out.row(k0 + j);

@@ -269,15 +269,14 @@ TEST_CASE(
             Tensor uniq = random_tensor(off.back(), h, rng), base = random_tensor(n, h, rng);
             for (int64_t r = 0; r < uniq.rows(); ++r)
                 uniq.at(r, r % h) = std::ldexp(r % 2 ? 1.0f : -1.0f, 40);
-            ClassRows cr;
-            cr.base = with_base ? base.cview() : ConstMatrixView{};
-            cr.uniq = uniq.cview();
-            cr.off = off;
-            cr.count = count;
-            cr.cls = cls;
-            cr.pos = pos;
-            cr.k = k;
-            cr.h = h;
+            const ClassRows cr{with_base ? base.cview() : ConstMatrixView{},
+                               uniq.cview(),
+                               off,
+                               count,
+                               cls,
+                               pos,
+                               k,
+                               h};
             Tensor dep(m, k * h);
             for (int32_t p = 0; p < m; ++p)
                 for (int64_t i = 0; i < k; ++i)
