@@ -30,7 +30,9 @@ build() {
   if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
+  # -O1 -g1 as in scripts/sanitize.sh: 2.5x faster to compile than -O2 -g, line tables for reports.
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-16 \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DCMAKE_CXX_COMPILER=clang++-16 -DSEGRANK_FUZZ=ON -DSEGRANK_WITH_MPI=OFF -DSEGRANK_WITH_DNNL=OFF \
     "${launcher[@]}" >/dev/null
   cmake --build "$BUILD" -j "$JOBS" --target fuzz_all

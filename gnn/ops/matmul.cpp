@@ -1,4 +1,4 @@
-// matmul dispatch (oneDNN or reference) and the Linear forward/backward built on it.
+// matmul dispatch (oneDNN or the portable kernel) and the Linear forward/backward built on it.
 #include "gnn/ops/matmul.h"
 
 #include <atomic>
@@ -73,7 +73,7 @@ void fp32_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const Matmu
 #if defined(SEGRANK_WITH_DNNL)
     detail::dnnl_matmul(c, a, b, args, m, k, n);
 #else
-    matmul_reference(c, a, b, args);
+    matmul_portable(c, a, b, args);
 #endif
 }
 }  // namespace

@@ -26,9 +26,15 @@ struct MatmulArgs {
 /// Must be called from the main compute thread, outside any parallel region (oneDNN rule).
 void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args = {});
 
-/// The naive OpenMP reference (test oracle and fallback); same contract as `matmul`.
+/// The naive OpenMP reference, accumulating in double: the test oracle. Same contract as `matmul`.
 void matmul_reference(MatrixView c, ConstMatrixView a, ConstMatrixView b,
                       const MatmulArgs& args = {});
+
+/// Portable blocked fp32 matmul (unit-stride axpy over rows of B, blocks of 16 rows of C and 256
+/// of K; B^T is packed first): what `matmul` runs in a build without oneDNN, such as the sanitizer
+/// build. Same contract as `matmul`; results do not depend on the thread count.
+void matmul_portable(MatrixView c, ConstMatrixView a, ConstMatrixView b,
+                     const MatmulArgs& args = {});
 
 /// Linear forward: y[M, N] = x[M, K] w[N, K]^T + b[N] (torch layout); accumulate adds into y.
 void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const float* b,

@@ -1,5 +1,5 @@
-// Dense matmul: oneDNN vs the double-accumulating reference over transposes, strides, bias,
-// accumulate.
+// Dense matmul: oneDNN and the portable kernel vs the double-accumulating reference over
+// transposes, strides, bias, accumulate.
 #include "gnn/ops/matmul.h"
 
 #include <doctest/doctest.h>
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "gnn/core/rng.h"
@@ -30,10 +31,17 @@ double max_rel_diff(ConstMatrixView a, ConstMatrixView b) {
 }
 }  // namespace
 
-TEST_CASE("matmul matches the reference for every transpose, bias and accumulate combination") {
+TEST_CASE(
+    "matmul and the portable kernel match the reference for every transpose, bias and accumulate "
+    "combination, with K below and above the portable kernel's depth block") {
     Rng rng(7);
-    for (int64_t m : {1, 5, 37, 300}) {
-        const int64_t k = 19, n = 23;
+    for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 19},
+                        {5, 19},
+                        {37, 19},
+                        {300, 19},
+                        {37, 600},
+                        {300, 257}}) {
+        const int64_t n = 23;
         for (int ta = 0; ta < 2; ++ta)
             for (int tb = 0; tb < 2; ++tb)
                 for (int acc = 0; acc < 2; ++acc)
@@ -49,16 +57,20 @@ TEST_CASE("matmul matches the reference for every transpose, bias and accumulate
                         b.cols = tb ? k : n;
                         Tensor bv = random_tensor(1, n, rng);
                         Tensor c0 = random_tensor(m, n + 4, rng);
-                        Tensor c1 = c0.clone();
-                        MatrixView cv0 = c0.view(), cv1 = c1.view();
-                        cv0.cols = cv1.cols = n;
+                        Tensor c1 = c0.clone(), c2 = c0.clone();
+                        MatrixView cv0 = c0.view(), cv1 = c1.view(), cv2 = c2.view();
+                        cv0.cols = cv1.cols = cv2.cols = n;
                         MatmulArgs args{ta != 0, tb != 0, acc != 0, bias ? bv.data() : nullptr};
                         matmul(cv0, a, b, args);
                         matmul_reference(cv1, a, b, args);
-                        INFO("m=", m, " ta=", ta, " tb=", tb, " acc=", acc, " bias=", bias);
-                        CHECK(max_rel_diff(cv0, cv1) < 1e-5);
+                        matmul_portable(cv2, a, b, args);
+                        INFO("m=", m, " k=", k, " ta=", ta, " tb=", tb, " acc=", acc,
+                             " bias=", bias);
+                        CHECK(max_rel_diff(cv0, cv1) < 1e-5 * (1 + k / 64));
+                        CHECK(max_rel_diff(cv2, cv1) < 1e-5 * (1 + k / 64));
                         // Padding columns are untouched.
                         CHECK(c0.at(0, n) == c1.at(0, n));
+                        CHECK(c2.at(0, n) == c1.at(0, n));
                     }
     }
 }
@@ -67,6 +79,8 @@ TEST_CASE("matmul rejects mismatched shapes with a message naming them") {
     Tensor a(3, 4), b(5, 6), c(3, 6);
     CHECK_THROWS_WITH_AS(matmul(c.view(), a.cview(), b.cview()), doctest::Contains("A[3,4]"),
                          Error);
+    CHECK_THROWS_WITH_AS(matmul_portable(c.view(), a.cview(), b.cview()),
+                         doctest::Contains("A[3,4]"), Error);
 }
 
 TEST_CASE("linear backward equals the explicit products") {
