@@ -4,11 +4,53 @@
 #include <algorithm>
 #include <cstdio>
 #include <thread>
+#include <utility>
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 
 namespace segrank::cli {
+namespace {
+
+// The option a mistyped value was given to: "--chunk" for `--chunk abc` or `--chunk=abc`, "-n" for
+// `-n abc`; empty when argv holds the value nowhere after an option.
+std::string option_of_value(int argc, char** argv, const std::string& value) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const size_t eq = a.find('=');
+        if (a.rfind("--", 0) == 0 && eq != std::string::npos && a.substr(eq + 1) == value)
+            return a.substr(0, eq);
+        if (a == value && i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] != '\0')
+            return argv[i - 1];
+    }
+    return {};
+}
+
+// The value inside cxxopts' "Argument 'abc' failed to parse" (ASCII or typographic quotes).
+std::string quoted_value(const std::string& message) {
+    for (const auto& [l, r] :
+         {std::pair<std::string, std::string>{"\u2018", "\u2019"}, {"'", "'"}}) {
+        const size_t b = message.find(l);
+        if (b == std::string::npos) continue;
+        const size_t e = message.rfind(r);
+        if (e != std::string::npos && e > b) return message.substr(b + l.size(), e - b - l.size());
+    }
+    return {};
+}
+
+// What `option` ("--dense" or "-n") takes, from its help entry: "true or false" for a boolean,
+// else "a number" (the only other typed values segrank's options have).
+std::string expected_of(const cxxopts::Options& options, const std::string& option) {
+    const std::string name = option.substr(option.find_first_not_of('-'));
+    for (const std::string& g : options.groups())
+        for (const cxxopts::HelpOptionDetails& d : options.group_help(g).options) {
+            const bool match = d.s == name || std::find(d.l.begin(), d.l.end(), name) != d.l.end();
+            if (match) return d.is_boolean ? "true or false" : "a number";
+        }
+    return "a number";
+}
+
+}  // namespace
 
 std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc,
                                                   char** argv) {
@@ -16,6 +58,13 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
     std::optional<cxxopts::ParseResult> args;
     try {
         args = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
+        // cxxopts names only the value; name the option it was given to as well.
+        const std::string value = quoted_value(e.what());
+        const std::string option = value.empty() ? "" : option_of_value(argc, argv, value);
+        if (option.empty()) throw Error(e.what() + see);
+        throw Error(
+            str(option, ": expected ", expected_of(options, option), ", got '", value, "'", see));
     } catch (const cxxopts::exceptions::exception& e) {
         // Unknown options, missing or mistyped values: the user's mistake, not an internal error.
         throw Error(e.what() + see);

@@ -9,7 +9,8 @@ namespace segrank::cli {
 
 /// Parses argv with `options` (program name e.g. "segrank stats"). With -h/--help prints the
 /// help text to stdout and returns nullopt (the command then exits 0). Throws segrank::Error
-/// "<cxxopts' message> (see <program> --help)" for an unknown option, a missing or mistyped value,
+/// "<cxxopts' message> (see <program> --help)" for an unknown option or a missing value,
+/// "--chunk: expected a number, got 'abc' (see <program> --help)" for a mistyped one,
 /// and "unexpected argument 'X' (see <program> --help)" for a positional argument no option takes.
 std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc, char** argv);
 

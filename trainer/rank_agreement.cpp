@@ -30,13 +30,14 @@ std::vector<std::string> lines_of(const std::string& text) {
     return out;
 }
 
-// "line 3: 'a' here, 'b' on rank 0" for the first line where `mine` and `root` differ.
-std::string first_difference(const std::string& mine, const std::string& root) {
-    const auto a = lines_of(mine), b = lines_of(root);
+// "line 3: 'a' on rank 2, 'b' on rank 0" for the first line where `other` (rank `rank`'s text)
+// and `root` (rank 0's) differ.
+std::string first_difference(const std::string& other, int rank, const std::string& root) {
+    const auto a = lines_of(other), b = lines_of(root);
     for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
         const std::string x = i < a.size() ? "'" + a[i] + "'" : "(nothing)";
         const std::string y = i < b.size() ? "'" + b[i] + "'" : "(nothing)";
-        if (x != y) return str("line ", i + 1, ": ", x, " here, ", y, " on rank 0");
+        if (x != y) return str("line ", i + 1, ": ", x, " on rank ", rank, ", ", y, " on rank 0");
     }
     return "same lines, other bytes";
 }
@@ -54,14 +55,16 @@ void check_ranks_agree(Communicator& comm, const std::string& what, const std::s
     for (size_t r = 0; r < differs.size(); ++r)
         if (differs[r] != 0.0) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
     if (ranks.empty()) return;
-    const std::string root_text = comm.broadcast(text, 0);  // lengths may differ: safe here
-    if (differs[static_cast<size_t>(comm.rank())] != 0.0)
-        throw Error(str("ranks disagree: the ", what, " of rank ", comm.rank(),
-                        " differs from rank 0's (", first_difference(text, root_text),
-                        "); every rank must run the same config on the same data"));
-    throw Error(str("ranks disagree: the ", what, " of rank(s) ", ranks,
-                    " differs from rank 0's (see their messages); every rank must run the same "
-                    "config on the same data"));
+    // Every rank learns rank 0's text and the first differing rank's, and throws the same message:
+    // each rank aborts the job once it has printed, so a detail printed by one rank only may never
+    // show (lengths may differ: the string broadcast sends the length first).
+    int first = 0;
+    while (differs[static_cast<size_t>(first)] == 0.0) ++first;
+    const std::string root_text = comm.broadcast(text, 0);
+    const std::string first_text = comm.broadcast(text, first);
+    throw Error(str("ranks disagree: the ", what, " of rank(s) ", ranks, " differs from rank 0's (",
+                    first_difference(first_text, first, root_text),
+                    "); every rank must run the same config on the same data"));
 }
 
 }  // namespace segrank

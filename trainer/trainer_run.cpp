@@ -72,7 +72,7 @@ EvalResult Trainer::run() {
         }
         std::fflush(stdout);
     }
-    Progress progress("train", total_steps_, root && cfg_.train.progress);
+    Progress progress("train", total_steps_, root && cfg_.train.progress, step_);
     double loss_acc = 0.0;
     int64_t loss_n = 0;
     double step_seconds =

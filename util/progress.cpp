@@ -7,18 +7,25 @@
 
 namespace segrank {
 
-Progress::Progress(std::string label, int64_t total, bool enabled)
+Progress::Progress(std::string label, int64_t total, bool enabled, int64_t done_at_start)
     : label_(std::move(label)),
       total_(total),
+      origin_(done_at_start),
       enabled_(enabled),
       tty_(::isatty(2) != 0),
-      start_(std::chrono::steady_clock::now()),
+      constructed_(std::chrono::steady_clock::now()),
+      start_(constructed_),
       last_print_(start_) {}
 
 double Progress::rate() const {
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    return (s > 0 && first_ >= 0) ? static_cast<double>(done_ - first_) / s : 0.0;
+    if (first_ < 0) return 0.0;
+    const auto now = std::chrono::steady_clock::now();
+    if (done_ > first_) {
+        const double s = std::chrono::duration<double>(now - start_).count();
+        return s > 0 ? static_cast<double>(done_ - first_) / s : 0.0;
+    }
+    const double s = std::chrono::duration<double>(now - constructed_).count();
+    return s > 0 ? static_cast<double>(done_ - origin_) / s : 0.0;
 }
 
 void Progress::update(int64_t done, const std::string& extra) {

@@ -80,6 +80,33 @@ TEST_CASE(
     CHECK(t.output.find("abc") != std::string::npos);
 }
 
+TEST_CASE("a mistyped option value exits 1 naming the option, what it takes and the value") {
+    const fs::path dir = scratch_dir("cli_mistyped_value");
+    const std::string out = sq((dir / "sub.csv").string());
+    struct Bad {
+        std::string args, message;
+    };
+    const Bad cases[] = {
+        {"predict --random 1 --data . --out " + out + " --chunk abc",
+         "segrank predict: error: --chunk: expected a number, got 'abc' (see segrank predict "
+         "--help)"},
+        {"predict --random 1 --data . --out " + out + " --chunk=12x",
+         "error: --chunk: expected a number, got '12x'"},
+        {"predict --random 1 --data . --out " + out + " --dense=maybe",
+         "error: --dense: expected true or false, got 'maybe'"},
+        {"evaluate --checkpoint none --threads 2.5",
+         "error: --threads: expected a number, got '2.5'"},
+        {"bench --steps many", "segrank bench: error: --steps: expected a number, got 'many'"},
+    };
+    for (const Bad& b : cases) {
+        const auto r = segrank_cmd(b.args);
+        INFO(b.args, ": ", r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(r.output.find(b.message) != std::string::npos);
+        CHECK_FALSE(fs::exists(dir / "sub.csv"));
+    }
+}
+
 TEST_CASE("segrank train --config of a directory or a missing path exits 1 naming the path") {
     const fs::path dir = scratch_dir("cli_config_dir");
     const auto d = segrank_cmd("train --config '" + dir.string() + "'");

@@ -20,11 +20,11 @@ run() {  # expected text, then mpiexec arguments
   sh "$here/expect_abort.sh" 20 "$expected" "$mpiexec" --oversubscribe "$@" || status=1
 }
 # shellcheck disable=SC2086
-run "'steps = 30' here, 'steps = 20' on rank 0" \
+run "'steps = 30' on rank 1, 'steps = 20' on rank 0" \
     -n 1 "$segrank" $common --set data.root="$data" --set train.run_dir="$work/run1" : \
     -n 1 "$segrank" $common --set data.root="$data" --set train.run_dir="$work/run1" --set train.steps=30
 # shellcheck disable=SC2086
-run "'hidden = 32' here, 'hidden = 16' on rank 0" \
+run "'hidden = 32' on rank 1, 'hidden = 16' on rank 0" \
     -n 1 "$segrank" $common --set data.root="$data" --set train.run_dir="$work/run2" : \
     -n 1 "$segrank" $common --set data.root="$data" --set train.run_dir="$work/run2" --set model.hidden=32
 # Same relative data.root in two working directories; b lacks one training graph.
@@ -32,7 +32,7 @@ cp -r "$data" "$work/a/data"; cp -r "$data" "$work/b/data"
 missing=$(ls "$work/b/data/npz/layout/xla/random/train" | head -n 1)
 rm "$work/b/data/npz/layout/xla/random/train/$missing"
 # shellcheck disable=SC2086
-run "ranks disagree: the list of graphs of rank 1 differs from rank 0's (line 1:" \
+run "ranks disagree: the list of graphs of rank(s) 1 differs from rank 0's (line 1:" \
     -n 1 -wdir "$work/a" "$segrank" $common --set data.root=data --set train.run_dir="$work/run3" : \
     -n 1 -wdir "$work/b" "$segrank" $common --set data.root=data --set train.run_dir="$work/run3"
 for d in run1 run2 run3; do
