@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -340,10 +342,19 @@ std::vector<int64_t> NpzReader::read_i64(const std::string& key,
 // ---------------------------------------------------------------------------------------------
 // Writer
 
-NpzWriter::NpzWriter(const std::filesystem::path& path, NpzCompression compression)
-    : path_(path), out_(path), compression_(compression) {}
+NpzWriter::NpzWriter(const std::filesystem::path& path, NpzCompression compression,
+                     size_t spill_bytes)
+    : path_(path), out_(path), compression_(compression), spill_bytes_(spill_bytes) {}
 
-NpzWriter::~NpzWriter() = default;  // out_ removes the temporary file unless finish() committed it
+// out_ removes the temporary file unless finish() committed it.
+NpzWriter::~NpzWriter() { remove_spills(); }
+
+void NpzWriter::remove_spills() noexcept {
+    for (const auto& f : spills_) {
+        std::error_code ec;
+        if (!f.empty()) std::filesystem::remove(f, ec);
+    }
+}
 
 void NpzWriter::add(const std::string& key, DType dtype, const std::vector<int64_t>& shape,
                     std::span<const uint8_t> payload) {
@@ -356,11 +367,36 @@ void NpzWriter::add(const std::string& key, DType dtype, const std::vector<int64
     SEGRANK_CHECK(h.payload_bytes() == payload.size(), path_.string(), ": key '", key,
                   "': payload has ", payload.size(), " bytes, shape needs ", h.payload_bytes());
     const std::string pre = make_npy_header(dtype, shape);
+    if (pre.size() + payload.size() >= spill_bytes_) {
+        std::filesystem::path f = out_.temp_path();
+        f += "." + std::to_string(keys_.size()) + ".npy";
+        spills_.push_back(f);  // before the first byte: the destructor removes a partial file
+        entries_.emplace_back();
+        keys_.push_back(key);
+        std::FILE* fp = std::fopen(f.c_str(), "wb");
+        SEGRANK_CHECK(fp != nullptr, f.string(), ": cannot create spill file for key '", key,
+                      "' of ", path_.string(), ": ", std::strerror(errno));
+        const bool ok = std::fwrite(pre.data(), 1, pre.size(), fp) == pre.size() &&
+                        (payload.empty() ||
+                         std::fwrite(payload.data(), 1, payload.size(), fp) == payload.size());
+        const int write_errno = errno;
+        const bool closed = std::fclose(fp) == 0;
+        SEGRANK_CHECK(ok && closed, f.string(), ": cannot write spill file for key '", key, "' of ",
+                      path_.string(), ": ", std::strerror(ok ? errno : write_errno));
+        // libzip records a file source's mode in the entry: give the spill file the 0666 it
+        // records for a memory entry, so the archive's bytes do not depend on the spill threshold.
+        std::error_code ec;
+        std::filesystem::permissions(f, std::filesystem::perms(0666),
+                                     std::filesystem::perm_options::replace, ec);
+        SEGRANK_CHECK(!ec, f.string(), ": cannot set the mode of the spill file: ", ec.message());
+        return;
+    }
     std::vector<uint8_t> bytes(pre.size() + payload.size());
     std::memcpy(bytes.data(), pre.data(), pre.size());
     if (!payload.empty()) std::memcpy(bytes.data() + pre.size(), payload.data(), payload.size());
     keys_.push_back(key);
     entries_.push_back(std::move(bytes));
+    spills_.emplace_back();
 }
 
 void NpzWriter::add_f32(const std::string& key, const std::vector<int64_t>& shape,
@@ -390,7 +426,9 @@ void NpzWriter::finish() {
         throw Error(msg);  // out_ removes the temporary file
     };
     for (size_t i = 0; i < keys_.size(); ++i) {
-        zip_source_t* src = zip_source_buffer(za, entries_[i].data(), entries_[i].size(), 0);
+        zip_source_t* src = spills_[i].empty()
+                                ? zip_source_buffer(za, entries_[i].data(), entries_[i].size(), 0)
+                                : zip_source_file(za, spills_[i].c_str(), 0, -1);
         if (!src) fail("key '" + keys_[i] + "': cannot create zip source");
         const std::string name = keys_[i] + ".npy";
         const zip_int64_t idx = zip_file_add(za, name.c_str(), src, ZIP_FL_ENC_UTF_8);
@@ -411,6 +449,8 @@ void NpzWriter::finish() {
     }
     if (zip_close(za) != 0) fail("cannot write npz");
     finished_ = true;
+    remove_spills();
+    spills_.clear();
     out_.commit();
     entries_.clear();
 }

@@ -68,16 +68,25 @@ private:
 
 /// Writes an npz: npy v1.0 headers exactly as numpy writes them, entries stored or deflated, into a
 /// temporary file that finish() commits onto `path` (util/atomic_file.h; no partial file on failure
-/// or destruction). A directory at `path` is refused by the constructor.
+/// or destruction). A directory at `path` is refused by the constructor. libzip writes every entry
+/// at finish(), so added entries wait: those of at least `spill_bytes` bytes (npy preamble
+/// included) in a spill file beside the temporary file ("<temp>.<i>.npy", removed by finish() and
+/// by the destructor), the others in memory. The spill keeps a graph's config features (gigabytes
+/// at the layout collection's largest sizes) from being held twice by `segrank synth`/`ingest`.
 class NpzWriter {
 public:
-    NpzWriter(const std::filesystem::path& path, NpzCompression compression);
+    /// Default spill threshold: 64 MiB.
+    static constexpr size_t kDefaultSpillBytes = size_t{64} << 20;
+    NpzWriter(const std::filesystem::path& path, NpzCompression compression,
+              size_t spill_bytes = kDefaultSpillBytes);
     ~NpzWriter();  ///< discards the temporary file when finish() was not reached
     NpzWriter(const NpzWriter&) = delete;
     NpzWriter& operator=(const NpzWriter&) = delete;
 
-    /// Adds `key` (C-order `payload` of `dtype`, bytes = product(shape) * dtype_size). Copies it.
-    /// Throws on a size mismatch or a duplicate key.
+    /// Adds `key` (C-order `payload` of `dtype`, bytes = product(shape) * dtype_size). Copies it
+    /// (to memory or to a spill file, see the class comment). Throws segrank::Error on a size
+    /// mismatch, a duplicate key, or a spill file that cannot be written (naming it and the
+    /// reason).
     void add(const std::string& key, DType dtype, const std::vector<int64_t>& shape,
              std::span<const uint8_t> payload);
     void add_f32(const std::string& key, const std::vector<int64_t>& shape,
@@ -96,7 +105,10 @@ private:
     NpzCompression compression_;
     std::vector<std::string> keys_;
     std::vector<std::vector<uint8_t>> entries_;  // npy preamble + payload, alive until zip_close
+    std::vector<std::filesystem::path> spills_;  // per key: its spill file, or empty (in entries_)
+    size_t spill_bytes_;
     bool finished_ = false;
+    void remove_spills() noexcept;
 };
 
 }  // namespace segrank

@@ -242,3 +242,68 @@ TEST_CASE("writer refuses duplicate keys and size mismatches and leaves no file 
     }  // destroyed without finish()
     CHECK(std::filesystem::is_empty(dir));
 }
+
+namespace {
+
+std::string file_bytes(const std::filesystem::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// Writes the same three entries with the given spill threshold; returns the file's bytes.
+std::string write_three(const std::filesystem::path& path, NpzCompression c, size_t spill) {
+    std::vector<float> big(50000);
+    for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 977) * 0.5f;
+    const std::vector<int64_t> small = {1, -2, 3};
+    const std::vector<uint8_t> empty;
+    NpzWriter w(path, c, spill);
+    w.add_f32("big", {500, 100}, big);
+    w.add_i64("small", {3}, small);
+    w.add_u8("empty", {0, 4}, empty);
+    w.finish();
+    return file_bytes(path);
+}
+
+}  // namespace
+
+TEST_CASE("entries spilled to disk give the same npz bytes as entries kept in memory") {
+    const auto dir = test::scratch_dir("npz_spill");
+    for (const NpzCompression c : {NpzCompression::kStored, NpzCompression::kDeflateFast}) {
+        const std::string in_memory = write_three(dir / "mem.npz", c, SIZE_MAX);
+        const std::string big_spilled = write_three(dir / "big.npz", c, 1024);  // only "big"
+        const std::string all_spilled = write_three(dir / "all.npz", c, 0);     // every entry
+        CHECK(in_memory.size() > 1000);
+        CHECK(big_spilled == in_memory);
+        CHECK(all_spilled == in_memory);
+        NpzReader z(dir / "all.npz");
+        CHECK(z.read_f32("big", nullptr)[49999] == static_cast<float>(49999 % 977) * 0.5f);
+        CHECK(z.read_i64("small", nullptr) == std::vector<int64_t>{1, -2, 3});
+        // Only the three archives: no spill or temporary file left behind.
+        int files = 0;
+        for (const auto& e : std::filesystem::directory_iterator(dir)) {
+            INFO(e.path().string());
+            CHECK(e.path().extension() == ".npz");
+            ++files;
+        }
+        CHECK(files == 3);
+    }
+}
+
+TEST_CASE(
+    "a writer destroyed before finish removes its spill files, and a spill that cannot be "
+    "written names the file") {
+    const auto dir = test::scratch_dir("npz_spill_abort");
+    {
+        NpzWriter w(dir / "x.npz", NpzCompression::kStored, 0);
+        const std::vector<float> v(6, 1.0f);
+        w.add_f32("a", {2, 3}, v);
+        w.add_f32("b", {2, 3}, v);
+        CHECK_FALSE(std::filesystem::is_empty(dir));  // the spill files exist until destruction
+    }
+    CHECK(std::filesystem::is_empty(dir));
+    // The spill goes beside the temporary file: a missing parent directory fails at add().
+    NpzWriter w(dir / "missing" / "x.npz", NpzCompression::kStored, 0);
+    const std::vector<float> v(6, 1.0f);
+    CHECK_THROWS_WITH_AS(w.add_f32("a", {2, 3}, v),
+                         doctest::Contains("cannot create spill file for key 'a'"), Error);
+}
