@@ -28,7 +28,9 @@ Dims checked_dims(const char* who, MatrixView c, ConstMatrixView a, ConstMatrixV
 }  // namespace
 
 void matmul_reference(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args) {
-    const auto [m, k, n] = checked_dims("matmul_reference", c, a, b, args);
+    // Plain variables, not a structured binding: clang cannot capture those in OpenMP regions.
+    const Dims d = checked_dims("matmul_reference", c, a, b, args);
+    const int64_t m = d.m, k = d.k, n = d.n;
     parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
         for (int64_t i = r0; i < r1; ++i) {
             for (int64_t j = 0; j < n; ++j) {
@@ -47,7 +49,9 @@ void matmul_reference(MatrixView c, ConstMatrixView a, ConstMatrixView b, const 
 }
 
 void matmul_portable(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args) {
-    const auto [m, k, n] = checked_dims("matmul_portable", c, a, b, args);
+    // Plain variables, not a structured binding: clang cannot capture those in OpenMP regions.
+    const Dims d = checked_dims("matmul_portable", c, a, b, args);
+    const int64_t m = d.m, k = d.k, n = d.n;
     if (m == 0 || n == 0) return;
     // B as row-major [K, N], so the inner loop is a unit-stride axpy over a row of B and of C.
     Tensor b_packed;
