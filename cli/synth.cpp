@@ -127,6 +127,12 @@ int run_synth(int argc, char** argv) {
                       "--collections: '", c, "' is listed twice");
         w.tasks.push_back(t);
     }
+    // The layout-only options would be silently ignored without a layout collection.
+    if (std::find(w.tasks.begin(), w.tasks.end(), Task::kLayout) == w.tasks.end())
+        for (const char* o : {"config-node-fraction", "layout-choices", "max-config-nodes"})
+            SEGRANK_CHECK(args.count(o) == 0, "--", o,
+                          ": applies to layout graphs only, but --collections is '",
+                          args["collections"].as<std::string>(), "'");
     w.graphs = parse_int("graphs", args["graphs"].as<std::string>());
     SEGRANK_CHECK(w.graphs >= 1, "--graphs: expected >= 1, got ", w.graphs);
     const auto nodes = split_list(args["nodes"].as<std::string>(), ':');

@@ -67,9 +67,19 @@ TEST_CASE("segrank synth rejects bad options with a message naming the option") 
     CHECK(bad_choices.exit_code == 1);
     CHECK(bad_choices.output.find("--layout-choices") != std::string::npos);
     CHECK(bad_choices.output.find("got -1") != std::string::npos);
+    for (const std::string o :
+         {"--layout-choices 8", "--config-node-fraction 0.1", "--max-config-nodes 5"}) {
+        const auto tile_only = run_command(synth_cmd(dir / "f", "--collections tile " + o));
+        INFO(o, ": ", tile_only.output);
+        CHECK(tile_only.exit_code == 1);
+        CHECK(tile_only.output.find(o.substr(0, o.find(' ')) +
+                                    ": applies to layout graphs only, but --collections is "
+                                    "'tile'") != std::string::npos);
+    }
     CHECK_FALSE(fs::exists(dir / "a"));
     CHECK_FALSE(fs::exists(dir / "c"));
     CHECK_FALSE(fs::exists(dir / "e"));
+    CHECK_FALSE(fs::exists(dir / "f"));
     const auto help = run_command(sq(segrank_binary().string()) + " synth --help");
     CHECK(help.exit_code == 0);
     CHECK(help.output.find("--hide-test-labels") != std::string::npos);
