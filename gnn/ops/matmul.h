@@ -31,8 +31,9 @@ void matmul_reference(MatrixView c, ConstMatrixView a, ConstMatrixView b,
                       const MatmulArgs& args = {});
 
 /// Portable blocked fp32 matmul (unit-stride axpy over rows of B, blocks of 16 rows of C and 256
-/// of K; B^T is packed first): what `matmul` runs in a build without oneDNN, such as the sanitizer
-/// build. Same contract as `matmul`; results do not depend on the thread count.
+/// of K; a transposed B is first packed to [K, N]): what `matmul` runs in a build without oneDNN,
+/// such as the sanitizer build. Same contract as `matmul`; results do not depend on the thread
+/// count.
 void matmul_portable(MatrixView c, ConstMatrixView a, ConstMatrixView b,
                      const MatmulArgs& args = {});
 
