@@ -1,4 +1,5 @@
-// The layout/tile GNN (docs/model.md): input layer, L SAGE layers, mean+max readout, MLP head, with
+// The layout/tile GNN (docs/model.md): input layer, L SAGE layers, mean+max (or mean) readout, MLP
+// head, with
 // explicit forward/backward (docs/style.md#forward-and-backward) and exact config independence
 // (docs/model.md#config-independence): per layer, the nodes whose state cannot depend on the config
 // are computed once (K = 1, the "base" rows) and broadcast; only the nodes within l hops of a
@@ -6,11 +7,12 @@
 //
 // Usage (one training step over one segment):
 //   Model model(cfg); model.params().initialize(seed);
-//   EncodeSaved es; Tensor r = model.encode(in, &es, /*training=*/true, &rng);   // [K, 2H]
+//   EncodeSaved es; Tensor r = model.encode(in, &es, /*training=*/true, &rng);   // [K, W]
 //   HeadSaved hs;   Tensor s = model.head(r.cview(), in.tile_config, &hs);        // [K]
 //   ... loss -> dscores [K] ...
-//   Tensor dr(K, 2H); model.head_backward(dscores, hs, dr.view());
+//   Tensor dr(K, W); model.head_backward(dscores, hs, dr.view());
 //   model.encode_backward(dr.cview(), es);
+// W = ModelConfig::readout_width(): 2H for the mean+max readout, H for the mean alone.
 // Gradients accumulate into model.params().grads() (zero them once per optimizer step).
 #pragma once
 #include <cstdint>
@@ -52,6 +54,16 @@ std::span<const EnumName<Norm>> enum_names(Norm);
 Norm parse_norm(std::string_view s);
 std::string_view to_string(Norm n);
 
+/// `model.readout` (docs/model.md#readout-and-head): how a segment's last-layer rows are pooled
+/// per config, "mean_max" ([mean, max] over the pooled nodes, width 2H) or "mean" (the mean alone,
+/// width H).
+enum class Readout { kMeanMax, kMean };
+/// Names: "mean_max", "mean".
+std::span<const EnumName<Readout>> enum_names(Readout);
+/// Parses "mean_max" | "mean"; throws segrank::Error listing both.
+Readout parse_readout(std::string_view s);
+std::string_view to_string(Readout r);
+
 /// Every size of the model (docs/model.md). Plain values, read once from the run config.
 struct ModelConfig {
     Task task = Task::kLayout;
@@ -87,6 +99,10 @@ struct ModelConfig {
     int64_t layout_embedding = 0;
     /// `model.norm` (docs/model.md#graph-instance-normalization).
     Norm norm = Norm::kLayer;
+    /// `model.readout` (docs/model.md#readout-and-head).
+    Readout readout = Readout::kMeanMax;
+    /// Width W of a readout row: 2H for mean_max, H for mean.
+    int64_t readout_width() const { return readout == Readout::kMean ? hidden : 2 * hidden; }
     /// `model.config_attention` (docs/model.md#cross-config-attention): after each SAGE layer the
     /// K config rows of every node attend to each other ("xattn<l>.*", l = 0..L-1).
     bool config_attention = false;
@@ -179,7 +195,7 @@ struct EncodeSaved {
     std::vector<SageConv::Saved> base_conv, dep_conv;  ///< per SAGE layer 1..L (index l-1)
     /// config_attention: its saved state after SAGE layer l (index l-1), base and dep rows
     std::vector<ConfigAttention::Saved> base_xattn, dep_xattn;
-    std::vector<int32_t> argmax;  ///< [K*H] readout max argmax node ids
+    std::vector<int32_t> argmax;  ///< [K*H] readout max argmax node ids (mean_max; else empty)
     /// Inference with cached base rows (not owned): P and the base rows are read from here.
     const EncodeBase* cached = nullptr;
 };
@@ -216,7 +232,8 @@ public:
     /// (docs/model.md#config-independence).
     bool segment_depends_on_config(const SegmentInput& in) const;
 
-    /// Readout r = [mean_v h_L, max_v h_L] per config: returns [K, 2H]. saved null = inference (no
+    /// Readout r = [mean_v h_L, max_v h_L] per config ([K, 2H]), or r = mean_v h_L ([K, H]) with
+    /// model.readout = "mean": returns [K, W]. saved null = inference (no
     /// saved state, layer states freed as it goes). training enables dropout, whose masks come from
     /// rng (required when training with dropout > 0). Throws segrank::Error on invalid input
     /// (shapes, ids).
@@ -228,7 +245,7 @@ public:
     /// Whether encode_dedupe deduplicates rows of `in` (layout, no config_attention, K > 1); else
     /// it runs the dense encode.
     bool dedupes(const SegmentInput& in) const;
-    /// Inference readout [K, 2H] of encode(in, nullptr, false, nullptr, cached), computing each
+    /// Inference readout [K, W] of encode(in, nullptr, false, nullptr, cached), computing each
     /// distinct row of every layer once (docs/model.md#row-deduplication): configs that give a
     /// node the same inputs within its receptive field share its row. Layer 0 is keyed by the
     /// node's config values (and layout feature row), layer l by the classes of the node and its
@@ -248,17 +265,17 @@ public:
     /// model.layout_embedding) x n x H floats, 2 L H floats of graph instance statistics and the
     /// plan's (L + 1) x 2n ids.
     int64_t encode_base_bytes(int64_t n) const;
-    /// Accumulates parameter gradients from dreadout [K, 2H]. Consumes `saved`: each layer's
+    /// Accumulates parameter gradients from dreadout [K, W]. Consumes `saved`: each layer's
     /// activations are freed as soon as the backward has passed them (peak memory); a second call
     /// on the same state throws segrank::Error.
     void encode_backward(ConstMatrixView dreadout, EncodeSaved& saved);
 
-    /// Scores [K] from readout [K, 2H] (layout: tile_config unused; tile late join: [K, 24]
+    /// Scores [K] from readout [K, W] (layout: tile_config unused; tile late join: [K, 24]
     /// required, and with model.tile_cost_features tile_cost [K, kTileCostFeatures]). Throws
     /// segrank::Error on other shapes.
     Tensor head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSaved* saved,
                 ConstMatrixView tile_cost = {}) const;
-    /// Accumulates head gradients; dreadout [K, 2H] += d/dreadout when dreadout.data is non-null.
+    /// Accumulates head gradients; dreadout [K, W] += d/dreadout when dreadout.data is non-null.
     void head_backward(std::span<const float> dscores, const HeadSaved& saved, MatrixView dreadout);
 
     /// Whether the analytical prior is on (ModelConfig::hwmodel_prior).

@@ -394,7 +394,7 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
         cur = std::move(next);
         if (!cached) st.base[static_cast<size_t>(l - 1)] = Tensor();
     }
-    Tensor readout(k, 2 * h);
+    Tensor readout(k, cfg_.readout_width());
     class_readout_forward(readout.view(), in.num_pooled,
                           cur.view(base_view(layers), pl.pos[static_cast<size_t>(layers)], k, h));
     return readout;

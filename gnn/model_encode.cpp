@@ -255,8 +255,10 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
             st.dep[l - 1] = Tensor();
         }
     }
-    Tensor readout(k, 2 * h);
-    st.argmax.assign(static_cast<size_t>(k * h), -1);
+    const int64_t w = cfg_.readout_width();
+    Tensor readout(k, w);
+    // The max half's argmax (mean_max); the mean readout needs none.
+    st.argmax.assign(w == 2 * h ? static_cast<size_t>(k * h) : 0, -1);
     mixed_readout_forward(readout.view(), st.argmax, in.num_pooled, rows_of(st, layers, k, h));
     if (!keep)
         st = EncodeSaved{};
@@ -273,9 +275,9 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
                   "Model::encode_backward: the saved state is not from a training encode of this "
                   "model (or was "
                   "already consumed by encode_backward)");
-    SEGRANK_CHECK(dreadout.rows == k && dreadout.cols == 2 * h,
+    SEGRANK_CHECK(dreadout.rows == k && dreadout.cols == cfg_.readout_width(),
                   "Model::encode_backward: dreadout [", dreadout.rows, ", ", dreadout.cols,
-                  "], expected [", k, ", ", 2 * h, "]");
+                  "], expected [", k, ", ", cfg_.readout_width(), "]");
     const bool drop = st.training && cfg_.dropout > 0.0f;
     auto alloc = [&](int64_t l, Tensor& db, Tensor& dd) {
         db = need_base(st.plan, l) ? Tensor(n, h) : Tensor();

@@ -305,9 +305,10 @@ void Model::add_tile_cost(MatrixView code, ConstMatrixView cost) const {
 
 Tensor Model::head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSaved* saved,
                    ConstMatrixView tile_cost) const {
-    const int64_t k = readout.rows, h2 = 2 * cfg_.hidden;
+    const int64_t k = readout.rows, h2 = cfg_.readout_width();
     SEGRANK_CHECK(readout.cols == h2, "Model::head: readout has ", readout.cols,
-                  " columns, expected 2H = ", h2);
+                  " columns, expected W = ", h2, " (model.readout = \"", to_string(cfg_.readout),
+                  "\")");
     Tensor scores(k);
     if (early()) {
         head_.forward(params_, scores.span(), readout, saved ? &saved->mlp : nullptr);
@@ -342,7 +343,7 @@ Tensor Model::head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSav
 
 void Model::head_backward(std::span<const float> dscores, const HeadSaved& saved,
                           MatrixView dreadout) {
-    const int64_t k = saved.mlp.x.rows(), in = saved.mlp.x.cols(), h2 = 2 * cfg_.hidden;
+    const int64_t k = saved.mlp.x.rows(), in = saved.mlp.x.cols(), h2 = cfg_.readout_width();
     Tensor dx(k, in);
     head_.backward(params_, dx.view(), dscores, saved.mlp);
     if (dreadout.data) {

@@ -4,10 +4,11 @@
 //   stale  = sum_stale_segments(table, g, choice, cfgs, t, max_staleness, init, forward_only);  //
 //   pre-update params y[i]   = forward of segment choice.fresh[i] for cfgs with saved state // [K,
 //   width] each w      = combine_weights(choice, aggregate); combine_segments_forward(out, y,
-//   {stale.sum}, w);   // scores [K,1], or readout [K,2H] -> head loss -> dout;
+//   {stale.sum}, w);   // scores [K,1], or readout [K,W] -> head loss -> dout;
 //   combine_segments_backward(dy, dout, w); backward of each fresh segment
 //   write_fresh_segments(table, g, S, choice.fresh, cfgs, y, t).
-// The table width is 1 for score_sum and 2H for embedding_mean. gst/gst.h runs this step.
+// The table width is 1 for score_sum and W (2H, or H with model.readout = "mean") for
+// embedding_mean. gst/gst.h runs this step.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -34,7 +35,7 @@ struct CombineWeights {
 CombineWeights combine_weights(const SegmentChoice& choice, SegmentAggregate aggregate);
 
 /// out [K, D] = w.fresh * sum_i fresh[i] + w.stale * sum_j stale_kept[j]; every input is [K, D]
-/// (D = 1 for scores, 2H for readouts). Overwrites `out`. Throws segrank::Error on a shape
+/// (D = 1 for scores, W for readouts). Overwrites `out`. Throws segrank::Error on a shape
 /// mismatch.
 void combine_segments_forward(MatrixView out, std::span<const ConstMatrixView> fresh,
                               std::span<const ConstMatrixView> stale_kept, CombineWeights w);

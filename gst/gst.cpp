@@ -27,14 +27,14 @@ struct TileView {
 
 // What differs between the two values of model.aggregate, chosen once per call (aggregation_for):
 // the value a segment contributes to the combination (its scores [K, 1] under score_sum, its
-// readout [K, 2H] under embedding_mean), how the combined value [K, width] becomes the graph scores
-// [K], and the backward of both.
+// readout [K, W] under embedding_mean, W = ModelConfig::readout_width()), how the combined value
+// [K, width] becomes the graph scores [K], and the backward of both.
 struct Aggregation {
     int64_t width;  // columns of a segment value (and of the HistoryTable)
     // A config-independent segment adds the same amount to every config's score, so skipping it is
     // exact under ranking losses (score_sum only).
     bool independent_shifts_scores;
-    // Value [K, width] of a segment from its readout [K, 2H]; `saved` records the head when it
+    // Value [K, width] of a segment from its readout [K, W]; `saved` records the head when it
     // runs.
     Tensor (*value)(const Model& model, Tensor readout, const TileView& tile, HeadSaved* saved);
     // Graph scores [K] from the combined value [K, width].
@@ -43,7 +43,7 @@ struct Aggregation {
     // dcombined [K, width] (zero on entry) from dscores [K] and the state of `scores`.
     void (*scores_backward)(Model& model, std::span<const float> dscores, const HeadSaved& saved,
                             MatrixView dcombined);
-    // dreadout [K, 2H] of a fresh segment from dvalue [K, width] and the state of `value`.
+    // dreadout [K, W] of a fresh segment from dvalue [K, width] and the state of `value`.
     Tensor (*value_backward)(Model& model, Tensor dvalue, const HeadSaved& saved);
     // Weight of each of `s` segments when every one is computed (streaming inference).
     float (*all_weight)(size_t s);
@@ -65,7 +65,7 @@ void scores_of_sum_backward(Model&, std::span<const float> dscores, const HeadSa
         dcombined.at(i, 0) = dscores[static_cast<size_t>(i)];
 }
 Tensor score_value_backward(Model& model, Tensor dvalue, const HeadSaved& saved) {
-    Tensor dr(dvalue.rows(), 2 * model.config().hidden);
+    Tensor dr(dvalue.rows(), model.config().readout_width());
     model.head_backward(dvalue.span(), saved, dr.view());
     return dr;
 }
@@ -94,7 +94,7 @@ Aggregation aggregation_for(SegmentAggregate aggregate, const Model& model) {
                     score_value_backward,
                     unit_weight};
         case SegmentAggregate::kEmbeddingMean:
-            return {2 * model.config().hidden,
+            return {model.config().readout_width(),
                     false,
                     readout_value,
                     scores_of_mean,
@@ -126,7 +126,7 @@ Tensor broadcast_row(const Tensor& r1, int64_t k) {
     return r;
 }
 
-// Readout [K, 2H] of one segment for configs, forward only. Independent segments are computed once
+// Readout [K, W] of one segment for configs, forward only. Independent segments are computed once
 // with K = 1 and broadcast (their readout is the same for every config); dependent ones with
 // Model::encode_dedupe when `dedupe` (inference), else densely (training's stale recomputation).
 Tensor readout_forward_only(Model& model, const PreparedGraph& g, int32_t s,
@@ -345,11 +345,11 @@ namespace {
 constexpr uint64_t kTtaSeed = 0x7474615f6f726472ULL;
 
 // What score_graph keeps of one segment across its chunks (docs/gst.md#inference-cache): the
-// readout [1, 2H] of a config-independent segment, or the rebuilt segment (when g keeps none) and
+// readout [1, W] of a config-independent segment, or the rebuilt segment (when g keeps none) and
 // its config-independent rows (Model::encode_base) of a dependent one.
 struct CachedSegment {
     bool filled = false;
-    Tensor readout;      // independent: [1, 2H]
+    Tensor readout;      // independent: [1, W]
     BuiltSegment built;  // dependent, g keeps no segments
     EncodeBase base;     // dependent
 };
@@ -364,7 +364,7 @@ public:
           dedupe_(dedupe),
           entries_(static_cast<size_t>(g.num_segments())) {}
 
-    // Readout [K, 2H] of segment s for cfgs (rows in batch), equal bit for bit to
+    // Readout [K, W] of segment s for cfgs (rows in batch), equal bit for bit to
     // readout_forward_only with the same dedupe choice.
     Tensor readout(Model& model, int32_t s, const ConfigBatch& batch, std::span<const int64_t> cfgs,
                    SegmentInputBuffers& buf) {

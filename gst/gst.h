@@ -117,8 +117,9 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                int64_t cache_bytes = kDefaultInferenceCacheBytes);
 
 /// Per-segment readouts of `configs` (forward only), the input of head finetuning: [S_eff] tensors
-/// of [K, 2H] for the segments score_graph would use (independent ones computed with K = 1 and
-/// broadcast). The analytical prior is not in them (prior_values gives its input).
+/// of [K, W] (W = ModelConfig::readout_width()) for the segments score_graph would use (independent
+/// ones computed with K = 1 and broadcast). The analytical prior is not in them (prior_values gives
+/// its input).
 std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g,
                                      std::span<const int64_t> configs, const GstOptions& opt);
 

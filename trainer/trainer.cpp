@@ -53,6 +53,7 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
     m.layout_bytes = cfg.model.layout_bytes;
     m.layout_embedding = cfg.model.layout_embedding;
     m.norm = cfg.model.norm;
+    m.readout = cfg.model.readout;
     m.config_attention = cfg.model.config_attention;
     m.config_attention_dim = cfg.model.config_attention_dim;
     m.tile_cost_features = cfg.model.tile_cost_features;
@@ -438,7 +439,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
     prep_.partition_cache_dir = run_dir_ / "partitions";
     const int32_t width = gst_.aggregate == SegmentAggregate::kScoreSum
                               ? 1
-                              : static_cast<int32_t>(2 * cfg_.model.hidden);
+                              : static_cast<int32_t>(model_->config().readout_width());
     history_ = std::make_unique<HistoryTable>(
         width, HistoryTable::bytes_from_mb(static_cast<double>(cfg_.segments.history_max_mb)));
 

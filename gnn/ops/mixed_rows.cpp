@@ -43,13 +43,20 @@ void pool_row(double* __restrict sum, float* __restrict mx, int32_t* __restrict 
     }
 }
 
+// The sum half of pool_row (readout "mean"): sum[c] += r[c], c < h.
+SEGRANK_SIMD_CLONES
+void add_to_double(double* __restrict sum, const float* __restrict r, int64_t h) {
+#pragma omp simd
+    for (int64_t c = 0; c < h; ++c) sum[c] += r[c];
+}
+
 // pool_row without the argmax (inference; the same sums and, for rows without NaN, the same max)
 // for the block of kn configs k0.. of a class readout: for each pooled dep node p of dep_pos in
 // order, config j adds its class row (uniq row off[p] + cls[p * k_configs + k0 + j]) into
 // sum + j * h and mx + j * h.
 SEGRANK_SIMD_CLONES
 void pool_class_block(double* __restrict sum, float* __restrict mx, const ClassRows& in,
-                      std::span<const int32_t> dep_pos, int64_t k0, int64_t kn) {
+                      std::span<const int32_t> dep_pos, int64_t k0, int64_t kn, bool with_max) {
     const int64_t h = in.h, k_configs = in.k, stride = in.uniq.stride;
     const auto row_of = [&](size_t i, int64_t j) {
         const int32_t p = dep_pos[i];
@@ -77,6 +84,11 @@ void pool_class_block(double* __restrict sum, float* __restrict mx, const ClassR
             }
             const float* __restrict r = row_of(i, j);
             double* __restrict s = sum + j * h;
+            if (!with_max) {  // readout "mean"
+#pragma omp simd
+                for (int64_t c = 0; c < h; ++c) s[c] += r[c];
+                continue;
+            }
             float* __restrict m = mx + j * h;
 #pragma omp simd
             for (int64_t c = 0; c < h; ++c) {
@@ -245,16 +257,23 @@ void readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pool
     const int64_t h = in.h;
     const BasePool bp = pool_base(in.base, in.pos, num_pooled, h);
     const double inv_n = 1.0 / static_cast<double>(num_pooled);
+    const bool with_max = out.cols == 2 * h;
     parallel_for(0, in.k, 1, [&](int64_t k0, int64_t k1) {
         std::vector<double> sum(static_cast<size_t>(h));
         for (int64_t k = k0; k < k1; ++k) {
             float* mean = out.row(k);
-            float* mx = mean + h;
-            int32_t* arg = argmax.data() + k * h;
-            for (int64_t c = 0; c < h; ++c)
-                sum[c] = bp.sum[c], mx[c] = bp.max[c], arg[c] = bp.arg[c];
-            for (int32_t v : bp.dep_nodes)
-                pool_row(sum.data(), mx, arg, in.dep.row(in.pos[v]) + k * h, v, h);
+            if (with_max) {
+                float* mx = mean + h;
+                int32_t* arg = argmax.data() + k * h;
+                for (int64_t c = 0; c < h; ++c)
+                    sum[c] = bp.sum[c], mx[c] = bp.max[c], arg[c] = bp.arg[c];
+                for (int32_t v : bp.dep_nodes)
+                    pool_row(sum.data(), mx, arg, in.dep.row(in.pos[v]) + k * h, v, h);
+            } else {  // readout "mean": the same sums in the same order, no max
+                std::copy(bp.sum.begin(), bp.sum.end(), sum.begin());
+                for (int32_t v : bp.dep_nodes)
+                    add_to_double(sum.data(), in.dep.row(in.pos[v]) + k * h, h);
+            }
             for (int64_t c = 0; c < h; ++c) mean[c] = static_cast<float>(sum[c] * inv_n);
         }
     });
@@ -262,10 +281,12 @@ void readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pool
 
 void check_readout(const char* op, MatrixView out, std::span<int32_t> argmax, bool need_argmax,
                    int64_t num_pooled, size_t n, int64_t k, int64_t h) {
-    SEGRANK_CHECK(out.rows == k && out.cols == 2 * h &&
-                      (need_argmax ? static_cast<int64_t>(argmax.size()) == k * h : true),
-                  op, ": out[", out.rows, ",", out.cols, "] argmax ", argmax.size(), " for K=", k,
-                  " H=", h);
+    const bool with_max = out.cols == 2 * h;
+    SEGRANK_CHECK(
+        out.rows == k && (with_max || out.cols == h) &&
+            (need_argmax ? static_cast<int64_t>(argmax.size()) == (with_max ? k * h : 0) : true),
+        op, ": out[", out.rows, ",", out.cols, "] argmax ", argmax.size(), " for K=", k, " H=", h,
+        " (expected out [K, 2H] with K*H argmax ids, or [K, H] without)");
     SEGRANK_CHECK(num_pooled >= 1 && num_pooled <= static_cast<int64_t>(n), op,
                   ": num_pooled = ", num_pooled, " outside [1, ", n, "]");
 }
@@ -288,6 +309,7 @@ void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& 
         " classes for ", in.off.size(), " offsets, K=", in.k, " H=", in.h);
     check_readout("class_readout_forward", out, {}, false, num_pooled, in.pos.size(), in.k, in.h);
     const int64_t h = in.h, k_configs = in.k;
+    const bool with_max = out.cols == 2 * h;
     const BasePool bp = pool_base(in.base, in.pos, num_pooled, h);
     std::vector<int32_t> dep_pos(bp.dep_nodes.size());
     for (size_t i = 0; i < dep_pos.size(); ++i) dep_pos[i] = in.pos[bp.dep_nodes[i]];
@@ -306,13 +328,14 @@ void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& 
                 std::copy(bp.sum.begin(), bp.sum.end(), sum.begin() + j * h);
                 std::copy(bp.max.begin(), bp.max.end(), mx.begin() + j * h);
             }
-            pool_class_block(sum.data(), mx.data(), in, dep_pos, k0, kn);
+            pool_class_block(sum.data(), mx.data(), in, dep_pos, k0, kn, with_max);
             for (int64_t j = 0; j < kn; ++j) {
                 float* mean = out.row(k0 + j);
-                for (int64_t c = 0; c < h; ++c) {
+                for (int64_t c = 0; c < h; ++c)
                     mean[c] = static_cast<float>(sum[static_cast<size_t>(j * h + c)] * inv_n);
-                    mean[h + c] = mx[static_cast<size_t>(j * h + c)];
-                }
+                if (with_max)
+                    for (int64_t c = 0; c < h; ++c)
+                        mean[h + c] = mx[static_cast<size_t>(j * h + c)];
             }
         }
     });
@@ -321,10 +344,12 @@ void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& 
 void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,
                             int64_t num_pooled, ConstMatrixView dout) {
     const int64_t h = din.h;
-    SEGRANK_CHECK(dout.rows == din.k && dout.cols == 2 * h &&
-                      static_cast<int64_t>(argmax.size()) == din.k * h,
-                  "mixed_readout_backward: dout[", dout.rows, ",", dout.cols, "] for K=", din.k,
-                  " H=", h);
+    const bool with_max = dout.cols == 2 * h;
+    SEGRANK_CHECK(dout.rows == din.k && (with_max || dout.cols == h) &&
+                      static_cast<int64_t>(argmax.size()) == (with_max ? din.k * h : 0),
+                  "mixed_readout_backward: dout[", dout.rows, ",", dout.cols, "] argmax ",
+                  argmax.size(), " for K=", din.k, " H=", h,
+                  " (expected dout [K, 2H] with K*H argmax ids, or [K, H] without)");
     const float inv_n = 1.0f / static_cast<float>(num_pooled);
     // Mean part: base rows get the sum over k; dep rows get their own k slice.
     std::vector<float> gsum(static_cast<size_t>(h), 0.0f);
@@ -343,6 +368,7 @@ void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argm
             }
         }
     });
+    if (!with_max) return;  // readout "mean"
     // Max part: serial scatter (K*H entries; several may hit one base row).
     for (int64_t k = 0; k < din.k; ++k)
         for (int64_t c = 0; c < h; ++c) {

@@ -69,16 +69,17 @@ struct ClassRows {
 };
 
 /// Readout over the first num_pooled nodes, per config k: out[k] = [mean_v row_k(v), max_v
-/// row_k(v)]. out: [K, 2H]; argmax: [K*H] node ids of the max (saved for the backward). num_pooled
-/// >= 1.
+/// row_k(v)] when out is [K, 2H] (mean_max), out[k] = mean_v row_k(v) when out is [K, H] (mean;
+/// no max is computed). argmax: [K*H] node ids of the max (saved for the backward) for mean_max,
+/// empty for mean. num_pooled >= 1. Throws segrank::Error on other shapes.
 void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
                            const MixedRows& in);
-/// mixed_readout_forward of a deduplicated state, for inference (no argmax): out [K, 2H] equal
-/// bit for bit to mixed_readout_forward on the expanded rows (when they hold no NaN). Throws
-/// segrank::Error on shapes.
+/// mixed_readout_forward of a deduplicated state, for inference (no argmax): out [K, 2H] or
+/// [K, H], equal bit for bit to mixed_readout_forward on the expanded rows (when they hold no
+/// NaN). Throws segrank::Error on shapes.
 void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in);
-/// Adjoint of mixed_readout_forward: mean part spread over the pooled nodes, max part to the argmax
-/// node.
+/// Adjoint of mixed_readout_forward: mean part spread over the pooled nodes, max part (dout
+/// [K, 2H]) to the argmax node; dout [K, H] is the mean alone (argmax empty).
 void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,
                             int64_t num_pooled, ConstMatrixView dout);
 

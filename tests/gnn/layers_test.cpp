@@ -281,16 +281,18 @@ TEST_CASE(
             for (int32_t p = 0; p < m; ++p)
                 for (int64_t i = 0; i < k; ++i)
                     for (int64_t c = 0; c < h; ++c) dep.at(p, i * h + c) = cr.row(p, i)[c];
-            Tensor want(k, 2 * h), got(k, 2 * h);
-            std::vector<int32_t> arg(static_cast<size_t>(k * h));
-            mixed_readout_forward(want.view(), arg, pooled,
-                                  MixedRows{cr.base, dep.cview(), pos, k, h});
-            class_readout_forward(got.view(), pooled, cr);
-            int64_t differ = 0;
-            for (int64_t i = 0; i < k; ++i)
-                for (int64_t c = 0; c < 2 * h; ++c) differ += got.at(i, c) != want.at(i, c);
-            INFO("K = " << k << ", base rows " << with_base);
-            CHECK(differ == 0);
+            for (const int64_t w : {2 * h, h}) {  // readout mean_max, mean
+                Tensor want(k, w), got(k, w);
+                std::vector<int32_t> arg(static_cast<size_t>(w == 2 * h ? k * h : 0));
+                mixed_readout_forward(want.view(), arg, pooled,
+                                      MixedRows{cr.base, dep.cview(), pos, k, h});
+                class_readout_forward(got.view(), pooled, cr);
+                int64_t differ = 0;
+                for (int64_t i = 0; i < k; ++i)
+                    for (int64_t c = 0; c < w; ++c) differ += got.at(i, c) != want.at(i, c);
+                INFO("K = " << k << ", base rows " << with_base << ", width " << w);
+                CHECK(differ == 0);
+            }
         }
     }
     Tensor out(2, 4);
@@ -298,6 +300,48 @@ TEST_CASE(
     bad.k = 3;
     bad.h = 2;
     CHECK_THROWS_AS(class_readout_forward(out.view(), 1, bad), Error);
+}
+
+TEST_CASE(
+    "mean readout: the mean half of the mean_max readout bit for bit, finite-difference gradients, "
+    "and shapes refused") {
+    const int64_t k = 4, h = 3, n = 7, pooled = 6;
+    Rng rng(31);
+    std::vector<int32_t> pos = {-1, 0, -1, 1, 2, -1, 3};  // node 6 is a dep halo node
+    Tensor base = random_tensor(n, h, rng), dep = random_tensor(4, k * h, rng);
+    const MixedRows in{base.cview(), dep.cview(), pos, k, h};
+    Tensor both(k, 2 * h), mean(k, h);
+    std::vector<int32_t> arg(static_cast<size_t>(k * h));
+    mixed_readout_forward(both.view(), arg, pooled, in);
+    mixed_readout_forward(mean.view(), {}, pooled, in);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < k; ++i)
+        for (int64_t c = 0; c < h; ++c) differ += mean.at(i, c) != both.at(i, c);
+    CHECK(differ == 0);
+    Tensor w = random_tensor(k, h, rng), r(k, h);
+    auto loss = [&] {
+        mixed_readout_forward(r.view(), {}, pooled,
+                              MixedRows{base.cview(), dep.cview(), pos, k, h});
+        return weighted_sum(r.cview(), w);
+    };
+    loss();
+    Tensor gb(n, h), gd(4, k * h);
+    mixed_readout_backward(MixedGrads{gb.view(), gd.view(), pos, k, h}, {}, pooled, w.cview());
+    SEGRANK_CHECK_GRAD(grad_check(base.span(), gb.span(), loss, 1e-3));
+    SEGRANK_CHECK_GRAD(grad_check(dep.span(), gd.span(), loss, 1e-3));
+    for (int64_t c = 0; c < h; ++c) CHECK(gb.at(n - 1, c) == 0.0f);  // node 6 is not pooled
+    // [K, H] with argmax ids, [K, 2H] without, and other widths are refused.
+    CHECK_THROWS_AS(mixed_readout_forward(mean.view(), arg, pooled, in), Error);
+    CHECK_THROWS_AS(mixed_readout_forward(both.view(), {}, pooled, in), Error);
+    Tensor odd(k, 3 * h);
+    CHECK_THROWS_AS(mixed_readout_forward(odd.view(), {}, pooled, in), Error);
+    CHECK_THROWS_AS(
+        mixed_readout_backward(MixedGrads{gb.view(), gd.view(), pos, k, h}, arg, pooled, w.cview()),
+        Error);
+    Tensor w2 = random_tensor(k, 2 * h, rng);
+    CHECK_THROWS_AS(
+        mixed_readout_backward(MixedGrads{gb.view(), gd.view(), pos, k, h}, {}, pooled, w2.cview()),
+        Error);
 }
 
 TEST_CASE(

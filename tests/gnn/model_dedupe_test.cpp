@@ -48,8 +48,8 @@ double max_rel_diff(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 TEST_CASE(
-    "encode_dedupe gives the dense readout to 1e-5 with layout features, layout embedding and "
-    "graph instance norm, with and without cached base rows") {
+    "encode_dedupe gives the dense readout to 1e-5 with layout features, layout embedding, "
+    "graph instance norm and the mean readout, with and without cached base rows") {
     TinySegment seg = make_tiny_segment(60, 3, 24, {4, 9, 30, 31}, /*halo=*/5);
     seg.with_layout = true;
     restrict_choices(seg, 3, [](int64_t k, int64_t j) { return (k * (j + 1) + k / 5) % 7; });
@@ -58,18 +58,23 @@ TEST_CASE(
         bool mismatch, bytes;
         int64_t embedding;
         Norm norm;
+        Readout readout = Readout::kMeanMax;
     };
     for (const Variant& o : {Variant{"plain", false, false, 0, Norm::kLayer},
                              Variant{"layout_mismatch + layout_bytes", true, true, 0, Norm::kLayer},
                              Variant{"layout_embedding", false, false, 4, Norm::kLayer},
                              Variant{"graph_instance", false, false, 0, Norm::kGraphInstance},
-                             Variant{"everything", true, true, 4, Norm::kGraphInstance}}) {
+                             Variant{"everything", true, true, 4, Norm::kGraphInstance},
+                             Variant{"readout mean", false, false, 0, Norm::kLayer, Readout::kMean},
+                             Variant{"everything, readout mean", true, true, 4,
+                                     Norm::kGraphInstance, Readout::kMean}}) {
         INFO(o.name);
         ModelConfig cfg = tiny_config(Task::kLayout, 3);
         cfg.layout_mismatch = o.mismatch;
         cfg.layout_bytes = o.bytes;
         cfg.layout_embedding = o.embedding;
         cfg.norm = o.norm;
+        cfg.readout = o.readout;
         seg.with_mismatch = o.mismatch;
         seg.with_bytes = o.bytes;
         Model model(cfg);
@@ -77,6 +82,7 @@ TEST_CASE(
         const SegmentInput in = seg.input();
         REQUIRE(model.dedupes(in));
         const Tensor dense = model.encode(in, nullptr);
+        REQUIRE(dense.cols() == cfg.readout_width());
         DedupeStats st;
         const Tensor dd = model.encode_dedupe(in, nullptr, &st);
         CHECK(max_rel_diff(dd, dense) <= 1e-5);

@@ -31,19 +31,22 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 // The model options whose config-independent state the cache holds beyond P and the base rows:
 // none, model.layout_embedding (T_own), model.norm = graph_instance (the base rows' statistics),
-// both, and model.config_attention (base rows after their attention) alone and with both.
+// both, and model.config_attention (base rows after their attention) alone and with both; and
+// model.readout = "mean" (readout rows [K, H], so embedding_mean combines H-wide values).
 struct CacheOption {
     const char* name;
     int64_t layout_embedding;
     Norm norm;
     bool config_attention = false;
+    Readout readout = Readout::kMeanMax;  // not a cache option: the width of the readout rows
 };
 constexpr CacheOption kCacheOptions[] = {{"defaults", 0, Norm::kLayer},
                                          {"layout_embedding=8", 8, Norm::kLayer},
                                          {"norm=graph_instance", 0, Norm::kGraphInstance},
                                          {"both", 8, Norm::kGraphInstance},
                                          {"config_attention", 0, Norm::kLayer, true},
-                                         {"all three", 8, Norm::kGraphInstance, true}};
+                                         {"all three", 8, Norm::kGraphInstance, true},
+                                         {"readout=mean", 0, Norm::kLayer, false, Readout::kMean}};
 
 ModelConfig cache_model_config(int64_t feat_dim, const CacheOption& o) {
     ModelConfig mc = tiny_model_config(Task::kLayout, feat_dim);
@@ -51,6 +54,7 @@ ModelConfig cache_model_config(int64_t feat_dim, const CacheOption& o) {
     mc.norm = o.norm;
     mc.config_attention = o.config_attention;
     mc.config_attention_dim = 4;
+    mc.readout = o.readout;
     mc.validate();
     return mc;
 }

@@ -192,6 +192,18 @@ TEST_CASE(
           "configs/x.toml:2:1: eval.tta_orders: expected in [1, 1024], got 0");
 }
 
+TEST_CASE("model.readout takes mean_max or mean, named by key, and defaults to mean_max") {
+    CHECK(load_error("[model]\nreadout = \"max\"\n") ==
+          "configs/x.toml:2:1: model.readout: expected one of \"mean_max\", \"mean\", got "
+          "string \"max\"");
+    CHECK(load_error("", {"model.readout=1"}) ==
+          "--set model.readout=1: model.readout: expected one of \"mean_max\", \"mean\", got "
+          "integer 1");
+    CHECK(load_config_string("", "configs/x.toml", {}).model.readout == Readout::kMeanMax);
+    CHECK(load_config_string("[model]\nreadout = \"mean\"\n", "configs/x.toml", {}).model.readout ==
+          Readout::kMean);
+}
+
 TEST_CASE("train.threads and dist.threads_per_rank above 1024 or negative are refused by key") {
     CHECK(load_error("[train]\nthreads = 100000\n") ==
           "configs/x.toml:2:1: train.threads: expected in [0, 1024], got 100000");
