@@ -3,6 +3,7 @@
 #include "gnn/ops/mixed_rows.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -48,55 +49,6 @@ SEGRANK_SIMD_CLONES
 void add_to_double(double* __restrict sum, const float* __restrict r, int64_t h) {
 #pragma omp simd
     for (int64_t c = 0; c < h; ++c) sum[c] += r[c];
-}
-
-// pool_row without the argmax (inference; the same sums and, for rows without NaN, the same max)
-// for the block of kn configs k0.. of a class readout: for each pooled dep node p of dep_pos in
-// order, config j adds its class row (uniq row off[p] + cls[p * k_configs + k0 + j]) into
-// sum + j * h and mx + j * h.
-SEGRANK_SIMD_CLONES
-void pool_class_block(double* __restrict sum, float* __restrict mx, const ClassRows& in,
-                      std::span<const int32_t> dep_pos, int64_t k0, int64_t kn, bool with_max) {
-    const int64_t h = in.h, k_configs = in.k, stride = in.uniq.stride;
-    const auto row_of = [&](size_t i, int64_t j) {
-        const int32_t p = dep_pos[i];
-        return in.uniq.data + (in.off[static_cast<size_t>(p)] +
-                               in.cls[static_cast<size_t>(p) * static_cast<size_t>(k_configs) +
-                                      static_cast<size_t>(k0 + j)]) *
-                                  stride;
-    };
-    // The class rows are scattered over uniq (hundreds of MB at the last layer): keep kAhead rows
-    // of the walk in flight, across node boundaries.
-    constexpr int64_t kAhead = 8;
-    const int64_t row_bytes = h * static_cast<int64_t>(sizeof(float));
-    size_t ai = 0;
-    int64_t aj = 0;
-    auto advance = [&]() {
-        if (++aj == kn) aj = 0, ++ai;
-    };
-    for (int64_t t = 0; t < kAhead && ai < dep_pos.size(); ++t) advance();
-    for (size_t i = 0; i < dep_pos.size(); ++i) {
-        for (int64_t j = 0; j < kn; ++j) {
-            if (ai < dep_pos.size()) {
-                const char* q = reinterpret_cast<const char*>(row_of(ai, aj));
-                for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(q + b);
-                advance();
-            }
-            const float* __restrict r = row_of(i, j);
-            double* __restrict s = sum + j * h;
-            if (!with_max) {  // readout "mean"
-#pragma omp simd
-                for (int64_t c = 0; c < h; ++c) s[c] += r[c];
-                continue;
-            }
-            float* __restrict m = mx + j * h;
-#pragma omp simd
-            for (int64_t c = 0; c < h; ++c) {
-                s[c] += r[c];
-                m[c] = r[c] > m[c] ? r[c] : m[c];
-            }
-        }
-    }
 }
 
 // Adds row(u) of the mixed state into acc (K*H) — dep rows directly, base rows into bacc (H).
@@ -251,7 +203,7 @@ BasePool pool_base(ConstMatrixView base, std::span<const int32_t> pos, int64_t n
 }
 
 // The readout of mixed_readout_forward: base pooled nodes are summed once, then every config adds
-// its dep rows in node order (class_readout_forward keeps this order per config).
+// its dep rows in node order (class_readout_forward adds the same rows, partly pre-summed).
 void readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
                      const MixedRows& in) {
     const int64_t h = in.h;
@@ -291,6 +243,272 @@ void check_readout(const char* op, MatrixView out, std::span<int32_t> argmax, bo
                   ": num_pooled = ", num_pooled, " outside [1, ", n, "]");
 }
 
+// ---- The grouped class readout (class_readout_forward; docs/model.md#row-deduplication) ----
+
+// A config's tuple count a group must share to be worth numbering: a group of pooled dep nodes
+// holds at most K / kTupleShare distinct class tuples.
+constexpr int64_t kTupleShare = 16;
+// Pooled dep nodes per grouping task (fixed, so the groups, and hence the rounding of the sums,
+// do not depend on the thread count; a task boundary closes a group).
+constexpr int64_t kGroupRange = 64;
+
+// A run of consecutive pooled dep nodes dep_pos[begin, end) of a class readout. With two nodes or
+// more, the distinct tuples of their classes over the K configs are numbered 0..tuples-1 in order
+// of first occurrence: ids[k] = tuple of config k, rep[t] = first config with tuple t. A group of
+// one node keeps no ids (empty): its tuples are the node's classes.
+struct PoolGroup {
+    int32_t begin = 0;
+    int32_t end = 0;
+    int64_t tuples = 0;
+    std::vector<int32_t> ids;
+    std::vector<int32_t> rep;
+};
+
+// Numbers pairs (t, c) densely in order of first occurrence, at most cap of them: indexed by the
+// key t * c_count + c directly when every key fits the table, else open addressing on the key.
+// Holds at most cap entries at a time; each call clears the slots it used.
+class TupleTable {
+public:
+    explicit TupleTable(int64_t cap) {
+        size_t s = 64;
+        while (s < static_cast<size_t>(4 * (cap + 1))) s *= 2;
+        id_.assign(s, -1);
+        key_.resize(s);
+        shift_ = 64 - std::countr_zero(s);
+        used_.reserve(static_cast<size_t>(cap));
+    }
+
+    // next[k] = number of the pair (cur[k], c[k]), k < kn (cur[k] < t_count, c[k] < c_count);
+    // rep[n] = the first k numbered n. Returns the count, or -1 as soon as it would pass cap (next
+    // and rep then hold a prefix).
+    int64_t number(const int32_t* cur, int64_t t_count, const int32_t* c, int64_t c_count,
+                   int64_t kn, int64_t cap, int32_t* next, std::vector<int32_t>& rep) {
+        rep.clear();
+        const size_t mask = id_.size() - 1;
+        const bool direct = static_cast<uint64_t>(t_count) * static_cast<uint64_t>(c_count) <=
+                            static_cast<uint64_t>(id_.size());
+        int32_t n = 0;
+        bool over = false;
+        for (int64_t k = 0; k < kn && !over; ++k) {
+            const uint64_t key = static_cast<uint64_t>(cur[k]) * static_cast<uint64_t>(c_count) +
+                                 static_cast<uint64_t>(c[k]);
+            size_t s = direct ? static_cast<size_t>(key)
+                              : static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+            for (;;) {
+                const int32_t id = id_[s];
+                if (id < 0) {
+                    if (n == cap) {
+                        over = true;
+                        break;
+                    }
+                    id_[s] = n;
+                    key_[s] = key;
+                    used_.push_back(s);
+                    rep.push_back(static_cast<int32_t>(k));
+                    next[k] = n++;
+                    break;
+                }
+                if (direct || key_[s] == key) {
+                    next[k] = id;
+                    break;
+                }
+                s = (s + 1) & mask;
+            }
+        }
+        for (const size_t s : used_) id_[s] = -1;
+        used_.clear();
+        return over ? -1 : n;
+    }
+
+private:
+    std::vector<int32_t> id_;
+    std::vector<uint64_t> key_;
+    std::vector<size_t> used_;
+    int shift_ = 0;
+};
+
+// Greedy left-to-right grouping of the pooled dep nodes dep_pos[r0, r1): a group takes the next
+// node while the tuples stay at most cap and joining costs fewer partial-row additions than the
+// K row additions a new group costs (a node with more than cap classes stays alone).
+void group_range(const ClassRows& in, std::span<const int32_t> dep_pos, int32_t r0, int32_t r1,
+                 int64_t cap, std::vector<PoolGroup>& groups) {
+    const int64_t k_configs = in.k;
+    const auto classes = [&](int32_t i) {
+        return in.cls.data() + static_cast<size_t>(dep_pos[static_cast<size_t>(i)]) *
+                                   static_cast<size_t>(k_configs);
+    };
+    const auto count = [&](int32_t i) {
+        return static_cast<int64_t>(in.count[static_cast<size_t>(dep_pos[static_cast<size_t>(i)])]);
+    };
+    TupleTable table(cap);
+    std::vector<int32_t> a(static_cast<size_t>(k_configs)), b(static_cast<size_t>(k_configs));
+    std::vector<int32_t> rep, rep_next;
+    int32_t i = r0;
+    while (i < r1) {
+        PoolGroup g;
+        g.begin = i;
+        const int32_t* cur = classes(i);
+        int64_t t = count(i);
+        ++i;
+        if (t <= cap) {
+            while (i < r1 && count(i) <= cap) {
+                int32_t* next = cur == a.data() ? b.data() : a.data();
+                const int64_t t2 =
+                    table.number(cur, t, classes(i), count(i), k_configs, cap, next, rep_next);
+                const int64_t len = i - g.begin;
+                if (t2 < 0 || t2 * (len + 1) - t * len >= k_configs) break;
+                cur = next;
+                t = t2;
+                rep.swap(rep_next);
+                ++i;
+            }
+        }
+        g.end = i;
+        if (g.end - g.begin >= 2) {
+            g.tuples = t;
+            g.ids.assign(cur, cur + k_configs);
+            g.rep = rep;
+        } else {
+            g.tuples = count(g.begin);
+        }
+        groups.push_back(std::move(g));
+    }
+}
+
+// The groups of all pooled dep nodes in node order (group_range over tasks of kGroupRange nodes).
+std::vector<PoolGroup> group_pooled_nodes(const ClassRows& in, std::span<const int32_t> dep_pos) {
+    const int64_t d = static_cast<int64_t>(dep_pos.size());
+    const int64_t tasks = (d + kGroupRange - 1) / kGroupRange;
+    const int64_t cap = in.k / kTupleShare;
+    std::vector<std::vector<PoolGroup>> per_task(static_cast<size_t>(tasks));
+    parallel_for(0, tasks, 1, [&](int64_t q0, int64_t q1) {
+        for (int64_t q = q0; q < q1; ++q)
+            group_range(in, dep_pos, static_cast<int32_t>(q * kGroupRange),
+                        static_cast<int32_t>(std::min(d, (q + 1) * kGroupRange)), cap,
+                        per_task[static_cast<size_t>(q)]);
+    });
+    std::vector<PoolGroup> groups;
+    for (auto& task : per_task)
+        for (auto& g : task) groups.push_back(std::move(g));
+    return groups;
+}
+
+// Partial sum (double, in node order) and, when mx is not null, max of the rows of the nodes
+// dep_pos (two or more) at config k: sum [H], mx [H].
+SEGRANK_SIMD_CLONES
+void partial_row(double* __restrict sum, float* __restrict mx, const ClassRows& in,
+                 std::span<const int32_t> dep_pos, int64_t k) {
+    const int64_t h = in.h;
+    const int64_t row_bytes = h * static_cast<int64_t>(sizeof(float));
+    const auto fetch = [&](size_t i) {
+        const char* q = reinterpret_cast<const char*>(in.row(dep_pos[i], k));
+        for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(q + b);
+    };
+    fetch(1);
+    const float* __restrict r0 = in.row(dep_pos[0], k);
+    for (int64_t c = 0; c < h; ++c) sum[c] = r0[c];
+    if (mx)
+        for (int64_t c = 0; c < h; ++c) mx[c] = r0[c];
+    for (size_t i = 1; i < dep_pos.size(); ++i) {
+        if (i + 1 < dep_pos.size()) fetch(i + 1);
+        const float* __restrict r = in.row(dep_pos[i], k);
+        if (!mx) {
+#pragma omp simd
+            for (int64_t c = 0; c < h; ++c) sum[c] += r[c];
+            continue;
+        }
+#pragma omp simd
+        for (int64_t c = 0; c < h; ++c) {
+            sum[c] += r[c];
+            mx[c] = r[c] > mx[c] ? r[c] : mx[c];
+        }
+    }
+}
+
+// What a config of a window reads for one group: row ids[k] of the class rows (rows, a node's
+// classes in uniq, float, stride floats apart) or of the partial rows (psum double, pmax float, H
+// apart) when psum is not null.
+struct GroupView {
+    const int32_t* ids = nullptr;
+    const float* rows = nullptr;
+    const double* psum = nullptr;
+    const float* pmax = nullptr;
+    int64_t stride = 0;
+};
+
+// For the block of kn configs k0.. of a class readout: for each group of groups in order, config j
+// adds its group row into sum + j * h and (with_max) takes the max into mx + j * h.
+SEGRANK_SIMD_CLONES
+void pool_group_block(double* __restrict sum, float* __restrict mx,
+                      std::span<const GroupView> groups, int64_t h, int64_t k0, int64_t kn,
+                      bool with_max) {
+    // The rows are scattered over uniq (hundreds of MB at the last layer) and the partial rows:
+    // keep kAhead rows of the walk in flight, across group boundaries.
+    constexpr int64_t kAhead = 8;
+    size_t ai = 0;
+    int64_t aj = 0;
+    const auto prefetch = [&]() {
+        if (ai >= groups.size()) return;
+        const GroupView& g = groups[ai];
+        const int64_t id = g.ids[k0 + aj];
+        if (g.psum) {
+            const char* q = reinterpret_cast<const char*>(g.psum + id * h);
+            for (int64_t b = 0; b < h * static_cast<int64_t>(sizeof(double)); b += 64)
+                __builtin_prefetch(q + b);
+            if (with_max) {
+                q = reinterpret_cast<const char*>(g.pmax + id * h);
+                for (int64_t b = 0; b < h * static_cast<int64_t>(sizeof(float)); b += 64)
+                    __builtin_prefetch(q + b);
+            }
+        } else {
+            const char* q = reinterpret_cast<const char*>(g.rows + id * g.stride);
+            for (int64_t b = 0; b < h * static_cast<int64_t>(sizeof(float)); b += 64)
+                __builtin_prefetch(q + b);
+        }
+        if (++aj == kn) aj = 0, ++ai;
+    };
+    for (int64_t t = 0; t < kAhead; ++t) prefetch();
+    for (const GroupView& g : groups) {
+        const int32_t* ids = g.ids + k0;
+        if (g.psum) {
+            for (int64_t j = 0; j < kn; ++j) {
+                prefetch();
+                const double* __restrict r = g.psum + static_cast<int64_t>(ids[j]) * h;
+                double* __restrict s = sum + j * h;
+                if (!with_max) {  // readout "mean"
+#pragma omp simd
+                    for (int64_t c = 0; c < h; ++c) s[c] += r[c];
+                    continue;
+                }
+                const float* __restrict rm = g.pmax + static_cast<int64_t>(ids[j]) * h;
+                float* __restrict m = mx + j * h;
+#pragma omp simd
+                for (int64_t c = 0; c < h; ++c) {
+                    s[c] += r[c];
+                    m[c] = rm[c] > m[c] ? rm[c] : m[c];
+                }
+            }
+            continue;
+        }
+        for (int64_t j = 0; j < kn; ++j) {
+            prefetch();
+            const float* __restrict r = g.rows + static_cast<int64_t>(ids[j]) * g.stride;
+            double* __restrict s = sum + j * h;
+            if (!with_max) {  // readout "mean"
+#pragma omp simd
+                for (int64_t c = 0; c < h; ++c) s[c] += r[c];
+                continue;
+            }
+            float* __restrict m = mx + j * h;
+#pragma omp simd
+            for (int64_t c = 0; c < h; ++c) {
+                s[c] += r[c];
+                m[c] = r[c] > m[c] ? r[c] : m[c];
+            }
+        }
+    }
+}
+
 }  // namespace
 
 void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
@@ -301,7 +519,8 @@ void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t nu
     readout_forward(out, argmax, num_pooled, in);
 }
 
-void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in) {
+void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in,
+                           ClassReadoutStats* stats) {
     SEGRANK_CHECK(
         in.uniq.cols == in.h && (in.base.rows == 0 || in.base.cols == in.h) &&
             in.cls.size() == (in.off.empty() ? 0 : in.off.size() - 1) * static_cast<size_t>(in.k),
@@ -314,31 +533,111 @@ void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& 
     std::vector<int32_t> dep_pos(bp.dep_nodes.size());
     for (size_t i = 0; i < dep_pos.size(); ++i) dep_pos[i] = in.pos[bp.dep_nodes[i]];
     const double inv_n = 1.0 / static_cast<double>(num_pooled);
-    // Blocks of kBlock configs, each walking the pooled dep nodes in node order: every config adds
-    // the same rows in the same order as readout_forward (so the same bits), but a node's class
-    // rows are read once per block instead of once per config, and the block's sums stay in cache.
-    constexpr int64_t kBlock = 32;
-    const int64_t blocks = (k_configs + kBlock - 1) / kBlock;
-    parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
-        std::vector<double> sum(static_cast<size_t>(kBlock * h));
-        std::vector<float> mx(static_cast<size_t>(kBlock * h));
-        for (int64_t b = b0; b < b1; ++b) {
-            const int64_t k0 = b * kBlock, kn = std::min(kBlock, k_configs - k0);
-            for (int64_t j = 0; j < kn; ++j) {
-                std::copy(bp.sum.begin(), bp.sum.end(), sum.begin() + j * h);
-                std::copy(bp.max.begin(), bp.max.end(), mx.begin() + j * h);
-            }
-            pool_class_block(sum.data(), mx.data(), in, dep_pos, k0, kn, with_max);
-            for (int64_t j = 0; j < kn; ++j) {
-                float* mean = out.row(k0 + j);
-                for (int64_t c = 0; c < h; ++c)
-                    mean[c] = static_cast<float>(sum[static_cast<size_t>(j * h + c)] * inv_n);
-                if (with_max)
-                    for (int64_t c = 0; c < h; ++c)
-                        mean[h + c] = mx[static_cast<size_t>(j * h + c)];
-            }
+    const std::vector<PoolGroup> groups = group_pooled_nodes(in, dep_pos);
+    if (stats) {
+        *stats = ClassReadoutStats{};
+        stats->dense_adds = static_cast<int64_t>(dep_pos.size()) * k_configs;
+        stats->groups = static_cast<int64_t>(groups.size());
+        stats->adds = stats->groups * k_configs;
+        for (const PoolGroup& g : groups) {
+            if (g.ids.empty()) continue;
+            stats->grouped_nodes += g.end - g.begin;
+            stats->partial_rows += g.tuples;
+            stats->adds += g.tuples * (g.end - g.begin);
         }
-    });
+    }
+    // Windows of consecutive groups holding at most K partial rows (at least one group; one empty
+    // window when no pooled node is dependent). With more than one window the running sums of the
+    // configs wait in acc and their maxima in out's max half.
+    const int64_t budget = std::max<int64_t>(k_configs, 1);
+    std::vector<double> acc;
+    std::vector<double> psum;
+    std::vector<float> pmax;
+    std::vector<int64_t> prow;  // partial row offset of each window group, then the total
+    std::vector<GroupView> views;
+    size_t g0 = 0;
+    do {
+        size_t g1 = g0;
+        int64_t rows = 0;
+        for (; g1 < groups.size(); ++g1) {
+            const int64_t r = groups[g1].ids.empty() ? 0 : groups[g1].tuples;
+            if (g1 > g0 && rows + r > budget) break;
+            rows += r;
+        }
+        const bool first = g0 == 0, last = g1 == groups.size();
+        if (!(first && last) && acc.empty()) acc.resize(static_cast<size_t>(k_configs * h));
+        // Partial sum (and max) of every tuple of the window's groups, from its first config.
+        prow.assign(1, 0);
+        for (size_t g = g0; g < g1; ++g)
+            prow.push_back(prow.back() + (groups[g].ids.empty() ? 0 : groups[g].tuples));
+        psum.resize(static_cast<size_t>(rows * h));
+        pmax.resize(with_max ? static_cast<size_t>(rows * h) : 0);
+        parallel_for(0, rows, 16, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+                const size_t g = static_cast<size_t>(std::upper_bound(prow.begin(), prow.end(), r) -
+                                                     prow.begin() - 1);
+                const PoolGroup& gr = groups[g0 + g];
+                partial_row(
+                    psum.data() + r * h, with_max ? pmax.data() + r * h : nullptr, in,
+                    std::span<const int32_t>(dep_pos).subspan(
+                        static_cast<size_t>(gr.begin), static_cast<size_t>(gr.end - gr.begin)),
+                    gr.rep[static_cast<size_t>(r - prow[g])]);
+            }
+        });
+        views.clear();
+        for (size_t g = g0; g < g1; ++g) {
+            const PoolGroup& gr = groups[g];
+            GroupView v;
+            if (gr.ids.empty()) {
+                const int32_t p = dep_pos[static_cast<size_t>(gr.begin)];
+                v.ids = in.cls.data() + static_cast<size_t>(p) * static_cast<size_t>(k_configs);
+                v.rows = in.uniq.data + in.off[static_cast<size_t>(p)] * in.uniq.stride;
+                v.stride = in.uniq.stride;
+            } else {
+                v.ids = gr.ids.data();
+                v.psum = psum.data() + prow[g - g0] * h;
+                v.pmax = with_max ? pmax.data() + prow[g - g0] * h : nullptr;
+                v.stride = h;
+            }
+            views.push_back(v);
+        }
+        // Blocks of kBlock configs, each walking the window's groups in node order: a group's rows
+        // are read once per block instead of once per config, and the block's sums stay in cache.
+        constexpr int64_t kBlock = 32;
+        const int64_t blocks = (k_configs + kBlock - 1) / kBlock;
+        parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+            std::vector<double> sum(static_cast<size_t>(kBlock * h));
+            std::vector<float> mx(static_cast<size_t>(kBlock * h));
+            for (int64_t b = b0; b < b1; ++b) {
+                const int64_t k0 = b * kBlock, kn = std::min(kBlock, k_configs - k0);
+                for (int64_t j = 0; j < kn; ++j) {
+                    double* s = sum.data() + j * h;
+                    float* m = mx.data() + j * h;
+                    if (first) {
+                        std::copy(bp.sum.begin(), bp.sum.end(), s);
+                        std::copy(bp.max.begin(), bp.max.end(), m);
+                    } else {
+                        std::copy_n(acc.data() + (k0 + j) * h, h, s);
+                        if (with_max) std::copy_n(out.row(k0 + j) + h, h, m);
+                    }
+                }
+                pool_group_block(sum.data(), mx.data(), views, h, k0, kn, with_max);
+                for (int64_t j = 0; j < kn; ++j) {
+                    const double* s = sum.data() + j * h;
+                    const float* m = mx.data() + j * h;
+                    float* o = out.row(k0 + j);
+                    if (last) {
+                        for (int64_t c = 0; c < h; ++c) o[c] = static_cast<float>(s[c] * inv_n);
+                    } else {
+                        std::copy_n(s, h, acc.data() + (k0 + j) * h);
+                    }
+                    if (with_max) std::copy_n(m, h, o + h);
+                }
+            }
+        });
+        g0 = g1;
+        if (stats) ++stats->windows;
+    } while (g0 < groups.size());
 }
 
 void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,

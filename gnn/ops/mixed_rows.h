@@ -68,6 +68,16 @@ struct ClassRows {
     }
 };
 
+/// Work of one class_readout_forward, in H-wide row additions (each also a max step for mean_max).
+struct ClassReadoutStats {
+    int64_t dense_adds = 0;     ///< without grouping: pooled dep nodes x K
+    int64_t adds = 0;           ///< done: partial rows x their group length, plus groups x K
+    int64_t groups = 0;         ///< groups of pooled dep nodes (a lone node is a group)
+    int64_t grouped_nodes = 0;  ///< pooled dep nodes in groups of two or more
+    int64_t partial_rows = 0;   ///< distinct tuples pre-summed, over all groups
+    int64_t windows = 0;        ///< passes over the K configs (partial rows held <= K per pass)
+};
+
 /// Readout over the first num_pooled nodes, per config k: out[k] = [mean_v row_k(v), max_v
 /// row_k(v)] when out is [K, 2H] (mean_max), out[k] = mean_v row_k(v) when out is [K, H] (mean;
 /// no max is computed). argmax: [K*H] node ids of the max (saved for the backward) for mean_max,
@@ -75,9 +85,16 @@ struct ClassRows {
 void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
                            const MixedRows& in);
 /// mixed_readout_forward of a deduplicated state, for inference (no argmax): out [K, 2H] or
-/// [K, H], equal bit for bit to mixed_readout_forward on the expanded rows (when they hold no
-/// NaN). Throws segrank::Error on shapes.
-void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in);
+/// [K, H]. Runs of consecutive pooled dep nodes whose class tuples few enough configs tell apart
+/// (at most K/16 distinct tuples) are pre-summed once per distinct tuple
+/// (docs/model.md#row-deduplication), so the double sums are reassociated: the mean equals
+/// mixed_readout_forward's on the expanded rows up to double rounding (almost always to the bit
+/// after the cast to float); the max is equal bit for bit (rows without NaN). Extra memory: at most
+/// K partial rows of H doubles and H floats, K*H doubles of running sums, and K int32 tuple ids per
+/// group of two or more nodes. Throws segrank::Error on shapes.
+/// stats (optional) receives the work done.
+void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in,
+                           ClassReadoutStats* stats = nullptr);
 /// Adjoint of mixed_readout_forward: mean part spread over the pooled nodes, max part (dout
 /// [K, 2H]) to the argmax node; dout [K, H] is the mean alone (argmax empty).
 void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,

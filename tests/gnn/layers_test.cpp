@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -242,59 +243,208 @@ TEST_CASE("mlp head and opcode embedding gradients match finite differences") {
     check_store(ps, loss);
 }
 
+namespace {
+
+// A deduplicated layer state for class_readout_forward tests: n nodes, the first n - 1 pooled
+// (the last one a dep halo node), every third node independent when with_base; dep node p has
+// count[p] classes, its rows at uniq[off[p] ..] with one spare row after them.
+struct ClassCase {
+    std::vector<int32_t> pos, count, cls;
+    std::vector<int64_t> off;
+    Tensor uniq, base, dep;  // dep: the expanded rows [m, K*H]
+    int64_t n = 0, pooled = 0, k = 0, h = 0;
+
+    ClassRows rows() const {
+        return ClassRows{base.rows() ? base.cview() : ConstMatrixView{},
+                         uniq.cview(),
+                         off,
+                         count,
+                         cls,
+                         pos,
+                         k,
+                         h};
+    }
+};
+
+// Config k's class at dep node p is given by class_of(p, k) < count_of(p).
+template <class CountOf, class ClassOf>
+ClassCase make_class_case(int64_t n, int64_t k, int64_t h, bool with_base, Rng& rng,
+                          const CountOf& count_of, const ClassOf& class_of) {
+    ClassCase c;
+    c.n = n;
+    c.pooled = n - 1;
+    c.k = k;
+    c.h = h;
+    int32_t m = 0;
+    for (int64_t v = 0; v < n; ++v) c.pos.push_back(with_base && v % 3 == 1 ? -1 : m++);
+    c.count.resize(static_cast<size_t>(m));
+    c.cls.resize(static_cast<size_t>(m * k));
+    c.off.assign(static_cast<size_t>(m + 1), 0);
+    for (int32_t p = 0; p < m; ++p) {
+        c.count[static_cast<size_t>(p)] = count_of(p);
+        c.off[static_cast<size_t>(p + 1)] =
+            c.off[static_cast<size_t>(p)] + c.count[static_cast<size_t>(p)] + 1;
+        for (int64_t i = 0; i < k; ++i) c.cls[static_cast<size_t>(p * k + i)] = class_of(p, i);
+    }
+    c.uniq = random_tensor(c.off.back(), h, rng);
+    if (with_base) c.base = random_tensor(n, h, rng);
+    c.dep = Tensor(m, k * h);
+    const ClassRows cr = c.rows();
+    for (int32_t p = 0; p < m; ++p)
+        for (int64_t i = 0; i < k; ++i)
+            for (int64_t j = 0; j < h; ++j) c.dep.at(p, i * h + j) = cr.row(p, i)[j];
+    return c;
+}
+
+struct ReadoutDiff {
+    int64_t mean_out_of_tol = 0;  // mean entries off by more than 1e-6 relative
+    int64_t mean_bits = 0;        // mean entries not equal bit for bit
+    int64_t max_bits = 0;         // max entries not equal bit for bit
+    ClassReadoutStats stats;
+};
+
+// class_readout_forward against mixed_readout_forward on the expanded rows, out width w.
+ReadoutDiff compare_class_readout(const ClassCase& c, int64_t w) {
+    const ClassRows cr = c.rows();
+    Tensor want(c.k, w), got(c.k, w);
+    std::vector<int32_t> arg(static_cast<size_t>(w == 2 * c.h ? c.k * c.h : 0));
+    mixed_readout_forward(want.view(), arg, c.pooled,
+                          MixedRows{cr.base, c.dep.cview(), c.pos, c.k, c.h});
+    ReadoutDiff d;
+    class_readout_forward(got.view(), c.pooled, cr, &d.stats);
+    for (int64_t i = 0; i < c.k; ++i)
+        for (int64_t j = 0; j < w; ++j) {
+            const float a = got.at(i, j), b = want.at(i, j);
+            if (j < c.h) {
+                d.mean_bits += a != b;
+                d.mean_out_of_tol += !(std::abs(a - b) <= 1e-6 * std::abs(b) + 1e-12);
+            } else {
+                d.max_bits += std::memcmp(&a, &b, sizeof(float)) != 0;
+            }
+        }
+    return d;
+}
+
+}  // namespace
+
 TEST_CASE(
-    "class readout equals the mixed readout of the expanded rows bit for bit, for K across and "
-    "inside the 32-config blocks, with and without independent pooled nodes") {
+    "class readout: the mean to 1e-6 relative and the max bit for bit against the mixed readout of "
+    "the expanded rows, with pooled dep nodes grouped by shared class tuples, K across and inside "
+    "the 32-config blocks, with and without independent pooled nodes") {
     Rng rng(17);
     const int64_t h = 5;
-    for (const int64_t k : {int64_t{1}, int64_t{31}, int64_t{32}, int64_t{70}}) {
+    int64_t grouped_cases = 0, multi_window_cases = 0;
+    for (const int64_t k : {int64_t{1}, int64_t{31}, int64_t{32}, int64_t{33}, int64_t{70},
+                            int64_t{200}, int64_t{1000}}) {
+        // Configs draw 6 bits; dep node p's class is bit p % 6 of them (one class at every 7th
+        // node): a run of j nodes has at most 2^j tuples, so runs group until K/16 would pass.
+        // Every 5th node declares 9 classes and uses 2 (tuple keys past the direct table).
+        std::vector<int32_t> bits(static_cast<size_t>(k));
+        for (auto& b : bits) b = static_cast<int32_t>(rng.uniform_int(64));
+        const auto count_of = [](int32_t p) { return p % 7 == 6 ? 1 : p % 5 == 0 ? 9 : 2; };
+        const auto class_of = [&](int32_t p, int64_t i) {
+            return p % 7 == 6 ? 0 : (bits[static_cast<size_t>(i)] >> (p % 6)) & 1;
+        };
         for (const bool with_base : {true, false}) {
-            // 7 nodes, 6 pooled; dep nodes 1, 3, 4 (and all of them without base rows).
-            const int64_t n = 7, pooled = 6;
-            std::vector<int32_t> pos = with_base ? std::vector<int32_t>{-1, 0, -1, 1, 2, -1, -1}
-                                                 : std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6};
-            const int32_t m = *std::max_element(pos.begin(), pos.end()) + 1;
-            std::vector<int32_t> count(static_cast<size_t>(m)), cls(static_cast<size_t>(m * k));
-            std::vector<int64_t> off(static_cast<size_t>(m + 1), 0);
-            for (int32_t p = 0; p < m; ++p) {
-                count[static_cast<size_t>(p)] = 1 + (p * 3 + static_cast<int32_t>(k)) % 4;
-                off[static_cast<size_t>(p + 1)] = off[static_cast<size_t>(p)] + count[p] + 1;
-                for (int64_t i = 0; i < k; ++i)
-                    cls[static_cast<size_t>(p * k + i)] = static_cast<int32_t>(
-                        rng.uniform_int(static_cast<uint64_t>(count[static_cast<size_t>(p)])));
-            }
-            // Values of exactly +-2^40 beside values near 1: where a +2^40 and a -2^40 meet in a
-            // sum, the low bits of the values added before them are lost and those added after
-            // are kept, so any reordering shows in the float result.
-            Tensor uniq = random_tensor(off.back(), h, rng), base = random_tensor(n, h, rng);
-            for (int64_t r = 0; r < uniq.rows(); ++r)
-                uniq.at(r, r % h) = std::ldexp(r % 2 ? 1.0f : -1.0f, 40);
-            const ClassRows cr{with_base ? base.cview() : ConstMatrixView{},
-                               uniq.cview(),
-                               off,
-                               count,
-                               cls,
-                               pos,
-                               k,
-                               h};
-            Tensor dep(m, k * h);
-            for (int32_t p = 0; p < m; ++p)
-                for (int64_t i = 0; i < k; ++i)
-                    for (int64_t c = 0; c < h; ++c) dep.at(p, i * h + c) = cr.row(p, i)[c];
+            const ClassCase c = make_class_case(181, k, h, with_base, rng, count_of, class_of);
             for (const int64_t w : {2 * h, h}) {  // readout mean_max, mean
-                Tensor want(k, w), got(k, w);
-                std::vector<int32_t> arg(static_cast<size_t>(w == 2 * h ? k * h : 0));
-                mixed_readout_forward(want.view(), arg, pooled,
-                                      MixedRows{cr.base, dep.cview(), pos, k, h});
-                class_readout_forward(got.view(), pooled, cr);
-                int64_t differ = 0;
-                for (int64_t i = 0; i < k; ++i)
-                    for (int64_t c = 0; c < w; ++c) differ += got.at(i, c) != want.at(i, c);
-                INFO("K = " << k << ", base rows " << with_base << ", width " << w);
-                CHECK(differ == 0);
+                const ReadoutDiff d = compare_class_readout(c, w);
+                INFO("K = " << k << ", base rows " << with_base << ", width " << w << ": "
+                            << d.stats.groups << " groups, " << d.stats.grouped_nodes
+                            << " nodes grouped, " << d.stats.windows << " windows, " << d.stats.adds
+                            << " of " << d.stats.dense_adds << " row additions, " << d.mean_bits
+                            << " mean entries not bit-identical");
+                CHECK(d.mean_out_of_tol == 0);
+                CHECK(d.max_bits == 0);
+                CHECK(d.stats.dense_adds == (c.pooled - (with_base ? 60 : 0)) * k);
+                if (k >= 64) {  // K/16 >= 4 tuples: runs of two nodes or more group
+                    CHECK(d.stats.grouped_nodes > d.stats.dense_adds / k / 2);
+                    CHECK(d.stats.adds < d.stats.dense_adds * 3 / 4);
+                }
+                grouped_cases += d.stats.grouped_nodes > 0;
+                multi_window_cases += d.stats.windows > 1;
             }
         }
     }
+    CHECK(grouped_cases >= 12);
+    CHECK(multi_window_cases >= 2);  // K = 200: groups of 3 nodes x 8 tuples pass K partial rows
+}
+
+TEST_CASE(
+    "class readout with every config distinct: no grouping, and the same sums in the same order as "
+    "the mixed readout (bit for bit)") {
+    Rng rng(23);
+    const int64_t h = 4;
+    for (const int64_t k : {int64_t{33}, int64_t{100}}) {
+        // Each dep node numbers the K configs by its own permutation: K classes, no shared tuple.
+        const int64_t m_max = 100;
+        std::vector<int32_t> perm(static_cast<size_t>(m_max * k));
+        for (int64_t p = 0; p < m_max; ++p) {
+            for (int64_t i = 0; i < k; ++i)
+                perm[static_cast<size_t>(p * k + i)] = static_cast<int32_t>(i);
+            for (int64_t i = k - 1; i > 0; --i)
+                std::swap(perm[static_cast<size_t>(p * k + i)],
+                          perm[static_cast<size_t>(p * k) +
+                               rng.uniform_int(static_cast<uint64_t>(i + 1))]);
+        }
+        for (const bool with_base : {true, false}) {
+            const ClassCase c = make_class_case(
+                70, k, h, with_base, rng, [&](int32_t) { return static_cast<int32_t>(k); },
+                [&](int32_t p, int64_t i) { return perm[static_cast<size_t>(p * k + i)]; });
+            for (const int64_t w : {2 * h, h}) {
+                const ReadoutDiff d = compare_class_readout(c, w);
+                INFO("K = " << k << ", base rows " << with_base << ", width " << w);
+                CHECK(d.stats.grouped_nodes == 0);
+                CHECK(d.stats.adds == d.stats.dense_adds);
+                CHECK(d.mean_bits == 0);
+                CHECK(d.max_bits == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE(
+    "class readout groups are numbered right: configs that share every class but one get that one "
+    "node's row, and the grouped sums follow each config's own classes") {
+    // 40 dep nodes, no base; K = 256 configs. Config i takes class 1 at node i % 40 and class 0
+    // everywhere else, except that configs of one half also take class 1 at node 39 - i % 40. The
+    // rows are small integers, so every sum is exact and the readout equals the expected mean and
+    // max exactly: a config given another's tuple gets another's mean.
+    const int64_t k = 256, h = 3, n = 41;
+    Rng rng(5);
+    const auto class_of = [](int32_t p, int64_t i) {
+        return static_cast<int32_t>(p == i % 40 || (i >= 128 && p == 39 - i % 40));
+    };
+    ClassCase c = make_class_case(
+        n, k, h, false, rng, [](int32_t) { return 2; }, class_of);
+    for (int64_t r = 0; r < c.uniq.rows(); ++r)
+        for (int64_t j = 0; j < h; ++j)
+            c.uniq.at(r, j) = static_cast<float>((r * 7 + j * 3) % 11) - 5.0f;
+    for (int32_t p = 0; p < 41; ++p)
+        for (int64_t i = 0; i < k; ++i)
+            for (int64_t j = 0; j < h; ++j) c.dep.at(p, i * h + j) = c.rows().row(p, i)[j];
+    Tensor got(k, 2 * h);
+    ClassReadoutStats st;
+    class_readout_forward(got.view(), c.pooled, c.rows(), &st);
+    CHECK(st.grouped_nodes > 20);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < h; ++j) {
+            double sum = 0;
+            float mx = -1e30f;
+            for (int32_t p = 0; p < 40; ++p) {
+                const float x = c.uniq.at(c.off[static_cast<size_t>(p)] + class_of(p, i), j);
+                sum += x;
+                mx = std::max(mx, x);
+            }
+            wrong +=
+                got.at(i, j) != static_cast<float>(sum * (1.0 / 40.0)) || got.at(i, h + j) != mx;
+        }
+    CHECK(wrong == 0);
+    const ReadoutDiff d = compare_class_readout(c, 2 * h);
+    CHECK(d.mean_out_of_tol == 0);
+    CHECK(d.max_bits == 0);
+
     Tensor out(2, 4);
     ClassRows bad;
     bad.k = 3;
