@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "gnn/core/parallel.h"
@@ -245,12 +246,12 @@ void check_readout(const char* op, MatrixView out, std::span<int32_t> argmax, bo
 
 // ---- The grouped class readout (class_readout_forward; docs/model.md#row-deduplication) ----
 
-// A config's tuple count a group must share to be worth numbering: a group of pooled dep nodes
-// holds at most K / kTupleShare distinct class tuples.
+// A group of pooled dep nodes holds at most K / kTupleShare distinct class tuples (configs share a
+// tuple kTupleShare times on average, or more).
 constexpr int64_t kTupleShare = 16;
 // Pooled dep nodes per grouping task (fixed, so the groups, and hence the rounding of the sums,
 // do not depend on the thread count; a task boundary closes a group).
-constexpr int64_t kGroupRange = 64;
+constexpr int64_t kGroupRange = 128;
 
 // A run of consecutive pooled dep nodes dep_pos[begin, end) of a class readout. With two nodes or
 // more, the distinct tuples of their classes over the K configs are numbered 0..tuples-1 in order
@@ -284,43 +285,56 @@ public:
     int64_t number(const int32_t* cur, int64_t t_count, const int32_t* c, int64_t c_count,
                    int64_t kn, int64_t cap, int32_t* next, std::vector<int32_t>& rep) {
         rep.clear();
-        const size_t mask = id_.size() - 1;
         const bool direct = static_cast<uint64_t>(t_count) * static_cast<uint64_t>(c_count) <=
                             static_cast<uint64_t>(id_.size());
-        int32_t n = 0;
-        bool over = false;
-        for (int64_t k = 0; k < kn && !over; ++k) {
-            const uint64_t key = static_cast<uint64_t>(cur[k]) * static_cast<uint64_t>(c_count) +
-                                 static_cast<uint64_t>(c[k]);
-            size_t s = direct ? static_cast<size_t>(key)
-                              : static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
-            for (;;) {
-                const int32_t id = id_[s];
-                if (id < 0) {
-                    if (n == cap) {
-                        over = true;
-                        break;
-                    }
-                    id_[s] = n;
-                    key_[s] = key;
-                    used_.push_back(s);
-                    rep.push_back(static_cast<int32_t>(k));
-                    next[k] = n++;
-                    break;
-                }
-                if (direct || key_[s] == key) {
-                    next[k] = id;
-                    break;
-                }
-                s = (s + 1) & mask;
-            }
-        }
+        const int64_t n = direct ? number_direct(cur, c, c_count, kn, cap, next, rep)
+                                 : number_hashed(cur, c, c_count, kn, cap, next, rep);
         for (const size_t s : used_) id_[s] = -1;
         used_.clear();
-        return over ? -1 : n;
+        return n;
     }
 
 private:
+    int64_t number_direct(const int32_t* cur, const int32_t* c, int64_t c_count, int64_t kn,
+                          int64_t cap, int32_t* next, std::vector<int32_t>& rep) {
+        int32_t n = 0;
+        for (int64_t k = 0; k < kn; ++k) {
+            const size_t key = static_cast<size_t>(cur[k]) * static_cast<size_t>(c_count) +
+                               static_cast<size_t>(c[k]);
+            int32_t id = id_[key];
+            if (id < 0) {
+                if (n == cap) return -1;
+                id = id_[key] = n++;
+                used_.push_back(key);
+                rep.push_back(static_cast<int32_t>(k));
+            }
+            next[k] = id;
+        }
+        return n;
+    }
+
+    int64_t number_hashed(const int32_t* cur, const int32_t* c, int64_t c_count, int64_t kn,
+                          int64_t cap, int32_t* next, std::vector<int32_t>& rep) {
+        const size_t mask = id_.size() - 1;
+        int32_t n = 0;
+        for (int64_t k = 0; k < kn; ++k) {
+            const uint64_t key = static_cast<uint64_t>(cur[k]) * static_cast<uint64_t>(c_count) +
+                                 static_cast<uint64_t>(c[k]);
+            size_t s = static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+            while (id_[s] >= 0 && key_[s] != key) s = (s + 1) & mask;
+            int32_t id = id_[s];
+            if (id < 0) {
+                if (n == cap) return -1;
+                id = id_[s] = n++;
+                key_[s] = key;
+                used_.push_back(s);
+                rep.push_back(static_cast<int32_t>(k));
+            }
+            next[k] = id;
+        }
+        return n;
+    }
+
     std::vector<int32_t> id_;
     std::vector<uint64_t> key_;
     std::vector<size_t> used_;
@@ -393,34 +407,48 @@ std::vector<PoolGroup> group_pooled_nodes(const ClassRows& in, std::span<const i
     return groups;
 }
 
-// Partial sum (double, in node order) and, when mx is not null, max of the rows of the nodes
-// dep_pos (two or more) at config k: sum [H], mx [H].
+// Partial rows of the tuples of a group (nodes dep_pos, two or more) whose first configs are
+// rep[0..tn): row j = the sum (double, in node order) into sum + j * h and, when mx is not null,
+// the max into mx + j * h of the nodes' rows at config rep[j]. Walks node by node, so tuples that
+// share a node's class read its row once.
 SEGRANK_SIMD_CLONES
-void partial_row(double* __restrict sum, float* __restrict mx, const ClassRows& in,
-                 std::span<const int32_t> dep_pos, int64_t k) {
+void partial_block(double* __restrict sum, float* __restrict mx, const ClassRows& in,
+                   std::span<const int32_t> dep_pos, const int32_t* rep, int64_t tn) {
     const int64_t h = in.h;
     const int64_t row_bytes = h * static_cast<int64_t>(sizeof(float));
-    const auto fetch = [&](size_t i) {
-        const char* q = reinterpret_cast<const char*>(in.row(dep_pos[i], k));
+    constexpr int64_t kAhead = 8;
+    size_t ai = 0;
+    int64_t aj = 0;
+    const auto prefetch = [&]() {
+        if (ai >= dep_pos.size()) return;
+        const char* q = reinterpret_cast<const char*>(in.row(dep_pos[ai], rep[aj]));
         for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(q + b);
+        if (++aj == tn) aj = 0, ++ai;
     };
-    fetch(1);
-    const float* __restrict r0 = in.row(dep_pos[0], k);
-    for (int64_t c = 0; c < h; ++c) sum[c] = r0[c];
-    if (mx)
-        for (int64_t c = 0; c < h; ++c) mx[c] = r0[c];
+    for (int64_t t = 0; t < kAhead; ++t) prefetch();
+    for (int64_t j = 0; j < tn; ++j) {
+        prefetch();
+        const float* __restrict r = in.row(dep_pos[0], rep[j]);
+        for (int64_t c = 0; c < h; ++c) sum[j * h + c] = r[c];
+        if (mx)
+            for (int64_t c = 0; c < h; ++c) mx[j * h + c] = r[c];
+    }
     for (size_t i = 1; i < dep_pos.size(); ++i) {
-        if (i + 1 < dep_pos.size()) fetch(i + 1);
-        const float* __restrict r = in.row(dep_pos[i], k);
-        if (!mx) {
+        for (int64_t j = 0; j < tn; ++j) {
+            prefetch();
+            const float* __restrict r = in.row(dep_pos[i], rep[j]);
+            double* __restrict s = sum + j * h;
+            if (!mx) {
 #pragma omp simd
-            for (int64_t c = 0; c < h; ++c) sum[c] += r[c];
-            continue;
-        }
+                for (int64_t c = 0; c < h; ++c) s[c] += r[c];
+                continue;
+            }
+            float* __restrict m = mx + j * h;
 #pragma omp simd
-        for (int64_t c = 0; c < h; ++c) {
-            sum[c] += r[c];
-            mx[c] = r[c] > mx[c] ? r[c] : mx[c];
+            for (int64_t c = 0; c < h; ++c) {
+                s[c] += r[c];
+                m[c] = r[c] > m[c] ? r[c] : m[c];
+            }
         }
     }
 }
@@ -519,6 +547,11 @@ void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t nu
     readout_forward(out, argmax, num_pooled, in);
 }
 
+// The grouped class readout: (1) group_pooled_nodes numbers the class tuples of runs of pooled dep
+// nodes; (2) per window of groups, partial_block sums (and maxes) each distinct tuple's rows once;
+// (3) blocks of 32 configs add, group by group in node order, their tuple's partial row (a lone
+// node: its class row) onto the base pool's sum and max. A config's sum is thus the dense readout's
+// terms, with each group's terms summed among themselves first.
 void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in,
                            ClassReadoutStats* stats) {
     SEGRANK_CHECK(
@@ -555,6 +588,7 @@ void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& 
     std::vector<float> pmax;
     std::vector<int64_t> prow;  // partial row offset of each window group, then the total
     std::vector<GroupView> views;
+    std::vector<std::pair<size_t, int64_t>> items;  // (group, first tuple) of partial-row work
     size_t g0 = 0;
     do {
         size_t g1 = g0;
@@ -572,16 +606,22 @@ void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& 
             prow.push_back(prow.back() + (groups[g].ids.empty() ? 0 : groups[g].tuples));
         psum.resize(static_cast<size_t>(rows * h));
         pmax.resize(with_max ? static_cast<size_t>(rows * h) : 0);
-        parallel_for(0, rows, 16, [&](int64_t r0, int64_t r1) {
-            for (int64_t r = r0; r < r1; ++r) {
-                const size_t g = static_cast<size_t>(std::upper_bound(prow.begin(), prow.end(), r) -
-                                                     prow.begin() - 1);
-                const PoolGroup& gr = groups[g0 + g];
-                partial_row(
+        // Work items of up to kBlock tuples of one group.
+        constexpr int64_t kBlock = 32;
+        items.clear();
+        for (size_t g = g0; g < g1; ++g)
+            if (!groups[g].ids.empty())
+                for (int64_t t0 = 0; t0 < groups[g].tuples; t0 += kBlock) items.push_back({g, t0});
+        parallel_for(0, static_cast<int64_t>(items.size()), 1, [&](int64_t i0, int64_t i1) {
+            for (int64_t i = i0; i < i1; ++i) {
+                const auto [g, t0] = items[static_cast<size_t>(i)];
+                const PoolGroup& gr = groups[g];
+                const int64_t r = prow[g - g0] + t0;
+                partial_block(
                     psum.data() + r * h, with_max ? pmax.data() + r * h : nullptr, in,
                     std::span<const int32_t>(dep_pos).subspan(
                         static_cast<size_t>(gr.begin), static_cast<size_t>(gr.end - gr.begin)),
-                    gr.rep[static_cast<size_t>(r - prow[g])]);
+                    gr.rep.data() + t0, std::min(kBlock, gr.tuples - t0));
             }
         });
         views.clear();
@@ -603,7 +643,6 @@ void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& 
         }
         // Blocks of kBlock configs, each walking the window's groups in node order: a group's rows
         // are read once per block instead of once per config, and the block's sums stay in cache.
-        constexpr int64_t kBlock = 32;
         const int64_t blocks = (k_configs + kBlock - 1) / kBlock;
         parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
             std::vector<double> sum(static_cast<size_t>(kBlock * h));

@@ -86,12 +86,13 @@ void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t nu
                            const MixedRows& in);
 /// mixed_readout_forward of a deduplicated state, for inference (no argmax): out [K, 2H] or
 /// [K, H]. Runs of consecutive pooled dep nodes whose class tuples few enough configs tell apart
-/// (at most K/16 distinct tuples) are pre-summed once per distinct tuple
+/// (at most K/16 distinct tuples per run) are summed once per distinct tuple
 /// (docs/model.md#row-deduplication), so the double sums are reassociated: the mean equals
-/// mixed_readout_forward's on the expanded rows up to double rounding (almost always to the bit
-/// after the cast to float); the max is equal bit for bit (rows without NaN). Extra memory: at most
-/// K partial rows of H doubles and H floats, K*H doubles of running sums, and K int32 tuple ids per
-/// group of two or more nodes. Throws segrank::Error on shapes.
+/// mixed_readout_forward's on the expanded rows up to double rounding (after the cast to float
+/// almost always bit for bit, not always); the max is equal bit for bit (rows without NaN). The
+/// groups do not depend on the thread count. Extra memory: at most K partial rows (H doubles and H
+/// floats each) at a time, K int32 tuple ids per run of two or more nodes, and K*H doubles of
+/// running sums when the partial rows take more than one pass. Throws segrank::Error on shapes;
 /// stats (optional) receives the work done.
 void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in,
                            ClassReadoutStats* stats = nullptr);
