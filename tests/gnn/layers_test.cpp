@@ -364,6 +364,15 @@ TEST_CASE(
                 grouped_cases += d.stats.grouped_nodes > 0;
                 multi_window_cases += d.stats.windows > 1;
             }
+            // The groups do not depend on the width: readout "mean" is the mean half of "mean_max"
+            // bit for bit.
+            Tensor both(k, 2 * h), mean(k, h);
+            class_readout_forward(both.view(), c.pooled, c.rows());
+            class_readout_forward(mean.view(), c.pooled, c.rows());
+            int64_t differ = 0;
+            for (int64_t i = 0; i < k; ++i)
+                for (int64_t j = 0; j < h; ++j) differ += mean.at(i, j) != both.at(i, j);
+            CHECK(differ == 0);
         }
     }
     CHECK(grouped_cases >= 12);
