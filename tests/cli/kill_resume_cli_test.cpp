@@ -1,7 +1,8 @@
 // A training process killed with SIGKILL while it writes a checkpoint (checkpoint_every = 1, the
-// kill repeated with growing delays until it lands with a "<file>.tmp-<pid>" on disk, i.e. inside a
-// write) leaves the previous last.ckpt.h5 intact: `--resume` loads it and the resumed run ends with
-// the same parameters, bit for bit, as an uninterrupted run.
+// kill repeated, at growing delays after the first checkpoint appears, until it lands with a
+// "<file>.tmp-<pid>" on disk, i.e. inside a write) leaves the previous last.ckpt.h5 intact:
+// `--resume` loads it and the resumed run ends with the same parameters, bit for bit, as an
+// uninterrupted run.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -54,13 +55,17 @@ TEST_CASE(
     bool landed = false;
     for (int attempt = 0; attempt < 60 && !landed; ++attempt) {
         fs::remove_all(run);
-        // Delays 0.02 .. 0.6 s, twice over; the kill must find a last.ckpt.h5 (an earlier step's)
-        // and a temp file beside it (the write it interrupted).
-        const std::string delay = std::to_string(0.02 * (1 + attempt % 30));
+        // The kill waits until a first last.ckpt.h5 exists (startup takes seconds under the
+        // sanitizers, longer than any fixed delay: the CI failure), then comes after 0 .. 29 ms,
+        // twice over; it must find a last.ckpt.h5 (an earlier step's) and a temp file beside it
+        // (the write it interrupted).
+        const std::string delay = std::to_string(0.001 * (attempt % 30));
+        const std::string last = sq((run / "last.ckpt.h5").string());
         std::string cmd = "(";  // appended: GCC 12's -Wrestrict misfires on "(" + std::string
         cmd += segrank_in_src(train_args(dir, run, steps));
-        cmd +=
-            " >/dev/null 2>&1 & pid=$!; sleep " + delay + "; kill -9 $pid; wait $pid) 2>/dev/null";
+        cmd += " >/dev/null 2>&1 & pid=$!; while [ ! -e " + last +
+               " ] && kill -0 $pid 2>/dev/null; do sleep 0.002; done; sleep " + delay +
+               "; kill -9 $pid; wait $pid) 2>/dev/null";
         run_command(cmd);
         landed = has_temp_checkpoint(run) && fs::exists(run / "last.ckpt.h5");
     }
