@@ -67,12 +67,25 @@ TEST_CASE(
     }
     CHECK(n >= 9);
     // The full-data-set recipes read HDF5 stores for layout (partial config reads) and keep
-    // GST segments of 1000 nodes; tile trains whole kernels.
-    for (const char* name : {"tpugraphs_layout_xla.toml", "tpugraphs_layout_nlp.toml"}) {
+    // GST segments of 1000 nodes; tile trains whole kernels. The cross-graph layout configs (the
+    // recipes and the quickstart) use the mean readout with 2-hop pruning, the combination that
+    // ranked unseen graphs best (README ablation table); the U-Net fixture config, scored on
+    // configs held out of its own graph, keeps mean_max without pruning.
+    for (const char* name :
+         {"tpugraphs_layout_xla.toml", "tpugraphs_layout_nlp.toml", "quickstart.toml"}) {
+        CAPTURE(name);
         const RunConfig cfg = load_config((test::source_dir() / "configs" / name).string());
-        CHECK(cfg.data.store == StoreFormat::kHdf5);
-        CHECK(cfg.segments.max_nodes == 1000);
+        if (std::string(name) != "quickstart.toml") {
+            CHECK(cfg.data.store == StoreFormat::kHdf5);
+            CHECK(cfg.segments.max_nodes == 1000);
+        }
+        CHECK(cfg.model.readout == Readout::kMean);
+        CHECK(cfg.model.prune_hops == 2);
     }
+    const RunConfig fixture =
+        load_config((test::source_dir() / "configs" / "xla_fixture_layout.toml").string());
+    CHECK(fixture.model.readout == Readout::kMeanMax);
+    CHECK(fixture.model.prune_hops == -1);
     const RunConfig tile =
         load_config((test::source_dir() / "configs" / "tpugraphs_tile.toml").string());
     CHECK(tile.data.collections == std::vector<std::string>{"tile:xla"});
