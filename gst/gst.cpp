@@ -386,7 +386,7 @@ public:
         if (c.filled) {
             const BuiltSegment& built = kept ? g_.kept_segments[static_cast<size_t>(s)] : c.built;
             SegmentInput in = make_segment_input(g_, built, batch, cfgs, buf);
-            return dedupe_ ? model.encode_dedupe(in, &c.base)
+            return dedupe_ ? encode_dedupe(model, in, &c.base)
                            : model.encode(in, nullptr, false, nullptr, &c.base);
         }
         const BuiltSegment& built = built_segment(g_, s, buf.segment);
@@ -396,9 +396,9 @@ public:
         const int64_t bound =
             model.encode_base_bytes(in.num_nodes()) + (kept ? 0 : built.memory_bytes());
         if (bound > left_)  // not kept: computed per chunk
-            return dedupe_ ? model.encode_dedupe(in) : model.encode(in, nullptr);
+            return dedupe_ ? encode_dedupe(model, in, nullptr) : model.encode(in, nullptr);
         EncodeBase base = model.encode_base(in);
-        Tensor r = dedupe_ ? model.encode_dedupe(in, &base)
+        Tensor r = dedupe_ ? encode_dedupe(model, in, &base)
                            : model.encode(in, nullptr, false, nullptr, &base);
         SEGRANK_ASSERT(keep(base.memory_bytes() + (kept ? 0 : built.memory_bytes())));
         if (!kept) c.built = std::move(buf.segment);  // `built` is buf.segment
@@ -407,7 +407,19 @@ public:
         return r;
     }
 
+    /// The most dep rows per config (sum over layers 0..L of m_l) of any deduplicated encode so
+    /// far: what the per-chunk class tables scale with (0 before the first one).
+    int64_t max_dep_rows_per_config() const { return max_dep_rows_; }
+
 private:
+    Tensor encode_dedupe(Model& model, const SegmentInput& in, const EncodeBase* base) {
+        DedupeStats st;
+        Tensor r = model.encode_dedupe(in, base, &st);
+        int64_t rows = 0;
+        for (int64_t d : st.dense_rows) rows += d;
+        max_dep_rows_ = std::max(max_dep_rows_, rows / std::max<int64_t>(1, in.k));
+        return r;
+    }
     bool keep(int64_t bytes) {
         if (bytes > left_) return false;
         left_ -= bytes;
@@ -416,6 +428,7 @@ private:
 
     const PreparedGraph& g_;
     int64_t left_;
+    int64_t max_dep_rows_ = 0;
     bool dedupe_;
     std::vector<CachedSegment> entries_;
 };
@@ -427,6 +440,13 @@ InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_
     if (opt.dedupe_rows && model.config().task == Task::kLayout && !model.config().config_attention)
         return {dedupe_chunk_configs, kDedupeChunkBytesFactor * kMaxConfigChunkBytes};
     return {chunk_configs, kMaxConfigChunkBytes};
+}
+
+int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config) {
+    const int64_t lo = std::min(chunk, kDedupeProbeConfigs);
+    if (dep_rows_per_config <= 0) return chunk;
+    return std::clamp<int64_t>(kDedupeStateBytes / (kDedupeBytesPerDepRow * dep_rows_per_config),
+                               lo, std::max(lo, chunk));
 }
 
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
@@ -451,10 +471,18 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
     SegmentInputBuffers buf;
     ConfigBatch batch;
     InferenceCache cache(g, std::max<int64_t>(0, cache_bytes), opt.dedupe_rows);
+    // With deduplicated rows the class tables of a chunk grow with K x (dep rows per config),
+    // which the first chunk measures: it has at most kDedupeProbeConfigs configs, and the later
+    // chunks as many as keep those tables within kDedupeStateBytes
+    // (docs/model.md#row-deduplication).
+    const bool dedupe_layout = opt.dedupe_rows && g.task == Task::kLayout;
     // Scores of the configs `list` into out, in chunks of consecutive configs.
     auto score_list = [&](std::span<const int64_t> list, std::span<float> out) {
-        for (size_t b = 0; b < list.size(); b += static_cast<size_t>(chunk)) {
-            const size_t e = std::min(list.size(), b + static_cast<size_t>(chunk));
+        int64_t step = dedupe_layout ? std::min(chunk, kDedupeProbeConfigs) : chunk;
+        for (size_t b = 0; b < list.size(); b += static_cast<size_t>(step)) {
+            if (dedupe_layout && b > 0)
+                step = dedupe_chunk_after_probe(chunk, cache.max_dep_rows_per_config());
+            const size_t e = std::min(list.size(), b + static_cast<size_t>(step));
             auto cfgs = list.subspan(b, e - b);
             const auto k = static_cast<int64_t>(cfgs.size());
             load_config_batch(g, cfgs, batch);  // one chunk of rows at a time, into one buffer

@@ -79,6 +79,16 @@ inline constexpr int64_t kMaxConfigChunkBytes = int64_t{8} << 20;
 /// longer grows with K x H, and the larger the chunk the fewer times each distinct row is
 /// recomputed (inference_chunk; docs/model.md#row-deduplication).
 inline constexpr int64_t kDedupeChunkBytesFactor = 32;
+/// Deduplicated layout inference: the first chunk of a graph has at most this many configs; it
+/// measures the graph's dep rows per config (sum over layers of m_l, the largest segment's), and
+/// later chunks take at most kDedupeStateBytes / (kDedupeBytesPerDepRow x those rows) configs, so
+/// the per-chunk class tables (docs/model.md#row-deduplication) stay bounded whatever the graph.
+inline constexpr int64_t kDedupeProbeConfigs = 1024;
+/// Bound of the per-chunk deduplication state (bytes) that sets the later chunks' size.
+inline constexpr int64_t kDedupeStateBytes = int64_t{512} << 20;
+/// Bytes of deduplication state per dep row and config (the int32 class, representative and key
+/// tables of a layer and the readout's per-config work; measured, docs/model.md#row-deduplication).
+inline constexpr int64_t kDedupeBytesPerDepRow = 176;
 
 /// Configs per forward pass and config-row bound (bytes) for score_graph.
 struct InferenceChunk {
@@ -92,6 +102,12 @@ struct InferenceChunk {
 /// the chunk the more configs share each row.
 InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_t chunk_configs,
                                int64_t dedupe_chunk_configs);
+
+/// Configs per chunk after a graph's first (probe) chunk in deduplicated layout inference, for a
+/// chunk bound `chunk` and the probe's measured dep rows per config (sum over layers of m_l):
+/// kDedupeStateBytes / (kDedupeBytesPerDepRow x dep_rows_per_config), clamped to
+/// [min(chunk, kDedupeProbeConfigs), chunk]; `chunk` when nothing was measured (<= 0).
+int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config);
 
 /// Default bound of score_graph's per-graph inference cache (bytes; `eval.cache_mb`).
 inline constexpr int64_t kDefaultInferenceCacheBytes = int64_t{256} << 20;

@@ -239,4 +239,46 @@ TEST_CASE(
     }
 }
 
+TEST_CASE(
+    "deduplicated inference sizes the chunks after the probe so that the class tables stay within "
+    "kDedupeStateBytes, between the probe size and the chunk bound") {
+    // Nothing measured (a graph without dependent segments): the chunk bound.
+    CHECK(dedupe_chunk_after_probe(16384, 0) == 16384);
+    // 900 dep rows per config (the valid graphs of the scale rehearsal): 512 MiB / (176 x 900).
+    const int64_t k = dedupe_chunk_after_probe(16384, 900);
+    CHECK(k == kDedupeStateBytes / (kDedupeBytesPerDepRow * 900));
+    CHECK(k * kDedupeBytesPerDepRow * 900 <= kDedupeStateBytes);
+    CHECK(k > kDedupeProbeConfigs);
+    // Few rows: the bound; very many rows: never below the probe size; small bounds are kept.
+    CHECK(dedupe_chunk_after_probe(16384, 10) == 16384);
+    CHECK(dedupe_chunk_after_probe(16384, 100000000) == kDedupeProbeConfigs);
+    CHECK(dedupe_chunk_after_probe(60, 100000000) == 60);
+    CHECK(dedupe_chunk_after_probe(60, 5) == 60);
+}
+
+TEST_CASE(
+    "score_graph with row deduplication over more configs than the probe chunk gives the dense "
+    "scores to 1e-5") {
+    const std::filesystem::path dir = scratch_dir("gst_inference_dedupe_probe");
+    TinyLayoutSpec spec = segmented_spec();
+    spec.train_graphs = 1;
+    spec.configs = kDedupeProbeConfigs + 700;
+    const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
+    const Normalizer norm = normalizer_of(store);
+    Model model(cache_model_config(norm.output_dim(), kCacheOptions[0]));
+    init_params(model, 7);
+    const auto g = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(60));
+    REQUIRE(static_cast<int64_t>(g->configs.size()) == kDedupeProbeConfigs + 700);
+    GstOptions dense = tiny_gst_options(), dedupe = tiny_gst_options();
+    dense.dedupe_rows = false;
+    dedupe.dedupe_rows = true;
+    const std::vector<float> ref = score_graph(model, *g, g->configs, 256, dense);
+    // A chunk bound above the probe size: the probe chunk, then chunks sized from its rows.
+    const std::vector<float> s = score_graph(model, *g, g->configs, 16384, dedupe,
+                                             kDedupeChunkBytesFactor * kMaxConfigChunkBytes);
+    REQUIRE(s.size() == ref.size());
+    for (size_t i = 0; i < s.size(); ++i)
+        CHECK(std::abs(s[i] - ref[i]) <= 1e-5f * std::max(1.0f, std::abs(ref[i])));
+}
+
 }  // namespace segrank::test
