@@ -1,6 +1,6 @@
 // `segrank synth --out DIR --collections tile,layout --graphs N --nodes MIN:MAX --configs C
-// --seed S [--noise SIGMA] [--layout-choices N] [--splits 0.7,0.15,0.15] [--format npz|hdf5]
-// [--hide-test-labels] [--force]`: synthetic collections labelled by hwmodel
+// --seed S [--noise SIGMA] [--layout-choices N] [--stage-nodes N] [--splits 0.7,0.15,0.15]
+// [--format npz|hdf5] [--hide-test-labels] [--force]`: synthetic collections labelled by hwmodel
 // (docs/hwmodel.md#synthetic-collections; hwmodel/synth/).
 #include <algorithm>
 #include <chrono>
@@ -96,6 +96,10 @@ int run_synth(int argc, char** argv) {
         "layout: each configurable node picks among N layouts drawn once per graph (real layout "
         "files: at most 8); 0 = a fresh random layout per config",
         cxxopts::value<std::string>()->default_value("0"))(
+        "stage-nodes",
+        "layout: a graph of more nodes is built in stages of at most this many, run one after "
+        "another, and written to an HDF5 store stage by stage (0 = never)",
+        cxxopts::value<std::string>()->default_value("262144"))(
         "seed", "random seed", cxxopts::value<std::string>()->default_value("0"))(
         "noise", "log-normal sigma of the runtime labels",
         cxxopts::value<std::string>()->default_value("0.05"))(
@@ -129,7 +133,8 @@ int run_synth(int argc, char** argv) {
     }
     // The layout-only options would be silently ignored without a layout collection.
     if (std::find(w.tasks.begin(), w.tasks.end(), Task::kLayout) == w.tasks.end())
-        for (const char* o : {"config-node-fraction", "layout-choices", "max-config-nodes"})
+        for (const char* o :
+             {"config-node-fraction", "layout-choices", "max-config-nodes", "stage-nodes"})
             SEGRANK_CHECK(args.count(o) == 0, "--", o,
                           ": applies to layout graphs only, but --collections is '",
                           args["collections"].as<std::string>(), "'");
@@ -158,6 +163,7 @@ int run_synth(int argc, char** argv) {
     w.synth.config_node_fraction =
         parse_double("config-node-fraction", args["config-node-fraction"].as<std::string>());
     w.synth.layout_choices = parse_int("layout-choices", args["layout-choices"].as<std::string>());
+    w.synth.stage_nodes = parse_int("stage-nodes", args["stage-nodes"].as<std::string>());
     const int64_t seed = parse_int("seed", args["seed"].as<std::string>());
     SEGRANK_CHECK(seed >= 0, "--seed: expected >= 0, got ", seed);
     w.synth.seed = static_cast<uint64_t>(seed);

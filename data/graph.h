@@ -78,5 +78,14 @@ void save_layout_npz(const LayoutGraph& g, const std::filesystem::path& path,
 /// `where` prefixes messages (usually the file path).
 void validate(const TileGraph& g, LabelPolicy labels, const std::string& where);
 void validate(const LayoutGraph& g, LabelPolicy labels, const std::string& where);
+/// Validates one part of a graph written in parts (GraphStoreWriter::append_layout_part): `part`
+/// holds nodes first_node .. first_node + p - 1 of the whole graph (node_feat [p, 140] finite,
+/// node_opcode [p] in range) and edges whose ends are whole-graph ids < first_node + p (a part may
+/// point into earlier parts). Messages give whole-graph node indices.
+void validate_part(const GraphStructure& part, int64_t first_node, const std::string& where);
+/// The layout checks of validate(LayoutGraph) for a graph of `n` nodes: node_config_ids,
+/// node_config_feat, config_runtime and node_splits; g's structure fields are not read.
+void validate_layout_configs(const LayoutGraph& g, int64_t n, LabelPolicy labels,
+                             const std::string& where);
 
 }  // namespace segrank

@@ -51,12 +51,28 @@ public:
     /// Appends a graph (validated first; its name must be unique in the store and match the task).
     void add(const TileGraph& g);
     void add(const LayoutGraph& g);
+    /// Begins a layout graph written in parts, for graphs too large to hold in memory at once
+    /// (`segrank synth` of staged graphs, docs/hwmodel.md#very-large-graphs): call
+    /// append_layout_part() for consecutive node ranges, then end_layout_parts(). node_feat,
+    /// node_opcode and edge_index grow part by part (chunked, about 1 MiB per chunk); readers
+    /// see the schema add() writes. One graph at a time: add(), finish() and another begin
+    /// refuse while a graph is open. Throws segrank::Error on a bad or duplicate name.
+    void begin_layout_parts(const std::string& name, const std::filesystem::path& source);
+    /// Appends the next nodes: part.node_feat [p, 140], part.node_opcode [p], part.edge_index
+    /// [m_p, 2] with whole-graph node ids < (nodes so far) + p. Validated (validate_part) first.
+    void append_layout_part(const GraphStructure& part);
+    /// Ends the open graph with its node_config_ids, node_config_feat, config_runtime and
+    /// node_splits (g's structure fields are ignored), validated against the appended node count.
+    void end_layout_parts(const LayoutGraph& g);
     int64_t size() const { return count_; }
     /// Closes and commits into place. Throws segrank::Error on HDF5 or file-system failure.
     void finish();
 
 private:
     H5Group begin_graph(const GraphStructure& g, Task task, int64_t num_configs, int64_t nc);
+    H5Group create_graph_group(const std::string& name, const std::filesystem::path& source,
+                               Task task);
+    void write_layout_configs(H5Group& gg, const LayoutGraph& g);
     int64_t rows_per_chunk(int64_t row_bytes) const;
     H5WriteOptions runtime_options() const;
 
@@ -67,6 +83,8 @@ private:
     std::unique_ptr<H5File> file_;
     int64_t count_ = 0;
     bool finished_ = false;
+    struct OpenParts;  // the graph begun by begin_layout_parts, if any
+    std::unique_ptr<OpenParts> parts_;
 };
 
 /// Reads a store written by GraphStoreWriter. Structure and selected config rows are read on

@@ -13,8 +13,11 @@ std::string at_key(const std::string& where, const char* key) {
     return where + ": key '" + key + "'";
 }
 
-void validate_structure(const GraphStructure& g, const std::string& where) {
+// Node features, opcodes and edges of `g`, whose nodes are first_node.. of the whole graph
+// (messages give whole-graph indices); edge ends must be < first_node + g.num_nodes().
+void validate_structure(const GraphStructure& g, int64_t first_node, const std::string& where) {
     const int64_t n = g.num_nodes();
+    const int64_t end = first_node + n;
     SEGRANK_CHECK(n > 0, at_key(where, "node_opcode"), ": empty graph (0 nodes)");
     SEGRANK_CHECK(g.node_feat.rows() == n && g.node_feat.cols() == kNodeFeatDim,
                   at_key(where, "node_feat"), ": shape (", g.node_feat.rows(), ", ",
@@ -23,19 +26,19 @@ void validate_structure(const GraphStructure& g, const std::string& where) {
     const float* f = g.node_feat.data();
     for (int64_t i = 0; i < g.node_feat.size(); ++i) {
         SEGRANK_CHECK(std::isfinite(f[i]), at_key(where, "node_feat"), ": non-finite value ", f[i],
-                      " at [", i / kNodeFeatDim, ", ", i % kNodeFeatDim, "]");
+                      " at [", first_node + i / kNodeFeatDim, ", ", i % kNodeFeatDim, "]");
     }
     for (int64_t i = 0; i < n; ++i) {
         const int32_t op = g.node_opcode[static_cast<size_t>(i)];
-        SEGRANK_CHECK(op >= 0 && op < kNumOpcodes, at_key(where, "node_opcode"), ": index ", i,
-                      " value ", op, " out of range [0, ", kNumOpcodes - 1, "]");
+        SEGRANK_CHECK(op >= 0 && op < kNumOpcodes, at_key(where, "node_opcode"), ": index ",
+                      first_node + i, " value ", op, " out of range [0, ", kNumOpcodes - 1, "]");
     }
     SEGRANK_CHECK(g.edge_index.size() % 2 == 0, at_key(where, "edge_index"),
                   ": expected shape (m, 2), got ", g.edge_index.size(), " values");
     for (size_t i = 0; i < g.edge_index.size(); ++i) {
         const int64_t v = g.edge_index[i];
-        SEGRANK_CHECK(v >= 0 && v < n, at_key(where, "edge_index"), ": row ", i / 2, " column ",
-                      i % 2, " value ", v, " out of range [0, ", n, ")");
+        SEGRANK_CHECK(v >= 0 && v < end, at_key(where, "edge_index"), ": row ", i / 2, " column ",
+                      i % 2, " value ", v, " out of range [0, ", end, ")");
     }
 }
 
@@ -54,8 +57,13 @@ void validate_runtimes(const std::vector<int64_t>& rt, LabelPolicy labels, const
 
 }  // namespace
 
+void validate_part(const GraphStructure& part, int64_t first_node, const std::string& where) {
+    SEGRANK_CHECK(first_node >= 0, where, ": part starts at node ", first_node, " (< 0)");
+    validate_structure(part, first_node, where);
+}
+
 void validate(const TileGraph& g, LabelPolicy labels, const std::string& where) {
-    validate_structure(g, where);
+    validate_structure(g, 0, where);
     const int64_t c = g.num_configs();
     SEGRANK_CHECK(g.config_feat.rows() == c && (c == 0 || g.config_feat.cols() == kTileConfigDim),
                   at_key(where, "config_feat"), ": shape (", g.config_feat.rows(), ", ",
@@ -78,8 +86,12 @@ void validate(const TileGraph& g, LabelPolicy labels, const std::string& where) 
 }
 
 void validate(const LayoutGraph& g, LabelPolicy labels, const std::string& where) {
-    validate_structure(g, where);
-    const int64_t n = g.num_nodes();
+    validate_structure(g, 0, where);
+    validate_layout_configs(g, g.num_nodes(), labels, where);
+}
+
+void validate_layout_configs(const LayoutGraph& g, int64_t n, LabelPolicy labels,
+                             const std::string& where) {
     const int64_t nc = g.num_config_nodes();
     const int64_t c = g.num_configs();
     SEGRANK_CHECK(nc > 0, at_key(where, "node_config_ids"), ": no configurable nodes");

@@ -556,6 +556,64 @@ H5Dataset H5Group::write_impl(const std::string& name, H5Type t, const std::vect
     return ds;
 }
 
+H5Dataset H5Group::create_appendable_impl(const std::string& name, H5Type t,
+                                          const std::vector<int64_t>& row_shape,
+                                          const H5WriteOptions& opt) {
+    const std::string w = child_where(name);
+    SEGRANK_CHECK(row_shape.size() <= 2, w, ": rank ", row_shape.size() + 1,
+                  " not supported (1-3)");
+    SEGRANK_CHECK(opt.chunk_rows >= 1, w, ": an appendable dataset needs chunk_rows >= 1, got ",
+                  opt.chunk_rows);
+    std::vector<hsize_t> dims{0}, maxdims{H5S_UNLIMITED},
+        chunk{static_cast<hsize_t>(opt.chunk_rows)};
+    for (int64_t d : row_shape) {
+        SEGRANK_CHECK(d >= 1, w, ": row dimension ", d, " must be >= 1");
+        dims.push_back(static_cast<hsize_t>(d));
+        maxdims.push_back(static_cast<hsize_t>(d));
+        chunk.push_back(static_cast<hsize_t>(d));
+    }
+    H5Handle space(
+        h5_check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), w,
+                 "H5Screate_simple"));
+    H5Handle dcpl(h5_check(H5Pcreate(H5P_DATASET_CREATE), w, "H5Pcreate"));
+    h5_check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), w,
+             "H5Pset_chunk");
+    if (opt.deflate_level > 0) {
+        h5_check(H5Pset_shuffle(dcpl.get()), w, "H5Pset_shuffle");
+        h5_check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(opt.deflate_level)), w,
+                 "H5Pset_deflate");
+    }
+    return H5Dataset(H5Handle(h5_check(H5Dcreate2(id(), name.c_str(), file_type(t), space.get(),
+                                                  H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                                       w, "H5Dcreate2")),
+                     w);
+}
+
+void H5Dataset::append_impl(H5Type t, const void* data, size_t n) {
+    SEGRANK_CHECK(type() == t, where_, ": appending values of another element type");
+    auto dims = shape();
+    const int64_t row = row_elements();
+    SEGRANK_CHECK(row > 0 && static_cast<int64_t>(n) % row == 0, where_, ": appending ", n,
+                  " elements, not a whole number of rows of ", row);
+    const int64_t rows = static_cast<int64_t>(n) / row;
+    if (rows == 0) return;
+    std::vector<hsize_t> grown(dims.begin(), dims.end());
+    const hsize_t begin = grown[0];
+    grown[0] += static_cast<hsize_t>(rows);
+    h5_check(H5Dset_extent(id(), grown.data()), where_, "H5Dset_extent (append)");
+    H5Handle fspace(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
+    std::vector<hsize_t> start(grown.size(), 0), cnt(grown.begin(), grown.end());
+    start[0] = begin;
+    cnt[0] = static_cast<hsize_t>(rows);
+    h5_check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, cnt.data(),
+                                 nullptr),
+             where_, "H5Sselect_hyperslab");
+    H5Handle mspace(h5_check(H5Screate_simple(static_cast<int>(cnt.size()), cnt.data(), nullptr),
+                             where_, "H5Screate_simple"));
+    h5_check(H5Dwrite(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, data), where_,
+             "H5Dwrite (append)");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Files
 

@@ -142,6 +142,14 @@ public:
     void read_range(int64_t begin, int64_t count, std::span<T> out) const {
         read_range_impl(h5_type_of<T>(), begin, count, out.data(), out.size());
     }
+    /// Appends `data` ([rows, row_elements()] row-major, T the stored type) after the last row of
+    /// a dataset made by H5Group::create_appendable: dimension 0 grows by data.size() /
+    /// row_elements(). Throws segrank::Error naming the dataset when T is not the stored type, the
+    /// size is not a whole number of rows, or HDF5 fails (e.g. the dataset is not extendible).
+    template <typename T>
+    void append(std::span<const T> data) {
+        append_impl(h5_type_of<T>(), data.data(), data.size());
+    }
 
 private:
     friend class H5Group;
@@ -149,6 +157,7 @@ private:
     void read_all(H5Type t, void* out, size_t n) const;
     void read_rows_impl(H5Type t, std::span<const int64_t> rows, void* out, size_t n) const;
     void read_range_impl(H5Type t, int64_t begin, int64_t count, void* out, size_t n) const;
+    void append_impl(H5Type t, const void* data, size_t n);
     void check_readable_as(H5Type t) const;
 };
 
@@ -169,9 +178,22 @@ public:
         return write_impl(name, h5_type_of<T>(), shape, data.data(), data.size(), opt);
     }
 
+    /// Creates an empty dataset `name` of shape [0, row_shape...] (rank 1-3) whose dimension 0
+    /// grows with H5Dataset::append (unlimited maximum; chunked along dimension 0 by
+    /// opt.chunk_rows, which must be >= 1; opt.deflate_level as for write). For data too large to
+    /// hold in memory at once, written in parts.
+    template <typename T>
+    H5Dataset create_appendable(const std::string& name, const std::vector<int64_t>& row_shape,
+                                const H5WriteOptions& opt) {
+        return create_appendable_impl(name, h5_type_of<T>(), row_shape, opt);
+    }
+
 private:
     friend class H5File;
     using H5Object::H5Object;
+    H5Dataset create_appendable_impl(const std::string& name, H5Type t,
+                                     const std::vector<int64_t>& row_shape,
+                                     const H5WriteOptions& opt);
     H5Dataset write_impl(const std::string& name, H5Type t, const std::vector<int64_t>& shape,
                          const void* data, size_t n, const H5WriteOptions& opt);
     std::string child_where(const std::string& name) const;

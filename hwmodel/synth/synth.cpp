@@ -64,6 +64,9 @@ void SynthOptions::validate() const {
     SEGRANK_CHECK(layout_choices >= 0 && layout_choices <= 1000,
                   "synth: layout_choices (--layout-choices) must be in [0, 1000], got ",
                   layout_choices);
+    SEGRANK_CHECK(stage_nodes == 0 || stage_nodes >= 1000,
+                  "synth: stage_nodes (--stage-nodes) must be 0 (never stage) or >= 1000, got ",
+                  stage_nodes);
 }
 
 SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) {
@@ -120,75 +123,64 @@ SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) 
     return out;
 }
 
-SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sources) {
-    opt.validate();
-    SynthLayout out;
-    Rng mrng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-module");
-    const int64_t target = draw_nodes(mrng, opt);
-    const Family family = mrng.uniform() < 0.5 ? Family::kConvNet : Family::kTransformer;
-    const std::string name = graph_name("layout", index);
-    hlo::HloModule module = make_layout_module(mrng, family, target, name);
+namespace {
 
-    LayoutGraph& g = out.graph;
-    hlo::featurize_structure(module, g, name);
-    g.node_splits = hlo::node_splits(module);
-    g.node_config_ids = configurable_nodes(module);
-    SEGRANK_ASSERT(!g.node_config_ids.empty(),
-                   "synthetic layout module without configurable nodes");
-    int64_t max_nc = opt.max_config_nodes;
-    if (opt.config_node_fraction > 0)
-        max_nc = std::min(max_nc,
-                          std::max<int64_t>(1, std::llround(opt.config_node_fraction *
-                                                            static_cast<double>(g.num_nodes()))));
-    if (static_cast<int64_t>(g.node_config_ids.size()) > max_nc) {
-        auto& ids = g.node_config_ids;  // partial Fisher-Yates, then back to increasing order
+// Configurable nodes of a layout module: conv/dot/reshape nodes, at most max_nc of them (a seeded
+// random subset from rng, back in increasing order).
+std::vector<int64_t> pick_config_nodes(const hlo::HloModule& module, int64_t max_nc, Rng& rng) {
+    std::vector<int64_t> ids = configurable_nodes(module);
+    SEGRANK_ASSERT(!ids.empty(), "synthetic layout module without configurable nodes");
+    if (static_cast<int64_t>(ids.size()) > max_nc) {  // partial Fisher-Yates, then sorted again
         for (size_t i = 0; i < static_cast<size_t>(max_nc); ++i)
-            std::swap(ids[i], ids[i + mrng.uniform_int(ids.size() - i)]);
+            std::swap(ids[i], ids[i + rng.uniform_int(ids.size() - i)]);
         ids.resize(static_cast<size_t>(max_nc));
         std::sort(ids.begin(), ids.end());
     }
+    return ids;
+}
+
+// Draws `configs` layout configurations of the configurable nodes `ids` of `module` into rows
+// ([configs, nc, 18], config 0 = all defaults) and returns each one's noise-free hwmodel runtime
+// (ns). crng picks the layouts; with opt.layout_choices = N > 0, choice_rng first draws N
+// candidates per node (node-major: candidate i of node k at k * N + i) and crng only picks among
+// them. sources (optional) receives each config's NodeLayoutConfig objects.
+std::vector<double> draw_layout_configs(const hlo::HloModule& module,
+                                        const std::vector<int64_t>& ids, const SynthOptions& opt,
+                                        int64_t configs, Rng& crng, Rng& choice_rng, int8_t* rows,
+                                        std::vector<std::vector<hlo::NodeLayoutConfig>>* sources) {
     const hw::ModuleIndex idx(module);
     std::vector<std::vector<int64_t>> ranks;
-    for (int64_t node : g.node_config_ids)
+    for (int64_t node : ids)
         ranks.push_back(layout_tensor_ranks(module, module.at(idx.ref_of_node(node))));
-
     std::optional<hw::LayoutModel> model;
     int64_t memo_evals = 0;  // node evaluations since the model (and its memo) was built
     constexpr int64_t kMemoBudget = int64_t{1} << 19;
-    Rng crng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-configs");
-    Rng nrng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-noise");
-    const auto nc = static_cast<size_t>(g.num_config_nodes());
+    const size_t nc = ids.size();
     const size_t row_size = nc * kLayoutConfigDim;
-    const int64_t configs = graph_configs(opt, Task::kLayout, index);
-    g.node_config_feat.assign(static_cast<size_t>(configs) * row_size, int8_t{-1});
-    g.config_runtime.resize(static_cast<size_t>(configs));
-    // layout_choices > 0: per node, N candidate layouts drawn once per graph from their own stream
-    // (node-major: candidate i of node k at k * N + i); crng then only picks among them.
     const auto choices = static_cast<size_t>(opt.layout_choices);
     std::vector<int8_t> choice_rows(nc * choices * kLayoutConfigDim);
-    std::vector<hlo::NodeLayoutConfig> choice_cfgs;  // kept only for keep_sources
+    std::vector<hlo::NodeLayoutConfig> choice_cfgs;  // kept only for sources
     if (choices > 0) {
-        Rng choice_rng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index),
-                                     "synth-layout-choices");
-        if (keep_sources) choice_cfgs.reserve(nc * choices);
+        if (sources) choice_cfgs.reserve(nc * choices);
         for (size_t k = 0; k < nc; ++k)
             for (size_t i = 0; i < choices; ++i) {
                 hlo::NodeLayoutConfig c = random_node_layout(choice_rng, ranks[k], opt.layout);
                 const auto v = hlo::layout_config_values(c);
                 std::copy(v.begin(), v.end(),
                           choice_rows.data() + (k * choices + i) * kLayoutConfigDim);
-                if (keep_sources) choice_cfgs.push_back(std::move(c));
+                if (sources) choice_cfgs.push_back(std::move(c));
             }
     }
+    std::vector<double> ns(static_cast<size_t>(configs));
     for (int64_t j = 0; j < configs; ++j) {
-        int8_t* row = g.node_config_feat.data() + static_cast<size_t>(j) * row_size;
+        int8_t* row = rows + static_cast<size_t>(j) * row_size;
         std::vector<hlo::NodeLayoutConfig> cfg(nc);
         for (size_t k = 0; k < nc; ++k) {
             if (j > 0 && choices > 0) {
                 const size_t c = k * choices + static_cast<size_t>(crng.uniform_int(choices));
                 const int8_t* v = choice_rows.data() + c * kLayoutConfigDim;
                 std::copy(v, v + kLayoutConfigDim, row + k * kLayoutConfigDim);
-                if (keep_sources) cfg[k] = choice_cfgs[c];
+                if (sources) cfg[k] = choice_cfgs[c];
                 continue;
             }
             if (j > 0)
@@ -200,17 +192,180 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
         }
         if (!model || memo_evals > kMemoBudget) {
             model.reset();
-            model.emplace(module, g.node_config_ids, opt.hw);
+            model.emplace(module, ids, opt.hw);
             memo_evals = 0;
         }
         memo_evals += static_cast<int64_t>(nc);
-        const double ns = model->evaluate_ns(row);
-        g.config_runtime[static_cast<size_t>(j)] = noisy_runtime_ns(nrng, ns, opt.noise_sigma);
-        if (keep_sources) out.configs.push_back(std::move(cfg));
+        ns[static_cast<size_t>(j)] = model->evaluate_ns(row);
+        if (sources) sources->push_back(std::move(cfg));
     }
-    model.reset();
+    return ns;
+}
+
+// The module draw of layout graph `index`: its node count and family (the first draws of its
+// "synth-module" stream, which goes on to build the module of an unstaged graph).
+struct LayoutDraw {
+    Rng mrng;
+    int64_t target = 0;
+    Family family = Family::kConvNet;
+};
+LayoutDraw draw_layout(const SynthOptions& opt, int64_t index) {
+    LayoutDraw d{Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-module")};
+    d.target = draw_nodes(d.mrng, opt);
+    d.family = d.mrng.uniform() < 0.5 ? Family::kConvNet : Family::kTransformer;
+    return d;
+}
+
+int64_t stages_for(const SynthOptions& opt, int64_t target) {
+    if (opt.stage_nodes <= 0 || target <= opt.stage_nodes) return 1;
+    return (target + opt.stage_nodes - 1) / opt.stage_nodes;
+}
+
+// At most round(fraction x nodes) (at least 1) and max_config_nodes configurable nodes.
+int64_t config_node_cap(const SynthOptions& opt, int64_t nodes) {
+    int64_t max_nc = opt.max_config_nodes;
+    if (opt.config_node_fraction > 0)
+        max_nc = std::min(max_nc, std::max<int64_t>(1, std::llround(opt.config_node_fraction *
+                                                                    static_cast<double>(nodes))));
+    return max_nc;
+}
+
+}  // namespace
+
+int64_t layout_stages(const SynthOptions& opt, int64_t index) {
+    return stages_for(opt, draw_layout(opt, index).target);
+}
+
+SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sources) {
+    opt.validate();
+    LayoutDraw d = draw_layout(opt, index);
+    if (stages_for(opt, d.target) > 1) {
+        SEGRANK_CHECK(!keep_sources, "synth: graph ", index, " of ", d.target,
+                      " nodes is built in stages (> stage_nodes ", opt.stage_nodes,
+                      "): its sources cannot be kept");
+        // Gather the parts into one record (what npz output needs; stores take the parts).
+        std::vector<GraphStructure> parts;
+        SynthLayout out;
+        out.graph = synth_layout_parts(opt, index,
+                                       [&](GraphStructure& p) { parts.push_back(std::move(p)); });
+        LayoutGraph& g = out.graph;
+        const int64_t n = g.node_splits.back();
+        g.node_feat = Tensor(n, kNodeFeatDim);
+        g.node_opcode.reserve(static_cast<size_t>(n));
+        int64_t at = 0;
+        for (GraphStructure& p : parts) {
+            std::copy(p.node_feat.data(), p.node_feat.data() + p.node_feat.size(),
+                      g.node_feat.data() + at * kNodeFeatDim);
+            at += p.num_nodes();
+            g.node_opcode.insert(g.node_opcode.end(), p.node_opcode.begin(), p.node_opcode.end());
+            g.edge_index.insert(g.edge_index.end(), p.edge_index.begin(), p.edge_index.end());
+            p = GraphStructure{};
+        }
+        return out;
+    }
+    SynthLayout out;
+    const std::string name = graph_name("layout", index);
+    hlo::HloModule module = make_layout_module(d.mrng, d.family, d.target, name);
+
+    LayoutGraph& g = out.graph;
+    hlo::featurize_structure(module, g, name);
+    g.node_splits = hlo::node_splits(module);
+    g.node_config_ids = pick_config_nodes(module, config_node_cap(opt, g.num_nodes()), d.mrng);
+    Rng crng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-configs");
+    Rng nrng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-noise");
+    Rng choice_rng =
+        Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-layout-choices");
+    const int64_t configs = graph_configs(opt, Task::kLayout, index);
+    g.node_config_feat.assign(
+        static_cast<size_t>(configs) * g.node_config_ids.size() * kLayoutConfigDim, int8_t{-1});
+    const std::vector<double> ns =
+        draw_layout_configs(module, g.node_config_ids, opt, configs, crng, choice_rng,
+                            g.node_config_feat.data(), keep_sources ? &out.configs : nullptr);
+    g.config_runtime.resize(static_cast<size_t>(configs));
+    for (size_t j = 0; j < ns.size(); ++j)
+        g.config_runtime[j] = noisy_runtime_ns(nrng, ns[j], opt.noise_sigma);
     if (keep_sources) out.module = std::move(module);
     return out;
+}
+
+LayoutGraph synth_layout_parts(const SynthOptions& opt, int64_t index,
+                               const std::function<void(GraphStructure&)>& on_part) {
+    opt.validate();
+    const LayoutDraw d = draw_layout(opt, index);
+    const int64_t stages = stages_for(opt, d.target);
+    const std::string name = graph_name("layout", index);
+    const int64_t configs = graph_configs(opt, Task::kLayout, index);
+    const int64_t max_nc = config_node_cap(opt, d.target);
+    std::vector<double> ns(static_cast<size_t>(configs), 0.0);
+    std::vector<std::vector<int8_t>> stage_rows;  // [stage][configs, nc_s, 18]
+    LayoutGraph g;
+    g.name = name;
+    g.node_splits = {0};
+    int64_t offset = 0, prev_root = -1;
+    for (int64_t s = 0; s < stages; ++s) {
+        const auto us = static_cast<uint64_t>(s);
+        // Each stage: its own module stream and config streams (so stages are independent of
+        // each other's sizes); the graph's node budget and configurable-node cap split evenly.
+        Rng srng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index),
+                               str("synth-stage-module-", us));
+        const int64_t target = d.target * (s + 1) / stages - d.target * s / stages;
+        const int64_t quota = std::max<int64_t>(1, max_nc * (s + 1) / stages - max_nc * s / stages);
+        const hlo::HloModule module = make_layout_module(srng, d.family, target, name);
+        GraphStructure part;
+        hlo::featurize_structure(module, part, name);
+        const std::vector<int64_t> ids = pick_config_nodes(module, quota, srng);
+        Rng crng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index),
+                               str("synth-stage-configs-", us));
+        Rng choice_rng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index),
+                                     str("synth-stage-layout-choices-", us));
+        std::vector<int8_t> rows(static_cast<size_t>(configs) * ids.size() * kLayoutConfigDim,
+                                 int8_t{-1});
+        const std::vector<double> stage_ns =
+            draw_layout_configs(module, ids, opt, configs, crng, choice_rng, rows.data(), nullptr);
+        for (size_t j = 0; j < ns.size(); ++j)
+            ns[j] += stage_ns[j];  // stages run one after another
+        stage_rows.push_back(std::move(rows));
+        for (int64_t id : ids) g.node_config_ids.push_back(offset + id);
+        for (int64_t b : hlo::node_splits(module))
+            if (b > 0) g.node_splits.push_back(offset + b);
+        for (int64_t& v : part.edge_index) v += offset;
+        // The stage reads the previous stage's result: its entry computation's first parameter
+        // consumes the previous entry root (the entry computation is stored last).
+        const hw::ModuleIndex idx(module);
+        const size_t entry = idx.entry();
+        int64_t entry_offset = 0;
+        for (size_t c = 0; c < entry; ++c)
+            entry_offset += static_cast<int64_t>(module.computations[c].instructions.size());
+        const auto& ins = module.computations[entry].instructions;
+        const hlo::Instruction& root = idx.root(entry);
+        if (prev_root >= 0) {
+            for (size_t i = 0; i < ins.size(); ++i)
+                if (ins[i].opcode == "parameter") {
+                    part.edge_index.push_back(offset + entry_offset + static_cast<int64_t>(i));
+                    part.edge_index.push_back(prev_root);
+                    break;
+                }
+        }
+        for (size_t i = 0; i < ins.size(); ++i)
+            if (ins[i].id == root.id) prev_root = offset + entry_offset + static_cast<int64_t>(i);
+        offset += part.num_nodes();
+        on_part(part);
+    }
+    // node_config_feat [configs, nc, 18]: per config, the stages' rows one after another.
+    const size_t nc = g.node_config_ids.size();
+    g.node_config_feat.resize(static_cast<size_t>(configs) * nc * kLayoutConfigDim);
+    int8_t* dst = g.node_config_feat.data();
+    for (int64_t j = 0; j < configs; ++j)
+        for (const auto& rows : stage_rows) {
+            const size_t w = rows.size() / static_cast<size_t>(configs);
+            const int8_t* src = rows.data() + static_cast<size_t>(j) * w;
+            dst = std::copy(src, src + w, dst);
+        }
+    Rng nrng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-noise");
+    g.config_runtime.resize(static_cast<size_t>(configs));
+    for (size_t j = 0; j < ns.size(); ++j)
+        g.config_runtime[j] = noisy_runtime_ns(nrng, ns[j], opt.noise_sigma);
+    return g;
 }
 
 hlo::ModuleTuning to_module_tuning(const SynthTile& s) {

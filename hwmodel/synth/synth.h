@@ -5,6 +5,7 @@
 // be produced in any order or in parallel.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,12 +41,18 @@ struct SynthOptions {
     /// so a node has at most this many distinct non-default rows across configs (real layout
     /// files: at most ~8, mean ~5); 0 = a fresh random layout per node and config. In [0, 1000].
     int64_t layout_choices = 0;
+    /// Layout graphs of more than this many nodes are built in stages
+    /// (docs/hwmodel.md#very-large-graphs): ceil(nodes / stage_nodes) modules of the graph's
+    /// family, each of about nodes / stages instructions, run one after another (each stage's
+    /// first entry parameter consumes the previous stage's entry root; runtime = the sum of the
+    /// stages'), so `synth` holds one stage at a time. 0 = never; else >= 1000.
+    int64_t stage_nodes = int64_t{1} << 18;
     hw::HwParams hw = hw::tpu_v3_core();
     LayoutSampling layout;
 
     /// Throws segrank::Error naming the bad field (min/max nodes >= 2, min <= max, configs >= 2,
     /// max_configs 0 or >= configs, noise_sigma in [0, 5], max_config_nodes >= 1,
-    /// config_node_fraction in [0, 1], layout_choices in [0, 1000]).
+    /// config_node_fraction in [0, 1], layout_choices in [0, 1000], stage_nodes 0 or >= 1000).
     void validate() const;
 };
 
@@ -83,7 +90,26 @@ SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources =
 /// and their NodeLayoutConfig objects only when keep_sources); the hwmodel's per-node memo is
 /// dropped (the model rebuilt) every ~2^19 node evaluations, so it stays bounded for 10^5
 /// configurations.
+/// A graph of more than opt.stage_nodes nodes is built in stages (see synth_layout_parts) and
+/// gathered into one record here; its sources cannot be kept (segrank::Error).
 SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sources = false);
+
+/// Stages of layout graph `index` under opt: 1 when its drawn node count is at most
+/// opt.stage_nodes (or stage_nodes is 0), else ceil(nodes / stage_nodes).
+int64_t layout_stages(const SynthOptions& opt, int64_t index);
+
+/// Layout graph `index` built stage by stage (docs/hwmodel.md#very-large-graphs) without holding
+/// it whole: for each stage, `on_part` receives its nodes' structure (node_feat [p, 140],
+/// node_opcode [p], edge_index with whole-graph node ids, the edge joining it to the previous
+/// stage included) and may move from it; the stage's module is freed before the next. Returns the
+/// graph's name, node_config_ids, node_config_feat [c, nc, 18], config_runtime (ns: the stages'
+/// hwmodel runtimes summed, then noise) and node_splits (last = total nodes); its structure
+/// fields are empty. Configurable nodes: the cap of opt (from the drawn node count) split evenly
+/// over the stages, at least one per stage. Used for any stage count, but a graph of one stage
+/// is not the same graph as synth_layout's (its streams differ). Memory: one stage's module and
+/// features plus c x nc x 18 bytes of config rows. Throws segrank::Error on invalid options.
+LayoutGraph synth_layout_parts(const SynthOptions& opt, int64_t index,
+                               const std::function<void(GraphStructure&)>& on_part);
 
 /// The tpu_graphs form of a kept synthetic graph (module + runs; run 0 is_default), which
 /// hlo::featurize_tile / featurize_layout turn into the same graph (used by tests).

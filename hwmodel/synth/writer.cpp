@@ -145,6 +145,23 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
             if (p.id.task == Task::kTile) {
                 SynthTile s = synth_tile(opt.synth, i);
                 write_one(s.graph);
+            } else if (store && layout_stages(opt.synth, i) > 1) {
+                // Staged graph into a store: written part by part, never held whole.
+                bool begun = false;
+                LayoutGraph g = synth_layout_parts(opt.synth, i, [&](GraphStructure& part) {
+                    if (!begun) store->begin_layout_parts(part.name, part.source);
+                    begun = true;
+                    store->append_layout_part(part);
+                });
+                if (hide) hide_labels(g);
+                store->end_layout_parts(g);
+                const int64_t n = g.node_splits.back();
+                w.nodes += n;
+                w.configs += g.num_configs();
+                if (progress)
+                    progress(str(p.id.full_name(), " ", g.name, ": ", n, " nodes in ",
+                                 layout_stages(opt.synth, i), " stages, ", g.num_configs(),
+                                 " configs"));
             } else {
                 SynthLayout s = synth_layout(opt.synth, i);
                 write_one(s.graph);

@@ -56,8 +56,9 @@ std::filesystem::path target_path(const std::filesystem::path& out, const Collec
 /// error the staging folder is removed. Throws segrank::Error when a target exists and
 /// !opt.force, or on invalid options / I/O failures. Peak memory: one graph (module, features,
 /// config rows; see synth_tile / synth_layout) plus the writer's copy of it, because neither
-/// save_*_npz nor GraphStoreWriter::add can append config rows in chunks. `progress` (optional)
-/// receives one line per written graph.
+/// save_*_npz nor GraphStoreWriter::add can append config rows in chunks; a staged layout graph
+/// (layout_stages > 1) written to an HDF5 store holds one stage plus its config rows instead
+/// (synth_layout_parts). `progress` (optional) receives one line per written graph.
 std::vector<WrittenSplit> write_synthetic(
     const WriteOptions& opt, const std::function<void(const std::string&)>& progress = {});
 

@@ -67,8 +67,15 @@ TEST_CASE("segrank synth rejects bad options with a message naming the option") 
     CHECK(bad_choices.exit_code == 1);
     CHECK(bad_choices.output.find("--layout-choices") != std::string::npos);
     CHECK(bad_choices.output.find("got -1") != std::string::npos);
-    for (const std::string o :
-         {"--layout-choices 8", "--config-node-fraction 0.1", "--max-config-nodes 5"}) {
+    for (const std::string v : {"999", "-5", "abc", "2.5", ""}) {
+        const auto bad_stage = run_command(synth_cmd(dir / "g", "--stage-nodes '" + v + "'"));
+        INFO("--stage-nodes '", v, "': ", bad_stage.output);
+        CHECK(bad_stage.exit_code == 1);
+        CHECK(bad_stage.output.find("--stage-nodes") != std::string::npos);
+    }
+    CHECK_FALSE(fs::exists(dir / "g"));
+    for (const std::string o : {"--layout-choices 8", "--config-node-fraction 0.1",
+                                "--max-config-nodes 5", "--stage-nodes 5000"}) {
         const auto tile_only = run_command(synth_cmd(dir / "f", "--collections tile " + o));
         INFO(o, ": ", tile_only.output);
         CHECK(tile_only.exit_code == 1);
@@ -84,6 +91,7 @@ TEST_CASE("segrank synth rejects bad options with a message naming the option") 
     CHECK(help.exit_code == 0);
     CHECK(help.output.find("--hide-test-labels") != std::string::npos);
     CHECK(help.output.find("--layout-choices") != std::string::npos);
+    CHECK(help.output.find("--stage-nodes") != std::string::npos);
 }
 
 }  // namespace segrank::test

@@ -389,3 +389,106 @@ TEST_CASE(
             doctest::Contains((std::string("attribute ") + attr + " = 5000 but ").c_str()), Error);
     }
 }
+
+TEST_CASE("a layout graph written in parts reads back equal to the same graph written whole") {
+    const auto dir = test::scratch_dir("store_parts");
+    LayoutGraph whole = small_layout("g", 9);
+    // Two more nodes, so that the parts are nodes [0, 2) and [2, 6): the second part's edges point
+    // into the first.
+    whole.node_feat = Tensor(6, kNodeFeatDim);
+    for (int64_t i = 0; i < whole.node_feat.size(); ++i) whole.node_feat[i] = 0.25f * (i % 11);
+    whole.node_opcode = {1, 26, 75, 34, 2, 3};
+    whole.edge_index = {1, 0, 2, 1, 3, 2, 4, 0, 5, 4};
+    whole.node_splits = {0, 2, 6};
+    CollectionId id;
+    id.task = Task::kLayout;
+    id.source = Source::kXla;
+    id.search = Search::kRandom;
+    id.split = Split::kTrain;
+    {
+        GraphStoreWriter w(dir / "whole.h5", id, dir);
+        w.add(whole);
+        w.finish();
+    }
+    GraphStructure p1, p2;
+    p1.name = p2.name = "g";
+    p1.node_feat = Tensor(2, kNodeFeatDim);
+    p2.node_feat = Tensor(4, kNodeFeatDim);
+    std::copy(whole.node_feat.data(), whole.node_feat.data() + 2 * kNodeFeatDim,
+              p1.node_feat.data());
+    std::copy(whole.node_feat.data() + 2 * kNodeFeatDim, whole.node_feat.data() + 6 * kNodeFeatDim,
+              p2.node_feat.data());
+    p1.node_opcode = {1, 26};
+    p2.node_opcode = {75, 34, 2, 3};
+    p1.edge_index = {1, 0};
+    p2.edge_index = {2, 1, 3, 2, 4, 0, 5, 4};
+    {
+        GraphStoreWriter w(dir / "parts.h5", id, dir);
+        w.begin_layout_parts("g", whole.source);
+        w.append_layout_part(p1);
+        CHECK_THROWS_WITH_AS(w.add(small_layout("h", 2)),
+                             doctest::Contains("still being written in parts"), Error);
+        CHECK_THROWS_WITH_AS(w.finish(), doctest::Contains("still being written in parts"), Error);
+        w.append_layout_part(p2);
+        LayoutGraph configs;
+        configs.node_config_ids = whole.node_config_ids;
+        configs.node_config_feat = whole.node_config_feat;
+        configs.config_runtime = whole.config_runtime;
+        configs.node_splits = whole.node_splits;
+        w.end_layout_parts(configs);
+        w.finish();
+    }
+    const GraphStore a(dir / "whole.h5"), b(dir / "parts.h5");
+    const LayoutGraph x = a.load_layout(0, ConfigRows::all());
+    const LayoutGraph y = b.load_layout(0, ConfigRows::all());
+    CHECK(y.name == "g");
+    CHECK(std::equal(x.node_feat.span().begin(), x.node_feat.span().end(),
+                     y.node_feat.span().begin(), y.node_feat.span().end()));
+    CHECK(x.node_opcode == y.node_opcode);
+    CHECK(x.edge_index == y.edge_index);
+    CHECK(x.node_config_ids == y.node_config_ids);
+    CHECK(x.node_config_feat == y.node_config_feat);
+    CHECK(x.config_runtime == y.config_runtime);
+    CHECK(x.node_splits == y.node_splits);
+    CHECK(b.info(0).num_nodes == 6);
+    CHECK(b.info(0).num_edges == 5);
+    const std::vector<int64_t> rows{1, 4, 5};
+    const Tensor r = b.load_node_feat_rows(0, rows);
+    CHECK(r.rows() == 3);
+    CHECK(r[kNodeFeatDim] == whole.node_feat[4 * kNodeFeatDim]);
+}
+
+TEST_CASE(
+    "writing a graph in parts refuses edges to later nodes, calls out of order and configs "
+    "that disagree with the appended nodes, leaving no store") {
+    const auto dir = test::scratch_dir("store_parts_bad");
+    CollectionId id;
+    id.task = Task::kLayout;
+    id.source = Source::kXla;
+    id.search = Search::kRandom;
+    id.split = Split::kTrain;
+    GraphStructure p;
+    p.name = "g";
+    p.node_feat = Tensor(2, kNodeFeatDim);
+    p.node_opcode = {1, 2};
+    {
+        GraphStoreWriter w(dir / "bad.h5", id, dir);
+        CHECK_THROWS_WITH_AS(w.append_layout_part(p),
+                             doctest::Contains("without begin_layout_parts"), Error);
+        LayoutGraph none = small_layout("g", 1);
+        CHECK_THROWS_WITH_AS(w.end_layout_parts(none),
+                             doctest::Contains("without begin_layout_parts"), Error);
+        w.begin_layout_parts("g", "g.npz");
+        CHECK_THROWS_WITH_AS(w.begin_layout_parts("h", "h.npz"),
+                             doctest::Contains("still being written in parts"), Error);
+        p.edge_index = {1, 2};  // node 2 comes in no part yet
+        CHECK_THROWS_WITH_AS(w.append_layout_part(p),
+                             doctest::Contains("value 2 out of range [0, 2)"), Error);
+        p.edge_index = {1, 0};
+        w.append_layout_part(p);
+        LayoutGraph configs = small_layout("g", 3);  // node_splits end at 4, not 2
+        CHECK_THROWS_WITH_AS(w.end_layout_parts(configs), doctest::Contains("out of range [0, 2)"),
+                             Error);
+    }
+    CHECK_FALSE(std::filesystem::exists(dir / "bad.h5"));
+}

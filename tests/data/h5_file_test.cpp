@@ -149,3 +149,36 @@ TEST_CASE("HDF5 failures become segrank::Error naming the file and the object") 
     CHECK_THROWS_WITH_AS(root.write<float>("b", {3}, std::vector<float>{1, 2}),
                          doctest::Contains("x.h5:/b: data has 2 elements, shape needs 3"), Error);
 }
+
+TEST_CASE("appendable datasets grow part by part and read back as one array") {
+    const auto path = test::scratch_dir("h5_append") / "a.h5";
+    std::vector<float> all(7 * 3);
+    std::iota(all.begin(), all.end(), 0.5f);
+    {
+        H5File f = H5File::create(path);
+        H5Group g = f.root().create_group("g");
+        H5Dataset d = g.create_appendable<float>("rows", {3}, {2, 4});
+        // Parts of 3, 0 and 4 rows; chunks of 2 rows straddle the part boundaries.
+        d.append<float>(std::span<const float>(all.data(), 9));
+        d.append<float>(std::span<const float>(all.data() + 9, 0));
+        d.append<float>(std::span<const float>(all.data() + 9, 12));
+        CHECK(d.shape() == std::vector<int64_t>{7, 3});
+        CHECK_THROWS_WITH_AS(d.append<float>(std::span<const float>(all.data(), 4)),
+                             doctest::Contains("not a whole number of rows of 3"), Error);
+        CHECK_THROWS_WITH_AS(d.append<int64_t>(std::vector<int64_t>{1, 2, 3}),
+                             doctest::Contains("another element type"), Error);
+        H5Dataset flat = g.create_appendable<int64_t>("flat", {}, {5, 0});
+        flat.append<int64_t>(std::vector<int64_t>{1, 2, 3});
+        flat.append<int64_t>(std::vector<int64_t>{4});
+        CHECK_THROWS_WITH_AS(g.create_appendable<int64_t>("bad", {}, {0, 0}),
+                             doctest::Contains("chunk_rows >= 1"), Error);
+        f.close();
+    }
+    const H5File f = H5File::open_read(path);
+    const H5Dataset d = f.root().open_group("g").open_dataset("rows");
+    CHECK(d.read<float>() == all);
+    CHECK(d.chunk_rows() == 2);
+    CHECK(d.stored_elements() == 21);
+    CHECK(f.root().open_group("g").open_dataset("flat").read<int64_t>() ==
+          std::vector<int64_t>{1, 2, 3, 4});
+}

@@ -368,4 +368,132 @@ TEST_CASE("hdf5 output: one store per collection split, readable with the same a
     CHECK(g.config_runtime == ref.graph.config_runtime);
 }
 
+namespace {
+
+SynthOptions staged(uint64_t seed) {
+    SynthOptions o = small(seed);
+    o.min_nodes = 3300;
+    o.max_nodes = 3600;
+    o.configs = 12;
+    o.stage_nodes = 1000;  // 4 stages
+    o.max_config_nodes = 40;
+    o.layout_choices = 4;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a layout graph above stage_nodes is built in stages joined by one edge each, valid and "
+    "deterministic") {
+    const SynthOptions o = staged(5);
+    CHECK(layout_stages(o, 0) == 4);
+    SynthOptions never = o;
+    never.stage_nodes = 0;
+    CHECK(layout_stages(never, 0) == 1);
+    std::vector<int64_t> part_nodes;
+    std::vector<int64_t> edges;
+    const LayoutGraph tail = synth_layout_parts(o, 0, [&](GraphStructure& p) {
+        CHECK(p.name == "synth_layout_000000");
+        part_nodes.push_back(p.num_nodes());
+        edges.insert(edges.end(), p.edge_index.begin(), p.edge_index.end());
+    });
+    REQUIRE(part_nodes.size() == 4);
+    std::vector<int64_t> first{0};  // first node of each part
+    for (int64_t n : part_nodes) first.push_back(first.back() + n);
+    const int64_t n = first.back();
+    CHECK(n >= o.min_nodes);
+    CHECK(n <= o.max_nodes);
+    CHECK(tail.node_splits.back() == n);
+    CHECK(tail.node_feat.size() == 0);
+    // Every stage boundary is a node_splits boundary; exactly one edge per later stage crosses
+    // into the stage before it (its first entry parameter consumes the previous entry root).
+    for (size_t s = 1; s < 4; ++s)
+        CHECK(std::find(tail.node_splits.begin(), tail.node_splits.end(), first[s]) !=
+              tail.node_splits.end());
+    auto stage_of = [&](int64_t v) {
+        return static_cast<int64_t>(std::upper_bound(first.begin(), first.end(), v) -
+                                    first.begin()) -
+               1;
+    };
+    std::vector<int> crossing(4, 0);
+    for (size_t e = 0; e < edges.size(); e += 2) {
+        const int64_t su = stage_of(edges[e]), sv = stage_of(edges[e + 1]);
+        if (su == sv) continue;
+        CHECK(su == sv + 1);
+        ++crossing[static_cast<size_t>(su)];
+    }
+    CHECK(crossing == std::vector<int>{0, 1, 1, 1});
+    // Configurable nodes in every stage, at most the cap (40 over 4 stages).
+    CHECK(tail.num_config_nodes() <= 40);
+    for (size_t s = 0; s < 4; ++s)
+        CHECK(std::any_of(tail.node_config_ids.begin(), tail.node_config_ids.end(),
+                          [&](int64_t v) { return stage_of(v) == static_cast<int64_t>(s); }));
+    // The gathered record: valid, equal to the parts, the same on a second run.
+    const SynthLayout a = synth_layout(o, 0), b = synth_layout(o, 0);
+    validate(a.graph, LabelPolicy::kRequirePositive, "staged");
+    CHECK(a.graph.num_nodes() == n);
+    CHECK(a.graph.edge_index == edges);
+    CHECK(a.graph.node_config_ids == tail.node_config_ids);
+    CHECK(a.graph.node_config_feat == tail.node_config_feat);
+    CHECK(a.graph.config_runtime == tail.config_runtime);
+    CHECK(floats(a.graph.node_feat) == floats(b.graph.node_feat));
+    CHECK(a.graph.config_runtime == b.graph.config_runtime);
+    // Configs differ in their runtimes (labels come from every stage's hwmodel).
+    std::set<int64_t> distinct(a.graph.config_runtime.begin(), a.graph.config_runtime.end());
+    CHECK(distinct.size() > 6);
+    CHECK_THROWS_WITH_AS(synth_layout(o, 0, true), doctest::Contains("cannot be kept"), Error);
+}
+
+TEST_CASE("stage_nodes below 1000 or negative is rejected naming the option") {
+    SynthOptions o = small(1);
+    for (int64_t bad : {int64_t{-1}, int64_t{1}, int64_t{999}}) {
+        o.stage_nodes = bad;
+        CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("stage_nodes (--stage-nodes)"), Error);
+    }
+    o.stage_nodes = 0;
+    CHECK_NOTHROW(o.validate());
+}
+
+TEST_CASE(
+    "staged graphs go into an HDF5 store part by part and read back equal to the gathered "
+    "record and to the npz output") {
+    const fs::path dir = test::scratch_dir("synth_h5_staged");
+    WriteOptions w;
+    w.out = dir / "h5out";
+    w.tasks = {Task::kLayout};
+    w.graphs = 2;
+    w.splits = {1, 0, 0};
+    w.format = StoreFormat::kHdf5;
+    w.synth = staged(7);
+    w.synth.min_nodes = 1500;
+    w.synth.max_nodes = 2500;
+    write_synthetic(w);
+    WriteOptions wn = w;
+    wn.out = dir / "npzout";
+    wn.format = StoreFormat::kNpz;
+    write_synthetic(wn);
+    const GraphStore store(dir / "h5out/h5/layout_xla_random_train.h5");
+    REQUIRE(store.size() == 2);
+    for (int64_t i = 0; i < 2; ++i) {
+        const LayoutGraph g = store.load_layout(i, ConfigRows::all());
+        const int64_t index = std::stoll(g.name.substr(g.name.size() - 6));
+        CHECK(layout_stages(w.synth, index) == 2);
+        const SynthLayout ref = synth_layout(w.synth, index);
+        CHECK(floats(g.node_feat) == floats(ref.graph.node_feat));
+        CHECK(g.node_opcode == ref.graph.node_opcode);
+        CHECK(g.edge_index == ref.graph.edge_index);
+        CHECK(g.node_config_ids == ref.graph.node_config_ids);
+        CHECK(g.node_config_feat == ref.graph.node_config_feat);
+        CHECK(g.config_runtime == ref.graph.config_runtime);
+        CHECK(g.node_splits == ref.graph.node_splits);
+        const LayoutGraph z =
+            load_layout_npz(dir / "npzout/npz/layout/xla/random/train" / (g.name + ".npz"),
+                            LabelPolicy::kRequirePositive);
+        CHECK(floats(z.node_feat) == floats(g.node_feat));
+        CHECK(z.edge_index == g.edge_index);
+        CHECK(z.config_runtime == g.config_runtime);
+    }
+}
+
 }  // namespace segrank::synth
