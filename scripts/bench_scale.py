@@ -9,9 +9,11 @@ children's peak RSS):
              choosing among 8 layouts drawn once per graph (--layout-choices; the real layout
              files have at most 8 distinct rows per configurable node), npz.
   2. pack    `segrank pack` into HDF5 stores; the store size is the sum of the .h5 files.
-  3. train   a fixed number of GST steps with the layout recipe (configs/default.toml: GST with
-             segments.max_nodes = 1000, H = 128, L = 3, batch 8 graphs x 32 configs, listmle),
-             read from the stores; the final evaluation scores 200 configs per valid graph
+  3. train   a fixed number of GST steps with the layout recipe (--recipe, default
+             configs/tpugraphs_layout_xla.toml: GST with segments.max_nodes = 1000, H = 128, L = 3,
+             the mean readout over nodes within 2 hops of a configurable node, batch 8 graphs x 32
+             configs, listmle; its data, steps, run dir and final evaluation replaced), read from
+             the stores; the final evaluation scores 200 configs per valid graph
              (eval.indices). steps/s = 1 / mean step_wall_s of the train lines after the first
              (warmup); an epoch is one pass over the train graphs: ceil(train graphs /
              batch_graphs) steps, so time per epoch = those steps / steps/s.
@@ -120,11 +122,13 @@ def graphs_of(stats):
 
 
 def train_config(path, size, store_dir, run_dir, indices, threads, steps):
-    text = f"""# written by {PROG}: the layout recipe (configs/default.toml values) on the rehearsal stores
+    """Writes the rehearsal's overrides of the recipe (data, steps, run dir, final evaluation)."""
+    text = f"""# written by {PROG}: overrides of the recipe (--recipe) for the rehearsal stores
 [data]
 root = "{store_dir}"
 store = "hdf5"
 collections = ["layout:xla:random"]
+holdout = "graphs"
 
 [train]
 steps = {steps}
@@ -139,6 +143,24 @@ indices = "{indices}"
 """
     with open(path, "w") as f:
         f.write(text)
+
+
+def recipe_command(seg, recipe, overrides):
+    """`segrank train` of the recipe file with every key of the overrides file set on top (the
+    overrides are flat TOML: [section] headers and key = value lines)."""
+    cmd = [seg, "train", "--config", recipe, "--overwrite"]
+    section = ""
+    with open(overrides) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("["):
+                section = line.strip("[]")
+                continue
+            key, value = (x.strip() for x in line.split("=", 1))
+            cmd += ["--set", f"{section}.{key}={value}"]
+    return cmd
 
 
 def train_numbers(run_dir, train_graphs, batch_graphs):
@@ -221,6 +243,9 @@ def main(argv):
     ap.add_argument("--dense", action="store_true",
                     help="rank with segrank predict --dense (every row; default: each distinct row "
                          "once)")
+    ap.add_argument("--recipe", default=os.path.join(REPO, "configs", "tpugraphs_layout_xla.toml"),
+                    help="training config the rehearsal trains (its data, steps, run dir and "
+                         "final evaluation are replaced; default: the layout:xla recipe)")
     ap.add_argument("--threads", type=int, default=0, help="OpenMP threads (0 = all cores)")
     ap.add_argument("--seed", type=int, default=0, help="synth seed")
     ap.add_argument("--reuse-data", action="store_true",
@@ -243,6 +268,9 @@ def main(argv):
             print(f"{PROG}: error: --{name.replace('_', '-')} must be >= "
                   f"{1 if name == 'steps' else 2}, got {v}", file=sys.stderr)
             return 2
+    if not os.path.isfile(opts.recipe):
+        print(f"{PROG}: error: --recipe: no such config file: {opts.recipe}", file=sys.stderr)
+        return 2
     if opts.threads < 0:
         print(f"{PROG}: error: --threads must be >= 0", file=sys.stderr)
         return 2
@@ -284,7 +312,8 @@ def rehearse(opts, size_name, size):
     env.setdefault("GOMP_SPINCOUNT", "20000")
     graphs = size["train"] + size["valid"]
     splits = f"{size['train'] / graphs:.6f},{size['valid'] / graphs:.6f},0"
-    settings = dict(size, seed=opts.seed, threads=opts.threads, dense=opts.dense)
+    settings = dict(size, seed=opts.seed, threads=opts.threads, dense=opts.dense,
+                    recipe=os.path.relpath(os.path.abspath(opts.recipe), REPO))
     dense = ["--dense"] if opts.dense else []
     stamp = os.path.join(work, "data.json")
     npz, h5 = os.path.join(work, "npz"), os.path.join(work, "h5")
@@ -339,7 +368,7 @@ def rehearse(opts, size_name, size):
     run_dir = os.path.join(work, "run")
     cfg_path = os.path.join(work, "train.toml")
     train_config(cfg_path, size, h5, run_dir, indices, opts.threads, size["steps"])
-    secs, rss, _ = run([seg, "train", "--config", cfg_path, "--overwrite"],
+    secs, rss, _ = run(recipe_command(seg, opts.recipe, cfg_path),
                        os.path.join(work, "train.log"), env)
     train_res = train_numbers(run_dir, len(train_g), 8)
     train_res.update({"seconds": secs, "cpu_seconds": LAST_CPU[0], "process_peak_rss_mb": rss})

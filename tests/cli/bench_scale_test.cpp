@@ -39,6 +39,7 @@ TEST_CASE("bench_scale.py refuses bad arguments with exit 2 and a message") {
         {"--tiny --probe-configs 1", "--probe-configs must be >= 2"},
         {"--tiny --layout-choices -1", "--layout-choices must be in [0, 1000]"},
         {"--tiny --threads -1", "--threads must be >= 0"},
+        {"--tiny --recipe /nonexistent/recipe.toml", "--recipe: no such config file"},
     };
     for (const Bad& b : cases) {
         const auto r = run_command(scale_cmd(dir, b.args));
