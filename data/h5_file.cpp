@@ -533,22 +533,12 @@ H5Dataset H5Group::write_impl(const std::string& name, H5Type t, const std::vect
     std::vector<hsize_t> dims(shape.begin(), shape.end());
     H5Handle space(h5_check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                             w, "H5Screate_simple"));
-    H5Handle dcpl(h5_check(H5Pcreate(H5P_DATASET_CREATE), w, "H5Pcreate"));
+    std::vector<uint64_t> chunk;  // empty: contiguous
     if (opt.chunk_rows > 0 && total > 0) {
-        std::vector<hsize_t> chunk = dims;
-        chunk[0] = static_cast<hsize_t>(std::min<int64_t>(opt.chunk_rows, shape[0]));
-        h5_check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), w,
-                 "H5Pset_chunk");
-        if (opt.deflate_level > 0) {
-            h5_check(H5Pset_shuffle(dcpl.get()), w, "H5Pset_shuffle");
-            h5_check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(opt.deflate_level)), w,
-                     "H5Pset_deflate");
-        }
+        chunk.assign(dims.begin(), dims.end());
+        chunk[0] = static_cast<uint64_t>(std::min<int64_t>(opt.chunk_rows, shape[0]));
     }
-    H5Dataset ds(H5Handle(h5_check(H5Dcreate2(id(), name.c_str(), file_type(t), space.get(),
-                                              H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                                   w, "H5Dcreate2")),
-                 w);
+    H5Dataset ds = create_dataset(name, t, space.get(), chunk, opt.deflate_level);
     if (total > 0) {
         h5_check(H5Dwrite(ds.id(), mem_type(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), w,
                  "H5Dwrite");
@@ -564,26 +554,34 @@ H5Dataset H5Group::create_appendable_impl(const std::string& name, H5Type t,
                   " not supported (1-3)");
     SEGRANK_CHECK(opt.chunk_rows >= 1, w, ": an appendable dataset needs chunk_rows >= 1, got ",
                   opt.chunk_rows);
-    std::vector<hsize_t> dims{0}, maxdims{H5S_UNLIMITED},
-        chunk{static_cast<hsize_t>(opt.chunk_rows)};
+    std::vector<hsize_t> dims{0}, maxdims{H5S_UNLIMITED};
+    std::vector<uint64_t> chunk{static_cast<uint64_t>(opt.chunk_rows)};
     for (int64_t d : row_shape) {
         SEGRANK_CHECK(d >= 1, w, ": row dimension ", d, " must be >= 1");
         dims.push_back(static_cast<hsize_t>(d));
         maxdims.push_back(static_cast<hsize_t>(d));
-        chunk.push_back(static_cast<hsize_t>(d));
+        chunk.push_back(static_cast<uint64_t>(d));
     }
     H5Handle space(
         h5_check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), w,
                  "H5Screate_simple"));
+    return create_dataset(name, t, space.get(), chunk, opt.deflate_level);
+}
+
+H5Dataset H5Group::create_dataset(const std::string& name, H5Type t, int64_t space,
+                                  const std::vector<uint64_t>& chunk, int deflate_level) {
+    const std::string w = child_where(name);
     H5Handle dcpl(h5_check(H5Pcreate(H5P_DATASET_CREATE), w, "H5Pcreate"));
-    h5_check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), w,
-             "H5Pset_chunk");
-    if (opt.deflate_level > 0) {
-        h5_check(H5Pset_shuffle(dcpl.get()), w, "H5Pset_shuffle");
-        h5_check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(opt.deflate_level)), w,
-                 "H5Pset_deflate");
+    if (!chunk.empty()) {
+        const std::vector<hsize_t> c(chunk.begin(), chunk.end());
+        h5_check(H5Pset_chunk(dcpl.get(), static_cast<int>(c.size()), c.data()), w, "H5Pset_chunk");
+        if (deflate_level > 0) {
+            h5_check(H5Pset_shuffle(dcpl.get()), w, "H5Pset_shuffle");
+            h5_check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(deflate_level)), w,
+                     "H5Pset_deflate");
+        }
     }
-    return H5Dataset(H5Handle(h5_check(H5Dcreate2(id(), name.c_str(), file_type(t), space.get(),
+    return H5Dataset(H5Handle(h5_check(H5Dcreate2(id(), name.c_str(), file_type(t), space,
                                                   H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                                        w, "H5Dcreate2")),
                      w);

@@ -194,6 +194,10 @@ private:
     H5Dataset create_appendable_impl(const std::string& name, H5Type t,
                                      const std::vector<int64_t>& row_shape,
                                      const H5WriteOptions& opt);
+    // A new dataset over dataspace id `space`: chunked by `chunk` (shuffle + deflate when
+    // deflate_level > 0), or contiguous when chunk is empty.
+    H5Dataset create_dataset(const std::string& name, H5Type t, int64_t space,
+                             const std::vector<uint64_t>& chunk, int deflate_level);
     H5Dataset write_impl(const std::string& name, H5Type t, const std::vector<int64_t>& shape,
                          const void* data, size_t n, const H5WriteOptions& opt);
     std::string child_where(const std::string& name) const;
