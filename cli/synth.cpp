@@ -98,7 +98,8 @@ int run_synth(int argc, char** argv) {
         cxxopts::value<std::string>()->default_value("0"))(
         "stage-nodes",
         "layout: a graph of more nodes is built in stages of at most this many, run one after "
-        "another, and written to an HDF5 store stage by stage (0 = never)",
+        "another (at least one configurable node each), written to an HDF5 store stage by stage "
+        "(npz gathers the stages into one file); 0 = never",
         cxxopts::value<std::string>()->default_value("262144"))(
         "seed", "random seed", cxxopts::value<std::string>()->default_value("0"))(
         "noise", "log-normal sigma of the runtime labels",
@@ -106,7 +107,9 @@ int run_synth(int argc, char** argv) {
         "splits", "train,valid,test fractions",
         cxxopts::value<std::string>()->default_value("0.7,0.15,0.15"))(
         "format", "npz | hdf5", cxxopts::value<std::string>()->default_value("npz"))(
-        "max-config-nodes", "layout: at most this many configurable nodes per graph",
+        "max-config-nodes",
+        "layout: at most this many configurable nodes per graph (a staged graph has at least one "
+        "per stage)",
         cxxopts::value<std::string>()->default_value("1000"))(
         "hardware",
         "hwmodel hardware table (tpu_v3_core, tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore)",

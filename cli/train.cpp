@@ -61,7 +61,9 @@ int run_train(int argc, char** argv) {
                                        cxxopts::value<std::string>())(
         "overwrite",
         "start over in a run directory that already holds checkpoints (deletes them first)")(
-        "h,help", "show this help");
+        "check",
+        "only check the config (file and --set overrides, every key and cross-key rule) and exit: "
+        "no data is read, nothing is written")("h,help", "show this help");
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& result = *parsed;
@@ -83,6 +85,12 @@ int run_train(int argc, char** argv) {
     } else {
         SEGRANK_CHECK(result.count("config"), "missing --config FILE (see configs/default.toml)");
         cfg = load_config(result["config"].as<std::string>(), overrides);
+    }
+    if (result.count("check")) {
+        std::printf("segrank train: config OK (%s)\n",
+                    resume ? (*resume / "config.toml").string().c_str()
+                           : result["config"].as<std::string>().c_str());
+        return 0;
     }
     const bool overwrite = result.count("overwrite") > 0;
     SEGRANK_CHECK(!(overwrite && resume), "--overwrite and --resume exclude each other");

@@ -324,6 +324,17 @@ def rehearse(opts, size_name, size):
                   "--max-config-nodes", str(size["max_config_nodes"]),
                   "--layout-choices", str(size["layout_choices"]), "--seed", str(opts.seed)]
     data_key = {"synth": synth_args}
+    # The recipe with the rehearsal's overrides is checked before any data is made
+    # (`segrank train --check`), so a bad recipe fails in a second, not after synth and pack.
+    indices = os.path.join(work, "eval_indices.json")
+    run_dir = os.path.join(work, "run")
+    cfg_path = os.path.join(work, "train.toml")
+    train_config(cfg_path, size, h5, run_dir, indices, opts.threads, size["steps"])
+    check = subprocess.run(recipe_command(seg, opts.recipe, cfg_path) + ["--check"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    if check.returncode != 0:
+        raise BenchError(f"--recipe {opts.recipe} does not fit the rehearsal: "
+                         + check.stdout.strip())
     reused = None
     if opts.reuse_data and os.path.exists(stamp):
         with open(stamp) as f:
@@ -362,12 +373,8 @@ def rehearse(opts, size_name, size):
             "valid_configs": sum(g[3] for g in valid_g)}
 
     # Training: the final evaluation scores a fixed subset of each valid graph's configs.
-    indices = os.path.join(work, "eval_indices.json")
     with open(indices, "w") as f:
         json.dump({g[1]: list(range(min(g[3], size["eval_configs"]))) for g in valid_g}, f)
-    run_dir = os.path.join(work, "run")
-    cfg_path = os.path.join(work, "train.toml")
-    train_config(cfg_path, size, h5, run_dir, indices, opts.threads, size["steps"])
     secs, rss, _ = run(recipe_command(seg, opts.recipe, cfg_path),
                        os.path.join(work, "train.log"), env)
     train_res = train_numbers(run_dir, len(train_g), 8)

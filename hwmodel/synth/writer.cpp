@@ -1,9 +1,11 @@
 // Streaming writer of synthetic collections with staged, all-or-nothing output.
 #include "hwmodel/synth/writer.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <memory>
 #include <system_error>
@@ -82,6 +84,24 @@ void hide_labels(LayoutGraph& g) { std::fill(g.config_runtime.begin(), g.config_
 
 }  // namespace
 
+void remove_stale_staging(const fs::path& out) {
+    std::error_code ec;
+    if (!fs::is_directory(out, ec)) return;
+    const std::string prefix = ".synth-staging-";
+    for (const auto& e : fs::directory_iterator(out, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind(prefix, 0) != 0 || !e.is_directory(ec)) continue;
+        const std::string digits = name.substr(prefix.size());
+        if (digits.empty() || digits.size() > 9 ||
+            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            continue;
+        const auto pid = static_cast<pid_t>(std::stol(digits));
+        // Only folders whose process no longer exists (another synth may be writing into out).
+        if (pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH)
+            fs::remove_all(e.path(), ec);
+    }
+}
+
 std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
                                           const std::function<void(const std::string&)>& progress) {
     opt.synth.validate();
@@ -111,6 +131,7 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
     }
 
     CreatedDirectories out_dir(opt.out);  // removed again if empty when anything below fails
+    remove_stale_staging(opt.out);
     Staging staging{opt.out / str(".synth-staging-", ::getpid())};
     fs::remove_all(staging.dir);
     std::vector<WrittenSplit> written;
@@ -127,7 +148,7 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
         }
         const bool hide = opt.hide_test_labels && p.id.split == Split::kTest;
         for (int64_t i : p.graphs) {
-            auto write_one = [&](auto& g) {
+            auto write_one = [&](auto& g, const std::string& note) {
                 if (hide) hide_labels(g);
                 w.nodes += g.num_nodes();
                 w.configs += g.num_configs();
@@ -139,12 +160,12 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
                     save_layout_npz(g, staged / (g.name + ".npz"), opt.npz_compression);
                 }
                 if (progress)
-                    progress(str(p.id.full_name(), " ", g.name, ": ", g.num_nodes(), " nodes, ",
-                                 g.num_configs(), " configs"));
+                    progress(str(p.id.full_name(), " ", g.name, ": ", g.num_nodes(), " nodes", note,
+                                 ", ", g.num_configs(), " configs"));
             };
             if (p.id.task == Task::kTile) {
                 SynthTile s = synth_tile(opt.synth, i);
-                write_one(s.graph);
+                write_one(s.graph, "");
             } else if (store && layout_stages(opt.synth, i) > 1) {
                 // Staged graph into a store: written part by part, never held whole.
                 bool begun = false;
@@ -164,7 +185,8 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
                                  " configs"));
             } else {
                 SynthLayout s = synth_layout(opt.synth, i);
-                write_one(s.graph);
+                const int64_t stages = layout_stages(opt.synth, i);
+                write_one(s.graph, stages > 1 ? str(" in ", stages, " stages") : std::string());
             }
             ++w.graphs;
         }

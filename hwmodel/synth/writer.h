@@ -51,9 +51,15 @@ struct WrittenSplit {
 std::filesystem::path target_path(const std::filesystem::path& out, const CollectionId& id,
                                   StoreFormat format);
 
+/// Removes the `<out>/.synth-staging-<pid>/` folders of processes that no longer exist (a synth
+/// killed by a signal cannot remove its own); those of running processes are kept. Errors are
+/// ignored (best effort).
+void remove_stale_staging(const std::filesystem::path& out);
+
 /// Generates and writes every graph. Nothing is written in place until all graphs succeeded:
 /// output goes to `<out>/.synth-staging-<pid>/` and is renamed onto the targets at the end; on
-/// error the staging folder is removed. Throws segrank::Error when a target exists and
+/// error the staging folder is removed, and the staging folders of earlier runs that were killed
+/// are removed first (remove_stale_staging). Throws segrank::Error when a target exists and
 /// !opt.force, or on invalid options / I/O failures. Peak memory: one graph (module, features,
 /// config rows; see synth_tile / synth_layout) plus the writer's copy of it, because neither
 /// save_*_npz nor GraphStoreWriter::add can append config rows in chunks; a staged layout graph

@@ -47,6 +47,17 @@ TEST_CASE("bench_scale.py refuses bad arguments with exit 2 and a message") {
         CHECK(r.exit_code == 2);
         CHECK(contains_text(r.output, b.message));
     }
+    // A recipe that is no config, or one for tile data, fails before any data is made.
+    for (const std::string recipe : {"README.md", "configs/tpugraphs_tile.toml"}) {
+        const fs::path work = dir / "recipe";
+        const auto r =
+            run_command(scale_cmd(work, "--tiny --recipe " + sq((source_dir() / recipe).string())));
+        INFO(recipe, "\n", r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "does not fit the rehearsal"));
+        CHECK_FALSE(fs::exists(work / "npz"));
+        CHECK_FALSE(fs::exists(work / "h5"));
+    }
     std::string nobin = "python3 ";
     nobin += sq((source_dir() / "scripts" / "bench_scale.py").string()) +
              " --tiny --segrank /nonexistent/segrank";

@@ -94,3 +94,23 @@ TEST_CASE("segrank train --set takes an array value with commas whole") {
           std::string::npos);
     CHECK_FALSE(fs::exists(dir / "run"));
 }
+
+TEST_CASE(
+    "segrank train --check validates the config and its overrides without reading data or "
+    "writing anything") {
+    const fs::path dir = scratch_dir("cli_config_check");
+    const std::string run = "--set " + sq("train.run_dir=\"" + (dir / "run").string() + "\"");
+    const auto ok = segrank_cmd("train --config configs/tpugraphs_layout_xla.toml " + run +
+                                " --set 'data.root=\"/nonexistent\"' --check");
+    INFO(ok.output);
+    CHECK(ok.exit_code == 0);
+    CHECK(ok.output.find("config OK (configs/tpugraphs_layout_xla.toml)") != std::string::npos);
+    const auto bad = segrank_cmd("train --config configs/tpugraphs_tile.toml " + run +
+                                 " --set 'data.collections=[\"layout:xla:random\"]' --check");
+    INFO(bad.output);
+    CHECK(bad.exit_code == 1);
+    CHECK(bad.output.find("tpugraphs_tile.toml:") != std::string::npos);
+    CHECK(bad.output.find("model.tile_cost_features: true applies to tile collections only") !=
+          std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "run"));
+}

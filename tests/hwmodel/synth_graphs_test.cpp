@@ -2,6 +2,7 @@
 // files, featurizer consistency (module re-featurized == loaded npz), structural sanity, labels
 // that vary with the configuration, splits, overwrite refusal and no partial output.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -343,6 +344,31 @@ TEST_CASE("a failing run leaves no output behind") {
     w.force = true;
     CHECK_THROWS_WITH_AS(write_synthetic(w), doctest::Contains("configs"), Error);
     CHECK_FALSE(fs::exists(dir / "x/npz/tile"));
+}
+
+TEST_CASE(
+    "the staging folders of killed runs are removed by the next run, those of running "
+    "processes and other folders are kept") {
+    const fs::path dir = test::scratch_dir("synth_stale_staging");
+    // 999999999 is above Linux's largest pid (2^22): no such process exists.
+    const fs::path dead = dir / ".synth-staging-999999999";
+    const fs::path alive = dir / str(".synth-staging-", ::getppid());
+    const fs::path other = dir / ".synth-staging-notapid";
+    for (const fs::path& d : {dead, alive, other}) {
+        fs::create_directories(d / "h5");
+        std::ofstream(d / "h5/partial.h5.tmp") << "partial";
+    }
+    WriteOptions w;
+    w.out = dir;
+    w.tasks = {Task::kTile};
+    w.graphs = 2;
+    w.splits = {1, 0, 0};
+    w.synth = small(1);
+    write_synthetic(w);
+    CHECK_FALSE(fs::exists(dead));
+    CHECK(fs::exists(alive / "h5/partial.h5.tmp"));
+    CHECK(fs::exists(other / "h5/partial.h5.tmp"));
+    CHECK(fs::exists(dir / "npz/tile/xla/train"));
 }
 
 TEST_CASE("hdf5 output: one store per collection split, readable with the same arrays") {
