@@ -29,6 +29,11 @@ public:
     const hlo::Instruction& root(size_t c) const;
     /// Instruction at flattened node index `node`.
     hlo::InstructionRef ref_of_node(int64_t node) const;
+    /// Flattened node index of the instruction at `r` (the inverse of ref_of_node; unchecked
+    /// beyond the computation index).
+    int64_t node_of(hlo::InstructionRef r) const {
+        return comp_offset_.at(r.computation) + static_cast<int64_t>(r.instruction);
+    }
     /// Shapes of the operands of `ins`, in operand order (pointers into the module).
     std::vector<const hlo::Shape*> operand_shapes(const hlo::Instruction& ins) const;
 

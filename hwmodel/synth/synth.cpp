@@ -139,16 +139,16 @@ std::vector<int64_t> pick_config_nodes(const hlo::HloModule& module, int64_t max
     return ids;
 }
 
-// Draws `configs` layout configurations of the configurable nodes `ids` of `module` into rows
+// Draws `configs` layout configurations of the configurable nodes `ids` of idx's module into rows
 // ([configs, nc, 18], config 0 = all defaults) and returns each one's noise-free hwmodel runtime
 // (ns). crng picks the layouts; with opt.layout_choices = N > 0, choice_rng first draws N
 // candidates per node (node-major: candidate i of node k at k * N + i) and crng only picks among
 // them. sources (optional) receives each config's NodeLayoutConfig objects.
-std::vector<double> draw_layout_configs(const hlo::HloModule& module,
-                                        const std::vector<int64_t>& ids, const SynthOptions& opt,
-                                        int64_t configs, Rng& crng, Rng& choice_rng, int8_t* rows,
+std::vector<double> draw_layout_configs(const hw::ModuleIndex& idx, const std::vector<int64_t>& ids,
+                                        const SynthOptions& opt, int64_t configs, Rng& crng,
+                                        Rng& choice_rng, int8_t* rows,
                                         std::vector<std::vector<hlo::NodeLayoutConfig>>* sources) {
-    const hw::ModuleIndex idx(module);
+    const hlo::HloModule& module = idx.module();
     std::vector<std::vector<int64_t>> ranks;
     for (int64_t node : ids)
         ranks.push_back(layout_tensor_ranks(module, module.at(idx.ref_of_node(node))));
@@ -278,9 +278,9 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
     const int64_t configs = graph_configs(opt, Task::kLayout, index);
     g.node_config_feat.assign(
         static_cast<size_t>(configs) * g.node_config_ids.size() * kLayoutConfigDim, int8_t{-1});
-    const std::vector<double> ns =
-        draw_layout_configs(module, g.node_config_ids, opt, configs, crng, choice_rng,
-                            g.node_config_feat.data(), keep_sources ? &out.configs : nullptr);
+    const std::vector<double> ns = draw_layout_configs(
+        hw::ModuleIndex(module), g.node_config_ids, opt, configs, crng, choice_rng,
+        g.node_config_feat.data(), keep_sources ? &out.configs : nullptr);
     g.config_runtime.resize(static_cast<size_t>(configs));
     for (size_t j = 0; j < ns.size(); ++j)
         g.config_runtime[j] = noisy_runtime_ns(nrng, ns[j], opt.noise_sigma);
@@ -320,8 +320,9 @@ LayoutGraph synth_layout_parts(const SynthOptions& opt, int64_t index,
                                      str("synth-stage-layout-choices-", us));
         std::vector<int8_t> rows(static_cast<size_t>(configs) * ids.size() * kLayoutConfigDim,
                                  int8_t{-1});
+        const hw::ModuleIndex idx(module);
         const std::vector<double> stage_ns =
-            draw_layout_configs(module, ids, opt, configs, crng, choice_rng, rows.data(), nullptr);
+            draw_layout_configs(idx, ids, opt, configs, crng, choice_rng, rows.data(), nullptr);
         for (size_t j = 0; j < ns.size(); ++j)
             ns[j] += stage_ns[j];  // stages run one after another
         stage_rows.push_back(std::move(rows));
@@ -330,24 +331,18 @@ LayoutGraph synth_layout_parts(const SynthOptions& opt, int64_t index,
             if (b > 0) g.node_splits.push_back(offset + b);
         for (int64_t& v : part.edge_index) v += offset;
         // The stage reads the previous stage's result: its entry computation's first parameter
-        // consumes the previous entry root (the entry computation is stored last).
-        const hw::ModuleIndex idx(module);
+        // consumes the previous entry root.
         const size_t entry = idx.entry();
-        int64_t entry_offset = 0;
-        for (size_t c = 0; c < entry; ++c)
-            entry_offset += static_cast<int64_t>(module.computations[c].instructions.size());
         const auto& ins = module.computations[entry].instructions;
-        const hlo::Instruction& root = idx.root(entry);
         if (prev_root >= 0) {
             for (size_t i = 0; i < ins.size(); ++i)
                 if (ins[i].opcode == "parameter") {
-                    part.edge_index.push_back(offset + entry_offset + static_cast<int64_t>(i));
+                    part.edge_index.push_back(offset + idx.node_of({entry, i}));
                     part.edge_index.push_back(prev_root);
                     break;
                 }
         }
-        for (size_t i = 0; i < ins.size(); ++i)
-            if (ins[i].id == root.id) prev_root = offset + entry_offset + static_cast<int64_t>(i);
+        prev_root = offset + idx.node_of(idx.ref(idx.root(entry).id));
         offset += part.num_nodes();
         on_part(part);
     }
