@@ -84,11 +84,15 @@ struct GraphStoreWriter::OpenParts {
     int64_t nodes = 0, edges = 0;
 };
 
+void GraphStoreWriter::check_no_open_parts() const {
+    SEGRANK_CHECK(!parts_, path_.string(), ": graph '", parts_ ? parts_->name : "",
+                  "' is still being written in parts (end_layout_parts first)");
+}
+
 H5Group GraphStoreWriter::create_graph_group(const std::string& name,
                                              const std::filesystem::path& source, Task task) {
     SEGRANK_CHECK(!finished_, path_.string(), ": store already finished");
-    SEGRANK_CHECK(!parts_, path_.string(), ": graph '", parts_ ? parts_->name : "",
-                  "' is still being written in parts (end_layout_parts first)");
+    check_no_open_parts();
     SEGRANK_CHECK(task == id_.task, path_.string(), ": graph '", name, "' is a ", to_string(task),
                   " graph but the store holds ", id_.name());
     SEGRANK_CHECK(
@@ -190,8 +194,7 @@ void GraphStoreWriter::end_layout_parts(const LayoutGraph& g) {
 
 void GraphStoreWriter::finish() {
     SEGRANK_CHECK(!finished_, path_.string(), ": store already finished");
-    SEGRANK_CHECK(!parts_, path_.string(), ": graph '", parts_ ? parts_->name : "",
-                  "' is still being written in parts (end_layout_parts first)");
+    check_no_open_parts();
     file_->root().set_attr("num_graphs", count_);
     file_->close();
     file_.reset();

@@ -73,6 +73,7 @@ private:
     H5Group create_graph_group(const std::string& name, const std::filesystem::path& source,
                                Task task);
     void write_layout_configs(H5Group& gg, const LayoutGraph& g);
+    void check_no_open_parts() const;  // throws while a graph is written in parts
     int64_t rows_per_chunk(int64_t row_bytes) const;
     H5WriteOptions runtime_options() const;
 
