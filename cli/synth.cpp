@@ -114,7 +114,17 @@ int run_synth(int argc, char** argv) {
         "hardware",
         "hwmodel hardware table (tpu_v3_core, tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore)",
         cxxopts::value<std::string>()->default_value("tpu_v3_core"))(
-        "hide-test-labels", "zero the test split's runtimes like the Kaggle files")(
+        "cost-off",
+        "layout: comma list of timing-model parts the labels leave out: padding, step_overhead, "
+        "copies, trip_counts (hwmodel validate's ablations; the modules, configs and noise draws "
+        "stay the same, so a --noise 0 collection with it is what a predictor blind to those parts "
+        "could reach at best)",
+        cxxopts::value<std::string>())(
+        "default-trip-count",
+        "layout: iterations charged for a while loop whose trip count is not found, and for every "
+        "while loop with --cost-off trip_counts (the hardware table's default_trip_count, 1)",
+        cxxopts::value<std::string>())("hide-test-labels",
+                                       "zero the test split's runtimes like the Kaggle files")(
         "stored", "npz: store members uncompressed (faster, larger files)")(
         "force", "replace existing output folders / stores")("q,quiet", "no per-graph lines")(
         "h,help", "show help");
@@ -136,8 +146,8 @@ int run_synth(int argc, char** argv) {
     }
     // The layout-only options would be silently ignored without a layout collection.
     if (std::find(w.tasks.begin(), w.tasks.end(), Task::kLayout) == w.tasks.end())
-        for (const char* o :
-             {"config-node-fraction", "layout-choices", "max-config-nodes", "stage-nodes"})
+        for (const char* o : {"config-node-fraction", "layout-choices", "max-config-nodes",
+                              "stage-nodes", "cost-off", "default-trip-count"})
             SEGRANK_CHECK(args.count(o) == 0, "--", o,
                           ": applies to layout graphs only, but --collections is '",
                           args["collections"].as<std::string>(), "'");
@@ -174,6 +184,32 @@ int run_synth(int argc, char** argv) {
     w.synth.max_config_nodes =
         parse_int("max-config-nodes", args["max-config-nodes"].as<std::string>());
     w.synth.hw = hw::hardware_by_name(args["hardware"].as<std::string>());
+    if (args.count("default-trip-count")) {
+        w.synth.hw.default_trip_count =
+            parse_double("default-trip-count", args["default-trip-count"].as<std::string>());
+        SEGRANK_CHECK(w.synth.hw.default_trip_count >= 1 && w.synth.hw.default_trip_count <= 1e6,
+                      "--default-trip-count: expected a number in [1, 1e6], got ",
+                      args["default-trip-count"].as<std::string>());
+    }
+    if (args.count("cost-off")) {
+        const std::string list = args["cost-off"].as<std::string>();
+        const auto parts = split_list(list, ',');
+        SEGRANK_CHECK(!parts.empty(),
+                      "--cost-off: expected a comma list of padding, "
+                      "step_overhead, copies, trip_counts, got '",
+                      list, "'");
+        for (const auto& part : parts) {
+            bool* flag = part == "padding"         ? &w.synth.cost.padding
+                         : part == "step_overhead" ? &w.synth.cost.step_overhead
+                         : part == "copies"        ? &w.synth.cost.copies
+                         : part == "trip_counts"   ? &w.synth.cost.trip_counts
+                                                   : nullptr;
+            SEGRANK_CHECK(flag, "--cost-off: '", part, "' in '", list,
+                          "' is not one of: padding, step_overhead, copies, trip_counts");
+            SEGRANK_CHECK(*flag, "--cost-off: '", part, "' is listed twice in '", list, "'");
+            *flag = false;
+        }
+    }
     const auto fr = split_list(args["splits"].as<std::string>(), ',');
     SEGRANK_CHECK(fr.size() == 3, "--splits: expected three fractions train,valid,test, got '",
                   args["splits"].as<std::string>(), "'");
@@ -195,10 +231,15 @@ int run_synth(int argc, char** argv) {
         std::printf("%-28s %7lld %10lld %9lld  %s\n", s.id.full_name().c_str(),
                     static_cast<long long>(s.graphs), static_cast<long long>(s.nodes),
                     static_cast<long long>(s.configs), s.path.string().c_str());
-    std::printf("synth: wrote %zu collection splits in %.1f s (seed %llu, noise %.3g%s)\n",
-                written.size(), secs, static_cast<unsigned long long>(w.synth.seed),
-                w.synth.noise_sigma,
-                w.hide_test_labels ? ", test labels hidden" : ", test labels kept");
+    const std::string cost_off =
+        (args.count("cost-off") ? ", labels without " + args["cost-off"].as<std::string>() : "") +
+        (args.count("default-trip-count")
+             ? ", default trip count " + args["default-trip-count"].as<std::string>()
+             : "");
+    std::printf(
+        "synth: wrote %zu collection splits in %.1f s (seed %llu, noise %.3g%s%s)\n",
+        written.size(), secs, static_cast<unsigned long long>(w.synth.seed), w.synth.noise_sigma,
+        w.hide_test_labels ? ", test labels hidden" : ", test labels kept", cost_off.c_str());
     return 0;
 }
 

@@ -106,9 +106,9 @@ LayoutModel::LayoutModel(const hlo::HloModule& module, std::vector<int64_t> conf
         for (const auto& ins : module.computations[c].instructions) {
             const OpClass k = classify_opcode(ins.opcode);
             if (k == OpClass::kWhile) {
-                double trips = hw_.default_trip_count;
-                if (const auto t = find_trip_count(idx_, ins)) trips = static_cast<double>(*t);
-                if (!opt_.trip_counts) trips = 1;
+                double trips = hw_.default_trip_count;  // none found, or trip counts off
+                if (const auto t = find_trip_count(idx_, ins); t && opt_.trip_counts)
+                    trips = static_cast<double>(*t);
                 trips_.emplace_back(ins.name, trips);
                 for (int64_t cc : ins.called_computation_ids)
                     multiplicity_[idx_.computation(cc)] += multiplicity_[c] * trips;
@@ -270,9 +270,9 @@ Breakdown LayoutModel::computation_cost(size_t comp) {
     for (const auto& ins : idx_.module().computations[comp].instructions) {
         const OpClass k = classify_opcode(ins.opcode);
         if (k == OpClass::kWhile) {
-            double trips = hw_.default_trip_count;
-            if (const auto t = find_trip_count(idx_, ins)) trips = static_cast<double>(*t);
-            if (!opt_.trip_counts) trips = 1;
+            double trips = hw_.default_trip_count;  // none found, or trip counts off
+            if (const auto t = find_trip_count(idx_, ins); t && opt_.trip_counts)
+                trips = static_cast<double>(*t);
             Breakdown iter;
             for (int64_t cc : ins.called_computation_ids)
                 iter.add(computation_cost(idx_.computation(cc)));

@@ -18,7 +18,9 @@ struct CostOptions {
     bool padding = true;        ///< tiled-layout padding (off: dense bytes/elements)
     bool step_overhead = true;  ///< per-grid-step cost c_step in tile kernels
     bool copies = true;         ///< layout-change copies inserted by layout configs
-    bool trip_counts = true;    ///< while = trip count x body (off: trip count 1)
+    /// while = trip count x body; off: every while runs HwParams::default_trip_count times (1 in
+    /// the hardware tables), as when no trip count is found.
+    bool trip_counts = true;
 };
 
 /// How an opcode is costed (docs/hwmodel.md#per-op-costs).

@@ -105,6 +105,11 @@ SIZES = {
 }
 SYNTH_NOISE = 0.03
 SYNTH_SEED = 0
+# The trip counts a synthetic while loop draws from, uniformly (while_block in
+# hwmodel/synth/families_layout.cpp). The 140 node features carry no literals, so no model can see a
+# loop's count: the trip-blind ceiling charges every loop their mean (docs/benchmarks.md).
+SYNTH_WHILE_TRIPS = (2, 3, 4, 6, 8, 12)
+SYNTH_MEAN_TRIPS = sum(SYNTH_WHILE_TRIPS) / len(SYNTH_WHILE_TRIPS)
 FOLD_SEED = 0  # real_layout_fixture: the fold partition of the config groups (fixed: data fixed)
 METRICS = ["kendall", "kendall_all", "opa", "slowdown_1", "slowdown_5", "slowdown_10", "score"]
 
@@ -397,8 +402,8 @@ class Runner:
         return p, wall
 
     # --- wrappers
-    def synth(self, out, collection, size, noise, ctx, layout_choices=0):
-        extra = ["--layout-choices", layout_choices] if layout_choices else []
+    def synth(self, out, collection, size, noise, ctx, layout_choices=0, extra=()):
+        extra = (["--layout-choices", layout_choices] if layout_choices else []) + list(extra)
         self.run(["synth", "--out", out, "--collections", collection, "--graphs", size["graphs"], "--nodes",
                   size["nodes"], "--configs", size["configs"], "--seed", SYNTH_SEED, "--noise", noise,
                   "--splits", size["splits"], "--force", "-q"] + extra, ctx)
@@ -574,6 +579,10 @@ class Bench:
                                      for k in ("kendall", "score") if k in m["metrics"] and m["metrics"][k]["mean"] is not None}
             if hw is not None and cv:
                 hw["fraction_of_ceiling"] = hw["value"] / cv
+            blind = res.get("ceiling_trip_blind")
+            if blind is not None:
+                blind["value"] = bv = blind["metrics"].get(model_key)
+                res["fraction_of_trip_blind_ceiling"] = (m["mean"] / bv) if (bv and m["mean"] is not None) else None
         else:
             res["fraction_of_ceiling"] = None
         for name, row in res.get("ablations", {}).items():
@@ -647,8 +656,14 @@ class Bench:
         choices = self.o.layout_choices if collection == "layout" else 0
         log(f"{case}: synthesizing {size['graphs']} graphs (noise {SYNTH_NOISE} and 0"
             + (f", {choices} layouts per configurable node)" if choices else ")"))
-        self.parallel([lambda: self.r.synth(noisy, collection, size, SYNTH_NOISE, f"{case} synth noisy", choices),
-                       lambda: self.r.synth(clean, collection, size, 0, f"{case} synth clean", choices)])
+        blind = os.path.join(base, "data_trip_blind") if collection == "layout" else None
+        jobs = [lambda: self.r.synth(noisy, collection, size, SYNTH_NOISE, f"{case} synth noisy", choices),
+                lambda: self.r.synth(clean, collection, size, 0, f"{case} synth clean", choices)]
+        if blind:  # the clean labels with every while loop charged the mean trip count
+            jobs.append(lambda: self.r.synth(blind, collection, size, 0, f"{case} synth trip-blind", choices,
+                                             ["--cost-off", "trip_counts", "--default-trip-count",
+                                              repr(SYNTH_MEAN_TRIPS)]))
+        self.parallel(jobs)
         coll = "tile:xla" if collection == "tile" else "layout:xla:random"
         task = "tile" if collection == "tile" else "layout"
         rel = os.path.join("npz", "tile", "xla") if task == "tile" else os.path.join("npz", "layout", "xla", "random")
@@ -712,6 +727,15 @@ class Bench:
         ceil_sub = os.path.join(base, "ceiling.csv")
         write_submission(ceil_sub, rows_sub)
         ceiling = self.r.leaderboard(noisy_coll, "test", ceil_sub, ctx + " ceiling")
+        blind_ceiling = None
+        if blind:
+            blind_test = os.path.join(blind, rel, "test")
+            if list_graphs(blind_test) != names:
+                raise BenchError(f"{ctx}: trip-blind and noisy collections differ in graphs")
+            blind_sub = os.path.join(base, "ceiling_trip_blind.csv")
+            write_submission(blind_sub, [(f"{coll}:{n}", predicted_order(npz_targets(os.path.join(blind_test, n + ".npz"))))
+                                         for n in names])
+            blind_ceiling = self.r.leaderboard(noisy_coll, "test", blind_sub, ctx + " trip-blind ceiling")
         if task == "tile":
             # A tile submission has 5 configs: Kendall of the baselines from their full score files.
             pid = lambda n: f"{coll}:{n}"  # noqa: E731
@@ -754,6 +778,13 @@ class Bench:
         res["random"] = self.baseline_summary(rnd)
         res["ceiling"] = {"definition": "noise-free labels (synth --noise 0, same seed) as a submission scored "
                                         "against the noisy labels", "metrics": ceiling}
+        if blind_ceiling is not None:
+            res["ceiling_trip_blind"] = {
+                "definition": "noise-free labels with every while loop charged the mean trip count of the generator "
+                              "(synth --noise 0 --cost-off trip_counts --default-trip-count MEAN), scored against the "
+                              "noisy labels: the best a predictor that cannot see trip counts can expect",
+                "trip_count": SYNTH_MEAN_TRIPS, "trip_counts_drawn_from": list(SYNTH_WHILE_TRIPS),
+                "metrics": blind_ceiling}
         res["settings"] = {"synth": dict(size, noise=SYNTH_NOISE, seed=SYNTH_SEED, collection=collection,
                                            layout_choices=choices),
                            "config": config, "overrides": overrides, "scored_split": "test",
@@ -1195,10 +1226,15 @@ def markdown(doc):
             ceil = (c.get("ceiling") or {}).get("metrics", {}).get(key)
             first = i == 0
             frac = fmt(c.get("fraction_of_ceiling")) if first and c.get("fraction_of_ceiling") is not None else ""
+            if first and c.get("ceiling_trip_blind"):  # layout: also the ceiling without trip counts
+                ceil_txt = f"{fmt(ceil)} (trip-blind {fmt(c['ceiling_trip_blind']['value'])})"
+                frac += f" ({fmt(c.get('fraction_of_trip_blind_ceiling'))})"
+            else:
+                ceil_txt = fmt(ceil, pct=pct)
             lines.append("| " + " | ".join([
                 name if first else "", key, pm(c["model"]["metrics"].get(key), pct),
                 pm(c["model"]["metrics_last"].get(key), pct), fmt(hw, pct=pct),
-                pm(c["random"]["metrics"].get(key), pct), fmt(ceil, pct=pct), frac,
+                pm(c["random"]["metrics"].get(key), pct), ceil_txt, frac,
                 f"{c['wall_s']:.0f} s ({c.get('cpu_s', 0):.0f} s)" if first else ""]) + " |")
         def ensemble_lines(label, row):
             ens = row.get("ensemble")
@@ -1458,7 +1494,9 @@ def main(argv):
             doc["cases"][case] = res
             log(f"{case}: model {pm(res['model']['metrics']['kendall'])} kendall, hwmodel "
                 f"{fmt(res['hwmodel']['metrics']['kendall'])}, random {pm(res['random']['metrics']['kendall'])}, "
-                f"ceiling {fmt(res['ceiling']['value']) if res.get('ceiling') else '-'} ({res['wall_s']:.0f} s)")
+                f"ceiling {fmt(res['ceiling']['value']) if res.get('ceiling') else '-'}"
+                + (f" (trip-blind {fmt(res['ceiling_trip_blind']['value'])})" if res.get("ceiling_trip_blind") else "")
+                + f" ({res['wall_s']:.0f} s)")
     except Exception as e:  # noqa: BLE001 - every failure ends the same way: message, exit 1, no JSON
         if isinstance(e, BenchError):
             sys.stderr.write(f"{PROG}: error: {e}\n")

@@ -192,7 +192,7 @@ std::vector<double> draw_layout_configs(const hw::ModuleIndex& idx, const std::v
         }
         if (!model || memo_evals > kMemoBudget) {
             model.reset();
-            model.emplace(module, ids, opt.hw);
+            model.emplace(module, ids, opt.hw, opt.cost);
             memo_evals = 0;
         }
         memo_evals += static_cast<int64_t>(nc);

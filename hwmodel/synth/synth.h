@@ -12,6 +12,7 @@
 #include "data/graph.h"
 #include "data/hlo/module.h"
 #include "hwmodel/hardware.h"
+#include "hwmodel/op_cost.h"
 #include "hwmodel/synth/configs.h"
 
 namespace segrank::synth {
@@ -48,6 +49,11 @@ struct SynthOptions {
     /// stages'), so `synth` holds one stage at a time. 0 = never; else >= 1000.
     int64_t stage_nodes = int64_t{1} << 18;
     hw::HwParams hw = hw::tpu_v3_core();
+    /// Layout graphs: parts of the timing model their labels leave out (all on by default;
+    /// `segrank synth --cost-off`, docs/hwmodel.md#synthetic-collections). Only the runtimes
+    /// change: modules, configs and the noise draws stay those of the full model. Tile kernels
+    /// ignore it (their draws depend on the kernel model).
+    hw::CostOptions cost;
     LayoutSampling layout;
 
     /// Throws segrank::Error naming the bad field (min/max nodes >= 2, min <= max, configs >= 2,

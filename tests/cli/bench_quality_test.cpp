@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "data/graph.h"
 #include "tests/support/test_paths.h"
 #include "util/json_value.h"
 
@@ -74,6 +75,53 @@ TEST_CASE("bench_quality.py: a failing segrank run names case, seed and command,
     CHECK(contains_text(r.output, "optim.lr"));  // segrank's own message, from its stderr
     CHECK(contains_text(r.output, "no JSON written"));
     CHECK_FALSE(fs::exists(json));
+}
+
+TEST_CASE(
+    "bench_quality.py --tiny synth_layout reports the trip-blind ceiling beside the ceiling") {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_quality_tiny_layout");
+    const fs::path out = dir / "stdout.json", md = dir / "table.md";
+    std::string cmd = "(";  // built with += : GCC 12 -Wrestrict false positive on "(" + std::string
+    cmd += bench_cmd(dir / "w",
+                     "--tiny --cases synth_layout --seeds 2 --random-seeds 2 "
+                     "--no-ensemble --markdown " +
+                         sq(md.string()));
+    cmd += " > " + sq(out.string()) + " 2> " + sq((dir / "stderr.txt").string()) + ")";
+    const auto r = run_command(cmd);
+    INFO(read_file_text(dir / "stderr.txt"));
+    REQUIRE(r.exit_code == 0);
+    const JsonValue doc = parse_json(read_file_text(out), out.string());
+    const JsonValue* c = doc.find("cases")->find("synth_layout");
+    REQUIRE(c != nullptr);
+    const auto ceiling = c->find("ceiling")->number_at("value");
+    REQUIRE(ceiling.has_value());
+    const JsonValue* blind = c->find("ceiling_trip_blind");
+    REQUIRE(blind != nullptr);
+    // Charged the mean of the generator's trip counts 2, 3, 4, 6, 8, 12.
+    CHECK(blind->number_at("trip_count") == doctest::Approx(35.0 / 6.0));
+    const auto bv = blind->number_at("value");
+    REQUIRE(bv.has_value());
+    CHECK(*bv >= -1.0);
+    CHECK(*bv <= 1.0);
+    CHECK(c->number_at("fraction_of_trip_blind_ceiling").has_value());
+    // The labels really differ where a graph has while loops (runtimes of every split).
+    const fs::path w = dir / "w" / "synth_layout";
+    bool differ = false;
+    for (const char* split : {"train", "valid", "test"})
+        for (const auto& e :
+             fs::directory_iterator(w / "data_clean/npz/layout/xla/random" / split)) {
+            const fs::path twin =
+                w / "data_trip_blind/npz/layout/xla/random" / split / e.path().filename();
+            differ =
+                differ || load_layout_npz(e.path(), LabelPolicy::kRequirePositive).config_runtime !=
+                              load_layout_npz(twin, LabelPolicy::kRequirePositive).config_runtime;
+        }
+    CHECK(differ);
+    CHECK(contains_text(read_file_text(md), "(trip-blind "));
 }
 
 TEST_CASE(

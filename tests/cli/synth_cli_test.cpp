@@ -2,6 +2,7 @@
 // overwrite refusal, option errors and --help.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -92,6 +93,70 @@ TEST_CASE("segrank synth rejects bad options with a message naming the option") 
     CHECK(help.output.find("--hide-test-labels") != std::string::npos);
     CHECK(help.output.find("--layout-choices") != std::string::npos);
     CHECK(help.output.find("--stage-nodes") != std::string::npos);
+}
+
+TEST_CASE("segrank synth --cost-off changes only the runtimes of the layout graphs") {
+    const fs::path dir = scratch_dir("synth_cli_cost_off");
+    const auto cmd = [&](const std::string& out, const std::string& extra) {
+        return sq(segrank_binary().string()) + " synth --out " + sq((dir / out).string()) +
+               " --collections layout --graphs 6 --nodes 300:600 --configs 8 --noise 0 --seed 5 " +
+               extra + " 2>&1";
+    };
+    const auto full = run_command(cmd("full", ""));
+    const auto no_copies = run_command(cmd("no_copies", "--cost-off copies"));
+    // Every while loop charged 1000 iterations instead of its own 2..12.
+    const auto many_trips =
+        run_command(cmd("trips", "--cost-off trip_counts --default-trip-count 1000"));
+    INFO(full.output, no_copies.output, many_trips.output);
+    REQUIRE(full.exit_code == 0);
+    REQUIRE(no_copies.exit_code == 0);
+    REQUIRE(many_trips.exit_code == 0);
+    CHECK(many_trips.output.find("labels without trip_counts, default trip count 1000") !=
+          std::string::npos);
+    int graphs = 0, copies_differ = 0, trips_differ = 0;
+    for (const auto& c : discover_collections(dir / "full"))
+        for (const auto& f : c.files) {
+            const fs::path rel = fs::relative(f, dir / "full");
+            const LayoutGraph a = load_layout_npz(f, LabelPolicy::kRequirePositive);
+            for (const fs::path& other : {dir / "no_copies" / rel, dir / "trips" / rel}) {
+                const LayoutGraph b = load_layout_npz(other, LabelPolicy::kRequirePositive);
+                CHECK(b.node_opcode == a.node_opcode);
+                CHECK(b.edge_index == a.edge_index);
+                CHECK(b.node_config_ids == a.node_config_ids);
+                CHECK(b.node_config_feat == a.node_config_feat);
+                CHECK(b.node_splits == a.node_splits);
+                CHECK(b.node_feat.rows() == a.node_feat.rows());
+                CHECK(std::equal(a.node_feat.span().begin(), a.node_feat.span().end(),
+                                 b.node_feat.span().begin()));
+                // Config 0 is the default layout: no copies, so the same runtime without them.
+                if (other == dir / "no_copies" / rel)
+                    CHECK(b.config_runtime[0] == a.config_runtime[0]);
+            }
+            ++graphs;
+            copies_differ += load_layout_npz(dir / "no_copies" / rel, LabelPolicy::kRequirePositive)
+                                 .config_runtime != a.config_runtime;
+            trips_differ += load_layout_npz(dir / "trips" / rel, LabelPolicy::kRequirePositive)
+                                .config_runtime != a.config_runtime;
+        }
+    CHECK(graphs == 6);
+    CHECK(copies_differ == graphs);  // random layouts imply copies in every graph
+    CHECK(trips_differ >= 1);        // the graphs with while loops
+
+    for (const std::string o :
+         {"--cost-off bogus", "--cost-off copies,copies", "--cost-off ''", "--default-trip-count 0",
+          "--default-trip-count abc", "--default-trip-count nan"}) {
+        const auto bad = run_command(cmd("bad", o));
+        INFO(o, ": ", bad.output);
+        CHECK(bad.exit_code == 1);
+        CHECK(bad.output.find(o.substr(0, o.find(' '))) != std::string::npos);
+    }
+    for (const std::string o : {"--cost-off copies", "--default-trip-count 4"}) {
+        const auto tile_only = run_command(synth_cmd(dir / "bad", "--collections tile " + o));
+        INFO(o, ": ", tile_only.output);
+        CHECK(tile_only.exit_code == 1);
+        CHECK(tile_only.output.find("applies to layout graphs only") != std::string::npos);
+    }
+    CHECK_FALSE(fs::exists(dir / "bad"));
 }
 
 }  // namespace segrank::test

@@ -103,6 +103,15 @@ TEST_CASE("a larger trip count is slower: while = trips x (body + condition)") {
     no_trips.trip_counts = false;
     hw::LayoutModel d(m10, {}, hw, no_trips), e(m2, {}, hw, no_trips);
     CHECK(d.default_cost().total_ns == doctest::Approx(e.default_cost().total_ns));
+    // ... or default_trip_count times, as when no trip count is found: 3 gives the 3-trip cost.
+    auto hw3 = hw;
+    hw3.default_trip_count = 3;
+    hw::LayoutModel f(m10, {}, hw3, no_trips), g(m2, {}, hw3, no_trips);
+    CHECK(f.default_cost().total_ns == doctest::Approx(b.default_cost().total_ns));
+    CHECK(g.default_cost().total_ns == doctest::Approx(b.default_cost().total_ns));
+    // A found trip count wins over default_trip_count when trip counts are on.
+    hw::LayoutModel h(m10, {}, hw3);
+    CHECK(h.default_cost().total_ns == doctest::Approx(c.default_cost().total_ns));
 }
 
 TEST_CASE("layout configs: default values reproduce the default cost, a padded layout is slower") {
