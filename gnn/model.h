@@ -88,6 +88,9 @@ struct ModelConfig {
     /// more values per (config, configurable node) after the mismatch ones (padded bytes of the
     /// configured layouts and the copies they imply), through the same "config_mismatch.weight".
     bool layout_bytes = false;
+    /// `model.loop_depth` (layout only; docs/model.md#loop-depth): one more node feature column,
+    /// each node's while-loop depth (data/loop_depth.h); feat_dim counts it.
+    bool loop_depth = false;
     /// Width M of the layout feature rows (layout_feature_width; 0 = none).
     int64_t layout_feature_width() const {
         return task == Task::kLayout ? segrank::layout_feature_width(layout_mismatch, layout_bytes)

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 
+#include "data/loop_depth.h"
 #include "gnn/core/check.h"
 #include "hwmodel/from_graph.h"
 #include "hwmodel/graph_estimates.h"
@@ -28,7 +29,8 @@ int64_t PreparedGraph::memory_bytes() const {
     int64_t b = static_cast<int64_t>(
         targets.size() * sizeof(double) + runtimes_ns.size() * sizeof(int64_t) +
         configs.size() * sizeof(int64_t) + source_node.size() * sizeof(int64_t) +
-        segment_dependent.size() + (prior_z.size() + tile_cost.size()) * sizeof(float));
+        segment_dependent.size() + loop_depth.size() +
+        (prior_z.size() + tile_cost.size()) * sizeof(float));
     b += segment_table.memory_bytes();
     for (const auto& k : kept_segments) b += k.memory_bytes();
     if (held) b += held->memory_bytes();
@@ -187,7 +189,7 @@ void segments_by_range(PreparedGraph& pg, const StructureIndex& idx,
 // Which segments depend on the config (structural: a zero feature block of each segment's shape
 // serves), then the rebuilt segments of a graph held in memory, kept while they fit the bound.
 void finish_segments(PreparedGraph& pg, const Model& model, const PrepareOptions& options) {
-    const int64_t f = pg.normalizer.output_dim();
+    const int64_t f = pg.normalizer.output_dim() + (pg.loop_depth.empty() ? 0 : 1);
     std::vector<int32_t> op;
     for (int32_t s = 0; s < pg.segment_table.num_segments(); ++s) {
         const Segment seg = pg.segment_table.segment(s);
@@ -286,8 +288,31 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     }
 
     std::vector<int32_t> op;
+    const bool loop_depth = pg->task == Task::kLayout && model.config().loop_depth;
+    // The depth of each node from the whole graph's structure and is_root column.
+    const auto depth_of = [&](LayoutGraph& g) {
+        const int64_t n = g.num_nodes();
+        constexpr int64_t kChunk = 8192;  // rows read at a time: memory O(chunk), not O(n x 140)
+        Tensor structure_feat = std::move(g.node_feat);  // [0, 140]: a structure has no rows
+        g.node_feat = Tensor(n, 1);
+        std::vector<int64_t> rows;
+        for (int64_t b = 0; b < n; b += kChunk) {
+            rows.resize(static_cast<size_t>(std::min(n, b + kChunk) - b));
+            for (size_t i = 0; i < rows.size(); ++i) rows[i] = b + static_cast<int64_t>(i);
+            const Tensor raw = src.load_node_feat_rows(gi, rows);
+            for (size_t i = 0; i < rows.size(); ++i)
+                g.node_feat.at(rows[i], 0) = raw.at(static_cast<int64_t>(i), 0);
+        }
+        std::vector<uint8_t> depth = while_loop_depth(g);
+        g.node_feat = std::move(structure_feat);
+        return depth;
+    };
     if (is_range_method(options.partition.method) && options.halo_hops == 0 &&
         options.prune_hops < 0) {
+        if (loop_depth) {
+            LayoutGraph g = src.load_layout_structure(gi);
+            pg->loop_depth = depth_of(g);
+        }
         const StructureIndex idx = src.load_structure_index(gi);
         pg->num_nodes = idx.num_nodes;
         pg->num_config_nodes = static_cast<int64_t>(idx.node_config_ids.size());
@@ -298,10 +323,17 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
         segments_by_builder(*pg, g, {}, {}, options, op);
     } else {
         LayoutGraph g = src.load_layout_structure(gi);
+        if (loop_depth) pg->loop_depth = depth_of(g);
         if (options.prune_hops >= 0) {
             std::vector<int64_t> keep =
                 nodes_near_configurable(g, g.node_config_ids, options.prune_hops);
             prune_graph(g, keep);
+            if (loop_depth) {
+                std::vector<uint8_t> kept(keep.size());
+                for (size_t i = 0; i < keep.size(); ++i)
+                    kept[i] = pg->loop_depth[static_cast<size_t>(keep[i])];
+                pg->loop_depth = std::move(kept);
+            }
             pg->source_node = std::move(keep);
         }
         pg->num_nodes = g.num_nodes();
@@ -467,6 +499,16 @@ void build_segment(const PreparedGraph& g, int64_t s, BuiltSegment& out) {
         for (auto& v : rows) v = g.source_node[static_cast<size_t>(v)];
     const Tensor raw = g.source->load_node_feat_rows(g.source_index, rows);
     out.node_feat = g.normalizer.apply(raw.cview(), g.name);
+    if (!g.loop_depth.empty()) {  // the depth as one more column
+        const int64_t n = out.node_feat.rows(), f = out.node_feat.cols();
+        Tensor wide = Tensor::uninit(n, f + 1);
+        for (int64_t v = 0; v < n; ++v) {
+            std::memcpy(wide.data() + v * (f + 1), out.node_feat.data() + v * f,
+                        static_cast<size_t>(f) * sizeof(float));
+            wide.at(v, f) = static_cast<float>(g.loop_depth[static_cast<size_t>(nodes[v])]);
+        }
+        out.node_feat = std::move(wide);
+    }
     out.node_layout.clear();
     out.node_dims.clear();
     if (g.layout_shapes) {

@@ -61,7 +61,8 @@ struct PrepareOptions {
 struct BuiltSegment {
     std::optional<Segment> segment;  ///< the Segment (both Csr directions)
     std::vector<int32_t> opcode;     ///< [n_s] opcodes in local order
-    Tensor node_feat;                ///< [n_s, F'] normalized node features in local order
+    Tensor node_feat;                ///< [n_s, F'] normalized node features in local order (and
+                                     ///< the loop depth as column F' with model.loop_depth)
     /// With PreparedGraph::layout_shapes: [n_s, 6] each node's own minor_to_major, -1 past its
     /// rank, and [n_s, 6] its dim sizes, 0 past the rank (shape_from_features of the raw row;
     /// SegmentInput::node_layout / node_dims). Empty otherwise.
@@ -117,6 +118,10 @@ struct PreparedGraph {
     /// With model.layout_embedding (layout): built segments carry each node's own layout and dims
     /// (BuiltSegment::node_layout, docs/model.md#layout-embedding).
     bool layout_shapes = false;
+    /// With model.loop_depth (layout): [num_nodes] each node's while-loop depth (after
+    /// prune_hops; while_loop_depth of the whole graph), appended to its normalized features as
+    /// the last column (docs/model.md#loop-depth). Empty otherwise.
+    std::vector<uint8_t> loop_depth;
     bool partition_from_cache =
         false;  ///< the partition was loaded from options.partition_cache_dir
                 ///< (range partitions are recomputed, O(S))

@@ -86,6 +86,9 @@ struct ModelSection {
                                    ///< (docs/model.md#layout-mismatch-features)
     bool layout_bytes = false;     ///< padded-byte and copy features of the configured layouts
                                    ///< (docs/model.md#layout-byte-features)
+    /// each node's while-loop depth as one more node feature (layout only;
+    /// docs/model.md#loop-depth)
+    bool loop_depth = false;
     /// operand type of the large matmuls (docs/model.md#precision); bf16 falls back to fp32 on
     /// CPUs without native bf16
     MatmulPrecision precision = MatmulPrecision::kFp32;

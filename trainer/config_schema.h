@@ -97,6 +97,9 @@ void visit_schema(V& v, C& c) {
     v.field("layout_bytes", c.model.layout_bytes,
             "layout only: add per-config padded-byte and copy features of the configured layouts "
             "to the config code (docs/model.md#layout-byte-features)");
+    v.field("loop_depth", c.model.loop_depth,
+            "layout only: add each node's while-loop depth (how many while loops run it; the "
+            "features carry no trip counts) as a node feature (docs/model.md#loop-depth)");
     v.field("precision", c.model.precision,
             "fp32 | bf16 (bf16 operands, fp32 accumulation, for products of at least 2^20 FLOPs; "
             "fp32 where the CPU lacks avx512_core_bf16) | bf16_emulated (bf16 rounding on any CPU, "

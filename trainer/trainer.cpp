@@ -39,7 +39,8 @@ MatmulPrecision apply_model_precision(const RunConfig& cfg, bool announce) {
 ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim) {
     ModelConfig m;
     m.task = task;
-    m.feat_dim = feat_dim;
+    m.loop_depth = task == Task::kLayout && cfg.model.loop_depth;
+    m.feat_dim = feat_dim + (m.loop_depth ? 1 : 0);  // the depth column follows the normalized ones
     m.hidden = cfg.model.hidden;
     m.layers = cfg.model.layers;
     m.opcode_dim = cfg.model.opcode_dim;

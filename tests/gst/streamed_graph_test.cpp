@@ -55,12 +55,15 @@ TEST_CASE(
     // With model.layout_mismatch the features' neighbourhood is gathered from the store too.
     // With model.layout_embedding the node layouts come from the node_feat rows read per segment.
     // Option 3: model.layout_bytes (with layout_mismatch) reads the same neighbourhood.
-    for (int option = 0; option < 4; ++option) {
+    // Option 4: model.loop_depth reads the structure and node_feat column 0 once while preparing.
+    for (int option = 0; option < 5; ++option) {
         const bool mismatch = option == 1 || option == 3, bytes = option == 3;
+        const bool loop_depth = option == 4;
         INFO("layout_mismatch=", mismatch, " layout_bytes=", bytes,
-             " layout_embedding=", option == 2);
+             " layout_embedding=", option == 2, " loop_depth=", loop_depth);
         CountingSource counting(store);
-        ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
+        ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim() + (loop_depth ? 1 : 0));
+        mc.loop_depth = loop_depth;
         mc.layout_mismatch = mismatch;
         mc.layout_bytes = bytes;
         mc.layout_embedding = option == 2 ? 3 : 0;
@@ -85,6 +88,11 @@ TEST_CASE(
         REQUIRE(gs->num_segments() == gm->num_segments());
         REQUIRE(gs->num_segments() >= 4);
         CHECK(gs->segment_dependent == gm->segment_dependent);
+        CHECK(gs->loop_depth.size() == (loop_depth ? static_cast<size_t>(gs->num_nodes) : 0));
+        CHECK(gs->loop_depth == gm->loop_depth);
+        // Preparing read column 0 of every node (one chunk here); the steps below read one
+        // segment's rows at a time.
+        if (loop_depth) counting.max_node_rows = 0;
 
         const std::vector<int64_t> configs = {7, 0, 99, 31, 64, 12, 5, 118};
         std::vector<double> targets;
