@@ -23,6 +23,17 @@ children's peak RSS):
   5. probe   one graph of the largest size (43,615 nodes, 1000 configurable nodes) with --probe-configs
              configs (10^5 at full size), ranked by `segrank predict`; the time for 10^5 configs is
              measured when the probe has 10^5 configs, else extrapolated linearly (marked so).
+MPI scaling (--np N, N >= 2; needs mpirun): after step 3 the same training (same stores, steps,
+recipe and overrides) runs twice more with ONE OpenMP thread per process (train.threads = 1,
+dist.threads_per_rank = 1, OMP_NUM_THREADS=1): under `mpirun -np 1` (the reference) and under
+`mpirun -np N --oversubscribe --bind-to none` (N ranks, data-parallel: each rank trains the graphs
+it owns of every global batch, dist.ownership = the recipe's or --ownership). Reported under "mpi":
+steps/s of each (as in step 3), scaling efficiency = steps/s at N / (N x steps/s at 1), time per
+epoch at N, and peak RSS per rank: the max over ranks of VmHWM that segrank logs in every
+metrics.jsonl train line (each rank's VmHWM, reduced by max over the ranks; training up to the last
+logged step), with rank 0's own peak over the whole run (report.json) and the os.wait4 peak of
+mpirun (Linux: the max over mpirun and every rank it reaped, final evaluation included). The
+checkpoint that steps 4 and 5 rank stays step 3's. Without --np (or --np 1) nothing changes.
 Peak RSS: VmHWM of each child (os.wait4), in MiB. Targets: peak RSS < 2 GiB in training and
 inference; 10^5 configs of the largest graph ranked in <= 60 s; an epoch in <= 2 h.
 
@@ -36,12 +47,14 @@ probe of 64 configs: seconds; the smoke test).
 Examples:
   scripts/bench_scale.py --quick --json-out runs/bench_scale/quick.json --markdown runs/bench_scale/quick.md
   scripts/bench_scale.py --work /tmp/scale --segrank build/cli/segrank
+  scripts/bench_scale.py --work /tmp/scale --reuse-data --np 2 --ownership balanced
 """
 
 import argparse
 import json
 import math
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -180,6 +193,121 @@ def train_numbers(run_dir, train_graphs, batch_graphs):
             "peak_rss_mb": report["peak_rss_mb"], "train_lines": len(lines)}
 
 
+def positive_int(text):
+    """argparse type of --np: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def mpi_env(env):
+    """The environment of the mpirun runs: one OpenMP thread per rank; as root, Open MPI refuses
+    to start without both OMPI_ALLOW_* variables."""
+    menv = dict(env, OMP_NUM_THREADS="1")
+    if os.geteuid() == 0:
+        menv.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return menv
+
+
+def mpi_launcher(mpirun, ranks):
+    """mpirun -np RANKS: more ranks than cores need --oversubscribe; --bind-to none leaves the
+    placement to the kernel (Open MPI binds each rank to a core for np <= 2 by default)."""
+    return [mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none",
+            "-x", "OMP_NUM_THREADS", "-x", "GOMP_SPINCOUNT"]
+
+
+def one_thread_overrides(ownership):
+    """--set options of the MPI comparison on top of its overrides file (which has threads = 1):
+    one thread per rank under several ranks too, and the graph ownership when given."""
+    sets = ["--set", "dist.threads_per_rank=1"]
+    if ownership:
+        sets += ["--set", f'dist.ownership="{ownership}"']
+    return sets
+
+
+def mpi_train_numbers(run_dir, log_text, ranks, train_graphs, batch_graphs):
+    """Numbers of one `mpirun -np RANKS segrank train` run: train_numbers' steps/s and epoch, the
+    world size segrank reports, peak RSS per rank and how evenly the ranks were loaded."""
+    with open(os.path.join(run_dir, "report.json")) as f:
+        report = json.load(f)
+    world = report.get("world_size")
+    if world != ranks:
+        raise BenchError(f"mpirun -np {ranks}: segrank reports world_size {world} in "
+                         f"{run_dir}/report.json (built without MPI? cmake -DSEGRANK_WITH_MPI=ON "
+                         f"with Open MPI installed)")
+    base = train_numbers(run_dir, train_graphs, batch_graphs)
+    lines = []
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        for line in f:
+            j = json.loads(line)
+            if j.get("phase") == "train":
+                lines.append(j)
+    timed = lines[1:] or lines
+
+    def ratio(num, den):
+        a = [j.get(num) for j in timed]
+        b = [j.get(den) for j in timed]
+        if None in a or None in b or sum(b) <= 0:
+            return None
+        return sum(a) / sum(b)
+
+    # Every train line's peak_rss_mb is the max over the ranks of their VmHWM so far
+    # (trainer_run.cpp: comm.allreduce_max(peak_rss_mb())).
+    rss = [j["peak_rss_mb"] for j in lines if "peak_rss_mb" in j]
+    out = {"ranks": world, "threads_per_rank": 1, "steps": base["steps"],
+           "steps_per_s": base["steps_per_s"], "step_seconds": base["step_seconds"],
+           "steps_per_epoch": base["steps_per_epoch"], "epoch_seconds": base["epoch_seconds"],
+           "peak_rss_mb": max(rss) if rss else None, "peak_rss_mb_rank0": report["peak_rss_mb"],
+           "train_lines": base["train_lines"],
+           # As bench_mpi.sh: mean rank wall time on its own members per step wall time, and CPU
+           # time on own members, mean over ranks / max over ranks, per step and per log interval.
+           "busy_fraction": ratio("step_busy_s", "step_wall_s"),
+           "step_balance_cpu": ratio("step_cpu_s", "step_cpu_max_s"),
+           "run_balance_cpu": ratio("step_cpu_s", "rank_cpu_max_s")}
+    m = re.search(r"segrank train: (\d+) ranks \((\w+)\), (\d+) OpenMP thread\(s\) per rank",
+                  log_text)
+    if m:
+        out["threads_per_rank"] = int(m.group(3))
+    m = re.search(r"dist\.ownership = (\w+), training work per rank ([0-9.nan /]+)", log_text)
+    if m:
+        out["ownership"] = m.group(1)
+        out["work_shares"] = [float(x) for x in m.group(2).split(" / ")]
+    return out
+
+
+def mpi_scaling(opts, seg, work, size, h5, indices, train_graphs, env):
+    """The train step again at np = 1 and np = N, one thread per rank each (see the docstring)."""
+    menv = mpi_env(env)
+    out = {"np": opts.np, "threads_per_rank": 1,
+           "launcher": " ".join(mpi_launcher("mpirun", opts.np)), "mpirun": opts.mpirun_version,
+           "ownership": opts.ownership or "recipe"}
+    for ranks, key in ((1, "np1"), (opts.np, "npN")):
+        run_dir = os.path.join(work, f"run_np{ranks}")
+        cfg_path = os.path.join(work, f"train_np{ranks}.toml")
+        train_config(cfg_path, size, h5, run_dir, indices, 1, size["steps"])
+        load = os.getloadavg()[0]
+        cmd = (mpi_launcher(opts.mpirun, ranks) + recipe_command(seg, opts.recipe, cfg_path)
+               + one_thread_overrides(opts.ownership))
+        secs, rss, text = run(cmd, os.path.join(work, f"train_np{ranks}.log"), menv)
+        res = mpi_train_numbers(run_dir, text, ranks, train_graphs, 8)
+        # os.wait4 of mpirun: Linux reports the max of mpirun's own peak and that of every child
+        # it reaped (the ranks), over the whole run; CPU seconds likewise summed over them.
+        res.update({"seconds": secs, "cpu_seconds": LAST_CPU[0], "process_peak_rss_mb": rss,
+                    "load_avg_start": load})
+        out[key] = res
+    if "ownership" in out["npN"]:
+        out["ownership"] = out["npN"]["ownership"]
+    out["speedup"] = out["npN"]["steps_per_s"] / out["np1"]["steps_per_s"]
+    out["scaling_efficiency"] = out["speedup"] / opts.np
+    out["epoch_seconds"] = out["npN"]["epoch_seconds"]
+    out["peak_rss_mb_per_rank"] = out["npN"]["peak_rss_mb"]
+    return out
+
+
 def predict_timing(text):
     """Per-graph lines of `segrank predict --timing`."""
     rows = []
@@ -223,6 +351,25 @@ def markdown(res):
          f"extrapolated from a {probe['nodes']}-node probe of {probe['configs']} configs)"),
         ("target: epoch <= 2 h", f"{mark(t['epoch_seconds']['met'])} ({t['epoch_seconds']['value']:.0f} s)"),
     ]
+    if "mpi" in r:
+        m = r["mpi"]
+        n, one = m["npN"], m["np1"]
+        rows += [
+            ("MPI training steps/s, np=1 x 1 thread",
+             f"{one['steps_per_s']:.3f} ({one['steps']} steps)"),
+            (f"MPI training steps/s, np={m['np']} x 1 thread per rank",
+             f"{n['steps_per_s']:.3f} ({n['steps']} steps, dist.ownership = {m['ownership']})"),
+            (f"MPI scaling efficiency np={m['np']}",
+             f"{m['scaling_efficiency']:.3f} (speedup {m['speedup']:.2f} on {m['np']} ranks)"),
+            (f"MPI time per epoch np={m['np']}",
+             f"{n['epoch_seconds']:.0f} s ({n['steps_per_epoch']} steps; "
+             f"np=1: {one['epoch_seconds']:.0f} s)"),
+            (f"MPI peak RSS per rank np={m['np']}",
+             (f"{n['peak_rss_mb']:.0f} MiB max over ranks (training)"
+              if n["peak_rss_mb"] is not None else "max over ranks not logged by this segrank")
+             + f"; rank 0 with final evaluation {n['peak_rss_mb_rank0']:.0f} MiB; "
+               f"mpirun and its ranks {n['process_peak_rss_mb']:.0f} MiB"),
+        ]
     out = ["| step | measured |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]
     return "\n".join(out) + "\n"
 
@@ -252,6 +399,12 @@ def main(argv):
     ap.add_argument("--seed", type=int, default=0, help="synth seed")
     ap.add_argument("--reuse-data", action="store_true",
                     help="keep the stores of an earlier run in --work with the same settings")
+    ap.add_argument("--np", type=positive_int, default=1, metavar="N",
+                    help="also train at mpirun -np 1 and -np N, one thread per rank, and report "
+                         "the scaling efficiency (default 1: no MPI runs)")
+    ap.add_argument("--ownership", choices=("modulo", "balanced"),
+                    help="dist.ownership of the --np runs (default: the recipe's)")
+    ap.add_argument("--mpirun", help="mpirun of the --np runs (default: mpirun on PATH; Open MPI)")
     ap.add_argument("--json-out", help="also write the JSON here")
     ap.add_argument("--markdown", help="also write the Markdown table here")
     try:
@@ -276,6 +429,32 @@ def main(argv):
     if opts.threads < 0:
         print(f"{PROG}: error: --threads must be >= 0", file=sys.stderr)
         return 2
+    if opts.np == 1 and (opts.ownership or opts.mpirun):
+        print(f"{PROG}: error: --ownership and --mpirun apply only with --np N >= 2",
+              file=sys.stderr)
+        return 2
+    opts.mpirun_version = None
+    if opts.np > 1:
+        mpirun = shutil.which(opts.mpirun or "mpirun")
+        if mpirun is None:
+            print(f"{PROG}: error: --np {opts.np} needs mpirun, and "
+                  f"'{opts.mpirun or 'mpirun'}' was not found "
+                  f"(install Open MPI: openmpi-bin, see scripts/install_deps.sh; "
+                  f"or pass --mpirun PATH)",
+                  file=sys.stderr)
+            return 2
+        try:
+            v = subprocess.run([mpirun, "--version"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            print(f"{PROG}: error: --np {opts.np}: {mpirun} --version failed: {e}", file=sys.stderr)
+            return 2
+        if v.returncode != 0:
+            print(f"{PROG}: error: --np {opts.np}: {mpirun} --version exited {v.returncode}: "
+                  f"{v.stdout.strip()}", file=sys.stderr)
+            return 2
+        opts.mpirun = mpirun
+        opts.mpirun_version = (v.stdout.strip().splitlines() or [""])[0]
     size_name = "tiny" if opts.tiny else "quick" if opts.quick else "full"
     size = dict(SIZES[size_name])
     if opts.steps is not None:
@@ -316,6 +495,8 @@ def rehearse(opts, size_name, size):
     splits = f"{size['train'] / graphs:.6f},{size['valid'] / graphs:.6f},0"
     settings = dict(size, seed=opts.seed, threads=opts.threads, dense=opts.dense,
                     recipe=os.path.relpath(os.path.abspath(opts.recipe), REPO))
+    if opts.np > 1:
+        settings.update(np=opts.np, ownership=opts.ownership or "recipe")
     dense = ["--dense"] if opts.dense else []
     stamp = os.path.join(work, "data.json")
     npz, h5 = os.path.join(work, "npz"), os.path.join(work, "h5")
@@ -334,6 +515,10 @@ def rehearse(opts, size_name, size):
     train_config(cfg_path, size, h5, run_dir, indices, opts.threads, size["steps"])
     check = subprocess.run(recipe_command(seg, opts.recipe, cfg_path) + ["--check"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    if check.returncode == 0 and opts.np > 1:
+        check = subprocess.run(recipe_command(seg, opts.recipe, cfg_path) + ["--check"]
+                               + one_thread_overrides(opts.ownership),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     if check.returncode != 0:
         raise BenchError(f"--recipe {opts.recipe} does not fit the rehearsal: "
                          + check.stdout.strip())
@@ -381,6 +566,9 @@ def rehearse(opts, size_name, size):
                        os.path.join(work, "train.log"), env)
     train_res = train_numbers(run_dir, len(train_g), 8)
     train_res.update({"seconds": secs, "cpu_seconds": LAST_CPU[0], "process_peak_rss_mb": rss})
+    mpi_res = None
+    if opts.np > 1:
+        mpi_res = mpi_scaling(opts, seg, work, size, h5, indices, len(train_g), env)
 
     # Ranking every valid config.
     secs, rss, text = run([seg, "predict", "--checkpoint", run_dir, "--split", "valid", "--out",
@@ -433,7 +621,7 @@ def rehearse(opts, size_name, size):
 
     peak = max(train_res["peak_rss_mb"], train_res["process_peak_rss_mb"], rank_res["peak_rss_mb"],
                probe["peak_rss_mb"])
-    return {
+    res = {
         "schema_version": SCHEMA_VERSION,
         "size": size_name,
         "settings": settings,
@@ -451,6 +639,9 @@ def rehearse(opts, size_name, size):
             "epoch_seconds": target(train_res["epoch_seconds"], TARGETS["epoch_seconds"]),
         },
     }
+    if mpi_res is not None:
+        res["mpi"] = mpi_res
+    return res
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-// scripts/bench_scale.py end to end at its --tiny size: argument errors, and the JSON of the whole
-// rehearsal (synth, pack, train, ranking every valid config, the largest-graph probe, targets).
+// scripts/bench_scale.py end to end at its --tiny size: argument errors, the JSON of the whole
+// rehearsal (synth, pack, train, ranking every valid config, the largest-graph probe, targets), and
+// its MPI comparison (--np 2: training at mpirun -np 1 and -np 2, one thread per rank).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -20,6 +21,15 @@ std::string scale_cmd(const fs::path& work, const std::string& extra) {
     cmd += " --segrank " + sq(segrank_binary().string()) + " --work " + sq(work.string()) + " " +
            extra;
     return cmd;
+}
+
+/// True when `mpirun` is on PATH and segrank was built with MPI (else the --np test skips).
+bool have_mpi() {
+#ifdef SEGRANK_TEST_WITH_MPI
+    return run_command("command -v mpirun >/dev/null 2>&1").exit_code == 0;
+#else
+    return false;
+#endif
 }
 
 }  // namespace
@@ -115,9 +125,112 @@ TEST_CASE(
         CHECK(v->find("met")->as_bool() == (*v->number_at("value") <= *v->number_at("limit")));
     }
     CHECK(doc.find("targets")->find("peak_rss_mb")->find("met")->as_bool());  // tiny graphs
+    // Without --np no MPI run and no MPI field or row (the output of earlier versions).
+    CHECK(doc.find("mpi") == nullptr);
+    CHECK(doc.find("settings")->find("np") == nullptr);
+    CHECK_FALSE(contains_text(read_file_text(md), "MPI"));
     CHECK(contains_text(read_file_text(md), "| target: peak RSS < 2 GiB | met"));
     // The valid submission ranks every config of the valid graph.
     CHECK(contains_text(read_file_text(dir / "w" / "valid_submission.csv"), "ID,TopConfigs"));
+}
+
+TEST_CASE(
+    "bench_scale.py --np refuses 0, negatives, non-integers and a missing mpirun with exit 2") {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_scale_np_args");
+    struct Bad {
+        std::string args, message;
+    };
+    const Bad cases[] = {
+        {"--tiny --np 0", "argument --np: must be >= 1, got 0"},
+        {"--tiny --np -1", "argument --np: must be >= 1, got -1"},
+        {"--tiny --np abc", "argument --np: expected an integer >= 1, got 'abc'"},
+        {"--tiny --ownership balanced", "--ownership and --mpirun apply only with --np N >= 2"},
+        {"--tiny --np 2 --ownership even", "argument --ownership: invalid choice"},
+        {"--tiny --np 2 --mpirun /nonexistent/mpirun", "--np 2 needs mpirun"},
+    };
+    for (const Bad& b : cases) {
+        const fs::path work = dir / "w";
+        const auto r = run_command(scale_cmd(work, b.args));
+        INFO(b.args, "\n", r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains_text(r.output, b.message));
+        CHECK_FALSE(fs::exists(work));  // refused before any work
+    }
+    // No mpirun on PATH at all: the interpreter by its full path (python3 on PATH can be a shim
+    // script that itself needs PATH, as pyenv's).
+    const auto py = run_command("python3 -c 'import sys; print(sys.executable)'");
+    std::string python = py.output.substr(0, py.output.find('\n'));
+    std::string cmd = "env PATH=/nonexistent " + sq(python) + " ";
+    cmd += sq((source_dir() / "scripts" / "bench_scale.py").string()) + " --segrank " +
+           sq(segrank_binary().string()) + " --work " + sq((dir / "nopath").string()) +
+           " --tiny --np 2";
+    const auto r = run_command(cmd);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(contains_text(r.output, "--np 2 needs mpirun, and 'mpirun' was not found"));
+    CHECK_FALSE(fs::exists(dir / "nopath"));
+}
+
+TEST_CASE("bench_scale.py --tiny --np 2 trains at mpirun -np 1 and -np 2 and reports the scaling") {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    if (!have_mpi()) {
+        MESSAGE("SKIPPED: mpirun not found or segrank built without MPI");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_scale_np2");
+    const fs::path out = dir / "stdout.json", md = dir / "table.md";
+    std::string cmd = "(";  // a subshell: run_command appends 2>&1
+    cmd += scale_cmd(dir / "w", "--tiny --threads 1 --np 2 --markdown " + sq(md.string()));
+    cmd += " > " + sq(out.string()) + " 2> " + sq((dir / "stderr.txt").string()) + ")";
+    const auto r = run_command(cmd);
+    INFO(read_file_text(dir / "stderr.txt"));
+    REQUIRE(r.exit_code == 0);
+    const JsonValue doc = parse_json(read_file_text(out), out.string());
+    CHECK(doc.find("settings")->number_at("np") == 2);
+    CHECK(doc.find("train") != nullptr);  // the rehearsal's own training is still there
+    const JsonValue* mpi = doc.find("mpi");
+    REQUIRE(mpi != nullptr);
+    CHECK(mpi->number_at("np") == 2);
+    CHECK(mpi->number_at("threads_per_rank") == 1);
+    CHECK(mpi->string_at("ownership") == "modulo");  // the recipe's (configs/default.toml's)
+    const JsonValue* one = mpi->find("np1");
+    const JsonValue* two = mpi->find("npN");
+    REQUIRE(one != nullptr);
+    REQUIRE(two != nullptr);
+    CHECK(one->number_at("ranks") == 1);
+    CHECK(two->number_at("ranks") == 2);
+    CHECK(two->number_at("threads_per_rank") == 1);  // as segrank printed it
+    REQUIRE(two->find("work_shares") != nullptr);
+    CHECK(two->find("work_shares")->items().size() == 2);
+    for (const JsonValue* v : {one, two}) {
+        CHECK(v->number_at("steps") == 4);
+        CHECK(*v->number_at("steps_per_s") > 0);
+        CHECK(*v->number_at("epoch_seconds") > 0);
+        CHECK(*v->number_at("peak_rss_mb") > 0);
+        CHECK(*v->number_at("peak_rss_mb_rank0") > 0);
+        // mpirun's wait4 peak is the max over the ranks it reaped (mpirun alone is about 14 MiB):
+        // what the ranks logged, up to the kernel's per-thread RSS counter slack (measured up to
+        // 0.3 MiB below VmHWM).
+        CHECK(*v->number_at("process_peak_rss_mb") >= 0.9 * *v->number_at("peak_rss_mb"));
+    }
+    const double eff = *mpi->number_at("scaling_efficiency");
+    CHECK(eff > 0);
+    CHECK(eff ==
+          doctest::Approx(*two->number_at("steps_per_s") / (2.0 * *one->number_at("steps_per_s")))
+              .epsilon(1e-9));
+    CHECK(mpi->number_at("epoch_seconds") == two->number_at("epoch_seconds"));
+    CHECK(mpi->number_at("peak_rss_mb_per_rank") == two->number_at("peak_rss_mb"));
+    const std::string table = read_file_text(md);
+    CHECK(contains_text(table, "| MPI scaling efficiency np=2 |"));
+    CHECK(contains_text(table, "| MPI training steps/s, np=2 x 1 thread per rank |"));
+    CHECK(contains_text(table, "| MPI peak RSS per rank np=2 |"));
 }
 
 }  // namespace segrank::test
