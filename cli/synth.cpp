@@ -35,6 +35,8 @@ int64_t parse_int(const std::string& flag, const std::string& v) {
     long long x = 0;
     try {
         x = std::stoll(v, &used);
+    } catch (const std::out_of_range&) {
+        throw Error(str("--", flag, ": '", v, "' is out of range (a 64-bit integer)"));
     } catch (const std::exception&) {
         used = 0;
     }
@@ -48,6 +50,8 @@ double parse_double(const std::string& flag, const std::string& v) {
     double x = 0;
     try {
         x = std::stod(v, &used);
+    } catch (const std::out_of_range&) {
+        throw Error(str("--", flag, ": '", v, "' is out of range (a double)"));
     } catch (const std::exception&) {
         used = 0;
     }

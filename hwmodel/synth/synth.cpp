@@ -48,25 +48,33 @@ int64_t graph_configs(const SynthOptions& opt, Task task, int64_t index) {
 }
 
 void SynthOptions::validate() const {
-    SEGRANK_CHECK(min_nodes >= 2, "synth: nodes minimum must be >= 2, got ", min_nodes);
-    SEGRANK_CHECK(max_nodes >= min_nodes, "synth: nodes range ", min_nodes, ":", max_nodes,
-                  " has max < min");
-    SEGRANK_CHECK(configs >= 2,
-                  "synth: configs must be >= 2 (the default and at least one more), got ", configs);
+    SEGRANK_CHECK(min_nodes >= 2,
+                  "synth options: nodes minimum (--nodes MIN:MAX) must be >= 2, got ", min_nodes);
+    SEGRANK_CHECK(max_nodes >= min_nodes, "synth options: nodes range (--nodes) ", min_nodes, ":",
+                  max_nodes, " has max < min");
+    SEGRANK_CHECK(
+        configs >= 2,
+        "synth options: configs (--configs) must be >= 2 (the default and at least one more), got ",
+        configs);
     SEGRANK_CHECK(noise_sigma >= 0 && noise_sigma <= 5,
-                  "synth: noise sigma must be in [0, 5], got ", noise_sigma);
-    SEGRANK_CHECK(max_config_nodes >= 1, "synth: max_config_nodes must be >= 1, got ",
+                  "synth options: noise sigma (--noise) must be in [0, 5], got ", noise_sigma);
+    SEGRANK_CHECK(max_config_nodes >= 1,
+                  "synth options: max_config_nodes (--max-config-nodes) must be >= 1, got ",
                   max_config_nodes);
-    SEGRANK_CHECK(max_configs == 0 || max_configs >= configs, "synth: configs range ", configs, ":",
-                  max_configs, " has max < min");
-    SEGRANK_CHECK(config_node_fraction >= 0 && config_node_fraction <= 1,
-                  "synth: config node fraction must be in [0, 1], got ", config_node_fraction);
+    SEGRANK_CHECK(max_configs == 0 || max_configs >= configs,
+                  "synth options: configs range (--configs) ", configs, ":", max_configs,
+                  " has max < min");
+    SEGRANK_CHECK(
+        config_node_fraction >= 0 && config_node_fraction <= 1,
+        "synth options: config node fraction (--config-node-fraction) must be in [0, 1], got ",
+        config_node_fraction);
     SEGRANK_CHECK(layout_choices >= 0 && layout_choices <= 1000,
-                  "synth: layout_choices (--layout-choices) must be in [0, 1000], got ",
+                  "synth options: layout_choices (--layout-choices) must be in [0, 1000], got ",
                   layout_choices);
-    SEGRANK_CHECK(stage_nodes == 0 || stage_nodes >= 1000,
-                  "synth: stage_nodes (--stage-nodes) must be 0 (never stage) or >= 1000, got ",
-                  stage_nodes);
+    SEGRANK_CHECK(
+        stage_nodes == 0 || stage_nodes >= 1000,
+        "synth options: stage_nodes (--stage-nodes) must be 0 (never stage) or >= 1000, got ",
+        stage_nodes);
 }
 
 SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) {

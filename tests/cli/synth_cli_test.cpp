@@ -68,6 +68,16 @@ TEST_CASE("segrank synth rejects bad options with a message naming the option") 
     CHECK(bad_choices.exit_code == 1);
     CHECK(bad_choices.output.find("--layout-choices") != std::string::npos);
     CHECK(bad_choices.output.find("got -1") != std::string::npos);
+    const auto huge = run_command(synth_cmd(dir / "g", "--stage-nodes 99999999999999999999"));
+    CHECK(huge.exit_code == 1);
+    CHECK(huge.output.find("--stage-nodes: '99999999999999999999' is out of range") !=
+          std::string::npos);
+    const auto huge_noise = run_command(synth_cmd(dir / "g", "--noise 1e999"));
+    CHECK(huge_noise.exit_code == 1);
+    CHECK(huge_noise.output.find("--noise: '1e999' is out of range") != std::string::npos);
+    const auto range = run_command(synth_cmd(dir / "g", "--nodes 300:200"));
+    CHECK(range.output.find("error: synth options: nodes range (--nodes) 300:200 has max < min") !=
+          std::string::npos);
     for (const std::string v : {"999", "-5", "abc", "2.5", ""}) {
         const auto bad_stage = run_command(synth_cmd(dir / "g", "--stage-nodes '" + v + "'"));
         INFO("--stage-nodes '", v, "': ", bad_stage.output);
