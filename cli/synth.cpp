@@ -119,14 +119,15 @@ int run_synth(int argc, char** argv) {
         "hwmodel hardware table (tpu_v3_core, tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore)",
         cxxopts::value<std::string>()->default_value("tpu_v3_core"))(
         "cost-off",
-        "layout: comma list of timing-model parts the labels leave out: padding, step_overhead, "
-        "copies, trip_counts (hwmodel validate's ablations; the modules, configs and noise draws "
-        "stay the same, so a --noise 0 collection with it is what a predictor blind to those parts "
-        "could reach at best)",
+        "layout: comma list of timing-model parts the labels leave out: padding, copies, "
+        "trip_counts (hwmodel validate's ablations; the modules, configs and noise draws stay the "
+        "same, so a --noise 0 collection with it is a reference for a predictor blind to those "
+        "parts; given once)",
         cxxopts::value<std::string>())(
         "default-trip-count",
         "layout: iterations charged for a while loop whose trip count is not found, and for every "
-        "while loop with --cost-off trip_counts (the hardware table's default_trip_count, 1)",
+        "while loop with --cost-off trip_counts, in [1, 1e6] (the hardware table's "
+        "default_trip_count, 1)",
         cxxopts::value<std::string>())("hide-test-labels",
                                        "zero the test split's runtimes like the Kaggle files")(
         "stored", "npz: store members uncompressed (faster, larger files)")(
@@ -195,21 +196,26 @@ int run_synth(int argc, char** argv) {
                       "--default-trip-count: expected a number in [1, 1e6], got ",
                       args["default-trip-count"].as<std::string>());
     }
+    for (const char* o : {"cost-off", "default-trip-count"})  // cxxopts keeps only the last one
+        SEGRANK_CHECK(args.count(o) <= 1, "--", o, ": given ", args.count(o),
+                      " times; give it once (--cost-off takes a comma list)");
     if (args.count("cost-off")) {
+        // step_overhead is not offered: it is a cost of tile grid steps, which layout labels (the
+        // module model) never charge.
         const std::string list = args["cost-off"].as<std::string>();
         const auto parts = split_list(list, ',');
-        SEGRANK_CHECK(!parts.empty(),
-                      "--cost-off: expected a comma list of padding, "
-                      "step_overhead, copies, trip_counts, got '",
-                      list, "'");
+        for (const auto& part : parts)
+            SEGRANK_CHECK(!part.empty(),
+                          "--cost-off: expected a comma list of padding, copies, trip_counts, "
+                          "got '",
+                          list, "'");
         for (const auto& part : parts) {
-            bool* flag = part == "padding"         ? &w.synth.cost.padding
-                         : part == "step_overhead" ? &w.synth.cost.step_overhead
-                         : part == "copies"        ? &w.synth.cost.copies
-                         : part == "trip_counts"   ? &w.synth.cost.trip_counts
-                                                   : nullptr;
+            bool* flag = part == "padding"       ? &w.synth.cost.padding
+                         : part == "copies"      ? &w.synth.cost.copies
+                         : part == "trip_counts" ? &w.synth.cost.trip_counts
+                                                 : nullptr;
             SEGRANK_CHECK(flag, "--cost-off: '", part, "' in '", list,
-                          "' is not one of: padding, step_overhead, copies, trip_counts");
+                          "' is not one of: padding, copies, trip_counts");
             SEGRANK_CHECK(*flag, "--cost-off: '", part, "' is listed twice in '", list, "'");
             *flag = false;
         }

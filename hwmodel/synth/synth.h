@@ -50,6 +50,7 @@ struct SynthOptions {
     int64_t stage_nodes = int64_t{1} << 18;
     hw::HwParams hw = hw::tpu_v3_core();
     /// Layout graphs: parts of the timing model their labels leave out (all on by default;
+    /// step_overhead is a tile cost the module model never charges;
     /// `segrank synth --cost-off`, docs/hwmodel.md#synthetic-collections). Only the runtimes
     /// change: modules, configs and the noise draws stay those of the full model. Tile kernels
     /// ignore it (their draws depend on the kernel model).

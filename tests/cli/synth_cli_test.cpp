@@ -153,7 +153,9 @@ TEST_CASE("segrank synth --cost-off changes only the runtimes of the layout grap
     CHECK(trips_differ >= 1);        // the graphs with while loops
 
     for (const std::string o :
-         {"--cost-off bogus", "--cost-off copies,copies", "--cost-off ''", "--default-trip-count 0",
+         {"--cost-off bogus", "--cost-off copies,copies", "--cost-off ''", "--cost-off copies,",
+          "--cost-off step_overhead", "--cost-off copies --cost-off padding",
+          "--default-trip-count 2 --default-trip-count 3", "--default-trip-count 0",
           "--default-trip-count abc", "--default-trip-count nan"}) {
         const auto bad = run_command(cmd("bad", o));
         INFO(o, ": ", bad.output);
