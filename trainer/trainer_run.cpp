@@ -49,12 +49,13 @@ EvalResult Trainer::run() {
                         (run_dir_ / "last.ckpt.h5").string().c_str());
         std::printf("segrank train: %s\n", dataset_->describe().c_str());
         std::printf(
-            "segrank train: %s model, %lld parameters, %lld features after normalization, %d "
+            "segrank train: %s model, %lld parameters, %lld features after normalization%s, %d "
             "rank(s) x %d "
             "thread(s), %lld steps (%lld per epoch), run dir %s\n",
             task_ == Task::kTile ? "tile" : "layout",
             static_cast<long long>(model_->params().num_parameters()),
-            static_cast<long long>(normalizer_.output_dim()), comm_.size(), num_threads(),
+            static_cast<long long>(normalizer_.output_dim()),
+            model_->config().loop_depth ? " + the loop depth" : "", comm_.size(), num_threads(),
             static_cast<long long>(total_steps_),
             static_cast<long long>(batches_->steps_per_epoch()), run_dir_.string().c_str());
         if (comm_.size() > 1) {
