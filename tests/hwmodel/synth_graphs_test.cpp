@@ -141,7 +141,8 @@ TEST_CASE("log-uniform sizes, per-graph config ranges and proportional configura
     CHECK(synth_layout(fixed, 3).graph.num_configs() == 10);
     SynthOptions bad = o;
     bad.max_configs = 5;
-    CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("configs range (--configs) 10:5"), Error);
+    CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("configs range (--configs) 10:5"),
+                         Error);
     bad = o;
     bad.config_node_fraction = 1.5;
     CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("config node fraction"), Error);
