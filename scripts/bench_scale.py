@@ -176,13 +176,19 @@ def recipe_command(seg, recipe, overrides):
     return cmd
 
 
-def train_numbers(run_dir, train_graphs, batch_graphs):
+def train_lines(run_dir):
+    """The train lines of run_dir/metrics.jsonl, in order."""
     lines = []
     with open(os.path.join(run_dir, "metrics.jsonl")) as f:
         for line in f:
             j = json.loads(line)
             if j.get("phase") == "train":
                 lines.append(j)
+    return lines
+
+
+def train_numbers(run_dir, train_graphs, batch_graphs):
+    lines = train_lines(run_dir)
     with open(os.path.join(run_dir, "report.json")) as f:
         report = json.load(f)
     walls = [j["step_wall_s"] for j in lines[1:]] or [j["step_wall_s"] for j in lines]
@@ -240,12 +246,7 @@ def mpi_train_numbers(run_dir, log_text, ranks, train_graphs, batch_graphs):
                          f"{run_dir}/report.json (built without MPI? cmake -DSEGRANK_WITH_MPI=ON "
                          f"with Open MPI installed)")
     base = train_numbers(run_dir, train_graphs, batch_graphs)
-    lines = []
-    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
-        for line in f:
-            j = json.loads(line)
-            if j.get("phase") == "train":
-                lines.append(j)
+    lines = train_lines(run_dir)
     timed = lines[1:] or lines
 
     def ratio(num, den):
