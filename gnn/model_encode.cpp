@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "gnn/core/parallel.h"
 #include "gnn/model.h"
 #include "gnn/ops/instance_norm.h"
 #include "gnn/ops/matmul.h"
@@ -78,6 +79,152 @@ void base_inputs(const SegmentInput& in, ConstMatrixView prev, Tensor& agg_fwd, 
 
 void base_inputs(const EncodeSaved& st, int64_t l, Tensor& agg_fwd, Tensor& agg_bwd) {
     base_inputs(st.input, st.base[l - 1].cview(), agg_fwd, agg_bwd);
+}
+
+// The config-independent inputs of the dep rows of layer l ([m, H] each, m = |D_l|): the self
+// row of a node that was independent at layer l-1 (else 0), and the two neighbour means over the
+// neighbours that were independent at layer l-1 (their other neighbours count as 0). `zeros` [m',
+// H] stands for the dep rows (m' = |D_{l-1}|), so the mixed kernels with K = 1 read 0 for them.
+struct IndependentInputs {
+    Tensor self, agg_fwd, agg_bwd;
+};
+
+MixedRows independent_rows(const MixedRows& prev, const Tensor& zeros) {
+    MixedRows r;
+    r.base = prev.base;
+    r.dep = zeros.cview();
+    r.pos = prev.pos;
+    r.k = 1;
+    r.h = prev.h;
+    return r;
+}
+
+IndependentInputs independent_inputs(const SegmentInput& in, std::span<const int32_t> nodes,
+                                     const MixedRows& prev) {
+    const int64_t m = static_cast<int64_t>(nodes.size()), h = prev.h;
+    const Tensor zeros(prev.dep.rows, h);
+    const MixedRows r = independent_rows(prev, zeros);
+    IndependentInputs x{Tensor::uninit(m, h), Tensor::uninit(m, h), Tensor::uninit(m, h)};
+    mixed_gather_forward(x.self.view(), nodes, r);
+    mixed_spmm_forward(x.agg_fwd.view(), nodes, *in.operands, r);
+    mixed_spmm_forward(x.agg_bwd.view(), nodes, *in.users, r);
+    return x;
+}
+
+// z = W_self h + W_fwd mean_{operands} h + W_bwd mean_{users} h + b for the dep rows of layer l
+// (out [m*K, H]), projection first (docs/model.md#projection-first): the part that no config
+// changes (b and the terms of rows independent at layer l-1) is computed once per node with K = 1
+// and broadcast over the K rows; then each weight multiplies the m'*K dep rows of layer l-1 once
+// (m' <= m) and the products are summed into the rows that read them. The same sums as the
+// aggregate-first order, in m'*K instead of m*K GEMM rows.
+void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                        const DependencePlan& plan, int64_t l, const MixedRows& prev,
+                        MatrixView out) {
+    const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
+    const int64_t m = static_cast<int64_t>(nodes.size()), k = prev.k, h = prev.h;
+    const float* bias = ps.value(conv.bias).data;
+    Tensor c = Tensor::uninit(m, h);
+    if (prev.base.rows > 0) {
+        const IndependentInputs x = independent_inputs(in, nodes, prev);
+        linear_forward(c.view(), x.self.cview(), ps.value(conv.w_self), bias);
+        linear_forward(c.view(), x.agg_fwd.cview(), ps.value(conv.w_fwd), nullptr, true);
+        linear_forward(c.view(), x.agg_bwd.cview(), ps.value(conv.w_bwd), nullptr, true);
+    } else {
+        for (int64_t i = 0; i < m; ++i) std::memcpy(c.view().row(i), bias, sizeof(float) * h);
+    }
+    parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i)
+            for (int64_t j = 0; j < k; ++j)
+                std::memcpy(out.row(i * k + j), c.view().row(i),
+                            sizeof(float) * static_cast<size_t>(h));
+    });
+    const int64_t mp = prev.dep.rows;
+    if (mp == 0) return;
+    const ConstMatrixView x(prev.dep.data, mp * k, h, h);
+    Tensor y = Tensor::uninit(mp * k, h);
+    const MatrixView wide_out{out.data, m, k * h, k * h};
+    const ConstMatrixView wide_y(y.data(), mp, k * h, k * h);
+    const std::pair<ParamId, const Csr*> terms[] = {
+        {conv.w_self, nullptr}, {conv.w_fwd, in.operands}, {conv.w_bwd, in.users}};
+    for (const auto& [w, adj] : terms) {
+        linear_forward(y.view(), x, ps.value(w), nullptr);
+        dep_spmm_accumulate(wide_out, nodes, adj, wide_y, prev.pos);
+    }
+}
+
+// Adjoint of dep_linear_forward without the bias (the epilogue's backward takes it): from dz
+// [m*K, H], accumulates the three weight gradients, the dep rows' gradient pg.ddep of layer l-1
+// and, for the rows independent at layer l-1, pg.dbase.
+void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                         const DependencePlan& plan, int64_t l, const MixedRows& prev,
+                         const MixedGrads& pg, ConstMatrixView dz) {
+    const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
+    const int64_t m = static_cast<int64_t>(nodes.size()), k = prev.k, h = prev.h;
+    if (prev.base.rows > 0) {
+        SEGRANK_CHECK(pg.dbase.rows == prev.base.rows, "Model::encode_backward: layer ", l - 1,
+                      " has base rows but no gradient");
+        // dC [m, H] = the sum of a node's K rows of dz; the inputs are recomputed (K = 1).
+        Tensor dc(m, h);
+        parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
+            for (int64_t i = r0; i < r1; ++i) {
+                float* d = dc.view().row(i);
+                for (int64_t j = 0; j < k; ++j) {
+                    const float* g = dz.row(i * k + j);
+                    for (int64_t c = 0; c < h; ++c) d[c] += g[c];
+                }
+            }
+        });
+        const IndependentInputs x = independent_inputs(in, nodes, prev);
+        Tensor ds(m, h), daf(m, h), dab(m, h);
+        linear_backward(ds.view(), ps.grad(conv.w_self), nullptr, dc.cview(), x.self.cview(),
+                        ps.value(conv.w_self));
+        linear_backward(daf.view(), ps.grad(conv.w_fwd), nullptr, dc.cview(), x.agg_fwd.cview(),
+                        ps.value(conv.w_fwd));
+        linear_backward(dab.view(), ps.grad(conv.w_bwd), nullptr, dc.cview(), x.agg_bwd.cview(),
+                        ps.value(conv.w_bwd));
+        Tensor zeros(prev.dep.rows, h);  // the dep rows' share, discarded
+        MixedGrads g1;
+        g1.dbase = pg.dbase;
+        g1.ddep = zeros.view();
+        g1.pos = pg.pos;
+        g1.k = 1;
+        g1.h = h;
+        const std::span<const int32_t> out_pos = plan.pos[static_cast<size_t>(l)];
+        mixed_gather_backward(g1, nodes, ds.cview());
+        mixed_spmm_backward(g1, *in.users, out_pos, in.operands->inverse_degrees(), daf.cview());
+        mixed_spmm_backward(g1, *in.operands, out_pos, in.users->inverse_degrees(), dab.cview());
+    }
+    const int64_t mp = prev.dep.rows;
+    if (mp == 0) return;
+    const std::vector<int32_t>& prev_nodes = plan.nodes[static_cast<size_t>(l - 1)];
+    const ConstMatrixView x(prev.dep.data, mp * k, h, h);
+    const MatrixView dx{pg.ddep.data, mp * k, h, h};
+    const ConstMatrixView wide_dz(dz.data, m, k * h, k * h);
+    Tensor dy_buf;
+    struct Term {
+        ParamId w;
+        const Csr* adj_t;
+        std::span<const float> inv;
+    };
+    const Term terms[] = {{conv.w_self, nullptr, {}},
+                          {conv.w_fwd, in.users, in.operands->inverse_degrees()},
+                          {conv.w_bwd, in.operands, in.users->inverse_degrees()}};
+    for (const Term& t : terms) {
+        ConstMatrixView dy = dz;  // the self term of an unchanged node set reads dz as it is
+        if (t.adj_t || mp != m) {
+            if (dy_buf.size() == 0) dy_buf = Tensor::uninit(mp * k, h);
+            dep_spmm_adjoint(MatrixView{dy_buf.data(), mp, k * h, k * h}, prev_nodes, t.adj_t,
+                             t.inv, wide_dz, plan.pos[static_cast<size_t>(l)]);
+            dy = dy_buf.cview();
+        }
+        MatmulArgs wg;
+        wg.trans_a = true;
+        wg.accumulate = true;
+        matmul(ps.grad(t.w), dy, x, wg);  // dW [H, H] += dy^T x
+        MatmulArgs acc;
+        acc.accumulate = true;
+        matmul(dx, dy, ps.value(t.w), acc);  // dx += dy W
+    }
 }
 
 }  // namespace
@@ -216,19 +363,13 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
         }
         st.dep[l] = Tensor::uninit(m * k, h);
         if (m > 0) {
-            // z = W_self self + b, then += W_fwd mean_operands, += W_bwd mean_users, streaming the
-            // two aggregates through one buffer (the backward recomputes them), then the fused
-            // epilogue.
+            // z = W_self self + W_fwd mean_operands + W_bwd mean_users + b, projection first,
+            // then the fused epilogue with the residual.
             const MixedRows prev = rows_of(st, l - 1, k, h);
             MatrixView out = st.dep[l].view();
-            Tensor self_buf, agg = Tensor::uninit(m * k, h);
+            dep_linear_forward(params_, conv, in, st.plan, l, prev, out);
+            Tensor self_buf;
             ConstMatrixView self = dep_self(st, l, k, h, self_buf);
-            linear_forward(out, self, params_.value(conv.w_self), params_.value(conv.bias).data);
-            mixed_spmm_forward(as_wide(agg, m, k, h), nodes, *in.operands, prev);
-            linear_forward(out, agg.cview(), params_.value(conv.w_fwd), nullptr, true);
-            mixed_spmm_forward(as_wide(agg, m, k, h), nodes, *in.users, prev);
-            linear_forward(out, agg.cview(), params_.value(conv.w_bwd), nullptr, true);
-            agg = Tensor();
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
             if (!instance()) {
                 conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr,
@@ -330,28 +471,8 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
                     instance_norm_stats_backward(ddep.view(), sv.xhat.cview(), sv.rstd.span(), s1,
                                                  s2, groups);
             }
-            const ConstMatrixView dz = ddep.cview();
-            Tensor x = Tensor::uninit(m * k, h), dx = Tensor::uninit(m * k, h);
-            auto weight_and_input_grad = [&](ParamId w, ConstMatrixView input) {
-                MatmulArgs wg;
-                wg.trans_a = true;
-                wg.accumulate = true;
-                matmul(params_.grad(w), dz, input, wg);       // dW [H, H] += dz^T input
-                matmul(dx.view(), dz, params_.value(w), {});  // dx = dz W
-            };
-            const ConstMatrixView self = dep_self(st, l, k, h, x);
-            weight_and_input_grad(conv.w_self, self);
-            mixed_gather_backward(pg, nodes, as_wide(dx, m, k, h));
-            mixed_spmm_forward(as_wide(x, m, k, h), nodes, *in.operands, prev);
-            weight_and_input_grad(conv.w_fwd, x.cview());
-            // operands aggregation: adjoint runs over users (= operands^T), scaled by operand
-            // degrees.
-            mixed_spmm_backward(pg, *in.users, st.plan.pos[l], in.operands->inverse_degrees(),
-                                as_wide(dx, m, k, h));
-            mixed_spmm_forward(as_wide(x, m, k, h), nodes, *in.users, prev);
-            weight_and_input_grad(conv.w_bwd, x.cview());
-            mixed_spmm_backward(pg, *in.operands, st.plan.pos[l], in.users->inverse_degrees(),
-                                as_wide(dx, m, k, h));
+            dep_linear_backward(params_, conv, in, st.plan, l, prev, pg,
+                                ConstMatrixView(ddep.data(), m * k, h, h));
         }
         if (need_base(st.plan, l)) {
             Tensor af, ab;

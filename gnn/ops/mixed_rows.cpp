@@ -172,6 +172,69 @@ void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<cons
     });
 }
 
+void dep_spmm_accumulate(MatrixView out, std::span<const int32_t> out_nodes, const Csr* adj,
+                         ConstMatrixView y, std::span<const int32_t> in_pos) {
+    const int64_t w = out.cols;
+    SEGRANK_CHECK(
+        out.rows == static_cast<int64_t>(out_nodes.size()) && (y.rows == 0 || y.cols == w),
+        "dep_spmm_accumulate: out[", out.rows, ",", out.cols, "] for ", out_nodes.size(),
+        " nodes, y[", y.rows, ",", y.cols, "]");
+    SEGRANK_CHECK(!adj || adj->num_rows() == static_cast<int64_t>(in_pos.size()),
+                  "dep_spmm_accumulate: adjacency has ", adj ? adj->num_rows() : 0, " rows for ",
+                  in_pos.size(), " nodes");
+    if (y.rows == 0) return;
+    const std::span<const float> inv = adj ? adj->inverse_degrees() : std::span<const float>{};
+    parallel_for(0, out.rows, 16, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i) {
+            const int32_t v = out_nodes[static_cast<size_t>(i)];
+            float* o = out.row(i);
+            if (!adj) {
+                const int32_t p = in_pos[static_cast<size_t>(v)];
+                if (p >= 0) add_to(o, y.row(p), w);
+                continue;
+            }
+            const float s = inv[static_cast<size_t>(v)];
+            for (int32_t u : adj->row(v)) {
+                const int32_t p = in_pos[static_cast<size_t>(u)];
+                if (p >= 0) axpy_to(o, s, y.row(p), w);
+            }
+        }
+    });
+}
+
+void dep_spmm_adjoint(MatrixView dy, std::span<const int32_t> in_nodes, const Csr* adj_t,
+                      std::span<const float> fwd_inv_deg, ConstMatrixView dout,
+                      std::span<const int32_t> out_pos) {
+    const int64_t w = dy.cols;
+    SEGRANK_CHECK(
+        dy.rows == static_cast<int64_t>(in_nodes.size()) && (dout.rows == 0 || dout.cols == w),
+        "dep_spmm_adjoint: dy[", dy.rows, ",", dy.cols, "] for ", in_nodes.size(), " nodes, dout[",
+        dout.rows, ",", dout.cols, "]");
+    SEGRANK_CHECK(!adj_t || (adj_t->num_rows() == static_cast<int64_t>(out_pos.size()) &&
+                             fwd_inv_deg.size() == out_pos.size()),
+                  "dep_spmm_adjoint: adjacency has ", adj_t ? adj_t->num_rows() : 0, " rows, ",
+                  fwd_inv_deg.size(), " degrees for ", out_pos.size(), " nodes");
+    if (!adj_t)
+        for (int32_t u : in_nodes)
+            SEGRANK_CHECK(out_pos[static_cast<size_t>(u)] >= 0, "dep_spmm_adjoint: dep node ", u,
+                          " of layer l-1 has no row in layer l");
+    parallel_for(0, dy.rows, 16, [&](int64_t r0, int64_t r1) {
+        for (int64_t p = r0; p < r1; ++p) {
+            const int32_t u = in_nodes[static_cast<size_t>(p)];
+            float* d = dy.row(p);
+            std::memset(d, 0, sizeof(float) * static_cast<size_t>(w));
+            if (!adj_t) {
+                add_to(d, dout.row(out_pos[static_cast<size_t>(u)]), w);
+                continue;
+            }
+            for (int32_t v : adj_t->row(u)) {
+                const int32_t o = out_pos[static_cast<size_t>(v)];
+                if (o >= 0) axpy_to(d, fwd_inv_deg[static_cast<size_t>(v)], dout.row(o), w);
+            }
+        }
+    });
+}
+
 namespace {
 
 // The independent pooled nodes of a readout: their column sums and maxima (first argmax; -1 while

@@ -47,6 +47,26 @@ void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, cons
 void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<const int32_t> out_pos,
                          std::span<const float> fwd_inv_deg, ConstMatrixView dout);
 
+/// The projected-rows aggregation of a SAGE layer's dep rows (docs/model.md#projection-first):
+/// with y the dep rows of layer l-1 already multiplied by one weight ([m_prev, K*H], row p = the
+/// node at position p of layer l-1, located by in_pos [n]), accumulates for every output node v =
+/// out_nodes[i] (one writer per row): adj null (the self term): out[i] += y[in_pos[v]] when
+/// in_pos[v] >= 0; else out[i] += inv_deg(v) * y[in_pos[u]] for every u in adj.row(v) with
+/// in_pos[u] >= 0 (inv_deg = adj.inverse_degrees()). Rows of independent inputs (in_pos < 0) are
+/// not read: the caller adds their config-independent part once per node. out: [out_nodes.size(),
+/// K*H]. Throws segrank::Error on shapes.
+void dep_spmm_accumulate(MatrixView out, std::span<const int32_t> out_nodes, const Csr* adj,
+                         ConstMatrixView y, std::span<const int32_t> in_pos);
+/// Adjoint of dep_spmm_accumulate for the dep inputs: writes (does not accumulate) dy[p] for every
+/// input node u = in_nodes[p] (the nodes of layer l-1, in_nodes[p] has in_pos p): adj_t null: dy[p]
+/// = dout[out_pos[u]] (out_pos[u] >= 0 is required: every dep node of layer l-1 is one of layer
+/// l); else dy[p] = sum over v in adj_t.row(u) with out_pos[v] >= 0 of fwd_inv_deg[v] *
+/// dout[out_pos[v]], adj_t = adj.transpose(), fwd_inv_deg = adj.inverse_degrees(). dy:
+/// [in_nodes.size(), K*H]; dout: [m, K*H]; out_pos: [n]. Throws segrank::Error on shapes.
+void dep_spmm_adjoint(MatrixView dy, std::span<const int32_t> in_nodes, const Csr* adj_t,
+                      std::span<const float> fwd_inv_deg, ConstMatrixView dout,
+                      std::span<const int32_t> out_pos);
+
 /// Read-only deduplicated layer state of an inference encode (docs/model.md#row-deduplication):
 /// the K config rows of dep node p are the rows uniq[off[p] + cls[p * K + k]], so configs whose
 /// row is the same share one stored row; independent nodes read base. base: [n, H] (may be empty

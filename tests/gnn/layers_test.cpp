@@ -566,6 +566,63 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "projection-first kernels: dep_spmm_accumulate adds the dep neighbours' rows as the mixed mean "
+    "does with zero base rows, dep_spmm_adjoint is its exact adjoint, and shapes are refused") {
+    // 7 nodes; layer l-1 has dep nodes {1, 4, 5}, layer l has {0, 1, 2, 4, 5} (a superset).
+    std::vector<int32_t> u = {1, 2, 3, 3, 4, 5, 5, 6};
+    std::vector<int32_t> v = {0, 1, 2, 0, 3, 4, 2, 5};
+    GraphCsr g = build_graph_csr(7, u, v);
+    const int64_t k = 3, h = 2, n = 7;
+    const std::vector<int32_t> prev_nodes = {1, 4, 5}, out_nodes = {0, 1, 2, 4, 5};
+    std::vector<int32_t> in_pos(n, -1), out_pos(n, -1);
+    for (size_t i = 0; i < prev_nodes.size(); ++i) in_pos[prev_nodes[i]] = static_cast<int32_t>(i);
+    for (size_t i = 0; i < out_nodes.size(); ++i) out_pos[out_nodes[i]] = static_cast<int32_t>(i);
+    Rng rng(12);
+    const Tensor y = random_tensor(3, k * h, rng), zero_base(n, h);
+    const MixedRows zin{zero_base.cview(), y.cview(), in_pos, k, h};
+    const std::pair<const Csr*, const Csr*> terms[] = {
+        {nullptr, nullptr}, {&g.operands, &g.users}, {&g.users, &g.operands}};
+    for (const auto& [adj, adj_t] : terms) {
+        const char* term = adj == nullptr ? "self" : adj == &g.operands ? "operands" : "users";
+        INFO(term);
+        Tensor start = random_tensor(5, k * h, rng), got = start.clone(), want(5, k * h);
+        dep_spmm_accumulate(got.view(), out_nodes, adj, y.cview(), in_pos);
+        if (adj)
+            mixed_spmm_forward(want.view(), out_nodes, *adj, zin);
+        else
+            mixed_gather_forward(want.view(), out_nodes, zin);
+        for (int64_t i = 0; i < 5; ++i)
+            for (int64_t c = 0; c < k * h; ++c)
+                CHECK(got.at(i, c) ==
+                      doctest::Approx(start.at(i, c) + want.at(i, c)).epsilon(1e-6));
+        // <A y, d> == <y, A^T d> for a random d.
+        const Tensor d = random_tensor(5, k * h, rng);
+        Tensor ay(5, k * h), aty(3, k * h);
+        dep_spmm_accumulate(ay.view(), out_nodes, adj, y.cview(), in_pos);
+        aty.view().at(0, 0) = 99.0f;  // written, not accumulated
+        dep_spmm_adjoint(aty.view(), prev_nodes, adj_t,
+                         adj ? adj->inverse_degrees() : std::span<const float>{}, d.cview(),
+                         out_pos);
+        double lhs = 0, rhs = 0;
+        for (int64_t i = 0; i < 5; ++i)
+            for (int64_t c = 0; c < k * h; ++c) lhs += double(ay.at(i, c)) * d.at(i, c);
+        for (int64_t i = 0; i < 3; ++i)
+            for (int64_t c = 0; c < k * h; ++c) rhs += double(y.at(i, c)) * aty.at(i, c);
+        CHECK(lhs == doctest::Approx(rhs).epsilon(1e-6));
+    }
+    Tensor bad(4, k * h), dy(3, k * h), narrow(5, h);
+    CHECK_THROWS_AS(dep_spmm_accumulate(bad.view(), out_nodes, nullptr, y.cview(), in_pos), Error);
+    CHECK_THROWS_AS(dep_spmm_accumulate(narrow.view(), out_nodes, nullptr, y.cview(), in_pos),
+                    Error);
+    std::vector<int32_t> short_pos(n, -1);  // a dep node of layer l-1 missing from layer l
+    short_pos[1] = 0;
+    short_pos[5] = 1;
+    CHECK_THROWS_WITH_AS(
+        dep_spmm_adjoint(dy.view(), prev_nodes, nullptr, {}, bad.cview(), short_pos),
+        doctest::Contains("dep node 4"), Error);
+}
+
+TEST_CASE(
     "layout embedding rows tell padding from dimension 0 by the rank and the configured output "
     "replaces the own layout") {
     // Rank 2, own layout {1, 0}: the published files pad f134-139 with 0, here -1 past the rank.
