@@ -141,6 +141,7 @@ void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const Segmen
     const int64_t mp = prev.dep.rows;
     if (mp == 0) return;
     const ConstMatrixView x(prev.dep.data, mp * k, h, h);
+    const Bf16OperandHold hold_x(x);  // bf16: x is rounded once for its three products
     Tensor y = Tensor::uninit(mp * k, h);
     const MatrixView wide_out{out.data, m, k * h, k * h};
     const ConstMatrixView wide_y(y.data(), mp, k * h, k * h);
@@ -199,6 +200,7 @@ void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInpu
     const std::vector<int32_t>& prev_nodes = plan.nodes[static_cast<size_t>(l - 1)];
     const ConstMatrixView x(prev.dep.data, mp * k, h, h);
     const MatrixView dx{pg.ddep.data, mp * k, h, h};
+    const Bf16OperandHold hold_x(x);  // bf16: rounded once for the three weight gradients
     const ConstMatrixView wide_dz(dz.data, m, k * h, k * h);
     Tensor dy_buf;
     struct Term {
@@ -217,6 +219,7 @@ void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInpu
                              t.inv, wide_dz, plan.pos[static_cast<size_t>(l)]);
             dy = dy_buf.cview();
         }
+        const Bf16OperandHold hold_dy(dy);  // bf16: rounded once for dW and dx
         MatmulArgs wg;
         wg.trans_a = true;
         wg.accumulate = true;

@@ -48,6 +48,7 @@ void SageConv::backward_linear(ParamStore& store, MatrixView d_self, MatrixView 
                                MatrixView d_agg_bwd, ConstMatrixView dz, ConstMatrixView self,
                                ConstMatrixView agg_fwd, ConstMatrixView agg_bwd) const {
     if (dz.rows == 0) return;
+    const Bf16OperandHold hold_dz(dz);  // bf16: dz is rounded once for its six products
     linear_backward(d_self, store.grad(w_self), nullptr, dz, self, store.value(w_self));
     linear_backward(d_agg_fwd, store.grad(w_fwd), nullptr, dz, agg_fwd, store.value(w_fwd));
     linear_backward(d_agg_bwd, store.grad(w_bwd), nullptr, dz, agg_bwd, store.value(w_bwd));

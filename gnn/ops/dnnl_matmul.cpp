@@ -133,34 +133,22 @@ bool dnnl_bf16_native() {
     return (isa & need) == need;
 }
 
-namespace {
-
-// One row of fp32 values as bf16 bits, rounded as round_to_bf16 does (nearest, ties to even; NaN
-// stays NaN with its quiet bit set; infinities stay). Branch-free so the clones vectorize it: with
-// a scalar round_to_bf16 loop here, bf16 training steps ran at 0.78x (full graph) and 0.68x
-// (segments) of fp32's speed; with this one at 1.27x and 1.36x (docs/model.md#precision).
-SEGRANK_SIMD_CLONES void pack_row_bf16(const float* __restrict src, uint16_t* __restrict dst,
-                                       int64_t n) {
-    for (int64_t j = 0; j < n; ++j) dst[j] = bf16_bits(src[j]);
-}
-
-// The stored [rows, cols] operand `x` as packed bf16 (round to nearest even) in `out`.
-void pack_bf16(ConstMatrixView x, std::vector<uint16_t>& out) {
-    out.resize(static_cast<size_t>(x.rows * x.cols));
-    parallel_for(0, x.rows, 256, [&](int64_t r0, int64_t r1) {
-        for (int64_t i = r0; i < r1; ++i) pack_row_bf16(x.row(i), out.data() + i * x.cols, x.cols);
-    });
-}
-
-}  // namespace
-
 void dnnl_matmul_bf16(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,
-                      int64_t m, int64_t k, int64_t n) {
+                      int64_t m, int64_t k, int64_t n, const uint16_t* a_bits,
+                      const uint16_t* b_bits) {
     // Reused between calls (all calls come from the compute thread).
     static std::vector<uint16_t> abuf, bbuf;
     try {
-        pack_bf16(a, abuf);
-        pack_bf16(b, bbuf);
+        if (!a_bits) {
+            abuf.resize(static_cast<size_t>(a.rows * a.cols));
+            pack_bf16(a, abuf.data());
+            a_bits = abuf.data();
+        }
+        if (!b_bits) {
+            bbuf.resize(static_cast<size_t>(b.rows * b.cols));
+            pack_bf16(b, bbuf.data());
+            b_bits = bbuf.data();
+        }
         DnnlContext& ctx = context();
         Key key{args.trans_a,
                 args.trans_b,
@@ -176,8 +164,8 @@ void dnnl_matmul_bf16(MatrixView c, ConstMatrixView a, ConstMatrixView b, const 
         dnnl::matmul& prim = ctx.get(key);
         const auto& eng = ctx.engine();
         const auto bf16 = memory::data_type::bf16;
-        memory am(md(m, k, args.trans_a, a.cols, bf16), eng, abuf.data());
-        memory bm(md(k, n, args.trans_b, b.cols, bf16), eng, bbuf.data());
+        memory am(md(m, k, args.trans_a, a.cols, bf16), eng, const_cast<uint16_t*>(a_bits));
+        memory bm(md(k, n, args.trans_b, b.cols, bf16), eng, const_cast<uint16_t*>(b_bits));
         memory cm(md(m, n, false, c.stride), eng, c.data);
         execute(ctx, prim, am, bm, cm, args.bias, n);
     } catch (const dnnl::error& e) {

@@ -80,6 +80,26 @@ inline uint16_t bf16_bits(float x) {
 /// fp32 -> bfloat16 -> fp32 (bf16_bits widened back).
 float round_to_bf16(float x);
 
+/// Declares that the values of `x` do not change while the hold lives, so that under bf16 (native
+/// or emulated) every product that reads exactly this view (same data pointer, shape and stride)
+/// as A or B rounds it to bf16 once and reuses the rounded copy (docs/model.md#precision). Up to
+/// two holds live at a time (a third is inert: its products round as usual); under fp32 a hold
+/// does nothing. The rounded copy's buffer is kept for the next hold (no page faults per step).
+/// Results are bit for bit those without the hold. Compute thread only, like matmul().
+class Bf16OperandHold {
+public:
+    explicit Bf16OperandHold(ConstMatrixView x);
+    ~Bf16OperandHold();
+    Bf16OperandHold(const Bf16OperandHold&) = delete;
+    Bf16OperandHold& operator=(const Bf16OperandHold&) = delete;
+
+private:
+    int slot_ = -1;
+};
+/// Number of operand roundings (bf16 packs of A or B, native or emulated) since the last
+/// reset_matmul_flops(), for tests and benchmarks.
+int64_t bf16_operand_roundings();
+
 /// Floating-point operations (2 m n k per product, bias and accumulation not counted) of every
 /// matmul() call of this process since the last reset (relaxed atomic; for benchmarks).
 int64_t matmul_flops();
@@ -93,8 +113,13 @@ void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const Matmu
 /// Number of cached oneDNN primitives (for tests of the cache).
 int64_t dnnl_cache_size();
 /// The bf16 oneDNN product (operands converted to packed bf16 buffers, fp32 C); shapes validated.
+/// a_bits / b_bits: the operand already packed (pack_bf16), or null to pack it here.
 void dnnl_matmul_bf16(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,
-                      int64_t m, int64_t k, int64_t n);
+                      int64_t m, int64_t k, int64_t n, const uint16_t* a_bits = nullptr,
+                      const uint16_t* b_bits = nullptr);
+/// The stored [rows, cols] operand x (any stride) as contiguous bf16 bits (bf16_bits of every
+/// value) in out [rows * cols]: vectorized and parallel, the bf16 operand packing.
+void pack_bf16(ConstMatrixView x, uint16_t* out);
 /// Whether the CPU has avx512_core_bf16 (oneDNN's effective ISA).
 bool dnnl_bf16_native();
 }  // namespace detail

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -270,4 +271,67 @@ TEST_CASE(
         CHECK_THROWS_AS(set_matmul_precision(MatmulPrecision::kBf16), Error);
         MESSAGE("this CPU has no native bf16 matmul: only the emulated path was checked");
     }
+}
+
+TEST_CASE(
+    "an operand hold rounds a bf16 operand once for every product that reads it, with results bit "
+    "for bit those without the hold, and does nothing under fp32") {
+    Rng rng(19);
+    const int64_t m = 400, k = 128, n = 64;  // above kBf16MinFlops
+    Tensor x = random_tensor(m, k, rng), w1 = random_tensor(n, k, rng),
+           w2 = random_tensor(n, k, rng);
+    Tensor dy = random_tensor(m, n, rng);
+    REQUIRE(matmul_precision() == MatmulPrecision::kFp32);
+    // Forward x W^T twice and a weight gradient dy^T x: x is A, A, then B.
+    auto products = [&](bool hold, Tensor& y1, Tensor& y2, Tensor& dw) {
+        MatmulArgs fwd;
+        fwd.trans_b = true;
+        MatmulArgs wg;
+        wg.trans_a = true;
+        std::optional<Bf16OperandHold> h;
+        if (hold) h.emplace(x.cview());
+        matmul(y1.view(), x.cview(), w1.cview(), fwd);
+        matmul(y2.view(), x.cview(), w2.cview(), fwd);
+        matmul(dw.view(), dy.cview(), x.cview(), wg);
+    };
+    for (MatmulPrecision p :
+         {MatmulPrecision::kFp32, MatmulPrecision::kBf16Emulated, MatmulPrecision::kBf16}) {
+        if (p == MatmulPrecision::kBf16 && !bf16_supported()) continue;
+        CAPTURE(to_string(p));
+        set_matmul_precision(p);
+        Tensor a1(m, n), a2(m, n), adw(n, k), b1(m, n), b2(m, n), bdw(n, k);
+        reset_matmul_flops();
+        products(false, a1, a2, adw);
+        const int64_t without = bf16_operand_roundings();
+        reset_matmul_flops();
+        products(true, b1, b2, bdw);
+        const int64_t with = bf16_operand_roundings();
+        set_matmul_precision(MatmulPrecision::kFp32);
+        CHECK(std::equal(a1.span().begin(), a1.span().end(), b1.span().begin()));
+        CHECK(std::equal(a2.span().begin(), a2.span().end(), b2.span().begin()));
+        CHECK(std::equal(adw.span().begin(), adw.span().end(), bdw.span().begin()));
+        if (p == MatmulPrecision::kFp32) {
+            CHECK(without == 0);
+            CHECK(with == 0);
+        } else {
+            CHECK(without == 6);  // both operands of three products
+            CHECK(with == 4);     // x once, w1, w2, dy
+        }
+    }
+    // A changed view (another row count) is not the held one: it is rounded on its own.
+    set_matmul_precision(MatmulPrecision::kBf16Emulated);
+    {
+        const Bf16OperandHold h(x.cview());
+        Tensor y(m / 2, n);
+        MatmulArgs fwd;
+        fwd.trans_b = true;
+        reset_matmul_flops();
+        matmul(y.view(), x.cview().rows_range(0, m / 2), w1.cview(), fwd);
+        CHECK(bf16_operand_roundings() == 2);
+        Tensor full(m, n);
+        matmul(full.view(), x.cview(), w1.cview(), fwd);
+        for (int64_t i = 0; i < m / 2; ++i)
+            for (int64_t j = 0; j < n; ++j) CHECK(y.at(i, j) == full.at(i, j));
+    }
+    set_matmul_precision(MatmulPrecision::kFp32);
 }
