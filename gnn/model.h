@@ -308,10 +308,13 @@ private:
     // Base rows of SAGE layer l [n, H] from prev [n, H] (the layer-l-1 base rows). With graph
     // instance normalization their statistics [H] go to mu / rstd (untouched otherwise).
     // With config_attention the layer's attention on base rows follows (its state to xsaved).
-    void base_layer_forward(const SegmentInput& in, int64_t l, ConstMatrixView prev, Tensor& out,
-                            SageConv::Saved* saved, ConfigAttention::Saved* xsaved,
-                            const DropoutSpec* ds, std::vector<float>& mu,
-                            std::vector<float>& rstd) const;
+    // When base_rows_subset(plan, l), only the rows of nodes independent at layer l are computed
+    // (saved state, attention's too, of those rows only); the others are 0
+    // (docs/model.md#config-independence).
+    void base_layer_forward(const SegmentInput& in, const DependencePlan& plan, int64_t l,
+                            ConstMatrixView prev, Tensor& out, SageConv::Saved* saved,
+                            ConfigAttention::Saved* xsaved, const DropoutSpec* ds,
+                            std::vector<float>& mu, std::vector<float>& rstd) const;
     void input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMatrixView ddep);
     // Throws segrank::Error unless `cached` is an EncodeBase of plan p for this model.
     void check_cached(const DependencePlan& p, const EncodeBase& cached) const;
@@ -326,6 +329,12 @@ private:
     /// instance_base (its statistics are taken over every node's base row).
     bool need_base(const DependencePlan& p, int64_t l) const {
         return p.has_base(l) || instance_base();
+    }
+    /// Whether base layer l computes only the rows of nodes independent at layer l (the base rows
+    /// of dep nodes are never read): when some node is dep and without graph instance
+    /// normalization (its statistics take every base row).
+    bool base_rows_subset(const DependencePlan& p, int64_t l) const {
+        return !instance() && !p.nodes[static_cast<size_t>(l)].empty();
     }
 
     ModelConfig cfg_;

@@ -334,7 +334,7 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
         const auto m = static_cast<int64_t>(nodes.size());
         std::vector<float> mu, rstd;
         if (need_base(pl, l) && !cached) {
-            base_layer_forward(in2, l, st.base[l - 1].cview(), st.base[l], nullptr, nullptr,
+            base_layer_forward(in2, pl, l, st.base[l - 1].cview(), st.base[l], nullptr, nullptr,
                                nullptr, mu, rstd);
         } else if (cached && instance_base()) {
             mu = cached->norm_mu[static_cast<size_t>(l - 1)];

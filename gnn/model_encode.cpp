@@ -230,6 +230,66 @@ void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInpu
     }
 }
 
+// The inputs of a base layer restricted to the nodes independent at layer l (Model::
+// base_rows_subset): their self rows and neighbour means of the layer-l-1 base rows, [r, H] each.
+// An independent node's neighbours are independent one layer earlier, so every row read is a base
+// row.
+struct BaseSubset {
+    std::vector<int32_t> nodes;  ///< the independent nodes of layer l, ascending
+    std::vector<int32_t> none;   ///< [n] all -1: every row read as a base row
+    Tensor self, agg_fwd, agg_bwd;
+
+    BaseSubset(const SegmentInput& in, const DependencePlan& plan, int64_t l,
+               ConstMatrixView prev) {
+        const std::vector<int32_t>& pos = plan.pos[static_cast<size_t>(l)];
+        const int64_t n = static_cast<int64_t>(pos.size()), h = prev.cols;
+        for (int32_t v = 0; v < n; ++v)
+            if (pos[static_cast<size_t>(v)] < 0) nodes.push_back(v);
+        none.assign(static_cast<size_t>(n), -1);
+        const MixedRows r{prev, ConstMatrixView(nullptr, 0, h, h), none, 1, h};
+        self = Tensor::uninit(size(), h);
+        agg_fwd = Tensor::uninit(size(), h);
+        agg_bwd = Tensor::uninit(size(), h);
+        mixed_gather_forward(self.view(), nodes, r);
+        mixed_spmm_forward(agg_fwd.view(), nodes, *in.operands, r);
+        mixed_spmm_forward(agg_bwd.view(), nodes, *in.users, r);
+    }
+    int64_t size() const { return static_cast<int64_t>(nodes.size()); }
+    // out rows of the subset's nodes <- rows [r, H].
+    void scatter(ConstMatrixView rows, MatrixView out) const {
+        parallel_for(0, size(), 256, [&](int64_t r0, int64_t r1) {
+            for (int64_t i = r0; i < r1; ++i)
+                std::memcpy(out.row(nodes[static_cast<size_t>(i)]), rows.row(i),
+                            sizeof(float) * static_cast<size_t>(rows.cols));
+        });
+    }
+    // rows [r, H] <- out rows of the subset's nodes.
+    void gather(ConstMatrixView full, MatrixView rows) const {
+        parallel_for(0, size(), 256, [&](int64_t r0, int64_t r1) {
+            for (int64_t i = r0; i < r1; ++i)
+                std::memcpy(rows.row(i), full.row(nodes[static_cast<size_t>(i)]),
+                            sizeof(float) * static_cast<size_t>(rows.cols));
+        });
+    }
+    // Adjoint of the inputs: d_base [n, H] (layer l-1) += the gradients of self, agg_fwd, agg_bwd.
+    void backward(const SegmentInput& in, MatrixView d_base, ConstMatrixView d_self,
+                  ConstMatrixView d_fwd, ConstMatrixView d_bwd) const {
+        const int64_t h = d_base.cols;
+        MixedGrads g;
+        g.dbase = d_base;
+        g.ddep = MatrixView{nullptr, 0, h, h};
+        g.pos = none;
+        g.k = 1;
+        g.h = h;
+        std::vector<int32_t> out_pos(none.size(), -1);
+        for (size_t i = 0; i < nodes.size(); ++i)
+            out_pos[static_cast<size_t>(nodes[i])] = static_cast<int32_t>(i);
+        mixed_gather_backward(g, nodes, d_self);
+        mixed_spmm_backward(g, *in.users, out_pos, in.operands->inverse_degrees(), d_fwd);
+        mixed_spmm_backward(g, *in.operands, out_pos, in.users->inverse_degrees(), d_bwd);
+    }
+};
+
 }  // namespace
 
 int64_t EncodeBase::memory_bytes() const {
@@ -250,12 +310,24 @@ int64_t Model::encode_base_bytes(int64_t n) const {
            levels * 2 * n * static_cast<int64_t>(sizeof(int32_t));
 }
 
-void Model::base_layer_forward(const SegmentInput& in, int64_t l, ConstMatrixView prev, Tensor& out,
-                               SageConv::Saved* saved, ConfigAttention::Saved* xsaved,
-                               const DropoutSpec* ds, std::vector<float>& mu,
-                               std::vector<float>& rstd) const {
+void Model::base_layer_forward(const SegmentInput& in, const DependencePlan& plan, int64_t l,
+                               ConstMatrixView prev, Tensor& out, SageConv::Saved* saved,
+                               ConfigAttention::Saved* xsaved, const DropoutSpec* ds,
+                               std::vector<float>& mu, std::vector<float>& rstd) const {
     const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
     const int64_t h = cfg_.hidden;
+    if (base_rows_subset(plan, l)) {
+        const BaseSubset sub(in, plan, l, prev);
+        Tensor rows = Tensor::uninit(sub.size(), h);
+        DropoutSpec dsr;
+        if (ds) dsr = {ds->p, ds->seed, sub.nodes, 1};
+        conv.forward(params_, rows.view(), sub.self.cview(), sub.agg_fwd.cview(),
+                     sub.agg_bwd.cview(), saved, ds ? &dsr : nullptr);
+        if (attn()) xattn_[static_cast<size_t>(l - 1)].forward_base(params_, rows.view(), xsaved);
+        out = Tensor(in.num_nodes(), h);
+        sub.scatter(rows.cview(), out.view());
+        return;
+    }
     Tensor af, ab;
     base_inputs(in, prev, af, ab);
     out = Tensor(in.num_nodes(), h);
@@ -291,7 +363,7 @@ EncodeBase Model::encode_base(const SegmentInput& in) const {
     for (int64_t l = 1; l <= cfg_.layers; ++l) {
         if (!need_base(b.plan, l)) continue;
         std::vector<float> mu, rstd;
-        base_layer_forward(in, l, b.base[static_cast<size_t>(l - 1)].cview(),
+        base_layer_forward(in, b.plan, l, b.base[static_cast<size_t>(l - 1)].cview(),
                            b.base[static_cast<size_t>(l)], nullptr, nullptr, nullptr, mu, rstd);
         if (instance_base()) {
             b.norm_mu[static_cast<size_t>(l - 1)] = std::move(mu);
@@ -357,9 +429,10 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
         std::vector<float> mu, rstd;
         if (need_base(st.plan, l) && !cached) {
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
-            base_layer_forward(
-                in, l, st.base[l - 1].cview(), st.base[l], keep ? &st.base_conv[l - 1] : nullptr,
-                keep && attn() ? &st.base_xattn[l - 1] : nullptr, drop ? &ds : nullptr, mu, rstd);
+            base_layer_forward(in, st.plan, l, st.base[l - 1].cview(), st.base[l],
+                               keep ? &st.base_conv[l - 1] : nullptr,
+                               keep && attn() ? &st.base_xattn[l - 1] : nullptr,
+                               drop ? &ds : nullptr, mu, rstd);
         } else if (cached && instance_base()) {
             mu = cached->norm_mu[static_cast<size_t>(l - 1)];
             rstd = cached->norm_rstd[static_cast<size_t>(l - 1)];
@@ -439,10 +512,11 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
         if (attn()) {  // dbase / ddep: from d(after attention) to d(the SAGE layer's output)
             const ConfigAttention& xa = xattn_[static_cast<size_t>(l - 1)];
             if (m > 0) xa.backward(params_, ddep.view(), st.dep_xattn[l - 1]);
-            if (need_base(st.plan, l))
+            if (need_base(st.plan, l) && !base_rows_subset(st.plan, l)) {
                 xa.backward_base(params_, dbase.view(), st.base_xattn[l - 1]);
+                st.base_xattn[l - 1] = ConfigAttention::Saved{};
+            }
             st.dep_xattn[l - 1] = ConfigAttention::Saved{};
-            st.base_xattn[l - 1] = ConfigAttention::Saved{};
         }
         Tensor pbase, pdep;
         alloc(l - 1, pbase, pdep);
@@ -477,7 +551,23 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
             dep_linear_backward(params_, conv, in, st.plan, l, prev, pg,
                                 ConstMatrixView(ddep.data(), m * k, h, h));
         }
-        if (need_base(st.plan, l)) {
+        if (need_base(st.plan, l) && base_rows_subset(st.plan, l)) {
+            // Only the rows of nodes independent at layer l were computed (base_layer_forward).
+            const BaseSubset sub(in, st.plan, l, st.base[l - 1].cview());
+            const int64_t r = sub.size();
+            Tensor drows = Tensor::uninit(r, h), dself(r, h), daf(r, h), dab(r, h);
+            sub.gather(dbase.cview(), drows.view());
+            if (attn()) {  // from d(after attention) to d(the SAGE layer's output), these rows
+                xattn_[static_cast<size_t>(l - 1)].backward_base(params_, drows.view(),
+                                                                 st.base_xattn[l - 1]);
+                st.base_xattn[l - 1] = ConfigAttention::Saved{};
+            }
+            DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), sub.nodes, 1};
+            conv.backward(params_, dself.view(), daf.view(), dab.view(), drows.cview(),
+                          sub.self.cview(), sub.agg_fwd.cview(), sub.agg_bwd.cview(),
+                          st.base_conv[l - 1], drop ? &ds : nullptr);
+            sub.backward(in, pbase.view(), dself.cview(), daf.cview(), dab.cview());
+        } else if (need_base(st.plan, l)) {
             Tensor af, ab;
             base_inputs(st, l, af, ab);
             Tensor daf(n, h), dab(n, h);
