@@ -4,10 +4,14 @@
 // same run. Every reported time is a median over --steps steps after --warmup steps. `--memory`
 // switches to the GST memory benchmark (cli/bench_memory.cpp), which has its own options.
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cxxopts.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -109,24 +113,59 @@ ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segm
     return r;
 }
 
-// Runs the peer and returns the numeric members of its JSON line (empty map if it failed).
+// Whether `python` names an executable file: a path (with '/') directly, else looked up in PATH.
+bool executable_found(const std::string& python) {
+    namespace fs = std::filesystem;
+    auto ok = [](const fs::path& p) {
+        std::error_code ec;
+        return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+    };
+    if (python.find('/') != std::string::npos) return ok(python);
+    const char* path = std::getenv("PATH");
+    std::stringstream dirs(path ? path : "");
+    for (std::string d; std::getline(dirs, d, ':');)
+        if (!d.empty() && ok(fs::path(d) / python)) return true;
+    return false;
+}
+
+// Runs the peer with the benchmark's model and step settings and returns the numeric members of
+// its JSON line. Throws segrank::Error naming the command, its exit status and the end of its
+// stderr when it fails or prints no result.
 std::map<std::string, double> run_peer(const std::string& python, const std::string& script,
-                                       const std::string& npz, const std::string& mode_args,
-                                       int steps, int warmup, int threads) {
+                                       const std::string& args) {
+    namespace fs = std::filesystem;
+    const fs::path err_path = fs::temp_directory_path() /
+                              ("segrank_bench_peer_" + std::to_string(::getpid()) + ".stderr");
     std::ostringstream cmd;
-    cmd << python << " " << script << " --npz " << npz << " " << mode_args << " --steps " << steps
-        << " --warmup " << warmup << " --threads " << threads << " 2>/dev/null";
+    cmd << python << " " << script << " " << args;
     std::cerr << "  peer: " << cmd.str() << "\n";
-    std::map<std::string, double> out;
-    FILE* p = popen(cmd.str().c_str(), "r");
-    if (!p) return out;
+    const std::string full = cmd.str() + " 2>'" + err_path.string() + "'";
     std::string text;
-    char buf[4096];
-    while (fgets(buf, sizeof buf, p)) text += buf;
-    const int rc = pclose(p);
+    int rc = -1;
+    if (FILE* p = popen(full.c_str(), "r")) {
+        char buf[4096];
+        while (fgets(buf, sizeof buf, p)) text += buf;
+        rc = pclose(p);
+    }
+    std::string err_tail;
+    {
+        std::ifstream f(err_path);
+        std::vector<std::string> lines;
+        for (std::string line; std::getline(f, line);) lines.push_back(line);
+        const size_t from = lines.size() > 12 ? lines.size() - 12 : 0;
+        for (size_t i = from; i < lines.size(); ++i) err_tail += "\n    " + lines[i];
+    }
+    std::error_code ec;
+    fs::remove(err_path, ec);
     if (rc != 0) {
-        std::cerr << "  peer exited with status " << rc << "\n";
-        return out;
+        std::string status = "could not be started";
+        if (rc != -1 && WIFEXITED(rc))
+            status = "exited with code " + std::to_string(WEXITSTATUS(rc));
+        else if (rc != -1 && WIFSIGNALED(rc))
+            status = "was killed by signal " + std::to_string(WTERMSIG(rc));
+        throw Error(str("the PyTorch peer ", status, ": ", cmd.str(),
+                        err_tail.empty() ? std::string() : "\n  its stderr ends:" + err_tail,
+                        "\n  (--no-peer skips the peer; --python and --peer-script choose it)"));
     }
     // The peer prints one JSON object with a "peer" member as its last such line.
     std::istringstream lines(text);
@@ -140,12 +179,13 @@ std::map<std::string, double> run_peer(const std::string& python, const std::str
             // a line of other output that happens to start with '{'
         }
     }
-    if (!result.is_object()) {
-        std::cerr << "  peer printed no JSON line with a \"peer\" member\n";
-        return out;
-    }
+    SEGRANK_CHECK(result.is_object(),
+                  "the PyTorch peer printed no JSON line with a \"peer\" member: ", cmd.str());
+    std::map<std::string, double> out;
     for (const auto& [key, value] : result.items())
         if (value.is_number()) out[key] = value.get<double>();
+    SEGRANK_CHECK(out.count("median_step_s") && out.at("median_step_s") > 0,
+                  "the PyTorch peer's result has no positive median_step_s: ", cmd.str());
     return out;
 }
 
@@ -189,7 +229,23 @@ int run_bench(int argc, char** argv) {
     // (large tensors are huge-page mappings, gnn/core/tensor.cpp).
     const int steps = a["steps"].as<int>(), warmup = a["warmup"].as<int>();
     const int64_t k = a["configs"].as<int64_t>();
-    SEGRANK_CHECK(steps >= 1 && warmup >= 0, "--steps must be >= 1 and --warmup >= 0");
+    SEGRANK_CHECK(steps >= 1, "--steps: expected >= 1, got ", steps);
+    SEGRANK_CHECK(warmup >= 0, "--warmup: expected >= 0, got ", warmup);
+    const bool with_peer = !a.count("no-peer");
+    const std::string python = a["python"].as<std::string>(),
+                      peer_script = a["peer-script"].as<std::string>();
+    const int peer_steps = a["peer-steps"].as<int>(), peer_warmup = a["peer-warmup"].as<int>();
+    if (with_peer) {  // checked before anything is timed (--no-peer skips the peer)
+        SEGRANK_CHECK(peer_steps >= 1, "--peer-steps: expected >= 1, got ", peer_steps);
+        SEGRANK_CHECK(peer_warmup >= 0, "--peer-warmup: expected >= 0, got ", peer_warmup);
+        std::error_code ec;
+        SEGRANK_CHECK(std::filesystem::is_regular_file(peer_script, ec),
+                      "--peer-script: no such file '", peer_script,
+                      "' (the PyTorch peer; --no-peer skips it)");
+        SEGRANK_CHECK(executable_found(python), "--python: '", python,
+                      "' is not an executable file (the interpreter with torch that runs the "
+                      "peer; --no-peer skips it)");
+    }
     set_num_threads(thread_option(a, "threads", false));
     const std::string npz = a["npz"].as<std::string>();
     const int64_t max_nodes = a["max-nodes"].as<int64_t>();
@@ -249,7 +305,6 @@ int run_bench(int argc, char** argv) {
     if (modes.count("segments")) seg = run_mode(g, mc, true, k, warmup, steps, seed);
     if (modes.count("full_naive")) full_naive = run_mode(g, nc, false, k, warmup, steps, seed);
     if (modes.count("segments_naive")) seg_naive = run_mode(g, nc, true, k, warmup, steps, seed);
-    const bool naive = modes.count("full_naive") || modes.count("segments_naive");
     // bf16 rows: the same modes with bf16 operands (fp32 rows above are unchanged).
     Json bf16_json = nullptr;
     if (a.count("bf16")) {
@@ -277,15 +332,19 @@ int run_bench(int argc, char** argv) {
                 "bf16 runs as fp32 here, so no bf16 rows";
         }
     }
+    // The peer runs the same graph, model size, K, seed and threads, for the selected modes only.
     std::map<std::string, double> peer_full, peer_seg;
-    if (!a.count("no-peer")) {
-        const std::string py = a["python"].as<std::string>(),
-                          script = a["peer-script"].as<std::string>();
-        const int ps = a["peer-steps"].as<int>(), pw = a["peer-warmup"].as<int>(),
-                  th = a["threads"].as<int>();
-        peer_full = run_peer(py, script, npz, "--full-graph", ps, pw, th);
-        peer_seg =
-            run_peer(py, script, npz, "--max-nodes " + std::to_string(max_nodes), ps, pw, th);
+    const bool any_full = modes.count("full") || modes.count("full_naive");
+    const bool any_seg = modes.count("segments") || modes.count("segments_naive");
+    if (with_peer) {
+        std::ostringstream common;
+        common << "--npz " << npz << " --configs " << k << " --hidden " << mc.hidden << " --layers "
+               << mc.layers << " --seed " << seed << " --steps " << peer_steps << " --warmup "
+               << peer_warmup << " --threads " << a["threads"].as<int>();
+        if (any_full) peer_full = run_peer(python, peer_script, common.str() + " --full-graph");
+        if (any_seg)
+            peer_seg = run_peer(python, peer_script,
+                                common.str() + " --max-nodes " + std::to_string(max_nodes));
     }
     auto speedup_text = [&](const std::map<std::string, double>& peer, double ours) {
         if (peer.empty() || ours <= 0) return std::string("n/a");
@@ -299,9 +358,12 @@ int run_bench(int argc, char** argv) {
         return it == peer.end() || ours <= 0 ? 0.0 : it->second / ours;
     };
 
-    auto rate = [](double step_s) { return step_s > 0 ? 1.0 / step_s : 0.0; };  // 0 = mode not run
-    auto mode_json = [&](const ModeResult& r, const std::map<std::string, double>& peer,
+    auto rate = [](double step_s) { return step_s > 0 ? 1.0 / step_s : 0.0; };
+    // A mode's object: null when neither it nor its naive variant ran; the optimized path's
+    // members are null when only the naive one ran, the naive_* members present when it ran.
+    auto mode_json = [&](const ModeResult& r, bool ran, const std::map<std::string, double>& peer,
                          bool has_naive, const ModeResult& nv) {
+        if (!ran && !has_naive) return Json(nullptr);
         Json m = {{"steps_per_s", rate(r.median_step_s)},
                   {"median_step_s", r.median_step_s},
                   {"median_fresh_fwd_bwd_s", r.median_fresh_s},
@@ -321,6 +383,8 @@ int run_bench(int argc, char** argv) {
                        ? r.median_matmul_flops * 1e-9 / r.median_step_s / gemm_peak
                        : 0.0},
                   {"final_loss", r.final_loss}};
+        if (!ran)
+            for (auto& [key, value] : m.items()) value = nullptr;
         if (has_naive) {
             m["naive_matmul_gflop_per_step"] = nv.median_matmul_flops * 1e-9;
             m["naive_steps_per_s"] = rate(nv.median_step_s);
@@ -332,7 +396,7 @@ int run_bench(int argc, char** argv) {
                 peer.count("median_step_s") ? 1.0 / peer.at("median_step_s") : 0.0;
             m["peer_median_step_s"] = peer.count("median_step_s") ? peer.at("median_step_s") : 0.0;
             m["peer_peak_rss_mb"] = peer.count("peak_rss_mb") ? peer.at("peak_rss_mb") : 0.0;
-            m["speedup_vs_peer"] = speedup(peer, r.median_step_s);
+            m["speedup_vs_peer"] = ran ? Json(speedup(peer, r.median_step_s)) : Json(nullptr);
             if (has_naive) m["speedup_vs_peer_naive"] = speedup(peer, nv.median_step_s);
         }
         return m;
@@ -364,8 +428,10 @@ int run_bench(int argc, char** argv) {
         {"segment_mode_timed",
          "one fresh segment fwd+bwd + forward-only of every other config-dependent segment for the "
          "K configs + AdamW"},
-        {"full_graph", mode_json(full, peer_full, naive, full_naive)},
-        {"segments", mode_json(seg, peer_seg, naive, seg_naive)},
+        {"full_graph", mode_json(full, modes.count("full") > 0, peer_full,
+                                 modes.count("full_naive") > 0, full_naive)},
+        {"segments", mode_json(seg, modes.count("segments") > 0, peer_seg,
+                               modes.count("segments_naive") > 0, seg_naive)},
         {"bf16", bf16_json}};
     const std::string js = dump_json(doc);
     if (a.count("json")) {
@@ -380,15 +446,23 @@ int run_bench(int argc, char** argv) {
                   << "% of the GEMM peak)";
             return o.str();
         };
-        std::cout << "full graph: " << rate(full.median_step_s) << " steps/s (peak RSS "
-                  << full.peak_rss_mb << " MB)" << peak_text(full) << ", speedup vs peer "
-                  << speedup_text(peer_full, full.median_step_s) << ", naive "
-                  << speedup_text(peer_full, full_naive.median_step_s) << "\n"
-                  << "segments:   " << rate(seg.median_step_s) << " steps/s (peak RSS "
-                  << seg.peak_rss_mb << " MB)" << peak_text(seg) << ", speedup vs peer "
-                  << speedup_text(peer_seg, seg.median_step_s) << ", naive "
-                  << speedup_text(peer_seg, seg_naive.median_step_s) << "\n"
-                  << js << "\n";
+        if (modes.count("full"))
+            std::cout << "full graph: " << rate(full.median_step_s) << " steps/s (peak RSS "
+                      << full.peak_rss_mb << " MB)" << peak_text(full) << ", speedup vs peer "
+                      << speedup_text(peer_full, full.median_step_s) << "\n";
+        if (modes.count("full_naive"))
+            std::cout << "full graph, naive: " << rate(full_naive.median_step_s)
+                      << " steps/s, speedup vs peer "
+                      << speedup_text(peer_full, full_naive.median_step_s) << "\n";
+        if (modes.count("segments"))
+            std::cout << "segments:   " << rate(seg.median_step_s) << " steps/s (peak RSS "
+                      << seg.peak_rss_mb << " MB)" << peak_text(seg) << ", speedup vs peer "
+                      << speedup_text(peer_seg, seg.median_step_s) << "\n";
+        if (modes.count("segments_naive"))
+            std::cout << "segments, naive: " << rate(seg_naive.median_step_s)
+                      << " steps/s, speedup vs peer "
+                      << speedup_text(peer_seg, seg_naive.median_step_s) << "\n";
+        std::cout << js << "\n";
     }
     return 0;
 }

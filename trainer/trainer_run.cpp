@@ -7,6 +7,7 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
+#include "gnn/ops/matmul.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
@@ -51,11 +52,12 @@ EvalResult Trainer::run() {
         std::printf(
             "segrank train: %s model, %lld parameters, %lld features after normalization%s, %d "
             "rank(s) x %d "
-            "thread(s), %lld steps (%lld per epoch), run dir %s\n",
+            "thread(s), %s products, %lld steps (%lld per epoch), run dir %s\n",
             task_ == Task::kTile ? "tile" : "layout",
             static_cast<long long>(model_->params().num_parameters()),
             static_cast<long long>(normalizer_.output_dim()),
             model_->config().loop_depth ? " + the loop depth" : "", comm_.size(), num_threads(),
+            std::string(to_string(matmul_precision())).c_str(),
             static_cast<long long>(total_steps_),
             static_cast<long long>(batches_->steps_per_epoch()), run_dir_.string().c_str());
         if (comm_.size() > 1) {

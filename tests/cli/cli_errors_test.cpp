@@ -228,3 +228,50 @@ TEST_CASE(
         CHECK(bad.output.find("--tta-orders: expected 1..1024, got " + n) != std::string::npos);
     }
 }
+
+TEST_CASE(
+    "segrank bench refuses a missing peer, interpreter or bad step counts before timing anything, "
+    "and a failing peer exits 1 with its exit code and stderr, printing no JSON") {
+    const fs::path dir = scratch_dir("bench_peer_errors");
+    struct Bad {
+        std::string args, message;
+    };
+    const Bad cases[] = {
+        {"--peer-script " + sq((dir / "none.py").string()), "error: --peer-script: no such file"},
+        {"--python " + sq((dir / "nopython").string()), "error: --python: '"},
+        {"--python no_such_python_here", "is not an executable file"},
+        {"--peer-steps 0", "error: --peer-steps: expected >= 1, got 0"},
+        {"--peer-warmup -1", "error: --peer-warmup: expected >= 0, got -1"},
+        {"--warmup -2", "error: --warmup: expected >= 0, got -2"},
+        {"--steps 0", "error: --steps: expected >= 1, got 0"},
+    };
+    for (const Bad& b : cases) {
+        // No npz is read before these checks: a path that does not exist shows it.
+        const auto r =
+            segrank_cmd("bench --json --npz " + sq((dir / "absent.npz").string()) + " " + b.args);
+        INFO(b.args, ": ", r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(r.output.find(b.message) != std::string::npos);
+        CHECK(r.output.find("absent.npz") == std::string::npos);
+    }
+    const auto shared = shared_dir();
+    if (!shared || !fs::exists(*shared / "peers" / "synthetic_10k.npz")) return;
+    // A peer that fails: its exit code and the end of its stderr are reported, stdout stays empty.
+    const fs::path peer = dir / "failing_peer.py";
+    std::ofstream(peer)
+        << "import sys\nsys.stderr.write('torch is missing here\\n')\nsys.exit(3)\n";
+    const fs::path out = dir / "stdout.json";
+    const auto r = run_command(sq(segrank_binary().string()) +
+                               " bench --json --modes full --steps 1 "
+                               "--warmup 0 --npz " +
+                               sq((*shared / "peers" / "synthetic_10k.npz").string()) +
+                               " --python python3 --peer-script " + sq(peer.string()) + " >" +
+                               sq(out.string()) + " 2>&1");
+    INFO(r.output, read_file_text(out));
+    CHECK(r.exit_code == 1);
+    const std::string text = read_file_text(out);
+    CHECK(text.find("error: the PyTorch peer exited with code 3") != std::string::npos);
+    CHECK(text.find("torch is missing here") != std::string::npos);
+    CHECK(text.find("--configs 32 --hidden 128 --layers 3 --seed 0") != std::string::npos);
+    CHECK(text.find("\"bench\"") == std::string::npos);  // no JSON printed
+}

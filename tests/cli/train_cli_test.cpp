@@ -33,7 +33,8 @@ int count_lines_with(const std::string& text, const std::string& needle) {
 // Trains `config` for 6 steps with evaluations at 3 and 6 into dir/{run,data}; checks the run
 // directory, then `evaluate --heldout` and `predict --split train` on it.
 void train_evaluate_predict(const std::string& config, const fs::path& dir,
-                            const std::string& collection, const std::string& extra = "") {
+                            const std::string& collection, const std::string& extra = "",
+                            const std::string& products = "fp32 products") {
     const fs::path run = dir / "run";
     const auto r = run_segrank(
         "train --config " + config +
@@ -42,6 +43,7 @@ void train_evaluate_predict(const std::string& config, const fs::path& dir,
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     CHECK(r.output.find("held-out metrics of the final model") != std::string::npos);
+    CHECK(r.output.find("thread(s), " + products + ", ") != std::string::npos);
     CHECK(r.output.find(collection) != std::string::npos);
     CHECK(r.output.find("overall") != std::string::npos);
     for (const char* f :
@@ -93,7 +95,9 @@ TEST_CASE("segrank train runs configs/tiny.toml on a synthetic collection withou
     TinyLayoutSpec spec;
     spec.valid_graphs = 2;
     write_tiny_layout_collection(dir / "data", spec);
-    train_evaluate_predict("configs/tiny.toml", dir, "layout:xla:random");
+    // The startup line names the precision the products run at.
+    train_evaluate_predict("configs/tiny.toml", dir, "layout:xla:random",
+                           "--set model.precision='\"bf16_emulated\"'", "bf16_emulated products");
 }
 
 TEST_CASE("segrank train rejects an unknown config key with file:line and exits 1") {
