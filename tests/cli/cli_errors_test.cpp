@@ -261,9 +261,10 @@ TEST_CASE(
     std::ofstream(peer)
         << "import sys\nsys.stderr.write('torch is missing here\\n')\nsys.exit(3)\n";
     const fs::path out = dir / "stdout.json";
+    // A small model (cheap under the sanitizers); the peer is asked for the same one.
     const auto r = run_command(sq(segrank_binary().string()) +
-                               " bench --json --modes full --steps 1 "
-                               "--warmup 0 --npz " +
+                               " bench --json --modes full --steps 1 --warmup 0 --configs 4 "
+                               "--hidden 32 --layers 1 --seed 7 --npz " +
                                sq((*shared / "peers" / "synthetic_10k.npz").string()) +
                                " --python python3 --peer-script " + sq(peer.string()) + " >" +
                                sq(out.string()) + " 2>&1");
@@ -272,6 +273,6 @@ TEST_CASE(
     const std::string text = read_file_text(out);
     CHECK(text.find("error: the PyTorch peer exited with code 3") != std::string::npos);
     CHECK(text.find("torch is missing here") != std::string::npos);
-    CHECK(text.find("--configs 32 --hidden 128 --layers 3 --seed 0") != std::string::npos);
+    CHECK(text.find("--configs 4 --hidden 32 --layers 1 --seed 7") != std::string::npos);
     CHECK(text.find("\"bench\"") == std::string::npos);  // no JSON printed
 }
