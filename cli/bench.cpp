@@ -446,22 +446,22 @@ int run_bench(int argc, char** argv) {
                   << "% of the GEMM peak)";
             return o.str();
         };
-        if (modes.count("full"))
-            std::cout << "full graph: " << rate(full.median_step_s) << " steps/s (peak RSS "
-                      << full.peak_rss_mb << " MB)" << peak_text(full) << ", speedup vs peer "
-                      << speedup_text(peer_full, full.median_step_s) << "\n";
-        if (modes.count("full_naive"))
-            std::cout << "full graph, naive: " << rate(full_naive.median_step_s)
-                      << " steps/s, speedup vs peer "
-                      << speedup_text(peer_full, full_naive.median_step_s) << "\n";
-        if (modes.count("segments"))
-            std::cout << "segments:   " << rate(seg.median_step_s) << " steps/s (peak RSS "
-                      << seg.peak_rss_mb << " MB)" << peak_text(seg) << ", speedup vs peer "
-                      << speedup_text(peer_seg, seg.median_step_s) << "\n";
-        if (modes.count("segments_naive"))
-            std::cout << "segments, naive: " << rate(seg_naive.median_step_s)
-                      << " steps/s, speedup vs peer "
-                      << speedup_text(peer_seg, seg_naive.median_step_s) << "\n";
+        struct Line {
+            const char* mode;
+            const char* label;
+            const ModeResult& r;
+            const std::map<std::string, double>& peer;
+        };
+        const Line lines[] = {{"full", "full graph", full, peer_full},
+                              {"full_naive", "full graph, naive", full_naive, peer_full},
+                              {"segments", "segments", seg, peer_seg},
+                              {"segments_naive", "segments, naive", seg_naive, peer_seg}};
+        for (const Line& l : lines) {
+            if (!modes.count(l.mode)) continue;
+            std::cout << l.label << ": " << rate(l.r.median_step_s) << " steps/s (peak RSS "
+                      << l.r.peak_rss_mb << " MB)" << peak_text(l.r) << ", speedup vs peer "
+                      << speedup_text(l.peer, l.r.median_step_s) << "\n";
+        }
         std::cout << js << "\n";
     }
     return 0;
