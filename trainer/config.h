@@ -176,6 +176,10 @@ struct EvalSection {
     std::string split = "valid";  ///< split scored by `segrank evaluate` by default
     std::string indices = "";     ///< JSON graph name -> config indices; "" = all configs
     EvalMetric metric = EvalMetric::kKaggle;
+    /// An evaluation whose selection value equals the best so far replaces the "best" checkpoint
+    /// (a saturated metric, e.g. a tile score of 1.0 on a few kernels, then keeps the more trained
+    /// model); it is not an improvement for train.patience. false = the earlier one stays.
+    bool select_later_on_ties = true;
     int chunk_configs = 256;  ///< configs scored per forward pass (memory bound)
     /// MiB of config-independent state inference keeps per graph across chunks (0 = none;
     /// docs/gst.md#inference-cache).

@@ -198,6 +198,9 @@ void visit_schema(V& v, C& c) {
     v.field("metric", c.eval.metric,
             "selection / early-stopping metric: kaggle | kendall | opa | slowdown_1 | slowdown_5 | "
             "slowdown_10");
+    v.field("select_later_on_ties", c.eval.select_later_on_ties,
+            "an evaluation equal to the best so far replaces the best checkpoint (not an "
+            "improvement for train.patience); false = the earlier one stays");
     v.field("chunk_configs", c.eval.chunk_configs,
             "configs scored per forward pass in evaluation (memory bound)", ge(1));
     v.field("cache_mb", c.eval.cache_mb,

@@ -23,14 +23,19 @@ SelectionDecision decide_selection(Communicator& comm, SelectionState& state, do
     Packet p{};
     if (comm.rank() == 0) {
         SelectionState s = state;
-        const bool improved = selection > s.best || (rule.first_is_best && s.best_step < 0);
-        if (improved) {
+        const bool better = selection > s.best || (rule.first_is_best && s.best_step < 0);
+        const bool tie = !better && rule.later_on_ties && s.best_step >= 0 && selection == s.best;
+        if (better || tie) {
             s.best = selection;
             s.best_step = step;
-            if (rule.count_patience) s.evals_without_improvement = 0;
-        } else if (rule.count_patience) {
-            ++s.evals_without_improvement;
         }
+        if (rule.count_patience) {
+            if (better)
+                s.evals_without_improvement = 0;
+            else
+                ++s.evals_without_improvement;
+        }
+        const bool improved = better || tie;
         const bool stop = rule.count_patience && rule.patience > 0 &&
                           s.evals_without_improvement >= rule.patience;
         p = {s.best, s.best_step, s.evals_without_improvement, improved ? 1 : 0, stop ? 1 : 0};

@@ -28,11 +28,15 @@ struct SelectionRule {
     int64_t patience = 0;         ///< train.patience; 0 = never stop
     bool count_patience = false;  ///< in-loop evaluations: a non-improvement counts toward patience
     bool first_is_best = false;   ///< final evaluation: improved also when no best exists yet
+    /// eval.select_later_on_ties: a selection equal to state.best is improved too (the later
+    /// checkpoint becomes best), but counts toward patience like a non-improvement.
+    bool later_on_ties = false;
 };
 
 /// Rank 0 compares its `selection` with state.best (improved when greater, or per
-/// rule.first_is_best); improved sets best = selection, best_step = step and, with
-/// rule.count_patience, resets the counter; otherwise count_patience increments it, and stop =
+/// rule.first_is_best, or equal with rule.later_on_ties); improved sets best = selection,
+/// best_step = step and, with rule.count_patience, resets the counter unless it was a tie;
+/// otherwise (and on a tie) count_patience increments it, and stop =
 /// patience > 0 && counter >= patience. Rank 0's decision and updated state are broadcast bit for
 /// bit and every rank adopts them, whatever `selection` and `state` were on the other ranks.
 /// Collective: every rank calls it at the same point.

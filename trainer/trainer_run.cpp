@@ -130,7 +130,9 @@ EvalResult Trainer::run() {
                        {"metrics", ev.to_json()}});
             const SelectionDecision d =
                 decide_selection(comm_, sel_, ev.selection, step_,
-                                 {.patience = cfg_.train.patience, .count_patience = true});
+                                 {.patience = cfg_.train.patience,
+                                  .count_patience = true,
+                                  .later_on_ties = cfg_.eval.select_later_on_ties});
             if (d.improved) save_checkpoint("best");
             save_checkpoint("last");
             if (d.stop) {
@@ -149,7 +151,9 @@ EvalResult Trainer::run() {
                {"step", step_},
                {"selection", final_ev.selection},
                {"metrics", final_ev.to_json()}});
-    if (decide_selection(comm_, sel_, final_ev.selection, step_, {.first_is_best = true}).improved)
+    if (decide_selection(comm_, sel_, final_ev.selection, step_,
+                         {.first_is_best = true, .later_on_ties = cfg_.eval.select_later_on_ties})
+            .improved)
         save_checkpoint("best");
     save_checkpoint("last");
 
@@ -161,7 +165,9 @@ EvalResult Trainer::run() {
                    {"selection", final_ev.selection},
                    {"metrics", final_ev.to_json()}});
         save_checkpoint("last");
-        if (decide_selection(comm_, sel_, final_ev.selection, step_, {}).improved)
+        if (decide_selection(comm_, sel_, final_ev.selection, step_,
+                             {.later_on_ties = cfg_.eval.select_later_on_ties})
+                .improved)
             save_checkpoint("best");
     }
 

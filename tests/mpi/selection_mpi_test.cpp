@@ -58,6 +58,27 @@ void test_patience_is_rank0s(Communicator& c) {
     EXPECT(f.improved && !f.stop && none.best_step == 9 && same_bits(none.best, -1e300));
 }
 
+void test_ties_prefer_later(Communicator& c) {
+    // A tie with the best (a saturated score of 1.0): with later_on_ties the later evaluation
+    // becomes best, but the patience counter still advances and stops the run at 2.
+    SelectionState s{.best = 1.0, .best_step = 50, .evals_without_improvement = 1};
+    const SelectionDecision d = decide_selection(
+        c, s, 1.0, 100, {.patience = 2, .count_patience = true, .later_on_ties = true});
+    EXPECT(d.improved && d.stop, "rank ", c.rank(), " improved ", d.improved, " stop ", d.stop);
+    EXPECT(s.best_step == 100 && s.evals_without_improvement == 2 && same_bits(s.best, 1.0));
+    // Without it the earlier one stays; a strictly better value resets the counter either way.
+    SelectionState e{.best = 1.0, .best_step = 50, .evals_without_improvement = 0};
+    const SelectionDecision f =
+        decide_selection(c, e, 1.0, 100, {.patience = 3, .count_patience = true});
+    EXPECT(!f.improved && !f.stop && e.best_step == 50 && e.evals_without_improvement == 1);
+    const SelectionDecision g = decide_selection(
+        c, e, 1.5, 150, {.patience = 3, .count_patience = true, .later_on_ties = true});
+    EXPECT(g.improved && e.best_step == 150 && e.evals_without_improvement == 0);
+    // A lower value is no tie.
+    const SelectionDecision h = decide_selection(c, e, 1.25, 200, {.later_on_ties = true});
+    EXPECT(!h.improved && e.best_step == 150);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,6 +87,7 @@ int main(int argc, char** argv) {
         test_broadcast_double(*comm);
         test_near_tie_improves_everywhere(*comm);
         test_patience_is_rank0s(*comm);
+        test_ties_prefer_later(*comm);
         comm->barrier();
         if (comm->rank() == 0)
             std::printf("selection: all checks passed on %d ranks\n", comm->size());
