@@ -81,14 +81,36 @@ void base_inputs(const EncodeSaved& st, int64_t l, Tensor& agg_fwd, Tensor& agg_
     base_inputs(st.input, st.base[l - 1].cview(), agg_fwd, agg_bwd);
 }
 
-// The config-independent inputs of the dep rows of layer l ([m, H] each, m = |D_l|): the self
-// row of a node that was independent at layer l-1 (else 0), and the two neighbour means over the
-// neighbours that were independent at layer l-1 (their other neighbours count as 0). `zeros` [m',
-// H] stands for the dep rows (m' = |D_{l-1}|), so the mixed kernels with K = 1 read 0 for them.
-struct IndependentInputs {
+// A SAGE layer's three inputs with K = 1 for `nodes`: their rows and their two neighbour means
+// over the mixed state r ([m, H] each). Used by the config-independent part of the dep rows and by
+// the base rows restricted to the independent nodes.
+struct K1Inputs {
     Tensor self, agg_fwd, agg_bwd;
 };
 
+K1Inputs k1_inputs(const SegmentInput& in, std::span<const int32_t> nodes, const MixedRows& r) {
+    const int64_t m = static_cast<int64_t>(nodes.size()), h = r.h;
+    K1Inputs x{Tensor::uninit(m, h), Tensor::uninit(m, h), Tensor::uninit(m, h)};
+    mixed_gather_forward(x.self.view(), nodes, r);
+    mixed_spmm_forward(x.agg_fwd.view(), nodes, *in.operands, r);
+    mixed_spmm_forward(x.agg_bwd.view(), nodes, *in.users, r);
+    return x;
+}
+
+// Adjoint of k1_inputs: g (K = 1) += the gradients d_self, d_fwd, d_bwd [m, H] of the inputs;
+// out_pos [n] = the row of a node in them (-1 for the others).
+void k1_inputs_backward(const SegmentInput& in, std::span<const int32_t> nodes,
+                        std::span<const int32_t> out_pos, const MixedGrads& g,
+                        ConstMatrixView d_self, ConstMatrixView d_fwd, ConstMatrixView d_bwd) {
+    mixed_gather_backward(g, nodes, d_self);
+    mixed_spmm_backward(g, *in.users, out_pos, in.operands->inverse_degrees(), d_fwd);
+    mixed_spmm_backward(g, *in.operands, out_pos, in.users->inverse_degrees(), d_bwd);
+}
+
+// The config-independent inputs of the dep rows of layer l (m = |D_l|): the self row of a node
+// that was independent at layer l-1 (else 0), and the neighbour means over the neighbours that
+// were independent at layer l-1 (the others count as 0). `zeros` [m', H] stands for the dep rows
+// (m' = |D_{l-1}|), so the mixed kernels with K = 1 read 0 for them.
 MixedRows independent_rows(const MixedRows& prev, const Tensor& zeros) {
     MixedRows r;
     r.base = prev.base;
@@ -99,16 +121,10 @@ MixedRows independent_rows(const MixedRows& prev, const Tensor& zeros) {
     return r;
 }
 
-IndependentInputs independent_inputs(const SegmentInput& in, std::span<const int32_t> nodes,
-                                     const MixedRows& prev) {
-    const int64_t m = static_cast<int64_t>(nodes.size()), h = prev.h;
-    const Tensor zeros(prev.dep.rows, h);
-    const MixedRows r = independent_rows(prev, zeros);
-    IndependentInputs x{Tensor::uninit(m, h), Tensor::uninit(m, h), Tensor::uninit(m, h)};
-    mixed_gather_forward(x.self.view(), nodes, r);
-    mixed_spmm_forward(x.agg_fwd.view(), nodes, *in.operands, r);
-    mixed_spmm_forward(x.agg_bwd.view(), nodes, *in.users, r);
-    return x;
+K1Inputs independent_inputs(const SegmentInput& in, std::span<const int32_t> nodes,
+                            const MixedRows& prev) {
+    const Tensor zeros(prev.dep.rows, prev.h);
+    return k1_inputs(in, nodes, independent_rows(prev, zeros));
 }
 
 // z = W_self h + W_fwd mean_{operands} h + W_bwd mean_{users} h + b for the dep rows of layer l
@@ -125,7 +141,7 @@ void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const Segmen
     const float* bias = ps.value(conv.bias).data;
     Tensor c = Tensor::uninit(m, h);
     if (prev.base.rows > 0) {
-        const IndependentInputs x = independent_inputs(in, nodes, prev);
+        const K1Inputs x = independent_inputs(in, nodes, prev);
         linear_forward(c.view(), x.self.cview(), ps.value(conv.w_self), bias);
         linear_forward(c.view(), x.agg_fwd.cview(), ps.value(conv.w_fwd), nullptr, true);
         linear_forward(c.view(), x.agg_bwd.cview(), ps.value(conv.w_bwd), nullptr, true);
@@ -175,7 +191,7 @@ void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInpu
                 }
             }
         });
-        const IndependentInputs x = independent_inputs(in, nodes, prev);
+        const K1Inputs x = independent_inputs(in, nodes, prev);
         Tensor ds(m, h), daf(m, h), dab(m, h);
         linear_backward(ds.view(), ps.grad(conv.w_self), nullptr, dc.cview(), x.self.cview(),
                         ps.value(conv.w_self));
@@ -190,10 +206,8 @@ void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInpu
         g1.pos = pg.pos;
         g1.k = 1;
         g1.h = h;
-        const std::span<const int32_t> out_pos = plan.pos[static_cast<size_t>(l)];
-        mixed_gather_backward(g1, nodes, ds.cview());
-        mixed_spmm_backward(g1, *in.users, out_pos, in.operands->inverse_degrees(), daf.cview());
-        mixed_spmm_backward(g1, *in.operands, out_pos, in.users->inverse_degrees(), dab.cview());
+        k1_inputs_backward(in, nodes, plan.pos[static_cast<size_t>(l)], g1, ds.cview(), daf.cview(),
+                           dab.cview());
     }
     const int64_t mp = prev.dep.rows;
     if (mp == 0) return;
@@ -237,7 +251,7 @@ void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInpu
 struct BaseSubset {
     std::vector<int32_t> nodes;  ///< the independent nodes of layer l, ascending
     std::vector<int32_t> none;   ///< [n] all -1: every row read as a base row
-    Tensor self, agg_fwd, agg_bwd;
+    K1Inputs x;                  ///< self, agg_fwd, agg_bwd [r, H]
 
     BaseSubset(const SegmentInput& in, const DependencePlan& plan, int64_t l,
                ConstMatrixView prev) {
@@ -246,13 +260,7 @@ struct BaseSubset {
         for (int32_t v = 0; v < n; ++v)
             if (pos[static_cast<size_t>(v)] < 0) nodes.push_back(v);
         none.assign(static_cast<size_t>(n), -1);
-        const MixedRows r{prev, ConstMatrixView(nullptr, 0, h, h), none, 1, h};
-        self = Tensor::uninit(size(), h);
-        agg_fwd = Tensor::uninit(size(), h);
-        agg_bwd = Tensor::uninit(size(), h);
-        mixed_gather_forward(self.view(), nodes, r);
-        mixed_spmm_forward(agg_fwd.view(), nodes, *in.operands, r);
-        mixed_spmm_forward(agg_bwd.view(), nodes, *in.users, r);
+        x = k1_inputs(in, nodes, MixedRows{prev, ConstMatrixView(nullptr, 0, h, h), none, 1, h});
     }
     int64_t size() const { return static_cast<int64_t>(nodes.size()); }
     // out rows of the subset's nodes <- rows [r, H].
@@ -284,9 +292,7 @@ struct BaseSubset {
         std::vector<int32_t> out_pos(none.size(), -1);
         for (size_t i = 0; i < nodes.size(); ++i)
             out_pos[static_cast<size_t>(nodes[i])] = static_cast<int32_t>(i);
-        mixed_gather_backward(g, nodes, d_self);
-        mixed_spmm_backward(g, *in.users, out_pos, in.operands->inverse_degrees(), d_fwd);
-        mixed_spmm_backward(g, *in.operands, out_pos, in.users->inverse_degrees(), d_bwd);
+        k1_inputs_backward(in, nodes, out_pos, g, d_self, d_fwd, d_bwd);
     }
 };
 
@@ -321,8 +327,8 @@ void Model::base_layer_forward(const SegmentInput& in, const DependencePlan& pla
         Tensor rows = Tensor::uninit(sub.size(), h);
         DropoutSpec dsr;
         if (ds) dsr = {ds->p, ds->seed, sub.nodes, 1};
-        conv.forward(params_, rows.view(), sub.self.cview(), sub.agg_fwd.cview(),
-                     sub.agg_bwd.cview(), saved, ds ? &dsr : nullptr);
+        conv.forward(params_, rows.view(), sub.x.self.cview(), sub.x.agg_fwd.cview(),
+                     sub.x.agg_bwd.cview(), saved, ds ? &dsr : nullptr);
         if (attn()) xattn_[static_cast<size_t>(l - 1)].forward_base(params_, rows.view(), xsaved);
         out = Tensor(in.num_nodes(), h);
         sub.scatter(rows.cview(), out.view());
@@ -564,7 +570,7 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
             }
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), sub.nodes, 1};
             conv.backward(params_, dself.view(), daf.view(), dab.view(), drows.cview(),
-                          sub.self.cview(), sub.agg_fwd.cview(), sub.agg_bwd.cview(),
+                          sub.x.self.cview(), sub.x.agg_fwd.cview(), sub.x.agg_bwd.cview(),
                           st.base_conv[l - 1], drop ? &ds : nullptr);
             sub.backward(in, pbase.view(), dself.cview(), daf.cview(), dab.cview());
         } else if (need_base(st.plan, l)) {
