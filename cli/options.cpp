@@ -63,8 +63,12 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
         const std::string value = quoted_value(e.what());
         const std::string option = value.empty() ? "" : option_of_value(argc, argv, value);
         if (option.empty()) throw Error(e.what() + see);
-        throw Error(
-            str(option, ": expected ", expected_of(options, option), ", got '", value, "'", see));
+        // A negative integer fails to parse only for an unsigned option (seeds).
+        const bool negative_integer = value.size() >= 2 && value[0] == '-' &&
+                                      value.find_first_not_of("0123456789", 1) == std::string::npos;
+        const std::string expected =
+            negative_integer ? "a non-negative integer" : expected_of(options, option);
+        throw Error(str(option, ": expected ", expected, ", got '", value, "'", see));
     } catch (const cxxopts::exceptions::exception& e) {
         // Unknown options, missing or mistyped values: the user's mistake, not an internal error.
         throw Error(e.what() + see);

@@ -3,7 +3,9 @@
 // [--format npz|hdf5] [--hide-test-labels] [--force]`: synthetic collections labelled by hwmodel
 // (docs/hwmodel.md#synthetic-collections; hwmodel/synth/).
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <string>
@@ -30,32 +32,26 @@ std::vector<std::string> split_list(const std::string& s, char sep) {
     return out;
 }
 
+// Decimal only, the whole string: std::from_chars takes no leading space, no '+', no hex and (for
+// doubles in chars_format::general) no "inf" or "nan", unlike std::stoll / std::stod.
 int64_t parse_int(const std::string& flag, const std::string& v) {
-    size_t used = 0;
     long long x = 0;
-    try {
-        x = std::stoll(v, &used);
-    } catch (const std::out_of_range&) {
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (r.ec == std::errc::result_out_of_range)
         throw Error(str("--", flag, ": '", v, "' is out of range (a 64-bit integer)"));
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    SEGRANK_CHECK(used == v.size() && !v.empty(), "--", flag, ": expected an integer, got '", v,
-                  "'");
+    SEGRANK_CHECK(r.ec == std::errc() && r.ptr == v.data() + v.size() && !v.empty(), "--", flag,
+                  ": expected an integer, got '", v, "'");
     return x;
 }
 
 double parse_double(const std::string& flag, const std::string& v) {
-    size_t used = 0;
     double x = 0;
-    try {
-        x = std::stod(v, &used);
-    } catch (const std::out_of_range&) {
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), x, std::chars_format::general);
+    if (r.ec == std::errc::result_out_of_range)
         throw Error(str("--", flag, ": '", v, "' is out of range (a double)"));
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    SEGRANK_CHECK(used == v.size() && !v.empty(), "--", flag, ": expected a number, got '", v, "'");
+    SEGRANK_CHECK(
+        r.ec == std::errc() && r.ptr == v.data() + v.size() && !v.empty() && std::isfinite(x), "--",
+        flag, ": expected a number, got '", v, "'");
     return x;
 }
 

@@ -274,6 +274,8 @@ void read_typed(const NpzReader::Impl& z, const std::string& key, std::span<T> o
 
 NpzReader::NpzReader(const std::filesystem::path& path) : impl_(std::make_unique<Impl>()) {
     impl_->path = path;
+    SEGRANK_CHECK(!std::filesystem::is_directory(path), path.string(),
+                  ": is a directory, expected an npz file");
     SEGRANK_CHECK(std::filesystem::is_regular_file(path), path.string(), ": no such npz file");
     int err = 0;
     impl_->za = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err);
@@ -369,7 +371,9 @@ void NpzWriter::add(const std::string& key, DType dtype, const std::vector<int64
     const std::string pre = make_npy_header(dtype, shape);
     if (pre.size() + payload.size() >= spill_bytes_) {
         std::filesystem::path f = out_.temp_path();
-        f += "." + std::to_string(keys_.size()) + ".npy";
+        f += ".";  // separate appends: GCC 12 -Wrestrict false positive on "." + std::string
+        f += std::to_string(keys_.size());
+        f += ".npy";
         spills_.push_back(f);  // before the first byte: the destructor removes a partial file
         entries_.emplace_back();
         keys_.push_back(key);

@@ -97,6 +97,8 @@ TEST_CASE("a mistyped option value exits 1 naming the option, what it takes and 
         {"evaluate --checkpoint none --threads 2.5",
          "error: --threads: expected a number, got '2.5'"},
         {"bench --steps many", "segrank bench: error: --steps: expected a number, got 'many'"},
+        {"bench --seed -1",
+         "segrank bench: error: --seed: expected a non-negative integer, got '-1'"},
     };
     for (const Bad& b : cases) {
         const auto r = segrank_cmd(b.args);

@@ -84,6 +84,16 @@ TEST_CASE("segrank synth rejects bad options with a message naming the option") 
         CHECK(bad_stage.exit_code == 1);
         CHECK(bad_stage.output.find("--stage-nodes") != std::string::npos);
     }
+    // Decimal numbers only: no leading space, hex, '+' sign or non-finite values.
+    for (const std::string o :
+         {"--stage-nodes ' 5000'", "--stage-nodes 0x1000", "--stage-nodes +5000", "--noise ' 0.1'",
+          "--noise 0x1p-3", "--noise inf", "--noise nan", "--config-node-fraction ' 0.1'"}) {
+        const auto bad_number = run_command(synth_cmd(dir / "g", o));
+        INFO(o, ": ", bad_number.output);
+        CHECK(bad_number.exit_code == 1);
+        CHECK(bad_number.output.find(o.substr(0, o.find(' ')) + ": expected a") !=
+              std::string::npos);
+    }
     CHECK_FALSE(fs::exists(dir / "g"));
     for (const std::string o : {"--layout-choices 8", "--config-node-fraction 0.1",
                                 "--max-config-nodes 5", "--stage-nodes 5000"}) {

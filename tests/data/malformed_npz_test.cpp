@@ -116,9 +116,11 @@ TEST_CASE("zero runtimes are refused for train/valid data and accepted for test 
               .config_runtime[1] == 0);
 }
 
-TEST_CASE("a missing npz file and the wrong task name the file") {
+TEST_CASE("a missing npz file, a directory and the wrong task name the file") {
     CHECK_THROWS_WITH_AS(load_tile_npz(cases_dir() / "nope.npz", LabelPolicy::kAllowTestZeros),
                          doctest::Contains("nope.npz: no such npz file"), Error);
+    CHECK_THROWS_WITH_AS(load_tile_npz(cases_dir(), LabelPolicy::kAllowTestZeros),
+                         doctest::Contains(": is a directory, expected an npz file"), Error);
     CHECK_THROWS_WITH_AS(load_tile_npz(cases_dir() / "layout_ok.npz", LabelPolicy::kAllowTestZeros),
                          doctest::Contains("key 'config_feat': missing key"), Error);
 }
