@@ -1,8 +1,9 @@
 // `segrank bench [--json]`: times one layout training step on a graph, full-graph and
 // with contiguous segments, with and without exact config independence, measures GEMM GFLOP/s and
 // SpMM GB/s, and runs the PyTorch peer (../shared/peers/torch_reference.py) on the same npz in the
-// same run. Every reported time is a median over --steps steps after --warmup steps. `--memory`
-// switches to the GST memory benchmark (cli/bench_memory.cpp), which has its own options.
+// same run. Every reported time is a median (util/median.h: numpy.median) over --steps steps after
+// --warmup steps. `--memory` switches to the GST memory benchmark (cli/bench_memory.cpp), which has
+// its own options.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include "gnn/core/parallel.h"
 #include "gnn/ops/matmul.h"
 #include "util/json.h"
+#include "util/median.h"
 #include "util/rss.h"
 
 namespace segrank::cli {
@@ -66,11 +68,6 @@ long minor_faults() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
     return u.ru_minflt;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 ModeResult run_mode(const bench::BenchGraph& g, const ModelConfig& mc, bool segments, int64_t k,
@@ -204,8 +201,10 @@ int run_bench(int argc, char** argv) {
         "hidden", "H", cxxopts::value<int64_t>()->default_value("128"))(
         "layers", "L", cxxopts::value<int64_t>()->default_value("3"))(
         "max-nodes", "segment size bound", cxxopts::value<int64_t>()->default_value("1000"))(
-        "steps", "timed steps per mode", cxxopts::value<int>()->default_value("5"))(
-        "warmup", "untimed steps per mode", cxxopts::value<int>()->default_value("1"))(
+        "steps",
+        "timed steps per mode (times are medians; an even count averages the two middle steps)",
+        cxxopts::value<int>()->default_value("5"))("warmup", "untimed steps per mode",
+                                                   cxxopts::value<int>()->default_value("1"))(
         "threads", "OpenMP threads", cxxopts::value<int>()->default_value("2"))(
         "seed", "seed", cxxopts::value<uint64_t>()->default_value("0"))(
         "no-naive", "skip the naive (config independence off) modes")(

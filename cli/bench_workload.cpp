@@ -10,6 +10,7 @@
 #include "gnn/loss.h"
 #include "gnn/ops/matmul.h"
 #include "gnn/ops/spmm.h"
+#include "util/median.h"
 
 namespace segrank::bench {
 
@@ -206,13 +207,6 @@ StepTimes segment_step(Model& model, AdamW& opt, const BenchGraph& g, int64_t k,
     t.total_s = seconds_since(t0);
     return t;
 }
-
-namespace {
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-}
-}  // namespace
 
 GemmRate measure_gemm(int64_t m, int64_t kd, int64_t n, int reps) {
     Rng rng(1);
