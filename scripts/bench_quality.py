@@ -30,10 +30,12 @@ default 3); the data is fixed. Steps and sizes below are "full / --quick".
                         random on the same held-out configs.
   real_layout_official  train unet3d.npz (layout:xla:default), score unet_3d.4x4.bf16 (valid) on the
                         1000 indices of eval_indices/xla_default.json; configs/xla_fixture_layout.toml
-                        with graph holdout, 600 / 150 steps.
+                        with graph holdout, 600 / 150 steps; the best checkpoint is chosen on the
+                        graph's 699 other configs (none equal to a scored row), never on the scored.
   real_layout_official_random
                         the same for layout:xla:random: train openai_v0_rnn_optimized.npz, score
-                        unet_3d.4x4.bf16 on xla_random.json (1000 indices, 481 distinct).
+                        unet_3d.4x4.bf16 on xla_random.json (1000 indices, 481 distinct); checkpoint
+                        chosen on 1922 default-search configs of unet_3d.4x4.bf16.
 Random: --random-seeds (default 5) seeds of `segrank predict --random`. Runs execute --jobs at a time
 (default: nproc), each with nproc / jobs OpenMP threads (train.threads); GOMP_SPINCOUNT=20000 unless set.
 
@@ -187,6 +189,13 @@ def int64_values(member, where):
     a = array("q")
     a.frombytes(data[: 8 * math.prod(shape)])
     return list(a)
+
+
+def npz_rows(member):
+    """The rows (axis 0) of a C-order array as bytes objects."""
+    descr, fortran, shape, data = member
+    row_bytes = (len(data) // shape[0]) if shape[0] else 0
+    return [data[r * row_bytes:(r + 1) * row_bytes] for r in range(shape[0])]
 
 
 def take_rows(member, rows, where):
@@ -429,9 +438,11 @@ class Runner:
                              f"{[c['collection'] for c in entry['collections']]}")
         return collection_metrics(entry["collections"][0])
 
-    def evaluate(self, ckpt, where, json_out, ctx):
+    def evaluate(self, ckpt, where, json_out, ctx, data=None):
         args = ["evaluate", "--checkpoint", ckpt, "--json", json_out, "--threads", self.threads]
         args += ["--heldout"] if where == "heldout" else ["--split", where]
+        if data is not None:
+            args += ["--data", data]
         self.run_stamped(args, ctx, json_out + ".stamp", [json_out])
         with open(json_out) as f:
             doc = json.load(f)
@@ -1116,16 +1127,35 @@ class Bench:
         idx_file = os.path.join(self.shared, "tpugraphs_npz", "eval_indices", f"xla_{search}.json")
         with open(idx_file) as f:
             indices = json.load(f)[valid_name]
-        root = os.path.join(base, "data")
+        # Checkpoint selection must not see the scored configs: training evaluates (and keeps its best
+        # checkpoint on) the same graph's default-search configs that are not scored and duplicate no
+        # scored row; the scored rows live in a second root that only the final evaluation reads.
+        root = os.path.join(base, "data")          # train graph + selection configs (the run's valid split)
+        scored_root = os.path.join(base, "scored")  # the listed rows, scored by model, hwmodel and random
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(scored_root, ignore_errors=True)
         coll_dir = os.path.join(root, "npz", "layout", "xla", search)
+        scored_dir = os.path.join(scored_root, "npz", "layout", "xla", search)
         os.makedirs(os.path.join(coll_dir, "train"))
         shutil.copyfile(os.path.join(npz, "train", train_name + ".npz"), os.path.join(coll_dir, "train", train_name + ".npz"))
         m = read_npz(os.path.join(npz, "valid", valid_name + ".npz"))
         mem = dict(m)
         mem["node_config_feat"] = take_rows(m["node_config_feat"], indices, valid_name)
         mem["config_runtime"] = take_rows(m["config_runtime"], indices, valid_name)
-        write_npz(os.path.join(coll_dir, "valid", valid_name + ".npz"), mem)
+        write_npz(os.path.join(scored_dir, "valid", valid_name + ".npz"), mem)
+        sel_src = os.path.join(self.shared, "tpugraphs_npz", "npz", "layout", "xla", "default", "valid",
+                               valid_name + ".npz")
+        sm = m if search == "default" else read_npz(sel_src)
+        scored_rows = set(npz_rows(mem["node_config_feat"]))
+        listed = set(indices) if search == "default" else set()
+        sel_rows = [i for i, r in enumerate(npz_rows(sm["node_config_feat"]))
+                    if i not in listed and r not in scored_rows]
+        if len(sel_rows) < 2:
+            raise BenchError(f"case {case}: fewer than 2 selection configs outside the scored ones")
+        smem = dict(sm)
+        smem["node_config_feat"] = take_rows(sm["node_config_feat"], sel_rows, valid_name)
+        smem["config_runtime"] = take_rows(sm["config_runtime"], sel_rows, valid_name)
+        write_npz(os.path.join(coll_dir, "valid", valid_name + ".npz"), smem)
         coll = f"layout:xla:{search}"
         config = "configs/xla_fixture_layout.toml"
         overrides = [f"data.root={root}", "data.ingest=[]", "data.holdout=\"graphs\"", f"data.collections=[\"{coll}\"]",
@@ -1134,10 +1164,14 @@ class Bench:
         def job(vname, extra, seed):
             ctx = f"case {case} {vname} seed {seed}"
             run_dir = os.path.join(base, "runs", f"{vname}_seed{seed}")
-            info, la = self.train(case, vname, seed, config, overrides + extra, run_dir, ctx)
-            b = self.evaluate_best(info, la, run_dir, "valid", ctx)
+            info, _ = self.train(case, vname, seed, config, overrides + extra, run_dir, ctx)
+            res = {}
+            for which in ("best", "last"):
+                res[which] = self.r.evaluate(os.path.join(run_dir, f"{which}.ckpt.h5"), "valid",
+                                             os.path.join(run_dir, f"eval_scored_{which}.json"),
+                                             f"{ctx} evaluate {which} on the scored configs", data=scored_root)[1]
             info.update(seed=seed, run_dir=run_dir)
-            return {"metrics": b, "metrics_last": la, "run": info}
+            return {"metrics": res["best"], "metrics_last": res["last"], "run": info}
 
         log(f"{case}: training {len(self.variants())} x {len(self.seeds)} runs, {size['steps']} steps each")
         rows = self.model_rows(case, job)
@@ -1147,12 +1181,12 @@ class Bench:
         def official_ensemble(vname):
             sub = os.path.join(base, f"ensemble_{vname}.csv")
             self.predict_ensemble([os.path.join(base, "runs", f"{vname}_seed{s}", "best.ckpt.h5") for s in self.seeds],
-                                  root, "valid", sub, f"{ctx} {vname} ensemble")
-            return self.r.leaderboard(coll_dir, "valid", sub, f"{ctx} {vname} ensemble")
+                                  scored_root, "valid", sub, f"{ctx} {vname} ensemble")
+            return self.r.leaderboard(scored_dir, "valid", sub, f"{ctx} {vname} ensemble")
 
         self.add_ensembles(res, official_ensemble)
-        _, hw = self.hwmodel(root, "valid", coll_dir, ctx)
-        rnd = self.random_baseline(root, "valid", coll_dir, ctx)
+        _, hw = self.hwmodel(scored_root, "valid", scored_dir, ctx)
+        rnd = self.random_baseline(scored_root, "valid", scored_dir, ctx)
         res["hwmodel"] = {"metrics": hw}
         res["random"] = self.baseline_summary(rnd)
         res["ceiling"] = None
@@ -1161,7 +1195,11 @@ class Bench:
                            "num_indices": len(indices), "distinct_indices": len(set(indices)),
                            "scoring": "the listed rows (repeats kept) written as one npz; model, hwmodel and random "
                                       "score that file",
-                           "checkpoint": "best (selected on the scored configs); metrics_last = last"}
+                           "selection_graph": f"default/valid/{valid_name}.npz",
+                           "num_selection_configs": len(sel_rows),
+                           "checkpoint": "best, selected on the selection configs (the same graph's default-search "
+                                         "configs outside the scored indices whose rows duplicate no scored row); "
+                                         "metrics_last = last"}
         return self.finish_case(case, res)
 
     def run_case(self, case):
@@ -1189,6 +1227,7 @@ REAL_INPUTS = {
                              "tpugraphs_npz/eval_indices/xla_default.json"],
     "real_layout_official_random": ["tpugraphs_npz/npz/layout/xla/random/train/openai_v0_rnn_optimized.npz",
                                     "tpugraphs_npz/npz/layout/xla/random/valid/unet_3d.4x4.bf16.npz",
+                                    "tpugraphs_npz/npz/layout/xla/default/valid/unet_3d.4x4.bf16.npz",
                                     "tpugraphs_npz/eval_indices/xla_random.json"],
 }
 
