@@ -30,8 +30,9 @@ default 3); the data is fixed. Steps and sizes below are "full / --quick".
                         random on the same held-out configs.
   real_layout_official  train unet3d.npz (layout:xla:default), score unet_3d.4x4.bf16 (valid) on the
                         1000 indices of eval_indices/xla_default.json; configs/xla_fixture_layout.toml
-                        with graph holdout, 600 / 150 steps; the best checkpoint is chosen on the
-                        graph's 699 other configs (none equal to a scored row), never on the scored.
+                        with graph holdout, 600 / 150 steps; the best checkpoint is chosen on 699
+                        of the graph's 965 unlisted configs (none equal to a scored row), never on
+                        the scored ones.
   real_layout_official_random
                         the same for layout:xla:random: train openai_v0_rnn_optimized.npz, score
                         unet_3d.4x4.bf16 on xla_random.json (1000 indices, 481 distinct); checkpoint
