@@ -247,6 +247,7 @@ int run_bench(int argc, char** argv) {
     }
     set_num_threads(thread_option(a, "threads", false));
     const std::string npz = a["npz"].as<std::string>();
+    SEGRANK_CHECK(!npz.empty(), "--npz: expected the path of a layout npz file, got ''");
     SEGRANK_CHECK(a["hidden"].as<int64_t>() >= 1, "--hidden: expected an integer >= 1, got ",
                   a["hidden"].as<int64_t>());
     SEGRANK_CHECK(a["layers"].as<int64_t>() >= 1, "--layers: expected an integer >= 1, got ",

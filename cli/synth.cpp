@@ -2,12 +2,15 @@
 // --seed S [--noise SIGMA] [--layout-choices N] [--stage-nodes N] [--splits 0.7,0.15,0.15]
 // [--format npz|hdf5] [--hide-test-labels] [--force]`: synthetic collections labelled by hwmodel
 // (docs/hwmodel.md#synthetic-collections; hwmodel/synth/).
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cxxopts.hpp>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -16,9 +19,12 @@
 #include "gnn/core/check.h"
 #include "hwmodel/hardware.h"
 #include "hwmodel/synth/writer.h"
+#include "util/signal_cleanup.h"
 
 namespace segrank::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 std::vector<std::string> split_list(const std::string& s, char sep) {
     std::vector<std::string> out;
@@ -74,7 +80,9 @@ int run_synth(int argc, char** argv) {
         "Unlike Kaggle's files, the test split KEEPS its runtimes (synthetic data has labels);\n"
         "--hide-test-labels zeroes them (tile normalizers 1) like the public test files.\n"
         "Deterministic: the same options and seed give byte-identical npz files. Graphs are\n"
-        "generated and written one at a time; nothing appears in DIR unless all succeed.");
+        "generated and written one at a time; nothing appears in DIR unless all succeed (an\n"
+        "error, SIGINT, SIGTERM or SIGHUP removes the partial output). Bounds: at most\n"
+        "1000000 graphs, 100000000 nodes and 1000000 configs per graph.");
     options.add_options()("out", "output root directory", cxxopts::value<std::string>())(
         "collections", "comma list of tile, layout",
         cxxopts::value<std::string>()->default_value("tile,layout"))(
@@ -153,7 +161,8 @@ int run_synth(int argc, char** argv) {
                           ": applies to layout graphs only, but --collections is '",
                           args["collections"].as<std::string>(), "'");
     w.graphs = parse_int("graphs", args["graphs"].as<std::string>());
-    SEGRANK_CHECK(w.graphs >= 1, "--graphs: expected >= 1, got ", w.graphs);
+    SEGRANK_CHECK(w.graphs >= 1 && w.graphs <= synth::kMaxGraphs, "--graphs: expected 1 to ",
+                  synth::kMaxGraphs, ", got ", w.graphs);
     const auto nodes = split_list(args["nodes"].as<std::string>(), ':');
     SEGRANK_CHECK(nodes.size() == 2, "--nodes: expected MIN:MAX, got '",
                   args["nodes"].as<std::string>(), "'");
@@ -182,6 +191,8 @@ int run_synth(int argc, char** argv) {
     SEGRANK_CHECK(seed >= 0, "--seed: expected >= 0, got ", seed);
     w.synth.seed = static_cast<uint64_t>(seed);
     w.synth.noise_sigma = parse_double("noise", args["noise"].as<std::string>());
+    SEGRANK_CHECK(w.synth.noise_sigma >= 0 && w.synth.noise_sigma <= 5,
+                  "--noise: expected a number in [0, 5], got ", args["noise"].as<std::string>());
     w.synth.max_config_nodes =
         parse_int("max-config-nodes", args["max-config-nodes"].as<std::string>());
     w.synth.hw = hw::hardware_by_name(args["hardware"].as<std::string>());
@@ -219,7 +230,13 @@ int run_synth(int argc, char** argv) {
     const auto fr = split_list(args["splits"].as<std::string>(), ',');
     SEGRANK_CHECK(fr.size() == 3, "--splits: expected three fractions train,valid,test, got '",
                   args["splits"].as<std::string>(), "'");
-    for (size_t i = 0; i < 3; ++i) w.splits[i] = parse_double("splits", fr[i]);
+    for (size_t i = 0; i < 3; ++i) {
+        w.splits[i] = parse_double("splits", fr[i]);
+        SEGRANK_CHECK(w.splits[i] >= 0 && w.splits[i] <= 1, "--splits: fraction '", fr[i], "' in '",
+                      args["splits"].as<std::string>(), "' is not in [0, 1]");
+    }
+    SEGRANK_CHECK(std::abs(w.splits[0] + w.splits[1] + w.splits[2] - 1.0) < 1e-6,
+                  "--splits: fractions '", args["splits"].as<std::string>(), "' do not sum to 1");
     w.format = parse_store_format(args["format"].as<std::string>());
     w.force = args.count("force") > 0;
     w.hide_test_labels = args.count("hide-test-labels") > 0;
@@ -227,9 +244,14 @@ int run_synth(int argc, char** argv) {
     const bool quiet = args.count("quiet") > 0;
 
     const auto t0 = std::chrono::steady_clock::now();
+    // Killed by SIGTERM / SIGINT / SIGHUP: no partial output. Remove --out when this run creates
+    // it, else the writer's staging folder (hwmodel/synth/writer.cpp; errors remove it themselves).
+    const fs::path out = w.out;
+    RemoveOnTermination on_signal(fs::exists(out) ? out / str(".synth-staging-", ::getpid()) : out);
     const auto written = synth::write_synthetic(w, [&](const std::string& line) {
         if (!quiet) std::printf("  %s\n", line.c_str());
     });
+    on_signal.release();
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%-28s %7s %10s %9s  %s\n", "collection", "graphs", "nodes", "configs", "path");

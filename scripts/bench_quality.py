@@ -1478,6 +1478,12 @@ def parse_args(argv):
     if not (os.path.isfile(o.segrank) and os.access(o.segrank, os.X_OK)):
         p.error(f"--segrank: '{o.segrank}' is not an executable file (build it: cmake --build build --target segrank)")
     o.work = o.work if os.path.isabs(o.work) else os.path.join(REPO, o.work)
+    # The nearest existing ancestor of --work must be a directory (makedirs would raise otherwise).
+    probe = o.work
+    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        p.error(f"--work: '{probe}' is not a directory")
     o.shared_data = o.shared_data if os.path.isabs(o.shared_data) else os.path.normpath(os.path.join(REPO, o.shared_data))
     for path in (o.json_out, o.markdown):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):

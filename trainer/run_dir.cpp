@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +15,7 @@
 
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
+#include "util/signal_cleanup.h"
 
 namespace segrank {
 
@@ -321,7 +321,7 @@ int64_t RunDirCleanup::remove_created() const noexcept {
 namespace {
 
 // State of the armed termination cleanup, prepared outside the handler (fixed buffers only).
-constexpr size_t kMaxPath = 4096;
+constexpr size_t kMaxPath = kSignalSafeMaxPath;
 constexpr int kMaxDoomed = 8;
 struct TerminationCleanup {
     volatile sig_atomic_t armed = 0;
@@ -334,43 +334,6 @@ struct TerminationCleanup {
 TerminationCleanup g_cleanup;
 constexpr int kCleanupSignals[] = {SIGTERM, SIGINT, SIGHUP};
 
-// Async-signal-safe recursive removal of `path` (a file, a link or a directory tree).
-void remove_tree_signal_safe(const char* path, int depth) {
-    struct stat st;
-    if (::lstat(path, &st) != 0) return;
-    if (!S_ISDIR(st.st_mode)) {
-        ::unlink(path);
-        return;
-    }
-    if (depth < 16) {
-        const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0) {
-            alignas(8) char buf[4096];
-            char child[kMaxPath];
-            for (;;) {
-                const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
-                if (n <= 0) break;
-                for (long off = 0; off < n;) {
-                    // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[]
-                    const auto reclen = *reinterpret_cast<const unsigned short*>(buf + off + 16);
-                    const char* name = buf + off + 19;
-                    off += reclen;
-                    if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))
-                        continue;
-                    const size_t a = std::strlen(path), b = std::strlen(name);
-                    if (a + 1 + b >= sizeof(child)) continue;
-                    std::memcpy(child, path, a);
-                    child[a] = '/';
-                    std::memcpy(child + a + 1, name, b + 1);
-                    remove_tree_signal_safe(child, depth + 1);
-                }
-            }
-            ::close(fd);
-        }
-    }
-    ::rmdir(path);
-}
-
 extern "C" void run_dir_termination_handler(int sig) {
     if (g_cleanup.armed) {
         g_cleanup.armed = 0;
@@ -378,10 +341,10 @@ extern "C" void run_dir_termination_handler(int sig) {
                                   ::access(g_cleanup.checkpoints[1], F_OK) == 0;
         if (!checkpointed) {
             if (g_cleanup.whole_dir) {
-                remove_tree_signal_safe(g_cleanup.dir, 0);
+                remove_tree_signal_safe(g_cleanup.dir);
             } else {
                 for (int k = 0; k < g_cleanup.num_doomed; ++k)
-                    remove_tree_signal_safe(g_cleanup.doomed[k], 0);
+                    remove_tree_signal_safe(g_cleanup.doomed[k]);
             }
         }
     }

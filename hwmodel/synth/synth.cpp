@@ -52,6 +52,12 @@ void SynthOptions::validate() const {
                   "synth options: nodes minimum (--nodes MIN:MAX) must be >= 2, got ", min_nodes);
     SEGRANK_CHECK(max_nodes >= min_nodes, "synth options: nodes range (--nodes) ", min_nodes, ":",
                   max_nodes, " has max < min");
+    SEGRANK_CHECK(max_nodes <= kMaxNodes,
+                  "synth options: nodes maximum (--nodes MIN:MAX) must be <= ", kMaxNodes, ", got ",
+                  max_nodes);
+    SEGRANK_CHECK(configs <= kMaxConfigs && max_configs <= kMaxConfigs,
+                  "synth options: configs (--configs) must be <= ", kMaxConfigs, ", got ",
+                  std::max(configs, max_configs));
     SEGRANK_CHECK(
         configs >= 2,
         "synth options: configs (--configs) must be >= 2 (the default and at least one more), got ",

@@ -17,6 +17,14 @@
 
 namespace segrank::synth {
 
+/// Upper bounds of `segrank synth`'s sizes (SynthOptions::validate, the CLI): far above TpuGraphs
+/// (at most a few thousand graphs, 44k-node layout graphs, 100k configs per graph) and the
+/// 10^7-node rehearsal, low enough that a mistyped huge value is refused instead of exhausting
+/// memory.
+inline constexpr int64_t kMaxGraphs = 1'000'000;   ///< graphs per collection
+inline constexpr int64_t kMaxNodes = 100'000'000;  ///< nodes per graph
+inline constexpr int64_t kMaxConfigs = 1'000'000;  ///< configs per graph
+
 /// Size and labelling knobs shared by both collections.
 struct SynthOptions {
     uint64_t seed = 0;

@@ -115,6 +115,74 @@ TEST_CASE("segrank synth rejects bad options with a message naming the option") 
     CHECK(help.output.find("--stage-nodes") != std::string::npos);
 }
 
+TEST_CASE("segrank synth refuses sizes above its bounds and names the option and the bound") {
+    const fs::path dir = scratch_dir("synth_cli_bounds");
+    struct Bad {
+        std::string args, message;
+    };
+    const Bad cases[] = {
+        {"--graphs 4294967296 --nodes 100:300 --configs 8", "--graphs: expected 1 to 1000000"},
+        {"--graphs 2 --nodes 50:9223372036854775807 --configs 8",
+         "nodes maximum (--nodes MIN:MAX) must be <= 100000000"},
+        {"--graphs 2 --nodes 100:300 --configs 4294967296",
+         "configs (--configs) must be <= 1000000, got 4294967296"},
+        {"--graphs 2 --nodes 100:300 --configs 8:9223372036854775807",
+         "configs (--configs) must be <= 1000000"},
+        {"--graphs 2 --nodes 100:300 --configs 8 --noise 5.0000001",
+         "--noise: expected a number in [0, 5], got 5.0000001"},
+        {"--graphs 2 --nodes 100:300 --configs 8 --splits -1,1,1",
+         "--splits: fraction '-1' in '-1,1,1' is not in [0, 1]"},
+        {"--graphs 2 --nodes 100:300 --configs 8 --splits 0,0,0",
+         "--splits: fractions '0,0,0' do not sum to 1"},
+    };
+    for (const Bad& b : cases) {
+        std::string cmd = "'";  // appended: GCC 12's -Wrestrict misfires on "'" + std::string
+        cmd += segrank_binary().string() + "' synth --out '" + (dir / "out").string() +
+               "' --collections layout --seed 1 -q " + b.args + " 2>&1";
+        const auto r = run_command(cmd);
+        INFO(b.args, ": ", r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(r.output.find(b.message) != std::string::npos);
+        CHECK_FALSE(fs::exists(dir / "out"));
+    }
+}
+
+TEST_CASE(
+    "segrank synth killed by SIGINT or SIGTERM leaves no output folder and no staging folder") {
+    const fs::path dir = scratch_dir("synth_cli_signal");
+    for (const std::string sig : {"INT", "TERM"}) {
+        for (const bool existed : {false, true}) {
+            INFO("SIG", sig, existed ? ", --out existed" : ", new --out");
+            const fs::path out = dir / ("out_" + sig + (existed ? "_old" : "_new"));
+            fs::remove_all(out);
+            if (existed) fs::create_directories(out / "keep");
+            // The signal comes once the staging folder holds a file (the run takes far longer).
+            std::string cmd = "('";  // appended: GCC 12's -Wrestrict misfires on "('" + std::string
+            cmd += segrank_binary().string() + "' synth --out '" + out.string() +
+                   "' --collections layout --graphs 400 --nodes 2000:4000 --configs 64 --seed 1 -q "
+                   ">/dev/null 2>&1 & pid=$!; for i in $(seq 3000); do "
+                   "[ -n \"$(find '" +
+                   out.string() +
+                   "' -path '*.synth-staging-*' -type f 2>/dev/null | head -1)\" ] && break; "
+                   "kill -0 $pid 2>/dev/null || break; sleep 0.01; done; kill -" +
+                   sig + " $pid; wait $pid; echo \"status $?\")";
+            const auto r = run_command(cmd);
+            INFO(r.output);
+            // Killed by the signal (128 + signo), not finished: the default action was taken.
+            CHECK(r.output.find(sig == "INT" ? "status 130" : "status 143") != std::string::npos);
+            if (existed) {
+                CHECK(fs::exists(out / "keep"));
+                size_t entries = 0;
+                for (const auto& e : fs::directory_iterator(out))
+                    entries += e.path() != out / "keep";
+                CHECK(entries == 0);
+            } else {
+                CHECK_FALSE(fs::exists(out));
+            }
+        }
+    }
+}
+
 TEST_CASE("segrank synth --cost-off changes only the runtimes of the layout graphs") {
     const fs::path dir = scratch_dir("synth_cli_cost_off");
     const auto cmd = [&](const std::string& out, const std::string& extra) {

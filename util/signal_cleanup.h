@@ -1,0 +1,34 @@
+// Removing partial output when a process is terminated by a signal: an async-signal-safe tree
+// removal, and a one-path "remove this on SIGTERM / SIGINT / SIGHUP" guard for commands that
+// stage their output (segrank synth).
+#pragma once
+#include <cstddef>
+#include <filesystem>
+
+namespace segrank {
+
+/// Longest path (bytes, with the terminating 0) the signal-safe helpers handle.
+inline constexpr size_t kSignalSafeMaxPath = 4096;
+
+/// Removes `path` (a file, a symbolic link or a directory tree, at most 16 levels deep) using only
+/// async-signal-safe calls (lstat, open, getdents64, unlink, rmdir, close), so it may run inside a
+/// signal handler. Errors are ignored: whatever cannot be removed stays.
+void remove_tree_signal_safe(const char* path) noexcept;
+
+/// While alive, SIGTERM, SIGINT and SIGHUP remove `path` (remove_tree_signal_safe) and then take
+/// their default action (the process ends as it would have). The destructor (or release())
+/// restores the default handlers without removing anything: the command finished and `path` is
+/// its result, or its own error path already cleaned up. One guard per process at a time; a path
+/// longer than kSignalSafeMaxPath installs nothing. Used by `segrank synth` for its output folder
+/// (when it did not exist before) or its staging folder.
+class RemoveOnTermination {
+public:
+    explicit RemoveOnTermination(const std::filesystem::path& path);
+    ~RemoveOnTermination();
+    /// Restores the default handlers now.
+    void release() noexcept;
+    RemoveOnTermination(const RemoveOnTermination&) = delete;
+    RemoveOnTermination& operator=(const RemoveOnTermination&) = delete;
+};
+
+}  // namespace segrank
