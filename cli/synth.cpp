@@ -166,6 +166,9 @@ int run_synth(int argc, char** argv) {
     const auto nodes = split_list(args["nodes"].as<std::string>(), ':');
     SEGRANK_CHECK(nodes.size() == 2, "--nodes: expected MIN:MAX, got '",
                   args["nodes"].as<std::string>(), "'");
+    for (const auto& half : nodes)
+        SEGRANK_CHECK(!half.empty(), "--nodes: expected MIN:MAX (two integers), got '",
+                      args["nodes"].as<std::string>(), "'");
     w.synth.min_nodes = parse_int("nodes", nodes[0]);
     w.synth.max_nodes = parse_int("nodes", nodes[1]);
     const auto configs = split_list(args["configs"].as<std::string>(), ':');

@@ -132,6 +132,7 @@ TEST_CASE("segrank synth refuses sizes above its bounds and names the option and
          "--noise: expected a number in [0, 5], got 5.0000001"},
         {"--graphs 2 --nodes 100:300 --configs 8 --splits -1,1,1",
          "--splits: fraction '-1' in '-1,1,1' is not in [0, 1]"},
+        {"--graphs 2 --nodes 1: --configs 8", "--nodes: expected MIN:MAX (two integers), got '1:'"},
         {"--graphs 2 --nodes 100:300 --configs 8 --splits 0,0,0",
          "--splits: fractions '0,0,0' do not sum to 1"},
     };
