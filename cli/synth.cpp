@@ -2,15 +2,12 @@
 // --seed S [--noise SIGMA] [--layout-choices N] [--stage-nodes N] [--splits 0.7,0.15,0.15]
 // [--format npz|hdf5] [--hide-test-labels] [--force]`: synthetic collections labelled by hwmodel
 // (docs/hwmodel.md#synthetic-collections; hwmodel/synth/).
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cxxopts.hpp>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -19,12 +16,9 @@
 #include "gnn/core/check.h"
 #include "hwmodel/hardware.h"
 #include "hwmodel/synth/writer.h"
-#include "util/signal_cleanup.h"
 
 namespace segrank::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::vector<std::string> split_list(const std::string& s, char sep) {
     std::vector<std::string> out;
@@ -247,14 +241,9 @@ int run_synth(int argc, char** argv) {
     const bool quiet = args.count("quiet") > 0;
 
     const auto t0 = std::chrono::steady_clock::now();
-    // Killed by SIGTERM / SIGINT / SIGHUP: no partial output. Remove --out when this run creates
-    // it, else the writer's staging folder (hwmodel/synth/writer.cpp; errors remove it themselves).
-    const fs::path out = w.out;
-    RemoveOnTermination on_signal(fs::exists(out) ? out / str(".synth-staging-", ::getpid()) : out);
     const auto written = synth::write_synthetic(w, [&](const std::string& line) {
         if (!quiet) std::printf("  %s\n", line.c_str());
     });
-    on_signal.release();
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%-28s %7s %10s %9s  %s\n", "collection", "graphs", "nodes", "configs", "path");

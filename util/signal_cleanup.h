@@ -19,8 +19,8 @@ void remove_tree_signal_safe(const char* path) noexcept;
 /// their default action (the process ends as it would have). The destructor (or release())
 /// restores the default handlers without removing anything: the command finished and `path` is
 /// its result, or its own error path already cleaned up. One guard per process at a time; a path
-/// longer than kSignalSafeMaxPath installs nothing. Used by `segrank synth` for its output folder
-/// (when it did not exist before) or its staging folder.
+/// longer than kSignalSafeMaxPath installs nothing. Used by synth::write_synthetic for its output
+/// folder (when it did not exist before) or its staging folder.
 class RemoveOnTermination {
 public:
     explicit RemoveOnTermination(const std::filesystem::path& path);

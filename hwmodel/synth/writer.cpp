@@ -15,6 +15,7 @@
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "util/atomic_file.h"
+#include "util/signal_cleanup.h"
 
 namespace segrank::synth {
 namespace fs = std::filesystem;
@@ -130,10 +131,13 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
         }
     }
 
+    const bool out_existed = fs::exists(opt.out);
     CreatedDirectories out_dir(opt.out);  // removed again if empty when anything below fails
     remove_stale_staging(opt.out);
     Staging staging{opt.out / str(".synth-staging-", ::getpid())};
     fs::remove_all(staging.dir);
+    // Killed by SIGTERM / SIGINT / SIGHUP: no partial output either (errors take Staging's path).
+    RemoveOnTermination on_signal(out_existed ? staging.dir : opt.out);
     std::vector<WrittenSplit> written;
     for (const Plan& p : plans) {
         const fs::path final_path = target_path(opt.out, p.id, opt.format);
@@ -201,6 +205,7 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
         fs::create_directories(w.path.parent_path());
         commit_file(staged, w.path);
     }
+    on_signal.release();
     out_dir.keep();
     return written;
 }
