@@ -6,6 +6,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -92,13 +93,22 @@ public:
     /// parent; tile takes each bound from one parent. Both must be legal.
     Config crossover(const Config& a, const Config& b, Rng& rng) const;
 
+    /// Whether a legal config can run at all: tile configs of a space made by build() must fit
+    /// the kernel's working set in VMEM (hwmodel's check, docs/hwmodel.md#kernels-under-a-tile-config:
+    /// the compiler rejects the others); every other config is feasible. Generators skip
+    /// infeasible ones.
+    bool feasible(const Config& c) const;
+
 private:
+    struct TileKernel;  // the module and hwmodel's KernelModel of a tile graph (build())
     Task task_ = Task::kLayout;
     std::vector<LayoutNodeSpace> nodes_;
     std::vector<std::vector<int64_t>> tile_choices_;
     int64_t num_kernel_bounds_ = 0;
     std::vector<int32_t> choices_;
     std::vector<int32_t> default_genome_;
+    // Shared by the copies of this (immutable) space; null for spaces not made by build().
+    std::shared_ptr<const TileKernel> kernel_;
 };
 
 /// The allowed tile bounds of a dim of `extent` tile units: the powers of two below the extent,

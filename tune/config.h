@@ -39,7 +39,7 @@ std::string describe(const Config& c);
 /// from. Exactly one of `tile` / `layout` is used, as `task` says.
 struct TuneGraph {
     Task task = Task::kTile;
-    std::filesystem::path path;  ///< the npz it was read from ("" when built in memory)
+    std::filesystem::path path;  ///< the npz it was read from (in memory: the record's source)
     std::string name;            ///< the graph's name (the npz stem)
     TileGraph tile;
     LayoutGraph layout;
@@ -55,7 +55,7 @@ struct TuneGraph {
 /// Throws segrank::Error as those do (naming the file, key and index).
 TuneGraph load_tune_graph(const std::filesystem::path& path, Task task, LabelPolicy labels);
 
-/// Wraps in-memory records (tests, synth output). `path` is "" and `name` the record's name.
+/// Wraps in-memory records (tests, synth output): `path` = the record's source, `name` its name.
 TuneGraph tune_graph(TileGraph g);
 TuneGraph tune_graph(LayoutGraph g);
 

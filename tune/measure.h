@@ -71,6 +71,11 @@ struct MeasureOptions {
     std::function<void(const std::string&)> log;
 };
 
+/// Throws segrank::Error (naming the graph) unless `c` has the shape of a config of `g`: a tile
+/// row of 24 values for a tile graph, nc * 18 layout values for a layout graph of nc configurable
+/// nodes. Every backend checks this before measuring.
+void check_config_shape(const TuneGraph& g, const Config& c);
+
 /// The backend `spec` names for `graph` (borrowed: must outlive the result). `exec` starts the
 /// process on the first measure() call. Throws segrank::Error when the options are out of range,
 /// when `recorded` is asked for a graph without positive recorded runtimes (a test split), or when
