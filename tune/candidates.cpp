@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <unordered_set>
 
@@ -25,16 +26,28 @@ struct SearchSpace::TileKernel {
 
 namespace {
 
-std::vector<std::vector<std::vector<int8_t>>> all_permutations() {
-    std::vector<std::vector<std::vector<int8_t>>> out(kMaxLayoutRank + 1);
+// table[r][len]: the lists of len distinct dims of 0..r-1, lexicographic. Truncating the
+// lexicographic permutations of 0..r-1 to len entries gives them in order, each repeated.
+std::vector<std::vector<std::vector<std::vector<int8_t>>>> all_arrangements() {
+    std::vector<std::vector<std::vector<std::vector<int8_t>>>> out(kMaxLayoutRank + 1);
     for (int r = 0; r <= kMaxLayoutRank; ++r) {
+        out[static_cast<size_t>(r)].resize(static_cast<size_t>(r + 1));
         std::vector<int8_t> p;
         for (int d = 0; d < r; ++d) p.push_back(static_cast<int8_t>(d));
         do {
-            out[static_cast<size_t>(r)].push_back(p);
+            for (int len = 0; len <= r; ++len) {
+                auto& list = out[static_cast<size_t>(r)][static_cast<size_t>(len)];
+                std::vector<int8_t> head(p.begin(), p.begin() + len);
+                if (list.empty() || list.back() != head) list.push_back(std::move(head));
+            }
         } while (std::next_permutation(p.begin(), p.end()));
     }
     return out;
+}
+
+const std::vector<std::vector<int8_t>>& arrangements(int rank, int len) {
+    static const auto table = all_arrangements();
+    return table[static_cast<size_t>(rank)][static_cast<size_t>(len)];
 }
 
 int64_t factorial(int r) {
@@ -43,16 +56,13 @@ int64_t factorial(int r) {
     return f;
 }
 
-/// Index of a permutation in lexicographic order (its Lehmer code).
-int32_t permutation_index(std::span<const int8_t> p) {
-    const int n = static_cast<int>(p.size());
-    int64_t index = 0;
-    for (int i = 0; i < n; ++i) {
-        int smaller = 0;
-        for (int j = i + 1; j < n; ++j) smaller += p[static_cast<size_t>(j)] < p[static_cast<size_t>(i)];
-        index += smaller * factorial(n - 1 - i);
-    }
-    return static_cast<int32_t>(index);
+// Position of `dims` in arrangements(rank, dims.size()) (it must be there).
+int32_t arrangement_index(int rank, std::span<const int8_t> dims) {
+    const auto& list = arrangements(rank, static_cast<int>(dims.size()));
+    const std::vector<int8_t> key(dims.begin(), dims.end());
+    const auto it = std::lower_bound(list.begin(), list.end(), key);
+    SEGRANK_ASSERT(it != list.end() && *it == key);
+    return static_cast<int32_t>(it - list.begin());
 }
 
 const char* kTensorNames[3] = {"output", "input", "kernel"};
@@ -85,35 +95,67 @@ int listed_dims(const int8_t* values, int t) {
     return len;
 }
 
-// npz graphs list operands by ascending node id, not in operand order (module_from_graph), so a
-// conv or dot whose operands have different ranks may have input and kernel swapped. The recorded
-// configs are the compiler's own: when some list a full permutation of one operand's rank in the
-// input slot or of the other's in the kernel slot, and none fits the id order, swap.
-void orient_operands_by_records(const LayoutGraph& g, std::vector<LayoutNodeSpace>& nodes) {
+// The recorded configs are the compiler's own, so they correct what the npz features lose
+// (docs/tune.md#search-space):
+// - npz graphs list operands by ascending node id, not in operand order (module_from_graph): a conv
+//   or dot whose operands have different ranks may have input and kernel swapped. When some
+//   recorded lists fit the swapped ranks (a full list of the other operand's rank) and none fits
+//   the id order, they are swapped.
+// - a recorded list naming dim d means the tensor has rank > d (features fold or lose dims);
+// - recorded lists shorter than the rank (the real files list the 2 most-minor dims of many rank-4
+//   and rank-5 tensors) make that length allowed for the slot.
+void apply_recorded_evidence(const LayoutGraph& g, std::vector<LayoutNodeSpace>& nodes) {
     const auto nc = static_cast<size_t>(g.num_config_nodes());
     const auto configs = static_cast<size_t>(g.num_configs());
     if (g.node_config_feat.size() != configs * nc * kLayoutConfigDim) return;
+    const auto row = [&](size_t j, size_t k) {
+        return g.node_config_feat.data() + (j * nc + k) * kLayoutConfigDim;
+    };
     for (size_t k = 0; k < nodes.size() && k < nc; ++k) {
         auto& r = nodes[k].ranks;
-        if (r[1] < 0 || r[2] < 0 || r[1] == r[2]) continue;
-        int64_t fits = 0, swapped = 0;
-        for (size_t j = 0; j < configs; ++j) {
-            const int8_t* v = g.node_config_feat.data() + (j * nc + k) * kLayoutConfigDim;
-            const int in = listed_dims(v, 1), ker = listed_dims(v, 2);
-            fits += (in == r[1] && in > 0) || (ker == r[2] && ker > 0);
-            swapped += (in == r[2] && in > 0) || (ker == r[1] && ker > 0);
+        if (r[1] >= 0 && r[2] >= 0 && r[1] != r[2]) {
+            int64_t fits = 0, swapped = 0;
+            for (size_t j = 0; j < configs; ++j) {
+                const int in = listed_dims(row(j, k), 1), ker = listed_dims(row(j, k), 2);
+                fits += (in == r[1] && in > 0) || (ker == r[2] && ker > 0);
+                swapped += (in == r[2] && in > 0) || (ker == r[1] && ker > 0);
+            }
+            if (swapped > 0 && fits == 0) std::swap(r[1], r[2]);
         }
-        if (swapped > 0 && fits == 0) std::swap(r[1], r[2]);
+        for (size_t t = 0; t < 3; ++t) {
+            int need = r[t];
+            std::vector<bool> seen_len(kMaxLayoutRank + 1, false);
+            for (size_t j = 0; j < configs; ++j) {
+                const int8_t* v = row(j, k) + t * 6;
+                const int len = listed_dims(row(j, k), static_cast<int>(t));
+                if (len == 0) continue;
+                seen_len[static_cast<size_t>(len)] = true;
+                need = std::max(need, len);
+                for (int d = 0; d < len; ++d)
+                    if (v[d] >= 0 && v[d] < kMaxLayoutRank) need = std::max(need, v[d] + 1);
+            }
+            r[t] = need;
+            auto& partial = nodes[k].partial_lengths[t];
+            partial.clear();
+            for (int len = 1; len < r[t]; ++len)
+                if (seen_len[static_cast<size_t>(len)]) partial.push_back(len);
+        }
     }
 }
 
 }  // namespace
 
 const std::vector<std::vector<int8_t>>& layout_permutations(int rank) {
-    static const auto table = all_permutations();
     SEGRANK_CHECK(rank >= 0 && rank <= kMaxLayoutRank, "layout tensor rank ", rank,
                   " out of range 0..", kMaxLayoutRank);
-    return table[static_cast<size_t>(rank)];
+    return arrangements(rank, rank);
+}
+
+const std::vector<std::vector<int8_t>>& layout_arrangements(int rank, int len) {
+    SEGRANK_CHECK(rank >= 0 && rank <= kMaxLayoutRank && len >= 0 && len <= rank,
+                  "layout dims list of ", len, " dims of a rank-", rank,
+                  " tensor: expected 0 <= len <= rank <= ", kMaxLayoutRank);
+    return arrangements(rank, len);
 }
 
 int64_t num_layout_permutations(int rank) {
@@ -134,22 +176,80 @@ bool is_permutation(std::span<const int8_t> dims) {
 
 std::vector<int64_t> tile_bound_choices(int64_t extent) {
     std::vector<int64_t> out;
+    if (extent <= 1) return {1};
+    for (int64_t s = 1; s <= extent; ++s) out.push_back((extent + s - 1) / s);
+    for (int64_t v = 16; v < extent; v += 16) out.push_back(v);
     for (int64_t v = 1; v < extent; v *= 2) out.push_back(v);
-    out.push_back(std::max<int64_t>(1, extent));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
 }
+
+namespace {
+
+// The list lengths slot t of node n may hold, ascending: its partial lengths, then the rank.
+std::vector<int> slot_lengths(const LayoutNodeSpace& n, size_t t) {
+    const int r = n.ranks[t];
+    if (r <= 0) return {};
+    std::vector<int> out;
+    for (int len : n.partial_lengths[t])
+        if (len >= 1 && len < r && (out.empty() || len > out.back())) out.push_back(len);
+    out.push_back(r);
+    return out;
+}
+
+// The dims list of choice v (>= 1) of slot t of node n.
+const std::vector<int8_t>& slot_choice(const LayoutNodeSpace& n, size_t t, int32_t v) {
+    size_t i = static_cast<size_t>(v - 1);
+    for (int len : slot_lengths(n, t)) {
+        const auto& list = arrangements(n.ranks[t], len);
+        if (i < list.size()) return list[i];
+        i -= list.size();
+    }
+    SEGRANK_ASSERT(false);
+    return arrangements(0, 0)[0];
+}
+
+// The choice of a dims list in slot t of node n (the list must be allowed there).
+int32_t slot_index(const LayoutNodeSpace& n, size_t t, std::span<const int8_t> dims) {
+    int32_t offset = 1;
+    for (int len : slot_lengths(n, t)) {
+        if (static_cast<size_t>(len) == dims.size())
+            return offset + arrangement_index(n.ranks[t], dims);
+        offset += static_cast<int32_t>(arrangements(n.ranks[t], len).size());
+    }
+    SEGRANK_ASSERT(false);
+    return 0;
+}
+
+// Nearest allowed bound on a log scale.
+int32_t snap_bound(const std::vector<int64_t>& choices, int64_t bound) {
+    int32_t pick = 0;
+    double err = INFINITY;
+    for (size_t j = 0; j < choices.size(); ++j) {
+        const double e = std::abs(std::log(static_cast<double>(choices[j])) -
+                                  std::log(static_cast<double>(std::max<int64_t>(1, bound))));
+        if (e < err) err = e, pick = static_cast<int32_t>(j);
+    }
+    return pick;
+}
+
+}  // namespace
 
 SearchSpace SearchSpace::layout(std::vector<LayoutNodeSpace> nodes) {
     SearchSpace s;
     s.task_ = Task::kLayout;
     for (size_t k = 0; k < nodes.size(); ++k)
-        for (int t = 0; t < 3; ++t) {
-            const int r = nodes[k].ranks[static_cast<size_t>(t)];
+        for (size_t t = 0; t < 3; ++t) {
+            const int r = nodes[k].ranks[t];
             SEGRANK_CHECK(r >= -1 && r <= kMaxLayoutRank, "tune: configurable node ", k,
                           " (index ", nodes[k].node, ") has a ", kTensorNames[t],
                           " tensor of rank ", r, "; a layout config holds ranks 0..",
                           kMaxLayoutRank);
-            s.choices_.push_back(r <= 0 ? 1 : static_cast<int32_t>(1 + factorial(r)));
+            int64_t choices = 1;
+            for (int len : slot_lengths(nodes[k], t))
+                choices += static_cast<int64_t>(arrangements(r, len).size());
+            s.choices_.push_back(static_cast<int32_t>(choices));
             s.default_genome_.push_back(0);
         }
     s.nodes_ = std::move(nodes);
@@ -157,20 +257,22 @@ SearchSpace SearchSpace::layout(std::vector<LayoutNodeSpace> nodes) {
 }
 
 SearchSpace SearchSpace::tile(std::vector<int64_t> kernel_extents,
-                              std::vector<int64_t> output_extents) {
-    SEGRANK_CHECK(kernel_extents.size() <= 6 && output_extents.size() <= 6,
-                  "tune: a tile config holds at most 6 bounds per tensor, got ",
-                  kernel_extents.size(), " kernel and ", output_extents.size(), " output extents");
+                              std::vector<int64_t> output_extents,
+                              std::vector<int64_t> input_extents) {
     SearchSpace s;
     s.task_ = Task::kTile;
-    s.num_kernel_bounds_ = static_cast<int64_t>(kernel_extents.size());
-    for (const auto* ext : {&kernel_extents, &output_extents})
+    size_t b = 0;
+    for (const auto* ext : {&kernel_extents, &output_extents, &input_extents}) {
+        SEGRANK_CHECK(ext->size() <= 6, "tune: a tile config holds at most 6 bounds per block, got ",
+                      ext->size(), " extents");
+        s.block_sizes_[b++] = static_cast<int64_t>(ext->size());
         for (int64_t e : *ext) {
             SEGRANK_CHECK(e >= 1, "tune: tile extent ", e, " must be >= 1");
             s.tile_choices_.push_back(tile_bound_choices(e));
             s.choices_.push_back(static_cast<int32_t>(s.tile_choices_.back().size()));
             s.default_genome_.push_back(s.choices_.back() - 1);  // the whole extent
         }
+    }
     return s;
 }
 
@@ -194,31 +296,53 @@ SearchSpace SearchSpace::build(const TuneGraph& g) {
             }
             nodes.push_back(ns);
         }
-        orient_operands_by_records(lg, nodes);
+        apply_recorded_evidence(lg, nodes);
         return layout(std::move(nodes));
     }
     auto kernel = std::make_shared<TileKernel>(hw::module_from_graph(g.tile), hw::tpu_v3_core());
-    SearchSpace s = tile(kernel->model.kernel_units(), kernel->model.iteration_units());
+    // Block lengths: the recorded configs' most common (kernel, output, input) lengths (the
+    // compiler's structure of this kernel; reshape kernels record none), else the model's.
+    std::array<std::vector<int64_t>, 3> extents = {kernel->model.kernel_units(),
+                                                   kernel->model.iteration_units(),
+                                                   std::vector<int64_t>{}};
+    const int64_t c = g.tile.num_configs();
+    if (c > 0) {
+        std::map<std::array<size_t, 3>, int64_t> patterns;
+        for (int64_t j = 0; j < c; ++j) {
+            const float* row = g.tile.config_feat.data() + j * kTileConfigDim;
+            ++patterns[{block_bounds(row).size(), block_bounds(row + 8).size(),
+                        block_bounds(row + 16).size()}];
+        }
+        const auto common = std::max_element(patterns.begin(), patterns.end(), [](auto& a, auto& b) {
+                                return a.second < b.second;
+                            })->first;
+        for (size_t b = 0; b < 3; ++b) {
+            // The model's extents when the lengths agree, else 1s; then at least every recorded
+            // bound (a recorded bound is a tile the compiler accepted).
+            if (extents[b].size() != common[b]) extents[b].assign(common[b], 1);
+            for (int64_t j = 0; j < c; ++j) {
+                const auto bounds = block_bounds(g.tile.config_feat.data() + j * kTileConfigDim + b * 8);
+                if (bounds.size() != common[b]) continue;
+                for (size_t i = 0; i < bounds.size(); ++i)
+                    extents[b][i] = std::max(extents[b][i], bounds[i]);
+            }
+        }
+    }
+    SearchSpace s = tile(extents[0], extents[1], extents[2]);
     // The default: hwmodel's compiler-default stand-in, each bound snapped to the nearest allowed
     // one (log scale); a list of another length keeps the whole extents.
     const hlo::TileSizeConfig best = kernel->model.best_tile();
-    const auto snap = [&](const std::vector<int64_t>& bounds, size_t first, size_t count) {
-        if (bounds.size() != count) return;
-        for (size_t i = 0; i < count; ++i) {
-            const auto& ch = s.tile_choices_[first + i];
-            size_t pick = 0;
-            double err = INFINITY;
-            for (size_t j = 0; j < ch.size(); ++j) {
-                const double e = std::abs(std::log(static_cast<double>(ch[j])) -
-                                          std::log(std::max<double>(1.0, bounds[i])));
-                if (e < err) err = e, pick = j;
-            }
-            s.default_genome_[first + i] = static_cast<int32_t>(pick);
-        }
-    };
-    const auto nk = static_cast<size_t>(s.num_kernel_bounds_);
-    snap(best.kernel_bounds, 0, nk);
-    snap(best.output_bounds, nk, s.tile_choices_.size() - nk);
+    const std::array<const std::vector<int64_t>*, 3> best_blocks = {
+        &best.kernel_bounds, &best.output_bounds, &best.input_bounds};
+    size_t first = 0;
+    for (size_t b = 0; b < 3; ++b) {
+        const auto count = static_cast<size_t>(s.block_sizes_[b]);
+        if (best_blocks[b]->size() == count)
+            for (size_t i = 0; i < count; ++i)
+                s.default_genome_[first + i] =
+                    snap_bound(s.tile_choices_[first + i], (*best_blocks[b])[i]);
+        first += count;
+    }
     s.kernel_ = std::move(kernel);
     return s;
 }
@@ -237,25 +361,36 @@ std::optional<std::string> SearchSpace::why_illegal(const Config& c) const {
             return "layout config of " + std::to_string(c.layout.size()) + " values, expected " +
                    std::to_string(nodes_.size()) + " nodes x 18 = " + std::to_string(want);
         for (size_t k = 0; k < nodes_.size(); ++k)
-            for (int t = 0; t < 3; ++t) {
+            for (size_t t = 0; t < 3; ++t) {
                 const int8_t* s = c.layout.data() + k * kLayoutConfigDim + t * 6;
-                size_t len = 0;
-                while (len < 6 && s[len] != -1) ++len;
+                const int len = listed_dims(s, 0);
                 const std::string at = "node " + std::to_string(k) + " (index " +
                                        std::to_string(nodes_[k].node) + ") " + kTensorNames[t];
-                for (size_t d = len; d < 6; ++d)
+                for (int d = len; d < 6; ++d)
                     if (s[d] != -1)
                         return at + " slot " + std::to_string(d) + " = " +
                                std::to_string(static_cast<int>(s[d])) + " after a -1";
                 if (len == 0) continue;
-                const std::span<const int8_t> dims(s, len);
-                const int r = nodes_[k].ranks[static_cast<size_t>(t)];
+                const std::span<const int8_t> dims(s, static_cast<size_t>(len));
+                const int r = nodes_[k].ranks[t];
                 if (r < 0) return at + " " + dims_text(dims) + ": the node has no such tensor";
-                if (static_cast<int>(len) != r)
+                const auto lens = slot_lengths(nodes_[k], t);
+                if (std::find(lens.begin(), lens.end(), len) == lens.end()) {
+                    std::string allowed;
+                    for (int l : lens) allowed += (allowed.empty() ? "" : " or ") + std::to_string(l);
                     return at + " " + dims_text(dims) + ": lists " + std::to_string(len) +
-                           " dims of a rank-" + std::to_string(r) + " tensor";
-                if (!is_permutation(dims))
-                    return at + " " + dims_text(dims) + ": not a permutation of 0.." +
+                           " dims of a rank-" + std::to_string(r) + " tensor (allowed: " + allowed +
+                           ")";
+                }
+                std::vector<bool> used(static_cast<size_t>(r), false);
+                bool ok = true;
+                for (int8_t d : dims) {
+                    ok = ok && d >= 0 && d < r && !used[static_cast<size_t>(d)];
+                    if (ok) used[static_cast<size_t>(d)] = true;
+                }
+                if (!ok)
+                    return at + " " + dims_text(dims) +
+                           (len == r ? ": not a permutation of 0.." : ": not distinct dims of 0..") +
                            std::to_string(r - 1);
             }
         return std::nullopt;
@@ -263,32 +398,28 @@ std::optional<std::string> SearchSpace::why_illegal(const Config& c) const {
     if (c.task() != Task::kTile) return "a layout config in a tile search space";
     if (c.tile.size() != static_cast<size_t>(kTileConfigDim))
         return "tile config of " + std::to_string(c.tile.size()) + " values, expected 24";
-    const auto expected = [&](const std::vector<int64_t>& bounds) {
-        hlo::TileSizeConfig t;
-        t.kernel_bounds = bounds;
-        return hlo::tile_config_features(t);
-    };
     const char* block_names[3] = {"kernel", "output", "input"};
-    const size_t nk = static_cast<size_t>(num_kernel_bounds_);
-    const size_t counts[3] = {nk, tile_choices_.size() - nk, 0};
     size_t gene = 0;
-    for (int b = 0; b < 3; ++b) {
+    for (size_t b = 0; b < 3; ++b) {
         const float* block = c.tile.data() + b * 8;
         for (int i = 0; i < 8; ++i)
             if (!std::isfinite(block[i]) || block[i] < 0 || block[i] != std::floor(block[i]))
-                return std::string(block_names[b]) + " bounds column " + std::to_string(b * 8 + i) +
-                       " = " + std::to_string(block[i]) + " is not a non-negative integer";
+                return std::string(block_names[b]) + " bounds column " +
+                       std::to_string(b * 8 + static_cast<size_t>(i)) + " = " +
+                       std::to_string(block[i]) + " is not a non-negative integer";
         const auto bounds = block_bounds(block);
-        if (bounds.size() != counts[b])
+        if (static_cast<int64_t>(bounds.size()) != block_sizes_[b])
             return std::string(block_names[b]) + " bounds list " + std::to_string(bounds.size()) +
-                   " values, expected " + std::to_string(counts[b]);
-        const auto want = expected(bounds);
+                   " values, expected " + std::to_string(block_sizes_[b]);
+        hlo::TileSizeConfig t;
+        t.kernel_bounds = bounds;
+        const auto want = hlo::tile_config_features(t);
         if (!std::equal(want.begin(), want.begin() + 8, block))
             return std::string(block_names[b]) +
                    " bounds block is not S0(6) of its bounds (padding, sum or product differ)";
         for (size_t i = 0; i < bounds.size(); ++i, ++gene) {
             const auto& ch = tile_choices_[gene];
-            if (std::find(ch.begin(), ch.end(), bounds[i]) == ch.end())
+            if (!std::binary_search(ch.begin(), ch.end(), bounds[i]))
                 return std::string(block_names[b]) + " bound " + std::to_string(i) + " = " +
                        std::to_string(bounds[i]) + " is not an allowed tile size of extent " +
                        std::to_string(ch.back());
@@ -303,20 +434,19 @@ std::optional<std::vector<int32_t>> SearchSpace::encode(const Config& c) const {
     g.reserve(choices_.size());
     if (task_ == Task::kLayout) {
         for (size_t k = 0; k < nodes_.size(); ++k)
-            for (int t = 0; t < 3; ++t) {
+            for (size_t t = 0; t < 3; ++t) {
                 const int8_t* s = c.layout.data() + k * kLayoutConfigDim + t * 6;
-                const int r = nodes_[k].ranks[static_cast<size_t>(t)];
-                g.push_back(r <= 0 || s[0] == -1
-                                ? 0
-                                : 1 + permutation_index({s, static_cast<size_t>(r)}));
+                const int len = listed_dims(s, 0);
+                g.push_back(len == 0 ? 0
+                                     : slot_index(nodes_[k], t, {s, static_cast<size_t>(len)}));
             }
         return g;
     }
     size_t gene = 0;
-    for (int b = 0; b < 2; ++b)
+    for (size_t b = 0; b < 3; ++b)
         for (int64_t v : block_bounds(c.tile.data() + b * 8)) {
             const auto& ch = tile_choices_[gene++];
-            g.push_back(static_cast<int32_t>(std::find(ch.begin(), ch.end(), v) - ch.begin()));
+            g.push_back(static_cast<int32_t>(std::lower_bound(ch.begin(), ch.end(), v) - ch.begin()));
         }
     return g;
 }
@@ -334,15 +464,18 @@ Config SearchSpace::decode(std::span<const int32_t> genome) const {
             for (size_t t = 0; t < 3; ++t) {
                 const int32_t v = genome[k * 3 + t];
                 if (v == 0) continue;
-                const auto& p = layout_permutations(nodes_[k].ranks[t])[static_cast<size_t>(v - 1)];
-                std::copy(p.begin(), p.end(), c.layout.begin() + static_cast<ptrdiff_t>(k * 18 + t * 6));
+                const auto& p = slot_choice(nodes_[k], t, v);
+                std::copy(p.begin(), p.end(),
+                          c.layout.begin() + static_cast<ptrdiff_t>(k * 18 + t * 6));
             }
         return c;
     }
     hlo::TileSizeConfig t;
-    for (size_t i = 0; i < genome.size(); ++i) {
-        const int64_t b = tile_choices_[i][static_cast<size_t>(genome[i])];
-        (static_cast<int64_t>(i) < num_kernel_bounds_ ? t.kernel_bounds : t.output_bounds).push_back(b);
+    size_t gene = 0;
+    for (size_t b = 0; b < 3; ++b) {
+        auto& list = b == 0 ? t.kernel_bounds : b == 1 ? t.output_bounds : t.input_bounds;
+        for (int64_t i = 0; i < block_sizes_[b]; ++i, ++gene)
+            list.push_back(tile_choices_[gene][static_cast<size_t>(genome[gene])]);
     }
     const auto row = hlo::tile_config_features(t);
     c.tile.assign(row.begin(), row.end());
@@ -375,20 +508,21 @@ Config SearchSpace::neighbor(const Config& c, Rng& rng) const {
     if (movable.empty()) return c;
     const size_t i = movable[rng.uniform_int(movable.size())];
     if (task_ == Task::kLayout) {
-        const int r = nodes_[i / 3].ranks[i % 3];
-        if (g[i] > 0 && r >= 2 && rng.uniform() < 0.5) {
+        const LayoutNodeSpace& n = nodes_[i / 3];
+        const size_t t = i % 3;
+        if (g[i] > 0 && slot_choice(n, t, g[i]).size() >= 2 && rng.uniform() < 0.5) {
             // Swap two adjacent entries of the minor_to_major list: the smallest layout change.
-            std::vector<int8_t> p = layout_permutations(r)[static_cast<size_t>(g[i] - 1)];
-            const size_t d = rng.uniform_int(static_cast<uint64_t>(r - 1));
+            std::vector<int8_t> p = slot_choice(n, t, g[i]);
+            const size_t d = rng.uniform_int(p.size() - 1);
             std::swap(p[d], p[d + 1]);
-            g[i] = 1 + permutation_index(p);
+            g[i] = slot_index(n, t, p);
         } else {
             g[i] = other_choice(rng, g[i], choices_[i]);
         }
     } else {
         const int32_t n = choices_[i];
         if (rng.uniform() < 0.7) {
-            // The next smaller or larger allowed bound (a factor of about 2).
+            // The next smaller or larger allowed bound.
             const bool up = g[i] == 0 || (g[i] < n - 1 && rng.uniform() < 0.5);
             g[i] += up ? 1 : -1;
         } else {
