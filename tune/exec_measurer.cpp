@@ -248,6 +248,7 @@ bool ExecMeasurer::start() {
     ::fcntl(to_child_, F_SETFL, ::fcntl(to_child_, F_GETFL) | O_NONBLOCK);
     ::fcntl(from_child_, F_SETFL, ::fcntl(from_child_, F_GETFL) | O_NONBLOCK);
     buffer_.clear();
+    served_ = 0;
     ++starts_;
     return true;
 }
@@ -306,9 +307,9 @@ Measurement ExecMeasurer::measure_one(const Config& c) {
         }
     }
     const int64_t id = next_id_++;
-    const auto deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(opt_.timeout_s));
+    const double wait_s = opt_.timeout_s + (served_++ == 0 ? opt_.start_timeout_s : 0.0);
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(wait_s));
     const auto fail = [&](const std::string& what, bool kill_now) {
         stop(kill_now);
         last_error_ = "request " + std::to_string(id) + ": " + what +
@@ -318,7 +319,7 @@ Measurement ExecMeasurer::measure_one(const Config& c) {
     };
     const Io w = write_all(to_child_, exec_request(id, graph_, c) + "\n", deadline);
     if (w == Io::kTimeout)
-        return fail("timed out after " + seconds_text(opt_.timeout_s) +
+        return fail("timed out after " + seconds_text(wait_s) +
                         " (the process did not read the request); killed",
                     true);
     if (w == Io::kClosed) return fail("the process closed its stdin", false);
@@ -326,7 +327,7 @@ Measurement ExecMeasurer::measure_one(const Config& c) {
         std::string line;
         const Io r = read_line(from_child_, buffer_, line, deadline);
         if (r == Io::kTimeout)
-            return fail("no reply within " + seconds_text(opt_.timeout_s) + "; killed", true);
+            return fail("no reply within " + seconds_text(wait_s) + "; killed", true);
         if (r == Io::kClosed) return fail("the process ended before replying", false);
         if (r == Io::kTooLong)
             return fail("a reply line longer than " + std::to_string(kMaxReplyBytes) +

@@ -21,7 +21,7 @@ Measurement parse_exec_reply(const std::string& line, int64_t id);
 
 /// Runs CMD with /bin/sh -c in its own process group, stdin and stdout as pipes (stderr inherited),
 /// started on the first request. Requests go one at a time; each waits at most options.timeout_s
-/// for its reply line. A timeout kills the process group; a death or a timeout counts a restart
+/// for its reply line (the first one to a new process options.start_timeout_s longer). A timeout kills the process group; a death or a timeout counts a restart
 /// (the next request starts a new process); after options.max_restarts restarts every further
 /// request fails with the last reason. Pipe ends are close-on-exec, SIGPIPE is never raised, and
 /// the destructor closes stdin, waits up to 1 s, then kills the group and reaps the child.
@@ -55,6 +55,7 @@ private:
     int from_child_ = -1;  // the child's stdout (read end, non-blocking)
     std::string buffer_;   // bytes read past the last complete line
     int starts_ = 0;
+    int64_t served_ = 0;  // requests sent to the current process
     int restarts_ = 0;
     int last_status_ = 0;  // waitpid status of the last reaped child
     std::string last_error_;

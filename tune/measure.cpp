@@ -163,6 +163,8 @@ std::unique_ptr<Measurer> make_measurer(const MeasureSpec& spec, const TuneGraph
                   "--noise ", options.noise_sigma, ": expected a log-normal sigma in [0, 5]");
     SEGRANK_CHECK(std::isfinite(options.timeout_s) && options.timeout_s > 0,
                   "--timeout ", options.timeout_s, ": expected seconds > 0");
+    SEGRANK_CHECK(std::isfinite(options.start_timeout_s) && options.start_timeout_s >= 0,
+                  "--start-timeout ", options.start_timeout_s, ": expected seconds >= 0");
     SEGRANK_CHECK(options.max_restarts >= 0, "--max-restarts ", options.max_restarts,
                   ": expected >= 0");
     switch (spec.kind) {

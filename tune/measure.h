@@ -64,6 +64,8 @@ struct MeasureOptions {
     uint64_t seed = 0;         ///< hwmodel: noise stream; the k-th measurement of a config draws
                                ///< from Rng::derive(seed, hash(config rows), k, "tune-measure")
     double timeout_s = 60.0;   ///< exec: per-request timeout (seconds, > 0)
+    double start_timeout_s = 30.0;  ///< exec: extra time for the first request of a newly
+                                    ///< started process (the harness's own startup), >= 0
     int max_restarts = 3;      ///< exec: process restarts (after death or timeout) before every
                                ///< further request fails with the reason
     /// Where backends report what they skip or restart (one line each, no newline); default:
