@@ -242,10 +242,9 @@ SearchSpace SearchSpace::layout(std::vector<LayoutNodeSpace> nodes) {
     for (size_t k = 0; k < nodes.size(); ++k)
         for (size_t t = 0; t < 3; ++t) {
             const int r = nodes[k].ranks[t];
-            SEGRANK_CHECK(r >= -1 && r <= kMaxLayoutRank, "tune: configurable node ", k,
-                          " (index ", nodes[k].node, ") has a ", kTensorNames[t],
-                          " tensor of rank ", r, "; a layout config holds ranks 0..",
-                          kMaxLayoutRank);
+            SEGRANK_CHECK(r >= -1 && r <= kMaxLayoutRank, "tune: configurable node ", k, " (index ",
+                          nodes[k].node, ") has a ", kTensorNames[t], " tensor of rank ", r,
+                          "; a layout config holds ranks 0..", kMaxLayoutRank);
             int64_t choices = 1;
             for (int len : slot_lengths(nodes[k], t))
                 choices += static_cast<int64_t>(arrangements(r, len).size());
@@ -263,8 +262,9 @@ SearchSpace SearchSpace::tile(std::vector<int64_t> kernel_extents,
     s.task_ = Task::kTile;
     size_t b = 0;
     for (const auto* ext : {&kernel_extents, &output_extents, &input_extents}) {
-        SEGRANK_CHECK(ext->size() <= 6, "tune: a tile config holds at most 6 bounds per block, got ",
-                      ext->size(), " extents");
+        SEGRANK_CHECK(ext->size() <= 6,
+                      "tune: a tile config holds at most 6 bounds per block, got ", ext->size(),
+                      " extents");
         s.block_sizes_[b++] = static_cast<int64_t>(ext->size());
         for (int64_t e : *ext) {
             SEGRANK_CHECK(e >= 1, "tune: tile extent ", e, " must be >= 1");
@@ -302,9 +302,8 @@ SearchSpace SearchSpace::build(const TuneGraph& g) {
     auto kernel = std::make_shared<TileKernel>(hw::module_from_graph(g.tile), hw::tpu_v3_core());
     // Block lengths: the recorded configs' most common (kernel, output, input) lengths (the
     // compiler's structure of this kernel; reshape kernels record none), else the model's.
-    std::array<std::vector<int64_t>, 3> extents = {kernel->model.kernel_units(),
-                                                   kernel->model.iteration_units(),
-                                                   std::vector<int64_t>{}};
+    std::array<std::vector<int64_t>, 3> extents = {
+        kernel->model.kernel_units(), kernel->model.iteration_units(), std::vector<int64_t>{}};
     const int64_t c = g.tile.num_configs();
     if (c > 0) {
         std::map<std::array<size_t, 3>, int64_t> patterns;
@@ -313,15 +312,17 @@ SearchSpace SearchSpace::build(const TuneGraph& g) {
             ++patterns[{block_bounds(row).size(), block_bounds(row + 8).size(),
                         block_bounds(row + 16).size()}];
         }
-        const auto common = std::max_element(patterns.begin(), patterns.end(), [](auto& a, auto& b) {
-                                return a.second < b.second;
-                            })->first;
+        const auto common =
+            std::max_element(patterns.begin(), patterns.end(), [](auto& a, auto& b) {
+                return a.second < b.second;
+            })->first;
         for (size_t b = 0; b < 3; ++b) {
             // The model's extents when the lengths agree, else 1s; then at least every recorded
             // bound (a recorded bound is a tile the compiler accepted).
             if (extents[b].size() != common[b]) extents[b].assign(common[b], 1);
             for (int64_t j = 0; j < c; ++j) {
-                const auto bounds = block_bounds(g.tile.config_feat.data() + j * kTileConfigDim + b * 8);
+                const auto bounds =
+                    block_bounds(g.tile.config_feat.data() + j * kTileConfigDim + b * 8);
                 if (bounds.size() != common[b]) continue;
                 for (size_t i = 0; i < bounds.size(); ++i)
                     extents[b][i] = std::max(extents[b][i], bounds[i]);
@@ -377,7 +378,8 @@ std::optional<std::string> SearchSpace::why_illegal(const Config& c) const {
                 const auto lens = slot_lengths(nodes_[k], t);
                 if (std::find(lens.begin(), lens.end(), len) == lens.end()) {
                     std::string allowed;
-                    for (int l : lens) allowed += (allowed.empty() ? "" : " or ") + std::to_string(l);
+                    for (int l : lens)
+                        allowed += (allowed.empty() ? "" : " or ") + std::to_string(l);
                     return at + " " + dims_text(dims) + ": lists " + std::to_string(len) +
                            " dims of a rank-" + std::to_string(r) + " tensor (allowed: " + allowed +
                            ")";
@@ -390,7 +392,8 @@ std::optional<std::string> SearchSpace::why_illegal(const Config& c) const {
                 }
                 if (!ok)
                     return at + " " + dims_text(dims) +
-                           (len == r ? ": not a permutation of 0.." : ": not distinct dims of 0..") +
+                           (len == r ? ": not a permutation of 0.."
+                                     : ": not distinct dims of 0..") +
                            std::to_string(r - 1);
             }
         return std::nullopt;
@@ -437,8 +440,7 @@ std::optional<std::vector<int32_t>> SearchSpace::encode(const Config& c) const {
             for (size_t t = 0; t < 3; ++t) {
                 const int8_t* s = c.layout.data() + k * kLayoutConfigDim + t * 6;
                 const int len = listed_dims(s, 0);
-                g.push_back(len == 0 ? 0
-                                     : slot_index(nodes_[k], t, {s, static_cast<size_t>(len)}));
+                g.push_back(len == 0 ? 0 : slot_index(nodes_[k], t, {s, static_cast<size_t>(len)}));
             }
         return g;
     }
@@ -446,7 +448,8 @@ std::optional<std::vector<int32_t>> SearchSpace::encode(const Config& c) const {
     for (size_t b = 0; b < 3; ++b)
         for (int64_t v : block_bounds(c.tile.data() + b * 8)) {
             const auto& ch = tile_choices_[gene++];
-            g.push_back(static_cast<int32_t>(std::lower_bound(ch.begin(), ch.end(), v) - ch.begin()));
+            g.push_back(
+                static_cast<int32_t>(std::lower_bound(ch.begin(), ch.end(), v) - ch.begin()));
         }
     return g;
 }
@@ -455,8 +458,8 @@ Config SearchSpace::decode(std::span<const int32_t> genome) const {
     SEGRANK_CHECK(genome.size() == choices_.size(), "tune: genome of ", genome.size(),
                   " genes, the space has ", choices_.size());
     for (size_t i = 0; i < genome.size(); ++i)
-        SEGRANK_CHECK(genome[i] >= 0 && genome[i] < choices_[i], "tune: gene ", i, " = ",
-                      genome[i], " out of range 0..", choices_[i] - 1);
+        SEGRANK_CHECK(genome[i] >= 0 && genome[i] < choices_[i], "tune: gene ", i, " = ", genome[i],
+                      " out of range 0..", choices_[i] - 1);
     Config c;
     if (task_ == Task::kLayout) {
         c.layout.assign(nodes_.size() * kLayoutConfigDim, int8_t{-1});
@@ -494,8 +497,8 @@ Config SearchSpace::random_config(Rng& rng) const {
 namespace {
 std::vector<int32_t> must_encode(const SearchSpace& s, const Config& c, const char* what) {
     auto g = s.encode(c);
-    SEGRANK_CHECK(g.has_value(), "tune: ", what, " of a config outside the search space: ",
-                  *s.why_illegal(c));
+    SEGRANK_CHECK(g.has_value(), "tune: ", what,
+                  " of a config outside the search space: ", *s.why_illegal(c));
     return *g;
 }
 }  // namespace
@@ -573,8 +576,7 @@ CandidateGenerator::CandidateGenerator(SearchSpace space, uint64_t seed, Generat
                   "tune: generator shares local ", opt_.local_share, ", mutation ",
                   opt_.mutation_share, ", crossover ", opt_.crossover_share,
                   " must be >= 0 and sum to at most 1");
-    SEGRANK_CHECK(opt_.parents >= 1, "tune: generator parents = ", opt_.parents,
-                  ", expected >= 1");
+    SEGRANK_CHECK(opt_.parents >= 1, "tune: generator parents = ", opt_.parents, ", expected >= 1");
     SEGRANK_CHECK(opt_.mutation_rate >= 0 && opt_.mutation_rate <= 1,
                   "tune: generator mutation_rate = ", opt_.mutation_rate, ", expected 0..1");
 }
@@ -601,7 +603,8 @@ std::vector<Config> CandidateGenerator::propose(int64_t n, std::span<const Trial
             Config c = space_.decode(g);
             if (!seen.count(config_key(c)) && space_.feasible(c)) unseen.push_back(std::move(c));
             size_t i = 0;
-            while (i < g.size() && ++g[i] == space_.num_choices(static_cast<int64_t>(i))) g[i++] = 0;
+            while (i < g.size() && ++g[i] == space_.num_choices(static_cast<int64_t>(i)))
+                g[i++] = 0;
             if (i == g.size()) break;
         }
         if (static_cast<int64_t>(unseen.size()) <= n) {

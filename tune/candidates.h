@@ -67,7 +67,8 @@ public:
     /// A tile space from explicit extents in tile units (major first): kernel_extents of the
     /// conv/dot weight operand (empty when none), output_extents of the iterated array,
     /// input_extents (usually none: no recorded tile sets input bounds).
-    static SearchSpace tile(std::vector<int64_t> kernel_extents, std::vector<int64_t> output_extents,
+    static SearchSpace tile(std::vector<int64_t> kernel_extents,
+                            std::vector<int64_t> output_extents,
                             std::vector<int64_t> input_extents = {});
 
     Task task() const { return task_; }
@@ -109,9 +110,9 @@ public:
     Config crossover(const Config& a, const Config& b, Rng& rng) const;
 
     /// Whether a legal config can run at all: tile configs of a space made by build() must fit
-    /// the kernel's working set in VMEM (hwmodel's check, docs/hwmodel.md#kernels-under-a-tile-config:
-    /// the compiler rejects the others); every other config is feasible. Generators skip
-    /// infeasible ones.
+    /// the kernel's working set in VMEM (hwmodel's check,
+    /// docs/hwmodel.md#kernels-under-a-tile-config: the compiler rejects the others); every other
+    /// config is feasible. Generators skip infeasible ones.
     bool feasible(const Config& c) const;
 
 private:

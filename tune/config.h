@@ -12,7 +12,8 @@
 namespace segrank::tune {
 
 /// One configuration of the tuned graph, stored exactly as its row(s) in the npz files:
-/// - layout: `layout` = [nc, 18] node_config_feat values, row-major (configurable node k's slots are
+/// - layout: `layout` = [nc, 18] node_config_feat values, row-major (configurable node k's slots
+/// are
 ///   layout[k*18 .. k*18+17]: output, input, kernel minor_to_major dims of up to 6 entries each, -1
 ///   padded; all -1 = the compiler's default; docs/files.md#layout-config-features); `tile` empty.
 /// - tile: `tile` = the [24] config_feat row (S0(6) of kernel, output and input bounds in tile

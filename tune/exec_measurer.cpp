@@ -226,8 +226,8 @@ bool ExecMeasurer::start() {
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &defaults);
     posix_spawnattr_setpgroup(&attr, 0);  // its own group: a timeout kills the whole pipeline
-    posix_spawnattr_setflags(&attr,
-                             POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     std::string sh = "sh", dash_c = "-c";
     char* argv[] = {sh.data(), dash_c.data(), command_.data(), nullptr};
     pid_t pid = -1;
@@ -266,8 +266,10 @@ void ExecMeasurer::stop(bool kill_now) {
         const auto until = Clock::now() + std::chrono::seconds(1);
         while (!reaped && Clock::now() < until) {
             const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-            if (r == pid_ || (r < 0 && errno != EINTR)) reaped = true;
-            else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            if (r == pid_ || (r < 0 && errno != EINTR))
+                reaped = true;
+            else
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
     }
     ::kill(-pid_, SIGKILL);  // the group: the shell and anything it started
@@ -281,11 +283,13 @@ void ExecMeasurer::stop(bool kill_now) {
 
 std::string ExecMeasurer::reap_reason(bool killed) const {
     if (killed) return "killed";
-    if (WIFEXITED(last_status_)) return "exited with status " + std::to_string(WEXITSTATUS(last_status_));
+    if (WIFEXITED(last_status_))
+        return "exited with status " + std::to_string(WEXITSTATUS(last_status_));
     if (WIFSIGNALED(last_status_)) {
         const int sig = WTERMSIG(last_status_);
         const char* name = ::strsignal(sig);
-        return "killed by signal " + std::to_string(sig) + (name ? std::string(" (") + name + ")" : "");
+        return "killed by signal " + std::to_string(sig) +
+               (name ? std::string(" (") + name + ")" : "");
     }
     return "ended";
 }
@@ -330,9 +334,9 @@ Measurement ExecMeasurer::measure_one(const Config& c) {
             return fail("no reply within " + seconds_text(wait_s) + "; killed", true);
         if (r == Io::kClosed) return fail("the process ended before replying", false);
         if (r == Io::kTooLong)
-            return fail("a reply line longer than " + std::to_string(kMaxReplyBytes) +
-                            " bytes; killed",
-                        true);
+            return fail(
+                "a reply line longer than " + std::to_string(kMaxReplyBytes) + " bytes; killed",
+                true);
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         // A reply to an earlier request (one that already failed as garbage) is stale: skip it.
         try {

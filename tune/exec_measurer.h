@@ -2,8 +2,9 @@
 // answering JSON-lines requests, with a per-request timeout, restarts after death or timeout, and
 // every failure reported as a failed measurement.
 #pragma once
-#include <string>
 #include <sys/types.h>
+
+#include <string>
 
 #include "tune/measure.h"
 
@@ -21,10 +22,11 @@ Measurement parse_exec_reply(const std::string& line, int64_t id);
 
 /// Runs CMD with /bin/sh -c in its own process group, stdin and stdout as pipes (stderr inherited),
 /// started on the first request. Requests go one at a time; each waits at most options.timeout_s
-/// for its reply line (the first one to a new process options.start_timeout_s longer). A timeout kills the process group; a death or a timeout counts a restart
-/// (the next request starts a new process); after options.max_restarts restarts every further
-/// request fails with the last reason. Pipe ends are close-on-exec, SIGPIPE is never raised, and
-/// the destructor closes stdin, waits up to 1 s, then kills the group and reaps the child.
+/// for its reply line (the first one to a new process options.start_timeout_s longer). A timeout
+/// kills the process group; a death or a timeout counts a restart (the next request starts a new
+/// process); after options.max_restarts restarts every further request fails with the last reason.
+/// Pipe ends are close-on-exec, SIGPIPE is never raised, and the destructor closes stdin, waits up
+/// to 1 s, then kills the group and reaps the child.
 class ExecMeasurer : public Measurer {
 public:
     ExecMeasurer(const TuneGraph& graph, std::string command, const MeasureOptions& options);

@@ -65,8 +65,8 @@ public:
                 layout_ = std::make_unique<hw::LayoutEstimator>(g.layout, hw);
             }
         } catch (const Error& e) {
-            SEGRANK_CHECK(false, where_of(g), ": --measure hwmodel cannot cost this graph: ",
-                          e.what());
+            SEGRANK_CHECK(false, where_of(g),
+                          ": --measure hwmodel cannot cost this graph: ", e.what());
         }
     }
 
@@ -86,10 +86,11 @@ public:
             }
             if (!std::isfinite(ns) || ns <= 0) {
                 out.push_back(Measurement::failure(
-                    std::isinf(ns) ? "hwmodel: the working set does not fit VMEM (the compiler "
-                                     "rejects this config): " + describe(c)
-                                   : "hwmodel: estimate " + std::to_string(ns) + " ns for " +
-                                         describe(c)));
+                    std::isinf(ns)
+                        ? "hwmodel: the working set does not fit VMEM (the compiler "
+                          "rejects this config): " +
+                              describe(c)
+                        : "hwmodel: estimate " + std::to_string(ns) + " ns for " + describe(c)));
                 continue;
             }
             const std::string key = config_key(c);
@@ -100,17 +101,15 @@ public:
         }
         return out;
     }
-    std::string name() const override {
-        return family_.empty() ? "hwmodel" : "hwmodel:" + family_;
-    }
+    std::string name() const override { return family_.empty() ? "hwmodel" : "hwmodel:" + family_; }
 
 private:
     const TuneGraph& graph_;
     std::string family_;
     MeasureOptions opt_;
     hlo::HloModule module_;
-    std::unique_ptr<hw::KernelModel> kernel_;  // tile graphs (refers to module_)
-    std::unique_ptr<hw::LayoutEstimator> layout_;  // layout graphs
+    std::unique_ptr<hw::KernelModel> kernel_;          // tile graphs (refers to module_)
+    std::unique_ptr<hw::LayoutEstimator> layout_;      // layout graphs
     std::unordered_map<std::string, uint64_t> count_;  // measurements so far per config
 };
 
@@ -158,11 +157,11 @@ MeasureSpec parse_measure_spec(std::string_view text) {
 
 std::unique_ptr<Measurer> make_measurer(const MeasureSpec& spec, const TuneGraph& graph,
                                         const MeasureOptions& options) {
-    SEGRANK_CHECK(std::isfinite(options.noise_sigma) && options.noise_sigma >= 0 &&
-                      options.noise_sigma <= 5,
-                  "--noise ", options.noise_sigma, ": expected a log-normal sigma in [0, 5]");
-    SEGRANK_CHECK(std::isfinite(options.timeout_s) && options.timeout_s > 0,
-                  "--timeout ", options.timeout_s, ": expected seconds > 0");
+    SEGRANK_CHECK(
+        std::isfinite(options.noise_sigma) && options.noise_sigma >= 0 && options.noise_sigma <= 5,
+        "--noise ", options.noise_sigma, ": expected a log-normal sigma in [0, 5]");
+    SEGRANK_CHECK(std::isfinite(options.timeout_s) && options.timeout_s > 0, "--timeout ",
+                  options.timeout_s, ": expected seconds > 0");
     SEGRANK_CHECK(std::isfinite(options.start_timeout_s) && options.start_timeout_s >= 0,
                   "--start-timeout ", options.start_timeout_s, ": expected seconds >= 0");
     SEGRANK_CHECK(options.max_restarts >= 0, "--max-restarts ", options.max_restarts,

@@ -66,8 +66,8 @@ struct MeasureOptions {
     double timeout_s = 60.0;   ///< exec: per-request timeout (seconds, > 0)
     double start_timeout_s = 30.0;  ///< exec: extra time for the first request of a newly
                                     ///< started process (the harness's own startup), >= 0
-    int max_restarts = 3;      ///< exec: process restarts (after death or timeout) before every
-                               ///< further request fails with the reason
+    int max_restarts = 3;  ///< exec: process restarts (after death or timeout) before every
+                           ///< further request fails with the reason
     /// Where backends report what they skip or restart (one line each, no newline); default:
     /// nothing. The CLI passes a function writing to stderr.
     std::function<void(const std::string&)> log;

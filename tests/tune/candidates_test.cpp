@@ -1,5 +1,7 @@
 // Search space and candidate generation (tune/candidates.h): permutation counts, legality, moves,
 // seeded determinism, and the spaces of synthetic and real graphs.
+#include "tune/candidates.h"
+
 #include <doctest/doctest.h>
 
 #include <set>
@@ -12,7 +14,6 @@
 #include "hwmodel/kernel_cost.h"
 #include "hwmodel/synth/synth.h"
 #include "tests/support/test_paths.h"
-#include "tune/candidates.h"
 
 using namespace segrank;
 using namespace segrank::tune;
@@ -98,10 +99,12 @@ TEST_CASE("why_illegal names non-permutations, wrong lengths and tensors the nod
     REQUIRE(s.why_illegal(layout_config(v)));
     CHECK(contains_text(*s.why_illegal(layout_config(v)), "not a permutation of 0..3"));
     v[3] = -1;  // {3,2,1}: 3 dims of a rank-4 tensor
-    CHECK(contains_text(*s.why_illegal(layout_config(v)), "lists 3 dims of a rank-4 tensor (allowed: 4)"));
+    CHECK(contains_text(*s.why_illegal(layout_config(v)),
+                        "lists 3 dims of a rank-4 tensor (allowed: 4)"));
     v = defaults(2);
     v[18 + 12] = 0;  // node 9 (a reshape) kernel {0}
-    CHECK(contains_text(*s.why_illegal(layout_config(v)), "kernel {0}: the node has no such tensor"));
+    CHECK(
+        contains_text(*s.why_illegal(layout_config(v)), "kernel {0}: the node has no such tensor"));
     v = defaults(2);
     v[1] = 0;  // a value after a -1
     CHECK(contains_text(*s.why_illegal(layout_config(v)), "slot 1 = 0 after a -1"));
@@ -128,8 +131,9 @@ TEST_CASE("encode and decode are inverse, and every move keeps configs legal") {
         // Crossover takes each node's 18 values from one parent.
         for (size_t k = 0; k < 2; ++k) {
             const auto first = x.layout.begin() + static_cast<ptrdiff_t>(k * 18);
-            CHECK((std::equal(first, first + 18, a.layout.begin() + static_cast<ptrdiff_t>(k * 18)) ||
-                   std::equal(first, first + 18, b.layout.begin() + static_cast<ptrdiff_t>(k * 18))));
+            CHECK(
+                (std::equal(first, first + 18, a.layout.begin() + static_cast<ptrdiff_t>(k * 18)) ||
+                 std::equal(first, first + 18, b.layout.begin() + static_cast<ptrdiff_t>(k * 18))));
         }
     }
     auto bad = defaults(2);
@@ -192,8 +196,7 @@ TEST_CASE("propose: n distinct unseen configs, deterministic in the seed and the
     const CandidateGenerator gen(hand_space(), 42);
     std::vector<Trial> trials;
     Rng rng(1);
-    for (int i = 0; i < 20; ++i)
-        trials.push_back({gen.space().random_config(rng), 1000.0 + i});
+    for (int i = 0; i < 20; ++i) trials.push_back({gen.space().random_config(rng), 1000.0 + i});
     trials.push_back({gen.space().default_config(), std::nullopt});  // a failed one
     const auto a = gen.propose(64, trials, 3);
     REQUIRE(a.size() == 64);
@@ -221,13 +224,15 @@ TEST_CASE("propose exhausts a small space, then returns nothing") {
 TEST_CASE("generator options are checked") {
     GeneratorOptions o;
     o.local_share = 0.9;
-    CHECK_THROWS_WITH(CandidateGenerator(hand_space(), 0, o), doctest::Contains("sum to at most 1"));
+    CHECK_THROWS_WITH(CandidateGenerator(hand_space(), 0, o),
+                      doctest::Contains("sum to at most 1"));
     o = {};
     o.parents = 0;
     CHECK_THROWS_WITH(CandidateGenerator(hand_space(), 0, o), doctest::Contains("parents"));
 }
 
-TEST_CASE("synthetic layout graph: the space derived from node features holds every recorded config") {
+TEST_CASE(
+    "synthetic layout graph: the space derived from node features holds every recorded config") {
     synth::SynthOptions opt;
     opt.seed = 3;
     opt.min_nodes = 150;
@@ -263,13 +268,15 @@ TEST_CASE("synthetic tile graph: every recorded config is in the space") {
     }
 }
 
-TEST_CASE("real graphs: the space holds every recorded config, and the fixture's tiles follow the rule") {
+TEST_CASE(
+    "real graphs: the space holds every recorded config, and the fixture's tiles follow the rule") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const auto root = data / "tpugraphs_npz" / "npz";
-    for (const std::string rel : {"layout/xla/random/train/openai_v0_rnn_optimized.npz",
-                                  "layout/xla/default/train/unet3d.npz",
-                                  "layout/xla/random/valid/unet_3d.4x4.bf16.npz"}) {
-        const TuneGraph g = load_tune_graph(root / rel, Task::kLayout, LabelPolicy::kRequirePositive);
+    for (const std::string rel :
+         {"layout/xla/random/train/openai_v0_rnn_optimized.npz",
+          "layout/xla/default/train/unet3d.npz", "layout/xla/random/valid/unet_3d.4x4.bf16.npz"}) {
+        const TuneGraph g =
+            load_tune_graph(root / rel, Task::kLayout, LabelPolicy::kRequirePositive);
         const SearchSpace s = SearchSpace::build(g);
         for (int64_t j = 0; j < g.num_recorded(); ++j) {
             const auto why = s.why_illegal(g.recorded_config(j));

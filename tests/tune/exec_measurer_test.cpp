@@ -1,7 +1,9 @@
 // The exec:CMD backend (tune/exec_measurer.h) against small harness scripts that answer, fail,
 // hang, answer garbage and die; no fd or child process outlives a measurer.
-#include <doctest/doctest.h>
+#include "tune/exec_measurer.h"
+
 #include <dirent.h>
+#include <doctest/doctest.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -10,7 +12,6 @@
 #include "data/hlo/featurizer.h"
 #include "tests/support/test_paths.h"
 #include "tune/candidates.h"
-#include "tune/exec_measurer.h"
 #include "util/json.h"
 
 using namespace segrank;
@@ -119,7 +120,9 @@ TEST_CASE("exec replies: runtime, error, and every kind of garbage") {
     }
 }
 
-TEST_CASE("exec harness: answers, errors, garbage, a stale reply, a hang and a death are measured or skipped") {
+TEST_CASE(
+    "exec harness: answers, errors, garbage, a stale reply, a hang and a death are measured or "
+    "skipped") {
     if (!test::have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
@@ -160,7 +163,8 @@ TEST_CASE("exec harness: answers, errors, garbage, a stale reply, a hang and a d
 
         // A death is a failed measurement; restarts are bounded (2 here).
         r = m.measure(std::vector<Config>{with_bound(8), with_bound(8), with_bound(1)});
-        CHECK(contains_text(r[0].error, "the process ended before replying (process exited with status 3)"));
+        CHECK(contains_text(r[0].error,
+                            "the process ended before replying (process exited with status 3)"));
         CHECK(contains_text(r[1].error, "exited with status 3"));
         CHECK(contains_text(r[2].error, "gave up after 2 restarts; last failure: request"));
         CHECK(m.starts() == 3);
@@ -170,7 +174,8 @@ TEST_CASE("exec harness: answers, errors, garbage, a stale reply, a hang and a d
     CHECK(open_fds() == fds_before);
     CHECK((::waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD));  // no zombie left
     bool restart_logged = false;
-    for (const auto& l : log) restart_logged = restart_logged || contains_text(l, "restarting (1 of 2)");
+    for (const auto& l : log)
+        restart_logged = restart_logged || contains_text(l, "restarting (1 of 2)");
     CHECK(restart_logged);
 }
 

@@ -1,5 +1,7 @@
 // --measure parsing and the in-process backends (tune/measure.h): `recorded` returns the file's
 // runtimes, `hwmodel` the analytical model with seeded log-normal noise.
+#include "tune/measure.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include "hwmodel/synth/synth.h"
 #include "tests/support/test_paths.h"
 #include "tune/candidates.h"
-#include "tune/measure.h"
 
 using namespace segrank;
 using namespace segrank::tune;
@@ -38,8 +39,10 @@ TEST_CASE("--measure values parse, and anything else is refused with the valid f
     CHECK_THROWS_WITH(parse_measure_spec("simulate"),
                       doctest::Contains("--measure 'simulate': expected recorded, hwmodel, "
                                         "hwmodel:NAME or exec:CMD"));
-    CHECK_THROWS_WITH(parse_measure_spec("exec:  "), doctest::Contains("command after 'exec:' is empty"));
-    CHECK_THROWS_WITH(parse_measure_spec("hwmodel:"), doctest::Contains("name after 'hwmodel:' is empty"));
+    CHECK_THROWS_WITH(parse_measure_spec("exec:  "),
+                      doctest::Contains("command after 'exec:' is empty"));
+    CHECK_THROWS_WITH(parse_measure_spec("hwmodel:"),
+                      doctest::Contains("name after 'hwmodel:' is empty"));
     CHECK_THROWS_WITH(parse_measure_spec("hwmodel:roofline"),
                       doctest::Contains("unknown cost family 'roofline'"));
 }
@@ -64,8 +67,9 @@ TEST_CASE("recorded: a recorded config gets the file's runtime, another one a fa
     CHECK(contains_text(r.back().error, describe(odd)));
     // A row of the wrong shape is a caller error, not a failed measurement.
     Config short_row{{}, std::vector<float>(23, 1.0f)};
-    CHECK_THROWS_WITH(m->measure(std::vector<Config>{short_row}),
-                      doctest::Contains("a tile config has 24 config_feat values, got a row of 23"));
+    CHECK_THROWS_WITH(
+        m->measure(std::vector<Config>{short_row}),
+        doctest::Contains("a tile config has 24 config_feat values, got a row of 23"));
 }
 
 TEST_CASE("recorded refuses a graph without runtimes (a test split)") {
@@ -122,9 +126,9 @@ TEST_CASE("hwmodel noise: seeded, log-normal and fresh on each repeat of a confi
     const auto b = make_measurer({MeasureKind::kHwmodel, ""}, l, o)->measure(rep);
     o.seed = 10;
     const auto other = make_measurer({MeasureKind::kHwmodel, ""}, l, o)->measure(rep);
-    const double clean =
-        *make_measurer({MeasureKind::kHwmodel, ""}, l, {})->measure(std::vector<Config>{c})[0]
-             .runtime_ns;
+    const double clean = *make_measurer({MeasureKind::kHwmodel, ""}, l, {})
+                              ->measure(std::vector<Config>{c})[0]
+                              .runtime_ns;
     double sum = 0, sq = 0;
     for (size_t i = 0; i < rep.size(); ++i) {
         CHECK(*a[i].runtime_ns == *b[i].runtime_ns);  // same seed, same draws
@@ -142,8 +146,10 @@ TEST_CASE("measurer options out of range are refused naming the option") {
     const TuneGraph l = tune_graph(synth::synth_layout(tiny_synth(), 1).graph);
     MeasureOptions o;
     o.noise_sigma = -1;
-    CHECK_THROWS_WITH(make_measurer({MeasureKind::kHwmodel, ""}, l, o), doctest::Contains("--noise -1"));
+    CHECK_THROWS_WITH(make_measurer({MeasureKind::kHwmodel, ""}, l, o),
+                      doctest::Contains("--noise -1"));
     o = {};
     o.timeout_s = 0;
-    CHECK_THROWS_WITH(make_measurer({MeasureKind::kExec, "cat"}, l, o), doctest::Contains("--timeout 0"));
+    CHECK_THROWS_WITH(make_measurer({MeasureKind::kExec, "cat"}, l, o),
+                      doctest::Contains("--timeout 0"));
 }
