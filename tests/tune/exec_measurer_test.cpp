@@ -251,7 +251,8 @@ TEST_CASE("the example harness of docs/tune.md answers the protocol") {
         CHECK(*r[1].runtime_ns == 1e6);
     }
     {
-        ExecMeasurer m(exec_graph(), "python3 " + harness.string(), o);
+        const TuneGraph t = exec_graph();  // borrowed by the measurer: must outlive it
+        ExecMeasurer m(t, "python3 " + harness.string(), o);
         const auto r = m.measure(std::vector<Config>{with_bound(4)});
         REQUIRE_MESSAGE(r[0].ok(), r[0].error);
         CHECK(*r[0].runtime_ns == 1000 + 4);
