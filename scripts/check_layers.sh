@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Layering check (docs/architecture.md#folders): every `#include "B/..."` in a source of folder A
 # must point down the folder order
-#   gnn/core -> util -> {data, gnn, hwmodel} -> segments -> sampling -> gst -> eval -> report
-#   -> trainer -> cli
+#   gnn/core -> util -> {data, gnn, hwmodel} -> tune -> segments -> sampling -> gst -> eval
+#   -> report -> trainer -> cli
 # (B == A, or B earlier; on the shared level only hwmodel may include data), and each third-party
 # API is included only by its one owner file or folder (docs/architecture.md#third-party-libraries).
 # tests/<area>/ is checked as the folder it tests (core = gnn/core, hlo = data, mpi = trainer);
@@ -24,8 +24,8 @@ fi
 # shellcheck disable=SC2086
 printf '%s\n' $files | while read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done | xargs awk '
 BEGIN {
-    order = "gnn/core -> util -> {data, gnn, hwmodel} -> segments -> sampling -> gst -> eval -> report -> trainer -> cli"
-    n = split("gnn/core:0 util:1 data:2 gnn:2 hwmodel:2 segments:3 sampling:4 gst:5 eval:6 report:7 trainer:8 cli:9", kv, " ")
+    order = "gnn/core -> util -> {data, gnn, hwmodel} -> tune -> segments -> sampling -> gst -> eval -> report -> trainer -> cli"
+    n = split("gnn/core:0 util:1 data:2 gnn:2 hwmodel:2 tune:3 segments:4 sampling:5 gst:6 eval:7 report:8 trainer:9 cli:10", kv, " ")
     for (i = 1; i <= n; i++) { split(kv[i], p, ":"); level[p[1]] = p[2] + 0 }
     same_level_ok["hwmodel>data"] = 1
     test_area["core"] = "gnn/core"; test_area["hlo"] = "data"; test_area["mpi"] = "trainer"
