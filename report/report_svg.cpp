@@ -128,7 +128,13 @@ std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChart
     size_t longest = 0;
     for (const auto& s : series) longest = std::max(longest, s.name.size());
     const int legend_cols = longest > 24 ? 2 : 3;
-    const int legend_rows = static_cast<int>((series.size() + legend_cols - 1) / legend_cols);
+    std::vector<SvgReference> refs;
+    for (const auto& r : opt.references) {
+        if (std::isfinite(r.value) && (!opt.log_y || r.value > 0)) refs.push_back(r);
+    }
+    for (const auto& r : refs) longest = std::max(longest, r.name.size());
+    const size_t legend_items = series.size() + refs.size();
+    const int legend_rows = static_cast<int>((legend_items + legend_cols - 1) / legend_cols);
     const double height = opt.height + legend_rows * 18.0 + 4;
     const double pw = opt.width - ml - mr, ph = opt.height - mt - mb;
     auto yv = [&](double y) { return opt.log_y ? (y > 0 ? std::log10(y) : std::nan("")) : y; };
@@ -142,6 +148,12 @@ std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChart
             xmax = std::max(xmax, s.x[i]);
             ymin = std::min(ymin, y);
             ymax = std::max(ymax, y);
+        }
+    }
+    if (std::isfinite(xmin)) {
+        for (const auto& r : refs) {
+            ymin = std::min(ymin, yv(r.value));
+            ymax = std::max(ymax, yv(r.value));
         }
     }
     std::string out = str("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"",
@@ -206,6 +218,23 @@ std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChart
         out += str("<rect x=\"", num(lx), "\" y=\"", num(ly + 6),
                    "\" width=\"14\" height=\"4\" fill=\"", color, "\"/>");
         out += text_el(lx + 18, ly + 12, s.name, "start", 11);
+    }
+    for (size_t ri = 0; ri < refs.size(); ++ri) {
+        const SvgReference& r = refs[ri];
+        const double y = py(yv(r.value));
+        out += str("<line class=\"reference\" x1=\"", num(ml), "\" y1=\"", num(y), "\" x2=\"",
+                   num(ml + pw), "\" y2=\"", num(y), "\" stroke=\"", r.color,
+                   "\" stroke-width=\"1.4\" stroke-dasharray=\"", r.dash, "\"><title>",
+                   html_escape(r.name), ": ", tick_label(r.value), "</title></line>");
+        out += text_el(ml + pw - 3, y - 3, tick_label(r.value), "end", 10,
+                       str(" fill=\"", r.color, "\""));
+        const size_t li = series.size() + ri;
+        const double lx = ml + static_cast<double>(li % legend_cols) * (pw / legend_cols);
+        const double ly = opt.height - 4 + static_cast<double>(li / legend_cols) * 18.0;
+        out += str("<line x1=\"", num(lx), "\" y1=\"", num(ly + 8), "\" x2=\"", num(lx + 14),
+                   "\" y2=\"", num(ly + 8), "\" stroke=\"", r.color,
+                   "\" stroke-width=\"1.4\" stroke-dasharray=\"", r.dash, "\"/>");
+        out += text_el(lx + 18, ly + 12, r.name, "start", 11);
     }
     return out + "</svg>";
 }
