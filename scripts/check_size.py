@@ -72,7 +72,8 @@ def read_allowlist(path, required):
                 continue
             parts = text.split(None, 1)
             if len(parts) < 2:
-                fail(f"{path}:{number}: '{parts[0]}' has no reason (expected PATH[:FUNCTION] REASON)")
+                expected = "expected PATH[:FUNCTION] REASON"
+                fail(f"{path}:{number}: '{parts[0]}' has no reason ({expected})")
             if parts[0] in entries:
                 fail(f"{path}:{number}: '{parts[0]}' is listed twice")
             entries[parts[0]] = parts[1]
