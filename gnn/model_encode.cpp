@@ -1,9 +1,11 @@
 // Model::encode / encode_backward: the SAGE stack over the two-part layer state
-// (docs/model.md#config-independence): base rows [n, H] (K = 1, valid for config-independent nodes)
-// and dep rows [m_l * K, H] for the nodes within l hops of a configurable node. Layer l reads layer
-// l-1 through the mixed kernels; a base row is only ever read by base rows (an independent node's
-// neighbours are independent one layer earlier), so base rows of dependent nodes are computed but
-// never used and get zero gradient.
+// (docs/model.md#config-independence): base rows [n, H] (K = 1, for config-independent nodes) and
+// dep rows [m_l * K, H] for the nodes within l hops of a configurable node. A layer's dep rows are
+// computed projection first (docs/model.md#projection-first): the weights multiply the dep rows of
+// layer l-1, the mixed kernels sum the products over neighbours, and a per-node config-independent
+// part (K = 1) is added. A base row is only ever read by base rows (an independent node's
+// neighbours are independent one layer earlier), so base rows are computed only for the nodes
+// independent at that layer (BaseSubset).
 #include <cstring>
 #include <utility>
 #include <vector>

@@ -157,7 +157,7 @@ RunRecords load_run(const std::filesystem::path& dir) {
                 p.steps_per_s = num_or_nan(v, "steps_per_s");
                 p.peak_rss_mb = num_or_nan(v, "peak_rss_mb");
                 r.train.push_back(p);
-            } else if (phase == "eval" || phase == "finetune_eval") {
+            } else if (phase == "eval" || phase == "finetune_eval" || phase == "random_baseline") {
                 RunEval e;
                 e.phase = phase;
                 e.step = step;
@@ -170,7 +170,11 @@ RunRecords load_run(const std::filesystem::path& dir) {
                             e.collections.push_back(collection_metrics_from_json(c, where));
                     }
                 }
-                r.evals.push_back(std::move(e));
+                if (phase == "random_baseline") {
+                    r.random_baseline = std::move(e);
+                } else {
+                    r.evals.push_back(std::move(e));
+                }
             }
         }
     } else {

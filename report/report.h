@@ -34,6 +34,9 @@ struct RunRecords {
     std::filesystem::path dir;
     std::vector<RunTrainPoint> train;
     std::vector<RunEval> evals;
+    /// The "phase":"random_baseline" line the trainer writes after training: uniform random scores
+    /// on the configs of the run's evaluation (mean over its seeds); nullopt when absent.
+    std::optional<RunEval> random_baseline;
     std::string config_text;         ///< config.toml verbatim ("" when absent)
     std::optional<Json> report;      ///< report.json
     std::vector<std::string> notes;  ///< what was missing or skipped, shown in the page
@@ -64,9 +67,11 @@ struct ReportOptions {
 };
 
 /// The whole HTML page: header and summary, loss and learning-rate curves, validation metrics per
-/// collection over steps, per-graph Kendall bars (from eval_json, else report.json when it holds
-/// "graphs"), the leaderboard of the run's evaluations, the external leaderboard, the effective
-/// config. Throws segrank::Error from the loaders above.
+/// collection over steps (with the random baseline of the run and, when the external leaderboard
+/// has a row whose name contains "hwmodel", that row's scores as horizontal reference lines),
+/// per-graph Kendall bars (from eval_json, else report.json when it holds "graphs"), the
+/// leaderboard of the run's evaluations, the external leaderboard, the effective config. Throws
+/// segrank::Error from the loaders above.
 std::string render_report_html(const ReportOptions& opt);
 
 }  // namespace segrank

@@ -1,9 +1,11 @@
 // `segrank report` page assembly: sections of render_report_html (see report.h).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "gnn/core/check.h"
 #include "report/report.h"
@@ -130,7 +132,37 @@ std::vector<std::string> collection_names(const std::vector<RunEval>& evals) {
     return names;
 }
 
-std::string validation_section(const RunRecords& run) {
+/// The hwmodel row of an external leaderboard: the first row whose name contains "hwmodel" (any
+/// case), with its score per collection column; nullopt when there is none.
+struct LeaderboardLevel {
+    std::string name;
+    std::map<std::string, double> score;  ///< collection -> Kaggle score
+};
+
+std::optional<LeaderboardLevel> hwmodel_level(const TextTable* t) {
+    if (t == nullptr) return std::nullopt;
+    const auto name_col = std::find(t->header.begin(), t->header.end(), "name") - t->header.begin();
+    if (name_col >= static_cast<long>(t->header.size())) return std::nullopt;
+    for (const auto& row : t->rows) {
+        std::string name = row[static_cast<size_t>(name_col)];
+        std::string lower = name;
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (lower.find("hwmodel") == std::string::npos) continue;
+        LeaderboardLevel level{name, {}};
+        for (const char* c : kKaggle) {
+            const auto col = std::find(t->header.begin(), t->header.end(), c) - t->header.begin();
+            if (col < static_cast<long>(t->header.size()) && col < static_cast<long>(row.size()) &&
+                numeric_cell(row[static_cast<size_t>(col)]))
+                level.score[c] = std::strtod(row[static_cast<size_t>(col)].c_str(), nullptr);
+        }
+        return level;
+    }
+    return std::nullopt;
+}
+
+std::string validation_section(const RunRecords& run, const TextTable* leaderboard,
+                               const std::string& leaderboard_source) {
     if (run.evals.empty())
         return section("validation", "Validation metrics per collection",
                        para("No evaluations in metrics.jsonl."));
@@ -145,6 +177,11 @@ std::string validation_section(const RunRecords& run) {
         {"Kendall tau per collection", "kendall tau", &CollectionMetrics::kendall_tau},
         {"OPA per collection", "ordered pair accuracy", &CollectionMetrics::opa},
         {"slowdown@5 per collection", "slowdown@5", &CollectionMetrics::slowdown_5}};
+    const auto hwmodel = hwmodel_level(leaderboard);
+    // One level per collection; the collection is named only when the run has several.
+    auto level_name = [&](const std::string& what, const std::string& collection) {
+        return names.size() > 1 ? what + ", " + collection : what;
+    };
     std::string body = "<div class=\"charts\">";
     for (const Metric& m : metrics) {
         std::vector<SvgSeries> series;
@@ -167,9 +204,45 @@ std::string validation_section(const RunRecords& run) {
             }
             series.push_back(std::move(s));
         }
-        body += svg_line_chart(series, {m.title, "step", m.label, false, 560, 300});
+        LineChartOptions opt{m.title, "step", m.label, false, 560, 300};
+        for (const auto& name : names) {
+            if (hwmodel && m.field == &CollectionMetrics::score) {
+                if (const auto it = hwmodel->score.find(name); it != hwmodel->score.end())
+                    opt.references.push_back(
+                        {level_name("hwmodel", name), it->second, "#222", "7 3"});
+            }
+            if (run.random_baseline) {
+                for (const auto& c : run.random_baseline->collections) {
+                    if (c.collection == name)
+                        opt.references.push_back(
+                            {level_name("random", name), c.*(m.field), "#888", "2 3"});
+                }
+            }
+        }
+        body += svg_line_chart(series, opt);
     }
-    return section("validation", "Validation metrics per collection", body + "</div>");
+    body += "</div>";
+    std::string levels;
+    if (run.random_baseline)
+        levels +=
+            "random: the run's random-ranking baseline (uniform random scores on the configs "
+            "of its evaluations, mean over seeds; the random_baseline line of "
+            "metrics.jsonl). ";
+    else
+        levels +=
+            "No random level: metrics.jsonl has no random_baseline line (written when "
+            "training ends). ";
+    if (hwmodel)
+        levels += "hwmodel: the score of the leaderboard row \"" + hwmodel->name + "\" of " +
+                  leaderboard_source +
+                  " (comparable when that leaderboard scored the split and configs the run "
+                  "evaluates). ";
+    else
+        levels +=
+            "No hwmodel level: pass --leaderboard with a row for a `segrank hwmodel` "
+            "submission of the evaluated split. ";
+    body += para("Horizontal lines: " + levels);
+    return section("validation", "Validation metrics per collection", body);
 }
 
 std::string graphs_section(const std::vector<GraphMetrics>& graphs, const std::string& source) {
@@ -301,12 +374,13 @@ std::string render_report_html(const ReportOptions& opt) {
             html_escape(title), "</title><style>", kStyle, "</style></head><body>\n");
     html += summary_section(run, title);
     html += training_section(run);
-    html += validation_section(run);
+    std::optional<TextTable> leaderboard;
+    if (opt.leaderboard) leaderboard = load_leaderboard_table(*opt.leaderboard);
+    html += validation_section(run, leaderboard ? &*leaderboard : nullptr,
+                               opt.leaderboard ? opt.leaderboard->string() : "");
     html += graphs_section(graphs, graph_source);
     html += run_leaderboard_section(run);
-    if (opt.leaderboard)
-        html += external_leaderboard_section(load_leaderboard_table(*opt.leaderboard),
-                                             opt.leaderboard->string());
+    if (leaderboard) html += external_leaderboard_section(*leaderboard, opt.leaderboard->string());
     html += section("config", "Effective config",
                     run.config_text.empty() ? para("config.toml is absent.")
                                             : "<pre>" + html_escape(run.config_text) + "</pre>");

@@ -74,6 +74,30 @@ std::string text_el(double x, double y, const std::string& s, const char* anchor
                "\" font-size=\"", size, "\"", extra, ">", html_escape(s), "</text>");
 }
 
+// A reference level: a horizontal line from x0 to x1 at y with its value at the right end, and its
+// legend entry (a short line of the same dash and the name) at (lx, ly).
+std::string reference_line(const SvgReference& r, double x0, double x1, double y, double lx,
+                           double ly) {
+    std::string out = str("<line class=\"reference\" x1=\"", num(x0), "\" y1=\"", num(y),
+                          "\" x2=\"", num(x1), "\" y2=\"", num(y), "\" stroke=\"", r.color,
+                          "\" stroke-width=\"1.4\" stroke-dasharray=\"", r.dash, "\"><title>",
+                          html_escape(r.name), ": ", tick_label(r.value), "</title></line>");
+    out += text_el(x1 - 3, y - 3, tick_label(r.value), "end", 10, str(" fill=\"", r.color, "\""));
+    out += str("<line x1=\"", num(lx), "\" y1=\"", num(ly + 8), "\" x2=\"", num(lx + 14),
+               "\" y2=\"", num(ly + 8), "\" stroke=\"", r.color,
+               "\" stroke-width=\"1.4\" stroke-dasharray=\"", r.dash, "\"/>");
+    return out + text_el(lx + 18, ly + 12, r.name, "start", 11);
+}
+
+// The references a chart draws: finite values, and positive ones on a log axis.
+std::vector<SvgReference> drawable_references(const LineChartOptions& opt) {
+    std::vector<SvgReference> refs;
+    for (const auto& r : opt.references) {
+        if (std::isfinite(r.value) && (!opt.log_y || r.value > 0)) refs.push_back(r);
+    }
+    return refs;
+}
+
 }  // namespace
 
 std::string html_escape(std::string_view s) {
@@ -125,10 +149,13 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
 
 std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChartOptions& opt) {
     const double ml = 64, mr = 16, mt = 30, mb = 46;
+    const std::vector<SvgReference> refs = drawable_references(opt);
     size_t longest = 0;
     for (const auto& s : series) longest = std::max(longest, s.name.size());
+    for (const auto& r : refs) longest = std::max(longest, r.name.size());
     const int legend_cols = longest > 24 ? 2 : 3;
-    const int legend_rows = static_cast<int>((series.size() + legend_cols - 1) / legend_cols);
+    const size_t legend_items = series.size() + refs.size();
+    const int legend_rows = static_cast<int>((legend_items + legend_cols - 1) / legend_cols);
     const double height = opt.height + legend_rows * 18.0 + 4;
     const double pw = opt.width - ml - mr, ph = opt.height - mt - mb;
     auto yv = [&](double y) { return opt.log_y ? (y > 0 ? std::log10(y) : std::nan("")) : y; };
@@ -143,6 +170,10 @@ std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChart
             ymin = std::min(ymin, y);
             ymax = std::max(ymax, y);
         }
+    }
+    for (size_t i = 0; i < refs.size() && std::isfinite(xmin); ++i) {  // levels inside the y range
+        ymin = std::min(ymin, yv(refs[i].value));
+        ymax = std::max(ymax, yv(refs[i].value));
     }
     std::string out = str("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"",
                           opt.width, "\" height=\"", num(height), "\" viewBox=\"0 0 ", opt.width,
@@ -206,6 +237,12 @@ std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChart
         out += str("<rect x=\"", num(lx), "\" y=\"", num(ly + 6),
                    "\" width=\"14\" height=\"4\" fill=\"", color, "\"/>");
         out += text_el(lx + 18, ly + 12, s.name, "start", 11);
+    }
+    for (size_t ri = 0; ri < refs.size(); ++ri) {
+        const size_t li = series.size() + ri;
+        out += reference_line(refs[ri], ml, ml + pw, py(yv(refs[ri].value)),
+                              ml + static_cast<double>(li % legend_cols) * (pw / legend_cols),
+                              opt.height - 4 + static_cast<double>(li / legend_cols) * 18.0);
     }
     return out + "</svg>";
 }

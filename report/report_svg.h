@@ -22,18 +22,28 @@ struct SvgSeries {
     bool dashed = false;  ///< draw dashed (e.g. an aggregate over the other series)
 };
 
+/// A horizontal reference level (a baseline's value), drawn across the whole x range.
+struct SvgReference {
+    std::string name;  ///< legend text, e.g. "random (10 seeds)"
+    double value = 0.0;
+    std::string color = "#555";  ///< stroke colour
+    std::string dash = "2 3";    ///< SVG stroke-dasharray
+};
+
 struct LineChartOptions {
     std::string title;
     std::string x_label;
     std::string y_label;
-    bool log_y = false;  ///< log10 y axis (non-positive values are dropped)
-    int width = 560;     ///< px
-    int height = 300;    ///< px
+    bool log_y = false;                      ///< log10 y axis (non-positive values are dropped)
+    int width = 560;                         ///< px
+    int height = 300;                        ///< px
+    std::vector<SvgReference> references{};  ///< non-finite values are left out
 };
 
 /// An `<svg>` element with axes, nice ticks, grid lines, one coloured polyline (with point markers
-/// when a series has <= 60 points) per series and a legend. With no finite point it draws the
-/// frame and the text "no data".
+/// when a series has <= 60 points) per series, one thin horizontal line per reference level (its
+/// value printed at the right end; the y range covers it) and a legend of both. With no finite
+/// series point it draws the frame and the text "no data" (references alone draw no chart).
 std::string svg_line_chart(const std::vector<SvgSeries>& series, const LineChartOptions& opt);
 
 struct SvgBar {

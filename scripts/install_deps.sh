@@ -15,6 +15,8 @@ PACKAGES=(
   libmetis-dev
   python3-numpy python3-h5py
   clang-format
+  # scripts/check_size.py (function extents), scripts/check_python.sh (format and lint)
+  universal-ctags black flake8
 )
 # Benchmarks against the PyTorch peer (../shared/peers) and the HTML report check.
 BENCH_PACKAGES=(python3-torch libopenblas0-pthread)

@@ -6,9 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # OpenMP threads spin 20000 iterations (libgomp's default: 300000) before sleeping between parallel
-# regions. On a loaded 2-core machine the default made training 50x slower (0.17 vs 9.2 steps/s,
-# fresh-user trial); quickstart training measured: idle 8.4 s (passive 11.7 s, 100000 spins 7.9 s),
-# beside two busy processes 8.2 s (passive 9.0 s, 100000 spins 46 s).
+# regions: on a loaded 2-core machine the default made training about 50x slower
+# (docs/benchmarks.md#openmp-wait-policy).
 export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-20000}
 scripts/install_deps.sh
 BUILD_DIR=${BUILD_DIR:-build}

@@ -3,9 +3,8 @@
 # Usage: scripts/test.sh [extra cmake -D options]   Env: BUILD_DIR (default build), JOBS (default nproc)
 set -euo pipefail
 # OpenMP threads spin 20000 iterations (libgomp's default: 300000) before sleeping between parallel
-# regions. On a loaded 2-core machine the default made training 50x slower (0.17 vs 9.2 steps/s,
-# fresh-user trial); quickstart training measured: idle 8.4 s (passive 11.7 s, 100000 spins 7.9 s),
-# beside two busy processes 8.2 s (passive 9.0 s, 100000 spins 46 s).
+# regions: on a loaded 2-core machine the default made training about 50x slower
+# (docs/benchmarks.md#openmp-wait-policy).
 export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-20000}
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh

@@ -1,6 +1,6 @@
 // Model validation on the real tpu_graphs fixtures (docs/hwmodel.md#validation): facts as checks,
-// measured quality printed (the README table) with the acceptance thresholds
-// (docs/hwmodel.md#validation) as checks.
+// measured quality printed (docs/benchmarks.md#hwmodel-on-the-real-fixtures) with the acceptance
+// thresholds (docs/hwmodel.md#validation) as checks.
 #include <doctest/doctest.h>
 
 #include <cmath>

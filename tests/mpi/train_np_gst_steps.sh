@@ -15,8 +15,8 @@
 # differ in the last bits (1e-7 relative). Training amplifies that like any change of summation
 # order; in configs/quickstart.toml the losses of -n 1 and -n 2 drift apart by 1e-6 .. 1e-5 for
 # 20 steps and by 1e-4 at step 24 (after warmup), exactly as -n 1 with the batch order reversed does,
-# while -n 1 summing in the -n 2 grouping reproduces -n 2 bit for bit over all 600 steps (README,
-# "Multiple processes"). A rank-dependent RNG stream, a history shard answered with other values, or
+# while -n 1 summing in the -n 2 grouping reproduces -n 2 bit for bit over all 600 steps
+# (docs/benchmarks.md#mpi-determinism). A rank-dependent RNG stream, a history shard answered with other values, or
 # a loss normalized by the local batch breaks this test at the first step it touches (about 1e-2).
 #
 # optim.eps = 1e-6 (default 1e-8): AdamW divides by sqrt(v) + eps, so a parameter whose gradient is

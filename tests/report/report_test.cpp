@@ -204,3 +204,62 @@ TEST_CASE("load_leaderboard_table reads the leaderboard CSV and JSON forms") {
     CHECK(j.rows[0][3] == "0.5000");
     CHECK(j.rows[0][9] == "1");
 }
+
+TEST_CASE("svg line chart: a reference level is a labelled horizontal line inside the y range") {
+    LineChartOptions opt{"T", "step", "y", false, 400, 200};
+    opt.references.push_back({"random (10 seeds)", -0.5, "#888", "2 3"});
+    opt.references.push_back({"left out", std::nan(""), "#888", "2 3"});
+    const std::string svg = svg_line_chart({{"a", {0, 100}, {0.2, 0.4}}}, opt);
+    REQUIRE(count(svg, "<line class=\"reference\"") == 1);
+    CHECK(svg.find("random (10 seeds)") != std::string::npos);
+    CHECK(svg.find("left out") == std::string::npos);
+    // The line is horizontal and inside the plot: the y axis was extended down to -0.5.
+    const size_t at = svg.find("<line class=\"reference\"");
+    const std::string line = svg.substr(at, svg.find('>', at) - at);
+    const auto attr = [&](const std::string& name) {
+        const size_t p = line.find(" " + name + "=\"") + name.size() + 3;
+        return std::stod(line.substr(p, line.find('"', p) - p));
+    };
+    CHECK(attr("y1") == attr("y2"));
+    CHECK(attr("y1") <= 30 + 200 - 30 - 46 + 0.01);  // within the plot frame (mt + ph)
+    CHECK(svg.find(">-0.5<") != std::string::npos);  // value printed at the right end
+}
+
+TEST_CASE("the validation charts draw the run's random baseline and the leaderboard's hwmodel") {
+    const auto dir = fake_run("report_levels");
+    {
+        std::ofstream f(dir / "metrics.jsonl", std::ios::app);
+        f << eval_line(200, 0.02, 0.11, 0.013, "random_baseline");
+    }
+    const RunRecords r = load_run(dir);
+    CHECK(r.evals.size() == 4);  // the baseline is not an evaluation of the model
+    REQUIRE(r.random_baseline.has_value());
+    REQUIRE(r.random_baseline->collections.size() == 2);
+    CHECK(r.random_baseline->collections[1].kendall_tau == doctest::Approx(0.013));
+
+    ReportOptions opt;
+    opt.run_dir = dir;
+    std::string html = render_report_html(opt);
+    // Two collections: one random line per collection in each chart with that metric (score,
+    // Kendall, slowdown@5 for both; OPA only for tile, the layout OPA is null).
+    CHECK(count(html, "<line class=\"reference\"") == 7);
+    CHECK(html.find("random, layout:xla:random") != std::string::npos);
+    CHECK(html.find("No hwmodel level: pass --leaderboard") != std::string::npos);
+
+    write(dir / "lb.csv",
+          "rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,"
+          "layout:nlp:random,graphs,missing,status\n1,model,0.7,0.9,,0.5,,,4,0,ok\n"
+          "2,hwmodel_v3,0.4,0.6,,0.2,,,4,0,ok\n3,random,0.1,0.2,,0.0,,,4,0,ok\n");
+    opt.leaderboard = dir / "lb.csv";
+    html = render_report_html(opt);
+    CHECK(count(html, "<line class=\"reference\"") == 9);  // + hwmodel on the score chart
+    CHECK(html.find("hwmodel, tile:xla: 0.6<") != std::string::npos);
+    CHECK(html.find("leaderboard row &quot;hwmodel_v3&quot;") != std::string::npos);
+
+    // Without the baseline line (a run still training) no level is invented.
+    write(dir / "metrics.jsonl", eval_line(100, 0.4, 0.8, 0.2));
+    opt.leaderboard.reset();
+    html = render_report_html(opt);
+    CHECK(count(html, "<line class=\"reference\"") == 0);
+    CHECK(html.find("No random level") != std::string::npos);
+}

@@ -69,8 +69,8 @@ TEST_CASE(
     // The full-data-set recipes read HDF5 stores for layout (partial config reads) and keep
     // GST segments of 1000 nodes; tile trains whole kernels. The cross-graph layout configs (the
     // recipes and the quickstart) use the mean readout with 2-hop pruning, the combination that
-    // ranked unseen graphs best (README ablation table); the U-Net fixture config, scored on
-    // configs held out of its own graph, keeps mean_max without pruning.
+    // ranked unseen graphs best (docs/benchmarks.md#ablation-summary); the U-Net fixture config,
+    // scored on configs held out of its own graph, keeps mean_max without pruning.
     for (const char* name :
          {"tpugraphs_layout_xla.toml", "tpugraphs_layout_nlp.toml", "quickstart.toml"}) {
         CAPTURE(name);
