@@ -3,6 +3,7 @@
 // registry's names and errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "hwmodel/costs/cost_family.h"
 #include "hwmodel/costs/families.h"
 #include "hwmodel/kernel_cost.h"
+#include "hwmodel/synth/synth.h"
 
 using namespace segrank;
 namespace et = segrank::hlo::element_type;
@@ -289,4 +291,38 @@ TEST_CASE("cost family names parse, and unknown names and wrong kinds are refuse
     const hw::KernelModel k(t, hw::tpu_v3_core());
     CHECK_THROWS_WITH_AS(hw::make_tile_cost(hw::CostFamily::kCopyBound, k, hw::tpu_v3_core()),
                          doctest::Contains("is a layout cost"), Error);
+}
+
+TEST_CASE("synth labels the same graphs and configs under every cost family, noise included") {
+    synth::SynthOptions opt;
+    opt.seed = 11;
+    opt.min_nodes = 60;
+    opt.max_nodes = 150;
+    opt.configs = 6;
+    opt.noise_sigma = 0.05;
+    const synth::SynthLayout ref = synth::synth_layout(opt, 0);
+    const synth::SynthTile tref = synth::synth_tile(opt, 0);
+    for (const auto& name : hw::cost_family_names()) {
+        INFO(name);
+        opt.cost_family = hw::parse_cost_family(name);
+        if (hw::cost_family_kind(opt.cost_family) == hw::CostKind::kTile) {
+            CHECK_THROWS_WITH_AS(synth::synth_layout(opt, 0), doctest::Contains("is a tile cost"),
+                                 Error);
+            const synth::SynthTile t = synth::synth_tile(opt, 0);
+            CHECK(std::equal(t.graph.config_feat.span().begin(), t.graph.config_feat.span().end(),
+                             tref.graph.config_feat.span().begin()));
+            CHECK(t.graph.config_runtime != tref.graph.config_runtime);
+            for (auto ns : t.graph.config_runtime) CHECK(ns >= 2);
+            continue;
+        }
+        if (hw::cost_family_kind(opt.cost_family) == hw::CostKind::kLayout)
+            CHECK_THROWS_WITH_AS(synth::synth_tile(opt, 0), doctest::Contains("is a layout cost"),
+                                 Error);
+        const synth::SynthLayout g = synth::synth_layout(opt, 0);
+        CHECK(g.graph.node_config_feat == ref.graph.node_config_feat);
+        CHECK(g.graph.edge_index == ref.graph.edge_index);
+        for (auto ns : g.graph.config_runtime) CHECK(ns >= 2);
+        if (opt.cost_family != hw::CostFamily::kTpuV3)
+            CHECK(g.graph.config_runtime != ref.graph.config_runtime);
+    }
 }
