@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "gnn/core/check.h"
+#include "hwmodel/costs/cost_family.h"
 #include "hwmodel/hardware.h"
 #include "hwmodel/synth/writer.h"
 
@@ -58,6 +59,10 @@ double parse_double(const std::string& flag, const std::string& v) {
 }  // namespace
 
 int run_synth(int argc, char** argv) {
+    const std::string families =
+        "\nCost families (--cost NAME, docs/hwmodel.md#cost-families; the graphs, configs and "
+        "noise\ndraws of a seed are the same under every family):\n" +
+        hw::cost_family_help();
     cxxopts::Options options(
         "segrank synth",
         "Synthetic TpuGraphs collections labelled by the analytical TPU model (hwmodel).\n"
@@ -76,7 +81,8 @@ int run_synth(int argc, char** argv) {
         "Deterministic: the same options and seed give byte-identical npz files. Graphs are\n"
         "generated and written one at a time; nothing appears in DIR unless all succeed (an\n"
         "error, SIGINT, SIGTERM or SIGHUP removes the partial output). Bounds: at most\n"
-        "1000000 graphs, 100000000 nodes and 1000000 configs per graph.");
+        "1000000 graphs, 100000000 nodes and 1000000 configs per graph.\n" +
+            families);
     options.add_options()("out", "output root directory", cxxopts::value<std::string>())(
         "collections", "comma list of tile, layout",
         cxxopts::value<std::string>()->default_value("tile,layout"))(
@@ -116,6 +122,10 @@ int run_synth(int argc, char** argv) {
         "hardware",
         "hwmodel hardware table (tpu_v3_core, tpu_v3_core_jax, tpu_v2_core, tpu_v4_megacore)",
         cxxopts::value<std::string>()->default_value("tpu_v3_core"))(
+        "cost",
+        "timing model of the labels: a cost family (listed below); layout families label only "
+        "layout graphs, tile families only tile graphs, tpu_v3 both",
+        cxxopts::value<std::string>()->default_value("tpu_v3"))(
         "cost-off",
         "layout: comma list of timing-model parts the labels leave out: padding, copies, "
         "trip_counts (hwmodel validate's ablations; the modules, configs and noise draws stay the "
@@ -154,6 +164,25 @@ int run_synth(int argc, char** argv) {
             SEGRANK_CHECK(args.count(o) == 0, "--", o,
                           ": applies to layout graphs only, but --collections is '",
                           args["collections"].as<std::string>(), "'");
+    w.synth.cost_family = hw::parse_cost_family(args["cost"].as<std::string>());
+    SEGRANK_CHECK(args.count("cost") <= 1, "--cost: given ", args.count("cost"),
+                  " times; give it once");
+    {
+        const hw::CostKind kind = hw::cost_family_kind(w.synth.cost_family);
+        for (const Task t : w.tasks) {
+            const bool ok = kind == hw::CostKind::kBoth ||
+                            (kind == hw::CostKind::kLayout) == (t == Task::kLayout);
+            SEGRANK_CHECK(ok, "--cost: '", args["cost"].as<std::string>(), "' is a ",
+                          hw::cost_kind_name(kind), " cost; it cannot label the ",
+                          t == Task::kLayout ? "layout" : "tile", " collection (--collections '",
+                          args["collections"].as<std::string>(),
+                          "'); give one collection per run (see segrank synth --help)");
+        }
+        SEGRANK_CHECK(w.synth.cost_family == hw::CostFamily::kTpuV3 || !args.count("cost-off"),
+                      "--cost-off: applies to --cost tpu_v3 only (the other families do not have "
+                      "those switches), got --cost '",
+                      args["cost"].as<std::string>(), "'");
+    }
     w.graphs = parse_int("graphs", args["graphs"].as<std::string>());
     SEGRANK_CHECK(w.graphs >= 1 && w.graphs <= synth::kMaxGraphs, "--graphs: expected 1 to ",
                   synth::kMaxGraphs, ", got ", w.graphs);
@@ -252,6 +281,7 @@ int run_synth(int argc, char** argv) {
                     static_cast<long long>(s.graphs), static_cast<long long>(s.nodes),
                     static_cast<long long>(s.configs), s.path.string().c_str());
     const std::string cost_off =
+        ", cost " + std::string(hw::cost_family_name(w.synth.cost_family)) +
         (args.count("cost-off") ? ", labels without " + args["cost-off"].as<std::string>() : "") +
         (args.count("default-trip-count")
              ? ", default trip count " + args["default-trip-count"].as<std::string>()

@@ -146,12 +146,12 @@ KernelModel::KernelModel(const hlo::HloModule& module, const HwParams& hw,
     default_tile_ = best_tile();
 }
 
-Breakdown KernelModel::evaluate(const hlo::TileSizeConfig& tile, TileDetail* detail) const {
-    Breakdown b;
+TileGeometry KernelModel::geometry(const hlo::TileSizeConfig& tile) const {
+    TileGeometry g;
     const size_t r = iter_units_.size();
     // No output bounds (e.g. reshape kernels): the compiler picks; model it by our best tile.
     if (tile.output_bounds.empty() && !default_tile_.output_bounds.empty())
-        return evaluate(default_tile_, detail);
+        return geometry(default_tile_);
     std::vector<int64_t> ob = tile.output_bounds;
     if (ob.size() != r) ob = iter_units_;  // unusable config: one block over everything
     double steps_out = 1, waste = 1, feat_blocks = 1, block_frac = 1;
@@ -163,6 +163,7 @@ Breakdown KernelModel::evaluate(const hlo::TileSizeConfig& tile, TileDetail* det
         waste *= blocks * static_cast<double>(bnd) / static_cast<double>(u);
         block_frac *= static_cast<double>(bnd) / static_cast<double>(u);
         if (static_cast<int64_t>(i) == iter_feature_pos_) feat_blocks = blocks;
+        if (r >= 2 && i == r - 2) g.block_rows = 8.0 * static_cast<double>(bnd);
     }
     double steps_k = 1, kernel_frac = 1;
     if (!kernel_units_.empty() && tile.kernel_bounds.size() == kernel_units_.size()) {
@@ -178,37 +179,60 @@ Breakdown KernelModel::evaluate(const hlo::TileSizeConfig& tile, TileDetail* det
     } else if (!kernel_units_.empty()) {
         kernel_frac = 1.0 / feat_blocks;
     }
-    const double steps = steps_out * steps_k;
     const double nonfeat_blocks = steps_out / feat_blocks;
     // Re-reads (docs/hwmodel.md#kernels-under-a-tile-config): feature blocks innermost; weights
     // stay resident only when one block holds all of them, activations only when the reduction is
     // not split.
-    const double weight_reads = (feat_blocks == 1 && steps_k == 1) ? 1 : nonfeat_blocks;
-    const double act_reads = steps_k == 1 ? 1 : feat_blocks;
-    b.hbm_bytes = output_bytes_ * std::min(waste, 2.0) + other_input_bytes_ * std::min(waste, 2.0) +
-                  weight_bytes_ * weight_reads + activation_bytes_ * act_reads;
+    g.weight_reads = (feat_blocks == 1 && steps_k == 1) ? 1 : nonfeat_blocks;
+    g.act_reads = steps_k == 1 ? 1 : feat_blocks;
+    g.hbm_bytes = output_bytes_ * std::min(waste, 2.0) + other_input_bytes_ * std::min(waste, 2.0) +
+                  weight_bytes_ * g.weight_reads + activation_bytes_ * g.act_reads;
     // VMEM (step 2): blocks + an f32 accumulator for MXU kernels.
-    const double out_block = output_bytes_ * block_frac;
-    const double in_block = other_input_bytes_ * block_frac + weight_bytes_ * kernel_frac +
-                            activation_bytes_ * block_frac * (steps_k > 1 ? 1.0 / steps_k : 1.0);
-    const double acc = has_accumulator_ ? out_block * 2 : 0;
+    g.out_block = output_bytes_ * block_frac;
+    g.in_block = other_input_bytes_ * block_frac + weight_bytes_ * kernel_frac +
+                 activation_bytes_ * block_frac * (steps_k > 1 ? 1.0 / steps_k : 1.0);
+    g.acc = has_accumulator_ ? g.out_block * 2 : 0;
+    g.steps_out = steps_out;
+    g.steps_k = steps_k;
+    g.waste = waste;
+    g.feat_blocks = feat_blocks;
+    return g;
+}
+
+KernelSummary KernelModel::summary() const {
+    KernelSummary s;
+    s.mxu_ns = mxu_ns_;
+    s.vpu_ns = vpu_ns_;
+    s.output_bytes = output_bytes_;
+    s.weight_bytes = weight_bytes_;
+    s.activation_bytes = activation_bytes_;
+    s.other_input_bytes = other_input_bytes_;
+    s.has_accumulator = has_accumulator_;
+    return s;
+}
+
+Breakdown KernelModel::evaluate(const hlo::TileSizeConfig& tile, TileDetail* detail) const {
+    Breakdown b;
+    const TileGeometry g = geometry(tile);
+    const double steps = g.steps();
+    b.hbm_bytes = g.hbm_bytes;
     if (detail) {
-        detail->waste = waste;
-        detail->vmem_bytes = out_block + in_block + acc;
+        detail->waste = g.waste;
+        detail->vmem_bytes = g.out_block + g.in_block + g.acc;
         detail->hbm_bytes_once =
             output_bytes_ + other_input_bytes_ + weight_bytes_ + activation_bytes_;
     }
     // Measured tile collections contain configs whose double-buffered estimate exceeds 16 MiB
     // (public sample 0a3585...: 40 % of configs), so only a single-buffered overflow is invalid.
-    if (out_block + in_block + acc > static_cast<double>(hw_.vmem_bytes)) {
+    if (g.out_block + g.in_block + g.acc > static_cast<double>(hw_.vmem_bytes)) {
         b.invalid = true;
         b.total_ns = std::numeric_limits<double>::infinity();
         b.steps = static_cast<int64_t>(steps);
         return b;
     }
     b.steps = static_cast<int64_t>(steps);
-    b.mxu_ns = mxu_ns_ * waste;
-    b.vpu_ns = vpu_ns_ * waste;
+    b.mxu_ns = mxu_ns_ * g.waste;
+    b.vpu_ns = vpu_ns_ * g.waste;
     b.hbm_ns = hbm_ns(b.hbm_bytes, hw_);
     const double step_ns = opt_.step_overhead ? hw_.step_overhead_ns : 0;
     const double roof = std::max({b.mxu_ns, b.vpu_ns, b.hbm_ns});

@@ -32,6 +32,29 @@ struct TileDetail {
                                 ///< no waste); Breakdown::hbm_bytes / this = the re-read factor
 };
 
+/// Block geometry of one tile configuration (docs/hwmodel.md#kernels-under-a-tile-config), shared
+/// by KernelModel::evaluate and the tile cost families (docs/hwmodel.md#cost-families).
+struct TileGeometry {
+    double steps_out = 1;                    ///< output blocks
+    double steps_k = 1;                      ///< reduction (kernel) blocks per output block
+    double waste = 1;                        ///< padded blocks / iteration space (>= 1)
+    double feat_blocks = 1;                  ///< blocks along the output-feature dim
+    double weight_reads = 1, act_reads = 1;  ///< times the weights / activations are read
+    double out_block = 0;                    ///< bytes of one output block
+    double in_block = 0;                     ///< bytes of one step's input blocks
+    double acc = 0;                          ///< f32 accumulator bytes (MXU kernels)
+    double hbm_bytes = 0;                    ///< HBM bytes with re-reads and partial-tile waste
+    double block_rows = 8;  ///< second-minor extent of an output block (elements; 8 for rank 1)
+    double steps() const { return steps_out * steps_k; }
+};
+
+/// The kernel's work and bytes on its full shapes (for the tile cost families).
+struct KernelSummary {
+    double mxu_ns = 0, vpu_ns = 0;  ///< unblocked MXU / VPU time (ns)
+    double output_bytes = 0, weight_bytes = 0, activation_bytes = 0, other_input_bytes = 0;
+    bool has_accumulator = false;
+};
+
 /// One tile kernel (a tpu_graphs tile module: the entry root is a fusion, copy, reshape, ...),
 /// analysed once; evaluate() is then cheap (O(#kernel inputs)) per tile configuration.
 /// The module must outlive the model.
@@ -47,6 +70,12 @@ public:
     /// iterated array is ignored. Returns invalid (total = +inf) when the (single-buffered) working
     /// set exceeds VMEM. With `detail`, its quantities are written there too (same computation).
     Breakdown evaluate(const hlo::TileSizeConfig& tile, TileDetail* detail = nullptr) const;
+
+    /// Block geometry of `tile` (the same substitutions as evaluate: no output bounds = the
+    /// default tile, bounds of the wrong length = one block).
+    TileGeometry geometry(const hlo::TileSizeConfig& tile) const;
+    /// Work and bytes of the whole kernel.
+    KernelSummary summary() const;
 
     /// The compiler-default stand-in: the fastest of an enumerated candidate set of output bounds
     /// (powers of two and full extents per dim), kernel bounds spanning everything.

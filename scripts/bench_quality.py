@@ -8,7 +8,7 @@ number comes from the segrank binary (train, evaluate, predict, hwmodel, leaderb
 Kendall tau of tile baselines (a tile submission lists only 5 configs), which is computed here from
 `--scores` files and cross-checked against `segrank evaluate` on a model (see docs/benchmarks.md).
 
-Cases (default: all; --cases a,b,...). Model runs vary train.seed = sampling.seed = 0..N-1 (--seeds,
+Cases (default: all but the transfer cases; --cases a,b,...). Model runs vary train.seed = sampling.seed = 0..N-1 (--seeds,
 default 3); the data is fixed. Steps and sizes below are "full / --quick".
   synth_layout          segrank synth --collections layout: 64 / 32 graphs of 500-5000 / 500-2500
                         nodes, 200 configs, --noise 0.03, seed 0, splits 40/8/16 (/ 20/4/8) graphs;
@@ -37,6 +37,13 @@ default 3); the data is fixed. Steps and sizes below are "full / --quick".
                         the same for layout:xla:random: train openai_v0_rnn_optimized.npz, score
                         unet_3d.4x4.bf16 on xla_random.json (1000 indices, 481 distinct); checkpoint
                         chosen on 1922 default-search configs of unet_3d.4x4.bf16.
+  transfer_layout       (only when listed in --cases) leave one cost family out
+  transfer_tile         (docs/benchmarks.md#transfer): per family (`segrank synth --cost F`, seed 100 + i)
+                        40 / 20 layout graphs of 500-2500 / 300-1500 nodes (tile: 160 / 80 kernels),
+                        200 / 100 configs, splits 0.6/0.15/0.25; for each held-out family F, train on
+                        tpu_v3 and the other families (their train splits; best checkpoint on their valid
+                        splits), score F's test graphs; model / hwmodel / random / ceiling per family;
+                        headline = mean over families of model Kendall / ceiling Kendall (sd over seeds).
 Random: --random-seeds (default 5) seeds of `segrank predict --random`. Runs execute --jobs at a time
 (default: nproc), each with nproc / jobs OpenMP threads (train.threads); GOMP_SPINCOUNT=20000 unless set.
 
@@ -71,8 +78,11 @@ PROG = "bench_quality.py"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA_VERSION = 1
 
-CASES = ["synth_layout", "synth_tile", "real_tile", "real_layout_fixture", "real_layout_official",
-         "real_layout_official_random"]
+DEFAULT_CASES = ["synth_layout", "synth_tile", "real_tile", "real_layout_fixture", "real_layout_official",
+                 "real_layout_official_random"]
+# Run only when listed in --cases (they train one model per held-out cost family and seed).
+TRANSFER_CASES = ["transfer_layout", "transfer_tile"]
+CASES = DEFAULT_CASES + TRANSFER_CASES
 
 # Sizes and steps per case: full / quick. Changing any of these changes what the numbers mean: the
 # JSON records them ("settings") so that a before/after diff can tell.
@@ -86,6 +96,11 @@ SIZES = {
         "real_layout_fixture": {"steps": 300, "eval_every": 50, "folds": 5},
         "real_layout_official": {"steps": 600, "eval_every": 100},
         "real_layout_official_random": {"steps": 600, "eval_every": 100},
+        # graphs per cost family; its test split is scored when the family is held out
+        "transfer_layout": {"graphs": 40, "nodes": "500:2500", "configs": 200, "splits": "0.6,0.15,0.25",
+                            "steps": 600, "eval_every": 100},
+        "transfer_tile": {"graphs": 160, "nodes": "20:500", "configs": 200, "splits": "0.6,0.15,0.25",
+                          "steps": 600, "eval_every": 100},
     },
     "quick": {
         "synth_layout": {"graphs": 32, "nodes": "500:2500", "configs": 200, "splits": "0.625,0.125,0.25",
@@ -96,6 +111,10 @@ SIZES = {
         "real_layout_fixture": {"steps": 100, "eval_every": 25, "folds": 5},
         "real_layout_official": {"steps": 150, "eval_every": 50},
         "real_layout_official_random": {"steps": 150, "eval_every": 50},
+        "transfer_layout": {"graphs": 20, "nodes": "300:1500", "configs": 100, "splits": "0.6,0.15,0.25",
+                            "steps": 150, "eval_every": 50},
+        "transfer_tile": {"graphs": 80, "nodes": "20:300", "configs": 100, "splits": "0.6,0.15,0.25",
+                          "steps": 200, "eval_every": 50},
     },
     # Smoke tests only (tests/cli/bench_quality_test.cpp): seconds, the numbers mean nothing.
     "tiny": {
@@ -107,6 +126,10 @@ SIZES = {
         "real_layout_fixture": {"steps": 5, "eval_every": 5, "folds": 5},
         "real_layout_official": {"steps": 5, "eval_every": 5},
         "real_layout_official_random": {"steps": 5, "eval_every": 5},
+        "transfer_layout": {"graphs": 4, "nodes": "60:120", "configs": 8, "splits": "0.5,0.25,0.25",
+                            "steps": 4, "eval_every": 2},
+        "transfer_tile": {"graphs": 4, "nodes": "20:40", "configs": 8, "splits": "0.5,0.25,0.25",
+                          "steps": 4, "eval_every": 2},
     },
 }
 SYNTH_NOISE = 0.03
@@ -1217,7 +1240,251 @@ class Bench:
             return self.case_real_layout_official(case, "default")
         if case == "real_layout_official_random":
             return self.case_real_layout_official(case, "random")
+        if case in TRANSFER_CASES:
+            return TransferCase(self, case).run()
         raise BenchError(f"internal: unknown case {case}")
+
+
+# ------------------------------------------------------------------------------------------------
+# transfer: leave one cost family out (docs/benchmarks.md#transfer)
+
+# Cost families of `segrank synth --cost` (docs/hwmodel.md#cost-families). Every fold trains on the
+# collections of tpu_v3 and of the other families of its task and scores the held-out family.
+TRANSFER_FAMILIES = {"layout": ["propagate", "copy_bound", "mxu_padded", "memory_v5", "fusion_aware"],
+                     "tile": ["vmem_spill", "pipeline", "step_overhead"]}
+TRANSFER_ALWAYS_TRAIN = "tpu_v3"  # a training family of every fold, never held out (docs/benchmarks.md#transfer)
+TRANSFER_SEED = 100  # family i (tpu_v3 first) is synthesized with seed TRANSFER_SEED + i: its own graphs
+
+
+class TransferCase:
+    """One transfer case (transfer_layout / transfer_tile): per family one collection (synth --cost F
+    --seed TRANSFER_SEED + i, noisy; and noise-free for the held-out families), then per held-out
+    family F a fold whose train / valid splits are the other families' train / valid splits and whose
+    test split is F's test split (symbolic links named FAMILY__GRAPH.npz), N seeds of training, the
+    best checkpoint (chosen on the other families' valid split) scored on F's test graphs beside
+    hwmodel (tpu_v3 estimates), random and the ceiling (F's noise-free labels)."""
+
+    def __init__(self, bench, case):
+        self.b = bench
+        self.r = bench.r
+        self.case = case
+        self.task = "layout" if case == "transfer_layout" else "tile"
+        self.size = SIZES[bench.mode][case]
+        self.base = bench.case_dir(case)
+        self.heldout = TRANSFER_FAMILIES[self.task]
+        self.families = [TRANSFER_ALWAYS_TRAIN] + self.heldout
+        self.coll = "tile:xla" if self.task == "tile" else "layout:xla:random"
+        self.rel = (os.path.join("npz", "tile", "xla") if self.task == "tile"
+                    else os.path.join("npz", "layout", "xla", "random"))
+        if self.task == "layout":
+            self.config, self.extra = "configs/quickstart.toml", []
+        else:
+            self.config, self.extra = "configs/xla_fixture_tile.toml", ["data.ingest=[]", "data.holdout_folds=0"]
+
+    def data_dir(self, family, clean=False):
+        return os.path.join(self.base, "data", f"{family}_{'clean' if clean else 'noisy'}")
+
+    def synthesize(self):
+        jobs = []
+        for i, fam in enumerate(self.families):
+            seed = TRANSFER_SEED + i
+            for clean in ([False, True] if fam != TRANSFER_ALWAYS_TRAIN else [False]):
+                out = self.data_dir(fam, clean)
+                noise = 0 if clean else SYNTH_NOISE
+
+                def job(out=out, noise=noise, fam=fam, seed=seed, clean=clean):
+                    s = self.size
+                    self.r.run(["synth", "--out", out, "--collections", self.task, "--cost", fam,
+                                "--graphs", s["graphs"], "--nodes", s["nodes"], "--configs", s["configs"],
+                                "--seed", seed, "--noise", noise, "--splits", s["splits"], "--force", "-q"],
+                               f"{self.case} synth {fam}{' clean' if clean else ''}")
+                jobs.append(job)
+        self.b.parallel(jobs)
+
+    def fold_root(self, heldout):
+        """Data root of the fold holding `heldout` out (symbolic links, rebuilt every run)."""
+        root = os.path.join(self.base, "folds", heldout)
+        coll_dir = os.path.join(root, self.rel)
+        if os.path.isdir(coll_dir):
+            shutil.rmtree(coll_dir)
+        for split in ("train", "valid", "test"):
+            os.makedirs(os.path.join(coll_dir, split))
+        for fam in self.families:
+            splits = ["test"] if fam == heldout else ["train", "valid"]
+            for split in splits:
+                src = os.path.join(self.data_dir(fam), self.rel, split)
+                for g in list_graphs(src):
+                    os.symlink(os.path.join(src, g + ".npz"), os.path.join(coll_dir, split, f"{fam}__{g}.npz"))
+        return root, coll_dir
+
+    def baselines(self, heldout, root, coll_dir, fdir):
+        """hwmodel / random / ceiling Kendall (and slowdowns) on the held-out test graphs, computed
+        here from full score files (a tile submission lists only 5 configs)."""
+        ctx = f"case {self.case} held-out {heldout}"
+        test = os.path.join(coll_dir, "test")
+        names = list_graphs(test)
+        noisy_t = {n: npz_targets(os.path.join(test, n + ".npz")) for n in names}
+        clean_dir = os.path.join(self.data_dir(heldout, clean=True), self.rel, "test")
+        clean_t = {n: npz_targets(os.path.join(clean_dir, n.split("__", 1)[1] + ".npz")) for n in names}
+        pid = lambda n: f"{self.coll}:{n}"  # noqa: E731
+        out = {}
+        hw_sub, hw_sc = os.path.join(fdir, "hwmodel.csv"), os.path.join(fdir, "hwmodel.scores.csv")
+        self.r.run(["hwmodel", "--data", root, "--split", "test", "--out", hw_sub, "--scores", hw_sc], ctx + " hwmodel")
+        hs = read_scores(hw_sc)
+        out["hwmodel"] = aggregate([graph_metrics(predicted_order(hs[pid(n)]), noisy_t[n]) for n in names], self.task)
+        self.b.check(ctx + " hwmodel", out["hwmodel"], self.r.leaderboard(coll_dir, "test", hw_sub, ctx + " hwmodel"))
+        rnd = []
+        for s in self.b.random_seeds:
+            sub, sc = os.path.join(fdir, f"random{s}.csv"), os.path.join(fdir, f"random{s}.scores.csv")
+            self.r.run(["predict", "--random", s, "--data", root, "--split", "test", "--out", sub, "--scores", sc],
+                       f"{ctx} random seed {s}")
+            rs = read_scores(sc)
+            rnd.append(aggregate([graph_metrics(predicted_order(rs[pid(n)]), noisy_t[n]) for n in names], self.task))
+        out["random"] = summarize(rnd)
+        out["ceiling"] = aggregate([graph_metrics(predicted_order(clean_t[n]), noisy_t[n]) for n in names], self.task)
+        out["graphs"] = len(names)
+        return out
+
+    def run(self):
+        log(f"{self.case}: synthesizing {len(self.families)} families x {self.size['graphs']} graphs "
+            f"(noise {SYNTH_NOISE}; noise-free for the held-out families)")
+        self.synthesize()
+        folds = {}
+        for fam in self.heldout:
+            root, coll_dir = self.fold_root(fam)
+            folds[fam] = (root, coll_dir, self.b.case_dir(self.case, "folds", fam, "out"))
+        size = self.size
+        variants = self.b.variants()  # the model row and one per --ablate (--set in every row)
+
+        def job(vname, extra, fam, seed):
+            root, coll_dir, fdir = folds[fam]
+            ctx = f"case {self.case} {vname} held-out {fam} seed {seed}"
+            run_dir = os.path.join(fdir, "runs", f"{vname}_seed{seed}")
+            overrides = [f"data.root={root}", f"data.collections=[\"{self.coll}\"]", f"train.steps={size['steps']}",
+                         f"train.eval_every={size['eval_every']}"] + self.extra + list(extra)
+            info, _ = self.b.train(self.case, f"{vname}.{fam}", seed, self.config, overrides, run_dir, ctx)
+            _, best = self.r.evaluate(os.path.join(run_dir, "best.ckpt.h5"), "test",
+                                      os.path.join(run_dir, "eval_test_best.json"), ctx + " evaluate best")
+            info.update(seed=seed, run_dir=run_dir)
+            return {"metrics": best, "run": info}
+
+        log(f"{self.case}: training {len(variants)} x {len(self.heldout)} folds x {len(self.b.seeds)} seeds, "
+            f"{size['steps']} steps each")
+        tasks, keys = [], []
+        for vname, extra in variants:
+            for fam in self.heldout:
+                for seed in self.b.seeds:
+                    tasks.append(lambda vname=vname, extra=extra, fam=fam, seed=seed: job(vname, extra, fam, seed))
+                    keys.append((vname, fam, seed))
+        results = dict(zip(keys, self.b.parallel(tasks)))
+        log(f"{self.case}: baselines")
+        base = dict(zip(self.heldout, self.b.parallel(
+            [lambda fam=fam: self.baselines(fam, folds[fam][0], folds[fam][1], folds[fam][2]) for fam in self.heldout])))
+        rows = {}
+        for vname, extra in variants:
+            per_family = {}
+            for fam in self.heldout:
+                runs = [results[(vname, fam, s)] for s in self.b.seeds]
+                ceil_k = base[fam]["ceiling"]["kendall"]
+                per_family[fam] = {
+                    "metrics": summarize([r["metrics"] for r in runs]), "runs": [r["run"] for r in runs],
+                    "fraction_of_ceiling_per_seed": [(r["metrics"]["kendall"] / ceil_k) if ceil_k else None
+                                                     for r in runs]}
+            rows[vname] = {"overrides": list(extra), "families": per_family,
+                           "fraction_of_ceiling": self.headline(per_family)}
+        return self.summary(rows, base)
+
+    def headline(self, per_family):
+        """Per seed, the mean over held-out families of model Kendall / ceiling Kendall; then the mean
+        and sample sd over seeds."""
+        per_seed = []
+        for i in range(len(self.b.seeds)):
+            vals = [per_family[f]["fraction_of_ceiling_per_seed"][i] for f in self.heldout]
+            ok = all(v is not None and not math.isnan(v) for v in vals)
+            per_seed.append(statistics.fmean(vals) if ok else None)
+        out = mean_std(per_seed)
+        out["per_seed"] = per_seed
+        return out
+
+    def summary(self, rows, base):
+        fams = self.heldout
+        model = rows["model"]
+        families = {}
+        for fam in fams:
+            ceil = base[fam]["ceiling"]["kendall"]
+            hw_k = base[fam]["hwmodel"]["kendall"]
+            families[fam] = {
+                "model": {k: model["families"][fam][k] for k in ("metrics", "runs")},
+                "fraction_of_ceiling_per_seed": model["families"][fam]["fraction_of_ceiling_per_seed"],
+                "hwmodel": base[fam]["hwmodel"], "random": base[fam]["random"], "ceiling": base[fam]["ceiling"],
+                "test_graphs": base[fam]["graphs"],
+                "hwmodel_fraction_of_ceiling": (hw_k / ceil) if ceil else None,
+            }
+        hw_vals = [families[f]["hwmodel_fraction_of_ceiling"] for f in fams]
+        rnd_vals = [families[f]["random"]["kendall"]["mean"] / families[f]["ceiling"]["kendall"]
+                    if families[f]["ceiling"]["kendall"] and families[f]["random"]["kendall"]["mean"] is not None
+                    else None for f in fams]
+        res = {
+            "kind": "transfer", "metric": "kendall",
+            "families": families,
+            "fraction_of_ceiling": model["fraction_of_ceiling"],
+            "hwmodel_fraction_of_ceiling": statistics.fmean(hw_vals) if None not in hw_vals else None,
+            "random_fraction_of_ceiling": statistics.fmean(rnd_vals) if None not in rnd_vals else None,
+            "settings": {"synth": dict(self.size, noise=SYNTH_NOISE, seeds={f: TRANSFER_SEED + i for i, f in
+                                                                             enumerate(self.families)}),
+                         "train_families": "the other held-out families and " + TRANSFER_ALWAYS_TRAIN,
+                         "config": self.config, "overrides": self.extra + list(model["overrides"]),
+                         "checkpoint": "best, selected on the training families' valid split"},
+            "definition": "per held-out family F: Kendall tau-b on F's test graphs (noisy labels) of the model "
+                          "trained on the other families; fraction = model Kendall / ceiling Kendall (F's "
+                          "noise-free labels scored against its noisy labels); headline = mean over held-out "
+                          "families, per seed, then mean and sample sd over seeds",
+        }
+        if len(rows) > 1:
+            res["ablations"] = {}
+            for vname, row in rows.items():
+                if vname == "model":
+                    continue
+                diffs = [a - b for a, b in zip(row["fraction_of_ceiling"]["per_seed"],
+                                               model["fraction_of_ceiling"]["per_seed"])
+                         if a is not None and b is not None]
+                row["delta_vs_model"] = mean_std(diffs)
+                res["ablations"][vname] = row
+        return res
+
+
+def transfer_markdown(doc):
+    """The transfer table: one row per held-out family and one headline row per case."""
+    lines = []
+    for name, c in doc["cases"].items():
+        if c.get("kind") != "transfer":
+            continue
+        if not lines:
+            lines += ["", "| case | held-out family | model Kendall | hwmodel | random | ceiling | model / ceiling "
+                          "| hwmodel / ceiling | test graphs |", "|---|---|---|---|---|---|---|---|---|"]
+        for fam, f in c["families"].items():
+            fr = mean_std(f["fraction_of_ceiling_per_seed"])
+            lines.append("| " + " | ".join([
+                name, fam, pm(f["model"]["metrics"].get("kendall")), fmt(f["hwmodel"]["kendall"]),
+                pm(f["random"].get("kendall")), fmt(f["ceiling"]["kendall"]), pm(fr),
+                fmt(f["hwmodel_fraction_of_ceiling"]), str(f["test_graphs"])]) + " |")
+        lines.append("| " + " | ".join([
+            f"**{name}**", "mean over families", "", "", "", "", f"**{pm(c['fraction_of_ceiling'])}**",
+            fmt(c["hwmodel_fraction_of_ceiling"]), f"{c['wall_s']:.0f} s wall"]) + " |")
+        for an, a in c.get("ablations", {}).items():
+            for fam, f in a["families"].items():
+                lines.append("| " + " | ".join([
+                    f"{name} `{an}`", fam, pm(f["metrics"].get("kendall")), "", "", "",
+                    pm(mean_std(f["fraction_of_ceiling_per_seed"])), "", ""]) + " |")
+            lines.append("| " + " | ".join([
+                f"**{name} `{an}`**", "mean over families", "", "", "", "", f"**{pm(a['fraction_of_ceiling'])}**",
+                f"paired delta {pm(a['delta_vs_model'])}", ""]) + " |")
+    if lines:
+        lines.append("")
+        lines.append("Transfer: train on the other cost families (and tpu_v3), score the held-out one "
+                     "(docs/benchmarks.md#transfer); model: mean ± sd over seeds; model / ceiling of a case: mean "
+                     "over held-out families per seed, then mean ± sd over seeds.")
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 REAL_INPUTS = {
@@ -1260,6 +1527,8 @@ def markdown(doc):
              "| case | metric | model (best ckpt) | model (last ckpt) | hwmodel | random | ceiling | model / ceiling | wall (CPU) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, c in doc["cases"].items():
+        if c.get("kind") == "transfer":  # its own table (transfer_markdown)
+            continue
         if "skipped" in c:
             lines.append(f"| {name} | skipped: {c['skipped']} | | | | | | | |")
             continue
@@ -1305,7 +1574,9 @@ def markdown(doc):
     lines.append("")
     lines.append("Kendall: tau-b of the predicted order (docs/metrics.md); model and random: mean ± sample std over "
                  "seeds; hwmodel and ceiling are deterministic; slowdowns in percent; tile score = 1 - slowdown@5.")
-    return "\n".join(lines) + "\n"
+    if all(c.get("kind") == "transfer" for c in doc["cases"].values()):
+        lines = lines[:1]  # only transfer cases: no rows for the main table
+    return "\n".join(lines) + "\n" + transfer_markdown(doc)
 
 
 def clean_json(x):
@@ -1427,7 +1698,8 @@ def parse_args(argv):
     p.add_argument("--seeds", type=int, default=3, help="model seeds per case, >= 2 (default 3): train.seed = "
                    "sampling.seed = 0..N-1")
     p.add_argument("--random-seeds", type=int, default=5, help="seeds of the random baseline (default 5)")
-    p.add_argument("--cases", default=None, help="comma list of cases (default: all): " + ", ".join(CASES))
+    p.add_argument("--cases", default=None, help="comma list of cases (default: " + ", ".join(DEFAULT_CASES)
+                   + "; also " + ", ".join(TRANSFER_CASES) + ")")
     p.add_argument("--work", default=os.path.join("runs", "bench_quality"),
                    help="scratch directory (default runs/bench_quality, relative to the repository root)")
     p.add_argument("--shared-data", default=os.path.join("..", "shared", "data"),
@@ -1459,7 +1731,7 @@ def parse_args(argv):
         p.error(f"--layout-choices must be in [0, 1000], got {o.layout_choices}")
     o.mode = "tiny" if o.tiny else "quick" if o.quick else "full"
     o.cases_explicit = o.cases is not None
-    cases = [c.strip() for c in (o.cases if o.cases is not None else ",".join(CASES)).split(",") if c.strip()]
+    cases = [c.strip() for c in (o.cases if o.cases is not None else ",".join(DEFAULT_CASES)).split(",") if c.strip()]
     bad = [c for c in cases if c not in CASES]
     if bad or not cases:
         p.error(f"--cases: unknown case(s) {', '.join(bad) or '(none given)'}; known: {', '.join(CASES)}")
@@ -1542,6 +1814,10 @@ def main(argv):
             res["load_start"] = load0
             res["load_end"] = os.getloadavg()[0]
             doc["cases"][case] = res
+            if res.get("kind") == "transfer":
+                log(f"{case}: model / ceiling {pm(res['fraction_of_ceiling'])} (mean over held-out families), "
+                    f"hwmodel / ceiling {fmt(res['hwmodel_fraction_of_ceiling'])} ({res['wall_s']:.0f} s)")
+                continue
             log(f"{case}: model {pm(res['model']['metrics']['kendall'])} kendall, hwmodel "
                 f"{fmt(res['hwmodel']['metrics']['kendall'])}, random {pm(res['random']['metrics']['kendall'])}, "
                 f"ceiling {fmt(res['ceiling']['value']) if res.get('ceiling') else '-'}"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <optional>
 
 #include "data/hlo/featurizer.h"
@@ -85,6 +86,9 @@ void SynthOptions::validate() const {
 
 SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) {
     opt.validate();
+    SEGRANK_CHECK(hw::cost_family_kind(opt.cost_family) != hw::CostKind::kLayout,
+                  "synth: cost family '", hw::cost_family_name(opt.cost_family),
+                  "' is a layout cost; it cannot label tile graphs");
     SynthTile out;
     Rng mrng = Rng::derive(opt.seed, kTileTask, static_cast<uint64_t>(index), "synth-module");
     const int64_t target = draw_nodes(mrng, opt);
@@ -116,6 +120,10 @@ SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) 
         if (varies || attempt >= 32) break;
     }
     const hw::KernelModel& kernel = *model;
+    const std::unique_ptr<hw::TileCostFamily> label =
+        opt.cost_family == hw::CostFamily::kTpuV3
+            ? nullptr
+            : hw::make_tile_cost(opt.cost_family, kernel, opt.hw);
     Rng crng = Rng::derive(opt.seed, kTileTask, static_cast<uint64_t>(index), "synth-configs");
     Rng nrng = Rng::derive(opt.seed, kTileTask, static_cast<uint64_t>(index), "synth-noise");
     TileGraph& g = out.graph;
@@ -125,8 +133,11 @@ SynthTile synth_tile(const SynthOptions& opt, int64_t index, bool keep_sources) 
     g.config_runtime.resize(static_cast<size_t>(configs));
     for (int64_t j = 0; j < configs; ++j) {
         const hlo::TileSizeConfig t = j == 0 ? default_tile : random_tile_config(crng, kernel);
-        const double ns = kernel.evaluate(t).total_ns;
+        double ns = kernel.evaluate(t).total_ns;
         SEGRANK_ASSERT(std::isfinite(ns), "tile config of ", name, " is invalid after resampling");
+        if (label) ns = label->evaluate_ns(t);
+        SEGRANK_ASSERT(std::isfinite(ns) && ns > 0, "cost family ",
+                       hw::cost_family_name(opt.cost_family), " gave ", ns, " ns for ", name);
         g.config_runtime[static_cast<size_t>(j)] = noisy_runtime_ns(nrng, ns, opt.noise_sigma);
         const auto row = hlo::tile_config_features(t);
         std::copy(row.begin(), row.end(), g.config_feat.data() + j * kTileConfigDim);
@@ -166,7 +177,7 @@ std::vector<double> draw_layout_configs(const hw::ModuleIndex& idx, const std::v
     std::vector<std::vector<int64_t>> ranks;
     for (int64_t node : ids)
         ranks.push_back(layout_tensor_ranks(module, module.at(idx.ref_of_node(node))));
-    std::optional<hw::LayoutModel> model;
+    std::unique_ptr<hw::LayoutCostFamily> model;
     int64_t memo_evals = 0;  // node evaluations since the model (and its memo) was built
     constexpr int64_t kMemoBudget = int64_t{1} << 19;
     const size_t nc = ids.size();
@@ -206,7 +217,7 @@ std::vector<double> draw_layout_configs(const hw::ModuleIndex& idx, const std::v
         }
         if (!model || memo_evals > kMemoBudget) {
             model.reset();
-            model.emplace(module, ids, opt.hw, opt.cost);
+            model = hw::make_layout_cost(opt.cost_family, module, ids, opt.hw, opt.cost);
             memo_evals = 0;
         }
         memo_evals += static_cast<int64_t>(nc);
@@ -252,6 +263,9 @@ int64_t layout_stages(const SynthOptions& opt, int64_t index) {
 
 SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sources) {
     opt.validate();
+    SEGRANK_CHECK(hw::cost_family_kind(opt.cost_family) != hw::CostKind::kTile,
+                  "synth: cost family '", hw::cost_family_name(opt.cost_family),
+                  "' is a tile cost; it cannot label layout graphs");
     LayoutDraw d = draw_layout(opt, index);
     if (stages_for(opt, d.target) > 1) {
         SEGRANK_CHECK(!keep_sources, "synth: graph ", index, " of ", d.target,
@@ -305,6 +319,9 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
 LayoutGraph synth_layout_parts(const SynthOptions& opt, int64_t index,
                                const std::function<void(GraphStructure&)>& on_part) {
     opt.validate();
+    SEGRANK_CHECK(hw::cost_family_kind(opt.cost_family) != hw::CostKind::kTile,
+                  "synth: cost family '", hw::cost_family_name(opt.cost_family),
+                  "' is a tile cost; it cannot label layout graphs");
     const LayoutDraw d = draw_layout(opt, index);
     const int64_t stages = stages_for(opt, d.target);
     const std::string name = graph_name("layout", index);

@@ -11,6 +11,7 @@
 
 #include "data/graph.h"
 #include "data/hlo/module.h"
+#include "hwmodel/costs/cost_family.h"
 #include "hwmodel/hardware.h"
 #include "hwmodel/op_cost.h"
 #include "hwmodel/synth/configs.h"
@@ -63,6 +64,12 @@ struct SynthOptions {
     /// change: modules, configs and the noise draws stay those of the full model. Tile kernels
     /// ignore it (their draws depend on the kernel model).
     hw::CostOptions cost;
+    /// The timing model that labels the graphs (docs/hwmodel.md#cost-families; `segrank synth
+    /// --cost`). Modules, configs and noise draws do not depend on it (tile configs are drawn and
+    /// checked valid under tpu_v3 whatever the family), so collections of one seed labelled by
+    /// different families hold the same graphs and configs. A layout family cannot label tile
+    /// graphs and vice versa (segrank::Error from synth_tile / synth_layout).
+    hw::CostFamily cost_family = hw::CostFamily::kTpuV3;
     LayoutSampling layout;
 
     /// Throws segrank::Error naming the bad field (min/max nodes >= 2, min <= max, configs >= 2,

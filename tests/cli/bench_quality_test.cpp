@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "data/graph.h"
 #include "tests/support/test_paths.h"
@@ -216,6 +217,62 @@ TEST_CASE(
         const JsonValue* ens = c->find("model")->find("ensemble");
         REQUIRE(ens != nullptr);
         CHECK(ens->number_at("value").has_value());
+    }
+}
+
+TEST_CASE(
+    "bench_quality.py --tiny transfer cases hold each cost family out once and report model, "
+    "hwmodel, random, ceiling and the mean fraction of the ceiling") {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_quality_tiny_transfer");
+    const fs::path json = dir / "result.json", md = dir / "table.md";
+    std::string cmd = "(";
+    cmd += bench_cmd(dir / "w",
+                     "--tiny --cases transfer_layout,transfer_tile --seeds 2 --random-seeds 2 "
+                     "--json-out " +
+                         sq(json.string()) + " --markdown " + sq(md.string()));
+    cmd += " > /dev/null 2> " + sq((dir / "stderr.txt").string()) + ")";
+    const auto r = run_command(cmd);
+    INFO(read_file_text(dir / "stderr.txt"));
+    REQUIRE(r.exit_code == 0);
+    const JsonValue doc = parse_json(read_file_text(json), json.string());
+    struct Case {
+        const char* name;
+        std::vector<std::string> families;
+    };
+    const Case cases[] = {
+        {"transfer_layout", {"propagate", "copy_bound", "mxu_padded", "memory_v5", "fusion_aware"}},
+        {"transfer_tile", {"vmem_spill", "pipeline", "step_overhead"}}};
+    for (const Case& want : cases) {
+        INFO(want.name);
+        const JsonValue* c = doc.find("cases")->find(want.name);
+        REQUIRE(c != nullptr);
+        CHECK(c->string_at("kind") == "transfer");
+        const JsonValue* fams = c->find("families");
+        REQUIRE(fams != nullptr);
+        for (const std::string& f : want.families) {
+            INFO(f);
+            const JsonValue* fam = fams->find(f);
+            REQUIRE(fam != nullptr);
+            CHECK(fam->find("model")
+                      ->find("metrics")
+                      ->find("kendall")
+                      ->find("per_seed")
+                      ->items()
+                      .size() == 2);
+            CHECK(fam->find("hwmodel")->number_at("kendall").has_value());
+            CHECK(fam->find("random")->find("kendall")->number_at("mean").has_value());
+            const auto ceil = fam->find("ceiling")->number_at("kendall");
+            REQUIRE(ceil.has_value());
+            CHECK(*ceil <= 1.0);
+            CHECK(fam->find("fraction_of_ceiling_per_seed")->items().size() == 2);
+        }
+        CHECK(c->find("fraction_of_ceiling")->find("per_seed")->items().size() == 2);
+        CHECK(c->number_at("hwmodel_fraction_of_ceiling").has_value());
+        CHECK(contains_text(read_file_text(md), std::string("| **") + want.name + "** |"));
     }
 }
 

@@ -250,4 +250,70 @@ TEST_CASE("segrank synth --cost-off changes only the runtimes of the layout grap
     CHECK_FALSE(fs::exists(dir / "bad"));
 }
 
+TEST_CASE("segrank synth --cost labels the same graphs and configs with another cost family") {
+    const fs::path dir = scratch_dir("synth_cli_cost");
+    const auto cmd = [&](const std::string& out, const std::string& extra) {
+        return sq(segrank_binary().string()) + " synth --out " + sq((dir / out).string()) +
+               " --graphs 3 --nodes 60:150 --configs 6 --noise 0.05 --seed 7 -q " + extra + " 2>&1";
+    };
+    struct Run {
+        std::string out, collection, cost;
+    };
+    const Run runs[] = {{"l_v3", "layout", "tpu_v3"},       {"l_prop", "layout", "propagate"},
+                        {"l_copy", "layout", "copy_bound"}, {"l_mxu", "layout", "mxu_padded"},
+                        {"l_mem", "layout", "memory_v5"},   {"l_fus", "layout", "fusion_aware"},
+                        {"t_v3", "tile", "tpu_v3"},         {"t_spill", "tile", "vmem_spill"},
+                        {"t_pipe", "tile", "pipeline"},     {"t_step", "tile", "step_overhead"}};
+    for (const Run& r : runs) {
+        const auto res =
+            run_command(cmd(r.out, "--collections " + r.collection + " --cost " + r.cost));
+        INFO(r.cost, ": ", res.output);
+        REQUIRE(res.exit_code == 0);
+        CHECK(res.output.find("cost " + r.cost) != std::string::npos);
+    }
+    // Same graphs and configs under every family; the runtimes are the family's.
+    for (const Run& r : runs) {
+        if (r.cost == "tpu_v3") continue;
+        const std::string ref = r.collection == "layout" ? "l_v3" : "t_v3";
+        int graphs = 0, differ = 0;
+        for (const auto& c : discover_collections(dir / ref))
+            for (const auto& f : c.files) {
+                const fs::path other = dir / r.out / fs::relative(f, dir / ref);
+                if (r.collection == "layout") {
+                    const LayoutGraph a = load_layout_npz(f, LabelPolicy::kRequirePositive);
+                    const LayoutGraph b = load_layout_npz(other, LabelPolicy::kRequirePositive);
+                    CHECK(b.node_config_feat == a.node_config_feat);
+                    CHECK(b.edge_index == a.edge_index);
+                    differ += b.config_runtime != a.config_runtime;
+                } else {
+                    const TileGraph a = load_tile_npz(f, LabelPolicy::kRequirePositive);
+                    const TileGraph b = load_tile_npz(other, LabelPolicy::kRequirePositive);
+                    CHECK(std::equal(a.config_feat.span().begin(), a.config_feat.span().end(),
+                                     b.config_feat.span().begin()));
+                    differ += b.config_runtime != a.config_runtime;
+                }
+                ++graphs;
+            }
+        INFO(r.cost);
+        CHECK(graphs == 3);
+        CHECK(differ == graphs);
+    }
+    const auto unknown = run_command(cmd("bad", "--collections layout --cost tpu_v9"));
+    CHECK(unknown.exit_code == 1);
+    CHECK(unknown.output.find("unknown cost family 'tpu_v9'; valid names: tpu_v3 (layout, tile), "
+                              "propagate (layout)") != std::string::npos);
+    const auto wrong = run_command(cmd("bad", "--collections tile,layout --cost pipeline"));
+    CHECK(wrong.exit_code == 1);
+    CHECK(wrong.output.find("--cost: 'pipeline' is a tile cost; it cannot label the layout") !=
+          std::string::npos);
+    const auto off =
+        run_command(cmd("bad", "--collections layout --cost propagate --cost-off copies"));
+    CHECK(off.exit_code == 1);
+    CHECK(off.output.find("applies to --cost tpu_v3 only") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "bad"));
+    const auto help = run_command(sq(segrank_binary().string()) + " synth --help 2>&1");
+    CHECK(help.output.find("fusion_aware") != std::string::npos);
+    CHECK(help.output.find("step_overhead (tile)") != std::string::npos);
+}
+
 }  // namespace segrank::test
