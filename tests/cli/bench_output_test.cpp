@@ -31,9 +31,9 @@ TEST_CASE(
     REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
     const std::string code =
         "import os, sys, threading\n"
-        "sys.path.insert(0, " +
-        sq((source_dir() / "scripts").string()) +
-        ")\n"
+        "sys.path.insert(0, \"" +
+        (source_dir() / "scripts").string() +
+        "\")\n"
         "from atomic_output import OutputError, check_output, write_text_atomically\n"
         "d = sys.argv[1]\n"
         "p = os.path.join(d, 'plain.txt'); open(p, 'w').write('old')\n"
@@ -59,7 +59,9 @@ TEST_CASE(
         "        print('refused:', e)\n"
         "assert sorted(os.listdir(d)) == ['dangling', 'fifo', 'link.csv', 'made.txt', "
         "'plain.txt', 'target.csv'], os.listdir(d)\n";
-    const auto r = run_command("python3 -c " + sq(code) + " " + sq(dir.string()));
+    const fs::path py = scratch_dir("bench_output_rules_script") / "rules.py";
+    std::ofstream(py) << code;
+    const auto r = run_command("/usr/bin/python3 " + sq(py.string()) + " " + sq(dir.string()));
     INFO(r.output);
     CHECK(r.exit_code == 0);
     CHECK(contains_text(r.output, "refused: '" + dir.string() + "' is a directory"));
@@ -90,7 +92,8 @@ TEST_CASE(
                     " --json-out " + sq((dir / "out").string()));
     INFO(r.output);
     CHECK(r.exit_code == 2);
-    CHECK(contains_text(r.output, "'" + (dir / "out").string() + "' is a directory"));
+    const std::string quoted = sq((dir / "out").string());  // 'path', as the message quotes it
+    CHECK(contains_text(r.output, quoted + " is a directory"));
     CHECK_FALSE(fs::exists(dir / "wq"));
 }
 
