@@ -88,7 +88,9 @@ int run_baseline(int argc, char** argv) {
     std::vector<SubmissionRow> rows;
     std::vector<ScoreRow> score_rows;
     int64_t graphs = 0;
+    OneSourcePerSplit one;
     for (const auto& c : discover_collections(args["data"].as<std::string>())) {
+        one.add(c.id, c.dir.string());
         if (c.id.split != split) continue;
         std::fprintf(stderr, "hwmodel: %s (%zu graphs)\n", c.id.full_name().c_str(),
                      c.files.size());

@@ -36,11 +36,17 @@ std::vector<CollectionStats> collect(const std::filesystem::path& input) {
                   ": no such file or directory");
     const std::vector<std::filesystem::path> stores = list_graph_stores(input);
     if (!stores.empty()) {  // a folder written by `segrank pack`
-        for (const auto& s : stores)
-            out.push_back(compute_stats(GraphStore(s, LabelPolicy::kAllowTestZeros), s.string()));
+        OneSourcePerSplit one;
+        for (const auto& s : stores) {
+            GraphStore store(s, LabelPolicy::kAllowTestZeros);
+            one.add(store.collection(), s.string());
+            out.push_back(compute_stats(store, s.string()));
+        }
         return out;
     }
+    OneSourcePerSplit one;
     for (auto& c : discover_collections(input)) {
+        one.add(c.id, c.dir.string());
         const std::string where = c.dir.string();
         out.push_back(
             compute_stats(NpzGraphSource(std::move(c), LabelPolicy::kAllowTestZeros), where));

@@ -177,6 +177,15 @@ std::vector<std::string> path_words(const std::filesystem::path& dir) {
 
 }  // namespace
 
+void OneSourcePerSplit::add(const CollectionId& id, const std::string& where) {
+    const std::string name = id.full_name();
+    for (const auto& [n, w] : seen_)
+        SEGRANK_CHECK(n != name, where, ": collection ", name, " is also in ", w,
+                      "; a data folder holds one store (or npz folder) per collection split, so "
+                      "that no graph is read twice: remove or move one of them");
+    seen_.emplace_back(name, where);
+}
+
 std::vector<Collection> discover_collections(const std::filesystem::path& root_in) {
     SEGRANK_CHECK(std::filesystem::is_directory(root_in), root_in.string(), ": no such directory");
     std::filesystem::path root = root_in;

@@ -63,6 +63,19 @@ struct Collection {
     std::vector<std::filesystem::path> files;
 };
 
+/// The rule of a data folder: one store (or npz folder) per collection split, so no graph is read
+/// twice. Feed it every store or folder found; add() throws segrank::Error naming both when a
+/// collection split comes a second time.
+class OneSourcePerSplit {
+public:
+    /// Records that `where` (a store file or npz folder) holds collection split `id`. Throws
+    /// "<where>: collection <id.full_name()> is also in <earlier where>; ..." on a repeat.
+    void add(const CollectionId& id, const std::string& where);
+
+private:
+    std::vector<std::pair<std::string, std::string>> seen_;  // full name, where
+};
+
 /// Task of an npz file from its keys: config_feat => tile, node_config_feat => layout.
 /// Throws naming the file when neither (or both) key is present.
 Task infer_task(const std::filesystem::path& npz_file);

@@ -11,9 +11,11 @@
 namespace segrank {
 namespace {
 
-// Header of `key`, requiring `rank` dimensions.
-NpyHeader header_of(const NpzReader& z, const std::string& key, size_t rank, const char* expected) {
-    NpyHeader h = z.header(key);
+// Header of `key`, requiring `rank` dimensions, checked for an allocation of `target_size`-byte
+// elements (NpzReader::header).
+NpyHeader header_of(const NpzReader& z, const std::string& key, size_t rank, const char* expected,
+                    size_t target_size) {
+    NpyHeader h = z.header(key, target_size);
     SEGRANK_CHECK(h.shape.size() == rank, z.where(key), ": shape ", shape_text(h.shape),
                   ", expected ", expected);
     return h;
@@ -29,13 +31,13 @@ void expect_dim(const NpzReader& z, const std::string& key, const NpyHeader& h, 
 void load_structure(const NpzReader& z, GraphStructure& g) {
     g.name = z.path().stem().string();
     g.source = z.path();
-    const NpyHeader op = header_of(z, "node_opcode", 1, "(n,)");
+    const NpyHeader op = header_of(z, "node_opcode", 1, "(n,)", sizeof(int64_t));
     const int64_t n = op.shape[0];
     SEGRANK_CHECK(n > 0, z.where("node_opcode"), ": empty graph (0 nodes)");
-    const NpyHeader nf = header_of(z, "node_feat", 2, "(n, 140)");
+    const NpyHeader nf = header_of(z, "node_feat", 2, "(n, 140)", sizeof(float));
     expect_dim(z, "node_feat", nf, 0, n, "node_opcode (n,)");
     expect_dim(z, "node_feat", nf, 1, kNodeFeatDim, "the 140 node features");
-    NpyHeader ei = z.header("edge_index");
+    NpyHeader ei = z.header("edge_index", sizeof(int64_t));
     const bool empty_1d = ei.shape.size() == 1 && ei.shape[0] == 0;
     SEGRANK_CHECK(empty_1d || (ei.shape.size() == 2 && ei.shape[1] == 2), z.where("edge_index"),
                   ": shape ", shape_text(ei.shape), ", expected (m, 2)");
@@ -55,7 +57,7 @@ void load_structure(const NpzReader& z, GraphStructure& g) {
 }
 
 int64_t load_runtime(const NpzReader& z, std::vector<int64_t>& rt) {
-    const NpyHeader h = header_of(z, "config_runtime", 1, "(c,)");
+    const NpyHeader h = header_of(z, "config_runtime", 1, "(c,)", sizeof(int64_t));
     SEGRANK_CHECK(h.shape[0] > 0, z.where("config_runtime"), ": no configurations (c = 0)");
     rt.resize(static_cast<size_t>(h.shape[0]));
     z.read_i64("config_runtime", rt);
@@ -83,10 +85,10 @@ TileGraph load_tile_npz(const std::filesystem::path& path, LabelPolicy labels) {
     TileGraph g;
     load_structure(z, g);
     const int64_t c = load_runtime(z, g.config_runtime);
-    const NpyHeader cf = header_of(z, "config_feat", 2, "(c, 24)");
+    const NpyHeader cf = header_of(z, "config_feat", 2, "(c, 24)", sizeof(float));
     expect_dim(z, "config_feat", cf, 0, c, "config_runtime (c,)");
     expect_dim(z, "config_feat", cf, 1, kTileConfigDim, "the 24 tile config features");
-    const NpyHeader nz = header_of(z, "config_runtime_normalizers", 1, "(c,)");
+    const NpyHeader nz = header_of(z, "config_runtime_normalizers", 1, "(c,)", sizeof(int64_t));
     expect_dim(z, "config_runtime_normalizers", nz, 0, c, "config_runtime (c,)");
     g.config_feat = Tensor(c, kTileConfigDim);
     z.read_f32("config_feat", g.config_feat.span());
@@ -101,13 +103,13 @@ LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy label
     LayoutGraph g;
     load_structure(z, g);
     const int64_t c = load_runtime(z, g.config_runtime);
-    const NpyHeader ids = header_of(z, "node_config_ids", 1, "(nc,)");
+    const NpyHeader ids = header_of(z, "node_config_ids", 1, "(nc,)", sizeof(int64_t));
     const int64_t nc = ids.shape[0];
-    const NpyHeader cf = header_of(z, "node_config_feat", 3, "(c, nc, 18)");
+    const NpyHeader cf = header_of(z, "node_config_feat", 3, "(c, nc, 18)", sizeof(int8_t));
     expect_dim(z, "node_config_feat", cf, 0, c, "config_runtime (c,)");
     expect_dim(z, "node_config_feat", cf, 1, nc, "node_config_ids (nc,)");
     expect_dim(z, "node_config_feat", cf, 2, kLayoutConfigDim, "the 18 layout config slots");
-    const NpyHeader sp = z.header("node_splits");
+    const NpyHeader sp = z.header("node_splits", sizeof(int64_t));
     SEGRANK_CHECK(sp.shape.size() == 1 || (sp.shape.size() == 2 && sp.shape[0] == 1),
                   z.where("node_splits"), ": shape ", shape_text(sp.shape), ", expected (1, k)");
     g.node_config_ids.resize(static_cast<size_t>(nc));

@@ -209,7 +209,7 @@ ConfigTensors NpzGraphSource::load_labels(int64_t i) const {
     SEGRANK_CHECK(i >= 0 && i < size(), c_.dir.string(), ": graph index ", i, " out of range");
     const NpzReader z(c_.files[static_cast<size_t>(i)]);
     auto read = [&](const std::string& key) {
-        const NpyHeader h = z.header(key);
+        const NpyHeader h = z.header(key, sizeof(int64_t));
         SEGRANK_CHECK(h.shape.size() == 1, z.where(key), ": expected shape (c,), got ",
                       h.shape.size(), " dimensions");
         std::vector<int64_t> v(static_cast<size_t>(h.shape[0]));

@@ -73,6 +73,7 @@ public:
                           "crafted)");
         }
         size_ = st.size;
+        comp_size_ = st.comp_size;
         f_ = zip_fopen_index(z.za, it->second, 0);
         SEGRANK_CHECK(f_ != nullptr, where, ": cannot open entry: ", zip_strerror(z.za));
     }
@@ -83,6 +84,19 @@ public:
     Entry& operator=(const Entry&) = delete;
 
     uint64_t size() const { return size_; }
+
+    // Throws unless `elements` of `target_size` bytes fit in what the compressed bytes can expand
+    // to (deflate's maximum ratio; a stored entry is bounded by the same rule, more loosely).
+    void check_allocation(const NpyHeader& h, size_t target_size) const {
+        // comp_size_ <= the archive's size (checked above), so this product does not overflow.
+        const uint64_t can = comp_size_ * kMaxRatio + 4096;
+        const auto elements = static_cast<uint64_t>(h.num_elements());
+        SEGRANK_CHECK(elements <= can / target_size, where_, ": npy header declares ", elements,
+                      " elements (", dtype_descr(h.dtype), " shape ", shape_text(h.shape),
+                      "), more than its ", comp_size_, " compressed bytes can hold once read as ",
+                      target_size, "-byte elements (at most ", can / target_size,
+                      " at deflate's maximum ratio ", kMaxRatio, ":1; corrupt or crafted)");
+    }
 
     void read(void* dst, uint64_t n) {
         auto* p = static_cast<uint8_t*>(dst);
@@ -136,9 +150,11 @@ private:
                       zip_error_strerror(e));
     }
 
+    static constexpr uint64_t kMaxRatio = 1032;  // deflate's maximum expansion
     std::string where_;
     zip_file_t* f_ = nullptr;
     uint64_t size_ = 0;
+    uint64_t comp_size_ = 0;
 };
 
 template <typename T>
@@ -244,6 +260,7 @@ void read_typed(const NpzReader::Impl& z, const std::string& key, std::span<T> o
     }
     SEGRANK_CHECK(static_cast<uint64_t>(h.num_elements()) == out.size(), where, ": holds ",
                   h.num_elements(), " elements, destination expects ", out.size());
+    e.check_allocation(h, sizeof(T));  // before the Fortran-order buffer below
     std::vector<T> fbuf;
     std::span<T> dst = out;
     if (h.fortran_order && h.shape.size() > 1) {
@@ -314,6 +331,13 @@ NpyHeader NpzReader::header(const std::string& key) const {
     return e.header();
 }
 
+NpyHeader NpzReader::header(const std::string& key, size_t target_element_size) const {
+    Entry e(*impl_, key, where(key));
+    NpyHeader h = e.header();
+    e.check_allocation(h, target_element_size);
+    return h;
+}
+
 void NpzReader::read_f32(const std::string& key, std::span<float> out) const {
     read_typed<float>(*impl_, key, out, where(key));
 }
@@ -325,7 +349,7 @@ void NpzReader::read_i8(const std::string& key, std::span<int8_t> out) const {
 }
 
 std::vector<float> NpzReader::read_f32(const std::string& key, std::vector<int64_t>* shape) const {
-    const NpyHeader h = header(key);
+    const NpyHeader h = header(key, sizeof(float));
     std::vector<float> v(static_cast<size_t>(h.num_elements()));
     read_f32(key, std::span<float>(v));
     if (shape) *shape = h.shape;
@@ -334,7 +358,7 @@ std::vector<float> NpzReader::read_f32(const std::string& key, std::vector<int64
 
 std::vector<int64_t> NpzReader::read_i64(const std::string& key,
                                          std::vector<int64_t>* shape) const {
-    const NpyHeader h = header(key);
+    const NpyHeader h = header(key, sizeof(int64_t));
     std::vector<int64_t> v(static_cast<size_t>(h.num_elements()));
     read_i64(key, std::span<int64_t>(v));
     if (shape) *shape = h.shape;

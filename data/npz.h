@@ -46,6 +46,13 @@ public:
     /// compression method is not 0/8, the magic/dtype is bad, or the entry size disagrees with
     /// the header ("payload size mismatch").
     NpyHeader header(const std::string& key) const;
+    /// Same, for a caller about to allocate the array as elements of `target_element_size` bytes
+    /// (4: read_f32, 8: read_i64, 1: read_i8): also throws naming the file and the key when the
+    /// declared element count times that size exceeds what the entry's compressed bytes can
+    /// expand to (deflate's maximum ratio 1032:1), so a header that lies about its size cannot
+    /// make the caller allocate more than the archive could hold once widened (an int8 array read
+    /// as int64 needs 8 bytes per stored byte).
+    NpyHeader header(const std::string& key, size_t target_element_size) const;
 
     /// Streams `key` into `out` (size must equal the element count), converting to float32.
     /// Accepts <f4 and <f8 (f8 is rounded); fortran-order arrays are transposed to C order.

@@ -74,6 +74,8 @@ import time
 import zipfile
 from array import array
 
+from atomic_output import OutputError, check_output, write_text_atomically
+
 PROG = "bench_quality.py"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA_VERSION = 1
@@ -1760,6 +1762,11 @@ def parse_args(argv):
     for path in (o.json_out, o.markdown):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             p.error(f"output directory of '{path}' does not exist")
+        if path and os.path.lexists(path):
+            try:
+                check_output(path)  # a directory or socket is refused before any work
+            except OutputError as e:
+                p.error(str(e))
     return o
 
 
@@ -1840,14 +1847,14 @@ def main(argv):
     doc = clean_json(doc)
     text = json.dumps(doc, indent=1)
     md = markdown(doc)
-    if o.json_out:
-        tmp = o.json_out + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text + "\n")
-        os.replace(tmp, o.json_out)
-    if o.markdown:
-        with open(o.markdown, "w") as f:
-            f.write(md)
+    try:  # the binary's output rules (scripts/atomic_output.py)
+        if o.json_out:
+            write_text_atomically(o.json_out, text + "\n")
+        if o.markdown:
+            write_text_atomically(o.markdown, md)
+    except OutputError as e:
+        sys.stderr.write(f"{PROG}: error: {e}\n")
+        return 1
     sys.stderr.write("\n" + md)
     sys.stdout.write(text + "\n")
     return 0

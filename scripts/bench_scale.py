@@ -61,6 +61,8 @@ import subprocess
 import sys
 import time
 
+from atomic_output import OutputError, check_output, write_text_atomically
+
 PROG = "bench_scale.py"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA_VERSION = 1
@@ -456,6 +458,14 @@ def main(argv):
             return 2
         opts.mpirun = mpirun
         opts.mpirun_version = (v.stdout.strip().splitlines() or [""])[0]
+    for flag, path in (("--json-out", opts.json_out), ("--markdown", opts.markdown)):
+        # Refused before any work (a directory, a socket); a missing folder is created at the end.
+        if path and os.path.lexists(path):
+            try:
+                check_output(path)
+            except OutputError as e:
+                print(f"{PROG}: error: {flag}: {e}", file=sys.stderr)
+                return 2
     size_name = "tiny" if opts.tiny else "quick" if opts.quick else "full"
     size = dict(SIZES[size_name])
     if opts.steps is not None:
@@ -480,10 +490,49 @@ def main(argv):
     for path, body in ((opts.json_out, text + "\n"), (opts.markdown, md)):
         if path:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            with open(path + ".tmp", "w") as f:
-                f.write(body)
-            os.replace(path + ".tmp", path)
+            try:
+                write_text_atomically(path, body)
+            except OutputError as e:
+                print(f"{PROG}: error: {e}", file=sys.stderr)
+                return 1
     return 0
+
+
+OWNED = ".bench_scale_made.json"  # in --work: the subfolders this script created
+
+
+def owned_dirs(work):
+    """Names of the subfolders of `work` that bench_scale.py created (its record in OWNED)."""
+    try:
+        with open(os.path.join(work, OWNED)) as f:
+            names = json.load(f)
+    except FileNotFoundError:
+        return set()
+    except (OSError, ValueError) as e:
+        raise BenchError(f"--work {work}: cannot read {OWNED}: {e}") from None
+    return set(n for n in names if isinstance(n, str)) if isinstance(names, list) else set()
+
+
+def fresh_dir(work, d):
+    """Makes `d` (a subfolder of `work`) ready to be created by a command: removes it only when
+    this script created it (recorded in <work>/OWNED), else refuses; then records it as ours."""
+    name = os.path.relpath(d, work)
+    owned = owned_dirs(work)
+    if os.path.lexists(d):
+        if name not in owned or os.path.islink(d) or not os.path.isdir(d):
+            raise BenchError(f"--work {work}: '{d}' exists and was not made by {PROG} (no record in "
+                             f"{os.path.join(work, OWNED)}); it is not deleted: choose another "
+                             f"--work or move it away")
+        shutil.rmtree(d)
+    owned.add(name)
+    with open(os.path.join(work, OWNED), "w") as f:
+        json.dump(sorted(owned), f)
+
+
+def remove_own_dir(work, d):
+    """Removes `d` when this script created it; leaves anything else alone."""
+    if os.path.isdir(d) and not os.path.islink(d) and os.path.relpath(d, work) in owned_dirs(work):
+        shutil.rmtree(d)
 
 
 def rehearse(opts, size_name, size):
@@ -535,7 +584,7 @@ def rehearse(opts, size_name, size):
         synth_res, pack_res = reused["synth"], reused["pack"]
     else:
         for d in (npz, h5):
-            shutil.rmtree(d, ignore_errors=True)
+            fresh_dir(work, d)
         secs, rss, _ = run([seg, "synth", "--out", npz, "--stored", "-q"] + synth_args,
                            os.path.join(work, "synth.log"), env)
         synth_res = {"seconds": secs, "peak_rss_mb": rss}
@@ -545,7 +594,7 @@ def rehearse(opts, size_name, size):
                     "npz_mb": dir_bytes(npz, ".npz") / MIB}
         with open(stamp, "w") as f:
             json.dump({"key": data_key, "synth": synth_res, "pack": pack_res}, f)
-    shutil.rmtree(npz, ignore_errors=True)  # the stores are what is trained and ranked on
+    remove_own_dir(work, npz)  # the stores are what is trained and ranked on
 
     stats = stats_of(seg, h5, env, work)
     gl = graphs_of(stats)
@@ -592,7 +641,7 @@ def rehearse(opts, size_name, size):
         if pold.get("key") != pkey:
             pold = None
     if not pold:
-        shutil.rmtree(probe_dir, ignore_errors=True)
+        fresh_dir(work, probe_dir)
         psecs, prss, _ = run([seg, "synth", "--out", probe_dir, "--collections", "layout",
                               "--graphs", "1", "--splits", "0,0,1", "--format", "hdf5",
                               "--nodes", f"{size['probe_nodes']}:{size['probe_nodes']}",

@@ -36,6 +36,7 @@ BEGIN {
     tp[++nt] = "^<zip\\.h>$";              owner[nt] = "data/npz.cpp"
     tp[++nt] = "^<zlib\\.h>$";             owner[nt] = "data/npz.cpp"
     tp[++nt] = "^<(dnnl[^>]*|oneapi/dnnl/[^>]*)>$"; owner[nt] = "gnn/ops/dnnl_matmul.cpp"
+    tp[++nt] = "^<xxhash\\.h>$";           owner[nt] = "gnn/core/hash.cpp"
     tp[++nt] = "^<omp\\.h>$";              owner[nt] = "gnn/core/parallel.cpp"
     tp[++nt] = "^<metis\\.h>$";            owner[nt] = "segments/partitioner_metis.cpp"
     tp[++nt] = "^<toml\\+\\+/";            owner[nt] = "trainer/config.cpp"

@@ -10,7 +10,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libhdf5-dev
   libcxxopts-dev doctest-dev libtomlplusplus-dev nlohmann-json3-dev
-  libzip-dev zlib1g-dev
+  libzip-dev zlib1g-dev libxxhash-dev
   libprotobuf-dev protobuf-compiler
   libmetis-dev
   python3-numpy python3-h5py

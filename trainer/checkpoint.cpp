@@ -4,6 +4,8 @@
 
 #include <system_error>
 
+#include "gnn/core/hash.h"
+
 namespace segrank {
 
 namespace {
@@ -23,10 +25,16 @@ std::vector<std::string> split_path(const std::string& name) {
     return parts;
 }
 
+constexpr const char* kChecksumAttr = "checksum";
+constexpr std::string_view kChecksumKind = "xxh3_64:";
+
 void write_arena(H5Group& g, const ParamStore& store, std::span<const float> arena) {
-    for (const ParamRef& r : store.refs())
-        g.write<float>(r.name, {r.rows, r.cols},
-                       arena.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())));
+    for (const ParamRef& r : store.refs()) {
+        const auto part =
+            arena.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size()));
+        H5Dataset d = g.write<float>(r.name, {r.rows, r.cols}, part);
+        CheckpointWriter::set_checksum(d, part.data(), part.size_bytes());
+    }
 }
 
 void read_arena(const H5Group& g, const ParamStore& store, std::span<float> arena,
@@ -47,10 +55,31 @@ void read_arena(const H5Group& g, const ParamStore& store, std::span<float> aren
         SEGRANK_CHECK(shape.size() == 2 && shape[0] == r.rows && shape[1] == r.cols, d.where(),
                       ": shape mismatch, expected [", r.rows, ", ", r.cols, "] for parameter '",
                       r.name, "'");
-        d.read<float>(arena.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size())));
+        SEGRANK_CHECK(d.type() == H5Type::kF32, d.where(), ": parameter '", r.name,
+                      "' is not float32 (corrupt or foreign file)");
+        const auto part =
+            arena.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size()));
+        d.read<float>(part);
+        CheckpointReader::verify_checksum(d, part.data(), part.size_bytes());
     }
 }
 }  // namespace
+
+void CheckpointWriter::set_checksum(H5Dataset& d, const void* p, size_t n) {
+    d.set_attr(kChecksumAttr, std::string(kChecksumKind) + hash_hex(xxh3_64(p, n)));
+}
+
+void CheckpointReader::verify_checksum(const H5Dataset& d, const void* p, size_t n) {
+    const std::optional<std::string> stored = d.attr_string(kChecksumAttr);
+    SEGRANK_CHECK(stored.has_value(), d.where(),
+                  ": no checksum attribute (every dataset of a format_version ",
+                  kCheckpointFormatVersion, " checkpoint has one): the checkpoint is corrupt");
+    const std::string now = std::string(kChecksumKind) + hash_hex(xxh3_64(p, n));
+    SEGRANK_CHECK(*stored == now, d.where(), ": checksum mismatch (stored ", *stored,
+                  ", the data read gives ", now,
+                  "): the checkpoint is corrupt (its bytes changed after it was written); use "
+                  "another checkpoint or train again");
+}
 
 CheckpointWriter::CheckpointWriter(std::filesystem::path path)
     : path_(std::move(path)), out_(path_) {
@@ -115,6 +144,12 @@ CheckpointReader::CheckpointReader(const std::filesystem::path& path) : path_(pa
     const auto v = root.attr_int("format_version");
     SEGRANK_CHECK(v.has_value(), path.string(),
                   ": not a segrank checkpoint (no format_version attribute)");
+    SEGRANK_CHECK(*v != 1, path.string(),
+                  ": checkpoint format_version 1, written before checkpoints carried checksums; "
+                  "this build reads format_version ",
+                  kCheckpointFormatVersion,
+                  " only (a corrupt parameter would load silently): train again, or load it with "
+                  "the segrank version that wrote it");
     SEGRANK_CHECK(*v == kCheckpointFormatVersion, path.string(), ": checkpoint format_version ", *v,
                   ", this build reads ", kCheckpointFormatVersion);
     version_ = *v;

@@ -7,6 +7,8 @@
 //   /params/<name>   float32 [rows, cols] per ParamRef (e.g. /params/sage0.w_self)
 //   /adam_m/<name>, /adam_v/<name>   AdamW moments, same shapes (when an optimizer is saved)
 //   /extra/<path>    free-form datasets (put_array) ; attributes on /extra (put_attr)
+// Every dataset carries a string attribute checksum = "xxh3_64:<16 hex digits>" over its bytes
+// (format_version 2), verified whenever it is read.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -17,13 +19,15 @@
 #include <vector>
 
 #include "data/h5_file.h"
+#include "gnn/core/check.h"
 #include "gnn/optim.h"
 #include "gnn/param_store.h"
 #include "util/atomic_file.h"
 
 namespace segrank {
 
-inline constexpr int64_t kCheckpointFormatVersion = 1;
+/// 2: every dataset carries a checksum attribute (1: none; refused, see docs/files.md#checkpoints).
+inline constexpr int64_t kCheckpointFormatVersion = 2;
 
 /// Builds one checkpoint. Nothing is visible at `path` until commit().
 class CheckpointWriter {
@@ -45,13 +49,17 @@ public:
     void put_array(const std::string& name, const std::vector<int64_t>& shape,
                    std::span<const T> data) {
         auto [group, leaf] = extra_parent(name);
-        group.write<T>(leaf, shape, data);
+        H5Dataset d = group.write<T>(leaf, shape, data);
+        set_checksum(d, data.data(), data.size_bytes());
     }
     /// Free-form attribute on /extra (e.g. "config_toml" -> the effective config text).
     void put_attr(const std::string& name, const std::string& value);
     void put_attr(const std::string& name, int64_t value);
     /// Closes the file and renames it to `path` (replacing an older checkpoint atomically).
     void commit();
+
+    /// Writes the checksum attribute of `d` over its n bytes at p (what every dataset carries).
+    static void set_checksum(H5Dataset& d, const void* p, size_t n);
 
 private:
     std::pair<H5Group, std::string> extra_parent(const std::string& name);
@@ -63,7 +71,8 @@ private:
 /// Reads a checkpoint written by CheckpointWriter.
 class CheckpointReader {
 public:
-    /// Opens and checks the format version. Throws segrank::Error naming the file otherwise.
+    /// Opens and checks the format version. Throws segrank::Error naming the file otherwise (a
+    /// format_version 1 checkpoint, written before datasets carried checksums, included).
     explicit CheckpointReader(const std::filesystem::path& path);
 
     int64_t step() const { return step_; }
@@ -76,11 +85,21 @@ public:
     bool has_array(const std::string& name) const;
     /// Shape of /extra/<name>. Throws when absent.
     std::vector<int64_t> array_shape(const std::string& name) const;
-    /// Contents of /extra/<name>. Throws when absent or of another element type.
+    /// Contents of /extra/<name>. Throws when absent, of another element type, or when its
+    /// checksum is missing or does not match (naming the file and the dataset).
     template <typename T>
     std::vector<T> get_array(const std::string& name) const {
-        return open_extra(name).read<T>();
+        const H5Dataset d = open_extra(name);
+        SEGRANK_CHECK(d.type() == h5_type_of<T>(), d.where(),
+                      ": element type differs from the one "
+                      "this checkpoint format stores there (corrupt or foreign file)");
+        std::vector<T> v = d.read<T>();
+        verify_checksum(d, v.data(), v.size() * sizeof(T));
+        return v;
     }
+    /// Throws segrank::Error naming the file and the dataset when `d` has no checksum attribute or
+    /// when its value is not the checksum of the n bytes at p (the dataset as read).
+    static void verify_checksum(const H5Dataset& d, const void* p, size_t n);
     std::optional<std::string> attr_string(const std::string& name) const;
     std::optional<int64_t> attr_int(const std::string& name) const;
 

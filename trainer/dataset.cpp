@@ -94,12 +94,16 @@ void Dataset::open_sources(const cfg::DataSection& data) {
         std::sort(files.begin(), files.end());
         SEGRANK_CHECK(!files.empty(), "data.root: no .h5 stores in '", root.string(),
                       "' (data.store = \"hdf5\"; create them with `segrank pack`)");
+        OneSourcePerSplit one;
         for (const auto& f : files) {
             auto store = std::make_unique<GraphStore>(f, LabelPolicy::kAllowTestZeros);
+            one.add(store->collection(), f.string());
             if (keep(store->collection())) sources_.push_back(std::move(store));
         }
     } else {
+        OneSourcePerSplit one;
         for (auto& c : discover_collections(root)) {
+            one.add(c.id, c.dir.string());
             if (!keep(c.id)) continue;
             sources_.push_back(
                 std::make_unique<NpzGraphSource>(std::move(c), LabelPolicy::kAllowTestZeros));

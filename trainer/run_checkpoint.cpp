@@ -164,7 +164,7 @@ void Trainer::check_checkpoint_data(const std::filesystem::path& file) {
         return;
     }
     const auto bytes = r.get_array<uint8_t>("data/manifest");
-    check_data_manifest(std::string(bytes.begin(), bytes.end()), dataset_->train(),
+    check_data_manifest(std::string(bytes.begin(), bytes.end()), data_manifest_, dataset_->train(),
                         dataset_->eval(), file);
 }
 

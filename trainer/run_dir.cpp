@@ -13,7 +13,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "data/graph_digest.h"
 #include "gnn/core/check.h"
+#include "gnn/core/hash.h"
 #include "trainer/checkpoint.h"
 #include "util/signal_cleanup.h"
 
@@ -89,7 +91,8 @@ std::vector<std::pair<std::string, std::string>> config_values(const RunConfig& 
 
 struct ManifestLine {
     std::string role, collection, name, nodes, edges, configs;
-    std::string labels;  ///< "labels=<16 hex>"; empty in manifests written before it existed
+    std::string labels;  ///< "configs=<16 hex>" (config rows and runtimes); empty when absent
+    std::string graph;   ///< "graph=<16 hex>" (features, opcodes, edges, ...); empty when absent
     std::string key() const { return str(role, " graph '", name, "' (", collection, ")"); }
     std::string sizes() const {
         return str(nodes, " nodes, ", edges, " edges, ", configs, " configs");
@@ -104,8 +107,8 @@ std::vector<ManifestLine> parse_manifest(std::string_view text) {
         std::vector<std::string> f;
         std::istringstream ls(line);
         for (std::string field; std::getline(ls, field, '\t');) f.push_back(field);
-        f.resize(7);
-        out.push_back({f[0], f[1], f[2], f[3], f[4], f[5], f[6]});
+        f.resize(8);
+        out.push_back({f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]});
     }
     return out;
 }
@@ -190,34 +193,22 @@ void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
         ", so there is nothing left to train; raise it, e.g. --set train.steps=", r.step() + 1000);
 }
 
-std::string labels_fingerprint(const GraphEntry& e) {
-    SEGRANK_CHECK(e.source != nullptr, "graph '", e.name, "' has no source to read runtimes from");
-    const ConfigTensors t = e.source->load_labels(e.index);
-    uint64_t h = 14695981039346656037ull;  // FNV-1a over the little-endian int64 values
-    auto mix = [&h](const std::vector<int64_t>& v) {
-        for (int64_t x : v)
-            for (int b = 0; b < 8; ++b) {
-                h ^= static_cast<uint64_t>(x) >> (8 * b) & 0xffu;
-                h *= 1099511628211ull;
-            }
-    };
-    mix(t.runtime);
-    mix(t.runtime_normalizers);
-    char buf[17];
-    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
-    return buf;
+std::string content_columns(const GraphEntry& e) {
+    SEGRANK_CHECK(e.source != nullptr, "graph '", e.name, "' has no source to read its data from");
+    const GraphDigest d = graph_digest(*e.source, e.index);
+    return str("configs=", hash_hex(d.configs), "\tgraph=", hash_hex(d.structure));
 }
 
 std::string data_manifest(const std::vector<GraphEntry>& train,
                           const std::vector<GraphEntry>& eval) {
     std::string out;
-    std::map<std::pair<const GraphSource*, int64_t>, std::string> labels;  // a graph read once
+    std::map<std::pair<const GraphSource*, int64_t>, std::string> digests;  // a graph read once
     auto add = [&](const char* role, const std::vector<GraphEntry>& entries) {
         for (const auto& e : entries) {
-            auto [it, fresh] = labels.try_emplace({e.source, e.index});
-            if (fresh) it->second = labels_fingerprint(e);
+            auto [it, fresh] = digests.try_emplace({e.source, e.index});
+            if (fresh) it->second = content_columns(e);
             out += str(role, "\t", e.collection.name(), "\t", e.name, "\t", e.info.num_nodes, "\t",
-                       e.info.num_edges, "\t", e.info.num_configs, "\tlabels=", it->second, "\n");
+                       e.info.num_edges, "\t", e.info.num_configs, "\t", it->second, "\n");
         }
     };
     add("train", train);
@@ -238,7 +229,12 @@ std::string data_fingerprint(std::string_view manifest) {
 
 void check_data_manifest(std::string_view stored, const std::vector<GraphEntry>& train,
                          const std::vector<GraphEntry>& eval, const fs::path& ckpt) {
-    const std::string current = data_manifest(train, eval);
+    check_data_manifest(stored, data_manifest(train, eval), train, eval, ckpt);
+}
+
+void check_data_manifest(std::string_view stored, std::string_view current,
+                         const std::vector<GraphEntry>& train, const std::vector<GraphEntry>& eval,
+                         const fs::path& ckpt) {
     if (current == stored) return;
     const auto was = parse_manifest(stored);
     const auto now = parse_manifest(current);
@@ -258,11 +254,20 @@ void check_data_manifest(std::string_view stored, const std::vector<GraphEntry>&
             if (a.sizes() != b.sizes())
                 throw Error(str(head, b.key(), " had ", a.sizes(), ", now ", b.sizes(), " (file ",
                                 where(i), ")"));
-            if (a.labels.empty() || a.labels == b.labels) continue;  // empty: older checkpoint
-            throw Error(str(
-                head, b.key(), " has the same sizes but other runtimes (", "config_runtime",
-                entry_at(i).collection.task == Task::kTile ? " or config_runtime_normalizers" : "",
-                " changed; file ", where(i), ")"));
+            const bool tile = entry_at(i).collection.task == Task::kTile;
+            if (!a.labels.empty() && a.labels != b.labels)
+                throw Error(str(
+                    head, b.key(), " has the same sizes but other runtimes or config rows (",
+                    "config_runtime",
+                    tile ? ", config_runtime_normalizers or config_feat" : " or node_config_feat",
+                    " changed, or its rows were reordered; file ", where(i), ")"));
+            if (!a.graph.empty() && a.graph != b.graph)
+                throw Error(str(head, b.key(),
+                                " has the same sizes but other graph data (node_feat, node_opcode, "
+                                "edge_index",
+                                tile ? "" : ", node_config_ids or node_splits", " changed; file ",
+                                where(i), ")"));
+            continue;  // empty columns: an older manifest, compared by sizes
         }
         throw Error(str(head, "expected ", a.key(), " at position ", i, ", found ", b.key(),
                         " (file ", where(i), "); the store or data.root was replaced"));

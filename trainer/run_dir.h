@@ -57,14 +57,13 @@ void check_resume_config(const RunConfig& run, const RunConfig& now,
 /// train.steps > the checkpoint step. Throws segrank::Error naming RUN.
 void check_resume_start(const RunConfig& now, const std::filesystem::path& run_dir);
 
-/// 64-bit FNV-1a of graph `e`'s runtimes (and tile normalizers) as 16 hex digits, read with
-/// GraphSource::load_labels (npz: the runtime members only). Throws what load_labels throws.
-std::string labels_fingerprint(const GraphEntry& e);
-
 /// The data a run trains and evaluates on, one line per graph in role order:
-/// `<train|eval>\t<collection>\t<name>\t<num_nodes>\t<num_edges>\t<num_configs>\tlabels=<hex>\n`
-/// (labels_fingerprint; each graph's runtimes are read once). Files are not part of it (moving the
-/// data keeps a run resumable); changed runtimes are.
+/// `<train|eval>\t<collection>\t<name>\t<num_nodes>\t<num_edges>\t<num_configs>\tconfigs=<hex>\tgraph=<hex>\n`
+/// with the two digests of data/graph_digest.h (configs: config rows in stored order and runtimes;
+/// graph: node features, opcodes, edges, config node ids, node splits). Each graph is read once
+/// (one pass over everything; a graph listed as train and eval is digested once). Files are not
+/// part of it (moving the data keeps a run resumable); any change of what is read is. Throws what
+/// the sources' loads throw.
 std::string data_manifest(const std::vector<GraphEntry>& train,
                           const std::vector<GraphEntry>& eval);
 
@@ -72,11 +71,15 @@ std::string data_manifest(const std::vector<GraphEntry>& train,
 std::string data_fingerprint(std::string_view manifest);
 
 /// Compares the manifest stored in a checkpoint with the current data. Throws segrank::Error naming
-/// `ckpt`, the first graph that differs (what it was, what it is: sizes, or runtimes with the same
-/// sizes) and the file it is read from now (GraphSource::where), or the graph that is missing or
-/// new. A manifest without the labels column (checkpoints of older segrank) is compared by sizes.
+/// `ckpt`, the first graph that differs (what it was, what it is: sizes, or config rows / runtimes
+/// or graph data with the same sizes) and the file it is read from now (GraphSource::where), or the
+/// graph that is missing or new. A manifest without the digest columns is compared by sizes.
 void check_data_manifest(std::string_view stored, const std::vector<GraphEntry>& train,
                          const std::vector<GraphEntry>& eval, const std::filesystem::path& ckpt);
+/// Same, with the current manifest already computed (data_manifest(train, eval)).
+void check_data_manifest(std::string_view stored, std::string_view current,
+                         const std::vector<GraphEntry>& train, const std::vector<GraphEntry>& eval,
+                         const std::filesystem::path& ckpt);
 
 /// Removes what a fresh (not --resume) training run created in its run directory when it fails
 /// before writing its first checkpoint (docs/config.md "Run directory"): the whole directory when

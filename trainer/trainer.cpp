@@ -11,8 +11,10 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 
 #include "gnn/core/check.h"
+#include "gnn/core/hash.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 #include "sampling/dedupe.h"
@@ -263,6 +265,15 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
     return res;
 }
 
+std::string eval_indices_digest(const RunConfig& cfg) {
+    if (cfg.eval.indices.empty()) return "(none)\n";
+    std::ifstream in(cfg.eval.indices, std::ios::binary);
+    SEGRANK_CHECK(in.good(), cfg.eval.indices, ": eval.indices: cannot open the file");
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    SEGRANK_CHECK(!in.bad(), cfg.eval.indices, ": eval.indices: read error");
+    return str(cfg.eval.indices, " xxh3_64 ", hash_hex(xxh3_64(bytes.data(), bytes.size())), "\n");
+}
+
 void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries) {
     if (cfg.eval.indices.empty()) return;
     const EvalIndices indices = load_eval_indices(cfg.eval.indices);
@@ -360,8 +371,17 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
     dataset_ = std::make_unique<Dataset>(cfg_.data, static_cast<uint64_t>(cfg_.sampling.seed));
     const auto& train = dataset_->train();
     check_ranks_agree(comm_, "list of graphs", graph_manifest(*dataset_));
-    data_manifest_ = data_manifest(train, dataset_->eval());  // reads every graph's runtimes
-    check_ranks_agree(comm_, "runtimes of the graphs (data manifest)", data_manifest_);
+    // One pass over everything each graph holds (node features, opcodes, edges, config rows,
+    // config node ids, runtimes), before the normalizer: ranks reading other bytes for a graph
+    // would fit other normalizers and build models of other sizes (heap corruption in the
+    // collectives) or silently train on different data.
+    data_manifest_ = data_manifest(train, dataset_->eval());
+    check_ranks_agree(comm_,
+                      "content of the graphs (data manifest: sizes, then the digests of the config "
+                      "rows with runtimes and of node_feat, node_opcode, edge_index, "
+                      "node_config_ids, node_splits)",
+                      data_manifest_);
+    check_ranks_agree(comm_, "eval.indices file", eval_indices_digest(cfg_));
     task_ = train.front().collection.task;
     for (const auto& e : train)
         SEGRANK_CHECK(e.collection.task == task_,

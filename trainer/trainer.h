@@ -68,6 +68,9 @@ Ownership eval_ownership(const RunConfig& cfg, const std::vector<GraphEntry>& en
 /// the Trainer constructor so a bad file fails before step 1, not at the first evaluation. Throws
 /// segrank::Error naming the file (file:line:col for JSON errors), the graph and the index.
 void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries);
+/// "<eval.indices path> xxh3_64 <hex>\n" over the file's bytes ("(none)\n" without the key), for
+/// the rank agreement check. Throws segrank::Error naming the file when it cannot be read.
+std::string eval_indices_digest(const RunConfig& cfg);
 
 /// The random-ranking baseline on the same graphs and configs: metrics of uniform random scores
 /// (seeds 0..seeds-1, Rng stream "random_baseline"), averaged over seeds per collection.

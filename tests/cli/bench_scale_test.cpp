@@ -84,6 +84,10 @@ TEST_CASE(
     }
     const fs::path dir = scratch_dir("bench_scale_tiny");
     const fs::path out = dir / "stdout.json", json = dir / "result.json", md = dir / "table.md";
+    // --markdown through a symbolic link: the file it points to is written, the link kept (the
+    // binary's output rules, scripts/atomic_output.py).
+    const fs::path md_target = dir / "table_target.md";
+    fs::create_symlink(md_target.filename(), md);
     std::string cmd = "(";  // a subshell: run_command appends 2>&1
     cmd += scale_cmd(dir / "w", "--tiny --threads 1 --json-out " + sq(json.string()) +
                                     " --markdown " + sq(md.string()));
@@ -128,6 +132,8 @@ TEST_CASE(
     // Without --np no MPI run and no MPI field or row (the output of earlier versions).
     CHECK(doc.find("mpi") == nullptr);
     CHECK(doc.find("settings")->find("np") == nullptr);
+    CHECK(fs::is_symlink(md));
+    CHECK(contains_text(read_file_text(md_target), "| target: peak RSS < 2 GiB |"));
     CHECK_FALSE(contains_text(read_file_text(md), "MPI"));
     CHECK(contains_text(read_file_text(md), "| target: peak RSS < 2 GiB | met"));
     // The valid submission ranks every config of the valid graph.

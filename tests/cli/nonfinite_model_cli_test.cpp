@@ -37,6 +37,12 @@ fs::path nan_run(const fs::path& dir) {
         "','r+'); [f['params'][k].__setitem__(Ellipsis, np.nan) for k in f['params']]\"");
     INFO(py.output);
     REQUIRE(py.exit_code == 0);
+    // A deliberate edit: new checksums, so the load reaches the non-finite checks under test.
+    const auto sign = run_command("/usr/bin/python3 " +
+                                  sq((source_dir() / "tests/support/ckpt_resign.py").string()) +
+                                  " " + sq((run / "best.ckpt.h5").string()));
+    INFO(sign.output);
+    REQUIRE(sign.exit_code == 0);
     return run;
 }
 

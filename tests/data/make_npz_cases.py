@@ -4,6 +4,7 @@ usage: make_npz_cases.py OUT_DIR
 Zips are assembled byte by byte so that CRCs, methods, sizes and names can be corrupted at will.
 """
 import io
+import random
 import struct
 import sys
 import zlib
@@ -153,6 +154,12 @@ for label, m in (("1e8", 10**8), ("2e9", 2 * 10**9)):
     hdr = npy_header("|i1", (m, 2))
     case("lying_size_" + label, T, method=8,
          edge_index={"data": hdr + bytes(4096), "size": len(hdr) + 2 * m})
+# Within the ratio bound, but not once widened: edge_index claims |i1 (10^7, 2), 2*10^7 bytes, from a
+# deflate stream of 40 KB of random bytes (the 1032:1 check passes); read as int64 it would need
+# 1.6*10^8 bytes, more than the 40 KB can expand to.
+hdr = npy_header("|i1", (10**7, 2))
+case("lying_widened", T, method=8,
+     edge_index={"data": hdr + random.Random(1).randbytes(40000), "size": len(hdr) + 2 * 10**7})
 # A shape whose element count overflows 64 bits (each entry fits; the product does not).
 case("shape_overflow", T, config_feat={"data": npy_header("<f4", (999999999999999999, 999999999999999999))})
 # An npy v1 preamble whose header length field is 0 (found by the npz fuzz target: the 12 bytes read

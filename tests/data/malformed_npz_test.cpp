@@ -154,3 +154,29 @@ TEST_CASE("an npz entry claiming 4*10^9 bytes gives the same clear error, not ba
     CHECK(r.error.find(path.string() +
                        ": key 'edge_index': zip header claims 4000000128 uncompressed bytes") == 0);
 }
+
+// lying_widened: edge_index claims |i1 (10^7, 2), 2*10^7 bytes, from a 40 KB deflate stream of
+// random bytes, within deflate's 1032:1; read as int64 it needs 1.6*10^8 bytes, which 40 KB cannot
+// expand to. The reader refuses it before allocating (it used to allocate the widened size, then
+// fail "truncated entry").
+TEST_CASE(
+    "an npz entry within the ratio bound but not once widened to int64 fails naming the file and "
+    "the array, before allocating" *
+    doctest::test_suite("hostile")) {
+    const auto path = cases_dir() / "lying_widened.npz";
+    const auto idle = test::run_in_child([] {});
+    const auto r = test::run_in_child([&] { load_tile_npz(path, LabelPolicy::kAllowTestZeros); });
+    CAPTURE(r.error);
+    CHECK(r.exit_code == 1);
+    CHECK(r.error.find(path.string() +
+                       ": key 'edge_index': npy header declares 20000000 elements (|i1 shape "
+                       "(10000000, 2)), more than its ") == 0);
+    CHECK(r.error.find("compressed bytes can hold once read as 8-byte elements") !=
+          std::string::npos);
+    MESSAGE("peak RSS ", r.peak_rss_kb, " KiB (an idle child: ", idle.peak_rss_kb, " KiB)");
+    CHECK(r.peak_rss_kb < idle.peak_rss_kb + 64 * 1024);  // 160 MB before the fix
+    // The convenience reader refuses it the same way; the header alone (no allocation) reads.
+    const auto r2 = test::run_in_child([&] { NpzReader(path).read_i64("edge_index", nullptr); });
+    CHECK(r2.error.find(path.string() + ": key 'edge_index': npy header declares") == 0);
+    CHECK(NpzReader(path).header("edge_index").shape == std::vector<int64_t>{10000000, 2});
+}

@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "gnn/model.h"
 #include "tests/support/test_paths.h"
@@ -155,4 +158,105 @@ TEST_CASE(
     Model on(with);
     CHECK_THROWS_WITH_AS(CheckpointReader(dir / "old.h5").load_params(on.params(), nullptr),
                          doctest::Contains("written without model.tile_cost_features"), Error);
+}
+
+namespace {
+// Flips `count` bytes of the first occurrence of `pattern` in `file`; false when not found.
+bool flip_bytes_of(const std::filesystem::path& file, const std::string& pattern, size_t count) {
+    std::string bytes = test::read_file_text(file);
+    const size_t at = bytes.find(pattern);
+    if (at == std::string::npos) return false;
+    for (size_t i = 0; i < count && i < pattern.size(); ++i) bytes[at + i] ^= 0x5a;
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+    return true;
+}
+
+template <typename T>
+std::string bytes_of(const T* p, size_t n) {
+    return std::string(reinterpret_cast<const char*>(p), n * sizeof(T));
+}
+
+std::string load_error(const std::filesystem::path& path, bool with_moments) {
+    try {
+        Model b(small_model());
+        AdamW opt(b.params(), AdamWConfig{});
+        CheckpointReader r(path);
+        r.load_params(b.params(), with_moments ? &opt : nullptr);
+        (void)r.get_array<double>("normalizer/mean");
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+}  // namespace
+
+TEST_CASE(
+    "bytes flipped inside a parameter, a moment or an extra array of a checkpoint fail the load "
+    "naming the file and the dataset" *
+    doctest::test_suite("hostile")) {
+    const auto dir = test::scratch_dir("checkpoint_bitflip");
+    const auto path = dir / "ckpt.h5";
+    Model a(small_model());
+    a.params().initialize(3);
+    AdamW opt(a.params(), AdamWConfig{});
+    float grad = 0.25f;  // distinct gradients: each moment dataset holds bytes of its own
+    for (float& g : a.params().grads()) g = (grad += 0.001f);
+    opt.step(a.params(), 1e-2f);
+    const ParamRef& p0 = a.params().refs().front();
+    float* w = a.params().values().data() + p0.offset;
+    for (int64_t i = 0; i < p0.size(); ++i) w[i] = 7.0f + 1.2345f * static_cast<float>(i);
+    const std::vector<double> mean = {1.5, -2.0, 3.25, 1234.5678, -9876.54321};
+    auto write = [&] {
+        CheckpointWriter cw(path);
+        cw.put_params(a.params(), &opt);
+        cw.put_array<double>("normalizer/mean", {5}, mean);
+        cw.commit();
+    };
+    write();
+    CHECK(load_error(path, true).empty());
+
+    REQUIRE(flip_bytes_of(path, bytes_of(w, static_cast<size_t>(p0.size())), 12));
+    std::string msg = load_error(path, false);
+    CHECK(msg.find(path.string() + ":/params/" + p0.name + ": checksum mismatch") == 0);
+    CHECK(msg.find("the checkpoint is corrupt") != std::string::npos);
+
+    write();
+    const ParamRef& last = a.params().refs().back();
+    REQUIRE(flip_bytes_of(
+        path, bytes_of(opt.v().data() + last.offset, static_cast<size_t>(last.size())), 4));
+    CHECK(load_error(path, false).empty());  // the moments are not read without an optimizer
+    CHECK(load_error(path, true)
+              .find(path.string() + ":/adam_v/" + last.name + ": checksum mismatch") == 0);
+
+    write();
+    REQUIRE(flip_bytes_of(path, bytes_of(mean.data() + 3, 2), 3));
+    CHECK(
+        load_error(path, true).find(path.string() + ":/extra/normalizer/mean: checksum mismatch") ==
+        0);
+}
+
+TEST_CASE("a format_version 1 checkpoint (no checksums) is refused with a message saying why" *
+          doctest::test_suite("hostile")) {
+    const auto dir = test::scratch_dir("checkpoint_v1");
+    const auto path = dir / "ckpt.h5";
+    {
+        Model a(small_model());
+        CheckpointWriter cw(path);
+        cw.put_params(a.params(), nullptr);
+        cw.commit();
+    }
+    {
+        H5File f = H5File::open_write(path);
+        f.root().set_attr("format_version", int64_t{1});
+    }
+    try {
+        CheckpointReader r(path);
+        FAIL("a format_version 1 checkpoint was opened");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) ==
+              path.string() +
+                  ": checkpoint format_version 1, written before checkpoints carried checksums; "
+                  "this build reads format_version 2 only (a corrupt parameter would load "
+                  "silently): train again, or load it with the segrank version that wrote it");
+    }
 }

@@ -154,24 +154,26 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "sampling.configs = 1 is refused with a ranking loss, naming the key and the term, and allowed "
-    "with mse alone") {
+    "sampling.configs = 1 is refused whatever the loss (ranking terms, mse alone), naming the key" *
+    doctest::test_suite("hostile")) {
+    const std::string msg =
+        "sampling.configs: expected >= 2 (the ranking losses compare configs of a graph and mse "
+        "standardizes runtimes over a graph's sampled configs: with one config every loss is 0), "
+        "got 1";
     // Default loss (listmle) and configs = 1: no pair in any graph.
-    CHECK(load_error("[sampling]\nconfigs = 1\n") ==
-          "configs/x.toml:2:1: sampling.configs: expected >= 2 with the ranking loss term "
-          "\"listmle\" (it compares configs of a graph), got 1");
+    CHECK(load_error("[sampling]\nconfigs = 1\n") == "configs/x.toml:2:1: " + msg);
     // From --set, the override is named; a ranking term mixed with mse is refused too.
     CHECK(load_error("[loss]\nterms = [{name = \"mse\"}, {name = \"pairwise_hinge\", weight = "
                      "0.5}]\n",
-                     {"sampling.configs=1"}) ==
-          "--set sampling.configs=1: sampling.configs: expected >= 2 with the ranking loss term "
-          "\"pairwise_hinge\" (it compares configs of a graph), got 1");
-    // mse alone, or a ranking term of weight 0 beside it, learns from one config.
-    CHECK_NOTHROW(
-        load_config_string("[sampling]\nconfigs = 1\n[loss]\nterms = [{name = \"mse\"}, "
-                           "{name = \"listmle\", weight = 0}]\n",
-                           "configs/x.toml", {}));
+                     {"sampling.configs=1"}) == "--set sampling.configs=1: " + msg);
+    // mse alone: the standardized target of one config is 0, so the loss is 0 at every step.
+    CHECK(load_error("[loss]\nterms = [{name = \"mse\"}]\n", {"sampling.configs=1"}) ==
+          "--set sampling.configs=1: " + msg);
+    CHECK(load_error("[sampling]\nconfigs = 1\n[loss]\nterms = [{name = \"mse\"}, "
+                     "{name = \"listmle\", weight = 0}]\n") == "configs/x.toml:2:1: " + msg);
     CHECK_NOTHROW(load_config_string("[sampling]\nconfigs = 2\n", "configs/x.toml", {}));
+    CHECK_NOTHROW(load_config_string(
+        "[sampling]\nconfigs = 2\n[loss]\nterms = [{name = \"mse\"}]\n", "configs/x.toml", {}));
 }
 
 TEST_CASE(

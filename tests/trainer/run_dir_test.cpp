@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -171,7 +172,8 @@ TEST_CASE(
     const std::string msg = error_of([&] { Trainer t(cfg, comm, dir / "run"); });
     CHECK(msg.find("the data differs from the data the run was trained on") != std::string::npos);
     CHECK(msg.find("train graph 'tiny_train_2' (layout:xla:random) has the same sizes but other "
-                   "runtimes (config_runtime changed; file ") != std::string::npos);
+                   "runtimes or config rows (config_runtime or node_config_feat changed, or its "
+                   "rows were reordered; file ") != std::string::npos);
     CHECK(msg.find("tiny_train_2.npz") != std::string::npos);
     // Restored runtimes resume.
     for (auto& r : g.config_runtime) r /= 2;
@@ -180,17 +182,59 @@ TEST_CASE(
     CHECK(error_of([&] { Trainer t(cfg, comm, dir / "run"); }).empty());
 }
 
-TEST_CASE("a manifest without the labels column (older checkpoints) is compared by sizes only") {
+TEST_CASE(
+    "a resume on data whose config rows were reordered (runtimes in place, a label change in "
+    "effect) or whose node features changed fails naming the graph and its file" *
+    doctest::test_suite("hostile")) {
+    const fs::path dir = scratch_dir("run_dir_resume_reordered");
+    RunConfig cfg = make_checkpointed_run(dir);
+    const fs::path file =
+        dir / "data" / "npz" / "layout" / "xla" / "random" / "train" / "tiny_train_1.npz";
+    const fs::path backup = dir / "tiny_train_1.npz.orig";
+    fs::copy_file(file, backup);
+    LayoutGraph g = load_layout_npz(file, LabelPolicy::kRequirePositive);
+    // Swap the first two config rows that differ; config_runtime stays as it was.
+    const size_t row = static_cast<size_t>(g.num_config_nodes()) * kLayoutConfigDim;
+    size_t other = 1;
+    while (other < static_cast<size_t>(g.num_configs()) &&
+           std::equal(g.node_config_feat.begin(), g.node_config_feat.begin() + row,
+                      g.node_config_feat.begin() + other * row))
+        ++other;
+    REQUIRE(other < static_cast<size_t>(g.num_configs()));
+    std::swap_ranges(g.node_config_feat.begin(), g.node_config_feat.begin() + row,
+                     g.node_config_feat.begin() + other * row);
+    save_layout_npz(g, file);
+    LocalCommunicator comm;
+    std::string msg = error_of([&] { Trainer t(cfg, comm, dir / "run"); });
+    CHECK(msg.find("train graph 'tiny_train_1' (layout:xla:random) has the same sizes but other "
+                   "runtimes or config rows") != std::string::npos);
+    CHECK(msg.find("tiny_train_1.npz") != std::string::npos);
+    // One node feature changed, config rows restored.
+    g = load_layout_npz(backup, LabelPolicy::kRequirePositive);
+    g.node_feat.data()[3 * kNodeFeatDim + 21] += 5.0f;
+    save_layout_npz(g, file);
+    msg = error_of([&] { Trainer t(cfg, comm, dir / "run"); });
+    CHECK(msg.find("train graph 'tiny_train_1' (layout:xla:random) has the same sizes but other "
+                   "graph data (node_feat, node_opcode, edge_index, node_config_ids or "
+                   "node_splits changed; file ") != std::string::npos);
+    fs::copy_file(backup, file, fs::copy_options::overwrite_existing);
+    cfg.train.steps = 4;
+    CHECK(error_of([&] { Trainer t(cfg, comm, dir / "run"); }).empty());
+}
+
+TEST_CASE("a manifest without the digest columns (older checkpoints) is compared by sizes only") {
     const fs::path dir = scratch_dir("run_dir_manifest_old");
     write_tiny_layout_collection(dir / "data");
     RunConfig cfg = tiny_run_config(dir / "data", dir / "run", 2);
     Dataset ds(cfg.data, 0);
     const std::string m = data_manifest(ds.train(), ds.eval());
-    CHECK(m.find("\tlabels=") != std::string::npos);
-    std::string old;  // drop the 7th column of every line
+    CHECK(m.find("\tconfigs=") != std::string::npos);
+    CHECK(m.find("\tgraph=") != std::string::npos);
+    std::string old;  // drop the digest columns of every line
     std::istringstream is(m);
-    for (std::string line; std::getline(is, line);) old += line.substr(0, line.rfind('\t')) + "\n";
-    CHECK(old.find("labels=") == std::string::npos);
+    for (std::string line; std::getline(is, line);)
+        old += line.substr(0, line.find("\tconfigs=")) + "\n";
+    CHECK(old.find("configs=") == std::string::npos);
     CHECK_NOTHROW(check_data_manifest(old, ds.train(), ds.eval(), "ck"));
     const std::vector<GraphEntry> fewer(ds.eval().begin(), ds.eval().end() - 1);
     CHECK(error_of([&] {

@@ -1,0 +1,124 @@
+// The benchmark scripts' file rules: scripts/atomic_output.py writes outputs as the binary does
+// (util/atomic_file.h: a regular file replaced through a temporary, a symlink followed and kept, a
+// character device or FIFO written through, a directory refused before any work), and
+// bench_scale.py never deletes a folder of --work it did not create.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/test_paths.h"
+
+namespace segrank::test {
+namespace {
+namespace fs = std::filesystem;
+
+std::string script(const char* name) { return sq((source_dir() / "scripts" / name).string()); }
+
+}  // namespace
+
+TEST_CASE(
+    "atomic_output.py replaces a regular file, follows a symlink, writes through a FIFO and "
+    "refuses a directory" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_output_rules");
+    REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+    const std::string code =
+        "import os, sys, threading\n"
+        "sys.path.insert(0, \"" +
+        (source_dir() / "scripts").string() +
+        "\")\n"
+        "from atomic_output import OutputError, check_output, write_text_atomically\n"
+        "d = sys.argv[1]\n"
+        "p = os.path.join(d, 'plain.txt'); open(p, 'w').write('old')\n"
+        "write_text_atomically(p, 'new'); assert open(p).read() == 'new'\n"
+        "open(os.path.join(d, 'target.csv'), 'w').write('precious')\n"
+        "os.symlink('target.csv', os.path.join(d, 'link.csv'))\n"
+        "write_text_atomically(os.path.join(d, 'link.csv'), 'via link')\n"
+        "assert os.path.islink(os.path.join(d, 'link.csv'))\n"
+        "assert open(os.path.join(d, 'target.csv')).read() == 'via link'\n"
+        "os.symlink('made.txt', os.path.join(d, 'dangling'))\n"
+        "write_text_atomically(os.path.join(d, 'dangling'), 'x')\n"
+        "assert os.path.islink(os.path.join(d, 'dangling'))\n"
+        "assert open(os.path.join(d, 'made.txt')).read() == 'x'\n"
+        "got = []\n"
+        "t = threading.Thread(target=lambda: got.append(open(os.path.join(d, 'fifo')).read()))\n"
+        "t.start(); write_text_atomically(os.path.join(d, 'fifo'), 'piped'); t.join()\n"
+        "assert got == ['piped'], got\n"
+        "import stat; assert stat.S_ISFIFO(os.stat(os.path.join(d, 'fifo')).st_mode)\n"
+        "for bad in (d, os.path.join(d, 'no', 'such.txt')):\n"
+        "    try:\n"
+        "        check_output(bad); raise SystemExit('accepted ' + bad)\n"
+        "    except OutputError as e:\n"
+        "        print('refused:', e)\n"
+        "assert sorted(os.listdir(d)) == ['dangling', 'fifo', 'link.csv', 'made.txt', "
+        "'plain.txt', 'target.csv'], os.listdir(d)\n";
+    const fs::path py = scratch_dir("bench_output_rules_script") / "rules.py";
+    std::ofstream(py) << code;
+    const auto r = run_command("/usr/bin/python3 " + sq(py.string()) + " " + sq(dir.string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(contains_text(r.output, "refused: '" + dir.string() + "' is a directory"));
+    CHECK(contains_text(r.output, "refused: '" + (dir / "no" / "such.txt").string() +
+                                      "': the folder '" + (dir / "no").string() +
+                                      "' does not exist"));
+}
+
+TEST_CASE(
+    "bench_scale.py and bench_quality.py refuse a directory as --json-out / --markdown before any "
+    "work" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_output_dir");
+    fs::create_directories(dir / "out");
+    const std::string bin = " --segrank " + sq(segrank_binary().string());
+    auto r = run_command("python3 " + script("bench_scale.py") + bin + " --tiny --work " +
+                         sq((dir / "ws").string()) + " --json-out " + sq((dir / "out").string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(contains_text(r.output, "--json-out: '" + (dir / "out").string() + "' is a directory"));
+    CHECK_FALSE(fs::exists(dir / "ws"));
+    r = run_command("python3 " + script("bench_quality.py") + bin +
+                    " --tiny --cases synth_tile --work " + sq((dir / "wq").string()) +
+                    " --json-out " + sq((dir / "out").string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    const std::string quoted = sq((dir / "out").string());  // 'path', as the message quotes it
+    CHECK(contains_text(r.output, quoted + " is a directory"));
+    CHECK_FALSE(fs::exists(dir / "wq"));
+}
+
+TEST_CASE(
+    "bench_scale.py --work refuses to delete an npz/ folder it did not create, and leaves it as "
+    "it was" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path work = scratch_dir("bench_scale_foreign_work");
+    fs::create_directories(work / "npz" / "layout");
+    std::ofstream(work / "npz" / "README_MY_DATA") << "my notes\n";
+    const auto r = run_command("python3 " + script("bench_scale.py") + " --segrank " +
+                               sq(segrank_binary().string()) + " --tiny --threads 1 --work " +
+                               sq(work.string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(contains_text(r.output, "bench_scale.py: error: --work " + work.string() + ": '" +
+                                      (work / "npz").string() +
+                                      "' exists and was not made by bench_scale.py"));
+    CHECK(read_file_text(work / "npz" / "README_MY_DATA") == "my notes\n");
+    CHECK(fs::is_directory(work / "npz" / "layout"));
+    CHECK_FALSE(fs::exists(work / "h5"));
+}
+
+}  // namespace segrank::test
