@@ -94,8 +94,10 @@ TEST_CASE("layout model gradients match finite differences, with halo nodes") {
             REQUIRE(model.params().ref(*model.params().find("head1.weight")).cols ==
                     cfg.head_input_width());
             if (embed) REQUIRE(model.params().find("layout_embed.table"));
-            // Smaller steps with the option: its features move the max readout nearer a kink.
-            check_all_param_grads(model, seg, false, option > 0 ? 1e-4 : 1e-3);
+            // Smaller steps with the option: its features move the max readout nearer a kink. The
+            // additive readout has no max (no kink) but sums 11 node scores, so the float loss is
+            // larger and the default step keeps the rounding of the differences small.
+            check_all_param_grads(model, seg, false, option > 0 && option < 8 ? 1e-4 : 1e-3);
         }
 }
 
@@ -348,8 +350,8 @@ TEST_CASE(
 
 TEST_CASE(
     "readout additive: the score is the sum over pooled nodes of the head on each node's row, "
-    "independent nodes count once per config, halo nodes not at all; tile gradients match finite "
-    "differences") {
+    "independent nodes count once per config, halo nodes not at all, and tile gradients match "
+    "finite differences") {
     // 40 nodes (30 pooled, 10 halo), configurable nodes 5 and 30 (30 is a halo node).
     TinySegment seg = make_tiny_segment(40, 3, 4, {5, 30}, /*halo=*/10);
     ModelConfig cfg = tiny_config(Task::kLayout, 3);
