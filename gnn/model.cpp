@@ -3,10 +3,10 @@
 // [cfg, 24]); config_mismatch.weight [cfg, M] (layout with layout_mismatch: M += 5, layout_bytes: M
 // += 9); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
 // (SageConv); head1.weight/bias [H, W (+ config_dim if late)], W = 2H (readout mean_max) or H
-// (mean, and additive, whose head reads one node row), head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only);
-// layout_embed.table|weight|size_weight (layout with layout_embedding); xattn<l>.w_q|w_k|w_v [d,
-// H], xattn<l>.w_o [H, d] (config_attention); config_cost.weight [cfg, 14] (tile with
-// tile_cost_features). The option parameters are declared last (prior.weight,
+// (mean, and additive, whose head reads one node row), head2.weight/bias [1, H]; prior.weight [1,
+// 1] (hwmodel_prior only); layout_embed.table|weight|size_weight (layout with layout_embedding);
+// xattn<l>.w_q|w_k|w_v [d, H], xattn<l>.w_o [H, d] (config_attention); config_cost.weight [cfg, 14]
+// (tile with tile_cost_features). The option parameters are declared last (prior.weight,
 // config_mismatch.weight, layout_embed.*, xattn<l>.*, config_cost.weight), so with the options
 // off the other parameters initialize exactly as without them.
 #include "gnn/model.h"
@@ -75,9 +75,9 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
     b_in_ = params_.add("input.bias", 1, h, false, ParamInit::kUniformFanIn, in);
     for (int64_t l = 0; l < cfg_.layers; ++l)
         convs_.push_back(SageConv::create(params_, str("sage", l), h, cfg_.activation));
-    head_ = MlpHead::create(params_, "head",
-                            cfg_.head_input_width() + (early() ? 0 : cfg_.config_dim), h,
-                            cfg_.activation);
+    head_ =
+        MlpHead::create(params_, "head", cfg_.head_input_width() + (early() ? 0 : cfg_.config_dim),
+                        h, cfg_.activation);
     if (cfg_.hwmodel_prior)  // initialized to 1: a lower estimate starts as a lower (faster) score
         prior_w_ = params_.add("prior.weight", 1, 1, false, ParamInit::kOnes);
     // Declared after prior.weight (both last), so the other parameters initialize as without it.

@@ -1,7 +1,7 @@
 // The additive readout (docs/model.md#additive-head): the MLP head runs on every pooled node's
 // last-layer row and a segment's value for config k is the sum of those per-node contributions,
-// c[v, k] = head(h_L[v, k]), value_k = sum_v c[v, k]. Under score_sum the segments' values add up to
-// the graph's sum over all nodes, so a HistoryTable entry is an exact partial sum. A node
+// c[v, k] = head(h_L[v, k]), value_k = sum_v c[v, k]. Under score_sum the segments' values add up
+// to the graph's sum over all nodes, so a HistoryTable entry is an exact partial sum. A node
 // independent of the config at layer L has one row and so one contribution for every config: it is
 // computed once (K = 1) and added to every config's sum.
 #include <algorithm>
@@ -56,14 +56,14 @@ double base_contribution(const MlpHead& head, const ParamStore& params, ConstMat
 void Model::additive_forward(MatrixView out, int64_t num_pooled, const MixedRows& rows,
                              EncodeSaved* st) const {
     const int64_t k = rows.k, h = rows.h;
-    SEGRANK_CHECK(out.rows == k && out.cols == 1 && h == cfg_.hidden,
-                  "additive readout: out [", out.rows, ", ", out.cols, "] for K = ", k,
-                  " (expected [K, 1]), rows of width ", h, " (expected H = ", cfg_.hidden, ")");
+    SEGRANK_CHECK(out.rows == k && out.cols == 1 && h == cfg_.hidden, "additive readout: out [",
+                  out.rows, ", ", out.cols, "] for K = ", k, " (expected [K, 1]), rows of width ",
+                  h, " (expected H = ", cfg_.hidden, ")");
     int64_t mp = 0;
     std::vector<int32_t> indep = pooled_independent(rows.pos, num_pooled, mp);
-    std::vector<double> acc(static_cast<size_t>(k),
-                            base_contribution(head_, params_, rows.base, indep, h,
-                                              st ? &st->additive_base : nullptr));
+    std::vector<double> acc(
+        static_cast<size_t>(k),
+        base_contribution(head_, params_, rows.base, indep, h, st ? &st->additive_base : nullptr));
     if (mp > 0) {
         SEGRANK_CHECK(rows.dep.stride == k * h && rows.dep.rows >= mp,
                       "additive readout: dep rows are not [m, K*H]");
@@ -72,8 +72,7 @@ void Model::additive_forward(MatrixView out, int64_t num_pooled, const MixedRows
         head_.forward(params_, c.span(), ConstMatrixView(rows.dep.data, mp * k, h, h),
                       st ? &st->additive_dep : nullptr);
         for (int64_t p = 0; p < mp; ++p)
-            for (int64_t i = 0; i < k; ++i)
-                acc[static_cast<size_t>(i)] += c[p * k + i];
+            for (int64_t i = 0; i < k; ++i) acc[static_cast<size_t>(i)] += c[p * k + i];
     } else if (st) {
         st->additive_dep = MlpHead::Saved{};
     }
@@ -113,9 +112,9 @@ void Model::additive_backward(const MixedGrads& din, ConstMatrixView dout, Encod
 void Model::additive_forward_classes(MatrixView out, int64_t num_pooled,
                                      const ClassRows& rows) const {
     const int64_t k = rows.k, h = rows.h;
-    SEGRANK_CHECK(out.rows == k && out.cols == 1 && h == cfg_.hidden,
-                  "additive readout: out [", out.rows, ", ", out.cols, "] for K = ", k,
-                  " (expected [K, 1]), rows of width ", h, " (expected H = ", cfg_.hidden, ")");
+    SEGRANK_CHECK(out.rows == k && out.cols == 1 && h == cfg_.hidden, "additive readout: out [",
+                  out.rows, ", ", out.cols, "] for K = ", k, " (expected [K, 1]), rows of width ",
+                  h, " (expected H = ", cfg_.hidden, ")");
     int64_t mp = 0;
     const std::vector<int32_t> indep = pooled_independent(rows.pos, num_pooled, mp);
     std::vector<double> acc(static_cast<size_t>(k),

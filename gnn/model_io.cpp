@@ -350,8 +350,9 @@ void Model::head_backward(std::span<const float> dscores, const HeadSaved& saved
                           MatrixView dreadout) {
     const int64_t k = saved.mlp.x.rows(), in = saved.mlp.x.cols(), h2 = cfg_.readout_width();
     if (additive()) {  // the identity (the head ran in the encode, per node)
-        SEGRANK_CHECK(static_cast<int64_t>(dscores.size()) == k, "Model::head_backward: ",
-                      dscores.size(), " score gradients for ", k, " scores");
+        SEGRANK_CHECK(static_cast<int64_t>(dscores.size()) == k,
+                      "Model::head_backward: ", dscores.size(), " score gradients for ", k,
+                      " scores");
         if (dreadout.data) {
             SEGRANK_CHECK(dreadout.rows == k && dreadout.cols == 1,
                           "Model::head_backward: dreadout [", dreadout.rows, ", ", dreadout.cols,

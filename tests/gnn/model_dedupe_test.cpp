@@ -60,18 +60,17 @@ TEST_CASE(
         Norm norm;
         Readout readout = Readout::kMeanMax;
     };
-    for (const Variant& o : {Variant{"plain", false, false, 0, Norm::kLayer},
-                             Variant{"layout_mismatch + layout_bytes", true, true, 0, Norm::kLayer},
-                             Variant{"layout_embedding", false, false, 4, Norm::kLayer},
-                             Variant{"graph_instance", false, false, 0, Norm::kGraphInstance},
-                             Variant{"everything", true, true, 4, Norm::kGraphInstance},
-                             Variant{"readout mean", false, false, 0, Norm::kLayer, Readout::kMean},
-                             Variant{"everything, readout mean", true, true, 4,
-                                     Norm::kGraphInstance, Readout::kMean},
-                             Variant{"readout additive", false, false, 0, Norm::kLayer,
-                                     Readout::kAdditive},
-                             Variant{"everything, readout additive", true, true, 4,
-                                     Norm::kGraphInstance, Readout::kAdditive}}) {
+    for (const Variant& o :
+         {Variant{"plain", false, false, 0, Norm::kLayer},
+          Variant{"layout_mismatch + layout_bytes", true, true, 0, Norm::kLayer},
+          Variant{"layout_embedding", false, false, 4, Norm::kLayer},
+          Variant{"graph_instance", false, false, 0, Norm::kGraphInstance},
+          Variant{"everything", true, true, 4, Norm::kGraphInstance},
+          Variant{"readout mean", false, false, 0, Norm::kLayer, Readout::kMean},
+          Variant{"everything, readout mean", true, true, 4, Norm::kGraphInstance, Readout::kMean},
+          Variant{"readout additive", false, false, 0, Norm::kLayer, Readout::kAdditive},
+          Variant{"everything, readout additive", true, true, 4, Norm::kGraphInstance,
+                  Readout::kAdditive}}) {
         INFO(o.name);
         ModelConfig cfg = tiny_config(Task::kLayout, 3);
         cfg.layout_mismatch = o.mismatch;

@@ -383,7 +383,8 @@ TEST_CASE(
         part.num_pooled = p;
         const Tensor rp = naive.encode(part, nullptr);
         for (int64_t k = 0; k < seg.k; ++k) {
-            contrib[static_cast<size_t>(p - 1)].push_back(rp.at(k, 0) - prev[static_cast<size_t>(k)]);
+            contrib[static_cast<size_t>(p - 1)].push_back(rp.at(k, 0) -
+                                                          prev[static_cast<size_t>(k)]);
             prev[static_cast<size_t>(k)] = rp.at(k, 0);
         }
     }
@@ -398,11 +399,13 @@ TEST_CASE(
         const auto& c = contrib[static_cast<size_t>(v)];
         if (!dep)
             for (int64_t k = 1; k < seg.k; ++k)
-                CHECK(std::abs(c[static_cast<size_t>(k)] - c[0]) <= 1e-4 * std::max(1.0, std::abs(c[0])));
+                CHECK(std::abs(c[static_cast<size_t>(k)] - c[0]) <=
+                      1e-4 * std::max(1.0, std::abs(c[0])));
     }
     CHECK(independent_pooled > 0);  // the broadcast path is exercised
     bool differ = false;
-    for (int64_t k = 1; k < seg.k; ++k) differ |= contrib[5][static_cast<size_t>(k)] != contrib[5][0];
+    for (int64_t k = 1; k < seg.k; ++k)
+        differ |= contrib[5][static_cast<size_t>(k)] != contrib[5][0];
     CHECK(differ);
     for (int64_t k = 0; k < seg.k; ++k)
         CHECK(std::abs(r.at(k, 0) - prev[static_cast<size_t>(k)]) <=

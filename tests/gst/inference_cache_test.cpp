@@ -41,15 +41,15 @@ struct CacheOption {
     bool config_attention = false;
     Readout readout = Readout::kMeanMax;  // not a cache option: the width of the readout rows
 };
-constexpr CacheOption kCacheOptions[] = {{"defaults", 0, Norm::kLayer},
-                                         {"layout_embedding=8", 8, Norm::kLayer},
-                                         {"norm=graph_instance", 0, Norm::kGraphInstance},
-                                         {"both", 8, Norm::kGraphInstance},
-                                         {"config_attention", 0, Norm::kLayer, true},
-                                         {"all three", 8, Norm::kGraphInstance, true},
-                                         {"readout=mean", 0, Norm::kLayer, false, Readout::kMean},
-                                         {"readout=additive", 0, Norm::kLayer, false,
-                                          Readout::kAdditive}};
+constexpr CacheOption kCacheOptions[] = {
+    {"defaults", 0, Norm::kLayer},
+    {"layout_embedding=8", 8, Norm::kLayer},
+    {"norm=graph_instance", 0, Norm::kGraphInstance},
+    {"both", 8, Norm::kGraphInstance},
+    {"config_attention", 0, Norm::kLayer, true},
+    {"all three", 8, Norm::kGraphInstance, true},
+    {"readout=mean", 0, Norm::kLayer, false, Readout::kMean},
+    {"readout=additive", 0, Norm::kLayer, false, Readout::kAdditive}};
 
 ModelConfig cache_model_config(int64_t feat_dim, const CacheOption& o) {
     ModelConfig mc = tiny_model_config(Task::kLayout, feat_dim);

@@ -192,7 +192,8 @@ TEST_CASE(
           "configs/x.toml:2:1: eval.tta_orders: expected in [1, 1024], got 0");
 }
 
-TEST_CASE("model.readout takes mean_max, mean or additive, named by key, and defaults to mean_max") {
+TEST_CASE(
+    "model.readout takes mean_max, mean or additive, named by key, and defaults to mean_max") {
     CHECK(load_error("[model]\nreadout = \"max\"\n") ==
           "configs/x.toml:2:1: model.readout: expected one of \"mean_max\", \"mean\", "
           "\"additive\", got string \"max\"");
