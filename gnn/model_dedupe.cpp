@@ -395,8 +395,11 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
         if (!cached) st.base[static_cast<size_t>(l - 1)] = Tensor();
     }
     Tensor readout(k, cfg_.readout_width());
-    class_readout_forward(readout.view(), in.num_pooled,
-                          cur.view(base_view(layers), pl.pos[static_cast<size_t>(layers)], k, h));
+    const ClassRows last = cur.view(base_view(layers), pl.pos[static_cast<size_t>(layers)], k, h);
+    if (additive())
+        additive_forward_classes(readout.view(), in.num_pooled, last);
+    else
+        class_readout_forward(readout.view(), in.num_pooled, last);
     return readout;
 }
 

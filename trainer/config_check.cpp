@@ -180,6 +180,23 @@ std::vector<Problem> check_config(const RunConfig& c) {
                         "\""));
     }
 
+    if (c.model.readout == Readout::kAdditive) {
+        // The head runs per node inside the segment encode (docs/model.md#additive-head).
+        if (c.model.aggregate != SegmentAggregate::kScoreSum)
+            add("model.readout",
+                "\"additive\" sums per-node contributions, whose segment sums add up under "
+                "model.aggregate = \"score_sum\"; got aggregate = \"embedding_mean\"");
+        if (c.model.config_join == ConfigJoin::kLate)
+            add("model.readout",
+                "\"additive\" applies the head to each node's row, which holds no config under "
+                "model.config_join = \"late\"; use config_join = \"early\"");
+        if (c.segments.finetune_epochs > 0)
+            add("segments.finetune_epochs",
+                str("head finetuning retrains the head on stored segment readouts, but "
+                    "model.readout = \"additive\" runs the head on every node's row inside the "
+                    "encode; expected 0, got ",
+                    c.segments.finetune_epochs));
+    }
     if (c.loss.terms.empty()) add("loss.terms", "expected at least one term, got []");
     std::set<LossKind> kinds;
     double total = 0;
