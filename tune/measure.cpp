@@ -1,5 +1,6 @@
 // The --measure factory and the two in-process backends: `recorded` (the file's runtimes) and
-// `hwmodel` (the analytical model with log-normal noise). `exec:CMD` is in tune/exec_measurer.cpp.
+// `hwmodel[:NAME]` (the analytical model, or cost family NAME, with log-normal noise). `exec:CMD`
+// is in tune/exec_measurer.cpp.
 #include "tune/measure.h"
 
 #include <cmath>
@@ -7,8 +8,8 @@
 
 #include "gnn/core/check.h"
 #include "gnn/core/rng.h"
+#include "hwmodel/costs/cost_family.h"
 #include "hwmodel/from_graph.h"
-#include "hwmodel/graph_estimates.h"
 #include "hwmodel/hardware.h"
 #include "hwmodel/kernel_cost.h"
 #include "tune/exec_measurer.h"
@@ -52,21 +53,50 @@ private:
     std::unordered_map<std::string, int64_t> runtime_;
 };
 
+// The cost family a --measure hwmodel[:NAME] argument names: "" and "default" are tpu_v3.
+hw::CostFamily measure_cost_family(const std::string& arg) {
+    return arg.empty() || arg == "default" ? hw::CostFamily::kTpuV3 : hw::parse_cost_family(arg);
+}
+
+bool family_fits(hw::CostFamily f, Task task) {
+    const hw::CostKind k = hw::cost_family_kind(f);
+    return k == hw::CostKind::kBoth || (k == hw::CostKind::kTile) == (task == Task::kTile);
+}
+
+// "tpu_v3, propagate, ..." : the families that can measure a graph of `task`.
+std::string family_names_for(Task task) {
+    std::string out;
+    for (const std::string& n : hw::cost_family_names())
+        if (family_fits(hw::parse_cost_family(n), task)) out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
+// The analytical model (or another cost family) on the module rebuilt from the npz record, with
+// log-normal noise. The family's cost is the one `segrank synth --cost NAME` labels with
+// (hw::make_tile_cost / hw::make_layout_cost), on hw::module_from_graph of the graph.
 class HwmodelMeasurer : public Measurer {
 public:
     HwmodelMeasurer(const TuneGraph& g, std::string family, const MeasureOptions& opt)
-        : graph_(g), family_(std::move(family)), opt_(opt) {
+        : graph_(g), family_(std::move(family)), cost_(measure_cost_family(family_)), opt_(opt) {
+        const bool tile = g.task == Task::kTile;
+        SEGRANK_CHECK(
+            family_fits(cost_, g.task), "--measure 'hwmodel:", family_, "': cost family '", family_,
+            "' is a ", hw::cost_kind_name(hw::cost_family_kind(cost_)),
+            " cost; it cannot measure the ", tile ? "tile" : "layout", " graph ", where_of(g),
+            "; valid names for ", tile ? "tile" : "layout", " graphs: ", family_names_for(g.task));
         const hw::HwParams hw = hw::tpu_v3_core();
         try {
-            if (g.task == Task::kTile) {
+            if (tile) {
                 module_ = hw::module_from_graph(g.tile);
                 kernel_ = std::make_unique<hw::KernelModel>(module_, hw);
+                tile_cost_ = hw::make_tile_cost(cost_, *kernel_, hw);
             } else {
-                layout_ = std::make_unique<hw::LayoutEstimator>(g.layout, hw);
+                module_ = hw::module_from_graph(g.layout);
+                layout_cost_ = hw::make_layout_cost(cost_, module_, g.layout.node_config_ids, hw);
             }
         } catch (const Error& e) {
-            SEGRANK_CHECK(false, where_of(g),
-                          ": --measure hwmodel cannot cost this graph: ", e.what());
+            SEGRANK_CHECK(false, where_of(g), ": --measure ", name(),
+                          " cannot cost this graph: ", e.what());
         }
     }
 
@@ -74,23 +104,19 @@ public:
         std::vector<Measurement> out;
         for (const Config& c : configs) {
             check_config_shape(graph_, c);
-            double ns = 0;
-            if (kernel_) {
-                const hw::Breakdown b =
-                    kernel_->evaluate(hw::tile_config_from_features(c.tile.data()));
-                ns = b.invalid ? INFINITY : b.total_ns;
-            } else {
-                std::vector<double> est;
-                layout_->estimate(c.layout, est);
-                ns = est.at(0);
-            }
+            // tpu_v3 tile: +inf when the working set does not fit VMEM (KernelModel::evaluate);
+            // the other tile families are finite everywhere.
+            const double ns =
+                tile_cost_ ? tile_cost_->evaluate_ns(hw::tile_config_from_features(c.tile.data()))
+                           : layout_cost_->evaluate_ns(c.layout.data());
             if (!std::isfinite(ns) || ns <= 0) {
                 out.push_back(Measurement::failure(
                     std::isinf(ns)
-                        ? "hwmodel: the working set does not fit VMEM (the compiler "
-                          "rejects this config): " +
+                        ? name() +
+                              ": the working set does not fit VMEM (the compiler "
+                              "rejects this config): " +
                               describe(c)
-                        : "hwmodel: estimate " + std::to_string(ns) + " ns for " + describe(c)));
+                        : name() + ": estimate " + std::to_string(ns) + " ns for " + describe(c)));
                 continue;
             }
             const std::string key = config_key(c);
@@ -105,12 +131,14 @@ public:
 
 private:
     const TuneGraph& graph_;
-    std::string family_;
+    std::string family_;  // as given after "hwmodel:" ("" for plain "hwmodel")
+    hw::CostFamily cost_;
     MeasureOptions opt_;
     hlo::HloModule module_;
-    std::unique_ptr<hw::KernelModel> kernel_;          // tile graphs (refers to module_)
-    std::unique_ptr<hw::LayoutEstimator> layout_;      // layout graphs
-    std::unordered_map<std::string, uint64_t> count_;  // measurements so far per config
+    std::unique_ptr<hw::KernelModel> kernel_;            // tile graphs (refers to module_)
+    std::unique_ptr<hw::TileCostFamily> tile_cost_;      // tile graphs (refers to kernel_)
+    std::unique_ptr<hw::LayoutCostFamily> layout_cost_;  // layout graphs (refers to module_)
+    std::unordered_map<std::string, uint64_t> count_;    // measurements so far per config
 };
 
 }  // namespace
@@ -141,8 +169,16 @@ MeasureSpec parse_measure_spec(std::string_view text) {
     if (t.rfind("hwmodel:", 0) == 0) {
         std::string name = t.substr(8);
         SEGRANK_CHECK(!name.empty(), bad(), " (the name after 'hwmodel:' is empty)");
-        SEGRANK_CHECK(name == "default", "--measure '", t, "': unknown cost family '", name,
-                      "'; known: default (the analytical model, same as 'hwmodel')");
+        if (name != "default") {
+            try {
+                hw::parse_cost_family(name);
+            } catch (const Error&) {
+                SEGRANK_CHECK(false, "--measure '", t, "': unknown cost family '", name,
+                              "'; valid names for layout graphs: ", family_names_for(Task::kLayout),
+                              "; for tile graphs: ", family_names_for(Task::kTile),
+                              " ('hwmodel' and 'hwmodel:default' are tpu_v3)");
+            }
+        }
         return {MeasureKind::kHwmodel, name};
     }
     if (t.rfind("exec:", 0) == 0) {

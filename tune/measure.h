@@ -1,7 +1,8 @@
 // Measurement backends of `segrank tune` (docs/tune.md#measurement-backends): a Measurer times a
 // batch of configurations of the one graph it was made for. `recorded` looks runtimes up in the
-// graph's file, `hwmodel` runs the analytical model (hwmodel/) as a simulator with log-normal
-// noise, `exec:CMD` asks a user process over JSON lines (docs/tune.md#the-exec-protocol).
+// graph's file, `hwmodel[:NAME]` runs the analytical model (hwmodel/) or another cost family
+// (hwmodel/costs/) as a simulator with log-normal noise, `exec:CMD` asks a user process over JSON
+// lines (docs/tune.md#the-exec-protocol).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -47,20 +48,23 @@ public:
 enum class MeasureKind { kRecorded, kHwmodel, kExec };
 
 /// A parsed --measure value: "recorded", "hwmodel" (arg ""), "hwmodel:NAME" (arg NAME: a cost
-/// family; "" and "default" are the analytical model; other names are reserved for the families
-/// of `synth --cost NAME` and rejected until they exist), "exec:CMD" (arg CMD, run by /bin/sh -c).
+/// family of `segrank synth --cost NAME`, hw::cost_family_names(); "default" is tpu_v3, as is
+/// plain "hwmodel"), "exec:CMD" (arg CMD, run by /bin/sh -c).
 struct MeasureSpec {
     MeasureKind kind = MeasureKind::kRecorded;
     std::string arg;
 };
 
 /// Parses a --measure value. Throws segrank::Error "--measure '<text>': expected recorded,
-/// hwmodel, hwmodel:NAME or exec:CMD" on anything else (including "exec:" with an empty command).
+/// hwmodel, hwmodel:NAME or exec:CMD" on anything else (including "exec:" with an empty command),
+/// and "--measure 'hwmodel:X': unknown cost family 'X'; valid names for layout graphs: ...; for
+/// tile graphs: ..." when X is not a cost family. Whether the family fits the graph's collection
+/// is checked by make_measurer.
 MeasureSpec parse_measure_spec(std::string_view text);
 
 /// Knobs of the backends (CLI options of `segrank tune`).
 struct MeasureOptions {
-    double noise_sigma = 0.0;  ///< hwmodel: runtime = model ns x exp(sigma N(0,1)); in [0, 5]
+    double noise_sigma = 0.0;  ///< hwmodel: runtime = cost ns x exp(sigma N(0,1)); in [0, 5]
     uint64_t seed = 0;         ///< hwmodel: noise stream; the k-th measurement of a config draws
                                ///< from Rng::derive(seed, hash(config rows), k, "tune-measure")
     double timeout_s = 60.0;   ///< exec: per-request timeout (seconds, > 0)
@@ -80,8 +84,12 @@ void check_config_shape(const TuneGraph& g, const Config& c);
 
 /// The backend `spec` names for `graph` (borrowed: must outlive the result). `exec` starts the
 /// process on the first measure() call. Throws segrank::Error when the options are out of range,
-/// when `recorded` is asked for a graph without positive recorded runtimes (a test split), or when
-/// hwmodel cannot cost the graph (naming graph.path).
+/// when `recorded` is asked for a graph without positive recorded runtimes (a test split), when
+/// hwmodel:NAME names a family of the other collection (a tile family for a layout graph or vice
+/// versa; the message lists the valid names for the graph's collection), or when hwmodel cannot
+/// cost the graph (naming graph.path). hwmodel:NAME costs a config with the function `segrank
+/// synth --cost NAME` labels with (hw::make_tile_cost / hw::make_layout_cost, TPU v3 core, default
+/// CostOptions) on hw::module_from_graph of the graph (docs/tune.md#measurement-backends).
 std::unique_ptr<Measurer> make_measurer(const MeasureSpec& spec, const TuneGraph& graph,
                                         const MeasureOptions& options);
 
