@@ -95,14 +95,14 @@ void Dataset::open_sources(const cfg::DataSection& data) {
         SEGRANK_CHECK(!files.empty(), "data.root: no .h5 stores in '", root.string(),
                       "' (data.store = \"hdf5\"; create them with `segrank pack`)");
         for (const auto& f : files) {
-            auto store = std::make_unique<GraphStore>(f, LabelPolicy::kAllowTestZeros);
+            // Runtimes must be > 0 in labelled (train / valid) splits, may be 0 in test splits.
+            auto store = std::make_unique<GraphStore>(f);
             if (keep(store->collection())) sources_.push_back(std::move(store));
         }
     } else {
         for (auto& c : discover_collections(root)) {
             if (!keep(c.id)) continue;
-            sources_.push_back(
-                std::make_unique<NpzGraphSource>(std::move(c), LabelPolicy::kAllowTestZeros));
+            sources_.push_back(std::make_unique<NpzGraphSource>(std::move(c)));
         }
     }
     for (const auto& w : wanted) {
