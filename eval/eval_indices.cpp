@@ -10,6 +10,7 @@
 #include "eval/metrics.h"
 #include "gnn/core/check.h"
 #include "util/json_value.h"
+#include "util/user_input.h"
 
 namespace segrank {
 namespace {
@@ -88,6 +89,7 @@ EvalIndices parse_eval_indices(std::string_view text, const std::string& where) 
 }
 
 EvalIndices load_eval_indices(const std::filesystem::path& path) {
+    require_regular_input(path, "an eval.indices CSV file");
     std::ifstream in(path, std::ios::binary);
     SEGRANK_CHECK(in.good(), path.string(), ": cannot open eval.indices file");
     std::ostringstream ss;
