@@ -254,7 +254,8 @@ int run_bench(int argc, char** argv) {
     const std::string npz = a["npz"].as<std::string>();
     SEGRANK_CHECK(!npz.empty(), "--npz: expected the path of a layout npz file, got ''");
     SEGRANK_CHECK(a["hidden"].as<int64_t>() >= 1 && a["hidden"].as<int64_t>() <= 4096,
-                  "--hidden: expected 1 to 4096 (as model.hidden), got ", a["hidden"].as<int64_t>());
+                  "--hidden: expected 1 to 4096 (as model.hidden), got ",
+                  a["hidden"].as<int64_t>());
     SEGRANK_CHECK(a["layers"].as<int64_t>() >= 1 && a["layers"].as<int64_t>() <= 64,
                   "--layers: expected 1 to 64 (as model.layers), got ", a["layers"].as<int64_t>());
     const int64_t max_nodes = a["max-nodes"].as<int64_t>();

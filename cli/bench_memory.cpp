@@ -269,8 +269,9 @@ int run_bench_memory(int argc, char** argv) {
         if (a.count("nodes")) c.nodes = a["nodes"].as<int64_t>();
         if (a.count("configs")) c.configs = a["configs"].as<int64_t>();
         // The bounds of `segrank synth` (hwmodel/synth/synth.h), before anything is allocated.
-        SEGRANK_CHECK(c.nodes <= synth::kMaxNodes, "bench --memory --make-store: --nodes: expected ",
-                      2 * c.config_nodes, " to ", synth::kMaxNodes, ", got ", c.nodes);
+        SEGRANK_CHECK(c.nodes <= synth::kMaxNodes,
+                      "bench --memory --make-store: --nodes: expected ", 2 * c.config_nodes, " to ",
+                      synth::kMaxNodes, ", got ", c.nodes);
         SEGRANK_CHECK(c.configs <= synth::kMaxConfigs,
                       "bench --memory --make-store: --configs: expected 2 to ", synth::kMaxConfigs,
                       ", got ", c.configs);

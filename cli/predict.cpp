@@ -123,9 +123,9 @@ int run_predict(int argc, char** argv) {
         for (const char* opt : {"out", "scores"})
             if (args.count(opt))
                 SEGRANK_CHECK(!same_file(args[opt].as<std::string>(), models[m].file), "--", opt,
-                              " ", args[opt].as<std::string>(), " is the checkpoint file of --checkpoint ",
-                              checkpoint_names[m], " (", models[m].file.string(),
-                              "): give another output path");
+                              " ", args[opt].as<std::string>(),
+                              " is the checkpoint file of --checkpoint ", checkpoint_names[m], " (",
+                              models[m].file.string(), "): give another output path");
     cfg::DataSection data = random ? cfg::DataSection{} : models.front().cfg.data;
     if (args.count("data")) data.root = args["data"].as<std::string>();
     data.collections.clear();  // every collection of the split; each model scores its own task

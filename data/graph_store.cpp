@@ -394,9 +394,9 @@ ConfigTensors GraphStore::load_configs(int64_t i, const ConfigRows& rows) const 
                           k / static_cast<size_t>(s[1] * kLayoutConfigDim));
     }
     t.runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
-    validate_runtime_rows(t.runtime, t.runtime_normalizers, labels_, gg.where(),
-                          rows.rows ? std::span<const int64_t>(*rows.rows)
-                                    : std::span<const int64_t>());
+    validate_runtime_rows(
+        t.runtime, t.runtime_normalizers, labels_, gg.where(),
+        rows.rows ? std::span<const int64_t>(*rows.rows) : std::span<const int64_t>());
     return t;
 }
 

@@ -409,8 +409,7 @@ void H5Dataset::check_rows_stored(int64_t begin, int64_t count) const {
             hsize_t size = 0;
             h5_check(H5Dget_chunk_info_by_coord(id(), offset.data(), &mask, &addr, &size), where_,
                      "H5Dget_chunk_info_by_coord");
-            SEGRANK_CHECK(addr != HADDR_UNDEF, where_, ": the chunk holding rows ", offset[0],
-                          "..",
+            SEGRANK_CHECK(addr != HADDR_UNDEF, where_, ": the chunk holding rows ", offset[0], "..",
                           std::min<int64_t>(dims[0], static_cast<int64_t>(offset[0] + c0)) - 1,
                           " was never written (it would read as fill values; the store is "
                           "incomplete: pack it again)");

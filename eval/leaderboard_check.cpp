@@ -181,7 +181,8 @@ struct Checker {
         if (lines.empty()) {
             error(file + ":1", "empty file, expected the header 'ID,TopConfigs'");
         } else if (lines[0] != "ID,TopConfigs") {
-            error(file + ":1", str("header is '", echo_value(lines[0]), "', expected 'ID,TopConfigs'"));
+            error(file + ":1",
+                  str("header is '", echo_value(lines[0]), "', expected 'ID,TopConfigs'"));
         }
         std::map<std::string, std::string> seen;  // ID -> where first seen
         std::map<std::string, std::pair<int64_t, std::string>>
@@ -198,12 +199,14 @@ struct Checker {
             const std::string id(fields[0]);
             const std::string coll = id_collection(id);
             if (coll.empty()) {
-                error(where, str("malformed ID '", echo_value(id), "': expected tile:xla:<stem> or ",
-                                 "layout:<xla|nlp>:<default|random>:<stem>"));
+                error(where,
+                      str("malformed ID '", echo_value(id), "': expected tile:xla:<stem> or ",
+                          "layout:<xla|nlp>:<default|random>:<stem>"));
                 continue;
             }
             if (const auto it = seen.find(id); it != seen.end()) {
-                error(where, str("duplicate ID '", echo_value(id), "' (first at ", it->second, ")"));
+                error(where,
+                      str("duplicate ID '", echo_value(id), "' (first at ", it->second, ")"));
                 continue;
             }
             seen.emplace(id, where);
@@ -215,8 +218,8 @@ struct Checker {
             }
             const TruthGraph* g = truth.find(id);
             if (g == nullptr) {
-                error(where, str("unknown graph '", echo_value(id), "': not in the truth of ", coll, " (",
-                                 truth.collection_size(static_cast<size_t>(ci)), " graphs)"));
+                error(where, str("unknown graph '", echo_value(id), "': not in the truth of ", coll,
+                                 " (", truth.collection_size(static_cast<size_t>(ci)), " graphs)"));
                 continue;
             }
             std::vector<int64_t> top;

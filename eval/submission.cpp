@@ -99,7 +99,8 @@ std::vector<SubmissionRow> read_submission(const std::filesystem::path& path) {
     const auto lines = read_lines(path);
     const std::string file = path.string();
     SEGRANK_CHECK(!lines.empty() && lines[0] == "ID,TopConfigs", file,
-                  ":1: header must be 'ID,TopConfigs', got '", echo_value(lines.empty() ? "" : lines[0]), "'");
+                  ":1: header must be 'ID,TopConfigs', got '",
+                  echo_value(lines.empty() ? "" : lines[0]), "'");
     std::vector<SubmissionRow> rows;
     std::unordered_set<std::string> ids;
     for (size_t l = 1; l < lines.size(); ++l) {
@@ -150,8 +151,8 @@ std::vector<ScoreRow> read_scores(const std::filesystem::path& path) {
     const auto lines = read_lines(path);
     const std::string file = path.string();
     SEGRANK_CHECK(!lines.empty() && lines[0] == "ID,config,score", file,
-                  ":1: header must be 'ID,config,score', got '", echo_value(lines.empty() ? "" : lines[0]),
-                  "'");
+                  ":1: header must be 'ID,config,score', got '",
+                  echo_value(lines.empty() ? "" : lines[0]), "'");
     std::vector<ScoreRow> rows;
     std::set<std::pair<std::string, int64_t>> seen;
     for (size_t l = 1; l < lines.size(); ++l) {

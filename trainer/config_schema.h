@@ -46,7 +46,8 @@ inline Check nonempty() { return Check{.nonempty = true}; }
 /// loader naming the key instead of running out of memory or for hours.
 inline constexpr double kMaxHidden = 4096;
 inline constexpr double kMaxLayers = 64;
-inline constexpr double kMaxEmbeddingDim = 1024;  ///< opcode_dim, config_dim, layout_embedding, config_attention_dim
+/// Bound of model.opcode_dim, config_dim, layout_embedding and config_attention_dim.
+inline constexpr double kMaxEmbeddingDim = 1024;
 
 /// The schema: visits every key in file order. V provides
 ///   section(name, doc) and field(key, member&, doc, Check = {}).
@@ -128,8 +129,7 @@ void visit_schema(V& v, C& c) {
         "after each SAGE layer, each node's K config rows attend to each other; a config's "
         "score then depends on the configs scored with it (docs/model.md#cross-config-attention)");
     v.field("config_attention_dim", c.model.config_attention_dim,
-            "query / key / value width d of model.config_attention",
-            in(1, kMaxEmbeddingDim));
+            "query / key / value width d of model.config_attention", in(1, kMaxEmbeddingDim));
     v.field("tile_cost_features", c.model.tile_cost_features,
             "tile only: add the kernel model's per-config cost components (time breakdown, grid "
             "steps, waste, VMEM, re-reads, invalid flag) to the config code "

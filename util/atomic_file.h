@@ -63,7 +63,8 @@ void write_files_atomically(std::span<const OutputFile> files);
 /// "<name_prefix>...<.tmp-PID>" (the names write_file_atomically and AtomicOutput use) whose PID is
 /// no longer a running process. Returns how many were removed; errors are ignored (a folder that
 /// cannot be listed removes nothing).
-int64_t remove_stale_temp_files(const std::filesystem::path& dir, std::string_view name_prefix = {});
+int64_t remove_stale_temp_files(const std::filesystem::path& dir,
+                                std::string_view name_prefix = {});
 
 /// True when `a` and `b` name the same file: equal after resolving symbolic links and "..", or
 /// (both existing) the same device and inode, e.g. through a hard link. Never throws.

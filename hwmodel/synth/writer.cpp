@@ -176,7 +176,7 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
     fs::remove_all(staging.dir);
     // Killed by SIGTERM / SIGINT / SIGHUP: no partial output either (errors take Staging's path).
     // (the outermost folder the command created, so no empty parent stays either).
-    RemoveOnTermination on_signal(out_existed          ? staging.dir
+    RemoveOnTermination on_signal(out_existed                 ? staging.dir
                                   : out_dir.created().empty() ? opt.out
                                                               : out_dir.created().front());
     std::vector<WrittenSplit> written;
