@@ -203,8 +203,8 @@ int run_bench(int argc, char** argv) {
         "max-nodes", "segment size bound", cxxopts::value<int64_t>()->default_value("1000"))(
         "steps",
         "timed steps per mode (times are medians; an even count averages the two middle steps)",
-        cxxopts::value<int>()->default_value("5"))("warmup", "untimed steps per mode",
-                                                   cxxopts::value<int>()->default_value("1"))(
+        cxxopts::value<int64_t>()->default_value("5"))(
+        "warmup", "untimed steps per mode", cxxopts::value<int64_t>()->default_value("1"))(
         "threads", "OpenMP threads", cxxopts::value<int>()->default_value("2"))(
         "seed", "seed", cxxopts::value<uint64_t>()->default_value("0"))(
         "no-naive", "skip the naive (config independence off) modes")(
@@ -213,8 +213,8 @@ int run_bench(int argc, char** argv) {
         "bf16",
         "also time full and segments with model.precision = bf16 (where the CPU runs bf16 "
         "natively; docs/model.md#precision)")("no-peer", "do not run the PyTorch peer")(
-        "peer-steps", "peer timed steps", cxxopts::value<int>()->default_value("5"))(
-        "peer-warmup", "peer warmup steps", cxxopts::value<int>()->default_value("1"))(
+        "peer-steps", "peer timed steps", cxxopts::value<int64_t>()->default_value("5"))(
+        "peer-warmup", "peer warmup steps", cxxopts::value<int64_t>()->default_value("1"))(
         "python", "interpreter with torch",
         cxxopts::value<std::string>()->default_value("/usr/bin/python3"))(
         "peer-script", "peer script",
@@ -226,17 +226,22 @@ int run_bench(int argc, char** argv) {
     const cxxopts::ParseResult& a = *parsed;
     // No allocator tuning here: the benchmark runs the engine exactly as `segrank train` does
     // (large tensors are huge-page mappings, gnn/core/tensor.cpp).
-    const int steps = a["steps"].as<int>(), warmup = a["warmup"].as<int>();
+    // Step counts are bounded (kMaxBenchSteps) so that a typo fails here, not after hours.
+    auto count = [&](const char* flag, int64_t lo) {
+        const int64_t v = a[flag].as<int64_t>();
+        SEGRANK_CHECK(v >= lo && v <= kMaxBenchSteps, "--", flag, ": expected ", lo, " to ",
+                      kMaxBenchSteps, ", got ", v);
+        return static_cast<int>(v);
+    };
+    const int steps = count("steps", 1), warmup = count("warmup", 0);
     const int64_t k = a["configs"].as<int64_t>();
-    SEGRANK_CHECK(steps >= 1, "--steps: expected >= 1, got ", steps);
-    SEGRANK_CHECK(warmup >= 0, "--warmup: expected >= 0, got ", warmup);
     const bool with_peer = !a.count("no-peer");
     const std::string python = a["python"].as<std::string>(),
                       peer_script = a["peer-script"].as<std::string>();
-    const int peer_steps = a["peer-steps"].as<int>(), peer_warmup = a["peer-warmup"].as<int>();
+    int peer_steps = 0, peer_warmup = 0;
     if (with_peer) {  // checked before anything is timed (--no-peer skips the peer)
-        SEGRANK_CHECK(peer_steps >= 1, "--peer-steps: expected >= 1, got ", peer_steps);
-        SEGRANK_CHECK(peer_warmup >= 0, "--peer-warmup: expected >= 0, got ", peer_warmup);
+        peer_steps = count("peer-steps", 1);
+        peer_warmup = count("peer-warmup", 0);
         std::error_code ec;
         SEGRANK_CHECK(std::filesystem::is_regular_file(peer_script, ec),
                       "--peer-script: no such file '", peer_script,
@@ -248,10 +253,11 @@ int run_bench(int argc, char** argv) {
     set_num_threads(thread_option(a, "threads", false));
     const std::string npz = a["npz"].as<std::string>();
     SEGRANK_CHECK(!npz.empty(), "--npz: expected the path of a layout npz file, got ''");
-    SEGRANK_CHECK(a["hidden"].as<int64_t>() >= 1, "--hidden: expected an integer >= 1, got ",
+    SEGRANK_CHECK(a["hidden"].as<int64_t>() >= 1 && a["hidden"].as<int64_t>() <= 4096,
+                  "--hidden: expected 1 to 4096 (as model.hidden), got ",
                   a["hidden"].as<int64_t>());
-    SEGRANK_CHECK(a["layers"].as<int64_t>() >= 1, "--layers: expected an integer >= 1, got ",
-                  a["layers"].as<int64_t>());
+    SEGRANK_CHECK(a["layers"].as<int64_t>() >= 1 && a["layers"].as<int64_t>() <= 64,
+                  "--layers: expected 1 to 64 (as model.layers), got ", a["layers"].as<int64_t>());
     const int64_t max_nodes = a["max-nodes"].as<int64_t>();
     std::set<std::string> modes;
     {

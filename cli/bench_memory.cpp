@@ -29,11 +29,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
 #include "cli/options.h"
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
+#include "hwmodel/synth/synth.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/trainer.h"
@@ -233,7 +235,8 @@ int run_bench_memory(int argc, char** argv) {
     if (!parsed) return 0;
     const cxxopts::ParseResult& a = *parsed;
     const int64_t steps = a["steps"].as<int64_t>();
-    SEGRANK_CHECK(steps >= 1, "bench --memory: --steps must be >= 1, got ", steps);
+    SEGRANK_CHECK(steps >= 1 && steps <= kMaxBenchSteps, "bench --memory: --steps: expected 1 to ",
+                  kMaxBenchSteps, ", got ", steps);
     const int threads = thread_option(a, "threads", false);
     set_num_threads(threads);
     const uint64_t seed = a["seed"].as<uint64_t>();
@@ -252,7 +255,9 @@ int run_bench_memory(int argc, char** argv) {
                         "' (nodes_1e4, nodes_1e5, nodes_1e6, configs_1e5)"));
     };
     const int64_t passes = a["eval-passes"].as<int64_t>();
-    SEGRANK_CHECK(passes >= 1, "bench --memory: --eval-passes must be >= 1, got ", passes);
+    SEGRANK_CHECK(passes >= 1 && passes <= kMaxBenchSteps,
+                  "bench --memory: --eval-passes: expected 1 to ", kMaxBenchSteps, ", got ",
+                  passes);
     if (a.count("child"))
         return run_child(find_case(a["child"].as<std::string>()), a["phase"].as<std::string>(),
                          work, steps, passes, seed);
@@ -263,6 +268,13 @@ int run_bench_memory(int argc, char** argv) {
         MemCase c = find_case(case_names.front());
         if (a.count("nodes")) c.nodes = a["nodes"].as<int64_t>();
         if (a.count("configs")) c.configs = a["configs"].as<int64_t>();
+        // The bounds of `segrank synth` (hwmodel/synth/synth.h), before anything is allocated.
+        SEGRANK_CHECK(c.nodes <= synth::kMaxNodes,
+                      "bench --memory --make-store: --nodes: expected ", 2 * c.config_nodes, " to ",
+                      synth::kMaxNodes, ", got ", c.nodes);
+        SEGRANK_CHECK(c.configs <= synth::kMaxConfigs,
+                      "bench --memory --make-store: --configs: expected 2 to ", synth::kMaxConfigs,
+                      ", got ", c.configs);
         SEGRANK_CHECK(c.nodes >= 2 * c.config_nodes && c.configs >= 2,
                       "bench --memory --make-store: need nodes >= ", 2 * c.config_nodes,
                       " and configs >= 2");

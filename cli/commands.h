@@ -2,7 +2,13 @@
 // options with cxxopts. Each returns the process exit code and throws segrank::Error on bad input.
 #pragma once
 
+#include <cstdint>
+
 namespace segrank::cli {
+
+/// Upper bound of the step and pass counts of `segrank bench` and `segrank bench --memory`
+/// (--steps, --warmup, --peer-steps, --peer-warmup, --eval-passes): far above a useful benchmark.
+inline constexpr int64_t kMaxBenchSteps = 100'000;
 
 int run_ingest(int argc, char** argv);       // raw XLA tuning .pb -> TpuGraphs npz
 int run_pack(int argc, char** argv);         // npz collection dir -> HDF5 stores

@@ -7,6 +7,7 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "data/hlo/featurizer.h"
 #include "data/hlo/proto_reader.h"
 #include "gnn/core/check.h"
+#include "util/atomic_file.h"
 
 namespace segrank::cli {
 namespace {
@@ -193,14 +195,28 @@ int run_ingest(int argc, char** argv) {
                         "overwrite):",
                         list));
     }
-    for (const Planned& p : plan) {
-        if (!p.skip_reason.empty()) continue;
-        fs::create_directories(p.target.parent_path());
-        if (const auto* t = std::get_if<TileGraph>(&p.graph))
-            save_tile_npz(*t, p.target);
-        else
-            save_layout_npz(std::get<LayoutGraph>(p.graph), p.target);
+    // A failure on the way removes the files written so far that did not exist before, then
+    // (destructors, innermost first) the folders this command created.
+    std::vector<std::unique_ptr<CreatedDirectories>> made;
+    std::vector<fs::path> new_files;
+    try {
+        for (const Planned& p : plan) {
+            if (!p.skip_reason.empty()) continue;
+            made.push_back(std::make_unique<CreatedDirectories>(p.target.parent_path()));
+            const bool existed = fs::exists(p.target);
+            if (const auto* t = std::get_if<TileGraph>(&p.graph))
+                save_tile_npz(*t, p.target);
+            else
+                save_layout_npz(std::get<LayoutGraph>(p.graph), p.target);
+            if (!existed) new_files.push_back(p.target);
+        }
+    } catch (...) {
+        std::error_code ec;
+        for (const auto& f : new_files) fs::remove(f, ec);
+        while (!made.empty()) made.pop_back();
+        throw;
     }
+    for (auto& m : made) m->keep();
     std::printf("ingested %s (%s, %zu module(s)): %lld npz file(s) under %s\n",
                 input.string().c_str(), hlo::to_string(file.kind), plan.size(),
                 static_cast<long long>(to_write), out.string().c_str());

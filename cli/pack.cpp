@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "data/collection.h"
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
+#include "util/atomic_file.h"
+#include "util/signal_cleanup.h"
 
 namespace segrank::cli {
 
@@ -25,11 +28,15 @@ std::filesystem::path store_path(const Collection& c, const std::filesystem::pat
 // Packs every collection split; appends each store path to `written` before writing it.
 void pack_all(const std::vector<Collection>& collections, const std::filesystem::path& out,
               bool single_file, const GraphStoreOptions& opt,
-              std::vector<std::filesystem::path>& written) {
+              std::vector<std::filesystem::path>& written, bool guarded) {
     for (const auto& c : collections) {
         const auto path = store_path(c, out, single_file);
         written.push_back(path);
         GraphStoreWriter w(path, c.id, c.dir, opt);
+        // Killed by SIGINT / SIGTERM / SIGHUP: no temporary store stays behind (a folder pack
+        // created is removed whole by the caller's guard instead).
+        std::optional<RemoveOnTermination> on_signal;
+        if (!guarded) on_signal.emplace(w.temp_path());
         const LabelPolicy labels = label_policy(c.id.split);
         for (const auto& f : c.files) {
             if (c.id.task == Task::kTile) {
@@ -95,10 +102,19 @@ int run_pack(int argc, char** argv) {
     // On any error (e.g. a truncated npz) leave nothing behind: no partial stores, no empty --out
     // dir.
     const bool made_dir = !single_file && !std::filesystem::exists(out);
+    // Temporary stores of earlier pack runs that were killed (their pid is gone).
+    if (single_file)
+        remove_stale_temp_files(out.has_parent_path() ? out.parent_path() : ".",
+                                out.filename().string() + ".tmp-");
+    else if (!made_dir)
+        remove_stale_temp_files(out);
     std::vector<std::filesystem::path> written;
     try {
         if (!single_file) std::filesystem::create_directories(out);
-        pack_all(collections, out, single_file, opt, written);
+        // A folder this command created goes whole on SIGINT / SIGTERM / SIGHUP.
+        std::optional<RemoveOnTermination> on_signal;
+        if (made_dir) on_signal.emplace(out);
+        pack_all(collections, out, single_file, opt, written, made_dir);
     } catch (...) {
         std::error_code ec;
         for (const auto& p : written)  // stores only: never a device, FIFO or link given as --out

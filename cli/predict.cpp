@@ -86,7 +86,13 @@ int run_predict(int argc, char** argv) {
     SEGRANK_CHECK(!random || args.count("data"), "--random needs --data DIR");
     SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
     resolve_output(args["out"].as<std::string>());  // refuse a directory before the work
-    if (args.count("scores")) resolve_output(args["scores"].as<std::string>());
+    if (args.count("scores")) {
+        const std::string out = args["out"].as<std::string>();
+        const std::string scores = args["scores"].as<std::string>();
+        const OutputTarget t = resolve_output(scores);
+        SEGRANK_CHECK(t.write_through || !same_file(out, scores), "--out ", out, " and --scores ",
+                      scores, " name the same file: give two different paths");
+    }
     set_num_threads(thread_option(args));
     const bool timing = args.count("timing") > 0;
     std::optional<int64_t> chunk, cache_mb, tta_orders;
@@ -112,6 +118,14 @@ int run_predict(int argc, char** argv) {
             models.push_back(load_model(c));
             checkpoint_names.push_back(c);
         }
+    // An output path naming an input (or the other output) would replace it.
+    for (size_t m = 0; m < models.size(); ++m)
+        for (const char* opt : {"out", "scores"})
+            if (args.count(opt))
+                SEGRANK_CHECK(!same_file(args[opt].as<std::string>(), models[m].file), "--", opt,
+                              " ", args[opt].as<std::string>(),
+                              " is the checkpoint file of --checkpoint ", checkpoint_names[m], " (",
+                              models[m].file.string(), "): give another output path");
     cfg::DataSection data = random ? cfg::DataSection{} : models.front().cfg.data;
     if (args.count("data")) data.root = args["data"].as<std::string>();
     data.collections.clear();  // every collection of the split; each model scores its own task
@@ -174,8 +188,17 @@ int run_predict(int argc, char** argv) {
     }
     SEGRANK_CHECK(!rows.empty(), "no graph of split '", split, "' under '", data.root,
                   "' matches the task of the given checkpoint(s)");
-    write_submission(args["out"].as<std::string>(), rows);
-    if (args.count("scores")) write_scores(args["scores"].as<std::string>(), score_rows);
+    // Both files or neither: a failure writing one leaves the other as it was.
+    const std::string out = args["out"].as<std::string>();
+    const std::string sub_text = format_submission(out, rows);
+    std::string scores_text;
+    std::vector<OutputFile> files{{out, sub_text}};
+    if (args.count("scores")) {
+        const std::string scores = args["scores"].as<std::string>();
+        scores_text = format_scores(scores, score_rows);
+        files.push_back({scores, scores_text});
+    }
+    write_files_atomically(files);
     std::printf(
         "segrank predict: %zu graphs of split '%s' -> %s%s\n", rows.size(), split.c_str(),
         args["out"].as<std::string>().c_str(),

@@ -40,6 +40,16 @@ int run_report(int argc, char** argv) {
     opt.run_dir = args["run_dir"].as<std::string>();
     if (args.count("eval")) opt.eval_json = args["eval"].as<std::string>();
     if (args.count("leaderboard")) opt.leaderboard = args["leaderboard"].as<std::string>();
+    // The default output goes into RUN_DIR: only into a folder that is a run directory, never a
+    // data folder or any other folder given by mistake.
+    if (!args.count("out")) {
+        std::error_code ec;
+        SEGRANK_CHECK(std::filesystem::is_regular_file(opt.run_dir / "metrics.jsonl", ec) ||
+                          std::filesystem::is_regular_file(opt.run_dir / "config.toml", ec),
+                      opt.run_dir.string(),
+                      ": not a run directory (no metrics.jsonl or config.toml), so report.html is "
+                      "not written into it; give a run directory, or --out FILE explicitly");
+    }
     const std::filesystem::path out = args.count("out")
                                           ? std::filesystem::path(args["out"].as<std::string>())
                                           : opt.run_dir / "report.html";

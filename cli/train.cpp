@@ -14,6 +14,7 @@
 #include "trainer/config.h"
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
+#include "util/atomic_file.h"
 
 namespace segrank::cli {
 
@@ -39,6 +40,16 @@ void ingest_inputs(const RunConfig& cfg, Communicator& comm) {
         }
     }
     comm.barrier();
+}
+
+// A fresh run refuses a run directory holding checkpoints unless --overwrite.
+void check_no_earlier_run(const std::filesystem::path& dir, bool overwrite) {
+    for (const char* f : kRunOutputs) {
+        if (!std::filesystem::exists(dir / f) || overwrite) continue;
+        throw Error(str(dir.string(), ": run directory already holds ", f,
+                        " from an earlier run; use --resume ", dir.string(),
+                        " to continue it, --overwrite to start over, or another train.run_dir"));
+    }
 }
 
 }  // namespace
@@ -86,15 +97,20 @@ int run_train(int argc, char** argv) {
         SEGRANK_CHECK(result.count("config"), "missing --config FILE (see configs/default.toml)");
         cfg = load_config(result["config"].as<std::string>(), overrides);
     }
+    const bool overwrite = result.count("overwrite") > 0;
+    SEGRANK_CHECK(!(overwrite && resume), "--overwrite and --resume exclude each other");
+    const std::filesystem::path dir = resume ? *resume : std::filesystem::path(cfg.train.run_dir);
     if (result.count("check")) {
+        // The start-up checks that read no data: the run would refuse what they refuse.
+        if (resume)
+            check_resume_start(cfg, dir);
+        else
+            check_no_earlier_run(dir, overwrite);
         std::printf("segrank train: config OK (%s)\n",
                     resume ? (*resume / "config.toml").string().c_str()
                            : result["config"].as<std::string>().c_str());
         return 0;
     }
-    const bool overwrite = result.count("overwrite") > 0;
-    SEGRANK_CHECK(!(overwrite && resume), "--overwrite and --resume exclude each other");
-    const std::filesystem::path dir = resume ? *resume : std::filesystem::path(cfg.train.run_dir);
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     std::unique_ptr<RunDirLock> lock;
@@ -107,16 +123,12 @@ int run_train(int argc, char** argv) {
             if (!resume) cleanup = std::make_unique<RunDirCleanup>(dir);
             lock =
                 std::make_unique<RunDirLock>(dir);  // the one segrank train of this run directory
+            // Temporary files (checkpoints, config) of earlier runs here that were killed.
+            remove_stale_temp_files(dir);
             if (resume) {
                 check_resume_start(cfg, dir);
             } else {
-                for (const char* f : kRunOutputs) {
-                    if (!std::filesystem::exists(dir / f) || overwrite) continue;
-                    throw Error(str(
-                        dir.string(), ": run directory already holds ", f,
-                        " from an earlier run; use --resume ", dir.string(),
-                        " to continue it, --overwrite to start over, or another train.run_dir"));
-                }
+                check_no_earlier_run(dir, overwrite);
                 // Under MPI a failing rank aborts the job and rank 0 ends by SIGTERM inside a
                 // collective: the cleanup then runs from the signal handler.
                 cleanup->arm_on_termination();
@@ -128,12 +140,15 @@ int run_train(int argc, char** argv) {
             if (comm->rank() == 0 && comm->size() > 1)
                 std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n",
                             comm->size(), std::string(comm->backend()).c_str(), num_threads());
-            if (overwrite &&
-                comm->rank() == 0)  // no stale best checkpoint may outlive a failed new run
-                for (const char* f : kRunOutputs) std::filesystem::remove(dir / f);
             comm->barrier();
             ingest_inputs(cfg, *comm);
-            Trainer trainer(cfg, *comm, resume);
+            // --overwrite: the old checkpoints go once the new run passed its start-up checks
+            // (data read, config valid), just before it writes its first file, so a run that is
+            // refused leaves the old run whole, and no stale best checkpoint outlives the new run.
+            Trainer trainer(cfg, *comm, resume, [&] {
+                if (overwrite)
+                    for (const char* f : kRunOutputs) std::filesystem::remove(dir / f);
+            });
             trainer.run();
         } catch (...) {
             // A fresh run that fails before its first checkpoint leaves no half run directory

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -87,5 +88,14 @@ void validate_part(const GraphStructure& part, int64_t first_node, const std::st
 /// node_config_feat, config_runtime and node_splits; g's structure fields are not read.
 void validate_layout_configs(const LayoutGraph& g, int64_t n, LabelPolicy labels,
                              const std::string& where);
+/// Checks runtimes read without the rest of the graph (label-only and config-row reads):
+/// runtime[k] > 0 ns under kRequirePositive (train / valid splits), >= 0 otherwise, and
+/// normalizers[k] > 0 when given (tile; empty = none, else as long as runtime). `rows` maps entry
+/// k to the config index named in messages (empty = k itself). Throws segrank::Error naming
+/// `where` (the file, or store.h5:/graphs/<name>), key 'config_runtime', the config index and
+/// the value.
+void validate_runtime_rows(std::span<const int64_t> runtime, std::span<const int64_t> normalizers,
+                           LabelPolicy labels, const std::string& where,
+                           std::span<const int64_t> rows = {});
 
 }  // namespace segrank

@@ -219,13 +219,7 @@ ConfigTensors NpzGraphSource::load_labels(int64_t i) const {
     ConfigTensors t;
     t.runtime = read("config_runtime");
     if (c_.id.task == Task::kTile) t.runtime_normalizers = read("config_runtime_normalizers");
-    SEGRANK_CHECK(t.runtime_normalizers.empty() || t.runtime_normalizers.size() == t.runtime.size(),
-                  z.where("config_runtime_normalizers"), ": ", t.runtime_normalizers.size(),
-                  " entries, config_runtime ", t.runtime.size());
-    for (size_t k = 0; k < t.runtime.size(); ++k)
-        SEGRANK_CHECK(
-            t.runtime[k] >= 0 && (t.runtime_normalizers.empty() || t.runtime_normalizers[k] > 0),
-            z.path().string(), ": config ", k, ": negative runtime or normalizer <= 0");
+    validate_runtime_rows(t.runtime, t.runtime_normalizers, labels_, z.path().string());
     return t;
 }
 

@@ -36,7 +36,10 @@ std::vector<std::filesystem::path> list_graph_stores(const std::filesystem::path
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
         if (e.path().extension() != ".h5") continue;
         check_listed_file(e, "h5");
-        if (is_hdf5_file(e.path())) stores.push_back(e.path());
+        SEGRANK_CHECK(is_hdf5_file(e.path()), e.path().string(),
+                      ": not an HDF5 file (no HDF5 signature); every .h5 in a store folder must be "
+                      "a graph store written by `segrank pack`");
+        stores.push_back(e.path());
     }
     std::sort(stores.begin(), stores.end());
     return stores;
@@ -247,6 +250,9 @@ GraphInfo GraphStore::info(int64_t i) const {
     info.num_edges = need("num_edges");
     info.num_configs = need("num_configs");
     info.num_config_nodes = need("num_config_nodes");
+    SEGRANK_CHECK(info.num_configs > 0, gg.where(),
+                  ": 0 configs (attribute num_configs = ", info.num_configs,
+                  "): a graph needs at least one configuration");
     // The attributes size every chunked read; a store edited by hand must not disagree with its
     // data.
     auto rows_of_dataset = [&](const char* name) {
@@ -388,9 +394,9 @@ ConfigTensors GraphStore::load_configs(int64_t i, const ConfigRows& rows) const 
                           k / static_cast<size_t>(s[1] * kLayoutConfigDim));
     }
     t.runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
-    for (size_t k = 0; k < t.runtime.size(); ++k)
-        SEGRANK_CHECK(t.runtime[k] >= 0, gg.where(), "/config_runtime: selected row ", k, " value ",
-                      t.runtime[k], " is negative");
+    validate_runtime_rows(
+        t.runtime, t.runtime_normalizers, labels_, gg.where(),
+        rows.rows ? std::span<const int64_t>(*rows.rows) : std::span<const int64_t>());
     return t;
 }
 
@@ -416,13 +422,7 @@ ConfigTensors GraphStore::load_labels(int64_t i) const {
     t.runtime = gg.open_dataset("config_runtime").read<int64_t>();
     if (id_.task == Task::kTile)
         t.runtime_normalizers = gg.open_dataset("config_runtime_normalizers").read<int64_t>();
-    SEGRANK_CHECK(t.runtime_normalizers.empty() || t.runtime_normalizers.size() == t.runtime.size(),
-                  gg.where(), ": config_runtime_normalizers has ", t.runtime_normalizers.size(),
-                  " entries, config_runtime ", t.runtime.size());
-    for (size_t k = 0; k < t.runtime.size(); ++k)
-        SEGRANK_CHECK(
-            t.runtime[k] >= 0 && (t.runtime_normalizers.empty() || t.runtime_normalizers[k] > 0),
-            gg.where(), ": config ", k, ": negative runtime or normalizer <= 0");
+    validate_runtime_rows(t.runtime, t.runtime_normalizers, labels_, gg.where());
     return t;
 }
 

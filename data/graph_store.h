@@ -57,6 +57,8 @@ public:
     /// node_opcode and edge_index grow part by part (chunked, about 1 MiB per chunk); readers
     /// see the schema add() writes. One graph at a time: add(), finish() and another begin
     /// refuse while a graph is open. Throws segrank::Error on a bad or duplicate name.
+    /// The temporary file written until finish() renames it into place ("<path>.tmp-<pid>").
+    const std::filesystem::path& temp_path() const { return out_.temp_path(); }
     void begin_layout_parts(const std::string& name, const std::filesystem::path& source);
     /// Appends the next nodes: part.node_feat [p, 140], part.node_opcode [p], part.edge_index
     /// [m_p, 2] with whole-graph node ids < (nodes so far) + p. Validated (validate_part) first.
@@ -142,9 +144,10 @@ private:
 /// True when `path` looks like an HDF5 file (by its 8-byte signature).
 bool is_hdf5_file(const std::filesystem::path& path);
 
-/// The HDF5 graph stores in `dir` (a folder written by `segrank pack`): regular `*.h5` files with
-/// the HDF5 signature, sorted by path; empty when there are none. Throws std::filesystem errors if
-/// `dir` cannot be listed.
+/// The HDF5 graph stores in `dir` (a folder written by `segrank pack`): its `*.h5` files, sorted by
+/// path; empty when there are none. Throws std::filesystem errors if
+/// `dir` cannot be listed, segrank::Error naming the file for a `*.h5` that is not a regular file
+/// or lacks the HDF5 signature (it is not skipped).
 std::vector<std::filesystem::path> list_graph_stores(const std::filesystem::path& dir);
 
 }  // namespace segrank

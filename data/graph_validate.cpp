@@ -1,6 +1,7 @@
 // validate() of the typed graph records (docs/files.md#keys-and-dtypes): every message names the
 // source, the key, the offending index and value.
 #include <cmath>
+#include <span>
 #include <string>
 
 #include "data/graph.h"
@@ -56,6 +57,31 @@ void validate_runtimes(const std::vector<int64_t>& rt, LabelPolicy labels, const
 }
 
 }  // namespace
+
+void validate_runtime_rows(std::span<const int64_t> runtime, std::span<const int64_t> normalizers,
+                           LabelPolicy labels, const std::string& where,
+                           std::span<const int64_t> rows) {
+    SEGRANK_CHECK(normalizers.empty() || normalizers.size() == runtime.size(),
+                  at_key(where, "config_runtime_normalizers"), ": ", normalizers.size(),
+                  " entries, config_runtime ", runtime.size());
+    SEGRANK_CHECK(rows.empty() || rows.size() == runtime.size(), where, ": ", runtime.size(),
+                  " runtimes for ", rows.size(), " selected rows");
+    for (size_t k = 0; k < runtime.size(); ++k) {
+        const int64_t config = rows.empty() ? static_cast<int64_t>(k) : rows[k];
+        if (labels == LabelPolicy::kRequirePositive) {
+            SEGRANK_CHECK(runtime[k] > 0, at_key(where, "config_runtime"), ": config ", config,
+                          " runtime ", runtime[k],
+                          " ns: a labelled (train / valid) split needs runtimes > 0 ns (zeros are "
+                          "only allowed in test splits)");
+        } else {
+            SEGRANK_CHECK(runtime[k] >= 0, at_key(where, "config_runtime"), ": config ", config,
+                          " runtime ", runtime[k], " ns is negative");
+        }
+        if (!normalizers.empty())
+            SEGRANK_CHECK(normalizers[k] > 0, at_key(where, "config_runtime_normalizers"),
+                          ": config ", config, " value ", normalizers[k], " must be > 0 ns");
+    }
+}
 
 void validate_part(const GraphStructure& part, int64_t first_node, const std::string& where) {
     SEGRANK_CHECK(first_node >= 0, where, ": part starts at node ", first_node, " (< 0)");

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "gnn/core/check.h"
+#include "util/user_input.h"
 
 namespace segrank {
 
@@ -371,6 +372,51 @@ H5Handle select_row_range(hid_t fspace, const std::vector<int64_t>& dims, int64_
 
 }  // namespace
 
+void H5Dataset::check_rows_stored(int64_t begin, int64_t count) const {
+    if (count <= 0) return;
+    H5Handle plist(h5_check(H5Dget_create_plist(id()), where_, "H5Dget_create_plist"));
+    if (H5Pget_layout(plist.get()) != H5D_CHUNKED) {
+        H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+        h5_check(H5Dget_space_status(id(), &status), where_, "H5Dget_space_status");
+        SEGRANK_CHECK(status == H5D_SPACE_STATUS_ALLOCATED, where_,
+                      ": the dataset was never written (it would read as fill values)");
+        return;
+    }
+    const auto dims = shape();
+    std::vector<hsize_t> chunk(dims.size());
+    h5_check(H5Pget_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data()), where_,
+             "H5Pget_chunk");
+    // Every chunk holding a row of [begin, begin + count): the chunks along dimension 0 in the
+    // range, each with every chunk position of the other dimensions (usually one).
+    const hsize_t c0 = chunk[0] ? chunk[0] : 1;
+    uint64_t others = 1;
+    for (size_t d = 1; d < dims.size(); ++d)
+        others *= (static_cast<uint64_t>(dims[d]) + chunk[d] - 1) / std::max<hsize_t>(chunk[d], 1);
+    std::vector<hsize_t> offset(dims.size(), 0);
+    for (hsize_t c = static_cast<hsize_t>(begin) / c0;
+         c <= static_cast<hsize_t>(begin + count - 1) / c0; ++c) {
+        for (uint64_t k = 0; k < others; ++k) {
+            offset[0] = c * c0;
+            uint64_t rest = k;
+            for (size_t d = dims.size(); d-- > 1;) {
+                const uint64_t per = (static_cast<uint64_t>(dims[d]) + chunk[d] - 1) /
+                                     std::max<hsize_t>(chunk[d], 1);
+                offset[d] = (rest % per) * chunk[d];
+                rest /= per;
+            }
+            unsigned mask = 0;
+            haddr_t addr = HADDR_UNDEF;
+            hsize_t size = 0;
+            h5_check(H5Dget_chunk_info_by_coord(id(), offset.data(), &mask, &addr, &size), where_,
+                     "H5Dget_chunk_info_by_coord");
+            SEGRANK_CHECK(addr != HADDR_UNDEF, where_, ": the chunk holding rows ", offset[0], "..",
+                          std::min<int64_t>(dims[0], static_cast<int64_t>(offset[0] + c0)) - 1,
+                          " was never written (it would read as fill values; the store is "
+                          "incomplete: pack it again)");
+        }
+    }
+}
+
 void H5Dataset::read_range_impl(H5Type t, int64_t begin, int64_t count, void* out, size_t n) const {
     check_readable_as(t);
     const auto dims = shape();
@@ -381,6 +427,7 @@ void H5Dataset::read_range_impl(H5Type t, int64_t begin, int64_t count, void* ou
     SEGRANK_CHECK(static_cast<int64_t>(n) == count * row, where_, ": destination has ", n,
                   " elements, ", count, " rows need ", count * row);
     if (count == 0 || row == 0) return;
+    check_rows_stored(begin, count);
     H5Handle fspace(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
     H5Handle mspace = select_row_range(fspace.get(), dims, begin, count, where_);
     h5_check(H5Dread(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, out), where_,
@@ -432,6 +479,7 @@ void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* ou
             at += cnt;
         }
     } else {
+        check_rows_stored(uniq.front(), 1);  // not chunked: written as a whole or not at all
         H5Handle fspace(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
         h5_check(H5Sselect_none(fspace.get()), where_, "H5Sselect_none");
         std::vector<hsize_t> start(dims.size(), 0), count(dims.begin(), dims.end());
@@ -630,7 +678,8 @@ H5File H5File::create(const std::filesystem::path& path) {
 
 H5File H5File::open_read(const std::filesystem::path& path) {
     quiet_hdf5();
-    SEGRANK_CHECK(std::filesystem::is_regular_file(path), path.string(), ": no such HDF5 file");
+    SEGRANK_CHECK(std::filesystem::exists(path), path.string(), ": no such HDF5 file");
+    require_regular_input(path, "an HDF5 file");
     return H5File(H5Handle(h5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
                                     path.string(), "opening the HDF5 file")),
                   path);

@@ -159,6 +159,9 @@ private:
     void read_range_impl(H5Type t, int64_t begin, int64_t count, void* out, size_t n) const;
     void append_impl(H5Type t, const void* data, size_t n);
     void check_readable_as(H5Type t) const;
+    // Throws naming the dataset when a chunk holding a row of [begin, begin + count) (or, not
+    // chunked, the dataset) was never written: HDF5 would return fill values for it.
+    void check_rows_stored(int64_t begin, int64_t count) const;
 };
 
 /// An open group (the root group of a file is "/").

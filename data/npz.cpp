@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "gnn/core/check.h"
+#include "util/user_input.h"
 
 namespace segrank {
 
@@ -293,7 +294,8 @@ NpzReader::NpzReader(const std::filesystem::path& path) : impl_(std::make_unique
     impl_->path = path;
     SEGRANK_CHECK(!std::filesystem::is_directory(path), path.string(),
                   ": is a directory, expected an npz file");
-    SEGRANK_CHECK(std::filesystem::is_regular_file(path), path.string(), ": no such npz file");
+    SEGRANK_CHECK(std::filesystem::exists(path), path.string(), ": no such npz file");
+    require_regular_input(path, "an npz file");  // a FIFO would block, /dev/zero never end
     int err = 0;
     impl_->za = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err);
     // libzip's consistency check refuses duplicate names without saying which: reopen without

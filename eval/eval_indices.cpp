@@ -10,6 +10,7 @@
 #include "eval/metrics.h"
 #include "gnn/core/check.h"
 #include "util/json_value.h"
+#include "util/user_input.h"
 
 namespace segrank {
 namespace {
@@ -88,6 +89,9 @@ EvalIndices parse_eval_indices(std::string_view text, const std::string& where) 
 }
 
 EvalIndices load_eval_indices(const std::filesystem::path& path) {
+    std::error_code exists_ec;  // a missing file keeps the "cannot open" message below
+    if (std::filesystem::exists(path, exists_ec))
+        require_regular_input(path, "an eval.indices CSV file");
     std::ifstream in(path, std::ios::binary);
     SEGRANK_CHECK(in.good(), path.string(), ": cannot open eval.indices file");
     std::ostringstream ss;

@@ -7,6 +7,7 @@
 
 #include "eval/leaderboard.h"
 #include "gnn/core/check.h"
+#include "util/user_input.h"
 
 namespace segrank {
 
@@ -112,7 +113,7 @@ struct Checker {
             int64_t v = -1;
             const auto r = std::from_chars(tok.data(), tok.data() + tok.size(), v);
             if (tok.empty() || r.ec != std::errc() || r.ptr != tok.data() + tok.size() || v < 0) {
-                not_int.push_back(str("'", tok, "' (entry ", e + 1, ")"));
+                not_int.push_back(str("'", echo_value(tok), "' (entry ", e + 1, ")"));
                 continue;
             }
             if (v >= c) {
@@ -180,7 +181,8 @@ struct Checker {
         if (lines.empty()) {
             error(file + ":1", "empty file, expected the header 'ID,TopConfigs'");
         } else if (lines[0] != "ID,TopConfigs") {
-            error(file + ":1", str("header is '", lines[0], "', expected 'ID,TopConfigs'"));
+            error(file + ":1",
+                  str("header is '", echo_value(lines[0]), "', expected 'ID,TopConfigs'"));
         }
         std::map<std::string, std::string> seen;  // ID -> where first seen
         std::map<std::string, std::pair<int64_t, std::string>>
@@ -197,12 +199,14 @@ struct Checker {
             const std::string id(fields[0]);
             const std::string coll = id_collection(id);
             if (coll.empty()) {
-                error(where, str("malformed ID '", id, "': expected tile:xla:<stem> or ",
-                                 "layout:<xla|nlp>:<default|random>:<stem>"));
+                error(where,
+                      str("malformed ID '", echo_value(id), "': expected tile:xla:<stem> or ",
+                          "layout:<xla|nlp>:<default|random>:<stem>"));
                 continue;
             }
             if (const auto it = seen.find(id); it != seen.end()) {
-                error(where, str("duplicate ID '", id, "' (first at ", it->second, ")"));
+                error(where,
+                      str("duplicate ID '", echo_value(id), "' (first at ", it->second, ")"));
                 continue;
             }
             seen.emplace(id, where);
@@ -214,8 +218,8 @@ struct Checker {
             }
             const TruthGraph* g = truth.find(id);
             if (g == nullptr) {
-                error(where, str("unknown graph '", id, "': not in the truth of ", coll, " (",
-                                 truth.collection_size(static_cast<size_t>(ci)), " graphs)"));
+                error(where, str("unknown graph '", echo_value(id), "': not in the truth of ", coll,
+                                 " (", truth.collection_size(static_cast<size_t>(ci)), " graphs)"));
                 continue;
             }
             std::vector<int64_t> top;
@@ -271,8 +275,10 @@ CheckedSubmission check_submission_text(std::string_view text, const std::string
 
 CheckedSubmission check_submission(const std::filesystem::path& path, const Truth& truth,
                                    MissingPolicy missing) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in.good() || std::filesystem::is_directory(path)) {
+    std::error_code ec;
+    std::ifstream in;
+    if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
+    if (!in.is_open() || !in.good()) {
         CheckedSubmission sub;
         sub.file = path.string();
         sub.name = stem_of(sub.file);

@@ -14,6 +14,7 @@
 
 #include "gnn/core/check.h"
 #include "util/atomic_file.h"
+#include "util/user_input.h"
 
 namespace segrank {
 namespace {
@@ -31,6 +32,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 std::vector<std::string> read_lines(const std::filesystem::path& path) {
+    std::error_code exists_ec;  // a missing file keeps the "cannot open" message below
+    if (std::filesystem::exists(path, exists_ec)) require_regular_input(path, "a CSV file");
     std::ifstream in(path, std::ios::binary);
     SEGRANK_CHECK(in.good(), path.string(), ": cannot open for reading");
     std::vector<std::string> lines;
@@ -52,7 +55,7 @@ std::optional<int64_t> parse_index(const std::string& s) {
 
 void check_id(const std::string& id, const std::filesystem::path& path) {
     SEGRANK_CHECK(!id.empty() && id.find_first_of(",\n\r") == std::string::npos, path.string(),
-                  ": ID '", id, "' is empty or contains ',' or a line break");
+                  ": ID '", echo_value(id), "' is empty or contains ',' or a line break");
 }
 
 }  // namespace
@@ -73,7 +76,8 @@ std::vector<int64_t> top_configs(std::span<const double> scores, Task task) {
     return order;
 }
 
-void write_submission(const std::filesystem::path& path, const std::vector<SubmissionRow>& rows) {
+std::string format_submission(const std::filesystem::path& path,
+                              const std::vector<SubmissionRow>& rows) {
     std::string text = "ID,TopConfigs\n";
     for (const auto& r : rows) {
         check_id(r.id, path);
@@ -85,14 +89,19 @@ void write_submission(const std::filesystem::path& path, const std::vector<Submi
         }
         text += '\n';
     }
-    write_file_atomically(path, text);
+    return text;
+}
+
+void write_submission(const std::filesystem::path& path, const std::vector<SubmissionRow>& rows) {
+    write_file_atomically(path, format_submission(path, rows));
 }
 
 std::vector<SubmissionRow> read_submission(const std::filesystem::path& path) {
     const auto lines = read_lines(path);
     const std::string file = path.string();
     SEGRANK_CHECK(!lines.empty() && lines[0] == "ID,TopConfigs", file,
-                  ":1: header must be 'ID,TopConfigs', got '", lines.empty() ? "" : lines[0], "'");
+                  ":1: header must be 'ID,TopConfigs', got '",
+                  echo_value(lines.empty() ? "" : lines[0]), "'");
     std::vector<SubmissionRow> rows;
     std::unordered_set<std::string> ids;
     for (size_t l = 1; l < lines.size(); ++l) {
@@ -103,12 +112,12 @@ std::vector<SubmissionRow> read_submission(const std::filesystem::path& path) {
                       fields.size());
         SubmissionRow r{fields[0], {}, where};
         SEGRANK_CHECK(!r.id.empty(), where, ": empty ID");
-        SEGRANK_CHECK(ids.insert(r.id).second, where, ": ID '", r.id, "' repeated");
+        SEGRANK_CHECK(ids.insert(r.id).second, where, ": ID '", echo_value(r.id), "' repeated");
         std::set<int64_t> seen;
         if (!fields[1].empty())
             for (const auto& tok : split(fields[1], ';')) {
                 const auto v = parse_index(tok);
-                SEGRANK_CHECK(v.has_value(), where, ": TopConfigs entry '", tok,
+                SEGRANK_CHECK(v.has_value(), where, ": TopConfigs entry '", echo_value(tok),
                               "' is not a non-negative integer");
                 SEGRANK_CHECK(seen.insert(*v).second, where, ": config index ", *v, " repeated");
                 r.top_configs.push_back(*v);
@@ -118,7 +127,7 @@ std::vector<SubmissionRow> read_submission(const std::filesystem::path& path) {
     return rows;
 }
 
-void write_scores(const std::filesystem::path& path, const std::vector<ScoreRow>& rows) {
+std::string format_scores(const std::filesystem::path& path, const std::vector<ScoreRow>& rows) {
     std::string text = "ID,config,score\n";
     char buf[64];
     for (const auto& r : rows) {
@@ -132,15 +141,19 @@ void write_scores(const std::filesystem::path& path, const std::vector<ScoreRow>
         }
         text += r.id + "," + std::to_string(r.config) + "," + buf + "\n";
     }
-    write_file_atomically(path, text);
+    return text;
+}
+
+void write_scores(const std::filesystem::path& path, const std::vector<ScoreRow>& rows) {
+    write_file_atomically(path, format_scores(path, rows));
 }
 
 std::vector<ScoreRow> read_scores(const std::filesystem::path& path) {
     const auto lines = read_lines(path);
     const std::string file = path.string();
     SEGRANK_CHECK(!lines.empty() && lines[0] == "ID,config,score", file,
-                  ":1: header must be 'ID,config,score', got '", lines.empty() ? "" : lines[0],
-                  "'");
+                  ":1: header must be 'ID,config,score', got '",
+                  echo_value(lines.empty() ? "" : lines[0]), "'");
     std::vector<ScoreRow> rows;
     std::set<std::pair<std::string, int64_t>> seen;
     for (size_t l = 1; l < lines.size(); ++l) {
@@ -151,7 +164,7 @@ std::vector<ScoreRow> read_scores(const std::filesystem::path& path) {
                       fields.size());
         SEGRANK_CHECK(!fields[0].empty(), where, ": empty ID");
         const auto cfg = parse_index(fields[1]);
-        SEGRANK_CHECK(cfg.has_value(), where, ": config '", fields[1],
+        SEGRANK_CHECK(cfg.has_value(), where, ": config '", echo_value(fields[1]),
                       "' is not a non-negative integer");
         double score = 0;
         const std::string& s = fields[2];
@@ -162,7 +175,7 @@ std::vector<ScoreRow> read_scores(const std::filesystem::path& path) {
         } else {
             const auto r = std::from_chars(s.data(), s.data() + s.size(), score);
             SEGRANK_CHECK(r.ec == std::errc() && r.ptr == s.data() + s.size() && !std::isnan(score),
-                          where, ": score '", s, "' is not a number");
+                          where, ": score '", echo_value(s), "' is not a number");
         }
         SEGRANK_CHECK(seen.emplace(fields[0], *cfg).second, where, ": (", fields[0], ", ", *cfg,
                       ") repeated");

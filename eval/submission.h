@@ -39,6 +39,9 @@ std::vector<int64_t> top_configs(std::span<const double> scores, Task task);
 /// (util/atomic_file.h: a regular file is replaced whole, /dev/stdout or a FIFO written through).
 /// Throws segrank::Error naming the path on I/O failure or when an ID contains ',' or a newline.
 void write_submission(const std::filesystem::path& path, const std::vector<SubmissionRow>& rows);
+/// The bytes write_submission writes (same checks; `path` only names the file in messages).
+std::string format_submission(const std::filesystem::path& path,
+                              const std::vector<SubmissionRow>& rows);
 
 /// Parses a submission CSV. Throws segrank::Error naming "file:line" when the header is not
 /// `ID,TopConfigs`, a row has != 2 fields, an ID is empty or repeated, an index is not a
@@ -48,6 +51,8 @@ std::vector<SubmissionRow> read_submission(const std::filesystem::path& path);
 /// Writes `ID,config,score` rows (score with 17 significant digits; +inf as "inf"), as
 /// write_submission does.
 void write_scores(const std::filesystem::path& path, const std::vector<ScoreRow>& rows);
+/// The bytes write_scores writes (same checks; `path` only names the file in messages).
+std::string format_scores(const std::filesystem::path& path, const std::vector<ScoreRow>& rows);
 
 /// Parses a scores CSV. Throws segrank::Error naming "file:line" on a wrong header, a row with != 3
 /// fields, a negative or non-integer config, a non-numeric score (inf is accepted, NaN is not) or

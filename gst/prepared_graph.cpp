@@ -268,6 +268,9 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     const std::string where = src.where(gi);  // the store group or the npz read
 
     ConfigTensors labels = src.load_labels(gi);
+    SEGRANK_CHECK(labels.num_configs() > 0, where,
+                  ": 0 configs (config_runtime is empty): a graph needs at least one "
+                  "configuration to score");
     SEGRANK_CHECK(
         !options.require_labels || !all_zero(labels.runtime), where,
         ": config_runtime is all 0 (a test split without labels): training and evaluation "

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gnn/core/check.h"
+#include "util/user_input.h"
 
 namespace segrank {
 namespace {
@@ -35,6 +36,9 @@ bool bool_at(const Json& v, const std::string& key) {
 }
 
 std::optional<std::string> read_text(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return std::nullopt;
+    require_regular_input(path, "a text file");  // a FIFO would block the report
     std::ifstream in(path, std::ios::binary);
     if (!in.good()) return std::nullopt;
     std::ostringstream os;
@@ -54,30 +58,53 @@ std::vector<std::string> split_lines(const std::string& text) {
     return lines;
 }
 
-// RFC 4180 fields of one line (quotes double as escapes; no embedded line breaks).
-std::vector<std::string> csv_fields(const std::string& line, const std::string& where) {
-    std::vector<std::string> out(1);
-    bool quoted = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-        const char ch = line[i];
+// One CSV record (RFC 4180) and the line it starts on.
+struct CsvRecord {
+    size_t line = 0;
+    std::vector<std::string> fields;
+};
+
+// The records of CSV text (RFC 4180: quotes double as escapes, and a quoted field may hold commas
+// and line breaks, as in a name taken from a file name); CRLF or LF line ends; blank lines outside
+// quotes are skipped. Throws naming `file:line` of the record with an unterminated quoted field.
+std::vector<CsvRecord> csv_records(const std::string& text, const std::string& file) {
+    std::vector<CsvRecord> out;
+    CsvRecord rec{1, {std::string()}};
+    size_t line = 1;
+    bool quoted = false, any = false;
+    auto finish = [&] {
+        if (any) out.push_back(std::move(rec));
+        rec = CsvRecord{line, {std::string()}};
+        any = false;
+    };
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
         if (quoted) {
-            if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-                out.back() += '"';
+            if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                rec.fields.back() += '"';
                 ++i;
             } else if (ch == '"') {
                 quoted = false;
             } else {
-                out.back() += ch;
+                if (ch == '\n') ++line;
+                rec.fields.back() += ch;
             }
         } else if (ch == '"') {
-            quoted = true;
+            quoted = any = true;
         } else if (ch == ',') {
-            out.emplace_back();
+            rec.fields.emplace_back();
+            any = true;
+        } else if (ch == '\n' || (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
+            if (ch == '\r') ++i;
+            ++line;
+            finish();
         } else {
-            out.back() += ch;
+            rec.fields.back() += ch;
+            any = true;
         }
     }
-    SEGRANK_CHECK(!quoted, where, ": unterminated quoted field");
+    SEGRANK_CHECK(!quoted, file, ":", rec.line, ": unterminated quoted field");
+    finish();
     return out;
 }
 
@@ -237,16 +264,14 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
         }
         return t;
     }
-    const auto lines = split_lines(*text);
-    SEGRANK_CHECK(!lines.empty(), path.string(), ":1: empty file, expected a CSV header");
-    t.header = csv_fields(lines[0], path.string() + ":1");
-    for (size_t i = 1; i < lines.size(); ++i) {
-        if (lines[i].empty()) continue;
-        const std::string where = str(path.string(), ":", i + 1);
-        auto row = csv_fields(lines[i], where);
-        SEGRANK_CHECK(row.size() == t.header.size(), where, ": ", row.size(),
-                      " fields, the header has ", t.header.size());
-        t.rows.push_back(std::move(row));
+    auto records = csv_records(*text, path.string());
+    SEGRANK_CHECK(!records.empty(), path.string(), ":1: empty file, expected a CSV header");
+    t.header = std::move(records[0].fields);
+    for (size_t i = 1; i < records.size(); ++i) {
+        const std::string where = str(path.string(), ":", records[i].line);
+        SEGRANK_CHECK(records[i].fields.size() == t.header.size(), where, ": ",
+                      records[i].fields.size(), " fields, the header has ", t.header.size());
+        t.rows.push_back(std::move(records[i].fields));
     }
     return t;
 }

@@ -1685,6 +1685,22 @@ def parse_ablate(text):
     return name, [check_kv(kv.strip(), f"--ablate {name}") for kv in split_top_level(rest)]
 
 
+def check_overrides(o, p):
+    """--set and --ablate overrides checked by `segrank train --check` on configs/default.toml before
+    any data is made, so a typo fails in a second, not after minutes of synth (as bench_scale.py)."""
+    rows = [("--set", list(o.set))] + [(f"--ablate {n}", list(o.set) + kv) for n, kv in o.ablate]
+    for what, kvs in rows:
+        if not kvs:
+            continue
+        cmd = [o.segrank, "train", "--config", os.path.join(REPO, "configs", "default.toml"), "--check",
+               "--overwrite", "--set", "train.run_dir=" + os.path.join(o.work, "set-check")]
+        for kv in kvs:
+            cmd += ["--set", kv]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            p.error(f"{what}: {r.stdout.strip()}")
+
+
 def parse_args(argv):
     doc = __doc__
     p = argparse.ArgumentParser(prog=PROG, description=doc.split("\n\n")[0],
@@ -1752,6 +1768,7 @@ def parse_args(argv):
     if not (os.path.isfile(o.segrank) and os.access(o.segrank, os.X_OK)):
         p.error(f"--segrank: '{o.segrank}' is not an executable file (build it: cmake --build build --target segrank)")
     o.work = o.work if os.path.isabs(o.work) else os.path.join(REPO, o.work)
+    check_overrides(o, p)
     # The nearest existing ancestor of --work must be a directory (makedirs would raise otherwise).
     probe = o.work
     while not os.path.exists(probe) and os.path.dirname(probe) != probe:

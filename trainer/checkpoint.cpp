@@ -2,6 +2,7 @@
 // data/h5_file.cpp).
 #include "trainer/checkpoint.h"
 
+#include <cmath>
 #include <system_error>
 
 #include "gnn/core/hash.h"
@@ -168,6 +169,28 @@ void CheckpointReader::load_params(ParamStore& store, AdamW* opt) const {
         read_arena(root.open_group("adam_m"), store, opt->m(), path_.string());
         read_arena(root.open_group("adam_v"), store, opt->v(), path_.string());
         opt->set_step_count(root.attr_int("adam_step").value_or(0));
+    }
+    validate_loaded_checkpoint(path_, store, opt, step_, epoch_);
+}
+
+void validate_loaded_checkpoint(const std::filesystem::path& file, const ParamStore& store,
+                                const AdamW* opt, int64_t step, int64_t epoch) {
+    const std::string f = file.string();
+    SEGRANK_CHECK(step >= 0, f, ": attribute /step = ", step, " is negative");
+    SEGRANK_CHECK(epoch >= 0, f, ": attribute /epoch = ", epoch, " is negative");
+    if (!opt) return;
+    SEGRANK_CHECK(opt->step_count() >= 0, f, ": attribute /adam_step = ", opt->step_count(),
+                  " is negative");
+    const std::span<const float> m = opt->m(), v = opt->v();
+    for (const ParamRef& r : store.refs()) {
+        for (int64_t k = 0; k < r.size(); ++k) {
+            const size_t i = static_cast<size_t>(r.offset + k);
+            SEGRANK_CHECK(std::isfinite(m[i]), f, ": dataset /adam_m/", r.name, " entry ", k,
+                          " is ", m[i], " (AdamW first moments must be finite)");
+            SEGRANK_CHECK(std::isfinite(v[i]) && v[i] >= 0, f, ": dataset /adam_v/", r.name,
+                          " entry ", k, " is ", v[i],
+                          " (AdamW second moments must be finite and >= 0)");
+        }
     }
 }
 

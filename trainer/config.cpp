@@ -19,6 +19,7 @@
 
 #include "gnn/core/check.h"
 #include "trainer/config_schema.h"
+#include "util/user_input.h"
 
 namespace segrank {
 namespace {
@@ -475,6 +476,7 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
                   ": no such file (expected a TOML config file)");
     SEGRANK_CHECK(st.type() != std::filesystem::file_type::directory, path,
                   ": is a directory, expected a TOML file");
+    require_regular_input(path, "a TOML config file");
     std::ifstream in(path, std::ios::binary);
     SEGRANK_CHECK(in, path, ": cannot read config file: ", std::strerror(errno));
     std::ostringstream ss;

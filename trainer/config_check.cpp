@@ -147,6 +147,18 @@ std::vector<Problem> check_config(const RunConfig& c) {
         else if (!seen.insert(col).second)
             add("data.collections", str("collection \"", col, "\" listed twice"));
     }
+    {  // one run trains one task (docs/config.md): decided by the names alone
+        const std::string* tile = nullptr;
+        const std::string* layout = nullptr;
+        for (const auto& col : c.data.collections) {
+            if (!valid_collection(col)) continue;
+            (col.starts_with("tile") ? tile : layout) = &col;
+        }
+        if (tile && layout)
+            add("data.collections",
+                str("one run trains one task, but \"", *tile, "\" is tile and \"", *layout,
+                    "\" is layout (train one run per task)"));
+    }
     const int folds = c.data.holdout_folds;
     if (folds < -1 || folds == 1)
         add("data.holdout_folds",

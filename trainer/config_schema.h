@@ -41,6 +41,14 @@ inline Check in(double lo, double hi, bool hi_open = false) {
 }
 inline Check nonempty() { return Check{.nonempty = true}; }
 
+/// Upper bounds of the model sizes (docs/config.md#model-size-bounds): far above any useful value
+/// (the shipped configs use H <= 128, L <= 3, widths <= 32), low enough that a typo fails in the
+/// loader naming the key instead of running out of memory or for hours.
+inline constexpr double kMaxHidden = 4096;
+inline constexpr double kMaxLayers = 64;
+/// Bound of model.opcode_dim, config_dim, layout_embedding and config_attention_dim.
+inline constexpr double kMaxEmbeddingDim = 1024;
+
 /// The schema: visits every key in file order. V provides
 ///   section(name, doc) and field(key, member&, doc, Check = {}).
 /// C is RunConfig or const RunConfig.
@@ -73,10 +81,12 @@ void visit_schema(V& v, C& c) {
             ge(0));
 
     v.section("model", "GNN sizes (docs/model.md)");
-    v.field("hidden", c.model.hidden, "hidden width H", ge(1));
-    v.field("layers", c.model.layers, "SAGE layers L", ge(1));
-    v.field("opcode_dim", c.model.opcode_dim, "opcode embedding width (121 ids)", ge(1));
-    v.field("config_dim", c.model.config_dim, "config encoder output width", ge(1));
+    v.field("hidden", c.model.hidden, "hidden width H", in(1, kMaxHidden));
+    v.field("layers", c.model.layers, "SAGE layers L", in(1, kMaxLayers));
+    v.field("opcode_dim", c.model.opcode_dim, "opcode embedding width (121 ids)",
+            in(1, kMaxEmbeddingDim));
+    v.field("config_dim", c.model.config_dim, "config encoder output width",
+            in(1, kMaxEmbeddingDim));
     v.field("activation", c.model.activation, "gelu | relu | leaky_relu");
     v.field("dropout", c.model.dropout, "dropout probability in training", in(0, 1, true));
     v.field("config_join", c.model.config_join,
@@ -115,13 +125,13 @@ void visit_schema(V& v, C& c) {
     v.field("layout_embedding", c.model.layout_embedding,
             "layout only: width of the per-value embedding of the node's layout and the configured "
             "layouts, 0 = off (docs/model.md#layout-embedding)",
-            ge(0));
+            in(0, kMaxEmbeddingDim));
     v.field(
         "config_attention", c.model.config_attention,
         "after each SAGE layer, each node's K config rows attend to each other; a config's "
         "score then depends on the configs scored with it (docs/model.md#cross-config-attention)");
     v.field("config_attention_dim", c.model.config_attention_dim,
-            "query / key / value width d of model.config_attention", ge(1));
+            "query / key / value width d of model.config_attention", in(1, kMaxEmbeddingDim));
     v.field("tile_cost_features", c.model.tile_cost_features,
             "tile only: add the kernel model's per-config cost components (time breakdown, grid "
             "steps, waste, VMEM, re-reads, invalid flag) to the config code "

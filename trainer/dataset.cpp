@@ -96,7 +96,8 @@ void Dataset::open_sources(const cfg::DataSection& data) {
                       "' (data.store = \"hdf5\"; create them with `segrank pack`)");
         OneSourcePerSplit one;
         for (const auto& f : files) {
-            auto store = std::make_unique<GraphStore>(f, LabelPolicy::kAllowTestZeros);
+            // Runtimes must be > 0 in labelled (train / valid) splits, may be 0 in test splits.
+            auto store = std::make_unique<GraphStore>(f);
             one.add(store->collection(), f.string());
             if (keep(store->collection())) sources_.push_back(std::move(store));
         }
@@ -105,8 +106,7 @@ void Dataset::open_sources(const cfg::DataSection& data) {
         for (auto& c : discover_collections(root)) {
             one.add(c.id, c.dir.string());
             if (!keep(c.id)) continue;
-            sources_.push_back(
-                std::make_unique<NpzGraphSource>(std::move(c), LabelPolicy::kAllowTestZeros));
+            sources_.push_back(std::make_unique<NpzGraphSource>(std::move(c)));
         }
     }
     for (const auto& w : wanted) {

@@ -333,6 +333,7 @@ struct TerminationCleanup {
     bool whole_dir = false;              // the run directory did not exist before
     char dir[kMaxPath] = {};             // the run directory
     char checkpoints[2][kMaxPath] = {};  // best / last: present = keep everything
+    char temps[2][kMaxPath] = {};        // their temporary files: removed in any case
     char doomed[kMaxDoomed][kMaxPath] = {};
     int num_doomed = 0;
 };
@@ -344,6 +345,9 @@ extern "C" void run_dir_termination_handler(int sig) {
         g_cleanup.armed = 0;
         const bool checkpointed = ::access(g_cleanup.checkpoints[0], F_OK) == 0 ||
                                   ::access(g_cleanup.checkpoints[1], F_OK) == 0;
+        // A checkpoint being written when the signal came is never complete.
+        for (const char* t : g_cleanup.temps)
+            if (t[0] != 0) ::unlink(t);
         if (!checkpointed) {
             if (g_cleanup.whole_dir) {
                 remove_tree_signal_safe(g_cleanup.dir);
@@ -373,6 +377,9 @@ void RunDirCleanup::arm_on_termination() const {
     bool ok = copy_path(g_cleanup.dir, dir) &&
               copy_path(g_cleanup.checkpoints[0], dir / "best.ckpt.h5") &&
               copy_path(g_cleanup.checkpoints[1], dir / "last.ckpt.h5");
+    const std::string pid_tmp = ".tmp-" + std::to_string(static_cast<long>(::getpid()));
+    ok = ok && copy_path(g_cleanup.temps[0], dir / ("best.ckpt.h5" + pid_tmp)) &&
+         copy_path(g_cleanup.temps[1], dir / ("last.ckpt.h5" + pid_tmp));
     g_cleanup.whole_dir = !existed_;
     if (existed_) {
         const std::string tmp = ".tmp-" + std::to_string(static_cast<long>(::getpid()));

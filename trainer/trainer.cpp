@@ -355,7 +355,8 @@ std::string graph_manifest(const Dataset& ds) {
 }  // namespace
 
 Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
-                 std::optional<std::filesystem::path> resume_dir)
+                 std::optional<std::filesystem::path> resume_dir,
+                 std::function<void()> before_first_write)
     : cfg_(cfg), comm_(comm), run_dir_(cfg.train.run_dir) {
     // Before any collective whose length depends on the config (a stale host would hang or
     // corrupt memory there).
@@ -474,6 +475,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
                       cfg_.train.epochs > 0 ? " or train.epochs" : "");
         resumed_ = true;
         if (comm_.rank() == 0) {
+            if (before_first_write) before_first_write();
             save_config(cfg_,
                         run_dir_ / "config.toml");  // the effective config, with this run's --set
             truncate_metrics_jsonl(run_dir_ / "metrics.jsonl", step_);
@@ -481,6 +483,7 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
     } else {
         comm_.broadcast(model_->params().values(), 0);
         if (comm_.rank() == 0) {
+            if (before_first_write) before_first_write();
             std::filesystem::create_directories(run_dir_);
             save_config(cfg_, run_dir_ / "config.toml");
             write_file_atomically(run_dir_ / "metrics.jsonl", "");

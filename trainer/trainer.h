@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -110,8 +111,11 @@ public:
     /// resume too, so `--resume --set train.steps=...` leaves the config actually used) and, on
     /// resume, drops metrics.jsonl lines after the checkpoint step (truncate_metrics_jsonl). Loads
     /// and checks eval.indices (check_eval_indices). Throws segrank::Error on bad data or config.
+    /// `before_first_write` runs on rank 0 once every start-up check passed, just before the first
+    /// file of the run is written (segrank train --overwrite removes the old checkpoints there).
     Trainer(const RunConfig& cfg, Communicator& comm,
-            std::optional<std::filesystem::path> resume_dir = {});
+            std::optional<std::filesystem::path> resume_dir = {},
+            std::function<void()> before_first_write = {});
     ~Trainer();
 
     /// Runs until train.steps / train.epochs / early stopping, then the final evaluation, head

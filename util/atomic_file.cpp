@@ -3,6 +3,7 @@
 #include "util/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -203,6 +204,82 @@ void write_file_atomically(const fs::path& path, std::initializer_list<std::stri
     } else {
         write_replacing(path, t, pieces);
     }
+}
+
+void write_files_atomically(std::span<const OutputFile> files) {
+    std::vector<OutputTarget> targets;
+    for (const auto& f : files) targets.push_back(resolve_output(f.path));
+    std::vector<fs::path> temps;  // of the replaced targets, in order
+    auto drop_temps = [&] {
+        for (const auto& t : temps) remove_quietly(t);
+    };
+    try {
+        for (size_t i = 0; i < files.size(); ++i) {
+            if (targets[i].write_through) continue;
+            const std::string what = describe(files[i].path, targets[i].path);
+            const fs::path tmp = temp_beside(targets[i].path);
+            const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+            if (fd < 0) {
+                const int err = errno;
+                const fs::path parent = targets[i].path.parent_path();
+                std::error_code ec;
+                SEGRANK_CHECK(!(err == ENOENT && !parent.empty() && !fs::exists(parent, ec)), what,
+                              ": cannot write: folder '", parent.string(), "' does not exist");
+                throw Error(str(what, ": cannot create the temporary file '", tmp.string(),
+                                "': ", reason(err)));
+            }
+            temps.push_back(tmp);
+            close_checked(fd, write_all(fd, {files[i].bytes}), what);
+        }
+        // Devices and FIFOs cannot be taken back: written once every file is complete.
+        for (size_t i = 0; i < files.size(); ++i)
+            if (targets[i].write_through)
+                write_through(files[i].path, targets[i].path, {files[i].bytes});
+    } catch (...) {
+        drop_temps();
+        throw;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < files.size(); ++i) {
+        if (targets[i].write_through) continue;
+        try {
+            rename_into_place(temps[k], targets[i], files[i].path);
+        } catch (...) {
+            for (size_t j = k + 1; j < temps.size(); ++j) remove_quietly(temps[j]);
+            throw;
+        }
+        ++k;
+    }
+}
+
+int64_t remove_stale_temp_files(const fs::path& dir, std::string_view name_prefix) {
+    int64_t removed = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        const size_t at = name.rfind(".tmp-");
+        if (at == std::string::npos || name.compare(0, name_prefix.size(), name_prefix) != 0)
+            continue;
+        const std::string digits = name.substr(at + 5);
+        if (digits.empty() || digits.size() > 9 ||
+            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            continue;
+        const auto pid = static_cast<pid_t>(std::stol(digits));
+        // Only files of processes that no longer exist (a live one may still be writing).
+        if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+        std::error_code rec;
+        if (fs::remove_all(e.path(), rec) > 0 && !rec) ++removed;
+    }
+    return removed;
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+    std::error_code ea, eb;
+    const fs::path ra = fs::weakly_canonical(fs::absolute(a, ea), ea);
+    const fs::path rb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+    if (!ea && !eb && ra == rb) return true;
+    std::error_code ec;
+    return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec) && !ec;
 }
 
 void commit_file(const fs::path& tmp, const fs::path& target) {

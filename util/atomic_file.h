@@ -3,8 +3,10 @@
 // goes through write_file_atomically, or through AtomicOutput / commit_file when a library (HDF5,
 // libzip) writes the file itself.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <initializer_list>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -42,6 +44,31 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
 /// buffer).
 void write_file_atomically(const std::filesystem::path& path,
                            std::initializer_list<std::string_view> pieces);
+
+/// One file of write_files_atomically.
+struct OutputFile {
+    std::filesystem::path path;
+    std::string_view bytes;
+};
+
+/// Writes several files all-or-nothing together (e.g. predict's --out and --scores): each regular
+/// (or missing) target is written to its own "<file>.tmp-<pid>" first; only when every one of them
+/// was written and closed without error are the write-through targets (devices, FIFOs, which
+/// cannot be taken back) written, and then the temporary files renamed into place. Any failure
+/// before the renames removes every temporary file and leaves every target as it was; throws
+/// segrank::Error as write_file_atomically, naming the file that failed.
+void write_files_atomically(std::span<const OutputFile> files);
+
+/// Removes the temporary files that killed processes left in `dir`: entries named
+/// "<name_prefix>...<.tmp-PID>" (the names write_file_atomically and AtomicOutput use) whose PID is
+/// no longer a running process. Returns how many were removed; errors are ignored (a folder that
+/// cannot be listed removes nothing).
+int64_t remove_stale_temp_files(const std::filesystem::path& dir,
+                                std::string_view name_prefix = {});
+
+/// True when `a` and `b` name the same file: equal after resolving symbolic links and "..", or
+/// (both existing) the same device and inode, e.g. through a hard link. Never throws.
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
 /// The commit step of a file or folder `tmp` that was written completely, onto `target` under the
 /// resolve_output policy: renamed over a missing or regular target (a folder only onto a missing

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gnn/core/check.h"
+#include "util/user_input.h"
 
 namespace segrank {
 
@@ -41,6 +42,8 @@ Json read_json(std::string_view text, const std::string& where, int64_t first_li
 }
 
 Json read_json_file(const std::filesystem::path& path) {
+    std::error_code ec;  // a missing file keeps the "cannot open" message below
+    if (std::filesystem::exists(path, ec)) require_regular_input(path, "a JSON file");
     std::ifstream in(path, std::ios::binary);
     SEGRANK_CHECK(in.good(), path.string(), ": cannot open for reading");
     std::ostringstream os;

@@ -11,6 +11,7 @@
 #include "data/hlo/proto_convert.h"
 #include "gnn/core/check.h"
 #include "tuning_min.pb.h"  // generated into the build dir of data/ (protobuf_generate_cpp)
+#include "util/user_input.h"
 
 namespace segrank::hlo {
 namespace {
@@ -256,6 +257,9 @@ TuningFile read_tuning_file(const std::filesystem::path& path) {
     // An ifstream opens a directory and then reads nothing ("empty file" would mislead).
     SEGRANK_CHECK(!std::filesystem::is_directory(path), path.string(),
                   ": is a directory (expected a TuningData or ModuleTuningData protobuf file)");
+    std::error_code exists_ec;  // a missing file keeps the "cannot open" message below
+    if (std::filesystem::exists(path, exists_ec))
+        require_regular_input(path, "a TuningData or ModuleTuningData protobuf file");
     std::ifstream in(path, std::ios::binary);
     SEGRANK_CHECK(in, path.string(), ": cannot open tuning protobuf for reading");
     std::ostringstream ss;

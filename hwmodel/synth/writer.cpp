@@ -1,12 +1,15 @@
 // Streaming writer of synthetic collections with staged, all-or-nothing output.
 #include "hwmodel/synth/writer.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <system_error>
 #include <type_traits>
@@ -77,6 +80,34 @@ struct Staging {
     }
 };
 
+// Exclusive flock on the --out folder itself for the whole write (no lock file to leave behind),
+// so two synth runs into one --out do not both report success with one's data.
+class OutputLock {
+public:
+    explicit OutputLock(const fs::path& out) {
+        fd_ = ::open(out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        SEGRANK_CHECK(fd_ >= 0, "synth: cannot open --out '", out.string(),
+                      "' to lock it: ", std::strerror(errno));
+        if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+            const int err = errno;
+            ::close(fd_);
+            fd_ = -1;
+            SEGRANK_CHECK(err != EWOULDBLOCK, "synth: --out '", out.string(),
+                          "' is being written by another segrank synth; wait for it to finish or "
+                          "choose another --out");
+            throw Error(str("synth: cannot lock --out '", out.string(), "': ", std::strerror(err)));
+        }
+    }
+    ~OutputLock() {
+        if (fd_ >= 0) ::close(fd_);  // releases the flock
+    }
+    OutputLock(const OutputLock&) = delete;
+    OutputLock& operator=(const OutputLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
 void hide_labels(TileGraph& g) {
     std::fill(g.config_runtime.begin(), g.config_runtime.end(), 0);
     std::fill(g.config_runtime_normalizers.begin(), g.config_runtime_normalizers.end(), 1);
@@ -133,11 +164,21 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
 
     const bool out_existed = fs::exists(opt.out);
     CreatedDirectories out_dir(opt.out);  // removed again if empty when anything below fails
+    const OutputLock lock(opt.out);
+    // Re-checked under the lock: another synth may have finished writing them meanwhile.
+    for (const Plan& p : plans) {
+        const fs::path target = target_path(opt.out, p.id, opt.format);
+        SEGRANK_CHECK(opt.force || !fs::exists(target), "synth: '", target.string(),
+                      "' already exists (use --force to replace it)");
+    }
     remove_stale_staging(opt.out);
     Staging staging{opt.out / str(".synth-staging-", ::getpid())};
     fs::remove_all(staging.dir);
     // Killed by SIGTERM / SIGINT / SIGHUP: no partial output either (errors take Staging's path).
-    RemoveOnTermination on_signal(out_existed ? staging.dir : opt.out);
+    // (the outermost folder the command created, so no empty parent stays either).
+    RemoveOnTermination on_signal(out_existed                 ? staging.dir
+                                  : out_dir.created().empty() ? opt.out
+                                                              : out_dir.created().front());
     std::vector<WrittenSplit> written;
     for (const Plan& p : plans) {
         const fs::path final_path = target_path(opt.out, p.id, opt.format);

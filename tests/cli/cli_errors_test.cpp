@@ -242,10 +242,10 @@ TEST_CASE(
         {"--peer-script " + sq((dir / "none.py").string()), "error: --peer-script: no such file"},
         {"--python " + sq((dir / "nopython").string()), "error: --python: '"},
         {"--python no_such_python_here", "is not an executable file"},
-        {"--peer-steps 0", "error: --peer-steps: expected >= 1, got 0"},
-        {"--peer-warmup -1", "error: --peer-warmup: expected >= 0, got -1"},
-        {"--warmup -2", "error: --warmup: expected >= 0, got -2"},
-        {"--steps 0", "error: --steps: expected >= 1, got 0"},
+        {"--peer-steps 0", "error: --peer-steps: expected 1 to 100000, got 0"},
+        {"--peer-warmup -1", "error: --peer-warmup: expected 0 to 100000, got -1"},
+        {"--warmup -2", "error: --warmup: expected 0 to 100000, got -2"},
+        {"--steps 0", "error: --steps: expected 1 to 100000, got 0"},
     };
     for (const Bad& b : cases) {
         // No npz is read before these checks: a path that does not exist shows it.

@@ -240,7 +240,8 @@ TEST_CASE("a store written without finish() leaves no file, non-stores are rejec
 }
 
 TEST_CASE(
-    "list_graph_stores returns the sorted .h5 files with the HDF5 signature and nothing else") {
+    "list_graph_stores returns the sorted .h5 files, refuses a .h5 without the HDF5 signature and "
+    "ignores other names") {
     const std::filesystem::path dir = segrank::test::scratch_dir("list_graph_stores");
     auto write = [&](const char* name, bool signature) {
         std::ofstream f(dir / name, std::ios::binary);
@@ -250,6 +251,9 @@ TEST_CASE(
     write("a.h5", true);
     write("c.h5", false);
     write("d.txt", true);
+    CHECK_THROWS_WITH_AS(segrank::list_graph_stores(dir),
+                         doctest::Contains("c.h5: not an HDF5 file"), segrank::Error);
+    std::filesystem::remove(dir / "c.h5");
     const auto stores = segrank::list_graph_stores(dir);
     REQUIRE(stores.size() == 2);
     CHECK(stores[0].filename() == "a.h5");

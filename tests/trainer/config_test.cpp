@@ -300,7 +300,7 @@ TEST_CASE("dump_config round-trips through load_config exactly") {
     CHECK(load_config_string(dump_config(RunConfig{}), "dump.toml") == RunConfig{});
     RunConfig c;
     c.data.root = "weird \"path\"\\with\ttabs";
-    c.data.collections = {"tile:xla", "layout:nlp:default"};
+    c.data.collections = {"layout:xla:random", "layout:nlp:default"};  // one task
     c.data.ingest = {"a.pb", "b.pb"};
     c.model.dropout = 0.1 + 0.2;  // not exactly representable in short decimal
     c.optim.lr = 3e-4;

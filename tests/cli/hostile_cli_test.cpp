@@ -1,0 +1,236 @@
+// Hostile and unlucky inputs end to end (ctest label `hostile`): each case names the input, what a
+// user expects, and checks that no partial output stays behind.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "data/graph.h"
+#include "tests/eval/leaderboard_fixture.h"
+#include "tests/support/test_paths.h"
+#include "tests/trainer/trainer_data_util.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args, const std::string& prefix = "") {
+    return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=1 " + prefix +
+                       sq(segrank_binary().string()) + " " + args);
+}
+
+// The tiny layout collection under dir/data and its config dir/tiny.toml (run dir dir/run).
+fs::path tiny_setup(const fs::path& dir, int64_t steps) {
+    write_tiny_layout_collection(dir / "data");
+    segrank::RunConfig cfg = tiny_run_config(dir / "data", dir / "run", steps);
+    segrank::save_config(cfg, dir / "tiny.toml");
+    return dir / "tiny.toml";
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank train refuses a 0 ns runtime in the train split naming file and config") {
+        const fs::path dir = scratch_dir("hostile_cli_zero_runtime");
+        const fs::path cfg = tiny_setup(dir, 2);
+        const fs::path npz = dir / "data/npz/layout/xla/random/train/tiny_train_1.npz";
+        segrank::LayoutGraph g =
+            segrank::load_layout_npz(npz, segrank::LabelPolicy::kAllowTestZeros);
+        g.config_runtime[5] = 0;
+        segrank::save_layout_npz(g, npz);
+        const auto r = run_segrank("train --config " + sq(cfg.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        // Named by the label read or the whole-graph read, whichever comes first.
+        CHECK(contains_text(r.output, npz.string() + ": key 'config_runtime': "));
+        CHECK(contains_text(r.output, " 5 "));
+        CHECK(contains_text(r.output, "> 0 ns"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+    }
+
+    TEST_CASE("segrank train --check runs the start-up checks that read no data") {
+        const fs::path dir = scratch_dir("hostile_cli_check");
+        const fs::path cfg = tiny_setup(dir, 2);
+        const auto first = run_segrank("train --config " + sq(cfg.string()));
+        INFO(first.output);
+        REQUIRE(first.exit_code == 0);
+        const std::string run = (dir / "run").string();
+        // A --resume change the run refuses is refused by --check too.
+        const auto resume = run_segrank("train --resume " + sq(run) +
+                                        " --set model.hidden=32 --set train.steps=4 --check");
+        INFO(resume.output);
+        CHECK(resume.exit_code == 1);
+        CHECK(contains_text(resume.output, "model.hidden was 16 in the run, now 32"));
+        CHECK(run_segrank("train --resume " + sq(run) + " --set train.steps=4 --check").exit_code ==
+              0);
+        // A fresh run into a run directory with checkpoints, and a task mix.
+        const auto again = run_segrank("train --config " + sq(cfg.string()) + " --check");
+        CHECK(again.exit_code == 1);
+        CHECK(contains_text(again.output, "run directory already holds"));
+        const auto mix = run_segrank("train --config " + sq(cfg.string()) +
+                                     " --overwrite --check --set "
+                                     "'data.collections=[\"tile:xla\", \"layout:xla:random\"]'");
+        INFO(mix.output);
+        CHECK(mix.exit_code == 1);
+        CHECK(contains_text(mix.output, "one run trains one task"));
+    }
+
+    TEST_CASE("segrank train --overwrite keeps the old checkpoints when the new run is refused") {
+        const fs::path dir = scratch_dir("hostile_cli_overwrite");
+        const fs::path cfg = tiny_setup(dir, 2);
+        REQUIRE(run_segrank("train --config " + sq(cfg.string())).exit_code == 0);
+        const fs::path run = dir / "run";
+        const std::string best = read_file_text(run / "best.ckpt.h5");
+        REQUIRE_FALSE(best.empty());
+        // A temporary checkpoint of a killed earlier run (pid 999999999 is above pid_max).
+        std::ofstream(run / "last.ckpt.h5.tmp-999999999") << "partial";
+        const auto bad = run_segrank("train --config " + sq(cfg.string()) +
+                                     " --overwrite --set data.root=" + sq((dir / "none").string()));
+        INFO(bad.output);
+        CHECK(bad.exit_code == 1);
+        CHECK(read_file_text(run / "best.ckpt.h5") == best);
+        CHECK(fs::exists(run / "last.ckpt.h5"));
+        CHECK_FALSE(fs::exists(run / "last.ckpt.h5.tmp-999999999"));  // swept at start-up
+        // (a successful --overwrite is tested in cli_errors_test.cpp)
+    }
+
+    TEST_CASE(
+        "segrank predict writes --out and --scores both or neither, and refuses one path twice") {
+        const fs::path dir = scratch_dir("hostile_cli_predict_outputs");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const std::string base =
+            "predict --random 7 --data " + sq(root.string()) + " --split valid";
+        const auto full =
+            run_segrank(base + " --out " + sq((dir / "ok.csv").string()) + " --scores /dev/full");
+        INFO(full.output);
+        CHECK(full.exit_code == 1);
+        CHECK(contains_text(full.output, "/dev/full"));
+        CHECK_FALSE(fs::exists(dir / "ok.csv"));
+        const auto same = run_segrank(base + " --out " + sq((dir / "x.csv").string()) +
+                                      " --scores " + sq((dir / "sub/../x.csv").string()));
+        INFO(same.output);
+        CHECK(same.exit_code == 1);
+        CHECK(contains_text(same.output, "--out " + (dir / "x.csv").string() + " and --scores"));
+        CHECK(contains_text(same.output, "name the same file"));
+        CHECK_FALSE(fs::exists(dir / "x.csv"));
+        const auto ok = run_segrank(base + " --out " + sq((dir / "ok.csv").string()) +
+                                    " --scores " + sq((dir / "scores.csv").string()));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(fs::exists(dir / "ok.csv"));
+        CHECK(fs::exists(dir / "scores.csv"));
+    }
+
+    TEST_CASE("segrank predict refuses --out naming the checkpoint it reads") {
+        const fs::path dir = scratch_dir("hostile_cli_predict_ckpt");
+        const fs::path cfg = tiny_setup(dir, 1);
+        REQUIRE(run_segrank("train --config " + sq(cfg.string())).exit_code == 0);
+        const fs::path ckpt = dir / "run/best.ckpt.h5";
+        const std::string before = read_file_text(ckpt);
+        const auto r = run_segrank("predict --checkpoint " + sq((dir / "run").string()) +
+                                   " --split train --out " + sq(ckpt.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "is the checkpoint file of --checkpoint"));
+        CHECK(read_file_text(ckpt) == before);
+    }
+
+    TEST_CASE("segrank report refuses to write report.html into a folder that is not a run") {
+        const fs::path dir = scratch_dir("hostile_cli_report_folder");
+        const fs::path data = write_lb_truth(dir / "truth");
+        const auto r = run_segrank("report " + sq(data.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "not a run directory (no metrics.jsonl or config.toml)"));
+        CHECK_FALSE(fs::exists(data / "report.html"));
+        CHECK(run_segrank("report " + sq(data.string()) + " --out " + sq((dir / "r.html").string()))
+                  .exit_code == 0);
+    }
+
+    TEST_CASE("a submission file name with a newline survives the leaderboard CSV and report") {
+        const fs::path dir = scratch_dir("hostile_cli_newline_name");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const fs::path sub = dir / "bad\nname.csv";
+        REQUIRE(run_segrank("predict --random 7 --data " + sq(root.string()) +
+                            " --split valid --out " + sq(sub.string()))
+                    .exit_code == 0);
+        const auto lb = run_segrank("leaderboard --truth " + sq(root.string()) + " --out-csv " +
+                                    sq((dir / "table.csv").string()) + " " + sq(sub.string()));
+        INFO(lb.output);
+        REQUIRE(lb.exit_code == 0);
+        CHECK(contains_text(read_file_text(dir / "table.csv"), "\"bad\nname\""));
+        fs::create_directories(dir / "run");
+        const auto rep = run_segrank("report " + sq((dir / "run").string()) + " --leaderboard " +
+                                     sq((dir / "table.csv").string()) + " --out " +
+                                     sq((dir / "r.html").string()));
+        INFO(rep.output);
+        CHECK(rep.exit_code == 0);
+        CHECK(contains_text(read_file_text(dir / "r.html"), "bad"));
+    }
+
+    TEST_CASE("a FIFO given as the config or an input file is refused at once, not read") {
+        const fs::path dir = scratch_dir("hostile_cli_fifo");
+        REQUIRE(::mkfifo((dir / "x.toml").c_str(), 0600) == 0);
+        const auto r = run_segrank("train --config " + sq((dir / "x.toml").string()) + " --check",
+                                   "timeout 20 ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(
+            contains_text(r.output, "x.toml: is a FIFO (named pipe), expected a TOML config file"));
+        const auto lb = run_segrank("report " + sq(dir.string()) + " --out " +
+                                        sq((dir / "r.html").string()) + " --leaderboard /dev/zero",
+                                    "timeout 20 ");
+        INFO(lb.output);
+        CHECK(lb.exit_code == 1);
+        CHECK(contains_text(lb.output, "/dev/zero: is a character device"));
+    }
+
+    TEST_CASE("segrank bench refuses step and size counts beyond their bounds naming the option") {
+        const auto steps = run_segrank("bench --no-peer --steps 1000000000000");
+        INFO(steps.output);
+        CHECK(steps.exit_code == 1);
+        CHECK(contains_text(steps.output, "--steps: expected 1 to 100000, got 1000000000000"));
+        const fs::path dir = scratch_dir("hostile_cli_bench_bounds");
+        const auto nodes = run_segrank("bench --memory --make-store " + sq(dir.string()) +
+                                       " --nodes 1000000000000");
+        INFO(nodes.output);
+        CHECK(nodes.exit_code == 1);
+        CHECK(contains_text(nodes.output, "--nodes: expected"));
+        CHECK(contains_text(nodes.output, "to 100000000, got 1000000000000"));
+        const auto msteps = run_segrank("bench --memory --steps 1000000000000");
+        CHECK(msteps.exit_code == 1);
+        CHECK(contains_text(msteps.output, "--steps: expected 1 to 100000"));
+    }
+
+    TEST_CASE("a second segrank synth into the same --out fails while the first holds it") {
+        const fs::path dir = scratch_dir("hostile_cli_synth_lock");
+        fs::create_directories(dir / "out");
+        // flock(1) holds the folder's lock as a running synth would.
+        const auto r = run_segrank("synth --out " + sq((dir / "out").string()) +
+                                       " --collections tile --graphs 2 --nodes 20:30 --configs 4",
+                                   "flock -n " + sq((dir / "out").string()) + " ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "is being written by another segrank synth"));
+        CHECK(fs::is_empty(dir / "out"));
+    }
+
+    TEST_CASE("bench_quality.py checks --set with segrank train --check before any synth") {
+        if (!have_python3()) {
+            MESSAGE("SKIPPED: python3 not found");
+            return;
+        }
+        const fs::path dir = scratch_dir("hostile_cli_bench_quality_set");
+        const auto r = run_command(
+            "python3 " + sq((source_dir() / "scripts" / "bench_quality.py").string()) +
+            " --segrank " + sq(segrank_binary().string()) + " --work " +
+            sq((dir / "work").string()) + " --tiny --cases synth_tile --set model.hiden=8");
+        INFO(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains_text(r.output, "model.hiden: unknown key"));
+        CHECK_FALSE(fs::exists(dir / "work/logs"));
+    }
+}

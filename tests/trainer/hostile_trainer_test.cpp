@@ -1,0 +1,111 @@
+// Hostile and unlucky trainer inputs (ctest label `hostile`): model sizes far beyond any use,
+// collections of two tasks in one run, and checkpoints whose optimizer state is NaN or negative.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <limits>
+
+#include "gnn/model.h"
+#include "tests/support/test_paths.h"
+#include "tests/trainer/config_test_util.h"
+#include "trainer/checkpoint.h"
+
+using namespace segrank;
+using segrank::test::load_error;
+
+namespace {
+
+ModelConfig small_model() {
+    ModelConfig c;
+    c.feat_dim = 3;
+    c.hidden = 4;
+    c.layers = 2;
+    c.opcode_dim = 2;
+    c.config_dim = 2;
+    return c;
+}
+
+// A checkpoint of small_model() with moments after one step, edited by `edit` before it is saved.
+template <typename F>
+std::filesystem::path checkpoint_with(const std::string& name, F&& edit, int64_t step = 5) {
+    const auto path = test::scratch_dir(name) / "last.ckpt.h5";
+    Model a(small_model());
+    a.params().initialize(3);
+    AdamW opt(a.params(), AdamWConfig{});
+    for (float& g : a.params().grads()) g = 0.25f;
+    opt.step(a.params(), 1e-2f);
+    edit(opt);
+    CheckpointWriter w(path);
+    w.put_params(a.params(), &opt);
+    w.put_state(step, 0);
+    w.commit();
+    return path;
+}
+
+std::string resume_error(const std::filesystem::path& path) {
+    Model b(small_model());
+    AdamW opt(b.params(), AdamWConfig{});
+    try {
+        CheckpointReader(path).load_params(b.params(), &opt);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "model sizes beyond their documented upper bounds fail in the loader naming the key") {
+        CHECK(load_error("[model]\nhidden = 100000\n") ==
+              "configs/x.toml:2:1: model.hidden: expected in [1, 4096], got 100000");
+        CHECK(load_error("[model]\nlayers = 100000\n").find("model.layers: expected in [1, 64]") !=
+              std::string::npos);
+        CHECK(load_error("", {"model.opcode_dim=5000"})
+                  .find("model.opcode_dim: expected in [1, 1024], got 5000") != std::string::npos);
+        CHECK(load_error("", {"model.config_dim=5000"}).find("model.config_dim") !=
+              std::string::npos);
+        CHECK(load_error("", {"model.layout_embedding=5000"})
+                  .find("model.layout_embedding: expected in [0, 1024]") != std::string::npos);
+        CHECK(load_error("", {"model.config_attention_dim=5000"})
+                  .find("model.config_attention_dim: expected in [1, 1024]") != std::string::npos);
+        // The bounds themselves are accepted.
+        CHECK_NOTHROW(load_config_string("[model]\nhidden = 4096\nlayers = 64\nopcode_dim = 1024\n",
+                                         "configs/x.toml", {}));
+    }
+
+    TEST_CASE("data.collections of two tasks fail in the loader, before any data is read") {
+        const std::string msg =
+            load_error("[data]\ncollections = [\"tile:xla\", \"layout:xla:random\"]\n");
+        CHECK(msg.find("data.collections: one run trains one task") != std::string::npos);
+        CHECK(msg.find("\"tile:xla\" is tile and \"layout:xla:random\" is layout") !=
+              std::string::npos);
+        CHECK_NOTHROW(load_config_string(
+            "[data]\ncollections = [\"layout:xla:random\", \"layout:nlp:default\"]\n",
+            "configs/x.toml", {}));
+    }
+
+    TEST_CASE("NaN or negative AdamW moments and a negative step in a checkpoint fail on load") {
+        const auto nan_m = checkpoint_with("hostile_ckpt_nan_m", [](AdamW& o) {
+            o.m()[1] = std::numeric_limits<float>::quiet_NaN();
+        });
+        std::string msg = resume_error(nan_m);
+        CHECK(msg.find("last.ckpt.h5: dataset /adam_m/") != std::string::npos);
+        CHECK(msg.find("entry 1 is nan") != std::string::npos);
+
+        const auto neg_v =
+            checkpoint_with("hostile_ckpt_neg_v", [](AdamW& o) { o.v()[0] = -1.0f; });
+        msg = resume_error(neg_v);
+        CHECK(msg.find("dataset /adam_v/") != std::string::npos);
+        CHECK(msg.find("must be finite and >= 0") != std::string::npos);
+
+        const auto neg_step = checkpoint_with(
+            "hostile_ckpt_neg_step", [](AdamW&) {}, -3);
+        CHECK(resume_error(neg_step).find("last.ckpt.h5: attribute /step = -3 is negative") !=
+              std::string::npos);
+
+        const auto ok = checkpoint_with("hostile_ckpt_ok", [](AdamW&) {});
+        CHECK(resume_error(ok) == "<no error>");
+    }
+}

@@ -1,0 +1,128 @@
+// Hostile and unlucky inputs at the util level (ctest label `hostile`): two outputs written both or
+// neither, the same file under two names, temporary files of killed processes, inputs that are not
+// regular files, and long values echoed in messages.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gnn/core/check.h"
+#include "tests/support/test_paths.h"
+#include "util/atomic_file.h"
+#include "util/user_input.h"
+
+using namespace segrank;
+using segrank::test::read_file_text;
+namespace fs = std::filesystem;
+
+namespace {
+
+void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+std::vector<std::string> listing(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// The pid of a process that has exited (reaped), so no live process has it for a while.
+pid_t dead_pid() {
+    const pid_t pid = ::fork();
+    if (pid == 0) ::_exit(0);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return pid;
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE("write_files_atomically writes neither file when the second target fails") {
+        const fs::path dir = test::scratch_dir("hostile_two_outputs");
+        put(dir / "a.csv", "old a\n");
+        const std::string a = "new a\n", b = "new b\n";
+        const std::vector<OutputFile> files{{dir / "a.csv", a}, {"/dev/full", b}};
+        CHECK_THROWS_WITH_AS(write_files_atomically(files), doctest::Contains("/dev/full"), Error);
+        CHECK(read_file_text(dir / "a.csv") == "old a\n");         // not replaced
+        CHECK(listing(dir) == std::vector<std::string>{"a.csv"});  // no temporary file left
+
+        // A missing folder for the second file: the first is not written either.
+        const std::vector<OutputFile> missing{{dir / "a.csv", a}, {dir / "no/b.csv", b}};
+        CHECK_THROWS_WITH_AS(write_files_atomically(missing), doctest::Contains("does not exist"),
+                             Error);
+        CHECK(read_file_text(dir / "a.csv") == "old a\n");
+        CHECK(listing(dir) == std::vector<std::string>{"a.csv"});
+
+        const std::vector<OutputFile> ok{{dir / "a.csv", a}, {dir / "b.csv", b}};
+        write_files_atomically(ok);
+        CHECK(read_file_text(dir / "a.csv") == a);
+        CHECK(read_file_text(dir / "b.csv") == b);
+        CHECK(listing(dir) == std::vector<std::string>{"a.csv", "b.csv"});
+    }
+
+    TEST_CASE("same_file sees one file through '..', a symlink and a hard link") {
+        const fs::path dir = test::scratch_dir("hostile_same_file");
+        fs::create_directories(dir / "sub");
+        put(dir / "f", "x");
+        fs::create_symlink(dir / "f", dir / "link");
+        fs::create_hard_link(dir / "f", dir / "hard");
+        CHECK(same_file(dir / "f", dir / "sub/../f"));
+        CHECK(same_file(dir / "f", dir / "link"));
+        CHECK(same_file(dir / "f", dir / "hard"));
+        CHECK(same_file(dir / "new.csv", dir / "sub/../new.csv"));  // not existing yet
+        CHECK_FALSE(same_file(dir / "f", dir / "g"));
+        CHECK_FALSE(same_file(dir / "new.csv", dir / "other.csv"));
+    }
+
+    TEST_CASE("remove_stale_temp_files removes temporary files of dead processes only") {
+        const fs::path dir = test::scratch_dir("hostile_stale_tmp");
+        const std::string dead = std::to_string(dead_pid());
+        const std::string live = std::to_string(::getppid());
+        put(dir / ("last.ckpt.h5.tmp-" + dead), "partial");
+        put(dir / ("x.h5.tmp-" + dead), "partial");
+        put(dir / ("best.ckpt.h5.tmp-" + live), "being written");
+        put(dir / "metrics.jsonl", "");
+        put(dir / "notes.tmp-abc", "");
+        CHECK(remove_stale_temp_files(dir, "x.h5.tmp-") == 1);
+        CHECK_FALSE(fs::exists(dir / ("x.h5.tmp-" + dead)));
+        CHECK(fs::exists(dir / ("last.ckpt.h5.tmp-" + dead)));
+        CHECK(remove_stale_temp_files(dir) == 1);
+        CHECK(listing(dir) == std::vector<std::string>{"best.ckpt.h5.tmp-" + live, "metrics.jsonl",
+                                                       "notes.tmp-abc"});
+    }
+
+    TEST_CASE("require_regular_input refuses a FIFO, a character device and a directory") {
+        const fs::path dir = test::scratch_dir("hostile_regular_input");
+        REQUIRE(::mkfifo((dir / "pipe.npz").c_str(), 0600) == 0);
+        CHECK_THROWS_WITH_AS(require_regular_input(dir / "pipe.npz", "an npz file"),
+                             doctest::Contains("pipe.npz: is a FIFO (named pipe), expected an npz "
+                                               "file"),
+                             Error);
+        CHECK_THROWS_WITH_AS(require_regular_input("/dev/zero", "an HDF5 file"),
+                             doctest::Contains("/dev/zero: is a character device, expected an "
+                                               "HDF5 file"),
+                             Error);
+        CHECK_THROWS_WITH_AS(require_regular_input(dir, "a CSV file"),
+                             doctest::Contains("is a directory"), Error);
+        CHECK_THROWS_WITH_AS(require_regular_input(dir / "none.csv", "a CSV file"),
+                             doctest::Contains("none.csv: no such file (expected a CSV file)"),
+                             Error);
+        put(dir / "ok.csv", "x");
+        fs::create_symlink(dir / "ok.csv", dir / "link.csv");
+        CHECK_NOTHROW(require_regular_input(dir / "link.csv", "a CSV file"));
+    }
+
+    TEST_CASE("echo_value shortens a long value and shows control characters escaped") {
+        CHECK(echo_value("tile:xla:abc") == "tile:xla:abc");
+        const std::string big(10'000'000, 'x');
+        const std::string e = echo_value(big);
+        CHECK(e == std::string(80, 'x') + "... (10000000 bytes)");
+        CHECK(echo_value("a\nb\x01") == "a\\nb\\x01");
+    }
+}

@@ -1,0 +1,55 @@
+// require_regular_input and echo_value (see user_input.h).
+#include "util/user_input.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+
+#include "gnn/core/check.h"
+
+namespace segrank {
+
+void require_regular_input(const std::filesystem::path& path, std::string_view what) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        const int err = errno;
+        SEGRANK_CHECK(err != ENOENT, path.string(), ": no such file (expected ", what, ")");
+        throw Error(str(path.string(), ": cannot read (expected ", what,
+                        "): ", std::generic_category().message(err)));
+    }
+    if (S_ISREG(st.st_mode)) return;
+    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    throw Error(str(path.string(), ": is ", kind, ", expected ", what, " (a regular file)"));
+}
+
+std::string echo_value(std::string_view value, size_t max) {
+    std::string out;
+    const size_t shown = value.size() <= max ? value.size() : max;
+    for (size_t i = 0; i < shown; ++i) {
+        const unsigned char c = static_cast<unsigned char>(value[i]);
+        if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    if (shown < value.size()) out += str("... (", value.size(), " bytes)");
+    return out;
+}
+
+}  // namespace segrank
