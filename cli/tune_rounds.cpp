@@ -99,7 +99,8 @@ Json xla_config(const Graph& g, int64_t c) {
             for (int d = 0; d < 6; ++d) {
                 const auto v = static_cast<int64_t>(row[k * kLayoutConfigDim + t * 6 + d]);
                 if (v < 0) break;
-                s += (n++ ? "," : "") + std::to_string(v);
+                if (n++) s += ',';
+                s += std::to_string(v);
             }
             node[names[t]] = n == 0 ? std::string("default") : s + "}";
         }

@@ -22,7 +22,7 @@ cmake --build "$work/build" -j 2 >"$work/build.log"
     --seed 1 >"$work/synth.log"
 "$segrank" train --config "$src/configs/tiny.toml" --set train.steps=2 --set train.eval_every=0 \
     --set "data.root='$work/data'" --set "train.run_dir='$work/run'" \
-    --set 'data.collections=["layout:xla:random"]' --threads 2 >"$work/train.log" 2>&1
+    --set 'data.collections=["layout:xla:random"]' >"$work/train.log" 2>&1
 npz=$(find "$work/data" -name '*.npz' | sort | head -1)
 test -n "$npz"
 out=$("$work/build/score_configs" "$work/run" "$npz")
