@@ -12,7 +12,8 @@
 namespace segrank::tune {
 
 /// One configuration of the tuned graph, stored exactly as its row(s) in the npz files:
-/// - layout: `layout` = [nc, 18] node_config_feat values, row-major (configurable node k's slots are
+/// - layout: `layout` = [nc, 18] node_config_feat values, row-major (configurable node k's slots
+/// are
 ///   layout[k*18 .. k*18+17]: output, input, kernel minor_to_major dims of up to 6 entries each, -1
 ///   padded; all -1 = the compiler's default; docs/files.md#layout-config-features); `tile` empty.
 /// - tile: `tile` = the [24] config_feat row (S0(6) of kernel, output and input bounds in tile
@@ -39,7 +40,7 @@ std::string describe(const Config& c);
 /// from. Exactly one of `tile` / `layout` is used, as `task` says.
 struct TuneGraph {
     Task task = Task::kTile;
-    std::filesystem::path path;  ///< the npz it was read from ("" when built in memory)
+    std::filesystem::path path;  ///< the npz it was read from (in memory: the record's source)
     std::string name;            ///< the graph's name (the npz stem)
     TileGraph tile;
     LayoutGraph layout;
@@ -55,7 +56,7 @@ struct TuneGraph {
 /// Throws segrank::Error as those do (naming the file, key and index).
 TuneGraph load_tune_graph(const std::filesystem::path& path, Task task, LabelPolicy labels);
 
-/// Wraps in-memory records (tests, synth output). `path` is "" and `name` the record's name.
+/// Wraps in-memory records (tests, synth output): `path` = the record's source, `name` its name.
 TuneGraph tune_graph(TileGraph g);
 TuneGraph tune_graph(LayoutGraph g);
 

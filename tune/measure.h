@@ -64,12 +64,19 @@ struct MeasureOptions {
     uint64_t seed = 0;         ///< hwmodel: noise stream; the k-th measurement of a config draws
                                ///< from Rng::derive(seed, hash(config rows), k, "tune-measure")
     double timeout_s = 60.0;   ///< exec: per-request timeout (seconds, > 0)
-    int max_restarts = 3;      ///< exec: process restarts (after death or timeout) before every
-                               ///< further request fails with the reason
+    double start_timeout_s = 30.0;  ///< exec: extra time for the first request of a newly
+                                    ///< started process (the harness's own startup), >= 0
+    int max_restarts = 3;  ///< exec: process restarts (after death or timeout) before every
+                           ///< further request fails with the reason
     /// Where backends report what they skip or restart (one line each, no newline); default:
     /// nothing. The CLI passes a function writing to stderr.
     std::function<void(const std::string&)> log;
 };
+
+/// Throws segrank::Error (naming the graph) unless `c` has the shape of a config of `g`: a tile
+/// row of 24 values for a tile graph, nc * 18 layout values for a layout graph of nc configurable
+/// nodes. Every backend checks this before measuring.
+void check_config_shape(const TuneGraph& g, const Config& c);
 
 /// The backend `spec` names for `graph` (borrowed: must outlive the result). `exec` starts the
 /// process on the first measure() call. Throws segrank::Error when the options are out of range,

@@ -13,12 +13,12 @@ namespace segrank::tune {
 
 /// Knobs of simulated_annealing.
 struct AnnealOptions {
-    int64_t budget = 100;    ///< measurements (successful or failed), >= 1
-    uint64_t seed = 0;       ///< all randomness (moves, acceptance)
-    double t_start = 0.1;    ///< initial temperature, in units of ln(runtime) (0.1 ~ 10% slower
-                             ///< accepted with probability 1/e)
-    double t_end = 0.002;    ///< final temperature (geometric schedule over the budget), > 0
-    int64_t batch = 1;       ///< proposals measured per Measurer::measure call (>= 1)
+    int64_t budget = 100;  ///< measurements (successful or failed), >= 1
+    uint64_t seed = 0;     ///< all randomness (moves, acceptance)
+    double t_start = 0.1;  ///< initial temperature, in units of ln(runtime) (0.1 ~ 10% slower
+                           ///< accepted with probability 1/e)
+    double t_end = 0.002;  ///< final temperature (geometric schedule over the budget), > 0
+    int64_t batch = 1;     ///< proposals measured per Measurer::measure call (>= 1)
 };
 
 /// What a search tried, in measurement order.
