@@ -15,7 +15,8 @@
 #include "cli/tune_rounds.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
-#include "gst/prepared_graph.h"
+#include "tune/config.h"
+#include "tune/measure.h"
 
 namespace segrank::cli {
 
@@ -47,58 +48,32 @@ private:
     struct sigaction old_term_ {};
 };
 
-// The measurement seam: the backend --measure names, as a function of config indices.
-// `recorded` replays the graph's config_runtime (ns; tile: not divided by the normalizer);
-// `hwmodel` is the analytical TPU model's estimate of each config (gst/prepared_graph.h
-// hwmodel_estimates, noise-free).
-MeasureFn make_measure(const std::string& spec, const Graph& g) {
-    if (spec == "recorded") {
-        std::vector<int64_t> rt = g.runtimes_ns();
-        bool any = false;
-        for (int64_t r : rt) any = any || r > 0;
-        SEGRANK_CHECK(any, "--measure recorded: ", g.where(),
-                      " has no recorded runtimes (all 0: a test split); use --measure hwmodel or "
-                      "exec:CMD");
-        return [rt = std::move(rt)](std::span<const int64_t> configs) {
-            std::vector<Measured> out;
-            for (int64_t c : configs) {
-                Measured m;
-                m.config = c;
-                if (rt[static_cast<size_t>(c)] > 0)
-                    m.runtime_ns = static_cast<double>(rt[static_cast<size_t>(c)]);
-                else
-                    m.error = "no recorded runtime";
-                out.push_back(std::move(m));
-            }
-            return out;
-        };
+// The measurement seam: the backend --measure names (tune/measure.h: recorded, hwmodel[:NAME],
+// exec:CMD), called with config indices of the graph. The backend sees each config as its rows.
+MeasureFn make_measure(const std::string& spec, const Graph& g,
+                       const tune::MeasureOptions& options) {
+    const tune::MeasureSpec parsed = tune::parse_measure_spec(spec);
+    auto tg = std::make_shared<tune::TuneGraph>();
+    {
+        std::lock_guard<std::recursive_mutex> lock(cost_model_mutex());
+        const Graph::Impl& gi = *g.impl();
+        if (g.task() == CostTask::kTile)
+            *tg = tune::tune_graph(gi.entry.source->load_tile(gi.entry.index, ConfigRows::all()));
+        else
+            *tg = tune::tune_graph(gi.entry.source->load_layout(gi.entry.index, ConfigRows::all()));
     }
-    if (spec == "hwmodel") {
-        std::vector<double> est;
-        {
-            std::lock_guard<std::recursive_mutex> lock(cost_model_mutex());
-            const Graph::Impl& gi = *g.impl();
-            est = hwmodel_estimates(*gi.entry.source, gi.entry.index);
-        }
-        return [est = std::move(est)](std::span<const int64_t> configs) {
-            std::vector<Measured> out;
-            for (int64_t c : configs) {
-                Measured m;
-                m.config = c;
-                const double e = est[static_cast<size_t>(c)];
-                if (std::isfinite(e) && e > 0)
-                    m.runtime_ns = e;
-                else
-                    m.error = "the timing model cannot cost this config";
-                out.push_back(std::move(m));
-            }
-            return out;
-        };
-    }
-    SEGRANK_CHECK(spec.rfind("exec:", 0) != 0,
-                  "--measure exec:CMD is not available in this build (recorded and hwmodel are)");
-    SEGRANK_CHECK(false, "--measure '", spec, "': expected recorded, hwmodel or exec:CMD");
-    return {};
+    std::shared_ptr<tune::Measurer> m = tune::make_measurer(parsed, *tg, options);
+    return [tg, m](std::span<const int64_t> configs) {
+        std::vector<tune::Config> rows;
+        for (int64_t c : configs) rows.push_back(tg->recorded_config(c));
+        const std::vector<tune::Measurement> r = m->measure(rows);
+        SEGRANK_CHECK(r.size() == configs.size(), "--measure ", m->name(), ": ", r.size(),
+                      " results for ", configs.size(), " configs");
+        std::vector<Measured> out;
+        for (size_t i = 0; i < r.size(); ++i)
+            out.push_back({configs[i], r[i].runtime_ns, r[i].error});
+        return out;
+    };
 }
 
 }  // namespace
@@ -117,8 +92,14 @@ int run_tune(int argc, char** argv) {
         "batch", "configs measured per round", cxxopts::value<int64_t>()->default_value("8"))(
         "candidates", "where candidates come from: recorded (the graph's configs)",
         cxxopts::value<std::string>()->default_value("recorded"))(
-        "measure", "recorded | hwmodel | exec:CMD",
+        "measure", "recorded | hwmodel | hwmodel:NAME | exec:CMD (docs/tune.md)",
         cxxopts::value<std::string>()->default_value("recorded"))(
+        "noise", "hwmodel: log-normal noise sigma of each measurement (0..5)",
+        cxxopts::value<double>()->default_value("0"))(
+        "timeout", "exec: seconds per measurement request",
+        cxxopts::value<double>()->default_value("60"))(
+        "max-restarts", "exec: restarts of the process after it dies or times out",
+        cxxopts::value<int>()->default_value("3"))(
         "refit", "between rounds: none | head | full",
         cxxopts::value<std::string>()->default_value("none"))(
         "refit-steps", "AdamW steps per refit", cxxopts::value<int>()->default_value("200"))(
@@ -164,7 +145,15 @@ int run_tune(int argc, char** argv) {
 
     CostModel model(args["checkpoint"].as<std::vector<std::string>>());
     const Graph g = Graph::open(args["graph"].as<std::string>());
-    const MeasureFn measure = make_measure(o.measure, g);
+    tune::MeasureOptions mo;
+    mo.noise_sigma = args["noise"].as<double>();
+    mo.seed = o.seed;
+    mo.timeout_s = args["timeout"].as<double>();
+    mo.max_restarts = args["max-restarts"].as<int>();
+    mo.log = [](const std::string& line) {
+        std::fprintf(stderr, "segrank tune: %s\n", line.c_str());
+    };
+    const MeasureFn measure = make_measure(o.measure, g, mo);
     g_stop.store(0);
     StopSignals signals;
     o.stop = &g_stop;
