@@ -313,6 +313,21 @@ std::vector<int64_t> Graph::config_node_ids() const {
     return impl_->entry.source->load_structure_index(impl_->entry.index).node_config_ids;
 }
 
+Graph graph_from_record(TileGraph g, const std::string& where) {
+    Lock lock(cost_model_mutex());
+    validate(g, LabelPolicy::kAllowTestZeros, where);
+    return owning_graph(
+        std::make_unique<MemoryGraphSource>(std::move(g), loose_collection(Task::kTile), where), 0);
+}
+
+Graph graph_from_record(LayoutGraph g, const std::string& where) {
+    Lock lock(cost_model_mutex());
+    validate(g, LabelPolicy::kAllowTestZeros, where);
+    return owning_graph(
+        std::make_unique<MemoryGraphSource>(std::move(g), loose_collection(Task::kLayout), where),
+        0);
+}
+
 Graph graph_from_entry(const GraphEntry& entry, std::string label) {
     auto impl = std::make_shared<Graph::Impl>();
     impl->entry = entry;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "data/graph.h"
 #include "data/graph_entry.h"
 #include "data/graph_source.h"
 #include "gst/prepared_graph.h"
@@ -40,6 +41,10 @@ struct CostModel::Impl {
     std::vector<CostMember> members;
     ScoreOptions options;
 };
+
+/// A Graph owning an in-memory record (validated as an npz is); `where` names it in messages.
+Graph graph_from_record(TileGraph g, const std::string& where);
+Graph graph_from_record(LayoutGraph g, const std::string& where);
 
 /// A Graph over graph `entry` of a source the caller keeps alive (a Dataset's); `label` names it in
 /// score errors (predict: the submission ID). Prepared graphs are not kept across calls.

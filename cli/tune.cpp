@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cxxopts.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "cli/tune_rounds.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
+#include "tune/candidates.h"
 #include "tune/config.h"
 #include "tune/measure.h"
 
@@ -48,30 +50,27 @@ private:
     struct sigaction old_term_ {};
 };
 
+// g's record (structure, recorded rows and runtimes) as the tune/ parts take it.
+tune::TuneGraph tune_record(const Graph& g) {
+    std::lock_guard<std::recursive_mutex> lock(cost_model_mutex());
+    const Graph::Impl& gi = *g.impl();
+    if (g.task() == CostTask::kTile)
+        return tune::tune_graph(gi.entry.source->load_tile(gi.entry.index, ConfigRows::all()));
+    return tune::tune_graph(gi.entry.source->load_layout(gi.entry.index, ConfigRows::all()));
+}
+
 // The measurement seam: the backend --measure names (tune/measure.h: recorded, hwmodel[:NAME],
-// exec:CMD), called with config indices of the graph. The backend sees each config as its rows.
-MeasureFn make_measure(const std::string& spec, const Graph& g,
+// exec:CMD) for the graph `record` (which must outlive the result).
+MeasureFn make_measure(const std::string& spec, const tune::TuneGraph& record,
                        const tune::MeasureOptions& options) {
-    const tune::MeasureSpec parsed = tune::parse_measure_spec(spec);
-    auto tg = std::make_shared<tune::TuneGraph>();
-    {
-        std::lock_guard<std::recursive_mutex> lock(cost_model_mutex());
-        const Graph::Impl& gi = *g.impl();
-        if (g.task() == CostTask::kTile)
-            *tg = tune::tune_graph(gi.entry.source->load_tile(gi.entry.index, ConfigRows::all()));
-        else
-            *tg = tune::tune_graph(gi.entry.source->load_layout(gi.entry.index, ConfigRows::all()));
-    }
-    std::shared_ptr<tune::Measurer> m = tune::make_measurer(parsed, *tg, options);
-    return [tg, m](std::span<const int64_t> configs) {
-        std::vector<tune::Config> rows;
-        for (int64_t c : configs) rows.push_back(tg->recorded_config(c));
-        const std::vector<tune::Measurement> r = m->measure(rows);
+    std::shared_ptr<tune::Measurer> m =
+        tune::make_measurer(tune::parse_measure_spec(spec), record, options);
+    return [m](std::span<const tune::Config> configs) {
+        const std::vector<tune::Measurement> r = m->measure(configs);
         SEGRANK_CHECK(r.size() == configs.size(), "--measure ", m->name(), ": ", r.size(),
                       " results for ", configs.size(), " configs");
         std::vector<Measured> out;
-        for (size_t i = 0; i < r.size(); ++i)
-            out.push_back({configs[i], r[i].runtime_ns, r[i].error});
+        for (const auto& x : r) out.push_back({x.runtime_ns, x.error});
         return out;
     };
 }
@@ -90,8 +89,11 @@ int run_tune(int argc, char** argv) {
         cxxopts::value<std::string>())("budget", "total measurements (the default's included)",
                                        cxxopts::value<int64_t>())(
         "batch", "configs measured per round", cxxopts::value<int64_t>()->default_value("8"))(
-        "candidates", "where candidates come from: recorded (the graph's configs)",
+        "candidates",
+        "recorded (the graph's own configs) | search (new configs of the module's search space)",
         cxxopts::value<std::string>()->default_value("recorded"))(
+        "pool", "search: proposals scored per round (default max(64, 8 x batch))",
+        cxxopts::value<int64_t>()->default_value("0"))(
         "measure", "recorded | hwmodel | hwmodel:NAME | exec:CMD (docs/tune.md)",
         cxxopts::value<std::string>()->default_value("recorded"))(
         "noise", "hwmodel: log-normal noise sigma of each measurement (0..5)",
@@ -125,8 +127,8 @@ int run_tune(int argc, char** argv) {
     const std::string candidates = args["candidates"].as<std::string>();
     SEGRANK_CHECK(candidates == "recorded" || candidates == "search",
                   "--candidates: expected recorded or search, got '", candidates, "'");
-    SEGRANK_CHECK(candidates == "recorded",
-                  "--candidates search is not available in this build (recorded is)");
+    o.pool = args["pool"].as<int64_t>();
+    SEGRANK_CHECK(o.pool >= 0 && o.pool <= 1000000, "--pool: expected 0..1000000, got ", o.pool);
     o.refit = parse_refit(args["refit"].as<std::string>());
     o.refit_steps = args["refit-steps"].as<int>();
     SEGRANK_CHECK(o.refit_steps >= 1 && o.refit_steps <= 100000,
@@ -153,11 +155,17 @@ int run_tune(int argc, char** argv) {
     mo.log = [](const std::string& line) {
         std::fprintf(stderr, "segrank tune: %s\n", line.c_str());
     };
-    const MeasureFn measure = make_measure(o.measure, g, mo);
+    const tune::TuneGraph record = tune_record(g);
+    const MeasureFn measure = make_measure(o.measure, record, mo);
+    std::optional<tune::CandidateGenerator> generator;
+    if (candidates == "search") {
+        generator.emplace(tune::SearchSpace::build(record), o.seed);
+        o.generator = &*generator;
+    }
     g_stop.store(0);
     StopSignals signals;
     o.stop = &g_stop;
-    const TuneResult r = tune_rounds(model, g, measure, o);
+    const TuneResult r = tune_rounds(model, g, record, measure, o);
     if (r.interrupted_by) {
         std::fprintf(stderr,
                      "segrank tune: interrupted by signal %d after %lld measurements; every "
@@ -169,7 +177,11 @@ int run_tune(int argc, char** argv) {
                 static_cast<long long>(r.measured), static_cast<long long>(r.measured_now),
                 o.out.c_str());
     if (r.best_ns) {
-        std::printf("config %lld, %.0f ns", static_cast<long long>(r.best_config), *r.best_ns);
+        if (r.best_config >= 0)
+            std::printf("config %lld, %.0f ns", static_cast<long long>(r.best_config), *r.best_ns);
+        else
+            std::printf("%s (not a row of the file), %.0f ns", tune::describe(*r.best).c_str(),
+                        *r.best_ns);
         if (r.default_ns)
             std::printf(", %.3fx the default (config %lld, %.0f ns)", *r.default_ns / *r.best_ns,
                         static_cast<long long>(r.default_config), *r.default_ns);

@@ -74,20 +74,18 @@ int64_t default_config(const Graph& g, std::string* rule) {
     return 0;
 }
 
-Json xla_config(const Graph& g, int64_t c) {
-    const std::vector<float> row = g.config_row(c);
-    if (g.task() == CostTask::kTile) {
+Json xla_config(const tune::Config& c, std::span<const int64_t> nodes) {
+    if (c.task() == Task::kTile) {
         Json out = Json::object();
         const char* names[3] = {"kernel_bounds", "output_bounds", "input_bounds"};
         for (int t = 0; t < 3; ++t) {
             std::vector<int64_t> b;
-            for (int d = 0; d < 6; ++d) b.push_back(static_cast<int64_t>(row[t * 8 + d]));
+            for (int d = 0; d < 6; ++d) b.push_back(static_cast<int64_t>(c.tile[t * 8 + d]));
             while (!b.empty() && b.back() == 0) b.pop_back();
             out[names[t]] = b;
         }
         return out;
     }
-    const std::vector<int64_t> nodes = g.config_node_ids();
     Json out = Json::array();
     const char* names[3] = {"output", "input", "kernel"};
     for (size_t k = 0; k < nodes.size(); ++k) {
@@ -97,7 +95,7 @@ Json xla_config(const Graph& g, int64_t c) {
             std::string s = "{";
             int n = 0;
             for (int d = 0; d < 6; ++d) {
-                const auto v = static_cast<int64_t>(row[k * kLayoutConfigDim + t * 6 + d]);
+                const int v = c.layout[k * kLayoutConfigDim + static_cast<size_t>(t * 6 + d)];
                 if (v < 0) break;
                 if (n++) s += ',';
                 s += std::to_string(v);
@@ -125,47 +123,110 @@ Json graph_identity(const Graph& g) {
     return j;
 }
 
+// A config's rows as JSON: tile [24] numbers, layout [nc][18] integers.
+Json rows_json(const tune::Config& c) {
+    if (c.task() == Task::kTile) return c.tile;
+    Json rows = Json::array();
+    for (size_t k = 0; k < c.layout.size() / kLayoutConfigDim; ++k)
+        rows.push_back(std::vector<int>(c.layout.begin() + k * kLayoutConfigDim,
+                                        c.layout.begin() + (k + 1) * kLayoutConfigDim));
+    return rows;
+}
+
+// The inverse of rows_json for graph `r`; throws naming `at` when the rows do not fit the graph.
+tune::Config config_from_json(const Json& j, const tune::TuneGraph& r, const std::string& at) {
+    tune::Config c;
+    if (r.task == Task::kTile) {
+        SEGRANK_CHECK(j.is_array() && j.size() == kTileConfigDim, at,
+                      ": \"rows\" must be 24 numbers (a tile config_feat row)");
+        for (const auto& v : j) {
+            SEGRANK_CHECK(v.is_number(), at, ": \"rows\" must be 24 numbers");
+            c.tile.push_back(v.get<float>());
+        }
+        return c;
+    }
+    const auto nc = static_cast<size_t>(r.layout.num_config_nodes());
+    SEGRANK_CHECK(j.is_array() && j.size() == nc, at, ": \"rows\" must be ", nc,
+                  " rows of 18 integers (one per configurable node)");
+    for (const auto& row : j) {
+        SEGRANK_CHECK(row.is_array() && row.size() == kLayoutConfigDim, at,
+                      ": \"rows\" must be rows of 18 integers");
+        for (const auto& v : row) {
+            SEGRANK_CHECK(v.is_number_integer() && v.get<int>() >= -1 && v.get<int>() <= 127, at,
+                          ": layout values must be integers -1..127");
+            c.layout.push_back(static_cast<int8_t>(v.get<int>()));
+        }
+    }
+    return c;
+}
+
+// A graph holding g's structure and the configs `cs` as its rows (runtimes unknown), so that
+// configs that are not rows of g's file can be scored and refit on.
+Graph graph_of_configs(const tune::TuneGraph& r, const std::vector<tune::Config>& cs) {
+    SEGRANK_CHECK(!cs.empty(), "tune: no configs to score");
+    const auto k = static_cast<int64_t>(cs.size());
+    auto copy_structure = [](const GraphStructure& from, GraphStructure& to) {
+        to.name = from.name;
+        to.source = from.source;
+        to.node_feat = from.node_feat.clone();
+        to.node_opcode = from.node_opcode;
+        to.edge_index = from.edge_index;
+    };
+    const std::string where = str(r.name, " (", k, " candidate configs)");
+    if (r.task == Task::kTile) {
+        TileGraph t;
+        copy_structure(r.tile, t);
+        t.config_feat = Tensor(k, kTileConfigDim);
+        for (int64_t i = 0; i < k; ++i)
+            std::copy(cs[static_cast<size_t>(i)].tile.begin(),
+                      cs[static_cast<size_t>(i)].tile.end(),
+                      t.config_feat.data() + i * kTileConfigDim);
+        t.config_runtime.assign(static_cast<size_t>(k), 0);
+        t.config_runtime_normalizers.assign(static_cast<size_t>(k), 1);
+        return graph_from_record(std::move(t), where);
+    }
+    LayoutGraph l;
+    copy_structure(r.layout, l);
+    l.node_config_ids = r.layout.node_config_ids;
+    l.node_splits = r.layout.node_splits;
+    for (const auto& c : cs)
+        l.node_config_feat.insert(l.node_config_feat.end(), c.layout.begin(), c.layout.end());
+    l.config_runtime.assign(static_cast<size_t>(k), 0);
+    return graph_from_record(std::move(l), where);
+}
+
 struct Record {
     int64_t round = 0;
-    int64_t config = 0;
+    tune::Config config;
     std::optional<double> runtime_ns;
 };
 
 // Reads DIR/measurements.jsonl; a torn last line (a kill mid-write) is dropped and the file
-// rewritten without it.
-std::vector<Record> read_measurements(const fs::path& file, int64_t num_configs) {
+// rewritten without it. A line names its config by "rows", else by "config" (an index of r).
+std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGraph& r) {
     std::vector<Record> out;
     std::ifstream in(file, std::ios::binary);
     if (!in) return out;
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string text = ss.str();
-    std::vector<std::string> lines;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        const size_t nl = text.find('\n', pos);
-        lines.push_back(text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos));
-        if (nl == std::string::npos) {
-            lines.back().insert(0, 1, '\0');  // marks an unterminated last line
-            break;
-        }
-        pos = nl + 1;
-    }
-    std::set<int64_t> seen;
+    std::set<std::string> seen;
     std::string kept;
     bool torn = false;
-    for (size_t i = 0; i < lines.size(); ++i) {
-        const bool last = i + 1 == lines.size();
-        std::string line = lines[i];
-        const bool unterminated = !line.empty() && line[0] == '\0';
-        if (unterminated) {
-            torn = true;  // written up to the kill: the measurement is taken again
+    size_t pos = 0;
+    for (int64_t line_no = 1; pos < text.size(); ++line_no) {
+        const size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos) {
+            torn = true;  // written up to the kill: that measurement is taken again
             break;
         }
+        const std::string line = text.substr(pos, nl - pos);
+        const bool last = nl + 1 >= text.size();
+        pos = nl + 1;
         if (line.empty()) continue;
         Json j;
         try {
-            j = read_json(line, file.string(), static_cast<int64_t>(i + 1));
+            j = read_json(line, file.string(), line_no);
         } catch (const Error&) {
             if (last) {
                 torn = true;
@@ -173,23 +234,29 @@ std::vector<Record> read_measurements(const fs::path& file, int64_t num_configs)
             }
             throw;
         }
-        const std::string at = str(file.string(), ":", i + 1);
-        SEGRANK_CHECK(j.is_object() && j.contains("config") && j["config"].is_number_integer() &&
-                          j.contains("round") && j["round"].is_number_integer(),
-                      at, ": expected an object with integer \"round\" and \"config\"");
-        Record r;
-        r.round = j["round"].get<int64_t>();
-        r.config = j["config"].get<int64_t>();
-        SEGRANK_CHECK(r.config >= 0 && r.config < num_configs, at, ": config ", r.config,
-                      " is out of range (the graph has ", num_configs, " configs)");
-        SEGRANK_CHECK(seen.insert(r.config).second, at, ": config ", r.config,
-                      " is measured twice");
-        if (j.contains("measured_ns") && j["measured_ns"].is_number()) {
-            r.runtime_ns = j["measured_ns"].get<double>();
-            SEGRANK_CHECK(std::isfinite(*r.runtime_ns) && *r.runtime_ns > 0, at,
-                          ": measured_ns is ", *r.runtime_ns, ", expected a positive number");
+        const std::string at = str(file.string(), ":", line_no);
+        SEGRANK_CHECK(j.is_object() && j.contains("round") && j["round"].is_number_integer(), at,
+                      ": expected an object with an integer \"round\"");
+        Record rec;
+        rec.round = j["round"].get<int64_t>();
+        if (j.contains("rows")) {
+            rec.config = config_from_json(j["rows"], r, at);
+        } else {
+            SEGRANK_CHECK(j.contains("config") && j["config"].is_number_integer(), at,
+                          ": expected an integer \"config\" or \"rows\"");
+            const int64_t c = j["config"].get<int64_t>();
+            SEGRANK_CHECK(c >= 0 && c < r.num_recorded(), at, ": config ", c,
+                          " is out of range (the graph has ", r.num_recorded(), " configs)");
+            rec.config = r.recorded_config(c);
         }
-        out.push_back(r);
+        SEGRANK_CHECK(seen.insert(tune::config_key(rec.config)).second, at, ": config ",
+                      tune::describe(rec.config), " is measured twice");
+        if (j.contains("measured_ns") && j["measured_ns"].is_number()) {
+            rec.runtime_ns = j["measured_ns"].get<double>();
+            SEGRANK_CHECK(std::isfinite(*rec.runtime_ns) && *rec.runtime_ns > 0, at,
+                          ": measured_ns is ", *rec.runtime_ns, ", expected a positive number");
+        }
+        out.push_back(std::move(rec));
         kept += line + "\n";
     }
     if (torn) write_file_atomically(file, kept);
@@ -205,19 +272,32 @@ void minmax(std::vector<double>& v) {
 
 }  // namespace
 
-TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measure,
-                       const TuneOptions& o) {
+TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& record,
+                       const MeasureFn& measure, const TuneOptions& o) {
     SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
     SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
+    SEGRANK_CHECK(o.pool >= 0, "tune: pool: expected >= 0, got ", o.pool);
     SEGRANK_CHECK(!o.out.empty(), "missing --out DIR");
     SEGRANK_CHECK(model.covers(g.task()), g.where(), ": no --checkpoint was trained on the ",
                   cost_task_name(g.task()), " task");
     const int64_t c = g.num_configs();
-    SEGRANK_CHECK(c >= 1, g.where(), ": the graph has no configs");
+    SEGRANK_CHECK(c >= 1 && record.num_recorded() == c, g.where(), ": the graph has ", c,
+                  " configs and its record ", record.num_recorded(), " (expected the same, >= 1)");
+    const bool search = o.generator != nullptr;
+    const std::string mode = search ? "search" : "recorded";
     const fs::path meas_file = o.out / "measurements.jsonl";
     const fs::path ident_file = o.out / "tune.json";
     const fs::path best_file = o.out / "best.json";
     const Json ident = graph_identity(g);
+    const std::vector<int64_t> nodes = g.config_node_ids();
+    // Recorded index of each distinct recorded row (the first when rows repeat).
+    std::map<std::string, int64_t> recorded_index;
+    for (int64_t j = 0; j < c; ++j)
+        recorded_index.emplace(tune::config_key(record.recorded_config(j)), j);
+    auto index_of = [&](const tune::Config& x) -> int64_t {
+        const auto it = recorded_index.find(tune::config_key(x));
+        return it == recorded_index.end() ? -1 : it->second;
+    };
 
     std::vector<Record> records;
     if (o.resume) {
@@ -228,7 +308,10 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measur
                       ": the directory holds measurements of another graph (",
                       old.contains("graph") ? dump_json(old["graph"]) : std::string("none"),
                       "), not of ", g.where(), " (", dump_json(ident), ")");
-        records = read_measurements(meas_file, c);
+        const std::string old_mode = json_string(old, "candidates").value_or("recorded");
+        SEGRANK_CHECK(old_mode == mode, "--resume ", o.out.string(), ": the run used --candidates ",
+                      old_mode, ", not ", mode);
+        records = read_measurements(meas_file, record);
     } else {
         SEGRANK_CHECK(!fs::exists(ident_file) && !fs::exists(meas_file), "--out ", o.out.string(),
                       " already holds a tuning run (tune.json / measurements.jsonl): continue it "
@@ -241,6 +324,7 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measur
         j["graph"] = ident;
         j["where"] = g.where();
         j["measure"] = o.measure;
+        j["candidates"] = mode;
         Json ck = Json::array();
         for (size_t m = 0; m < model.num_members(); ++m) ck.push_back(model.checkpoint(m));
         j["checkpoints"] = ck;
@@ -250,19 +334,23 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measur
     std::string rule;
     TuneResult res;
     res.default_config = default_config(g, &rule);
-    std::vector<char> measured(static_cast<size_t>(c), 0);
-    std::vector<int64_t> ok_configs;
+    const tune::Config default_rows = record.recorded_config(res.default_config);
+    std::set<std::string> measured;   // config_key of every measured config
+    std::vector<tune::Trial> trials;  // every measurement, for the generator
+    std::vector<tune::Config> ok_configs;
     std::vector<double> ok_runtimes;
-    auto note = [&](int64_t config, std::optional<double> ns) {
-        measured[static_cast<size_t>(config)] = 1;
+    auto note = [&](const tune::Config& config, std::optional<double> ns) {
+        measured.insert(tune::config_key(config));
+        trials.push_back({config, ns});
         ++res.measured;
         if (!ns) return;
         ok_configs.push_back(config);
         ok_runtimes.push_back(*ns);
-        if (config == res.default_config) res.default_ns = ns;
+        if (config == default_rows) res.default_ns = ns;
         if (!res.best_ns || *ns < *res.best_ns) {
             res.best_ns = ns;
-            res.best_config = config;
+            res.best = config;
+            res.best_config = index_of(config);
         }
     };
     for (const Record& r : records) {
@@ -281,21 +369,13 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measur
         b["default_rule"] = rule;
         b["default_runtime_ns"] = res.default_ns ? Json(*res.default_ns) : Json(nullptr);
         if (res.best_ns) {
-            b["config"] = res.best_config;
+            b["config"] = res.best_config >= 0 ? Json(res.best_config) : Json(nullptr);
             b["runtime_ns"] = *res.best_ns;
             b["speedup_over_default"] =
                 res.default_ns ? Json(*res.default_ns / *res.best_ns) : Json(nullptr);
-            const std::vector<float> row = g.config_row(res.best_config);
-            if (g.task() == CostTask::kTile) {
-                b["config_feat"] = row;
-            } else {
-                Json rows = Json::array();
-                for (int64_t k = 0; k < g.num_config_nodes(); ++k)
-                    rows.push_back(std::vector<int64_t>(row.begin() + k * kLayoutConfigDim,
-                                                        row.begin() + (k + 1) * kLayoutConfigDim));
-                b["node_config_feat"] = rows;
-            }
-            b["xla"] = xla_config(g, res.best_config);
+            b[g.task() == CostTask::kTile ? "config_feat" : "node_config_feat"] =
+                rows_json(*res.best);
+            b["xla"] = xla_config(*res.best, nodes);
         } else {
             b["config"] = nullptr;
             b["runtime_ns"] = nullptr;
@@ -304,22 +384,31 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measur
     };
 
     // Measures one config and appends its line (flushed before the next measurement starts).
-    auto take = [&](int64_t round, int64_t config, double predicted) {
-        const int64_t one[1] = {config};
-        std::vector<Measured> m = measure(std::span<const int64_t>(one, 1));
-        SEGRANK_CHECK(m.size() == 1 && m[0].config == config, "--measure ", o.measure,
-                      ": returned ", m.size(), " results for config ", config,
-                      " (expected one, for that config)");
+    auto take = [&](int64_t round, const tune::Config& config, double predicted) {
+        const tune::Config one[1] = {config};
+        std::vector<Measured> m;
+        try {
+            m = measure(std::span<const tune::Config>(one, 1));
+        } catch (const Error& e) {
+            // A backend that refuses one config (e.g. the timing model cannot lay it out) fails
+            // that measurement; the run goes on and the line keeps the reason.
+            m = {Measured{std::nullopt, e.what()}};
+        }
+        SEGRANK_CHECK(m.size() == 1, "--measure ", o.measure, ": returned ", m.size(),
+                      " results for one config");
         note(config, m[0].runtime_ns);
         Json line = Json::object();
         line["round"] = round;
-        line["config"] = config;
+        const int64_t idx = index_of(config);
+        line["config"] = idx >= 0 ? Json(idx) : Json(nullptr);
+        if (search) line["rows"] = rows_json(config);
         line["predicted"] = std::isfinite(predicted) ? Json(predicted) : Json(nullptr);
         line["measured_ns"] = m[0].runtime_ns ? Json(*m[0].runtime_ns) : Json(nullptr);
         if (!m[0].runtime_ns)
             line["error"] = m[0].error.empty() ? std::string("not measured") : m[0].error;
         line["best_ns"] = res.best_ns ? Json(*res.best_ns) : Json(nullptr);
-        line["best_config"] = res.best_ns ? Json(res.best_config) : Json(nullptr);
+        line["best_config"] =
+            res.best_ns && res.best_config >= 0 ? Json(res.best_config) : Json(nullptr);
         log << dump_json(line) << '\n';
         log.flush();
         SEGRANK_CHECK(log.good(), meas_file.string(), ": write failed (disk full?)");
@@ -327,12 +416,10 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measur
     };
     auto stopped = [&]() { return o.stop && o.stop->load() != 0; };
 
-    const int64_t before = res.measured;
-    if (!measured[static_cast<size_t>(res.default_config)] && res.measured < o.budget &&
-        !stopped()) {
+    if (!measured.count(tune::config_key(default_rows)) && res.measured < o.budget && !stopped()) {
         const int64_t d[1] = {res.default_config};
         const std::vector<double> s = model.score(g, std::span<const int64_t>(d, 1));
-        take(0, res.default_config, s[0]);
+        take(0, default_rows, s[0]);
         write_best();
         if (o.progress)
             std::printf("tune: round 0: default config %lld measured: %s\n",
@@ -340,16 +427,39 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measur
                         res.default_ns ? str(*res.default_ns, " ns").c_str() : "failed");
     }
 
-    const auto task_members = static_cast<int64_t>(model.member_scores(g, {}).size());
+    int64_t task_members = 0;
+    for (size_t m = 0; m < model.num_members(); ++m) task_members += model.task(m) == g.task();
     int64_t last_refit_count = -1;
     while (res.measured < o.budget && !stopped()) {
-        std::vector<int64_t> open;
-        for (int64_t j = 0; j < c; ++j)
-            if (!measured[static_cast<size_t>(j)]) open.push_back(j);
+        // The round's open candidates, as rows and in a graph whose configs they are.
+        std::vector<tune::Config> open;
+        std::vector<int64_t> open_index;  // recorded mode: their indices in g
+        if (search) {
+            const int64_t pool = o.pool > 0 ? o.pool : std::max<int64_t>(64, 8 * o.batch);
+            open = o.generator->propose(pool, trials, res.rounds + 1);
+        } else {
+            for (int64_t j = 0; j < c; ++j) {
+                tune::Config x = record.recorded_config(j);
+                if (measured.count(tune::config_key(x)) || index_of(x) != j) continue;
+                open.push_back(std::move(x));
+                open_index.push_back(j);
+            }
+        }
         if (open.empty()) break;
         if (o.refit != RefitMode::kNone &&
             static_cast<int64_t>(ok_configs.size()) != last_refit_count) {
-            model.refit(g, ok_configs, ok_runtimes,
+            std::vector<int64_t> idx;
+            std::optional<Graph> fit_graph;
+            bool all_recorded = true;
+            for (const auto& x : ok_configs) {
+                idx.push_back(index_of(x));
+                all_recorded = all_recorded && idx.back() >= 0;
+            }
+            if (!all_recorded) {
+                fit_graph = graph_of_configs(record, ok_configs);
+                std::iota(idx.begin(), idx.end(), int64_t{0});
+            }
+            model.refit(fit_graph ? *fit_graph : g, idx, ok_runtimes,
                         o.refit == RefitMode::kHead ? CostModel::RefitScope::kHead
                                                     : CostModel::RefitScope::kAll,
                         o.refit_steps, o.refit_lr);
@@ -359,7 +469,13 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measur
         const int64_t k =
             std::min({o.batch, o.budget - res.measured, static_cast<int64_t>(open.size())});
         // Scores of the open configs: the ensemble as CostModel::score, plus each member's.
-        std::vector<std::vector<float>> ms = model.member_scores(g, open);
+        std::vector<std::vector<float>> ms;
+        if (search) {
+            const Graph pool_graph = graph_of_configs(record, open);
+            ms = model.member_scores(pool_graph, {});
+        } else {
+            ms = model.member_scores(g, open_index);
+        }
         std::vector<double> ens(open.size(), 0.0);
         std::vector<std::vector<double>> norm;
         for (const auto& s : ms) {
@@ -373,8 +489,8 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measur
         for (auto& x : ens) x /= static_cast<double>(ms.size());
         std::vector<int64_t> order = CostModel::ranking(ens);
         // Exploration: a quarter of the round (at least one config when B >= 2) goes to the open
-        // configs where the members disagree most (std of their min-max normalized scores), or,
-        // with one member, to configs drawn uniformly from the seed.
+        // configs where the members disagree most (variance of their min-max normalized scores),
+        // or, with one member, to configs drawn uniformly from the seed.
         const int64_t explore = k >= 2 ? std::max<int64_t>(1, k / 4) : 0;
         const int64_t exploit = k - explore;
         std::vector<int64_t> picks(order.begin(), order.begin() + exploit);
@@ -414,16 +530,19 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measur
             std::printf("tune: round %lld: %lld measured (%lld of budget %lld), best %s",
                         static_cast<long long>(res.rounds), static_cast<long long>(picks.size()),
                         static_cast<long long>(res.measured), static_cast<long long>(o.budget),
-                        res.best_ns
-                            ? str(*res.best_ns, " ns (config ", res.best_config, ")").c_str()
-                            : "none");
+                        res.best_ns ? str(*res.best_ns, " ns (config ",
+                                          res.best_config >= 0 ? std::to_string(res.best_config)
+                                                               : std::string("not recorded"),
+                                          ")")
+                                          .c_str()
+                                    : "none");
             if (res.best_ns && res.default_ns)
                 std::printf(", %.3fx the default", *res.default_ns / *res.best_ns);
             std::printf("\n");
             std::fflush(stdout);
         }
     }
-    if (res.measured_now == 0 || res.measured == before) write_best();
+    if (res.measured_now == 0) write_best();
     if (stopped()) res.interrupted_by = o.stop->load();
     return res;
 }

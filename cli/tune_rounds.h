@@ -14,20 +14,22 @@
 #include <vector>
 
 #include "segrank/cost_model.h"
+#include "tune/candidates.h"
+#include "tune/config.h"
 #include "util/json.h"
 
 namespace segrank::cli {
 
 /// One measured config: a runtime (ns) or why it could not be measured.
 struct Measured {
-    int64_t config = 0;                ///< config index in the graph
     std::optional<double> runtime_ns;  ///< ns, finite and > 0; set when measured
     std::string error;                 ///< non-empty when not measured
 };
 
-/// The measurement seam: measures `configs` (indices into the graph) and returns one result per
-/// config, in the same order. May throw segrank::Error for a failure of the whole backend.
-using MeasureFn = std::function<std::vector<Measured>(std::span<const int64_t> configs)>;
+/// The measurement seam: measures `configs` (configs of the graph as their rows, tune/config.h)
+/// and returns one result per config, in the same order. May throw segrank::Error for a failure
+/// of the whole backend.
+using MeasureFn = std::function<std::vector<Measured>(std::span<const tune::Config> configs)>;
 
 /// What refit() trains between rounds (--refit).
 enum class RefitMode { kNone, kHead, kFull };
@@ -50,6 +52,11 @@ struct TuneOptions {
     /// Set (to the signal number) by a SIGINT/SIGTERM handler: the run stops after the measurement
     /// in progress, keeping every measurement taken. Null = never.
     const std::atomic<int>* stop = nullptr;
+    /// --candidates search: each round's candidates are proposals of this generator (configs that
+    /// need not be rows of the graph's file), scored through a graph holding them; null =
+    /// --candidates recorded (the file's own configs).
+    const tune::CandidateGenerator* generator = nullptr;
+    int64_t pool = 0;  ///< search: proposals scored per round (0 = max(64, 8 B))
 };
 
 /// How the run ended.
@@ -59,7 +66,9 @@ struct TuneResult {
     int64_t rounds = 0;        ///< last round number
     int64_t default_config = 0;
     std::optional<double> default_ns;
-    int64_t best_config = -1;  ///< -1 when nothing was measured successfully
+    int64_t best_config = -1;  ///< recorded index of the best config; -1 when it is not a row of
+                               ///< the file or nothing was measured successfully
+    std::optional<tune::Config> best;  ///< the best config's rows
     std::optional<double> best_ns;
     int interrupted_by = 0;  ///< the signal that stopped the run, 0 when it completed
 };
@@ -70,15 +79,16 @@ struct TuneResult {
 /// config 0, with `rule` saying so.
 int64_t default_config(const Graph& g, std::string* rule);
 
-/// Config c of g spelled for XLA: layout [{"node": i, "output": "{1,0}", "input": ...,
-/// "kernel": ...}] per configurable node ("default" for a tensor left to the compiler); tile
-/// {"kernel_bounds": [..], "output_bounds": [..], "input_bounds": [..]}.
-Json xla_config(const Graph& g, int64_t c);
+/// A config spelled for XLA: layout [{"node": i, "output": "{1,0}", "input": ..., "kernel": ...}]
+/// per configurable node (`nodes` = node_config_ids; "default" for a tensor left to the
+/// compiler); tile {"kernel_bounds": [..], "output_bounds": [..], "input_bounds": [..]}.
+Json xla_config(const tune::Config& c, std::span<const int64_t> nodes);
 
 /// Runs (or with o.resume continues) the tuning of g in o.out. Throws segrank::Error for bad
 /// options, a DIR that exists without --resume or holds another graph's measurements, a torn or
 /// malformed measurements.jsonl line other than the last, or a measurement of an unknown config.
-TuneResult tune_rounds(CostModel& model, const Graph& g, const MeasureFn& measure,
-                       const TuneOptions& o);
+/// `record` is g's record (structure, recorded rows and runtimes; tune::tune_graph of it).
+TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& record,
+                       const MeasureFn& measure, const TuneOptions& o);
 
 }  // namespace segrank::cli

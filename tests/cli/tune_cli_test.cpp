@@ -174,13 +174,17 @@ TEST_CASE("segrank tune stopped by a signal keeps every measurement taken and re
     const fs::path out = f.dir / "stop_out";
     CostModel model({f.layout_run.string()});
     const Graph g = Graph::open(f.layout_npz.string());
+    const tune::TuneGraph record =
+        tune::load_tune_graph(f.layout_npz, Task::kLayout, LabelPolicy::kRequirePositive);
     std::atomic<int> stop{0};
     std::vector<int64_t> measured;
-    auto measure = [&](std::span<const int64_t> configs) {
+    auto measure = [&](std::span<const tune::Config> configs) {
         std::vector<cli::Measured> m;
-        for (int64_t c : configs) {
+        for (const tune::Config& x : configs) {
+            int64_t c = 0;
+            while (!(record.recorded_config(c) == x)) ++c;
             measured.push_back(c);
-            m.push_back({c, static_cast<double>(f.layout_rt[static_cast<size_t>(c)]), ""});
+            m.push_back({static_cast<double>(f.layout_rt[static_cast<size_t>(c)]), ""});
         }
         if (measured.size() == 4) stop.store(15);  // SIGTERM arrives while the 4th is measured
         return m;
@@ -191,19 +195,71 @@ TEST_CASE("segrank tune stopped by a signal keeps every measurement taken and re
     o.out = out;
     o.progress = false;
     o.stop = &stop;
-    const cli::TuneResult r = cli::tune_rounds(model, g, measure, o);
+    const cli::TuneResult r = cli::tune_rounds(model, g, record, measure, o);
     CHECK(r.interrupted_by == 15);
     CHECK(r.measured == 4);
     CHECK(read_jsonl(out / "measurements.jsonl").size() == 4);
     CHECK(fs::is_regular_file(out / "best.json"));
     stop.store(0);
     o.resume = true;
-    const cli::TuneResult r2 = cli::tune_rounds(model, g, measure, o);
+    const cli::TuneResult r2 = cli::tune_rounds(model, g, record, measure, o);
     CHECK(r2.interrupted_by == 0);
     CHECK(r2.measured == 9);
     CHECK(r2.measured_now == 5);
     CHECK(std::set<int64_t>(measured.begin(), measured.end()).size() == measured.size());
     check_replay(out, 9, f.layout_default, f.layout_rt);
+}
+
+TEST_CASE(
+    "segrank tune --candidates search measures new configs of the search space and resumes by "
+    "rows") {
+    const Fixture& f = fixture();
+    TinyLayoutSpec spec;
+    spec.configs = 12;
+    spec.shapes = true;
+    spec.config_nodes = 3;
+    LayoutGraph sg = tiny_layout_graph("tune_search", 2, spec);
+    // Config 0 at the compiler default, the reference hwmodel can cost (the random rows of the
+    // others are not layouts of the nodes' ranks).
+    std::fill_n(sg.node_config_feat.begin(), 3 * kLayoutConfigDim, int8_t{-1});
+    save_layout_npz(sg, f.dir / "tune_search.npz");
+    const fs::path out = f.dir / "search_out";
+    const std::string base = "tune --checkpoint " + sq(f.layout_run.string()) + " --graph " +
+                             sq((f.dir / "tune_search.npz").string()) +
+                             " --candidates search --measure hwmodel --batch 3 --pool 16 --quiet "
+                             "--refit head --refit-steps 10 --out " +
+                             sq(out.string());
+    const auto r = run_segrank(base + " --budget 5");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(read_jsonl(out / "measurements.jsonl").size() == 5);
+    const auto r2 = run_segrank(base + " --budget 9 --resume");
+    INFO(r2.output);
+    REQUIRE(r2.exit_code == 0);
+    CHECK(contains_text(r2.output, "9 measurements (4 now)"));
+    const std::vector<Json> lines = read_jsonl(out / "measurements.jsonl");
+    REQUIRE(lines.size() == 9);
+    std::set<std::string> rows;
+    double best = 1e300;
+    int64_t new_configs = 0;
+    for (const Json& l : lines) {
+        REQUIRE(l.contains("rows"));
+        CHECK(rows.insert(dump_json(l["rows"])).second);  // nothing measured twice
+        new_configs += l["config"].is_null();
+        if (l["measured_ns"].is_number()) best = std::min(best, l["measured_ns"].get<double>());
+    }
+    CHECK(lines[0]["config"].is_number_integer());  // the default is a row of the file
+    CHECK(new_configs >= 1);
+    const Json b = read_json_file(out / "best.json");
+    CHECK(b["runtime_ns"].get<double>() == best);
+    CHECK(b["node_config_feat"].size() == 3);
+    // A directory of a search run is not continued as a recorded one.
+    const auto mixed =
+        run_segrank("tune --checkpoint " + sq(f.layout_run.string()) + " --graph " +
+                    sq((f.dir / "tune_search.npz").string()) +
+                    " --measure hwmodel --budget 12 --resume --out " + sq(out.string()));
+    CHECK(mixed.exit_code == 1);
+    CHECK(contains_text(mixed.output, "the run used --candidates search, not recorded"));
 }
 
 TEST_CASE("segrank tune --refit head refits between rounds and still keeps the budget") {
