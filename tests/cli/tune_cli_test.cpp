@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -260,6 +261,41 @@ TEST_CASE(
                     " --measure hwmodel --budget 12 --resume --out " + sq(out.string()));
     CHECK(mixed.exit_code == 1);
     CHECK(contains_text(mixed.output, "the run used --candidates search, not recorded"));
+}
+
+TEST_CASE(
+    "segrank tune --measure exec:CMD sends each config's rows to the process and logs its "
+    "runtimes") {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const Fixture& f = fixture();
+    const fs::path harness = f.dir / "harness.py";
+    std::ofstream(harness) << "import json, sys\n"
+                              "for line in sys.stdin:\n"
+                              "    r = json.loads(line)\n"
+                              "    flat = [v for row in r['config'] for v in row]\n"
+                              "    print(json.dumps({'id': r['id'], 'runtime_ns': 1000 + "
+                              "sum(abs(v) for v in flat)}), flush=True)\n";
+    const fs::path out = f.dir / "exec_out";
+    const auto r =
+        run_segrank("tune --checkpoint " + sq(f.layout_run.string()) + " --graph " +
+                    sq(f.layout_npz.string()) + " --budget 5 --batch 2 --quiet " + "--measure " +
+                    sq("exec:python3 " + harness.string()) + " --out " + sq(out.string()));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    const LayoutGraph lg = load_layout_npz(f.layout_npz, LabelPolicy::kRequirePositive);
+    const std::vector<Json> lines = read_jsonl(out / "measurements.jsonl");
+    REQUIRE(lines.size() == 5);
+    const size_t per = static_cast<size_t>(lg.num_config_nodes()) * kLayoutConfigDim;
+    for (const Json& l : lines) {
+        const auto c = static_cast<size_t>(l["config"].get<int64_t>());
+        double want = 1000;
+        for (size_t i = 0; i < per; ++i) want += std::abs(lg.node_config_feat[c * per + i]);
+        CHECK(l["measured_ns"].get<double>() == want);
+    }
+    CHECK(lines[0]["config"].get<int64_t>() == f.layout_default);
 }
 
 TEST_CASE("segrank tune --refit head refits between rounds and still keeps the budget") {
