@@ -178,4 +178,9 @@ std::unique_ptr<Measurer> make_measurer(const MeasureSpec& spec, const TuneGraph
     return nullptr;
 }
 
+std::unique_ptr<Measurer> make_measurer(std::string_view text, const TuneGraph& graph,
+                                        const MeasureOptions& options) {
+    return make_measurer(parse_measure_spec(text), graph, options);
+}
+
 }  // namespace segrank::tune

@@ -85,4 +85,8 @@ void check_config_shape(const TuneGraph& g, const Config& c);
 std::unique_ptr<Measurer> make_measurer(const MeasureSpec& spec, const TuneGraph& graph,
                                         const MeasureOptions& options);
 
+/// make_measurer(parse_measure_spec(text), graph, options): the backend a --measure value names.
+std::unique_ptr<Measurer> make_measurer(std::string_view text, const TuneGraph& graph,
+                                        const MeasureOptions& options);
+
 }  // namespace segrank::tune

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -25,7 +26,8 @@ namespace {
 //   3 -> hangs (no reply)                  4 -> a line that is not JSON
 //   6 -> a stale reply (previous id), then the right one
 //   8 -> exits with status 3               16 -> runtime_ns -5
-constexpr const char* kHarness = R"(import json, sys, time
+//  11 -> runtime 100 + whether descriptor argv[1] of segrank's is open in the harness
+constexpr const char* kHarness = R"(import json, os, sys, time
 for line in sys.stdin:
     req = json.loads(line)
     b = req["tile"]["output_bounds"][0]
@@ -44,9 +46,12 @@ for line in sys.stdin:
         sys.exit(3)
     elif b == 16:
         print(json.dumps({"id": req["id"], "runtime_ns": -5}), flush=True)
+    elif b == 11:
+        inherited = os.path.exists("/proc/self/fd/" + sys.argv[1])
+        print(json.dumps({"id": req["id"], "runtime_ns": 100 + inherited}), flush=True)
 )";
 
-// A tile graph of one output dim of 32 units: bounds {1,2,3,4,6,8,11,16,32}.
+// A tile graph for requests (the backend reads only its task, name and path).
 TuneGraph exec_graph() {
     TuneGraph g;
     g.task = Task::kTile;
@@ -129,6 +134,10 @@ TEST_CASE(
     }
     const auto harness = write_harness(kHarness);
     const TuneGraph g = exec_graph();
+    // A descriptor without close-on-exec, as a library might leave one: the harness must not get
+    // it.
+    const int stray = ::open("/dev/null", O_RDONLY);
+    REQUIRE(stray >= 0);
     const int fds_before = open_fds();
     std::vector<std::string> log;
     MeasureOptions o;
@@ -137,10 +146,11 @@ TEST_CASE(
     o.log = [&](const std::string& m) { log.push_back(m); };
     pid_t first_pid = -1, second_pid = -1;
     {
-        ExecMeasurer m(g, "exec python3 " + harness.string(), o);
+        ExecMeasurer m(g, "exec python3 " + harness.string() + " " + std::to_string(stray), o);
         CHECK(m.starts() == 0);  // started on the first request
         auto r = m.measure(std::vector<Config>{with_bound(1), with_bound(2), with_bound(4),
-                                               with_bound(6), with_bound(16), with_bound(1)});
+                                               with_bound(6), with_bound(16), with_bound(1),
+                                               with_bound(11)});
         first_pid = m.pid();
         CHECK(m.starts() == 1);
         CHECK(open_fds() == fds_before + 2);  // the two pipe ends, nothing else
@@ -152,6 +162,7 @@ TEST_CASE(
         CHECK(*r[3].runtime_ns == 77);
         CHECK(contains_text(r[4].error, "runtime_ns must be finite and > 0"));
         CHECK(r[5].ok());
+        CHECK(*r[6].runtime_ns == 100);  // the stray descriptor was not inherited
 
         // A hang is killed after the timeout; the next request gets a new process.
         r = m.measure(std::vector<Config>{with_bound(3), with_bound(1)});
@@ -172,6 +183,7 @@ TEST_CASE(
         CHECK(reaped(second_pid));
     }
     CHECK(open_fds() == fds_before);
+    ::close(stray);
     CHECK((::waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD));  // no zombie left
     bool restart_logged = false;
     for (const auto& l : log)
@@ -239,7 +251,8 @@ TEST_CASE("the example harness of docs/tune.md answers the protocol") {
         CHECK(*r[1].runtime_ns == 1e6);
     }
     {
-        ExecMeasurer m(exec_graph(), "python3 " + harness.string(), o);
+        const TuneGraph t = exec_graph();  // borrowed by the measurer: must outlive it
+        ExecMeasurer m(t, "python3 " + harness.string(), o);
         const auto r = m.measure(std::vector<Config>{with_bound(4)});
         REQUIRE_MESSAGE(r[0].ok(), r[0].error);
         CHECK(*r[0].runtime_ns == 1000 + 4);

@@ -49,7 +49,7 @@ TEST_CASE("--measure values parse, and anything else is refused with the valid f
 
 TEST_CASE("recorded: a recorded config gets the file's runtime, another one a failure naming it") {
     const TuneGraph g = tune_graph(synth::synth_tile(tiny_synth(), 0).graph);
-    const auto m = make_measurer({MeasureKind::kRecorded, ""}, g, {});
+    const auto m = make_measurer("recorded", g, {});
     CHECK(m->name() == "recorded");
     std::vector<Config> batch;
     for (int64_t j = 0; j < g.num_recorded(); ++j) batch.push_back(g.recorded_config(j));
