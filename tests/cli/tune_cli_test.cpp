@@ -298,6 +298,46 @@ TEST_CASE(
     CHECK(lines[0]["config"].get<int64_t>() == f.layout_default);
 }
 
+TEST_CASE(
+    "segrank tune under SIGTERM exits 143 keeping every measurement, and --resume continues") {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const Fixture& f = fixture();
+    // The harness answers, and sends SIGTERM to segrank (its parent) while answering the third.
+    const fs::path harness = f.dir / "term_harness.py";
+    std::ofstream(harness) << "import json, os, signal, sys\n"
+                              "n = 0\n"
+                              "for line in sys.stdin:\n"
+                              "    r = json.loads(line)\n"
+                              "    n += 1\n"
+                              "    if n == 3 and os.environ.get('TERM_AT_3'):\n"
+                              "        os.kill(os.getppid(), signal.SIGTERM)\n"
+                              "    print(json.dumps({'id': r['id'], 'runtime_ns': 1000 + n}), "
+                              "flush=True)\n";
+    const fs::path out = f.dir / "term_out";
+    const std::string args = "tune --checkpoint " + sq(f.layout_run.string()) + " --graph " +
+                             sq(f.layout_npz.string()) + " --budget 7 --batch 2 --quiet " +
+                             "--measure " + sq("exec:exec python3 " + harness.string()) +
+                             " --out " + sq(out.string());
+    const auto r =
+        run_command("TERM_AT_3=1 OMP_NUM_THREADS=2 '" + segrank_binary().string() + "' " + args);
+    INFO(r.output);
+    CHECK(r.exit_code == 143);
+    CHECK(contains_text(r.output, "interrupted by signal 15 after 3 measurements"));
+    CHECK(read_jsonl(out / "measurements.jsonl").size() == 3);
+    CHECK(fs::is_regular_file(out / "best.json"));
+    const auto r2 = run_segrank(args + " --resume");
+    INFO(r2.output);
+    CHECK(r2.exit_code == 0);
+    CHECK(contains_text(r2.output, "7 measurements (4 now)"));
+    std::set<int64_t> seen;
+    for (const Json& l : read_jsonl(out / "measurements.jsonl"))
+        CHECK(seen.insert(l["config"].get<int64_t>()).second);
+    CHECK(seen.size() == 7);
+}
+
 TEST_CASE("segrank tune --refit head refits between rounds and still keeps the budget") {
     const Fixture& f = fixture();
     const fs::path out = f.dir / "refit_out";
