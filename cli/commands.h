@@ -17,6 +17,7 @@ int run_stats(int argc, char** argv);        // per-graph / per-collection stati
 int run_train(int argc, char** argv);        // training (single process or mpirun)
 int run_evaluate(int argc, char** argv);     // metrics of a checkpoint on a split
 int run_predict(int argc, char** argv);      // Kaggle submission CSV
+int run_tune(int argc, char** argv);         // which configs to measure next, measured and fed back
 int run_hwmodel(int argc, char** argv);      // analytical-baseline submission / explain
 int run_leaderboard(int argc, char** argv);  // score and rank submissions
 int run_report(int argc, char** argv);       // HTML report of a run directory

@@ -27,6 +27,7 @@ constexpr Command kCommands[] = {
     {"train", segrank::cli::run_train, "train a model: --config configs/X.toml"},
     {"evaluate", segrank::cli::run_evaluate, "metrics of a checkpoint on a split"},
     {"predict", segrank::cli::run_predict, "write a Kaggle-format submission CSV"},
+    {"tune", segrank::cli::run_tune, "choose configs to measure, measure, refit, repeat"},
     {"hwmodel", segrank::cli::run_hwmodel, "analytical TPU baseline submission / explain"},
     {"leaderboard", segrank::cli::run_leaderboard, "validate, score and rank submissions"},
     {"report", segrank::cli::run_report, "self-contained HTML report of a run directory"},

@@ -11,37 +11,18 @@
 #include <span>
 #include <string>
 
+#include "api/cost_model_internal.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "eval/submission.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
+#include "segrank/cost_model.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
 
 namespace segrank::cli {
-
-namespace {
-
-void minmax_normalize(std::vector<double>& v) {
-    if (v.empty()) return;
-    auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    const double a = *lo, b = *hi;
-    for (auto& x : v) x = b > a ? (x - a) / (b - a) : 0.0;
-}
-
-// A model that produces NaN or infinite scores (a diverged or edited checkpoint) must not turn into
-// a submission in default order: refuse before anything is written.
-void require_finite(std::span<const float> s, const std::string& checkpoint,
-                    const std::string& graph) {
-    for (size_t i = 0; i < s.size(); ++i)
-        SEGRANK_CHECK(std::isfinite(s[i]), checkpoint, ": score of config ", i, " of graph '",
-                      graph, "' is ", s[i],
-                      " (the model's parameters are not finite or overflow); nothing written");
-}
-
-}  // namespace
 
 int run_predict(int argc, char** argv) {
     cxxopts::Options options(
@@ -95,38 +76,41 @@ int run_predict(int argc, char** argv) {
     }
     set_num_threads(thread_option(args));
     const bool timing = args.count("timing") > 0;
-    std::optional<int64_t> chunk, cache_mb, tta_orders;
+    // Scoring goes through the library API (include/segrank/cost_model.h), as a tuner's would.
+    ScoreOptions score_options;
     if (args.count("chunk")) {
-        chunk = args["chunk"].as<int64_t>();
-        SEGRANK_CHECK(*chunk >= 1, "--chunk: expected >= 1, got ", *chunk);
+        score_options.chunk_configs = args["chunk"].as<int64_t>();
+        SEGRANK_CHECK(score_options.chunk_configs >= 1, "--chunk: expected >= 1, got ",
+                      score_options.chunk_configs);
     }
     if (args.count("cache-mb")) {
-        cache_mb = args["cache-mb"].as<int64_t>();
-        SEGRANK_CHECK(*cache_mb >= 0 && *cache_mb <= (int64_t{1} << 20),
-                      "--cache-mb: expected 0..1048576, got ", *cache_mb);
+        score_options.cache_mb = args["cache-mb"].as<int64_t>();
+        SEGRANK_CHECK(score_options.cache_mb >= 0 && score_options.cache_mb <= (int64_t{1} << 20),
+                      "--cache-mb: expected 0..1048576, got ", score_options.cache_mb);
     }
     if (args.count("tta-orders")) {
-        tta_orders = args["tta-orders"].as<int64_t>();
-        SEGRANK_CHECK(*tta_orders >= 1 && *tta_orders <= 1024,
-                      "--tta-orders: expected 1..1024, got ", *tta_orders);
+        const int64_t t = args["tta-orders"].as<int64_t>();
+        SEGRANK_CHECK(t >= 1 && t <= 1024, "--tta-orders: expected 1..1024, got ", t);
+        score_options.tta_orders = static_cast<int32_t>(t);
     }
+    score_options.dense = args.count("dense") > 0;
 
-    std::vector<LoadedModel> models;
+    std::optional<CostModel> model;
     std::vector<std::string> checkpoint_names;  // as given, for messages
-    if (!random)
-        for (const auto& c : args["checkpoint"].as<std::vector<std::string>>()) {
-            models.push_back(load_model(c));
-            checkpoint_names.push_back(c);
-        }
-    // An output path naming an input (or the other output) would replace it.
-    for (size_t m = 0; m < models.size(); ++m)
-        for (const char* opt : {"out", "scores"})
-            if (args.count(opt))
-                SEGRANK_CHECK(!same_file(args[opt].as<std::string>(), models[m].file), "--", opt,
-                              " ", args[opt].as<std::string>(),
-                              " is the checkpoint file of --checkpoint ", checkpoint_names[m], " (",
-                              models[m].file.string(), "): give another output path");
-    cfg::DataSection data = random ? cfg::DataSection{} : models.front().cfg.data;
+    if (!random) {
+        checkpoint_names = args["checkpoint"].as<std::vector<std::string>>();
+        model.emplace(checkpoint_names, score_options);
+        // An output path naming an input (or the other output) would replace it.
+        const auto& members = model->impl().members;
+        for (size_t m = 0; m < members.size(); ++m)
+            for (const char* opt : {"out", "scores"})
+                if (args.count(opt))
+                    SEGRANK_CHECK(!same_file(args[opt].as<std::string>(), members[m].lm.file), "--",
+                                  opt, " ", args[opt].as<std::string>(),
+                                  " is the checkpoint file of --checkpoint ", checkpoint_names[m],
+                                  " (", members[m].lm.file.string(), "): give another output path");
+    }
+    cfg::DataSection data = random ? cfg::DataSection{} : model->impl().members.front().lm.cfg.data;
     if (args.count("data")) data.root = args["data"].as<std::string>();
     data.collections.clear();  // every collection of the split; each model scores its own task
     const std::string split = args["split"].as<std::string>();
@@ -146,27 +130,10 @@ int run_predict(int argc, char** argv) {
             used = 1;
         }
         const auto t0 = std::chrono::steady_clock::now();
-        for (size_t m = 0; m < models.size(); ++m) {
-            LoadedModel& lm = models[m];
-            if (lm.task != e.collection.task) continue;
-            PrepareOptions prep = prepare_options_from(lm.cfg);
-            prep.require_labels = false;
-            auto pg = prepare_graph(e, lm.normalizer, *lm.model, prep);
-            GstOptions opt = gst_options_from(lm.cfg);
-            if (tta_orders) opt.tta_orders = static_cast<int32_t>(*tta_orders);
-            if (args.count("dense")) opt.dedupe_rows = false;
-            const InferenceChunk ch =
-                inference_chunk(*lm.model, opt, chunk.value_or(lm.cfg.eval.chunk_configs),
-                                chunk.value_or(lm.cfg.eval.dedupe_chunk_configs));
-            std::vector<float> s =
-                score_graph(*lm.model, *pg, pg->configs, ch.configs, opt, ch.max_bytes,
-                            cache_mb.value_or(lm.cfg.eval.cache_mb) << 20);
-            require_finite(s, checkpoint_names[m], submission_id(e.collection, e.name));
-            std::vector<double> d(s.begin(), s.end());
-            if (models.size() > 1) minmax_normalize(d);
-            if (ensemble.empty()) ensemble.assign(d.size(), 0.0);
-            for (size_t i = 0; i < d.size(); ++i) ensemble[i] += d[i];
-            ++used;
+        if (model &&
+            model->covers(e.collection.task == Task::kTile ? CostTask::kTile : CostTask::kLayout)) {
+            ensemble = model->score(graph_from_entry(e, submission_id(e.collection, e.name)));
+            used = 1;
         }
         if (used == 0) {
             ++skipped;

@@ -2,7 +2,7 @@
 # Layering check (docs/architecture.md#folders): every `#include "B/..."` in a source of folder A
 # must point down the folder order
 #   gnn/core -> util -> {data, gnn, hwmodel} -> tune -> segments -> sampling -> gst -> eval
-#   -> report -> trainer -> cli
+#   -> report -> trainer -> api -> cli
 # (B == A, or B earlier; on the shared level only hwmodel may include data), and each third-party
 # API is included only by its one owner file or folder (docs/architecture.md#third-party-libraries).
 # tests/<area>/ is checked as the folder it tests (core = gnn/core, hlo = data, mpi = trainer);
@@ -24,8 +24,8 @@ fi
 # shellcheck disable=SC2086
 printf '%s\n' $files | while read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done | xargs awk '
 BEGIN {
-    order = "gnn/core -> util -> {data, gnn, hwmodel} -> tune -> segments -> sampling -> gst -> eval -> report -> trainer -> cli"
-    n = split("gnn/core:0 util:1 data:2 gnn:2 hwmodel:2 tune:3 segments:4 sampling:5 gst:6 eval:7 report:8 trainer:9 cli:10", kv, " ")
+    order = "gnn/core -> util -> {data, gnn, hwmodel} -> tune -> segments -> sampling -> gst -> eval -> report -> trainer -> api -> cli"
+    n = split("gnn/core:0 util:1 data:2 gnn:2 hwmodel:2 tune:3 segments:4 sampling:5 gst:6 eval:7 report:8 trainer:9 api:10 cli:11", kv, " ")
     for (i = 1; i <= n; i++) { split(kv[i], p, ":"); level[p[1]] = p[2] + 0 }
     same_level_ok["hwmodel>data"] = 1
     test_area["core"] = "gnn/core"; test_area["hlo"] = "data"; test_area["mpi"] = "trainer"
@@ -88,7 +88,10 @@ FNR == 1 {
     if (inc !~ /^"/ || exempt) next
     path = substr(inc, 2, length(inc) - 2)
     if (path !~ /\//) { if (src in level) report(inc ": includes are rooted at the repository root (\"folder/file.h\")"); next }
-    if (path ~ /^tests\//) {
+    if (path ~ /^segrank\//) {
+        # include/segrank/: the installed public headers of the api folder
+        dst = "api"
+    } else if (path ~ /^tests\//) {
         if (!is_test) { report(who " includes " inc " (tests/ is for tests only)"); next }
         split(path, c, "/")
         if (c[2] == "support") next

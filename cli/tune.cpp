@@ -1,0 +1,195 @@
+// `segrank tune`: which configurations of one graph to measure next, measured and fed back into
+// the cost model round by round (docs/tune.md). The rounds, files and resume are in
+// cli/tune_rounds.*; this file parses the options, chooses the measurement backend and turns
+// SIGINT/SIGTERM into a clean stop.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cxxopts.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/cost_model_internal.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/tune_rounds.h"
+#include "gnn/core/check.h"
+#include "gnn/core/parallel.h"
+#include "tune/candidates.h"
+#include "tune/config.h"
+#include "tune/measure.h"
+
+namespace segrank::cli {
+
+namespace {
+
+std::atomic<int> g_stop{0};
+
+extern "C" void on_stop_signal(int sig) { g_stop.store(sig); }
+
+// Restores the previous SIGINT/SIGTERM handlers on scope exit.
+class StopSignals {
+public:
+    StopSignals() {
+        struct sigaction sa {};
+        sa.sa_handler = on_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int_);
+        sigaction(SIGTERM, &sa, &old_term_);
+    }
+    ~StopSignals() {
+        sigaction(SIGINT, &old_int_, nullptr);
+        sigaction(SIGTERM, &old_term_, nullptr);
+    }
+    StopSignals(const StopSignals&) = delete;
+    StopSignals& operator=(const StopSignals&) = delete;
+
+private:
+    struct sigaction old_int_ {};
+    struct sigaction old_term_ {};
+};
+
+// g's record (structure, recorded rows and runtimes) as the tune/ parts take it.
+tune::TuneGraph tune_record(const Graph& g) {
+    std::lock_guard<std::recursive_mutex> lock(cost_model_mutex());
+    const Graph::Impl& gi = *g.impl();
+    if (g.task() == CostTask::kTile)
+        return tune::tune_graph(gi.entry.source->load_tile(gi.entry.index, ConfigRows::all()));
+    return tune::tune_graph(gi.entry.source->load_layout(gi.entry.index, ConfigRows::all()));
+}
+
+// The measurement seam: the backend --measure names (tune/measure.h: recorded, hwmodel[:NAME],
+// exec:CMD) for the graph `record` (which must outlive the result).
+MeasureFn make_measure(const std::string& spec, const tune::TuneGraph& record,
+                       const tune::MeasureOptions& options) {
+    std::shared_ptr<tune::Measurer> m =
+        tune::make_measurer(tune::parse_measure_spec(spec), record, options);
+    return [m](std::span<const tune::Config> configs) {
+        const std::vector<tune::Measurement> r = m->measure(configs);
+        SEGRANK_CHECK(r.size() == configs.size(), "--measure ", m->name(), ": ", r.size(),
+                      " results for ", configs.size(), " configs");
+        std::vector<Measured> out;
+        for (const auto& x : r) out.push_back({x.runtime_ns, x.error});
+        return out;
+    };
+}
+
+}  // namespace
+
+int run_tune(int argc, char** argv) {
+    cxxopts::Options options(
+        "segrank tune",
+        "Choose, round by round, which configurations of one graph to measure next: the default\n"
+        "first, then the cost model's best unmeasured configs plus exploration, refitting the\n"
+        "model on the measured runtimes (docs/tune.md).");
+    options.add_options()("checkpoint", "run directory or .ckpt.h5 file (repeat to ensemble)",
+                          cxxopts::value<std::vector<std::string>>())(
+        "graph", "the graph: FILE.npz, STORE.h5:NAME or FILE.pb[:MODULE]",
+        cxxopts::value<std::string>())("budget", "total measurements (the default's included)",
+                                       cxxopts::value<int64_t>())(
+        "batch", "configs measured per round", cxxopts::value<int64_t>()->default_value("8"))(
+        "candidates",
+        "recorded (the graph's own configs) | search (new configs of the module's search space)",
+        cxxopts::value<std::string>()->default_value("recorded"))(
+        "pool", "search: proposals scored per round (default max(64, 8 x batch))",
+        cxxopts::value<int64_t>()->default_value("0"))(
+        "measure", "recorded | hwmodel | hwmodel:NAME | exec:CMD (docs/tune.md)",
+        cxxopts::value<std::string>()->default_value("recorded"))(
+        "noise", "hwmodel: log-normal noise sigma of each measurement (0..5)",
+        cxxopts::value<double>()->default_value("0"))(
+        "timeout", "exec: seconds per measurement request",
+        cxxopts::value<double>()->default_value("60"))(
+        "max-restarts", "exec: restarts of the process after it dies or times out",
+        cxxopts::value<int>()->default_value("3"))(
+        "refit", "between rounds: none | head | full",
+        cxxopts::value<std::string>()->default_value("none"))(
+        "refit-steps", "AdamW steps per refit", cxxopts::value<int>()->default_value("200"))(
+        "refit-lr", "refit learning rate", cxxopts::value<double>()->default_value("0.001"))(
+        "seed", "exploration seed", cxxopts::value<int64_t>()->default_value("0"))(
+        "out", "output directory (measurements.jsonl, best.json, tune.json)",
+        cxxopts::value<std::string>())("resume", "continue the run in --out")(
+        "threads", "OpenMP threads (default: all cores)",
+        cxxopts::value<int>()->default_value("0"))("quiet", "no progress lines")("h,help",
+                                                                                 "show this help");
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
+    SEGRANK_CHECK(args.count("checkpoint"), "missing --checkpoint RUN_DIR");
+    SEGRANK_CHECK(args.count("graph"), "missing --graph FILE.npz | STORE.h5:NAME | FILE.pb");
+    SEGRANK_CHECK(args.count("budget"), "missing --budget N");
+    SEGRANK_CHECK(args.count("out"), "missing --out DIR");
+    TuneOptions o;
+    o.budget = args["budget"].as<int64_t>();
+    SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
+    o.batch = args["batch"].as<int64_t>();
+    SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
+    const std::string candidates = args["candidates"].as<std::string>();
+    SEGRANK_CHECK(candidates == "recorded" || candidates == "search",
+                  "--candidates: expected recorded or search, got '", candidates, "'");
+    o.pool = args["pool"].as<int64_t>();
+    SEGRANK_CHECK(o.pool >= 0 && o.pool <= 1000000, "--pool: expected 0..1000000, got ", o.pool);
+    o.refit = parse_refit(args["refit"].as<std::string>());
+    o.refit_steps = args["refit-steps"].as<int>();
+    SEGRANK_CHECK(o.refit_steps >= 1 && o.refit_steps <= 100000,
+                  "--refit-steps: expected 1..100000, got ", o.refit_steps);
+    o.refit_lr = args["refit-lr"].as<double>();
+    SEGRANK_CHECK(std::isfinite(o.refit_lr) && o.refit_lr > 0 && o.refit_lr <= 1,
+                  "--refit-lr: expected a number in (0, 1], got ", o.refit_lr);
+    const int64_t seed = args["seed"].as<int64_t>();
+    SEGRANK_CHECK(seed >= 0, "--seed: expected >= 0, got ", seed);
+    o.seed = static_cast<uint64_t>(seed);
+    o.out = args["out"].as<std::string>();
+    o.resume = args.count("resume") > 0;
+    o.measure = args["measure"].as<std::string>();
+    o.progress = args.count("quiet") == 0;
+    set_num_threads(thread_option(args));
+
+    CostModel model(args["checkpoint"].as<std::vector<std::string>>());
+    const Graph g = Graph::open(args["graph"].as<std::string>());
+    tune::MeasureOptions mo;
+    mo.noise_sigma = args["noise"].as<double>();
+    mo.seed = o.seed;
+    mo.timeout_s = args["timeout"].as<double>();
+    mo.max_restarts = args["max-restarts"].as<int>();
+    mo.log = [](const std::string& line) {
+        std::fprintf(stderr, "segrank tune: %s\n", line.c_str());
+    };
+    const tune::TuneGraph record = tune_record(g);
+    const MeasureFn measure = make_measure(o.measure, record, mo);
+    std::optional<tune::CandidateGenerator> generator;
+    if (candidates == "search") {
+        generator.emplace(tune::SearchSpace::build(record), o.seed);
+        o.generator = &*generator;
+    }
+    g_stop.store(0);
+    StopSignals signals;
+    o.stop = &g_stop;
+    const TuneResult r = tune_rounds(model, g, record, measure, o);
+    if (r.interrupted_by) {
+        std::fprintf(stderr,
+                     "segrank tune: interrupted by signal %d after %lld measurements; every "
+                     "measurement is in %s (continue with --resume)\n",
+                     r.interrupted_by, static_cast<long long>(r.measured), o.out.c_str());
+        return 128 + r.interrupted_by;
+    }
+    std::printf("segrank tune: %lld measurements (%lld now) -> %s/best.json: ",
+                static_cast<long long>(r.measured), static_cast<long long>(r.measured_now),
+                o.out.c_str());
+    if (r.best_ns) {
+        if (r.best_config >= 0)
+            std::printf("config %lld, %.0f ns", static_cast<long long>(r.best_config), *r.best_ns);
+        else
+            std::printf("%s (not a row of the file), %.0f ns", tune::describe(*r.best).c_str(),
+                        *r.best_ns);
+        if (r.default_ns)
+            std::printf(", %.3fx the default (config %lld, %.0f ns)", *r.default_ns / *r.best_ns,
+                        static_cast<long long>(r.default_config), *r.default_ns);
+        std::printf("\n");
+    } else {
+        std::printf("no successful measurement\n");
+    }
+    return 0;
+}
+
+}  // namespace segrank::cli
