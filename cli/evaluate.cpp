@@ -24,7 +24,10 @@ int run_evaluate(int argc, char** argv) {
         "Kaggle score per graph and per collection. Test splits without runtimes are refused.\n"
         "Metrics are computed on the predicted order (score ties broken by config index, as in a\n"
         "`segrank predict` submission), so `segrank leaderboard` on that submission agrees; the\n"
-        "JSON also carries kendall_raw, tau-b of the raw scores (score ties counted as ties).");
+        "JSON also carries kendall_raw, tau-b of the raw scores (score ties counted as ties).\n"
+        "Tile models trained with an mse term also get mape and medape, the mean and median\n"
+        "absolute percentage error of the predicted kernel runtimes (docs/metrics.md#runtime-\n"
+        "regression).");
     options.add_options()("checkpoint",
                           "run directory (best.ckpt.h5, else last.ckpt.h5) or a .ckpt.h5 file",
                           cxxopts::value<std::string>())(
@@ -82,20 +85,34 @@ int run_evaluate(int argc, char** argv) {
             std::printf("segrank evaluate: %s on %s (%zu graphs)\n", lm.file.string().c_str(),
                         what.c_str(), mine.size());
             const auto f4 = [](double v) { return format_fixed(v, 4, "nan"); };
+            // The runtime regression columns appear when some graph has them (tile, mse term).
+            bool regression = false;
+            for (const auto& c : r.collections) regression = regression || !std::isnan(c.mape);
             TextTable per_graph;
             per_graph.header = {"graph",     "configs",   "kendall", "opa",
                                 "slowdown1", "slowdown5", "slowdn10"};
-            for (const auto& g : r.graphs)
+            if (regression) per_graph.header.insert(per_graph.header.end(), {"mape", "medape"});
+            for (const auto& g : r.graphs) {
                 per_graph.rows.push_back({g.name, std::to_string(g.num_configs), f4(g.kendall_tau),
                                           f4(g.opa), f4(g.slowdown_1), f4(g.slowdown_5),
                                           f4(g.slowdown_10)});
+                if (regression)
+                    per_graph.rows.back().insert(per_graph.rows.back().end(),
+                                                 {f4(g.mape), f4(g.median_ape)});
+            }
             TextTable per_collection;
             per_collection.header = {"collection", "graphs",    "kendall",  "opa",
                                      "slowdown1",  "slowdown5", "slowdn10", "score"};
-            for (const auto& c : r.collections)
+            if (regression)
+                per_collection.header.insert(per_collection.header.end(), {"mape", "medape"});
+            for (const auto& c : r.collections) {
                 per_collection.rows.push_back({c.collection, std::to_string(c.num_graphs),
                                                f4(c.kendall_tau), f4(c.opa), f4(c.slowdown_1),
                                                f4(c.slowdown_5), f4(c.slowdown_10), f4(c.score)});
+                if (regression)
+                    per_collection.rows.back().insert(per_collection.rows.back().end(),
+                                                      {f4(c.mape), f4(c.median_ape)});
+            }
             std::fputs(format_text(per_graph, 2, "  ").c_str(), stdout);
             std::fputs(format_text(per_collection, 2, "  ").c_str(), stdout);
             std::printf("  overall %.6f\n", r.overall);

@@ -18,6 +18,7 @@
 #include "data/hlo/featurizer.h"
 #include "data/hlo/proto_reader.h"
 #include "gnn/core/check.h"
+#include "hwmodel/loop_trips.h"
 #include "util/atomic_file.h"
 
 namespace segrank::cli {
@@ -157,7 +158,11 @@ int run_ingest(int argc, char** argv) {
         } else {
             auto res = hlo::featurize_layout(mt, where);
             p.skip_reason = res.skip_reason;
-            if (res.graph) p.graph = std::move(*res.graph);
+            if (res.graph) {
+                // The loops' trip counts beside the features (docs/files.md#loop-trip-counts).
+                res.graph->node_loop_trips = hw::node_loop_trips(mt.module);
+                p.graph = std::move(*res.graph);
+            }
             dir = out / "npz" / "layout" / "xla" / search / split;
         }
         if (p.skip_reason.empty()) {

@@ -118,6 +118,13 @@ LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy label
     z.read_i8("node_config_feat", g.node_config_feat);
     g.node_splits.resize(static_cast<size_t>(sp.num_elements()));
     z.read_i64("node_splits", g.node_splits);
+    if (z.contains("node_loop_trips")) {  // optional (docs/files.md#loop-trip-counts)
+        const NpyHeader lt = header_of(z, "node_loop_trips", 2, "(n, 2)");
+        expect_dim(z, "node_loop_trips", lt, 0, g.num_nodes(), "node_opcode (n,)");
+        expect_dim(z, "node_loop_trips", lt, 1, kLoopTripCols, "2 columns (log2 trips, unknown)");
+        g.node_loop_trips.resize(static_cast<size_t>(lt.num_elements()));
+        z.read_f32("node_loop_trips", g.node_loop_trips);
+    }
     validate(g, labels, path.string());
     return g;
 }
@@ -151,6 +158,8 @@ void save_layout_npz(const LayoutGraph& g, const std::filesystem::path& path,
     w.add_f32("node_config_feat", {g.num_configs(), g.num_config_nodes(), kLayoutConfigDim}, feat);
     w.add_i64("config_runtime", {g.num_configs()}, g.config_runtime);
     w.add_i64("node_splits", {1, static_cast<int64_t>(g.node_splits.size())}, g.node_splits);
+    if (!g.node_loop_trips.empty())
+        w.add_f32("node_loop_trips", {g.num_nodes(), kLoopTripCols}, g.node_loop_trips);
     w.finish();
 }
 

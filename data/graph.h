@@ -19,6 +19,7 @@ inline constexpr int kTileConfigDim =
 inline constexpr int kLayoutConfigDim =
     18;  ///< node_config_feat slots (docs/files.md#layout-config-features)
 inline constexpr int kNumOpcodes = 121;  ///< opcode ids 0..120 (0 = unknown)
+inline constexpr int kLoopTripCols = 2;  ///< node_loop_trips columns (log2 trips, unknown flag)
 
 /// What every graph has: nodes, opcodes and "user -> producer" edges.
 struct GraphStructure {
@@ -48,6 +49,11 @@ struct LayoutGraph : GraphStructure {
     std::vector<int8_t> node_config_feat;  ///< [c, nc, 18] values -1..5 (int8: 4x less than f32)
     std::vector<int64_t> config_runtime;   ///< [c] ns (0 in test splits)
     std::vector<int64_t> node_splits;      ///< [k] boundaries, 0 first and n last (flattened (1,k))
+    /// Optional npz member `node_loop_trips` [n, 2] float32 (docs/files.md#loop-trip-counts), empty
+    /// when the file has none (the published npz files): per node, column 0 = log2 of the product
+    /// of the known trip counts of the while loops enclosing it (0 outside loops), column 1 = 1
+    /// when some enclosing loop's trip count is unknown, else 0. Written by ingest and synth.
+    std::vector<float> node_loop_trips;
 
     int64_t num_configs() const { return static_cast<int64_t>(config_runtime.size()); }
     int64_t num_config_nodes() const { return static_cast<int64_t>(node_config_ids.size()); }
@@ -84,6 +90,10 @@ void validate(const LayoutGraph& g, LabelPolicy labels, const std::string& where
 /// node_opcode [p] in range) and edges whose ends are whole-graph ids < first_node + p (a part may
 /// point into earlier parts). Messages give whole-graph node indices.
 void validate_part(const GraphStructure& part, int64_t first_node, const std::string& where);
+/// Checks an optional node_loop_trips member of a graph of `n` nodes: empty, or [n, 2] with column
+/// 0 finite in [0, 64] and column 1 in {0, 1}. Throws segrank::Error naming `where`, the key and
+/// the node.
+void validate_loop_trips(std::span<const float> trips, int64_t n, const std::string& where);
 /// The layout checks of validate(LayoutGraph) for a graph of `n` nodes: node_config_ids,
 /// node_config_feat, config_runtime and node_splits; g's structure fields are not read.
 void validate_layout_configs(const LayoutGraph& g, int64_t n, LabelPolicy labels,

@@ -144,7 +144,28 @@ void GraphStoreWriter::write_layout_configs(H5Group& gg, const LayoutGraph& g) {
     gg.write<int64_t>("config_runtime", {c}, cspan(g.config_runtime), runtime_options());
     gg.write<int64_t>("node_splits", {static_cast<int64_t>(g.node_splits.size())},
                       cspan(g.node_splits));
+    if (!g.node_loop_trips.empty())  // optional (docs/files.md#loop-trip-counts)
+        gg.write<float>(
+            "node_loop_trips",
+            {static_cast<int64_t>(g.node_loop_trips.size()) / kLoopTripCols, kLoopTripCols},
+            cspan(g.node_loop_trips));
 }
+
+namespace {
+
+// The optional node_loop_trips dataset of a layout graph of n nodes (empty when absent).
+std::vector<float> read_loop_trips(const H5Group& gg, int64_t n) {
+    if (!gg.has("node_loop_trips")) return {};
+    const H5Dataset d = gg.open_dataset("node_loop_trips");
+    const auto s = d.shape();
+    SEGRANK_CHECK(s.size() == 2 && s[0] == n && s[1] == kLoopTripCols, d.where(),
+                  ": expected shape (n, 2) with n = ", n);
+    std::vector<float> trips = d.read<float>();
+    validate_loop_trips(trips, n, d.where());
+    return trips;
+}
+
+}  // namespace
 
 void GraphStoreWriter::add(const LayoutGraph& g) {
     validate(g, LabelPolicy::kAllowTestZeros, g.source.string());
@@ -338,6 +359,7 @@ LayoutGraph GraphStore::load_layout(int64_t i, const ConfigRows& rows) const {
     g.node_config_feat = rows_of<int8_t>(cf, rows);
     g.config_runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
     g.node_splits = gg.open_dataset("node_splits").read<int64_t>();
+    g.node_loop_trips = read_loop_trips(gg, g.num_nodes());
     validate(g, labels_, gg.where());
     return g;
 }
@@ -524,6 +546,7 @@ LayoutGraph GraphStore::load_layout_structure(int64_t i) const {
     load_structure(gg, i, g, /*node_feat=*/false);
     check_structure_only(g, gg.open_dataset("node_feat").shape()[0], gg.where());
     read_layout_index(gg, g.num_nodes(), g.node_config_ids, g.node_splits);
+    g.node_loop_trips = read_loop_trips(gg, g.num_nodes());
     return g;
 }
 

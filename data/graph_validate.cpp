@@ -111,6 +111,22 @@ void validate(const TileGraph& g, LabelPolicy labels, const std::string& where) 
     }
 }
 
+void validate_loop_trips(std::span<const float> trips, int64_t n, const std::string& where) {
+    if (trips.empty()) return;  // optional member
+    SEGRANK_CHECK(static_cast<int64_t>(trips.size()) == n * kLoopTripCols,
+                  at_key(where, "node_loop_trips"), ": has ", trips.size(),
+                  " values, expected n*2 = ", n, "*", kLoopTripCols);
+    for (int64_t v = 0; v < n; ++v) {
+        const float log2_trips = trips[static_cast<size_t>(v * kLoopTripCols)];
+        const float unknown = trips[static_cast<size_t>(v * kLoopTripCols + 1)];
+        SEGRANK_CHECK(std::isfinite(log2_trips) && log2_trips >= 0 && log2_trips <= 64,
+                      at_key(where, "node_loop_trips"), ": node ", v, " has log2 trip count ",
+                      log2_trips, ", expected a finite value in [0, 64]");
+        SEGRANK_CHECK(unknown == 0.0f || unknown == 1.0f, at_key(where, "node_loop_trips"),
+                      ": node ", v, " has unknown flag ", unknown, ", expected 0 or 1");
+    }
+}
+
 void validate(const LayoutGraph& g, LabelPolicy labels, const std::string& where) {
     validate_structure(g, 0, where);
     validate_layout_configs(g, g.num_nodes(), labels, where);
@@ -141,6 +157,7 @@ void validate_layout_configs(const LayoutGraph& g, int64_t n, LabelPolicy labels
                       "] value ", v, " out of range [-1, 5]");
     }
     validate_runtimes(g.config_runtime, labels, where, "config_runtime");
+    validate_loop_trips(g.node_loop_trips, n, where);
     const auto& s = g.node_splits;
     SEGRANK_CHECK(!s.empty() && s.front() == 0 && s.back() == n, at_key(where, "node_splits"),
                   ": must start at 0 and end at n = ", n, " (got ", s.size(), " values, first ",

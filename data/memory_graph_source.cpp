@@ -141,6 +141,7 @@ LayoutGraph MemoryGraphSource::load_layout(int64_t i, const ConfigRows& rows) co
     g.node_config_feat = std::move(t.layout_feat);
     g.config_runtime = std::move(t.runtime);
     g.node_splits = layout_.node_splits;
+    g.node_loop_trips = layout_.node_loop_trips;
     return g;
 }
 
@@ -195,6 +196,7 @@ LayoutGraph MemoryGraphSource::load_layout_structure(int64_t i) const {
     copy_structure(layout_, g, /*with_feat=*/false);
     g.node_config_ids = layout_.node_config_ids;
     g.node_splits = layout_.node_splits;
+    g.node_loop_trips = layout_.node_loop_trips;
     return g;
 }
 

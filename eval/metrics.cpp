@@ -191,6 +191,54 @@ GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scor
     return m;
 }
 
+RuntimeErrors runtime_errors(const std::string& name, std::span<const double> predicted,
+                             std::span<const double> targets) {
+    SEGRANK_CHECK(predicted.size() == targets.size(), name, ": ", predicted.size(),
+                  " predicted runtimes for ", targets.size(), " targets");
+    SEGRANK_CHECK(!targets.empty(), name, ": no configs to compute runtime errors on");
+    std::vector<double> ape(targets.size());
+    for (size_t i = 0; i < targets.size(); ++i) {
+        SEGRANK_CHECK(std::isfinite(targets[i]) && targets[i] > 0, name, ": config ", i,
+                      " has target ", targets[i], "; runtime errors need finite targets > 0");
+        SEGRANK_CHECK(std::isfinite(predicted[i]), name, ": config ", i,
+                      " has a non-finite predicted runtime ", predicted[i]);
+        ape[i] = std::abs(predicted[i] - targets[i]) / targets[i];
+    }
+    RuntimeErrors r;
+    r.mape = std::accumulate(ape.begin(), ape.end(), 0.0) / static_cast<double>(ape.size());
+    const size_t mid = ape.size() / 2;
+    std::nth_element(ape.begin(), ape.begin() + static_cast<std::ptrdiff_t>(mid), ape.end());
+    r.median_ape = ape[mid];
+    if (ape.size() % 2 == 0)
+        r.median_ape =
+            0.5 * (r.median_ape +
+                   *std::max_element(ape.begin(), ape.begin() + static_cast<std::ptrdiff_t>(mid)));
+    return r;
+}
+
+std::vector<double> destandardized_runtimes(const std::string& name, std::span<const float> scores,
+                                            std::span<const double> targets) {
+    SEGRANK_CHECK(scores.size() == targets.size(), name, ": ", scores.size(), " scores for ",
+                  targets.size(), " targets");
+    SEGRANK_CHECK(!targets.empty(), name, ": no configs to predict runtimes for");
+    double mean = 0;
+    for (size_t i = 0; i < targets.size(); ++i) {
+        SEGRANK_CHECK(std::isfinite(targets[i]) && targets[i] > 0, name, ": config ", i,
+                      " has target ", targets[i], "; runtimes need finite targets > 0");
+        SEGRANK_CHECK(std::isfinite(scores[i]), name, ": config ", i, " has a non-finite score");
+        mean += std::log(targets[i]);
+    }
+    const auto c = static_cast<double>(targets.size());
+    mean /= c;
+    double var = 0;
+    for (double t : targets) var += (std::log(t) - mean) * (std::log(t) - mean);
+    const double sd = std::sqrt(var / c);
+    std::vector<double> out(targets.size());
+    for (size_t i = 0; i < targets.size(); ++i)
+        out[i] = std::exp(mean + sd * static_cast<double>(scores[i]));
+    return out;
+}
+
 CollectionMetrics aggregate_collection(const std::string& collection, Task task,
                                        std::span<const GraphMetrics> graphs) {
     SEGRANK_CHECK(!graphs.empty(), collection, ": no graphs to aggregate");
@@ -223,6 +271,18 @@ CollectionMetrics aggregate_collection(const std::string& collection, Task task,
     cm.slowdown_5 = s5 / n;
     cm.slowdown_10 = s10 / n;
     cm.score = task == Task::kTile ? 1.0 - cm.slowdown_5 : cm.kendall_tau;
+    double mape_sum = 0, median_sum = 0;
+    int64_t regressed = 0;
+    for (const GraphMetrics& g : graphs) {
+        if (std::isnan(g.mape)) continue;
+        mape_sum += g.mape;
+        median_sum += g.median_ape;
+        ++regressed;
+    }
+    if (regressed > 0) {
+        cm.mape = mape_sum / static_cast<double>(regressed);
+        cm.median_ape = median_sum / static_cast<double>(regressed);
+    }
     return cm;
 }
 
@@ -233,30 +293,45 @@ double overall_score(std::span<const CollectionMetrics> collections) {
     return sum / static_cast<double>(collections.size());
 }
 
+namespace {
+
+// The runtime regression keys exist only where it was computed (tile graphs, an mse term).
+Json with_runtime_errors(Json j, double mape, double median_ape) {
+    if (!std::isnan(mape)) {
+        j["mape"] = mape;
+        j["median_ape"] = median_ape;
+    }
+    return j;
+}
+
+}  // namespace
+
 Json to_json(const GraphMetrics& m) {
-    return Json{{"graph", m.name},
-                {"num_configs", m.num_configs},
-                {"targets_constant", m.targets_constant},
-                {"kendall_tau", m.kendall_tau},
-                {"kendall_raw", m.kendall_raw},
-                {"opa", m.opa},
-                {"slowdown_1", m.slowdown_1},
-                {"slowdown_5", m.slowdown_5},
-                {"slowdown_10", m.slowdown_10}};
+    return with_runtime_errors(Json{{"graph", m.name},
+                                    {"num_configs", m.num_configs},
+                                    {"targets_constant", m.targets_constant},
+                                    {"kendall_tau", m.kendall_tau},
+                                    {"kendall_raw", m.kendall_raw},
+                                    {"opa", m.opa},
+                                    {"slowdown_1", m.slowdown_1},
+                                    {"slowdown_5", m.slowdown_5},
+                                    {"slowdown_10", m.slowdown_10}},
+                               m.mape, m.median_ape);
 }
 
 Json to_json(const CollectionMetrics& m) {
-    return Json{{"collection", m.collection},
-                {"task", m.task == Task::kTile ? "tile" : "layout"},
-                {"num_graphs", m.num_graphs},
-                {"num_uninformative", m.num_uninformative},
-                {"kendall_tau", m.kendall_tau},
-                {"kendall_raw", m.kendall_raw},
-                {"opa", m.opa},
-                {"slowdown_1", m.slowdown_1},
-                {"slowdown_5", m.slowdown_5},
-                {"slowdown_10", m.slowdown_10},
-                {"score", m.score}};
+    return with_runtime_errors(Json{{"collection", m.collection},
+                                    {"task", m.task == Task::kTile ? "tile" : "layout"},
+                                    {"num_graphs", m.num_graphs},
+                                    {"num_uninformative", m.num_uninformative},
+                                    {"kendall_tau", m.kendall_tau},
+                                    {"kendall_raw", m.kendall_raw},
+                                    {"opa", m.opa},
+                                    {"slowdown_1", m.slowdown_1},
+                                    {"slowdown_5", m.slowdown_5},
+                                    {"slowdown_10", m.slowdown_10},
+                                    {"score", m.score}},
+                               m.mape, m.median_ape);
 }
 
 }  // namespace segrank

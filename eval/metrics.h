@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <span>
 #include <string>
@@ -75,6 +76,11 @@ struct GraphMetrics {
     double slowdown_1 = 0.0;   ///< slowdown@1 (fraction, 0 = the best config ranked first)
     double slowdown_5 = 0.0;   ///< slowdown@5
     double slowdown_10 = 0.0;  ///< slowdown@10
+    /// Runtime regression (docs/metrics.md#runtime-regression): mean and median absolute
+    /// percentage error of the predicted runtimes, as fractions (0.1 = 10 %); NaN when not computed
+    /// (layout graphs, models without an mse term).
+    double mape = std::numeric_limits<double>::quiet_NaN();
+    double median_ape = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Evaluates one graph. scores: [c] model scores (higher = slower); targets: [c] ground truth
@@ -106,7 +112,33 @@ struct CollectionMetrics {
     double slowdown_5 = 0.0;        ///< mean slowdown@5
     double slowdown_10 = 0.0;       ///< mean slowdown@10
     double score = 0.0;             ///< Kaggle: tile 1 - slowdown_5; layout kendall_tau
+    /// Means over the graphs with a runtime regression (GraphMetrics::mape / median_ape); NaN when
+    /// no graph has one.
+    double mape = std::numeric_limits<double>::quiet_NaN();
+    double median_ape = std::numeric_limits<double>::quiet_NaN();
 };
+
+/// Absolute percentage errors of predicted runtimes (docs/metrics.md#runtime-regression).
+struct RuntimeErrors {
+    double mape = 0.0;        ///< mean over configs of |predicted - target| / target
+    double median_ape = 0.0;  ///< median of the same (mean of the two middle values for even c)
+};
+
+/// MAPE and median APE of `predicted` against `targets` ([c] each, same units, e.g. ns or runtime
+/// / normalizer). Throws segrank::Error naming `name` on length mismatch, c == 0, a non-finite
+/// prediction or a target that is not finite and > 0.
+RuntimeErrors runtime_errors(const std::string& name, std::span<const double> predicted,
+                             std::span<const double> targets);
+
+/// Runtimes predicted by scores in the mse term's units (docs/losses.md#mse-on-the-log-target):
+/// the mse target of a graph is its log runtimes standardized over the graph's configs, so a score
+/// s_i de-standardizes to exp(mu + sigma * s_i), with mu and sigma the mean and population std of
+/// log(targets) over these configs: the graph's level and spread come from its measurements, the
+/// model predicts where each config lies within them. Constant targets (sigma = 0) give every
+/// config exp(mu). scores, targets: [c] -> [c] in the targets' units. Throws segrank::Error naming
+/// `name` on length mismatch, c == 0, non-finite scores or targets that are not finite and > 0.
+std::vector<double> destandardized_runtimes(const std::string& name, std::span<const float> scores,
+                                            std::span<const double> targets);
 
 /// Aggregates graph metrics of one collection. Throws segrank::Error if `graphs` is empty.
 CollectionMetrics aggregate_collection(const std::string& collection, Task task,

@@ -97,6 +97,10 @@ struct ModelConfig {
     /// `model.loop_depth` (layout only; docs/model.md#loop-depth): one more node feature column,
     /// each node's while-loop depth (data/loop_depth.h); feat_dim counts it.
     bool loop_depth = false;
+    /// `model.trip_counts` (layout only; docs/model.md#loop-trip-counts): two more node feature
+    /// columns after the depth one, log2 of the product of the enclosing loops' trip counts and
+    /// whether one of them is unknown (data/graph.h node_loop_trips); feat_dim counts them.
+    bool trip_counts = false;
     /// Width M of the layout feature rows (layout_feature_width; 0 = none).
     int64_t layout_feature_width() const {
         return task == Task::kLayout ? segrank::layout_feature_width(layout_mismatch, layout_bytes)

@@ -30,7 +30,7 @@ int64_t PreparedGraph::memory_bytes() const {
         targets.size() * sizeof(double) + runtimes_ns.size() * sizeof(int64_t) +
         configs.size() * sizeof(int64_t) + source_node.size() * sizeof(int64_t) +
         segment_dependent.size() + loop_depth.size() +
-        (prior_z.size() + tile_cost.size()) * sizeof(float));
+        (prior_z.size() + tile_cost.size() + loop_trips.size()) * sizeof(float));
     b += segment_table.memory_bytes();
     for (const auto& k : kept_segments) b += k.memory_bytes();
     if (held) b += held->memory_bytes();
@@ -189,7 +189,8 @@ void segments_by_range(PreparedGraph& pg, const StructureIndex& idx,
 // Which segments depend on the config (structural: a zero feature block of each segment's shape
 // serves), then the rebuilt segments of a graph held in memory, kept while they fit the bound.
 void finish_segments(PreparedGraph& pg, const Model& model, const PrepareOptions& options) {
-    const int64_t f = pg.normalizer.output_dim() + (pg.loop_depth.empty() ? 0 : 1);
+    const int64_t f = pg.normalizer.output_dim() + (pg.loop_depth.empty() ? 0 : 1) +
+                      (pg.loop_trips.empty() ? 0 : kLoopTripCols);
     std::vector<int32_t> op;
     for (int32_t s = 0; s < pg.segment_table.num_segments(); ++s) {
         const Segment seg = pg.segment_table.segment(s);
@@ -310,11 +311,29 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
         g.node_feat = std::move(structure_feat);
         return depth;
     };
+    const bool trip_counts = pg->task == Task::kLayout && model.config().trip_counts;
+    // The graph's node_loop_trips; without them (published npz files, HDF5 stores) every node
+    // inside a while loop is marked unknown (docs/model.md#loop-trip-counts).
+    const auto trips_of = [&](LayoutGraph& g) {
+        std::vector<float> trips = std::move(g.node_loop_trips);
+        if (!trips.empty()) {
+            SEGRANK_CHECK(static_cast<int64_t>(trips.size()) == g.num_nodes() * kLoopTripCols,
+                          src.where(gi), ": node_loop_trips has ", trips.size(), " values for ",
+                          g.num_nodes(), " nodes");
+            return trips;
+        }
+        const std::vector<uint8_t> depth = loop_depth ? pg->loop_depth : depth_of(g);
+        trips.assign(depth.size() * kLoopTripCols, 0.0f);
+        for (size_t v = 0; v < depth.size(); ++v)
+            trips[v * kLoopTripCols + 1] = depth[v] > 0 ? 1.0f : 0.0f;
+        return trips;
+    };
     if (is_range_method(options.partition.method) && options.halo_hops == 0 &&
         options.prune_hops < 0) {
-        if (loop_depth) {
+        if (loop_depth || trip_counts) {
             LayoutGraph g = src.load_layout_structure(gi);
-            pg->loop_depth = depth_of(g);
+            if (loop_depth) pg->loop_depth = depth_of(g);
+            if (trip_counts) pg->loop_trips = trips_of(g);
         }
         const StructureIndex idx = src.load_structure_index(gi);
         pg->num_nodes = idx.num_nodes;
@@ -327,6 +346,7 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     } else {
         LayoutGraph g = src.load_layout_structure(gi);
         if (loop_depth) pg->loop_depth = depth_of(g);
+        if (trip_counts) pg->loop_trips = trips_of(g);
         if (options.prune_hops >= 0) {
             std::vector<int64_t> keep =
                 nodes_near_configurable(g, g.node_config_ids, options.prune_hops);
@@ -336,6 +356,14 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
                 for (size_t i = 0; i < keep.size(); ++i)
                     kept[i] = pg->loop_depth[static_cast<size_t>(keep[i])];
                 pg->loop_depth = std::move(kept);
+            }
+            if (trip_counts) {
+                std::vector<float> kept(keep.size() * kLoopTripCols);
+                for (size_t i = 0; i < keep.size(); ++i)
+                    for (size_t k = 0; k < kLoopTripCols; ++k)
+                        kept[i * kLoopTripCols + k] =
+                            pg->loop_trips[static_cast<size_t>(keep[i]) * kLoopTripCols + k];
+                pg->loop_trips = std::move(kept);
             }
             pg->source_node = std::move(keep);
         }
@@ -509,6 +537,19 @@ void build_segment(const PreparedGraph& g, int64_t s, BuiltSegment& out) {
             std::memcpy(wide.data() + v * (f + 1), out.node_feat.data() + v * f,
                         static_cast<size_t>(f) * sizeof(float));
             wide.at(v, f) = static_cast<float>(g.loop_depth[static_cast<size_t>(nodes[v])]);
+        }
+        out.node_feat = std::move(wide);
+    }
+    if (!g.loop_trips.empty()) {  // the two trip columns after the rest
+        const int64_t n = out.node_feat.rows(), f = out.node_feat.cols();
+        const int64_t w = f + kLoopTripCols;
+        Tensor wide = Tensor::uninit(n, w);
+        for (int64_t v = 0; v < n; ++v) {
+            std::memcpy(wide.data() + v * w, out.node_feat.data() + v * f,
+                        static_cast<size_t>(f) * sizeof(float));
+            const auto at = static_cast<size_t>(nodes[v]) * kLoopTripCols;
+            for (int64_t k = 0; k < kLoopTripCols; ++k)
+                wide.at(v, f + k) = g.loop_trips[at + static_cast<size_t>(k)];
         }
         out.node_feat = std::move(wide);
     }

@@ -61,8 +61,9 @@ struct PrepareOptions {
 struct BuiltSegment {
     std::optional<Segment> segment;  ///< the Segment (both Csr directions)
     std::vector<int32_t> opcode;     ///< [n_s] opcodes in local order
-    Tensor node_feat;                ///< [n_s, F'] normalized node features in local order (and
-                                     ///< the loop depth as column F' with model.loop_depth)
+    Tensor node_feat;                ///< [n_s, F'] normalized node features in local order (then
+                                     ///< the loop depth with model.loop_depth, then the two trip
+                                     ///< columns with model.trip_counts)
     /// With PreparedGraph::layout_shapes: [n_s, 6] each node's own minor_to_major, -1 past its
     /// rank, and [n_s, 6] its dim sizes, 0 past the rank (shape_from_features of the raw row;
     /// SegmentInput::node_layout / node_dims). Empty otherwise.
@@ -122,6 +123,11 @@ struct PreparedGraph {
     /// prune_hops; while_loop_depth of the whole graph), appended to its normalized features as
     /// the last column (docs/model.md#loop-depth). Empty otherwise.
     std::vector<uint8_t> loop_depth;
+    /// With model.trip_counts (layout): [num_nodes, 2] row-major each node's node_loop_trips row
+    /// (after prune_hops; docs/model.md#loop-trip-counts), appended after the normalized features
+    /// and the depth. A graph without node_loop_trips gets (0, 1) for nodes inside a while loop
+    /// and (0, 0) outside. Empty otherwise.
+    std::vector<float> loop_trips;
     bool partition_from_cache =
         false;  ///< the partition was loaded from options.partition_cache_dir
                 ///< (range partitions are recomputed, O(S))

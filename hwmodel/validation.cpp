@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "hwmodel/kernel_cost.h"
 #include "hwmodel/module_cost.h"
@@ -48,6 +49,37 @@ double auc(const std::vector<double>& score, const std::vector<bool>& label) {
     return wins / (pos * neg);
 }
 
+std::pair<double, double> ape_stats(const std::vector<double>& predicted,
+                                    const std::vector<double>& measured) {
+    std::vector<double> ape;
+    for (size_t i = 0; i < std::min(predicted.size(), measured.size()); ++i)
+        ape.push_back(std::abs(predicted[i] - measured[i]) / measured[i]);
+    if (ape.empty()) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+    double sum = 0;
+    for (double a : ape) sum += a;
+    std::sort(ape.begin(), ape.end());
+    const size_t mid = ape.size() / 2;
+    const double median = ape.size() % 2 ? ape[mid] : 0.5 * (ape[mid - 1] + ape[mid]);
+    return {sum / static_cast<double>(ape.size()), median};
+}
+
+std::vector<double> anchored_predictions(const std::vector<double>& predicted,
+                                         const std::vector<double>& measured) {
+    const auto log_stats = [](const std::vector<double>& v) {
+        double mean = 0, var = 0;
+        for (double x : v) mean += std::log(x);
+        mean /= static_cast<double>(std::max<size_t>(1, v.size()));
+        for (double x : v) var += (std::log(x) - mean) * (std::log(x) - mean);
+        return std::pair{mean, std::sqrt(var / static_cast<double>(std::max<size_t>(1, v.size())))};
+    };
+    const auto [pm, ps] = log_stats(predicted);
+    const auto [mm, ms] = log_stats(measured);
+    std::vector<double> out;
+    for (double p : predicted)
+        out.push_back(std::exp(mm + ms * (ps > 0 ? (std::log(p) - pm) / ps : 0.0)));
+    return out;
+}
+
 TileFit fit_tile(const std::vector<hlo::ModuleTuning>& modules, const HwParams& hw,
                  const CostOptions& options) {
     TileFit fit;
@@ -83,12 +115,31 @@ TileFit fit_tile(const std::vector<hlo::ModuleTuning>& modules, const HwParams& 
             const double min_meas = *std::min_element(meas.begin(), meas.end());
             k.top1_slowdown = meas[best] / min_meas - 1;
         }
+        if (!pred.empty()) {
+            std::tie(k.mape, k.median_ape) = ape_stats(pred, meas);
+            std::tie(k.anchored_mape, k.anchored_median_ape) =
+                ape_stats(anchored_predictions(pred, meas), meas);
+            if (fit.regressed_kernels++ == 0)
+                fit.mean_mape = fit.mean_median_ape = fit.mean_anchored_mape =
+                    fit.mean_anchored_median_ape = 0;
+            fit.mean_mape += k.mape;
+            fit.mean_median_ape += k.median_ape;
+            fit.mean_anchored_mape += k.anchored_mape;
+            fit.mean_anchored_median_ape += k.anchored_median_ape;
+        }
         if (k.runs >= 3 && k.distinct_predictions >= 2) {
             ++fit.ranked_kernels;
             tau_sum += std::isnan(k.kendall_tau_b) ? 0 : k.kendall_tau_b;
             slow_sum += k.top1_slowdown;
         }
         fit.kernels.push_back(std::move(k));
+    }
+    if (fit.regressed_kernels > 0) {
+        const auto n = static_cast<double>(fit.regressed_kernels);
+        fit.mean_mape /= n;
+        fit.mean_median_ape /= n;
+        fit.mean_anchored_mape /= n;
+        fit.mean_anchored_median_ape /= n;
     }
     if (fit.ranked_kernels > 0) {
         fit.mean_tau = tau_sum / static_cast<double>(fit.ranked_kernels);
@@ -146,14 +197,21 @@ std::string validation_report(const std::vector<hlo::ModuleTuning>& tile_modules
         const TileFit full = fit_tile(tile_modules, hw);
         os << "Tile kernels (" << hw.name << "): per kernel\n\n"
            << "| kernel | runs | tau-b | top-1 slowdown | default predicted us | measured us | "
-              "ratio |\n"
-           << "|---|---|---|---|---|---|---|\n";
+              "ratio | MAPE | median APE | anchored MAPE | anchored median APE |\n"
+           << "|---|---|---|---|---|---|---|---|---|---|---|\n";
         for (const auto& k : full.kernels)
             os << "| " << k.name << " | " << k.runs << " | " << k.kendall_tau_b << " | "
                << 100 * k.top1_slowdown << " % | " << k.default_predicted_ns / 1e3 << " | "
                << k.default_measured_ns / 1e3 << " | "
-               << k.default_predicted_ns / std::max(1.0, k.default_measured_ns) << " |\n";
-        os << "\n";
+               << k.default_predicted_ns / std::max(1.0, k.default_measured_ns) << " | "
+               << 100 * k.mape << " % | " << 100 * k.median_ape << " % | " << 100 * k.anchored_mape
+               << " % | " << 100 * k.anchored_median_ape << " % |\n";
+        os << "\nKernel-runtime regression over " << full.regressed_kernels
+           << " kernels (means of the per-kernel values; docs/metrics.md#runtime-regression): "
+              "MAPE "
+           << 100 * full.mean_mape << " %, median APE " << 100 * full.mean_median_ape
+           << " %; anchored MAPE " << 100 * full.mean_anchored_mape << " %, median APE "
+           << 100 * full.mean_anchored_median_ape << " %\n\n";
     }
     os << "| variant | tile mean tau-b (kernels) | tile mean top-1 slowdown | layout tau-b | "
           "layout AUC slow | layout default predicted ms |\n"

@@ -3,7 +3,9 @@
 // AUC of the slow cluster, plus ablations. Used by tests/hwmodel and `segrank hwmodel validate`.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/hlo/module.h"
@@ -31,6 +33,15 @@ struct TileKernelFit {
     double default_measured_ns = 0;
     int64_t error_runs = 0;  ///< runs flagged error in the file
     int64_t error_runs_predicted_invalid = 0;
+    /// Runtime regression over the kept runs (docs/metrics.md#runtime-regression), fractions; NaN
+    /// without kept runs. mape / median_ape: the predicted ns against the measured ns as they are;
+    /// anchored_*: the log predictions standardized over the kernel's runs and de-standardized with
+    /// the mean and std of the measured log runtimes, the anchor `segrank evaluate` gives a learned
+    /// model's mse scores (only the shape of the predictions within the kernel counts).
+    double mape = std::numeric_limits<double>::quiet_NaN();
+    double median_ape = std::numeric_limits<double>::quiet_NaN();
+    double anchored_mape = std::numeric_limits<double>::quiet_NaN();
+    double anchored_median_ape = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Summary over kernels with >= 3 kept runs and >= 2 distinct predictions.
@@ -39,7 +50,25 @@ struct TileFit {
     double mean_tau = 0;
     double mean_top1_slowdown = 0;
     int64_t ranked_kernels = 0;
+    /// Means of the kernels' runtime errors over every kernel with a kept run (NaN if none).
+    double mean_mape = std::numeric_limits<double>::quiet_NaN();
+    double mean_median_ape = std::numeric_limits<double>::quiet_NaN();
+    double mean_anchored_mape = std::numeric_limits<double>::quiet_NaN();
+    double mean_anchored_median_ape = std::numeric_limits<double>::quiet_NaN();
+    int64_t regressed_kernels = 0;  ///< kernels in those means
 };
+
+/// Mean and median absolute percentage error of `predicted` against `measured` ([c] each, c >= 1,
+/// measured > 0) as fractions: {MAPE, median APE} (the median of an even count is the mean of the
+/// two middle values), as eval/metrics.h's runtime_errors.
+std::pair<double, double> ape_stats(const std::vector<double>& predicted,
+                                    const std::vector<double>& measured);
+
+/// `predicted` ([c], > 0) moved onto the measured scale in log space: its log values standardized
+/// over the c runs (population std; constant -> 0), then mapped through the mean and std of
+/// log(measured) ([c], > 0): the anchor of docs/metrics.md#runtime-regression.
+std::vector<double> anchored_predictions(const std::vector<double>& predicted,
+                                         const std::vector<double>& measured);
 
 /// Evaluates the kernel model on every module of a tile tuning file (op_config runs).
 TileFit fit_tile(const std::vector<hlo::ModuleTuning>& modules, const HwParams& hw,

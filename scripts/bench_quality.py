@@ -24,6 +24,11 @@ default 3); the data is fixed. Steps and sizes below are "full / --quick".
   real_tile             configs/xla_fixture_tile.toml (15 TPU tile kernels), all 5 folds over
                         kernels, 300 / 100 steps; every held-out kernel scored by `segrank evaluate
                         --heldout` on its fold's best checkpoint; hwmodel on the same 15 kernels.
+                        Regression row: the same folds and seeds trained with an mse term beside
+                        listmle; the MAPE and median APE `segrank evaluate` reports for the held-out
+                        kernels, beside hwmodel's on the same configs (absolute and anchored on the
+                        measured log mean and spread, docs/metrics.md#runtime-regression);
+                        --no-regression skips it.
   real_layout_fixture   configs/xla_fixture_layout.toml (U-Net, 112 configs), 5-fold config holdout:
                         groups of identical config rows split into 5 fixed folds (Python, seed 0),
                         each fold written as a train / valid npz pair; 300 / 100 steps; hwmodel and
@@ -142,6 +147,9 @@ SYNTH_SEED = 0
 SYNTH_WHILE_TRIPS = (2, 3, 4, 6, 8, 12)
 SYNTH_MEAN_TRIPS = sum(SYNTH_WHILE_TRIPS) / len(SYNTH_WHILE_TRIPS)
 FOLD_SEED = 0  # real_layout_fixture: the fold partition of the config groups (fixed: data fixed)
+# The real_tile regression row's loss (docs/metrics.md#runtime-regression): listmle for the ranking
+# plus an mse term of equal weight, which makes the scores standardized log runtimes.
+REGRESSION_SETS = ['loss.terms=[{name="listmle",weight=1.0},{name="mse",weight=1.0}]']
 METRICS = ["kendall", "kendall_all", "opa", "slowdown_1", "slowdown_5", "slowdown_10", "score"]
 
 
@@ -290,6 +298,26 @@ def slowdown_of_order(order, targets, k):
     best = min(targets)
     top = min(targets[i] for i in order[: min(k, len(order))])
     return (top - best) / best
+
+
+def ape_stats(predicted, measured):
+    """(MAPE, median APE) as fractions, as segrank's runtime_errors."""
+    ape = sorted(abs(p - t) / t for p, t in zip(predicted, measured))
+    if not ape:
+        return float("nan"), float("nan")
+    mid = len(ape) // 2
+    return statistics.fmean(ape), (ape[mid] if len(ape) % 2 else 0.5 * (ape[mid - 1] + ape[mid]))
+
+
+def anchored(predicted, measured):
+    """predicted moved onto the measured log mean and std (docs/metrics.md#runtime-regression)."""
+    def stats(v):
+        logs = [math.log(x) for x in v]
+        m = statistics.fmean(logs)
+        return m, math.sqrt(statistics.fmean([(x - m) ** 2 for x in logs]))
+    pm_, ps = stats(predicted)
+    mm, ms = stats(measured)
+    return [math.exp(mm + ms * ((math.log(p) - pm_) / ps if ps > 0 else 0.0)) for p in predicted]
 
 
 def graph_metrics(order, targets):
@@ -866,6 +894,53 @@ class Bench:
                              f"`segrank evaluate` by {worst}")
         self.crosschecks.append(f"{ctx}: Kendall of {checked} graphs equal to segrank evaluate (max diff {worst:.1e})")
 
+    def tile_regression(self, case, per, kernels, in_mean, hw_scores, coll_dir):
+        """The real_tile regression row: per seed, the means over the 15 held-out kernels of the MAPE
+        and median APE `segrank evaluate` reports (the mse scores de-standardized with the kernel's
+        measured log mean and std), beside hwmodel's on the same configs: its estimates in ns as they
+        are, and anchored the same way (docs/metrics.md#runtime-regression)."""
+        per_seed = []
+        for seed in self.seeds:
+            e = per[("regression", seed)]
+            if sorted(e["best"]) != kernels:
+                raise BenchError(f"case {case} regression seed {seed}: the 5 folds held out {sorted(e['best'])}, "
+                                 f"expected every kernel once: {kernels}")
+            missing = [k for k in kernels if e["best"][k]["mape"] is None]
+            if missing:
+                raise BenchError(f"case {case} regression seed {seed}: `segrank evaluate` reported no mape for "
+                                 f"{missing} (a tile model with an mse term should have one)")
+            m = aggregate([e["best"][k] for k in kernels], "tile", in_mean)
+            m["mape"] = statistics.fmean(e["best"][k]["mape"] for k in kernels)
+            m["median_ape"] = statistics.fmean(e["best"][k]["median_ape"] for k in kernels)
+            per_seed.append(m)
+        model = {}
+        for key in ("mape", "median_ape", "kendall", "slowdown_5"):
+            vals = [r[key] for r in per_seed]
+            model[key] = dict(mean_std(vals), per_seed=vals)
+        raw_m, raw_med, anc_m, anc_med, invalid = [], [], [], [], 0
+        for k in kernels:
+            est = hw_scores["tile:xla:" + k]
+            ns = [float(x) for x in npz_runtimes(os.path.join(coll_dir, "train", k + ".npz"))]
+            keep = [i for i, x in enumerate(est) if math.isfinite(x) and x > 0]
+            invalid += len(est) - len(keep)
+            p, t = [est[i] for i in keep], [ns[i] for i in keep]
+            a, b = ape_stats(p, t)
+            raw_m.append(a)
+            raw_med.append(b)
+            a, b = ape_stats(anchored(p, t), t)
+            anc_m.append(a)
+            anc_med.append(b)
+        hw = {"mape": statistics.fmean(raw_m), "median_ape": statistics.fmean(raw_med),
+              "anchored_mape": statistics.fmean(anc_m), "anchored_median_ape": statistics.fmean(anc_med),
+              "configs_without_estimate": invalid}
+        log(f"{case}: regression row: model MAPE {pm(model['mape'], True)} (median APE "
+            f"{pm(model['median_ape'], True)}), hwmodel anchored {fmt(hw['anchored_mape'], pct=True)} "
+            f"(absolute {fmt(hw['mape'], pct=True)})")
+        return {"model": model, "hwmodel": hw, "settings": {
+            "overrides": REGRESSION_SETS, "over": "means over the 15 held-out kernels of the per-kernel values; model: "
+            "mean ± sample std over seeds; hwmodel anchored: its log estimates standardized per kernel and mapped "
+            "through the measured log mean and std, as the model's mse scores (docs/metrics.md#runtime-regression)"}}
+
     # --- real tile: 15 kernels, 5 folds
     def case_real_tile(self, case):
         size = SIZES[self.mode][case]
@@ -893,19 +968,22 @@ class Bench:
             return gb, gl, info
 
         tasks, keys = [], []
-        for vname, extra in self.variants():
+        # The regression row trains beside the variants (docs/metrics.md#runtime-regression).
+        reg_rows = [] if self.o.no_regression else [("regression", list(self.o.set) + REGRESSION_SETS)]
+        for vname, extra in self.variants() + reg_rows:
             for seed in self.seeds:
                 for fold in range(folds):
                     tasks.append(lambda v=vname, e=extra, s=seed, f=fold: fold_job(v, e, s, f))
                     keys.append((vname, seed))
-        log(f"{case}: training {len(tasks)} runs ({len(self.variants())} rows x {len(self.seeds)} seeds x {folds} folds), "
-            f"{size['steps']} steps each")
+        log(f"{case}: training {len(tasks)} runs ({len(self.variants()) + len(reg_rows)} rows x {len(self.seeds)} "
+            f"seeds x {folds} folds), {size['steps']} steps each")
         results = self.parallel(tasks)
 
         def to_gm(g):
             return {"num_configs": g["num_configs"], "targets_constant": g["targets_constant"],
                     "kendall": float("nan") if g["kendall_tau"] is None else g["kendall_tau"],
-                    "slowdown_1": g["slowdown_1"], "slowdown_5": g["slowdown_5"], "slowdown_10": g["slowdown_10"]}
+                    "slowdown_1": g["slowdown_1"], "slowdown_5": g["slowdown_5"], "slowdown_10": g["slowdown_10"],
+                    "mape": g.get("mape"), "median_ape": g.get("median_ape")}
 
         per = {}
         for (vname, seed), (gb, gl, info) in zip(keys, results):
@@ -948,6 +1026,8 @@ class Bench:
                         per_kernel.setdefault(k, {"num_configs": e["best"][k]["num_configs"], "model": []})
                         per_kernel[k]["model"].append({x: e["best"][k][x] for x in ("kendall", "slowdown_1", "slowdown_5")})
         res = self.assemble(case, rows)
+        if reg_rows:
+            res["regression"] = self.tile_regression(case, per, kernels, in_mean, hs, coll_dir)
         # random on exactly the same kernels
         rnd_lb = self.random_baseline(data, "train", coll_dir, ctx, scores=True)
         rnd = []
@@ -1573,6 +1653,14 @@ def markdown(doc):
                     f"{name} `{an}`", key, pm(a["metrics"].get(key), pct), pm(a["metrics_last"].get(key), pct),
                     "", "", "", "", f"paired delta {pm(d)}" if d else ""]) + " |")
             ensemble_lines(f"{name} `{an}`", a)
+        reg = c.get("regression")
+        if reg:  # real_tile: kernel-runtime regression (docs/metrics.md#runtime-regression)
+            hw = reg["hwmodel"]
+            for key in ("mape", "median_ape"):
+                lines.append("| " + " | ".join([
+                    f"{name} `regression`" if key == "mape" else "", key, pm(reg["model"][key], True), "",
+                    f"{fmt(hw['anchored_' + key], pct=True)} anchored ({fmt(hw[key], pct=True)} absolute)",
+                    "", "", "", ""]) + " |")
     lines.append("")
     lines.append("Kendall: tau-b of the predicted order (docs/metrics.md); model and random: mean ± sample std over "
                  "seeds; hwmodel and ceiling are deterministic; slowdowns in percent; tile score = 1 - slowdown@5.")
@@ -1730,6 +1818,8 @@ def parse_args(argv):
                    "0 (default): a fresh random layout per config")
     p.add_argument("--ablate", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]", type=parse_ablate,
                    help="extra model row per case with these overrides (repeatable)")
+    p.add_argument("--no-regression", action="store_true", help="real_tile: skip the regression row (15 more runs "
+                   "per seed, trained with an mse term; docs/metrics.md#runtime-regression)")
     p.add_argument("--no-ensemble", action="store_true", help="skip the seed-ensemble rows (the N seed models of each "
                    "row ensembled by `segrank predict`, docs/benchmarks.md#seed-ensembles)")
     p.add_argument("--jobs", type=int, default=0, help="training runs at a time (default: nproc)")

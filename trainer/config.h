@@ -89,6 +89,9 @@ struct ModelSection {
     /// each node's while-loop depth as one more node feature (layout only;
     /// docs/model.md#loop-depth)
     bool loop_depth = false;
+    /// log2 of the product of each node's enclosing loops' trip counts and an unknown flag as two
+    /// more node features (layout only; docs/model.md#loop-trip-counts)
+    bool trip_counts = false;
     /// operand type of the large matmuls (docs/model.md#precision); bf16 falls back to fp32 on
     /// CPUs without native bf16
     MatmulPrecision precision = MatmulPrecision::kFp32;

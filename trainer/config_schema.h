@@ -110,6 +110,11 @@ void visit_schema(V& v, C& c) {
     v.field("loop_depth", c.model.loop_depth,
             "layout only: add each node's while-loop depth (how many while loops run it; the "
             "features carry no trip counts) as a node feature (docs/model.md#loop-depth)");
+    v.field("trip_counts", c.model.trip_counts,
+            "layout only: add log2 of the product of the trip counts of the loops enclosing each "
+            "node and a flag for an unknown count as two node features, read from the graph's "
+            "node_loop_trips (ingest, synth; unknown in published npz files) "
+            "(docs/model.md#loop-trip-counts)");
     v.field("precision", c.model.precision,
             "fp32 | bf16 (bf16 operands, fp32 accumulation, for products of at least 2^20 FLOPs; "
             "fp32 where the CPU lacks avx512_core_bf16) | bf16_emulated (bf16 rounding on any CPU, "

@@ -42,7 +42,9 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
     ModelConfig m;
     m.task = task;
     m.loop_depth = task == Task::kLayout && cfg.model.loop_depth;
-    m.feat_dim = feat_dim + (m.loop_depth ? 1 : 0);  // the depth column follows the normalized ones
+    m.trip_counts = task == Task::kLayout && cfg.model.trip_counts;
+    // The depth column, then the two trip columns, follow the normalized ones.
+    m.feat_dim = feat_dim + (m.loop_depth ? 1 : 0) + (m.trip_counts ? kLoopTripCols : 0);
     m.hidden = cfg.model.hidden;
     m.layers = cfg.model.layers;
     m.opcode_dim = cfg.model.opcode_dim;
@@ -144,7 +146,8 @@ void zero_output_bias_grad(ParamStore& params) {
         if (r.name == "head2.bias") std::fill_n(params.grads().begin() + r.offset, r.size(), 0.0f);
 }
 
-constexpr int kPacked = 9;  // entry index, configs, constant, tau, opa, s1, s5, s10, raw tau
+// entry index, configs, constant, tau, opa, s1, s5, s10, raw tau, mape, median ape
+constexpr int kPacked = 11;
 
 }  // namespace
 
@@ -176,6 +179,11 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
     EvalIndices indices;
     if (!cfg.eval.indices.empty()) indices = load_eval_indices(cfg.eval.indices);
     const Ownership owners = eval_ownership(cfg, entries, indices, comm.size());
+    // Kernel-runtime regression: the scores of a model trained with an mse term are standardized
+    // log runtimes (not for the random baseline's uniform scores).
+    bool has_mse = false;
+    for (const LossTerm& t : cfg.loss.terms)
+        has_mse = has_mse || (t.kind == LossKind::kMse && t.weight > 0);
     std::vector<double> packed;
     for (size_t i = 0; i < entries.size(); ++i) {
         const GraphEntry& e = entries[i];
@@ -216,12 +224,20 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
         std::vector<double> targets(configs.size());
         for (size_t j = 0; j < configs.size(); ++j)
             targets[j] = pg->targets[static_cast<size_t>(configs[j])];
+        const bool regression = has_mse && random_seed < 0 && e.collection.task == Task::kTile;
         // Tie policy: evaluate_graph scores the predicted order (ties broken by config index, as
         // `segrank predict` writes it), so this equals `segrank leaderboard` on the submission.
         GraphMetrics gm = evaluate_graph(e.name, scores, targets);
-        packed.insert(packed.end(), {static_cast<double>(i), static_cast<double>(gm.num_configs),
-                                     gm.targets_constant ? 1.0 : 0.0, gm.kendall_tau, gm.opa,
-                                     gm.slowdown_1, gm.slowdown_5, gm.slowdown_10, gm.kendall_raw});
+        if (regression) {  // docs/metrics.md#runtime-regression
+            const RuntimeErrors re =
+                runtime_errors(e.name, destandardized_runtimes(e.name, scores, targets), targets);
+            gm.mape = re.mape;
+            gm.median_ape = re.median_ape;
+        }
+        packed.insert(packed.end(),
+                      {static_cast<double>(i), static_cast<double>(gm.num_configs),
+                       gm.targets_constant ? 1.0 : 0.0, gm.kendall_tau, gm.opa, gm.slowdown_1,
+                       gm.slowdown_5, gm.slowdown_10, gm.kendall_raw, gm.mape, gm.median_ape});
     }
     auto all = comm.gather(packed, 0);
     EvalResult res;
@@ -242,6 +258,8 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
                 gm.slowdown_5 = part[p + 6];
                 gm.slowdown_10 = part[p + 7];
                 gm.kendall_raw = part[p + 8];
+                gm.mape = part[p + 9];
+                gm.median_ape = part[p + 10];
                 seen[i] = 1;
             }
         }

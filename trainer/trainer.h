@@ -39,8 +39,8 @@ struct EvalResult {
 };
 
 /// Maps the config sections to library option structs (docs/style.md#config-values). feat_dim:
-/// the normalizer's output columns F'; the model's feat_dim adds the loop-depth column when
-/// model.loop_depth is on for a layout task.
+/// the normalizer's output columns F'; for a layout task the model's feat_dim adds the loop-depth
+/// column with model.loop_depth and the two trip columns with model.trip_counts.
 ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim);
 
 /// Sets this process's matmul precision from `model.precision` (resolve_matmul_precision) and

@@ -50,14 +50,15 @@ EvalResult Trainer::run() {
                         (run_dir_ / "last.ckpt.h5").string().c_str());
         std::printf("segrank train: %s\n", dataset_->describe().c_str());
         std::printf(
-            "segrank train: %s model, %lld parameters, %lld features after normalization%s, %d "
-            "rank(s) x %d "
+            "segrank train: %s model, %lld parameters, %lld features after normalization%s%s, "
+            "%d rank(s) x %d "
             "thread(s), %s products, %lld steps (%lld per epoch), run dir %s\n",
             task_ == Task::kTile ? "tile" : "layout",
             static_cast<long long>(model_->params().num_parameters()),
             static_cast<long long>(normalizer_.output_dim()),
-            model_->config().loop_depth ? " + the loop depth" : "", comm_.size(), num_threads(),
-            std::string(to_string(matmul_precision())).c_str(),
+            model_->config().loop_depth ? " + the loop depth" : "",
+            model_->config().trip_counts ? " + the loop trip counts" : "", comm_.size(),
+            num_threads(), std::string(to_string(matmul_precision())).c_str(),
             static_cast<long long>(total_steps_),
             static_cast<long long>(batches_->steps_per_epoch()), run_dir_.string().c_str());
         if (comm_.size() > 1) {

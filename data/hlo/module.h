@@ -123,6 +123,10 @@ struct Instruction {
     int64_t tuple_index = 0;          ///< get-tuple-element index
     /// Value of a constant whose literal is a scalar (numeric types and PRED), converted to double.
     std::optional<double> scalar_constant;
+    /// A while's trip count as XLA recorded it when it could prove one: known_trip_count.n of the
+    /// WhileLoopBackendConfig JSON in backend_config (docs/files.md#loop-trip-counts); nullopt
+    /// for other opcodes, without a backend config, or when it holds no count >= 1.
+    std::optional<int64_t> known_trip_count;
 };
 
 /// One HLO computation (xla::HloComputationProto subset). Instructions are stored operands-first.

@@ -4,9 +4,45 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
+
+#include "gnn/core/check.h"
+#include "util/json.h"
 
 namespace segrank::hlo {
 namespace {
+
+// known_trip_count.n of XLA's WhileLoopBackendConfig, serialized as proto3 JSON (int64 as a string,
+// `{"known_trip_count":{"n":"8"}}`; a number is accepted too). A backend config that is not JSON or
+// has no count is no count: backend configs are free-form, the trip count then comes from the
+// pattern match (docs/hwmodel.md#trip-counts).
+std::optional<int64_t> known_trip_count(const std::string& backend_config) {
+    if (backend_config.empty() || backend_config.front() != '{') return std::nullopt;
+    Json doc;
+    try {
+        doc = read_json(backend_config, "backend_config");
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+    if (!doc.is_object() || !doc.contains("known_trip_count")) return std::nullopt;
+    const Json& k = doc["known_trip_count"];
+    if (!k.is_object() || !k.contains("n")) return std::nullopt;
+    const Json& n = k["n"];
+    int64_t v = 0;
+    if (n.is_number_integer()) {
+        v = n.get<int64_t>();
+    } else if (n.is_string()) {
+        const std::string t = n.get<std::string>();
+        if (t.empty() || t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos)
+            return std::nullopt;
+        v = std::stoll(t);
+    } else {
+        return std::nullopt;
+    }
+    if (v < 1) return std::nullopt;
+    return v;
+}
 
 template <typename R>
 std::vector<int64_t> to_vec(const R& r) {
@@ -106,6 +142,7 @@ Instruction to_instruction(const pb::HloInstructionProto& p) {
     ins.tuple_index = p.tuple_index();
     if (p.opcode() == "constant" && p.has_literal())
         ins.scalar_constant = scalar_value(p.literal());
+    if (p.opcode() == "while") ins.known_trip_count = known_trip_count(p.backend_config());
     return ins;
 }
 

@@ -10,6 +10,7 @@
 #include "data/hlo/featurizer.h"
 #include "gnn/core/check.h"
 #include "hwmodel/kernel_cost.h"
+#include "hwmodel/loop_trips.h"
 #include "hwmodel/module_cost.h"
 #include "hwmodel/module_index.h"
 #include "hwmodel/synth/families.h"
@@ -298,6 +299,7 @@ SynthLayout synth_layout(const SynthOptions& opt, int64_t index, bool keep_sourc
     LayoutGraph& g = out.graph;
     hlo::featurize_structure(module, g, name);
     g.node_splits = hlo::node_splits(module);
+    g.node_loop_trips = hw::node_loop_trips(module);  // docs/files.md#loop-trip-counts
     g.node_config_ids = pick_config_nodes(module, config_node_cap(opt, g.num_nodes()), d.mrng);
     Rng crng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-configs");
     Rng nrng = Rng::derive(opt.seed, kLayoutTask, static_cast<uint64_t>(index), "synth-noise");

@@ -218,6 +218,13 @@ TEST_CASE(
         REQUIRE(ens != nullptr);
         CHECK(ens->number_at("value").has_value());
     }
+    // real_tile's regression row: the model's MAPE (from segrank evaluate) beside hwmodel's.
+    const JsonValue* reg = doc.find("cases")->find("real_tile")->find("regression");
+    REQUIRE(reg != nullptr);
+    CHECK(reg->find("model")->find("mape")->find("per_seed")->items().size() == 2);
+    CHECK(reg->find("model")->find("mape")->number_at("mean").value_or(-1) > 0);
+    CHECK(reg->find("hwmodel")->number_at("anchored_mape").value_or(-1) > 0);
+    CHECK(reg->find("hwmodel")->number_at("mape").value_or(-1) > 0);
 }
 
 TEST_CASE(

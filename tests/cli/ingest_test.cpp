@@ -103,6 +103,10 @@ assert z['node_config_feat'].shape == (112, 62, 18) and z['node_config_feat'].dt
 assert z['node_splits'].tolist() == [[0, 449, 453, 467, 471, 498, 502, 3163]]
 assert z['config_runtime'].min() == 910876401 and z['config_runtime'].max() == 925642328
 assert len(np.unique(z['node_config_feat'].reshape(112, -1), axis=0)) == 91
+# beside the published keys: the loops' trip counts (3 loops of 2 trips holding 67 nodes)
+t = z['node_loop_trips']
+assert t.shape == (3163, 2) and t.dtype.str == '<f4', (t.shape, t.dtype)
+assert (t[:, 0] == 1).sum() == 67 and (t[:, 0] == 0).sum() == 3163 - 67 and t[:, 1].sum() == 0
 print('OK')
 )PY";
     const auto py = python(code, sq(file.string()));

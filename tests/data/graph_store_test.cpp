@@ -204,6 +204,26 @@ TEST_CASE("layout store: selected node_config_feat rows (int8 on disk) match the
     CHECK(st.duplicate_configs == 50 - 7);  // rows repeat with period 7
 }
 
+TEST_CASE("layout store keeps node_loop_trips when the graph has them and none otherwise") {
+    const auto dir = test::scratch_dir("store_loop_trips");
+    const CollectionId id{Task::kLayout, Source::kXla, Search::kRandom, Split::kTrain};
+    LayoutGraph with = small_layout("with", 4);
+    for (int64_t v = 0; v < with.num_nodes(); ++v)
+        with.node_loop_trips.insert(with.node_loop_trips.end(),
+                                    {static_cast<float>(v % 3), v % 2 ? 1.0f : 0.0f});
+    {
+        GraphStoreWriter w(dir / "l.h5", id, dir);
+        w.add(with);
+        w.add(small_layout("without", 4));
+        w.finish();
+    }
+    const GraphStore store(dir / "l.h5");
+    CHECK(store.load_layout(0, ConfigRows::none()).node_loop_trips == with.node_loop_trips);
+    CHECK(store.load_layout_structure(0).node_loop_trips == with.node_loop_trips);
+    CHECK(store.load_layout(1, ConfigRows::all()).node_loop_trips.empty());
+    CHECK(store.load_layout_structure(1).node_loop_trips.empty());
+}
+
 TEST_CASE("h5py opens a packed store and sees the documented schema") {
     const auto dir = test::scratch_dir("store_h5py");
     {

@@ -188,6 +188,43 @@ TEST_CASE("layout graph npz round trip: int8 configs stored as f4 (c, nc, 18), s
     CHECK(out == "float32 (3, 2, 18) (1, 3) " + std::to_string(sum) + " int64\n");
 }
 
+TEST_CASE("node_loop_trips round-trips as an optional f4 (n, 2) member and is validated on load") {
+    const auto dir = test::scratch_dir("layout_trips");
+    LayoutGraph g = tiny_layout();
+    const int64_t n = g.num_nodes();
+    for (int64_t v = 0; v < n; ++v)
+        g.node_loop_trips.insert(g.node_loop_trips.end(),
+                                 {static_cast<float>(v) * 1.5f, v % 2 ? 1.0f : 0.0f});
+    const auto path = dir / "l.npz";
+    save_layout_npz(g, path);
+    CHECK(load_layout_npz(path, LabelPolicy::kRequirePositive).node_loop_trips ==
+          g.node_loop_trips);
+    CHECK(py("import numpy as np; t=np.load('" + path.string() +
+             "')['node_loop_trips']; print(t.dtype, t.shape)") ==
+          "float32 (" + std::to_string(n) + ", 2)\n");
+    // Without the member (the published files) the field stays empty.
+    LayoutGraph plain = tiny_layout();
+    save_layout_npz(plain, dir / "plain.npz");
+    CHECK(
+        load_layout_npz(dir / "plain.npz", LabelPolicy::kRequirePositive).node_loop_trips.empty());
+    // A wrong shape or flag is an error naming the file and the key.
+    const auto rewrite = [&](const std::string& name, const std::string& expr) {
+        const auto bad = dir / name;
+        py("import numpy as np; d=dict(np.load('" + path.string() +
+           "')); t=d['node_loop_trips']; " + expr + "; np.savez('" + bad.string() + "', **d)");
+        return bad;
+    };
+    CHECK_THROWS_WITH_AS(load_layout_npz(rewrite("rows.npz", "d['node_loop_trips']=t[1:]"),
+                                         LabelPolicy::kRequirePositive),
+                         doctest::Contains("node_loop_trips"), Error);
+    CHECK_THROWS_WITH_AS(
+        load_layout_npz(rewrite("flag.npz", "t[0,1]=0.5"), LabelPolicy::kRequirePositive),
+        doctest::Contains("node 0 has unknown flag 0.5, expected 0 or 1"), Error);
+    CHECK_THROWS_WITH_AS(
+        load_layout_npz(rewrite("neg.npz", "t[1,0]=-1"), LabelPolicy::kRequirePositive),
+        doctest::Contains("node 1 has log2 trip count -1"), Error);
+}
+
 TEST_CASE(
     "numpy-written npz (savez and savez_compressed) with every dtype reads through typed "
     "accessors") {

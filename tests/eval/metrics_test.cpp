@@ -287,3 +287,57 @@ TEST_CASE("evaluate_graph with eval.indices scores only the listed configs") {
                          Error);
     CHECK_THROWS_AS(evaluate_graph("empty", scores, targets, idx), Error);
 }
+
+TEST_CASE("runtime_errors gives the mean and the median absolute percentage error") {
+    // APEs 0.1, 0.5, 0.0, 0.25 -> mean 0.2125, median (0.1 + 0.25) / 2.
+    const std::vector<double> t = {10, 20, 30, 40}, p = {11, 10, 30, 50};
+    const RuntimeErrors r = runtime_errors("g", p, t);
+    CHECK(r.mape == doctest::Approx(0.2125));
+    CHECK(r.median_ape == doctest::Approx(0.175));
+    CHECK(runtime_errors("g", std::vector<double>{11, 10, 30}, std::vector<double>{10, 20, 30})
+              .median_ape == doctest::Approx(0.1));
+    CHECK_THROWS_WITH_AS(runtime_errors("g", p, std::vector<double>{10, 0, 30, 40}),
+                         doctest::Contains("g: config 1 has target 0"), Error);
+    CHECK_THROWS_AS(runtime_errors("g", std::vector<double>{1}, t), Error);
+}
+
+TEST_CASE("destandardized_runtimes inverts the mse target's per-graph standardization") {
+    // Scores equal to the standardized log targets give the targets back exactly.
+    const std::vector<double> t = {100, 200, 400, 1600};
+    double mean = 0, var = 0;
+    for (double x : t) mean += std::log(x) / 4;
+    for (double x : t) var += (std::log(x) - mean) * (std::log(x) - mean) / 4;
+    std::vector<float> z;
+    for (double x : t) z.push_back(static_cast<float>((std::log(x) - mean) / std::sqrt(var)));
+    const std::vector<double> back = destandardized_runtimes("g", z, t);
+    for (size_t i = 0; i < t.size(); ++i) CHECK(back[i] == doctest::Approx(t[i]).epsilon(1e-5));
+    CHECK(runtime_errors("g", back, t).mape < 1e-5);
+    // Scores of 0 predict the geometric mean; constant targets predict themselves.
+    const std::vector<float> zero(4, 0.0f);
+    CHECK(destandardized_runtimes("g", zero, t)[0] == doctest::Approx(std::exp(mean)));
+    CHECK(destandardized_runtimes("g", std::vector<float>{3.0f, -1.0f},
+                                  std::vector<double>{5, 5})[0] == doctest::Approx(5.0));
+    CHECK_THROWS_WITH_AS(
+        destandardized_runtimes("g", std::vector<float>{NAN, 0.0f}, std::vector<double>{5, 6}),
+        doctest::Contains("g: config 0 has a non-finite score"), Error);
+}
+
+TEST_CASE("collections average the graphs' runtime errors, JSON carries them only when computed") {
+    GraphMetrics a, b, c;
+    a.num_configs = b.num_configs = c.num_configs = 3;
+    a.mape = 0.1;
+    a.median_ape = 0.05;
+    b.mape = 0.3;
+    b.median_ape = 0.15;
+    const std::vector<GraphMetrics> gs = {a, b, c};  // c has no regression (NaN): left out
+    const CollectionMetrics cm = aggregate_collection("tile:xla", Task::kTile, gs);
+    CHECK(cm.mape == doctest::Approx(0.2));
+    CHECK(cm.median_ape == doctest::Approx(0.1));
+    CHECK(dump_json(to_json(cm)).find("\"mape\":0.2") != std::string::npos);
+    CHECK(dump_json(to_json(a)).find("\"median_ape\":0.05") != std::string::npos);
+    CHECK(dump_json(to_json(c)).find("mape") == std::string::npos);
+    const std::vector<GraphMetrics> none = {c};
+    const CollectionMetrics cn = aggregate_collection("tile:xla", Task::kTile, none);
+    CHECK(std::isnan(cn.mape));
+    CHECK(dump_json(to_json(cn)).find("mape") == std::string::npos);
+}

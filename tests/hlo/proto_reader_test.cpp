@@ -140,6 +140,29 @@ TEST_CASE("scalar constants decode bf16, s32 and pred literals, non-scalar liter
                     .scalar_constant.has_value());
 }
 
+TEST_CASE("a while's backend config gives XLA's known_trip_count, other configs give none") {
+    auto mt = tiny_module_tuning();
+    auto* ins = mt.mutable_module()->mutable_computations(0)->mutable_instructions(2);
+    const auto count = [&](const std::string& opcode, const std::string& config) {
+        ins->set_opcode(opcode);
+        ins->set_backend_config(config);
+        return hlo::parse_tuning_bytes(bytes_of(mt), "x")
+            .modules[0]
+            .module.computations[0]
+            .instructions[2]
+            .known_trip_count;
+    };
+    // XLA writes WhileLoopBackendConfig as proto3 JSON: int64 as a string.
+    CHECK(count("while", R"({"known_trip_count":{"n":"12"}})") == 12);
+    CHECK(count("while", R"({"known_trip_count":{"n":7},"known_init_step":{}})") == 7);
+    CHECK(count("while", "") == std::nullopt);
+    CHECK(count("while", "{}") == std::nullopt);
+    CHECK(count("while", R"({"known_trip_count":{"n":"0"}})") == std::nullopt);
+    CHECK(count("while", R"({"known_trip_count":{"n":"-3"}})") == std::nullopt);
+    CHECK(count("while", "{not json") == std::nullopt);  // free-form: no count, no error
+    CHECK(count("add", R"({"known_trip_count":{"n":"12"}})") == std::nullopt);
+}
+
 TEST_CASE("a truncated protobuf gives an error naming the file and the truncation") {
     const std::string full = bytes_of(tiny_module_tuning());
     const std::string msg = error_of(full.substr(0, full.size() - 5));
