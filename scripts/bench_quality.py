@@ -85,8 +85,14 @@ PROG = "bench_quality.py"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA_VERSION = 1
 
-DEFAULT_CASES = ["synth_layout", "synth_tile", "real_tile", "real_layout_fixture", "real_layout_official",
-                 "real_layout_official_random"]
+DEFAULT_CASES = [
+    "synth_layout",
+    "synth_tile",
+    "real_tile",
+    "real_layout_fixture",
+    "real_layout_official",
+    "real_layout_official_random",
+]
 # Run only when listed in --cases (they train one model per held-out cost family and seed).
 TRANSFER_CASES = ["transfer_layout", "transfer_tile"]
 CASES = DEFAULT_CASES + TRANSFER_CASES
@@ -95,48 +101,120 @@ CASES = DEFAULT_CASES + TRANSFER_CASES
 # JSON records them ("settings") so that a before/after diff can tell.
 SIZES = {
     "full": {
-        "synth_layout": {"graphs": 64, "nodes": "500:5000", "configs": 200, "splits": "0.625,0.125,0.25",
-                         "steps": 600, "eval_every": 100},
-        "synth_tile": {"graphs": 256, "nodes": "20:500", "configs": 200, "splits": "0.625,0.125,0.25",
-                       "steps": 600, "eval_every": 100},
+        "synth_layout": {
+            "graphs": 64,
+            "nodes": "500:5000",
+            "configs": 200,
+            "splits": "0.625,0.125,0.25",
+            "steps": 600,
+            "eval_every": 100,
+        },
+        "synth_tile": {
+            "graphs": 256,
+            "nodes": "20:500",
+            "configs": 200,
+            "splits": "0.625,0.125,0.25",
+            "steps": 600,
+            "eval_every": 100,
+        },
         "real_tile": {"steps": 300, "eval_every": 50},
         "real_layout_fixture": {"steps": 300, "eval_every": 50, "folds": 5},
         "real_layout_official": {"steps": 600, "eval_every": 100},
         "real_layout_official_random": {"steps": 600, "eval_every": 100},
         # graphs per cost family; its test split is scored when the family is held out
-        "transfer_layout": {"graphs": 40, "nodes": "500:2500", "configs": 200, "splits": "0.6,0.15,0.25",
-                            "steps": 600, "eval_every": 100},
-        "transfer_tile": {"graphs": 160, "nodes": "20:500", "configs": 200, "splits": "0.6,0.15,0.25",
-                          "steps": 600, "eval_every": 100},
+        "transfer_layout": {
+            "graphs": 40,
+            "nodes": "500:2500",
+            "configs": 200,
+            "splits": "0.6,0.15,0.25",
+            "steps": 600,
+            "eval_every": 100,
+        },
+        "transfer_tile": {
+            "graphs": 160,
+            "nodes": "20:500",
+            "configs": 200,
+            "splits": "0.6,0.15,0.25",
+            "steps": 600,
+            "eval_every": 100,
+        },
     },
     "quick": {
-        "synth_layout": {"graphs": 32, "nodes": "500:2500", "configs": 200, "splits": "0.625,0.125,0.25",
-                         "steps": 150, "eval_every": 50},
-        "synth_tile": {"graphs": 128, "nodes": "20:500", "configs": 200, "splits": "0.625,0.125,0.25",
-                       "steps": 200, "eval_every": 50},
+        "synth_layout": {
+            "graphs": 32,
+            "nodes": "500:2500",
+            "configs": 200,
+            "splits": "0.625,0.125,0.25",
+            "steps": 150,
+            "eval_every": 50,
+        },
+        "synth_tile": {
+            "graphs": 128,
+            "nodes": "20:500",
+            "configs": 200,
+            "splits": "0.625,0.125,0.25",
+            "steps": 200,
+            "eval_every": 50,
+        },
         "real_tile": {"steps": 100, "eval_every": 25},
         "real_layout_fixture": {"steps": 100, "eval_every": 25, "folds": 5},
         "real_layout_official": {"steps": 150, "eval_every": 50},
         "real_layout_official_random": {"steps": 150, "eval_every": 50},
-        "transfer_layout": {"graphs": 20, "nodes": "300:1500", "configs": 100, "splits": "0.6,0.15,0.25",
-                            "steps": 150, "eval_every": 50},
-        "transfer_tile": {"graphs": 80, "nodes": "20:300", "configs": 100, "splits": "0.6,0.15,0.25",
-                          "steps": 200, "eval_every": 50},
+        "transfer_layout": {
+            "graphs": 20,
+            "nodes": "300:1500",
+            "configs": 100,
+            "splits": "0.6,0.15,0.25",
+            "steps": 150,
+            "eval_every": 50,
+        },
+        "transfer_tile": {
+            "graphs": 80,
+            "nodes": "20:300",
+            "configs": 100,
+            "splits": "0.6,0.15,0.25",
+            "steps": 200,
+            "eval_every": 50,
+        },
     },
     # Smoke tests only (tests/cli/bench_quality_test.cpp): seconds, the numbers mean nothing.
     "tiny": {
-        "synth_layout": {"graphs": 8, "nodes": "100:300", "configs": 16, "splits": "0.5,0.25,0.25",
-                         "steps": 10, "eval_every": 5},
-        "synth_tile": {"graphs": 16, "nodes": "20:60", "configs": 16, "splits": "0.5,0.25,0.25",
-                       "steps": 10, "eval_every": 5},
+        "synth_layout": {
+            "graphs": 8,
+            "nodes": "100:300",
+            "configs": 16,
+            "splits": "0.5,0.25,0.25",
+            "steps": 10,
+            "eval_every": 5,
+        },
+        "synth_tile": {
+            "graphs": 16,
+            "nodes": "20:60",
+            "configs": 16,
+            "splits": "0.5,0.25,0.25",
+            "steps": 10,
+            "eval_every": 5,
+        },
         "real_tile": {"steps": 5, "eval_every": 5},
         "real_layout_fixture": {"steps": 5, "eval_every": 5, "folds": 5},
         "real_layout_official": {"steps": 5, "eval_every": 5},
         "real_layout_official_random": {"steps": 5, "eval_every": 5},
-        "transfer_layout": {"graphs": 4, "nodes": "60:120", "configs": 8, "splits": "0.5,0.25,0.25",
-                            "steps": 4, "eval_every": 2},
-        "transfer_tile": {"graphs": 4, "nodes": "20:40", "configs": 8, "splits": "0.5,0.25,0.25",
-                          "steps": 4, "eval_every": 2},
+        "transfer_layout": {
+            "graphs": 4,
+            "nodes": "60:120",
+            "configs": 8,
+            "splits": "0.5,0.25,0.25",
+            "steps": 4,
+            "eval_every": 2,
+        },
+        "transfer_tile": {
+            "graphs": 4,
+            "nodes": "20:40",
+            "configs": 8,
+            "splits": "0.5,0.25,0.25",
+            "steps": 4,
+            "eval_every": 2,
+        },
     },
 }
 SYNTH_NOISE = 0.03
@@ -178,8 +256,8 @@ def parse_npy(blob, where):
     else:
         hlen = struct.unpack("<I", blob[8:12])[0]
         start = 12
-    header = ast.literal_eval(blob[start:start + hlen].decode("latin1"))
-    data = blob[start + hlen:]
+    header = ast.literal_eval(blob[start : start + hlen].decode("latin1"))
+    data = blob[start + hlen :]
     return header["descr"], bool(header["fortran_order"]), tuple(header["shape"]), data
 
 
@@ -229,7 +307,7 @@ def npz_rows(member):
     """The rows (axis 0) of a C-order array as bytes objects."""
     descr, fortran, shape, data = member
     row_bytes = (len(data) // shape[0]) if shape[0] else 0
-    return [data[r * row_bytes:(r + 1) * row_bytes] for r in range(shape[0])]
+    return [data[r * row_bytes : (r + 1) * row_bytes] for r in range(shape[0])]
 
 
 def take_rows(member, rows, where):
@@ -238,7 +316,7 @@ def take_rows(member, rows, where):
     if fortran and len(shape) > 1:
         raise BenchError(f"{where}: Fortran-order array cannot be sliced by rows")
     row_bytes = (len(data) // shape[0]) if shape[0] else 0
-    out = b"".join(data[r * row_bytes:(r + 1) * row_bytes] for r in rows)
+    out = b"".join(data[r * row_bytes : (r + 1) * row_bytes] for r in rows)
     return (descr, False, (len(rows),) + tuple(shape[1:]), out)
 
 
@@ -264,6 +342,7 @@ def list_graphs(split_dir):
 
 # ------------------------------------------------------------------------------------------------
 # metrics (only where segrank cannot give them: Kendall of tile baselines; cross-checked)
+
 
 def predicted_order(scores):
     """Ascending score, ties by lower config index (data/submission.h top_configs)."""
@@ -311,10 +390,12 @@ def ape_stats(predicted, measured):
 
 def anchored(predicted, measured):
     """predicted moved onto the measured log mean and std (docs/metrics.md#runtime-regression)."""
+
     def stats(v):
         logs = [math.log(x) for x in v]
         m = statistics.fmean(logs)
         return m, math.sqrt(statistics.fmean([(x - m) ** 2 for x in logs]))
+
     pm_, ps = stats(predicted)
     mm, ms = stats(measured)
     return [math.exp(mm + ms * ((math.log(p) - pm_) / ps if ps > 0 else 0.0)) for p in predicted]
@@ -363,18 +444,22 @@ def aggregate(graphs, task, kendall_mask=None):
 
     def tau_mean(sel):
         vals = [g["kendall"] for g, ok in zip(graphs, sel) if ok]
-        return (sum(v for v in vals if not math.isnan(v)) / len(vals)) if vals else float("nan"), len(vals)
+        return (sum(v for v in vals if not math.isnan(v)) / len(vals)) if vals else float(
+            "nan"
+        ), len(vals)
 
     out = {}
     out["kendall"], out["kendall_graphs"] = tau_mean([a and b for a, b in zip(informative, mask)])
     if kendall_mask is not None:
         out["kendall_all"], _ = tau_mean(informative)
-    out.update({
-        "slowdown_1": sum(g["slowdown_1"] for g in graphs) / len(graphs),
-        "slowdown_5": sum(g["slowdown_5"] for g in graphs) / len(graphs),
-        "slowdown_10": sum(g["slowdown_10"] for g in graphs) / len(graphs),
-        "graphs": len(graphs),
-    })
+    out.update(
+        {
+            "slowdown_1": sum(g["slowdown_1"] for g in graphs) / len(graphs),
+            "slowdown_5": sum(g["slowdown_5"] for g in graphs) / len(graphs),
+            "slowdown_10": sum(g["slowdown_10"] for g in graphs) / len(graphs),
+            "graphs": len(graphs),
+        }
+    )
     out["score"] = 1.0 - out["slowdown_5"] if task == "tile" else out["kendall"]
     return out
 
@@ -383,8 +468,11 @@ def mean_std(values):
     vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
     if not vals:
         return {"mean": None, "std": None, "n": 0}
-    return {"mean": statistics.fmean(vals), "std": statistics.stdev(vals) if len(vals) > 1 else None,
-            "n": len(vals)}
+    return {
+        "mean": statistics.fmean(vals),
+        "std": statistics.stdev(vals) if len(vals) > 1 else None,
+        "n": len(vals),
+    }
 
 
 def summarize(per_seed):
@@ -402,6 +490,7 @@ def summarize(per_seed):
 
 # ------------------------------------------------------------------------------------------------
 # running segrank
+
 
 class Runner:
     def __init__(self, segrank, work, threads, env, resume=False):
@@ -440,7 +529,14 @@ class Runner:
             os.remove(stamp_file)
         _, wall = self.run(args, ctx, log_name=log_name)
         with open(stamp_file, "w") as f:
-            json.dump({"stamp": stamp, "wall_s": round(wall, 2), "command": shlex.join(str(a) for a in args)}, f)
+            json.dump(
+                {
+                    "stamp": stamp,
+                    "wall_s": round(wall, 2),
+                    "command": shlex.join(str(a) for a in args),
+                },
+                f,
+            )
         return wall, False
 
     def run(self, args, ctx, log_name=None, cwd=REPO):
@@ -453,43 +549,92 @@ class Runner:
                 f.write(f"{time.strftime('%H:%M:%S')} [{ctx}] {text}\n")
         t0 = time.monotonic()
         try:
-            p = subprocess.run(cmd, cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, errors="replace")
+            p = subprocess.run(
+                cmd,
+                cwd=cwd,
+                env=self.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                errors="replace",
+            )
         except OSError as e:
             raise BenchError(f"{ctx}: cannot run {text}: {e}")
         wall = time.monotonic() - t0
         if log_name:
             with open(os.path.join(self.work, "logs", log_name), "w") as f:
-                f.write(f"$ {text}\n# exit {p.returncode}, {wall:.1f} s\n--- stdout\n{p.stdout}--- stderr\n{p.stderr}")
+                f.write(
+                    f"$ {text}\n# exit {p.returncode}, {wall:.1f} s\n--- stdout\n{p.stdout}--- stderr\n{p.stderr}"
+                )
         if p.returncode != 0:
             tail = "\n".join((p.stderr.strip() or p.stdout.strip()).splitlines()[-15:])
-            raise BenchError(f"{ctx}: segrank failed (exit {p.returncode}) after {wall:.1f} s\n"
-                             f"  command: {text}\n  stderr (last lines):\n    " + tail.replace("\n", "\n    "))
+            raise BenchError(
+                f"{ctx}: segrank failed (exit {p.returncode}) after {wall:.1f} s\n"
+                f"  command: {text}\n  stderr (last lines):\n    " + tail.replace("\n", "\n    ")
+            )
         return p, wall
 
     # --- wrappers
     def synth(self, out, collection, size, noise, ctx, layout_choices=0, extra=()):
         extra = (["--layout-choices", layout_choices] if layout_choices else []) + list(extra)
-        self.run(["synth", "--out", out, "--collections", collection, "--graphs", size["graphs"], "--nodes",
-                  size["nodes"], "--configs", size["configs"], "--seed", SYNTH_SEED, "--noise", noise,
-                  "--splits", size["splits"], "--force", "-q"] + extra, ctx)
+        self.run(
+            [
+                "synth",
+                "--out",
+                out,
+                "--collections",
+                collection,
+                "--graphs",
+                size["graphs"],
+                "--nodes",
+                size["nodes"],
+                "--configs",
+                size["configs"],
+                "--seed",
+                SYNTH_SEED,
+                "--noise",
+                noise,
+                "--splits",
+                size["splits"],
+                "--force",
+                "-q",
+            ]
+            + extra,
+            ctx,
+        )
 
     def leaderboard(self, coll_dir, split, submission, ctx):
         """Leaderboard metrics of one submission against the graphs of coll_dir/split."""
         truth = os.path.join(coll_dir, split)
-        p, _ = self.run(["leaderboard", "--truth", truth, "--split", split, "--missing", "error", "--json",
-                         submission], ctx)
+        p, _ = self.run(
+            [
+                "leaderboard",
+                "--truth",
+                truth,
+                "--split",
+                split,
+                "--missing",
+                "error",
+                "--json",
+                submission,
+            ],
+            ctx,
+        )
         try:
             doc = json.loads(p.stdout)
             entry = doc["entries"][0]
         except (ValueError, KeyError, IndexError) as e:
-            raise BenchError(f"{ctx}: cannot parse `segrank leaderboard --json` output ({e}): {p.stdout[:300]}")
+            raise BenchError(
+                f"{ctx}: cannot parse `segrank leaderboard --json` output ({e}): {p.stdout[:300]}"
+            )
         if not entry.get("valid", False):
             issues = "; ".join(i.get("message", "") for i in entry.get("issues", [])[:5])
             raise BenchError(f"{ctx}: leaderboard rejected {submission}: {issues}")
         if len(entry["collections"]) != 1:
-            raise BenchError(f"{ctx}: expected one collection in the truth '{truth}', got "
-                             f"{[c['collection'] for c in entry['collections']]}")
+            raise BenchError(
+                f"{ctx}: expected one collection in the truth '{truth}', got "
+                f"{[c['collection'] for c in entry['collections']]}"
+            )
         return collection_metrics(entry["collections"][0])
 
     def evaluate(self, ckpt, where, json_out, ctx, data=None):
@@ -509,9 +654,16 @@ class Runner:
 def collection_metrics(c):
     def num(v):
         return float("nan") if v is None else float(v)
-    return {"kendall": num(c.get("kendall_tau")), "opa": num(c.get("opa")), "slowdown_1": num(c.get("slowdown_1")),
-            "slowdown_5": num(c.get("slowdown_5")), "slowdown_10": num(c.get("slowdown_10")),
-            "score": num(c.get("score")), "graphs": c.get("num_graphs")}
+
+    return {
+        "kendall": num(c.get("kendall_tau")),
+        "opa": num(c.get("opa")),
+        "slowdown_1": num(c.get("slowdown_1")),
+        "slowdown_5": num(c.get("slowdown_5")),
+        "slowdown_10": num(c.get("slowdown_10")),
+        "score": num(c.get("score")),
+        "graphs": c.get("num_graphs"),
+    }
 
 
 def read_scores(path):
@@ -539,6 +691,7 @@ def write_submission(path, rows):
 
 # ------------------------------------------------------------------------------------------------
 # the benchmark
+
 
 class Bench:
     def __init__(self, opts, runner, shared):
@@ -578,30 +731,49 @@ class Bench:
 
     def train(self, case, variant, seed, config, overrides, run_dir, ctx):
         args = ["train", "--config", config, "--overwrite"]
-        sets = overrides + [f"train.run_dir={run_dir}", f"train.seed={seed}", f"sampling.seed={seed}",
-                            "train.progress=false", f"train.threads={self.o.threads}"]
+        sets = overrides + [
+            f"train.run_dir={run_dir}",
+            f"train.seed={seed}",
+            f"sampling.seed={seed}",
+            "train.progress=false",
+            f"train.threads={self.o.threads}",
+        ]
         for kv in sets:
             args += ["--set", kv]
         os.makedirs(os.path.dirname(run_dir), exist_ok=True)
-        wall, reused = self.r.run_stamped(args, ctx, run_dir + ".stamp",
-                                          [os.path.join(run_dir, f) for f in ("report.json", "best.ckpt.h5", "last.ckpt.h5")],
-                                          log_name=f"{case}.{variant}.{os.path.basename(run_dir)}.train.log")
+        wall, reused = self.r.run_stamped(
+            args,
+            ctx,
+            run_dir + ".stamp",
+            [os.path.join(run_dir, f) for f in ("report.json", "best.ckpt.h5", "last.ckpt.h5")],
+            log_name=f"{case}.{variant}.{os.path.basename(run_dir)}.train.log",
+        )
         try:
             with open(os.path.join(run_dir, "report.json")) as f:
                 rep = json.load(f)
             final = collection_metrics(rep["final"]["collections"][0])
         except (OSError, ValueError, KeyError, IndexError) as e:
             raise BenchError(f"{ctx}: cannot read {run_dir}/report.json: {e}")
-        return {"wall_s": wall, "reused": reused, "steps": rep.get("steps"), "steps_per_s": rep.get("steps_per_s"),
-                "best_step": rep.get("best_step"), "peak_rss_mb": rep.get("peak_rss_mb")}, final
+        return {
+            "wall_s": wall,
+            "reused": reused,
+            "steps": rep.get("steps"),
+            "steps_per_s": rep.get("steps_per_s"),
+            "best_step": rep.get("best_step"),
+            "peak_rss_mb": rep.get("peak_rss_mb"),
+        }, final
 
     def evaluate_best(self, info, final, run_dir, where, ctx):
         """Metrics of best.ckpt.h5 on `where`; when the best step is the last, the final evaluation
         of training on the same set is that (report.json), so no second pass is run."""
         if where in ("valid", "heldout") and info["best_step"] == info["steps"]:
             return final
-        return self.r.evaluate(os.path.join(run_dir, "best.ckpt.h5"), where,
-                               os.path.join(run_dir, f"eval_{where}_best.json"), ctx + " evaluate best")[1]
+        return self.r.evaluate(
+            os.path.join(run_dir, "best.ckpt.h5"),
+            where,
+            os.path.join(run_dir, f"eval_{where}_best.json"),
+            ctx + " evaluate best",
+        )[1]
 
     def random_baseline(self, data_root, split, truth, ctx, scores=False):
         """Leaderboard metrics of `predict --random S` for every random seed (+ scores files)."""
@@ -635,26 +807,41 @@ class Bench:
             row["per_seed"] = row["metrics"][model_key]["per_seed"]
         res["metric"] = model_key
         rnd = res["random"]
-        res["random"] = {"mean": rnd[model_key]["mean"], "std": rnd[model_key]["std"], "metrics": rnd}
+        res["random"] = {
+            "mean": rnd[model_key]["mean"],
+            "std": rnd[model_key]["std"],
+            "metrics": rnd,
+        }
         hw = res.get("hwmodel")
         if hw is not None:
             hw["value"] = hw["metrics"].get(model_key)
         if ceiling is not None:
             ceiling["value"] = ceiling["metrics"].get(model_key)
             cv = ceiling["value"]
-            res["fraction_of_ceiling"] = (m["mean"] / cv) if (cv and m["mean"] is not None) else None
-            res["gap_to_ceiling"] = {k: ceiling["metrics"][k] - m["metrics"][k]["mean"]
-                                     for k in ("kendall", "score") if k in m["metrics"] and m["metrics"][k]["mean"] is not None}
+            res["fraction_of_ceiling"] = (
+                (m["mean"] / cv) if (cv and m["mean"] is not None) else None
+            )
+            res["gap_to_ceiling"] = {
+                k: ceiling["metrics"][k] - m["metrics"][k]["mean"]
+                for k in ("kendall", "score")
+                if k in m["metrics"] and m["metrics"][k]["mean"] is not None
+            }
             if hw is not None and cv:
                 hw["fraction_of_ceiling"] = hw["value"] / cv
             blind = res.get("ceiling_trip_blind")
             if blind is not None:
                 blind["value"] = bv = blind["metrics"].get(model_key)
-                res["fraction_of_trip_blind_ceiling"] = (m["mean"] / bv) if (bv and m["mean"] is not None) else None
+                res["fraction_of_trip_blind_ceiling"] = (
+                    (m["mean"] / bv) if (bv and m["mean"] is not None) else None
+                )
         else:
             res["fraction_of_ceiling"] = None
         for name, row in res.get("ablations", {}).items():
-            diffs = [a - b for a, b in zip(row["per_seed"], m["per_seed"]) if a is not None and b is not None]
+            diffs = [
+                a - b
+                for a, b in zip(row["per_seed"], m["per_seed"])
+                if a is not None and b is not None
+            ]
             row["delta_vs_model"] = mean_std(diffs)
         for row in [m] + list(res.get("ablations", {}).values()):
             ens = row.get("ensemble")
@@ -702,17 +889,21 @@ class Bench:
 
     @staticmethod
     def row_of(runs, overrides):
-        return {"overrides": overrides,
-                "metrics": summarize([r["metrics"] for r in runs]),
-                "metrics_last": summarize([r["metrics_last"] for r in runs]),
-                "runs": [r["run"] for r in runs]}
+        return {
+            "overrides": overrides,
+            "metrics": summarize([r["metrics"] for r in runs]),
+            "metrics_last": summarize([r["metrics_last"] for r in runs]),
+            "runs": [r["run"] for r in runs],
+        }
 
     def assemble(self, case, rows):
         res = {}
         variants = dict(self.variants())
         res["model"] = self.row_of(rows["model"], variants["model"])
         if len(rows) > 1:
-            res["ablations"] = {k: self.row_of(v, variants[k]) for k, v in rows.items() if k != "model"}
+            res["ablations"] = {
+                k: self.row_of(v, variants[k]) for k, v in rows.items() if k != "model"
+            }
         return res
 
     # --- synthetic cases
@@ -722,38 +913,70 @@ class Bench:
         self.cur_dir = base
         noisy, clean = os.path.join(base, "data_noisy"), os.path.join(base, "data_clean")
         choices = self.o.layout_choices if collection == "layout" else 0
-        log(f"{case}: synthesizing {size['graphs']} graphs (noise {SYNTH_NOISE} and 0"
-            + (f", {choices} layouts per configurable node)" if choices else ")"))
+        log(
+            f"{case}: synthesizing {size['graphs']} graphs (noise {SYNTH_NOISE} and 0"
+            + (f", {choices} layouts per configurable node)" if choices else ")")
+        )
         blind = os.path.join(base, "data_trip_blind") if collection == "layout" else None
-        jobs = [lambda: self.r.synth(noisy, collection, size, SYNTH_NOISE, f"{case} synth noisy", choices),
-                lambda: self.r.synth(clean, collection, size, 0, f"{case} synth clean", choices)]
+        jobs = [
+            lambda: self.r.synth(
+                noisy, collection, size, SYNTH_NOISE, f"{case} synth noisy", choices
+            ),
+            lambda: self.r.synth(clean, collection, size, 0, f"{case} synth clean", choices),
+        ]
         if blind:  # the clean labels with every while loop charged the mean trip count
-            jobs.append(lambda: self.r.synth(blind, collection, size, 0, f"{case} synth trip-blind", choices,
-                                             ["--cost-off", "trip_counts", "--default-trip-count",
-                                              repr(SYNTH_MEAN_TRIPS)]))
+            jobs.append(
+                lambda: self.r.synth(
+                    blind,
+                    collection,
+                    size,
+                    0,
+                    f"{case} synth trip-blind",
+                    choices,
+                    ["--cost-off", "trip_counts", "--default-trip-count", repr(SYNTH_MEAN_TRIPS)],
+                )
+            )
         self.parallel(jobs)
         coll = "tile:xla" if collection == "tile" else "layout:xla:random"
         task = "tile" if collection == "tile" else "layout"
-        rel = os.path.join("npz", "tile", "xla") if task == "tile" else os.path.join("npz", "layout", "xla", "random")
+        rel = (
+            os.path.join("npz", "tile", "xla")
+            if task == "tile"
+            else os.path.join("npz", "layout", "xla", "random")
+        )
         noisy_coll, clean_coll = os.path.join(noisy, rel), os.path.join(clean, rel)
-        overrides = [f"data.root={noisy}", f"data.collections=[\"{coll}\"]", f"train.steps={size['steps']}",
-                     f"train.eval_every={size['eval_every']}"] + extra_sets
+        overrides = [
+            f"data.root={noisy}",
+            f'data.collections=["{coll}"]',
+            f"train.steps={size['steps']}",
+            f"train.eval_every={size['eval_every']}",
+        ] + extra_sets
 
         def job(vname, extra, seed):
             ctx = f"case {case} {vname} seed {seed}"
             run_dir = os.path.join(base, "runs", f"{vname}_seed{seed}")
             info, _ = self.train(case, vname, seed, config, overrides + extra, run_dir, ctx)
-            _, best = self.r.evaluate(os.path.join(run_dir, "best.ckpt.h5"), "test",
-                                      os.path.join(run_dir, "eval_test_best.json"), ctx + " evaluate best")
+            _, best = self.r.evaluate(
+                os.path.join(run_dir, "best.ckpt.h5"),
+                "test",
+                os.path.join(run_dir, "eval_test_best.json"),
+                ctx + " evaluate best",
+            )
             if info["best_step"] == info["steps"]:
                 last = best
             else:
-                _, last = self.r.evaluate(os.path.join(run_dir, "last.ckpt.h5"), "test",
-                                          os.path.join(run_dir, "eval_test_last.json"), ctx + " evaluate last")
+                _, last = self.r.evaluate(
+                    os.path.join(run_dir, "last.ckpt.h5"),
+                    "test",
+                    os.path.join(run_dir, "eval_test_last.json"),
+                    ctx + " evaluate last",
+                )
             info.update(seed=seed, run_dir=run_dir)
             return {"metrics": best, "metrics_last": last, "run": info}
 
-        log(f"{case}: training {len(self.variants())} x {len(self.seeds)} runs, {size['steps']} steps each")
+        log(
+            f"{case}: training {len(self.variants())} x {len(self.seeds)} runs, {size['steps']} steps each"
+        )
         rows = self.model_rows(case, job)
         log(f"{case}: baselines")
         ctx = f"case {case}"
@@ -763,22 +986,40 @@ class Bench:
             ectx = f"{ctx} {vname} ensemble"
             sub = os.path.join(base, f"ensemble_{vname}.csv")
             sc = os.path.join(base, f"ensemble_{vname}.scores.csv") if task == "tile" else None
-            self.predict_ensemble([os.path.join(base, "runs", f"{vname}_seed{s}", "best.ckpt.h5") for s in self.seeds],
-                                  noisy, "test", sub, ectx, scores=sc)
+            self.predict_ensemble(
+                [
+                    os.path.join(base, "runs", f"{vname}_seed{s}", "best.ckpt.h5")
+                    for s in self.seeds
+                ],
+                noisy,
+                "test",
+                sub,
+                ectx,
+                scores=sc,
+            )
             lb = self.r.leaderboard(noisy_coll, "test", sub, ectx)
             if task == "tile":  # 5 configs per submission row: Kendall from the ensemble's scores
                 es = read_scores(sc)
                 names_t = list_graphs(os.path.join(noisy_coll, "test"))
-                py = aggregate([graph_metrics(predicted_order(es[f"{coll}:{n}"]),
-                                              npz_targets(os.path.join(noisy_coll, "test", n + ".npz")))
-                                for n in names_t], task)
+                py = aggregate(
+                    [
+                        graph_metrics(
+                            predicted_order(es[f"{coll}:{n}"]),
+                            npz_targets(os.path.join(noisy_coll, "test", n + ".npz")),
+                        )
+                        for n in names_t
+                    ],
+                    task,
+                )
                 self.check(ectx, py, lb)
                 lb["kendall"] = py["kendall"]
             return lb
 
         self.add_ensembles(res, synth_ensemble)
         hw_sub, hw = self.hwmodel(noisy, "test", noisy_coll, ctx, scores=True)
-        hw_vs_clean = self.r.leaderboard(clean_coll, "test", hw_sub, ctx + " hwmodel vs clean labels")
+        hw_vs_clean = self.r.leaderboard(
+            clean_coll, "test", hw_sub, ctx + " hwmodel vs clean labels"
+        )
         rnd = self.random_baseline(noisy, "test", noisy_coll, ctx, scores=(task == "tile"))
         # Ceiling: the clean labels as a submission against the noisy truth.
         test_clean = os.path.join(clean_coll, "test")
@@ -801,28 +1042,48 @@ class Bench:
             if list_graphs(blind_test) != names:
                 raise BenchError(f"{ctx}: trip-blind and noisy collections differ in graphs")
             blind_sub = os.path.join(base, "ceiling_trip_blind.csv")
-            write_submission(blind_sub, [(f"{coll}:{n}", predicted_order(npz_targets(os.path.join(blind_test, n + ".npz"))))
-                                         for n in names])
-            blind_ceiling = self.r.leaderboard(noisy_coll, "test", blind_sub, ctx + " trip-blind ceiling")
+            write_submission(
+                blind_sub,
+                [
+                    (
+                        f"{coll}:{n}",
+                        predicted_order(npz_targets(os.path.join(blind_test, n + ".npz"))),
+                    )
+                    for n in names
+                ],
+            )
+            blind_ceiling = self.r.leaderboard(
+                noisy_coll, "test", blind_sub, ctx + " trip-blind ceiling"
+            )
         if task == "tile":
             # A tile submission has 5 configs: Kendall of the baselines from their full score files.
             pid = lambda n: f"{coll}:{n}"  # noqa: E731
-            ceil_py = aggregate([graph_metrics(predicted_order(clean_t[n]), noisy_t[n]) for n in names], task)
+            ceil_py = aggregate(
+                [graph_metrics(predicted_order(clean_t[n]), noisy_t[n]) for n in names], task
+            )
             self.check(ctx + " ceiling", ceil_py, ceiling)
             ceiling["kendall"] = ceil_py["kendall"]
             hs = read_scores(os.path.join(base, "hwmodel.scores.csv"))
-            hw_py = aggregate([graph_metrics(predicted_order(hs[pid(n)]), noisy_t[n]) for n in names], task)
+            hw_py = aggregate(
+                [graph_metrics(predicted_order(hs[pid(n)]), noisy_t[n]) for n in names], task
+            )
             self.check(ctx + " hwmodel", hw_py, hw)
             hw["kendall"] = hw_py["kendall"]
-            hwc_py = aggregate([graph_metrics(predicted_order(hs[pid(n)]), clean_t[n]) for n in names], task)
+            hwc_py = aggregate(
+                [graph_metrics(predicted_order(hs[pid(n)]), clean_t[n]) for n in names], task
+            )
             self.check(ctx + " hwmodel vs clean", hwc_py, hw_vs_clean)
             hw_vs_clean["kendall"] = hwc_py["kendall"]
             for s, rm in zip(self.random_seeds, rnd):
                 rs = read_scores(os.path.join(base, f"random{s}.scores.csv"))
-                r_py = aggregate([graph_metrics(predicted_order(rs[pid(n)]), noisy_t[n]) for n in names], task)
+                r_py = aggregate(
+                    [graph_metrics(predicted_order(rs[pid(n)]), noisy_t[n]) for n in names], task
+                )
                 self.check(f"{ctx} random seed {s}", r_py, rm)
                 rm["kendall"] = r_py["kendall"]
-            self.check_model_kendall(ctx, rows["model"][0]["run"]["run_dir"], "test", noisy_coll, coll)
+            self.check_model_kendall(
+                ctx, rows["model"][0]["run"]["run_dir"], "test", noisy_coll, coll
+            )
         # Is hwmodel (on the featurized graphs) the label generator? Compare its estimates with the
         # clean runtimes (synth writes max(2, llround(ns))) config by config.
         hs = read_scores(os.path.join(base, "hwmodel.scores.csv"))
@@ -837,46 +1098,85 @@ class Bench:
             total += len(clean_rt)
             rel += [abs(a - b) / b for a, b in zip(est, clean_rt)]
         rel.sort()
-        res["hwmodel"] = {"metrics": hw, "vs_clean_labels": hw_vs_clean,
-                          "equals_clean_label": equal == total,
-                          "configs_equal_to_clean_label": equal, "configs_compared": total,
-                          "graphs_equal_to_clean_label": graphs_equal, "graphs_compared": len(names),
-                          "relative_difference_to_clean_label": {"median": rel[len(rel) // 2], "p90": rel[int(0.9 * (len(rel) - 1))],
-                                                                 "max": rel[-1]}}
+        res["hwmodel"] = {
+            "metrics": hw,
+            "vs_clean_labels": hw_vs_clean,
+            "equals_clean_label": equal == total,
+            "configs_equal_to_clean_label": equal,
+            "configs_compared": total,
+            "graphs_equal_to_clean_label": graphs_equal,
+            "graphs_compared": len(names),
+            "relative_difference_to_clean_label": {
+                "median": rel[len(rel) // 2],
+                "p90": rel[int(0.9 * (len(rel) - 1))],
+                "max": rel[-1],
+            },
+        }
         res["random"] = self.baseline_summary(rnd)
-        res["ceiling"] = {"definition": "noise-free labels (synth --noise 0, same seed) as a submission scored "
-                                        "against the noisy labels", "metrics": ceiling}
+        res["ceiling"] = {
+            "definition": "noise-free labels (synth --noise 0, same seed) as a submission scored "
+            "against the noisy labels",
+            "metrics": ceiling,
+        }
         if blind_ceiling is not None:
             res["ceiling_trip_blind"] = {
                 "definition": "noise-free labels with every while loop charged the mean trip count of the generator "
-                              "(synth --noise 0 --cost-off trip_counts --default-trip-count MEAN), scored against the "
-                              "noisy labels: about what a predictor that cannot see trip counts can score (a reference, "
-                              "not a strict bound)",
-                "trip_count": SYNTH_MEAN_TRIPS, "trip_counts_drawn_from": list(SYNTH_WHILE_TRIPS),
-                "metrics": blind_ceiling}
-        res["settings"] = {"synth": dict(size, noise=SYNTH_NOISE, seed=SYNTH_SEED, collection=collection,
-                                           layout_choices=choices),
-                           "config": config, "overrides": overrides, "scored_split": "test",
-                           "checkpoint": "best (selected on valid); metrics_last = last"}
+                "(synth --noise 0 --cost-off trip_counts --default-trip-count MEAN), scored against the "
+                "noisy labels: about what a predictor that cannot see trip counts can score (a reference, "
+                "not a strict bound)",
+                "trip_count": SYNTH_MEAN_TRIPS,
+                "trip_counts_drawn_from": list(SYNTH_WHILE_TRIPS),
+                "metrics": blind_ceiling,
+            }
+        res["settings"] = {
+            "synth": dict(
+                size,
+                noise=SYNTH_NOISE,
+                seed=SYNTH_SEED,
+                collection=collection,
+                layout_choices=choices,
+            ),
+            "config": config,
+            "overrides": overrides,
+            "scored_split": "test",
+            "checkpoint": "best (selected on valid); metrics_last = last",
+        }
         return self.finish_case(case, res)
 
     def check(self, ctx, py, seg):
         """Python slowdowns against segrank leaderboard's (same graphs)."""
         for k in ("slowdown_1", "slowdown_5"):
             if abs(py[k] - seg[k]) > 1e-9 * max(1.0, abs(seg[k])):
-                raise BenchError(f"{ctx}: internal cross-check failed: {k} computed here {py[k]!r}, "
-                                 f"segrank leaderboard {seg[k]!r}")
+                raise BenchError(
+                    f"{ctx}: internal cross-check failed: {k} computed here {py[k]!r}, "
+                    f"segrank leaderboard {seg[k]!r}"
+                )
         self.crosschecks.append(f"{ctx}: slowdown_1/5 equal to segrank leaderboard")
 
     def check_model_kendall(self, ctx, run_dir, split, truth_coll, coll, heldout_names=None):
         """Python Kendall on `predict --scores` of a model against `segrank evaluate`'s per graph."""
         ckpt = os.path.join(run_dir, "best.ckpt.h5")
         scores = os.path.join(run_dir, "predict.scores.csv")
-        self.r.run(["predict", "--checkpoint", ckpt, "--split", split, "--out",
-                    os.path.join(run_dir, "predict.csv"), "--scores", scores, "--threads", self.o.threads],
-                   ctx + " cross-check predict")
+        self.r.run(
+            [
+                "predict",
+                "--checkpoint",
+                ckpt,
+                "--split",
+                split,
+                "--out",
+                os.path.join(run_dir, "predict.csv"),
+                "--scores",
+                scores,
+                "--threads",
+                self.o.threads,
+            ],
+            ctx + " cross-check predict",
+        )
         sc = read_scores(scores)
-        json_file = os.path.join(run_dir, "eval_test_best.json" if split == "test" else "eval_heldout_best.json")
+        json_file = os.path.join(
+            run_dir, "eval_test_best.json" if split == "test" else "eval_heldout_best.json"
+        )
         with open(json_file) as f:
             graphs = json.load(f)["graphs"]
         worst = 0.0
@@ -890,9 +1190,13 @@ class Bench:
             worst = max(worst, abs(py - seg))
             checked += 1
         if worst > 1e-9:
-            raise BenchError(f"{ctx}: internal cross-check failed: Kendall computed here differs from "
-                             f"`segrank evaluate` by {worst}")
-        self.crosschecks.append(f"{ctx}: Kendall of {checked} graphs equal to segrank evaluate (max diff {worst:.1e})")
+            raise BenchError(
+                f"{ctx}: internal cross-check failed: Kendall computed here differs from "
+                f"`segrank evaluate` by {worst}"
+            )
+        self.crosschecks.append(
+            f"{ctx}: Kendall of {checked} graphs equal to segrank evaluate (max diff {worst:.1e})"
+        )
 
     def tile_regression(self, case, per, kernels, in_mean, hw_scores, coll_dir):
         """The real_tile regression row: per seed, the means over the 15 held-out kernels of the MAPE
@@ -903,12 +1207,16 @@ class Bench:
         for seed in self.seeds:
             e = per[("regression", seed)]
             if sorted(e["best"]) != kernels:
-                raise BenchError(f"case {case} regression seed {seed}: the 5 folds held out {sorted(e['best'])}, "
-                                 f"expected every kernel once: {kernels}")
+                raise BenchError(
+                    f"case {case} regression seed {seed}: the 5 folds held out {sorted(e['best'])}, "
+                    f"expected every kernel once: {kernels}"
+                )
             missing = [k for k in kernels if e["best"][k]["mape"] is None]
             if missing:
-                raise BenchError(f"case {case} regression seed {seed}: `segrank evaluate` reported no mape for "
-                                 f"{missing} (a tile model with an mse term should have one)")
+                raise BenchError(
+                    f"case {case} regression seed {seed}: `segrank evaluate` reported no mape for "
+                    f"{missing} (a tile model with an mse term should have one)"
+                )
             m = aggregate([e["best"][k] for k in kernels], "tile", in_mean)
             m["mape"] = statistics.fmean(e["best"][k]["mape"] for k in kernels)
             m["median_ape"] = statistics.fmean(e["best"][k]["median_ape"] for k in kernels)
@@ -930,16 +1238,28 @@ class Bench:
             a, b = ape_stats(anchored(p, t), t)
             anc_m.append(a)
             anc_med.append(b)
-        hw = {"mape": statistics.fmean(raw_m), "median_ape": statistics.fmean(raw_med),
-              "anchored_mape": statistics.fmean(anc_m), "anchored_median_ape": statistics.fmean(anc_med),
-              "configs_without_estimate": invalid}
-        log(f"{case}: regression row: model MAPE {pm(model['mape'], True)} (median APE "
+        hw = {
+            "mape": statistics.fmean(raw_m),
+            "median_ape": statistics.fmean(raw_med),
+            "anchored_mape": statistics.fmean(anc_m),
+            "anchored_median_ape": statistics.fmean(anc_med),
+            "configs_without_estimate": invalid,
+        }
+        log(
+            f"{case}: regression row: model MAPE {pm(model['mape'], True)} (median APE "
             f"{pm(model['median_ape'], True)}), hwmodel anchored {fmt(hw['anchored_mape'], pct=True)} "
-            f"(absolute {fmt(hw['mape'], pct=True)})")
-        return {"model": model, "hwmodel": hw, "settings": {
-            "overrides": REGRESSION_SETS, "over": "means over the 15 held-out kernels of the per-kernel values; model: "
-            "mean ± sample std over seeds; hwmodel anchored: its log estimates standardized per kernel and mapped "
-            "through the measured log mean and std, as the model's mse scores (docs/metrics.md#runtime-regression)"}}
+            f"(absolute {fmt(hw['mape'], pct=True)})"
+        )
+        return {
+            "model": model,
+            "hwmodel": hw,
+            "settings": {
+                "overrides": REGRESSION_SETS,
+                "over": "means over the 15 held-out kernels of the per-kernel values; model: "
+                "mean ± sample std over seeds; hwmodel anchored: its log estimates standardized per kernel and mapped "
+                "through the measured log mean and std, as the model's mse scores (docs/metrics.md#runtime-regression)",
+            },
+        }
 
     # --- real tile: 15 kernels, 5 folds
     def case_real_tile(self, case):
@@ -953,37 +1273,68 @@ class Bench:
         kernels = list_graphs(os.path.join(coll_dir, "train"))
         config = "configs/xla_fixture_tile.toml"
         folds = 5
-        overrides = [f"data.root={data}", "data.ingest=[]", f"data.holdout_folds={folds}",
-                     f"train.steps={size['steps']}", f"train.eval_every={size['eval_every']}"]
+        overrides = [
+            f"data.root={data}",
+            "data.ingest=[]",
+            f"data.holdout_folds={folds}",
+            f"train.steps={size['steps']}",
+            f"train.eval_every={size['eval_every']}",
+        ]
 
         def fold_job(vname, extra, seed, fold):
             ctx = f"case {case} {vname} seed {seed} fold {fold}"
             run_dir = os.path.join(base, "runs", f"{vname}_seed{seed}_fold{fold}")
-            info, _ = self.train(case, vname, seed, config, overrides + extra + [f"data.holdout_fold={fold}"], run_dir, ctx)
-            gb, _ = self.r.evaluate(os.path.join(run_dir, "best.ckpt.h5"), "heldout",
-                                    os.path.join(run_dir, "eval_heldout_best.json"), ctx + " evaluate best")
-            gl, _ = self.r.evaluate(os.path.join(run_dir, "last.ckpt.h5"), "heldout",
-                                    os.path.join(run_dir, "eval_heldout_last.json"), ctx + " evaluate last")
+            info, _ = self.train(
+                case,
+                vname,
+                seed,
+                config,
+                overrides + extra + [f"data.holdout_fold={fold}"],
+                run_dir,
+                ctx,
+            )
+            gb, _ = self.r.evaluate(
+                os.path.join(run_dir, "best.ckpt.h5"),
+                "heldout",
+                os.path.join(run_dir, "eval_heldout_best.json"),
+                ctx + " evaluate best",
+            )
+            gl, _ = self.r.evaluate(
+                os.path.join(run_dir, "last.ckpt.h5"),
+                "heldout",
+                os.path.join(run_dir, "eval_heldout_last.json"),
+                ctx + " evaluate last",
+            )
             info.update(seed=seed, fold=fold, run_dir=run_dir)
             return gb, gl, info
 
         tasks, keys = [], []
         # The regression row trains beside the variants (docs/metrics.md#runtime-regression).
-        reg_rows = [] if self.o.no_regression else [("regression", list(self.o.set) + REGRESSION_SETS)]
+        reg_rows = (
+            [] if self.o.no_regression else [("regression", list(self.o.set) + REGRESSION_SETS)]
+        )
         for vname, extra in self.variants() + reg_rows:
             for seed in self.seeds:
                 for fold in range(folds):
                     tasks.append(lambda v=vname, e=extra, s=seed, f=fold: fold_job(v, e, s, f))
                     keys.append((vname, seed))
-        log(f"{case}: training {len(tasks)} runs ({len(self.variants()) + len(reg_rows)} rows x {len(self.seeds)} "
-            f"seeds x {folds} folds), {size['steps']} steps each")
+        log(
+            f"{case}: training {len(tasks)} runs ({len(self.variants()) + len(reg_rows)} rows x {len(self.seeds)} "
+            f"seeds x {folds} folds), {size['steps']} steps each"
+        )
         results = self.parallel(tasks)
 
         def to_gm(g):
-            return {"num_configs": g["num_configs"], "targets_constant": g["targets_constant"],
-                    "kendall": float("nan") if g["kendall_tau"] is None else g["kendall_tau"],
-                    "slowdown_1": g["slowdown_1"], "slowdown_5": g["slowdown_5"], "slowdown_10": g["slowdown_10"],
-                    "mape": g.get("mape"), "median_ape": g.get("median_ape")}
+            return {
+                "num_configs": g["num_configs"],
+                "targets_constant": g["targets_constant"],
+                "kendall": float("nan") if g["kendall_tau"] is None else g["kendall_tau"],
+                "slowdown_1": g["slowdown_1"],
+                "slowdown_5": g["slowdown_5"],
+                "slowdown_10": g["slowdown_10"],
+                "mape": g.get("mape"),
+                "median_ape": g.get("median_ape"),
+            }
 
         per = {}
         for (vname, seed), (gb, gl, info) in zip(keys, results):
@@ -1002,8 +1353,10 @@ class Bench:
         targets = {k: npz_targets(os.path.join(coll_dir, "train", k + ".npz")) for k in kernels}
         hs = read_scores(os.path.join(base, "hwmodel.scores.csv"))
         hw_g = {k: graph_metrics(predicted_order(hs["tile:xla:" + k]), targets[k]) for k in kernels}
-        in_mean = [len(targets[k]) >= 3 and len(set(targets[k])) > 1 and len(set(hs["tile:xla:" + k])) > 1
-                   for k in kernels]
+        in_mean = [
+            len(targets[k]) >= 3 and len(set(targets[k])) > 1 and len(set(hs["tile:xla:" + k])) > 1
+            for k in kernels
+        ]
         kendall_kernels = [k for k, ok in zip(kernels, in_mean) if ok]
         hw = aggregate([hw_g[k] for k in kernels], "tile", in_mean)
         raw = [tau_b_raw(hs["tile:xla:" + k], targets[k]) for k in kendall_kernels]
@@ -1015,16 +1368,23 @@ class Bench:
             for seed in self.seeds:
                 e = per[(vname, seed)]
                 if sorted(e["best"]) != kernels:
-                    raise BenchError(f"case {case} {vname} seed {seed}: the 5 folds held out "
-                                     f"{sorted(e['best'])}, expected every kernel once: {kernels}")
+                    raise BenchError(
+                        f"case {case} {vname} seed {seed}: the 5 folds held out "
+                        f"{sorted(e['best'])}, expected every kernel once: {kernels}"
+                    )
                 m = aggregate([e["best"][k] for k in kernels], "tile", in_mean)
                 ml = aggregate([e["last"][k] for k in kernels], "tile", in_mean)
-                rows.setdefault(vname, []).append({"metrics": m, "metrics_last": ml,
-                                                   "run": {"seed": seed, "folds": e["runs"]}})
+                rows.setdefault(vname, []).append(
+                    {"metrics": m, "metrics_last": ml, "run": {"seed": seed, "folds": e["runs"]}}
+                )
                 if vname == "model":
                     for k in kernels:
-                        per_kernel.setdefault(k, {"num_configs": e["best"][k]["num_configs"], "model": []})
-                        per_kernel[k]["model"].append({x: e["best"][k][x] for x in ("kendall", "slowdown_1", "slowdown_5")})
+                        per_kernel.setdefault(
+                            k, {"num_configs": e["best"][k]["num_configs"], "model": []}
+                        )
+                        per_kernel[k]["model"].append(
+                            {x: e["best"][k][x] for x in ("kendall", "slowdown_1", "slowdown_5")}
+                        )
         res = self.assemble(case, rows)
         if reg_rows:
             res["regression"] = self.tile_regression(case, per, kernels, in_mean, hs, coll_dir)
@@ -1033,8 +1393,11 @@ class Bench:
         rnd = []
         for s, lb in zip(self.random_seeds, rnd_lb):
             rs = read_scores(os.path.join(base, f"random{s}.scores.csv"))
-            r = aggregate([graph_metrics(predicted_order(rs["tile:xla:" + k]), targets[k]) for k in kernels],
-                          "tile", in_mean)
+            r = aggregate(
+                [graph_metrics(predicted_order(rs["tile:xla:" + k]), targets[k]) for k in kernels],
+                "tile",
+                in_mean,
+            )
             self.check(f"{ctx} random seed {s}", r, lb)
             rnd.append(r)
         # Python Kendall == segrank evaluate's, on one held-out fold of the model.
@@ -1046,14 +1409,22 @@ class Bench:
             # those folds. Kernels with the same set of models share one `segrank predict`.
             groups = {}
             for k in kernels:
-                groups.setdefault(tuple(per[(vname, s)]["run_of"][k] for s in self.seeds), []).append(k)
+                groups.setdefault(
+                    tuple(per[(vname, s)]["run_of"][k] for s in self.seeds), []
+                ).append(k)
             gms = {}
             for i, (run_dirs, ks) in enumerate(sorted(groups.items())):
                 ectx = f"{ctx} {vname} ensemble {i}"
                 sub = os.path.join(base, f"ensemble_{vname}_{i}.csv")
                 sc = os.path.join(base, f"ensemble_{vname}_{i}.scores.csv")
-                self.predict_ensemble([os.path.join(d, "best.ckpt.h5") for d in run_dirs], data, "train", sub, ectx,
-                                      scores=sc)
+                self.predict_ensemble(
+                    [os.path.join(d, "best.ckpt.h5") for d in run_dirs],
+                    data,
+                    "train",
+                    sub,
+                    ectx,
+                    scores=sc,
+                )
                 es = read_scores(sc)
                 for k in ks:
                     gms[k] = graph_metrics(predicted_order(es["tile:xla:" + k]), targets[k])
@@ -1062,27 +1433,48 @@ class Bench:
         self.add_ensembles(res, tile_ensemble)
         for k in kernels:
             pk = per_kernel[k]
-            pk["model_mean"] = {x: mean_std([r[x] for r in pk["model"]])["mean"] for x in ("kendall", "slowdown_1", "slowdown_5")}
+            pk["model_mean"] = {
+                x: mean_std([r[x] for r in pk["model"]])["mean"]
+                for x in ("kendall", "slowdown_1", "slowdown_5")
+            }
             pk["hwmodel"] = {x: hw_g[k][x] for x in ("kendall", "slowdown_1", "slowdown_5")}
             pk["in_kendall_mean"] = k in kendall_kernels
         res["per_kernel"] = per_kernel
         res["hwmodel"] = {"metrics": hw}
         res["random"] = self.baseline_summary(rnd)
         res["ceiling"] = None
-        res["settings"] = {"config": config, "overrides": overrides, "folds": folds,
-                           "kendall_kernels": kendall_kernels,
-                           "kendall_over": "kendall: kernels with >= 3 configs, varying runtimes and hwmodel estimates "
-                                           "not all equal (README hwmodel table); kendall_all: every kernel with "
-                                           "varying runtimes (segrank's collection mean); slowdowns over all",
-                           "checkpoint": "best per fold (selected on the held-out kernels); "
-                                         "metrics_last = last"}
+        res["settings"] = {
+            "config": config,
+            "overrides": overrides,
+            "folds": folds,
+            "kendall_kernels": kendall_kernels,
+            "kendall_over": "kendall: kernels with >= 3 configs, varying runtimes and hwmodel estimates "
+            "not all equal (README hwmodel table); kendall_all: every kernel with "
+            "varying runtimes (segrank's collection mean); slowdowns over all",
+            "checkpoint": "best per fold (selected on the held-out kernels); "
+            "metrics_last = last",
+        }
         return self.finish_case(case, res)
 
     def check_model_kendall_heldout(self, ctx, run_dir, coll_dir):
         ckpt = os.path.join(run_dir, "best.ckpt.h5")
         scores = os.path.join(run_dir, "predict.scores.csv")
-        self.r.run(["predict", "--checkpoint", ckpt, "--split", "train", "--out", os.path.join(run_dir, "predict.csv"),
-                    "--scores", scores, "--threads", self.o.threads], ctx + " cross-check predict")
+        self.r.run(
+            [
+                "predict",
+                "--checkpoint",
+                ckpt,
+                "--split",
+                "train",
+                "--out",
+                os.path.join(run_dir, "predict.csv"),
+                "--scores",
+                scores,
+                "--threads",
+                self.o.threads,
+            ],
+            ctx + " cross-check predict",
+        )
         sc = read_scores(scores)
         with open(os.path.join(run_dir, "eval_heldout_best.json")) as f:
             graphs = json.load(f)["graphs"]
@@ -1091,16 +1483,24 @@ class Bench:
             t = npz_targets(os.path.join(coll_dir, "train", g["graph"] + ".npz"))
             o = predicted_order(sc["tile:xla:" + g["graph"]])
             py = graph_metrics(o, t)
-            for key, seg in (("kendall", g["kendall_tau"]), ("slowdown_1", g["slowdown_1"]), ("slowdown_5", g["slowdown_5"])):
+            for key, seg in (
+                ("kendall", g["kendall_tau"]),
+                ("slowdown_1", g["slowdown_1"]),
+                ("slowdown_5", g["slowdown_5"]),
+            ):
                 if seg is None or math.isnan(py[key]):
                     continue
                 worst = max(worst, abs(py[key] - seg))
             checked += 1
         if worst > 1e-9:
-            raise BenchError(f"{ctx}: internal cross-check failed: metrics computed here differ from "
-                             f"`segrank evaluate --heldout` by {worst}")
-        self.crosschecks.append(f"{ctx}: Kendall/slowdown of {checked} held-out kernels equal to segrank evaluate "
-                                f"(max diff {worst:.1e})")
+            raise BenchError(
+                f"{ctx}: internal cross-check failed: metrics computed here differ from "
+                f"`segrank evaluate --heldout` by {worst}"
+            )
+        self.crosschecks.append(
+            f"{ctx}: Kendall/slowdown of {checked} held-out kernels equal to segrank evaluate "
+            f"(max diff {worst:.1e})"
+        )
 
     # --- real layout: U-Net fixture, 5 folds over config groups
     def case_real_layout_fixture(self, case):
@@ -1121,7 +1521,7 @@ class Bench:
         row = len(feat[3]) // c
         groups = {}  # identical rows (by value: -0 == +0, as config_groups in sampling/dedupe.h)
         for j in range(c):
-            raw = feat[3][j * row:(j + 1) * row]
+            raw = feat[3][j * row : (j + 1) * row]
             key = tuple(array("f", raw)) if feat[0] == "<f4" else raw
             groups.setdefault(key, []).append(j)
         glist = sorted(groups.values())  # by first config index: deterministic
@@ -1148,20 +1548,41 @@ class Bench:
                 # the two files hold disjoint configs of the one graph, on purpose. Evaluation does not
                 # depend on the name.
                 fname = name if split == "train" else f"{name}_fold{f}"
-                write_npz(os.path.join(root, "npz", "layout", "xla", "random", split, fname + ".npz"), mem)
+                write_npz(
+                    os.path.join(root, "npz", "layout", "xla", "random", split, fname + ".npz"), mem
+                )
                 if split == "valid":
-                    write_npz(os.path.join(score_root, "npz", "layout", "xla", "random", "valid",
-                                           f"{name}_fold{f}.npz"), mem)
-            fold_info.append({"heldout_configs": held, "heldout_groups": sum(1 for g in glist[f::folds])})
+                    write_npz(
+                        os.path.join(
+                            score_root,
+                            "npz",
+                            "layout",
+                            "xla",
+                            "random",
+                            "valid",
+                            f"{name}_fold{f}.npz",
+                        ),
+                        mem,
+                    )
+            fold_info.append(
+                {"heldout_configs": held, "heldout_groups": sum(1 for g in glist[f::folds])}
+            )
         config = "configs/xla_fixture_layout.toml"
-        common = ["data.ingest=[]", "data.holdout=\"graphs\"", "data.collections=[\"layout:xla:random\"]",
-                  f"train.steps={size['steps']}", f"train.eval_every={size['eval_every']}"]
+        common = [
+            "data.ingest=[]",
+            'data.holdout="graphs"',
+            'data.collections=["layout:xla:random"]',
+            f"train.steps={size['steps']}",
+            f"train.eval_every={size['eval_every']}",
+        ]
 
         def fold_job(vname, extra, seed, fold):
             ctx = f"case {case} {vname} seed {seed} fold {fold}"
             run_dir = os.path.join(base, "runs", f"{vname}_seed{seed}_fold{fold}")
             root = os.path.join(base, f"fold{fold}")
-            info, la = self.train(case, vname, seed, config, [f"data.root={root}"] + common + extra, run_dir, ctx)
+            info, la = self.train(
+                case, vname, seed, config, [f"data.root={root}"] + common + extra, run_dir, ctx
+            )
             b = self.evaluate_best(info, la, run_dir, "valid", ctx)
             info.update(seed=seed, fold=fold, run_dir=run_dir)
             return b, la, info
@@ -1172,8 +1593,10 @@ class Bench:
                 for fold in range(folds):
                     tasks.append(lambda v=vname, e=extra, s=seed, f=fold: fold_job(v, e, s, f))
                     keys.append((vname, seed))
-        log(f"{case}: training {len(tasks)} runs ({len(self.variants())} rows x {len(self.seeds)} seeds x {folds} folds), "
-            f"{size['steps']} steps each")
+        log(
+            f"{case}: training {len(tasks)} runs ({len(self.variants())} rows x {len(self.seeds)} seeds x {folds} folds), "
+            f"{size['steps']} steps each"
+        )
         results = self.parallel(tasks)
         per = {}
         for (vname, seed), (b, la, info) in zip(keys, results):
@@ -1183,15 +1606,25 @@ class Bench:
             e["runs"].append(info)
 
         def fold_mean(ms):
-            return {k: statistics.fmean(x[k] for x in ms) for k in METRICS if all(k in x for x in ms)}
+            return {
+                k: statistics.fmean(x[k] for x in ms) for k in METRICS if all(k in x for x in ms)
+            }
 
         rows = {}
         for vname, _ in self.variants():
             for seed in self.seeds:
                 e = per[(vname, seed)]
-                rows.setdefault(vname, []).append({"metrics": fold_mean(e["best"]), "metrics_last": fold_mean(e["last"]),
-                                                   "run": {"seed": seed, "folds": e["runs"],
-                                                           "per_fold_kendall": [x["kendall"] for x in e["best"]]}})
+                rows.setdefault(vname, []).append(
+                    {
+                        "metrics": fold_mean(e["best"]),
+                        "metrics_last": fold_mean(e["last"]),
+                        "run": {
+                            "seed": seed,
+                            "folds": e["runs"],
+                            "per_fold_kendall": [x["kendall"] for x in e["best"]],
+                        },
+                    }
+                )
         res = self.assemble(case, rows)
         ctx = f"case {case}"
 
@@ -1201,25 +1634,45 @@ class Bench:
                 ectx = f"{ctx} {vname} ensemble fold {f}"
                 root = os.path.join(base, f"fold{f}")
                 sub = os.path.join(base, f"ensemble_{vname}_fold{f}.csv")
-                self.predict_ensemble([os.path.join(base, "runs", f"{vname}_seed{s}_fold{f}", "best.ckpt.h5")
-                                       for s in self.seeds], root, "valid", sub, ectx)
-                per_fold.append(self.r.leaderboard(os.path.join(root, "npz", "layout", "xla", "random"), "valid",
-                                                   sub, ectx))
+                self.predict_ensemble(
+                    [
+                        os.path.join(base, "runs", f"{vname}_seed{s}_fold{f}", "best.ckpt.h5")
+                        for s in self.seeds
+                    ],
+                    root,
+                    "valid",
+                    sub,
+                    ectx,
+                )
+                per_fold.append(
+                    self.r.leaderboard(
+                        os.path.join(root, "npz", "layout", "xla", "random"), "valid", sub, ectx
+                    )
+                )
             return fold_mean(per_fold)
 
         self.add_ensembles(res, fixture_ensemble)
         score_coll = os.path.join(score_root, "npz", "layout", "xla", "random")
         _, hw = self.hwmodel(score_root, "valid", score_coll, ctx)
         rnd = self.random_baseline(score_root, "valid", score_coll, ctx)
-        res["hwmodel"] = {"metrics": hw, "note": "leaderboard mean over the 5 held-out folds (one graph each)"}
+        res["hwmodel"] = {
+            "metrics": hw,
+            "note": "leaderboard mean over the 5 held-out folds (one graph each)",
+        }
         res["random"] = self.baseline_summary(rnd)
         res["ceiling"] = None
-        res["settings"] = {"config": config, "overrides": ["data.root=<fold root>"] + common, "folds": folds,
-                           "fold_seed": FOLD_SEED, "configs": c, "config_groups": len(glist),
-                           "fold_sizes": [len(x["heldout_configs"]) for x in fold_info],
-                           "heldout_configs": [x["heldout_configs"] for x in fold_info],
-                           "metric_per_seed": "mean over the 5 folds of the held-out Kendall",
-                           "checkpoint": "best per fold (selected on its held-out configs); metrics_last = last"}
+        res["settings"] = {
+            "config": config,
+            "overrides": ["data.root=<fold root>"] + common,
+            "folds": folds,
+            "fold_seed": FOLD_SEED,
+            "configs": c,
+            "config_groups": len(glist),
+            "fold_sizes": [len(x["heldout_configs"]) for x in fold_info],
+            "heldout_configs": [x["heldout_configs"] for x in fold_info],
+            "metric_per_seed": "mean over the 5 folds of the held-out Kendall",
+            "checkpoint": "best per fold (selected on its held-out configs); metrics_last = last",
+        }
         return self.finish_case(case, res)
 
     # --- real layout, TpuGraphs paper protocol (1000 official indices)
@@ -1236,26 +1689,42 @@ class Bench:
         # Checkpoint selection must not see the scored configs: training evaluates (and keeps its best
         # checkpoint on) the same graph's default-search configs that are not scored and duplicate no
         # scored row; the scored rows live in a second root that only the final evaluation reads.
-        root = os.path.join(base, "data")          # train graph + selection configs (the run's valid split)
-        scored_root = os.path.join(base, "scored")  # the listed rows, scored by model, hwmodel and random
+        root = os.path.join(base, "data")  # train graph + selection configs (the run's valid split)
+        scored_root = os.path.join(
+            base, "scored"
+        )  # the listed rows, scored by model, hwmodel and random
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(scored_root, ignore_errors=True)
         coll_dir = os.path.join(root, "npz", "layout", "xla", search)
         scored_dir = os.path.join(scored_root, "npz", "layout", "xla", search)
         os.makedirs(os.path.join(coll_dir, "train"))
-        shutil.copyfile(os.path.join(npz, "train", train_name + ".npz"), os.path.join(coll_dir, "train", train_name + ".npz"))
+        shutil.copyfile(
+            os.path.join(npz, "train", train_name + ".npz"),
+            os.path.join(coll_dir, "train", train_name + ".npz"),
+        )
         m = read_npz(os.path.join(npz, "valid", valid_name + ".npz"))
         mem = dict(m)
         mem["node_config_feat"] = take_rows(m["node_config_feat"], indices, valid_name)
         mem["config_runtime"] = take_rows(m["config_runtime"], indices, valid_name)
         write_npz(os.path.join(scored_dir, "valid", valid_name + ".npz"), mem)
-        sel_src = os.path.join(self.shared, "tpugraphs_npz", "npz", "layout", "xla", "default", "valid",
-                               valid_name + ".npz")
+        sel_src = os.path.join(
+            self.shared,
+            "tpugraphs_npz",
+            "npz",
+            "layout",
+            "xla",
+            "default",
+            "valid",
+            valid_name + ".npz",
+        )
         sm = m if search == "default" else read_npz(sel_src)
         scored_rows = set(npz_rows(mem["node_config_feat"]))
         listed = set(indices) if search == "default" else set()
-        sel_rows = [i for i, r in enumerate(npz_rows(sm["node_config_feat"]))
-                    if i not in listed and r not in scored_rows]
+        sel_rows = [
+            i
+            for i, r in enumerate(npz_rows(sm["node_config_feat"]))
+            if i not in listed and r not in scored_rows
+        ]
         if len(sel_rows) < 2:
             raise BenchError(f"case {case}: fewer than 2 selection configs outside the scored ones")
         smem = dict(sm)
@@ -1264,8 +1733,14 @@ class Bench:
         write_npz(os.path.join(coll_dir, "valid", valid_name + ".npz"), smem)
         coll = f"layout:xla:{search}"
         config = "configs/xla_fixture_layout.toml"
-        overrides = [f"data.root={root}", "data.ingest=[]", "data.holdout=\"graphs\"", f"data.collections=[\"{coll}\"]",
-                     f"train.steps={size['steps']}", f"train.eval_every={size['eval_every']}"]
+        overrides = [
+            f"data.root={root}",
+            "data.ingest=[]",
+            'data.holdout="graphs"',
+            f'data.collections=["{coll}"]',
+            f"train.steps={size['steps']}",
+            f"train.eval_every={size['eval_every']}",
+        ]
 
         def job(vname, extra, seed):
             ctx = f"case {case} {vname} seed {seed}"
@@ -1273,21 +1748,35 @@ class Bench:
             info, _ = self.train(case, vname, seed, config, overrides + extra, run_dir, ctx)
             res = {}
             for which in ("best", "last"):
-                res[which] = self.r.evaluate(os.path.join(run_dir, f"{which}.ckpt.h5"), "valid",
-                                             os.path.join(run_dir, f"eval_scored_{which}.json"),
-                                             f"{ctx} evaluate {which} on the scored configs", data=scored_root)[1]
+                res[which] = self.r.evaluate(
+                    os.path.join(run_dir, f"{which}.ckpt.h5"),
+                    "valid",
+                    os.path.join(run_dir, f"eval_scored_{which}.json"),
+                    f"{ctx} evaluate {which} on the scored configs",
+                    data=scored_root,
+                )[1]
             info.update(seed=seed, run_dir=run_dir)
             return {"metrics": res["best"], "metrics_last": res["last"], "run": info}
 
-        log(f"{case}: training {len(self.variants())} x {len(self.seeds)} runs, {size['steps']} steps each")
+        log(
+            f"{case}: training {len(self.variants())} x {len(self.seeds)} runs, {size['steps']} steps each"
+        )
         rows = self.model_rows(case, job)
         res = self.assemble(case, rows)
         ctx = f"case {case}"
 
         def official_ensemble(vname):
             sub = os.path.join(base, f"ensemble_{vname}.csv")
-            self.predict_ensemble([os.path.join(base, "runs", f"{vname}_seed{s}", "best.ckpt.h5") for s in self.seeds],
-                                  scored_root, "valid", sub, f"{ctx} {vname} ensemble")
+            self.predict_ensemble(
+                [
+                    os.path.join(base, "runs", f"{vname}_seed{s}", "best.ckpt.h5")
+                    for s in self.seeds
+                ],
+                scored_root,
+                "valid",
+                sub,
+                f"{ctx} {vname} ensemble",
+            )
             return self.r.leaderboard(scored_dir, "valid", sub, f"{ctx} {vname} ensemble")
 
         self.add_ensembles(res, official_ensemble)
@@ -1296,24 +1785,34 @@ class Bench:
         res["hwmodel"] = {"metrics": hw}
         res["random"] = self.baseline_summary(rnd)
         res["ceiling"] = None
-        res["settings"] = {"config": config, "overrides": overrides, "train_graph": f"{search}/train/{train_name}.npz",
-                           "scored_graph": f"{search}/valid/{valid_name}.npz", "indices": os.path.relpath(idx_file, REPO),
-                           "num_indices": len(indices), "distinct_indices": len(set(indices)),
-                           "scoring": "the listed rows (repeats kept) written as one npz; model, hwmodel and random "
-                                      "score that file",
-                           "selection_graph": f"default/valid/{valid_name}.npz",
-                           "num_selection_configs": len(sel_rows),
-                           "checkpoint": "best, selected on the selection configs (the same graph's default-search "
-                                         "configs outside the scored indices whose rows duplicate no scored row); "
-                                         "metrics_last = last"}
+        res["settings"] = {
+            "config": config,
+            "overrides": overrides,
+            "train_graph": f"{search}/train/{train_name}.npz",
+            "scored_graph": f"{search}/valid/{valid_name}.npz",
+            "indices": os.path.relpath(idx_file, REPO),
+            "num_indices": len(indices),
+            "distinct_indices": len(set(indices)),
+            "scoring": "the listed rows (repeats kept) written as one npz; model, hwmodel and random "
+            "score that file",
+            "selection_graph": f"default/valid/{valid_name}.npz",
+            "num_selection_configs": len(sel_rows),
+            "checkpoint": "best, selected on the selection configs (the same graph's default-search "
+            "configs outside the scored indices whose rows duplicate no scored row); "
+            "metrics_last = last",
+        }
         return self.finish_case(case, res)
 
     def run_case(self, case):
         if case == "synth_layout":
             return self.case_synth(case, "layout", "configs/quickstart.toml", [])
         if case == "synth_tile":
-            return self.case_synth(case, "tile", "configs/xla_fixture_tile.toml",
-                                   ["data.ingest=[]", "data.holdout_folds=0"])
+            return self.case_synth(
+                case,
+                "tile",
+                "configs/xla_fixture_tile.toml",
+                ["data.ingest=[]", "data.holdout_folds=0"],
+            )
         if case == "real_tile":
             return self.case_real_tile(case)
         if case == "real_layout_fixture":
@@ -1332,10 +1831,16 @@ class Bench:
 
 # Cost families of `segrank synth --cost` (docs/hwmodel.md#cost-families). Every fold trains on the
 # collections of tpu_v3 and of the other families of its task and scores the held-out family.
-TRANSFER_FAMILIES = {"layout": ["propagate", "copy_bound", "mxu_padded", "memory_v5", "fusion_aware"],
-                     "tile": ["vmem_spill", "pipeline", "step_overhead"]}
-TRANSFER_ALWAYS_TRAIN = "tpu_v3"  # a training family of every fold, never held out (docs/benchmarks.md#transfer)
-TRANSFER_SEED = 100  # family i (tpu_v3 first) is synthesized with seed TRANSFER_SEED + i: its own graphs
+TRANSFER_FAMILIES = {
+    "layout": ["propagate", "copy_bound", "mxu_padded", "memory_v5", "fusion_aware"],
+    "tile": ["vmem_spill", "pipeline", "step_overhead"],
+}
+TRANSFER_ALWAYS_TRAIN = (
+    "tpu_v3"  # a training family of every fold, never held out (docs/benchmarks.md#transfer)
+)
+TRANSFER_SEED = (
+    100  # family i (tpu_v3 first) is synthesized with seed TRANSFER_SEED + i: its own graphs
+)
 
 
 class TransferCase:
@@ -1356,12 +1861,18 @@ class TransferCase:
         self.heldout = TRANSFER_FAMILIES[self.task]
         self.families = [TRANSFER_ALWAYS_TRAIN] + self.heldout
         self.coll = "tile:xla" if self.task == "tile" else "layout:xla:random"
-        self.rel = (os.path.join("npz", "tile", "xla") if self.task == "tile"
-                    else os.path.join("npz", "layout", "xla", "random"))
+        self.rel = (
+            os.path.join("npz", "tile", "xla")
+            if self.task == "tile"
+            else os.path.join("npz", "layout", "xla", "random")
+        )
         if self.task == "layout":
             self.config, self.extra = "configs/quickstart.toml", []
         else:
-            self.config, self.extra = "configs/xla_fixture_tile.toml", ["data.ingest=[]", "data.holdout_folds=0"]
+            self.config, self.extra = "configs/xla_fixture_tile.toml", [
+                "data.ingest=[]",
+                "data.holdout_folds=0",
+            ]
 
     def data_dir(self, family, clean=False):
         return os.path.join(self.base, "data", f"{family}_{'clean' if clean else 'noisy'}")
@@ -1370,16 +1881,39 @@ class TransferCase:
         jobs = []
         for i, fam in enumerate(self.families):
             seed = TRANSFER_SEED + i
-            for clean in ([False, True] if fam != TRANSFER_ALWAYS_TRAIN else [False]):
+            for clean in [False, True] if fam != TRANSFER_ALWAYS_TRAIN else [False]:
                 out = self.data_dir(fam, clean)
                 noise = 0 if clean else SYNTH_NOISE
 
                 def job(out=out, noise=noise, fam=fam, seed=seed, clean=clean):
                     s = self.size
-                    self.r.run(["synth", "--out", out, "--collections", self.task, "--cost", fam,
-                                "--graphs", s["graphs"], "--nodes", s["nodes"], "--configs", s["configs"],
-                                "--seed", seed, "--noise", noise, "--splits", s["splits"], "--force", "-q"],
-                               f"{self.case} synth {fam}{' clean' if clean else ''}")
+                    self.r.run(
+                        [
+                            "synth",
+                            "--out",
+                            out,
+                            "--collections",
+                            self.task,
+                            "--cost",
+                            fam,
+                            "--graphs",
+                            s["graphs"],
+                            "--nodes",
+                            s["nodes"],
+                            "--configs",
+                            s["configs"],
+                            "--seed",
+                            seed,
+                            "--noise",
+                            noise,
+                            "--splits",
+                            s["splits"],
+                            "--force",
+                            "-q",
+                        ],
+                        f"{self.case} synth {fam}{' clean' if clean else ''}",
+                    )
+
                 jobs.append(job)
         self.b.parallel(jobs)
 
@@ -1396,7 +1930,10 @@ class TransferCase:
             for split in splits:
                 src = os.path.join(self.data_dir(fam), self.rel, split)
                 for g in list_graphs(src):
-                    os.symlink(os.path.join(src, g + ".npz"), os.path.join(coll_dir, split, f"{fam}__{g}.npz"))
+                    os.symlink(
+                        os.path.join(src, g + ".npz"),
+                        os.path.join(coll_dir, split, f"{fam}__{g}.npz"),
+                    )
         return root, coll_dir
 
     def baselines(self, heldout, root, coll_dir, fdir):
@@ -1407,29 +1944,65 @@ class TransferCase:
         names = list_graphs(test)
         noisy_t = {n: npz_targets(os.path.join(test, n + ".npz")) for n in names}
         clean_dir = os.path.join(self.data_dir(heldout, clean=True), self.rel, "test")
-        clean_t = {n: npz_targets(os.path.join(clean_dir, n.split("__", 1)[1] + ".npz")) for n in names}
+        clean_t = {
+            n: npz_targets(os.path.join(clean_dir, n.split("__", 1)[1] + ".npz")) for n in names
+        }
         pid = lambda n: f"{self.coll}:{n}"  # noqa: E731
         out = {}
         hw_sub, hw_sc = os.path.join(fdir, "hwmodel.csv"), os.path.join(fdir, "hwmodel.scores.csv")
-        self.r.run(["hwmodel", "--data", root, "--split", "test", "--out", hw_sub, "--scores", hw_sc], ctx + " hwmodel")
+        self.r.run(
+            ["hwmodel", "--data", root, "--split", "test", "--out", hw_sub, "--scores", hw_sc],
+            ctx + " hwmodel",
+        )
         hs = read_scores(hw_sc)
-        out["hwmodel"] = aggregate([graph_metrics(predicted_order(hs[pid(n)]), noisy_t[n]) for n in names], self.task)
-        self.b.check(ctx + " hwmodel", out["hwmodel"], self.r.leaderboard(coll_dir, "test", hw_sub, ctx + " hwmodel"))
+        out["hwmodel"] = aggregate(
+            [graph_metrics(predicted_order(hs[pid(n)]), noisy_t[n]) for n in names], self.task
+        )
+        self.b.check(
+            ctx + " hwmodel",
+            out["hwmodel"],
+            self.r.leaderboard(coll_dir, "test", hw_sub, ctx + " hwmodel"),
+        )
         rnd = []
         for s in self.b.random_seeds:
-            sub, sc = os.path.join(fdir, f"random{s}.csv"), os.path.join(fdir, f"random{s}.scores.csv")
-            self.r.run(["predict", "--random", s, "--data", root, "--split", "test", "--out", sub, "--scores", sc],
-                       f"{ctx} random seed {s}")
+            sub, sc = os.path.join(fdir, f"random{s}.csv"), os.path.join(
+                fdir, f"random{s}.scores.csv"
+            )
+            self.r.run(
+                [
+                    "predict",
+                    "--random",
+                    s,
+                    "--data",
+                    root,
+                    "--split",
+                    "test",
+                    "--out",
+                    sub,
+                    "--scores",
+                    sc,
+                ],
+                f"{ctx} random seed {s}",
+            )
             rs = read_scores(sc)
-            rnd.append(aggregate([graph_metrics(predicted_order(rs[pid(n)]), noisy_t[n]) for n in names], self.task))
+            rnd.append(
+                aggregate(
+                    [graph_metrics(predicted_order(rs[pid(n)]), noisy_t[n]) for n in names],
+                    self.task,
+                )
+            )
         out["random"] = summarize(rnd)
-        out["ceiling"] = aggregate([graph_metrics(predicted_order(clean_t[n]), noisy_t[n]) for n in names], self.task)
+        out["ceiling"] = aggregate(
+            [graph_metrics(predicted_order(clean_t[n]), noisy_t[n]) for n in names], self.task
+        )
         out["graphs"] = len(names)
         return out
 
     def run(self):
-        log(f"{self.case}: synthesizing {len(self.families)} families x {self.size['graphs']} graphs "
-            f"(noise {SYNTH_NOISE}; noise-free for the held-out families)")
+        log(
+            f"{self.case}: synthesizing {len(self.families)} families x {self.size['graphs']} graphs "
+            f"(noise {SYNTH_NOISE}; noise-free for the held-out families)"
+        )
         self.synthesize()
         folds = {}
         for fam in self.heldout:
@@ -1442,26 +2015,57 @@ class TransferCase:
             root, coll_dir, fdir = folds[fam]
             ctx = f"case {self.case} {vname} held-out {fam} seed {seed}"
             run_dir = os.path.join(fdir, "runs", f"{vname}_seed{seed}")
-            overrides = [f"data.root={root}", f"data.collections=[\"{self.coll}\"]", f"train.steps={size['steps']}",
-                         f"train.eval_every={size['eval_every']}"] + self.extra + list(extra)
-            info, _ = self.b.train(self.case, f"{vname}.{fam}", seed, self.config, overrides, run_dir, ctx)
-            _, best = self.r.evaluate(os.path.join(run_dir, "best.ckpt.h5"), "test",
-                                      os.path.join(run_dir, "eval_test_best.json"), ctx + " evaluate best")
+            overrides = (
+                [
+                    f"data.root={root}",
+                    f'data.collections=["{self.coll}"]',
+                    f"train.steps={size['steps']}",
+                    f"train.eval_every={size['eval_every']}",
+                ]
+                + self.extra
+                + list(extra)
+            )
+            info, _ = self.b.train(
+                self.case, f"{vname}.{fam}", seed, self.config, overrides, run_dir, ctx
+            )
+            _, best = self.r.evaluate(
+                os.path.join(run_dir, "best.ckpt.h5"),
+                "test",
+                os.path.join(run_dir, "eval_test_best.json"),
+                ctx + " evaluate best",
+            )
             info.update(seed=seed, run_dir=run_dir)
             return {"metrics": best, "run": info}
 
-        log(f"{self.case}: training {len(variants)} x {len(self.heldout)} folds x {len(self.b.seeds)} seeds, "
-            f"{size['steps']} steps each")
+        log(
+            f"{self.case}: training {len(variants)} x {len(self.heldout)} folds x {len(self.b.seeds)} seeds, "
+            f"{size['steps']} steps each"
+        )
         tasks, keys = [], []
         for vname, extra in variants:
             for fam in self.heldout:
                 for seed in self.b.seeds:
-                    tasks.append(lambda vname=vname, extra=extra, fam=fam, seed=seed: job(vname, extra, fam, seed))
+                    tasks.append(
+                        lambda vname=vname, extra=extra, fam=fam, seed=seed: job(
+                            vname, extra, fam, seed
+                        )
+                    )
                     keys.append((vname, fam, seed))
         results = dict(zip(keys, self.b.parallel(tasks)))
         log(f"{self.case}: baselines")
-        base = dict(zip(self.heldout, self.b.parallel(
-            [lambda fam=fam: self.baselines(fam, folds[fam][0], folds[fam][1], folds[fam][2]) for fam in self.heldout])))
+        base = dict(
+            zip(
+                self.heldout,
+                self.b.parallel(
+                    [
+                        lambda fam=fam: self.baselines(
+                            fam, folds[fam][0], folds[fam][1], folds[fam][2]
+                        )
+                        for fam in self.heldout
+                    ]
+                ),
+            )
+        )
         rows = {}
         for vname, extra in variants:
             per_family = {}
@@ -1469,11 +2073,17 @@ class TransferCase:
                 runs = [results[(vname, fam, s)] for s in self.b.seeds]
                 ceil_k = base[fam]["ceiling"]["kendall"]
                 per_family[fam] = {
-                    "metrics": summarize([r["metrics"] for r in runs]), "runs": [r["run"] for r in runs],
-                    "fraction_of_ceiling_per_seed": [(r["metrics"]["kendall"] / ceil_k) if ceil_k else None
-                                                     for r in runs]}
-            rows[vname] = {"overrides": list(extra), "families": per_family,
-                           "fraction_of_ceiling": self.headline(per_family)}
+                    "metrics": summarize([r["metrics"] for r in runs]),
+                    "runs": [r["run"] for r in runs],
+                    "fraction_of_ceiling_per_seed": [
+                        (r["metrics"]["kendall"] / ceil_k) if ceil_k else None for r in runs
+                    ],
+                }
+            rows[vname] = {
+                "overrides": list(extra),
+                "families": per_family,
+                "fraction_of_ceiling": self.headline(per_family),
+            }
         return self.summary(rows, base)
 
     def headline(self, per_family):
@@ -1497,39 +2107,63 @@ class TransferCase:
             hw_k = base[fam]["hwmodel"]["kendall"]
             families[fam] = {
                 "model": {k: model["families"][fam][k] for k in ("metrics", "runs")},
-                "fraction_of_ceiling_per_seed": model["families"][fam]["fraction_of_ceiling_per_seed"],
-                "hwmodel": base[fam]["hwmodel"], "random": base[fam]["random"], "ceiling": base[fam]["ceiling"],
+                "fraction_of_ceiling_per_seed": model["families"][fam][
+                    "fraction_of_ceiling_per_seed"
+                ],
+                "hwmodel": base[fam]["hwmodel"],
+                "random": base[fam]["random"],
+                "ceiling": base[fam]["ceiling"],
                 "test_graphs": base[fam]["graphs"],
                 "hwmodel_fraction_of_ceiling": (hw_k / ceil) if ceil else None,
             }
         hw_vals = [families[f]["hwmodel_fraction_of_ceiling"] for f in fams]
-        rnd_vals = [families[f]["random"]["kendall"]["mean"] / families[f]["ceiling"]["kendall"]
-                    if families[f]["ceiling"]["kendall"] and families[f]["random"]["kendall"]["mean"] is not None
-                    else None for f in fams]
+        rnd_vals = [
+            families[f]["random"]["kendall"]["mean"] / families[f]["ceiling"]["kendall"]
+            if families[f]["ceiling"]["kendall"]
+            and families[f]["random"]["kendall"]["mean"] is not None
+            else None
+            for f in fams
+        ]
         res = {
-            "kind": "transfer", "metric": "kendall",
+            "kind": "transfer",
+            "metric": "kendall",
             "families": families,
             "fraction_of_ceiling": model["fraction_of_ceiling"],
-            "hwmodel_fraction_of_ceiling": statistics.fmean(hw_vals) if None not in hw_vals else None,
-            "random_fraction_of_ceiling": statistics.fmean(rnd_vals) if None not in rnd_vals else None,
-            "settings": {"synth": dict(self.size, noise=SYNTH_NOISE, seeds={f: TRANSFER_SEED + i for i, f in
-                                                                             enumerate(self.families)}),
-                         "train_families": "the other held-out families and " + TRANSFER_ALWAYS_TRAIN,
-                         "config": self.config, "overrides": self.extra + list(model["overrides"]),
-                         "checkpoint": "best, selected on the training families' valid split"},
+            "hwmodel_fraction_of_ceiling": statistics.fmean(hw_vals)
+            if None not in hw_vals
+            else None,
+            "random_fraction_of_ceiling": statistics.fmean(rnd_vals)
+            if None not in rnd_vals
+            else None,
+            "settings": {
+                "synth": dict(
+                    self.size,
+                    noise=SYNTH_NOISE,
+                    seeds={f: TRANSFER_SEED + i for i, f in enumerate(self.families)},
+                ),
+                "train_families": "the other held-out families and " + TRANSFER_ALWAYS_TRAIN,
+                "config": self.config,
+                "overrides": self.extra + list(model["overrides"]),
+                "checkpoint": "best, selected on the training families' valid split",
+            },
             "definition": "per held-out family F: Kendall tau-b on F's test graphs (noisy labels) of the model "
-                          "trained on the other families; fraction = model Kendall / ceiling Kendall (F's "
-                          "noise-free labels scored against its noisy labels); headline = mean over held-out "
-                          "families, per seed, then mean and sample sd over seeds",
+            "trained on the other families; fraction = model Kendall / ceiling Kendall (F's "
+            "noise-free labels scored against its noisy labels); headline = mean over held-out "
+            "families, per seed, then mean and sample sd over seeds",
         }
         if len(rows) > 1:
             res["ablations"] = {}
             for vname, row in rows.items():
                 if vname == "model":
                     continue
-                diffs = [a - b for a, b in zip(row["fraction_of_ceiling"]["per_seed"],
-                                               model["fraction_of_ceiling"]["per_seed"])
-                         if a is not None and b is not None]
+                diffs = [
+                    a - b
+                    for a, b in zip(
+                        row["fraction_of_ceiling"]["per_seed"],
+                        model["fraction_of_ceiling"]["per_seed"],
+                    )
+                    if a is not None and b is not None
+                ]
                 row["delta_vs_model"] = mean_std(diffs)
                 res["ablations"][vname] = row
         return res
@@ -1542,48 +2176,114 @@ def transfer_markdown(doc):
         if c.get("kind") != "transfer":
             continue
         if not lines:
-            lines += ["", "| case | held-out family | model Kendall | hwmodel | random | ceiling | model / ceiling "
-                          "| hwmodel / ceiling | test graphs |", "|---|---|---|---|---|---|---|---|---|"]
+            lines += [
+                "",
+                "| case | held-out family | model Kendall | hwmodel | random | ceiling | model / ceiling "
+                "| hwmodel / ceiling | test graphs |",
+                "|---|---|---|---|---|---|---|---|---|",
+            ]
         for fam, f in c["families"].items():
             fr = mean_std(f["fraction_of_ceiling_per_seed"])
-            lines.append("| " + " | ".join([
-                name, fam, pm(f["model"]["metrics"].get("kendall")), fmt(f["hwmodel"]["kendall"]),
-                pm(f["random"].get("kendall")), fmt(f["ceiling"]["kendall"]), pm(fr),
-                fmt(f["hwmodel_fraction_of_ceiling"]), str(f["test_graphs"])]) + " |")
-        lines.append("| " + " | ".join([
-            f"**{name}**", "mean over families", "", "", "", "", f"**{pm(c['fraction_of_ceiling'])}**",
-            fmt(c["hwmodel_fraction_of_ceiling"]), f"{c['wall_s']:.0f} s wall"]) + " |")
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        name,
+                        fam,
+                        pm(f["model"]["metrics"].get("kendall")),
+                        fmt(f["hwmodel"]["kendall"]),
+                        pm(f["random"].get("kendall")),
+                        fmt(f["ceiling"]["kendall"]),
+                        pm(fr),
+                        fmt(f["hwmodel_fraction_of_ceiling"]),
+                        str(f["test_graphs"]),
+                    ]
+                )
+                + " |"
+            )
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"**{name}**",
+                    "mean over families",
+                    "",
+                    "",
+                    "",
+                    "",
+                    f"**{pm(c['fraction_of_ceiling'])}**",
+                    fmt(c["hwmodel_fraction_of_ceiling"]),
+                    f"{c['wall_s']:.0f} s wall",
+                ]
+            )
+            + " |"
+        )
         for an, a in c.get("ablations", {}).items():
             for fam, f in a["families"].items():
-                lines.append("| " + " | ".join([
-                    f"{name} `{an}`", fam, pm(f["metrics"].get("kendall")), "", "", "",
-                    pm(mean_std(f["fraction_of_ceiling_per_seed"])), "", ""]) + " |")
-            lines.append("| " + " | ".join([
-                f"**{name} `{an}`**", "mean over families", "", "", "", "", f"**{pm(a['fraction_of_ceiling'])}**",
-                f"paired delta {pm(a['delta_vs_model'])}", ""]) + " |")
+                lines.append(
+                    "| "
+                    + " | ".join(
+                        [
+                            f"{name} `{an}`",
+                            fam,
+                            pm(f["metrics"].get("kendall")),
+                            "",
+                            "",
+                            "",
+                            pm(mean_std(f["fraction_of_ceiling_per_seed"])),
+                            "",
+                            "",
+                        ]
+                    )
+                    + " |"
+                )
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        f"**{name} `{an}`**",
+                        "mean over families",
+                        "",
+                        "",
+                        "",
+                        "",
+                        f"**{pm(a['fraction_of_ceiling'])}**",
+                        f"paired delta {pm(a['delta_vs_model'])}",
+                        "",
+                    ]
+                )
+                + " |"
+            )
     if lines:
         lines.append("")
-        lines.append("Transfer: train on the other cost families (and tpu_v3), score the held-out one "
-                     "(docs/benchmarks.md#transfer); model: mean ± sd over seeds; model / ceiling of a case: mean "
-                     "over held-out families per seed, then mean ± sd over seeds.")
+        lines.append(
+            "Transfer: train on the other cost families (and tpu_v3), score the held-out one "
+            "(docs/benchmarks.md#transfer); model: mean ± sd over seeds; model / ceiling of a case: mean "
+            "over held-out families per seed, then mean ± sd over seeds."
+        )
     return "\n".join(lines) + ("\n" if lines else "")
 
 
 REAL_INPUTS = {
     "real_tile": ["xla_tuning/op_tuning_data.pb"],
     "real_layout_fixture": ["xla_tuning/module_tuning_data_layout.pb"],
-    "real_layout_official": ["tpugraphs_npz/npz/layout/xla/default/train/unet3d.npz",
-                             "tpugraphs_npz/npz/layout/xla/default/valid/unet_3d.4x4.bf16.npz",
-                             "tpugraphs_npz/eval_indices/xla_default.json"],
-    "real_layout_official_random": ["tpugraphs_npz/npz/layout/xla/random/train/openai_v0_rnn_optimized.npz",
-                                    "tpugraphs_npz/npz/layout/xla/random/valid/unet_3d.4x4.bf16.npz",
-                                    "tpugraphs_npz/npz/layout/xla/default/valid/unet_3d.4x4.bf16.npz",
-                                    "tpugraphs_npz/eval_indices/xla_random.json"],
+    "real_layout_official": [
+        "tpugraphs_npz/npz/layout/xla/default/train/unet3d.npz",
+        "tpugraphs_npz/npz/layout/xla/default/valid/unet_3d.4x4.bf16.npz",
+        "tpugraphs_npz/eval_indices/xla_default.json",
+    ],
+    "real_layout_official_random": [
+        "tpugraphs_npz/npz/layout/xla/random/train/openai_v0_rnn_optimized.npz",
+        "tpugraphs_npz/npz/layout/xla/random/valid/unet_3d.4x4.bf16.npz",
+        "tpugraphs_npz/npz/layout/xla/default/valid/unet_3d.4x4.bf16.npz",
+        "tpugraphs_npz/eval_indices/xla_random.json",
+    ],
 }
 
 
 # ------------------------------------------------------------------------------------------------
 # output
+
 
 def fmt(v, digits=3, pct=False):
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -1602,12 +2302,15 @@ def pm(d, pct=False):
 
 def markdown(doc):
     m = doc["machine"]
-    lines = [f"Learning-quality benchmark: {doc['mode']}, {doc['seeds']} seeds, segrank "
-             f"{doc['segrank']['source_commit'] or doc['segrank']['sha256'][:12]}, {m['cpu_model']} x {m['nproc']}, "
-             f"load average {m['load_start'][0]:.2f} -> {m['load_end'][0]:.2f}, wall {doc['wall_s']:.0f} s, "
-             f"segrank CPU {doc.get('cpu_s', 0):.0f} s", "",
-             "| case | metric | model (best ckpt) | model (last ckpt) | hwmodel | random | ceiling | model / ceiling | wall (CPU) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Learning-quality benchmark: {doc['mode']}, {doc['seeds']} seeds, segrank "
+        f"{doc['segrank']['source_commit'] or doc['segrank']['sha256'][:12]}, {m['cpu_model']} x {m['nproc']}, "
+        f"load average {m['load_start'][0]:.2f} -> {m['load_end'][0]:.2f}, wall {doc['wall_s']:.0f} s, "
+        f"segrank CPU {doc.get('cpu_s', 0):.0f} s",
+        "",
+        "| case | metric | model (best ckpt) | model (last ckpt) | hwmodel | random | ceiling | model / ceiling | wall (CPU) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, c in doc["cases"].items():
         if c.get("kind") == "transfer":  # its own table (transfer_markdown)
             continue
@@ -1620,17 +2323,36 @@ def markdown(doc):
             hw = (c.get("hwmodel") or {}).get("metrics", {}).get(key)
             ceil = (c.get("ceiling") or {}).get("metrics", {}).get(key)
             first = i == 0
-            frac = fmt(c.get("fraction_of_ceiling")) if first and c.get("fraction_of_ceiling") is not None else ""
-            if first and c.get("ceiling_trip_blind"):  # layout: also the ceiling without trip counts
+            frac = (
+                fmt(c.get("fraction_of_ceiling"))
+                if first and c.get("fraction_of_ceiling") is not None
+                else ""
+            )
+            if first and c.get(
+                "ceiling_trip_blind"
+            ):  # layout: also the ceiling without trip counts
                 ceil_txt = f"{fmt(ceil)} (trip-blind {fmt(c['ceiling_trip_blind']['value'])})"
                 frac += f" ({fmt(c.get('fraction_of_trip_blind_ceiling'))})"
             else:
                 ceil_txt = fmt(ceil, pct=pct)
-            lines.append("| " + " | ".join([
-                name if first else "", key, pm(c["model"]["metrics"].get(key), pct),
-                pm(c["model"]["metrics_last"].get(key), pct), fmt(hw, pct=pct),
-                pm(c["random"]["metrics"].get(key), pct), ceil_txt, frac,
-                f"{c['wall_s']:.0f} s ({c.get('cpu_s', 0):.0f} s)" if first else ""]) + " |")
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        name if first else "",
+                        key,
+                        pm(c["model"]["metrics"].get(key), pct),
+                        pm(c["model"]["metrics_last"].get(key), pct),
+                        fmt(hw, pct=pct),
+                        pm(c["random"]["metrics"].get(key), pct),
+                        ceil_txt,
+                        frac,
+                        f"{c['wall_s']:.0f} s ({c.get('cpu_s', 0):.0f} s)" if first else "",
+                    ]
+                )
+                + " |"
+            )
+
         def ensemble_lines(label, row):
             ens = row.get("ensemble")
             if not ens:
@@ -1640,30 +2362,76 @@ def markdown(doc):
                 gain = ""
                 if key == c["metric"] and ens.get("gain_vs_seed_mean") is not None:
                     sd = ens.get("gain_in_seed_sd")
-                    gain = f"vs seed mean {ens['gain_vs_seed_mean']:+.3f}" + (f" ({sd:+.1f} sd)" if sd is not None else "")
-                lines.append("| " + " | ".join([f"{label} ensemble of {ens['members']}", key,
-                                                fmt(ens["metrics"].get(key), pct=pct), "", "", "", "", "", gain]) + " |")
+                    gain = f"vs seed mean {ens['gain_vs_seed_mean']:+.3f}" + (
+                        f" ({sd:+.1f} sd)" if sd is not None else ""
+                    )
+                lines.append(
+                    "| "
+                    + " | ".join(
+                        [
+                            f"{label} ensemble of {ens['members']}",
+                            key,
+                            fmt(ens["metrics"].get(key), pct=pct),
+                            "",
+                            "",
+                            "",
+                            "",
+                            "",
+                            gain,
+                        ]
+                    )
+                    + " |"
+                )
 
         ensemble_lines(name, c["model"])
         for an, a in c.get("ablations", {}).items():
             for key in show:
                 pct = key.startswith("slowdown")
                 d = a["delta_vs_model"] if key == c["metric"] else None
-                lines.append("| " + " | ".join([
-                    f"{name} `{an}`", key, pm(a["metrics"].get(key), pct), pm(a["metrics_last"].get(key), pct),
-                    "", "", "", "", f"paired delta {pm(d)}" if d else ""]) + " |")
+                lines.append(
+                    "| "
+                    + " | ".join(
+                        [
+                            f"{name} `{an}`",
+                            key,
+                            pm(a["metrics"].get(key), pct),
+                            pm(a["metrics_last"].get(key), pct),
+                            "",
+                            "",
+                            "",
+                            "",
+                            f"paired delta {pm(d)}" if d else "",
+                        ]
+                    )
+                    + " |"
+                )
             ensemble_lines(f"{name} `{an}`", a)
         reg = c.get("regression")
         if reg:  # real_tile: kernel-runtime regression (docs/metrics.md#runtime-regression)
             hw = reg["hwmodel"]
             for key in ("mape", "median_ape"):
-                lines.append("| " + " | ".join([
-                    f"{name} `regression`" if key == "mape" else "", key, pm(reg["model"][key], True), "",
-                    f"{fmt(hw['anchored_' + key], pct=True)} anchored ({fmt(hw[key], pct=True)} absolute)",
-                    "", "", "", ""]) + " |")
+                lines.append(
+                    "| "
+                    + " | ".join(
+                        [
+                            f"{name} `regression`" if key == "mape" else "",
+                            key,
+                            pm(reg["model"][key], True),
+                            "",
+                            f"{fmt(hw['anchored_' + key], pct=True)} anchored ({fmt(hw[key], pct=True)} absolute)",
+                            "",
+                            "",
+                            "",
+                            "",
+                        ]
+                    )
+                    + " |"
+                )
     lines.append("")
-    lines.append("Kendall: tau-b of the predicted order (docs/metrics.md); model and random: mean ± sample std over "
-                 "seeds; hwmodel and ceiling are deterministic; slowdowns in percent; tile score = 1 - slowdown@5.")
+    lines.append(
+        "Kendall: tau-b of the predicted order (docs/metrics.md); model and random: mean ± sample std over "
+        "seeds; hwmodel and ceiling are deterministic; slowdowns in percent; tile score = 1 - slowdown@5."
+    )
     if all(c.get("kind") == "transfer" for c in doc["cases"].values()):
         lines = lines[:1]  # only transfer cases: no rows for the main table
     return "\n".join(lines) + "\n" + transfer_markdown(doc)
@@ -1681,6 +2449,7 @@ def clean_json(x):
 
 # ------------------------------------------------------------------------------------------------
 # machine / provenance
+
 
 def cpu_model():
     try:
@@ -1701,9 +2470,14 @@ def git_commit(path):
     while True:
         if os.path.exists(os.path.join(d, ".git")):
             try:
-                head = subprocess.run(["git", "-C", d, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-                dirty = subprocess.run(["git", "-C", d, "status", "--porcelain", "--untracked-files=no"],
-                                       capture_output=True, text=True)
+                head = subprocess.run(
+                    ["git", "-C", d, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+                )
+                dirty = subprocess.run(
+                    ["git", "-C", d, "status", "--porcelain", "--untracked-files=no"],
+                    capture_output=True,
+                    text=True,
+                )
                 if head.returncode == 0:
                     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else ""), d
             except OSError:
@@ -1733,6 +2507,7 @@ def sha256(path):
 # ------------------------------------------------------------------------------------------------
 # arguments
 
+
 def split_top_level(text):
     """Splits at commas outside brackets, braces and quotes (TOML values may hold commas)."""
     parts, depth, quote, cur = [], 0, None, ""
@@ -1759,7 +2534,12 @@ def split_top_level(text):
 
 def check_kv(kv, what):
     key, sep, value = kv.partition("=")
-    if not sep or "." not in key or not key.replace(".", "").replace("_", "").isalnum() or not value:
+    if (
+        not sep
+        or "." not in key
+        or not key.replace(".", "").replace("_", "").isalnum()
+        or not value
+    ):
         raise argparse.ArgumentTypeError(f"{what}: expected section.key=value, got '{kv}'")
     return kv
 
@@ -1767,21 +2547,34 @@ def check_kv(kv, what):
 def parse_ablate(text):
     name, sep, rest = text.partition(":")
     if not sep or not name or not rest:
-        raise argparse.ArgumentTypeError(f"--ablate: expected NAME:key=value[,key=value...], got '{text}'")
+        raise argparse.ArgumentTypeError(
+            f"--ablate: expected NAME:key=value[,key=value...], got '{text}'"
+        )
     if not all(ch.isalnum() or ch in "_-." for ch in name) or name == "model":
-        raise argparse.ArgumentTypeError(f"--ablate: row name '{name}' must be letters, digits, _ - . and not 'model'")
+        raise argparse.ArgumentTypeError(
+            f"--ablate: row name '{name}' must be letters, digits, _ - . and not 'model'"
+        )
     return name, [check_kv(kv.strip(), f"--ablate {name}") for kv in split_top_level(rest)]
 
 
 def check_overrides(o, p):
     """--set and --ablate overrides checked by `segrank train --check` on configs/default.toml before
-    any data is made, so a typo fails in a second, not after minutes of synth (as bench_scale.py)."""
+    any data is made, so a typo fails in a second, not after minutes of synth (as bench_scale.py).
+    """
     rows = [("--set", list(o.set))] + [(f"--ablate {n}", list(o.set) + kv) for n, kv in o.ablate]
     for what, kvs in rows:
         if not kvs:
             continue
-        cmd = [o.segrank, "train", "--config", os.path.join(REPO, "configs", "default.toml"), "--check",
-               "--overwrite", "--set", "train.run_dir=" + os.path.join(o.work, "set-check")]
+        cmd = [
+            o.segrank,
+            "train",
+            "--config",
+            os.path.join(REPO, "configs", "default.toml"),
+            "--check",
+            "--overwrite",
+            "--set",
+            "train.run_dir=" + os.path.join(o.work, "set-check"),
+        ]
         for kv in kvs:
             cmd += ["--set", kv]
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -1791,42 +2584,105 @@ def check_overrides(o, p):
 
 def parse_args(argv):
     doc = __doc__
-    p = argparse.ArgumentParser(prog=PROG, description=doc.split("\n\n")[0],
-                                epilog="\n\n".join(doc.split("\n\n")[1:]),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description=doc.split("\n\n")[0],
+        epilog="\n\n".join(doc.split("\n\n")[1:]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     default_bin = os.path.join(REPO, "build", "cli", "segrank")
     if not os.path.exists(default_bin):
         default_bin = os.path.join(REPO, "build", "trainer", "segrank")
-    p.add_argument("--segrank", default=default_bin, help="segrank binary (default: build/cli/segrank if it exists, "
-                   "else build/trainer/segrank)")
-    p.add_argument("--quick", action="store_true", help="smaller data and fewer steps (about 5 minutes on 2 cores)")
-    p.add_argument("--tiny", action="store_true", help="smoke-test sizes (seconds; the numbers mean nothing)")
-    p.add_argument("--seeds", type=int, default=3, help="model seeds per case, >= 2 (default 3): train.seed = "
-                   "sampling.seed = 0..N-1")
-    p.add_argument("--random-seeds", type=int, default=5, help="seeds of the random baseline (default 5)")
-    p.add_argument("--cases", default=None, help="comma list of cases (default: " + ", ".join(DEFAULT_CASES)
-                   + "; also " + ", ".join(TRANSFER_CASES) + ")")
-    p.add_argument("--work", default=os.path.join("runs", "bench_quality"),
-                   help="scratch directory (default runs/bench_quality, relative to the repository root)")
-    p.add_argument("--shared-data", default=os.path.join("..", "shared", "data"),
-                   help="real data root (default ../shared/data, relative to the repository root)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   type=lambda s: check_kv(s, "--set"), help="override applied to every model run (repeatable)")
-    p.add_argument("--layout-choices", type=int, default=0, metavar="N",
-                   help="synth_layout: each configurable node picks among N layouts drawn once per graph "
-                   "(`segrank synth --layout-choices`; the real layout files have at most 8 distinct per node); "
-                   "0 (default): a fresh random layout per config")
-    p.add_argument("--ablate", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]", type=parse_ablate,
-                   help="extra model row per case with these overrides (repeatable)")
-    p.add_argument("--no-regression", action="store_true", help="real_tile: skip the regression row (15 more runs "
-                   "per seed, trained with an mse term; docs/metrics.md#runtime-regression)")
-    p.add_argument("--no-ensemble", action="store_true", help="skip the seed-ensemble rows (the N seed models of each "
-                   "row ensembled by `segrank predict`, docs/benchmarks.md#seed-ensembles)")
+    p.add_argument(
+        "--segrank",
+        default=default_bin,
+        help="segrank binary (default: build/cli/segrank if it exists, "
+        "else build/trainer/segrank)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller data and fewer steps (about 5 minutes on 2 cores)",
+    )
+    p.add_argument(
+        "--tiny", action="store_true", help="smoke-test sizes (seconds; the numbers mean nothing)"
+    )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=3,
+        help="model seeds per case, >= 2 (default 3): train.seed = " "sampling.seed = 0..N-1",
+    )
+    p.add_argument(
+        "--random-seeds", type=int, default=5, help="seeds of the random baseline (default 5)"
+    )
+    p.add_argument(
+        "--cases",
+        default=None,
+        help="comma list of cases (default: "
+        + ", ".join(DEFAULT_CASES)
+        + "; also "
+        + ", ".join(TRANSFER_CASES)
+        + ")",
+    )
+    p.add_argument(
+        "--work",
+        default=os.path.join("runs", "bench_quality"),
+        help="scratch directory (default runs/bench_quality, relative to the repository root)",
+    )
+    p.add_argument(
+        "--shared-data",
+        default=os.path.join("..", "shared", "data"),
+        help="real data root (default ../shared/data, relative to the repository root)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=lambda s: check_kv(s, "--set"),
+        help="override applied to every model run (repeatable)",
+    )
+    p.add_argument(
+        "--layout-choices",
+        type=int,
+        default=0,
+        metavar="N",
+        help="synth_layout: each configurable node picks among N layouts drawn once per graph "
+        "(`segrank synth --layout-choices`; the real layout files have at most 8 distinct per node); "
+        "0 (default): a fresh random layout per config",
+    )
+    p.add_argument(
+        "--ablate",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+        type=parse_ablate,
+        help="extra model row per case with these overrides (repeatable)",
+    )
+    p.add_argument(
+        "--no-regression",
+        action="store_true",
+        help="real_tile: skip the regression row (15 more runs "
+        "per seed, trained with an mse term; docs/metrics.md#runtime-regression)",
+    )
+    p.add_argument(
+        "--no-ensemble",
+        action="store_true",
+        help="skip the seed-ensemble rows (the N seed models of each "
+        "row ensembled by `segrank predict`, docs/benchmarks.md#seed-ensembles)",
+    )
     p.add_argument("--jobs", type=int, default=0, help="training runs at a time (default: nproc)")
-    p.add_argument("--resume", action="store_true", help="reuse the finished training and evaluation runs of an "
-                   "earlier (e.g. interrupted) benchmark in the same --work whose binary (sha256) and arguments are the "
-                   "same (stamp files beside each run); the JSON marks them reused")
-    p.add_argument("--json-out", help="also write the JSON to this file (only when every case succeeded)")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse the finished training and evaluation runs of an "
+        "earlier (e.g. interrupted) benchmark in the same --work whose binary (sha256) and arguments are the "
+        "same (stamp files beside each run); the JSON marks them reused",
+    )
+    p.add_argument(
+        "--json-out", help="also write the JSON to this file (only when every case succeeded)"
+    )
     p.add_argument("--markdown", help="also write the Markdown table to this file")
     o = p.parse_args(argv)
     if o.seeds < 2:
@@ -1839,10 +2695,16 @@ def parse_args(argv):
         p.error(f"--layout-choices must be in [0, 1000], got {o.layout_choices}")
     o.mode = "tiny" if o.tiny else "quick" if o.quick else "full"
     o.cases_explicit = o.cases is not None
-    cases = [c.strip() for c in (o.cases if o.cases is not None else ",".join(DEFAULT_CASES)).split(",") if c.strip()]
+    cases = [
+        c.strip()
+        for c in (o.cases if o.cases is not None else ",".join(DEFAULT_CASES)).split(",")
+        if c.strip()
+    ]
     bad = [c for c in cases if c not in CASES]
     if bad or not cases:
-        p.error(f"--cases: unknown case(s) {', '.join(bad) or '(none given)'}; known: {', '.join(CASES)}")
+        p.error(
+            f"--cases: unknown case(s) {', '.join(bad) or '(none given)'}; known: {', '.join(CASES)}"
+        )
     if len(set(cases)) != len(cases):
         p.error("--cases: a case is listed twice")
     o.cases = cases
@@ -1856,7 +2718,9 @@ def parse_args(argv):
     o.threads = max(1, nproc // o.jobs)
     o.segrank = os.path.abspath(o.segrank)
     if not (os.path.isfile(o.segrank) and os.access(o.segrank, os.X_OK)):
-        p.error(f"--segrank: '{o.segrank}' is not an executable file (build it: cmake --build build --target segrank)")
+        p.error(
+            f"--segrank: '{o.segrank}' is not an executable file (build it: cmake --build build --target segrank)"
+        )
     o.work = o.work if os.path.isabs(o.work) else os.path.join(REPO, o.work)
     check_overrides(o, p)
     # The nearest existing ancestor of --work must be a directory (makedirs would raise otherwise).
@@ -1865,7 +2729,11 @@ def parse_args(argv):
         probe = os.path.dirname(probe)
     if not os.path.isdir(probe):
         p.error(f"--work: '{probe}' is not a directory")
-    o.shared_data = o.shared_data if os.path.isabs(o.shared_data) else os.path.normpath(os.path.join(REPO, o.shared_data))
+    o.shared_data = (
+        o.shared_data
+        if os.path.isabs(o.shared_data)
+        else os.path.normpath(os.path.join(REPO, o.shared_data))
+    )
     for path in (o.json_out, o.markdown):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             p.error(f"output directory of '{path}' does not exist")
@@ -1895,13 +2763,30 @@ def main(argv):
         "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "commit": commit,
         "resume": o.resume,
-        "segrank": {"path": o.segrank, "sha256": runner.segrank_sha, "source_tree": bin_tree,
-                    "source_commit": bin_commit},
-        "machine": {"nproc": os.cpu_count(), "cpu_model": model, "avx512": avx512,
-                    "load_start": list(os.getloadavg()), "load_end": None},
-        "seeds": o.seeds, "random_seeds": o.random_seeds, "jobs": o.jobs, "threads_per_job": o.threads,
-        "env": {"GOMP_SPINCOUNT": env["GOMP_SPINCOUNT"], "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY")},
-        "set": o.set, "ablate": {n: kv for n, kv in o.ablate}, "layout_choices": o.layout_choices,
+        "segrank": {
+            "path": o.segrank,
+            "sha256": runner.segrank_sha,
+            "source_tree": bin_tree,
+            "source_commit": bin_commit,
+        },
+        "machine": {
+            "nproc": os.cpu_count(),
+            "cpu_model": model,
+            "avx512": avx512,
+            "load_start": list(os.getloadavg()),
+            "load_end": None,
+        },
+        "seeds": o.seeds,
+        "random_seeds": o.random_seeds,
+        "jobs": o.jobs,
+        "threads_per_job": o.threads,
+        "env": {
+            "GOMP_SPINCOUNT": env["GOMP_SPINCOUNT"],
+            "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY"),
+        },
+        "set": o.set,
+        "ablate": {n: kv for n, kv in o.ablate},
+        "layout_choices": o.layout_choices,
         "sizes": {c: SIZES[o.mode][c] for c in o.cases},
         "cases": {},
     }
@@ -1909,7 +2794,11 @@ def main(argv):
     t_all = time.monotonic()
     try:
         for case in o.cases:
-            missing = [f for f in REAL_INPUTS.get(case, []) if not os.path.exists(os.path.join(o.shared_data, f))]
+            missing = [
+                f
+                for f in REAL_INPUTS.get(case, [])
+                if not os.path.exists(os.path.join(o.shared_data, f))
+            ]
             if missing:
                 why = f"missing {os.path.join(o.shared_data, missing[0])}"
                 if o.cases_explicit:
@@ -1929,21 +2818,34 @@ def main(argv):
             res["load_end"] = os.getloadavg()[0]
             doc["cases"][case] = res
             if res.get("kind") == "transfer":
-                log(f"{case}: model / ceiling {pm(res['fraction_of_ceiling'])} (mean over held-out families), "
-                    f"hwmodel / ceiling {fmt(res['hwmodel_fraction_of_ceiling'])} ({res['wall_s']:.0f} s)")
+                log(
+                    f"{case}: model / ceiling {pm(res['fraction_of_ceiling'])} (mean over held-out families), "
+                    f"hwmodel / ceiling {fmt(res['hwmodel_fraction_of_ceiling'])} ({res['wall_s']:.0f} s)"
+                )
                 continue
-            log(f"{case}: model {pm(res['model']['metrics']['kendall'])} kendall, hwmodel "
+            log(
+                f"{case}: model {pm(res['model']['metrics']['kendall'])} kendall, hwmodel "
                 f"{fmt(res['hwmodel']['metrics']['kendall'])}, random {pm(res['random']['metrics']['kendall'])}, "
                 f"ceiling {fmt(res['ceiling']['value']) if res.get('ceiling') else '-'}"
-                + (f" (trip-blind {fmt(res['ceiling_trip_blind']['value'])})" if res.get("ceiling_trip_blind") else "")
-                + f" ({res['wall_s']:.0f} s)")
-    except Exception as e:  # noqa: BLE001 - every failure ends the same way: message, exit 1, no JSON
+                + (
+                    f" (trip-blind {fmt(res['ceiling_trip_blind']['value'])})"
+                    if res.get("ceiling_trip_blind")
+                    else ""
+                )
+                + f" ({res['wall_s']:.0f} s)"
+            )
+    except (
+        Exception
+    ) as e:  # noqa: BLE001 - every failure ends the same way: message, exit 1, no JSON
         if isinstance(e, BenchError):
             sys.stderr.write(f"{PROG}: error: {e}\n")
         else:
             import traceback
+
             sys.stderr.write(f"{PROG}: internal error: {e!r}\n{traceback.format_exc()}")
-        sys.stderr.write(f"{PROG}: no JSON written; commands in {runner.log_path}, run logs in {o.work}/logs\n")
+        sys.stderr.write(
+            f"{PROG}: no JSON written; commands in {runner.log_path}, run logs in {o.work}/logs\n"
+        )
         bench.pool.shutdown(wait=True, cancel_futures=True)
         return 1
     bench.pool.shutdown(wait=True)

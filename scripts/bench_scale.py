@@ -70,15 +70,48 @@ MIB = 1024.0 * 1024.0
 
 # Sizes: changing any of these changes what the numbers mean; the JSON records them ("settings").
 SIZES = {
-    "full": {"train": 69, "valid": 7, "nodes": "372:43615", "configs": "1000:100000",
-             "config_node_fraction": 0.023, "max_config_nodes": 1000, "layout_choices": 8, "steps": 100, "log_every": 10,
-             "probe_nodes": 43615, "probe_configs": 100000, "eval_configs": 200},
-    "quick": {"train": 12, "valid": 2, "nodes": "372:8000", "configs": "200:2000",
-              "config_node_fraction": 0.023, "max_config_nodes": 1000, "layout_choices": 8, "steps": 20, "log_every": 5,
-              "probe_nodes": 43615, "probe_configs": 1000, "eval_configs": 100},
-    "tiny": {"train": 3, "valid": 1, "nodes": "200:500", "configs": "20:60",
-             "config_node_fraction": 0.023, "max_config_nodes": 1000, "layout_choices": 8, "steps": 4, "log_every": 2,
-             "probe_nodes": 500, "probe_configs": 64, "eval_configs": 16},
+    "full": {
+        "train": 69,
+        "valid": 7,
+        "nodes": "372:43615",
+        "configs": "1000:100000",
+        "config_node_fraction": 0.023,
+        "max_config_nodes": 1000,
+        "layout_choices": 8,
+        "steps": 100,
+        "log_every": 10,
+        "probe_nodes": 43615,
+        "probe_configs": 100000,
+        "eval_configs": 200,
+    },
+    "quick": {
+        "train": 12,
+        "valid": 2,
+        "nodes": "372:8000",
+        "configs": "200:2000",
+        "config_node_fraction": 0.023,
+        "max_config_nodes": 1000,
+        "layout_choices": 8,
+        "steps": 20,
+        "log_every": 5,
+        "probe_nodes": 43615,
+        "probe_configs": 1000,
+        "eval_configs": 100,
+    },
+    "tiny": {
+        "train": 3,
+        "valid": 1,
+        "nodes": "200:500",
+        "configs": "20:60",
+        "config_node_fraction": 0.023,
+        "max_config_nodes": 1000,
+        "layout_choices": 8,
+        "steps": 4,
+        "log_every": 2,
+        "probe_nodes": 500,
+        "probe_configs": 64,
+        "eval_configs": 16,
+    },
 }
 LAST_CPU = [0.0]
 TARGETS = {"peak_rss_mb": 2048.0, "probe_1e5_seconds": 60.0, "epoch_seconds": 7200.0}
@@ -107,8 +140,10 @@ def run(cmd, log_path, env):
         text = f.read()
     if p.returncode != 0:
         tail = "\n".join(text.splitlines()[-15:])
-        raise BenchError(f"command failed (exit {p.returncode}): "
-                         f"{' '.join(shlex.quote(c) for c in cmd)}\n{tail}")
+        raise BenchError(
+            f"command failed (exit {p.returncode}): "
+            f"{' '.join(shlex.quote(c) for c in cmd)}\n{tail}"
+        )
     return secs, ru.ru_maxrss / 1024.0, text
 
 
@@ -123,7 +158,7 @@ def dir_bytes(path, suffix):
 
 def stats_of(segrank, store_dir, env, work):
     _, _, text = run([segrank, "stats", store_dir, "--json"], os.path.join(work, "stats.log"), env)
-    return json.loads(text[text.index("{"):])
+    return json.loads(text[text.index("{") :])
 
 
 def graphs_of(stats):
@@ -196,9 +231,15 @@ def train_numbers(run_dir, train_graphs, batch_graphs):
     walls = [j["step_wall_s"] for j in lines[1:]] or [j["step_wall_s"] for j in lines]
     step_s = sum(walls) / len(walls)
     steps_per_epoch = math.ceil(train_graphs / batch_graphs)
-    return {"steps": report["steps"], "steps_per_s": 1.0 / step_s, "step_seconds": step_s,
-            "steps_per_epoch": steps_per_epoch, "epoch_seconds": steps_per_epoch * step_s,
-            "peak_rss_mb": report["peak_rss_mb"], "train_lines": len(lines)}
+    return {
+        "steps": report["steps"],
+        "steps_per_s": 1.0 / step_s,
+        "step_seconds": step_s,
+        "steps_per_epoch": steps_per_epoch,
+        "epoch_seconds": steps_per_epoch * step_s,
+        "peak_rss_mb": report["peak_rss_mb"],
+        "train_lines": len(lines),
+    }
 
 
 def positive_int(text):
@@ -224,8 +265,18 @@ def mpi_env(env):
 def mpi_launcher(mpirun, ranks):
     """mpirun -np RANKS: more ranks than cores need --oversubscribe; --bind-to none leaves the
     placement to the kernel (Open MPI binds each rank to a core for np <= 2 by default)."""
-    return [mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none",
-            "-x", "OMP_NUM_THREADS", "-x", "GOMP_SPINCOUNT"]
+    return [
+        mpirun,
+        "-np",
+        str(ranks),
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+        "-x",
+        "OMP_NUM_THREADS",
+        "-x",
+        "GOMP_SPINCOUNT",
+    ]
 
 
 def one_thread_overrides(ownership):
@@ -244,9 +295,11 @@ def mpi_train_numbers(run_dir, log_text, ranks, train_graphs, batch_graphs):
         report = json.load(f)
     world = report.get("world_size")
     if world != ranks:
-        raise BenchError(f"mpirun -np {ranks}: segrank reports world_size {world} in "
-                         f"{run_dir}/report.json (built without MPI? cmake -DSEGRANK_WITH_MPI=ON "
-                         f"with Open MPI installed)")
+        raise BenchError(
+            f"mpirun -np {ranks}: segrank reports world_size {world} in "
+            f"{run_dir}/report.json (built without MPI? cmake -DSEGRANK_WITH_MPI=ON "
+            f"with Open MPI installed)"
+        )
     base = train_numbers(run_dir, train_graphs, batch_graphs)
     lines = train_lines(run_dir)
     timed = lines[1:] or lines
@@ -261,18 +314,26 @@ def mpi_train_numbers(run_dir, log_text, ranks, train_graphs, batch_graphs):
     # Every train line's peak_rss_mb is the max over the ranks of their VmHWM so far
     # (trainer_run.cpp: comm.allreduce_max(peak_rss_mb())).
     rss = [j["peak_rss_mb"] for j in lines if "peak_rss_mb" in j]
-    out = {"ranks": world, "threads_per_rank": 1, "steps": base["steps"],
-           "steps_per_s": base["steps_per_s"], "step_seconds": base["step_seconds"],
-           "steps_per_epoch": base["steps_per_epoch"], "epoch_seconds": base["epoch_seconds"],
-           "peak_rss_mb": max(rss) if rss else None, "peak_rss_mb_rank0": report["peak_rss_mb"],
-           "train_lines": base["train_lines"],
-           # As bench_mpi.sh: mean rank wall time on its own members per step wall time, and CPU
-           # time on own members, mean over ranks / max over ranks, per step and per log interval.
-           "busy_fraction": ratio("step_busy_s", "step_wall_s"),
-           "step_balance_cpu": ratio("step_cpu_s", "step_cpu_max_s"),
-           "run_balance_cpu": ratio("step_cpu_s", "rank_cpu_max_s")}
-    m = re.search(r"segrank train: (\d+) ranks \((\w+)\), (\d+) OpenMP thread\(s\) per rank",
-                  log_text)
+    out = {
+        "ranks": world,
+        "threads_per_rank": 1,
+        "steps": base["steps"],
+        "steps_per_s": base["steps_per_s"],
+        "step_seconds": base["step_seconds"],
+        "steps_per_epoch": base["steps_per_epoch"],
+        "epoch_seconds": base["epoch_seconds"],
+        "peak_rss_mb": max(rss) if rss else None,
+        "peak_rss_mb_rank0": report["peak_rss_mb"],
+        "train_lines": base["train_lines"],
+        # As bench_mpi.sh: mean rank wall time on its own members per step wall time, and CPU
+        # time on own members, mean over ranks / max over ranks, per step and per log interval.
+        "busy_fraction": ratio("step_busy_s", "step_wall_s"),
+        "step_balance_cpu": ratio("step_cpu_s", "step_cpu_max_s"),
+        "run_balance_cpu": ratio("step_cpu_s", "rank_cpu_max_s"),
+    }
+    m = re.search(
+        r"segrank train: (\d+) ranks \((\w+)\), (\d+) OpenMP thread\(s\) per rank", log_text
+    )
     if m:
         out["threads_per_rank"] = int(m.group(3))
     m = re.search(r"dist\.ownership = (\w+), training work per rank ([0-9.nan /]+)", log_text)
@@ -285,22 +346,35 @@ def mpi_train_numbers(run_dir, log_text, ranks, train_graphs, batch_graphs):
 def mpi_scaling(opts, seg, work, size, h5, indices, train_graphs, env):
     """The train step again at np = 1 and np = N, one thread per rank each (see the docstring)."""
     menv = mpi_env(env)
-    out = {"np": opts.np, "threads_per_rank": 1,
-           "launcher": " ".join(mpi_launcher("mpirun", opts.np)), "mpirun": opts.mpirun_version,
-           "ownership": opts.ownership or "recipe"}
+    out = {
+        "np": opts.np,
+        "threads_per_rank": 1,
+        "launcher": " ".join(mpi_launcher("mpirun", opts.np)),
+        "mpirun": opts.mpirun_version,
+        "ownership": opts.ownership or "recipe",
+    }
     for ranks, key in ((1, "np1"), (opts.np, "npN")):
         run_dir = os.path.join(work, f"run_np{ranks}")
         cfg_path = os.path.join(work, f"train_np{ranks}.toml")
         train_config(cfg_path, size, h5, run_dir, indices, 1, size["steps"])
         load = os.getloadavg()[0]
-        cmd = (mpi_launcher(opts.mpirun, ranks) + recipe_command(seg, opts.recipe, cfg_path)
-               + one_thread_overrides(opts.ownership))
+        cmd = (
+            mpi_launcher(opts.mpirun, ranks)
+            + recipe_command(seg, opts.recipe, cfg_path)
+            + one_thread_overrides(opts.ownership)
+        )
         secs, rss, text = run(cmd, os.path.join(work, f"train_np{ranks}.log"), menv)
         res = mpi_train_numbers(run_dir, text, ranks, train_graphs, 8)
         # os.wait4 of mpirun: Linux reports the max of mpirun's own peak and that of every child
         # it reaped (the ranks), over the whole run; CPU seconds likewise summed over them.
-        res.update({"seconds": secs, "cpu_seconds": LAST_CPU[0], "process_peak_rss_mb": rss,
-                    "load_avg_start": load})
+        res.update(
+            {
+                "seconds": secs,
+                "cpu_seconds": LAST_CPU[0],
+                "process_peak_rss_mb": rss,
+                "load_avg_start": load,
+            }
+        )
         out[key] = res
     if "ownership" in out["npN"]:
         out["ownership"] = out["npN"]["ownership"]
@@ -317,8 +391,15 @@ def predict_timing(text):
     for line in text.splitlines():
         if line.startswith("predict: "):
             f = line.split()
-            rows.append({"graph": f[1], "nodes": int(f[3]), "configs": int(f[5]),
-                         "seconds": float(f[7]), "configs_per_s": float(f[9])})
+            rows.append(
+                {
+                    "graph": f[1],
+                    "nodes": int(f[3]),
+                    "configs": int(f[5]),
+                    "seconds": float(f[7]),
+                    "configs_per_s": float(f[9]),
+                }
+            )
     return rows
 
 
@@ -332,81 +413,139 @@ def markdown(res):
     probe = r["probe"]
     mark = lambda ok: "met" if ok else "NOT met"
     rows = [
-        ("synth (69+7 graphs)" if r["size"] == "full" else "synth", f"{r['synth']['seconds']:.0f} s"),
+        (
+            "synth (69+7 graphs)" if r["size"] == "full" else "synth",
+            f"{r['synth']['seconds']:.0f} s",
+        ),
         ("pack to HDF5", f"{r['pack']['seconds']:.0f} s"),
         ("store size", f"{r['pack']['store_mb']:.0f} MiB ({r['data']['configs']} configs)"),
         ("training steps/s", f"{r['train']['steps_per_s']:.3f} ({r['train']['steps']} steps)"),
-        ("time per epoch", f"{r['train']['epoch_seconds']:.0f} s "
-                           f"({r['train']['steps_per_epoch']} steps)"),
+        (
+            "time per epoch",
+            f"{r['train']['epoch_seconds']:.0f} s " f"({r['train']['steps_per_epoch']} steps)",
+        ),
         ("peak RSS training", f"{r['train']['peak_rss_mb']:.0f} MiB"),
-        ("rank all valid configs", f"{r['rank']['configs']} configs in {r['rank']['seconds']:.0f} s, "
-                                   f"{r['rank']['configs_per_s']:.1f} configs/s"),
+        (
+            "rank all valid configs",
+            f"{r['rank']['configs']} configs in {r['rank']['seconds']:.0f} s, "
+            f"{r['rank']['configs_per_s']:.1f} configs/s",
+        ),
         ("peak RSS inference", f"{r['rank']['peak_rss_mb']:.0f} MiB"),
-        (f"probe {probe['nodes']} nodes", f"{probe['configs']} configs in {probe['seconds']:.0f} s, "
-                                          f"{probe['configs_per_s']:.1f} configs/s "
-                                          f"({probe['cpu_seconds']:.0f} CPU s), "
-                                          f"{probe['peak_rss_mb']:.0f} MiB"),
-        ("target: peak RSS < 2 GiB", f"{mark(t['peak_rss_mb']['met'])} ({t['peak_rss_mb']['value']:.0f} MiB)"),
-        ("target: 10^5 configs of the largest graph <= 60 s",
-         f"{mark(t['probe_1e5_seconds']['met'])} ({t['probe_1e5_seconds']['value']:.0f} s"
-         f"{', extrapolated' if probe['extrapolated'] else ''})" if r["size"] == "full" else
-         f"not judged at the {r['size']} size ({t['probe_1e5_seconds']['value']:.0f} s "
-         f"extrapolated from a {probe['nodes']}-node probe of {probe['configs']} configs)"),
-        ("target: epoch <= 2 h", f"{mark(t['epoch_seconds']['met'])} ({t['epoch_seconds']['value']:.0f} s)"),
+        (
+            f"probe {probe['nodes']} nodes",
+            f"{probe['configs']} configs in {probe['seconds']:.0f} s, "
+            f"{probe['configs_per_s']:.1f} configs/s "
+            f"({probe['cpu_seconds']:.0f} CPU s), "
+            f"{probe['peak_rss_mb']:.0f} MiB",
+        ),
+        (
+            "target: peak RSS < 2 GiB",
+            f"{mark(t['peak_rss_mb']['met'])} ({t['peak_rss_mb']['value']:.0f} MiB)",
+        ),
+        (
+            "target: 10^5 configs of the largest graph <= 60 s",
+            f"{mark(t['probe_1e5_seconds']['met'])} ({t['probe_1e5_seconds']['value']:.0f} s"
+            f"{', extrapolated' if probe['extrapolated'] else ''})"
+            if r["size"] == "full"
+            else f"not judged at the {r['size']} size ({t['probe_1e5_seconds']['value']:.0f} s "
+            f"extrapolated from a {probe['nodes']}-node probe of {probe['configs']} configs)",
+        ),
+        (
+            "target: epoch <= 2 h",
+            f"{mark(t['epoch_seconds']['met'])} ({t['epoch_seconds']['value']:.0f} s)",
+        ),
     ]
     if "mpi" in r:
         m = r["mpi"]
         n, one = m["npN"], m["np1"]
         rows += [
-            ("MPI training steps/s, np=1 x 1 thread",
-             f"{one['steps_per_s']:.3f} ({one['steps']} steps)"),
-            (f"MPI training steps/s, np={m['np']} x 1 thread per rank",
-             f"{n['steps_per_s']:.3f} ({n['steps']} steps, dist.ownership = {m['ownership']})"),
-            (f"MPI scaling efficiency np={m['np']}",
-             f"{m['scaling_efficiency']:.3f} (speedup {m['speedup']:.2f} on {m['np']} ranks)"),
-            (f"MPI time per epoch np={m['np']}",
-             f"{n['epoch_seconds']:.0f} s ({n['steps_per_epoch']} steps; "
-             f"np=1: {one['epoch_seconds']:.0f} s)"),
-            (f"MPI peak RSS per rank np={m['np']}",
-             (f"{n['peak_rss_mb']:.0f} MiB max over ranks (training)"
-              if n["peak_rss_mb"] is not None else "max over ranks not logged by this segrank")
-             + f"; rank 0 with final evaluation {n['peak_rss_mb_rank0']:.0f} MiB; "
-               f"mpirun and its ranks {n['process_peak_rss_mb']:.0f} MiB"),
+            (
+                "MPI training steps/s, np=1 x 1 thread",
+                f"{one['steps_per_s']:.3f} ({one['steps']} steps)",
+            ),
+            (
+                f"MPI training steps/s, np={m['np']} x 1 thread per rank",
+                f"{n['steps_per_s']:.3f} ({n['steps']} steps, dist.ownership = {m['ownership']})",
+            ),
+            (
+                f"MPI scaling efficiency np={m['np']}",
+                f"{m['scaling_efficiency']:.3f} (speedup {m['speedup']:.2f} on {m['np']} ranks)",
+            ),
+            (
+                f"MPI time per epoch np={m['np']}",
+                f"{n['epoch_seconds']:.0f} s ({n['steps_per_epoch']} steps; "
+                f"np=1: {one['epoch_seconds']:.0f} s)",
+            ),
+            (
+                f"MPI peak RSS per rank np={m['np']}",
+                (
+                    f"{n['peak_rss_mb']:.0f} MiB max over ranks (training)"
+                    if n["peak_rss_mb"] is not None
+                    else "max over ranks not logged by this segrank"
+                )
+                + f"; rank 0 with final evaluation {n['peak_rss_mb_rank0']:.0f} MiB; "
+                f"mpirun and its ranks {n['process_peak_rss_mb']:.0f} MiB",
+            ),
         ]
     out = ["| step | measured |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]
     return "\n".join(out) + "\n"
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n", 1)[1])
+    ap = argparse.ArgumentParser(
+        prog=PROG,
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n", 1)[1],
+    )
     ap.add_argument("--segrank", default=os.path.join(REPO, "build", "cli", "segrank"))
-    ap.add_argument("--work", default=os.path.join(REPO, "runs", "bench_scale"),
-                    help="scratch directory (data, stores, run dir, logs)")
+    ap.add_argument(
+        "--work",
+        default=os.path.join(REPO, "runs", "bench_scale"),
+        help="scratch directory (data, stores, run dir, logs)",
+    )
     ap.add_argument("--quick", action="store_true", help="CI size (a few minutes)")
     ap.add_argument("--tiny", action="store_true", help="smoke-test size (seconds)")
     ap.add_argument("--steps", type=int, help="training steps (default: the size's)")
     ap.add_argument("--probe-configs", type=int, help="configs of the largest-graph probe")
-    ap.add_argument("--layout-choices", type=int,
-                    help="segrank synth --layout-choices: distinct layouts per configurable node "
-                         "(default 8, as in the real layout files; 0 = a fresh random layout per "
-                         "config)")
-    ap.add_argument("--dense", action="store_true",
-                    help="rank with segrank predict --dense (every row; default: each distinct row "
-                         "once)")
-    ap.add_argument("--recipe", default=os.path.join(REPO, "configs", "tpugraphs_layout_xla.toml"),
-                    help="training config the rehearsal trains (its data, steps, run dir and "
-                         "final evaluation are replaced; default: the layout:xla recipe)")
+    ap.add_argument(
+        "--layout-choices",
+        type=int,
+        help="segrank synth --layout-choices: distinct layouts per configurable node "
+        "(default 8, as in the real layout files; 0 = a fresh random layout per "
+        "config)",
+    )
+    ap.add_argument(
+        "--dense",
+        action="store_true",
+        help="rank with segrank predict --dense (every row; default: each distinct row " "once)",
+    )
+    ap.add_argument(
+        "--recipe",
+        default=os.path.join(REPO, "configs", "tpugraphs_layout_xla.toml"),
+        help="training config the rehearsal trains (its data, steps, run dir and "
+        "final evaluation are replaced; default: the layout:xla recipe)",
+    )
     ap.add_argument("--threads", type=int, default=0, help="OpenMP threads (0 = all cores)")
     ap.add_argument("--seed", type=int, default=0, help="synth seed")
-    ap.add_argument("--reuse-data", action="store_true",
-                    help="keep the stores of an earlier run in --work with the same settings")
-    ap.add_argument("--np", type=positive_int, default=1, metavar="N",
-                    help="also train at mpirun -np 1 and -np N, one thread per rank, and report "
-                         "the scaling efficiency (default 1: no MPI runs)")
-    ap.add_argument("--ownership", choices=("modulo", "balanced"),
-                    help="dist.ownership of the --np runs (default: the recipe's)")
+    ap.add_argument(
+        "--reuse-data",
+        action="store_true",
+        help="keep the stores of an earlier run in --work with the same settings",
+    )
+    ap.add_argument(
+        "--np",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="also train at mpirun -np 1 and -np N, one thread per rank, and report "
+        "the scaling efficiency (default 1: no MPI runs)",
+    )
+    ap.add_argument(
+        "--ownership",
+        choices=("modulo", "balanced"),
+        help="dist.ownership of the --np runs (default: the recipe's)",
+    )
     ap.add_argument("--mpirun", help="mpirun of the --np runs (default: mpirun on PATH; Open MPI)")
     ap.add_argument("--json-out", help="also write the JSON here")
     ap.add_argument("--markdown", help="also write the Markdown table here")
@@ -423,8 +562,11 @@ def main(argv):
     for name in ("steps", "probe_configs"):
         v = getattr(opts, name)
         if v is not None and v < (1 if name == "steps" else 2):
-            print(f"{PROG}: error: --{name.replace('_', '-')} must be >= "
-                  f"{1 if name == 'steps' else 2}, got {v}", file=sys.stderr)
+            print(
+                f"{PROG}: error: --{name.replace('_', '-')} must be >= "
+                f"{1 if name == 'steps' else 2}, got {v}",
+                file=sys.stderr,
+            )
             return 2
     if not os.path.isfile(opts.recipe):
         print(f"{PROG}: error: --recipe: no such config file: {opts.recipe}", file=sys.stderr)
@@ -433,28 +575,39 @@ def main(argv):
         print(f"{PROG}: error: --threads must be >= 0", file=sys.stderr)
         return 2
     if opts.np == 1 and (opts.ownership or opts.mpirun):
-        print(f"{PROG}: error: --ownership and --mpirun apply only with --np N >= 2",
-              file=sys.stderr)
+        print(
+            f"{PROG}: error: --ownership and --mpirun apply only with --np N >= 2", file=sys.stderr
+        )
         return 2
     opts.mpirun_version = None
     if opts.np > 1:
         mpirun = shutil.which(opts.mpirun or "mpirun")
         if mpirun is None:
-            print(f"{PROG}: error: --np {opts.np} needs mpirun, and "
-                  f"'{opts.mpirun or 'mpirun'}' was not found "
-                  f"(install Open MPI: openmpi-bin, see scripts/install_deps.sh; "
-                  f"or pass --mpirun PATH)",
-                  file=sys.stderr)
+            print(
+                f"{PROG}: error: --np {opts.np} needs mpirun, and "
+                f"'{opts.mpirun or 'mpirun'}' was not found "
+                f"(install Open MPI: openmpi-bin, see scripts/install_deps.sh; "
+                f"or pass --mpirun PATH)",
+                file=sys.stderr,
+            )
             return 2
         try:
-            v = subprocess.run([mpirun, "--version"], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, timeout=60)
+            v = subprocess.run(
+                [mpirun, "--version"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                timeout=60,
+            )
         except (OSError, subprocess.TimeoutExpired) as e:
             print(f"{PROG}: error: --np {opts.np}: {mpirun} --version failed: {e}", file=sys.stderr)
             return 2
         if v.returncode != 0:
-            print(f"{PROG}: error: --np {opts.np}: {mpirun} --version exited {v.returncode}: "
-                  f"{v.stdout.strip()}", file=sys.stderr)
+            print(
+                f"{PROG}: error: --np {opts.np}: {mpirun} --version exited {v.returncode}: "
+                f"{v.stdout.strip()}",
+                file=sys.stderr,
+            )
             return 2
         opts.mpirun = mpirun
         opts.mpirun_version = (v.stdout.strip().splitlines() or [""])[0]
@@ -474,8 +627,10 @@ def main(argv):
         size["probe_configs"] = opts.probe_configs
     if opts.layout_choices is not None:
         if not 0 <= opts.layout_choices <= 1000:
-            print(f"{PROG}: error: --layout-choices must be in [0, 1000], got {opts.layout_choices}",
-                  file=sys.stderr)
+            print(
+                f"{PROG}: error: --layout-choices must be in [0, 1000], got {opts.layout_choices}",
+                file=sys.stderr,
+            )
             return 2
         size["layout_choices"] = opts.layout_choices
     try:
@@ -520,9 +675,11 @@ def fresh_dir(work, d):
     owned = owned_dirs(work)
     if os.path.lexists(d):
         if name not in owned or os.path.islink(d) or not os.path.isdir(d):
-            raise BenchError(f"--work {work}: '{d}' exists and was not made by {PROG} (no record in "
-                             f"{os.path.join(work, OWNED)}); it is not deleted: choose another "
-                             f"--work or move it away")
+            raise BenchError(
+                f"--work {work}: '{d}' exists and was not made by {PROG} (no record in "
+                f"{os.path.join(work, OWNED)}); it is not deleted: choose another "
+                f"--work or move it away"
+            )
         shutil.rmtree(d)
     owned.add(name)
     with open(os.path.join(work, OWNED), "w") as f:
@@ -543,19 +700,40 @@ def rehearse(opts, size_name, size):
     env.setdefault("GOMP_SPINCOUNT", "20000")
     graphs = size["train"] + size["valid"]
     splits = f"{size['train'] / graphs:.6f},{size['valid'] / graphs:.6f},0"
-    settings = dict(size, seed=opts.seed, threads=opts.threads, dense=opts.dense,
-                    recipe=os.path.relpath(os.path.abspath(opts.recipe), REPO))
+    settings = dict(
+        size,
+        seed=opts.seed,
+        threads=opts.threads,
+        dense=opts.dense,
+        recipe=os.path.relpath(os.path.abspath(opts.recipe), REPO),
+    )
     if opts.np > 1:
         settings.update(np=opts.np, ownership=opts.ownership or "recipe")
     dense = ["--dense"] if opts.dense else []
     stamp = os.path.join(work, "data.json")
     npz, h5 = os.path.join(work, "npz"), os.path.join(work, "h5")
-    synth_args = ["--collections", "layout", "--graphs", str(graphs), "--splits", splits,
-                  "--nodes", size["nodes"], "--nodes-dist", "log-uniform",
-                  "--configs", size["configs"],
-                  "--config-node-fraction", str(size["config_node_fraction"]),
-                  "--max-config-nodes", str(size["max_config_nodes"]),
-                  "--layout-choices", str(size["layout_choices"]), "--seed", str(opts.seed)]
+    synth_args = [
+        "--collections",
+        "layout",
+        "--graphs",
+        str(graphs),
+        "--splits",
+        splits,
+        "--nodes",
+        size["nodes"],
+        "--nodes-dist",
+        "log-uniform",
+        "--configs",
+        size["configs"],
+        "--config-node-fraction",
+        str(size["config_node_fraction"]),
+        "--max-config-nodes",
+        str(size["max_config_nodes"]),
+        "--layout-choices",
+        str(size["layout_choices"]),
+        "--seed",
+        str(opts.seed),
+    ]
     data_key = {"synth": synth_args}
     # The recipe with the rehearsal's overrides is checked before any data is made
     # (`segrank train --check`), so a bad recipe fails in a second, not after synth and pack.
@@ -563,15 +741,27 @@ def rehearse(opts, size_name, size):
     run_dir = os.path.join(work, "run")
     cfg_path = os.path.join(work, "train.toml")
     train_config(cfg_path, size, h5, run_dir, indices, opts.threads, size["steps"])
-    check = subprocess.run(recipe_command(seg, opts.recipe, cfg_path) + ["--check"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    check = subprocess.run(
+        recipe_command(seg, opts.recipe, cfg_path) + ["--check"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     if check.returncode == 0 and opts.np > 1:
-        check = subprocess.run(recipe_command(seg, opts.recipe, cfg_path) + ["--check"]
-                               + one_thread_overrides(opts.ownership),
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        check = subprocess.run(
+            recipe_command(seg, opts.recipe, cfg_path)
+            + ["--check"]
+            + one_thread_overrides(opts.ownership),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
     if check.returncode != 0:
-        raise BenchError(f"--recipe {opts.recipe} does not fit the rehearsal: "
-                         + check.stdout.strip())
+        raise BenchError(
+            f"--recipe {opts.recipe} does not fit the rehearsal: " + check.stdout.strip()
+        )
     reused = None
     if opts.reuse_data and os.path.exists(stamp):
         with open(stamp) as f:
@@ -579,19 +769,31 @@ def rehearse(opts, size_name, size):
         if old.get("key") == data_key:
             reused = old
     if reused:
-        log(f"reusing the stores in {h5} (synth {reused['synth']['seconds']:.0f} s, "
-            f"pack {reused['pack']['seconds']:.0f} s when made)")
+        log(
+            f"reusing the stores in {h5} (synth {reused['synth']['seconds']:.0f} s, "
+            f"pack {reused['pack']['seconds']:.0f} s when made)"
+        )
         synth_res, pack_res = reused["synth"], reused["pack"]
     else:
         for d in (npz, h5):
             fresh_dir(work, d)
-        secs, rss, _ = run([seg, "synth", "--out", npz, "--stored", "-q"] + synth_args,
-                           os.path.join(work, "synth.log"), env)
+        secs, rss, _ = run(
+            [seg, "synth", "--out", npz, "--stored", "-q"] + synth_args,
+            os.path.join(work, "synth.log"),
+            env,
+        )
         synth_res = {"seconds": secs, "peak_rss_mb": rss}
-        secs, rss, _ = run([seg, "pack", os.path.join(npz, "npz"), "--out", h5],
-                           os.path.join(work, "pack.log"), env)
-        pack_res = {"seconds": secs, "peak_rss_mb": rss, "store_mb": dir_bytes(h5, ".h5") / MIB,
-                    "npz_mb": dir_bytes(npz, ".npz") / MIB}
+        secs, rss, _ = run(
+            [seg, "pack", os.path.join(npz, "npz"), "--out", h5],
+            os.path.join(work, "pack.log"),
+            env,
+        )
+        pack_res = {
+            "seconds": secs,
+            "peak_rss_mb": rss,
+            "store_mb": dir_bytes(h5, ".h5") / MIB,
+            "npz_mb": dir_bytes(npz, ".npz") / MIB,
+        }
         with open(stamp, "w") as f:
             json.dump({"key": data_key, "synth": synth_res, "pack": pack_res}, f)
     remove_own_dir(work, npz)  # the stores are what is trained and ranked on
@@ -601,19 +803,27 @@ def rehearse(opts, size_name, size):
     train_g = [g for g in gl if g[0] == "train"]
     valid_g = [g for g in gl if g[0] == "valid"]
     if len(train_g) != size["train"] or len(valid_g) != size["valid"]:
-        raise BenchError(f"expected {size['train']} train and {size['valid']} valid graphs in "
-                         f"{h5}, found {len(train_g)} and {len(valid_g)}")
-    data = {"train_graphs": len(train_g), "valid_graphs": len(valid_g),
-            "nodes_min": min(g[2] for g in gl), "nodes_max": max(g[2] for g in gl),
-            "nodes_mean": sum(g[2] for g in gl) / len(gl),
-            "configs": sum(g[3] for g in gl), "configs_max": max(g[3] for g in gl),
-            "valid_configs": sum(g[3] for g in valid_g)}
+        raise BenchError(
+            f"expected {size['train']} train and {size['valid']} valid graphs in "
+            f"{h5}, found {len(train_g)} and {len(valid_g)}"
+        )
+    data = {
+        "train_graphs": len(train_g),
+        "valid_graphs": len(valid_g),
+        "nodes_min": min(g[2] for g in gl),
+        "nodes_max": max(g[2] for g in gl),
+        "nodes_mean": sum(g[2] for g in gl) / len(gl),
+        "configs": sum(g[3] for g in gl),
+        "configs_max": max(g[3] for g in gl),
+        "valid_configs": sum(g[3] for g in valid_g),
+    }
 
     # Training: the final evaluation scores a fixed subset of each valid graph's configs.
     with open(indices, "w") as f:
         json.dump({g[1]: list(range(min(g[3], size["eval_configs"]))) for g in valid_g}, f)
-    secs, rss, _ = run(recipe_command(seg, opts.recipe, cfg_path),
-                       os.path.join(work, "train.log"), env)
+    secs, rss, _ = run(
+        recipe_command(seg, opts.recipe, cfg_path), os.path.join(work, "train.log"), env
+    )
     train_res = train_numbers(run_dir, len(train_g), 8)
     train_res.update({"seconds": secs, "cpu_seconds": LAST_CPU[0], "process_peak_rss_mb": rss})
     mpi_res = None
@@ -621,18 +831,42 @@ def rehearse(opts, size_name, size):
         mpi_res = mpi_scaling(opts, seg, work, size, h5, indices, len(train_g), env)
 
     # Ranking every valid config.
-    secs, rss, text = run([seg, "predict", "--checkpoint", run_dir, "--split", "valid", "--out",
-                           os.path.join(work, "valid_submission.csv"), "--timing",
-                           "--threads", str(opts.threads)] + dense,
-                          os.path.join(work, "predict_valid.log"), env)
-    rank_res = {"configs": data["valid_configs"], "seconds": secs, "cpu_seconds": LAST_CPU[0],
-                "configs_per_s": data["valid_configs"] / secs, "peak_rss_mb": rss,
-                "graphs": predict_timing(text)}
+    secs, rss, text = run(
+        [
+            seg,
+            "predict",
+            "--checkpoint",
+            run_dir,
+            "--split",
+            "valid",
+            "--out",
+            os.path.join(work, "valid_submission.csv"),
+            "--timing",
+            "--threads",
+            str(opts.threads),
+        ]
+        + dense,
+        os.path.join(work, "predict_valid.log"),
+        env,
+    )
+    rank_res = {
+        "configs": data["valid_configs"],
+        "seconds": secs,
+        "cpu_seconds": LAST_CPU[0],
+        "configs_per_s": data["valid_configs"] / secs,
+        "peak_rss_mb": rss,
+        "graphs": predict_timing(text),
+    }
 
     # The largest graph with probe_configs configs.
     probe_dir = os.path.join(work, "probe")
-    pkey = [str(size["probe_nodes"]), str(size["probe_configs"]), str(opts.seed),
-            str(size["config_node_fraction"]), str(size["layout_choices"])]
+    pkey = [
+        str(size["probe_nodes"]),
+        str(size["probe_configs"]),
+        str(opts.seed),
+        str(size["config_node_fraction"]),
+        str(size["layout_choices"]),
+    ]
     pstamp = os.path.join(probe_dir, "probe.json")
     pold = None
     if opts.reuse_data and os.path.exists(pstamp):
@@ -642,35 +876,82 @@ def rehearse(opts, size_name, size):
             pold = None
     if not pold:
         fresh_dir(work, probe_dir)
-        psecs, prss, _ = run([seg, "synth", "--out", probe_dir, "--collections", "layout",
-                              "--graphs", "1", "--splits", "0,0,1", "--format", "hdf5",
-                              "--nodes", f"{size['probe_nodes']}:{size['probe_nodes']}",
-                              "--configs", str(size["probe_configs"]),
-                              "--config-node-fraction", str(size["config_node_fraction"]),
-                              "--max-config-nodes", str(size["max_config_nodes"]),
-                              "--layout-choices", str(size["layout_choices"]),
-                              "--seed", str(opts.seed + 1), "-q"],
-                             os.path.join(work, "probe_synth.log"), env)
+        psecs, prss, _ = run(
+            [
+                seg,
+                "synth",
+                "--out",
+                probe_dir,
+                "--collections",
+                "layout",
+                "--graphs",
+                "1",
+                "--splits",
+                "0,0,1",
+                "--format",
+                "hdf5",
+                "--nodes",
+                f"{size['probe_nodes']}:{size['probe_nodes']}",
+                "--configs",
+                str(size["probe_configs"]),
+                "--config-node-fraction",
+                str(size["config_node_fraction"]),
+                "--max-config-nodes",
+                str(size["max_config_nodes"]),
+                "--layout-choices",
+                str(size["layout_choices"]),
+                "--seed",
+                str(opts.seed + 1),
+                "-q",
+            ],
+            os.path.join(work, "probe_synth.log"),
+            env,
+        )
         pold = {"key": pkey, "synth_seconds": psecs, "synth_peak_rss_mb": prss}
         with open(pstamp, "w") as f:
             json.dump(pold, f)
-    secs, rss, text = run([seg, "predict", "--checkpoint", run_dir, "--data",
-                           os.path.join(probe_dir, "h5"), "--split", "test", "--out",
-                           os.path.join(work, "probe_submission.csv"), "--timing",
-                           "--threads", str(opts.threads)] + dense,
-                          os.path.join(work, "predict_probe.log"), env)
+    secs, rss, text = run(
+        [
+            seg,
+            "predict",
+            "--checkpoint",
+            run_dir,
+            "--data",
+            os.path.join(probe_dir, "h5"),
+            "--split",
+            "test",
+            "--out",
+            os.path.join(work, "probe_submission.csv"),
+            "--timing",
+            "--threads",
+            str(opts.threads),
+        ]
+        + dense,
+        os.path.join(work, "predict_probe.log"),
+        env,
+    )
     pt = predict_timing(text)
     if len(pt) != 1:
         raise BenchError(f"expected one probe graph in {probe_dir}, predict timed {len(pt)}")
-    probe = {"nodes": pt[0]["nodes"], "configs": pt[0]["configs"], "seconds": secs,
-             "cpu_seconds": LAST_CPU[0], "configs_per_cpu_s": pt[0]["configs"] / LAST_CPU[0],
-             "configs_per_s": pt[0]["configs"] / secs, "peak_rss_mb": rss,
-             "synth_seconds": pold["synth_seconds"],
-             "extrapolated": pt[0]["configs"] < 100000,
-             "seconds_1e5": secs * 100000.0 / pt[0]["configs"]}
+    probe = {
+        "nodes": pt[0]["nodes"],
+        "configs": pt[0]["configs"],
+        "seconds": secs,
+        "cpu_seconds": LAST_CPU[0],
+        "configs_per_cpu_s": pt[0]["configs"] / LAST_CPU[0],
+        "configs_per_s": pt[0]["configs"] / secs,
+        "peak_rss_mb": rss,
+        "synth_seconds": pold["synth_seconds"],
+        "extrapolated": pt[0]["configs"] < 100000,
+        "seconds_1e5": secs * 100000.0 / pt[0]["configs"],
+    }
 
-    peak = max(train_res["peak_rss_mb"], train_res["process_peak_rss_mb"], rank_res["peak_rss_mb"],
-               probe["peak_rss_mb"])
+    peak = max(
+        train_res["peak_rss_mb"],
+        train_res["process_peak_rss_mb"],
+        rank_res["peak_rss_mb"],
+        probe["peak_rss_mb"],
+    )
     res = {
         "schema_version": SCHEMA_VERSION,
         "size": size_name,

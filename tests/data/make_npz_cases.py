@@ -38,12 +38,50 @@ def write_zip(path, entries):
         name = e["name"].encode()
         off = len(body)
         size = e.get("size", len(data))  # uncompressed size claimed by both headers
-        body += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0x21, crc, len(comp),
-                            size, len(name), 0) + name + comp
-        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0, 0x21, crc,
-                               len(comp), size, len(name), 0, 0, 0, 0, 0, off) + name
-    eocd = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central),
-                       len(body), 0)
+        body += (
+            struct.pack(
+                "<IHHHHHIIIHH",
+                0x04034B50,
+                20,
+                0,
+                method,
+                0,
+                0x21,
+                crc,
+                len(comp),
+                size,
+                len(name),
+                0,
+            )
+            + name
+            + comp
+        )
+        central += (
+            struct.pack(
+                "<IHHHHHHIIIHHHHHII",
+                0x02014B50,
+                20,
+                20,
+                0,
+                method,
+                0,
+                0x21,
+                crc,
+                len(comp),
+                size,
+                len(name),
+                0,
+                0,
+                0,
+                0,
+                0,
+                off,
+            )
+            + name
+        )
+    eocd = struct.pack(
+        "<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central), len(body), 0
+    )
     with open(path, "wb") as f:
         f.write(bytes(body) + bytes(central) + eocd)
 
@@ -131,8 +169,15 @@ case("config_out_of_range", with_(L, node_config_feat=bad_cfg))
 frac = L["node_config_feat"].copy()
 frac[0, 1, 2] = 2.5
 case("config_not_integral", with_(L, node_config_feat=frac))
-case("empty_graph", with_(T, node_feat=np.zeros((0, 140), dtype="<f4"),
-                          node_opcode=np.zeros(0, dtype="u1"), edge_index=np.zeros((0, 2), "<i8")))
+case(
+    "empty_graph",
+    with_(
+        T,
+        node_feat=np.zeros((0, 140), dtype="<f4"),
+        node_opcode=np.zeros(0, dtype="u1"),
+        edge_index=np.zeros((0, 2), "<i8"),
+    ),
+)
 case("opcode_out_of_range", with_(T, node_opcode=np.array([63, 130], dtype="u1")))
 case("config_ids_not_increasing", with_(L, node_config_ids=np.array([3, 1], dtype="<i8")))
 case("splits_bad_end", with_(L, node_splits=np.array([[0, 2, 3]], dtype="<i8")))
@@ -152,16 +197,28 @@ def npy_header(descr, shape):
 # payload's. The claimed size must be refused before anything of that size is allocated.
 for label, m in (("1e8", 10**8), ("2e9", 2 * 10**9)):
     hdr = npy_header("|i1", (m, 2))
-    case("lying_size_" + label, T, method=8,
-         edge_index={"data": hdr + bytes(4096), "size": len(hdr) + 2 * m})
+    case(
+        "lying_size_" + label,
+        T,
+        method=8,
+        edge_index={"data": hdr + bytes(4096), "size": len(hdr) + 2 * m},
+    )
 # Within the ratio bound, but not once widened: edge_index claims |i1 (10^7, 2), 2*10^7 bytes, from a
 # deflate stream of 40 KB of random bytes (the 1032:1 check passes); read as int64 it would need
 # 1.6*10^8 bytes, more than the 40 KB can expand to.
 hdr = npy_header("|i1", (10**7, 2))
-case("lying_widened", T, method=8,
-     edge_index={"data": hdr + random.Random(1).randbytes(40000), "size": len(hdr) + 2 * 10**7})
+case(
+    "lying_widened",
+    T,
+    method=8,
+    edge_index={"data": hdr + random.Random(1).randbytes(40000), "size": len(hdr) + 2 * 10**7},
+)
 # A shape whose element count overflows 64 bits (each entry fits; the product does not).
-case("shape_overflow", T, config_feat={"data": npy_header("<f4", (999999999999999999, 999999999999999999))})
+case(
+    "shape_overflow",
+    T,
+    config_feat={"data": npy_header("<f4", (999999999999999999, 999999999999999999))},
+)
 # An npy v1 preamble whose header length field is 0 (found by the npz fuzz target: the 12 bytes read
 # first were copied into a 10-byte buffer).
 case("header_len_0", T, node_opcode={"data": b"\x93NUMPY\x01\x00\x00\x00" + bytes([63, 2])})

@@ -23,9 +23,11 @@ def checksum(data):
 
 def resign(path):
     with h5py.File(path, "r+") as f:
+
         def visit(_name, obj):
             if isinstance(obj, h5py.Dataset):
                 obj.attrs["checksum"] = checksum(obj[()])
+
         f.visititems(visit)
 
 
