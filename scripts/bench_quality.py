@@ -8,8 +8,9 @@ number comes from the segrank binary (train, evaluate, predict, hwmodel, leaderb
 Kendall tau of tile baselines (a tile submission lists only 5 configs), which is computed here from
 `--scores` files and cross-checked against `segrank evaluate` on a model (see docs/benchmarks.md).
 
-Cases (default: all but the transfer cases; --cases a,b,...). Model runs vary train.seed = sampling.seed = 0..N-1 (--seeds,
-default 3); the data is fixed. Steps and sizes below are "full / --quick".
+Cases (default: all but the transfer cases; --cases a,b,...). Model runs vary
+train.seed = sampling.seed = 0..N-1 (--seeds, default 3); the data is fixed. Steps and sizes
+below are "full / --quick".
   synth_layout          segrank synth --collections layout: 64 / 32 graphs of 500-5000 / 500-2500
                         nodes, 200 configs, --noise 0.03, seed 0, splits 40/8/16 (/ 20/4/8) graphs;
                         configs/quickstart.toml, 600 / 150 steps; best checkpoint (on valid) scored
@@ -20,7 +21,8 @@ default 3); the data is fixed. Steps and sizes below are "full / --quick".
                         --default-trip-count 5.8333), since no node feature carries trip counts.
   synth_tile            segrank synth --collections tile: 256 / 128 kernels of 20-500 nodes, 200
                         configs, --noise 0.03, splits 160/32/64 (/ 80/16/32); configs/
-                        xla_fixture_tile.toml with the valid split, 600 / 200 steps; ceiling as above.
+                        xla_fixture_tile.toml with the valid split, 600 / 200 steps; ceiling as
+                        above.
   real_tile             configs/xla_fixture_tile.toml (15 TPU tile kernels), all 5 folds over
                         kernels, 300 / 100 steps; every held-out kernel scored by `segrank evaluate
                         --heldout` on its fold's best checkpoint; hwmodel on the same 15 kernels.
@@ -34,8 +36,9 @@ default 3); the data is fixed. Steps and sizes below are "full / --quick".
                         each fold written as a train / valid npz pair; 300 / 100 steps; hwmodel and
                         random on the same held-out configs.
   real_layout_official  train unet3d.npz (layout:xla:default), score unet_3d.4x4.bf16 (valid) on the
-                        1000 indices of eval_indices/xla_default.json; configs/xla_fixture_layout.toml
-                        with graph holdout, 600 / 150 steps; the best checkpoint is chosen on 699
+                        1000 indices of eval_indices/xla_default.json;
+                        configs/xla_fixture_layout.toml with graph holdout, 600 / 150 steps; the
+                        best checkpoint is chosen on 699
                         of the graph's 965 unlisted configs (none equal to a scored row), never on
                         the scored ones.
   real_layout_official_random
@@ -43,19 +46,23 @@ default 3); the data is fixed. Steps and sizes below are "full / --quick".
                         unet_3d.4x4.bf16 on xla_random.json (1000 indices, 481 distinct); checkpoint
                         chosen on 1922 default-search configs of unet_3d.4x4.bf16.
   transfer_layout       (only when listed in --cases) leave one cost family out
-  transfer_tile         (docs/benchmarks.md#transfer): per family (`segrank synth --cost F`, seed 100 + i)
-                        40 / 20 layout graphs of 500-2500 / 300-1500 nodes (tile: 160 / 80 kernels),
-                        200 / 100 configs, splits 0.6/0.15/0.25; for each held-out family F, train on
-                        tpu_v3 and the other families (their train splits; best checkpoint on their valid
-                        splits), score F's test graphs; model / hwmodel / random / ceiling per family;
-                        headline = mean over families of model Kendall / ceiling Kendall (sd over seeds).
-Random: --random-seeds (default 5) seeds of `segrank predict --random`. Runs execute --jobs at a time
-(default: nproc), each with nproc / jobs OpenMP threads (train.threads); GOMP_SPINCOUNT=20000 unless set.
+  transfer_tile         (docs/benchmarks.md#transfer): per family (`segrank synth --cost F`,
+                        seed 100 + i) 40 / 20 layout graphs of 500-2500 / 300-1500 nodes (tile:
+                        160 / 80 kernels), 200 / 100 configs, splits 0.6/0.15/0.25; for each
+                        held-out family F, train on tpu_v3 and the other families (their train
+                        splits; best checkpoint on their valid splits), score F's test graphs;
+                        model / hwmodel / random / ceiling per family; headline = mean over
+                        families of model Kendall / ceiling Kendall (sd over seeds).
+Random: --random-seeds (default 5) seeds of `segrank predict --random`. Runs execute --jobs at a
+time (default: nproc), each with nproc / jobs OpenMP threads (train.threads); GOMP_SPINCOUNT=20000
+unless set.
 
 Examples:
-  scripts/bench_quality.py --json-out runs/bench_quality/result.json --markdown runs/bench_quality/table.md
+  scripts/bench_quality.py --json-out runs/bench_quality/result.json \\
+      --markdown runs/bench_quality/table.md
   scripts/bench_quality.py --quick --cases synth_tile,real_tile
-  scripts/bench_quality.py --cases synth_layout --ablate hinge:loss.terms='[{name="listmle",weight=1.0}]'
+  scripts/bench_quality.py --cases synth_layout \\
+      --ablate hinge:loss.terms='[{name="listmle",weight=1.0}]'
 """
 
 import argparse
@@ -321,7 +328,8 @@ def take_rows(member, rows, where):
 
 
 def npz_targets(path):
-    """Ranking targets of one graph, as segrank computes them (tile: runtime / max(1, normalizer))."""
+    """Ranking targets of one graph, as segrank computes them
+    (tile: runtime / max(1, normalizer))."""
     m = read_npz(path)
     runtime = int64_values(m["config_runtime"], path)
     if "config_runtime_normalizers" in m:
@@ -413,7 +421,8 @@ def graph_metrics(order, targets):
 
 
 def tau_b_raw(x, y):
-    """Kendall tau-b of raw values with ties in both (scipy.stats.kendalltau); NaN if either is constant."""
+    """Kendall tau-b of raw values with ties in both (scipy.stats.kendalltau); NaN if either is
+    constant."""
     n = len(x)
     conc = disc = tx = ty = txy = 0
     for i in range(n):
@@ -564,7 +573,8 @@ class Runner:
         if log_name:
             with open(os.path.join(self.work, "logs", log_name), "w") as f:
                 f.write(
-                    f"$ {text}\n# exit {p.returncode}, {wall:.1f} s\n--- stdout\n{p.stdout}--- stderr\n{p.stderr}"
+                    f"$ {text}\n# exit {p.returncode}, {wall:.1f} s\n--- stdout\n{p.stdout}"
+                    f"--- stderr\n{p.stderr}"
                 )
         if p.returncode != 0:
             tail = "\n".join((p.stderr.strip() or p.stdout.strip()).splitlines()[-15:])
@@ -868,8 +878,9 @@ class Bench:
         return rows
 
     def predict_ensemble(self, ckpts, data_root, split, sub, ctx, scores=None):
-        """`segrank predict` with every checkpoint in `ckpts`: segrank's seed ensemble (per graph, each
-        model's scores min-max normalized, then averaged; docs/benchmarks.md#seed-ensembles)."""
+        """`segrank predict` with every checkpoint in `ckpts`: segrank's seed ensemble (per graph,
+        each model's scores min-max normalized, then averaged;
+        docs/benchmarks.md#seed-ensembles)."""
         args = ["predict"]
         for c in ckpts:
             args += ["--checkpoint", c]
@@ -879,8 +890,8 @@ class Bench:
         self.r.run(args, ctx)
 
     def add_ensembles(self, res, metrics_of):
-        """Adds row["ensemble"] = {"metrics": metrics_of(variant), "members": seeds} to the model row
-        and every ablation row (with --seeds >= 2; --no-ensemble skips it)."""
+        """Adds row["ensemble"] = {"metrics": metrics_of(variant), "members": seeds} to the model
+        row and every ablation row (with --seeds >= 2; --no-ensemble skips it)."""
         if self.o.no_ensemble or len(self.seeds) < 2:
             return
         rows = [("model", res["model"])] + list(res.get("ablations", {}).items())
@@ -975,7 +986,8 @@ class Bench:
             return {"metrics": best, "metrics_last": last, "run": info}
 
         log(
-            f"{case}: training {len(self.variants())} x {len(self.seeds)} runs, {size['steps']} steps each"
+            f"{case}: training {len(self.variants())} x {len(self.seeds)} runs, "
+            f"{size['steps']} steps each"
         )
         rows = self.model_rows(case, job)
         log(f"{case}: baselines")
@@ -1120,10 +1132,10 @@ class Bench:
         }
         if blind_ceiling is not None:
             res["ceiling_trip_blind"] = {
-                "definition": "noise-free labels with every while loop charged the mean trip count of the generator "
-                "(synth --noise 0 --cost-off trip_counts --default-trip-count MEAN), scored against the "
-                "noisy labels: about what a predictor that cannot see trip counts can score (a reference, "
-                "not a strict bound)",
+                "definition": "noise-free labels with every while loop charged the mean trip "
+                "count of the generator (synth --noise 0 --cost-off trip_counts "
+                "--default-trip-count MEAN), scored against the noisy labels: about what a "
+                "predictor that cannot see trip counts can score (a reference, not a strict bound)",
                 "trip_count": SYNTH_MEAN_TRIPS,
                 "trip_counts_drawn_from": list(SYNTH_WHILE_TRIPS),
                 "metrics": blind_ceiling,
@@ -1154,7 +1166,8 @@ class Bench:
         self.crosschecks.append(f"{ctx}: slowdown_1/5 equal to segrank leaderboard")
 
     def check_model_kendall(self, ctx, run_dir, split, truth_coll, coll, heldout_names=None):
-        """Python Kendall on `predict --scores` of a model against `segrank evaluate`'s per graph."""
+        """Python Kendall on `predict --scores` of a model against `segrank evaluate`'s per
+        graph."""
         ckpt = os.path.join(run_dir, "best.ckpt.h5")
         scores = os.path.join(run_dir, "predict.scores.csv")
         self.r.run(
@@ -1199,16 +1212,17 @@ class Bench:
         )
 
     def tile_regression(self, case, per, kernels, in_mean, hw_scores, coll_dir):
-        """The real_tile regression row: per seed, the means over the 15 held-out kernels of the MAPE
-        and median APE `segrank evaluate` reports (the mse scores de-standardized with the kernel's
-        measured log mean and std), beside hwmodel's on the same configs: its estimates in ns as they
-        are, and anchored the same way (docs/metrics.md#runtime-regression)."""
+        """The real_tile regression row: per seed, the means over the 15 held-out kernels of the
+        MAPE and median APE `segrank evaluate` reports (the mse scores de-standardized with the
+        kernel's measured log mean and std), beside hwmodel's on the same configs: its estimates in
+        ns as they are, and anchored the same way (docs/metrics.md#runtime-regression)."""
         per_seed = []
         for seed in self.seeds:
             e = per[("regression", seed)]
             if sorted(e["best"]) != kernels:
                 raise BenchError(
-                    f"case {case} regression seed {seed}: the 5 folds held out {sorted(e['best'])}, "
+                    f"case {case} regression seed {seed}: the 5 folds held out "
+                    f"{sorted(e['best'])}, "
                     f"expected every kernel once: {kernels}"
                 )
             missing = [k for k in kernels if e["best"][k]["mape"] is None]
@@ -1247,7 +1261,8 @@ class Bench:
         }
         log(
             f"{case}: regression row: model MAPE {pm(model['mape'], True)} (median APE "
-            f"{pm(model['median_ape'], True)}), hwmodel anchored {fmt(hw['anchored_mape'], pct=True)} "
+            f"{pm(model['median_ape'], True)}), hwmodel anchored "
+            f"{fmt(hw['anchored_mape'], pct=True)} "
             f"(absolute {fmt(hw['mape'], pct=True)})"
         )
         return {
@@ -1256,8 +1271,9 @@ class Bench:
             "settings": {
                 "overrides": REGRESSION_SETS,
                 "over": "means over the 15 held-out kernels of the per-kernel values; model: "
-                "mean ± sample std over seeds; hwmodel anchored: its log estimates standardized per kernel and mapped "
-                "through the measured log mean and std, as the model's mse scores (docs/metrics.md#runtime-regression)",
+                "mean ± sample std over seeds; hwmodel anchored: its log estimates standardized "
+                "per kernel and mapped through the measured log mean and std, as the model's mse "
+                "scores (docs/metrics.md#runtime-regression)",
             },
         }
 
@@ -1319,8 +1335,8 @@ class Bench:
                     tasks.append(lambda v=vname, e=extra, s=seed, f=fold: fold_job(v, e, s, f))
                     keys.append((vname, seed))
         log(
-            f"{case}: training {len(tasks)} runs ({len(self.variants()) + len(reg_rows)} rows x {len(self.seeds)} "
-            f"seeds x {folds} folds), {size['steps']} steps each"
+            f"{case}: training {len(tasks)} runs ({len(self.variants()) + len(reg_rows)} rows x "
+            f"{len(self.seeds)} seeds x {folds} folds), {size['steps']} steps each"
         )
         results = self.parallel(tasks)
 
@@ -1448,8 +1464,8 @@ class Bench:
             "overrides": overrides,
             "folds": folds,
             "kendall_kernels": kendall_kernels,
-            "kendall_over": "kendall: kernels with >= 3 configs, varying runtimes and hwmodel estimates "
-            "not all equal (README hwmodel table); kendall_all: every kernel with "
+            "kendall_over": "kendall: kernels with >= 3 configs, varying runtimes and hwmodel "
+            "estimates not all equal (README hwmodel table); kendall_all: every kernel with "
             "varying runtimes (segrank's collection mean); slowdowns over all",
             "checkpoint": "best per fold (selected on the held-out kernels); "
             "metrics_last = last",
@@ -1543,10 +1559,10 @@ class Bench:
                 mem = dict(m)
                 mem["node_config_feat"] = take_rows(m["node_config_feat"], rows_, name)
                 mem["config_runtime"] = take_rows(m["config_runtime"], rows_, name)
-                # The held-out configs go under another graph name: segrank refuses a graph listed in
-                # both splits under one name (it would usually mean validating on training data); here
-                # the two files hold disjoint configs of the one graph, on purpose. Evaluation does not
-                # depend on the name.
+                # The held-out configs go under another graph name: segrank refuses a graph listed
+                # in both splits under one name (it would usually mean validating on training
+                # data); here the two files hold disjoint configs of the one graph, on purpose.
+                # Evaluation does not depend on the name.
                 fname = name if split == "train" else f"{name}_fold{f}"
                 write_npz(
                     os.path.join(root, "npz", "layout", "xla", "random", split, fname + ".npz"), mem
@@ -1594,8 +1610,8 @@ class Bench:
                     tasks.append(lambda v=vname, e=extra, s=seed, f=fold: fold_job(v, e, s, f))
                     keys.append((vname, seed))
         log(
-            f"{case}: training {len(tasks)} runs ({len(self.variants())} rows x {len(self.seeds)} seeds x {folds} folds), "
-            f"{size['steps']} steps each"
+            f"{case}: training {len(tasks)} runs ({len(self.variants())} rows x "
+            f"{len(self.seeds)} seeds x {folds} folds), {size['steps']} steps each"
         )
         results = self.parallel(tasks)
         per = {}
@@ -1686,9 +1702,10 @@ class Bench:
         idx_file = os.path.join(self.shared, "tpugraphs_npz", "eval_indices", f"xla_{search}.json")
         with open(idx_file) as f:
             indices = json.load(f)[valid_name]
-        # Checkpoint selection must not see the scored configs: training evaluates (and keeps its best
-        # checkpoint on) the same graph's default-search configs that are not scored and duplicate no
-        # scored row; the scored rows live in a second root that only the final evaluation reads.
+        # Checkpoint selection must not see the scored configs: training evaluates (and keeps its
+        # best checkpoint on) the same graph's default-search configs that are not scored and
+        # duplicate no scored row; the scored rows live in a second root that only the final
+        # evaluation reads.
         root = os.path.join(base, "data")  # train graph + selection configs (the run's valid split)
         scored_root = os.path.join(
             base, "scored"
@@ -1759,7 +1776,8 @@ class Bench:
             return {"metrics": res["best"], "metrics_last": res["last"], "run": info}
 
         log(
-            f"{case}: training {len(self.variants())} x {len(self.seeds)} runs, {size['steps']} steps each"
+            f"{case}: training {len(self.variants())} x {len(self.seeds)} runs, "
+            f"{size['steps']} steps each"
         )
         rows = self.model_rows(case, job)
         res = self.assemble(case, rows)
@@ -1793,12 +1811,13 @@ class Bench:
             "indices": os.path.relpath(idx_file, REPO),
             "num_indices": len(indices),
             "distinct_indices": len(set(indices)),
-            "scoring": "the listed rows (repeats kept) written as one npz; model, hwmodel and random "
-            "score that file",
+            "scoring": "the listed rows (repeats kept) written as one npz; model, hwmodel and "
+            "random score that file",
             "selection_graph": f"default/valid/{valid_name}.npz",
             "num_selection_configs": len(sel_rows),
-            "checkpoint": "best, selected on the selection configs (the same graph's default-search "
-            "configs outside the scored indices whose rows duplicate no scored row); "
+            "checkpoint": "best, selected on the selection configs (the same graph's "
+            "default-search configs outside the scored indices whose rows duplicate no scored "
+            "row); "
             "metrics_last = last",
         }
         return self.finish_case(case, res)
@@ -1844,12 +1863,12 @@ TRANSFER_SEED = (
 
 
 class TransferCase:
-    """One transfer case (transfer_layout / transfer_tile): per family one collection (synth --cost F
-    --seed TRANSFER_SEED + i, noisy; and noise-free for the held-out families), then per held-out
-    family F a fold whose train / valid splits are the other families' train / valid splits and whose
-    test split is F's test split (symbolic links named FAMILY__GRAPH.npz), N seeds of training, the
-    best checkpoint (chosen on the other families' valid split) scored on F's test graphs beside
-    hwmodel (tpu_v3 estimates), random and the ceiling (F's noise-free labels)."""
+    """One transfer case (transfer_layout / transfer_tile): per family one collection (synth
+    --cost F --seed TRANSFER_SEED + i, noisy; and noise-free for the held-out families), then per
+    held-out family F a fold whose train / valid splits are the other families' train / valid
+    splits and whose test split is F's test split (symbolic links named FAMILY__GRAPH.npz), N seeds
+    of training, the best checkpoint (chosen on the other families' valid split) scored on F's test
+    graphs beside hwmodel (tpu_v3 estimates), random and the ceiling (F's noise-free labels)."""
 
     def __init__(self, bench, case):
         self.b = bench
@@ -2000,7 +2019,8 @@ class TransferCase:
 
     def run(self):
         log(
-            f"{self.case}: synthesizing {len(self.families)} families x {self.size['graphs']} graphs "
+            f"{self.case}: synthesizing {len(self.families)} families x "
+            f"{self.size['graphs']} graphs "
             f"(noise {SYNTH_NOISE}; noise-free for the held-out families)"
         )
         self.synthesize()
@@ -2038,8 +2058,8 @@ class TransferCase:
             return {"metrics": best, "run": info}
 
         log(
-            f"{self.case}: training {len(variants)} x {len(self.heldout)} folds x {len(self.b.seeds)} seeds, "
-            f"{size['steps']} steps each"
+            f"{self.case}: training {len(variants)} x {len(self.heldout)} folds x "
+            f"{len(self.b.seeds)} seeds, {size['steps']} steps each"
         )
         tasks, keys = [], []
         for vname, extra in variants:
@@ -2087,8 +2107,8 @@ class TransferCase:
         return self.summary(rows, base)
 
     def headline(self, per_family):
-        """Per seed, the mean over held-out families of model Kendall / ceiling Kendall; then the mean
-        and sample sd over seeds."""
+        """Per seed, the mean over held-out families of model Kendall / ceiling Kendall; then the
+        mean and sample sd over seeds."""
         per_seed = []
         for i in range(len(self.b.seeds)):
             vals = [per_family[f]["fraction_of_ceiling_per_seed"][i] for f in self.heldout]
@@ -2146,8 +2166,9 @@ class TransferCase:
                 "overrides": self.extra + list(model["overrides"]),
                 "checkpoint": "best, selected on the training families' valid split",
             },
-            "definition": "per held-out family F: Kendall tau-b on F's test graphs (noisy labels) of the model "
-            "trained on the other families; fraction = model Kendall / ceiling Kendall (F's "
+            "definition": "per held-out family F: Kendall tau-b on F's test graphs (noisy labels) "
+            "of the model trained on the other families; fraction = model Kendall / ceiling "
+            "Kendall (F's "
             "noise-free labels scored against its noisy labels); headline = mean over held-out "
             "families, per seed, then mean and sample sd over seeds",
         }
@@ -2178,8 +2199,8 @@ def transfer_markdown(doc):
         if not lines:
             lines += [
                 "",
-                "| case | held-out family | model Kendall | hwmodel | random | ceiling | model / ceiling "
-                "| hwmodel / ceiling | test graphs |",
+                "| case | held-out family | model Kendall | hwmodel | random | ceiling "
+                "| model / ceiling | hwmodel / ceiling | test graphs |",
                 "|---|---|---|---|---|---|---|---|---|",
             ]
         for fam, f in c["families"].items():
@@ -2258,8 +2279,8 @@ def transfer_markdown(doc):
         lines.append("")
         lines.append(
             "Transfer: train on the other cost families (and tpu_v3), score the held-out one "
-            "(docs/benchmarks.md#transfer); model: mean ± sd over seeds; model / ceiling of a case: mean "
-            "over held-out families per seed, then mean ± sd over seeds."
+            "(docs/benchmarks.md#transfer); model: mean ± sd over seeds; model / ceiling of a "
+            "case: mean over held-out families per seed, then mean ± sd over seeds."
         )
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -2304,11 +2325,14 @@ def markdown(doc):
     m = doc["machine"]
     lines = [
         f"Learning-quality benchmark: {doc['mode']}, {doc['seeds']} seeds, segrank "
-        f"{doc['segrank']['source_commit'] or doc['segrank']['sha256'][:12]}, {m['cpu_model']} x {m['nproc']}, "
-        f"load average {m['load_start'][0]:.2f} -> {m['load_end'][0]:.2f}, wall {doc['wall_s']:.0f} s, "
+        f"{doc['segrank']['source_commit'] or doc['segrank']['sha256'][:12]}, "
+        f"{m['cpu_model']} x {m['nproc']}, "
+        f"load average {m['load_start'][0]:.2f} -> {m['load_end'][0]:.2f}, "
+        f"wall {doc['wall_s']:.0f} s, "
         f"segrank CPU {doc.get('cpu_s', 0):.0f} s",
         "",
-        "| case | metric | model (best ckpt) | model (last ckpt) | hwmodel | random | ceiling | model / ceiling | wall (CPU) |",
+        "| case | metric | model (best ckpt) | model (last ckpt) | hwmodel | random | ceiling "
+        "| model / ceiling | wall (CPU) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, c in doc["cases"].items():
@@ -2418,7 +2442,8 @@ def markdown(doc):
                             key,
                             pm(reg["model"][key], True),
                             "",
-                            f"{fmt(hw['anchored_' + key], pct=True)} anchored ({fmt(hw[key], pct=True)} absolute)",
+                            f"{fmt(hw['anchored_' + key], pct=True)} anchored "
+                            f"({fmt(hw[key], pct=True)} absolute)",
                             "",
                             "",
                             "",
@@ -2429,8 +2454,9 @@ def markdown(doc):
                 )
     lines.append("")
     lines.append(
-        "Kendall: tau-b of the predicted order (docs/metrics.md); model and random: mean ± sample std over "
-        "seeds; hwmodel and ceiling are deterministic; slowdowns in percent; tile score = 1 - slowdown@5."
+        "Kendall: tau-b of the predicted order (docs/metrics.md); model and random: mean ± sample "
+        "std over seeds; hwmodel and ceiling are deterministic; slowdowns in percent; tile score = "
+        "1 - slowdown@5."
     )
     if all(c.get("kind") == "transfer" for c in doc["cases"].values()):
         lines = lines[:1]  # only transfer cases: no rows for the main table
@@ -2558,8 +2584,9 @@ def parse_ablate(text):
 
 
 def check_overrides(o, p):
-    """--set and --ablate overrides checked by `segrank train --check` on configs/default.toml before
-    any data is made, so a typo fails in a second, not after minutes of synth (as bench_scale.py).
+    """--set and --ablate overrides checked by `segrank train --check` on configs/default.toml
+    before any data is made, so a typo fails in a second, not after minutes of synth (as
+    bench_scale.py).
     """
     rows = [("--set", list(o.set))] + [(f"--ablate {n}", list(o.set) + kv) for n, kv in o.ablate]
     for what, kvs in rows:
@@ -2649,7 +2676,8 @@ def parse_args(argv):
         default=0,
         metavar="N",
         help="synth_layout: each configurable node picks among N layouts drawn once per graph "
-        "(`segrank synth --layout-choices`; the real layout files have at most 8 distinct per node); "
+        "(`segrank synth --layout-choices`; the real layout files have at most 8 distinct per "
+        "node); "
         "0 (default): a fresh random layout per config",
     )
     p.add_argument(
@@ -2677,7 +2705,8 @@ def parse_args(argv):
         "--resume",
         action="store_true",
         help="reuse the finished training and evaluation runs of an "
-        "earlier (e.g. interrupted) benchmark in the same --work whose binary (sha256) and arguments are the "
+        "earlier (e.g. interrupted) benchmark in the same --work whose binary (sha256) and "
+        "arguments are the "
         "same (stamp files beside each run); the JSON marks them reused",
     )
     p.add_argument(
@@ -2703,7 +2732,8 @@ def parse_args(argv):
     bad = [c for c in cases if c not in CASES]
     if bad or not cases:
         p.error(
-            f"--cases: unknown case(s) {', '.join(bad) or '(none given)'}; known: {', '.join(CASES)}"
+            f"--cases: unknown case(s) {', '.join(bad) or '(none given)'}; "
+            f"known: {', '.join(CASES)}"
         )
     if len(set(cases)) != len(cases):
         p.error("--cases: a case is listed twice")
@@ -2719,7 +2749,8 @@ def parse_args(argv):
     o.segrank = os.path.abspath(o.segrank)
     if not (os.path.isfile(o.segrank) and os.access(o.segrank, os.X_OK)):
         p.error(
-            f"--segrank: '{o.segrank}' is not an executable file (build it: cmake --build build --target segrank)"
+            f"--segrank: '{o.segrank}' is not an executable file "
+            "(build it: cmake --build build --target segrank)"
         )
     o.work = o.work if os.path.isabs(o.work) else os.path.join(REPO, o.work)
     check_overrides(o, p)
@@ -2819,13 +2850,16 @@ def main(argv):
             doc["cases"][case] = res
             if res.get("kind") == "transfer":
                 log(
-                    f"{case}: model / ceiling {pm(res['fraction_of_ceiling'])} (mean over held-out families), "
-                    f"hwmodel / ceiling {fmt(res['hwmodel_fraction_of_ceiling'])} ({res['wall_s']:.0f} s)"
+                    f"{case}: model / ceiling {pm(res['fraction_of_ceiling'])} "
+                    "(mean over held-out families), "
+                    f"hwmodel / ceiling {fmt(res['hwmodel_fraction_of_ceiling'])} "
+                    f"({res['wall_s']:.0f} s)"
                 )
                 continue
             log(
                 f"{case}: model {pm(res['model']['metrics']['kendall'])} kendall, hwmodel "
-                f"{fmt(res['hwmodel']['metrics']['kendall'])}, random {pm(res['random']['metrics']['kendall'])}, "
+                f"{fmt(res['hwmodel']['metrics']['kendall'])}, "
+                f"random {pm(res['random']['metrics']['kendall'])}, "
                 f"ceiling {fmt(res['ceiling']['value']) if res.get('ceiling') else '-'}"
                 + (
                     f" (trip-blind {fmt(res['ceiling_trip_blind']['value'])})"

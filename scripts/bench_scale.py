@@ -3,11 +3,11 @@
 
 Steps (each timed; every number comes from the segrank binary or from the wall clock and the
 children's peak RSS):
-  1. synth   `segrank synth --collections layout` with layout:xla's sizes: 69 train + 7 valid graphs,
-             nodes log-uniform over 372-43,615, configs per graph log-uniform over 10^3-10^5,
-             configurable nodes proportional to size (2.3% of the nodes: 1000 at 43,615), each
-             choosing among 8 layouts drawn once per graph (--layout-choices; the real layout
-             files have at most 8 distinct rows per configurable node), npz.
+  1. synth   `segrank synth --collections layout` with layout:xla's sizes: 69 train + 7 valid
+             graphs, nodes log-uniform over 372-43,615, configs per graph log-uniform over
+             10^3-10^5, configurable nodes proportional to size (2.3% of the nodes: 1000 at
+             43,615), each choosing among 8 layouts drawn once per graph (--layout-choices; the
+             real layout files have at most 8 distinct rows per configurable node), npz.
   2. pack    `segrank pack` into HDF5 stores; the store size is the sum of the .h5 files.
   3. train   a fixed number of GST steps with the layout recipe (--recipe, default
              configs/tpugraphs_layout_xla.toml: GST with segments.max_nodes = 1000, H = 128, L = 3,
@@ -20,9 +20,10 @@ children's peak RSS):
   4. rank    `segrank predict --split valid`: every config of every valid graph; configs ranked per
              second = all valid configs / wall time (graph preparation included). Each distinct
              row is computed once (eval.dedupe_rows); --dense ranks with every row instead.
-  5. probe   one graph of the largest size (43,615 nodes, 1000 configurable nodes) with --probe-configs
-             configs (10^5 at full size), ranked by `segrank predict`; the time for 10^5 configs is
-             measured when the probe has 10^5 configs, else extrapolated linearly (marked so).
+  5. probe   one graph of the largest size (43,615 nodes, 1000 configurable nodes) with
+             --probe-configs configs (10^5 at full size), ranked by `segrank predict`; the time
+             for 10^5 configs is measured when the probe has 10^5 configs, else extrapolated
+             linearly (marked so).
 MPI scaling (--np N, N >= 2; needs mpirun): after step 3 the same training (same stores, steps,
 recipe and overrides) runs twice more with ONE OpenMP thread per process (train.threads = 1,
 dist.threads_per_rank = 1, OMP_NUM_THREADS=1): under `mpirun -np 1` (the reference) and under
@@ -45,7 +46,8 @@ of 1000 configs: a few minutes), --tiny (3 + 1 graphs of 200-500 nodes, 20-60 co
 probe of 64 configs: seconds; the smoke test).
 
 Examples:
-  scripts/bench_scale.py --quick --json-out runs/bench_scale/quick.json --markdown runs/bench_scale/quick.md
+  scripts/bench_scale.py --quick --json-out runs/bench_scale/quick.json \\
+      --markdown runs/bench_scale/quick.md
   scripts/bench_scale.py --work /tmp/scale --segrank build/cli/segrank
   scripts/bench_scale.py --work /tmp/scale --reuse-data --np 2 --ownership balanced
 """
@@ -411,7 +413,10 @@ def markdown(res):
     r = res
     t = r["targets"]
     probe = r["probe"]
-    mark = lambda ok: "met" if ok else "NOT met"
+
+    def mark(ok):
+        return "met" if ok else "NOT met"
+
     rows = [
         (
             "synth (69+7 graphs)" if r["size"] == "full" else "synth",

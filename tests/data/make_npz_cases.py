@@ -203,8 +203,8 @@ for label, m in (("1e8", 10**8), ("2e9", 2 * 10**9)):
         method=8,
         edge_index={"data": hdr + bytes(4096), "size": len(hdr) + 2 * m},
     )
-# Within the ratio bound, but not once widened: edge_index claims |i1 (10^7, 2), 2*10^7 bytes, from a
-# deflate stream of 40 KB of random bytes (the 1032:1 check passes); read as int64 it would need
+# Within the ratio bound, but not once widened: edge_index claims |i1 (10^7, 2), 2*10^7 bytes, from
+# a deflate stream of 40 KB of random bytes (the 1032:1 check passes); read as int64 it would need
 # 1.6*10^8 bytes, more than the 40 KB can expand to.
 hdr = npy_header("|i1", (10**7, 2))
 case(
