@@ -119,7 +119,7 @@ LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy label
     g.node_splits.resize(static_cast<size_t>(sp.num_elements()));
     z.read_i64("node_splits", g.node_splits);
     if (z.contains("node_loop_trips")) {  // optional (docs/files.md#loop-trip-counts)
-        const NpyHeader lt = header_of(z, "node_loop_trips", 2, "(n, 2)");
+        const NpyHeader lt = header_of(z, "node_loop_trips", 2, "(n, 2)", sizeof(float));
         expect_dim(z, "node_loop_trips", lt, 0, g.num_nodes(), "node_opcode (n,)");
         expect_dim(z, "node_loop_trips", lt, 1, kLoopTripCols, "2 columns (log2 trips, unknown)");
         g.node_loop_trips.resize(static_cast<size_t>(lt.num_elements()));
