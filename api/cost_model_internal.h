@@ -42,6 +42,13 @@ struct CostModel::Impl {
     ScoreOptions options;
 };
 
+/// g prepared for member `lm`: from g's cache, else prepared now (kept in g when it keeps them,
+/// else in `local`, which then owns it). Throws segrank::Error from prepare_graph.
+PreparedGraph* prepared_for(LoadedModel& lm, Graph::Impl& g, std::unique_ptr<PreparedGraph>& local);
+
+/// Throws segrank::Error naming g when no member of `cm` was trained on g's task.
+void require_member(const CostModel::Impl& cm, const Graph::Impl& g);
+
 /// A Graph owning an in-memory record (validated as an npz is); `where` names it in messages.
 Graph graph_from_record(TileGraph g, const std::string& where);
 Graph graph_from_record(LayoutGraph g, const std::string& where);

@@ -75,6 +75,56 @@ MeasureFn make_measure(const std::string& spec, const tune::TuneGraph& record,
     };
 }
 
+// The run's settings from the command line; `candidates` gets --candidates. Throws
+// segrank::Error naming the option that is out of range.
+TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidates) {
+    TuneOptions o;
+    o.budget = args["budget"].as<int64_t>();
+    SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
+    o.batch = args["batch"].as<int64_t>();
+    SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
+    candidates = args["candidates"].as<std::string>();
+    SEGRANK_CHECK(candidates == "recorded" || candidates == "search",
+                  "--candidates: expected recorded or search, got '", candidates, "'");
+    o.pool = args["pool"].as<int64_t>();
+    SEGRANK_CHECK(o.pool >= 0 && o.pool <= 1000000, "--pool: expected 0..1000000, got ", o.pool);
+    o.refit = parse_refit(args["refit"].as<std::string>());
+    o.refit_steps = args["refit-steps"].as<int>();
+    SEGRANK_CHECK(o.refit_steps >= 1 && o.refit_steps <= 100000,
+                  "--refit-steps: expected 1..100000, got ", o.refit_steps);
+    o.refit_lr = args["refit-lr"].as<double>();
+    SEGRANK_CHECK(std::isfinite(o.refit_lr) && o.refit_lr > 0 && o.refit_lr <= 1,
+                  "--refit-lr: expected a number in (0, 1], got ", o.refit_lr);
+    const int64_t seed = args["seed"].as<int64_t>();
+    SEGRANK_CHECK(seed >= 0, "--seed: expected >= 0, got ", seed);
+    o.seed = static_cast<uint64_t>(seed);
+    o.out = args["out"].as<std::string>();
+    o.resume = args.count("resume") > 0;
+    o.measure = args["measure"].as<std::string>();
+    o.progress = args.count("quiet") == 0;
+    return o;
+}
+
+// The closing line on stdout: the best config found and its speedup over the default.
+void print_result(const TuneResult& r, const TuneOptions& o) {
+    std::printf("segrank tune: %lld measurements (%lld now) -> %s/best.json: ",
+                static_cast<long long>(r.measured), static_cast<long long>(r.measured_now),
+                o.out.c_str());
+    if (r.best_ns) {
+        if (r.best_config >= 0)
+            std::printf("config %lld, %.0f ns", static_cast<long long>(r.best_config), *r.best_ns);
+        else
+            std::printf("%s (not a row of the file), %.0f ns", tune::describe(*r.best).c_str(),
+                        *r.best_ns);
+        if (r.default_ns)
+            std::printf(", %.3fx the default (config %lld, %.0f ns)", *r.default_ns / *r.best_ns,
+                        static_cast<long long>(r.default_config), *r.default_ns);
+        std::printf("\n");
+    } else {
+        std::printf("no successful measurement\n");
+    }
+}
+
 }  // namespace
 
 int run_tune(int argc, char** argv) {
@@ -119,30 +169,8 @@ int run_tune(int argc, char** argv) {
     SEGRANK_CHECK(args.count("graph"), "missing --graph FILE.npz | STORE.h5:NAME | FILE.pb");
     SEGRANK_CHECK(args.count("budget"), "missing --budget N");
     SEGRANK_CHECK(args.count("out"), "missing --out DIR");
-    TuneOptions o;
-    o.budget = args["budget"].as<int64_t>();
-    SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
-    o.batch = args["batch"].as<int64_t>();
-    SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
-    const std::string candidates = args["candidates"].as<std::string>();
-    SEGRANK_CHECK(candidates == "recorded" || candidates == "search",
-                  "--candidates: expected recorded or search, got '", candidates, "'");
-    o.pool = args["pool"].as<int64_t>();
-    SEGRANK_CHECK(o.pool >= 0 && o.pool <= 1000000, "--pool: expected 0..1000000, got ", o.pool);
-    o.refit = parse_refit(args["refit"].as<std::string>());
-    o.refit_steps = args["refit-steps"].as<int>();
-    SEGRANK_CHECK(o.refit_steps >= 1 && o.refit_steps <= 100000,
-                  "--refit-steps: expected 1..100000, got ", o.refit_steps);
-    o.refit_lr = args["refit-lr"].as<double>();
-    SEGRANK_CHECK(std::isfinite(o.refit_lr) && o.refit_lr > 0 && o.refit_lr <= 1,
-                  "--refit-lr: expected a number in (0, 1], got ", o.refit_lr);
-    const int64_t seed = args["seed"].as<int64_t>();
-    SEGRANK_CHECK(seed >= 0, "--seed: expected >= 0, got ", seed);
-    o.seed = static_cast<uint64_t>(seed);
-    o.out = args["out"].as<std::string>();
-    o.resume = args.count("resume") > 0;
-    o.measure = args["measure"].as<std::string>();
-    o.progress = args.count("quiet") == 0;
+    std::string candidates;
+    TuneOptions o = tune_options(args, candidates);
     set_num_threads(thread_option(args));
 
     CostModel model(args["checkpoint"].as<std::vector<std::string>>());
@@ -173,22 +201,7 @@ int run_tune(int argc, char** argv) {
                      r.interrupted_by, static_cast<long long>(r.measured), o.out.c_str());
         return 128 + r.interrupted_by;
     }
-    std::printf("segrank tune: %lld measurements (%lld now) -> %s/best.json: ",
-                static_cast<long long>(r.measured), static_cast<long long>(r.measured_now),
-                o.out.c_str());
-    if (r.best_ns) {
-        if (r.best_config >= 0)
-            std::printf("config %lld, %.0f ns", static_cast<long long>(r.best_config), *r.best_ns);
-        else
-            std::printf("%s (not a row of the file), %.0f ns", tune::describe(*r.best).c_str(),
-                        *r.best_ns);
-        if (r.default_ns)
-            std::printf(", %.3fx the default (config %lld, %.0f ns)", *r.default_ns / *r.best_ns,
-                        static_cast<long long>(r.default_config), *r.default_ns);
-        std::printf("\n");
-    } else {
-        std::printf("no successful measurement\n");
-    }
+    print_result(r, o);
     return 0;
 }
 

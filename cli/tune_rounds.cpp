@@ -8,12 +8,11 @@
 #include <map>
 #include <numeric>
 #include <set>
-#include <sstream>
 
 #include "api/cost_model_internal.h"
+#include "cli/tune_files.h"
 #include "gnn/core/check.h"
 #include "gnn/core/rng.h"
-#include "util/atomic_file.h"
 
 namespace segrank::cli {
 
@@ -109,57 +108,6 @@ Json xla_config(const tune::Config& c, std::span<const int64_t> nodes) {
 
 namespace {
 
-// Identity of the graph a DIR measures, compared on --resume.
-Json graph_identity(const Graph& g) {
-    uint64_t h = 1469598103934665603ULL;
-    for (int64_t r : g.runtimes_ns()) h = (h ^ static_cast<uint64_t>(r)) * 1099511628211ULL;
-    Json j = Json::object();
-    j["name"] = g.name();
-    j["task"] = cost_task_name(g.task());
-    j["num_nodes"] = g.num_nodes();
-    j["num_configs"] = g.num_configs();
-    j["num_config_nodes"] = g.num_config_nodes();
-    j["runtimes_fnv1a"] = str(std::hex, h);
-    return j;
-}
-
-// A config's rows as JSON: tile [24] numbers, layout [nc][18] integers.
-Json rows_json(const tune::Config& c) {
-    if (c.task() == Task::kTile) return c.tile;
-    Json rows = Json::array();
-    for (size_t k = 0; k < c.layout.size() / kLayoutConfigDim; ++k)
-        rows.push_back(std::vector<int>(c.layout.begin() + k * kLayoutConfigDim,
-                                        c.layout.begin() + (k + 1) * kLayoutConfigDim));
-    return rows;
-}
-
-// The inverse of rows_json for graph `r`; throws naming `at` when the rows do not fit the graph.
-tune::Config config_from_json(const Json& j, const tune::TuneGraph& r, const std::string& at) {
-    tune::Config c;
-    if (r.task == Task::kTile) {
-        SEGRANK_CHECK(j.is_array() && j.size() == kTileConfigDim, at,
-                      ": \"rows\" must be 24 numbers (a tile config_feat row)");
-        for (const auto& v : j) {
-            SEGRANK_CHECK(v.is_number(), at, ": \"rows\" must be 24 numbers");
-            c.tile.push_back(v.get<float>());
-        }
-        return c;
-    }
-    const auto nc = static_cast<size_t>(r.layout.num_config_nodes());
-    SEGRANK_CHECK(j.is_array() && j.size() == nc, at, ": \"rows\" must be ", nc,
-                  " rows of 18 integers (one per configurable node)");
-    for (const auto& row : j) {
-        SEGRANK_CHECK(row.is_array() && row.size() == kLayoutConfigDim, at,
-                      ": \"rows\" must be rows of 18 integers");
-        for (const auto& v : row) {
-            SEGRANK_CHECK(v.is_number_integer() && v.get<int>() >= -1 && v.get<int>() <= 127, at,
-                          ": layout values must be integers -1..127");
-            c.layout.push_back(static_cast<int8_t>(v.get<int>()));
-        }
-    }
-    return c;
-}
-
 // A graph holding g's structure and the configs `cs` as its rows (runtimes unknown), so that
 // configs that are not rows of g's file can be scored and refit on.
 Graph graph_of_configs(const tune::TuneGraph& r, const std::vector<tune::Config>& cs) {
@@ -195,74 +143,6 @@ Graph graph_of_configs(const tune::TuneGraph& r, const std::vector<tune::Config>
     return graph_from_record(std::move(l), where);
 }
 
-struct Record {
-    int64_t round = 0;
-    tune::Config config;
-    std::optional<double> runtime_ns;
-};
-
-// Reads DIR/measurements.jsonl; a torn last line (a kill mid-write) is dropped and the file
-// rewritten without it. A line names its config by "rows", else by "config" (an index of r).
-std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGraph& r) {
-    std::vector<Record> out;
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return out;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
-    std::set<std::string> seen;
-    std::string kept;
-    bool torn = false;
-    size_t pos = 0;
-    for (int64_t line_no = 1; pos < text.size(); ++line_no) {
-        const size_t nl = text.find('\n', pos);
-        if (nl == std::string::npos) {
-            torn = true;  // written up to the kill: that measurement is taken again
-            break;
-        }
-        const std::string line = text.substr(pos, nl - pos);
-        const bool last = nl + 1 >= text.size();
-        pos = nl + 1;
-        if (line.empty()) continue;
-        Json j;
-        try {
-            j = read_json(line, file.string(), line_no);
-        } catch (const Error&) {
-            if (last) {
-                torn = true;
-                break;
-            }
-            throw;
-        }
-        const std::string at = str(file.string(), ":", line_no);
-        SEGRANK_CHECK(j.is_object() && j.contains("round") && j["round"].is_number_integer(), at,
-                      ": expected an object with an integer \"round\"");
-        Record rec;
-        rec.round = j["round"].get<int64_t>();
-        if (j.contains("rows")) {
-            rec.config = config_from_json(j["rows"], r, at);
-        } else {
-            SEGRANK_CHECK(j.contains("config") && j["config"].is_number_integer(), at,
-                          ": expected an integer \"config\" or \"rows\"");
-            const int64_t c = j["config"].get<int64_t>();
-            SEGRANK_CHECK(c >= 0 && c < r.num_recorded(), at, ": config ", c,
-                          " is out of range (the graph has ", r.num_recorded(), " configs)");
-            rec.config = r.recorded_config(c);
-        }
-        SEGRANK_CHECK(seen.insert(tune::config_key(rec.config)).second, at, ": config ",
-                      tune::describe(rec.config), " is measured twice");
-        if (j.contains("measured_ns") && j["measured_ns"].is_number()) {
-            rec.runtime_ns = j["measured_ns"].get<double>();
-            SEGRANK_CHECK(std::isfinite(*rec.runtime_ns) && *rec.runtime_ns > 0, at,
-                          ": measured_ns is ", *rec.runtime_ns, ", expected a positive number");
-        }
-        out.push_back(std::move(rec));
-        kept += line + "\n";
-    }
-    if (torn) write_file_atomically(file, kept);
-    return out;
-}
-
 void minmax(std::vector<double>& v) {
     if (v.empty()) return;
     auto [lo, hi] = std::minmax_element(v.begin(), v.end());
@@ -270,76 +150,69 @@ void minmax(std::vector<double>& v) {
     for (auto& x : v) x = b > a ? (x - a) / (b - a) : 0.0;
 }
 
-}  // namespace
-
-TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& record,
-                       const MeasureFn& measure, const TuneOptions& o) {
-    SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
-    SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
-    SEGRANK_CHECK(o.pool >= 0, "tune: pool: expected >= 0, got ", o.pool);
-    SEGRANK_CHECK(!o.out.empty(), "missing --out DIR");
-    SEGRANK_CHECK(model.covers(g.task()), g.where(), ": no --checkpoint was trained on the ",
-                  cost_task_name(g.task()), " task");
-    const int64_t c = g.num_configs();
-    SEGRANK_CHECK(c >= 1 && record.num_recorded() == c, g.where(), ": the graph has ", c,
-                  " configs and its record ", record.num_recorded(), " (expected the same, >= 1)");
-    const bool search = o.generator != nullptr;
-    const std::string mode = search ? "search" : "recorded";
-    const fs::path meas_file = o.out / "measurements.jsonl";
-    const fs::path ident_file = o.out / "tune.json";
-    const fs::path best_file = o.out / "best.json";
-    const Json ident = graph_identity(g);
-    const std::vector<int64_t> nodes = g.config_node_ids();
+// One tune_rounds call: the run's files, what is measured, the best so far (in res), and the
+// steps of a round. Members are public: this is the body of tune_rounds cut into named steps.
+struct TuneRun {
+    CostModel& model;
+    const Graph& g;
+    const tune::TuneGraph& record;
+    const MeasureFn& measure;
+    const TuneOptions& o;
+    const int64_t c;
+    const bool search;
+    const fs::path meas_file;
+    const fs::path best_file;
+    const std::vector<int64_t> nodes;
     // Recorded index of each distinct recorded row (the first when rows repeat).
     std::map<std::string, int64_t> recorded_index;
-    for (int64_t j = 0; j < c; ++j)
-        recorded_index.emplace(tune::config_key(record.recorded_config(j)), j);
-    auto index_of = [&](const tune::Config& x) -> int64_t {
-        const auto it = recorded_index.find(tune::config_key(x));
-        return it == recorded_index.end() ? -1 : it->second;
-    };
-
-    std::vector<Record> records;
-    if (o.resume) {
-        SEGRANK_CHECK(fs::is_regular_file(ident_file), "--resume ", o.out.string(),
-                      ": no tune.json (not a segrank tune directory)");
-        const Json old = read_json_file(ident_file);
-        SEGRANK_CHECK(old.contains("graph") && old["graph"] == ident, "--resume ", o.out.string(),
-                      ": the directory holds measurements of another graph (",
-                      old.contains("graph") ? dump_json(old["graph"]) : std::string("none"),
-                      "), not of ", g.where(), " (", dump_json(ident), ")");
-        const std::string old_mode = json_string(old, "candidates").value_or("recorded");
-        SEGRANK_CHECK(old_mode == mode, "--resume ", o.out.string(), ": the run used --candidates ",
-                      old_mode, ", not ", mode);
-        records = read_measurements(meas_file, record);
-    } else {
-        SEGRANK_CHECK(!fs::exists(ident_file) && !fs::exists(meas_file), "--out ", o.out.string(),
-                      " already holds a tuning run (tune.json / measurements.jsonl): continue it "
-                      "with --resume or choose another directory");
-        std::error_code ec;
-        fs::create_directories(o.out, ec);
-        SEGRANK_CHECK(!ec && fs::is_directory(o.out), "--out ", o.out.string(),
-                      ": cannot create the directory (", ec.message(), ")");
-        Json j = Json::object();
-        j["graph"] = ident;
-        j["where"] = g.where();
-        j["measure"] = o.measure;
-        j["candidates"] = mode;
-        Json ck = Json::array();
-        for (size_t m = 0; m < model.num_members(); ++m) ck.push_back(model.checkpoint(m));
-        j["checkpoints"] = ck;
-        write_file_atomically(ident_file, dump_json(j) + "\n");
-    }
-
     std::string rule;
     TuneResult res;
-    res.default_config = default_config(g, &rule);
-    const tune::Config default_rows = record.recorded_config(res.default_config);
+    tune::Config default_rows;
     std::set<std::string> measured;   // config_key of every measured config
     std::vector<tune::Trial> trials;  // every measurement, for the generator
     std::vector<tune::Config> ok_configs;
     std::vector<double> ok_runtimes;
-    auto note = [&](const tune::Config& config, std::optional<double> ns) {
+    std::ofstream log;
+    int64_t last_refit_count = -1;
+
+    TuneRun(CostModel& model_, const Graph& g_, const tune::TuneGraph& record_,
+            const MeasureFn& measure_, const TuneOptions& o_)
+        : model(model_),
+          g(g_),
+          record(record_),
+          measure(measure_),
+          o(o_),
+          c(g_.num_configs()),
+          search(o_.generator != nullptr),
+          meas_file(o_.out / "measurements.jsonl"),
+          best_file(o_.out / "best.json"),
+          nodes(g_.config_node_ids()) {}
+
+    int64_t index_of(const tune::Config& x) const {
+        const auto it = recorded_index.find(tune::config_key(x));
+        return it == recorded_index.end() ? -1 : it->second;
+    }
+    bool stopped() const { return o.stop && o.stop->load() != 0; }
+    void write_best() { write_best_json(best_file, g, res, rule, nodes); }
+
+    // Opens (or with --resume reopens) DIR, finds the default config, replays earlier
+    // measurements and opens measurements.jsonl for appending.
+    void open_dir(const Json& ident) {
+        for (int64_t j = 0; j < c; ++j)
+            recorded_index.emplace(tune::config_key(record.recorded_config(j)), j);
+        const std::vector<Record> records =
+            open_tune_dir(o, g, ident, search ? "search" : "recorded", model, record);
+        res.default_config = default_config(g, &rule);
+        default_rows = record.recorded_config(res.default_config);
+        for (const Record& r : records) {
+            note(r.config, r.runtime_ns);
+            res.rounds = std::max(res.rounds, r.round);
+        }
+        log.open(meas_file, std::ios::app | std::ios::binary);
+        SEGRANK_CHECK(log.good(), meas_file.string(), ": cannot open for appending");
+    }
+
+    void note(const tune::Config& config, std::optional<double> ns) {
         measured.insert(tune::config_key(config));
         trials.push_back({config, ns});
         ++res.measured;
@@ -352,39 +225,10 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
             res.best = config;
             res.best_config = index_of(config);
         }
-    };
-    for (const Record& r : records) {
-        note(r.config, r.runtime_ns);
-        res.rounds = std::max(res.rounds, r.round);
     }
 
-    std::ofstream log(meas_file, std::ios::app | std::ios::binary);
-    SEGRANK_CHECK(log.good(), meas_file.string(), ": cannot open for appending");
-
-    auto write_best = [&]() {
-        Json b = Json::object();
-        b["graph"] = g.where();
-        b["measured"] = res.measured;
-        b["default_config"] = res.default_config;
-        b["default_rule"] = rule;
-        b["default_runtime_ns"] = res.default_ns ? Json(*res.default_ns) : Json(nullptr);
-        if (res.best_ns) {
-            b["config"] = res.best_config >= 0 ? Json(res.best_config) : Json(nullptr);
-            b["runtime_ns"] = *res.best_ns;
-            b["speedup_over_default"] =
-                res.default_ns ? Json(*res.default_ns / *res.best_ns) : Json(nullptr);
-            b[g.task() == CostTask::kTile ? "config_feat" : "node_config_feat"] =
-                rows_json(*res.best);
-            b["xla"] = xla_config(*res.best, nodes);
-        } else {
-            b["config"] = nullptr;
-            b["runtime_ns"] = nullptr;
-        }
-        write_file_atomically(best_file, dump_json(b) + "\n");
-    };
-
     // Measures one config and appends its line (flushed before the next measurement starts).
-    auto take = [&](int64_t round, const tune::Config& config, double predicted) {
+    void take(int64_t round, const tune::Config& config, double predicted) {
         const tune::Config one[1] = {config};
         std::vector<Measured> m;
         try {
@@ -413,27 +257,25 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
         log.flush();
         SEGRANK_CHECK(log.good(), meas_file.string(), ": write failed (disk full?)");
         ++res.measured_now;
-    };
-    auto stopped = [&]() { return o.stop && o.stop->load() != 0; };
-
-    if (!measured.count(tune::config_key(default_rows)) && res.measured < o.budget && !stopped()) {
-        const int64_t d[1] = {res.default_config};
-        const std::vector<double> s = model.score(g, std::span<const int64_t>(d, 1));
-        take(0, default_rows, s[0]);
-        write_best();
-        if (o.progress)
-            std::printf("tune: round 0: default config %lld measured: %s\n",
-                        static_cast<long long>(res.default_config),
-                        res.default_ns ? str(*res.default_ns, " ns").c_str() : "failed");
     }
 
-    int64_t task_members = 0;
-    for (size_t m = 0; m < model.num_members(); ++m) task_members += model.task(m) == g.task();
-    int64_t last_refit_count = -1;
-    while (res.measured < o.budget && !stopped()) {
-        // The round's open candidates, as rows and in a graph whose configs they are.
-        std::vector<tune::Config> open;
-        std::vector<int64_t> open_index;  // recorded mode: their indices in g
+    // Round 0: the default config, unless it is measured already.
+    void measure_default() {
+        if (!measured.count(tune::config_key(default_rows)) && res.measured < o.budget &&
+            !stopped()) {
+            const int64_t d[1] = {res.default_config};
+            const std::vector<double> s = model.score(g, std::span<const int64_t>(d, 1));
+            take(0, default_rows, s[0]);
+            write_best();
+            if (o.progress)
+                std::printf("tune: round 0: default config %lld measured: %s\n",
+                            static_cast<long long>(res.default_config),
+                            res.default_ns ? str(*res.default_ns, " ns").c_str() : "failed");
+        }
+    }
+
+    // The round's open candidates, as rows (and in recorded mode their indices in g).
+    void open_candidates(std::vector<tune::Config>& open, std::vector<int64_t>& open_index) const {
         if (search) {
             const int64_t pool = o.pool > 0 ? o.pool : std::max<int64_t>(64, 8 * o.batch);
             open = o.generator->propose(pool, trials, res.rounds + 1);
@@ -445,7 +287,10 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
                 open_index.push_back(j);
             }
         }
-        if (open.empty()) break;
+    }
+
+    // Refits the model on every successful measurement, when there are new ones.
+    void refit_if_new() {
         if (o.refit != RefitMode::kNone &&
             static_cast<int64_t>(ok_configs.size()) != last_refit_count) {
             std::vector<int64_t> idx;
@@ -465,10 +310,12 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
                         o.refit_steps, o.refit_lr);
             last_refit_count = static_cast<int64_t>(ok_configs.size());
         }
-        ++res.rounds;
-        const int64_t k =
-            std::min({o.batch, o.budget - res.measured, static_cast<int64_t>(open.size())});
-        // Scores of the open configs: the ensemble as CostModel::score, plus each member's.
+    }
+
+    // Scores of the open configs: `ens` the ensemble as CostModel::score, `norm` each member's
+    // min-max normalized scores.
+    void score(const std::vector<tune::Config>& open, const std::vector<int64_t>& open_index,
+               std::vector<double>& ens, std::vector<std::vector<double>>& norm) const {
         std::vector<std::vector<float>> ms;
         if (search) {
             const Graph pool_graph = graph_of_configs(record, open);
@@ -476,8 +323,7 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
         } else {
             ms = model.member_scores(g, open_index);
         }
-        std::vector<double> ens(open.size(), 0.0);
-        std::vector<std::vector<double>> norm;
+        ens.assign(open.size(), 0.0);
         for (const auto& s : ms) {
             std::vector<double> d(s.begin(), s.end());
             std::vector<double> n = d;
@@ -487,22 +333,27 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
             norm.push_back(std::move(n));
         }
         for (auto& x : ens) x /= static_cast<double>(ms.size());
+    }
+
+    // Exploration: a quarter of the round (at least one config when B >= 2) goes to the open
+    // configs where the members disagree most (variance of their min-max normalized scores),
+    // or, with one member, to configs drawn uniformly from the seed.
+    std::vector<int64_t> pick(int64_t k, const std::vector<double>& ens,
+                              const std::vector<std::vector<double>>& norm,
+                              int64_t task_members) const {
         std::vector<int64_t> order = CostModel::ranking(ens);
-        // Exploration: a quarter of the round (at least one config when B >= 2) goes to the open
-        // configs where the members disagree most (variance of their min-max normalized scores),
-        // or, with one member, to configs drawn uniformly from the seed.
         const int64_t explore = k >= 2 ? std::max<int64_t>(1, k / 4) : 0;
         const int64_t exploit = k - explore;
         std::vector<int64_t> picks(order.begin(), order.begin() + exploit);
-        std::vector<char> picked(open.size(), 0);
+        std::vector<char> picked(ens.size(), 0);
         for (int64_t p : picks) picked[static_cast<size_t>(p)] = 1;
         if (explore > 0) {
             std::vector<int64_t> rest;
-            for (size_t i = 0; i < open.size(); ++i)
+            for (size_t i = 0; i < ens.size(); ++i)
                 if (!picked[i]) rest.push_back(static_cast<int64_t>(i));
             if (task_members >= 2) {
-                std::vector<double> spread(open.size(), 0.0);
-                for (size_t i = 0; i < open.size(); ++i) {
+                std::vector<double> spread(ens.size(), 0.0);
+                for (size_t i = 0; i < ens.size(); ++i) {
                     double mean = 0, sq = 0;
                     for (const auto& n : norm) mean += n[i];
                     mean /= static_cast<double>(norm.size());
@@ -521,30 +372,72 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
             for (int64_t i = 0; i < explore && i < static_cast<int64_t>(rest.size()); ++i)
                 picks.push_back(rest[static_cast<size_t>(i)]);
         }
-        for (int64_t p : picks) {
-            if (stopped()) break;
-            take(res.rounds, open[static_cast<size_t>(p)], ens[static_cast<size_t>(p)]);
-        }
-        write_best();
-        if (o.progress) {
-            std::printf("tune: round %lld: %lld measured (%lld of budget %lld), best %s",
-                        static_cast<long long>(res.rounds), static_cast<long long>(picks.size()),
-                        static_cast<long long>(res.measured), static_cast<long long>(o.budget),
-                        res.best_ns ? str(*res.best_ns, " ns (config ",
-                                          res.best_config >= 0 ? std::to_string(res.best_config)
-                                                               : std::string("not recorded"),
-                                          ")")
-                                          .c_str()
-                                    : "none");
-            if (res.best_ns && res.default_ns)
-                std::printf(", %.3fx the default", *res.default_ns / *res.best_ns);
-            std::printf("\n");
-            std::fflush(stdout);
+        return picks;
+    }
+
+    // The round's progress line on stdout.
+    void print_round(size_t num_picks) const {
+        std::printf("tune: round %lld: %lld measured (%lld of budget %lld), best %s",
+                    static_cast<long long>(res.rounds), static_cast<long long>(num_picks),
+                    static_cast<long long>(res.measured), static_cast<long long>(o.budget),
+                    res.best_ns ? str(*res.best_ns, " ns (config ",
+                                      res.best_config >= 0 ? std::to_string(res.best_config)
+                                                           : std::string("not recorded"),
+                                      ")")
+                                      .c_str()
+                                : "none");
+        if (res.best_ns && res.default_ns)
+            std::printf(", %.3fx the default", *res.default_ns / *res.best_ns);
+        std::printf("\n");
+        std::fflush(stdout);
+    }
+
+    void run_rounds() {
+        int64_t task_members = 0;
+        for (size_t m = 0; m < model.num_members(); ++m) task_members += model.task(m) == g.task();
+        while (res.measured < o.budget && !stopped()) {
+            std::vector<tune::Config> open;
+            std::vector<int64_t> open_index;
+            open_candidates(open, open_index);
+            if (open.empty()) break;
+            refit_if_new();
+            ++res.rounds;
+            const int64_t k =
+                std::min({o.batch, o.budget - res.measured, static_cast<int64_t>(open.size())});
+            std::vector<double> ens;
+            std::vector<std::vector<double>> norm;
+            score(open, open_index, ens, norm);
+            const std::vector<int64_t> picks = pick(k, ens, norm, task_members);
+            for (int64_t p : picks) {
+                if (stopped()) break;
+                take(res.rounds, open[static_cast<size_t>(p)], ens[static_cast<size_t>(p)]);
+            }
+            write_best();
+            if (o.progress) print_round(picks.size());
         }
     }
-    if (res.measured_now == 0) write_best();
-    if (stopped()) res.interrupted_by = o.stop->load();
-    return res;
+};
+
+}  // namespace
+
+TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& record,
+                       const MeasureFn& measure, const TuneOptions& o) {
+    SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
+    SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
+    SEGRANK_CHECK(o.pool >= 0, "tune: pool: expected >= 0, got ", o.pool);
+    SEGRANK_CHECK(!o.out.empty(), "missing --out DIR");
+    SEGRANK_CHECK(model.covers(g.task()), g.where(), ": no --checkpoint was trained on the ",
+                  cost_task_name(g.task()), " task");
+    const int64_t c = g.num_configs();
+    SEGRANK_CHECK(c >= 1 && record.num_recorded() == c, g.where(), ": the graph has ", c,
+                  " configs and its record ", record.num_recorded(), " (expected the same, >= 1)");
+    TuneRun run(model, g, record, measure, o);
+    run.open_dir(graph_identity(g));
+    run.measure_default();
+    run.run_rounds();
+    if (run.res.measured_now == 0) run.write_best();
+    if (run.stopped()) run.res.interrupted_by = o.stop->load();
+    return run.res;
 }
 
 }  // namespace segrank::cli

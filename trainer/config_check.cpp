@@ -128,16 +128,13 @@ bool valid_collection(std::string_view c) {
     return kValid.count(c) != 0;
 }
 
-}  // namespace
+// Each check_* step appends the problems of one part of the config to `p`, in key order.
 
-std::vector<Problem> check_config(const RunConfig& c) {
-    std::vector<Problem> p;
-    RangeChecker rc(&p);
-    visit_schema(rc, c);
+// data.*: the collections (valid, distinct, one task), the holdout folds and splits, ingest paths.
+void check_data(const RunConfig& c, std::vector<Problem>& p) {
     auto add = [&](std::string key, std::string msg) {
         p.push_back({std::move(key), std::move(msg)});
     };
-
     std::set<std::string> seen;
     for (const auto& col : c.data.collections) {
         if (!valid_collection(col))
@@ -176,7 +173,13 @@ std::vector<Problem> check_config(const RunConfig& c) {
                 "\" (or use holdout_folds / holdout = \"configs\")"));
     for (const auto& f : c.data.ingest)
         if (f.empty()) add("data.ingest", "expected non-empty paths, got \"\"");
+}
 
+// model.*: options that apply to tile collections only, and the additive readout's needs.
+void check_model(const RunConfig& c, std::vector<Problem>& p) {
+    auto add = [&](std::string key, std::string msg) {
+        p.push_back({std::move(key), std::move(msg)});
+    };
     if (c.model.config_join == ConfigJoin::kLate) {
         for (const auto& col : c.data.collections)
             if (col.starts_with("layout"))
@@ -209,6 +212,13 @@ std::vector<Problem> check_config(const RunConfig& c) {
                     "encode; expected 0, got ",
                     c.segments.finetune_epochs));
     }
+}
+
+// loss.terms: at least one, weights >= 0 and not all 0, each kind once.
+void check_loss(const RunConfig& c, std::vector<Problem>& p) {
+    auto add = [&](std::string key, std::string msg) {
+        p.push_back({std::move(key), std::move(msg)});
+    };
     if (c.loss.terms.empty()) add("loss.terms", "expected at least one term, got []");
     std::set<LossKind> kinds;
     double total = 0;
@@ -226,7 +236,13 @@ std::vector<Problem> check_config(const RunConfig& c) {
     }
     if (!c.loss.terms.empty() && !bad_weight && total <= 0)
         add("loss.terms", "expected some weight > 0, got all weights 0");
+}
 
+// sampling.* and train.*: configs per graph, the pool, the length of the run, early stopping.
+void check_sampling_train(const RunConfig& c, std::vector<Problem>& p) {
+    auto add = [&](std::string key, std::string msg) {
+        p.push_back({std::move(key), std::move(msg)});
+    };
     // A ranking loss compares configs of one graph: with one config per graph it has no pair; mse
     // standardizes each graph's targets over its sampled configs, so one config's target is 0.
     // Either way the loss is 0 at every step and trains nothing while the run reports success.
@@ -242,7 +258,13 @@ std::vector<Problem> check_config(const RunConfig& c) {
     if (c.train.patience > 0 && c.train.eval_every == 0)
         add("train.patience", str("early stopping needs train.eval_every > 0, got patience ",
                                   c.train.patience, " with eval_every 0"));
+}
 
+// hwmodel.hardware: a known preset when set.
+void check_hwmodel(const RunConfig& c, std::vector<Problem>& p) {
+    auto add = [&](std::string key, std::string msg) {
+        p.push_back({std::move(key), std::move(msg)});
+    };
     const auto names = hw::hardware_names();
     if (!c.hwmodel.hardware.empty() &&
         std::find(names.begin(), names.end(), c.hwmodel.hardware) == names.end()) {
@@ -251,6 +273,19 @@ std::vector<Problem> check_config(const RunConfig& c) {
         add("hwmodel.hardware",
             str("expected one of ", list, ", got \"", c.hwmodel.hardware, "\""));
     }
+}
+
+}  // namespace
+
+std::vector<Problem> check_config(const RunConfig& c) {
+    std::vector<Problem> p;
+    RangeChecker rc(&p);
+    visit_schema(rc, c);
+    check_data(c, p);
+    check_model(c, p);
+    check_loss(c, p);
+    check_sampling_train(c, p);
+    check_hwmodel(c, p);
     return p;
 }
 

@@ -1,5 +1,5 @@
-// The search space of one graph as a genome, its moves, and candidate generation
-// (docs/tune.md#search-space).
+// The search space of one graph as a genome: built from its record, encode/decode, legality and
+// the moves in it (docs/tune.md#search-space).
 #include "tune/candidates.h"
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "hwmodel/hardware.h"
 #include "hwmodel/kernel_cost.h"
 #include "hwmodel/synth/configs.h"
+#include "tune/layout_dims.h"
 
 namespace segrank::tune {
 
@@ -26,54 +27,7 @@ struct SearchSpace::TileKernel {
 
 namespace {
 
-// table[r][len]: the lists of len distinct dims of 0..r-1, lexicographic. Truncating the
-// lexicographic permutations of 0..r-1 to len entries gives them in order, each repeated.
-std::vector<std::vector<std::vector<std::vector<int8_t>>>> all_arrangements() {
-    std::vector<std::vector<std::vector<std::vector<int8_t>>>> out(kMaxLayoutRank + 1);
-    for (int r = 0; r <= kMaxLayoutRank; ++r) {
-        out[static_cast<size_t>(r)].resize(static_cast<size_t>(r + 1));
-        std::vector<int8_t> p;
-        for (int d = 0; d < r; ++d) p.push_back(static_cast<int8_t>(d));
-        do {
-            for (int len = 0; len <= r; ++len) {
-                auto& list = out[static_cast<size_t>(r)][static_cast<size_t>(len)];
-                std::vector<int8_t> head(p.begin(), p.begin() + len);
-                if (list.empty() || list.back() != head) list.push_back(std::move(head));
-            }
-        } while (std::next_permutation(p.begin(), p.end()));
-    }
-    return out;
-}
-
-const std::vector<std::vector<int8_t>>& arrangements(int rank, int len) {
-    static const auto table = all_arrangements();
-    return table[static_cast<size_t>(rank)][static_cast<size_t>(len)];
-}
-
-int64_t factorial(int r) {
-    int64_t f = 1;
-    for (int i = 2; i <= r; ++i) f *= i;
-    return f;
-}
-
-// Position of `dims` in arrangements(rank, dims.size()) (it must be there).
-int32_t arrangement_index(int rank, std::span<const int8_t> dims) {
-    const auto& list = arrangements(rank, static_cast<int>(dims.size()));
-    const std::vector<int8_t> key(dims.begin(), dims.end());
-    const auto it = std::lower_bound(list.begin(), list.end(), key);
-    SEGRANK_ASSERT(it != list.end() && *it == key);
-    return static_cast<int32_t>(it - list.begin());
-}
-
 const char* kTensorNames[3] = {"output", "input", "kernel"};
-
-std::string dims_text(std::span<const int8_t> dims) {
-    std::ostringstream os;
-    os << '{';
-    for (size_t i = 0; i < dims.size(); ++i) os << (i ? "," : "") << static_cast<int>(dims[i]);
-    os << '}';
-    return os.str();
-}
 
 // The leading positive entries of one S0(6) block of a tile row (its bounds).
 std::vector<int64_t> block_bounds(const float* block) {
@@ -86,13 +40,6 @@ std::vector<int64_t> block_bounds(const float* block) {
 int32_t other_choice(Rng& rng, int32_t current, int32_t n) {
     const auto v = static_cast<int32_t>(rng.uniform_int(static_cast<uint64_t>(n - 1)));
     return v >= current ? v + 1 : v;
-}
-
-// Length of the dims list tensor t of one node's 18 values gives (its entries before the first -1).
-int listed_dims(const int8_t* values, int t) {
-    int len = 0;
-    while (len < 6 && values[t * 6 + len] != -1) ++len;
-    return len;
 }
 
 // The recorded configs are the compiler's own, so they correct what the npz features lose
@@ -144,35 +91,6 @@ void apply_recorded_evidence(const LayoutGraph& g, std::vector<LayoutNodeSpace>&
 }
 
 }  // namespace
-
-const std::vector<std::vector<int8_t>>& layout_permutations(int rank) {
-    SEGRANK_CHECK(rank >= 0 && rank <= kMaxLayoutRank, "layout tensor rank ", rank,
-                  " out of range 0..", kMaxLayoutRank);
-    return arrangements(rank, rank);
-}
-
-const std::vector<std::vector<int8_t>>& layout_arrangements(int rank, int len) {
-    SEGRANK_CHECK(rank >= 0 && rank <= kMaxLayoutRank && len >= 0 && len <= rank,
-                  "layout dims list of ", len, " dims of a rank-", rank,
-                  " tensor: expected 0 <= len <= rank <= ", kMaxLayoutRank);
-    return arrangements(rank, len);
-}
-
-int64_t num_layout_permutations(int rank) {
-    SEGRANK_CHECK(rank >= 0 && rank <= kMaxLayoutRank, "layout tensor rank ", rank,
-                  " out of range 0..", kMaxLayoutRank);
-    return factorial(rank);
-}
-
-bool is_permutation(std::span<const int8_t> dims) {
-    std::vector<bool> seen(dims.size(), false);
-    for (int8_t d : dims) {
-        if (d < 0 || static_cast<size_t>(d) >= dims.size() || seen[static_cast<size_t>(d)])
-            return false;
-        seen[static_cast<size_t>(d)] = true;
-    }
-    return true;
-}
 
 std::vector<int64_t> tile_bound_choices(int64_t extent) {
     std::vector<int64_t> out;
@@ -567,95 +485,6 @@ bool SearchSpace::feasible(const Config& c) const {
     if (!kernel_ || task_ != Task::kTile || c.tile.size() != static_cast<size_t>(kTileConfigDim))
         return true;
     return !kernel_->model.evaluate(hw::tile_config_from_features(c.tile.data())).invalid;
-}
-
-CandidateGenerator::CandidateGenerator(SearchSpace space, uint64_t seed, GeneratorOptions options)
-    : space_(std::move(space)), seed_(seed), opt_(options) {
-    SEGRANK_CHECK(opt_.local_share >= 0 && opt_.mutation_share >= 0 && opt_.crossover_share >= 0 &&
-                      opt_.local_share + opt_.mutation_share + opt_.crossover_share <= 1.0 + 1e-9,
-                  "tune: generator shares local ", opt_.local_share, ", mutation ",
-                  opt_.mutation_share, ", crossover ", opt_.crossover_share,
-                  " must be >= 0 and sum to at most 1");
-    SEGRANK_CHECK(opt_.parents >= 1, "tune: generator parents = ", opt_.parents, ", expected >= 1");
-    SEGRANK_CHECK(opt_.mutation_rate >= 0 && opt_.mutation_rate <= 1,
-                  "tune: generator mutation_rate = ", opt_.mutation_rate, ", expected 0..1");
-}
-
-std::vector<Config> CandidateGenerator::propose(int64_t n, std::span<const Trial> trials,
-                                                int64_t round) const {
-    SEGRANK_CHECK(n >= 0, "tune: cannot propose ", n, " candidates");
-    std::vector<Config> out;
-    if (n == 0) return out;
-    std::unordered_set<std::string> seen;
-    for (const Trial& t : trials) seen.insert(config_key(t.config));
-    const auto take = [&](Config c) {
-        if (static_cast<int64_t>(out.size()) >= n || !space_.feasible(c)) return false;
-        if (!seen.insert(config_key(c)).second) return false;
-        out.push_back(std::move(c));
-        return true;
-    };
-
-    // A small space is enumerated, so the generator never misses its last unseen configs.
-    if (space_.log10_size() <= std::log10(4096.0) + 1e-9) {
-        std::vector<Config> unseen;
-        std::vector<int32_t> g(static_cast<size_t>(space_.num_genes()), 0);
-        for (;;) {
-            Config c = space_.decode(g);
-            if (!seen.count(config_key(c)) && space_.feasible(c)) unseen.push_back(std::move(c));
-            size_t i = 0;
-            while (i < g.size() && ++g[i] == space_.num_choices(static_cast<int64_t>(i)))
-                g[i++] = 0;
-            if (i == g.size()) break;
-        }
-        if (static_cast<int64_t>(unseen.size()) <= n) {
-            for (auto& c : unseen) take(std::move(c));
-            return out;
-        }
-    }
-
-    // Parents: the default, then the fastest successful trials inside the space (ties by order).
-    std::vector<size_t> order;
-    for (size_t i = 0; i < trials.size(); ++i)
-        if (trials[i].runtime_ns && space_.encode(trials[i].config)) order.push_back(i);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return *trials[a].runtime_ns < *trials[b].runtime_ns;
-    });
-    std::vector<Config> parents;
-    for (size_t i = 0; i < order.size() && static_cast<int64_t>(parents.size()) < opt_.parents; ++i)
-        parents.push_back(trials[order[i]].config);
-    const Config def = space_.default_config();
-    if (std::none_of(parents.begin(), parents.end(), [&](const Config& p) { return p == def; }))
-        parents.push_back(def);
-
-    Rng rng = Rng::derive(seed_, static_cast<uint64_t>(round), trials.size(), "tune-propose");
-    // Parent i of P with probability decreasing in i (fastest first): floor(P u^2).
-    const auto pick = [&]() -> const Config& {
-        const double u = rng.uniform();
-        return parents[std::min(parents.size() - 1,
-                                static_cast<size_t>(static_cast<double>(parents.size()) * u * u))];
-    };
-    const int64_t quota[3] = {std::llround(static_cast<double>(n) * opt_.local_share),
-                              std::llround(static_cast<double>(n) * opt_.mutation_share),
-                              std::llround(static_cast<double>(n) * opt_.crossover_share)};
-    int64_t attempts = 50 * n + 1000;
-    for (int kind = 0; kind < 3; ++kind) {
-        int64_t made = 0;
-        for (int64_t tries = 0; made < quota[kind] && tries < 20 * quota[kind] + 20 && attempts > 0;
-             ++tries, --attempts) {
-            Config c;
-            if (kind == 0) {
-                c = space_.neighbor(pick(), rng);
-            } else if (kind == 1) {
-                c = space_.mutate(pick(), rng, opt_.mutation_rate);
-            } else {
-                c = space_.crossover(pick(), pick(), rng);
-                if (rng.uniform() < 0.5) c = space_.neighbor(c, rng);
-            }
-            made += take(std::move(c));
-        }
-    }
-    while (static_cast<int64_t>(out.size()) < n && attempts-- > 0) take(space_.random_config(rng));
-    return out;
 }
 
 }  // namespace segrank::tune

@@ -1,0 +1,192 @@
+// The files of a `segrank tune` directory: tune.json, measurements.jsonl (read back on --resume)
+// and best.json (cli/tune_files.h, docs/tune.md).
+#include "cli/tune_files.h"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "gnn/core/check.h"
+#include "util/atomic_file.h"
+
+namespace segrank::cli {
+
+namespace fs = std::filesystem;
+
+Json graph_identity(const Graph& g) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int64_t r : g.runtimes_ns()) h = (h ^ static_cast<uint64_t>(r)) * 1099511628211ULL;
+    Json j = Json::object();
+    j["name"] = g.name();
+    j["task"] = cost_task_name(g.task());
+    j["num_nodes"] = g.num_nodes();
+    j["num_configs"] = g.num_configs();
+    j["num_config_nodes"] = g.num_config_nodes();
+    j["runtimes_fnv1a"] = str(std::hex, h);
+    return j;
+}
+
+Json rows_json(const tune::Config& c) {
+    if (c.task() == Task::kTile) return c.tile;
+    Json rows = Json::array();
+    for (size_t k = 0; k < c.layout.size() / kLayoutConfigDim; ++k)
+        rows.push_back(std::vector<int>(c.layout.begin() + k * kLayoutConfigDim,
+                                        c.layout.begin() + (k + 1) * kLayoutConfigDim));
+    return rows;
+}
+
+namespace {
+
+// The inverse of rows_json for graph `r`; throws naming `at` when the rows do not fit the graph.
+tune::Config config_from_json(const Json& j, const tune::TuneGraph& r, const std::string& at) {
+    tune::Config c;
+    if (r.task == Task::kTile) {
+        SEGRANK_CHECK(j.is_array() && j.size() == kTileConfigDim, at,
+                      ": \"rows\" must be 24 numbers (a tile config_feat row)");
+        for (const auto& v : j) {
+            SEGRANK_CHECK(v.is_number(), at, ": \"rows\" must be 24 numbers");
+            c.tile.push_back(v.get<float>());
+        }
+        return c;
+    }
+    const auto nc = static_cast<size_t>(r.layout.num_config_nodes());
+    SEGRANK_CHECK(j.is_array() && j.size() == nc, at, ": \"rows\" must be ", nc,
+                  " rows of 18 integers (one per configurable node)");
+    for (const auto& row : j) {
+        SEGRANK_CHECK(row.is_array() && row.size() == kLayoutConfigDim, at,
+                      ": \"rows\" must be rows of 18 integers");
+        for (const auto& v : row) {
+            SEGRANK_CHECK(v.is_number_integer() && v.get<int>() >= -1 && v.get<int>() <= 127, at,
+                          ": layout values must be integers -1..127");
+            c.layout.push_back(static_cast<int8_t>(v.get<int>()));
+        }
+    }
+    return c;
+}
+
+// Reads DIR/measurements.jsonl; a torn last line (a kill mid-write) is dropped and the file
+// rewritten without it. A line names its config by "rows", else by "config" (an index of r).
+std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGraph& r) {
+    std::vector<Record> out;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return out;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    std::set<std::string> seen;
+    std::string kept;
+    bool torn = false;
+    size_t pos = 0;
+    for (int64_t line_no = 1; pos < text.size(); ++line_no) {
+        const size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos) {
+            torn = true;  // written up to the kill: that measurement is taken again
+            break;
+        }
+        const std::string line = text.substr(pos, nl - pos);
+        const bool last = nl + 1 >= text.size();
+        pos = nl + 1;
+        if (line.empty()) continue;
+        Json j;
+        try {
+            j = read_json(line, file.string(), line_no);
+        } catch (const Error&) {
+            if (last) {
+                torn = true;
+                break;
+            }
+            throw;
+        }
+        const std::string at = str(file.string(), ":", line_no);
+        SEGRANK_CHECK(j.is_object() && j.contains("round") && j["round"].is_number_integer(), at,
+                      ": expected an object with an integer \"round\"");
+        Record rec;
+        rec.round = j["round"].get<int64_t>();
+        if (j.contains("rows")) {
+            rec.config = config_from_json(j["rows"], r, at);
+        } else {
+            SEGRANK_CHECK(j.contains("config") && j["config"].is_number_integer(), at,
+                          ": expected an integer \"config\" or \"rows\"");
+            const int64_t c = j["config"].get<int64_t>();
+            SEGRANK_CHECK(c >= 0 && c < r.num_recorded(), at, ": config ", c,
+                          " is out of range (the graph has ", r.num_recorded(), " configs)");
+            rec.config = r.recorded_config(c);
+        }
+        SEGRANK_CHECK(seen.insert(tune::config_key(rec.config)).second, at, ": config ",
+                      tune::describe(rec.config), " is measured twice");
+        if (j.contains("measured_ns") && j["measured_ns"].is_number()) {
+            rec.runtime_ns = j["measured_ns"].get<double>();
+            SEGRANK_CHECK(std::isfinite(*rec.runtime_ns) && *rec.runtime_ns > 0, at,
+                          ": measured_ns is ", *rec.runtime_ns, ", expected a positive number");
+        }
+        out.push_back(std::move(rec));
+        kept += line + "\n";
+    }
+    if (torn) write_file_atomically(file, kept);
+    return out;
+}
+
+}  // namespace
+
+std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Json& ident,
+                                  const std::string& mode, const CostModel& model,
+                                  const tune::TuneGraph& record) {
+    const fs::path meas_file = o.out / "measurements.jsonl";
+    const fs::path ident_file = o.out / "tune.json";
+    if (o.resume) {
+        SEGRANK_CHECK(fs::is_regular_file(ident_file), "--resume ", o.out.string(),
+                      ": no tune.json (not a segrank tune directory)");
+        const Json old = read_json_file(ident_file);
+        SEGRANK_CHECK(old.contains("graph") && old["graph"] == ident, "--resume ", o.out.string(),
+                      ": the directory holds measurements of another graph (",
+                      old.contains("graph") ? dump_json(old["graph"]) : std::string("none"),
+                      "), not of ", g.where(), " (", dump_json(ident), ")");
+        const std::string old_mode = json_string(old, "candidates").value_or("recorded");
+        SEGRANK_CHECK(old_mode == mode, "--resume ", o.out.string(), ": the run used --candidates ",
+                      old_mode, ", not ", mode);
+        return read_measurements(meas_file, record);
+    } else {
+        SEGRANK_CHECK(!fs::exists(ident_file) && !fs::exists(meas_file), "--out ", o.out.string(),
+                      " already holds a tuning run (tune.json / measurements.jsonl): continue it "
+                      "with --resume or choose another directory");
+        std::error_code ec;
+        fs::create_directories(o.out, ec);
+        SEGRANK_CHECK(!ec && fs::is_directory(o.out), "--out ", o.out.string(),
+                      ": cannot create the directory (", ec.message(), ")");
+        Json j = Json::object();
+        j["graph"] = ident;
+        j["where"] = g.where();
+        j["measure"] = o.measure;
+        j["candidates"] = mode;
+        Json ck = Json::array();
+        for (size_t m = 0; m < model.num_members(); ++m) ck.push_back(model.checkpoint(m));
+        j["checkpoints"] = ck;
+        write_file_atomically(ident_file, dump_json(j) + "\n");
+    }
+    return {};
+}
+
+void write_best_json(const fs::path& file, const Graph& g, const TuneResult& res,
+                     const std::string& rule, std::span<const int64_t> nodes) {
+    Json b = Json::object();
+    b["graph"] = g.where();
+    b["measured"] = res.measured;
+    b["default_config"] = res.default_config;
+    b["default_rule"] = rule;
+    b["default_runtime_ns"] = res.default_ns ? Json(*res.default_ns) : Json(nullptr);
+    if (res.best_ns) {
+        b["config"] = res.best_config >= 0 ? Json(res.best_config) : Json(nullptr);
+        b["runtime_ns"] = *res.best_ns;
+        b["speedup_over_default"] =
+            res.default_ns ? Json(*res.default_ns / *res.best_ns) : Json(nullptr);
+        b[g.task() == CostTask::kTile ? "config_feat" : "node_config_feat"] = rows_json(*res.best);
+        b["xla"] = xla_config(*res.best, nodes);
+    } else {
+        b["config"] = nullptr;
+        b["runtime_ns"] = nullptr;
+    }
+    write_file_atomically(file, dump_json(b) + "\n");
+}
+
+}  // namespace segrank::cli

@@ -1,0 +1,39 @@
+// The files of a `segrank tune` directory (docs/tune.md): tune.json (the graph it measures),
+// measurements.jsonl (one line per measurement) and best.json. Internal to cli/tune_rounds.cpp.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cli/tune_rounds.h"
+
+namespace segrank::cli {
+
+// Identity of the graph a DIR measures, compared on --resume.
+Json graph_identity(const Graph& g);
+
+// A config's rows as JSON: tile [24] numbers, layout [nc][18] integers.
+Json rows_json(const tune::Config& c);
+
+// One line of DIR/measurements.jsonl.
+struct Record {
+    int64_t round = 0;
+    tune::Config config;
+    std::optional<double> runtime_ns;
+};
+
+// Checks or creates o.out: with o.resume, that tune.json names graph `ident` and `mode`, and
+// returns the earlier measurements (read_measurements); else creates the directory and its
+// tune.json and returns none. Throws segrank::Error naming --out / --resume otherwise.
+std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Json& ident,
+                                  const std::string& mode, const CostModel& model,
+                                  const tune::TuneGraph& record);
+
+// Writes DIR/best.json (atomically) for the run state `res`; `rule` says how the default was
+// found, `nodes` are g's configurable node ids.
+void write_best_json(const std::filesystem::path& file, const Graph& g, const TuneResult& res,
+                     const std::string& rule, std::span<const int64_t> nodes);
+
+}  // namespace segrank::cli
