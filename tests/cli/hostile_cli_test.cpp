@@ -150,6 +150,26 @@ TEST_SUITE("hostile") {
                   .exit_code == 0);
     }
 
+    TEST_CASE("segrank report --out refuses to replace a file that is not an HTML page") {
+        const fs::path dir = scratch_dir("hostile_cli_report_out");
+        const fs::path data = write_lb_truth(dir / "truth");
+        const fs::path victim = dir / "metrics.jsonl";
+        std::ofstream(victim) << "{\"step\": 1}\n";
+        const auto r = run_segrank("report " + sq(data.string()) + " --out " + sq(victim.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "an existing file that is not an HTML page"));
+        CHECK(read_file_text(victim) == "{\"step\": 1}\n");
+        // An earlier report is replaced.
+        const fs::path page = dir / "r.html";
+        REQUIRE(
+            run_segrank("report " + sq(data.string()) + " --out " + sq(page.string())).exit_code ==
+            0);
+        CHECK(
+            run_segrank("report " + sq(data.string()) + " --out " + sq(page.string())).exit_code ==
+            0);
+    }
+
     TEST_CASE("a submission file name with a newline survives the leaderboard CSV and report") {
         const fs::path dir = scratch_dir("hostile_cli_newline_name");
         const fs::path root = write_lb_truth(dir / "truth");
