@@ -66,14 +66,17 @@ TEST_CASE("bench_quality.py: a failing segrank run names case, seed and command,
     const fs::path json = dir / "out.json";
     const auto r = run_command(bench_cmd(dir / "w",
                                          "--tiny --cases synth_tile --seeds 2 --random-seeds 2 "
-                                         "--set optim.lr=-1 --json-out " +
+                                         "--set 'eval.indices=\"/nonexistent/indices.json\"' "
+                                         "--json-out " +
                                              sq(json.string())));
     INFO(r.output);
     CHECK(r.exit_code == 1);
     CHECK(contains_text(r.output, "case synth_tile model seed"));
     CHECK(contains_text(r.output, "segrank failed (exit 1)"));
     CHECK(contains_text(r.output, "command: "));
-    CHECK(contains_text(r.output, "optim.lr"));  // segrank's own message, from its stderr
+    // segrank's own message, from its stderr (a missing file passes `train --check`, which reads
+    // no data, and fails the run)
+    CHECK(contains_text(r.output, "/nonexistent/indices.json"));
     CHECK(contains_text(r.output, "no JSON written"));
     CHECK_FALSE(fs::exists(json));
 }
