@@ -1,82 +1,9 @@
-"""Output files of the Python scripts under the segrank binary's rules (util/atomic_file.h).
+"""The benchmark scripts' output-file rules under their former import name (`from atomic_output
+import ...` from scripts/): the code and its documentation are in bench/atomic_output.py."""
 
-Shared by scripts/bench_scale.py and scripts/bench_quality.py (imported from this folder; Python 3
-standard library only). The policy, decided before anything is written:
-- a missing path or a regular file: the text goes to "<file>.tmp-<pid>" beside it, which is then
-  renamed over it (readers never see a partial file; a failure leaves the old file as it was);
-- a symbolic link (chains and dangling links included): followed; the file it points to is created
-  or replaced as above and the link is kept;
-- a character device or FIFO (/dev/null, a terminal, a named pipe), or a path naming an open
-  descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N): written through in place, never replaced;
-- a directory, block device or socket: OutputError naming the path, and nothing is created.
-"""
-import os
-import stat
-
-
-class OutputError(Exception):
-    """An output path that cannot be written; the message names the path and the reason."""
-
-
-def _names_descriptor(path):
-    """True for /dev/stdout, /dev/fd/N, /proc/... and links that lead through /proc."""
-    if os.path.abspath(path).startswith(("/proc/", "/dev/fd/", "/dev/std")):
-        return True
-    return os.path.realpath(path).startswith("/proc/")
-
-
-def resolve_output(path):
-    """Returns (target, write_through): the file to create or replace (symlinks resolved), or the
-    path to write in place. Raises OutputError naming `path` for a directory, block device, socket,
-    a missing parent folder or an unreadable path."""
-    try:
-        st = os.stat(path)  # follows symbolic links
-    except FileNotFoundError:
-        st = None
-    except OSError as e:
-        raise OutputError(f"'{path}': {e.strerror}") from None
-    if st is not None:
-        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode) or _names_descriptor(path):
-            return path, True
-        if stat.S_ISDIR(st.st_mode):
-            raise OutputError(f"'{path}' is a directory (expected a file path)")
-        if not stat.S_ISREG(st.st_mode):
-            raise OutputError(f"'{path}' is not a regular file, character device or FIFO")
-        return os.path.realpath(path), False
-    try:
-        target = os.path.realpath(path, strict=False)  # a dangling link: the file it names
-    except OSError as e:
-        raise OutputError(f"'{path}': {e.strerror}") from None
-    parent = os.path.dirname(target) or "."
-    if not os.path.isdir(parent):
-        raise OutputError(f"'{path}': the folder '{parent}' does not exist")
-    return target, False
-
-
-def check_output(path):
-    """resolve_output for its errors only: call it before any work so a bad path fails early."""
-    resolve_output(path)
-
-
-def write_text_atomically(path, text):
-    """Writes `text` to `path` under the policy above. Raises OutputError naming `path` and the
-    system's reason (full disk, /dev/full, permission denied) after removing the temporary file."""
-    target, write_through = resolve_output(path)
-    if write_through:
-        try:
-            with open(path, "w") as f:
-                f.write(text)
-        except OSError as e:
-            raise OutputError(f"'{path}': {e.strerror}") from None
-        return
-    tmp = f"{target}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except OSError as e:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise OutputError(f"'{path}': {e.strerror}") from None
+from bench.atomic_output import (  # noqa: F401
+    OutputError,
+    check_output,
+    resolve_output,
+    write_text_atomically,
+)

@@ -63,7 +63,7 @@ import subprocess
 import sys
 import time
 
-from atomic_output import OutputError, check_output, write_text_atomically
+from bench.atomic_output import OutputError, check_output, write_text_atomically
 
 PROG = "bench_scale.py"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

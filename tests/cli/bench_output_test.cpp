@@ -1,6 +1,6 @@
-// The benchmark scripts' file rules: scripts/atomic_output.py writes outputs as the binary does
-// (util/atomic_file.h: a regular file replaced through a temporary, a symlink followed and kept, a
-// character device or FIFO written through, a directory refused before any work), and
+// The benchmark scripts' file rules: scripts/bench/atomic_output.py writes outputs as the binary
+// does (util/atomic_file.h: a regular file replaced through a temporary, a symlink followed and
+// kept, a character device or FIFO written through, a directory refused before any work), and
 // bench_scale.py never deletes a folder of --work it did not create.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
@@ -34,7 +34,7 @@ TEST_CASE(
         "sys.path.insert(0, \"" +
         (source_dir() / "scripts").string() +
         "\")\n"
-        "from atomic_output import OutputError, check_output, write_text_atomically\n"
+        "from bench.atomic_output import OutputError, check_output, write_text_atomically\n"
         "d = sys.argv[1]\n"
         "p = os.path.join(d, 'plain.txt'); open(p, 'w').write('old')\n"
         "write_text_atomically(p, 'new'); assert open(p).read() == 'new'\n"
@@ -87,7 +87,7 @@ TEST_CASE(
     CHECK(r.exit_code == 2);
     CHECK(contains_text(r.output, "--json-out: '" + (dir / "out").string() + "' is a directory"));
     CHECK_FALSE(fs::exists(dir / "ws"));
-    r = run_command("python3 " + script("bench_quality.py") + bin +
+    r = run_command("/usr/bin/python3 " + script("bench_quality.py") + bin +
                     " --tiny --cases synth_tile --work " + sq((dir / "wq").string()) +
                     " --json-out " + sq((dir / "out").string()));
     INFO(r.output);

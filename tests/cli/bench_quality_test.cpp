@@ -16,8 +16,10 @@ namespace segrank::test {
 namespace {
 namespace fs = std::filesystem;
 
+// Debian's python3, which has numpy (python3-numpy, scripts/install_deps.sh): python3 on PATH can
+// be another interpreter without it.
 std::string bench_cmd(const fs::path& work, const std::string& extra) {
-    std::string cmd = "python3 ";
+    std::string cmd = "/usr/bin/python3 ";
     cmd += sq((source_dir() / "scripts" / "bench_quality.py").string());
     cmd += " --segrank " + sq(segrank_binary().string()) + " --work " + sq(work.string()) + " " +
            extra;
@@ -49,7 +51,7 @@ TEST_CASE("bench_quality.py refuses bad arguments with exit 2 and a message") {
         CHECK(r.exit_code == 2);
         CHECK(contains_text(r.output, b.message));
     }
-    std::string nobin_cmd = "python3 ";
+    std::string nobin_cmd = "/usr/bin/python3 ";
     nobin_cmd += sq((source_dir() / "scripts" / "bench_quality.py").string()) +
                  " --segrank /nonexistent/segrank";
     const auto nobin = run_command(nobin_cmd);

@@ -85,7 +85,7 @@ TEST_CASE(
     const fs::path dir = scratch_dir("bench_scale_tiny");
     const fs::path out = dir / "stdout.json", json = dir / "result.json", md = dir / "table.md";
     // --markdown through a symbolic link: the file it points to is written, the link kept (the
-    // binary's output rules, scripts/atomic_output.py).
+    // binary's output rules, scripts/bench/atomic_output.py).
     const fs::path md_target = dir / "table_target.md";
     fs::create_symlink(md_target.filename(), md);
     std::string cmd = "(";  // a subshell: run_command appends 2>&1

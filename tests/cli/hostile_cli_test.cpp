@@ -245,7 +245,7 @@ TEST_SUITE("hostile") {
         }
         const fs::path dir = scratch_dir("hostile_cli_bench_quality_set");
         const auto r = run_command(
-            "python3 " + sq((source_dir() / "scripts" / "bench_quality.py").string()) +
+            "/usr/bin/python3 " + sq((source_dir() / "scripts" / "bench_quality.py").string()) +
             " --segrank " + sq(segrank_binary().string()) + " --work " +
             sq((dir / "work").string()) + " --tiny --cases synth_tile --set model.hiden=8");
         INFO(r.output);

@@ -1,0 +1,392 @@
+"""The command line of scripts/bench_quality.py: its arguments (checked before any work, --set and
+--ablate by `segrank train --check`) and main(), which runs the cases and writes the JSON and
+Markdown. Exit codes: 0 done, 1 a failed case or output (no JSON written), 2 bad arguments."""
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+from .atomic_output import OutputError, check_output, write_text_atomically
+from .common import PROG, REPO, BenchError, log
+from .machine import children_cpu_s, cpu_model, git_commit
+from .report import clean_json, fmt, markdown, pm
+from .runner import Runner
+from .settings import CASES, DEFAULT_CASES, REAL_INPUTS, SCHEMA_VERSION, SIZES, TRANSFER_CASES
+from .suite import Bench
+
+
+def split_top_level(text):
+    """Splits at commas outside brackets, braces and quotes (TOML values may hold commas)."""
+    parts, depth, quote, cur = [], 0, None, ""
+    for ch in text:
+        if quote:
+            cur += ch
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    parts.append(cur)
+    return parts
+
+
+def check_kv(kv, what):
+    """kv when it has the form section.key=value; argparse.ArgumentTypeError naming `what` else."""
+    key, sep, value = kv.partition("=")
+    if (
+        not sep
+        or "." not in key
+        or not key.replace(".", "").replace("_", "").isalnum()
+        or not value
+    ):
+        raise argparse.ArgumentTypeError(f"{what}: expected section.key=value, got '{kv}'")
+    return kv
+
+
+def parse_ablate(text):
+    """--ablate NAME:key=value[,key=value...] -> (NAME, [key=value, ...])."""
+    name, sep, rest = text.partition(":")
+    if not sep or not name or not rest:
+        raise argparse.ArgumentTypeError(
+            f"--ablate: expected NAME:key=value[,key=value...], got '{text}'"
+        )
+    if not all(ch.isalnum() or ch in "_-." for ch in name) or name == "model":
+        raise argparse.ArgumentTypeError(
+            f"--ablate: row name '{name}' must be letters, digits, _ - . and not 'model'"
+        )
+    return name, [check_kv(kv.strip(), f"--ablate {name}") for kv in split_top_level(rest)]
+
+
+def check_overrides(o, p):
+    """--set and --ablate overrides checked by `segrank train --check` on configs/default.toml
+    before any data is made, so a typo fails in a second, not after minutes of synth (as
+    bench_scale.py).
+    """
+    rows = [("--set", list(o.set))] + [(f"--ablate {n}", list(o.set) + kv) for n, kv in o.ablate]
+    for what, kvs in rows:
+        if not kvs:
+            continue
+        cmd = [
+            o.segrank,
+            "train",
+            "--config",
+            os.path.join(REPO, "configs", "default.toml"),
+            "--check",
+            "--overwrite",
+            "--set",
+            "train.run_dir=" + os.path.join(o.work, "set-check"),
+        ]
+        for kv in kvs:
+            cmd += ["--set", kv]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            p.error(f"{what}: {r.stdout.strip()}")
+
+
+def parse_args(argv, usage):
+    """The checked options of argv (exit 2 with a message on a bad one). usage: the --help text
+    (its first paragraph is the description, the rest the epilog)."""
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description=usage.split("\n\n")[0],
+        epilog="\n\n".join(usage.split("\n\n")[1:]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    default_bin = os.path.join(REPO, "build", "cli", "segrank")
+    if not os.path.exists(default_bin):
+        default_bin = os.path.join(REPO, "build", "trainer", "segrank")
+    p.add_argument(
+        "--segrank",
+        default=default_bin,
+        help="segrank binary (default: build/cli/segrank if it exists, "
+        "else build/trainer/segrank)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller data and fewer steps (about 5 minutes on 2 cores)",
+    )
+    p.add_argument(
+        "--tiny", action="store_true", help="smoke-test sizes (seconds; the numbers mean nothing)"
+    )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=3,
+        help="model seeds per case, >= 2 (default 3): train.seed = " "sampling.seed = 0..N-1",
+    )
+    p.add_argument(
+        "--random-seeds", type=int, default=5, help="seeds of the random baseline (default 5)"
+    )
+    p.add_argument(
+        "--cases",
+        default=None,
+        help="comma list of cases (default: "
+        + ", ".join(DEFAULT_CASES)
+        + "; also "
+        + ", ".join(TRANSFER_CASES)
+        + ")",
+    )
+    p.add_argument(
+        "--work",
+        default=os.path.join("runs", "bench_quality"),
+        help="scratch directory (default runs/bench_quality, relative to the repository root)",
+    )
+    p.add_argument(
+        "--shared-data",
+        default=os.path.join("..", "shared", "data"),
+        help="real data root (default ../shared/data, relative to the repository root)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=lambda s: check_kv(s, "--set"),
+        help="override applied to every model run (repeatable)",
+    )
+    p.add_argument(
+        "--layout-choices",
+        type=int,
+        default=0,
+        metavar="N",
+        help="synth_layout: each configurable node picks among N layouts drawn once per graph "
+        "(`segrank synth --layout-choices`; the real layout files have at most 8 distinct per "
+        "node); "
+        "0 (default): a fresh random layout per config",
+    )
+    p.add_argument(
+        "--ablate",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+        type=parse_ablate,
+        help="extra model row per case with these overrides (repeatable)",
+    )
+    p.add_argument(
+        "--no-regression",
+        action="store_true",
+        help="real_tile: skip the regression row (15 more runs "
+        "per seed, trained with an mse term; docs/metrics.md#runtime-regression)",
+    )
+    p.add_argument(
+        "--no-ensemble",
+        action="store_true",
+        help="skip the seed-ensemble rows (the N seed models of each "
+        "row ensembled by `segrank predict`, docs/benchmarks.md#seed-ensembles)",
+    )
+    p.add_argument("--jobs", type=int, default=0, help="training runs at a time (default: nproc)")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse the finished training and evaluation runs of an "
+        "earlier (e.g. interrupted) benchmark in the same --work whose binary (sha256) and "
+        "arguments are the "
+        "same (stamp files beside each run); the JSON marks them reused",
+    )
+    p.add_argument(
+        "--json-out", help="also write the JSON to this file (only when every case succeeded)"
+    )
+    p.add_argument("--markdown", help="also write the Markdown table to this file")
+    o = p.parse_args(argv)
+    if o.seeds < 2:
+        p.error(f"--seeds must be >= 2 (a standard deviation needs two runs), got {o.seeds}")
+    if o.random_seeds < 2:
+        p.error(f"--random-seeds must be >= 2, got {o.random_seeds}")
+    if o.quick and o.tiny:
+        p.error("--quick and --tiny exclude each other")
+    if not 0 <= o.layout_choices <= 1000:
+        p.error(f"--layout-choices must be in [0, 1000], got {o.layout_choices}")
+    o.mode = "tiny" if o.tiny else "quick" if o.quick else "full"
+    o.cases_explicit = o.cases is not None
+    cases = [
+        c.strip()
+        for c in (o.cases if o.cases is not None else ",".join(DEFAULT_CASES)).split(",")
+        if c.strip()
+    ]
+    bad = [c for c in cases if c not in CASES]
+    if bad or not cases:
+        p.error(
+            f"--cases: unknown case(s) {', '.join(bad) or '(none given)'}; "
+            f"known: {', '.join(CASES)}"
+        )
+    if len(set(cases)) != len(cases):
+        p.error("--cases: a case is listed twice")
+    o.cases = cases
+    names = [n for n, _ in o.ablate]
+    if len(set(names)) != len(names):
+        p.error("--ablate: row names must be unique")
+    nproc = os.cpu_count() or 1
+    if o.jobs < 0:
+        p.error(f"--jobs must be >= 0, got {o.jobs}")
+    o.jobs = o.jobs or nproc
+    o.threads = max(1, nproc // o.jobs)
+    o.segrank = os.path.abspath(o.segrank)
+    if not (os.path.isfile(o.segrank) and os.access(o.segrank, os.X_OK)):
+        p.error(
+            f"--segrank: '{o.segrank}' is not an executable file "
+            "(build it: cmake --build build --target segrank)"
+        )
+    o.work = o.work if os.path.isabs(o.work) else os.path.join(REPO, o.work)
+    check_overrides(o, p)
+    # The nearest existing ancestor of --work must be a directory (makedirs would raise otherwise).
+    probe = o.work
+    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        p.error(f"--work: '{probe}' is not a directory")
+    o.shared_data = (
+        o.shared_data
+        if os.path.isabs(o.shared_data)
+        else os.path.normpath(os.path.join(REPO, o.shared_data))
+    )
+    for path in (o.json_out, o.markdown):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            p.error(f"output directory of '{path}' does not exist")
+        if path and os.path.lexists(path):
+            try:
+                check_output(path)  # a directory or socket is refused before any work
+            except OutputError as e:
+                p.error(str(e))
+    return o
+
+
+def main(argv, usage):
+    """Runs the benchmark for argv; returns the exit code (usage: the --help text)."""
+    o = parse_args(argv, usage)
+    os.makedirs(os.path.join(o.work, "logs"), exist_ok=True)
+    env = dict(os.environ)
+    env.setdefault("GOMP_SPINCOUNT", "20000")
+    runner = Runner(o.segrank, o.work, o.threads, env, resume=o.resume)
+    with open(runner.log_path, "a" if o.resume else "w"):
+        pass
+    model, avx512 = cpu_model()
+    commit, _ = git_commit(REPO)
+    bin_commit, bin_tree = git_commit(os.path.dirname(o.segrank))
+    doc = {
+        "schema": SCHEMA_VERSION,
+        "benchmark": "bench_quality",
+        "mode": o.mode,
+        "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "commit": commit,
+        "resume": o.resume,
+        "segrank": {
+            "path": o.segrank,
+            "sha256": runner.segrank_sha,
+            "source_tree": bin_tree,
+            "source_commit": bin_commit,
+        },
+        "machine": {
+            "nproc": os.cpu_count(),
+            "cpu_model": model,
+            "avx512": avx512,
+            "load_start": list(os.getloadavg()),
+            "load_end": None,
+        },
+        "seeds": o.seeds,
+        "random_seeds": o.random_seeds,
+        "jobs": o.jobs,
+        "threads_per_job": o.threads,
+        "env": {
+            "GOMP_SPINCOUNT": env["GOMP_SPINCOUNT"],
+            "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY"),
+        },
+        "set": o.set,
+        "ablate": {n: kv for n, kv in o.ablate},
+        "layout_choices": o.layout_choices,
+        "sizes": {c: SIZES[o.mode][c] for c in o.cases},
+        "cases": {},
+    }
+    bench = Bench(o, runner, o.shared_data)
+    t_all = time.monotonic()
+    try:
+        for case in o.cases:
+            missing = [
+                f
+                for f in REAL_INPUTS.get(case, [])
+                if not os.path.exists(os.path.join(o.shared_data, f))
+            ]
+            if missing:
+                why = f"missing {os.path.join(o.shared_data, missing[0])}"
+                if o.cases_explicit:
+                    raise BenchError(f"case {case}: {why} (--shared-data DIR)")
+                log(f"{case}: skipped ({why})")
+                doc["cases"][case] = {"skipped": why}
+                continue
+            log(f"case {case} ({doc['mode']})")
+            t0 = time.monotonic()
+            cpu0 = children_cpu_s()
+            load0 = os.getloadavg()[0]
+            res = bench.run_case(case)
+            res["task"] = "tile" if "tile" in case else "layout"
+            res["wall_s"] = round(time.monotonic() - t0, 1)
+            res["cpu_s"] = round(children_cpu_s() - cpu0, 1)
+            res["load_start"] = load0
+            res["load_end"] = os.getloadavg()[0]
+            doc["cases"][case] = res
+            if res.get("kind") == "transfer":
+                log(
+                    f"{case}: model / ceiling {pm(res['fraction_of_ceiling'])} "
+                    "(mean over held-out families), "
+                    f"hwmodel / ceiling {fmt(res['hwmodel_fraction_of_ceiling'])} "
+                    f"({res['wall_s']:.0f} s)"
+                )
+                continue
+            log(
+                f"{case}: model {pm(res['model']['metrics']['kendall'])} kendall, hwmodel "
+                f"{fmt(res['hwmodel']['metrics']['kendall'])}, "
+                f"random {pm(res['random']['metrics']['kendall'])}, "
+                f"ceiling {fmt(res['ceiling']['value']) if res.get('ceiling') else '-'}"
+                + (
+                    f" (trip-blind {fmt(res['ceiling_trip_blind']['value'])})"
+                    if res.get("ceiling_trip_blind")
+                    else ""
+                )
+                + f" ({res['wall_s']:.0f} s)"
+            )
+    except (
+        Exception
+    ) as e:  # noqa: BLE001 - every failure ends the same way: message, exit 1, no JSON
+        if isinstance(e, BenchError):
+            sys.stderr.write(f"{PROG}: error: {e}\n")
+        else:
+            import traceback
+
+            sys.stderr.write(f"{PROG}: internal error: {e!r}\n{traceback.format_exc()}")
+        sys.stderr.write(
+            f"{PROG}: no JSON written; commands in {runner.log_path}, run logs in {o.work}/logs\n"
+        )
+        bench.pool.shutdown(wait=True, cancel_futures=True)
+        return 1
+    bench.pool.shutdown(wait=True)
+    doc["wall_s"] = round(time.monotonic() - t_all, 1)
+    doc["cpu_s"] = round(sum(c.get("cpu_s", 0.0) for c in doc["cases"].values()), 1)
+    doc["machine"]["load_end"] = list(os.getloadavg())
+    doc["crosschecks"] = bench.crosschecks
+    doc = clean_json(doc)
+    text = json.dumps(doc, indent=1)
+    md = markdown(doc)
+    try:  # the binary's output rules (atomic_output.py)
+        if o.json_out:
+            write_text_atomically(o.json_out, text + "\n")
+        if o.markdown:
+            write_text_atomically(o.markdown, md)
+    except OutputError as e:
+        sys.stderr.write(f"{PROG}: error: {e}\n")
+        return 1
+    sys.stderr.write("\n" + md)
+    sys.stdout.write(text + "\n")
+    return 0

@@ -1,0 +1,167 @@
+"""The quality benchmark's cases, sizes and fixed settings. Changing any value here changes what
+the numbers mean: the JSON records them ("sizes", "settings") so that a before/after diff can
+tell."""
+
+SCHEMA_VERSION = 1
+
+DEFAULT_CASES = [
+    "synth_layout",
+    "synth_tile",
+    "real_tile",
+    "real_layout_fixture",
+    "real_layout_official",
+    "real_layout_official_random",
+]
+# Run only when listed in --cases (they train one model per held-out cost family and seed).
+TRANSFER_CASES = ["transfer_layout", "transfer_tile"]
+CASES = DEFAULT_CASES + TRANSFER_CASES
+
+# Sizes and steps per case: full / quick / tiny.
+SIZES = {
+    "full": {
+        "synth_layout": {
+            "graphs": 64,
+            "nodes": "500:5000",
+            "configs": 200,
+            "splits": "0.625,0.125,0.25",
+            "steps": 600,
+            "eval_every": 100,
+        },
+        "synth_tile": {
+            "graphs": 256,
+            "nodes": "20:500",
+            "configs": 200,
+            "splits": "0.625,0.125,0.25",
+            "steps": 600,
+            "eval_every": 100,
+        },
+        "real_tile": {"steps": 300, "eval_every": 50},
+        "real_layout_fixture": {"steps": 300, "eval_every": 50, "folds": 5},
+        "real_layout_official": {"steps": 600, "eval_every": 100},
+        "real_layout_official_random": {"steps": 600, "eval_every": 100},
+        # graphs per cost family; its test split is scored when the family is held out
+        "transfer_layout": {
+            "graphs": 40,
+            "nodes": "500:2500",
+            "configs": 200,
+            "splits": "0.6,0.15,0.25",
+            "steps": 600,
+            "eval_every": 100,
+        },
+        "transfer_tile": {
+            "graphs": 160,
+            "nodes": "20:500",
+            "configs": 200,
+            "splits": "0.6,0.15,0.25",
+            "steps": 600,
+            "eval_every": 100,
+        },
+    },
+    "quick": {
+        "synth_layout": {
+            "graphs": 32,
+            "nodes": "500:2500",
+            "configs": 200,
+            "splits": "0.625,0.125,0.25",
+            "steps": 150,
+            "eval_every": 50,
+        },
+        "synth_tile": {
+            "graphs": 128,
+            "nodes": "20:500",
+            "configs": 200,
+            "splits": "0.625,0.125,0.25",
+            "steps": 200,
+            "eval_every": 50,
+        },
+        "real_tile": {"steps": 100, "eval_every": 25},
+        "real_layout_fixture": {"steps": 100, "eval_every": 25, "folds": 5},
+        "real_layout_official": {"steps": 150, "eval_every": 50},
+        "real_layout_official_random": {"steps": 150, "eval_every": 50},
+        "transfer_layout": {
+            "graphs": 20,
+            "nodes": "300:1500",
+            "configs": 100,
+            "splits": "0.6,0.15,0.25",
+            "steps": 150,
+            "eval_every": 50,
+        },
+        "transfer_tile": {
+            "graphs": 80,
+            "nodes": "20:300",
+            "configs": 100,
+            "splits": "0.6,0.15,0.25",
+            "steps": 200,
+            "eval_every": 50,
+        },
+    },
+    # Smoke tests only (tests/cli/bench_quality_test.cpp): seconds, the numbers mean nothing.
+    "tiny": {
+        "synth_layout": {
+            "graphs": 8,
+            "nodes": "100:300",
+            "configs": 16,
+            "splits": "0.5,0.25,0.25",
+            "steps": 10,
+            "eval_every": 5,
+        },
+        "synth_tile": {
+            "graphs": 16,
+            "nodes": "20:60",
+            "configs": 16,
+            "splits": "0.5,0.25,0.25",
+            "steps": 10,
+            "eval_every": 5,
+        },
+        "real_tile": {"steps": 5, "eval_every": 5},
+        "real_layout_fixture": {"steps": 5, "eval_every": 5, "folds": 5},
+        "real_layout_official": {"steps": 5, "eval_every": 5},
+        "real_layout_official_random": {"steps": 5, "eval_every": 5},
+        "transfer_layout": {
+            "graphs": 4,
+            "nodes": "60:120",
+            "configs": 8,
+            "splits": "0.5,0.25,0.25",
+            "steps": 4,
+            "eval_every": 2,
+        },
+        "transfer_tile": {
+            "graphs": 4,
+            "nodes": "20:40",
+            "configs": 8,
+            "splits": "0.5,0.25,0.25",
+            "steps": 4,
+            "eval_every": 2,
+        },
+    },
+}
+SYNTH_NOISE = 0.03
+SYNTH_SEED = 0
+# The trip counts a synthetic while loop draws from, uniformly (while_block in
+# hwmodel/synth/families_layout.cpp). The 140 node features carry no literals, so no model can see a
+# loop's count: the trip-blind ceiling charges every loop their mean (docs/benchmarks.md).
+SYNTH_WHILE_TRIPS = (2, 3, 4, 6, 8, 12)
+SYNTH_MEAN_TRIPS = sum(SYNTH_WHILE_TRIPS) / len(SYNTH_WHILE_TRIPS)
+FOLD_SEED = 0  # real_layout_fixture: the fold partition of the config groups (fixed: data fixed)
+# The real_tile regression row's loss (docs/metrics.md#runtime-regression): listmle for the ranking
+# plus an mse term of equal weight, which makes the scores standardized log runtimes.
+REGRESSION_SETS = ['loss.terms=[{name="listmle",weight=1.0},{name="mse",weight=1.0}]']
+METRICS = ["kendall", "kendall_all", "opa", "slowdown_1", "slowdown_5", "slowdown_10", "score"]
+
+# The files under --shared-data each real case reads: a case missing one is skipped (an error when
+# --cases lists it).
+REAL_INPUTS = {
+    "real_tile": ["xla_tuning/op_tuning_data.pb"],
+    "real_layout_fixture": ["xla_tuning/module_tuning_data_layout.pb"],
+    "real_layout_official": [
+        "tpugraphs_npz/npz/layout/xla/default/train/unet3d.npz",
+        "tpugraphs_npz/npz/layout/xla/default/valid/unet_3d.4x4.bf16.npz",
+        "tpugraphs_npz/eval_indices/xla_default.json",
+    ],
+    "real_layout_official_random": [
+        "tpugraphs_npz/npz/layout/xla/random/train/openai_v0_rnn_optimized.npz",
+        "tpugraphs_npz/npz/layout/xla/random/valid/unet_3d.4x4.bf16.npz",
+        "tpugraphs_npz/npz/layout/xla/default/valid/unet_3d.4x4.bf16.npz",
+        "tpugraphs_npz/eval_indices/xla_random.json",
+    ],
+}
