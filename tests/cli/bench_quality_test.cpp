@@ -59,6 +59,65 @@ TEST_CASE("bench_quality.py refuses bad arguments with exit 2 and a message") {
     CHECK(contains_text(nobin.output, "/nonexistent/segrank"));
 }
 
+TEST_CASE(
+    "bench/npz.py reads npz files with numpy: targets as segrank computes them, row slices "
+    "written back, and a damaged file, float runtimes or an index out of range refused by name") {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_quality_npz");
+    const std::string code =
+        "import os, sys\n"
+        "import numpy as np\n"
+        "sys.path.insert(0, \"" +
+        (source_dir() / "scripts").string() +
+        "\")\n"
+        "from bench.common import BenchError\n"
+        "from bench.npz import npz_rows, npz_targets, read_npz, take_rows, write_npz\n"
+        "d = sys.argv[1]\n"
+        "tile = os.path.join(d, 'tile.npz')\n"
+        "np.savez(tile, config_runtime=np.array([10, 20, 7], dtype=np.int64),\n"
+        "         config_runtime_normalizers=np.array([2, 0, 7], dtype=np.int64))\n"
+        "assert npz_targets(tile) == [5.0, 20.0, 1.0], npz_targets(tile)\n"
+        "feat = np.arange(24, dtype=np.float32).reshape(4, 2, 3)\n"
+        "out = os.path.join(d, 'sub', 'rows.npz')\n"
+        "write_npz(out, {'node_config_feat': take_rows(feat, [3, 0, 3], 'rows'),\n"
+        "                'config_runtime': np.array([4, 5, 6], dtype=np.int64)})\n"
+        "m = read_npz(out)\n"
+        "assert m['node_config_feat'].tolist() == feat[[3, 0, 3]].tolist()\n"
+        "assert m['node_config_feat'].dtype == np.float32\n"
+        "rows = npz_rows(m['node_config_feat'])\n"
+        "assert rows[0] == rows[2] != rows[1]\n"
+        "assert npz_targets(out) == [4.0, 5.0, 6.0]\n"
+        "open(os.path.join(d, 'text.npz'), 'w').write('not a zip')\n"
+        "blob = open(out, 'rb').read()\n"
+        "open(os.path.join(d, 'cut.npz'), 'wb').write(blob[: len(blob) // 2])\n"
+        "np.savez(os.path.join(d, 'float.npz'), config_runtime=np.array([1.5, 2.0]))\n"
+        "np.savez(os.path.join(d, 'none.npz'), node_feat=np.zeros(3))\n"
+        "for name in ('text.npz', 'cut.npz', 'float.npz', 'none.npz', 'missing.npz'):\n"
+        "    try:\n"
+        "        npz_targets(os.path.join(d, name)); raise SystemExit('accepted ' + name)\n"
+        "    except BenchError as e:\n"
+        "        print('refused:', e)\n"
+        "try:\n"
+        "    take_rows(feat, [1, 4], 'rows'); raise SystemExit('accepted row 4')\n"
+        "except BenchError as e:\n"
+        "    print('refused:', e)\n";
+    const fs::path py = scratch_dir("bench_quality_npz_script") / "npz_check.py";
+    std::ofstream(py) << code;
+    const auto r = run_command("/usr/bin/python3 " + sq(py.string()) + " " + sq(dir.string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(contains_text(r.output, "refused: cannot read npz '" + (dir / "text.npz").string()));
+    CHECK(contains_text(r.output, "refused: cannot read npz '" + (dir / "cut.npz").string()));
+    CHECK(contains_text(r.output, (dir / "float.npz").string() + ": expected int64, got <f8"));
+    CHECK(contains_text(r.output,
+                        "'" + (dir / "none.npz").string() + "': no member 'config_runtime'"));
+    CHECK(contains_text(r.output, "refused: cannot read npz '" + (dir / "missing.npz").string()));
+    CHECK(contains_text(r.output, "refused: rows: row index 4 outside the array's 4 rows"));
+}
+
 TEST_CASE("bench_quality.py: a failing segrank run names case, seed and command, writes no JSON") {
     if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
