@@ -357,9 +357,7 @@ def main(argv, usage):
                 )
                 + f" ({res['wall_s']:.0f} s)"
             )
-    except (
-        Exception
-    ) as e:  # noqa: BLE001 - every failure ends the same way: message, exit 1, no JSON
+    except Exception as e:  # every failure ends the same way: message, exit 1, no JSON
         if isinstance(e, BenchError):
             sys.stderr.write(f"{PROG}: error: {e}\n")
         else:

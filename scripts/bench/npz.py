@@ -11,9 +11,9 @@ except ImportError:  # a clear message and exit 1 instead of a traceback
     import sys
 
     raise SystemExit(
-        f"error: numpy is not installed for {sys.executable} (Debian: apt-get install "
-        "python3-numpy, as scripts/install_deps.sh does; the benchmark scripts run with "
-        "/usr/bin/python3)"
+        f"{os.path.basename(sys.argv[0])}: error: numpy is not installed for {sys.executable} "
+        "(Debian: apt-get install python3-numpy, as scripts/install_deps.sh does; the benchmark "
+        "scripts run with /usr/bin/python3)"
     )
 
 from .common import BenchError

@@ -30,8 +30,10 @@ class Bench:
         self.random_seeds = list(range(opts.random_seeds))
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs)
         self.crosschecks = []
+        self.cur_dir = (
+            None  # the running case's folder: hwmodel() and random_baseline() write there
+        )
 
-    # --- helpers
     def case_dir(self, case, *parts):
         """<work>/case/parts..., created."""
         d = os.path.join(self.o.work, case, *parts)

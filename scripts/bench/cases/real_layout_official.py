@@ -27,9 +27,8 @@ def run(bench, case, search):
     # duplicate no scored row; the scored rows live in a second root that only the final
     # evaluation reads.
     root = os.path.join(base, "data")  # train graph + selection configs (the run's valid split)
-    scored_root = os.path.join(
-        base, "scored"
-    )  # the listed rows, scored by model, hwmodel and random
+    # the listed rows, scored by model, hwmodel and random
+    scored_root = os.path.join(base, "scored")
     shutil.rmtree(root, ignore_errors=True)
     shutil.rmtree(scored_root, ignore_errors=True)
     coll_dir = os.path.join(root, "npz", "layout", "xla", search)

@@ -19,12 +19,10 @@ TRANSFER_FAMILIES = {
     "layout": ["propagate", "copy_bound", "mxu_padded", "memory_v5", "fusion_aware"],
     "tile": ["vmem_spill", "pipeline", "step_overhead"],
 }
-TRANSFER_ALWAYS_TRAIN = (
-    "tpu_v3"  # a training family of every fold, never held out (docs/benchmarks.md#transfer)
-)
-TRANSFER_SEED = (
-    100  # family i (tpu_v3 first) is synthesized with seed TRANSFER_SEED + i: its own graphs
-)
+# A training family of every fold, never held out (docs/benchmarks.md#transfer).
+TRANSFER_ALWAYS_TRAIN = "tpu_v3"
+# Family i (tpu_v3 first) is synthesized with seed TRANSFER_SEED + i: its own graphs.
+TRANSFER_SEED = 100
 
 
 class TransferCase:
