@@ -2,6 +2,7 @@
 // segrank run (named case / seed / command, no JSON written) and the JSON of one synthetic case.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -112,8 +113,8 @@ TEST_CASE(
     CHECK(contains_text(r.output, "refused: cannot read npz '" + (dir / "text.npz").string()));
     CHECK(contains_text(r.output, "refused: cannot read npz '" + (dir / "cut.npz").string()));
     CHECK(contains_text(r.output, (dir / "float.npz").string() + ": expected int64, got <f8"));
-    CHECK(contains_text(r.output,
-                        "'" + (dir / "none.npz").string() + "': no member 'config_runtime'"));
+    const std::string none_npz = (dir / "none.npz").string();
+    CHECK(contains_text(r.output, "'" + none_npz + "': no member 'config_runtime'"));
     CHECK(contains_text(r.output, "refused: cannot read npz '" + (dir / "missing.npz").string()));
     CHECK(contains_text(r.output, "refused: rows: row index 4 outside the array's 4 rows"));
 }
@@ -293,7 +294,8 @@ TEST_CASE(
 
 TEST_CASE(
     "bench_quality.py --tiny transfer cases hold each cost family out once and report model, "
-    "hwmodel, random, ceiling and the mean fraction of the ceiling") {
+    "hwmodel, random, ceiling, the training costs' own rankings and the mean fraction of the "
+    "ceiling") {
     if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
@@ -340,9 +342,30 @@ TEST_CASE(
             REQUIRE(ceil.has_value());
             CHECK(*ceil <= 1.0);
             CHECK(fam->find("fraction_of_ceiling_per_seed")->items().size() == 2);
+            // The training costs' own labels of the held-out graphs: every training family (and
+            // tpu_v3) but never the held-out one; `best` is the largest of them.
+            const JsonValue* tc = fam->find("training_costs");
+            REQUIRE(tc != nullptr);
+            const JsonValue* per_cost = tc->find("per_cost");
+            REQUIRE(per_cost != nullptr);
+            CHECK(per_cost->find(f) == nullptr);
+            CHECK(per_cost->find("tpu_v3") != nullptr);
+            double best = -2.0;
+            for (const std::string& other : want.families) {
+                if (other == f) continue;
+                const auto k = per_cost->number_at(other);
+                REQUIRE(k.has_value());
+                best = std::max(best, *k);
+            }
+            best = std::max(best, *per_cost->number_at("tpu_v3"));
+            CHECK(tc->number_at("best") == doctest::Approx(best));
+            CHECK(tc->number_at("mix").has_value());
+            CHECK(fam->number_at("best_training_cost_fraction_of_ceiling").has_value());
         }
         CHECK(c->find("fraction_of_ceiling")->find("per_seed")->items().size() == 2);
         CHECK(c->number_at("hwmodel_fraction_of_ceiling").has_value());
+        CHECK(c->number_at("best_training_cost_fraction_of_ceiling").has_value());
+        CHECK(c->number_at("training_cost_mix_fraction_of_ceiling").has_value());
         CHECK(contains_text(read_file_text(md), std::string("| **") + want.name + "** |"));
     }
 }

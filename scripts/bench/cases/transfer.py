@@ -59,15 +59,24 @@ class TransferCase:
     def data_dir(self, family, clean=False):
         return os.path.join(self.base, "data", f"{family}_{'clean' if clean else 'noisy'}")
 
+    def cross_dir(self, heldout, cost):
+        """The held-out family's graphs (its seed) labelled noise-free by another family's cost."""
+        return os.path.join(self.base, "data", f"{heldout}_as_{cost}")
+
     def synthesize(self):
         jobs = []
         for i, fam in enumerate(self.families):
             seed = TRANSFER_SEED + i
+            outs = []
             for clean in [False, True] if fam != TRANSFER_ALWAYS_TRAIN else [False]:
-                out = self.data_dir(fam, clean)
-                noise = 0 if clean else SYNTH_NOISE
+                outs.append((self.data_dir(fam, clean), fam, 0 if clean else SYNTH_NOISE, clean))
+            if fam != TRANSFER_ALWAYS_TRAIN:
+                # The training costs' own labels of this family's graphs: the reference
+                # "best training cost" (docs/benchmarks.md#transfer).
+                outs += [(self.cross_dir(fam, c), c, 0, True) for c in self.families if c != fam]
+            for out, cost, noise, clean in outs:
 
-                def job(out=out, noise=noise, fam=fam, seed=seed, clean=clean):
+                def job(out=out, noise=noise, cost=cost, seed=seed, clean=clean, fam=fam):
                     s = self.size
                     self.r.run(
                         [
@@ -77,7 +86,7 @@ class TransferCase:
                             "--collections",
                             self.task,
                             "--cost",
-                            fam,
+                            cost,
                             "--graphs",
                             s["graphs"],
                             "--nodes",
@@ -93,7 +102,9 @@ class TransferCase:
                             "--force",
                             "-q",
                         ],
-                        f"{self.case} synth {fam}{' clean' if clean else ''}",
+                        f"{self.case} synth {fam}"
+                        + (f" as {cost}" if cost != fam else "")
+                        + (" clean" if clean else ""),
                     )
 
                 jobs.append(job)
@@ -177,8 +188,47 @@ class TransferCase:
         out["ceiling"] = aggregate(
             [graph_metrics(predicted_order(clean_t[n]), noisy_t[n]) for n in names], self.task
         )
+        out["training_costs"] = self.training_costs(heldout, names, noisy_t)
         out["graphs"] = len(names)
         return out
+
+    def training_costs(self, heldout, names, noisy_t):
+        """What the training costs themselves say about the held-out family: the Kendall on its
+        test graphs (noisy labels) of each training family's noise-free labels of the same graphs,
+        and of their mix (per config the mean over training families of the graph-standardized
+        log runtime). A model that learned every training cost exactly and picked the one closest
+        to the held-out cost with hindsight would score `best`; one that learned their average
+        would score `mix`. References, not bounds: a model may combine features differently."""
+        costs = [c for c in self.families if c != heldout]
+        labels = {}
+        for c in costs:
+            d = os.path.join(self.cross_dir(heldout, c), self.rel, "test")
+            labels[c] = {
+                n: npz_targets(os.path.join(d, n.split("__", 1)[1] + ".npz")) for n in names
+            }
+
+        def score(pred):
+            return aggregate(
+                [graph_metrics(predicted_order(pred[n]), noisy_t[n]) for n in names], self.task
+            )["kendall"]
+
+        per_cost = {c: score(labels[c]) for c in costs}
+
+        def standardized_log(v):
+            logs = [math.log(x) if x > 0 else 0.0 for x in v]
+            mu = statistics.fmean(logs)
+            sd = statistics.pstdev(logs)
+            return [(x - mu) / sd if sd > 0 else 0.0 for x in logs]
+
+        mix = {
+            n: [
+                statistics.fmean(col)
+                for col in zip(*[standardized_log(labels[c][n]) for c in costs])
+            ]
+            for n in names
+        }
+        best = max(costs, key=lambda c: (-math.inf if math.isnan(per_cost[c]) else per_cost[c]))
+        return {"per_cost": per_cost, "best": per_cost[best], "best_cost": best, "mix": score(mix)}
 
     def run(self):
         log(
@@ -298,6 +348,15 @@ class TransferCase:
                 "ceiling": base[fam]["ceiling"],
                 "test_graphs": base[fam]["graphs"],
                 "hwmodel_fraction_of_ceiling": (hw_k / ceil) if ceil else None,
+                "training_costs": base[fam]["training_costs"],
+                "best_training_cost_fraction_of_ceiling": (
+                    base[fam]["training_costs"]["best"] / ceil
+                )
+                if ceil
+                else None,
+                "training_cost_mix_fraction_of_ceiling": (base[fam]["training_costs"]["mix"] / ceil)
+                if ceil
+                else None,
             }
         hw_vals = [families[f]["hwmodel_fraction_of_ceiling"] for f in fams]
         rnd_vals = [
@@ -307,6 +366,11 @@ class TransferCase:
             else None
             for f in fams
         ]
+
+        def family_mean(key):
+            vals = [families[f][key] for f in fams]
+            return statistics.fmean(vals) if None not in vals else None
+
         res = {
             "kind": "transfer",
             "metric": "kendall",
@@ -318,6 +382,12 @@ class TransferCase:
             "random_fraction_of_ceiling": statistics.fmean(rnd_vals)
             if None not in rnd_vals
             else None,
+            "best_training_cost_fraction_of_ceiling": family_mean(
+                "best_training_cost_fraction_of_ceiling"
+            ),
+            "training_cost_mix_fraction_of_ceiling": family_mean(
+                "training_cost_mix_fraction_of_ceiling"
+            ),
             "settings": {
                 "synth": dict(
                     self.size,
