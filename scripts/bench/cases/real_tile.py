@@ -171,8 +171,9 @@ def run(bench, case):
             e["last"][g["graph"]] = to_gm(g)
         e["runs"].append(info)
     # hwmodel first: the Kendall mean is over the kernels where hwmodel's tau-b is defined and
-    # meaningful, as in the README's `hwmodel validate` table: >= 3 configs, varying runtimes,
-    # estimates not all equal (hwmodel gives every config of the 3 reshape kernels one time).
+    # meaningful, as in the `hwmodel validate` table of docs/benchmarks.md: >= 3 configs, varying
+    # runtimes, estimates not all equal (hwmodel gives every config of the 3 reshape kernels one
+    # time).
     ctx = f"case {case}"
     _, hw_lb = bench.hwmodel(data, "train", coll_dir, ctx, scores=True)
     targets = {k: npz_targets(os.path.join(coll_dir, "train", k + ".npz")) for k in kernels}
@@ -274,8 +275,9 @@ def run(bench, case):
         "folds": folds,
         "kendall_kernels": kendall_kernels,
         "kendall_over": "kendall: kernels with >= 3 configs, varying runtimes and hwmodel "
-        "estimates not all equal (README hwmodel table); kendall_all: every kernel with "
-        "varying runtimes (segrank's collection mean); slowdowns over all",
+        "estimates not all equal (the hwmodel validate table of docs/benchmarks.md); "
+        "kendall_all: every kernel with varying runtimes (segrank's collection mean); "
+        "slowdowns over all",
         "checkpoint": "best per fold (selected on the held-out kernels); " "metrics_last = last",
     }
     return bench.finish_case(case, res)
