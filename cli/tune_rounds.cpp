@@ -13,6 +13,7 @@
 #include "cli/tune_files.h"
 #include "gnn/core/check.h"
 #include "gnn/core/rng.h"
+#include "tune/search.h"
 
 namespace segrank::cli {
 
@@ -24,6 +25,26 @@ RefitMode parse_refit(const std::string& s) {
     if (s == "full") return RefitMode::kFull;
     SEGRANK_CHECK(false, "--refit: expected none, head or full, got '", s, "'");
     return RefitMode::kNone;
+}
+
+Strategy parse_strategy(const std::string& s) {
+    if (s == "model") return Strategy::kModel;
+    if (s == "anneal") return Strategy::kAnneal;
+    if (s == "random") return Strategy::kRandom;
+    SEGRANK_CHECK(false, "--strategy: expected model, anneal or random, got '", s, "'");
+    return Strategy::kModel;
+}
+
+const char* strategy_name(Strategy s) {
+    switch (s) {
+        case Strategy::kAnneal:
+            return "anneal";
+        case Strategy::kRandom:
+            return "random";
+        case Strategy::kModel:
+            break;
+    }
+    return "model";
 }
 
 int64_t default_config(const Graph& g, std::string* rule) {
@@ -153,7 +174,7 @@ void minmax(std::vector<double>& v) {
 // One tune_rounds call: the run's files, what is measured, the best so far (in res), and the
 // steps of a round. Members are public: this is the body of tune_rounds cut into named steps.
 struct TuneRun {
-    CostModel& model;
+    CostModel* model;  // null: a model-free strategy (tune_model_free)
     const Graph& g;
     const tune::TuneGraph& record;
     const MeasureFn& measure;
@@ -175,7 +196,7 @@ struct TuneRun {
     std::ofstream log;
     int64_t last_refit_count = -1;
 
-    TuneRun(CostModel& model_, const Graph& g_, const tune::TuneGraph& record_,
+    TuneRun(CostModel* model_, const Graph& g_, const tune::TuneGraph& record_,
             const MeasureFn& measure_, const TuneOptions& o_)
         : model(model_),
           g(g_),
@@ -264,8 +285,9 @@ struct TuneRun {
         if (!measured.count(tune::config_key(default_rows)) && res.measured < o.budget &&
             !stopped()) {
             const int64_t d[1] = {res.default_config};
-            const std::vector<double> s = model.score(g, std::span<const int64_t>(d, 1));
-            take(0, default_rows, s[0]);
+            const double predicted =
+                model ? model->score(g, std::span<const int64_t>(d, 1))[0] : NAN;
+            take(0, default_rows, predicted);
             write_best();
             if (o.progress)
                 std::printf("tune: round 0: default config %lld measured: %s\n",
@@ -304,10 +326,10 @@ struct TuneRun {
                 fit_graph = graph_of_configs(record, ok_configs);
                 std::iota(idx.begin(), idx.end(), int64_t{0});
             }
-            model.refit(fit_graph ? *fit_graph : g, idx, ok_runtimes,
-                        o.refit == RefitMode::kHead ? CostModel::RefitScope::kHead
-                                                    : CostModel::RefitScope::kAll,
-                        o.refit_steps, o.refit_lr);
+            model->refit(fit_graph ? *fit_graph : g, idx, ok_runtimes,
+                         o.refit == RefitMode::kHead ? CostModel::RefitScope::kHead
+                                                     : CostModel::RefitScope::kAll,
+                         o.refit_steps, o.refit_lr);
             last_refit_count = static_cast<int64_t>(ok_configs.size());
         }
     }
@@ -319,16 +341,16 @@ struct TuneRun {
         std::vector<std::vector<float>> ms;
         if (search) {
             const Graph pool_graph = graph_of_configs(record, open);
-            ms = model.member_scores(pool_graph, {});
+            ms = model->member_scores(pool_graph, {});
         } else {
-            ms = model.member_scores(g, open_index);
+            ms = model->member_scores(g, open_index);
         }
         ens.assign(open.size(), 0.0);
         for (const auto& s : ms) {
             std::vector<double> d(s.begin(), s.end());
             std::vector<double> n = d;
             minmax(n);
-            if (model.num_members() > 1) d = n;
+            if (model->num_members() > 1) d = n;
             for (size_t i = 0; i < d.size(); ++i) ens[i] += d[i];
             norm.push_back(std::move(n));
         }
@@ -394,7 +416,8 @@ struct TuneRun {
 
     void run_rounds() {
         int64_t task_members = 0;
-        for (size_t m = 0; m < model.num_members(); ++m) task_members += model.task(m) == g.task();
+        for (size_t m = 0; m < model->num_members(); ++m)
+            task_members += model->task(m) == g.task();
         while (res.measured < o.budget && !stopped()) {
             std::vector<tune::Config> open;
             std::vector<int64_t> open_index;
@@ -418,7 +441,79 @@ struct TuneRun {
     }
 };
 
+// A tune/search.h baseline's measurer: every config it asks for is taken by the run (one line of
+// measurements.jsonl, one round per measure call); a config the run measured already (the
+// default) is answered from that measurement without a new one.
+class RunMeasurer : public tune::Measurer {
+public:
+    explicit RunMeasurer(TuneRun& run) : run_(run) {}
+    std::vector<tune::Measurement> measure(std::span<const tune::Config> configs) override {
+        ++run_.res.rounds;
+        std::vector<tune::Measurement> out;
+        for (const tune::Config& c : configs) {
+            const auto earlier = std::find_if(run_.trials.begin(), run_.trials.end(),
+                                              [&](const tune::Trial& t) { return t.config == c; });
+            if (earlier != run_.trials.end()) {
+                out.push_back(earlier->runtime_ns ? tune::Measurement::success(*earlier->runtime_ns)
+                                                  : tune::Measurement::failure("failed before"));
+            } else if (run_.stopped() || run_.res.measured >= run_.o.budget) {
+                out.push_back(tune::Measurement::failure("not measured: the run is stopping"));
+            } else {
+                run_.take(run_.res.rounds, c, NAN);
+                const auto& t = run_.trials.back();
+                out.push_back(t.runtime_ns ? tune::Measurement::success(*t.runtime_ns)
+                                           : tune::Measurement::failure("failed"));
+            }
+        }
+        if (run_.o.progress) run_.print_round(configs.size());
+        return out;
+    }
+    std::string name() const override { return run_.o.measure; }
+
+private:
+    TuneRun& run_;
+};
+
 }  // namespace
+
+TuneResult tune_model_free(const Graph& g, const tune::TuneGraph& record, const MeasureFn& measure,
+                           const TuneOptions& o, const tune::SearchSpace& space) {
+    SEGRANK_CHECK(o.strategy == Strategy::kAnneal || o.strategy == Strategy::kRandom,
+                  "tune: model-free strategy expected (anneal or random), got ",
+                  strategy_name(o.strategy));
+    SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
+    SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
+    SEGRANK_CHECK(!o.out.empty(), "missing --out DIR");
+    SEGRANK_CHECK(!o.resume, "--resume: --strategy ", strategy_name(o.strategy),
+                  " does not resume (its search state is not in DIR); start a new --out");
+    SEGRANK_CHECK(o.generator != nullptr, "--strategy ", strategy_name(o.strategy),
+                  ": searches the module's configurations, expected --candidates search");
+    const int64_t c = g.num_configs();
+    SEGRANK_CHECK(c >= 1 && record.num_recorded() == c, g.where(), ": the graph has ", c,
+                  " configs and its record ", record.num_recorded(), " (expected the same, >= 1)");
+    TuneRun run(nullptr, g, record, measure, o);
+    run.open_dir(graph_identity(g));
+    run.measure_default();
+    // The search's own first measurement is the space's default: free when it is the recorded
+    // default measured in round 0.
+    const bool start_free = run.measured.count(tune::config_key(space.default_config())) > 0;
+    const int64_t budget = o.budget - run.res.measured + (start_free ? 1 : 0);
+    if (budget >= 1 && !run.stopped()) {
+        RunMeasurer m(run);
+        if (o.strategy == Strategy::kAnneal) {
+            tune::AnnealOptions ao;
+            ao.budget = budget;
+            ao.seed = o.seed;
+            ao.batch = o.batch;
+            (void)tune::simulated_annealing(space, m, ao);
+        } else {
+            (void)tune::random_search(space, m, budget, o.seed, o.batch);
+        }
+    }
+    run.write_best();
+    if (run.stopped()) run.res.interrupted_by = o.stop->load();
+    return run.res;
+}
 
 TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& record,
                        const MeasureFn& measure, const TuneOptions& o) {
@@ -431,7 +526,7 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
     const int64_t c = g.num_configs();
     SEGRANK_CHECK(c >= 1 && record.num_recorded() == c, g.where(), ": the graph has ", c,
                   " configs and its record ", record.num_recorded(), " (expected the same, >= 1)");
-    TuneRun run(model, g, record, measure, o);
+    TuneRun run(&model, g, record, measure, o);
     run.open_dir(graph_identity(g));
     run.measure_default();
     run.run_rounds();
