@@ -18,8 +18,9 @@ Strategies (budget n = measurements taken):
                  default, tune/search.h), --random-seeds seeds.
   hwmodel        recorded pools: the n configs `segrank hwmodel --scores` estimates fastest.
   model_oneshot  recorded pools: the n configs `segrank predict --scores` ranks fastest (one shot,
-                 no measurement feedback); search mode: `segrank tune --refit none --batch 5` (the
-                 generator still breeds from the measured configs, the model is not refit).
+                 no measurement feedback).
+  model_norefit  search mode: `segrank tune --refit none --batch 5` (the generator still breeds
+                 from the measured configs; the model is not refit).
   model_refit    `segrank tune --refit head --batch 5`: the default first, then rounds of 5 (4 best
                  ranked + 1 explored), the head refit on the measured runtimes before each round.
 Model strategies run once per model seed (train.seed = sampling.seed = 0..N-1, --seeds).
@@ -34,6 +35,12 @@ Cases (default: all; --cases a,b,...). Sizes are "full / --quick":
                 ingest`); configs/xla_fixture_tile.toml, 5 folds over kernels, 300 / 100 steps:
                 each kernel is tuned by the models of the fold that held it out (the model never
                 saw it); `--measure recorded`.
+  real_layout   the U-Net layout module of ../shared/data/xla_tuning/module_tuning_data_layout.pb
+                (3163 nodes, 112 configs measured on TPU v3); configs/xla_fixture_layout.toml,
+                300 / 100 steps, 5 folds over groups of identical config rows (the partition of
+                bench_quality.py's real_layout_fixture): each fold's model tunes the pool of its
+                held-out configs (`--measure recorded`). The file records no all-default layout,
+                so the reference is the pool's config 0 (tune's rule, best.json's default_rule).
   synth_tile    `segrank synth --collections tile` (tpu_v3 labels, noise 0.03), configs/
                 xla_fixture_tile.toml, 600 / 200 steps; the first 16 / 6 test kernels tuned over
                 their recorded configs.
@@ -53,6 +60,8 @@ Examples:
 
 import argparse
 import concurrent.futures
+import random
+import shutil
 import datetime
 import json
 import math
@@ -64,19 +73,25 @@ import sys
 import threading
 import time
 
+from array import array
+
 from atomic_output import OutputError, check_output, write_text_atomically
 from bench_quality import (
+    FOLD_SEED,
     cpu_model,
     git_commit,
     list_graphs,
     npz_runtimes,
+    read_npz,
     read_scores,
+    take_rows,
+    write_npz,
 )
 
 PROG = "bench_tune.py"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA_VERSION = 1
-CASES = ["real_tile", "synth_tile", "synth_layout", "search_tile", "search_layout"]
+CASES = ["real_tile", "real_layout", "synth_tile", "synth_layout", "search_tile", "search_layout"]
 BUDGETS = [1, 2, 5, 10, 20, 50, 100]
 WITHIN = 0.01  # "within 1 % of the best known"
 BATCH = 5  # model strategies: configs per round
@@ -88,6 +103,7 @@ SYNTH_NOISE = 0.03
 SIZES = {
     "full": {
         "real_tile": {"steps": 300, "eval_every": 50},
+        "real_layout": {"steps": 300, "eval_every": 50},
         "synth_tile": {
             "graphs": 128,
             "nodes": "20:500",
@@ -111,6 +127,7 @@ SIZES = {
     },
     "quick": {
         "real_tile": {"steps": 100, "eval_every": 25},
+        "real_layout": {"steps": 100, "eval_every": 25},
         "synth_tile": {
             "graphs": 48,
             "nodes": "20:300",
@@ -134,6 +151,7 @@ SIZES = {
     },
     "tiny": {
         "real_tile": {"steps": 5, "eval_every": 5, "tuned": 3},
+        "real_layout": {"steps": 5, "eval_every": 5},
         "synth_tile": {
             "graphs": 12,
             "nodes": "20:60",
@@ -203,6 +221,11 @@ def random_expected_hits(runtimes, target):
     return (m + 1) / (k + 1)
 
 
+def curve_hits(curve):
+    """hits(target) of a best-so-far curve (graph_row)."""
+    return lambda target: first_within(curve, target)
+
+
 def first_within(curve, target):
     """1-based index of the first best-so-far value <= target; None when never."""
     for i, b in enumerate(curve):
@@ -232,13 +255,21 @@ def tune_curve(out_dir, budget):
     return curve[:budget], best
 
 
-def graph_row(curve, default_ns, best_known, budgets, n_within):
+def capped(n, budget):
+    """n, or None (not within the budget) when n > budget."""
+    return None if n is None or n > budget else n
+
+
+def graph_row(curve, default_ns, best_known, budgets, hits):
+    """One strategy's numbers on one graph; hits(target) = measurements until the best so far is
+    <= target (None: never)."""
     return {
         "slowdown_pct": {
             str(n): 100.0 * (curve[n - 1] / best_known - 1.0) for n in budgets if n <= len(curve)
         },
         "speedup": {str(n): default_ns / curve[n - 1] for n in budgets if n <= len(curve)},
-        "n_within_1pct": n_within,
+        "n_within_1pct": capped(hits(best_known * (1 + WITHIN)), budgets[-1]),
+        "n_to_best": capped(hits(best_known), budgets[-1]),
     }
 
 
@@ -255,8 +286,9 @@ def mean_sd(values):
 
 def summarize(per_seed_graphs, budgets, cap):
     """per_seed_graphs: [ {graph: row} per seed ] -> per budget mean +- sd over seeds of the mean
-    over graphs; n_within_1pct counts a graph that never came within 1 % as `cap` + 1 (and
-    `reached` says how many did)."""
+    over graphs; n_within_1pct (n_to_best) counts a graph that never came within 1 % of (never
+    reached) the best known as `cap` + 1, and `reached_min` says on how many graphs every seed
+    did."""
     out = {"slowdown_pct": {}, "speedup": {}, "worse_than_default": {}}
     for n in budgets:
         k = str(n)
@@ -269,14 +301,15 @@ def summarize(per_seed_graphs, budgets, cap):
         out["worse_than_default"][k] = max(
             sum(1 for g in s.values() if g["speedup"][k] < 1 - 1e-12) for s in per_seed_graphs
         )
-    nw = []
-    reached = []
-    for s in per_seed_graphs:
-        vals = [g["n_within_1pct"] for g in s.values()]
-        reached.append(sum(1 for v in vals if v is not None))
-        nw.append(statistics.fmean(cap + 1 if v is None else v for v in vals))
-    out["n_within_1pct"] = mean_sd(nw)
-    out["n_within_1pct"]["reached_min"] = min(reached)
+    for key in ("n_within_1pct", "n_to_best"):
+        nw = []
+        reached = []
+        for s in per_seed_graphs:
+            vals = [g[key] for g in s.values()]
+            reached.append(sum(1 for v in vals if v is not None))
+            nw.append(statistics.fmean(cap + 1 if v is None else v for v in vals))
+        out[key] = mean_sd(nw)
+        out[key]["reached_min"] = min(reached)
     out["graphs"] = len(per_seed_graphs[0])
     return out
 
@@ -340,8 +373,6 @@ class Runner:
 
     def tune(self, out, graph, budget, ctx, checkpoint=None, extra=()):
         if os.path.exists(out):
-            import shutil
-
             shutil.rmtree(out)
         args = ["tune", "--graph", graph, "--budget", budget, "--out", out, "--quiet"]
         args += ["--threads", self.threads]
@@ -401,7 +432,6 @@ class Bench:
         if not rt or min(rt) <= 0:
             raise BenchError(f"{ctx}: {npz} has no positive recorded runtimes")
         best_known = min(rt)
-        target = best_known * (1 + WITHIN)
         budget = self.budget
         base = self.case_dir(case, "tune", gid)
         out = {"num_configs": len(rt), "best_known_ns": best_known}
@@ -430,18 +460,18 @@ class Bench:
         strat = {}
         d_curve = [default_ns] * budget
         strat["default"] = [
-            graph_row(d_curve, default_ns, best_known, self.budgets, first_within(d_curve, target))
+            graph_row(d_curve, default_ns, best_known, self.budgets, curve_hits(d_curve))
         ]
         r_curve = random_expected_curve(rt, budget)
         r_row = graph_row(
-            r_curve, default_ns, best_known, self.budgets, random_expected_hits(rt, target)
+            r_curve, default_ns, best_known, self.budgets, lambda t: random_expected_hits(rt, t)
         )
         strat["random"] = [r_row]
         h_order = order_of(hw_scores)
         h_curve = best_curve_of_order(rt, h_order, budget)
         full = best_curve_of_order(rt, h_order, len(rt))
         strat["hwmodel"] = [
-            graph_row(h_curve, default_ns, best_known, self.budgets, first_within(full, target))
+            graph_row(h_curve, default_ns, best_known, self.budgets, curve_hits(full))
         ]
         strat["model_oneshot"], strat["model_refit"] = [], []
         for (seed, _, scores), (curve, _) in zip(model_runs, refits):
@@ -452,11 +482,11 @@ class Bench:
                     default_ns,
                     best_known,
                     self.budgets,
-                    first_within(best_curve_of_order(rt, m_order, len(rt)), target),
+                    curve_hits(best_curve_of_order(rt, m_order, len(rt))),
                 )
             )
             strat["model_refit"].append(
-                graph_row(curve, default_ns, best_known, self.budgets, first_within(curve, target))
+                graph_row(curve, default_ns, best_known, self.budgets, curve_hits(curve))
             )
         out["strategies"] = strat
         return out
@@ -589,6 +619,125 @@ class Bench:
             )
         return self.assemble(case, graphs)
 
+    def case_real_layout(self, case):
+        size = self.size[case]
+        base = self.case_dir(case)
+        pb = os.path.join(self.o.shared_data, "xla_tuning", "module_tuning_data_layout.pb")
+        data = os.path.join(base, "data")
+        self.r.run(["ingest", pb, "--out", data, "--force"], f"case {case} ingest")
+        rel = ("npz", "layout", "xla", "random")
+        src_dir = os.path.join(data, *rel, "train")
+        names = list_graphs(src_dir)
+        if len(names) != 1:
+            raise BenchError(f"case {case}: expected one layout module in {src_dir}, found {names}")
+        name = names[0]
+        m = read_npz(os.path.join(src_dir, name + ".npz"))
+        feat = m["node_config_feat"]
+        c = feat[2][0]
+        row = len(feat[3]) // c
+        # The folds of bench_quality.py's real_layout_fixture: groups of identical rows (by value),
+        # sorted by first index, shuffled with FOLD_SEED, dealt round robin.
+        groups = {}
+        for j in range(c):
+            raw = feat[3][j * row : (j + 1) * row]
+            groups.setdefault(tuple(array("f", raw)) if feat[0] == "<f4" else raw, []).append(j)
+        glist = sorted(groups.values())
+        random.Random(FOLD_SEED).shuffle(glist)
+        fold_of = {j: pos % FOLDS for pos, g in enumerate(glist) for j in g}
+        pool_root = os.path.join(base, "pools")
+        shutil.rmtree(pool_root, ignore_errors=True)
+        for f in range(FOLDS):
+            root = os.path.join(base, f"fold{f}")
+            shutil.rmtree(root, ignore_errors=True)
+            for split, rows_ in (
+                ("train", [j for j in range(c) if fold_of[j] != f]),
+                ("valid", [j for j in range(c) if fold_of[j] == f]),
+            ):
+                mem = dict(m)
+                mem["node_config_feat"] = take_rows(m["node_config_feat"], rows_, name)
+                mem["config_runtime"] = take_rows(m["config_runtime"], rows_, name)
+                fname = name if split == "train" else f"{name}_fold{f}"
+                write_npz(os.path.join(root, *rel, split, fname + ".npz"), mem)
+                if split == "valid":
+                    write_npz(os.path.join(pool_root, *rel, "valid", fname + ".npz"), mem)
+        common = [
+            "data.ingest=[]",
+            'data.holdout="graphs"',
+            'data.collections=["layout:xla:random"]',
+            f"train.steps={size['steps']}",
+            f"train.eval_every={size['eval_every']}",
+        ]
+
+        def fold_job(seed, fold):
+            ctx = f"case {case} seed {seed} fold {fold}"
+            run_dir = os.path.join(base, "runs", f"seed{seed}_fold{fold}")
+            root = os.path.join(base, f"fold{fold}")
+            ckpt = self.r.train(
+                "configs/xla_fixture_layout.toml",
+                [f"data.root={root}"] + common,
+                run_dir,
+                seed,
+                ctx,
+            )
+            sc = os.path.join(run_dir, "predict.scores.csv")
+            self.r.run(
+                [
+                    "predict",
+                    "--checkpoint",
+                    ckpt,
+                    "--split",
+                    "valid",
+                    "--data",
+                    root,
+                    "--out",
+                    os.path.join(run_dir, "predict.csv"),
+                    "--scores",
+                    sc,
+                    "--threads",
+                    self.r.threads,
+                ],
+                ctx + " predict",
+            )
+            return seed, fold, ckpt, read_scores(sc)
+
+        tasks = [lambda s=s, f=f: fold_job(s, f) for s in self.seeds for f in range(FOLDS)]
+        log(
+            f"{case}: training {len(tasks)} runs ({len(self.seeds)} seeds x {FOLDS} folds), "
+            f"{size['steps']} steps each"
+        )
+        runs = self.parallel(tasks)
+        hw = os.path.join(base, "hwmodel.scores.csv")
+        self.r.run(
+            [
+                "hwmodel",
+                "--data",
+                pool_root,
+                "--split",
+                "valid",
+                "--out",
+                os.path.join(base, "hwmodel.csv"),
+                "--scores",
+                hw,
+            ],
+            f"case {case} hwmodel",
+        )
+        hs = read_scores(hw)
+        graphs = {}
+        for f in range(FOLDS):
+            gname = f"{name}_fold{f}"
+            gid = f"layout:xla:random:{gname}"
+            fr = sorted((s, ck, sc[gid]) for s, fo, ck, sc in runs if fo == f)
+            log(f"{case}: tuning the held-out configs of fold {f}")
+            graphs[gname] = self.recorded_graph(
+                case,
+                gname,
+                os.path.join(pool_root, *rel, "valid", gname + ".npz"),
+                hs[gid],
+                fr,
+                f"case {case} fold {f}",
+            )
+        return self.assemble(case, graphs)
+
     def synth_models(self, collection):
         """Synthesizes the collection, trains one model per seed (tpu_v3 labels), returns
         (data dir, test split dir, [checkpoint per seed], tuned graph names)."""
@@ -718,7 +867,7 @@ class Bench:
             log(f"{case}: tuning {g} (measured by hwmodel:{family})")
             jobs, keys = [], []
             for s, ckpt in zip(self.seeds, ckpts):
-                for name, mode in (("model_oneshot", "none"), ("model_refit", "head")):
+                for name, mode in (("model_norefit", "none"), ("model_refit", "head")):
                     jobs.append(
                         lambda s=s, c=ckpt, n=name, m=mode: self.r.tune(
                             os.path.join(base, f"{n}_seed{s}"),
@@ -749,7 +898,6 @@ class Bench:
                 raise BenchError(f"{ctx}: the runs measured the default differently: {defaults}")
             default_ns = defaults.pop()
             best_known = min(min(c) for c, _ in results)
-            target = best_known * (1 + WITHIN)
             strat = {
                 "default": [
                     graph_row(
@@ -757,15 +905,13 @@ class Bench:
                         default_ns,
                         best_known,
                         self.budgets,
-                        first_within([default_ns], target),
+                        curve_hits([default_ns]),
                     )
                 ]
             }
             for (name, _), (curve, _) in zip(keys, results):
                 strat.setdefault(name, []).append(
-                    graph_row(
-                        curve, default_ns, best_known, self.budgets, first_within(curve, target)
-                    )
+                    graph_row(curve, default_ns, best_known, self.budgets, curve_hits(curve))
                 )
             graphs[g] = {
                 "default_ns": default_ns,
@@ -774,7 +920,7 @@ class Bench:
                 "has_speedup": best_known < default_ns * (1 - 1e-9),
                 "strategies": {
                     k: strat[k]
-                    for k in ("default", "random", "anneal", "model_oneshot", "model_refit")
+                    for k in ("default", "random", "anneal", "model_norefit", "model_refit")
                 },
             }
         res = self.assemble(case, graphs, search=True)
@@ -799,6 +945,8 @@ class Bench:
     def run_case(self, case):
         if case == "real_tile":
             return self.case_real_tile(case)
+        if case == "real_layout":
+            return self.case_real_layout(case)
         if case in ("synth_tile", "synth_layout"):
             return self.case_synth(case, case.split("_")[1])
         return self.case_search(case, case.split("_")[1])
@@ -824,20 +972,27 @@ def markdown(doc):
         what = f", measured by {res['measure']}" if "measure" in res else ""
         lines.append(f"\n### {case} ({g} graphs{what})\n")
         lines.append(
-            "Slowdown of the best found vs the best known, % (mean over graphs; "
-            "± sd over seeds):\n"
+            "Slowdown of the best found vs the best known, % (mean over graphs; ± sd over "
+            "seeds); measurements to come within 1 % of / to reach the best known (a graph where "
+            "a run never did counts as max n + 1; (k/N): only k graphs reached by every seed):\n"
         )
-        head = "| strategy | " + " | ".join(f"n={b}" for b in budgets) + " | n to 1 % |"
-        lines += [head, "|---" * (len(budgets) + 2) + "|"]
+        head = (
+            "| strategy | "
+            + " | ".join(f"n={b}" for b in budgets)
+            + " | n to within 1 % | n to the best |"
+        )
+        lines += [head, "|---" * (len(budgets) + 3) + "|"]
+
+        def nfmt(d, graphs):
+            reach = f" ({d['reached_min']}/{graphs})" if d["reached_min"] < graphs else ""
+            return fmt_ms(d) + reach
+
         for name, s in res["strategies"].items():
-            nw = s["n_within_1pct"]
-            reach = (
-                f" ({nw['reached_min']}/{s['graphs']})" if nw["reached_min"] < s["graphs"] else ""
-            )
             lines.append(
                 f"| {name} | "
-                + " | ".join(fmt_ms(s["slowdown_pct"][str(b)]) for b in budgets)
-                + f" | {fmt_ms(nw)}{reach} |"
+                + " | ".join(fmt_ms(s["slowdown_pct"][str(b)], 2) for b in budgets)
+                + f" | {nfmt(s['n_within_1pct'], s['graphs'])}"
+                + f" | {nfmt(s['n_to_best'], s['graphs'])} |"
             )
         lines.append("\nSpeedup over the default (mean over graphs):\n")
         head = (

@@ -75,6 +75,33 @@ TEST_CASE("bench_tune.py refuses bad arguments with exit 2 and a message") {
     CHECK(contains_text(r.output, "/nonexistent/segrank"));
 }
 
+TEST_CASE("bench_tune.py's random baseline equals the brute-force mean over every draw") {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    // E[best of n draws without replacement] and E[draws to the first config <= target], against
+    // the means over every subset / permutation of a small pool with ties.
+    std::string cmd = "cd ";
+    cmd += sq((source_dir() / "scripts").string());
+    cmd +=
+        " && python3 -c 'import itertools as it, statistics as st\n"
+        "from bench_tune import random_expected_curve as c, random_expected_hits as h\n"
+        "v = [5, 3, 3, 9, 1, 7, 1]\n"
+        "for n in range(1, 8):\n"
+        "    bf = st.fmean(min(x) for x in it.combinations(v, n))\n"
+        "    assert abs(bf - c(v, n)[-1]) < 1e-12, (n, bf)\n"
+        "for t in (1, 3, 6):\n"
+        "    bf = st.fmean(next(i + 1 for i, x in enumerate(p) if x <= t) "
+        "for p in it.permutations(v))\n"
+        "    assert abs(bf - h(v, t)) < 1e-12, (t, bf)\n"
+        "print(\"closed forms ok\")'";
+    const auto r = run_command(cmd);
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(contains_text(r.output, "closed forms ok"));
+}
+
 TEST_CASE("bench_tune.py: a failing segrank run names the case and command, writes no JSON") {
     if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
@@ -141,7 +168,7 @@ TEST_CASE(
         CHECK(strategy(*c, "model_refit").number_at("runs") == 2.0);
         // Every run measures the default first: speedup 1 at n = 1, never below it later.
         CHECK(at(strategy(*c, "anneal"), "speedup", "1") == doctest::Approx(1.0));
-        CHECK(at(strategy(*c, "model_oneshot"), "speedup", "10") >= 1.0);
+        CHECK(at(strategy(*c, "model_norefit"), "speedup", "10") >= 1.0);
         CHECK(c->number_at("graphs_with_speedup").has_value());
     }
     CHECK(doc.find("cases")->find("search_tile")->string_at("measure") == "hwmodel:pipeline");
@@ -151,7 +178,9 @@ TEST_CASE(
     CHECK(contains_text(table, "| model_refit |"));
 }
 
-TEST_CASE("bench_tune.py --tiny tunes real tile kernels with the models that held them out") {
+TEST_CASE(
+    "bench_tune.py --tiny tunes real tile kernels and the U-Net's held-out layout configs with "
+    "the models that held them out") {
     if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
@@ -159,7 +188,7 @@ TEST_CASE("bench_tune.py --tiny tunes real tile kernels with the models that hel
     SEGRANK_REQUIRE_SHARED_DATA(shared);
     const fs::path dir = scratch_dir("bench_tune_tiny_real");
     const auto r = run_bench(dir,
-                             "--tiny --cases real_tile --seeds 2 --random-seeds 2 "
+                             "--tiny --cases real_tile,real_layout --seeds 2 --random-seeds 2 "
                              "--shared-data " +
                                  sq(shared.string()));
     INFO(read_file_text(dir / "stderr.txt"));
@@ -181,6 +210,11 @@ TEST_CASE("bench_tune.py --tiny tunes real tile kernels with the models that hel
     CHECK(at(strategy(*c, "hwmodel"), "slowdown_pct", "10") >= 0.0);
     CHECK(strategy(*c, "model_oneshot").number_at("runs") == 2.0);
     CHECK(strategy(*c, "model_refit").number_at("runs") == 2.0);
+    const JsonValue* lay = doc.find("cases")->find("real_layout");
+    REQUIRE(lay != nullptr);
+    CHECK(lay->find("graphs")->members().size() == 5);  // one pool per fold
+    CHECK(strategy(*lay, "model_oneshot").number_at("runs") == 2.0);
+    CHECK(strategy(*lay, "model_oneshot").find("n_to_best")->number_at("mean").has_value());
 }
 
 }  // namespace segrank::test
