@@ -11,7 +11,7 @@ predict, hwmodel, tune) or from the recorded runtimes of the graph files. docs/b
 Strategies (budget n = measurements taken):
   default        the compiler default alone (the reference of every speedup).
   random         recorded pools: the exact expectation of the best of n configs drawn uniformly
-                 without replacement from the graph's recorded configs (closed form, no sampling);
+                 without replacement from the pool (closed form, no sampling);
                  search mode: `segrank tune --strategy random` (the default, then uniform draws of
                  the search space), --random-seeds seeds.
   anneal         search mode only: `segrank tune --strategy anneal` (simulated annealing from the
@@ -25,6 +25,8 @@ Strategies (budget n = measurements taken):
                  ranked + 1 explored), the head refit on the measured runtimes before each round.
 Model strategies run once per model seed (train.seed = sampling.seed = 0..N-1, --seeds).
 
+A recorded pool is the graph's distinct config rows, each with its first recorded runtime (what
+`--measure recorded` answers; a repeated row is one candidate of `segrank tune`).
 Per graph and budget: best found / best known - 1 (slowdown, %), default / best found (speedup),
 and the measurements needed to come within 1 % of the best known (recorded pools: the pool's
 best; search mode: the best any run of any strategy found on that graph). Means over graphs per
@@ -187,6 +189,25 @@ def log(msg):
 
 # ------------------------------------------------------------------------------------------------
 # curves: best found after n measurements
+
+
+def distinct_configs(npz):
+    """Indices of the first config of each distinct row of a graph file (tile config_feat, layout
+    node_config_feat; compared by value, -0 = 0, as tune's config_key)."""
+    m = read_npz(npz)
+    feat = m["config_feat"] if "config_feat" in m else m["node_config_feat"]
+    descr, _, shape, data = feat
+    codes = {"<f4": "f", "|i1": "b", "<i8": "q", "<f8": "d"}
+    if descr not in codes or not shape:
+        raise BenchError(f"{npz}: unexpected config array {descr} {shape}")
+    per = len(data) // shape[0] if shape[0] else 0
+    seen, keep = set(), []
+    for j in range(shape[0]):
+        key = tuple(array(codes[descr], data[j * per : (j + 1) * per]))
+        if key not in seen:
+            seen.add(key)
+            keep.append(j)
+    return keep
 
 
 def best_curve_of_order(runtimes, order, budget):
@@ -428,18 +449,22 @@ class Bench:
     def recorded_graph(self, case, gid, npz, hw_scores, model_runs, ctx):
         """Curves of every strategy on one graph's recorded pool. model_runs: [(seed, checkpoint,
         model scores of the graph)]."""
-        rt = [float(x) for x in npz_runtimes(npz)]
-        if not rt or min(rt) <= 0:
+        all_rt = [float(x) for x in npz_runtimes(npz)]
+        if not all_rt or min(all_rt) <= 0:
             raise BenchError(f"{ctx}: {npz} has no positive recorded runtimes")
+        # The pool: the distinct config rows, each with its first runtime (what `--measure
+        # recorded` answers for a repeated row; tune measures such a row once).
+        keep = distinct_configs(npz)
+        rt = [all_rt[i] for i in keep]
         best_known = min(rt)
         budget = self.budget
         base = self.case_dir(case, "tune", gid)
-        out = {"num_configs": len(rt), "best_known_ns": best_known}
+        out = {"num_configs": len(all_rt), "distinct_configs": len(rt), "best_known_ns": best_known}
 
         def order_of(scores):
-            if len(scores) != len(rt):
-                raise BenchError(f"{ctx}: {len(scores)} scores for {len(rt)} configs of {npz}")
-            return sorted(range(len(rt)), key=lambda i: (scores[i], i))
+            if len(scores) != len(all_rt):
+                raise BenchError(f"{ctx}: {len(scores)} scores for {len(all_rt)} configs of {npz}")
+            return sorted(range(len(rt)), key=lambda i: (scores[keep[i]], keep[i]))
 
         def refit_job(seed, ckpt):
             return self.r.tune(
