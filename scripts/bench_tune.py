@@ -17,6 +17,8 @@ Strategies (budget n = measurements taken):
   anneal         search mode only: `segrank tune --strategy anneal` (simulated annealing from the
                  default, tune/search.h), --random-seeds seeds.
   hwmodel        recorded pools: the n configs `segrank hwmodel --scores` estimates fastest.
+  X+default      recorded pools, X = random, hwmodel, model_oneshot: the default first, then X's
+                 order without it (as every `segrank tune` run measures the default first).
   model_oneshot  recorded pools: the n configs `segrank predict --scores` ranks fastest (one shot,
                  no measurement feedback).
   model_norefit  search mode: `segrank tune --refit none --batch 5` (the generator still breeds
@@ -192,8 +194,9 @@ def log(msg):
 
 
 def distinct_configs(npz):
-    """Indices of the first config of each distinct row of a graph file (tile config_feat, layout
-    node_config_feat; compared by value, -0 = 0, as tune's config_key)."""
+    """(keep, group): keep = indices of the first config of each distinct row of a graph file (tile
+    config_feat, layout node_config_feat; compared by value, -0 = 0, as tune's config_key);
+    group[j] = the position in keep of config j's row."""
     m = read_npz(npz)
     feat = m["config_feat"] if "config_feat" in m else m["node_config_feat"]
     descr, _, shape, data = feat
@@ -201,13 +204,19 @@ def distinct_configs(npz):
     if descr not in codes or not shape:
         raise BenchError(f"{npz}: unexpected config array {descr} {shape}")
     per = len(data) // shape[0] if shape[0] else 0
-    seen, keep = set(), []
+    seen, keep, group = {}, [], []
     for j in range(shape[0]):
         key = tuple(array(codes[descr], data[j * per : (j + 1) * per]))
         if key not in seen:
-            seen.add(key)
+            seen[key] = len(keep)
             keep.append(j)
-    return keep
+        group.append(seen[key])
+    return keep, group
+
+
+def default_first(order, d):
+    """The order with config d (the default) moved to the front."""
+    return [d] + [i for i in order if i != d]
 
 
 def best_curve_of_order(runtimes, order, budget):
@@ -454,7 +463,7 @@ class Bench:
             raise BenchError(f"{ctx}: {npz} has no positive recorded runtimes")
         # The pool: the distinct config rows, each with its first runtime (what `--measure
         # recorded` answers for a repeated row; tune measures such a row once).
-        keep = distinct_configs(npz)
+        keep, group = distinct_configs(npz)
         rt = [all_rt[i] for i in keep]
         best_known = min(rt)
         budget = self.budget
@@ -482,6 +491,11 @@ class Bench:
             raise BenchError(f"{ctx}: the default of {npz} could not be measured")
         out["default_ns"] = default_ns
         out["default_config"] = refits[0][1]["default_config"]
+        d = group[out["default_config"]]
+        if rt[d] != default_ns:
+            raise BenchError(
+                f"{ctx}: tune measured the default {default_ns} ns, the pool has {rt[d]}"
+            )
         strat = {}
         d_curve = [default_ns] * budget
         strat["default"] = [
@@ -492,13 +506,35 @@ class Bench:
             r_curve, default_ns, best_known, self.budgets, lambda t: random_expected_hits(rt, t)
         )
         strat["random"] = [r_row]
+        rest = rt[:d] + rt[d + 1 :]
+        strat["random+default"] = [
+            graph_row(
+                [default_ns] + [min(default_ns, v) for v in random_expected_curve(rest, budget - 1)]
+                if rest
+                else [default_ns] * budget,
+                default_ns,
+                best_known,
+                self.budgets,
+                lambda t: 1 if default_ns <= t else 1 + random_expected_hits(rest, t),
+            )
+        ]
         h_order = order_of(hw_scores)
         h_curve = best_curve_of_order(rt, h_order, budget)
         full = best_curve_of_order(rt, h_order, len(rt))
         strat["hwmodel"] = [
             graph_row(h_curve, default_ns, best_known, self.budgets, curve_hits(full))
         ]
-        strat["model_oneshot"], strat["model_refit"] = [], []
+        hd = best_curve_of_order(rt, default_first(h_order, d), len(rt))
+        strat["hwmodel+default"] = [
+            graph_row(
+                hd[:budget] + [hd[-1]] * (budget - len(hd)),
+                default_ns,
+                best_known,
+                self.budgets,
+                curve_hits(hd),
+            )
+        ]
+        strat["model_oneshot"], strat["model_oneshot+default"], strat["model_refit"] = [], [], []
         for (seed, _, scores), (curve, _) in zip(model_runs, refits):
             m_order = order_of(scores)
             strat["model_oneshot"].append(
@@ -508,6 +544,16 @@ class Bench:
                     best_known,
                     self.budgets,
                     curve_hits(best_curve_of_order(rt, m_order, len(rt))),
+                )
+            )
+            md = best_curve_of_order(rt, default_first(m_order, d), len(rt))
+            strat["model_oneshot+default"].append(
+                graph_row(
+                    md[:budget] + [md[-1]] * (budget - len(md)),
+                    default_ns,
+                    best_known,
+                    self.budgets,
+                    curve_hits(md),
                 )
             )
             strat["model_refit"].append(
