@@ -159,6 +159,12 @@ TEST_CASE(
     CHECK(at(strategy(*synth, "model_refit"), "speedup", "1") == doctest::Approx(1.0));
     CHECK(strategy(*synth, "model_refit").number_at("runs") == 2.0);
     CHECK(strategy(*synth, "random").number_at("runs") == 1.0);  // closed form
+    // The +default orders measure the default first, so they never fall below it.
+    for (const char* name : {"random+default", "hwmodel+default", "model_oneshot+default"}) {
+        INFO(name);
+        CHECK(at(strategy(*synth, name), "speedup", "1") == doctest::Approx(1.0));
+        CHECK(at(strategy(*synth, name), "speedup", "10") >= 1.0);
+    }
     for (const char* name : {"search_tile", "search_layout"}) {
         INFO(name);
         const JsonValue* c = doc.find("cases")->find(name);
