@@ -88,7 +88,11 @@ std::string summary_section(const TuneRecords& r, const std::vector<TuneRecords>
     rows.push_back({"default runtime", runtime(r.default_ns)});
     const double best = r.points.empty() ? kNaN : r.points.back().best_ns;
     rows.push_back({"best runtime", runtime(best)});
-    if (r.best) rows.push_back({"best config", text_of(*r.best, "config")});
+    if (r.best && std::isfinite(best)) {
+        const std::string c = text_of(*r.best, "config");
+        rows.push_back(
+            {"best config", c.empty() ? "a searched config (not a row of the file)" : c});
+    }
     rows.push_back({"speedup over the default", fmt(r.default_ns / best, "%.4fx")});
     if (std::isfinite(best))
         rows.push_back({"measurements to within 1 % of the best",

@@ -97,6 +97,7 @@ TEST_CASE(
     // failed measurement counted.
     CHECK(contains_text(html, "6 (1 failed)"));
     CHECK(contains_text(html, "2.0000x"));
+    CHECK(contains_text(html, "a searched config (not a row of the file)"));
     CHECK(
         contains_text(html, "<td>measurements to within 1 % of the best</td><td class=\"num\">6"));
     // Compare table: the random run never came within 1 % of the best of all runs.
