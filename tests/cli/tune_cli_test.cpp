@@ -328,6 +328,12 @@ TEST_CASE(
     const auto rec = run_segrank(base + " --strategy random --candidates recorded");
     CHECK(rec.exit_code == 1);
     CHECK(contains_text(rec.output, "--candidates recorded does not apply"));
+    const auto res = run_segrank(base + " --strategy anneal --resume");
+    CHECK(res.exit_code == 1);
+    CHECK(contains_text(res.output, "--strategy anneal does not resume"));
+    const auto refit = run_segrank(base + " --strategy random --refit head");
+    CHECK(refit.exit_code == 1);
+    CHECK(contains_text(refit.output, "--refit applies to --strategy model only"));
     const auto bad = run_segrank(base + " --strategy greedy");
     CHECK(bad.exit_code == 1);
     CHECK(contains_text(bad.output, "--strategy: expected model, anneal or random, got 'greedy'"));
