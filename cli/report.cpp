@@ -1,5 +1,6 @@
 // `segrank report RUN_DIR [--out report.html] [--eval eval.json] [--leaderboard table.csv|json]`:
-// one self-contained HTML page of a run.
+// one self-contained HTML page of a run; `segrank report TUNE_DIR [--compare TUNE_DIR2 ...]`: the
+// page of a tuning run.
 #include "report/report.h"
 
 #include <cctype>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -41,6 +43,27 @@ void refuse_replacing_non_html(const std::filesystem::path& out) {
         "the file");
 }
 
+// The page of a tune directory (tune.json): written to --out, else DIR/report.html.
+int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::path& dir) {
+    SEGRANK_CHECK(!args.count("eval") && !args.count("leaderboard"), dir.string(),
+                  " is a tune directory: --eval and --leaderboard apply to training runs only");
+    std::vector<std::filesystem::path> compare;
+    if (args.count("compare"))
+        for (const auto& c : args["compare"].as<std::vector<std::string>>()) {
+            SEGRANK_CHECK(is_tune_dir(c), "--compare ", c,
+                          ": not a tune directory (no tune.json; written by segrank tune --out)");
+            compare.emplace_back(c);
+        }
+    const std::filesystem::path out = args.count("out")
+                                          ? std::filesystem::path(args["out"].as<std::string>())
+                                          : dir / "report.html";
+    refuse_replacing_non_html(out);
+    const std::string html = render_tune_report_html(dir, compare);
+    write_file_atomically(out, html);
+    std::printf("segrank report: wrote %s (%zu bytes)\n", out.string().c_str(), html.size());
+    return 0;
+}
+
 }  // namespace
 
 int run_report(int argc, char** argv) {
@@ -52,21 +75,31 @@ int run_report(int argc, char** argv) {
                              "Kendall bars (--eval, else report.json), the leaderboard of the "
                              "run's evaluations, an optional "
                              "external leaderboard (`segrank leaderboard --out-csv` or --json "
-                             "output) and the effective config.");
+                             "output) and the effective config. For a `segrank tune` directory "
+                             "(one with tune.json): the best-so-far runtime and the speedup over "
+                             "the default against the measurement index, beside --compare runs.");
     options.add_options()("run_dir", "run directory (config.toml, metrics.jsonl, report.json)",
                           cxxopts::value<std::string>())(
         "out", "output HTML file (default <run_dir>/report.html)", cxxopts::value<std::string>())(
         "eval", "per-graph metrics from `segrank evaluate --json`", cxxopts::value<std::string>())(
         "leaderboard", "leaderboard table (CSV, or JSON when the name ends in .json)",
-        cxxopts::value<std::string>())("h,help", "show help");
+        cxxopts::value<std::string>())(
+        "compare",
+        "tune directory only: another tune directory whose curves are drawn beside (repeatable)",
+        cxxopts::value<std::vector<std::string>>())("h,help", "show help");
     options.parse_positional({"run_dir"});
-    options.positional_help("RUN_DIR");
+    options.positional_help("RUN_DIR | TUNE_DIR");
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("run_dir"), "missing RUN_DIR (see segrank report --help)");
+    const std::filesystem::path dir = args["run_dir"].as<std::string>();
+    if (is_tune_dir(dir)) return report_tune_dir(args, dir);
+    SEGRANK_CHECK(
+        !args.count("compare"), "--compare: ", dir.string(),
+        " is not a tune directory (no tune.json); --compare draws tuning runs beside one");
     ReportOptions opt;
-    opt.run_dir = args["run_dir"].as<std::string>();
+    opt.run_dir = dir;
     if (args.count("eval")) opt.eval_json = args["eval"].as<std::string>();
     if (args.count("leaderboard")) opt.leaderboard = args["leaderboard"].as<std::string>();
     // The default output goes into RUN_DIR: only into a folder that is a run directory, never a

@@ -102,6 +102,18 @@ TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidat
     o.resume = args.count("resume") > 0;
     o.measure = args["measure"].as<std::string>();
     o.progress = args.count("quiet") == 0;
+    o.strategy = parse_strategy(args["strategy"].as<std::string>());
+    if (o.strategy != Strategy::kModel) {
+        const char* name = strategy_name(o.strategy);
+        SEGRANK_CHECK(args.count("checkpoint") == 0, "--strategy ", name,
+                      ": a model-free search takes no --checkpoint");
+        SEGRANK_CHECK(!args.count("candidates") || candidates == "search", "--strategy ", name,
+                      ": searches the module's configurations; --candidates ", candidates,
+                      " does not apply (use --candidates search or leave it out)");
+        SEGRANK_CHECK(o.refit == RefitMode::kNone, "--strategy ", name,
+                      ": --refit applies to --strategy model only");
+        candidates = "search";
+    }
     return o;
 }
 
@@ -157,6 +169,9 @@ int run_tune(int argc, char** argv) {
         "refit-steps", "AdamW steps per refit", cxxopts::value<int>()->default_value("200"))(
         "refit-lr", "refit learning rate", cxxopts::value<double>()->default_value("0.001"))(
         "seed", "exploration seed", cxxopts::value<int64_t>()->default_value("0"))(
+        "strategy",
+        "model (the cost model's rounds) | anneal | random (model-free searches, no checkpoint)",
+        cxxopts::value<std::string>()->default_value("model"))(
         "out", "output directory (measurements.jsonl, best.json, tune.json)",
         cxxopts::value<std::string>())("resume", "continue the run in --out")(
         "threads", "OpenMP threads (default: all cores)",
@@ -165,15 +180,18 @@ int run_tune(int argc, char** argv) {
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
-    SEGRANK_CHECK(args.count("checkpoint"), "missing --checkpoint RUN_DIR");
     SEGRANK_CHECK(args.count("graph"), "missing --graph FILE.npz | STORE.h5:NAME | FILE.pb");
     SEGRANK_CHECK(args.count("budget"), "missing --budget N");
     SEGRANK_CHECK(args.count("out"), "missing --out DIR");
     std::string candidates;
     TuneOptions o = tune_options(args, candidates);
+    SEGRANK_CHECK(o.strategy != Strategy::kModel || args.count("checkpoint"),
+                  "missing --checkpoint RUN_DIR");
     set_num_threads(thread_option(args));
 
-    CostModel model(args["checkpoint"].as<std::vector<std::string>>());
+    std::optional<CostModel> model;
+    if (o.strategy == Strategy::kModel)
+        model.emplace(args["checkpoint"].as<std::vector<std::string>>());
     const Graph g = Graph::open(args["graph"].as<std::string>());
     tune::MeasureOptions mo;
     mo.noise_sigma = args["noise"].as<double>();
@@ -193,7 +211,8 @@ int run_tune(int argc, char** argv) {
     g_stop.store(0);
     StopSignals signals;
     o.stop = &g_stop;
-    const TuneResult r = tune_rounds(model, g, record, measure, o);
+    const TuneResult r = model ? tune_rounds(*model, g, record, measure, o)
+                               : tune_model_free(g, record, measure, o, generator->space());
     if (r.interrupted_by) {
         std::fprintf(stderr,
                      "segrank tune: interrupted by signal %d after %lld measurements; every "

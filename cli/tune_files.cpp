@@ -130,7 +130,7 @@ std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGrap
 }  // namespace
 
 std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Json& ident,
-                                  const std::string& mode, const CostModel& model,
+                                  const std::string& mode, const CostModel* model,
                                   const tune::TuneGraph& record) {
     const fs::path meas_file = o.out / "measurements.jsonl";
     const fs::path ident_file = o.out / "tune.json";
@@ -159,8 +159,10 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
         j["where"] = g.where();
         j["measure"] = o.measure;
         j["candidates"] = mode;
+        j["strategy"] = strategy_name(o.strategy);
         Json ck = Json::array();
-        for (size_t m = 0; m < model.num_members(); ++m) ck.push_back(model.checkpoint(m));
+        if (model)
+            for (size_t m = 0; m < model->num_members(); ++m) ck.push_back(model->checkpoint(m));
         j["checkpoints"] = ck;
         write_file_atomically(ident_file, dump_json(j) + "\n");
     }

@@ -26,9 +26,10 @@ struct Record {
 
 // Checks or creates o.out: with o.resume, that tune.json names graph `ident` and `mode`, and
 // returns the earlier measurements (read_measurements); else creates the directory and its
-// tune.json and returns none. Throws segrank::Error naming --out / --resume otherwise.
+// tune.json (the checkpoints of `model`, none when null) and returns none. Throws segrank::Error
+// naming --out / --resume otherwise.
 std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Json& ident,
-                                  const std::string& mode, const CostModel& model,
+                                  const std::string& mode, const CostModel* model,
                                   const tune::TuneGraph& record);
 
 // Writes DIR/best.json (atomically) for the run state `res`; `rule` says how the default was

@@ -1,4 +1,5 @@
-// `segrank tune`'s rounds, files and resume (cli/tune_rounds.h, docs/tune.md).
+// `segrank tune`'s rounds, files and resume (cli/tune_rounds.h, docs/tune.md); the settings and
+// spellings are in cli/tune_config.cpp.
 #include "cli/tune_rounds.h"
 
 #include <algorithm>
@@ -13,98 +14,11 @@
 #include "cli/tune_files.h"
 #include "gnn/core/check.h"
 #include "gnn/core/rng.h"
+#include "tune/search.h"
 
 namespace segrank::cli {
 
 namespace fs = std::filesystem;
-
-RefitMode parse_refit(const std::string& s) {
-    if (s == "none") return RefitMode::kNone;
-    if (s == "head") return RefitMode::kHead;
-    if (s == "full") return RefitMode::kFull;
-    SEGRANK_CHECK(false, "--refit: expected none, head or full, got '", s, "'");
-    return RefitMode::kNone;
-}
-
-int64_t default_config(const Graph& g, std::string* rule) {
-    const Graph::Impl& gi = *g.impl();
-    const GraphSource& src = *gi.entry.source;
-    const int64_t c = g.num_configs();
-    std::lock_guard<std::recursive_mutex> lock(cost_model_mutex());
-    if (g.task() == CostTask::kLayout) {
-        const int64_t nc = g.num_config_nodes();
-        const int64_t per = nc * kLayoutConfigDim;
-        // Read in chunks so a graph with many configurable nodes is not loaded whole.
-        const int64_t chunk = std::max<int64_t>(1, (int64_t{8} << 20) / std::max<int64_t>(per, 1));
-        std::vector<int8_t> buf;
-        for (int64_t b = 0; b < c; b += chunk) {
-            const int64_t e = std::min(c, b + chunk);
-            std::vector<int64_t> rows(static_cast<size_t>(e - b));
-            std::iota(rows.begin(), rows.end(), b);
-            buf.resize(static_cast<size_t>((e - b) * per));
-            src.read_layout_config_rows(gi.entry.index, rows, buf);
-            for (int64_t j = 0; j < e - b; ++j) {
-                const int8_t* r = buf.data() + j * per;
-                if (std::all_of(r, r + per, [](int8_t v) { return v == -1; })) {
-                    if (rule) *rule = "every layout slot -1 (the compiler's default layout)";
-                    return b + j;
-                }
-            }
-        }
-        if (rule) *rule = "no config leaves every layout slot -1: config 0 taken as the reference";
-        return 0;
-    }
-    const ConfigTensors labels = src.load_labels(gi.entry.index);
-    for (int64_t j = 0; j < c; ++j)
-        if (labels.runtime[static_cast<size_t>(j)] > 0 &&
-            static_cast<size_t>(j) < labels.runtime_normalizers.size() &&
-            labels.runtime[static_cast<size_t>(j)] ==
-                labels.runtime_normalizers[static_cast<size_t>(j)]) {
-            if (rule)
-                *rule =
-                    "the first config whose runtime equals config_runtime_normalizers (the "
-                    "is_default run's time)";
-            return j;
-        }
-    if (rule)
-        *rule =
-            "no config's runtime equals config_runtime_normalizers (no default marker): config 0 "
-            "taken as the reference";
-    return 0;
-}
-
-Json xla_config(const tune::Config& c, std::span<const int64_t> nodes) {
-    if (c.task() == Task::kTile) {
-        Json out = Json::object();
-        const char* names[3] = {"kernel_bounds", "output_bounds", "input_bounds"};
-        for (int t = 0; t < 3; ++t) {
-            std::vector<int64_t> b;
-            for (int d = 0; d < 6; ++d) b.push_back(static_cast<int64_t>(c.tile[t * 8 + d]));
-            while (!b.empty() && b.back() == 0) b.pop_back();
-            out[names[t]] = b;
-        }
-        return out;
-    }
-    Json out = Json::array();
-    const char* names[3] = {"output", "input", "kernel"};
-    for (size_t k = 0; k < nodes.size(); ++k) {
-        Json node = Json::object();
-        node["node"] = nodes[k];
-        for (int t = 0; t < 3; ++t) {
-            std::string s = "{";
-            int n = 0;
-            for (int d = 0; d < 6; ++d) {
-                const int v = c.layout[k * kLayoutConfigDim + static_cast<size_t>(t * 6 + d)];
-                if (v < 0) break;
-                if (n++) s += ',';
-                s += std::to_string(v);
-            }
-            node[names[t]] = n == 0 ? std::string("default") : s + "}";
-        }
-        out.push_back(node);
-    }
-    return out;
-}
 
 namespace {
 
@@ -153,7 +67,7 @@ void minmax(std::vector<double>& v) {
 // One tune_rounds call: the run's files, what is measured, the best so far (in res), and the
 // steps of a round. Members are public: this is the body of tune_rounds cut into named steps.
 struct TuneRun {
-    CostModel& model;
+    CostModel* model;  // null: a model-free strategy (tune_model_free)
     const Graph& g;
     const tune::TuneGraph& record;
     const MeasureFn& measure;
@@ -175,7 +89,7 @@ struct TuneRun {
     std::ofstream log;
     int64_t last_refit_count = -1;
 
-    TuneRun(CostModel& model_, const Graph& g_, const tune::TuneGraph& record_,
+    TuneRun(CostModel* model_, const Graph& g_, const tune::TuneGraph& record_,
             const MeasureFn& measure_, const TuneOptions& o_)
         : model(model_),
           g(g_),
@@ -264,8 +178,9 @@ struct TuneRun {
         if (!measured.count(tune::config_key(default_rows)) && res.measured < o.budget &&
             !stopped()) {
             const int64_t d[1] = {res.default_config};
-            const std::vector<double> s = model.score(g, std::span<const int64_t>(d, 1));
-            take(0, default_rows, s[0]);
+            const double predicted =
+                model ? model->score(g, std::span<const int64_t>(d, 1))[0] : NAN;
+            take(0, default_rows, predicted);
             write_best();
             if (o.progress)
                 std::printf("tune: round 0: default config %lld measured: %s\n",
@@ -304,10 +219,10 @@ struct TuneRun {
                 fit_graph = graph_of_configs(record, ok_configs);
                 std::iota(idx.begin(), idx.end(), int64_t{0});
             }
-            model.refit(fit_graph ? *fit_graph : g, idx, ok_runtimes,
-                        o.refit == RefitMode::kHead ? CostModel::RefitScope::kHead
-                                                    : CostModel::RefitScope::kAll,
-                        o.refit_steps, o.refit_lr);
+            model->refit(fit_graph ? *fit_graph : g, idx, ok_runtimes,
+                         o.refit == RefitMode::kHead ? CostModel::RefitScope::kHead
+                                                     : CostModel::RefitScope::kAll,
+                         o.refit_steps, o.refit_lr);
             last_refit_count = static_cast<int64_t>(ok_configs.size());
         }
     }
@@ -319,16 +234,16 @@ struct TuneRun {
         std::vector<std::vector<float>> ms;
         if (search) {
             const Graph pool_graph = graph_of_configs(record, open);
-            ms = model.member_scores(pool_graph, {});
+            ms = model->member_scores(pool_graph, {});
         } else {
-            ms = model.member_scores(g, open_index);
+            ms = model->member_scores(g, open_index);
         }
         ens.assign(open.size(), 0.0);
         for (const auto& s : ms) {
             std::vector<double> d(s.begin(), s.end());
             std::vector<double> n = d;
             minmax(n);
-            if (model.num_members() > 1) d = n;
+            if (model->num_members() > 1) d = n;
             for (size_t i = 0; i < d.size(); ++i) ens[i] += d[i];
             norm.push_back(std::move(n));
         }
@@ -394,7 +309,8 @@ struct TuneRun {
 
     void run_rounds() {
         int64_t task_members = 0;
-        for (size_t m = 0; m < model.num_members(); ++m) task_members += model.task(m) == g.task();
+        for (size_t m = 0; m < model->num_members(); ++m)
+            task_members += model->task(m) == g.task();
         while (res.measured < o.budget && !stopped()) {
             std::vector<tune::Config> open;
             std::vector<int64_t> open_index;
@@ -418,7 +334,79 @@ struct TuneRun {
     }
 };
 
+// A tune/search.h baseline's measurer: every config it asks for is taken by the run (one line of
+// measurements.jsonl, one round per measure call); a config the run measured already (the
+// default) is answered from that measurement without a new one.
+class RunMeasurer : public tune::Measurer {
+public:
+    explicit RunMeasurer(TuneRun& run) : run_(run) {}
+    std::vector<tune::Measurement> measure(std::span<const tune::Config> configs) override {
+        ++run_.res.rounds;
+        std::vector<tune::Measurement> out;
+        for (const tune::Config& c : configs) {
+            const auto earlier = std::find_if(run_.trials.begin(), run_.trials.end(),
+                                              [&](const tune::Trial& t) { return t.config == c; });
+            if (earlier != run_.trials.end()) {
+                out.push_back(earlier->runtime_ns ? tune::Measurement::success(*earlier->runtime_ns)
+                                                  : tune::Measurement::failure("failed before"));
+            } else if (run_.stopped() || run_.res.measured >= run_.o.budget) {
+                out.push_back(tune::Measurement::failure("not measured: the run is stopping"));
+            } else {
+                run_.take(run_.res.rounds, c, NAN);
+                const auto& t = run_.trials.back();
+                out.push_back(t.runtime_ns ? tune::Measurement::success(*t.runtime_ns)
+                                           : tune::Measurement::failure("failed"));
+            }
+        }
+        if (run_.o.progress) run_.print_round(configs.size());
+        return out;
+    }
+    std::string name() const override { return run_.o.measure; }
+
+private:
+    TuneRun& run_;
+};
+
 }  // namespace
+
+TuneResult tune_model_free(const Graph& g, const tune::TuneGraph& record, const MeasureFn& measure,
+                           const TuneOptions& o, const tune::SearchSpace& space) {
+    SEGRANK_CHECK(o.strategy == Strategy::kAnneal || o.strategy == Strategy::kRandom,
+                  "tune: model-free strategy expected (anneal or random), got ",
+                  strategy_name(o.strategy));
+    SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
+    SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
+    SEGRANK_CHECK(!o.out.empty(), "missing --out DIR");
+    SEGRANK_CHECK(!o.resume, "--resume: --strategy ", strategy_name(o.strategy),
+                  " does not resume (its search state is not in DIR); start a new --out");
+    SEGRANK_CHECK(o.generator != nullptr, "--strategy ", strategy_name(o.strategy),
+                  ": searches the module's configurations, expected --candidates search");
+    const int64_t c = g.num_configs();
+    SEGRANK_CHECK(c >= 1 && record.num_recorded() == c, g.where(), ": the graph has ", c,
+                  " configs and its record ", record.num_recorded(), " (expected the same, >= 1)");
+    TuneRun run(nullptr, g, record, measure, o);
+    run.open_dir(graph_identity(g));
+    run.measure_default();
+    // The search's own first measurement is the space's default: free when it is the recorded
+    // default measured in round 0.
+    const bool start_free = run.measured.count(tune::config_key(space.default_config())) > 0;
+    const int64_t budget = o.budget - run.res.measured + (start_free ? 1 : 0);
+    if (budget >= 1 && !run.stopped()) {
+        RunMeasurer m(run);
+        if (o.strategy == Strategy::kAnneal) {
+            tune::AnnealOptions ao;
+            ao.budget = budget;
+            ao.seed = o.seed;
+            ao.batch = o.batch;
+            (void)tune::simulated_annealing(space, m, ao);
+        } else {
+            (void)tune::random_search(space, m, budget, o.seed, o.batch);
+        }
+    }
+    run.write_best();
+    if (run.stopped()) run.res.interrupted_by = o.stop->load();
+    return run.res;
+}
 
 TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& record,
                        const MeasureFn& measure, const TuneOptions& o) {
@@ -431,7 +419,7 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
     const int64_t c = g.num_configs();
     SEGRANK_CHECK(c >= 1 && record.num_recorded() == c, g.where(), ": the graph has ", c,
                   " configs and its record ", record.num_recorded(), " (expected the same, >= 1)");
-    TuneRun run(model, g, record, measure, o);
+    TuneRun run(&model, g, record, measure, o);
     run.open_dir(graph_identity(g));
     run.measure_default();
     run.run_rounds();

@@ -36,6 +36,15 @@ enum class RefitMode { kNone, kHead, kFull };
 /// "none" / "head" / "full" -> RefitMode; throws segrank::Error naming --refit otherwise.
 RefitMode parse_refit(const std::string& s);
 
+/// Who chooses the configs to measure (--strategy): the cost model's rounds (tune_rounds), or a
+/// model-free baseline of tune/search.h over the module's search space (tune_model_free):
+/// simulated annealing or uniform random search.
+enum class Strategy { kModel, kAnneal, kRandom };
+/// "model" / "anneal" / "random" -> Strategy; throws segrank::Error naming --strategy otherwise.
+Strategy parse_strategy(const std::string& s);
+/// The --strategy spelling of s.
+const char* strategy_name(Strategy s);
+
 /// Settings of one tuning run.
 struct TuneOptions {
     int64_t budget =
@@ -57,6 +66,7 @@ struct TuneOptions {
     /// --candidates recorded (the file's own configs).
     const tune::CandidateGenerator* generator = nullptr;
     int64_t pool = 0;  ///< search: proposals scored per round (0 = max(64, 8 B))
+    Strategy strategy = Strategy::kModel;  ///< recorded in DIR/tune.json
 };
 
 /// How the run ended.
@@ -90,5 +100,16 @@ Json xla_config(const tune::Config& c, std::span<const int64_t> nodes);
 /// `record` is g's record (structure, recorded rows and runtimes; tune::tune_graph of it).
 TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& record,
                        const MeasureFn& measure, const TuneOptions& o);
+
+/// The model-free run of o.strategy (kAnneal or kRandom) on g in o.out, with the files of
+/// tune_rounds: round 0 measures the compiler default (as tune_rounds does), then
+/// tune::simulated_annealing or tune::random_search over `space` (seeded by o.seed, o.batch
+/// configs per measure call = per round) spends the rest of o.budget; their start, the space's
+/// default, is not measured twice when it is the recorded default. Every line has "predicted":
+/// null. Throws segrank::Error for bad options, o.resume (these searches do not resume), a DIR
+/// that exists, or o.generator null (the configs are searched, so DIR is a --candidates search
+/// directory).
+TuneResult tune_model_free(const Graph& g, const tune::TuneGraph& record, const MeasureFn& measure,
+                           const TuneOptions& o, const tune::SearchSpace& space);
 
 }  // namespace segrank::cli

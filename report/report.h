@@ -66,6 +66,42 @@ struct ReportOptions {
     std::optional<std::filesystem::path> leaderboard;  ///< external leaderboard (CSV or JSON)
 };
 
+/// One line of a `segrank tune` directory's measurements.jsonl (docs/tune.md#files).
+struct TunePoint {
+    int64_t round = 0;
+    double measured_ns = 0.0;  ///< NaN when the measurement failed
+    double best_ns = 0.0;      ///< fastest so far, NaN before the first success
+    std::string error;         ///< why the measurement failed ("" when it succeeded)
+};
+
+/// Everything read from a `segrank tune` directory.
+struct TuneRecords {
+    std::filesystem::path dir;
+    Json tune;                 ///< tune.json
+    std::optional<Json> best;  ///< best.json (absent before the first round ends)
+    std::vector<TunePoint> points;
+    double default_ns = 0.0;  ///< the default's runtime (best.json, else the round-0 line); NaN
+                              ///< when unknown
+    std::vector<std::string> notes;  ///< what was missing or skipped, shown in the page
+};
+
+/// True when `dir` holds a tune.json (a `segrank tune --out` directory).
+bool is_tune_dir(const std::filesystem::path& dir);
+
+/// Reads a tune directory. Throws segrank::Error naming the file (and line) when tune.json is
+/// missing or not a JSON object with a "graph" object, or a measurements.jsonl line other than the
+/// last is malformed or lacks "round" / "best_ns"; a torn last line (a run still measuring) is
+/// skipped with a note.
+TuneRecords load_tune_dir(const std::filesystem::path& dir);
+
+/// The HTML page of a tuning run: a summary (graph, measure, strategy, default and best, speedup,
+/// measurements to come within 1 % of the final best), the best-so-far runtime and the speedup
+/// over the default against the measurement index (one series per directory: `dir` first, then
+/// each of `compare`, e.g. other strategies on the same graph, each with its own default), each
+/// measured runtime, and a per-round table of `dir`. Throws segrank::Error from load_tune_dir.
+std::string render_tune_report_html(const std::filesystem::path& dir,
+                                    const std::vector<std::filesystem::path>& compare);
+
 /// The whole HTML page: header and summary, loss and learning-rate curves, validation metrics per
 /// collection over steps (with the random baseline of the run and, when the external leaderboard
 /// has a row whose name contains "hwmodel", that row's scores as horizontal reference lines),

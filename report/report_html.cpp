@@ -9,15 +9,13 @@
 
 #include "gnn/core/check.h"
 #include "report/report.h"
+#include "report/report_page.h"
 #include "report/report_svg.h"
 
 namespace segrank {
-namespace {
+namespace report_page {
 
-constexpr const char* kKaggle[] = {"tile:xla", "layout:xla:default", "layout:xla:random",
-                                   "layout:nlp:default", "layout:nlp:random"};
-
-constexpr const char* kStyle = R"(
+const char* const kReportStyle = R"(
 body { font-family: sans-serif; margin: 24px auto; max-width: 1140px; padding: 0 8px; color: #222; }
 h1 { font-size: 24px; margin-bottom: 4px; }
 h2 { font-size: 18px; border-bottom: 1px solid #ccc; padding-bottom: 4px; margin-top: 32px; }
@@ -32,7 +30,7 @@ pre { background: #f7f7f7; border: 1px solid #ddd; padding: 10px; font-size: 12p
 .note { color: #8a6d00; font-size: 13px; }
 )";
 
-std::string fmt(double v, const char* f = "%.4f") {
+std::string fmt(double v, const char* f) {
     if (!std::isfinite(v)) return "";
     char buf[48];
     std::snprintf(buf, sizeof(buf), f, v);
@@ -48,7 +46,7 @@ bool numeric_cell(const std::string& s) {
 
 std::string html_table(const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows,
-                       const std::vector<bool>& highlight = {}) {
+                       const std::vector<bool>& highlight) {
     std::string out = "<table><thead><tr>";
     for (const auto& h : header) out += "<th>" + html_escape(h) + "</th>";
     out += "</tr></thead><tbody>";
@@ -65,10 +63,19 @@ std::string section(const char* id, const char* title, const std::string& body) 
     return str("<section id=\"", id, "\"><h2>", title, "</h2>", body, "</section>\n");
 }
 
-std::string para(const std::string& text, const char* cls = nullptr) {
+std::string para(const std::string& text, const char* cls) {
     return cls ? str("<p class=\"", cls, "\">", html_escape(text), "</p>")
                : "<p>" + html_escape(text) + "</p>";
 }
+
+}  // namespace report_page
+
+namespace {
+
+using namespace report_page;
+
+constexpr const char* kKaggle[] = {"tile:xla", "layout:xla:default", "layout:xla:random",
+                                   "layout:nlp:default", "layout:nlp:random"};
 
 std::string summary_section(const RunRecords& run, const std::string& title) {
     std::vector<std::vector<std::string>> rows;
@@ -371,7 +378,8 @@ std::string render_report_html(const ReportOptions& opt) {
     const std::string title = "segrank run report: " + name;
     std::string html =
         str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>",
-            html_escape(title), "</title><style>", kStyle, "</style></head><body>\n");
+            html_escape(title), "</title><style>", report_page::kReportStyle,
+            "</style></head><body>\n");
     html += summary_section(run, title);
     html += training_section(run);
     std::optional<TextTable> leaderboard;

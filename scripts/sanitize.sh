@@ -4,8 +4,8 @@
 # whole test suite under them: any memory error, leak or undefined behaviour fails its test.
 # Usage: scripts/sanitize.sh [ctest args, e.g. -R gnn:]   Env: SANITIZE_BUILD_DIR (default
 # build-asan), JOBS (default nproc), SANITIZE_EXCLUDE (ctest -E regex, default below; empty runs all).
-# Not run here by default: the end-to-end runs of scripts/bench_quality.py --tiny and
-# scripts/bench_scale.py. They test the Python harness (case wiring, JSON), run no segrank code the
+# Not run here by default: the end-to-end runs of scripts/bench_quality.py --tiny,
+# scripts/bench_tune.py --tiny and scripts/bench_scale.py. They test the Python harness (case wiring, JSON), run no segrank code the
 # rest of the suite does not run under the sanitizers, and take 25+ min under ASan (1512 s for the
 # real cases alone in CI) against seconds in the Release suite, which runs them.
 # Leaks inside Open MPI / hwloc / libgomp (allocated once per process by the libraries, not by
@@ -30,7 +30,7 @@ cmake --build "$BUILD" -j "$JOBS"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0}
-EXCLUDE=${SANITIZE_EXCLUDE-bench_(quality|scale)\.py --tiny}
+EXCLUDE=${SANITIZE_EXCLUDE-bench_(quality|scale|tune)\.py --tiny}
 exclude=()
 if [ -n "$EXCLUDE" ]; then
     exclude=(-E "$EXCLUDE")

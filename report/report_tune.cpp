@@ -1,0 +1,295 @@
+// `segrank report TUNE_DIR`: the page of a `segrank tune` run (see report.h): best-so-far runtime
+// and speedup over the default against the measurement index, beside other runs (--compare).
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "gnn/core/check.h"
+#include "report/report.h"
+#include "report/report_page.h"
+#include "report/report_svg.h"
+#include "util/user_input.h"
+
+namespace segrank {
+namespace {
+
+using namespace report_page;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string read_all(const std::filesystem::path& path) {
+    require_regular_input(path, "a text file");  // a FIFO would block the report
+    std::ifstream in(path, std::ios::binary);
+    SEGRANK_CHECK(in.good(), path.string(), ": cannot open for reading");
+    std::ostringstream os;
+    os << in.rdbuf();
+    SEGRANK_CHECK(!in.bad(), path.string(), ": read error");
+    return os.str();
+}
+
+// A number member, NaN when absent or null.
+double number(const Json& v, const char* key) { return json_number_or_nan(v, key); }
+
+std::string text_of(const Json& v, const char* key) {
+    if (!v.is_object() || !v.contains(key)) return "";
+    const Json& x = v[key];
+    if (x.is_string()) return x.get<std::string>();
+    if (x.is_null()) return "";
+    return dump_json(x);
+}
+
+// A runtime in the unit that suits it (ns, us, ms, s).
+std::string runtime(double ns) {
+    if (!std::isfinite(ns)) return "";
+    if (ns >= 1e9) return fmt(ns / 1e9, "%.4g s");
+    if (ns >= 1e6) return fmt(ns / 1e6, "%.4g ms");
+    if (ns >= 1e3) return fmt(ns / 1e3, "%.4g us");
+    return fmt(ns, "%.4g ns");
+}
+
+// The series label of a run: its directory name and strategy.
+std::string run_label(const TuneRecords& r) {
+    std::string name = std::filesystem::absolute(r.dir).lexically_normal().filename().string();
+    if (name.empty())
+        name =
+            std::filesystem::absolute(r.dir).lexically_normal().parent_path().filename().string();
+    const std::string strategy = text_of(r.tune, "strategy");
+    return strategy.empty() || name.find(strategy) != std::string::npos
+               ? name
+               : name + " (" + strategy + ")";
+}
+
+// 1-based index of the first measurement whose best so far is within `within` of `target`; 0 when
+// none is.
+int64_t first_within(const TuneRecords& r, double target, double within) {
+    for (size_t i = 0; i < r.points.size(); ++i)
+        if (std::isfinite(r.points[i].best_ns) && r.points[i].best_ns <= target * (1 + within))
+            return static_cast<int64_t>(i + 1);
+    return 0;
+}
+
+std::string summary_section(const TuneRecords& r, const std::vector<TuneRecords>& others) {
+    const Json& g = r.tune["graph"];
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"tune directory", r.dir.string()});
+    rows.push_back({"graph", text_of(g, "name") + " (" + text_of(g, "task") + ", " +
+                                 text_of(g, "num_configs") + " recorded configs)"});
+    rows.push_back({"graph file", text_of(r.tune, "where")});
+    rows.push_back({"measure", text_of(r.tune, "measure")});
+    rows.push_back({"candidates", text_of(r.tune, "candidates")});
+    rows.push_back({"strategy", r.tune.contains("strategy") ? text_of(r.tune, "strategy")
+                                                            : std::string("model")});
+    rows.push_back({"checkpoints", text_of(r.tune, "checkpoints")});
+    int64_t failed = 0;
+    for (const auto& p : r.points) failed += std::isnan(p.measured_ns);
+    rows.push_back({"measurements", str(r.points.size(), " (", failed, " failed)")});
+    rows.push_back({"default runtime", runtime(r.default_ns)});
+    const double best = r.points.empty() ? kNaN : r.points.back().best_ns;
+    rows.push_back({"best runtime", runtime(best)});
+    if (r.best && std::isfinite(best)) {
+        const std::string c = text_of(*r.best, "config");
+        rows.push_back(
+            {"best config", c.empty() ? "a searched config (not a row of the file)" : c});
+    }
+    rows.push_back({"speedup over the default", fmt(r.default_ns / best, "%.4fx")});
+    if (std::isfinite(best))
+        rows.push_back({"measurements to within 1 % of the best",
+                        std::to_string(first_within(r, best, 0.01))});
+    std::string body = html_table({"item", "value"}, rows);
+    if (!others.empty()) {
+        std::vector<std::vector<std::string>> cmp;
+        double all_best = best;
+        for (const auto& o : others)
+            if (!o.points.empty() && !(o.points.back().best_ns >= all_best))
+                all_best = o.points.back().best_ns;
+        auto row = [&](const TuneRecords& t) {
+            const double b = t.points.empty() ? kNaN : t.points.back().best_ns;
+            const int64_t n = std::isfinite(all_best) ? first_within(t, all_best, 0.01) : 0;
+            return std::vector<std::string>{run_label(t),
+                                            std::to_string(t.points.size()),
+                                            runtime(t.default_ns),
+                                            runtime(b),
+                                            fmt(t.default_ns / b, "%.4f"),
+                                            n > 0 ? std::to_string(n) : std::string("never")};
+        };
+        cmp.push_back(row(r));
+        for (const auto& o : others) cmp.push_back(row(o));
+        body += para(
+            "Runs compared (the best of all of them is the reference of the last "
+            "column):");
+        body += html_table({"run", "measurements", "default", "best", "speedup",
+                            "measurements to within 1 % of the best of all runs"},
+                           cmp);
+    }
+    for (const auto& n : r.notes) body += para(n, "note");
+    for (const auto& o : others)
+        for (const auto& n : o.notes) body += para(n, "note");
+    return section("summary", "Summary", body);
+}
+
+std::string curves_section(const std::vector<const TuneRecords*>& runs) {
+    std::vector<SvgSeries> best, speedup, measured;
+    bool positive = true;
+    for (const TuneRecords* r : runs) {
+        SvgSeries b{run_label(*r), {}, {}}, s{run_label(*r), {}, {}},
+            m{run_label(*r) + ": each measurement", {}, {}};
+        for (size_t i = 0; i < r->points.size(); ++i) {
+            const double x = static_cast<double>(i + 1);
+            b.x.push_back(x);
+            b.y.push_back(r->points[i].best_ns);
+            s.x.push_back(x);
+            s.y.push_back(r->default_ns / r->points[i].best_ns);
+            m.x.push_back(x);
+            m.y.push_back(r->points[i].measured_ns);
+        }
+        best.push_back(std::move(b));
+        speedup.push_back(std::move(s));
+        measured.push_back(std::move(m));
+    }
+    for (const auto& s : measured)
+        for (double y : s.y) positive = positive && !(y <= 0);
+    LineChartOptions bo{"Best runtime so far", "measurement", "runtime (ns)", false, 560, 300};
+    bo.references.push_back({"default of " + run_label(*runs[0]), runs[0]->default_ns});
+    LineChartOptions so{
+        "Speedup over the default", "measurement", "default / best so far", false, 560, 300};
+    so.references.push_back({"the default (1x)", 1.0});
+    LineChartOptions mo{"Each measured runtime (failures are gaps)",
+                        "measurement",
+                        "runtime (ns)",
+                        positive,
+                        560,
+                        300};
+    std::string body = "<div class=\"charts\">";
+    body += svg_line_chart(best, bo);
+    body += svg_line_chart(speedup, so);
+    body += svg_line_chart(measured, mo);
+    body += "</div>";
+    body += para(
+        "x: the measurement index (1 = the first line of measurements.jsonl, the "
+        "compiler default in a segrank tune run). Each run's speedup is over its own "
+        "default.");
+    return section("curves", "Tuning curves", body);
+}
+
+std::string rounds_section(const TuneRecords& r) {
+    std::map<int64_t, std::vector<const TunePoint*>> by_round;
+    for (const auto& p : r.points) by_round[p.round].push_back(&p);
+    std::vector<std::vector<std::string>> rows;
+    std::vector<bool> hl;
+    size_t seen = 0;
+    double prev = kNaN;
+    for (const auto& [round, ps] : by_round) {
+        int64_t failed = 0;
+        double fastest = kNaN;
+        for (const TunePoint* p : ps) {
+            failed += std::isnan(p->measured_ns);
+            if (!(p->measured_ns >= fastest)) fastest = p->measured_ns;
+        }
+        seen += ps.size();
+        const double b = ps.back()->best_ns;
+        rows.push_back({std::to_string(round), std::to_string(ps.size()), std::to_string(failed),
+                        std::to_string(seen), runtime(fastest), runtime(b),
+                        fmt(r.default_ns / b, "%.4f")});
+        hl.push_back(std::isfinite(b) && !(b >= prev));
+        prev = b;
+    }
+    std::string body = para("Highlighted: rounds that improved the best so far.");
+    body += html_table({"round", "measured", "failed", "measurements so far", "fastest of round",
+                        "best so far", "speedup over default"},
+                       rows, hl);
+    return section("rounds", "Rounds", body);
+}
+
+}  // namespace
+
+bool is_tune_dir(const std::filesystem::path& dir) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(dir / "tune.json", ec);
+}
+
+TuneRecords load_tune_dir(const std::filesystem::path& dir) {
+    SEGRANK_CHECK(std::filesystem::is_directory(dir), dir.string(), ": not a tune directory");
+    const auto tune_path = dir / "tune.json";
+    SEGRANK_CHECK(is_tune_dir(dir), dir.string(),
+                  ": not a tune directory (no tune.json; written by segrank tune --out)");
+    TuneRecords r;
+    r.dir = dir;
+    r.tune = read_json(read_all(tune_path), tune_path.string());
+    SEGRANK_CHECK(r.tune.is_object() && r.tune.contains("graph") && r.tune["graph"].is_object(),
+                  tune_path.string(), ": expected an object with a \"graph\" object");
+    const auto meas_path = dir / "measurements.jsonl";
+    std::error_code ec;
+    if (std::filesystem::exists(meas_path, ec)) {
+        const std::string text = read_all(meas_path);
+        std::istringstream is(text);
+        std::string line;
+        std::vector<std::string> lines;
+        while (std::getline(is, line)) lines.push_back(line);
+        const bool terminated = !text.empty() && text.back() == '\n';
+        for (size_t i = 0; i < lines.size(); ++i) {
+            if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
+            const std::string where = str(meas_path.string(), ":", i + 1);
+            const bool last = i + 1 == lines.size();
+            Json v;
+            try {
+                if (last && !terminated) throw Error(where + ": unterminated");
+                v = read_json(lines[i], meas_path.string(), static_cast<int64_t>(i + 1));
+            } catch (const Error&) {
+                if (last) {
+                    r.notes.push_back(where +
+                                      ": torn last line skipped (is the run still "
+                                      "measuring?)");
+                    continue;
+                }
+                throw;
+            }
+            SEGRANK_CHECK(v.is_object() && v.contains("round") && v["round"].is_number_integer() &&
+                              v.contains("best_ns"),
+                          where, ": expected an object with an integer \"round\" and \"best_ns\"");
+            TunePoint p;
+            p.round = v["round"].get<int64_t>();
+            p.measured_ns = number(v, "measured_ns");
+            p.best_ns = number(v, "best_ns");
+            p.error = json_string(v, "error").value_or("");
+            r.points.push_back(std::move(p));
+        }
+    } else {
+        r.notes.push_back(meas_path.string() + ": absent (nothing measured yet)");
+    }
+    const auto best_path = dir / "best.json";
+    if (std::filesystem::exists(best_path, ec)) {
+        r.best = read_json(read_all(best_path), best_path.string());
+    } else {
+        r.notes.push_back(best_path.string() + ": absent (no round finished yet)");
+    }
+    r.default_ns = r.best ? number(*r.best, "default_runtime_ns") : kNaN;
+    if (std::isnan(r.default_ns) && !r.points.empty() && r.points[0].round == 0)
+        r.default_ns = r.points[0].measured_ns;
+    return r;
+}
+
+std::string render_tune_report_html(const std::filesystem::path& dir,
+                                    const std::vector<std::filesystem::path>& compare) {
+    const TuneRecords run = load_tune_dir(dir);
+    std::vector<TuneRecords> others;
+    for (const auto& c : compare) others.push_back(load_tune_dir(c));
+    std::vector<const TuneRecords*> all{&run};
+    for (const auto& o : others) all.push_back(&o);
+    const std::string title =
+        "segrank tuning report: " + run_label(run) + " on " + text_of(run.tune["graph"], "name");
+    std::string html =
+        str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>",
+            html_escape(title), "</title><style>", kReportStyle, "</style></head><body>\n");
+    html += str("<h1>", html_escape(title), "</h1>");
+    html += summary_section(run, others);
+    html += curves_section(all);
+    html += rounds_section(run);
+    html +=
+        "<p class=\"meta\">Generated by segrank report; self-contained (inline SVG, no scripts, no "
+        "network).</p>\n";
+    return html + "</body></html>\n";
+}
+
+}  // namespace segrank
