@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Autotuning benchmark: how fast `segrank tune` finds fast configurations, against the compiler
 default, random search, hwmodel's order and model-free searches, at budgets of 1, 2, 5, 10, 20,
 50 and 100 measurements.
@@ -77,9 +77,8 @@ import sys
 import threading
 import time
 
-from array import array
 
-from atomic_output import OutputError, check_output, write_text_atomically
+from bench.atomic_output import OutputError, check_output, write_text_atomically
 from bench_quality import (
     FOLD_SEED,
     cpu_model,
@@ -199,14 +198,11 @@ def distinct_configs(npz):
     group[j] = the position in keep of config j's row."""
     m = read_npz(npz)
     feat = m["config_feat"] if "config_feat" in m else m["node_config_feat"]
-    descr, _, shape, data = feat
-    codes = {"<f4": "f", "|i1": "b", "<i8": "q", "<f8": "d"}
-    if descr not in codes or not shape:
-        raise BenchError(f"{npz}: unexpected config array {descr} {shape}")
-    per = len(data) // shape[0] if shape[0] else 0
+    if feat.dtype.kind not in "fiu" or feat.ndim == 0:
+        raise BenchError(f"{npz}: unexpected config array {feat.dtype.str} {feat.shape}")
     seen, keep, group = {}, [], []
-    for j in range(shape[0]):
-        key = tuple(array(codes[descr], data[j * per : (j + 1) * per]))
+    for j in range(feat.shape[0]):
+        key = tuple(feat[j].ravel().tolist())  # by value: -0 == +0
         if key not in seen:
             seen[key] = len(keep)
             keep.append(j)
@@ -704,14 +700,13 @@ class Bench:
         name = names[0]
         m = read_npz(os.path.join(src_dir, name + ".npz"))
         feat = m["node_config_feat"]
-        c = feat[2][0]
-        row = len(feat[3]) // c
+        c = feat.shape[0]
         # The folds of bench_quality.py's real_layout_fixture: groups of identical rows (by value),
         # sorted by first index, shuffled with FOLD_SEED, dealt round robin.
         groups = {}
         for j in range(c):
-            raw = feat[3][j * row : (j + 1) * row]
-            groups.setdefault(tuple(array("f", raw)) if feat[0] == "<f4" else raw, []).append(j)
+            key = tuple(feat[j].ravel().tolist()) if feat.dtype.kind == "f" else feat[j].tobytes()
+            groups.setdefault(key, []).append(j)
         glist = sorted(groups.values())
         random.Random(FOLD_SEED).shuffle(glist)
         fold_of = {j: pos % FOLDS for pos, g in enumerate(glist) for j in g}

@@ -14,7 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string bench_cmd(const fs::path& work, const std::string& extra) {
-    std::string cmd = "python3 ";
+    std::string cmd = "/usr/bin/python3 ";
     cmd += sq((source_dir() / "scripts" / "bench_tune.py").string());
     cmd += " --segrank " + sq(segrank_binary().string()) + " --work " + sq(work.string()) + " " +
            extra;
@@ -67,7 +67,7 @@ TEST_CASE("bench_tune.py refuses bad arguments with exit 2 and a message") {
         CHECK(r.exit_code == 2);
         CHECK(contains_text(r.output, b.message));
     }
-    std::string nobin = "python3 ";
+    std::string nobin = "/usr/bin/python3 ";
     nobin += sq((source_dir() / "scripts" / "bench_tune.py").string()) +
              " --segrank /nonexistent/segrank";
     const auto r = run_command(nobin);
@@ -85,7 +85,7 @@ TEST_CASE("bench_tune.py's random baseline equals the brute-force mean over ever
     std::string cmd = "cd ";
     cmd += sq((source_dir() / "scripts").string());
     cmd +=
-        " && python3 -c 'import itertools as it, statistics as st\n"
+        " && /usr/bin/python3 -c 'import itertools as it, statistics as st\n"
         "from bench_tune import random_expected_curve as c, random_expected_hits as h\n"
         "v = [5, 3, 3, 9, 1, 7, 1]\n"
         "for n in range(1, 8):\n"
