@@ -48,7 +48,9 @@ below are "full / --quick".
   transfer_layout       (only when listed in --cases) leave one cost family out
   transfer_tile         (docs/benchmarks.md#transfer): per family (`segrank synth --cost F`,
                         seed 100 + i) 40 / 20 layout graphs of 500-2500 / 300-1500 nodes (tile:
-                        160 / 80 kernels), 200 / 100 configs, splits 0.6/0.15/0.25; for each
+                        160 / 80 kernels), 200 / 100 configs, splits 0.6/0.15/0.25, 600 steps
+                        at both sizes; beside them the training costs' own labels of F's graphs
+                        (best with hindsight, and their mix) as references; for each
                         held-out family F, train on tpu_v3 and the other families (their train
                         splits; best checkpoint on their valid splits), score F's test graphs;
                         model / hwmodel / random / ceiling per family; headline = mean over
