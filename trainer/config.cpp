@@ -6,9 +6,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +18,7 @@
 #include <tuple>
 
 #include "gnn/core/check.h"
+#include "trainer/config_literal.h"
 #include "trainer/config_schema.h"
 #include "util/user_input.h"
 
@@ -274,8 +273,8 @@ private:
         if (!n.is_string()) return std::nullopt;
         const auto& b = n.source().begin;
         if (b.line > 0) {
-            const auto it = big_by_pos_.find({static_cast<int64_t>(b.line),
-                                              static_cast<int64_t>(b.column)});
+            const auto it =
+                big_by_pos_.find({static_cast<int64_t>(b.line), static_cast<int64_t>(b.column)});
             if (it != big_by_pos_.end()) return it->second;
             return std::nullopt;
         }
@@ -287,28 +286,28 @@ private:
     /// What a key of type T takes, for messages (non-number types).
     template <typename T>
     static std::string expected_of() {
-        if constexpr (std::is_same_v<T, bool>) return "a boolean (true or false)";
-        else if constexpr (std::is_enum_v<T>) return str("one of ", enum_name_list<T>());
-        else if constexpr (std::is_same_v<T, std::string>) return "a string";
-        else if constexpr (std::is_same_v<T, std::vector<std::string>>) return "an array of strings";
-        else return "an array of {name, weight} tables";
+        if constexpr (std::is_same_v<T, bool>)
+            return "a boolean (true or false)";
+        else if constexpr (std::is_enum_v<T>)
+            return str("one of ", enum_name_list<T>());
+        else if constexpr (std::is_same_v<T, std::string>)
+            return "a string";
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+            return "an array of strings";
+        else
+            return "an array of {name, weight} tables";
     }
 
     /// "out of range: expected an integer in [1, 2147483647], got 99999999999": the range is the
     /// field's Check within what type T holds.
     template <typename T>
     void range_error(const std::string& dotted, const Check& check, const std::string& given) {
-        using L = std::numeric_limits<T>;
-        std::string lo = std::to_string(L::min()), hi = std::to_string(L::max());
-        if (std::isfinite(check.lo) && check.lo > static_cast<double>(L::min()))
-            lo = std::to_string(static_cast<int64_t>(check.lo_open ? std::floor(check.lo) + 1
-                                                                   : std::ceil(check.lo)));
-        if (std::isfinite(check.hi) && check.hi < static_cast<double>(L::max()))
-            hi = std::to_string(static_cast<int64_t>(check.hi_open ? std::ceil(check.hi) - 1
-                                                                   : std::floor(check.hi)));
+        static_assert(sizeof(T) < sizeof(int64_t) || std::is_signed_v<T>);
         rejected_.insert(dotted.substr(0, dotted.find('[')));
+        const std::string range = cfg::detail::integer_range(check, std::numeric_limits<T>::min(),
+                                                             std::numeric_limits<T>::max());
         error(where(dotted), dotted,
-              str("out of range: expected an integer in [", lo, ", ", hi, "], got ", given));
+              str("out of range: expected an integer in ", range, ", got ", given));
     }
 
     template <typename T>
@@ -425,7 +424,7 @@ private:
         std::string text;
     };
     std::map<std::string, Loc> origin_;
-    std::map<std::string, std::string> big_by_key_;                         // --set key -> literal
+    std::map<std::string, std::string> big_by_key_;                  // --set key -> literal
     std::map<std::pair<int64_t, int64_t>, std::string> big_by_pos_;  // (line, column) -> literal
     std::map<std::string, Loc> key_pos_;
     std::vector<Message> errors_;
@@ -460,69 +459,33 @@ void apply_loss_alias(toml::table& root, std::map<std::string, Loc>* origin,
 
 namespace {
 
-/// A TOML integer literal: decimal with an optional sign and underscores, or 0x / 0o / 0b.
-bool integer_literal(std::string_view s) {
-    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o' || s[1] == 'b'))
-        return std::all_of(s.begin() + 2, s.end(),
-                           [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == '_'; });
-    if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
-    return !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) &&
-           std::all_of(s.begin(), s.end(), [](char c) {
-               return std::isdigit(static_cast<unsigned char>(c)) || c == '_';
-           });
-}
-
-/// An integer literal beyond 64 bits in a config file.
-struct BigInteger {
-    int64_t line = 0, column = 0;  ///< where its quoted stand-in starts (1-based)
-    std::string literal;
-};
-
 /// Parses a config file. toml++ rejects an integer literal that 64 bits cannot hold with a parse
-/// error that names no key; such a literal is quoted in place (a string node at the same spot) and
-/// the text parsed again, so that the loader can name the key and its valid range
-/// (Loader::range_error). Other parse errors are thrown as "file:line:col: TOML parse error: ...".
+/// error naming no key; such a literal is quoted in place and the text parsed again, so that the
+/// loader names the key and its valid range (Loader::range_error). Other parse errors throw
+/// "file:line:col: TOML parse error: ...".
 toml::table parse_config_text(std::string_view toml_text, std::string_view source_name,
-                              std::vector<BigInteger>& big) {
+                              std::vector<cfg::detail::BigInteger>& big) {
     std::string text(toml_text);
-    for (int attempt = 0;; ++attempt) {
+    for (;;) {
         try {
             return toml::parse(std::string_view(text), source_name);
         } catch (const toml::parse_error& e) {
             const auto& b = e.source().begin;
-            const std::string message =
-                str(source_name, ":", b.line, ":", b.column, ": TOML parse error: ", e.description());
-            if (attempt >= 1000 || e.description().find("not representable in 64 bits") ==
-                                       std::string_view::npos)
-                throw Error(message);
-            // The literal ends just before the reported column of its line.
-            size_t line_start = 0;
-            for (size_t l = 1; l < b.line && line_start != std::string::npos; ++l) {
-                line_start = text.find('\n', line_start);
-                if (line_start != std::string::npos) ++line_start;
-            }
-            if (line_start == std::string::npos) throw Error(message);
-            const size_t line_end = std::min(text.find('\n', line_start), text.size());
-            auto in_literal = [](char c) {
-                return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '+' ||
-                       c == '-';
-            };
-            size_t end = std::min(line_start + (b.column > 0 ? b.column - 1 : 0), line_end);
-            while (end < line_end && in_literal(text[end])) ++end;
-            size_t begin = end;
-            while (begin > line_start && in_literal(text[begin - 1])) --begin;
-            const std::string literal = text.substr(begin, end - begin);
-            if (!integer_literal(literal)) throw Error(message);
-            big.push_back({static_cast<int64_t>(b.line),
-                           static_cast<int64_t>(begin - line_start + 1), literal});
-            text.replace(begin, end - begin, "\"" + literal + "\"");
+            std::optional<cfg::detail::BigInteger> q;
+            if (e.description().find("not representable in 64 bits") != std::string_view::npos &&
+                big.size() < 1000)
+                q = cfg::detail::quote_big_integer(text, b.line, b.column);
+            if (!q)
+                throw Error(str(source_name, ":", b.line, ":", b.column,
+                                ": TOML parse error: ", e.description()));
+            big.push_back(std::move(*q));
         }
     }
 }
 
 RunConfig load_config_text(std::string_view toml_text, std::string_view source_name,
                            const std::vector<std::string>& overrides, bool stored) {
-    std::vector<BigInteger> big_in_file;
+    std::vector<cfg::detail::BigInteger> big_in_file;
     toml::table root = parse_config_text(toml_text, source_name, big_in_file);
     std::map<std::string, std::string> big_in_overrides;  // dotted key -> literal
     std::map<std::string, Loc> origin;
@@ -554,7 +517,7 @@ RunConfig load_config_text(std::string_view toml_text, std::string_view source_n
             snippet = toml::table{};
             snippet.insert("v", value);  // not TOML: a bare string, typed like any other value
             // An integer beyond 64 bits: a number field reports it as out of range.
-            if (integer_literal(value) &&
+            if (cfg::detail::toml_integer_literal(value) &&
                 e.description().find("not representable in 64 bits") != std::string_view::npos)
                 big_in_overrides[key] = value;
         }
