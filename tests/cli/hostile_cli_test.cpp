@@ -51,6 +51,37 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "run"));
     }
 
+    TEST_CASE("segrank stats warns about a 0 ns runtime in the train split and still shows it") {
+        const fs::path dir = scratch_dir("hostile_cli_stats_zero_runtime");
+        write_tiny_layout_collection(dir / "data");
+        const auto clean = run_segrank("stats " + sq((dir / "data").string()));
+        INFO(clean.output);
+        REQUIRE(clean.exit_code == 0);
+        CHECK_FALSE(contains_text(clean.output, "warning"));
+        const fs::path npz = dir / "data/npz/layout/xla/random/train/tiny_train_1.npz";
+        segrank::LayoutGraph g =
+            segrank::load_layout_npz(npz, segrank::LabelPolicy::kAllowTestZeros);
+        g.config_runtime[5] = 0;
+        g.config_runtime[7] = 0;
+        segrank::save_layout_npz(g, npz);
+        // stdout (the JSON) to a file: r.output is stderr alone.
+        const fs::path json = dir / "stats.json";
+        const auto r =
+            run_command("(" + sq(segrank_binary().string()) + " stats " +
+                        sq((dir / "data").string()) + " --json > " + sq(json.string()) + ")");
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(contains_text(r.output, "segrank stats: warning: " + npz.string() +
+                                          ": key 'config_runtime': config 5 has a runtime <= 0 "
+                                          "ns (2 of "));
+        CHECK(contains_text(r.output,
+                            "labelled split layout:xla:random:train: segrank train and "
+                            "evaluate refuse it"));
+        const std::string text = read_file_text(json);
+        CHECK(contains_text(text, "\"runtime_min\":0,"));  // the statistics are still shown
+        CHECK_FALSE(contains_text(text, "warning"));
+    }
+
     TEST_CASE("segrank train --check runs the start-up checks that read no data") {
         const fs::path dir = scratch_dir("hostile_cli_check");
         const fs::path cfg = tiny_setup(dir, 2);
