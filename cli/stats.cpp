@@ -101,6 +101,7 @@ int run_stats(int argc, char** argv) {
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("input"), "missing <dir|file.h5> (see segrank stats --help)");
+    if (args.count("out")) check_output_option("--out", args["out"].as<std::string>());
     const auto stats = collect(args["input"].as<std::string>());
     // A diagnostic tool: labels train would refuse are reported, and the statistics still shown.
     for (const auto& s : stats)
