@@ -269,6 +269,46 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "run/config.toml"));
     }
 
+    TEST_CASE(
+        "segrank evaluate / predict --data of the other data format says which format the run "
+        "reads and what the folder holds") {
+        const fs::path dir = scratch_dir("hostile_cli_data_format");
+        const fs::path cfg = tiny_setup(dir, 1);
+        REQUIRE(run_segrank("train --config " + sq(cfg.string())).exit_code == 0);
+        const auto pack = run_segrank("pack " + sq((dir / "data").string()) + " --out " +
+                                      sq((dir / "h5").string()));
+        INFO(pack.output);
+        REQUIRE(pack.exit_code == 0);
+        const std::string run = sq((dir / "run").string());
+        for (const std::string& cmd : {"evaluate --checkpoint " + run + " --split train",
+                                       "predict --checkpoint " + run + " --split train --out " +
+                                           sq((dir / "sub.csv").string())}) {
+            const auto r = run_segrank(cmd + " --data " + sq((dir / "h5").string()));
+            INFO(cmd, "\n", r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "data.root: '" + (dir / "h5").string() +
+                                              "' holds 1 HDF5 graph store(s) ("));
+            CHECK(contains_text(r.output,
+                                "but data.store = \"npz\" (this run reads npz files): "
+                                "give the npz collection folder"));
+        }
+        CHECK_FALSE(fs::exists(dir / "sub.csv"));
+        // A run trained on the stores, given the npz folder.
+        const auto h5run =
+            run_segrank("train --config " + sq(cfg.string()) +
+                        " --set data.store=\"hdf5\" --set data.root=" + sq((dir / "h5").string()) +
+                        " --set train.run_dir=" + sq((dir / "h5run").string()));
+        INFO(h5run.output);
+        REQUIRE(h5run.exit_code == 0);
+        const auto r = run_segrank("evaluate --checkpoint " + sq((dir / "h5run").string()) +
+                                   " --split train --data " + sq((dir / "data").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "holds npz collections and no .h5 stores, but data.store = "
+                            "\"hdf5\" (this run reads HDF5 graph stores)"));
+    }
+
     TEST_CASE("segrank report refuses to write report.html into a folder that is not a run") {
         const fs::path dir = scratch_dir("hostile_cli_report_folder");
         const fs::path data = write_lb_truth(dir / "truth");
