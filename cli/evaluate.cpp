@@ -17,6 +17,16 @@
 
 namespace segrank::cli {
 
+namespace {
+
+// An earlier --json output: a JSON object.
+bool is_json_object_head(std::string_view head) {
+    const size_t b = head.find_first_not_of(" \t\r\n");
+    return b != std::string_view::npos && head[b] == '{';
+}
+
+}  // namespace
+
 int run_evaluate(int argc, char** argv) {
     cxxopts::Options options(
         "segrank evaluate",
@@ -41,8 +51,9 @@ int run_evaluate(int argc, char** argv) {
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("checkpoint"), "missing --checkpoint RUN_DIR");
-    if (args.count("json"))
-        resolve_output(args["json"].as<std::string>());  // refuse a directory before the work
+    if (args.count("json"))  // a directory, FIFO or non-JSON file is refused before the work
+        refuse_replacing_other_file("--json", args["json"].as<std::string>(), is_json_object_head,
+                                    "a JSON file", "segrank evaluate");
     set_num_threads(thread_option(args));
     LoadedModel lm = load_model(args["checkpoint"].as<std::string>());
     if (args.count("data")) lm.cfg.data.root = args["data"].as<std::string>();

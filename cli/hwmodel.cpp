@@ -81,8 +81,13 @@ int run_baseline(int argc, char** argv) {
     const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("data") && args.count("split") && args.count("out"),
                   "segrank hwmodel: --data, --split and --out are required (see --help)");
-    resolve_output(args["out"].as<std::string>());  // refuse a directory before the work
-    if (args.count("scores")) resolve_output(args["scores"].as<std::string>());
+    // Before the work: a directory or FIFO is refused, and an existing file that is no earlier
+    // submission (scores) file.
+    refuse_replacing_other_file("--out", args["out"].as<std::string>(), is_submission_head,
+                                "a submission CSV (ID,TopConfigs)", "segrank hwmodel");
+    if (args.count("scores"))
+        refuse_replacing_other_file("--scores", args["scores"].as<std::string>(), is_scores_head,
+                                    "a scores CSV (ID,config,score)", "segrank hwmodel");
     const hw::HwParams hw = hw::hardware_by_name(args["hardware"].as<std::string>());
     const Split split = parse_split(args["split"].as<std::string>());
     std::vector<SubmissionRow> rows;

@@ -68,6 +68,8 @@ int run_leaderboard(int argc, char** argv) {
                   "missing --truth <collection root | store.h5> (see segrank leaderboard --help)");
     SEGRANK_CHECK(args.count("submissions"),
                   "no submission CSV given (see segrank leaderboard --help)");
+    for (const char* opt : {"out-md", "out-csv"})
+        if (args.count(opt)) check_output_option(str("--", opt), args[opt].as<std::string>());
     const Split split = parse_split(args["split"].as<std::string>());
     const MissingPolicy missing = parse_missing_policy(args["missing"].as<std::string>());
     std::vector<std::filesystem::path> truth_paths;

@@ -2,7 +2,9 @@
 #include "cli/options.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <fstream>
 #include <thread>
 #include <utility>
 
@@ -89,6 +91,70 @@ int thread_option(const cxxopts::ParseResult& args, const std::string& name, boo
                   zero_is_all ? "0 (all cores) to " : "1 to ", kMaxThreads, ", got ", n);
     if (n > 0) return n;
     return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace segrank::cli
+
+namespace segrank::cli {
+
+OutputTarget check_output_option(std::string_view option, const std::string& path) {
+    try {
+        return resolve_output(path);
+    } catch (const Error& e) {
+        throw Error(str(option, " ", e.what()));
+    }
+}
+
+namespace {
+
+// The first 512 bytes of `file` ("" when unreadable).
+std::string file_head(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::string head(512, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    return head;
+}
+
+// `head` without leading white space, lower-cased, at most n characters.
+std::string lower_start(std::string_view head, size_t n) {
+    const size_t b = head.find_first_not_of(" \t\r\n");
+    std::string s = b == std::string_view::npos ? std::string() : std::string(head.substr(b, n));
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+}  // namespace
+
+std::string describe_file_kind(const std::filesystem::path& file) {
+    const std::string head = file_head(file);
+    if (head.empty()) return "an empty file";
+    if (head.rfind("\x89HDF\r\n\x1a\n", 0) == 0)
+        return "an HDF5 file (a checkpoint or graph store)";
+    if (head.rfind("PK\x03\x04", 0) == 0) return "a zip archive (an npz file)";
+    if (head.rfind("\x93NUMPY", 0) == 0) return "an npy array";
+    const std::string start = lower_start(head, 15);
+    if (start.starts_with("<!doctype html") || start.starts_with("<html")) return "an HTML page";
+    if (start.starts_with("{") || start.starts_with("[{")) return "a JSON or JSON-lines file";
+    if (head.rfind("ID,TopConfigs", 0) == 0) return "a submission CSV (ID,TopConfigs)";
+    if (head.rfind("ID,config,score", 0) == 0) return "a scores CSV (ID,config,score)";
+    const std::string ext = file.extension().string();
+    if (ext == ".toml" || start.starts_with("[")) return "a TOML file";
+    if (ext == ".csv") return "a CSV file";
+    return "a file of another kind";
+}
+
+void refuse_replacing_other_file(std::string_view option, const std::string& path,
+                                 bool (*is_kind)(std::string_view head), std::string_view kind,
+                                 std::string_view command) {
+    const OutputTarget target = check_output_option(option, path);
+    std::error_code ec;
+    if (target.write_through || !std::filesystem::is_regular_file(target.path, ec)) return;
+    const std::string head = file_head(target.path);
+    if (head.empty() || is_kind(head)) return;
+    throw Error(str(option, " ", path, ": is ", describe_file_kind(target.path), ", not ", kind,
+                    ": ", command,
+                    " replaces only an earlier one; give another path or remove the file"));
 }
 
 }  // namespace segrank::cli

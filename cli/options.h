@@ -2,8 +2,12 @@
 // into segrank::Error naming the option and pointing to --help.
 #pragma once
 #include <cxxopts.hpp>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include "util/atomic_file.h"
 
 namespace segrank::cli {
 
@@ -20,5 +24,27 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
 /// cores) to 1024, got -3" outside the range.
 int thread_option(const cxxopts::ParseResult& args, const std::string& name = "threads",
                   bool zero_is_all = true);
+
+/// resolve_output(path) (util/atomic_file.h) for the output option `option` ("--out"), called
+/// before any work: a directory, FIFO, socket, block device or unreadable path throws
+/// segrank::Error "--out PATH: is a FIFO (named pipe), ..." naming the option and the path.
+OutputTarget check_output_option(std::string_view option, const std::string& path);
+
+/// What an existing file is, from its first bytes (and name), for messages: "an HDF5 file (a
+/// checkpoint or graph store)", "a zip archive (an npz file)", "a JSON or JSON-lines file",
+/// "an HTML page", "a submission CSV (ID,TopConfigs)", "a scores CSV (ID,config,score)", "a CSV
+/// file", "a TOML file", "an empty file", or "a file of another kind".
+std::string describe_file_kind(const std::filesystem::path& file);
+
+/// The output option `option` may replace an existing regular file only when it is of the kind the
+/// command writes (`is_kind` of the file's first 512 bytes: an earlier output) or empty: a
+/// mistyped path naming a checkpoint, metrics.jsonl, a config or a data file is refused before any
+/// work, so that the command never destroys its inputs. Missing paths and write-through targets
+/// (/dev/null, /dev/stdout) pass. Throws segrank::Error "--out PATH: is an HDF5 file (a checkpoint
+/// or graph store), not a submission CSV (ID,TopConfigs): segrank predict replaces only an earlier
+/// one; give another path or remove the file".
+void refuse_replacing_other_file(std::string_view option, const std::string& path,
+                                 bool (*is_kind)(std::string_view head), std::string_view kind,
+                                 std::string_view command);
 
 }  // namespace segrank::cli

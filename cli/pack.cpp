@@ -85,6 +85,7 @@ int run_pack(int argc, char** argv) {
     const auto collections = discover_collections(input);
     const bool single_file = out.extension() == ".h5";
     if (single_file) {
+        check_output_option("--out", out.string());  // a FIFO or folder, before any work
         std::string names;
         for (const auto& c : collections) names += " " + c.id.full_name();
         SEGRANK_CHECK(collections.size() == 1, "--out ", out.string(), ": ", input.string(),

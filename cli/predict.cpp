@@ -66,11 +66,16 @@ int run_predict(int argc, char** argv) {
                          : "missing --checkpoint RUN_DIR (or --random SEED)");
     SEGRANK_CHECK(!random || args.count("data"), "--random needs --data DIR");
     SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
-    resolve_output(args["out"].as<std::string>());  // refuse a directory before the work
+    // Before the work: a directory or FIFO is refused, and so is an existing file that is no
+    // earlier submission (scores) file, e.g. a checkpoint or metrics.jsonl of the run dir.
+    refuse_replacing_other_file("--out", args["out"].as<std::string>(), is_submission_head,
+                                "a submission CSV (ID,TopConfigs)", "segrank predict");
     if (args.count("scores")) {
         const std::string out = args["out"].as<std::string>();
         const std::string scores = args["scores"].as<std::string>();
-        const OutputTarget t = resolve_output(scores);
+        refuse_replacing_other_file("--scores", scores, is_scores_head,
+                                    "a scores CSV (ID,config,score)", "segrank predict");
+        const OutputTarget t = check_output_option("--scores", scores);
         SEGRANK_CHECK(t.write_through || !same_file(out, scores), "--out ", out, " and --scores ",
                       scores, " name the same file: give two different paths");
     }

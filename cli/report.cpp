@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -20,27 +19,12 @@ namespace segrank::cli {
 
 namespace {
 
-/// The page replaces an existing regular file only when that file is an HTML page (an earlier
-/// report): --out naming a checkpoint, metrics.jsonl, a CSV or a data file is refused before any
-/// work, so a mistyped path never destroys the run it reports on. Devices, FIFOs and missing files
-/// are written as util/atomic_file.h says. Throws segrank::Error naming the path.
-void refuse_replacing_non_html(const std::filesystem::path& out) {
-    const OutputTarget target = resolve_output(out);
-    std::error_code ec;
-    if (target.write_through || !std::filesystem::is_regular_file(target.path, ec)) return;
-    std::ifstream in(target.path, std::ios::binary);
-    std::string head(512, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<size_t>(in.gcount()));
-    const size_t start = head.find_first_not_of(" \t\r\n");
-    std::string lower = start == std::string::npos ? std::string() : head.substr(start, 15);
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const bool html = lower.starts_with("<!doctype html") || lower.starts_with("<html");
-    SEGRANK_CHECK(
-        html, "--out ", out.string(),
-        ": an existing file that is not an HTML page (a checkpoint, metrics.jsonl, CSV or "
-        "data file?); report replaces only an earlier report: give another path or remove "
-        "the file");
+// An earlier report (report replaces nothing else, util/atomic_file.h handles the rest).
+bool is_html(std::string_view head) {
+    const size_t b = head.find_first_not_of(" \t\r\n");
+    std::string s = b == std::string_view::npos ? std::string() : std::string(head.substr(b, 15));
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s.starts_with("<!doctype html") || s.starts_with("<html");
 }
 
 // The page of a tune directory (tune.json): written to --out, else DIR/report.html.
@@ -116,7 +100,10 @@ int run_report(int argc, char** argv) {
                                           ? std::filesystem::path(args["out"].as<std::string>())
                                           : opt.run_dir / "report.html";
 
-    refuse_replacing_non_html(out);
+    // A mistyped --out naming a checkpoint, metrics.jsonl, a CSV or a data file is refused before
+    // any work, so the page never destroys the run it reports on.
+    refuse_replacing_other_file(args.count("out") ? "--out" : "the page", out.string(), is_html,
+                                "an HTML page", "segrank report");
     const std::string html = render_report_html(opt);
     write_file_atomically(out, html);
     std::printf("segrank report: wrote %s (%zu bytes)\n", out.string().c_str(), html.size());

@@ -52,6 +52,18 @@ void check_no_earlier_run(const std::filesystem::path& dir, bool overwrite) {
     }
 }
 
+// The files a run writes into its directory must be writable outputs (util/atomic_file.h): a FIFO,
+// folder or socket in the place of one (which would hang or fail the run later) is refused before
+// anything is written.
+void check_run_files(const std::filesystem::path& dir) {
+    for (const char* f :
+         {"config.toml", "metrics.jsonl", "report.json", "best.ckpt.h5", "last.ckpt.h5"}) {
+        std::error_code ec;
+        if (std::filesystem::exists(std::filesystem::symlink_status(dir / f, ec)))
+            check_output_option("train.run_dir", (dir / f).string());
+    }
+}
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -106,6 +118,7 @@ int run_train(int argc, char** argv) {
             check_resume_start(cfg, dir);
         else
             check_no_earlier_run(dir, overwrite);
+        check_run_files(dir);
         std::printf("segrank train: config OK (%s)\n",
                     resume ? (*resume / "config.toml").string().c_str()
                            : result["config"].as<std::string>().c_str());
@@ -125,6 +138,7 @@ int run_train(int argc, char** argv) {
                 std::make_unique<RunDirLock>(dir);  // the one segrank train of this run directory
             // Temporary files (checkpoints, config) of earlier runs here that were killed.
             remove_stale_temp_files(dir);
+            check_run_files(dir);
             if (resume) {
                 check_resume_start(cfg, dir);
             } else {

@@ -131,6 +131,9 @@ void print_result(const TuneResult& r, const TuneOptions& o) {
         if (r.default_ns)
             std::printf(", %.3fx the default (config %lld, %.0f ns)", *r.default_ns / *r.best_ns,
                         static_cast<long long>(r.default_config), *r.default_ns);
+        else
+            std::printf(", no speedup: the default (config %lld) has no successful measurement",
+                        static_cast<long long>(r.default_config));
         std::printf("\n");
     } else {
         std::printf("no successful measurement\n");
@@ -220,6 +223,11 @@ int run_tune(int argc, char** argv) {
                      r.interrupted_by, static_cast<long long>(r.measured), o.out.c_str());
         return 128 + r.interrupted_by;
     }
+    // Every measurement failed (the default's included): there is no result, and a harness that
+    // cannot measure anything must not look like a finished run.
+    SEGRANK_CHECK(r.best_ns.has_value(), "--measure ", o.measure, ": no measurement succeeded (",
+                  r.failed, " of ", r.measured, " failed; each one with its reason is in ",
+                  (o.out / "measurements.jsonl").string(), "); the first failure: ", r.first_error);
     print_result(r, o);
     return 0;
 }

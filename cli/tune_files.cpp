@@ -119,6 +119,8 @@ std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGrap
             rec.runtime_ns = j["measured_ns"].get<double>();
             SEGRANK_CHECK(std::isfinite(*rec.runtime_ns) && *rec.runtime_ns > 0, at,
                           ": measured_ns is ", *rec.runtime_ns, ", expected a positive number");
+        } else if (j.contains("error") && j["error"].is_string()) {
+            rec.error = j["error"].get<std::string>();
         }
         out.push_back(std::move(rec));
         kept += line + "\n";

@@ -22,6 +22,7 @@ struct Record {
     int64_t round = 0;
     tune::Config config;
     std::optional<double> runtime_ns;
+    std::string error;  ///< why it failed ("error" of the line), when runtime_ns is unset
 };
 
 // Checks or creates o.out: with o.resume, that tune.json names graph `ident` and `mode`, and

@@ -119,18 +119,21 @@ struct TuneRun {
         res.default_config = default_config(g, &rule);
         default_rows = record.recorded_config(res.default_config);
         for (const Record& r : records) {
-            note(r.config, r.runtime_ns);
+            note(r.config, r.runtime_ns, r.error);
             res.rounds = std::max(res.rounds, r.round);
         }
         log.open(meas_file, std::ios::app | std::ios::binary);
         SEGRANK_CHECK(log.good(), meas_file.string(), ": cannot open for appending");
     }
 
-    void note(const tune::Config& config, std::optional<double> ns) {
+    void note(const tune::Config& config, std::optional<double> ns, const std::string& error) {
         measured.insert(tune::config_key(config));
         trials.push_back({config, ns});
         ++res.measured;
-        if (!ns) return;
+        if (!ns) {
+            if (res.failed++ == 0) res.first_error = error.empty() ? "not measured" : error;
+            return;
+        }
         ok_configs.push_back(config);
         ok_runtimes.push_back(*ns);
         if (config == default_rows) res.default_ns = ns;
@@ -154,7 +157,8 @@ struct TuneRun {
         }
         SEGRANK_CHECK(m.size() == 1, "--measure ", o.measure, ": returned ", m.size(),
                       " results for one config");
-        note(config, m[0].runtime_ns);
+        if (!m[0].runtime_ns && m[0].error.empty()) m[0].error = "not measured";
+        note(config, m[0].runtime_ns, m[0].error);
         Json line = Json::object();
         line["round"] = round;
         const int64_t idx = index_of(config);
@@ -162,8 +166,7 @@ struct TuneRun {
         if (search) line["rows"] = rows_json(config);
         line["predicted"] = std::isfinite(predicted) ? Json(predicted) : Json(nullptr);
         line["measured_ns"] = m[0].runtime_ns ? Json(*m[0].runtime_ns) : Json(nullptr);
-        if (!m[0].runtime_ns)
-            line["error"] = m[0].error.empty() ? std::string("not measured") : m[0].error;
+        if (!m[0].runtime_ns) line["error"] = m[0].error;
         line["best_ns"] = res.best_ns ? Json(*res.best_ns) : Json(nullptr);
         line["best_config"] =
             res.best_ns && res.best_config >= 0 ? Json(res.best_config) : Json(nullptr);

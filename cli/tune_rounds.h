@@ -80,7 +80,9 @@ struct TuneResult {
                                ///< the file or nothing was measured successfully
     std::optional<tune::Config> best;  ///< the best config's rows
     std::optional<double> best_ns;
-    int interrupted_by = 0;  ///< the signal that stopped the run, 0 when it completed
+    int64_t failed = 0;       ///< measurements in DIR that failed (all runs)
+    std::string first_error;  ///< the reason of the first of them, in DIR order
+    int interrupted_by = 0;   ///< the signal that stopped the run, 0 when it completed
 };
 
 /// The compiler's default config of g and how it was found (docs/tune.md#the-default): layout: the

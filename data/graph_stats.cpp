@@ -36,6 +36,10 @@ GraphStats base(const GraphStructure& g, int64_t c, const std::vector<int64_t>& 
     s.edges = g.num_edges();
     s.configs = c;
     runtime_stats(rt, s.runtime_min, s.runtime_median, s.runtime_max);
+    for (size_t k = 0; k < rt.size(); ++k) {
+        if (rt[k] > 0) continue;
+        if (s.nonpositive_runtimes++ == 0) s.first_nonpositive_config = static_cast<int64_t>(k);
+    }
     return s;
 }
 
@@ -59,6 +63,7 @@ CollectionStats compute_stats(const GraphSource& src, const std::string& where) 
     CollectionStats s;
     s.collection = src.collection().full_name();
     s.source = where;
+    s.labelled = label_policy(src.collection().split) == LabelPolicy::kRequirePositive;
     std::vector<int64_t> all_rt;
     for (int64_t i = 0; i < src.size(); ++i) {
         GraphStats g;
@@ -71,6 +76,7 @@ CollectionStats compute_stats(const GraphSource& src, const std::string& where) 
             g = compute_stats(l);
             all_rt.insert(all_rt.end(), l.config_runtime.begin(), l.config_runtime.end());
         }
+        g.where = src.where(i);
         s.graphs += 1;
         s.nodes += g.nodes;
         s.edges += g.edges;
@@ -81,6 +87,22 @@ CollectionStats compute_stats(const GraphSource& src, const std::string& where) 
     }
     runtime_stats(std::move(all_rt), s.runtime_min, s.runtime_median, s.runtime_max);
     return s;
+}
+
+std::vector<std::string> runtime_warnings(const CollectionStats& s) {
+    std::vector<std::string> out;
+    if (!s.labelled) return out;
+    for (const GraphStats& g : s.per_graph) {
+        if (g.nonpositive_runtimes == 0) continue;
+        const bool named = g.where.find(g.name) != std::string::npos;
+        out.push_back(str(g.where, named ? "" : str(" (graph '", g.name, "')"),
+                          ": key 'config_runtime': config ", g.first_nonpositive_config,
+                          " has a runtime <= 0 ns (", g.nonpositive_runtimes, " of ", g.configs,
+                          " configs) in the labelled split ", s.collection,
+                          ": segrank train and evaluate refuse it (zeros are the hidden labels "
+                          "of test splits only)"));
+    }
+    return out;
 }
 
 Json to_json(const CollectionStats& s) {

@@ -23,6 +23,9 @@ struct GraphStats {
     int64_t runtime_min = 0;
     double runtime_median = 0;  ///< mean of the two middle values for even counts
     int64_t runtime_max = 0;
+    std::string where;  ///< the graph's file, or store and graph (GraphSource::where); not in JSON
+    int64_t nonpositive_runtimes = 0;       ///< configs with a runtime <= 0 ns; not in JSON
+    int64_t first_nonpositive_config = -1;  ///< the first of them, -1 when none
 };
 
 /// Totals over the graphs of one collection split; runtime statistics pool all configs.
@@ -38,8 +41,16 @@ struct CollectionStats {
     int64_t runtime_min = 0;
     double runtime_median = 0;
     int64_t runtime_max = 0;
+    /// A labelled split (train / valid): runtimes must be > 0 ns to train or evaluate on it
+    /// (label_policy); test splits carry 0 as their hidden label.
+    bool labelled = false;
     std::vector<GraphStats> per_graph;
 };
+
+/// One line per graph of a labelled split with runtimes <= 0 ns, naming its file (or store and
+/// graph), the first such config index and the count, and that train / evaluate refuse it;
+/// empty for test splits and for clean data. `segrank stats` prints them to stderr.
+std::vector<std::string> runtime_warnings(const CollectionStats& s);
 
 GraphStats compute_stats(const TileGraph& g);
 GraphStats compute_stats(const LayoutGraph& g);

@@ -184,4 +184,18 @@ std::vector<ScoreRow> read_scores(const std::filesystem::path& path) {
     return rows;
 }
 
+namespace {
+
+bool starts_with_line(std::string_view head, std::string_view header) {
+    if (!head.starts_with(header)) return false;
+    const std::string_view rest = head.substr(header.size());
+    return rest.empty() || rest[0] == '\n' || rest.starts_with("\r\n") || rest == "\r";
+}
+
+}  // namespace
+
+bool is_submission_head(std::string_view head) { return starts_with_line(head, "ID,TopConfigs"); }
+
+bool is_scores_head(std::string_view head) { return starts_with_line(head, "ID,config,score"); }
+
 }  // namespace segrank

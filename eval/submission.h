@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/collection.h"
@@ -36,7 +37,7 @@ std::string submission_id(const CollectionId& c, const std::string& stem);
 std::vector<int64_t> top_configs(std::span<const double> scores, Task task);
 
 /// Writes `ID,TopConfigs` then one row per entry, indices joined by ';', with write_file_atomically
-/// (util/atomic_file.h: a regular file is replaced whole, /dev/stdout or a FIFO written through).
+/// (util/atomic_file.h: a regular file is replaced whole, /dev/stdout written through).
 /// Throws segrank::Error naming the path on I/O failure or when an ID contains ',' or a newline.
 void write_submission(const std::filesystem::path& path, const std::vector<SubmissionRow>& rows);
 /// The bytes write_submission writes (same checks; `path` only names the file in messages).
@@ -47,6 +48,12 @@ std::string format_submission(const std::filesystem::path& path,
 /// `ID,TopConfigs`, a row has != 2 fields, an ID is empty or repeated, an index is not a
 /// non-negative integer or repeats within its row. CRLF line ends are accepted.
 std::vector<SubmissionRow> read_submission(const std::filesystem::path& path);
+
+/// True when `head` (the first bytes of a file) starts with the submission header `ID,TopConfigs`
+/// followed by a line end (LF or CRLF) or the end of `head`: the file is an earlier submission.
+bool is_submission_head(std::string_view head);
+/// The same for the scores header `ID,config,score`.
+bool is_scores_head(std::string_view head);
 
 /// Writes `ID,config,score` rows (score with 17 significant digits; +inf as "inf"), as
 /// write_submission does.

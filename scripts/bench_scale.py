@@ -174,8 +174,17 @@ def graphs_of(stats):
 
 
 def train_config(path, size, store_dir, run_dir, indices, threads, steps):
-    """Writes the rehearsal's overrides of the recipe (data, steps, run dir, final evaluation)."""
-    text = f"""# written by {PROG}: overrides of the recipe (--recipe) for the rehearsal stores
+    """Writes the rehearsal's overrides of the recipe (data, steps, run dir, final evaluation) and
+    returns them (train_config_text)."""
+    text = train_config_text(size, store_dir, run_dir, indices, threads, steps)
+    with open(path, "w") as f:
+        f.write(text)
+    return text
+
+
+def train_config_text(size, store_dir, run_dir, indices, threads, steps):
+    """The rehearsal's overrides of the recipe, as flat TOML."""
+    return f"""# written by {PROG}: overrides of the recipe (--recipe) for the rehearsal stores
 [data]
 root = "{store_dir}"
 store = "hdf5"
@@ -193,25 +202,22 @@ progress = false
 [eval]
 indices = "{indices}"
 """
-    with open(path, "w") as f:
-        f.write(text)
 
 
 def recipe_command(seg, recipe, overrides):
-    """`segrank train` of the recipe file with every key of the overrides file set on top (the
-    overrides are flat TOML: [section] headers and key = value lines)."""
+    """`segrank train` of the recipe file with every key of the overrides (train_config_text: flat
+    TOML, [section] headers and key = value lines) set on top."""
     cmd = [seg, "train", "--config", recipe, "--overwrite"]
     section = ""
-    with open(overrides) as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            if line.startswith("["):
-                section = line.strip("[]")
-                continue
-            key, value = (x.strip() for x in line.split("=", 1))
-            cmd += ["--set", f"{section}.{key}={value}"]
+    for line in overrides.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            section = line.strip("[]")
+            continue
+        key, value = (x.strip() for x in line.split("=", 1))
+        cmd += ["--set", f"{section}.{key}={value}"]
     return cmd
 
 
@@ -358,11 +364,11 @@ def mpi_scaling(opts, seg, work, size, h5, indices, train_graphs, env):
     for ranks, key in ((1, "np1"), (opts.np, "npN")):
         run_dir = os.path.join(work, f"run_np{ranks}")
         cfg_path = os.path.join(work, f"train_np{ranks}.toml")
-        train_config(cfg_path, size, h5, run_dir, indices, 1, size["steps"])
+        overrides = train_config(cfg_path, size, h5, run_dir, indices, 1, size["steps"])
         load = os.getloadavg()[0]
         cmd = (
             mpi_launcher(opts.mpirun, ranks)
-            + recipe_command(seg, opts.recipe, cfg_path)
+            + recipe_command(seg, opts.recipe, overrides)
             + one_thread_overrides(opts.ownership)
         )
         secs, rss, text = run(cmd, os.path.join(work, f"train_np{ranks}.log"), menv)
@@ -561,6 +567,10 @@ def main(argv):
     if opts.quick and opts.tiny:
         print(f"{PROG}: error: --quick and --tiny exclude each other", file=sys.stderr)
         return 2
+    err = work_error(opts.work)
+    if err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
     if not (os.path.isfile(opts.segrank) and os.access(opts.segrank, os.X_OK)):
         print(f"{PROG}: error: segrank binary not found: {opts.segrank}", file=sys.stderr)
         return 2
@@ -697,10 +707,57 @@ def remove_own_dir(work, d):
         shutil.rmtree(d)
 
 
+def work_error(work):
+    """Why --work cannot be the scratch folder (a file, or under one), or None. Writes nothing."""
+    path = os.path.abspath(work)
+    if os.path.lexists(path) and not os.path.isdir(path):
+        return f"--work {work}: not a directory"
+    probe = path
+    while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        return f"--work {work}: '{probe}' is not a directory"
+    return None
+
+
+def refuse_foreign_dirs(work, dirs):
+    """The check of fresh_dir for each of `dirs`, before anything is written: a subfolder of
+    `work` that exists and was not made by this script stops the run (BenchError)."""
+    owned = owned_dirs(work) if os.path.isdir(work) else set()
+    for d in dirs:
+        if os.path.lexists(d) and (
+            os.path.relpath(d, work) not in owned or os.path.islink(d) or not os.path.isdir(d)
+        ):
+            raise BenchError(
+                f"--work {work}: '{d}' exists and was not made by {PROG} (no record in "
+                f"{os.path.join(work, OWNED)}); it is not deleted: choose another "
+                f"--work or move it away"
+            )
+
+
+def probe_key(opts, size):
+    """What the probe graph depends on (its probe.json records it)."""
+    return [
+        str(size["probe_nodes"]),
+        str(size["probe_configs"]),
+        str(opts.seed),
+        str(size["config_node_fraction"]),
+        str(size["layout_choices"]),
+    ]
+
+
+def reused_stamp(opts, path, key):
+    """The stamp at `path` when --reuse-data and it records `key`, else None."""
+    if not (opts.reuse_data and os.path.exists(path)):
+        return None
+    with open(path) as f:
+        old = json.load(f)
+    return old if old.get("key") == key else None
+
+
 def rehearse(opts, size_name, size):
     seg = os.path.abspath(opts.segrank)
     work = os.path.abspath(opts.work)
-    os.makedirs(work, exist_ok=True)
     env = dict(os.environ)
     env.setdefault("GOMP_SPINCOUNT", "20000")
     graphs = size["train"] + size["valid"]
@@ -742,12 +799,17 @@ def rehearse(opts, size_name, size):
     data_key = {"synth": synth_args}
     # The recipe with the rehearsal's overrides is checked before any data is made
     # (`segrank train --check`), so a bad recipe fails in a second, not after synth and pack.
+    # Nothing is written in --work before every check passed: its subfolders, then the recipe.
     indices = os.path.join(work, "eval_indices.json")
     run_dir = os.path.join(work, "run")
     cfg_path = os.path.join(work, "train.toml")
-    train_config(cfg_path, size, h5, run_dir, indices, opts.threads, size["steps"])
+    probe_dir = os.path.join(work, "probe")
+    reused = reused_stamp(opts, stamp, data_key)
+    pold = reused_stamp(opts, os.path.join(probe_dir, "probe.json"), probe_key(opts, size))
+    refuse_foreign_dirs(work, ([] if reused else [npz, h5]) + ([] if pold else [probe_dir]))
+    overrides = train_config_text(size, h5, run_dir, indices, opts.threads, size["steps"])
     check = subprocess.run(
-        recipe_command(seg, opts.recipe, cfg_path) + ["--check"],
+        recipe_command(seg, opts.recipe, overrides) + ["--check"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -755,7 +817,7 @@ def rehearse(opts, size_name, size):
     )
     if check.returncode == 0 and opts.np > 1:
         check = subprocess.run(
-            recipe_command(seg, opts.recipe, cfg_path)
+            recipe_command(seg, opts.recipe, overrides)
             + ["--check"]
             + one_thread_overrides(opts.ownership),
             stdout=subprocess.PIPE,
@@ -767,12 +829,9 @@ def rehearse(opts, size_name, size):
         raise BenchError(
             f"--recipe {opts.recipe} does not fit the rehearsal: " + check.stdout.strip()
         )
-    reused = None
-    if opts.reuse_data and os.path.exists(stamp):
-        with open(stamp) as f:
-            old = json.load(f)
-        if old.get("key") == data_key:
-            reused = old
+    os.makedirs(work, exist_ok=True)
+    with open(cfg_path, "w") as f:
+        f.write(overrides)  # the record of what was trained
     if reused:
         log(
             f"reusing the stores in {h5} (synth {reused['synth']['seconds']:.0f} s, "
@@ -827,7 +886,7 @@ def rehearse(opts, size_name, size):
     with open(indices, "w") as f:
         json.dump({g[1]: list(range(min(g[3], size["eval_configs"]))) for g in valid_g}, f)
     secs, rss, _ = run(
-        recipe_command(seg, opts.recipe, cfg_path), os.path.join(work, "train.log"), env
+        recipe_command(seg, opts.recipe, overrides), os.path.join(work, "train.log"), env
     )
     train_res = train_numbers(run_dir, len(train_g), 8)
     train_res.update({"seconds": secs, "cpu_seconds": LAST_CPU[0], "process_peak_rss_mb": rss})
@@ -864,21 +923,9 @@ def rehearse(opts, size_name, size):
     }
 
     # The largest graph with probe_configs configs.
-    probe_dir = os.path.join(work, "probe")
-    pkey = [
-        str(size["probe_nodes"]),
-        str(size["probe_configs"]),
-        str(opts.seed),
-        str(size["config_node_fraction"]),
-        str(size["layout_choices"]),
-    ]
+    pkey = probe_key(opts, size)
     pstamp = os.path.join(probe_dir, "probe.json")
-    pold = None
-    if opts.reuse_data and os.path.exists(pstamp):
-        with open(pstamp) as f:
-            pold = json.load(f)
-        if pold.get("key") != pkey:
-            pold = None
+    pold = reused_stamp(opts, pstamp, pkey)
     if not pold:
         fresh_dir(work, probe_dir)
         psecs, prss, _ = run(

@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "gnn/core/check.h"
+#include "trainer/config_literal.h"
 #include "trainer/config_schema.h"
 #include "util/user_input.h"
 
@@ -222,12 +223,22 @@ public:
         table_ = n ? n->as_table() : nullptr;
     }
     template <typename T>
-    void field(std::string_view key, T& value, std::string_view, Check = {}) {
+    void field(std::string_view key, T& value, std::string_view, Check check = {}) {
         if (!table_) return;
         const toml::node* n = table_->get(key);
         if (!n) return;
         const std::string dotted = str(section_, ".", key);
-        read(*n, value, dotted);
+        read(*n, value, dotted, check);
+    }
+
+    /// An integer literal beyond 64 bits given to `--set dotted=...` (kept as a string node).
+    void set_big_integer(const std::string& dotted, std::string literal) {
+        big_by_key_[dotted] = std::move(literal);
+    }
+    /// An integer literal beyond 64 bits in the file, quoted at (line, column) so that the
+    /// document parses (BigIntegers below).
+    void set_big_integer(int64_t line, int64_t column, std::string literal) {
+        big_by_pos_[{line, column}] = std::move(literal);
     }
 
 private:
@@ -256,8 +267,66 @@ private:
         error(where(dotted), dotted, str("expected ", expected, ", got ", describe(n)));
     }
 
+    /// The literal of an integer too large for 64 bits that `n` stands for (set_big_integer), or
+    /// nullopt.
+    std::optional<std::string> big_literal(const toml::node& n, const std::string& dotted) const {
+        if (!n.is_string()) return std::nullopt;
+        const auto& b = n.source().begin;
+        if (b.line > 0) {
+            const auto it =
+                big_by_pos_.find({static_cast<int64_t>(b.line), static_cast<int64_t>(b.column)});
+            if (it != big_by_pos_.end()) return it->second;
+            return std::nullopt;
+        }
+        const auto it = big_by_key_.find(dotted);
+        if (it != big_by_key_.end() && n.as_string()->get() == it->second) return it->second;
+        return std::nullopt;
+    }
+
+    /// What a key of type T takes, for messages (non-number types).
     template <typename T>
-    void read(const toml::node& n, T& value, const std::string& dotted) {
+    static std::string expected_of() {
+        if constexpr (std::is_same_v<T, bool>)
+            return "a boolean (true or false)";
+        else if constexpr (std::is_enum_v<T>)
+            return str("one of ", enum_name_list<T>());
+        else if constexpr (std::is_same_v<T, std::string>)
+            return "a string";
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+            return "an array of strings";
+        else
+            return "an array of {name, weight} tables";
+    }
+
+    /// "out of range: expected an integer in [1, 2147483647], got 99999999999": the range is the
+    /// field's Check within what type T holds.
+    template <typename T>
+    void range_error(const std::string& dotted, const Check& check, const std::string& given) {
+        static_assert(sizeof(T) < sizeof(int64_t) || std::is_signed_v<T>);
+        rejected_.insert(dotted.substr(0, dotted.find('[')));
+        const std::string range = cfg::detail::integer_range(check, std::numeric_limits<T>::min(),
+                                                             std::numeric_limits<T>::max());
+        error(where(dotted), dotted,
+              str("out of range: expected an integer in ", range, ", got ", given));
+    }
+
+    template <typename T>
+    void read(const toml::node& n, T& value, const std::string& dotted, const Check& check = {}) {
+        if (const auto big = big_literal(n, dotted)) {
+            if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+                return range_error<T>(dotted, check, *big);
+            } else if constexpr (std::is_floating_point_v<T>) {
+                rejected_.insert(dotted);
+                return error(where(dotted), dotted,
+                             str("out of range: ", *big,
+                                 " is beyond a 64-bit TOML integer; write a number of that size "
+                                 "as a float (e.g. 1e20)"));
+            } else {
+                rejected_.insert(dotted);
+                return error(where(dotted), dotted,
+                             str("expected ", expected_of<T>(), ", got integer ", *big));
+            }
+        }
         if constexpr (std::is_same_v<T, bool>) {
             if (!n.is_boolean()) return type_error(dotted, "a boolean (true or false)", n);
             value = n.as_boolean()->get();
@@ -271,10 +340,7 @@ private:
             if (!n.is_integer()) return type_error(dotted, "an integer", n);
             const int64_t x = n.as_integer()->get();
             if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max())
-                return type_error(dotted,
-                                  str("an integer in [", std::numeric_limits<T>::min(), ", ",
-                                      std::numeric_limits<T>::max(), "]"),
-                                  n);
+                return range_error<T>(dotted, check, std::to_string(x));
             value = static_cast<T>(x);
         } else if constexpr (std::is_floating_point_v<T>) {
             if (n.is_integer())
@@ -358,6 +424,8 @@ private:
         std::string text;
     };
     std::map<std::string, Loc> origin_;
+    std::map<std::string, std::string> big_by_key_;                  // --set key -> literal
+    std::map<std::pair<int64_t, int64_t>, std::string> big_by_pos_;  // (line, column) -> literal
     std::map<std::string, Loc> key_pos_;
     std::vector<Message> errors_;
     std::set<std::string> rejected_;  // keys (without [i]) whose value was refused while reading
@@ -391,16 +459,35 @@ void apply_loss_alias(toml::table& root, std::map<std::string, Loc>* origin,
 
 namespace {
 
+/// Parses a config file. toml++ rejects an integer literal that 64 bits cannot hold with a parse
+/// error naming no key; such a literal is quoted in place and the text parsed again, so that the
+/// loader names the key and its valid range (Loader::range_error). Other parse errors throw
+/// "file:line:col: TOML parse error: ...".
+toml::table parse_config_text(std::string_view toml_text, std::string_view source_name,
+                              std::vector<cfg::detail::BigInteger>& big) {
+    std::string text(toml_text);
+    for (;;) {
+        try {
+            return toml::parse(std::string_view(text), source_name);
+        } catch (const toml::parse_error& e) {
+            const auto& b = e.source().begin;
+            std::optional<cfg::detail::BigInteger> q;
+            if (e.description().find("not representable in 64 bits") != std::string_view::npos &&
+                big.size() < 1000)
+                q = cfg::detail::quote_big_integer(text, b.line, b.column);
+            if (!q)
+                throw Error(str(source_name, ":", b.line, ":", b.column,
+                                ": TOML parse error: ", e.description()));
+            big.push_back(std::move(*q));
+        }
+    }
+}
+
 RunConfig load_config_text(std::string_view toml_text, std::string_view source_name,
                            const std::vector<std::string>& overrides, bool stored) {
-    toml::table root;
-    try {
-        root = toml::parse(toml_text, source_name);
-    } catch (const toml::parse_error& e) {
-        const auto& b = e.source().begin;
-        throw Error(
-            str(source_name, ":", b.line, ":", b.column, ": TOML parse error: ", e.description()));
-    }
+    std::vector<cfg::detail::BigInteger> big_in_file;
+    toml::table root = parse_config_text(toml_text, source_name, big_in_file);
+    std::map<std::string, std::string> big_in_overrides;  // dotted key -> literal
     std::map<std::string, Loc> origin;
     apply_loss_alias(root, &origin, source_name);
 
@@ -426,9 +513,13 @@ RunConfig load_config_text(std::string_view toml_text, std::string_view source_n
         toml::table snippet;
         try {
             snippet = toml::parse(std::string_view("v = " + value), std::string_view(where.text));
-        } catch (const toml::parse_error&) {
+        } catch (const toml::parse_error& e) {
             snippet = toml::table{};
             snippet.insert("v", value);  // not TOML: a bare string, typed like any other value
+            // An integer beyond 64 bits: a number field reports it as out of range.
+            if (cfg::detail::toml_integer_literal(value) &&
+                e.description().find("not representable in 64 bits") != std::string_view::npos)
+                big_in_overrides[key] = value;
         }
         toml::node* sec = root.get(section);
         if (!sec) {
@@ -446,6 +537,8 @@ RunConfig load_config_text(std::string_view toml_text, std::string_view source_n
 
     Loader loader{std::string(source_name), root, stored};
     for (auto& [k, v] : origin) loader.set_origin(k, v);
+    for (const auto& b : big_in_file) loader.set_big_integer(b.line, b.column, b.literal);
+    for (const auto& [k, v] : big_in_overrides) loader.set_big_integer(k, v);
     for (const auto& b : bad_overrides) loader.error(b.where, b.key, b.message);
     loader.check_keys();
     RunConfig cfg;

@@ -68,6 +68,32 @@ void refuse_shared_graphs(const std::vector<GraphEntry>& train,
     }
 }
 
+// The npz collections under data.root; a folder of HDF5 stores (or a store) given to a run that
+// reads npz is an error that says so and how to point it at the right data.
+std::vector<Collection> npz_collections(const std::filesystem::path& root) {
+    try {
+        return discover_collections(root);
+    } catch (const Error&) {
+        std::error_code ec;
+        std::vector<std::filesystem::path> stores;
+        if (std::filesystem::is_regular_file(root, ec) && is_hdf5_file(root)) {
+            stores.push_back(root);
+        } else if (std::filesystem::is_directory(root, ec)) {
+            try {
+                stores = list_graph_stores(root);
+            } catch (const std::exception&) {
+            }
+        }
+        if (stores.empty()) throw;
+        throw Error(str(
+            "data.root: '", root.string(), "' holds ", stores.size(), " HDF5 graph store(s) (",
+            stores.front().filename().string(), stores.size() > 1 ? ", ..." : "",
+            ") and no npz collections, but data.store = \"npz\" (this run reads npz files): give "
+            "the npz collection folder the stores were packed from (evaluate / predict: --data "
+            "DIR), or train a new run with data.store = \"hdf5\" to read the stores"));
+    }
+}
+
 }  // namespace
 
 void Dataset::open_sources(const cfg::DataSection& data) {
@@ -92,8 +118,21 @@ void Dataset::open_sources(const cfg::DataSection& data) {
             }
         }
         std::sort(files.begin(), files.end());
-        SEGRANK_CHECK(!files.empty(), "data.root: no .h5 stores in '", root.string(),
-                      "' (data.store = \"hdf5\"; create them with `segrank pack`)");
+        if (files.empty()) {
+            bool npz = false;
+            try {
+                npz = !discover_collections(root).empty();
+            } catch (const Error&) {
+            }
+            SEGRANK_CHECK(!npz, "data.root: '", root.string(),
+                          "' holds npz collections and no .h5 stores, but data.store = \"hdf5\" "
+                          "(this run reads HDF5 graph stores): pack them with `segrank pack ",
+                          root.string(),
+                          " --out DIR` and give DIR (evaluate / predict: --data "
+                          "DIR), or train a new run with data.store = \"npz\"");
+            throw Error(str("data.root: no .h5 stores in '", root.string(),
+                            "' (data.store = \"hdf5\"; create them with `segrank pack`)"));
+        }
         OneSourcePerSplit one;
         for (const auto& f : files) {
             // Runtimes must be > 0 in labelled (train / valid) splits, may be 0 in test splits.
@@ -103,7 +142,7 @@ void Dataset::open_sources(const cfg::DataSection& data) {
         }
     } else {
         OneSourcePerSplit one;
-        for (auto& c : discover_collections(root)) {
+        for (auto& c : npz_collections(root)) {
             one.add(c.id, c.dir.string());
             if (!keep(c.id)) continue;
             sources_.push_back(std::make_unique<NpzGraphSource>(std::move(c)));

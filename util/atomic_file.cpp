@@ -65,7 +65,7 @@ int write_all(int fd, std::initializer_list<std::string_view> pieces) {
     return 0;
 }
 
-// Opens an existing write-through target (no O_CREAT: it must still be the device or FIFO, no
+// Opens an existing write-through target (no O_CREAT: it must still be the device or descriptor, no
 // O_TRUNC: what the descriptor behind /dev/stdout already holds is kept).
 int open_through(const fs::path& p, const fs::path& given) {
     std::fflush(stdout);  // what this process printed before comes first on a shared stdout
@@ -184,11 +184,20 @@ OutputTarget resolve_output(const fs::path& path) {
             continue;
         }
         if (S_ISREG(st.st_mode)) return {p, false};
-        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return {p, true};
+        if (S_ISCHR(st.st_mode)) return {p, true};
+        // A named pipe blocks the writer until a reader opens it, possibly forever, and whether
+        // one will cannot be told without disturbing it: refused. A pipe reached through /proc
+        // (/dev/stdout, /dev/fd/N of `>(...)`) is an open descriptor and is written through above.
+        if (S_ISFIFO(st.st_mode))
+            throw Error(str(describe(path, p),
+                            ": is a FIFO (named pipe), expected a regular file to write (a named "
+                            "pipe would block until a reader opens it; write to /dev/stdout and "
+                            "pipe that instead)"));
         if (S_ISDIR(st.st_mode))
             throw Error(str(describe(path, p), ": is a directory, expected a file name to write"));
         throw Error(str(describe(path, p), ": is a ", kind_name(st.st_mode),
-                        ", expected a regular file, a character device or a FIFO to write"));
+                        ", expected a regular file (or a character device such as /dev/null) to "
+                        "write"));
     }
     throw Error(str(path.string(), ": cannot write: too many levels of symbolic links"));
 }
@@ -231,7 +240,7 @@ void write_files_atomically(std::span<const OutputFile> files) {
             temps.push_back(tmp);
             close_checked(fd, write_all(fd, {files[i].bytes}), what);
         }
-        // Devices and FIFOs cannot be taken back: written once every file is complete.
+        // Devices and descriptors cannot be taken back: written once every file is complete.
         for (size_t i = 0; i < files.size(); ++i)
             if (targets[i].write_through)
                 write_through(files[i].path, targets[i].path, {files[i].bytes});
@@ -289,7 +298,8 @@ void commit_file(const fs::path& tmp, const fs::path& target) {
         if (t.write_through) {
             std::error_code ec;
             SEGRANK_CHECK(fs::is_regular_file(tmp, ec), target.string(),
-                          ": cannot write the folder '", tmp.string(), "' into a device or FIFO");
+                          ": cannot write the folder '", tmp.string(),
+                          "' into a device or descriptor");
             copy_through(tmp, t.path, target);
         }
     } catch (...) {

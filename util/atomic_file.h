@@ -17,7 +17,7 @@ struct OutputTarget {
     std::filesystem::path
         path;  ///< the file to create or replace (symlinks resolved), or to write through
     bool write_through =
-        false;  ///< true: written in place (character device, FIFO, /dev/stdout), never replaced
+        false;  ///< true: written in place (character device, /dev/stdout), never replaced
 };
 
 /// The output policy, decided before anything is written:
@@ -26,10 +26,11 @@ struct OutputTarget {
 ///   was;
 /// - a symbolic link (chains and dangling links included): followed; the file it points to is
 ///   created or replaced as above and the link is kept;
-/// - a character device or FIFO (/dev/null, a terminal, a named pipe), or a link inside /proc
-///   (/dev/stdout, /dev/fd/N, /proc/self/fd/N name an open descriptor): written through in place,
-///   never replaced; a FIFO blocks until a reader opens it;
-/// - a directory, block device or socket: segrank::Error naming the path, and nothing is created.
+/// - a character device (/dev/null, a terminal), or a link inside /proc (/dev/stdout, /dev/fd/N,
+///   /proc/self/fd/N name an open descriptor, e.g. a pipe to another process): written through in
+///   place, never replaced;
+/// - a directory, FIFO (named pipe: opening it would block until a reader comes, maybe forever),
+///   block device or socket: segrank::Error naming the path, and nothing is created.
 /// Throws segrank::Error naming `path` for these and for unreadable paths (a file used as a
 /// directory, permission denied, a symlink loop).
 OutputTarget resolve_output(const std::filesystem::path& path);
@@ -53,7 +54,7 @@ struct OutputFile {
 
 /// Writes several files all-or-nothing together (e.g. predict's --out and --scores): each regular
 /// (or missing) target is written to its own "<file>.tmp-<pid>" first; only when every one of them
-/// was written and closed without error are the write-through targets (devices, FIFOs, which
+/// was written and closed without error are the write-through targets (devices, descriptors, which
 /// cannot be taken back) written, and then the temporary files renamed into place. Any failure
 /// before the renames removes every temporary file and leaves every target as it was; throws
 /// segrank::Error as write_file_atomically, naming the file that failed.

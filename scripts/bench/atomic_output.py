@@ -7,9 +7,10 @@ before anything is written:
   renamed over it (readers never see a partial file; a failure leaves the old file as it was);
 - a symbolic link (chains and dangling links included): followed; the file it points to is created
   or replaced as above and the link is kept;
-- a character device or FIFO (/dev/null, a terminal, a named pipe), or a path naming an open
-  descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N): written through in place, never replaced;
-- a directory, block device or socket: OutputError naming the path, and nothing is created.
+- a character device (/dev/null, a terminal), or a path naming an open descriptor (/dev/stdout,
+  /dev/fd/N, /proc/self/fd/N): written through in place, never replaced;
+- a directory, FIFO (a named pipe: opening it would block until a reader comes, maybe forever),
+  block device or socket: OutputError naming the path, and nothing is created.
 """
 import os
 import stat
@@ -37,12 +38,17 @@ def resolve_output(path):
     except OSError as e:
         raise OutputError(f"'{path}': {e.strerror}") from None
     if st is not None:
-        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode) or _names_descriptor(path):
+        if stat.S_ISCHR(st.st_mode) or _names_descriptor(path):
             return path, True
         if stat.S_ISDIR(st.st_mode):
             raise OutputError(f"'{path}' is a directory (expected a file path)")
+        if stat.S_ISFIFO(st.st_mode):
+            raise OutputError(
+                f"'{path}' is a FIFO (named pipe), expected a regular file to write (a named "
+                "pipe would block until a reader opens it; write to /dev/stdout and pipe that)"
+            )
         if not stat.S_ISREG(st.st_mode):
-            raise OutputError(f"'{path}' is not a regular file, character device or FIFO")
+            raise OutputError(f"'{path}' is not a regular file or character device")
         return os.path.realpath(path), False
     try:
         target = os.path.realpath(path, strict=False)  # a dangling link: the file it names

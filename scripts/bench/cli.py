@@ -253,14 +253,14 @@ def parse_args(argv, usage):
         if os.path.isabs(o.shared_data)
         else os.path.normpath(os.path.join(REPO, o.shared_data))
     )
-    for path in (o.json_out, o.markdown):
+    for flag, path in (("--json-out", o.json_out), ("--markdown", o.markdown)):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            p.error(f"output directory of '{path}' does not exist")
+            p.error(f"{flag}: output directory of '{path}' does not exist")
         if path and os.path.lexists(path):
             try:
-                check_output(path)  # a directory or socket is refused before any work
+                check_output(path)  # a directory, FIFO or socket is refused before any work
             except OutputError as e:
-                p.error(str(e))
+                p.error(f"{flag}: {e}")
     return o
 
 

@@ -20,8 +20,8 @@ std::string script(const char* name) { return sq((source_dir() / "scripts" / nam
 }  // namespace
 
 TEST_CASE(
-    "atomic_output.py replaces a regular file, follows a symlink, writes through a FIFO and "
-    "refuses a directory" *
+    "atomic_output.py replaces a regular file, follows a symlink, writes through /dev/null and "
+    "refuses a directory and a FIFO" *
     doctest::test_suite("hostile")) {
     if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
@@ -30,7 +30,7 @@ TEST_CASE(
     const fs::path dir = scratch_dir("bench_output_rules");
     REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
     const std::string code =
-        "import os, sys, threading\n"
+        "import os, sys\n"
         "sys.path.insert(0, \"" +
         (source_dir() / "scripts").string() +
         "\")\n"
@@ -47,12 +47,8 @@ TEST_CASE(
         "write_text_atomically(os.path.join(d, 'dangling'), 'x')\n"
         "assert os.path.islink(os.path.join(d, 'dangling'))\n"
         "assert open(os.path.join(d, 'made.txt')).read() == 'x'\n"
-        "got = []\n"
-        "t = threading.Thread(target=lambda: got.append(open(os.path.join(d, 'fifo')).read()))\n"
-        "t.start(); write_text_atomically(os.path.join(d, 'fifo'), 'piped'); t.join()\n"
-        "assert got == ['piped'], got\n"
-        "import stat; assert stat.S_ISFIFO(os.stat(os.path.join(d, 'fifo')).st_mode)\n"
-        "for bad in (d, os.path.join(d, 'no', 'such.txt')):\n"
+        "write_text_atomically('/dev/null', 'discarded')\n"
+        "for bad in (d, os.path.join(d, 'no', 'such.txt'), os.path.join(d, 'fifo')):\n"
         "    try:\n"
         "        check_output(bad); raise SystemExit('accepted ' + bad)\n"
         "    except OutputError as e:\n"
@@ -68,6 +64,8 @@ TEST_CASE(
     CHECK(contains_text(r.output, "refused: '" + (dir / "no" / "such.txt").string() +
                                       "': the folder '" + (dir / "no").string() +
                                       "' does not exist"));
+    // A named pipe would block the writer until a reader comes: refused, not opened.
+    CHECK(contains_text(r.output, "refused: '" + (dir / "fifo").string() + "' is a FIFO"));
 }
 
 TEST_CASE(
@@ -119,6 +117,48 @@ TEST_CASE(
     CHECK(read_file_text(work / "npz" / "README_MY_DATA") == "my notes\n");
     CHECK(fs::is_directory(work / "npz" / "layout"));
     CHECK_FALSE(fs::exists(work / "h5"));
+    // Refused before anything is written: no train.toml, no record of its own.
+    CHECK_FALSE(fs::exists(work / "train.toml"));
+    CHECK_FALSE(fs::exists(work / ".bench_scale_made.json"));
+}
+
+TEST_CASE(
+    "bench_scale.py and bench_quality.py refuse a --work that is a file or under one with exit 2 "
+    "and write nothing" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_work_not_dir");
+    std::ofstream(dir / "afile") << "mine\n";
+    const std::string bin = " --segrank " + sq(segrank_binary().string());
+    const std::string file = (dir / "afile").string();
+    for (const std::string& w : {std::string("/dev/null"), file, file + "/sub"}) {
+        const auto r =
+            run_command("python3 " + script("bench_scale.py") + bin + " --tiny --work " + sq(w));
+        INFO(w, "\n", r.output);
+        CHECK(r.exit_code == 2);
+        CHECK_FALSE(contains_text(r.output, "Traceback"));
+        CHECK(
+            contains_text(r.output, "bench_scale.py: error: --work " + w +
+                                        (w == file + "/sub" ? ": '" + file + "' is not a directory"
+                                                            : ": not a directory")));
+        const auto q = run_command("python3 " + script("bench_quality.py") + bin +
+                                   " --tiny --cases synth_tile --work " + sq(w));
+        INFO(q.output);
+        CHECK(q.exit_code == 2);
+        CHECK_FALSE(contains_text(q.output, "Traceback"));
+        CHECK(contains_text(q.output, "is not a directory"));
+    }
+    CHECK(read_file_text(dir / "afile") == "mine\n");
+    // A recipe the rehearsal refuses writes nothing in a new --work either.
+    const auto bad =
+        run_command("python3 " + script("bench_scale.py") + bin + " --tiny --work " +
+                    sq((dir / "w").string()) + " --recipe " + sq((dir / "afile").string()));
+    INFO(bad.output);
+    CHECK(bad.exit_code == 1);
+    CHECK_FALSE(fs::exists(dir / "w"));
 }
 
 }  // namespace segrank::test

@@ -51,6 +51,37 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "run"));
     }
 
+    TEST_CASE("segrank stats warns about a 0 ns runtime in the train split and still shows it") {
+        const fs::path dir = scratch_dir("hostile_cli_stats_zero_runtime");
+        write_tiny_layout_collection(dir / "data");
+        const auto clean = run_segrank("stats " + sq((dir / "data").string()));
+        INFO(clean.output);
+        REQUIRE(clean.exit_code == 0);
+        CHECK_FALSE(contains_text(clean.output, "warning"));
+        const fs::path npz = dir / "data/npz/layout/xla/random/train/tiny_train_1.npz";
+        segrank::LayoutGraph g =
+            segrank::load_layout_npz(npz, segrank::LabelPolicy::kAllowTestZeros);
+        g.config_runtime[5] = 0;
+        g.config_runtime[7] = 0;
+        segrank::save_layout_npz(g, npz);
+        // stdout (the JSON) to a file: r.output is stderr alone.
+        const fs::path json = dir / "stats.json";
+        const auto r =
+            run_command("(" + sq(segrank_binary().string()) + " stats " +
+                        sq((dir / "data").string()) + " --json > " + sq(json.string()) + ")");
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(contains_text(r.output, "segrank stats: warning: " + npz.string() +
+                                          ": key 'config_runtime': config 5 has a runtime <= 0 "
+                                          "ns (2 of "));
+        CHECK(contains_text(r.output,
+                            "labelled split layout:xla:random:train: segrank train and "
+                            "evaluate refuse it"));
+        const std::string text = read_file_text(json);
+        CHECK(contains_text(text, "\"runtime_min\":0,"));  // the statistics are still shown
+        CHECK_FALSE(contains_text(text, "warning"));
+    }
+
     TEST_CASE("segrank train --check runs the start-up checks that read no data") {
         const fs::path dir = scratch_dir("hostile_cli_check");
         const fs::path cfg = tiny_setup(dir, 2);
@@ -134,8 +165,148 @@ TEST_SUITE("hostile") {
                                    " --split train --out " + sq(ckpt.string()));
         INFO(r.output);
         CHECK(r.exit_code == 1);
-        CHECK(contains_text(r.output, "is the checkpoint file of --checkpoint"));
+        CHECK(contains_text(r.output, "--out " + ckpt.string() +
+                                          ": is an HDF5 file (a checkpoint or graph store)"));
         CHECK(read_file_text(ckpt) == before);
+    }
+
+    TEST_CASE(
+        "segrank predict --out / --scores refuses any file of the run dir other than an earlier "
+        "submission or scores CSV") {
+        const fs::path dir = scratch_dir("hostile_cli_predict_run_files");
+        const fs::path cfg = tiny_setup(dir, 1);
+        REQUIRE(run_segrank("train --config " + sq(cfg.string())).exit_code == 0);
+        const fs::path run = dir / "run";
+        const std::string base =
+            "predict --checkpoint " + sq((run / "best.ckpt.h5").string()) + " --split train";
+        for (const char* f : {"last.ckpt.h5", "config.toml", "metrics.jsonl", "report.json"}) {
+            REQUIRE(fs::is_regular_file(run / f));
+            const std::string before = read_file_text(run / f);
+            const auto r = run_segrank(base + " --out " + sq((run / f).string()));
+            INFO(f, "\n", r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "--out " + (run / f).string() + ": is "));
+            CHECK(contains_text(r.output,
+                                "not a submission CSV (ID,TopConfigs): segrank predict "
+                                "replaces only an earlier one"));
+            CHECK(read_file_text(run / f) == before);
+        }
+        const auto kind = run_segrank(base + " --out " + sq((dir / "sub.csv").string()) +
+                                      " --scores " + sq((run / "last.ckpt.h5").string()));
+        INFO(kind.output);
+        CHECK(kind.exit_code == 1);
+        CHECK(contains_text(kind.output, "--scores " + (run / "last.ckpt.h5").string() +
+                                             ": is an HDF5 file (a checkpoint or graph store), "
+                                             "not a scores CSV"));
+        CHECK_FALSE(fs::exists(dir / "sub.csv"));
+        // Earlier outputs (and empty files) are replaced; a submission is no scores file.
+        std::ofstream(dir / "empty.csv").flush();
+        const std::string ok = base + " --out " + sq((dir / "sub.csv").string()) + " --scores " +
+                               sq((dir / "scores.csv").string());
+        REQUIRE(run_segrank(ok).exit_code == 0);
+        CHECK(run_segrank(ok).exit_code == 0);
+        CHECK(run_segrank(base + " --out " + sq((dir / "empty.csv").string())).exit_code == 0);
+        const auto swapped = run_segrank(base + " --out " + sq((dir / "scores.csv").string()));
+        CHECK(swapped.exit_code == 1);
+        CHECK(contains_text(swapped.output, "is a scores CSV (ID,config,score), not a submission"));
+    }
+
+    TEST_CASE("an output path that is a FIFO is refused naming the option, not opened (no hang)") {
+        const fs::path dir = scratch_dir("hostile_cli_fifo_out");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const fs::path fifo = dir / "sub.csv";
+        REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+        const std::string base =
+            "predict --random 7 --data " + sq(root.string()) + " --split valid";
+        const auto out = run_segrank(base + " --out " + sq(fifo.string()), "timeout 20 ");
+        INFO(out.output);
+        CHECK(out.exit_code == 1);
+        CHECK(contains_text(out.output, "--out " + fifo.string() + ": is a FIFO (named pipe)"));
+        const auto scores = run_segrank(
+            base + " --out " + sq((dir / "ok.csv").string()) + " --scores " + sq(fifo.string()),
+            "timeout 20 ");
+        INFO(scores.output);
+        CHECK(scores.exit_code == 1);
+        CHECK(contains_text(scores.output, "--scores " + fifo.string() + ": is a FIFO"));
+        CHECK_FALSE(fs::exists(dir / "ok.csv"));
+        // The other commands' output options, checked before their work.
+        const auto stats = run_segrank("stats " + sq(root.string()) + " --out " + sq(fifo.string()),
+                                       "timeout 20 ");
+        CHECK(stats.exit_code == 1);
+        CHECK(contains_text(stats.output, "--out " + fifo.string() + ": is a FIFO"));
+        const auto rep = run_segrank("report " + sq(root.string()) + " --out " + sq(fifo.string()),
+                                     "timeout 20 ");
+        CHECK(rep.exit_code == 1);
+        CHECK(contains_text(rep.output, "--out " + fifo.string() + ": is a FIFO"));
+        REQUIRE(run_segrank(base + " --out " + sq((dir / "ok.csv").string())).exit_code == 0);
+        const auto lb = run_segrank("leaderboard --truth " + sq(root.string()) + " --out-md " +
+                                        sq(fifo.string()) + " " + sq((dir / "ok.csv").string()),
+                                    "timeout 20 ");
+        CHECK(lb.exit_code == 1);
+        CHECK(contains_text(lb.output, "--out-md " + fifo.string() + ": is a FIFO"));
+        const auto hw = run_segrank(
+            "hwmodel --data " + sq(root.string()) + " --split valid --out " + sq(fifo.string()),
+            "timeout 20 ");
+        CHECK(hw.exit_code == 1);
+        CHECK(contains_text(hw.output, "--out " + fifo.string() + ": is a FIFO"));
+        // An open descriptor (a pipe to another process) is still written through.
+        const auto piped = run_segrank(base + " --out /dev/stdout | head -c 13", "timeout 20 ");
+        CHECK(contains_text(piped.output, "ID,TopConfigs"));
+    }
+
+    TEST_CASE("segrank train refuses a FIFO in place of a run directory file before any work") {
+        const fs::path dir = scratch_dir("hostile_cli_train_fifo");
+        const fs::path cfg = tiny_setup(dir, 1);
+        fs::create_directories(dir / "run");
+        REQUIRE(::mkfifo((dir / "run/metrics.jsonl").c_str(), 0600) == 0);
+        for (const char* check : {" --check", ""}) {
+            const auto r = run_segrank("train --config " + sq(cfg.string()) + check, "timeout 60 ");
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(
+                r.output, "train.run_dir " + (dir / "run/metrics.jsonl").string() + ": is a FIFO"));
+        }
+        CHECK_FALSE(fs::exists(dir / "run/config.toml"));
+    }
+
+    TEST_CASE(
+        "segrank evaluate / predict --data of the other data format says which format the run "
+        "reads and what the folder holds") {
+        const fs::path dir = scratch_dir("hostile_cli_data_format");
+        const fs::path cfg = tiny_setup(dir, 1);
+        REQUIRE(run_segrank("train --config " + sq(cfg.string())).exit_code == 0);
+        const auto pack = run_segrank("pack " + sq((dir / "data").string()) + " --out " +
+                                      sq((dir / "h5").string()));
+        INFO(pack.output);
+        REQUIRE(pack.exit_code == 0);
+        const std::string run = sq((dir / "run").string());
+        for (const std::string& cmd : {"evaluate --checkpoint " + run + " --split train",
+                                       "predict --checkpoint " + run + " --split train --out " +
+                                           sq((dir / "sub.csv").string())}) {
+            const auto r = run_segrank(cmd + " --data " + sq((dir / "h5").string()));
+            INFO(cmd, "\n", r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "data.root: '" + (dir / "h5").string() +
+                                              "' holds 1 HDF5 graph store(s) ("));
+            CHECK(contains_text(r.output,
+                                "but data.store = \"npz\" (this run reads npz files): "
+                                "give the npz collection folder"));
+        }
+        CHECK_FALSE(fs::exists(dir / "sub.csv"));
+        // A run trained on the stores, given the npz folder.
+        const auto h5run =
+            run_segrank("train --config " + sq(cfg.string()) +
+                        " --set data.store=\"hdf5\" --set data.root=" + sq((dir / "h5").string()) +
+                        " --set train.run_dir=" + sq((dir / "h5run").string()));
+        INFO(h5run.output);
+        REQUIRE(h5run.exit_code == 0);
+        const auto r = run_segrank("evaluate --checkpoint " + sq((dir / "h5run").string()) +
+                                   " --split train --data " + sq((dir / "data").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "holds npz collections and no .h5 stores, but data.store = "
+                            "\"hdf5\" (this run reads HDF5 graph stores)"));
     }
 
     TEST_CASE("segrank report refuses to write report.html into a folder that is not a run") {
@@ -158,7 +329,8 @@ TEST_SUITE("hostile") {
         const auto r = run_segrank("report " + sq(data.string()) + " --out " + sq(victim.string()));
         INFO(r.output);
         CHECK(r.exit_code == 1);
-        CHECK(contains_text(r.output, "an existing file that is not an HTML page"));
+        CHECK(contains_text(r.output, "--out " + victim.string() +
+                                          ": is a JSON or JSON-lines file, not an HTML page"));
         CHECK(read_file_text(victim) == "{\"step\": 1}\n");
         // An earlier report is replaced.
         const fs::path page = dir / "r.html";

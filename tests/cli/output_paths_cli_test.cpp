@@ -88,7 +88,7 @@ TEST_CASE(
     "segrank predict --out through a symlink replaces the file it points to and keeps the link") {
     const fs::path dir = scratch_dir("cli_out_link");
     const fs::path root = segrank::test::write_lb_truth(dir / "truth");
-    segrank::test::write_text(dir / "real.csv", "old\n");
+    segrank::test::write_text(dir / "real.csv", "ID,TopConfigs\nold,0\n");  // an earlier one
     fs::create_symlink("real.csv", dir / "sub.csv");
     const auto r = run_command(predict(root, sq((dir / "sub.csv").string())));
     INFO(r.output);

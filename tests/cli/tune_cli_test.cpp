@@ -379,6 +379,60 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "segrank tune --measure exec:CMD exits 1 when no measurement succeeded, and gives no speedup "
+    "when only the default's failed" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const Fixture& f = fixture();
+    // Fails every request (FAIL_ALL) or only the first one (the default's).
+    const fs::path harness = f.dir / "failing_harness.py";
+    std::ofstream(harness) << "import json, os, sys\n"
+                              "n = 0\n"
+                              "for line in sys.stdin:\n"
+                              "    r = json.loads(line)\n"
+                              "    n += 1\n"
+                              "    if n == 1 or os.environ.get('FAIL_ALL'):\n"
+                              "        print(json.dumps({'id': r['id'], 'error': 'no TPU here'}), "
+                              "flush=True)\n"
+                              "    else:\n"
+                              "        print(json.dumps({'id': r['id'], 'runtime_ns': 1000 + n}), "
+                              "flush=True)\n";
+    auto args = [&](const fs::path& out) {
+        return "tune --checkpoint " + sq(f.layout_run.string()) + " --graph " +
+               sq(f.layout_npz.string()) + " --budget 3 --batch 2 --quiet --measure " +
+               sq("exec:exec python3 " + harness.string()) + " --out " + sq(out.string());
+    };
+    const fs::path all = f.dir / "fail_all_out";
+    const auto r = run_command("FAIL_ALL=1 OMP_NUM_THREADS=2 '" + segrank_binary().string() + "' " +
+                               args(all));
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(contains_text(r.output, "no measurement succeeded (3 of 3 failed"));
+    CHECK(contains_text(r.output, "the first failure: exec: no TPU here"));
+    // The failed lines are the record.
+    const std::vector<Json> lines = read_jsonl(all / "measurements.jsonl");
+    REQUIRE(lines.size() == 3);
+    for (const Json& l : lines) {
+        CHECK(l["measured_ns"].is_null());
+        CHECK(l["error"].get<std::string>() == "exec: no TPU here");
+    }
+    CHECK(lines[0]["config"].get<int64_t>() == f.layout_default);
+    // Only the default failed: a result without a speedup.
+    const fs::path some = f.dir / "fail_default_out";
+    const auto ok = run_segrank(args(some));
+    INFO(ok.output);
+    CHECK(ok.exit_code == 0);
+    CHECK(contains_text(ok.output, "no speedup: the default (config 7) has no successful"));
+    const Json best = read_json(read_file_text(some / "best.json"), "best.json");
+    CHECK(best["default_runtime_ns"].is_null());
+    CHECK(best["speedup_over_default"].is_null());
+    CHECK(best["runtime_ns"].get<double>() == 1002);
+}
+
+TEST_CASE(
     "segrank tune under SIGTERM exits 143 keeping every measurement, and --resume continues") {
     if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");

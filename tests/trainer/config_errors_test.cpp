@@ -177,6 +177,40 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "an integer beyond its field's range, in the file or from --set, is out of range with the "
+    "valid range, even beyond 64 bits" *
+    doctest::test_suite("hostile")) {
+    const std::string range =
+        "sampling.configs: out of range: expected an integer in [1, 2147483647], got ";
+    // toml++ cannot hold the literal: it is still named by key, with the field's range.
+    CHECK(load_error("", {"sampling.configs=99999999999999999999"}) ==
+          "--set sampling.configs=99999999999999999999: " + range + "99999999999999999999");
+    CHECK(load_error("[sampling]\nconfigs = 99999999999999999999\n") ==
+          "configs/x.toml:2:1: " + range + "99999999999999999999");
+    CHECK(load_error("[sampling]\nconfigs = 0x7fffffffffffffffff\n[model]\nhidden = "
+                     "1_000_000_000_000_000_000_000 # H\n") ==
+          "configs/x.toml:2:1: " + range +
+              "0x7fffffffffffffffff\nconfigs/x.toml:4:1: model.hidden: out of range: expected an "
+              "integer in [1, 4096], got 1_000_000_000_000_000_000_000");
+    // Within 64 bits but beyond the field's type.
+    CHECK(load_error("", {"sampling.configs=9999999999"}) ==
+          "--set sampling.configs=9999999999: " + range + "9999999999");
+    CHECK(load_error("", {"train.steps=-99999999999999999999"}) ==
+          "--set train.steps=-99999999999999999999: train.steps: out of range: expected an "
+          "integer in [0, 9223372036854775807], got -99999999999999999999");
+    // A float key and a string key given such a literal.
+    CHECK(load_error("[optim]\nlr = 99999999999999999999\n") ==
+          "configs/x.toml:2:1: optim.lr: out of range: 99999999999999999999 is beyond a 64-bit "
+          "TOML integer; write a number of that size as a float (e.g. 1e20)");
+    CHECK(load_error("", {"data.root=99999999999999999999"}) ==
+          "--set data.root=99999999999999999999: data.root: expected a string, got integer "
+          "99999999999999999999");
+    // A malformed literal that is not an overflow stays what it was.
+    CHECK(load_error("", {"sampling.configs=007"}) ==
+          "--set sampling.configs=007: sampling.configs: expected an integer, got string \"007\"");
+}
+
+TEST_CASE(
     "model.config_attention takes a boolean, model.config_attention_dim an integer >= 1 and "
     "eval.tta_orders 1..1024, named by key") {
     CHECK(load_error("[model]\nconfig_attention = \"yes\"\nconfig_attention_dim = 0\n") ==

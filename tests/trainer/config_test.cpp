@@ -150,8 +150,8 @@ TEST_CASE("a wrong type is an error naming file:line, the key, the expected and 
     CHECK(load_error("[train]\nprogress = 1\n") ==
           "configs/x.toml:2:1: train.progress: expected a boolean (true or false), got integer 1");
     CHECK(load_error("[model]\nhidden = 99999999999\n") ==
-          "configs/x.toml:2:1: model.hidden: expected an integer in [-2147483648, 2147483647], got "
-          "integer 99999999999");
+          "configs/x.toml:2:1: model.hidden: out of range: expected an integer in [1, 4096], got "
+          "99999999999");
     CHECK(load_error("optim = 3\n") ==
           "configs/x.toml:1:1: optim: expected a table [optim], got integer 3");
     CHECK(load_error("[data]\ncollections = [\"tile:xla\", 3]\n")

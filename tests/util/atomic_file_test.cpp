@@ -98,21 +98,42 @@ TEST_CASE("a directory target is refused naming it, and no <dir>.tmp is left beh
     CHECK(listing(dir) == std::vector<std::string>{"out"});
 }
 
-TEST_CASE("a FIFO is written through to its reader and stays a FIFO") {
+TEST_CASE("a FIFO (named pipe) is refused before anything is opened or created") {
+    // Opening a named pipe for writing blocks until a reader opens it, maybe forever.
     const fs::path dir = test::scratch_dir("atomic_fifo");
     const fs::path fifo = dir / "pipe";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    std::string got;
-    std::thread reader(
-        [&] { got = read_file_text(fifo); });  // opening blocks until the writer opens
-    const std::string big(300000, 'x');        // more than a pipe buffer: short writes happen
-    write_file_atomically(fifo, {"head,", big, ",tail"});
-    reader.join();
-    CHECK(got == "head," + big + ",tail");
+    CHECK_THROWS_WITH_AS(resolve_output(fifo), doctest::Contains("pipe: is a FIFO (named pipe)"),
+                         Error);
+    CHECK_THROWS_WITH_AS(write_file_atomically(fifo, "x"), doctest::Contains("is a FIFO"), Error);
+    CHECK_THROWS_WITH_AS(AtomicOutput{fifo}, doctest::Contains("is a FIFO"), Error);
+    // Through a symbolic link too.
+    fs::create_symlink("pipe", dir / "link");
+    CHECK_THROWS_WITH_AS(write_file_atomically(dir / "link", "x"),
+                         doctest::Contains(("(link to " + fifo.string() + "): is a FIFO").c_str()),
+                         Error);
     struct stat st {};
     REQUIRE(::lstat(fifo.c_str(), &st) == 0);
     CHECK(S_ISFIFO(st.st_mode));
-    CHECK(listing(dir) == std::vector<std::string>{"pipe"});
+    CHECK(listing(dir) == std::vector<std::string>{"link", "pipe"});
+}
+
+TEST_CASE("a pipe named by an open descriptor (/proc/self/fd/N) is written through to its reader") {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    std::string got;
+    std::thread reader([&] {
+        char buf[65536];
+        for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, size_t(n));
+    });
+    const std::string big(300000, 'x');  // more than a pipe buffer: short writes happen
+    const fs::path p = "/proc/self/fd/" + std::to_string(fds[1]);
+    CHECK(resolve_output(p).write_through);
+    write_file_atomically(p, {"head,", big, ",tail"});
+    ::close(fds[1]);
+    reader.join();
+    ::close(fds[0]);
+    CHECK(got == "head," + big + ",tail");
 }
 
 TEST_CASE("/dev/null is written through and stays a character device") {

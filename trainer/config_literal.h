@@ -1,0 +1,34 @@
+// Integer literals of a config that toml++ cannot hold (beyond 64 bits), and the integer range a
+// key allows, for the loader's "out of range" messages (trainer/config.cpp,
+// docs/config.md#errors). No toml++ here: plain text.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "trainer/config_schema.h"
+
+namespace segrank::cfg::detail {
+
+/// True for a TOML integer literal: decimal with an optional sign and underscores ("-1_000"), or
+/// 0x / 0o / 0b digits.
+bool toml_integer_literal(std::string_view s);
+
+/// An integer literal beyond 64 bits in a config file, replaced by a quoted string.
+struct BigInteger {
+    int64_t line = 0;    ///< 1-based line
+    int64_t column = 0;  ///< 1-based column where the quoted stand-in (its opening quote) starts
+    std::string literal;
+};
+
+/// Replaces in `text` the integer literal that ends at (or runs through) 1-based (line, column),
+/// where toml++ reports "not representable in 64 bits", by the same characters in double quotes,
+/// so that the document parses and the loader finds a string node at that spot. Returns nullopt
+/// and leaves `text` unchanged when no integer literal is there.
+std::optional<BigInteger> quote_big_integer(std::string& text, int64_t line, int64_t column);
+
+/// "[1, 2147483647]": the integers `check` allows within [type_min, type_max].
+std::string integer_range(const Check& check, int64_t type_min, int64_t type_max);
+
+}  // namespace segrank::cfg::detail
