@@ -66,8 +66,7 @@ Examples:
 # bench package it shares with bench_quality.py (docs/benchmarks.md). The closed forms of random
 # search are importable from here (`from bench_tune import random_expected_curve, ...`).
 
-import sys
-
+from bench.cli import run_script
 from bench.tune import cli
 from bench.tune.curves import random_expected_curve, random_expected_hits  # noqa: F401
 from bench.tune.settings import PROG
@@ -84,8 +83,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:
-        sys.stderr.write(f"{PROG}: interrupted\n")
-        sys.exit(130)
+    run_script(main, PROG)

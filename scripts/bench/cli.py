@@ -214,6 +214,15 @@ def write_outputs(prog, o, doc, markdown_of):
     return 0
 
 
+def run_script(main, prog):
+    """Exits with main(command-line arguments)'s code; exit 130 with a message on Ctrl-C."""
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{prog}: interrupted\n")
+        sys.exit(130)
+
+
 def parse_args(argv, usage):
     """The checked options of argv (exit 2 with a message on a bad one). usage: the --help text
     (its first paragraph is the description, the rest the epilog)."""
