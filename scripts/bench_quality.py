@@ -71,7 +71,6 @@ Examples:
 # (docs/benchmarks.md). Its helpers are importable from here too, as other scripts do
 # (`from bench_quality import Runner, npz_targets, ...`): the names below are re-exported.
 
-import sys
 
 from bench import cli
 from bench.atomic_output import OutputError, check_output, write_text_atomically  # noqa: F401
@@ -138,8 +137,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:
-        sys.stderr.write(f"{PROG}: interrupted\n")
-        sys.exit(130)
+    cli.run_script(main, PROG)

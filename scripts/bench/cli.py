@@ -96,15 +96,137 @@ def check_overrides(o, p):
             p.error(f"{what}: {r.stdout.strip()}")
 
 
-def parse_args(argv, usage):
-    """The checked options of argv (exit 2 with a message on a bad one). usage: the --help text
-    (its first paragraph is the description, the rest the epilog)."""
-    p = argparse.ArgumentParser(
-        prog=PROG,
+# --- what bench_quality.py and bench_tune.py share: the parser, the checks, the output
+
+
+def new_parser(prog, usage):
+    """An argument parser for `prog` whose --help is `usage` (its first paragraph the description,
+    the rest the epilog, as written)."""
+    return argparse.ArgumentParser(
+        prog=prog,
         description=usage.split("\n\n")[0],
         epilog="\n\n".join(usage.split("\n\n")[1:]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def add_output_args(p):
+    """--json-out and --markdown."""
+    p.add_argument(
+        "--json-out", help="also write the JSON to this file (only when every case succeeded)"
+    )
+    p.add_argument("--markdown", help="also write the Markdown table to this file")
+
+
+def check_seeds_and_mode(p, o):
+    """--seeds and --random-seeds >= 2, --quick and --tiny not both; sets o.mode (tiny, quick or
+    full)."""
+    if o.seeds < 2:
+        p.error(f"--seeds must be >= 2 (a standard deviation needs two runs), got {o.seeds}")
+    if o.random_seeds < 2:
+        p.error(f"--random-seeds must be >= 2, got {o.random_seeds}")
+    if o.quick and o.tiny:
+        p.error("--quick and --tiny exclude each other")
+    o.mode = "tiny" if o.tiny else "quick" if o.quick else "full"
+
+
+def check_cases(p, text, known):
+    """The case names of a --cases comma list, each in `known` and listed once."""
+    cases = [c.strip() for c in text.split(",") if c.strip()]
+    bad = [c for c in cases if c not in known]
+    if bad or not cases:
+        p.error(
+            f"--cases: unknown case(s) {', '.join(bad) or '(none given)'}; "
+            f"known: {', '.join(known)}"
+        )
+    if len(set(cases)) != len(cases):
+        p.error("--cases: a case is listed twice")
+    return cases
+
+
+def check_jobs_and_binary(p, o):
+    """--jobs >= 0 (0: nproc; sets o.threads = nproc / jobs OpenMP threads per run), --segrank an
+    executable file (made absolute), --work made absolute (relative to the repository)."""
+    nproc = os.cpu_count() or 1
+    if o.jobs < 0:
+        p.error(f"--jobs must be >= 0, got {o.jobs}")
+    o.jobs = o.jobs or nproc
+    o.threads = max(1, nproc // o.jobs)
+    o.segrank = os.path.abspath(o.segrank)
+    if not (os.path.isfile(o.segrank) and os.access(o.segrank, os.X_OK)):
+        p.error(
+            f"--segrank: '{o.segrank}' is not an executable file "
+            "(build it: cmake --build build --target segrank)"
+        )
+    o.work = o.work if os.path.isabs(o.work) else os.path.join(REPO, o.work)
+
+
+def check_paths(p, o):
+    """--work's nearest existing ancestor a directory, --shared-data made absolute (relative to the
+    repository), --json-out / --markdown in an existing folder and not a directory, FIFO or socket
+    (atomic_output.check_output)."""
+    # The nearest existing ancestor of --work must be a directory (makedirs would raise otherwise).
+    probe = o.work
+    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        p.error(f"--work: '{probe}' is not a directory")
+    o.shared_data = (
+        o.shared_data
+        if os.path.isabs(o.shared_data)
+        else os.path.normpath(os.path.join(REPO, o.shared_data))
+    )
+    for flag, path in (("--json-out", o.json_out), ("--markdown", o.markdown)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            p.error(f"{flag}: output directory of '{path}' does not exist")
+        if path and os.path.lexists(path):
+            try:
+                check_output(path)  # a directory, FIFO or socket is refused before any work
+            except OutputError as e:
+                p.error(f"{flag}: {e}")
+
+
+def run_env():
+    """The environment of the segrank runs: this one, with GOMP_SPINCOUNT=20000 unless set."""
+    env = dict(os.environ)
+    env.setdefault("GOMP_SPINCOUNT", "20000")
+    return env
+
+
+def write_outputs(prog, o, doc, markdown_of):
+    """Writes a finished benchmark: the JSON (NaN and inf as null) to --json-out and its Markdown
+    (markdown_of(doc)) to --markdown by the binary's output rules (atomic_output.py), then the
+    Markdown on stderr and the JSON on stdout. Returns the exit code: 0, or 1 (message on stderr,
+    nothing on stdout) when a file cannot be written."""
+    doc = clean_json(doc)
+    text = json.dumps(doc, indent=1)
+    md = markdown_of(doc)
+    try:
+        if o.json_out:
+            write_text_atomically(o.json_out, text + "\n")
+        if o.markdown:
+            write_text_atomically(o.markdown, md)
+    except OutputError as e:
+        sys.stderr.write(f"{prog}: error: {e}\n")
+        return 1
+    sys.stderr.write("\n" + md)
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+def run_script(main, prog):
+    """Exits with main(command-line arguments)'s code; exit 130 with a message on Ctrl-C."""
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{prog}: interrupted\n")
+        sys.exit(130)
+
+
+def parse_args(argv, usage):
+    """The checked options of argv (exit 2 with a message on a bad one). usage: the --help text
+    (its first paragraph is the description, the rest the epilog)."""
+    p = new_parser(PROG, usage)
     default_bin = os.path.join(REPO, "build", "cli", "segrank")
     if not os.path.exists(default_bin):
         default_bin = os.path.join(REPO, "build", "trainer", "segrank")
@@ -197,70 +319,19 @@ def parse_args(argv, usage):
         "arguments are the "
         "same (stamp files beside each run); the JSON marks them reused",
     )
-    p.add_argument(
-        "--json-out", help="also write the JSON to this file (only when every case succeeded)"
-    )
-    p.add_argument("--markdown", help="also write the Markdown table to this file")
+    add_output_args(p)
     o = p.parse_args(argv)
-    if o.seeds < 2:
-        p.error(f"--seeds must be >= 2 (a standard deviation needs two runs), got {o.seeds}")
-    if o.random_seeds < 2:
-        p.error(f"--random-seeds must be >= 2, got {o.random_seeds}")
-    if o.quick and o.tiny:
-        p.error("--quick and --tiny exclude each other")
+    check_seeds_and_mode(p, o)
     if not 0 <= o.layout_choices <= 1000:
         p.error(f"--layout-choices must be in [0, 1000], got {o.layout_choices}")
-    o.mode = "tiny" if o.tiny else "quick" if o.quick else "full"
     o.cases_explicit = o.cases is not None
-    cases = [
-        c.strip()
-        for c in (o.cases if o.cases is not None else ",".join(DEFAULT_CASES)).split(",")
-        if c.strip()
-    ]
-    bad = [c for c in cases if c not in CASES]
-    if bad or not cases:
-        p.error(
-            f"--cases: unknown case(s) {', '.join(bad) or '(none given)'}; "
-            f"known: {', '.join(CASES)}"
-        )
-    if len(set(cases)) != len(cases):
-        p.error("--cases: a case is listed twice")
-    o.cases = cases
+    o.cases = check_cases(p, o.cases if o.cases is not None else ",".join(DEFAULT_CASES), CASES)
     names = [n for n, _ in o.ablate]
     if len(set(names)) != len(names):
         p.error("--ablate: row names must be unique")
-    nproc = os.cpu_count() or 1
-    if o.jobs < 0:
-        p.error(f"--jobs must be >= 0, got {o.jobs}")
-    o.jobs = o.jobs or nproc
-    o.threads = max(1, nproc // o.jobs)
-    o.segrank = os.path.abspath(o.segrank)
-    if not (os.path.isfile(o.segrank) and os.access(o.segrank, os.X_OK)):
-        p.error(
-            f"--segrank: '{o.segrank}' is not an executable file "
-            "(build it: cmake --build build --target segrank)"
-        )
-    o.work = o.work if os.path.isabs(o.work) else os.path.join(REPO, o.work)
+    check_jobs_and_binary(p, o)
     check_overrides(o, p)
-    # The nearest existing ancestor of --work must be a directory (makedirs would raise otherwise).
-    probe = o.work
-    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
-        probe = os.path.dirname(probe)
-    if not os.path.isdir(probe):
-        p.error(f"--work: '{probe}' is not a directory")
-    o.shared_data = (
-        o.shared_data
-        if os.path.isabs(o.shared_data)
-        else os.path.normpath(os.path.join(REPO, o.shared_data))
-    )
-    for flag, path in (("--json-out", o.json_out), ("--markdown", o.markdown)):
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            p.error(f"{flag}: output directory of '{path}' does not exist")
-        if path and os.path.lexists(path):
-            try:
-                check_output(path)  # a directory, FIFO or socket is refused before any work
-            except OutputError as e:
-                p.error(f"{flag}: {e}")
+    check_paths(p, o)
     return o
 
 
@@ -268,8 +339,7 @@ def main(argv, usage):
     """Runs the benchmark for argv; returns the exit code (usage: the --help text)."""
     o = parse_args(argv, usage)
     os.makedirs(os.path.join(o.work, "logs"), exist_ok=True)
-    env = dict(os.environ)
-    env.setdefault("GOMP_SPINCOUNT", "20000")
+    env = run_env()
     runner = Runner(o.segrank, o.work, o.threads, env, resume=o.resume)
     with open(runner.log_path, "a" if o.resume else "w"):
         pass
@@ -374,17 +444,4 @@ def main(argv, usage):
     doc["cpu_s"] = round(sum(c.get("cpu_s", 0.0) for c in doc["cases"].values()), 1)
     doc["machine"]["load_end"] = list(os.getloadavg())
     doc["crosschecks"] = bench.crosschecks
-    doc = clean_json(doc)
-    text = json.dumps(doc, indent=1)
-    md = markdown(doc)
-    try:  # the binary's output rules (atomic_output.py)
-        if o.json_out:
-            write_text_atomically(o.json_out, text + "\n")
-        if o.markdown:
-            write_text_atomically(o.markdown, md)
-    except OutputError as e:
-        sys.stderr.write(f"{PROG}: error: {e}\n")
-        return 1
-    sys.stderr.write("\n" + md)
-    sys.stdout.write(text + "\n")
-    return 0
+    return write_outputs(PROG, o, doc, markdown)

@@ -68,6 +68,19 @@ def npz_rows(member):
     return [member[r].tobytes() for r in range(member.shape[0])]
 
 
+def config_groups(feat, where):
+    """The groups of identical config rows (axis 0) of a config array (tile config_feat, layout
+    node_config_feat): lists of row indices, in the order of their first row. Rows compare by value,
+    -0 == +0, as config_groups in sampling/dedupe.h and tune's config key. Raises BenchError naming
+    `where` for a non-numeric or 0-d array."""
+    if feat.dtype.kind not in "fiu" or feat.ndim == 0:
+        raise BenchError(f"{where}: unexpected config array {feat.dtype.str} {feat.shape}")
+    groups = {}
+    for j in range(feat.shape[0]):
+        groups.setdefault(tuple(feat[j].ravel().tolist()), []).append(j)
+    return list(groups.values())
+
+
 def take_rows(member, rows, where):
     """Rows (axis 0, repeats allowed, in the given order) of an array. Raises BenchError naming
     `where` for an index outside [0, rows of member)."""

@@ -12,6 +12,22 @@ import time
 
 from .common import REPO, BenchError, sha256
 from .settings import SYNTH_SEED
+from .submission import read_scores
+
+
+def train_args(config, overrides, run_dir, seed, threads):
+    """The arguments of `segrank train` of one run: the config file, the overrides, then run_dir,
+    train.seed = sampling.seed = seed, no progress bar and `threads` OpenMP threads."""
+    args = ["train", "--config", config, "--overwrite"]
+    for kv in list(overrides) + [
+        f"train.run_dir={run_dir}",
+        f"train.seed={seed}",
+        f"sampling.seed={seed}",
+        "train.progress=false",
+        f"train.threads={threads}",
+    ]:
+        args += ["--set", kv]
+    return args
 
 
 class Runner:
@@ -133,6 +149,17 @@ class Runner:
             + extra,
             ctx,
         )
+
+    def predict_scores(self, ckpt, split, out, scores, ctx, data=None):
+        """`segrank predict --scores` of one checkpoint on a split (of `data`, default the
+        checkpoint's data root): the submission to `out`, the scores to `scores`; returns them as
+        read_scores does ({graph id: [score per config]})."""
+        args = ["predict", "--checkpoint", ckpt, "--split", split]
+        if data is not None:
+            args += ["--data", data]
+        args += ["--out", out, "--scores", scores, "--threads", self.threads]
+        self.run(args, ctx)
+        return read_scores(scores)
 
     def leaderboard(self, coll_dir, split, submission, ctx):
         """Leaderboard metrics of one submission against the graphs of coll_dir/split."""

@@ -16,123 +16,54 @@ DEFAULT_CASES = [
 TRANSFER_CASES = ["transfer_layout", "transfer_tile"]
 CASES = DEFAULT_CASES + TRANSFER_CASES
 
-# Sizes and steps per case: full / quick / tiny.
+
+def synth_size(graphs, nodes, configs, splits, steps, eval_every):
+    """The size of a synthetic case: `segrank synth` --graphs, --nodes (min:max), --configs and
+    --splits (train,valid,test fractions), then train.steps and train.eval_every."""
+    return {
+        "graphs": graphs,
+        "nodes": nodes,
+        "configs": configs,
+        "splits": splits,
+        "steps": steps,
+        "eval_every": eval_every,
+    }
+
+
+# Sizes and steps per case: full / quick / tiny; synthetic cases:
+# synth_size(graphs, nodes, configs, splits, steps, eval_every).
 SIZES = {
     "full": {
-        "synth_layout": {
-            "graphs": 64,
-            "nodes": "500:5000",
-            "configs": 200,
-            "splits": "0.625,0.125,0.25",
-            "steps": 600,
-            "eval_every": 100,
-        },
-        "synth_tile": {
-            "graphs": 256,
-            "nodes": "20:500",
-            "configs": 200,
-            "splits": "0.625,0.125,0.25",
-            "steps": 600,
-            "eval_every": 100,
-        },
+        "synth_layout": synth_size(64, "500:5000", 200, "0.625,0.125,0.25", 600, 100),
+        "synth_tile": synth_size(256, "20:500", 200, "0.625,0.125,0.25", 600, 100),
         "real_tile": {"steps": 300, "eval_every": 50},
         "real_layout_fixture": {"steps": 300, "eval_every": 50, "folds": 5},
         "real_layout_official": {"steps": 600, "eval_every": 100},
         "real_layout_official_random": {"steps": 600, "eval_every": 100},
         # graphs per cost family; its test split is scored when the family is held out
-        "transfer_layout": {
-            "graphs": 40,
-            "nodes": "500:2500",
-            "configs": 200,
-            "splits": "0.6,0.15,0.25",
-            "steps": 600,
-            "eval_every": 100,
-        },
-        "transfer_tile": {
-            "graphs": 160,
-            "nodes": "20:500",
-            "configs": 200,
-            "splits": "0.6,0.15,0.25",
-            "steps": 600,
-            "eval_every": 100,
-        },
+        "transfer_layout": synth_size(40, "500:2500", 200, "0.6,0.15,0.25", 600, 100),
+        "transfer_tile": synth_size(160, "20:500", 200, "0.6,0.15,0.25", 600, 100),
     },
     "quick": {
-        "synth_layout": {
-            "graphs": 32,
-            "nodes": "500:2500",
-            "configs": 200,
-            "splits": "0.625,0.125,0.25",
-            "steps": 150,
-            "eval_every": 50,
-        },
-        "synth_tile": {
-            "graphs": 128,
-            "nodes": "20:500",
-            "configs": 200,
-            "splits": "0.625,0.125,0.25",
-            "steps": 200,
-            "eval_every": 50,
-        },
+        "synth_layout": synth_size(32, "500:2500", 200, "0.625,0.125,0.25", 150, 50),
+        "synth_tile": synth_size(128, "20:500", 200, "0.625,0.125,0.25", 200, 50),
         "real_tile": {"steps": 100, "eval_every": 25},
         "real_layout_fixture": {"steps": 100, "eval_every": 25, "folds": 5},
         "real_layout_official": {"steps": 150, "eval_every": 50},
         "real_layout_official_random": {"steps": 150, "eval_every": 50},
-        "transfer_layout": {
-            "graphs": 20,
-            "nodes": "300:1500",
-            "configs": 100,
-            "splits": "0.6,0.15,0.25",
-            "steps": 600,
-            "eval_every": 100,
-        },
-        "transfer_tile": {
-            "graphs": 80,
-            "nodes": "20:300",
-            "configs": 100,
-            "splits": "0.6,0.15,0.25",
-            "steps": 600,
-            "eval_every": 100,
-        },
+        "transfer_layout": synth_size(20, "300:1500", 100, "0.6,0.15,0.25", 600, 100),
+        "transfer_tile": synth_size(80, "20:300", 100, "0.6,0.15,0.25", 600, 100),
     },
     # Smoke tests only (tests/cli/bench_quality_test.cpp): seconds, the numbers mean nothing.
     "tiny": {
-        "synth_layout": {
-            "graphs": 8,
-            "nodes": "100:300",
-            "configs": 16,
-            "splits": "0.5,0.25,0.25",
-            "steps": 10,
-            "eval_every": 5,
-        },
-        "synth_tile": {
-            "graphs": 16,
-            "nodes": "20:60",
-            "configs": 16,
-            "splits": "0.5,0.25,0.25",
-            "steps": 10,
-            "eval_every": 5,
-        },
+        "synth_layout": synth_size(8, "100:300", 16, "0.5,0.25,0.25", 10, 5),
+        "synth_tile": synth_size(16, "20:60", 16, "0.5,0.25,0.25", 10, 5),
         "real_tile": {"steps": 5, "eval_every": 5},
         "real_layout_fixture": {"steps": 5, "eval_every": 5, "folds": 5},
         "real_layout_official": {"steps": 5, "eval_every": 5},
         "real_layout_official_random": {"steps": 5, "eval_every": 5},
-        "transfer_layout": {
-            "graphs": 4,
-            "nodes": "60:120",
-            "configs": 8,
-            "splits": "0.5,0.25,0.25",
-            "steps": 4,
-            "eval_every": 2,
-        },
-        "transfer_tile": {
-            "graphs": 4,
-            "nodes": "20:40",
-            "configs": 8,
-            "splits": "0.5,0.25,0.25",
-            "steps": 4,
-            "eval_every": 2,
-        },
+        "transfer_layout": synth_size(4, "60:120", 8, "0.5,0.25,0.25", 4, 2),
+        "transfer_tile": synth_size(4, "20:40", 8, "0.5,0.25,0.25", 4, 2),
     },
 }
 SYNTH_NOISE = 0.03

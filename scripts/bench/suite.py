@@ -12,36 +12,29 @@ from .cases import real_layout_fixture, real_layout_official, real_tile, synth, 
 from .common import BenchError
 from .metrics import graph_metrics, mean_std, predicted_order, summarize, tau_b_of_order
 from .npz import npz_targets
-from .runner import collection_metrics
+from .runner import collection_metrics, train_args
 from .settings import TRANSFER_CASES
-from .submission import read_scores
 
 
-class Bench:
-    """The state of one benchmark run shared by its cases: options, runner, job pool, the real
-    data root and the cross-checks done so far (listed in the JSON)."""
+class JobPool:
+    """What every benchmark (bench_quality.py, bench_tune.py) runs its cases with: the runner, the
+    scratch folder `work` and a pool of `jobs` threads, each running one segrank command at a
+    time."""
 
-    def __init__(self, opts, runner, shared):
-        self.o = opts
+    def __init__(self, runner, work, jobs):
         self.r = runner
-        self.shared = shared
-        self.mode = opts.mode
-        self.seeds = list(range(opts.seeds))
-        self.random_seeds = list(range(opts.random_seeds))
-        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs)
-        self.crosschecks = []
-        self.cur_dir = (
-            None  # the running case's folder: hwmodel() and random_baseline() write there
-        )
+        self.work = work
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
 
     def case_dir(self, case, *parts):
         """<work>/case/parts..., created."""
-        d = os.path.join(self.o.work, case, *parts)
+        d = os.path.join(self.work, case, *parts)
         os.makedirs(d, exist_ok=True)
         return d
 
     def parallel(self, tasks):
-        """Runs callables on the job pool; the first failure cancels the rest and is raised."""
+        """Runs callables on the job pool; returns their results in order. The first failure
+        cancels the rest (and every later segrank run: runner.cancelled) and is raised."""
         futures = [self.pool.submit(t) for t in tasks]
         try:
             return [f.result() for f in futures]
@@ -51,6 +44,23 @@ class Bench:
                 f.cancel()
             concurrent.futures.wait(futures)
             raise
+
+
+class Bench(JobPool):
+    """The state of one benchmark run shared by its cases: options, runner, job pool, the real
+    data root and the cross-checks done so far (listed in the JSON)."""
+
+    def __init__(self, opts, runner, shared):
+        super().__init__(runner, opts.work, opts.jobs)
+        self.o = opts
+        self.shared = shared
+        self.mode = opts.mode
+        self.seeds = list(range(opts.seeds))
+        self.random_seeds = list(range(opts.random_seeds))
+        self.crosschecks = []
+        self.cur_dir = (
+            None  # the running case's folder: hwmodel() and random_baseline() write there
+        )
 
     def variants(self):
         """The model row plus one row per --ablate: (name, extra overrides)."""
@@ -63,16 +73,7 @@ class Bench:
         """`segrank train` of one row and seed into run_dir (stamped for --resume); returns (run
         info for the JSON: wall_s, reused, steps, steps_per_s, best_step, peak_rss_mb; the
         collection_metrics of report.json's final evaluation)."""
-        args = ["train", "--config", config, "--overwrite"]
-        sets = overrides + [
-            f"train.run_dir={run_dir}",
-            f"train.seed={seed}",
-            f"sampling.seed={seed}",
-            "train.progress=false",
-            f"train.threads={self.o.threads}",
-        ]
-        for kv in sets:
-            args += ["--set", kv]
+        args = train_args(config, overrides, run_dir, seed, self.o.threads)
         os.makedirs(os.path.dirname(run_dir), exist_ok=True)
         wall, reused = self.r.run_stamped(
             args,
@@ -258,28 +259,21 @@ class Bench:
                 )
         self.crosschecks.append(f"{ctx}: slowdown_1/5 equal to segrank leaderboard")
 
+    def predict_best(self, run_dir, split, ctx):
+        """The scores of run_dir's best.ckpt.h5 on a split of its data (predict.csv and
+        predict.scores.csv in run_dir), for the cross-checks."""
+        return self.r.predict_scores(
+            os.path.join(run_dir, "best.ckpt.h5"),
+            split,
+            os.path.join(run_dir, "predict.csv"),
+            os.path.join(run_dir, "predict.scores.csv"),
+            ctx + " cross-check predict",
+        )
+
     def check_model_kendall(self, ctx, run_dir, split, truth_coll, coll, heldout_names=None):
         """Python Kendall on `predict --scores` of a model against `segrank evaluate`'s per
         graph."""
-        ckpt = os.path.join(run_dir, "best.ckpt.h5")
-        scores = os.path.join(run_dir, "predict.scores.csv")
-        self.r.run(
-            [
-                "predict",
-                "--checkpoint",
-                ckpt,
-                "--split",
-                split,
-                "--out",
-                os.path.join(run_dir, "predict.csv"),
-                "--scores",
-                scores,
-                "--threads",
-                self.o.threads,
-            ],
-            ctx + " cross-check predict",
-        )
-        sc = read_scores(scores)
+        sc = self.predict_best(run_dir, split, ctx)
         json_file = os.path.join(
             run_dir, "eval_test_best.json" if split == "test" else "eval_heldout_best.json"
         )
@@ -307,25 +301,7 @@ class Bench:
     def check_model_kendall_heldout(self, ctx, run_dir, coll_dir):
         """Python Kendall and slowdown@1/5 on `predict --scores` of a real_tile fold's model
         against `segrank evaluate --heldout`'s, per held-out kernel."""
-        ckpt = os.path.join(run_dir, "best.ckpt.h5")
-        scores = os.path.join(run_dir, "predict.scores.csv")
-        self.r.run(
-            [
-                "predict",
-                "--checkpoint",
-                ckpt,
-                "--split",
-                "train",
-                "--out",
-                os.path.join(run_dir, "predict.csv"),
-                "--scores",
-                scores,
-                "--threads",
-                self.o.threads,
-            ],
-            ctx + " cross-check predict",
-        )
-        sc = read_scores(scores)
+        sc = self.predict_best(run_dir, "train", ctx)
         with open(os.path.join(run_dir, "eval_heldout_best.json")) as f:
             graphs = json.load(f)["graphs"]
         worst, checked = 0.0, 0

@@ -99,6 +99,21 @@ void check_replay(const fs::path& out, int64_t budget, int64_t default_config,
     CHECK(b.contains("xla"));
 }
 
+// The layout graph of the search-space tests, written to DIR/NAME.npz: 12 configs of 3 configurable
+// nodes with shapes, config 0 at the compiler default (-1 everywhere: the reference hwmodel can
+// cost; the random rows of the others are not layouts of the nodes' ranks).
+fs::path search_graph(const fs::path& dir, const std::string& name) {
+    TinyLayoutSpec spec;
+    spec.configs = 12;
+    spec.shapes = true;
+    spec.config_nodes = 3;
+    LayoutGraph g = tiny_layout_graph(name, 2, spec);
+    std::fill_n(g.node_config_feat.begin(), 3 * kLayoutConfigDim, int8_t{-1});
+    const fs::path npz = dir / (name + ".npz");
+    save_layout_npz(g, npz);
+    return npz;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -215,18 +230,10 @@ TEST_CASE(
     "segrank tune --candidates search measures new configs of the search space and resumes by "
     "rows") {
     const Fixture& f = fixture();
-    TinyLayoutSpec spec;
-    spec.configs = 12;
-    spec.shapes = true;
-    spec.config_nodes = 3;
-    LayoutGraph sg = tiny_layout_graph("tune_search", 2, spec);
-    // Config 0 at the compiler default, the reference hwmodel can cost (the random rows of the
-    // others are not layouts of the nodes' ranks).
-    std::fill_n(sg.node_config_feat.begin(), 3 * kLayoutConfigDim, int8_t{-1});
-    save_layout_npz(sg, f.dir / "tune_search.npz");
+    const fs::path npz = search_graph(f.dir, "tune_search");
     const fs::path out = f.dir / "search_out";
     const std::string base = "tune --checkpoint " + sq(f.layout_run.string()) + " --graph " +
-                             sq((f.dir / "tune_search.npz").string()) +
+                             sq(npz.string()) +
                              " --candidates search --measure hwmodel --batch 3 --pool 16 --quiet "
                              "--refit head --refit-steps 10 --out " +
                              sq(out.string());
@@ -255,10 +262,9 @@ TEST_CASE(
     CHECK(b["runtime_ns"].get<double>() == best);
     CHECK(b["node_config_feat"].size() == 3);
     // A directory of a search run is not continued as a recorded one.
-    const auto mixed =
-        run_segrank("tune --checkpoint " + sq(f.layout_run.string()) + " --graph " +
-                    sq((f.dir / "tune_search.npz").string()) +
-                    " --measure hwmodel --budget 12 --resume --out " + sq(out.string()));
+    const auto mixed = run_segrank(
+        "tune --checkpoint " + sq(f.layout_run.string()) + " --graph " + sq(npz.string()) +
+        " --measure hwmodel --budget 12 --resume --out " + sq(out.string()));
     CHECK(mixed.exit_code == 1);
     CHECK(contains_text(mixed.output, "the run used --candidates search, not recorded"));
 }
@@ -267,21 +273,17 @@ TEST_CASE(
     "segrank tune --strategy anneal and random measure the default first, then distinct configs "
     "of the search space, without a checkpoint") {
     const Fixture& f = fixture();
-    TinyLayoutSpec spec;
-    spec.configs = 12;
-    spec.shapes = true;
-    spec.config_nodes = 3;
-    LayoutGraph sg = tiny_layout_graph("tune_free", 2, spec);
-    std::fill_n(sg.node_config_feat.begin(), 3 * kLayoutConfigDim, int8_t{-1});
-    const fs::path npz = f.dir / "tune_free.npz";
-    save_layout_npz(sg, npz);
+    const fs::path npz = search_graph(f.dir, "tune_free");
     for (const std::string strategy : {"anneal", "random"}) {
         INFO(strategy);
+        const auto free_run = [&](const fs::path& out) {
+            return run_segrank("tune --strategy " + strategy + " --graph " + sq(npz.string()) +
+                               " --measure hwmodel:propagate --budget 7 --batch 2 --seed 3 "
+                               "--quiet --out " +
+                               sq(out.string()));
+        };
         const fs::path out = f.dir / ("free_" + strategy);
-        const auto r = run_segrank("tune --strategy " + strategy + " --graph " + sq(npz.string()) +
-                                   " --measure hwmodel:propagate --budget 7 --batch 2 --seed 3 "
-                                   "--quiet --out " +
-                                   sq(out.string()));
+        const auto r = free_run(out);
         INFO(r.output);
         REQUIRE(r.exit_code == 0);
         const std::vector<Json> lines = read_jsonl(out / "measurements.jsonl");
@@ -311,11 +313,7 @@ TEST_CASE(
         CHECK(b["default_runtime_ns"].get<double>() == lines[0]["measured_ns"].get<double>());
         // The same seed gives the same run.
         const fs::path again = f.dir / ("free_again_" + strategy);
-        REQUIRE(run_segrank("tune --strategy " + strategy + " --graph " + sq(npz.string()) +
-                            " --measure hwmodel:propagate --budget 7 --batch 2 --seed 3 --quiet "
-                            "--out " +
-                            sq(again.string()))
-                    .exit_code == 0);
+        REQUIRE(free_run(again).exit_code == 0);
         CHECK(read_file_text(again / "measurements.jsonl") ==
               read_file_text(out / "measurements.jsonl"));
     }

@@ -8,40 +8,43 @@ import shutil
 import statistics
 
 from ..common import BenchError, log
-from ..npz import list_graphs, read_npz, take_rows, write_npz
+from ..npz import config_groups, list_graphs, read_npz, take_rows, write_npz
 from ..settings import FOLD_SEED, METRICS, SIZES
 
 
-def run(bench, case):
-    """The real_layout_fixture case (module docstring)."""
-    size = SIZES[bench.mode][case]
-    base = bench.case_dir(case)
-    bench.cur_dir = base
+LAYOUT_REL = ("npz", "layout", "xla", "random")  # the collection's folder under a data root
+
+
+def ingest_layout_module(bench, case):
+    """Ingests module_tuning_data_layout.pb into <case>/data; returns (its one graph name, the
+    graph's npz members)."""
     pb = os.path.join(bench.shared, "xla_tuning", "module_tuning_data_layout.pb")
-    data = os.path.join(base, "data")
+    data = os.path.join(bench.case_dir(case), "data")
     bench.r.run(["ingest", pb, "--out", data, "--force"], f"case {case} ingest")
-    src_dir = os.path.join(data, "npz", "layout", "xla", "random", "train")
+    src_dir = os.path.join(data, *LAYOUT_REL, "train")
     names = list_graphs(src_dir)
     if len(names) != 1:
         raise BenchError(f"case {case}: expected one layout module in {src_dir}, found {names}")
-    name = names[0]
-    m = read_npz(os.path.join(src_dir, name + ".npz"))
+    return names[0], read_npz(os.path.join(src_dir, names[0] + ".npz"))
+
+
+def write_config_folds(name, m, folds, base, score_root):
+    """The fold partition of one layout graph's configs: its groups of identical config rows (by
+    value: -0 == +0, as config_groups in sampling/dedupe.h), sorted by first index, shuffled with
+    FOLD_SEED and dealt round robin into `folds` folds. Fold f is written as the data root
+    base/fold<f> (train: the other folds' configs under `name`; valid: its own as <name>_fold<f>)
+    and its valid file again under score_root. Returns (the groups in dealt order, per fold the
+    held-out config indices)."""
     feat = m["node_config_feat"]  # (configs, configurable nodes, features)
     c = feat.shape[0]
-    groups = {}  # identical rows (by value: -0 == +0, as config_groups in sampling/dedupe.h)
-    for j in range(c):
-        key = tuple(feat[j].ravel().tolist()) if feat.dtype.kind == "f" else feat[j].tobytes()
-        groups.setdefault(key, []).append(j)
-    glist = sorted(groups.values())  # by first config index: deterministic
+    glist = config_groups(feat, name)  # by first config index: deterministic
     random.Random(FOLD_SEED).shuffle(glist)
-    folds = size["folds"]
     fold_of = {}
     for pos, g in enumerate(glist):
         for j in g:
             fold_of[j] = pos % folds
-    score_root = os.path.join(base, "score")
     shutil.rmtree(score_root, ignore_errors=True)
-    fold_info = []
+    held_of = []
     for f in range(folds):
         held = [j for j in range(c) if fold_of[j] == f]
         train = [j for j in range(c) if fold_of[j] != f]
@@ -56,25 +59,26 @@ def run(bench, case):
             # data); here the two files hold disjoint configs of the one graph, on purpose.
             # Evaluation does not depend on the name.
             fname = name if split == "train" else f"{name}_fold{f}"
-            write_npz(
-                os.path.join(root, "npz", "layout", "xla", "random", split, fname + ".npz"), mem
-            )
+            write_npz(os.path.join(root, *LAYOUT_REL, split, fname + ".npz"), mem)
             if split == "valid":
-                write_npz(
-                    os.path.join(
-                        score_root,
-                        "npz",
-                        "layout",
-                        "xla",
-                        "random",
-                        "valid",
-                        f"{name}_fold{f}.npz",
-                    ),
-                    mem,
-                )
-        fold_info.append(
-            {"heldout_configs": held, "heldout_groups": sum(1 for g in glist[f::folds])}
-        )
+                write_npz(os.path.join(score_root, *LAYOUT_REL, "valid", fname + ".npz"), mem)
+        held_of.append(held)
+    return glist, held_of
+
+
+def run(bench, case):
+    """The real_layout_fixture case (module docstring)."""
+    size = SIZES[bench.mode][case]
+    base = bench.case_dir(case)
+    bench.cur_dir = base
+    name, m = ingest_layout_module(bench, case)
+    folds = size["folds"]
+    score_root = os.path.join(base, "score")
+    glist, held_of = write_config_folds(name, m, folds, base, score_root)
+    fold_info = [
+        {"heldout_configs": held, "heldout_groups": sum(1 for g in glist[f::folds])}
+        for f, held in enumerate(held_of)
+    ]
     config = "configs/xla_fixture_layout.toml"
     common = [
         "data.ingest=[]",
@@ -172,7 +176,7 @@ def run(bench, case):
         "overrides": ["data.root=<fold root>"] + common,
         "folds": folds,
         "fold_seed": FOLD_SEED,
-        "configs": c,
+        "configs": m["node_config_feat"].shape[0],
         "config_groups": len(glist),
         "fold_sizes": [len(x["heldout_configs"]) for x in fold_info],
         "heldout_configs": [x["heldout_configs"] for x in fold_info],

@@ -1,0 +1,118 @@
+"""The command line of scripts/bench_tune.py: its arguments (checked before any work, by the checks
+it shares with bench_quality.py) and main(), which runs the cases and writes the JSON and Markdown.
+Exit codes: 0 done, 1 a failed case or output (no JSON written), 2 bad arguments."""
+
+import datetime
+import os
+import shlex
+import sys
+import time
+
+from ..cli import (
+    add_output_args,
+    check_cases,
+    check_jobs_and_binary,
+    check_paths,
+    check_seeds_and_mode,
+    new_parser,
+    run_env,
+    write_outputs,
+)
+from ..common import REPO, BenchError, log
+from ..machine import cpu_model, git_commit
+from ..runner import Runner
+from .report import markdown
+from .settings import BATCH, BUDGETS, CASES, PROG, SCHEMA_VERSION, SEARCH_FAMILY, SIZES, WITHIN
+from .suite import TuneBench
+
+
+def parse_args(argv, usage):
+    """The checked options of argv (exit 2 with a message on a bad one). usage: the --help text."""
+    p = new_parser(PROG, usage)
+    p.add_argument(
+        "--segrank",
+        default=os.path.join(REPO, "build", "cli", "segrank"),
+        help="segrank binary (default build/cli/segrank)",
+    )
+    p.add_argument("--quick", action="store_true", help="smaller sizes (minutes on 2 cores)")
+    p.add_argument(
+        "--tiny", action="store_true", help="smoke-test sizes (seconds; the numbers mean nothing)"
+    )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=3,
+        help="model seeds, >= 2 (default 3): train.seed = sampling.seed = 0..N-1",
+    )
+    p.add_argument(
+        "--random-seeds",
+        type=int,
+        default=3,
+        help="search mode: seeds of --strategy random / anneal, >= 2 (default 3)",
+    )
+    p.add_argument(
+        "--cases", default=None, help="comma list of cases (default: all: " + ", ".join(CASES) + ")"
+    )
+    p.add_argument(
+        "--work",
+        default=os.path.join("runs", "bench_tune"),
+        help="scratch directory (default runs/bench_tune, relative to the repository)",
+    )
+    p.add_argument(
+        "--shared-data",
+        default=os.path.join("..", "shared", "data"),
+        help="real data root (default ../shared/data, relative to the repository)",
+    )
+    p.add_argument("--jobs", type=int, default=0, help="segrank runs at a time (default: nproc)")
+    add_output_args(p)
+    o = p.parse_args(argv)
+    check_seeds_and_mode(p, o)
+    o.cases = check_cases(p, o.cases or ",".join(CASES), CASES)
+    check_jobs_and_binary(p, o)
+    check_paths(p, o)
+    return o
+
+
+def main(argv, usage):
+    """Runs the benchmark for argv; returns the exit code (usage: the --help text)."""
+    o = parse_args(argv, usage)
+    os.makedirs(o.work, exist_ok=True)
+    runner = Runner(o.segrank, o.work, o.threads, run_env())
+    with open(runner.log_path, "w"):
+        pass
+    model, avx512 = cpu_model()
+    commit, _ = git_commit(REPO)
+    doc = {
+        "schema": SCHEMA_VERSION,
+        "benchmark": "bench_tune",
+        "mode": o.mode,
+        "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "commit": commit,
+        "command": shlex.join(["scripts/bench_tune.py"] + list(argv)),
+        "machine": {"cpu": model, "avx512": avx512, "nproc": os.cpu_count()},
+        "settings": {
+            "budgets": [n for n in BUDGETS if n <= SIZES[o.mode]["budget"]],
+            "batch": BATCH,
+            "within": WITHIN,
+            "sizes": SIZES[o.mode],
+            "search_family": SEARCH_FAMILY,
+            "seeds": o.seeds,
+            "random_seeds": o.random_seeds,
+        },
+        "cases": {},
+    }
+    bench = TuneBench(o, runner)
+    t_all = time.monotonic()
+    for case in o.cases:
+        t0 = time.monotonic()
+        log(f"case {case}")
+        try:
+            doc["cases"][case] = bench.run_case(case)
+        except BenchError as e:
+            sys.stderr.write(f"{PROG}: error: {e}\n{PROG}: no JSON written\n")
+            bench.pool.shutdown(wait=True, cancel_futures=True)
+            return 1
+        doc["cases"][case]["wall_s"] = round(time.monotonic() - t0, 1)
+    bench.pool.shutdown(wait=True)
+    doc["wall_s"] = round(time.monotonic() - t_all, 1)
+    return write_outputs(PROG, o, doc, markdown)
