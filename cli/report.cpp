@@ -41,7 +41,8 @@ int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::pat
     const std::filesystem::path out = args.count("out")
                                           ? std::filesystem::path(args["out"].as<std::string>())
                                           : dir / "report.html";
-    refuse_replacing_non_html(out);
+    refuse_replacing_other_file(args.count("out") ? "--out" : "the page", out.string(), is_html,
+                                "an HTML page", "segrank report");
     const std::string html = render_tune_report_html(dir, compare);
     write_file_atomically(out, html);
     std::printf("segrank report: wrote %s (%zu bytes)\n", out.string().c_str(), html.size());

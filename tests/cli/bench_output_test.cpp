@@ -144,7 +144,7 @@ TEST_CASE(
             contains_text(r.output, "bench_scale.py: error: --work " + w +
                                         (w == file + "/sub" ? ": '" + file + "' is not a directory"
                                                             : ": not a directory")));
-        const auto q = run_command("python3 " + script("bench_quality.py") + bin +
+        const auto q = run_command("/usr/bin/python3 " + script("bench_quality.py") + bin +
                                    " --tiny --cases synth_tile --work " + sq(w));
         INFO(q.output);
         CHECK(q.exit_code == 2);
