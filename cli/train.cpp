@@ -56,6 +56,11 @@ void check_no_earlier_run(const std::filesystem::path& dir, bool overwrite) {
 // folder or socket in the place of one (which would hang or fail the run later) is refused before
 // anything is written.
 void check_run_files(const std::filesystem::path& dir) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(dir, ec);
+    SEGRANK_CHECK(!std::filesystem::exists(st) || std::filesystem::is_directory(st),
+                  "train.run_dir ", dir.string(),
+                  ": exists and is not a directory (expected a run directory to create or reuse)");
     for (const char* f :
          {"config.toml", "metrics.jsonl", "report.json", "best.ckpt.h5", "last.ckpt.h5"}) {
         std::error_code ec;

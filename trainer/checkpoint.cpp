@@ -142,6 +142,11 @@ void CheckpointWriter::commit() {
 CheckpointReader::CheckpointReader(const std::filesystem::path& path) : path_(path) {
     file_ = std::make_unique<H5File>(H5File::open_read(path));
     H5Group root = file_->root();
+    // Another segrank HDF5 file (a graph store names its format) is not an old checkpoint.
+    const auto format = root.attr_string("format");
+    SEGRANK_CHECK(!format.has_value(), path.string(),
+                  ": not a segrank checkpoint (an HDF5 file of format '", format.value_or(""),
+                  "'; a checkpoint is RUN_DIR/best.ckpt.h5 or last.ckpt.h5)");
     const auto v = root.attr_int("format_version");
     SEGRANK_CHECK(v.has_value(), path.string(),
                   ": not a segrank checkpoint (no format_version attribute)");

@@ -107,6 +107,15 @@ TEST_SUITE("hostile") {
         INFO(mix.output);
         CHECK(mix.exit_code == 1);
         CHECK(contains_text(mix.output, "one run trains one task"));
+        // A run directory that is a regular file.
+        const fs::path file = dir / "a_file";
+        std::ofstream(file) << "mine";
+        const auto not_dir = run_segrank("train --config " + sq(cfg.string()) + " --run-dir " +
+                                         sq(file.string()) + " --check");
+        INFO(not_dir.output);
+        CHECK(not_dir.exit_code == 1);
+        CHECK(contains_text(not_dir.output, "exists and is not a directory"));
+        CHECK(read_file_text(file) == "mine");
     }
 
     TEST_CASE("segrank train --overwrite keeps the old checkpoints when the new run is refused") {

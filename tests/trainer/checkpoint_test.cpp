@@ -260,3 +260,22 @@ TEST_CASE("a format_version 1 checkpoint (no checksums) is refused with a messag
                   "silently): train again, or load it with the segrank version that wrote it");
     }
 }
+
+TEST_CASE("a graph store given as a checkpoint is named as such, not as an old checkpoint" *
+          doctest::test_suite("hostile")) {
+    const auto path = test::scratch_dir("checkpoint_store") / "layout_xla_random_train.h5";
+    {
+        H5File f = H5File::create(path);
+        f.root().set_attr("format", std::string("segrank-graph-store"));
+        f.root().set_attr("format_version", int64_t{1});
+    }
+    try {
+        CheckpointReader r(path);
+        FAIL("a graph store was opened as a checkpoint");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) ==
+              path.string() +
+                  ": not a segrank checkpoint (an HDF5 file of format 'segrank-graph-store'; a "
+                  "checkpoint is RUN_DIR/best.ckpt.h5 or last.ckpt.h5)");
+    }
+}
