@@ -8,6 +8,7 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -37,7 +38,63 @@ const char* kDescription =
     "warns and leaves them out of the means; error makes the submission invalid.\n"
     "Every problem of every file is reported; invalid submissions are listed unranked and not "
     "scored; the exit code is 1 when any submission is invalid, else 0.\n"
-    "The truth must have runtimes: the public test split (all 0) is refused with an error.";
+    "The truth must have runtimes: the public test split (all 0) is refused with an error.\n"
+    "--out-md and --out-csv replace only an earlier table of their own kind; a path given twice, "
+    "or naming a submission or the truth, is refused before any work.";
+
+// An earlier --out-csv table (format_leaderboard_csv: the header row first).
+bool is_leaderboard_csv(std::string_view head) { return head.starts_with("rank,name,overall,"); }
+
+// An earlier --out-md table (format_leaderboard_markdown: the header row first).
+bool is_leaderboard_markdown(std::string_view head) {
+    return head.starts_with("| rank | name | overall |");
+}
+
+// Whether a and b name the same file (existing: same inode, so links and ./ spellings count).
+bool same_file(const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec))
+        return std::filesystem::equivalent(a, b, ec);
+    const auto ca = std::filesystem::weakly_canonical(a, ec);
+    if (ec) return a == b;
+    const auto cb = std::filesystem::weakly_canonical(b, ec);
+    return ec ? a == b : ca == cb;
+}
+
+// Refuses, before any work, a submission given twice (it would be scored and ranked twice), an
+// output path given for both tables, an output naming an input (a submission or the truth), and
+// an output replacing a file that is not an earlier table of its kind.
+void check_paths(const cxxopts::ParseResult& args) {
+    const auto subs = args["submissions"].as<std::vector<std::string>>();
+    for (size_t i = 0; i < subs.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            SEGRANK_CHECK(!same_file(subs[i], subs[j]), "submission ", subs[i],
+                          " is given twice (as argument ", j + 1, " and ", i + 1,
+                          "): give each submission once");
+    std::vector<std::string> inputs = subs;
+    for (const auto& t : args["truth"].as<std::vector<std::string>>()) inputs.push_back(t);
+    if (args.count("out-md") && args.count("out-csv")) {
+        const std::string md = args["out-md"].as<std::string>();
+        const std::string csv = args["out-csv"].as<std::string>();
+        const OutputTarget target = check_output_option("--out-csv", csv);
+        SEGRANK_CHECK(target.write_through || !same_file(md, csv), "--out-md ", md,
+                      " and --out-csv ", csv,
+                      " name the same file: give the Markdown and the CSV table different paths");
+    }
+    for (const char* opt : {"out-md", "out-csv"}) {
+        if (!args.count(opt)) continue;
+        const std::string out = args[opt].as<std::string>();
+        for (const auto& in : inputs)
+            SEGRANK_CHECK(!same_file(out, in), "--", opt, " ", out, ": is the input ", in,
+                          ", which segrank leaderboard reads; give another path");
+        const bool md = std::string_view(opt) == "out-md";
+        refuse_replacing_other_file(str("--", opt), out,
+                                    md ? is_leaderboard_markdown : is_leaderboard_csv,
+                                    md ? "a leaderboard Markdown table (| rank | name | overall |)"
+                                       : "a leaderboard CSV (rank,name,overall,...)",
+                                    "segrank leaderboard");
+    }
+}
 
 }  // namespace
 
@@ -68,8 +125,7 @@ int run_leaderboard(int argc, char** argv) {
                   "missing --truth <collection root | store.h5> (see segrank leaderboard --help)");
     SEGRANK_CHECK(args.count("submissions"),
                   "no submission CSV given (see segrank leaderboard --help)");
-    for (const char* opt : {"out-md", "out-csv"})
-        if (args.count(opt)) check_output_option(str("--", opt), args[opt].as<std::string>());
+    check_paths(args);
     const Split split = parse_split(args["split"].as<std::string>());
     const MissingPolicy missing = parse_missing_policy(args["missing"].as<std::string>());
     std::vector<std::filesystem::path> truth_paths;

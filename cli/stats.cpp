@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -82,6 +83,15 @@ std::string stats_table(const CollectionStats& s) {
                format_text(t));
 }
 
+// An earlier stats output: the text table ("collection NAME (SOURCE): N graphs") or the --json
+// document ({"collections": [...]}, dump_json's spelling without spaces).
+bool is_stats_output(std::string_view head) {
+    const size_t b = head.find_first_not_of(" \t\r\n");
+    if (b == std::string_view::npos) return false;
+    const std::string_view s = head.substr(b);
+    return s.starts_with("collection ") || s.starts_with("{\"collections\":");
+}
+
 }  // namespace
 
 int run_stats(int argc, char** argv) {
@@ -101,7 +111,11 @@ int run_stats(int argc, char** argv) {
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("input"), "missing <dir|file.h5> (see segrank stats --help)");
-    if (args.count("out")) check_output_option("--out", args["out"].as<std::string>());
+    // A mistyped --out naming a checkpoint, config or data file (even the input) is refused
+    // before any work; an earlier stats output is replaced.
+    if (args.count("out"))
+        refuse_replacing_other_file("--out", args["out"].as<std::string>(), is_stats_output,
+                                    "an earlier stats output (table or JSON)", "segrank stats");
     const auto stats = collect(args["input"].as<std::string>());
     // A diagnostic tool: labels train would refuse are reported, and the statistics still shown.
     for (const auto& s : stats)

@@ -1,10 +1,12 @@
 // `segrank report` inputs: run directory records, evaluation JSON and leaderboard tables.
 #include "report/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 #include "gnn/core/check.h"
 #include "util/user_input.h"
@@ -220,6 +222,38 @@ RunRecords load_run(const std::filesystem::path& dir) {
     return r;
 }
 
+namespace {
+
+// The header of `segrank leaderboard --out-csv` (eval/leaderboard.cpp header_cells).
+const std::vector<std::string> kLeaderboardHeader = {"rank",
+                                                     "name",
+                                                     "overall",
+                                                     "tile:xla",
+                                                     "layout:xla:default",
+                                                     "layout:xla:random",
+                                                     "layout:nlp:default",
+                                                     "layout:nlp:random",
+                                                     "graphs",
+                                                     "missing",
+                                                     "status"};
+
+// A leaderboard CSV header: rank,name,overall first, then only leaderboard columns.
+bool is_leaderboard_header(const std::vector<std::string>& h) {
+    if (h.size() < 3 || h[0] != "rank" || h[1] != "name" || h[2] != "overall") return false;
+    return std::all_of(h.begin() + 3, h.end(), [](const std::string& c) {
+        return std::find(kLeaderboardHeader.begin() + 3, kLeaderboardHeader.end(), c) !=
+               kLeaderboardHeader.end();
+    });
+}
+
+std::string joined(const std::vector<std::string>& cells) {
+    std::string out;
+    for (const auto& c : cells) out += (out.empty() ? "" : ",") + c;
+    return out;
+}
+
+}  // namespace
+
 TextTable load_leaderboard_table(const std::filesystem::path& path) {
     const auto text = read_text(path);
     SEGRANK_CHECK(text.has_value(), path.string(), ": cannot open for reading");
@@ -229,17 +263,7 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
         const Json* entries = array_at(doc, "entries");
         SEGRANK_CHECK(entries != nullptr, path.string(),
                       ": expected `segrank leaderboard --json` output with an \"entries\" array");
-        t.header = {"rank",
-                    "name",
-                    "overall",
-                    "tile:xla",
-                    "layout:xla:default",
-                    "layout:xla:random",
-                    "layout:nlp:default",
-                    "layout:nlp:random",
-                    "graphs",
-                    "missing",
-                    "status"};
+        t.header = kLeaderboardHeader;
         for (const Json& e : *entries) {
             std::vector<std::string> row(t.header.size());
             const bool valid = bool_at(e, "valid");
@@ -264,8 +288,17 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
         }
         return t;
     }
+    const std::string expected =
+        str("expected the header of `segrank leaderboard --out-csv` (", joined(kLeaderboardHeader),
+            "), or its --json output in a file named *.json");
+    // Checked before the CSV parse, so a TOML or other text file gets this message, not a CSV
+    // syntax error.
+    SEGRANK_CHECK(text->starts_with("rank,name,overall"), path.string(),
+                  ":1: not a leaderboard table: ", expected);
     auto records = csv_records(*text, path.string());
     SEGRANK_CHECK(!records.empty(), path.string(), ":1: empty file, expected a CSV header");
+    SEGRANK_CHECK(is_leaderboard_header(records[0].fields), path.string(), ":1: header ",
+                  joined(records[0].fields), " is not a leaderboard header: ", expected);
     t.header = std::move(records[0].fields);
     for (size_t i = 1; i < records.size(); ++i) {
         const std::string where = str(path.string(), ":", records[i].line);

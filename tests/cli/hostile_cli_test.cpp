@@ -372,6 +372,93 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(read_file_text(dir / "r.html"), "bad"));
     }
 
+    TEST_CASE(
+        "segrank leaderboard refuses outputs naming an input, another kind of file or one path "
+        "twice, and a submission given twice") {
+        const fs::path dir = scratch_dir("hostile_cli_leaderboard_out");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const fs::path sub = dir / "sub.csv";
+        REQUIRE(run_segrank("predict --random 7 --data " + sq(root.string()) +
+                            " --split valid --out " + sq(sub.string()))
+                    .exit_code == 0);
+        const std::string sub_text = read_file_text(sub);
+        const std::string lb = "leaderboard --truth " + sq(root.string()) + " ";
+        const auto refused = [&](const std::string& opts, const std::string& message) {
+            const auto r = run_segrank(lb + opts + " " + sq(sub.string()));
+            INFO(opts);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, message));
+            CHECK_FALSE(contains_text(r.output, "submission(s) against"));  // before any work
+        };
+        refused("--out-csv " + sq(sub.string()),
+                "--out-csv " + sub.string() + ": is the input " + sub.string());
+        CHECK(read_file_text(sub) == sub_text);
+        const fs::path cfg = dir / "config.toml";
+        std::ofstream(cfg) << "[data]\nroot = \"x\"\n";
+        refused("--out-csv " + sq(cfg.string()),
+                "--out-csv " + cfg.string() + ": is a TOML file, not a leaderboard CSV");
+        CHECK(read_file_text(cfg) == "[data]\nroot = \"x\"\n");
+        const fs::path ckpt = dir / "best.ckpt.h5";
+        std::ofstream(ckpt, std::ios::binary) << std::string("\x89HDF\r\n\x1a\n", 8) << "rest";
+        refused("--out-md " + sq(ckpt.string()), "--out-md " + ckpt.string() + ": is an HDF5 file");
+        CHECK(fs::file_size(ckpt) == 12);
+        const fs::path both = dir / "x.out";
+        refused("--out-md " + sq(both.string()) + " --out-csv " + sq(both.string()),
+                "name the same file");
+        CHECK_FALSE(fs::exists(both));
+        refused(sq(sub.string()), "submission " + sub.string() + " is given twice");
+        // Earlier tables of their own kind are replaced.
+        const std::string ok = "--out-md " + sq((dir / "t.md").string()) + " --out-csv " +
+                               sq((dir / "t.csv").string()) + " " + sq(sub.string());
+        REQUIRE(run_segrank(lb + ok).exit_code == 0);
+        const auto again = run_segrank(lb + ok);
+        INFO(again.output);
+        CHECK(again.exit_code == 0);
+    }
+
+    TEST_CASE("segrank stats --out replaces only an earlier stats output, never its input") {
+        const fs::path dir = scratch_dir("hostile_cli_stats_out");
+        write_tiny_layout_collection(dir / "data");
+        const std::string stats = "stats " + sq((dir / "data").string()) + " --out ";
+        const fs::path npz = dir / "data/npz/layout/xla/random/train/tiny_train_1.npz";
+        const auto npz_size = fs::file_size(npz);
+        auto r = run_segrank(stats + sq(npz.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "--out " + npz.string() + ": is a zip archive"));
+        CHECK(fs::file_size(npz) == npz_size);
+        const fs::path cfg = dir / "config.toml";
+        std::ofstream(cfg) << "[data]\n";
+        r = run_segrank(stats + sq(cfg.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "is a TOML file, not an earlier stats output"));
+        CHECK(read_file_text(cfg) == "[data]\n");
+        for (const char* json : {"", " --json"}) {
+            const fs::path out = dir / (std::string("s") + json + ".out");
+            REQUIRE(run_segrank(stats + sq(out.string()) + json).exit_code == 0);
+            CHECK(run_segrank(stats + sq(out.string()) + json).exit_code == 0);
+        }
+    }
+
+    TEST_CASE("segrank report refuses a --leaderboard file without the leaderboard header") {
+        const fs::path dir = scratch_dir("hostile_cli_report_lb_header");
+        fs::create_directories(dir / "run");
+        std::ofstream(dir / "run/config.toml") << "[data]\n";
+        std::ofstream(dir / "tc.toml") << "[data]\nroot = \"x\"\n";
+        std::ofstream(dir / "abc.csv") << "a,b,c\n1,2,3\n";
+        for (const char* bad : {"tc.toml", "abc.csv"}) {
+            const auto r = run_segrank("report " + sq((dir / "run").string()) + " --leaderboard " +
+                                       sq((dir / bad).string()));
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, (dir / bad).string() + ":1: "));
+            CHECK(contains_text(r.output, "(rank,name,overall,tile:xla,"));
+            CHECK_FALSE(fs::exists(dir / "run/report.html"));
+        }
+    }
+
     TEST_CASE("a FIFO given as the config or an input file is refused at once, not read") {
         const fs::path dir = scratch_dir("hostile_cli_fifo");
         REQUIRE(::mkfifo((dir / "x.toml").c_str(), 0600) == 0);

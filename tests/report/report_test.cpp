@@ -189,9 +189,9 @@ TEST_CASE("load_leaderboard_table reads the leaderboard CSV and JSON forms") {
     const TextTable t = load_leaderboard_table(dir / "t.csv");
     REQUIRE(t.rows.size() == 1);
     CHECK(t.rows[0][1] == "a,b");
-    write(dir / "bad.csv", "rank,name\n1\n");
+    write(dir / "bad.csv", "rank,name,overall\n1\n");
     CHECK_THROWS_WITH_AS(load_leaderboard_table(dir / "bad.csv"),
-                         doctest::Contains("bad.csv:2: 1 fields, the header has 2"), Error);
+                         doctest::Contains("bad.csv:2: 1 fields, the header has 3"), Error);
     write(dir / "t.json",
           "{\"split\":\"valid\",\"entries\":[{\"rank\":1,\"name\":\"m\",\"valid\":true,\"overall\":"
           "0.25,"
