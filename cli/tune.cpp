@@ -101,6 +101,7 @@ TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidat
     o.out = args["out"].as<std::string>();
     o.resume = args.count("resume") > 0;
     o.measure = args["measure"].as<std::string>();
+    o.noise = args["noise"].as<double>();
     o.progress = args.count("quiet") == 0;
     o.strategy = parse_strategy(args["strategy"].as<std::string>());
     if (o.strategy != Strategy::kModel) {
@@ -197,7 +198,7 @@ int run_tune(int argc, char** argv) {
         model.emplace(args["checkpoint"].as<std::vector<std::string>>());
     const Graph g = Graph::open(args["graph"].as<std::string>());
     tune::MeasureOptions mo;
-    mo.noise_sigma = args["noise"].as<double>();
+    mo.noise_sigma = o.noise;
     mo.seed = o.seed;
     mo.timeout_s = args["timeout"].as<double>();
     mo.max_restarts = args["max-restarts"].as<int>();

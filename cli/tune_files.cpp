@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 
 #include "gnn/core/check.h"
+#include "tune/measure.h"
 #include "util/atomic_file.h"
 
 namespace segrank::cli {
@@ -129,6 +131,28 @@ std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGrap
     return out;
 }
 
+// The measurement backend a --measure text and --noise name, as compared on --resume: "hwmodel"
+// and "hwmodel:default" are one backend, and --noise changes hwmodel's runtimes only.
+std::string measure_backend(const std::string& measure, double noise) {
+    if (measure != "hwmodel" && measure.rfind("hwmodel:", 0) != 0) return measure;
+    const tune::MeasureSpec spec = tune::parse_measure_spec(measure);
+    return str("hwmodel:", spec.arg.empty() ? std::string("default") : spec.arg, " with --noise ",
+               noise);
+}
+
+// On --resume: the run in DIR (its tune.json `old`) measured with the backend of `o`; runtimes of
+// two backends are not comparable. Throws naming both.
+void check_same_measure(const Json& old, const TuneOptions& o) {
+    const std::string old_measure = json_string(old, "measure").value_or("recorded");
+    double old_noise = 0.0;
+    if (old.contains("noise") && old["noise"].is_number()) old_noise = old["noise"].get<double>();
+    const std::string was = measure_backend(old_measure, old_noise);
+    const std::string now = measure_backend(o.measure, o.noise);
+    SEGRANK_CHECK(was == now, "--resume ", o.out.string(), ": the run was measured with --measure ",
+                  was, ", not ", now,
+                  " (runtimes of different measurements are not comparable; start a new --out)");
+}
+
 }  // namespace
 
 std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Json& ident,
@@ -147,19 +171,26 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
         const std::string old_mode = json_string(old, "candidates").value_or("recorded");
         SEGRANK_CHECK(old_mode == mode, "--resume ", o.out.string(), ": the run used --candidates ",
                       old_mode, ", not ", mode);
+        check_same_measure(old, o);
         return read_measurements(meas_file, record);
     } else {
         SEGRANK_CHECK(!fs::exists(ident_file) && !fs::exists(meas_file), "--out ", o.out.string(),
                       " already holds a tuning run (tune.json / measurements.jsonl): continue it "
                       "with --resume or choose another directory");
-        std::error_code ec;
-        fs::create_directories(o.out, ec);
-        SEGRANK_CHECK(!ec && fs::is_directory(o.out), "--out ", o.out.string(),
-                      ": cannot create the directory (", ec.message(), ")");
+        // The folders made here are removed again when tune.json cannot be written (a full disk):
+        // a failed run leaves no empty --out behind (docs/files.md).
+        std::unique_ptr<CreatedDirectories> made;
+        try {
+            made = std::make_unique<CreatedDirectories>(o.out);
+        } catch (const Error& e) {
+            throw Error(
+                str("--out ", o.out.string(), ": cannot create the directory (", e.what(), ")"));
+        }
         Json j = Json::object();
         j["graph"] = ident;
         j["where"] = g.where();
         j["measure"] = o.measure;
+        j["noise"] = o.noise;
         j["candidates"] = mode;
         j["strategy"] = strategy_name(o.strategy);
         Json ck = Json::array();
@@ -167,6 +198,7 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
             for (size_t m = 0; m < model->num_members(); ++m) ck.push_back(model->checkpoint(m));
         j["checkpoints"] = ck;
         write_file_atomically(ident_file, dump_json(j) + "\n");
+        made->keep();
     }
     return {};
 }

@@ -57,6 +57,7 @@ struct TuneOptions {
     std::filesystem::path out;  ///< DIR
     bool resume = false;
     std::string measure;   ///< the --measure text, recorded in DIR/tune.json
+    double noise = 0.0;    ///< hwmodel: --noise sigma, recorded in DIR/tune.json
     bool progress = true;  ///< one line per round on stdout
     /// Set (to the signal number) by a SIGINT/SIGTERM handler: the run stops after the measurement
     /// in progress, keeping every measurement taken. Null = never.

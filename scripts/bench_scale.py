@@ -59,6 +59,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -127,14 +128,48 @@ def log(msg):
     print(f"[{PROG}] {msg}", file=sys.stderr, flush=True)
 
 
+def stop_process_group(p):
+    """Stops the child p and its process group (SIGTERM, SIGKILL after 5 s) and reaps p. A second
+    Ctrl-C meanwhile is ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig, grace_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(p.pid, sig)
+        except OSError:
+            pass
+        deadline = time.monotonic() + grace_s
+        while p.returncode is None and time.monotonic() < deadline:
+            try:
+                pid, status = os.waitpid(p.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status = p.pid, 0
+            if pid == p.pid:
+                p.returncode = os.waitstatus_to_exitcode(status)
+            else:
+                time.sleep(0.05)
+        if p.returncode is not None:
+            break
+    try:  # what the child left behind in its group (mpirun's ranks)
+        os.killpg(p.pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def run(cmd, log_path, env):
     """Runs cmd (list), stdout+stderr to log_path; returns (seconds, peak RSS MiB, output).
     The child's CPU seconds (user + system) are left in LAST_CPU[0]."""
     log("$ " + " ".join(shlex.quote(c) for c in cmd))
     t0 = time.monotonic()
     with open(log_path, "w") as out:
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
-        _, status, ru = os.wait4(p.pid, 0)
+        # Its own process group (with mpirun's ranks), so an interrupt can stop all of it.
+        p = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO, start_new_session=True
+        )
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        except BaseException:  # Ctrl-C / SIGINT: no child is left running
+            stop_process_group(p)
+            raise
     secs = time.monotonic() - t0
     LAST_CPU[0] = ru.ru_utime + ru.ru_stime
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -1028,4 +1063,8 @@ def rehearse(opts, size_name, size):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:  # the child is stopped already (run); one line, exit 130
+        sys.stderr.write(f"{PROG}: interrupted\n")
+        sys.exit(130)

@@ -2,11 +2,18 @@
 // rehearsal (synth, pack, train, ranking every valid config, the largest-graph probe, targets), and
 // its MPI comparison (--np 2: training at mpirun -np 1 and -np 2, one thread per rank).
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "tests/support/test_paths.h"
 #include "util/json_value.h"
@@ -237,6 +244,79 @@ TEST_CASE("bench_scale.py --tiny --np 2 trains at mpirun -np 1 and -np 2 and rep
     CHECK(contains_text(table, "| MPI scaling efficiency np=2 |"));
     CHECK(contains_text(table, "| MPI training steps/s, np=2 x 1 thread per rank |"));
     CHECK(contains_text(table, "| MPI peak RSS per rank np=2 |"));
+}
+
+TEST_CASE(
+    "bench_scale.py stopped by SIGINT while segrank train runs stops the child and exits 130 "
+    "without a traceback" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_scale_sigint");
+    const fs::path pid_file = dir / "train.pid";
+    const fs::path log = dir / "bench.log";
+    // A segrank whose training (not its --check) writes its pid and waits: the interrupt arrives
+    // while bench_scale.py waits for that child; synth, pack and stats are the real binary's.
+    const fs::path wrapper = dir / "segrank";
+    {
+        std::ofstream w(wrapper);
+        w << "#!/bin/sh\ncase \" $* \" in *\" train \"*) case \" $* \" in *\" --check \"*) ;; *) "
+             "echo $$ > "
+          << sq(pid_file.string()) << "; exec sleep 30;; esac;; esac\nexec "
+          << sq(segrank_binary().string()) << " \"$@\"\n";
+    }
+    fs::permissions(wrapper, fs::perms::owner_all);
+    const std::string cmd = "exec python3 " +
+                            sq((source_dir() / "scripts" / "bench_scale.py").string()) +
+                            " --segrank " + sq(wrapper.string()) + " --work " +
+                            sq((dir / "w").string()) + " --tiny --threads 1";
+    // Started directly (not as a shell's background job, whose SIGINT is ignored) with SIGINT at
+    // its default, as from a terminal.
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        std::signal(SIGINT, SIG_DFL);
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+        ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    int status = 0;
+    bool exited = false;
+    for (int i = 0; i < 1200 && !fs::exists(pid_file); ++i) {
+        if (::waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    INFO(read_file_text(log));
+    REQUIRE_FALSE(exited);
+    REQUIRE(fs::exists(pid_file));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the pid is written, then exec
+    const pid_t child = static_cast<pid_t>(std::stol(read_file_text(pid_file)));
+    REQUIRE(::kill(pid, SIGINT) == 0);
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    const std::string out = read_file_text(log);
+    INFO(out);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 130);
+    CHECK(contains_text(out, "bench_scale.py: interrupted"));
+    CHECK_FALSE(contains_text(out, "Traceback"));
+    // The training child is gone (a zombie waiting for init counts as gone).
+    bool alive = ::kill(child, 0) == 0;
+    for (int i = 0; i < 40 && alive; ++i) {
+        std::ifstream st("/proc/" + std::to_string(child) + "/stat");
+        std::string pid_s, comm, state;
+        st >> pid_s >> comm >> state;
+        alive = st && state != "Z" && ::kill(child, 0) == 0;
+        if (alive) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK_FALSE(alive);
+    if (alive) ::kill(child, SIGKILL);
 }
 
 }  // namespace segrank::test

@@ -516,3 +516,71 @@ TEST_CASE("segrank tune refuses bad flags, another graph's directory and a corru
     fails_with(ck + graph + " --budget 5 --resume --out " + sq(out.string()),
                "measurements.jsonl:4: config 400 is out of range (the graph has 40 configs)");
 }
+
+TEST_CASE(
+    "segrank tune --resume refuses another measurement backend, hwmodel family or --noise than "
+    "the run's, naming both, and measures nothing" *
+    doctest::test_suite("hostile")) {
+    const Fixture& f = fixture();
+    const fs::path npz = search_graph(f.dir, "tune_resume_measure");
+    const fs::path out = f.dir / "resume_measure_out";
+    const std::string base = "tune --checkpoint " + sq(f.layout_run.string()) + " --graph " +
+                             sq(npz.string()) + " --batch 2 --quiet --out " + sq(out.string());
+    const auto r = run_segrank(base + " --measure recorded --budget 3");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    const std::string before = read_file_text(out / "measurements.jsonl");
+    const std::string best_before = read_file_text(out / "best.json");
+    const auto refused = [&](const std::string& args, const std::string& was,
+                             const std::string& now) {
+        const auto x = run_segrank(base + args + " --budget 5 --resume");
+        INFO(args, "\n", x.output);
+        CHECK(x.exit_code == 1);
+        CHECK(contains_text(x.output, "the run was measured with --measure " + was + ", not " +
+                                          now + " (runtimes of different measurements"));
+        CHECK(read_file_text(out / "measurements.jsonl") == before);
+        CHECK(read_file_text(out / "best.json") == best_before);
+    };
+    refused(" --measure hwmodel", "recorded", "hwmodel:default with --noise 0");
+    refused(" --measure exec:'python3 h.py'", "recorded", "exec:python3 h.py");
+    // A hwmodel run is continued by the same family and noise only.
+    const fs::path hw = f.dir / "resume_measure_hw";
+    const std::string hw_base = "tune --checkpoint " + sq(f.layout_run.string()) + " --graph " +
+                                sq(npz.string()) + " --batch 2 --quiet --out " + sq(hw.string());
+    const auto h = run_segrank(hw_base + " --measure hwmodel --noise 0.5 --budget 3");
+    INFO(h.output);
+    REQUIRE(h.exit_code == 0);
+    for (const auto& [args, now] : std::vector<std::pair<std::string, std::string>>{
+             {" --measure hwmodel", "hwmodel:default with --noise 0"},
+             {" --measure hwmodel:propagate --noise 0.5", "hwmodel:propagate with --noise 0.5"}}) {
+        const auto x = run_segrank(hw_base + args + " --budget 5 --resume");
+        INFO(args, "\n", x.output);
+        CHECK(x.exit_code == 1);
+        CHECK(contains_text(x.output, "--measure hwmodel:default with --noise 0.5, not " + now));
+        CHECK(read_jsonl(hw / "measurements.jsonl").size() == 3);
+    }
+    const auto same = run_segrank(hw_base +
+                                  " --measure hwmodel:default --noise 0.5 --budget 5 "
+                                  "--resume");
+    INFO(same.output);
+    CHECK(same.exit_code == 0);
+    CHECK(read_jsonl(hw / "measurements.jsonl").size() == 5);
+}
+
+TEST_CASE("segrank tune that cannot write tune.json (a full disk) leaves no --out folder behind" *
+          doctest::test_suite("hostile")) {
+    const Fixture& f = fixture();
+    const fs::path out = f.dir / "no_space" / "out";
+    fs::remove_all(f.dir / "no_space");
+    // A file size limit of 0 with SIGXFSZ ignored: every write to a file fails with EFBIG, as on
+    // a full disk (also as root, unlike a read-only folder); stdout and stderr are a pipe.
+    const auto r = run_command("ulimit -f 0; trap '' XFSZ; OMP_NUM_THREADS=2 exec " +
+                               sq(segrank_binary().string()) + " tune --checkpoint " +
+                               sq(f.layout_run.string()) + " --graph " + sq(f.layout_npz.string()) +
+                               " --budget 3 --quiet --out " + sq(out.string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(contains_text(r.output, "tune.json"));
+    CHECK_FALSE(fs::exists(out));
+    CHECK_FALSE(fs::exists(f.dir / "no_space"));
+}
