@@ -165,8 +165,13 @@ int run_train(int argc, char** argv) {
             // (data read, config valid), just before it writes its first file, so a run that is
             // refused leaves the old run whole, and no stale best checkpoint outlives the new run.
             Trainer trainer(cfg, *comm, resume, [&] {
-                if (overwrite)
+                if (overwrite) {
                     for (const char* f : kRunOutputs) std::filesystem::remove(dir / f);
+                    // The old run's page (segrank report) describes a model that is gone.
+                    std::error_code ec;
+                    if (std::filesystem::is_regular_file(dir / "report.html", ec))
+                        std::filesystem::remove(dir / "report.html", ec);
+                }
             });
             trainer.run();
         } catch (...) {

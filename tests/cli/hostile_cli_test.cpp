@@ -134,7 +134,15 @@ TEST_SUITE("hostile") {
         CHECK(read_file_text(run / "best.ckpt.h5") == best);
         CHECK(fs::exists(run / "last.ckpt.h5"));
         CHECK_FALSE(fs::exists(run / "last.ckpt.h5.tmp-999999999"));  // swept at start-up
-        // (a successful --overwrite is tested in cli_errors_test.cpp)
+        // A successful --overwrite also removes the old run's report page (segrank report), which
+        // describes the model that is gone; the rest of --overwrite is tested in
+        // cli_errors_test.cpp.
+        std::ofstream(run / "report.html") << "<!DOCTYPE html><html>old run</html>";
+        const auto good = run_segrank("train --config " + sq(cfg.string()) + " --overwrite");
+        INFO(good.output);
+        CHECK(good.exit_code == 0);
+        CHECK_FALSE(fs::exists(run / "report.html"));
+        CHECK(fs::exists(run / "best.ckpt.h5"));
     }
 
     TEST_CASE(
