@@ -33,6 +33,9 @@ public:
     const std::vector<GraphEntry>& eval() const { return eval_; }
     /// One-line human description (collections, counts, holdout).
     std::string describe() const;
+    /// Training graphs with fewer than 2 usable configs ("name (source file)"): a ranking loss has
+    /// no pair in them and an mse loss standardizes their one target to 0, so they add nothing.
+    const std::vector<std::string>& single_config_graphs() const { return single_config_; }
 
 private:
     Dataset() = default;
@@ -43,6 +46,7 @@ private:
     std::vector<GraphEntry> train_;
     std::vector<GraphEntry> eval_;
     std::string description_;
+    std::vector<std::string> single_config_;
 };
 
 }  // namespace segrank

@@ -27,6 +27,18 @@ std::string fmt(double v) {
     return os.str();
 }
 
+// A training graph with one usable config adds nothing to any loss: say which (at most 5 named).
+void warn_single_config_graphs(const std::vector<std::string>& graphs) {
+    if (graphs.empty()) return;
+    std::string names;
+    for (size_t i = 0; i < graphs.size() && i < 5; ++i) names += (i ? ", " : "") + graphs[i];
+    if (graphs.size() > 5) names += str(" and ", graphs.size() - 5, " more");
+    std::fprintf(stderr,
+                 "segrank train: warning: %zu training graph(s) with fewer than 2 configs add no "
+                 "pair to rank and nothing to the loss: %s\n",
+                 graphs.size(), names.c_str());
+}
+
 void print_eval_table(const EvalResult& r, const char* title) {
     std::printf("%s\n", title);
     std::printf("  %-22s %7s %9s %8s %9s %9s %9s %8s\n", "collection", "graphs", "kendall", "opa",
@@ -49,6 +61,7 @@ EvalResult Trainer::run() {
                         static_cast<long long>(step_),
                         (run_dir_ / "last.ckpt.h5").string().c_str());
         std::printf("segrank train: %s\n", dataset_->describe().c_str());
+        warn_single_config_graphs(dataset_->single_config_graphs());
         std::printf(
             "segrank train: %s model, %lld parameters, %lld features after normalization%s%s, "
             "%d rank(s) x %d "

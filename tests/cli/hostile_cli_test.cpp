@@ -51,6 +51,35 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "run"));
     }
 
+    TEST_CASE("segrank train warns naming a training graph with one config (it adds no pair)") {
+        const fs::path dir = scratch_dir("hostile_cli_one_config");
+        segrank::test::TinyLayoutSpec spec;
+        spec.valid_graphs = 2;
+        write_tiny_layout_collection(dir / "data", spec);
+        segrank::RunConfig c = tiny_run_config(dir / "data", dir / "run", 2);
+        c.data.holdout = segrank::cfg::Holdout::kGraphs;  // configs holdout refuses the graph
+        const fs::path cfg = dir / "tiny.toml";
+        segrank::save_config(c, cfg);
+        const auto clean = run_segrank("train --config " + sq(cfg.string()));
+        INFO(clean.output);
+        REQUIRE(clean.exit_code == 0);
+        CHECK_FALSE(contains_text(clean.output, "fewer than 2 configs"));
+        const fs::path npz = dir / "data/npz/layout/xla/random/train/tiny_train_1.npz";
+        segrank::LayoutGraph g =
+            segrank::load_layout_npz(npz, segrank::LabelPolicy::kAllowTestZeros);
+        const size_t per_config = g.node_config_feat.size() / g.config_runtime.size();
+        g.config_runtime.resize(1);
+        g.node_config_feat.resize(per_config);
+        segrank::save_layout_npz(g, npz);
+        const auto r = run_segrank("train --overwrite --config " + sq(cfg.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(contains_text(r.output, "segrank train: warning: 1 training graph(s) with fewer "
+                                      "than 2 configs add no pair to rank and nothing to the "
+                                      "loss: tiny_train_1 (" +
+                                          npz.string() + ")"));
+    }
+
     TEST_CASE("segrank stats warns about a 0 ns runtime in the train split and still shows it") {
         const fs::path dir = scratch_dir("hostile_cli_stats_zero_runtime");
         write_tiny_layout_collection(dir / "data");
