@@ -19,6 +19,7 @@
 #include "util/atomic_file.h"
 #include "util/json.h"
 #include "util/text_table.h"
+#include "util/user_input.h"
 
 namespace segrank::cli {
 namespace {
@@ -27,15 +28,20 @@ namespace {
 // splits; in a train or valid split they are reported by runtime_warnings).
 std::vector<CollectionStats> collect(const std::filesystem::path& input) {
     std::vector<CollectionStats> out;
-    if (std::filesystem::is_regular_file(input)) {
+    if (!std::filesystem::is_directory(input)) {
+        // A device, FIFO or socket is named as such, not as missing (and never opened).
+        const char* kind = file_kind(input);
+        SEGRANK_CHECK(kind != nullptr, input.string(),
+                      ": no such file or folder (expected a .h5 graph store or an npz collection "
+                      "folder)");
+        SEGRANK_CHECK(std::filesystem::is_regular_file(input), input.string(), ": is ", kind,
+                      ", expected a .h5 graph store or an npz collection folder");
         SEGRANK_CHECK(is_hdf5_file(input), input.string(),
                       ": not an HDF5 graph store (give a .h5 store or an npz collection folder)");
         out.push_back(
             compute_stats(GraphStore(input, LabelPolicy::kAllowTestZeros), input.string()));
         return out;
     }
-    SEGRANK_CHECK(std::filesystem::is_directory(input), input.string(),
-                  ": no such file or directory");
     const std::vector<std::filesystem::path> stores = list_graph_stores(input);
     if (!stores.empty()) {  // a folder written by `segrank pack`
         OneSourcePerSplit one;

@@ -6,6 +6,7 @@
 
 #include "data/npz.h"
 #include "gnn/core/check.h"
+#include "util/user_input.h"
 
 namespace segrank {
 namespace {
@@ -187,7 +188,7 @@ void OneSourcePerSplit::add(const CollectionId& id, const std::string& where) {
 }
 
 std::vector<Collection> discover_collections(const std::filesystem::path& root_in) {
-    SEGRANK_CHECK(std::filesystem::is_directory(root_in), root_in.string(), ": no such directory");
+    require_input_folder(root_in, "a folder of npz collections");
     std::filesystem::path root = root_in;
     if (std::filesystem::is_directory(root / "npz")) root /= "npz";
     std::vector<Collection> out;

@@ -11,6 +11,20 @@
 
 namespace segrank {
 
+namespace {
+
+const char* kind_of(const struct stat& st) {
+    return S_ISDIR(st.st_mode)    ? "a directory"
+           : S_ISREG(st.st_mode)  ? "a regular file"
+           : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+           : S_ISCHR(st.st_mode)  ? "a character device"
+           : S_ISBLK(st.st_mode)  ? "a block device"
+           : S_ISSOCK(st.st_mode) ? "a socket"
+                                  : "not a regular file";
+}
+
+}  // namespace
+
 void require_regular_input(const std::filesystem::path& path, std::string_view what) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
@@ -20,13 +34,20 @@ void require_regular_input(const std::filesystem::path& path, std::string_view w
                         "): ", std::generic_category().message(err)));
     }
     if (S_ISREG(st.st_mode)) return;
-    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
-                       : S_ISCHR(st.st_mode)  ? "a character device"
-                       : S_ISBLK(st.st_mode)  ? "a block device"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "not a regular file";
-    throw Error(str(path.string(), ": is ", kind, ", expected ", what, " (a regular file)"));
+    throw Error(str(path.string(), ": is ", kind_of(st), ", expected ", what, " (a regular file)"));
+}
+
+const char* file_kind(const std::filesystem::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return nullptr;
+    return kind_of(st);
+}
+
+void require_input_folder(const std::filesystem::path& path, std::string_view what) {
+    const char* kind = file_kind(path);
+    SEGRANK_CHECK(kind != nullptr, path.string(), ": no such directory (expected ", what, ")");
+    SEGRANK_CHECK(std::filesystem::is_directory(path), path.string(), ": is ", kind,
+                  ", expected ", what);
 }
 
 std::string echo_value(std::string_view value, size_t max) {

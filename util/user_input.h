@@ -14,6 +14,15 @@ namespace segrank {
 /// is never opened.
 void require_regular_input(const std::filesystem::path& path, std::string_view what);
 
+/// What `path` is, for a message: "a directory", "a regular file", "a FIFO (named pipe)", "a
+/// character device", "a block device", "a socket" (symbolic links followed), or nullptr when it
+/// does not exist or cannot be stat()ed.
+const char* file_kind(const std::filesystem::path& path);
+
+/// Throws segrank::Error unless `path` is a directory: "<path>: no such directory (expected
+/// <what>)" or "<path>: is a character device, expected <what>" (any kind of file, named).
+void require_input_folder(const std::filesystem::path& path, std::string_view what);
+
 /// Longest value (bytes) echo_value shows whole.
 inline constexpr size_t kEchoMaxBytes = 80;
 

@@ -80,6 +80,28 @@ TEST_SUITE("hostile") {
                                           npz.string() + ")"));
     }
 
+    TEST_CASE("stats and pack name a device or FIFO given as the data folder, not 'no such file'") {
+        const fs::path dir = scratch_dir("hostile_cli_stats_device");
+        const fs::path fifo = dir / "fifo";
+        REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+        for (const std::string cmd : {"stats ", "pack "}) {
+            const std::string out = cmd == "pack " ? " --out " + sq((dir / "out").string()) : "";
+            const auto dev = run_segrank(cmd + "/dev/null" + out);
+            INFO(dev.output);
+            CHECK(dev.exit_code == 1);
+            CHECK(contains_text(dev.output, "/dev/null: is a character device, expected "));
+            const auto pipe = run_segrank(cmd + sq(fifo.string()) + out);  // never opened: no hang
+            INFO(pipe.output);
+            CHECK(pipe.exit_code == 1);
+            CHECK(contains_text(pipe.output, fifo.string() + ": is a FIFO (named pipe), expected"));
+            const auto missing = run_segrank(cmd + sq((dir / "none").string()) + out);
+            INFO(missing.output);
+            CHECK(missing.exit_code == 1);
+            CHECK(contains_text(missing.output, (dir / "none").string() + ": no such "));
+        }
+        CHECK_FALSE(fs::exists(dir / "out"));
+    }
+
     TEST_CASE("segrank stats warns about a 0 ns runtime in the train split and still shows it") {
         const fs::path dir = scratch_dir("hostile_cli_stats_zero_runtime");
         write_tiny_layout_collection(dir / "data");
