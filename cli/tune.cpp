@@ -166,6 +166,9 @@ int run_tune(int argc, char** argv) {
         cxxopts::value<double>()->default_value("0"))(
         "timeout", "exec: seconds per measurement request",
         cxxopts::value<double>()->default_value("60"))(
+        "start-timeout",
+        "exec: extra seconds for the first request of a newly started process (its startup)",
+        cxxopts::value<double>()->default_value("30"))(
         "max-restarts", "exec: restarts of the process after it dies or times out",
         cxxopts::value<int>()->default_value("3"))(
         "refit", "between rounds: none | head | full",
@@ -201,6 +204,7 @@ int run_tune(int argc, char** argv) {
     mo.noise_sigma = o.noise;
     mo.seed = o.seed;
     mo.timeout_s = args["timeout"].as<double>();
+    mo.start_timeout_s = args["start-timeout"].as<double>();
     mo.max_restarts = args["max-restarts"].as<int>();
     mo.log = [](const std::string& line) {
         std::fprintf(stderr, "segrank tune: %s\n", line.c_str());

@@ -232,8 +232,8 @@ Dataset::Dataset(const cfg::DataSection& data, uint64_t seed) {
                   : str("fold ", data.holdout_fold, " of ", k);
     }
     for (const auto& g : train_) {
-        const int64_t usable = g.configs.empty() ? g.info.num_configs
-                                                 : static_cast<int64_t>(g.configs.size());
+        const int64_t usable =
+            g.configs.empty() ? g.info.num_configs : static_cast<int64_t>(g.configs.size());
         if (usable < 2) single_config_.push_back(str(g.name, " (", g.info.source.string(), ")"));
     }
     std::set<std::string> names;

@@ -151,6 +151,22 @@ Json bounds_json(const float* block) {
 
 }  // namespace
 
+std::string shell_command_line(const std::string& command) {
+    // Anything that makes it more than one simple command (lists, pipes, redirections, groups,
+    // substitutions, line breaks) keeps it as given.
+    if (command.find_first_of(";&|<>(){}`\n") != std::string::npos) return command;
+    const size_t start = command.find_first_not_of(" \t");
+    if (start == std::string::npos) return command;
+    const size_t end = command.find_first_of(" \t", start);
+    const std::string first = command.substr(start, end == std::string::npos ? end : end - start);
+    // A leading assignment (FOO=1 cmd), a reserved word or a builtin is not a program to exec.
+    if (first.find('=') != std::string::npos) return command;
+    for (const char* word : {"exec", "if", "while", "until", "for", "case", "!", "cd", "export",
+                             "set", ".", "eval", "trap", "ulimit", "umask", "unset", "exit"})
+        if (first == word) return command;
+    return "exec " + command;
+}
+
 std::string exec_request(int64_t id, const TuneGraph& graph, const Config& config) {
     Json req;
     req["id"] = id;
@@ -232,8 +248,8 @@ bool ExecMeasurer::start() {
     posix_spawnattr_setpgroup(&attr, 0);  // its own group: a timeout kills the whole pipeline
     posix_spawnattr_setflags(
         &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::string sh = "sh", dash_c = "-c";
-    char* argv[] = {sh.data(), dash_c.data(), command_.data(), nullptr};
+    std::string sh = "sh", dash_c = "-c", line = shell_command_line(command_);
+    char* argv[] = {sh.data(), dash_c.data(), line.data(), nullptr};
     pid_t pid = -1;
     const int rc = ::posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -336,7 +352,8 @@ Measurement ExecMeasurer::measure_one(const Config& c) {
         const Io r = read_line(from_child_, buffer_, line, deadline);
         if (r == Io::kTimeout)
             return fail("no reply within " + seconds_text(wait_s) + "; killed", true);
-        if (r == Io::kClosed) return fail("the process ended before replying", false);
+        if (r == Io::kClosed)
+            return fail("the process closed its stdout or ended before replying", false);
         if (r == Io::kTooLong)
             return fail(
                 "a reply line longer than " + std::to_string(kMaxReplyBytes) + " bytes; killed",

@@ -20,13 +20,20 @@ std::string exec_request(int64_t id, const TuneGraph& graph, const Config& confi
 /// Never throws.
 Measurement parse_exec_reply(const std::string& line, int64_t id);
 
-/// Runs CMD with /bin/sh -c in its own process group, stdin and stdout as pipes (stderr inherited),
-/// started on the first request. Requests go one at a time; each waits at most options.timeout_s
-/// for its reply line (the first one to a new process options.start_timeout_s longer). A timeout
-/// kills the process group; a death or a timeout counts a restart (the next request starts a new
-/// process); after options.max_restarts restarts every further request fails with the last reason.
-/// Pipe ends are close-on-exec, SIGPIPE is never raised, and the destructor closes stdin, waits up
-/// to 1 s, then kills the group and reaps the child.
+/// The line `/bin/sh -c` runs for CMD: "exec CMD" when CMD is one simple command (no ; & | < > ( )
+/// { } ` or newline, not starting with an assignment, reserved word or builtin), so the harness
+/// replaces the shell and closing its stdout is seen as end of file at once; CMD unchanged
+/// otherwise (the shell then holds the pipe until the command list ends).
+std::string shell_command_line(const std::string& command);
+
+/// Runs CMD (shell_command_line) with /bin/sh -c in its own process group, stdin and stdout as
+/// pipes (stderr inherited), started on the first request. Requests go one at a time; each waits at
+/// most options.timeout_s for its reply line (the first one to a new process
+/// options.start_timeout_s longer). A timeout kills the process group; a death or a timeout counts
+/// a restart (the next request starts a new process); after options.max_restarts restarts every
+/// further request fails with the last reason. Pipe ends are close-on-exec, SIGPIPE is never
+/// raised, and the destructor closes stdin, waits up to 1 s, then kills the group and reaps the
+/// child.
 class ExecMeasurer : public Measurer {
 public:
     ExecMeasurer(const TuneGraph& graph, std::string command, const MeasureOptions& options);

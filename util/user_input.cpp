@@ -46,8 +46,8 @@ const char* file_kind(const std::filesystem::path& path) {
 void require_input_folder(const std::filesystem::path& path, std::string_view what) {
     const char* kind = file_kind(path);
     SEGRANK_CHECK(kind != nullptr, path.string(), ": no such directory (expected ", what, ")");
-    SEGRANK_CHECK(std::filesystem::is_directory(path), path.string(), ": is ", kind,
-                  ", expected ", what);
+    SEGRANK_CHECK(std::filesystem::is_directory(path), path.string(), ": is ", kind, ", expected ",
+                  what);
 }
 
 std::string echo_value(std::string_view value, size_t max) {

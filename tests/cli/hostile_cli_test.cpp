@@ -74,10 +74,11 @@ TEST_SUITE("hostile") {
         const auto r = run_segrank("train --overwrite --config " + sq(cfg.string()));
         INFO(r.output);
         CHECK(r.exit_code == 0);
-        CHECK(contains_text(r.output, "segrank train: warning: 1 training graph(s) with fewer "
-                                      "than 2 configs add no pair to rank and nothing to the "
-                                      "loss: tiny_train_1 (" +
-                                          npz.string() + ")"));
+        CHECK(contains_text(r.output,
+                            "segrank train: warning: 1 training graph(s) with fewer "
+                            "than 2 configs add no pair to rank and nothing to the "
+                            "loss: tiny_train_1 (" +
+                                npz.string() + ")"));
     }
 
     TEST_CASE("stats and pack name a device or FIFO given as the data folder, not 'no such file'") {

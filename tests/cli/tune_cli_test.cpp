@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -374,6 +375,31 @@ TEST_CASE(
         CHECK(l["measured_ns"].get<double>() == want);
     }
     CHECK(lines[0]["config"].get<int64_t>() == f.layout_default);
+}
+
+TEST_CASE("segrank tune --start-timeout bounds a new harness's first request; -1 is refused" *
+          doctest::test_suite("hostile")) {
+    const Fixture& f = fixture();
+    auto args = [&](const fs::path& out, const std::string& start) {
+        return "tune --strategy random --graph " + sq(f.layout_npz.string()) +
+               " --budget 2 --batch 1 --quiet --measure 'exec:sleep 60' --timeout 0.5 "
+               "--max-restarts 0 --start-timeout " +
+               start + " --out " + sq(out.string());
+    };
+    const fs::path bad = f.dir / "start_timeout_bad";
+    const auto refused = run_segrank(args(bad, "-1"));
+    INFO(refused.output);
+    CHECK(refused.exit_code == 1);
+    CHECK(contains_text(refused.output, "--start-timeout -1: expected seconds >= 0"));
+    CHECK(!fs::exists(bad));
+    const fs::path out = f.dir / "start_timeout_0";
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = run_segrank(args(out, "0"));
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(r.output);
+    CHECK(r.exit_code == 1);  // no measurement succeeded
+    CHECK(contains_text(r.output, "no reply within 0.5 s; killed"));
+    CHECK(s < 20.0);  // not the default 30 s start-up allowance
 }
 
 TEST_CASE(

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <chrono>
 #include <fstream>
 
 #include "data/hlo/featurizer.h"
@@ -174,8 +175,10 @@ TEST_CASE(
 
         // A death is a failed measurement; restarts are bounded (2 here).
         r = m.measure(std::vector<Config>{with_bound(8), with_bound(8), with_bound(1)});
-        CHECK(contains_text(r[0].error,
-                            "the process ended before replying (process exited with status 3)"));
+        CHECK(contains_text(
+            r[0].error,
+            "the process closed its stdout or ended before replying (process exited with "
+            "status 3)"));
         CHECK(contains_text(r[1].error, "exited with status 3"));
         CHECK(contains_text(r[2].error, "gave up after 2 restarts; last failure: request"));
         CHECK(m.starts() == 3);
@@ -189,6 +192,38 @@ TEST_CASE(
     for (const auto& l : log)
         restart_logged = restart_logged || contains_text(l, "restarting (1 of 2)");
     CHECK(restart_logged);
+}
+
+TEST_CASE("exec: a simple command replaces the shell; lists, pipes and builtins are kept") {
+    CHECK(shell_command_line("python3 h.py --x 1") == "exec python3 h.py --x 1");
+    CHECK(shell_command_line("  './my harness' \"a b\"") == "exec   './my harness' \"a b\"");
+    for (const char* kept :
+         {"exec python3 h.py", "cd /x && python3 h.py", "a | b", "a; b", "a > log",
+          "FOO=1 python3 h.py", "(a)", "a\nb", "echo `x`", "if true; then a; fi", "cd /tmp", ""})
+        CHECK_MESSAGE(shell_command_line(kept) == kept, kept);
+}
+
+TEST_CASE("exec: a harness that closes its stdout and stays alive fails at once, not at timeout") {
+    if (!test::have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    // Without exec, /bin/sh (dash) would keep the pipe open until the timeout.
+    const auto harness =
+        write_harness("import os, sys, time\nsys.stdin.readline()\nos.close(1)\ntime.sleep(60)\n");
+    MeasureOptions o;
+    o.timeout_s = 30;
+    o.start_timeout_s = 0;
+    o.max_restarts = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+        ExecMeasurer m(exec_graph(), "python3 " + harness.string(), o);
+        const auto r = m.measure(std::vector<Config>{with_bound(1)});
+        CHECK(contains_text(r[0].error, "the process closed its stdout or ended before replying"));
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(s < 15.0);  // EOF, then 1 s for it to exit and a kill; never the 30 s timeout
+    CHECK((::waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD));
 }
 
 TEST_CASE("exec: a command that cannot run fails every request, boundedly") {
