@@ -27,6 +27,12 @@ bool is_html(std::string_view head) {
     return s.starts_with("<!doctype html") || s.starts_with("<html");
 }
 
+// What the page notes (absent files, a torn last line, a loss that is not finite) goes to stderr
+// as well, so a partial page is never a silent one.
+void print_notes(const std::vector<std::string>& notes) {
+    for (const auto& n : notes) std::fprintf(stderr, "segrank report: note: %s\n", n.c_str());
+}
+
 // The page of a tune directory (tune.json): written to --out, else DIR/report.html.
 int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::path& dir) {
     SEGRANK_CHECK(!args.count("eval") && !args.count("leaderboard"), dir.string(),
@@ -43,7 +49,9 @@ int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::pat
                                           : dir / "report.html";
     refuse_replacing_other_file(args.count("out") ? "--out" : "the page", out.string(), is_html,
                                 "an HTML page", "segrank report");
-    const std::string html = render_tune_report_html(dir, compare);
+    std::vector<std::string> notes;
+    const std::string html = render_tune_report_html(dir, compare, &notes);
+    print_notes(notes);
     write_file_atomically(out, html);
     std::printf("segrank report: wrote %s (%zu bytes)\n", out.string().c_str(), html.size());
     return 0;
@@ -105,7 +113,9 @@ int run_report(int argc, char** argv) {
     // any work, so the page never destroys the run it reports on.
     refuse_replacing_other_file(args.count("out") ? "--out" : "the page", out.string(), is_html,
                                 "an HTML page", "segrank report");
-    const std::string html = render_report_html(opt);
+    std::vector<std::string> notes;
+    const std::string html = render_report_html(opt, &notes);
+    print_notes(notes);
     write_file_atomically(out, html);
     std::printf("segrank report: wrote %s (%zu bytes)\n", out.string().c_str(), html.size());
     return 0;

@@ -160,6 +160,7 @@ RunRecords load_run(const std::filesystem::path& dir) {
     const auto metrics_path = dir / "metrics.jsonl";
     if (const auto text = read_text(metrics_path)) {
         const auto lines = split_lines(*text);
+        bool nonfinite_noted = false;
         for (size_t i = 0; i < lines.size(); ++i) {
             if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
             const std::string where = str(metrics_path.string(), ":", i + 1);
@@ -185,6 +186,12 @@ RunRecords load_run(const std::filesystem::path& dir) {
                 p.lr = num_or_nan(v, "lr");
                 p.steps_per_s = num_or_nan(v, "steps_per_s");
                 p.peak_rss_mb = num_or_nan(v, "peak_rss_mb");
+                if (!std::isfinite(p.loss) && !nonfinite_noted) {
+                    nonfinite_noted = true;
+                    r.notes.push_back(str(where, ": the training loss at step ", step,
+                                          " is not finite (null); the loss curve has a gap there "
+                                          "(the run diverged?)"));
+                }
                 r.train.push_back(p);
             } else if (phase == "eval" || phase == "finetune_eval" || phase == "random_baseline") {
                 RunEval e;

@@ -44,7 +44,8 @@ struct RunRecords {
 
 /// Reads `dir`. Throws segrank::Error when `dir` is not a directory or a metrics.jsonl line other
 /// than the last is malformed (named file:line); a torn last line (a run still writing) is skipped
-/// with a note. Unknown phases are ignored.
+/// with a note, and so is a training loss that is not finite (null: the run diverged; the first
+/// such line is named). Unknown phases are ignored.
 RunRecords load_run(const std::filesystem::path& dir);
 
 /// A CollectionMetrics from its to_json() object (null numbers become NaN). Throws naming `where`
@@ -99,15 +100,18 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir);
 /// over the default against the measurement index (one series per directory: `dir` first, then
 /// each of `compare`, e.g. other strategies on the same graph, each with its own default), each
 /// measured runtime, and a per-round table of `dir`. Throws segrank::Error from load_tune_dir.
+/// `notes`, when given, receives the page's notes (what was missing, skipped or not finite) for
+/// the caller to show on the terminal.
 std::string render_tune_report_html(const std::filesystem::path& dir,
-                                    const std::vector<std::filesystem::path>& compare);
+                                    const std::vector<std::filesystem::path>& compare,
+                                    std::vector<std::string>* notes = nullptr);
 
 /// The whole HTML page: header and summary, loss and learning-rate curves, validation metrics per
 /// collection over steps (with the random baseline of the run and, when the external leaderboard
 /// has a row whose name contains "hwmodel", that row's scores as horizontal reference lines),
 /// per-graph Kendall bars (from eval_json, else report.json when it holds "graphs"), the
 /// leaderboard of the run's evaluations, the external leaderboard, the effective config. Throws
-/// segrank::Error from the loaders above.
-std::string render_report_html(const ReportOptions& opt);
+/// segrank::Error from the loaders above. `notes`, when given, receives the page's notes.
+std::string render_report_html(const ReportOptions& opt, std::vector<std::string>* notes = nullptr);
 
 }  // namespace segrank

@@ -353,8 +353,9 @@ std::string external_leaderboard_section(const TextTable& t, const std::string& 
 
 }  // namespace
 
-std::string render_report_html(const ReportOptions& opt) {
+std::string render_report_html(const ReportOptions& opt, std::vector<std::string>* notes) {
     const RunRecords run = load_run(opt.run_dir);
+    if (notes) *notes = run.notes;
     std::vector<GraphMetrics> graphs;
     std::string graph_source;
     if (opt.eval_json) {

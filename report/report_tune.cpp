@@ -271,10 +271,15 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir) {
 }
 
 std::string render_tune_report_html(const std::filesystem::path& dir,
-                                    const std::vector<std::filesystem::path>& compare) {
+                                    const std::vector<std::filesystem::path>& compare,
+                                    std::vector<std::string>* notes) {
     const TuneRecords run = load_tune_dir(dir);
     std::vector<TuneRecords> others;
     for (const auto& c : compare) others.push_back(load_tune_dir(c));
+    if (notes) {
+        *notes = run.notes;
+        for (const auto& o : others) notes->insert(notes->end(), o.notes.begin(), o.notes.end());
+    }
     std::vector<const TuneRecords*> all{&run};
     for (const auto& o : others) all.push_back(&o);
     const std::string title =

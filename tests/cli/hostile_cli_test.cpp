@@ -390,6 +390,30 @@ TEST_SUITE("hostile") {
                   .exit_code == 0);
     }
 
+    TEST_CASE("segrank report says on stderr what its page skipped: garbage, a null loss") {
+        const fs::path dir = scratch_dir("hostile_cli_report_notes");
+        fs::create_directories(dir / "run");
+        std::ofstream(dir / "run/config.toml") << "[train]\nsteps = 2\n";
+        std::ofstream(dir / "run/metrics.jsonl") << "garbage{\n";
+        const auto g = run_segrank("report " + sq((dir / "run").string()));
+        INFO(g.output);
+        CHECK(g.exit_code == 0);  // a run still writing may have a torn last line
+        CHECK(contains_text(g.output,
+                            "segrank report: note: " + (dir / "run/metrics.jsonl").string() +
+                                ":1: torn last line skipped"));
+        CHECK(contains_text(g.output, "report.json: absent (the run has not finished)"));
+        std::ofstream(dir / "run/metrics.jsonl", std::ios::trunc)
+            << "{\"phase\":\"train\",\"step\":10,\"loss\":0.5}\n"
+               "{\"phase\":\"train\",\"step\":20,\"loss\":null}\n";
+        const auto n = run_segrank("report " + sq((dir / "run").string()));
+        INFO(n.output);
+        CHECK(n.exit_code == 0);
+        CHECK(contains_text(n.output,
+                            "metrics.jsonl:2: the training loss at step 20 is not "
+                            "finite (null)"));
+        CHECK(contains_text(read_file_text(dir / "run/report.html"), "is not finite (null)"));
+    }
+
     TEST_CASE("segrank report --out refuses to replace a file that is not an HTML page") {
         const fs::path dir = scratch_dir("hostile_cli_report_out");
         const fs::path data = write_lb_truth(dir / "truth");
