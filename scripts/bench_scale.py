@@ -64,7 +64,33 @@ import subprocess
 import sys
 import time
 
-from bench.atomic_output import OutputError, check_output, write_text_atomically
+from bench.atomic_output import (
+    OutputError,
+    OutputKind,
+    check_output,
+    markdown_output,
+    write_text_atomically,
+)
+
+
+def _earlier_json(text):
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return False
+    # "benchmark" since it was added; before that, the schema version and the probe.
+    return isinstance(doc, dict) and (
+        doc.get("benchmark") == "bench_scale" or ("schema_version" in doc and "probe" in doc)
+    )
+
+
+# What --json-out / --markdown may replace: an earlier output of this script (atomic_output.py).
+OUTPUTS = {
+    "--json-out": OutputKind(
+        'a bench_scale JSON document ("benchmark": "bench_scale")', _earlier_json
+    ),
+    "--markdown": markdown_output("bench_scale.py", "| step | measured |"),
+}
 
 PROG = "bench_scale.py"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -665,7 +691,7 @@ def main(argv):
         # Refused before any work (a directory, a socket); a missing folder is created at the end.
         if path and os.path.lexists(path):
             try:
-                check_output(path)
+                check_output(path, OUTPUTS[flag])
             except OutputError as e:
                 print(f"{PROG}: error: {flag}: {e}", file=sys.stderr)
                 return 2
@@ -692,11 +718,14 @@ def main(argv):
     print(text)
     md = markdown(res)
     print(md, file=sys.stderr)
-    for path, body in ((opts.json_out, text + "\n"), (opts.markdown, md)):
+    for flag, path, body in (
+        ("--json-out", opts.json_out, text + "\n"),
+        ("--markdown", opts.markdown, md),
+    ):
         if path:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             try:
-                write_text_atomically(path, body)
+                write_text_atomically(path, body, OUTPUTS[flag])
             except OutputError as e:
                 print(f"{PROG}: error: {e}", file=sys.stderr)
                 return 1
@@ -1040,6 +1069,7 @@ def rehearse(opts, size_name, size):
         probe["peak_rss_mb"],
     )
     res = {
+        "benchmark": "bench_scale",
         "schema_version": SCHEMA_VERSION,
         "size": size_name,
         "settings": settings,

@@ -10,14 +10,71 @@ before anything is written:
 - a character device (/dev/null, a terminal), or a path naming an open descriptor (/dev/stdout,
   /dev/fd/N, /proc/self/fd/N): written through in place, never replaced;
 - a directory, FIFO (a named pipe: opening it would block until a reader comes, maybe forever),
-  block device or socket: OutputError naming the path, and nothing is created.
+  block device or socket: OutputError naming the path, and nothing is created;
+- with `kind` given (an OutputKind), an existing non-empty regular file is replaced only when it is
+  an earlier output of that kind (the binary's rule for its own outputs): a user's notes.md given as
+  --markdown by mistake is refused, not overwritten.
 """
+import json
 import os
 import stat
 
 
 class OutputError(Exception):
     """An output path that cannot be written; the message names the path and the reason."""
+
+
+class OutputKind:
+    """What an output file is, to recognize an earlier one: `what` names it in messages, `accepts`
+    is a function of the file's text (at most its first 1 MiB) returning True for an earlier
+    output."""
+
+    def __init__(self, what, accepts):
+        self.what = what
+        self.accepts = accepts
+
+
+HEAD_BYTES = 1 << 20
+
+
+def json_output(benchmark):
+    """The JSON document of script `benchmark`: an object whose "benchmark" member names it."""
+
+    def accepts(text):
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return False
+        return isinstance(doc, dict) and doc.get("benchmark") == benchmark
+
+    return OutputKind(f'a {benchmark} JSON document ("benchmark": "{benchmark}")', accepts)
+
+
+def markdown_output(benchmark, first_line):
+    """The Markdown of script `benchmark`: its first non-empty line starts with `first_line`."""
+
+    def accepts(text):
+        lines = [line for line in text.splitlines() if line.strip()]
+        return bool(lines) and lines[0].startswith(first_line)
+
+    return OutputKind(f"a {benchmark} Markdown table (first line '{first_line}...')", accepts)
+
+
+def _check_kind(path, target, kind):
+    """OutputError unless the regular file `target` is empty or an earlier output of `kind`."""
+    try:
+        with open(target, "rb") as f:
+            head = f.read(HEAD_BYTES + 1)
+    except OSError as e:
+        raise OutputError(f"'{path}': {e.strerror}") from None
+    if not head.strip():
+        return
+    text = head.decode("utf-8", errors="replace")
+    if len(head) > HEAD_BYTES or not kind.accepts(text):
+        raise OutputError(
+            f"'{path}' exists and is not {kind.what}; refusing to replace it (remove it, or "
+            "choose another path)"
+        )
 
 
 def _names_descriptor(path):
@@ -27,10 +84,11 @@ def _names_descriptor(path):
     return os.path.realpath(path).startswith("/proc/")
 
 
-def resolve_output(path):
+def resolve_output(path, kind=None):
     """Returns (target, write_through): the file to create or replace (symlinks resolved), or the
     path to write in place. Raises OutputError naming `path` for a directory, block device, socket,
-    a missing parent folder or an unreadable path."""
+    a missing parent folder, an unreadable path, or (with `kind`) an existing file of another
+    kind."""
     try:
         st = os.stat(path)  # follows symbolic links
     except FileNotFoundError:
@@ -49,7 +107,10 @@ def resolve_output(path):
             )
         if not stat.S_ISREG(st.st_mode):
             raise OutputError(f"'{path}' is not a regular file or character device")
-        return os.path.realpath(path), False
+        target = os.path.realpath(path)
+        if kind is not None:
+            _check_kind(path, target, kind)
+        return target, False
     try:
         target = os.path.realpath(path, strict=False)  # a dangling link: the file it names
     except OSError as e:
@@ -60,15 +121,15 @@ def resolve_output(path):
     return target, False
 
 
-def check_output(path):
+def check_output(path, kind=None):
     """resolve_output for its errors only: call it before any work so a bad path fails early."""
-    resolve_output(path)
+    resolve_output(path, kind)
 
 
-def write_text_atomically(path, text):
+def write_text_atomically(path, text, kind=None):
     """Writes `text` to `path` under the policy above. Raises OutputError naming `path` and the
     system's reason (full disk, /dev/full, permission denied) after removing the temporary file."""
-    target, write_through = resolve_output(path)
+    target, write_through = resolve_output(path, kind)
     if write_through:
         try:
             with open(path, "w") as f:

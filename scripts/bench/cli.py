@@ -10,13 +10,25 @@ import subprocess
 import sys
 import time
 
-from .atomic_output import OutputError, check_output, write_text_atomically
+from .atomic_output import (
+    OutputError,
+    check_output,
+    json_output,
+    markdown_output,
+    write_text_atomically,
+)
 from .common import PROG, REPO, BenchError, log
 from .machine import children_cpu_s, cpu_model, git_commit
 from .report import clean_json, fmt, markdown, pm
 from .runner import Runner
 from .settings import CASES, DEFAULT_CASES, REAL_INPUTS, SCHEMA_VERSION, SIZES, TRANSFER_CASES
 from .suite import Bench
+
+# What --json-out / --markdown may replace: an earlier output of this script (atomic_output.py).
+QUALITY_OUTPUTS = {
+    "--json-out": json_output("bench_quality"),
+    "--markdown": markdown_output("bench_quality.py", "Learning-quality benchmark:"),
+}
 
 
 def split_top_level(text):
@@ -161,10 +173,11 @@ def check_jobs_and_binary(p, o):
     o.work = o.work if os.path.isabs(o.work) else os.path.join(REPO, o.work)
 
 
-def check_paths(p, o):
+def check_paths(p, o, kinds=None):
     """--work's nearest existing ancestor a directory, --shared-data made absolute (relative to the
     repository), --json-out / --markdown in an existing folder and not a directory, FIFO or socket
-    (atomic_output.check_output)."""
+    (atomic_output.check_output), and an existing file only an earlier output of the script
+    (`kinds`: flag -> OutputKind; default this script's, QUALITY_OUTPUTS)."""
     # The nearest existing ancestor of --work must be a directory (makedirs would raise otherwise).
     probe = o.work
     while not os.path.exists(probe) and os.path.dirname(probe) != probe:
@@ -181,7 +194,8 @@ def check_paths(p, o):
             p.error(f"{flag}: output directory of '{path}' does not exist")
         if path and os.path.lexists(path):
             try:
-                check_output(path)  # a directory, FIFO or socket is refused before any work
+                # a directory, FIFO, socket or another kind of file is refused before any work
+                check_output(path, (kinds or QUALITY_OUTPUTS)[flag])
             except OutputError as e:
                 p.error(f"{flag}: {e}")
 
@@ -193,7 +207,7 @@ def run_env():
     return env
 
 
-def write_outputs(prog, o, doc, markdown_of):
+def write_outputs(prog, o, doc, markdown_of, kinds=None):
     """Writes a finished benchmark: the JSON (NaN and inf as null) to --json-out and its Markdown
     (markdown_of(doc)) to --markdown by the binary's output rules (atomic_output.py), then the
     Markdown on stderr and the JSON on stdout. Returns the exit code: 0, or 1 (message on stderr,
@@ -202,10 +216,11 @@ def write_outputs(prog, o, doc, markdown_of):
     text = json.dumps(doc, indent=1)
     md = markdown_of(doc)
     try:
+        kinds = kinds or QUALITY_OUTPUTS
         if o.json_out:
-            write_text_atomically(o.json_out, text + "\n")
+            write_text_atomically(o.json_out, text + "\n", kinds["--json-out"])
         if o.markdown:
-            write_text_atomically(o.markdown, md)
+            write_text_atomically(o.markdown, md, kinds["--markdown"])
     except OutputError as e:
         sys.stderr.write(f"{prog}: error: {e}\n")
         return 1

@@ -96,6 +96,67 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the benchmark scripts replace only an earlier output of their own as --json-out / --markdown, "
+    "never a user's notes.md" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_output_kind");
+    std::ofstream(dir / "notes.md") << "# My notes\nkeep me\n";
+    std::ofstream(dir / "other.json") << "{\"benchmark\": \"mine\"}\n";
+    const std::string bin = " --segrank " + sq(segrank_binary().string());
+    const std::string quality = "/usr/bin/python3 " + script("bench_quality.py") + bin +
+                                " --tiny --cases synth_tile --work " + sq((dir / "wq").string());
+    const std::string scale =
+        "python3 " + script("bench_scale.py") + bin + " --tiny --work " + sq((dir / "ws").string());
+    const std::string tune = "/usr/bin/python3 " + script("bench_tune.py") + bin +
+                             " --tiny --work " + sq((dir / "wt").string());
+    for (const std::string& cmd : {quality, scale, tune}) {
+        auto r = run_command(cmd + " --markdown " + sq((dir / "notes.md").string()));
+        INFO(cmd, "\n", r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains_text(r.output, "--markdown: '" + (dir / "notes.md").string() +
+                                          "' exists and is not a bench_"));
+        r = run_command(cmd + " --json-out " + sq((dir / "other.json").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains_text(r.output, "other.json' exists and is not a bench_"));
+    }
+    CHECK(read_file_text(dir / "notes.md") == "# My notes\nkeep me\n");
+    CHECK_FALSE(fs::exists(dir / "wq"));
+    CHECK_FALSE(fs::exists(dir / "ws"));
+    CHECK_FALSE(fs::exists(dir / "wt"));
+    // An empty file and an earlier output of the same script are replaced.
+    const std::string code =
+        "import sys\n"
+        "sys.path.insert(0, \"" +
+        (source_dir() / "scripts").string() +
+        "\")\n"
+        "from bench.atomic_output import json_output, markdown_output, write_text_atomically\n"
+        "d = sys.argv[1]\n"
+        "open(d + '/empty.md', 'w').close()\n"
+        "md = markdown_output('bench_quality.py', 'Learning-quality benchmark:')\n"
+        "write_text_atomically(d + '/empty.md', 'Learning-quality benchmark: 1\\n', md)\n"
+        "write_text_atomically(d + '/empty.md', '\\nLearning-quality benchmark: 2\\n', md)\n"
+        "assert open(d + '/empty.md').read() == '\\nLearning-quality benchmark: 2\\n'\n"
+        "open(d + '/tune.json', 'w').write('{\"benchmark\": \"bench_tune\"}')\n"
+        "js = json_output('bench_tune')\n"
+        "write_text_atomically(d + '/tune.json', '{\"benchmark\": \"bench_tune\", \"n\": 2}', "
+        "js)\n"
+        "print('replaced')\n";
+    const fs::path py = dir / "kinds.py";
+    std::ofstream(py) << code;
+    const auto r = run_command("/usr/bin/python3 " + sq(py.string()) + " " + sq(dir.string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(contains_text(r.output, "replaced"));
+    CHECK(contains_text(read_file_text(dir / "tune.json"), "\"n\": 2"));
+    CHECK(read_file_text(dir / "other.json") == "{\"benchmark\": \"mine\"}\n");
+}
+
+TEST_CASE(
     "bench_scale.py --work refuses to delete an npz/ folder it did not create, and leaves it as "
     "it was" *
     doctest::test_suite("hostile")) {

@@ -18,12 +18,19 @@ from ..cli import (
     run_env,
     write_outputs,
 )
+from ..atomic_output import json_output, markdown_output
 from ..common import REPO, BenchError, log
 from ..machine import cpu_model, git_commit
 from ..runner import Runner
 from .report import markdown
 from .settings import BATCH, BUDGETS, CASES, PROG, SCHEMA_VERSION, SEARCH_FAMILY, SIZES, WITHIN
 from .suite import TuneBench
+
+# What --json-out / --markdown may replace: an earlier output of this script (atomic_output.py).
+TUNE_OUTPUTS = {
+    "--json-out": json_output("bench_tune"),
+    "--markdown": markdown_output("bench_tune.py", "Autotuning benchmark:"),
+}
 
 
 def parse_args(argv, usage):
@@ -69,7 +76,7 @@ def parse_args(argv, usage):
     check_seeds_and_mode(p, o)
     o.cases = check_cases(p, o.cases or ",".join(CASES), CASES)
     check_jobs_and_binary(p, o)
-    check_paths(p, o)
+    check_paths(p, o, TUNE_OUTPUTS)
     return o
 
 
@@ -115,4 +122,4 @@ def main(argv, usage):
         doc["cases"][case]["wall_s"] = round(time.monotonic() - t0, 1)
     bench.pool.shutdown(wait=True)
     doc["wall_s"] = round(time.monotonic() - t_all, 1)
-    return write_outputs(PROG, o, doc, markdown)
+    return write_outputs(PROG, o, doc, markdown, TUNE_OUTPUTS)

@@ -12,8 +12,13 @@ def fmt_ms(d, digits=1):
 
 
 def markdown(doc):
-    """The Markdown tables of a finished bench_tune.py JSON document, ending with a newline."""
-    lines = []
+    """The Markdown tables of a finished bench_tune.py JSON document, ending with a newline; the
+    first line names the benchmark, its size, commit and machine."""
+    m = doc.get("machine", {})
+    lines = [
+        f"Autotuning benchmark: {doc.get('mode', '?')}, segrank {doc.get('commit') or '?'}, "
+        f"{m.get('cpu', '?')} x {m.get('nproc', '?')}"
+    ]
     for case, res in doc["cases"].items():
         budgets = [int(b) for b in next(iter(res["strategies"].values()))["speedup"]]
         g = next(iter(res["strategies"].values()))["graphs"]
