@@ -377,7 +377,7 @@ TEST_CASE(
     CHECK(lines[0]["config"].get<int64_t>() == f.layout_default);
 }
 
-TEST_CASE("segrank tune --start-timeout bounds a new harness's first request; -1 is refused" *
+TEST_CASE("segrank tune --start-timeout bounds a new harness's first request and -1 is refused" *
           doctest::test_suite("hostile")) {
     const Fixture& f = fixture();
     auto args = [&](const fs::path& out, const std::string& start) {

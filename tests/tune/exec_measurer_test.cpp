@@ -194,7 +194,7 @@ TEST_CASE(
     CHECK(restart_logged);
 }
 
-TEST_CASE("exec: a simple command replaces the shell; lists, pipes and builtins are kept") {
+TEST_CASE("exec: a simple command replaces the shell, while lists, pipes and builtins are kept") {
     CHECK(shell_command_line("python3 h.py --x 1") == "exec python3 h.py --x 1");
     CHECK(shell_command_line("  './my harness' \"a b\"") == "exec   './my harness' \"a b\"");
     for (const char* kept :
