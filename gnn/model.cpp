@@ -3,10 +3,10 @@
 // [cfg, 24]); config_mismatch.weight [cfg, M] (layout with layout_mismatch: M += 5, layout_bytes: M
 // += 9); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
 // (SageConv); head1.weight/bias [H, W (+ config_dim if late)], W = 2H (readout mean_max) or H
-// (mean, and additive, whose head reads one node row), head2.weight/bias [1, H]; prior.weight [1,
-// 1] (hwmodel_prior only); layout_embed.table|weight|size_weight (layout with layout_embedding);
-// xattn<l>.w_q|w_k|w_v [d, H], xattn<l>.w_o [H, d] (config_attention); config_cost.weight [cfg, 14]
-// (tile with tile_cost_features). The option parameters are declared last (prior.weight,
+// (mean), head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only);
+// layout_embed.table|weight|size_weight (layout with layout_embedding); xattn<l>.w_q|w_k|w_v [d,
+// H], xattn<l>.w_o [H, d] (config_attention); config_cost.weight [cfg, 14] (tile with
+// tile_cost_features). The option parameters are declared last (prior.weight,
 // config_mismatch.weight, layout_embed.*, xattn<l>.*, config_cost.weight), so with the options
 // off the other parameters initialize exactly as without them.
 #include "gnn/model.h"
@@ -23,8 +23,8 @@ constexpr EnumName<ConfigJoin> kConfigJoinNames[] = {{ConfigJoin::kEarly, "early
                                                      {ConfigJoin::kLate, "late"}};
 constexpr EnumName<Norm> kNormNames[] = {{Norm::kLayer, "layer"},
                                          {Norm::kGraphInstance, "graph_instance"}};
-constexpr EnumName<Readout> kReadoutNames[] = {
-    {Readout::kMeanMax, "mean_max"}, {Readout::kMean, "mean"}, {Readout::kAdditive, "additive"}};
+constexpr EnumName<Readout> kReadoutNames[] = {{Readout::kMeanMax, "mean_max"},
+                                               {Readout::kMean, "mean"}};
 }  // namespace
 
 std::span<const EnumName<Readout>> enum_names(Readout) { return kReadoutNames; }
@@ -56,10 +56,6 @@ void ModelConfig::validate() const {
     SEGRANK_CHECK(!(task == Task::kLayout && config_join == ConfigJoin::kLate),
                   "model.config_join = \"late\" is only defined for the tile task "
                   "(docs/model.md#config-encoders)");
-    SEGRANK_CHECK(!(readout == Readout::kAdditive && config_join == ConfigJoin::kLate),
-                  "model.readout = \"additive\" applies the head to each node's row, which under "
-                  "model.config_join = \"late\" holds no config: use config_join = \"early\" "
-                  "(docs/model.md#additive-head)");
 }
 
 Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
@@ -75,9 +71,8 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
     b_in_ = params_.add("input.bias", 1, h, false, ParamInit::kUniformFanIn, in);
     for (int64_t l = 0; l < cfg_.layers; ++l)
         convs_.push_back(SageConv::create(params_, str("sage", l), h, cfg_.activation));
-    head_ =
-        MlpHead::create(params_, "head", cfg_.head_input_width() + (early() ? 0 : cfg_.config_dim),
-                        h, cfg_.activation);
+    head_ = MlpHead::create(params_, "head", cfg_.readout_width() + (early() ? 0 : cfg_.config_dim),
+                            h, cfg_.activation);
     if (cfg_.hwmodel_prior)  // initialized to 1: a lower estimate starts as a lower (faster) score
         prior_w_ = params_.add("prior.weight", 1, 1, false, ParamInit::kOnes);
     // Declared after prior.weight (both last), so the other parameters initialize as without it.

@@ -35,10 +35,6 @@
 
 namespace segrank {
 
-struct MixedRows;   // gnn/ops/mixed_rows.h
-struct MixedGrads;  // gnn/ops/mixed_rows.h
-struct ClassRows;   // gnn/ops/mixed_rows.h
-
 /// `model.config_join` (docs/model.md#config-encoders): "early" (at the input) or "late" (tile
 /// only: before the head).
 enum class ConfigJoin { kEarly, kLate };
@@ -59,14 +55,12 @@ Norm parse_norm(std::string_view s);
 std::string_view to_string(Norm n);
 
 /// `model.readout` (docs/model.md#readout-and-head): how a segment's last-layer rows are pooled
-/// per config, "mean_max" ([mean, max] over the pooled nodes, width 2H), "mean" (the mean alone,
-/// width H) or "additive" (docs/model.md#additive-head: the head runs on every pooled node's row
-/// and the segment's value is the sum of those per-node contributions, width 1; the head after
-/// the readout is then the identity).
-enum class Readout { kMeanMax, kMean, kAdditive };
-/// Names: "mean_max", "mean", "additive".
+/// per config, "mean_max" ([mean, max] over the pooled nodes, width 2H) or "mean" (the mean alone,
+/// width H).
+enum class Readout { kMeanMax, kMean };
+/// Names: "mean_max", "mean".
 std::span<const EnumName<Readout>> enum_names(Readout);
-/// Parses "mean_max" | "mean" | "additive"; throws segrank::Error listing them.
+/// Parses "mean_max" | "mean"; throws segrank::Error listing them.
 Readout parse_readout(std::string_view s);
 std::string_view to_string(Readout r);
 
@@ -114,16 +108,9 @@ struct ModelConfig {
     Norm norm = Norm::kLayer;
     /// `model.readout` (docs/model.md#readout-and-head).
     Readout readout = Readout::kMeanMax;
-    /// Width W of a readout row: 2H for mean_max, H for mean, 1 for additive (the segment's sum
-    /// of per-node contributions).
-    int64_t readout_width() const {
-        return readout == Readout::kAdditive ? 1 : readout == Readout::kMean ? hidden : 2 * hidden;
-    }
-    /// Input width of the MLP head "head1.weight" (without the late join's config_dim): W, or H
-    /// for additive (the head reads one node row).
-    int64_t head_input_width() const {
-        return readout == Readout::kAdditive ? hidden : readout_width();
-    }
+    /// Width W of a readout row, the MLP head's input (without the late join's config_dim): 2H for
+    /// mean_max, H for mean.
+    int64_t readout_width() const { return readout == Readout::kMean ? hidden : 2 * hidden; }
     /// `model.config_attention` (docs/model.md#cross-config-attention): after each SAGE layer the
     /// K config rows of every node attend to each other ("xattn<l>.*", l = 0..L-1).
     bool config_attention = false;
@@ -133,8 +120,8 @@ struct ModelConfig {
     /// carries kTileCostFeatures kernel-model features per config, added to the tile config code
     /// through "config_cost.weight" [config_dim, M] (early and late join).
     bool tile_cost_features = false;
-    /// Throws segrank::Error naming the field when a size is out of range, late join is used for
-    /// layout or with the additive readout.
+    /// Throws segrank::Error naming the field when a size is out of range or late join is used for
+    /// layout.
     void validate() const;
 };
 
@@ -217,10 +204,6 @@ struct EncodeSaved {
     /// config_attention: its saved state after SAGE layer l (index l-1), base and dep rows
     std::vector<ConfigAttention::Saved> base_xattn, dep_xattn;
     std::vector<int32_t> argmax;  ///< [K*H] readout max argmax node ids (mean_max; else empty)
-    /// additive readout: the head's state on the pooled independent nodes' base rows
-    /// ([r, H] rows, nodes in additive_nodes) and on the pooled dep rows ([m_p * K, H])
-    MlpHead::Saved additive_base, additive_dep;
-    std::vector<int32_t> additive_nodes;  ///< [r] pooled nodes independent at layer L
     /// Inference with cached base rows (not owned): P and the base rows are read from here.
     const EncodeBase* cached = nullptr;
 };
@@ -338,18 +321,6 @@ private:
                             ConfigAttention::Saved* xsaved, const DropoutSpec* ds,
                             std::vector<float>& mu, std::vector<float>& rstd) const;
     void input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMatrixView ddep);
-    // The additive readout (docs/model.md#additive-head), out [K, 1]: per config the sum over the
-    // first num_pooled nodes of the head applied to the node's row of `rows` (the layer-L state);
-    // an independent node's contribution is computed once from its base row. st (training) keeps
-    // the head's state for additive_backward. gnn/model_additive.cpp.
-    void additive_forward(MatrixView out, int64_t num_pooled, const MixedRows& rows,
-                          EncodeSaved* st) const;
-    // Its adjoint: head gradients accumulate, dL/drow += into din (base rows of the independent
-    // pooled nodes, the pooled dep rows) from dout [K, 1].
-    void additive_backward(const MixedGrads& din, ConstMatrixView dout, EncodeSaved& st);
-    // additive_forward on a deduplicated state: the head runs once per distinct row.
-    void additive_forward_classes(MatrixView out, int64_t num_pooled, const ClassRows& rows) const;
-    bool additive() const { return cfg_.readout == Readout::kAdditive; }
     // Throws segrank::Error unless `cached` is an EncodeBase of plan p for this model.
     void check_cached(const DependencePlan& p, const EncodeBase& cached) const;
 

@@ -396,10 +396,7 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
     }
     Tensor readout(k, cfg_.readout_width());
     const ClassRows last = cur.view(base_view(layers), pl.pos[static_cast<size_t>(layers)], k, h);
-    if (additive())
-        additive_forward_classes(readout.view(), in.num_pooled, last);
-    else
-        class_readout_forward(readout.view(), in.num_pooled, last);
+    class_readout_forward(readout.view(), in.num_pooled, last);
     return readout;
 }
 

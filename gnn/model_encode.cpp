@@ -482,18 +482,14 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
     }
     const int64_t w = cfg_.readout_width();
     Tensor readout(k, w);
-    // The max half's argmax (mean_max); the mean and additive readouts need none.
+    // The max half's argmax (mean_max); the mean readout needs none.
     st.argmax.assign(w == 2 * h ? static_cast<size_t>(k * h) : 0, -1);
-    if (additive())
-        additive_forward(readout.view(), in.num_pooled, rows_of(st, layers, k, h),
-                         keep ? &st : nullptr);
-    else
-        mixed_readout_forward(readout.view(), st.argmax, in.num_pooled, rows_of(st, layers, k, h));
+    mixed_readout_forward(readout.view(), st.argmax, in.num_pooled, rows_of(st, layers, k, h));
     if (!keep)
         st = EncodeSaved{};
     else
         st.dep[layers] = Tensor(),
-        st.base[layers] = Tensor();  // the readout backward needs argmax (or the head's state) only
+        st.base[layers] = Tensor();  // the readout backward needs argmax only
     return readout;
 }
 
@@ -514,11 +510,8 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
     };
     Tensor dbase, ddep;
     alloc(layers, dbase, ddep);
-    if (additive())
-        additive_backward(grads_of(dbase, ddep, st.plan, layers, k, h), dreadout, st);
-    else
-        mixed_readout_backward(grads_of(dbase, ddep, st.plan, layers, k, h), st.argmax,
-                               in.num_pooled, dreadout);
+    mixed_readout_backward(grads_of(dbase, ddep, st.plan, layers, k, h), st.argmax, in.num_pooled,
+                           dreadout);
 
     for (int64_t l = layers; l >= 1; --l) {
         const SageConv& conv = convs_[static_cast<size_t>(l - 1)];

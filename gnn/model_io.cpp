@@ -310,11 +310,6 @@ Tensor Model::head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSav
                   " columns, expected W = ", h2, " (model.readout = \"", to_string(cfg_.readout),
                   "\")");
     Tensor scores(k);
-    if (additive()) {  // the readout is already the sum of the head's per-node contributions
-        for (int64_t i = 0; i < k; ++i) scores[i] = readout.at(i, 0);
-        if (saved) saved->mlp = MlpHead::Saved{Tensor(k, 1), Tensor(), Tensor()};
-        return scores;
-    }
     if (early()) {
         head_.forward(params_, scores.span(), readout, saved ? &saved->mlp : nullptr);
         return scores;
@@ -349,18 +344,6 @@ Tensor Model::head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSav
 void Model::head_backward(std::span<const float> dscores, const HeadSaved& saved,
                           MatrixView dreadout) {
     const int64_t k = saved.mlp.x.rows(), in = saved.mlp.x.cols(), h2 = cfg_.readout_width();
-    if (additive()) {  // the identity (the head ran in the encode, per node)
-        SEGRANK_CHECK(static_cast<int64_t>(dscores.size()) == k,
-                      "Model::head_backward: ", dscores.size(), " score gradients for ", k,
-                      " scores");
-        if (dreadout.data) {
-            SEGRANK_CHECK(dreadout.rows == k && dreadout.cols == 1,
-                          "Model::head_backward: dreadout [", dreadout.rows, ", ", dreadout.cols,
-                          "], expected [", k, ", 1]");
-            for (int64_t i = 0; i < k; ++i) dreadout.at(i, 0) += dscores[static_cast<size_t>(i)];
-        }
-        return;
-    }
     Tensor dx(k, in);
     head_.backward(params_, dx.view(), dscores, saved.mlp);
     if (dreadout.data) {

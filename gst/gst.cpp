@@ -94,10 +94,6 @@ Aggregation aggregation_for(SegmentAggregate aggregate, const Model& model) {
                     score_value_backward,
                     unit_weight};
         case SegmentAggregate::kEmbeddingMean:
-            SEGRANK_CHECK(model.config().readout != Readout::kAdditive,
-                          "model.readout = \"additive\" sums per-node contributions, whose "
-                          "segment sums add up under model.aggregate = \"score_sum\"; "
-                          "\"embedding_mean\" is not defined for it (docs/model.md#additive-head)");
             return {model.config().readout_width(),
                     false,
                     readout_value,

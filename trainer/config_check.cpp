@@ -175,7 +175,7 @@ void check_data(const RunConfig& c, std::vector<Problem>& p) {
         if (f.empty()) add("data.ingest", "expected non-empty paths, got \"\"");
 }
 
-// model.*: options that apply to tile collections only, and the additive readout's needs.
+// model.*: options that apply to tile collections only.
 void check_model(const RunConfig& c, std::vector<Problem>& p) {
     auto add = [&](std::string key, std::string msg) {
         p.push_back({std::move(key), std::move(msg)});
@@ -193,24 +193,6 @@ void check_model(const RunConfig& c, std::vector<Problem>& p) {
                 add("model.tile_cost_features",
                     str("true applies to tile collections only, but data.collections has \"", col,
                         "\""));
-    }
-
-    if (c.model.readout == Readout::kAdditive) {
-        // The head runs per node inside the segment encode (docs/model.md#additive-head).
-        if (c.model.aggregate != SegmentAggregate::kScoreSum)
-            add("model.readout",
-                "\"additive\" sums per-node contributions, whose segment sums add up under "
-                "model.aggregate = \"score_sum\"; got aggregate = \"embedding_mean\"");
-        if (c.model.config_join == ConfigJoin::kLate)
-            add("model.readout",
-                "\"additive\" applies the head to each node's row, which holds no config under "
-                "model.config_join = \"late\"; use config_join = \"early\"");
-        if (c.segments.finetune_epochs > 0)
-            add("segments.finetune_epochs",
-                str("head finetuning retrains the head on stored segment readouts, but "
-                    "model.readout = \"additive\" runs the head on every node's row inside the "
-                    "encode; expected 0, got ",
-                    c.segments.finetune_epochs));
     }
 }
 

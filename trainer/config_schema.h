@@ -124,9 +124,7 @@ void visit_schema(V& v, C& c) {
             "segment's nodes; docs/model.md#graph-instance-normalization)");
     v.field("readout", c.model.readout,
             "pooling of each segment's last-layer rows per config: mean_max ([mean, max], 2H "
-            "columns) | mean (the mean alone, H columns; docs/model.md#readout-and-head) | "
-            "additive (the head on every node's row, summed: a per-node runtime contribution; "
-            "docs/model.md#additive-head)");
+            "columns) | mean (the mean alone, H columns; docs/model.md#readout-and-head)");
     v.field("layout_embedding", c.model.layout_embedding,
             "layout only: width of the per-value embedding of the node's layout and the configured "
             "layouts, 0 = off (docs/model.md#layout-embedding)",

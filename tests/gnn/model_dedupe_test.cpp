@@ -49,7 +49,7 @@ double max_rel_diff(const Tensor& a, const Tensor& b) {
 
 TEST_CASE(
     "encode_dedupe gives the dense readout to 1e-5 with layout features, layout embedding, "
-    "graph instance norm and the mean and additive readouts, with and without cached base rows") {
+    "graph instance norm and the mean readout, with and without cached base rows") {
     TinySegment seg = make_tiny_segment(60, 3, 24, {4, 9, 30, 31}, /*halo=*/5);
     seg.with_layout = true;
     restrict_choices(seg, 3, [](int64_t k, int64_t j) { return (k * (j + 1) + k / 5) % 7; });
@@ -60,17 +60,14 @@ TEST_CASE(
         Norm norm;
         Readout readout = Readout::kMeanMax;
     };
-    for (const Variant& o :
-         {Variant{"plain", false, false, 0, Norm::kLayer},
-          Variant{"layout_mismatch + layout_bytes", true, true, 0, Norm::kLayer},
-          Variant{"layout_embedding", false, false, 4, Norm::kLayer},
-          Variant{"graph_instance", false, false, 0, Norm::kGraphInstance},
-          Variant{"everything", true, true, 4, Norm::kGraphInstance},
-          Variant{"readout mean", false, false, 0, Norm::kLayer, Readout::kMean},
-          Variant{"everything, readout mean", true, true, 4, Norm::kGraphInstance, Readout::kMean},
-          Variant{"readout additive", false, false, 0, Norm::kLayer, Readout::kAdditive},
-          Variant{"everything, readout additive", true, true, 4, Norm::kGraphInstance,
-                  Readout::kAdditive}}) {
+    for (const Variant& o : {Variant{"plain", false, false, 0, Norm::kLayer},
+                             Variant{"layout_mismatch + layout_bytes", true, true, 0, Norm::kLayer},
+                             Variant{"layout_embedding", false, false, 4, Norm::kLayer},
+                             Variant{"graph_instance", false, false, 0, Norm::kGraphInstance},
+                             Variant{"everything", true, true, 4, Norm::kGraphInstance},
+                             Variant{"readout mean", false, false, 0, Norm::kLayer, Readout::kMean},
+                             Variant{"everything, readout mean", true, true, 4,
+                                     Norm::kGraphInstance, Readout::kMean}}) {
         INFO(o.name);
         ModelConfig cfg = tiny_config(Task::kLayout, 3);
         cfg.layout_mismatch = o.mismatch;

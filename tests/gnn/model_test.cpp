@@ -66,18 +66,15 @@ void check_all_param_grads(Model& model, const TinySegment& seg, bool training =
 
 TEST_CASE("layout model gradients match finite differences, with halo nodes") {
     TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
-    for (int option = 0; option < 10; ++option)
+    for (int option = 0; option < 8; ++option)
         for (bool exploit : {true, false}) {
             // 4: byte features alone; 5: mismatch and byte features together; 6: the mean readout;
-            // 7: the mean readout with mismatch, bytes and graph instance norm; 8: the additive
-            // readout; 9: the additive readout with mismatch, bytes and graph instance norm.
-            const bool mismatch = option == 1 || option == 5 || option == 7 || option == 9,
-                       embed = option == 2,
-                       bytes = option == 4 || option == 5 || option == 7 || option == 9;
+            // 7: the mean readout with mismatch, bytes and graph instance norm.
+            const bool mismatch = option == 1 || option == 5 || option == 7, embed = option == 2,
+                       bytes = option == 4 || option == 5 || option == 7;
             ModelConfig cfg = tiny_config(Task::kLayout, 3);
-            if (option == 3 || option == 7 || option == 9) cfg.norm = Norm::kGraphInstance;
-            if (option == 6 || option == 7) cfg.readout = Readout::kMean;
-            if (option >= 8) cfg.readout = Readout::kAdditive;
+            if (option == 3 || option == 7) cfg.norm = Norm::kGraphInstance;
+            if (option >= 6) cfg.readout = Readout::kMean;
             cfg.exploit_independence = exploit;
             cfg.layout_mismatch = mismatch;
             cfg.layout_bytes = bytes;
@@ -92,12 +89,10 @@ TEST_CASE("layout model gradients match finite differences, with halo nodes") {
                  " norm=", to_string(cfg.norm), " readout=", to_string(cfg.readout));
             if (mismatch) REQUIRE(model.params().find("config_mismatch.weight"));
             REQUIRE(model.params().ref(*model.params().find("head1.weight")).cols ==
-                    cfg.head_input_width());
+                    cfg.readout_width());
             if (embed) REQUIRE(model.params().find("layout_embed.table"));
-            // Smaller steps with the option: its features move the max readout nearer a kink. The
-            // additive readout has no max (no kink) but sums 11 node scores, so the float loss is
-            // larger and the default step keeps the rounding of the differences small.
-            check_all_param_grads(model, seg, false, option > 0 && option < 8 ? 1e-4 : 1e-3);
+            // Smaller steps with the option: its features move the max readout nearer a kink.
+            check_all_param_grads(model, seg, false, option > 0 ? 1e-4 : 1e-3);
         }
 }
 
@@ -349,93 +344,6 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "readout additive: the score is the sum over pooled nodes of the head on each node's row, "
-    "independent nodes count once per config, halo nodes not at all, and tile gradients match "
-    "finite differences") {
-    // 40 nodes (30 pooled, 10 halo), configurable nodes 5 and 30 (30 is a halo node).
-    TinySegment seg = make_tiny_segment(40, 3, 4, {5, 30}, /*halo=*/10);
-    ModelConfig cfg = tiny_config(Task::kLayout, 3);
-    cfg.readout = Readout::kAdditive;
-    CHECK(cfg.readout_width() == 1);
-    CHECK(cfg.head_input_width() == cfg.hidden);
-    CHECK(parse_readout("additive") == Readout::kAdditive);
-    Model model(cfg);
-    model.params().initialize(3);
-    CHECK(model.params().ref(*model.params().find("head1.weight")).cols == cfg.hidden);
-    // The reference: the naive model (every node carries K rows) with the head applied to each
-    // pooled node's row of one config at a time, summed in double.
-    cfg.exploit_independence = false;
-    Model naive(cfg);
-    naive.params().initialize(3);
-    const SegmentInput in = seg.input();
-    const Tensor r = model.encode(in, nullptr);
-    REQUIRE(r.rows() == seg.k);
-    REQUIRE(r.cols() == 1);
-    const Tensor s = model.head(r.cview(), {}, nullptr);
-    for (int64_t k = 0; k < seg.k; ++k) CHECK(s[k] == r.at(k, 0));  // the head is the identity
-    // Node v's contribution per config, by differences: pooling does not change the layers, so
-    // the additive readout over the first p nodes minus that over the first p - 1 is the head on
-    // node p - 1's row (naive model: every node carries K rows, no broadcast).
-    std::vector<std::vector<double>> contrib(static_cast<size_t>(seg.num_pooled));
-    SegmentInput part = in;
-    std::vector<double> prev(static_cast<size_t>(seg.k), 0.0);
-    for (int64_t p = 1; p <= seg.num_pooled; ++p) {
-        part.num_pooled = p;
-        const Tensor rp = naive.encode(part, nullptr);
-        for (int64_t k = 0; k < seg.k; ++k) {
-            contrib[static_cast<size_t>(p - 1)].push_back(rp.at(k, 0) -
-                                                          prev[static_cast<size_t>(k)]);
-            prev[static_cast<size_t>(k)] = rp.at(k, 0);
-        }
-    }
-    // A node independent of the config at layer 3 contributes the same to every config
-    // (computed once by the fast path), configurable node 5 does not; the fast path's score is
-    // the sum over the 30 pooled nodes (halo node 30's configs do not enter directly).
-    const DependencePlan plan = model.plan(in);
-    int64_t independent_pooled = 0;
-    for (int64_t v = 0; v < seg.num_pooled; ++v) {
-        const bool dep = plan.pos[3][static_cast<size_t>(v)] >= 0;
-        independent_pooled += !dep;
-        const auto& c = contrib[static_cast<size_t>(v)];
-        if (!dep)
-            for (int64_t k = 1; k < seg.k; ++k)
-                CHECK(std::abs(c[static_cast<size_t>(k)] - c[0]) <=
-                      1e-4 * std::max(1.0, std::abs(c[0])));
-    }
-    CHECK(independent_pooled > 0);  // the broadcast path is exercised
-    bool differ = false;
-    for (int64_t k = 1; k < seg.k; ++k)
-        differ |= contrib[5][static_cast<size_t>(k)] != contrib[5][0];
-    CHECK(differ);
-    for (int64_t k = 0; k < seg.k; ++k)
-        CHECK(std::abs(r.at(k, 0) - prev[static_cast<size_t>(k)]) <=
-              1e-5 * std::max(1.0, std::abs(prev[static_cast<size_t>(k)])));
-    // A readout of another width is refused by the head and by the backward.
-    Tensor wrong(seg.k, cfg.hidden);
-    CHECK_THROWS_AS(model.head(wrong.cview(), {}, nullptr), Error);
-    EncodeSaved es;
-    Rng rng(1);
-    model.encode(in, &es, true, &rng);
-    CHECK_THROWS_AS(model.encode_backward(wrong.cview(), es), Error);
-    // Late join is refused: the per-node head would see no config.
-    ModelConfig late = tiny_config(Task::kTile, 3, ConfigJoin::kLate);
-    late.readout = Readout::kAdditive;
-    CHECK_THROWS_WITH_AS(Model{late}, doctest::Contains("config_join"), Error);
-    // Tile with early join: every row depends on the config.
-    TinySegment tile = make_tiny_segment(20, 3, 4, {}, /*halo=*/2, 5);
-    for (bool cost : {false, true}) {
-        tile.with_cost = cost;
-        ModelConfig tc = tiny_config(Task::kTile, 3);
-        tc.readout = Readout::kAdditive;
-        tc.tile_cost_features = cost;
-        Model tm(tc);
-        tm.params().initialize(6);
-        INFO("tile tile_cost_features=", cost);
-        check_all_param_grads(tm, tile);
-    }
-}
-
-TEST_CASE(
     "relu, leaky_relu and gelu models with dropout in training match finite differences, with both "
     "norms") {
     TinySegment seg = make_tiny_segment(12, 3, 2, {5});
@@ -488,10 +396,9 @@ TEST_CASE(
     // 80 nodes, 3 configurable: most nodes are > 3 hops from any configurable node.
     TinySegment seg = make_tiny_segment(80, 5, 6, {10, 41, 77}, /*halo=*/4, 3);
     for (bool training : {false, true})
-        for (int option = 0; option < 10; ++option) {
+        for (int option = 0; option < 8; ++option) {
             // 3: graph instance norm; 4: every option on; 5: config attention; 6: 4 and 5
-            // (layout_bytes is on in 4 and 6); 7: 4 with the mean readout; 8: the additive
-            // readout; 9: 6 with the additive readout
+            // (layout_bytes is on in 4 and 6); 7: 4 with the mean readout
             const bool mismatch = option == 1 || option == 4 || option >= 6,
                        embed = option == 2 || option == 4 || option >= 6,
                        bytes = option == 4 || option >= 6;
@@ -500,9 +407,8 @@ TEST_CASE(
             seg.with_layout = embed;
             ModelConfig cfg = tiny_config(Task::kLayout, 5);
             if (option == 3 || option == 4 || option >= 6) cfg.norm = Norm::kGraphInstance;
-            cfg.config_attention = option == 5 || option == 6 || option == 9;
+            cfg.config_attention = option == 5 || option == 6;
             if (option == 7) cfg.readout = Readout::kMean;
-            if (option >= 8) cfg.readout = Readout::kAdditive;
             cfg.config_attention_dim = 6;
             cfg.hidden = 16;
             cfg.dropout = training ? 0.1f : 0.0f;
@@ -525,21 +431,16 @@ TEST_CASE(
             // The mean readout sends every pooled node's rows a gradient (the max only its
             // argmax), so the weight gradients sum more terms in a different order on the two
             // paths: measured 1.0004e-5 of the norm for sage0.w_fwd in training.
-            // The additive readout sends every pooled row a gradient too.
-            check_fast_equals_naive(fast, naive, seg, training, option >= 7 ? 3e-5 : 1e-5);
+            check_fast_equals_naive(fast, naive, seg, training, option == 7 ? 3e-5 : 1e-5);
         }
     // Tile (no configurable nodes): late join keeps every layer config-independent (the config
     // enters at the head), early join makes every row dependent; both with the cost features.
     TinySegment tile = make_tiny_segment(40, 5, 6, {}, /*halo=*/3, 5);
     for (bool training : {false, true})
         for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate})
-            for (int variant = 0; variant < 3; ++variant) {
-                // 0: plain; 1: the cost features; 2: the additive readout (early join only)
-                const bool cost = variant == 1;
-                if (variant == 2 && join == ConfigJoin::kLate) continue;
+            for (bool cost : {false, true}) {
                 tile.with_cost = cost;
                 ModelConfig cfg = tiny_config(Task::kTile, 5, join);
-                if (variant == 2) cfg.readout = Readout::kAdditive;
                 cfg.hidden = 16;
                 cfg.dropout = training ? 0.1f : 0.0f;
                 cfg.tile_cost_features = cost;
@@ -551,7 +452,7 @@ TEST_CASE(
                 CHECK(fast.plan(tile.input()).nodes[3].size() ==
                       (join == ConfigJoin::kLate ? 0u : 40u));
                 INFO("tile training=", training, " late join=", join == ConfigJoin::kLate,
-                     " tile_cost_features=", cost, " readout=", to_string(cfg.readout));
+                     " tile_cost_features=", cost);
                 check_fast_equals_naive(fast, naive, tile, training);
             }
 }

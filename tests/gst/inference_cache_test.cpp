@@ -32,8 +32,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 // The model options whose config-independent state the cache holds beyond P and the base rows:
 // none, model.layout_embedding (T_own), model.norm = graph_instance (the base rows' statistics),
 // both, and model.config_attention (base rows after their attention) alone and with both; and
-// model.readout = "mean" (readout rows [K, H], so embedding_mean combines H-wide values) and
-// "additive" (readout rows [K, 1]: each segment's sum of per-node contributions; score_sum only).
+// model.readout = "mean" (readout rows [K, H], so embedding_mean combines H-wide values).
 struct CacheOption {
     const char* name;
     int64_t layout_embedding;
@@ -41,15 +40,13 @@ struct CacheOption {
     bool config_attention = false;
     Readout readout = Readout::kMeanMax;  // not a cache option: the width of the readout rows
 };
-constexpr CacheOption kCacheOptions[] = {
-    {"defaults", 0, Norm::kLayer},
-    {"layout_embedding=8", 8, Norm::kLayer},
-    {"norm=graph_instance", 0, Norm::kGraphInstance},
-    {"both", 8, Norm::kGraphInstance},
-    {"config_attention", 0, Norm::kLayer, true},
-    {"all three", 8, Norm::kGraphInstance, true},
-    {"readout=mean", 0, Norm::kLayer, false, Readout::kMean},
-    {"readout=additive", 0, Norm::kLayer, false, Readout::kAdditive}};
+constexpr CacheOption kCacheOptions[] = {{"defaults", 0, Norm::kLayer},
+                                         {"layout_embedding=8", 8, Norm::kLayer},
+                                         {"norm=graph_instance", 0, Norm::kGraphInstance},
+                                         {"both", 8, Norm::kGraphInstance},
+                                         {"config_attention", 0, Norm::kLayer, true},
+                                         {"all three", 8, Norm::kGraphInstance, true},
+                                         {"readout=mean", 0, Norm::kLayer, false, Readout::kMean}};
 
 ModelConfig cache_model_config(int64_t feat_dim, const CacheOption& o) {
     ModelConfig mc = tiny_model_config(Task::kLayout, feat_dim);
@@ -92,9 +89,6 @@ TEST_CASE("scores with the inference cache equal the scores without it bit for b
                  {SegmentAggregate::kScoreSum, SegmentAggregate::kEmbeddingMean}) {
                 INFO("option=", std::string(option.name), " in_memory=", in_memory,
                      " aggregate=", to_string(aggregate));
-                if (option.readout == Readout::kAdditive &&
-                    aggregate == SegmentAggregate::kEmbeddingMean)
-                    continue;  // refused (tests/gst/additive_test.cpp)
                 Model model(cache_model_config(norm.output_dim(), option));
                 init_params(model, 5);
                 PrepareOptions prep = tiny_prepare_options(60);

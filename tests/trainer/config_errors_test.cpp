@@ -229,37 +229,21 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "model.readout takes mean_max, mean or additive, named by key, and defaults to mean_max") {
+    "model.readout takes mean_max or mean, named by key, defaults to mean_max, and refuses the "
+    "removed additive readout") {
     CHECK(load_error("[model]\nreadout = \"max\"\n") ==
-          "configs/x.toml:2:1: model.readout: expected one of \"mean_max\", \"mean\", "
-          "\"additive\", got string \"max\"");
+          "configs/x.toml:2:1: model.readout: expected one of \"mean_max\", \"mean\", got string "
+          "\"max\"");
     CHECK(load_error("", {"model.readout=1"}) ==
-          "--set model.readout=1: model.readout: expected one of \"mean_max\", \"mean\", "
-          "\"additive\", got integer 1");
-    CHECK(load_config_string("[model]\nreadout = \"additive\"\n", "configs/x.toml", {})
-              .model.readout == Readout::kAdditive);
+          "--set model.readout=1: model.readout: expected one of \"mean_max\", \"mean\", got "
+          "integer 1");
+    // Removed after it lost or tied on every case (docs/benchmarks.md#ablation-summary).
+    CHECK(load_error("[model]\nreadout = \"additive\"\n") ==
+          "configs/x.toml:2:1: model.readout: expected one of \"mean_max\", \"mean\", got string "
+          "\"additive\"");
     CHECK(load_config_string("", "configs/x.toml", {}).model.readout == Readout::kMeanMax);
     CHECK(load_config_string("[model]\nreadout = \"mean\"\n", "configs/x.toml", {}).model.readout ==
           Readout::kMean);
-}
-
-TEST_CASE(
-    "model.readout = additive is refused with embedding_mean, late join and head finetuning, each "
-    "named by key with the reason") {
-    CHECK(load_error("[model]\nreadout = \"additive\"\naggregate = \"embedding_mean\"\n") ==
-          "configs/x.toml:2:1: model.readout: \"additive\" sums per-node contributions, whose "
-          "segment sums add up under model.aggregate = \"score_sum\"; got aggregate = "
-          "\"embedding_mean\"");
-    CHECK(load_error("", {"model.readout=\"additive\"", "model.config_join=\"late\""}) ==
-          "--set model.readout=\"additive\": model.readout: \"additive\" applies the head to "
-          "each node's row, which holds no config under model.config_join = \"late\"; use "
-          "config_join = \"early\"");
-    CHECK(load_error("[model]\nreadout = \"additive\"\n[segments]\nfinetune_epochs = 2\n") ==
-          "configs/x.toml:4:1: segments.finetune_epochs: head finetuning retrains the head on "
-          "stored segment readouts, but model.readout = \"additive\" runs the head on every "
-          "node's row inside the encode; expected 0, got 2");
-    CHECK_NOTHROW(load_config_string("[model]\nreadout = \"additive\"\n[segments]\nfresh = 2\n",
-                                     "configs/x.toml", {}));
 }
 
 TEST_CASE("train.threads and dist.threads_per_rank above 1024 or negative are refused by key") {
