@@ -59,6 +59,10 @@ Random: --random-seeds (default 5) seeds of `segrank predict --random`. Runs exe
 time (default: nproc), each with nproc / jobs OpenMP threads (train.threads); GOMP_SPINCOUNT=20000
 unless set.
 
+Paths: a relative path given to --segrank, --work, --shared-data, --json-out or --markdown is
+relative to the current directory (the defaults are in the repository). --json-out and --markdown
+must name two different files.
+
 Examples:
   scripts/bench_quality.py --json-out runs/bench_quality/result.json \\
       --markdown runs/bench_quality/table.md

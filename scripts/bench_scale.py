@@ -45,6 +45,13 @@ Sizes: full (default), --quick (12 + 2 graphs of 372-8000 nodes, 200-2000 config
 of 1000 configs: a few minutes), --tiny (3 + 1 graphs of 200-500 nodes, 20-60 configs, 4 steps,
 probe of 64 configs: seconds; the smoke test).
 
+Paths: a relative path given to --segrank, --work, --recipe, --json-out, --markdown or --mpirun is
+relative to the current directory (the defaults are in the repository). --work may hold files of
+yours: every file and folder the script writes there is recorded in --work/.bench_scale_made.json
+before it is first written and replaced by later runs; one of the same name that the record does
+not cover (e.g. your own run/ or train.toml) stops the run before any work, untouched (exit 1).
+--json-out and --markdown must name two different files.
+
 Examples:
   scripts/bench_scale.py --quick --json-out runs/bench_scale/quick.json \\
       --markdown runs/bench_scale/quick.md
@@ -67,6 +74,7 @@ import time
 from bench.atomic_output import (
     OutputError,
     OutputKind,
+    check_distinct_outputs,
     check_output,
     markdown_output,
     write_text_atomically,
@@ -219,8 +227,9 @@ def dir_bytes(path, suffix):
     return total
 
 
-def stats_of(segrank, store_dir, env, work):
-    _, _, text = run([segrank, "stats", store_dir, "--json"], os.path.join(work, "stats.log"), env)
+def stats_of(segrank, store_dir, env, log_path):
+    """`segrank stats --json` of store_dir (its output also in log_path)."""
+    _, _, text = run([segrank, "stats", store_dir, "--json"], log_path, env)
     return json.loads(text[text.index("{") :])
 
 
@@ -412,7 +421,7 @@ def mpi_train_numbers(run_dir, log_text, ranks, train_graphs, batch_graphs):
     return out
 
 
-def mpi_scaling(opts, seg, work, size, h5, indices, train_graphs, env):
+def mpi_scaling(opts, seg, ws, size, h5, indices, train_graphs, env):
     """The train step again at np = 1 and np = N, one thread per rank each (see the docstring)."""
     menv = mpi_env(env)
     out = {
@@ -423,8 +432,8 @@ def mpi_scaling(opts, seg, work, size, h5, indices, train_graphs, env):
         "ownership": opts.ownership or "recipe",
     }
     for ranks, key in ((1, "np1"), (opts.np, "npN")):
-        run_dir = os.path.join(work, f"run_np{ranks}")
-        cfg_path = os.path.join(work, f"train_np{ranks}.toml")
+        run_dir = ws.fresh_dir(f"run_np{ranks}")
+        cfg_path = ws.file(f"train_np{ranks}.toml")
         overrides = train_config(cfg_path, size, h5, run_dir, indices, 1, size["steps"])
         load = os.getloadavg()[0]
         cmd = (
@@ -432,7 +441,7 @@ def mpi_scaling(opts, seg, work, size, h5, indices, train_graphs, env):
             + recipe_command(seg, opts.recipe, overrides)
             + one_thread_overrides(opts.ownership)
         )
-        secs, rss, text = run(cmd, os.path.join(work, f"train_np{ranks}.log"), menv)
+        secs, rss, text = run(cmd, ws.file(f"train_np{ranks}.log"), menv)
         res = mpi_train_numbers(run_dir, text, ranks, train_graphs, 8)
         # os.wait4 of mpirun: Linux reports the max of mpirun's own peak and that of every child
         # it reaped (the ranks), over the whole run; CPU seconds likewise summed over them.
@@ -570,11 +579,17 @@ def main(argv):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("\n", 1)[1],
     )
-    ap.add_argument("--segrank", default=os.path.join(REPO, "build", "cli", "segrank"))
+    ap.add_argument(
+        "--segrank",
+        default=os.path.join(REPO, "build", "cli", "segrank"),
+        help="segrank binary (default: build/cli/segrank of the repository)",
+    )
     ap.add_argument(
         "--work",
         default=os.path.join(REPO, "runs", "bench_scale"),
-        help="scratch directory (data, stores, run dir, logs)",
+        help="scratch directory (data, stores, run dir, logs; default: runs/bench_scale of the "
+        "repository); it may hold files of yours: what the script writes there is recorded in "
+        f"{OWNED}, and a file or folder of the same name it did not make stops the run",
     )
     ap.add_argument("--quick", action="store_true", help="CI size (a few minutes)")
     ap.add_argument("--tiny", action="store_true", help="smoke-test size (seconds)")
@@ -596,7 +611,8 @@ def main(argv):
         "--recipe",
         default=os.path.join(REPO, "configs", "tpugraphs_layout_xla.toml"),
         help="training config the rehearsal trains (its data, steps, run dir and "
-        "final evaluation are replaced; default: the layout:xla recipe)",
+        "final evaluation are replaced; default: the layout:xla recipe, "
+        "configs/tpugraphs_layout_xla.toml of the repository)",
     )
     ap.add_argument("--threads", type=int, default=0, help="OpenMP threads (0 = all cores)")
     ap.add_argument("--seed", type=int, default=0, help="synth seed")
@@ -618,13 +634,26 @@ def main(argv):
         choices=("modulo", "balanced"),
         help="dist.ownership of the --np runs (default: the recipe's)",
     )
-    ap.add_argument("--mpirun", help="mpirun of the --np runs (default: mpirun on PATH; Open MPI)")
+    ap.add_argument(
+        "--mpirun",
+        help="mpirun of the --np runs: a path, or a name looked up on PATH (default: mpirun on "
+        "PATH; Open MPI)",
+    )
     ap.add_argument("--json-out", help="also write the JSON here")
-    ap.add_argument("--markdown", help="also write the Markdown table here")
+    ap.add_argument(
+        "--markdown", help="also write the Markdown table here (not the --json-out file)"
+    )
     try:
         opts = ap.parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
+    # A relative path on the command line is the caller's: made absolute here, once, against the
+    # current directory (the segrank commands run with the repository as working directory).
+    for name in ("segrank", "work", "recipe", "json_out", "markdown"):
+        if getattr(opts, name):
+            setattr(opts, name, os.path.abspath(getattr(opts, name)))
+    if opts.mpirun and os.sep in opts.mpirun:  # a path, not a name looked up on PATH
+        opts.mpirun = os.path.abspath(opts.mpirun)
     if opts.quick and opts.tiny:
         print(f"{PROG}: error: --quick and --tiny exclude each other", file=sys.stderr)
         return 2
@@ -695,6 +724,12 @@ def main(argv):
             except OutputError as e:
                 print(f"{PROG}: error: {flag}: {e}", file=sys.stderr)
                 return 2
+    if opts.json_out and opts.markdown:
+        try:
+            check_distinct_outputs({"--json-out": opts.json_out, "--markdown": opts.markdown})
+        except OutputError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 2
     size_name = "tiny" if opts.tiny else "quick" if opts.quick else "full"
     size = dict(SIZES[size_name])
     if opts.steps is not None:
@@ -732,43 +767,123 @@ def main(argv):
     return 0
 
 
-OWNED = ".bench_scale_made.json"  # in --work: the subfolders this script created
+OWNED = ".bench_scale_made.json"  # in --work: the files and folders this script made there
 
 
-def owned_dirs(work):
-    """Names of the subfolders of `work` that bench_scale.py created (its record in OWNED)."""
-    try:
-        with open(os.path.join(work, OWNED)) as f:
-            names = json.load(f)
-    except FileNotFoundError:
-        return set()
-    except (OSError, ValueError) as e:
-        raise BenchError(f"--work {work}: cannot read {OWNED}: {e}") from None
-    return set(n for n in names if isinstance(n, str)) if isinstance(names, list) else set()
+def work_names(np_ranks):
+    """(folders, files): every name bench_scale.py writes directly in --work (besides its record
+    OWNED); with --np N (np_ranks >= 2) those of the two MPI runs too."""
+    dirs = ["npz", "h5", "run", "probe"]
+    files = [
+        "train.toml",
+        "synth.log",
+        "pack.log",
+        "data.json",
+        "stats.log",
+        "eval_indices.json",
+        "train.log",
+        "valid_submission.csv",
+        "predict_valid.log",
+        "probe_synth.log",
+        "probe_submission.csv",
+        "predict_probe.log",
+    ]
+    if np_ranks > 1:
+        for ranks in (1, np_ranks):
+            dirs.append(f"run_np{ranks}")
+            files += [f"train_np{ranks}.toml", f"train_np{ranks}.log"]
+    return dirs, files
 
 
-def fresh_dir(work, d):
-    """Makes `d` (a subfolder of `work`) ready to be created by a command: removes it only when
-    this script created it (recorded in <work>/OWNED), else refuses; then records it as ours."""
-    name = os.path.relpath(d, work)
-    owned = owned_dirs(work)
-    if os.path.lexists(d):
-        if name not in owned or os.path.islink(d) or not os.path.isdir(d):
+class Work:
+    """--work: the folder may hold anything of the user's. Every file and folder bench_scale.py
+    writes there is one of work_names(); each is recorded in <work>/OWNED before it is first
+    written, and one that exists without that record (or that is now a symbolic link, or a file
+    where the script makes a folder and vice versa) is refused: check() before any work, and again
+    when it is claimed (BenchError naming the path). Names the record covers are replaced."""
+
+    def __init__(self, path, np_ranks):
+        self.path = path
+        self.dirs, self.files = work_names(np_ranks)
+        self.kinds = dict([(d, True) for d in self.dirs] + [(f, False) for f in self.files])
+
+    def owned(self):
+        """The names the record lists (an empty set without a record)."""
+        record = os.path.join(self.path, OWNED)
+        try:
+            with open(record) as f:
+                names = json.load(f)
+        except FileNotFoundError:
+            return set()
+        except NotADirectoryError:  # --work is refused by work_error before this is reached
+            return set()
+        except (OSError, ValueError) as e:
+            raise BenchError(f"--work {self.path}: cannot read {OWNED}: {e}") from None
+        if not isinstance(names, list):
+            return set()
+        return set(n for n in names if isinstance(n, str))
+
+    def _refuse(self, name, owned):
+        p = os.path.join(self.path, name)
+        if not os.path.lexists(p):
+            return
+        is_dir = self.kinds[name]
+        ok = (
+            name in owned
+            and not os.path.islink(p)
+            and (os.path.isdir(p) if is_dir else os.path.isfile(p))
+        )
+        if not ok:
             raise BenchError(
-                f"--work {work}: '{d}' exists and was not made by {PROG} (no record in "
-                f"{os.path.join(work, OWNED)}); it is not deleted: choose another "
-                f"--work or move it away"
+                f"--work {self.path}: '{p}' exists and was not made by {PROG} (no record in "
+                f"{os.path.join(self.path, OWNED)}); it is not replaced or deleted: choose "
+                f"another --work or move it away"
             )
-        shutil.rmtree(d)
-    owned.add(name)
-    with open(os.path.join(work, OWNED), "w") as f:
-        json.dump(sorted(owned), f)
 
+    def check(self):
+        """Refuses (BenchError) any name of work_names() that exists and is not the script's.
+        Writes nothing."""
+        owned = self.owned()
+        for name in self.kinds:
+            self._refuse(name, owned)
 
-def remove_own_dir(work, d):
-    """Removes `d` when this script created it; leaves anything else alone."""
-    if os.path.isdir(d) and not os.path.islink(d) and os.path.relpath(d, work) in owned_dirs(work):
-        shutil.rmtree(d)
+    def begin(self):
+        """Creates the folder and drops the record's names that no longer exist (a file the user
+        puts there later under such a name is theirs again)."""
+        os.makedirs(self.path, exist_ok=True)
+        owned = self.owned()
+        self._save(set(n for n in owned if os.path.lexists(os.path.join(self.path, n))))
+
+    def _save(self, owned):
+        write_text_atomically(os.path.join(self.path, OWNED), json.dumps(sorted(owned)))
+
+    def _claim(self, name):
+        if name not in self.kinds:
+            raise BenchError(f"internal: '{name}' is not one of the names of --work")
+        owned = self.owned()
+        self._refuse(name, owned)
+        if name not in owned:
+            owned.add(name)
+            self._save(owned)
+        return os.path.join(self.path, name)
+
+    def file(self, name):
+        """The path of file `name` in --work, recorded as the script's, to be (re)written."""
+        return self._claim(name)
+
+    def fresh_dir(self, name):
+        """The path of folder `name` in --work, recorded as the script's and removed when it
+        exists, for a command to create."""
+        d = self._claim(name)
+        if os.path.isdir(d):
+            shutil.rmtree(d)
+        return d
+
+    def remove_dir(self, name):
+        """Removes folder `name` when the record says the script made it; else leaves it."""
+        d = os.path.join(self.path, name)
+        if os.path.isdir(d) and not os.path.islink(d) and name in self.owned():
+            shutil.rmtree(d)
 
 
 def work_error(work):
@@ -784,21 +899,6 @@ def work_error(work):
     return None
 
 
-def refuse_foreign_dirs(work, dirs):
-    """The check of fresh_dir for each of `dirs`, before anything is written: a subfolder of
-    `work` that exists and was not made by this script stops the run (BenchError)."""
-    owned = owned_dirs(work) if os.path.isdir(work) else set()
-    for d in dirs:
-        if os.path.lexists(d) and (
-            os.path.relpath(d, work) not in owned or os.path.islink(d) or not os.path.isdir(d)
-        ):
-            raise BenchError(
-                f"--work {work}: '{d}' exists and was not made by {PROG} (no record in "
-                f"{os.path.join(work, OWNED)}); it is not deleted: choose another "
-                f"--work or move it away"
-            )
-
-
 def probe_key(opts, size):
     """What the probe graph depends on (its probe.json records it)."""
     return [
@@ -811,17 +911,22 @@ def probe_key(opts, size):
 
 
 def reused_stamp(opts, path, key):
-    """The stamp at `path` when --reuse-data and it records `key`, else None."""
-    if not (opts.reuse_data and os.path.exists(path)):
+    """The stamp at `path` when --reuse-data and it records `key`, else None (an unreadable or
+    torn stamp too: the data is made again)."""
+    if not (opts.reuse_data and os.path.isfile(path)):
         return None
-    with open(path) as f:
-        old = json.load(f)
-    return old if old.get("key") == key else None
+    try:
+        with open(path) as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return old if isinstance(old, dict) and old.get("key") == key else None
 
 
 def rehearse(opts, size_name, size):
-    seg = os.path.abspath(opts.segrank)
-    work = os.path.abspath(opts.work)
+    seg = opts.segrank
+    work = opts.work
+    ws = Work(work, opts.np)
     env = dict(os.environ)
     env.setdefault("GOMP_SPINCOUNT", "20000")
     graphs = size["train"] + size["valid"]
@@ -863,14 +968,13 @@ def rehearse(opts, size_name, size):
     data_key = {"synth": synth_args}
     # The recipe with the rehearsal's overrides is checked before any data is made
     # (`segrank train --check`), so a bad recipe fails in a second, not after synth and pack.
-    # Nothing is written in --work before every check passed: its subfolders, then the recipe.
+    # Nothing is written in --work before every check passed: every file and folder the script
+    # would write there that exists without its record (Work), then the recipe.
     indices = os.path.join(work, "eval_indices.json")
     run_dir = os.path.join(work, "run")
-    cfg_path = os.path.join(work, "train.toml")
     probe_dir = os.path.join(work, "probe")
+    ws.check()
     reused = reused_stamp(opts, stamp, data_key)
-    pold = reused_stamp(opts, os.path.join(probe_dir, "probe.json"), probe_key(opts, size))
-    refuse_foreign_dirs(work, ([] if reused else [npz, h5]) + ([] if pold else [probe_dir]))
     overrides = train_config_text(size, h5, run_dir, indices, opts.threads, size["steps"])
     check = subprocess.run(
         recipe_command(seg, opts.recipe, overrides) + ["--check"],
@@ -893,8 +997,8 @@ def rehearse(opts, size_name, size):
         raise BenchError(
             f"--recipe {opts.recipe} does not fit the rehearsal: " + check.stdout.strip()
         )
-    os.makedirs(work, exist_ok=True)
-    with open(cfg_path, "w") as f:
+    ws.begin()
+    with open(ws.file("train.toml"), "w") as f:
         f.write(overrides)  # the record of what was trained
     if reused:
         log(
@@ -903,17 +1007,17 @@ def rehearse(opts, size_name, size):
         )
         synth_res, pack_res = reused["synth"], reused["pack"]
     else:
-        for d in (npz, h5):
-            fresh_dir(work, d)
+        for d in ("npz", "h5"):
+            ws.fresh_dir(d)
         secs, rss, _ = run(
             [seg, "synth", "--out", npz, "--stored", "-q"] + synth_args,
-            os.path.join(work, "synth.log"),
+            ws.file("synth.log"),
             env,
         )
         synth_res = {"seconds": secs, "peak_rss_mb": rss}
         secs, rss, _ = run(
             [seg, "pack", os.path.join(npz, "npz"), "--out", h5],
-            os.path.join(work, "pack.log"),
+            ws.file("pack.log"),
             env,
         )
         pack_res = {
@@ -922,11 +1026,11 @@ def rehearse(opts, size_name, size):
             "store_mb": dir_bytes(h5, ".h5") / MIB,
             "npz_mb": dir_bytes(npz, ".npz") / MIB,
         }
-        with open(stamp, "w") as f:
+        with open(ws.file("data.json"), "w") as f:
             json.dump({"key": data_key, "synth": synth_res, "pack": pack_res}, f)
-    remove_own_dir(work, npz)  # the stores are what is trained and ranked on
+    ws.remove_dir("npz")  # the stores are what is trained and ranked on
 
-    stats = stats_of(seg, h5, env, work)
+    stats = stats_of(seg, h5, env, ws.file("stats.log"))
     gl = graphs_of(stats)
     train_g = [g for g in gl if g[0] == "train"]
     valid_g = [g for g in gl if g[0] == "valid"]
@@ -947,16 +1051,15 @@ def rehearse(opts, size_name, size):
     }
 
     # Training: the final evaluation scores a fixed subset of each valid graph's configs.
-    with open(indices, "w") as f:
+    with open(ws.file("eval_indices.json"), "w") as f:
         json.dump({g[1]: list(range(min(g[3], size["eval_configs"]))) for g in valid_g}, f)
-    secs, rss, _ = run(
-        recipe_command(seg, opts.recipe, overrides), os.path.join(work, "train.log"), env
-    )
+    ws.fresh_dir("run")
+    secs, rss, _ = run(recipe_command(seg, opts.recipe, overrides), ws.file("train.log"), env)
     train_res = train_numbers(run_dir, len(train_g), 8)
     train_res.update({"seconds": secs, "cpu_seconds": LAST_CPU[0], "process_peak_rss_mb": rss})
     mpi_res = None
     if opts.np > 1:
-        mpi_res = mpi_scaling(opts, seg, work, size, h5, indices, len(train_g), env)
+        mpi_res = mpi_scaling(opts, seg, ws, size, h5, indices, len(train_g), env)
 
     # Ranking every valid config.
     secs, rss, text = run(
@@ -968,13 +1071,13 @@ def rehearse(opts, size_name, size):
             "--split",
             "valid",
             "--out",
-            os.path.join(work, "valid_submission.csv"),
+            ws.file("valid_submission.csv"),
             "--timing",
             "--threads",
             str(opts.threads),
         ]
         + dense,
-        os.path.join(work, "predict_valid.log"),
+        ws.file("predict_valid.log"),
         env,
     )
     rank_res = {
@@ -991,7 +1094,7 @@ def rehearse(opts, size_name, size):
     pstamp = os.path.join(probe_dir, "probe.json")
     pold = reused_stamp(opts, pstamp, pkey)
     if not pold:
-        fresh_dir(work, probe_dir)
+        ws.fresh_dir("probe")
         psecs, prss, _ = run(
             [
                 seg,
@@ -1020,7 +1123,7 @@ def rehearse(opts, size_name, size):
                 str(opts.seed + 1),
                 "-q",
             ],
-            os.path.join(work, "probe_synth.log"),
+            ws.file("probe_synth.log"),
             env,
         )
         pold = {"key": pkey, "synth_seconds": psecs, "synth_peak_rss_mb": prss}
@@ -1037,13 +1140,13 @@ def rehearse(opts, size_name, size):
             "--split",
             "test",
             "--out",
-            os.path.join(work, "probe_submission.csv"),
+            ws.file("probe_submission.csv"),
             "--timing",
             "--threads",
             str(opts.threads),
         ]
         + dense,
-        os.path.join(work, "predict_probe.log"),
+        ws.file("predict_probe.log"),
         env,
     )
     pt = predict_timing(text)

@@ -57,6 +57,10 @@ Cases (default: all; --cases a,b,...). Sizes are "full / --quick":
 --tiny: seconds-sized smoke test (the numbers mean nothing), budgets up to 10, 3 real kernels
 tuned. (The kernels a fold holds out depend on the seed, so every fold is trained per seed.)
 
+Paths: a relative path given to --segrank, --work, --shared-data, --json-out or --markdown is
+relative to the current directory (the defaults are in the repository). --json-out and --markdown
+must name two different files.
+
 Examples:
   scripts/bench_tune.py --quick --markdown runs/bench_tune/table.md
   scripts/bench_tune.py --cases real_tile,search_layout --json-out runs/bench_tune/result.json

@@ -13,7 +13,10 @@ before anything is written:
   block device or socket: OutputError naming the path, and nothing is created;
 - with `kind` given (an OutputKind), an existing non-empty regular file is replaced only when it is
   an earlier output of that kind (the binary's rule for its own outputs): a user's notes.md given as
-  --markdown by mistake is refused, not overwritten.
+  --markdown by mistake is refused, not overwritten;
+- two outputs of one run (--json-out and --markdown) that name the same file, through symbolic
+  links too, are refused before any work (check_distinct_outputs): the second would replace the
+  first.
 """
 import json
 import os
@@ -148,3 +151,29 @@ def write_text_atomically(path, text, kind=None):
         except OSError:
             pass
         raise OutputError(f"'{path}': {e.strerror}") from None
+
+
+def check_distinct_outputs(paths):
+    """OutputError when two of `paths` (a dict: option -> output path, None for an option not
+    given) name the same file: the same real path, symbolic links followed (a file yet to be made
+    included), so the second write would replace the first. Paths written through in place
+    (/dev/null, /dev/stdout: resolve_output) may coincide. Call it before any work."""
+    seen = {}
+    for flag, path in paths.items():
+        if not path:
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if _names_descriptor(path) or (st is not None and stat.S_ISCHR(st.st_mode)):
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            first, first_path = seen[real]
+            via = "" if real in (path, first_path) else f" ('{real}')"
+            raise OutputError(
+                f"{first} '{first_path}' and {flag} '{path}' name the same file{via}; the "
+                "second output would replace the first: give each its own path"
+            )
+        seen[real] = (flag, path)

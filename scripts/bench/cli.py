@@ -12,6 +12,7 @@ import time
 
 from .atomic_output import (
     OutputError,
+    check_distinct_outputs,
     check_output,
     json_output,
     markdown_output,
@@ -127,7 +128,9 @@ def add_output_args(p):
     p.add_argument(
         "--json-out", help="also write the JSON to this file (only when every case succeeded)"
     )
-    p.add_argument("--markdown", help="also write the Markdown table to this file")
+    p.add_argument(
+        "--markdown", help="also write the Markdown table to this file (not the --json-out file)"
+    )
 
 
 def check_seeds_and_mode(p, o):
@@ -156,39 +159,47 @@ def check_cases(p, text, known):
     return cases
 
 
+PATH_OPTIONS = ("segrank", "work", "shared_data", "json_out", "markdown")
+
+
+def resolve_paths(o):
+    """Makes every path option of `o` that is set (PATH_OPTIONS) absolute, once, right after
+    parsing: a relative path given on the command line is relative to the caller's current
+    directory. The defaults are absolute already (in the repository); the segrank commands run
+    with the repository as working directory, so nothing after this may join a path to REPO."""
+    for name in PATH_OPTIONS:
+        value = getattr(o, name, None)
+        if value:
+            setattr(o, name, os.path.abspath(value))
+
+
 def check_jobs_and_binary(p, o):
     """--jobs >= 0 (0: nproc; sets o.threads = nproc / jobs OpenMP threads per run), --segrank an
-    executable file (made absolute), --work made absolute (relative to the repository)."""
+    executable file (absolute: resolve_paths)."""
     nproc = os.cpu_count() or 1
     if o.jobs < 0:
         p.error(f"--jobs must be >= 0, got {o.jobs}")
     o.jobs = o.jobs or nproc
     o.threads = max(1, nproc // o.jobs)
-    o.segrank = os.path.abspath(o.segrank)
     if not (os.path.isfile(o.segrank) and os.access(o.segrank, os.X_OK)):
         p.error(
             f"--segrank: '{o.segrank}' is not an executable file "
             "(build it: cmake --build build --target segrank)"
         )
-    o.work = o.work if os.path.isabs(o.work) else os.path.join(REPO, o.work)
 
 
 def check_paths(p, o, kinds=None):
-    """--work's nearest existing ancestor a directory, --shared-data made absolute (relative to the
-    repository), --json-out / --markdown in an existing folder and not a directory, FIFO or socket
-    (atomic_output.check_output), and an existing file only an earlier output of the script
-    (`kinds`: flag -> OutputKind; default this script's, QUALITY_OUTPUTS)."""
+    """--work's nearest existing ancestor a directory, --json-out / --markdown in an existing
+    folder and not a directory, FIFO or socket (atomic_output.check_output), an existing file only
+    an earlier output of the script (`kinds`: flag -> OutputKind; default this script's,
+    QUALITY_OUTPUTS), and the two not the same file (atomic_output.check_distinct_outputs). The
+    paths are absolute already (resolve_paths)."""
     # The nearest existing ancestor of --work must be a directory (makedirs would raise otherwise).
     probe = o.work
     while not os.path.exists(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
     if not os.path.isdir(probe):
         p.error(f"--work: '{probe}' is not a directory")
-    o.shared_data = (
-        o.shared_data
-        if os.path.isabs(o.shared_data)
-        else os.path.normpath(os.path.join(REPO, o.shared_data))
-    )
     for flag, path in (("--json-out", o.json_out), ("--markdown", o.markdown)):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             p.error(f"{flag}: output directory of '{path}' does not exist")
@@ -198,6 +209,10 @@ def check_paths(p, o, kinds=None):
                 check_output(path, (kinds or QUALITY_OUTPUTS)[flag])
             except OutputError as e:
                 p.error(f"{flag}: {e}")
+    try:
+        check_distinct_outputs({"--json-out": o.json_out, "--markdown": o.markdown})
+    except OutputError as e:
+        p.error(str(e))
 
 
 def run_env():
@@ -248,7 +263,7 @@ def parse_args(argv, usage):
     p.add_argument(
         "--segrank",
         default=default_bin,
-        help="segrank binary (default: build/cli/segrank if it exists, "
+        help="segrank binary (default: build/cli/segrank of the repository if it exists, "
         "else build/trainer/segrank)",
     )
     p.add_argument(
@@ -279,13 +294,13 @@ def parse_args(argv, usage):
     )
     p.add_argument(
         "--work",
-        default=os.path.join("runs", "bench_quality"),
-        help="scratch directory (default runs/bench_quality, relative to the repository root)",
+        default=os.path.join(REPO, "runs", "bench_quality"),
+        help="scratch directory (default: runs/bench_quality of the repository)",
     )
     p.add_argument(
         "--shared-data",
-        default=os.path.join("..", "shared", "data"),
-        help="real data root (default ../shared/data, relative to the repository root)",
+        default=os.path.normpath(os.path.join(REPO, "..", "shared", "data")),
+        help="real data root (default: ../shared/data beside the repository)",
     )
     p.add_argument(
         "--set",
@@ -336,6 +351,7 @@ def parse_args(argv, usage):
     )
     add_output_args(p)
     o = p.parse_args(argv)
+    resolve_paths(o)
     check_seeds_and_mode(p, o)
     if not 0 <= o.layout_choices <= 1000:
         p.error(f"--layout-choices must be in [0, 1000], got {o.layout_choices}")

@@ -1,7 +1,9 @@
 // The benchmark scripts' file rules: scripts/bench/atomic_output.py writes outputs as the binary
 // does (util/atomic_file.h: a regular file replaced through a temporary, a symlink followed and
 // kept, a character device or FIFO written through, a directory refused before any work), and
-// bench_scale.py never deletes a folder of --work it did not create.
+// bench_scale.py never replaces or deletes a file or folder of --work it did not create. Relative
+// path options are the caller's (resolved against the current directory), and --json-out and
+// --markdown naming one file are refused before any work.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
@@ -220,6 +222,147 @@ TEST_CASE(
     INFO(bad.output);
     CHECK(bad.exit_code == 1);
     CHECK_FALSE(fs::exists(dir / "w"));
+}
+
+TEST_CASE(
+    "bench_scale.py --work refuses to replace a run folder or a train.toml it did not create, and "
+    "replaces its own" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_scale_foreign_files");
+    const std::string scale = "python3 " + script("bench_scale.py") + " --segrank " +
+                              sq(segrank_binary().string()) + " --tiny --threads 1 --work ";
+    // A trained run of the user's as work/run, and a config of theirs as work/train.toml.
+    fs::create_directories(dir / "w1" / "run");
+    std::ofstream(dir / "w1" / "run" / "best.ckpt.h5") << "my checkpoint\n";
+    fs::create_directories(dir / "w2");
+    std::ofstream(dir / "w2" / "train.toml") << "mine\n";
+    for (const auto& [work, name] : {std::pair<fs::path, std::string>{dir / "w1", "run"},
+                                     std::pair<fs::path, std::string>{dir / "w2", "train.toml"}}) {
+        const auto r = run_command(scale + sq(work.string()));
+        INFO(work.string(), "\n", r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "bench_scale.py: error: --work " + work.string() + ": '" +
+                                          (work / name).string() +
+                                          "' exists and was not made by bench_scale.py"));
+        // Refused before any work: nothing written, no record of its own.
+        CHECK_FALSE(fs::exists(work / "npz"));
+        CHECK_FALSE(fs::exists(work / "train.log"));
+        CHECK_FALSE(fs::exists(work / ".bench_scale_made.json"));
+    }
+    CHECK(read_file_text(dir / "w1" / "run" / "best.ckpt.h5") == "my checkpoint\n");
+    CHECK_FALSE(fs::exists(dir / "w1" / "train.toml"));
+    CHECK(read_file_text(dir / "w2" / "train.toml") == "mine\n");
+    // What the script made, its record covers: a second run in the same folder replaces it all.
+    const fs::path own = dir / "own";
+    for (int i = 0; i < 2; ++i) {
+        const auto r = run_command("(" + scale + sq(own.string()) + " > /dev/null)");
+        INFO(i, "\n", r.output);
+        REQUIRE(r.exit_code == 0);
+    }
+    const std::string record = read_file_text(own / ".bench_scale_made.json");
+    for (const char* name : {"\"run\"", "\"train.toml\"", "\"train.log\"", "\"data.json\"",
+                             "\"h5\"", "\"probe\"", "\"valid_submission.csv\""}) {
+        CHECK(contains_text(record, name));
+    }
+    CHECK(fs::exists(own / "run" / "report.json"));
+}
+
+TEST_CASE(
+    "bench_scale.py resolves relative --segrank, --work, --recipe, --json-out and --markdown "
+    "against the current directory" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_scale_relative_paths");
+    fs::copy_file(source_dir() / "configs" / "tpugraphs_layout_xla.toml", dir / "rec.toml");
+    const std::string segrank = fs::relative(segrank_binary(), dir).string();
+    // The recipe check and the training both read dir/rec.toml (the training runs in the
+    // repository: a path left relative fails there after synth and pack).
+    const auto r = run_command("(cd " + sq(dir.string()) + " && python3 " +
+                               script("bench_scale.py") + " --segrank " + sq(segrank) +
+                               " --tiny --threads 1 --work w --recipe rec.toml --json-out "
+                               "out.json --markdown out.md > /dev/null)");
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(fs::exists(dir / "w" / "run" / "report.json"));
+    CHECK(contains_text(read_file_text(dir / "out.json"), "\"benchmark\": \"bench_scale\""));
+    CHECK(contains_text(read_file_text(dir / "out.md"), "| step | measured |"));
+}
+
+TEST_CASE(
+    "bench_quality.py and bench_tune.py resolve relative --work and --shared-data against the "
+    "current directory" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_relative_work");
+    const std::string segrank = fs::relative(segrank_binary(), dir).string();
+    // The real cases need --shared-data files: a missing folder fails at once, naming the path
+    // the script looked in.
+    for (const char* name : {"bench_quality.py", "bench_tune.py"}) {
+        const std::string work = std::string("runs/rel_work_") + (name[6] == 'q' ? "q" : "t");
+        const auto r =
+            run_command("cd " + sq(dir.string()) + " && /usr/bin/python3 " + script(name) +
+                        " --segrank " + sq(segrank) + " --tiny --cases real_tile --work " + work +
+                        " --shared-data nodata --json-out out.json");
+        INFO(name, "\n", r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            (dir / "nodata" / "xla_tuning" / "op_tuning_data.pb").string()));
+        CHECK(fs::exists(dir / work / "commands.log"));
+        CHECK_FALSE(fs::exists(dir / "out.json"));
+    }
+}
+
+TEST_CASE(
+    "the benchmark scripts refuse --json-out and --markdown naming the same file, through a "
+    "symlink too, before any work" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_output_same_file");
+    // An empty file is one either output may replace (atomic_output.py): only the check that
+    // they are two files stops the run.
+    std::ofstream(dir / "empty.out").close();
+    fs::create_symlink("empty.out", dir / "link.md");
+    const std::string bin = " --segrank " + sq(segrank_binary().string());
+    const std::string quality = "/usr/bin/python3 " + script("bench_quality.py") + bin +
+                                " --tiny --cases synth_tile --work " + sq((dir / "wq").string());
+    const std::string scale = "python3 " + script("bench_scale.py") + bin +
+                              " --tiny --threads 1 --work " + sq((dir / "ws").string());
+    const std::string tune = "/usr/bin/python3 " + script("bench_tune.py") + bin +
+                             " --tiny --work " + sq((dir / "wt").string());
+    for (const std::string& cmd : {quality, scale, tune}) {
+        // A new file named twice (once relative, through the current directory).
+        auto r = run_command("cd " + sq(dir.string()) + " && " + cmd + " --json-out " +
+                             sq((dir / "new.out").string()) + " --markdown ./new.out");
+        INFO(cmd, "\n", r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains_text(r.output, "--json-out '" + (dir / "new.out").string() +
+                                          "' and --markdown '" + (dir / "new.out").string() +
+                                          "' name the same file"));
+        CHECK_FALSE(fs::exists(dir / "new.out"));
+        // An existing file and a symbolic link to it.
+        r = run_command(cmd + " --json-out " + sq((dir / "empty.out").string()) + " --markdown " +
+                        sq((dir / "link.md").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains_text(r.output, "name the same file"));
+    }
+    CHECK(fs::file_size(dir / "empty.out") == 0);
+    CHECK_FALSE(fs::exists(dir / "wq"));
+    CHECK_FALSE(fs::exists(dir / "ws"));
+    CHECK_FALSE(fs::exists(dir / "wt"));
 }
 
 }  // namespace segrank::test

@@ -15,6 +15,7 @@ from ..cli import (
     check_paths,
     check_seeds_and_mode,
     new_parser,
+    resolve_paths,
     run_env,
     write_outputs,
 )
@@ -39,7 +40,7 @@ def parse_args(argv, usage):
     p.add_argument(
         "--segrank",
         default=os.path.join(REPO, "build", "cli", "segrank"),
-        help="segrank binary (default build/cli/segrank)",
+        help="segrank binary (default: build/cli/segrank of the repository)",
     )
     p.add_argument("--quick", action="store_true", help="smaller sizes (minutes on 2 cores)")
     p.add_argument(
@@ -62,17 +63,18 @@ def parse_args(argv, usage):
     )
     p.add_argument(
         "--work",
-        default=os.path.join("runs", "bench_tune"),
-        help="scratch directory (default runs/bench_tune, relative to the repository)",
+        default=os.path.join(REPO, "runs", "bench_tune"),
+        help="scratch directory (default: runs/bench_tune of the repository)",
     )
     p.add_argument(
         "--shared-data",
-        default=os.path.join("..", "shared", "data"),
-        help="real data root (default ../shared/data, relative to the repository)",
+        default=os.path.normpath(os.path.join(REPO, "..", "shared", "data")),
+        help="real data root (default: ../shared/data beside the repository)",
     )
     p.add_argument("--jobs", type=int, default=0, help="segrank runs at a time (default: nproc)")
     add_output_args(p)
     o = p.parse_args(argv)
+    resolve_paths(o)
     check_seeds_and_mode(p, o)
     o.cases = check_cases(p, o.cases or ",".join(CASES), CASES)
     check_jobs_and_binary(p, o)
