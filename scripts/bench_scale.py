@@ -46,11 +46,11 @@ of 1000 configs: a few minutes), --tiny (3 + 1 graphs of 200-500 nodes, 20-60 co
 probe of 64 configs: seconds; the smoke test).
 
 Paths: a relative path given to --segrank, --work, --recipe, --json-out, --markdown or --mpirun is
-relative to the current directory (the defaults are in the repository). --work may hold files of
-yours: every file and folder the script writes there is recorded in --work/.bench_scale_made.json
-before it is first written and replaced by later runs; one of the same name that the record does
-not cover (e.g. your own run/ or train.toml) stops the run before any work, untouched (exit 1).
---json-out and --markdown must name two different files.
+relative to the current directory (the defaults are relative to the repository). --work may hold
+files of yours: every file and folder the script writes there is recorded in
+--work/.bench_scale_made.json before it is first written and replaced by later runs; one of the same
+name that the record does not cover (e.g. your own run/ or train.toml) stops the run before any
+work, untouched (exit 1). --json-out and --markdown must name two different files.
 
 Examples:
   scripts/bench_scale.py --quick --json-out runs/bench_scale/quick.json \\
