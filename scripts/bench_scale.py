@@ -730,6 +730,21 @@ def main(argv):
         except OutputError as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return 2
+    dirs, files = work_names(opts.np)
+    for flag, path in (("--json-out", opts.json_out), ("--markdown", opts.markdown)):
+        # Not a file the rehearsal itself writes in --work (its train.log, say).
+        clash = [
+            n
+            for n in dirs + files
+            if path and os.path.realpath(path) == os.path.realpath(os.path.join(opts.work, n))
+        ]
+        if clash:
+            print(
+                f"{PROG}: error: {flag} '{path}' is the {clash[0]} the rehearsal writes in --work "
+                f"{opts.work}: choose another path",
+                file=sys.stderr,
+            )
+            return 2
     size_name = "tiny" if opts.tiny else "quick" if opts.quick else "full"
     size = dict(SIZES[size_name])
     if opts.steps is not None:

@@ -360,6 +360,11 @@ TEST_CASE(
         CHECK(contains_text(r.output, "name the same file"));
     }
     CHECK(fs::file_size(dir / "empty.out") == 0);
+    // bench_scale.py: nor a file the rehearsal writes in --work itself.
+    const auto r = run_command(scale + " --markdown " + sq((dir / "ws" / "train.log").string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(contains_text(r.output, "is the train.log the rehearsal writes in --work"));
     CHECK_FALSE(fs::exists(dir / "wq"));
     CHECK_FALSE(fs::exists(dir / "ws"));
     CHECK_FALSE(fs::exists(dir / "wt"));
