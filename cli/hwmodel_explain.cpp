@@ -143,7 +143,8 @@ int run_hwmodel_explain(int argc, char** argv) {
         return 0;
     }
     const hlo::TuningFile tf = hlo::read_tuning_file(file);
-    int64_t shown = 0;
+    // The modules to explain and the run of each, all checked before the first is printed.
+    std::vector<std::pair<const hlo::ModuleTuning*, int64_t>> chosen;
     for (const auto& mt : tf.modules) {
         if (!mt.has_module) continue;
         if (args.count("module") && mt.module.name != args["module"].as<std::string>()) continue;
@@ -156,7 +157,13 @@ int run_hwmodel_explain(int argc, char** argv) {
                 }
         SEGRANK_CHECK(run >= 0 && run < static_cast<int64_t>(mt.runs.size()), file.string(),
                       ": module ", mt.module.name, ": --config ", run, " out of range [0, ",
-                      mt.runs.size(), ")");
+                      mt.runs.size(), ")",
+                      args.count("module") ? "" : " (choose it with --module)");
+        chosen.emplace_back(&mt, run);
+    }
+    int64_t shown = 0;
+    for (const auto& [mtp, run] : chosen) {
+        const auto& mt = *mtp;
         const hlo::Run& r = mt.runs[static_cast<size_t>(run)];
         const std::string what =
             str("run ", run, r.is_default ? " (default)" : "", r.error ? " (error)" : "",

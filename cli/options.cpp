@@ -5,11 +5,14 @@
 #include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
+#include "util/user_input.h"
 
 namespace segrank::cli {
 namespace {
@@ -52,6 +55,43 @@ std::string expected_of(const cxxopts::Options& options, const std::string& opti
     return "a number";
 }
 
+// Throws when an option that takes one value is given more than once: cxxopts keeps the last one
+// silently, so `--out a --out b` would write b alone. A flag may repeat (it means the same). An
+// option that takes a list (--checkpoint, --truth, --compare ...) may repeat, but not with the same
+// path twice (an ensemble of one model twice); --set may repeat freely (the last value wins, as
+// documented).
+void refuse_repeated_options(const cxxopts::Options& options, const cxxopts::ParseResult& args,
+                             const std::string& see) {
+    struct Kind {
+        bool list = false, flag = false;
+    };
+    std::map<std::string, Kind> kinds;  // long name -> what it takes
+    for (const std::string& g : options.groups())
+        for (const cxxopts::HelpOptionDetails& d : options.group_help(g).options)
+            for (const std::string& l : d.l) kinds[l] = {d.is_container, d.is_boolean};
+    std::map<std::string, std::vector<std::string>> given;
+    for (const cxxopts::KeyValue& kv : args.arguments()) given[kv.key()].push_back(kv.value());
+    for (const auto& [key, values] : given) {
+        const auto it = kinds.find(key);
+        if (values.size() < 2 || (it != kinds.end() && it->second.flag)) continue;
+        if (it != kinds.end() && it->second.list) {
+            // --set: the last value of a key wins; leaderboard's positional submissions are
+            // checked there (same file under two spellings too).
+            if (key == "set" || key == "submissions") continue;
+            std::vector<std::string> sorted = values;
+            std::sort(sorted.begin(), sorted.end());
+            const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+            SEGRANK_CHECK(dup == sorted.end(), "--", key, " lists '", echo_value(*dup),
+                          "' twice; give each once", see);
+            continue;
+        }
+        std::string shown;
+        for (const std::string& v : values) shown += (shown.empty() ? "" : ", ") + echo_value(v);
+        throw Error(str("--", key, " given ", values.size(), " times (", shown,
+                        "): it takes one value; give it once", see));
+    }
+}
+
 }  // namespace
 
 std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc,
@@ -81,6 +121,7 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
     }
     SEGRANK_CHECK(args->unmatched().empty(), "unexpected argument '", args->unmatched().front(),
                   "'", see);
+    refuse_repeated_options(options, *args, see);
     return args;
 }
 

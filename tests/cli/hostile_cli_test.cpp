@@ -81,6 +81,43 @@ TEST_SUITE("hostile") {
                                 npz.string() + ")"));
     }
 
+    TEST_CASE("hwmodel explain checks --config against every module before printing any") {
+        SEGRANK_REQUIRE_SHARED_DATA(data);
+        const fs::path pb = data / "xla_tuning" / "op_tuning_data.pb";
+        const fs::path out = scratch_dir("hostile_cli_explain") / "stdout.txt";
+        const auto r =
+            run_segrank("hwmodel explain " + sq(pb.string()) + " --config 5 > " + sq(out.string()));
+        const std::string text = read_file_text(out);  // stdout and stderr
+        INFO(text);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(text, ": --config 5 out of range [0, 5) (choose it with --module)"));
+        CHECK(text.rfind("segrank hwmodel: error: ", 0) == 0);  // nothing explained before it
+    }
+
+    TEST_CASE("an option that takes one value given twice is refused, not the last one kept") {
+        const auto out = run_segrank("predict --checkpoint x --out a.csv --out b.csv");
+        INFO(out.output);
+        CHECK(out.exit_code == 1);
+        CHECK(contains_text(out.output, "--out given 2 times (a.csv, b.csv): it takes one value"));
+        const auto cfg = run_segrank(
+            "train --config configs/quickstart.toml --config "
+            "configs/default.toml --check");
+        INFO(cfg.output);
+        CHECK(cfg.exit_code == 1);
+        CHECK(contains_text(cfg.output, "--config given 2 times"));
+        const auto ens = run_segrank("predict --checkpoint r --checkpoint r --out a.csv");
+        INFO(ens.output);
+        CHECK(ens.exit_code == 1);
+        CHECK(contains_text(ens.output, "--checkpoint lists 'r' twice"));
+        // --set and flags may repeat: the last --set of a key wins, as documented.
+        const auto set = run_segrank(
+            "train --config configs/quickstart.toml --set train.steps=2 "
+            "--set train.steps=3 --check");
+        INFO(set.output);
+        CHECK(set.exit_code == 0);
+        CHECK_FALSE(fs::exists(source_dir() / "a.csv"));
+    }
+
     TEST_CASE("stats and pack name a device or FIFO given as the data folder, not 'no such file'") {
         const fs::path dir = scratch_dir("hostile_cli_stats_device");
         const fs::path fifo = dir / "fifo";
