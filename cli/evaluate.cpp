@@ -19,10 +19,19 @@ namespace segrank::cli {
 
 namespace {
 
-// An earlier --json output: a JSON object.
-bool is_json_object_head(std::string_view head) {
+// The first member of the --json document: what wrote it.
+constexpr std::string_view kEvaluateKind = R"({"kind":"segrank evaluate")";
+
+// An earlier --json output: it starts with kEvaluateKind, or (written before that member existed)
+// {"checkpoint":"...","graphs":[...]. Any other JSON (metrics.jsonl, report.json, a tune's
+// tune.json, a user's package.json) is not replaced.
+bool is_evaluate_json_head(std::string_view head) {
     const size_t b = head.find_first_not_of(" \t\r\n");
-    return b != std::string_view::npos && head[b] == '{';
+    if (b == std::string_view::npos) return false;
+    head.remove_prefix(b);
+    return head.starts_with(kEvaluateKind) ||
+           (head.starts_with(R"({"checkpoint":")") &&
+            head.find(R"(","graphs":[)") != std::string_view::npos);
 }
 
 }  // namespace
@@ -51,9 +60,9 @@ int run_evaluate(int argc, char** argv) {
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("checkpoint"), "missing --checkpoint RUN_DIR");
-    if (args.count("json"))  // a directory, FIFO or non-JSON file is refused before the work
-        refuse_replacing_other_file("--json", args["json"].as<std::string>(), is_json_object_head,
-                                    "a JSON file", "segrank evaluate");
+    if (args.count("json"))  // a directory, FIFO or other file is refused before the work
+        refuse_replacing_other_file("--json", args["json"].as<std::string>(), is_evaluate_json_head,
+                                    "a segrank evaluate --json output", "segrank evaluate");
     set_num_threads(thread_option(args));
     LoadedModel lm = load_model(args["checkpoint"].as<std::string>());
     if (args.count("data")) lm.cfg.data.root = args["data"].as<std::string>();
@@ -135,7 +144,8 @@ int run_evaluate(int argc, char** argv) {
             if (args.count("json")) {
                 Json graphs = Json::array();
                 for (const auto& g : r.graphs) graphs.push_back(to_json(g));
-                const Json doc = {{"checkpoint", lm.file.string()},
+                const Json doc = {{"kind", "segrank evaluate"},
+                                  {"checkpoint", lm.file.string()},
                                   {"graphs", std::move(graphs)},
                                   {"metrics", r.to_json()}};
                 write_file_atomically(args["json"].as<std::string>(), dump_json(doc) + "\n");

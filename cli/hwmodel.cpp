@@ -85,9 +85,15 @@ int run_baseline(int argc, char** argv) {
     // submission (scores) file.
     refuse_replacing_other_file("--out", args["out"].as<std::string>(), is_submission_head,
                                 "a submission CSV (ID,TopConfigs)", "segrank hwmodel");
-    if (args.count("scores"))
-        refuse_replacing_other_file("--scores", args["scores"].as<std::string>(), is_scores_head,
+    if (args.count("scores")) {
+        const std::string out = args["out"].as<std::string>();
+        const std::string scores = args["scores"].as<std::string>();
+        refuse_replacing_other_file("--scores", scores, is_scores_head,
                                     "a scores CSV (ID,config,score)", "segrank hwmodel");
+        const OutputTarget t = check_output_option("--scores", scores);
+        SEGRANK_CHECK(t.write_through || !same_file(out, scores), "--out ", out, " and --scores ",
+                      scores, " name the same file: give two different paths");
+    }
     const hw::HwParams hw = hw::hardware_by_name(args["hardware"].as<std::string>());
     const Split split = parse_split(args["split"].as<std::string>());
     std::vector<SubmissionRow> rows;

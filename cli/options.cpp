@@ -190,7 +190,12 @@ void refuse_replacing_other_file(std::string_view option, const std::string& pat
                                  std::string_view command) {
     const OutputTarget target = check_output_option(option, path);
     std::error_code ec;
-    if (target.write_through || !std::filesystem::is_regular_file(target.path, ec)) return;
+    if (target.write_through) return;
+    // A missing folder fails the write at the end: refuse it before the work.
+    const std::filesystem::path parent = target.path.parent_path();
+    SEGRANK_CHECK(parent.empty() || std::filesystem::is_directory(parent, ec), option, " ", path,
+                  ": cannot write: folder '", parent.string(), "' does not exist");
+    if (!std::filesystem::is_regular_file(target.path, ec)) return;
     const std::string head = file_head(target.path);
     if (head.empty() || is_kind(head)) return;
     throw Error(str(option, " ", path, ": is ", describe_file_kind(target.path), ", not ", kind,

@@ -39,10 +39,12 @@ std::string describe_file_kind(const std::filesystem::path& file);
 /// The output option `option` may replace an existing regular file only when it is of the kind the
 /// command writes (`is_kind` of the file's first 512 bytes: an earlier output) or empty: a
 /// mistyped path naming a checkpoint, metrics.jsonl, a config or a data file is refused before any
-/// work, so that the command never destroys its inputs. Missing paths and write-through targets
-/// (/dev/null, /dev/stdout) pass. Throws segrank::Error "--out PATH: is an HDF5 file (a checkpoint
-/// or graph store), not a submission CSV (ID,TopConfigs): segrank predict replaces only an earlier
-/// one; give another path or remove the file".
+/// work, so that the command never destroys its inputs. Missing paths in an existing folder and
+/// write-through targets (/dev/null, /dev/stdout) pass; a path in a missing folder throws
+/// "--out PATH: cannot write: folder 'DIR' does not exist", also before the work. Throws
+/// segrank::Error "--out PATH: is an HDF5 file (a checkpoint or graph store), not a submission CSV
+/// (ID,TopConfigs): segrank predict replaces only an earlier one; give another path or remove the
+/// file".
 void refuse_replacing_other_file(std::string_view option, const std::string& path,
                                  bool (*is_kind)(std::string_view head), std::string_view kind,
                                  std::string_view command);

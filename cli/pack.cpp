@@ -100,6 +100,16 @@ int run_pack(int argc, char** argv) {
             existing += " " + store_path(c, out, single_file).string();
     SEGRANK_CHECK(existing.empty() || args.count("force"), "--out ", out.string(),
                   ": store(s) already exist:", existing, "; pass --force to replace them");
+    // --force replaces graph stores only: a checkpoint (HDF5 too) or any other file named like a
+    // store is refused, before any work.
+    for (const auto& c : collections) {
+        const std::filesystem::path p = store_path(c, out, single_file);
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(p, ec) || is_graph_store_file(p)) continue;
+        throw Error(str("--out ", out.string(), ": ", p.string(), " is ", describe_file_kind(p),
+                        ", not a segrank graph store: --force replaces only stores written by "
+                        "segrank pack; give another path or remove the file"));
+    }
     // On any error (e.g. a truncated npz) leave nothing behind: no partial stores, no empty --out
     // dir.
     const bool made_dir = !single_file && !std::filesystem::exists(out);

@@ -3,7 +3,6 @@
 // page of a tuning run.
 #include "report/report.h"
 
-#include <cctype>
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
@@ -18,14 +17,6 @@
 namespace segrank::cli {
 
 namespace {
-
-// An earlier report (report replaces nothing else, util/atomic_file.h handles the rest).
-bool is_html(std::string_view head) {
-    const size_t b = head.find_first_not_of(" \t\r\n");
-    std::string s = b == std::string_view::npos ? std::string() : std::string(head.substr(b, 15));
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s.starts_with("<!doctype html") || s.starts_with("<html");
-}
 
 // What the page notes (absent files, a torn last line, a loss that is not finite) goes to stderr
 // as well, so a partial page is never a silent one.
@@ -47,8 +38,9 @@ int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::pat
     const std::filesystem::path out = args.count("out")
                                           ? std::filesystem::path(args["out"].as<std::string>())
                                           : dir / "report.html";
-    refuse_replacing_other_file(args.count("out") ? "--out" : "the page", out.string(), is_html,
-                                "an HTML page", "segrank report");
+    refuse_replacing_other_file(args.count("out") ? "--out" : "the page", out.string(),
+                                is_segrank_report_page, "a page segrank report wrote",
+                                "segrank report");
     std::vector<std::string> notes;
     const std::string html = render_tune_report_html(dir, compare, &notes);
     print_notes(notes);
@@ -111,8 +103,9 @@ int run_report(int argc, char** argv) {
 
     // A mistyped --out naming a checkpoint, metrics.jsonl, a CSV or a data file is refused before
     // any work, so the page never destroys the run it reports on.
-    refuse_replacing_other_file(args.count("out") ? "--out" : "the page", out.string(), is_html,
-                                "an HTML page", "segrank report");
+    refuse_replacing_other_file(args.count("out") ? "--out" : "the page", out.string(),
+                                is_segrank_report_page, "a page segrank report wrote",
+                                "segrank report");
     std::vector<std::string> notes;
     const std::string html = render_report_html(opt, &notes);
     print_notes(notes);

@@ -24,6 +24,17 @@ std::span<const T> cspan(const std::vector<T>& v) {
 
 }  // namespace
 
+bool is_graph_store_file(const std::filesystem::path& path) {
+    if (!is_hdf5_file(path)) return false;
+    try {
+        const H5File file = H5File::open_read(path);
+        const auto format = file.root().attr_string("format");
+        return format && *format == kFormat;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 bool is_hdf5_file(const std::filesystem::path& path) {
     std::ifstream f(path, std::ios::binary);
     char sig[8] = {};

@@ -144,6 +144,11 @@ private:
 /// True when `path` looks like an HDF5 file (by its 8-byte signature).
 bool is_hdf5_file(const std::filesystem::path& path);
 
+/// True when `path` is a segrank graph store: an HDF5 file whose root attribute `format` is
+/// "segrank-graph-store" (a checkpoint, which is HDF5 too, is not). Never throws: an unreadable
+/// or damaged file is no store.
+bool is_graph_store_file(const std::filesystem::path& path);
+
 /// The HDF5 graph stores in `dir` (a folder written by `segrank pack`): its `*.h5` files, sorted by
 /// path; empty when there are none. Throws std::filesystem errors if
 /// `dir` cannot be listed, segrank::Error naming the file for a `*.h5` that is not a regular file

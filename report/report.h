@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "eval/metrics.h"
@@ -88,6 +89,17 @@ struct TuneRecords {
 
 /// True when `dir` holds a tune.json (a `segrank tune --out` directory).
 bool is_tune_dir(const std::filesystem::path& dir);
+
+/// The tag in the <head> of every page segrank report writes (both kinds), by which a later
+/// report recognizes a page it may replace.
+inline constexpr std::string_view kReportGeneratorMeta =
+    R"(<meta name="generator" content="segrank report">)";
+
+/// True when `head` (a file's first bytes, e.g. 512) is a page segrank report wrote: it holds
+/// kReportGeneratorMeta, or (pages written before that tag) starts with the DOCTYPE line and has
+/// the title "segrank run report: ..." or "segrank tuning report: ...". A user's own HTML page is
+/// not one.
+bool is_segrank_report_page(std::string_view head);
 
 /// Reads a tune directory. Throws segrank::Error naming the file (and line) when tune.json is
 /// missing or not a JSON object with a "graph" object, or a measurements.jsonl line other than the

@@ -377,10 +377,9 @@ std::string render_report_html(const ReportOptions& opt, std::vector<std::string
                    .filename()
                    .string();
     const std::string title = "segrank run report: " + name;
-    std::string html =
-        str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>",
-            html_escape(title), "</title><style>", report_page::kReportStyle,
-            "</style></head><body>\n");
+    std::string html = str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+                           kReportGeneratorMeta, "<title>", html_escape(title), "</title><style>",
+                           report_page::kReportStyle, "</style></head><body>\n");
     html += summary_section(run, title);
     html += training_section(run);
     std::optional<TextTable> leaderboard;

@@ -209,6 +209,13 @@ bool is_tune_dir(const std::filesystem::path& dir) {
     return std::filesystem::is_regular_file(dir / "tune.json", ec);
 }
 
+bool is_segrank_report_page(std::string_view head) {
+    if (head.find(kReportGeneratorMeta) != std::string_view::npos) return true;
+    if (!head.starts_with("<!DOCTYPE html>\n<html lang=\"en\"><head>")) return false;
+    return head.find("<title>segrank run report: ") != std::string_view::npos ||
+           head.find("<title>segrank tuning report: ") != std::string_view::npos;
+}
+
 TuneRecords load_tune_dir(const std::filesystem::path& dir) {
     SEGRANK_CHECK(std::filesystem::is_directory(dir), dir.string(), ": not a tune directory");
     const auto tune_path = dir / "tune.json";
@@ -284,9 +291,9 @@ std::string render_tune_report_html(const std::filesystem::path& dir,
     for (const auto& o : others) all.push_back(&o);
     const std::string title =
         "segrank tuning report: " + run_label(run) + " on " + text_of(run.tune["graph"], "name");
-    std::string html =
-        str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>",
-            html_escape(title), "</title><style>", kReportStyle, "</style></head><body>\n");
+    std::string html = str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+                           kReportGeneratorMeta, "<title>", html_escape(title), "</title><style>",
+                           kReportStyle, "</style></head><body>\n");
     html += str("<h1>", html_escape(title), "</h1>");
     html += summary_section(run, others);
     html += curves_section(all);

@@ -459,8 +459,9 @@ TEST_SUITE("hostile") {
         const auto r = run_segrank("report " + sq(data.string()) + " --out " + sq(victim.string()));
         INFO(r.output);
         CHECK(r.exit_code == 1);
-        CHECK(contains_text(r.output, "--out " + victim.string() +
-                                          ": is a JSON or JSON-lines file, not an HTML page"));
+        CHECK(contains_text(r.output,
+                            "--out " + victim.string() +
+                                ": is a JSON or JSON-lines file, not a page segrank report wrote"));
         CHECK(read_file_text(victim) == "{\"step\": 1}\n");
         // An earlier report is replaced.
         const fs::path page = dir / "r.html";
@@ -641,5 +642,96 @@ TEST_SUITE("hostile") {
         CHECK(r.exit_code == 2);
         CHECK(contains_text(r.output, "model.hiden: unknown key"));
         CHECK_FALSE(fs::exists(dir / "work/logs"));
+    }
+
+    TEST_CASE("segrank evaluate --json replaces only an earlier evaluate output, never run files") {
+        const fs::path dir = scratch_dir("hostile_cli_evaluate_json");
+        const fs::path cfg = tiny_setup(dir, 1);
+        REQUIRE(run_segrank("train --config " + sq(cfg.string())).exit_code == 0);
+        const fs::path run = dir / "run";
+        std::ofstream(dir / "package.json") << "{\"name\": \"mine\"}\n";
+        const std::string base = "evaluate --checkpoint " + sq(run.string()) + " --split train";
+        for (const fs::path& f :
+             {run / "metrics.jsonl", run / "report.json", dir / "package.json"}) {
+            const std::string before = read_file_text(f);
+            const auto r = run_segrank(base + " --json " + sq(f.string()));
+            INFO(f, "\n", r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "--json " + f.string() +
+                                              ": is a JSON or JSON-lines "
+                                              "file, not a segrank evaluate --json output"));
+            CHECK(read_file_text(f) == before);
+        }
+        // Refused before the work: a missing folder.
+        const auto nodir = run_segrank(base + " --json " + sq((dir / "no/e.json").string()));
+        CHECK(nodir.exit_code == 1);
+        CHECK(contains_text(nodir.output,
+                            "--json " + (dir / "no/e.json").string() + ": cannot write: folder"));
+        CHECK_FALSE(contains_text(nodir.output, "overall"));
+        // Its own output (marked "kind": "segrank evaluate") is replaced.
+        const std::string ok = base + " --json " + sq((dir / "e.json").string());
+        REQUIRE(run_segrank(ok).exit_code == 0);
+        CHECK(read_file_text(dir / "e.json").starts_with("{\"kind\":\"segrank evaluate\","));
+        CHECK(run_segrank(ok).exit_code == 0);
+    }
+
+    TEST_CASE("segrank report --out replaces a page it wrote but not a user's own HTML page") {
+        const fs::path dir = scratch_dir("hostile_cli_report_user_page");
+        const fs::path data = write_lb_truth(dir / "truth");
+        const fs::path mine = dir / "p.html";
+        std::ofstream(mine) << "<html>mine</html>\n";
+        const auto r = run_segrank("report " + sq(data.string()) + " --out " + sq(mine.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "--out " + mine.string() +
+                                          ": is an HTML page, not a page segrank report wrote"));
+        CHECK(read_file_text(mine) == "<html>mine</html>\n");
+        const fs::path page = dir / "r.html";
+        const std::string ok = "report " + sq(data.string()) + " --out " + sq(page.string());
+        REQUIRE(run_segrank(ok).exit_code == 0);
+        CHECK(contains_text(read_file_text(page),
+                            "<meta name=\"generator\" content=\"segrank report\">"));
+        CHECK(run_segrank(ok).exit_code == 0);
+    }
+
+    TEST_CASE("segrank hwmodel refuses one path for --out and --scores, and a missing folder") {
+        const fs::path dir = scratch_dir("hostile_cli_hwmodel_outputs");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const std::string base = "hwmodel --data " + sq(root.string()) + " --split valid";
+        const auto same = run_segrank(base + " --out " + sq((dir / "hw.csv").string()) +
+                                      " --scores " + sq((dir / "hw.csv").string()));
+        INFO(same.output);
+        CHECK(same.exit_code == 1);
+        CHECK(contains_text(same.output, "name the same file"));
+        CHECK_FALSE(contains_text(same.output, "graphs)"));  // refused before any graph
+        CHECK_FALSE(fs::exists(dir / "hw.csv"));
+        const auto nodir = run_segrank(base + " --out " + sq((dir / "no/hw.csv").string()));
+        INFO(nodir.output);
+        CHECK(nodir.exit_code == 1);
+        CHECK(contains_text(nodir.output, "cannot write: folder"));
+        CHECK_FALSE(contains_text(nodir.output, "graphs)"));
+        const auto ok = run_segrank(base + " --out " + sq((dir / "hw.csv").string()) +
+                                    " --scores " + sq((dir / "scores.csv").string()));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
+
+    TEST_CASE("segrank pack --force replaces a graph store but not a checkpoint") {
+        const fs::path dir = scratch_dir("hostile_cli_pack_force");
+        const fs::path cfg = tiny_setup(dir, 1);
+        REQUIRE(run_segrank("train --config " + sq(cfg.string())).exit_code == 0);
+        const fs::path root = write_lb_truth(dir / "truth");
+        const std::string src = sq((root / "npz/tile/xla/valid").string());
+        const fs::path ckpt = dir / "run/best.ckpt.h5";
+        const std::string before = read_file_text(ckpt);
+        const auto r = run_segrank("pack " + src + " --out " + sq(ckpt.string()) + " --force");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, ckpt.string() + " is an HDF5 file (a checkpoint or graph "
+                                                      "store), not a segrank graph store"));
+        CHECK(read_file_text(ckpt) == before);
+        const std::string ok = "pack " + src + " --out " + sq((dir / "s.h5").string());
+        REQUIRE(run_segrank(ok).exit_code == 0);
+        CHECK(run_segrank(ok + " --force").exit_code == 0);
     }
 }
