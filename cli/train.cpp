@@ -1,5 +1,6 @@
 // `segrank train`: trains a model from a TOML config, in one process or under mpirun
 // (docs/architecture.md#pipeline, docs/architecture.md#distribution).
+#include <algorithm>
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "cli/options.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
+#include "report/report.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/run_dir.h"
@@ -50,6 +52,54 @@ void check_no_earlier_run(const std::filesystem::path& dir, bool overwrite) {
                         " from an earlier run; use --resume ", dir.string(),
                         " to continue it, --overwrite to start over, or another train.run_dir"));
     }
+}
+
+// A fresh run's own files, recognized by their first bytes: train replaces these only.
+bool is_run_config_head(std::string_view h) { return h.starts_with("# segrank run configuration"); }
+bool is_run_metrics_head(std::string_view h) { return h.starts_with(R"({"phase":)"); }
+bool is_run_report_json_head(std::string_view h) { return h.starts_with(R"({"steps":)"); }
+
+// What a fresh run may replace in an existing run directory (docs/files.md#run-directory): never
+// the --config file itself, in a folder that is not a segrank run directory (no .lock, no
+// checkpoint) nothing but the names a run writes (and the --config file), and config.toml,
+// metrics.jsonl, report.json, report.html only when they are a run's own (a user's notes named
+// config.toml are refused).
+void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& config) {
+    namespace fs = std::filesystem;
+    SEGRANK_CHECK(!same_file(config, dir / "config.toml"), "--config ", config,
+                  " is the file the run writes its effective config to (",
+                  (dir / "config.toml").string(),
+                  "); keep the config outside the run directory, e.g. copy it beside it");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return;
+    static constexpr std::string_view kRunNames[] = {".lock",        "config.toml", "metrics.jsonl",
+                                                     "report.json",  "report.html", "best.ckpt.h5",
+                                                     "last.ckpt.h5", "partitions"};
+    const bool prior_run = fs::exists(dir / ".lock", ec) || fs::exists(dir / "best.ckpt.h5", ec) ||
+                           fs::exists(dir / "last.ckpt.h5", ec);
+    if (!prior_run) {
+        std::vector<std::string> foreign;
+        for (const auto& e : fs::directory_iterator(dir, ec)) {
+            const std::string name = e.path().filename().string();
+            if (name.find(".tmp-") != std::string::npos) continue;  // swept temporaries
+            if (same_file(e.path(), config)) continue;  // the --config file kept beside the run
+            if (std::find(std::begin(kRunNames), std::end(kRunNames), name) == std::end(kRunNames))
+                foreign.push_back(name);
+        }
+        std::sort(foreign.begin(), foreign.end());
+        SEGRANK_CHECK(foreign.empty(), "train.run_dir ", dir.string(),
+                      ": not empty and not a segrank run directory (no .lock or checkpoint), and ",
+                      (dir / (foreign.empty() ? "" : foreign.front())).string(),
+                      " is no file a run writes; give a new or empty folder as train.run_dir");
+    }
+    const auto own = [&](const char* name, bool (*is_kind)(std::string_view), const char* kind) {
+        refuse_replacing_other_file("train.run_dir", (dir / name).string(), is_kind, kind,
+                                    "segrank train");
+    };
+    own("config.toml", is_run_config_head, "the config.toml of a segrank run");
+    own("metrics.jsonl", is_run_metrics_head, "the metrics.jsonl of a segrank run");
+    own("report.json", is_run_report_json_head, "the report.json of a segrank run");
+    own("report.html", is_segrank_report_page, "a page segrank report wrote");
 }
 
 // The files a run writes into its directory must be writable outputs (util/atomic_file.h): a FIFO,
@@ -124,6 +174,7 @@ int run_train(int argc, char** argv) {
         else
             check_no_earlier_run(dir, overwrite);
         check_run_files(dir);
+        if (!resume) check_fresh_run_dir(dir, result["config"].as<std::string>());
         std::printf("segrank train: config OK (%s)\n",
                     resume ? (*resume / "config.toml").string().c_str()
                            : result["config"].as<std::string>().c_str());
@@ -138,7 +189,12 @@ int run_train(int argc, char** argv) {
         if (comm->rank() == 0) {
             // Everything that can refuse the run happens under the lock and before anything is
             // written.
-            if (!resume) cleanup = std::make_unique<RunDirCleanup>(dir);
+            // A fresh run's folder, checked before the lock creates .lock in it.
+            if (!resume) {
+                check_run_files(dir);
+                check_fresh_run_dir(dir, result["config"].as<std::string>());
+                cleanup = std::make_unique<RunDirCleanup>(dir);
+            }
             lock =
                 std::make_unique<RunDirLock>(dir);  // the one segrank train of this run directory
             // Temporary files (checkpoints, config) of earlier runs here that were killed.
