@@ -2,10 +2,13 @@
 // the cost model round by round (docs/tune.md). The rounds, files and resume are in
 // cli/tune_rounds.*; this file parses the options, chooses the measurement backend and turns
 // SIGINT/SIGTERM into a clean stop.
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cxxopts.hpp>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "cli/tune_rounds.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
+#include "trainer/run_dir.h"
 #include "tune/candidates.h"
 #include "tune/config.h"
 #include "tune/measure.h"
@@ -48,6 +52,64 @@ public:
 private:
     struct sigaction old_int_ {};
     struct sigaction old_term_ {};
+};
+
+// What --out may be (docs/tune.md#files), checked before the lock and any work: a fresh run needs a
+// missing or empty folder (a .lock or temporaries of an earlier tune aside; a folder with tune.json
+// is refused later with a hint to --resume); a resumed one a tune directory, whose best.json is
+// replaced only when it is a tune's (its first member is "graph").
+void check_tune_out(const TuneOptions& o) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (o.resume) {
+        SEGRANK_CHECK(fs::is_regular_file(o.out / "tune.json", ec), "--resume ", o.out.string(),
+                      ": no tune.json (not a segrank tune directory)");
+        refuse_replacing_other_file(
+            "--out", (o.out / "best.json").string(),
+            [](std::string_view h) { return h.starts_with(R"({"graph":)"); },
+            "the best.json of a segrank tune", "segrank tune");
+        return;
+    }
+    if (!fs::is_directory(o.out, ec)) return;
+    if (fs::exists(o.out / "tune.json", ec) || fs::exists(o.out / "measurements.jsonl", ec))
+        return;  // open_tune_dir: "already holds a tuning run ... continue it with --resume"
+    std::vector<std::string> foreign;
+    for (const auto& e : fs::directory_iterator(o.out, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name != ".lock" && name.find(".tmp-") == std::string::npos) foreign.push_back(name);
+    }
+    std::sort(foreign.begin(), foreign.end());
+    SEGRANK_CHECK(foreign.empty(), "--out ", o.out.string(),
+                  ": not empty and not a tune directory (no tune.json), and ",
+                  (o.out / (foreign.empty() ? "" : foreign.front())).string(),
+                  " is no file a tune writes; give a new or empty folder as --out");
+}
+
+// A fresh run that fails before tune.json exists leaves no folder behind: the .lock goes (while the
+// lock is still held) and CreatedDirectories removes the folders it made; once tune.json is
+// written the folder is kept.
+class KeepOnlyTuneDir {
+public:
+    KeepOnlyTuneDir(std::filesystem::path dir, CreatedDirectories& made)
+        : dir_(std::move(dir)), made_(made) {}
+    ~KeepOnlyTuneDir() {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        if (fs::exists(dir_ / "tune.json", ec)) {
+            made_.keep();
+            return;
+        }
+        bool only_lock = true;
+        for (const auto& e : fs::directory_iterator(dir_, ec))
+            only_lock = only_lock && e.path().filename() == ".lock";
+        if (only_lock && !ec) fs::remove(dir_ / ".lock", ec);
+    }
+    KeepOnlyTuneDir(const KeepOnlyTuneDir&) = delete;
+    KeepOnlyTuneDir& operator=(const KeepOnlyTuneDir&) = delete;
+
+private:
+    std::filesystem::path dir_;
+    CreatedDirectories& made_;
 };
 
 // g's record (structure, recorded rows and runtimes) as the tune/ parts take it.
@@ -195,6 +257,18 @@ int run_tune(int argc, char** argv) {
     SEGRANK_CHECK(o.strategy != Strategy::kModel || args.count("checkpoint"),
                   "missing --checkpoint RUN_DIR");
     set_num_threads(thread_option(args));
+    // One segrank tune per --out (the .lock of segrank train's run directories), taken before any
+    // work: a second tune, or a --resume while the first runs, is refused.
+    check_tune_out(o);
+    std::unique_ptr<CreatedDirectories> made;
+    try {
+        made = std::make_unique<CreatedDirectories>(o.out);
+    } catch (const Error& e) {
+        throw Error(
+            str("--out ", o.out.string(), ": cannot create the directory (", e.what(), ")"));
+    }
+    const RunDirLock lock(o.out, "tune directory", "segrank tune");
+    const KeepOnlyTuneDir keep_only(o.out, *made);
 
     std::optional<CostModel> model;
     if (o.strategy == Strategy::kModel)

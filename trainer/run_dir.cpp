@@ -115,10 +115,10 @@ std::vector<ManifestLine> parse_manifest(std::string_view text) {
 
 }  // namespace
 
-RunDirLock::RunDirLock(const fs::path& dir) {
+RunDirLock::RunDirLock(const fs::path& dir, std::string_view what, std::string_view command) {
     std::error_code ec;
     fs::create_directories(dir, ec);
-    SEGRANK_CHECK(!ec, "cannot create run directory '", dir.string(), "': ", ec.message());
+    SEGRANK_CHECK(!ec, "cannot create ", what, " '", dir.string(), "': ", ec.message());
     const fs::path file = dir / ".lock";
     fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     SEGRANK_CHECK(fd_ >= 0, "cannot open lock file '", file.string(), "': ", std::strerror(errno));
@@ -127,8 +127,8 @@ RunDirLock::RunDirLock(const fs::path& dir) {
         const std::string holder = err == EWOULDBLOCK ? lock_holder(fd_) : "";
         ::close(fd_);
         fd_ = -1;
-        SEGRANK_CHECK(err != EWOULDBLOCK, "run directory ", dir.string(),
-                      " is in use by another segrank train (", holder, ")");
+        SEGRANK_CHECK(err != EWOULDBLOCK, what, " ", dir.string(), " is in use by another ",
+                      command, " (", holder, ")");
         throw Error(str("cannot lock '", file.string(), "': ", std::strerror(err)));
     }
     const std::string pid = str(static_cast<long>(::getpid()), "\n");

@@ -21,10 +21,13 @@ namespace segrank {
 class RunDirLock {
 public:
     /// Creates `dir` when missing, opens (creating) `<dir>/.lock` and locks it. Throws
-    /// segrank::Error `run directory <dir> is in use by another segrank train (pid N)` when another
-    /// process holds the lock (pid from the file, else from /proc/locks, else "pid unknown"), or
-    /// naming the path when the directory or file cannot be created.
-    explicit RunDirLock(const std::filesystem::path& dir);
+    /// segrank::Error `<what> <dir> is in use by another <command> (pid N)` ("run directory ... is
+    /// in use by another segrank train (pid N)") when another process holds the lock (pid from the
+    /// file, else from /proc/locks, else "pid unknown"), or naming the path when the directory or
+    /// file cannot be created. `segrank tune` takes the same lock on its --out ("tune directory",
+    /// "segrank tune").
+    explicit RunDirLock(const std::filesystem::path& dir, std::string_view what = "run directory",
+                        std::string_view command = "segrank train");
     ~RunDirLock();
     RunDirLock(const RunDirLock&) = delete;
     RunDirLock& operator=(const RunDirLock&) = delete;

@@ -226,7 +226,9 @@ TEST_SUITE("hostile") {
         // A successful --overwrite also removes the old run's report page (segrank report), which
         // describes the model that is gone; the rest of --overwrite is tested in
         // cli_errors_test.cpp.
-        std::ofstream(run / "report.html") << "<!DOCTYPE html><html>old run</html>";
+        std::ofstream(run / "report.html")
+            << "<!DOCTYPE html><html><head><meta name=\"generator\" content=\"segrank report\">"
+               "</head>old run</html>";
         const auto good = run_segrank("train --config " + sq(cfg.string()) + " --overwrite");
         INFO(good.output);
         CHECK(good.exit_code == 0);
@@ -733,5 +735,118 @@ TEST_SUITE("hostile") {
         const std::string ok = "pack " + src + " --out " + sq((dir / "s.h5").string());
         REQUIRE(run_segrank(ok).exit_code == 0);
         CHECK(run_segrank(ok + " --force").exit_code == 0);
+    }
+
+    TEST_CASE("segrank train refuses to replace a user's files in a folder that is no run") {
+        const fs::path dir = scratch_dir("hostile_cli_train_user_files");
+        const fs::path cfg = tiny_setup(dir, 1);
+        const std::string tiny = read_file_text(cfg);
+        // The config kept as RUN_DIR/config.toml: the file the run writes its config to.
+        const fs::path e = dir / "e";
+        fs::create_directories(e);
+        std::ofstream(e / "config.toml") << "# my notes\n" << tiny;
+        const std::string mine = read_file_text(e / "config.toml");
+        const auto self = run_segrank("train --config " + sq((e / "config.toml").string()) +
+                                      " --run-dir " + sq(e.string()));
+        INFO(self.output);
+        CHECK(self.exit_code == 1);
+        CHECK(contains_text(self.output, "--config " + (e / "config.toml").string() +
+                                             " is the file the run writes its effective config"));
+        CHECK(read_file_text(e / "config.toml") == mine);
+        // A user's config.toml, report.json or metrics.jsonl there (config given elsewhere).
+        for (const char* f : {"config.toml", "report.json", "metrics.jsonl"}) {
+            const fs::path u = dir / (std::string("u_") + f);
+            fs::create_directories(u);
+            std::ofstream(u / f) << (std::string(f) == "config.toml" ? "# mine\n" : "{\"a\": 1}\n");
+            const std::string before = read_file_text(u / f);
+            const auto r =
+                run_segrank("train --config " + sq(cfg.string()) + " --run-dir " + sq(u.string()));
+            INFO(f, "\n", r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "train.run_dir " + (u / f).string() + ": is "));
+            CHECK(contains_text(r.output, "segrank train replaces only an earlier one"));
+            CHECK(read_file_text(u / f) == before);
+            CHECK_FALSE(fs::exists(u / ".lock"));
+        }
+        // Any other file in a folder that is no run directory (also under --check).
+        const fs::path g = dir / "g";
+        fs::create_directories(g);
+        std::ofstream(g / "notes.txt") << "hi\n";
+        for (const char* extra : {"", " --check"}) {
+            const auto r = run_segrank("train --config " + sq(cfg.string()) + " --run-dir " +
+                                       sq(g.string()) + extra);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "train.run_dir " + g.string() +
+                                              ": not empty and not a segrank run directory"));
+            CHECK(contains_text(r.output, (g / "notes.txt").string() + " is no file a run writes"));
+        }
+        // A config kept beside the run's files is fine, and so is --overwrite of an earlier run
+        // that holds other files (an evaluate --json output).
+        const fs::path k = dir / "k";
+        fs::create_directories(k);
+        fs::copy_file(cfg, k / "my.toml");
+        const std::string keep =
+            "train --config " + sq((k / "my.toml").string()) + " --run-dir " + sq(k.string());
+        REQUIRE(run_segrank(keep).exit_code == 0);
+        std::ofstream(k / "eval.json") << "{}\n";
+        const auto again = run_segrank(keep + " --overwrite");
+        INFO(again.output);
+        CHECK(again.exit_code == 0);
+        CHECK(fs::exists(k / "eval.json"));
+    }
+
+    TEST_CASE("segrank tune locks its --out and refuses a folder that is no tune directory") {
+        const fs::path dir = scratch_dir("hostile_cli_tune_out");
+        const fs::path cfg = tiny_setup(dir, 1);
+        REQUIRE(run_segrank("train --config " + sq(cfg.string())).exit_code == 0);
+        const fs::path npz = dir / "data/npz/layout/xla/random/train/tiny_train_0.npz";
+        REQUIRE(fs::is_regular_file(npz));
+        const auto tune = [&](const fs::path& out, const std::string& extra,
+                              const std::string& prefix = "") {
+            return run_segrank("tune --graph " + sq(npz.string()) +
+                                   " --budget 3 --strategy random --quiet --out " +
+                                   sq(out.string()) + extra,
+                               prefix);
+        };
+        // A training run directory and a user's best.json are refused, nothing written.
+        const fs::path run = dir / "run";
+        const auto r = tune(run, "");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "--out " + run.string() +
+                                          ": not empty and not a tune directory (no tune.json)"));
+        CHECK_FALSE(fs::exists(run / "tune.json"));
+        CHECK_FALSE(fs::exists(run / "best.json"));
+        const fs::path d = dir / "d";
+        fs::create_directories(d);
+        std::ofstream(d / "best.json") << "{\"mine\": 1}\n";
+        const auto u = tune(d, "");
+        INFO(u.output);
+        CHECK(u.exit_code == 1);
+        CHECK(contains_text(u.output, (d / "best.json").string() + " is no file a tune writes"));
+        CHECK(read_file_text(d / "best.json") == "{\"mine\": 1}\n");
+        // A second tune (here flock(1) holding the lock as a running tune would) is refused.
+        const fs::path t = dir / "t";
+        REQUIRE(tune(t, "").exit_code == 0);
+        REQUIRE(fs::exists(t / ".lock"));
+        const std::string before = read_file_text(t / "measurements.jsonl");
+        for (const char* extra : {"", " --resume"}) {
+            const auto busy =
+                run_segrank("tune --graph " + sq(npz.string()) + " --budget 5 --checkpoint " +
+                                sq(run.string()) + " --quiet --out " + sq(t.string()) + extra,
+                            "flock -n " + sq((t / ".lock").string()) + " ");
+            INFO(busy.output);
+            CHECK(busy.exit_code == 1);
+            CHECK(contains_text(busy.output, "tune directory " + t.string() +
+                                                 " is in use by another segrank tune (pid "));
+        }
+        CHECK(read_file_text(t / "measurements.jsonl") == before);
+        // A failed fresh tune leaves no folder (nor .lock) behind.
+        const auto bad =
+            run_segrank("tune --graph " + sq((dir / "none.npz").string()) +
+                        " --budget 3 --strategy random --out " + sq((dir / "gone/x").string()));
+        CHECK(bad.exit_code == 1);
+        CHECK_FALSE(fs::exists(dir / "gone"));
     }
 }
