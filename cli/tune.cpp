@@ -175,6 +175,8 @@ TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidat
                       " does not apply (use --candidates search or leave it out)");
         SEGRANK_CHECK(o.refit == RefitMode::kNone, "--strategy ", name,
                       ": --refit applies to --strategy model only");
+        SEGRANK_CHECK(!o.resume, "--resume: --strategy ", name,
+                      " does not resume (its search state is not in DIR); start a new --out");
         candidates = "search";
     }
     return o;
