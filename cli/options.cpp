@@ -191,8 +191,9 @@ void refuse_replacing_other_file(std::string_view option, const std::string& pat
     const OutputTarget target = check_output_option(option, path);
     std::error_code ec;
     if (target.write_through) return;
-    // A missing folder fails the write at the end: refuse it before the work.
-    const std::filesystem::path parent = target.path.parent_path();
+    // A missing folder fails the write at the end: refuse it before the work (the folder as
+    // written, "a/b/.." being "a").
+    const std::filesystem::path parent = target.path.lexically_normal().parent_path();
     SEGRANK_CHECK(parent.empty() || std::filesystem::is_directory(parent, ec), option, " ", path,
                   ": cannot write: folder '", parent.string(), "' does not exist");
     if (!std::filesystem::is_regular_file(target.path, ec)) return;
