@@ -453,6 +453,29 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(read_file_text(dir / "run/report.html"), "is not finite (null)"));
     }
 
+    TEST_CASE("segrank report names the file and line of a JSON number beyond the double range") {
+        const fs::path dir = scratch_dir("hostile_cli_report_overflow");
+        fs::create_directories(dir / "run");
+        std::ofstream(dir / "run/config.toml") << "[train]\nsteps = 2\n";
+        std::ofstream(dir / "run/metrics.jsonl")
+            << "{\"phase\":\"train\",\"step\":10,\"loss\":1e999}\n"
+               "{\"phase\":\"train\",\"step\":20,\"loss\":0.5}\n";
+        const auto m = run_segrank("report " + sq((dir / "run").string()));
+        INFO(m.output);
+        CHECK(m.exit_code == 1);
+        CHECK(contains_text(m.output, (dir / "run/metrics.jsonl").string() +
+                                          ":1:39: number overflow parsing '1e999'"));
+        CHECK_FALSE(contains_text(m.output, "internal error"));
+        std::ofstream(dir / "run/metrics.jsonl", std::ios::trunc)
+            << "{\"phase\":\"train\",\"step\":10,\"loss\":0.5}\n";
+        std::ofstream(dir / "run/report.json") << "{\n\"test\": {\"opa\": -1e999}}\n";
+        const auto r = run_segrank("report " + sq((dir / "run").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, (dir / "run/report.json").string() + ":2:"));
+        CHECK_FALSE(fs::exists(dir / "run/report.html"));
+    }
+
     TEST_CASE("segrank report --out refuses to replace a file that is not an HTML page") {
         const fs::path dir = scratch_dir("hostile_cli_report_out");
         const fs::path data = write_lb_truth(dir / "truth");

@@ -54,6 +54,32 @@ TEST_CASE("read_json errors name where, line and column, counting from first_lin
     CHECK(read_json_file(dir / "ok.json")["k"][0] == 1);
 }
 
+TEST_CASE(
+    "read_json names where, line and column of a number beyond the double range instead of "
+    "throwing nlohmann's out_of_range" *
+    doctest::test_suite("hostile")) {
+    CHECK_THROWS_WITH_AS(read_json(R"({"step":1,"loss":1e999})", "r/metrics.jsonl", 4),
+                         doctest::Contains("r/metrics.jsonl:4:"), Error);
+    CHECK_THROWS_WITH_AS(read_json(R"({"step":1,"loss":1e999})", "m.jsonl"),
+                         doctest::Contains("number overflow parsing '1e999'"), Error);
+    CHECK_THROWS_WITH_AS(read_json("{\n  \"a\": [1,\n  -2E+400]}", "t.json"),
+                         doctest::Contains("t.json:3:"), Error);
+    try {
+        read_json("[1e999]", "x.json");
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("json.exception") == std::string::npos);
+    }
+    const auto dir = test::scratch_dir("util_json_overflow");
+    std::ofstream(dir / "best.json") << "{\"score\": 1e999}\n";
+    const std::string named = (dir / "best.json").string() + ":1:";
+    CHECK_THROWS_WITH_AS(read_json_file(dir / "best.json"), doctest::Contains(named.c_str()),
+                         Error);
+    // Large but finite numbers and big integers still parse.
+    CHECK(read_json("1e308", "n").get<double>() == 1e308);
+    CHECK(read_json("123456789012345678901234567890", "n").is_number());
+}
+
 TEST_CASE("json_number_or_nan and json_string read members leniently") {
     const Json v = read_json(R"({"x": 1.5, "n": null, "s": "t", "i": 7})", "v");
     CHECK(json_number_or_nan(v, "x") == 1.5);
