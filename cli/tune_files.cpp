@@ -11,6 +11,7 @@
 #include "gnn/core/check.h"
 #include "tune/measure.h"
 #include "util/atomic_file.h"
+#include "util/user_input.h"
 
 namespace segrank::cli {
 
@@ -71,11 +72,9 @@ tune::Config config_from_json(const Json& j, const tune::TuneGraph& r, const std
 // rewritten without it. A line names its config by "rows", else by "config" (an index of r).
 std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGraph& r) {
     std::vector<Record> out;
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return out;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
+    std::error_code ec;
+    if (!fs::exists(file, ec)) return out;
+    const std::string text = read_input_file(file, "a measurements.jsonl file", kMaxLinesFileBytes);
     std::set<std::string> seen;
     std::string kept;
     bool torn = false;

@@ -89,15 +89,8 @@ EvalIndices parse_eval_indices(std::string_view text, const std::string& where) 
 }
 
 EvalIndices load_eval_indices(const std::filesystem::path& path) {
-    std::error_code exists_ec;  // a missing file keeps the "cannot open" message below
-    if (std::filesystem::exists(path, exists_ec))
-        require_regular_input(path, "an eval.indices CSV file");
-    std::ifstream in(path, std::ios::binary);
-    SEGRANK_CHECK(in.good(), path.string(), ": cannot open eval.indices file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    SEGRANK_CHECK(!in.bad(), path.string(), ": read error");
-    return parse_eval_indices(ss.str(), path.string());
+    return parse_eval_indices(read_input_file(path, "an eval.indices JSON file", kMaxJsonFileBytes),
+                              path.string());
 }
 
 GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scores,

@@ -285,9 +285,9 @@ CheckedSubmission check_submission(const std::filesystem::path& path, const Trut
         sub.issues.push_back({Severity::kError, sub.file, "cannot open for reading"});
         return sub;
     }
-    std::ostringstream os;
-    os << in.rdbuf();
-    return check_submission_text(os.str(), path.string(), truth, missing);
+    in.close();
+    return check_submission_text(read_input_file(path, "a submission CSV file", kMaxLinesFileBytes),
+                                 path.string(), truth, missing);
 }
 
 }  // namespace segrank

@@ -33,7 +33,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 std::vector<std::string> read_lines(const std::filesystem::path& path) {
     std::error_code exists_ec;  // a missing file keeps the "cannot open" message below
-    if (std::filesystem::exists(path, exists_ec)) require_regular_input(path, "a CSV file");
+    if (std::filesystem::exists(path, exists_ec))
+        require_input_size(path, "a CSV file", kMaxLinesFileBytes);
     std::ifstream in(path, std::ios::binary);
     SEGRANK_CHECK(in.good(), path.string(), ": cannot open for reading");
     std::vector<std::string> lines;

@@ -37,16 +37,11 @@ bool bool_at(const Json& v, const std::string& key) {
     return it != v.end() && it->is_boolean() && it->get<bool>();
 }
 
-std::optional<std::string> read_text(const std::filesystem::path& path) {
+std::optional<std::string> read_text(const std::filesystem::path& path, uint64_t max_bytes) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) return std::nullopt;
-    require_regular_input(path, "a text file");  // a FIFO would block the report
-    std::ifstream in(path, std::ios::binary);
-    if (!in.good()) return std::nullopt;
-    std::ostringstream os;
-    os << in.rdbuf();
-    SEGRANK_CHECK(!in.bad(), path.string(), ": read error");
-    return os.str();
+    // A FIFO would block the report; a huge file would exhaust memory.
+    return read_input_file(path, "a text file", max_bytes);
 }
 
 std::vector<std::string> split_lines(const std::string& text) {
@@ -158,7 +153,7 @@ RunRecords load_run(const std::filesystem::path& dir) {
     RunRecords r;
     r.dir = dir;
     const auto metrics_path = dir / "metrics.jsonl";
-    if (const auto text = read_text(metrics_path)) {
+    if (const auto text = read_text(metrics_path, kMaxLinesFileBytes)) {
         const auto lines = split_lines(*text);
         bool nonfinite_noted = false;
         for (size_t i = 0; i < lines.size(); ++i) {
@@ -216,12 +211,12 @@ RunRecords load_run(const std::filesystem::path& dir) {
     } else {
         r.notes.push_back(metrics_path.string() + ": absent (no training curves)");
     }
-    if (auto cfg = read_text(dir / "config.toml")) {
+    if (auto cfg = read_text(dir / "config.toml", kMaxConfigFileBytes)) {
         r.config_text = std::move(*cfg);
     } else {
         r.notes.push_back((dir / "config.toml").string() + ": absent (no effective config)");
     }
-    if (auto rep = read_text(dir / "report.json")) {
+    if (auto rep = read_text(dir / "report.json", kMaxJsonFileBytes)) {
         r.report = read_json(*rep, (dir / "report.json").string());
     } else {
         r.notes.push_back((dir / "report.json").string() + ": absent (the run has not finished)");
@@ -262,7 +257,8 @@ std::string joined(const std::vector<std::string>& cells) {
 }  // namespace
 
 TextTable load_leaderboard_table(const std::filesystem::path& path) {
-    const auto text = read_text(path);
+    // A leaderboard table, CSV or JSON, has one row per submission.
+    const auto text = read_text(path, kMaxJsonFileBytes);
     SEGRANK_CHECK(text.has_value(), path.string(), ": cannot open for reading");
     TextTable t;
     if (path.extension() == ".json") {

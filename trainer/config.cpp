@@ -569,12 +569,8 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
                   ": no such file (expected a TOML config file)");
     SEGRANK_CHECK(st.type() != std::filesystem::file_type::directory, path,
                   ": is a directory, expected a TOML file");
-    require_regular_input(path, "a TOML config file");
-    std::ifstream in(path, std::ios::binary);
-    SEGRANK_CHECK(in, path, ": cannot read config file: ", std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return load_config_string(ss.str(), path, overrides);
+    return load_config_string(read_input_file(path, "a TOML config file", kMaxConfigFileBytes),
+                              path, overrides);
 }
 
 }  // namespace segrank

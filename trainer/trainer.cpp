@@ -23,6 +23,7 @@
 #include "trainer/run_dir.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
+#include "util/user_input.h"
 
 namespace segrank {
 
@@ -285,10 +286,8 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
 
 std::string eval_indices_digest(const RunConfig& cfg) {
     if (cfg.eval.indices.empty()) return "(none)\n";
-    std::ifstream in(cfg.eval.indices, std::ios::binary);
-    SEGRANK_CHECK(in.good(), cfg.eval.indices, ": eval.indices: cannot open the file");
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    SEGRANK_CHECK(!in.bad(), cfg.eval.indices, ": eval.indices: read error");
+    const std::string bytes =
+        read_input_file(cfg.eval.indices, "an eval.indices JSON file", kMaxJsonFileBytes);
     return str(cfg.eval.indices, " xxh3_64 ", hash_hex(xxh3_64(bytes.data(), bytes.size())), "\n");
 }
 

@@ -83,14 +83,9 @@ Json read_json(std::string_view text, const std::string& where, int64_t first_li
 }
 
 Json read_json_file(const std::filesystem::path& path) {
-    std::error_code ec;  // a missing file keeps the "cannot open" message below
-    if (std::filesystem::exists(path, ec)) require_regular_input(path, "a JSON file");
-    std::ifstream in(path, std::ios::binary);
-    SEGRANK_CHECK(in.good(), path.string(), ": cannot open for reading");
-    std::ostringstream os;
-    os << in.rdbuf();
-    SEGRANK_CHECK(!in.bad(), path.string(), ": read error");
-    return read_json(os.str(), path.string());
+    std::error_code ec;
+    SEGRANK_CHECK(std::filesystem::exists(path, ec), path.string(), ": cannot open for reading");
+    return read_json(read_input_file(path, "a JSON file", kMaxJsonFileBytes), path.string());
 }
 
 double json_number_or_nan(const Json& obj, const std::string& key) {

@@ -3,8 +3,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
 #include <system_error>
 
 #include "gnn/core/check.h"
@@ -48,6 +50,52 @@ void require_input_folder(const std::filesystem::path& path, std::string_view wh
     SEGRANK_CHECK(kind != nullptr, path.string(), ": no such directory (expected ", what, ")");
     SEGRANK_CHECK(std::filesystem::is_directory(path), path.string(), ": is ", kind, ", expected ",
                   what);
+}
+
+namespace {
+
+std::string mib(uint64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+    return buf;
+}
+
+[[noreturn]] void too_large(const std::filesystem::path& path, std::string_view what,
+                            uint64_t bytes, uint64_t max_bytes, bool at_least) {
+    throw Error(str(path.string(), ": ", at_least ? "at least " : "", bytes, " bytes (", mib(bytes),
+                    "), more than the ", max_bytes, " bytes (", mib(max_bytes), ") allowed for ",
+                    what));
+}
+
+}  // namespace
+
+void require_input_size(const std::filesystem::path& path, std::string_view what,
+                        uint64_t max_bytes) {
+    require_regular_input(path, what);
+    struct stat st {};
+    SEGRANK_CHECK(::stat(path.c_str(), &st) == 0, path.string(), ": cannot read (expected ", what,
+                  "): ", std::generic_category().message(errno));
+    const auto bytes = static_cast<uint64_t>(st.st_size);
+    if (bytes > max_bytes) too_large(path, what, bytes, max_bytes, false);
+}
+
+std::string read_input_file(const std::filesystem::path& path, std::string_view what,
+                            uint64_t max_bytes) {
+    require_input_size(path, what, max_bytes);
+    std::ifstream in(path, std::ios::binary);
+    SEGRANK_CHECK(in.good(), path.string(), ": cannot open for reading (expected ", what, ")");
+    std::string out;
+    constexpr size_t kChunk = size_t{1} << 20;
+    while (true) {
+        const size_t old = out.size();
+        out.resize(old + kChunk);
+        in.read(out.data() + old, static_cast<std::streamsize>(kChunk));
+        out.resize(old + static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+        if (out.size() > max_bytes) too_large(path, what, out.size(), max_bytes, true);
+        if (!in) break;
+    }
+    SEGRANK_CHECK(!in.bad(), path.string(), ": read error");
+    return out;
 }
 
 std::string echo_value(std::string_view value, size_t max) {

@@ -2,6 +2,7 @@
 // such as /dev/zero would feed it without end), and values echoed back in messages kept short.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -22,6 +23,33 @@ const char* file_kind(const std::filesystem::path& path);
 /// Throws segrank::Error unless `path` is a directory: "<path>: no such directory (expected
 /// <what>)" or "<path>: is a character device, expected <what>" (any kind of file, named).
 void require_input_folder(const std::filesystem::path& path, std::string_view what);
+
+/// Size bounds (bytes) of the user files segrank reads whole into memory, checked with stat before
+/// reading (require_input_size), so a huge or sparse file is refused naming it instead of failing
+/// an allocation.
+/// A TOML config (run configs are a few KB; `config.toml` of a run, `--config`).
+inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{16} << 20;
+/// One JSON document: `eval.indices`, `report.json`, a tuning run's `tune.json` / `best.json`, a
+/// `--leaderboard` / `--eval` JSON. An eval.indices entry costs at least 3 bytes per config index
+/// ("7, "); 64 MiB holds over 20 million indices, 1000 times the TpuGraphs paper's 1000 indices per
+/// evaluation graph over every layout evaluation graph (about 41 KB per collection).
+inline constexpr uint64_t kMaxJsonFileBytes = uint64_t{64} << 20;
+/// A line-per-record log or table: `metrics.jsonl`, `measurements.jsonl`, submission and scores
+/// CSVs (a scores CSV of every config of the full TpuGraphs test set is well under 1 GiB).
+inline constexpr uint64_t kMaxLinesFileBytes = uint64_t{1} << 30;
+/// A tuning protobuf (`ingest`, `data.ingest`): protobuf messages are limited to 2 GiB.
+inline constexpr uint64_t kMaxProtobufFileBytes = uint64_t{2} << 30;
+
+/// require_regular_input, then throws segrank::Error unless `path` holds at most `max_bytes`:
+/// "<path>: N bytes (X MiB), more than the M bytes (Y MiB) allowed for <what>". Only stat()s.
+void require_input_size(const std::filesystem::path& path, std::string_view what,
+                        uint64_t max_bytes);
+
+/// The bytes of the regular file `path` after require_input_size; a file that grows past
+/// `max_bytes` while being read gets the same error. Throws segrank::Error naming the path when it
+/// cannot be opened or read.
+std::string read_input_file(const std::filesystem::path& path, std::string_view what,
+                            uint64_t max_bytes);
 
 /// Longest value (bytes) echo_value shows whole.
 inline constexpr size_t kEchoMaxBytes = 80;

@@ -258,14 +258,10 @@ TuningFile read_tuning_file(const std::filesystem::path& path) {
     SEGRANK_CHECK(!std::filesystem::is_directory(path), path.string(),
                   ": is a directory (expected a TuningData or ModuleTuningData protobuf file)");
     std::error_code exists_ec;  // a missing file keeps the "cannot open" message below
-    if (std::filesystem::exists(path, exists_ec))
-        require_regular_input(path, "a TuningData or ModuleTuningData protobuf file");
-    std::ifstream in(path, std::ios::binary);
-    SEGRANK_CHECK(in, path.string(), ": cannot open tuning protobuf for reading");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    SEGRANK_CHECK(!in.bad(), path.string(), ": read error");
-    const std::string bytes = ss.str();
+    SEGRANK_CHECK(std::filesystem::exists(path, exists_ec), path.string(),
+                  ": cannot open tuning protobuf for reading");
+    const std::string bytes = read_input_file(
+        path, "a TuningData or ModuleTuningData protobuf file", kMaxProtobufFileBytes);
     return parse_tuning_bytes(bytes, path.string());
 }
 

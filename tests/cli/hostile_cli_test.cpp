@@ -207,6 +207,46 @@ TEST_SUITE("hostile") {
         CHECK(read_file_text(file) == "mine");
     }
 
+    TEST_CASE(
+        "a config or eval.indices file over its size bound, or eval.indices naming a folder, is "
+        "refused naming the file") {
+        const fs::path dir = scratch_dir("hostile_cli_big_inputs");
+        const fs::path cfg = tiny_setup(dir, 2);
+        { std::ofstream(dir / "big.toml") << "[train]\n"; }
+        fs::resize_file(dir / "big.toml", uint64_t{1} << 30);  // sparse: nothing on disk
+        // Under a 2 GB address-space limit, as a user on a small machine: no allocation failure.
+        const auto big =
+            run_segrank("train --config " + sq((dir / "big.toml").string()) + " --check",
+                        "ulimit -v 2000000 && ");
+        INFO(big.output);
+        CHECK(big.exit_code == 1);
+        CHECK(contains_text(big.output, (dir / "big.toml").string() +
+                                            ": 1073741824 bytes (1024.0 MiB), more than the "
+                                            "16777216 bytes (16.0 MiB) allowed for a TOML config"));
+        fs::create_directories(dir / "indices");
+        const auto folder =
+            run_segrank("train --config " + sq(cfg.string()) + " --set 'eval.indices=\"" +
+                        (dir / "indices").string() + "\"'");
+        INFO(folder.output);
+        CHECK(folder.exit_code == 1);
+        CHECK(contains_text(folder.output, (dir / "indices").string() +
+                                               ": is a directory, expected an eval.indices JSON "
+                                               "file"));
+        CHECK_FALSE(contains_text(folder.output, "internal error"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+        { std::ofstream(dir / "big.json") << "{}"; }
+        fs::resize_file(dir / "big.json", uint64_t{1} << 30);
+        const auto idx =
+            run_segrank("train --config " + sq(cfg.string()) + " --set 'eval.indices=\"" +
+                            (dir / "big.json").string() + "\"'",
+                        "ulimit -v 2000000 && ");
+        INFO(idx.output);
+        CHECK(idx.exit_code == 1);
+        CHECK(contains_text(idx.output, (dir / "big.json").string() + ": 1073741824 bytes"));
+        CHECK(contains_text(idx.output, "allowed for an eval.indices JSON file"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+    }
+
     TEST_CASE("segrank train --overwrite keeps the old checkpoints when the new run is refused") {
         const fs::path dir = scratch_dir("hostile_cli_overwrite");
         const fs::path cfg = tiny_setup(dir, 2);

@@ -118,6 +118,35 @@ TEST_SUITE("hostile") {
         CHECK_NOTHROW(require_regular_input(dir / "link.csv", "a CSV file"));
     }
 
+    TEST_CASE(
+        "read_input_file refuses a file over its bound naming path, size and bound before "
+        "reading") {
+        const fs::path dir = test::scratch_dir("hostile_input_size");
+        // Sparse: 1 GiB on paper, nothing on disk; a whole read would allocate 1 GiB.
+        { std::ofstream(dir / "big.toml") << "[train]\n"; }
+        fs::resize_file(dir / "big.toml", uint64_t{1} << 30);
+        CHECK_THROWS_WITH_AS(
+            read_input_file(dir / "big.toml", "a TOML config file", kMaxConfigFileBytes),
+            doctest::Contains("big.toml: 1073741824 bytes (1024.0 MiB), more than "
+                              "the 16777216 bytes (16.0 MiB) allowed for a TOML "
+                              "config file"),
+            Error);
+        CHECK_THROWS_WITH_AS(require_input_size(dir / "big.toml", "a CSV file", 100),
+                             doctest::Contains("more than the 100 bytes"), Error);
+        put(dir / "ok.json", std::string(100, 'x'));
+        CHECK(read_input_file(dir / "ok.json", "a JSON file", 100) == std::string(100, 'x'));
+        CHECK_THROWS_WITH_AS(read_input_file(dir / "ok.json", "a JSON file", 99),
+                             doctest::Contains("ok.json: 100 bytes"), Error);
+        // What require_regular_input refuses, read_input_file refuses without opening.
+        CHECK_THROWS_WITH_AS(
+            read_input_file(dir, "an eval.indices JSON file", 100),
+            doctest::Contains("is a directory, expected an eval.indices JSON file"), Error);
+        CHECK_THROWS_WITH_AS(read_input_file("/dev/zero", "a TOML config file", 100),
+                             doctest::Contains("is a character device"), Error);
+        put(dir / "empty.csv", "");
+        CHECK(read_input_file(dir / "empty.csv", "a CSV file", 0).empty());
+    }
+
     TEST_CASE("echo_value shortens a long value and shows control characters escaped") {
         CHECK(echo_value("tile:xla:abc") == "tile:xla:abc");
         const std::string big(10'000'000, 'x');
