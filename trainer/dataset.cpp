@@ -238,6 +238,21 @@ Dataset::Dataset(const cfg::DataSection& data, uint64_t seed) {
     }
     std::set<std::string> names;
     for (const auto& s : sources_) names.insert(s->collection().full_name());
+    if (!train_.empty() && single_config_.size() == train_.size()) {
+        // Every step's loss would be 0 and no parameter would move: refuse before training.
+        std::set<std::string> train_collections;
+        for (const auto& g : train_) train_collections.insert(g.collection.full_name());
+        throw Error(str(
+            "data: no training graph has 2 or more configs to rank: the ", train_.size(),
+            " training graph(s) of split '", data.train_split, "' in ",
+            join({train_collections.begin(), train_collections.end()}), " (holdout by ", how,
+            ") have at most 1 each, e.g. ", single_config_.front(),
+            "; a ranking loss has no pair and an mse loss no spread in them, so every step's loss "
+            "would be 0",
+            data.holdout == cfg::Holdout::kConfigs
+                ? " (lower data.holdout_fraction to keep 2 or more training configs per graph)"
+                : " (add graphs with 2 or more configs to the training split)"));
+    }
     description_ =
         str(train_.size(), " training graphs, ", eval_.size(), " evaluation graphs; holdout by ",
             how, "; collections: ", join({names.begin(), names.end()}));

@@ -118,6 +118,42 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(source_dir() / "a.csv"));
     }
 
+    TEST_CASE(
+        "segrank train refuses to start when no training graph has 2 configs (every loss would be "
+        "0)") {
+        const fs::path dir = scratch_dir("hostile_cli_all_one_config");
+        segrank::test::TinyLayoutSpec spec;
+        spec.train_graphs = 2;
+        spec.valid_graphs = 1;
+        spec.configs = 1;
+        write_tiny_layout_collection(dir / "one", spec);
+        segrank::RunConfig c = tiny_run_config(dir / "one", dir / "run", 2);
+        c.data.holdout = segrank::cfg::Holdout::kGraphs;
+        segrank::save_config(c, dir / "graphs.toml");
+        const auto r = run_segrank("train --config " + sq((dir / "graphs.toml").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "data: no training graph has 2 or more configs to rank: the 2 "
+                            "training graph(s) of split 'train' in layout:xla:random"));
+        CHECK(contains_text(r.output, "every step's loss would be 0"));
+        CHECK_FALSE(contains_text(r.output, "loss 0"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+        // Configs holdout that keeps one training config per graph.
+        spec.configs = 16;
+        spec.valid_graphs = 0;
+        write_tiny_layout_collection(dir / "many", spec);
+        c = tiny_run_config(dir / "many", dir / "run", 2);
+        c.data.holdout_fraction = 0.99;
+        segrank::save_config(c, dir / "configs.toml");
+        const auto h = run_segrank("train --config " + sq((dir / "configs.toml").string()));
+        INFO(h.output);
+        CHECK(h.exit_code == 1);
+        CHECK(contains_text(h.output, "data: no training graph has 2 or more configs to rank"));
+        CHECK(contains_text(h.output, "lower data.holdout_fraction"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+    }
+
     TEST_CASE("stats and pack name a device or FIFO given as the data folder, not 'no such file'") {
         const fs::path dir = scratch_dir("hostile_cli_stats_device");
         const fs::path fifo = dir / "fifo";
