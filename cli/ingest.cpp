@@ -2,6 +2,8 @@
 // protobufs -> TpuGraphs npz files in the standard collection layout
 // (docs/files.md#protobuf-ingest, docs/files.md#node-features). Everything is featurized and
 // validated, and every target checked, before anything is written.
+#include "cli/ingest.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cxxopts.hpp>
@@ -129,9 +131,46 @@ int run_ingest(int argc, char** argv) {
     const std::string search =
         parse_choice("search", args["search"].as<std::string>(), {"random", "default"});
     const bool force = args.count("force") > 0;
+
+    IngestRequest req;
+    req.input = input;
+    req.npz_root = out / "npz";
+    req.split = split;
+    req.search = search;
+    req.force = force;
+    ingest_tuning_file(req, nullptr);
+    return 0;
+}
+
+fs::path npz_root_of(const fs::path& root_in) {
+    fs::path root = root_in.lexically_normal();
+    if (root.filename().empty()) root = root.parent_path();  // "x/npz/"
+    std::error_code ec;
+    if (fs::is_directory(root / "npz", ec)) return root / "npz";
+    if (root.filename() == "npz" || fs::is_directory(root / "tile", ec) ||
+        fs::is_directory(root / "layout", ec))
+        return root;
+    return root / "npz";
+}
+
+int64_t remove_ingested(const IngestWritten& written) noexcept {
+    int64_t n = 0;
+    std::error_code ec;
+    for (const auto& f : written.files)
+        if (fs::remove(f, ec)) ++n;
+    for (auto it = written.folders.rbegin(); it != written.folders.rend(); ++it)
+        if (fs::is_empty(*it, ec) && fs::remove(*it, ec)) ++n;
+    return n;
+}
+
+void ingest_tuning_file(const IngestRequest& req, IngestWritten* written) {
+    const fs::path& input = req.input;
+    const fs::path& out = req.npz_root;
+    const std::string& split = req.split;
+    const std::string& search = req.search;
+    const bool force = req.force;
     const LabelPolicy labels =
         split == "test" ? LabelPolicy::kAllowTestZeros : LabelPolicy::kRequirePositive;
-
     const hlo::TuningFile file = hlo::read_tuning_file(input);
     std::vector<Planned> plan;
     std::map<fs::path, int> used;  // target -> times used, to keep names unique within one file
@@ -154,7 +193,7 @@ int run_ingest(int argc, char** argv) {
             auto res = hlo::featurize_tile(mt, where);
             p.skip_reason = res.skip_reason;
             if (res.graph) p.graph = std::move(*res.graph);
-            dir = out / "npz" / "tile" / "xla" / split;
+            dir = out / "tile" / "xla" / split;
         } else {
             auto res = hlo::featurize_layout(mt, where);
             p.skip_reason = res.skip_reason;
@@ -163,7 +202,7 @@ int run_ingest(int argc, char** argv) {
                 res.graph->node_loop_trips = hw::node_loop_trips(mt.module);
                 p.graph = std::move(*res.graph);
             }
-            dir = out / "npz" / "layout" / "xla" / search / split;
+            dir = out / "layout" / "xla" / search / split;
         }
         if (p.skip_reason.empty()) {
             const std::string stem = sanitize(mt.module.name);
@@ -221,12 +260,17 @@ int run_ingest(int argc, char** argv) {
         while (!made.empty()) made.pop_back();
         throw;
     }
-    for (auto& m : made) m->keep();
+    for (auto& m : made) {
+        if (written)
+            written->folders.insert(written->folders.end(), m->created().begin(),
+                                    m->created().end());
+        m->keep();
+    }
+    if (written) written->files.insert(written->files.end(), new_files.begin(), new_files.end());
     std::printf("ingested %s (%s, %zu module(s)): %lld npz file(s) under %s\n",
                 input.string().c_str(), hlo::to_string(file.kind), plan.size(),
                 static_cast<long long>(to_write), out.string().c_str());
     print_summary(plan);
-    return 0;
 }
 
 }  // namespace segrank::cli

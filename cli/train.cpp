@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/ingest.h"
 #include "cli/options.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
@@ -26,19 +27,25 @@ namespace {
 constexpr const char* kRunOutputs[] = {"last.ckpt.h5", "best.ckpt.h5"};
 
 // data.ingest: raw tuning .pb files ingested into data.root (split train) before training, by rank
-// 0.
-void ingest_inputs(const RunConfig& cfg, Communicator& comm) {
+// 0, at the npz root that collection discovery reads (data.root may be the folder holding npz/ or
+// npz/ itself). What it added is recorded in `written` as it goes, so a run that fails before
+// training removes it.
+void ingest_inputs(const RunConfig& cfg, Communicator& comm, IngestWritten& written) {
     if (cfg.data.ingest.empty()) return;
     if (comm.rank() == 0) {
         for (const auto& pb : cfg.data.ingest) {
             SEGRANK_CHECK(std::filesystem::is_regular_file(pb), "data.ingest: '", pb,
                           "' is not a file");
-            std::vector<std::string> args = {
-                "ingest", pb, "--out", cfg.data.root, "--split", cfg.data.train_split, "--force"};
-            std::vector<char*> argv;
-            for (auto& a : args) argv.push_back(a.data());
-            const int rc = run_ingest(static_cast<int>(argv.size()), argv.data());
-            SEGRANK_CHECK(rc == 0, "data.ingest: ingesting '", pb, "' failed (exit code ", rc, ")");
+            IngestRequest req;
+            req.input = pb;
+            req.npz_root = npz_root_of(cfg.data.root);
+            req.split = cfg.data.train_split;
+            req.force = true;
+            try {
+                ingest_tuning_file(req, &written);
+            } catch (const Error& e) {
+                throw Error(str("data.ingest: ingesting '", pb, "' failed: ", e.what()));
+            }
         }
     }
     comm.barrier();
@@ -184,7 +191,9 @@ int run_train(int argc, char** argv) {
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     std::unique_ptr<RunDirLock> lock;
     std::unique_ptr<RunDirCleanup>
-        cleanup;  // fresh runs: undo what a failure before the first checkpoint left
+        cleanup;             // fresh runs: undo what a failure before the first checkpoint left
+    IngestWritten ingested;  // data.ingest's output, taken back when the run fails before training
+    bool training = false;
     return run_guarded(*comm, [&]() {
         if (comm->rank() == 0) {
             // Everything that can refuse the run happens under the lock and before anything is
@@ -216,7 +225,7 @@ int run_train(int argc, char** argv) {
                 std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n",
                             comm->size(), std::string(comm->backend()).c_str(), num_threads());
             comm->barrier();
-            ingest_inputs(cfg, *comm);
+            ingest_inputs(cfg, *comm, ingested);
             // --overwrite: the old checkpoints go once the new run passed its start-up checks
             // (data read, config valid), just before it writes its first file, so a run that is
             // refused leaves the old run whole, and no stale best checkpoint outlives the new run.
@@ -229,8 +238,17 @@ int run_train(int argc, char** argv) {
                         std::filesystem::remove(dir / "report.html", ec);
                 }
             });
+            training = true;
             trainer.run();
         } catch (...) {
+            if (!training && !ingested.files.empty()) {
+                const int64_t n = remove_ingested(ingested);
+                if (n > 0)
+                    std::fprintf(stderr,
+                                 "segrank train: removed the %zu npz file(s) data.ingest wrote "
+                                 "for the failed run (and the folders it created)\n",
+                                 ingested.files.size());
+            }
             // A fresh run that fails before its first checkpoint leaves no half run directory
             // behind (rank 0 only; a failure on another rank aborts the job from run_guarded).
             if (cleanup) {

@@ -154,6 +154,35 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "run"));
     }
 
+    TEST_CASE(
+        "data.ingest writes where data.root discovery reads (also for an npz/ root) and a run "
+        "that fails before training removes it") {
+        SEGRANK_REQUIRE_SHARED_DATA(data);
+        const fs::path dir = scratch_dir("hostile_cli_train_ingest");
+        const fs::path cfg = tiny_setup(dir, 2);
+        const std::string pb = (data / "xla_tuning" / "op_tuning_data.pb").string();
+        const std::string sets = " --set 'data.root=\"" + (dir / "data/npz").string() +
+                                 "\"' --set 'data.ingest=[\"" + pb + "\"]'";
+        // Tile graphs with holdout by graphs and no valid split: refused after the ingest.
+        const auto bad =
+            run_segrank("train --config " + sq(cfg.string()) + sets +
+                        " --set 'data.collections=[\"tile:xla\"]' --set 'data.holdout=\"graphs\"'");
+        INFO(bad.output);
+        CHECK(bad.exit_code == 1);
+        CHECK(contains_text(bad.output, "no graphs in split 'valid'"));
+        CHECK(contains_text(bad.output, "removed the 15 npz file(s) data.ingest wrote"));
+        CHECK_FALSE(fs::exists(dir / "data/npz/tile"));
+        CHECK_FALSE(fs::exists(dir / "data/npz/npz"));
+        CHECK(fs::exists(dir / "data/npz/layout/xla/random/train/tiny_train_0.npz"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+        // A run that trains keeps them, beside the layout collection it reads.
+        const auto ok = run_segrank("train --config " + sq(cfg.string()) + sets);
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(fs::exists(dir / "data/npz/tile/xla/train/fusion.191.npz"));
+        CHECK_FALSE(fs::exists(dir / "data/npz/npz"));
+    }
+
     TEST_CASE("stats and pack name a device or FIFO given as the data folder, not 'no such file'") {
         const fs::path dir = scratch_dir("hostile_cli_stats_device");
         const fs::path fifo = dir / "fifo";
