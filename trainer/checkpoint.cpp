@@ -3,6 +3,8 @@
 #include "trainer/checkpoint.h"
 
 #include <cmath>
+#include <cstdio>
+#include <set>
 #include <system_error>
 
 #include "gnn/core/hash.h"
@@ -28,6 +30,30 @@ std::vector<std::string> split_path(const std::string& name) {
 
 constexpr const char* kChecksumAttr = "checksum";
 constexpr std::string_view kChecksumKind = "xxh3_64:";
+// Root attribute of checkpoints whose attributes carry checksums ("<name>.checksum" beside each).
+constexpr const char* kAttrChecksumsMarker = "attribute_checksums";
+constexpr std::string_view kAttrChecksumSuffix = ".checksum";
+
+// The checksum of an attribute's value: over its kind ("s" string, "i" int64) and its text, so a
+// value that changes type changes its checksum too.
+std::string attr_checksum(char kind, std::string_view text) {
+    std::string bytes;
+    bytes.reserve(text.size() + 2);
+    bytes += kind;
+    bytes += ':';
+    bytes += text;
+    return std::string(kChecksumKind) + hash_hex(xxh3_64(bytes.data(), bytes.size()));
+}
+
+void set_checked_attr(H5Group& g, const std::string& name, const std::string& value) {
+    g.set_attr(name, value);
+    g.set_attr(name + std::string(kAttrChecksumSuffix), attr_checksum('s', value));
+}
+
+void set_checked_attr(H5Group& g, const std::string& name, int64_t value) {
+    g.set_attr(name, value);
+    g.set_attr(name + std::string(kAttrChecksumSuffix), attr_checksum('i', std::to_string(value)));
+}
 
 void write_arena(H5Group& g, const ParamStore& store, std::span<const float> arena) {
     for (const ParamRef& r : store.refs()) {
@@ -87,8 +113,9 @@ CheckpointWriter::CheckpointWriter(std::filesystem::path path)
     file_ = std::make_unique<H5File>(H5File::create(out_.temp_path()));
     H5Group root = file_->root();
     root.set_attr("format_version", kCheckpointFormatVersion);
-    root.set_attr("step", int64_t{0});
-    root.set_attr("epoch", int64_t{0});
+    root.set_attr(kAttrChecksumsMarker, int64_t{1});
+    set_checked_attr(root, "step", int64_t{0});
+    set_checked_attr(root, "epoch", int64_t{0});
     root.create_group("extra");
 }
 
@@ -106,14 +133,14 @@ void CheckpointWriter::put_params(const ParamStore& store, const AdamW* opt) {
         write_arena(m, store, opt->m());
         H5Group v = root.create_group("adam_v");
         write_arena(v, store, opt->v());
-        root.set_attr("adam_step", opt->step_count());
+        set_checked_attr(root, "adam_step", opt->step_count());
     }
 }
 
 void CheckpointWriter::put_state(int64_t step, int64_t epoch) {
     H5Group root = file_->root();
-    root.set_attr("step", step);
-    root.set_attr("epoch", epoch);
+    set_checked_attr(root, "step", step);
+    set_checked_attr(root, "epoch", epoch);
 }
 
 std::pair<H5Group, std::string> CheckpointWriter::extra_parent(const std::string& name) {
@@ -125,11 +152,13 @@ std::pair<H5Group, std::string> CheckpointWriter::extra_parent(const std::string
 }
 
 void CheckpointWriter::put_attr(const std::string& name, const std::string& value) {
-    file_->root().open_group("extra").set_attr(name, value);
+    H5Group extra = file_->root().open_group("extra");
+    set_checked_attr(extra, name, value);
 }
 
 void CheckpointWriter::put_attr(const std::string& name, int64_t value) {
-    file_->root().open_group("extra").set_attr(name, value);
+    H5Group extra = file_->root().open_group("extra");
+    set_checked_attr(extra, name, value);
 }
 
 void CheckpointWriter::commit() {
@@ -159,8 +188,60 @@ CheckpointReader::CheckpointReader(const std::filesystem::path& path) : path_(pa
     SEGRANK_CHECK(*v == kCheckpointFormatVersion, path.string(), ": checkpoint format_version ", *v,
                   ", this build reads ", kCheckpointFormatVersion);
     version_ = *v;
-    step_ = root.attr_int("step").value_or(0);
-    epoch_ = root.attr_int("epoch").value_or(0);
+    attrs_checked_ = root.has_attr(kAttrChecksumsMarker);
+    if (!attrs_checked_) {
+        // Once per file and process: a command opens a checkpoint several times.
+        static std::set<std::string> warned;
+        if (warned.insert(path.string()).second)
+            std::fprintf(stderr,
+                         "segrank: warning: %s: written before checkpoint attributes carried "
+                         "checksums; its attributes (config_toml, step, ...) are loaded "
+                         "unverified\n",
+                         path.string().c_str());
+    }
+    step_ = checked_attr_int(root, "/", "step").value_or(0);
+    epoch_ = checked_attr_int(root, "/", "epoch").value_or(0);
+}
+
+void CheckpointReader::verify_attr(const H5Group& g, const std::string& group_path,
+                                   const std::string& name, char kind,
+                                   const std::optional<std::string>& text) const {
+    if (!attrs_checked_) return;
+    const std::string where = str(path_.string(), ": attribute ", group_path, name);
+    const std::optional<std::string> stored =
+        g.attr_string(name + std::string(kAttrChecksumSuffix));
+    if (!text) {
+        SEGRANK_CHECK(!stored.has_value(), where,
+                      ": absent but its checksum is stored: the checkpoint is corrupt (its "
+                      "attributes changed after it was written); use another checkpoint or train "
+                      "again");
+        return;
+    }
+    SEGRANK_CHECK(stored.has_value(), where, ": no ", name, kAttrChecksumSuffix,
+                  " attribute (every attribute of a checkpoint with ", kAttrChecksumsMarker,
+                  " has one): the checkpoint is corrupt");
+    const std::string now = attr_checksum(kind, *text);
+    SEGRANK_CHECK(*stored == now, where, ": checksum mismatch (stored ", *stored,
+                  ", the value read gives ", now,
+                  "): the checkpoint is corrupt (its attributes changed after it was written); use "
+                  "another checkpoint or train again");
+}
+
+std::optional<std::string> CheckpointReader::checked_attr_string(const H5Group& g,
+                                                                 const std::string& group_path,
+                                                                 const std::string& name) const {
+    std::optional<std::string> v = g.attr_string(name);
+    verify_attr(g, group_path, name, 's', v);
+    return v;
+}
+
+std::optional<int64_t> CheckpointReader::checked_attr_int(const H5Group& g,
+                                                          const std::string& group_path,
+                                                          const std::string& name) const {
+    const std::optional<int64_t> v = g.attr_int(name);
+    verify_attr(g, group_path, name, 'i',
+                v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt);
+    return v;
 }
 
 void CheckpointReader::load_params(ParamStore& store, AdamW* opt) const {
@@ -173,7 +254,7 @@ void CheckpointReader::load_params(ParamStore& store, AdamW* opt) const {
                       ": no AdamW moments (/adam_m, /adam_v) to resume from");
         read_arena(root.open_group("adam_m"), store, opt->m(), path_.string());
         read_arena(root.open_group("adam_v"), store, opt->v(), path_.string());
-        opt->set_step_count(root.attr_int("adam_step").value_or(0));
+        opt->set_step_count(checked_attr_int(root, "/", "adam_step").value_or(0));
     }
     validate_loaded_checkpoint(path_, store, opt, step_, epoch_);
 }
@@ -225,11 +306,11 @@ std::vector<int64_t> CheckpointReader::array_shape(const std::string& name) cons
 }
 
 std::optional<std::string> CheckpointReader::attr_string(const std::string& name) const {
-    return file_->root().open_group("extra").attr_string(name);
+    return checked_attr_string(file_->root().open_group("extra"), "/extra/", name);
 }
 
 std::optional<int64_t> CheckpointReader::attr_int(const std::string& name) const {
-    return file_->root().open_group("extra").attr_int(name);
+    return checked_attr_int(file_->root().open_group("extra"), "/extra/", name);
 }
 
 }  // namespace segrank

@@ -8,7 +8,11 @@
 //   /adam_m/<name>, /adam_v/<name>   AdamW moments, same shapes (when an optimizer is saved)
 //   /extra/<path>    free-form datasets (put_array) ; attributes on /extra (put_attr)
 // Every dataset carries a string attribute checksum = "xxh3_64:<16 hex digits>" over its bytes
-// (format_version 2), verified whenever it is read.
+// (format_version 2), verified whenever it is read. Every attribute the loader trusts (step, epoch,
+// adam_step on /, everything put_attr writes on /extra: config_toml, data_fingerprint, task, ...)
+// carries a sibling string attribute "<name>.checksum" = "xxh3_64:<hex>" over "s:<text>" (strings)
+// or "i:<decimal>" (int64), verified on every read; the root attribute attribute_checksums = 1
+// says so. Checkpoints written before (no attribute_checksums) load with a warning, unverified.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -108,14 +112,26 @@ public:
     /// Throws segrank::Error naming the file and the dataset when `d` has no checksum attribute or
     /// when its value is not the checksum of the n bytes at p (the dataset as read).
     static void verify_checksum(const H5Dataset& d, const void* p, size_t n);
+    /// Attribute `name` of /extra (nullopt when absent). Throws segrank::Error naming the file and
+    /// the attribute when its checksum is missing or does not match the value read, or when the
+    /// attribute is absent but its checksum is stored.
     std::optional<std::string> attr_string(const std::string& name) const;
     std::optional<int64_t> attr_int(const std::string& name) const;
+    /// False for a checkpoint written before attributes carried checksums (loaded unverified).
+    bool attributes_checked() const { return attrs_checked_; }
 
 private:
+    void verify_attr(const H5Group& g, const std::string& group_path, const std::string& name,
+                     char kind, const std::optional<std::string>& text) const;
+    std::optional<std::string> checked_attr_string(const H5Group& g, const std::string& group_path,
+                                                   const std::string& name) const;
+    std::optional<int64_t> checked_attr_int(const H5Group& g, const std::string& group_path,
+                                            const std::string& name) const;
     H5Dataset open_extra(const std::string& name) const;
     std::filesystem::path path_;
     std::unique_ptr<H5File> file_;
     int64_t step_ = 0, epoch_ = 0, version_ = 0;
+    bool attrs_checked_ = false;
 };
 
 }  // namespace segrank

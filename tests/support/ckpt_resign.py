@@ -1,5 +1,7 @@
-"""Rewrites the checksum attribute of every dataset of a segrank checkpoint after a test edited it
-on purpose (docs/files.md#checkpoints: checksum = "xxh3_64:<16 hex digits>" of the dataset's bytes).
+"""Rewrites the checksum attribute of every dataset of a segrank checkpoint, and the "<name>.checksum"
+attribute beside every checked attribute, after a test edited it on purpose (docs/files.md#checkpoints:
+checksum = "xxh3_64:<16 hex digits>" of the dataset's bytes, of "s:<text>" or "i:<decimal>" for an
+attribute).
 
 Usage: python3 tests/support/ckpt_resign.py CKPT.h5 [...]
 Tests that inject values (NaN parameters, moments) call it so that the load reaches the check they
@@ -21,10 +23,27 @@ def checksum(data):
     return "xxh3_64:%016x" % _lib.XXH3_64bits(b, len(b))
 
 
+def attr_checksum(value):
+    if isinstance(value, bytes):
+        value = value.decode()
+    text = ("s:" + value) if isinstance(value, str) else ("i:%d" % int(value))
+    b = text.encode()
+    return "xxh3_64:%016x" % _lib.XXH3_64bits(b, len(b))
+
+
+def resign_attrs(obj):
+    for name in list(obj.attrs):
+        if name.endswith(".checksum") or name + ".checksum" not in obj.attrs:
+            continue
+        obj.attrs[name + ".checksum"] = attr_checksum(obj.attrs[name])
+
+
 def resign(path):
     with h5py.File(path, "r+") as f:
+        resign_attrs(f)
 
         def visit(_name, obj):
+            resign_attrs(obj)
             if isinstance(obj, h5py.Dataset):
                 obj.attrs["checksum"] = checksum(obj[()])
 

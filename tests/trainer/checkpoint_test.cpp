@@ -279,3 +279,85 @@ TEST_CASE("a graph store given as a checkpoint is named as such, not as an old c
                   "checkpoint is RUN_DIR/best.ckpt.h5 or last.ckpt.h5)");
     }
 }
+
+TEST_CASE(
+    "an attribute edited after the checkpoint was written (config_toml, step, adam_step) is "
+    "refused naming the file and the attribute" *
+    doctest::test_suite("hostile")) {
+    const auto dir = test::scratch_dir("checkpoint_attr_checksum");
+    const auto path = dir / "ckpt.h5";
+    Model a(small_model());
+    a.params().initialize(3);
+    AdamW opt(a.params(), AdamWConfig{});
+    {
+        CheckpointWriter w(path);
+        w.put_params(a.params(), &opt);
+        w.put_state(7, 1);
+        w.put_attr("config_toml", std::string("[model]\nactivation = \"gelu\"\n"));
+        w.put_attr("world_size", int64_t{2});
+        w.commit();
+    }
+    {
+        const CheckpointReader r(path);
+        CHECK(r.attributes_checked());
+        CHECK(r.attr_string("config_toml") == "[model]\nactivation = \"gelu\"\n");
+        CHECK(r.attr_int("world_size") == 2);
+        CHECK_FALSE(r.attr_string("absent").has_value());
+    }
+    auto expect_refused = [&](const std::string& attribute, auto&& read) {
+        try {
+            read();
+            FAIL("an edited attribute was read: ", attribute);
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            INFO(msg);
+            CHECK(msg.rfind(path.string() + ": attribute " + attribute + ": ", 0) == 0);
+        }
+    };
+    {
+        H5File f = H5File::open_write(path);
+        f.root().open_group("extra").set_attr("config_toml",
+                                              std::string("[model]\nactivation = \"relu\"\n"));
+    }
+    expect_refused("/extra/config_toml",
+                   [&] { (void)CheckpointReader(path).attr_string("config_toml"); });
+    {
+        H5File f = H5File::open_write(path);
+        f.root().open_group("extra").set_attr("world_size", int64_t{3});
+        f.root().open_group("extra").set_attr("unsigned", std::string("no checksum"));
+    }
+    expect_refused("/extra/world_size",
+                   [&] { (void)CheckpointReader(path).attr_int("world_size"); });
+    expect_refused("/extra/unsigned",
+                   [&] { (void)CheckpointReader(path).attr_string("unsigned"); });
+    {
+        H5File f = H5File::open_write(path);
+        f.root().set_attr("adam_step", int64_t{1000});
+    }
+    expect_refused("/adam_step", [&] {
+        Model b(small_model());
+        AdamW ob(b.params(), AdamWConfig{});
+        CheckpointReader(path).load_params(b.params(), &ob);
+    });
+    {
+        H5File f = H5File::open_write(path);
+        f.root().set_attr("step", int64_t{8});
+    }
+    expect_refused("/step", [&] { CheckpointReader r(path); });
+}
+
+TEST_CASE("a checkpoint written before attributes carried checksums still loads, unverified" *
+          doctest::test_suite("hostile")) {
+    const auto path = test::scratch_dir("checkpoint_attr_old") / "ckpt.h5";
+    {
+        H5File f = H5File::create(path);
+        f.root().set_attr("format_version", kCheckpointFormatVersion);
+        f.root().set_attr("step", int64_t{5});
+        f.root().set_attr("epoch", int64_t{1});
+        f.root().create_group("extra").set_attr("config_toml", std::string("[train]\n"));
+    }
+    const CheckpointReader r(path);
+    CHECK_FALSE(r.attributes_checked());
+    CHECK(r.step() == 5);
+    CHECK(r.attr_string("config_toml") == "[train]\n");
+}
