@@ -1,7 +1,9 @@
 // `segrank train`: trains a model from a TOML config, in one process or under mpirun
 // (docs/architecture.md#pipeline, docs/architecture.md#distribution).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
@@ -18,6 +20,7 @@
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
+#include "util/user_input.h"
 
 namespace segrank::cli {
 
@@ -49,6 +52,20 @@ void ingest_inputs(const RunConfig& cfg, Communicator& comm, IngestWritten& writ
         }
     }
     comm.barrier();
+}
+
+// Seconds the ranks wait for each other at start-up (SEGRANK_STARTUP_TIMEOUT_S, default 120): a
+// rank of the job that runs another program (an MPMD launch `train : evaluate`) never joins.
+double startup_timeout_seconds() {
+    constexpr double kDefault = 120.0;
+    const char* env = std::getenv("SEGRANK_STARTUP_TIMEOUT_S");
+    if (!env || !*env) return kDefault;
+    char* end = nullptr;
+    const double v = std::strtod(env, &end);
+    SEGRANK_CHECK(end != env && *end == '\0' && std::isfinite(v) && v > 0,
+                  "SEGRANK_STARTUP_TIMEOUT_S=", echo_value(env),
+                  ": expected a number of seconds > 0");
+    return v;
 }
 
 // A fresh run refuses a run directory holding checkpoints unless --overwrite.
@@ -224,7 +241,14 @@ int run_train(int argc, char** argv) {
             if (comm->rank() == 0 && comm->size() > 1)
                 std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n",
                             comm->size(), std::string(comm->backend()).c_str(), num_threads());
-            comm->barrier();
+            // The first collective of the job: with a deadline, so a rank that runs another
+            // program fails the job instead of leaving it waiting forever.
+            const double timeout = startup_timeout_seconds();
+            SEGRANK_CHECK(comm->barrier_within(timeout),
+                          "rank(s) did not join the start-up agreement within ", timeout,
+                          " s: are all ranks running the same segrank train command? (",
+                          comm->size(),
+                          " ranks in the job; SEGRANK_STARTUP_TIMEOUT_S sets the wait)");
             ingest_inputs(cfg, *comm, ingested);
             // --overwrite: the old checkpoints go once the new run passed its start-up checks
             // (data read, config valid), just before it writes its first file, so a run that is

@@ -60,6 +60,11 @@ public:
 
     /// Blocks until every rank has called it.
     virtual void barrier() = 0;
+    /// barrier() with a deadline: true once every rank has called it, false when `seconds` of wall
+    /// time pass first (a rank that runs another program, or never got here). After false the
+    /// barrier is still pending: the caller must end the job (throw, so run_guarded calls abort()).
+    /// True at once with one rank.
+    virtual bool barrier_within(double seconds) = 0;
 
     /// Ends the whole job now with `code` (MPI_Abort for MPI, _Exit locally): the way out when
     /// one rank fails, so no rank is left waiting in a collective. Called only by a program's
@@ -85,6 +90,7 @@ public:
     using Communicator::broadcast;
     std::vector<std::vector<double>> gather(std::span<const double> local, int root) override;
     void barrier() override {}
+    bool barrier_within(double) override { return true; }
     [[noreturn]] void abort(int code) override;
 };
 

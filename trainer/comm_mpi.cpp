@@ -7,9 +7,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "gnn/core/check.h"
 #include "trainer/comm.h"
@@ -116,6 +118,20 @@ public:
     }
 
     void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+    bool barrier_within(double seconds) override {
+        MPI_Request req = MPI_REQUEST_NULL;
+        check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        while (true) {
+            int done = 0;
+            check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+            if (done) return true;
+            if (std::chrono::steady_clock::now() >= deadline) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    }
 
     [[noreturn]] void abort(int code) override {
         std::fflush(stdout);
