@@ -275,19 +275,28 @@ CheckedSubmission check_submission_text(std::string_view text, const std::string
 
 CheckedSubmission check_submission(const std::filesystem::path& path, const Truth& truth,
                                    MissingPolicy missing) {
-    std::error_code ec;
-    std::ifstream in;
-    if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
-    if (!in.is_open() || !in.good()) {
+    auto unreadable = [&](std::string why) {
         CheckedSubmission sub;
         sub.file = path.string();
         sub.name = stem_of(sub.file);
-        sub.issues.push_back({Severity::kError, sub.file, "cannot open for reading"});
+        sub.issues.push_back({Severity::kError, sub.file, std::move(why)});
         return sub;
-    }
+    };
+    std::error_code ec;
+    std::ifstream in;
+    if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
+    if (!in.is_open() || !in.good()) return unreadable("cannot open for reading");
     in.close();
-    return check_submission_text(read_input_file(path, "a submission CSV file", kMaxLinesFileBytes),
-                                 path.string(), truth, missing);
+    std::string text;
+    try {
+        text = read_input_file(path, "a submission CSV file", kMaxLinesFileBytes);
+    } catch (const Error& e) {  // over the size bound: one invalid submission, not the whole run
+        std::string why = e.what();
+        const std::string prefix = path.string() + ": ";
+        if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+        return unreadable(why);
+    }
+    return check_submission_text(text, path.string(), truth, missing);
 }
 
 }  // namespace segrank

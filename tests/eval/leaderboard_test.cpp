@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include "data/graph_store.h"
@@ -240,6 +242,20 @@ TEST_CASE("an unreadable submission file is one error naming the file") {
     REQUIRE(s.issues.size() == 1);
     CHECK(s.issues[0].message == "cannot open for reading");
     CHECK(s.name == "absent");
+}
+
+TEST_CASE("a submission file over the size bound is one error naming its size, not read" *
+          doctest::test_suite("hostile")) {
+    const auto path = scratch_dir("lb_huge") / "huge.csv";
+    { std::ofstream(path) << "ID,TopConfigs\n"; }
+    std::filesystem::resize_file(path, (uint64_t{1} << 30) + 1);  // sparse
+    const auto s = check_submission(path, fixture_truth(), MissingPolicy::kWorst);
+    CHECK_FALSE(s.valid());
+    REQUIRE(s.issues.size() == 1);
+    CHECK(s.issues[0].where == path.string());
+    CHECK(s.issues[0].message ==
+          "1073741825 bytes (1024.0 MiB), more than the 1073741824 bytes (1024.0 MiB) allowed for "
+          "a submission CSV file");
 }
 
 namespace {
