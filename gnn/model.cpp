@@ -1,7 +1,7 @@
 // Model construction, validation, the config-dependence plan, the input layer and the head.
 // Parameter names: opcode.weight [121, opcode_dim]; config.weight/bias (layout [cfg, 126] / tile
-// [cfg, 24]); config_mismatch.weight [cfg, M] (layout with layout_mismatch: M += 5, layout_bytes: M
-// += 9); input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
+// [cfg, 24]); config_mismatch.weight [cfg, 9] (layout with layout_bytes; the name is historical);
+// input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
 // (SageConv); head1.weight/bias [H, W (+ config_dim if late)], W = 2H (readout mean_max) or H
 // (mean), head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only);
 // layout_embed.table|weight|size_weight (layout with layout_embedding); xattn<l>.w_q|w_k|w_v [d,
@@ -77,8 +77,8 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
         prior_w_ = params_.add("prior.weight", 1, 1, false, ParamInit::kOnes);
     // Declared after prior.weight (both last), so the other parameters initialize as without it.
     if (cfg_.layout_feature_width() > 0)
-        mismatch_ = Linear::create(params_, "config_mismatch", cfg_.layout_feature_width(),
-                                   cfg_.config_dim, /*with_bias=*/false);
+        layout_feat_ = Linear::create(params_, "config_mismatch", cfg_.layout_feature_width(),
+                                      cfg_.config_dim, /*with_bias=*/false);
     if (embed())  // declared last: the other parameters initialize as without it
         layout_embed_ = LayoutEmbedding::create(params_, "layout_embed", cfg_.layout_embedding, h);
     if (attn())  // declared last: the other parameters initialize as without it
@@ -135,12 +135,12 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
         SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == in.k * nc * kLayoutSlots,
                       "segment input: config_values has ", in.config_values.size(),
                       " values, expected K x nc x 18 = ", in.k, " x ", nc, " x 18");
-        // Empty layout_mismatch is accepted here (the plan does not depend on it); encode checks.
+        // Empty layout_features is accepted here (the plan does not depend on it); encode checks.
         // A model without the options ignores the rows.
         const int64_t mf = cfg_.layout_feature_width();
-        SEGRANK_CHECK(in.layout_mismatch.empty() || mf == 0 ||
-                          static_cast<int64_t>(in.layout_mismatch.size()) == in.k * nc * mf,
-                      "segment input: layout_mismatch has ", in.layout_mismatch.size(),
+        SEGRANK_CHECK(in.layout_features.empty() || mf == 0 ||
+                          static_cast<int64_t>(in.layout_features.size()) == in.k * nc * mf,
+                      "segment input: layout_features has ", in.layout_features.size(),
                       " values, expected K x nc x ", mf, " = ", in.k, " x ", nc, " x ", mf);
     } else {
         SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileFeatures,

@@ -80,13 +80,11 @@ struct ModelConfig {
     /// model.hwmodel_prior (docs/model.md#analytical-prior): the graph score of config c gets
     /// + w * z_c, z the graph's standardized log hwmodel estimate, w the parameter prior.weight.
     bool hwmodel_prior = false;
-    /// `model.layout_mismatch` (layout only; docs/model.md#layout-mismatch-features): the
-    /// SegmentInput carries kLayoutMismatchFeatures values per (config, configurable node), added
-    /// to the config code through "config_mismatch.weight" [config_dim, M].
-    bool layout_mismatch = false;
-    /// `model.layout_bytes` (layout only; docs/model.md#layout-byte-features): kLayoutByteFeatures
-    /// more values per (config, configurable node) after the mismatch ones (padded bytes of the
-    /// configured layouts and the copies they imply), through the same "config_mismatch.weight".
+    /// `model.layout_bytes` (layout only; docs/model.md#layout-byte-features): the SegmentInput
+    /// carries kLayoutByteFeatures values per (config, configurable node) (padded bytes of the
+    /// configured layouts and the copies they imply), added to the config code through
+    /// "config_mismatch.weight" [config_dim, 9] (the name earlier versions gave it, kept so their
+    /// checkpoints load).
     bool layout_bytes = false;
     /// `model.loop_depth` (layout only; docs/model.md#loop-depth): one more node feature column,
     /// each node's while-loop depth (data/loop_depth.h); feat_dim counts it.
@@ -95,10 +93,9 @@ struct ModelConfig {
     /// columns after the depth one, log2 of the product of the enclosing loops' trip counts and
     /// whether one of them is unknown (data/graph.h node_loop_trips); feat_dim counts them.
     bool trip_counts = false;
-    /// Width M of the layout feature rows (layout_feature_width; 0 = none).
+    /// Width M of the layout feature rows: kLayoutByteFeatures with layout_bytes (layout), else 0.
     int64_t layout_feature_width() const {
-        return task == Task::kLayout ? segrank::layout_feature_width(layout_mismatch, layout_bytes)
-                                     : 0;
+        return task == Task::kLayout && layout_bytes ? kLayoutByteFeatures : 0;
     }
     /// `model.layout_embedding` (layout only; docs/model.md#layout-embedding): the width d of the
     /// per-value layout embedding, 0 = off. The SegmentInput then carries node_layout and
@@ -136,9 +133,9 @@ struct SegmentInput {
     std::span<const int32_t>
         config_node_local;  ///< layout: [nc_s] distinct local ids of configurable nodes
     std::span<const int8_t> config_values;  ///< layout: [K, nc_s, 18] values -1..5
-    /// layout with ModelConfig::layout_mismatch or layout_bytes: [K, nc_s, M], M =
-    /// ModelConfig::layout_feature_width() (mismatch features, then byte features; else empty)
-    std::span<const float> layout_mismatch;
+    /// layout with ModelConfig::layout_bytes: [K, nc_s, M], M = ModelConfig::layout_feature_width()
+    /// (the byte features; else empty)
+    std::span<const float> layout_features;
     /// layout with ModelConfig::layout_embedding: [n, 6] each node's own minor_to_major for its
     /// real dims, -1 past its rank (layout_embedding_row); else empty
     std::span<const int8_t> node_layout;
@@ -193,7 +190,7 @@ struct EncodeSaved {
         cfg_values;  ///< [rows, 18] values of the configurable dep rows, in row order
     std::vector<int64_t>
         cfg_rows;  ///< dep rows (of x_cfg) that are configurable; the others hold the zero code
-    Tensor cfg_mismatch;  ///< [rows, M] mismatch features of those rows (layout_mismatch)
+    Tensor cfg_features;  ///< [rows, M] layout feature rows of those rows (layout_bytes)
     /// layout_embedding: inputs of every node's own row ([n, 18] / [n, 7]) and of the configurable
     /// dep rows (cfg_rows order, [rows, 18] / [rows, 7])
     std::vector<int8_t> emb_own_idx, emb_cfg_idx;
@@ -347,8 +344,8 @@ private:
     OpEmbedding opcode_;
     LayoutConfigEncoder layout_cfg_;
     TileConfigEncoder tile_cfg_;
-    Linear mismatch_;  ///< "config_mismatch" [config_dim, M], no bias (layout_mismatch / bytes)
-    Linear cost_;      ///< "config_cost" [config_dim, M], no bias (tile_cost_features only)
+    Linear layout_feat_;  ///< "config_mismatch" [config_dim, M], no bias (layout_bytes only)
+    Linear cost_;         ///< "config_cost" [config_dim, M], no bias (tile_cost_features only)
     ParamId w_in_ = -1,
             b_in_ = -1;  ///< input.weight [H, F + opcode_dim (+ config_dim)], input.bias [1, H]
     std::vector<SageConv> convs_;

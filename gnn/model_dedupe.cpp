@@ -234,10 +234,9 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
     SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == k * nc * kLayoutSlots,
                   "segment input: config_values has ", in.config_values.size(),
                   " values, expected K x nc x 18 = ", k, " x ", nc, " x 18");
-    SEGRANK_CHECK(mf == 0 || static_cast<int64_t>(in.layout_mismatch.size()) == k * nc * mf,
-                  "segment input: model.layout_mismatch / layout_bytes is on but layout_mismatch "
-                  "has ",
-                  in.layout_mismatch.size(), " values, expected K x nc x ", mf, " = ", k, " x ", nc,
+    SEGRANK_CHECK(mf == 0 || static_cast<int64_t>(in.layout_features.size()) == k * nc * mf,
+                  "segment input: model.layout_bytes is on but layout_features has ",
+                  in.layout_features.size(), " values, expected K x nc x ", mf, " = ", k, " x ", nc,
                   " x ", mf);
     std::vector<int32_t> slot_cls(static_cast<size_t>(nc * k)), slot_count(static_cast<size_t>(nc));
     std::vector<int32_t> slot_rep(static_cast<size_t>(nc * k));
@@ -247,7 +246,7 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
         const size_t vb = kLayoutSlots, fb = static_cast<size_t>(mf) * sizeof(float);
         for (int64_t j = j0; j < j1; ++j) {
             auto vals = [&](int64_t i) { return in.config_values.data() + (i * nc + j) * vb; };
-            auto feats = [&](int64_t i) { return in.layout_mismatch.data() + (i * nc + j) * mf; };
+            auto feats = [&](int64_t i) { return in.layout_features.data() + (i * nc + j) * mf; };
             const int32_t u = table.number(
                 k,
                 [&](int64_t i) {
@@ -276,13 +275,13 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
                         in.config_values.data() + (r * nc + j) * kLayoutSlots, kLayoutSlots);
             if (mf > 0)
                 std::memcpy(feats2.data() + (c * nc + j) * mf,
-                            in.layout_mismatch.data() + (r * nc + j) * mf,
+                            in.layout_features.data() + (r * nc + j) * mf,
                             sizeof(float) * static_cast<size_t>(mf));
         }
     SegmentInput in2 = in;
     in2.k = kp;
     in2.config_values = vals2;
-    in2.layout_mismatch = mf > 0 ? std::span<const float>(feats2) : std::span<const float>();
+    in2.layout_features = mf > 0 ? std::span<const float>(feats2) : std::span<const float>();
     st.input = in2;
     st.base.resize(static_cast<size_t>(layers + 1));
     st.dep.resize(static_cast<size_t>(layers + 1));
@@ -290,7 +289,7 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
     st.pre_base = Tensor();
     st.pre_dep = Tensor();
     st.x_cfg = Tensor();
-    st.cfg_mismatch = Tensor();
+    st.cfg_features = Tensor();
     st.emb = Tensor();
 
     ClassLayer cur;

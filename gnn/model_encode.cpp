@@ -424,7 +424,7 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
         st.pre_base = Tensor();
         st.pre_dep = Tensor();
         st.x_cfg = Tensor();
-        st.cfg_mismatch = Tensor();
+        st.cfg_features = Tensor();
         st.emb = Tensor();
     }
 

@@ -125,14 +125,13 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
                 slot[in.config_node_local[j]] = static_cast<int32_t>(j);
             const int64_t mf = cfg_.layout_feature_width();
             const bool mm = mf > 0;
-            SEGRANK_CHECK(!mm || static_cast<int64_t>(in.layout_mismatch.size()) == k * nc * mf,
-                          "segment input: model.layout_mismatch / layout_bytes is on but "
-                          "layout_mismatch has ",
-                          in.layout_mismatch.size(), " values, expected K x nc x ", mf, " = ", k,
+            SEGRANK_CHECK(!mm || static_cast<int64_t>(in.layout_features.size()) == k * nc * mf,
+                          "segment input: model.layout_bytes is on but layout_features has ",
+                          in.layout_features.size(), " values, expected K x nc x ", mf, " = ", k,
                           " x ", nc, " x ", mf);
             st.cfg_rows.clear();
             st.cfg_values.clear();
-            std::vector<float> mism;
+            std::vector<float> feats;
             for (int64_t i = 0; i < m; ++i) {
                 const int32_t j = slot[nodes[i]];
                 if (j < 0) continue;
@@ -141,18 +140,18 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
                     const int8_t* src = in.config_values.data() + (kk * nc + j) * kLayoutSlots;
                     st.cfg_values.insert(st.cfg_values.end(), src, src + kLayoutSlots);
                     if (mm) {
-                        const float* ms = in.layout_mismatch.data() + (kk * nc + j) * mf;
-                        mism.insert(mism.end(), ms, ms + mf);
+                        const float* ms = in.layout_features.data() + (kk * nc + j) * mf;
+                        feats.insert(feats.end(), ms, ms + mf);
                     }
                 }
             }
             const auto rows = static_cast<int64_t>(st.cfg_rows.size());
             Tensor codes(rows, cd);
             layout_cfg_.forward(params_, codes.view(), st.cfg_values);
-            if (mm && rows > 0) {  // code += W_mm x_mismatch
-                st.cfg_mismatch = Tensor::uninit(rows, mf);
-                std::memcpy(st.cfg_mismatch.data(), mism.data(), sizeof(float) * mism.size());
-                mismatch_.forward(params_, codes.view(), st.cfg_mismatch.cview(), true);
+            if (mm && rows > 0) {  // code += W_mm x_bytes
+                st.cfg_features = Tensor::uninit(rows, mf);
+                std::memcpy(st.cfg_features.data(), feats.data(), sizeof(float) * feats.size());
+                layout_feat_.forward(params_, codes.view(), st.cfg_features.cview(), true);
             }
             st.x_cfg = Tensor(m * k, cd);
             const auto c0 = layout_cfg_.zero_code(params_);
@@ -274,7 +273,8 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
                     for (int64_t j = 0; j < cd; ++j) dbias[j] += dx.at(r, j);
             layout_cfg_.backward(params_, st.cfg_values, dcodes.cview());
             if (cfg_.layout_feature_width() > 0 && dcodes.rows() > 0)
-                mismatch_.backward(params_, MatrixView{}, dcodes.cview(), st.cfg_mismatch.cview());
+                layout_feat_.backward(params_, MatrixView{}, dcodes.cview(),
+                                      st.cfg_features.cview());
             if (embed() && !st.cfg_rows.empty()) {
                 const auto rows = static_cast<int64_t>(st.cfg_rows.size());
                 Tensor dt_cfg = Tensor::uninit(rows, h);

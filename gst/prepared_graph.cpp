@@ -405,9 +405,7 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
             where, ": the hwmodel gave ", pg->tile_cost.size(), " tile cost features for ",
             pg->num_configs, " configs");
     }
-    pg->layout_mismatch = pg->task == Task::kLayout && model.config().layout_mismatch;
-    pg->layout_bytes = pg->task == Task::kLayout && model.config().layout_bytes;
-    if (pg->layout_mismatch || pg->layout_bytes)
+    if (pg->task == Task::kLayout && model.config().layout_bytes)
         pg->layout_neighbourhood =
             std::make_shared<const hw::LayoutNeighbourhood>(hw::layout_neighbourhood(src, gi));
     if (entry.configs.empty()) {
@@ -620,38 +618,19 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
         in.config_node_local = seg.config_local();
         in.config_values = buf.layout_values;
         if (g.layout_neighbourhood) {
-            static_assert(hw::kMismatchFeatures == kLayoutMismatchFeatures);
             static_assert(hw::kLayoutByteFeatures == kLayoutByteFeatures);
-            const int64_t mf = layout_feature_width(g.layout_mismatch, g.layout_bytes);
             constexpr int64_t bf = kLayoutByteFeatures;
-            const int64_t b0 = g.layout_mismatch ? kLayoutMismatchFeatures : 0;
-            buf.layout_mismatch.resize(static_cast<size_t>(k * ncs * mf));
-            if (g.layout_bytes) buf.byte_scratch.resize(static_cast<size_t>(ncs * bf));
+            buf.layout_features.resize(static_cast<size_t>(k * ncs * bf));
             for (int64_t c = 0; c < k; ++c) {
                 const int8_t* row =
                     batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
                 const std::span<const int8_t> values{row,
                                                      static_cast<size_t>(nc * kLayoutConfigDim)};
-                float* dst = buf.layout_mismatch.data() + c * ncs * mf;
-                if (g.layout_mismatch && !g.layout_bytes) {
-                    hw::layout_mismatch_features(*g.layout_neighbourhood, values, idx,
-                                                 {dst, static_cast<size_t>(ncs * mf)});
-                    continue;
-                }
-                if (g.layout_mismatch) {
-                    std::vector<float>& mm = buf.mismatch_scratch;
-                    mm.resize(static_cast<size_t>(ncs * kLayoutMismatchFeatures));
-                    hw::layout_mismatch_features(*g.layout_neighbourhood, values, idx, mm);
-                    for (int64_t j = 0; j < ncs; ++j)
-                        std::memcpy(dst + j * mf, mm.data() + j * kLayoutMismatchFeatures,
-                                    sizeof(float) * kLayoutMismatchFeatures);
-                }
-                hw::layout_byte_features(*g.layout_neighbourhood, values, idx, buf.byte_scratch);
-                for (int64_t j = 0; j < ncs; ++j)
-                    std::memcpy(dst + j * mf + b0, buf.byte_scratch.data() + j * bf,
-                                sizeof(float) * bf);
+                hw::layout_byte_features(
+                    *g.layout_neighbourhood, values, idx,
+                    {buf.layout_features.data() + c * ncs * bf, static_cast<size_t>(ncs * bf)});
             }
-            in.layout_mismatch = buf.layout_mismatch;
+            in.layout_features = buf.layout_features;
         }
         if (g.layout_shapes) {
             in.node_layout = built.node_layout;

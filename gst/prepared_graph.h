@@ -29,7 +29,7 @@
 #include "data/memory_graph_source.h"
 #include "data/normalizer.h"
 #include "gnn/model.h"
-#include "hwmodel/layout_mismatch.h"
+#include "hwmodel/layout_bytes.h"
 #include "segments/segment.h"
 #include "segments/segment_table.h"
 
@@ -108,14 +108,10 @@ struct PreparedGraph {
     /// [S] the rebuilt segments kept by a graph held in memory
     /// (PrepareOptions::max_kept_segment_bytes); empty = rebuilt on each use.
     std::vector<BuiltSegment> kept_segments;
-    /// With model.layout_mismatch or model.layout_bytes (layout): what those features need,
-    /// gathered from `source` while preparing (docs/model.md#layout-mismatch-features); null
-    /// otherwise.
+    /// With model.layout_bytes (layout): what the byte features need, gathered from `source`
+    /// while preparing (docs/model.md#layout-byte-features); null otherwise. make_segment_input
+    /// then computes the 9 byte features of every (config, configurable node).
     std::shared_ptr<const hw::LayoutNeighbourhood> layout_neighbourhood;
-    /// Which per-config layout feature groups make_segment_input computes (each row: the 5
-    /// mismatch features when layout_mismatch, then the 9 byte features when layout_bytes).
-    bool layout_mismatch = false;
-    bool layout_bytes = false;
     /// With model.layout_embedding (layout): built segments carry each node's own layout and dims
     /// (BuiltSegment::node_layout, docs/model.md#layout-embedding).
     bool layout_shapes = false;
@@ -193,17 +189,15 @@ void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs,
 /// Reusable buffers for building SegmentInputs of one segment for K configs.
 struct SegmentInputBuffers {
     BuiltSegment segment;  ///< the rebuilt segment when g keeps none (its Csr back the input)
-    std::vector<int8_t> layout_values;    ///< [K, nc_s, 18]
-    std::vector<float> layout_mismatch;   ///< [K, nc_s, M] (g.layout_neighbourhood set)
-    std::vector<float> byte_scratch;      ///< [nc_s, 9] one config's byte features
-    std::vector<float> mismatch_scratch;  ///< [nc_s, 5] one config's mismatch features (both on)
-    Tensor tile_config;                   ///< [K, 24]
-    Tensor tile_cost;                     ///< [K, kTileCostFeatures] (g.tile_cost set)
+    std::vector<int8_t> layout_values;   ///< [K, nc_s, 18]
+    std::vector<float> layout_features;  ///< [K, nc_s, 9] (g.layout_neighbourhood set)
+    Tensor tile_config;                  ///< [K, 24]
+    Tensor tile_cost;                    ///< [K, kTileCostFeatures] (g.tile_cost set)
 };
 
 /// The model input of segment s for `configs` (file indices, each present in `batch`), from
 /// built_segment (node_feat rows are read here unless g keeps its segments). With
-/// g.layout_neighbourhood, the layout-mismatch features of the segment's configurable nodes are
+/// g.layout_neighbourhood, the layout byte features of the segment's configurable nodes are
 /// computed here from the batch's config rows (all nc nodes of each config are in the batch, so
 /// neighbours in other segments are seen). With g.tile_cost the input carries the configs' tile
 /// cost features (SegmentInput::tile_cost). The returned views

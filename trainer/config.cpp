@@ -106,14 +106,31 @@ Loc override_loc(const std::string& ov, size_t index) {
 }
 
 /// Keys that earlier versions of segrank wrote into run configs and checkpoints and that no longer
-/// exist, with what replaced them. A stored config (checkpoint) drops them; a config file or
-/// override naming one is an error that says what replaced it.
+/// exist, with what replaced them (or why they went). A config file or override naming one is an
+/// error that says so. A stored config (checkpoint) drops them, except a removed model option
+/// (`off` set) whose stored value is not `off`: that checkpoint's parameters need the option, so
+/// it is refused, naming the file and the key.
 struct RetiredKey {
     std::string_view key, replacement;
+    /// The value (as TOML writes it: false, 0, "layer") that means what the code now always does;
+    /// empty = any stored value is dropped.
+    std::string_view off = {};
 };
+/// Why the model options below were removed (docs/model.md says what each was).
+constexpr std::string_view kRemovedOption =
+    "it tied or lost on the transfer benchmark, docs/benchmarks.md#ablation-summary";
 constexpr RetiredKey kRetiredKeys[] = {
     {"hwmodel.noise_sigma", "the label noise of synthetic data is `segrank synth --noise`"},
+    {"model.layout_mismatch", kRemovedOption, "false"},
 };
+
+/// A TOML scalar as TOML writes it (strings quoted), for comparison with RetiredKey::off.
+std::string toml_literal(const toml::node& n) {
+    if (const auto* b = n.as_boolean()) return b->get() ? "true" : "false";
+    if (const auto* i = n.as_integer()) return std::to_string(i->get());
+    if (const auto* s = n.as_string()) return str("\"", s->get(), "\"");
+    return describe(n);
+}
 
 const RetiredKey* find_retired(std::string_view dotted) {
     for (const auto& r : kRetiredKeys)
@@ -209,6 +226,12 @@ public:
                     if (!stored_)
                         error(where(dotted), dotted,
                               str("removed key (", r->replacement, "); delete it"));
+                    else if (!r->off.empty() && toml_literal(v2) != r->off)
+                        error(
+                            where(dotted), dotted,
+                            str("this checkpoint was trained with ", dotted, " = ",
+                                toml_literal(v2), ", an option that was removed (", r->replacement,
+                                "); this version cannot use its parameters (retrain without it)"));
                     continue;
                 }
                 error(where(dotted), dotted, str("unknown key", suggestion(dotted, false)));

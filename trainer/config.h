@@ -82,10 +82,8 @@ struct ModelSection {
     /// the hwmodel estimate of each config as an input to the score
     /// (docs/model.md#analytical-prior)
     bool hwmodel_prior = false;
-    bool layout_mismatch = false;  ///< layout-mismatch features at configurable nodes
-                                   ///< (docs/model.md#layout-mismatch-features)
-    bool layout_bytes = false;     ///< padded-byte and copy features of the configured layouts
-                                   ///< (docs/model.md#layout-byte-features)
+    bool layout_bytes = false;  ///< padded-byte and copy features of the configured layouts
+                                ///< (docs/model.md#layout-byte-features)
     /// each node's while-loop depth as one more node feature (layout only;
     /// docs/model.md#loop-depth)
     bool loop_depth = false;

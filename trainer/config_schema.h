@@ -101,9 +101,6 @@ void visit_schema(V& v, C& c) {
     v.field("hwmodel_prior", c.model.hwmodel_prior,
             "add w * z to each config's graph score, z its standardized log hwmodel estimate, w "
             "learned (docs/model.md#analytical-prior)");
-    v.field("layout_mismatch", c.model.layout_mismatch,
-            "layout only: add per-config layout-mismatch signals of operands and users to the "
-            "config code (docs/model.md#layout-mismatch-features)");
     v.field("layout_bytes", c.model.layout_bytes,
             "layout only: add per-config padded-byte and copy features of the configured layouts "
             "to the config code (docs/model.md#layout-byte-features)");

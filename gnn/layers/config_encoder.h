@@ -12,18 +12,9 @@ namespace segrank {
 inline constexpr int64_t kLayoutSlots = 18;
 inline constexpr int64_t kLayoutValues = 7;  ///< -1..5
 inline constexpr int64_t kTileFeatures = 24;
-/// Layout-mismatch features per (config, configurable node)
-/// (docs/model.md#layout-mismatch-features; computed by hwmodel/layout_mismatch.h, whose
-/// kMismatchFeatures must agree).
-inline constexpr int64_t kLayoutMismatchFeatures = 5;
 /// Layout byte features per (config, configurable node) (docs/model.md#layout-byte-features;
-/// hwmodel/layout_mismatch.h's kLayoutByteFeatures must agree).
+/// hwmodel/layout_bytes.h's kLayoutByteFeatures must agree).
 inline constexpr int64_t kLayoutByteFeatures = 9;
-/// Width M of a SegmentInput's per-config layout feature rows: the mismatch features (5) when
-/// `mismatch`, then the byte features (9) when `bytes`.
-inline constexpr int64_t layout_feature_width(bool mismatch, bool bytes) {
-    return (mismatch ? kLayoutMismatchFeatures : 0) + (bytes ? kLayoutByteFeatures : 0);
-}
 /// Tile cost features per config (docs/model.md#tile-cost-features; computed by
 /// hwmodel/tile_cost_features.h, whose kTileCostFeatures must agree).
 inline constexpr int64_t kTileCostFeatures = 14;

@@ -29,8 +29,8 @@ inline constexpr int64_t kLayoutRankMax = 6;
 /// -1 past its rank (so the rank is the count of entries >= 0); dims [6]: its dim sizes (0 past
 /// the rank). cfg: the node's configured values [18] (-1..5) in one config, or null for a node
 /// that is not configurable. The output positions use cfg[0..5] when any of them is set (>= 0),
-/// else the node's own layout (an unset output keeps the node's layout, as in
-/// docs/model.md#layout-mismatch-features). Writes idx [18] (table rows) and sizes [7].
+/// else the node's own layout (an unset output keeps the node's layout). Writes idx [18] (table
+/// rows) and sizes [7].
 void layout_embedding_row(const int8_t* own_m2m, const float* dims, const int8_t* cfg, int8_t* idx,
                           float* sizes);
 

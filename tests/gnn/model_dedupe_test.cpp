@@ -20,17 +20,14 @@ namespace {
 template <class Pick>
 void restrict_choices(TinySegment& seg, int64_t choices, const Pick& pick) {
     const auto nc = static_cast<int64_t>(seg.config_nodes.size());
-    const int64_t mm = kLayoutMismatchFeatures, mb = kLayoutByteFeatures;
+    const int64_t mb = kLayoutByteFeatures;
     const auto vals = seg.config_values;
-    const auto mism = seg.layout_mismatch;
     const auto bytes = seg.layout_bytes;
     for (int64_t k = 0; k < seg.k; ++k)
         for (int64_t j = 0; j < nc; ++j) {
             const int64_t c = pick(k, j) % choices;  // choice c of node j: config c's rows
             std::copy_n(vals.begin() + (c * nc + j) * 18, 18,
                         seg.config_values.begin() + (k * nc + j) * 18);
-            std::copy_n(mism.begin() + (c * nc + j) * mm, mm,
-                        seg.layout_mismatch.begin() + (k * nc + j) * mm);
             std::copy_n(bytes.begin() + (c * nc + j) * mb, mb,
                         seg.layout_bytes.begin() + (k * nc + j) * mb);
         }
@@ -55,27 +52,24 @@ TEST_CASE(
     restrict_choices(seg, 3, [](int64_t k, int64_t j) { return (k * (j + 1) + k / 5) % 7; });
     struct Variant {
         const char* name;
-        bool mismatch, bytes;
+        bool bytes;
         int64_t embedding;
         Norm norm;
         Readout readout = Readout::kMeanMax;
     };
-    for (const Variant& o : {Variant{"plain", false, false, 0, Norm::kLayer},
-                             Variant{"layout_mismatch + layout_bytes", true, true, 0, Norm::kLayer},
-                             Variant{"layout_embedding", false, false, 4, Norm::kLayer},
-                             Variant{"graph_instance", false, false, 0, Norm::kGraphInstance},
-                             Variant{"everything", true, true, 4, Norm::kGraphInstance},
-                             Variant{"readout mean", false, false, 0, Norm::kLayer, Readout::kMean},
-                             Variant{"everything, readout mean", true, true, 4,
-                                     Norm::kGraphInstance, Readout::kMean}}) {
+    for (const Variant& o :
+         {Variant{"plain", false, 0, Norm::kLayer}, Variant{"layout_bytes", true, 0, Norm::kLayer},
+          Variant{"layout_embedding", false, 4, Norm::kLayer},
+          Variant{"graph_instance", false, 0, Norm::kGraphInstance},
+          Variant{"everything", true, 4, Norm::kGraphInstance},
+          Variant{"readout mean", false, 0, Norm::kLayer, Readout::kMean},
+          Variant{"everything, readout mean", true, 4, Norm::kGraphInstance, Readout::kMean}}) {
         INFO(o.name);
         ModelConfig cfg = tiny_config(Task::kLayout, 3);
-        cfg.layout_mismatch = o.mismatch;
         cfg.layout_bytes = o.bytes;
         cfg.layout_embedding = o.embedding;
         cfg.norm = o.norm;
         cfg.readout = o.readout;
-        seg.with_mismatch = o.mismatch;
         seg.with_bytes = o.bytes;
         Model model(cfg);
         model.params().initialize(5);

@@ -66,28 +66,25 @@ void check_all_param_grads(Model& model, const TinySegment& seg, bool training =
 
 TEST_CASE("layout model gradients match finite differences, with halo nodes") {
     TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
-    for (int option = 0; option < 8; ++option)
+    for (int option = 0; option < 6; ++option)
         for (bool exploit : {true, false}) {
-            // 4: byte features alone; 5: mismatch and byte features together; 6: the mean readout;
-            // 7: the mean readout with mismatch, bytes and graph instance norm.
-            const bool mismatch = option == 1 || option == 5 || option == 7, embed = option == 2,
-                       bytes = option == 4 || option == 5 || option == 7;
+            // 1: layout embedding; 2: graph instance norm; 3: byte features; 4: the mean readout;
+            // 5: the mean readout with bytes and graph instance norm.
+            const bool embed = option == 1, bytes = option == 3 || option == 5;
             ModelConfig cfg = tiny_config(Task::kLayout, 3);
-            if (option == 3 || option == 7) cfg.norm = Norm::kGraphInstance;
-            if (option >= 6) cfg.readout = Readout::kMean;
+            if (option == 2 || option == 5) cfg.norm = Norm::kGraphInstance;
+            if (option >= 4) cfg.readout = Readout::kMean;
             cfg.exploit_independence = exploit;
-            cfg.layout_mismatch = mismatch;
             cfg.layout_bytes = bytes;
             cfg.layout_embedding = embed ? 3 : 0;
-            seg.with_mismatch = mismatch;
             seg.with_bytes = bytes;
             seg.with_layout = embed;
             Model model(cfg);
             model.params().initialize(5);
-            INFO("exploit_independence=", exploit, " layout_mismatch=", mismatch,
-                 " layout_bytes=", bytes, " layout_embedding=", cfg.layout_embedding,
-                 " norm=", to_string(cfg.norm), " readout=", to_string(cfg.readout));
-            if (mismatch) REQUIRE(model.params().find("config_mismatch.weight"));
+            INFO("exploit_independence=", exploit, " layout_bytes=", bytes,
+                 " layout_embedding=", cfg.layout_embedding, " norm=", to_string(cfg.norm),
+                 " readout=", to_string(cfg.readout));
+            if (bytes) REQUIRE(model.params().find("config_mismatch.weight"));
             REQUIRE(model.params().ref(*model.params().find("head1.weight")).cols ==
                     cfg.readout_width());
             if (embed) REQUIRE(model.params().find("layout_embed.table"));
@@ -97,85 +94,48 @@ TEST_CASE("layout model gradients match finite differences, with halo nodes") {
 }
 
 TEST_CASE(
-    "layout_mismatch keeps the dependence plan and the other parameters, and its features move the "
-    "scores") {
+    "layout_bytes adds config_mismatch.weight [config_dim, 9] after the other parameters, keeps "
+    "the dependence plan, and its features move the scores") {
     TinySegment seg = make_tiny_segment(40, 3, 4, {5, 30});
-    seg.with_mismatch = true;
     ModelConfig cfg = tiny_config(Task::kLayout, 3);
     Model off(cfg);
-    cfg.layout_mismatch = true;
-    Model on(cfg);
-    off.params().initialize(3);
-    on.params().initialize(3);
-    const DependencePlan a = off.plan(seg.input()), b = on.plan(seg.input());
-    CHECK(a.nodes == b.nodes);
-    CHECK(a.pos == b.pos);
-    CHECK_FALSE(off.params().find("config_mismatch.weight"));
-    CHECK(on.params().num_parameters() ==
-          off.params().num_parameters() + kLayoutMismatchFeatures * cfg.config_dim);
-    for (const ParamRef& ref : off.params().refs()) {
-        const ParamRef& r = on.params().ref(*on.params().find(ref.name));
-        INFO(ref.name);
-        CHECK(std::equal(off.params().values().begin() + ref.offset,
-                         off.params().values().begin() + ref.offset + ref.size(),
-                         on.params().values().begin() + r.offset));
-    }
-    Tensor s1, s2;
-    model_loss(on, seg, loss_weights(seg.k), false, false, 0, &s1);
-    for (float& x : seg.layout_mismatch) x = 1.0f - x;
-    model_loss(on, seg, loss_weights(seg.k), false, false, 0, &s2);
-    bool moved = false;
-    for (int64_t i = 0; i < seg.k; ++i) moved = moved || s1[i] != s2[i];
-    CHECK(moved);
-    seg.with_mismatch = false;  // the option on without the features is refused
-    CHECK_THROWS_WITH_AS(on.encode(seg.input(), nullptr), doctest::Contains("layout_mismatch"),
-                         Error);
-}
-
-TEST_CASE(
-    "layout_bytes widens config_mismatch.weight by 9 columns after the mismatch ones, keeps the "
-    "dependence plan, and its features move the scores") {
-    TinySegment seg = make_tiny_segment(40, 3, 4, {5, 30});
-    ModelConfig cfg = tiny_config(Task::kLayout, 3);
-    cfg.layout_mismatch = true;
-    Model mm(cfg);
     cfg.layout_bytes = true;
-    Model both(cfg);
-    cfg.layout_mismatch = false;
     Model bytes(cfg);
     CHECK(cfg.layout_feature_width() == kLayoutByteFeatures);
-    CHECK(both.config().layout_feature_width() == kLayoutMismatchFeatures + kLayoutByteFeatures);
-    const ParamRef& w = both.params().ref(*both.params().find("config_mismatch.weight"));
+    CHECK_FALSE(off.params().find("config_mismatch.weight"));
+    const ParamRef& w = bytes.params().ref(*bytes.params().find("config_mismatch.weight"));
     CHECK(w.rows == cfg.config_dim);
-    CHECK(w.cols == kLayoutMismatchFeatures + kLayoutByteFeatures);
-    CHECK(bytes.params().ref(*bytes.params().find("config_mismatch.weight")).cols ==
-          kLayoutByteFeatures);
+    CHECK(w.cols == kLayoutByteFeatures);
+    CHECK(bytes.params().num_parameters() ==
+          off.params().num_parameters() + kLayoutByteFeatures * cfg.config_dim);
     // Tile ignores the option (no layout features, no parameter).
     ModelConfig tc = tiny_config(Task::kTile, 3);
     tc.layout_bytes = true;
     CHECK(tc.layout_feature_width() == 0);
     CHECK_FALSE(Model(tc).params().find("config_mismatch.weight"));
 
-    for (Model* m : {&mm, &both, &bytes}) m->params().initialize(3);
-    seg.with_mismatch = true;
-    const DependencePlan pm = mm.plan(seg.input());
+    off.params().initialize(3);
+    bytes.params().initialize(3);
+    for (const ParamRef& ref : off.params().refs()) {
+        const ParamRef& r = bytes.params().ref(*bytes.params().find(ref.name));
+        INFO(ref.name);
+        CHECK(std::equal(off.params().values().begin() + ref.offset,
+                         off.params().values().begin() + ref.offset + ref.size(),
+                         bytes.params().values().begin() + r.offset));
+    }
+    const DependencePlan p0 = off.plan(seg.input());
     seg.with_bytes = true;
-    CHECK(pm.nodes == both.plan(seg.input()).nodes);
-    Tensor s1, s2, s3;
-    model_loss(both, seg, loss_weights(seg.k), false, false, 0, &s1);
+    CHECK(p0.nodes == bytes.plan(seg.input()).nodes);
+    Tensor s1, s2;
+    model_loss(bytes, seg, loss_weights(seg.k), false, false, 0, &s1);
     for (float& x : seg.layout_bytes) x = -x;
-    model_loss(both, seg, loss_weights(seg.k), false, false, 0, &s2);
+    model_loss(bytes, seg, loss_weights(seg.k), false, false, 0, &s2);
     bool moved = false;
     for (int64_t i = 0; i < seg.k; ++i) moved = moved || s1[i] != s2[i];
     CHECK(moved);
-    // Without the byte features the wider model refuses the input (5 values per row, not 14).
-    seg.with_bytes = false;
-    CHECK_THROWS_WITH_AS(both.encode(seg.input(), nullptr), doctest::Contains("layout_mismatch"),
+    seg.with_bytes = false;  // the option on without the features is refused
+    CHECK_THROWS_WITH_AS(bytes.encode(seg.input(), nullptr), doctest::Contains("layout_bytes"),
                          Error);
-    seg.with_mismatch = false;
-    seg.with_bytes = true;
-    model_loss(bytes, seg, loss_weights(seg.k), false, false, 0, &s3);
-    CHECK(std::isfinite(s3[0]));
 }
 
 TEST_CASE(
@@ -396,23 +356,20 @@ TEST_CASE(
     // 80 nodes, 3 configurable: most nodes are > 3 hops from any configurable node.
     TinySegment seg = make_tiny_segment(80, 5, 6, {10, 41, 77}, /*halo=*/4, 3);
     for (bool training : {false, true})
-        for (int option = 0; option < 8; ++option) {
-            // 3: graph instance norm; 4: every option on; 5: config attention; 6: 4 and 5
-            // (layout_bytes is on in 4 and 6); 7: 4 with the mean readout
-            const bool mismatch = option == 1 || option == 4 || option >= 6,
-                       embed = option == 2 || option == 4 || option >= 6,
-                       bytes = option == 4 || option >= 6;
-            seg.with_mismatch = mismatch;
+        for (int option = 0; option < 7; ++option) {
+            // 1: layout embedding; 2: graph instance norm; 3: every option on; 4: config
+            // attention; 5: 3 and 4 (layout_bytes is on in 3, 5 and 6); 6: 3 with the mean readout
+            const bool embed = option == 1 || option == 3 || option >= 5,
+                       bytes = option == 3 || option >= 5;
             seg.with_bytes = bytes;
             seg.with_layout = embed;
             ModelConfig cfg = tiny_config(Task::kLayout, 5);
-            if (option == 3 || option == 4 || option >= 6) cfg.norm = Norm::kGraphInstance;
-            cfg.config_attention = option == 5 || option == 6;
-            if (option == 7) cfg.readout = Readout::kMean;
+            if (option == 2 || option == 3 || option >= 5) cfg.norm = Norm::kGraphInstance;
+            cfg.config_attention = option == 4 || option == 5;
+            if (option == 6) cfg.readout = Readout::kMean;
             cfg.config_attention_dim = 6;
             cfg.hidden = 16;
             cfg.dropout = training ? 0.1f : 0.0f;
-            cfg.layout_mismatch = mismatch;
             cfg.layout_bytes = bytes;
             cfg.layout_embedding = embed ? 4 : 0;
             Model fast(cfg);
@@ -425,13 +382,13 @@ TEST_CASE(
             const auto plan = fast.plan(seg.input());
             CHECK(plan.nodes[3].size() < 60);  // the test is meaningful: many rows are broadcast
             CHECK(naive.plan(seg.input()).nodes[0].size() == 80);
-            INFO("training=", training, " layout_mismatch=", mismatch, " layout_bytes=", bytes,
+            INFO("training=", training, " layout_bytes=", bytes,
                  " layout_embedding=", cfg.layout_embedding, " norm=", to_string(cfg.norm),
                  " config_attention=", cfg.config_attention, " readout=", to_string(cfg.readout));
             // The mean readout sends every pooled node's rows a gradient (the max only its
             // argmax), so the weight gradients sum more terms in a different order on the two
             // paths: measured 1.0004e-5 of the norm for sage0.w_fwd in training.
-            check_fast_equals_naive(fast, naive, seg, training, option == 7 ? 3e-5 : 1e-5);
+            check_fast_equals_naive(fast, naive, seg, training, option == 6 ? 3e-5 : 1e-5);
         }
     // Tile (no configurable nodes): late join keeps every layer config-independent (the config
     // enters at the head), early join makes every row dependent; both with the cost features.

@@ -52,19 +52,16 @@ TEST_CASE(
     spec.config_nodes = 6;
     const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
-    // With model.layout_mismatch the features' neighbourhood is gathered from the store too.
+    // With model.layout_bytes the features' neighbourhood is gathered from the store too.
     // With model.layout_embedding the node layouts come from the node_feat rows read per segment.
-    // Option 3: model.layout_bytes (with layout_mismatch) reads the same neighbourhood.
-    // Option 4: model.loop_depth reads the structure and node_feat column 0 once while preparing.
-    for (int option = 0; option < 5; ++option) {
-        const bool mismatch = option == 1 || option == 3, bytes = option == 3;
-        const bool loop_depth = option == 4;
-        INFO("layout_mismatch=", mismatch, " layout_bytes=", bytes,
-             " layout_embedding=", option == 2, " loop_depth=", loop_depth);
+    // Option 3: model.loop_depth reads the structure and node_feat column 0 once while preparing.
+    for (int option = 0; option < 4; ++option) {
+        const bool bytes = option == 1;
+        const bool loop_depth = option == 3;
+        INFO("layout_bytes=", bytes, " layout_embedding=", option == 2, " loop_depth=", loop_depth);
         CountingSource counting(store);
         ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim() + (loop_depth ? 1 : 0));
         mc.loop_depth = loop_depth;
-        mc.layout_mismatch = mismatch;
         mc.layout_bytes = bytes;
         mc.layout_embedding = option == 2 ? 3 : 0;
         Model model_s(mc);
@@ -136,14 +133,14 @@ TEST_CASE(
         (void)score_graph(model_s, *gs, gs->configs, 16, opt,
                           /*max_chunk_bytes=*/1);  // at least one config
         CHECK(counting.max_config_rows == 1);
-        CHECK((gs->layout_neighbourhood != nullptr) == mismatch);
-        CHECK((gm->layout_neighbourhood != nullptr) == mismatch);
+        CHECK((gs->layout_neighbourhood != nullptr) == bytes);
+        CHECK((gm->layout_neighbourhood != nullptr) == bytes);
     }
 }
 
 TEST_CASE(
-    "with layout_mismatch and layout_bytes each segment input row holds the 5 mismatch features "
-    "then the 9 byte features, as each option alone gives them") {
+    "with layout_bytes each segment input row holds the 9 byte features of its configurable node "
+    "under its config, as the graph's neighbourhood gives them") {
     const fs::path dir = scratch_dir("gst_layout_features");
     TinyLayoutSpec spec;
     spec.min_nodes = 300;
@@ -153,35 +150,36 @@ TEST_CASE(
     spec.shapes = true;
     const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
-    auto prepared = [&](bool mismatch, bool bytes) {
-        ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
-        mc.layout_mismatch = mismatch;
-        mc.layout_bytes = bytes;
-        Model model(mc);
-        return prepare_graph(entry_of(store), norm, model, tiny_prepare_options(100));
-    };
-    auto gm = prepared(true, false), gb = prepared(false, true), gboth = prepared(true, true);
-    REQUIRE(gboth->layout_neighbourhood != nullptr);
+    ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
+    mc.layout_bytes = true;
+    Model model(mc);
+    auto gb = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(100));
     REQUIRE(gb->layout_neighbourhood != nullptr);
+    const hw::LayoutNeighbourhood& nb = *gb->layout_neighbourhood;
+    const int64_t nc = gb->num_config_nodes;
     const std::vector<int64_t> configs = {3, 0, 17, 9};
-    const ConfigBatch batch = load_config_batch(*gboth, configs);
+    const ConfigBatch batch = load_config_batch(*gb, configs);
+    constexpr int64_t b = kLayoutByteFeatures;
     bool any_bytes = false;
-    for (int64_t s = 0; s < gboth->num_segments(); ++s) {
-        SegmentInputBuffers bm, bb, bboth;
-        const SegmentInput im = make_segment_input(*gm, s, batch, configs, bm);
-        const SegmentInput ib = make_segment_input(*gb, s, batch, configs, bb);
-        const SegmentInput iboth = make_segment_input(*gboth, s, batch, configs, bboth);
-        const int64_t rows = static_cast<int64_t>(configs.size() * iboth.config_node_local.size());
-        constexpr int64_t m = kLayoutMismatchFeatures, b = kLayoutByteFeatures;
-        REQUIRE(static_cast<int64_t>(im.layout_mismatch.size()) == rows * m);
-        REQUIRE(static_cast<int64_t>(ib.layout_mismatch.size()) == rows * b);
-        REQUIRE(static_cast<int64_t>(iboth.layout_mismatch.size()) == rows * (m + b));
-        for (int64_t r = 0; r < rows; ++r) {
-            for (int64_t i = 0; i < m; ++i)
-                CHECK(iboth.layout_mismatch[r * (m + b) + i] == im.layout_mismatch[r * m + i]);
-            for (int64_t i = 0; i < b; ++i) {
-                CHECK(iboth.layout_mismatch[r * (m + b) + m + i] == ib.layout_mismatch[r * b + i]);
-                any_bytes = any_bytes || ib.layout_mismatch[r * b + i] != 0.0f;
+    for (int64_t s = 0; s < gb->num_segments(); ++s) {
+        SegmentInputBuffers buf;
+        BuiltSegment scratch;
+        const BuiltSegment& built = built_segment(*gb, s, scratch);
+        const SegmentInput in = make_segment_input(*gb, built, batch, configs, buf);
+        const std::span<const int32_t> idx = built.segment->config_index();
+        const auto ncs = static_cast<int64_t>(idx.size());
+        REQUIRE(static_cast<int64_t>(in.layout_features.size()) ==
+                static_cast<int64_t>(configs.size()) * ncs * b);
+        for (size_t c = 0; c < configs.size(); ++c) {
+            // Config c's row of the batch holds every configurable node's values (so neighbours
+            // in other segments are seen).
+            const std::span<const int8_t> values{batch.layout.data() + c * nc * kLayoutConfigDim,
+                                                 static_cast<size_t>(nc * kLayoutConfigDim)};
+            std::vector<float> want(static_cast<size_t>(ncs * b));
+            hw::layout_byte_features(nb, values, idx, want);
+            for (int64_t i = 0; i < ncs * b; ++i) {
+                CHECK(in.layout_features[c * ncs * b + i] == want[static_cast<size_t>(i)]);
+                any_bytes = any_bytes || want[static_cast<size_t>(i)] != 0.0f;
             }
         }
     }

@@ -18,18 +18,15 @@ struct TinySegment {
     std::vector<int32_t> opcode;
     GraphCsr graph;
     std::vector<int32_t> config_nodes;
-    std::vector<int8_t> config_values;   // [K, nc, 18]
-    Tensor tile_config;                  // [K, 24]
-    std::vector<float> layout_mismatch;  // [K, nc, kLayoutMismatchFeatures]
-    bool with_mismatch = false;          // input() passes layout_mismatch
-    std::vector<float> layout_bytes;     // [K, nc, kLayoutByteFeatures]
-    bool with_bytes = false;             // input() passes layout_bytes (after the mismatch ones)
-    mutable std::vector<float> layout_features;  // what input() passes: [K, nc, M]
-    std::vector<int8_t> node_layout;             // [n, 6] own minor_to_major, -1 past the rank
-    std::vector<float> node_dims;                // [n, 6] dim sizes, 0 past the rank
-    bool with_layout = false;                    // input() passes node_layout / node_dims
-    Tensor tile_cost;                            // [K, kTileCostFeatures]
-    bool with_cost = false;                      // input() passes tile_cost
+    std::vector<int8_t> config_values;  // [K, nc, 18]
+    Tensor tile_config;                 // [K, 24]
+    std::vector<float> layout_bytes;    // [K, nc, kLayoutByteFeatures]
+    bool with_bytes = false;            // input() passes layout_bytes as its layout_features
+    std::vector<int8_t> node_layout;    // [n, 6] own minor_to_major, -1 past the rank
+    std::vector<float> node_dims;       // [n, 6] dim sizes, 0 past the rank
+    bool with_layout = false;           // input() passes node_layout / node_dims
+    Tensor tile_cost;                   // [K, kTileCostFeatures]
+    bool with_cost = false;             // input() passes tile_cost
     int64_t k = 0;
     int64_t num_pooled = 0;
 
@@ -44,22 +41,7 @@ struct TinySegment {
         in.config_values = config_values;
         in.tile_config = tile_config.cview();
         if (with_cost) in.tile_cost = tile_cost.cview();
-        if (with_mismatch || with_bytes) {
-            layout_features.clear();
-            const size_t rows = config_values.size() / 18;
-            for (size_t r = 0; r < rows; ++r) {
-                const auto m = static_cast<ptrdiff_t>(kLayoutMismatchFeatures),
-                           b = static_cast<ptrdiff_t>(kLayoutByteFeatures);
-                const auto ri = static_cast<ptrdiff_t>(r);
-                if (with_mismatch)
-                    layout_features.insert(layout_features.end(), layout_mismatch.begin() + ri * m,
-                                           layout_mismatch.begin() + (ri + 1) * m);
-                if (with_bytes)
-                    layout_features.insert(layout_features.end(), layout_bytes.begin() + ri * b,
-                                           layout_bytes.begin() + (ri + 1) * b);
-            }
-            in.layout_mismatch = layout_features;
-        }
+        if (with_bytes) in.layout_features = layout_bytes;
         if (with_layout) {
             in.node_layout = node_layout;
             in.node_dims = node_dims;
@@ -96,10 +78,7 @@ inline TinySegment make_tiny_segment(int64_t n, int64_t f, int64_t k,
     s.tile_config = Tensor(k, 24);
     for (int64_t i = 0; i < s.tile_config.size(); ++i)
         s.tile_config[i] = static_cast<float>(rng.normal() * 3.0);
-    // Mismatch features from their own stream, so the draws above are those of before.
-    Rng mrng = Rng::derive(seed, 0, 0, "tiny_mismatch");
-    for (int64_t i = 0; i < k * nc * kLayoutMismatchFeatures; ++i)
-        s.layout_mismatch.push_back(static_cast<float>(mrng.uniform_int(3)) * 0.5f);
+    // Byte features from their own stream, so the draws above are those of before.
     Rng brng = Rng::derive(seed, 0, 0, "tiny_bytes");
     for (int64_t i = 0; i < k * nc * kLayoutByteFeatures; ++i)
         s.layout_bytes.push_back(static_cast<float>(brng.normal() * 0.5));

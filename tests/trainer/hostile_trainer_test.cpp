@@ -75,6 +75,43 @@ TEST_SUITE("hostile") {
                                          "configs/x.toml", {}));
     }
 
+    TEST_CASE(
+        "a removed model option is an error naming it in a config file and a --set, and a "
+        "checkpoint config that has it on is refused naming the file while one that has it off "
+        "loads") {
+        struct Removed {
+            const char *key, *off, *on;
+        };
+        const std::string why =
+            "removed key (it tied or lost on the transfer benchmark, "
+            "docs/benchmarks.md#ablation-summary); delete it";
+        for (const Removed& r : {Removed{"layout_mismatch", "false", "true"}}) {
+            INFO("model.", r.key);
+            const std::string key = str("model.", r.key);
+            for (const char* value : {r.off, r.on}) {
+                CHECK(load_error(str("[model]\n", r.key, " = ", value, "\n")) ==
+                      str("configs/x.toml:2:1: ", key, ": ", why));
+                CHECK(load_error("", {str(key, "=", value)}) ==
+                      str("--set ", key, "=", value, ": ", key, ": ", why));
+            }
+            // A checkpoint written before the removal stores every key: off loads (the rest of
+            // the config is read), on is refused.
+            const RunConfig off =
+                load_stored_config(str("[model]\n", r.key, " = ", r.off, "\nhidden = 8\n"),
+                                   "run/best.ckpt.h5:config_toml");
+            CHECK(off.model.hidden == 8);
+            const std::string refused =
+                str("run/best.ckpt.h5:config_toml:2:1: ", key,
+                    ": this checkpoint was trained with ", key, " = ", r.on,
+                    ", an option that was removed (it tied or lost on the transfer benchmark, "
+                    "docs/benchmarks.md#ablation-summary); this version cannot use its parameters "
+                    "(retrain without it)");
+            CHECK_THROWS_WITH_AS(load_stored_config(str("[model]\n", r.key, " = ", r.on, "\n"),
+                                                    "run/best.ckpt.h5:config_toml"),
+                                 refused.c_str(), Error);
+        }
+    }
+
     TEST_CASE("data.collections of two tasks fail in the loader, before any data is read") {
         const std::string msg =
             load_error("[data]\ncollections = [\"tile:xla\", \"layout:xla:random\"]\n");

@@ -1,6 +1,6 @@
-// Layout-mismatch features (hwmodel/layout_mismatch.h) on a hand-built graph whose every feature
-// value is worked out by hand below.
-#include "hwmodel/layout_mismatch.h"
+// Layout byte features (hwmodel/layout_bytes.h) on a hand-built graph whose every feature value
+// is worked out by hand below.
+#include "hwmodel/layout_bytes.h"
 
 #include <doctest/doctest.h>
 
@@ -54,68 +54,7 @@ std::vector<int8_t> config(std::vector<std::vector<int8_t>> tensors) {
     return v;
 }
 
-std::vector<float> features(const hw::LayoutNeighbourhood& nb, const std::vector<int8_t>& values) {
-    std::vector<float> out(2 * hw::kMismatchFeatures);
-    const std::vector<int32_t> nodes = {0, 1};
-    hw::layout_mismatch_features(nb, values, nodes, out);
-    return out;
-}
-
 }  // namespace
-
-TEST_CASE("layout mismatch features count disagreeing operands and users, matching slots by rank") {
-    // Tensors of node 2 (output, input, kernel) then node 4's. B: node 2 output {0,1}, input
-    // {2,1,0} (rank 3: lands on node 1 though node 1 has the higher id), kernel {0,1} (node 0);
-    // node 4 input {1,0}.
-    const std::vector<int8_t> a = config({});
-    const std::vector<int8_t> b = config({{0, 1}, {2, 1, 0}, {0, 1}, {}, {1, 0}});
-    const std::vector<int8_t> c = config({{}, {0, 5}});  // input lists a dim no operand has
-    MemoryGraphSource src(mismatch_graph({a, b, c}), CollectionId::parse("layout:xla:default"),
-                          "mismatch");
-    const hw::LayoutNeighbourhood nb = hw::layout_neighbourhood(src, 0, /*edge_chunk=*/2);
-    REQUIRE(nb.num_config_nodes() == 2);
-
-    // A (all unset): no slot set; users: 3 reads {0,1} (its own, same rank) != {1,0}; 4 (its input
-    // unset, same rank) reads its own {1,0}; 5 (other rank) reads node 2's own {1,0}.
-    std::vector<float> f = features(nb, a);
-    CHECK(f[0] == 0.0f);
-    CHECK(f[1] == 0.0f);
-    CHECK(f[2] == doctest::Approx(1.0 / 3));
-    CHECK(f[3] == doctest::Approx(std::log1p(1.0)));
-    CHECK(f[4] == 0.0f);
-    for (int i = 5; i < 10; ++i) CHECK(f[i] == 0.0f);  // node 4: one operand, unset; no users
-
-    // B: input {2,1,0} = node 1's own (no copy), kernel {0,1} != node 0's {1,0}: 1 of 2 slots;
-    // output {0,1} != own; users: 3 agrees, 4 wants {1,0}, 5 reads the own {1,0}: 2 of 3.
-    f = features(nb, b);
-    CHECK(f[0] == 1.0f);
-    CHECK(f[1] == 0.5f);
-    CHECK(f[2] == doctest::Approx(2.0 / 3));
-    CHECK(f[3] == doctest::Approx(std::log1p(2.0)));
-    CHECK(f[4] == 1.0f);
-    // Node 4's input {1,0} against its producer's configured output {0,1}.
-    CHECK(f[5] == 1.0f);
-    CHECK(f[6] == 1.0f);
-    CHECK(f[7] == 0.0f);
-    CHECK(f[9] == 0.0f);
-
-    // C: an input list that fits no operand counts as a mismatching slot.
-    f = features(nb, c);
-    CHECK(f[0] == 1.0f);
-    CHECK(f[1] == 1.0f);
-}
-
-TEST_CASE("layout mismatch features reject a config row of the wrong size and unknown nodes") {
-    MemoryGraphSource src(mismatch_graph({config({})}), CollectionId::parse("layout:xla:default"),
-                          "mismatch");
-    const hw::LayoutNeighbourhood nb = hw::layout_neighbourhood(src, 0);
-    std::vector<float> out(hw::kMismatchFeatures);
-    const std::vector<int8_t> short_row(18, -1), row(36, -1);
-    const std::vector<int32_t> one = {0}, bad = {2};
-    CHECK_THROWS_AS(hw::layout_mismatch_features(nb, short_row, one, out), Error);
-    CHECK_THROWS_WITH_AS(hw::layout_mismatch_features(nb, row, bad, out),
-                         doctest::Contains("outside [0, 2)"), Error);
-}
 
 TEST_CASE(
     "layout byte features give the padding change and the copy bytes of each configured "
@@ -145,10 +84,16 @@ TEST_CASE(
     CHECK(f[7] == doctest::Approx(4096 / u));
     CHECK(f[8] == doctest::Approx((8192 + 4096) / u));
     // Node 4: output and kernel unset; input {1,0} is node 2's own layout (the byte features
-    // compare with the own layout, not with node 2's configured {0,1} as the mismatch flags do).
+    // compare with the own layout, not with node 2's configured {0,1}).
     for (int i = 9; i < 18; ++i) CHECK(f[i] == 0.0f);
 
-    // C: an input list no operand can take gives zeros (the mismatch flags count it).
+    // The neighbourhood gathered two edges at a time gives the same features.
+    const hw::LayoutNeighbourhood nb2 = hw::layout_neighbourhood(src, 0, /*edge_chunk=*/2);
+    std::vector<float> f2(f.size());
+    hw::layout_byte_features(nb2, b, nodes, f2);
+    CHECK(f2 == f);
+
+    // C: an input list no operand can take gives zeros.
     hw::layout_byte_features(nb, c, nodes, f);
     for (float x : f) CHECK(x == 0.0f);
 

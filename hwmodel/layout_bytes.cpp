@@ -1,5 +1,5 @@
-// Layout-mismatch features (docs/model.md#layout-mismatch-features).
-#include "hwmodel/layout_mismatch.h"
+// Layout byte features (docs/model.md#layout-byte-features) and the neighbourhood they read.
+#include "hwmodel/layout_bytes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,10 +16,8 @@ int64_t LayoutNeighbourhood::memory_bytes() const {
     for (const auto& s : shapes)
         b += static_cast<int64_t>(sizeof(hlo::Shape) +
                                   (s.dims.capacity() + s.minor_to_major.capacity()) * 8);
-    b += static_cast<int64_t>((config_of.capacity() + self.capacity() + operands.capacity() +
-                               users.capacity() + user_slot.capacity()) *
-                                  sizeof(int32_t) +
-                              (op_begin.capacity() + user_begin.capacity()) * sizeof(int64_t));
+    b += static_cast<int64_t>((self.capacity() + operands.capacity()) * sizeof(int32_t) +
+                              op_begin.capacity() * sizeof(int64_t));
     return b;
 }
 
@@ -71,28 +69,16 @@ LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i, i
     for (size_t r = 0; r < involved.size(); ++r) {
         nb.shapes.push_back(
             shape_from_features(rows.data() + static_cast<int64_t>(r) * rows.cols()));
-        nb.config_of.push_back(config_index[static_cast<size_t>(involved[r])]);
         if (!nb.shapes.back().is_tuple())
             scale += static_cast<double>(padded_bytes(nb.shapes.back()));
     }
     nb.scale_bytes = std::max(1.0, scale);
     nb.op_begin.push_back(0);
-    nb.user_begin.push_back(0);
     for (int64_t j = 0; j < nc; ++j) {
         const int64_t v = idx.node_config_ids[static_cast<size_t>(j)];
         nb.self.push_back(entry(v));
         for (int64_t p : ops[static_cast<size_t>(j)]) nb.operands.push_back(entry(p));
         nb.op_begin.push_back(static_cast<int64_t>(nb.operands.size()));
-        for (int64_t u : users[static_cast<size_t>(j)]) {
-            nb.users.push_back(entry(u));
-            int32_t slot = -1;
-            if (const int32_t ju = config_index[static_cast<size_t>(u)]; ju >= 0) {
-                const auto& uo = ops[static_cast<size_t>(ju)];
-                slot = static_cast<int32_t>(std::lower_bound(uo.begin(), uo.end(), v) - uo.begin());
-            }
-            nb.user_slot.push_back(slot);
-        }
-        nb.user_begin.push_back(static_cast<int64_t>(nb.users.size()));
     }
     return nb;
 }
@@ -141,96 +127,7 @@ std::vector<const hlo::Shape*> operand_shapes(const LayoutNeighbourhood& nb, int
     return shapes;
 }
 
-// Which layout tensor (1, 2) of configurable node j falls on its operand at `slot`; 0 = none.
-int tensor_at(const LayoutNeighbourhood& nb, int64_t j, const LayoutValues& v, int32_t slot) {
-    const std::array<int, 2> match = match_layout_operands(v, operand_shapes(nb, j));
-    for (int t = 1; t <= 2; ++t)
-        if (match[static_cast<size_t>(t - 1)] == slot) return t;
-    return 0;
-}
-
 }  // namespace
-
-void layout_mismatch_features(const LayoutNeighbourhood& nb, std::span<const int8_t> values,
-                              std::span<const int32_t> nodes, std::span<float> out) {
-    const int64_t nc = nb.num_config_nodes();
-    SEGRANK_CHECK(static_cast<int64_t>(values.size()) == nc * 18 &&
-                      out.size() == nodes.size() * static_cast<size_t>(kMismatchFeatures),
-                  "layout_mismatch_features: ", values.size(), " values for nc = ", nc, ", ",
-                  out.size(), " outputs for ", nodes.size(), " nodes");
-    for (size_t r = 0; r < nodes.size(); ++r) {
-        const int64_t j = nodes[r];
-        SEGRANK_CHECK(j >= 0 && j < nc, "layout_mismatch_features: node ", j, " outside [0, ", nc,
-                      ")");
-        const LayoutValues v = values_of(values, j);
-        const hlo::Shape& self = nb.shapes[static_cast<size_t>(nb.self[static_cast<size_t>(j)])];
-        const std::vector<int64_t> own = effective_minor_to_major(self);
-        const Configured oc = configured(self, v, 0);
-        const bool out_valid = !oc.set || oc.valid;
-        const std::vector<int64_t>& out_m2m = oc.set && oc.valid ? oc.m2m : own;
-
-        // Operand slots.
-        const int64_t ob = nb.op_begin[static_cast<size_t>(j)];
-        const std::vector<const hlo::Shape*> op_shapes = operand_shapes(nb, j);
-        const std::array<int, 2> match = match_layout_operands(v, op_shapes);
-        int set_slots = 0, bad_slots = 0;
-        for (int t = 1; t <= 2; ++t) {
-            const int i = match[static_cast<size_t>(t - 1)];
-            if (i < 0) continue;
-            const int32_t p = nb.operands[static_cast<size_t>(ob + i)];
-            const hlo::Shape& ps = nb.shapes[static_cast<size_t>(p)];
-            const Configured want = configured(ps, v, t);
-            if (!want.set) continue;
-            ++set_slots;
-            if (!want.valid) {
-                ++bad_slots;
-                continue;
-            }
-            std::vector<int64_t> given = effective_minor_to_major(ps);
-            if (const int32_t jp = nb.config_of[static_cast<size_t>(p)]; jp >= 0) {
-                const Configured pc = configured(ps, values_of(values, jp), 0);
-                if (pc.set && pc.valid) given = pc.m2m;
-            }
-            if (given != want.m2m) ++bad_slots;
-        }
-
-        // Users.
-        int users = 0, bad_users = 0;
-        if (!self.is_tuple()) {
-            const int64_t ub = nb.user_begin[static_cast<size_t>(j)],
-                          ue = nb.user_begin[static_cast<size_t>(j + 1)];
-            for (int64_t e = ub; e < ue; ++e) {
-                const int32_t u = nb.users[static_cast<size_t>(e)];
-                const hlo::Shape& us = nb.shapes[static_cast<size_t>(u)];
-                ++users;
-                bool decided = false, differs = false;
-                if (const int32_t ju = nb.config_of[static_cast<size_t>(u)];
-                    ju >= 0 && nb.user_slot[static_cast<size_t>(e)] >= 0) {
-                    const LayoutValues uv = values_of(values, ju);
-                    if (const int t = tensor_at(nb, ju, uv, nb.user_slot[static_cast<size_t>(e)])) {
-                        const Configured want = configured(self, uv, t);
-                        if (want.set) {
-                            decided = true;
-                            differs = !want.valid || !out_valid || want.m2m != out_m2m;
-                        }
-                    }
-                }
-                if (!decided) {
-                    const bool same_rank = !us.is_tuple() && us.dims.size() == self.dims.size();
-                    differs =
-                        !out_valid || (same_rank ? effective_minor_to_major(us) : own) != out_m2m;
-                }
-                if (differs) ++bad_users;
-            }
-        }
-        float* o = out.data() + r * static_cast<size_t>(kMismatchFeatures);
-        o[0] = static_cast<float>(bad_slots);
-        o[1] = set_slots ? static_cast<float>(bad_slots) / static_cast<float>(set_slots) : 0.0f;
-        o[2] = users ? static_cast<float>(bad_users) / static_cast<float>(users) : 0.0f;
-        o[3] = std::log1p(static_cast<float>(bad_users));
-        o[4] = !self.is_tuple() && (!out_valid || out_m2m != own) ? 1.0f : 0.0f;
-    }
-}
 
 void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t> values,
                           std::span<const int32_t> nodes, std::span<float> out) {

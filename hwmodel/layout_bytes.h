@@ -1,0 +1,59 @@
+// Layout byte features of a layout configuration at its configurable nodes
+// (docs/model.md#layout-byte-features): per configurable node and config, the padded bytes of the
+// configured output / input / kernel layouts against the tensors' own layouts. Operand slots are
+// matched by rank as in the timing model (match_layout_operands,
+// docs/hwmodel.md#operand-order-is-not-stored).
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "data/graph_source.h"
+#include "data/hlo/module.h"
+
+namespace segrank::hw {
+
+/// What the features of one graph need, gathered once: the shapes (with their own layouts) of
+/// every configurable node, its operands and its users (the users count only in scale_bytes).
+/// Node lists are in ascending node id (the order match_layout_operands breaks ties in).
+struct LayoutNeighbourhood {
+    std::vector<hlo::Shape> shapes;  ///< [u] involved nodes, ascending node id
+    std::vector<int32_t> self;       ///< [nc] entry of each configurable node in `shapes`
+    std::vector<int64_t> op_begin;   ///< [nc + 1] offsets into `operands`
+    std::vector<int32_t> operands;   ///< entries in `shapes`, per node ascending, distinct
+    /// Sum of padded_bytes of every involved array shape under its own layout (at least 1): the
+    /// per-graph unit of layout_byte_features.
+    double scale_bytes = 1.0;
+
+    int64_t num_config_nodes() const { return static_cast<int64_t>(self.size()); }
+    /// Heap bytes held (approximate for the shapes).
+    int64_t memory_bytes() const;
+};
+
+/// Gathers the neighbourhood of graph i of `source` (a layout source): node_config_ids from
+/// load_structure_index, edges read `edge_chunk` rows at a time (an edge (u, v) makes v an operand
+/// of u), then the raw node_feat rows of the nodes involved, turned into shapes by
+/// shape_from_features. Memory O(edge_chunk + involved nodes). Throws segrank::Error naming the
+/// source for an edge id outside [0, n) or a read failure.
+LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i,
+                                         int64_t edge_chunk = int64_t{1} << 20);
+
+/// Byte features per (config, configurable node) (docs/model.md#layout-byte-features): for each
+/// layout tensor t = output, input (operand slot 1), kernel (operand slot 2), in this order, three
+/// numbers:
+///   3t + 0  log2(padded bytes under the configured layout / padded bytes under the tensor's own);
+///   3t + 1  (padded bytes configured - own) / nb.scale_bytes;
+///   3t + 2  (own + configured padded bytes) / nb.scale_bytes when the configured layout differs
+///           from the tensor's own (the copy the timing model charges), else 0.
+/// The tensor of t = 0 is the node's output, of t = 1, 2 the operand matched by rank
+/// (match_layout_operands), under that operand's own layout (node_feat, as the timing model charges
+/// copies against the module's layouts, docs/hwmodel.md#modules-under-a-layout-config). An unset,
+/// unmatched or inapplicable tensor (a listed dim out of range or repeated) and tuple shapes give
+/// 0 0 0. `values` is one config's node_config_feat row [nc, 18] (-1..5), `out`
+/// [nodes.size(), kLayoutByteFeatures] for configurable nodes `nodes` (indices 0..nc-1). Throws
+/// segrank::Error on size mismatches or an index out of range.
+inline constexpr int64_t kLayoutByteFeatures = 9;
+void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t> values,
+                          std::span<const int32_t> nodes, std::span<float> out);
+
+}  // namespace segrank::hw
