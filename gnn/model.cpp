@@ -3,12 +3,11 @@
 // [cfg, 24]); config_mismatch.weight [cfg, 9] (layout with layout_bytes; the name is historical);
 // input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
 // (SageConv); head1.weight/bias [H, W (+ config_dim if late)], W = 2H (readout mean_max) or H
-// (mean), head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only);
-// layout_embed.table|weight|size_weight (layout with layout_embedding); xattn<l>.w_q|w_k|w_v [d,
-// H], xattn<l>.w_o [H, d] (config_attention); config_cost.weight [cfg, 14] (tile with
+// (mean), head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only); xattn<l>.w_q|w_k|w_v
+// [d, H], xattn<l>.w_o [H, d] (config_attention); config_cost.weight [cfg, 14] (tile with
 // tile_cost_features). The option parameters are declared last (prior.weight,
-// config_mismatch.weight, layout_embed.*, xattn<l>.*, config_cost.weight), so with the options
-// off the other parameters initialize exactly as without them.
+// config_mismatch.weight, xattn<l>.*, config_cost.weight), so with the options off the other
+// parameters initialize exactly as without them.
 #include "gnn/model.h"
 
 #include <cstring>
@@ -47,8 +46,6 @@ void ModelConfig::validate() const {
     SEGRANK_CHECK(layers >= 0, "model.layers = ", layers, ": expected >= 0");
     SEGRANK_CHECK(opcode_dim >= 1, "model.opcode_dim = ", opcode_dim, ": expected >= 1");
     SEGRANK_CHECK(config_dim >= 1, "model.config_dim = ", config_dim, ": expected >= 1");
-    SEGRANK_CHECK(layout_embedding >= 0, "model.layout_embedding = ", layout_embedding,
-                  ": expected 0 (off) or an embedding width >= 1");
     SEGRANK_CHECK(!config_attention || config_attention_dim >= 1,
                   "model.config_attention_dim = ", config_attention_dim, ": expected >= 1");
     SEGRANK_CHECK(dropout >= 0.0f && dropout < 1.0f, "model.dropout = ", dropout,
@@ -79,8 +76,6 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
     if (cfg_.layout_feature_width() > 0)
         layout_feat_ = Linear::create(params_, "config_mismatch", cfg_.layout_feature_width(),
                                       cfg_.config_dim, /*with_bias=*/false);
-    if (embed())  // declared last: the other parameters initialize as without it
-        layout_embed_ = LayoutEmbedding::create(params_, "layout_embed", cfg_.layout_embedding, h);
     if (attn())  // declared last: the other parameters initialize as without it
         for (int64_t l = 0; l < cfg_.layers; ++l)
             xattn_.push_back(

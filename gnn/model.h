@@ -26,7 +26,6 @@
 #include "gnn/core/task.h"
 #include "gnn/layers/config_attention.h"
 #include "gnn/layers/config_encoder.h"
-#include "gnn/layers/layout_embedding.h"
 #include "gnn/layers/linear.h"
 #include "gnn/layers/mlp.h"
 #include "gnn/layers/op_embedding.h"
@@ -97,10 +96,6 @@ struct ModelConfig {
     int64_t layout_feature_width() const {
         return task == Task::kLayout && layout_bytes ? kLayoutByteFeatures : 0;
     }
-    /// `model.layout_embedding` (layout only; docs/model.md#layout-embedding): the width d of the
-    /// per-value layout embedding, 0 = off. The SegmentInput then carries node_layout and
-    /// node_dims.
-    int64_t layout_embedding = 0;
     /// `model.norm` (docs/model.md#graph-instance-normalization).
     Norm norm = Norm::kLayer;
     /// `model.readout` (docs/model.md#readout-and-head).
@@ -136,11 +131,6 @@ struct SegmentInput {
     /// layout with ModelConfig::layout_bytes: [K, nc_s, M], M = ModelConfig::layout_feature_width()
     /// (the byte features; else empty)
     std::span<const float> layout_features;
-    /// layout with ModelConfig::layout_embedding: [n, 6] each node's own minor_to_major for its
-    /// real dims, -1 past its rank (layout_embedding_row); else empty
-    std::span<const int8_t> node_layout;
-    /// layout with ModelConfig::layout_embedding: [n, 6] each node's dim sizes, 0 past its rank
-    std::span<const float> node_dims;
     ConstMatrixView tile_config;  ///< tile: [K, 24] raw config_feat
     /// tile with ModelConfig::tile_cost_features: [K, kTileCostFeatures] (else empty)
     ConstMatrixView tile_cost;
@@ -160,14 +150,13 @@ struct DependencePlan {
 /// The config-independent state of one segment (docs/model.md#config-independence), computed once
 /// by Model::encode_base and reused by inference encodes of any K: the dependence plan, the input
 /// layer's config-independent part P = W_feat x + W_op e + b [n, H] and the base rows of every
-/// layer, with model.layout_embedding the own-layout term T_own [n, H] and with model.norm =
+/// layer, and with model.norm =
 /// graph_instance the per-layer statistics of the base rows (docs/gst.md#inference-cache). Encodes
 /// that read it give bit for bit the readout of encodes that compute it (the same kernels on the
 /// same rows). Valid only for the segment and parameters it was computed from.
 struct EncodeBase {
     DependencePlan plan;
     Tensor input_p;            ///< [n, H] P of every node
-    Tensor own_layout;         ///< [n, H] T_own of every node (layout_embedding; else empty)
     std::vector<Tensor> base;  ///< [L+1] [n, H] base rows of layer l (empty when it has none)
     /// graph_instance with statistics over the base rows: [L] mean and rstd [H] of SAGE layer
     /// l = 1..L (index l - 1), taken over its n base rows; else empty
@@ -190,11 +179,7 @@ struct EncodeSaved {
         cfg_values;  ///< [rows, 18] values of the configurable dep rows, in row order
     std::vector<int64_t>
         cfg_rows;  ///< dep rows (of x_cfg) that are configurable; the others hold the zero code
-    Tensor cfg_features;  ///< [rows, M] layout feature rows of those rows (layout_bytes)
-    /// layout_embedding: inputs of every node's own row ([n, 18] / [n, 7]) and of the configurable
-    /// dep rows (cfg_rows order, [rows, 18] / [rows, 7])
-    std::vector<int8_t> emb_own_idx, emb_cfg_idx;
-    std::vector<float> emb_own_sizes, emb_cfg_sizes;
+    Tensor cfg_features;            ///< [rows, M] layout feature rows of those rows (layout_bytes)
     Tensor tile_code;               ///< [K, config_dim] (tile early join)
     std::vector<Tensor> base, dep;  ///< per layer 0..L: [n, H] (empty if unused), [m_l * K, H]
     std::vector<SageConv::Saved> base_conv, dep_conv;  ///< per SAGE layer 1..L (index l-1)
@@ -261,14 +246,13 @@ public:
     /// dense encode when !dedupes(in). Throws segrank::Error on invalid input, as encode.
     Tensor encode_dedupe(const SegmentInput& in, const EncodeBase* cached = nullptr,
                          DedupeStats* stats = nullptr);
-    /// The config-independent state of segment `in` (its plan, P, T_own and base rows, and the
+    /// The config-independent state of segment `in` (its plan, P and base rows, and the
     /// graph instance statistics; K and the config values of `in` are not read beyond validation),
     /// for encodes of any configs of the same segment. Memory: at most encode_base_bytes(n).
     /// Throws segrank::Error on invalid input.
     EncodeBase encode_base(const SegmentInput& in) const;
-    /// Upper bound of EncodeBase::memory_bytes() for a segment of n nodes: (L + 2, + 1 with
-    /// model.layout_embedding) x n x H floats, 2 L H floats of graph instance statistics and the
-    /// plan's (L + 1) x 2n ids.
+    /// Upper bound of EncodeBase::memory_bytes() for a segment of n nodes: (L + 2) x n x H floats,
+    /// 2 L H floats of graph instance statistics and the plan's (L + 1) x 2n ids.
     int64_t encode_base_bytes(int64_t n) const;
     /// Accumulates parameter gradients from dreadout [K, W]. Consumes `saved`: each layer's
     /// activations are freed as soon as the backward has passed them (peak memory); a second call
@@ -299,14 +283,8 @@ private:
     void input_forward(const SegmentInput& in, const DependencePlan& plan, EncodeSaved& st) const;
     // P = W_feat x + W_op e + b [n, H]; the opcode embedding goes to emb [n, opcode_dim].
     Tensor input_projection(const SegmentInput& in, Tensor& emb) const;
-    // The layout embedding of every node's own layout, T_own [n, H] (layout_embedding only); its
-    // inputs go to idx [n, 18] and sizes [n, 7] (layout_embedding_row). Throws segrank::Error
-    // when node_layout / node_dims are not [n, 6].
-    Tensor own_layout_term(const SegmentInput& in, std::vector<int8_t>& idx,
-                           std::vector<float>& sizes) const;
-    // Layer-0 base rows act(P + T_own + W_cfg c0) into base0 (t_own empty without the layout
-    // embedding), with their pre-activations pre_base.
-    void input_base(const Tensor& p, const Tensor& t_own, Tensor& pre_base, Tensor& base0) const;
+    // Layer-0 base rows act(P + W_cfg c0) into base0, with their pre-activations pre_base.
+    void input_base(const Tensor& p, Tensor& pre_base, Tensor& base0) const;
     // Base rows of SAGE layer l [n, H] from prev [n, H] (the layer-l-1 base rows). With graph
     // instance normalization their statistics [H] go to mu / rstd (untouched otherwise).
     // With config_attention the layer's attention on base rows follows (its state to xsaved).
@@ -351,10 +329,8 @@ private:
     std::vector<SageConv> convs_;
     MlpHead head_;
     ParamId prior_w_ = -1;                ///< prior.weight [1, 1] (hwmodel_prior only)
-    LayoutEmbedding layout_embed_;        ///< "layout_embed.*" (layout_embedding > 0 only)
     std::vector<ConfigAttention> xattn_;  ///< "xattn<l>.*" per SAGE layer (config_attention only)
     bool attn() const { return cfg_.config_attention; }
-    bool embed() const { return cfg_.task == Task::kLayout && cfg_.layout_embedding > 0; }
     bool tile_cost() const { return cfg_.task == Task::kTile && cfg_.tile_cost_features; }
     // code [K, config_dim] += W_tc x_cost (tile_cost_features; a no-op otherwise). Throws
     // segrank::Error when cost is not [K, kTileCostFeatures].

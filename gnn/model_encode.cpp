@@ -301,7 +301,7 @@ struct BaseSubset {
 }  // namespace
 
 int64_t EncodeBase::memory_bytes() const {
-    int64_t b = (input_p.size() + own_layout.size()) * static_cast<int64_t>(sizeof(float));
+    int64_t b = input_p.size() * static_cast<int64_t>(sizeof(float));
     for (const auto& v : norm_mu) b += static_cast<int64_t>(v.size() * sizeof(float));
     for (const auto& v : norm_rstd) b += static_cast<int64_t>(v.size() * sizeof(float));
     for (const Tensor& t : base) b += t.size() * static_cast<int64_t>(sizeof(float));
@@ -312,7 +312,7 @@ int64_t EncodeBase::memory_bytes() const {
 
 int64_t Model::encode_base_bytes(int64_t n) const {
     const int64_t h = cfg_.hidden, levels = cfg_.layers + 1;
-    const int64_t tensors = levels + 1 + (embed() ? 1 : 0);
+    const int64_t tensors = levels + 1;
     return (tensors * n * h + (instance_base() ? 2 * cfg_.layers * h : 0)) *
                static_cast<int64_t>(sizeof(float)) +
            levels * 2 * n * static_cast<int64_t>(sizeof(int32_t));
@@ -358,12 +358,9 @@ EncodeBase Model::encode_base(const SegmentInput& in) const {
     EncodeBase b;
     b.plan = plan(in);
     Tensor emb, pre_base;
-    std::vector<int8_t> emb_idx;
-    std::vector<float> emb_sizes;
     b.input_p = input_projection(in, emb);
-    if (embed()) b.own_layout = own_layout_term(in, emb_idx, emb_sizes);
     b.base.resize(static_cast<size_t>(cfg_.layers + 1));
-    if (need_base(b.plan, 0)) input_base(b.input_p, b.own_layout, pre_base, b.base[0]);
+    if (need_base(b.plan, 0)) input_base(b.input_p, pre_base, b.base[0]);
     if (instance_base()) {
         b.norm_mu.resize(static_cast<size_t>(cfg_.layers));
         b.norm_rstd.resize(static_cast<size_t>(cfg_.layers));

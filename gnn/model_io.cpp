@@ -32,32 +32,10 @@ Tensor Model::input_projection(const SegmentInput& in, Tensor& emb) const {
     return p;
 }
 
-Tensor Model::own_layout_term(const SegmentInput& in, std::vector<int8_t>& idx,
-                              std::vector<float>& sizes) const {
-    const int64_t n = in.num_nodes();
-    SEGRANK_CHECK(static_cast<int64_t>(in.node_layout.size()) == n * kLayoutRankMax &&
-                      static_cast<int64_t>(in.node_dims.size()) == n * kLayoutRankMax,
-                  "segment input: model.layout_embedding is on but node_layout / node_dims "
-                  "have ",
-                  in.node_layout.size(), " / ", in.node_dims.size(),
-                  " values, expected n x 6 = ", n, " x 6");
-    idx.resize(static_cast<size_t>(n * kLayoutEmbedPositions));
-    sizes.resize(static_cast<size_t>(n * kLayoutEmbedSizes));
-    for (int64_t v = 0; v < n; ++v)
-        layout_embedding_row(
-            in.node_layout.data() + v * kLayoutRankMax, in.node_dims.data() + v * kLayoutRankMax,
-            nullptr, idx.data() + v * kLayoutEmbedPositions, sizes.data() + v * kLayoutEmbedSizes);
-    Tensor t(n, cfg_.hidden);
-    layout_embed_.forward(params_, t.view(), idx, sizes);
-    return t;
-}
-
-void Model::input_base(const Tensor& p, const Tensor& t_own, Tensor& pre_base,
-                       Tensor& base0) const {
+void Model::input_base(const Tensor& p, Tensor& pre_base, Tensor& base0) const {
     const int64_t n = p.rows(), h = cfg_.hidden, f = cfg_.feat_dim, od = cfg_.opcode_dim,
                   cd = cfg_.config_dim;
     pre_base = p.clone();
-    if (t_own.size() > 0) add_inplace(pre_base.view(), t_own.cview());
     if (early()) {  // base rows see the zero one-hot: x_cfg = config bias (layout only reaches
                     // here)
         ConstMatrixView w = params_.value(w_in_);
@@ -79,30 +57,16 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
     const std::vector<int32_t>& nodes = plan.nodes[0];
     const int64_t m = static_cast<int64_t>(nodes.size());
     ConstMatrixView w = params_.value(w_in_);
-    Tensor p_local, t_local;  // P and T_own, unless read from st.cached
+    Tensor p_local;  // P, unless read from st.cached
     if (st.cached) {
         SEGRANK_CHECK(st.cached->input_p.rows() == n && st.cached->input_p.cols() == h,
                       "Model::encode: cached P is [", st.cached->input_p.rows(), ", ",
                       st.cached->input_p.cols(), "], expected [", n, ", ", h, "]");
-        SEGRANK_CHECK(
-            !embed() || (st.cached->own_layout.rows() == n && st.cached->own_layout.cols() == h),
-            "Model::encode: cached own-layout term is [", st.cached->own_layout.rows(), ", ",
-            st.cached->own_layout.cols(), "], expected [", n, ", ", h, "]");
     } else {
         p_local = input_projection(in, st.emb);
-        if (embed()) t_local = own_layout_term(in, st.emb_own_idx, st.emb_own_sizes);
-        if (need_base(plan, 0)) input_base(p_local, t_local, st.pre_base, st.base[0]);
+        if (need_base(plan, 0)) input_base(p_local, st.pre_base, st.base[0]);
     }
     const Tensor& p = st.cached ? st.cached->input_p : p_local;
-    // The layout embedding of every node's own layout, T_own [n, H] (own_layout_term): in the base
-    // rows (input_base) and in the dep rows of nodes that are not configurable (configurable dep
-    // rows get their config's).
-    const Tensor& t_own = st.cached ? st.cached->own_layout : t_local;
-    std::vector<char> configurable;
-    if (embed()) {
-        configurable.assign(static_cast<size_t>(n), 0);
-        for (int32_t v : in.config_node_local) configurable[static_cast<size_t>(v)] = 1;
-    }
     st.pre_dep = Tensor(m * k, h);
     if (m > 0) {
         if (cfg_.task == Task::kTile) {
@@ -163,35 +127,12 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
                             codes.data() + static_cast<int64_t>(t) * cd,
                             sizeof(float) * static_cast<size_t>(cd));
             linear_forward(st.pre_dep.view(), st.x_cfg.cview(), cols_of(w, f + od, cd), nullptr);
-            if (embed() && rows > 0) {  // configurable dep rows: the embedding of their config
-                st.emb_cfg_idx.resize(static_cast<size_t>(rows * kLayoutEmbedPositions));
-                st.emb_cfg_sizes.resize(static_cast<size_t>(rows * kLayoutEmbedSizes));
-                for (int64_t t = 0; t < rows; ++t) {
-                    const int64_t v = nodes[st.cfg_rows[t] / k];
-                    layout_embedding_row(in.node_layout.data() + v * kLayoutRankMax,
-                                         in.node_dims.data() + v * kLayoutRankMax,
-                                         st.cfg_values.data() + t * kLayoutSlots,
-                                         st.emb_cfg_idx.data() + t * kLayoutEmbedPositions,
-                                         st.emb_cfg_sizes.data() + t * kLayoutEmbedSizes);
-                }
-                Tensor t_cfg(rows, h);
-                layout_embed_.forward(params_, t_cfg.view(), st.emb_cfg_idx, st.emb_cfg_sizes);
-                for (int64_t t = 0; t < rows; ++t) {
-                    float* row = st.pre_dep.data() + st.cfg_rows[t] * h;
-                    for (int64_t c = 0; c < h; ++c) row[c] += t_cfg.at(t, c);
-                }
-            }
         }
         for (int64_t i = 0; i < m; ++i) {
             const float* pv = p.data() + nodes[i] * h;
-            const float* tv = embed() && !configurable[static_cast<size_t>(nodes[i])]
-                                  ? t_own.data() + nodes[i] * h
-                                  : nullptr;
             for (int64_t kk = 0; kk < k; ++kk) {
                 float* row = st.pre_dep.data() + (i * k + kk) * h;
                 for (int64_t c = 0; c < h; ++c) row[c] += pv[c];
-                if (tv)
-                    for (int64_t c = 0; c < h; ++c) row[c] += tv[c];
             }
         }
     }
@@ -210,17 +151,8 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
     Tensor dp(n, h);
     Tensor dpre_dep(m * k, h);
     if (m > 0) activation_backward(dpre_dep.view(), ddep, st.pre_dep.cview(), cfg_.activation);
-    // d T_own: the base rows' gradient plus the dep rows of nodes that are not configurable.
-    Tensor dt_own;
-    std::vector<char> configurable;
-    if (embed()) {
-        dt_own = Tensor(n, h);
-        configurable.assign(static_cast<size_t>(n), 0);
-        for (int32_t v : in.config_node_local) configurable[static_cast<size_t>(v)] = 1;
-    }
     if (need_base(st.plan, 0)) {
         activation_backward(dp.view(), dbase, st.pre_base.cview(), cfg_.activation);
-        if (embed()) add_inplace(dt_own.view(), dp.cview());
         if (early()) {  // pre_base += W_cfg c0: c0 is the layout config bias
             std::vector<float> s(static_cast<size_t>(h), 0.0f);
             for (int64_t v = 0; v < n; ++v)
@@ -237,14 +169,9 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
     if (m > 0) {
         for (int64_t i = 0; i < m; ++i) {
             float* d = dp.data() + nodes[i] * h;
-            float* dt = embed() && !configurable[static_cast<size_t>(nodes[i])]
-                            ? dt_own.data() + nodes[i] * h
-                            : nullptr;
             for (int64_t kk = 0; kk < k; ++kk) {
                 const float* g = dpre_dep.data() + (i * k + kk) * h;
                 for (int64_t c = 0; c < h; ++c) d[c] += g[c];
-                if (dt)
-                    for (int64_t c = 0; c < h; ++c) dt[c] += g[c];
             }
         }
         if (cfg_.task == Task::kTile && early()) {
@@ -275,17 +202,8 @@ void Model::input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMa
             if (cfg_.layout_feature_width() > 0 && dcodes.rows() > 0)
                 layout_feat_.backward(params_, MatrixView{}, dcodes.cview(),
                                       st.cfg_features.cview());
-            if (embed() && !st.cfg_rows.empty()) {
-                const auto rows = static_cast<int64_t>(st.cfg_rows.size());
-                Tensor dt_cfg = Tensor::uninit(rows, h);
-                for (int64_t t = 0; t < rows; ++t)
-                    std::memcpy(dt_cfg.data() + t * h, dpre_dep.data() + st.cfg_rows[t] * h,
-                                sizeof(float) * static_cast<size_t>(h));
-                layout_embed_.backward(params_, st.emb_cfg_idx, st.emb_cfg_sizes, dt_cfg.cview());
-            }
         }
     }
-    if (embed()) layout_embed_.backward(params_, st.emb_own_idx, st.emb_own_sizes, dt_own.cview());
     Tensor demb(n, od);
     linear_backward(MatrixView{}, cols_of(dw, 0, f), params_.grad(b_in_).data, dp.cview(),
                     in.node_feat, cols_of(w, 0, f));

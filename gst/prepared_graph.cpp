@@ -9,7 +9,6 @@
 
 #include "data/loop_depth.h"
 #include "gnn/core/check.h"
-#include "hwmodel/from_graph.h"
 #include "hwmodel/graph_estimates.h"
 #include "hwmodel/hardware.h"
 #include "hwmodel/tile_cost_features.h"
@@ -21,8 +20,7 @@ namespace segrank {
 int64_t BuiltSegment::memory_bytes() const {
     return (segment ? segment->memory_bytes() : 0) +
            static_cast<int64_t>(opcode.capacity() * sizeof(int32_t)) +
-           node_feat.size() * static_cast<int64_t>(sizeof(float)) +
-           static_cast<int64_t>(node_layout.capacity() + node_dims.capacity() * sizeof(float));
+           node_feat.size() * static_cast<int64_t>(sizeof(float));
 }
 
 int64_t PreparedGraph::memory_bytes() const {
@@ -254,7 +252,6 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     pg->name = entry.name;
     pg->collection = entry.collection;
     pg->task = entry.collection.task;
-    pg->layout_shapes = pg->task == Task::kLayout && model.config().layout_embedding > 0;
     if (options.stream && entry.source->partial_reads()) {
         pg->source = entry.source;
         pg->source_index = entry.index;
@@ -551,27 +548,6 @@ void build_segment(const PreparedGraph& g, int64_t s, BuiltSegment& out) {
         }
         out.node_feat = std::move(wide);
     }
-    out.node_layout.clear();
-    out.node_dims.clear();
-    if (g.layout_shapes) {
-        const int64_t n = raw.rows();
-        out.node_layout.assign(static_cast<size_t>(n * kLayoutRankMax), -1);
-        out.node_dims.assign(static_cast<size_t>(n * kLayoutRankMax), 0.0f);
-        for (int64_t v = 0; v < n; ++v) {
-            const hlo::Shape sh = hw::shape_from_features(raw.data() + v * raw.cols());
-            const auto rank = std::min<size_t>(sh.dims.size(), kLayoutRankMax);
-            for (size_t i = 0; i < rank; ++i) {
-                // no (valid) layout: descending, XLA's default
-                // (docs/hwmodel.md#tiled-layouts-and-padding)
-                const int64_t d =
-                    sh.has_layout ? sh.minor_to_major[i] : static_cast<int64_t>(rank - 1 - i);
-                out.node_layout[static_cast<size_t>(v * kLayoutRankMax) + i] =
-                    static_cast<int8_t>(d);
-                out.node_dims[static_cast<size_t>(v * kLayoutRankMax) + i] =
-                    static_cast<float>(sh.dims[i]);
-            }
-        }
-    }
 }
 
 const BuiltSegment& built_segment(const PreparedGraph& g, int64_t s, BuiltSegment& scratch) {
@@ -631,10 +607,6 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
                     {buf.layout_features.data() + c * ncs * bf, static_cast<size_t>(ncs * bf)});
             }
             in.layout_features = buf.layout_features;
-        }
-        if (g.layout_shapes) {
-            in.node_layout = built.node_layout;
-            in.node_dims = built.node_dims;
         }
     } else {
         buf.tile_config = tile_rows(g, batch, configs);

@@ -64,11 +64,6 @@ struct BuiltSegment {
     Tensor node_feat;                ///< [n_s, F'] normalized node features in local order (then
                                      ///< the loop depth with model.loop_depth, then the two trip
                                      ///< columns with model.trip_counts)
-    /// With PreparedGraph::layout_shapes: [n_s, 6] each node's own minor_to_major, -1 past its
-    /// rank, and [n_s, 6] its dim sizes, 0 past the rank (shape_from_features of the raw row;
-    /// SegmentInput::node_layout / node_dims). Empty otherwise.
-    std::vector<int8_t> node_layout;
-    std::vector<float> node_dims;
 
     /// Heap bytes held.
     int64_t memory_bytes() const;
@@ -112,9 +107,6 @@ struct PreparedGraph {
     /// while preparing (docs/model.md#layout-byte-features); null otherwise. make_segment_input
     /// then computes the 9 byte features of every (config, configurable node).
     std::shared_ptr<const hw::LayoutNeighbourhood> layout_neighbourhood;
-    /// With model.layout_embedding (layout): built segments carry each node's own layout and dims
-    /// (BuiltSegment::node_layout, docs/model.md#layout-embedding).
-    bool layout_shapes = false;
     /// With model.loop_depth (layout): [num_nodes] each node's while-loop depth (after
     /// prune_hops; while_loop_depth of the whole graph), appended to its normalized features as
     /// the last column (docs/model.md#loop-depth). Empty otherwise.

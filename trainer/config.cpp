@@ -122,6 +122,7 @@ constexpr std::string_view kRemovedOption =
 constexpr RetiredKey kRetiredKeys[] = {
     {"hwmodel.noise_sigma", "the label noise of synthetic data is `segrank synth --noise`"},
     {"model.layout_mismatch", kRemovedOption, "false"},
+    {"model.layout_embedding", kRemovedOption, "0"},
 };
 
 /// A TOML scalar as TOML writes it (strings quoted), for comparison with RetiredKey::off.

@@ -97,8 +97,6 @@ struct ModelSection {
     Norm norm = Norm::kLayer;
     /// readout pooling per config: mean_max | mean (docs/model.md#readout-and-head)
     Readout readout = Readout::kMeanMax;
-    /// layout embedding width d, 0 = off (docs/model.md#layout-embedding)
-    int layout_embedding = 0;
     /// attention over each node's K config rows after every SAGE layer
     /// (docs/model.md#cross-config-attention)
     bool config_attention = false;

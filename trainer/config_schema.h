@@ -46,7 +46,7 @@ inline Check nonempty() { return Check{.nonempty = true}; }
 /// loader naming the key instead of running out of memory or for hours.
 inline constexpr double kMaxHidden = 4096;
 inline constexpr double kMaxLayers = 64;
-/// Bound of model.opcode_dim, config_dim, layout_embedding and config_attention_dim.
+/// Bound of model.opcode_dim, config_dim and config_attention_dim.
 inline constexpr double kMaxEmbeddingDim = 1024;
 
 /// The schema: visits every key in file order. V provides
@@ -122,10 +122,6 @@ void visit_schema(V& v, C& c) {
     v.field("readout", c.model.readout,
             "pooling of each segment's last-layer rows per config: mean_max ([mean, max], 2H "
             "columns) | mean (the mean alone, H columns; docs/model.md#readout-and-head)");
-    v.field("layout_embedding", c.model.layout_embedding,
-            "layout only: width of the per-value embedding of the node's layout and the configured "
-            "layouts, 0 = off (docs/model.md#layout-embedding)",
-            in(0, kMaxEmbeddingDim));
     v.field(
         "config_attention", c.model.config_attention,
         "after each SAGE layer, each node's K config rows attend to each other; a config's "

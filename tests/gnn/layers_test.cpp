@@ -10,7 +10,6 @@
 
 #include "gnn/layers/config_attention.h"
 #include "gnn/layers/config_encoder.h"
-#include "gnn/layers/layout_embedding.h"
 #include "gnn/layers/linear.h"
 #include "gnn/layers/mlp.h"
 #include "gnn/layers/op_embedding.h"
@@ -620,68 +619,4 @@ TEST_CASE(
     CHECK_THROWS_WITH_AS(
         dep_spmm_adjoint(dy.view(), prev_nodes, nullptr, {}, bad.cview(), short_pos),
         doctest::Contains("dep node 4"), Error);
-}
-
-TEST_CASE(
-    "layout embedding rows tell padding from dimension 0 by the rank and the configured output "
-    "replaces the own layout") {
-    // Rank 2, own layout {1, 0}: the published files pad f134-139 with 0, here -1 past the rank.
-    const int8_t own[6] = {1, 0, -1, -1, -1, -1};
-    const float dims[6] = {3, 200, 0, 0, 0, 0};
-    int8_t idx[18];
-    float sz[7];
-    layout_embedding_row(own, dims, nullptr, idx, sz);
-    CHECK(idx[0] == 2 + 1);
-    CHECK(idx[1] == 2 + 0);                              // dimension 0 ...
-    CHECK(idx[2] == 0);                                  // ... is not the padding past the rank
-    for (int i = 6; i < 18; ++i) CHECK(idx[i] == 8);     // no configured input / kernel
-    CHECK(sz[0] == doctest::Approx(std::log1p(200.0)));  // the dim at minor_to_major[0]
-    CHECK(sz[1] == doctest::Approx(std::log1p(3.0)));
-    CHECK(sz[2] == 0.0f);
-    // 200 lanes pad to 256, 3 rows to 8.
-    CHECK(sz[6] == doctest::Approx(std::log(256.0 / 200.0) + std::log(8.0 / 3.0)));
-    int8_t cfg[18];
-    std::fill(cfg, cfg + 18, int8_t{-1});
-    cfg[6] = 0;  // input {0, ...} set, output unset: the output keeps the own layout
-    int8_t idx2[18];
-    float sz2[7];
-    layout_embedding_row(own, dims, cfg, idx2, sz2);
-    CHECK(std::equal(idx, idx + 6, idx2));
-    CHECK(idx2[6] == 2);
-    CHECK(idx2[7] == 1);     // unset
-    cfg[0] = 0, cfg[1] = 1;  // configured output {0, 1} replaces {1, 0}
-    layout_embedding_row(own, dims, cfg, idx2, sz2);
-    CHECK(idx2[0] == 2);
-    CHECK(idx2[1] == 3);
-    CHECK(sz2[0] == doctest::Approx(std::log1p(3.0)));
-    CHECK(sz2[6] == doctest::Approx(std::log(128.0 / 3.0) + std::log(200.0 / 200.0)));
-}
-
-TEST_CASE("layout embedding gradients match finite differences for table and weights") {
-    ParamStore store;
-    LayoutEmbedding e = LayoutEmbedding::create(store, "le", 3, 5);
-    store.finalize();
-    store.initialize(4);
-    Rng rng(2);
-    const int64_t rows = 6;
-    std::vector<int8_t> idx;
-    std::vector<float> sizes;
-    for (int64_t i = 0; i < rows * kLayoutEmbedPositions; ++i)
-        idx.push_back(static_cast<int8_t>(rng.uniform_int(kLayoutEmbedValues)));
-    for (int64_t i = 0; i < rows * kLayoutEmbedSizes; ++i)
-        sizes.push_back(static_cast<float>(rng.uniform() * 5.0));
-    Tensor w = random_tensor(rows, 5, rng);
-    auto loss = [&] {
-        Tensor out(rows, 5);
-        e.forward(store, out.view(), idx, sizes);
-        double l = 0;
-        for (int64_t i = 0; i < out.size(); ++i) l += double(out[i]) * w[i];
-        return l;
-    };
-    store.zero_grads();
-    e.backward(store, idx, sizes, w.cview());
-    check_store(store, loss);
-    idx[0] = 9;
-    Tensor out(rows, 5);
-    CHECK_THROWS_AS(e.forward(store, out.view(), idx, sizes), Error);
 }

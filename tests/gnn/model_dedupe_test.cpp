@@ -45,29 +45,25 @@ double max_rel_diff(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 TEST_CASE(
-    "encode_dedupe gives the dense readout to 1e-5 with layout features, layout embedding, "
+    "encode_dedupe gives the dense readout to 1e-5 with layout features, "
     "graph instance norm and the mean readout, with and without cached base rows") {
     TinySegment seg = make_tiny_segment(60, 3, 24, {4, 9, 30, 31}, /*halo=*/5);
-    seg.with_layout = true;
     restrict_choices(seg, 3, [](int64_t k, int64_t j) { return (k * (j + 1) + k / 5) % 7; });
     struct Variant {
         const char* name;
         bool bytes;
-        int64_t embedding;
         Norm norm;
         Readout readout = Readout::kMeanMax;
     };
     for (const Variant& o :
-         {Variant{"plain", false, 0, Norm::kLayer}, Variant{"layout_bytes", true, 0, Norm::kLayer},
-          Variant{"layout_embedding", false, 4, Norm::kLayer},
-          Variant{"graph_instance", false, 0, Norm::kGraphInstance},
-          Variant{"everything", true, 4, Norm::kGraphInstance},
-          Variant{"readout mean", false, 0, Norm::kLayer, Readout::kMean},
-          Variant{"everything, readout mean", true, 4, Norm::kGraphInstance, Readout::kMean}}) {
+         {Variant{"plain", false, Norm::kLayer}, Variant{"layout_bytes", true, Norm::kLayer},
+          Variant{"graph_instance", false, Norm::kGraphInstance},
+          Variant{"everything", true, Norm::kGraphInstance},
+          Variant{"readout mean", false, Norm::kLayer, Readout::kMean},
+          Variant{"everything, readout mean", true, Norm::kGraphInstance, Readout::kMean}}) {
         INFO(o.name);
         ModelConfig cfg = tiny_config(Task::kLayout, 3);
         cfg.layout_bytes = o.bytes;
-        cfg.layout_embedding = o.embedding;
         cfg.norm = o.norm;
         cfg.readout = o.readout;
         seg.with_bytes = o.bytes;

@@ -30,27 +30,23 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 // The model options whose config-independent state the cache holds beyond P and the base rows:
-// none, model.layout_embedding (T_own), model.norm = graph_instance (the base rows' statistics),
-// both, and model.config_attention (base rows after their attention) alone and with both; and
-// model.readout = "mean" (readout rows [K, H], so embedding_mean combines H-wide values).
+// none, model.norm = graph_instance (the base rows' statistics) and model.config_attention (base
+// rows after their attention) alone and together; and model.readout = "mean" (readout rows [K, H],
+// so embedding_mean combines H-wide values).
 struct CacheOption {
     const char* name;
-    int64_t layout_embedding;
     Norm norm;
     bool config_attention = false;
     Readout readout = Readout::kMeanMax;  // not a cache option: the width of the readout rows
 };
-constexpr CacheOption kCacheOptions[] = {{"defaults", 0, Norm::kLayer},
-                                         {"layout_embedding=8", 8, Norm::kLayer},
-                                         {"norm=graph_instance", 0, Norm::kGraphInstance},
-                                         {"both", 8, Norm::kGraphInstance},
-                                         {"config_attention", 0, Norm::kLayer, true},
-                                         {"all three", 8, Norm::kGraphInstance, true},
-                                         {"readout=mean", 0, Norm::kLayer, false, Readout::kMean}};
+constexpr CacheOption kCacheOptions[] = {{"defaults", Norm::kLayer},
+                                         {"norm=graph_instance", Norm::kGraphInstance},
+                                         {"config_attention", Norm::kLayer, true},
+                                         {"both", Norm::kGraphInstance, true},
+                                         {"readout=mean", Norm::kLayer, false, Readout::kMean}};
 
 ModelConfig cache_model_config(int64_t feat_dim, const CacheOption& o) {
     ModelConfig mc = tiny_model_config(Task::kLayout, feat_dim);
-    mc.layout_embedding = o.layout_embedding;
     mc.norm = o.norm;
     mc.config_attention = o.config_attention;
     mc.config_attention_dim = 4;
@@ -96,7 +92,6 @@ TEST_CASE("scores with the inference cache equal the scores without it bit for b
                 const auto g = prepare_graph(entry_of(store), norm, model, prep);
                 REQUIRE(g->num_segments() >= 6);
                 REQUIRE(g->kept_segments.empty() == !in_memory);
-                REQUIRE(g->layout_shapes == (option.layout_embedding > 0));
                 const auto dependent =
                     std::count(g->segment_dependent.begin(), g->segment_dependent.end(), 1);
                 REQUIRE(dependent >= 2);
@@ -148,7 +143,6 @@ TEST_CASE("an encode reading cached base rows equals the encode computing them, 
         CHECK(base.memory_bytes() > 0);
         CHECK(base.memory_bytes() <= model.encode_base_bytes(in1.num_nodes()));
         // What the options add to the cached state.
-        CHECK((base.own_layout.rows() == in1.num_nodes()) == (option.layout_embedding > 0));
         const auto layers = static_cast<size_t>(model.config().layers);
         CHECK(base.norm_mu.size() == (option.norm == Norm::kGraphInstance ? layers : 0));
         CHECK(base.norm_rstd.size() == base.norm_mu.size());
@@ -166,11 +160,6 @@ TEST_CASE("an encode reading cached base rows equals the encode computing them, 
             no_stats.norm_mu.clear();
             no_stats.norm_rstd.clear();
             CHECK_THROWS_AS(model.encode(in, nullptr, false, nullptr, &no_stats), Error);
-        }
-        if (option.layout_embedding > 0) {  // so is one without T_own
-            EncodeBase no_own = model.encode_base(in);
-            no_own.own_layout = Tensor();
-            CHECK_THROWS_AS(model.encode(in, nullptr, false, nullptr, &no_own), Error);
         }
     }
 }

@@ -53,17 +53,15 @@ TEST_CASE(
     const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
     // With model.layout_bytes the features' neighbourhood is gathered from the store too.
-    // With model.layout_embedding the node layouts come from the node_feat rows read per segment.
-    // Option 3: model.loop_depth reads the structure and node_feat column 0 once while preparing.
-    for (int option = 0; option < 4; ++option) {
+    // Option 2: model.loop_depth reads the structure and node_feat column 0 once while preparing.
+    for (int option = 0; option < 3; ++option) {
         const bool bytes = option == 1;
-        const bool loop_depth = option == 3;
-        INFO("layout_bytes=", bytes, " layout_embedding=", option == 2, " loop_depth=", loop_depth);
+        const bool loop_depth = option == 2;
+        INFO("layout_bytes=", bytes, " loop_depth=", loop_depth);
         CountingSource counting(store);
         ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim() + (loop_depth ? 1 : 0));
         mc.loop_depth = loop_depth;
         mc.layout_bytes = bytes;
-        mc.layout_embedding = option == 2 ? 3 : 0;
         Model model_s(mc);
         Model model_m(mc);
         model_s.params().initialize(3);

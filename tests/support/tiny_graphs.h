@@ -22,9 +22,6 @@ struct TinySegment {
     Tensor tile_config;                 // [K, 24]
     std::vector<float> layout_bytes;    // [K, nc, kLayoutByteFeatures]
     bool with_bytes = false;            // input() passes layout_bytes as its layout_features
-    std::vector<int8_t> node_layout;    // [n, 6] own minor_to_major, -1 past the rank
-    std::vector<float> node_dims;       // [n, 6] dim sizes, 0 past the rank
-    bool with_layout = false;           // input() passes node_layout / node_dims
     Tensor tile_cost;                   // [K, kTileCostFeatures]
     bool with_cost = false;             // input() passes tile_cost
     int64_t k = 0;
@@ -42,10 +39,6 @@ struct TinySegment {
         in.tile_config = tile_config.cview();
         if (with_cost) in.tile_cost = tile_cost.cview();
         if (with_bytes) in.layout_features = layout_bytes;
-        if (with_layout) {
-            in.node_layout = node_layout;
-            in.node_dims = node_dims;
-        }
         in.k = k;
         return in;
     }
@@ -87,18 +80,6 @@ inline TinySegment make_tiny_segment(int64_t n, int64_t f, int64_t k,
     s.tile_cost = Tensor(k, kTileCostFeatures);
     for (int64_t i = 0; i < s.tile_cost.size(); ++i)
         s.tile_cost[i] = static_cast<float>(crng.uniform() * 4.0 - 2.0);
-    // Own layouts: rank 0..4, a random permutation of the real dims, sizes 1..300.
-    Rng lrng = Rng::derive(seed, 0, 0, "tiny_layout");
-    for (int64_t v = 0; v < n; ++v) {
-        const auto rank = static_cast<int>(lrng.uniform_int(5));
-        int8_t perm[6] = {0, 1, 2, 3, 4, 5};
-        for (int i = rank - 1; i > 0; --i)
-            std::swap(perm[i], perm[lrng.uniform_int(static_cast<uint64_t>(i + 1))]);
-        for (int i = 0; i < 6; ++i) {
-            s.node_layout.push_back(i < rank ? perm[i] : int8_t{-1});
-            s.node_dims.push_back(i < rank ? static_cast<float>(1 + lrng.uniform_int(300)) : 0.0f);
-        }
-    }
     return s;
 }
 
