@@ -20,8 +20,6 @@ namespace segrank {
 namespace {
 constexpr EnumName<ConfigJoin> kConfigJoinNames[] = {{ConfigJoin::kEarly, "early"},
                                                      {ConfigJoin::kLate, "late"}};
-constexpr EnumName<Norm> kNormNames[] = {{Norm::kLayer, "layer"},
-                                         {Norm::kGraphInstance, "graph_instance"}};
 constexpr EnumName<Readout> kReadoutNames[] = {{Readout::kMeanMax, "mean_max"},
                                                {Readout::kMean, "mean"}};
 }  // namespace
@@ -29,10 +27,6 @@ constexpr EnumName<Readout> kReadoutNames[] = {{Readout::kMeanMax, "mean_max"},
 std::span<const EnumName<Readout>> enum_names(Readout) { return kReadoutNames; }
 Readout parse_readout(std::string_view s) { return parse_enum<Readout>("readout", s); }
 std::string_view to_string(Readout r) { return enum_name(r); }
-
-std::span<const EnumName<Norm>> enum_names(Norm) { return kNormNames; }
-Norm parse_norm(std::string_view s) { return parse_enum<Norm>("norm", s); }
-std::string_view to_string(Norm n) { return enum_name(n); }
 
 std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin) { return kConfigJoinNames; }
 ConfigJoin parse_config_join(std::string_view s) {

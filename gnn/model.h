@@ -43,16 +43,6 @@ std::span<const EnumName<ConfigJoin>> enum_names(ConfigJoin);
 ConfigJoin parse_config_join(std::string_view s);
 std::string_view to_string(ConfigJoin j);
 
-/// `model.norm` (docs/model.md#graph-instance-normalization): the normalization of each SAGE
-/// layer, "layer" (LayerNorm over each row's H columns) or "graph_instance" (each column over the
-/// segment's nodes).
-enum class Norm { kLayer, kGraphInstance };
-/// Names: "layer", "graph_instance".
-std::span<const EnumName<Norm>> enum_names(Norm);
-/// Parses "layer" | "graph_instance"; throws segrank::Error listing both.
-Norm parse_norm(std::string_view s);
-std::string_view to_string(Norm n);
-
 /// `model.readout` (docs/model.md#readout-and-head): how a segment's last-layer rows are pooled
 /// per config, "mean_max" ([mean, max] over the pooled nodes, width 2H) or "mean" (the mean alone,
 /// width H).
@@ -96,8 +86,6 @@ struct ModelConfig {
     int64_t layout_feature_width() const {
         return task == Task::kLayout && layout_bytes ? kLayoutByteFeatures : 0;
     }
-    /// `model.norm` (docs/model.md#graph-instance-normalization).
-    Norm norm = Norm::kLayer;
     /// `model.readout` (docs/model.md#readout-and-head).
     Readout readout = Readout::kMeanMax;
     /// Width W of a readout row, the MLP head's input (without the late join's config_dim): 2H for
@@ -150,17 +138,13 @@ struct DependencePlan {
 /// The config-independent state of one segment (docs/model.md#config-independence), computed once
 /// by Model::encode_base and reused by inference encodes of any K: the dependence plan, the input
 /// layer's config-independent part P = W_feat x + W_op e + b [n, H] and the base rows of every
-/// layer, and with model.norm =
-/// graph_instance the per-layer statistics of the base rows (docs/gst.md#inference-cache). Encodes
+/// layer (docs/gst.md#inference-cache). Encodes
 /// that read it give bit for bit the readout of encodes that compute it (the same kernels on the
 /// same rows). Valid only for the segment and parameters it was computed from.
 struct EncodeBase {
     DependencePlan plan;
     Tensor input_p;            ///< [n, H] P of every node
     std::vector<Tensor> base;  ///< [L+1] [n, H] base rows of layer l (empty when it has none)
-    /// graph_instance with statistics over the base rows: [L] mean and rstd [H] of SAGE layer
-    /// l = 1..L (index l - 1), taken over its n base rows; else empty
-    std::vector<std::vector<float>> norm_mu, norm_rstd;
 
     /// Heap bytes held.
     int64_t memory_bytes() const;
@@ -246,13 +230,13 @@ public:
     /// dense encode when !dedupes(in). Throws segrank::Error on invalid input, as encode.
     Tensor encode_dedupe(const SegmentInput& in, const EncodeBase* cached = nullptr,
                          DedupeStats* stats = nullptr);
-    /// The config-independent state of segment `in` (its plan, P and base rows, and the
-    /// graph instance statistics; K and the config values of `in` are not read beyond validation),
+    /// The config-independent state of segment `in` (its plan, P and base rows; K and the config
+    /// values of `in` are not read beyond validation),
     /// for encodes of any configs of the same segment. Memory: at most encode_base_bytes(n).
     /// Throws segrank::Error on invalid input.
     EncodeBase encode_base(const SegmentInput& in) const;
-    /// Upper bound of EncodeBase::memory_bytes() for a segment of n nodes: (L + 2) x n x H floats,
-    /// 2 L H floats of graph instance statistics and the plan's (L + 1) x 2n ids.
+    /// Upper bound of EncodeBase::memory_bytes() for a segment of n nodes: (L + 2) x n x H floats
+    /// and the plan's (L + 1) x 2n ids.
     int64_t encode_base_bytes(int64_t n) const;
     /// Accumulates parameter gradients from dreadout [K, W]. Consumes `saved`: each layer's
     /// activations are freed as soon as the backward has passed them (peak memory); a second call
@@ -285,36 +269,25 @@ private:
     Tensor input_projection(const SegmentInput& in, Tensor& emb) const;
     // Layer-0 base rows act(P + W_cfg c0) into base0, with their pre-activations pre_base.
     void input_base(const Tensor& p, Tensor& pre_base, Tensor& base0) const;
-    // Base rows of SAGE layer l [n, H] from prev [n, H] (the layer-l-1 base rows). With graph
-    // instance normalization their statistics [H] go to mu / rstd (untouched otherwise).
+    // Base rows of SAGE layer l [n, H] from prev [n, H] (the layer-l-1 base rows).
     // With config_attention the layer's attention on base rows follows (its state to xsaved).
     // When base_rows_subset(plan, l), only the rows of nodes independent at layer l are computed
     // (saved state, attention's too, of those rows only); the others are 0
     // (docs/model.md#config-independence).
     void base_layer_forward(const SegmentInput& in, const DependencePlan& plan, int64_t l,
                             ConstMatrixView prev, Tensor& out, SageConv::Saved* saved,
-                            ConfigAttention::Saved* xsaved, const DropoutSpec* ds,
-                            std::vector<float>& mu, std::vector<float>& rstd) const;
+                            ConfigAttention::Saved* xsaved, const DropoutSpec* ds) const;
     void input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMatrixView ddep);
     // Throws segrank::Error unless `cached` is an EncodeBase of plan p for this model.
     void check_cached(const DependencePlan& p, const EncodeBase& cached) const;
 
     bool early() const { return cfg_.config_join == ConfigJoin::kEarly; }
-    bool instance() const { return cfg_.norm == Norm::kGraphInstance; }
-    /// Graph instance normalization with one set of statistics per segment, taken over the base
-    /// rows (every case but tile with early join, where every row depends on the config and each
-    /// config has its own statistics).
-    bool instance_base() const { return instance() && !(cfg_.task == Task::kTile && early()); }
-    /// Whether layer l computes base rows: when some node is config-independent, and always under
-    /// instance_base (its statistics are taken over every node's base row).
-    bool need_base(const DependencePlan& p, int64_t l) const {
-        return p.has_base(l) || instance_base();
-    }
+    /// Whether layer l computes base rows: when some node is config-independent.
+    bool need_base(const DependencePlan& p, int64_t l) const { return p.has_base(l); }
     /// Whether base layer l computes only the rows of nodes independent at layer l (the base rows
-    /// of dep nodes are never read): when some node is dep and without graph instance
-    /// normalization (its statistics take every base row).
+    /// of dep nodes are never read): when some node is dep.
     bool base_rows_subset(const DependencePlan& p, int64_t l) const {
-        return !instance() && !p.nodes[static_cast<size_t>(l)].empty();
+        return !p.nodes[static_cast<size_t>(l)].empty();
     }
 
     ModelConfig cfg_;

@@ -331,14 +331,9 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
         const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
         const std::vector<int32_t>& nodes = pl.nodes[l];
         const auto m = static_cast<int64_t>(nodes.size());
-        std::vector<float> mu, rstd;
-        if (need_base(pl, l) && !cached) {
+        if (need_base(pl, l) && !cached)
             base_layer_forward(in2, pl, l, st.base[l - 1].cview(), st.base[l], nullptr, nullptr,
-                               nullptr, mu, rstd);
-        } else if (cached && instance_base()) {
-            mu = cached->norm_mu[static_cast<size_t>(l - 1)];
-            rstd = cached->norm_rstd[static_cast<size_t>(l - 1)];
-        }
+                               nullptr);
         const ClassRows prev = cur.view(base_view(l - 1), pl.pos[l - 1], k, h);
         ClassLayer next;
         classify_layer(nodes, *in.operands, *in.users, prev, k, next.cls, next.count, rep_tmp);
@@ -380,11 +375,7 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
             linear_forward(out, ab.cview(), params_.value(conv.w_bwd), nullptr, true);
             af = Tensor();
             ab = Tensor();
-            if (!instance())
-                conv.forward_epilogue(params_, out, self.cview(), nullptr, nullptr);
-            else  // layout: the statistics of the base rows (instance_base)
-                conv.forward_epilogue_instance(params_, out, self.cview(), mu, rstd, 1, nullptr,
-                                               nullptr);
+            conv.forward_epilogue(params_, out, self.cview(), nullptr, nullptr);
         }
         if (stats) {
             stats->dense_rows[static_cast<size_t>(l)] = m * k;

@@ -12,7 +12,6 @@
 
 #include "gnn/core/parallel.h"
 #include "gnn/model.h"
-#include "gnn/ops/instance_norm.h"
 #include "gnn/ops/matmul.h"
 #include "gnn/ops/mixed_rows.h"
 #include "gnn/ops/spmm.h"
@@ -302,8 +301,6 @@ struct BaseSubset {
 
 int64_t EncodeBase::memory_bytes() const {
     int64_t b = input_p.size() * static_cast<int64_t>(sizeof(float));
-    for (const auto& v : norm_mu) b += static_cast<int64_t>(v.size() * sizeof(float));
-    for (const auto& v : norm_rstd) b += static_cast<int64_t>(v.size() * sizeof(float));
     for (const Tensor& t : base) b += t.size() * static_cast<int64_t>(sizeof(float));
     for (const auto& v : plan.nodes) b += static_cast<int64_t>(v.size() * sizeof(int32_t));
     for (const auto& v : plan.pos) b += static_cast<int64_t>(v.size() * sizeof(int32_t));
@@ -313,15 +310,13 @@ int64_t EncodeBase::memory_bytes() const {
 int64_t Model::encode_base_bytes(int64_t n) const {
     const int64_t h = cfg_.hidden, levels = cfg_.layers + 1;
     const int64_t tensors = levels + 1;
-    return (tensors * n * h + (instance_base() ? 2 * cfg_.layers * h : 0)) *
-               static_cast<int64_t>(sizeof(float)) +
+    return tensors * n * h * static_cast<int64_t>(sizeof(float)) +
            levels * 2 * n * static_cast<int64_t>(sizeof(int32_t));
 }
 
 void Model::base_layer_forward(const SegmentInput& in, const DependencePlan& plan, int64_t l,
                                ConstMatrixView prev, Tensor& out, SageConv::Saved* saved,
-                               ConfigAttention::Saved* xsaved, const DropoutSpec* ds,
-                               std::vector<float>& mu, std::vector<float>& rstd) const {
+                               ConfigAttention::Saved* xsaved, const DropoutSpec* ds) const {
     const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
     const int64_t h = cfg_.hidden;
     if (base_rows_subset(plan, l)) {
@@ -339,18 +334,7 @@ void Model::base_layer_forward(const SegmentInput& in, const DependencePlan& pla
     Tensor af, ab;
     base_inputs(in, prev, af, ab);
     out = Tensor(in.num_nodes(), h);
-    if (!instance()) {
-        conv.forward(params_, out.view(), prev, af.cview(), ab.cview(), saved, ds);
-        if (attn()) xattn_[static_cast<size_t>(l - 1)].forward_base(params_, out.view(), xsaved);
-        return;
-    }
-    // Graph instance normalization: statistics over the n base rows, shared by every row of the
-    // layer.
-    conv.forward_linear(params_, out.view(), prev, af.cview(), ab.cview());
-    mu.resize(static_cast<size_t>(h));
-    rstd.resize(static_cast<size_t>(h));
-    instance_norm_stats(out.cview(), 1, mu, rstd);
-    conv.forward_epilogue_instance(params_, out.view(), prev, mu, rstd, 1, saved, ds);
+    conv.forward(params_, out.view(), prev, af.cview(), ab.cview(), saved, ds);
     if (attn()) xattn_[static_cast<size_t>(l - 1)].forward_base(params_, out.view(), xsaved);
 }
 
@@ -361,31 +345,18 @@ EncodeBase Model::encode_base(const SegmentInput& in) const {
     b.input_p = input_projection(in, emb);
     b.base.resize(static_cast<size_t>(cfg_.layers + 1));
     if (need_base(b.plan, 0)) input_base(b.input_p, pre_base, b.base[0]);
-    if (instance_base()) {
-        b.norm_mu.resize(static_cast<size_t>(cfg_.layers));
-        b.norm_rstd.resize(static_cast<size_t>(cfg_.layers));
-    }
     for (int64_t l = 1; l <= cfg_.layers; ++l) {
         if (!need_base(b.plan, l)) continue;
-        std::vector<float> mu, rstd;
         base_layer_forward(in, b.plan, l, b.base[static_cast<size_t>(l - 1)].cview(),
-                           b.base[static_cast<size_t>(l)], nullptr, nullptr, nullptr, mu, rstd);
-        if (instance_base()) {
-            b.norm_mu[static_cast<size_t>(l - 1)] = std::move(mu);
-            b.norm_rstd[static_cast<size_t>(l - 1)] = std::move(rstd);
-        }
+                           b.base[static_cast<size_t>(l)], nullptr, nullptr, nullptr);
     }
     return b;
 }
 
 void Model::check_cached(const DependencePlan& p, const EncodeBase& cached) const {
     SEGRANK_CHECK(
-        cached.plan.nodes == p.nodes &&
-            static_cast<int64_t>(cached.base.size()) == cfg_.layers + 1 &&
-            (!instance_base() || (static_cast<int64_t>(cached.norm_mu.size()) == cfg_.layers &&
-                                  static_cast<int64_t>(cached.norm_rstd.size()) == cfg_.layers)),
-        "Model::encode: the cached base rows are not of this segment (or lack the "
-        "graph instance statistics)");
+        cached.plan.nodes == p.nodes && static_cast<int64_t>(cached.base.size()) == cfg_.layers + 1,
+        "Model::encode: the cached base rows are not of this segment");
 }
 
 Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, Rng* rng,
@@ -429,18 +400,12 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
         const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
         const std::vector<int32_t>& nodes = st.plan.nodes[l];
         const int64_t m = static_cast<int64_t>(nodes.size());
-        // Graph instance statistics of this layer (instance_base: over the n base rows, from the
-        // cache when it holds them; tile with early join: per config below).
-        std::vector<float> mu, rstd;
         if (need_base(st.plan, l) && !cached) {
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
             base_layer_forward(in, st.plan, l, st.base[l - 1].cview(), st.base[l],
                                keep ? &st.base_conv[l - 1] : nullptr,
                                keep && attn() ? &st.base_xattn[l - 1] : nullptr,
-                               drop ? &ds : nullptr, mu, rstd);
-        } else if (cached && instance_base()) {
-            mu = cached->norm_mu[static_cast<size_t>(l - 1)];
-            rstd = cached->norm_rstd[static_cast<size_t>(l - 1)];
+                               drop ? &ds : nullptr);
         }
         st.dep[l] = Tensor::uninit(m * k, h);
         if (m > 0) {
@@ -452,21 +417,8 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
             Tensor self_buf;
             ConstMatrixView self = dep_self(st, l, k, h, self_buf);
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-            if (!instance()) {
-                conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr,
-                                      drop ? &ds : nullptr);
-            } else {
-                int64_t groups = 1;      // the base rows' statistics
-                if (!instance_base()) {  // tile, early join: per config over its n rows
-                    groups = k;
-                    mu.resize(static_cast<size_t>(k * h));
-                    rstd.resize(static_cast<size_t>(k * h));
-                    instance_norm_stats(out, k, mu, rstd);
-                }
-                conv.forward_epilogue_instance(params_, out, self, mu, rstd, groups,
-                                               keep ? &st.dep_conv[l - 1] : nullptr,
-                                               drop ? &ds : nullptr);
-            }
+            conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr,
+                                  drop ? &ds : nullptr);
             // Cross-config attention over each node's K rows (base rows: in base_layer_forward).
             if (attn())
                 xattn_[static_cast<size_t>(l - 1)].forward(params_, out, k,
@@ -526,14 +478,6 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
         Tensor pbase, pdep;
         alloc(l - 1, pbase, pdep);
         MixedGrads pg = grads_of(pbase, pdep, st.plan, l - 1, k, h);
-        // Graph instance normalization: the sums its statistics' gradient needs, over every row
-        // normalized with them (dep rows first, then base rows).
-        const int64_t groups = instance_base() ? 1 : k;
-        std::vector<float> s1, s2;
-        if (instance()) {
-            s1.assign(static_cast<size_t>(groups * h), 0.0f);
-            s2.assign(static_cast<size_t>(groups * h), 0.0f);
-        }
         if (m > 0) {
             // Lean adjoint (two [m*K, H] buffers besides ddep): the residual goes to the previous
             // layer, dz overwrites ddep in place, then per input (self, operand mean, user mean)
@@ -542,17 +486,8 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
             const MixedRows prev = rows_of(st, l - 1, k, h);
             mixed_gather_backward(pg, nodes, as_wide(ddep, m, k, h));  // residual
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-            if (!instance()) {
-                conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1],
-                                       drop ? &ds : nullptr);
-            } else {
-                const SageConv::Saved& sv = st.dep_conv[l - 1];
-                conv.backward_epilogue_instance(params_, ddep.view(), ddep.cview(), sv, groups, s1,
-                                                s2, drop ? &ds : nullptr);
-                if (!instance_base())  // per-config statistics over these rows
-                    instance_norm_stats_backward(ddep.view(), sv.xhat.cview(), sv.rstd.span(), s1,
-                                                 s2, groups);
-            }
+            conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1],
+                                   drop ? &ds : nullptr);
             dep_linear_backward(params_, conv, in, st.plan, l, prev, pg,
                                 ConstMatrixView(ddep.data(), m * k, h, h));
         }
@@ -577,20 +512,9 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
             base_inputs(st, l, af, ab);
             Tensor daf(n, h), dab(n, h);
             DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
-            if (!instance()) {
-                conv.backward(params_, pbase.view(), daf.view(), dab.view(), dbase.cview(),
-                              st.base[l - 1].cview(), af.cview(), ab.cview(), st.base_conv[l - 1],
-                              drop ? &ds : nullptr);
-            } else {  // the statistics came from these rows: their gradient lands here
-                const SageConv::Saved& sv = st.base_conv[l - 1];
-                add_inplace(pbase.view(), dbase.cview());  // residual
-                Tensor dz = Tensor::uninit(n, h);
-                conv.backward_epilogue_instance(params_, dz.view(), dbase.cview(), sv, 1, s1, s2,
-                                                drop ? &ds : nullptr);
-                instance_norm_stats_backward(dz.view(), sv.xhat.cview(), sv.rstd.span(), s1, s2, 1);
-                conv.backward_linear(params_, pbase.view(), daf.view(), dab.view(), dz.cview(),
-                                     st.base[l - 1].cview(), af.cview(), ab.cview());
-            }
+            conv.backward(params_, pbase.view(), daf.view(), dab.view(), dbase.cview(),
+                          st.base[l - 1].cview(), af.cview(), ab.cview(), st.base_conv[l - 1],
+                          drop ? &ds : nullptr);
             spmm_backward(pbase.view(), *in.users, daf.cview(), in.operands->inverse_degrees(),
                           Reduce::kMean);
             spmm_backward(pbase.view(), *in.operands, dab.cview(), in.users->inverse_degrees(),

@@ -392,7 +392,7 @@ public:
         const BuiltSegment& built = built_segment(g_, s, buf.segment);
         SegmentInput in = make_segment_input(g_, built, batch, cfgs, buf);
         // Upper bound of what the entry would hold: the EncodeBase (P, L + 1 base layers,
-        // statistics, plan) and the rebuilt segment.
+        // plan) and the rebuilt segment.
         const int64_t bound =
             model.encode_base_bytes(in.num_nodes()) + (kept ? 0 : built.memory_bytes());
         if (bound > left_)  // not kept: computed per chunk

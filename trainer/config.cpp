@@ -107,14 +107,17 @@ Loc override_loc(const std::string& ov, size_t index) {
 
 /// Keys that earlier versions of segrank wrote into run configs and checkpoints and that no longer
 /// exist, with what replaced them (or why they went). A config file or override naming one is an
-/// error that says so. A stored config (checkpoint) drops them, except a removed model option
-/// (`off` set) whose stored value is not `off`: that checkpoint's parameters need the option, so
-/// it is refused, naming the file and the key.
+/// error that says so (unless `off_loads` and it says `off`). A stored config (checkpoint) drops
+/// them, except a removed model option (`off` set) whose stored value is not `off`: that
+/// checkpoint's parameters need the option, so it is refused, naming the file and the key.
 struct RetiredKey {
     std::string_view key, replacement;
     /// The value (as TOML writes it: false, 0, "layer") that means what the code now always does;
     /// empty = any stored value is dropped.
     std::string_view off = {};
+    /// A config file or override may still say `key = off` (it has no effect): for a key whose
+    /// removed values leave one, so configs that spelled out the default keep loading.
+    bool off_loads = false;
 };
 /// Why the model options below were removed (docs/model.md says what each was).
 constexpr std::string_view kRemovedOption =
@@ -123,6 +126,7 @@ constexpr RetiredKey kRetiredKeys[] = {
     {"hwmodel.noise_sigma", "the label noise of synthetic data is `segrank synth --noise`"},
     {"model.layout_mismatch", kRemovedOption, "false"},
     {"model.layout_embedding", kRemovedOption, "0"},
+    {"model.norm", kRemovedOption, "\"layer\"", /*off_loads=*/true},
 };
 
 /// A TOML scalar as TOML writes it (strings quoted), for comparison with RetiredKey::off.
@@ -224,10 +228,15 @@ public:
                 if (!key_pos_.count(dotted)) key_pos_[dotted] = at(k2.source());
                 if (keys.count(dotted)) continue;
                 if (const RetiredKey* r = find_retired(dotted)) {
-                    if (!stored_)
+                    if (!stored_ && r->off_loads) {
+                        if (toml_literal(v2) != r->off)
+                            error(where(dotted), dotted,
+                                  str(toml_literal(v2), " was removed (", r->replacement, "); ",
+                                      r->off, " is the only value left: delete the key"));
+                    } else if (!stored_) {
                         error(where(dotted), dotted,
                               str("removed key (", r->replacement, "); delete it"));
-                    else if (!r->off.empty() && toml_literal(v2) != r->off)
+                    } else if (!r->off.empty() && toml_literal(v2) != r->off)
                         error(
                             where(dotted), dotted,
                             str("this checkpoint was trained with ", dotted, " = ",

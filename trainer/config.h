@@ -93,8 +93,6 @@ struct ModelSection {
     /// operand type of the large matmuls (docs/model.md#precision); bf16 falls back to fp32 on
     /// CPUs without native bf16
     MatmulPrecision precision = MatmulPrecision::kFp32;
-    /// SAGE layer normalization (docs/model.md#graph-instance-normalization)
-    Norm norm = Norm::kLayer;
     /// readout pooling per config: mean_max | mean (docs/model.md#readout-and-head)
     Readout readout = Readout::kMeanMax;
     /// attention over each node's K config rows after every SAGE layer

@@ -116,9 +116,6 @@ void visit_schema(V& v, C& c) {
             "fp32 | bf16 (bf16 operands, fp32 accumulation, for products of at least 2^20 FLOPs; "
             "fp32 where the CPU lacks avx512_core_bf16) | bf16_emulated (bf16 rounding on any CPU, "
             "not faster) (docs/model.md#precision)");
-    v.field("norm", c.model.norm,
-            "SAGE layer normalization: layer (LayerNorm) | graph_instance (each feature over the "
-            "segment's nodes; docs/model.md#graph-instance-normalization)");
     v.field("readout", c.model.readout,
             "pooling of each segment's last-layer rows per config: mean_max ([mean, max], 2H "
             "columns) | mean (the mean alone, H columns; docs/model.md#readout-and-head)");

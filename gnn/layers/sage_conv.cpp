@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "gnn/ops/instance_norm.h"
 #include "gnn/ops/matmul.h"
 
 namespace segrank {
@@ -52,37 +51,6 @@ void SageConv::backward_linear(ParamStore& store, MatrixView d_self, MatrixView 
     linear_backward(d_self, store.grad(w_self), nullptr, dz, self, store.value(w_self));
     linear_backward(d_agg_fwd, store.grad(w_fwd), nullptr, dz, agg_fwd, store.value(w_fwd));
     linear_backward(d_agg_bwd, store.grad(w_bwd), nullptr, dz, agg_bwd, store.value(w_bwd));
-}
-
-void SageConv::forward_epilogue_instance(const ParamStore& store, MatrixView out,
-                                         ConstMatrixView self, std::span<const float> mu,
-                                         std::span<const float> rstd, int64_t groups, Saved* saved,
-                                         const DropoutSpec* drop) const {
-    const int64_t r = out.rows;
-    if (saved) {
-        saved->xhat = Tensor::uninit(r, hidden);
-        saved->rstd = Tensor(static_cast<int64_t>(rstd.size()));
-        std::copy(rstd.begin(), rstd.end(), saved->rstd.data());
-    }
-    const bool d = drop && drop->p > 0.0f;
-    instance_norm_act_residual_forward(
-        out, saved ? saved->xhat.view() : MatrixView{}, self, mu, rstd, groups,
-        store.value(ln_gamma).data, store.value(ln_beta).data, act, d ? drop->p : 0.0f,
-        d ? drop->seed : 0, d ? drop->keys : std::span<const int32_t>{}, d ? drop->group : 1);
-}
-
-void SageConv::backward_epilogue_instance(ParamStore& store, MatrixView dz, ConstMatrixView dout,
-                                          const Saved& saved, int64_t groups, std::span<float> s1,
-                                          std::span<float> s2, const DropoutSpec* drop) const {
-    SEGRANK_CHECK(saved.xhat.rows() == dout.rows && dout.cols == hidden,
-                  "SageConv::backward_epilogue_instance: saved state has ", saved.xhat.rows(),
-                  " rows, dout [", dout.rows, ",", dout.cols, "]");
-    const bool d = drop && drop->p > 0.0f;
-    instance_norm_act_backward(dz, store.grad(ln_gamma).data, store.grad(ln_beta).data, s1, s2,
-                               dout, saved.xhat.cview(), saved.rstd.span(), groups,
-                               store.value(ln_gamma).data, store.value(ln_beta).data, act,
-                               d ? drop->p : 0.0f, d ? drop->seed : 0,
-                               d ? drop->keys : std::span<const int32_t>{}, d ? drop->group : 1);
 }
 
 void SageConv::forward_epilogue(const ParamStore& store, MatrixView out, ConstMatrixView self,

@@ -50,20 +50,6 @@ struct SageConv {
     void backward_linear(ParamStore& store, MatrixView d_self, MatrixView d_agg_fwd,
                          MatrixView d_agg_bwd, ConstMatrixView dz, ConstMatrixView self,
                          ConstMatrixView agg_fwd, ConstMatrixView agg_bwd) const;
-    /// Graph instance normalization epilogue (docs/model.md#graph-instance-normalization): out <-
-    /// self + dropout(act(gamma * (z - mu) * rstd + beta)), out holding z [R, H], with the given
-    /// statistics (instance_norm_stats, [groups * H], row r in group r % groups). saved null =
-    /// inference; else saves xhat and a copy of rstd.
-    void forward_epilogue_instance(const ParamStore& store, MatrixView out, ConstMatrixView self,
-                                   std::span<const float> mu, std::span<const float> rstd,
-                                   int64_t groups, Saved* saved, const DropoutSpec* drop) const;
-    /// Its adjoint for fixed statistics (instance_norm_act_backward): dz [R, H] from dout (may
-    /// alias), gamma / beta gradients, and the sums s1, s2 [groups * H] the statistics' gradient
-    /// needs (instance_norm_stats_backward). No bias gradient: the mean cancels the bias
-    /// (docs/model.md#graph-instance-normalization).
-    void backward_epilogue_instance(ParamStore& store, MatrixView dz, ConstMatrixView dout,
-                                    const Saved& saved, int64_t groups, std::span<float> s1,
-                                    std::span<float> s2, const DropoutSpec* drop) const;
     /// The epilogue alone: out <- self + dropout(act(LN(out))) where out holds z = W_self self +
     /// W_fwd agg_fwd
     /// + W_bwd agg_bwd + b ([R, H]); the caller ran the GEMMs (streaming, one aggregate buffer at a

@@ -45,26 +45,21 @@ double max_rel_diff(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 TEST_CASE(
-    "encode_dedupe gives the dense readout to 1e-5 with layout features, "
-    "graph instance norm and the mean readout, with and without cached base rows") {
+    "encode_dedupe gives the dense readout to 1e-5 with layout features and the mean readout, with "
+    "and without cached base rows") {
     TinySegment seg = make_tiny_segment(60, 3, 24, {4, 9, 30, 31}, /*halo=*/5);
     restrict_choices(seg, 3, [](int64_t k, int64_t j) { return (k * (j + 1) + k / 5) % 7; });
     struct Variant {
         const char* name;
         bool bytes;
-        Norm norm;
         Readout readout = Readout::kMeanMax;
     };
-    for (const Variant& o :
-         {Variant{"plain", false, Norm::kLayer}, Variant{"layout_bytes", true, Norm::kLayer},
-          Variant{"graph_instance", false, Norm::kGraphInstance},
-          Variant{"everything", true, Norm::kGraphInstance},
-          Variant{"readout mean", false, Norm::kLayer, Readout::kMean},
-          Variant{"everything, readout mean", true, Norm::kGraphInstance, Readout::kMean}}) {
+    for (const Variant& o : {Variant{"plain", false}, Variant{"layout_bytes", true},
+                             Variant{"readout mean", false, Readout::kMean},
+                             Variant{"layout_bytes, readout mean", true, Readout::kMean}}) {
         INFO(o.name);
         ModelConfig cfg = tiny_config(Task::kLayout, 3);
         cfg.layout_bytes = o.bytes;
-        cfg.norm = o.norm;
         cfg.readout = o.readout;
         seg.with_bytes = o.bytes;
         Model model(cfg);

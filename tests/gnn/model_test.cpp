@@ -66,21 +66,19 @@ void check_all_param_grads(Model& model, const TinySegment& seg, bool training =
 
 TEST_CASE("layout model gradients match finite differences, with halo nodes") {
     TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
-    for (int option = 0; option < 5; ++option)
+    for (int option = 0; option < 4; ++option)
         for (bool exploit : {true, false}) {
-            // 1: graph instance norm; 2: byte features; 3: the mean readout; 4: the mean readout
-            // with bytes and graph instance norm.
-            const bool bytes = option == 2 || option == 4;
+            // 1: byte features; 2: the mean readout; 3: the mean readout with bytes.
+            const bool bytes = option == 1 || option == 3;
             ModelConfig cfg = tiny_config(Task::kLayout, 3);
-            if (option == 1 || option == 4) cfg.norm = Norm::kGraphInstance;
-            if (option >= 3) cfg.readout = Readout::kMean;
+            if (option >= 2) cfg.readout = Readout::kMean;
             cfg.exploit_independence = exploit;
             cfg.layout_bytes = bytes;
             seg.with_bytes = bytes;
             Model model(cfg);
             model.params().initialize(5);
             INFO("exploit_independence=", exploit, " layout_bytes=", bytes,
-                 " norm=", to_string(cfg.norm), " readout=", to_string(cfg.readout));
+                 " readout=", to_string(cfg.readout));
             if (bytes) REQUIRE(model.params().find("config_mismatch.weight"));
             REQUIRE(model.params().ref(*model.params().find("head1.weight")).cols ==
                     cfg.readout_width());
@@ -139,19 +137,16 @@ TEST_CASE(
     "tile_cost_features") {
     TinySegment seg = make_tiny_segment(10, 4, 3, {}, /*halo=*/2);
     for (bool cost : {false, true})
-        for (Norm norm : {Norm::kLayer, Norm::kGraphInstance})
-            for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
-                ModelConfig cfg = tiny_config(Task::kTile, 4, join);
-                cfg.norm = norm;
-                cfg.tile_cost_features = cost;
-                seg.with_cost = cost;
-                Model model(cfg);
-                model.params().initialize(6);
-                INFO("late join=", join == ConfigJoin::kLate, " norm=", to_string(norm),
-                     " tile_cost_features=", cost);
-                if (cost) REQUIRE(model.params().find("config_cost.weight"));
-                check_all_param_grads(model, seg);
-            }
+        for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
+            ModelConfig cfg = tiny_config(Task::kTile, 4, join);
+            cfg.tile_cost_features = cost;
+            seg.with_cost = cost;
+            Model model(cfg);
+            model.params().initialize(6);
+            INFO("late join=", join == ConfigJoin::kLate, " tile_cost_features=", cost);
+            if (cost) REQUIRE(model.params().find("config_cost.weight"));
+            check_all_param_grads(model, seg);
+        }
 }
 
 TEST_CASE(
@@ -254,23 +249,17 @@ TEST_CASE(
     }
 }
 
-TEST_CASE(
-    "relu, leaky_relu and gelu models with dropout in training match finite differences, with both "
-    "norms") {
+TEST_CASE("relu, leaky_relu and gelu models with dropout in training match finite differences") {
     TinySegment seg = make_tiny_segment(12, 3, 2, {5});
-    for (Norm norm : {Norm::kLayer, Norm::kGraphInstance})
-        for (Activation act : {Activation::kRelu, Activation::kLeakyRelu, Activation::kGelu}) {
-            ModelConfig cfg = tiny_config(Task::kLayout, 3);
-            cfg.activation = act;
-            cfg.dropout = 0.2f;
-            cfg.norm = norm;
-            Model model(cfg);
-            // Seed 8 under graph_instance puts a relu kink within eps of one sampled input.weight
-            // entry (numeric 0.194, analytic 0.225; leaky_relu and gelu pass): another draw.
-            model.params().initialize(norm == Norm::kGraphInstance ? 11 : 8);
-            INFO(to_string(act), " norm=", to_string(norm));
-            check_all_param_grads(model, seg, /*training=*/true, 1e-4, 3e-3);
-        }
+    for (Activation act : {Activation::kRelu, Activation::kLeakyRelu, Activation::kGelu}) {
+        ModelConfig cfg = tiny_config(Task::kLayout, 3);
+        cfg.activation = act;
+        cfg.dropout = 0.2f;
+        Model model(cfg);
+        model.params().initialize(8);
+        INFO(to_string(act));
+        check_all_param_grads(model, seg, /*training=*/true, 1e-4, 3e-3);
+    }
 }
 
 namespace {
@@ -307,15 +296,13 @@ TEST_CASE(
     // 80 nodes, 3 configurable: most nodes are > 3 hops from any configurable node.
     TinySegment seg = make_tiny_segment(80, 5, 6, {10, 41, 77}, /*halo=*/4, 3);
     for (bool training : {false, true})
-        for (int option = 0; option < 6; ++option) {
-            // 1: graph instance norm; 2: every option on (layout_bytes, graph instance norm); 3:
-            // config attention; 4: 2 and 3; 5: 2 with the mean readout
-            const bool bytes = option == 2 || option >= 4;
+        for (int option = 0; option < 5; ++option) {
+            // 1: layout_bytes; 2: config attention; 3: 1 and 2; 4: 1 with the mean readout
+            const bool bytes = option == 1 || option >= 3;
             seg.with_bytes = bytes;
             ModelConfig cfg = tiny_config(Task::kLayout, 5);
-            if (option == 1 || option == 2 || option >= 4) cfg.norm = Norm::kGraphInstance;
-            cfg.config_attention = option == 3 || option == 4;
-            if (option == 5) cfg.readout = Readout::kMean;
+            cfg.config_attention = option == 2 || option == 3;
+            if (option == 4) cfg.readout = Readout::kMean;
             cfg.config_attention_dim = 6;
             cfg.hidden = 16;
             cfg.dropout = training ? 0.1f : 0.0f;
@@ -330,12 +317,12 @@ TEST_CASE(
             const auto plan = fast.plan(seg.input());
             CHECK(plan.nodes[3].size() < 60);  // the test is meaningful: many rows are broadcast
             CHECK(naive.plan(seg.input()).nodes[0].size() == 80);
-            INFO("training=", training, " layout_bytes=", bytes, " norm=", to_string(cfg.norm),
+            INFO("training=", training, " layout_bytes=", bytes,
                  " config_attention=", cfg.config_attention, " readout=", to_string(cfg.readout));
             // The mean readout sends every pooled node's rows a gradient (the max only its
             // argmax), so the weight gradients sum more terms in a different order on the two
             // paths: measured 1.0004e-5 of the norm for sage0.w_fwd in training.
-            check_fast_equals_naive(fast, naive, seg, training, option == 5 ? 3e-5 : 1e-5);
+            check_fast_equals_naive(fast, naive, seg, training, option == 4 ? 3e-5 : 1e-5);
         }
     // Tile (no configurable nodes): late join keeps every layer config-independent (the config
     // enters at the head), early join makes every row dependent; both with the cost features.
@@ -381,20 +368,18 @@ TinySegment with_configs(const TinySegment& seg, const std::vector<int64_t>& kee
 
 TEST_CASE("config_attention model gradients match finite differences, layout and tile") {
     TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
-    for (Norm norm : {Norm::kLayer, Norm::kGraphInstance})
-        for (bool exploit : {true, false}) {
-            ModelConfig cfg = tiny_config(Task::kLayout, 3);
-            cfg.norm = norm;
-            cfg.exploit_independence = exploit;
-            cfg.config_attention = true;
-            cfg.config_attention_dim = 3;
-            Model model(cfg);
-            model.params().initialize(5);
-            randomize_attention_output(model.params(), 6);
-            INFO("layout exploit_independence=", exploit, " norm=", to_string(norm));
-            REQUIRE(model.params().find("xattn2.w_o"));
-            check_all_param_grads(model, seg, false, 1e-4);
-        }
+    for (bool exploit : {true, false}) {
+        ModelConfig cfg = tiny_config(Task::kLayout, 3);
+        cfg.exploit_independence = exploit;
+        cfg.config_attention = true;
+        cfg.config_attention_dim = 3;
+        Model model(cfg);
+        model.params().initialize(5);
+        randomize_attention_output(model.params(), 6);
+        INFO("layout exploit_independence=", exploit);
+        REQUIRE(model.params().find("xattn2.w_o"));
+        check_all_param_grads(model, seg, false, 1e-4);
+    }
     TinySegment tile = make_tiny_segment(10, 4, 3, {}, /*halo=*/2);
     for (ConfigJoin join : {ConfigJoin::kEarly, ConfigJoin::kLate}) {
         ModelConfig cfg = tiny_config(Task::kTile, 4, join);

@@ -29,25 +29,19 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// The model options whose config-independent state the cache holds beyond P and the base rows:
-// none, model.norm = graph_instance (the base rows' statistics) and model.config_attention (base
-// rows after their attention) alone and together; and model.readout = "mean" (readout rows [K, H],
-// so embedding_mean combines H-wide values).
+// The model options whose config-independent state the cache holds differently: none and
+// model.config_attention (base rows after their attention); and model.readout = "mean" (readout
+// rows [K, H], so embedding_mean combines H-wide values).
 struct CacheOption {
     const char* name;
-    Norm norm;
     bool config_attention = false;
     Readout readout = Readout::kMeanMax;  // not a cache option: the width of the readout rows
 };
-constexpr CacheOption kCacheOptions[] = {{"defaults", Norm::kLayer},
-                                         {"norm=graph_instance", Norm::kGraphInstance},
-                                         {"config_attention", Norm::kLayer, true},
-                                         {"both", Norm::kGraphInstance, true},
-                                         {"readout=mean", Norm::kLayer, false, Readout::kMean}};
+constexpr CacheOption kCacheOptions[] = {
+    {"defaults"}, {"config_attention", true}, {"readout=mean", false, Readout::kMean}};
 
 ModelConfig cache_model_config(int64_t feat_dim, const CacheOption& o) {
     ModelConfig mc = tiny_model_config(Task::kLayout, feat_dim);
-    mc.norm = o.norm;
     mc.config_attention = o.config_attention;
     mc.config_attention_dim = 4;
     mc.readout = o.readout;
@@ -142,10 +136,6 @@ TEST_CASE("an encode reading cached base rows equals the encode computing them, 
         CHECK(base.plan.has_base(model.config().layers));
         CHECK(base.memory_bytes() > 0);
         CHECK(base.memory_bytes() <= model.encode_base_bytes(in1.num_nodes()));
-        // What the options add to the cached state.
-        const auto layers = static_cast<size_t>(model.config().layers);
-        CHECK(base.norm_mu.size() == (option.norm == Norm::kGraphInstance ? layers : 0));
-        CHECK(base.norm_rstd.size() == base.norm_mu.size());
         const ConfigBatch b2 = load_config_batch(*g, later);
         const SegmentInput in = make_segment_input(*g, 0, b2, later, buf);
         const Tensor cached = model.encode(in, nullptr, false, nullptr, &base);
@@ -155,19 +145,16 @@ TEST_CASE("an encode reading cached base rows equals the encode computing them, 
                           static_cast<size_t>(cached.size()) * sizeof(float)) == 0);
         EncodeSaved saved;
         CHECK_THROWS_AS(model.encode(in, &saved, false, nullptr, &base), Error);
-        if (option.norm == Norm::kGraphInstance) {  // a cache without the statistics is refused
-            EncodeBase no_stats = model.encode_base(in);
-            no_stats.norm_mu.clear();
-            no_stats.norm_rstd.clear();
-            CHECK_THROWS_AS(model.encode(in, nullptr, false, nullptr, &no_stats), Error);
-        }
+        EncodeBase short_base = model.encode_base(in);  // a cache missing a layer is refused
+        short_base.base.pop_back();
+        CHECK_THROWS_WITH_AS(model.encode(in, nullptr, false, nullptr, &short_base),
+                             doctest::Contains("not of this segment"), Error);
     }
 }
 
 TEST_CASE(
-    "tile scores under graph instance normalization are the same with the inference cache, early "
-    "join (per-config statistics, nothing kept) and late join (base-row statistics kept), with "
-    "and without config attention") {
+    "tile scores are the same with the inference cache, early join (every row depends on the "
+    "config, nothing kept) and late join (base rows kept), with and without config attention") {
     const std::filesystem::path dir = scratch_dir("gst_inference_cache_tile");
     TinyTileSpec spec;
     spec.min_nodes = 300;
@@ -181,7 +168,6 @@ TEST_CASE(
             INFO("join=", std::string(to_string(join)), " config_attention=", attention);
             ModelConfig mc = tiny_model_config(Task::kTile, norm.output_dim());
             mc.config_join = join;
-            mc.norm = Norm::kGraphInstance;
             mc.config_attention = attention;
             mc.validate();
             Model model(mc);

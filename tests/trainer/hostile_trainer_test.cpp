@@ -76,7 +76,7 @@ TEST_SUITE("hostile") {
     TEST_CASE(
         "a removed model option is an error naming it in a config file and a --set, and a "
         "checkpoint config that has it on is refused naming the file while one that has it off "
-        "loads") {
+        "loads (model.norm: its one value left still loads everywhere)") {
         struct Removed {
             const char *key, *off, *on;
         };
@@ -109,6 +109,25 @@ TEST_SUITE("hostile") {
                                                     "run/best.ckpt.h5:config_toml"),
                                  refused.c_str(), Error);
         }
+        // model.norm lost its value "graph_instance": "layer", the one left, still loads from a
+        // config file, a --set and a checkpoint; "graph_instance" is an error naming the key, and
+        // a checkpoint that has it is refused.
+        CHECK_NOTHROW(load_config_string("[model]\nnorm = \"layer\"\n", "configs/x.toml", {}));
+        CHECK_NOTHROW(load_config_string("", "configs/x.toml", {"model.norm=layer"}));
+        const std::string gone =
+            "model.norm: \"graph_instance\" was removed (it tied or lost on the transfer "
+            "benchmark, docs/benchmarks.md#ablation-summary); \"layer\" is the only value left: "
+            "delete the key";
+        CHECK(load_error("[model]\nnorm = \"graph_instance\"\n") == "configs/x.toml:2:1: " + gone);
+        CHECK(load_error("", {"model.norm=graph_instance"}) ==
+              "--set model.norm=graph_instance: " + gone);
+        CHECK(load_stored_config("[model]\nnorm = \"layer\"\nhidden = 8\n", "c").model.hidden == 8);
+        CHECK_THROWS_WITH_AS(load_stored_config("[model]\nnorm = \"graph_instance\"\n",
+                                                "run/best.ckpt.h5:config_toml"),
+                             doctest::Contains("run/best.ckpt.h5:config_toml:2:1: model.norm: this "
+                                               "checkpoint was trained with model.norm = "
+                                               "\"graph_instance\", an option that was removed"),
+                             Error);
     }
 
     TEST_CASE("data.collections of two tasks fail in the loader, before any data is read") {
