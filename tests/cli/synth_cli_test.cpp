@@ -16,8 +16,10 @@ namespace fs = std::filesystem;
 
 std::string synth_cmd(const fs::path& out, const std::string& extra) {
     std::string cmd = "'";  // built with += : GCC 12 -Wrestrict false positive on "'" + std::string
-    cmd += segrank_binary().string() + "' synth --out '" + out.string() +
-           "' --graphs 4 --nodes 100:300 --configs 8 --seed 3 -q " + extra + " 2>&1";
+    // --nodes only when `extra` sets none: an option given twice is refused.
+    const std::string nodes = extra.find("--nodes ") == std::string::npos ? "--nodes 100:300 " : "";
+    cmd += segrank_binary().string() + "' synth --out '" + out.string() + "' --graphs 4 " + nodes +
+           "--configs 8 --seed 3 -q " + extra + " 2>&1";
     return cmd;
 }
 
