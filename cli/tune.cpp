@@ -205,6 +205,21 @@ void print_result(const TuneResult& r, const TuneOptions& o) {
     }
 }
 
+// The measurement backends' knobs from the options (--noise, --seed, --timeout, --start-timeout,
+// --max-restarts); what they skip or restart is logged to stderr.
+tune::MeasureOptions measure_options(const cxxopts::ParseResult& args, const TuneOptions& o) {
+    tune::MeasureOptions mo;
+    mo.noise_sigma = o.noise;
+    mo.seed = o.seed;
+    mo.timeout_s = args["timeout"].as<double>();
+    mo.start_timeout_s = args["start-timeout"].as<double>();
+    mo.max_restarts = args["max-restarts"].as<int>();
+    mo.log = [](const std::string& line) {
+        std::fprintf(stderr, "segrank tune: %s\n", line.c_str());
+    };
+    return mo;
+}
+
 }  // namespace
 
 int run_tune(int argc, char** argv) {
@@ -276,15 +291,7 @@ int run_tune(int argc, char** argv) {
     if (o.strategy == Strategy::kModel)
         model.emplace(args["checkpoint"].as<std::vector<std::string>>());
     const Graph g = Graph::open(args["graph"].as<std::string>());
-    tune::MeasureOptions mo;
-    mo.noise_sigma = o.noise;
-    mo.seed = o.seed;
-    mo.timeout_s = args["timeout"].as<double>();
-    mo.start_timeout_s = args["start-timeout"].as<double>();
-    mo.max_restarts = args["max-restarts"].as<int>();
-    mo.log = [](const std::string& line) {
-        std::fprintf(stderr, "segrank tune: %s\n", line.c_str());
-    };
+    const tune::MeasureOptions mo = measure_options(args, o);
     const tune::TuneGraph record = tune_record(g);
     const MeasureFn measure = make_measure(o.measure, record, mo);
     std::optional<tune::CandidateGenerator> generator;

@@ -1,5 +1,6 @@
-"""Rewrites the checksum attribute of every dataset of a segrank checkpoint, and the "<name>.checksum"
-attribute beside every checked attribute, after a test edited it on purpose (docs/files.md#checkpoints:
+"""Rewrites the checksum attribute of every dataset of a segrank checkpoint, and the
+"<name>.checksum" attribute beside every checked attribute, after a test edited it on purpose
+(docs/files.md#checkpoints:
 checksum = "xxh3_64:<16 hex digits>" of the dataset's bytes, of "s:<text>" or "i:<decimal>" for an
 attribute).
 
