@@ -16,6 +16,7 @@
 #include "api/cost_model_internal.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/tune_files.h"
 #include "cli/tune_rounds.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
@@ -277,13 +278,7 @@ int run_tune(int argc, char** argv) {
     // One segrank tune per --out (the .lock of segrank train's run directories), taken before any
     // work: a second tune, or a --resume while the first runs, is refused.
     check_tune_out(o);
-    std::unique_ptr<CreatedDirectories> made;
-    try {
-        made = std::make_unique<CreatedDirectories>(o.out);
-    } catch (const Error& e) {
-        throw Error(
-            str("--out ", o.out.string(), ": cannot create the directory (", e.what(), ")"));
-    }
+    std::unique_ptr<CreatedDirectories> made = create_out_dir(o.out);
     const RunDirLock lock(o.out, "tune directory", "segrank tune");
     const KeepOnlyTuneDir keep_only(o.out, *made);
 

@@ -17,6 +17,14 @@ namespace segrank::cli {
 
 namespace fs = std::filesystem;
 
+std::unique_ptr<CreatedDirectories> create_out_dir(const std::filesystem::path& out) {
+    try {
+        return std::make_unique<CreatedDirectories>(out);
+    } catch (const Error& e) {
+        throw Error(str("--out ", out.string(), ": cannot create the directory (", e.what(), ")"));
+    }
+}
+
 Json graph_identity(const Graph& g) {
     uint64_t h = 1469598103934665603ULL;
     for (int64_t r : g.runtimes_ns()) h = (h ^ static_cast<uint64_t>(r)) * 1099511628211ULL;
@@ -178,13 +186,7 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
                       "with --resume or choose another directory");
         // The folders made here are removed again when tune.json cannot be written (a full disk):
         // a failed run leaves no empty --out behind (docs/files.md).
-        std::unique_ptr<CreatedDirectories> made;
-        try {
-            made = std::make_unique<CreatedDirectories>(o.out);
-        } catch (const Error& e) {
-            throw Error(
-                str("--out ", o.out.string(), ": cannot create the directory (", e.what(), ")"));
-        }
+        std::unique_ptr<CreatedDirectories> made = create_out_dir(o.out);
         Json j = Json::object();
         j["graph"] = ident;
         j["where"] = g.where();

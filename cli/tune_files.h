@@ -2,16 +2,22 @@
 // measurements.jsonl (one line per measurement) and best.json. Internal to cli/tune_rounds.cpp.
 #pragma once
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "cli/tune_rounds.h"
+#include "util/atomic_file.h"
 
 namespace segrank::cli {
 
 // Identity of the graph a DIR measures, compared on --resume.
+/// Creates `out` and its missing parents (removed again by the returned guard unless kept). Throws
+/// segrank::Error "--out DIR: cannot create the directory (...)".
+std::unique_ptr<CreatedDirectories> create_out_dir(const std::filesystem::path& out);
+
 Json graph_identity(const Graph& g);
 
 // A config's rows as JSON: tile [24] numbers, layout [nc][18] integers.
