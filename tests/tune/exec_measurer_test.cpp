@@ -217,7 +217,8 @@ TEST_CASE("exec: a harness that closes its stdout and stays alive fails at once,
     o.max_restarts = 0;
     const auto t0 = std::chrono::steady_clock::now();
     {
-        ExecMeasurer m(exec_graph(), "python3 " + harness.string(), o);
+        const TuneGraph g = exec_graph();  // the measurer keeps a reference
+        ExecMeasurer m(g, "python3 " + harness.string(), o);
         const auto r = m.measure(std::vector<Config>{with_bound(1)});
         CHECK(contains_text(r[0].error, "the process closed its stdout or ended before replying"));
     }
