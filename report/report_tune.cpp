@@ -19,11 +19,6 @@ using namespace report_page;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// A FIFO would block the report; a huge file would exhaust memory.
-std::string read_all(const std::filesystem::path& path, uint64_t max_bytes) {
-    return read_input_file(path, "a text file", max_bytes);
-}
-
 // A number member, NaN when absent or null.
 double number(const Json& v, const char* key) { return json_number_or_nan(v, key); }
 
@@ -218,13 +213,13 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir) {
                   ": not a tune directory (no tune.json; written by segrank tune --out)");
     TuneRecords r;
     r.dir = dir;
-    r.tune = read_json(read_all(tune_path, kMaxJsonFileBytes), tune_path.string());
+    r.tune = read_json_file(tune_path);
     SEGRANK_CHECK(r.tune.is_object() && r.tune.contains("graph") && r.tune["graph"].is_object(),
                   tune_path.string(), ": expected an object with a \"graph\" object");
     const auto meas_path = dir / "measurements.jsonl";
     std::error_code ec;
     if (std::filesystem::exists(meas_path, ec)) {
-        const std::string text = read_all(meas_path, kMaxLinesFileBytes);
+        const std::string text = read_input_file(meas_path, "a text file", kMaxLinesFileBytes);
         std::istringstream is(text);
         std::string line;
         std::vector<std::string> lines;
@@ -262,7 +257,7 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir) {
     }
     const auto best_path = dir / "best.json";
     if (std::filesystem::exists(best_path, ec)) {
-        r.best = read_json(read_all(best_path, kMaxJsonFileBytes), best_path.string());
+        r.best = read_json_file(best_path);
     } else {
         r.notes.push_back(best_path.string() + ": absent (no round finished yet)");
     }
