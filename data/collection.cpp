@@ -138,12 +138,30 @@ void check_listed_file(const std::filesystem::directory_entry& e, std::string_vi
 
 namespace {
 
+// A graph's name (the npz file stem) is a field of the submission and scores CSVs
+// (docs/files.md#submission-csv) and a line of tables: a ',' or a control character (a line break)
+// in it is refused when the folder is listed, not when predict writes its CSV.
+void check_graph_name(const std::filesystem::path& npz) {
+    const std::string stem = npz.stem().string();
+    for (const char ch : stem) {
+        const auto u = static_cast<unsigned char>(ch);
+        if (ch != ',' && u >= 0x20 && u != 0x7f) continue;
+        const std::string full = npz.string();
+        throw Error(str(echo_value(full, full.size()),
+                        ": graph name (the file name without .npz) contains '",
+                        echo_value(std::string_view(&ch, 1)),
+                        "' (expected no ',' and no control character or line break: the name is a "
+                        "field of the submission CSV ID,TopConfigs); rename the file"));
+    }
+}
+
 std::vector<std::filesystem::path> npz_files(const std::filesystem::path& dir) {
     std::vector<std::filesystem::path> out;
     if (!std::filesystem::is_directory(dir)) return out;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
         if (e.path().extension() != ".npz") continue;
         check_listed_file(e, "npz");
+        check_graph_name(e.path());
         out.push_back(e.path());
     }
     std::sort(out.begin(), out.end(),

@@ -984,4 +984,32 @@ TEST_SUITE("hostile") {
         CHECK(bad.exit_code == 1);
         CHECK_FALSE(fs::exists(dir / "gone"));
     }
+
+    TEST_CASE("graph names with a comma or a line break are refused when the folder is listed") {
+        // A graph's name is its npz file stem and a field of the submission CSV (ID,TopConfigs):
+        // stats and train refuse it up front instead of predict failing late on its CSV.
+        const fs::path dir = scratch_dir("hostile_cli_graph_name_csv");
+        const fs::path cfg = tiny_setup(dir, 2);
+        const fs::path folder = dir / "data/npz/layout/xla/random/train";
+        const std::pair<std::string, std::string> cases[] = {{"tiny,comma", "','"},
+                                                             {"tiny\nline", "'\\n'"}};
+        for (const auto& [stem, shown] : cases) {
+            fs::rename(folder / "tiny_train_1.npz", folder / (stem + ".npz"));
+            const fs::path bad = folder / (stem + ".npz");
+            for (const std::string& cmd :
+                 {"stats " + sq((dir / "data").string()), "train --config " + sq(cfg.string())}) {
+                const auto r = run_segrank(cmd);
+                INFO(cmd, r.output);
+                CHECK(r.exit_code == 1);
+                CHECK(contains_text(r.output, folder.string() + "/" +
+                                                  (stem == "tiny,comma" ? stem : "tiny\\nline") +
+                                                  ".npz: graph name (the file name without .npz) "
+                                                  "contains " +
+                                                  shown));
+                CHECK(contains_text(r.output, "submission CSV"));
+            }
+            CHECK_FALSE(fs::exists(dir / "run"));
+            fs::rename(bad, folder / "tiny_train_1.npz");
+        }
+    }
 }
