@@ -34,6 +34,25 @@ bool is_evaluate_json_head(std::string_view head) {
             head.find(R"(","graphs":[)") != std::string_view::npos);
 }
 
+// An evaluation in which no graph is informative (every graph has fewer than 2 scored configs or
+// one runtime for all of them) scored nothing: Kendall tau, OPA and the Kaggle score are undefined
+// (docs/metrics.md#kaggle-scores). That is an error naming the data, before anything is printed or
+// written. `collections` are identical on every rank, so every rank throws alike.
+void check_some_graph_scored(const EvalResult& r, const std::string& what,
+                             const std::string& root) {
+    int64_t graphs = 0, uninformative = 0;
+    for (const auto& c : r.collections) {
+        graphs += c.num_graphs;
+        uninformative += c.num_uninformative;
+    }
+    SEGRANK_CHECK(
+        uninformative < graphs, "no graph could be scored: none of the ", graphs, " graph(s) of ",
+        what, " under '", root,
+        "' has two scored configs with distinct runtimes (each has fewer than 2 configs "
+        "or the same runtime for every config), so Kendall tau, OPA and the score are "
+        "undefined; evaluate data with distinct runtimes (docs/metrics.md#kaggle-scores)");
+}
+
 }  // namespace
 
 int run_evaluate(int argc, char** argv) {
@@ -101,6 +120,7 @@ int run_evaluate(int argc, char** argv) {
                       lm.cfg.data.root, "' (the checkpoint is a ", to_string(lm.task), " model)");
         for (size_t i = 0; i < mine.size(); ++i) mine[i].id = static_cast<int64_t>(i);
         EvalResult r = evaluate_graphs(*lm.model, lm.normalizer, lm.cfg, mine, *comm);
+        check_some_graph_scored(r, what, lm.cfg.data.root);
         if (comm->rank() == 0) {
             std::printf("segrank evaluate: %s on %s (%zu graphs)\n", lm.file.string().c_str(),
                         what.c_str(), mine.size());

@@ -1012,4 +1012,34 @@ TEST_SUITE("hostile") {
             fs::rename(bad, folder / "tiny_train_1.npz");
         }
     }
+
+    TEST_CASE("segrank evaluate where no graph can be scored exits 1 naming the data, no nan") {
+        // Every graph of the evaluated split has one runtime for all its configs: Kendall tau, OPA
+        // and the score are undefined, so the evaluation scored nothing (was "overall nan", exit
+        // 0).
+        const fs::path dir = scratch_dir("hostile_cli_evaluate_nothing_scored");
+        const fs::path cfg = tiny_setup(dir, 2);
+        const auto train = run_segrank("train --config " + sq(cfg.string()));
+        INFO(train.output);
+        REQUIRE(train.exit_code == 0);
+        const fs::path folder = dir / "data/npz/layout/xla/random/train";
+        for (const auto& e : fs::directory_iterator(folder)) {
+            segrank::LayoutGraph g =
+                segrank::load_layout_npz(e.path(), segrank::LabelPolicy::kRequirePositive);
+            for (auto& t : g.config_runtime) t = 1000;
+            segrank::save_layout_npz(g, e.path());
+        }
+        const fs::path json = dir / "eval.json";
+        const auto r = run_segrank("evaluate --checkpoint " + sq((dir / "run").string()) +
+                                   " --split train --json " + sq(json.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "no graph could be scored: none of the 4 graph(s) of split "
+                            "'train' under '" +
+                                (dir / "data").string() + "' has two scored configs"));
+        CHECK_FALSE(contains_text(r.output, "nan"));
+        CHECK_FALSE(contains_text(r.output, "overall"));
+        CHECK_FALSE(fs::exists(json));
+    }
 }
