@@ -143,6 +143,23 @@ void check_run_files(const std::filesystem::path& dir) {
     }
 }
 
+// --resume DIR must name an existing run directory: a missing path, a symbolic link to nothing or
+// a file are named as such (not as a directory without config.toml).
+void check_resume_dir(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto link = fs::symlink_status(dir, ec);
+    constexpr const char* kExpected = " (expected the run directory of an earlier segrank train)";
+    SEGRANK_CHECK(fs::exists(link), "--resume ", dir.string(), ": no such run directory",
+                  kExpected);
+    const auto target = fs::status(dir, ec);
+    if (fs::is_symlink(link) && !fs::exists(target))
+        throw Error(str("--resume ", dir.string(), ": broken symbolic link (to '",
+                        fs::read_symlink(dir, ec).string(), "', which does not exist)", kExpected));
+    SEGRANK_CHECK(fs::is_directory(target), "--resume ", dir.string(), ": not a directory",
+                  kExpected);
+}
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -178,6 +195,7 @@ int run_train(int argc, char** argv) {
     RunConfig cfg;
     if (result.count("resume")) {
         resume = result["resume"].as<std::string>();
+        check_resume_dir(*resume);
         const auto stored = *resume / "config.toml";
         SEGRANK_CHECK(std::filesystem::is_regular_file(stored), "--resume ", resume->string(),
                       ": no config.toml in it");

@@ -1042,4 +1042,31 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(contains_text(r.output, "overall"));
         CHECK_FALSE(fs::exists(json));
     }
+
+    TEST_CASE("segrank train --resume names a missing run directory, a broken link and a file") {
+        const fs::path dir = scratch_dir("hostile_cli_resume_missing");
+        const fs::path missing = dir / "no_such_run";
+        const auto r = run_segrank("train --resume " + sq(missing.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, missing.string() + ": no such run directory (expected the "
+                                                         "run directory of an earlier segrank "
+                                                         "train)"));
+        CHECK_FALSE(contains_text(r.output, "config.toml"));
+        const fs::path link = dir / "run_link";
+        fs::create_symlink(dir / "gone", link);
+        const auto dangling = run_segrank("train --resume " + sq(link.string()));
+        INFO(dangling.output);
+        CHECK(dangling.exit_code == 1);
+        CHECK(contains_text(dangling.output, link.string() + ": broken symbolic link (to '" +
+                                                 (dir / "gone").string() +
+                                                 "', which does not exist) (expected the run"));
+        std::ofstream(dir / "file") << "x\n";
+        const auto file = run_segrank("train --resume " + sq((dir / "file").string()));
+        INFO(file.output);
+        CHECK(file.exit_code == 1);
+        CHECK(contains_text(file.output, (dir / "file").string() + ": not a directory"));
+        CHECK_FALSE(fs::exists(dir / "gone"));
+        CHECK_FALSE(fs::exists(missing));
+    }
 }
