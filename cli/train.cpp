@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/ingest.h"
 #include "cli/options.h"
+#include "cli/train_interrupt.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "report/report.h"
@@ -271,7 +272,9 @@ int run_train(int argc, char** argv) {
             // --overwrite: the old checkpoints go once the new run passed its start-up checks
             // (data read, config valid), just before it writes its first file, so a run that is
             // refused leaves the old run whole, and no stale best checkpoint outlives the new run.
-            Trainer trainer(cfg, *comm, resume, [&] {
+            // Ctrl-C stops the loop at its next step (cli/train_interrupt.h).
+            InterruptibleCommunicator interruptible(*comm);
+            Trainer trainer(cfg, interruptible, resume, [&] {
                 if (overwrite) {
                     for (const char* f : kRunOutputs) std::filesystem::remove(dir / f);
                     // The old run's page (segrank report) describes a model that is gone.
@@ -281,7 +284,16 @@ int run_train(int argc, char** argv) {
                 }
             });
             training = true;
-            trainer.run();
+            SigintStop sigint(comm->size() == 1);
+            try {
+                trainer.run();
+            } catch (const TrainingInterrupted&) {
+                const bool removed = cleanup && cleanup->remove_created() > 0;
+                std::fflush(stdout);
+                std::fprintf(stderr, "%s\n",
+                             interrupted_message(dir, trainer.current_step(), removed).c_str());
+                return kInterruptedExit;
+            }
         } catch (...) {
             if (!training && !ingested.files.empty()) {
                 const int64_t n = remove_ingested(ingested);

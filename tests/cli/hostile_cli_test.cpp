@@ -1,11 +1,17 @@
 // Hostile and unlucky inputs end to end (ctest label `hostile`): each case names the input, what a
 // user expects, and checks that no partial output stays behind.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "data/graph.h"
 #include "tests/eval/leaderboard_fixture.h"
@@ -1068,5 +1074,55 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(file.output, (dir / "file").string() + ": not a directory"));
         CHECK_FALSE(fs::exists(dir / "gone"));
         CHECK_FALSE(fs::exists(missing));
+    }
+
+    TEST_CASE("Ctrl-C after a checkpoint stops train at its next step naming the resume command") {
+        const fs::path dir = scratch_dir("hostile_cli_train_sigint");
+        write_tiny_layout_collection(dir / "data");
+        segrank::RunConfig c = tiny_run_config(dir / "data", dir / "run", 1000000);
+        c.train.checkpoint_every = 3;
+        segrank::save_config(c, dir / "tiny.toml");
+        const fs::path log = dir / "train.log";
+        const std::string cmd = "cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=1 exec " +
+                                sq(segrank_binary().string()) + " train --config " +
+                                sq((dir / "tiny.toml").string());
+        // Started directly with SIGINT at its default, as from a terminal (a shell's background
+        // job ignores SIGINT).
+        const pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            std::signal(SIGINT, SIG_DFL);
+            const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            ::dup2(fd, 1);
+            ::dup2(fd, 2);
+            ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        int status = 0;
+        bool exited = false;
+        for (int i = 0; i < 1200 && !fs::exists(dir / "run/last.ckpt.h5"); ++i) {
+            if (::waitpid(pid, &status, WNOHANG) == pid) {
+                exited = true;
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        INFO(read_file_text(log));
+        REQUIRE_FALSE(exited);
+        REQUIRE(::kill(pid, SIGINT) == 0);
+        REQUIRE(::waitpid(pid, &status, 0) == pid);
+        const std::string out = read_file_text(log);
+        INFO(out);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 130);
+        const std::string run = (dir / "run").string();
+        CHECK(contains_text(out, "segrank train: interrupted at step "));
+        CHECK(contains_text(out, "; last checkpoint " + run + "/last.ckpt.h5 (step "));
+        CHECK(contains_text(out, "); continue with: segrank train --resume " + run + "\n"));
+        CHECK_FALSE(contains_text(out, "error"));
+        // The run directory is whole: the printed command passes the start-up checks.
+        const auto check = run_segrank("train --resume " + sq(run) + " --check");
+        INFO(check.output);
+        CHECK(check.exit_code == 0);
     }
 }
