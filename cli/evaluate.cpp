@@ -53,9 +53,8 @@ void check_some_graph_scored(const EvalResult& r, const std::string& what,
         "undefined; evaluate data with distinct runtimes (docs/metrics.md#kaggle-scores)");
 }
 
-}  // namespace
-
-int run_evaluate(int argc, char** argv) {
+// The options of `segrank evaluate`.
+cxxopts::Options evaluate_options() {
     cxxopts::Options options(
         "segrank evaluate",
         "Score a checkpoint on a labelled split: Kendall tau-b, OPA, slowdown@{1,5,10} and the\n"
@@ -75,6 +74,103 @@ int run_evaluate(int argc, char** argv) {
         "json", "also write the metrics as JSON to this file", cxxopts::value<std::string>())(
         "threads", "OpenMP threads (default: all cores)",
         cxxopts::value<int>()->default_value("0"))("h,help", "show this help");
+    return options;
+}
+
+// The graphs to score: the checkpoint's task in the run's held-out set (--heldout) or in a split,
+// ids 0..n-1. `ds` holds the sources the entries read from.
+struct EvaluatedGraphs {
+    std::unique_ptr<Dataset> ds;
+    std::vector<GraphEntry> mine;
+    std::string what;  ///< "the run's held-out set" or "split 'NAME'", for messages
+};
+
+EvaluatedGraphs graphs_to_evaluate(const cxxopts::ParseResult& args, const LoadedModel& lm) {
+    EvaluatedGraphs g;
+    std::vector<GraphEntry> entries;
+    if (args.count("heldout")) {
+        SEGRANK_CHECK(!args.count("split"), "--heldout and --split exclude each other");
+        g.ds = std::make_unique<Dataset>(lm.cfg.data, static_cast<uint64_t>(lm.cfg.sampling.seed));
+        entries = g.ds->eval();
+        g.what = "the run's held-out set";
+    } else {
+        const std::string split =
+            args.count("split") ? args["split"].as<std::string>() : lm.cfg.eval.split;
+        try {
+            g.ds = std::make_unique<Dataset>(Dataset::for_split(lm.cfg.data, split));
+        } catch (const Error& e) {
+            const bool own_heldout =
+                lm.cfg.data.holdout == cfg::Holdout::kConfigs || lm.cfg.data.holdout_folds != 0;
+            if (!own_heldout || args.count("split")) throw;
+            throw Error(str(e.what(),
+                            "; this run held out part of its training data (data.holdout = \"",
+                            to_string(lm.cfg.data.holdout), "\"): score it with --heldout"));
+        }
+        entries = g.ds->eval();
+        g.what = "split '" + split + "'";
+    }
+    for (auto& e : entries)
+        if (e.collection.task == lm.task) g.mine.push_back(e);
+    SEGRANK_CHECK(!g.mine.empty(), "no ", to_string(lm.task), " graphs in ", g.what, " under '",
+                  lm.cfg.data.root, "' (the checkpoint is a ", to_string(lm.task), " model)");
+    for (size_t i = 0; i < g.mine.size(); ++i) g.mine[i].id = static_cast<int64_t>(i);
+    return g;
+}
+
+// The per-graph and per-collection tables and the overall score on stdout (rank 0). The runtime
+// regression columns appear when some graph has them (tile, mse term).
+void print_evaluation(const EvalResult& r) {
+    const auto f4 = [](double v) { return format_fixed(v, 4, "nan"); };
+    bool regression = false;
+    for (const auto& c : r.collections) regression = regression || !std::isnan(c.mape);
+    TextTable per_graph;
+    per_graph.header = {"graph", "configs", "kendall", "opa", "slowdown1", "slowdown5", "slowdn10"};
+    if (regression) per_graph.header.insert(per_graph.header.end(), {"mape", "medape"});
+    for (const auto& g : r.graphs) {
+        per_graph.rows.push_back({g.name, std::to_string(g.num_configs), f4(g.kendall_tau),
+                                  f4(g.opa), f4(g.slowdown_1), f4(g.slowdown_5),
+                                  f4(g.slowdown_10)});
+        if (regression)
+            per_graph.rows.back().insert(per_graph.rows.back().end(),
+                                         {f4(g.mape), f4(g.median_ape)});
+    }
+    TextTable per_collection;
+    per_collection.header = {"collection", "graphs",    "kendall",  "opa",
+                             "slowdown1",  "slowdown5", "slowdn10", "score"};
+    if (regression) per_collection.header.insert(per_collection.header.end(), {"mape", "medape"});
+    for (const auto& c : r.collections) {
+        per_collection.rows.push_back({c.collection, std::to_string(c.num_graphs),
+                                       f4(c.kendall_tau), f4(c.opa), f4(c.slowdown_1),
+                                       f4(c.slowdown_5), f4(c.slowdown_10), f4(c.score)});
+        if (regression)
+            per_collection.rows.back().insert(per_collection.rows.back().end(),
+                                              {f4(c.mape), f4(c.median_ape)});
+    }
+    std::fputs(format_text(per_graph, 2, "  ").c_str(), stdout);
+    std::fputs(format_text(per_collection, 2, "  ").c_str(), stdout);
+    std::printf("  overall %.6f\n", r.overall);
+    std::printf(
+        "  (metrics of the predicted order: score ties broken by config index, as `segrank "
+        "predict`\n"
+        "   writes them; `segrank leaderboard` on its output gives these numbers; "
+        "docs/metrics.md)\n");
+}
+
+// The --json document: {"kind":"segrank evaluate","checkpoint","graphs","metrics"}.
+void write_evaluate_json(const std::string& path, const LoadedModel& lm, const EvalResult& r) {
+    Json graphs = Json::array();
+    for (const auto& g : r.graphs) graphs.push_back(to_json(g));
+    const Json doc = {{"kind", "segrank evaluate"},
+                      {"checkpoint", lm.file.string()},
+                      {"graphs", std::move(graphs)},
+                      {"metrics", r.to_json()}};
+    write_file_atomically(path, dump_json(doc) + "\n");
+}
+
+}  // namespace
+
+int run_evaluate(int argc, char** argv) {
+    cxxopts::Options options = evaluate_options();
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
@@ -88,88 +184,14 @@ int run_evaluate(int argc, char** argv) {
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     return run_guarded(*comm, [&]() {
-        std::vector<GraphEntry> entries;
-        std::unique_ptr<Dataset> ds;
-        std::string what;
-        if (args.count("heldout")) {
-            SEGRANK_CHECK(!args.count("split"), "--heldout and --split exclude each other");
-            ds =
-                std::make_unique<Dataset>(lm.cfg.data, static_cast<uint64_t>(lm.cfg.sampling.seed));
-            entries = ds->eval();
-            what = "the run's held-out set";
-        } else {
-            const std::string split =
-                args.count("split") ? args["split"].as<std::string>() : lm.cfg.eval.split;
-            try {
-                ds = std::make_unique<Dataset>(Dataset::for_split(lm.cfg.data, split));
-            } catch (const Error& e) {
-                const bool own_heldout =
-                    lm.cfg.data.holdout == cfg::Holdout::kConfigs || lm.cfg.data.holdout_folds != 0;
-                if (!own_heldout || args.count("split")) throw;
-                throw Error(str(e.what(),
-                                "; this run held out part of its training data (data.holdout = \"",
-                                to_string(lm.cfg.data.holdout), "\"): score it with --heldout"));
-            }
-            entries = ds->eval();
-            what = "split '" + split + "'";
-        }
-        std::vector<GraphEntry> mine;
-        for (auto& e : entries)
-            if (e.collection.task == lm.task) mine.push_back(e);
-        SEGRANK_CHECK(!mine.empty(), "no ", to_string(lm.task), " graphs in ", what, " under '",
-                      lm.cfg.data.root, "' (the checkpoint is a ", to_string(lm.task), " model)");
-        for (size_t i = 0; i < mine.size(); ++i) mine[i].id = static_cast<int64_t>(i);
-        EvalResult r = evaluate_graphs(*lm.model, lm.normalizer, lm.cfg, mine, *comm);
-        check_some_graph_scored(r, what, lm.cfg.data.root);
+        const EvaluatedGraphs g = graphs_to_evaluate(args, lm);
+        EvalResult r = evaluate_graphs(*lm.model, lm.normalizer, lm.cfg, g.mine, *comm);
+        check_some_graph_scored(r, g.what, lm.cfg.data.root);
         if (comm->rank() == 0) {
             std::printf("segrank evaluate: %s on %s (%zu graphs)\n", lm.file.string().c_str(),
-                        what.c_str(), mine.size());
-            const auto f4 = [](double v) { return format_fixed(v, 4, "nan"); };
-            // The runtime regression columns appear when some graph has them (tile, mse term).
-            bool regression = false;
-            for (const auto& c : r.collections) regression = regression || !std::isnan(c.mape);
-            TextTable per_graph;
-            per_graph.header = {"graph",     "configs",   "kendall", "opa",
-                                "slowdown1", "slowdown5", "slowdn10"};
-            if (regression) per_graph.header.insert(per_graph.header.end(), {"mape", "medape"});
-            for (const auto& g : r.graphs) {
-                per_graph.rows.push_back({g.name, std::to_string(g.num_configs), f4(g.kendall_tau),
-                                          f4(g.opa), f4(g.slowdown_1), f4(g.slowdown_5),
-                                          f4(g.slowdown_10)});
-                if (regression)
-                    per_graph.rows.back().insert(per_graph.rows.back().end(),
-                                                 {f4(g.mape), f4(g.median_ape)});
-            }
-            TextTable per_collection;
-            per_collection.header = {"collection", "graphs",    "kendall",  "opa",
-                                     "slowdown1",  "slowdown5", "slowdn10", "score"};
-            if (regression)
-                per_collection.header.insert(per_collection.header.end(), {"mape", "medape"});
-            for (const auto& c : r.collections) {
-                per_collection.rows.push_back({c.collection, std::to_string(c.num_graphs),
-                                               f4(c.kendall_tau), f4(c.opa), f4(c.slowdown_1),
-                                               f4(c.slowdown_5), f4(c.slowdown_10), f4(c.score)});
-                if (regression)
-                    per_collection.rows.back().insert(per_collection.rows.back().end(),
-                                                      {f4(c.mape), f4(c.median_ape)});
-            }
-            std::fputs(format_text(per_graph, 2, "  ").c_str(), stdout);
-            std::fputs(format_text(per_collection, 2, "  ").c_str(), stdout);
-            std::printf("  overall %.6f\n", r.overall);
-            std::printf(
-                "  (metrics of the predicted order: score ties broken by config index, as `segrank "
-                "predict`\n"
-                "   writes them; `segrank leaderboard` on its output gives these numbers; "
-                "docs/metrics.md)\n");
-            if (args.count("json")) {
-                Json graphs = Json::array();
-                for (const auto& g : r.graphs) graphs.push_back(to_json(g));
-                const Json doc = {{"kind", "segrank evaluate"},
-                                  {"checkpoint", lm.file.string()},
-                                  {"graphs", std::move(graphs)},
-                                  {"metrics", r.to_json()}};
-                write_file_atomically(args["json"].as<std::string>(), dump_json(doc) + "\n");
-            }
+                        g.what.c_str(), g.mine.size());
+            print_evaluation(r);
+            if (args.count("json")) write_evaluate_json(args["json"].as<std::string>(), lm, r);
         }
         return 0;
     });
