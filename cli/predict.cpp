@@ -24,7 +24,10 @@
 
 namespace segrank::cli {
 
-int run_predict(int argc, char** argv) {
+namespace {
+
+// The options of `segrank predict`.
+cxxopts::Options predict_options() {
     cxxopts::Options options(
         "segrank predict",
         "Write a submission CSV (ID,TopConfigs; fastest first; min(5,c) configs for tile, all for\n"
@@ -57,17 +60,12 @@ int run_predict(int argc, char** argv) {
         "compute every (node, config) row instead of each distinct row once (eval.dedupe_rows = "
         "false)")("timing", "print each graph's nodes, configs, seconds and configs/s to stderr")(
         "h,help", "show this help");
-    const auto parsed = parse_or_help(options, argc, argv);
-    if (!parsed) return 0;
-    const cxxopts::ParseResult& args = *parsed;
-    const bool random = args.count("random") > 0;
-    SEGRANK_CHECK(random != (args.count("checkpoint") > 0),
-                  random ? "--random and --checkpoint exclude each other"
-                         : "missing --checkpoint RUN_DIR (or --random SEED)");
-    SEGRANK_CHECK(!random || args.count("data"), "--random needs --data DIR");
-    SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
-    // Before the work: a directory or FIFO is refused, and so is an existing file that is no
-    // earlier submission (scores) file, e.g. a checkpoint or metrics.jsonl of the run dir.
+    return options;
+}
+
+// Before the work: a directory or FIFO is refused, and so is an existing file that is no earlier
+// submission (scores) file, e.g. a checkpoint or metrics.jsonl of the run dir.
+void check_predict_outputs(const cxxopts::ParseResult& args) {
     refuse_replacing_other_file("--out", args["out"].as<std::string>(), is_submission_head,
                                 "a submission CSV (ID,TopConfigs)", "segrank predict");
     if (args.count("scores")) {
@@ -79,9 +77,10 @@ int run_predict(int argc, char** argv) {
         SEGRANK_CHECK(t.write_through || !same_file(out, scores), "--out ", out, " and --scores ",
                       scores, " name the same file: give two different paths");
     }
-    set_num_threads(thread_option(args));
-    const bool timing = args.count("timing") > 0;
-    // Scoring goes through the library API (include/segrank/cost_model.h), as a tuner's would.
+}
+
+// --chunk, --cache-mb, --tta-orders and --dense as the library API's scoring options.
+ScoreOptions score_options_from(const cxxopts::ParseResult& args) {
     ScoreOptions score_options;
     if (args.count("chunk")) {
         score_options.chunk_configs = args["chunk"].as<int64_t>();
@@ -99,31 +98,34 @@ int run_predict(int argc, char** argv) {
         score_options.tta_orders = static_cast<int32_t>(t);
     }
     score_options.dense = args.count("dense") > 0;
+    return score_options;
+}
 
-    std::optional<CostModel> model;
-    std::vector<std::string> checkpoint_names;  // as given, for messages
-    if (!random) {
-        checkpoint_names = args["checkpoint"].as<std::vector<std::string>>();
-        model.emplace(checkpoint_names, score_options);
-        // An output path naming an input (or the other output) would replace it.
-        const auto& members = model->impl().members;
-        for (size_t m = 0; m < members.size(); ++m)
-            for (const char* opt : {"out", "scores"})
-                if (args.count(opt))
-                    SEGRANK_CHECK(!same_file(args[opt].as<std::string>(), members[m].lm.file), "--",
-                                  opt, " ", args[opt].as<std::string>(),
-                                  " is the checkpoint file of --checkpoint ", checkpoint_names[m],
-                                  " (", members[m].lm.file.string(), "): give another output path");
-    }
-    cfg::DataSection data = random ? cfg::DataSection{} : model->impl().members.front().lm.cfg.data;
-    if (args.count("data")) data.root = args["data"].as<std::string>();
-    data.collections.clear();  // every collection of the split; each model scores its own task
-    const std::string split = args["split"].as<std::string>();
-    Dataset ds = Dataset::for_split(data, split);
+// An output path naming a checkpoint of the model would replace it: refused naming both.
+void check_outputs_are_not_checkpoints(const cxxopts::ParseResult& args, const CostModel& model) {
+    const auto checkpoint_names = args["checkpoint"].as<std::vector<std::string>>();  // as given
+    const auto& members = model.impl().members;
+    for (size_t m = 0; m < members.size(); ++m)
+        for (const char* opt : {"out", "scores"})
+            if (args.count(opt))
+                SEGRANK_CHECK(!same_file(args[opt].as<std::string>(), members[m].lm.file), "--",
+                              opt, " ", args[opt].as<std::string>(),
+                              " is the checkpoint file of --checkpoint ", checkpoint_names[m], " (",
+                              members[m].lm.file.string(), "): give another output path");
+}
 
+// The submission rows (and with --scores every config's score) of the graphs a model covers.
+struct Predictions {
     std::vector<SubmissionRow> rows;
     std::vector<ScoreRow> score_rows;
-    size_t skipped = 0;
+    size_t skipped = 0;  ///< graphs of a task no checkpoint covers
+};
+
+Predictions predict_graphs(const Dataset& ds, const std::optional<CostModel>& model,
+                           const cxxopts::ParseResult& args) {
+    const bool random = args.count("random") > 0;
+    const bool timing = args.count("timing") > 0;
+    Predictions p;
     for (const GraphEntry& e : ds.eval()) {
         std::vector<double> ensemble;
         int used = 0;
@@ -141,7 +143,7 @@ int run_predict(int argc, char** argv) {
             used = 1;
         }
         if (used == 0) {
-            ++skipped;
+            ++p.skipped;
             continue;
         }
         for (auto& x : ensemble) x /= used;
@@ -153,30 +155,66 @@ int run_predict(int argc, char** argv) {
                          secs, static_cast<double>(ensemble.size()) / std::max(secs, 1e-9));
         }
         const std::string id = submission_id(e.collection, e.name);
-        rows.push_back({id, top_configs(ensemble, e.collection.task), ""});
+        p.rows.push_back({id, top_configs(ensemble, e.collection.task), ""});
         if (args.count("scores"))
             for (size_t i = 0; i < ensemble.size(); ++i)
-                score_rows.push_back({id, static_cast<int64_t>(i), ensemble[i], ""});
+                p.score_rows.push_back({id, static_cast<int64_t>(i), ensemble[i], ""});
     }
-    SEGRANK_CHECK(!rows.empty(), "no graph of split '", split, "' under '", data.root,
-                  "' matches the task of the given checkpoint(s)");
-    // Both files or neither: a failure writing one leaves the other as it was.
+    return p;
+}
+
+// Both files or neither: a failure writing one leaves the other as it was.
+void write_predictions(const cxxopts::ParseResult& args, const Predictions& p) {
     const std::string out = args["out"].as<std::string>();
-    const std::string sub_text = format_submission(out, rows);
+    const std::string sub_text = format_submission(out, p.rows);
     std::string scores_text;
     std::vector<OutputFile> files{{out, sub_text}};
     if (args.count("scores")) {
         const std::string scores = args["scores"].as<std::string>();
-        scores_text = format_scores(scores, score_rows);
+        scores_text = format_scores(scores, p.score_rows);
         files.push_back({scores, scores_text});
     }
     write_files_atomically(files);
-    std::printf(
-        "segrank predict: %zu graphs of split '%s' -> %s%s\n", rows.size(), split.c_str(),
-        args["out"].as<std::string>().c_str(),
-        skipped ? str(" (", skipped, " graphs of other tasks skipped: give a checkpoint per task)")
-                      .c_str()
-                : "");
+}
+
+}  // namespace
+
+int run_predict(int argc, char** argv) {
+    cxxopts::Options options = predict_options();
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
+    const bool random = args.count("random") > 0;
+    SEGRANK_CHECK(random != (args.count("checkpoint") > 0),
+                  random ? "--random and --checkpoint exclude each other"
+                         : "missing --checkpoint RUN_DIR (or --random SEED)");
+    SEGRANK_CHECK(!random || args.count("data"), "--random needs --data DIR");
+    SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
+    check_predict_outputs(args);
+    set_num_threads(thread_option(args));
+    // Scoring goes through the library API (include/segrank/cost_model.h), as a tuner's would.
+    const ScoreOptions score_options = score_options_from(args);
+    std::optional<CostModel> model;
+    if (!random) {
+        model.emplace(args["checkpoint"].as<std::vector<std::string>>(), score_options);
+        check_outputs_are_not_checkpoints(args, *model);
+    }
+    cfg::DataSection data = random ? cfg::DataSection{} : model->impl().members.front().lm.cfg.data;
+    if (args.count("data")) data.root = args["data"].as<std::string>();
+    data.collections.clear();  // every collection of the split; each model scores its own task
+    const std::string split = args["split"].as<std::string>();
+    Dataset ds = Dataset::for_split(data, split);
+
+    const Predictions p = predict_graphs(ds, model, args);
+    SEGRANK_CHECK(!p.rows.empty(), "no graph of split '", split, "' under '", data.root,
+                  "' matches the task of the given checkpoint(s)");
+    write_predictions(args, p);
+    std::printf("segrank predict: %zu graphs of split '%s' -> %s%s\n", p.rows.size(), split.c_str(),
+                args["out"].as<std::string>().c_str(),
+                p.skipped ? str(" (", p.skipped,
+                                " graphs of other tasks skipped: give a checkpoint per task)")
+                                .c_str()
+                          : "");
     return 0;
 }
 
