@@ -161,9 +161,8 @@ void check_resume_dir(const std::filesystem::path& dir) {
                   kExpected);
 }
 
-}  // namespace
-
-int run_train(int argc, char** argv) {
+// The options of `segrank train`.
+cxxopts::Options train_options() {
     cxxopts::Options options(
         "segrank train",
         "Train a ranking GNN with Graph Segment Training (one process, or N ranks under mpirun).\n"
@@ -184,45 +183,161 @@ int run_train(int argc, char** argv) {
         "check",
         "only check the config (file and --set overrides, every key and cross-key rule) and exit: "
         "no data is read, nothing is written")("h,help", "show this help");
-    const auto parsed = parse_or_help(options, argc, argv);
-    if (!parsed) return 0;
-    const cxxopts::ParseResult& result = *parsed;
+    return options;
+}
+
+// What the command line asks for: the effective config (--config, or the config.toml stored in
+// the --resume run directory, with the --set / --run-dir overrides) and where the run goes.
+struct TrainRequest {
+    RunConfig cfg;
+    std::optional<std::filesystem::path> resume;  ///< --resume RUN_DIR
+    bool overwrite = false;                       ///< --overwrite
+    std::filesystem::path dir;                    ///< the run directory
+    std::string config;                           ///< --config as given (empty with --resume)
+};
+
+TrainRequest train_request(const cxxopts::ParseResult& result) {
     std::vector<std::string> overrides;
     if (result.count("set")) overrides = result["set"].as<std::vector<std::string>>();
     if (result.count("run-dir"))
         overrides.push_back("train.run_dir=" + result["run-dir"].as<std::string>());
-
-    std::optional<std::filesystem::path> resume;
-    RunConfig cfg;
+    TrainRequest t;
     if (result.count("resume")) {
-        resume = result["resume"].as<std::string>();
-        check_resume_dir(*resume);
-        const auto stored = *resume / "config.toml";
-        SEGRANK_CHECK(std::filesystem::is_regular_file(stored), "--resume ", resume->string(),
+        t.resume = result["resume"].as<std::string>();
+        check_resume_dir(*t.resume);
+        const auto stored = *t.resume / "config.toml";
+        SEGRANK_CHECK(std::filesystem::is_regular_file(stored), "--resume ", t.resume->string(),
                       ": no config.toml in it");
         SEGRANK_CHECK(!result.count("config"),
                       "--resume takes the config stored in the run directory; drop --config");
-        cfg = load_config(stored.string(), overrides);
+        t.cfg = load_config(stored.string(), overrides);
     } else {
         SEGRANK_CHECK(result.count("config"), "missing --config FILE (see configs/default.toml)");
-        cfg = load_config(result["config"].as<std::string>(), overrides);
+        t.config = result["config"].as<std::string>();
+        t.cfg = load_config(t.config, overrides);
     }
-    const bool overwrite = result.count("overwrite") > 0;
-    SEGRANK_CHECK(!(overwrite && resume), "--overwrite and --resume exclude each other");
-    const std::filesystem::path dir = resume ? *resume : std::filesystem::path(cfg.train.run_dir);
-    if (result.count("check")) {
-        // The start-up checks that read no data: the run would refuse what they refuse.
-        if (resume)
-            check_resume_start(cfg, dir);
-        else
-            check_no_earlier_run(dir, overwrite);
-        check_run_files(dir);
-        if (!resume) check_fresh_run_dir(dir, result["config"].as<std::string>());
-        std::printf("segrank train: config OK (%s)\n",
-                    resume ? (*resume / "config.toml").string().c_str()
-                           : result["config"].as<std::string>().c_str());
-        return 0;
+    t.overwrite = result.count("overwrite") > 0;
+    SEGRANK_CHECK(!(t.overwrite && t.resume), "--overwrite and --resume exclude each other");
+    t.dir = t.resume ? *t.resume : std::filesystem::path(t.cfg.train.run_dir);
+    return t;
+}
+
+// --check: the start-up checks that read no data (the run would refuse what they refuse).
+int check_only(const TrainRequest& t) {
+    if (t.resume)
+        check_resume_start(t.cfg, t.dir);
+    else
+        check_no_earlier_run(t.dir, t.overwrite);
+    check_run_files(t.dir);
+    if (!t.resume) check_fresh_run_dir(t.dir, t.config);
+    std::printf("segrank train: config OK (%s)\n",
+                t.resume ? (*t.resume / "config.toml").string().c_str() : t.config.c_str());
+    return 0;
+}
+
+// Rank 0: everything that can refuse the run happens under the lock and before anything is
+// written. A fresh run's folder is checked before the lock creates .lock in it, and gets a
+// `cleanup` that undoes what a failure before the first checkpoint leaves.
+void take_run_dir(const TrainRequest& t, std::unique_ptr<RunDirLock>& lock,
+                  std::unique_ptr<RunDirCleanup>& cleanup) {
+    if (!t.resume) {
+        check_run_files(t.dir);
+        check_fresh_run_dir(t.dir, t.config);
+        cleanup = std::make_unique<RunDirCleanup>(t.dir);
     }
+    lock = std::make_unique<RunDirLock>(t.dir);  // the one segrank train of this run directory
+    // Temporary files (checkpoints, config) of earlier runs here that were killed.
+    remove_stale_temp_files(t.dir);
+    check_run_files(t.dir);
+    if (t.resume) {
+        check_resume_start(t.cfg, t.dir);
+    } else {
+        check_no_earlier_run(t.dir, t.overwrite);
+        // Under MPI a failing rank aborts the job and rank 0 ends by SIGTERM inside a
+        // collective: the cleanup then runs from the signal handler.
+        cleanup->arm_on_termination();
+    }
+}
+
+// OpenMP threads per rank, then the first collective of the job: with a deadline, so a rank that
+// runs another program fails the job instead of leaving it waiting forever.
+void join_ranks(const RunConfig& cfg, Communicator& comm) {
+    const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    set_num_threads(resolve_threads(cfg, comm.local_size(), hw));
+    if (comm.rank() == 0 && comm.size() > 1)
+        std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n", comm.size(),
+                    std::string(comm.backend()).c_str(), num_threads());
+    const double timeout = startup_timeout_seconds();
+    SEGRANK_CHECK(comm.barrier_within(timeout),
+                  "rank(s) did not join the start-up agreement within ", timeout,
+                  " s: are all ranks running the same segrank train command? (", comm.size(),
+                  " ranks in the job; SEGRANK_STARTUP_TIMEOUT_S sets the wait)");
+}
+
+// --overwrite: the old run's checkpoints, and its page (segrank report), which describes a model
+// that is gone.
+void remove_old_run(const std::filesystem::path& dir) {
+    for (const char* f : kRunOutputs) std::filesystem::remove(dir / f);
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(dir / "report.html", ec))
+        std::filesystem::remove(dir / "report.html", ec);
+}
+
+// Builds the Trainer and runs it; `training` is set once the start-up checks passed. A Ctrl-C
+// stops the loop at its next step (cli/train_interrupt.h): one line says how to continue, and the
+// exit status is kInterruptedExit.
+int run_training(const TrainRequest& t, Communicator& comm, RunDirCleanup* cleanup,
+                 bool& training) {
+    InterruptibleCommunicator interruptible(comm);
+    // --overwrite: the old checkpoints go once the new run passed its start-up checks (data read,
+    // config valid), just before it writes its first file, so a run that is refused leaves the old
+    // run whole, and no stale best checkpoint outlives the new run.
+    Trainer trainer(t.cfg, interruptible, t.resume, [&] {
+        if (t.overwrite) remove_old_run(t.dir);
+    });
+    training = true;
+    SigintStop sigint(comm.size() == 1);
+    try {
+        trainer.run();
+    } catch (const TrainingInterrupted&) {
+        const bool removed = cleanup && cleanup->remove_created() > 0;
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s\n",
+                     interrupted_message(t.dir, trainer.current_step(), removed).c_str());
+        return kInterruptedExit;
+    }
+    return 0;
+}
+
+// A run that failed before training takes back data.ingest's npz files; a fresh run that fails
+// before its first checkpoint leaves no half run directory behind (rank 0 only; a failure on
+// another rank aborts the job from run_guarded).
+void undo_failed_run(IngestWritten& ingested, bool training, const RunDirCleanup* cleanup,
+                     const std::filesystem::path& dir) {
+    if (!training && !ingested.files.empty()) {
+        const int64_t n = remove_ingested(ingested);
+        if (n > 0)
+            std::fprintf(stderr,
+                         "segrank train: removed the %zu npz file(s) data.ingest wrote "
+                         "for the failed run (and the folders it created)\n",
+                         ingested.files.size());
+    }
+    if (cleanup) {
+        const int64_t n = cleanup->remove_created();
+        if (n > 0)
+            std::fprintf(stderr, "segrank train: removed what the failed run created in %s\n",
+                         dir.string().c_str());
+    }
+}
+
+}  // namespace
+
+int run_train(int argc, char** argv) {
+    cxxopts::Options options = train_options();
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const TrainRequest t = train_request(*parsed);
+    if (parsed->count("check")) return check_only(t);
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     std::unique_ptr<RunDirLock> lock;
@@ -231,90 +346,15 @@ int run_train(int argc, char** argv) {
     IngestWritten ingested;  // data.ingest's output, taken back when the run fails before training
     bool training = false;
     return run_guarded(*comm, [&]() {
-        if (comm->rank() == 0) {
-            // Everything that can refuse the run happens under the lock and before anything is
-            // written.
-            // A fresh run's folder, checked before the lock creates .lock in it.
-            if (!resume) {
-                check_run_files(dir);
-                check_fresh_run_dir(dir, result["config"].as<std::string>());
-                cleanup = std::make_unique<RunDirCleanup>(dir);
-            }
-            lock =
-                std::make_unique<RunDirLock>(dir);  // the one segrank train of this run directory
-            // Temporary files (checkpoints, config) of earlier runs here that were killed.
-            remove_stale_temp_files(dir);
-            check_run_files(dir);
-            if (resume) {
-                check_resume_start(cfg, dir);
-            } else {
-                check_no_earlier_run(dir, overwrite);
-                // Under MPI a failing rank aborts the job and rank 0 ends by SIGTERM inside a
-                // collective: the cleanup then runs from the signal handler.
-                cleanup->arm_on_termination();
-            }
-        }
+        if (comm->rank() == 0) take_run_dir(t, lock, cleanup);
         try {
-            const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-            set_num_threads(resolve_threads(cfg, comm->local_size(), hw));
-            if (comm->rank() == 0 && comm->size() > 1)
-                std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n",
-                            comm->size(), std::string(comm->backend()).c_str(), num_threads());
-            // The first collective of the job: with a deadline, so a rank that runs another
-            // program fails the job instead of leaving it waiting forever.
-            const double timeout = startup_timeout_seconds();
-            SEGRANK_CHECK(comm->barrier_within(timeout),
-                          "rank(s) did not join the start-up agreement within ", timeout,
-                          " s: are all ranks running the same segrank train command? (",
-                          comm->size(),
-                          " ranks in the job; SEGRANK_STARTUP_TIMEOUT_S sets the wait)");
-            ingest_inputs(cfg, *comm, ingested);
-            // --overwrite: the old checkpoints go once the new run passed its start-up checks
-            // (data read, config valid), just before it writes its first file, so a run that is
-            // refused leaves the old run whole, and no stale best checkpoint outlives the new run.
-            // Ctrl-C stops the loop at its next step (cli/train_interrupt.h).
-            InterruptibleCommunicator interruptible(*comm);
-            Trainer trainer(cfg, interruptible, resume, [&] {
-                if (overwrite) {
-                    for (const char* f : kRunOutputs) std::filesystem::remove(dir / f);
-                    // The old run's page (segrank report) describes a model that is gone.
-                    std::error_code ec;
-                    if (std::filesystem::is_regular_file(dir / "report.html", ec))
-                        std::filesystem::remove(dir / "report.html", ec);
-                }
-            });
-            training = true;
-            SigintStop sigint(comm->size() == 1);
-            try {
-                trainer.run();
-            } catch (const TrainingInterrupted&) {
-                const bool removed = cleanup && cleanup->remove_created() > 0;
-                std::fflush(stdout);
-                std::fprintf(stderr, "%s\n",
-                             interrupted_message(dir, trainer.current_step(), removed).c_str());
-                return kInterruptedExit;
-            }
+            join_ranks(t.cfg, *comm);
+            ingest_inputs(t.cfg, *comm, ingested);
+            return run_training(t, *comm, cleanup.get(), training);
         } catch (...) {
-            if (!training && !ingested.files.empty()) {
-                const int64_t n = remove_ingested(ingested);
-                if (n > 0)
-                    std::fprintf(stderr,
-                                 "segrank train: removed the %zu npz file(s) data.ingest wrote "
-                                 "for the failed run (and the folders it created)\n",
-                                 ingested.files.size());
-            }
-            // A fresh run that fails before its first checkpoint leaves no half run directory
-            // behind (rank 0 only; a failure on another rank aborts the job from run_guarded).
-            if (cleanup) {
-                const int64_t n = cleanup->remove_created();
-                if (n > 0)
-                    std::fprintf(stderr,
-                                 "segrank train: removed what the failed run created in %s\n",
-                                 dir.string().c_str());
-            }
+            undo_failed_run(ingested, training, cleanup.get(), t.dir);
             throw;
         }
-        return 0;
     });
 }
 
