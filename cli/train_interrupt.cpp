@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <cstdlib>
 
 #include "gnn/core/check.h"
@@ -13,16 +14,19 @@ namespace segrank::cli {
 
 namespace {
 
-volatile sig_atomic_t g_sigint_seen = 0;
+// Set by the handler (possibly on an OpenMP worker thread), read by the training thread.
+std::atomic<int> g_sigint_seen{0};
+static_assert(std::atomic<int>::is_always_lock_free,
+              "the handler may only touch lock-free atomics");
 struct sigaction g_previous {};
 
 extern "C" void on_sigint(int sig) {
-    if (g_sigint_seen) {  // the second Ctrl-C: end now, as before
+    if (g_sigint_seen.load() != 0) {  // the second Ctrl-C: end now, as before
         ::sigaction(sig, &g_previous, nullptr);
         ::raise(sig);
         return;
     }
-    g_sigint_seen = 1;
+    g_sigint_seen.store(1);
 }
 
 // `s` as one shell word: unchanged when it holds only characters no shell interprets.
@@ -49,7 +53,7 @@ void InterruptibleCommunicator::abort(int code) {
 }
 
 SigintStop::SigintStop(bool enable) {
-    g_sigint_seen = 0;
+    g_sigint_seen.store(0);
     if (!enable) return;
     struct sigaction previous {};
     ::sigaction(SIGINT, nullptr, &previous);
@@ -65,7 +69,7 @@ SigintStop::~SigintStop() {
     if (installed_) ::sigaction(SIGINT, &g_previous, nullptr);
 }
 
-bool SigintStop::requested() { return g_sigint_seen != 0; }
+bool SigintStop::requested() { return g_sigint_seen.load() != 0; }
 
 std::string interrupted_message(const std::filesystem::path& dir, int64_t step, bool removed) {
     const std::filesystem::path last = dir / "last.ckpt.h5";

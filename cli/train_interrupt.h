@@ -17,9 +17,9 @@ struct TrainingInterrupted {};
 
 /// A Communicator that forwards every call to `inner` unchanged and, once a SIGINT was seen
 /// (SigintStop::requested()), throws TrainingInterrupted from the gradient allreduce
-/// (allreduce_sum over floats, one call per training step): the step that notices it is dropped
-/// before its parameter update, so parameters, history and checkpoints are those of the last
-/// completed step. Evaluations and checkpoint writes in progress finish first (they sum no
+/// (allreduce_sum over floats, one call per training step): the step that notices it ends before
+/// its parameter update and nothing is written after it, so the run directory keeps the last
+/// checkpoint as it was. Evaluations and checkpoint writes in progress finish first (they sum no
 /// float gradients).
 class InterruptibleCommunicator final : public Communicator {
 public:
