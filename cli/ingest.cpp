@@ -124,6 +124,9 @@ int run_ingest(int argc, char** argv) {
     const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("input"), "missing <file.pb> (see segrank ingest --help)");
     SEGRANK_CHECK(args.count("out"), "missing --out <dir> (see segrank ingest --help)");
+    SEGRANK_CHECK(!args["out"].as<std::string>().empty(),
+                  "--out: expected an output folder, got an empty path '' (give '.' for the "
+                  "current folder)");
     const fs::path input = args["input"].as<std::string>();
     const fs::path out = args["out"].as<std::string>();
     const std::string split =

@@ -74,6 +74,9 @@ int run_pack(int argc, char** argv) {
     const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("input"), "missing <collection dir> (see segrank pack --help)");
     SEGRANK_CHECK(args.count("out"), "missing --out <file.h5|dir> (see segrank pack --help)");
+    SEGRANK_CHECK(!args["out"].as<std::string>().empty(),
+                  "--out: expected an output .h5 file or folder, got an empty path '' (give '.' "
+                  "for the current folder)");
     GraphStoreOptions opt;
     opt.chunk_bytes = args["chunk-kib"].as<int64_t>() * 1024;
     opt.deflate_level = args["deflate"].as<int>();

@@ -1125,4 +1125,29 @@ TEST_SUITE("hostile") {
         INFO(check.output);
         CHECK(check.exit_code == 0);
     }
+    TEST_CASE("segrank ingest and pack refuse an empty --out naming the option, writing nothing") {
+        SEGRANK_REQUIRE_SHARED_DATA(data);
+        // Run inside an empty folder: an empty path used as a folder would mean this one.
+        const fs::path dir = scratch_dir("hostile_cli_empty_out");
+        const fs::path cwd = dir / "cwd";
+        fs::create_directories(cwd);
+        const fs::path root = write_lb_truth(dir / "truth");
+        auto in_cwd = [&](const std::string& args) {
+            return run_command("cd " + sq(cwd.string()) + " && " + sq(segrank_binary().string()) +
+                               " " + args);
+        };
+        const auto ingest = in_cwd(
+            "ingest " + sq((data / "xla_tuning" / "op_tuning_data.pb").string()) + " --out ''");
+        INFO(ingest.output);
+        CHECK(ingest.exit_code == 1);
+        CHECK(contains_text(ingest.output, "--out: expected an output folder, got an empty path"));
+        const auto pack =
+            in_cwd("pack " + sq((root / "npz/tile/xla/valid").string()) + " --out ''");
+        INFO(pack.output);
+        CHECK(pack.exit_code == 1);
+        CHECK(contains_text(pack.output,
+                            "--out: expected an output .h5 file or folder, got an empty path"));
+        CHECK(fs::is_empty(cwd));
+    }
+
 }
