@@ -68,6 +68,32 @@ void fill_range(const G& g, int64_t& lo, int64_t& hi) {
              : *std::max_element(g.config_runtime.begin(), g.config_runtime.end());
 }
 
+// The minor_to_major entries of `mt`'s kept layout runs that featurize_layout encodes (tensors 0..2,
+// dims 0..5) must be dimension indices of a rank <= 6 shape, -1..5 (docs/files.md#layout-config-
+// features): a corrupt file decodes to other values, which are named here in the protobuf's terms
+// instead of as an npz key later. Throws segrank::Error naming `where`, the module, the run, the
+// configurable node, the tensor and the dim.
+void check_layout_dims(const hlo::ModuleTuning& mt, const std::string& where) {
+    static const char* const kTensor[] = {"output", "input", "kernel"};
+    for (size_t r = 0; r < mt.runs.size(); ++r) {
+        const hlo::Run& run = mt.runs[r];
+        if (run.kind != Task::kLayout || run.error || !run.has_profile) continue;
+        for (size_t k = 0; k < run.layout.size(); ++k) {
+            const auto& tensors = run.layout[k].tensors;
+            for (size_t t = 0; t < tensors.size() && t < 3; ++t)
+                for (size_t d = 0; d < tensors[t].size() && d < 6; ++d) {
+                    const int32_t v = tensors[t][d];
+                    SEGRANK_CHECK(v >= -1 && v <= 5, where, " (module '", mt.module.name,
+                                  "'): runs[", r, "].module_config.layout_config.nodes[", k,
+                                  "]: tensor ", t, " (", kTensor[t], ") minor_to_major[", d,
+                                  "] = ", v,
+                                  ", expected a dimension index in [-1, 5] (a shape of rank <= "
+                                  "6): the file is corrupt");
+                }
+        }
+    }
+}
+
 void print_summary(const std::vector<Planned>& plan) {
     std::printf("%-28s %-6s %7s %7s %13s %6s %25s  %s\n", "module", "task", "nodes", "edges",
                 "kept/total", "errors", "runtime ns (min-max)", "output");
@@ -201,6 +227,7 @@ void ingest_tuning_file(const IngestRequest& req, IngestWritten* written) {
             auto res = hlo::featurize_layout(mt, where);
             p.skip_reason = res.skip_reason;
             if (res.graph) {
+                check_layout_dims(mt, where);
                 // The loops' trip counts beside the features (docs/files.md#loop-trip-counts).
                 res.graph->node_loop_trips = hw::node_loop_trips(mt.module);
                 p.graph = std::move(*res.graph);

@@ -1150,4 +1150,26 @@ TEST_SUITE("hostile") {
         CHECK(fs::is_empty(cwd));
     }
 
+    TEST_CASE("segrank ingest names the .pb file, module, run and layout entry of a corrupt dim") {
+        SEGRANK_REQUIRE_SHARED_DATA(data);
+        const fs::path dir = scratch_dir("hostile_cli_ingest_corrupt_pb");
+        // One byte of a packed minor_to_major list of the real layout file set to 127 (a dim
+        // index no rank-6 shape has): runs[16], configurable node 14, the input tensor's dim 1.
+        std::string bytes = read_file_text(data / "xla_tuning" / "module_tuning_data_layout.pb");
+        REQUIRE(bytes.size() > 514735);
+        bytes[514735] = '\x7f';
+        const fs::path pb = dir / "corrupt.pb";
+        std::ofstream(pb, std::ios::binary) << bytes;
+        const auto r = run_segrank("ingest " + sq(pb.string()) + " --out " +
+                                   sq((dir / "out").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, pb.string() + " (module '"));
+        CHECK(contains_text(r.output, "module_config.layout_config.nodes["));
+        CHECK(contains_text(r.output, "= 127"));
+        CHECK(contains_text(r.output, "expected a dimension index in [-1, 5]"));
+        CHECK_FALSE(contains_text(r.output, "key '"));
+        CHECK_FALSE(fs::exists(dir / "out"));
+    }
+
 }
