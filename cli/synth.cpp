@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cxxopts.hpp>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/synth_manifest.h"
 #include "gnn/core/check.h"
 #include "hwmodel/costs/cost_family.h"
 #include "hwmodel/hardware.h"
@@ -139,7 +141,9 @@ int run_synth(int argc, char** argv) {
         cxxopts::value<std::string>())("hide-test-labels",
                                        "zero the test split's runtimes like the Kaggle files")(
         "stored", "npz: store members uncompressed (faster, larger files)")(
-        "force", "replace existing output folders / stores")("q,quiet", "no per-graph lines")(
+        "force",
+        "replace an earlier synth output in --out as a whole (the collection splits its "
+        ".synth-manifest lists; other files stay)")("q,quiet", "no per-graph lines")(
         "h,help", "show help");
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
@@ -269,12 +273,17 @@ int run_synth(int argc, char** argv) {
     if (args.count("stored")) w.npz_compression = NpzCompression::kStored;
     const bool quiet = args.count("quiet") > 0;
 
+    // Read (and checked) before any work: what an earlier synth wrote into --out.
+    const std::vector<std::filesystem::path> earlier = read_synth_manifest(w.out);
     const auto t0 = std::chrono::steady_clock::now();
     const auto written = synth::write_synthetic(w, [&](const std::string& line) {
         if (!quiet) std::printf("  %s\n", line.c_str());
     });
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<std::filesystem::path> relative;
+    for (const auto& s : written) relative.push_back(synth::target_path({}, s.id, w.format));
+    const auto removed = update_synth_manifest(w.out, earlier, relative, w.force);
     std::printf("%-28s %7s %10s %9s  %s\n", "collection", "graphs", "nodes", "configs", "path");
     for (const auto& s : written)
         std::printf("%-28s %7lld %10lld %9lld  %s\n", s.id.full_name().c_str(),
@@ -290,6 +299,10 @@ int run_synth(int argc, char** argv) {
         "synth: wrote %zu collection splits in %.1f s (seed %llu, noise %.3g%s%s)\n",
         written.size(), secs, static_cast<unsigned long long>(w.synth.seed), w.synth.noise_sigma,
         w.hide_test_labels ? ", test labels hidden" : ", test labels kept", cost_off.c_str());
+    for (const auto& r : removed)
+        std::printf("synth: --force removed the earlier collection split %s (not written by this "
+                    "run)\n",
+                    (w.out / r).string().c_str());
     return 0;
 }
 

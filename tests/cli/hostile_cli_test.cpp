@@ -1172,4 +1172,43 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "out"));
     }
 
+    TEST_CASE("segrank synth --force replaces an earlier synth output whole, not a user's files") {
+        const fs::path dir = scratch_dir("hostile_cli_synth_force_whole");
+        const fs::path out = dir / "out";
+        const std::string synth = "synth --out " + sq(out.string()) +
+                                  " --graphs 3 --nodes 20:30 --configs 4 -q --collections ";
+        REQUIRE(run_segrank(synth + "layout,tile").exit_code == 0);
+        REQUIRE(fs::is_directory(out / "npz/tile/xla/train"));
+        // A user's own files beside synth's: kept.
+        std::ofstream(out / "notes.txt") << "mine\n";
+        std::ofstream(out / "npz/tile/README") << "mine\n";
+        const auto r = run_segrank(synth + "layout --force");
+        INFO(r.output);
+        REQUIRE(r.exit_code == 0);
+        CHECK(contains_text(r.output, "removed the earlier collection split"));
+        for (const char* split : {"train", "valid", "test"}) {
+            CHECK_FALSE(fs::exists(out / "npz/tile/xla" / split));
+            CHECK(fs::is_directory(out / "npz/layout/xla/random" / split));
+        }
+        CHECK_FALSE(fs::exists(out / "npz/tile/xla"));  // left empty by the removal
+        CHECK(read_file_text(out / "notes.txt") == "mine\n");
+        CHECK(read_file_text(out / "npz/tile/README") == "mine\n");
+        // Another format replaces the npz output too; without --force nothing is removed.
+        REQUIRE(run_segrank(synth + "tile --format hdf5").exit_code == 0);
+        CHECK(fs::is_directory(out / "npz/layout/xla/random/train"));
+        REQUIRE(run_segrank(synth + "tile --format hdf5 --force").exit_code == 0);
+        CHECK_FALSE(fs::exists(out / "npz/layout"));
+        CHECK(fs::exists(out / "h5/tile_xla_train.h5"));
+        CHECK(read_file_text(out / "npz/tile/README") == "mine\n");
+        // A manifest naming anything but a synth split is refused before any work.
+        std::ofstream(out / ".synth-manifest") << "notes.txt\n";
+        const auto bad = run_segrank(synth + "layout --force");
+        INFO(bad.output);
+        CHECK(bad.exit_code == 1);
+        CHECK(contains_text(bad.output, (out / ".synth-manifest").string() +
+                                            ": line 1: 'notes.txt' is not a collection split"));
+        CHECK(fs::exists(out / "notes.txt"));
+        CHECK(fs::exists(out / "h5/tile_xla_train.h5"));
+        CHECK_FALSE(fs::exists(out / "npz/layout"));
+    }
 }
