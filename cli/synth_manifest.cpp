@@ -18,8 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kHeader = "# segrank synth output: the collection splits below were written by "
-                            "segrank synth (--force replaces them as a whole)";
+const char* const kHeader =
+    "# segrank synth output: the collection splits below were written by "
+    "segrank synth (--force replaces them as a whole)";
 
 // Every path synth can write under --out, relative: both tasks, the three splits, npz and HDF5.
 std::set<std::string> synth_targets() {
@@ -62,7 +63,8 @@ std::vector<fs::path> read_synth_manifest(const fs::path& out) {
     return splits;
 }
 
-std::vector<fs::path> update_synth_manifest(const fs::path& out, const std::vector<fs::path>& earlier,
+std::vector<fs::path> update_synth_manifest(const fs::path& out,
+                                            const std::vector<fs::path>& earlier,
                                             const std::vector<fs::path>& written, bool force) {
     std::set<std::string> listed;
     for (const fs::path& p : written) listed.insert(p.generic_string());

@@ -1160,8 +1160,8 @@ TEST_SUITE("hostile") {
         bytes[514735] = '\x7f';
         const fs::path pb = dir / "corrupt.pb";
         std::ofstream(pb, std::ios::binary) << bytes;
-        const auto r = run_segrank("ingest " + sq(pb.string()) + " --out " +
-                                   sq((dir / "out").string()));
+        const auto r =
+            run_segrank("ingest " + sq(pb.string()) + " --out " + sq((dir / "out").string()));
         INFO(r.output);
         CHECK(r.exit_code == 1);
         CHECK(contains_text(r.output, pb.string() + " (module '"));
