@@ -68,11 +68,11 @@ void fill_range(const G& g, int64_t& lo, int64_t& hi) {
              : *std::max_element(g.config_runtime.begin(), g.config_runtime.end());
 }
 
-// The minor_to_major entries of `mt`'s kept layout runs that featurize_layout encodes (tensors 0..2,
-// dims 0..5) must be dimension indices of a rank <= 6 shape, -1..5 (docs/files.md#layout-config-
-// features): a corrupt file decodes to other values, which are named here in the protobuf's terms
-// instead of as an npz key later. Throws segrank::Error naming `where`, the module, the run, the
-// configurable node, the tensor and the dim.
+// The minor_to_major entries of `mt`'s kept layout runs that featurize_layout encodes (tensors
+// 0..2, dims 0..5) must be dimension indices of a rank <= 6 shape, -1..5
+// (docs/files.md#layout-config- features): a corrupt file decodes to other values, which are named
+// here in the protobuf's terms instead of as an npz key later. Throws segrank::Error naming
+// `where`, the module, the run, the configurable node, the tensor and the dim.
 void check_layout_dims(const hlo::ModuleTuning& mt, const std::string& where) {
     static const char* const kTensor[] = {"output", "input", "kernel"};
     for (size_t r = 0; r < mt.runs.size(); ++r) {
@@ -123,6 +123,128 @@ void print_summary(const std::vector<Planned>& plan) {
                     kt.c_str(), static_cast<long long>(p.error_runs), range.c_str(),
                     p.target.string().c_str());
     }
+}
+
+// Featurizes module `i` of `file` (tile or layout, by its first run) and plans its target under
+// req.npz_root: the graph, validated, or why the reference pipeline skips the module. `used` counts
+// the targets taken so far, so that modules of one name get "_2", "_3", ... Throws segrank::Error
+// naming the input and the module.
+Planned plan_module(const hlo::TuningFile& file, size_t i, const IngestRequest& req,
+                    std::map<fs::path, int>& used) {
+    const fs::path& input = req.input;
+    const fs::path& out = req.npz_root;
+    const LabelPolicy labels =
+        req.split == "test" ? LabelPolicy::kAllowTestZeros : LabelPolicy::kRequirePositive;
+    const hlo::ModuleTuning& mt = file.modules[i];
+    const std::string where = file.kind == hlo::TuningFileKind::kTuningData
+                                  ? str(input.string(), ": modules[", i, "]")
+                                  : input.string();
+    Planned p;
+    p.module = mt.module.name.empty() ? str("modules[", i, "]") : mt.module.name;
+    p.total_runs = static_cast<int64_t>(mt.runs.size());
+    p.error_runs =
+        std::count_if(mt.runs.begin(), mt.runs.end(), [](const hlo::Run& r) { return r.error; });
+    const auto task = hlo::detect_task(mt);
+    fs::path dir;
+    if (!task) {
+        p.skip_reason =
+            mt.runs.empty() ? "no runs" : "first run has neither op_config nor module_config";
+    } else if (*task == Task::kTile) {
+        auto res = hlo::featurize_tile(mt, where);
+        p.skip_reason = res.skip_reason;
+        if (res.graph) p.graph = std::move(*res.graph);
+        dir = out / "tile" / "xla" / req.split;
+    } else {
+        auto res = hlo::featurize_layout(mt, where);
+        p.skip_reason = res.skip_reason;
+        if (res.graph) {
+            check_layout_dims(mt, where);
+            // The loops' trip counts beside the features (docs/files.md#loop-trip-counts).
+            res.graph->node_loop_trips = hw::node_loop_trips(mt.module);
+            p.graph = std::move(*res.graph);
+        }
+        dir = out / "layout" / "xla" / req.search / req.split;
+    }
+    if (p.skip_reason.empty()) {
+        const std::string stem = sanitize(mt.module.name);
+        fs::path target = dir / (stem + ".npz");
+        if (const int k = used[target]++; k > 0) target = dir / str(stem, "_", k + 1, ".npz");
+        p.target = target;
+        if (auto* t = std::get_if<TileGraph>(&p.graph)) {
+            t->source = input;
+            validate(*t, labels, where);
+        } else {
+            auto& l = std::get<LayoutGraph>(p.graph);
+            l.source = input;
+            validate(l, labels, where);
+        }
+    }
+    return p;
+}
+
+// plan_module for every module of `file`, in file order.
+std::vector<Planned> plan_modules(const hlo::TuningFile& file, const IngestRequest& req) {
+    std::vector<Planned> plan;
+    std::map<fs::path, int> used;  // target -> times used, to keep names unique within one file
+    for (size_t i = 0; i < file.modules.size(); ++i)
+        plan.push_back(plan_module(file, i, req, used));
+    return plan;
+}
+
+// Returns how many modules of `plan` are written. Throws segrank::Error naming `input` when no
+// module could be converted, or listing (the first five) targets that exist unless `force`.
+int64_t check_targets(const std::vector<Planned>& plan, const fs::path& input, bool force) {
+    std::vector<std::string> existing;
+    int64_t to_write = 0;
+    for (const Planned& p : plan) {
+        if (!p.skip_reason.empty()) continue;
+        ++to_write;
+        if (fs::exists(p.target)) existing.push_back(p.target.string());
+    }
+    SEGRANK_CHECK(to_write > 0, input.string(), ": no module could be converted (", plan.size(),
+                  " module(s), all skipped)");
+    if (!existing.empty() && !force) {
+        std::string list;
+        for (size_t i = 0; i < existing.size() && i < 5; ++i) list += "\n  " + existing[i];
+        if (existing.size() > 5) list += str("\n  ... and ", existing.size() - 5, " more");
+        throw Error(str(existing.size(),
+                        " target file(s) already exist; nothing was written (use --force to "
+                        "overwrite):",
+                        list));
+    }
+    return to_write;
+}
+
+// Writes the npz file of every planned module, creating its folder. A failure on the way removes
+// the files written so far that did not exist before, then (destructors, innermost first) the
+// folders this command created, and rethrows. Appends what was added to `*written` (when not null).
+void write_planned(const std::vector<Planned>& plan, IngestWritten* written) {
+    std::vector<std::unique_ptr<CreatedDirectories>> made;
+    std::vector<fs::path> new_files;
+    try {
+        for (const Planned& p : plan) {
+            if (!p.skip_reason.empty()) continue;
+            made.push_back(std::make_unique<CreatedDirectories>(p.target.parent_path()));
+            const bool existed = fs::exists(p.target);
+            if (const auto* t = std::get_if<TileGraph>(&p.graph))
+                save_tile_npz(*t, p.target);
+            else
+                save_layout_npz(std::get<LayoutGraph>(p.graph), p.target);
+            if (!existed) new_files.push_back(p.target);
+        }
+    } catch (...) {
+        std::error_code ec;
+        for (const auto& f : new_files) fs::remove(f, ec);
+        while (!made.empty()) made.pop_back();
+        throw;
+    }
+    for (auto& m : made) {
+        if (written)
+            written->folders.insert(written->folders.end(), m->created().begin(),
+                                    m->created().end());
+        m->keep();
+    }
+    if (written) written->files.insert(written->files.end(), new_files.begin(), new_files.end());
 }
 
 }  // namespace
@@ -193,113 +315,13 @@ int64_t remove_ingested(const IngestWritten& written) noexcept {
 }
 
 void ingest_tuning_file(const IngestRequest& req, IngestWritten* written) {
-    const fs::path& input = req.input;
-    const fs::path& out = req.npz_root;
-    const std::string& split = req.split;
-    const std::string& search = req.search;
-    const bool force = req.force;
-    const LabelPolicy labels =
-        split == "test" ? LabelPolicy::kAllowTestZeros : LabelPolicy::kRequirePositive;
-    const hlo::TuningFile file = hlo::read_tuning_file(input);
-    std::vector<Planned> plan;
-    std::map<fs::path, int> used;  // target -> times used, to keep names unique within one file
-    for (size_t i = 0; i < file.modules.size(); ++i) {
-        const hlo::ModuleTuning& mt = file.modules[i];
-        const std::string where = file.kind == hlo::TuningFileKind::kTuningData
-                                      ? str(input.string(), ": modules[", i, "]")
-                                      : input.string();
-        Planned p;
-        p.module = mt.module.name.empty() ? str("modules[", i, "]") : mt.module.name;
-        p.total_runs = static_cast<int64_t>(mt.runs.size());
-        p.error_runs = std::count_if(mt.runs.begin(), mt.runs.end(),
-                                     [](const hlo::Run& r) { return r.error; });
-        const auto task = hlo::detect_task(mt);
-        fs::path dir;
-        if (!task) {
-            p.skip_reason =
-                mt.runs.empty() ? "no runs" : "first run has neither op_config nor module_config";
-        } else if (*task == Task::kTile) {
-            auto res = hlo::featurize_tile(mt, where);
-            p.skip_reason = res.skip_reason;
-            if (res.graph) p.graph = std::move(*res.graph);
-            dir = out / "tile" / "xla" / split;
-        } else {
-            auto res = hlo::featurize_layout(mt, where);
-            p.skip_reason = res.skip_reason;
-            if (res.graph) {
-                check_layout_dims(mt, where);
-                // The loops' trip counts beside the features (docs/files.md#loop-trip-counts).
-                res.graph->node_loop_trips = hw::node_loop_trips(mt.module);
-                p.graph = std::move(*res.graph);
-            }
-            dir = out / "layout" / "xla" / search / split;
-        }
-        if (p.skip_reason.empty()) {
-            const std::string stem = sanitize(mt.module.name);
-            fs::path target = dir / (stem + ".npz");
-            if (const int k = used[target]++; k > 0) target = dir / str(stem, "_", k + 1, ".npz");
-            p.target = target;
-            if (auto* t = std::get_if<TileGraph>(&p.graph)) {
-                t->source = input;
-                validate(*t, labels, where);
-            } else {
-                auto& l = std::get<LayoutGraph>(p.graph);
-                l.source = input;
-                validate(l, labels, where);
-            }
-        }
-        plan.push_back(std::move(p));
-    }
-
-    std::vector<std::string> existing;
-    int64_t to_write = 0;
-    for (const Planned& p : plan) {
-        if (!p.skip_reason.empty()) continue;
-        ++to_write;
-        if (fs::exists(p.target)) existing.push_back(p.target.string());
-    }
-    SEGRANK_CHECK(to_write > 0, input.string(), ": no module could be converted (", plan.size(),
-                  " module(s), all skipped)");
-    if (!existing.empty() && !force) {
-        std::string list;
-        for (size_t i = 0; i < existing.size() && i < 5; ++i) list += "\n  " + existing[i];
-        if (existing.size() > 5) list += str("\n  ... and ", existing.size() - 5, " more");
-        throw Error(str(existing.size(),
-                        " target file(s) already exist; nothing was written (use --force to "
-                        "overwrite):",
-                        list));
-    }
-    // A failure on the way removes the files written so far that did not exist before, then
-    // (destructors, innermost first) the folders this command created.
-    std::vector<std::unique_ptr<CreatedDirectories>> made;
-    std::vector<fs::path> new_files;
-    try {
-        for (const Planned& p : plan) {
-            if (!p.skip_reason.empty()) continue;
-            made.push_back(std::make_unique<CreatedDirectories>(p.target.parent_path()));
-            const bool existed = fs::exists(p.target);
-            if (const auto* t = std::get_if<TileGraph>(&p.graph))
-                save_tile_npz(*t, p.target);
-            else
-                save_layout_npz(std::get<LayoutGraph>(p.graph), p.target);
-            if (!existed) new_files.push_back(p.target);
-        }
-    } catch (...) {
-        std::error_code ec;
-        for (const auto& f : new_files) fs::remove(f, ec);
-        while (!made.empty()) made.pop_back();
-        throw;
-    }
-    for (auto& m : made) {
-        if (written)
-            written->folders.insert(written->folders.end(), m->created().begin(),
-                                    m->created().end());
-        m->keep();
-    }
-    if (written) written->files.insert(written->files.end(), new_files.begin(), new_files.end());
+    const hlo::TuningFile file = hlo::read_tuning_file(req.input);
+    const std::vector<Planned> plan = plan_modules(file, req);
+    const int64_t to_write = check_targets(plan, req.input, req.force);
+    write_planned(plan, written);
     std::printf("ingested %s (%s, %zu module(s)): %lld npz file(s) under %s\n",
-                input.string().c_str(), hlo::to_string(file.kind), plan.size(),
-                static_cast<long long>(to_write), out.string().c_str());
+                req.input.string().c_str(), hlo::to_string(file.kind), plan.size(),
+                static_cast<long long>(to_write), req.npz_root.string().c_str());
     print_summary(plan);
 }
 
