@@ -58,33 +58,36 @@ double parse_double(const std::string& flag, const std::string& v) {
     return x;
 }
 
-}  // namespace
-
-int run_synth(int argc, char** argv) {
+// The description of `segrank synth --help`: what is written where, and the cost families.
+std::string synth_description() {
     const std::string families =
         "\nCost families (--cost NAME, docs/hwmodel.md#cost-families; the graphs, configs and "
         "noise\ndraws of a seed are the same under every family):\n" +
         hw::cost_family_help();
-    cxxopts::Options options(
-        "segrank synth",
-        "Synthetic TpuGraphs collections labelled by the analytical TPU model (hwmodel).\n"
-        "Modules come from model families (conv nets with batch norm, transformer blocks, while\n"
-        "loops, all-reduces; conv/dot/loop/reduce fusions for tile kernels), are featurized by "
-        "the\n"
-        "featurizer of the real data, and get random valid layout / tile configurations whose\n"
-        "runtimes (ns) are hwmodel estimates times log-normal noise. Config 0 of every graph is "
-        "the\n"
-        "compiler default (tile: its runtime is the normalizer). Output (npz):\n"
-        "  DIR/npz/tile/xla/{train,valid,test}/synth_tile_NNNNNN.npz\n"
-        "  DIR/npz/layout/xla/random/{train,valid,test}/synth_layout_NNNNNN.npz\n"
-        "or (hdf5) DIR/h5/{tile_xla,layout_xla_random}_{train,valid,test}.h5.\n"
-        "Unlike Kaggle's files, the test split KEEPS its runtimes (synthetic data has labels);\n"
-        "--hide-test-labels zeroes them (tile normalizers 1) like the public test files.\n"
-        "Deterministic: the same options and seed give byte-identical npz files. Graphs are\n"
-        "generated and written one at a time; nothing appears in DIR unless all succeed (an\n"
-        "error, SIGINT, SIGTERM or SIGHUP removes the partial output). Bounds: at most\n"
-        "1000000 graphs, 100000000 nodes and 1000000 configs per graph.\n" +
-            families);
+    return "Synthetic TpuGraphs collections labelled by the analytical TPU model (hwmodel).\n"
+           "Modules come from model families (conv nets with batch norm, transformer blocks, "
+           "while\n"
+           "loops, all-reduces; conv/dot/loop/reduce fusions for tile kernels), are featurized by "
+           "the\n"
+           "featurizer of the real data, and get random valid layout / tile configurations whose\n"
+           "runtimes (ns) are hwmodel estimates times log-normal noise. Config 0 of every graph is "
+           "the\n"
+           "compiler default (tile: its runtime is the normalizer). Output (npz):\n"
+           "  DIR/npz/tile/xla/{train,valid,test}/synth_tile_NNNNNN.npz\n"
+           "  DIR/npz/layout/xla/random/{train,valid,test}/synth_layout_NNNNNN.npz\n"
+           "or (hdf5) DIR/h5/{tile_xla,layout_xla_random}_{train,valid,test}.h5.\n"
+           "Unlike Kaggle's files, the test split KEEPS its runtimes (synthetic data has labels);\n"
+           "--hide-test-labels zeroes them (tile normalizers 1) like the public test files.\n"
+           "Deterministic: the same options and seed give byte-identical npz files. Graphs are\n"
+           "generated and written one at a time; nothing appears in DIR unless all succeed (an\n"
+           "error, SIGINT, SIGTERM or SIGHUP removes the partial output). Bounds: at most\n"
+           "1000000 graphs, 100000000 nodes and 1000000 configs per graph.\n" +
+           families;
+}
+
+// The options and help text of `segrank synth`.
+cxxopts::Options synth_options() {
+    cxxopts::Options options("segrank synth", synth_description());
     options.add_options()("out", "output root directory", cxxopts::value<std::string>())(
         "collections", "comma list of tile, layout",
         cxxopts::value<std::string>()->default_value("tile,layout"))(
@@ -143,15 +146,14 @@ int run_synth(int argc, char** argv) {
         "stored", "npz: store members uncompressed (faster, larger files)")(
         "force",
         "replace an earlier synth output in --out as a whole (the collection splits its "
-        ".synth-manifest lists; other files stay)")("q,quiet", "no per-graph lines")(
-        "h,help", "show help");
-    const auto parsed = parse_or_help(options, argc, argv);
-    if (!parsed) return 0;
-    const cxxopts::ParseResult& args = *parsed;
-    SEGRANK_CHECK(args.count("out"), "missing --out DIR (see segrank synth --help)");
+        ".synth-manifest lists; other files stay)")("q,quiet", "no per-graph lines")("h,help",
+                                                                                     "show help");
+    return options;
+}
 
-    synth::WriteOptions w;
-    w.out = args["out"].as<std::string>();
+// --collections into w.tasks (each once); the layout-only options are refused without layout.
+// Throws segrank::Error naming the option.
+void parse_collections(const cxxopts::ParseResult& args, synth::WriteOptions& w) {
     w.tasks.clear();
     for (const auto& c : split_list(args["collections"].as<std::string>(), ',')) {
         SEGRANK_CHECK(c == "tile" || c == "layout", "--collections: '", c,
@@ -168,6 +170,11 @@ int run_synth(int argc, char** argv) {
             SEGRANK_CHECK(args.count(o) == 0, "--", o,
                           ": applies to layout graphs only, but --collections is '",
                           args["collections"].as<std::string>(), "'");
+}
+
+// --cost into w.synth.cost_family, given once, of a kind that labels every selected collection;
+// --cost-off only with tpu_v3. Throws segrank::Error naming the option.
+void parse_cost(const cxxopts::ParseResult& args, synth::WriteOptions& w) {
     w.synth.cost_family = hw::parse_cost_family(args["cost"].as<std::string>());
     SEGRANK_CHECK(args.count("cost") <= 1, "--cost: given ", args.count("cost"),
                   " times; give it once");
@@ -187,6 +194,11 @@ int run_synth(int argc, char** argv) {
                       "those switches), got --cost '",
                       args["cost"].as<std::string>(), "'");
     }
+}
+
+// --graphs, --nodes MIN:MAX, --configs C or MIN:MAX and --nodes-dist. Throws segrank::Error naming
+// the option and the expected form.
+void parse_sizes(const cxxopts::ParseResult& args, synth::WriteOptions& w) {
     w.graphs = parse_int("graphs", args["graphs"].as<std::string>());
     SEGRANK_CHECK(w.graphs >= 1 && w.graphs <= synth::kMaxGraphs, "--graphs: expected 1 to ",
                   synth::kMaxGraphs, ", got ", w.graphs);
@@ -213,6 +225,11 @@ int run_synth(int argc, char** argv) {
     SEGRANK_CHECK(dist == "uniform" || dist == "log-uniform", "--nodes-dist: '", dist,
                   "' is not one of: uniform, log-uniform");
     w.synth.log_uniform_nodes = dist == "log-uniform";
+}
+
+// The layout knobs (--config-node-fraction, --layout-choices, --stage-nodes, --max-config-nodes),
+// --seed, --noise, --hardware and --default-trip-count. Throws segrank::Error naming the option.
+void parse_generator(const cxxopts::ParseResult& args, synth::WriteOptions& w) {
     w.synth.config_node_fraction =
         parse_double("config-node-fraction", args["config-node-fraction"].as<std::string>());
     w.synth.layout_choices = parse_int("layout-choices", args["layout-choices"].as<std::string>());
@@ -233,6 +250,11 @@ int run_synth(int argc, char** argv) {
                       "--default-trip-count: expected a number in [1, 1e6], got ",
                       args["default-trip-count"].as<std::string>());
     }
+}
+
+// --cost-off (given once, a comma list of padding, copies, trip_counts, each once) switches off
+// those parts of w.synth.cost. Throws segrank::Error naming the option and the part.
+void parse_cost_off(const cxxopts::ParseResult& args, synth::WriteOptions& w) {
     for (const char* o : {"cost-off", "default-trip-count"})  // cxxopts keeps only the last one
         SEGRANK_CHECK(args.count(o) <= 1, "--", o, ": given ", args.count(o),
                       " times; give it once (--cost-off takes a comma list)");
@@ -257,6 +279,11 @@ int run_synth(int argc, char** argv) {
             *flag = false;
         }
     }
+}
+
+// --splits (three fractions in [0, 1] summing to 1), --format and the output switches. Throws
+// segrank::Error naming the option.
+void parse_output(const cxxopts::ParseResult& args, synth::WriteOptions& w) {
     const auto fr = split_list(args["splits"].as<std::string>(), ',');
     SEGRANK_CHECK(fr.size() == 3, "--splits: expected three fractions train,valid,test, got '",
                   args["splits"].as<std::string>(), "'");
@@ -271,19 +298,12 @@ int run_synth(int argc, char** argv) {
     w.force = args.count("force") > 0;
     w.hide_test_labels = args.count("hide-test-labels") > 0;
     if (args.count("stored")) w.npz_compression = NpzCompression::kStored;
-    const bool quiet = args.count("quiet") > 0;
+}
 
-    // Read (and checked) before any work: what an earlier synth wrote into --out.
-    const std::vector<std::filesystem::path> earlier = read_synth_manifest(w.out);
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto written = synth::write_synthetic(w, [&](const std::string& line) {
-        if (!quiet) std::printf("  %s\n", line.c_str());
-    });
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::vector<std::filesystem::path> relative;
-    for (const auto& s : written) relative.push_back(synth::target_path({}, s.id, w.format));
-    const auto removed = update_synth_manifest(w.out, earlier, relative, w.force);
+// The table of written collection splits and the closing summary line (stdout); `secs` is the
+// generation time.
+void print_written(const cxxopts::ParseResult& args, const synth::WriteOptions& w,
+                   const std::vector<synth::WrittenSplit>& written, double secs) {
     std::printf("%-28s %7s %10s %9s  %s\n", "collection", "graphs", "nodes", "configs", "path");
     for (const auto& s : written)
         std::printf("%-28s %7lld %10lld %9lld  %s\n", s.id.full_name().c_str(),
@@ -299,10 +319,44 @@ int run_synth(int argc, char** argv) {
         "synth: wrote %zu collection splits in %.1f s (seed %llu, noise %.3g%s%s)\n",
         written.size(), secs, static_cast<unsigned long long>(w.synth.seed), w.synth.noise_sigma,
         w.hide_test_labels ? ", test labels hidden" : ", test labels kept", cost_off.c_str());
+}
+
+}  // namespace
+
+int run_synth(int argc, char** argv) {
+    cxxopts::Options options = synth_options();
+    const auto parsed = parse_or_help(options, argc, argv);
+    if (!parsed) return 0;
+    const cxxopts::ParseResult& args = *parsed;
+    SEGRANK_CHECK(args.count("out"), "missing --out DIR (see segrank synth --help)");
+
+    synth::WriteOptions w;
+    w.out = args["out"].as<std::string>();
+    parse_collections(args, w);
+    parse_cost(args, w);
+    parse_sizes(args, w);
+    parse_generator(args, w);
+    parse_cost_off(args, w);
+    parse_output(args, w);
+    const bool quiet = args.count("quiet") > 0;
+
+    // Read (and checked) before any work: what an earlier synth wrote into --out.
+    const std::vector<std::filesystem::path> earlier = read_synth_manifest(w.out);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto written = synth::write_synthetic(w, [&](const std::string& line) {
+        if (!quiet) std::printf("  %s\n", line.c_str());
+    });
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<std::filesystem::path> relative;
+    for (const auto& s : written) relative.push_back(synth::target_path({}, s.id, w.format));
+    const auto removed = update_synth_manifest(w.out, earlier, relative, w.force);
+    print_written(args, w, written, secs);
     for (const auto& r : removed)
-        std::printf("synth: --force removed the earlier collection split %s (not written by this "
-                    "run)\n",
-                    (w.out / r).string().c_str());
+        std::printf(
+            "synth: --force removed the earlier collection split %s (not written by this "
+            "run)\n",
+            (w.out / r).string().c_str());
     return 0;
 }
 
