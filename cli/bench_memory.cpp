@@ -200,10 +200,25 @@ std::string shell_quote(const std::string& s) {
     return q + "'";
 }
 
-}  // namespace
+// Comma list -> its non-empty items.
+std::vector<std::string> split_names(const std::string& s) {
+    std::vector<std::string> v;
+    std::stringstream ss(s);
+    for (std::string x; std::getline(ss, x, ',');)
+        if (!x.empty()) v.push_back(x);
+    return v;
+}
 
-/// `segrank bench --memory`: see the file comment. Called by run_bench when --memory is given.
-int run_bench_memory(int argc, char** argv) {
+// The case of all_cases() named `name`. Throws segrank::Error listing the cases.
+MemCase find_case(const std::string& name) {
+    for (const auto& c : all_cases())
+        if (c.name == name) return c;
+    throw Error(str("bench --memory: unknown case '", name,
+                    "' (nodes_1e4, nodes_1e5, nodes_1e6, configs_1e5)"));
+}
+
+// The options and help text of `segrank bench --memory`.
+cxxopts::Options bench_memory_options() {
     cxxopts::Options opts("segrank bench --memory",
                           "Peak RSS and speed of GST training and streaming inference on synthetic "
                           "layout graphs in HDF5 stores");
@@ -231,6 +246,77 @@ int run_bench_memory(int argc, char** argv) {
         "child", "internal: run one case in this process", cxxopts::value<std::string>())(
         "phase", "internal: phase of --child",
         cxxopts::value<std::string>()->default_value("train"))("h,help", "show help");
+    return opts;
+}
+
+// --make-store DIR: writes the store of case `name` (--nodes / --configs overriding its sizes,
+// within synth's bounds) to DIR/<case>/<case>.h5. Throws segrank::Error naming the option.
+void make_store(const cxxopts::ParseResult& a, const std::string& name, uint64_t seed) {
+    MemCase c = find_case(name);
+    if (a.count("nodes")) c.nodes = a["nodes"].as<int64_t>();
+    if (a.count("configs")) c.configs = a["configs"].as<int64_t>();
+    // The bounds of `segrank synth` (hwmodel/synth/synth.h), before anything is allocated.
+    SEGRANK_CHECK(c.nodes <= synth::kMaxNodes, "bench --memory --make-store: --nodes: expected ",
+                  2 * c.config_nodes, " to ", synth::kMaxNodes, ", got ", c.nodes);
+    SEGRANK_CHECK(c.configs <= synth::kMaxConfigs,
+                  "bench --memory --make-store: --configs: expected 2 to ", synth::kMaxConfigs,
+                  ", got ", c.configs);
+    SEGRANK_CHECK(c.nodes >= 2 * c.config_nodes && c.configs >= 2,
+                  "bench --memory --make-store: need nodes >= ", 2 * c.config_nodes,
+                  " and configs >= 2");
+    const std::filesystem::path dir =
+        std::filesystem::absolute(a["make-store"].as<std::string>()) / c.name;
+    std::filesystem::create_directories(dir);
+    write_bench_store(dir / (c.name + ".h5"), c, seed);
+    std::cerr << "wrote " << (dir / (c.name + ".h5")).string() << " (" << c.nodes << " nodes, "
+              << c.configs << " configs)\n";
+}
+
+// What every child of one benchmark run is given.
+struct ChildSettings {
+    std::string exe;  ///< this binary (/proc/self/exe)
+    int64_t steps = 0, passes = 0;
+    int threads = 0;
+    uint64_t seed = 0;
+    std::filesystem::path work;
+};
+
+// Runs case `c`, phase `phase` in a child process (its own VmHWM) and prints its row: the child's
+// JSON line with `json`, else a table row. Throws segrank::Error naming the case, the phase and the
+// command when the child fails or prints nothing.
+void run_case_phase(const MemCase& c, const std::string& phase, const ChildSettings& s, bool json) {
+    const std::string cmd = shell_quote(s.exe) + " bench --memory --child " + c.name + " --phase " +
+                            phase + " --steps " + std::to_string(s.steps) + " --eval-passes " +
+                            std::to_string(s.passes) + " --threads " + std::to_string(s.threads) +
+                            " --seed " + std::to_string(s.seed) + " --work-dir " +
+                            shell_quote(s.work.string());
+    std::cerr << "bench --memory: " << c.name << " " << phase << "\n";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    SEGRANK_CHECK(p != nullptr, "bench --memory: cannot start the child process: ", cmd);
+    std::string out;
+    char buf[4096];
+    while (std::fgets(buf, sizeof(buf), p)) out += buf;
+    const int rc = ::pclose(p);
+    SEGRANK_CHECK(rc == 0 && !out.empty(), "bench --memory: case ", c.name, " phase ", phase,
+                  " failed (exit status ", rc, "); command: ", cmd);
+    const std::string row = out.substr(0, out.find('\n'));
+    if (json) {
+        std::cout << row << std::endl;
+    } else {
+        const Json j = read_json(row, str("bench --memory: the output of case ", c.name));
+        std::printf("%-12s %9lld %8lld %-10s %12.4g %12.4g\n", c.name.c_str(),
+                    static_cast<long long>(c.nodes), static_cast<long long>(c.configs),
+                    phase.c_str(), json_number_or_nan(j, "peak_rss_mb"),
+                    json_number_or_nan(j, "steps_per_s"));
+        std::fflush(stdout);
+    }
+}
+
+}  // namespace
+
+/// `segrank bench --memory`: see the file comment. Called by run_bench when --memory is given.
+int run_bench_memory(int argc, char** argv) {
+    cxxopts::Options opts = bench_memory_options();
     const auto parsed = parse_or_help(opts, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& a = *parsed;
@@ -241,19 +327,6 @@ int run_bench_memory(int argc, char** argv) {
     set_num_threads(threads);
     const uint64_t seed = a["seed"].as<uint64_t>();
     const std::filesystem::path work = std::filesystem::absolute(a["work-dir"].as<std::string>());
-    auto split = [](const std::string& s) {
-        std::vector<std::string> v;
-        std::stringstream ss(s);
-        for (std::string x; std::getline(ss, x, ',');)
-            if (!x.empty()) v.push_back(x);
-        return v;
-    };
-    auto find_case = [&](const std::string& name) {
-        for (const auto& c : all_cases())
-            if (c.name == name) return c;
-        throw Error(str("bench --memory: unknown case '", name,
-                        "' (nodes_1e4, nodes_1e5, nodes_1e6, configs_1e5)"));
-    };
     const int64_t passes = a["eval-passes"].as<int64_t>();
     SEGRANK_CHECK(passes >= 1 && passes <= kMaxBenchSteps,
                   "bench --memory: --eval-passes: expected 1 to ", kMaxBenchSteps, ", got ",
@@ -262,36 +335,23 @@ int run_bench_memory(int argc, char** argv) {
         return run_child(find_case(a["child"].as<std::string>()), a["phase"].as<std::string>(),
                          work, steps, passes, seed);
 
-    const std::vector<std::string> case_names = split(a["cases"].as<std::string>());
+    const std::vector<std::string> case_names = split_names(a["cases"].as<std::string>());
     SEGRANK_CHECK(!case_names.empty(), "bench --memory: --cases is empty");
     if (a.count("make-store")) {
-        MemCase c = find_case(case_names.front());
-        if (a.count("nodes")) c.nodes = a["nodes"].as<int64_t>();
-        if (a.count("configs")) c.configs = a["configs"].as<int64_t>();
-        // The bounds of `segrank synth` (hwmodel/synth/synth.h), before anything is allocated.
-        SEGRANK_CHECK(c.nodes <= synth::kMaxNodes,
-                      "bench --memory --make-store: --nodes: expected ", 2 * c.config_nodes, " to ",
-                      synth::kMaxNodes, ", got ", c.nodes);
-        SEGRANK_CHECK(c.configs <= synth::kMaxConfigs,
-                      "bench --memory --make-store: --configs: expected 2 to ", synth::kMaxConfigs,
-                      ", got ", c.configs);
-        SEGRANK_CHECK(c.nodes >= 2 * c.config_nodes && c.configs >= 2,
-                      "bench --memory --make-store: need nodes >= ", 2 * c.config_nodes,
-                      " and configs >= 2");
-        const std::filesystem::path dir =
-            std::filesystem::absolute(a["make-store"].as<std::string>()) / c.name;
-        std::filesystem::create_directories(dir);
-        write_bench_store(dir / (c.name + ".h5"), c, seed);
-        std::cerr << "wrote " << (dir / (c.name + ".h5")).string() << " (" << c.nodes << " nodes, "
-                  << c.configs << " configs)\n";
+        make_store(a, case_names.front(), seed);
         return 0;
     }
-    const std::vector<std::string> phases = split(a["phases"].as<std::string>());
+    const std::vector<std::string> phases = split_names(a["phases"].as<std::string>());
     for (const auto& p : phases)
         SEGRANK_CHECK(p == "train" || p == "inference", "bench --memory: unknown phase '", p,
                       "' (train, inference)");
     const bool json = a.count("json") > 0;
-    const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+    const ChildSettings settings{std::filesystem::read_symlink("/proc/self/exe").string(),
+                                 steps,
+                                 passes,
+                                 threads,
+                                 seed,
+                                 work};
     if (!json)
         std::printf("%-12s %9s %8s %-10s %12s %12s\n", "case", "nodes", "configs", "phase",
                     "peak_rss_mb", "steps_per_s");
@@ -302,34 +362,9 @@ int run_bench_memory(int argc, char** argv) {
             std::cerr << "bench --memory: generating " << store.string() << "\n";
             write_bench_store(store, c, seed);
         }
-        for (const auto& phase : c.phases) {
-            if (std::find(phases.begin(), phases.end(), phase) == phases.end()) continue;
-            const std::string cmd = shell_quote(exe) + " bench --memory --child " + c.name +
-                                    " --phase " + phase + " --steps " + std::to_string(steps) +
-                                    " --eval-passes " + std::to_string(passes) + " --threads " +
-                                    std::to_string(threads) + " --seed " + std::to_string(seed) +
-                                    " --work-dir " + shell_quote(work.string());
-            std::cerr << "bench --memory: " << c.name << " " << phase << "\n";
-            FILE* p = ::popen(cmd.c_str(), "r");
-            SEGRANK_CHECK(p != nullptr, "bench --memory: cannot start the child process: ", cmd);
-            std::string out;
-            char buf[4096];
-            while (std::fgets(buf, sizeof(buf), p)) out += buf;
-            const int rc = ::pclose(p);
-            SEGRANK_CHECK(rc == 0 && !out.empty(), "bench --memory: case ", c.name, " phase ",
-                          phase, " failed (exit status ", rc, "); command: ", cmd);
-            const std::string row = out.substr(0, out.find('\n'));
-            if (json) {
-                std::cout << row << std::endl;
-            } else {
-                const Json j = read_json(row, str("bench --memory: the output of case ", c.name));
-                std::printf("%-12s %9lld %8lld %-10s %12.4g %12.4g\n", c.name.c_str(),
-                            static_cast<long long>(c.nodes), static_cast<long long>(c.configs),
-                            phase.c_str(), json_number_or_nan(j, "peak_rss_mb"),
-                            json_number_or_nan(j, "steps_per_s"));
-                std::fflush(stdout);
-            }
-        }
+        for (const auto& phase : c.phases)
+            if (std::find(phases.begin(), phases.end(), phase) != phases.end())
+                run_case_phase(c, phase, settings, json);
     }
     return 0;
 }
