@@ -178,22 +178,20 @@ void parse_cost(const cxxopts::ParseResult& args, synth::WriteOptions& w) {
     w.synth.cost_family = hw::parse_cost_family(args["cost"].as<std::string>());
     SEGRANK_CHECK(args.count("cost") <= 1, "--cost: given ", args.count("cost"),
                   " times; give it once");
-    {
-        const hw::CostKind kind = hw::cost_family_kind(w.synth.cost_family);
-        for (const Task t : w.tasks) {
-            const bool ok = kind == hw::CostKind::kBoth ||
-                            (kind == hw::CostKind::kLayout) == (t == Task::kLayout);
-            SEGRANK_CHECK(ok, "--cost: '", args["cost"].as<std::string>(), "' is a ",
-                          hw::cost_kind_name(kind), " cost; it cannot label the ",
-                          t == Task::kLayout ? "layout" : "tile", " collection (--collections '",
-                          args["collections"].as<std::string>(),
-                          "'); give one collection per run (see segrank synth --help)");
-        }
-        SEGRANK_CHECK(w.synth.cost_family == hw::CostFamily::kTpuV3 || !args.count("cost-off"),
-                      "--cost-off: applies to --cost tpu_v3 only (the other families do not have "
-                      "those switches), got --cost '",
-                      args["cost"].as<std::string>(), "'");
+    const hw::CostKind kind = hw::cost_family_kind(w.synth.cost_family);
+    for (const Task t : w.tasks) {
+        const bool ok =
+            kind == hw::CostKind::kBoth || (kind == hw::CostKind::kLayout) == (t == Task::kLayout);
+        SEGRANK_CHECK(ok, "--cost: '", args["cost"].as<std::string>(), "' is a ",
+                      hw::cost_kind_name(kind), " cost; it cannot label the ",
+                      t == Task::kLayout ? "layout" : "tile", " collection (--collections '",
+                      args["collections"].as<std::string>(),
+                      "'); give one collection per run (see segrank synth --help)");
     }
+    SEGRANK_CHECK(w.synth.cost_family == hw::CostFamily::kTpuV3 || !args.count("cost-off"),
+                  "--cost-off: applies to --cost tpu_v3 only (the other families do not have "
+                  "those switches), got --cost '",
+                  args["cost"].as<std::string>(), "'");
 }
 
 // --graphs, --nodes MIN:MAX, --configs C or MIN:MAX and --nodes-dist. Throws segrank::Error naming
