@@ -2,7 +2,8 @@
 // (docs/gst.md#training-step, docs/gst.md#inference): fresh segments forward with saved state,
 // stale ones from the HistoryTable with Stale Embedding Dropout, the ranking loss on the combined
 // graph scores, backward through fresh segments only, and inference that streams segments one at a
-// time with no saved state.
+// time with no saved state. The step is in gst/train_step.cpp, inference in gst/inference.cpp, what
+// both share (model.aggregate, forward-only segment readouts) in gst/aggregation.h.
 #pragma once
 #include <cstdint>
 #include <span>

@@ -1,0 +1,208 @@
+// Streaming inference (docs/gst.md#inference): every segment computed fresh, one at a time and
+// without saved state, in chunks of configs, with the per-graph inference cache
+// (docs/gst.md#inference-cache) and test-time averaging over config orders.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "gnn/core/check.h"
+#include "gst/aggregation.h"
+#include "gst/gst.h"
+
+namespace segrank {
+
+std::vector<Tensor> segment_readouts(Model& model, const PreparedGraph& g,
+                                     std::span<const int64_t> configs, const GstOptions& opt) {
+    std::vector<Tensor> out;
+    SegmentInputBuffers buf;
+    const ConfigBatch batch = load_config_batch(g, configs);
+    for (int32_t s : active_segments(g, opt, aggregation_for(opt.aggregate, model)))
+        out.push_back(readout_forward_only(model, g, s, batch, configs, buf, opt.dedupe_rows));
+    return out;
+}
+
+namespace {
+
+// Seed of the config orders of test-time averaging (fixed: the same orders in every run).
+constexpr uint64_t kTtaSeed = 0x7474615f6f726472ULL;
+
+// What score_graph keeps of one segment across its chunks (docs/gst.md#inference-cache): the
+// readout [1, W] of a config-independent segment, or the rebuilt segment (when g keeps none) and
+// its config-independent rows (Model::encode_base) of a dependent one.
+struct CachedSegment {
+    bool filled = false;
+    Tensor readout;      // independent: [1, W]
+    BuiltSegment built;  // dependent, g keeps no segments
+    EncodeBase base;     // dependent
+};
+
+// The per-graph inference cache: one entry per segment, filled on the segment's first chunk while
+// the bytes held stay within the bound.
+class InferenceCache {
+public:
+    InferenceCache(const PreparedGraph& g, int64_t bound_bytes, bool dedupe)
+        : g_(g),
+          left_(bound_bytes),
+          dedupe_(dedupe),
+          entries_(static_cast<size_t>(g.num_segments())) {}
+
+    // Readout [K, W] of segment s for cfgs (rows in batch), equal bit for bit to
+    // readout_forward_only with the same dedupe choice.
+    Tensor readout(Model& model, int32_t s, const ConfigBatch& batch, std::span<const int64_t> cfgs,
+                   SegmentInputBuffers& buf) {
+        CachedSegment& c = entries_[static_cast<size_t>(s)];
+        const auto k = static_cast<int64_t>(cfgs.size());
+        const bool dependent = g_.segment_dependent[static_cast<size_t>(s)] != 0;
+        if (!dependent) {
+            if (c.filled) return broadcast_row(c.readout, k);
+            SegmentInput in = make_segment_input(g_, s, batch, cfgs.subspan(0, 1), buf);
+            Tensor r1 = model.encode(in, nullptr);
+            if (keep(r1.size() * static_cast<int64_t>(sizeof(float)))) {
+                c.readout = r1.clone();
+                c.filled = true;
+            }
+            if (k > 1) return broadcast_row(r1, k);
+            return r1;
+        }
+        const bool kept = !g_.kept_segments.empty();
+        if (c.filled) {
+            const BuiltSegment& built = kept ? g_.kept_segments[static_cast<size_t>(s)] : c.built;
+            SegmentInput in = make_segment_input(g_, built, batch, cfgs, buf);
+            return dedupe_ ? encode_dedupe(model, in, &c.base)
+                           : model.encode(in, nullptr, false, nullptr, &c.base);
+        }
+        const BuiltSegment& built = built_segment(g_, s, buf.segment);
+        SegmentInput in = make_segment_input(g_, built, batch, cfgs, buf);
+        // Upper bound of what the entry would hold: the EncodeBase (P, L + 1 base layers,
+        // plan) and the rebuilt segment.
+        const int64_t bound =
+            model.encode_base_bytes(in.num_nodes()) + (kept ? 0 : built.memory_bytes());
+        if (bound > left_)  // not kept: computed per chunk
+            return dedupe_ ? encode_dedupe(model, in, nullptr) : model.encode(in, nullptr);
+        EncodeBase base = model.encode_base(in);
+        Tensor r = dedupe_ ? encode_dedupe(model, in, &base)
+                           : model.encode(in, nullptr, false, nullptr, &base);
+        SEGRANK_ASSERT(keep(base.memory_bytes() + (kept ? 0 : built.memory_bytes())));
+        if (!kept) c.built = std::move(buf.segment);  // `built` is buf.segment
+        c.base = std::move(base);
+        c.filled = true;
+        return r;
+    }
+
+    /// The most dep rows per config (sum over layers 0..L of m_l) of any deduplicated encode so
+    /// far: what the per-chunk class tables scale with (0 before the first one).
+    int64_t max_dep_rows_per_config() const { return max_dep_rows_; }
+
+private:
+    Tensor encode_dedupe(Model& model, const SegmentInput& in, const EncodeBase* base) {
+        DedupeStats st;
+        Tensor r = model.encode_dedupe(in, base, &st);
+        int64_t rows = 0;
+        for (int64_t d : st.dense_rows) rows += d;
+        max_dep_rows_ = std::max(max_dep_rows_, rows / std::max<int64_t>(1, in.k));
+        return r;
+    }
+    bool keep(int64_t bytes) {
+        if (bytes > left_) return false;
+        left_ -= bytes;
+        return true;
+    }
+
+    const PreparedGraph& g_;
+    int64_t left_;
+    int64_t max_dep_rows_ = 0;
+    bool dedupe_;
+    std::vector<CachedSegment> entries_;
+};
+
+}  // namespace
+
+InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_t chunk_configs,
+                               int64_t dedupe_chunk_configs) {
+    if (opt.dedupe_rows && model.config().task == Task::kLayout && !model.config().config_attention)
+        return {dedupe_chunk_configs, kDedupeChunkBytesFactor * kMaxConfigChunkBytes};
+    return {chunk_configs, kMaxConfigChunkBytes};
+}
+
+int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config) {
+    const int64_t lo = std::min(chunk, kDedupeProbeConfigs);
+    if (dep_rows_per_config <= 0) return chunk;
+    return std::clamp<int64_t>(kDedupeStateBytes / (kDedupeBytesPerDepRow * dep_rows_per_config),
+                               lo, std::max(lo, chunk));
+}
+
+std::vector<float> score_graph(Model& model, const PreparedGraph& g,
+                               std::span<const int64_t> configs, int64_t chunk,
+                               const GstOptions& opt, int64_t max_chunk_bytes,
+                               int64_t cache_bytes) {
+    std::vector<float> scores(configs.size(), 0.0f);
+    const Aggregation agg = aggregation_for(opt.aggregate, model);
+    const std::vector<int32_t> active = active_segments(g, opt, agg);
+    // The analytical prior, added once to each graph score after the segments (docs/model.md).
+    const std::vector<float> prior = prior_values(model, g, configs);
+    if (active.empty()) {
+        model.add_prior(scores, prior);
+        return scores;
+    }
+    const float w = agg.all_weight(active.size());
+    const int64_t row_bytes = g.task == Task::kLayout
+                                  ? g.num_config_nodes * kLayoutConfigDim
+                                  : kTileConfigDim * static_cast<int64_t>(sizeof(float));
+    chunk = std::clamp<int64_t>(max_chunk_bytes / std::max<int64_t>(1, row_bytes), 1,
+                                std::max<int64_t>(1, chunk));
+    SegmentInputBuffers buf;
+    ConfigBatch batch;
+    InferenceCache cache(g, std::max<int64_t>(0, cache_bytes), opt.dedupe_rows);
+    // With deduplicated rows the class tables of a chunk grow with K x (dep rows per config),
+    // which the first chunk measures: it has at most kDedupeProbeConfigs configs, and the later
+    // chunks as many as keep those tables within kDedupeStateBytes
+    // (docs/model.md#row-deduplication).
+    const bool dedupe_layout = opt.dedupe_rows && g.task == Task::kLayout;
+    // Scores of the configs `list` into out, in chunks of consecutive configs.
+    auto score_list = [&](std::span<const int64_t> list, std::span<float> out) {
+        int64_t step = dedupe_layout ? std::min(chunk, kDedupeProbeConfigs) : chunk;
+        for (size_t b = 0; b < list.size(); b += static_cast<size_t>(step)) {
+            if (dedupe_layout && b > 0)
+                step = dedupe_chunk_after_probe(chunk, cache.max_dep_rows_per_config());
+            const size_t e = std::min(list.size(), b + static_cast<size_t>(step));
+            auto cfgs = list.subspan(b, e - b);
+            const auto k = static_cast<int64_t>(cfgs.size());
+            load_config_batch(g, cfgs, batch);  // one chunk of rows at a time, into one buffer
+            Tensor tile_tmp, cost_tmp;
+            const TileView tile_cfg = tile_view(g, batch, cfgs, tile_tmp, cost_tmp);
+            Tensor acc(k, agg.width);  // sum over segments of w * value
+            for (int32_t s : active) {
+                // Streamed: each segment's state is freed before the next one is encoded.
+                const Tensor v =
+                    agg.value(model, cache.readout(model, s, batch, cfgs, buf), tile_cfg, nullptr);
+                for (int64_t i = 0; i < v.size(); ++i) acc[i] += w * v[i];
+            }
+            const Tensor sc = agg.scores(model, acc.cview(), tile_cfg, nullptr);
+            for (int64_t i = 0; i < k; ++i) out[b + static_cast<size_t>(i)] = sc[i];
+        }
+    };
+    const int32_t orders = model.config().config_attention ? std::max(1, opt.tta_orders) : 1;
+    if (orders == 1) {
+        score_list(configs, scores);
+    } else {  // test-time averaging over config orders (docs/model.md#test-time-averaging)
+        const size_t n = configs.size();
+        std::vector<double> sum(n, 0.0);
+        std::vector<size_t> perm(n);
+        std::vector<int64_t> list(n);
+        std::vector<float> part(n);
+        for (int32_t t = 0; t < orders; ++t) {
+            for (size_t i = 0; i < n; ++i) perm[i] = i;
+            Rng rng = Rng::derive(kTtaSeed, static_cast<uint64_t>(t), n, "tta_order");
+            for (size_t i = n; t > 0 && i > 1; --i)  // order 0: as given
+                std::swap(perm[i - 1], perm[rng.uniform_int(i)]);
+            for (size_t i = 0; i < n; ++i) list[i] = configs[perm[i]];
+            score_list(list, part);
+            for (size_t i = 0; i < n; ++i) sum[perm[i]] += part[i];
+        }
+        for (size_t i = 0; i < n; ++i) scores[i] = static_cast<float>(sum[i] / orders);
+    }
+    model.add_prior(scores, prior);
+    return scores;
+}
+
+}  // namespace segrank
