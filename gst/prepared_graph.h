@@ -216,9 +216,4 @@ Tensor tile_cost_rows(const PreparedGraph& g, std::span<const int64_t> configs);
 void add_node_features(NormalizerFitter& fitter, const GraphEntry& entry,
                        int64_t chunk_rows = 8192);
 
-/// Nodes within `hops` hops (either direction) of a configurable node, ascending
-/// (model.prune_hops).
-std::vector<int64_t> nodes_near_configurable(const GraphStructure& g,
-                                             std::span<const int64_t> config_nodes, int32_t hops);
-
 }  // namespace segrank

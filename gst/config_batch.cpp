@@ -1,0 +1,139 @@
+// The config rows of K configs of a graph (ConfigBatch) and the model input of one segment for
+// them (make_segment_input), see prepared_graph.h.
+#include <algorithm>
+#include <cstring>
+
+#include "gnn/core/check.h"
+#include "gst/prepared_graph.h"
+#include "hwmodel/layout_bytes.h"
+
+namespace segrank {
+
+int64_t ConfigBatch::position(int64_t id) const {
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] == id) return static_cast<int64_t>(i);
+    throw Error(str("config ", id, " is not in the loaded config batch (", ids.size(), " rows)"));
+}
+
+ConfigBatch load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs) {
+    ConfigBatch b;
+    load_config_batch(g, configs, b);
+    return b;
+}
+
+void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs, ConfigBatch& b) {
+    b.ids.assign(configs.begin(), configs.end());
+    const auto k = static_cast<int64_t>(configs.size());
+    for (int64_t c : configs)
+        SEGRANK_CHECK(c >= 0 && c < g.num_configs, "graph '", g.name, "': config index ", c,
+                      " out of range [0, ", g.num_configs, ")");
+    if (g.task == Task::kLayout) {
+        const int64_t row = g.num_config_nodes * kLayoutConfigDim;
+        b.layout.resize(static_cast<size_t>(k * row));  // keeps the capacity of earlier chunks
+        b.tile = Tensor();
+        g.source->read_layout_config_rows(g.source_index, b.ids, b.layout);
+        return;
+    }
+    b.layout.clear();
+    ConfigTensors t = g.source->load_configs(g.source_index, ConfigRows::only(b.ids));
+    SEGRANK_CHECK(t.num_configs() == k && t.tile_feat.rows() == k, "graph '", g.name,
+                  "': source returned ", t.tile_feat.rows(), " config rows for ", k, " requested");
+    b.tile = std::move(t.tile_feat);
+}
+
+namespace {
+
+// Positions of `configs` in `batch` (identity when they are the batch's ids in order).
+std::vector<int64_t> batch_positions(const ConfigBatch& batch, std::span<const int64_t> configs) {
+    std::vector<int64_t> pos(configs.size());
+    const bool same = configs.size() <= batch.ids.size() &&
+                      std::equal(configs.begin(), configs.end(), batch.ids.begin());
+    for (size_t i = 0; i < configs.size(); ++i)
+        pos[i] = same ? static_cast<int64_t>(i) : batch.position(configs[i]);
+    return pos;
+}
+
+}  // namespace
+
+Tensor tile_rows(const PreparedGraph& g, const ConfigBatch& batch,
+                 std::span<const int64_t> configs) {
+    if (g.task != Task::kTile) return {};
+    const std::vector<int64_t> pos = batch_positions(batch, configs);
+    Tensor t(static_cast<int64_t>(configs.size()), kTileConfigDim);
+    for (size_t i = 0; i < pos.size(); ++i)
+        std::memcpy(t.data() + static_cast<int64_t>(i) * kTileConfigDim,
+                    batch.tile.data() + pos[i] * kTileConfigDim, kTileConfigDim * sizeof(float));
+    return t;
+}
+
+Tensor tile_cost_rows(const PreparedGraph& g, std::span<const int64_t> configs) {
+    if (g.tile_cost.empty()) return {};
+    constexpr int64_t m = kTileCostFeatures;
+    Tensor t = Tensor::uninit(static_cast<int64_t>(configs.size()), m);
+    for (size_t i = 0; i < configs.size(); ++i) {
+        SEGRANK_CHECK(configs[i] >= 0 && configs[i] < g.num_configs, "graph '", g.name,
+                      "': config index ", configs[i], " out of range [0, ", g.num_configs, ")");
+        std::memcpy(t.data() + static_cast<int64_t>(i) * m, g.tile_cost.data() + configs[i] * m,
+                    m * sizeof(float));
+    }
+    return t;
+}
+
+SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigBatch& batch,
+                                std::span<const int64_t> configs, SegmentInputBuffers& buf) {
+    return make_segment_input(g, built_segment(g, s, buf.segment), batch, configs, buf);
+}
+
+SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& built,
+                                const ConfigBatch& batch, std::span<const int64_t> configs,
+                                SegmentInputBuffers& buf) {
+    const Segment& seg = *built.segment;
+    const auto k = static_cast<int64_t>(configs.size());
+    const std::vector<int64_t> pos = batch_positions(batch, configs);
+    SegmentInput in;
+    in.node_feat = built.node_feat.cview();
+    in.opcode = built.opcode;
+    in.operands = &seg.operands();
+    in.users = &seg.users();
+    in.num_pooled = seg.num_pooled();
+    in.k = k;
+    if (g.task == Task::kLayout) {
+        auto idx = seg.config_index();
+        const auto ncs = static_cast<int64_t>(idx.size());
+        const int64_t nc = g.num_config_nodes;
+        buf.layout_values.resize(static_cast<size_t>(k * ncs * kLayoutConfigDim));
+        for (int64_t c = 0; c < k; ++c) {
+            const int8_t* row =
+                batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
+            int8_t* dst = buf.layout_values.data() + c * ncs * kLayoutConfigDim;
+            for (int64_t j = 0; j < ncs; ++j)
+                std::memcpy(dst + j * kLayoutConfigDim,
+                            row + idx[static_cast<size_t>(j)] * kLayoutConfigDim, kLayoutConfigDim);
+        }
+        in.config_node_local = seg.config_local();
+        in.config_values = buf.layout_values;
+        if (g.layout_neighbourhood) {
+            static_assert(hw::kLayoutByteFeatures == kLayoutByteFeatures);
+            constexpr int64_t bf = kLayoutByteFeatures;
+            buf.layout_features.resize(static_cast<size_t>(k * ncs * bf));
+            for (int64_t c = 0; c < k; ++c) {
+                const int8_t* row =
+                    batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
+                const std::span<const int8_t> values{row,
+                                                     static_cast<size_t>(nc * kLayoutConfigDim)};
+                hw::layout_byte_features(
+                    *g.layout_neighbourhood, values, idx,
+                    {buf.layout_features.data() + c * ncs * bf, static_cast<size_t>(ncs * bf)});
+            }
+            in.layout_features = buf.layout_features;
+        }
+    } else {
+        buf.tile_config = tile_rows(g, batch, configs);
+        in.tile_config = buf.tile_config.cview();
+        buf.tile_cost = tile_cost_rows(g, configs);
+        in.tile_cost = buf.tile_cost.cview();
+    }
+    return in;
+}
+
+}  // namespace segrank
