@@ -1,4 +1,4 @@
-// SegmentTable and the streaming range-segment builder (see segment_table.h).
+// SegmentTable (see segment_table.h); the streaming range-segment builder is in range_segments.cpp.
 #include "segments/segment_table.h"
 
 #include <algorithm>
@@ -12,22 +12,19 @@ namespace segrank {
 
 namespace {
 
-constexpr int64_t kNarrowMaxNodes = int64_t{1} << 16;  // local ids fit 16 bits
-
 bool is_range(std::span<const int64_t> nodes) {
     for (size_t i = 1; i < nodes.size(); ++i)
         if (nodes[i] != nodes[i - 1] + 1) return false;
     return true;
 }
 
-// Opcodes are stored as uint8; `base` is the index of opcode[0] in the messages.
-void check_opcodes(std::span<const int32_t> opcode, const std::string& where, int64_t base = 0) {
+}  // namespace
+
+void check_opcodes(std::span<const int32_t> opcode, const std::string& where, int64_t base) {
     for (size_t i = 0; i < opcode.size(); ++i)
         SEGRANK_CHECK(opcode[i] >= 0 && opcode[i] < 256, where, ": opcode[",
                       base + static_cast<int64_t>(i), "] = ", opcode[i], " outside [0, 256)");
 }
-
-}  // namespace
 
 void SegmentTable::check_index(int32_t s) const {
     SEGRANK_CHECK(s >= 0 && s < num_segments(), "segment id ", s, " outside [0, ", num_segments(),
@@ -253,182 +250,6 @@ void SegmentTable::shrink_to_fit() {
     cfg_index_.shrink_to_fit();
     opcode_.shrink_to_fit();
     edge_row_off_.shrink_to_fit();
-}
-
-SegmentTable build_range_segments(const RangeSegmentsOptions& o) {
-    const int64_t num_nodes = o.num_nodes, num_edges = o.num_edges, chunk_rows = o.chunk_rows;
-    const std::span<const int64_t> bounds = o.bounds, node_config_ids = o.node_config_ids;
-    const std::string& where = o.where;
-    SEGRANK_CHECK(num_nodes >= 1 && num_edges >= 0, where,
-                  ": expected n >= 1 and m >= 0, got n = ", num_nodes, ", m = ", num_edges);
-    SEGRANK_CHECK(chunk_rows >= 1, "build_range_segments: chunk_rows must be >= 1, got ",
-                  chunk_rows);
-    SEGRANK_CHECK(bounds.size() >= 2 && bounds.front() == 0 && bounds.back() == num_nodes, where,
-                  ": segment bounds must run from 0 to n = ", num_nodes);
-    for (size_t i = 1; i < bounds.size(); ++i)
-        SEGRANK_CHECK(bounds[i] > bounds[i - 1], where,
-                      ": segment bounds must be strictly increasing (bounds[", i, "] = ", bounds[i],
-                      ")");
-    const auto S = static_cast<int64_t>(bounds.size()) - 1;
-    SEGRANK_CHECK(S <= std::numeric_limits<int32_t>::max(), where, ": ", S,
-                  " segments exceed int32 ids");
-    int64_t largest = 0;
-    for (int64_t s = 0; s < S; ++s) largest = std::max(largest, bounds[s + 1] - bounds[s]);
-    SEGRANK_CHECK(largest <= std::numeric_limits<int32_t>::max(), where, ": a segment of ", largest,
-                  " nodes exceeds int32 local ids");
-    auto seg_of = [&](int64_t v) {
-        return static_cast<int64_t>(std::upper_bound(bounds.begin(), bounds.end(), v) -
-                                    bounds.begin()) -
-               1;
-    };
-    auto lo_of = [&](int64_t s) { return bounds[static_cast<size_t>(s)]; };
-    auto size_of = [&](int64_t s) {
-        return static_cast<int32_t>(bounds[static_cast<size_t>(s) + 1] - lo_of(s));
-    };
-
-    // Pass 1: kept edges per segment (both ends in the same segment), ids checked; whether the rows
-    // are sorted by user, and if so where each segment's rows start.
-    std::vector<int64_t> count(static_cast<size_t>(S), 0);
-    std::vector<int64_t> row_off(static_cast<size_t>(S) + 1, num_edges);
-    bool sorted = true;
-    int64_t prev_user = 0, next_seg = 0;
-    auto for_each_chunk = [&](auto&& body) {
-        for (int64_t b = 0; b < num_edges; b += chunk_rows) {
-            const int64_t e = std::min(num_edges, b + chunk_rows);
-            const std::vector<int64_t> rows = o.edges(b, e);
-            SEGRANK_CHECK(static_cast<int64_t>(rows.size()) == 2 * (e - b), where,
-                          ": edge_index rows [", b, ", ", e, ") returned ", rows.size(), " values");
-            body(b, rows);
-        }
-    };
-    for_each_chunk([&](int64_t b, const std::vector<int64_t>& rows) {
-        for (size_t r = 0; r < rows.size() / 2; ++r) {
-            const int64_t u = rows[2 * r], v = rows[2 * r + 1];
-            SEGRANK_CHECK(u >= 0 && u < num_nodes && v >= 0 && v < num_nodes, where,
-                          "/edge_index: row ", b + static_cast<int64_t>(r), " = (", u, ", ", v,
-                          "): expected node ids in [0, ", num_nodes, ")");
-            const int64_t su = seg_of(u);
-            if (su == seg_of(v)) ++count[static_cast<size_t>(su)];
-            sorted = sorted && u >= prev_user;
-            prev_user = u;
-            for (; sorted && next_seg <= su; ++next_seg)
-                row_off[static_cast<size_t>(next_seg)] = b + static_cast<int64_t>(r);
-        }
-    });
-
-    // Configurable nodes of each range segment, in id order: [cfg_off[s], cfg_off[s+1]) of the
-    // lists.
-    for (size_t i = 1; i < node_config_ids.size(); ++i)
-        SEGRANK_CHECK(node_config_ids[i] > node_config_ids[i - 1], where,
-                      "/node_config_ids: index ", i, " not strictly increasing");
-    SEGRANK_CHECK(node_config_ids.empty() ||
-                      (node_config_ids.front() >= 0 && node_config_ids.back() < num_nodes),
-                  where, "/node_config_ids: ids outside [0, ", num_nodes, ")");
-    std::vector<int32_t> cfg_local, cfg_index;
-    std::vector<size_t> cfg_off{0};
-    for (int64_t s = 0, ci = 0; s < S; ++s) {
-        const int64_t hi = bounds[static_cast<size_t>(s) + 1];
-        for (; ci < static_cast<int64_t>(node_config_ids.size()) &&
-               node_config_ids[static_cast<size_t>(ci)] < hi;
-             ++ci) {
-            cfg_local.push_back(
-                static_cast<int32_t>(node_config_ids[static_cast<size_t>(ci)] - lo_of(s)));
-            cfg_index.push_back(static_cast<int32_t>(ci));
-        }
-        cfg_off.push_back(cfg_local.size());
-    }
-    auto cfg_of = [&](const std::vector<int32_t>& v, int64_t s) {
-        const auto k = static_cast<size_t>(s);
-        return std::span<const int32_t>(v).subspan(cfg_off[k], cfg_off[k + 1] - cfg_off[k]);
-    };
-    // node_opcode[b, e) in chunks, each checked.
-    auto read_opcodes = [&](int64_t b0, int64_t e0, auto&& keep) {
-        for (int64_t b = b0; b < e0; b += chunk_rows) {
-            const int64_t e = std::min(e0, b + chunk_rows);
-            const std::vector<int32_t> op = o.opcodes(b, e);
-            SEGRANK_CHECK(static_cast<int64_t>(op.size()) == e - b, where, ": node_opcode rows [",
-                          b, ", ", e, ") returned ", op.size(), " values");
-            check_opcodes(op, where + "/node_opcode", b);
-            keep(op);
-        }
-    };
-
-    if (sorted && o.source_backed) {
-        read_opcodes(0, num_nodes, [](const std::vector<int32_t>&) {});
-        SegmentTable t(o.graph_id, SegmentRowSource{o.edges, o.opcodes, num_nodes, where});
-        t.reserve(S, num_nodes, 0, largest);
-        for (int64_t s = 0; s < S; ++s)
-            t.append_rows(lo_of(s), size_of(s), row_off[static_cast<size_t>(s)],
-                          row_off[static_cast<size_t>(s) + 1], cfg_of(cfg_local, s),
-                          cfg_of(cfg_index, s));
-        t.shrink_to_fit();
-        return t;
-    }
-
-    // Pass 2: each segment's kept edges as local (user, producer) in edge order, then sorted by
-    // user stably (SegmentBuilder's order) and appended with the segment's opcodes.
-    const bool wide = largest > kNarrowMaxNodes;
-    std::vector<int64_t> edge_off(static_cast<size_t>(S) + 1, 0);
-    for (int64_t s = 0; s < S; ++s)
-        edge_off[static_cast<size_t>(s) + 1] =
-            edge_off[static_cast<size_t>(s)] + count[static_cast<size_t>(s)];
-    std::vector<uint32_t> packed(static_cast<size_t>(edge_off.back() * (wide ? 2 : 1)));
-    std::vector<int64_t> cursor(edge_off.begin(), edge_off.end() - 1);
-    for_each_chunk([&](int64_t, const std::vector<int64_t>& rows) {
-        for (size_t r = 0; r < rows.size() / 2; ++r) {
-            const int64_t u = rows[2 * r], v = rows[2 * r + 1];
-            const int64_t su = seg_of(u);
-            if (su != seg_of(v)) continue;
-            const auto lu = static_cast<uint32_t>(u - lo_of(su));
-            const auto lv = static_cast<uint32_t>(v - lo_of(su));
-            int64_t& c = cursor[static_cast<size_t>(su)];
-            SEGRANK_CHECK(c < edge_off[static_cast<size_t>(su) + 1], where,
-                          ": edge_index changed between two reads (more kept edges in segment ", su,
-                          ")");
-            if (wide) {
-                packed[static_cast<size_t>(2 * c)] = lu;
-                packed[static_cast<size_t>(2 * c + 1)] = lv;
-            } else {
-                packed[static_cast<size_t>(c)] = (lu << 16) | lv;
-            }
-            ++c;
-        }
-    });
-    SegmentTable t(o.graph_id);
-    t.reserve(S, num_nodes, edge_off.back(), largest);
-    std::vector<std::pair<uint32_t, uint32_t>> pairs;
-    std::vector<int32_t> user, producer, op;
-    for (int64_t s = 0; s < S; ++s) {
-        const int64_t b = edge_off[static_cast<size_t>(s)],
-                      e = edge_off[static_cast<size_t>(s) + 1];
-        SEGRANK_CHECK(cursor[static_cast<size_t>(s)] == e, where,
-                      ": edge_index changed between two reads (fewer kept edges in segment ", s,
-                      ")");
-        pairs.resize(static_cast<size_t>(e - b));
-        for (int64_t i = b; i < e; ++i) {
-            const auto k = static_cast<size_t>(i);
-            pairs[static_cast<size_t>(i - b)] =
-                wide ? std::pair{packed[2 * k], packed[2 * k + 1]}
-                     : std::pair{packed[k] >> 16, packed[k] & 0xffffu};
-        }
-        std::stable_sort(pairs.begin(), pairs.end(),
-                         [](const auto& x, const auto& y) { return x.first < y.first; });
-        user.resize(pairs.size());
-        producer.resize(pairs.size());
-        for (size_t i = 0; i < pairs.size(); ++i) {
-            user[i] = static_cast<int32_t>(pairs[i].first);
-            producer[i] = static_cast<int32_t>(pairs[i].second);
-        }
-        // Range segments in id order: the segment's opcodes are node_opcode[lo, hi).
-        op.clear();
-        read_opcodes(lo_of(s), lo_of(s) + size_of(s), [&](const std::vector<int32_t>& part) {
-            op.insert(op.end(), part.begin(), part.end());
-        });
-        t.append_range(lo_of(s), size_of(s), user, producer, cfg_of(cfg_local, s),
-                       cfg_of(cfg_index, s), op);
-    }
-    t.shrink_to_fit();
-    return t;
 }
 
 }  // namespace segrank

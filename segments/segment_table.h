@@ -31,6 +31,14 @@ using EdgeRangeReader = std::function<std::vector<int64_t>(int64_t begin, int64_
 /// Reads node_opcode[begin, end).
 using OpcodeRangeReader = std::function<std::vector<int32_t>(int64_t begin, int64_t end)>;
 
+/// A SegmentTable packs an edge's local (user, producer) ids in one uint32 while every segment has
+/// at most this many nodes (16-bit local ids), else in two.
+inline constexpr int64_t kNarrowMaxNodes = int64_t{1} << 16;
+
+/// Checks opcodes for the table's uint8 storage: throws segrank::Error naming `where` and the index
+/// (base + i) of an opcode outside [0, 256).
+void check_opcodes(std::span<const int32_t> opcode, const std::string& where, int64_t base = 0);
+
 /// Where a source-backed SegmentTable re-reads each segment's edges and opcodes when it is rebuilt.
 struct SegmentRowSource {
     EdgeRangeReader edges;  ///< the graph's edge_index rows (must stay valid as long as the table)
