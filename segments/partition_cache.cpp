@@ -65,9 +65,17 @@ void save_partition_file(const std::filesystem::path& path, const std::string& k
 
 std::optional<Partition> load_partition_file(const std::filesystem::path& path,
                                              const std::string& key) {
+    const std::string where = path.string();
+    std::error_code ec;
+    const std::filesystem::file_type type = std::filesystem::status(path, ec).type();
+    if (type == std::filesystem::file_type::not_found) return std::nullopt;
+    // Checked before opening: a directory opens and reads as empty, a FIFO blocks the open.
+    SEGRANK_CHECK(type != std::filesystem::file_type::directory, where,
+                  ": is a directory, not a partition cache file");
+    SEGRANK_CHECK(type == std::filesystem::file_type::regular || ec, where,
+                  ": is not a regular file, so not a partition cache file");
     std::ifstream in(path, std::ios::binary);
     if (!in.good()) return std::nullopt;
-    const std::string where = path.string();
     char magic[sizeof(kMagic)];
     SEGRANK_CHECK(in.read(magic, sizeof(magic)) && std::memcmp(magic, kMagic, sizeof(kMagic)) == 0,
                   where, ": not a segrank partition cache file (bad magic)");
@@ -86,6 +94,14 @@ std::optional<Partition> load_partition_file(const std::filesystem::path& path,
         p.num_nodes >= 1 && num_segments >= 1 && num_segments <= static_cast<uint64_t>(p.num_nodes),
         where, ": header: num_nodes = ", p.num_nodes, ", segments = ", num_segments,
         " (expected 1 <= segments <= num_nodes)");
+    // Sizes checked against the file before allocating: a corrupt count must not ask for terabytes.
+    const auto left = static_cast<uint64_t>(std::filesystem::file_size(path, ec) -
+                                            static_cast<uint64_t>(in.tellg())) /
+                      sizeof(int64_t);
+    SEGRANK_CHECK(!ec && static_cast<uint64_t>(p.num_nodes) <= left &&
+                      num_segments + 1 <= left - static_cast<uint64_t>(p.num_nodes),
+                  where, ": truncated: the header gives ", num_segments, " segments and ",
+                  p.num_nodes, " nodes, the file holds ", left, " more int64 values");
     p.offsets.resize(num_segments + 1);
     p.nodes.resize(static_cast<size_t>(p.num_nodes));
     SEGRANK_CHECK(in.read(reinterpret_cast<char*>(p.offsets.data()),
@@ -98,6 +114,51 @@ std::optional<Partition> load_partition_file(const std::filesystem::path& path,
     return p;
 }
 
+namespace {
+
+// The cache is an optimization: a file it cannot use or write costs a recomputation and this
+// warning, never the run (docs/gst.md#partition-cache).
+void warn_cache(const std::string& what, const char* consequence) {
+    std::fprintf(stderr, "warning: %s; %s\n", what.c_str(), consequence);
+}
+
+// The partition cached at `path` under `key` when it is there, readable and fits `graph`; a file
+// that is corrupt, truncated or of another graph is warned about and ignored.
+std::optional<Partition> load_cached(const std::filesystem::path& path, const std::string& key,
+                                     const GraphStructure& graph, const PartitionParams& params) {
+    try {
+        std::optional<Partition> cached = load_partition_file(path, key);
+        if (cached)
+            SEGRANK_CHECK(
+                cached->num_nodes == graph.num_nodes() &&
+                    cached->max_segment_size() <= effective_max_nodes(graph.num_nodes(), params),
+                path.string(), ": cached partition does not fit graph ", graph.name);
+        return cached;
+    } catch (const Error& e) {
+        warn_cache(e.what(),
+                   "the partition cache file is ignored: the partition is recomputed "
+                   "and the file rewritten");
+        return std::nullopt;
+    }
+}
+
+// Writes `p` to `path` (temporary name, then rename), creating cache_dir; a failure (an unwritable
+// or full file system) is warned about and leaves the partition uncached.
+void store_cached(const std::filesystem::path& cache_dir, const std::filesystem::path& path,
+                  const std::string& key, const Partition& p) {
+    try {
+        std::error_code ec;
+        std::filesystem::create_directories(cache_dir, ec);
+        SEGRANK_CHECK(!ec, cache_dir.string(),
+                      ": cannot create the partition cache directory: ", ec.message());
+        save_partition_file(path, key, p);
+    } catch (const Error& e) {
+        warn_cache(e.what(), "the partition is not cached");
+    }
+}
+
+}  // namespace
+
 Partition partition_graph_cached(const GraphStructure& graph, std::span<const int64_t> node_splits,
                                  const PartitionParams& params,
                                  const std::filesystem::path& cache_dir, bool* hit) {
@@ -108,20 +169,23 @@ Partition partition_graph_cached(const GraphStructure& graph, std::span<const in
     name << "partition-" << std::hex << std::setw(16) << std::setfill('0') << stream_id(key)
          << ".bin";
     const std::filesystem::path path = cache_dir / name.str();
-    if (auto cached = load_partition_file(path, key)) {
-        SEGRANK_CHECK(
-            cached->num_nodes == graph.num_nodes() &&
-                cached->max_segment_size() <= effective_max_nodes(graph.num_nodes(), params),
-            path.string(), ": cached partition does not fit graph ", graph.name);
+    std::error_code ec;
+    const std::filesystem::file_type type = std::filesystem::status(path, ec).type();
+    if (!ec && type != std::filesystem::file_type::not_found &&
+        type != std::filesystem::file_type::regular) {  // not ours to remove: left as it is
+        warn_cache(path.string() +
+                       (type == std::filesystem::file_type::directory ? ": is a directory"
+                                                                      : ": is not a regular file") +
+                       ", not a partition cache file",
+                   "the partition is computed and not cached (remove it to cache the partition)");
+        return partition_graph(graph, node_splits, params);
+    }
+    if (auto cached = load_cached(path, key, graph, params)) {
         if (hit) *hit = true;
         return std::move(*cached);
     }
     Partition p = partition_graph(graph, node_splits, params);
-    std::error_code ec;
-    std::filesystem::create_directories(cache_dir, ec);
-    SEGRANK_CHECK(!ec, cache_dir.string(),
-                  ": cannot create the partition cache directory: ", ec.message());
-    save_partition_file(path, key, p);
+    store_cached(cache_dir, path, key, p);
     return p;
 }
 

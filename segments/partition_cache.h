@@ -31,15 +31,20 @@ void save_partition_file(const std::filesystem::path& path, const std::string& k
                          const Partition& partition);
 
 /// Reads a partition file. Returns nullopt when the file does not exist or holds another key;
-/// throws segrank::Error naming the path when the file is truncated, not a partition file, or
-/// holds an invalid partition.
+/// throws segrank::Error naming the path when it is a directory or another non-regular file (a
+/// FIFO is never opened), or when the file is truncated, not a partition file, or holds an invalid
+/// partition.
 std::optional<Partition> load_partition_file(const std::filesystem::path& path,
                                              const std::string& key);
 
 /// Loads the partition of `graph` from `cache_dir` when cached under the same key, else computes it
 /// with partition_graph and saves it there (file name derived from the key hash). An empty
 /// cache_dir disables caching. `hit` (optional) is set to whether the partition came from the
-/// cache.
+/// cache. The cache never fails the call (docs/gst.md#partition-cache): a cache file that is
+/// truncated, corrupt or does not fit the graph is warned about on stderr (naming the file and what
+/// was wrong) and treated as a miss, then rewritten atomically; a directory or another non-regular
+/// file at its place is warned about, left alone and not cached; a failed write is warned about.
+/// Throws only what partition_graph throws.
 Partition partition_graph_cached(const GraphStructure& graph, std::span<const int64_t> node_splits,
                                  const PartitionParams& params,
                                  const std::filesystem::path& cache_dir, bool* hit = nullptr);
