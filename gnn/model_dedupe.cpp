@@ -20,6 +20,7 @@
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 #include "gnn/model.h"
+#include "gnn/ops/class_readout.h"
 #include "gnn/ops/matmul.h"
 #include "gnn/ops/mixed_rows.h"
 

@@ -14,6 +14,7 @@
 #include "gnn/layers/mlp.h"
 #include "gnn/layers/op_embedding.h"
 #include "gnn/layers/sage_conv.h"
+#include "gnn/ops/class_readout.h"
 #include "gnn/ops/mixed_rows.h"
 #include "gnn/ops/spmm.h"
 #include "tests/support/grad_check.h"
