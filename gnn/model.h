@@ -34,6 +34,8 @@
 
 namespace segrank {
 
+struct MixedGrads;  // gnn/ops/mixed_rows.h
+
 /// `model.config_join` (docs/model.md#config-encoders): "early" (at the input) or "late" (tile
 /// only: before the head).
 enum class ConfigJoin { kEarly, kLate };
@@ -278,6 +280,24 @@ private:
                             ConstMatrixView prev, Tensor& out, SageConv::Saved* saved,
                             ConfigAttention::Saved* xsaved, const DropoutSpec* ds) const;
     void input_backward(const EncodeSaved& st, ConstMatrixView dbase, ConstMatrixView ddep);
+    // The steps of encode (gnn/model_encode.cpp). encode_setup: st gets the plan, the input, the
+    // dropout seed (from rng when training with dropout) and one slot per layer; throws
+    // segrank::Error as encode. layer_forward: layer l's base rows (unless cached) and dep rows
+    // [m_l * K, H] (dep_layer_forward) from layer l-1's; keep = false frees layer l-1.
+    void encode_setup(const SegmentInput& in, EncodeSaved& st, bool training, Rng* rng,
+                      const EncodeBase* cached) const;
+    void layer_forward(EncodeSaved& st, int64_t l, bool keep) const;
+    void dep_layer_forward(EncodeSaved& st, int64_t l, bool keep) const;
+    // The steps of encode_backward, layer l from d(its output) dbase [n, H] / ddep [m_l * K, H] to
+    // the layer-l-1 gradients pbase / pg (accumulated). layer_grads: zeroed gradients of layer l
+    // (dbase empty without base rows). attention_backward: through the cross-config attention, in
+    // place. dep_layer_backward: the dep rows (ddep is overwritten). base_subset_backward /
+    // base_full_backward: the base rows of the nodes independent at layer l / of every node.
+    void layer_grads(const EncodeSaved& st, int64_t l, Tensor& dbase, Tensor& ddep) const;
+    void attention_backward(EncodeSaved& st, int64_t l, Tensor& dbase, Tensor& ddep);
+    void dep_layer_backward(EncodeSaved& st, int64_t l, Tensor& ddep, const MixedGrads& pg);
+    void base_subset_backward(EncodeSaved& st, int64_t l, const Tensor& dbase, Tensor& pbase);
+    void base_full_backward(EncodeSaved& st, int64_t l, const Tensor& dbase, Tensor& pbase);
     // Throws segrank::Error unless `cached` is an EncodeBase of plan p for this model.
     void check_cached(const DependencePlan& p, const EncodeBase& cached) const;
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gnn/core/parallel.h"
+#include "gnn/dep_linear.h"
 #include "gnn/model.h"
-#include "gnn/ops/matmul.h"
 #include "gnn/ops/mixed_rows.h"
 #include "gnn/ops/spmm.h"
 
@@ -80,169 +80,6 @@ void base_inputs(const SegmentInput& in, ConstMatrixView prev, Tensor& agg_fwd, 
 
 void base_inputs(const EncodeSaved& st, int64_t l, Tensor& agg_fwd, Tensor& agg_bwd) {
     base_inputs(st.input, st.base[l - 1].cview(), agg_fwd, agg_bwd);
-}
-
-// A SAGE layer's three inputs with K = 1 for `nodes`: their rows and their two neighbour means
-// over the mixed state r ([m, H] each). Used by the config-independent part of the dep rows and by
-// the base rows restricted to the independent nodes.
-struct K1Inputs {
-    Tensor self, agg_fwd, agg_bwd;
-};
-
-K1Inputs k1_inputs(const SegmentInput& in, std::span<const int32_t> nodes, const MixedRows& r) {
-    const int64_t m = static_cast<int64_t>(nodes.size()), h = r.h;
-    K1Inputs x{Tensor::uninit(m, h), Tensor::uninit(m, h), Tensor::uninit(m, h)};
-    mixed_gather_forward(x.self.view(), nodes, r);
-    mixed_spmm_forward(x.agg_fwd.view(), nodes, *in.operands, r);
-    mixed_spmm_forward(x.agg_bwd.view(), nodes, *in.users, r);
-    return x;
-}
-
-// Adjoint of k1_inputs: g (K = 1) += the gradients d_self, d_fwd, d_bwd [m, H] of the inputs;
-// out_pos [n] = the row of a node in them (-1 for the others).
-void k1_inputs_backward(const SegmentInput& in, std::span<const int32_t> nodes,
-                        std::span<const int32_t> out_pos, const MixedGrads& g,
-                        ConstMatrixView d_self, ConstMatrixView d_fwd, ConstMatrixView d_bwd) {
-    mixed_gather_backward(g, nodes, d_self);
-    mixed_spmm_backward(g, *in.users, out_pos, in.operands->inverse_degrees(), d_fwd);
-    mixed_spmm_backward(g, *in.operands, out_pos, in.users->inverse_degrees(), d_bwd);
-}
-
-// The config-independent inputs of the dep rows of layer l (m = |D_l|): the self row of a node
-// that was independent at layer l-1 (else 0), and the neighbour means over the neighbours that
-// were independent at layer l-1 (the others count as 0). `zeros` [m', H] stands for the dep rows
-// (m' = |D_{l-1}|), so the mixed kernels with K = 1 read 0 for them.
-MixedRows independent_rows(const MixedRows& prev, const Tensor& zeros) {
-    MixedRows r;
-    r.base = prev.base;
-    r.dep = zeros.cview();
-    r.pos = prev.pos;
-    r.k = 1;
-    r.h = prev.h;
-    return r;
-}
-
-K1Inputs independent_inputs(const SegmentInput& in, std::span<const int32_t> nodes,
-                            const MixedRows& prev) {
-    const Tensor zeros(prev.dep.rows, prev.h);
-    return k1_inputs(in, nodes, independent_rows(prev, zeros));
-}
-
-// z = W_self h + W_fwd mean_{operands} h + W_bwd mean_{users} h + b for the dep rows of layer l
-// (out [m*K, H]), projection first (docs/model.md#projection-first): the part that no config
-// changes (b and the terms of rows independent at layer l-1) is computed once per node with K = 1
-// and broadcast over the K rows; then each weight multiplies the m'*K dep rows of layer l-1 once
-// (m' <= m) and the products are summed into the rows that read them. The same sums as the
-// aggregate-first order, in m'*K instead of m*K GEMM rows.
-void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const SegmentInput& in,
-                        const DependencePlan& plan, int64_t l, const MixedRows& prev,
-                        MatrixView out) {
-    const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
-    const int64_t m = static_cast<int64_t>(nodes.size()), k = prev.k, h = prev.h;
-    const float* bias = ps.value(conv.bias).data;
-    Tensor c = Tensor::uninit(m, h);
-    if (prev.base.rows > 0) {
-        const K1Inputs x = independent_inputs(in, nodes, prev);
-        linear_forward(c.view(), x.self.cview(), ps.value(conv.w_self), bias);
-        linear_forward(c.view(), x.agg_fwd.cview(), ps.value(conv.w_fwd), nullptr, true);
-        linear_forward(c.view(), x.agg_bwd.cview(), ps.value(conv.w_bwd), nullptr, true);
-    } else {
-        for (int64_t i = 0; i < m; ++i) std::memcpy(c.view().row(i), bias, sizeof(float) * h);
-    }
-    parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
-        for (int64_t i = r0; i < r1; ++i)
-            for (int64_t j = 0; j < k; ++j)
-                std::memcpy(out.row(i * k + j), c.view().row(i),
-                            sizeof(float) * static_cast<size_t>(h));
-    });
-    const int64_t mp = prev.dep.rows;
-    if (mp == 0) return;
-    const ConstMatrixView x(prev.dep.data, mp * k, h, h);
-    const Bf16OperandHold hold_x(x);  // bf16: x is rounded once for its three products
-    Tensor y = Tensor::uninit(mp * k, h);
-    const MatrixView wide_out{out.data, m, k * h, k * h};
-    const ConstMatrixView wide_y(y.data(), mp, k * h, k * h);
-    const std::pair<ParamId, const Csr*> terms[] = {
-        {conv.w_self, nullptr}, {conv.w_fwd, in.operands}, {conv.w_bwd, in.users}};
-    for (const auto& [w, adj] : terms) {
-        linear_forward(y.view(), x, ps.value(w), nullptr);
-        dep_spmm_accumulate(wide_out, nodes, adj, wide_y, prev.pos);
-    }
-}
-
-// Adjoint of dep_linear_forward without the bias (the epilogue's backward takes it): from dz
-// [m*K, H], accumulates the three weight gradients, the dep rows' gradient pg.ddep of layer l-1
-// and, for the rows independent at layer l-1, pg.dbase.
-void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInput& in,
-                         const DependencePlan& plan, int64_t l, const MixedRows& prev,
-                         const MixedGrads& pg, ConstMatrixView dz) {
-    const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
-    const int64_t m = static_cast<int64_t>(nodes.size()), k = prev.k, h = prev.h;
-    if (prev.base.rows > 0) {
-        SEGRANK_CHECK(pg.dbase.rows == prev.base.rows, "Model::encode_backward: layer ", l - 1,
-                      " has base rows but no gradient");
-        // dC [m, H] = the sum of a node's K rows of dz; the inputs are recomputed (K = 1).
-        Tensor dc(m, h);
-        parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
-            for (int64_t i = r0; i < r1; ++i) {
-                float* d = dc.view().row(i);
-                for (int64_t j = 0; j < k; ++j) {
-                    const float* g = dz.row(i * k + j);
-                    for (int64_t c = 0; c < h; ++c) d[c] += g[c];
-                }
-            }
-        });
-        const K1Inputs x = independent_inputs(in, nodes, prev);
-        Tensor ds(m, h), daf(m, h), dab(m, h);
-        linear_backward(ds.view(), ps.grad(conv.w_self), nullptr, dc.cview(), x.self.cview(),
-                        ps.value(conv.w_self));
-        linear_backward(daf.view(), ps.grad(conv.w_fwd), nullptr, dc.cview(), x.agg_fwd.cview(),
-                        ps.value(conv.w_fwd));
-        linear_backward(dab.view(), ps.grad(conv.w_bwd), nullptr, dc.cview(), x.agg_bwd.cview(),
-                        ps.value(conv.w_bwd));
-        Tensor zeros(prev.dep.rows, h);  // the dep rows' share, discarded
-        MixedGrads g1;
-        g1.dbase = pg.dbase;
-        g1.ddep = zeros.view();
-        g1.pos = pg.pos;
-        g1.k = 1;
-        g1.h = h;
-        k1_inputs_backward(in, nodes, plan.pos[static_cast<size_t>(l)], g1, ds.cview(), daf.cview(),
-                           dab.cview());
-    }
-    const int64_t mp = prev.dep.rows;
-    if (mp == 0) return;
-    const std::vector<int32_t>& prev_nodes = plan.nodes[static_cast<size_t>(l - 1)];
-    const ConstMatrixView x(prev.dep.data, mp * k, h, h);
-    const MatrixView dx{pg.ddep.data, mp * k, h, h};
-    const Bf16OperandHold hold_x(x);  // bf16: rounded once for the three weight gradients
-    const ConstMatrixView wide_dz(dz.data, m, k * h, k * h);
-    Tensor dy_buf;
-    struct Term {
-        ParamId w;
-        const Csr* adj_t;
-        std::span<const float> inv;
-    };
-    const Term terms[] = {{conv.w_self, nullptr, {}},
-                          {conv.w_fwd, in.users, in.operands->inverse_degrees()},
-                          {conv.w_bwd, in.operands, in.users->inverse_degrees()}};
-    for (const Term& t : terms) {
-        ConstMatrixView dy = dz;  // the self term of an unchanged node set reads dz as it is
-        if (t.adj_t || mp != m) {
-            if (dy_buf.size() == 0) dy_buf = Tensor::uninit(mp * k, h);
-            dep_spmm_adjoint(MatrixView{dy_buf.data(), mp, k * h, k * h}, prev_nodes, t.adj_t,
-                             t.inv, wide_dz, plan.pos[static_cast<size_t>(l)]);
-            dy = dy_buf.cview();
-        }
-        const Bf16OperandHold hold_dy(dy);  // bf16: rounded once for dW and dx
-        MatmulArgs wg;
-        wg.trans_a = true;
-        wg.accumulate = true;
-        matmul(ps.grad(t.w), dy, x, wg);  // dW [H, H] += dy^T x
-        MatmulArgs acc;
-        acc.accumulate = true;
-        matmul(dx, dy, ps.value(t.w), acc);  // dx += dy W
-    }
 }
 
 // The inputs of a base layer restricted to the nodes independent at layer l (Model::
@@ -359,26 +196,19 @@ void Model::check_cached(const DependencePlan& p, const EncodeBase& cached) cons
         "Model::encode: the cached base rows are not of this segment");
 }
 
-Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, Rng* rng,
-                     const EncodeBase* cached) {
-    SEGRANK_CHECK(!cached || (!saved && !training),
-                  "Model::encode: cached base rows are for inference only (no saved state, no "
-                  "training)");
-    EncodeSaved local;
-    EncodeSaved& st = saved ? *saved : local;
-    const bool keep = saved != nullptr;
+void Model::encode_setup(const SegmentInput& in, EncodeSaved& st, bool training, Rng* rng,
+                         const EncodeBase* cached) const {
     st = EncodeSaved{};
     st.plan = plan(in);
     st.input = in;
     st.training = training;
     st.cached = cached;
     if (cached) check_cached(st.plan, *cached);
-    const bool drop = training && cfg_.dropout > 0.0f;
-    if (drop) {
+    if (training && cfg_.dropout > 0.0f) {
         SEGRANK_CHECK(rng, "Model::encode: training with dropout needs an Rng");
         st.dropout_seed = rng->next_u64();
     }
-    const int64_t layers = cfg_.layers, h = cfg_.hidden, k = in.k;
+    const int64_t layers = cfg_.layers;
     st.base.resize(static_cast<size_t>(layers + 1));
     st.dep.resize(static_cast<size_t>(layers + 1));
     st.base_conv.resize(static_cast<size_t>(layers));
@@ -387,6 +217,58 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
         st.base_xattn.resize(static_cast<size_t>(layers));
         st.dep_xattn.resize(static_cast<size_t>(layers));
     }
+}
+
+void Model::dep_layer_forward(EncodeSaved& st, int64_t l, bool keep) const {
+    const SegmentInput& in = st.input;
+    const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
+    const std::vector<int32_t>& nodes = st.plan.nodes[l];
+    const int64_t h = cfg_.hidden, k = in.k;
+    const bool drop = st.training && cfg_.dropout > 0.0f;
+    // z = W_self self + W_fwd mean_operands + W_bwd mean_users + b, projection first, then the
+    // fused epilogue with the residual.
+    const MixedRows prev = rows_of(st, l - 1, k, h);
+    MatrixView out = st.dep[l].view();
+    dep_linear_forward(params_, conv, in, st.plan, l, prev, out);
+    Tensor self_buf;
+    ConstMatrixView self = dep_self(st, l, k, h, self_buf);
+    DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
+    conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr,
+                          drop ? &ds : nullptr);
+    // Cross-config attention over each node's K rows (base rows: in base_layer_forward).
+    if (attn())
+        xattn_[static_cast<size_t>(l - 1)].forward(params_, out, k,
+                                                   keep ? &st.dep_xattn[l - 1] : nullptr);
+}
+
+void Model::layer_forward(EncodeSaved& st, int64_t l, bool keep) const {
+    const SegmentInput& in = st.input;
+    const int64_t m = static_cast<int64_t>(st.plan.nodes[l].size());
+    const bool drop = st.training && cfg_.dropout > 0.0f;
+    if (need_base(st.plan, l) && !st.cached) {
+        DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
+        base_layer_forward(in, st.plan, l, st.base[l - 1].cview(), st.base[l],
+                           keep ? &st.base_conv[l - 1] : nullptr,
+                           keep && attn() ? &st.base_xattn[l - 1] : nullptr, drop ? &ds : nullptr);
+    }
+    st.dep[l] = Tensor::uninit(m * in.k, cfg_.hidden);
+    if (m > 0) dep_layer_forward(st, l, keep);
+    if (!keep) {
+        st.base[l - 1] = Tensor();
+        st.dep[l - 1] = Tensor();
+    }
+}
+
+Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, Rng* rng,
+                     const EncodeBase* cached) {
+    SEGRANK_CHECK(!cached || (!saved && !training),
+                  "Model::encode: cached base rows are for inference only (no saved state, no "
+                  "training)");
+    EncodeSaved local;
+    EncodeSaved& st = saved ? *saved : local;
+    const bool keep = saved != nullptr;
+    encode_setup(in, st, training, rng, cached);
+    const int64_t layers = cfg_.layers, h = cfg_.hidden, k = in.k;
     input_forward(in, st.plan, st);
     if (!keep) {
         st.pre_base = Tensor();
@@ -395,40 +277,7 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
         st.cfg_features = Tensor();
         st.emb = Tensor();
     }
-
-    for (int64_t l = 1; l <= layers; ++l) {
-        const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
-        const std::vector<int32_t>& nodes = st.plan.nodes[l];
-        const int64_t m = static_cast<int64_t>(nodes.size());
-        if (need_base(st.plan, l) && !cached) {
-            DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
-            base_layer_forward(in, st.plan, l, st.base[l - 1].cview(), st.base[l],
-                               keep ? &st.base_conv[l - 1] : nullptr,
-                               keep && attn() ? &st.base_xattn[l - 1] : nullptr,
-                               drop ? &ds : nullptr);
-        }
-        st.dep[l] = Tensor::uninit(m * k, h);
-        if (m > 0) {
-            // z = W_self self + W_fwd mean_operands + W_bwd mean_users + b, projection first,
-            // then the fused epilogue with the residual.
-            const MixedRows prev = rows_of(st, l - 1, k, h);
-            MatrixView out = st.dep[l].view();
-            dep_linear_forward(params_, conv, in, st.plan, l, prev, out);
-            Tensor self_buf;
-            ConstMatrixView self = dep_self(st, l, k, h, self_buf);
-            DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-            conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr,
-                                  drop ? &ds : nullptr);
-            // Cross-config attention over each node's K rows (base rows: in base_layer_forward).
-            if (attn())
-                xattn_[static_cast<size_t>(l - 1)].forward(params_, out, k,
-                                                           keep ? &st.dep_xattn[l - 1] : nullptr);
-        }
-        if (!keep) {
-            st.base[l - 1] = Tensor();
-            st.dep[l - 1] = Tensor();
-        }
-    }
+    for (int64_t l = 1; l <= layers; ++l) layer_forward(st, l, keep);
     const int64_t w = cfg_.readout_width();
     Tensor readout(k, w);
     // The max half's argmax (mean_max); the mean readout needs none.
@@ -442,6 +291,79 @@ Tensor Model::encode(const SegmentInput& in, EncodeSaved* saved, bool training, 
     return readout;
 }
 
+void Model::layer_grads(const EncodeSaved& st, int64_t l, Tensor& dbase, Tensor& ddep) const {
+    const int64_t n = st.input.num_nodes(), h = cfg_.hidden, k = st.input.k;
+    dbase = need_base(st.plan, l) ? Tensor(n, h) : Tensor();
+    ddep = Tensor(static_cast<int64_t>(st.plan.nodes[l].size()) * k, h);
+}
+
+void Model::attention_backward(EncodeSaved& st, int64_t l, Tensor& dbase, Tensor& ddep) {
+    const ConfigAttention& xa = xattn_[static_cast<size_t>(l - 1)];
+    if (!st.plan.nodes[l].empty()) xa.backward(params_, ddep.view(), st.dep_xattn[l - 1]);
+    if (need_base(st.plan, l) && !base_rows_subset(st.plan, l)) {
+        xa.backward_base(params_, dbase.view(), st.base_xattn[l - 1]);
+        st.base_xattn[l - 1] = ConfigAttention::Saved{};
+    }
+    st.dep_xattn[l - 1] = ConfigAttention::Saved{};
+}
+
+void Model::dep_layer_backward(EncodeSaved& st, int64_t l, Tensor& ddep, const MixedGrads& pg) {
+    const SegmentInput& in = st.input;
+    const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
+    const std::vector<int32_t>& nodes = st.plan.nodes[l];
+    const int64_t m = static_cast<int64_t>(nodes.size()), h = cfg_.hidden, k = in.k;
+    const bool drop = st.training && cfg_.dropout > 0.0f;
+    // Lean adjoint (two [m*K, H] buffers besides ddep): the residual goes to the previous layer, dz
+    // overwrites ddep in place, then per input (self, operand mean, user mean) the input is rebuilt
+    // into `x`, dW += dz^T x, and dx = dz W^T is scattered back through its adjoint.
+    const MixedRows prev = rows_of(st, l - 1, k, h);
+    mixed_gather_backward(pg, nodes, as_wide(ddep, m, k, h));  // residual
+    DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
+    conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1],
+                           drop ? &ds : nullptr);
+    dep_linear_backward(params_, conv, in, st.plan, l, prev, pg,
+                        ConstMatrixView(ddep.data(), m * k, h, h));
+}
+
+void Model::base_subset_backward(EncodeSaved& st, int64_t l, const Tensor& dbase, Tensor& pbase) {
+    const SegmentInput& in = st.input;
+    const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
+    const int64_t h = cfg_.hidden;
+    const bool drop = st.training && cfg_.dropout > 0.0f;
+    const BaseSubset sub(in, st.plan, l, st.base[l - 1].cview());
+    const int64_t r = sub.size();
+    Tensor drows = Tensor::uninit(r, h), dself(r, h), daf(r, h), dab(r, h);
+    sub.gather(dbase.cview(), drows.view());
+    if (attn()) {  // from d(after attention) to d(the SAGE layer's output), these rows
+        xattn_[static_cast<size_t>(l - 1)].backward_base(params_, drows.view(),
+                                                         st.base_xattn[l - 1]);
+        st.base_xattn[l - 1] = ConfigAttention::Saved{};
+    }
+    DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), sub.nodes, 1};
+    conv.backward(params_, dself.view(), daf.view(), dab.view(), drows.cview(), sub.x.self.cview(),
+                  sub.x.agg_fwd.cview(), sub.x.agg_bwd.cview(), st.base_conv[l - 1],
+                  drop ? &ds : nullptr);
+    sub.backward(in, pbase.view(), dself.cview(), daf.cview(), dab.cview());
+}
+
+void Model::base_full_backward(EncodeSaved& st, int64_t l, const Tensor& dbase, Tensor& pbase) {
+    const SegmentInput& in = st.input;
+    const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
+    const int64_t n = in.num_nodes(), h = cfg_.hidden;
+    const bool drop = st.training && cfg_.dropout > 0.0f;
+    Tensor af, ab;
+    base_inputs(st, l, af, ab);
+    Tensor daf(n, h), dab(n, h);
+    DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
+    conv.backward(params_, pbase.view(), daf.view(), dab.view(), dbase.cview(),
+                  st.base[l - 1].cview(), af.cview(), ab.cview(), st.base_conv[l - 1],
+                  drop ? &ds : nullptr);
+    spmm_backward(pbase.view(), *in.users, daf.cview(), in.operands->inverse_degrees(),
+                  Reduce::kMean);
+    spmm_backward(pbase.view(), *in.operands, dab.cview(), in.users->inverse_degrees(),
+                  Reduce::kMean);
+}
+
 void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
     const SegmentInput& in = st.input;
     const int64_t layers = cfg_.layers, n = in.num_nodes(), h = cfg_.hidden, k = in.k;
@@ -452,74 +374,22 @@ void Model::encode_backward(ConstMatrixView dreadout, EncodeSaved& st) {
     SEGRANK_CHECK(dreadout.rows == k && dreadout.cols == cfg_.readout_width(),
                   "Model::encode_backward: dreadout [", dreadout.rows, ", ", dreadout.cols,
                   "], expected [", k, ", ", cfg_.readout_width(), "]");
-    const bool drop = st.training && cfg_.dropout > 0.0f;
-    auto alloc = [&](int64_t l, Tensor& db, Tensor& dd) {
-        db = need_base(st.plan, l) ? Tensor(n, h) : Tensor();
-        dd = Tensor(static_cast<int64_t>(st.plan.nodes[l].size()) * k, h);
-    };
     Tensor dbase, ddep;
-    alloc(layers, dbase, ddep);
+    layer_grads(st, layers, dbase, ddep);
     mixed_readout_backward(grads_of(dbase, ddep, st.plan, layers, k, h), st.argmax, in.num_pooled,
                            dreadout);
-
     for (int64_t l = layers; l >= 1; --l) {
-        const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
-        const std::vector<int32_t>& nodes = st.plan.nodes[l];
-        const int64_t m = static_cast<int64_t>(nodes.size());
-        if (attn()) {  // dbase / ddep: from d(after attention) to d(the SAGE layer's output)
-            const ConfigAttention& xa = xattn_[static_cast<size_t>(l - 1)];
-            if (m > 0) xa.backward(params_, ddep.view(), st.dep_xattn[l - 1]);
-            if (need_base(st.plan, l) && !base_rows_subset(st.plan, l)) {
-                xa.backward_base(params_, dbase.view(), st.base_xattn[l - 1]);
-                st.base_xattn[l - 1] = ConfigAttention::Saved{};
-            }
-            st.dep_xattn[l - 1] = ConfigAttention::Saved{};
-        }
+        // dbase / ddep: from d(after attention) to d(the SAGE layer's output)
+        if (attn()) attention_backward(st, l, dbase, ddep);
         Tensor pbase, pdep;
-        alloc(l - 1, pbase, pdep);
-        MixedGrads pg = grads_of(pbase, pdep, st.plan, l - 1, k, h);
-        if (m > 0) {
-            // Lean adjoint (two [m*K, H] buffers besides ddep): the residual goes to the previous
-            // layer, dz overwrites ddep in place, then per input (self, operand mean, user mean)
-            // the input is rebuilt into `x`, dW += dz^T x, and dx = dz W^T is scattered back
-            // through its adjoint.
-            const MixedRows prev = rows_of(st, l - 1, k, h);
-            mixed_gather_backward(pg, nodes, as_wide(ddep, m, k, h));  // residual
-            DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-            conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1],
-                                   drop ? &ds : nullptr);
-            dep_linear_backward(params_, conv, in, st.plan, l, prev, pg,
-                                ConstMatrixView(ddep.data(), m * k, h, h));
-        }
-        if (need_base(st.plan, l) && base_rows_subset(st.plan, l)) {
-            // Only the rows of nodes independent at layer l were computed (base_layer_forward).
-            const BaseSubset sub(in, st.plan, l, st.base[l - 1].cview());
-            const int64_t r = sub.size();
-            Tensor drows = Tensor::uninit(r, h), dself(r, h), daf(r, h), dab(r, h);
-            sub.gather(dbase.cview(), drows.view());
-            if (attn()) {  // from d(after attention) to d(the SAGE layer's output), these rows
-                xattn_[static_cast<size_t>(l - 1)].backward_base(params_, drows.view(),
-                                                                 st.base_xattn[l - 1]);
-                st.base_xattn[l - 1] = ConfigAttention::Saved{};
-            }
-            DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), sub.nodes, 1};
-            conv.backward(params_, dself.view(), daf.view(), dab.view(), drows.cview(),
-                          sub.x.self.cview(), sub.x.agg_fwd.cview(), sub.x.agg_bwd.cview(),
-                          st.base_conv[l - 1], drop ? &ds : nullptr);
-            sub.backward(in, pbase.view(), dself.cview(), daf.cview(), dab.cview());
-        } else if (need_base(st.plan, l)) {
-            Tensor af, ab;
-            base_inputs(st, l, af, ab);
-            Tensor daf(n, h), dab(n, h);
-            DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), {}, 1};
-            conv.backward(params_, pbase.view(), daf.view(), dab.view(), dbase.cview(),
-                          st.base[l - 1].cview(), af.cview(), ab.cview(), st.base_conv[l - 1],
-                          drop ? &ds : nullptr);
-            spmm_backward(pbase.view(), *in.users, daf.cview(), in.operands->inverse_degrees(),
-                          Reduce::kMean);
-            spmm_backward(pbase.view(), *in.operands, dab.cview(), in.users->inverse_degrees(),
-                          Reduce::kMean);
-        }
+        layer_grads(st, l - 1, pbase, pdep);
+        const MixedGrads pg = grads_of(pbase, pdep, st.plan, l - 1, k, h);
+        if (!st.plan.nodes[l].empty()) dep_layer_backward(st, l, ddep, pg);
+        // Only the rows of nodes independent at layer l were computed (base_layer_forward).
+        if (need_base(st.plan, l) && base_rows_subset(st.plan, l))
+            base_subset_backward(st, l, dbase, pbase);
+        else if (need_base(st.plan, l))
+            base_full_backward(st, l, dbase, pbase);
         dbase = std::move(pbase);
         ddep = std::move(pdep);
         // Layer l is done: its saved LN state and its inputs (layer l-1 rows) are never read again.

@@ -1,0 +1,163 @@
+// The projection-first linear of a SAGE layer's dep rows and its adjoint, with the K = 1 inputs
+// of the config-independent part (docs/model.md#projection-first).
+#include "gnn/dep_linear.h"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "gnn/core/parallel.h"
+#include "gnn/ops/matmul.h"
+
+namespace segrank {
+
+K1Inputs k1_inputs(const SegmentInput& in, std::span<const int32_t> nodes, const MixedRows& r) {
+    const int64_t m = static_cast<int64_t>(nodes.size()), h = r.h;
+    K1Inputs x{Tensor::uninit(m, h), Tensor::uninit(m, h), Tensor::uninit(m, h)};
+    mixed_gather_forward(x.self.view(), nodes, r);
+    mixed_spmm_forward(x.agg_fwd.view(), nodes, *in.operands, r);
+    mixed_spmm_forward(x.agg_bwd.view(), nodes, *in.users, r);
+    return x;
+}
+
+void k1_inputs_backward(const SegmentInput& in, std::span<const int32_t> nodes,
+                        std::span<const int32_t> out_pos, const MixedGrads& g,
+                        ConstMatrixView d_self, ConstMatrixView d_fwd, ConstMatrixView d_bwd) {
+    mixed_gather_backward(g, nodes, d_self);
+    mixed_spmm_backward(g, *in.users, out_pos, in.operands->inverse_degrees(), d_fwd);
+    mixed_spmm_backward(g, *in.operands, out_pos, in.users->inverse_degrees(), d_bwd);
+}
+
+namespace {
+
+// The config-independent inputs of the dep rows of layer l (m = |D_l|): the self row of a node
+// that was independent at layer l-1 (else 0), and the neighbour means over the neighbours that
+// were independent at layer l-1 (the others count as 0). `zeros` [m', H] stands for the dep rows
+// (m' = |D_{l-1}|), so the mixed kernels with K = 1 read 0 for them.
+MixedRows independent_rows(const MixedRows& prev, const Tensor& zeros) {
+    MixedRows r;
+    r.base = prev.base;
+    r.dep = zeros.cview();
+    r.pos = prev.pos;
+    r.k = 1;
+    r.h = prev.h;
+    return r;
+}
+
+K1Inputs independent_inputs(const SegmentInput& in, std::span<const int32_t> nodes,
+                            const MixedRows& prev) {
+    const Tensor zeros(prev.dep.rows, prev.h);
+    return k1_inputs(in, nodes, independent_rows(prev, zeros));
+}
+
+}  // namespace
+
+void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                        const DependencePlan& plan, int64_t l, const MixedRows& prev,
+                        MatrixView out) {
+    const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
+    const int64_t m = static_cast<int64_t>(nodes.size()), k = prev.k, h = prev.h;
+    const float* bias = ps.value(conv.bias).data;
+    Tensor c = Tensor::uninit(m, h);
+    if (prev.base.rows > 0) {
+        const K1Inputs x = independent_inputs(in, nodes, prev);
+        linear_forward(c.view(), x.self.cview(), ps.value(conv.w_self), bias);
+        linear_forward(c.view(), x.agg_fwd.cview(), ps.value(conv.w_fwd), nullptr, true);
+        linear_forward(c.view(), x.agg_bwd.cview(), ps.value(conv.w_bwd), nullptr, true);
+    } else {
+        for (int64_t i = 0; i < m; ++i) std::memcpy(c.view().row(i), bias, sizeof(float) * h);
+    }
+    parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i)
+            for (int64_t j = 0; j < k; ++j)
+                std::memcpy(out.row(i * k + j), c.view().row(i),
+                            sizeof(float) * static_cast<size_t>(h));
+    });
+    const int64_t mp = prev.dep.rows;
+    if (mp == 0) return;
+    const ConstMatrixView x(prev.dep.data, mp * k, h, h);
+    const Bf16OperandHold hold_x(x);  // bf16: x is rounded once for its three products
+    Tensor y = Tensor::uninit(mp * k, h);
+    const MatrixView wide_out{out.data, m, k * h, k * h};
+    const ConstMatrixView wide_y(y.data(), mp, k * h, k * h);
+    const std::pair<ParamId, const Csr*> terms[] = {
+        {conv.w_self, nullptr}, {conv.w_fwd, in.operands}, {conv.w_bwd, in.users}};
+    for (const auto& [w, adj] : terms) {
+        linear_forward(y.view(), x, ps.value(w), nullptr);
+        dep_spmm_accumulate(wide_out, nodes, adj, wide_y, prev.pos);
+    }
+}
+
+void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                         const DependencePlan& plan, int64_t l, const MixedRows& prev,
+                         const MixedGrads& pg, ConstMatrixView dz) {
+    const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
+    const int64_t m = static_cast<int64_t>(nodes.size()), k = prev.k, h = prev.h;
+    if (prev.base.rows > 0) {
+        SEGRANK_CHECK(pg.dbase.rows == prev.base.rows, "Model::encode_backward: layer ", l - 1,
+                      " has base rows but no gradient");
+        // dC [m, H] = the sum of a node's K rows of dz; the inputs are recomputed (K = 1).
+        Tensor dc(m, h);
+        parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
+            for (int64_t i = r0; i < r1; ++i) {
+                float* d = dc.view().row(i);
+                for (int64_t j = 0; j < k; ++j) {
+                    const float* g = dz.row(i * k + j);
+                    for (int64_t c = 0; c < h; ++c) d[c] += g[c];
+                }
+            }
+        });
+        const K1Inputs x = independent_inputs(in, nodes, prev);
+        Tensor ds(m, h), daf(m, h), dab(m, h);
+        linear_backward(ds.view(), ps.grad(conv.w_self), nullptr, dc.cview(), x.self.cview(),
+                        ps.value(conv.w_self));
+        linear_backward(daf.view(), ps.grad(conv.w_fwd), nullptr, dc.cview(), x.agg_fwd.cview(),
+                        ps.value(conv.w_fwd));
+        linear_backward(dab.view(), ps.grad(conv.w_bwd), nullptr, dc.cview(), x.agg_bwd.cview(),
+                        ps.value(conv.w_bwd));
+        Tensor zeros(prev.dep.rows, h);  // the dep rows' share, discarded
+        MixedGrads g1;
+        g1.dbase = pg.dbase;
+        g1.ddep = zeros.view();
+        g1.pos = pg.pos;
+        g1.k = 1;
+        g1.h = h;
+        k1_inputs_backward(in, nodes, plan.pos[static_cast<size_t>(l)], g1, ds.cview(), daf.cview(),
+                           dab.cview());
+    }
+    const int64_t mp = prev.dep.rows;
+    if (mp == 0) return;
+    const std::vector<int32_t>& prev_nodes = plan.nodes[static_cast<size_t>(l - 1)];
+    const ConstMatrixView x(prev.dep.data, mp * k, h, h);
+    const MatrixView dx{pg.ddep.data, mp * k, h, h};
+    const Bf16OperandHold hold_x(x);  // bf16: rounded once for the three weight gradients
+    const ConstMatrixView wide_dz(dz.data, m, k * h, k * h);
+    Tensor dy_buf;
+    struct Term {
+        ParamId w;
+        const Csr* adj_t;
+        std::span<const float> inv;
+    };
+    const Term terms[] = {{conv.w_self, nullptr, {}},
+                          {conv.w_fwd, in.users, in.operands->inverse_degrees()},
+                          {conv.w_bwd, in.operands, in.users->inverse_degrees()}};
+    for (const Term& t : terms) {
+        ConstMatrixView dy = dz;  // the self term of an unchanged node set reads dz as it is
+        if (t.adj_t || mp != m) {
+            if (dy_buf.size() == 0) dy_buf = Tensor::uninit(mp * k, h);
+            dep_spmm_adjoint(MatrixView{dy_buf.data(), mp, k * h, k * h}, prev_nodes, t.adj_t,
+                             t.inv, wide_dz, plan.pos[static_cast<size_t>(l)]);
+            dy = dy_buf.cview();
+        }
+        const Bf16OperandHold hold_dy(dy);  // bf16: rounded once for dW and dx
+        MatmulArgs wg;
+        wg.trans_a = true;
+        wg.accumulate = true;
+        matmul(ps.grad(t.w), dy, x, wg);  // dW [H, H] += dy^T x
+        MatmulArgs acc;
+        acc.accumulate = true;
+        matmul(dx, dy, ps.value(t.w), acc);  // dx += dy W
+    }
+}
+
+}  // namespace segrank
