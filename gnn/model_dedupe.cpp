@@ -207,31 +207,10 @@ void classify_layer(std::span<const int32_t> nodes, const Csr& operands, const C
     });
 }
 
-}  // namespace
-
-bool Model::dedupes(const SegmentInput& in) const {
-    return cfg_.task == Task::kLayout && !attn() && in.k > 1;
-}
-
-Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, DedupeStats* stats) {
-    if (!dedupes(in)) {
-        if (stats) *stats = DedupeStats{};
-        return encode(in, nullptr, false, nullptr, cached);
-    }
-    const int64_t layers = cfg_.layers, h = cfg_.hidden, k = in.k, n = in.num_nodes();
-    EncodeSaved st;
-    st.plan = plan(in);  // validates the input
-    if (cached) check_cached(st.plan, *cached);
-    st.cached = cached;
-    const DependencePlan& pl = st.plan;
-    if (stats) {
-        stats->dense_rows.assign(static_cast<size_t>(layers + 1), 0);
-        stats->unique_rows.assign(static_cast<size_t>(layers + 1), 0);
-    }
-
-    // Layer 0: classes of each configurable node's (values, layout feature row) over the K configs.
-    const int64_t nc = static_cast<int64_t>(in.config_node_local.size());
-    const int64_t mf = cfg_.layout_feature_width();
+// Throws segrank::Error unless in.config_values is [K, nc, 18] and, with layout byte features
+// (mf > 0), in.layout_features is [K, nc, mf].
+void check_dedupe_input(const SegmentInput& in, int64_t mf) {
+    const int64_t k = in.k, nc = static_cast<int64_t>(in.config_node_local.size());
     SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == k * nc * kLayoutSlots,
                   "segment input: config_values has ", in.config_values.size(),
                   " values, expected K x nc x 18 = ", k, " x ", nc, " x 18");
@@ -239,8 +218,21 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
                   "segment input: model.layout_bytes is on but layout_features has ",
                   in.layout_features.size(), " values, expected K x nc x ", mf, " = ", k, " x ", nc,
                   " x ", mf);
-    std::vector<int32_t> slot_cls(static_cast<size_t>(nc * k)), slot_count(static_cast<size_t>(nc));
-    std::vector<int32_t> slot_rep(static_cast<size_t>(nc * k));
+}
+
+// Layer-0 classes of the configurable nodes (slots j < nc) over the K configs: configs whose values
+// (and layout feature row, mf > 0) at the slot are equal bytes share a class.
+struct SlotClasses {
+    std::vector<int32_t> cls;    // [nc * K]: class of config k at slot j is cls[j * K + k]
+    std::vector<int32_t> count;  // [nc] classes per slot
+    std::vector<int32_t> rep;    // [nc * K]: the first config of class c of slot j at j * K + c
+};
+
+SlotClasses classify_slots(const SegmentInput& in, int64_t mf) {
+    const int64_t k = in.k, nc = static_cast<int64_t>(in.config_node_local.size());
+    SlotClasses sc{std::vector<int32_t>(static_cast<size_t>(nc * k)),
+                   std::vector<int32_t>(static_cast<size_t>(nc)),
+                   std::vector<int32_t>(static_cast<size_t>(nc * k))};
     parallel_for(0, nc, 8, [&](int64_t j0, int64_t j1) {
         ClassTable table;
         std::vector<int32_t> first;
@@ -258,31 +250,163 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
                     return std::memcmp(vals(i), vals(r), vb) == 0 &&
                            (mf == 0 || std::memcmp(feats(i), feats(r), fb) == 0);
                 },
-                slot_cls.data() + j * k, first);
-            slot_count[static_cast<size_t>(j)] = u;
-            std::copy(first.begin(), first.end(), slot_rep.begin() + j * k);
+                sc.cls.data() + j * k, first);
+            sc.count[static_cast<size_t>(j)] = u;
+            std::copy(first.begin(), first.end(), sc.rep.begin() + j * k);
         }
     });
-    int64_t kp = 1;  // K': pseudo-configs of the input layer
-    for (int32_t u : slot_count) kp = std::max<int64_t>(kp, u);
-    // Pseudo-config c holds, at slot j, the values of class min(c, U_j - 1)'s first config.
-    std::vector<int8_t> vals2(static_cast<size_t>(kp * nc * kLayoutSlots));
-    std::vector<float> feats2(static_cast<size_t>(kp * nc * mf));
+    return sc;
+}
+
+// The K' = max classes pseudo-configs of the input layer: pseudo-config c holds, at slot j, the
+// values (and layout feature row) of class min(c, U_j - 1)'s first config.
+struct PseudoConfigs {
+    int64_t k = 1;                // K'
+    std::vector<int8_t> values;   // [K', nc, 18]
+    std::vector<float> features;  // [K', nc, mf]
+};
+
+PseudoConfigs pseudo_configs(const SegmentInput& in, const SlotClasses& sc, int64_t mf) {
+    const int64_t k = in.k, nc = static_cast<int64_t>(in.config_node_local.size());
+    PseudoConfigs pc;
+    for (int32_t u : sc.count) pc.k = std::max<int64_t>(pc.k, u);
+    const int64_t kp = pc.k;
+    pc.values.resize(static_cast<size_t>(kp * nc * kLayoutSlots));
+    pc.features.resize(static_cast<size_t>(kp * nc * mf));
     for (int64_t c = 0; c < kp; ++c)
         for (int64_t j = 0; j < nc; ++j) {
-            const int64_t cj = std::min<int64_t>(c, slot_count[static_cast<size_t>(j)] - 1);
-            const int64_t r = slot_rep[static_cast<size_t>(j * k + cj)];
-            std::memcpy(vals2.data() + (c * nc + j) * kLayoutSlots,
-                        in.config_values.data() + (r * nc + j) * kLayoutSlots, kLayoutSlots);
+            const int64_t cj = std::min<int64_t>(c, sc.count[static_cast<size_t>(j)] - 1);
+            const int64_t r = sc.rep[static_cast<size_t>(j * k + cj)];
+            std::memcpy(pc.values.data() + (c * nc + j) * kLayoutSlots,
+                        in.config_values.data() + (r * nc + j) * kLayoutSlots,
+                        kLayoutSlots);
             if (mf > 0)
-                std::memcpy(feats2.data() + (c * nc + j) * mf,
+                std::memcpy(pc.features.data() + (c * nc + j) * mf,
                             in.layout_features.data() + (r * nc + j) * mf,
                             sizeof(float) * static_cast<size_t>(mf));
         }
+    return pc;
+}
+
+// The class layer of layer 0 from the input layer's dep rows dep0 [m * K', H] over the pseudo
+// configs (nodes: the dep nodes of layer 0): class c of node p is row p * K' + c; a dep node that
+// is not configurable has one class (the zero code) for every config.
+ClassLayer input_class_layer(const SegmentInput& in, std::span<const int32_t> nodes,
+                             const SlotClasses& sc, Tensor dep0, int64_t kp) {
+    const int64_t k = in.k, n = in.num_nodes();
+    const int64_t nc = static_cast<int64_t>(in.config_node_local.size());
+    const auto m = static_cast<int64_t>(nodes.size());
+    std::vector<int32_t> slot(static_cast<size_t>(n), -1);
+    for (int64_t j = 0; j < nc; ++j) slot[in.config_node_local[j]] = static_cast<int32_t>(j);
+    ClassLayer cur;
+    cur.uniq = std::move(dep0);
+    cur.off.resize(static_cast<size_t>(m + 1));
+    cur.count.resize(static_cast<size_t>(m));
+    cur.cls.resize(static_cast<size_t>(m * k));
+    for (int64_t p = 0; p < m; ++p) {
+        cur.off[static_cast<size_t>(p)] = p * kp;
+        const int32_t j = slot[nodes[static_cast<size_t>(p)]];
+        int32_t* c = cur.cls.data() + p * k;
+        if (j < 0) {  // a dependent node that is not configurable: the zero code for every k
+            std::fill(c, c + k, 0);
+            cur.count[static_cast<size_t>(p)] = 1;
+        } else {
+            std::copy_n(sc.cls.data() + j * k, k, c);
+            cur.count[static_cast<size_t>(p)] = sc.count[static_cast<size_t>(j)];
+        }
+    }
+    cur.off[static_cast<size_t>(m)] = m * kp;
+    return cur;
+}
+
+// The classes of layer l's dep nodes from layer l-1's (prev): cls, count, off and rep; uniq is left
+// empty (class_layer_rows fills it). rep_tmp: scratch, reused across layers.
+ClassLayer next_class_layer(std::span<const int32_t> nodes, const SegmentInput& in,
+                            const ClassRows& prev, std::vector<int32_t>& rep_tmp) {
+    const int64_t k = in.k;
+    const auto m = static_cast<int64_t>(nodes.size());
+    ClassLayer next;
+    classify_layer(nodes, *in.operands, *in.users, prev, k, next.cls, next.count, rep_tmp);
+    next.off.resize(static_cast<size_t>(m + 1));
+    next.off[0] = 0;
+    for (int64_t p = 0; p < m; ++p)
+        next.off[static_cast<size_t>(p + 1)] =
+            next.off[static_cast<size_t>(p)] + next.count[static_cast<size_t>(p)];
+    const int64_t u = next.off[static_cast<size_t>(m)];
+    next.rep.resize(static_cast<size_t>(u));
+    for (int64_t p = 0; p < m; ++p)
+        std::copy_n(rep_tmp.begin() + p * k, next.count[static_cast<size_t>(p)],
+                    next.rep.begin() + next.off[static_cast<size_t>(p)]);
+    return next;
+}
+
+// The class rows next.uniq [U, H] of SAGE layer conv: the three inputs of every class row from its
+// representative config (the rows of prev, the dense kernels' sums), then the layer's GEMMs and
+// epilogue over the U rows.
+void class_layer_rows(const ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                      std::span<const int32_t> nodes, const ClassRows& prev, ClassLayer& next) {
+    const int64_t h = prev.h, m = static_cast<int64_t>(nodes.size());
+    const int64_t u = next.off[static_cast<size_t>(m)];
+    Tensor self = Tensor::uninit(u, h), af = Tensor::uninit(u, h), ab = Tensor::uninit(u, h);
+    const auto inv_f = in.operands->inverse_degrees();
+    const auto inv_b = in.users->inverse_degrees();
+    parallel_for(0, m, 16, [&](int64_t p0, int64_t p1) {
+        std::vector<float> bacc(static_cast<size_t>(h));
+        for (int64_t p = p0; p < p1; ++p) {
+            const int32_t v = nodes[static_cast<size_t>(p)];
+            for (int64_t r = next.off[static_cast<size_t>(p)];
+                 r < next.off[static_cast<size_t>(p + 1)]; ++r) {
+                const int64_t kr = next.rep[static_cast<size_t>(r)];
+                std::memcpy(self.data() + r * h, prev_row(prev, v, kr),
+                            sizeof(float) * static_cast<size_t>(h));
+                neighbour_mean(af.data() + r * h, bacc.data(), v, *in.operands, inv_f, prev, kr);
+                neighbour_mean(ab.data() + r * h, bacc.data(), v, *in.users, inv_b, prev, kr);
+            }
+        }
+    });
+    next.uniq = Tensor::uninit(u, h);
+    if (u > 0) {
+        MatrixView out = next.uniq.view();
+        linear_forward(out, self.cview(), ps.value(conv.w_self), ps.value(conv.bias).data);
+        linear_forward(out, af.cview(), ps.value(conv.w_fwd), nullptr, true);
+        linear_forward(out, ab.cview(), ps.value(conv.w_bwd), nullptr, true);
+        af = Tensor();
+        ab = Tensor();
+        conv.forward_epilogue(ps, out, self.cview(), nullptr, nullptr);
+    }
+}
+
+}  // namespace
+
+bool Model::dedupes(const SegmentInput& in) const {
+    return cfg_.task == Task::kLayout && !attn() && in.k > 1;
+}
+
+Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, DedupeStats* stats) {
+    if (!dedupes(in)) {
+        if (stats) *stats = DedupeStats{};
+        return encode(in, nullptr, false, nullptr, cached);
+    }
+    const int64_t layers = cfg_.layers, h = cfg_.hidden, k = in.k;
+    EncodeSaved st;
+    st.plan = plan(in);  // validates the input
+    if (cached) check_cached(st.plan, *cached);
+    st.cached = cached;
+    const DependencePlan& pl = st.plan;
+    if (stats) {
+        stats->dense_rows.assign(static_cast<size_t>(layers + 1), 0);
+        stats->unique_rows.assign(static_cast<size_t>(layers + 1), 0);
+    }
+    // Layer 0: classes of each configurable node's (values, layout feature row) over the K configs;
+    // the input layer runs on the K' pseudo-configs.
+    const int64_t mf = cfg_.layout_feature_width();
+    check_dedupe_input(in, mf);
+    const SlotClasses sc = classify_slots(in, mf);
+    const PseudoConfigs pc = pseudo_configs(in, sc, mf);
     SegmentInput in2 = in;
-    in2.k = kp;
-    in2.config_values = vals2;
-    in2.layout_features = mf > 0 ? std::span<const float>(feats2) : std::span<const float>();
+    in2.k = pc.k;
+    in2.config_values = pc.values;
+    in2.layout_features = mf > 0 ? std::span<const float>(pc.features) : std::span<const float>();
     st.input = in2;
     st.base.resize(static_cast<size_t>(layers + 1));
     st.dep.resize(static_cast<size_t>(layers + 1));
@@ -292,95 +416,28 @@ Tensor Model::encode_dedupe(const SegmentInput& in, const EncodeBase* cached, De
     st.x_cfg = Tensor();
     st.cfg_features = Tensor();
     st.emb = Tensor();
-
-    ClassLayer cur;
-    {
-        const std::vector<int32_t>& nodes = pl.nodes[0];
-        const auto m = static_cast<int64_t>(nodes.size());
-        std::vector<int32_t> slot(static_cast<size_t>(n), -1);
-        for (int64_t j = 0; j < nc; ++j) slot[in.config_node_local[j]] = static_cast<int32_t>(j);
-        cur.uniq = std::move(st.dep[0]);  // [m * K', H]: class c of node p at row p * K' + c
-        cur.off.resize(static_cast<size_t>(m + 1));
-        cur.count.resize(static_cast<size_t>(m));
-        cur.cls.resize(static_cast<size_t>(m * k));
-        for (int64_t p = 0; p < m; ++p) {
-            cur.off[static_cast<size_t>(p)] = p * kp;
-            const int32_t j = slot[nodes[static_cast<size_t>(p)]];
-            int32_t* c = cur.cls.data() + p * k;
-            if (j < 0) {  // a dependent node that is not configurable: the zero code for every k
-                std::fill(c, c + k, 0);
-                cur.count[static_cast<size_t>(p)] = 1;
-            } else {
-                std::copy_n(slot_cls.data() + j * k, k, c);
-                cur.count[static_cast<size_t>(p)] = slot_count[static_cast<size_t>(j)];
-            }
-        }
-        cur.off[static_cast<size_t>(m)] = m * kp;
-        if (stats) {
-            stats->dense_rows[0] = m * k;
-            stats->unique_rows[0] = cur.unique_rows();
-        }
+    ClassLayer cur = input_class_layer(in, pl.nodes[0], sc, std::move(st.dep[0]), pc.k);
+    if (stats) {
+        stats->dense_rows[0] = static_cast<int64_t>(pl.nodes[0].size()) * k;
+        stats->unique_rows[0] = cur.unique_rows();
     }
     auto base_view = [&](int64_t l) -> ConstMatrixView {
         const Tensor& b =
             cached ? cached->base[static_cast<size_t>(l)] : st.base[static_cast<size_t>(l)];
         return b.size() > 0 ? b.cview() : ConstMatrixView{};
     };
-
     std::vector<int32_t> rep_tmp;
     for (int64_t l = 1; l <= layers; ++l) {
-        const SageConv& conv = convs_[static_cast<size_t>(l - 1)];
         const std::vector<int32_t>& nodes = pl.nodes[l];
-        const auto m = static_cast<int64_t>(nodes.size());
         if (need_base(pl, l) && !cached)
             base_layer_forward(in2, pl, l, st.base[l - 1].cview(), st.base[l], nullptr, nullptr,
                                nullptr);
         const ClassRows prev = cur.view(base_view(l - 1), pl.pos[l - 1], k, h);
-        ClassLayer next;
-        classify_layer(nodes, *in.operands, *in.users, prev, k, next.cls, next.count, rep_tmp);
-        next.off.resize(static_cast<size_t>(m + 1));
-        next.off[0] = 0;
-        for (int64_t p = 0; p < m; ++p)
-            next.off[static_cast<size_t>(p + 1)] =
-                next.off[static_cast<size_t>(p)] + next.count[static_cast<size_t>(p)];
-        const int64_t u = next.off[static_cast<size_t>(m)];
-        next.rep.resize(static_cast<size_t>(u));
-        for (int64_t p = 0; p < m; ++p)
-            std::copy_n(rep_tmp.begin() + p * k, next.count[static_cast<size_t>(p)],
-                        next.rep.begin() + next.off[static_cast<size_t>(p)]);
-        // The three inputs of every class row, from its representative config.
-        Tensor self = Tensor::uninit(u, h), af = Tensor::uninit(u, h), ab = Tensor::uninit(u, h);
-        const auto inv_f = in.operands->inverse_degrees();
-        const auto inv_b = in.users->inverse_degrees();
-        parallel_for(0, m, 16, [&](int64_t p0, int64_t p1) {
-            std::vector<float> bacc(static_cast<size_t>(h));
-            for (int64_t p = p0; p < p1; ++p) {
-                const int32_t v = nodes[static_cast<size_t>(p)];
-                for (int64_t r = next.off[static_cast<size_t>(p)];
-                     r < next.off[static_cast<size_t>(p + 1)]; ++r) {
-                    const int64_t kr = next.rep[static_cast<size_t>(r)];
-                    std::memcpy(self.data() + r * h, prev_row(prev, v, kr),
-                                sizeof(float) * static_cast<size_t>(h));
-                    neighbour_mean(af.data() + r * h, bacc.data(), v, *in.operands, inv_f, prev,
-                                   kr);
-                    neighbour_mean(ab.data() + r * h, bacc.data(), v, *in.users, inv_b, prev, kr);
-                }
-            }
-        });
-        next.uniq = Tensor::uninit(u, h);
-        if (u > 0) {
-            MatrixView out = next.uniq.view();
-            linear_forward(out, self.cview(), params_.value(conv.w_self),
-                           params_.value(conv.bias).data);
-            linear_forward(out, af.cview(), params_.value(conv.w_fwd), nullptr, true);
-            linear_forward(out, ab.cview(), params_.value(conv.w_bwd), nullptr, true);
-            af = Tensor();
-            ab = Tensor();
-            conv.forward_epilogue(params_, out, self.cview(), nullptr, nullptr);
-        }
+        ClassLayer next = next_class_layer(nodes, in, prev, rep_tmp);
+        class_layer_rows(params_, convs_[static_cast<size_t>(l - 1)], in, nodes, prev, next);
         if (stats) {
-            stats->dense_rows[static_cast<size_t>(l)] = m * k;
-            stats->unique_rows[static_cast<size_t>(l)] = u;
+            stats->dense_rows[static_cast<size_t>(l)] = static_cast<int64_t>(nodes.size()) * k;
+            stats->unique_rows[static_cast<size_t>(l)] = next.off.back();
         }
         cur = std::move(next);
         if (!cached) st.base[static_cast<size_t>(l - 1)] = Tensor();
