@@ -8,18 +8,11 @@
 #include <vector>
 
 #include "data/npz.h"
+#include "gnn/core/format.h"
 #include "gnn/core/task.h"
 #include "gnn/core/tensor.h"
 
 namespace segrank {
-
-inline constexpr int kNodeFeatDim = 140;  ///< node_feat columns (docs/files.md#node-features)
-inline constexpr int kTileConfigDim =
-    24;  ///< config_feat columns (docs/files.md#tile-config-features)
-inline constexpr int kLayoutConfigDim =
-    18;  ///< node_config_feat slots (docs/files.md#layout-config-features)
-inline constexpr int kNumOpcodes = 121;  ///< opcode ids 0..120 (0 = unknown)
-inline constexpr int kLoopTripCols = 2;  ///< node_loop_trips columns (log2 trips, unknown flag)
 
 /// What every graph has: nodes, opcodes and "user -> producer" edges.
 struct GraphStructure {

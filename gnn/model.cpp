@@ -121,7 +121,7 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
     SEGRANK_CHECK(in.k >= 1, "segment input: K = ", in.k, ", expected >= 1");
     const int64_t nc = static_cast<int64_t>(in.config_node_local.size());
     if (cfg_.task == Task::kLayout) {
-        SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == in.k * nc * kLayoutSlots,
+        SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == in.k * nc * kLayoutConfigDim,
                       "segment input: config_values has ", in.config_values.size(),
                       " values, expected K x nc x 18 = ", in.k, " x ", nc, " x 18");
         // Empty layout_features is accepted here (the plan does not depend on it); encode checks.
@@ -132,7 +132,7 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
                       "segment input: layout_features has ", in.layout_features.size(),
                       " values, expected K x nc x ", mf, " = ", in.k, " x ", nc, " x ", mf);
     } else {
-        SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileFeatures,
+        SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileConfigDim,
                       "segment input: tile_config is [", in.tile_config.rows, ", ",
                       in.tile_config.cols, "], expected [K=", in.k, ", 24]");
     }

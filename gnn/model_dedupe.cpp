@@ -211,7 +211,7 @@ void classify_layer(std::span<const int32_t> nodes, const Csr& operands, const C
 // (mf > 0), in.layout_features is [K, nc, mf].
 void check_dedupe_input(const SegmentInput& in, int64_t mf) {
     const int64_t k = in.k, nc = static_cast<int64_t>(in.config_node_local.size());
-    SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == k * nc * kLayoutSlots,
+    SEGRANK_CHECK(static_cast<int64_t>(in.config_values.size()) == k * nc * kLayoutConfigDim,
                   "segment input: config_values has ", in.config_values.size(),
                   " values, expected K x nc x 18 = ", k, " x ", nc, " x 18");
     SEGRANK_CHECK(mf == 0 || static_cast<int64_t>(in.layout_features.size()) == k * nc * mf,
@@ -236,7 +236,7 @@ SlotClasses classify_slots(const SegmentInput& in, int64_t mf) {
     parallel_for(0, nc, 8, [&](int64_t j0, int64_t j1) {
         ClassTable table;
         std::vector<int32_t> first;
-        const size_t vb = kLayoutSlots, fb = static_cast<size_t>(mf) * sizeof(float);
+        const size_t vb = kLayoutConfigDim, fb = static_cast<size_t>(mf) * sizeof(float);
         for (int64_t j = j0; j < j1; ++j) {
             auto vals = [&](int64_t i) { return in.config_values.data() + (i * nc + j) * vb; };
             auto feats = [&](int64_t i) { return in.layout_features.data() + (i * nc + j) * mf; };
@@ -271,15 +271,15 @@ PseudoConfigs pseudo_configs(const SegmentInput& in, const SlotClasses& sc, int6
     PseudoConfigs pc;
     for (int32_t u : sc.count) pc.k = std::max<int64_t>(pc.k, u);
     const int64_t kp = pc.k;
-    pc.values.resize(static_cast<size_t>(kp * nc * kLayoutSlots));
+    pc.values.resize(static_cast<size_t>(kp * nc * kLayoutConfigDim));
     pc.features.resize(static_cast<size_t>(kp * nc * mf));
     for (int64_t c = 0; c < kp; ++c)
         for (int64_t j = 0; j < nc; ++j) {
             const int64_t cj = std::min<int64_t>(c, sc.count[static_cast<size_t>(j)] - 1);
             const int64_t r = sc.rep[static_cast<size_t>(j * k + cj)];
-            std::memcpy(pc.values.data() + (c * nc + j) * kLayoutSlots,
-                        in.config_values.data() + (r * nc + j) * kLayoutSlots,
-                        kLayoutSlots);
+            std::memcpy(pc.values.data() + (c * nc + j) * kLayoutConfigDim,
+                        in.config_values.data() + (r * nc + j) * kLayoutConfigDim,
+                        kLayoutConfigDim);
             if (mf > 0)
                 std::memcpy(pc.features.data() + (c * nc + j) * mf,
                             in.layout_features.data() + (r * nc + j) * mf,

@@ -101,8 +101,8 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
                 if (j < 0) continue;
                 for (int64_t kk = 0; kk < k; ++kk) {
                     st.cfg_rows.push_back(i * k + kk);
-                    const int8_t* src = in.config_values.data() + (kk * nc + j) * kLayoutSlots;
-                    st.cfg_values.insert(st.cfg_values.end(), src, src + kLayoutSlots);
+                    const int8_t* src = in.config_values.data() + (kk * nc + j) * kLayoutConfigDim;
+                    st.cfg_values.insert(st.cfg_values.end(), src, src + kLayoutConfigDim);
                     if (mm) {
                         const float* ms = in.layout_features.data() + (kk * nc + j) * mf;
                         feats.insert(feats.end(), ms, ms + mf);
@@ -232,7 +232,7 @@ Tensor Model::head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSav
         head_.forward(params_, scores.span(), readout, saved ? &saved->mlp : nullptr);
         return scores;
     }
-    SEGRANK_CHECK(tile_config.rows == k && tile_config.cols == kTileFeatures,
+    SEGRANK_CHECK(tile_config.rows == k && tile_config.cols == kTileConfigDim,
                   "Model::head (late join): tile_config [", tile_config.rows, ", ",
                   tile_config.cols, "], expected [", k, ", 24]");
     const int64_t cd = cfg_.config_dim;
@@ -244,10 +244,10 @@ Tensor Model::head(ConstMatrixView readout, ConstMatrixView tile_config, HeadSav
     add_tile_cost(cols_of(x.view(), h2, cd), tile_cost);
     head_.forward(params_, scores.span(), x.cview(), saved ? &saved->mlp : nullptr);
     if (saved) {
-        saved->tile_config = Tensor(k, kTileFeatures);
+        saved->tile_config = Tensor(k, kTileConfigDim);
         for (int64_t i = 0; i < k; ++i)
-            std::memcpy(saved->tile_config.data() + i * kTileFeatures, tile_config.row(i),
-                        sizeof(float) * kTileFeatures);
+            std::memcpy(saved->tile_config.data() + i * kTileConfigDim, tile_config.row(i),
+                        sizeof(float) * kTileConfigDim);
         saved->tile_cost = Tensor();
         if (this->tile_cost()) {
             saved->tile_cost = Tensor(k, kTileCostFeatures);

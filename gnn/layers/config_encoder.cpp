@@ -7,19 +7,20 @@ namespace segrank {
 
 LayoutConfigEncoder LayoutConfigEncoder::create(ParamStore& store, const std::string& name,
                                                 int64_t config_dim) {
-    return {Linear::create(store, name, kLayoutSlots * kLayoutValues, config_dim)};
+    return {Linear::create(store, name, kLayoutConfigDim * kLayoutValues, config_dim)};
 }
 
 void LayoutConfigEncoder::forward(const ParamStore& store, MatrixView out,
                                   std::span<const int8_t> values) const {
-    const int64_t rows = static_cast<int64_t>(values.size()) / kLayoutSlots;
-    SEGRANK_CHECK(
-        static_cast<int64_t>(values.size()) == out.rows * kLayoutSlots && out.cols == linear.out,
-        "LayoutConfigEncoder: ", values.size(), " values for out[", out.rows, ",", out.cols, "]");
+    const int64_t rows = static_cast<int64_t>(values.size()) / kLayoutConfigDim;
+    SEGRANK_CHECK(static_cast<int64_t>(values.size()) == out.rows * kLayoutConfigDim &&
+                      out.cols == linear.out,
+                  "LayoutConfigEncoder: ", values.size(), " values for out[", out.rows, ",",
+                  out.cols, "]");
     for (size_t i = 0; i < values.size(); ++i)
         SEGRANK_CHECK(values[i] >= -1 && values[i] <= 5, "layout config value ",
-                      static_cast<int>(values[i]), " at row ", i / kLayoutSlots, " slot ",
-                      i % kLayoutSlots, " outside -1..5");
+                      static_cast<int>(values[i]), " at row ", i / kLayoutConfigDim, " slot ",
+                      i % kLayoutConfigDim, " outside -1..5");
     ConstMatrixView w = store.value(linear.weight);  // [D, 126]
     const float* b = store.value(linear.bias).data;
     const int64_t d = linear.out;
@@ -28,8 +29,8 @@ void LayoutConfigEncoder::forward(const ParamStore& store, MatrixView out,
         for (int64_t j = 0; j < d; ++j) {
             const float* wj = w.row(j);
             float s = b[j];
-            for (int64_t slot = 0; slot < kLayoutSlots; ++slot)
-                s += wj[slot * kLayoutValues + values[r * kLayoutSlots + slot] + 1];
+            for (int64_t slot = 0; slot < kLayoutConfigDim; ++slot)
+                s += wj[slot * kLayoutValues + values[r * kLayoutConfigDim + slot] + 1];
             o[j] = s;
         }
     }
@@ -37,7 +38,7 @@ void LayoutConfigEncoder::forward(const ParamStore& store, MatrixView out,
 
 void LayoutConfigEncoder::backward(ParamStore& store, std::span<const int8_t> values,
                                    ConstMatrixView dout) const {
-    const int64_t rows = static_cast<int64_t>(values.size()) / kLayoutSlots;
+    const int64_t rows = static_cast<int64_t>(values.size()) / kLayoutConfigDim;
     SEGRANK_CHECK(rows == dout.rows && dout.cols == linear.out,
                   "LayoutConfigEncoder::backward: shapes");
     MatrixView dw = store.grad(linear.weight);
@@ -47,8 +48,8 @@ void LayoutConfigEncoder::backward(ParamStore& store, std::span<const int8_t> va
         for (int64_t j = 0; j < linear.out; ++j) {
             float* dwj = dw.row(j);
             db[j] += g[j];
-            for (int64_t slot = 0; slot < kLayoutSlots; ++slot)
-                dwj[slot * kLayoutValues + values[r * kLayoutSlots + slot] + 1] += g[j];
+            for (int64_t slot = 0; slot < kLayoutConfigDim; ++slot)
+                dwj[slot * kLayoutValues + values[r * kLayoutConfigDim + slot] + 1] += g[j];
         }
     }
 }
@@ -68,12 +69,12 @@ void signed_log(MatrixView out, ConstMatrixView in) {
 
 TileConfigEncoder TileConfigEncoder::create(ParamStore& store, const std::string& name,
                                             int64_t config_dim) {
-    return {Linear::create(store, name, kTileFeatures, config_dim)};
+    return {Linear::create(store, name, kTileConfigDim, config_dim)};
 }
 
 void TileConfigEncoder::forward(const ParamStore& store, MatrixView out,
                                 ConstMatrixView config) const {
-    SEGRANK_CHECK(config.cols == kTileFeatures, "TileConfigEncoder: tile config has ", config.cols,
+    SEGRANK_CHECK(config.cols == kTileConfigDim, "TileConfigEncoder: tile config has ", config.cols,
                   " columns, expected 24");
     Tensor x(config.rows, config.cols);
     signed_log(x.view(), config);

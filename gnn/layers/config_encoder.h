@@ -5,13 +5,13 @@
 #include <span>
 #include <string>
 
+#include "gnn/core/format.h"
 #include "gnn/layers/linear.h"
 
 namespace segrank {
 
-inline constexpr int64_t kLayoutSlots = 18;
-inline constexpr int64_t kLayoutValues = 7;  ///< -1..5
-inline constexpr int64_t kTileFeatures = 24;
+/// Values of a layout config slot: -1..5 (kLayoutConfigDim slots, gnn/core/format.h).
+inline constexpr int64_t kLayoutValues = 7;
 /// Layout byte features per (config, configurable node) (docs/model.md#layout-byte-features;
 /// hwmodel/layout_bytes.h's kLayoutByteFeatures must agree).
 inline constexpr int64_t kLayoutByteFeatures = 9;

@@ -8,7 +8,7 @@ namespace segrank {
 OpEmbedding OpEmbedding::create(ParamStore& store, const std::string& name, int64_t dim) {
     OpEmbedding e;
     e.dim = dim;
-    e.table = store.add(name + ".weight", kOpcodeCount, dim, /*decay=*/false, ParamInit::kNormal);
+    e.table = store.add(name + ".weight", kNumOpcodes, dim, /*decay=*/false, ParamInit::kNormal);
     return e;
 }
 

@@ -4,13 +4,12 @@
 #include <span>
 #include <string>
 
+#include "gnn/core/format.h"
 #include "gnn/param_store.h"
 
 namespace segrank {
 
-inline constexpr int64_t kOpcodeCount = 121;
-
-/// Parameter "<name>.weight" [121, dim].
+/// Parameter "<name>.weight" [kNumOpcodes = 121, dim].
 struct OpEmbedding {
     ParamId table = -1;
     int64_t dim = 0;

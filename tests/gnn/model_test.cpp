@@ -358,7 +358,7 @@ TinySegment with_configs(const TinySegment& seg, const std::vector<int64_t>& kee
     s.config_nodes = seg.config_nodes;
     s.num_pooled = seg.num_pooled;
     s.k = static_cast<int64_t>(keep.size());
-    const size_t row = seg.config_nodes.size() * kLayoutSlots;
+    const size_t row = seg.config_nodes.size() * kLayoutConfigDim;
     for (int64_t c : keep)
         s.config_values.insert(s.config_values.end(), seg.config_values.begin() + c * row,
                                seg.config_values.begin() + (c + 1) * row);
