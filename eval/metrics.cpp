@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "eval/metric_fields.h"
 #include "eval/submission.h"
 #include "gnn/core/check.h"
 
@@ -295,43 +296,26 @@ double overall_score(std::span<const CollectionMetrics> collections) {
 
 namespace {
 
-// The runtime regression keys exist only where it was computed (tile graphs, an mse term).
-Json with_runtime_errors(Json j, double mape, double median_ape) {
-    if (!std::isnan(mape)) {
-        j["mape"] = mape;
-        j["median_ape"] = median_ape;
-    }
+// The identity keys, then the metric fields in visit_metric_fields order; the runtime regression
+// keys exist only where it was computed (tile graphs, an mse term).
+template <typename M>
+Json metrics_json(Json j, const M& m) {
+    const bool regression = !std::isnan(m.mape);
+    visit_metric_fields(
+        [&](const MetricField& f, const auto& value) {
+            if (!f.regression_only || regression) j[f.key] = value;
+        },
+        m);
     return j;
 }
 
 }  // namespace
 
-Json to_json(const GraphMetrics& m) {
-    return with_runtime_errors(Json{{"graph", m.name},
-                                    {"num_configs", m.num_configs},
-                                    {"targets_constant", m.targets_constant},
-                                    {"kendall_tau", m.kendall_tau},
-                                    {"kendall_raw", m.kendall_raw},
-                                    {"opa", m.opa},
-                                    {"slowdown_1", m.slowdown_1},
-                                    {"slowdown_5", m.slowdown_5},
-                                    {"slowdown_10", m.slowdown_10}},
-                               m.mape, m.median_ape);
-}
+Json to_json(const GraphMetrics& m) { return metrics_json(Json{{"graph", m.name}}, m); }
 
 Json to_json(const CollectionMetrics& m) {
-    return with_runtime_errors(Json{{"collection", m.collection},
-                                    {"task", m.task == Task::kTile ? "tile" : "layout"},
-                                    {"num_graphs", m.num_graphs},
-                                    {"num_uninformative", m.num_uninformative},
-                                    {"kendall_tau", m.kendall_tau},
-                                    {"kendall_raw", m.kendall_raw},
-                                    {"opa", m.opa},
-                                    {"slowdown_1", m.slowdown_1},
-                                    {"slowdown_5", m.slowdown_5},
-                                    {"slowdown_10", m.slowdown_10},
-                                    {"score", m.score}},
-                               m.mape, m.median_ape);
+    return metrics_json(
+        Json{{"collection", m.collection}, {"task", m.task == Task::kTile ? "tile" : "layout"}}, m);
 }
 
 }  // namespace segrank
