@@ -23,61 +23,12 @@
 #include "segments/history_table.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
+#include "trainer/config_options.h"
 #include "trainer/dataset.h"
+#include "trainer/evaluation.h"
 #include "trainer/selection.h"
 
 namespace segrank {
-
-/// Result of one evaluation pass (identical on every rank).
-struct EvalResult {
-    std::vector<GraphMetrics> graphs;            ///< rank 0 only (empty elsewhere)
-    std::vector<CollectionMetrics> collections;  ///< per collection, in name order
-    double overall = 0.0;                        ///< mean of the collections' Kaggle scores
-    double selection = 0.0;  ///< eval.metric value (higher is better, sign-adjusted)
-    /// {"overall", "collections": [to_json(CollectionMetrics)...]} (rank 0 holds the collections).
-    Json to_json() const;
-};
-
-/// Maps the config sections to library option structs (docs/style.md#config-values). feat_dim:
-/// the normalizer's output columns F'; for a layout task the model's feat_dim adds the loop-depth
-/// column with model.loop_depth and the two trip columns with model.trip_counts.
-ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim);
-
-/// Sets this process's matmul precision from `model.precision` (resolve_matmul_precision) and
-/// returns what is used; when bf16 falls back to fp32, prints one line saying so to stderr (if
-/// `announce`).
-MatmulPrecision apply_model_precision(const RunConfig& cfg, bool announce);
-GstOptions gst_options_from(const RunConfig& cfg);
-PrepareOptions prepare_options_from(const RunConfig& cfg);
-
-/// Scores `entries` (this rank's share: the graphs eval_ownership gives this rank) with `model` and
-/// reduces the metrics over ranks. configs of an entry = its held-out configs, else eval.indices,
-/// else all. Throws segrank::Error on unlabelled graphs.
-EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
-                           const std::vector<GraphEntry>& entries, Communicator& comm,
-                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache = nullptr,
-                           int64_t random_seed = -1);
-
-/// Owners of evaluation graphs (entry i has id i) under cfg.dist.ownership: balanced by nodes x
-/// configs scored (held-out configs, else the eval.indices list of the graph, else all configs;
-/// `indices` = the loaded eval.indices, empty when unset). Identical on every rank.
-Ownership eval_ownership(const RunConfig& cfg, const std::vector<GraphEntry>& entries,
-                         const EvalIndices& indices, int world);
-
-/// Loads cfg.eval.indices (when set) and checks it against the evaluation graphs: every entry
-/// without held-out configs needs an index list, every index < the graph's config count. Called by
-/// the Trainer constructor so a bad file fails before step 1, not at the first evaluation. Throws
-/// segrank::Error naming the file (file:line:col for JSON errors), the graph and the index.
-void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries);
-/// "<eval.indices path> xxh3_64 <hex>\n" over the file's bytes ("(none)\n" without the key), for
-/// the rank agreement check. Throws segrank::Error naming the file when it cannot be read.
-std::string eval_indices_digest(const RunConfig& cfg);
-
-/// The random-ranking baseline on the same graphs and configs: metrics of uniform random scores
-/// (seeds 0..seeds-1, Rng stream "random_baseline"), averaged over seeds per collection.
-EvalResult random_baseline(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
-                           const std::vector<GraphEntry>& entries, Communicator& comm,
-                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache, int seeds);
 
 /// Rewrites a run's metrics.jsonl for a resume from `step`: keeps the lines whose "step" is <=
 /// step, drops later ones (written after the checkpoint, they would repeat), the per-run
@@ -137,6 +88,46 @@ public:
     void save_checkpoint(const std::string& name);
 
 private:
+    // The constructor's steps, in order (docs/architecture.md#distribution: every rank runs them
+    // identically; rank-agreement checks come before any collective that depends on them).
+    /// dataset_, the rank agreement on its graph list and content (data_manifest_), eval.indices.
+    void open_dataset();
+    /// task_: one task for all training and evaluation graphs, and the keys that need a tile task.
+    void check_task();
+    /// normalizer_ fitted on the training graphs' node features (identity without data.normalize).
+    void fit_normalizer();
+    /// model_ with parameters initialized from train.seed, optim_ (AdamW).
+    void build_model_and_optimizer();
+    /// batches_, owners_ of the training graphs, total_steps_ and the learning-rate schedule_.
+    void plan_steps();
+    /// gst_, prep_ (partition cache in the run directory) and the history_ table.
+    void init_segment_state();
+    /// --resume: restores the checkpoint and, on rank 0, rewrites config.toml and metrics.jsonl.
+    void resume_from(const std::filesystem::path& ckpt,
+                     const std::function<void()>& before_first_write);
+    /// A fresh run: rank 0's parameters to every rank; rank 0 creates the run directory with
+    /// config.toml and an empty metrics.jsonl.
+    void start_fresh(const std::function<void()>& before_first_write);
+
+    // run()'s steps.
+    /// Rank 0: the "segrank train: ..." lines before the first step (resume, data, model, shares).
+    void print_run_start() const;
+    struct LogWindow;
+    /// One "train" line of metrics.jsonl over the steps of `w`. Collective (allreduces).
+    void log_train_window(const LogWindow& w, double steps_per_s);
+    /// Which checkpoint an evaluation writes first (each call site keeps its order).
+    enum class SaveOrder { kBestThenLast, kLastThenBest };
+    struct Selected {
+        EvalResult ev;
+        SelectionDecision decision;
+    };
+    /// evaluate() -> a `phase` line in metrics.jsonl -> decide_selection(rule) -> the "best"
+    /// checkpoint when improved and the "last" checkpoint, in `order`. Collective.
+    Selected evaluate_and_select(const char* phase, const SelectionRule& rule, SaveOrder order);
+    /// Rank 0: the evaluation tables, the summary line and report.json.
+    void write_final_report(const EvalResult& final_ev, const EvalResult& random_ev,
+                            bool stopped_early, double train_rate);
+
     const PreparedGraph& train_graph(int64_t id);
     void load_checkpoint(const std::filesystem::path& file);
     /// --resume: the checkpoint's data manifest against the current dataset (check_data_manifest);

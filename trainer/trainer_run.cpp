@@ -39,117 +39,140 @@ void warn_single_config_graphs(const std::vector<std::string>& graphs) {
                  graphs.size(), names.c_str());
 }
 
-void print_eval_table(const EvalResult& r, const char* title) {
-    std::printf("%s\n", title);
-    std::printf("  %-22s %7s %9s %8s %9s %9s %9s %8s\n", "collection", "graphs", "kendall", "opa",
-                "slowdown1", "slowdown5", "slowdn10", "score");
-    for (const auto& c : r.collections)
-        std::printf("  %-22s %7lld %9.4f %8.4f %9.4f %9.4f %9.4f %8.4f\n", c.collection.c_str(),
-                    static_cast<long long>(c.num_graphs), c.kendall_tau, c.opa, c.slowdown_1,
-                    c.slowdown_5, c.slowdown_10, c.score);
-    std::printf("  overall %.4f\n", r.overall);
+}  // namespace
+
+void Trainer::print_run_start() const {
+    if (resumed_)
+        std::printf("segrank train: resuming from step %lld (checkpoint %s)\n",
+                    static_cast<long long>(step_), (run_dir_ / "last.ckpt.h5").string().c_str());
+    std::printf("segrank train: %s\n", dataset_->describe().c_str());
+    warn_single_config_graphs(dataset_->single_config_graphs());
+    std::printf(
+        "segrank train: %s model, %lld parameters, %lld features after normalization%s%s, "
+        "%d rank(s) x %d "
+        "thread(s), %s products, %lld steps (%lld per epoch), run dir %s\n",
+        task_ == Task::kTile ? "tile" : "layout",
+        static_cast<long long>(model_->params().num_parameters()),
+        static_cast<long long>(normalizer_.output_dim()),
+        model_->config().loop_depth ? " + the loop depth" : "",
+        model_->config().trip_counts ? " + the loop trip counts" : "", comm_.size(), num_threads(),
+        std::string(to_string(matmul_precision())).c_str(), static_cast<long long>(total_steps_),
+        static_cast<long long>(batches_->steps_per_epoch()), run_dir_.string().c_str());
+    if (comm_.size() > 1) {
+        // Share of the training work (nodes x configs per visit) each rank owns.
+        const auto costs = train_member_costs(dataset_->train(), cfg_.sampling.configs);
+        const auto totals = owners_.rank_totals(costs);
+        double all = 0.0;
+        for (int64_t t : totals) all += static_cast<double>(t);
+        std::string shares;
+        for (int64_t t : totals)
+            shares += str(shares.empty() ? "" : " / ",
+                          format_fixed(all > 0 ? static_cast<double>(t) / all : 0.0, 3, "nan"));
+        std::printf("segrank train: dist.ownership = %s, training work per rank %s\n",
+                    std::string(to_string(owners_.mode())).c_str(), shares.c_str());
+    }
     std::fflush(stdout);
 }
 
-}  // namespace
-
-EvalResult Trainer::run() {
-    const bool root = comm_.rank() == 0;
-    if (root) {
-        if (resumed_)
-            std::printf("segrank train: resuming from step %lld (checkpoint %s)\n",
-                        static_cast<long long>(step_),
-                        (run_dir_ / "last.ckpt.h5").string().c_str());
-        std::printf("segrank train: %s\n", dataset_->describe().c_str());
-        warn_single_config_graphs(dataset_->single_config_graphs());
-        std::printf(
-            "segrank train: %s model, %lld parameters, %lld features after normalization%s%s, "
-            "%d rank(s) x %d "
-            "thread(s), %s products, %lld steps (%lld per epoch), run dir %s\n",
-            task_ == Task::kTile ? "tile" : "layout",
-            static_cast<long long>(model_->params().num_parameters()),
-            static_cast<long long>(normalizer_.output_dim()),
-            model_->config().loop_depth ? " + the loop depth" : "",
-            model_->config().trip_counts ? " + the loop trip counts" : "", comm_.size(),
-            num_threads(), std::string(to_string(matmul_precision())).c_str(),
-            static_cast<long long>(total_steps_),
-            static_cast<long long>(batches_->steps_per_epoch()), run_dir_.string().c_str());
-        if (comm_.size() > 1) {
-            // Share of the training work (nodes x configs per visit) each rank owns.
-            const auto costs = train_member_costs(dataset_->train(), cfg_.sampling.configs);
-            const auto totals = owners_.rank_totals(costs);
-            double all = 0.0;
-            for (int64_t t : totals) all += static_cast<double>(t);
-            std::string shares;
-            for (int64_t t : totals)
-                shares += str(shares.empty() ? "" : " / ",
-                              format_fixed(all > 0 ? static_cast<double>(t) / all : 0.0, 3, "nan"));
-            std::printf("segrank train: dist.ownership = %s, training work per rank %s\n",
-                        std::string(to_string(owners_.mode())).c_str(), shares.c_str());
-        }
-        std::fflush(stdout);
-    }
-    Progress progress("train", total_steps_, root && cfg_.train.progress, step_);
-    double loss_acc = 0.0;
-    int64_t loss_n = 0;
-    double step_seconds =
-        0.0;  // wall time inside step() over this log interval (no eval/checkpoint/log)
+/// The steps since the last "train" line of metrics.jsonl.
+struct Trainer::LogWindow {
+    double loss = 0.0;  ///< sum of the steps' global mean losses
+    int64_t steps = 0;
+    double step_seconds = 0.0;  ///< wall time inside step() (no eval/checkpoint/log)
     // Of which on this rank's own members, before the gradient allreduce: wall and CPU seconds,
     // and the per-step mean and max over ranks of the CPU seconds.
     double busy_seconds = 0.0, cpu_seconds = 0.0, cpu_mean = 0.0, cpu_max = 0.0;
+};
+
+void Trainer::log_train_window(const LogWindow& w, double steps_per_s) {
+    const auto hs = history_->stats();
+    const auto n = static_cast<double>(w.steps);
+    log_jsonl({{"phase", "train"},
+               {"step", step_},
+               {"epoch", batches_->position(step_ - 1).epoch},
+               {"loss", w.loss / n},
+               {"lr", schedule_.at(step_ - 1)},
+               {"steps_per_s", steps_per_s},
+               {"step_wall_s", w.step_seconds / n},
+               {"step_busy_s",
+                comm_.allreduce_sum(w.busy_seconds) / static_cast<double>(w.steps * comm_.size())},
+               {"step_cpu_s", w.cpu_mean / n},
+               {"step_cpu_max_s", w.cpu_max / n},
+               {"rank_cpu_max_s", comm_.allreduce_max(w.cpu_seconds) / n},
+               {"peak_rss_mb", comm_.allreduce_max(peak_rss_mb())},
+               {"history_entries", hs.entries},
+               {"history_hits", hs.hits},
+               {"history_misses", hs.misses}});
+}
+
+Trainer::Selected Trainer::evaluate_and_select(const char* phase, const SelectionRule& rule,
+                                               SaveOrder order) {
+    Selected r{evaluate(), {}};
+    log_jsonl({{"phase", phase},
+               {"step", step_},
+               {"selection", r.ev.selection},
+               {"metrics", r.ev.to_json()}});
+    r.decision = decide_selection(comm_, sel_, r.ev.selection, step_, rule);
+    if (order == SaveOrder::kLastThenBest) save_checkpoint("last");
+    if (r.decision.improved) save_checkpoint("best");
+    if (order == SaveOrder::kBestThenLast) save_checkpoint("last");
+    return r;
+}
+
+void Trainer::write_final_report(const EvalResult& final_ev, const EvalResult& random_ev,
+                                 bool stopped_early, double train_rate) {
+    print_eval_table(final_ev, "segrank train: held-out metrics of the final model");
+    print_eval_table(random_ev,
+                     "segrank train: random-ranking baseline on the same configs (mean of 10 "
+                     "seeds)");
+    std::printf(
+        "segrank train: %lld steps%s, %.2f steps/s, best %s %.4f at step %lld; checkpoints "
+        "%s/{best,last}.ckpt.h5\n",
+        static_cast<long long>(step_), stopped_early ? " (stopped early)" : "", train_rate,
+        std::string(cfg::to_string(cfg_.eval.metric)).c_str(), sel_.best,
+        static_cast<long long>(sel_.best_step), run_dir_.string().c_str());
+    const Json report = {{"steps", step_},
+                         {"stopped_early", stopped_early},
+                         {"steps_per_s", train_rate},
+                         {"best_step", sel_.best_step},
+                         {"best_selection", sel_.best},
+                         {"peak_rss_mb", peak_rss_mb()},
+                         {"world_size", comm_.size()},
+                         {"final", final_ev.to_json()},
+                         {"random_baseline", random_ev.to_json()}};
+    write_file_atomically(run_dir_ / "report.json", dump_json(report) + "\n");
+}
+
+EvalResult Trainer::run() {
+    const bool root = comm_.rank() == 0;
+    if (root) print_run_start();
+    Progress progress("train", total_steps_, root && cfg_.train.progress, step_);
+    LogWindow window;
     bool stopped_early = false;
+    const bool later_on_ties = cfg_.eval.select_later_on_ties;
     while (step_ < total_steps_) {
         const auto t0 = std::chrono::steady_clock::now();
         const double loss = step();
-        step_seconds +=
+        window.step_seconds +=
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        busy_seconds += last_busy_.wall;
-        cpu_seconds += last_busy_.cpu;
-        cpu_mean += last_busy_.cpu_mean;
-        cpu_max += last_busy_.cpu_max;
-        loss_acc += loss;
-        ++loss_n;
+        window.busy_seconds += last_busy_.wall;
+        window.cpu_seconds += last_busy_.cpu;
+        window.cpu_mean += last_busy_.cpu_mean;
+        window.cpu_max += last_busy_.cpu_max;
+        window.loss += loss;
+        ++window.steps;
         progress.update(step_, str("loss ", fmt(loss)));
         if (cfg_.train.log_every > 0 && step_ % cfg_.train.log_every == 0) {
-            const auto hs = history_->stats();
-            log_jsonl(
-                {{"phase", "train"},
-                 {"step", step_},
-                 {"epoch", batches_->position(step_ - 1).epoch},
-                 {"loss", loss_acc / static_cast<double>(loss_n)},
-                 {"lr", schedule_.at(step_ - 1)},
-                 {"steps_per_s", progress.rate()},
-                 {"step_wall_s", step_seconds / static_cast<double>(loss_n)},
-                 {"step_busy_s",
-                  comm_.allreduce_sum(busy_seconds) / static_cast<double>(loss_n * comm_.size())},
-                 {"step_cpu_s", cpu_mean / static_cast<double>(loss_n)},
-                 {"step_cpu_max_s", cpu_max / static_cast<double>(loss_n)},
-                 {"rank_cpu_max_s", comm_.allreduce_max(cpu_seconds) / static_cast<double>(loss_n)},
-                 {"peak_rss_mb", comm_.allreduce_max(peak_rss_mb())},
-                 {"history_entries", hs.entries},
-                 {"history_hits", hs.hits},
-                 {"history_misses", hs.misses}});
-            loss_acc = 0.0;
-            loss_n = 0;
-            step_seconds = 0.0;
-            busy_seconds = cpu_seconds = cpu_mean = cpu_max = 0.0;
+            log_train_window(window, progress.rate());
+            window = LogWindow{};
         }
         const bool eval_now =
             cfg_.train.eval_every > 0 && step_ % cfg_.train.eval_every == 0 && step_ < total_steps_;
         if (eval_now) {
-            EvalResult ev = evaluate();
-            log_jsonl({{"phase", "eval"},
-                       {"step", step_},
-                       {"selection", ev.selection},
-                       {"metrics", ev.to_json()}});
-            const SelectionDecision d =
-                decide_selection(comm_, sel_, ev.selection, step_,
-                                 {.patience = cfg_.train.patience,
-                                  .count_patience = true,
-                                  .later_on_ties = cfg_.eval.select_later_on_ties});
-            if (d.improved) save_checkpoint("best");
-            save_checkpoint("last");
-            if (d.stop) {
+            const SelectionRule rule{.patience = cfg_.train.patience,
+                                     .count_patience = true,
+                                     .later_on_ties = later_on_ties};
+            if (evaluate_and_select("eval", rule, SaveOrder::kBestThenLast).decision.stop) {
                 stopped_early = true;
                 break;
             }
@@ -160,55 +183,20 @@ EvalResult Trainer::run() {
     progress.finish();
     const double train_rate = progress.rate();
 
-    EvalResult final_ev = evaluate();
-    log_jsonl({{"phase", "eval"},
-               {"step", step_},
-               {"selection", final_ev.selection},
-               {"metrics", final_ev.to_json()}});
-    if (decide_selection(comm_, sel_, final_ev.selection, step_,
-                         {.first_is_best = true, .later_on_ties = cfg_.eval.select_later_on_ties})
-            .improved)
-        save_checkpoint("best");
-    save_checkpoint("last");
-
+    EvalResult final_ev =
+        evaluate_and_select("eval", {.first_is_best = true, .later_on_ties = later_on_ties},
+                            SaveOrder::kBestThenLast)
+            .ev;
     if (cfg_.segments.finetune_epochs > 0) {
         finetune_head();
-        final_ev = evaluate();
-        log_jsonl({{"phase", "finetune_eval"},
-                   {"step", step_},
-                   {"selection", final_ev.selection},
-                   {"metrics", final_ev.to_json()}});
-        save_checkpoint("last");
-        if (decide_selection(comm_, sel_, final_ev.selection, step_,
-                             {.later_on_ties = cfg_.eval.select_later_on_ties})
-                .improved)
-            save_checkpoint("best");
+        final_ev = evaluate_and_select("finetune_eval", {.later_on_ties = later_on_ties},
+                                       SaveOrder::kLastThenBest)
+                       .ev;
     }
 
     EvalResult random_ev = evaluate_random();
     log_jsonl({{"phase", "random_baseline"}, {"seeds", 10}, {"metrics", random_ev.to_json()}});
-    if (root) {
-        print_eval_table(final_ev, "segrank train: held-out metrics of the final model");
-        print_eval_table(
-            random_ev,
-            "segrank train: random-ranking baseline on the same configs (mean of 10 seeds)");
-        std::printf(
-            "segrank train: %lld steps%s, %.2f steps/s, best %s %.4f at step %lld; checkpoints "
-            "%s/{best,last}.ckpt.h5\n",
-            static_cast<long long>(step_), stopped_early ? " (stopped early)" : "", train_rate,
-            std::string(cfg::to_string(cfg_.eval.metric)).c_str(), sel_.best,
-            static_cast<long long>(sel_.best_step), run_dir_.string().c_str());
-        const Json report = {{"steps", step_},
-                             {"stopped_early", stopped_early},
-                             {"steps_per_s", train_rate},
-                             {"best_step", sel_.best_step},
-                             {"best_selection", sel_.best},
-                             {"peak_rss_mb", peak_rss_mb()},
-                             {"world_size", comm_.size()},
-                             {"final", final_ev.to_json()},
-                             {"random_baseline", random_ev.to_json()}};
-        write_file_atomically(run_dir_ / "report.json", dump_json(report) + "\n");
-    }
+    if (root) write_final_report(final_ev, random_ev, stopped_early, train_rate);
     return final_ev;
 }
 

@@ -1,0 +1,65 @@
+// Evaluation across ranks (docs/architecture.md#distribution, docs/metrics.md): each rank scores
+// the evaluation graphs it owns, rank 0 gathers the per-graph metrics and aggregates them per
+// collection; the selection metric, the random-ranking baseline and the eval.indices checks.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/normalizer.h"
+#include "eval/metrics.h"
+#include "gnn/model.h"
+#include "gst/prepared_graph.h"
+#include "sampling/ownership.h"
+#include "trainer/comm.h"
+#include "trainer/config.h"
+#include "trainer/dataset.h"
+
+namespace segrank {
+
+/// Result of one evaluation pass (identical on every rank).
+struct EvalResult {
+    std::vector<GraphMetrics> graphs;            ///< rank 0 only (empty elsewhere)
+    std::vector<CollectionMetrics> collections;  ///< per collection, in name order
+    double overall = 0.0;                        ///< mean of the collections' Kaggle scores
+    double selection = 0.0;  ///< eval.metric value (higher is better, sign-adjusted)
+    /// {"overall", "collections": [to_json(CollectionMetrics)...]} (rank 0 holds the collections).
+    Json to_json() const;
+};
+
+/// Scores `entries` (this rank's share: the graphs eval_ownership gives this rank) with `model` and
+/// reduces the metrics over ranks. configs of an entry = its held-out configs, else eval.indices,
+/// else all. Throws segrank::Error on unlabelled graphs.
+EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
+                           const std::vector<GraphEntry>& entries, Communicator& comm,
+                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache = nullptr,
+                           int64_t random_seed = -1);
+
+/// Owners of evaluation graphs (entry i has id i) under cfg.dist.ownership: balanced by nodes x
+/// configs scored (held-out configs, else the eval.indices list of the graph, else all configs;
+/// `indices` = the loaded eval.indices, empty when unset). Identical on every rank.
+Ownership eval_ownership(const RunConfig& cfg, const std::vector<GraphEntry>& entries,
+                         const EvalIndices& indices, int world);
+
+/// Loads cfg.eval.indices (when set) and checks it against the evaluation graphs: every entry
+/// without held-out configs needs an index list, every index < the graph's config count. Called by
+/// the Trainer constructor so a bad file fails before step 1, not at the first evaluation. Throws
+/// segrank::Error naming the file (file:line:col for JSON errors), the graph and the index.
+void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries);
+/// "<eval.indices path> xxh3_64 <hex>\n" over the file's bytes ("(none)\n" without the key), for
+/// the rank agreement check. Throws segrank::Error naming the file when it cannot be read.
+std::string eval_indices_digest(const RunConfig& cfg);
+
+/// The random-ranking baseline on the same graphs and configs: metrics of uniform random scores
+/// (seeds 0..seeds-1, Rng stream "random_baseline"), averaged over seeds per collection.
+EvalResult random_baseline(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
+                           const std::vector<GraphEntry>& entries, Communicator& comm,
+                           std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache, int seeds);
+
+/// Prints the evaluation table of `r` (one row per collection: graphs, then the metric fields
+/// that have a column in visit_metric_fields, 4 decimals) and "overall", under `title`, to stdout.
+void print_eval_table(const EvalResult& r, const char* title);
+
+}  // namespace segrank
