@@ -15,10 +15,11 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <tuple>
 
 #include "gnn/core/check.h"
+#include "trainer/config_keys.h"
 #include "trainer/config_literal.h"
+#include "trainer/config_messages.h"
 #include "trainer/config_schema.h"
 #include "util/user_input.h"
 
@@ -26,6 +27,18 @@ namespace segrank {
 namespace {
 
 using cfg::detail::Check;
+using cfg::detail::expected_of;
+using cfg::detail::find_retired;
+using cfg::detail::key_suggestion;
+using cfg::detail::KeyCollector;
+using cfg::detail::Loc;
+using cfg::detail::LocatedMessage;
+using cfg::detail::override_loc;
+using cfg::detail::retired_key_message;
+using cfg::detail::RetiredKey;
+using cfg::detail::sorted_texts;
+using cfg::detail::throw_errors;
+using cfg::detail::trim;
 
 std::string_view type_name(const toml::node& n) {
     switch (n.type()) {
@@ -67,67 +80,11 @@ std::string describe(const toml::node& n) {
     return os.str();
 }
 
-std::string trim(std::string_view s) {
-    const auto b = s.find_first_not_of(" \t");
-    if (b == std::string_view::npos) return "";
-    const auto e = s.find_last_not_of(" \t");
-    return std::string(s.substr(b, e - b + 1));
-}
-
-/// Collects the dotted keys and section names of the schema.
-struct KeyCollector {
-    std::vector<std::string> sections;
-    std::vector<std::string> keys;  // dotted
-    void section(std::string_view name, std::string_view) { sections.emplace_back(name); }
-    template <typename T>
-    void field(std::string_view key, const T&, std::string_view, Check = {}) {
-        keys.push_back(sections.back() + "." + std::string(key));
-    }
-};
-
-/// Where a message points: a position in the file, the file as a whole, or one `--set` override.
-/// Messages are printed sorted by (kind, line/override index, column).
-struct Loc {
-    enum Kind { kPosition = 0, kFile = 1, kOverride = 2 };
-    std::string text;  ///< "configs/x.toml:12:1", "configs/x.toml" or "--set optim.lr=-1"
-    Kind kind = kFile;
-    int64_t a = 0;  ///< line, or override index
-    int64_t b = 0;  ///< column
-};
-
 Loc position(std::string_view source, const toml::source_region& r) {
     if (r.begin.line == 0) return Loc{std::string(source)};
     return Loc{str(source, ":", r.begin.line, ":", r.begin.column), Loc::kPosition,
                static_cast<int64_t>(r.begin.line), static_cast<int64_t>(r.begin.column)};
 }
-
-Loc override_loc(const std::string& ov, size_t index) {
-    return Loc{"--set " + ov, Loc::kOverride, static_cast<int64_t>(index), 0};
-}
-
-/// Keys that earlier versions of segrank wrote into run configs and checkpoints and that no longer
-/// exist, with what replaced them (or why they went). A config file or override naming one is an
-/// error that says so (unless `off_loads` and it says `off`). A stored config (checkpoint) drops
-/// them, except a removed model option (`off` set) whose stored value is not `off`: that
-/// checkpoint's parameters need the option, so it is refused, naming the file and the key.
-struct RetiredKey {
-    std::string_view key, replacement;
-    /// The value (as TOML writes it: false, 0, "layer") that means what the code now always does;
-    /// empty = any stored value is dropped.
-    std::string_view off = {};
-    /// A config file or override may still say `key = off` (it has no effect): for a key whose
-    /// removed values leave one, so configs that spelled out the default keep loading.
-    bool off_loads = false;
-};
-/// Why the model options below were removed (docs/model.md says what each was).
-constexpr std::string_view kRemovedOption =
-    "it tied or lost on the transfer benchmark, docs/benchmarks.md#ablation-summary";
-constexpr RetiredKey kRetiredKeys[] = {
-    {"hwmodel.noise_sigma", "the label noise of synthetic data is `segrank synth --noise`"},
-    {"model.layout_mismatch", kRemovedOption, "false"},
-    {"model.layout_embedding", kRemovedOption, "0"},
-    {"model.norm", kRemovedOption, "\"layer\"", /*off_loads=*/true},
-};
 
 /// A TOML scalar as TOML writes it (strings quoted), for comparison with RetiredKey::off.
 std::string toml_literal(const toml::node& n) {
@@ -135,12 +92,6 @@ std::string toml_literal(const toml::node& n) {
     if (const auto* i = n.as_integer()) return std::to_string(i->get());
     if (const auto* s = n.as_string()) return str("\"", s->get(), "\"");
     return describe(n);
-}
-
-const RetiredKey* find_retired(std::string_view dotted) {
-    for (const auto& r : kRetiredKeys)
-        if (r.key == dotted) return &r;
-    return nullptr;
 }
 
 /// Reads one TOML document (already merged with overrides) into a RunConfig. Every problem found
@@ -162,16 +113,7 @@ public:
     bool has_errors() const { return !errors_.empty(); }
     /// The messages, sorted by where they point (file positions, the file, then overrides in
     /// order).
-    std::vector<std::string> sorted_errors() const {
-        std::vector<Message> m = errors_;
-        std::stable_sort(m.begin(), m.end(), [](const Message& x, const Message& y) {
-            return std::tie(x.where.kind, x.where.a, x.where.b) <
-                   std::tie(y.where.kind, y.where.a, y.where.b);
-        });
-        std::vector<std::string> out;
-        for (auto& e : m) out.push_back(std::move(e.text));
-        return out;
-    }
+    std::vector<std::string> sorted_errors() const { return sorted_texts(errors_); }
 
     Loc at(const toml::source_region& r) const { return position(source_, r); }
     /// Location of a key: its override, else its position in the file, else the file.
@@ -228,20 +170,8 @@ public:
                 if (!key_pos_.count(dotted)) key_pos_[dotted] = at(k2.source());
                 if (keys.count(dotted)) continue;
                 if (const RetiredKey* r = find_retired(dotted)) {
-                    if (!stored_ && r->off_loads) {
-                        if (toml_literal(v2) != r->off)
-                            error(where(dotted), dotted,
-                                  str(toml_literal(v2), " was removed (", r->replacement, "); ",
-                                      r->off, " is the only value left: delete the key"));
-                    } else if (!stored_) {
-                        error(where(dotted), dotted,
-                              str("removed key (", r->replacement, "); delete it"));
-                    } else if (!r->off.empty() && toml_literal(v2) != r->off)
-                        error(
-                            where(dotted), dotted,
-                            str("this checkpoint was trained with ", dotted, " = ",
-                                toml_literal(v2), ", an option that was removed (", r->replacement,
-                                "); this version cannot use its parameters (retrain without it)"));
+                    if (auto msg = retired_key_message(*r, dotted, toml_literal(v2), stored_))
+                        error(where(dotted), dotted, *msg);
                     continue;
                 }
                 error(where(dotted), dotted, str("unknown key", suggestion(dotted, false)));
@@ -275,24 +205,8 @@ public:
     }
 
 private:
-    /// " (did you mean 'optim.lr'?)" or "" when nothing is close.
     std::string suggestion(const std::string& given, bool top_level) const {
-        const std::string bare = top_level ? given : given.substr(given.find('.') + 1);
-        for (const auto& k : schema_.keys)  // the same key in another section
-            if (k.substr(k.find('.') + 1) == bare) return str(" (did you mean '", k, "'?)");
-        std::string best;
-        int best_d = std::numeric_limits<int>::max();
-        auto consider = [&](const std::string& cand, std::string_view a, std::string_view b) {
-            const int d = edit_distance(a, b);
-            if (d < best_d) best_d = d, best = cand;
-        };
-        if (top_level)
-            for (const auto& s : schema_.sections) consider(s, given, s);
-        else
-            for (const auto& k : schema_.keys) consider(k, given, k);
-        const int limit = std::max<int>(2, static_cast<int>(bare.size()) / 3);
-        if (best.empty() || best_d > limit) return "";
-        return str(" (did you mean '", best, "'?)");
+        return key_suggestion(given, top_level, schema_.sections, schema_.keys);
     }
 
     void type_error(const std::string& dotted, std::string_view expected, const toml::node& n) {
@@ -314,21 +228,6 @@ private:
         const auto it = big_by_key_.find(dotted);
         if (it != big_by_key_.end() && n.as_string()->get() == it->second) return it->second;
         return std::nullopt;
-    }
-
-    /// What a key of type T takes, for messages (non-number types).
-    template <typename T>
-    static std::string expected_of() {
-        if constexpr (std::is_same_v<T, bool>)
-            return "a boolean (true or false)";
-        else if constexpr (std::is_enum_v<T>)
-            return str("one of ", enum_name_list<T>());
-        else if constexpr (std::is_same_v<T, std::string>)
-            return "a string";
-        else if constexpr (std::is_same_v<T, std::vector<std::string>>)
-            return "an array of strings";
-        else
-            return "an array of {name, weight} tables";
     }
 
     /// "out of range: expected an integer in [1, 2147483647], got 99999999999": the range is the
@@ -452,25 +351,15 @@ private:
     bool stored_ = false;  ///< a config a segrank run wrote (checkpoint): retired keys are dropped
     const RunConfig defaults_{};
     KeyCollector schema_;
-    struct Message {
-        Loc where;
-        std::string text;
-    };
     std::map<std::string, Loc> origin_;
     std::map<std::string, std::string> big_by_key_;                  // --set key -> literal
     std::map<std::pair<int64_t, int64_t>, std::string> big_by_pos_;  // (line, column) -> literal
     std::map<std::string, Loc> key_pos_;
-    std::vector<Message> errors_;
+    std::vector<LocatedMessage> errors_;
     std::set<std::string> rejected_;  // keys (without [i]) whose value was refused while reading
     std::string section_;
     const toml::table* table_ = nullptr;
 };
-
-[[noreturn]] void throw_errors(const std::vector<std::string>& errors) {
-    std::string msg;
-    for (const auto& e : errors) msg += (msg.empty() ? "" : "\n") + e;
-    throw Error(msg);
-}
 
 /// Replaces the older top-level `loss = [...]` by `[loss] terms = [...]`.
 void apply_loss_alias(toml::table& root, std::map<std::string, Loc>* origin,

@@ -1,0 +1,39 @@
+// The config loader's message locations, their order and the error they are thrown as.
+#include "trainer/config_messages.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "gnn/core/check.h"
+
+namespace segrank::cfg::detail {
+
+Loc override_loc(const std::string& ov, size_t index) {
+    return Loc{"--set " + ov, Loc::kOverride, static_cast<int64_t>(index), 0};
+}
+
+std::vector<std::string> sorted_texts(std::vector<LocatedMessage> messages) {
+    std::stable_sort(messages.begin(), messages.end(),
+                     [](const LocatedMessage& x, const LocatedMessage& y) {
+                         return std::tie(x.where.kind, x.where.a, x.where.b) <
+                                std::tie(y.where.kind, y.where.a, y.where.b);
+                     });
+    std::vector<std::string> out;
+    for (auto& e : messages) out.push_back(std::move(e.text));
+    return out;
+}
+
+[[noreturn]] void throw_errors(const std::vector<std::string>& errors) {
+    std::string msg;
+    for (const auto& e : errors) msg += (msg.empty() ? "" : "\n") + e;
+    throw Error(msg);
+}
+
+std::string trim(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t");
+    if (b == std::string_view::npos) return "";
+    const auto e = s.find_last_not_of(" \t");
+    return std::string(s.substr(b, e - b + 1));
+}
+
+}  // namespace segrank::cfg::detail
