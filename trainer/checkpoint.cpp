@@ -64,8 +64,24 @@ void write_arena(H5Group& g, const ParamStore& store, std::span<const float> are
     }
 }
 
+// "[3, 4]" (an empty shape: "[]").
+std::string shape_text(const std::vector<int64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += str(i ? ", " : "", shape[i]);
+    return s + "]";
+}
+
 void read_arena(const H5Group& g, const ParamStore& store, std::span<float> arena,
                 const std::string& where) {
+    // Every entry of the group is a parameter of `store`: an extra one means another model (or an
+    // edited file), whose other parameters would load into the wrong places.
+    for (const std::string& name : g.children()) {
+        bool known = false;
+        for (const ParamRef& r : store.refs()) known = known || r.name == name;
+        SEGRANK_CHECK(known, g.where(), "/", name, ": unexpected parameter '", name,
+                      "': this model has no such parameter (checkpoint of another model, or an "
+                      "edited file?)");
+    }
     for (const ParamRef& r : store.refs()) {
         SEGRANK_CHECK(g.has(r.name) || r.name != "prior.weight", where,
                       ": parameter 'prior.weight' missing: the checkpoint was written without "
@@ -80,8 +96,8 @@ void read_arena(const H5Group& g, const ParamStore& store, std::span<float> aren
         H5Dataset d = g.open_dataset(r.name);
         const auto shape = d.shape();
         SEGRANK_CHECK(shape.size() == 2 && shape[0] == r.rows && shape[1] == r.cols, d.where(),
-                      ": shape mismatch, expected [", r.rows, ", ", r.cols, "] for parameter '",
-                      r.name, "'");
+                      ": shape mismatch for parameter '", r.name, "': expected [", r.rows, ", ",
+                      r.cols, "], found ", shape_text(shape), " (checkpoint of another model?)");
         SEGRANK_CHECK(d.type() == H5Type::kF32, d.where(), ": parameter '", r.name,
                       "' is not float32 (corrupt or foreign file)");
         const auto part =

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "data/h5_file.h"
 #include "gnn/model.h"
 #include "tests/support/test_paths.h"
 #include "tests/trainer/config_test_util.h"
@@ -162,5 +163,41 @@ TEST_SUITE("hostile") {
 
         const auto ok = checkpoint_with("hostile_ckpt_ok", [](AdamW&) {});
         CHECK(resume_error(ok) == "<no error>");
+    }
+
+    TEST_CASE("a checkpoint with a parameter this model does not have fails on load naming it") {
+        const auto path = checkpoint_with("hostile_ckpt_extra_param", [](AdamW&) {});
+        {
+            H5File f = H5File::open_write(path);
+            const std::vector<float> w = {1.0f, 2.0f};
+            f.root().open_group("params").write<float>("bogus.w", {1, 2}, w);
+        }
+        Model b(small_model());
+        try {
+            CheckpointReader(path).load_params(b.params(), nullptr);
+            FAIL("an extra parameter was loaded silently");
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            CHECK(msg.find(path.string() + ":/params/bogus.w: unexpected parameter 'bogus.w'") !=
+                  std::string::npos);
+        }
+    }
+
+    TEST_CASE("a parameter of another shape in a checkpoint fails naming expected and found") {
+        const auto path = checkpoint_with("hostile_ckpt_shape", [](AdamW&) {});
+        ModelConfig wider = small_model();
+        wider.hidden = 5;
+        Model b(wider);
+        try {
+            CheckpointReader(path).load_params(b.params(), nullptr);
+            FAIL("a checkpoint of another model size loaded");
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            INFO(msg);
+            CHECK(msg.find(path.string() + ":/params/") != std::string::npos);
+            CHECK(msg.find(": shape mismatch for parameter '") != std::string::npos);
+            CHECK(msg.find("': expected [") != std::string::npos);
+            CHECK(msg.find("], found [") != std::string::npos);
+        }
     }
 }
