@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "data/collection.h"
 #include "gnn/core/check.h"
 #include "hwmodel/hardware.h"
 #include "trainer/config_schema.h"
@@ -121,6 +122,14 @@ private:
     std::string section_;
 };
 
+// The split names of the collection layout (data/collection.h parse_split): "train", "valid",
+// "test", "unknown".
+bool valid_split_name(std::string_view s) {
+    for (Split v : {Split::kTrain, Split::kValid, Split::kTest, Split::kUnknown})
+        if (s == to_string(v)) return true;
+    return false;
+}
+
 bool valid_collection(std::string_view c) {
     static const std::set<std::string_view> kValid = {"tile:xla", "layout:xla:default",
                                                       "layout:xla:random", "layout:nlp:default",
@@ -171,6 +180,19 @@ void check_data(const RunConfig& c, std::vector<Problem>& p) {
         add("data.valid_split",
             str("expected a split other than data.train_split = \"", c.data.train_split,
                 "\" (or use holdout_folds / holdout = \"configs\")"));
+    if (c.data.holdout == Holdout::kConfigs && c.data.holdout_fraction == 0.0)
+        add("data.holdout_fraction",
+            str("expected a fraction in (0, 1) with data.holdout = \"configs\", got ",
+                format_double(c.data.holdout_fraction),
+                " (a holdout that holds out no config leaves nothing to evaluate)"));
+    for (const auto* key : {"data.train_split", "data.valid_split"}) {
+        const std::string& split =
+            key == std::string_view("data.train_split") ? c.data.train_split : c.data.valid_split;
+        if (!split.empty() && !valid_split_name(split))
+            add(key, str("expected one of \"train\", \"valid\", \"test\", \"unknown\" (the split "
+                         "folders of the collection layout, docs/files.md), got \"",
+                         split, "\""));
+    }
     for (const auto& f : c.data.ingest)
         if (f.empty()) add("data.ingest", "expected non-empty paths, got \"\"");
 }

@@ -183,11 +183,19 @@ std::vector<GraphEntry> Dataset::graphs_of_split(const std::string& split, int m
     return out;
 }
 
+std::string Dataset::splits_found() const {
+    std::set<std::string> found;
+    for (const auto& src : sources_)
+        if (src->size() > 0) found.insert(to_string(src->collection().split));
+    if (found.empty()) return "no split was found there";
+    return str("the splits found there: ", join({found.begin(), found.end()}));
+}
+
 Dataset::Dataset(const cfg::DataSection& data, uint64_t seed) {
     open_sources(data);
     auto train = graphs_of_split(data.train_split, data.max_graphs);
     SEGRANK_CHECK(!train.empty(), "data.train_split: no graphs in split '", data.train_split,
-                  "' under '", data.root, "'");
+                  "' under '", data.root, "' (", splits_found(), ")");
     std::string how;
     if (data.holdout == cfg::Holdout::kConfigs) {
         // Every train graph is in both roles; configs are split per graph.
@@ -204,8 +212,8 @@ Dataset::Dataset(const cfg::DataSection& data, uint64_t seed) {
         eval_ = graphs_of_split(data.valid_split, data.max_graphs);
         SEGRANK_CHECK(
             !eval_.empty(), "data.valid_split: no graphs in split '", data.valid_split, "' under '",
-            data.root,
-            "' (use data.holdout = \"configs\" or data.holdout_folds for data sets without one)");
+            data.root, "' (", splits_found(),
+            "; use data.holdout = \"configs\" or data.holdout_folds for data sets without one)");
         refuse_shared_graphs(train_, eval_, data);
         how = str("graphs (split '", data.valid_split, "')");
     } else {

@@ -41,6 +41,9 @@ private:
     Dataset() = default;
     void open_sources(const cfg::DataSection& data);
     std::vector<GraphEntry> graphs_of_split(const std::string& split, int max_graphs) const;
+    /// "the splits found there: train, valid" (sorted, distinct, over the selected collections),
+    /// or "no split was found there", for the "no graphs in split" messages.
+    std::string splits_found() const;
 
     std::vector<std::unique_ptr<GraphSource>> sources_;
     std::vector<GraphEntry> train_;

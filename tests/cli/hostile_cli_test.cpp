@@ -286,6 +286,27 @@ TEST_SUITE("hostile") {
         CHECK(read_file_text(file) == "mine");
     }
 
+    TEST_CASE("a data split that no collection has fails at train time naming the splits found") {
+        const fs::path dir = scratch_dir("hostile_cli_missing_split");
+        const fs::path cfg = tiny_setup(dir, 2);
+        const std::string set = " --set data.train_split=test";
+        // --check reads no data: a valid split name passes there.
+        CHECK(run_segrank("train --config " + sq(cfg.string()) + set + " --check").exit_code == 0);
+        const auto r = run_segrank("train --config " + sq(cfg.string()) + set);
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "data.train_split: no graphs in split 'test' under '"));
+        CHECK(contains_text(r.output, "(the splits found there: train)"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+        const auto bogus = run_segrank("train --config " + sq(cfg.string()) +
+                                       " --set data.train_split=bogus --check");
+        INFO(bogus.output);
+        CHECK(bogus.exit_code == 1);
+        CHECK(contains_text(bogus.output,
+                            "data.train_split: expected one of \"train\", "
+                            "\"valid\", \"test\", \"unknown\""));
+    }
+
     TEST_CASE(
         "a config or eval.indices file over its size bound, or eval.indices naming a folder, is "
         "refused naming the file") {

@@ -165,6 +165,29 @@ TEST_SUITE("hostile") {
         CHECK(resume_error(ok) == "<no error>");
     }
 
+    TEST_CASE("a config holdout of fraction 0 fails in the loader: it would hold out nothing") {
+        // holdout = "configs" evaluates the held-out configs of each graph; 0 selects none.
+        const std::string msg =
+            load_error("[data]\nholdout = \"configs\"\nholdout_fraction = 0.0\n");
+        CHECK(msg.find("configs/x.toml:3:1: data.holdout_fraction: expected a fraction in (0, 1) "
+                       "with data.holdout = \"configs\", got 0") != std::string::npos);
+        CHECK(msg.find("leaves nothing to evaluate") != std::string::npos);
+        // With a graph holdout the fraction is unused: 0 still loads.
+        CHECK_NOTHROW(load_config_string("[data]\nholdout = \"graphs\"\nholdout_fraction = 0\n",
+                                         "configs/x.toml", {}));
+    }
+
+    TEST_CASE("a data split that is not a split name fails in the loader naming the valid names") {
+        const std::string msg = load_error("[data]\ntrain_split = \"bogus\"\n");
+        CHECK(msg.find("configs/x.toml:2:1: data.train_split: expected one of \"train\", "
+                       "\"valid\", \"test\", \"unknown\"") != std::string::npos);
+        CHECK(msg.find("got \"bogus\"") != std::string::npos);
+        const std::string valid = load_error("", {"data.valid_split=../train"});
+        CHECK(valid.find("--set data.valid_split=../train: data.valid_split: expected one of") !=
+              std::string::npos);
+        CHECK_NOTHROW(load_config_string("[data]\ntrain_split = \"test\"\n", "configs/x.toml", {}));
+    }
+
     TEST_CASE("a checkpoint with a parameter this model does not have fails on load naming it") {
         const auto path = checkpoint_with("hostile_ckpt_extra_param", [](AdamW&) {});
         {
