@@ -228,6 +228,7 @@ int check_only(const TrainRequest& t) {
         check_resume_start(t.cfg, t.dir);
     else
         check_no_earlier_run(t.dir, t.overwrite);
+    check_run_paths(t.cfg, t.dir);
     check_run_files(t.dir);
     if (!t.resume) check_fresh_run_dir(t.dir, t.config);
     std::printf("segrank train: config OK (%s)\n",
@@ -240,6 +241,7 @@ int check_only(const TrainRequest& t) {
 // `cleanup` that undoes what a failure before the first checkpoint leaves.
 void take_run_dir(const TrainRequest& t, std::unique_ptr<RunDirLock>& lock,
                   std::unique_ptr<RunDirCleanup>& cleanup) {
+    check_run_paths(t.cfg, t.dir);
     if (!t.resume) {
         check_run_files(t.dir);
         check_fresh_run_dir(t.dir, t.config);

@@ -408,4 +408,46 @@ void RunDirCleanup::disarm_on_termination() noexcept {
 
 RunDirCleanup::~RunDirCleanup() { disarm_on_termination(); }
 
+namespace {
+
+// `p` made absolute with symlinks and ".." resolved as far as it exists (lexically beyond).
+std::filesystem::path resolved(const std::filesystem::path& p) {
+    std::error_code ec;
+    std::filesystem::path r = std::filesystem::weakly_canonical(std::filesystem::absolute(p), ec);
+    if (ec) r = std::filesystem::absolute(p).lexically_normal();
+    // "a/b/" and "a/b" are the same folder: compare without a trailing empty element.
+    if (!r.empty() && !r.has_filename()) r = r.parent_path();
+    return r;
+}
+
+// True when `inner` is `outer` or below it (component by component).
+bool is_within(const std::filesystem::path& inner, const std::filesystem::path& outer) {
+    auto i = inner.begin();
+    for (auto o = outer.begin(); o != outer.end(); ++o, ++i)
+        if (i == inner.end() || *i != *o) return false;
+    return true;
+}
+
+}  // namespace
+
+void check_run_paths(const RunConfig& cfg, const std::filesystem::path& run_dir) {
+    const std::string at = key_location(cfg, "data.ingest");
+    const std::string where = at.empty() ? "" : at + ": ";
+    for (const std::string& pb : cfg.data.ingest) {
+        std::error_code ec;
+        const auto type = std::filesystem::status(pb, ec).type();
+        SEGRANK_CHECK(type != std::filesystem::file_type::not_found, where, "data.ingest: '", pb,
+                      "': no such file (expected a raw XLA tuning .pb file to ingest)");
+        SEGRANK_CHECK(type == std::filesystem::file_type::regular, where, "data.ingest: '", pb,
+                      "' is not a file (expected a raw XLA tuning .pb file to ingest)");
+    }
+    const std::filesystem::path root = resolved(cfg.data.root), dir = resolved(run_dir);
+    SEGRANK_CHECK(!is_within(dir, root), "the run directory '", run_dir.string(),
+                  "' (train.run_dir",
+                  run_dir.string() == cfg.train.run_dir ? "" : ", --run-dir or --resume", ") is ",
+                  dir == root ? "" : "inside ", "data.root '", cfg.data.root,
+                  "': the run would write its checkpoints beside the data (choose a run directory "
+                  "outside data.root)");
+}
+
 }  // namespace segrank

@@ -84,6 +84,14 @@ void check_data_manifest(std::string_view stored, std::string_view current,
                          const std::vector<GraphEntry>& train, const std::vector<GraphEntry>& eval,
                          const std::filesystem::path& ckpt);
 
+/// The start-up checks of a run's paths that read no data (segrank train, also with --check;
+/// docs/config.md#run-directory): every data.ingest entry is an existing regular file, and the
+/// run directory `run_dir` (train.run_dir, --run-dir or --resume) is neither data.root nor inside
+/// it (the run would write its checkpoints and partition cache beside the data; compared after
+/// resolving symlinks and "..", on the existing part of each path). Throws segrank::Error naming
+/// the key and the path.
+void check_run_paths(const RunConfig& cfg, const std::filesystem::path& run_dir);
+
 /// Removes what a fresh (not --resume) training run created in its run directory when it fails
 /// before writing its first checkpoint (docs/config.md "Run directory"): the whole directory when
 /// it did not exist before, else every top-level entry that is new or was modified since the

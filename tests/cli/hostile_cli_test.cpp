@@ -286,6 +286,43 @@ TEST_SUITE("hostile") {
         CHECK(read_file_text(file) == "mine");
     }
 
+    TEST_CASE("segrank train and --check refuse a missing data.ingest file naming key and path") {
+        const fs::path dir = scratch_dir("hostile_cli_missing_ingest");
+        const fs::path cfg = tiny_setup(dir, 2);
+        const std::string pb = (dir / "no_such.pb").string();
+        const std::string set = " --set 'data.ingest=[\"" + pb + "\"]'";
+        for (const char* check : {" --check", ""}) {
+            const auto r = run_segrank("train --config " + sq(cfg.string()) + set + check);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "data.ingest: '" + pb + "': no such file"));
+            CHECK(contains_text(r.output, "--set data.ingest="));  // where the key was set
+            CHECK_FALSE(fs::exists(dir / "run"));
+        }
+    }
+
+    TEST_CASE("a run directory inside data.root is refused by train and --check naming both") {
+        const fs::path dir = scratch_dir("hostile_cli_run_in_root");
+        const fs::path cfg = tiny_setup(dir, 2);
+        for (const std::string run : {(dir / "data/run").string(), (dir / "data").string(),
+                                      (dir / "other/../data/npz/x").string()}) {
+            for (const char* check : {" --check", ""}) {
+                const auto r = run_segrank("train --config " + sq(cfg.string()) + " --run-dir " +
+                                           sq(run) + check);
+                INFO(r.output);
+                CHECK(r.exit_code == 1);
+                CHECK(contains_text(r.output, "the run directory '" + run + "' (train.run_dir)"));
+                CHECK(contains_text(r.output, "data.root '" + (dir / "data").string() + "'"));
+                CHECK(contains_text(r.output, "beside the data"));
+            }
+        }
+        CHECK_FALSE(fs::exists(dir / "data/run"));
+        CHECK_FALSE(fs::exists(dir / "data/npz/x"));
+        CHECK_FALSE(fs::exists(dir / "data/.lock"));
+        // A run directory beside data.root (or holding it) is fine.
+        CHECK(run_segrank("train --config " + sq(cfg.string()) + " --check").exit_code == 0);
+    }
+
     TEST_CASE("a data split that no collection has fails at train time naming the splits found") {
         const fs::path dir = scratch_dir("hostile_cli_missing_split");
         const fs::path cfg = tiny_setup(dir, 2);
