@@ -240,7 +240,9 @@ class TransferCase:
         folds = {}
         for fam in self.heldout:
             root, coll_dir = self.fold_root(fam)
-            folds[fam] = (root, coll_dir, self.b.case_dir(self.case, "folds", fam, "out"))
+            # Runs and baselines beside the fold's data root, not in it (segrank train refuses a
+            # run directory inside data.root).
+            folds[fam] = (root, coll_dir, self.b.case_dir(self.case, "out", fam))
         size = self.size
         variants = self.b.variants()  # the model row and one per --ablate (--set in every row)
 
