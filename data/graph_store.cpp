@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "gnn/core/check.h"
+#include "util/user_input.h"
 
 namespace segrank {
 namespace {
@@ -240,6 +241,42 @@ void GraphStoreWriter::finish() {
 // ---------------------------------------------------------------------------------------------
 // Reader
 
+namespace {
+
+// The collection split a store holds, from its root attributes `collection` (one of the five
+// collection names, exactly as the writer writes CollectionId::name()), `task` (which must be the
+// collection's) and `split`. Throws naming the file, the attribute and the allowed values.
+CollectionId read_store_id(const H5Group& root, const std::filesystem::path& path) {
+    const auto coll = root.attr_string("collection");
+    SEGRANK_CHECK(coll, path.string(), ": attribute 'collection' required");
+    constexpr const char* kNames =
+        "tile:xla, layout:xla:default, layout:xla:random, layout:nlp:default, layout:nlp:random";
+    std::optional<CollectionId> id;
+    try {
+        id = CollectionId::parse(*coll);
+    } catch (const Error&) {
+    }
+    SEGRANK_CHECK(id && id->name() == *coll, path.string(), ": attribute 'collection' = '",
+                  echo_value(*coll), "' names no collection (expected one of ", kNames, ")");
+    const auto task = root.attr_string("task");
+    SEGRANK_CHECK(task, path.string(), ": attribute 'task' required");
+    SEGRANK_CHECK(*task == "tile" || *task == "layout", path.string(), ": attribute 'task' = '",
+                  echo_value(*task), "' is not a task (expected tile or layout)");
+    SEGRANK_CHECK(*task == to_string(id->task), path.string(), ": attribute 'task' = '", *task,
+                  "' but attribute 'collection' = '", *coll, "' is a ", to_string(id->task),
+                  " collection (expected task '", to_string(id->task), "')");
+    const auto split = root.attr_string("split");
+    SEGRANK_CHECK(split, path.string(), ": attribute 'split' required");
+    try {
+        id->split = parse_split(*split);
+    } catch (const Error& e) {
+        throw Error(str(path.string(), ": attribute 'split': ", e.what()));
+    }
+    return *id;
+}
+
+}  // namespace
+
 GraphStore::GraphStore(const std::filesystem::path& path, std::optional<LabelPolicy> labels)
     : file_(H5File::open_read(path)) {
     const H5Group root = file_.root();
@@ -251,11 +288,7 @@ GraphStore::GraphStore(const std::filesystem::path& path, std::optional<LabelPol
     SEGRANK_CHECK(version >= 1 && version <= kGraphStoreVersion, path.string(),
                   ": attribute 'format_version' = ", version, ", this build reads 1..",
                   kGraphStoreVersion);
-    const auto coll = root.attr_string("collection");
-    const auto split = root.attr_string("split");
-    SEGRANK_CHECK(coll && split, path.string(), ": attributes 'collection' and 'split' required");
-    id_ = CollectionId::parse(*coll);
-    id_.split = parse_split(*split);
+    id_ = read_store_id(root, path);
     labels_ = labels.value_or(label_policy(id_.split));
     names_ = root.open_group("graphs").children();
 }

@@ -159,6 +159,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const std::string coll = pick(p, {"layout:xla:random", "tile:xla", "layout:nlp:default"});
         if (p.ConsumeIntegralInRange<int>(0, 31) != 0) root.set_attr("collection", coll);
         if (p.ConsumeIntegralInRange<int>(0, 31) != 0)
+            root.set_attr("task", coll.substr(0, coll.find(':')));
+        if (p.ConsumeIntegralInRange<int>(0, 31) != 0)
             root.set_attr("split", pick(p, {"train", "valid", "test", "unknown"}));
         if (p.ConsumeIntegralInRange<int>(0, 31) != 0) {
             H5Group graphs = root.create_group("graphs");

@@ -160,4 +160,39 @@ TEST_SUITE("hostile") {
         REQUIRE(::mkfifo((dir / "s.h5").c_str(), 0600) == 0);
         CHECK(error_of([&] { GraphStore s(dir / "s.h5"); }).find("is a FIFO") != std::string::npos);
     }
+
+    // h5py edits the root attributes of a valid layout:xla:random store.
+    TEST_CASE("a store whose collection attribute names no collection is refused naming it") {
+        const fs::path dir = test::scratch_dir("hostile_store_collection");
+        for (const std::string bad : {"layout:foo:bar", "layout:xla", "tile:xla:train", "tile"}) {
+            CAPTURE(bad);
+            const fs::path h5 = write_store(dir / "s.h5", chain_layout("g", 6, 3));
+            edit_with_h5py(h5, "f.attrs['collection'] = '" + bad + "'");
+            const std::string msg = error_of([&] { GraphStore s(h5); });
+            CAPTURE(msg);
+            CHECK(msg.find((dir / "s.h5").string() + ": attribute 'collection' = '" + bad +
+                           "' names no collection (expected one of tile:xla, layout:xla:default, "
+                           "layout:xla:random, layout:nlp:default, layout:nlp:random)") == 0);
+            fs::remove(h5);
+        }
+    }
+
+    TEST_CASE("a store whose task attribute disagrees with its collection is refused naming both") {
+        const fs::path dir = test::scratch_dir("hostile_store_task");
+        const fs::path h5 = write_store(dir / "s.h5", chain_layout("g", 6, 3));
+        edit_with_h5py(h5, "f.attrs['task'] = 'tile'");
+        const std::string msg = error_of([&] { GraphStore s(h5); });
+        CAPTURE(msg);
+        CHECK(msg.find(h5.string() + ": attribute 'task' = 'tile' but attribute 'collection' = "
+                                     "'layout:xla:random' is a layout collection (expected "
+                                     "task 'layout')") == 0);
+        edit_with_h5py(h5, "f.attrs['task'] = 'graph'");
+        CHECK(error_of([&] { GraphStore s(h5); })
+                  .find(h5.string() + ": attribute 'task' = 'graph' is not a task (expected tile "
+                                      "or layout)") == 0);
+        edit_with_h5py(h5, "del f.attrs['task']");
+        CHECK(error_of([&] {
+                  GraphStore s(h5);
+              }).find(h5.string() + ": attribute 'task' required") == 0);
+    }
 }
