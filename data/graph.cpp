@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "data/input_memory.h"
 #include "data/npz.h"
 #include "gnn/core/check.h"
 
@@ -78,9 +79,7 @@ void write_structure(NpzWriter& w, const GraphStructure& g) {
     w.add_i64("edge_index", {g.num_edges(), 2}, g.edge_index);
 }
 
-}  // namespace
-
-TileGraph load_tile_npz(const std::filesystem::path& path, LabelPolicy labels) {
+TileGraph read_tile_npz(const std::filesystem::path& path, LabelPolicy labels) {
     NpzReader z(path);
     TileGraph g;
     load_structure(z, g);
@@ -98,7 +97,7 @@ TileGraph load_tile_npz(const std::filesystem::path& path, LabelPolicy labels) {
     return g;
 }
 
-LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy labels) {
+LayoutGraph read_layout_npz(const std::filesystem::path& path, LabelPolicy labels) {
     NpzReader z(path);
     LayoutGraph g;
     load_structure(z, g);
@@ -127,6 +126,16 @@ LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy label
     }
     validate(g, labels, path.string());
     return g;
+}
+
+}  // namespace
+
+TileGraph load_tile_npz(const std::filesystem::path& path, LabelPolicy labels) {
+    return naming_file_on_oom(path, [&] { return read_tile_npz(path, labels); });
+}
+
+LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy labels) {
+    return naming_file_on_oom(path, [&] { return read_layout_npz(path, labels); });
 }
 
 void save_tile_npz(const TileGraph& g, const std::filesystem::path& path) {

@@ -56,7 +56,9 @@ struct LayoutGraph : GraphStructure {
 enum class LabelPolicy { kRequirePositive, kAllowTestZeros };
 
 /// Reads a tile npz. Throws segrank::Error naming the file, key and offending index/value when a
-/// key is missing, a dtype/shape is wrong, or an invariant fails (docs/files.md#keys-and-dtypes).
+/// key is missing, a dtype/shape is wrong, or an invariant fails (docs/files.md#keys-and-dtypes),
+/// when an array declares more bytes than max_input_array_bytes() (data/input_memory.h), and
+/// when an allocation fails ("<path>: out of memory while reading this graph file ...").
 TileGraph load_tile_npz(const std::filesystem::path& path, LabelPolicy labels);
 /// Reads a layout npz (same error contract as load_tile_npz).
 LayoutGraph load_layout_npz(const std::filesystem::path& path, LabelPolicy labels);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "data/input_memory.h"
 #include "data/npz.h"
 #include "gnn/core/check.h"
 
@@ -207,20 +208,22 @@ LayoutGraph NpzGraphSource::load_layout(int64_t i, const ConfigRows& rows) const
 
 ConfigTensors NpzGraphSource::load_labels(int64_t i) const {
     SEGRANK_CHECK(i >= 0 && i < size(), c_.dir.string(), ": graph index ", i, " out of range");
-    const NpzReader z(c_.files[static_cast<size_t>(i)]);
-    auto read = [&](const std::string& key) {
-        const NpyHeader h = z.header(key, sizeof(int64_t));
-        SEGRANK_CHECK(h.shape.size() == 1, z.where(key), ": expected shape (c,), got ",
-                      h.shape.size(), " dimensions");
-        std::vector<int64_t> v(static_cast<size_t>(h.shape[0]));
-        z.read_i64(key, v);
-        return v;
-    };
-    ConfigTensors t;
-    t.runtime = read("config_runtime");
-    if (c_.id.task == Task::kTile) t.runtime_normalizers = read("config_runtime_normalizers");
-    validate_runtime_rows(t.runtime, t.runtime_normalizers, labels_, z.path().string());
-    return t;
+    return naming_file_on_oom(c_.files[static_cast<size_t>(i)], [&] {
+        const NpzReader z(c_.files[static_cast<size_t>(i)]);
+        auto read = [&](const std::string& key) {
+            const NpyHeader h = z.header(key, sizeof(int64_t));
+            SEGRANK_CHECK(h.shape.size() == 1, z.where(key), ": expected shape (c,), got ",
+                          h.shape.size(), " dimensions");
+            std::vector<int64_t> v(static_cast<size_t>(h.shape[0]));
+            z.read_i64(key, v);
+            return v;
+        };
+        ConfigTensors t;
+        t.runtime = read("config_runtime");
+        if (c_.id.task == Task::kTile) t.runtime_normalizers = read("config_runtime_normalizers");
+        validate_runtime_rows(t.runtime, t.runtime_normalizers, labels_, z.path().string());
+        return t;
+    });
 }
 
 }  // namespace segrank

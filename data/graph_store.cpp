@@ -10,6 +10,7 @@
 #include <fstream>
 #include <optional>
 
+#include "data/input_memory.h"
 #include "gnn/core/check.h"
 #include "util/user_input.h"
 
@@ -370,42 +371,47 @@ std::vector<T> rows_of(const H5Dataset& ds, const ConfigRows& rows) {
 }  // namespace
 
 TileGraph GraphStore::load_tile(int64_t i, const ConfigRows& rows) const {
-    SEGRANK_CHECK(id_.task == Task::kTile, path().string(), ": store holds ", id_.name(),
-                  ", not tile graphs");
-    const H5Group gg = graph_group(i);
-    TileGraph g;
-    load_structure(gg, i, g);
-    const H5Dataset cf = gg.open_dataset("config_feat");
-    const auto s = cf.shape();
-    SEGRANK_CHECK(s.size() == 2 && s[1] == kTileConfigDim, cf.where(), ": expected shape (c, 24)");
-    const std::vector<float> feat = rows_of<float>(cf, rows);
-    g.config_feat = Tensor(static_cast<int64_t>(feat.size() / kTileConfigDim), kTileConfigDim);
-    std::copy(feat.begin(), feat.end(), g.config_feat.data());
-    g.config_runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
-    g.config_runtime_normalizers =
-        rows_of<int64_t>(gg.open_dataset("config_runtime_normalizers"), rows);
-    validate(g, labels_, gg.where());
-    return g;
+    return naming_file_on_oom(path(), [&] {
+        SEGRANK_CHECK(id_.task == Task::kTile, path().string(), ": store holds ", id_.name(),
+                      ", not tile graphs");
+        const H5Group gg = graph_group(i);
+        TileGraph g;
+        load_structure(gg, i, g);
+        const H5Dataset cf = gg.open_dataset("config_feat");
+        const auto s = cf.shape();
+        SEGRANK_CHECK(s.size() == 2 && s[1] == kTileConfigDim, cf.where(),
+                      ": expected shape (c, 24)");
+        const std::vector<float> feat = rows_of<float>(cf, rows);
+        g.config_feat = Tensor(static_cast<int64_t>(feat.size() / kTileConfigDim), kTileConfigDim);
+        std::copy(feat.begin(), feat.end(), g.config_feat.data());
+        g.config_runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
+        g.config_runtime_normalizers =
+            rows_of<int64_t>(gg.open_dataset("config_runtime_normalizers"), rows);
+        validate(g, labels_, gg.where());
+        return g;
+    });
 }
 
 LayoutGraph GraphStore::load_layout(int64_t i, const ConfigRows& rows) const {
-    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(),
-                  ", not layout graphs");
-    const H5Group gg = graph_group(i);
-    LayoutGraph g;
-    load_structure(gg, i, g);
-    g.node_config_ids = gg.open_dataset("node_config_ids").read<int64_t>();
-    const H5Dataset cf = gg.open_dataset("node_config_feat");
-    const auto s = cf.shape();
-    SEGRANK_CHECK(s.size() == 3 && s[1] == static_cast<int64_t>(g.node_config_ids.size()) &&
-                      s[2] == kLayoutConfigDim,
-                  cf.where(), ": expected shape (c, nc, 18)");
-    g.node_config_feat = rows_of<int8_t>(cf, rows);
-    g.config_runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
-    g.node_splits = gg.open_dataset("node_splits").read<int64_t>();
-    g.node_loop_trips = read_loop_trips(gg, g.num_nodes());
-    validate(g, labels_, gg.where());
-    return g;
+    return naming_file_on_oom(path(), [&] {
+        SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(),
+                      ", not layout graphs");
+        const H5Group gg = graph_group(i);
+        LayoutGraph g;
+        load_structure(gg, i, g);
+        g.node_config_ids = gg.open_dataset("node_config_ids").read<int64_t>();
+        const H5Dataset cf = gg.open_dataset("node_config_feat");
+        const auto s = cf.shape();
+        SEGRANK_CHECK(s.size() == 3 && s[1] == static_cast<int64_t>(g.node_config_ids.size()) &&
+                          s[2] == kLayoutConfigDim,
+                      cf.where(), ": expected shape (c, nc, 18)");
+        g.node_config_feat = rows_of<int8_t>(cf, rows);
+        g.config_runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
+        g.node_splits = gg.open_dataset("node_splits").read<int64_t>();
+        g.node_loop_trips = read_loop_trips(gg, g.num_nodes());
+        validate(g, labels_, gg.where());
+        return g;
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -433,37 +439,41 @@ void check_structure_only(const GraphStructure& g, int64_t n_expected, const std
 }  // namespace
 
 ConfigTensors GraphStore::load_configs(int64_t i, const ConfigRows& rows) const {
-    const H5Group gg = graph_group(i);
-    ConfigTensors t;
-    if (id_.task == Task::kTile) {
-        const H5Dataset cf = gg.open_dataset("config_feat");
-        const auto s = cf.shape();
-        SEGRANK_CHECK(s.size() == 2 && s[1] == kTileConfigDim, cf.where(),
-                      ": expected shape (c, 24)");
-        const std::vector<float> feat = rows_of<float>(cf, rows);
-        t.tile_feat = Tensor(static_cast<int64_t>(feat.size() / kTileConfigDim), kTileConfigDim);
-        std::copy(feat.begin(), feat.end(), t.tile_feat.data());
-        for (int64_t k = 0; k < t.tile_feat.size(); ++k)
-            SEGRANK_CHECK(std::isfinite(t.tile_feat[k]), cf.where(),
-                          ": non-finite value in selected row ", k / kTileConfigDim);
-        t.runtime_normalizers =
-            rows_of<int64_t>(gg.open_dataset("config_runtime_normalizers"), rows);
-    } else {
-        const H5Dataset cf = gg.open_dataset("node_config_feat");
-        const auto s = cf.shape();
-        SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(),
-                      ": expected shape (c, nc, 18)");
-        t.layout_feat = rows_of<int8_t>(cf, rows);
-        for (size_t k = 0; k < t.layout_feat.size(); ++k)
-            SEGRANK_CHECK(t.layout_feat[k] >= -1 && t.layout_feat[k] <= 5, cf.where(), ": value ",
-                          int(t.layout_feat[k]), " out of range [-1, 5] in selected row ",
-                          k / static_cast<size_t>(s[1] * kLayoutConfigDim));
-    }
-    t.runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
-    validate_runtime_rows(
-        t.runtime, t.runtime_normalizers, labels_, gg.where(),
-        rows.rows ? std::span<const int64_t>(*rows.rows) : std::span<const int64_t>());
-    return t;
+    return naming_file_on_oom(path(), [&] {
+        const H5Group gg = graph_group(i);
+        ConfigTensors t;
+        if (id_.task == Task::kTile) {
+            const H5Dataset cf = gg.open_dataset("config_feat");
+            const auto s = cf.shape();
+            SEGRANK_CHECK(s.size() == 2 && s[1] == kTileConfigDim, cf.where(),
+                          ": expected shape (c, 24)");
+            const std::vector<float> feat = rows_of<float>(cf, rows);
+            t.tile_feat =
+                Tensor(static_cast<int64_t>(feat.size() / kTileConfigDim), kTileConfigDim);
+            std::copy(feat.begin(), feat.end(), t.tile_feat.data());
+            for (int64_t k = 0; k < t.tile_feat.size(); ++k)
+                SEGRANK_CHECK(std::isfinite(t.tile_feat[k]), cf.where(),
+                              ": non-finite value in selected row ", k / kTileConfigDim);
+            t.runtime_normalizers =
+                rows_of<int64_t>(gg.open_dataset("config_runtime_normalizers"), rows);
+        } else {
+            const H5Dataset cf = gg.open_dataset("node_config_feat");
+            const auto s = cf.shape();
+            SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(),
+                          ": expected shape (c, nc, 18)");
+            t.layout_feat = rows_of<int8_t>(cf, rows);
+            for (size_t k = 0; k < t.layout_feat.size(); ++k)
+                SEGRANK_CHECK(t.layout_feat[k] >= -1 && t.layout_feat[k] <= 5, cf.where(),
+                              ": value ", int(t.layout_feat[k]),
+                              " out of range [-1, 5] in selected row ",
+                              k / static_cast<size_t>(s[1] * kLayoutConfigDim));
+        }
+        t.runtime = rows_of<int64_t>(gg.open_dataset("config_runtime"), rows);
+        validate_runtime_rows(
+            t.runtime, t.runtime_normalizers, labels_, gg.where(),
+            rows.rows ? std::span<const int64_t>(*rows.rows) : std::span<const int64_t>());
+        return t;
+    });
 }
 
 void GraphStore::read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
@@ -483,23 +493,27 @@ void GraphStore::read_layout_config_rows(int64_t i, std::span<const int64_t> row
 }
 
 ConfigTensors GraphStore::load_labels(int64_t i) const {
-    const H5Group gg = graph_group(i);
-    ConfigTensors t;
-    t.runtime = gg.open_dataset("config_runtime").read<int64_t>();
-    if (id_.task == Task::kTile)
-        t.runtime_normalizers = gg.open_dataset("config_runtime_normalizers").read<int64_t>();
-    validate_runtime_rows(t.runtime, t.runtime_normalizers, labels_, gg.where());
-    return t;
+    return naming_file_on_oom(path(), [&] {
+        const H5Group gg = graph_group(i);
+        ConfigTensors t;
+        t.runtime = gg.open_dataset("config_runtime").read<int64_t>();
+        if (id_.task == Task::kTile)
+            t.runtime_normalizers = gg.open_dataset("config_runtime_normalizers").read<int64_t>();
+        validate_runtime_rows(t.runtime, t.runtime_normalizers, labels_, gg.where());
+        return t;
+    });
 }
 
 TileGraph GraphStore::load_tile_structure(int64_t i) const {
-    SEGRANK_CHECK(id_.task == Task::kTile, path().string(), ": store holds ", id_.name(),
-                  ", not tile graphs");
-    const H5Group gg = graph_group(i);
-    TileGraph g;
-    load_structure(gg, i, g, /*node_feat=*/false);
-    check_structure_only(g, gg.open_dataset("node_feat").shape()[0], gg.where());
-    return g;
+    return naming_file_on_oom(path(), [&] {
+        SEGRANK_CHECK(id_.task == Task::kTile, path().string(), ": store holds ", id_.name(),
+                      ", not tile graphs");
+        const H5Group gg = graph_group(i);
+        TileGraph g;
+        load_structure(gg, i, g, /*node_feat=*/false);
+        check_structure_only(g, gg.open_dataset("node_feat").shape()[0], gg.where());
+        return g;
+    });
 }
 
 namespace {
@@ -583,15 +597,17 @@ std::vector<int32_t> GraphStore::load_opcode_range(int64_t i, int64_t begin, int
 }
 
 LayoutGraph GraphStore::load_layout_structure(int64_t i) const {
-    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(),
-                  ", not layout graphs");
-    const H5Group gg = graph_group(i);
-    LayoutGraph g;
-    load_structure(gg, i, g, /*node_feat=*/false);
-    check_structure_only(g, gg.open_dataset("node_feat").shape()[0], gg.where());
-    read_layout_index(gg, g.num_nodes(), g.node_config_ids, g.node_splits);
-    g.node_loop_trips = read_loop_trips(gg, g.num_nodes());
-    return g;
+    return naming_file_on_oom(path(), [&] {
+        SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(),
+                      ", not layout graphs");
+        const H5Group gg = graph_group(i);
+        LayoutGraph g;
+        load_structure(gg, i, g, /*node_feat=*/false);
+        check_structure_only(g, gg.open_dataset("node_feat").shape()[0], gg.where());
+        read_layout_index(gg, g.num_nodes(), g.node_config_ids, g.node_splits);
+        g.node_loop_trips = read_loop_trips(gg, g.num_nodes());
+        return g;
+    });
 }
 
 Tensor GraphStore::load_node_feat_rows(int64_t i, std::span<const int64_t> nodes) const {

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <type_traits>
 
+#include "data/input_memory.h"
+#include "data/npy.h"
 #include "gnn/core/check.h"
 #include "util/user_input.h"
 
@@ -292,6 +294,8 @@ int64_t H5Dataset::stored_elements() const {
     SEGRANK_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(n), es, &bytes), where_,
                   ": shape overflows 64 bits");
     if (n == 0) return 0;
+    check_input_array_bytes(
+        bytes, where_, str("the dataset (", type_name(type()), " shape ", shape_text(dims), ")"));
     H5Handle file(h5_check(H5Iget_file_id(id()), where_, "H5Iget_file_id"));
     hsize_t file_bytes = 0;
     h5_check(H5Fget_filesize(file.get(), &file_bytes), where_, "H5Fget_filesize");
@@ -342,6 +346,17 @@ void H5Dataset::check_readable_as(H5Type t) const {
     SEGRANK_CHECK(!is_integer(t) || is_integer(stored), where_, ": ", type_name(stored),
                   " dataset where an integer dtype is expected (", type_name(t),
                   "); values would be truncated");
+}
+
+size_t H5Dataset::elements_to_read(H5Type t) const {
+    check_readable_as(t);
+    const auto n = static_cast<uint64_t>(stored_elements());
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(n, type_size(t), &bytes)) bytes = UINT64_MAX;
+    check_input_array_bytes(bytes, where_,
+                            str("the dataset (", type_name(type()), " shape ", shape_text(shape()),
+                                ", read as ", type_name(t), ")"));
+    return static_cast<size_t>(n);
 }
 
 void H5Dataset::read_all(H5Type t, void* out, size_t n) const {

@@ -116,7 +116,8 @@ public:
     /// edited to claim more than the file holds fails before anyone allocates for it. Throws
     /// segrank::Error naming the dataset when the shape overflows, the stored bytes exceed the file
     /// size, a chunk is missing (it would read as fill values), or the shape needs more bytes than
-    /// the stored ones can hold (uncompressed: equal; deflate: at most 1032 times as many).
+    /// the stored ones can hold (uncompressed: equal; deflate: at most 1032 times as many), or
+    /// the shape needs more bytes in memory than max_input_array_bytes() (data/input_memory.h).
     int64_t stored_elements() const;
 
     /// Reads the whole dataset into `out` (size = product of shape), converting to T. Integer T
@@ -159,6 +160,9 @@ private:
     void read_range_impl(H5Type t, int64_t begin, int64_t count, void* out, size_t n) const;
     void append_impl(H5Type t, const void* data, size_t n);
     void check_readable_as(H5Type t) const;
+    // stored_elements() after check_readable_as(t), the bytes read as `t` checked against
+    // max_input_array_bytes() (an int8 dataset read as int64 needs 8 bytes per stored one).
+    size_t elements_to_read(H5Type t) const;
     // Throws naming the dataset when a chunk holding a row of [begin, begin + count) (or, not
     // chunked, the dataset) was never written: HDF5 would return fill values for it.
     void check_rows_stored(int64_t begin, int64_t count) const;
@@ -227,8 +231,7 @@ private:
 
 template <typename T>
 std::vector<T> H5Dataset::read() const {
-    check_readable_as(h5_type_of<T>());
-    std::vector<T> v(static_cast<size_t>(stored_elements()));
+    std::vector<T> v(elements_to_read(h5_type_of<T>()));
     read(std::span<T>(v));
     return v;
 }

@@ -15,6 +15,7 @@
 #include <map>
 #include <type_traits>
 
+#include "data/input_memory.h"
 #include "gnn/core/check.h"
 #include "util/user_input.h"
 
@@ -97,6 +98,11 @@ public:
                       "), more than its ", comp_size_, " compressed bytes can hold once read as ",
                       target_size, "-byte elements (at most ", can / target_size,
                       " at deflate's maximum ratio ", kMaxRatio, ":1; corrupt or crafted)");
+        // Within the ratio, a 66 MB entry can still declare gigabytes: bound it by the machine.
+        check_input_array_bytes(
+            elements * target_size, where_,
+            str("the array (", dtype_descr(h.dtype), " shape ", shape_text(h.shape), ", read as ",
+                target_size, "-byte elements)"));
     }
 
     void read(void* dst, uint64_t n) {

@@ -2,6 +2,7 @@
 // whose chunks were never written or whose graph has 0 configs, a store folder holding a .h5 that
 // is not HDF5, and an npz input that is a FIFO or a device.
 #include <doctest/doctest.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -9,6 +10,7 @@
 #include "data/collection.h"
 #include "data/graph_source.h"
 #include "data/graph_store.h"
+#include "data/input_memory.h"
 #include "data/npz.h"
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
@@ -194,5 +196,19 @@ TEST_SUITE("hostile") {
         CHECK(error_of([&] {
                   GraphStore s(h5);
               }).find(h5.string() + ": attribute 'task' required") == 0);
+    }
+
+    TEST_CASE("a store dataset over the memory bound is refused naming the dataset and the bound") {
+        const fs::path dir = test::scratch_dir("hostile_store_bound");
+        const fs::path h5 = write_store(dir / "s.h5", chain_layout("g", 6, 3));
+        ::setenv(kMaxInputBytesEnv, "1000", 1);
+        const std::string msg = error_of([&] { GraphStore(h5).load_layout(0, {}); });
+        ::unsetenv(kMaxInputBytesEnv);
+        CAPTURE(msg);
+        CHECK(msg.find(h5.string() + ":/graphs/g/node_feat: the dataset (float32 shape (6, 140)) "
+                                     "declares 3360 bytes (0.0 MiB) in memory, more than the 1000 "
+                                     "bytes (0.0 MiB) allowed for one input array "
+                                     "(SEGRANK_MAX_INPUT_BYTES") == 0);
+        CHECK(GraphStore(h5).load_layout(0, {}).num_nodes() == 6);
     }
 }

@@ -213,6 +213,16 @@ case(
     method=8,
     edge_index={"data": hdr + random.Random(1).randbytes(40000), "size": len(hdr) + 2 * 10**7},
 )
+# Within the ratio bound once widened too: edge_index claims |i1 (10^6, 2), 1.6*10^7 bytes as int64,
+# from 20 KB of random bytes (at most 2*10^7 at 1032:1). Only the machine's bound (lowered by
+# SEGRANK_MAX_INPUT_BYTES in the test) refuses it before the reader allocates.
+hdr = npy_header("|i1", (10**6, 2))
+case(
+    "lying_within_ratio",
+    T,
+    method=8,
+    edge_index={"data": hdr + random.Random(2).randbytes(20000), "size": len(hdr) + 2 * 10**6},
+)
 # A shape whose element count overflows 64 bits (each entry fits; the product does not).
 case(
     "shape_overflow",
