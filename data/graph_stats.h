@@ -54,7 +54,10 @@ std::vector<std::string> runtime_warnings(const CollectionStats& s);
 
 GraphStats compute_stats(const TileGraph& g);
 GraphStats compute_stats(const LayoutGraph& g);
-/// Loads every graph of `src` (all config rows) and aggregates. `where` names the source.
+/// Reads every graph of `src` (all config rows) and aggregates. `where` names the source. From a
+/// source with partial reads (an HDF5 store) the structure without node features
+/// (load_*_structure) and the config tensors (load_configs) are read: node features are neither
+/// read nor checked; an npz graph is loaded whole (and validated as by load_tile / load_layout).
 CollectionStats compute_stats(const GraphSource& src, const std::string& where);
 
 /// JSON object {"collection", "source", "graphs", "nodes", "edges", "configs", "config_nodes",
