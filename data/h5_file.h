@@ -1,7 +1,7 @@
 // Thin RAII layer over HDF5's C API (docs/architecture.md#third-party-libraries,
 // docs/style.md#errors): files, groups, datasets and attributes with typed 1-D..3-D array I/O,
-// row-selection (hyperslab) reads, chunking + deflate, and string/int attributes. The only file
-// including <hdf5.h> is data/h5_file.cpp. Every HDF5 failure becomes a segrank::Error naming the
+// row-selection (hyperslab) reads, chunking + deflate, string/int attributes. Only data/h5_*.cpp
+// (and data/h5_internal.h) include <hdf5.h>. Every HDF5 failure becomes a segrank::Error naming the
 // file and the object path; HDF5's own error printing is switched off. HDF5 here is the serial
 // build: call it from one thread at a time.
 #pragma once

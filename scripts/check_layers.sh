@@ -32,7 +32,7 @@ BEGIN {
     # Third-party headers: pattern -> the owner (a file, or a folder ending in "/").
     nt = 0
     tp[++nt] = "^<mpi\\.h>$";              owner[nt] = "trainer/comm_mpi.cpp"
-    tp[++nt] = "^<(hdf5|H5[A-Za-z_]*)\\.h>$"; owner[nt] = "data/h5_file.cpp"
+    tp[++nt] = "^<(hdf5|H5[A-Za-z_]*)\\.h>$"; owner[nt] = "data/h5_internal.h data/h5_file.cpp data/h5_attributes.cpp data/h5_dataset.cpp data/h5_group.cpp"
     tp[++nt] = "^<zip\\.h>$";              owner[nt] = "data/npz.cpp"
     tp[++nt] = "^<zlib\\.h>$";             owner[nt] = "data/npz.cpp"
     tp[++nt] = "^<(dnnl[^>]*|oneapi/dnnl/[^>]*)>$"; owner[nt] = "gnn/ops/dnnl_matmul.cpp"
