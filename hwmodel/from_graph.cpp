@@ -89,29 +89,25 @@ hlo::TileSizeConfig tile_config_from_features(const float* row) {
     return t;
 }
 
-hlo::HloModule module_from_graph(const GraphStructure& g) {
+namespace {
+
+// Computation index of every node: a computation ends at each is_root node (XLA stores the root
+// last in practice), so the last node's computation is the entry.
+std::vector<int64_t> computation_of_nodes(const GraphStructure& g) {
     const int64_t n = g.num_nodes();
-    SEGRANK_CHECK(g.node_feat.rows() == n && g.node_feat.cols() == kNodeFeatDim, g.source.string(),
-                  ": node_feat is [", g.node_feat.rows(), ", ", g.node_feat.cols(), "], expected [",
-                  n, ", ", kNodeFeatDim, "]");
-    hlo::HloModule m;
-    m.name = g.name;
-    // Computations end at each is_root node (XLA stores the root last in practice).
     std::vector<int64_t> comp_of(static_cast<size_t>(n), 0);
     int64_t comp = 0;
     for (int64_t i = 0; i < n; ++i) {
         comp_of[static_cast<size_t>(i)] = comp;
         if (g.node_feat.data()[i * kNodeFeatDim] > 0.5f && i + 1 < n) ++comp;
     }
-    m.computations.resize(static_cast<size_t>(comp + 1));
-    for (size_t c = 0; c < m.computations.size(); ++c) {
-        m.computations[c].id = static_cast<int64_t>(c) + 1;
-        m.computations[c].name = "computation." + std::to_string(c);
-    }
-    std::vector<hlo::Shape> shapes;
-    shapes.reserve(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i)
-        shapes.push_back(shape_from_features(g.node_feat.data() + i * kNodeFeatDim));
+    return comp_of;
+}
+
+// The operands of every node from edge_index (row (u, v): u consumes v), in edge order. Throws
+// naming the file and the edge when a node id is out of range.
+std::vector<std::vector<int64_t>> operands_of_nodes(const GraphStructure& g) {
+    const int64_t n = g.num_nodes();
     std::vector<std::vector<int64_t>> operands(static_cast<size_t>(n));
     for (int64_t e = 0; e < g.num_edges(); ++e) {
         const int64_t u = g.edge_index[static_cast<size_t>(2 * e)];
@@ -120,74 +116,123 @@ hlo::HloModule module_from_graph(const GraphStructure& g) {
                       " = (", u, ", ", v, ") out of range for ", n, " nodes");
         operands[static_cast<size_t>(u)].push_back(v);
     }
+    return operands;
+}
+
+// dimensions (L(6), features f[31..36]): a transpose lists a full permutation; others a sorted
+// list, so take the strictly increasing prefix (a leading 0 is a real dimension).
+void set_dimensions(hlo::Instruction& ins, const float* f) {
+    const size_t rank = ins.shape.dims.size();
+    for (int k = 0; k < 6; ++k) {
+        const int64_t d = as_int(f[31 + k]);
+        if (ins.opcode == "transpose") {
+            if (static_cast<size_t>(k) < rank) ins.dimensions.push_back(d);
+        } else if (ins.dimensions.empty() || d > ins.dimensions.back()) {
+            if (k == 0 && d == 0 && ins.opcode != "reduce" && ins.opcode != "broadcast") break;
+            ins.dimensions.push_back(d);
+        } else {
+            break;
+        }
+    }
+}
+
+// The window (features f[37..84]): one dimension per nonzero leading size.
+void set_window(hlo::Instruction& ins, const float* f) {
+    const auto sizes = leading_nonzero(f + 37, 6);
+    for (size_t w = 0; w < sizes.size(); ++w) {
+        hlo::WindowDimension wd;
+        wd.size = sizes[w];
+        wd.stride = as_int(f[45 + w]);
+        wd.padding_low = as_int(f[53 + w]);
+        wd.padding_high = as_int(f[61 + w]);
+        wd.window_dilation = as_int(f[69 + w]);
+        wd.base_dilation = as_int(f[77 + w]);
+        ins.window.push_back(wd);
+    }
+}
+
+// A convolution's dimension numbers (features f[93..106]), and its two operands swapped when only
+// the other order fits their shapes (`shapes`: every node's, by node id - 1 = operand id - 1).
+void set_convolution(hlo::Instruction& ins, const float* f, const std::vector<hlo::Shape>& shapes) {
+    if (ins.opcode != "convolution") return;
+    ins.has_convolution_dimension_numbers = true;
+    auto& dn = ins.convolution_dimension_numbers;
+    dn.input_batch_dimension = as_int(f[93]);
+    dn.input_feature_dimension = as_int(f[94]);
+    dn.kernel_input_feature_dimension = as_int(f[99]);
+    dn.kernel_output_feature_dimension = as_int(f[100]);
+    dn.output_batch_dimension = as_int(f[105]);
+    dn.output_feature_dimension = as_int(f[106]);
+    for (size_t s = 0; s < std::min<size_t>(4, ins.window.size()); ++s) {
+        dn.input_spatial_dimensions.push_back(as_int(f[95 + s]));
+        dn.kernel_spatial_dimensions.push_back(as_int(f[101 + s]));
+    }
+    if (ins.operand_ids.size() == 2) {
+        const auto& a = shapes[static_cast<size_t>(ins.operand_ids[0] - 1)];
+        const auto& b = shapes[static_cast<size_t>(ins.operand_ids[1] - 1)];
+        if (!conv_operands_fit(ins, a, b) && conv_operands_fit(ins, b, a))
+            std::swap(ins.operand_ids[0], ins.operand_ids[1]);
+    }
+}
+
+// The instruction of node i (id i + 1): opcode, shape, parameter number, operands (same
+// computation) or called computations (others), dimensions, window, convolution numbers, group
+// counts. Sorts `ops`, node i's operands.
+hlo::Instruction instruction_of_node(const GraphStructure& g, int64_t i,
+                                     const std::vector<hlo::Shape>& shapes,
+                                     std::vector<int64_t>& ops,
+                                     const std::vector<int64_t>& comp_of) {
+    const float* f = g.node_feat.data() + i * kNodeFeatDim;
+    const int32_t op = g.node_opcode[static_cast<size_t>(i)];
+    hlo::Instruction ins;
+    ins.id = i + 1;
+    ins.opcode = std::string(hlo::opcode_name(op));
+    ins.name = ins.opcode + "." + std::to_string(i);
+    ins.shape = shapes[static_cast<size_t>(i)];
+    ins.parameter_number = as_int(f[30]);
+    std::sort(ops.begin(), ops.end());
+    const int64_t my_comp = comp_of[static_cast<size_t>(i)];
+    for (int64_t v : ops) {
+        const int64_t vc = comp_of[static_cast<size_t>(v)];
+        if (vc == my_comp)
+            ins.operand_ids.push_back(v + 1);
+        else
+            ins.called_computation_ids.push_back(vc + 1);
+    }
+    set_dimensions(ins, f);
+    set_window(ins, f);
+    set_convolution(ins, f, shapes);
+    ins.feature_group_count = as_int(f[107]);
+    ins.batch_group_count = as_int(f[108]);
+    return ins;
+}
+
+}  // namespace
+
+hlo::HloModule module_from_graph(const GraphStructure& g) {
+    const int64_t n = g.num_nodes();
+    SEGRANK_CHECK(g.node_feat.rows() == n && g.node_feat.cols() == kNodeFeatDim, g.source.string(),
+                  ": node_feat is [", g.node_feat.rows(), ", ", g.node_feat.cols(), "], expected [",
+                  n, ", ", kNodeFeatDim, "]");
+    hlo::HloModule m;
+    m.name = g.name;
+    const std::vector<int64_t> comp_of = computation_of_nodes(g);
+    const int64_t last_comp = n > 0 ? comp_of.back() : 0;
+    m.computations.resize(static_cast<size_t>(last_comp + 1));
+    for (size_t c = 0; c < m.computations.size(); ++c) {
+        m.computations[c].id = static_cast<int64_t>(c) + 1;
+        m.computations[c].name = "computation." + std::to_string(c);
+    }
+    std::vector<hlo::Shape> shapes;
+    shapes.reserve(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+        shapes.push_back(shape_from_features(g.node_feat.data() + i * kNodeFeatDim));
+    std::vector<std::vector<int64_t>> operands = operands_of_nodes(g);
     for (int64_t i = 0; i < n; ++i) {
-        const float* f = g.node_feat.data() + i * kNodeFeatDim;
-        const int32_t op = g.node_opcode[static_cast<size_t>(i)];
-        hlo::Instruction ins;
-        ins.id = i + 1;
-        ins.opcode = std::string(hlo::opcode_name(op));
-        ins.name = ins.opcode + "." + std::to_string(i);
-        ins.shape = shapes[static_cast<size_t>(i)];
-        ins.parameter_number = as_int(f[30]);
-        auto& ops = operands[static_cast<size_t>(i)];
-        std::sort(ops.begin(), ops.end());
-        const int64_t my_comp = comp_of[static_cast<size_t>(i)];
-        for (int64_t v : ops) {
-            const int64_t vc = comp_of[static_cast<size_t>(v)];
-            if (vc == my_comp)
-                ins.operand_ids.push_back(v + 1);
-            else
-                ins.called_computation_ids.push_back(vc + 1);
-        }
-        // dimensions (L(6)): a transpose lists a full permutation; others a sorted list, so take
-        // the strictly increasing prefix (a leading 0 is a real dimension).
-        const size_t rank = ins.shape.dims.size();
-        for (int k = 0; k < 6; ++k) {
-            const int64_t d = as_int(f[31 + k]);
-            if (ins.opcode == "transpose") {
-                if (static_cast<size_t>(k) < rank) ins.dimensions.push_back(d);
-            } else if (ins.dimensions.empty() || d > ins.dimensions.back()) {
-                if (k == 0 && d == 0 && ins.opcode != "reduce" && ins.opcode != "broadcast") break;
-                ins.dimensions.push_back(d);
-            } else {
-                break;
-            }
-        }
-        const auto sizes = leading_nonzero(f + 37, 6);
-        for (size_t w = 0; w < sizes.size(); ++w) {
-            hlo::WindowDimension wd;
-            wd.size = sizes[w];
-            wd.stride = as_int(f[45 + w]);
-            wd.padding_low = as_int(f[53 + w]);
-            wd.padding_high = as_int(f[61 + w]);
-            wd.window_dilation = as_int(f[69 + w]);
-            wd.base_dilation = as_int(f[77 + w]);
-            ins.window.push_back(wd);
-        }
-        if (ins.opcode == "convolution") {
-            ins.has_convolution_dimension_numbers = true;
-            auto& dn = ins.convolution_dimension_numbers;
-            dn.input_batch_dimension = as_int(f[93]);
-            dn.input_feature_dimension = as_int(f[94]);
-            dn.kernel_input_feature_dimension = as_int(f[99]);
-            dn.kernel_output_feature_dimension = as_int(f[100]);
-            dn.output_batch_dimension = as_int(f[105]);
-            dn.output_feature_dimension = as_int(f[106]);
-            for (size_t s = 0; s < std::min<size_t>(4, ins.window.size()); ++s) {
-                dn.input_spatial_dimensions.push_back(as_int(f[95 + s]));
-                dn.kernel_spatial_dimensions.push_back(as_int(f[101 + s]));
-            }
-        }
-        if (ins.opcode == "convolution" && ins.operand_ids.size() == 2) {
-            const auto& a = shapes[static_cast<size_t>(ins.operand_ids[0] - 1)];
-            const auto& b = shapes[static_cast<size_t>(ins.operand_ids[1] - 1)];
-            if (!conv_operands_fit(ins, a, b) && conv_operands_fit(ins, b, a))
-                std::swap(ins.operand_ids[0], ins.operand_ids[1]);
-        }
-        ins.feature_group_count = as_int(f[107]);
-        ins.batch_group_count = as_int(f[108]);
-        auto& c = m.computations[static_cast<size_t>(my_comp)];
-        if (f[0] > 0.5f) c.root_id = ins.id;
+        hlo::Instruction ins =
+            instruction_of_node(g, i, shapes, operands[static_cast<size_t>(i)], comp_of);
+        auto& c = m.computations[static_cast<size_t>(comp_of[static_cast<size_t>(i)])];
+        if (g.node_feat.data()[i * kNodeFeatDim] > 0.5f) c.root_id = ins.id;
         c.instructions.push_back(std::move(ins));
     }
     m.entry_computation_id = static_cast<int64_t>(m.computations.size());

@@ -134,24 +134,22 @@ void remove_stale_staging(const fs::path& out) {
     }
 }
 
-std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
-                                          const std::function<void(const std::string&)>& progress) {
-    opt.synth.validate();
-    SEGRANK_CHECK(!opt.tasks.empty(), "synth: no collection selected (--collections tile,layout)");
-    SEGRANK_CHECK(!opt.out.empty(), "synth: missing output directory (--out)");
-    SEGRANK_CHECK(!fs::exists(opt.out) || fs::is_directory(opt.out), "synth: --out '",
-                  opt.out.string(), "' exists and is not a directory");
+namespace {
 
-    // Plan every (task, split) target and refuse to overwrite before doing any work.
-    struct Plan {
-        CollectionId id;
-        std::vector<int64_t> graphs;
-    };
-    std::vector<Plan> plans;
+// The graphs (indices) of one collection split to write.
+struct SplitPlan {
+    CollectionId id;
+    std::vector<int64_t> graphs;
+};
+
+// Every (task, split) target with at least one graph, in task then train/valid/test order;
+// refuses an existing target (without opt.force) before any work.
+std::vector<SplitPlan> plan_splits(const WriteOptions& opt) {
+    std::vector<SplitPlan> plans;
     for (Task task : opt.tasks) {
         const auto splits = assign_splits(opt.graphs, opt.splits, opt.synth.seed, task);
         for (Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
-            Plan p{collection_of(task, s), {}};
+            SplitPlan p{collection_of(task, s), {}};
             for (int64_t i = 0; i < opt.graphs; ++i)
                 if (splits[static_cast<size_t>(i)] == s) p.graphs.push_back(i);
             if (p.graphs.empty()) continue;
@@ -161,12 +159,93 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
             plans.push_back(std::move(p));
         }
     }
+    return plans;
+}
+
+// Staged layout graph i into `store`: written part by part, never held whole. Adds its nodes and
+// configs to `w`.
+void write_staged_layout(const WriteOptions& opt, const SplitPlan& p, int64_t i, bool hide,
+                         GraphStoreWriter& store, WrittenSplit& w,
+                         const std::function<void(const std::string&)>& progress) {
+    bool begun = false;
+    LayoutGraph g = synth_layout_parts(opt.synth, i, [&](GraphStructure& part) {
+        if (!begun) store.begin_layout_parts(part.name, part.source);
+        begun = true;
+        store.append_layout_part(part);
+    });
+    if (hide) hide_labels(g);
+    store.end_layout_parts(g);
+    const int64_t n = g.node_splits.back();
+    w.nodes += n;
+    w.configs += g.num_configs();
+    if (progress)
+        progress(str(p.id.full_name(), " ", g.name, ": ", n, " nodes in ",
+                     layout_stages(opt.synth, i), " stages, ", g.num_configs(), " configs"));
+}
+
+// Synthesizes and writes the graphs of `p` into `staged` (an npz folder, or a store when
+// opt.format is hdf5); the final path is `final_path`.
+WrittenSplit write_split(const WriteOptions& opt, const SplitPlan& p, const fs::path& staged,
+                         const fs::path& final_path,
+                         const std::function<void(const std::string&)>& progress) {
+    WrittenSplit w{p.id, final_path, 0, 0, 0};
+    std::unique_ptr<GraphStoreWriter> store;
+    if (opt.format == StoreFormat::kHdf5) {
+        fs::create_directories(staged.parent_path());
+        store = std::make_unique<GraphStoreWriter>(staged, p.id, opt.out);
+    } else {
+        fs::create_directories(staged);
+    }
+    const bool hide = opt.hide_test_labels && p.id.split == Split::kTest;
+    for (int64_t i : p.graphs) {
+        auto write_one = [&](auto& g, const std::string& note) {
+            if (hide) hide_labels(g);
+            w.nodes += g.num_nodes();
+            w.configs += g.num_configs();
+            if (store) {
+                store->add(g);
+            } else if constexpr (std::is_same_v<std::decay_t<decltype(g)>, TileGraph>) {
+                save_tile_npz(g, staged / (g.name + ".npz"), opt.npz_compression);
+            } else {
+                save_layout_npz(g, staged / (g.name + ".npz"), opt.npz_compression);
+            }
+            if (progress)
+                progress(str(p.id.full_name(), " ", g.name, ": ", g.num_nodes(), " nodes", note,
+                             ", ", g.num_configs(), " configs"));
+        };
+        if (p.id.task == Task::kTile) {
+            SynthTile s = synth_tile(opt.synth, i);
+            write_one(s.graph, "");
+        } else if (store && layout_stages(opt.synth, i) > 1) {
+            write_staged_layout(opt, p, i, hide, *store, w, progress);
+        } else {
+            SynthLayout s = synth_layout(opt.synth, i);
+            const int64_t stages = layout_stages(opt.synth, i);
+            write_one(s.graph, stages > 1 ? str(" in ", stages, " stages") : std::string());
+        }
+        ++w.graphs;
+    }
+    if (store) store->finish();
+    return w;
+}
+
+}  // namespace
+
+std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
+                                          const std::function<void(const std::string&)>& progress) {
+    opt.synth.validate();
+    SEGRANK_CHECK(!opt.tasks.empty(), "synth: no collection selected (--collections tile,layout)");
+    SEGRANK_CHECK(!opt.out.empty(), "synth: missing output directory (--out)");
+    SEGRANK_CHECK(!fs::exists(opt.out) || fs::is_directory(opt.out), "synth: --out '",
+                  opt.out.string(), "' exists and is not a directory");
+    // Plan every (task, split) target and refuse to overwrite before doing any work.
+    const std::vector<SplitPlan> plans = plan_splits(opt);
 
     const bool out_existed = fs::exists(opt.out);
     CreatedDirectories out_dir(opt.out);  // removed again if empty when anything below fails
     const OutputLock lock(opt.out);
     // Re-checked under the lock: another synth may have finished writing them meanwhile.
-    for (const Plan& p : plans) {
+    for (const SplitPlan& p : plans) {
         const fs::path target = target_path(opt.out, p.id, opt.format);
         SEGRANK_CHECK(opt.force || !fs::exists(target), "synth: '", target.string(),
                       "' already exists (use --force to replace it)");
@@ -180,64 +259,10 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
                                   : out_dir.created().empty() ? opt.out
                                                               : out_dir.created().front());
     std::vector<WrittenSplit> written;
-    for (const Plan& p : plans) {
-        const fs::path final_path = target_path(opt.out, p.id, opt.format);
-        const fs::path staged = staging.dir / target_path(fs::path(), p.id, opt.format);
-        WrittenSplit w{p.id, final_path, 0, 0, 0};
-        std::unique_ptr<GraphStoreWriter> store;
-        if (opt.format == StoreFormat::kHdf5) {
-            fs::create_directories(staged.parent_path());
-            store = std::make_unique<GraphStoreWriter>(staged, p.id, opt.out);
-        } else {
-            fs::create_directories(staged);
-        }
-        const bool hide = opt.hide_test_labels && p.id.split == Split::kTest;
-        for (int64_t i : p.graphs) {
-            auto write_one = [&](auto& g, const std::string& note) {
-                if (hide) hide_labels(g);
-                w.nodes += g.num_nodes();
-                w.configs += g.num_configs();
-                if (store) {
-                    store->add(g);
-                } else if constexpr (std::is_same_v<std::decay_t<decltype(g)>, TileGraph>) {
-                    save_tile_npz(g, staged / (g.name + ".npz"), opt.npz_compression);
-                } else {
-                    save_layout_npz(g, staged / (g.name + ".npz"), opt.npz_compression);
-                }
-                if (progress)
-                    progress(str(p.id.full_name(), " ", g.name, ": ", g.num_nodes(), " nodes", note,
-                                 ", ", g.num_configs(), " configs"));
-            };
-            if (p.id.task == Task::kTile) {
-                SynthTile s = synth_tile(opt.synth, i);
-                write_one(s.graph, "");
-            } else if (store && layout_stages(opt.synth, i) > 1) {
-                // Staged graph into a store: written part by part, never held whole.
-                bool begun = false;
-                LayoutGraph g = synth_layout_parts(opt.synth, i, [&](GraphStructure& part) {
-                    if (!begun) store->begin_layout_parts(part.name, part.source);
-                    begun = true;
-                    store->append_layout_part(part);
-                });
-                if (hide) hide_labels(g);
-                store->end_layout_parts(g);
-                const int64_t n = g.node_splits.back();
-                w.nodes += n;
-                w.configs += g.num_configs();
-                if (progress)
-                    progress(str(p.id.full_name(), " ", g.name, ": ", n, " nodes in ",
-                                 layout_stages(opt.synth, i), " stages, ", g.num_configs(),
-                                 " configs"));
-            } else {
-                SynthLayout s = synth_layout(opt.synth, i);
-                const int64_t stages = layout_stages(opt.synth, i);
-                write_one(s.graph, stages > 1 ? str(" in ", stages, " stages") : std::string());
-            }
-            ++w.graphs;
-        }
-        if (store) store->finish();
-        written.push_back(w);
-    }
+    for (const SplitPlan& p : plans)
+        written.push_back(write_split(opt, p,
+                                      staging.dir / target_path(fs::path(), p.id, opt.format),
+                                      target_path(opt.out, p.id, opt.format), progress));
 
     // Everything succeeded: move the staged targets into place.
     for (const WrittenSplit& w : written) {
