@@ -13,6 +13,7 @@
 #include "cli/options.h"
 #include "gnn/core/check.h"
 #include "util/atomic_file.h"
+#include "util/user_input.h"
 
 namespace segrank::cli {
 
@@ -79,6 +80,7 @@ int run_report(int argc, char** argv) {
     const cxxopts::ParseResult& args = *parsed;
     SEGRANK_CHECK(args.count("run_dir"), "missing RUN_DIR (see segrank report --help)");
     const std::filesystem::path dir = args["run_dir"].as<std::string>();
+    require_input_folder(dir, "a run directory (segrank train) or a tune directory (segrank tune)");
     if (is_tune_dir(dir)) return report_tune_dir(args, dir);
     SEGRANK_CHECK(
         !args.count("compare"), "--compare: ", dir.string(),

@@ -1,10 +1,12 @@
 #include "util/exit_status.h"
 
+#include <cerrno>
 #include <filesystem>
 #include <new>
 #include <string_view>
 
 #include "gnn/core/check.h"
+#include "util/user_input.h"
 
 namespace segrank {
 
@@ -23,6 +25,12 @@ std::string describe(const std::filesystem::filesystem_error& e) {
     std::string op(what);
     if (op.size() > reason.size() + 2 && op.ends_with(": " + reason))
         op.resize(op.size() - reason.size() - 2);
+    // A symbolic link loop is named as such, whatever the operation (ELOOP's own text, "too many
+    // levels of symbolic links", does not say that the path is the loop).
+    if (e.code() == std::errc::too_many_symbolic_link_levels && !e.path1().empty()) {
+        const auto link = describe_link_problem(e.path1(), ELOOP);
+        return str(e.path1().string(), ": ", *link);
+    }
     std::string out = op;
     if (!e.path1().empty()) out += " '" + e.path1().string() + "'";
     if (!e.path2().empty()) out += " -> '" + e.path2().string() + "'";

@@ -14,7 +14,8 @@ struct ExitReport {
 
 /// Classifies `e` (a non-null exception pointer): segrank::Error is "error: <what>", exit 1;
 /// std::filesystem::filesystem_error (the OS refused a path: read-only, not a directory, no
-/// permission, no space) is "error: <operation> '<path>': <reason>", exit 1; std::bad_alloc is
+/// permission, no space) is "error: <operation> '<path>': <reason>" ("error: <path>: is a symbolic
+/// link loop (ELOOP: ...)" for ELOOP), exit 1; std::bad_alloc is
 /// "error: out of memory ...", exit 1; any other std::exception is "internal error: <what>" and
 /// anything else "internal error: unknown exception", exit 3. Never throws.
 ExitReport classify_exception(std::exception_ptr e) noexcept;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <system_error>
 
 #include "gnn/core/check.h"
@@ -27,10 +28,26 @@ const char* kind_of(const struct stat& st) {
 
 }  // namespace
 
+std::optional<std::string> describe_link_problem(const std::filesystem::path& path, int err) {
+    if (err == ELOOP)
+        return std::string(
+            "is a symbolic link loop (ELOOP: too many levels of symbolic links; the links point "
+            "at each other, no file is at the end)");
+    struct stat lst {};
+    if (err != ENOENT || ::lstat(path.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode))
+        return std::nullopt;
+    std::error_code ec;
+    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+    return str("is a broken symbolic link (to '", ec ? std::string("?") : target.string(),
+               "', which does not exist)");
+}
+
 void require_regular_input(const std::filesystem::path& path, std::string_view what) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         const int err = errno;
+        if (const auto link = describe_link_problem(path, err))
+            throw Error(str(path.string(), ": ", *link, ", expected ", what));
         SEGRANK_CHECK(err != ENOENT, path.string(), ": no such file (expected ", what, ")");
         throw Error(str(path.string(), ": cannot read (expected ", what,
                         "): ", std::generic_category().message(err)));
@@ -47,6 +64,12 @@ const char* file_kind(const std::filesystem::path& path) {
 
 void require_input_folder(const std::filesystem::path& path, std::string_view what) {
     const char* kind = file_kind(path);
+    if (kind == nullptr) {
+        struct stat st {};
+        const int err = ::stat(path.c_str(), &st) != 0 ? errno : 0;
+        if (const auto link = describe_link_problem(path, err))
+            throw Error(str(path.string(), ": ", *link, ", expected ", what));
+    }
     SEGRANK_CHECK(kind != nullptr, path.string(), ": no such directory (expected ", what, ")");
     SEGRANK_CHECK(std::filesystem::is_directory(path), path.string(), ": is ", kind, ", expected ",
                   what);

@@ -4,15 +4,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace segrank {
 
+/// Why stat() of `path` failed with errno `err` when a symbolic link is the cause, for a message
+/// after "<path>: ": "is a symbolic link loop (ELOOP: ...)" for ELOOP, "is a broken symbolic link
+/// (to '<target>', which does not exist)" for ENOENT on a dangling link; nullopt otherwise.
+std::optional<std::string> describe_link_problem(const std::filesystem::path& path, int err);
+
 /// Throws segrank::Error naming `path` unless it is a regular file (symbolic links followed):
-/// "no such file", "is a directory", or "is a FIFO / character device / block device / socket",
-/// each followed by "(expected <what>)", e.g. what = "an npz file". Only stat()s the path: a FIFO
-/// is never opened.
+/// "no such file", "is a directory", "is a symbolic link loop", "is a broken symbolic link", or
+/// "is a FIFO / character device / block device / socket", each followed by the expectation, e.g.
+/// what = "an npz file". Only stat()s the path: a FIFO is never opened.
 void require_regular_input(const std::filesystem::path& path, std::string_view what);
 
 /// What `path` is, for a message: "a directory", "a regular file", "a FIFO (named pipe)", "a
@@ -21,7 +27,8 @@ void require_regular_input(const std::filesystem::path& path, std::string_view w
 const char* file_kind(const std::filesystem::path& path);
 
 /// Throws segrank::Error unless `path` is a directory: "<path>: no such directory (expected
-/// <what>)" or "<path>: is a character device, expected <what>" (any kind of file, named).
+/// <what>)", "<path>: is a symbolic link loop (ELOOP: ...), expected <what>" (or a broken link), or
+/// "<path>: is a character device, expected <what>" (any kind of file, named).
 void require_input_folder(const std::filesystem::path& path, std::string_view what);
 
 /// Size bounds (bytes) of the user files segrank reads whole into memory, checked with stat before

@@ -1,0 +1,51 @@
+// Hostile input paths end to end (ctest label `hostile`): symbolic link loops and broken links,
+// output folders inside input folders, folders given where a file was expected.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/test_paths.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args) {
+    return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=1 " +
+                       sq(segrank_binary().string()) + " " + args);
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "a symbolic link loop given as an input path is named as a loop (ELOOP) by every "
+        "command") {
+        const fs::path dir = scratch_dir("hostile_paths_loop");
+        // loop_a -> loop_b -> loop_a
+        fs::create_symlink("loop_b", dir / "loop_a");
+        fs::create_symlink("loop_a", dir / "loop_b");
+        const std::string loop = (dir / "loop_a").string();
+        const std::string out = (dir / "out").string();
+        for (const std::string& args :
+             {"train --config " + sq(loop), "pack " + sq(loop) + " --out " + sq(out),
+              "stats " + sq(loop), "report " + sq(loop),
+              "evaluate --checkpoint " + sq(loop) + " --split valid",
+              "leaderboard --truth " + sq(loop) + " " + sq(loop)}) {
+            const auto r = run_segrank(args);
+            INFO(args);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, loop + ": is a symbolic link loop (ELOOP"));
+        }
+        CHECK_FALSE(fs::exists(dir / "out"));
+        // A broken link is named with its target, not as a missing file.
+        fs::create_symlink("nowhere", dir / "dangling");
+        const auto b = run_segrank("pack " + sq((dir / "dangling").string()) + " --out " + sq(out));
+        INFO(b.output);
+        CHECK(b.exit_code == 1);
+        CHECK(contains_text(b.output, "dangling: is a broken symbolic link (to 'nowhere'"));
+    }
+}
