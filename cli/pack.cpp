@@ -1,5 +1,6 @@
 // `segrank pack <collection dir> --out <file.h5 | dir>`: npz collection splits -> one HDF5 graph
 // store per split (docs/files.md#hdf5-store). Stores are written to temporary names and renamed.
+#include <algorithm>
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
@@ -18,6 +19,27 @@
 namespace segrank::cli {
 
 namespace {
+
+// A path for comparison: symbolic links and ".." resolved as far as the path exists.
+std::filesystem::path resolved(const std::filesystem::path& p) {
+    std::error_code ec;
+    std::filesystem::path r = std::filesystem::weakly_canonical(std::filesystem::absolute(p), ec);
+    if (ec) r = std::filesystem::absolute(p).lexically_normal();
+    if (r.filename().empty()) r = r.parent_path();  // "dir/" -> "dir"
+    return r;
+}
+
+// --out inside the input folder would write the stores into the folder pack reads: a later
+// `segrank stats` or data.root of it sees both the npz collections and the stores.
+void refuse_out_inside_input(const std::filesystem::path& input, const std::filesystem::path& out) {
+    const std::filesystem::path in = resolved(input), o = resolved(out);
+    const auto [ie, oe] = std::mismatch(in.begin(), in.end(), o.begin(), o.end());
+    (void)oe;
+    SEGRANK_CHECK(ie != in.end(), "--out ", out.string(), ": is inside the input folder ",
+                  input.string(), " (", o.string(), " is under ", in.string(),
+                  "): pack would write its stores into the folder it reads; give an --out outside "
+                  "the input folder");
+}
 
 // Where collection split c is written.
 std::filesystem::path store_path(const Collection& c, const std::filesystem::path& out,
@@ -86,6 +108,7 @@ int run_pack(int argc, char** argv) {
     const std::filesystem::path input = args["input"].as<std::string>();
     const std::filesystem::path out = args["out"].as<std::string>();
     const auto collections = discover_collections(input);
+    refuse_out_inside_input(input, out);
     const bool single_file = out.extension() == ".h5";
     if (single_file) {
         check_output_option("--out", out.string());  // a FIFO or folder, before any work

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tests/support/test_paths.h"
+#include "tests/support/tiny_layout_data.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
@@ -47,5 +48,23 @@ TEST_SUITE("hostile") {
         INFO(b.output);
         CHECK(b.exit_code == 1);
         CHECK(contains_text(b.output, "dangling: is a broken symbolic link (to 'nowhere'"));
+    }
+
+    TEST_CASE("segrank pack refuses an --out inside its input folder naming both paths") {
+        const fs::path dir = scratch_dir("hostile_paths_pack_inside");
+        segrank::test::write_tiny_layout_collection(dir / "data");
+        const std::string data = (dir / "data").string();
+        for (const std::string& out :
+             {data + "/h5", data + "/", data + "/npz/layout/x.h5", data + "/../data/h5"}) {
+            const auto r = run_segrank("pack " + sq(data) + " --out " + sq(out));
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "--out " + out + ": is inside the input folder " + data));
+            CHECK(contains_text(r.output, "pack would write its stores into the folder it reads"));
+        }
+        CHECK_FALSE(fs::exists(dir / "data/h5"));
+        CHECK_FALSE(fs::exists(dir / "data/npz/layout/x.h5"));
+        // Beside it is fine; a sibling whose name starts like the input is not inside it.
+        CHECK(run_segrank("pack " + sq(data) + " --out " + sq(data + "_h5")).exit_code == 0);
     }
 }
