@@ -24,6 +24,26 @@
 namespace segrank::cli {
 namespace {
 
+// A folder with both HDF5 stores and npz collections (pack's --out inside the data folder): the
+// stores are shown, and a note on stderr says so and how to see the npz collections.
+void note_npz_beside_stores(const std::filesystem::path& input, size_t num_stores) {
+    std::error_code ec;
+    std::string npz;
+    for (const char* sub : {"npz", "tile", "layout"})
+        if (std::filesystem::is_directory(input / sub, ec)) npz += " " + (input / sub).string();
+    for (const auto& e : std::filesystem::directory_iterator(input, ec))
+        if (e.path().extension() == ".npz") {
+            npz += " " + input.string() + "/*.npz";
+            break;
+        }
+    if (npz.empty()) return;
+    std::fprintf(stderr,
+                 "segrank stats: note: %s holds both %zu HDF5 graph store(s) and npz collections "
+                 "(%s); showing the stores only: give the npz folder itself (or a .h5 store) to "
+                 "choose\n",
+                 input.string().c_str(), num_stores, npz.c_str() + 1);
+}
+
 // Statistics are descriptive: runtimes of 0 are accepted in every split (the hidden labels of test
 // splits; in a train or valid split they are reported by runtime_warnings).
 std::vector<CollectionStats> collect(const std::filesystem::path& input) {
@@ -44,6 +64,7 @@ std::vector<CollectionStats> collect(const std::filesystem::path& input) {
     }
     const std::vector<std::filesystem::path> stores = list_graph_stores(input);
     if (!stores.empty()) {  // a folder written by `segrank pack`
+        note_npz_beside_stores(input, stores.size());
         OneSourcePerSplit one;
         for (const auto& s : stores) {
             GraphStore store(s, LabelPolicy::kAllowTestZeros);

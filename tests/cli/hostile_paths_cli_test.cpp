@@ -67,4 +67,29 @@ TEST_SUITE("hostile") {
         // Beside it is fine; a sibling whose name starts like the input is not inside it.
         CHECK(run_segrank("pack " + sq(data) + " --out " + sq(data + "_h5")).exit_code == 0);
     }
+
+    TEST_CASE(
+        "segrank stats on a folder with both stores and npz collections says which it shows") {
+        const fs::path dir = scratch_dir("hostile_paths_stats_both");
+        segrank::test::write_tiny_layout_collection(dir / "data");
+        const std::string data = (dir / "data").string();
+        REQUIRE(run_segrank("pack " + sq(data) + " --out " + sq((dir / "h5").string())).exit_code ==
+                0);
+        for (const auto& e : fs::directory_iterator(dir / "h5"))
+            fs::copy_file(e.path(), dir / "data" / e.path().filename());
+        const auto r = run_segrank("stats " + sq(data) + " --json");
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(
+            contains_text(r.output, "segrank stats: note: " + data +
+                                        " holds both 1 HDF5 graph store(s) and npz collections (" +
+                                        data + "/npz); showing the stores only"));
+        // The npz folder alone, or the stores alone: no note.
+        const auto npz = run_segrank("stats " + sq(data + "/npz"));
+        CHECK(npz.exit_code == 0);
+        CHECK_FALSE(contains_text(npz.output, "note:"));
+        const auto h5 = run_segrank("stats " + sq((dir / "h5").string()));
+        CHECK(h5.exit_code == 0);
+        CHECK_FALSE(contains_text(h5.output, "note:"));
+    }
 }
