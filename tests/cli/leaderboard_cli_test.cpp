@@ -148,5 +148,6 @@ TEST_CASE("segrank report writes a self-contained page with the leaderboard of t
     const auto bad =
         run_command(segrank_binary().string() + " report " + (s.dir / "no_run").string());
     CHECK(bad.exit_code == 1);
-    CHECK(bad.output.find("not a run directory") != std::string::npos);
+    CHECK(bad.output.find("no_run: no such directory (expected a run directory") !=
+          std::string::npos);
 }
