@@ -1,0 +1,43 @@
+// Hostile inputs of `segrank report` and `segrank leaderboard` end to end (ctest label `hostile`):
+// files of the wrong kind are named with what was expected, and no page is written.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/eval/leaderboard_fixture.h"
+#include "tests/support/test_paths.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args) {
+    return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=1 " +
+                       sq(segrank_binary().string()) + " " + args);
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank report refuses a run whose config.toml is garbage, naming the file") {
+        const fs::path dir = scratch_dir("hostile_report_config");
+        fs::create_directories(dir / "run");
+        write_text(dir / "run/metrics.jsonl", "");
+        write_text(dir / "run/config.toml", std::string("\x01\x02 ][ garbage = = \n", 20));
+        const std::string run = (dir / "run").string();
+        const auto r = run_segrank("report " + sq(run));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, run + "/config.toml: not a run config (expected the "
+                                            "config.toml segrank train writes"));
+        CHECK_FALSE(fs::exists(dir / "run/report.html"));
+        // A valid config renders.
+        write_text(dir / "run/config.toml", "[train]\nsteps = 2\n");
+        const auto ok = run_segrank("report " + sq(run));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(fs::exists(dir / "run/report.html"));
+    }
+}
