@@ -359,7 +359,16 @@ std::string render_report_html(const ReportOptions& opt, std::vector<std::string
     std::vector<GraphMetrics> graphs;
     std::string graph_source;
     if (opt.eval_json) {
-        graphs = graph_metrics_from_json(read_json_file(*opt.eval_json), opt.eval_json->string());
+        Json doc;
+        try {
+            doc = read_json_file(*opt.eval_json);
+        } catch (const Error& e) {  // a Markdown note, a CSV, a TOML file given by mistake
+            throw Error(str(opt.eval_json->string(),
+                            ": not `segrank evaluate --json` output (--eval expects that JSON "
+                            "file): ",
+                            e.what()));
+        }
+        graphs = graph_metrics_from_json(doc, opt.eval_json->string());
         SEGRANK_CHECK(!graphs.empty(), opt.eval_json->string(),
                       ": no \"graphs\" array of per-graph metrics (expected `segrank evaluate "
                       "--json` output)");

@@ -40,4 +40,19 @@ TEST_SUITE("hostile") {
         CHECK(ok.exit_code == 0);
         CHECK(fs::exists(dir / "run/report.html"));
     }
+
+    TEST_CASE("segrank report --eval of a file that is not evaluate --json output names it") {
+        const fs::path dir = scratch_dir("hostile_report_eval");
+        fs::create_directories(dir / "run");
+        write_text(dir / "run/metrics.jsonl", "");
+        write_text(dir / "notes.md", "# my notes\n\nnot JSON\n");
+        const auto r = run_segrank("report " + sq((dir / "run").string()) + " --eval " +
+                                   sq((dir / "notes.md").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, (dir / "notes.md").string() +
+                                          ": not `segrank evaluate --json` output (--eval expects "
+                                          "that JSON file): "));
+        CHECK_FALSE(fs::exists(dir / "run/report.html"));
+    }
 }
