@@ -2,7 +2,6 @@
 // naming file:line (unlike eval/submission.h's read_submission, which stops at the first).
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <sstream>
 
 #include "eval/leaderboard.h"
@@ -282,15 +281,12 @@ CheckedSubmission check_submission(const std::filesystem::path& path, const Trut
         sub.issues.push_back({Severity::kError, sub.file, std::move(why)});
         return sub;
     };
-    std::error_code ec;
-    std::ifstream in;
-    if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
-    if (!in.is_open() || !in.good()) return unreadable("cannot open for reading");
-    in.close();
     std::string text;
     try {
-        text = read_input_file(path, "a submission CSV file", kMaxLinesFileBytes);
-    } catch (const Error& e) {  // over the size bound: one invalid submission, not the whole run
+        // A directory, a missing file, a FIFO or a link loop is named as such; so is a file over
+        // the size bound.
+        text = read_input_file(path, "a submission CSV file (ID,TopConfigs)", kMaxLinesFileBytes);
+    } catch (const Error& e) {  // one invalid submission, not the whole run
         std::string why = e.what();
         const std::string prefix = path.string() + ": ";
         if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());

@@ -55,4 +55,19 @@ TEST_SUITE("hostile") {
                                           "that JSON file): "));
         CHECK_FALSE(fs::exists(dir / "run/report.html"));
     }
+
+    TEST_CASE("segrank leaderboard names a directory given as a submission and expects a CSV") {
+        const fs::path dir = scratch_dir("hostile_lb_dir_submission");
+        const fs::path root = segrank::test::write_lb_truth(dir / "truth");
+        const std::string out = (dir / "lb.md").string();
+        const auto r =
+            run_command("cd " + sq(dir.string()) + " && " + sq(segrank_binary().string()) +
+                        " leaderboard --truth " + sq(root.string()) + " . --out-md " + sq(out));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            ".: is a directory, expected a submission CSV file "
+                            "(ID,TopConfigs)"));
+        CHECK_FALSE(contains_text(r.output, "cannot open for reading"));
+    }
 }

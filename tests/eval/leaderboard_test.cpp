@@ -240,7 +240,7 @@ TEST_CASE("an unreadable submission file is one error naming the file") {
                                     MissingPolicy::kWorst);
     CHECK_FALSE(s.valid());
     REQUIRE(s.issues.size() == 1);
-    CHECK(s.issues[0].message == "cannot open for reading");
+    CHECK(s.issues[0].message == "no such file (expected a submission CSV file (ID,TopConfigs))");
     CHECK(s.name == "absent");
 }
 
