@@ -126,7 +126,7 @@ std::vector<std::string> runtime_warnings(const CollectionStats& s) {
         const bool named = g.where.find(g.name) != std::string::npos;
         out.push_back(str(g.where, named ? "" : str(" (graph '", g.name, "')"),
                           ": key 'config_runtime': config ", g.first_nonpositive_config,
-                          " has a runtime <= 0 ns (", g.nonpositive_runtimes, " of ", g.configs,
+                          " has a runtime of 0 ns (", g.nonpositive_runtimes, " of ", g.configs,
                           " configs) in the labelled split ", s.collection,
                           ": segrank train and evaluate refuse it (zeros are the hidden labels "
                           "of test splits only)"));
