@@ -124,12 +124,24 @@ std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGrap
         }
         SEGRANK_CHECK(seen.insert(tune::config_key(rec.config)).second, at, ": config ",
                       tune::describe(rec.config), " is measured twice");
-        if (j.contains("measured_ns") && j["measured_ns"].is_number()) {
-            rec.runtime_ns = j["measured_ns"].get<double>();
-            SEGRANK_CHECK(std::isfinite(*rec.runtime_ns) && *rec.runtime_ns > 0, at,
-                          ": measured_ns is ", *rec.runtime_ns, ", expected a positive number");
-        } else if (j.contains("error") && j["error"].is_string()) {
-            rec.error = j["error"].get<std::string>();
+        // Every line segrank tune writes has "measured_ns": a runtime, or null for a failed
+        // measurement (with its "error"). Anything else is refused: a string or a missing member
+        // would otherwise resume as a failure and never be measured again.
+        const std::string field = str(at, ": round ", rec.round, ": \"measured_ns\" ");
+        SEGRANK_CHECK(j.contains("measured_ns"), field,
+                      "is missing, expected a positive number of ns (or null for a failed "
+                      "measurement)");
+        const Json& mv = j["measured_ns"];
+        if (mv.is_number()) {
+            rec.runtime_ns = mv.get<double>();
+            SEGRANK_CHECK(std::isfinite(*rec.runtime_ns) && *rec.runtime_ns > 0, field, "is ",
+                          *rec.runtime_ns, ", expected a positive number of ns");
+        } else {
+            SEGRANK_CHECK(mv.is_null(), field, "is ", echo_value(dump_json(mv)),
+                          ", expected a positive number of ns (or null for a failed measurement)");
+            rec.error = j.contains("error") && j["error"].is_string()
+                            ? j["error"].get<std::string>()
+                            : std::string("not measured");
         }
         out.push_back(std::move(rec));
         kept += line + "\n";

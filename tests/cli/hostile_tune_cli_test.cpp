@@ -1,0 +1,90 @@
+// Hostile inputs of `segrank tune` and of `segrank report` on tune directories, end to end (ctest
+// label `hostile`): damaged measurements on --resume, round lines after a signal, another graph's
+// directory under --compare, an oversized --pool.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/test_paths.h"
+#include "tests/support/tiny_checkpoint.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args) {
+    return run_command("OMP_NUM_THREADS=1 " + sq(segrank_binary().string()) + " " + args);
+}
+
+void write_text_file(const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
+}
+
+// A harness (the exec protocol, docs/tune.md) that answers every request and sends SIGINT to
+// segrank at request `at`.
+fs::path sigint_harness(const fs::path& dir, int at) {
+    const fs::path harness = dir / "harness.sh";
+    write_text_file(harness,
+                    "n=0\n"
+                    "while read -r line; do\n"
+                    "  n=$((n+1))\n"
+                    "  id=$(printf '%s' \"$line\" | sed 's/^{\"id\": *\\([0-9]*\\).*/\\1/')\n"
+                    "  if [ \"$n\" -eq " +
+                        std::to_string(at) +
+                        " ]; then kill -INT \"$PPID\"; fi\n"
+                        "  printf '{\"id\": %s, \"runtime_ns\": %s}\\n' \"$id\" "
+                        "\"$((2000000 - n))\"\n"
+                        "done\n");
+    return harness;
+}
+
+// Line `n` (1-based) of `text` replaced by `line`.
+std::string with_line(const std::string& text, int n, const std::string& line) {
+    size_t b = 0;
+    for (int i = 1; i < n; ++i) b = text.find('\n', b) + 1;
+    const size_t e = text.find('\n', b);
+    return text.substr(0, b) + line + text.substr(e);
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "segrank tune --resume refuses a measurement whose measured_ns is not a number, "
+        "naming file, line, round and field") {
+        const fs::path dir = scratch_dir("hostile_tune_measured_ns");
+        const fs::path run = train_tiny_layout_run(dir, "run", 2);
+        const std::string graph =
+            (dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string();
+        const fs::path out = dir / "tune";
+        const std::string base = "tune --checkpoint " + sq(run.string()) + " --graph " + sq(graph) +
+                                 " --batch 2 --quiet --out " + sq(out.string());
+        REQUIRE(run_segrank(base + " --budget 5").exit_code == 0);
+        const fs::path meas = out / "measurements.jsonl";
+        const std::string text = read_file_text(meas);
+        for (const std::string& bad :
+             {std::string("\"abc\""), std::string("[1]"), std::string("true")}) {
+            write_text_file(meas, with_line(text, 2,
+                                            "{\"round\":1,\"config\":3,\"predicted\":null,"
+                                            "\"measured_ns\":" +
+                                                bad + ",\"best_ns\":null,\"best_config\":null}"));
+            const auto r = run_segrank(base + " --budget 7 --resume");
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, meas.string() + ":2: round 1: \"measured_ns\" is " + bad +
+                                              ", expected a positive number of ns (or null for a "
+                                              "failed measurement)"));
+        }
+        // Missing altogether: refused too (a line of segrank tune always has it).
+        write_text_file(meas, with_line(text, 2, "{\"round\":1,\"config\":3}"));
+        const auto r = run_segrank(base + " --budget 7 --resume");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, meas.string() + ":2: round 1: \"measured_ns\" is missing"));
+        // Nothing was appended by the refused runs.
+        CHECK(read_file_text(meas) == with_line(text, 2, "{\"round\":1,\"config\":3}"));
+    }
+}
