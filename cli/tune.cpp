@@ -300,10 +300,13 @@ int run_tune(int argc, char** argv) {
     const TuneResult r = model ? tune_rounds(*model, g, record, measure, o)
                                : tune_model_free(g, record, measure, o, generator->space());
     if (r.interrupted_by) {
+        // The model-free searches keep their state in memory only: they do not resume.
         std::fprintf(stderr,
                      "segrank tune: interrupted by signal %d after %lld measurements; every "
-                     "measurement is in %s (continue with --resume)\n",
-                     r.interrupted_by, static_cast<long long>(r.measured), o.out.c_str());
+                     "measurement is in %s (%s)\n",
+                     r.interrupted_by, static_cast<long long>(r.measured), o.out.c_str(),
+                     model ? "continue with --resume"
+                           : "--strategy anneal and random do not resume: start a new --out");
         return 128 + r.interrupted_by;
     }
     // Every measurement failed (the default's included): there is no result, and a harness that

@@ -293,10 +293,12 @@ struct TuneRun {
         return picks;
     }
 
-    // The round's progress line on stdout.
-    void print_round(size_t num_picks) const {
+    // The round's progress line on stdout; `measured_in_round` counts the measurements the round
+    // took (not the configs it picked: a signal can stop it early, and a search's batch can
+    // repeat configs answered from earlier measurements).
+    void print_round(int64_t measured_in_round) const {
         std::printf("tune: round %lld: %lld measured (%lld of budget %lld), best %s",
-                    static_cast<long long>(res.rounds), static_cast<long long>(num_picks),
+                    static_cast<long long>(res.rounds), static_cast<long long>(measured_in_round),
                     static_cast<long long>(res.measured), static_cast<long long>(o.budget),
                     res.best_ns ? str(*res.best_ns, " ns (config ",
                                       res.best_config >= 0 ? std::to_string(res.best_config)
@@ -327,12 +329,13 @@ struct TuneRun {
             std::vector<std::vector<double>> norm;
             score(open, open_index, ens, norm);
             const std::vector<int64_t> picks = pick(k, ens, norm, task_members);
+            const int64_t before = res.measured;
             for (int64_t p : picks) {
                 if (stopped()) break;
                 take(res.rounds, open[static_cast<size_t>(p)], ens[static_cast<size_t>(p)]);
             }
             write_best();
-            if (o.progress) print_round(picks.size());
+            if (o.progress) print_round(res.measured - before);
         }
     }
 };
@@ -345,6 +348,7 @@ public:
     explicit RunMeasurer(TuneRun& run) : run_(run) {}
     std::vector<tune::Measurement> measure(std::span<const tune::Config> configs) override {
         ++run_.res.rounds;
+        const int64_t before = run_.res.measured;
         std::vector<tune::Measurement> out;
         for (const tune::Config& c : configs) {
             const auto earlier = std::find_if(run_.trials.begin(), run_.trials.end(),
@@ -361,7 +365,12 @@ public:
                                            : tune::Measurement::failure("failed"));
             }
         }
-        if (run_.o.progress) run_.print_round(configs.size());
+        // A call answered wholly from earlier measurements (the default again) is no round.
+        if (run_.res.measured == before) {
+            --run_.res.rounds;
+        } else if (run_.o.progress) {
+            run_.print_round(run_.res.measured - before);
+        }
         return out;
     }
     std::string name() const override { return run_.o.measure; }

@@ -87,4 +87,48 @@ TEST_SUITE("hostile") {
         // Nothing was appended by the refused runs.
         CHECK(read_file_text(meas) == with_line(text, 2, "{\"round\":1,\"config\":3}"));
     }
+
+    TEST_CASE(
+        "segrank tune --strategy anneal stopped by SIGINT prints rounds with the "
+        "measurements they took") {
+        const fs::path dir = scratch_dir("hostile_tune_anneal_sigint");
+        write_tiny_layout_collection(dir / "data");
+        const std::string graph =
+            (dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string();
+        const fs::path harness = sigint_harness(dir, 6);
+        const auto r =
+            run_segrank("tune --strategy anneal --candidates search --graph " + sq(graph) +
+                        " --budget 20 --batch 4 --measure " + sq("exec:sh " + harness.string()) +
+                        " --out " + sq((dir / "tune").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 130);
+        CHECK(contains_text(r.output, "tune: round 1: 1 measured (2 of budget 20)"));
+        CHECK(contains_text(r.output, "tune: round 2: 4 measured (6 of budget 20)"));
+        CHECK_FALSE(contains_text(r.output, "tune: round 3:"));
+        CHECK(contains_text(r.output, "interrupted by signal 2 after 6 measurements"));
+        CHECK(contains_text(r.output, "--strategy anneal and random do not resume"));
+    }
+
+    TEST_CASE("segrank tune stopped by SIGINT mid-round prints the measurements the round took") {
+        const fs::path dir = scratch_dir("hostile_tune_model_sigint");
+        const fs::path run = train_tiny_layout_run(dir, "run", 2);
+        const std::string graph =
+            (dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string();
+        // Round 0 is request 1, round 1 picks 4: the signal at request 3 stops it after 2.
+        const fs::path harness = sigint_harness(dir, 3);
+        const std::string base = "tune --checkpoint " + sq(run.string()) + " --graph " + sq(graph) +
+                                 " --batch 4 --budget 12 --measure " +
+                                 sq("exec:sh " + harness.string()) + " --out " +
+                                 sq((dir / "tune").string());
+        const auto r = run_segrank(base);
+        INFO(r.output);
+        CHECK(r.exit_code == 130);
+        CHECK(contains_text(r.output, "tune: round 1: 2 measured (3 of budget 12)"));
+        CHECK(contains_text(r.output, "(continue with --resume)"));
+        // The resumed run continues at round 2 with rounds of 4.
+        const auto again = run_segrank(base + " --resume");
+        INFO(again.output);
+        CHECK(again.exit_code == 130);  // the harness signals at its own 3rd request again
+        CHECK(contains_text(again.output, "tune: round 2: 3 measured (6 of budget 12)"));
+    }
 }
