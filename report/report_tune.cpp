@@ -272,7 +272,17 @@ std::string render_tune_report_html(const std::filesystem::path& dir,
                                     std::vector<std::string>* notes) {
     const TuneRecords run = load_tune_dir(dir);
     std::vector<TuneRecords> others;
-    for (const auto& c : compare) others.push_back(load_tune_dir(c));
+    for (const auto& c : compare) {
+        others.push_back(load_tune_dir(c));
+        // Curves of two graphs share no default and no runtime scale: only runs of one graph
+        // (tune.json "graph": name, sizes and a hash of its runtimes) are compared.
+        const Json& mine = run.tune["graph"];
+        const Json& theirs = others.back().tune["graph"];
+        SEGRANK_CHECK(theirs == mine, "--compare ", c.string(), ": tunes graph ",
+                      text_of(theirs, "name"), " (", dump_json(theirs), "), not the graph of ",
+                      dir.string(), ", ", text_of(mine, "name"), " (", dump_json(mine),
+                      "): the graphs differ, and --compare draws tuning runs of one graph");
+    }
     if (notes) {
         *notes = run.notes;
         for (const auto& o : others) notes->insert(notes->end(), o.notes.begin(), o.notes.end());

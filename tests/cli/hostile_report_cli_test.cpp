@@ -70,4 +70,37 @@ TEST_SUITE("hostile") {
                             "(ID,TopConfigs)"));
         CHECK_FALSE(contains_text(r.output, "cannot open for reading"));
     }
+
+    TEST_CASE("segrank report --compare refuses a tune directory of another graph naming both") {
+        const fs::path dir = scratch_dir("hostile_report_compare_graph");
+        // Two hand-made tune directories: the default measured, nothing else.
+        auto tune_dir = [&](const std::string& name, const std::string& graph) {
+            fs::create_directories(dir / name);
+            write_text(dir / name / "tune.json",
+                       "{\"graph\":{\"name\":\"" + graph +
+                           "\",\"task\":\"tile\",\"num_nodes\":9,\"num_configs\":30,"
+                           "\"num_config_nodes\":1,\"runtimes_fnv1a\":\"abc\"},\"where\":\"k/" +
+                           graph +
+                           ".npz\",\"measure\":\"recorded\",\"candidates\":"
+                           "\"recorded\",\"strategy\":\"model\",\"checkpoints\":[]}\n");
+            write_text(dir / name / "measurements.jsonl",
+                       "{\"round\":0,\"config\":0,\"predicted\":null,\"measured_ns\":2000,"
+                       "\"best_ns\":2000,\"best_config\":0}\n");
+            return (dir / name).string();
+        };
+        const std::string a = tune_dir("a", "fusion.7"), b = tune_dir("b", "fusion.8"),
+                          c = tune_dir("c", "fusion.7");
+        const auto r =
+            run_segrank("report " + sq(a) + " --compare " + sq(c) + " --compare " + sq(b));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "--compare " + b + ": tunes graph fusion.8 ("));
+        CHECK(contains_text(r.output, "not the graph of " + a + ", fusion.7 ("));
+        CHECK(contains_text(r.output, "the graphs differ"));
+        CHECK_FALSE(fs::exists(dir / "a/report.html"));
+        // The same graph compares.
+        const auto ok = run_segrank("report " + sq(a) + " --compare " + sq(c));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
 }
