@@ -150,7 +150,10 @@ TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidat
     SEGRANK_CHECK(candidates == "recorded" || candidates == "search",
                   "--candidates: expected recorded or search, got '", candidates, "'");
     o.pool = args["pool"].as<int64_t>();
-    SEGRANK_CHECK(o.pool >= 0 && o.pool <= 1000000, "--pool: expected 0..1000000, got ", o.pool);
+    SEGRANK_CHECK(o.pool >= 0 && o.pool <= kMaxPool, "--pool: expected 0..", kMaxPool,
+                  " proposals per round (every round scores all of them with the cost model and "
+                  "holds their config rows in memory), got ",
+                  o.pool);
     o.refit = parse_refit(args["refit"].as<std::string>());
     o.refit_steps = args["refit-steps"].as<int>();
     SEGRANK_CHECK(o.refit_steps >= 1 && o.refit_steps <= 100000,
@@ -238,7 +241,7 @@ int run_tune(int argc, char** argv) {
         "candidates",
         "recorded (the graph's own configs) | search (new configs of the module's search space)",
         cxxopts::value<std::string>()->default_value("recorded"))(
-        "pool", "search: proposals scored per round (default max(64, 8 x batch))",
+        "pool", "search: proposals scored per round (default max(64, 8 x batch), at most 65536)",
         cxxopts::value<int64_t>()->default_value("0"))(
         "measure", "recorded | hwmodel | hwmodel:NAME | exec:CMD (docs/tune.md)",
         cxxopts::value<std::string>()->default_value("recorded"))(

@@ -327,6 +327,11 @@ struct TuneRun {
                 std::min({o.batch, o.budget - res.measured, static_cast<int64_t>(open.size())});
             std::vector<double> ens;
             std::vector<std::vector<double>> norm;
+            if (o.progress && static_cast<int64_t>(open.size()) > kAnnouncedPool) {
+                std::printf("tune: round %lld: scoring %zu proposals with the cost model\n",
+                            static_cast<long long>(res.rounds), open.size());
+                std::fflush(stdout);
+            }
             score(open, open_index, ens, norm);
             const std::vector<int64_t> picks = pick(k, ens, norm, task_members);
             const int64_t before = res.measured;
@@ -424,7 +429,8 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
                        const MeasureFn& measure, const TuneOptions& o) {
     SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
     SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
-    SEGRANK_CHECK(o.pool >= 0, "tune: pool: expected >= 0, got ", o.pool);
+    SEGRANK_CHECK(o.pool >= 0 && o.pool <= kMaxPool, "tune: pool: expected 0..", kMaxPool, ", got ",
+                  o.pool);
     SEGRANK_CHECK(!o.out.empty(), "missing --out DIR");
     SEGRANK_CHECK(model.covers(g.task()), g.where(), ": no --checkpoint was trained on the ",
                   cost_task_name(g.task()), " task");

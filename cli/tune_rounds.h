@@ -31,6 +31,13 @@ struct Measured {
 /// of the whole backend.
 using MeasureFn = std::function<std::vector<Measured>(std::span<const tune::Config> configs)>;
 
+/// Largest --pool (proposals scored per round with --candidates search): a round scores the whole
+/// pool with the cost model, so its time and memory grow with it; 65536 is 1024 times the default
+/// pool of 64 (docs/tune.md).
+inline constexpr int64_t kMaxPool = 65536;
+/// A pool larger than this gets a line on stdout before it is scored (scoring it takes a while).
+inline constexpr int64_t kAnnouncedPool = 4096;
+
 /// What refit() trains between rounds (--refit).
 enum class RefitMode { kNone, kHead, kFull };
 /// "none" / "head" / "full" -> RefitMode; throws segrank::Error naming --refit otherwise.

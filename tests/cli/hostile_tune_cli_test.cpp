@@ -131,4 +131,22 @@ TEST_SUITE("hostile") {
         CHECK(again.exit_code == 130);  // the harness signals at its own 3rd request again
         CHECK(contains_text(again.output, "tune: round 2: 3 measured (6 of budget 12)"));
     }
+
+    TEST_CASE(
+        "segrank tune refuses a --pool over 65536 at once instead of scoring it for minutes") {
+        const fs::path dir = scratch_dir("hostile_tune_pool");
+        write_tiny_layout_collection(dir / "data");
+        const std::string graph =
+            (dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string();
+        for (const std::string pool : {"1000000", "65537"}) {
+            const auto r =
+                run_segrank("tune --strategy random --candidates search --graph " + sq(graph) +
+                            " --budget 4 --pool " + pool + " --out " + sq((dir / "tune").string()));
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "--pool: expected 0..65536 proposals per round"));
+            CHECK(contains_text(r.output, "got " + pool));
+            CHECK_FALSE(fs::exists(dir / "tune"));
+        }
+    }
 }
