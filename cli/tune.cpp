@@ -241,7 +241,7 @@ int run_tune(int argc, char** argv) {
         "candidates",
         "recorded (the graph's own configs) | search (new configs of the module's search space)",
         cxxopts::value<std::string>()->default_value("recorded"))(
-        "pool", "search: proposals scored per round (default max(64, 8 x batch), at most 65536)",
+        "pool", "search: proposals scored per round (default max(2048, 8 x batch), at most 65536)",
         cxxopts::value<int64_t>()->default_value("0"))(
         "measure", "recorded | hwmodel | hwmodel:NAME | exec:CMD (docs/tune.md)",
         cxxopts::value<std::string>()->default_value("recorded"))(

@@ -195,7 +195,7 @@ struct TuneRun {
     // The round's open candidates, as rows (and in recorded mode their indices in g).
     void open_candidates(std::vector<tune::Config>& open, std::vector<int64_t>& open_index) const {
         if (search) {
-            const int64_t pool = o.pool > 0 ? o.pool : std::max<int64_t>(64, 8 * o.batch);
+            const int64_t pool = o.pool > 0 ? o.pool : std::max<int64_t>(kDefaultPool, 8 * o.batch);
             open = o.generator->propose(pool, trials, res.rounds + 1);
         } else {
             for (int64_t j = 0; j < c; ++j) {

@@ -31,9 +31,13 @@ struct Measured {
 /// of the whole backend.
 using MeasureFn = std::function<std::vector<Measured>(std::span<const tune::Config> configs)>;
 
-/// Largest --pool (proposals scored per round with --candidates search): a round scores the whole
-/// pool with the cost model, so its time and memory grow with it; 65536 is 1024 times the default
-/// pool of 64 (docs/tune.md).
+/// Default --pool (proposals scored per round with --candidates search) when 8 x --batch is
+/// smaller: the model ranks thousands of proposals per round for the cost of one measurement's
+/// compilation; at 20 measurements 2048 beats 64 on both search cases of scripts/bench_tune.py
+/// (docs/benchmarks.md#autotuning-scriptsbench_tunepy).
+inline constexpr int64_t kDefaultPool = 2048;
+/// Largest --pool: a round scores the whole pool with the cost model, so its time and memory grow
+/// with it; 65536 is 32 times the default pool (docs/tune.md).
 inline constexpr int64_t kMaxPool = 65536;
 /// A pool larger than this gets a line on stdout before it is scored (scoring it takes a while).
 inline constexpr int64_t kAnnouncedPool = 4096;
@@ -73,7 +77,7 @@ struct TuneOptions {
     /// need not be rows of the graph's file), scored through a graph holding them; null =
     /// --candidates recorded (the file's own configs).
     const tune::CandidateGenerator* generator = nullptr;
-    int64_t pool = 0;  ///< search: proposals scored per round (0 = max(64, 8 B))
+    int64_t pool = 0;  ///< search: proposals scored per round (0 = max(kDefaultPool, 8 B))
     Strategy strategy = Strategy::kModel;  ///< recorded in DIR/tune.json
 };
 
