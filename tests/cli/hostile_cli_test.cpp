@@ -304,8 +304,8 @@ TEST_SUITE("hostile") {
     TEST_CASE("a run directory inside data.root is refused by train and --check naming both") {
         const fs::path dir = scratch_dir("hostile_cli_run_in_root");
         const fs::path cfg = tiny_setup(dir, 2);
-        for (const std::string run : {(dir / "data/run").string(), (dir / "data").string(),
-                                      (dir / "other/../data/npz/x").string()}) {
+        for (const std::string& run : {(dir / "data/run").string(), (dir / "data").string(),
+                                       (dir / "other/../data/npz/x").string()}) {
             for (const char* check : {" --check", ""}) {
                 const auto r = run_segrank("train --config " + sq(cfg.string()) + " --run-dir " +
                                            sq(run) + check);
