@@ -24,8 +24,7 @@ namespace fs = std::filesystem;
 namespace {
 
 CommandResult run_segrank(const std::string& args, const std::string& prefix = "") {
-    return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=1 " + prefix +
-                       sq(segrank_binary().string()) + " " + args);
+    return run_segrank_in_source(args, 1, prefix);
 }
 
 // The tiny layout collection under dir/data and its config dir/tiny.toml (run dir dir/run).

@@ -13,10 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CommandResult run_segrank(const std::string& args) {
-    return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=1 " +
-                       sq(segrank_binary().string()) + " " + args);
-}
+CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 1); }
 
 }  // namespace
 

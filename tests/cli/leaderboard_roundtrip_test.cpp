@@ -23,10 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CommandResult run_segrank(const std::string& args) {
-    return run_command("cd '" + source_dir().string() + "' && OMP_NUM_THREADS=2 '" +
-                       segrank_binary().string() + "' " + args);
-}
+CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 2); }
 
 // The tiny layout collection of trainer_data_util.h, except that in every graph configs
 // [c/2, c) repeat the feature rows (and so the runtimes) of configs [0, c/2): a model scores each

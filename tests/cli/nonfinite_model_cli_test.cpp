@@ -13,10 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CommandResult run_segrank(const std::string& args) {
-    return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=2 " +
-                       sq(segrank_binary().string()) + " " + args);
-}
+CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 2); }
 
 // Trains configs/tiny.toml for 2 steps on the tiny layout collection under dir, then sets every
 // parameter of best.ckpt.h5 to NaN with h5py. Returns the run directory.

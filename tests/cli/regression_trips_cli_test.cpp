@@ -14,10 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CommandResult run_segrank(const std::string& args) {
-    return run_command("cd '" + source_dir().string() + "' && OMP_NUM_THREADS=2 '" +
-                       segrank_binary().string() + "' " + args);
-}
+CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 2); }
 
 }  // namespace
 

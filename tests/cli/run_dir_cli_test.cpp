@@ -18,8 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 CommandResult run_segrank(const std::string& args, const std::string& prefix = "") {
-    return run_command("cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=1 " + prefix +
-                       sq(segrank_binary().string()) + " " + args);
+    return run_segrank_in_source(args, 1, prefix);
 }
 
 // Writes the tiny layout collection and its config to dir; returns the config path.

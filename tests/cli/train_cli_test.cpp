@@ -18,10 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Runs `segrank <args>` with cwd = the repository root, OMP threads 2.
-CommandResult run_segrank(const std::string& args) {
-    return run_command("cd '" + source_dir().string() + "' && OMP_NUM_THREADS=2 '" +
-                       segrank_binary().string() + "' " + args);
-}
+CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 2); }
 
 int count_lines_with(const std::string& text, const std::string& needle) {
     int n = 0;

@@ -255,7 +255,7 @@ TEST_CASE("a submission file over the size bound is one error naming its size, n
     CHECK(s.issues[0].where == path.string());
     CHECK(s.issues[0].message ==
           "1073741825 bytes (1024.0 MiB), more than the 1073741824 bytes (1024.0 MiB) allowed for "
-          "a submission CSV file");
+          "a submission CSV file (ID,TopConfigs)");
 }
 
 namespace {

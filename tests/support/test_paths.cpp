@@ -68,6 +68,13 @@ CommandResult run_command(const std::string& command) {
     return r;
 }
 
+CommandResult run_segrank_in_source(const std::string& args, int threads,
+                                    const std::string& prefix) {
+    return run_command("cd " + sq(source_dir().string()) +
+                       " && OMP_NUM_THREADS=" + std::to_string(threads) + " " + prefix +
+                       sq(segrank_binary().string()) + " " + args);
+}
+
 std::string read_file_text(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
     std::ostringstream ss;

@@ -31,6 +31,11 @@ struct CommandResult {
 };
 CommandResult run_command(const std::string& command);
 
+/// Runs `segrank ARGS` from the repository root with OMP_NUM_THREADS=`threads`; `prefix` goes
+/// before the binary (e.g. "ulimit -v 100000; " or "env X=1 "). Returns run_command's result.
+CommandResult run_segrank_in_source(const std::string& args, int threads = 1,
+                                    const std::string& prefix = "");
+
 /// The bytes of file `p`; "" when it does not exist or cannot be read (tests then fail on content).
 std::string read_file_text(const std::filesystem::path& p);
 
