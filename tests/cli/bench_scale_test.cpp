@@ -272,18 +272,8 @@ TEST_CASE(
                             sq((source_dir() / "scripts" / "bench_scale.py").string()) +
                             " --segrank " + sq(wrapper.string()) + " --work " +
                             sq((dir / "w").string()) + " --tiny --threads 1";
-    // Started directly (not as a shell's background job, whose SIGINT is ignored) with SIGINT at
-    // its default, as from a terminal.
-    const pid_t pid = ::fork();
+    const pid_t pid = spawn_shell_with_default_sigint(cmd, log);
     REQUIRE(pid >= 0);
-    if (pid == 0) {
-        std::signal(SIGINT, SIG_DFL);
-        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        ::dup2(fd, 1);
-        ::dup2(fd, 2);
-        ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
     int status = 0;
     bool exited = false;
     for (int i = 0; i < 1200 && !fs::exists(pid_file); ++i) {

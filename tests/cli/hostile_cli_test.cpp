@@ -1143,18 +1143,8 @@ TEST_SUITE("hostile") {
         const std::string cmd = "cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=1 exec " +
                                 sq(segrank_binary().string()) + " train --config " +
                                 sq((dir / "tiny.toml").string());
-        // Started directly with SIGINT at its default, as from a terminal (a shell's background
-        // job ignores SIGINT).
-        const pid_t pid = ::fork();
+        const pid_t pid = spawn_shell_with_default_sigint(cmd, log);
         REQUIRE(pid >= 0);
-        if (pid == 0) {
-            std::signal(SIGINT, SIG_DFL);
-            const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            ::dup2(fd, 1);
-            ::dup2(fd, 2);
-            ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-            ::_exit(127);
-        }
         int status = 0;
         bool exited = false;
         for (int i = 0; i < 1200 && !fs::exists(dir / "run/last.ckpt.h5"); ++i) {

@@ -1,11 +1,13 @@
 // Test path helpers; directories are baked in by tests/CMakeLists.txt.
 #include "tests/support/test_paths.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -73,6 +75,19 @@ CommandResult run_segrank_in_source(const std::string& args, int threads,
     return run_command("cd " + sq(source_dir().string()) +
                        " && OMP_NUM_THREADS=" + std::to_string(threads) + " " + prefix +
                        sq(segrank_binary().string()) + " " + args);
+}
+
+int spawn_shell_with_default_sigint(const std::string& command, const std::filesystem::path& log) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        std::signal(SIGINT, SIG_DFL);
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+        ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    return pid;
 }
 
 std::string read_file_text(const std::filesystem::path& p) {

@@ -36,6 +36,11 @@ CommandResult run_command(const std::string& command);
 CommandResult run_segrank_in_source(const std::string& args, int threads = 1,
                                     const std::string& prefix = "");
 
+/// Starts `sh -c command` as a child with SIGINT at its default (as from a terminal: a shell's
+/// background job ignores SIGINT), stdout and stderr to `log`; returns its pid (-1 when fork
+/// fails). The caller waits for it (waitpid).
+int spawn_shell_with_default_sigint(const std::string& command, const std::filesystem::path& log);
+
 /// The bytes of file `p`; "" when it does not exist or cannot be read (tests then fail on content).
 std::string read_file_text(const std::filesystem::path& p);
 
