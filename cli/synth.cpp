@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -145,9 +146,9 @@ cxxopts::Options synth_options() {
                                        "zero the test split's runtimes like the Kaggle files")(
         "stored", "npz: store members uncompressed (faster, larger files)")(
         "force",
-        "replace an earlier synth output in --out as a whole (the collection splits its "
-        ".synth-manifest lists; other files stay)")("q,quiet", "no per-graph lines")("h,help",
-                                                                                     "show help");
+        "replace an earlier synth output in --out: remove the files its .synth-manifest lists "
+        "(other files stay; a split folder to rewrite that holds other files is refused)")(
+        "q,quiet", "no per-graph lines")("h,help", "show help");
     return options;
 }
 
@@ -319,6 +320,45 @@ void print_written(const cxxopts::ParseResult& args, const synth::WriteOptions& 
         w.hide_test_labels ? ", test labels hidden" : ", test labels kept", cost_off.c_str());
 }
 
+// The split targets (relative to --out) this run writes that exist already: those --force
+// replaces.
+std::vector<std::filesystem::path> replaced_targets(const synth::WriteOptions& w) {
+    std::vector<std::filesystem::path> targets;
+    for (const Task task : w.tasks) {
+        const auto splits = synth::assign_splits(w.graphs, w.splits, w.synth.seed, task);
+        for (const Split s : {Split::kTrain, Split::kValid, Split::kTest}) {
+            if (std::find(splits.begin(), splits.end(), s) == splits.end()) continue;
+            CollectionId id;
+            id.task = task;
+            id.source = Source::kXla;
+            id.search = task == Task::kTile ? Search::kNone : Search::kRandom;
+            id.split = s;
+            const std::filesystem::path target = synth::target_path({}, id, w.format);
+            std::error_code ec;
+            if (std::filesystem::exists(std::filesystem::symlink_status(w.out / target, ec)))
+                targets.push_back(target);
+        }
+    }
+    return targets;
+}
+
+// One line per collection split whose earlier synth files --force removed (`removed`, relative
+// to `out`), saying when files synth did not write stay in its folder.
+void print_removed(const std::filesystem::path& out,
+                   const std::vector<std::filesystem::path>& removed) {
+    std::map<std::filesystem::path, int64_t> by_split;
+    for (const auto& r : removed) ++by_split[r.extension() == ".npz" ? r.parent_path() : r];
+    for (const auto& [split, n] : by_split) {
+        std::error_code ec;
+        const bool kept = std::filesystem::exists(out / split, ec);
+        std::printf(
+            "synth: --force removed the earlier collection split %s (%lld file(s) not written by "
+            "this run)%s\n",
+            (out / split).string().c_str(), static_cast<long long>(n),
+            kept ? "; the files synth did not write stay there" : "");
+    }
+}
+
 }  // namespace
 
 int run_synth(int argc, char** argv) {
@@ -338,23 +378,23 @@ int run_synth(int argc, char** argv) {
     parse_output(args, w);
     const bool quiet = args.count("quiet") > 0;
 
-    // Read (and checked) before any work: what an earlier synth wrote into --out.
+    // Read (and checked) before any work: what an earlier synth wrote into --out; --force
+    // replaces a split only when every file in it is synth's.
     const std::vector<std::filesystem::path> earlier = read_synth_manifest(w.out);
+    if (w.force) check_only_synth_files(w.out, replaced_targets(w), earlier);
     const auto t0 = std::chrono::steady_clock::now();
     const auto written = synth::write_synthetic(w, [&](const std::string& line) {
         if (!quiet) std::printf("  %s\n", line.c_str());
     });
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::vector<std::filesystem::path> relative;
-    for (const auto& s : written) relative.push_back(synth::target_path({}, s.id, w.format));
-    const auto removed = update_synth_manifest(w.out, earlier, relative, w.force);
+    std::vector<std::filesystem::path> files;
+    for (const auto& s : written)
+        for (const auto& f : split_files(w.out, synth::target_path({}, s.id, w.format)))
+            files.push_back(f);
+    const auto removed = update_synth_manifest(w.out, earlier, files, w.force);
     print_written(args, w, written, secs);
-    for (const auto& r : removed)
-        std::printf(
-            "synth: --force removed the earlier collection split %s (not written by this "
-            "run)\n",
-            (w.out / r).string().c_str());
+    print_removed(w.out, removed);
     return 0;
 }
 

@@ -1252,8 +1252,9 @@ TEST_SUITE("hostile") {
         const auto bad = run_segrank(synth + "layout --force");
         INFO(bad.output);
         CHECK(bad.exit_code == 1);
-        CHECK(contains_text(bad.output, (out / ".synth-manifest").string() +
-                                            ": line 1: 'notes.txt' is not a collection split"));
+        CHECK(contains_text(bad.output,
+                            (out / ".synth-manifest").string() +
+                                ": line 1: 'notes.txt' is not a file segrank synth writes"));
         CHECK(fs::exists(out / "notes.txt"));
         CHECK(fs::exists(out / "h5/tile_xla_train.h5"));
         CHECK_FALSE(fs::exists(out / "npz/layout"));
