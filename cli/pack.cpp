@@ -14,6 +14,7 @@
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "util/atomic_file.h"
+#include "util/dir_lock.h"
 #include "util/signal_cleanup.h"
 
 namespace segrank::cli {
@@ -118,6 +119,19 @@ int run_pack(int argc, char** argv) {
                       " holds ", collections.size(), " collection splits (", names,
                       " ); give a directory to write one store per split");
     }
+    // One writer per output folder (synth, pack, ingest), held for the whole pack and taken before
+    // the checks below, so a second pack cannot pass them while the first writes (a loser keeps
+    // the folder the holder writes into).
+    const bool made_dir = !single_file && !std::filesystem::exists(out);
+    std::optional<CreatedDirectories> created;
+    if (!single_file) created.emplace(out);
+    std::optional<OutputDirLock> lock;
+    try {
+        lock.emplace(single_file ? (out.has_parent_path() ? out.parent_path() : ".") : out, "pack");
+    } catch (...) {
+        if (created) created->keep();
+        throw;
+    }
     // Replacing a store changes the data under any run trained on it: only with --force (as
     // ingest).
     std::string existing;
@@ -138,7 +152,6 @@ int run_pack(int argc, char** argv) {
     }
     // On any error (e.g. a truncated npz) leave nothing behind: no partial stores, no empty --out
     // dir.
-    const bool made_dir = !single_file && !std::filesystem::exists(out);
     // Temporary stores of earlier pack runs that were killed (their pid is gone).
     if (single_file)
         remove_stale_temp_files(out.has_parent_path() ? out.parent_path() : ".",
@@ -147,7 +160,6 @@ int run_pack(int argc, char** argv) {
         remove_stale_temp_files(out);
     std::vector<std::filesystem::path> written;
     try {
-        if (!single_file) std::filesystem::create_directories(out);
         // A folder this command created goes whole on SIGINT / SIGTERM / SIGHUP.
         std::optional<RemoveOnTermination> on_signal;
         if (made_dir) on_signal.emplace(out);
@@ -160,6 +172,7 @@ int run_pack(int argc, char** argv) {
         if (made_dir && std::filesystem::is_empty(out, ec)) std::filesystem::remove(out, ec);
         throw;
     }
+    if (created) created->keep();
     return 0;
 }
 

@@ -1,16 +1,14 @@
 // Streaming writer of synthetic collections with staged, all-or-nothing output.
 #include "hwmodel/synth/writer.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <memory>
+#include <optional>
 #include <system_error>
 #include <type_traits>
 
@@ -18,6 +16,7 @@
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "util/atomic_file.h"
+#include "util/dir_lock.h"
 #include "util/signal_cleanup.h"
 
 namespace segrank::synth {
@@ -78,34 +77,6 @@ struct Staging {
         std::error_code ec;
         if (!keep) fs::remove_all(dir, ec);
     }
-};
-
-// Exclusive flock on the --out folder itself for the whole write (no lock file to leave behind),
-// so two synth runs into one --out do not both report success with one's data.
-class OutputLock {
-public:
-    explicit OutputLock(const fs::path& out) {
-        fd_ = ::open(out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        SEGRANK_CHECK(fd_ >= 0, "synth: cannot open --out '", out.string(),
-                      "' to lock it: ", std::strerror(errno));
-        if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-            const int err = errno;
-            ::close(fd_);
-            fd_ = -1;
-            SEGRANK_CHECK(err != EWOULDBLOCK, "synth: --out '", out.string(),
-                          "' is being written by another segrank synth; wait for it to finish or "
-                          "choose another --out");
-            throw Error(str("synth: cannot lock --out '", out.string(), "': ", std::strerror(err)));
-        }
-    }
-    ~OutputLock() {
-        if (fd_ >= 0) ::close(fd_);  // releases the flock
-    }
-    OutputLock(const OutputLock&) = delete;
-    OutputLock& operator=(const OutputLock&) = delete;
-
-private:
-    int fd_ = -1;
 };
 
 void hide_labels(TileGraph& g) {
@@ -243,7 +214,14 @@ std::vector<WrittenSplit> write_synthetic(const WriteOptions& opt,
 
     const bool out_existed = fs::exists(opt.out);
     CreatedDirectories out_dir(opt.out);  // removed again if empty when anything below fails
-    const OutputLock lock(opt.out);
+    // One writer per --out (synth, pack, ingest): a loser keeps the folder the holder writes into.
+    std::optional<OutputDirLock> lock;
+    try {
+        lock.emplace(opt.out, "synth");
+    } catch (...) {
+        out_dir.keep();
+        throw;
+    }
     // Re-checked under the lock: another synth may have finished writing them meanwhile.
     for (const SplitPlan& p : plans) {
         const fs::path target = target_path(opt.out, p.id, opt.format);

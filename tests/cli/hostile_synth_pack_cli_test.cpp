@@ -50,4 +50,42 @@ TEST_SUITE("hostile") {
         CHECK(fs::exists(train / "notes.txt"));
         CHECK(fs::is_directory(out / "npz/layout/xla/random/train"));
     }
+
+    TEST_CASE("two concurrent segrank pack runs into one --out: one fails naming the folder") {
+        const fs::path dir = scratch_dir("hostile_pack_concurrent");
+        for (const char* seed : {"1", "2"})
+            REQUIRE(run_segrank("synth --out " + sq((dir / seed).string()) +
+                                " --collections tile --graphs 3 --nodes 20:30 --configs 4 -q "
+                                "--seed " +
+                                seed)
+                        .exit_code == 0);
+        const fs::path out = dir / "h5";
+        fs::create_directories(out);
+        // flock(1) holds the folder as a running pack would: refused, naming folder and holder.
+        const auto held =
+            run_segrank("pack " + sq((dir / "1/npz").string()) + " --out " + sq(out.string()),
+                        "flock -n " + sq(out.string()) + " ");
+        INFO(held.output);
+        CHECK(held.exit_code == 1);
+        CHECK(contains_text(held.output, "pack: --out '" + out.string() +
+                                             "' is being written by another process (pid "));
+        CHECK(contains_text(held.output, ": flock -n "));
+        CHECK(fs::is_empty(out));
+        // A single .h5 --out locks its folder.
+        const auto file = run_segrank("pack " + sq((dir / "1/npz/tile/xla/train").string()) +
+                                          " --out " + sq((out / "t.h5").string()),
+                                      "flock -n " + sq(out.string()) + " ");
+        CHECK(file.exit_code == 1);
+        CHECK(contains_text(file.output, "is being written by another process"));
+        // Two started together: never both successful.
+        const std::string b = sq(segrank_binary().string());
+        const auto both =
+            run_command("cd " + sq(dir.string()) + " && { (" + b +
+                        " pack 1/npz --out d > a.log 2>&1; echo $? > a.rc) & (" + b +
+                        " pack 2/npz --out d > b.log 2>&1; echo $? > b.rc) & wait; }");
+        REQUIRE(both.exit_code == 0);
+        const std::string rc = read_file_text(dir / "a.rc") + read_file_text(dir / "b.rc");
+        INFO(rc, read_file_text(dir / "a.log"), read_file_text(dir / "b.log"));
+        CHECK((rc == "0\n1\n" || rc == "1\n0\n"));
+    }
 }
