@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "gnn/core/check.h"
 #include "hwmodel/loop_trips.h"
 #include "util/atomic_file.h"
+#include "util/dir_lock.h"
 
 namespace segrank::cli {
 namespace {
@@ -283,6 +285,17 @@ int run_ingest(int argc, char** argv) {
         parse_choice("search", args["search"].as<std::string>(), {"random", "default"});
     const bool force = args.count("force") > 0;
 
+    // One writer per output folder (synth, pack, ingest), held for the whole ingest, so the
+    // no-overwrite check and the writes of two ingests into one --out cannot interleave (a loser
+    // keeps the folder the holder writes into).
+    CreatedDirectories created(out);
+    std::optional<OutputDirLock> lock;
+    try {
+        lock.emplace(out, "ingest");
+    } catch (...) {
+        created.keep();
+        throw;
+    }
     IngestRequest req;
     req.input = input;
     req.npz_root = out / "npz";
@@ -290,6 +303,7 @@ int run_ingest(int argc, char** argv) {
     req.search = search;
     req.force = force;
     ingest_tuning_file(req, nullptr);
+    created.keep();
     return 0;
 }
 

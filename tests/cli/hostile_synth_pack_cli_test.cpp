@@ -88,4 +88,30 @@ TEST_SUITE("hostile") {
         INFO(rc, read_file_text(dir / "a.log"), read_file_text(dir / "b.log"));
         CHECK((rc == "0\n1\n" || rc == "1\n0\n"));
     }
+
+    TEST_CASE("concurrent segrank ingest runs into one --out: only one claims the files") {
+        SEGRANK_REQUIRE_SHARED_DATA(data);
+        const fs::path dir = scratch_dir("hostile_ingest_concurrent");
+        const fs::path pb = data / "xla_tuning" / "op_tuning_data.pb";
+        const fs::path out = dir / "ic";
+        fs::create_directories(out);
+        const auto held = run_segrank("ingest " + sq(pb.string()) + " --out " + sq(out.string()),
+                                      "flock -n " + sq(out.string()) + " ");
+        INFO(held.output);
+        CHECK(held.exit_code == 1);
+        CHECK(contains_text(held.output, "ingest: --out '" + out.string() +
+                                             "' is being written by another process (pid "));
+        CHECK(fs::is_empty(out));
+        // Three started together: exactly one succeeds (the others are locked out or find its
+        // files).
+        const std::string cmd = sq(segrank_binary().string()) + " ingest " + sq(pb.string()) +
+                                " --out " + sq((dir / "ic2").string()) +
+                                " > /dev/null 2>&1; echo $?";
+        const auto three = run_command("cd " + sq(dir.string()) + " && { (" + cmd + " > 1.rc) & (" +
+                                       cmd + " > 2.rc) & (" + cmd + " > 3.rc) & wait; }");
+        REQUIRE(three.exit_code == 0);
+        int ok = 0;
+        for (const char* f : {"1.rc", "2.rc", "3.rc"}) ok += read_file_text(dir / f) == "0\n";
+        CHECK(ok == 1);
+    }
 }
