@@ -75,6 +75,29 @@ void pack_all(const std::vector<Collection>& collections, const std::filesystem:
     }
 }
 
+// A single --out store named like a collection split's store ("layout_xla_random_valid.h5", the
+// names a folder of stores is read by) must hold that collection split: throws segrank::Error
+// naming --out, both collection splits and the name to give, before any work.
+void check_store_name(const Collection& c, const std::filesystem::path& input,
+                      const std::filesystem::path& out) {
+    const std::string stem = out.stem().string();
+    for (Task task : {Task::kTile, Task::kLayout})
+        for (Source source : {Source::kXla, Source::kNlp})
+            for (Search search : {Search::kNone, Search::kDefault, Search::kRandom})
+                for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
+                    if ((task == Task::kTile) != (search == Search::kNone)) continue;
+                    const CollectionId named{task, source, search, split};
+                    if (named.file_stem() != stem || named == c.id) continue;
+                    throw Error(str(
+                        "--out ", out.string(), ": is the store name of collection split ",
+                        named.full_name(), ", but ", input.string(), " holds ", c.id.full_name(),
+                        ": a folder of stores would read it as ", named.full_name(), "; name it ",
+                        c.id.split == Split::kUnknown ? std::string()
+                                                      : c.id.file_stem() + ".h5 or ",
+                        "a name that is no collection split's"));
+                }
+}
+
 }  // namespace
 
 int run_pack(int argc, char** argv) {
@@ -118,6 +141,7 @@ int run_pack(int argc, char** argv) {
         SEGRANK_CHECK(collections.size() == 1, "--out ", out.string(), ": ", input.string(),
                       " holds ", collections.size(), " collection splits (", names,
                       " ); give a directory to write one store per split");
+        check_store_name(collections.front(), input, out);
     }
     // One writer per output folder (synth, pack, ingest), held for the whole pack and taken before
     // the checks below, so a second pack cannot pass them while the first writes (a loser keeps

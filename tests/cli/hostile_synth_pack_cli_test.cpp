@@ -114,4 +114,32 @@ TEST_SUITE("hostile") {
         for (const char* f : {"1.rc", "2.rc", "3.rc"}) ok += read_file_text(dir / f) == "0\n";
         CHECK(ok == 1);
     }
+
+    TEST_CASE("segrank pack refuses a store file named for another collection split") {
+        const fs::path dir = scratch_dir("hostile_pack_store_name");
+        REQUIRE(run_segrank("synth --out " + sq((dir / "syn").string()) +
+                            " --collections tile --graphs 3 --nodes 20:30 --configs 4 -q")
+                    .exit_code == 0);
+        const fs::path valid = dir / "syn/npz/tile/xla/valid";
+        const fs::path h5 = dir / "h5";
+        fs::create_directories(h5);
+        for (const char* force : {"", " --force"}) {
+            const auto r = run_segrank("pack " + sq(valid.string()) + " --out " +
+                                       sq((h5 / "layout_xla_random_valid.h5").string()) + force);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output,
+                                "layout_xla_random_valid.h5: is the store name of "
+                                "collection split layout:xla:random:valid, but "));
+            CHECK(contains_text(r.output, " holds tile:xla:valid"));
+            CHECK(contains_text(r.output, "name it tile_xla_valid.h5"));
+            CHECK(fs::is_empty(h5));
+        }
+        // The right name, and a name that is no collection split's, are written.
+        CHECK(run_segrank("pack " + sq(valid.string()) + " --out " +
+                          sq((h5 / "tile_xla_valid.h5").string()))
+                  .exit_code == 0);
+        CHECK(run_segrank("pack " + sq(valid.string()) + " --out " + sq((h5 / "mine.h5").string()))
+                  .exit_code == 0);
+    }
 }
