@@ -90,9 +90,7 @@ int run_baseline(int argc, char** argv) {
         const std::string scores = args["scores"].as<std::string>();
         refuse_replacing_other_file("--scores", scores, is_scores_head,
                                     "a scores CSV (ID,config,score)", "segrank hwmodel");
-        const OutputTarget t = check_output_option("--scores", scores);
-        SEGRANK_CHECK(t.write_through || !same_file(out, scores), "--out ", out, " and --scores ",
-                      scores, " name the same file: give two different paths");
+        refuse_same_output("--out", out, "--scores", scores);
     }
     const hw::HwParams hw = hw::hardware_by_name(args["hardware"].as<std::string>());
     const Split split = parse_split(args["split"].as<std::string>());

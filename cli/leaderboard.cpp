@@ -50,17 +50,6 @@ bool is_leaderboard_markdown(std::string_view head) {
     return head.starts_with("| rank | name | overall |");
 }
 
-// Whether a and b name the same file (existing: same inode, so links and ./ spellings count).
-bool same_file(const std::string& a, const std::string& b) {
-    std::error_code ec;
-    if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec))
-        return std::filesystem::equivalent(a, b, ec);
-    const auto ca = std::filesystem::weakly_canonical(a, ec);
-    if (ec) return a == b;
-    const auto cb = std::filesystem::weakly_canonical(b, ec);
-    return ec ? a == b : ca == cb;
-}
-
 // Refuses, before any work, a submission given twice (it would be scored and ranked twice), an
 // output path given for both tables, an output naming an input (a submission or the truth), and
 // an output replacing a file that is not an earlier table of its kind.
@@ -76,10 +65,7 @@ void check_paths(const cxxopts::ParseResult& args) {
     if (args.count("out-md") && args.count("out-csv")) {
         const std::string md = args["out-md"].as<std::string>();
         const std::string csv = args["out-csv"].as<std::string>();
-        const OutputTarget target = check_output_option("--out-csv", csv);
-        SEGRANK_CHECK(target.write_through || !same_file(md, csv), "--out-md ", md,
-                      " and --out-csv ", csv,
-                      " name the same file: give the Markdown and the CSV table different paths");
+        refuse_same_output("--out-md", md, "--out-csv", csv);
     }
     for (const char* opt : {"out-md", "out-csv"}) {
         if (!args.count(opt)) continue;

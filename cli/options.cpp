@@ -146,6 +146,14 @@ OutputTarget check_output_option(std::string_view option, const std::string& pat
     }
 }
 
+void refuse_same_output(std::string_view option_a, const std::string& path_a,
+                        std::string_view option_b, const std::string& path_b) {
+    const OutputTarget b = check_output_option(option_b, path_b);
+    if (b.write_through || !same_file(path_a, path_b)) return;
+    throw Error(str(option_a, " ", path_a, " and ", option_b, " ", path_b, " name the same file (",
+                    resolve_links(path_b).string(), "): give two different paths"));
+}
+
 namespace {
 
 // The first 512 bytes of `file` ("" when unreadable).

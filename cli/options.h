@@ -30,6 +30,15 @@ int thread_option(const cxxopts::ParseResult& args, const std::string& name = "t
 /// segrank::Error "--out PATH: is a FIFO (named pipe), ..." naming the option and the path.
 OutputTarget check_output_option(std::string_view option, const std::string& path);
 
+/// Refuses, before any work, two output options naming one file: `path_a` and `path_b` compared by
+/// same_file (util/atomic_file.h: symbolic links followed, dangling ones to their target, "..",
+/// hard links), unless `path_b` is written through (/dev/null, /dev/stdout). Throws
+/// segrank::Error "--out A and --scores B name the same file (RESOLVED): give two different
+/// paths" naming both options, both paths as given and the file they lead to; errors of
+/// check_output_option(option_b, path_b) first.
+void refuse_same_output(std::string_view option_a, const std::string& path_a,
+                        std::string_view option_b, const std::string& path_b);
+
 /// What an existing file is, from its first bytes (and name), for messages: "an HDF5 file (a
 /// checkpoint or graph store)", "a zip archive (an npz file)", "a JSON or JSON-lines file",
 /// "an HTML page", "a submission CSV (ID,TopConfigs)", "a scores CSV (ID,config,score)", "a CSV

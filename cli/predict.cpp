@@ -73,9 +73,7 @@ void check_predict_outputs(const cxxopts::ParseResult& args) {
         const std::string scores = args["scores"].as<std::string>();
         refuse_replacing_other_file("--scores", scores, is_scores_head,
                                     "a scores CSV (ID,config,score)", "segrank predict");
-        const OutputTarget t = check_output_option("--scores", scores);
-        SEGRANK_CHECK(t.write_through || !same_file(out, scores), "--out ", out, " and --scores ",
-                      scores, " name the same file: give two different paths");
+        refuse_same_output("--out", out, "--scores", scores);
     }
 }
 

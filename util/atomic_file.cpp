@@ -218,6 +218,15 @@ void write_file_atomically(const fs::path& path, std::initializer_list<std::stri
 void write_files_atomically(std::span<const OutputFile> files) {
     std::vector<OutputTarget> targets;
     for (const auto& f : files) targets.push_back(resolve_output(f.path));
+    // One file twice would share one temporary file: the second rename fails after the first
+    // replaced the target with the wrong bytes.
+    for (size_t i = 0; i < files.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            SEGRANK_CHECK(targets[i].write_through || targets[j].write_through ||
+                              !same_file(targets[i].path, targets[j].path),
+                          files[j].path.string(), " and ", files[i].path.string(),
+                          " name the same file (", resolve_links(targets[i].path).string(),
+                          "): give two different paths");
     std::vector<fs::path> temps;  // of the replaced targets, in order
     auto drop_temps = [&] {
         for (const auto& t : temps) remove_quietly(t);
@@ -282,11 +291,44 @@ int64_t remove_stale_temp_files(const fs::path& dir, std::string_view name_prefi
     return removed;
 }
 
+fs::path resolve_links(const fs::path& path) {
+    std::error_code ec;
+    const fs::path start = fs::absolute(path, ec);
+    if (ec) return path.lexically_normal();
+    // `done` never holds a link (each component is resolved as it is appended), so its parent is
+    // the real parent and ".." may drop its last component.
+    fs::path done = start.root_path();
+    std::vector<fs::path> todo(start.relative_path().begin(), start.relative_path().end());
+    std::reverse(todo.begin(), todo.end());  // next component last
+    int hops = 0;
+    while (!todo.empty()) {
+        const fs::path c = todo.back();
+        todo.pop_back();
+        if (c.empty() || c == ".") continue;
+        if (c == "..") {
+            done = done.parent_path();
+            continue;
+        }
+        const fs::path next = done / c;
+        struct stat st {};
+        if (hops < 40 && ::lstat(next.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+            const fs::path target = fs::read_symlink(next, ec);
+            if (!ec) {
+                ++hops;
+                if (target.is_absolute()) done = target.root_path();
+                const fs::path rel = target.relative_path();
+                std::vector<fs::path> parts(rel.begin(), rel.end());
+                for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
+                continue;
+            }
+        }
+        done = next;
+    }
+    return done;
+}
+
 bool same_file(const fs::path& a, const fs::path& b) {
-    std::error_code ea, eb;
-    const fs::path ra = fs::weakly_canonical(fs::absolute(a, ea), ea);
-    const fs::path rb = fs::weakly_canonical(fs::absolute(b, eb), eb);
-    if (!ea && !eb && ra == rb) return true;
+    if (resolve_links(a) == resolve_links(b)) return true;
     std::error_code ec;
     return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec) && !ec;
 }

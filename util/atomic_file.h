@@ -57,7 +57,8 @@ struct OutputFile {
 /// was written and closed without error are the write-through targets (devices, descriptors, which
 /// cannot be taken back) written, and then the temporary files renamed into place. Any failure
 /// before the renames removes every temporary file and leaves every target as it was; throws
-/// segrank::Error as write_file_atomically, naming the file that failed.
+/// segrank::Error as write_file_atomically, naming the file that failed, and, before writing
+/// anything, when two of the files are one (same_file: through a symbolic link or "..").
 void write_files_atomically(std::span<const OutputFile> files);
 
 /// Removes the temporary files that killed processes left in `dir`: entries named
@@ -67,8 +68,16 @@ void write_files_atomically(std::span<const OutputFile> files);
 int64_t remove_stale_temp_files(const std::filesystem::path& dir,
                                 std::string_view name_prefix = {});
 
-/// True when `a` and `b` name the same file: equal after resolving symbolic links and "..", or
-/// (both existing) the same device and inode, e.g. through a hard link. Never throws.
+/// The absolute path `path` leads to once every symbolic link on the way is followed, as open()
+/// with O_CREAT would: links in folders and the last component alike, dangling links included (a
+/// link whose target does not exist yet leads to that target, read relative to the link's folder),
+/// then "." and ".." resolved. Components that do not exist are kept as written. A link that
+/// cannot be read, or a chain of more than 40 links, stops the resolution there. Never throws.
+std::filesystem::path resolve_links(const std::filesystem::path& path);
+
+/// True when `a` and `b` name the same file: equal after resolve_links (so a link to the other
+/// path counts, also when it dangles because neither exists yet), or (both existing) the same
+/// device and inode, e.g. through a hard link. Never throws.
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
 /// The commit step of a file or folder `tmp` that was written completely, onto `target` under the

@@ -80,6 +80,28 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(same_file(dir / "new.csv", dir / "other.csv"));
     }
 
+    TEST_CASE("same_file follows a dangling symlink to its target, relative to the link's folder") {
+        const fs::path dir = test::scratch_dir("hostile_same_file_dangling");
+        fs::create_directories(dir / "sub");
+        fs::create_symlink("out.csv", dir / "lnk.csv");        // dangling, relative
+        fs::create_symlink("lnk.csv", dir / "chain.csv");      // a link to the dangling link
+        fs::create_symlink("../out.csv", dir / "sub/up.csv");  // relative to sub/
+        fs::create_symlink(dir / "later", dir / "dirlink");    // a dangling folder link
+        CHECK(same_file(dir / "out.csv", dir / "lnk.csv"));
+        CHECK(same_file(dir / "lnk.csv", dir / "out.csv"));
+        CHECK(same_file(dir / "out.csv", dir / "chain.csv"));
+        CHECK(same_file(dir / "sub/up.csv", dir / "lnk.csv"));
+        CHECK(same_file(dir / "dirlink/x.csv", dir / "later/x.csv"));
+        CHECK_FALSE(same_file(dir / "lnk.csv", dir / "sub/out.csv"));
+        CHECK(resolve_links(dir / "chain.csv") == fs::canonical(dir) / "out.csv");
+        // Two outputs that are one file: refused before either is written.
+        const std::string a = "a\n", b = "b\n";
+        const std::vector<OutputFile> files{{dir / "out.csv", a}, {dir / "chain.csv", b}};
+        CHECK_THROWS_WITH_AS(write_files_atomically(files),
+                             doctest::Contains("name the same file"), Error);
+        CHECK_FALSE(fs::exists(dir / "out.csv"));
+    }
+
     TEST_CASE("remove_stale_temp_files removes temporary files of dead processes only") {
         const fs::path dir = test::scratch_dir("hostile_stale_tmp");
         const std::string dead = std::to_string(dead_pid());

@@ -1,0 +1,97 @@
+// Two outputs of one command that are one file in disguise (a symbolic link, dangling because
+// neither exists yet, to the other output), and two outputs of which the second cannot be written:
+// refused before the work, and nothing written (ctest label `hostile`).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/eval/leaderboard_fixture.h"
+#include "tests/support/test_paths.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 1); }
+
+// `link` made a relative symbolic link to `target` (which need not exist).
+void link_to(const std::string& target, const fs::path& link) { fs::create_symlink(target, link); }
+
+// The refusal of two output options naming one file: exit 1, both options and both paths named,
+// before any work (`work_line` is printed once the command has started).
+void check_same_file_refused(const CommandResult& r, const std::string& opt_a, const fs::path& a,
+                             const std::string& opt_b, const fs::path& b,
+                             const std::string& work_line) {
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(contains_text(r.output, opt_a + " " + a.string() + " and " + opt_b + " " + b.string() +
+                                      " name the same file"));
+    CHECK_FALSE(contains_text(r.output, work_line));
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank predict refuses --scores that is a dangling symlink to --out") {
+        const fs::path dir = scratch_dir("hostile_out_predict_link");
+        const fs::path root = write_lb_truth(dir / "truth");
+        link_to("same.csv", dir / "lnk.csv");
+        link_to("lnk.csv", dir / "lnk2.csv");  // a chain of two dangling links
+        const std::string base =
+            "predict --random 7 --data " + sq(root.string()) + " --split valid";
+        for (const char* scores : {"lnk.csv", "lnk2.csv"}) {
+            const auto r = run_segrank(base + " --out " + sq((dir / "same.csv").string()) +
+                                       " --scores " + sq((dir / scores).string()));
+            check_same_file_refused(r, "--out", dir / "same.csv", "--scores", dir / scores,
+                                    "wrote");
+            CHECK(contains_text(r.output, "(" + (dir / "same.csv").string() + ")"));
+        }
+        // The link as --out, the file as --scores.
+        const auto swapped = run_segrank(base + " --out " + sq((dir / "lnk.csv").string()) +
+                                         " --scores " + sq((dir / "same.csv").string()));
+        check_same_file_refused(swapped, "--out", dir / "lnk.csv", "--scores", dir / "same.csv",
+                                "wrote");
+        CHECK_FALSE(fs::exists(dir / "same.csv"));
+        CHECK(fs::is_symlink(dir / "lnk.csv"));
+    }
+
+    TEST_CASE("segrank hwmodel refuses --scores that is a dangling symlink to --out") {
+        const fs::path dir = scratch_dir("hostile_out_hwmodel_link");
+        const fs::path root = write_lb_truth(dir / "truth");
+        link_to("same.csv", dir / "lnk.csv");
+        const auto r =
+            run_segrank("hwmodel --data " + sq(root.string()) + " --split valid --out " +
+                        sq((dir / "same.csv").string()) + " --scores " +
+                        sq((dir / "lnk.csv").string()));
+        check_same_file_refused(r, "--out", dir / "same.csv", "--scores", dir / "lnk.csv",
+                                "graphs)");
+        CHECK_FALSE(fs::exists(dir / "same.csv"));
+        CHECK(fs::is_symlink(dir / "lnk.csv"));
+    }
+
+    TEST_CASE("segrank leaderboard refuses --out-csv that is a dangling symlink to --out-md") {
+        const fs::path dir = scratch_dir("hostile_out_leaderboard_link");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const fs::path sub = dir / "sub.csv";
+        REQUIRE(run_segrank("predict --random 7 --data " + sq(root.string()) +
+                            " --split valid --out " + sq(sub.string()))
+                    .exit_code == 0);
+        fs::create_directories(dir / "tables");
+        link_to("tables/m.md", dir / "lnk.csv");  // relative to the link's folder
+        const auto r = run_segrank("leaderboard --truth " + sq(root.string()) + " --out-md " +
+                                   sq((dir / "tables/m.md").string()) + " --out-csv " +
+                                   sq((dir / "lnk.csv").string()) + " " + sq(sub.string()));
+        check_same_file_refused(r, "--out-md", dir / "tables/m.md", "--out-csv", dir / "lnk.csv",
+                                "submission(s) against");
+        CHECK_FALSE(fs::exists(dir / "tables/m.md"));
+        // A link to a submission (an input) is refused too.
+        link_to("sub.csv", dir / "to_sub.csv");
+        const auto in = run_segrank("leaderboard --truth " + sq(root.string()) + " --out-csv " +
+                                    sq((dir / "to_sub.csv").string()) + " " + sq(sub.string()));
+        INFO(in.output);
+        CHECK(in.exit_code == 1);
+        CHECK(contains_text(in.output, "is the input " + sub.string()));
+    }
+}
