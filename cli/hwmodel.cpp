@@ -116,8 +116,10 @@ int run_baseline(int argc, char** argv) {
     }
     SEGRANK_CHECK(graphs > 0, "segrank hwmodel: no collection with split '", to_string(split),
                   "' under ", args["data"].as<std::string>());
-    write_submission(args["out"].as<std::string>(), rows);
-    if (args.count("scores")) write_scores(args["scores"].as<std::string>(), score_rows);
+    // Both files or neither: a failure writing one leaves the other as it was.
+    write_submission_and_scores(args["out"].as<std::string>(), rows,
+                                args.count("scores") ? args["scores"].as<std::string>() : "",
+                                score_rows);
     std::fprintf(stderr, "hwmodel: wrote %lld rows to %s\n", static_cast<long long>(rows.size()),
                  args["out"].as<std::string>().c_str());
     return 0;

@@ -133,11 +133,13 @@ int run_leaderboard(int argc, char** argv) {
     }
     rank_entries(entries);
 
-    if (args.count("out-md"))
-        write_file_atomically(args["out-md"].as<std::string>(),
-                              format_leaderboard_markdown(entries));
-    if (args.count("out-csv"))
-        write_file_atomically(args["out-csv"].as<std::string>(), format_leaderboard_csv(entries));
+    // Both tables or neither: a failure writing one leaves the other as it was.
+    const std::string md_text = args.count("out-md") ? format_leaderboard_markdown(entries) : "";
+    const std::string csv_text = args.count("out-csv") ? format_leaderboard_csv(entries) : "";
+    std::vector<OutputFile> tables;
+    if (args.count("out-md")) tables.push_back({args["out-md"].as<std::string>(), md_text});
+    if (args.count("out-csv")) tables.push_back({args["out-csv"].as<std::string>(), csv_text});
+    write_files_atomically(tables);
     std::string text;
     if (args.count("json")) {
         text = format_leaderboard_json(entries, split, missing);

@@ -163,16 +163,9 @@ Predictions predict_graphs(const Dataset& ds, const std::optional<CostModel>& mo
 
 // Both files or neither: a failure writing one leaves the other as it was.
 void write_predictions(const cxxopts::ParseResult& args, const Predictions& p) {
-    const std::string out = args["out"].as<std::string>();
-    const std::string sub_text = format_submission(out, p.rows);
-    std::string scores_text;
-    std::vector<OutputFile> files{{out, sub_text}};
-    if (args.count("scores")) {
-        const std::string scores = args["scores"].as<std::string>();
-        scores_text = format_scores(scores, p.score_rows);
-        files.push_back({scores, scores_text});
-    }
-    write_files_atomically(files);
+    write_submission_and_scores(args["out"].as<std::string>(), p.rows,
+                                args.count("scores") ? args["scores"].as<std::string>() : "",
+                                p.score_rows);
 }
 
 }  // namespace

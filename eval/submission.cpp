@@ -149,6 +149,17 @@ void write_scores(const std::filesystem::path& path, const std::vector<ScoreRow>
     write_file_atomically(path, format_scores(path, rows));
 }
 
+void write_submission_and_scores(const std::filesystem::path& out,
+                                 const std::vector<SubmissionRow>& rows,
+                                 const std::filesystem::path& scores,
+                                 const std::vector<ScoreRow>& score_rows) {
+    const std::string sub_text = format_submission(out, rows);
+    const std::string scores_text = scores.empty() ? "" : format_scores(scores, score_rows);
+    std::vector<OutputFile> files{{out, sub_text}};
+    if (!scores.empty()) files.push_back({scores, scores_text});
+    write_files_atomically(files);
+}
+
 std::vector<ScoreRow> read_scores(const std::filesystem::path& path) {
     const auto lines = read_lines(path);
     const std::string file = path.string();

@@ -61,6 +61,15 @@ void write_scores(const std::filesystem::path& path, const std::vector<ScoreRow>
 /// The bytes write_scores writes (same checks; `path` only names the file in messages).
 std::string format_scores(const std::filesystem::path& path, const std::vector<ScoreRow>& rows);
 
+/// Writes the submission `rows` to `out` and, when `scores` is not empty, the `score_rows` to
+/// `scores`: both files or neither (write_files_atomically, util/atomic_file.h), so a failure
+/// writing one (a full disk, /dev/full, a missing folder) leaves the other as it was. Throws
+/// segrank::Error as write_submission / write_scores, naming the file that failed.
+void write_submission_and_scores(const std::filesystem::path& out,
+                                 const std::vector<SubmissionRow>& rows,
+                                 const std::filesystem::path& scores,
+                                 const std::vector<ScoreRow>& score_rows);
+
 /// Parses a scores CSV. Throws segrank::Error naming "file:line" on a wrong header, a row with != 3
 /// fields, a negative or non-integer config, a non-numeric score (inf is accepted, NaN is not) or
 /// a repeated (ID, config) pair.

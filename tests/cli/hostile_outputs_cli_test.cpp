@@ -1,9 +1,10 @@
 // Two outputs of one command that are one file in disguise (a symbolic link, dangling because
-// neither exists yet, to the other output), and two outputs of which the second cannot be written:
-// refused before the work, and nothing written (ctest label `hostile`).
+// neither exists yet, to the other output): refused before the work; and two outputs of which one
+// cannot be written: neither is written (ctest label `hostile`).
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/eval/leaderboard_fixture.h"
@@ -93,5 +94,58 @@ TEST_SUITE("hostile") {
         INFO(in.output);
         CHECK(in.exit_code == 1);
         CHECK(contains_text(in.output, "is the input " + sub.string()));
+    }
+
+    TEST_CASE("segrank hwmodel writes --out and --scores both or neither") {
+        const fs::path dir = scratch_dir("hostile_out_hwmodel_both");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const std::string base = "hwmodel --data " + sq(root.string()) + " --split valid";
+        const auto full =
+            run_segrank(base + " --out " + sq((dir / "a.csv").string()) + " --scores /dev/full");
+        INFO(full.output);
+        CHECK(full.exit_code == 1);
+        CHECK(contains_text(full.output, "/dev/full"));
+        CHECK_FALSE(fs::exists(dir / "a.csv"));
+        // An earlier submission stays as it was.
+        std::ofstream(dir / "old.csv") << "ID,TopConfigs\ntile:xla:k1,0\n";
+        const auto again =
+            run_segrank(base + " --out " + sq((dir / "old.csv").string()) + " --scores /dev/full");
+        CHECK(again.exit_code == 1);
+        CHECK(read_file_text(dir / "old.csv") == "ID,TopConfigs\ntile:xla:k1,0\n");
+        const auto ok = run_segrank(base + " --out " + sq((dir / "a.csv").string()) +
+                                    " --scores " + sq((dir / "s.csv").string()));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(contains_text(read_file_text(dir / "a.csv"), "ID,TopConfigs"));
+        CHECK(contains_text(read_file_text(dir / "s.csv"), "ID,config,score"));
+    }
+
+    TEST_CASE("segrank leaderboard writes --out-md and --out-csv both or neither") {
+        const fs::path dir = scratch_dir("hostile_out_leaderboard_both");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const fs::path sub = dir / "sub.csv";
+        REQUIRE(run_segrank("predict --random 7 --data " + sq(root.string()) +
+                            " --split valid --out " + sq(sub.string()))
+                    .exit_code == 0);
+        const std::string lb = "leaderboard --truth " + sq(root.string()) + " ";
+        const auto csv_full = run_segrank(lb + "--out-md " + sq((dir / "b.md").string()) +
+                                          " --out-csv /dev/full " + sq(sub.string()));
+        INFO(csv_full.output);
+        CHECK(csv_full.exit_code == 1);
+        CHECK(contains_text(csv_full.output, "/dev/full"));
+        CHECK_FALSE(fs::exists(dir / "b.md"));
+        const auto md_full = run_segrank(lb + "--out-md /dev/full --out-csv " +
+                                         sq((dir / "b.csv").string()) + " " + sq(sub.string()));
+        INFO(md_full.output);
+        CHECK(md_full.exit_code == 1);
+        CHECK_FALSE(fs::exists(dir / "b.csv"));
+        for (const auto& e : fs::directory_iterator(dir))  // no temporary file left
+            CHECK_FALSE(contains_text(e.path().filename().string(), ".tmp-"));
+        const auto ok = run_segrank(lb + "--out-md " + sq((dir / "b.md").string()) + " --out-csv " +
+                                    sq((dir / "b.csv").string()) + " " + sq(sub.string()));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(contains_text(read_file_text(dir / "b.md"), "| rank | name | overall |"));
+        CHECK(contains_text(read_file_text(dir / "b.csv"), "rank,name,overall,"));
     }
 }
