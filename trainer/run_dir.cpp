@@ -120,7 +120,11 @@ RunDirLock::RunDirLock(const fs::path& dir, std::string_view what, std::string_v
     fs::create_directories(dir, ec);
     SEGRANK_CHECK(!ec, "cannot create ", what, " '", dir.string(), "': ", ec.message());
     const fs::path file = dir / ".lock";
-    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // The pid is written into the lock file: never through a symbolic link into its target.
+    SEGRANK_CHECK(!fs::is_symlink(fs::symlink_status(file, ec)), what, " ", dir.string(), ": ",
+                  file.string(), " is a symbolic link (to '", fs::read_symlink(file, ec).string(),
+                  "'); ", command, " writes its pid into it: remove the link");
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     SEGRANK_CHECK(fd_ >= 0, "cannot open lock file '", file.string(), "': ", std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
         const int err = errno;
@@ -175,7 +179,28 @@ void check_resume_config(const RunConfig& run, const RunConfig& now, const fs::p
     if (!problems.empty()) throw Error(problems);
 }
 
+namespace {
+
+// A resume appends to metrics.jsonl and replaces config.toml, report.json and the checkpoints
+// where they are: through a symbolic link it would write into the link's target (a user's file,
+// another run's checkpoint). Refused, naming the file and its target.
+void refuse_linked_run_files(const fs::path& run_dir) {
+    for (const char* f : {"config.toml", "metrics.jsonl", "report.json", "report.html",
+                          "best.ckpt.h5", "last.ckpt.h5", "partitions"}) {
+        const fs::path p = run_dir / f;
+        std::error_code ec;
+        if (!fs::is_symlink(fs::symlink_status(p, ec))) continue;
+        throw Error(str("--resume ", run_dir.string(), ": ", p.string(),
+                        " is a symbolic link (to '", fs::read_symlink(p, ec).string(),
+                        "'); resuming writes the run's files in place and would write through it "
+                        "into its target: put a copy of the file there instead of the link"));
+    }
+}
+
+}  // namespace
+
 void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
+    refuse_linked_run_files(run_dir);
     const fs::path stored = run_dir / "config.toml";
     SEGRANK_CHECK(fs::is_regular_file(stored), "--resume ", run_dir.string(),
                   ": no config.toml in it");

@@ -20,7 +20,8 @@ namespace segrank {
 /// is written into the file. Under MPI only rank 0 takes it.
 class RunDirLock {
 public:
-    /// Creates `dir` when missing, opens (creating) `<dir>/.lock` and locks it. Throws
+    /// Creates `dir` when missing, opens (creating) `<dir>/.lock` and locks it. A `.lock` that is a
+/// symbolic link is refused naming it (the pid would be written into the link's target). Throws
     /// segrank::Error `<what> <dir> is in use by another <command> (pid N)` ("run directory ... is
     /// in use by another segrank train (pid N)") when another process holds the lock (pid from the
     /// file, else from /proc/locks, else "pid unknown"), or naming the path when the directory or
@@ -55,7 +56,10 @@ void check_resume_config(const RunConfig& run, const RunConfig& now,
                          const std::filesystem::path& run_dir);
 
 /// Everything `segrank train --resume RUN` checks before anything is written, without opening the
-/// data: RUN has config.toml and last.ckpt.h5 (error "no checkpoint '<file>'"), the checkpoint's
+/// data: no run file (config.toml, metrics.jsonl, report.json, report.html, the checkpoints,
+/// partitions/) is a symbolic link (error "RUN/metrics.jsonl is a symbolic link (to 'T'); ...":
+/// the resume would write through it into T), RUN has config.toml and last.ckpt.h5 (error "no
+/// checkpoint '<file>'"), the checkpoint's
 /// stored config (else config.toml) vs `now` (check_resume_config), and, when train.epochs = 0,
 /// train.steps > the checkpoint step. Throws segrank::Error naming RUN.
 void check_resume_start(const RunConfig& now, const std::filesystem::path& run_dir);

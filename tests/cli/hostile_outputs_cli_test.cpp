@@ -9,6 +9,7 @@
 
 #include "tests/eval/leaderboard_fixture.h"
 #include "tests/support/test_paths.h"
+#include "tests/trainer/trainer_data_util.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
@@ -147,5 +148,56 @@ TEST_SUITE("hostile") {
         CHECK(ok.exit_code == 0);
         CHECK(contains_text(read_file_text(dir / "b.md"), "| rank | name | overall |"));
         CHECK(contains_text(read_file_text(dir / "b.csv"), "rank,name,overall,"));
+    }
+
+    TEST_CASE("segrank train --resume refuses a run file that is a symbolic link") {
+        const fs::path dir = scratch_dir("hostile_out_resume_link");
+        segrank::test::write_tiny_layout_collection(dir / "data");
+        segrank::save_config(segrank::test::tiny_run_config(dir / "data", dir / "run", 2),
+                             dir / "tiny.toml");
+        const auto first = run_segrank("train --config " + sq((dir / "tiny.toml").string()));
+        INFO(first.output);
+        REQUIRE(first.exit_code == 0);
+        const fs::path run = dir / "run";
+        const std::string notes = "my notes, not metrics\n";
+        std::ofstream(dir / "notes.txt") << notes;
+        fs::rename(run / "metrics.jsonl", dir / "metrics.jsonl");
+        fs::create_symlink(dir / "notes.txt", run / "metrics.jsonl");
+        const std::string resume = "train --resume " + sq(run.string()) + " --set train.steps=4";
+        for (const char* extra : {" --check", ""}) {
+            const auto r = run_segrank(resume + extra);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, (run / "metrics.jsonl").string() +
+                                              " is a symbolic link (to '" +
+                                              (dir / "notes.txt").string() + "')"));
+            CHECK(read_file_text(dir / "notes.txt") == notes);
+        }
+        // A checkpoint linked to another run's: that one is not replaced.
+        fs::remove(run / "metrics.jsonl");
+        fs::rename(dir / "metrics.jsonl", run / "metrics.jsonl");
+        fs::rename(run / "last.ckpt.h5", dir / "other.ckpt.h5");
+        fs::create_symlink("../other.ckpt.h5", run / "last.ckpt.h5");
+        const auto size = fs::file_size(dir / "other.ckpt.h5");
+        const auto ckpt = run_segrank(resume);
+        INFO(ckpt.output);
+        CHECK(ckpt.exit_code == 1);
+        CHECK(contains_text(ckpt.output, (run / "last.ckpt.h5").string() + " is a symbolic link"));
+        CHECK(fs::file_size(dir / "other.ckpt.h5") == size);
+        // The lock file, into which train writes its pid.
+        fs::remove(run / "last.ckpt.h5");
+        fs::rename(dir / "other.ckpt.h5", run / "last.ckpt.h5");
+        fs::remove(run / ".lock");
+        fs::create_symlink(dir / "notes.txt", run / ".lock");
+        const auto lock = run_segrank(resume);
+        INFO(lock.output);
+        CHECK(lock.exit_code == 1);
+        CHECK(contains_text(lock.output, (run / ".lock").string() + " is a symbolic link"));
+        CHECK(read_file_text(dir / "notes.txt") == notes);
+        // Real files again: the resume runs.
+        fs::remove(run / ".lock");
+        const auto ok = run_segrank(resume);
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
     }
 }
