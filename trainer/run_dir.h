@@ -21,7 +21,7 @@ namespace segrank {
 class RunDirLock {
 public:
     /// Creates `dir` when missing, opens (creating) `<dir>/.lock` and locks it. A `.lock` that is a
-/// symbolic link is refused naming it (the pid would be written into the link's target). Throws
+    /// symbolic link is refused naming it (the pid would be written into the link's target). Throws
     /// segrank::Error `<what> <dir> is in use by another <command> (pid N)` ("run directory ... is
     /// in use by another segrank train (pid N)") when another process holds the lock (pid from the
     /// file, else from /proc/locks, else "pid unknown"), or naming the path when the directory or

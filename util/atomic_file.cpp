@@ -298,7 +298,8 @@ fs::path resolve_links(const fs::path& path) {
     // `done` never holds a link (each component is resolved as it is appended), so its parent is
     // the real parent and ".." may drop its last component.
     fs::path done = start.root_path();
-    std::vector<fs::path> todo(start.relative_path().begin(), start.relative_path().end());
+    const fs::path start_rel = start.relative_path();
+    std::vector<fs::path> todo(start_rel.begin(), start_rel.end());
     std::reverse(todo.begin(), todo.end());  // next component last
     int hops = 0;
     while (!todo.empty()) {

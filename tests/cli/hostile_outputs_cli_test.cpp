@@ -48,7 +48,10 @@ TEST_SUITE("hostile") {
                                        " --scores " + sq((dir / scores).string()));
             check_same_file_refused(r, "--out", dir / "same.csv", "--scores", dir / scores,
                                     "wrote");
-            CHECK(contains_text(r.output, "(" + (dir / "same.csv").string() + ")"));
+            std::string resolved = "(";
+            resolved += (dir / "same.csv").string();
+            resolved += ")";
+            CHECK(contains_text(r.output, resolved));
         }
         // The link as --out, the file as --scores.
         const auto swapped = run_segrank(base + " --out " + sq((dir / "lnk.csv").string()) +
@@ -63,10 +66,9 @@ TEST_SUITE("hostile") {
         const fs::path dir = scratch_dir("hostile_out_hwmodel_link");
         const fs::path root = write_lb_truth(dir / "truth");
         link_to("same.csv", dir / "lnk.csv");
-        const auto r =
-            run_segrank("hwmodel --data " + sq(root.string()) + " --split valid --out " +
-                        sq((dir / "same.csv").string()) + " --scores " +
-                        sq((dir / "lnk.csv").string()));
+        const auto r = run_segrank("hwmodel --data " + sq(root.string()) + " --split valid --out " +
+                                   sq((dir / "same.csv").string()) + " --scores " +
+                                   sq((dir / "lnk.csv").string()));
         check_same_file_refused(r, "--out", dir / "same.csv", "--scores", dir / "lnk.csv",
                                 "graphs)");
         CHECK_FALSE(fs::exists(dir / "same.csv"));
@@ -113,8 +115,8 @@ TEST_SUITE("hostile") {
             run_segrank(base + " --out " + sq((dir / "old.csv").string()) + " --scores /dev/full");
         CHECK(again.exit_code == 1);
         CHECK(read_file_text(dir / "old.csv") == "ID,TopConfigs\ntile:xla:k1,0\n");
-        const auto ok = run_segrank(base + " --out " + sq((dir / "a.csv").string()) +
-                                    " --scores " + sq((dir / "s.csv").string()));
+        const auto ok = run_segrank(base + " --out " + sq((dir / "a.csv").string()) + " --scores " +
+                                    sq((dir / "s.csv").string()));
         INFO(ok.output);
         CHECK(ok.exit_code == 0);
         CHECK(contains_text(read_file_text(dir / "a.csv"), "ID,TopConfigs"));

@@ -97,8 +97,8 @@ TEST_SUITE("hostile") {
         // Two outputs that are one file: refused before either is written.
         const std::string a = "a\n", b = "b\n";
         const std::vector<OutputFile> files{{dir / "out.csv", a}, {dir / "chain.csv", b}};
-        CHECK_THROWS_WITH_AS(write_files_atomically(files),
-                             doctest::Contains("name the same file"), Error);
+        CHECK_THROWS_WITH_AS(write_files_atomically(files), doctest::Contains("name the same file"),
+                             Error);
         CHECK_FALSE(fs::exists(dir / "out.csv"));
     }
 
