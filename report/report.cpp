@@ -55,6 +55,27 @@ std::vector<std::string> split_lines(const std::string& text) {
     return lines;
 }
 
+// Member `key` of a metrics.jsonl line as a double: NaN when absent or null (the trainer writes a
+// value that is not finite as null). Throws naming `where` and the field when it holds another
+// type (a string "nan" is not a number).
+double metrics_number(const Json& v, const std::string& key, const std::string& where) {
+    const auto it = v.find(key);
+    if (it == v.end() || it->is_null()) return kNaN;
+    SEGRANK_CHECK(it->is_number(), where, ": field \"", key, "\" is a ", it->type_name(), " (",
+                  dump_json(*it).substr(0, 40), "), expected a number or null");
+    return it->get<double>();
+}
+
+// The "step" of a metrics.jsonl line: 0 when absent; throws naming `where` unless it is a
+// non-negative integer.
+int64_t metrics_step(const Json& v, const std::string& where) {
+    const auto it = v.find("step");
+    if (it == v.end()) return 0;
+    SEGRANK_CHECK(it->is_number_integer() && it->get<int64_t>() >= 0, where, ": field \"step\" is ",
+                  dump_json(*it).substr(0, 40), ", expected a non-negative integer");
+    return it->get<int64_t>();
+}
+
 // One CSV record (RFC 4180) and the line it starts on.
 struct CsvRecord {
     size_t line = 0;
@@ -155,6 +176,9 @@ RunRecords load_run(const std::filesystem::path& dir) {
     const auto metrics_path = dir / "metrics.jsonl";
     if (const auto text = read_text(metrics_path, kMaxLinesFileBytes)) {
         const auto lines = split_lines(*text);
+        // Only an unterminated last line can be one the trainer is still writing; a complete line
+        // that does not parse is as malformed as any other.
+        const bool terminated = text->empty() || text->back() == '\n';
         bool nonfinite_noted = false;
         for (size_t i = 0; i < lines.size(); ++i) {
             if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
@@ -163,24 +187,28 @@ RunRecords load_run(const std::filesystem::path& dir) {
             try {
                 v = read_json(lines[i], metrics_path.string(), static_cast<int64_t>(i + 1));
             } catch (const Error&) {
-                if (i + 1 == lines.size()) {
+                if (i + 1 == lines.size() && !terminated) {
                     r.notes.push_back(where +
-                                      ": torn last line skipped (is the run still writing?)");
+                                      ": torn last line skipped (no line end: is the run still "
+                                      "writing?)");
                     continue;
                 }
                 throw;
             }
             SEGRANK_CHECK(v.is_object(), where, ": expected a JSON object per line");
+            SEGRANK_CHECK(!v.contains("phase") || v["phase"].is_string(), where,
+                          ": field \"phase\" is ", dump_json(v["phase"]).substr(0, 40),
+                          ", expected a string");
             const std::string phase = json_string(v, "phase").value_or("");
-            const int64_t step = int_or(v, "step", 0);
+            const int64_t step = metrics_step(v, where);
             if (phase == "train") {
                 RunTrainPoint p;
                 p.step = step;
-                p.epoch = num_or_nan(v, "epoch");
-                p.loss = num_or_nan(v, "loss");
-                p.lr = num_or_nan(v, "lr");
-                p.steps_per_s = num_or_nan(v, "steps_per_s");
-                p.peak_rss_mb = num_or_nan(v, "peak_rss_mb");
+                p.epoch = metrics_number(v, "epoch", where);
+                p.loss = metrics_number(v, "loss", where);
+                p.lr = metrics_number(v, "lr", where);
+                p.steps_per_s = metrics_number(v, "steps_per_s", where);
+                p.peak_rss_mb = metrics_number(v, "peak_rss_mb", where);
                 if (!std::isfinite(p.loss) && !nonfinite_noted) {
                     nonfinite_noted = true;
                     r.notes.push_back(str(where, ": the training loss at step ", step,
@@ -192,7 +220,7 @@ RunRecords load_run(const std::filesystem::path& dir) {
                 RunEval e;
                 e.phase = phase;
                 e.step = step;
-                e.selection = num_or_nan(v, "selection");
+                e.selection = metrics_number(v, "selection", where);
                 e.overall = kNaN;
                 if (const auto m = v.find("metrics"); m != v.end()) {
                     e.overall = num_or_nan(*m, "overall");

