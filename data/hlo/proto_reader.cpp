@@ -2,7 +2,10 @@
 // file adds file-kind detection, truncation and wire-type diagnostics, and reference checks.
 #include "data/hlo/proto_reader.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <climits>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -191,12 +194,55 @@ std::string find_wire_type_mismatch(const gp::Message& m, const MsgPath& path,
     return {};
 }
 
+// libprotobuf writes what it finds wrong in the wire data (a string field holding invalid UTF-8)
+// to stderr itself, before segrank's own error. While try_parse runs on this thread, its messages
+// are collected here instead and folded into that error.
+thread_local std::string* t_protobuf_log = nullptr;
+
+void protobuf_log_handler(gp::LogLevel level, const char* filename, int line,
+                          const std::string& message) {
+    if (t_protobuf_log != nullptr) {
+        // The first sentence says what is wrong; the rest is advice to a .proto's author.
+        std::string text = message.substr(0, message.find(". "));
+        while (!text.empty() && (text.back() == ' ' || text.back() == '.')) text.pop_back();
+        if (!t_protobuf_log->empty()) *t_protobuf_log += "; ";
+        *t_protobuf_log += text;
+        return;
+    }
+    static const char* const kLevel[] = {"INFO", "WARNING", "ERROR", "FATAL"};
+    const int l = static_cast<int>(level);
+    std::fprintf(stderr, "[libprotobuf %s %s:%d] %s\n", l >= 0 && l < 4 ? kLevel[l] : "?", filename,
+                 line, message.c_str());
+}
+
+// Collects libprotobuf's log messages into `sink` for its lifetime (installs the handler once).
+class ProtobufLogCapture {
+public:
+    explicit ProtobufLogCapture(std::string& sink) : previous_(t_protobuf_log) {
+        static const bool installed = (gp::SetLogHandler(&protobuf_log_handler), true);
+        (void)installed;
+        t_protobuf_log = &sink;
+    }
+    ~ProtobufLogCapture() { t_protobuf_log = previous_; }
+    ProtobufLogCapture(const ProtobufLogCapture&) = delete;
+    ProtobufLogCapture& operator=(const ProtobufLogCapture&) = delete;
+
+private:
+    std::string* previous_;
+};
+
 // Parses `bytes` into `msg`; returns "" on success or a description of what is wrong.
 std::string try_parse(std::string_view bytes, gp::Message& msg, const std::string& root) {
     if (bytes.size() > static_cast<size_t>(INT_MAX)) return "file larger than 2 GiB";
-    if (!msg.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-        return str("libprotobuf could not parse it as ", root,
-                   " (truncated nested message or corrupt wire data)");
+    std::string logged;
+    bool parsed = false;
+    {
+        const ProtobufLogCapture capture(logged);
+        parsed = msg.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+    }
+    if (!parsed)
+        return str("libprotobuf could not parse it as ", root, " (",
+                   logged.empty() ? "truncated nested message or corrupt wire data" : logged, ")");
     return find_wire_type_mismatch(msg, MsgPath{}, root);
 }
 

@@ -82,3 +82,25 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(ok.output, "the training loss at step 20 is not finite"));
     }
 }
+
+TEST_SUITE("hostile") {
+    TEST_CASE("a tuning .pb with invalid UTF-8 in a name prints no raw libprotobuf log line") {
+        const fs::path dir = scratch_dir("hostile_pb_utf8");
+        // ModuleTuningData { module { name: "\xff\xfe" } }: a string field that is not UTF-8.
+        write_text(dir / "flip.pb", std::string("\x0a\x04\x0a\x02\xff\xfe", 6));
+        const std::string pb = (dir / "flip.pb").string();
+        for (const std::string& cmd :
+             {"hwmodel explain " + sq(pb),
+              "ingest " + sq(pb) + " --out " + sq((dir / "out").string())}) {
+            const auto r = run_segrank(cmd);
+            INFO(cmd, "\n", r.output);
+            CHECK(r.exit_code == 1);
+            CHECK_FALSE(contains_text(r.output, "[libprotobuf"));
+            CHECK(contains_text(r.output, pb + ": "));
+            CHECK(contains_text(r.output,
+                                "String field 'segrank.pb.HloModuleProto.name' contains "
+                                "invalid UTF-8 data when parsing a protocol buffer)"));
+        }
+        CHECK_FALSE(fs::exists(dir / "out"));
+    }
+}
