@@ -208,6 +208,9 @@ Measurement parse_exec_reply(const std::string& line, int64_t id) {
     if (!doc["runtime_ns"].is_number()) return garbage("\"runtime_ns\" is not a number");
     const double ns = doc["runtime_ns"].get<double>();
     if (!std::isfinite(ns) || ns <= 0) return garbage("runtime_ns must be finite and > 0");
+    if (ns > kMaxExecRuntimeNs)
+        return garbage("runtime_ns " + format_number(ns) + " is above the plausible maximum " +
+                       format_number(kMaxExecRuntimeNs) + " ns (about 11.6 days)");
     return Measurement::success(ns);
 }
 

@@ -14,10 +14,14 @@ namespace segrank::tune {
 /// "graph": .., "name": .., "config": ..} (docs/tune.md#the-exec-protocol).
 std::string exec_request(int64_t id, const TuneGraph& graph, const Config& config);
 
+/// The largest runtime_ns an exec reply may give: 1e15 ns (about 11.6 days). A measured kernel or
+/// module runs far below it; a larger value is a harness bug (wrong unit, uninitialized value).
+inline constexpr double kMaxExecRuntimeNs = 1e15;
+
 /// The outcome a reply line gives for request `id` (docs/tune.md#the-exec-protocol): success with
 /// runtime_ns, failure with the harness's error, or failure "garbage reply ..." for a line that is
-/// not a JSON object with this id and exactly one of a finite positive runtime_ns / a string error.
-/// Never throws.
+/// not a JSON object with this id and exactly one of a finite positive runtime_ns at most
+/// kMaxExecRuntimeNs / a string error. Never throws.
 Measurement parse_exec_reply(const std::string& line, int64_t id);
 
 /// The line `/bin/sh -c` runs for CMD: "exec CMD" when CMD is one simple command (no ; & | < > ( )

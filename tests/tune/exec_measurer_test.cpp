@@ -126,6 +126,20 @@ TEST_CASE("exec replies: runtime, error, and every kind of garbage") {
     }
 }
 
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "exec replies: a runtime_ns above 1e15 ns is garbage naming the reply and the bound") {
+        CHECK(*parse_exec_reply(R"({"id": 3, "runtime_ns": 1e15})", 3).runtime_ns == 1e15);
+        const Measurement m = parse_exec_reply(R"({"id": 3, "runtime_ns": 1e300})", 3);
+        CHECK_FALSE(m.ok());
+        CHECK_MESSAGE(contains_text(m.error,
+                                    "garbage reply to request 3 (runtime_ns 1e+300 is "
+                                    "above the plausible maximum 1e+15 ns (about 11.6 "
+                                    "days)): {\"id\": 3, \"runtime_ns\": 1e300}"),
+                      m.error);
+    }
+}
+
 TEST_CASE(
     "exec harness: answers, errors, garbage, a stale reply, a hang and a death are measured or "
     "skipped") {
