@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
+#include <map>
 #include <numeric>
 
 #include "gnn/core/check.h"
@@ -133,7 +135,62 @@ LeaderboardEntry score_submission(const CheckedSubmission& sub, const Truth& tru
     return e;
 }
 
+namespace {
+
+// The last `k` components of `file` joined by '/', the last without its extension ("d1/x" for
+// "runs/d1/x.csv", k = 2); the whole path when it has fewer.
+std::string path_suffix_name(const std::string& file, size_t k) {
+    const std::filesystem::path p(file);
+    std::vector<std::string> parts;
+    for (const auto& c : p.parent_path()) parts.push_back(c.string());
+    parts.push_back(p.stem().string());
+    const size_t from = parts.size() > k ? parts.size() - k : 0;
+    std::string out;
+    for (size_t i = from; i < parts.size(); ++i) {
+        if (!out.empty() && out.back() != '/') out += '/';
+        out += parts[i];
+    }
+    return out;
+}
+
+}  // namespace
+
+void name_entries_uniquely(std::vector<LeaderboardEntry>& entries) {
+    std::map<std::string, std::vector<size_t>> by_name;
+    for (size_t i = 0; i < entries.size(); ++i) by_name[entries[i].name].push_back(i);
+    for (const auto& [name, idx] : by_name) {
+        if (idx.size() < 2) continue;
+        size_t max_parts = 1;
+        for (size_t i : idx) {
+            size_t n = 0;
+            for (const auto& c : std::filesystem::path(entries[i].file)) n += c.empty() ? 0 : 1;
+            max_parts = std::max(max_parts, n);
+        }
+        const auto distinct = [](std::vector<std::string> v) {
+            std::sort(v.begin(), v.end());
+            return std::adjacent_find(v.begin(), v.end()) == v.end();
+        };
+        std::vector<std::string> names;
+        for (size_t k = 2; k <= max_parts && (names.empty() || !distinct(names)); ++k) {
+            names.clear();
+            for (size_t i : idx) names.push_back(path_suffix_name(entries[i].file, k));
+        }
+        if (names.empty() || !distinct(names)) {  // x.csv and x.tsv: the paths as given
+            names.clear();
+            for (size_t i : idx) names.push_back(entries[i].file);
+        }
+        std::map<std::string, int> seen;  // the same path given twice: numbered in input order
+        for (size_t j = 0; j < idx.size(); ++j) {
+            std::string n = names[j];
+            const int count = ++seen[n];
+            if (count > 1) n += str(" #", count);
+            entries[idx[j]].name = std::move(n);
+        }
+    }
+}
+
 void rank_entries(std::vector<LeaderboardEntry>& entries) {
+    name_entries_uniquely(entries);
     std::stable_sort(entries.begin(), entries.end(),
                      [](const LeaderboardEntry& a, const LeaderboardEntry& b) {
                          if (a.valid != b.valid) return a.valid;

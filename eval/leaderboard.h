@@ -94,11 +94,13 @@ struct CheckedSubmission {
     bool valid() const;  ///< no issue of severity kError
 };
 
-/// Validates submission CSV text against the truth; `file` names it in issues. Checks: header
-/// `ID,TopConfigs` (a UTF-8 BOM is tolerated), two fields per row, ID format, unknown and
-/// duplicate IDs, indices that are not non-negative integers, out of [0, c) or repeated, tile rows
-/// with fewer than min(5, c) entries (more than 5: warning, the first 5 count), layout rows that
-/// are not permutations of 0..c-1, and missing graphs per `missing`. Never throws for bad content.
+/// Validates submission CSV text against the truth; `file` names it in issues. Checks: not binary
+/// (an HDF5 file, a zip/.npz, a .npy or bytes with a NUL is one error naming what it is, no raw
+/// bytes), header `ID,TopConfigs` (a UTF-8 BOM is tolerated), two fields per row, ID format,
+/// unknown and duplicate IDs, indices that are not non-negative integers, out of [0, c) or
+/// repeated, tile rows with fewer than min(5, c) entries (more than 5: warning, the first 5 count),
+/// layout rows that are not permutations of 0..c-1, and missing graphs per `missing`. Never throws
+/// for bad content.
 CheckedSubmission check_submission_text(std::string_view text, const std::string& file,
                                         const Truth& truth, MissingPolicy missing);
 /// Reads `path` and validates it (an unreadable file is one error issue).
@@ -134,8 +136,13 @@ struct LeaderboardEntry {
 LeaderboardEntry score_submission(const CheckedSubmission& sub, const Truth& truth,
                                   MissingPolicy missing);
 
-/// Sorts valid entries by overall (descending; ties by name) and numbers them; invalid entries
-/// follow, unranked, in input order.
+/// Renames entries whose names (file stems) coincide by their shortest distinguishing path suffix:
+/// "d1/x.csv" and "d2/x.csv" become "d1/x" and "d2/x"; the same path given twice is numbered in
+/// input order ("x", "x #2"). Other names stay as they are.
+void name_entries_uniquely(std::vector<LeaderboardEntry>& entries);
+
+/// Names entries uniquely (name_entries_uniquely), sorts valid entries by overall (descending;
+/// ties by name) and numbers them; invalid entries follow, unranked, in input order.
 void rank_entries(std::vector<LeaderboardEntry>& entries);
 
 /// The five Kaggle collection names in table order.

@@ -42,6 +42,19 @@ namespace {
 
 constexpr size_t kMaxListed = 5;  // values quoted per message before "..."
 
+// What a file that is not text is ("an HDF5 file (a graph store?)"), or "" for text: a known
+// signature, else a NUL byte in the first 4 KiB (a CSV never holds one).
+std::string binary_kind(std::string_view text) {
+    if (text.substr(0, 8) == std::string_view("\x89HDF\r\n\x1a\n", 8))
+        return "an HDF5 file (a graph store?)";
+    if (text.substr(0, 4) == std::string_view("PK\x03\x04", 4))
+        return "a zip archive (an .npz graph?)";
+    if (text.substr(0, 6) == std::string_view("\x93NUMPY", 6)) return "a numpy .npy array";
+    const size_t nul = text.substr(0, 4096).find('\0');
+    if (nul != std::string_view::npos) return str("binary data (a NUL byte at offset ", nul, ")");
+    return "";
+}
+
 std::vector<std::string_view> split_view(std::string_view s, char sep) {
     std::vector<std::string_view> out;
     size_t start = 0;
@@ -171,6 +184,10 @@ struct Checker {
 
     void run(std::string_view text, MissingPolicy missing) {
         const std::string& file = sub.file;
+        if (const std::string kind = binary_kind(text); !kind.empty()) {
+            error(file, str("is ", kind, ", a submission CSV (ID,TopConfigs) was expected"));
+            return;
+        }
         if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
         std::vector<std::string_view> lines = split_view(text, '\n');
         if (!lines.empty() && lines.back().empty()) lines.pop_back();  // final newline

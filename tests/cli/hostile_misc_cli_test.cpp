@@ -104,3 +104,52 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "out"));
     }
 }
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank leaderboard names two submissions with one file stem by their paths") {
+        const fs::path dir = scratch_dir("hostile_lb_same_stem");
+        const fs::path root = write_lb_truth(dir / "truth");
+        fs::create_directories(dir / "d1");
+        fs::create_directories(dir / "d2");
+        write_text(dir / "d1/x.csv", lb_submission_a());
+        write_text(dir / "d2/x.csv", lb_submission_b());
+        write_text(dir / "x.csv", lb_submission_c());
+        const fs::path csv = dir / "lb.csv";
+        const auto r =
+            run_command("cd " + sq(dir.string()) + " && " + sq(segrank_binary().string()) +
+                        " leaderboard --truth " + sq(root.string()) +
+                        " d1/x.csv x.csv d2/x.csv --out-csv " + sq(csv.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        const std::string table = read_file_text(csv);
+        INFO(table);
+        // B scores highest; A and C (--missing worst) tie and are ordered by name.
+        CHECK(contains_text(table, "\n1,d2/x,"));
+        CHECK(contains_text(table, "\n2,d1/x,"));
+        CHECK(contains_text(table, "\n3,x,"));
+    }
+
+    TEST_CASE("segrank leaderboard names an HDF5 file given as a submission, no raw bytes") {
+        const fs::path dir = scratch_dir("hostile_lb_h5_submission");
+        const fs::path root = write_lb_truth(dir / "truth");
+        write_text(
+            dir / "store.h5",
+            std::string("\x89HDF\r\n\x1a\n\0\0\0\0\0\x08\x08\0\x04\0\x10\0\xff\xfe\n,,\n", 32));
+        write_text(dir / "blob.csv", std::string("ID,TopConfigs\ntile:xla:k1,1\0\x01\n", 30));
+        write_text(dir / "ok.csv", lb_submission_a());
+        const std::string h5 = (dir / "store.h5").string(), blob = (dir / "blob.csv").string();
+        const auto r = run_segrank("leaderboard --truth " + sq(root.string()) + " " + sq(h5) + " " +
+                                   sq(blob) + " " + sq((dir / "ok.csv").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, h5 + ": is an HDF5 file (a graph store?), a submission CSV "
+                                           "(ID,TopConfigs) was expected"));
+        CHECK(contains_text(r.output, blob + ": is binary data (a NUL byte at offset 27), a "
+                                             "submission CSV (ID,TopConfigs) was expected"));
+        CHECK_FALSE(contains_text(r.output, "HDF\r"));
+        CHECK_FALSE(contains_text(r.output, "\xff"));
+        CHECK_FALSE(contains_text(r.output, h5 + ":1:"));  // one error, no per-line ones
+        CHECK_FALSE(contains_text(r.output, h5 + ":2:"));
+        CHECK(contains_text(r.output, " ok "));  // the valid submission is still scored
+    }
+}
