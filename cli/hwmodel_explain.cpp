@@ -12,6 +12,7 @@
 #include "cli/options.h"
 #include "data/collection.h"
 #include "data/graph.h"
+#include "data/graph_store.h"
 #include "data/hlo/proto_reader.h"
 #include "gnn/core/check.h"
 #include "hwmodel/from_graph.h"
@@ -113,6 +114,10 @@ int run_hwmodel_explain(int argc, char** argv) {
     const int64_t top = args["top"].as<int64_t>();
     const bool has_config = args.count("config") > 0;
     const int64_t config = has_config ? args["config"].as<int64_t>() : 0;
+    std::error_code ec;
+    SEGRANK_CHECK(!std::filesystem::is_regular_file(file, ec) || !is_hdf5_file(file), file.string(),
+                  ": is an HDF5 file (a graph store or checkpoint); hwmodel explain takes a tuning "
+                  ".pb or an .npz graph: give the npz file the store was packed from");
     if (file.extension() == ".npz") {
         if (infer_task(file) == Task::kTile) {
             const TileGraph g = load_tile_npz(file, LabelPolicy::kAllowTestZeros);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "data/graph_store.h"
 #include "data/npz.h"
 #include "gnn/core/check.h"
 #include "util/user_input.h"
@@ -226,10 +227,23 @@ std::vector<Collection> discover_collections(const std::filesystem::path& root_i
     if (!out.empty()) return out;
 
     auto files = npz_files(root_in);
-    SEGRANK_CHECK(!files.empty(), root_in.string(),
-                  ": no npz collections found (expected npz/tile/xla/{train,valid,test}/, "
-                  "npz/layout/{xla,nlp}/{default,random}/{train,valid,test}/ or a folder of .npz "
-                  "files)");
+    if (files.empty()) {
+        std::vector<std::filesystem::path> stores;  // say so when the folder holds graph stores
+        try {
+            stores = list_graph_stores(root_in);
+        } catch (const std::exception&) {
+        }
+        throw Error(str(
+            root_in.string(),
+            ": no npz collections found (expected npz/tile/xla/{train,valid,test}/, "
+            "npz/layout/{xla,nlp}/{default,random}/{train,valid,test}/ or a folder of .npz files)",
+            stores.empty()
+                ? std::string()
+                : str("; it holds ", stores.size(), " HDF5 graph store(s) (",
+                      stores.front().filename().string(), stores.size() > 1 ? ", ..." : "",
+                      "), which this command does not read: give the npz folder they were "
+                      "packed from")));
+    }
     CollectionId id;
     id.task = infer_task(files.front());
     const auto words = path_words(root_in);

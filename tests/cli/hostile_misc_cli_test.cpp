@@ -153,3 +153,28 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(r.output, " ok "));  // the valid submission is still scored
     }
 }
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank hwmodel explain and hwmodel --data name HDF5 stores they do not read") {
+        const fs::path dir = scratch_dir("hostile_hwmodel_store");
+        fs::create_directories(dir / "stores");
+        const std::string store = (dir / "stores/layout_xla_random_valid.h5").string();
+        write_text(store, std::string("\x89HDF\r\n\x1a\n\0\0\0\0\0\x08\x08\0", 16));
+        const auto r = run_segrank("hwmodel explain " + sq(store));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, store + ": is an HDF5 file (a graph store or checkpoint); "
+                                              "hwmodel explain takes a tuning .pb or an .npz "
+                                              "graph"));
+        CHECK_FALSE(contains_text(r.output, "protobuf"));
+        const auto d = run_segrank("hwmodel --data " + sq((dir / "stores").string()) +
+                                   " --split valid --out " + sq((dir / "sub.csv").string()));
+        INFO(d.output);
+        CHECK(d.exit_code == 1);
+        CHECK(contains_text(d.output, "no npz collections found"));
+        CHECK(contains_text(d.output,
+                            "it holds 1 HDF5 graph store(s) (layout_xla_random_valid.h5), "
+                            "which this command does not read"));
+        CHECK_FALSE(fs::exists(dir / "sub.csv"));
+    }
+}
