@@ -79,6 +79,7 @@ from bench.atomic_output import (
     markdown_output,
     write_text_atomically,
 )
+from bench.options import parse_args_once
 
 
 def _earlier_json(text):
@@ -644,7 +645,7 @@ def main(argv):
         "--markdown", help="also write the Markdown table here (not the --json-out file)"
     )
     try:
-        opts = ap.parse_args(argv)
+        opts = parse_args_once(ap, argv)
     except SystemExit as e:
         return 2 if e.code else 0
     # A relative path on the command line is the caller's: made absolute here, once, against the

@@ -20,6 +20,7 @@ from .atomic_output import (
 )
 from .common import PROG, REPO, BenchError, log
 from .machine import children_cpu_s, cpu_model, git_commit
+from .options import parse_args_once
 from .report import clean_json, fmt, markdown, pm
 from .runner import Runner
 from .settings import CASES, DEFAULT_CASES, REAL_INPUTS, SCHEMA_VERSION, SIZES, TRANSFER_CASES
@@ -350,7 +351,7 @@ def parse_args(argv, usage):
         "same (stamp files beside each run); the JSON marks them reused",
     )
     add_output_args(p)
-    o = p.parse_args(argv)
+    o = parse_args_once(p, argv)
     resolve_paths(o)
     check_seeds_and_mode(p, o)
     if not 0 <= o.layout_choices <= 1000:

@@ -60,6 +60,44 @@ TEST_CASE("bench_quality.py refuses bad arguments with exit 2 and a message") {
     CHECK(contains_text(nobin.output, "/nonexistent/segrank"));
 }
 
+TEST_SUITE("hostile") {
+    TEST_CASE("the bench scripts refuse an option given twice, as segrank does") {
+        if (!have_python3()) {
+            MESSAGE("SKIPPED: python3 not found");
+            return;
+        }
+        const fs::path dir = scratch_dir("bench_scripts_twice");
+        const std::string scripts = (source_dir() / "scripts").string();
+        struct Bad {
+            std::string script, args, message;
+        };
+        const Bad cases[] = {
+            {"bench_quality.py", "--jobs 1 --jobs 0", "--jobs given twice (--jobs 1, --jobs 0)"},
+            {"bench_quality.py", "--seeds 2 --seeds=3",
+             "--seeds given twice (--seeds 2, --seeds 3)"},
+            {"bench_tune.py", "--cases a --cases b", "--cases given twice (--cases a, --cases b)"},
+            {"bench_scale.py", "--np 2 --np 3", "--np given twice (--np 2, --np 3)"},
+        };
+        for (const Bad& b : cases) {
+            const auto r =
+                run_command("/usr/bin/python3 " + sq(scripts + "/" + b.script) + " --work " +
+                            sq((dir / "w").string()) + " --segrank /nonexistent/segrank " + b.args);
+            INFO(b.script, " ", b.args, "\n", r.output);
+            CHECK(r.exit_code == 2);
+            CHECK(contains_text(r.output, b.message + "; give it once"));
+        }
+        CHECK_FALSE(fs::exists(dir / "w"));
+        // Lists and flags stay repeatable: --help after them still prints the usage. (The missing
+        // --segrank above keeps a script that accepted a repeat from running a benchmark.)
+        const auto ok =
+            run_command("/usr/bin/python3 " + sq(scripts + "/bench_quality.py") +
+                        " --set train.steps=1 --set train.steps=2 --ablate "
+                        "a:train.steps=1 --ablate b:train.steps=2 --tiny --tiny --help");
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
+}
+
 TEST_CASE(
     "bench/npz.py reads npz files with numpy: targets as segrank computes them, row slices "
     "written back, and a damaged file, float runtimes or an index out of range refused by name") {

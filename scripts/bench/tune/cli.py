@@ -22,6 +22,7 @@ from ..cli import (
 from ..atomic_output import json_output, markdown_output
 from ..common import REPO, BenchError, log
 from ..machine import cpu_model, git_commit
+from ..options import parse_args_once
 from ..runner import Runner
 from .report import markdown
 from .settings import BATCH, BUDGETS, CASES, PROG, SCHEMA_VERSION, SEARCH_FAMILY, SIZES, WITHIN
@@ -73,7 +74,7 @@ def parse_args(argv, usage):
     )
     p.add_argument("--jobs", type=int, default=0, help="segrank runs at a time (default: nproc)")
     add_output_args(p)
-    o = p.parse_args(argv)
+    o = parse_args_once(p, argv)
     resolve_paths(o)
     check_seeds_and_mode(p, o)
     o.cases = check_cases(p, o.cases or ",".join(CASES), CASES)

@@ -1,0 +1,55 @@
+"""Options given twice: argparse keeps the last value silently (`--jobs 1 --jobs 0` runs with 0);
+the harness scripts refuse it as `segrank` does (cli/options.cpp refuse_repeated_options)."""
+
+import argparse
+
+# The options already given, kept on the namespace while argparse parses and removed after.
+_GIVEN = "_options_given"
+
+# Actions that may repeat: lists (--set, --ablate), counters, flags (a flag twice means the same),
+# --help and --version.
+_REPEATABLE = (
+    argparse._AppendAction,
+    argparse._AppendConstAction,
+    argparse._CountAction,
+    argparse._StoreConstAction,  # store_true / store_false too
+    argparse._HelpAction,
+    argparse._VersionAction,
+)
+
+
+def _once_call(self, parser, namespace, values, option_string=None):
+    given = getattr(namespace, _GIVEN, None)
+    if given is None:
+        given = {}
+        setattr(namespace, _GIVEN, given)
+    shown = values if not isinstance(values, list) else " ".join(map(str, values))
+    if self.dest in given:
+        first, first_value = given[self.dest]
+        parser.error(
+            f"{option_string} given twice ({first} {first_value}, {option_string} {shown}); "
+            "give it once"
+        )
+    given[self.dest] = (option_string, shown)
+    super(type(self), self).__call__(parser, namespace, values, option_string)
+
+
+def refuse_repeated_options(parser):
+    """Makes every option of `parser` that takes one value an error (exit 2, naming the option and
+    both values) when given twice. Lists (action "append"), counters and flags stay repeatable.
+    Call after the last add_argument; parse with parse_args_once."""
+    for action in parser._actions:
+        if not action.option_strings or isinstance(action, _REPEATABLE):
+            continue
+        base = type(action)
+        action.__class__ = type("Once" + base.__name__, (base,), {"__call__": _once_call})
+
+
+def parse_args_once(parser, argv):
+    """parser.parse_args(argv) with refuse_repeated_options applied; the namespace holds only the
+    parser's options."""
+    refuse_repeated_options(parser)
+    o = parser.parse_args(argv)
+    if hasattr(o, _GIVEN):
+        delattr(o, _GIVEN)
+    return o
