@@ -5,17 +5,19 @@
 //                                 task = "tile"|"layout", collection = "layout:xla:default",
 //                                 split = "train"|"valid"|"test"|"unknown", source = packed folder
 //   /graphs/<name>/        attrs: source_file, num_nodes, num_edges, num_configs, num_config_nodes
-//     node_feat            f32 [n, 140]
-//     node_opcode          u8  [n]
-//     edge_index           i64 [m, 2]       (row (u, v): u consumes v)
+//     node_feat            f32 [n, 140]     chunked by ~1 MiB of rows
+//     node_opcode          u8  [n]          chunked by ~1 MiB of rows
+//     edge_index           i64 [m, 2]       chunked by ~1 MiB of rows (row (u, v): u consumes v)
 //     config_runtime       i64 [c] ns       chunked by config rows, deflate
 //     tile only:   config_feat                 f32 [c, 24]      chunked by config rows, deflate
 //                  config_runtime_normalizers  i64 [c] ns       chunked by config rows, deflate
-//     layout only: node_config_ids             i64 [nc]
+//     layout only: node_config_ids             i64 [nc]         one chunk
 //                  node_config_feat            i8  [c, nc, 18]  chunked by config rows, deflate
-//                  node_splits                 i64 [k]
+//                  node_splits                 i64 [k]          one chunk
 // Config tensors are chunked along the config dimension, so reading K sampled rows touches at most
-// K chunks and never the rest of the tensor.
+// K chunks and never the rest of the tensor. Every dataset carries HDF5's Fletcher32 checksum per
+// chunk, verified on each chunk read (a mismatch: "<store>:/graphs/<name>/<dataset>: checksum
+// mismatch: the file is corrupt"); stores written before carry none and are still read.
 #pragma once
 #include <cstdint>
 #include <filesystem>

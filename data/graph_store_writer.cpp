@@ -41,8 +41,32 @@ int64_t GraphStoreWriter::rows_per_chunk(int64_t row_bytes) const {
 // Runtimes are chunked like the config tensors, so K sampled rows do not pull in the whole vector
 // (a contiguous dataset would be read through HDF5's 64 KiB sieve buffer).
 H5WriteOptions GraphStoreWriter::runtime_options() const {
-    return {rows_per_chunk(8), opt_.deflate_level};
+    return {rows_per_chunk(8), opt_.deflate_level, true};
 }
+
+namespace {
+
+// node_feat, node_opcode and edge_index of `rows` rows of `row_bytes`: chunks of at most about
+// 1 MiB (a small graph's dataset is one chunk), so a read of a segment's node rows verifies a few
+// chunks' checksums, not the whole dataset's. The rows are spread evenly over the chunks: HDF5
+// stores the last chunk at full size, so 1975 node_feat rows in chunks of 1872 would take 2 MiB.
+// Uncompressed: node rows are read back as they are.
+constexpr int64_t kStructureChunkBytes = int64_t{1} << 20;
+H5WriteOptions structure_options(int64_t rows, int64_t row_bytes) {
+    const int64_t max_rows = std::max<int64_t>(1, kStructureChunkBytes / row_bytes);
+    const int64_t chunks = std::max<int64_t>(1, (rows + max_rows - 1) / max_rows);
+    return {std::max<int64_t>(1, (rows + chunks - 1) / chunks), 0, true};
+}
+
+// The chunking of datasets grown part by part (size unknown up front): about 1 MiB per chunk.
+H5WriteOptions appendable_options(int64_t row_bytes) {
+    return {std::max<int64_t>(1, kStructureChunkBytes / row_bytes), 0, true};
+}
+
+// Small index datasets (node_config_ids, node_splits, node_loop_trips): one chunk, checksummed.
+constexpr H5WriteOptions kOneChunk{0, 0, true};
+
+}  // namespace
 
 struct GraphStoreWriter::OpenParts {
     H5Group group;
@@ -80,11 +104,13 @@ H5Group GraphStoreWriter::begin_graph(const GraphStructure& g, Task task, int64_
     gg.set_attr("num_edges", g.num_edges());
     gg.set_attr("num_configs", num_configs);
     gg.set_attr("num_config_nodes", nc);
-    const H5WriteOptions small{0, 0};
-    gg.write<float>("node_feat", {g.num_nodes(), g.node_feat.cols()}, g.node_feat.span(), small);
+    gg.write<float>("node_feat", {g.num_nodes(), g.node_feat.cols()}, g.node_feat.span(),
+                    structure_options(g.num_nodes(), g.node_feat.cols() * 4));
     std::vector<uint8_t> ops(g.node_opcode.begin(), g.node_opcode.end());
-    gg.write<uint8_t>("node_opcode", {g.num_nodes()}, cspan(ops), small);
-    gg.write<int64_t>("edge_index", {g.num_edges(), 2}, cspan(g.edge_index), small);
+    gg.write<uint8_t>("node_opcode", {g.num_nodes()}, cspan(ops),
+                      structure_options(g.num_nodes(), 1));
+    gg.write<int64_t>("edge_index", {g.num_edges(), 2}, cspan(g.edge_index),
+                      structure_options(g.num_edges(), 16));
     ++count_;
     return gg;
 }
@@ -94,7 +120,7 @@ void GraphStoreWriter::add(const TileGraph& g) {
     H5Group gg = begin_graph(g, Task::kTile, g.num_configs(), 0);
     const int64_t c = g.num_configs();
     gg.write<float>("config_feat", {c, kTileConfigDim}, g.config_feat.span(),
-                    {rows_per_chunk(kTileConfigDim * 4), opt_.deflate_level});
+                    {rows_per_chunk(kTileConfigDim * 4), opt_.deflate_level, true});
     gg.write<int64_t>("config_runtime", {c}, cspan(g.config_runtime), runtime_options());
     gg.write<int64_t>("config_runtime_normalizers", {c}, cspan(g.config_runtime_normalizers),
                       runtime_options());
@@ -103,17 +129,17 @@ void GraphStoreWriter::add(const TileGraph& g) {
 void GraphStoreWriter::write_layout_configs(H5Group& gg, const LayoutGraph& g) {
     const int64_t c = g.num_configs();
     const int64_t nc = g.num_config_nodes();
-    gg.write<int64_t>("node_config_ids", {nc}, cspan(g.node_config_ids));
+    gg.write<int64_t>("node_config_ids", {nc}, cspan(g.node_config_ids), kOneChunk);
     gg.write<int8_t>("node_config_feat", {c, nc, kLayoutConfigDim}, cspan(g.node_config_feat),
-                     {rows_per_chunk(nc * kLayoutConfigDim), opt_.deflate_level});
+                     {rows_per_chunk(nc * kLayoutConfigDim), opt_.deflate_level, true});
     gg.write<int64_t>("config_runtime", {c}, cspan(g.config_runtime), runtime_options());
     gg.write<int64_t>("node_splits", {static_cast<int64_t>(g.node_splits.size())},
-                      cspan(g.node_splits));
+                      cspan(g.node_splits), kOneChunk);
     if (!g.node_loop_trips.empty())  // optional (docs/files.md#loop-trip-counts)
         gg.write<float>(
             "node_loop_trips",
             {static_cast<int64_t>(g.node_loop_trips.size()) / kLoopTripCols, kLoopTripCols},
-            cspan(g.node_loop_trips));
+            cspan(g.node_loop_trips), kOneChunk);
 }
 
 void GraphStoreWriter::add(const LayoutGraph& g) {
@@ -126,10 +152,7 @@ void GraphStoreWriter::begin_layout_parts(const std::string& name,
                                           const std::filesystem::path& source) {
     H5Group gg = create_graph_group(name, source, Task::kLayout);
     // About 1 MiB per chunk: a segment's node rows come in a few chunk reads.
-    constexpr int64_t kPartChunkBytes = int64_t{1} << 20;
-    auto chunk = [&](int64_t row_bytes) -> H5WriteOptions {
-        return {std::max<int64_t>(1, kPartChunkBytes / row_bytes), 0};
-    };
+    const auto chunk = appendable_options;
     auto p = std::make_unique<OpenParts>(OpenParts{std::move(gg), name, source, {}, {}, {}, 0, 0});
     p->node_feat =
         p->group.create_appendable<float>("node_feat", {kNodeFeatDim}, chunk(kNodeFeatDim * 4));

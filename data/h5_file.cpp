@@ -4,6 +4,7 @@
 #include "data/h5_file.h"
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 
 #include "data/h5_internal.h"
@@ -16,6 +17,13 @@ namespace {
 herr_t walk_first(unsigned n, const H5E_error2_t* e, void* out) {
     auto* s = static_cast<std::string*>(out);
     if (n == 0 && e && e->desc) *s = e->desc;
+    return 0;
+}
+
+// Sets *out when an entry of the stack is the Fletcher32 filter's "data error detected by
+// Fletcher32 checksum" (H5Zfletcher32.c; the outer entries say only that a read failed).
+herr_t find_checksum_error(unsigned, const H5E_error2_t* e, void* out) {
+    if (e && e->desc && std::strstr(e->desc, "Fletcher32")) *static_cast<bool*>(out) = true;
     return 0;
 }
 
@@ -42,6 +50,18 @@ std::string h5_detail() {
     for (char& c : s)
         if (c == '\n' || c == '\r') c = ' ';
     return s;
+}
+
+std::string h5_failure(const std::string& where, const char* what) {
+    bool checksum = false;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, find_checksum_error, &checksum);
+    const std::string detail = h5_detail();
+    if (checksum)
+        return str(where,
+                   ": checksum mismatch: the file is corrupt (a chunk failed HDF5's Fletcher32 "
+                   "check in ",
+                   what, "; write it again, e.g. `segrank pack --force` from the npz files)");
+    return str(where, ": ", what, " failed (", detail, ")");
 }
 
 hid_t mem_type(H5Type t) {

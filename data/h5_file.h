@@ -46,9 +46,14 @@ constexpr H5Type h5_type_of<uint8_t>() {
 
 /// Layout of a new dataset. chunk_rows > 0 chunks along dimension 0 (each chunk = chunk_rows full
 /// rows, clamped to the row count); deflate_level 1..9 adds shuffle + deflate (needs chunking).
+/// checksum adds HDF5's Fletcher32 filter (a checksum per chunk, verified by HDF5 on every read of
+/// the chunk; a mismatch throws "<file>:<dataset>: checksum mismatch: the file is corrupt"); it
+/// needs chunking, so with chunk_rows = 0 a non-empty dataset becomes one chunk (an empty one stays
+/// contiguous, unchecked: it stores no bytes).
 struct H5WriteOptions {
     int64_t chunk_rows = 0;
     int deflate_level = 0;
+    bool checksum = false;
 };
 
 /// An owned HDF5 identifier (file, group, dataset, ...); closes it on destruction. Move-only.
@@ -202,9 +207,9 @@ private:
                                      const std::vector<int64_t>& row_shape,
                                      const H5WriteOptions& opt);
     // A new dataset over dataspace id `space`: chunked by `chunk` (shuffle + deflate when
-    // deflate_level > 0), or contiguous when chunk is empty.
+    // deflate_level > 0, then Fletcher32 when checksum), or contiguous when chunk is empty.
     H5Dataset create_dataset(const std::string& name, H5Type t, int64_t space,
-                             const std::vector<uint64_t>& chunk, int deflate_level);
+                             const std::vector<uint64_t>& chunk, int deflate_level, bool checksum);
     H5Dataset write_impl(const std::string& name, H5Type t, const std::vector<int64_t>& shape,
                          const void* data, size_t n, const H5WriteOptions& opt);
     std::string child_where(const std::string& name) const;

@@ -73,11 +73,12 @@ H5Dataset H5Group::write_impl(const std::string& name, H5Type t, const std::vect
     H5Handle space(h5_check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                             w, "H5Screate_simple"));
     std::vector<uint64_t> chunk;  // empty: contiguous
-    if (opt.chunk_rows > 0 && total > 0) {
+    if ((opt.chunk_rows > 0 || opt.checksum) && total > 0) {
         chunk.assign(dims.begin(), dims.end());
-        chunk[0] = static_cast<uint64_t>(std::min<int64_t>(opt.chunk_rows, shape[0]));
+        if (opt.chunk_rows > 0)
+            chunk[0] = static_cast<uint64_t>(std::min<int64_t>(opt.chunk_rows, shape[0]));
     }
-    H5Dataset ds = create_dataset(name, t, space.get(), chunk, opt.deflate_level);
+    H5Dataset ds = create_dataset(name, t, space.get(), chunk, opt.deflate_level, opt.checksum);
     if (total > 0) {
         h5_check(H5Dwrite(ds.id(), mem_type(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), w,
                  "H5Dwrite");
@@ -104,11 +105,12 @@ H5Dataset H5Group::create_appendable_impl(const std::string& name, H5Type t,
     H5Handle space(
         h5_check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), w,
                  "H5Screate_simple"));
-    return create_dataset(name, t, space.get(), chunk, opt.deflate_level);
+    return create_dataset(name, t, space.get(), chunk, opt.deflate_level, opt.checksum);
 }
 
 H5Dataset H5Group::create_dataset(const std::string& name, H5Type t, int64_t space,
-                                  const std::vector<uint64_t>& chunk, int deflate_level) {
+                                  const std::vector<uint64_t>& chunk, int deflate_level,
+                                  bool checksum) {
     const std::string w = child_where(name);
     H5Handle dcpl(h5_check(H5Pcreate(H5P_DATASET_CREATE), w, "H5Pcreate"));
     if (!chunk.empty()) {
@@ -119,6 +121,8 @@ H5Dataset H5Group::create_dataset(const std::string& name, H5Type t, int64_t spa
             h5_check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(deflate_level)), w,
                      "H5Pset_deflate");
         }
+        // Last in the pipeline: the checksum covers the bytes as stored (after compression).
+        if (checksum) h5_check(H5Pset_fletcher32(dcpl.get()), w, "H5Pset_fletcher32");
     }
     return H5Dataset(H5Handle(h5_check(H5Dcreate2(id(), name.c_str(), file_type(t), space,
                                                   H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),

