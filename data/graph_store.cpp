@@ -110,6 +110,11 @@ GraphStore::GraphStore(const std::filesystem::path& path, std::optional<LabelPol
     id_ = read_store_id(root, path);
     labels_ = labels.value_or(label_policy(id_.split));
     names_ = root.open_group("graphs").children();
+    // finish() writes the count last: a store that disagrees was cut short or edited.
+    const auto num_graphs = root.attr_int("num_graphs");
+    SEGRANK_CHECK(!num_graphs || *num_graphs == size(), path.string(),
+                  ": attribute 'num_graphs' = ", num_graphs.value_or(0), " but the store holds ",
+                  size(), " graph(s) under /graphs (an incomplete or edited store: pack it again)");
 }
 
 H5Group GraphStore::graph_group(int64_t i) const {

@@ -49,8 +49,9 @@ fs::path write_store(const fs::path& path, const CollectionId& id = kLayoutTrain
 
 // Runs Python with h5py on `path` (opened read-write as f, numpy as np).
 void edit_with_h5py(const fs::path& path, const std::string& code) {
-    const auto r = test::run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
-                                     path.string() + "','r+'); " + code + "; f.close()\"");
+    const auto r =
+        test::run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
+                          path.string() + "','r+'); " + code + "; f.close()\"");
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
 }
@@ -114,5 +115,20 @@ TEST_SUITE("hostile") {
                        "g=f['graphs/g']; d=g['node_feat'][...]; del g['node_feat']; "
                        "g['node_feat']=d");
         CHECK(GraphStore(h5).load_layout(0, {}).node_feat[3] == 3.0f / 7.0f);
+    }
+}
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "a store whose num_graphs attribute disagrees with its graphs is refused naming both") {
+        const fs::path dir = test::scratch_dir("hostile_store_num_graphs");
+        const fs::path h5 = write_store(dir / "s.h5");
+        edit_with_h5py(h5, "f.attrs['num_graphs'] = 60");
+        const std::string msg = error_of([&] { GraphStore s(h5); });
+        CAPTURE(msg);
+        CHECK(msg.find(h5.string() + ": attribute 'num_graphs' = 60 but the store holds 1 graph(s) "
+                                     "under /graphs") == 0);
+        edit_with_h5py(h5, "f.attrs['num_graphs'] = 1");
+        CHECK(GraphStore(h5).size() == 1);
     }
 }
