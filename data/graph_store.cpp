@@ -94,6 +94,30 @@ CollectionId read_store_id(const H5Group& root, const std::filesystem::path& pat
     return *id;
 }
 
+// `segrank pack` names a store after the collection split it holds (CollectionId::file_stem(),
+// e.g. layout_xla_random_train.h5). A file so named whose attributes say another split (renamed
+// or edited) is refused: readers go by the attributes, so its graphs would silently be read as
+// that other split. Other names (s.h5, a copy's name) are not checked.
+void check_name_matches_attributes(const CollectionId& id, const std::filesystem::path& path,
+                                   const H5Group& root) {
+    const std::string stem = path.stem().string();
+    std::string text = stem;
+    std::replace(text.begin(), text.end(), '_', ':');
+    std::optional<CollectionId> named;
+    try {
+        named = CollectionId::parse(text);
+    } catch (const Error&) {
+        return;
+    }
+    if (named->file_stem() != stem || named->full_name() == id.full_name()) return;
+    throw Error(str(path.string(), ": the file name says ", named->full_name(),
+                    " but attribute 'collection' = '", root.attr_string("collection").value_or(""),
+                    "' and attribute 'split' = '", root.attr_string("split").value_or(""),
+                    "' (a renamed or edited store: pack the npz folder again, or give the file "
+                    "the name ",
+                    id.file_stem(), ".h5)"));
+}
+
 }  // namespace
 
 GraphStore::GraphStore(const std::filesystem::path& path, std::optional<LabelPolicy> labels)
@@ -108,6 +132,7 @@ GraphStore::GraphStore(const std::filesystem::path& path, std::optional<LabelPol
                   ": attribute 'format_version' = ", version, ", this build reads 1..",
                   kGraphStoreVersion);
     id_ = read_store_id(root, path);
+    check_name_matches_attributes(id_, path, root);
     labels_ = labels.value_or(label_policy(id_.split));
     names_ = root.open_group("graphs").children();
     // finish() writes the count last: a store that disagrees was cut short or edited.

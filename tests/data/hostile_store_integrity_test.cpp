@@ -132,3 +132,28 @@ TEST_SUITE("hostile") {
         CHECK(GraphStore(h5).size() == 1);
     }
 }
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "a store whose file name says another collection split than its attributes is refused") {
+        const fs::path dir = test::scratch_dir("hostile_store_name");
+        const fs::path h5 = write_store(dir / "layout_xla_random_train.h5");
+        CHECK(GraphStore(h5).collection().full_name() == "layout:xla:random:train");
+        edit_with_h5py(h5, "f.attrs['collection'] = 'layout:nlp:default'");
+        std::string msg = error_of([&] { GraphStore s(h5); });
+        CAPTURE(msg);
+        CHECK(msg.find(h5.string() +
+                       ": the file name says layout:xla:random:train but attribute 'collection' = "
+                       "'layout:nlp:default' and attribute 'split' = 'train' (a renamed or edited "
+                       "store: pack the npz folder again, or give the file the name "
+                       "layout_nlp_default_train.h5)") == 0);
+        edit_with_h5py(h5,
+                       "f.attrs['collection'] = 'layout:xla:random'; f.attrs['split'] = 'valid'");
+        msg = error_of([&] { GraphStore s(h5); });
+        CHECK(msg.find("the file name says layout:xla:random:train but attribute 'collection' = "
+                       "'layout:xla:random' and attribute 'split' = 'valid'") != std::string::npos);
+        // A name that is no collection split's (a copy, a user's name) is not checked.
+        fs::rename(h5, dir / "layout_xla_random_train_old.h5");
+        CHECK(GraphStore(dir / "layout_xla_random_train_old.h5").size() == 1);
+    }
+}
