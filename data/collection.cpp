@@ -137,23 +137,24 @@ void check_listed_file(const std::filesystem::directory_entry& e, std::string_vi
     throw Error(str(e.path().string(), ": not a regular file (expected a .", what, " file)"));
 }
 
+std::optional<char> bad_graph_name_char(std::string_view name) {
+    for (const char ch : name) {
+        const auto u = static_cast<unsigned char>(ch);
+        if (ch == ',' || u < 0x20 || u == 0x7f) return ch;
+    }
+    return std::nullopt;
+}
+
 namespace {
 
-// A graph's name (the npz file stem) is a field of the submission and scores CSVs
-// (docs/files.md#submission-csv) and a line of tables: a ',' or a control character (a line break)
-// in it is refused when the folder is listed, not when predict writes its CSV.
+// A graph's name (the npz file stem): see bad_graph_name_char.
 void check_graph_name(const std::filesystem::path& npz) {
-    const std::string stem = npz.stem().string();
-    for (const char ch : stem) {
-        const auto u = static_cast<unsigned char>(ch);
-        if (ch != ',' && u >= 0x20 && u != 0x7f) continue;
-        const std::string full = npz.string();
-        throw Error(str(echo_value(full, full.size()),
-                        ": graph name (the file name without .npz) contains '",
-                        echo_value(std::string_view(&ch, 1)),
-                        "' (expected no ',' and no control character or line break: the name is a "
-                        "field of the submission CSV ID,TopConfigs); rename the file"));
-    }
+    const auto ch = bad_graph_name_char(npz.stem().string());
+    if (!ch) return;
+    const std::string full = npz.string();
+    throw Error(str(
+        echo_value(full, full.size()), ": graph name (the file name without .npz) contains '",
+        echo_value(std::string_view(&*ch, 1)), "' (", kBadGraphNameReason, "); rename the file"));
 }
 
 std::vector<std::filesystem::path> npz_files(const std::filesystem::path& dir) {

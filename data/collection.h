@@ -3,6 +3,7 @@
 // and the Kaggle collection names.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -91,5 +92,16 @@ std::vector<Collection> discover_collections(const std::filesystem::path& root);
 /// ends in ".<what>") is not a readable regular file: a broken symbolic link (with its target), a
 /// directory or another kind of file. Entries are never skipped silently.
 void check_listed_file(const std::filesystem::directory_entry& e, std::string_view what);
+
+/// The first character of graph name `name` that a name may not hold, or nullopt: a ',' or a
+/// control character (a line break). A graph's name is a field of the submission and scores CSVs
+/// (docs/files.md#submission-csv) and a line of tables, so npz file stems and the graph names of
+/// HDF5 stores are checked with it when listed, not when predict writes its CSV.
+std::optional<char> bad_graph_name_char(std::string_view name);
+
+/// The reason text that follows "contains '<c>'" in an error about a bad graph name.
+inline constexpr const char* kBadGraphNameReason =
+    "expected no ',' and no control character or line break: the name is a field of the "
+    "submission CSV ID,TopConfigs";
 
 }  // namespace segrank

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <optional>
 
+#include "data/collection.h"
 #include "data/graph_store_internal.h"
 #include "data/input_memory.h"
 #include "gnn/core/check.h"
@@ -135,6 +136,13 @@ GraphStore::GraphStore(const std::filesystem::path& path, std::optional<LabelPol
     check_name_matches_attributes(id_, path, root);
     labels_ = labels.value_or(label_policy(id_.split));
     names_ = root.open_group("graphs").children();
+    for (const std::string& name : names_) {
+        const auto ch = bad_graph_name_char(name);
+        SEGRANK_CHECK(!ch, path.string(), ": graph '", echo_value(name),
+                      "' under /graphs: name contains '", echo_value(std::string_view(&*ch, 1)),
+                      "' (", kBadGraphNameReason,
+                      "); pack it again from npz files with valid names");
+    }
     // finish() writes the count last: a store that disagrees was cut short or edited.
     const auto num_graphs = root.attr_int("num_graphs");
     SEGRANK_CHECK(!num_graphs || *num_graphs == size(), path.string(),

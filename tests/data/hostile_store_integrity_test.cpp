@@ -157,3 +157,27 @@ TEST_SUITE("hostile") {
         CHECK(GraphStore(dir / "layout_xla_random_train_old.h5").size() == 1);
     }
 }
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "a store graph named with a comma or a line break is refused naming store and graph") {
+        const fs::path dir = test::scratch_dir("hostile_store_graph_name");
+        for (const std::string bad : {"a,b", "a\nb"}) {
+            const fs::path h5 = dir / "s.h5";
+            {
+                GraphStoreWriter w(h5, kLayoutTrain, dir);
+                w.add(chain_layout(bad, 6, 3));
+                w.finish();
+            }
+            const std::string msg = error_of([&] { GraphStore s(h5); });
+            CAPTURE(msg);
+            const std::string shown = bad == "a,b" ? "a,b" : "a\\nb";
+            const std::string ch = bad == "a,b" ? "," : "\\n";
+            CHECK(msg.find(h5.string() + ": graph '" + shown + "' under /graphs: name contains '" +
+                           ch +
+                           "' (expected no ',' and no control character or line break: the name "
+                           "is a field of the submission CSV ID,TopConfigs)") == 0);
+            fs::remove(h5);
+        }
+    }
+}
