@@ -207,9 +207,11 @@ private:
                                      const std::vector<int64_t>& row_shape,
                                      const H5WriteOptions& opt);
     // A new dataset over dataspace id `space`: chunked by `chunk` (shuffle + deflate when
-    // deflate_level > 0, then Fletcher32 when checksum), or contiguous when chunk is empty.
+    // deflate_level > 0, then Fletcher32 when checksum), or contiguous when chunk is empty;
+    // write_through: no chunk cache (chunks go to the file as they are written).
     H5Dataset create_dataset(const std::string& name, H5Type t, int64_t space,
-                             const std::vector<uint64_t>& chunk, int deflate_level, bool checksum);
+                             const std::vector<uint64_t>& chunk, int deflate_level, bool checksum,
+                             bool write_through = false);
     H5Dataset write_impl(const std::string& name, H5Type t, const std::vector<int64_t>& shape,
                          const void* data, size_t n, const H5WriteOptions& opt);
     std::string child_where(const std::string& name) const;

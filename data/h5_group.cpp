@@ -78,7 +78,10 @@ H5Dataset H5Group::write_impl(const std::string& name, H5Type t, const std::vect
         if (opt.chunk_rows > 0)
             chunk[0] = static_cast<uint64_t>(std::min<int64_t>(opt.chunk_rows, shape[0]));
     }
-    H5Dataset ds = create_dataset(name, t, space.get(), chunk, opt.deflate_level, opt.checksum);
+    // Written whole by the one H5Dwrite below: its chunks go straight to the file (no chunk cache),
+    // so a write that fails (a full disk, a file-size limit) fails here, not in a later flush.
+    H5Dataset ds = create_dataset(name, t, space.get(), chunk, opt.deflate_level, opt.checksum,
+                                  /*write_through=*/true);
     if (total > 0) {
         h5_check(H5Dwrite(ds.id(), mem_type(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), w,
                  "H5Dwrite");
@@ -110,9 +113,13 @@ H5Dataset H5Group::create_appendable_impl(const std::string& name, H5Type t,
 
 H5Dataset H5Group::create_dataset(const std::string& name, H5Type t, int64_t space,
                                   const std::vector<uint64_t>& chunk, int deflate_level,
-                                  bool checksum) {
+                                  bool checksum, bool write_through) {
     const std::string w = child_where(name);
     H5Handle dcpl(h5_check(H5Pcreate(H5P_DATASET_CREATE), w, "H5Pcreate"));
+    H5Handle dapl(h5_check(H5Pcreate(H5P_DATASET_ACCESS), w, "H5Pcreate"));
+    if (write_through)
+        h5_check(H5Pset_chunk_cache(dapl.get(), 0, 0, H5D_CHUNK_CACHE_W0_DEFAULT), w,
+                 "H5Pset_chunk_cache");
     if (!chunk.empty()) {
         const std::vector<hsize_t> c(chunk.begin(), chunk.end());
         h5_check(H5Pset_chunk(dcpl.get(), static_cast<int>(c.size()), c.data()), w, "H5Pset_chunk");
@@ -125,7 +132,7 @@ H5Dataset H5Group::create_dataset(const std::string& name, H5Type t, int64_t spa
         if (checksum) h5_check(H5Pset_fletcher32(dcpl.get()), w, "H5Pset_fletcher32");
     }
     return H5Dataset(H5Handle(h5_check(H5Dcreate2(id(), name.c_str(), file_type(t), space,
-                                                  H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                                                  H5P_DEFAULT, dcpl.get(), dapl.get()),
                                        w, "H5Dcreate2")),
                      w);
 }

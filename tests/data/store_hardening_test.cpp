@@ -162,9 +162,9 @@ TEST_CASE(
     {
         const FileSizeLimit limit(64 * 1024);  // node_feat alone is 400 x 140 x 4 = 224 KB
         GraphStoreWriter w(path, kLayoutTrain, dir);
-        // node_feat is one chunk, held in HDF5's chunk cache until the flush of finish().
-        CHECK_THROWS_WITH_AS((w.add(chain_layout("g", 400, 3)), w.finish()),
-                             doctest::Contains("File too large"), Error);
+        // node_feat's chunks go to the file as add() writes them (no chunk cache).
+        CHECK_THROWS_WITH_AS(w.add(chain_layout("g", 400, 3)), doctest::Contains("File too large"),
+                             Error);
     }
     CHECK(std::filesystem::is_empty(dir));  // the temporary store is gone
     CHECK(H5Handle::open_count() == 0);     // and every HDF5 id with it
@@ -175,7 +175,7 @@ TEST_CASE(
     {
         const FileSizeLimit limit(64 * 1024);
         GraphStoreWriter w(dir / "late.h5", kLayoutTrain, dir);
-        w.add(chain_layout("g", 100, 3));  // 56 KB of node_feat: fits, the metadata flush does not
+        w.add(chain_layout("g", 80, 3));  // 45 KB of node_feat: fits, the metadata flush does not
         CHECK_THROWS_AS(w.finish(), Error);
     }
     CHECK_FALSE(std::filesystem::exists(dir / "late.h5"));
