@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
+#include "cli/mpi_launch.h"
 #include "gnn/core/check.h"
 #include "util/exit_status.h"
 
@@ -53,6 +54,15 @@ int main(int argc, char** argv) {
     const std::string_view name = argv[1];
     for (const auto& c : kCommands) {
         if (name != c.name) continue;
+        // A single-process command under `mpirun -np N` would run N times over the same outputs:
+        // every rank ends with exit 1, rank 0 says why (docs/distributed.md).
+        const auto launched = segrank::cli::launched_rank_from_environment();
+        if (launched && launched->size > 1 && !segrank::cli::runs_across_ranks(name)) {
+            if (launched->rank == 0)
+                std::fprintf(stderr, "segrank %s: error: %s\n", c.name,
+                             segrank::cli::single_process_refusal(name, *launched).c_str());
+            return 1;
+        }
         try {
             return c.run(argc - 1, argv + 1);
         } catch (...) {

@@ -1,0 +1,66 @@
+// Hostile launches and option values of the MPI-aware CLI (ctest label `hostile`): single-process
+// commands under an MPI launcher, conflicting or repeated options, empty and odd paths.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/test_paths.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args, const std::string& prefix = "") {
+    return run_segrank_in_source(args, 1, prefix);
+}
+
+// The number of times `what` occurs in `text`.
+size_t count_text(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "segrank synth started as rank 0 of 2 by an MPI launcher refuses and writes nothing") {
+        const fs::path dir = scratch_dir("hostile_mpi_synth_rank0");
+        const auto r = run_segrank("synth --out " + sq((dir / "syn").string()) +
+                                       " --graphs 2 --nodes 20:30 --configs 3 --seed 1",
+                                   "env OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "segrank synth runs in one process; only segrank train uses MPI ranks "
+                            "(started as rank 0 of 2)"));
+        CHECK_FALSE(fs::exists(dir / "syn"));
+    }
+
+    TEST_CASE(
+        "segrank evaluate started as rank 1 of 2 exits 1 silently, leaving the message to rank 0") {
+        const auto r =
+            run_segrank("evaluate --checkpoint /nonexistent-run", "env PMI_RANK=1 PMI_SIZE=2 ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(r.output.empty());
+    }
+
+#if defined(SEGRANK_TEST_WITH_MPI)
+    TEST_CASE("mpirun -np 2 segrank stats prints the one-process refusal once and exits non-zero") {
+        const auto r =
+            run_segrank("stats /nonexistent-data",
+                        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 "
+                        "--oversubscribe ");
+        INFO(r.output);
+        CHECK(r.exit_code != 0);
+        CHECK(count_text(r.output,
+                         "segrank stats runs in one process; only segrank train uses "
+                         "MPI ranks (started as rank 0 of 2)") == 1);
+        CHECK_FALSE(contains_text(r.output, "nonexistent-data"));
+    }
+#endif
+}
