@@ -94,8 +94,7 @@ EvaluatedGraphs graphs_to_evaluate(const cxxopts::ParseResult& args, const Loade
         entries = g.ds->eval();
         g.what = "the run's held-out set";
     } else {
-        const std::string split =
-            args.count("split") ? args["split"].as<std::string>() : lm.cfg.eval.split;
+        const std::string split = args.count("split") ? split_option(args) : lm.cfg.eval.split;
         try {
             g.ds = std::make_unique<Dataset>(Dataset::for_split(lm.cfg.data, split));
         } catch (const Error& e) {

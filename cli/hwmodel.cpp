@@ -93,7 +93,7 @@ int run_baseline(int argc, char** argv) {
         refuse_same_output("--out", out, "--scores", scores);
     }
     const hw::HwParams hw = hw::hardware_by_name(args["hardware"].as<std::string>());
-    const Split split = parse_split(args["split"].as<std::string>());
+    const Split split = parse_split(split_option(args));
     std::vector<SubmissionRow> rows;
     std::vector<ScoreRow> score_rows;
     int64_t graphs = 0;

@@ -112,7 +112,7 @@ int run_leaderboard(int argc, char** argv) {
     SEGRANK_CHECK(args.count("submissions"),
                   "no submission CSV given (see segrank leaderboard --help)");
     check_paths(args);
-    const Split split = parse_split(args["split"].as<std::string>());
+    const Split split = parse_split(split_option(args));
     const MissingPolicy missing = parse_missing_policy(args["missing"].as<std::string>());
     std::vector<std::filesystem::path> truth_paths;
     for (const auto& t : args["truth"].as<std::vector<std::string>>()) truth_paths.emplace_back(t);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/collection.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "util/user_input.h"
@@ -210,6 +211,19 @@ void refuse_replacing_other_file(std::string_view option, const std::string& pat
     throw Error(str(option, " ", path, ": is ", describe_file_kind(target.path), ", not ", kind,
                     ": ", command,
                     " replaces only an earlier one; give another path or remove the file"));
+}
+
+std::string split_option(const cxxopts::ParseResult& args, const std::string& name) {
+    const std::string value = args[name].as<std::string>();
+    for (Split s : {Split::kTrain, Split::kValid, Split::kTest, Split::kUnknown})
+        if (value == to_string(s)) return value;
+    throw Error(str("--", name, ": expected train, valid, test or unknown, got '", value, "'"));
+}
+
+uint64_t seed_option(const cxxopts::ParseResult& args, const std::string& name) {
+    const int64_t seed = args[name].as<int64_t>();
+    SEGRANK_CHECK(seed >= 0, "--", name, ": expected a seed >= 0, got ", seed);
+    return static_cast<uint64_t>(seed);
 }
 
 }  // namespace segrank::cli

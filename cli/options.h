@@ -1,6 +1,7 @@
 // The option parsing every subcommand shares: cxxopts parse, `-h/--help`, and cxxopts errors turned
 // into segrank::Error naming the option and pointing to --help.
 #pragma once
+#include <cstdint>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <optional>
@@ -24,6 +25,15 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
 /// cores) to 1024, got -3" outside the range.
 int thread_option(const cxxopts::ParseResult& args, const std::string& name = "threads",
                   bool zero_is_all = true);
+
+/// The split option `--<name>` ("--split"): one of the split folders of the collection layout
+/// (data/collection.h parse_split). Throws segrank::Error "--split: expected train, valid, test or
+/// unknown, got 'bogus'". Precondition: the option is present (args.count(name)).
+std::string split_option(const cxxopts::ParseResult& args, const std::string& name = "split");
+
+/// The integer option `--<name>` as a random seed, 0..INT64_MAX (as --seed of synth and tune).
+/// Throws segrank::Error "--random: expected a seed >= 0, got -1". Precondition: present.
+uint64_t seed_option(const cxxopts::ParseResult& args, const std::string& name);
 
 /// resolve_output(path) (util/atomic_file.h) for the output option `option` ("--out"), called
 /// before any work: a directory, FIFO, socket, block device or unreadable path throws

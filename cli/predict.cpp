@@ -193,7 +193,7 @@ int run_predict(int argc, char** argv) {
     cfg::DataSection data = random ? cfg::DataSection{} : model->impl().members.front().lm.cfg.data;
     if (args.count("data")) data.root = args["data"].as<std::string>();
     data.collections.clear();  // every collection of the split; each model scores its own task
-    const std::string split = args["split"].as<std::string>();
+    const std::string split = split_option(args);
     Dataset ds = Dataset::for_split(data, split);
 
     const Predictions p = predict_graphs(ds, model, args);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "data/collection.h"
 #include "gnn/core/check.h"
@@ -139,7 +140,8 @@ bool valid_collection(std::string_view c) {
 
 // Each check_* step appends the problems of one part of the config to `p`, in key order.
 
-// data.*: the collections (valid, distinct, one task), the holdout folds and splits, ingest paths.
+// data.*: the collections (valid, distinct, one task), the holdout folds and splits (with
+// eval.split, the split `segrank evaluate` scores), ingest paths.
 void check_data(const RunConfig& c, std::vector<Problem>& p) {
     auto add = [&](std::string key, std::string msg) {
         p.push_back({std::move(key), std::move(msg)});
@@ -185,9 +187,12 @@ void check_data(const RunConfig& c, std::vector<Problem>& p) {
             str("expected a fraction in (0, 1) with data.holdout = \"configs\", got ",
                 format_double(c.data.holdout_fraction),
                 " (a holdout that holds out no config leaves nothing to evaluate)"));
-    for (const auto* key : {"data.train_split", "data.valid_split"}) {
-        const std::string& split =
-            key == std::string_view("data.train_split") ? c.data.train_split : c.data.valid_split;
+    const std::pair<const char*, const std::string*> splits[] = {
+        {"data.train_split", &c.data.train_split},
+        {"data.valid_split", &c.data.valid_split},
+        {"eval.split", &c.eval.split}};
+    for (const auto& [key, value] : splits) {
+        const std::string& split = *value;
         if (!split.empty() && !valid_split_name(split))
             add(key, str("expected one of \"train\", \"valid\", \"test\", \"unknown\" (the split "
                          "folders of the collection layout, docs/files.md), got \"",

@@ -63,4 +63,32 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(contains_text(r.output, "nonexistent-data"));
     }
 #endif
+
+    TEST_CASE(
+        "segrank train --check refuses eval.split = bogus naming the key and the allowed splits") {
+        const auto r =
+            run_segrank("train --config configs/tiny.toml --check --set eval.split=\\\"bogus\\\"");
+        INFO(r.output);
+        CHECK(r.exit_code != 0);
+        CHECK(contains_text(r.output, "eval.split"));
+        CHECK(contains_text(r.output, "got \"bogus\""));
+    }
+
+    TEST_CASE("segrank hwmodel and predict --split bogus name --split and the allowed values") {
+        const fs::path dir = scratch_dir("hostile_mpi_split_option");
+        const auto hw = run_segrank("hwmodel --data " + sq(dir.string()) + " --split bogus --out " +
+                                    sq((dir / "o.csv").string()));
+        INFO(hw.output);
+        CHECK(hw.exit_code == 1);
+        CHECK(contains_text(hw.output,
+                            "--split: expected train, valid, test or unknown, got 'bogus'"));
+        const auto pr = run_segrank("predict --random 1 --data " + sq(dir.string()) +
+                                    " --split bogus --out " + sq((dir / "p.csv").string()));
+        INFO(pr.output);
+        CHECK(pr.exit_code == 1);
+        CHECK(contains_text(pr.output,
+                            "--split: expected train, valid, test or unknown, got 'bogus'"));
+        CHECK_FALSE(fs::exists(dir / "o.csv"));
+        CHECK_FALSE(fs::exists(dir / "p.csv"));
+    }
 }
