@@ -128,8 +128,8 @@ Predictions predict_graphs(const Dataset& ds, const std::optional<CostModel>& mo
         std::vector<double> ensemble;
         int used = 0;
         if (random) {
-            Rng rng = Rng::derive(static_cast<uint64_t>(args["random"].as<int64_t>()), 0,
-                                  stream_id(e.name), "random_baseline");
+            Rng rng =
+                Rng::derive(seed_option(args, "random"), 0, stream_id(e.name), "random_baseline");
             ensemble.resize(static_cast<size_t>(e.info.num_configs));
             for (auto& x : ensemble) x = rng.uniform();
             used = 1;
@@ -180,6 +180,7 @@ int run_predict(int argc, char** argv) {
                   random ? "--random and --checkpoint exclude each other"
                          : "missing --checkpoint RUN_DIR (or --random SEED)");
     SEGRANK_CHECK(!random || args.count("data"), "--random needs --data DIR");
+    if (random) seed_option(args, "random");  // a negative seed is refused before any work
     SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
     check_predict_outputs(args);
     set_num_threads(thread_option(args));

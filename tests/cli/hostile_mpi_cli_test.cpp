@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/support/test_paths.h"
@@ -89,6 +90,17 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(pr.output,
                             "--split: expected train, valid, test or unknown, got 'bogus'"));
         CHECK_FALSE(fs::exists(dir / "o.csv"));
+        CHECK_FALSE(fs::exists(dir / "p.csv"));
+    }
+
+    TEST_CASE(
+        "segrank predict --random -1 is refused naming the option and the range, as --seed -1 is") {
+        const fs::path dir = scratch_dir("hostile_mpi_random_negative");
+        const auto r = run_segrank("predict --random -1 --data " + sq(dir.string()) +
+                                   " --split valid --out " + sq((dir / "p.csv").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "--random: expected a seed >= 0, got -1"));
         CHECK_FALSE(fs::exists(dir / "p.csv"));
     }
 }
