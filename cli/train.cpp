@@ -151,6 +151,7 @@ void check_resume_dir(const std::filesystem::path& dir) {
     std::error_code ec;
     const auto link = fs::symlink_status(dir, ec);
     constexpr const char* kExpected = " (expected the run directory of an earlier segrank train)";
+    SEGRANK_CHECK(!dir.empty(), "--resume: the path is empty", kExpected);
     SEGRANK_CHECK(fs::exists(link), "--resume ", dir.string(), ": no such run directory",
                   kExpected);
     const auto target = fs::status(dir, ec);
@@ -214,6 +215,8 @@ TrainRequest train_request(const cxxopts::ParseResult& result) {
     } else {
         SEGRANK_CHECK(result.count("config"), "missing --config FILE (see configs/default.toml)");
         t.config = result["config"].as<std::string>();
+        SEGRANK_CHECK(!t.config.empty(),
+                      "--config: the path is empty (expected a TOML config file)");
         t.cfg = load_config(t.config, overrides);
     }
     t.overwrite = result.count("overwrite") > 0;

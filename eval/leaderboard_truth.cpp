@@ -7,6 +7,7 @@
 #include "data/graph_store.h"
 #include "eval/leaderboard.h"
 #include "gnn/core/check.h"
+#include "util/user_input.h"
 
 namespace segrank {
 
@@ -105,6 +106,9 @@ Truth load_truth(const std::vector<std::filesystem::path>& inputs, Split split) 
     Truth truth;
     std::vector<std::string> skipped;  // collections found with another split
     for (const auto& input : inputs) {
+        SEGRANK_CHECK(!input.empty(),
+                      "--truth: the path is empty (give an npz collection root, a folder of .h5 "
+                      "stores or a .h5 store)");
         if (std::filesystem::is_regular_file(input)) {
             SEGRANK_CHECK(
                 is_hdf5_file(input), input.string(),
@@ -113,8 +117,13 @@ Truth load_truth(const std::vector<std::filesystem::path>& inputs, Split split) 
                        true);
             continue;
         }
-        SEGRANK_CHECK(std::filesystem::is_directory(input), input.string(),
-                      ": no such file or directory");
+        if (!std::filesystem::is_directory(input)) {
+            const char* kind = file_kind(input);  // exists, but neither a store nor a folder
+            SEGRANK_CHECK(kind == nullptr, "--truth ", input.string(), ": is ", kind,
+                          ", not a data folder (give an npz collection root, a folder of .h5 "
+                          "stores or a .h5 store)");
+            throw Error(str("--truth ", input.string(), ": no such file or directory"));
+        }
         const std::vector<std::filesystem::path> stores = list_graph_stores(input);
         if (!stores.empty()) {  // a folder written by `segrank pack`
             for (const auto& s : stores) {

@@ -103,4 +103,36 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(r.output, "--random: expected a seed >= 0, got -1"));
         CHECK_FALSE(fs::exists(dir / "p.csv"));
     }
+
+    TEST_CASE(
+        "empty --config, --resume and --truth paths name the option and say the path is empty") {
+        const auto cfg = run_segrank("train --config ''");
+        INFO(cfg.output);
+        CHECK(cfg.exit_code == 1);
+        CHECK(contains_text(cfg.output, "--config: the path is empty"));
+        const auto resume = run_segrank("train --resume ''");
+        INFO(resume.output);
+        CHECK(resume.exit_code == 1);
+        CHECK(contains_text(resume.output, "--resume: the path is empty"));
+        const fs::path dir = scratch_dir("hostile_mpi_empty_truth");
+        const fs::path sub = dir / "sub.csv";
+        { std::ofstream(sub) << "ID,TopConfigs\n"; }
+        const auto truth = run_segrank("leaderboard --truth '' " + sq(sub.string()));
+        INFO(truth.output);
+        CHECK(truth.exit_code == 1);
+        CHECK(contains_text(truth.output, "--truth: the path is empty"));
+    }
+
+    TEST_CASE(
+        "segrank leaderboard --truth /dev/zero says it is a character device, not a data folder") {
+        const fs::path dir = scratch_dir("hostile_mpi_truth_device");
+        const fs::path sub = dir / "sub.csv";
+        { std::ofstream(sub) << "ID,TopConfigs\n"; }
+        const auto r = run_segrank("leaderboard --truth /dev/zero " + sq(sub.string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(
+            contains_text(r.output, "--truth /dev/zero: is a character device, not a data folder"));
+        CHECK_FALSE(contains_text(r.output, "no such file"));
+    }
 }
