@@ -7,6 +7,8 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "cli/commands.h"
@@ -200,8 +202,19 @@ struct TrainRequest {
 TrainRequest train_request(const cxxopts::ParseResult& result) {
     std::vector<std::string> overrides;
     if (result.count("set")) overrides = result["set"].as<std::vector<std::string>>();
-    if (result.count("run-dir"))
-        overrides.push_back("train.run_dir=" + result["run-dir"].as<std::string>());
+    if (result.count("run-dir")) {
+        const std::string dir = result["run-dir"].as<std::string>();
+        for (const auto& ov : overrides) {
+            const std::string_view key = std::string_view(ov).substr(0, ov.find('='));
+            const auto first = key.find_first_not_of(" \t");
+            const auto last = key.find_last_not_of(" \t");
+            SEGRANK_CHECK(first == std::string_view::npos ||
+                              key.substr(first, last - first + 1) != "train.run_dir",
+                          "--run-dir ", dir, " and --set ", ov,
+                          " both set the run directory: give one of them");
+        }
+        overrides.push_back("train.run_dir=" + dir);
+    }
     TrainRequest t;
     if (result.count("resume")) {
         t.resume = result["resume"].as<std::string>();

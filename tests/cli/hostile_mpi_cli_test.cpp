@@ -135,4 +135,27 @@ TEST_SUITE("hostile") {
             contains_text(r.output, "--truth /dev/zero: is a character device, not a data folder"));
         CHECK_FALSE(contains_text(r.output, "no such file"));
     }
+
+    TEST_CASE(
+        "segrank train refuses the same --set key twice and --run-dir with --set train.run_dir") {
+        const auto twice = run_segrank(
+            "train --config configs/tiny.toml --check --set model.hidden=8 --set model.hidden=16");
+        INFO(twice.output);
+        CHECK(twice.exit_code == 1);
+        CHECK(contains_text(twice.output, "model.hidden"));
+        CHECK(contains_text(twice.output,
+                            "is set twice, by --set model.hidden=8 and --set "
+                            "model.hidden=16 (give each key once)"));
+        const fs::path dir = scratch_dir("hostile_mpi_run_dir_conflict");
+        const auto both = run_segrank("train --config configs/tiny.toml --check --run-dir " +
+                                      sq((dir / "A").string()) +
+                                      " --set train.run_dir=" + sq((dir / "B").string()));
+        INFO(both.output);
+        CHECK(both.exit_code == 1);
+        CHECK(contains_text(both.output, "--run-dir " + (dir / "A").string() +
+                                             " and --set train.run_dir=" + (dir / "B").string() +
+                                             " both set the run directory"));
+        CHECK_FALSE(fs::exists(dir / "A"));
+        CHECK_FALSE(fs::exists(dir / "B"));
+    }
 }
