@@ -98,6 +98,13 @@ void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& co
                   (dir / "config.toml").string(),
                   "); keep the config outside the run directory, e.g. copy it beside it");
     std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(dir, ec)) && !fs::exists(fs::status(dir, ec))) {
+        const fs::path target = fs::read_symlink(dir, ec);
+        throw Error(str("train.run_dir ", dir.string(), ": is a dangling symbolic link to '",
+                        target.string(),
+                        "' (which does not exist): remove the link, create that folder or give "
+                        "another train.run_dir"));
+    }
     if (!fs::is_directory(dir, ec)) return;
     static constexpr std::string_view kRunNames[] = {".lock",        "config.toml", "metrics.jsonl",
                                                      "report.json",  "report.html", "best.ckpt.h5",

@@ -158,4 +158,20 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "A"));
         CHECK_FALSE(fs::exists(dir / "B"));
     }
+
+    TEST_CASE(
+        "segrank train --run-dir naming a dangling symbolic link says so and names its target") {
+        const fs::path dir = scratch_dir("hostile_mpi_dangling_run_dir");
+        fs::create_directory_symlink(dir / "nowhere", dir / "L");
+        for (const std::string check : {"", " --check"}) {
+            const auto r = run_segrank("train --config configs/tiny.toml --run-dir " +
+                                       sq((dir / "L").string()) + check);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, (dir / "L").string() +
+                                              ": is a dangling symbolic link to '" +
+                                              (dir / "nowhere").string() + "'"));
+            CHECK_FALSE(fs::exists(dir / "nowhere"));
+        }
+    }
 }
