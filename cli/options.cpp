@@ -140,6 +140,12 @@ int thread_option(const cxxopts::ParseResult& args, const std::string& name, boo
 namespace segrank::cli {
 
 OutputTarget check_output_option(std::string_view option, const std::string& path) {
+    SEGRANK_CHECK(!path.empty(), option, ": the path is empty (give a file path)");
+    // Outputs are written atomically (a temporary file renamed into place), which a pipe cannot
+    // be; `-` would otherwise become a file named "-" in the current directory.
+    SEGRANK_CHECK(path != "-", option,
+                  " -: '-' is not standard output here: give a file path, or /dev/stdout to "
+                  "write to standard output");
     try {
         return resolve_output(path);
     } catch (const Error& e) {

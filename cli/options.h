@@ -37,7 +37,9 @@ uint64_t seed_option(const cxxopts::ParseResult& args, const std::string& name);
 
 /// resolve_output(path) (util/atomic_file.h) for the output option `option` ("--out"), called
 /// before any work: a directory, FIFO, socket, block device or unreadable path throws
-/// segrank::Error "--out PATH: is a FIFO (named pipe), ..." naming the option and the path.
+/// segrank::Error "--out PATH: is a FIFO (named pipe), ..." naming the option and the path; an
+/// empty path throws "--out: the path is empty ..." and "-" throws "--out -: '-' is not standard
+/// output here: give a file path, or /dev/stdout ..." (outputs are written atomically).
 OutputTarget check_output_option(std::string_view option, const std::string& path);
 
 /// Refuses, before any work, two output options naming one file: `path_a` and `path_b` compared by

@@ -174,4 +174,24 @@ TEST_SUITE("hostile") {
             CHECK_FALSE(fs::exists(dir / "nowhere"));
         }
     }
+
+    TEST_CASE(
+        "--out - is refused naming the option and pointing to /dev/stdout, leaving no file named "
+        "-") {
+        const fs::path dir = scratch_dir("hostile_mpi_out_dash");
+        const std::string in_dir = "cd " + sq(dir.string()) + " && ";
+        const auto pr =
+            run_command(in_dir + sq(segrank_binary().string()) + " predict --random 1 --data " +
+                        sq(dir.string()) + " --split valid --out -");
+        INFO(pr.output);
+        CHECK(pr.exit_code == 1);
+        CHECK(contains_text(pr.output, "--out -: '-' is not standard output here"));
+        const auto hw = run_command(in_dir + sq(segrank_binary().string()) + " hwmodel --data " +
+                                    sq(dir.string()) + " --split valid --out x.csv --scores -");
+        INFO(hw.output);
+        CHECK(hw.exit_code == 1);
+        CHECK(contains_text(hw.output, "--scores -: '-' is not standard output here"));
+        CHECK_FALSE(fs::exists(dir / "-"));
+        CHECK_FALSE(fs::exists(dir / "x.csv"));
+    }
 }
