@@ -7,6 +7,7 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -206,22 +207,29 @@ struct TrainRequest {
     std::string config;                           ///< --config as given (empty with --resume)
 };
 
+// The --set keys given twice, and --run-dir (`run_dir`, "" when absent) with a --set
+// train.run_dir, are refused naming both: the last one silently winning hid typos.
+void check_override_keys(const std::vector<std::string>& overrides, const std::string& run_dir) {
+    std::map<std::string, std::string> first_of;  // key -> its first --set
+    for (const auto& ov : overrides) {
+        std::string_view key = std::string_view(ov).substr(0, ov.find('='));
+        key.remove_prefix(std::min(key.size(), key.find_first_not_of(" \t")));
+        key = key.substr(0, key.find_last_not_of(" \t") + 1);
+        const auto [it, fresh] = first_of.try_emplace(std::string(key), ov);
+        SEGRANK_CHECK(fresh, "--set ", ov, ": ", key, " is set twice, by --set ", it->second,
+                      " and --set ", ov, " (give each key once)");
+        SEGRANK_CHECK(run_dir.empty() || key != "train.run_dir", "--run-dir ", run_dir,
+                      " and --set ", ov, " both set the run directory: give one of them");
+    }
+}
+
 TrainRequest train_request(const cxxopts::ParseResult& result) {
     std::vector<std::string> overrides;
     if (result.count("set")) overrides = result["set"].as<std::vector<std::string>>();
-    if (result.count("run-dir")) {
-        const std::string dir = result["run-dir"].as<std::string>();
-        for (const auto& ov : overrides) {
-            const std::string_view key = std::string_view(ov).substr(0, ov.find('='));
-            const auto first = key.find_first_not_of(" \t");
-            const auto last = key.find_last_not_of(" \t");
-            SEGRANK_CHECK(first == std::string_view::npos ||
-                              key.substr(first, last - first + 1) != "train.run_dir",
-                          "--run-dir ", dir, " and --set ", ov,
-                          " both set the run directory: give one of them");
-        }
-        overrides.push_back("train.run_dir=" + dir);
-    }
+    check_override_keys(
+        overrides, result.count("run-dir") ? result["run-dir"].as<std::string>() : std::string());
+    if (result.count("run-dir"))
+        overrides.push_back("train.run_dir=" + result["run-dir"].as<std::string>());
     TrainRequest t;
     if (result.count("resume")) {
         t.resume = result["resume"].as<std::string>();

@@ -418,7 +418,6 @@ RunConfig load_config_text(std::string_view toml_text, std::string_view source_n
         std::string key, message;
     };
     std::vector<Pending> bad_overrides;  // reported with the file's problems, not instead of them
-    std::map<std::string, size_t> first_override_of;  // dotted key -> index of its first --set
     for (size_t i = 0; i < overrides.size(); ++i) {
         const std::string& ov = overrides[i];
         const Loc where = override_loc(ov, i);
@@ -429,13 +428,6 @@ RunConfig load_config_text(std::string_view toml_text, std::string_view source_n
             dot + 1 == key.size() || key.find('.', dot + 1) != std::string::npos) {
             bad_overrides.push_back(
                 {where, "", "expected section.key=value (e.g. --set optim.lr=0.001)"});
-            continue;
-        }
-        if (const auto [it, fresh] = first_override_of.try_emplace(key, i); !fresh) {
-            // The last one silently winning hid typos in long command lines: refuse the repeat.
-            bad_overrides.push_back({where, key,
-                                     str("is set twice, by --set ", overrides[it->second],
-                                         " and --set ", ov, " (give each key once)")});
             continue;
         }
         const std::string value = trim(std::string_view(ov).substr(eq + 1));
