@@ -122,12 +122,13 @@ TEST_SUITE("hostile") {
         INFO(ens.output);
         CHECK(ens.exit_code == 1);
         CHECK(contains_text(ens.output, "--checkpoint lists 'r' twice"));
-        // --set and flags may repeat: the last --set of a key wins, as documented.
+        // --set may repeat, each key once: a key set twice is refused naming both settings.
         const auto set = run_segrank(
             "train --config configs/quickstart.toml --set train.steps=2 "
             "--set train.steps=3 --check");
         INFO(set.output);
-        CHECK(set.exit_code == 0);
+        CHECK(set.exit_code == 1);
+        CHECK(contains_text(set.output, "train.steps is set twice"));
         CHECK_FALSE(fs::exists(source_dir() / "a.csv"));
     }
 

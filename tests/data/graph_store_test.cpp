@@ -154,7 +154,9 @@ TEST_CASE("loading K config rows reads only their chunks, not the whole config t
     MESSAGE("config_feat storage " << stored << " B; read for 3 rows " << partial << " B; all rows "
                                    << full << " B");
     CHECK(full > stored * 9 / 10);
-    CHECK(partial < stored / 20);  // 3 chunks of 4 KiB plus metadata, far below the tensor
+    // 3 chunks of 4 KiB plus metadata (the chunk indexes of every checksummed dataset), far below
+    // the tensor.
+    CHECK(partial < stored / 15);
     REQUIRE(k.num_configs() == 3);
     for (size_t i = 0; i < rows.size(); ++i) {
         CHECK(k.config_runtime[i] == g.config_runtime[static_cast<size_t>(rows[i])]);
