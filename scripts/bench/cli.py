@@ -103,7 +103,8 @@ def check_overrides(o, p):
             "--set",
             "train.run_dir=" + os.path.join(o.work, "set-check"),
         ]
-        for kv in kvs:
+        last = {kv.split("=", 1)[0].strip(): kv for kv in kvs}  # an --ablate key replaces --set's
+        for kv in last.values():
             cmd += ["--set", kv]
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if r.returncode != 0:

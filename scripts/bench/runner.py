@@ -17,8 +17,11 @@ from .submission import read_scores
 
 def train_args(config, overrides, run_dir, seed, threads):
     """The arguments of `segrank train` of one run: the config file, the overrides, then run_dir,
-    train.seed = sampling.seed = seed, no progress bar and `threads` OpenMP threads."""
+    train.seed = sampling.seed = seed, no progress bar and `threads` OpenMP threads. A key given
+    more than once (a case's override, then --set, then an --ablate row) keeps its last value,
+    passed once: `segrank train` refuses a key set twice."""
     args = ["train", "--config", config, "--overwrite"]
+    last = {}
     for kv in list(overrides) + [
         f"train.run_dir={run_dir}",
         f"train.seed={seed}",
@@ -26,6 +29,10 @@ def train_args(config, overrides, run_dir, seed, threads):
         "train.progress=false",
         f"train.threads={threads}",
     ]:
+        key = kv.split("=", 1)[0].strip()
+        last.pop(key, None)  # re-inserted: the key keeps the position of its last setting
+        last[key] = kv
+    for kv in last.values():
         args += ["--set", kv]
     return args
 
