@@ -13,6 +13,7 @@
 #include "data/input_memory.h"
 #include "data/npz.h"
 #include "gnn/core/check.h"
+#include "tests/support/chain_layout.h"
 #include "tests/support/test_paths.h"
 
 using namespace segrank;
@@ -23,26 +24,7 @@ namespace {
 const CollectionId kLayoutTrain{Task::kLayout, Source::kXla, Search::kRandom, Split::kTrain};
 const CollectionId kLayoutTest{Task::kLayout, Source::kXla, Search::kRandom, Split::kTest};
 
-// n nodes in a chain, two configurable nodes, c configs with runtimes 100, 101, ...
-LayoutGraph chain_layout(const std::string& name, int64_t n, int64_t c) {
-    LayoutGraph g;
-    g.name = name;
-    g.source = name + ".npz";
-    g.node_feat = Tensor(n, kNodeFeatDim);
-    for (int64_t i = 0; i < g.node_feat.size(); ++i)
-        g.node_feat[i] = static_cast<float>(i % 97) / 7.0f;
-    for (int64_t v = 0; v < n; ++v) g.node_opcode.push_back(v % 2 ? 26 : 1);
-    for (int64_t u = 1; u < n; ++u) {
-        g.edge_index.push_back(u);
-        g.edge_index.push_back(u - 1);
-    }
-    g.node_config_ids = {1, n - 1};
-    for (int64_t j = 0; j < c * 2 * kLayoutConfigDim; ++j)
-        g.node_config_feat.push_back(static_cast<int8_t>(j % 7 - 1));
-    for (int64_t j = 0; j < c; ++j) g.config_runtime.push_back(100 + j);
-    g.node_splits = {0, n};
-    return g;
-}
+using test::chain_layout;
 
 fs::path write_store(const fs::path& path, const LayoutGraph& g,
                      const CollectionId& id = kLayoutTrain) {
