@@ -13,7 +13,7 @@
 #include "data/input_memory.h"
 #include "data/npz.h"
 #include "gnn/core/check.h"
-#include "tests/support/chain_layout.h"
+#include "tests/support/store_fixtures.h"
 #include "tests/support/test_paths.h"
 
 using namespace segrank;
@@ -25,6 +25,7 @@ const CollectionId kLayoutTrain{Task::kLayout, Source::kXla, Search::kRandom, Sp
 const CollectionId kLayoutTest{Task::kLayout, Source::kXla, Search::kRandom, Split::kTest};
 
 using test::chain_layout;
+using test::error_of;
 
 fs::path write_store(const fs::path& path, const LayoutGraph& g,
                      const CollectionId& id = kLayoutTrain) {
@@ -34,23 +35,9 @@ fs::path write_store(const fs::path& path, const LayoutGraph& g,
     return path;
 }
 
-// Runs Python with h5py on `path` (opened read-write as `g` = /graphs/g, numpy as np).
+// h5py on `path` with `g` = /graphs/g bound (test::edit_with_h5py opens it as f).
 void edit_with_h5py(const fs::path& path, const std::string& code) {
-    const auto r =
-        test::run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
-                          path.string() + "','r+'); g=f['graphs/g']; " + code + "; f.close()\"");
-    INFO(r.output);
-    REQUIRE(r.exit_code == 0);
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
+    test::edit_with_h5py(path, "g=f['graphs/g']; " + code);
 }
 
 }  // namespace

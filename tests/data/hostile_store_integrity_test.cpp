@@ -10,7 +10,7 @@
 
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
-#include "tests/support/chain_layout.h"
+#include "tests/support/store_fixtures.h"
 #include "tests/support/test_paths.h"
 
 using namespace segrank;
@@ -21,31 +21,14 @@ namespace {
 const CollectionId kLayoutTrain{Task::kLayout, Source::kXla, Search::kRandom, Split::kTrain};
 
 using test::chain_layout;
+using test::edit_with_h5py;
+using test::error_of;
 
 fs::path write_store(const fs::path& path, const CollectionId& id = kLayoutTrain) {
     GraphStoreWriter w(path, id, path.parent_path());
     w.add(chain_layout("g", 6, 3));
     w.finish();
     return path;
-}
-
-// Runs Python with h5py on `path` (opened read-write as f, numpy as np).
-void edit_with_h5py(const fs::path& path, const std::string& code) {
-    const auto r =
-        test::run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
-                          path.string() + "','r+'); " + code + "; f.close()\"");
-    INFO(r.output);
-    REQUIRE(r.exit_code == 0);
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
 }
 
 // Flips the lowest bit of node_feat[0][3] (3/7 as float32, stored uncompressed) in the file: the

@@ -9,8 +9,8 @@
 #include "data/graph_stats.h"
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
-#include "tests/support/chain_layout.h"
 #include "tests/support/child_process.h"
+#include "tests/support/store_fixtures.h"
 #include "tests/support/test_paths.h"
 
 using namespace segrank;

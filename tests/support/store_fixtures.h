@@ -1,9 +1,15 @@
-// A small layout graph for store and reader tests: a chain of nodes with two configurable nodes.
+// Fixtures of the store and reader tests: a small chain layout graph, an h5py edit of a store, the
+// message of a segrank::Error.
 #pragma once
+#include <doctest/doctest.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "data/graph.h"
+#include "gnn/core/check.h"
+#include "tests/support/test_paths.h"
 
 namespace segrank::test {
 
@@ -28,6 +34,26 @@ inline LayoutGraph chain_layout(const std::string& name, int64_t n, int64_t c) {
     for (int64_t j = 0; j < c; ++j) g.config_runtime.push_back(100 + j);
     g.node_splits = {0, n};
     return g;
+}
+
+/// Runs Debian's Python with h5py on the store at `path`, opened read-write as `f` (numpy as np),
+/// executing `code`; the test fails (REQUIRE) when Python does.
+inline void edit_with_h5py(const std::filesystem::path& path, const std::string& code) {
+    const auto r = run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
+                               path.string() + "','r+'); " + code + "; f.close()\"");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+}
+
+/// The message of the segrank::Error that f() throws, or "<no error>".
+template <typename F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "<no error>";
 }
 
 }  // namespace segrank::test
