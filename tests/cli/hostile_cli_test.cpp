@@ -1147,14 +1147,7 @@ TEST_SUITE("hostile") {
         const pid_t pid = spawn_shell_with_default_sigint(cmd, log);
         REQUIRE(pid >= 0);
         int status = 0;
-        bool exited = false;
-        for (int i = 0; i < 1200 && !fs::exists(dir / "run/last.ckpt.h5"); ++i) {
-            if (::waitpid(pid, &status, WNOHANG) == pid) {
-                exited = true;
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
+        const bool exited = child_exited_before_file(pid, dir / "run/last.ckpt.h5", status);
         INFO(read_file_text(log));
         REQUIRE_FALSE(exited);
         REQUIRE(::kill(pid, SIGINT) == 0);

@@ -7,12 +7,14 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string_view>
+#include <thread>
 
 namespace segrank::test {
 
@@ -88,6 +90,14 @@ int spawn_shell_with_default_sigint(const std::string& command, const std::files
         ::_exit(127);
     }
     return pid;
+}
+
+bool child_exited_before_file(int pid, const std::filesystem::path& path, int& status) {
+    for (int i = 0; i < 1200 && !std::filesystem::exists(path); ++i) {
+        if (::waitpid(pid, &status, WNOHANG) == pid) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
 }
 
 std::string read_file_text(const std::filesystem::path& p) {

@@ -41,6 +41,10 @@ CommandResult run_segrank_in_source(const std::string& args, int threads = 1,
 /// fails). The caller waits for it (waitpid).
 int spawn_shell_with_default_sigint(const std::string& command, const std::filesystem::path& log);
 
+/// Polls every 50 ms, up to 60 s, until `path` exists or child `pid` exits; returns true when the
+/// child exited (its wait status in `status`), false when the file appeared or the time ran out.
+bool child_exited_before_file(int pid, const std::filesystem::path& path, int& status);
+
 /// The bytes of file `p`; "" when it does not exist or cannot be read (tests then fail on content).
 std::string read_file_text(const std::filesystem::path& p);
 
