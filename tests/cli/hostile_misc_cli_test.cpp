@@ -11,6 +11,7 @@
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
+using namespace std::string_literals;
 
 namespace {
 
@@ -134,8 +135,8 @@ TEST_SUITE("hostile") {
         const fs::path root = write_lb_truth(dir / "truth");
         write_text(
             dir / "store.h5",
-            std::string("\x89HDF\r\n\x1a\n\0\0\0\0\0\x08\x08\0\x04\0\x10\0\xff\xfe\n,,\n", 32));
-        write_text(dir / "blob.csv", std::string("ID,TopConfigs\ntile:xla:k1,1\0\x01\n", 30));
+            "\x89HDF\r\n\x1a\n\0\0\0\0\0\x08\x08\0\x04\0\x10\0\xff\xfe\n,,\n"s);
+        write_text(dir / "blob.csv", "ID,TopConfigs\ntile:xla:k1,1\0\x01\n"s);
         write_text(dir / "ok.csv", lb_submission_a());
         const std::string h5 = (dir / "store.h5").string(), blob = (dir / "blob.csv").string();
         const auto r = run_segrank("leaderboard --truth " + sq(root.string()) + " " + sq(h5) + " " +
@@ -159,7 +160,7 @@ TEST_SUITE("hostile") {
         const fs::path dir = scratch_dir("hostile_hwmodel_store");
         fs::create_directories(dir / "stores");
         const std::string store = (dir / "stores/layout_xla_random_valid.h5").string();
-        write_text(store, std::string("\x89HDF\r\n\x1a\n\0\0\0\0\0\x08\x08\0", 16));
+        write_text(store, "\x89HDF\r\n\x1a\n\0\0\0\0\0\x08\x08\0"s);
         const auto r = run_segrank("hwmodel explain " + sq(store));
         INFO(r.output);
         CHECK(r.exit_code == 1);
