@@ -10,10 +10,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "api/cost_model_internal.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "data/graph_memory.h"
 #include "eval/submission.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
@@ -119,6 +121,11 @@ struct Predictions {
     size_t skipped = 0;  ///< graphs of a task no checkpoint covers
 };
 
+// What a scored graph's memory grows with (graph_oom_message).
+constexpr std::string_view kPredictMemorySettings =
+    "its memory grows with the checkpoint's model.hidden and the configs scored per pass; lower "
+    "--chunk and --cache-mb or give the process more memory (docs/config.md#out-of-memory)";
+
 Predictions predict_graphs(const Dataset& ds, const std::optional<CostModel>& model,
                            const cxxopts::ParseResult& args) {
     const bool random = args.count("random") > 0;
@@ -137,7 +144,9 @@ Predictions predict_graphs(const Dataset& ds, const std::optional<CostModel>& mo
         const auto t0 = std::chrono::steady_clock::now();
         if (model &&
             model->covers(e.collection.task == Task::kTile ? CostTask::kTile : CostTask::kLayout)) {
-            ensemble = model->score(graph_from_entry(e, submission_id(e.collection, e.name)));
+            ensemble = naming_graph_on_oom(e.info, "scoring", kPredictMemorySettings, [&] {
+                return model->score(graph_from_entry(e, submission_id(e.collection, e.name)));
+            });
             used = 1;
         }
         if (used == 0) {

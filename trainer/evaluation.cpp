@@ -9,6 +9,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "data/graph_memory.h"
 #include "eval/metric_fields.h"
 #include "gnn/core/check.h"
 #include "gnn/core/hash.h"
@@ -216,19 +217,21 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
     for (size_t i = 0; i < entries.size(); ++i) {
         const GraphEntry& e = entries[i];
         if (owners.owner(e.id) != comm.rank()) continue;
-        std::unique_ptr<PreparedGraph> local;
-        const PreparedGraph* pg = nullptr;
-        if (cache) {
-            auto it = cache->find(e.id);
-            if (it == cache->end())
-                it = cache->emplace(e.id, prepare_graph(e, normalizer, model, prep)).first;
-            pg = it->second.get();
-        } else {
-            local = prepare_graph(e, normalizer, model, prep);
-            pg = local.get();
-        }
-        pack_graph_metrics(packed, i,
-                           evaluate_entry(model, cfg, opt, e, *pg, indices, has_mse, random_seed));
+        naming_graph_on_oom(e.info, "evaluating", graph_memory_settings(cfg, true), [&] {
+            std::unique_ptr<PreparedGraph> local;
+            const PreparedGraph* pg = nullptr;
+            if (cache) {
+                auto it = cache->find(e.id);
+                if (it == cache->end())
+                    it = cache->emplace(e.id, prepare_graph(e, normalizer, model, prep)).first;
+                pg = it->second.get();
+            } else {
+                local = prepare_graph(e, normalizer, model, prep);
+                pg = local.get();
+            }
+            pack_graph_metrics(
+                packed, i, evaluate_entry(model, cfg, opt, e, *pg, indices, has_mse, random_seed));
+        });
     }
     auto all = comm.gather(packed, 0);
     EvalResult res;
@@ -237,6 +240,16 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
     // decide_selection).
     res.selection = broadcast_double(comm, res.selection, 0);
     return res;
+}
+
+std::string graph_memory_settings(const RunConfig& cfg, bool evaluating) {
+    const std::string per_pass = evaluating ? str("eval.chunk_configs = ", cfg.eval.chunk_configs,
+                                                  ", eval.cache_mb = ", cfg.eval.cache_mb)
+                                            : str("sampling.configs = ", cfg.sampling.configs);
+    return str("its memory grows with model.hidden = ", cfg.model.hidden, ", ", per_pass,
+               " and segments.max_nodes = ", cfg.segments.max_nodes,
+               " (0: the whole graph at once); lower them or give the process more memory "
+               "(docs/config.md#out-of-memory)");
 }
 
 std::string eval_indices_digest(const RunConfig& cfg) {

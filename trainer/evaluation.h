@@ -37,6 +37,12 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
                            std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache = nullptr,
                            int64_t random_seed = -1);
 
+/// What one graph's memory grows with under `cfg`, for graph_oom_message (data/graph_memory.h):
+/// "its memory grows with model.hidden = H, sampling.configs = K (training) or eval.chunk_configs
+/// = C and eval.cache_mb = M (evaluating), segments.max_nodes = S ...; lower them or give the
+/// process more memory".
+std::string graph_memory_settings(const RunConfig& cfg, bool evaluating);
+
 /// Owners of evaluation graphs (entry i has id i) under cfg.dist.ownership: balanced by nodes x
 /// configs scored (held-out configs, else the eval.indices list of the graph, else all configs;
 /// `indices` = the loaded eval.indices, empty when unset). Identical on every rank.

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <fstream>
 
+#include "data/graph_memory.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "sampling/dedupe.h"
@@ -255,10 +256,14 @@ double Trainer::step() {
     const auto t0 = std::chrono::steady_clock::now();
     const std::clock_t c0 = std::clock();
     for (int64_t id : local) {
-        const PreparedGraph& g = train_graph(id);
-        ConfigSet cs = samplers_.at(id)->sample(step_);
-        loss +=
-            gst_train_graph(*model_, g, cs.indices, cs.targets, step_, scale, *history_, gst_).loss;
+        const GraphEntry& e = dataset_->train()[static_cast<size_t>(id)];
+        naming_graph_on_oom(e.info, "training on", graph_memory_settings(cfg_, false), [&] {
+            const PreparedGraph& g = train_graph(id);
+            ConfigSet cs = samplers_.at(id)->sample(step_);
+            loss +=
+                gst_train_graph(*model_, g, cs.indices, cs.targets, step_, scale, *history_, gst_)
+                    .loss;
+        });
     }
     last_busy_.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     last_busy_.cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;

@@ -1,0 +1,52 @@
+// Out of memory while a graph is trained on, as on a small machine (ctest label `hostile`): the
+// error names the graph and the settings its memory grows with, not a bare "out of memory".
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/test_paths.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+// "path" as a TOML basic string (scratch paths hold no quote or backslash).
+std::string dq(const std::string& path) { return "\"" + path + "\""; }
+}  // namespace
+
+TEST_SUITE("hostile") {
+// An address-space limit cannot work under AddressSanitizer, whose shadow memory needs terabytes
+// of address space; data/graph_memory_test.cpp covers the message there.
+#if !defined(__SANITIZE_ADDRESS__)
+    TEST_CASE(
+        "segrank train out of memory names the graph and the settings its memory grows with") {
+        const fs::path dir = scratch_dir("hostile_cli_train_oom");
+        const auto synth = run_segrank_in_source(
+            "synth --out " + sq((dir / "syn").string()) +
+            " --graphs 4 --nodes 2000:3000 --configs 40 --seed 3 --collections layout");
+        REQUIRE(synth.exit_code == 0);
+        std::ofstream(dir / "big.toml")
+            << ("[data]\nroot = " + dq((dir / "syn/npz").string()) +
+                "\ncollections = [\"layout:xla:random\"]\n[train]\n"
+                "steps = 2\nrun_dir = " +
+                dq((dir / "run").string()) +
+                "\n[model]\nhidden = 1024\n[segments]\nmax_nodes = 0\n");
+        // 1 GB of address space: the model (11 M parameters) fits, one whole-graph step does not.
+        const auto r = run_segrank_in_source("train --config " + sq((dir / "big.toml").string()), 1,
+                                             "ulimit -v 1000000 && ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "error: out of memory while training on graph "
+                            "'synth_layout_000001' ("));
+        CHECK(contains_text(r.output, "synth_layout_000001.npz, "));
+        CHECK(contains_text(r.output,
+                            " configs): an allocation failed; its memory grows with "
+                            "model.hidden = 1024, sampling.configs = 32 and "
+                            "segments.max_nodes = 0"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+    }
+#endif
+}
