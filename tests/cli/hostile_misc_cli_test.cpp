@@ -133,9 +133,8 @@ TEST_SUITE("hostile") {
     TEST_CASE("segrank leaderboard names an HDF5 file given as a submission, no raw bytes") {
         const fs::path dir = scratch_dir("hostile_lb_h5_submission");
         const fs::path root = write_lb_truth(dir / "truth");
-        write_text(
-            dir / "store.h5",
-            "\x89HDF\r\n\x1a\n\0\0\0\0\0\x08\x08\0\x04\0\x10\0\xff\xfe\n,,\n"s);
+        write_text(dir / "store.h5",
+                   "\x89HDF\r\n\x1a\n\0\0\0\0\0\x08\x08\0\x04\0\x10\0\xff\xfe\n,,\n"s);
         write_text(dir / "blob.csv", "ID,TopConfigs\ntile:xla:k1,1\0\x01\n"s);
         write_text(dir / "ok.csv", lb_submission_a());
         const std::string h5 = (dir / "store.h5").string(), blob = (dir / "blob.csv").string();
