@@ -330,6 +330,7 @@ int run_training(const TrainRequest& t, Communicator& comm, RunDirCleanup* clean
     });
     training = true;
     SigintStop sigint(comm.size() == 1);
+    MpiTerminationNotice notice(t.dir, comm.rank(), comm.size());
     try {
         trainer.run();
     } catch (const TrainingInterrupted&) {

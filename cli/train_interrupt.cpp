@@ -1,11 +1,14 @@
-// Ctrl-C during a one-process `segrank train`: a flag set by the handler, noticed by the training
-// loop at its next gradient allreduce, and the message that says how to continue.
+// Ctrl-C during `segrank train`: in one process a flag set by the handler, noticed by the training
+// loop at its next gradient allreduce; under mpirun a prepared line written by rank 0's handler;
+// and the messages that say how to continue.
 #include "cli/train_interrupt.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
@@ -40,6 +43,52 @@ std::string shell_word(const std::string& s) {
     return out + "'";
 }
 
+// MpiTerminationNotice's state, prepared outside the handler (fixed buffers only).
+constexpr size_t kNoticeMax = 8192;
+constexpr int kNoticeSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct TerminationNotice {
+    volatile sig_atomic_t printed = 0;
+    char last_checkpoint[kNoticeMax] = {};  // DIR/last.ckpt.h5
+    char with_checkpoint[kNoticeMax] = {};  // the line when it exists
+    char without_checkpoint[kNoticeMax] = {};
+    struct sigaction previous[3]{};
+};
+TerminationNotice g_notice;
+
+bool copy_text(char (&dst)[kNoticeMax], const std::string& s) {
+    if (s.size() + 1 > kNoticeMax) return false;
+    std::memcpy(dst, s.c_str(), s.size() + 1);
+    return true;
+}
+
+void write_all(const char* text) {
+    size_t left = std::strlen(text);
+    while (left > 0) {
+        const ssize_t n = ::write(STDERR_FILENO, text, left);
+        if (n <= 0) return;
+        text += n;
+        left -= static_cast<size_t>(n);
+    }
+}
+
+extern "C" void on_mpi_termination(int sig) {
+    if (!g_notice.printed) {
+        g_notice.printed = 1;
+        write_all(::access(g_notice.last_checkpoint, F_OK) == 0 ? g_notice.with_checkpoint
+                                                                : g_notice.without_checkpoint);
+    }
+    int k = 0;
+    while (k < 2 && kNoticeSignals[k] != sig) ++k;
+    const struct sigaction& before = g_notice.previous[k];
+    if ((before.sa_flags & SA_SIGINFO) == 0 && before.sa_handler != SIG_DFL &&
+        before.sa_handler != SIG_IGN) {
+        before.sa_handler(sig);  // e.g. the fresh run's cleanup, which ends by the signal
+        return;
+    }
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
 }  // namespace
 
 void InterruptibleCommunicator::allreduce_sum(std::span<float> data) {
@@ -70,6 +119,45 @@ SigintStop::~SigintStop() {
 }
 
 bool SigintStop::requested() { return g_sigint_seen.load() != 0; }
+
+std::string mpi_ended_message(const std::filesystem::path& dir, int world_size,
+                              bool with_checkpoint) {
+    if (!with_checkpoint)
+        return "segrank train: the job was ended by a signal (Ctrl-C under mpirun) before the "
+               "first checkpoint; nothing to resume";
+    return str(
+        "segrank train: the job was ended by a signal (Ctrl-C under mpirun); last "
+        "checkpoint ",
+        (dir / "last.ckpt.h5").string(), "; continue with: mpirun -np ", world_size,
+        " segrank train --resume ", shell_word(dir.string()));
+}
+
+MpiTerminationNotice::MpiTerminationNotice(const std::filesystem::path& dir, int rank,
+                                           int world_size) {
+    if (rank != 0 || world_size < 2) return;
+    g_notice.printed = 0;
+    if (!copy_text(g_notice.last_checkpoint, (dir / "last.ckpt.h5").string()) ||
+        !copy_text(g_notice.with_checkpoint, mpi_ended_message(dir, world_size, true) + "\n") ||
+        !copy_text(g_notice.without_checkpoint, mpi_ended_message(dir, world_size, false) + "\n"))
+        return;  // a path too long for the fixed buffers: no notice
+    struct sigaction sa {};
+    sa.sa_handler = on_mpi_termination;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : kNoticeSignals) sigaddset(&sa.sa_mask, sig);
+    for (int k = 0; k < 3; ++k) {
+        ::sigaction(kNoticeSignals[k], nullptr, &g_notice.previous[k]);
+        if (g_notice.previous[k].sa_handler == SIG_IGN) continue;
+        ::sigaction(kNoticeSignals[k], &sa, nullptr);
+        installed_ = true;
+    }
+}
+
+MpiTerminationNotice::~MpiTerminationNotice() {
+    if (!installed_) return;
+    for (int k = 0; k < 3; ++k)
+        if (g_notice.previous[k].sa_handler != SIG_IGN)
+            ::sigaction(kNoticeSignals[k], &g_notice.previous[k], nullptr);
+}
 
 std::string interrupted_message(const std::filesystem::path& dir, int64_t step, bool removed) {
     const std::filesystem::path last = dir / "last.ckpt.h5";

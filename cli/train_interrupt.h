@@ -1,5 +1,6 @@
-// Ctrl-C (SIGINT) during a one-process `segrank train`: the training loop stops at its next step
-// and the run says where it stopped and how to continue (docs/config.md#interrupting-a-run).
+// Ctrl-C (SIGINT) during `segrank train`: in one process the training loop stops at its next step
+// and the run says where it stopped and how to continue; under mpirun, which ends every rank by a
+// signal, rank 0 says where the run can continue from (docs/config.md#interrupting-a-run).
 #pragma once
 
 #include <csignal>
@@ -68,6 +69,31 @@ public:
 private:
     bool installed_ = false;
 };
+
+/// Under mpirun (rank 0 of a job with several ranks): Ctrl-C reaches mpirun, which ends every rank
+/// by a signal (SIGINT or SIGTERM), so the training loop cannot stop at a step boundary. While
+/// alive, rank 0's SIGINT, SIGTERM and SIGHUP first write one line on stderr, prepared here (the
+/// handler only calls access(2) and write(2)): with `dir`/last.ckpt.h5 present, that the job was
+/// ended, the last checkpoint and `mpirun -np N segrank train --resume DIR`; without one, that
+/// nothing is left to resume. Then the handler installed before (e.g. RunDirCleanup's) or the
+/// default action runs, so the process still ends by the signal. Nothing is installed on other
+/// ranks, for one rank, or when the signal was ignored. The destructor restores the handlers.
+class MpiTerminationNotice {
+public:
+    MpiTerminationNotice(const std::filesystem::path& dir, int rank, int world_size);
+    ~MpiTerminationNotice();
+    MpiTerminationNotice(const MpiTerminationNotice&) = delete;
+    MpiTerminationNotice& operator=(const MpiTerminationNotice&) = delete;
+
+private:
+    bool installed_ = false;
+};
+
+/// The two lines MpiTerminationNotice prints for run directory `dir` of a `world_size`-rank job:
+/// `with_checkpoint` = "segrank train: the job was ended by a signal (Ctrl-C under mpirun); last
+/// checkpoint DIR/last.ckpt.h5; continue with: mpirun -np N segrank train --resume DIR".
+std::string mpi_ended_message(const std::filesystem::path& dir, int world_size,
+                              bool with_checkpoint);
 
 /// The one line run_train prints on stderr when training stopped on SIGINT at `step` (steps
 /// completed): with `dir`/last.ckpt.h5 present, its step and the command that continues the run,

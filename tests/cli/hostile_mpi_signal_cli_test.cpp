@@ -1,0 +1,57 @@
+// Ctrl-C under mpirun (ctest label `hostile`): mpirun ends every rank by a signal; rank 0 says
+// where the run can continue from before it ends (cli/train_interrupt.h, MpiTerminationNotice).
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+
+#include "tests/support/test_paths.h"
+#include "tests/trainer/trainer_data_util.h"
+#include "trainer/config.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+TEST_SUITE("hostile") {
+#if defined(SEGRANK_TEST_WITH_MPI)
+    TEST_CASE(
+        "Ctrl-C to mpirun -np 2 segrank train prints the last checkpoint and resume command") {
+        const fs::path dir = scratch_dir("hostile_mpi_train_sigint");
+        write_tiny_layout_collection(dir / "data");
+        segrank::RunConfig c = tiny_run_config(dir / "data", dir / "run", 1000000);
+        c.train.checkpoint_every = 3;
+        segrank::save_config(c, dir / "tiny.toml");
+        const fs::path log = dir / "train.log";
+        const std::string cmd =
+            "cd " + sq(source_dir().string()) +
+            " && OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 exec "
+            "mpirun -np 2 --oversubscribe " +
+            sq(segrank_binary().string()) + " train --config " + sq((dir / "tiny.toml").string());
+        const pid_t pid = spawn_shell_with_default_sigint(cmd, log);
+        REQUIRE(pid >= 0);
+        int status = 0;
+        const bool exited = child_exited_before_file(pid, dir / "run/last.ckpt.h5", status);
+        INFO(read_file_text(log));
+        REQUIRE_FALSE(exited);
+        REQUIRE(::kill(pid, SIGINT) == 0);
+        REQUIRE(::waitpid(pid, &status, 0) == pid);
+        const std::string out = read_file_text(log);
+        INFO(out);
+        CHECK_FALSE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+        const std::string run = (dir / "run").string();
+        CHECK(contains_text(out,
+                            "segrank train: the job was ended by a signal (Ctrl-C under "
+                            "mpirun); last checkpoint " +
+                                run +
+                                "/last.ckpt.h5; continue with: mpirun -np 2 segrank "
+                                "train --resume " +
+                                run + "\n"));
+        // The run directory is whole: the printed command passes the start-up checks.
+        const auto check = run_segrank_in_source("train --resume " + sq(run) + " --check");
+        INFO(check.output);
+        CHECK(check.exit_code == 0);
+    }
+#endif
+}
