@@ -1144,18 +1144,12 @@ TEST_SUITE("hostile") {
         const std::string cmd = "cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=1 exec " +
                                 sq(segrank_binary().string()) + " train --config " +
                                 sq((dir / "tiny.toml").string());
-        const pid_t pid = spawn_shell_with_default_sigint(cmd, log);
-        REQUIRE(pid >= 0);
-        int status = 0;
-        const bool exited = child_exited_before_file(pid, dir / "run/last.ckpt.h5", status);
-        INFO(read_file_text(log));
-        REQUIRE_FALSE(exited);
-        REQUIRE(::kill(pid, SIGINT) == 0);
-        REQUIRE(::waitpid(pid, &status, 0) == pid);
-        const std::string out = read_file_text(log);
+        const InterruptedRun r = sigint_once_file_exists(cmd, dir / "run/last.ckpt.h5", log);
+        const std::string& out = r.output;
         INFO(out);
-        CHECK(WIFEXITED(status));
-        CHECK(WEXITSTATUS(status) == 130);
+        REQUIRE(r.started);
+        CHECK(WIFEXITED(r.status));
+        CHECK(WEXITSTATUS(r.status) == 130);
         const std::string run = (dir / "run").string();
         CHECK(contains_text(out, "segrank train: interrupted at step "));
         CHECK(contains_text(out, "; last checkpoint " + run + "/last.ckpt.h5 (step "));

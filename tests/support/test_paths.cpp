@@ -100,6 +100,23 @@ bool child_exited_before_file(int pid, const std::filesystem::path& path, int& s
     return false;
 }
 
+InterruptedRun sigint_once_file_exists(const std::string& command,
+                                       const std::filesystem::path& file,
+                                       const std::filesystem::path& log) {
+    InterruptedRun r;
+    const int pid = spawn_shell_with_default_sigint(command, log);
+    if (pid < 0) return r;
+    if (child_exited_before_file(pid, file, r.status) || !std::filesystem::exists(file)) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &r.status, 0);
+        r.output = read_file_text(log);
+        return r;
+    }
+    r.started = ::kill(pid, SIGINT) == 0 && ::waitpid(pid, &r.status, 0) == pid;
+    r.output = read_file_text(log);
+    return r;
+}
+
 std::string read_file_text(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
     std::ostringstream ss;

@@ -45,6 +45,21 @@ int spawn_shell_with_default_sigint(const std::string& command, const std::files
 /// child exited (its wait status in `status`), false when the file appeared or the time ran out.
 bool child_exited_before_file(int pid, const std::filesystem::path& path, int& status);
 
+/// What sigint_once_file_exists saw: `started` false when the child could not start, exited before
+/// `file` appeared (its output in `output`) or the 60 s ran out; else the child's wait status after
+/// the SIGINT and its output (stdout and stderr, from the log file).
+struct InterruptedRun {
+    bool started = false;
+    int status = 0;
+    std::string output;
+};
+
+/// Starts `command` as spawn_shell_with_default_sigint does (output to `log`), waits until `file`
+/// exists, sends the child SIGINT (as Ctrl-C would) and waits for it to end.
+InterruptedRun sigint_once_file_exists(const std::string& command,
+                                       const std::filesystem::path& file,
+                                       const std::filesystem::path& log);
+
 /// The bytes of file `p`; "" when it does not exist or cannot be read (tests then fail on content).
 std::string read_file_text(const std::filesystem::path& p);
 
