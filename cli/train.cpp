@@ -331,6 +331,8 @@ int run_training(const TrainRequest& t, Communicator& comm, RunDirCleanup* clean
     training = true;
     SigintStop sigint(comm.size() == 1);
     MpiTerminationNotice notice(t.dir, comm.rank(), comm.size());
+    if (comm.rank() == 0 && comm.size() > 1)
+        std::printf("%s\n", mpi_resume_hint(t.dir, comm.size()).c_str());
     try {
         trainer.run();
     } catch (const TrainingInterrupted&) {

@@ -132,6 +132,13 @@ std::string mpi_ended_message(const std::filesystem::path& dir, int world_size,
         " segrank train --resume ", shell_word(dir.string()));
 }
 
+std::string mpi_resume_hint(const std::filesystem::path& dir, int world_size) {
+    return str(
+        "segrank train: Ctrl-C ends the whole job under mpirun; continue it from its last "
+        "checkpoint with: mpirun -np ",
+        world_size, " segrank train --resume ", shell_word(dir.string()));
+}
+
 MpiTerminationNotice::MpiTerminationNotice(const std::filesystem::path& dir, int rank,
                                            int world_size) {
     if (rank != 0 || world_size < 2) return;

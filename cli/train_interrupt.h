@@ -72,9 +72,10 @@ private:
 
 /// Under mpirun (rank 0 of a job with several ranks): Ctrl-C reaches mpirun, which ends every rank
 /// by a signal (SIGINT or SIGTERM), so the training loop cannot stop at a step boundary. While
-/// alive, rank 0's SIGINT, SIGTERM and SIGHUP first write one line on stderr, prepared here (the
-/// handler only calls access(2) and write(2)): with `dir`/last.ckpt.h5 present, that the job was
-/// ended, the last checkpoint and `mpirun -np N segrank train --resume DIR`; without one, that
+/// alive, rank 0's SIGINT, SIGTERM and SIGHUP first write one line on stderr (best effort: mpirun
+/// may exit before it forwards the line; mpi_resume_hint says the same at the start), prepared here
+/// (the handler only calls access(2) and write(2)): with `dir`/last.ckpt.h5 present, that the job
+/// was ended, the last checkpoint and `mpirun -np N segrank train --resume DIR`; without one, that
 /// nothing is left to resume. Then the handler installed before (e.g. RunDirCleanup's) or the
 /// default action runs, so the process still ends by the signal. Nothing is installed on other
 /// ranks, for one rank, or when the signal was ignored. The destructor restores the handlers.
@@ -88,6 +89,12 @@ public:
 private:
     bool installed_ = false;
 };
+
+/// The line rank 0 of a job with several ranks prints when training starts, since mpirun may end
+/// the job before the line of MpiTerminationNotice reaches the terminal: "segrank train: Ctrl-C
+/// ends the whole job under mpirun; continue it from its last checkpoint with: mpirun -np N
+/// segrank train --resume DIR".
+std::string mpi_resume_hint(const std::filesystem::path& dir, int world_size);
 
 /// The two lines MpiTerminationNotice prints for run directory `dir` of a `world_size`-rank job:
 /// `with_checkpoint` = "segrank train: the job was ended by a signal (Ctrl-C under mpirun); last
