@@ -1,5 +1,7 @@
 // `segrank pack <collection dir> --out <file.h5 | dir>`: npz collection splits -> one HDF5 graph
 // store per split (docs/files.md#hdf5-store). Stores are written to temporary names and renamed.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cxxopts.hpp>
@@ -48,18 +50,54 @@ std::filesystem::path store_path(const Collection& c, const std::filesystem::pat
     return single_file ? out : out / (c.id.file_stem() + ".h5");
 }
 
-// Packs every collection split; appends each store path to `written` before writing it.
-void pack_all(const std::vector<Collection>& collections, const std::filesystem::path& out,
-              bool single_file, const GraphStoreOptions& opt,
-              std::vector<std::filesystem::path>& written, bool guarded) {
+// Every collection split a store can be named for (CollectionId::file_stem() + ".h5").
+std::vector<CollectionId> all_collection_splits() {
+    std::vector<CollectionId> ids;
+    for (Task task : {Task::kTile, Task::kLayout})
+        for (Source source : {Source::kXla, Source::kNlp})
+            for (Search search : {Search::kNone, Search::kDefault, Search::kRandom})
+                for (Split split : {Split::kTrain, Split::kValid, Split::kTest})
+                    if ((task == Task::kTile) == (search == Search::kNone))
+                        ids.push_back(CollectionId{task, source, search, split});
+    return ids;
+}
+
+// One store of this run: the collection split, its path in --out, and the complete store written
+// before anything in --out changes ("<resolved store>.tmp-<pid>" beside it, so the commit is one
+// rename and remove_stale_temp_files sweeps it when the run is killed).
+struct StagedStore {
+    const Collection* collection = nullptr;
+    std::filesystem::path target;
+    std::filesystem::path staged;
+    int64_t graphs = 0;
+};
+
+std::vector<StagedStore> plan_stores(const std::vector<Collection>& collections,
+                                     const std::filesystem::path& out, bool single_file) {
+    std::vector<StagedStore> stores;
+    const std::string suffix = ".tmp-" + std::to_string(static_cast<long>(::getpid()));
     for (const auto& c : collections) {
-        const auto path = store_path(c, out, single_file);
-        written.push_back(path);
-        GraphStoreWriter w(path, c.id, c.dir, opt);
-        // Killed by SIGINT / SIGTERM / SIGHUP: no temporary store stays behind (a folder pack
-        // created is removed whole by the caller's guard instead).
-        std::optional<RemoveOnTermination> on_signal;
-        if (!guarded) on_signal.emplace(w.temp_path());
+        StagedStore s{&c, store_path(c, out, single_file), {}, 0};
+        const OutputTarget t = resolve_output(s.target);  // refuses folders, FIFOs, ...
+        s.staged = t.write_through ? std::filesystem::temp_directory_path() /
+                                         ("segrank-pack-" + c.id.file_stem() + ".h5" + suffix)
+                                   : std::filesystem::path(t.path.string() + suffix);
+        stores.push_back(std::move(s));
+    }
+    return stores;
+}
+
+// Packs every collection split into its staged store; nothing in --out is replaced. Each staged
+// store (and the writer's own temporary file) is removed by `on_signal` on SIGINT / SIGTERM /
+// SIGHUP, and by the caller on an error.
+void pack_staged(std::vector<StagedStore>& stores, const GraphStoreOptions& opt,
+                 RemoveOnTermination& on_signal) {
+    for (auto& s : stores) {
+        const Collection& c = *s.collection;
+        on_signal.add(s.staged);
+        on_signal.add(s.staged.string() + ".tmp-" + std::to_string(static_cast<long>(::getpid())));
+        GraphStoreWriter w(s.staged, c.id, c.dir, opt);
+        on_signal.add(w.temp_path());
         const LabelPolicy labels = label_policy(c.id.split);
         for (const auto& f : c.files) {
             if (c.id.task == Task::kTile) {
@@ -69,10 +107,66 @@ void pack_all(const std::vector<Collection>& collections, const std::filesystem:
             }
         }
         w.finish();
-        std::printf("packed %s: %lld graphs from %s -> %s\n", c.id.full_name().c_str(),
-                    static_cast<long long>(w.size()), c.dir.string().c_str(),
-                    path.string().c_str());
+        s.graphs = w.size();
     }
+}
+
+// The stores of other collection splits that an earlier pack wrote into the folder `out` (graph
+// store files named for a collection split that `stores` does not write): --force replaces the
+// folder's set of stores, so these go once the new ones are in place.
+std::vector<std::filesystem::path> stale_stores(const std::filesystem::path& out,
+                                                const std::vector<StagedStore>& stores) {
+    std::vector<std::filesystem::path> stale;
+    for (const CollectionId& id : all_collection_splits()) {
+        const std::filesystem::path p = out / (id.file_stem() + ".h5");
+        const bool replaced = std::any_of(stores.begin(), stores.end(), [&](const StagedStore& s) {
+            return s.collection->id == id;
+        });
+        std::error_code ec;
+        if (!replaced && std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec)) &&
+            is_graph_store_file(p))
+            stale.push_back(p);
+    }
+    return stale;
+}
+
+// Renames every staged store into place with SIGINT / SIGTERM / SIGHUP held, then removes the
+// stale stores and prints one line per store now in place. A rename that fails (it is one rename
+// in one folder, so only a file-system fault) throws naming the stores already replaced.
+void commit_stores(std::vector<StagedStore>& stores,
+                   const std::vector<std::filesystem::path>& stale,
+                   const std::filesystem::path& input, RemoveOnTermination& on_signal) {
+    const SignalsHeld held;
+    on_signal.release();
+    std::string replaced;
+    for (size_t i = 0; i < stores.size(); ++i) {
+        try {
+            commit_file(stores[i].staged, stores[i].target);
+        } catch (const Error& e) {
+            std::error_code ec;
+            for (size_t j = i + 1; j < stores.size(); ++j)
+                std::filesystem::remove(stores[j].staged, ec);
+            const std::string done = replaced.empty() ? std::string("; no store was replaced")
+                                                      : str("; already in place:", replaced);
+            throw Error(str(e.what(), done));
+        }
+        replaced.append(" ").append(stores[i].target.string());
+    }
+    for (const auto& s : stores)
+        std::printf("packed %s: %lld graphs from %s -> %s\n", s.collection->id.full_name().c_str(),
+                    static_cast<long long>(s.graphs), s.collection->dir.string().c_str(),
+                    s.target.string().c_str());
+    for (const auto& p : stale) {
+        std::error_code ec;
+        std::filesystem::remove(p, ec);
+        if (ec)
+            std::fprintf(stderr, "segrank pack: warning: cannot remove the old store %s: %s\n",
+                         p.string().c_str(), ec.message().c_str());
+        else
+            std::printf("removed %s (an earlier store; %s holds no such collection split)\n",
+                        p.string().c_str(), input.string().c_str());
+    }
+    std::fflush(stdout);
 }
 
 // A single --out store named like a collection split's store ("layout_xla_random_valid.h5", the
@@ -81,21 +175,36 @@ void pack_all(const std::vector<Collection>& collections, const std::filesystem:
 void check_store_name(const Collection& c, const std::filesystem::path& input,
                       const std::filesystem::path& out) {
     const std::string stem = out.stem().string();
-    for (Task task : {Task::kTile, Task::kLayout})
-        for (Source source : {Source::kXla, Source::kNlp})
-            for (Search search : {Search::kNone, Search::kDefault, Search::kRandom})
-                for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
-                    if ((task == Task::kTile) != (search == Search::kNone)) continue;
-                    const CollectionId named{task, source, search, split};
-                    if (named.file_stem() != stem || named == c.id) continue;
-                    throw Error(str(
-                        "--out ", out.string(), ": is the store name of collection split ",
-                        named.full_name(), ", but ", input.string(), " holds ", c.id.full_name(),
-                        ": a folder of stores would read it as ", named.full_name(), "; name it ",
-                        c.id.split == Split::kUnknown ? std::string()
-                                                      : c.id.file_stem() + ".h5 or ",
-                        "a name that is no collection split's"));
-                }
+    for (const CollectionId& named : all_collection_splits()) {
+        if (named.file_stem() != stem || named == c.id) continue;
+        throw Error(
+            str("--out ", out.string(), ": is the store name of collection split ",
+                named.full_name(), ", but ", input.string(), " holds ", c.id.full_name(),
+                ": a folder of stores would read it as ", named.full_name(), "; name it ",
+                c.id.split == Split::kUnknown ? std::string() : c.id.file_stem() + ".h5 or ",
+                "a name that is no collection split's"));
+    }
+}
+
+// Replacing a store changes the data under any run trained on it: only with --force (as ingest).
+// --force replaces graph stores only: a checkpoint (HDF5 too) or any other file named like a store
+// is refused, before any work. Throws segrank::Error naming the files.
+void check_replacements(const std::vector<Collection>& collections,
+                        const std::filesystem::path& out, bool single_file, bool force) {
+    std::string existing;
+    for (const auto& c : collections)
+        if (std::filesystem::exists(store_path(c, out, single_file)))
+            existing += " " + store_path(c, out, single_file).string();
+    SEGRANK_CHECK(existing.empty() || force, "--out ", out.string(),
+                  ": store(s) already exist:", existing, "; pass --force to replace them");
+    for (const auto& c : collections) {
+        const std::filesystem::path p = store_path(c, out, single_file);
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(p, ec) || is_graph_store_file(p)) continue;
+        throw Error(str("--out ", out.string(), ": ", p.string(), " is ", describe_file_kind(p),
+                        ", not a segrank graph store: --force replaces only stores written by "
+                        "segrank pack; give another path or remove the file"));
+    }
 }
 
 }  // namespace
@@ -156,46 +265,35 @@ int run_pack(int argc, char** argv) {
         if (created) created->keep();
         throw;
     }
-    // Replacing a store changes the data under any run trained on it: only with --force (as
-    // ingest).
-    std::string existing;
-    for (const auto& c : collections)
-        if (std::filesystem::exists(store_path(c, out, single_file)))
-            existing += " " + store_path(c, out, single_file).string();
-    SEGRANK_CHECK(existing.empty() || args.count("force"), "--out ", out.string(),
-                  ": store(s) already exist:", existing, "; pass --force to replace them");
-    // --force replaces graph stores only: a checkpoint (HDF5 too) or any other file named like a
-    // store is refused, before any work.
-    for (const auto& c : collections) {
-        const std::filesystem::path p = store_path(c, out, single_file);
-        std::error_code ec;
-        if (!std::filesystem::is_regular_file(p, ec) || is_graph_store_file(p)) continue;
-        throw Error(str("--out ", out.string(), ": ", p.string(), " is ", describe_file_kind(p),
-                        ", not a segrank graph store: --force replaces only stores written by "
-                        "segrank pack; give another path or remove the file"));
-    }
-    // On any error (e.g. a truncated npz) leave nothing behind: no partial stores, no empty --out
-    // dir.
+    check_replacements(collections, out, single_file, args.count("force") > 0);
     // Temporary stores of earlier pack runs that were killed (their pid is gone).
     if (single_file)
         remove_stale_temp_files(out.has_parent_path() ? out.parent_path() : ".",
                                 out.filename().string() + ".tmp-");
     else if (!made_dir)
         remove_stale_temp_files(out);
-    std::vector<std::filesystem::path> written;
+    std::vector<StagedStore> stores = plan_stores(collections, out, single_file);
+    const std::vector<std::filesystem::path> stale = single_file || !args.count("force")
+                                                         ? std::vector<std::filesystem::path>{}
+                                                         : stale_stores(out, stores);
+    // Every store is written completely to its temporary name before any store in --out is
+    // replaced: an error (e.g. a truncated npz) or SIGINT / SIGTERM / SIGHUP leaves --out as it
+    // was (a folder this command created goes whole).
+    RemoveOnTermination on_signal(
+        made_dir ? out : std::filesystem::path(),
+        made_dir ? str("segrank pack: interrupted; removed --out ", out.string(),
+                       ", which this run created\n")
+                 : str("segrank pack: interrupted; nothing was changed in --out ", out.string(),
+                       " (its temporary stores were removed)\n"));
     try {
-        // A folder this command created goes whole on SIGINT / SIGTERM / SIGHUP.
-        std::optional<RemoveOnTermination> on_signal;
-        if (made_dir) on_signal.emplace(out);
-        pack_all(collections, out, single_file, opt, written, made_dir);
+        pack_staged(stores, opt, on_signal);
     } catch (...) {
+        on_signal.release();
         std::error_code ec;
-        for (const auto& p : written)  // stores only: never a device, FIFO or link given as --out
-            if (std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec)))
-                std::filesystem::remove(p, ec);
-        if (made_dir && std::filesystem::is_empty(out, ec)) std::filesystem::remove(out, ec);
+        for (const auto& s : stores) std::filesystem::remove(s.staged, ec);
         throw;
     }
+    commit_stores(stores, stale, input, on_signal);
     if (created) created->keep();
     return 0;
 }

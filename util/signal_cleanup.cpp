@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <string>
@@ -51,31 +52,67 @@ void remove_tree_at_depth(const char* path, int depth) noexcept {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
 volatile sig_atomic_t g_armed = 0;
-char g_path[kSignalSafeMaxPath] = {};
+// The paths to remove, each 0-terminated, one after the other (g_used bytes), and the line to
+// print to stderr afterwards (g_message_size bytes).
+char g_paths[kSignalSafeMaxPath * 16] = {};
+size_t g_used = 0;
+char g_message[1024] = {};
+size_t g_message_size = 0;
 
 extern "C" void remove_on_termination_handler(int sig) {
     if (g_armed) {
         g_armed = 0;
-        remove_tree_signal_safe(g_path);
+        for (size_t at = 0; at < g_used; at += std::strlen(g_paths + at) + 1)
+            remove_tree_signal_safe(g_paths + at);
+        for (size_t done = 0; done < g_message_size;) {
+            const ssize_t n = ::write(STDERR_FILENO, g_message + done, g_message_size - done);
+            if (n <= 0) break;
+            done += static_cast<size_t>(n);
+        }
     }
     ::signal(sig, SIG_DFL);
     ::raise(sig);
+}
+
+// Blocks (or unblocks) the signals the guard handles, so the lists are never read half-written.
+void block_signals(bool block) noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : kSignals) sigaddset(&set, sig);
+    ::pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
 }
 
 }  // namespace
 
 void remove_tree_signal_safe(const char* path) noexcept { remove_tree_at_depth(path, 0); }
 
-RemoveOnTermination::RemoveOnTermination(const std::filesystem::path& path) {
-    const std::string s = std::filesystem::absolute(path).string();
-    if (s.size() + 1 > sizeof(g_path)) return;
-    std::memcpy(g_path, s.c_str(), s.size() + 1);
+RemoveOnTermination::RemoveOnTermination(const std::filesystem::path& path,
+                                         std::string_view message) {
+    g_used = 0;
+    g_message_size = std::min(message.size(), sizeof(g_message));
+    std::memcpy(g_message, message.data(), g_message_size);
+    add(path);
     struct sigaction sa {};
     sa.sa_handler = remove_on_termination_handler;
     sigemptyset(&sa.sa_mask);
     for (int sig : kSignals) sigaddset(&sa.sa_mask, sig);
     for (int sig : kSignals) ::sigaction(sig, &sa, nullptr);
     g_armed = 1;
+}
+
+void RemoveOnTermination::add(const std::filesystem::path& path) noexcept {
+    if (path.empty()) return;
+    std::string s;
+    try {
+        s = std::filesystem::absolute(path).string();
+    } catch (...) {
+        return;
+    }
+    if (s.size() + 1 > kSignalSafeMaxPath || g_used + s.size() + 1 > sizeof(g_paths)) return;
+    block_signals(true);
+    std::memcpy(g_paths + g_used, s.c_str(), s.size() + 1);
+    g_used += s.size() + 1;
+    block_signals(false);
 }
 
 void RemoveOnTermination::release() noexcept {
@@ -85,5 +122,9 @@ void RemoveOnTermination::release() noexcept {
 }
 
 RemoveOnTermination::~RemoveOnTermination() { release(); }
+
+SignalsHeld::SignalsHeld() noexcept { block_signals(true); }
+
+SignalsHeld::~SignalsHeld() { block_signals(false); }
 
 }  // namespace segrank

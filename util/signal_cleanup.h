@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <filesystem>
+#include <string_view>
 
 namespace segrank {
 
@@ -15,20 +16,34 @@ inline constexpr size_t kSignalSafeMaxPath = 4096;
 /// signal handler. Errors are ignored: whatever cannot be removed stays.
 void remove_tree_signal_safe(const char* path) noexcept;
 
-/// While alive, SIGTERM, SIGINT and SIGHUP remove `path` (remove_tree_signal_safe) and then take
-/// their default action (the process ends as it would have). The destructor (or release())
-/// restores the default handlers without removing anything: the command finished and `path` is
-/// its result, or its own error path already cleaned up. One guard per process at a time; a path
-/// longer than kSignalSafeMaxPath installs nothing. Used by synth::write_synthetic for its output
-/// folder (when it did not exist before) or its staging folder.
+/// While alive, SIGTERM, SIGINT and SIGHUP remove `path` and every path add()ed later
+/// (remove_tree_signal_safe), print `message` (if any) to stderr and then take their default
+/// action (the process ends as it would have). The destructor (or release()) restores the default
+/// handlers without removing anything: the command finished and `path` is its result, or its own
+/// error path already cleaned up. One guard per process at a time; a path longer than
+/// kSignalSafeMaxPath, or beyond 16 such paths in all, is not removed; `message` is cut at 1 KiB.
+/// Used by synth::write_synthetic for its output folder (when it did not exist before) or its
+/// staging folder, and by segrank pack for its temporary stores.
 class RemoveOnTermination {
 public:
-    explicit RemoveOnTermination(const std::filesystem::path& path);
+    explicit RemoveOnTermination(const std::filesystem::path& path, std::string_view message = {});
     ~RemoveOnTermination();
+    /// Also removes `path` on termination (an empty path adds nothing).
+    void add(const std::filesystem::path& path) noexcept;
     /// Restores the default handlers now.
     void release() noexcept;
     RemoveOnTermination(const RemoveOnTermination&) = delete;
     RemoveOnTermination& operator=(const RemoveOnTermination&) = delete;
+};
+
+/// While alive, SIGTERM, SIGINT and SIGHUP are blocked in the calling thread (held pending, then
+/// delivered by the destructor): for a commit step (several renames) that must not stop half-way.
+class SignalsHeld {
+public:
+    SignalsHeld() noexcept;
+    ~SignalsHeld();
+    SignalsHeld(const SignalsHeld&) = delete;
+    SignalsHeld& operator=(const SignalsHeld&) = delete;
 };
 
 }  // namespace segrank

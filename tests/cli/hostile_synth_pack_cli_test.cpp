@@ -1,10 +1,16 @@
 // Hostile uses of the commands that write collections (synth, pack, ingest): --force must never
 // remove a user's files, and concurrent runs into one --out must not both claim success.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <thread>
 
 #include "tests/support/test_paths.h"
 
@@ -17,9 +23,112 @@ CommandResult run_segrank(const std::string& args, const std::string& prefix = "
     return run_segrank_in_source(args, 1, prefix);
 }
 
+// File name -> bytes of every entry of `dir`.
+std::map<std::string, std::string> folder_bytes(const fs::path& dir) {
+    std::map<std::string, std::string> files;
+    for (const auto& e : fs::directory_iterator(dir))
+        files[e.path().filename().string()] = read_file_text(e.path());
+    return files;
+}
+
+// Old stores in `dir`/P (tile and layout of one data set); returns their bytes.
+std::map<std::string, std::string> pack_old_stores(const fs::path& dir) {
+    REQUIRE(run_segrank("synth --out " + sq((dir / "old").string()) +
+                        " --collections tile,layout --graphs 3 --nodes 20:30 --configs 4 -q")
+                .exit_code == 0);
+    REQUIRE(
+        run_segrank("pack " + sq((dir / "old/npz").string()) + " --out " + sq((dir / "P").string()))
+            .exit_code == 0);
+    auto files = folder_bytes(dir / "P");
+    REQUIRE(files.size() == 6);
+    return files;
+}
+
 }  // namespace
 
 TEST_SUITE("hostile") {
+    TEST_CASE("a failing segrank pack --force leaves the old stores as they were") {
+        const fs::path dir = scratch_dir("hostile_pack_force_fail");
+        const auto old = pack_old_stores(dir);
+        REQUIRE(run_segrank("synth --out " + sq((dir / "new").string()) +
+                            " --collections layout --graphs 4 --nodes 20:30 --configs 4 -q "
+                            "--seed 4")
+                    .exit_code == 0);
+        const fs::path bad = dir / "new/npz/layout/xla/random/valid/zz_bad.npz";
+        std::ofstream(bad) << std::string(3000, 'x');  // no zip archive
+        const std::string pack = "pack " + sq((dir / "new/npz").string()) + " --out ";
+        const auto r = run_segrank(pack + sq((dir / "P").string()) + " --force");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "zz_bad.npz: cannot open npz"));
+        CHECK_FALSE(contains_text(r.output, "packed "));  // no store of this run is in place
+        CHECK(folder_bytes(dir / "P") == old);            // no temporary left either
+        // Into a new folder: no store line, no folder.
+        const auto fresh = run_segrank(pack + sq((dir / "Q").string()));
+        CHECK(fresh.exit_code == 1);
+        CHECK_FALSE(contains_text(fresh.output, "packed "));
+        CHECK_FALSE(fs::exists(dir / "Q"));
+        // Once it succeeds, the folder holds exactly the new data set: the tile stores of the
+        // old one (no tile collection in the new input) are removed, naming them.
+        fs::remove(bad);
+        const auto ok = run_segrank(pack + sq((dir / "P").string()) + " --force");
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(contains_text(ok.output, "removed " + (dir / "P/tile_xla_train.h5").string() +
+                                           " (an earlier store; "));
+        CHECK(contains_text(ok.output, "packed layout:xla:random:valid: "));
+        const auto now = folder_bytes(dir / "P");
+        CHECK(now.size() == 3);
+        for (const auto& [name, bytes] : now) {
+            CHECK(name.rfind("layout_xla_random_", 0) == 0);
+            CHECK(bytes != old.at(name));
+        }
+    }
+
+    TEST_CASE("segrank pack --force interrupted by SIGINT changes nothing in --out and says so") {
+        const fs::path dir = scratch_dir("hostile_pack_force_sigint");
+        const auto old = pack_old_stores(dir);
+        // Layout graphs large enough that packing them takes about half a second at --deflate 9.
+        REQUIRE(run_segrank("synth --out " + sq((dir / "big").string()) +
+                            " --collections tile,layout --graphs 6 --nodes 500:700 --configs 100 "
+                            "-q --seed 5")
+                    .exit_code == 0);
+        const fs::path log = dir / "pack.log";
+        const pid_t pid = spawn_shell_with_default_sigint(
+            "exec " + sq(segrank_binary().string()) + " pack " + sq((dir / "big/npz").string()) +
+                " --out " + sq((dir / "P").string()) + " --force --deflate 9",
+            log);
+        REQUIRE(pid >= 0);
+        // SIGINT once the tile stores are complete under their temporary names and the first
+        // layout store is being written (the shell exec'ed segrank: its pid names the
+        // temporaries).
+        const std::string tmp = ".tmp-" + std::to_string(static_cast<long>(pid));
+        const fs::path writing = dir / ("P/layout_xla_random_train.h5" + tmp);
+        int status = 0;
+        bool exited = false;
+        for (int i = 0; i < 20000 && !fs::exists(writing) && !fs::exists(writing.string() + tmp);
+             ++i) {
+            if (::waitpid(pid, &status, WNOHANG) == pid) {
+                exited = true;
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+        }
+        INFO(read_file_text(log));
+        REQUIRE_FALSE(exited);
+        REQUIRE(::kill(pid, SIGINT) == 0);
+        REQUIRE(::waitpid(pid, &status, 0) == pid);
+        const std::string out = read_file_text(log);
+        INFO(out);
+        CHECK(WIFSIGNALED(status));
+        CHECK(WTERMSIG(status) == SIGINT);  // exit status 130 in a shell
+        CHECK(contains_text(out, "segrank pack: interrupted; nothing was changed in --out " +
+                                     (dir / "P").string() +
+                                     " (its temporary stores were removed)\n"));
+        CHECK_FALSE(contains_text(out, "packed "));
+        CHECK(folder_bytes(dir / "P") == old);
+    }
+
     TEST_CASE("segrank synth --force keeps a user's files in a split folder it replaces") {
         const fs::path dir = scratch_dir("hostile_synth_force_user_files");
         const fs::path out = dir / "sf";
