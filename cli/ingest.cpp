@@ -193,15 +193,38 @@ std::vector<Planned> plan_modules(const hlo::TuningFile& file, const IngestReque
     return plan;
 }
 
+// A zip archive's first bytes: the head of an npz file (an earlier ingest's output).
+bool is_npz_head(std::string_view head) { return head.rfind("PK\x03\x04", 0) == 0; }
+
+// --force replaces only npz files: `target` (followed through symbolic links, as every segrank
+// output) must be missing, empty or an npz file. Throws segrank::Error naming `target`, what it is
+// and, for a symbolic link, the file it leads to.
+void refuse_replacing_non_npz(const fs::path& target) {
+    try {
+        refuse_replacing_other_file("--out file", target.string(), is_npz_head, "an npz file",
+                                    "segrank ingest --force");
+    } catch (const Error& e) {
+        std::error_code ec;
+        if (!fs::is_symlink(target, ec)) throw;
+        throw Error(str(e.what(), " (", target.string(), " is a symbolic link to '",
+                        fs::read_symlink(target, ec).string(), "')"));
+    }
+}
+
 // Returns how many modules of `plan` are written. Throws segrank::Error naming `input` when no
-// module could be converted, or listing (the first five) targets that exist unless `force`.
+// module could be converted, listing (the first five) targets that exist unless `force`, or (with
+// `force`) naming a target that is no npz file, also through a symbolic link (a text file, a
+// folder, a FIFO): --force replaces only npz files.
 int64_t check_targets(const std::vector<Planned>& plan, const fs::path& input, bool force) {
     std::vector<std::string> existing;
     int64_t to_write = 0;
     for (const Planned& p : plan) {
         if (!p.skip_reason.empty()) continue;
         ++to_write;
-        if (fs::exists(p.target)) existing.push_back(p.target.string());
+        std::error_code ec;
+        if (!fs::exists(fs::symlink_status(p.target, ec))) continue;
+        existing.push_back(p.target.string());
+        if (force) refuse_replacing_non_npz(p.target);
     }
     SEGRANK_CHECK(to_write > 0, input.string(), ": no module could be converted (", plan.size(),
                   " module(s), all skipped)");
@@ -264,9 +287,11 @@ int run_ingest(int argc, char** argv) {
     options.add_options()("out", "output root directory", cxxopts::value<std::string>())(
         "split", "train | valid | test", cxxopts::value<std::string>()->default_value("train"))(
         "search", "layout search space: random | default",
-        cxxopts::value<std::string>()->default_value("random"))("force",
-                                                                "overwrite existing npz files")(
-        "input", "tuning .pb file", cxxopts::value<std::string>())("h,help", "show help");
+        cxxopts::value<std::string>()->default_value("random"))(
+        "force",
+        "overwrite existing npz files (only npz files: any other file, also through a "
+        "symbolic link, is refused)")("input", "tuning .pb file", cxxopts::value<std::string>())(
+        "h,help", "show help");
     options.parse_positional({"input"});
     options.positional_help("<file.pb> --out <dir>");
     const auto parsed = parse_or_help(options, argc, argv);

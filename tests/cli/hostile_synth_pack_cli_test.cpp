@@ -224,6 +224,37 @@ TEST_SUITE("hostile") {
         CHECK(ok == 1);
     }
 
+    TEST_CASE("segrank ingest --force never writes through a symbolic link into a non-npz file") {
+        SEGRANK_REQUIRE_SHARED_DATA(data);
+        const fs::path dir = scratch_dir("hostile_ingest_force_symlink");
+        const std::string ingest = "ingest " +
+                                   sq((data / "xla_tuning" / "op_tuning_data.pb").string()) +
+                                   " --out " + sq((dir / "igs").string()) + " --split train";
+        REQUIRE(run_segrank(ingest).exit_code == 0);
+        const fs::path npz = dir / "igs/npz/tile/xla/train/reshape.39.npz";
+        REQUIRE(fs::is_regular_file(npz));
+        const std::string before = read_file_text(npz);
+        std::ofstream(dir / "userf.txt") << "the user's notes\n";
+        fs::remove(npz);
+        fs::create_symlink(dir / "userf.txt", npz);
+        const auto r = run_segrank(ingest + " --force");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, npz.string() + ": is a file of another kind, not an npz "
+                                                     "file: segrank ingest --force replaces only"));
+        CHECK(contains_text(r.output, "is a symbolic link to '" + (dir / "userf.txt").string()));
+        CHECK(read_file_text(dir / "userf.txt") == "the user's notes\n");
+        // A link to an npz is followed (as every output): the npz it leads to is replaced.
+        std::ofstream(dir / "old.npz") << before;
+        fs::remove(npz);
+        fs::create_symlink(dir / "old.npz", npz);
+        const auto ok = run_segrank(ingest + " --force");
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(fs::is_symlink(npz));
+        CHECK(read_file_text(dir / "old.npz") == before);
+    }
+
     TEST_CASE("segrank pack refuses a store file named for another collection split") {
         const fs::path dir = scratch_dir("hostile_pack_store_name");
         REQUIRE(run_segrank("synth --out " + sq((dir / "syn").string()) +
