@@ -41,6 +41,9 @@ long flock_holder_pid(dev_t dev, ino_t ino) {
     return -1;
 }
 
+// How often a lock whose holder /proc/locks does not name is tried again (2 ms apart).
+constexpr int kLockAttempts = 25;
+
 }  // namespace
 
 std::string flock_holder(int fd) {
@@ -62,13 +65,24 @@ OutputDirLock::OutputDirLock(const std::filesystem::path& dir, std::string_view 
     fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     SEGRANK_CHECK(fd_ >= 0, command, ": cannot open ", option, " '", dir.string(),
                   "' to lock it: ", std::strerror(errno));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    for (int attempt = 1;; ++attempt) {
+        if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
         const int err = errno;
+        // Not listed in /proc/locks: the holder most likely let go between the two looks (it
+        // just finished), so try again; the lock is then ours, or held by a process named now.
         const std::string holder = err == EWOULDBLOCK ? flock_holder(fd_) : "";
+        if (err == EWOULDBLOCK && holder == "pid unknown" && attempt < kLockAttempts) {
+            ::usleep(2000);
+            continue;
+        }
         ::close(fd_);
         fd_ = -1;
         SEGRANK_CHECK(err != EWOULDBLOCK, command, ": ", option, " '", dir.string(),
-                      "' is being written by another process (", holder,
+                      "' is being written by another process (",
+                      holder == "pid unknown"
+                          ? std::string("one that /proc/locks does not name, e.g. in another "
+                                        "container or PID namespace")
+                          : holder,
                       "); wait for it to finish or choose another ", option);
         throw Error(
             str(command, ": cannot lock ", option, " '", dir.string(), "': ", std::strerror(err)));

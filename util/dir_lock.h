@@ -14,8 +14,10 @@ class OutputDirLock {
 public:
     /// Locks `dir`. Throws segrank::Error `<command>: <option> '<dir>' is being written by another
     /// process (pid N: <its command line>); wait for it to finish or choose another <option>`
-    /// when another process holds the lock ("pid unknown" when /proc/locks does not name it), or
-    /// naming `dir` and the system error when it cannot be opened or locked.
+    /// when another process holds the lock, or naming `dir` and the system error when it cannot be
+    /// opened or locked. A lock held by a process that /proc/locks does not name (it let go
+    /// between the attempt and the look-up: it just finished) is tried again, up to 25 times 2 ms
+    /// apart; only then is the holder described as "one that /proc/locks does not name".
     OutputDirLock(const std::filesystem::path& dir, std::string_view command,
                   std::string_view option = "--out");
     ~OutputDirLock();
