@@ -220,7 +220,10 @@ int run_pack(int argc, char** argv) {
         cxxopts::value<int64_t>()->default_value("32"))("deflate",
                                                         "deflate level 0..9 for config tensors",
                                                         cxxopts::value<int>()->default_value("4"))(
-        "force", "replace stores that already exist (a run trained on them would see other data)")(
+        "force",
+        "replace stores that already exist (a run trained on them would see other data); "
+        "into a folder, also remove the earlier stores of collection splits the input does not "
+        "have, once every new store is written")(
         "input", "collection directory", cxxopts::value<std::string>())("h,help", "show help");
     options.parse_positional({"input"});
     options.positional_help("<collection dir> --out <file.h5|dir>");

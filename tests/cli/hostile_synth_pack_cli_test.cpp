@@ -68,6 +68,12 @@ TEST_SUITE("hostile") {
         CHECK(fresh.exit_code == 1);
         CHECK_FALSE(contains_text(fresh.output, "packed "));
         CHECK_FALSE(fs::exists(dir / "Q"));
+        // A single store file given as --out stays as it was too.
+        fs::copy_file(dir / "P/layout_xla_random_valid.h5", dir / "mine.h5");
+        const auto one = run_segrank("pack " + sq(bad.parent_path().string()) + " --out " +
+                                     sq((dir / "mine.h5").string()) + " --force");
+        CHECK(one.exit_code == 1);
+        CHECK(read_file_text(dir / "mine.h5") == old.at("layout_xla_random_valid.h5"));
         // Once it succeeds, the folder holds exactly the new data set: the tile stores of the
         // old one (no tile collection in the new input) are removed, naming them.
         fs::remove(bad);
