@@ -120,7 +120,8 @@ TEST_CASE("ingest refuses to overwrite without --force and writes nothing, --for
     const fs::path pb = data / "xla_tuning" / "op_tuning_data.pb";
     const fs::path dir = out / "npz" / "tile" / "xla" / "train";
     fs::create_directories(dir);
-    std::ofstream(dir / "copy.24.npz") << "old";  // one of 15 targets exists
+    // One of 15 targets exists: an earlier (here truncated) npz file, which --force replaces.
+    std::ofstream(dir / "copy.24.npz") << "PK\x03\x04old";
     const auto r = run_command(ingest(pb, out));
     CHECK(r.exit_code == 1);
     CHECK(r.output.find("already exist") != std::string::npos);
