@@ -94,10 +94,14 @@ void pack_staged(std::vector<StagedStore>& stores, const GraphStoreOptions& opt,
                  RemoveOnTermination& on_signal) {
     for (auto& s : stores) {
         const Collection& c = *s.collection;
+        // The staged store, and the writer's own temporary file ("<staged>.tmp-<pid>", created
+        // by the constructor), before either exists.
+        const std::filesystem::path writing =
+            s.staged.string() + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
         on_signal.add(s.staged);
-        on_signal.add(s.staged.string() + ".tmp-" + std::to_string(static_cast<long>(::getpid())));
+        on_signal.add(writing);
         GraphStoreWriter w(s.staged, c.id, c.dir, opt);
-        on_signal.add(w.temp_path());
+        if (w.temp_path() != writing) on_signal.add(w.temp_path());
         const LabelPolicy labels = label_policy(c.id.split);
         for (const auto& f : c.files) {
             if (c.id.task == Task::kTile) {

@@ -21,7 +21,7 @@ void remove_tree_signal_safe(const char* path) noexcept;
 /// action (the process ends as it would have). The destructor (or release()) restores the default
 /// handlers without removing anything: the command finished and `path` is its result, or its own
 /// error path already cleaned up. One guard per process at a time; a path longer than
-/// kSignalSafeMaxPath, or beyond 16 such paths in all, is not removed; `message` is cut at 1 KiB.
+/// kSignalSafeMaxPath, or beyond 64 KiB of paths in all, is not removed; `message` is cut at 1 KiB.
 /// Used by synth::write_synthetic for its output folder (when it did not exist before) or its
 /// staging folder, and by segrank pack for its temporary stores.
 class RemoveOnTermination {
