@@ -1,7 +1,11 @@
 #include "util/signal_cleanup.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -26,4 +30,35 @@ TEST_CASE(
     segrank::remove_tree_signal_safe(target.c_str());
     CHECK_FALSE(fs::exists(target));
     segrank::remove_tree_signal_safe((dir / "missing").c_str());  // no error
+}
+
+TEST_CASE("RemoveOnTermination removes every added path on SIGTERM and prints its message") {
+    const fs::path dir = segrank::test::scratch_dir("signal_guard_paths");
+    const fs::path first = dir / "first.tmp", second = dir / "second.tmp", kept = dir / "kept";
+    const fs::path log = dir / "stderr.txt";
+    for (const auto& p : {first, second, kept}) std::ofstream(p) << "x";
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(fd, STDERR_FILENO);
+        segrank::RemoveOnTermination guard(first, "interrupted; nothing was changed\n");
+        guard.add(second);
+        {
+            // Held: the signal waits for the end of the block, so this file is still written.
+            const segrank::SignalsHeld held;
+            ::raise(SIGTERM);
+            std::ofstream(dir / "after_raise") << "x";
+        }
+        ::_exit(0);  // not reached: SIGTERM's default action ends the process
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGTERM);
+    CHECK_FALSE(fs::exists(first));
+    CHECK_FALSE(fs::exists(second));
+    CHECK(fs::exists(kept));
+    CHECK(fs::exists(dir / "after_raise"));
+    CHECK(segrank::test::read_file_text(log) == "interrupted; nothing was changed\n");
 }
