@@ -90,7 +90,7 @@ RemoveOnTermination::RemoveOnTermination(const std::filesystem::path& path,
                                          std::string_view message) {
     g_used = 0;
     g_message_size = std::min(message.size(), sizeof(g_message));
-    std::memcpy(g_message, message.data(), g_message_size);
+    if (g_message_size > 0) std::memcpy(g_message, message.data(), g_message_size);
     add(path);
     struct sigaction sa {};
     sa.sa_handler = remove_on_termination_handler;
