@@ -286,10 +286,12 @@ int run_pack(int argc, char** argv) {
     // Every store is written completely to its temporary name before any store in --out is
     // replaced: an error (e.g. a truncated npz) or SIGINT / SIGTERM / SIGHUP leaves --out as it
     // was (a folder this command created goes whole).
+    const std::filesystem::path outermost_created =
+        made_dir && created && !created->created().empty() ? created->created().front() : out;
     RemoveOnTermination on_signal(
-        made_dir ? out : std::filesystem::path(),
-        made_dir ? str("segrank pack: interrupted; removed --out ", out.string(),
-                       ", which this run created\n")
+        made_dir ? outermost_created : std::filesystem::path(),
+        made_dir ? str("segrank pack: interrupted; removed ", outermost_created.string(),
+                       ", which this run created for --out ", out.string(), "\n")
                  : str("segrank pack: interrupted; nothing was changed in --out ", out.string(),
                        " (its temporary stores were removed)\n"));
     try {
