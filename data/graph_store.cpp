@@ -129,9 +129,15 @@ GraphStore::GraphStore(const std::filesystem::path& path, std::optional<LabelPol
                   ": not a segrank graph store (attribute 'format' is missing or not '",
                   kGraphStoreFormat, "')");
     const int64_t version = root.attr_int("format_version").value_or(-1);
-    SEGRANK_CHECK(version >= 1 && version <= kGraphStoreVersion, path.string(),
-                  ": attribute 'format_version' = ", version, ", this build reads 1..",
+    SEGRANK_CHECK(version != 1, path.string(),
+                  ": graph store format_version 1, written before store datasets carried an "
+                  "xxh3_64 checksum per chunk (HDF5's Fletcher32 alone misses some corruptions, "
+                  "e.g. zeros overwritten by 0xFF bytes); this build reads format_version ",
+                  kGraphStoreVersion, ": pack it again with `segrank pack --force`");
+    SEGRANK_CHECK(version == kGraphStoreVersion, path.string(),
+                  ": attribute 'format_version' = ", version, ", this build reads ",
                   kGraphStoreVersion);
+    file_.require_chunk_hashes();
     id_ = read_store_id(root, path);
     check_name_matches_attributes(id_, path, root);
     labels_ = labels.value_or(label_policy(id_.split));

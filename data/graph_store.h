@@ -1,7 +1,7 @@
 // HDF5 graph store (docs/files.md#hdf5-store): one file per collection split, readable by h5py.
 //
-// Schema (format_version 1):
-//   /                      attrs: format = "segrank-graph-store", format_version = 1,
+// Schema (format_version 2):
+//   /                      attrs: format = "segrank-graph-store", format_version = 2,
 //                                 task = "tile"|"layout", collection = "layout:xla:default",
 //                                 split = "train"|"valid"|"test"|"unknown", source = packed folder
 //   /graphs/<name>/        attrs: source_file, num_nodes, num_edges, num_configs, num_config_nodes
@@ -15,9 +15,11 @@
 //                  node_config_feat            i8  [c, nc, 18]  chunked by config rows, deflate
 //                  node_splits                 i64 [k]          one chunk
 // Config tensors are chunked along the config dimension, so reading K sampled rows touches at most
-// K chunks and never the rest of the tensor. Every dataset carries HDF5's Fletcher32 checksum per
-// chunk, verified on each chunk read (a mismatch: "<store>:/graphs/<name>/<dataset>: checksum
-// mismatch: the file is corrupt"); stores written before carry none and are still read.
+// K chunks and never the rest of the tensor. Every dataset carries two checksums per chunk
+// (H5WriteOptions::checksum): HDF5's Fletcher32, and the attribute chunk_xxh3 = xxh3_64 of each
+// chunk's rows, verified on every read of the chunk (a mismatch: "<store>:/graphs/<name>/<dataset>:
+// checksum mismatch in chunk N (rows a..b): the file is corrupt ..."). format_version 1 stores
+// (Fletcher32 only, which misses a 16-bit word changed 0x0000 <-> 0xFFFF) are refused: pack again.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -31,7 +33,8 @@
 
 namespace segrank {
 
-inline constexpr int64_t kGraphStoreVersion = 1;
+/// The store format this build writes and reads (2: chunk_xxh3 on every dataset).
+inline constexpr int64_t kGraphStoreVersion = 2;
 
 /// Layout knobs of written stores.
 struct GraphStoreOptions {

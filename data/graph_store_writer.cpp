@@ -18,7 +18,8 @@ GraphStoreWriter::GraphStoreWriter(const std::filesystem::path& path, const Coll
     : path_(path), out_(path), id_(id), opt_(opt) {
     SEGRANK_CHECK(opt.chunk_bytes > 0 && opt.deflate_level >= 0 && opt.deflate_level <= 9,
                   path.string(), ": bad store options (chunk_bytes > 0, deflate 0..9)");
-    file_ = std::make_unique<H5File>(H5File::create(out_.temp_path()));
+    // The 1.8 object format: a chunk_xxh3 attribute of more than 8192 chunks exceeds 64 KiB.
+    file_ = std::make_unique<H5File>(H5File::create(out_.temp_path(), /*large_attributes=*/true));
     H5Group root = file_->root();
     root.set_attr("format", std::string(kGraphStoreFormat));
     root.set_attr("format_version", kGraphStoreVersion);

@@ -140,7 +140,43 @@ void H5Dataset::read_all(H5Type t, void* out, size_t n) const {
     SEGRANK_CHECK(static_cast<int64_t>(n) == total, where_, ": dataset holds ", total,
                   " elements, destination has ", n);
     if (n == 0) return;
+    const auto dims = shape();
+    if (const auto h = dims.empty() ? std::nullopt : chunk_hashes(dims[0])) {
+        // Every chunk verified; those of the stored type go straight into `out`.
+        const size_t row_bytes = static_cast<size_t>(row_elements()) * type_size(t);
+        read_verified(t, *h, 0, dims[0], out, [&](int64_t first, int64_t rows, const uint8_t* src) {
+            std::memcpy(static_cast<uint8_t*>(out) + static_cast<size_t>(first) * row_bytes, src,
+                        static_cast<size_t>(rows) * row_bytes);
+        });
+        return;
+    }
     h5_check(H5Dread(id(), mem_type(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, out), where_, "H5Dread");
+}
+
+void H5Dataset::read_rows_verified(H5Type t, const ChunkHashes& h, std::span<const int64_t> rows,
+                                   void* out) const {
+    // Positions of `rows` by row: each chunk holding a requested row is read (and verified) once,
+    // then its rows go to every position that asked for them, in the order given.
+    std::vector<size_t> order(rows.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return rows[a] < rows[b]; });
+    const size_t row_bytes = static_cast<size_t>(row_elements()) * type_size(t);
+    const int64_t r = h.rows_per_chunk, total = shape()[0];
+    for (size_t k = 0; k < order.size();) {
+        const int64_t c = rows[order[k]] / r;
+        size_t end = k;
+        while (end < order.size() && rows[order[end]] / r == c) ++end;
+        const int64_t first = c * r, n = std::min(r, total - first);
+        check_rows_stored(first, 1);
+        read_verified(t, h, first, n, nullptr, [&](int64_t, int64_t, const uint8_t* src) {
+            for (size_t j = k; j < end; ++j)
+                std::memcpy(static_cast<uint8_t*>(out) + order[j] * row_bytes,
+                            src + static_cast<size_t>(rows[order[j]] - first) * row_bytes,
+                            row_bytes);
+        });
+        k = end;
+    }
 }
 
 // Selects rows [begin, begin + count) of file dataspace `fspace` (full rows of a dataset of shape
@@ -214,6 +250,16 @@ void H5Dataset::read_range_impl(H5Type t, int64_t begin, int64_t count, void* ou
                   " elements, ", count, " rows need ", count * row);
     if (count == 0 || row == 0) return;
     check_rows_stored(begin, count);
+    if (const auto h = chunk_hashes(dims[0])) {
+        const size_t row_bytes = static_cast<size_t>(row) * type_size(t);
+        read_verified(
+            t, *h, begin, count, out, [&](int64_t first, int64_t rows, const uint8_t* src) {
+                std::memcpy(
+                    static_cast<uint8_t*>(out) + static_cast<size_t>(first - begin) * row_bytes,
+                    src, static_cast<size_t>(rows) * row_bytes);
+            });
+        return;
+    }
     H5Handle fspace(h5_check(H5Dget_space(id()), where_, "H5Dget_space"));
     H5Handle mspace = select_row_range(fspace.get(), dims, begin, count, where_);
     h5_check(H5Dread(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, out), where_,
@@ -233,6 +279,10 @@ void H5Dataset::read_rows_impl(H5Type t, std::span<const int64_t> rows, void* ou
                       " (selection index ", i, ") out of range [0, ", dims[0], ")");
     }
     if (rows.empty() || row == 0) return;
+    if (const auto h = chunk_hashes(dims[0])) {
+        read_rows_verified(t, *h, rows, out);
+        return;
+    }
     // Read the sorted distinct rows (runs of consecutive rows as blocks), then place them in the
     // requested order.
     std::vector<int64_t> uniq(rows.begin(), rows.end());

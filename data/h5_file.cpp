@@ -52,16 +52,16 @@ std::string h5_detail() {
     return s;
 }
 
-std::string h5_failure(const std::string& where, const char* what) {
+std::string h5_failure(const std::string& where, const char* what, const std::string& chunk) {
     bool checksum = false;
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, find_checksum_error, &checksum);
     const std::string detail = h5_detail();
+    const std::string in_chunk = chunk.empty() ? "" : " in " + chunk;
     if (checksum)
-        return str(where,
-                   ": checksum mismatch: the file is corrupt (a chunk failed HDF5's Fletcher32 "
-                   "check in ",
-                   what, "; write it again, e.g. `segrank pack --force` from the npz files)");
-    return str(where, ": ", what, " failed (", detail, ")");
+        return str(where, ": checksum mismatch", in_chunk,
+                   ": the file is corrupt (a chunk failed HDF5's Fletcher32 check in ", what,
+                   "; write it again, e.g. `segrank pack --force` from the npz files)");
+    return str(where, ": ", what, chunk.empty() ? "" : " of " + chunk, " failed (", detail, ")");
 }
 
 hid_t mem_type(H5Type t) {
@@ -191,12 +191,17 @@ bool H5Handle::release() noexcept {
 // ---------------------------------------------------------------------------------------------
 // Files
 
-H5File H5File::create(const std::filesystem::path& path) {
+H5File H5File::create(const std::filesystem::path& path, bool large_attributes) {
     quiet_hdf5();
-    return H5File(
-        H5Handle(h5_check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                          path.string(), "creating the HDF5 file")),
-        path);
+    H5Handle fapl(h5_check(H5Pcreate(H5P_FILE_ACCESS), path.string(), "H5Pcreate"));
+    // The 1.8 object header (version 2) moves an attribute over 64 KiB to dense storage; the
+    // earliest format (HDF5's default) cannot store it at all.
+    if (large_attributes)
+        h5_check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), path.string(),
+                 "H5Pset_libver_bounds");
+    return H5File(H5Handle(h5_check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                                    path.string(), "creating the HDF5 file")),
+                  path);
 }
 
 H5File H5File::open_read(const std::filesystem::path& path) {
@@ -218,7 +223,9 @@ H5File H5File::open_write(const std::filesystem::path& path) {
 
 H5Group H5File::root() const {
     const std::string w = path_.string() + ":/";
-    return H5Group(H5Handle(h5_check(H5Gopen2(h_.get(), "/", H5P_DEFAULT), w, "H5Gopen2")), w);
+    H5Group g(H5Handle(h5_check(H5Gopen2(h_.get(), "/", H5P_DEFAULT), w, "H5Gopen2")), w);
+    g.require_hashes_ = require_hashes_;
+    return g;
 }
 
 void H5File::close() {

@@ -7,12 +7,18 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace segrank {
+
+/// Name of the uint64 array attribute holding a checksummed dataset's xxh3_64 per chunk
+/// (H5WriteOptions::checksum).
+inline constexpr const char* kChunkHashAttr = "chunk_xxh3";
 
 /// Element types stored in datasets (memory and file use the same little-endian type).
 enum class H5Type { kF32, kF64, kI64, kI32, kI8, kU8 };
@@ -46,10 +52,14 @@ constexpr H5Type h5_type_of<uint8_t>() {
 
 /// Layout of a new dataset. chunk_rows > 0 chunks along dimension 0 (each chunk = chunk_rows full
 /// rows, clamped to the row count); deflate_level 1..9 adds shuffle + deflate (needs chunking).
-/// checksum adds HDF5's Fletcher32 filter (a checksum per chunk, verified by HDF5 on every read of
-/// the chunk; a mismatch throws "<file>:<dataset>: checksum mismatch: the file is corrupt"); it
-/// needs chunking, so with chunk_rows = 0 a non-empty dataset becomes one chunk (an empty one stays
-/// contiguous, unchecked: it stores no bytes).
+/// checksum protects every chunk twice: HDF5's Fletcher32 filter over the bytes as stored (a
+/// mismatch throws "<file>:<dataset>: checksum mismatch ...: the file is corrupt"), and the uint64
+/// array attribute "chunk_xxh3" (kChunkHashAttr): the xxh3_64 of each chunk's rows as they read
+/// (little-endian, stored element type, before compression), one value per chunk along dimension
+/// 0, verified on every read (read, read_rows, read_range) of rows of that chunk. Fletcher32 sums
+/// 16-bit words mod 65535 and so misses a word changed 0x0000 <-> 0xFFFF; xxh3_64 has no such
+/// blind spot. Checksums need chunking, so with chunk_rows = 0 a non-empty dataset becomes one
+/// chunk (an empty one stays contiguous, unchecked: it stores no bytes).
 struct H5WriteOptions {
     int64_t chunk_rows = 0;
     int deflate_level = 0;
@@ -102,6 +112,9 @@ protected:
     int64_t id() const { return h_.get(); }
     H5Handle h_;
     std::string where_;
+    // Set on objects reached from an H5File whose require_chunk_hashes() was called (and passed
+    // on to their children): a dataset read without a chunk_xxh3 attribute is refused.
+    bool require_hashes_ = false;
 };
 
 /// An open dataset of rank 1-3.
@@ -156,10 +169,34 @@ public:
     void append(std::span<const T> data) {
         append_impl(h5_type_of<T>(), data.data(), data.size());
     }
+    /// True when the dataset carries its xxh3_64 per chunk (attribute kChunkHashAttr).
+    bool has_chunk_hashes() const { return has_attr(kChunkHashAttr); }
 
 private:
     friend class H5Group;
     using H5Object::H5Object;
+    // The chunk hashes of a checksummed dataset being appended to (create_appendable): the
+    // hashes of its full chunks and the running hash of the last, partial one.
+    struct AppendHashes;
+    std::shared_ptr<AppendHashes> appending_;
+    // The chunk_xxh3 values and rows per chunk of a dataset of `rows` rows, checked to be one per
+    // chunk; nullopt when the dataset carries none (then refused when require_hashes_).
+    struct ChunkHashes {
+        std::vector<uint64_t> values;
+        int64_t rows_per_chunk = 0;
+    };
+    std::optional<ChunkHashes> chunk_hashes(int64_t rows) const;
+    // Rows [begin, begin + count) read chunk by chunk, each chunk's rows verified against its
+    // hash and converted to `t`; `place(first, n, src)` receives rows [first, first + n) of the
+    // chunk (src: [n, row_elements()] as `t`) that overlap the range. When `direct` is non-null
+    // and t is the stored type, chunks inside the range are read straight into
+    // direct + (chunk's first row - begin) * row bytes instead.
+    void read_verified(H5Type t, const ChunkHashes& h, int64_t begin, int64_t count, void* direct,
+                       const std::function<void(int64_t, int64_t, const uint8_t*)>& place) const;
+    // read_rows of a dataset with chunk hashes (rows checked in range, out sized): each chunk
+    // holding a requested row read and verified once, through one chunk of scratch.
+    void read_rows_verified(H5Type t, const ChunkHashes& h, std::span<const int64_t> rows,
+                            void* out) const;
     void read_all(H5Type t, void* out, size_t n) const;
     void read_rows_impl(H5Type t, std::span<const int64_t> rows, void* out, size_t n) const;
     void read_range_impl(H5Type t, int64_t begin, int64_t count, void* out, size_t n) const;
@@ -220,12 +257,18 @@ private:
 /// An open HDF5 file. create() truncates; open_read()/open_write() require an existing file.
 class H5File {
 public:
-    static H5File create(const std::filesystem::path& path);
+    /// large_attributes: the HDF5 1.8 object format (readable by HDF5 >= 1.8 and h5py), whose
+    /// attributes may exceed 64 KiB (stored densely): a chunk_xxh3 list of more than 8192 chunks.
+    static H5File create(const std::filesystem::path& path, bool large_attributes = false);
     static H5File open_read(const std::filesystem::path& path);
     static H5File open_write(const std::filesystem::path& path);
 
     const std::filesystem::path& path() const { return path_; }
     H5Group root() const;
+    /// From now on every dataset reached through root() must carry chunk_xxh3 (attribute
+    /// kChunkHashAttr) to be read: a read of rows of one without throws segrank::Error naming it
+    /// (a graph store of format_version 2 checksums every dataset; one without was edited).
+    void require_chunk_hashes() { require_hashes_ = true; }
     /// Flushes and closes; throws segrank::Error naming the file when either fails (the file is
     /// closed in any case). The destructor closes silently.
     void close();
@@ -234,6 +277,7 @@ private:
     H5File(H5Handle h, std::filesystem::path p) : h_(std::move(h)), path_(std::move(p)) {}
     H5Handle h_;
     std::filesystem::path path_;
+    bool require_hashes_ = false;
 };
 
 template <typename T>

@@ -47,14 +47,17 @@ H5Group H5Group::create_group(const std::string& name) {
 H5Group H5Group::open_group(const std::string& name) const {
     const std::string w = child_where(name);
     SEGRANK_CHECK(has(name), w, ": no such group");
-    return H5Group(H5Handle(h5_check(H5Gopen2(id(), name.c_str(), H5P_DEFAULT), w, "H5Gopen2")), w);
+    H5Group g(H5Handle(h5_check(H5Gopen2(id(), name.c_str(), H5P_DEFAULT), w, "H5Gopen2")), w);
+    g.require_hashes_ = require_hashes_;
+    return g;
 }
 
 H5Dataset H5Group::open_dataset(const std::string& name) const {
     const std::string w = child_where(name);
     SEGRANK_CHECK(has(name), w, ": no such dataset");
-    return H5Dataset(H5Handle(h5_check(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), w, "H5Dopen2")),
-                     w);
+    H5Dataset d(H5Handle(h5_check(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), w, "H5Dopen2")), w);
+    d.require_hashes_ = require_hashes_;
+    return d;
 }
 
 H5Dataset H5Group::write_impl(const std::string& name, H5Type t, const std::vector<int64_t>& shape,
@@ -85,6 +88,11 @@ H5Dataset H5Group::write_impl(const std::string& name, H5Type t, const std::vect
     if (total > 0) {
         h5_check(H5Dwrite(ds.id(), mem_type(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), w,
                  "H5Dwrite");
+        if (opt.checksum) {
+            const size_t row_bytes = static_cast<size_t>(total / shape[0]) * type_size(t);
+            write_chunk_hashes(
+                ds.id(), w, hash_chunks(data, shape[0], row_bytes, static_cast<int64_t>(chunk[0])));
+        }
     }
     return ds;
 }
@@ -108,7 +116,12 @@ H5Dataset H5Group::create_appendable_impl(const std::string& name, H5Type t,
     H5Handle space(
         h5_check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), w,
                  "H5Screate_simple"));
-    return create_dataset(name, t, space.get(), chunk, opt.deflate_level, opt.checksum);
+    H5Dataset ds = create_dataset(name, t, space.get(), chunk, opt.deflate_level, opt.checksum);
+    if (opt.checksum) {
+        ds.appending_ = std::make_shared<H5Dataset::AppendHashes>(opt.chunk_rows);
+        write_chunk_hashes(ds.id(), w, {});
+    }
+    return ds;
 }
 
 H5Dataset H5Group::create_dataset(const std::string& name, H5Type t, int64_t space,
@@ -145,6 +158,11 @@ void H5Dataset::append_impl(H5Type t, const void* data, size_t n) {
                   " elements, not a whole number of rows of ", row);
     const int64_t rows = static_cast<int64_t>(n) / row;
     if (rows == 0) return;
+    // The chunk hashes grow with the rows: only the writer that created the dataset knows the
+    // running hash of its partial last chunk.
+    SEGRANK_CHECK(appending_ || !has_chunk_hashes(), where_,
+                  ": appending to a checksummed dataset not created by this writer (its chunk "
+                  "hashes cannot be extended)");
     std::vector<hsize_t> grown(dims.begin(), dims.end());
     const hsize_t begin = grown[0];
     grown[0] += static_cast<hsize_t>(rows);
@@ -155,6 +173,10 @@ void H5Dataset::append_impl(H5Type t, const void* data, size_t n) {
         select_row_range(fspace.get(), dims, static_cast<int64_t>(begin), rows, where_);
     h5_check(H5Dwrite(id(), mem_type(t), mspace.get(), fspace.get(), H5P_DEFAULT, data), where_,
              "H5Dwrite (append)");
+    if (appending_) {  // rewritten after every append: the file always holds every row's hash
+        appending_->add(data, rows, static_cast<size_t>(row) * type_size(t));
+        write_chunk_hashes(id(), where_, appending_->values());
+    }
 }
 
 }  // namespace segrank

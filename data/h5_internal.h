@@ -12,6 +12,7 @@
 
 #include "data/h5_file.h"
 #include "gnn/core/check.h"
+#include "gnn/core/hash.h"
 
 namespace segrank::h5detail {
 
@@ -24,8 +25,10 @@ std::string h5_detail();
 
 // The message for a failed HDF5 call `what` on `where`, from the current error stack (cleared):
 // "<where>: checksum mismatch: the file is corrupt (...)" when a chunk failed its Fletcher32
-// checksum, else "<where>: <what> failed (<h5_detail()>)".
-std::string h5_failure(const std::string& where, const char* what);
+// checksum, else "<where>: <what> failed (<h5_detail()>)". A non-empty `chunk` ("chunk 3 (rows
+// 126..167)") names the chunk read: "<where>: checksum mismatch in <chunk>: ..." or
+// "<where>: <what> of <chunk> failed (...)".
+std::string h5_failure(const std::string& where, const char* what, const std::string& chunk = {});
 
 // Throws when an HDF5 call returned a negative value.
 template <typename R>
@@ -49,4 +52,30 @@ size_t type_size(H5Type t);
 H5Handle select_row_range(hid_t fspace, const std::vector<int64_t>& dims, int64_t begin,
                           int64_t count, const std::string& where);
 
+// xxh3_64 of each block of `rows_per_chunk` rows of `data` ([rows, row_bytes] bytes, the last
+// block possibly shorter): the chunk_xxh3 values of a dataset chunked by rows_per_chunk rows.
+std::vector<uint64_t> hash_chunks(const void* data, int64_t rows, size_t row_bytes,
+                                  int64_t rows_per_chunk);
+// Writes (or replaces) the uint64 array attribute kChunkHashAttr of object `obj` (`where` in
+// messages).
+void write_chunk_hashes(hid_t obj, const std::string& where, const std::vector<uint64_t>& hashes);
+
 }  // namespace segrank::h5detail
+
+namespace segrank {
+
+// The chunk hashes of a checksummed dataset grown by H5Dataset::append: those of its full chunks
+// and the running hash of its last, partial chunk (rows_per_chunk rows make a chunk).
+struct H5Dataset::AppendHashes {
+    explicit AppendHashes(int64_t r) : rows_per_chunk(r) {}
+    int64_t rows_per_chunk;
+    std::vector<uint64_t> full;
+    std::unique_ptr<ContentHasher> partial = std::make_unique<ContentHasher>();
+    int64_t partial_rows = 0;
+    // Adds `rows` rows of `row_bytes` bytes at `data` (the rows appended, in order).
+    void add(const void* data, int64_t rows, size_t row_bytes);
+    // The chunk_xxh3 values of every row added so far.
+    std::vector<uint64_t> values() const;
+};
+
+}  // namespace segrank

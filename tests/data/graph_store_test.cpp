@@ -246,7 +246,7 @@ TEST_CASE("h5py opens a packed store and sees the documented schema") {
         "int(g['config_runtime'][99]))\"");
     CHECK(r.exit_code == 0);
     CHECK(r.output ==
-          "segrank-graph-store 1 tile:xla valid ['g0'] (100, 24) float32 24 gzip uint8 [[1, 0], "
+          "segrank-graph-store 2 tile:xla valid ['g0'] (100, 24) float32 24 gzip uint8 [[1, 0], "
           "[2, 1]] 100 1099\n");
 }
 

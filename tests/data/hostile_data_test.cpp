@@ -49,7 +49,8 @@ TEST_SUITE("hostile") {
         g.config_runtime[2] = 0;
         // HDF5 store: labels and config-row reads (what streaming training reads) refuse it.
         const fs::path h5 = dir / "train.h5";
-        edit_with_h5py(write_store(h5, chain_layout("g", 6, 4)), "g['config_runtime'][2] = 0");
+        edit_with_h5py(write_store(h5, chain_layout("g", 6, 4)),
+                       "g['config_runtime'][2] = 0; rehash(g['config_runtime'])");
         const GraphStore store(h5);
         const std::string labels = error_of([&] { store.load_labels(0); });
         CHECK(labels.find("train.h5:/graphs/g") != std::string::npos);
@@ -80,7 +81,7 @@ TEST_SUITE("hostile") {
         // The dataset exists with its shape, chunked, but no chunk was ever written.
         edit_with_h5py(h5,
                        "del g['node_feat']; g.create_dataset('node_feat', shape=(6, 140), "
-                       "dtype='f4', chunks=(2, 140))");
+                       "dtype='f4', chunks=(2, 140)); rehash(g['node_feat'])");
         {
             const GraphStore store(h5);
             CHECK(store.info(0).num_nodes == 6);
@@ -90,7 +91,7 @@ TEST_SUITE("hostile") {
             CHECK(msg.find("was never written") != std::string::npos);
         }  // closed: h5py below opens the file for writing
         // One chunk written, one not: rows of the written chunk read, the others are refused.
-        edit_with_h5py(h5, "g['node_feat'][0:2] = np.ones((2, 140), 'f4')");
+        edit_with_h5py(h5, "g['node_feat'][0:2] = np.ones((2, 140), 'f4'); rehash(g['node_feat'])");
         const std::vector<int64_t> first{1, 0};
         CHECK(GraphStore(h5).load_node_feat_rows(0, first).rows() == 2);
         const std::vector<int64_t> later{4};

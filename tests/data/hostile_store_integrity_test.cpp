@@ -1,5 +1,6 @@
 // Hostile graph stores (ctest label `hostile`): flipped bytes in a dataset (every dataset carries
-// HDF5's Fletcher32 checksum per chunk), a num_graphs attribute that disagrees with the graphs
+// HDF5's Fletcher32 checksum and an xxh3_64 per chunk; tests/data/hostile_store_hash_test.cpp has
+// the corruptions only the second sees), a num_graphs attribute that disagrees with the graphs
 // held, a file name that names another collection split than the attributes, and graph names
 // that cannot be a field of the submission CSV.
 #include <doctest/doctest.h>
@@ -51,8 +52,9 @@ TEST_SUITE("hostile") {
         const fs::path h5 = write_store(dir / "s.h5");
         CHECK(GraphStore(h5).load_layout(0, {}).node_feat[3] == 3.0f / 7.0f);
         flip_node_feat_bit(h5);
-        const std::string expected =
-            h5.string() + ":/graphs/g/node_feat: checksum mismatch: the file is corrupt";
+        const std::string expected = h5.string() +
+                                     ":/graphs/g/node_feat: checksum mismatch in chunk 0 (rows "
+                                     "0..5): the file is corrupt (a chunk failed HDF5's Fletcher32";
         const std::string whole = error_of([&] { GraphStore(h5).load_layout(0, {}); });
         CAPTURE(whole);
         CHECK(whole.find(expected) == 0);
@@ -65,21 +67,27 @@ TEST_SUITE("hostile") {
         CHECK(GraphStore(h5).load_layout_structure(0).num_nodes() == 6);
     }
 
-    TEST_CASE("every dataset of a written store carries a Fletcher32 checksum") {
+    TEST_CASE("every dataset of a written store carries Fletcher32 and its xxh3_64 per chunk") {
         const fs::path dir = test::scratch_dir("hostile_store_checksum_all");
         const fs::path h5 = write_store(dir / "s.h5");
+        // rehash() recomputes what the writer stored: the values must not change.
         edit_with_h5py(h5,
-                       "bad=[k for k in f['graphs/g'] if not f['graphs/g'][k].fletcher32]; "
-                       "assert not bad, bad");
+                       "g=f['graphs/g']; bad=[k for k in g if not g[k].fletcher32]; "
+                       "assert not bad, bad; old={k: list(g[k].attrs['chunk_xxh3']) for k in g}; "
+                       "[rehash(g[k]) for k in g]; "
+                       "new={k: list(g[k].attrs['chunk_xxh3']) for k in g}; "
+                       "assert old == new and all(old.values()), (old, new)");
     }
 
-    TEST_CASE("a store written without checksums (before they were added) is still read") {
+    TEST_CASE("a store dataset rewritten without checksums is refused naming it") {
         const fs::path dir = test::scratch_dir("hostile_store_no_checksum");
         const fs::path h5 = write_store(dir / "s.h5");
         edit_with_h5py(h5,
                        "g=f['graphs/g']; d=g['node_feat'][...]; del g['node_feat']; "
                        "g['node_feat']=d");
-        CHECK(GraphStore(h5).load_layout(0, {}).node_feat[3] == 3.0f / 7.0f);
+        const std::string msg = error_of([&] { GraphStore(h5).load_layout(0, {}); });
+        CAPTURE(msg);
+        CHECK(msg.find(h5.string() + ":/graphs/g/node_feat: no 'chunk_xxh3' attribute") == 0);
     }
 }
 

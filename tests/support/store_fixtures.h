@@ -36,11 +36,22 @@ inline LayoutGraph chain_layout(const std::string& name, int64_t n, int64_t c) {
     return g;
 }
 
-/// Runs Debian's Python with h5py on the store at `path`, opened read-write as `f` (numpy as np),
-/// executing `code`; the test fails (REQUIRE) when Python does.
+/// Python defining rehash(d): sets the chunk_xxh3 attribute of h5py dataset d to the xxh3_64 of
+/// each chunk's current rows (libxxhash's XXH3_64bits through ctypes), as the store writer would
+/// have: an edit meant to reach the checks behind the checksum (a bad value, a missing chunk) ends
+/// with it.
+inline constexpr const char* kH5pyRehash =
+    "import ctypes; X=ctypes.CDLL('libxxhash.so.0'); X.XXH3_64bits.restype=ctypes.c_uint64; "
+    "X.XXH3_64bits.argtypes=[ctypes.c_char_p, ctypes.c_size_t]; "
+    "rehash=lambda d: d.attrs.__setitem__('chunk_xxh3', np.array([X.XXH3_64bits(b, len(b)) for b "
+    "in (d[i:i+d.chunks[0]].tobytes() for i in range(0, d.shape[0], d.chunks[0]))], '<u8'))";
+
+/// Runs Debian's Python with h5py on the store at `path`, opened read-write as `f` (numpy as np,
+/// rehash as kH5pyRehash), executing `code`; the test fails (REQUIRE) when Python does.
 inline void edit_with_h5py(const std::filesystem::path& path, const std::string& code) {
-    const auto r = run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
-                               path.string() + "','r+'); " + code + "; f.close()\"");
+    const auto r =
+        run_command("/usr/bin/python3 -c \"import h5py, numpy as np; " + std::string(kH5pyRehash) +
+                    "; f=h5py.File('" + path.string() + "','r+'); " + code + "; f.close()\"");
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
 }
