@@ -1,8 +1,9 @@
 // HDF5 graph store, structure-aware: the input chooses the content of a store (root attributes,
 // graph groups and their size attributes, and for each dataset of the schema whether it exists,
-// its element type, shape, chunking, deflate level and values), the store is written through
-// data/h5_file (so the file is well-formed HDF5) and fuzz/store_read.h reads it. This drives every
-// check of our reader with hostile content; `store_raw` also feeds corrupt HDF5 to libhdf5.
+// its element type, shape, chunking, deflate level, checksums and values), the store is written
+// through data/h5_file (so the file is well-formed HDF5) and fuzz/store_read.h reads it. This
+// drives every check of our reader with hostile content; `store_raw` also feeds corrupt HDF5 to
+// libhdf5.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "data/graph.h"
+#include "data/graph_store.h"
 #include "data/h5_file.h"
 #include "fuzz/fuzz_util.h"
 #include "fuzz/store_read.h"
@@ -94,6 +96,9 @@ void dataset(FuzzedDataProvider& p, H5Group& g, const std::string& name, std::ve
     for (int64_t d : shape) total *= d;
     if (total > 20000) return;
     H5WriteOptions opt;
+    // Mostly checksummed as the writer does (a format_version 2 store refuses a dataset without
+    // chunk_xxh3), sometimes not.
+    opt.checksum = p.ConsumeIntegralInRange<int>(0, 15) != 0;
     if (p.ConsumeBool()) {
         opt.chunk_rows = p.ConsumeIntegralInRange<int64_t>(1, 8);
         opt.deflate_level = p.ConsumeIntegralInRange<int>(0, 9);
@@ -155,7 +160,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (p.ConsumeIntegralInRange<int>(0, 31) != 0)
             root.set_attr("format", pick(p, {"segrank-graph-store"}));
         if (p.ConsumeIntegralInRange<int>(0, 31) != 0)
-            root.set_attr("format_version", small_int(p, 1));
+            root.set_attr("format_version", small_int(p, kGraphStoreVersion));
         const std::string coll = pick(p, {"layout:xla:random", "tile:xla", "layout:nlp:default"});
         if (p.ConsumeIntegralInRange<int>(0, 31) != 0) root.set_attr("collection", coll);
         if (p.ConsumeIntegralInRange<int>(0, 31) != 0)
