@@ -138,7 +138,8 @@ public:
     /// the shape needs more bytes in memory than max_input_array_bytes() (data/input_memory.h).
     int64_t stored_elements() const;
 
-    /// Reads the whole dataset into `out` (size = product of shape), converting to T. Integer T
+    /// Reads the whole dataset into `out` (size = product of shape), converting to T, every chunk
+    /// verified against its hash when the dataset has them (read_rows). Integer T
     /// refuses float datasets (HDF5 would truncate 20.5 to 20 and turn NaN into INT64_MIN); every
     /// read below does the same.
     template <typename T>
@@ -149,14 +150,19 @@ public:
     std::vector<T> read() const;
     /// Reads rows `rows` (indices along dimension 0, any order, repeats allowed) into `out`
     /// ([rows.size(), row_elements()] row-major, in the order given). Only the chunks holding
-    /// those rows are read from disk. Throws naming the row when an index is out of range.
+    /// those rows are read from disk. With chunk hashes (H5WriteOptions::checksum) each chunk
+    /// holding a requested row is read whole once, through one chunk of scratch, and verified
+    /// before its rows are copied out; a mismatch throws "<file>:<dataset>: checksum mismatch in
+    /// chunk N (rows a..b): the file is corrupt (stored xxh3_64 X, computed Y; ...)". Throws
+    /// naming the row when an index is out of range.
     template <typename T>
     void read_rows(std::span<const int64_t> rows, std::span<T> out) const {
         read_rows_impl(h5_type_of<T>(), rows, out.data(), out.size());
     }
     /// Reads the contiguous rows [begin, begin + count) along dimension 0 into `out`
     /// ([count, row_elements()] row-major) with one hyperslab: no index array, only those chunks
-    /// read. Throws naming the dataset when the range leaves [0, shape()[0]] or sizes mismatch.
+    /// read (each verified as read_rows does; whole chunks inside the range go straight into
+    /// `out`). Throws naming the dataset when the range leaves [0, shape()[0]] or sizes mismatch.
     template <typename T>
     void read_range(int64_t begin, int64_t count, std::span<T> out) const {
         read_range_impl(h5_type_of<T>(), begin, count, out.data(), out.size());
