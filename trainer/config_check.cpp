@@ -9,6 +9,7 @@
 #include "data/collection.h"
 #include "gnn/core/check.h"
 #include "hwmodel/hardware.h"
+#include "trainer/config_messages.h"
 #include "trainer/config_schema.h"
 
 namespace segrank {
@@ -113,14 +114,35 @@ public:
             if (!chk.ok(d))
                 out_->push_back({dotted, str("expected ", chk.describe(), ", got ", spell(d))});
         } else if constexpr (std::is_same_v<T, std::string>) {
-            if (chk.nonempty && value.empty())
+            if (!check_text(dotted, value) && chk.nonempty && value.empty())
                 out_->push_back({dotted, "expected a non-empty string, got \"\""});
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            for (size_t i = 0; i < value.size(); ++i)
+                if (check_text(dotted, value[i], str("element ", i, " "))) break;
         }
     }
 
+    /// Keys whose value holds a control character: every other problem about them (or quoting
+    /// their value) is dropped, as it would echo that value.
+    const std::set<std::string>& garbled() const { return garbled_; }
+
 private:
+    /// A string value with a control character (a NUL would cut the path the run opens and every
+    /// message quoting it) is refused naming the key; true when it was.
+    bool check_text(const std::string& dotted, std::string_view text, std::string item = "") {
+        const auto bad = control_character_problem(text);
+        if (!bad) return false;
+        const bool path = dotted == "data.root" || dotted == "data.ingest" ||
+                          dotted == "train.run_dir" || dotted == "eval.indices";
+        out_->push_back({dotted, str(item, *bad, "; expected ", path ? "a path" : "a name",
+                                     " (no control characters)")});
+        garbled_.insert(dotted);
+        return true;
+    }
+
     std::vector<Problem>* out_;
     std::string section_;
+    std::set<std::string> garbled_;
 };
 
 // The split names of the collection layout (data/collection.h parse_split): "train", "valid",
@@ -295,7 +317,16 @@ std::vector<Problem> check_config(const RunConfig& c) {
     check_loss(c, p);
     check_sampling_train(c, p);
     check_hwmodel(c, p);
-    return p;
+    // A problem about a value with a control character, other than saying so, would quote it.
+    std::vector<Problem> out;
+    for (auto& x : p) {
+        const bool garbled = rc.garbled().count(x.key) != 0;
+        const bool first =
+            garbled && x.message.find("(no control characters)") != std::string::npos;
+        if (first || (!garbled && !control_character_problem(x.message)))
+            out.push_back(std::move(x));
+    }
+    return out;
 }
 
 }  // namespace detail

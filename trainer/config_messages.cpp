@@ -2,6 +2,7 @@
 #include "trainer/config_messages.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <tuple>
 
 #include "gnn/core/check.h"
@@ -10,6 +11,23 @@ namespace segrank::cfg::detail {
 
 Loc override_loc(const std::string& ov, size_t index) {
     return Loc{"--set " + ov, Loc::kOverride, static_cast<int64_t>(index), 0};
+}
+
+std::optional<std::string> control_character_problem(std::string_view s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c != 0x7f) continue;
+        char code[8];
+        std::snprintf(code, sizeof code, "\\u%04x", c);
+        const char* what = c == 0      ? "a NUL character"
+                           : c == '\n' ? "a line break"
+                           : c == '\r' ? "a carriage return"
+                           : c == '\t' ? "a tab"
+                           : c == 0x1b ? "an escape character"
+                                       : "a control character";
+        return str("contains ", what, " (", code, " at offset ", i, ")");
+    }
+    return std::nullopt;
 }
 
 std::vector<std::string> sorted_texts(std::vector<LocatedMessage> messages) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -25,6 +26,11 @@ struct Loc {
 
 /// The location of override `ov`, the `index`-th `--set` (0-based).
 Loc override_loc(const std::string& ov, size_t index);
+
+/// The first control character of `s` (a NUL, a line break, an escape, ...; TOML strings may hold
+/// them as \u0000 etc.) described for a message, e.g. "contains a NUL character (\u0000 at
+/// offset 1)", or nullopt when `s` holds none.
+std::optional<std::string> control_character_problem(std::string_view s);
 
 /// One problem found while loading: where, and the full text ("where: key: message").
 struct LocatedMessage {

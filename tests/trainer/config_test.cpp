@@ -299,7 +299,7 @@ TEST_CASE("--set overrides are typed like the file and errors name the override"
 TEST_CASE("dump_config round-trips through load_config exactly") {
     CHECK(load_config_string(dump_config(RunConfig{}), "dump.toml") == RunConfig{});
     RunConfig c;
-    c.data.root = "weird \"path\"\\with\ttabs";
+    c.data.root = "weird \"path\"\\with spaces";  // a control character (\t) is refused
     c.data.collections = {"layout:xla:random", "layout:nlp:default"};  // one task
     c.data.ingest = {"a.pb", "b.pb"};
     c.model.dropout = 0.1 + 0.2;  // not exactly representable in short decimal
