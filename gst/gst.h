@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gnn/loss.h"
@@ -38,6 +39,9 @@ struct GstOptions {
     /// (Model::encode_dedupe, `eval.dedupe_rows`, docs/model.md#row-deduplication); false = every
     /// (node, config) row, as training does.
     bool dedupe_rows = true;
+    /// Appended to the "non-finite loss" error of a training step: the settings that scale the
+    /// loss and its gradients, as the caller names them ("" = nothing).
+    std::string nonfinite_hint;
 };
 
 /// What one graph's training step produced.

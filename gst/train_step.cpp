@@ -131,7 +131,8 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
         model.add_prior(scores, prior);
         res.loss = compute_loss(opt.loss_terms, opt.loss_options, scores, targets, dscores, scale);
         SEGRANK_CHECK(std::isfinite(res.loss), "non-finite loss at step ", step, " on graph '",
-                      g.name, "' (id ", g.id, ") with configs [", config_list(configs), "]");
+                      g.name, "' (id ", g.id, ") with configs [", config_list(configs), "]",
+                      opt.nonfinite_hint);
         std::copy_n(scores.data(), configs.size(), res.scores.begin());
         model.prior_backward(dscores, prior);
     };

@@ -259,6 +259,11 @@ void check_loss(const RunConfig& c, std::vector<Problem>& p) {
             add("loss.terms",
                 str("expected weight >= 0 for \"", to_string(t.kind), "\", got ", spell(t.weight)));
             bad_weight = true;
+        } else if (t.weight > kMaxLossWeight) {
+            add("loss.terms",
+                str("expected weight <= ", spell(kMaxLossWeight), " for \"", to_string(t.kind),
+                    "\" (docs/config.md#model-size-bounds), got ", spell(t.weight)));
+            bad_weight = true;
         } else {
             total += t.weight;
         }
@@ -284,6 +289,13 @@ void check_sampling_train(const RunConfig& c, std::vector<Problem>& p) {
     if (c.sampling.config_pool > 0 && c.sampling.config_pool < c.sampling.configs)
         add("sampling.config_pool", str("expected 0 or >= sampling.configs = ", c.sampling.configs,
                                         ", got ", c.sampling.config_pool));
+    // AdamW multiplies each weight matrix by 1 - lr * weight_decay per step (gnn/optim.cpp).
+    if (c.optim.lr * c.optim.weight_decay >= 1 && c.optim.lr <= kMaxLearningRate &&
+        c.optim.weight_decay <= kMaxWeightDecay)
+        add("optim.weight_decay",
+            str("expected optim.lr * optim.weight_decay < 1 (AdamW scales each weight matrix by "
+                "1 - lr * weight_decay per step: 0 or less zeroes or flips it), got ",
+                spell(c.optim.lr), " * ", spell(c.optim.weight_decay)));
     if (c.train.steps == 0 && c.train.epochs == 0)
         add("train.steps", "expected train.steps > 0 or train.epochs > 0, got both 0");
     if (c.train.patience > 0 && c.train.eval_every == 0)

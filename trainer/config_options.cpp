@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "trainer/config_schema.h"
+
 namespace segrank {
 
 MatmulPrecision apply_model_precision(const RunConfig& cfg, bool announce) {
@@ -58,7 +60,28 @@ GstOptions gst_options_from(const RunConfig& cfg) {
     o.skip_independent = cfg.model.config_independence && ranking_only(o.loss_terms);
     o.tta_orders = cfg.eval.tta_orders;
     o.dedupe_rows = cfg.eval.dedupe_rows;
+    o.nonfinite_hint = nonfinite_hint(cfg);
     return o;
+}
+
+std::string nonfinite_hint(const RunConfig& cfg) {
+    const auto key = [&](const char* k, double v) {
+        const auto it = cfg.sources.at.find(k);
+        return str(k, " = ", cfg::detail::format_double(v),
+                   it == cfg.sources.at.end() ? "" : str(" (", it->second, ")"));
+    };
+    std::string terms;
+    for (const auto& t : cfg.loss.terms)
+        terms += str(terms.empty() ? "" : ", ", to_string(t.kind), " weight ",
+                     cfg::detail::format_double(t.weight));
+    const auto terms_at = cfg.sources.at.find("loss.terms");
+    return str(
+        " (the settings that scale the loss, its gradients and the updates: ",
+        key("optim.lr", cfg.optim.lr), ", ", key("optim.weight_decay", cfg.optim.weight_decay),
+        ", ", key("optim.clip_norm", cfg.optim.clip_norm), ", loss.terms = [", terms, "]",
+        terms_at == cfg.sources.at.end() ? "" : str(" (", terms_at->second, ")"), ", ",
+        key("loss.temperature", cfg.loss.temperature), ", ", key("loss.margin", cfg.loss.margin),
+        "; lower the one set too high, docs/config.md#model-size-bounds)");
 }
 
 PrepareOptions prepare_options_from(const RunConfig& cfg) {

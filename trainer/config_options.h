@@ -3,6 +3,7 @@
 // process's matmul precision.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "data/graph.h"
 #include "gnn/model.h"
@@ -27,6 +28,11 @@ MatmulPrecision apply_model_precision(const RunConfig& cfg, bool announce);
 /// The GST step and inference options: segment aggregation, SED (segments.fresh, keep_prob,
 /// history_init, max_staleness), the loss terms, test-time orders and row dedupe (eval.*).
 GstOptions gst_options_from(const RunConfig& cfg);
+
+/// " (the settings that scale the loss, its gradients and the updates: optim.lr = 0.003
+/// (configs/x.toml:24:1), ...; lower the one set too high, ...)": appended to a non-finite loss or
+/// gradient error of a training step (GstOptions::nonfinite_hint), each key with where it was set.
+std::string nonfinite_hint(const RunConfig& cfg);
 
 /// Graph preparation: partition (segments.partition, max_nodes, the METIS seed = sampling.seed),
 /// halo and prune hops, the hwmodel hardware.

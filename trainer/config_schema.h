@@ -49,6 +49,25 @@ inline constexpr double kMaxLayers = 64;
 /// Bound of model.opcode_dim, config_dim and config_attention_dim.
 inline constexpr double kMaxEmbeddingDim = 1024;
 
+/// Bounds of the optimizer and loss scales (docs/config.md#model-size-bounds), like the model
+/// sizes far beyond any useful value (the shipped configs: lr 0.001-0.003, weight_decay 0.01, eps
+/// 1e-8, temperature 1, margin 0.1, weights 1; Adam(W) practice: lr 1e-5-1e-2, weight decay
+/// 0-0.1, eps 1e-8-1): a typo (1e30) fails in the loader naming the key instead of a non-finite
+/// loss at step 1, a constant loss, or a model that silently learns nothing.
+inline constexpr double kMaxLearningRate = 1;
+inline constexpr double kMaxWeightDecay = 10;
+inline constexpr double kMaxAdamEps = 1;
+inline constexpr double kMinTemperature = 1e-3;
+inline constexpr double kMaxTemperature = 1e3;
+inline constexpr double kMaxMargin = 100;
+/// Bound of each loss.terms weight (checked in config_check.cpp).
+inline constexpr double kMaxLossWeight = 1000;
+
+/// (lo, hi]: lo excluded.
+inline Check above_up_to(double lo, double hi) {
+    return Check{.lo = lo, .hi = hi, .lo_open = true};
+}
+
 /// The schema: visits every key in file order. V provides
 ///   section(name, doc) and field(key, member&, doc, Check = {}).
 /// C is RunConfig or const RunConfig.
@@ -164,16 +183,17 @@ void visit_schema(V& v, C& c) {
               "training loss (docs/losses.md); terms: pairwise_hinge | pairwise_logistic | listmle "
               "| mse");
     v.field("terms", c.loss.terms, "weighted sum of loss terms");
-    v.field("margin", c.loss.margin, "pairwise_hinge margin", ge(0));
-    v.field("temperature", c.loss.temperature, "listmle temperature T", gt(0));
+    v.field("margin", c.loss.margin, "pairwise_hinge margin", in(0, kMaxMargin));
+    v.field("temperature", c.loss.temperature, "listmle temperature T",
+            in(kMinTemperature, kMaxTemperature));
 
     v.section("optim", "AdamW and learning-rate schedule");
-    v.field("lr", c.optim.lr, "peak learning rate", gt(0));
+    v.field("lr", c.optim.lr, "peak learning rate", above_up_to(0, kMaxLearningRate));
     v.field("weight_decay", c.optim.weight_decay,
-            "AdamW decoupled weight decay (weight matrices only)", ge(0));
+            "AdamW decoupled weight decay (weight matrices only)", in(0, kMaxWeightDecay));
     v.field("beta1", c.optim.beta1, "AdamW first-moment decay", in(0, 1, true));
     v.field("beta2", c.optim.beta2, "AdamW second-moment decay", in(0, 1, true));
-    v.field("eps", c.optim.eps, "AdamW epsilon", gt(0));
+    v.field("eps", c.optim.eps, "AdamW epsilon", above_up_to(0, kMaxAdamEps));
     v.field("clip_norm", c.optim.clip_norm, "global gradient-norm clip; 0 = off", ge(0));
     v.field("schedule", c.optim.schedule,
             "constant | cosine (linear warmup, then cosine decay to 0)");

@@ -285,7 +285,7 @@ double Trainer::step() {
                 s += (s.empty() ? "" : ", ") + dataset_->train()[static_cast<size_t>(id)].name;
             return s;
         }(),
-        "); no checkpoint written");
+        "); no checkpoint written", gst_.nonfinite_hint);
     optim_->step(model_->params(), static_cast<float>(schedule_.at(step_)));
     ++step_;
     last_loss_ = loss;

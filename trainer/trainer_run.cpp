@@ -273,7 +273,7 @@ void Trainer::finetune_head() {
         const double norm = clip_grad_norm(model_->params(), cfg_.optim.clip_norm);
         SEGRANK_CHECK(std::isfinite(norm) && std::isfinite(loss),
                       "non-finite loss or gradient in head finetuning at step ", st,
-                      "; no checkpoint written");
+                      "; no checkpoint written", gst_.nonfinite_hint);
         optim_->step(model_->params(), static_cast<float>(cfg_.optim.lr));
         for (size_t i = 0; i < values.size(); ++i)
             if (!head_mask[i]) values[i] = frozen[i];

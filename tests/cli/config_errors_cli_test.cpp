@@ -39,7 +39,7 @@ TEST_CASE(
     INFO(r.output);
     CHECK(r.exit_code == 1);
     const std::string f = toml.string();
-    CHECK(r.output.find(f + ":5:1: optim.lr: expected > 0, got -0.5") != std::string::npos);
+    CHECK(r.output.find(f + ":5:1: optim.lr: expected in (0, 1], got -0.5") != std::string::npos);
     CHECK(r.output.find(
               f + ":6:1: optim.weight_decy: unknown key (did you mean 'optim.weight_decay'?)") !=
           std::string::npos);

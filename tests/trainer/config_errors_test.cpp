@@ -68,7 +68,7 @@ TEST_CASE(
         "[train]\n"                // 8
         "progress = 1\n";          // 9  wrong type
     CHECK(load_error(text) ==
-          "configs/x.toml:2:1: optim.lr: expected > 0, got -1\n"
+          "configs/x.toml:2:1: optim.lr: expected in (0, 1], got -1\n"
           "configs/x.toml:3:1: optim.beta1: expected in [0, 1), got 2\n"
           "configs/x.toml:5:1: model.hiden: unknown key (did you mean 'model.hidden'?)\n"
           "configs/x.toml:6:1: model.hidden: expected an integer, got float 1.5\n"
@@ -104,7 +104,7 @@ TEST_CASE(
     "order") {
     CHECK(load_error("[optim]\nlr = -1\n[model]\nhiden = 3\n",
                      {"lr=1", "model.hidden=abc", "train.steps=-2"}) ==
-          "configs/x.toml:2:1: optim.lr: expected > 0, got -1\n"
+          "configs/x.toml:2:1: optim.lr: expected in (0, 1], got -1\n"
           "configs/x.toml:4:1: model.hiden: unknown key (did you mean 'model.hidden'?)\n"
           "--set lr=1: expected section.key=value (e.g. --set optim.lr=0.001)\n"
           "--set model.hidden=abc: model.hidden: expected an integer, got string \"abc\"\n"

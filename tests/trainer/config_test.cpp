@@ -161,13 +161,13 @@ TEST_CASE("a wrong type is an error naming file:line, the key, the expected and 
 
 TEST_CASE("an out-of-range value is an error in the documented form") {
     CHECK(load_error("[optim]\n\n\n\n\n\n\n\n\n\n\nlr = -1\n") ==
-          "configs/x.toml:12:1: optim.lr: expected > 0, got -1");
+          "configs/x.toml:12:1: optim.lr: expected in (0, 1], got -1");
     CHECK(load_error("[segments]\nkeep_prob = 1.5\n") ==
           "configs/x.toml:2:1: segments.keep_prob: expected in [0, 1], got 1.5");
     CHECK(load_error("[model]\ndropout = 1.0\n") ==
           "configs/x.toml:2:1: model.dropout: expected in [0, 1), got 1");
     CHECK(load_error("[optim]\nlr = nan\n") ==
-          "configs/x.toml:2:1: optim.lr: expected > 0, got nan");
+          "configs/x.toml:2:1: optim.lr: expected in (0, 1], got nan");
     CHECK(load_error("[sampling]\nbatch_graphs = 0\n") ==
           "configs/x.toml:2:1: sampling.batch_graphs: expected >= 1, got 0");
 }
@@ -262,12 +262,12 @@ TEST_CASE("enum keys read and write the names of the one table beside each enum"
 TEST_CASE("several problems are all reported, one per line") {
     const std::string msg = load_error("[optim]\nlr = -1\nbeta1 = 2.0\n[model]\nhiden = 3\n");
     CHECK(msg ==
-          "configs/x.toml:2:1: optim.lr: expected > 0, got -1\n"
+          "configs/x.toml:2:1: optim.lr: expected in (0, 1], got -1\n"
           "configs/x.toml:3:1: optim.beta1: expected in [0, 1), got 2\n"
           "configs/x.toml:5:1: model.hiden: unknown key (did you mean 'model.hidden'?)");
     const std::string ranges = load_error("[optim]\nlr = -1\nbeta1 = 2.0\n");
     CHECK(ranges ==
-          "configs/x.toml:2:1: optim.lr: expected > 0, got -1\n"
+          "configs/x.toml:2:1: optim.lr: expected in (0, 1], got -1\n"
           "configs/x.toml:3:1: optim.beta1: expected in [0, 1), got 2");
 }
 
@@ -283,7 +283,8 @@ TEST_CASE("--set overrides are typed like the file and errors name the override"
     CHECK(cfg.loss.terms == std::vector<LossTerm>{{LossKind::kMse, 2.0}});
     CHECK(cfg.train.steps == 7);
 
-    CHECK(load_error("", {"optim.lr=-1"}) == "--set optim.lr=-1: optim.lr: expected > 0, got -1");
+    CHECK(load_error("", {"optim.lr=-1"}) ==
+          "--set optim.lr=-1: optim.lr: expected in (0, 1], got -1");
     CHECK(load_error("", {"optim.lr=abc"}) ==
           "--set optim.lr=abc: optim.lr: expected a number, got string \"abc\"");
     CHECK(load_error("[optim]\nlr = 0.1\n", {"optim.lrr=1"}) ==

@@ -1,10 +1,12 @@
-// Hostile config values (ctest label `hostile`): control characters in string values.
+// Hostile config values (ctest label `hostile`): control characters in string values, a --set that
+// holds a line break, and optimizer / loss scales beyond their documented bounds.
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "tests/trainer/config_test_util.h"
 #include "trainer/config.h"
+#include "trainer/config_options.h"
 
 using namespace segrank;
 using segrank::test::load_error;
@@ -44,5 +46,54 @@ TEST_SUITE("hostile") {
                              "train.run_dir: contains a NUL character (\\u0000 at offset 3); "
                              "expected a path (no control characters)",
                              Error);
+    }
+
+    TEST_CASE(
+        "optimizer and loss scales beyond their documented upper bounds fail in the loader naming "
+        "the key") {
+        CHECK(load_error("[optim]\nlr = 1e308\n") ==
+              "configs/x.toml:2:1: optim.lr: expected in (0, 1], got 1e+308");
+        CHECK(load_error("", {"optim.lr=1e30"}) ==
+              "--set optim.lr=1e30: optim.lr: expected in (0, 1], got 1e+30");
+        CHECK(
+            load_error("", {"optim.weight_decay=1e308"}) ==
+            "--set optim.weight_decay=1e308: optim.weight_decay: expected in [0, 10], got 1e+308");
+        CHECK(load_error("", {"optim.eps=1e308"}) ==
+              "--set optim.eps=1e308: optim.eps: expected in (0, 1], got 1e+308");
+        CHECK(load_error("", {"loss.temperature=1e308"}) ==
+              "--set loss.temperature=1e308: loss.temperature: expected in [0.001, 1000], got "
+              "1e+308");
+        CHECK(load_error("", {"loss.temperature=1e-300"}).find("expected in [0.001, 1000]") !=
+              std::string::npos);
+        CHECK(load_error("", {"loss.margin=1e308"}) ==
+              "--set loss.margin=1e308: loss.margin: expected in [0, 100], got 1e+308");
+        CHECK(load_error("[loss]\nterms = [{name = \"listmle\", weight = 1e308}]\n") ==
+              "configs/x.toml:2:1: loss.terms: expected weight <= 1000 for \"listmle\" "
+              "(docs/config.md#model-size-bounds), got 1e+308");
+        // AdamW scales each weight matrix by 1 - lr * weight_decay per step.
+        CHECK(load_error("[optim]\nlr = 0.5\nweight_decay = 2\n") ==
+              "configs/x.toml:3:1: optim.weight_decay: expected optim.lr * optim.weight_decay < 1 "
+              "(AdamW scales each weight matrix by 1 - lr * weight_decay per step: 0 or less "
+              "zeroes or flips it), got 0.5 * 2");
+        // The bounds themselves are accepted.
+        CHECK_NOTHROW(load_config_string(
+            "[optim]\nlr = 1\neps = 1\nweight_decay = 0.5\n[loss]\ntemperature = 1000\nmargin = "
+            "100\nterms = [{name = \"listmle\", weight = 1000}]\n",
+            "configs/x.toml", {}));
+        CHECK_NOTHROW(
+            load_config_string("[optim]\nweight_decay = 10\nlr = 0.01\n[loss]\n"
+                               "temperature = 0.001\n",
+                               "configs/x.toml", {}));
+    }
+
+    TEST_CASE("the non-finite loss message of a training step names the keys that scale the loss") {
+        const RunConfig c =
+            load_config_string("[optim]\nlr = 0.5\n", "configs/x.toml", {"loss.temperature=2"});
+        const std::string hint = gst_options_from(c).nonfinite_hint;
+        CHECK(hint ==
+              " (the settings that scale the loss, its gradients and the updates: optim.lr = 0.5 "
+              "(configs/x.toml:2:1), optim.weight_decay = 0.01, optim.clip_norm = 1.0, loss.terms "
+              "= [listmle weight 1.0], loss.temperature = 2.0 (--set loss.temperature=2), "
+              "loss.margin = 0.1; lower the one set too high, docs/config.md#model-size-bounds)");
     }
 }
