@@ -215,11 +215,13 @@ void check_override_keys(const std::vector<std::string>& overrides, const std::s
         std::string_view key = std::string_view(ov).substr(0, ov.find('='));
         key.remove_prefix(std::min(key.size(), key.find_first_not_of(" \t")));
         key = key.substr(0, key.find_last_not_of(" \t") + 1);
-        const auto [it, fresh] = first_of.try_emplace(std::string(key), ov);
-        SEGRANK_CHECK(fresh, "--set ", ov, ": ", key, " is set twice, by --set ", it->second,
-                      " and --set ", ov, " (give each key once)");
+        const std::string shown = echo_value(ov, ov.size());  // a line break as \n
+        const auto [it, fresh] = first_of.try_emplace(std::string(key), shown);
+        SEGRANK_CHECK(fresh, "--set ", shown, ": ", echo_value(key, key.size()),
+                      " is set twice, by --set ", it->second, " and --set ", shown,
+                      " (give each key once)");
         SEGRANK_CHECK(run_dir.empty() || key != "train.run_dir", "--run-dir ", run_dir,
-                      " and --set ", ov, " both set the run directory: give one of them");
+                      " and --set ", shown, " both set the run directory: give one of them");
     }
 }
 

@@ -421,15 +421,13 @@ RunConfig load_config_text(std::string_view toml_text, std::string_view source_n
     for (size_t i = 0; i < overrides.size(); ++i) {
         const std::string& ov = overrides[i];
         const Loc where = override_loc(ov, i);
+        if (auto bad = cfg::detail::override_shape_problem(ov)) {
+            bad_overrides.push_back({where, "", std::move(*bad)});
+            continue;
+        }
         const auto eq = ov.find('=');
         const std::string key = trim(std::string_view(ov).substr(0, eq));
         const auto dot = key.find('.');
-        if (eq == std::string::npos || dot == std::string::npos || dot == 0 ||
-            dot + 1 == key.size() || key.find('.', dot + 1) != std::string::npos) {
-            bad_overrides.push_back(
-                {where, "", "expected section.key=value (e.g. --set optim.lr=0.001)"});
-            continue;
-        }
         const std::string value = trim(std::string_view(ov).substr(eq + 1));
         const std::string section = key.substr(0, dot), name = key.substr(dot + 1);
         toml::table snippet;

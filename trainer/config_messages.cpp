@@ -6,11 +6,27 @@
 #include <tuple>
 
 #include "gnn/core/check.h"
+#include "util/user_input.h"
 
 namespace segrank::cfg::detail {
 
 Loc override_loc(const std::string& ov, size_t index) {
-    return Loc{"--set " + ov, Loc::kOverride, static_cast<int64_t>(index), 0};
+    return Loc{"--set " + echo_value(ov, ov.size()), Loc::kOverride, static_cast<int64_t>(index),
+               0};
+}
+
+std::optional<std::string> override_shape_problem(std::string_view ov) {
+    if (const auto nl = ov.find_first_of("\r\n"); nl != std::string_view::npos)
+        return str("holds a line break (", ov[nl] == '\n' ? "\\n" : "\\r", " at offset ", nl,
+                   "); expected one section.key=value on one line, e.g. --set optim.lr=0.001 "
+                   "(give each key its own --set)");
+    const auto eq = ov.find('=');
+    const std::string key = trim(ov.substr(0, eq));
+    const auto dot = key.find('.');
+    if (eq == std::string_view::npos || dot == std::string::npos || dot == 0 ||
+        dot + 1 == key.size() || key.find('.', dot + 1) != std::string::npos)
+        return "expected section.key=value (e.g. --set optim.lr=0.001)";
+    return std::nullopt;
 }
 
 std::optional<std::string> control_character_problem(std::string_view s) {

@@ -24,8 +24,14 @@ struct Loc {
     int64_t b = 0;  ///< column
 };
 
-/// The location of override `ov`, the `index`-th `--set` (0-based).
+/// The location of override `ov`, the `index`-th `--set` (0-based). Its text shows control
+/// characters escaped (a line break as \n), so each message stays one line.
 Loc override_loc(const std::string& ov, size_t index);
+
+/// What is wrong with the shape of override `ov` (a line break anywhere in it, or not
+/// section.key=value), or nullopt. A line break is refused because the value is parsed as a TOML
+/// document of its own: the lines after the first would be silently dropped.
+std::optional<std::string> override_shape_problem(std::string_view ov);
 
 /// The first control character of `s` (a NUL, a line break, an escape, ...; TOML strings may hold
 /// them as \u0000 etc.) described for a message, e.g. "contains a NUL character (\u0000 at

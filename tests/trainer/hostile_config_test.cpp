@@ -48,6 +48,19 @@ TEST_SUITE("hostile") {
                              Error);
     }
 
+    TEST_CASE("a --set whose value holds a line break is refused, not cut to its first line") {
+        // TOML would read the lines after the first as keys of the value's own document, which
+        // the override drops: train.steps = 1 would silently not apply.
+        CHECK(load_error("", {"model.hidden=16\n[train]\nsteps=1"}) ==
+              "--set model.hidden=16\\n[train]\\nsteps=1: holds a line break (\\n at offset 15); "
+              "expected one section.key=value on one line, e.g. --set optim.lr=0.001 (give each "
+              "key its own --set)");
+        CHECK(load_error("", {"data.collections=[\"tile:xla\",\r\n\"layout:xla:random\"]"})
+                  .find("holds a line break (\\r at offset 29)") != std::string::npos);
+        // Other messages about a --set show its control characters escaped: one message, one line.
+        CHECK(load_error("", {"model.hid\tden=3"}).starts_with("--set model.hid\\tden=3: "));
+    }
+
     TEST_CASE(
         "optimizer and loss scales beyond their documented upper bounds fail in the loader naming "
         "the key") {
