@@ -21,6 +21,7 @@
 #include "report/report.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
+#include "trainer/config_task.h"
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
@@ -192,8 +193,9 @@ cxxopts::Options train_options() {
         "overwrite",
         "start over in a run directory that already holds checkpoints (deletes them first)")(
         "check",
-        "only check the config (file and --set overrides, every key and cross-key rule) and exit: "
-        "no data is read, nothing is written")("h,help", "show this help");
+        "only check the config (file and --set overrides, every key and cross-key rule), the run "
+        "directory and the task of data.root's collections (a folder listing: no graph is read), "
+        "and exit: nothing is written")("h,help", "show this help");
     return options;
 }
 
@@ -264,8 +266,14 @@ int check_only(const TrainRequest& t) {
     check_run_paths(t.cfg, t.dir);
     check_run_files(t.dir);
     if (!t.resume) check_fresh_run_dir(t.dir, t.config);
-    std::printf("segrank train: config OK (%s)\n",
-                t.resume ? (*t.resume / "config.toml").string().c_str() : t.config.c_str());
+    // The task mix of data.root's collections: a folder listing, no graph read.
+    const auto train = training_collections(t.cfg);
+    if (train && !train->empty()) check_one_task(t.cfg, *train);
+    std::printf("segrank train: config OK (%s)%s\n",
+                t.resume ? (*t.resume / "config.toml").string().c_str() : t.config.c_str(),
+                train ? ""
+                      : "; data.root was not listed (it does not exist yet, or data.ingest adds "
+                        "to it), so the task of its collections is checked when the run starts");
     return 0;
 }
 

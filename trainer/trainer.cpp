@@ -16,6 +16,7 @@
 #include "gnn/core/parallel.h"
 #include "sampling/dedupe.h"
 #include "sampling/dedupe_stream.h"
+#include "trainer/config_task.h"
 #include "trainer/rank_agreement.h"
 #include "trainer/run_dir.h"
 #include "util/atomic_file.h"
@@ -109,32 +110,12 @@ void Trainer::open_dataset() {
 }
 
 void Trainer::check_task() {
-    const auto& train = dataset_->train();
-    task_ = train.front().collection.task;
-    for (const auto& e : train)
-        SEGRANK_CHECK(e.collection.task == task_,
-                      "data.collections: one run trains one task; found both '",
-                      train.front().collection.name(), "' and '", e.collection.name(),
-                      "' (select collections of one task)");
+    std::vector<CollectionId> train;
+    for (const auto& e : dataset_->train()) train.push_back(e.collection);
+    task_ = check_one_task(cfg_, train);
     for (const auto& e : dataset_->eval())
         SEGRANK_CHECK(e.collection.task == task_, "data.collections: evaluation graph '", e.name,
                       "' of ", e.collection.name(), " has another task than the training graphs");
-    // config_check.cpp rejects "late" with layout collections named in the config (with file:line);
-    // an unrestricted data.collections only reveals the task here, so point at the key ourselves.
-    const std::string join_at = key_location(cfg_, "model.config_join");
-    SEGRANK_CHECK(cfg_.model.config_join != ConfigJoin::kLate || task_ == Task::kTile, join_at,
-                  join_at.empty() ? "" : ": ",
-                  "model.config_join: \"late\" applies to tile collections only, but the training "
-                  "graphs are ",
-                  train.front().collection.name(),
-                  " (set model.config_join = \"early\" or select tile collections)");
-    const std::string cost_at = key_location(cfg_, "model.tile_cost_features");
-    SEGRANK_CHECK(!cfg_.model.tile_cost_features || task_ == Task::kTile, cost_at,
-                  cost_at.empty() ? "" : ": ",
-                  "model.tile_cost_features: true applies to tile collections only, but the "
-                  "training graphs are ",
-                  train.front().collection.name(),
-                  " (set model.tile_cost_features = false or select tile collections)");
 }
 
 void Trainer::fit_normalizer() {

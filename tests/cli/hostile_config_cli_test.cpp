@@ -1,12 +1,15 @@
 // Hostile config values end to end (ctest label `hostile`): control characters and line breaks
-// given to `segrank train`, and an eval.indices file that leaves nothing to rank.
+// given to `segrank train`, a data folder of two tasks under `--check`, and an eval.indices file
+// that leaves nothing to rank.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "data/graph.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/tiny_tile_data.h"
 #include "tests/trainer/trainer_data_util.h"
 
 using namespace segrank::test;
@@ -54,5 +57,38 @@ TEST_SUITE("hostile") {
                                 "--set model.hidden=16\\n[train]\\nsteps=1: holds a line break"));
             CHECK_FALSE(fs::exists(dir / "run"));
         }
+    }
+
+    TEST_CASE(
+        "segrank train --check refuses data.collections = [] on a folder of tile and layout "
+        "collections as the run does") {
+        const fs::path dir = scratch_dir("hostile_config_cli_task_mix");
+        const std::string cfg = sq(tiny_setup(dir).string());
+        const std::string all = " --set 'data.collections=[]'";
+        // Only layout collections: OK, also with data.collections = [].
+        CHECK(run_segrank("train --config " + cfg + all + " --check").exit_code == 0);
+        const fs::path tile = dir / "data/npz/tile/xla/train";
+        fs::create_directories(tile);
+        segrank::save_tile_npz(tiny_tile_graph("t0", 0, TinyTileSpec{}), tile / "t0.npz");
+        const std::string refused =
+            "data.collections: one run trains one task; found both 'layout:xla:random' and "
+            "'tile:xla' (select collections of one task)";
+        for (const char* check : {" --check", ""}) {
+            const auto r = run_segrank("train --config " + cfg + all + check);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, refused));
+        }
+        CHECK_FALSE(fs::exists(dir / "run"));
+        // A collection of one task selected: OK. A data.root that does not exist yet: the OK line
+        // says what was not checked.
+        CHECK(run_segrank("train --config " + cfg + " --check").exit_code == 0);
+        const auto later =
+            run_segrank("train --config " + cfg + all + " --set " +
+                        sq("data.root=\"" + (dir / "nothing").string() + "\"") + " --check");
+        INFO(later.output);
+        CHECK(later.exit_code == 0);
+        CHECK(contains_text(later.output, "config OK ("));
+        CHECK(contains_text(later.output, "data.root was not listed"));
     }
 }
