@@ -262,8 +262,13 @@ std::string eval_indices_digest(const RunConfig& cfg) {
 void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries) {
     if (cfg.eval.indices.empty()) return;
     const EvalIndices indices = load_eval_indices(cfg.eval.indices);
+    bool ranked = false;  // some graph has at least 2 listed configs (or held-out configs)
+    std::string single;   // the first graph with 1 listed config
     for (const GraphEntry& e : entries) {
-        if (!e.configs.empty()) continue;  // held-out configs take precedence (evaluate_graphs)
+        if (!e.configs.empty()) {  // held-out configs take precedence (evaluate_graphs)
+            ranked = true;
+            continue;
+        }
         const auto it = indices.find(e.name);
         SEGRANK_CHECK(it != indices.end(), cfg.eval.indices,
                       ": eval.indices: no config indices for evaluation graph '", e.name, "' (",
@@ -274,7 +279,28 @@ void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& ent
             SEGRANK_CHECK(c < e.info.num_configs, cfg.eval.indices, ": eval.indices: graph '",
                           e.name, "': config index ", c, " out of range [0, ", e.info.num_configs,
                           ")");
+        if (it->second.size() >= 2)
+            ranked = true;
+        else if (single.empty())
+            single = e.name;
     }
+    // Every metric ranks the configs of a graph: with one listed config per graph it is undefined
+    // on every graph, which the first evaluation (after training) would report naming no file.
+    SEGRANK_CHECK(ranked || single.empty(), cfg.eval.indices,
+                  ": eval.indices lists fewer than 2 configs for every evaluation graph (e.g. 1 "
+                  "for '",
+                  single, "'), so eval.metric = \"", cfg::to_string(cfg.eval.metric),
+                  "\" is undefined on the evaluation set (it needs 2 configs with distinct "
+                  "runtimes in some graph); list at least 2 configs of a graph, or set "
+                  "eval.indices = \"\" to score every config (",
+                  key_location(cfg, "eval.indices"), ")");
+}
+
+bool eval_indices_apply(const RunConfig& cfg, const std::vector<GraphEntry>& entries) {
+    if (cfg.eval.indices.empty()) return false;
+    for (const GraphEntry& e : entries)
+        if (e.configs.empty()) return true;
+    return false;
 }
 
 EvalResult random_baseline(Model& model, const Normalizer& normalizer, const RunConfig& cfg,

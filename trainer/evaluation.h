@@ -50,10 +50,15 @@ Ownership eval_ownership(const RunConfig& cfg, const std::vector<GraphEntry>& en
                          const EvalIndices& indices, int world);
 
 /// Loads cfg.eval.indices (when set) and checks it against the evaluation graphs: every entry
-/// without held-out configs needs an index list, every index < the graph's config count. Called by
-/// the Trainer constructor so a bad file fails before step 1, not at the first evaluation. Throws
+/// without held-out configs needs an index list, every index < the graph's config count, and some
+/// graph needs at least 2 configs to rank (else every metric is undefined). Called by the Trainer
+/// constructor so a bad file fails before step 1, not at the first evaluation. Throws
 /// segrank::Error naming the file (file:line:col for JSON errors), the graph and the index.
 void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries);
+
+/// True when cfg.eval.indices is set and selects the configs of some entry (one without held-out
+/// configs, which take precedence).
+bool eval_indices_apply(const RunConfig& cfg, const std::vector<GraphEntry>& entries);
 /// "<eval.indices path> xxh3_64 <hex>\n" over the file's bytes ("(none)\n" without the key), for
 /// the rank agreement check. Throws segrank::Error naming the file when it cannot be read.
 std::string eval_indices_digest(const RunConfig& cfg);

@@ -280,8 +280,15 @@ EvalResult Trainer::evaluate() {
     // and "best" would be an arbitrary checkpoint. The same on every rank (rank 0's value).
     SEGRANK_CHECK(r.selection > -1e300, "eval.metric = \"", cfg::to_string(cfg_.eval.metric),
                   "\" is undefined on the evaluation set: none of its ", dataset_->eval().size(),
-                  " graphs has two configs with distinct runtimes (select an evaluation split or "
-                  "held-out set with measured, varying runtimes)");
+                  " graphs has two configs with distinct runtimes",
+                  eval_indices_apply(cfg_, dataset_->eval())
+                      ? str(" among the configs eval.indices (", key_location(cfg_, "eval.indices"),
+                            ") lists for it: ", cfg_.eval.indices,
+                            " leaves fewer than 2 configs with distinct runtimes in every graph "
+                            "(list configs with distinct runtimes, or set eval.indices = \"\" to "
+                            "score every config)")
+                      : std::string(" (select an evaluation split or held-out set with measured, "
+                                    "varying runtimes)"));
     return r;
 }
 

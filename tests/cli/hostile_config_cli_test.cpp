@@ -91,4 +91,30 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(later.output, "config OK ("));
         CHECK(contains_text(later.output, "data.root was not listed"));
     }
+
+    TEST_CASE(
+        "an eval.indices file listing one config per evaluation graph is refused before training "
+        "naming the file") {
+        const fs::path dir = scratch_dir("hostile_config_cli_eval_indices");
+        const std::string cfg = sq(tiny_setup(dir, 1).string());
+        const fs::path one = dir / "one.json";
+        std::ofstream(one) << "{\"tiny_valid_0\": [3]}\n";
+        const auto r =
+            run_segrank("train --config " + cfg + " --set data.holdout=\\\"graphs\\\" --set " +
+                        sq("eval.indices=\"" + one.string() + "\""));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, one.string() +
+                                          ": eval.indices lists fewer than 2 configs for every "
+                                          "evaluation graph (e.g. 1 for 'tiny_valid_0')"));
+        CHECK(contains_text(r.output, "eval.metric = \"kendall\" is undefined"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+        // Two configs of the graph: the run trains.
+        std::ofstream(one) << "{\"tiny_valid_0\": [3, 4]}\n";
+        const auto two =
+            run_segrank("train --config " + cfg + " --set data.holdout=\\\"graphs\\\" --set " +
+                        sq("eval.indices=\"" + one.string() + "\""));
+        INFO(two.output);
+        CHECK(two.exit_code == 0);
+    }
 }
