@@ -111,10 +111,23 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "run"));
         // Two configs of the graph: the run trains.
         std::ofstream(one) << "{\"tiny_valid_0\": [3, 4]}\n";
-        const auto two =
-            run_segrank("train --config " + cfg + " --set data.holdout=\\\"graphs\\\" --set " +
-                        sq("eval.indices=\"" + one.string() + "\""));
+        const std::string two_configs = "train --config " + cfg +
+                                        " --set data.holdout=\\\"graphs\\\" --set " +
+                                        sq("eval.indices=\"" + one.string() + "\"");
+        const auto two = run_segrank(two_configs);
         INFO(two.output);
         CHECK(two.exit_code == 0);
+        // Two configs of equal runtime: the evaluation's error names eval.indices and the file.
+        const fs::path npz = dir / "data/npz/layout/xla/random/valid/tiny_valid_0.npz";
+        segrank::LayoutGraph g =
+            segrank::load_layout_npz(npz, segrank::LabelPolicy::kRequirePositive);
+        g.config_runtime[4] = g.config_runtime[3];
+        segrank::save_layout_npz(g, npz);
+        const auto tied = run_segrank(two_configs + " --overwrite");
+        INFO(tied.output);
+        CHECK(tied.exit_code == 1);
+        CHECK(contains_text(tied.output, "among the configs eval.indices (--set eval.indices=\"" +
+                                             one.string() + "\") lists for it: " + one.string() +
+                                             " leaves fewer than 2 configs"));
     }
 }
