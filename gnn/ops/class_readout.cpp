@@ -99,6 +99,22 @@ std::vector<PoolGroup> group_pooled_nodes(const ClassRows& in, std::span<const i
     return groups;
 }
 
+// Adds row r (h floats) into the double sums s and, when m is not null, into the running maxima m
+// (inlined into every SIMD clone of its callers).
+[[gnu::always_inline]] inline void add_row(const float* __restrict r, double* __restrict s,
+                                           float* __restrict m, int64_t h) {
+    if (!m) {
+#pragma omp simd
+        for (int64_t c = 0; c < h; ++c) s[c] += r[c];
+        return;
+    }
+#pragma omp simd
+    for (int64_t c = 0; c < h; ++c) {
+        s[c] += r[c];
+        m[c] = r[c] > m[c] ? r[c] : m[c];
+    }
+}
+
 // Partial rows of the tuples of a group (nodes dep_pos, two or more) whose first configs are
 // rep[0..tn): row j = the sum (double, in node order) into sum + j * h and, when mx is not null,
 // the max into mx + j * h of the nodes' rows at config rep[j]. Walks node by node, so tuples that
@@ -128,19 +144,7 @@ void partial_block(double* __restrict sum, float* __restrict mx, const ClassRows
     for (size_t i = 1; i < dep_pos.size(); ++i) {
         for (int64_t j = 0; j < tn; ++j) {
             prefetch();
-            const float* __restrict r = in.row(dep_pos[i], rep[j]);
-            double* __restrict s = sum + j * h;
-            if (!mx) {
-#pragma omp simd
-                for (int64_t c = 0; c < h; ++c) s[c] += r[c];
-                continue;
-            }
-            float* __restrict m = mx + j * h;
-#pragma omp simd
-            for (int64_t c = 0; c < h; ++c) {
-                s[c] += r[c];
-                m[c] = r[c] > m[c] ? r[c] : m[c];
-            }
+            add_row(in.row(dep_pos[i], rep[j]), sum + j * h, mx ? mx + j * h : nullptr, h);
         }
     }
 }
@@ -212,19 +216,9 @@ void pool_group_block(double* __restrict sum, float* __restrict mx,
         }
         for (int64_t j = 0; j < kn; ++j) {
             prefetch();
-            const float* __restrict r = g.rows + static_cast<int64_t>(ids[j]) * g.stride;
-            double* __restrict s = sum + j * h;
-            if (!with_max) {  // readout "mean"
-#pragma omp simd
-                for (int64_t c = 0; c < h; ++c) s[c] += r[c];
-                continue;
-            }
-            float* __restrict m = mx + j * h;
-#pragma omp simd
-            for (int64_t c = 0; c < h; ++c) {
-                s[c] += r[c];
-                m[c] = r[c] > m[c] ? r[c] : m[c];
-            }
+            // with_max false: readout "mean"
+            add_row(g.rows + static_cast<int64_t>(ids[j]) * g.stride, sum + j * h,
+                    with_max ? mx + j * h : nullptr, h);
         }
     }
 }
