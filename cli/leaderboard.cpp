@@ -15,6 +15,7 @@
 #include "cli/options.h"
 #include "gnn/core/check.h"
 #include "util/atomic_file.h"
+#include "util/user_input.h"
 
 namespace segrank::cli {
 namespace {
@@ -123,10 +124,15 @@ int run_leaderboard(int argc, char** argv) {
         const CheckedSubmission sub = check_submission(file, truth, missing);
         size_t printed = 0;
         for (const Issue& is : sub.issues) {
-            if (printed++ < kMaxPrintedIssues) std::fprintf(stderr, "%s\n", is.to_string().c_str());
+            // The file name and the CSV's fields in it are shown escaped (a name with a line
+            // break stays on its line).
+            if (printed++ < kMaxPrintedIssues)
+                std::fprintf(stderr, "%s\n",
+                             echo_value(is.to_string(), std::string_view::npos).c_str());
         }
         if (sub.issues.size() > kMaxPrintedIssues) {
-            std::fprintf(stderr, "%s: ... and %zu more issues (see --json)\n", file.c_str(),
+            std::fprintf(stderr, "%s: ... and %zu more issues (see --json)\n",
+                         echo_value(file, std::string_view::npos).c_str(),
                          sub.issues.size() - kMaxPrintedIssues);
         }
         entries.push_back(score_submission(sub, truth, missing));

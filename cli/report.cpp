@@ -7,6 +7,7 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -23,7 +24,9 @@ namespace {
 // What the page notes (absent files, a torn last line, a loss that is not finite) goes to stderr
 // as well, so a partial page is never a silent one.
 void print_notes(const std::vector<std::string>& notes) {
-    for (const auto& n : notes) std::fprintf(stderr, "segrank report: note: %s\n", n.c_str());
+    for (const auto& n : notes)
+        std::fprintf(stderr, "segrank report: note: %s\n",
+                     echo_value(n, std::string_view::npos).c_str());
 }
 
 // The page of a tune directory (tune.json): written to --out, else DIR/report.html.

@@ -24,10 +24,16 @@
 #include "tune/candidates.h"
 #include "tune/config.h"
 #include "tune/measure.h"
+#include "util/user_input.h"
 
 namespace segrank::cli {
 
 namespace {
+
+// Bytes of the first failure's reason shown when no measurement succeeded: a reason of this run
+// is already short (tune/exec_measurer.h); one read back from an edited measurements.jsonl
+// (--resume) is cut here.
+constexpr size_t kMaxFailureEchoBytes = 2000;
 
 std::atomic<int> g_stop{0};
 
@@ -219,7 +225,8 @@ tune::MeasureOptions measure_options(const cxxopts::ParseResult& args, const Tun
     mo.start_timeout_s = args["start-timeout"].as<double>();
     mo.max_restarts = args["max-restarts"].as<int>();
     mo.log = [](const std::string& line) {
-        std::fprintf(stderr, "segrank tune: %s\n", line.c_str());
+        std::fprintf(stderr, "segrank tune: %s\n",
+                     echo_value(line, std::string_view::npos).c_str());
     };
     return mo;
 }
@@ -316,7 +323,8 @@ int run_tune(int argc, char** argv) {
     // cannot measure anything must not look like a finished run.
     SEGRANK_CHECK(r.best_ns.has_value(), "--measure ", o.measure, ": no measurement succeeded (",
                   r.failed, " of ", r.measured, " failed; each one with its reason is in ",
-                  (o.out / "measurements.jsonl").string(), "); the first failure: ", r.first_error);
+                  (o.out / "measurements.jsonl").string(),
+                  "); the first failure: ", echo_value(r.first_error, kMaxFailureEchoBytes));
     print_result(r, o);
     return 0;
 }

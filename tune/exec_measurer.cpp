@@ -17,6 +17,7 @@
 
 #include "gnn/core/check.h"
 #include "util/json.h"
+#include "util/user_input.h"
 
 extern char** environ;
 
@@ -27,9 +28,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxReplyBytes = 1 << 20;  // a longer line is garbage
 
-std::string shorten(const std::string& s, size_t n = 200) {
-    return s.size() <= n ? s : s.substr(0, n) + "...";
-}
+// Bytes of a harness's reply line or "error" text kept in a failure's reason (the terminal line
+// and measurements.jsonl): echo_value's cut, control characters escaped.
+constexpr size_t kReplyEchoBytes = 200;
 
 std::string seconds_text(double s) {
     char buf[32];
@@ -187,7 +188,7 @@ std::string exec_request(int64_t id, const TuneGraph& graph, const Config& confi
 Measurement parse_exec_reply(const std::string& line, int64_t id) {
     const auto garbage = [&](const std::string& why) {
         return Measurement::failure("garbage reply to request " + std::to_string(id) + " (" + why +
-                                    "): " + shorten(line));
+                                    "): " + echo_value(line, kReplyEchoBytes));
     };
     Json doc;
     try {
@@ -203,7 +204,8 @@ Measurement parse_exec_reply(const std::string& line, int64_t id) {
     if (has_runtime == has_error) return garbage("expected exactly one of runtime_ns and error");
     if (has_error) {
         if (!doc["error"].is_string()) return garbage("\"error\" is not a string");
-        return Measurement::failure("exec: " + doc["error"].get<std::string>());
+        return Measurement::failure("exec: " +
+                                    echo_value(doc["error"].get<std::string>(), kReplyEchoBytes));
     }
     if (!doc["runtime_ns"].is_number()) return garbage("\"runtime_ns\" is not a number");
     const double ns = doc["runtime_ns"].get<double>();
@@ -318,7 +320,7 @@ std::string ExecMeasurer::reap_reason(bool killed) const {
 }
 
 Measurement ExecMeasurer::measure_one(const Config& c) {
-    const std::string who = "exec '" + command_ + "'";
+    const std::string who = "exec '" + echo_value(command_, std::string_view::npos) + "'";
     if (pid_ < 0) {
         if (starts_ > 0) {
             if (restarts_ >= opt_.max_restarts)

@@ -21,7 +21,9 @@ inline constexpr double kMaxExecRuntimeNs = 1e15;
 /// The outcome a reply line gives for request `id` (docs/tune.md#the-exec-protocol): success with
 /// runtime_ns, failure with the harness's error, or failure "garbage reply ..." for a line that is
 /// not a JSON object with this id and exactly one of a finite positive runtime_ns at most
-/// kMaxExecRuntimeNs / a string error. Never throws.
+/// kMaxExecRuntimeNs / a string error. The reply line and the error text in the reason show at
+/// most their first 200 bytes, control characters escaped (echo_value, util/user_input.h), so a
+/// harness cannot drive the terminal or flood it. Never throws.
 Measurement parse_exec_reply(const std::string& line, int64_t id);
 
 /// The line `/bin/sh -c` runs for CMD: "exec CMD" when CMD is one simple command (no ; & | < > ( )

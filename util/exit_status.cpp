@@ -37,23 +37,33 @@ std::string describe(const std::filesystem::filesystem_error& e) {
     return out + ": " + reason;
 }
 
+// What classify_exception reports, before its message is escaped.
+ExitReport classify(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const Error& err) {
+        return {1, std::string("error: ") + err.what()};
+    } catch (const std::filesystem::filesystem_error& err) {
+        return {1, "error: " + describe(err)};
+    } catch (const std::bad_alloc&) {
+        return {1, "error: out of memory (an allocation failed)"};
+    } catch (const std::exception& err) {
+        return {3, std::string("internal error: ") + err.what()};
+    } catch (...) {
+        return {3, "internal error: unknown exception"};
+    }
+}
+
 }  // namespace
 
 ExitReport classify_exception(std::exception_ptr e) noexcept {
     try {
-        try {
-            std::rethrow_exception(e);
-        } catch (const Error& err) {
-            return {1, std::string("error: ") + err.what()};
-        } catch (const std::filesystem::filesystem_error& err) {
-            return {1, "error: " + describe(err)};
-        } catch (const std::bad_alloc&) {
-            return {1, "error: out of memory (an allocation failed)"};
-        } catch (const std::exception& err) {
-            return {3, std::string("internal error: ") + err.what()};
-        } catch (...) {
-            return {3, "internal error: unknown exception"};
-        }
+        ExitReport r = classify(e);
+        // Text from outside inside the message (a file name with an ESC sequence) is escaped: it
+        // would drive the terminal. The quoted texts were cut and escaped where they were quoted
+        // (echo_value); this is the net under every message.
+        r.message = echo_lines(r.message);
+        return r;
     } catch (...) {  // building the message itself failed (out of memory)
         return {1, {}};
     }

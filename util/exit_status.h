@@ -17,7 +17,9 @@ struct ExitReport {
 /// permission, no space) is "error: <operation> '<path>': <reason>" ("error: <path>: is a symbolic
 /// link loop (ELOOP: ...)" for ELOOP), exit 1; std::bad_alloc is
 /// "error: out of memory ...", exit 1; any other std::exception is "internal error: <what>" and
-/// anything else "internal error: unknown exception", exit 3. Never throws.
+/// anything else "internal error: unknown exception", exit 3. Control characters in the message
+/// other than line breaks (an ESC, a DEL) are shown escaped (echo_lines, util/user_input.h).
+/// Never throws.
 ExitReport classify_exception(std::exception_ptr e) noexcept;
 
 }  // namespace segrank

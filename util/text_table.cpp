@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+
+#include "util/user_input.h"
 
 namespace segrank {
 namespace {
@@ -17,6 +20,16 @@ size_t num_columns(const TextTable& t) {
 const std::string& cell(const std::vector<std::string>& row, size_t i) {
     static const std::string kEmpty;
     return i < row.size() ? row[i] : kEmpty;
+}
+
+// The cells of `t` with control characters escaped (echo_value, not cut): a file name holding a
+// line break or an escape sequence stays in its cell of a text or Markdown table.
+TextTable printable(const TextTable& t) {
+    TextTable out = t;
+    for (std::string& h : out.header) h = echo_value(h, std::string_view::npos);
+    for (auto& r : out.rows)
+        for (std::string& c : r) c = echo_value(c, std::string_view::npos);
+    return out;
 }
 
 std::string csv_field(const std::string& s) {
@@ -36,7 +49,8 @@ Align TextTable::column_align(size_t i) const {
     return i == 0 ? Align::kLeft : Align::kRight;
 }
 
-std::string format_text(const TextTable& t, size_t gap, const std::string& indent) {
+std::string format_text(const TextTable& table, size_t gap, const std::string& indent) {
+    const TextTable t = printable(table);
     const size_t nc = num_columns(t);
     std::vector<size_t> width(nc, 0);
     for (size_t i = 0; i < nc; ++i) width[i] = cell(t.header, i).size();
@@ -59,8 +73,9 @@ std::string format_text(const TextTable& t, size_t gap, const std::string& inden
     return out;
 }
 
-std::string format_markdown(const TextTable& t) {
-    if (t.header.empty()) return "";
+std::string format_markdown(const TextTable& table) {
+    if (table.header.empty()) return "";
+    const TextTable t = printable(table);
     const size_t nc = num_columns(t);
     auto line = [&](const std::vector<std::string>& r) {
         std::string out = "|";

@@ -25,14 +25,17 @@ struct TextTable {
 
 /// Aligned plain text: every column padded to its widest cell (header included), columns joined
 /// by `gap` spaces, each line prefixed with `indent`, trailing blanks trimmed, '\n' after each
-/// line.
+/// line. Control characters in cells are shown escaped (echo_value, util/user_input.h: a file name
+/// "new\nline.csv" is the cell `new\nline.csv`), so a row stays one line.
 std::string format_text(const TextTable& t, size_t gap = 2, const std::string& indent = "");
 
 /// Markdown pipe table: header, alignment row (`---` left, `---:` right), rows; '|' in cells is
-/// escaped. An empty header gives an empty string (Markdown tables need one).
+/// escaped, control characters as in format_text. An empty header gives an empty string (Markdown
+/// tables need one).
 std::string format_markdown(const TextTable& t);
 
-/// CSV: header then rows, fields with ',', '"', CR or LF quoted (RFC 4180), '\n' line ends.
+/// CSV: header then rows, fields with ',', '"', CR or LF quoted (RFC 4180), '\n' line ends; cells
+/// are written as they are (a reader gets the name back exactly).
 std::string format_csv(const TextTable& t);
 
 /// `v` with `decimals` digits after the point ("%.*f"); `nonfinite` for NaN and infinities.

@@ -121,27 +121,69 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
     return out;
 }
 
+namespace {
+
+// Length of the UTF-8 sequence starting at s[i] (2..4) when it is well formed (no overlong form,
+// no surrogate, at most U+10FFFF), else 0.
+size_t utf8_sequence(std::string_view s, size_t i) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    const unsigned char c = b(0);
+    const size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+                     : c >= 0xe0 && c <= 0xef ? 3
+                     : c >= 0xf0 && c <= 0xf4 ? 4
+                                              : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    for (size_t k = 1; k < n; ++k)
+        if ((b(k) & 0xc0) != 0x80) return 0;
+    if (c == 0xe0 && b(1) < 0xa0) return 0;   // overlong
+    if (c == 0xed && b(1) >= 0xa0) return 0;  // UTF-16 surrogate
+    if (c == 0xf0 && b(1) < 0x90) return 0;   // overlong
+    if (c == 0xf4 && b(1) >= 0x90) return 0;  // above U+10FFFF
+    return n;
+}
+
+void append_hex(std::string& out, const char* format, unsigned value) {
+    char buf[12];
+    std::snprintf(buf, sizeof buf, format, value);
+    out += buf;
+}
+
+}  // namespace
+
 std::string echo_value(std::string_view value, size_t max) {
     std::string out;
-    const size_t shown = value.size() <= max ? value.size() : max;
-    for (size_t i = 0; i < shown; ++i) {
+    size_t i = 0;
+    while (i < value.size()) {
         const unsigned char c = static_cast<unsigned char>(value[i]);
+        const size_t n = c < 0x80 ? 1 : utf8_sequence(value, i);
+        if (i + std::max<size_t>(n, 1) > max) break;  // a character is shown whole or not at all
         if (c == '\n') {
             out += "\\n";
         } else if (c == '\r') {
             out += "\\r";
         } else if (c == '\t') {
             out += "\\t";
-        } else if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
+        } else if (c < 0x20 || c == 0x7f || n == 0) {
+            append_hex(out, "\\x%02x", c);
+        } else if (n == 2 && c == 0xc2 && static_cast<unsigned char>(value[i + 1]) < 0xa0) {
+            append_hex(out, "\\u%04x", static_cast<unsigned char>(value[i + 1]));  // C1 control
         } else {
-            out += static_cast<char>(c);
+            out.append(value.substr(i, n));
         }
+        i += std::max<size_t>(n, 1);
     }
-    if (shown < value.size()) out += str("... (", value.size(), " bytes)");
+    if (i < value.size()) out += str("... (", value.size() - i, " more bytes)");
     return out;
+}
+
+std::string echo_lines(std::string_view text) {
+    std::string out;
+    size_t start = 0;
+    for (size_t nl = text.find('\n'); nl != std::string_view::npos; nl = text.find('\n', start)) {
+        out += echo_value(text.substr(start, nl - start), std::string_view::npos) + '\n';
+        start = nl + 1;
+    }
+    return out + echo_value(text.substr(start), std::string_view::npos);
 }
 
 }  // namespace segrank

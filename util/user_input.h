@@ -61,9 +61,19 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
 /// Longest value (bytes) echo_value shows whole.
 inline constexpr size_t kEchoMaxBytes = 80;
 
-/// `value` for an error message: whole when at most `max` bytes, else its first `max` bytes then
-/// "... (N bytes)", so a 10 MB ID does not become a 10 MB message. Control characters (a newline in
-/// a file name) are shown as \n, \r, \t or \xHH so one message stays one line.
+/// The one helper for text from outside (file names, CSV fields, IDs, a harness's replies and
+/// error texts, option values) echoed on the terminal or in a message: `value` whole when at most
+/// `max` bytes, else its first `max` bytes (backed off to a UTF-8 character boundary) then
+/// "... (N more bytes)", so a 10 MB ID does not become a 10 MB message. Control characters are
+/// shown escaped so one message stays one line and cannot drive the terminal: \n, \r, \t, and
+/// \xHH for the other C0 bytes (NUL, ESC ...), DEL and bytes that are not UTF-8; the C1 controls
+/// U+0080..U+009F as \u0080..\u009f. Valid UTF-8 text (an accented file name) stays as it is.
+/// `max` = std::string_view::npos escapes without cutting (a table cell).
 std::string echo_value(std::string_view value, size_t max = kEchoMaxBytes);
+
+/// echo_value of each line of `text`, not cut, the line breaks ('\n') kept: for a message that is
+/// several lines on purpose (every error message of the CLI goes through it, util/exit_status.h),
+/// whose other control characters (an ESC, a DEL) are escaped.
+std::string echo_lines(std::string_view text);
 
 }  // namespace segrank

@@ -14,6 +14,7 @@
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
 #include "util/atomic_file.h"
+#include "util/exit_status.h"
 #include "util/user_input.h"
 
 using namespace segrank;
@@ -173,7 +174,30 @@ TEST_SUITE("hostile") {
         CHECK(echo_value("tile:xla:abc") == "tile:xla:abc");
         const std::string big(10'000'000, 'x');
         const std::string e = echo_value(big);
-        CHECK(e == std::string(80, 'x') + "... (10000000 bytes)");
+        CHECK(e == std::string(80, 'x') + "... (9999920 more bytes)");
         CHECK(echo_value("a\nb\x01") == "a\\nb\\x01");
+    }
+
+    TEST_CASE(
+        "echo_value escapes NUL, ESC, C1 controls and bytes that are not UTF-8, keeps UTF-8") {
+        // A harness error text that would clear the terminal, cut with the count of what is left.
+        const std::string err = "bad\nline\x1b[2J" + std::string(100000, 'E');
+        CHECK(echo_value(err, 20) == "bad\\nline\\x1b[2JEEEEEEEE... (99992 more bytes)");
+        CHECK(echo_value(std::string("hello \0\x1b[31m x", 14)) == "hello \\x00\\x1b[31m x");
+        CHECK(echo_value("\x7f\xc2\x9b\xff\xc3") == "\\x7f\\u009b\\xff\\xc3");
+        CHECK(echo_value("caf\xc3\xa9 \xe2\x82\xac.csv") == "caf\xc3\xa9 \xe2\x82\xac.csv");
+        // A cut never splits a UTF-8 character; npos escapes without cutting.
+        CHECK(echo_value("ab\xe2\x82\xac", 4) == "ab... (3 more bytes)");
+        CHECK(echo_value(std::string(200, 'y') + "\n", std::string_view::npos) ==
+              std::string(200, 'y') + "\\n");
+    }
+
+    TEST_CASE("an error message with control characters is printed escaped, its lines kept") {
+        // (A NUL cannot reach here: std::runtime_error::what() ends at it; the texts from
+        // outside that may hold one are escaped where they are quoted, echo_value.)
+        const ExitReport r = classify_exception(
+            std::make_exception_ptr(Error("cannot open 'x\x01y' \x1b[2J\x7f\nnext")));
+        CHECK(r.code == 1);
+        CHECK(r.message == "error: cannot open 'x\\x01y' \\x1b[2J\\x7f\nnext");
     }
 }

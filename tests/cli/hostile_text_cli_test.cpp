@@ -1,0 +1,104 @@
+// Text from outside echoed on the terminal, end to end (ctest label `hostile`): a harness's reply
+// or error text with control characters or 100000 bytes, a submission file name with a line
+// break, option values that fail to parse (empty, out of range), and the messages for a symbolic
+// link loop, a missing --eval file and a tile npz given to bench.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/eval/leaderboard_fixture.h"
+#include "tests/support/test_paths.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args) {
+    return run_command("OMP_NUM_THREADS=1 " + sq(segrank_binary().string()) + " " + args);
+}
+
+void write_text_file(const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
+}
+
+// A harness (the exec protocol, docs/tune.md) that answers every request with `printf_reply`, a
+// printf format whose %s is the request's id.
+fs::path harness(const fs::path& dir, const std::string& name, const std::string& printf_reply) {
+    const fs::path h = dir / name;
+    write_text_file(h,
+                    "while read -r line; do\n"
+                    "  id=$(printf '%s' \"$line\" | sed 's/^{\"id\": *\\([0-9]*\\).*/\\1/')\n"
+                    "  printf '" +
+                        printf_reply +
+                        "' \"$id\"\n"
+                        "done\n");
+    return h;
+}
+
+// No raw control character but line breaks (an ESC, a NUL, ...) in `text`.
+bool only_printable(const std::string& text) {
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if ((c < 0x20 && c != '\n') || c == 0x7f) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank tune shows a harness's error text and garbage reply escaped and cut") {
+        const fs::path dir = scratch_dir("hostile_text_tune_exec");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const std::string graph = (root / "npz/layout/xla/random/valid/g1.npz").string();
+        const auto tune = [&](const fs::path& h, const std::string& out) {
+            return run_segrank("tune --strategy random --graph " + sq(graph) +
+                               " --budget 2 --batch 1 --quiet --measure 'exec:sh " + h.string() +
+                               "' --out " + sq((dir / out).string()));
+        };
+        // {"id": N, "error": "bad\nline<ESC>[2J" + 100000 x "E"} (JSON escapes in the line).
+        const auto err = tune(harness(dir, "err.sh",
+                                      "{\"id\": %s, \"error\": \"bad\\\\nline\\\\u001b[2J" +
+                                          std::string(100000, 'E') + "\"}\\n"),
+                              "err");
+        INFO(err.output.substr(0, 3000));
+        CHECK(err.exit_code == 1);
+        CHECK(only_printable(err.output));
+        CHECK(contains_text(err.output, "the first failure: exec: bad\\nline\\x1b[2JEEE"));
+        CHECK(contains_text(err.output, "E... (99812 more bytes)"));
+        CHECK(err.output.size() < 5000);
+        // A reply that is no JSON, with a NUL and an ESC: the whole line shows, escaped.
+        const auto nul = tune(harness(dir, "nul.sh", "hello \\000\\033[31m garbage\\n"), "nul");
+        INFO(nul.output);
+        CHECK(nul.exit_code == 1);
+        CHECK(only_printable(nul.output));
+        CHECK(contains_text(nul.output,
+                            "garbage reply to request 1 (not JSON): hello \\x00\\x1b[31m garbage"));
+    }
+
+    TEST_CASE("segrank leaderboard shows a submission file name with a line break escaped") {
+        const fs::path dir = scratch_dir("hostile_text_lb_name");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const fs::path sub = dir / "new\nline.csv";
+        write_text_file(sub, lb_submission_a());
+        const auto r =
+            run_segrank("leaderboard --truth " + sq(root.string()) + " " + sq(sub.string()) +
+                        " --out-csv " + sq((dir / "lb.csv").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(contains_text(r.output, "   1  new\\nline  "));
+        CHECK_FALSE(contains_text(r.output, "new\nline"));
+        // The CSV keeps the name as it is (quoted), for report --leaderboard.
+        CHECK(contains_text(read_file_text(dir / "lb.csv"), "1,\"new\nline\","));
+        // An issue naming the file stays on its line too.
+        write_text_file(sub, "ID,TopConfigs\ntile:xla:k1,1;2;5;6;0\n");
+        const auto bad = run_segrank("leaderboard --truth " + sq(root.string()) + " " +
+                                     sq(sub.string()) + " --missing error");
+        INFO(bad.output);
+        CHECK(contains_text(bad.output, "new\\nline.csv"));
+        CHECK_FALSE(contains_text(bad.output, "new\nline"));
+    }
+}
