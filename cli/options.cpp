@@ -3,9 +3,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -18,42 +22,117 @@
 namespace segrank::cli {
 namespace {
 
-// The option a mistyped value was given to: "--chunk" for `--chunk abc` or `--chunk=abc`, "-n" for
-// `-n abc`; empty when argv holds the value nowhere after an option.
-std::string option_of_value(int argc, char** argv, const std::string& value) {
+// The options argv gives `value` to, in argv order: "--chunk" for `--chunk abc` or `--chunk=abc`,
+// "-n" for `-n abc` (an empty value too: `--threads ''`, `--threads=`).
+// Each with whether the value was attached (--chunk=abc).
+std::vector<std::pair<std::string, bool>> options_given(int argc, char** argv,
+                                                        const std::string& value) {
+    std::vector<std::pair<std::string, bool>> out;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const size_t eq = a.find('=');
         if (a.rfind("--", 0) == 0 && eq != std::string::npos && a.substr(eq + 1) == value)
-            return a.substr(0, eq);
-        if (a == value && i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] != '\0')
-            return argv[i - 1];
+            out.emplace_back(a.substr(0, eq), true);
+        else if (a == value && i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] != '\0' &&
+                 std::string_view(argv[i - 1]).find('=') == std::string_view::npos)
+            out.emplace_back(argv[i - 1], false);
     }
-    return {};
+    return out;
 }
 
-// The value inside cxxopts' "Argument 'abc' failed to parse" (ASCII or typographic quotes).
-std::string quoted_value(const std::string& message) {
+// The value inside cxxopts' "Argument 'abc' failed to parse" (ASCII or typographic quotes; empty
+// for `''`), or nullopt when the message quotes nothing.
+std::optional<std::string> quoted_value(const std::string& message) {
     for (const auto& [l, r] :
          {std::pair<std::string, std::string>{"\u2018", "\u2019"}, {"'", "'"}}) {
         const size_t b = message.find(l);
         if (b == std::string::npos) continue;
         const size_t e = message.rfind(r);
-        if (e != std::string::npos && e > b) return message.substr(b + l.size(), e - b - l.size());
+        if (e != std::string::npos && e >= b + l.size())
+            return message.substr(b + l.size(), e - b - l.size());
     }
-    return {};
+    return std::nullopt;
 }
 
-// What `option` ("--dense" or "-n") takes, from its help entry: "true or false" for a boolean,
-// else "a number" (the only other typed values segrank's options have).
-std::string expected_of(const cxxopts::Options& options, const std::string& option) {
+// Whether cxxopts parses `value` for `option` ("--budget" or "-n") as `options` declares it: the
+// probe that tells an integer option from a floating-point one, signed from unsigned, and the
+// integer's width, without a table of option types beside the declarations.
+bool parses(cxxopts::Options& options, const std::string& option, const std::string& value) {
+    const bool long_form = option.rfind("--", 0) == 0;
+    std::vector<std::string> words = {options.program()};
+    if (long_form) {
+        words.push_back(option + "=" + value);
+    } else {
+        words.push_back(option);
+        words.push_back(value);
+    }
+    std::vector<const char*> argv;
+    for (const std::string& w : words) argv.push_back(w.c_str());
+    try {
+        (void)options.parse(static_cast<int>(argv.size()), argv.data());
+        return true;
+    } catch (const cxxopts::exceptions::exception&) {
+        return false;
+    }
+}
+
+// Whether `option` is a flag (true or false), from its help entry.
+bool is_flag(const cxxopts::Options& options, const std::string& option) {
     const std::string name = option.substr(option.find_first_not_of('-'));
     for (const std::string& g : options.groups())
-        for (const cxxopts::HelpOptionDetails& d : options.group_help(g).options) {
-            const bool match = d.s == name || std::find(d.l.begin(), d.l.end(), name) != d.l.end();
-            if (match) return d.is_boolean ? "true or false" : "a number";
-        }
-    return "a number";
+        for (const cxxopts::HelpOptionDetails& d : options.group_help(g).options)
+            if (d.s == name || std::find(d.l.begin(), d.l.end(), name) != d.l.end())
+                return d.is_boolean;
+    return false;
+}
+
+// "--budget: expected an integer, got ''": what `option` takes (probed: true or false, a number,
+// an integer, a non-negative integer) and, for a value that is a number outside the type's range,
+// "(out of range of a 64-bit integer)" / "(out of range of a double)".
+std::string mistyped_value_message(cxxopts::Options& options, const std::string& option,
+                                   const std::string& value) {
+    const std::string shown = echo_value(value);
+    if (is_flag(options, option)) return str(option, ": expected true or false, got '", shown, "'");
+    if (parses(options, option, "1.5")) {
+        // strtod takes what istream >> double refuses as out of range ("1e999").
+        errno = 0;
+        char* end = nullptr;
+        (void)std::strtod(value.c_str(), &end);
+        const bool range = !value.empty() && end == value.c_str() + value.size() && errno == ERANGE;
+        return str(option, ": expected a number, got '", shown, "'",
+                   range ? " (out of range of a double)" : "");
+    }
+    const bool is_signed = parses(options, option, "-1");
+    int bits = 0;  // the widest integer the option parses
+    const char* const kMax[2][4] = {{"255", "65535", "4294967295", "18446744073709551615"},
+                                    {"127", "32767", "2147483647", "9223372036854775807"}};
+    for (int k = 0; k < 4; ++k)
+        if (parses(options, option, kMax[is_signed ? 1 : 0][k])) bits = 8 << k;
+    const std::string digits = value.substr(!value.empty() && value[0] == '-' ? 1 : 0);
+    const bool integer =
+        !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+    const bool negative = integer && value[0] == '-';
+    std::string note;
+    if (integer && !(negative && !is_signed) && bits > 0)
+        note = str(" (out of range of a ", bits, "-bit", is_signed ? "" : " unsigned", " integer)");
+    return str(option, ": expected ", is_signed ? "an integer" : "a non-negative integer",
+               ", got '", shown, "'", note);
+}
+
+// The message for cxxopts' "Argument 'X' failed to parse": the option it was given to (the first
+// in argv whose value X fails to parse, as cxxopts goes in order) and what it takes; cxxopts'
+// own text when no option of argv took X.
+std::string incorrect_argument_message(cxxopts::Options& options, int argc, char** argv,
+                                       const std::string& what) {
+    const std::optional<std::string> value = quoted_value(what);
+    if (!value) return what;
+    for (const auto& [option, attached] : options_given(argc, argv, *value)) {
+        // A flag takes a value only as --flag=VALUE; the word after it is an argument.
+        if (!attached && is_flag(options, option)) continue;
+        if (!parses(options, option, *value))
+            return mistyped_value_message(options, option, *value);
+    }
+    return what;
 }
 
 // Throws when an option that takes one value is given more than once: cxxopts keeps the last one
@@ -102,16 +181,8 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
     try {
         args = options.parse(argc, argv);
     } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
-        // cxxopts names only the value; name the option it was given to as well.
-        const std::string value = quoted_value(e.what());
-        const std::string option = value.empty() ? "" : option_of_value(argc, argv, value);
-        if (option.empty()) throw Error(e.what() + see);
-        // A negative integer fails to parse only for an unsigned option (seeds).
-        const bool negative_integer = value.size() >= 2 && value[0] == '-' &&
-                                      value.find_first_not_of("0123456789", 1) == std::string::npos;
-        const std::string expected =
-            negative_integer ? "a non-negative integer" : expected_of(options, option);
-        throw Error(str(option, ": expected ", expected, ", got '", value, "'", see));
+        // cxxopts names only the value; name the option it was given to and what it takes.
+        throw Error(incorrect_argument_message(options, argc, argv, e.what()) + see);
     } catch (const cxxopts::exceptions::exception& e) {
         // Unknown options, missing or mistyped values: the user's mistake, not an internal error.
         throw Error(e.what() + see);

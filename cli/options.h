@@ -15,7 +15,10 @@ namespace segrank::cli {
 /// Parses argv with `options` (program name e.g. "segrank stats"). With -h/--help prints the
 /// help text to stdout and returns nullopt (the command then exits 0). Throws segrank::Error
 /// "<cxxopts' message> (see <program> --help)" for an unknown option or a missing value,
-/// "--chunk: expected a number, got 'abc' (see <program> --help)" for a mistyped one,
+/// "--chunk: expected an integer, got 'abc' (see <program> --help)" for a mistyped value of any
+/// option ("an integer", "a non-negative integer", "a number" or "true or false", probed from the
+/// option's declared type; an empty value included: "--threads: expected an integer, got ''"), with
+/// " (out of range of a 64-bit integer)" for a number the type cannot hold,
 /// and "unexpected argument 'X' (see <program> --help)" for a positional argument no option takes.
 std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc, char** argv);
 

@@ -88,15 +88,15 @@ TEST_CASE("a mistyped option value exits 1 naming the option, what it takes and 
     };
     const Bad cases[] = {
         {"predict --random 1 --data . --out " + out + " --chunk abc",
-         "segrank predict: error: --chunk: expected a number, got 'abc' (see segrank predict "
+         "segrank predict: error: --chunk: expected an integer, got 'abc' (see segrank predict "
          "--help)"},
         {"predict --random 1 --data . --out " + out + " --chunk=12x",
-         "error: --chunk: expected a number, got '12x'"},
+         "error: --chunk: expected an integer, got '12x'"},
         {"predict --random 1 --data . --out " + out + " --dense=maybe",
          "error: --dense: expected true or false, got 'maybe'"},
         {"evaluate --checkpoint none --threads 2.5",
-         "error: --threads: expected a number, got '2.5'"},
-        {"bench --steps many", "segrank bench: error: --steps: expected a number, got 'many'"},
+         "error: --threads: expected an integer, got '2.5'"},
+        {"bench --steps many", "segrank bench: error: --steps: expected an integer, got 'many'"},
         {"bench --seed -1",
          "segrank bench: error: --seed: expected a non-negative integer, got '-1'"},
     };

@@ -101,4 +101,48 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(bad.output, "new\\nline.csv"));
         CHECK_FALSE(contains_text(bad.output, "new\nline"));
     }
+
+    TEST_CASE("an empty or out-of-range option value names the option and what it takes") {
+        const fs::path dir = scratch_dir("hostile_text_option_values");
+        struct Bad {
+            std::string args, message;
+        };
+        const std::string sub = sq((dir / "sub.csv").string());
+        const Bad cases[] = {
+            {"predict --random 1 --data . --out " + sub + " --threads ''",
+             "segrank predict: error: --threads: expected an integer, got '' (see segrank predict "
+             "--help)"},
+            {"predict --data . --out " + sub + " --random ''",
+             "error: --random: expected an integer, got ''"},
+            {"evaluate --checkpoint none --threads=",
+             "error: --threads: expected an integer, got ''"},
+            {"tune --budget ''", "error: --budget: expected an integer, got ''"},
+            {"tune --budget 2 --noise ''", "error: --noise: expected a number, got ''"},
+            {"tune --budget 2 --refit-lr ''", "error: --refit-lr: expected a number, got ''"},
+            {"tune --budget 2 --seed '' --out x", "error: --seed: expected an integer, got ''"},
+            {"tune --budget 99999999999999999999",
+             "error: --budget: expected an integer, got '99999999999999999999' (out of range of a "
+             "64-bit integer)"},
+            {"tune --budget 2 --max-restarts 3000000000",
+             "error: --max-restarts: expected an integer, got '3000000000' (out of range of a "
+             "32-bit integer)"},
+            {"tune --budget 2 --timeout 1e999",
+             "error: --timeout: expected a number, got '1e999' (out of range of a double)"},
+            {"bench --steps 99999999999999999999999",
+             "segrank bench: error: --steps: expected an integer, got '99999999999999999999999' "
+             "(out of range of a"},
+            {"bench --seed -1", "error: --seed: expected a non-negative integer, got '-1'"},
+            // The string option --out takes '' before --threads fails on it.
+            {"predict --random 1 --data . --out '' --threads ''",
+             "error: --threads: expected an integer, got ''"},
+        };
+        for (const Bad& b : cases) {
+            const auto r = run_segrank(b.args);
+            INFO(b.args, ": ", r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, b.message));
+            CHECK_FALSE(contains_text(r.output, "failed to parse"));
+        }
+        CHECK_FALSE(fs::exists(dir / "sub.csv"));
+    }
 }
