@@ -7,6 +7,7 @@
 #include <string>
 
 #include "data/graph.h"
+#include "data/npz.h"
 #include "gnn/loss.h"
 #include "gnn/ops/matmul.h"
 #include "gnn/ops/spmm.h"
@@ -96,6 +97,15 @@ double hinge(const Tensor& scores, const BenchGraph& g, const std::vector<int64_
 
 BenchGraph load_bench_graph(const std::filesystem::path& npz, int64_t max_nodes) {
     SEGRANK_CHECK(max_nodes >= 1, "bench: --max-nodes = ", max_nodes, ", expected >= 1");
+    {
+        // A tile npz (config_feat, no node_config_feat) is said as such before the layout reader
+        // would name its first missing key.
+        const NpzReader z(npz);
+        SEGRANK_CHECK(!z.contains("config_feat") || z.contains("node_config_feat"), npz.string(),
+                      ": bench needs a layout graph (this is a tile npz: it holds 'config_feat', "
+                      "not 'node_config_feat' and 'node_config_ids'); give a layout npz, e.g. one "
+                      "of layout/xla/random/train/");
+    }
     LayoutGraph raw = load_layout_npz(npz, LabelPolicy::kRequirePositive);
     const int64_t n = raw.num_nodes(), f = raw.node_feat.cols();
     // Normalization (not timed): drop constant columns, signed log, population z-score in double.

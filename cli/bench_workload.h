@@ -35,6 +35,8 @@ struct BenchGraph {
 
 /// Loads a layout npz (data/graph.h), normalizes node_feat (drop constant columns, signed log,
 /// population z-score over this graph, as the peer), and cuts contiguous segments of <= max_nodes.
+/// Throws segrank::Error naming the file for a tile npz ("bench needs a layout graph (this is a
+/// tile npz: ...)") and for whatever load_layout_npz refuses.
 BenchGraph load_bench_graph(const std::filesystem::path& npz, int64_t max_nodes);
 
 /// Seconds spent in the parts of one step.

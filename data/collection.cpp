@@ -1,8 +1,11 @@
 // Collection discovery and naming (docs/files.md#collections-on-disk, docs/files.md#real-data).
 #include "data/collection.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 
 #include "data/graph_store.h"
 #include "data/npz.h"
@@ -130,6 +133,9 @@ void check_listed_file(const std::filesystem::directory_entry& e, std::string_vi
     std::error_code ec;
     if (e.is_regular_file(ec)) return;
     if (e.is_symlink(ec)) {
+        struct stat st {};
+        if (::stat(e.path().c_str(), &st) != 0 && errno == ELOOP)  // self.npz -> self.npz
+            throw Error(str(e.path().string(), ": ", *describe_link_problem(e.path(), ELOOP)));
         const auto target = std::filesystem::read_symlink(e.path(), ec);
         SEGRANK_CHECK(std::filesystem::exists(e.path(), ec), e.path().string(),
                       ": broken symbolic link (to '", target.string(), "', which does not exist)");

@@ -89,8 +89,9 @@ Task infer_task(const std::filesystem::path& npz_file);
 std::vector<Collection> discover_collections(const std::filesystem::path& root);
 
 /// For a folder listing: throws segrank::Error naming the entry when `e` (an entry whose name
-/// ends in ".<what>") is not a readable regular file: a broken symbolic link (with its target), a
-/// directory or another kind of file. Entries are never skipped silently.
+/// ends in ".<what>") is not a readable regular file: a symbolic link loop ("is a symbolic link
+/// loop (ELOOP: ...)"), a broken symbolic link (with its target), a directory or another kind of
+/// file. Entries are never skipped silently.
 void check_listed_file(const std::filesystem::directory_entry& e, std::string_view what);
 
 /// The first character of graph name `name` that a name may not hold, or nullopt: a ',' or a

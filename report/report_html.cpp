@@ -11,6 +11,7 @@
 #include "report/report.h"
 #include "report/report_page.h"
 #include "report/report_svg.h"
+#include "util/user_input.h"
 
 namespace segrank {
 namespace report_page {
@@ -359,6 +360,9 @@ std::string render_report_html(const ReportOptions& opt, std::vector<std::string
     std::vector<GraphMetrics> graphs;
     std::string graph_source;
     if (opt.eval_json) {
+        // A missing path, a link loop, a folder, a device: said as such, not "not evaluate output".
+        require_regular_input(*opt.eval_json,
+                              "`segrank evaluate --json` output, the JSON file --eval reads");
         Json doc;
         try {
             doc = read_json_file(*opt.eval_json);

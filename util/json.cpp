@@ -83,8 +83,8 @@ Json read_json(std::string_view text, const std::string& where, int64_t first_li
 }
 
 Json read_json_file(const std::filesystem::path& path) {
-    std::error_code ec;
-    SEGRANK_CHECK(std::filesystem::exists(path, ec), path.string(), ": cannot open for reading");
+    // read_input_file names what is wrong with the path: "no such file", a symbolic link loop or
+    // a broken link, a directory, a FIFO ...
     return read_json(read_input_file(path, "a JSON file", kMaxJsonFileBytes), path.string());
 }
 

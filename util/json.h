@@ -30,7 +30,9 @@ std::string format_number(double v);
 /// `first_line` numbers the text's first line (one line of a JSONL file).
 Json read_json(std::string_view text, const std::string& where, int64_t first_line = 1);
 
-/// Reads and parses a JSON file (read_json). Throws segrank::Error naming the path.
+/// Reads and parses a JSON file (read_json). Throws segrank::Error naming the path: what
+/// read_input_file (util/user_input.h) says of a path that is no readable regular file ("<path>:
+/// no such file (expected a JSON file)", a symbolic link loop, a directory ...), or a parse error.
 Json read_json_file(const std::filesystem::path& path);
 
 /// Member `key` of object `obj` as a double; NaN when `obj` is not an object or the member is

@@ -145,4 +145,37 @@ TEST_SUITE("hostile") {
         }
         CHECK_FALSE(fs::exists(dir / "sub.csv"));
     }
+
+    TEST_CASE("a symbolic link loop, a missing --eval file and a tile npz for bench are named") {
+        const fs::path dir = scratch_dir("hostile_text_path_messages");
+        const fs::path root = write_lb_truth(dir / "truth");
+        const fs::path lay = root / "npz/layout/xla/random/valid";
+        fs::create_symlink("self.npz", lay / "self.npz");
+        const auto loop = run_segrank("stats " + sq((root / "npz").string()));
+        INFO(loop.output);
+        CHECK(loop.exit_code == 1);
+        CHECK(contains_text(loop.output,
+                            (lay / "self.npz").string() + ": is a symbolic link loop (ELOOP"));
+        CHECK_FALSE(contains_text(loop.output, "broken symbolic link"));
+        fs::remove(lay / "self.npz");
+
+        fs::create_directories(dir / "run");
+        write_text_file(dir / "run/metrics.jsonl", "");
+        const std::string missing = (dir / "missing.json").string();
+        const auto rep = run_segrank("report " + sq((dir / "run").string()) + " --eval " +
+                                     sq(missing) + " --out " + sq((dir / "r.html").string()));
+        INFO(rep.output);
+        CHECK(rep.exit_code == 1);
+        CHECK(contains_text(rep.output, missing + ": no such file (expected `segrank evaluate "
+                                                  "--json` output"));
+        CHECK_FALSE(fs::exists(dir / "r.html"));
+
+        const std::string tile = (root / "npz/tile/xla/valid/k1.npz").string();
+        const auto bench =
+            run_segrank("bench --npz " + sq(tile) + " --no-peer --threads 1 --steps 1");
+        INFO(bench.output);
+        CHECK(bench.exit_code == 1);
+        CHECK(
+            contains_text(bench.output, tile + ": bench needs a layout graph (this is a tile npz"));
+    }
 }

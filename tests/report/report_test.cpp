@@ -179,7 +179,7 @@ TEST_CASE(
     CHECK(html.find("No evaluations in metrics.jsonl") != std::string::npos);
     CHECK(html.find("No per-graph metrics: pass --eval") != std::string::npos);
     opt.eval_json = dir / "missing.json";
-    CHECK_THROWS_WITH_AS(render_report_html(opt), doctest::Contains("missing.json: cannot open"),
+    CHECK_THROWS_WITH_AS(render_report_html(opt), doctest::Contains("missing.json: no such file"),
                          Error);
 }
 
