@@ -40,7 +40,7 @@ run "ranks disagree: the content of the graphs (data manifest" "$work/run1" \
     -n 1 -wdir "$work/a" "$segrank" $common --set train.run_dir="$work/run1" : \
     -n 1 -wdir "$work/b" "$segrank" $common --set train.run_dir="$work/run1"
 # shellcheck disable=SC2086
-run "of rank(s) 1 differs from rank 0's (line 1: 'train	layout:xla:random	$name	" "$work/run2" \
+run "of rank(s) 1 differs from rank 0's (line 1: 'train\tlayout:xla:random\t$name\t" "$work/run2" \
     -n 1 -wdir "$work/a" "$segrank" $common --set train.run_dir="$work/run2" : \
     -n 1 -wdir "$work/c" "$segrank" $common --set train.run_dir="$work/run2"
 exit $status
