@@ -5,7 +5,6 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "tests/eval/leaderboard_fixture.h"
@@ -20,21 +19,17 @@ CommandResult run_segrank(const std::string& args) {
     return run_command("OMP_NUM_THREADS=1 " + sq(segrank_binary().string()) + " " + args);
 }
 
-void write_text_file(const fs::path& p, const std::string& text) {
-    std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
-}
-
 // A harness (the exec protocol, docs/tune.md) that answers every request with `printf_reply`, a
 // printf format whose %s is the request's id.
 fs::path harness(const fs::path& dir, const std::string& name, const std::string& printf_reply) {
     const fs::path h = dir / name;
-    write_text_file(h,
-                    "while read -r line; do\n"
-                    "  id=$(printf '%s' \"$line\" | sed 's/^{\"id\": *\\([0-9]*\\).*/\\1/')\n"
-                    "  printf '" +
-                        printf_reply +
-                        "' \"$id\"\n"
-                        "done\n");
+    write_text(h,
+               "while read -r line; do\n"
+               "  id=$(printf '%s' \"$line\" | sed 's/^{\"id\": *\\([0-9]*\\).*/\\1/')\n"
+               "  printf '" +
+                   printf_reply +
+                   "' \"$id\"\n"
+                   "done\n");
     return h;
 }
 
@@ -83,7 +78,7 @@ TEST_SUITE("hostile") {
         const fs::path dir = scratch_dir("hostile_text_lb_name");
         const fs::path root = write_lb_truth(dir / "truth");
         const fs::path sub = dir / "new\nline.csv";
-        write_text_file(sub, lb_submission_a());
+        write_text(sub, lb_submission_a());
         const auto r =
             run_segrank("leaderboard --truth " + sq(root.string()) + " " + sq(sub.string()) +
                         " --out-csv " + sq((dir / "lb.csv").string()));
@@ -94,7 +89,7 @@ TEST_SUITE("hostile") {
         // The CSV keeps the name as it is (quoted), for report --leaderboard.
         CHECK(contains_text(read_file_text(dir / "lb.csv"), "1,\"new\nline\","));
         // An issue naming the file stays on its line too.
-        write_text_file(sub, "ID,TopConfigs\ntile:xla:k1,1;2;5;6;0\n");
+        write_text(sub, "ID,TopConfigs\ntile:xla:k1,1;2;5;6;0\n");
         const auto bad = run_segrank("leaderboard --truth " + sq(root.string()) + " " +
                                      sq(sub.string()) + " --missing error");
         INFO(bad.output);
@@ -160,7 +155,7 @@ TEST_SUITE("hostile") {
         fs::remove(lay / "self.npz");
 
         fs::create_directories(dir / "run");
-        write_text_file(dir / "run/metrics.jsonl", "");
+        write_text(dir / "run/metrics.jsonl", "");
         const std::string missing = (dir / "missing.json").string();
         const auto rep = run_segrank("report " + sq((dir / "run").string()) + " --eval " +
                                      sq(missing) + " --out " + sq((dir / "r.html").string()));
