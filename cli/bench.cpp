@@ -27,6 +27,7 @@
 #include "cli/bench_workload.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "gnn/core/address_space.h"
 #include "gnn/core/parallel.h"
 #include "gnn/ops/matmul.h"
 #include "util/json.h"
@@ -152,6 +153,7 @@ BenchSettings parse_bench_settings(const cxxopts::ParseResult& a) {
                       "peer; --no-peer skips it)");
     }
     set_num_threads(thread_option(a, "threads", false));
+    check_address_space_for_matmuls("bench");
     s.npz = a["npz"].as<std::string>();
     SEGRANK_CHECK(!s.npz.empty(), "--npz: expected the path of a layout npz file, got ''");
     SEGRANK_CHECK(a["hidden"].as<int64_t>() >= 1 && a["hidden"].as<int64_t>() <= 4096,

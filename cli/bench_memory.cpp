@@ -32,6 +32,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "data/graph_store.h"
+#include "gnn/core/address_space.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
@@ -325,6 +326,7 @@ int run_bench_memory(int argc, char** argv) {
                   kMaxBenchSteps, ", got ", steps);
     const int threads = thread_option(a, "threads", false);
     set_num_threads(threads);
+    check_address_space_for_matmuls("bench");
     const uint64_t seed = a["seed"].as<uint64_t>();
     const std::filesystem::path work = std::filesystem::absolute(a["work-dir"].as<std::string>());
     const int64_t passes = a["eval-passes"].as<int64_t>();

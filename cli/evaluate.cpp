@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "gnn/core/address_space.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "trainer/comm.h"
@@ -178,6 +179,7 @@ int run_evaluate(int argc, char** argv) {
         refuse_replacing_other_file("--json", args["json"].as<std::string>(), is_evaluate_json_head,
                                     "a segrank evaluate --json output", "segrank evaluate");
     set_num_threads(thread_option(args));
+    check_address_space_for_matmuls("evaluate");
     LoadedModel lm = load_model(args["checkpoint"].as<std::string>());
     if (args.count("data")) lm.cfg.data.root = args["data"].as<std::string>();
 

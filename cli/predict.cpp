@@ -17,6 +17,7 @@
 #include "cli/options.h"
 #include "data/graph_memory.h"
 #include "eval/submission.h"
+#include "gnn/core/address_space.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
@@ -193,6 +194,7 @@ int run_predict(int argc, char** argv) {
     SEGRANK_CHECK(args.count("out"), "missing --out sub.csv");
     check_predict_outputs(args);
     set_num_threads(thread_option(args));
+    check_address_space_for_matmuls("predict");
     // Scoring goes through the library API (include/segrank/cost_model.h), as a tuner's would.
     const ScoreOptions score_options = score_options_from(args);
     std::optional<CostModel> model;

@@ -16,6 +16,7 @@
 #include "cli/ingest.h"
 #include "cli/options.h"
 #include "cli/train_interrupt.h"
+#include "gnn/core/address_space.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "report/report.h"
@@ -307,6 +308,7 @@ void take_run_dir(const TrainRequest& t, std::unique_ptr<RunDirLock>& lock,
 void join_ranks(const RunConfig& cfg, Communicator& comm) {
     const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     set_num_threads(resolve_threads(cfg, comm.local_size(), hw));
+    check_address_space_for_matmuls("train");
     if (comm.rank() == 0 && comm.size() > 1)
         std::printf("segrank train: %d ranks (%s), %d OpenMP thread(s) per rank\n", comm.size(),
                     std::string(comm.backend()).c_str(), num_threads());

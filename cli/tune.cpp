@@ -18,6 +18,7 @@
 #include "cli/options.h"
 #include "cli/tune_files.h"
 #include "cli/tune_rounds.h"
+#include "gnn/core/address_space.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "trainer/run_dir.h"
@@ -285,6 +286,7 @@ int run_tune(int argc, char** argv) {
     SEGRANK_CHECK(o.strategy != Strategy::kModel || args.count("checkpoint"),
                   "missing --checkpoint RUN_DIR");
     set_num_threads(thread_option(args));
+    check_address_space_for_matmuls("tune");
     // One segrank tune per --out (the .lock of segrank train's run directories), taken before any
     // work: a second tune, or a --resume while the first runs, is refused.
     check_tune_out(o);

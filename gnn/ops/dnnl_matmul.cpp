@@ -2,11 +2,12 @@
 // CPU engine + stream, and a primitive cache keyed by {transposes, accumulate, bias, fixed dims,
 // leading dims}. The row dimension is a runtime dim (DNNL_RUNTIME_DIM_VAL) so one primitive serves
 // every segment size: M for forward/dX products, K (the reduction over rows) for weight-gradient
-// products A^T B. dnnl::error -> segrank::Error.
+// products A^T B. dnnl::error -> segrank::Error (dnnl_out_of_memory -> std::bad_alloc).
 #include <cstring>
 #include <dnnl.hpp>
 #include <map>
 #include <memory>
+#include <new>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -100,6 +101,13 @@ void execute(DnnlContext& ctx, dnnl::matmul& prim, const memory& am, const memor
     ctx.stream().wait();
 }
 
+// oneDNN's dnnl_out_of_memory (a buffer, scratchpad or JIT code buffer it could not get) is a
+// failed allocation like any other: std::bad_alloc, which the callers turn into "out of memory
+// while training on graph ..." naming the graph and the settings (data/graph_memory.h).
+void throw_if_out_of_memory(const dnnl::error& e) {
+    if (e.status == dnnl_out_of_memory) throw std::bad_alloc();
+}
+
 }  // namespace
 
 void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args,
@@ -116,6 +124,7 @@ void dnnl_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const Matmu
         memory cm(md(m, n, false, c.stride), eng, c.data);
         execute(ctx, prim, am, bm, cm, args.bias, n);
     } catch (const dnnl::error& e) {
+        throw_if_out_of_memory(e);
         throw Error(str("oneDNN matmul failed (status ", static_cast<int>(e.status), ": ", e.what(),
                         ") for C[", c.rows, ",", c.cols, "] ld ", c.stride, " = A",
                         args.trans_a ? "^T" : "", "[", a.rows, ",", a.cols, "] ld ", a.stride,
@@ -169,6 +178,7 @@ void dnnl_matmul_bf16(MatrixView c, ConstMatrixView a, ConstMatrixView b, const 
         memory cm(md(m, n, false, c.stride), eng, c.data);
         execute(ctx, prim, am, bm, cm, args.bias, n);
     } catch (const dnnl::error& e) {
+        throw_if_out_of_memory(e);
         throw Error(str("oneDNN bf16 matmul failed (status ", static_cast<int>(e.status), ": ",
                         e.what(), ") for C[", c.rows, ",", c.cols, "] = A",
                         args.trans_a ? "^T" : "", "[", a.rows, ",", a.cols, "] x B",

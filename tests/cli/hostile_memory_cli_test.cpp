@@ -48,5 +48,29 @@ TEST_SUITE("hostile") {
                             "segments.max_nodes = 0"));
         CHECK_FALSE(fs::exists(dir / "run"));
     }
+
+    TEST_CASE(
+        "segrank train under an address-space limit too small for oneDNN refuses it, no crash") {
+        const fs::path dir = scratch_dir("hostile_cli_train_address_space");
+        const auto synth = run_segrank_in_source(
+            "synth --out " + sq((dir / "syn").string()) +
+            " --graphs 3 --nodes 50:80 --configs 8 --seed 3 --collections layout");
+        REQUIRE(synth.exit_code == 0);
+        std::ofstream(dir / "tiny.toml")
+            << ("[data]\nroot = " + dq((dir / "syn/npz").string()) +
+                "\ncollections = [\"layout:xla:random\"]\n[train]\nsteps = 2\nthreads = 1\n"
+                "run_dir = " +
+                dq((dir / "run").string()) + "\n[model]\nhidden = 16\n");
+        // 95 MB: the loader fits, oneDNN's JIT code buffers do not (oneDNN crashed here).
+        const auto r = run_segrank_in_source("train --config " + sq((dir / "tiny.toml").string()),
+                                             1, "ulimit -v 95000 && ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "error: the address-space limit (ulimit -v) is 92 MiB; segrank train "
+                            "needs at least 128 MiB (oneDNN's JIT code buffers and the libraries) "
+                            "with 1 OpenMP thread(s)"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+    }
 #endif
 }
