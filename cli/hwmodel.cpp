@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,13 @@ std::vector<double> score_graph(const Collection& c, const std::filesystem::path
         scores.clear();
         for (int64_t j = 0; j < configs; ++j) scores.push_back(static_cast<double>(j));
         costed = false;
+    } catch (const std::bad_alloc&) {
+        // Reading names the file itself; the estimates (per-config hwmodel state) may not fit.
+        throw Error(str(file.string(), ": out of memory while ",
+                        configs < 0 ? std::string("reading this graph file")
+                                    : str("estimating this graph's ", configs, " configurations"),
+                        " (an allocation failed: the graph and its estimates need more memory "
+                        "than this process can get)"));
     }
     return scores;
 }

@@ -23,8 +23,12 @@ ParamId ParamStore::add(std::string name, int64_t rows, int64_t cols, bool decay
 
 void ParamStore::finalize() {
     if (finalized_) return;
-    values_ = Tensor(total_);
-    grads_ = Tensor(total_);
+    try {
+        values_ = Tensor(total_);
+        grads_ = Tensor(total_);
+    } catch (const std::bad_alloc&) {
+        throw ParamArenaOutOfMemory(total_);
+    }
     finalized_ = true;
 }
 

@@ -4,6 +4,7 @@
 // (zero_grads); every backward does +=.
 #pragma once
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -39,6 +40,22 @@ struct ParamRef {
 /// Index of a parameter in its ParamStore.
 using ParamId = int32_t;
 
+/// The std::bad_alloc of ParamStore::finalize: carries the arena size (floats, padded; one arena
+/// each for values and gradients) that could not be allocated, so a caller can name the model's
+/// size and the settings it grows with.
+class ParamArenaOutOfMemory : public std::bad_alloc {
+public:
+    explicit ParamArenaOutOfMemory(int64_t floats) : floats_(floats) {}
+    /// Floats per arena.
+    int64_t floats() const { return floats_; }
+    const char* what() const noexcept override {
+        return "out of memory while allocating the model's parameters";
+    }
+
+private:
+    int64_t floats_;
+};
+
 /// Owns the value and gradient arenas. Parameters are declared with add(), then finalize()
 /// allocates.
 class ParamStore {
@@ -53,7 +70,8 @@ public:
     /// or after finalize(). Offsets are padded to 16 floats (64 bytes).
     ParamId add(std::string name, int64_t rows, int64_t cols, bool decay, ParamInit init,
                 int64_t fan_in = 1);
-    /// Allocates both arenas (zero-filled). Idempotent.
+    /// Allocates both arenas (zero-filled). Idempotent. Throws ParamArenaOutOfMemory when an
+    /// allocation fails.
     void finalize();
     /// Seeded initialization of every value (Rng stream per parameter name); zeroes grads.
     void initialize(uint64_t seed);

@@ -132,15 +132,40 @@ void Trainer::fit_normalizer() {
     }
 }
 
+namespace {
+
+// "out of memory while building the model (N parameters, M MiB with AdamW's state): ...; its memory
+// grows with model.hidden = H and model.layers = L; ..." (docs/config.md#out-of-memory). `floats`
+// is the parameter arena's size, or < 0 when unknown.
+std::string model_oom_message(const RunConfig& cfg, int64_t floats) {
+    std::string size;
+    // Values, gradients and AdamW's two moments: four fp32 arenas.
+    if (floats >= 0)
+        size = str(" (", floats, " parameters, ", (floats * 16 + (1 << 20) - 1) >> 20,
+                   " MiB with gradients and AdamW's moments)");
+    return str("out of memory while building the model", size,
+               ": an allocation failed; its memory grows with model.hidden = ", cfg.model.hidden,
+               " and model.layers = ", cfg.model.layers,
+               "; lower them or give the process more memory");
+}
+
+}  // namespace
+
 void Trainer::build_model_and_optimizer() {
-    model_ = std::make_unique<Model>(model_config_from(cfg_, task_, normalizer_.output_dim()));
-    model_->params().initialize(static_cast<uint64_t>(cfg_.train.seed));
-    AdamWConfig ac;
-    ac.beta1 = static_cast<float>(cfg_.optim.beta1);
-    ac.beta2 = static_cast<float>(cfg_.optim.beta2);
-    ac.eps = static_cast<float>(cfg_.optim.eps);
-    ac.weight_decay = static_cast<float>(cfg_.optim.weight_decay);
-    optim_ = std::make_unique<AdamW>(model_->params(), ac);
+    try {
+        model_ = std::make_unique<Model>(model_config_from(cfg_, task_, normalizer_.output_dim()));
+        model_->params().initialize(static_cast<uint64_t>(cfg_.train.seed));
+        AdamWConfig ac;
+        ac.beta1 = static_cast<float>(cfg_.optim.beta1);
+        ac.beta2 = static_cast<float>(cfg_.optim.beta2);
+        ac.eps = static_cast<float>(cfg_.optim.eps);
+        ac.weight_decay = static_cast<float>(cfg_.optim.weight_decay);
+        optim_ = std::make_unique<AdamW>(model_->params(), ac);
+    } catch (const ParamArenaOutOfMemory& e) {
+        throw Error(model_oom_message(cfg_, e.floats()));
+    } catch (const std::bad_alloc&) {
+        throw Error(model_oom_message(cfg_, model_ ? model_->params().total_size() : -1));
+    }
 }
 
 void Trainer::plan_steps() {

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <memory>
+#include <new>
 #include <optional>
 #include <system_error>
 #include <type_traits>
@@ -154,6 +156,22 @@ void write_staged_layout(const WriteOptions& opt, const SplitPlan& p, int64_t i,
                      layout_stages(opt.synth, i), " stages, ", g.num_configs(), " configs"));
 }
 
+// "out of memory while generating graph 'synth_layout_000001' (layout:xla:random train, graph 2 of
+// --graphs 3) ...", naming the options its memory grows with (docs/config.md#out-of-memory).
+std::string synth_oom_message(const WriteOptions& opt, const SplitPlan& p, int64_t i) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "synth_%s_%06lld",
+                  p.id.task == Task::kTile ? "tile" : "layout", static_cast<long long>(i));
+    const SynthOptions& o = opt.synth;
+    const std::string configs =
+        o.max_configs > o.configs ? str(o.configs, ":", o.max_configs) : str(o.configs);
+    return str("out of memory while generating graph '", name, "' (", p.id.full_name(), ", graph ",
+               i + 1, " of --graphs ", opt.graphs,
+               "): an allocation failed; its memory grows with --nodes ", o.min_nodes, ":",
+               o.max_nodes, " and --configs ", configs,
+               " (one graph is held at a time); lower them or give the process more memory");
+}
+
 // Synthesizes and writes the graphs of `p` into `staged` (an npz folder, or a store when
 // opt.format is hdf5); the final path is `final_path`.
 WrittenSplit write_split(const WriteOptions& opt, const SplitPlan& p, const fs::path& staged,
@@ -184,15 +202,19 @@ WrittenSplit write_split(const WriteOptions& opt, const SplitPlan& p, const fs::
                 progress(str(p.id.full_name(), " ", g.name, ": ", g.num_nodes(), " nodes", note,
                              ", ", g.num_configs(), " configs"));
         };
-        if (p.id.task == Task::kTile) {
-            SynthTile s = synth_tile(opt.synth, i);
-            write_one(s.graph, "");
-        } else if (store && layout_stages(opt.synth, i) > 1) {
-            write_staged_layout(opt, p, i, hide, *store, w, progress);
-        } else {
-            SynthLayout s = synth_layout(opt.synth, i);
-            const int64_t stages = layout_stages(opt.synth, i);
-            write_one(s.graph, stages > 1 ? str(" in ", stages, " stages") : std::string());
+        try {
+            if (p.id.task == Task::kTile) {
+                SynthTile s = synth_tile(opt.synth, i);
+                write_one(s.graph, "");
+            } else if (store && layout_stages(opt.synth, i) > 1) {
+                write_staged_layout(opt, p, i, hide, *store, w, progress);
+            } else {
+                SynthLayout s = synth_layout(opt.synth, i);
+                const int64_t stages = layout_stages(opt.synth, i);
+                write_one(s.graph, stages > 1 ? str(" in ", stages, " stages") : std::string());
+            }
+        } catch (const std::bad_alloc&) {
+            throw Error(synth_oom_message(opt, p, i));
         }
         ++w.graphs;
     }

@@ -72,5 +72,44 @@ TEST_SUITE("hostile") {
                             "with 1 OpenMP thread(s)"));
         CHECK_FALSE(fs::exists(dir / "run"));
     }
+
+    TEST_CASE("segrank train out of memory building the model names model.hidden and its size") {
+        const fs::path dir = scratch_dir("hostile_cli_train_model_oom");
+        const auto synth = run_segrank_in_source(
+            "synth --out " + sq((dir / "syn").string()) +
+            " --graphs 3 --nodes 50:80 --configs 8 --seed 3 --collections layout");
+        REQUIRE(synth.exit_code == 0);
+        std::ofstream(dir / "wide.toml")
+            << ("[data]\nroot = " + dq((dir / "syn/npz").string()) +
+                "\ncollections = [\"layout:xla:random\"]\n[train]\nsteps = 2\nthreads = 1\n"
+                "run_dir = " +
+                dq((dir / "run").string()) + "\n[model]\nhidden = 4096\nlayers = 2\n");
+        // 300 MB: the libraries fit, a 4096-wide model (about 80 M parameters) does not.
+        const auto r = run_segrank_in_source("train --config " + sq((dir / "wide.toml").string()),
+                                             1, "ulimit -v 300000 && ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "error: out of memory while building the model ("));
+        CHECK(contains_text(r.output,
+                            " MiB with gradients and AdamW's moments): an allocation failed; its "
+                            "memory grows with model.hidden = 4096 and model.layers = 2"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+    }
+
+    TEST_CASE("segrank synth out of memory names the graph being generated and --nodes") {
+        const fs::path dir = scratch_dir("hostile_cli_synth_oom");
+        const auto r = run_segrank_in_source(
+            "synth --out " + sq((dir / "syn").string()) +
+                " --graphs 2 --nodes 2000000:2000001 --configs 1000 --collections layout",
+            1, "ulimit -v 150000 && ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(
+            contains_text(r.output, "error: out of memory while generating graph 'synth_layout_"));
+        CHECK(contains_text(r.output,
+                            " of --graphs 2): an allocation failed; its memory grows "
+                            "with --nodes 2000000:2000001 and --configs 1000"));
+        CHECK_FALSE(fs::exists(dir / "syn"));
+    }
 #endif
 }
