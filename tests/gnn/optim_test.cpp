@@ -83,3 +83,16 @@ TEST_CASE("cosine schedule warms up linearly then decays to min_lr") {
     CHECK(parse_lr_schedule("cosine") == LrScheduleKind::kCosine);
     CHECK_THROWS_AS(parse_lr_schedule("step"), Error);
 }
+
+TEST_CASE("param store finalize that cannot allocate throws ParamArenaOutOfMemory with its size") {
+    ParamStore ps;
+    // 2^46 floats (256 TiB): more than any process's address space.
+    ps.add("huge.weight", int64_t{1} << 23, int64_t{1} << 23, true, ParamInit::kZeros);
+    try {
+        ps.finalize();
+        FAIL("finalize allocated 256 TiB");
+    } catch (const ParamArenaOutOfMemory& e) {
+        CHECK(e.floats() == int64_t{1} << 46);
+    }
+    CHECK_FALSE(ps.finalized());
+}
