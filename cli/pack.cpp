@@ -87,6 +87,20 @@ std::vector<StagedStore> plan_stores(const std::vector<Collection>& collections,
     return stores;
 }
 
+// An error of the store writer names the file it writes ("<store>.tmp-<pid>.tmp-<pid>", pack's
+// staged name plus the writer's own suffix): name the store the user asked for instead,
+// "<--out store> (being written)".
+std::string name_store_being_written(std::string message, const StagedStore& s,
+                                     const std::filesystem::path& writing) {
+    const std::string shown = s.target.string() + " (being written)";
+    for (const std::string& tmp : {writing.string(), s.staged.string()}) {
+        for (size_t at = message.find(tmp); at != std::string::npos;
+             at = message.find(tmp, at + shown.size()))
+            message.replace(at, tmp.size(), shown);
+    }
+    return message;
+}
+
 // Packs every collection split into its staged store; nothing in --out is replaced. Each staged
 // store (and the writer's own temporary file) is removed by `on_signal` on SIGINT / SIGTERM /
 // SIGHUP, and by the caller on an error.
@@ -100,18 +114,22 @@ void pack_staged(std::vector<StagedStore>& stores, const GraphStoreOptions& opt,
             s.staged.string() + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
         on_signal.add(s.staged);
         on_signal.add(writing);
-        GraphStoreWriter w(s.staged, c.id, c.dir, opt);
-        if (w.temp_path() != writing) on_signal.add(w.temp_path());
-        const LabelPolicy labels = label_policy(c.id.split);
-        for (const auto& f : c.files) {
-            if (c.id.task == Task::kTile) {
-                w.add(load_tile_npz(f, labels));
-            } else {
-                w.add(load_layout_npz(f, labels));
+        try {
+            GraphStoreWriter w(s.staged, c.id, c.dir, opt);
+            if (w.temp_path() != writing) on_signal.add(w.temp_path());
+            const LabelPolicy labels = label_policy(c.id.split);
+            for (const auto& f : c.files) {
+                if (c.id.task == Task::kTile) {
+                    w.add(load_tile_npz(f, labels));
+                } else {
+                    w.add(load_layout_npz(f, labels));
+                }
             }
+            w.finish();
+            s.graphs = w.size();
+        } catch (const Error& e) {
+            throw Error(name_store_being_written(e.what(), s, writing));
         }
-        w.finish();
-        s.graphs = w.size();
     }
 }
 

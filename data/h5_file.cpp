@@ -57,6 +57,12 @@ std::string h5_failure(const std::string& where, const char* what, const std::st
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, find_checksum_error, &checksum);
     const std::string detail = h5_detail();
     const std::string in_chunk = chunk.empty() ? "" : " in " + chunk;
+    // On a write the filter computes the checksum; its failure there (an allocation refused, e.g.
+    // under `ulimit -v`) says nothing about the file's bytes: the write failed.
+    if (checksum && std::strstr(what, "write") != nullptr)
+        return str(where, ": ", what, chunk.empty() ? "" : " of " + chunk,
+                   " failed: the write failed (out of memory, or HDF5's Fletcher32 filter failed "
+                   "while writing), not a corrupt file");
     if (checksum)
         return str(where, ": checksum mismatch", in_chunk,
                    ": the file is corrupt (a chunk failed HDF5's Fletcher32 check in ", what,

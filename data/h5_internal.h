@@ -25,7 +25,9 @@ std::string h5_detail();
 
 // The message for a failed HDF5 call `what` on `where`, from the current error stack (cleared):
 // "<where>: checksum mismatch: the file is corrupt (...)" when a chunk failed its Fletcher32
-// checksum, else "<where>: <what> failed (<h5_detail()>)". A non-empty `chunk` ("chunk 3 (rows
+// checksum on a read (on a write, whose `what` names a write, the filter's failure is the write's:
+// "<where>: <what> failed: the write failed (out of memory, ...)"), else "<where>: <what> failed
+// (<h5_detail()>)". A non-empty `chunk` ("chunk 3 (rows
 // 126..167)") names the chunk read: "<where>: checksum mismatch in <chunk>: ..." or
 // "<where>: <what> of <chunk> failed (...)".
 std::string h5_failure(const std::string& where, const char* what, const std::string& chunk = {});

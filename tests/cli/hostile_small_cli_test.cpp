@@ -1,0 +1,47 @@
+// Hostile trial 5's small weaknesses: messages that name the wrong file or the wrong cause, and
+// leftovers of interrupted or failed runs (pack, stats, evaluate, train --check / --resume /
+// --overwrite, bench).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/test_paths.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args, const std::string& prefix = "") {
+    return run_segrank_in_source(args, 1, prefix);
+}
+
+// A small synthetic data set of `collections` ("tile", "layout" or "tile,layout") in dir/syn.
+void synth_small(const fs::path& dir, const std::string& collections) {
+    REQUIRE(run_segrank("synth --out " + sq((dir / "syn").string()) + " --collections " +
+                        collections + " --graphs 3 --nodes 200:300 --configs 40 -q")
+                .exit_code == 0);
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE("a pack whose write fails names the store asked for, not its temporary file") {
+        const fs::path dir = scratch_dir("hostile_pack_write_fails");
+        synth_small(dir, "layout");
+        // A file-size limit of 40 KiB (SIGXFSZ ignored, so write() fails with EFBIG): the first
+        // store cannot be written.
+        const auto r = run_segrank(
+            "pack " + sq((dir / "syn/npz").string()) + " --out " + sq((dir / "P").string()),
+            "trap '' XFSZ; ulimit -f 40; ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, (dir / "P/layout_xla_random_train.h5").string() +
+                                          " (being written):/graphs/"));
+        CHECK(contains_text(r.output, "H5Dwrite failed"));
+        CHECK_FALSE(contains_text(r.output, ".tmp-"));
+        CHECK_FALSE(fs::exists(dir / "P"));
+    }
+}
