@@ -19,7 +19,9 @@ std::optional<std::vector<CollectionId>> training_collections(const RunConfig& c
     const std::set<std::string> wanted(cfg.data.collections.begin(), cfg.data.collections.end());
     const Split split = parse_split(cfg.data.train_split);
     std::vector<CollectionId> out;
+    std::set<std::string> seen;  // every collection under root, as the run's listing names them
     const auto add = [&](const CollectionId& id) {
+        seen.insert(id.name());
         if (id.split == split && (wanted.empty() || wanted.count(id.name()))) out.push_back(id);
     };
     if (cfg.data.store == StoreFormat::kHdf5) {
@@ -30,10 +32,22 @@ std::optional<std::vector<CollectionId>> training_collections(const RunConfig& c
             files = list_graph_stores(root);
         for (const auto& f : files) {
             const GraphStore store(f);  // attributes and graph names only
-            if (store.size() > 0) add(store.collection());
+            if (store.size() > 0)
+                add(store.collection());
+            else
+                seen.insert(store.collection().name());
         }
     } else {
         for (const Collection& c : discover_collections(root)) add(c.id);
+    }
+    // The run refuses a named collection that root does not hold (Dataset::open_sources), with
+    // the same message.
+    for (const std::string& w : wanted) {
+        if (seen.count(w)) continue;
+        std::string found;
+        for (const std::string& name : seen) found += (found.empty() ? "" : ", ") + name;
+        throw Error(str("data.collections: collection '", w, "' not found under '", root.string(),
+                        "' (found: ", found.empty() ? "none" : found, ")"));
     }
     std::stable_sort(out.begin(), out.end(), [](const CollectionId& a, const CollectionId& b) {
         return a.name() < b.name();

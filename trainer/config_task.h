@@ -14,7 +14,9 @@ namespace segrank {
 /// cfg.data.collections, or all when it is []), sorted by name, from folder names, npz keys of a
 /// flat folder's first file and HDF5 store attributes: no graph is read. nullopt when data.root
 /// does not exist yet or data.ingest adds graphs to it before training. Throws segrank::Error as
-/// the run's listing does (no collections, a broken store, ...).
+/// the run's listing does (no collections, a broken store, a collection of cfg.data.collections
+/// that data.root does not hold: "data.collections: collection 'X' not found under 'ROOT' (found:
+/// ...)").
 std::optional<std::vector<CollectionId>> training_collections(const RunConfig& cfg);
 
 /// The one task of training collections `train` (in the run's graph order: by collection name).

@@ -45,3 +45,31 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "P"));
     }
 }
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank train --check refuses a data.collections entry that data.root does not hold") {
+        const fs::path dir = scratch_dir("hostile_check_collection_absent");
+        synth_small(dir, "layout");
+        const std::string run = "train --config configs/tiny.toml --run-dir " +
+                                sq((dir / "run").string()) + " --set " +
+                                sq("data.root=\"" + (dir / "syn").string() + "\"") +
+                                " --set 'data.collections=[\"layout:nlp:default\"]'";
+        for (const char* check : {" --check", ""}) {
+            const auto r = run_segrank(run + check);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "data.collections: collection 'layout:nlp:default' not "
+                                          "found under"));
+            CHECK(contains_text(r.output, "(found: layout:xla:random)"));
+            CHECK_FALSE(contains_text(r.output, "config OK"));
+        }
+        CHECK_FALSE(fs::exists(dir / "run"));
+        // The collection it holds passes.
+        const auto ok =
+            run_segrank("train --config configs/tiny.toml --run-dir " + sq((dir / "run").string()) +
+                        " --set " + sq("data.root=\"" + (dir / "syn").string() + "\"") +
+                        " --set 'data.collections=[\"layout:xla:random\"]' --check");
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
+}
