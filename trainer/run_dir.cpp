@@ -197,6 +197,29 @@ void refuse_linked_run_files(const fs::path& run_dir) {
     }
 }
 
+// --resume of a run without last.ckpt.h5: throws segrank::Error saying what to do. A run whose
+// last.ckpt.h5 could not be written (a full disk: the failed write leaves no file) may still hold
+// best.ckpt.h5, a complete checkpoint of the same run (same state, written at an earlier step).
+[[noreturn]] void missing_last_checkpoint(const fs::path& run_dir) {
+    const fs::path last = run_dir / "last.ckpt.h5", best = run_dir / "best.ckpt.h5";
+    std::error_code ec;
+    if (fs::is_regular_file(best, ec)) {
+        std::string step = "?";
+        try {
+            step = std::to_string(CheckpointReader(best).step());
+        } catch (const Error&) {
+        }
+        throw Error(str("--resume ", run_dir.string(), ": no checkpoint '", last.string(),
+                        "': the run has best.ckpt.h5 (step ", step,
+                        ") but no last.ckpt.h5 (was the disk full when it was written?): copy ",
+                        best.string(), " to ", last.string(), " to continue from step ", step,
+                        ", or start over with --overwrite"));
+    }
+    throw Error(str("--resume ", run_dir.string(), ": no checkpoint '", last.string(),
+                    "' (the run wrote none: start it again without --resume, with --overwrite if "
+                    "the folder is refused)"));
+}
+
 }  // namespace
 
 void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
@@ -205,8 +228,7 @@ void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
     SEGRANK_CHECK(fs::is_regular_file(stored), "--resume ", run_dir.string(),
                   ": no config.toml in it");
     const fs::path ckpt = run_dir / "last.ckpt.h5";
-    SEGRANK_CHECK(fs::exists(ckpt), "--resume ", run_dir.string(), ": no checkpoint '",
-                  ckpt.string(), "'");
+    if (!fs::exists(ckpt)) missing_last_checkpoint(run_dir);
     CheckpointReader r(ckpt);
     const auto text = r.attr_string("config_toml");
     const RunConfig run = text ? load_stored_config(*text, ckpt.string() + ":config_toml")

@@ -73,3 +73,33 @@ TEST_SUITE("hostile") {
         CHECK(ok.exit_code == 0);
     }
 }
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank train --resume of a run with best.ckpt.h5 but no last.ckpt.h5 says what to do") {
+        const fs::path dir = scratch_dir("hostile_resume_no_last");
+        synth_small(dir, "layout");
+        const std::string run_dir = sq((dir / "run").string());
+        const std::string data = " --set " + sq("data.root=\"" + (dir / "syn").string() + "\"");
+        const auto first = run_segrank("train --config configs/tiny.toml --run-dir " + run_dir +
+                                       data + " --set train.steps=2 --set train.eval_every=1");
+        INFO(first.output);
+        REQUIRE(first.exit_code == 0);
+        // What a disk that filled while last.ckpt.h5 was written leaves.
+        fs::remove(dir / "run/last.ckpt.h5");
+        for (const char* check : {" --check", ""}) {
+            const auto r =
+                run_segrank("train --resume " + run_dir + " --set train.steps=6" + check);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "the run has best.ckpt.h5 (step "));
+            CHECK(contains_text(r.output, "but no last.ckpt.h5"));
+            CHECK(contains_text(r.output, "or start over with --overwrite"));
+        }
+        // What it says works (checked by --check: the run would start).
+        fs::copy_file(dir / "run/best.ckpt.h5", dir / "run/last.ckpt.h5");
+        const auto resumed =
+            run_segrank("train --resume " + run_dir + " --set train.steps=6 --check");
+        INFO(resumed.output);
+        CHECK(resumed.exit_code == 0);
+    }
+}
