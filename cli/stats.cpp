@@ -56,8 +56,15 @@ std::vector<CollectionStats> collect(const std::filesystem::path& input) {
                       "folder)");
         SEGRANK_CHECK(std::filesystem::is_regular_file(input), input.string(), ": is ", kind,
                       ", expected a .h5 graph store or an npz collection folder");
-        SEGRANK_CHECK(is_hdf5_file(input), input.string(),
-                      ": not an HDF5 graph store (give a .h5 store or an npz collection folder)");
+        SEGRANK_CHECK(is_hdf5_file(input), input.string(), ": is ", describe_file_kind(input),
+                      ", not an HDF5 graph store (give a .h5 store or an npz collection folder",
+                      input.extension() == ".npz"
+                          ? str(", e.g. the folder holding it: ",
+                                (input.parent_path().empty() ? std::filesystem::path(".")
+                                                             : input.parent_path())
+                                    .string())
+                          : std::string(),
+                      ")");
         out.push_back(
             compute_stats(GraphStore(input, LabelPolicy::kAllowTestZeros), input.string()));
         return out;

@@ -15,7 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
+#include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
 #include "trainer/run_dir.h"
@@ -206,6 +208,26 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
     }
 }
 
+namespace {
+
+// A checkpoint is an HDF5 file: anything else given as --checkpoint (an npz graph file, a CSV, ...)
+// is named as what it is, with what --checkpoint takes, before HDF5 is asked to open it.
+void refuse_non_hdf5_checkpoint(const std::filesystem::path& given,
+                                const std::filesystem::path& file) {
+    if (is_hdf5_file(file)) return;
+    std::ifstream in(file, std::ios::binary);
+    char head[4] = {};
+    in.read(head, sizeof head);
+    const bool zip = in.gcount() == 4 && std::string_view(head, 4) == std::string_view("PK\x03\x04", 4);
+    throw Error(str("--checkpoint ", given.string(), ": is ",
+                    zip ? "an npz file (a zip archive: a graph file, not a checkpoint)"
+                        : "not an HDF5 file, so not a checkpoint",
+                    "; --checkpoint takes a run directory of segrank train (its best.ckpt.h5, "
+                    "else last.ckpt.h5) or one of its .ckpt.h5 files"));
+}
+
+}  // namespace
+
 LoadedModel load_model(const std::filesystem::path& path) {
     LoadedModel lm;
     lm.file = path;
@@ -216,6 +238,7 @@ LoadedModel load_model(const std::filesystem::path& path) {
     SEGRANK_CHECK(std::filesystem::is_regular_file(lm.file), "--checkpoint ", path.string(),
                   ": no checkpoint found (expected a run directory with best.ckpt.h5 or "
                   "last.ckpt.h5, or a .ckpt.h5 file)");
+    refuse_non_hdf5_checkpoint(path, lm.file);
     CheckpointReader r(lm.file);
     const auto text = r.attr_string("config_toml");
     SEGRANK_CHECK(text.has_value(), lm.file.string(),

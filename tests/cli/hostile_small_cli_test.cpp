@@ -103,3 +103,32 @@ TEST_SUITE("hostile") {
         CHECK(resumed.exit_code == 0);
     }
 }
+
+TEST_SUITE("hostile") {
+    TEST_CASE("an npz graph file given to stats or as --checkpoint is named as an npz file") {
+        const fs::path dir = scratch_dir("hostile_npz_as_store_or_checkpoint");
+        synth_small(dir, "layout");
+        const fs::path npz = dir / "syn/npz/layout/xla/random/train/synth_layout_000000.npz";
+        REQUIRE(fs::is_regular_file(npz));
+        const auto stats = run_segrank("stats " + sq(npz.string()));
+        INFO(stats.output);
+        CHECK(stats.exit_code == 1);
+        CHECK(contains_text(stats.output, "is a zip archive (an npz file), not an HDF5 graph store"));
+        CHECK(contains_text(stats.output, "the folder holding it: " + npz.parent_path().string()));
+        for (const char* command : {"evaluate", "predict --split valid --out " }) {
+            const std::string out = std::string(command).find("--out") != std::string::npos
+                                        ? sq((dir / "sub.csv").string())
+                                        : std::string();
+            const auto r =
+                run_segrank(std::string(command) + out + " --checkpoint " + sq(npz.string()));
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "--checkpoint " + npz.string() +
+                                              ": is an npz file (a zip archive: a graph file, "
+                                              "not a checkpoint); --checkpoint takes a run "
+                                              "directory"));
+            CHECK_FALSE(contains_text(r.output, "file signature"));
+        }
+        CHECK_FALSE(fs::exists(dir / "sub.csv"));
+    }
+}
