@@ -319,13 +319,13 @@ void join_ranks(const RunConfig& cfg, Communicator& comm) {
                   " ranks in the job; SEGRANK_STARTUP_TIMEOUT_S sets the wait)");
 }
 
-// --overwrite: the old run's checkpoints, and its page (segrank report), which describes a model
-// that is gone.
+// --overwrite: the old run's checkpoints, and its report.json and page (segrank report), which
+// describe a model that is gone.
 void remove_old_run(const std::filesystem::path& dir) {
     for (const char* f : kRunOutputs) std::filesystem::remove(dir / f);
     std::error_code ec;
-    if (std::filesystem::is_regular_file(dir / "report.html", ec))
-        std::filesystem::remove(dir / "report.html", ec);
+    for (const char* f : {"report.json", "report.html"})  // they describe the old checkpoints
+        if (std::filesystem::is_regular_file(dir / f, ec)) std::filesystem::remove(dir / f, ec);
 }
 
 // Builds the Trainer and runs it; `training` is set once the start-up checks passed. A Ctrl-C

@@ -2,6 +2,7 @@
 // leftovers of interrupted or failed runs (pack, stats, evaluate, train --check / --resume /
 // --overwrite, bench).
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
@@ -130,5 +131,35 @@ TEST_SUITE("hostile") {
             CHECK_FALSE(contains_text(r.output, "file signature"));
         }
         CHECK_FALSE(fs::exists(dir / "sub.csv"));
+    }
+}
+
+TEST_SUITE("hostile") {
+    TEST_CASE("train --overwrite interrupted before its first checkpoint leaves no old report.json") {
+        const fs::path dir = scratch_dir("hostile_overwrite_old_report");
+        synth_small(dir, "layout");
+        const std::string run_dir = sq((dir / "run").string());
+        const std::string args = "train --config configs/tiny.toml --run-dir " + run_dir +
+                                 " --set " +
+                                 sq("data.root=\"" + (dir / "syn").string() + "\"");
+        const auto first = run_segrank(args + " --set train.steps=2 --set train.eval_every=1");
+        INFO(first.output);
+        REQUIRE(first.exit_code == 0);
+        REQUIRE(fs::exists(dir / "run/report.json"));
+        // The new run writes metrics.jsonl after it removed the old run's files: Ctrl-C then, long
+        // before its first checkpoint.
+        fs::remove(dir / "run/metrics.jsonl");
+        const std::string cmd = "cd " + sq(source_dir().string()) + " && OMP_NUM_THREADS=1 exec " +
+                                sq(segrank_binary().string()) + " " + args +
+                                " --overwrite --set train.steps=1000000 --set "
+                                "train.eval_every=1000000 --set train.log_every=1";
+        const InterruptedRun r =
+            sigint_once_file_exists(cmd, dir / "run/metrics.jsonl", dir / "train.log");
+        INFO(r.output);
+        REQUIRE(r.started);
+        CHECK(WIFEXITED(r.status));
+        CHECK_FALSE(fs::exists(dir / "run/best.ckpt.h5"));
+        CHECK_FALSE(fs::exists(dir / "run/last.ckpt.h5"));
+        CHECK_FALSE(fs::exists(dir / "run/report.json"));  // it described the removed checkpoints
     }
 }
