@@ -134,7 +134,8 @@ void pack_staged(std::vector<StagedStore>& stores, const GraphStoreOptions& opt,
 }
 
 // The stores of other collection splits that an earlier pack wrote into the folder `out` (graph
-// store files named for a collection split that `stores` does not write): --force replaces the
+// store files, or symbolic links to them, named for a collection split that `stores` does not
+// write): --force replaces the
 // folder's set of stores, so these go once the new ones are in place.
 std::vector<std::filesystem::path> stale_stores(const std::filesystem::path& out,
                                                 const std::vector<StagedStore>& stores) {
@@ -144,9 +145,10 @@ std::vector<std::filesystem::path> stale_stores(const std::filesystem::path& out
         const bool replaced = std::any_of(stores.begin(), stores.end(), [&](const StagedStore& s) {
             return s.collection->id == id;
         });
+        // A symbolic link to a store counts too (the link goes, its target stays): is_regular_file
+        // follows it.
         std::error_code ec;
-        if (!replaced && std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec)) &&
-            is_graph_store_file(p))
+        if (!replaced && std::filesystem::is_regular_file(p, ec) && is_graph_store_file(p))
             stale.push_back(p);
     }
     return stale;
@@ -180,10 +182,16 @@ void commit_stores(std::vector<StagedStore>& stores,
                     s.target.string().c_str());
     for (const auto& p : stale) {
         std::error_code ec;
-        std::filesystem::remove(p, ec);
+        const bool link = std::filesystem::is_symlink(std::filesystem::symlink_status(p, ec));
+        const std::string target = link ? std::filesystem::read_symlink(p, ec).string() : "";
+        std::filesystem::remove(p, ec);  // a symbolic link itself, not the file it points at
         if (ec)
             std::fprintf(stderr, "segrank pack: warning: cannot remove the old store %s: %s\n",
                          p.string().c_str(), ec.message().c_str());
+        else if (link)
+            std::printf("removed %s (a symbolic link to %s, an earlier store; %s holds no such "
+                        "collection split; the file it points at is kept)\n",
+                        p.string().c_str(), target.c_str(), input.string().c_str());
         else
             std::printf("removed %s (an earlier store; %s holds no such collection split)\n",
                         p.string().c_str(), input.string().c_str());

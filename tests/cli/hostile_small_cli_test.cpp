@@ -19,9 +19,10 @@ CommandResult run_segrank(const std::string& args, const std::string& prefix = "
     return run_segrank_in_source(args, 1, prefix);
 }
 
-// A small synthetic data set of `collections` ("tile", "layout" or "tile,layout") in dir/syn.
-void synth_small(const fs::path& dir, const std::string& collections) {
-    REQUIRE(run_segrank("synth --out " + sq((dir / "syn").string()) + " --collections " +
+// A small synthetic data set of `collections` ("tile", "layout" or "tile,layout") in dir/`name`.
+void synth_small(const fs::path& dir, const std::string& collections,
+                 const std::string& name = "syn") {
+    REQUIRE(run_segrank("synth --out " + sq((dir / name).string()) + " --collections " +
                         collections + " --graphs 3 --nodes 200:300 --configs 40 -q")
                 .exit_code == 0);
 }
@@ -161,5 +162,32 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "run/best.ckpt.h5"));
         CHECK_FALSE(fs::exists(dir / "run/last.ckpt.h5"));
         CHECK_FALSE(fs::exists(dir / "run/report.json"));  // it described the removed checkpoints
+    }
+}
+
+TEST_SUITE("hostile") {
+    TEST_CASE("pack --force removes a stale store that is a symbolic link, not its target") {
+        const fs::path dir = scratch_dir("hostile_pack_force_linked_store");
+        synth_small(dir, "layout");
+        synth_small(dir, "tile", "tonly");
+        REQUIRE(run_segrank("pack " + sq((dir / "syn/npz").string()) + " --out " +
+                            sq((dir / "ext").string()))
+                    .exit_code == 0);
+        const fs::path target = dir / "ext/layout_xla_random_valid.h5";
+        const std::string bytes = read_file_text(target);
+        REQUIRE_FALSE(bytes.empty());
+        fs::create_directories(dir / "P");
+        fs::create_symlink("../ext/layout_xla_random_valid.h5",
+                           dir / "P/layout_xla_random_valid.h5");
+        const auto r = run_segrank("pack " + sq((dir / "tonly/npz").string()) + " --out " +
+                                   sq((dir / "P").string()) + " --force");
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(contains_text(r.output, "removed " + (dir / "P/layout_xla_random_valid.h5").string() +
+                                          " (a symbolic link to "
+                                          "../ext/layout_xla_random_valid.h5, an earlier store"));
+        CHECK_FALSE(fs::exists(fs::symlink_status(dir / "P/layout_xla_random_valid.h5")));
+        CHECK(read_file_text(target) == bytes);  // the file it pointed at is kept
+        CHECK(fs::exists(dir / "P/tile_xla_train.h5"));
     }
 }
