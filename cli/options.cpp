@@ -172,6 +172,21 @@ void refuse_repeated_options(const cxxopts::Options& options, const cxxopts::Par
     }
 }
 
+// cxxopts reads "0x10" as 16 for a numeric option; segrank's own number parsers (synth's
+// --nodes, the config's TOML integers) are decimal only, so every numeric option is too: throws
+// mistyped_value_message's "--steps: expected an integer, got '0x10'" for a hexadecimal value.
+void refuse_hex_numbers(cxxopts::Options& options, const cxxopts::ParseResult& args,
+                        const std::string& see) {
+    for (const cxxopts::KeyValue& kv : args.arguments()) {
+        const std::string& v = kv.value();
+        const size_t at = !v.empty() && (v[0] == '-' || v[0] == '+') ? 1 : 0;
+        if (v.size() < at + 2 || v[at] != '0' || (v[at + 1] != 'x' && v[at + 1] != 'X')) continue;
+        const std::string option = "--" + kv.key();
+        if (is_flag(options, option) || parses(options, option, "abc")) continue;  // not a number
+        throw Error(mistyped_value_message(options, option, v) + see);
+    }
+}
+
 }  // namespace
 
 std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc,
@@ -194,6 +209,7 @@ std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int
     SEGRANK_CHECK(args->unmatched().empty(), "unexpected argument '", args->unmatched().front(),
                   "'", see);
     refuse_repeated_options(options, *args, see);
+    refuse_hex_numbers(options, *args, see);
     return args;
 }
 

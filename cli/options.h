@@ -18,7 +18,8 @@ namespace segrank::cli {
 /// "--chunk: expected an integer, got 'abc' (see <program> --help)" for a mistyped value of any
 /// option ("an integer", "a non-negative integer", "a number" or "true or false", probed from the
 /// option's declared type; an empty value included: "--threads: expected an integer, got ''"), with
-/// " (out of range of a 64-bit integer)" for a number the type cannot hold,
+/// " (out of range of a 64-bit integer)" for a number the type cannot hold, the same "expected an
+/// integer, got '0x10'" for a hexadecimal value of a numeric option (numbers are decimal only),
 /// and "unexpected argument 'X' (see <program> --help)" for a positional argument no option takes.
 std::optional<cxxopts::ParseResult> parse_or_help(cxxopts::Options& options, int argc, char** argv);
 
