@@ -200,13 +200,15 @@ void print_result(const TuneResult& r, const TuneOptions& o) {
                 o.out.c_str());
     if (r.best_ns) {
         if (r.best_config >= 0)
-            std::printf("config %lld, %.0f ns", static_cast<long long>(r.best_config), *r.best_ns);
+            std::printf("config %lld, %s ns", static_cast<long long>(r.best_config),
+                        runtime_text(*r.best_ns).c_str());
         else
-            std::printf("%s (not a row of the file), %.0f ns", tune::describe(*r.best).c_str(),
-                        *r.best_ns);
+            std::printf("%s (not a row of the file), %s ns", tune::describe(*r.best).c_str(),
+                        runtime_text(*r.best_ns).c_str());
         if (r.default_ns)
-            std::printf(", %.3fx the default (config %lld, %.0f ns)", *r.default_ns / *r.best_ns,
-                        static_cast<long long>(r.default_config), *r.default_ns);
+            std::printf(", %.3fx the default (config %lld, %s ns)", *r.default_ns / *r.best_ns,
+                        static_cast<long long>(r.default_config),
+                        runtime_text(*r.default_ns).c_str());
         else
             std::printf(", no speedup: the default (config %lld) has no successful measurement",
                         static_cast<long long>(r.default_config));

@@ -188,7 +188,7 @@ struct TuneRun {
             if (o.progress)
                 std::printf("tune: round 0: default config %lld measured: %s\n",
                             static_cast<long long>(res.default_config),
-                            res.default_ns ? str(*res.default_ns, " ns").c_str() : "failed");
+                            res.default_ns ? (runtime_text(*res.default_ns) + " ns").c_str() : "failed");
         }
     }
 
@@ -300,7 +300,7 @@ struct TuneRun {
         std::printf("tune: round %lld: %lld measured (%lld of budget %lld), best %s",
                     static_cast<long long>(res.rounds), static_cast<long long>(measured_in_round),
                     static_cast<long long>(res.measured), static_cast<long long>(o.budget),
-                    res.best_ns ? str(*res.best_ns, " ns (config ",
+                    res.best_ns ? str(runtime_text(*res.best_ns), " ns (config ",
                                       res.best_config >= 0 ? std::to_string(res.best_config)
                                                            : std::string("not recorded"),
                                       ")")
@@ -444,6 +444,16 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
     if (run.res.measured_now == 0) run.write_best();
     if (run.stopped()) run.res.interrupted_by = o.stop->load();
     return run.res;
+}
+
+std::string runtime_text(double ns) {
+    char text[64];
+    const double a = std::fabs(ns);
+    if (a >= 1e18 || (a < 1e6 && ns != std::floor(ns)))
+        std::snprintf(text, sizeof text, "%.6g", ns);
+    else
+        std::snprintf(text, sizeof text, "%.0f", ns);
+    return text;
 }
 
 }  // namespace segrank::cli

@@ -126,4 +126,9 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
 TuneResult tune_model_free(const Graph& g, const tune::TuneGraph& record, const MeasureFn& measure,
                            const TuneOptions& o, const tune::SearchSpace& space);
 
+/// A runtime in ns as tune's progress and closing lines show it: whole nanoseconds as an integer
+/// ("671737123"), a fraction below 1e6 ns with up to 6 significant digits ("1.5"), beyond 1e18 ns
+/// in exponent form ("1e+300"); the same text wherever one value is shown.
+std::string runtime_text(double ns);
+
 }  // namespace segrank::cli

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/support/test_paths.h"
+#include "tests/support/tiny_checkpoint.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
@@ -189,5 +190,39 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(fs::symlink_status(dir / "P/layout_xla_random_valid.h5")));
         CHECK(read_file_text(target) == bytes);  // the file it pointed at is kept
         CHECK(fs::exists(dir / "P/tile_xla_train.h5"));
+    }
+}
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank tune shows a fractional runtime the same in round and closing lines") {
+        const fs::path dir = scratch_dir("hostile_tune_fraction_ns");
+        write_tiny_layout_collection(dir / "data");
+        const std::string graph =
+            (dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string();
+        const fs::path harness = dir / "harness.sh";
+        std::ofstream(harness) << "while read -r line; do\n"
+                                  "  id=$(printf '%s' \"$line\" | sed 's/^{\"id\": *\\([0-9]*\\).*/\\1/')\n"
+                                  "  printf '{\"id\": %s, \"runtime_ns\": 1.5}\\n' \"$id\"\n"
+                                  "done\n";
+        const auto r = run_segrank("tune --strategy random --candidates search --graph " +
+                                   sq(graph) + " --budget 3 --batch 1 --measure " +
+                                   sq("exec:sh " + harness.string()) + " --out " +
+                                   sq((dir / "tune").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(contains_text(r.output, "default config 0 measured: 1.5 ns"));
+        CHECK(contains_text(r.output, "best 1.5 ns (config "));
+        CHECK(contains_text(r.output, ", 1.5 ns, 1.000x the default (config 0, 1.5 ns)"));
+        CHECK_FALSE(contains_text(r.output, " 2 ns"));
+    }
+
+    TEST_CASE("segrank bench refuses a hexadecimal --steps as every command refuses it") {
+        for (const char* args : {"bench --steps 0x10 --no-peer", "pack a --out b --chunk-kib=0X2",
+                                 "synth --out x --graphs 0x10"}) {
+            const auto r = run_segrank(args);
+            INFO(args, r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "expected an integer, got '0"));
+        }
     }
 }
