@@ -226,3 +226,15 @@ TEST_SUITE("hostile") {
         }
     }
 }
+
+TEST_SUITE("hostile") {
+    TEST_CASE("a cross-key config error caused by a --set names the --set, not the file") {
+        const auto r =
+            run_segrank("train --config configs/tiny.toml --set 'data.train_split=\"valid\"' --check");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "error: --set data.train_split=\"valid\": data.valid_split: "
+                                      "expected a split other than data.train_split = \"valid\""));
+        CHECK_FALSE(contains_text(r.output, "tiny.toml: data.valid_split"));
+    }
+}
