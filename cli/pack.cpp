@@ -189,9 +189,10 @@ void commit_stores(std::vector<StagedStore>& stores,
             std::fprintf(stderr, "segrank pack: warning: cannot remove the old store %s: %s\n",
                          p.string().c_str(), ec.message().c_str());
         else if (link)
-            std::printf("removed %s (a symbolic link to %s, an earlier store; %s holds no such "
-                        "collection split; the file it points at is kept)\n",
-                        p.string().c_str(), target.c_str(), input.string().c_str());
+            std::printf(
+                "removed %s (a symbolic link to %s, an earlier store; %s holds no such "
+                "collection split; the file it points at is kept)\n",
+                p.string().c_str(), target.c_str(), input.string().c_str());
         else
             std::printf("removed %s (an earlier store; %s holds no such collection split)\n",
                         p.string().c_str(), input.string().c_str());

@@ -186,9 +186,10 @@ struct TuneRun {
             take(0, default_rows, predicted);
             write_best();
             if (o.progress)
-                std::printf("tune: round 0: default config %lld measured: %s\n",
-                            static_cast<long long>(res.default_config),
-                            res.default_ns ? (runtime_text(*res.default_ns) + " ns").c_str() : "failed");
+                std::printf(
+                    "tune: round 0: default config %lld measured: %s\n",
+                    static_cast<long long>(res.default_config),
+                    res.default_ns ? (runtime_text(*res.default_ns) + " ns").c_str() : "failed");
         }
     }
 

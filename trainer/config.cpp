@@ -132,21 +132,9 @@ public:
         for (const auto& p : cfg::detail::check_config(cfg)) {
             bool stale = rejected_.count(p.key) != 0;
             for (const auto& k : rejected_) stale = stale || p.message.find(k) != std::string::npos;
-            if (!stale) error(problem_location(p), p.key, p.message);
+            if (!stale)
+                error(problem_location(where(p.key), p.key, p.message, origin_), p.key, p.message);
         }
-    }
-
-    /// Where a problem points: its key's line or --set; for a cross-key problem on a key set
-    /// nowhere (its default) that quotes a key an override set (`--set data.train_split="valid"`
-    /// meeting valid_split's default), that override, which is what the user changed.
-    Loc problem_location(const cfg::detail::Problem& p) const {
-        const Loc at = where(p.key);
-        if (at.kind != Loc::kFile) return at;
-        for (const auto& [key, loc] : origin_)
-            if (loc.kind == Loc::kOverride && key != p.key &&
-                p.message.find(key) != std::string::npos)
-                return loc;
-        return at;
     }
 
     /// The location of every key set in the file or by an override, for RunConfig::sources.

@@ -10,6 +10,15 @@
 
 namespace segrank::cfg::detail {
 
+Loc problem_location(const Loc& at, const std::string& key, const std::string& message,
+                     const std::map<std::string, Loc>& origins) {
+    if (at.kind != Loc::kFile) return at;
+    for (const auto& [other, loc] : origins)
+        if (loc.kind == Loc::kOverride && other != key && message.find(other) != std::string::npos)
+            return loc;
+    return at;
+}
+
 Loc override_loc(const std::string& ov, size_t index) {
     return Loc{"--set " + echo_value(ov, ov.size()), Loc::kOverride, static_cast<int64_t>(index),
                0};

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,13 @@ struct Loc {
 /// The location of override `ov`, the `index`-th `--set` (0-based). Its text shows control
 /// characters escaped (a line break as \n), so each message stays one line.
 Loc override_loc(const std::string& ov, size_t index);
+
+/// Where a range or cross-key problem about `key` (at `at`) points: `at`, except for a key set
+/// nowhere (`at` is the file alone) whose `message` quotes a key an override set (`--set
+/// data.train_split="valid"` meeting data.valid_split's default): that override, what the user
+/// changed. `origins` maps dotted keys to where they were set.
+Loc problem_location(const Loc& at, const std::string& key, const std::string& message,
+                     const std::map<std::string, Loc>& origins);
 
 /// What is wrong with the shape of override `ov` (a line break anywhere in it, or not
 /// section.key=value), or nullopt. A line break is refused because the value is parsed as a TOML

@@ -218,7 +218,8 @@ void refuse_non_hdf5_checkpoint(const std::filesystem::path& given,
     std::ifstream in(file, std::ios::binary);
     char head[4] = {};
     in.read(head, sizeof head);
-    const bool zip = in.gcount() == 4 && std::string_view(head, 4) == std::string_view("PK\x03\x04", 4);
+    const bool zip =
+        in.gcount() == 4 && std::string_view(head, 4) == std::string_view("PK\x03\x04", 4);
     throw Error(str("--checkpoint ", given.string(), ": is ",
                     zip ? "an npz file (a zip archive: a graph file, not a checkpoint)"
                         : "not an HDF5 file, so not a checkpoint",

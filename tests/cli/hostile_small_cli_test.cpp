@@ -50,7 +50,8 @@ TEST_SUITE("hostile") {
 }
 
 TEST_SUITE("hostile") {
-    TEST_CASE("segrank train --check refuses a data.collections entry that data.root does not hold") {
+    TEST_CASE(
+        "segrank train --check refuses a data.collections entry that data.root does not hold") {
         const fs::path dir = scratch_dir("hostile_check_collection_absent");
         synth_small(dir, "layout");
         const std::string run = "train --config configs/tiny.toml --run-dir " +
@@ -61,8 +62,9 @@ TEST_SUITE("hostile") {
             const auto r = run_segrank(run + check);
             INFO(r.output);
             CHECK(r.exit_code == 1);
-            CHECK(contains_text(r.output, "data.collections: collection 'layout:nlp:default' not "
-                                          "found under"));
+            CHECK(contains_text(r.output,
+                                "data.collections: collection 'layout:nlp:default' not "
+                                "found under"));
             CHECK(contains_text(r.output, "(found: layout:xla:random)"));
             CHECK_FALSE(contains_text(r.output, "config OK"));
         }
@@ -78,7 +80,8 @@ TEST_SUITE("hostile") {
 }
 
 TEST_SUITE("hostile") {
-    TEST_CASE("segrank train --resume of a run with best.ckpt.h5 but no last.ckpt.h5 says what to do") {
+    TEST_CASE(
+        "segrank train --resume of a run with best.ckpt.h5 but no last.ckpt.h5 says what to do") {
         const fs::path dir = scratch_dir("hostile_resume_no_last");
         synth_small(dir, "layout");
         const std::string run_dir = sq((dir / "run").string());
@@ -116,9 +119,10 @@ TEST_SUITE("hostile") {
         const auto stats = run_segrank("stats " + sq(npz.string()));
         INFO(stats.output);
         CHECK(stats.exit_code == 1);
-        CHECK(contains_text(stats.output, "is a zip archive (an npz file), not an HDF5 graph store"));
+        CHECK(
+            contains_text(stats.output, "is a zip archive (an npz file), not an HDF5 graph store"));
         CHECK(contains_text(stats.output, "the folder holding it: " + npz.parent_path().string()));
-        for (const char* command : {"evaluate", "predict --split valid --out " }) {
+        for (const char* command : {"evaluate", "predict --split valid --out "}) {
             const std::string out = std::string(command).find("--out") != std::string::npos
                                         ? sq((dir / "sub.csv").string())
                                         : std::string();
@@ -137,13 +141,13 @@ TEST_SUITE("hostile") {
 }
 
 TEST_SUITE("hostile") {
-    TEST_CASE("train --overwrite interrupted before its first checkpoint leaves no old report.json") {
+    TEST_CASE(
+        "train --overwrite interrupted before its first checkpoint leaves no old report.json") {
         const fs::path dir = scratch_dir("hostile_overwrite_old_report");
         synth_small(dir, "layout");
         const std::string run_dir = sq((dir / "run").string());
         const std::string args = "train --config configs/tiny.toml --run-dir " + run_dir +
-                                 " --set " +
-                                 sq("data.root=\"" + (dir / "syn").string() + "\"");
+                                 " --set " + sq("data.root=\"" + (dir / "syn").string() + "\"");
         const auto first = run_segrank(args + " --set train.steps=2 --set train.eval_every=1");
         INFO(first.output);
         REQUIRE(first.exit_code == 0);
@@ -200,14 +204,15 @@ TEST_SUITE("hostile") {
         const std::string graph =
             (dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string();
         const fs::path harness = dir / "harness.sh";
-        std::ofstream(harness) << "while read -r line; do\n"
-                                  "  id=$(printf '%s' \"$line\" | sed 's/^{\"id\": *\\([0-9]*\\).*/\\1/')\n"
-                                  "  printf '{\"id\": %s, \"runtime_ns\": 1.5}\\n' \"$id\"\n"
-                                  "done\n";
-        const auto r = run_segrank("tune --strategy random --candidates search --graph " +
-                                   sq(graph) + " --budget 3 --batch 1 --measure " +
-                                   sq("exec:sh " + harness.string()) + " --out " +
-                                   sq((dir / "tune").string()));
+        std::ofstream(harness)
+            << "while read -r line; do\n"
+               "  id=$(printf '%s' \"$line\" | sed 's/^{\"id\": *\\([0-9]*\\).*/\\1/')\n"
+               "  printf '{\"id\": %s, \"runtime_ns\": 1.5}\\n' \"$id\"\n"
+               "done\n";
+        const auto r =
+            run_segrank("tune --strategy random --candidates search --graph " + sq(graph) +
+                        " --budget 3 --batch 1 --measure " + sq("exec:sh " + harness.string()) +
+                        " --out " + sq((dir / "tune").string()));
         INFO(r.output);
         CHECK(r.exit_code == 0);
         CHECK(contains_text(r.output, "default config 0 measured: 1.5 ns"));
@@ -229,12 +234,13 @@ TEST_SUITE("hostile") {
 
 TEST_SUITE("hostile") {
     TEST_CASE("a cross-key config error caused by a --set names the --set, not the file") {
-        const auto r =
-            run_segrank("train --config configs/tiny.toml --set 'data.train_split=\"valid\"' --check");
+        const auto r = run_segrank(
+            "train --config configs/tiny.toml --set 'data.train_split=\"valid\"' --check");
         INFO(r.output);
         CHECK(r.exit_code == 1);
-        CHECK(contains_text(r.output, "error: --set data.train_split=\"valid\": data.valid_split: "
-                                      "expected a split other than data.train_split = \"valid\""));
+        CHECK(contains_text(r.output,
+                            "error: --set data.train_split=\"valid\": data.valid_split: "
+                            "expected a split other than data.train_split = \"valid\""));
         CHECK_FALSE(contains_text(r.output, "tiny.toml: data.valid_split"));
     }
 }
