@@ -135,8 +135,7 @@ void pack_staged(std::vector<StagedStore>& stores, const GraphStoreOptions& opt,
 
 // The stores of other collection splits that an earlier pack wrote into the folder `out` (graph
 // store files, or symbolic links to them, named for a collection split that `stores` does not
-// write): --force replaces the
-// folder's set of stores, so these go once the new ones are in place.
+// write): --force replaces the folder's set of stores, so these go once the new ones are in place.
 std::vector<std::filesystem::path> stale_stores(const std::filesystem::path& out,
                                                 const std::vector<StagedStore>& stores) {
     std::vector<std::filesystem::path> stale;
