@@ -124,19 +124,29 @@ void check_name_matches_attributes(const CollectionId& id, const std::filesystem
 GraphStore::GraphStore(const std::filesystem::path& path, std::optional<LabelPolicy> labels)
     : file_(H5File::open_read(path)) {
     const H5Group root = file_.root();
-    const auto format = root.attr_string("format");
-    SEGRANK_CHECK(format && *format == kGraphStoreFormat, path.string(),
-                  ": not a segrank graph store (attribute 'format' is missing or not '",
-                  kGraphStoreFormat, "')");
-    const int64_t version = root.attr_int("format_version").value_or(-1);
-    SEGRANK_CHECK(version != 1, path.string(),
+    // The integer version first (it lives in the checksummed object header): an earlier store
+    // keeps its string attributes in HDF5's unchecked global heap and is refused unread.
+    const std::optional<int64_t> version = root.attr_int("format_version");
+    SEGRANK_CHECK(
+        version && root.has_attr("format"), path.string(),
+        ": not a segrank graph store (attribute 'format' or 'format_version' is missing)");
+    SEGRANK_CHECK(*version != 1, path.string(),
                   ": graph store format_version 1, written before store datasets carried an "
                   "xxh3_64 checksum per chunk (HDF5's Fletcher32 alone misses some corruptions, "
                   "e.g. zeros overwritten by 0xFF bytes); this build reads format_version ",
                   kGraphStoreVersion, ": pack it again with `segrank pack --force`");
-    SEGRANK_CHECK(version == kGraphStoreVersion, path.string(),
-                  ": attribute 'format_version' = ", version, ", this build reads ",
+    SEGRANK_CHECK(*version != 2, path.string(),
+                  ": graph store format_version 2, whose string attributes live in HDF5's global "
+                  "heap (no checksum: one flipped bit there hangs or crashes the reader); this "
+                  "build reads format_version ",
+                  kGraphStoreVersion, ": pack it again with `segrank pack --force`");
+    SEGRANK_CHECK(*version == kGraphStoreVersion, path.string(),
+                  ": attribute 'format_version' = ", *version, ", this build reads ",
                   kGraphStoreVersion);
+    const auto format = root.attr_string("format");
+    SEGRANK_CHECK(format && *format == kGraphStoreFormat, path.string(),
+                  ": not a segrank graph store (attribute 'format' is missing or not '",
+                  kGraphStoreFormat, "')");
     file_.require_chunk_hashes();
     id_ = read_store_id(root, path);
     check_name_matches_attributes(id_, path, root);

@@ -33,8 +33,9 @@
 
 namespace segrank {
 
-/// The store format this build writes and reads (2: chunk_xxh3 on every dataset).
-inline constexpr int64_t kGraphStoreVersion = 2;
+/// The store format this build writes and reads (2: chunk_xxh3 on every dataset; 3: also the HDF5
+/// 1.10 file format with checksummed metadata and fixed-length string attributes).
+inline constexpr int64_t kGraphStoreVersion = 3;
 
 /// Layout knobs of written stores.
 struct GraphStoreOptions {

@@ -19,7 +19,7 @@ GraphStoreWriter::GraphStoreWriter(const std::filesystem::path& path, const Coll
     SEGRANK_CHECK(opt.chunk_bytes > 0 && opt.deflate_level >= 0 && opt.deflate_level <= 9,
                   path.string(), ": bad store options (chunk_bytes > 0, deflate 0..9)");
     // The 1.8 object format: a chunk_xxh3 attribute of more than 8192 chunks exceeds 64 KiB.
-    file_ = std::make_unique<H5File>(H5File::create(out_.temp_path(), /*large_attributes=*/true));
+    file_ = std::make_unique<H5File>(H5File::create(out_.temp_path()));
     H5Group root = file_->root();
     root.set_attr("format", std::string(kGraphStoreFormat));
     root.set_attr("format_version", kGraphStoreVersion);

@@ -197,14 +197,14 @@ bool H5Handle::release() noexcept {
 // ---------------------------------------------------------------------------------------------
 // Files
 
-H5File H5File::create(const std::filesystem::path& path, bool large_attributes) {
+H5File H5File::create(const std::filesystem::path& path) {
     quiet_hdf5();
     H5Handle fapl(h5_check(H5Pcreate(H5P_FILE_ACCESS), path.string(), "H5Pcreate"));
-    // The 1.8 object header (version 2) moves an attribute over 64 KiB to dense storage; the
-    // earliest format (HDF5's default) cannot store it at all.
-    if (large_attributes)
-        h5_check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), path.string(),
-                 "H5Pset_libver_bounds");
+    // HDF5's default (earliest) format keeps unchecked v1 object headers and v1 B-tree chunk
+    // indexes, and cannot store an attribute over 64 KiB. The 1.10 format checksums the superblock,
+    // every object header (attributes included) and the chunk indexes; HDF5 verifies them on load.
+    h5_check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110), path.string(),
+             "H5Pset_libver_bounds");
     return H5File(H5Handle(h5_check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                                     path.string(), "creating the HDF5 file")),
                   path);

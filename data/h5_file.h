@@ -97,13 +97,21 @@ public:
     /// "<file path>:<object path>", e.g. "store.h5:/graphs/a/node_feat".
     const std::string& where() const { return where_; }
     bool has_attr(const std::string& name) const;
-    /// Writes (or replaces) a variable-length UTF-8 string attribute (h5py reads it as str).
+    /// Writes (or replaces) a fixed-length, NUL-terminated UTF-8 string attribute of
+    /// value.size() + 1 bytes, kept in the (checksummed) object header like every other
+    /// attribute; h5py reads it as numpy bytes (`.decode()` gives str). Never a variable-length
+    /// string: those live in HDF5's global heap, which has no checksum (docs/files.md).
     void set_attr(const std::string& name, const std::string& value);
     /// Writes (or replaces) a scalar int64 attribute.
     void set_attr(const std::string& name, int64_t value);
-    /// Reads a string attribute (variable or fixed length); nullopt when absent. Throws on a type
-    /// mismatch.
+    /// Reads a fixed-length string attribute (up to its first NUL); nullopt when absent. Throws
+    /// segrank::Error naming the attribute on a type mismatch and, without reading its value, on
+    /// a variable-length string: HDF5 dereferences its global-heap ID unchecked, and one flipped
+    /// bit there hangs or crashes the reader (segrank wrote those before checkpoint
+    /// format_version 3 and graph store format_version 3).
     std::optional<std::string> attr_string(const std::string& name) const;
+    /// True when attribute `name` exists and is a variable-length string (its type only is read).
+    bool attr_is_variable_string(const std::string& name) const;
     /// Reads an integer attribute as int64; nullopt when absent.
     std::optional<int64_t> attr_int(const std::string& name) const;
 
@@ -263,9 +271,12 @@ private:
 /// An open HDF5 file. create() truncates; open_read()/open_write() require an existing file.
 class H5File {
 public:
-    /// large_attributes: the HDF5 1.8 object format (readable by HDF5 >= 1.8 and h5py), whose
-    /// attributes may exceed 64 KiB (stored densely): a chunk_xxh3 list of more than 8192 chunks.
-    static H5File create(const std::filesystem::path& path, bool large_attributes = false);
+    /// Creates (truncates) `path` in the HDF5 1.10 file format (libver bounds v110..v110; readable
+    /// by HDF5 >= 1.10 and h5py built on it): superblock v3, v2 object headers, fixed/extensible
+    /// array chunk indexes, all carrying checksums HDF5 verifies on load, so a flipped metadata
+    /// bit fails the open or read instead of being followed; attributes may exceed 64 KiB
+    /// (stored densely): a chunk_xxh3 list of more than 8192 chunks. Throws segrank::Error.
+    static H5File create(const std::filesystem::path& path);
     static H5File open_read(const std::filesystem::path& path);
     static H5File open_write(const std::filesystem::path& path);
 

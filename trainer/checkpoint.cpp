@@ -3,8 +3,6 @@
 #include "trainer/checkpoint.h"
 
 #include <cmath>
-#include <cstdio>
-#include <set>
 #include <system_error>
 
 #include "gnn/core/hash.h"
@@ -188,6 +186,11 @@ CheckpointReader::CheckpointReader(const std::filesystem::path& path) : path_(pa
     file_ = std::make_unique<H5File>(H5File::open_read(path));
     H5Group root = file_->root();
     // Another segrank HDF5 file (a graph store names its format) is not an old checkpoint.
+    // A variable-length string is never read (H5Object::attr_string): an earlier graph store's.
+    SEGRANK_CHECK(!root.attr_is_variable_string("format"), path.string(),
+                  ": not a segrank checkpoint (an HDF5 file with a variable-length 'format' "
+                  "attribute, e.g. a graph store of format_version 2; a checkpoint is "
+                  "RUN_DIR/best.ckpt.h5 or last.ckpt.h5)");
     const auto format = root.attr_string("format");
     SEGRANK_CHECK(!format.has_value(), path.string(),
                   ": not a segrank checkpoint (an HDF5 file of format '", format.value_or(""),
@@ -201,20 +204,22 @@ CheckpointReader::CheckpointReader(const std::filesystem::path& path) : path_(pa
                   kCheckpointFormatVersion,
                   " only (a corrupt parameter would load silently): train again, or load it with "
                   "the segrank version that wrote it");
+    SEGRANK_CHECK(*v != 2, path.string(),
+                  ": checkpoint format_version 2, whose string attributes live in HDF5's global "
+                  "heap (no checksum: one flipped bit there hangs or crashes the reader); this "
+                  "build reads format_version ",
+                  kCheckpointFormatVersion,
+                  " only: train again, or load it with the segrank version that wrote it");
     SEGRANK_CHECK(*v == kCheckpointFormatVersion, path.string(), ": checkpoint format_version ", *v,
                   ", this build reads ", kCheckpointFormatVersion);
     version_ = *v;
+    // Every format_version 3 checkpoint was written with attribute checksums: one without had
+    // the marker removed, and its attributes would load unverified.
     attrs_checked_ = root.has_attr(kAttrChecksumsMarker);
-    if (!attrs_checked_) {
-        // Once per file and process: a command opens a checkpoint several times.
-        static std::set<std::string> warned;
-        if (warned.insert(path.string()).second)
-            std::fprintf(stderr,
-                         "segrank: warning: %s: written before checkpoint attributes carried "
-                         "checksums; its attributes (config_toml, step, ...) are loaded "
-                         "unverified\n",
-                         path.string().c_str());
-    }
+    SEGRANK_CHECK(attrs_checked_, path.string(), ": no '", kAttrChecksumsMarker,
+                  "' attribute (every format_version ", kCheckpointFormatVersion,
+                  " checkpoint has one): the checkpoint is corrupt; use another checkpoint or "
+                  "train again");
     step_ = checked_attr_int(root, "/", "step").value_or(0);
     epoch_ = checked_attr_int(root, "/", "epoch").value_or(0);
 }

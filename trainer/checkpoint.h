@@ -12,7 +12,7 @@
 // adam_step on /, everything put_attr writes on /extra: config_toml, data_fingerprint, task, ...)
 // carries a sibling string attribute "<name>.checksum" = "xxh3_64:<hex>" over "s:<text>" (strings)
 // or "i:<decimal>" (int64), verified on every read; the root attribute attribute_checksums = 1
-// says so. Checkpoints written before (no attribute_checksums) load with a warning, unverified.
+// says so; a format_version 3 checkpoint without it is refused.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -30,8 +30,10 @@
 
 namespace segrank {
 
-/// 2: every dataset carries a checksum attribute (1: none; refused, see docs/files.md#checkpoints).
-inline constexpr int64_t kCheckpointFormatVersion = 2;
+/// 2: every dataset carries a checksum attribute (1: none); 3: also the HDF5 1.10 file format
+/// (checksummed metadata) and fixed-length string attributes. 1 and 2 are refused, see
+/// docs/files.md#checkpoints.
+inline constexpr int64_t kCheckpointFormatVersion = 3;
 
 /// Builds one checkpoint. Nothing is visible at `path` until commit().
 class CheckpointWriter {
@@ -117,7 +119,8 @@ public:
     /// attribute is absent but its checksum is stored.
     std::optional<std::string> attr_string(const std::string& name) const;
     std::optional<int64_t> attr_int(const std::string& name) const;
-    /// False for a checkpoint written before attributes carried checksums (loaded unverified).
+    /// True for every checkpoint opened (a format_version 3 checkpoint without attribute checksums
+    /// is refused).
     bool attributes_checked() const { return attrs_checked_; }
 
 private:

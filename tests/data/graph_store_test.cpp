@@ -238,15 +238,16 @@ TEST_CASE("h5py opens a packed store and sees the documented schema") {
     }
     const auto r = test::run_command(
         "/usr/bin/python3 -c \"import h5py; f=h5py.File('" + (dir / "s.h5").string() +
-        "','r'); g=f['graphs/g0']; c=g['config_feat']; print(f.attrs['format'], "
+        "','r'); g=f['graphs/g0']; c=g['config_feat']; print(f.attrs['format'].decode(), "
         "int(f.attrs['format_version']),"
-        " f.attrs['collection'], f.attrs['split'], list(f['graphs']), c.shape, c.dtype, "
+        " f.attrs['collection'].decode(), f.attrs['split'].decode(), list(f['graphs']), c.shape, "
+        "c.dtype, "
         "c.chunks[1], c.compression,"
         " g['node_opcode'].dtype, g['edge_index'][:].tolist(), int(g.attrs['num_configs']), "
         "int(g['config_runtime'][99]))\"");
     CHECK(r.exit_code == 0);
     CHECK(r.output ==
-          "segrank-graph-store 2 tile:xla valid ['g0'] (100, 24) float32 24 gzip uint8 [[1, 0], "
+          "segrank-graph-store 3 tile:xla valid ['g0'] (100, 24) float32 24 gzip uint8 [[1, 0], "
           "[2, 1]] 100 1099\n");
 }
 

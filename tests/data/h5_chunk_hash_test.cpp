@@ -100,7 +100,7 @@ TEST_CASE("more than 8192 chunk hashes (over 64 KiB) fit in a file of the 1.8 ob
     std::vector<uint8_t> v(9000);
     for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>(i * 7);
     {
-        H5File f = H5File::create(path, /*large_attributes=*/true);
+        H5File f = H5File::create(path);
         f.root().write<uint8_t>("x", {9000}, v, {1, 0, true});  // 9000 chunks of one row
         f.close();
     }

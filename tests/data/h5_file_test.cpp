@@ -121,9 +121,10 @@ TEST_CASE("string and integer attributes on groups and datasets") {
     CHECK(root.open_dataset("d").attr_string("unit") == "ns");
     CHECK_THROWS_WITH_AS(root.attr_int("name"),
                          doctest::Contains("attribute 'name': expected an integer"), Error);
-    const auto r = test::run_command(
-        "/usr/bin/python3 -c \"import h5py; f=h5py.File('" + path.string() +
-        "','r'); print(f.attrs['name'], int(f.attrs['version']), f['d'].attrs['unit'])\"");
+    const auto r =
+        test::run_command("/usr/bin/python3 -c \"import h5py; f=h5py.File('" + path.string() +
+                          "','r'); print(f.attrs['name'].decode(), int(f.attrs['version']), "
+                          "f['d'].attrs['unit'].decode())\"");
     CHECK(r.exit_code == 0);
     CHECK(r.output == "layout:nlp:random 3 ns\n");
 }

@@ -139,7 +139,7 @@ TEST_SUITE("hostile") {
         for (const std::string bad : {"layout:foo:bar", "layout:xla", "tile:xla:train", "tile"}) {
             CAPTURE(bad);
             const fs::path h5 = write_store(dir / "s.h5", chain_layout("g", 6, 3));
-            edit_with_h5py(h5, "f.attrs['collection'] = '" + bad + "'");
+            edit_with_h5py(h5, "f.attrs['collection'] = np.bytes_('" + bad + "')");
             const std::string msg = error_of([&] { GraphStore s(h5); });
             CAPTURE(msg);
             CHECK(msg.find((dir / "s.h5").string() + ": attribute 'collection' = '" + bad +
@@ -152,13 +152,13 @@ TEST_SUITE("hostile") {
     TEST_CASE("a store whose task attribute disagrees with its collection is refused naming both") {
         const fs::path dir = test::scratch_dir("hostile_store_task");
         const fs::path h5 = write_store(dir / "s.h5", chain_layout("g", 6, 3));
-        edit_with_h5py(h5, "f.attrs['task'] = 'tile'");
+        edit_with_h5py(h5, "f.attrs['task'] = np.bytes_('tile')");
         const std::string msg = error_of([&] { GraphStore s(h5); });
         CAPTURE(msg);
         CHECK(msg.find(h5.string() + ": attribute 'task' = 'tile' but attribute 'collection' = "
                                      "'layout:xla:random' is a layout collection (expected "
                                      "task 'layout')") == 0);
-        edit_with_h5py(h5, "f.attrs['task'] = 'graph'");
+        edit_with_h5py(h5, "f.attrs['task'] = np.bytes_('graph')");
         CHECK(error_of([&] { GraphStore s(h5); })
                   .find(h5.string() + ": attribute 'task' = 'graph' is not a task (expected tile "
                                       "or layout)") == 0);

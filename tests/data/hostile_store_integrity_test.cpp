@@ -112,7 +112,7 @@ TEST_SUITE("hostile") {
         const fs::path dir = test::scratch_dir("hostile_store_name");
         const fs::path h5 = write_store(dir / "layout_xla_random_train.h5");
         CHECK(GraphStore(h5).collection().full_name() == "layout:xla:random:train");
-        edit_with_h5py(h5, "f.attrs['collection'] = 'layout:nlp:default'");
+        edit_with_h5py(h5, "f.attrs['collection'] = np.bytes_('layout:nlp:default')");
         std::string msg = error_of([&] { GraphStore s(h5); });
         CAPTURE(msg);
         CHECK(msg.find(h5.string() +
@@ -121,7 +121,8 @@ TEST_SUITE("hostile") {
                        "store: pack the npz folder again, or give the file the name "
                        "layout_nlp_default_train.h5)") == 0);
         edit_with_h5py(h5,
-                       "f.attrs['collection'] = 'layout:xla:random'; f.attrs['split'] = 'valid'");
+                       "f.attrs['collection'] = np.bytes_('layout:xla:random'); "
+                       "f.attrs['split'] = np.bytes_('valid')");
         msg = error_of([&] { GraphStore s(h5); });
         CHECK(msg.find("the file name says layout:xla:random:train but attribute 'collection' = "
                        "'layout:xla:random' and attribute 'split' = 'valid'") != std::string::npos);

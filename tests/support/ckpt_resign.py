@@ -36,7 +36,9 @@ def resign_attrs(obj):
     for name in list(obj.attrs):
         if name.endswith(".checksum") or name + ".checksum" not in obj.attrs:
             continue
-        obj.attrs[name + ".checksum"] = attr_checksum(obj.attrs[name])
+        # np.bytes_: a fixed-length string, as segrank writes (a str would be a variable-length
+        # one, which segrank refuses to read: docs/files.md#checkpoints).
+        obj.attrs[name + ".checksum"] = np.bytes_(attr_checksum(obj.attrs[name]))
 
 
 def resign(path):
@@ -46,7 +48,7 @@ def resign(path):
         def visit(_name, obj):
             resign_attrs(obj)
             if isinstance(obj, h5py.Dataset):
-                obj.attrs["checksum"] = checksum(obj[()])
+                obj.attrs["checksum"] = np.bytes_(checksum(obj[()]))
 
         f.visititems(visit)
 

@@ -256,7 +256,7 @@ TEST_CASE("a format_version 1 checkpoint (no checksums) is refused with a messag
         CHECK(std::string(e.what()) ==
               path.string() +
                   ": checkpoint format_version 1, written before checkpoints carried checksums; "
-                  "this build reads format_version 2 only (a corrupt parameter would load "
+                  "this build reads format_version 3 only (a corrupt parameter would load "
                   "silently): train again, or load it with the segrank version that wrote it");
     }
 }
@@ -346,7 +346,7 @@ TEST_CASE(
     expect_refused("/step", [&] { CheckpointReader r(path); });
 }
 
-TEST_CASE("a checkpoint written before attributes carried checksums still loads, unverified" *
+TEST_CASE("a checkpoint without its attribute_checksums marker is refused as corrupt" *
           doctest::test_suite("hostile")) {
     const auto path = test::scratch_dir("checkpoint_attr_old") / "ckpt.h5";
     {
@@ -356,8 +356,10 @@ TEST_CASE("a checkpoint written before attributes carried checksums still loads,
         f.root().set_attr("epoch", int64_t{1});
         f.root().create_group("extra").set_attr("config_toml", std::string("[train]\n"));
     }
-    const CheckpointReader r(path);
-    CHECK_FALSE(r.attributes_checked());
-    CHECK(r.step() == 5);
-    CHECK(r.attr_string("config_toml") == "[train]\n");
+    CHECK_THROWS_WITH_AS(CheckpointReader r(path),
+                         (path.string() + ": no 'attribute_checksums' attribute (every "
+                                          "format_version 3 checkpoint has one): the checkpoint "
+                                          "is corrupt; use another checkpoint or train again")
+                             .c_str(),
+                         Error);
 }
