@@ -106,6 +106,16 @@ hid_t file_type(H5Type t) {
     return -1;
 }
 
+void set_compact_storage(hid_t plist, bool links, const std::string& where) {
+    // The largest values HDF5 accepts (H5Pset_link_phase_change, H5Pset_attr_phase_change).
+    constexpr unsigned kMaxCompact = 65535;
+    if (links)
+        h5_check(H5Pset_link_phase_change(plist, kMaxCompact, kMaxCompact), where,
+                 "H5Pset_link_phase_change");
+    h5_check(H5Pset_attr_phase_change(plist, kMaxCompact, kMaxCompact), where,
+             "H5Pset_attr_phase_change");
+}
+
 bool is_integer(H5Type t) { return t != H5Type::kF32 && t != H5Type::kF64; }
 
 const char* type_name(H5Type t) {
@@ -205,7 +215,9 @@ H5File H5File::create(const std::filesystem::path& path) {
     // every object header (attributes included) and the chunk indexes; HDF5 verifies them on load.
     h5_check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110), path.string(),
              "H5Pset_libver_bounds");
-    return H5File(H5Handle(h5_check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+    H5Handle fcpl(h5_check(H5Pcreate(H5P_FILE_CREATE), path.string(), "H5Pcreate"));
+    set_compact_storage(fcpl.get(), /*links=*/true, path.string());  // of the root group
+    return H5File(H5Handle(h5_check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()),
                                     path.string(), "creating the HDF5 file")),
                   path);
 }

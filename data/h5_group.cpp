@@ -38,8 +38,10 @@ std::vector<std::string> H5Group::children() const {
 
 H5Group H5Group::create_group(const std::string& name) {
     const std::string w = child_where(name);
+    H5Handle gcpl(h5_check(H5Pcreate(H5P_GROUP_CREATE), w, "H5Pcreate"));
+    set_compact_storage(gcpl.get(), /*links=*/true, w);
     return H5Group(
-        H5Handle(h5_check(H5Gcreate2(id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), w,
+        H5Handle(h5_check(H5Gcreate2(id(), name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), w,
                           "H5Gcreate2")),
         w);
 }
@@ -130,6 +132,7 @@ H5Dataset H5Group::create_dataset(const std::string& name, H5Type t, int64_t spa
     const std::string w = child_where(name);
     H5Handle dcpl(h5_check(H5Pcreate(H5P_DATASET_CREATE), w, "H5Pcreate"));
     H5Handle dapl(h5_check(H5Pcreate(H5P_DATASET_ACCESS), w, "H5Pcreate"));
+    set_compact_storage(dcpl.get(), /*links=*/false, w);
     if (write_through)
         h5_check(H5Pset_chunk_cache(dapl.get(), 0, 0, H5D_CHUNK_CACHE_W0_DEFAULT), w,
                  "H5Pset_chunk_cache");

@@ -39,6 +39,14 @@ R h5_check(R r, const std::string& where, const char* what) {
     return r;
 }
 
+// Keeps the links (`links`, a group or file creation list) and the attributes of the object that
+// creation property list `plist` creates in its object header ("compact" storage, checksummed with
+// it) instead of moving them to "dense" storage (a fractal heap and a v2 B-tree) past 8 entries:
+// HDF5 1.10 frees uninitialised link-table entries when a damaged dense link storage fails to
+// load (H5G__dense_iterate -> H5G__link_release_table: SIGSEGV or abort instead of an error).
+// An attribute over 64 KiB still goes to dense storage (it cannot be compact).
+void set_compact_storage(hid_t plist, bool links, const std::string& where);
+
 // The memory and file (little-endian) HDF5 types of `t`.
 hid_t mem_type(H5Type t);
 hid_t file_type(H5Type t);
