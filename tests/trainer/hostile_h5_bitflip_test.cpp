@@ -175,8 +175,11 @@ TEST_SUITE("hostile") {
         {
             H5File f = H5File::create(path);
             H5Group g = f.root().create_group("params");
-            for (int i = 0; i < 20; ++i)
-                g.write<float>("p" + std::to_string(i), {1}, std::vector<float>{1.0f});
+            for (int i = 0; i < 20; ++i) {
+                std::string name = "p";  // appended: GCC 12's -Wrestrict misfires on "p" + string
+                name += std::to_string(i);
+                g.write<float>(name, {1}, std::vector<float>{1.0f});
+            }
         }
         const auto read = [&] {
             const H5File f = H5File::open_read(path);
