@@ -10,20 +10,13 @@
 #include <vector>
 
 #include "gnn/model.h"
+#include "tests/support/small_model.h"
 #include "tests/support/test_paths.h"
 
 using namespace segrank;
 
 namespace {
-ModelConfig small_model() {
-    ModelConfig c;
-    c.feat_dim = 3;
-    c.hidden = 4;
-    c.layers = 2;
-    c.opcode_dim = 2;
-    c.config_dim = 2;
-    return c;
-}
+using test::small_model;
 }  // namespace
 
 TEST_CASE("checkpoint round trip restores parameters, moments, step, epoch and extra data") {

@@ -20,6 +20,7 @@
 
 #include "data/graph_store.h"
 #include "gnn/model.h"
+#include "tests/support/small_model.h"
 #include "tests/support/store_fixtures.h"
 #include "trainer/checkpoint.h"
 
@@ -103,15 +104,7 @@ int scan(const fs::path& path, int count, const std::function<void()>& read) {
     return refused;
 }
 
-ModelConfig small_model() {
-    ModelConfig c;
-    c.feat_dim = 3;
-    c.hidden = 4;
-    c.layers = 2;
-    c.opcode_dim = 2;
-    c.config_dim = 2;
-    return c;
-}
+using test::small_model;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "data/h5_file.h"
 #include "gnn/model.h"
+#include "tests/support/small_model.h"
 #include "tests/support/test_paths.h"
 #include "tests/trainer/config_test_util.h"
 #include "trainer/checkpoint.h"
@@ -16,15 +17,7 @@ using segrank::test::load_error;
 
 namespace {
 
-ModelConfig small_model() {
-    ModelConfig c;
-    c.feat_dim = 3;
-    c.hidden = 4;
-    c.layers = 2;
-    c.opcode_dim = 2;
-    c.config_dim = 2;
-    return c;
-}
+using test::small_model;
 
 // A checkpoint of small_model() with moments after one step, edited by `edit` before it is saved.
 template <typename F>
