@@ -214,10 +214,11 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
     for (const LossTerm& t : cfg.loss.terms)
         has_mse = has_mse || (t.kind == LossKind::kMse && t.weight > 0);
     std::vector<double> packed;
+    const std::string oom_settings = graph_memory_settings(cfg, true);  // once, not per graph
     for (size_t i = 0; i < entries.size(); ++i) {
         const GraphEntry& e = entries[i];
         if (owners.owner(e.id) != comm.rank()) continue;
-        naming_graph_on_oom(e.info, "evaluating", graph_memory_settings(cfg, true), [&] {
+        naming_graph_on_oom(e.info, "evaluating", oom_settings, [&] {
             std::unique_ptr<PreparedGraph> local;
             const PreparedGraph* pg = nullptr;
             if (cache) {

@@ -261,9 +261,10 @@ double Trainer::step() {
     double loss = 0.0;
     const auto t0 = std::chrono::steady_clock::now();
     const std::clock_t c0 = std::clock();
+    const std::string oom_settings = graph_memory_settings(cfg_, false);  // once, not per graph
     for (int64_t id : local) {
         const GraphEntry& e = dataset_->train()[static_cast<size_t>(id)];
-        naming_graph_on_oom(e.info, "training on", graph_memory_settings(cfg_, false), [&] {
+        naming_graph_on_oom(e.info, "training on", oom_settings, [&] {
             const PreparedGraph& g = train_graph(id);
             ConfigSet cs = samplers_.at(id)->sample(step_);
             loss +=
