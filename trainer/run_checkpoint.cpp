@@ -14,11 +14,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <string_view>
 
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
+#include "gnn/param_store.h"
 #include "trainer/checkpoint.h"
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
@@ -227,6 +229,20 @@ void refuse_non_hdf5_checkpoint(const std::filesystem::path& given,
                     "else last.ckpt.h5) or one of its .ckpt.h5 files"));
 }
 
+// "LOADING FILE: out of memory while building its model (N parameters, M MiB): ...; the
+// checkpoint's model.hidden = H and model.layers = L ..." (docs/config.md#out-of-memory). `floats`
+// is the parameter arena's size, or < 0 when unknown.
+std::string checkpoint_oom_message(const LoadedModel& lm, int64_t floats) {
+    std::string size;
+    // Inference holds the values and (for a refit) gradients: name the values' fp32 size.
+    if (floats >= 0)
+        size = str(" (", floats, " parameters, ", (floats * 4 + (1 << 20) - 1) >> 20, " MiB)");
+    return str(lm.file.string(), ": out of memory while building the checkpoint's model", size,
+               ": an allocation failed; its memory grows with the model.hidden = ",
+               lm.cfg.model.hidden, " and model.layers = ", lm.cfg.model.layers,
+               " it was trained with; give the process more memory");
+}
+
 }  // namespace
 
 LoadedModel load_model(const std::filesystem::path& path) {
@@ -248,9 +264,15 @@ LoadedModel load_model(const std::filesystem::path& path) {
     lm.task = parse_task(r.attr_string("task").value_or("layout"));
     lm.normalizer = read_normalizer(r, lm.file);
     apply_model_precision(lm.cfg, true);  // the precision the model was trained with
-    lm.model =
-        std::make_unique<Model>(model_config_from(lm.cfg, lm.task, lm.normalizer.output_dim()));
-    r.load_params(lm.model->params(), nullptr);
+    try {
+        lm.model =
+            std::make_unique<Model>(model_config_from(lm.cfg, lm.task, lm.normalizer.output_dim()));
+        r.load_params(lm.model->params(), nullptr);
+    } catch (const ParamArenaOutOfMemory& e) {
+        throw Error(checkpoint_oom_message(lm, e.floats()));
+    } catch (const std::bad_alloc&) {
+        throw Error(checkpoint_oom_message(lm, lm.model ? lm.model->params().total_size() : -1));
+    }
     return lm;
 }
 

@@ -96,6 +96,46 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "run"));
     }
 
+    TEST_CASE(
+        "segrank evaluate, predict and tune out of memory loading a checkpoint name the file") {
+        const fs::path dir = scratch_dir("hostile_cli_checkpoint_oom");
+        const auto synth = run_segrank_in_source(
+            "synth --out " + sq((dir / "syn").string()) +
+            " --graphs 3 --nodes 50:80 --configs 8 --seed 3 --collections layout");
+        REQUIRE(synth.exit_code == 0);
+        std::ofstream(dir / "wide.toml")
+            << ("[data]\nroot = " + dq((dir / "syn/npz").string()) +
+                "\ncollections = [\"layout:xla:random\"]\n[train]\nsteps = 1\nthreads = 1\n"
+                "run_dir = " +
+                dq((dir / "run").string()) + "\n[model]\nhidden = 1024\nlayers = 2\n");
+        REQUIRE(
+            run_segrank_in_source("train --config " + sq((dir / "wide.toml").string())).exit_code ==
+            0);
+        const std::string ckpt = sq((dir / "run").string());
+        const fs::path graph = dir / "syn/npz/layout/xla/random/test/synth_layout_000002.npz";
+        REQUIRE(fs::exists(graph));
+        // 150 MB: the libraries fit (about 103 MB), a 1024-wide model (8.5 M parameters) does not.
+        for (const std::string& cmd :
+             {"evaluate --checkpoint " + ckpt,
+              "predict --checkpoint " + ckpt + " --split test --out " +
+                  sq((dir / "p.csv").string()),
+              "tune --checkpoint " + ckpt + " --graph " + sq(graph.string()) +
+                  " --budget 2 --measure hwmodel --out " + sq((dir / "tune").string())}) {
+            const auto r = run_segrank_in_source(cmd + " --threads 1", 1, "ulimit -v 150000 && ");
+            INFO(cmd);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output,
+                                "best.ckpt.h5: out of memory while building the checkpoint's "
+                                "model ("));
+            CHECK(contains_text(r.output,
+                                " parameters, 33 MiB): an allocation failed; its memory grows "
+                                "with the model.hidden = 1024 and model.layers = 2"));
+        }
+        CHECK_FALSE(fs::exists(dir / "p.csv"));
+        CHECK_FALSE(fs::exists(dir / "tune"));
+    }
+
     TEST_CASE("segrank synth out of memory names the graph being generated and --nodes") {
         const fs::path dir = scratch_dir("hostile_cli_synth_oom");
         const auto r = run_segrank_in_source(
