@@ -1,6 +1,10 @@
 #include "util/exit_status.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <new>
 #include <string_view>
@@ -37,6 +41,35 @@ std::string describe(const std::filesystem::filesystem_error& e) {
     return out + ": " + reason;
 }
 
+// The address space this process has mapped (/proc/self/statm's first field x page size), or -1
+// when it cannot be read. Reads with stdio into a stack buffer: no heap allocation after an
+// allocation has just failed.
+long long mapped_bytes() {
+    std::FILE* f = std::fopen("/proc/self/statm", "r");
+    if (!f) return -1;
+    long long pages = -1;
+    if (std::fscanf(f, "%lld", &pages) != 1) pages = -1;
+    std::fclose(f);
+    const long page = sysconf(_SC_PAGESIZE);
+    return pages < 0 || page <= 0 ? -1 : pages * page;
+}
+
+}  // namespace
+
+std::string out_of_memory_message() {
+    std::string msg = "error: out of memory (an allocation failed";
+    rlimit lim{};
+    if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+        const long long mapped = mapped_bytes();
+        msg += str("; the address-space limit (ulimit -v) is ", lim.rlim_cur >> 20, " MiB");
+        if (mapped >= 0) msg += str(", of which ", mapped >> 20, " MiB were mapped");
+        msg += ": raise the limit";
+    }
+    return msg + ")";
+}
+
+namespace {
+
 // What classify_exception reports, before its message is escaped.
 ExitReport classify(std::exception_ptr e) {
     try {
@@ -46,7 +79,7 @@ ExitReport classify(std::exception_ptr e) {
     } catch (const std::filesystem::filesystem_error& err) {
         return {1, "error: " + describe(err)};
     } catch (const std::bad_alloc&) {
-        return {1, "error: out of memory (an allocation failed)"};
+        return {1, out_of_memory_message()};
     } catch (const std::exception& err) {
         return {3, std::string("internal error: ") + err.what()};
     } catch (...) {

@@ -12,6 +12,12 @@ struct ExitReport {
     std::string message;  ///< one line, without the "segrank <command>: " prefix
 };
 
+/// The message of a std::bad_alloc that no command named more precisely: "error: out of memory
+/// (an allocation failed)", and under an address-space limit (`ulimit -v`, RLIMIT_AS) "...; the
+/// address-space limit (ulimit -v) is N MiB, of which M MiB were mapped: raise the limit)" (M from
+/// /proc/self/statm). Never throws std::bad_alloc for the numbers it reads (stdio, no heap).
+std::string out_of_memory_message();
+
 /// Classifies `e` (a non-null exception pointer): segrank::Error is "error: <what>", exit 1;
 /// std::filesystem::filesystem_error (the OS refused a path: read-only, not a directory, no
 /// permission, no space) is "error: <operation> '<path>': <reason>" ("error: <path>: is a symbolic

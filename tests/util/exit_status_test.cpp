@@ -2,6 +2,7 @@
 #include "util/exit_status.h"
 
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <new>
@@ -33,6 +34,29 @@ TEST_CASE(
     const ExitReport other = report(42);
     CHECK(other.code == 3);
     CHECK(other.message == "internal error: unknown exception");
+}
+
+TEST_CASE(
+    "out of memory under an address-space limit names the limit and what was mapped, unlimited "
+    "it does not") {
+    rlimit saved{};
+    REQUIRE(getrlimit(RLIMIT_AS, &saved) == 0);
+    // A finite limit far above anything mapped (1 PiB; AddressSanitizer's shadow fits): the
+    // message's numbers come from getrlimit and /proc/self/statm.
+    rlimit lim = saved;
+    lim.rlim_cur = rlim_t{1} << 50;
+    if (saved.rlim_max != RLIM_INFINITY && saved.rlim_max < lim.rlim_cur)
+        lim.rlim_cur = saved.rlim_max;
+    REQUIRE(setrlimit(RLIMIT_AS, &lim) == 0);
+    const std::string limited = out_of_memory_message();
+    REQUIRE(setrlimit(RLIMIT_AS, &saved) == 0);
+    CHECK(
+        limited.starts_with("error: out of memory (an allocation failed; the address-space "
+                            "limit (ulimit -v) is " +
+                            std::to_string(lim.rlim_cur >> 20) + " MiB, of which "));
+    CHECK(limited.ends_with(" MiB were mapped: raise the limit)"));
+    if (saved.rlim_cur == RLIM_INFINITY)
+        CHECK(out_of_memory_message() == "error: out of memory (an allocation failed)");
 }
 
 }  // namespace segrank
