@@ -111,8 +111,15 @@ public:
         const std::string dotted = str(section_, ".", key);
         if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
             const auto d = static_cast<double>(value);
-            if (!chk.ok(d))
-                out_->push_back({dotted, str("expected ", chk.describe(), ", got ", spell(d))});
+            // An integer key shows the value it holds (4611686018427387904, not 4.6e+18).
+            if (!chk.ok(d)) {
+                std::string got;
+                if constexpr (std::is_integral_v<T>)
+                    got = std::to_string(value);
+                else
+                    got = spell(d);
+                out_->push_back({dotted, str("expected ", chk.describe(), ", got ", got)});
+            }
         } else if constexpr (std::is_same_v<T, std::string>) {
             if (!check_text(dotted, value) && chk.nonempty && value.empty())
                 out_->push_back({dotted, "expected a non-empty string, got \"\""});

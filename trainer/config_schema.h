@@ -62,6 +62,9 @@ inline constexpr double kMaxTemperature = 1e3;
 inline constexpr double kMaxMargin = 100;
 /// Bound of each loss.terms weight (checked in config_check.cpp).
 inline constexpr double kMaxLossWeight = 1000;
+/// Bound of train.epochs (2^31 - 1, as segments.finetune_epochs): epochs x steps per epoch stays
+/// far inside int64 (the step count the run computes from it).
+inline constexpr double kMaxEpochs = 2147483647;
 
 /// (lo, hi]: lo excluded.
 inline Check above_up_to(double lo, double hi) {
@@ -201,7 +204,8 @@ void visit_schema(V& v, C& c) {
 
     v.section("train", "training loop, logging and checkpoints");
     v.field("steps", c.train.steps, "stop after this many steps (0 = no step limit)", ge(0));
-    v.field("epochs", c.train.epochs, "stop after this many epochs (0 = no epoch limit)", ge(0));
+    v.field("epochs", c.train.epochs, "stop after this many epochs (0 = no epoch limit)",
+            in(0, kMaxEpochs));
     v.field("eval_every", c.train.eval_every, "steps between evaluations (0 = only at the end)",
             ge(0));
     v.field("log_every", c.train.log_every, "steps between metrics JSONL lines", ge(1));

@@ -115,6 +115,13 @@ TEST_CASE(
           "--set optim.lr=1: optim: is not a table in the config");
 }
 
+TEST_CASE(
+    "train.epochs above 2^31 - 1 is refused naming the key, not overflowed into a step count") {
+    CHECK(load_error("[train]\nsteps = 0\n", {"train.epochs=4611686018427387904"}) ==
+          "--set train.epochs=4611686018427387904: train.epochs: expected in [0, 2147483647], got "
+          "4611686018427387904");
+}
+
 TEST_CASE("key_location names the file position or the override of a key, and == ignores it") {
     const RunConfig cfg = load_config_string(
         "[model]\nhidden = 8\n\n  config_join = \"late\"\n[data]\ncollections = [\"tile:xla\"]\n",
