@@ -10,6 +10,7 @@
 
 #include "gnn/core/check.h"
 #include "tune/measure.h"
+#include "tune/measurements_file.h"
 #include "util/atomic_file.h"
 #include "util/user_input.h"
 
@@ -76,77 +77,32 @@ tune::Config config_from_json(const Json& j, const tune::TuneGraph& r, const std
     return c;
 }
 
-// Reads DIR/measurements.jsonl; a torn last line (a kill mid-write) is dropped and the file
-// rewritten without it. A line names its config by "rows", else by "config" (an index of r).
+// Reads DIR/measurements.jsonl with the writer's rules (tune::read_measurements_file, shared with
+// segrank report); a torn last line (a kill mid-write) is dropped and the file rewritten without
+// it. A line names its config by "rows", else by "config" (an index of r).
 std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGraph& r) {
+    const tune::MeasurementsFile mf = tune::read_measurements_file(file);
     std::vector<Record> out;
-    std::error_code ec;
-    if (!fs::exists(file, ec)) return out;
-    const std::string text = read_input_file(file, "a measurements.jsonl file", kMaxLinesFileBytes);
     std::set<std::string> seen;
-    std::string kept;
-    bool torn = false;
-    size_t pos = 0;
-    for (int64_t line_no = 1; pos < text.size(); ++line_no) {
-        const size_t nl = text.find('\n', pos);
-        if (nl == std::string::npos) {
-            torn = true;  // written up to the kill: that measurement is taken again
-            break;
-        }
-        const std::string line = text.substr(pos, nl - pos);
-        const bool last = nl + 1 >= text.size();
-        pos = nl + 1;
-        if (line.empty()) continue;
-        Json j;
-        try {
-            j = read_json(line, file.string(), line_no);
-        } catch (const Error&) {
-            if (last) {
-                torn = true;
-                break;
-            }
-            throw;
-        }
-        const std::string at = str(file.string(), ":", line_no);
-        SEGRANK_CHECK(j.is_object() && j.contains("round") && j["round"].is_number_integer(), at,
-                      ": expected an object with an integer \"round\"");
+    for (const tune::MeasurementLine& m : mf.lines) {
+        const std::string at = str(file.string(), ":", m.line);
         Record rec;
-        rec.round = j["round"].get<int64_t>();
-        if (j.contains("rows")) {
-            rec.config = config_from_json(j["rows"], r, at);
+        rec.round = m.round;
+        if (m.rows) {
+            rec.config = config_from_json(*m.rows, r, at);
         } else {
-            SEGRANK_CHECK(j.contains("config") && j["config"].is_number_integer(), at,
-                          ": expected an integer \"config\" or \"rows\"");
-            const int64_t c = j["config"].get<int64_t>();
-            SEGRANK_CHECK(c >= 0 && c < r.num_recorded(), at, ": config ", c,
+            const int64_t c = *m.config;
+            SEGRANK_CHECK(c < r.num_recorded(), at, ": config ", c,
                           " is out of range (the graph has ", r.num_recorded(), " configs)");
             rec.config = r.recorded_config(c);
         }
         SEGRANK_CHECK(seen.insert(tune::config_key(rec.config)).second, at, ": config ",
                       tune::describe(rec.config), " is measured twice");
-        // Every line segrank tune writes has "measured_ns": a runtime, or null for a failed
-        // measurement (with its "error"). Anything else is refused: a string or a missing member
-        // would otherwise resume as a failure and never be measured again.
-        const std::string field = str(at, ": round ", rec.round, ": \"measured_ns\" ");
-        SEGRANK_CHECK(j.contains("measured_ns"), field,
-                      "is missing, expected a positive number of ns (or null for a failed "
-                      "measurement)");
-        const Json& mv = j["measured_ns"];
-        if (mv.is_number()) {
-            rec.runtime_ns = mv.get<double>();
-            SEGRANK_CHECK(std::isfinite(*rec.runtime_ns) && *rec.runtime_ns > 0, field, "is ",
-                          *rec.runtime_ns, ", expected a positive number of ns");
-        } else {
-            SEGRANK_CHECK(mv.is_null(), field, "is ", echo_value(dump_json(mv)),
-                          ", expected a positive number of ns (or null for a failed measurement)");
-            rec.error = j.contains("error") && j["error"].is_string()
-                            ? j["error"].get<std::string>()
-                            : std::string("not measured");
-        }
+        rec.runtime_ns = m.measured_ns;
+        rec.error = m.error;
         out.push_back(std::move(rec));
-        kept += line + "\n";
     }
-    if (torn) write_file_atomically(file, kept);
+    if (mf.torn) write_file_atomically(file, mf.kept);
     return out;
 }
 

@@ -2,6 +2,7 @@
 #include "report/report.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -276,6 +277,43 @@ bool is_leaderboard_header(const std::vector<std::string>& h) {
     });
 }
 
+// The number in a leaderboard cell; throws naming `where` and the column unless the whole cell is
+// one finite number.
+double cell_number(const std::string& cell, const std::string& where, const std::string& column) {
+    double v = 0.0;
+    const char* end = cell.data() + cell.size();
+    const auto [ptr, ec] = std::from_chars(cell.data(), end, v);
+    SEGRANK_CHECK(ec == std::errc() && ptr == end && std::isfinite(v), where, ": ", column, " ",
+                  echo_value(cell), " is not a finite number");
+    return v;
+}
+
+// Checks one row of a leaderboard table against what `segrank leaderboard` writes
+// (docs/metrics.md#kaggle-scores): rank empty or an integer >= 1; a layout collection's score (a
+// Kendall tau) in [-1, 1]; tile:xla's (1 - mean slowdown@5) and overall (a mean of them) at most 1;
+// graphs and missing empty or integers >= 0; an empty cell is no score. Throws naming `where`.
+void check_leaderboard_row(const std::vector<std::string>& header,
+                           const std::vector<std::string>& row, const std::string& where) {
+    for (size_t k = 0; k < header.size(); ++k) {
+        const std::string& c = header[k];
+        const std::string& cell = row[k];
+        if (cell.empty() || c == "name" || c == "status") continue;
+        const double v = cell_number(cell, where, c);
+        if (c == "rank" || c == "graphs" || c == "missing") {
+            const double lo = c == "rank" ? 1.0 : 0.0;
+            SEGRANK_CHECK(v == std::floor(v) && v >= lo && v <= 9e15, where, ": ", c, " ",
+                          echo_value(cell), " is not an integer >= ", lo);
+        } else if (c.starts_with("layout:")) {
+            SEGRANK_CHECK(v >= -1.0 && v <= 1.0, where, ": ", c, " ", echo_value(cell),
+                          " is outside [-1, 1] (a layout score is a Kendall tau)");
+        } else {
+            SEGRANK_CHECK(v <= 1.0, where, ": ", c, " ", echo_value(cell),
+                          " is above 1 (tile:xla is 1 - mean slowdown@5, overall the mean of the "
+                          "collection scores)");
+        }
+    }
+}
+
 std::string joined(const std::vector<std::string>& cells) {
     std::string out;
     for (const auto& c : cells) out += (out.empty() ? "" : ",") + c;
@@ -315,6 +353,8 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
                 row[9] = std::to_string(int_or(e, "graphs_missing", 0));
             }
             row[10] = valid ? "ok" : "invalid";
+            check_leaderboard_row(t.header, row,
+                                  str(path.string(), ": entries[", t.rows.size(), "]"));
             t.rows.push_back(std::move(row));
         }
         return t;
@@ -335,6 +375,7 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
         const std::string where = str(path.string(), ":", records[i].line);
         SEGRANK_CHECK(records[i].fields.size() == t.header.size(), where, ": ",
                       records[i].fields.size(), " fields, the header has ", t.header.size());
+        check_leaderboard_row(t.header, records[i].fields, where);
         t.rows.push_back(std::move(records[i].fields));
     }
     return t;

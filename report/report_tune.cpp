@@ -10,6 +10,7 @@
 #include "report/report.h"
 #include "report/report_page.h"
 #include "report/report_svg.h"
+#include "tune/measurements_file.h"
 #include "util/user_input.h"
 
 namespace segrank {
@@ -219,45 +220,42 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir) {
     const auto meas_path = dir / "measurements.jsonl";
     std::error_code ec;
     if (std::filesystem::exists(meas_path, ec)) {
-        const std::string text = read_input_file(meas_path, "a text file", kMaxLinesFileBytes);
-        std::istringstream is(text);
-        std::string line;
-        std::vector<std::string> lines;
-        while (std::getline(is, line)) lines.push_back(line);
-        const bool terminated = !text.empty() && text.back() == '\n';
-        for (size_t i = 0; i < lines.size(); ++i) {
-            if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
-            const std::string where = str(meas_path.string(), ":", i + 1);
-            const bool last = i + 1 == lines.size();
-            Json v;
-            try {
-                if (last && !terminated) throw Error(where + ": unterminated");
-                v = read_json(lines[i], meas_path.string(), static_cast<int64_t>(i + 1));
-            } catch (const Error&) {
-                if (last && !terminated) {
-                    r.notes.push_back(where +
-                                      ": torn last line skipped (no line end: is the run still "
-                                      "measuring?)");
-                    continue;
-                }
-                throw;
-            }
-            SEGRANK_CHECK(v.is_object() && v.contains("round") && v["round"].is_number_integer() &&
-                              v.contains("best_ns"),
-                          where, ": expected an object with an integer \"round\" and \"best_ns\"");
+        // The rules of segrank tune's writer, as tune --resume applies them: a page draws no
+        // number that tune itself would refuse (a runtime <= 0, a config measured twice, a
+        // "best_ns" that is not the fastest runtime so far).
+        const tune::MeasurementsFile mf = tune::read_measurements_file(meas_path);
+        for (const tune::MeasurementLine& m : mf.lines) {
             TunePoint p;
-            p.round = v["round"].get<int64_t>();
-            p.measured_ns = number(v, "measured_ns");
-            p.best_ns = number(v, "best_ns");
-            p.error = json_string(v, "error").value_or("");
+            p.round = m.round;
+            p.measured_ns = m.measured_ns.value_or(kNaN);
+            p.error = m.measured_ns ? std::string() : m.error;
             r.points.push_back(std::move(p));
         }
+        // best so far from the measured runtimes (equal to each line's "best_ns" when present)
+        double best = kNaN;
+        for (TunePoint& p : r.points) {
+            if (!std::isnan(p.measured_ns) && !(p.measured_ns >= best)) best = p.measured_ns;
+            p.best_ns = best;
+        }
+        if (mf.torn)
+            r.notes.push_back(str(meas_path.string(), ":", mf.torn_line,
+                                  ": torn last line skipped (no line end or not JSON: is the run "
+                                  "still measuring?)"));
     } else {
         r.notes.push_back(meas_path.string() + ": absent (nothing measured yet)");
     }
     const auto best_path = dir / "best.json";
     if (std::filesystem::exists(best_path, ec)) {
         r.best = read_json_file(best_path);
+        // What segrank tune writes: runtimes and the speedup are positive numbers (or null).
+        for (const char* key : {"default_runtime_ns", "runtime_ns", "speedup_over_default"}) {
+            if (!r.best->is_object() || !r.best->contains(key) || (*r.best)[key].is_null())
+                continue;
+            const Json& v = (*r.best)[key];
+            SEGRANK_CHECK(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0,
+                          best_path.string(), ": \"", key, "\" is ", echo_value(dump_json(v)),
+                          ", expected a positive number (or null)");
+        }
     } else {
         r.notes.push_back(best_path.string() + ": absent (no round finished yet)");
     }

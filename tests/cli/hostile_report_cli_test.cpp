@@ -100,4 +100,91 @@ TEST_SUITE("hostile") {
         INFO(ok.output);
         CHECK(ok.exit_code == 0);
     }
+
+    TEST_CASE(
+        "segrank report refuses measurements that segrank tune --resume refuses, naming "
+        "file:line") {
+        const fs::path dir = scratch_dir("hostile_report_tune_values");
+        fs::create_directories(dir / "t");
+        write_text(dir / "t/tune.json",
+                   "{\"graph\":{\"name\":\"fusion.7\",\"task\":\"tile\",\"num_nodes\":9,"
+                   "\"num_configs\":30,\"num_config_nodes\":1,\"runtimes_fnv1a\":\"abc\"},"
+                   "\"where\":\"k/fusion.7.npz\",\"measure\":\"recorded\",\"candidates\":"
+                   "\"recorded\",\"strategy\":\"model\",\"checkpoints\":[]}\n");
+        auto line = [](int round, int config, const std::string& ns, const std::string& best) {
+            return "{\"round\":" + std::to_string(round) + ",\"config\":" + std::to_string(config) +
+                   ",\"predicted\":1.0,\"measured_ns\":" + ns + ",\"best_ns\":" + best +
+                   ",\"best_config\":" + std::to_string(config) + "}\n";
+        };
+        const std::string good = line(0, 0, "2000", "2000") + line(1, 1, "1500", "1500");
+        const std::string t = (dir / "t").string();
+        const std::string meas = t + "/measurements.jsonl";
+        struct Case {
+            std::string extra, expected;
+        };
+        const Case cases[] = {
+            {line(2, 7, "-5", "-5"),
+             meas + ":3: round 2: \"measured_ns\" is -5, expected a positive number of ns"},
+            {line(2, 1, "1400", "1400"), meas + ":3: config 1 is measured twice"},
+            {line(2, 7, "1800", "1800"),
+             meas + ":3: round 2: \"best_ns\" is 1800, expected 1500 (the fastest"},
+            {line(-1, 7, "1800", "1500"), meas + ":3: \"round\" is -1, expected an integer >= 0"},
+        };
+        for (const Case& c : cases) {
+            write_text(dir / "t/measurements.jsonl", good + c.extra);
+            const auto r = run_segrank("report " + sq(t));
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, c.expected));
+            CHECK_FALSE(fs::exists(dir / "t/report.html"));
+        }
+        // best.json's runtimes are positive too.
+        write_text(dir / "t/measurements.jsonl", good);
+        write_text(dir / "t/best.json",
+                   "{\"config\":1,\"runtime_ns\":1500,\"default_runtime_ns\":-3}\n");
+        const auto b = run_segrank("report " + sq(t));
+        INFO(b.output);
+        CHECK(b.exit_code == 1);
+        CHECK(contains_text(b.output, t + "/best.json: \"default_runtime_ns\" is -3, expected a "
+                                          "positive number"));
+        write_text(dir / "t/best.json",
+                   "{\"config\":1,\"runtime_ns\":1500,\"default_runtime_ns\":2000}\n");
+        const auto ok = run_segrank("report " + sq(t));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
+
+    TEST_CASE("segrank report --leaderboard refuses a score outside its range, naming file:line") {
+        const fs::path dir = scratch_dir("hostile_report_lb_range");
+        fs::create_directories(dir / "run");
+        write_text(dir / "run/metrics.jsonl", "");
+        const std::string header =
+            "rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,"
+            "layout:nlp:random,graphs,missing,status\n";
+        const std::string lb = (dir / "lb.csv").string();
+        struct Case {
+            std::string row, expected;
+        };
+        const Case cases[] = {
+            {"1,a.csv,1e308,,,,,,3,0,ok\n", lb + ":3: overall 1e308 is above 1"},
+            {"1,a.csv,0.5,,1.5,,,,3,0,ok\n", lb + ":3: layout:xla:default 1.5 is outside [-1, 1]"},
+            {"1,a.csv,0.5,,,,,,x,0,ok\n", lb + ":3: graphs x is not a finite number"},
+            {"0,a.csv,0.5,,,,,,3,0,ok\n", lb + ":3: rank 0 is not an integer >= 1"},
+        };
+        for (const Case& c : cases) {
+            write_text(dir / "lb.csv", header + "2,b.csv,-3.5,-3.5,,,,,3,0,ok\n" + c.row);
+            const auto r =
+                run_segrank("report " + sq((dir / "run").string()) + " --leaderboard " + sq(lb));
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, c.expected));
+            CHECK_FALSE(fs::exists(dir / "run/report.html"));
+        }
+        write_text(dir / "lb.csv",
+                   header + "1,a.csv,0.5,,-1,1,,,3,0,ok\n,bad.csv,,,,,,,,,invalid (1 error)\n");
+        const auto ok =
+            run_segrank("report " + sq((dir / "run").string()) + " --leaderboard " + sq(lb));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
 }

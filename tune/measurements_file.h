@@ -1,0 +1,44 @@
+// The lines of a `segrank tune` directory's measurements.jsonl and the rules every reader applies
+// (tune --resume and report read it through this one reader, so the rules cannot drift;
+// docs/tune.md#files).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/json.h"
+
+namespace segrank::tune {
+
+/// One line of measurements.jsonl as segrank tune writes it.
+struct MeasurementLine {
+    int64_t line = 0;                   ///< 1-based line number in the file
+    int64_t round = 0;                  ///< >= 0; round 0 measures the default
+    std::optional<int64_t> config;      ///< "config": an index of the graph's recorded configs
+                                        ///< (>= 0; its upper bound is the graph's, checked by tune)
+    std::optional<Json> rows;           ///< "rows" (--candidates search): the config's rows
+    std::optional<double> measured_ns;  ///< the runtime (> 0, finite); unset: a failed measurement
+    std::string error;                  ///< why it failed, when measured_ns is unset
+    std::optional<double> best_ns;      ///< the fastest measured_ns of this and earlier lines
+};
+
+/// A measurements.jsonl file read by read_measurements_file.
+struct MeasurementsFile {
+    std::vector<MeasurementLine> lines;
+    bool torn = false;      ///< the last line was torn (a kill mid-write) and left out
+    int64_t torn_line = 0;  ///< its line number when torn
+    std::string kept;       ///< the text of the kept lines (the file without its torn last line)
+};
+
+/// Reads `file` (absent: no lines) with the rules of the writer: every complete line is a JSON
+/// object with an integer "round" >= 0, "rows" or an integer "config" >= 0 (a config named the same
+/// way twice is refused: "is measured twice"), "measured_ns" a finite number > 0 or null (a failed
+/// measurement, its "error" kept), and "best_ns", when present, null before the first success and
+/// then the fastest "measured_ns" so far. A last line without its line end, or a last line that is
+/// not JSON, is torn (a kill mid-write) and left out. Throws segrank::Error naming file:line, the
+/// field, its value and what was expected; or when the file cannot be read.
+MeasurementsFile read_measurements_file(const std::filesystem::path& file);
+
+}  // namespace segrank::tune
