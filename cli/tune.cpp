@@ -93,20 +93,25 @@ void check_tune_out(const TuneOptions& o) {
                   " is no file a tune writes; give a new or empty folder as --out");
 }
 
-// A fresh run that fails before tune.json exists leaves no folder behind: the .lock goes (while the
-// lock is still held) and CreatedDirectories removes the folders it made; once tune.json is
-// written the folder is kept.
+// A fresh run that ends before its first measurement is taken (a failure in the first scoring, a
+// signal) leaves no folder behind: the tune.json and the empty measurements.jsonl it wrote and the
+// .lock go (while the lock is still held) and CreatedDirectories removes the folders it made; once
+// a measurement is in measurements.jsonl the folder is kept. A --resume run never removes anything:
+// DIR and its measurements are the user's.
 class KeepOnlyTuneDir {
 public:
-    KeepOnlyTuneDir(std::filesystem::path dir, CreatedDirectories& made)
-        : dir_(std::move(dir)), made_(made) {}
+    KeepOnlyTuneDir(std::filesystem::path dir, CreatedDirectories& made, bool resume)
+        : dir_(std::move(dir)), made_(made), resume_(resume) {}
     ~KeepOnlyTuneDir() {
         namespace fs = std::filesystem;
         std::error_code ec;
-        if (fs::exists(dir_ / "tune.json", ec)) {
+        if (resume_ || !nothing_measured()) {
             made_.keep();
             return;
         }
+        // This fresh run wrote tune.json (a DIR that held one was refused before any work).
+        fs::remove(dir_ / "measurements.jsonl", ec);
+        fs::remove(dir_ / "tune.json", ec);
         bool only_lock = true;
         for (const auto& e : fs::directory_iterator(dir_, ec))
             only_lock = only_lock && e.path().filename() == ".lock";
@@ -115,9 +120,22 @@ public:
     KeepOnlyTuneDir(const KeepOnlyTuneDir&) = delete;
     KeepOnlyTuneDir& operator=(const KeepOnlyTuneDir&) = delete;
 
+    /// True when DIR holds no measurement: no measurements.jsonl, or an empty one, and no
+    /// best.json.
+    bool nothing_measured() const {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        if (fs::exists(dir_ / "best.json", ec)) return false;
+        const auto meas = dir_ / "measurements.jsonl";
+        if (!fs::exists(meas, ec)) return true;
+        const auto size = fs::file_size(meas, ec);
+        return !ec && size == 0;
+    }
+
 private:
     std::filesystem::path dir_;
     CreatedDirectories& made_;
+    bool resume_ = false;
 };
 
 // g's record (structure, recorded rows and runtimes) as the tune/ parts take it.
@@ -294,7 +312,7 @@ int run_tune(int argc, char** argv) {
     check_tune_out(o);
     std::unique_ptr<CreatedDirectories> made = create_out_dir(o.out);
     const RunDirLock lock(o.out, "tune directory", "segrank tune");
-    const KeepOnlyTuneDir keep_only(o.out, *made);
+    const KeepOnlyTuneDir keep_only(o.out, *made, o.resume);
 
     std::optional<CostModel> model;
     if (o.strategy == Strategy::kModel)
@@ -313,6 +331,13 @@ int run_tune(int argc, char** argv) {
     o.stop = &g_stop;
     const TuneResult r = model ? tune_rounds(*model, g, record, measure, o)
                                : tune_model_free(g, record, measure, o, generator->space());
+    if (r.interrupted_by && !o.resume && keep_only.nothing_measured()) {
+        std::fprintf(stderr,
+                     "segrank tune: interrupted by signal %d before the first measurement; nothing "
+                     "written to %s\n",
+                     r.interrupted_by, o.out.c_str());
+        return 128 + r.interrupted_by;
+    }
     if (r.interrupted_by) {
         // The model-free searches keep their state in memory only: they do not resume.
         std::fprintf(stderr,

@@ -149,4 +149,45 @@ TEST_SUITE("hostile") {
             CHECK_FALSE(fs::exists(dir / "tune"));
         }
     }
+
+    TEST_CASE(
+        "segrank tune whose first scoring fails removes the directory it created, and a --resume "
+        "keeps it") {
+        const fs::path dir = scratch_dir("hostile_tune_first_score");
+        const fs::path run = train_tiny_layout_run(dir, "run", 2);
+        const fs::path ckpt = run / "last.ckpt.h5";
+        const fs::path good = dir / "good.ckpt.h5";
+        fs::copy_file(ckpt, good);
+        // Every parameter NaN, re-signed (a deliberate edit reaches the scoring).
+        const auto py = run_command(
+            "/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" + ckpt.string() +
+            "','r+'); [f['params'][k].__setitem__(Ellipsis, np.nan) for k in f['params']]\" && "
+            "/usr/bin/python3 " +
+            sq((source_dir() / "tests/support/ckpt_resign.py").string()) + " " + sq(ckpt.string()));
+        INFO(py.output);
+        REQUIRE(py.exit_code == 0);
+        const std::string graph =
+            (dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string();
+        auto tune = [&](const fs::path& c, const fs::path& out, const std::string& extra) {
+            return run_segrank("tune --checkpoint " + sq(c.string()) + " --graph " + sq(graph) +
+                               " --batch 2 --quiet --out " + sq(out.string()) + " " + extra);
+        };
+        // A fresh run: nothing measured, so nothing is left (no .lock, tune.json or empty
+        // measurements.jsonl), and the same --out then starts afresh.
+        const fs::path out = dir / "a" / "tune";
+        const auto r = tune(ckpt, out, "--budget 3");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "is nan"));
+        CHECK_FALSE(fs::exists(dir / "a"));
+        CHECK(tune(good, out, "--budget 1").exit_code == 0);
+        // --resume never removes the measurements, even when the run adds none.
+        const std::string before = read_file_text(out / "measurements.jsonl");
+        const auto res = tune(ckpt, out, "--budget 3 --resume");
+        INFO(res.output);
+        CHECK(res.exit_code == 1);
+        CHECK(read_file_text(out / "measurements.jsonl") == before);
+        CHECK(fs::exists(out / "tune.json"));
+        CHECK(fs::exists(out / "best.json"));
+    }
 }
