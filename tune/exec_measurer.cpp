@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -339,6 +340,20 @@ Measurement ExecMeasurer::measure_one(const Config& c) {
     const double wait_s = opt_.timeout_s + (served_++ == 0 ? opt_.start_timeout_s : 0.0);
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(wait_s));
+    int64_t unlogged_late = 0;
+    Measurement m = await_reply(id, c, who, wait_s, deadline, unlogged_late);
+    // A harness that floods late replies gets one line per request, not one per reply.
+    if (unlogged_late > 0)
+        log(who + ": skipped " + std::to_string(unlogged_late) +
+            " more late replies to earlier requests while waiting for request " +
+            std::to_string(id) + " (only the first " + std::to_string(kLoggedLateReplies) +
+            " of the run are shown one by one)");
+    return m;
+}
+
+Measurement ExecMeasurer::await_reply(int64_t id, const Config& c, const std::string& who,
+                                      double wait_s, Clock::time_point deadline,
+                                      int64_t& unlogged_late) {
     const auto fail = [&](const std::string& what, bool kill_now) {
         stop(kill_now);
         last_error_ = "request " + std::to_string(id) + ": " + what +
@@ -364,14 +379,23 @@ Measurement ExecMeasurer::measure_one(const Config& c) {
                 "a reply line longer than " + std::to_string(kMaxReplyBytes) + " bytes; killed",
                 true);
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        // A reply to an earlier request (one that already failed as garbage) is stale: skip it.
+        // A reply to an earlier request (one that already failed, e.g. as garbage) is stale: skip
+        // it. Only ids this backend sent before are late; any other id (negative, 0, this one's
+        // successors) is garbage, as docs/tune.md says.
         try {
             const Json doc = read_json(line, "exec reply");
-            if (doc.is_object() && doc.contains("id") && doc["id"].is_number_integer() &&
-                doc["id"].get<int64_t>() < id) {
-                log(who + ": skipped a late reply to request " +
-                    std::to_string(doc["id"].get<int64_t>()));
-                continue;
+            if (doc.is_object() && doc.contains("id") && doc["id"].is_number_integer()) {
+                const int64_t got = doc["id"].is_number_unsigned() &&
+                                            doc["id"].get<uint64_t>() > uint64_t{INT64_MAX}
+                                        ? -1
+                                        : doc["id"].get<int64_t>();
+                if (got >= kFirstId && got < id) {
+                    if (late_replies_++ < kLoggedLateReplies)
+                        log(who + ": skipped a late reply to request " + std::to_string(got));
+                    else
+                        ++unlogged_late;
+                    continue;
+                }
             }
         } catch (const std::exception&) {
         }

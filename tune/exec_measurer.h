@@ -4,6 +4,8 @@
 #pragma once
 #include <sys/types.h>
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 
 #include "tune/measure.h"
@@ -57,6 +59,9 @@ public:
 
 private:
     Measurement measure_one(const Config& c);
+    // Reads lines until the reply to request `id` (late replies skipped; see measure_one).
+    Measurement await_reply(int64_t id, const Config& c, const std::string& who, double wait_s,
+                            std::chrono::steady_clock::time_point deadline, int64_t& unlogged_late);
     bool start();                                // false: could not spawn (reason in last_error_)
     void stop(bool kill_now);                    // reaps the child; sets last_exit_
     std::string reap_reason(bool killed) const;  // "exited with status 3", ...
@@ -74,7 +79,10 @@ private:
     int restarts_ = 0;
     int last_status_ = 0;  // waitpid status of the last reaped child
     std::string last_error_;
-    int64_t next_id_ = 1;
+    static constexpr int64_t kFirstId = 1;            // the id of the first request
+    static constexpr int64_t kLoggedLateReplies = 3;  // late replies logged one by one
+    int64_t next_id_ = kFirstId;
+    int64_t late_replies_ = 0;  // late replies skipped so far (the first few are logged)
 };
 
 }  // namespace segrank::tune

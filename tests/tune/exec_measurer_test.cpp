@@ -138,6 +138,63 @@ TEST_SUITE("hostile") {
                                     "days)): {\"id\": 3, \"runtime_ns\": 1e300}"),
                       m.error);
     }
+
+    TEST_CASE(
+        "exec: only ids of earlier requests are late replies, and a flood of them is summarized") {
+        if (!test::have_python3()) {
+            MESSAGE("SKIPPED: python3 not found");
+            return;
+        }
+        // By the first output bound: 4 -> not JSON; 20 -> 1000 replies to the previous request,
+        // then the right one; 21 -> a reply to request -5, then the right one; 22 -> a reply to a
+        // request never sent (id + 7), then the right one.
+        const auto harness = write_harness(R"(import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    b, i = req["tile"]["output_bounds"][0], req["id"]
+    out = []
+    if b == 4:
+        out.append("not json")
+    elif b == 20:
+        out += [json.dumps({"id": i - 1, "runtime_ns": 5})] * 1000
+    elif b == 21:
+        out.append(json.dumps({"id": -5, "runtime_ns": 5}))
+    elif b == 22:
+        out.append(json.dumps({"id": i + 7, "runtime_ns": 5}))
+    if b != 4:
+        out.append(json.dumps({"id": i, "runtime_ns": 77}))
+    sys.stdout.write("\n".join(out) + "\n")
+    sys.stdout.flush()
+)");
+        std::vector<std::string> log;
+        MeasureOptions o;
+        o.timeout_s = 5;
+        o.log = [&](const std::string& m) { log.push_back(m); };
+        const TuneGraph g = exec_graph();  // borrowed by the measurer: must outlive it
+        ExecMeasurer m(g, "exec python3 " + harness.string(), o);
+        const auto r = m.measure(std::vector<Config>{with_bound(4), with_bound(20), with_bound(20),
+                                                     with_bound(21), with_bound(22)});
+        CHECK(contains_text(r[0].error, "garbage reply to request 1"));
+        CHECK(r[1].ok());  // 1000 late replies to request 1 skipped (3 logged, 997 counted)
+        CHECK(r[2].ok());  // 1000 late replies to request 2 skipped
+        CHECK_MESSAGE(contains_text(r[3].error, "garbage reply to request 4"), r[3].error);
+        CHECK_MESSAGE(contains_text(r[4].error, "garbage reply to request 5"), r[4].error);
+        std::string all;
+        int64_t late = 0;
+        for (const auto& l : log) {
+            all += l + "\n";
+            late += contains_text(l, "skipped a late reply to request");
+        }
+        INFO(all);
+        CHECK(late == 3);  // the first 3 one by one, then one line per request
+        CHECK(contains_text(all,
+                            "skipped 997 more late replies to earlier requests while "
+                            "waiting for request 2"));
+        CHECK(contains_text(all,
+                            "skipped 1000 more late replies to earlier requests while "
+                            "waiting for request 3"));
+        CHECK(log.size() <= 10);  // not one line per reply: 2000 were skipped
+    }
 }
 
 TEST_CASE(
