@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <limits>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,12 +17,32 @@
 #include "cli/options.h"
 #include "gnn/core/check.h"
 #include "util/atomic_file.h"
+#include "util/exit_status.h"
 #include "util/user_input.h"
 
 namespace segrank::cli {
 namespace {
 
 constexpr size_t kMaxPrintedIssues = 50;  // per file on stderr; --json carries all of them
+
+// The entry of a submission that ran out of memory while it was read, checked or scored: invalid,
+// with one error naming the file, its size and the memory it could get (docs/files.md).
+LeaderboardEntry out_of_memory_entry(const std::string& file) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(file, ec);
+    const std::string generic = out_of_memory_message();
+    LeaderboardEntry e;
+    e.file = file;
+    e.name = std::filesystem::path(file).stem().string();
+    e.valid = false;
+    e.overall = std::numeric_limits<double>::quiet_NaN();
+    e.issues.push_back({Severity::kError, file,
+                        str("out of memory while reading and scoring this submission",
+                            ec ? std::string() : str(" of ", bytes, " bytes"), " ",
+                            generic.substr(std::min(generic.find('('), generic.size())),
+                            "; the other submissions are scored")});
+    return e;
+}
 
 const char* kDescription =
     "Validates Kaggle-format submissions (ID,TopConfigs) against ground-truth runtimes, scores "
@@ -121,21 +143,28 @@ int run_leaderboard(int argc, char** argv) {
     const Truth truth = load_truth(truth_paths, split);
     std::vector<LeaderboardEntry> entries;
     for (const auto& file : args["submissions"].as<std::vector<std::string>>()) {
-        const CheckedSubmission sub = check_submission(file, truth, missing);
+        LeaderboardEntry e;
+        try {
+            const CheckedSubmission sub = check_submission(file, truth, missing);
+            e = score_submission(sub, truth, missing);
+        } catch (const std::bad_alloc&) {
+            // What the submission held is freed by now: the others are still scored.
+            e = out_of_memory_entry(file);
+        }
         size_t printed = 0;
-        for (const Issue& is : sub.issues) {
+        for (const Issue& is : e.issues) {
             // The file name and the CSV's fields in it are shown escaped (a name with a line
             // break stays on its line).
             if (printed++ < kMaxPrintedIssues)
                 std::fprintf(stderr, "%s\n",
                              echo_value(is.to_string(), std::string_view::npos).c_str());
         }
-        if (sub.issues.size() > kMaxPrintedIssues) {
+        if (e.issues.size() > kMaxPrintedIssues) {
             std::fprintf(stderr, "%s: ... and %zu more issues (see --json)\n",
                          echo_value(file, std::string_view::npos).c_str(),
-                         sub.issues.size() - kMaxPrintedIssues);
+                         e.issues.size() - kMaxPrintedIssues);
         }
-        entries.push_back(score_submission(sub, truth, missing));
+        entries.push_back(std::move(e));
     }
     rank_entries(entries);
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <new>
 #include <numeric>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "gnn/core/check.h"
 #include "gnn/core/rng.h"
 #include "tune/search.h"
+#include "util/exit_status.h"
 
 namespace segrank::cli {
 
@@ -193,11 +195,29 @@ struct TuneRun {
         }
     }
 
+    // Proposals per round of --candidates search (--pool, else its default).
+    int64_t pool_size() const {
+        return o.pool > 0 ? o.pool : std::max<int64_t>(kDefaultPool, 8 * o.batch);
+    }
+
+    // What a round that ran out of memory proposing or scoring its candidates says: how many it
+    // scored, what lowers it, and that the measurements so far resume (the round measured
+    // nothing yet). `detail` is the generic text's parenthesis (the address-space limit).
+    std::string round_oom_message(int64_t round, const std::string& detail) const {
+        const std::string what =
+            search ? str(pool_size(), " proposals of --pool (lower --pool, e.g. --pool ",
+                         std::max<int64_t>(kDefaultPool, 8 * o.batch), ")")
+                   : str(c, " recorded configs of graph ", g.where(),
+                         " (a graph with fewer configs, or more memory)");
+        return str("out of memory in round ", round, " while scoring ", what, "; the ",
+                   res.measured, " measurements so far are in ", meas_file.string(),
+                   " (continue with --resume) ", detail);
+    }
+
     // The round's open candidates, as rows (and in recorded mode their indices in g).
     void open_candidates(std::vector<tune::Config>& open, std::vector<int64_t>& open_index) const {
         if (search) {
-            const int64_t pool = o.pool > 0 ? o.pool : std::max<int64_t>(kDefaultPool, 8 * o.batch);
-            open = o.generator->propose(pool, trials, res.rounds + 1);
+            open = o.generator->propose(pool_size(), trials, res.rounds + 1);
         } else {
             for (int64_t j = 0; j < c; ++j) {
                 tune::Config x = record.recorded_config(j);
@@ -320,20 +340,39 @@ struct TuneRun {
         while (res.measured < o.budget && !stopped()) {
             std::vector<tune::Config> open;
             std::vector<int64_t> open_index;
-            open_candidates(open, open_index);
+            std::vector<double> ens;
+            std::vector<std::vector<double>> norm;
+            // Out of memory proposing or scoring a round is said with what it scored; what the
+            // round held is given back before the message is built.
+            const auto out_of_memory = [&](int64_t round) {
+                open = {};
+                open_index = {};
+                ens = {};
+                norm = {};
+                const std::string generic = out_of_memory_message();
+                return Error(round_oom_message(
+                    round, generic.substr(std::min(generic.find('('), generic.size()))));
+            };
+            try {
+                open_candidates(open, open_index);
+            } catch (const std::bad_alloc&) {
+                throw out_of_memory(res.rounds + 1);
+            }
             if (open.empty()) break;
             refit_if_new();
             ++res.rounds;
-            const int64_t k =
-                std::min({o.batch, o.budget - res.measured, static_cast<int64_t>(open.size())});
-            std::vector<double> ens;
-            std::vector<std::vector<double>> norm;
             if (o.progress && static_cast<int64_t>(open.size()) > kAnnouncedPool) {
                 std::printf("tune: round %lld: scoring %zu proposals with the cost model\n",
                             static_cast<long long>(res.rounds), open.size());
                 std::fflush(stdout);
             }
-            score(open, open_index, ens, norm);
+            try {
+                score(open, open_index, ens, norm);
+            } catch (const std::bad_alloc&) {
+                throw out_of_memory(res.rounds);
+            }
+            const int64_t k =
+                std::min({o.batch, o.budget - res.measured, static_cast<int64_t>(open.size())});
             const std::vector<int64_t> picks = pick(k, ens, norm, task_members);
             const int64_t before = res.measured;
             for (int64_t p : picks) {

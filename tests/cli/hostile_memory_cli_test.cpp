@@ -6,7 +6,9 @@
 #include <fstream>
 #include <string>
 
+#include "tests/eval/leaderboard_fixture.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/tiny_checkpoint.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
@@ -150,6 +152,68 @@ TEST_SUITE("hostile") {
                             " of --graphs 2): an allocation failed; its memory grows "
                             "with --nodes 2000000:2000001 and --configs 1000"));
         CHECK_FALSE(fs::exists(dir / "syn"));
+    }
+
+    TEST_CASE(
+        "segrank tune out of memory scoring a --pool names the pool, and --resume with a smaller "
+        "one continues") {
+        const fs::path dir = scratch_dir("hostile_cli_tune_pool_oom");
+        const fs::path run = train_tiny_layout_run(dir, "run", 2);
+        const std::string base =
+            "tune --checkpoint " + sq(run.string()) + " --graph " +
+            sq((dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string()) +
+            " --batch 2 --candidates search --threads 1 --quiet --out " +
+            sq((dir / "tune").string());
+        // 146 MiB: the libraries and the default's measurement fit, 65536 proposals do not.
+        const auto r =
+            run_segrank_in_source(base + " --budget 4 --pool 65536", 1, "ulimit -v 150000 && ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "error: out of memory in round 1 while scoring 65536 proposals of "
+                            "--pool (lower --pool, e.g. --pool 2048); the 1 measurements so far "
+                            "are in "));
+        CHECK(contains_text(r.output,
+                            "(continue with --resume) (an allocation failed; the "
+                            "address-space limit (ulimit -v) is 146 MiB"));
+        const auto again = run_segrank_in_source(base + " --budget 3 --pool 64 --resume", 1);
+        INFO(again.output);
+        CHECK(again.exit_code == 0);
+        CHECK(contains_text(again.output, "segrank tune: 3 measurements (2 now)"));
+    }
+
+    TEST_CASE(
+        "segrank leaderboard out of memory reading one submission makes it that submission's "
+        "error and scores the others") {
+        const fs::path dir = scratch_dir("hostile_cli_leaderboard_oom");
+        const fs::path root = write_lb_truth(dir / "truth");
+        write_text(dir / "a.csv", lb_submission_a());
+        // 3 million config indices on one row: 22 MB of text, more once parsed.
+        std::string big = "ID,TopConfigs\nlayout:xla:random:g1,0";
+        big.reserve(23'000'000);
+        for (int i = 1; i < 3'000'000; ++i) {
+            big += ';';
+            big += std::to_string(i);
+        }
+        big += "\n";
+        write_text(dir / "big.csv", big);
+        const auto r = run_segrank_in_source(
+            "leaderboard --truth " + sq(root.string()) + " --split valid " +
+                sq((dir / "big.csv").string()) + " " + sq((dir / "a.csv").string()),
+            1, "ulimit -v 100000 && ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);  // an invalid submission
+        CHECK(contains_text(r.output, "error: " + (dir / "big.csv").string() +
+                                          ": out of memory while reading and scoring this "
+                                          "submission of " +
+                                          std::to_string(big.size()) +
+                                          " bytes (an allocation "
+                                          "failed; the address-space "
+                                          "limit (ulimit -v) is 97 "
+                                          "MiB"));
+        CHECK(contains_text(r.output, "; the other submissions are scored"));
+        // a is ranked 1 (scored), big invalid.
+        CHECK(contains_text(r.output, "   1  a "));
     }
 #endif
 }
