@@ -252,6 +252,26 @@ tune::MeasureOptions measure_options(const cxxopts::ParseResult& args, const Tun
     return mo;
 }
 
+// The exit of a run stopped by SIGINT/SIGTERM (128 + the signal) and its line on stderr; `nothing`:
+// a fresh run that measured nothing, whose directory KeepOnlyTuneDir removes.
+int interrupted(const TuneResult& r, const TuneOptions& o, bool model, bool nothing) {
+    if (nothing) {
+        std::fprintf(stderr,
+                     "segrank tune: interrupted by signal %d before the first measurement; nothing "
+                     "written to %s\n",
+                     r.interrupted_by, o.out.c_str());
+        return 128 + r.interrupted_by;
+    }
+    // The model-free searches keep their state in memory only: they do not resume.
+    std::fprintf(stderr,
+                 "segrank tune: interrupted by signal %d after %lld measurements; every "
+                 "measurement is in %s (%s)\n",
+                 r.interrupted_by, static_cast<long long>(r.measured), o.out.c_str(),
+                 model ? "continue with --resume"
+                       : "--strategy anneal and random do not resume: start a new --out");
+    return 128 + r.interrupted_by;
+}
+
 }  // namespace
 
 int run_tune(int argc, char** argv) {
@@ -331,23 +351,8 @@ int run_tune(int argc, char** argv) {
     o.stop = &g_stop;
     const TuneResult r = model ? tune_rounds(*model, g, record, measure, o)
                                : tune_model_free(g, record, measure, o, generator->space());
-    if (r.interrupted_by && !o.resume && keep_only.nothing_measured()) {
-        std::fprintf(stderr,
-                     "segrank tune: interrupted by signal %d before the first measurement; nothing "
-                     "written to %s\n",
-                     r.interrupted_by, o.out.c_str());
-        return 128 + r.interrupted_by;
-    }
-    if (r.interrupted_by) {
-        // The model-free searches keep their state in memory only: they do not resume.
-        std::fprintf(stderr,
-                     "segrank tune: interrupted by signal %d after %lld measurements; every "
-                     "measurement is in %s (%s)\n",
-                     r.interrupted_by, static_cast<long long>(r.measured), o.out.c_str(),
-                     model ? "continue with --resume"
-                           : "--strategy anneal and random do not resume: start a new --out");
-        return 128 + r.interrupted_by;
-    }
+    if (r.interrupted_by)
+        return interrupted(r, o, model.has_value(), !o.resume && keep_only.nothing_measured());
     // Every measurement failed (the default's included): there is no result, and a harness that
     // cannot measure anything must not look like a finished run.
     SEGRANK_CHECK(r.best_ns.has_value(), "--measure ", o.measure, ": no measurement succeeded (",
