@@ -22,6 +22,7 @@
 #include "gnn/core/check.h"
 #include "gnn/param_store.h"
 #include "trainer/checkpoint.h"
+#include "trainer/checkpoint_resume.h"
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
@@ -180,33 +181,40 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
     sel_.best = std::stod(r.attr_string("best_selection").value_or("-1e300"));
     sel_.evals_without_improvement = r.attr_int("evals_without_improvement").value_or(0);
     const int64_t ranks = r.attr_int("history_ranks").value_or(0);
+    ResumeTarget target;
+    target.step = step_;
+    target.width = history_->width();
+    for (const GraphEntry& e : dataset_->train()) {
+        SEGRANK_ASSERT(e.id == static_cast<int64_t>(target.num_nodes.size()),
+                       "training graph ids are their positions");
+        target.num_nodes.push_back(e.info.num_nodes);
+        target.num_configs.push_back(e.info.num_configs);
+    }
     for (int64_t s = 0; s < ranks; ++s) {
-        const std::string g = str("history/rank_", s, "/");
-        auto graphs = r.get_array<int64_t>(g + "graphs");
-        auto segs = r.get_array<int32_t>(g + "graph_segments");
-        auto keys = r.get_array<int64_t>(g + "keys");
-        auto steps = r.get_array<int64_t>(g + "steps");
-        auto values = r.get_array<float>(g + "values");
-        const auto shape = r.array_shape(g + "values");
+        // Every dataset of the shard checked against the others and this run before any is used.
+        const HistoryArrays all = read_history_shard(r, file, s, target);
         HistoryArrays a;
-        a.width = history_->width();
-        SEGRANK_CHECK(shape.size() == 2 && (shape[0] == 0 || shape[1] == a.width), file.string(),
-                      ": ", g, "values has width ", shape.size() == 2 ? shape[1] : -1,
-                      ", the model needs ", a.width);
-        for (size_t i = 0; i < graphs.size(); ++i) {
-            if (owners_.owner(graphs[i]) != comm_.rank()) continue;
-            a.graphs.push_back(graphs[i]);
-            a.graph_segments.push_back(segs[i]);
+        a.width = all.width;
+        for (size_t i = 0; i < all.graphs.size(); ++i) {
+            if (owners_.owner(all.graphs[i]) != comm_.rank()) continue;
+            a.graphs.push_back(all.graphs[i]);
+            a.graph_segments.push_back(all.graph_segments[i]);
         }
-        for (size_t e = 0; e < steps.size(); ++e) {
-            if (owners_.owner(keys[3 * e]) != comm_.rank()) continue;
-            a.keys.insert(a.keys.end(), keys.begin() + static_cast<int64_t>(3 * e),
-                          keys.begin() + static_cast<int64_t>(3 * e + 3));
-            a.steps.push_back(steps[e]);
-            a.values.insert(a.values.end(), values.begin() + static_cast<int64_t>(e) * a.width,
-                            values.begin() + static_cast<int64_t>(e + 1) * a.width);
+        const auto w = static_cast<size_t>(a.width);
+        for (size_t e = 0; e < all.steps.size(); ++e) {
+            if (owners_.owner(all.keys[3 * e]) != comm_.rank()) continue;
+            a.keys.insert(a.keys.end(), all.keys.begin() + static_cast<std::ptrdiff_t>(3 * e),
+                          all.keys.begin() + static_cast<std::ptrdiff_t>(3 * e + 3));
+            a.steps.push_back(all.steps[e]);
+            a.values.insert(a.values.end(), all.values.begin() + static_cast<std::ptrdiff_t>(e * w),
+                            all.values.begin() + static_cast<std::ptrdiff_t>((e + 1) * w));
         }
-        history_->import_arrays(a);
+        // What remains is the table's own limit (segments.history_max_mb), named with the file.
+        try {
+            history_->import_arrays(a);
+        } catch (const Error& e) {
+            throw Error(str(file.string(), ": /extra/history/rank_", s, ": ", e.what()));
+        }
     }
 }
 

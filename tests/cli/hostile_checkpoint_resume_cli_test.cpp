@@ -1,0 +1,151 @@
+// Checkpoints whose content is inconsistent but whose checksums are valid (edited with h5py, then
+// re-signed by tests/support/ckpt_resign.py) given to `segrank train --resume`: each is refused
+// with exit 1 and a message naming the file, the dataset or attribute and what was expected,
+// never a crash, an internal error, an out-of-bounds read or a silent resume
+// (docs/files.md#checkpoints).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/support/test_paths.h"
+#include "tests/trainer/trainer_data_util.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 1); }
+
+// configs/tiny.toml trained for 2 steps (no evaluation) on the tiny layout collection: its
+// last.ckpt.h5 holds history entries of both steps.
+fs::path trained_run(const fs::path& dir) {
+    TinyLayoutSpec spec;
+    spec.valid_graphs = 1;
+    write_tiny_layout_collection(dir / "data", spec);
+    const fs::path run = dir / "run";
+    const auto t = run_segrank(
+        "train --config configs/tiny.toml --set train.steps=2 --set train.eval_every=0 "
+        "--set train.run_dir=" +
+        sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
+    INFO(t.output);
+    REQUIRE(t.exit_code == 0);
+    return run;
+}
+
+// One edit: a name (the copy's run directory) and Python statements over the open h5py file `f`
+// (numpy as np; ds(path, array) replaces a dataset).
+using Edit = std::pair<std::string, std::string>;
+
+// Copies `run` to dir/<name> for every edit, applies it to the copy's last.ckpt.h5 and re-signs
+// it, in one Python process.
+void make_edited_runs(const fs::path& run, const fs::path& dir, const std::vector<Edit>& edits) {
+    std::string py =
+        "import h5py, numpy as np, sys\n"
+        "sys.path.insert(0, " +
+        sq((source_dir() / "tests/support").string()) +
+        ")\n"
+        "from ckpt_resign import resign\n"
+        "def ds(path, a):\n"
+        "    del f[path]\n"
+        "    f.create_dataset(path, data=a)\n";
+    for (const auto& [name, edit] : edits) {
+        const fs::path copy = dir / name;
+        fs::copy(run, copy, fs::copy_options::recursive);
+        const std::string ckpt = (copy / "last.ckpt.h5").string();
+        py += "with h5py.File(" + sq(ckpt) + ", 'r+') as f:\n";
+        size_t start = 0;
+        while (start < edit.size()) {
+            const size_t nl = edit.find('\n', start);
+            py += "    " + edit.substr(start, nl - start) + "\n";
+            start = nl == std::string::npos ? edit.size() : nl + 1;
+        }
+        py += "resign(" + sq(ckpt) + ")\n";
+    }
+    const fs::path script = dir / "edit.py";
+    {
+        std::FILE* out = std::fopen(script.c_str(), "w");
+        REQUIRE(out != nullptr);
+        std::fputs(py.c_str(), out);
+        std::fclose(out);
+    }
+    const auto r = run_command("/usr/bin/python3 " + sq(script.string()));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+}
+
+// `train --resume dir/name` for 2 more steps: must exit 1 with every piece of `expected` in its
+// output, and leave the checkpoint as it was (no partial output).
+void expect_refused(const fs::path& dir, const std::string& name,
+                    const std::vector<std::string>& expected) {
+    const fs::path copy = dir / name;
+    const auto before = fs::last_write_time(copy / "last.ckpt.h5");
+    const auto r = run_segrank("train --resume " + sq(copy.string()) + " --set train.steps=4");
+    INFO(name);
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(r.output.find("internal error") == std::string::npos);
+    CHECK(r.output.find(": error: " + (copy / "last.ckpt.h5").string() + ": ") !=
+          std::string::npos);
+    for (const std::string& piece : expected)
+        CHECK_MESSAGE(r.output.find(piece) != std::string::npos, piece);
+    CHECK(fs::last_write_time(copy / "last.ckpt.h5") == before);
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "train --resume refuses history datasets of inconsistent lengths or out-of-range entries "
+        "naming the file, the dataset and what was expected") {
+        const fs::path dir = scratch_dir("hostile_resume_history");
+        const fs::path run = trained_run(dir);
+        const std::string h = "extra/history/rank_0/";
+        const std::string d = "dataset /extra/history/rank_0/";
+        make_edited_runs(
+            run, dir,
+            {
+                {"graphs_long", "ds('" + h + "graphs', np.zeros((1000000,), np.int64))"},
+                {"steps_long", "ds('" + h + "steps', np.zeros((2000000,), np.int64))"},
+                {"values_short", "ds('" + h + "values', f['" + h + "values'][()][:1])"},
+                {"keys_badshape",
+                 "ds('" + h + "keys', np.zeros((f['" + h + "steps'].shape[0], 2), np.int64))"},
+                {"values_nan",
+                 "a = f['" + h + "values'][()]; a.flat[0] = np.nan; ds('" + h + "values', a)"},
+                {"graph_neg", "a = f['" + h + "keys'][()]; a[0, 0] = -1; ds('" + h + "keys', a)"},
+                {"graph_huge",
+                 "a = f['" + h + "keys'][()]; a[0, 0] = 999999; ds('" + h + "keys', a)"},
+                {"config_huge",
+                 "a = f['" + h + "keys'][()]; a[0, 1] = 5000; ds('" + h + "keys', a)"},
+                {"seg_neg", "a = f['" + h + "graph_segments'][()]; a[0] = -3; ds('" + h +
+                                "graph_segments', a)"},
+                {"seg_huge", "a = f['" + h + "graph_segments'][()]; a[0] = 2**30; ds('" + h +
+                                 "graph_segments', a)"},
+                {"steps_future", "ds('" + h + "steps', f['" + h + "steps'][()] * 0 + 10**12)"},
+            });
+        expect_refused(dir, "graphs_long",
+                       {d + "graph_segments: shape [", "], expected [1000000]"});
+        expect_refused(dir, "steps_long", {d + "keys: shape [", "expected [2000000, 3]"});
+        expect_refused(dir, "values_short", {d + "values: shape [1, 1], expected ["});
+        expect_refused(dir, "keys_badshape", {d + "keys: shape [", ", 2], expected ["});
+        expect_refused(dir, "values_nan", {d + "values[0, 0] = nan: expected a finite value"});
+        expect_refused(dir, "graph_neg",
+                       {d + "keys[0, 0] = -1: expected a graph id listed in /extra/history/"
+                            "rank_0/graphs"});
+        expect_refused(dir, "graph_huge", {d + "keys[0, 0] = 999999: expected a graph id"});
+        expect_refused(dir, "config_huge",
+                       {d + "keys[0, 1] = 5000: expected a config index of graph "});
+        expect_refused(dir, "seg_neg",
+                       {d + "graph_segments[0] = -3: expected a segment count in [1, "});
+        expect_refused(dir, "seg_huge", {d + "graph_segments[0] = 1073741824: expected"});
+        expect_refused(dir, "steps_future",
+                       {d + "steps[0] = 1000000000000: expected a step in [0, 2)"});
+        // The unedited run resumes.
+        const auto ok = run_segrank("train --resume " + sq(run.string()) + " --set train.steps=3");
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
+}

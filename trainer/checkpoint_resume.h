@@ -1,0 +1,36 @@
+// What `segrank train --resume` reads from /extra of a training checkpoint beside the parameters
+// (docs/files.md#checkpoints): the HistoryTable shards, checked against what the writer
+// (trainer/run_checkpoint.cpp) can produce and against the run being resumed, so an edited
+// (re-signed) file fails naming the file, the dataset or attribute and what was expected, before
+// any value is used.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "segments/history_table.h"
+#include "trainer/checkpoint.h"
+
+namespace segrank {
+
+/// The run a checkpoint is resumed into: what its history entries must fit.
+struct ResumeTarget {
+    int64_t step = 0;   ///< the checkpoint's /step: every history value was written before it
+    int32_t width = 1;  ///< floats per history value of the run's HistoryTable
+    /// Per training graph id g (0 <= g < size): its node count (an upper bound of its segment
+    /// count) and its config count (config indices are in [0, num_configs)).
+    std::vector<int64_t> num_nodes, num_configs;
+};
+
+/// Reads /extra/history/rank_<shard>/{graphs i64 [G], graph_segments i32 [G], keys i64 [E, 3],
+/// steps i64 [E], values f32 [E, width]} and checks, before anything is used: the shapes agree
+/// with each other and with target.width; graphs are distinct training graph ids (in [0,
+/// num_nodes.size())); graph_segments[i] is in [1, num_nodes of graphs[i]]; every key names a
+/// graph of `graphs`, a config in [0, its num_configs) and a segment in [0, its graph_segments);
+/// steps are in [0, target.step); values are finite. Throws segrank::Error "<file>: dataset
+/// /extra/history/rank_<shard>/<name> [index]: ... expected ..." on the first violation.
+HistoryArrays read_history_shard(const CheckpointReader& r, const std::filesystem::path& file,
+                                 int64_t shard, const ResumeTarget& target);
+
+}  // namespace segrank
