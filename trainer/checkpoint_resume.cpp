@@ -3,6 +3,7 @@
 #include "trainer/checkpoint_resume.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -49,6 +50,17 @@ void check_shape(const ShardDataset& d, const std::vector<int64_t>& expected,
 }
 
 }  // namespace
+
+double parse_finite_attribute(const std::string& text, const std::filesystem::path& file,
+                              const std::string& attribute) {
+    double v = 0.0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    SEGRANK_CHECK(ec == std::errc() && ptr == end && std::isfinite(v), file.string(),
+                  ": attribute ", attribute, " = \"", text,
+                  "\": expected a finite number (as segrank writes it, e.g. \"0.4545\")");
+    return v;
+}
 
 HistoryArrays read_history_shard(const CheckpointReader& r, const std::filesystem::path& file,
                                  int64_t shard, const ResumeTarget& target) {

@@ -23,6 +23,12 @@ struct ResumeTarget {
     std::vector<int64_t> num_nodes, num_configs;
 };
 
+/// Parses an attribute holding a finite decimal number (all of `text`, as "%.17g" writes it).
+/// Throws segrank::Error "<file>: attribute <attribute> = "<text>": expected a finite number"
+/// otherwise (an empty text, "abc", "nan", "inf", "1x").
+double parse_finite_attribute(const std::string& text, const std::filesystem::path& file,
+                              const std::string& attribute);
+
 /// Reads /extra/history/rank_<shard>/{graphs i64 [G], graph_segments i32 [G], keys i64 [E, 3],
 /// steps i64 [E], values f32 [E, width]} and checks, before anything is used: the shapes agree
 /// with each other and with target.width; graphs are distinct training graph ids (in [0,

@@ -178,7 +178,8 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
     r.load_params(model_->params(), optim_.get());
     step_ = r.step();
     sel_.best_step = r.attr_int("best_step").value_or(-1);
-    sel_.best = std::stod(r.attr_string("best_selection").value_or("-1e300"));
+    if (const auto best = r.attr_string("best_selection"))
+        sel_.best = parse_finite_attribute(*best, file, "/extra/best_selection");
     sel_.evals_without_improvement = r.attr_int("evals_without_improvement").value_or(0);
     const int64_t ranks = r.attr_int("history_ranks").value_or(0);
     ResumeTarget target;

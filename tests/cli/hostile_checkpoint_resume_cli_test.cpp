@@ -148,4 +148,22 @@ TEST_SUITE("hostile") {
         INFO(ok.output);
         CHECK(ok.exit_code == 0);
     }
+
+    TEST_CASE(
+        "train --resume refuses a best_selection attribute that is not a finite number naming "
+        "the file and the attribute") {
+        const fs::path dir = scratch_dir("hostile_resume_best_selection");
+        const fs::path run = trained_run(dir);
+        const std::vector<std::string> values = {"abc", "nan", "inf", "", "0.5x"};
+        std::vector<Edit> edits;
+        for (size_t i = 0; i < values.size(); ++i)
+            edits.push_back(
+                {"best_" + std::to_string(i),
+                 "f['extra'].attrs['best_selection'] = np.bytes_('" + values[i] + "')"});
+        make_edited_runs(run, dir, edits);
+        for (size_t i = 0; i < values.size(); ++i)
+            expect_refused(dir, "best_" + std::to_string(i),
+                           {"attribute /extra/best_selection = \"" + values[i] +
+                            "\": expected a finite number"});
+    }
 }
