@@ -288,6 +288,10 @@ void validate_loaded_checkpoint(const std::filesystem::path& file, const ParamSt
     if (!opt) return;
     SEGRANK_CHECK(opt->step_count() >= 0, f, ": attribute /adam_step = ", opt->step_count(),
                   " is negative");
+    // The trainer takes one AdamW step per training step (and none before the first), so the
+    // optimizer's count cannot exceed the training step it is saved with.
+    SEGRANK_CHECK(opt->step_count() <= step, f, ": attribute /adam_step = ", opt->step_count(),
+                  ": expected at most /step = ", step, " (one optimizer step per training step)");
     const std::span<const float> m = opt->m(), v = opt->v();
     for (const ParamRef& r : store.refs()) {
         for (int64_t k = 0; k < r.size(); ++k) {

@@ -62,6 +62,42 @@ double parse_finite_attribute(const std::string& text, const std::filesystem::pa
     return v;
 }
 
+ResumeState read_resume_state(const CheckpointReader& r, const std::filesystem::path& file,
+                              const ResumeTarget& target) {
+    const std::string f = file.string();
+    ResumeState s;
+    s.selection.best_step = r.attr_int("best_step").value_or(-1);
+    SEGRANK_CHECK(s.selection.best_step >= -1 && s.selection.best_step <= target.step, f,
+                  ": attribute /extra/best_step = ", s.selection.best_step,
+                  ": expected -1 (no evaluation yet) or a step in [0, ", target.step,
+                  "] (the checkpoint's /step)");
+    if (const auto best = r.attr_string("best_selection"))
+        s.selection.best = parse_finite_attribute(*best, file, "/extra/best_selection");
+    s.selection.evals_without_improvement = r.attr_int("evals_without_improvement").value_or(0);
+    SEGRANK_CHECK(
+        s.selection.evals_without_improvement >= 0, f,
+        ": attribute /extra/evals_without_improvement = ", s.selection.evals_without_improvement,
+        ": expected >= 0 (a count of evaluations)");
+    const auto world = r.attr_int("world_size");
+    SEGRANK_CHECK(world.has_value(), f,
+                  ": no attribute /extra/world_size (every training checkpoint has one)");
+    SEGRANK_CHECK(*world >= 1, f, ": attribute /extra/world_size = ", *world,
+                  ": expected >= 1 (the number of ranks that trained the run)");
+    const auto ranks = r.attr_int("history_ranks");
+    SEGRANK_CHECK(ranks.has_value(), f,
+                  ": no attribute /extra/history_ranks (every training checkpoint has one)");
+    s.history_ranks = *ranks;
+    SEGRANK_CHECK(s.history_ranks == *world, f,
+                  ": attribute /extra/history_ranks = ", s.history_ranks, ": expected ", *world,
+                  " (/extra/world_size: the checkpoint holds one history shard per rank)");
+    if (const auto task = r.attr_string("task"))
+        SEGRANK_CHECK(
+            *task == target.task, f, ": attribute /extra/task = \"", *task, "\": expected \"",
+            target.task,
+            "\" (the task of the run's data: a checkpoint resumes the run that wrote it)");
+    return s;
+}
+
 HistoryArrays read_history_shard(const CheckpointReader& r, const std::filesystem::path& file,
                                  int64_t shard, const ResumeTarget& target) {
     const ShardDataset dg = shard_dataset(r, file, shard, "graphs");

@@ -177,13 +177,9 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
     CheckpointReader r(file);
     r.load_params(model_->params(), optim_.get());
     step_ = r.step();
-    sel_.best_step = r.attr_int("best_step").value_or(-1);
-    if (const auto best = r.attr_string("best_selection"))
-        sel_.best = parse_finite_attribute(*best, file, "/extra/best_selection");
-    sel_.evals_without_improvement = r.attr_int("evals_without_improvement").value_or(0);
-    const int64_t ranks = r.attr_int("history_ranks").value_or(0);
     ResumeTarget target;
     target.step = step_;
+    target.task = std::string(to_string(task_));
     target.width = history_->width();
     for (const GraphEntry& e : dataset_->train()) {
         SEGRANK_ASSERT(e.id == static_cast<int64_t>(target.num_nodes.size()),
@@ -191,7 +187,9 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
         target.num_nodes.push_back(e.info.num_nodes);
         target.num_configs.push_back(e.info.num_configs);
     }
-    for (int64_t s = 0; s < ranks; ++s) {
+    const ResumeState state = read_resume_state(r, file, target);
+    sel_ = state.selection;
+    for (int64_t s = 0; s < state.history_ranks; ++s) {
         // Every dataset of the shard checked against the others and this run before any is used.
         const HistoryArrays all = read_history_shard(r, file, s, target);
         HistoryArrays a;

@@ -166,4 +166,41 @@ TEST_SUITE("hostile") {
                            {"attribute /extra/best_selection = \"" + values[i] +
                             "\": expected a finite number"});
     }
+
+    TEST_CASE(
+        "train --resume refuses an adam_step, evals_without_improvement, world_size, "
+        "history_ranks or task the writer cannot have written, naming the file and the "
+        "attribute") {
+        const fs::path dir = scratch_dir("hostile_resume_state");
+        const fs::path run = trained_run(dir);
+        make_edited_runs(run, dir,
+                         {
+                             {"adam_step_huge", "f.attrs['adam_step'] = 2**62"},
+                             {"adam_step_ahead", "f.attrs['adam_step'] = 3"},
+                             {"ewi_neg", "f['extra'].attrs['evals_without_improvement'] = -1"},
+                             {"best_step_future", "f['extra'].attrs['best_step'] = 3"},
+                             {"world_0", "f['extra'].attrs['world_size'] = 0"},
+                             {"world_1000", "f['extra'].attrs['world_size'] = 1000"},
+                             {"ranks_0", "f['extra'].attrs['history_ranks'] = 0"},
+                             {"ranks_5", "f['extra'].attrs['history_ranks'] = 5"},
+                             {"task_tile", "f['extra'].attrs['task'] = np.bytes_('tile')"},
+                             {"task_bogus", "f['extra'].attrs['task'] = np.bytes_('bogus')"},
+                         });
+        expect_refused(dir, "adam_step_huge",
+                       {"attribute /adam_step = 4611686018427387904: expected at most /step = 2"});
+        expect_refused(dir, "adam_step_ahead", {"attribute /adam_step = 3: expected at most"});
+        expect_refused(dir, "ewi_neg",
+                       {"attribute /extra/evals_without_improvement = -1: expected >= 0"});
+        expect_refused(dir, "best_step_future",
+                       {"attribute /extra/best_step = 3: expected -1 (no evaluation yet) or a "
+                        "step in [0, 2]"});
+        expect_refused(dir, "world_0", {"attribute /extra/world_size = 0: expected >= 1"});
+        expect_refused(dir, "world_1000",
+                       {"attribute /extra/history_ranks = 1: expected 1000 (/extra/world_size"});
+        expect_refused(dir, "ranks_0", {"attribute /extra/history_ranks = 0: expected 1"});
+        expect_refused(dir, "ranks_5", {"attribute /extra/history_ranks = 5: expected 1"});
+        expect_refused(dir, "task_tile", {"attribute /extra/task = \"tile\": expected \"layout\""});
+        expect_refused(dir, "task_bogus",
+                       {"attribute /extra/task = \"bogus\": expected \"layout\""});
+    }
 }
