@@ -202,6 +202,7 @@ TEST_CASE(
     auto write = [&] {
         CheckpointWriter cw(path);
         cw.put_params(a.params(), &opt);
+        cw.put_state(1, 0);  // the step of the optimizer's one step
         cw.put_array<double>("normalizer/mean", {5}, mean);
         cw.commit();
     };
