@@ -285,6 +285,14 @@ void validate_loaded_checkpoint(const std::filesystem::path& file, const ParamSt
     const std::string f = file.string();
     SEGRANK_CHECK(step >= 0, f, ": attribute /step = ", step, " is negative");
     SEGRANK_CHECK(epoch >= 0, f, ": attribute /epoch = ", epoch, " is negative");
+    // A NaN or infinite parameter would show up only as a non-finite loss or score naming no file.
+    const std::span<const float> w = store.values();
+    for (const ParamRef& r : store.refs())
+        for (int64_t k = 0; k < r.size(); ++k) {
+            const float x = w[static_cast<size_t>(r.offset + k)];
+            SEGRANK_CHECK(std::isfinite(x), f, ": dataset /params/", r.name, " entry ", k, " is ",
+                          x, " (parameters must be finite)");
+        }
     if (!opt) return;
     SEGRANK_CHECK(opt->step_count() >= 0, f, ": attribute /adam_step = ", opt->step_count(),
                   " is negative");

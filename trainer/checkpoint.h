@@ -75,10 +75,11 @@ private:
 };
 
 /// The checks of a loaded training state, after reading (CheckpointReader::load_params calls it):
-/// step and epoch >= 0 and, with `opt`, its step count in [0, step] (one AdamW step per training
-/// step), every first moment (/adam_m) finite and every second moment (/adam_v) finite and >= 0 (a
-/// NaN or negative one would show up only later, as a non-finite loss naming no file). Throws
-/// segrank::Error naming `file`, the dataset (/adam_m/<parameter>) or attribute and the entry.
+/// step and epoch >= 0, every parameter (/params) finite and, with `opt`, its step count in [0,
+/// step] (one AdamW step per training step), every first moment (/adam_m) finite and every second
+/// moment (/adam_v) finite and >= 0 (a NaN or negative one would show up only later, as a
+/// non-finite loss naming no file). Throws segrank::Error naming `file`, the dataset
+/// (/adam_m/<parameter>) or attribute and the entry.
 void validate_loaded_checkpoint(const std::filesystem::path& file, const ParamStore& store,
                                 const AdamW* opt, int64_t step, int64_t epoch);
 

@@ -1,5 +1,7 @@
-// A checkpoint whose parameters hold NaN (a diverged run, an edited file): `predict` and `evaluate`
-// stop with an error naming the graph and the config, exit 1, and write none of their outputs.
+// A checkpoint whose parameters hold NaN (an edited file) is refused on load naming the dataset;
+// one whose finite parameters overflow (every one 3e38) makes `predict` and `evaluate` stop with an
+// error naming the checkpoint, the graph and the config. Both exit 1 and write none of their
+// outputs.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -16,8 +18,8 @@ namespace {
 CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 2); }
 
 // Trains configs/tiny.toml for 2 steps on the tiny layout collection under dir, then sets every
-// parameter of best.ckpt.h5 to NaN with h5py. Returns the run directory.
-fs::path nan_run(const fs::path& dir) {
+// parameter of best.ckpt.h5 to `value` (a numpy expression) with h5py. Returns the run directory.
+fs::path edited_run(const fs::path& dir, const std::string& value) {
     TinyLayoutSpec spec;
     spec.valid_graphs = 2;
     write_tiny_layout_collection(dir / "data", spec);
@@ -28,10 +30,10 @@ fs::path nan_run(const fs::path& dir) {
         sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
     INFO(t.output);
     REQUIRE(t.exit_code == 0);
-    const auto py = run_command(
-        "/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
-        (run / "best.ckpt.h5").string() +
-        "','r+'); [f['params'][k].__setitem__(Ellipsis, np.nan) for k in f['params']]\"");
+    const auto py = run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
+                                (run / "best.ckpt.h5").string() +
+                                "','r+'); [f['params'][k].__setitem__(Ellipsis, " + value +
+                                ") for k in f['params']]\"");
     INFO(py.output);
     REQUIRE(py.exit_code == 0);
     // A deliberate edit: new checksums, so the load reaches the non-finite checks under test.
@@ -46,16 +48,41 @@ fs::path nan_run(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE(
-    "segrank predict with a NaN checkpoint exits 1 naming graph and config and writes nothing") {
-    const fs::path dir = scratch_dir("cli_nan_predict");
-    const fs::path run = nan_run(dir);
+    "segrank predict and evaluate refuse a checkpoint with NaN or infinite parameters on load "
+    "naming the file, the dataset and the entry, and write nothing" *
+    doctest::test_suite("hostile")) {
+    for (const std::string value : {"np.nan", "-np.inf"}) {
+        const fs::path dir = scratch_dir("cli_nan_params");
+        const fs::path run = edited_run(dir, value);
+        const std::string expected = (run / "best.ckpt.h5").string() + ": dataset /params/";
+        const auto p = run_segrank("predict --checkpoint " + sq(run.string()) +
+                                   " --split valid --out " + sq((dir / "sub.csv").string()));
+        INFO(p.output);
+        CHECK(p.exit_code == 1);
+        CHECK(p.output.find(expected) != std::string::npos);
+        CHECK(p.output.find(" entry 0 is ") != std::string::npos);
+        CHECK(p.output.find("(parameters must be finite)") != std::string::npos);
+        CHECK_FALSE(fs::exists(dir / "sub.csv"));
+        const auto e = run_segrank("evaluate --checkpoint " + sq(run.string()) + " --json " +
+                                   sq((dir / "eval.json").string()));
+        INFO(e.output);
+        CHECK(e.exit_code == 1);
+        CHECK(e.output.find(expected) != std::string::npos);
+        CHECK_FALSE(fs::exists(dir / "eval.json"));
+    }
+}
+
+TEST_CASE(
+    "segrank predict with an overflowing checkpoint exits 1 naming graph and config and writes "
+    "nothing") {
+    const fs::path dir = scratch_dir("cli_huge_predict");
+    const fs::path run = edited_run(dir, "3e38");
     const auto r = run_segrank("predict --checkpoint " + sq(run.string()) +
                                " --split valid --out " + sq((dir / "sub.csv").string()) +
                                " --scores " + sq((dir / "scores.csv").string()));
     INFO(r.output);
     CHECK(r.exit_code == 1);
     CHECK(r.output.find("score of config 0 of graph 'layout:xla:random:") != std::string::npos);
-    CHECK(r.output.find("is nan") != std::string::npos);
     CHECK(r.output.find(run.string()) != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "sub.csv"));
     CHECK_FALSE(fs::exists(dir / "scores.csv"));
@@ -64,13 +91,15 @@ TEST_CASE(
                       e.path().string());
 }
 
-TEST_CASE("segrank evaluate with a NaN checkpoint exits 1 naming the score and writes no --json") {
-    const fs::path dir = scratch_dir("cli_nan_evaluate");
-    const fs::path run = nan_run(dir);
+TEST_CASE(
+    "segrank evaluate with an overflowing checkpoint exits 1 naming the score and writes no "
+    "--json") {
+    const fs::path dir = scratch_dir("cli_huge_evaluate");
+    const fs::path run = edited_run(dir, "3e38");
     const auto r = run_segrank("evaluate --checkpoint " + sq(run.string()) + " --json " +
                                sq((dir / "eval.json").string()));
     INFO(r.output);
     CHECK(r.exit_code == 1);
-    CHECK(r.output.find("score of config 0 is nan") != std::string::npos);
+    CHECK(r.output.find("score of config 0 is ") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "eval.json"));
 }

@@ -2,6 +2,7 @@
 // collections of two tasks in one run, and checkpoints whose optimizer state is NaN or negative.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <limits>
 
@@ -155,6 +156,45 @@ TEST_SUITE("hostile") {
               std::string::npos);
 
         const auto ok = checkpoint_with("hostile_ckpt_ok", [](AdamW&) {});
+        CHECK(resume_error(ok) == "<no error>");
+    }
+
+    TEST_CASE(
+        "a NaN or infinite parameter in a checkpoint fails on load naming the dataset and entry") {
+        // The parameter values are written from a model whose entry 2 of the first parameter is
+        // replaced; load_params without an optimizer (evaluate, predict) checks them too.
+        const auto path = test::scratch_dir("hostile_ckpt_nan_param") / "last.ckpt.h5";
+        Model a(small_model());
+        a.params().initialize(3);
+        const ParamRef& p0 = a.params().refs().front();
+        for (const float bad :
+             {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+            a.params().values()[static_cast<size_t>(p0.offset + 2)] = bad;
+            {
+                CheckpointWriter w(path);
+                w.put_params(a.params(), nullptr);
+                w.commit();
+            }
+            Model b(small_model());
+            try {
+                CheckpointReader(path).load_params(b.params(), nullptr);
+                FAIL("a non-finite parameter was loaded");
+            } catch (const Error& e) {
+                CHECK(std::string(e.what()) ==
+                      path.string() + ": dataset /params/" + p0.name + " entry 2 is " +
+                          (std::isnan(bad) ? "nan" : "inf") + " (parameters must be finite)");
+            }
+        }
+    }
+
+    TEST_CASE("an adam_step above the step of a checkpoint fails on load naming both") {
+        const auto ahead = checkpoint_with(
+            "hostile_ckpt_adam_ahead", [](AdamW&) {}, 0);
+        CHECK(resume_error(ahead).find(
+                  "last.ckpt.h5: attribute /adam_step = 1: expected at most /step = 0") !=
+              std::string::npos);
+        const auto ok = checkpoint_with(
+            "hostile_ckpt_adam_ok", [](AdamW&) {}, 1);
         CHECK(resume_error(ok) == "<no error>");
     }
 
