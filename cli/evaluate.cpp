@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "eval/metrics.h"
 #include "gnn/core/address_space.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
@@ -186,7 +187,15 @@ int run_evaluate(int argc, char** argv) {
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     return run_guarded(*comm, [&]() {
         const EvaluatedGraphs g = graphs_to_evaluate(args, lm);
-        EvalResult r = evaluate_graphs(*lm.model, lm.normalizer, lm.cfg, g.mine, *comm);
+        EvalResult r;
+        try {
+            r = evaluate_graphs(*lm.model, lm.normalizer, lm.cfg, g.mine, *comm);
+        } catch (const NonFiniteScore& e) {
+            // Its parameters are finite (checked on load): they overflow on this graph.
+            throw Error(str(lm.file.string(),
+                            ": the checkpoint's model gives a non-finite score: ", e.what(),
+                            " (its parameters are finite but overflow); nothing written"));
+        }
         check_some_graph_scored(r, g.what, lm.cfg.data.root);
         if (comm->rank() == 0) {
             std::printf("segrank evaluate: %s on %s (%zu graphs)\n", lm.file.string().c_str(),

@@ -170,7 +170,8 @@ GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scor
     SEGRANK_CHECK(!scores.empty(), name, ": no configs to evaluate");
     std::vector<double> s(scores.begin(), scores.end());
     for (size_t i = 0; i < s.size(); ++i) {
-        SEGRANK_CHECK(std::isfinite(s[i]), name, ": score of config ", i, " is ", s[i]);
+        if (!std::isfinite(s[i]))
+            throw NonFiniteScore(str(name, ": score of config ", i, " is ", s[i]));
         SEGRANK_CHECK(std::isfinite(targets[i]) && targets[i] > 0, name, ": target of config ", i,
                       " is ", targets[i],
                       ", expected a runtime > 0 (test splits cannot be evaluated)");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "data/graph.h"
+#include "gnn/core/check.h"
 #include "util/json.h"
 
 namespace segrank {
@@ -83,9 +84,17 @@ struct GraphMetrics {
     double median_ape = std::numeric_limits<double>::quiet_NaN();
 };
 
+/// Thrown by evaluate_graph when a score is NaN or infinite: the model produced it, so a caller
+/// that knows where the model came from (segrank evaluate: its checkpoint) names that too.
+class NonFiniteScore : public Error {
+public:
+    using Error::Error;
+};
+
 /// Evaluates one graph. scores: [c] model scores (higher = slower); targets: [c] ground truth
 /// (tile: runtime / normalizer; layout: runtime ns), all > 0. Throws segrank::Error naming `name`
-/// on length mismatch, c == 0, non-finite values or non-positive targets.
+/// on length mismatch, c == 0, non-finite targets or non-positive targets, NonFiniteScore on a
+/// non-finite score.
 /// Tie policy: every metric is computed on the predicted order, i.e. on predicted_positions(scores)
 /// (ties in scores broken by config index exactly as a submission row is written), never on the raw
 /// scores. So `segrank evaluate`, the in-training evaluations and `segrank leaderboard` on the

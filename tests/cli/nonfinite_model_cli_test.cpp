@@ -92,14 +92,19 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "segrank evaluate with an overflowing checkpoint exits 1 naming the score and writes no "
-    "--json") {
+    "segrank evaluate with an overflowing checkpoint exits 1 naming the checkpoint, the graph and "
+    "the score and writes no --json" *
+    doctest::test_suite("hostile")) {
     const fs::path dir = scratch_dir("cli_huge_evaluate");
     const fs::path run = edited_run(dir, "3e38");
     const auto r = run_segrank("evaluate --checkpoint " + sq(run.string()) + " --json " +
                                sq((dir / "eval.json").string()));
     INFO(r.output);
     CHECK(r.exit_code == 1);
-    CHECK(r.output.find("score of config 0 is ") != std::string::npos);
+    CHECK(r.output.find((run / "best.ckpt.h5").string() +
+                        ": the checkpoint's model gives a non-finite score: ") !=
+          std::string::npos);
+    CHECK(r.output.find(": score of config 0 is ") != std::string::npos);
+    CHECK(r.output.find("(its parameters are finite but overflow)") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "eval.json"));
 }
