@@ -17,19 +17,9 @@ namespace {
 
 CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 2); }
 
-// Trains configs/tiny.toml for 2 steps on the tiny layout collection under dir, then sets every
-// parameter of best.ckpt.h5 to `value` (a numpy expression) with h5py. Returns the run directory.
-fs::path edited_run(const fs::path& dir, const std::string& value) {
-    TinyLayoutSpec spec;
-    spec.valid_graphs = 2;
-    write_tiny_layout_collection(dir / "data", spec);
-    const fs::path run = dir / "run";
-    const auto t = run_segrank(
-        "train --config configs/tiny.toml --set train.steps=2 "
-        "--set train.eval_every=0 --set train.run_dir=" +
-        sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
-    INFO(t.output);
-    REQUIRE(t.exit_code == 0);
+// Sets every parameter of run/best.ckpt.h5 to `value` (a numpy expression) with h5py and re-signs
+// the file.
+void set_params(const fs::path& run, const std::string& value) {
     const auto py = run_command("/usr/bin/python3 -c \"import h5py, numpy as np; f=h5py.File('" +
                                 (run / "best.ckpt.h5").string() +
                                 "','r+'); [f['params'][k].__setitem__(Ellipsis, " + value +
@@ -42,6 +32,28 @@ fs::path edited_run(const fs::path& dir, const std::string& value) {
                                   " " + sq((run / "best.ckpt.h5").string()));
     INFO(sign.output);
     REQUIRE(sign.exit_code == 0);
+}
+
+// Trains configs/tiny.toml for 2 steps on the tiny layout collection under dir. Returns the run
+// directory.
+fs::path trained_run(const fs::path& dir) {
+    TinyLayoutSpec spec;
+    spec.valid_graphs = 2;
+    write_tiny_layout_collection(dir / "data", spec);
+    const fs::path run = dir / "run";
+    const auto t = run_segrank(
+        "train --config configs/tiny.toml --set train.steps=2 "
+        "--set train.eval_every=0 --set train.run_dir=" +
+        sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
+    INFO(t.output);
+    REQUIRE(t.exit_code == 0);
+    return run;
+}
+
+// trained_run(dir) with every parameter of its best.ckpt.h5 set to `value`.
+fs::path edited_run(const fs::path& dir, const std::string& value) {
+    const fs::path run = trained_run(dir);
+    set_params(run, value);
     return run;
 }
 
@@ -51,9 +63,12 @@ TEST_CASE(
     "segrank predict and evaluate refuse a checkpoint with NaN or infinite parameters on load "
     "naming the file, the dataset and the entry, and write nothing" *
     doctest::test_suite("hostile")) {
+    const fs::path dir = scratch_dir("cli_nan_params");
+    const fs::path trained = trained_run(dir);
     for (const std::string value : {"np.nan", "-np.inf"}) {
-        const fs::path dir = scratch_dir("cli_nan_params");
-        const fs::path run = edited_run(dir, value);
+        const fs::path run = dir / (value == "np.nan" ? "run_nan" : "run_inf");
+        fs::copy(trained, run, fs::copy_options::recursive);
+        set_params(run, value);
         const std::string expected = (run / "best.ckpt.h5").string() + ": dataset /params/";
         const auto p = run_segrank("predict --checkpoint " + sq(run.string()) +
                                    " --split valid --out " + sq((dir / "sub.csv").string()));
