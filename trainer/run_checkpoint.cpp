@@ -20,6 +20,7 @@
 
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
+#include "gnn/core/format.h"
 #include "gnn/param_store.h"
 #include "trainer/checkpoint.h"
 #include "trainer/checkpoint_resume.h"
@@ -73,6 +74,10 @@ Normalizer read_normalizer(const CheckpointReader& r, const std::filesystem::pat
     const auto input_dim = r.attr_int("normalizer_input_dim");
     SEGRANK_CHECK(input_dim.has_value(), file.string(),
                   ": no normalizer_input_dim attribute (not a training checkpoint)");
+    // Every normalizer is fitted on the node_feat columns (trainer.cpp fit_normalizer).
+    SEGRANK_CHECK(*input_dim == kNodeFeatDim, file.string(),
+                  ": attribute /extra/normalizer_input_dim = ", *input_dim, ": expected ",
+                  kNodeFeatDim, " (the node feature count, docs/files.md#node-features)");
     return Normalizer::from_vectors(*input_dim, r.get_array<int32_t>("normalizer/kept_columns"),
                                     r.get_array<double>("normalizer/means"),
                                     r.get_array<double>("normalizer/stds"), file.string());

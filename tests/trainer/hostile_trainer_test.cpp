@@ -7,11 +7,13 @@
 #include <limits>
 
 #include "data/h5_file.h"
+#include "gnn/core/format.h"
 #include "gnn/model.h"
 #include "tests/support/small_model.h"
 #include "tests/support/test_paths.h"
 #include "tests/trainer/config_test_util.h"
 #include "trainer/checkpoint.h"
+#include "trainer/trainer.h"
 
 using namespace segrank;
 using segrank::test::load_error;
@@ -183,6 +185,31 @@ TEST_SUITE("hostile") {
                 CHECK(std::string(e.what()) ==
                       path.string() + ": dataset /params/" + p0.name + " entry 2 is " +
                           (std::isnan(bad) ? "nan" : "inf") + " (parameters must be finite)");
+            }
+        }
+    }
+
+    TEST_CASE("a normalizer_input_dim other than the node feature count fails naming it") {
+        const auto path = test::scratch_dir("hostile_ckpt_input_dim") / "last.ckpt.h5";
+        for (const int64_t dim : {int64_t{0}, int64_t{kNodeFeatDim + 1}, int64_t{1} << 40}) {
+            {
+                CheckpointWriter w(path);
+                w.put_attr("normalizer_input_dim", dim);
+                const std::vector<int32_t> kept = {0};
+                const std::vector<double> one = {1.0};
+                w.put_array<int32_t>("normalizer/kept_columns", {1}, kept);
+                w.put_array<double>("normalizer/means", {1}, one);
+                w.put_array<double>("normalizer/stds", {1}, one);
+                w.commit();
+            }
+            try {
+                (void)load_checkpoint_normalizer(path);
+                FAIL("a normalizer of another input width was loaded");
+            } catch (const Error& e) {
+                CHECK(std::string(e.what()) ==
+                      path.string() + ": attribute /extra/normalizer_input_dim = " +
+                          std::to_string(dim) + ": expected " + std::to_string(kNodeFeatDim) +
+                          " (the node feature count, docs/files.md#node-features)");
             }
         }
     }
