@@ -273,7 +273,11 @@ LoadedModel load_model(const std::filesystem::path& path) {
     SEGRANK_CHECK(text.has_value(), lm.file.string(),
                   ": checkpoint has no config_toml attribute (not a training run)");
     lm.cfg = load_stored_config(*text, lm.file.string() + ":config_toml");
-    lm.task = parse_task(r.attr_string("task").value_or("layout"));
+    try {
+        lm.task = parse_task(r.attr_string("task").value_or("layout"));
+    } catch (const Error& e) {
+        throw Error(str(lm.file.string(), ": attribute /extra/task: ", e.what()));
+    }
     lm.normalizer = read_normalizer(r, lm.file);
     apply_model_precision(lm.cfg, true);  // the precision the model was trained with
     try {

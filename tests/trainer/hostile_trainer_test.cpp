@@ -214,6 +214,24 @@ TEST_SUITE("hostile") {
         }
     }
 
+    TEST_CASE("a checkpoint task that is no task name fails in load_model naming the attribute") {
+        const auto path = test::scratch_dir("hostile_ckpt_task") / "best.ckpt.h5";
+        {
+            CheckpointWriter w(path);
+            w.put_attr("config_toml", std::string(""));
+            w.put_attr("task", std::string("bogus"));
+            w.commit();
+        }
+        try {
+            (void)load_model(path);
+            FAIL("a checkpoint of task 'bogus' was loaded");
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            CHECK(msg.rfind(path.string() + ": attribute /extra/task: ", 0) == 0);
+            CHECK(msg.find("\"bogus\"") != std::string::npos);
+        }
+    }
+
     TEST_CASE("an adam_step above the step of a checkpoint fails on load naming both") {
         const auto ahead = checkpoint_with(
             "hostile_ckpt_adam_ahead", [](AdamW&) {}, 0);
