@@ -60,8 +60,9 @@ time (default: nproc), each with nproc / jobs OpenMP threads (train.threads); GO
 unless set.
 
 Paths: a relative path given to --segrank, --work, --shared-data, --json-out or --markdown is
-relative to the current directory (the defaults are relative to the repository). --json-out and
---markdown must name two different files.
+relative to the current directory (the defaults are relative to the repository). --work must be
+new, empty or a work folder of this script (holding its mark .bench_quality_made), else exit 2.
+--json-out and --markdown must name two different files.
 
 Examples:
   scripts/bench_quality.py --json-out runs/bench_quality/result.json \\

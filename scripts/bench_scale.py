@@ -46,11 +46,12 @@ of 1000 configs: a few minutes), --tiny (3 + 1 graphs of 200-500 nodes, 20-60 co
 probe of 64 configs: seconds; the smoke test).
 
 Paths: a relative path given to --segrank, --work, --recipe, --json-out, --markdown or --mpirun is
-relative to the current directory (the defaults are relative to the repository). --work may hold
-files of yours: every file and folder the script writes there is recorded in
---work/.bench_scale_made.json before it is first written and replaced by later runs; one of the same
-name that the record does not cover (e.g. your own run/ or train.toml) stops the run before any
-work, untouched (exit 1). --json-out and --markdown must name two different files.
+relative to the current directory (the defaults are relative to the repository). --work must be
+new, empty or a work folder of this script (else exit 2): every file and folder the script writes
+there is recorded in --work/.bench_scale_made.json before it is first written and replaced by later
+runs; one of the same name that the record does not cover (e.g. your own run/ or train.toml) stops
+the run before any work, untouched (exit 1). --json-out and --markdown must name two different
+files.
 
 Examples:
   scripts/bench_scale.py --quick --json-out runs/bench_scale/quick.json \\
@@ -80,6 +81,7 @@ from bench.atomic_output import (
     write_text_atomically,
 )
 from bench.options import parse_args_once
+from bench.work_folder import SCALE_MARK, work_folder_error
 
 
 def _earlier_json(text):
@@ -658,7 +660,7 @@ def main(argv):
     if opts.quick and opts.tiny:
         print(f"{PROG}: error: --quick and --tiny exclude each other", file=sys.stderr)
         return 2
-    err = work_error(opts.work)
+    err = work_error(opts.work) or work_folder_error(opts.work, OWNED, PROG)
     if err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
@@ -783,7 +785,7 @@ def main(argv):
     return 0
 
 
-OWNED = ".bench_scale_made.json"  # in --work: the files and folders this script made there
+OWNED = SCALE_MARK  # in --work: the files and folders this script made there, and its mark
 
 
 def work_names(np_ranks):

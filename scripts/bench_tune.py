@@ -58,8 +58,9 @@ Cases (default: all; --cases a,b,...). Sizes are "full / --quick":
 tuned. (The kernels a fold holds out depend on the seed, so every fold is trained per seed.)
 
 Paths: a relative path given to --segrank, --work, --shared-data, --json-out or --markdown is
-relative to the current directory (the defaults are relative to the repository). --json-out and
---markdown must name two different files.
+relative to the current directory (the defaults are relative to the repository). --work must be
+new, empty or a work folder of this script (holding its mark .bench_tune_made), else exit 2.
+--json-out and --markdown must name two different files.
 
 Examples:
   scripts/bench_tune.py --quick --markdown runs/bench_tune/table.md

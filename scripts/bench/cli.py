@@ -25,6 +25,7 @@ from .report import clean_json, fmt, markdown, pm
 from .runner import Runner
 from .settings import CASES, DEFAULT_CASES, REAL_INPUTS, SCHEMA_VERSION, SIZES, TRANSFER_CASES
 from .suite import Bench
+from .work_folder import QUALITY_MARK, mark_work_folder, work_folder_error
 
 # What --json-out / --markdown may replace: an earlier output of this script (atomic_output.py).
 QUALITY_OUTPUTS = {
@@ -190,8 +191,9 @@ def check_jobs_and_binary(p, o):
         )
 
 
-def check_paths(p, o, kinds=None):
-    """--work's nearest existing ancestor a directory, --json-out / --markdown in an existing
+def check_paths(p, o, kinds=None, mark=QUALITY_MARK):
+    """--work new, empty or marked as the script's (`mark`, work_folder.work_folder_error), its
+    nearest existing ancestor a directory, --json-out / --markdown in an existing
     folder and not a directory, FIFO or socket (atomic_output.check_output), an existing file only
     an earlier output of the script (`kinds`: flag -> OutputKind; default this script's,
     QUALITY_OUTPUTS), and the two not the same file (atomic_output.check_distinct_outputs). The
@@ -202,6 +204,9 @@ def check_paths(p, o, kinds=None):
         probe = os.path.dirname(probe)
     if not os.path.isdir(probe):
         p.error(f"--work: '{probe}' is not a directory")
+    err = work_folder_error(o.work, mark, p.prog)
+    if err:
+        p.error(err)
     for flag, path in (("--json-out", o.json_out), ("--markdown", o.markdown)):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             p.error(f"{flag}: output directory of '{path}' does not exist")
@@ -363,14 +368,15 @@ def parse_args(argv, usage):
     if len(set(names)) != len(names):
         p.error("--ablate: row names must be unique")
     check_jobs_and_binary(p, o)
-    check_overrides(o, p)
     check_paths(p, o)
+    check_overrides(o, p)
     return o
 
 
 def main(argv, usage):
     """Runs the benchmark for argv; returns the exit code (usage: the --help text)."""
     o = parse_args(argv, usage)
+    mark_work_folder(o.work, QUALITY_MARK)
     os.makedirs(os.path.join(o.work, "logs"), exist_ok=True)
     env = run_env()
     runner = Runner(o.segrank, o.work, o.threads, env, resume=o.resume)

@@ -7,9 +7,12 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/support/test_paths.h"
 
@@ -167,6 +170,8 @@ TEST_CASE(
         return;
     }
     const fs::path work = scratch_dir("bench_scale_foreign_work");
+    // A work folder of the script (its record, listing nothing) where the user put an npz/ folder.
+    std::ofstream(work / ".bench_scale_made.json") << "[]";
     fs::create_directories(work / "npz" / "layout");
     std::ofstream(work / "npz" / "README_MY_DATA") << "my notes\n";
     const auto r = run_command("python3 " + script("bench_scale.py") + " --segrank " +
@@ -180,9 +185,9 @@ TEST_CASE(
     CHECK(read_file_text(work / "npz" / "README_MY_DATA") == "my notes\n");
     CHECK(fs::is_directory(work / "npz" / "layout"));
     CHECK_FALSE(fs::exists(work / "h5"));
-    // Refused before anything is written: no train.toml, no record of its own.
+    // Refused before anything is written: no train.toml, the record as it was.
     CHECK_FALSE(fs::exists(work / "train.toml"));
-    CHECK_FALSE(fs::exists(work / ".bench_scale_made.json"));
+    CHECK(read_file_text(work / ".bench_scale_made.json") == "[]");
 }
 
 TEST_CASE(
@@ -224,6 +229,82 @@ TEST_CASE(
     CHECK_FALSE(fs::exists(dir / "w"));
 }
 
+// The names under `dir` (one level), sorted, one per line.
+std::string names_in(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    std::string out;
+    for (const auto& n : names) out += n + "\n";
+    return out;
+}
+
+TEST_CASE(
+    "bench_quality.py, bench_tune.py and bench_scale.py refuse a --work that is not empty and not "
+    "their own with exit 2, and write nothing" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_work_foreign");
+    // A training run directory: neither script's work folder.
+    const fs::path run = dir / "run";
+    fs::create_directories(run);
+    std::ofstream(run / "metrics.jsonl") << "{}\n";
+    std::ofstream(run / "config.toml") << "# mine\n";
+    const std::string bin = " --segrank " + sq(segrank_binary().string());
+    const std::pair<const char*, const char*> scripts[] = {
+        {"bench_quality.py", ".bench_quality_made"},
+        {"bench_tune.py", ".bench_tune_made"},
+        {"bench_scale.py", ".bench_scale_made.json"}};
+    for (const auto& [name, mark] : scripts) {
+        const auto r = run_command("/usr/bin/python3 " + script(name) + bin + " --tiny --work " +
+                                   sq(run.string()));
+        INFO(name, "\n", r.output);
+        CHECK(r.exit_code == 2);
+        CHECK_FALSE(contains_text(r.output, "Traceback"));
+        CHECK(contains_text(r.output, std::string(name) + ": error: --work " + run.string() +
+                                          ": the folder exists, is not empty (2 entries: "
+                                          "config.toml, metrics.jsonl) and is not a work folder "
+                                          "of " +
+                                          name + " (no " + mark + ")"));
+        CHECK(names_in(run) == "config.toml\nmetrics.jsonl\n");
+        // Another script's work folder is not this one's.
+        const fs::path other = dir / (std::string("other_") + name);
+        fs::create_directories(other);
+        const std::string foreign =
+            std::string(name) == "bench_tune.py" ? ".bench_quality_made" : ".bench_tune_made";
+        std::ofstream(other / foreign) << "\n";
+        const auto o = run_command("/usr/bin/python3 " + script(name) + bin + " --tiny --work " +
+                                   sq(other.string()));
+        INFO(o.output);
+        CHECK(o.exit_code == 2);
+        CHECK(contains_text(o.output, "is not a work folder of " + std::string(name)));
+        CHECK(names_in(other) == foreign + "\n");
+        // An empty folder, and one the script marked, pass the --work check (the later error of
+        // a missing --json-out folder, or binary, shows it).
+        const fs::path empty = dir / (std::string("empty_") + name);
+        const fs::path marked = dir / (std::string("marked_") + name);
+        fs::create_directories(empty);
+        fs::create_directories(marked);
+        std::ofstream(marked / mark) << "[]";
+        std::ofstream(marked / "commands.log") << "earlier\n";
+        const bool scale = std::string(name) == "bench_scale.py";
+        for (const fs::path& w : {empty, marked}) {
+            const auto ok = run_command(
+                "/usr/bin/python3 " + script(name) +
+                (scale ? std::string(" --segrank /nonexistent/segrank") : bin) + " --tiny --work " +
+                sq(w.string()) + " --json-out " + sq((dir / "no/such/out.json").string()));
+            INFO(w.string(), "\n", ok.output);
+            CHECK(ok.exit_code == 2);
+            CHECK_FALSE(contains_text(ok.output, "not a work folder"));
+            CHECK(contains_text(ok.output,
+                                scale ? "segrank binary not found" : "output directory of"));
+        }
+    }
+}
+
 TEST_CASE(
     "bench_scale.py --work refuses to replace a run folder or a train.toml it did not create, and "
     "replaces its own" *
@@ -235,11 +316,13 @@ TEST_CASE(
     const fs::path dir = scratch_dir("bench_scale_foreign_files");
     const std::string scale = "python3 " + script("bench_scale.py") + " --segrank " +
                               sq(segrank_binary().string()) + " --tiny --threads 1 --work ";
-    // A trained run of the user's as work/run, and a config of theirs as work/train.toml.
+    // A trained run of the user's as work/run, and a config of theirs as work/train.toml, in work
+    // folders of the script (its record, listing nothing).
     fs::create_directories(dir / "w1" / "run");
     std::ofstream(dir / "w1" / "run" / "best.ckpt.h5") << "my checkpoint\n";
     fs::create_directories(dir / "w2");
     std::ofstream(dir / "w2" / "train.toml") << "mine\n";
+    for (const char* w : {"w1", "w2"}) std::ofstream(dir / w / ".bench_scale_made.json") << "[]";
     for (const auto& [work, name] : {std::pair<fs::path, std::string>{dir / "w1", "run"},
                                      std::pair<fs::path, std::string>{dir / "w2", "train.toml"}}) {
         const auto r = run_command(scale + sq(work.string()));
@@ -248,10 +331,10 @@ TEST_CASE(
         CHECK(contains_text(r.output, "bench_scale.py: error: --work " + work.string() + ": '" +
                                           (work / name).string() +
                                           "' exists and was not made by bench_scale.py"));
-        // Refused before any work: nothing written, no record of its own.
+        // Refused before any work: nothing written, the record as it was.
         CHECK_FALSE(fs::exists(work / "npz"));
         CHECK_FALSE(fs::exists(work / "train.log"));
-        CHECK_FALSE(fs::exists(work / ".bench_scale_made.json"));
+        CHECK(read_file_text(work / ".bench_scale_made.json") == "[]");
     }
     CHECK(read_file_text(dir / "w1" / "run" / "best.ckpt.h5") == "my checkpoint\n");
     CHECK_FALSE(fs::exists(dir / "w1" / "train.toml"));

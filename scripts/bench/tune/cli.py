@@ -24,6 +24,7 @@ from ..common import REPO, BenchError, log
 from ..machine import cpu_model, git_commit
 from ..options import parse_args_once
 from ..runner import Runner
+from ..work_folder import TUNE_MARK, mark_work_folder
 from .report import markdown
 from .settings import BATCH, BUDGETS, CASES, PROG, SCHEMA_VERSION, SEARCH_FAMILY, SIZES, WITHIN
 from .suite import TuneBench
@@ -79,14 +80,14 @@ def parse_args(argv, usage):
     check_seeds_and_mode(p, o)
     o.cases = check_cases(p, o.cases or ",".join(CASES), CASES)
     check_jobs_and_binary(p, o)
-    check_paths(p, o, TUNE_OUTPUTS)
+    check_paths(p, o, TUNE_OUTPUTS, TUNE_MARK)
     return o
 
 
 def main(argv, usage):
     """Runs the benchmark for argv; returns the exit code (usage: the --help text)."""
     o = parse_args(argv, usage)
-    os.makedirs(o.work, exist_ok=True)
+    mark_work_folder(o.work, TUNE_MARK)
     runner = Runner(o.segrank, o.work, o.threads, run_env())
     with open(runner.log_path, "w"):
         pass
