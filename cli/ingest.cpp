@@ -4,6 +4,8 @@
 // validated, and every target checked, before anything is written.
 #include "cli/ingest.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cxxopts.hpp>
@@ -11,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "hwmodel/loop_trips.h"
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
+#include "util/signal_cleanup.h"
 
 namespace segrank::cli {
 namespace {
@@ -240,17 +244,42 @@ int64_t check_targets(const std::vector<Planned>& plan, const fs::path& input, b
     return to_write;
 }
 
+// Removes the temporary npz files ("<file>.npz.tmp-PID", libzip's "<file>.npz.tmp-PID.XXXXXX")
+// that killed ingests left in the folders `plan` writes into.
+void remove_stale_npz_temporaries(const std::vector<Planned>& plan) {
+    std::set<fs::path> dirs;
+    for (const Planned& p : plan)
+        if (p.skip_reason.empty()) dirs.insert(p.target.parent_path());
+    for (const fs::path& d : dirs) remove_stale_temp_files(d);
+}
+
+// Makes the folder of `target` (a CreatedDirectories, appended to `made`) and, with `on_signal`,
+// has SIGINT / SIGTERM / SIGHUP remove the outermost folder it created, `target` unless it
+// existed, and its temporaries ("<target>.tmp-PID", libzip's "<target>.tmp-PID.XXXXXX"). Signals
+// are held meanwhile, so a folder is never made without being listed.
+void prepare_target(const fs::path& target, bool existed, RemoveOnTermination* on_signal,
+                    std::vector<std::unique_ptr<CreatedDirectories>>& made) {
+    const SignalsHeld held;
+    made.push_back(std::make_unique<CreatedDirectories>(target.parent_path()));
+    if (!on_signal) return;
+    if (!made.back()->created().empty()) on_signal->add(made.back()->created().front());
+    if (!existed) on_signal->add(target);
+    on_signal->add_prefixed(target.parent_path(), str(target.filename().string(), ".tmp-",
+                                                      static_cast<long>(::getpid())));
+}
+
 // Writes the npz file of every planned module, creating its folder. A failure on the way removes
 // the files written so far that did not exist before, then (destructors, innermost first) the
 // folders this command created, and rethrows. Appends what was added to `*written` (when not null).
-void write_planned(const std::vector<Planned>& plan, IngestWritten* written) {
+void write_planned(const std::vector<Planned>& plan, RemoveOnTermination* on_signal,
+                   IngestWritten* written) {
     std::vector<std::unique_ptr<CreatedDirectories>> made;
     std::vector<fs::path> new_files;
     try {
         for (const Planned& p : plan) {
             if (!p.skip_reason.empty()) continue;
-            made.push_back(std::make_unique<CreatedDirectories>(p.target.parent_path()));
-            const bool existed = fs::exists(p.target);
+            const bool existed = fs::exists(fs::symlink_status(p.target));
+            prepare_target(p.target, existed, on_signal, made);
             if (const auto* t = std::get_if<TileGraph>(&p.graph))
                 save_tile_npz(*t, p.target);
             else
@@ -321,13 +350,26 @@ int run_ingest(int argc, char** argv) {
         created.keep();
         throw;
     }
+    // Ended by SIGINT / SIGTERM / SIGHUP: the same cleanup as a failed ingest (the npz files it
+    // wrote, its temporaries, the folders it created; --out goes whole when this run created it).
+    const fs::path outermost = created.created().empty() ? fs::path() : created.created().front();
+    RemoveOnTermination on_signal(
+        outermost,
+        outermost.empty()
+            ? str("segrank ingest: interrupted; removed the npz files, temporary files and folders "
+                  "this run had written under --out ",
+                  out.string(), "\n")
+            : str("segrank ingest: interrupted; removed ", outermost.string(),
+                  ", which this run created for --out ", out.string(), "\n"));
     IngestRequest req;
     req.input = input;
     req.npz_root = out / "npz";
     req.split = split;
     req.search = search;
     req.force = force;
+    req.on_signal = &on_signal;
     ingest_tuning_file(req, nullptr);
+    on_signal.release();
     created.keep();
     return 0;
 }
@@ -357,7 +399,8 @@ void ingest_tuning_file(const IngestRequest& req, IngestWritten* written) {
     const hlo::TuningFile file = hlo::read_tuning_file(req.input);
     const std::vector<Planned> plan = plan_modules(file, req);
     const int64_t to_write = check_targets(plan, req.input, req.force);
-    write_planned(plan, written);
+    remove_stale_npz_temporaries(plan);
+    write_planned(plan, req.on_signal, written);
     std::printf("ingested %s (%s, %zu module(s)): %lld npz file(s) under %s\n",
                 req.input.string().c_str(), hlo::to_string(file.kind), plan.size(),
                 static_cast<long long>(to_write), req.npz_root.string().c_str());

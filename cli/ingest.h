@@ -5,6 +5,10 @@
 #include <string>
 #include <vector>
 
+namespace segrank {
+class RemoveOnTermination;
+}
+
 namespace segrank::cli {
 
 /// What one ingest is asked to do.
@@ -14,6 +18,9 @@ struct IngestRequest {
     std::string split = "train";     ///< train | valid | test
     std::string search = "random";   ///< layout search space: random | default
     bool force = false;              ///< overwrite existing npz files
+    /// When not null, every npz file, temporary and folder the ingest makes is add()ed to it before
+    /// it is made, so SIGINT / SIGTERM / SIGHUP remove them (segrank ingest; not owned).
+    RemoveOnTermination* on_signal = nullptr;
 };
 
 /// What an ingest added to the file system: npz files that did not exist before and the folders it
@@ -25,8 +32,10 @@ struct IngestWritten {
 
 /// Featurizes and validates every module of `req.input`, checks every target, then writes one npz
 /// per module under req.npz_root/tile/xla/<split>/ or req.npz_root/layout/xla/<search>/<split>/
-/// and prints a summary on stdout. Appends what it added to `*written` (when not null). Throws
-/// segrank::Error naming the input or target; a failure while writing removes what it wrote.
+/// and prints a summary on stdout. Appends what it added to `*written` (when not null). First
+/// removes, in the target folders, the temporary npz files of killed ingests
+/// (remove_stale_temp_files). Throws segrank::Error naming the input or target; a failure while
+/// writing removes what it wrote.
 void ingest_tuning_file(const IngestRequest& req, IngestWritten* written);
 
 /// The npz root that collection discovery (data/collection.h discover_collections) reads for

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <string>
@@ -278,7 +279,17 @@ int64_t remove_stale_temp_files(const fs::path& dir, std::string_view name_prefi
         const size_t at = name.rfind(".tmp-");
         if (at == std::string::npos || name.compare(0, name_prefix.size(), name_prefix) != 0)
             continue;
-        const std::string digits = name.substr(at + 5);
+        std::string digits = name.substr(at + 5);
+        // libzip writes "<its target>.XXXXXX" (six random letters or digits) before renaming it
+        // to its target, so an npz writer killed inside zip_close leaves "<file>.tmp-PID.XXXXXX".
+        if (const size_t dot = digits.find('.'); dot != std::string::npos) {
+            const std::string random = digits.substr(dot + 1);
+            if (random.size() != 6 || !std::all_of(random.begin(), random.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) != 0;
+                }))
+                continue;
+            digits.resize(dot);
+        }
         if (digits.empty() || digits.size() > 9 ||
             !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
             continue;

@@ -62,9 +62,10 @@ struct OutputFile {
 void write_files_atomically(std::span<const OutputFile> files);
 
 /// Removes the temporary files that killed processes left in `dir`: entries named
-/// "<name_prefix>...<.tmp-PID>" (the names write_file_atomically and AtomicOutput use) whose PID is
-/// no longer a running process. Returns how many were removed; errors are ignored (a folder that
-/// cannot be listed removes nothing).
+/// "<name_prefix>...<.tmp-PID>" (the names write_file_atomically and AtomicOutput use), or
+/// "<name_prefix>...<.tmp-PID>.XXXXXX" (libzip's own temporary of such a file: six letters or
+/// digits), whose PID is no longer a running process. Returns how many were removed; errors are
+/// ignored (a folder that cannot be listed removes nothing).
 int64_t remove_stale_temp_files(const std::filesystem::path& dir,
                                 std::string_view name_prefix = {});
 

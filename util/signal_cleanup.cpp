@@ -50,10 +50,50 @@ void remove_tree_at_depth(const char* path, int depth) noexcept {
     ::rmdir(path);
 }
 
+// Removes the entries of the folder of "dir/prefix" whose names start with prefix
+// (async-signal-safe, as remove_tree_at_depth).
+void remove_prefixed_signal_safe(const char* dir_and_prefix) noexcept {
+    const char* slash = std::strrchr(dir_and_prefix, '/');
+    if (slash == nullptr || slash[1] == 0) return;
+    char dir[kSignalSafeMaxPath];
+    const size_t dir_len =
+        slash == dir_and_prefix ? 1 : static_cast<size_t>(slash - dir_and_prefix);
+    std::memcpy(dir, dir_and_prefix, dir_len);
+    dir[dir_len] = 0;
+    const char* prefix = slash + 1;
+    const size_t prefix_len = std::strlen(prefix);
+    const int fd = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;
+    alignas(8) char buf[4096];
+    char child[kSignalSafeMaxPath];
+    for (;;) {
+        const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
+        if (n <= 0) break;
+        for (long off = 0; off < n;) {
+            // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[]
+            const auto reclen = *reinterpret_cast<const unsigned short*>(buf + off + 16);
+            const char* name = buf + off + 19;
+            off += reclen;
+            if (std::strncmp(name, prefix, prefix_len) != 0) continue;
+            const size_t b = std::strlen(name);
+            if (dir_len + 1 + b >= sizeof(child)) continue;
+            std::memcpy(child, dir, dir_len);
+            child[dir_len] = '/';
+            std::memcpy(child + dir_len + 1, name, b + 1);
+            remove_tree_at_depth(child, 1);
+        }
+    }
+    ::close(fd);
+}
+
 constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
 volatile sig_atomic_t g_armed = 0;
-// The paths to remove, each 0-terminated, one after the other (g_used bytes), and the line to
-// print to stderr afterwards (g_message_size bytes).
+// What each entry of g_paths removes: the path itself, or the entries of its folder whose names
+// start with its last component.
+constexpr char kWhole = 'W';
+constexpr char kPrefixed = 'P';
+// The entries to remove, each a kind byte then a 0-terminated path, one after the other (g_used
+// bytes), and the line to print to stderr afterwards (g_message_size bytes).
 char g_paths[kSignalSafeMaxPath * 16] = {};
 size_t g_used = 0;
 char g_message[1024] = {};
@@ -62,8 +102,12 @@ size_t g_message_size = 0;
 extern "C" void remove_on_termination_handler(int sig) {
     if (g_armed) {
         g_armed = 0;
-        for (size_t at = 0; at < g_used; at += std::strlen(g_paths + at) + 1)
-            remove_tree_signal_safe(g_paths + at);
+        for (size_t at = 0; at < g_used; at += std::strlen(g_paths + at) + 1) {
+            if (g_paths[at] == kWhole)
+                remove_tree_signal_safe(g_paths + at + 1);
+            else
+                remove_prefixed_signal_safe(g_paths + at + 1);
+        }
         for (size_t done = 0; done < g_message_size;) {
             const ssize_t n = ::write(STDERR_FILENO, g_message + done, g_message_size - done);
             if (n <= 0) break;
@@ -100,19 +144,36 @@ RemoveOnTermination::RemoveOnTermination(const std::filesystem::path& path,
     g_armed = 1;
 }
 
-void RemoveOnTermination::add(const std::filesystem::path& path) noexcept {
-    if (path.empty()) return;
-    std::string s;
+namespace {
+
+// Appends `kind` and the absolute form of `path` to the entries (nothing when too long).
+void add_entry(char kind, const std::filesystem::path& path) noexcept {
+    std::string s(1, kind);
     try {
-        s = std::filesystem::absolute(path).string();
+        s += std::filesystem::absolute(path).string();
     } catch (...) {
         return;
     }
-    if (s.size() + 1 > kSignalSafeMaxPath || g_used + s.size() + 1 > sizeof(g_paths)) return;
+    if (s.size() > kSignalSafeMaxPath || g_used + s.size() + 1 > sizeof(g_paths)) return;
     block_signals(true);
     std::memcpy(g_paths + g_used, s.c_str(), s.size() + 1);
     g_used += s.size() + 1;
     block_signals(false);
+}
+
+}  // namespace
+
+void RemoveOnTermination::add(const std::filesystem::path& path) noexcept {
+    if (!path.empty()) add_entry(kWhole, path);
+}
+
+void RemoveOnTermination::add_prefixed(const std::filesystem::path& dir,
+                                       std::string_view prefix) noexcept {
+    if (prefix.empty() || prefix.find('/') != std::string_view::npos) return;
+    try {
+        add_entry(kPrefixed, (dir.empty() ? std::filesystem::path(".") : dir) / prefix);
+    } catch (...) {
+    }
 }
 
 void RemoveOnTermination::release() noexcept {

@@ -1,6 +1,6 @@
 // Removing partial output when a process is terminated by a signal: an async-signal-safe tree
 // removal, and a one-path "remove this on SIGTERM / SIGINT / SIGHUP" guard for commands that
-// stage their output (segrank synth).
+// stage their output (segrank synth, pack, ingest).
 #pragma once
 #include <cstddef>
 #include <filesystem>
@@ -23,13 +23,18 @@ void remove_tree_signal_safe(const char* path) noexcept;
 /// error path already cleaned up. One guard per process at a time; a path longer than
 /// kSignalSafeMaxPath, or beyond 64 KiB of paths in all, is not removed; `message` is cut at 1 KiB.
 /// Used by synth::write_synthetic for its output folder (when it did not exist before) or its
-/// staging folder, and by segrank pack for its temporary stores.
+/// staging folder, by segrank pack for its temporary stores and by segrank ingest for the npz
+/// files, temporaries and folders it makes.
 class RemoveOnTermination {
 public:
     explicit RemoveOnTermination(const std::filesystem::path& path, std::string_view message = {});
     ~RemoveOnTermination();
     /// Also removes `path` on termination (an empty path adds nothing).
     void add(const std::filesystem::path& path) noexcept;
+    /// Also removes, on termination, every entry of the folder `dir` whose name starts with
+    /// `prefix` (a file, or a folder tree as remove_tree_signal_safe): for the temporary file a
+    /// library names itself, e.g. libzip's "<file>.XXXXXX". An empty prefix adds nothing.
+    void add_prefixed(const std::filesystem::path& dir, std::string_view prefix) noexcept;
     /// Restores the default handlers now.
     void release() noexcept;
     RemoveOnTermination(const RemoveOnTermination&) = delete;

@@ -2,6 +2,7 @@
 // neither, the same file under two names, temporary files of killed processes, inputs that are not
 // regular files, and long values echoed in messages.
 #include <doctest/doctest.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +119,14 @@ TEST_SUITE("hostile") {
         CHECK(remove_stale_temp_files(dir) == 1);
         CHECK(listing(dir) == std::vector<std::string>{"best.ckpt.h5.tmp-" + live, "metrics.jsonl",
                                                        "notes.tmp-abc"});
+        // libzip's temporary of an npz temporary: "<file>.tmp-PID.XXXXXX" (six letters or digits).
+        put(dir / ("m.npz.tmp-" + dead + ".q1te8e"), "partial");
+        put(dir / ("m.npz.tmp-" + live + ".q1te8e"), "being written");
+        put(dir / ("m.npz.tmp-" + dead + ".toolong1"), "not libzip's");
+        CHECK(remove_stale_temp_files(dir, "m.npz") == 1);
+        CHECK_FALSE(fs::exists(dir / ("m.npz.tmp-" + dead + ".q1te8e")));
+        CHECK(fs::exists(dir / ("m.npz.tmp-" + live + ".q1te8e")));
+        CHECK(fs::exists(dir / ("m.npz.tmp-" + dead + ".toolong1")));
     }
 
     TEST_CASE("require_regular_input refuses a FIFO, a character device and a directory") {

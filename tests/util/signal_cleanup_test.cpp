@@ -62,3 +62,32 @@ TEST_CASE("RemoveOnTermination removes every added path on SIGTERM and prints it
     CHECK(fs::exists(dir / "after_raise"));
     CHECK(segrank::test::read_file_text(log) == "interrupted; nothing was changed\n");
 }
+
+TEST_CASE("RemoveOnTermination::add_prefixed removes the entries of a folder named with a prefix") {
+    // dir/x.npz.tmp-7.q1te8e (a library's own temporary name), dir/x.npz.tmp-7.dir/f (a folder),
+    // dir/x.npz (kept: no match), dir/y.npz.tmp-7 (kept).
+    const fs::path dir = segrank::test::scratch_dir("signal_guard_prefix");
+    std::ofstream(dir / "x.npz.tmp-7.q1te8e") << "x";
+    fs::create_directories(dir / "x.npz.tmp-7.dir");
+    std::ofstream(dir / "x.npz.tmp-7.dir" / "f") << "x";
+    std::ofstream(dir / "x.npz") << "x";
+    std::ofstream(dir / "y.npz.tmp-7") << "x";
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        segrank::RemoveOnTermination guard{fs::path()};
+        guard.add_prefixed(dir, "x.npz.tmp-7");
+        guard.add_prefixed(dir, "");            // adds nothing
+        guard.add_prefixed(dir, "a/b");         // not a name: adds nothing
+        guard.add_prefixed(dir / "none", "x");  // a missing folder: nothing to remove
+        ::raise(SIGTERM);
+        ::_exit(0);  // not reached
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status));
+    CHECK_FALSE(fs::exists(dir / "x.npz.tmp-7.q1te8e"));
+    CHECK_FALSE(fs::exists(dir / "x.npz.tmp-7.dir"));
+    CHECK(fs::exists(dir / "x.npz"));
+    CHECK(fs::exists(dir / "y.npz.tmp-7"));
+}
