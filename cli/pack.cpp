@@ -237,6 +237,30 @@ void check_replacements(const std::vector<Collection>& collections,
     }
 }
 
+// Every *.h5 entry of a store folder must be a graph store (list_graph_stores): an existing --out
+// folder holding another .h5 file (a checkpoint, a user's HDF5 file, a text file so named) that
+// this pack does not replace would make the folder unreadable as a store folder, so it is refused
+// before any work, naming the file. Throws segrank::Error.
+void check_foreign_h5_files(const std::vector<Collection>& collections,
+                            const std::filesystem::path& out) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(out, ec)) return;
+    std::vector<std::filesystem::path> written;
+    for (const auto& c : collections) written.push_back(store_path(c, out, false));
+    for (const auto& e : std::filesystem::directory_iterator(out, ec)) {
+        const std::filesystem::path p = e.path();
+        if (p.extension() != ".h5" || std::find(written.begin(), written.end(), p) != written.end())
+            continue;
+        std::error_code rec;
+        if (std::filesystem::is_regular_file(p, rec) && is_graph_store_file(p)) continue;
+        throw Error(str("--out ", out.string(), ": ", p.string(), " is ", describe_file_kind(p),
+                        ", not a segrank graph store: every .h5 file of a store folder must be a "
+                        "store written by segrank pack, so the folder would not be readable as a "
+                        "store folder (stats, train and evaluate would refuse it); nothing was "
+                        "written: move or remove the file, or give another --out"));
+    }
+}
+
 }  // namespace
 
 int run_pack(int argc, char** argv) {
@@ -299,6 +323,7 @@ int run_pack(int argc, char** argv) {
         throw;
     }
     check_replacements(collections, out, single_file, args.count("force") > 0);
+    if (!single_file) check_foreign_h5_files(collections, out);
     // Temporary stores of earlier pack runs that were killed (their pid is gone).
     if (single_file)
         remove_stale_temp_files(out.has_parent_path() ? out.parent_path() : ".",

@@ -120,4 +120,38 @@ TEST_SUITE("hostile") {
         CHECK(fs::exists(train / ("x.npz.tmp-" + live)));
         CHECK(fs::exists(train / "fusion.191.npz"));
     }
+
+    TEST_CASE("segrank pack refuses a store folder holding an .h5 file that is no store") {
+        const fs::path dir = scratch_dir("hostile_pack_foreign_h5");
+        REQUIRE(run_segrank("synth --out " + sq((dir / "syn").string()) +
+                            " --collections tile --graphs 3 --nodes 20:30 --configs 4 -q")
+                    .exit_code == 0);
+        const std::string npz = sq((dir / "syn/npz").string());
+        // An HDF5 file of the user's (the signature, then no segrank store attributes), under a
+        // name pack does not write, and one under the name of a collection split the input lacks.
+        const std::string hdf5 = std::string("\x89HDF\r\n\x1a\n", 8) + std::string(504, '\0');
+        for (const std::string& name :
+             {std::string("my_model.h5"), std::string("layout_nlp_default_train.h5")}) {
+            const fs::path out = dir / ("P_" + fs::path(name).stem().string());
+            fs::create_directories(out);
+            std::ofstream(out / name, std::ios::binary) << hdf5;
+            for (const char* force : {"", " --force"}) {
+                const auto r = run_segrank("pack " + npz + " --out " + sq(out.string()) + force);
+                INFO(r.output);
+                CHECK(r.exit_code == 1);
+                CHECK(contains_text(r.output, (out / name).string() + " is an HDF5 file"));
+                CHECK(contains_text(r.output,
+                                    "not a segrank graph store: every .h5 file of a "
+                                    "store folder must be a store written by segrank "
+                                    "pack, so the folder would not be readable"));
+                CHECK(listing(out) == name + "\n");
+            }
+        }
+        // A folder of stores of an earlier pack is fine.
+        const fs::path ok = dir / "P_ok";
+        REQUIRE(run_segrank("pack " + npz + " --out " + sq(ok.string())).exit_code == 0);
+        const auto again = run_segrank("pack " + npz + " --out " + sq(ok.string()) + " --force");
+        INFO(again.output);
+        CHECK(again.exit_code == 0);
+    }
 }
