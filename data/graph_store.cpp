@@ -38,6 +38,7 @@ std::vector<std::filesystem::path> list_graph_stores(const std::filesystem::path
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
         if (e.path().extension() != ".h5") continue;
         check_listed_file(e, "h5");
+        require_readable_input(e.path(), "a graph store written by `segrank pack`");
         SEGRANK_CHECK(is_hdf5_file(e.path()), e.path().string(),
                       ": not an HDF5 file (no HDF5 signature); every .h5 in a store folder must be "
                       "a graph store written by `segrank pack`");

@@ -225,7 +225,7 @@ H5File H5File::create(const std::filesystem::path& path) {
 H5File H5File::open_read(const std::filesystem::path& path) {
     quiet_hdf5();
     SEGRANK_CHECK(std::filesystem::exists(path), path.string(), ": no such HDF5 file");
-    require_regular_input(path, "an HDF5 file");
+    require_readable_input(path, "an HDF5 file");
     return H5File(H5Handle(h5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
                                     path.string(), "opening the HDF5 file")),
                   path);

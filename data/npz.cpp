@@ -301,7 +301,7 @@ NpzReader::NpzReader(const std::filesystem::path& path) : impl_(std::make_unique
     SEGRANK_CHECK(!std::filesystem::is_directory(path), path.string(),
                   ": is a directory, expected an npz file");
     SEGRANK_CHECK(std::filesystem::exists(path), path.string(), ": no such npz file");
-    require_regular_input(path, "an npz file");  // a FIFO would block, /dev/zero never end
+    require_readable_input(path, "an npz file");  // a FIFO would block, /dev/zero never end
     int err = 0;
     impl_->za = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err);
     // libzip's consistency check refuses duplicate names without saying which: reopen without

@@ -32,11 +32,11 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 std::vector<std::string> read_lines(const std::filesystem::path& path) {
-    std::error_code exists_ec;  // a missing file keeps the "cannot open" message below
-    if (std::filesystem::exists(path, exists_ec))
-        require_input_size(path, "a CSV file", kMaxLinesFileBytes);
+    require_input_size(path, "a CSV file", kMaxLinesFileBytes);
+    require_readable_input(path, "a CSV file");
     std::ifstream in(path, std::ios::binary);
-    SEGRANK_CHECK(in.good(), path.string(), ": cannot open for reading");
+    SEGRANK_CHECK(in.good(), path.string(), ": cannot open for reading (expected a CSV file): ",
+                  std::generic_category().message(errno));
     std::vector<std::string> lines;
     std::string line;
     while (std::getline(in, line)) {

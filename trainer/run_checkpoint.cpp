@@ -28,6 +28,7 @@
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
 #include "util/json.h"
+#include "util/user_input.h"
 
 namespace segrank {
 
@@ -228,6 +229,7 @@ namespace {
 // is named as what it is, with what --checkpoint takes, before HDF5 is asked to open it.
 void refuse_non_hdf5_checkpoint(const std::filesystem::path& given,
                                 const std::filesystem::path& file) {
+    require_readable_input(file, "a segrank checkpoint (.ckpt.h5)");
     if (is_hdf5_file(file)) return;
     std::ifstream in(file, std::ios::binary);
     char head[4] = {};

@@ -1,7 +1,9 @@
 // require_regular_input and echo_value (see user_input.h).
 #include "util/user_input.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -56,6 +58,17 @@ void require_regular_input(const std::filesystem::path& path, std::string_view w
     throw Error(str(path.string(), ": is ", kind_of(st), ", expected ", what, " (a regular file)"));
 }
 
+void require_readable_input(const std::filesystem::path& path, std::string_view what) {
+    require_regular_input(path, what);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        const int err = errno;
+        throw Error(str(path.string(), ": cannot open for reading (expected ", what,
+                        "): ", std::generic_category().message(err)));
+    }
+    ::close(fd);
+}
+
 const char* file_kind(const std::filesystem::path& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return nullptr;
@@ -105,8 +118,10 @@ void require_input_size(const std::filesystem::path& path, std::string_view what
 std::string read_input_file(const std::filesystem::path& path, std::string_view what,
                             uint64_t max_bytes) {
     require_input_size(path, what, max_bytes);
+    require_readable_input(path, what);
     std::ifstream in(path, std::ios::binary);
-    SEGRANK_CHECK(in.good(), path.string(), ": cannot open for reading (expected ", what, ")");
+    SEGRANK_CHECK(in.good(), path.string(), ": cannot open for reading (expected ", what,
+                  "): ", std::generic_category().message(errno));
     std::string out;
     constexpr size_t kChunk = size_t{1} << 20;
     while (true) {

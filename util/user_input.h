@@ -21,6 +21,11 @@ std::optional<std::string> describe_link_problem(const std::filesystem::path& pa
 /// what = "an npz file". Only stat()s the path: a FIFO is never opened.
 void require_regular_input(const std::filesystem::path& path, std::string_view what);
 
+/// require_regular_input, then throws segrank::Error unless this process may open `path` for
+/// reading: "<path>: cannot open for reading (expected <what>): <the system's reason>", e.g.
+/// "Permission denied". Opens the file and closes it again.
+void require_readable_input(const std::filesystem::path& path, std::string_view what);
+
 /// What `path` is, for a message: "a directory", "a regular file", "a FIFO (named pipe)", "a
 /// character device", "a block device", "a socket" (symbolic links followed), or nullptr when it
 /// does not exist or cannot be stat()ed.

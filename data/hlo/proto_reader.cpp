@@ -303,9 +303,6 @@ TuningFile read_tuning_file(const std::filesystem::path& path) {
     // An ifstream opens a directory and then reads nothing ("empty file" would mislead).
     SEGRANK_CHECK(!std::filesystem::is_directory(path), path.string(),
                   ": is a directory (expected a TuningData or ModuleTuningData protobuf file)");
-    std::error_code exists_ec;  // a missing file keeps the "cannot open" message below
-    SEGRANK_CHECK(std::filesystem::exists(path, exists_ec), path.string(),
-                  ": cannot open tuning protobuf for reading");
     const std::string bytes = read_input_file(
         path, "a TuningData or ModuleTuningData protobuf file", kMaxProtobufFileBytes);
     return parse_tuning_bytes(bytes, path.string());

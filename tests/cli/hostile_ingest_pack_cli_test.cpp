@@ -121,6 +121,17 @@ TEST_SUITE("hostile") {
         CHECK(fs::exists(train / "fusion.191.npz"));
     }
 
+    TEST_CASE("segrank ingest of a missing protobuf names the path and 'no such file'") {
+        const fs::path dir = scratch_dir("hostile_ingest_missing");
+        const auto r = run_segrank("ingest /nonexistent/x.pb --out " + sq((dir / "o").string()));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "/nonexistent/x.pb: no such file (expected a TuningData or "
+                            "ModuleTuningData protobuf file)"));
+        CHECK_FALSE(fs::exists(dir / "o"));
+    }
+
     TEST_CASE("segrank pack refuses a store folder holding an .h5 file that is no store") {
         const fs::path dir = scratch_dir("hostile_pack_foreign_h5");
         REQUIRE(run_segrank("synth --out " + sq((dir / "syn").string()) +

@@ -129,6 +129,68 @@ TEST_SUITE("hostile") {
         CHECK(fs::exists(dir / ("m.npz.tmp-" + dead + ".toolong1")));
     }
 
+    TEST_CASE("read_input_file and require_readable_input name the path and 'Permission denied'") {
+        // A folder of its own under /tmp, which the child's uid can reach (the build tree may not
+        // be).
+        char made[] = "/tmp/segrank_unreadable_XXXXXX";
+        REQUIRE(::mkdtemp(made) != nullptr);
+        const fs::path dir = made;
+        REQUIRE(::chmod(made, 0755) == 0);
+        put(dir / "np.toml", "[train]\n");
+        REQUIRE(::chmod((dir / "np.toml").c_str(), 0) == 0);
+        // Root may open any file: the checks run in a child that gave up root (uid and gid 65534,
+        // no supplementary groups); as another user, in the test process itself. The message (or
+        // "none") comes back through a pipe.
+        auto message_of = [&](auto check) {
+            int fds[2];
+            REQUIRE(::pipe(fds) == 0);
+            const pid_t pid = ::fork();
+            REQUIRE(pid >= 0);
+            if (pid == 0) {
+                ::close(fds[0]);
+                std::string m = "none";
+                if (::geteuid() == 0 &&
+                    (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+                     ::setresuid(65534, 65534, 65534) != 0))
+                    m = "cannot drop root";
+                else {
+                    try {
+                        check();
+                    } catch (const Error& e) {
+                        m = e.what();
+                    }
+                }
+                const ssize_t w = ::write(fds[1], m.data(), m.size());
+                ::_exit(w == static_cast<ssize_t>(m.size()) ? 0 : 1);
+            }
+            ::close(fds[1]);
+            std::string m;
+            char buf[4096];
+            for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) m.append(buf, n);
+            ::close(fds[0]);
+            int status = 0;
+            ::waitpid(pid, &status, 0);
+            return m;
+        };
+        const std::string read = message_of(
+            [&] { read_input_file(dir / "np.toml", "a TOML config file", kMaxConfigFileBytes); });
+        CHECK(read == (dir / "np.toml").string() +
+                          ": cannot open for reading (expected a TOML config file): Permission "
+                          "denied");
+        const std::string check =
+            message_of([&] { require_readable_input(dir / "np.toml", "an npz file"); });
+        CHECK(check == (dir / "np.toml").string() +
+                           ": cannot open for reading (expected an npz file): Permission denied");
+        // A readable file passes; a missing one is named as such.
+        put(dir / "ok.toml", "[train]\n");
+        CHECK_NOTHROW(require_readable_input(dir / "ok.toml", "a TOML config file"));
+        CHECK_THROWS_WITH_AS(require_readable_input(dir / "none.pb", "a protobuf file"),
+                             doctest::Contains("none.pb: no such file (expected a protobuf file)"),
+                             Error);
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+
     TEST_CASE("require_regular_input refuses a FIFO, a character device and a directory") {
         const fs::path dir = test::scratch_dir("hostile_regular_input");
         REQUIRE(::mkfifo((dir / "pipe.npz").c_str(), 0600) == 0);
