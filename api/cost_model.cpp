@@ -91,6 +91,23 @@ void minmax_normalize(std::vector<double>& v) {
     for (auto& x : v) x = b > a ? (x - a) / (b - a) : 0.0;
 }
 
+}  // namespace
+
+InferenceBudget score_budget(const ScoreOptions& o, const RunConfig& cfg,
+                             const std::string& checkpoint, const std::string& memory_key,
+                             const std::string& cache_key) {
+    const std::string own = checkpoint + ": eval.";
+    if (o.memory_mb > 0)
+        return inference_budget(o.memory_mb, o.cache_mb, memory_key,
+                                o.cache_mb >= 0 ? cache_key : own + "cache_mb");
+    if (o.cache_mb >= 0)
+        return inference_budget(cfg.eval.memory_mb, o.cache_mb, own + "memory_mb", cache_key);
+    return inference_budget(cfg.eval.memory_mb, cfg.eval.cache_mb, own + "memory_mb",
+                            own + "cache_mb");
+}
+
+namespace {
+
 // Member m's raw scores of `configs` (empty = all) of g; the caller holds the lock.
 std::vector<float> member_raw(const CostModel::Impl& cm, const CostMember& mem, Graph::Impl& g,
                               std::span<const int64_t> configs) {
@@ -112,10 +129,9 @@ std::vector<float> member_raw(const CostModel::Impl& cm, const CostMember& mem, 
     if (o.dense) opt.dedupe_rows = false;
     const int64_t chunk = o.chunk_configs > 0 ? o.chunk_configs : lm.cfg.eval.chunk_configs;
     const int64_t dchunk = o.chunk_configs > 0 ? o.chunk_configs : lm.cfg.eval.dedupe_chunk_configs;
-    const InferenceChunk ch = inference_chunk(*lm.model, opt, chunk, dchunk);
-    const int64_t cache_mb = o.cache_mb >= 0 ? o.cache_mb : lm.cfg.eval.cache_mb;
-    std::vector<float> s =
-        score_graph(*lm.model, *pg, configs, ch.configs, opt, ch.max_bytes, cache_mb << 20);
+    const InferenceBudget budget = score_budget(o, lm.cfg, mem.name);
+    const InferenceChunk ch = inference_chunk(*lm.model, opt, chunk, dchunk, budget);
+    std::vector<float> s = score_graph(*lm.model, *pg, configs, ch, opt, budget.cache_bytes);
     // A model that produces NaN or infinite scores (a diverged or edited checkpoint) must not turn
     // into a ranking in default order.
     for (size_t i = 0; i < s.size(); ++i)
@@ -343,10 +359,18 @@ CostModel::CostModel(const std::vector<std::string>& checkpoints, ScoreOptions o
                   options.chunk_configs);
     SEGRANK_CHECK(options.cache_mb <= (int64_t{1} << 20),
                   "ScoreOptions.cache_mb: expected <= 1048576, got ", options.cache_mb);
+    SEGRANK_CHECK(options.memory_mb == 0 || (options.memory_mb >= kMinInferenceMemoryMb &&
+                                             options.memory_mb <= kMaxInferenceMemoryMb),
+                  "ScoreOptions.memory_mb: expected 0 (the checkpoint's eval.memory_mb) or ",
+                  kMinInferenceMemoryMb, " to ", kMaxInferenceMemoryMb, ", got ",
+                  options.memory_mb);
     SEGRANK_CHECK(options.tta_orders >= 0 && options.tta_orders <= 1024,
                   "ScoreOptions.tta_orders: expected 0..1024, got ", options.tta_orders);
     impl_->options = options;
-    for (const auto& c : checkpoints) impl_->members.push_back({load_model(c), c});
+    for (const auto& c : checkpoints) {
+        impl_->members.push_back({load_model(c), c});
+        (void)score_budget(options, impl_->members.back().lm.cfg, c);  // fits, or names the keys
+    }
 }
 CostModel::~CostModel() = default;
 CostModel::CostModel(CostModel&&) noexcept = default;

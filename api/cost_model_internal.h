@@ -12,6 +12,7 @@
 #include "data/graph.h"
 #include "data/graph_entry.h"
 #include "data/graph_source.h"
+#include "gst/inference_budget.h"
 #include "gst/prepared_graph.h"
 #include "segrank/cost_model.h"
 #include "trainer/trainer.h"
@@ -45,6 +46,15 @@ struct CostModel::Impl {
 /// g prepared for member `lm`: from g's cache, else prepared now (kept in g when it keeps them,
 /// else in `local`, which then owns it). Throws segrank::Error from prepare_graph.
 PreparedGraph* prepared_for(LoadedModel& lm, Graph::Impl& g, std::unique_ptr<PreparedGraph>& local);
+
+/// The inference budget a member trained with `cfg` scores with under `o`: o.memory_mb when > 0
+/// (then o.cache_mb, or a quarter of it), else the checkpoint's eval.memory_mb with o.cache_mb when
+/// >= 0, else its eval.cache_mb (docs/gst.md#memory-budget). Errors name `memory_key` /
+/// `cache_key` for the values given in `o` and `checkpoint`'s eval.* keys for its own.
+InferenceBudget score_budget(const ScoreOptions& o, const RunConfig& cfg,
+                             const std::string& checkpoint,
+                             const std::string& memory_key = "ScoreOptions.memory_mb",
+                             const std::string& cache_key = "ScoreOptions.cache_mb");
 
 /// Throws segrank::Error naming g when no member of `cm` was trained on g's task.
 void require_member(const CostModel::Impl& cm, const Graph::Impl& g);

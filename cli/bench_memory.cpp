@@ -9,14 +9,16 @@
 //                                     train
 // Training runs the real Trainer (Dataset over the store, config holdout with streamed dedupe
 // groups, normalizer fitted chunk by chunk, GST steps with segments.max_nodes = 1000, K = 32, H =
-// 128); inference runs Trainer::evaluate (prepare_graph + score_graph, K = 32 config rows per
-// chunk) on the 20% held-out configs. segments.history_init = "zero" (see bench_run_config). Graphs
+// 128); inference runs Trainer::evaluate (prepare_graph + score_graph) on the 20% held-out configs
+// at the memory budget --memory-mb (eval.memory_mb: the cache and every chunk size derive from it,
+// docs/gst.md#memory-budget). segments.history_init = "zero" (see bench_run_config). Graphs
 // come from a seeded random DAG builder (write_bench_store below): node v reads v-1 and sometimes
 // one of v-2..v-9, 12 varying feature columns, configs drawn uniformly in -1..5, runtime a linear
 // function of six config slots (so training has a signal). Stores are cached in --work-dir under a
 // directory named by the case's parameters and seed.
 //
-// Row fields: case, nodes, configs, config_nodes, phase (train | inference), peak_rss_mb (VmHWM of
+// Row fields: case, nodes, configs, config_nodes, phase (train | inference), memory_mb (the
+// inference budget), peak_rss_mb (VmHWM of
 // the child), steps_per_s (train: optimizer steps per second after one warmup step; inference: full
 // evaluation passes per second), configs_per_s (inference: configs scored per second), seconds.
 #include <algorithm>
@@ -36,6 +38,7 @@
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
+#include "gst/inference_budget.h"
 #include "hwmodel/synth/synth.h"
 #include "trainer/comm.h"
 #include "trainer/config.h"
@@ -120,7 +123,8 @@ std::string store_dir_name(const MemCase& c, uint64_t seed) {
 }
 
 RunConfig bench_run_config(const std::filesystem::path& store_dir,
-                           const std::filesystem::path& run_dir, int64_t steps, uint64_t seed) {
+                           const std::filesystem::path& run_dir, int64_t steps, uint64_t seed,
+                           int64_t memory_mb) {
     RunConfig cfg;
     cfg.data.root = store_dir.string();
     cfg.data.store = StoreFormat::kHdf5;
@@ -141,20 +145,19 @@ RunConfig bench_run_config(const std::filesystem::path& store_dir,
     cfg.train.progress = false;
     cfg.train.log_every = 0;
     cfg.train.run_dir = run_dir.string();
-    // Inference scores K = 32 configs per forward pass, as a training step (K = 32 for both
-    // phases), so every case has the same activation shapes; the config-row cap (8 MiB) does not
-    // bind.
-    cfg.eval.chunk_configs = cfg.sampling.configs;
+    // Inference: every chunk size and the cache come from eval.memory_mb (--memory-mb), as in
+    // `segrank evaluate` (docs/gst.md#memory-budget).
+    cfg.eval.memory_mb = static_cast<int>(memory_mb);
     return cfg;
 }
 
 // Child: one (case, phase) measurement; prints one JSON row on stdout.
 int run_child(const MemCase& c, const std::string& phase, const std::filesystem::path& work,
-              int64_t steps, int64_t passes, uint64_t seed) {
+              int64_t steps, int64_t passes, uint64_t seed, int64_t memory_mb) {
     const std::filesystem::path store_dir = work / store_dir_name(c, seed);
     const std::filesystem::path run_dir = work / ("run_" + c.name + "_" + phase);
     std::filesystem::remove_all(run_dir);
-    RunConfig cfg = bench_run_config(store_dir, run_dir, steps, seed);
+    RunConfig cfg = bench_run_config(store_dir, run_dir, steps, seed, memory_mb);
     LocalCommunicator comm;
     const auto t0 = std::chrono::steady_clock::now();
     Trainer trainer(cfg, comm);
@@ -186,6 +189,7 @@ int run_child(const MemCase& c, const std::string& phase, const std::filesystem:
                       {"configs", c.configs},
                       {"config_nodes", c.config_nodes},
                       {"phase", phase},
+                      {"memory_mb", memory_mb},
                       {"peak_rss_mb", peak_rss_mb()},
                       {"steps_per_s", steps_per_s},
                       {"configs_per_s", configs_per_s},
@@ -234,8 +238,12 @@ cxxopts::Options bench_memory_options() {
         "steps", "timed training steps (after one warmup step) / evaluation passes",
         cxxopts::value<int64_t>()->default_value("5"))(
         "eval-passes", "inference: evaluation passes over the held-out configs",
-        cxxopts::value<int64_t>()->default_value("1"))("threads", "OpenMP threads",
-                                                       cxxopts::value<int>()->default_value("2"))(
+        cxxopts::value<int64_t>()->default_value("1"))(
+        "memory-mb",
+        "inference: the memory budget eval.memory_mb (MiB) every case is scored at (default: "
+        "eval.memory_mb's default)",
+        cxxopts::value<int64_t>()->default_value(std::to_string(kDefaultInferenceMemoryMb)))(
+        "threads", "OpenMP threads", cxxopts::value<int>()->default_value("2"))(
         "work-dir", "where stores are generated (kept and reused) and runs written",
         cxxopts::value<std::string>()->default_value("runs/bench_memory"))(
         "seed", "generator and sampling seed", cxxopts::value<uint64_t>()->default_value("0"))(
@@ -276,7 +284,7 @@ void make_store(const cxxopts::ParseResult& a, const std::string& name, uint64_t
 // What every child of one benchmark run is given.
 struct ChildSettings {
     std::string exe;  ///< this binary (/proc/self/exe)
-    int64_t steps = 0, passes = 0;
+    int64_t steps = 0, passes = 0, memory_mb = 0;
     int threads = 0;
     uint64_t seed = 0;
     std::filesystem::path work;
@@ -286,11 +294,11 @@ struct ChildSettings {
 // JSON line with `json`, else a table row. Throws segrank::Error naming the case, the phase and the
 // command when the child fails or prints nothing.
 void run_case_phase(const MemCase& c, const std::string& phase, const ChildSettings& s, bool json) {
-    const std::string cmd = shell_quote(s.exe) + " bench --memory --child " + c.name + " --phase " +
-                            phase + " --steps " + std::to_string(s.steps) + " --eval-passes " +
-                            std::to_string(s.passes) + " --threads " + std::to_string(s.threads) +
-                            " --seed " + std::to_string(s.seed) + " --work-dir " +
-                            shell_quote(s.work.string());
+    const std::string cmd =
+        shell_quote(s.exe) + " bench --memory --child " + c.name + " --phase " + phase +
+        " --steps " + std::to_string(s.steps) + " --eval-passes " + std::to_string(s.passes) +
+        " --memory-mb " + std::to_string(s.memory_mb) + " --threads " + std::to_string(s.threads) +
+        " --seed " + std::to_string(s.seed) + " --work-dir " + shell_quote(s.work.string());
     std::cerr << "bench --memory: " << c.name << " " << phase << "\n";
     FILE* p = ::popen(cmd.c_str(), "r");
     SEGRANK_CHECK(p != nullptr, "bench --memory: cannot start the child process: ", cmd);
@@ -305,10 +313,11 @@ void run_case_phase(const MemCase& c, const std::string& phase, const ChildSetti
         std::cout << row << std::endl;
     } else {
         const Json j = read_json(row, str("bench --memory: the output of case ", c.name));
-        std::printf("%-12s %9lld %8lld %-10s %12.4g %12.4g\n", c.name.c_str(),
+        std::printf("%-12s %9lld %8lld %-10s %9lld %12.4g %12.4g %13.4g\n", c.name.c_str(),
                     static_cast<long long>(c.nodes), static_cast<long long>(c.configs),
-                    phase.c_str(), json_number_or_nan(j, "peak_rss_mb"),
-                    json_number_or_nan(j, "steps_per_s"));
+                    phase.c_str(), static_cast<long long>(s.memory_mb),
+                    json_number_or_nan(j, "peak_rss_mb"), json_number_or_nan(j, "steps_per_s"),
+                    json_number_or_nan(j, "configs_per_s"));
         std::fflush(stdout);
     }
 }
@@ -333,9 +342,11 @@ int run_bench_memory(int argc, char** argv) {
     SEGRANK_CHECK(passes >= 1 && passes <= kMaxBenchSteps,
                   "bench --memory: --eval-passes: expected 1 to ", kMaxBenchSteps, ", got ",
                   passes);
+    const int64_t memory_mb = a["memory-mb"].as<int64_t>();
+    (void)inference_budget(memory_mb, -1, "bench --memory: --memory-mb");  // in range
     if (a.count("child"))
         return run_child(find_case(a["child"].as<std::string>()), a["phase"].as<std::string>(),
-                         work, steps, passes, seed);
+                         work, steps, passes, seed, memory_mb);
 
     const std::vector<std::string> case_names = split_names(a["cases"].as<std::string>());
     SEGRANK_CHECK(!case_names.empty(), "bench --memory: --cases is empty");
@@ -351,12 +362,13 @@ int run_bench_memory(int argc, char** argv) {
     const ChildSettings settings{std::filesystem::read_symlink("/proc/self/exe").string(),
                                  steps,
                                  passes,
+                                 memory_mb,
                                  threads,
                                  seed,
                                  work};
     if (!json)
-        std::printf("%-12s %9s %8s %-10s %12s %12s\n", "case", "nodes", "configs", "phase",
-                    "peak_rss_mb", "steps_per_s");
+        std::printf("%-12s %9s %8s %-10s %9s %12s %12s %13s\n", "case", "nodes", "configs", "phase",
+                    "memory_mb", "peak_rss_mb", "steps_per_s", "configs_per_s");
     for (const auto& name : case_names) {
         const MemCase c = find_case(name);
         const std::filesystem::path store = work / store_dir_name(c, seed) / (c.name + ".h5");

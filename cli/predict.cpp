@@ -51,9 +51,15 @@ cxxopts::Options predict_options() {
         "configs per forward pass (default: the checkpoint's eval.chunk_configs, or "
         "eval.dedupe_chunk_configs when rows are deduplicated)",
         cxxopts::value<int64_t>())(
+        "memory-mb",
+        "MiB scoring may hold per graph beside the graph's own arrays: the cache, the chunk state "
+        "and the chunk's config rows are derived from it (default: the checkpoint's "
+        "eval.memory_mb; docs/gst.md#memory-budget)",
+        cxxopts::value<int64_t>())(
         "cache-mb",
-        "MiB of config-independent rows kept per graph across chunks (default: the checkpoint's "
-        "eval.cache_mb; 0 = none)",
+        "MiB of config-independent rows kept per graph across chunks, at most half of the budget "
+        "(default: a quarter of --memory-mb when given, else the checkpoint's eval.cache_mb; 0 = "
+        "none)",
         cxxopts::value<int64_t>())(
         "tta-orders",
         "with model.config_attention: config orders scored and averaged per graph (default: the "
@@ -93,6 +99,15 @@ ScoreOptions score_options_from(const cxxopts::ParseResult& args) {
         SEGRANK_CHECK(score_options.cache_mb >= 0 && score_options.cache_mb <= (int64_t{1} << 20),
                       "--cache-mb: expected 0..1048576, got ", score_options.cache_mb);
     }
+    if (args.count("memory-mb")) {
+        score_options.memory_mb = args["memory-mb"].as<int64_t>();
+        SEGRANK_CHECK(score_options.memory_mb >= kMinInferenceMemoryMb &&
+                          score_options.memory_mb <= kMaxInferenceMemoryMb,
+                      "--memory-mb: expected ", kMinInferenceMemoryMb, " to ",
+                      kMaxInferenceMemoryMb, ", got ", score_options.memory_mb);
+        (void)inference_budget(score_options.memory_mb, score_options.cache_mb, "--memory-mb",
+                               "--cache-mb");
+    }
     if (args.count("tta-orders")) {
         const int64_t t = args["tta-orders"].as<int64_t>();
         SEGRANK_CHECK(t >= 1 && t <= 1024, "--tta-orders: expected 1..1024, got ", t);
@@ -125,7 +140,7 @@ struct Predictions {
 // What a scored graph's memory grows with (graph_oom_message).
 constexpr std::string_view kPredictMemorySettings =
     "its memory grows with the checkpoint's model.hidden and the configs scored per pass; lower "
-    "--chunk and --cache-mb or give the process more memory (docs/config.md#out-of-memory)";
+    "--memory-mb or --chunk or give the process more memory (docs/config.md#out-of-memory)";
 
 Predictions predict_graphs(const Dataset& ds, const std::optional<CostModel>& model,
                            const cxxopts::ParseResult& args) {
@@ -199,7 +214,15 @@ int run_predict(int argc, char** argv) {
     const ScoreOptions score_options = score_options_from(args);
     std::optional<CostModel> model;
     if (!random) {
-        model.emplace(args["checkpoint"].as<std::vector<std::string>>(), score_options);
+        // The budget is checked against each checkpoint naming the options (--cache-mb alone
+        // must fit the checkpoint's eval.memory_mb), then given to the model.
+        ScoreOptions load_options = score_options;
+        load_options.memory_mb = 0;
+        load_options.cache_mb = -1;
+        model.emplace(args["checkpoint"].as<std::vector<std::string>>(), load_options);
+        for (const CostMember& m : model->impl().members)
+            (void)score_budget(score_options, m.lm.cfg, m.name, "--memory-mb", "--cache-mb");
+        model->impl().options = score_options;
         check_outputs_are_not_checkpoints(args, *model);
     }
     cfg::DataSection data = random ? cfg::DataSection{} : model->impl().members.front().lm.cfg.data;

@@ -13,6 +13,7 @@
 #include "gnn/loss.h"
 #include "gnn/model.h"
 #include "gst/combine.h"
+#include "gst/inference_budget.h"
 #include "gst/prepared_graph.h"
 #include "segments/history_table.h"
 
@@ -75,38 +76,44 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
                                 int64_t step, double scale, HistoryTable& table,
                                 const GstOptions& opt);
 
-/// Largest config-row block score_graph holds (bytes): a chunk is cut below `chunk` configs when
-/// its rows would exceed this (layout graphs with many configurable nodes: 10^4 nodes x 18 bytes =
-/// 176 KiB per config), so inference memory does not grow with nc (docs/gst.md#inference).
+/// Largest config-row block score_graph holds (bytes) on the dense path at the default budget
+/// (InferenceBudget::dense_rows_bytes): a chunk is cut below `chunk` configs when its rows would
+/// exceed this (layout graphs with many configurable nodes: 10^4 nodes x 18 bytes = 176 KiB per
+/// config), so inference memory does not grow with nc (docs/gst.md#inference).
 inline constexpr int64_t kMaxConfigChunkBytes = int64_t{8} << 20;
 /// With row deduplication inference holds up to this many times kMaxConfigChunkBytes of config
-/// rows (256 MiB, 14,913 configs of a graph with 1000 configurable nodes): the layer state no
-/// longer grows with K x H, and the larger the chunk the fewer times each distinct row is
-/// recomputed (inference_chunk; docs/model.md#row-deduplication).
+/// rows at the default budget (InferenceBudget::dedupe_rows_bytes, 256 MiB, 14,913 configs of a
+/// graph with 1000 configurable nodes): the layer state no longer grows with K x H, and the larger
+/// the chunk the fewer times each distinct row is recomputed (inference_chunk;
+/// docs/model.md#row-deduplication).
 inline constexpr int64_t kDedupeChunkBytesFactor = 32;
-/// Deduplicated layout inference: the first chunk of a graph has at most this many configs; it
-/// measures the graph's dep rows per config (sum over layers of m_l, the largest segment's), and
-/// later chunks take at most kDedupeStateBytes / (kDedupeBytesPerDepRow x those rows) configs, so
-/// the per-chunk class tables (docs/model.md#row-deduplication) stay bounded whatever the graph.
+/// Deduplicated layout inference at the default budget (InferenceBudget::probe_configs): the first
+/// chunk of a graph has at most this many configs; it measures the graph's dep rows per config (the
+/// largest segment's sum over layers of m_l), and later chunks take as many configs as keep the
+/// per-chunk class tables (docs/model.md#row-deduplication) within InferenceBudget::state_bytes.
 inline constexpr int64_t kDedupeProbeConfigs = 1024;
-/// Bound of the per-chunk deduplication state (bytes) that sets the later chunks' size.
+/// Bound of the per-chunk deduplication state (bytes) at the default budget
+/// (InferenceBudget::state_bytes).
 inline constexpr int64_t kDedupeStateBytes = int64_t{512} << 20;
 /// Bytes of deduplication state per dep row and config (the int32 class, representative and key
 /// tables of a layer and the readout's per-config work; measured, docs/model.md#row-deduplication).
 inline constexpr int64_t kDedupeBytesPerDepRow = 176;
-
-/// Configs per forward pass and config-row bound (bytes) for score_graph.
+/// Configs per forward pass and what one chunk may hold, for score_graph.
 struct InferenceChunk {
-    int64_t configs = 256;
-    int64_t max_bytes = kMaxConfigChunkBytes;
+    int64_t configs = 256;                        ///< configs per forward pass (at most)
+    int64_t max_bytes = kMaxConfigChunkBytes;     ///< config rows of one chunk (bytes)
+    int64_t state_bytes = kDedupeStateBytes;      ///< deduplicated chunk state (bytes)
+    int64_t probe_configs = kDedupeProbeConfigs;  ///< configs of the first deduplicated chunk
 };
-/// What inference uses for `model`: (chunk_configs, kMaxConfigChunkBytes), or when score_graph
-/// deduplicates rows (opt.dedupe_rows on a layout model without config_attention;
-/// docs/model.md#row-deduplication) (dedupe_chunk_configs, kDedupeChunkBytesFactor x
-/// kMaxConfigChunkBytes): the deduplicated state costs O(m_l x K) ints per layer, and the larger
-/// the chunk the more configs share each row.
+/// What inference uses for `model` under `budget` (docs/gst.md#memory-budget): (chunk_configs,
+/// budget.dense_rows_bytes), or when score_graph deduplicates rows (opt.dedupe_rows on a layout
+/// model without config_attention; docs/model.md#row-deduplication) (dedupe_chunk_configs,
+/// budget.dedupe_rows_bytes): the deduplicated state costs O(m_l x K) ints per layer, and the
+/// larger the chunk the more configs share each row. The state bound and the probe size are the
+/// budget's.
 InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_t chunk_configs,
-                               int64_t dedupe_chunk_configs);
+                               int64_t dedupe_chunk_configs,
+                               const InferenceBudget& budget = InferenceBudget{});
 
 /// Configs per chunk after a graph's first (probe) chunk in deduplicated layout inference, for a
 /// chunk bound `chunk` and the probe's measured dep rows per config (sum over layers of m_l):
@@ -114,7 +121,14 @@ InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_
 /// [min(chunk, kDedupeProbeConfigs), chunk]; `chunk` when nothing was measured (<= 0).
 int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config);
 
-/// Default bound of score_graph's per-graph inference cache (bytes; `eval.cache_mb`).
+/// The same under a state bound `state_bytes` and a probe of `probe_configs` (an
+/// InferenceChunk's): state_bytes / (kDedupeBytesPerDepRow x dep_rows_per_config), clamped to
+/// [min(chunk, probe_configs), chunk]; `chunk` when nothing was measured (<= 0).
+int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config, int64_t state_bytes,
+                                 int64_t probe_configs);
+
+/// Default bound of score_graph's per-graph inference cache (bytes; InferenceBudget::cache_bytes
+/// of the default `eval.memory_mb`).
 inline constexpr int64_t kDefaultInferenceCacheBytes = int64_t{256} << 20;
 
 /// Scores (higher = slower) of `configs` for graph g, streaming segments one at a time without
@@ -136,6 +150,15 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                const GstOptions& opt,
                                int64_t max_chunk_bytes = kMaxConfigChunkBytes,
                                int64_t cache_bytes = kDefaultInferenceCacheBytes);
+
+/// The same with what one chunk may hold from `chunk` (inference_chunk): chunk.configs configs and
+/// chunk.max_bytes of config rows per pass; with deduplicated layout rows a first chunk of at most
+/// chunk.probe_configs configs, then chunks sized by dedupe_chunk_after_probe to keep their state
+/// within chunk.state_bytes. The cache is not filled when every config is scored in one chunk (it
+/// would serve no later chunk). The scores are those of the overload above for the same chunks.
+std::vector<float> score_graph(Model& model, const PreparedGraph& g,
+                               std::span<const int64_t> configs, const InferenceChunk& chunk,
+                               const GstOptions& opt, int64_t cache_bytes);
 
 /// Per-segment readouts of `configs` (forward only), the input of head finetuning: [S_eff] tensors
 /// of [K, W] (W = ModelConfig::readout_width()) for the segments score_graph would use (independent

@@ -118,23 +118,39 @@ private:
 }  // namespace
 
 InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_t chunk_configs,
-                               int64_t dedupe_chunk_configs) {
+                               int64_t dedupe_chunk_configs, const InferenceBudget& budget) {
     if (opt.dedupe_rows && model.config().task == Task::kLayout && !model.config().config_attention)
-        return {dedupe_chunk_configs, kDedupeChunkBytesFactor * kMaxConfigChunkBytes};
-    return {chunk_configs, kMaxConfigChunkBytes};
+        return {dedupe_chunk_configs, budget.dedupe_rows_bytes, budget.state_bytes,
+                budget.probe_configs};
+    return {chunk_configs, budget.dense_rows_bytes, budget.state_bytes, budget.probe_configs};
 }
 
 int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config) {
-    const int64_t lo = std::min(chunk, kDedupeProbeConfigs);
+    return dedupe_chunk_after_probe(chunk, dep_rows_per_config, kDedupeStateBytes,
+                                    kDedupeProbeConfigs);
+}
+
+int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config, int64_t state_bytes,
+                                 int64_t probe_configs) {
+    const int64_t lo = std::min(chunk, probe_configs);
     if (dep_rows_per_config <= 0) return chunk;
-    return std::clamp<int64_t>(kDedupeStateBytes / (kDedupeBytesPerDepRow * dep_rows_per_config),
-                               lo, std::max(lo, chunk));
+    return std::clamp<int64_t>(state_bytes / (kDedupeBytesPerDepRow * dep_rows_per_config), lo,
+                               std::max(lo, chunk));
 }
 
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                std::span<const int64_t> configs, int64_t chunk,
                                const GstOptions& opt, int64_t max_chunk_bytes,
                                int64_t cache_bytes) {
+    InferenceChunk ch;
+    ch.configs = chunk;
+    ch.max_bytes = max_chunk_bytes;
+    return score_graph(model, g, configs, ch, opt, cache_bytes);
+}
+
+std::vector<float> score_graph(Model& model, const PreparedGraph& g,
+                               std::span<const int64_t> configs, const InferenceChunk& ic,
+                               const GstOptions& opt, int64_t cache_bytes) {
     std::vector<float> scores(configs.size(), 0.0f);
     const Aggregation agg = aggregation_for(opt.aggregate, model);
     const std::vector<int32_t> active = active_segments(g, opt, agg);
@@ -148,22 +164,28 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
     const int64_t row_bytes = g.task == Task::kLayout
                                   ? g.num_config_nodes * kLayoutConfigDim
                                   : kTileConfigDim * static_cast<int64_t>(sizeof(float));
-    chunk = std::clamp<int64_t>(max_chunk_bytes / std::max<int64_t>(1, row_bytes), 1,
-                                std::max<int64_t>(1, chunk));
-    SegmentInputBuffers buf;
-    ConfigBatch batch;
-    InferenceCache cache(g, std::max<int64_t>(0, cache_bytes), opt.dedupe_rows);
+    const int64_t chunk = std::clamp<int64_t>(ic.max_bytes / std::max<int64_t>(1, row_bytes), 1,
+                                              std::max<int64_t>(1, ic.configs));
     // With deduplicated rows the class tables of a chunk grow with K x (dep rows per config),
-    // which the first chunk measures: it has at most kDedupeProbeConfigs configs, and the later
-    // chunks as many as keep those tables within kDedupeStateBytes
+    // which the first chunk measures: it has at most ic.probe_configs configs, and the later
+    // chunks as many as keep those tables within ic.state_bytes
     // (docs/model.md#row-deduplication).
     const bool dedupe_layout = opt.dedupe_rows && g.task == Task::kLayout;
+    const int64_t first = dedupe_layout ? std::min(chunk, ic.probe_configs) : chunk;
+    const int32_t orders = model.config().config_attention ? std::max(1, opt.tta_orders) : 1;
+    // The cache serves a segment's later chunks: with one chunk in all it would only add to the
+    // peak (docs/gst.md#inference-cache).
+    const bool one_chunk = orders == 1 && static_cast<int64_t>(configs.size()) <= first;
+    SegmentInputBuffers buf;
+    ConfigBatch batch;
+    InferenceCache cache(g, one_chunk ? 0 : std::max<int64_t>(0, cache_bytes), opt.dedupe_rows);
     // Scores of the configs `list` into out, in chunks of consecutive configs.
     auto score_list = [&](std::span<const int64_t> list, std::span<float> out) {
-        int64_t step = dedupe_layout ? std::min(chunk, kDedupeProbeConfigs) : chunk;
+        int64_t step = first;
         for (size_t b = 0; b < list.size(); b += static_cast<size_t>(step)) {
             if (dedupe_layout && b > 0)
-                step = dedupe_chunk_after_probe(chunk, cache.max_dep_rows_per_config());
+                step = dedupe_chunk_after_probe(chunk, cache.max_dep_rows_per_config(),
+                                                ic.state_bytes, ic.probe_configs);
             const size_t e = std::min(list.size(), b + static_cast<size_t>(step));
             auto cfgs = list.subspan(b, e - b);
             const auto k = static_cast<int64_t>(cfgs.size());
@@ -181,7 +203,6 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
             for (int64_t i = 0; i < k; ++i) out[b + static_cast<size_t>(i)] = sc[i];
         }
     };
-    const int32_t orders = model.config().config_attention ? std::max(1, opt.tta_orders) : 1;
     if (orders == 1) {
         score_list(configs, scores);
     } else {  // test-time averaging over config orders (docs/model.md#test-time-averaging)

@@ -177,10 +177,13 @@ struct EvalSection {
     /// (a saturated metric, e.g. a tile score of 1.0 on a few kernels, then keeps the more trained
     /// model); it is not an improvement for train.patience. false = the earlier one stays.
     bool select_later_on_ties = true;
-    int chunk_configs = 256;  ///< configs scored per forward pass (memory bound)
-    /// MiB of config-independent state inference keeps per graph across chunks (0 = none;
-    /// docs/gst.md#inference-cache).
-    int cache_mb = 256;
+    int chunk_configs = 256;  ///< configs scored per forward pass (at most)
+    /// MiB inference may hold per graph beside the graph's own arrays: the inference cache, the
+    /// chunk state and the chunk's config rows are derived from it (docs/gst.md#memory-budget).
+    int memory_mb = 1024;
+    /// MiB of config-independent state inference keeps per graph across chunks, out of memory_mb
+    /// (at most half of it; 0 = none; -1 = a quarter of memory_mb; docs/gst.md#inference-cache).
+    int cache_mb = -1;
     /// with model.config_attention: orders (chunkings) each config is scored in, averaged
     /// (docs/model.md#test-time-averaging); 1 = the given order only
     int tta_orders = 1;

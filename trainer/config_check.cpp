@@ -310,6 +310,19 @@ void check_sampling_train(const RunConfig& c, std::vector<Problem>& p) {
                                   c.train.patience, " with eval_every 0"));
 }
 
+// eval.cache_mb is taken out of eval.memory_mb (gst/inference_budget.h): at most half of it.
+void check_eval(const RunConfig& c, std::vector<Problem>& p) {
+    if (c.eval.cache_mb > c.eval.memory_mb / 2 && c.eval.memory_mb >= 16)
+        p.push_back(
+            {"eval.cache_mb",
+             str("expected at most half of eval.memory_mb = ", c.eval.memory_mb, " (",
+                 c.eval.memory_mb / 2,
+                 " MiB: the inference cache is taken out of the memory budget, the rest "
+                 "holds the chunks), got ",
+                 c.eval.cache_mb,
+                 "; lower eval.cache_mb (-1 = a quarter of the budget) or raise eval.memory_mb")});
+}
+
 // hwmodel.hardware: a known preset when set.
 void check_hwmodel(const RunConfig& c, std::vector<Problem>& p) {
     auto add = [&](std::string key, std::string msg) {
@@ -335,6 +348,7 @@ std::vector<Problem> check_config(const RunConfig& c) {
     check_model(c, p);
     check_loss(c, p);
     check_sampling_train(c, p);
+    check_eval(c, p);
     check_hwmodel(c, p);
     // A problem about a value with a control character, other than saying so, would quote it.
     std::vector<Problem> out;

@@ -95,4 +95,8 @@ PrepareOptions prepare_options_from(const RunConfig& cfg) {
     return p;
 }
 
+InferenceBudget inference_budget_from(const RunConfig& cfg) {
+    return inference_budget(cfg.eval.memory_mb, cfg.eval.cache_mb);
+}
+
 }  // namespace segrank

@@ -9,6 +9,7 @@
 #include "gnn/model.h"
 #include "gnn/ops/matmul.h"
 #include "gst/gst.h"
+#include "gst/inference_budget.h"
 #include "gst/prepared_graph.h"
 #include "trainer/config.h"
 
@@ -37,5 +38,10 @@ std::string nonfinite_hint(const RunConfig& cfg);
 /// Graph preparation: partition (segments.partition, max_nodes, the METIS seed = sampling.seed),
 /// halo and prune hops, the hwmodel hardware.
 PrepareOptions prepare_options_from(const RunConfig& cfg);
+
+/// The inference memory budget of [eval] (eval.memory_mb, eval.cache_mb;
+/// docs/gst.md#memory-budget). Throws segrank::Error naming the keys when they do not fit (a config
+/// edited past validate_config, e.g. a checkpoint's).
+InferenceBudget inference_budget_from(const RunConfig& cfg);
 
 }  // namespace segrank

@@ -231,11 +231,17 @@ void visit_schema(V& v, C& c) {
             "an evaluation equal to the best so far replaces the best checkpoint (not an "
             "improvement for train.patience); false = the earlier one stays");
     v.field("chunk_configs", c.eval.chunk_configs,
-            "configs scored per forward pass in evaluation (memory bound)", ge(1));
+            "configs scored per forward pass in evaluation (at most; eval.memory_mb may cut it)",
+            ge(1));
+    v.field("memory_mb", c.eval.memory_mb,
+            "MiB inference may hold per graph beside the graph's own arrays: the cache, the chunk "
+            "state and the chunk's config rows are derived from it (docs/gst.md#memory-budget)",
+            in(16, 1 << 20));
     v.field("cache_mb", c.eval.cache_mb,
-            "MiB of config-independent rows inference keeps per graph across chunks; 0 = none "
+            "MiB of config-independent rows inference keeps per graph across chunks, out of "
+            "eval.memory_mb (at most half); 0 = none; -1 = a quarter of eval.memory_mb "
             "(docs/gst.md#inference-cache)",
-            in(0, 1 << 20));
+            in(-1, 1 << 20));
     v.field("tta_orders", c.eval.tta_orders,
             "with model.config_attention: score every config in this many shuffled orders (fixed "
             "seed) and average; 1 = the given order (docs/model.md#test-time-averaging)",

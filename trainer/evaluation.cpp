@@ -125,10 +125,10 @@ GraphMetrics evaluate_entry(Model& model, const RunConfig& cfg, const GstOptions
         for (size_t j = 0; j < configs.size(); ++j)
             scores.push_back(static_cast<float>(rng.uniform()));
     } else {
-        const InferenceChunk ch =
-            inference_chunk(model, opt, cfg.eval.chunk_configs, cfg.eval.dedupe_chunk_configs);
-        scores = score_graph(model, pg, configs, ch.configs, opt, ch.max_bytes,
-                             int64_t{cfg.eval.cache_mb} << 20);
+        const InferenceBudget budget = inference_budget_from(cfg);
+        const InferenceChunk ch = inference_chunk(model, opt, cfg.eval.chunk_configs,
+                                                  cfg.eval.dedupe_chunk_configs, budget);
+        scores = score_graph(model, pg, configs, ch, opt, budget.cache_bytes);
     }
     std::vector<double> targets(configs.size());
     for (size_t j = 0; j < configs.size(); ++j)
@@ -244,8 +244,8 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
 }
 
 std::string graph_memory_settings(const RunConfig& cfg, bool evaluating) {
-    const std::string per_pass = evaluating ? str("eval.chunk_configs = ", cfg.eval.chunk_configs,
-                                                  ", eval.cache_mb = ", cfg.eval.cache_mb)
+    const std::string per_pass = evaluating ? str("eval.memory_mb = ", cfg.eval.memory_mb,
+                                                  ", eval.chunk_configs = ", cfg.eval.chunk_configs)
                                             : str("sampling.configs = ", cfg.sampling.configs);
     return str("its memory grows with model.hidden = ", cfg.model.hidden, ", ", per_pass,
                " and segments.max_nodes = ", cfg.segments.max_nodes,

@@ -38,8 +38,8 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
                            int64_t random_seed = -1);
 
 /// What one graph's memory grows with under `cfg`, for graph_oom_message (data/graph_memory.h):
-/// "its memory grows with model.hidden = H, sampling.configs = K (training) or eval.chunk_configs
-/// = C and eval.cache_mb = M (evaluating), segments.max_nodes = S ...; lower them or give the
+/// "its memory grows with model.hidden = H, sampling.configs = K (training) or eval.memory_mb = M
+/// and eval.chunk_configs = C (evaluating), segments.max_nodes = S ...; lower them or give the
 /// process more memory".
 std::string graph_memory_settings(const RunConfig& cfg, bool evaluating);
 
