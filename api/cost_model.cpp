@@ -96,14 +96,12 @@ void minmax_normalize(std::vector<double>& v) {
 InferenceBudget score_budget(const ScoreOptions& o, const RunConfig& cfg,
                              const std::string& checkpoint, const std::string& memory_key,
                              const std::string& cache_key) {
-    const std::string own = checkpoint + ": eval.";
-    if (o.memory_mb > 0)
-        return inference_budget(o.memory_mb, o.cache_mb, memory_key,
-                                o.cache_mb >= 0 ? cache_key : own + "cache_mb");
+    const std::string own_memory = "eval.memory_mb of " + checkpoint;
+    const std::string own_cache = "eval.cache_mb of " + checkpoint;
+    if (o.memory_mb > 0) return inference_budget(o.memory_mb, o.cache_mb, memory_key, cache_key);
     if (o.cache_mb >= 0)
-        return inference_budget(cfg.eval.memory_mb, o.cache_mb, own + "memory_mb", cache_key);
-    return inference_budget(cfg.eval.memory_mb, cfg.eval.cache_mb, own + "memory_mb",
-                            own + "cache_mb");
+        return inference_budget(cfg.eval.memory_mb, o.cache_mb, own_memory, cache_key);
+    return inference_budget(cfg.eval.memory_mb, cfg.eval.cache_mb, own_memory, own_cache);
 }
 
 namespace {

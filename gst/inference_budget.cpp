@@ -26,7 +26,7 @@ InferenceBudget inference_budget(int64_t memory_mb, int64_t cache_mb, std::strin
                   memory_key, " = ", memory_mb,
                   ": the inference cache may take at most half of the memory budget (",
                   memory_mb / 2, " MiB), the rest holds the chunks; lower ", cache_key,
-                  " (-1 = a quarter of the budget) or raise ", memory_key);
+                  " or raise ", memory_key);
     InferenceBudget b;
     const int64_t total = memory_mb * kMiB;
     b.cache_bytes = cache_mb >= 0 ? cache_mb * kMiB : total / 4;

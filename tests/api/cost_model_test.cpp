@@ -230,3 +230,29 @@ TEST_CASE(
               model.refit(g, one, zero, CostModel::RefitScope::kHead);
           }).find("expected a positive number of ns") != std::string::npos);
 }
+
+TEST_CASE(
+    "CostModel at the smallest ScoreOptions::memory_mb scores as at the default budget, and a "
+    "budget out of range or a cache that does not fit it is refused naming the option") {
+    const fs::path dir = layout_run_dir();
+    const Graph g = Graph::open(train_npz().string());
+    const std::vector<double> def = CostModel({(dir / "run").string()}).score(g);
+    ScoreOptions tiny;
+    tiny.memory_mb = 16;  // a 16-config probe chunk: the 96 configs are scored in several chunks
+    const std::vector<double> small = CostModel({(dir / "run").string()}, tiny).score(g);
+    REQUIRE(small.size() == def.size());
+    for (size_t i = 0; i < def.size(); ++i)
+        CHECK(small[i] == doctest::Approx(def[i]).epsilon(1e-5));
+    ScoreOptions low;
+    low.memory_mb = 8;
+    CHECK(error_of([&] { CostModel({(dir / "run").string()}, low); })
+              .starts_with("ScoreOptions.memory_mb: expected 0 (the checkpoint's eval.memory_mb) "
+                           "or 16 to 1048576, got 8"));
+    ScoreOptions big_cache;
+    big_cache.cache_mb = 600;  // against the checkpoint's eval.memory_mb = 1024
+    CHECK(error_of([&] { CostModel({(dir / "run").string()}, big_cache); })
+              .starts_with("ScoreOptions.cache_mb = 600 does not fit eval.memory_mb of " +
+                           (dir / "run").string() + " = 1024"));
+    big_cache.memory_mb = 2048;  // a budget of its own: the cache fits
+    CHECK(CostModel({(dir / "run").string()}, big_cache).score(g).size() == def.size());
+}

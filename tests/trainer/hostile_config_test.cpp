@@ -99,6 +99,25 @@ TEST_SUITE("hostile") {
                                "configs/x.toml", {}));
     }
 
+    TEST_CASE(
+        "an inference budget out of range, or a cache that does not fit it, is refused naming the "
+        "keys") {
+        CHECK(load_error("[eval]\nmemory_mb = 8\n")
+                  .starts_with(
+                      "configs/x.toml:2:1: eval.memory_mb: expected in [16, 1048576], got 8"));
+        CHECK(load_error("", {"eval.cache_mb=-2"}).find("eval.cache_mb: expected in [-1, ") !=
+              std::string::npos);
+        CHECK(load_error("[eval]\nmemory_mb = 256\ncache_mb = 200\n") ==
+              "configs/x.toml:3:1: eval.cache_mb: expected at most half of eval.memory_mb = 256 "
+              "(128 MiB: the inference cache is taken out of the memory budget, the rest holds "
+              "the chunks), got 200; lower eval.cache_mb (-1 = a quarter of the budget) or raise "
+              "eval.memory_mb");
+        // Earlier checkpoints store eval.cache_mb = 256: the default budget takes it.
+        CHECK_NOTHROW(load_config_string("[eval]\ncache_mb = 256\n", "configs/x.toml", {}));
+        CHECK_NOTHROW(
+            load_config_string("[eval]\nmemory_mb = 16\ncache_mb = 8\n", "configs/x.toml", {}));
+    }
+
     TEST_CASE("the non-finite loss message of a training step names the keys that scale the loss") {
         const RunConfig c =
             load_config_string("[optim]\nlr = 0.5\n", "configs/x.toml", {"loss.temperature=2"});
