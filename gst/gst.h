@@ -116,15 +116,26 @@ InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_
                                const InferenceBudget& budget = InferenceBudget{});
 
 /// Configs per chunk after a graph's first (probe) chunk in deduplicated layout inference, for a
-/// chunk bound `chunk` and the probe's measured dep rows per config (sum over layers of m_l):
-/// kDedupeStateBytes / (kDedupeBytesPerDepRow x dep_rows_per_config), clamped to
-/// [min(chunk, kDedupeProbeConfigs), chunk]; `chunk` when nothing was measured (<= 0).
+/// chunk bound `chunk` and the probe's measured dep rows per config (sum over layers of m_l),
+/// counting the class tables only: kDedupeStateBytes / (kDedupeBytesPerDepRow x
+/// dep_rows_per_config), clamped to [min(chunk, kDedupeProbeConfigs), chunk]; `chunk` when nothing
+/// was measured (<= 0).
 int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config);
 
-/// The same under a state bound `state_bytes` and a probe of `probe_configs` (an
-/// InferenceChunk's): state_bytes / (kDedupeBytesPerDepRow x dep_rows_per_config), clamped to
-/// [min(chunk, probe_configs), chunk]; `chunk` when nothing was measured (<= 0).
-int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config, int64_t state_bytes,
+/// Bytes per hidden unit of one distinct row and config of a deduplicated chunk (the previous
+/// layer's rows, the self row, both neighbour means and the output while a layer is computed, and
+/// the readout's work; measured on the random configs of `bench --memory`, where every dep row is
+/// distinct: 24 x H x 214 distinct + 176 x 378 dep rows = 724 KB per config against about 655
+/// measured).
+inline constexpr int64_t kDedupeBytesPerUniqueUnit = 24;
+
+/// The same under a state bound `state_bytes` and a probe of `probe_configs` (an InferenceChunk's),
+/// also counting the probe's distinct rows per config of its largest layer
+/// (`unique_rows_per_config`, rows of `hidden` floats): state_bytes / (kDedupeBytesPerDepRow x
+/// dep rows + kDedupeBytesPerUniqueUnit x hidden x distinct rows), clamped to [min(chunk,
+/// probe_configs), chunk]; `chunk` when nothing was measured (dep_rows_per_config <= 0).
+int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config,
+                                 double unique_rows_per_config, int64_t hidden, int64_t state_bytes,
                                  int64_t probe_configs);
 
 /// Default bound of score_graph's per-graph inference cache (bytes; InferenceBudget::cache_bytes

@@ -92,6 +92,9 @@ public:
     /// The most dep rows per config (sum over layers 0..L of m_l) of any deduplicated encode so
     /// far: what the per-chunk class tables scale with (0 before the first one).
     int64_t max_dep_rows_per_config() const { return max_dep_rows_; }
+    /// The most distinct rows per config of one layer of any deduplicated encode so far (0 before
+    /// the first one): what the layer rows of a chunk scale with.
+    double max_unique_rows_per_config() const { return max_unique_rows_; }
 
 private:
     Tensor encode_dedupe(Model& model, const SegmentInput& in, const EncodeBase* base) {
@@ -100,6 +103,10 @@ private:
         int64_t rows = 0;
         for (int64_t d : st.dense_rows) rows += d;
         max_dep_rows_ = std::max(max_dep_rows_, rows / std::max<int64_t>(1, in.k));
+        for (int64_t u : st.unique_rows)
+            max_unique_rows_ =
+                std::max(max_unique_rows_,
+                         static_cast<double>(u) / static_cast<double>(std::max<int64_t>(1, in.k)));
         return r;
     }
     bool keep(int64_t bytes) {
@@ -111,6 +118,7 @@ private:
     const PreparedGraph& g_;
     int64_t left_;
     int64_t max_dep_rows_ = 0;
+    double max_unique_rows_ = 0.0;
     bool dedupe_;
     std::vector<CachedSegment> entries_;
 };
@@ -126,16 +134,20 @@ InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_
 }
 
 int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config) {
-    return dedupe_chunk_after_probe(chunk, dep_rows_per_config, kDedupeStateBytes,
+    return dedupe_chunk_after_probe(chunk, dep_rows_per_config, 0.0, 0, kDedupeStateBytes,
                                     kDedupeProbeConfigs);
 }
 
-int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config, int64_t state_bytes,
+int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config,
+                                 double unique_rows_per_config, int64_t hidden, int64_t state_bytes,
                                  int64_t probe_configs) {
     const int64_t lo = std::min(chunk, probe_configs);
     if (dep_rows_per_config <= 0) return chunk;
-    return std::clamp<int64_t>(state_bytes / (kDedupeBytesPerDepRow * dep_rows_per_config), lo,
-                               std::max(lo, chunk));
+    const double per_config =
+        static_cast<double>(kDedupeBytesPerDepRow * dep_rows_per_config) +
+        static_cast<double>(kDedupeBytesPerUniqueUnit * hidden) * unique_rows_per_config;
+    const auto k = static_cast<int64_t>(static_cast<double>(state_bytes) / per_config);
+    return std::clamp<int64_t>(k, lo, std::max(lo, chunk));
 }
 
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
@@ -166,9 +178,9 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                   : kTileConfigDim * static_cast<int64_t>(sizeof(float));
     const int64_t chunk = std::clamp<int64_t>(ic.max_bytes / std::max<int64_t>(1, row_bytes), 1,
                                               std::max<int64_t>(1, ic.configs));
-    // With deduplicated rows the class tables of a chunk grow with K x (dep rows per config),
-    // which the first chunk measures: it has at most ic.probe_configs configs, and the later
-    // chunks as many as keep those tables within ic.state_bytes
+    // With deduplicated rows the class tables and layer rows of a chunk grow with K x (dep rows and
+    // distinct rows per config), which the first chunk measures: it has at most ic.probe_configs
+    // configs, and the later chunks as many as keep that state within ic.state_bytes
     // (docs/model.md#row-deduplication).
     const bool dedupe_layout = opt.dedupe_rows && g.task == Task::kLayout;
     const int64_t first = dedupe_layout ? std::min(chunk, ic.probe_configs) : chunk;
@@ -184,8 +196,9 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
         int64_t step = first;
         for (size_t b = 0; b < list.size(); b += static_cast<size_t>(step)) {
             if (dedupe_layout && b > 0)
-                step = dedupe_chunk_after_probe(chunk, cache.max_dep_rows_per_config(),
-                                                ic.state_bytes, ic.probe_configs);
+                step = dedupe_chunk_after_probe(
+                    chunk, cache.max_dep_rows_per_config(), cache.max_unique_rows_per_config(),
+                    model.config().hidden, ic.state_bytes, ic.probe_configs);
             const size_t e = std::min(list.size(), b + static_cast<size_t>(step));
             auto cfgs = list.subspan(b, e - b);
             const auto k = static_cast<int64_t>(cfgs.size());

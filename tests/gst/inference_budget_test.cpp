@@ -69,11 +69,21 @@ TEST_CASE("every part of the inference budget fits it, and an explicit cache shi
     const InferenceBudget small = inference_budget(16, -1);
     CHECK(small.probe_configs == 16);
     CHECK(small.state_bytes == 8 * kMiB);
-    // Later deduplicated chunks keep their class tables within the state share.
-    const int64_t k = dedupe_chunk_after_probe(16384, 900, small.state_bytes, small.probe_configs);
-    CHECK(k * kDedupeBytesPerDepRow * 900 <= small.state_bytes);
-    CHECK(k >= small.probe_configs);
-    CHECK(dedupe_chunk_after_probe(16384, 900, kDedupeStateBytes, kDedupeProbeConfigs) ==
+    // Later deduplicated chunks keep their class tables and distinct rows within the state share:
+    // 900 dep rows per config, 10 distinct rows per config in the largest layer, H = 128; never
+    // below the probe's size (the probe already held that many).
+    const int64_t k =
+        dedupe_chunk_after_probe(16384, 900, 10.0, 128, small.state_bytes, small.probe_configs);
+    CHECK(k * (kDedupeBytesPerDepRow * 900 + kDedupeBytesPerUniqueUnit * 128 * 10) <=
+          small.state_bytes);
+    CHECK(k > small.probe_configs);
+    CHECK(dedupe_chunk_after_probe(16384, 900, 300.0, 128, small.state_bytes,
+                                   small.probe_configs) == small.probe_configs);
+    // More distinct rows, smaller chunks; no distinct rows counted: the class tables alone.
+    const InferenceBudget def = inference_budget(kDefaultInferenceMemoryMb, -1);
+    CHECK(dedupe_chunk_after_probe(16384, 900, 300.0, 128, def.state_bytes, def.probe_configs) <
+          dedupe_chunk_after_probe(16384, 900, 3.0, 128, def.state_bytes, def.probe_configs));
+    CHECK(dedupe_chunk_after_probe(16384, 900, 0.0, 128, kDedupeStateBytes, kDedupeProbeConfigs) ==
           dedupe_chunk_after_probe(16384, 900));
 }
 
