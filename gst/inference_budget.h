@@ -10,7 +10,8 @@ namespace segrank {
 
 /// Default `eval.memory_mb` (MiB). Its split gives the sizes inference used before the budget
 /// existed (a 256 MiB cache, 512 MiB of chunk state, 256 MiB of deduplicated config rows, 8 MiB of
-/// dense config rows, a 1024-config probe chunk), so the default scores are those of before.
+/// dense config rows, a 1024-config probe chunk), so graphs scored in one chunk get the scores of
+/// before bit for bit.
 inline constexpr int64_t kDefaultInferenceMemoryMb = 1024;
 /// Smallest accepted budget (MiB): below it a chunk of one config of an ordinary graph would not
 /// fit the state share.
