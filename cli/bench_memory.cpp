@@ -240,8 +240,8 @@ cxxopts::Options bench_memory_options() {
         "eval-passes", "inference: evaluation passes over the held-out configs",
         cxxopts::value<int64_t>()->default_value("1"))(
         "memory-mb",
-        "inference: the memory budget eval.memory_mb (MiB) every case is scored at (default: "
-        "eval.memory_mb's default)",
+        "inference: the memory budget eval.memory_mb (MiB) every case is scored at (the default "
+        "is eval.memory_mb's)",
         cxxopts::value<int64_t>()->default_value(std::to_string(kDefaultInferenceMemoryMb)))(
         "threads", "OpenMP threads", cxxopts::value<int>()->default_value("2"))(
         "work-dir", "where stores are generated (kept and reused) and runs written",

@@ -1,6 +1,6 @@
 // `segrank predict --memory-mb` (docs/gst.md#memory-budget): the smallest budget ranks as the
 // default one, and a budget out of range or a --cache-mb that does not fit it is refused naming the
-// options, with no output.
+// options, with no output; `bench --memory --memory-mb` is range-checked the same way.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -55,5 +55,16 @@ TEST_SUITE("hostile") {
         CHECK(own.output.find("--cache-mb = 600 does not fit eval.memory_mb of ") !=
               std::string::npos);
         CHECK_FALSE(fs::exists(bad));
+    }
+
+    TEST_CASE(
+        "segrank bench --memory refuses a --memory-mb out of range before generating a store") {
+        const fs::path dir = scratch_dir("bench_memory_budget_cli");
+        const CommandResult r = run_segrank_in_source(
+            "bench --memory --memory-mb 8 --cases nodes_1e4 --work-dir " + sq(dir.string()));
+        CHECK(r.exit_code != 0);
+        CHECK(r.output.find("bench --memory: --memory-mb: expected 16 to 1048576") !=
+              std::string::npos);
+        CHECK((!fs::exists(dir) || fs::directory_iterator(dir) == fs::directory_iterator{}));
     }
 }
