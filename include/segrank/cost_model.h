@@ -107,15 +107,16 @@ private:
 /// Inference settings (each 0 or negative: the checkpoint's own `eval.*` value).
 struct ScoreOptions {
     int64_t chunk_configs = 0;  ///< configs per forward pass (eval.chunk_configs)
-    /// MiB scoring may hold per graph beside the graph's own arrays (eval.memory_mb, 16 to
-    /// 1048576): the cache, the chunk state and the chunk's config rows are derived from it
-    /// (docs/gst.md#memory-budget). Set without cache_mb, the cache is a quarter of it (the
-    /// checkpoint's eval.cache_mb is not used).
-    int64_t memory_mb = 0;
     /// MiB of config-independent rows kept per graph (eval.cache_mb), at most half the budget.
     int64_t cache_mb = -1;
     int32_t tta_orders = 0;  ///< config orders averaged with config attention (eval.tta_orders)
     bool dense = false;      ///< compute every (node, config) row (eval.dedupe_rows = false)
+    /// MiB scoring may hold per graph beside the graph's own arrays (eval.memory_mb, 16 to
+    /// 1048576): the cache, the chunk state and the chunk's config rows are derived from it
+    /// (docs/gst.md#memory-budget). Set without cache_mb, the cache is a quarter of it (the
+    /// checkpoint's eval.cache_mb is not used). Last, so positional initializers of the fields
+    /// above keep their meaning.
+    int64_t memory_mb = 0;
 };
 
 /// One or more trained checkpoints used as a cost model.
