@@ -14,6 +14,33 @@
 namespace segrank {
 namespace {
 
+// Calls visit(child) for every entry of the open folder `fd` (at `dir`, `dir_len` bytes) but "."
+// and "..", whose name passes keep(name), child being "dir/name" (an entry whose path would not fit
+// kSignalSafeMaxPath is skipped). Async-signal-safe: getdents64 into stack buffers, no allocation.
+template <typename Keep, typename Visit>
+void for_each_entry(int fd, const char* dir, size_t dir_len, Keep keep, Visit visit) noexcept {
+    alignas(8) char buf[4096];
+    char child[kSignalSafeMaxPath];
+    for (;;) {
+        const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
+        if (n <= 0) break;
+        for (long off = 0; off < n;) {
+            // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[]
+            const auto reclen = *reinterpret_cast<const unsigned short*>(buf + off + 16);
+            const char* name = buf + off + 19;
+            off += reclen;
+            if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+            if (!keep(name)) continue;
+            const size_t b = std::strlen(name);
+            if (dir_len + 1 + b >= sizeof(child)) continue;
+            std::memcpy(child, dir, dir_len);
+            child[dir_len] = '/';
+            std::memcpy(child + dir_len + 1, name, b + 1);
+            visit(child);
+        }
+    }
+}
+
 void remove_tree_at_depth(const char* path, int depth) noexcept {
     struct stat st;
     if (::lstat(path, &st) != 0) return;
@@ -24,26 +51,9 @@ void remove_tree_at_depth(const char* path, int depth) noexcept {
     if (depth < 16) {
         const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
-            alignas(8) char buf[4096];
-            char child[kSignalSafeMaxPath];
-            for (;;) {
-                const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
-                if (n <= 0) break;
-                for (long off = 0; off < n;) {
-                    // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[]
-                    const auto reclen = *reinterpret_cast<const unsigned short*>(buf + off + 16);
-                    const char* name = buf + off + 19;
-                    off += reclen;
-                    if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))
-                        continue;
-                    const size_t a = std::strlen(path), b = std::strlen(name);
-                    if (a + 1 + b >= sizeof(child)) continue;
-                    std::memcpy(child, path, a);
-                    child[a] = '/';
-                    std::memcpy(child + a + 1, name, b + 1);
-                    remove_tree_at_depth(child, depth + 1);
-                }
-            }
+            for_each_entry(
+                fd, path, std::strlen(path), [](const char*) { return true; },
+                [depth](const char* child) { remove_tree_at_depth(child, depth + 1); });
             ::close(fd);
         }
     }
@@ -64,25 +74,12 @@ void remove_prefixed_signal_safe(const char* dir_and_prefix) noexcept {
     const size_t prefix_len = std::strlen(prefix);
     const int fd = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return;
-    alignas(8) char buf[4096];
-    char child[kSignalSafeMaxPath];
-    for (;;) {
-        const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
-        if (n <= 0) break;
-        for (long off = 0; off < n;) {
-            // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[]
-            const auto reclen = *reinterpret_cast<const unsigned short*>(buf + off + 16);
-            const char* name = buf + off + 19;
-            off += reclen;
-            if (std::strncmp(name, prefix, prefix_len) != 0) continue;
-            const size_t b = std::strlen(name);
-            if (dir_len + 1 + b >= sizeof(child)) continue;
-            std::memcpy(child, dir, dir_len);
-            child[dir_len] = '/';
-            std::memcpy(child + dir_len + 1, name, b + 1);
-            remove_tree_at_depth(child, 1);
-        }
-    }
+    for_each_entry(
+        fd, dir, dir_len,
+        [prefix, prefix_len](const char* name) {
+            return std::strncmp(name, prefix, prefix_len) == 0;
+        },
+        [](const char* child) { remove_tree_at_depth(child, 1); });
     ::close(fd);
 }
 
