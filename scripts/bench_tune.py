@@ -21,10 +21,11 @@ Strategies (budget n = measurements taken):
                  order without it (as every `segrank tune` run measures the default first).
   model_oneshot  recorded pools: the n configs `segrank predict --scores` ranks fastest (one shot,
                  no measurement feedback).
-  model_norefit  search mode: `segrank tune --refit none --batch 5` (the generator still breeds
+  model_norefit  search mode: `segrank tune --refit none --batch B` (the generator still breeds
                  from the measured configs; the model is not refit).
-  model_refit    `segrank tune --refit head --batch 5`: the default first, then rounds of 5 (4 best
-                 ranked + 1 explored), the head refit on the measured runtimes before each round.
+  model_refit    `segrank tune --refit head --batch B`: the default first, then rounds of B (B = 5:
+                 4 best ranked + 1 explored), the head refit on the measured runtimes before each
+                 round. B = --batch (default 5), also the rounds of random / anneal.
 Model strategies run once per model seed (train.seed = sampling.seed = 0..N-1, --seeds).
 
 A recorded pool is the graph's distinct config rows, each with its first recorded runtime (what

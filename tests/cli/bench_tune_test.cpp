@@ -60,6 +60,7 @@ TEST_CASE("bench_tune.py refuses bad arguments with exit 2 and a message") {
         {"--cases synth_tile,synth_tile", "listed twice"},
         {"--quick --tiny", "exclude each other"},
         {"--jobs -1", "--jobs must be >= 0"},
+        {"--batch 0", "--batch: expected an integer >= 1, got 0"},
     };
     for (const Bad& b : cases) {
         const auto r = run_command(bench_cmd(dir, b.args));

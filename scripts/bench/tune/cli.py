@@ -74,10 +74,19 @@ def parse_args(argv, usage):
         help="real data root (default: ../shared/data beside the repository)",
     )
     p.add_argument("--jobs", type=int, default=0, help="segrank runs at a time (default: nproc)")
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=BATCH,
+        help=f"configs measured per round by every tuning strategy, >= 1 (default {BATCH}; "
+        "`segrank tune --batch`)",
+    )
     add_output_args(p)
     o = parse_args_once(p, argv)
     resolve_paths(o)
     check_seeds_and_mode(p, o)
+    if o.batch < 1:
+        p.error(f"--batch: expected an integer >= 1, got {o.batch}")
     o.cases = check_cases(p, o.cases or ",".join(CASES), CASES)
     check_jobs_and_binary(p, o)
     check_paths(p, o, TUNE_OUTPUTS, TUNE_MARK)
@@ -103,7 +112,7 @@ def main(argv, usage):
         "machine": {"cpu": model, "avx512": avx512, "nproc": os.cpu_count()},
         "settings": {
             "budgets": [n for n in BUDGETS if n <= SIZES[o.mode]["budget"]],
-            "batch": BATCH,
+            "batch": o.batch,
             "within": WITHIN,
             "sizes": SIZES[o.mode],
             "search_family": SEARCH_FAMILY,

@@ -8,7 +8,7 @@ import os
 from ..common import BenchError, log
 from . import synth
 from .curves import curve_hits, graph_row
-from .settings import BATCH, SEARCH_FAMILY
+from .settings import SEARCH_FAMILY
 
 STRATEGIES = ("default", "random", "anneal", "model_norefit", "model_refit")
 
@@ -32,7 +32,7 @@ def run(bench, case, collection):
                 runs.append((name, s, ckpt, ["--candidates", "search"], bench.refit_args(mode)))
         for s in bench.search_seeds:
             for name in ("random", "anneal"):
-                runs.append((name, s, None, ["--strategy", name], ["--batch", BATCH]))
+                runs.append((name, s, None, ["--strategy", name], ["--batch", bench.o.batch]))
 
         def job(name, s, ckpt, before, after):
             out = os.path.join(base, f"{name}_seed{s}")

@@ -9,7 +9,7 @@ SCHEMA_VERSION = 1
 CASES = ["real_tile", "real_layout", "synth_tile", "synth_layout", "search_tile", "search_layout"]
 BUDGETS = [1, 2, 5, 10, 20, 50, 100]
 WITHIN = 0.01  # "within 1 % of the best known"
-BATCH = 5  # model strategies: configs per round
+BATCH = 5  # default --batch: configs per round of every strategy
 FOLDS = (
     5  # real_tile: configs/xla_fixture_tile.toml's folds over kernels; real_layout: config folds
 )

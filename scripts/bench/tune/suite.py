@@ -24,7 +24,7 @@ from .curves import (
     summarize,
     tune_curve,
 )
-from .settings import BATCH, BUDGETS, FOLDS, SIZES
+from .settings import BUDGETS, FOLDS, SIZES
 
 
 class TuneBench(JobPool):
@@ -63,8 +63,8 @@ class TuneBench(JobPool):
         return tune_curve(out, budget)
 
     def refit_args(self, mode):
-        """The model strategies' tune arguments: rounds of BATCH, --refit mode."""
-        return ["--batch", BATCH, "--refit", mode, "--refit-steps", self.size["refit_steps"]]
+        """The model strategies' tune arguments: rounds of --batch, --refit mode."""
+        return ["--batch", self.o.batch, "--refit", mode, "--refit-steps", self.size["refit_steps"]]
 
     def hwmodel_scores(self, case, data, split):
         """`segrank hwmodel --scores` of a split into the case folder; returns the scores
