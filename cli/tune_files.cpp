@@ -81,7 +81,8 @@ tune::Config config_from_json(const Json& j, const tune::TuneGraph& r, const std
 // segrank report); a torn last line (a kill mid-write) is dropped and the file rewritten without
 // it. A line names its config by "rows", else by "config" (an index of r).
 std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGraph& r) {
-    const tune::MeasurementsFile mf = tune::read_measurements_file(file);
+    // tune.json's graph (num_configs included) equals the loaded graph's (checked by the caller).
+    const tune::MeasurementsFile mf = tune::read_measurements_file(file, {r.num_recorded(), ""});
     std::vector<Record> out;
     std::set<std::string> seen;
     for (const tune::MeasurementLine& m : mf.lines) {
@@ -91,10 +92,7 @@ std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGrap
         if (m.rows) {
             rec.config = config_from_json(*m.rows, r, at);
         } else {
-            const int64_t c = *m.config;
-            SEGRANK_CHECK(c < r.num_recorded(), at, ": config ", c,
-                          " is out of range (the graph has ", r.num_recorded(), " configs)");
-            rec.config = r.recorded_config(c);
+            rec.config = r.recorded_config(*m.config);
         }
         SEGRANK_CHECK(seen.insert(tune::config_key(rec.config)).second, at, ": config ",
                       tune::describe(rec.config), " is measured twice");

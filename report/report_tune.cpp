@@ -223,7 +223,16 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir) {
         // The rules of segrank tune's writer, as tune --resume applies them: a page draws no
         // number that tune itself would refuse (a runtime <= 0, a config measured twice, a
         // "best_ns" that is not the fastest runtime so far).
-        const tune::MeasurementsFile mf = tune::read_measurements_file(meas_path);
+        // A "config" is an index of the graph's recorded configs: tune.json's num_configs (what
+        // segrank tune wrote, a positive integer) bounds it, as the loaded graph does on --resume.
+        const Json& nc =
+            r.tune["graph"].contains("num_configs") ? r.tune["graph"]["num_configs"] : Json();
+        SEGRANK_CHECK(nc.is_number_integer() && nc.get<int64_t>() > 0, tune_path.string(),
+                      ": \"graph\": \"num_configs\" is ",
+                      nc.is_null() ? std::string("missing") : echo_value(dump_json(nc)),
+                      ", expected a positive integer (the graph's number of recorded configs)");
+        const tune::MeasurementsFile mf =
+            tune::read_measurements_file(meas_path, {nc.get<int64_t>(), "tune.json"});
         for (const tune::MeasurementLine& m : mf.lines) {
             TunePoint p;
             p.round = m.round;

@@ -15,9 +15,10 @@ namespace fs = std::filesystem;
 namespace {
 
 // Checks one parsed line `j` (at = "file:line") against the writer's rules; `best` is the fastest
-// runtime of the earlier lines, updated; `seen` the config names of the earlier lines.
-MeasurementLine check_line(const Json& j, const std::string& at, std::optional<double>& best,
-                           std::set<std::string>& seen) {
+// runtime of the earlier lines, updated; `seen` the config names of the earlier lines; `bound` the
+// graph's config count.
+MeasurementLine check_line(const Json& j, const std::string& at, const ConfigBound& bound,
+                           std::optional<double>& best, std::set<std::string>& seen) {
     SEGRANK_CHECK(j.is_object() && j.contains("round") && j["round"].is_number_integer(), at,
                   ": expected an object with an integer \"round\"");
     MeasurementLine m;
@@ -33,8 +34,9 @@ MeasurementLine check_line(const Json& j, const std::string& at, std::optional<d
     }
     if (j.contains("config") && j["config"].is_number_integer()) {
         m.config = j["config"].get<int64_t>();
-        SEGRANK_CHECK(*m.config >= 0, at, ": config ", *m.config,
-                      " is out of range (expected an index >= 0 of the graph's configs)");
+        SEGRANK_CHECK(*m.config >= 0 && *m.config < bound.num_configs, at, ": config ", *m.config,
+                      " is out of range (", bound.source.empty() ? "" : bound.source + ": ",
+                      "the graph has ", bound.num_configs, " configs)");
         if (!m.rows) name = str("config ", *m.config);
     }
     SEGRANK_CHECK(seen.insert(name).second, at, ": ", echo_value(name), " is measured twice");
@@ -72,7 +74,7 @@ MeasurementLine check_line(const Json& j, const std::string& at, std::optional<d
 
 }  // namespace
 
-MeasurementsFile read_measurements_file(const fs::path& file) {
+MeasurementsFile read_measurements_file(const fs::path& file, const ConfigBound& bound) {
     MeasurementsFile out;
     std::error_code ec;
     if (!fs::exists(file, ec)) return out;
@@ -102,7 +104,7 @@ MeasurementsFile read_measurements_file(const fs::path& file) {
             }
             throw;
         }
-        MeasurementLine m = check_line(j, str(file.string(), ":", line_no), best, seen);
+        MeasurementLine m = check_line(j, str(file.string(), ":", line_no), bound, best, seen);
         m.line = line_no;
         out.lines.push_back(std::move(m));
         out.kept += line + "\n";

@@ -17,7 +17,7 @@ struct MeasurementLine {
     int64_t line = 0;                   ///< 1-based line number in the file
     int64_t round = 0;                  ///< >= 0; round 0 measures the default
     std::optional<int64_t> config;      ///< "config": an index of the graph's recorded configs
-                                        ///< (>= 0; its upper bound is the graph's, checked by tune)
+                                        ///< (in [0, ConfigBound::num_configs))
     std::optional<Json> rows;           ///< "rows" (--candidates search): the config's rows
     std::optional<double> measured_ns;  ///< the runtime (> 0, finite); unset: a failed measurement
     std::string error;                  ///< why it failed, when measured_ns is unset
@@ -32,13 +32,24 @@ struct MeasurementsFile {
     std::string kept;       ///< the text of the kept lines (the file without its torn last line)
 };
 
+/// The number of recorded configs of the tuned graph, which bounds every "config" index, and where
+/// that number comes from (named in the refusal: "tune.json" for report, empty for the loaded
+/// graph).
+struct ConfigBound {
+    int64_t num_configs = 0;  ///< > 0; a "config" must be < num_configs
+    std::string source;       ///< e.g. "tune.json"; empty: the graph itself
+};
+
 /// Reads `file` (absent: no lines) with the rules of the writer: every complete line is a JSON
-/// object with an integer "round" >= 0, "rows" or an integer "config" >= 0 (a config named the same
+/// object with an integer "round" >= 0, "rows" or an integer "config" in [0, bound.num_configs)
+/// ("measurements.jsonl:9: config 999 is out of range (tune.json: the graph has 12 configs)"; a
+/// config named the same
 /// way twice is refused: "is measured twice"), "measured_ns" a finite number > 0 or null (a failed
 /// measurement, its "error" kept), and "best_ns", when present, null before the first success and
 /// then the fastest "measured_ns" so far. A last line without its line end, or a last line that is
 /// not JSON, is torn (a kill mid-write) and left out. Throws segrank::Error naming file:line, the
 /// field, its value and what was expected; or when the file cannot be read.
-MeasurementsFile read_measurements_file(const std::filesystem::path& file);
+MeasurementsFile read_measurements_file(const std::filesystem::path& file,
+                                        const ConfigBound& bound);
 
 }  // namespace segrank::tune

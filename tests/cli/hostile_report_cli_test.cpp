@@ -154,6 +154,60 @@ TEST_SUITE("hostile") {
         CHECK(ok.exit_code == 0);
     }
 
+    TEST_CASE(
+        "segrank report refuses a config index beyond tune.json's num_configs, naming file:line") {
+        const fs::path dir = scratch_dir("hostile_report_tune_config_bound");
+        fs::create_directories(dir / "t");
+        const std::string t = (dir / "t").string();
+        const std::string meas = t + "/measurements.jsonl";
+        auto tune_json = [&](const std::string& num_configs) {
+            write_text(dir / "t/tune.json",
+                       "{\"graph\":{\"name\":\"fusion.7\",\"task\":\"tile\",\"num_nodes\":9,"
+                       "\"num_configs\":" +
+                           num_configs +
+                           ",\"num_config_nodes\":1,\"runtimes_fnv1a\":\"abc\"},"
+                           "\"where\":\"k/fusion.7.npz\",\"measure\":\"recorded\",\"candidates\":"
+                           "\"recorded\",\"strategy\":\"model\",\"checkpoints\":[]}\n");
+        };
+        auto line = [](int round, int config, int ns, int best) {
+            return "{\"round\":" + std::to_string(round) + ",\"config\":" + std::to_string(config) +
+                   ",\"predicted\":1.0,\"measured_ns\":" + std::to_string(ns) +
+                   ",\"best_ns\":" + std::to_string(best) +
+                   ",\"best_config\":" + std::to_string(config) + "}\n";
+        };
+        const std::string good = line(0, 0, 2000, 2000) + line(1, 11, 1500, 1500);
+        struct Case {
+            std::string num_configs, extra, expected;
+        };
+        const Case cases[] = {
+            {"12", line(2, 999, 5, 5),
+             meas + ":3: config 999 is out of range (tune.json: the graph has 12 configs)"},
+            {"12", line(2, 12, 5, 5),
+             meas + ":3: config 12 is out of range (tune.json: the graph has 12 configs)"},
+            {"3", "", meas + ":2: config 11 is out of range (tune.json: the graph has 3 configs)"},
+            {"0", "",
+             t + "/tune.json: \"graph\": \"num_configs\" is 0, expected a positive integer"},
+            {"\"12\"", "",
+             t + "/tune.json: \"graph\": \"num_configs\" is \"12\", expected a positive integer"},
+            {"1.5", "",
+             t + "/tune.json: \"graph\": \"num_configs\" is 1.5, expected a positive integer"},
+        };
+        for (const Case& c : cases) {
+            tune_json(c.num_configs);
+            write_text(dir / "t/measurements.jsonl", good + c.extra);
+            const auto r = run_segrank("report " + sq(t));
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, c.expected));
+            CHECK_FALSE(fs::exists(dir / "t/report.html"));
+        }
+        tune_json("12");
+        write_text(dir / "t/measurements.jsonl", good);
+        const auto ok = run_segrank("report " + sq(t));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
+
     TEST_CASE("segrank report --leaderboard refuses a score outside its range, naming file:line") {
         const fs::path dir = scratch_dir("hostile_report_lb_range");
         fs::create_directories(dir / "run");
