@@ -11,12 +11,14 @@
 // Rank 0 writes the file. Loading keeps the history entries of the graphs this rank owns
 // (dist.ownership at the current world size), so a run resumed at another world size or ownership
 // redistributes the shards.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <new>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
@@ -37,6 +39,40 @@ namespace {
 template <typename T>
 std::span<const T> cspan(const std::vector<T>& v) {
     return {v.data(), v.size()};
+}
+
+// Refuses a stored data manifest (/extra/data/manifest of `file`) that is not what data_manifest
+// writes: every line `train|eval \t collection \t name \t nodes \t edges \t configs`, then
+// optionally `configs=<hex>` and `graph=<hex>` (older checkpoints lack them). Checked before the
+// manifest is compared with the data, so a damaged one is not reported as other data.
+void check_manifest_format(std::string_view text, const std::filesystem::path& file) {
+    const std::string head =
+        str(file.string(), ": dataset /extra/data/manifest: not a data manifest (");
+    SEGRANK_CHECK(!text.empty(), head, "it is empty; expected one line per graph of the run)");
+    auto decimal = [](const std::string& v) {
+        return !v.empty() && v.size() <= 19 && v.find_first_not_of("0123456789") == v.npos;
+    };
+    auto hex_after = [](const std::string& v, std::string_view prefix) {
+        return v.size() > prefix.size() && v.starts_with(prefix) &&
+               v.find_first_not_of("0123456789abcdef", prefix.size()) == v.npos;
+    };
+    std::istringstream is{std::string(text)};
+    int64_t line_no = 0;
+    for (std::string line; std::getline(is, line);) {
+        ++line_no;
+        if (line.empty()) continue;
+        std::vector<std::string> f;
+        std::istringstream ls(line);
+        for (std::string field; std::getline(ls, field, '\t');) f.push_back(field);
+        f.resize(std::max<size_t>(f.size(), 6));
+        const bool ok = f.size() <= 8 && (f[0] == "train" || f[0] == "eval") && !f[1].empty() &&
+                        !f[2].empty() && decimal(f[3]) && decimal(f[4]) && decimal(f[5]) &&
+                        (f.size() < 7 || hex_after(f[6], "configs=")) &&
+                        (f.size() < 8 || hex_after(f[7], "graph="));
+        SEGRANK_CHECK(ok, head, "line ", line_no, " is \"", echo_value(line), "\"",
+                      "; expected train|eval, collection, name, nodes, edges, configs, then "
+                      "configs=<hex> and graph=<hex>, separated by tabs)");
+    }
 }
 
 // Flattens a shard into doubles for Communicator::gather (ids < 2^53 and floats are exact in
@@ -175,6 +211,8 @@ void Trainer::check_checkpoint_data(const std::filesystem::path& file) {
         return;
     }
     const auto bytes = r.get_array<uint8_t>("data/manifest");
+    check_manifest_format(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), file);
     check_data_manifest(std::string(bytes.begin(), bytes.end()), data_manifest_, dataset_->train(),
                         dataset_->eval(), file);
 }

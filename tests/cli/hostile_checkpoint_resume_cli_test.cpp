@@ -203,4 +203,25 @@ TEST_SUITE("hostile") {
         expect_refused(dir, "task_bogus",
                        {"attribute /extra/task = \"bogus\": expected \"layout\""});
     }
+
+    TEST_CASE(
+        "train --resume refuses a data manifest that is not one, naming the file and the "
+        "dataset, before comparing it with the data") {
+        const fs::path dir = scratch_dir("hostile_resume_manifest");
+        const fs::path run = trained_run(dir);
+        const std::string m = "ds('extra/data/manifest', np.frombuffer(";
+        make_edited_runs(run, dir,
+                         {
+                             {"garbage", m + "b'\\xff\\xfe garbage', np.uint8))"},
+                             {"empty", m + "b'', np.uint8))"},
+                             {"role", m + "b'test\\tc\\tg\\t1\\t2\\t3\\n', np.uint8))"},
+                             {"nodes", m + "b'train\\tc\\tg\\tx\\t2\\t3\\n', np.uint8))"},
+                         });
+        const std::string d = "dataset /extra/data/manifest: not a data manifest (";
+        expect_refused(dir, "garbage",
+                       {d + "line 1 is \"\\xff\\xfe garbage\"; expected train|eval"});
+        expect_refused(dir, "empty", {d + "it is empty"});
+        expect_refused(dir, "role", {d + "line 1 is \"test\\tc\\tg\\t1\\t2\\t3\"; expected"});
+        expect_refused(dir, "nodes", {d + "line 1 is \"train\\tc\\tg\\tx\\t2\\t3\"; expected"});
+    }
 }
