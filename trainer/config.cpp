@@ -195,7 +195,7 @@ public:
         read(*n, value, dotted, check);
     }
 
-    /// An integer literal beyond 64 bits given to `--set dotted=...` (kept as a string node).
+    /// A number literal beyond 64 bits / a double given to `--set dotted=...` (a string node).
     void set_big_integer(const std::string& dotted, std::string literal) {
         big_by_key_[dotted] = std::move(literal);
     }
@@ -250,10 +250,11 @@ private:
                 return range_error<T>(dotted, check, *big);
             } else if constexpr (std::is_floating_point_v<T>) {
                 rejected_.insert(dotted);
-                return error(where(dotted), dotted,
-                             str("out of range: ", *big,
-                                 " is beyond a 64-bit TOML integer; write a number of that size "
-                                 "as a float (e.g. 1e20)"));
+                return error(where(dotted), dotted, cfg::detail::double_out_of_range(*big, check));
+            } else if constexpr (std::is_same_v<T, std::string>) {
+                if (cfg::detail::toml_float_overflows(*big)) return void(value = *big);  // bare
+                rejected_.insert(dotted);
+                return error(where(dotted), dotted, str("expected a string, got integer ", *big));
             } else {
                 rejected_.insert(dotted);
                 return error(where(dotted), dotted,
@@ -437,9 +438,11 @@ RunConfig load_config_text(std::string_view toml_text, std::string_view source_n
         } catch (const toml::parse_error& e) {
             snippet = toml::table{};
             snippet.insert("v", value);  // not TOML: a bare string, typed like any other value
-            // An integer beyond 64 bits: a number field reports it as out of range.
-            if (cfg::detail::toml_integer_literal(value) &&
-                e.description().find("not representable in 64 bits") != std::string_view::npos)
+            // An integer beyond 64 bits or a float beyond a double: a number field reports it as
+            // out of range.
+            if ((cfg::detail::toml_integer_literal(value) &&
+                 e.description().find("not representable in 64 bits") != std::string_view::npos) ||
+                cfg::detail::toml_float_overflows(value))
                 big_in_overrides[key] = value;
         }
         toml::node* sec = root.get(section);

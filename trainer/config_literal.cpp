@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 
 #include "gnn/core/check.h"
 
@@ -20,6 +21,26 @@ bool toml_integer_literal(std::string_view s) {
     if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
     return !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) &&
            all(s, [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+bool toml_float_overflows(std::string_view s) {
+    std::string t;
+    for (char c : s)
+        if (c != '_') t += c;
+    if (t.empty() || t.find_first_not_of("0123456789+-.eE") != std::string::npos ||
+        t.find_first_of(".eE") == std::string::npos)
+        return false;
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    return end == t.c_str() + t.size() && std::isinf(v);
+}
+
+std::string double_out_of_range(std::string_view literal, const Check& check) {
+    if (toml_float_overflows(literal))
+        return str(literal, " is out of range of a double (expected ", check.describe(), ")");
+    return str("out of range: ", literal,
+               " is beyond a 64-bit TOML integer; write a number of that size as a float (e.g. "
+               "1e20)");
 }
 
 std::optional<BigInteger> quote_big_integer(std::string& text, int64_t line, int64_t column) {

@@ -28,6 +28,14 @@ struct BigInteger {
 /// and leaves `text` unchanged when no integer literal is there.
 std::optional<BigInteger> quote_big_integer(std::string& text, int64_t line, int64_t column);
 
+/// True for a TOML float literal ("1e400", "-1.5e999", "1_0e400") whose value is beyond a double,
+/// which toml++ refuses to parse: the loader reports it as out of range, not as a bare string.
+bool toml_float_overflows(std::string_view s);
+
+/// The message for `literal`, a number beyond what a double key holds (a float literal that
+/// overflows, or an integer literal beyond 64 bits), with the key's valid range `check`.
+std::string double_out_of_range(std::string_view literal, const Check& check);
+
 /// "[1, 2147483647]": the integers `check` allows within [type_min, type_max].
 std::string integer_range(const Check& check, int64_t type_min, int64_t type_max);
 

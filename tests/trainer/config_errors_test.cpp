@@ -183,6 +183,27 @@ TEST_CASE(
         "[sampling]\nconfigs = 2\n[loss]\nterms = [{name = \"mse\"}]\n", "configs/x.toml", {}));
 }
 
+TEST_CASE("a --set float beyond a double is out of range of a double naming the key, not a string" *
+          doctest::test_suite("hostile")) {
+    CHECK(load_error("", {"optim.lr=1e400"}) ==
+          "--set optim.lr=1e400: optim.lr: 1e400 is out of range of a double (expected in (0, "
+          "1])");
+    CHECK(load_error("", {"optim.weight_decay=-1e999"}) ==
+          "--set optim.weight_decay=-1e999: optim.weight_decay: -1e999 is out of range of a "
+          "double (expected in [0, 10])");
+    CHECK(load_error("", {"train.steps=1e400"}) ==
+          "--set train.steps=1e400: train.steps: out of range: expected an integer in [0, "
+          "9223372036854775807], got 1e400");
+    CHECK(load_error("", {"optim.lr=1_0e400"}) ==
+          "--set optim.lr=1_0e400: optim.lr: 1_0e400 is out of range of a double (expected in "
+          "(0, 1])");
+    // A string key keeps such a word as a bare string, as any other word that is not TOML.
+    CHECK(load_config_string("", "configs/x.toml", {"train.run_dir=1e400"}).train.run_dir ==
+          "1e400");
+    // A representable float still loads.
+    CHECK(load_config_string("", "configs/x.toml", {"optim.lr=1e-3"}).optim.lr == 1e-3);
+}
+
 TEST_CASE(
     "an integer beyond its field's range, in the file or from --set, is out of range with the "
     "valid range, even beyond 64 bits" *
