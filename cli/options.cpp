@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -270,6 +271,24 @@ std::string lower_start(std::string_view head, size_t n) {
 }  // namespace
 
 std::string describe_file_kind(const std::filesystem::path& file) {
+    namespace fs = std::filesystem;
+    std::error_code ec, link_ec;
+    const fs::file_status st = fs::status(file, ec);
+    if (fs::is_symlink(fs::symlink_status(file, link_ec)) && ec) {
+        const std::string target = fs::read_symlink(file, link_ec).string();
+        if (ec == std::errc::no_such_file_or_directory)
+            return str("a dangling symbolic link to ", target);
+        return str("a symbolic link to ", target, " that cannot be followed (", ec.message(), ")");
+    }
+    if (ec) return str("a file whose kind cannot be read (", ec.message(), ")");
+    if (fs::is_directory(st)) return "a directory";
+    if (fs::is_fifo(st)) return "a named pipe (FIFO)";
+    if (fs::is_socket(st)) return "a socket";
+    if (fs::is_block_file(st) || fs::is_character_file(st)) return "a device";
+    if (std::FILE* f = std::fopen(file.c_str(), "rb"))
+        std::fclose(f);
+    else
+        return str("a file that cannot be read (", std::strerror(errno), ")");
     const std::string head = file_head(file);
     if (head.empty()) return "an empty file";
     if (head.rfind("\x89HDF\r\n\x1a\n", 0) == 0)

@@ -58,7 +58,9 @@ void refuse_same_output(std::string_view option_a, const std::string& path_a,
 /// What an existing file is, from its first bytes (and name), for messages: "an HDF5 file (a
 /// checkpoint or graph store)", "a zip archive (an npz file)", "a JSON or JSON-lines file",
 /// "an HTML page", "a submission CSV (ID,TopConfigs)", "a scores CSV (ID,config,score)", "a CSV
-/// file", "a TOML file", "an empty file", or "a file of another kind".
+/// file", "a TOML file", "an empty file", or "a file of another kind"; from its kind first: "a
+/// directory", "a dangling symbolic link to T", "a named pipe (FIFO)", "a socket", "a device", "a
+/// file that cannot be read (Permission denied)". Never blocks (a FIFO is not opened).
 std::string describe_file_kind(const std::filesystem::path& file);
 
 /// The output option `option` may replace an existing regular file only when it is of the kind the

@@ -165,4 +165,32 @@ TEST_SUITE("hostile") {
         INFO(again.output);
         CHECK(again.exit_code == 0);
     }
+
+    TEST_CASE(
+        "segrank pack names a directory or a dangling symbolic link under an .h5 name in --out "
+        "as what it is") {
+        const fs::path dir = scratch_dir("hostile_pack_h5_kinds");
+        REQUIRE(run_segrank("synth --out " + sq((dir / "syn").string()) +
+                            " --collections tile --graphs 3 --nodes 20:30 --configs 4 -q")
+                    .exit_code == 0);
+        const std::string npz = sq((dir / "syn/npz").string());
+        fs::create_directories(dir / "d/dir.h5");
+        fs::create_directories(dir / "l");
+        fs::create_symlink("/nonexistent/x.h5", dir / "l/dangling.h5");
+        const std::pair<std::string, std::string> cases[] = {
+            {"d", (dir / "d/dir.h5").string() + " is a directory, not a segrank graph store"},
+            {"l", (dir / "l/dangling.h5").string() +
+                      " is a dangling symbolic link to /nonexistent/x.h5, not a segrank graph "
+                      "store"},
+        };
+        for (const auto& [out, expected] : cases) {
+            const auto r = run_segrank("pack " + npz + " --out " + sq((dir / out).string()));
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, expected));
+            CHECK_FALSE(contains_text(r.output, "an empty file"));
+        }
+        CHECK(listing(dir / "d") == "dir.h5\n");
+        CHECK(listing(dir / "l") == "dangling.h5\n");
+    }
 }
