@@ -136,13 +136,20 @@ def add_output_args(p):
     )
 
 
+MAX_SEEDS = 1000  # --seeds and --random-seeds: each seed is a run (or several), so far beyond
+# what a benchmark can finish; the bound refuses a typo before the work folder is made.
+
+
 def check_seeds_and_mode(p, o):
-    """--seeds and --random-seeds >= 2, --quick and --tiny not both; sets o.mode (tiny, quick or
-    full)."""
+    """--seeds and --random-seeds in [2, MAX_SEEDS], --quick and --tiny not both; sets o.mode
+    (tiny, quick or full). Runs before the work folder is made (p.error exits 2)."""
     if o.seeds < 2:
         p.error(f"--seeds must be >= 2 (a standard deviation needs two runs), got {o.seeds}")
     if o.random_seeds < 2:
         p.error(f"--random-seeds must be >= 2, got {o.random_seeds}")
+    for name, n in (("--seeds", o.seeds), ("--random-seeds", o.random_seeds)):
+        if n > MAX_SEEDS:
+            p.error(f"{name}: expected 2 to {MAX_SEEDS} (each seed is a run), got {n}")
     if o.quick and o.tiny:
         p.error("--quick and --tiny exclude each other")
     o.mode = "tiny" if o.tiny else "quick" if o.quick else "full"
@@ -285,10 +292,14 @@ def parse_args(argv, usage):
         "--seeds",
         type=int,
         default=3,
-        help="model seeds per case, >= 2 (default 3): train.seed = " "sampling.seed = 0..N-1",
+        help=f"model seeds per case, 2 to {MAX_SEEDS} (default 3): train.seed = sampling.seed = "
+        "0..N-1",
     )
     p.add_argument(
-        "--random-seeds", type=int, default=5, help="seeds of the random baseline (default 5)"
+        "--random-seeds",
+        type=int,
+        default=5,
+        help=f"seeds of the random baseline, 2 to {MAX_SEEDS} (default 5)",
     )
     p.add_argument(
         "--cases",

@@ -40,6 +40,9 @@ TEST_CASE("bench_quality.py refuses bad arguments with exit 2 and a message") {
     };
     const Bad cases[] = {
         {"--seeds 1", "--seeds must be >= 2"},
+        {"--seeds 99999999999999999999",
+         "--seeds: expected 2 to 1000 (each seed is a run), got 99999999999999999999"},
+        {"--tiny --random-seeds 1001", "--random-seeds: expected 2 to 1000"},
         {"--cases synth_tile,nope", "unknown case(s) nope"},
         {"--set model.hidden", "expected section.key=value"},
         {"--ablate onlyname", "expected NAME:key=value"},
@@ -405,6 +408,25 @@ TEST_CASE(
         CHECK(c->number_at("best_training_cost_fraction_of_ceiling").has_value());
         CHECK(c->number_at("training_cost_mix_fraction_of_ceiling").has_value());
         CHECK(contains_text(read_file_text(md), std::string("| **") + want.name + "** |"));
+    }
+}
+
+TEST_CASE(
+    "bench_quality.py refuses a huge --seeds or --random-seeds before making its work folder" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_quality_huge_seeds");
+    for (const char* args :
+         {"--tiny --seeds 99999999999999999999", "--tiny --random-seeds 99999999999999999999"}) {
+        const auto r = run_command(bench_cmd(dir / "w", args));
+        INFO(args, "\n", r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains_text(r.output, "expected 2 to 1000 (each seed is a run)"));
+        CHECK_FALSE(contains_text(r.output, "Traceback"));
+        CHECK_FALSE(fs::exists(dir / "w"));
     }
 }
 

@@ -55,6 +55,9 @@ TEST_CASE("bench_tune.py refuses bad arguments with exit 2 and a message") {
     };
     const Bad cases[] = {
         {"--seeds 1", "--seeds must be >= 2"},
+        {"--seeds 99999999999999999999",
+         "--seeds: expected 2 to 1000 (each seed is a run), got 99999999999999999999"},
+        {"--tiny --random-seeds 1001", "--random-seeds: expected 2 to 1000"},
         {"--random-seeds 1", "--random-seeds must be >= 2"},
         {"--cases synth_tile,nope", "unknown case(s) nope"},
         {"--cases synth_tile,synth_tile", "listed twice"},
@@ -222,6 +225,24 @@ TEST_CASE(
     CHECK(lay->find("graphs")->members().size() == 5);  // one pool per fold
     CHECK(strategy(*lay, "model_oneshot").number_at("runs") == 2.0);
     CHECK(strategy(*lay, "model_oneshot").find("n_to_best")->number_at("mean").has_value());
+}
+
+TEST_CASE("bench_tune.py refuses a huge --seeds or --random-seeds before making its work folder" *
+          doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_tune_huge_seeds");
+    for (const char* args :
+         {"--tiny --seeds 99999999999999999999", "--tiny --random-seeds 99999999999999999999"}) {
+        const auto r = run_command(bench_cmd(dir / "w", args));
+        INFO(args, "\n", r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains_text(r.output, "expected 2 to 1000 (each seed is a run)"));
+        CHECK_FALSE(contains_text(r.output, "Traceback"));
+        CHECK_FALSE(fs::exists(dir / "w"));
+    }
 }
 
 }  // namespace segrank::test

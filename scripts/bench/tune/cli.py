@@ -9,6 +9,7 @@ import sys
 import time
 
 from ..cli import (
+    MAX_SEEDS,
     add_output_args,
     check_cases,
     check_jobs_and_binary,
@@ -52,13 +53,13 @@ def parse_args(argv, usage):
         "--seeds",
         type=int,
         default=3,
-        help="model seeds, >= 2 (default 3): train.seed = sampling.seed = 0..N-1",
+        help=f"model seeds, 2 to {MAX_SEEDS} (default 3): train.seed = sampling.seed = 0..N-1",
     )
     p.add_argument(
         "--random-seeds",
         type=int,
         default=3,
-        help="search mode: seeds of --strategy random / anneal, >= 2 (default 3)",
+        help=f"search mode: seeds of --strategy random / anneal, 2 to {MAX_SEEDS} (default 3)",
     )
     p.add_argument(
         "--cases", default=None, help="comma list of cases (default: all: " + ", ".join(CASES) + ")"
