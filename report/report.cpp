@@ -314,6 +314,60 @@ void check_leaderboard_row(const std::vector<std::string>& header,
     }
 }
 
+// A status cell as `segrank leaderboard` writes it: "ok", "ok (N warning[s])", "invalid (N
+// error[s])" (N >= 1).
+bool is_leaderboard_status(std::string_view s) {
+    auto counted = [&](std::string_view prefix, std::string_view noun) {
+        if (!s.starts_with(prefix) || !s.ends_with(")")) return false;
+        std::string_view mid = s.substr(prefix.size(), s.size() - prefix.size() - 1);
+        const size_t sp = mid.find(' ');
+        if (sp == 0 || sp == std::string_view::npos) return false;
+        const std::string_view num = mid.substr(0, sp), word = mid.substr(sp + 1);
+        if (num.find_first_not_of("0123456789") != std::string_view::npos || num[0] == '0')
+            return false;
+        return word == (num == "1" ? noun : std::string(noun) + "s");
+    };
+    return s == "ok" || counted("ok (", "warning") || counted("invalid (", "error");
+}
+
+// Checks the rows of a leaderboard table against each other (`segrank leaderboard` writes them
+// so): overall is the mean of the row's collection scores (within the 4-decimal rounding of a
+// --json table), and the ranked rows are numbered 1, 2, ... in file order with overall not rising.
+// `where[i]` names row i. Throws naming it.
+void check_leaderboard_consistency(const TextTable& t, const std::vector<std::string>& where) {
+    int64_t expected_rank = 1;
+    double previous = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < t.rows.size(); ++i) {
+        const auto& row = t.rows[i];
+        double sum = 0.0;
+        int64_t n = 0;
+        for (size_t k = 3; k < t.header.size(); ++k)
+            if ((t.header[k] == "tile:xla" || t.header[k].starts_with("layout:")) &&
+                !row[k].empty()) {
+                sum += cell_number(row[k], where[i], t.header[k]);
+                ++n;
+            }
+        if (row[2].empty()) continue;
+        const double overall = cell_number(row[2], where[i], "overall");
+        if (n > 0) {
+            const double mean = sum / static_cast<double>(n);
+            SEGRANK_CHECK(std::fabs(overall - mean) <= 2e-4, where[i], ": overall ",
+                          echo_value(row[2]), " is not the mean of the row's collection scores (",
+                          format_fixed(mean, 4), ")");
+        }
+        if (row[0].empty()) continue;
+        const double rank = cell_number(row[0], where[i], "rank");
+        SEGRANK_CHECK(rank == static_cast<double>(expected_rank), where[i], ": rank ", row[0],
+                      ", expected ", expected_rank,
+                      " (ranked rows are numbered 1, 2, ... in order of overall, highest first)");
+        SEGRANK_CHECK(overall <= previous + 2e-4, where[i], ": rank ", row[0], " has overall ",
+                      row[2], ", above the overall of rank ", expected_rank - 1,
+                      " (ranks are by overall, highest first)");
+        previous = overall;
+        ++expected_rank;
+    }
+}
+
 std::string joined(const std::vector<std::string>& cells) {
     std::string out;
     for (const auto& c : cells) out += (out.empty() ? "" : ",") + c;
@@ -327,6 +381,7 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
     const auto text = read_text(path, kMaxJsonFileBytes);
     SEGRANK_CHECK(text.has_value(), path.string(), ": cannot open for reading");
     TextTable t;
+    std::vector<std::string> where;  // where[i] names row i
     if (path.extension() == ".json") {
         const Json doc = read_json(*text, path.string());
         const Json* entries = array_at(doc, "entries");
@@ -353,10 +408,11 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
                 row[9] = std::to_string(int_or(e, "graphs_missing", 0));
             }
             row[10] = valid ? "ok" : "invalid";
-            check_leaderboard_row(t.header, row,
-                                  str(path.string(), ": entries[", t.rows.size(), "]"));
+            where.push_back(str(path.string(), ": entries[", t.rows.size(), "]"));
+            check_leaderboard_row(t.header, row, where.back());
             t.rows.push_back(std::move(row));
         }
+        check_leaderboard_consistency(t, where);
         return t;
     }
     const std::string expected =
@@ -371,13 +427,21 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
     SEGRANK_CHECK(is_leaderboard_header(records[0].fields), path.string(), ":1: header ",
                   joined(records[0].fields), " is not a leaderboard header: ", expected);
     t.header = std::move(records[0].fields);
+    const auto status = std::find(t.header.begin(), t.header.end(), "status") - t.header.begin();
     for (size_t i = 1; i < records.size(); ++i) {
-        const std::string where = str(path.string(), ":", records[i].line);
-        SEGRANK_CHECK(records[i].fields.size() == t.header.size(), where, ": ",
+        where.push_back(str(path.string(), ":", records[i].line));
+        SEGRANK_CHECK(records[i].fields.size() == t.header.size(), where.back(), ": ",
                       records[i].fields.size(), " fields, the header has ", t.header.size());
-        check_leaderboard_row(t.header, records[i].fields, where);
+        check_leaderboard_row(t.header, records[i].fields, where.back());
+        if (static_cast<size_t>(status) < t.header.size()) {
+            const std::string& st = records[i].fields[static_cast<size_t>(status)];
+            SEGRANK_CHECK(is_leaderboard_status(st), where.back(), ": status ", echo_value(st),
+                          " is not one segrank leaderboard writes (ok, ok (N warnings), invalid "
+                          "(N errors))");
+        }
         t.rows.push_back(std::move(records[i].fields));
     }
+    check_leaderboard_consistency(t, where);
     return t;
 }
 

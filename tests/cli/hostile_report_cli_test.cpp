@@ -235,7 +235,48 @@ TEST_SUITE("hostile") {
             CHECK_FALSE(fs::exists(dir / "run/report.html"));
         }
         write_text(dir / "lb.csv",
-                   header + "1,a.csv,0.5,,-1,1,,,3,0,ok\n,bad.csv,,,,,,,,,invalid (1 error)\n");
+                   header + "1,a.csv,0,,-1,1,,,3,0,ok\n,bad.csv,,,,,,,,,invalid (1 error)\n");
+        const auto ok =
+            run_segrank("report " + sq((dir / "run").string()) + " --leaderboard " + sq(lb));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
+
+    TEST_CASE(
+        "segrank report --leaderboard refuses rows that contradict each other, naming file:line") {
+        const fs::path dir = scratch_dir("hostile_report_lb_consistency");
+        fs::create_directories(dir / "run");
+        write_text(dir / "run/metrics.jsonl", "");
+        const std::string header =
+            "rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,"
+            "layout:nlp:random,graphs,missing,status\n";
+        const std::string lb = (dir / "lb.csv").string();
+        const std::string a = "1,a.csv,0.8787878787878787,1.0,,0.7575757575757575,,,2,0,ok\n";
+        const std::string b = "2,b.csv,0.5318,0.6697,,0.3939,,,1,1,ok (1 warning)\n";
+        struct Case {
+            std::string rows, expected;
+        };
+        const Case cases[] = {
+            {"1,a.csv,0.1,1.0,,0.7575757575757575,,,2,0,ok\n" + b,
+             lb + ":2: overall 0.1 is not the mean of the row's collection scores (0.8788)"},
+            {"1,a.csv,0.8787878787878787,1.0,,0.7575757575757575,,,2,0,bogus\n",
+             lb + ":2: status bogus is not one segrank leaderboard writes"},
+            {a + "2,b.csv,0.5318,0.6697,,0.3939,,,1,1,ok (1 warnings)\n",
+             lb + ":3: status ok (1 warnings) is not one"},
+            {"2" + a.substr(1) + "1" + b.substr(1), lb + ":2: rank 2, expected 1"},
+            {"1" + b.substr(1) + "2" + a.substr(1),
+             lb + ":3: rank 2 has overall 0.8787878787878787, above the overall of rank 1"},
+        };
+        for (const Case& c : cases) {
+            write_text(dir / "lb.csv", header + c.rows);
+            const auto r =
+                run_segrank("report " + sq((dir / "run").string()) + " --leaderboard " + sq(lb));
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, c.expected));
+            CHECK_FALSE(fs::exists(dir / "run/report.html"));
+        }
+        write_text(dir / "lb.csv", header + a + b + ",bad.csv,,,,,,,,,invalid (2 errors)\n");
         const auto ok =
             run_segrank("report " + sq((dir / "run").string()) + " --leaderboard " + sq(lb));
         INFO(ok.output);

@@ -196,7 +196,7 @@ TEST_CASE("load_leaderboard_table reads the leaderboard CSV and JSON forms") {
           "{\"split\":\"valid\",\"entries\":[{\"rank\":1,\"name\":\"m\",\"valid\":true,\"overall\":"
           "0.25,"
           "\"graphs_scored\":3,\"graphs_missing\":1,\"collections\":[{\"collection\":\"tile:xla\","
-          "\"score\":0.5}],\"issues\":[]}]}");
+          "\"score\":0.5},{\"collection\":\"layout:xla:random\",\"score\":0.0}],\"issues\":[]}]}");
     const TextTable j = load_leaderboard_table(dir / "t.json");
     REQUIRE(j.rows.size() == 1);
     CHECK(j.rows[0][1] == "m");
