@@ -1,7 +1,9 @@
 // The address-space floor of the commands that run oneDNN matmuls (docs/config.md#out-of-memory):
 // under a tight `ulimit -v`, oneDNN 2.x does not check the mmap of its JIT code buffers and
-// crashes, so those commands refuse a limit below what they need at start-up.
+// crashes, so those commands refuse a limit below what they need at start-up, and the engine keeps
+// a headroom free for oneDNN while it runs.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -19,5 +21,20 @@ uint64_t matmul_address_space_floor(int threads, uint64_t stack_bytes);
 /// with T OpenMP thread(s) ...". No limit (or any limit at or above the floor) passes. Call it
 /// after set_num_threads and before the first output file is written.
 void check_address_space_for_matmuls(std::string_view command);
+
+/// Address space (bytes, 16 MiB) kept free for oneDNN under a finite RLIMIT_AS: the JIT code and
+/// profiling buffers a new matmul primitive maps without checking the result.
+uint64_t matmul_headroom_bytes();
+
+/// True when a process with `mapped` bytes of address space can map `bytes` more under the limit
+/// `limit` (bytes) and still leave matmul_headroom_bytes() free.
+bool leaves_matmul_headroom(uint64_t mapped, uint64_t bytes, uint64_t limit);
+
+/// Throws std::bad_alloc when RLIMIT_AS (`ulimit -v`) is finite and mapping `bytes` more would
+/// leave less than matmul_headroom_bytes() (mapped: /proc/self/statm). Called by the tensor
+/// allocator before it maps a large block and by the matmul before it creates a new oneDNN
+/// primitive (bytes 0); the commands turn the std::bad_alloc into their "out of memory while ..."
+/// message. Without a limit it makes one getrlimit call and reads nothing.
+void check_matmul_headroom(size_t bytes);
 
 }  // namespace segrank

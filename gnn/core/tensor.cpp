@@ -12,6 +12,8 @@
 #include <tuple>
 #include <utility>
 
+#include "gnn/core/address_space.h"
+
 namespace segrank {
 
 namespace {
@@ -37,6 +39,7 @@ size_t request_bytes(int64_t n) {
 }
 
 void* map_block(size_t bytes) {
+    check_matmul_headroom(bytes);
     if (bytes < kHugeThreshold) {  // page-aligned mapping (>= 64-byte alignment), no huge pages
         void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) throw std::bad_alloc();

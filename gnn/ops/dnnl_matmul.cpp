@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gnn/core/address_space.h"
 #include "gnn/core/parallel.h"
 #include "gnn/ops/matmul.h"
 
@@ -50,6 +51,8 @@ public:
     dnnl::matmul& get(const Key& key) {
         auto it = cache_.find(key);
         if (it != cache_.end()) return it->second;
+        // A new primitive: oneDNN maps its JIT code buffers (unchecked) at creation and first run.
+        check_matmul_headroom(0);
         if (cache_.size() >= kCapacity) cache_.clear();  // bounded; shapes of one model are few
         dnnl::primitive_attr attr;
         if (key.accumulate) {
