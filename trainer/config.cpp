@@ -246,19 +246,22 @@ private:
     template <typename T>
     void read(const toml::node& n, T& value, const std::string& dotted, const Check& check = {}) {
         if (const auto big = big_literal(n, dotted)) {
+            const char* kind = cfg::detail::toml_integer_literal(*big) ? "integer " : "float ";
             if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
                 return range_error<T>(dotted, check, *big);
             } else if constexpr (std::is_floating_point_v<T>) {
                 rejected_.insert(dotted);
                 return error(where(dotted), dotted, cfg::detail::double_out_of_range(*big, check));
             } else if constexpr (std::is_same_v<T, std::string>) {
-                if (cfg::detail::toml_float_overflows(*big)) return void(value = *big);  // bare
+                // A bare --set value is a string; in a file a string is quoted.
+                if (n.source().begin.line == 0 && cfg::detail::toml_float_overflows(*big))
+                    return void(value = *big);
                 rejected_.insert(dotted);
-                return error(where(dotted), dotted, str("expected a string, got integer ", *big));
+                return error(where(dotted), dotted, str("expected a string, got ", kind, *big));
             } else {
                 rejected_.insert(dotted);
                 return error(where(dotted), dotted,
-                             str("expected ", expected_of<T>(), ", got integer ", *big));
+                             str("expected ", expected_of<T>(), ", got ", kind, *big));
             }
         }
         if constexpr (std::is_same_v<T, bool>) {
@@ -383,9 +386,10 @@ void apply_loss_alias(toml::table& root, std::map<std::string, Loc>* origin,
 
 namespace {
 
-/// Parses a config file. toml++ rejects an integer literal that 64 bits cannot hold with a parse
-/// error naming no key; such a literal is quoted in place and the text parsed again, so that the
-/// loader names the key and its valid range (Loader::range_error). Other parse errors throw
+/// Parses a config file. toml++ rejects an integer literal that 64 bits cannot hold, and a float
+/// literal beyond a double ("1e400"), with a parse error naming no key; such a literal is quoted in
+/// place and the text parsed again, so that the loader names the key and its valid range
+/// (Loader::range_error, double_out_of_range). Other parse errors throw
 /// "file:line:col: TOML parse error: ...".
 toml::table parse_config_text(std::string_view toml_text, std::string_view source_name,
                               std::vector<cfg::detail::BigInteger>& big) {
@@ -396,7 +400,9 @@ toml::table parse_config_text(std::string_view toml_text, std::string_view sourc
         } catch (const toml::parse_error& e) {
             const auto& b = e.source().begin;
             std::optional<cfg::detail::BigInteger> q;
-            if (e.description().find("not representable in 64 bits") != std::string_view::npos &&
+            const std::string_view what = e.description();
+            if ((what.find("not representable in 64 bits") != std::string_view::npos ||
+                 what.find("could not be interpreted as a value") != std::string_view::npos) &&
                 big.size() < 1000)
                 q = cfg::detail::quote_big_integer(text, b.line, b.column);
             if (!q)

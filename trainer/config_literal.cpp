@@ -1,4 +1,4 @@
-// Integer literals toml++ cannot hold and the integer range of a key (trainer/config_literal.h).
+// Number literals toml++ cannot hold and the integer range of a key (trainer/config_literal.h).
 #include "trainer/config_literal.h"
 
 #include <algorithm>
@@ -52,14 +52,15 @@ std::optional<BigInteger> quote_big_integer(std::string& text, int64_t line, int
     }
     const size_t stop = std::min(text.find('\n', start), text.size());
     auto in_literal = [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '+' || c == '-';
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '+' || c == '-' ||
+               c == '.';
     };
     size_t end = std::min(start + static_cast<size_t>(std::max<int64_t>(column - 1, 0)), stop);
     while (end < stop && in_literal(text[end])) ++end;
     size_t begin = end;
     while (begin > start && in_literal(text[begin - 1])) --begin;
     std::string literal = text.substr(begin, end - begin);
-    if (!toml_integer_literal(literal)) return std::nullopt;
+    if (!toml_integer_literal(literal) && !toml_float_overflows(literal)) return std::nullopt;
     text.replace(begin, end - begin, "\"" + literal + "\"");
     return BigInteger{line, static_cast<int64_t>(begin - start + 1), std::move(literal)};
 }

@@ -1,4 +1,5 @@
-// Integer literals of a config that toml++ cannot hold (beyond 64 bits), and the integer range a
+// Number literals of a config that toml++ cannot hold (integers beyond 64 bits, floats beyond a
+// double), and the integer range a
 // key allows, for the loader's "out of range" messages (trainer/config.cpp,
 // docs/config.md#errors). No toml++ here: plain text.
 #pragma once
@@ -15,17 +16,19 @@ namespace segrank::cfg::detail {
 /// 0x / 0o / 0b digits.
 bool toml_integer_literal(std::string_view s);
 
-/// An integer literal beyond 64 bits in a config file, replaced by a quoted string.
+/// A number literal toml++ cannot hold in a config file (an integer beyond 64 bits or a float
+/// beyond a double), replaced by a quoted string.
 struct BigInteger {
     int64_t line = 0;    ///< 1-based line
     int64_t column = 0;  ///< 1-based column where the quoted stand-in (its opening quote) starts
     std::string literal;
 };
 
-/// Replaces in `text` the integer literal that ends at (or runs through) 1-based (line, column),
-/// where toml++ reports "not representable in 64 bits", by the same characters in double quotes,
-/// so that the document parses and the loader finds a string node at that spot. Returns nullopt
-/// and leaves `text` unchanged when no integer literal is there.
+/// Replaces in `text` the integer literal, or the float literal beyond a double
+/// (toml_float_overflows), that ends at (or runs through) 1-based (line, column), where toml++
+/// reports "not representable in 64 bits" or "could not be interpreted as a value", by the same
+/// characters in double quotes, so that the document parses and the loader finds a string node at
+/// that spot. Returns nullopt and leaves `text` unchanged when no such literal is there.
 std::optional<BigInteger> quote_big_integer(std::string& text, int64_t line, int64_t column);
 
 /// True for a TOML float literal ("1e400", "-1.5e999", "1_0e400") whose value is beyond a double,

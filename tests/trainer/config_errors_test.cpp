@@ -205,6 +205,30 @@ TEST_CASE("a --set float beyond a double is out of range of a double naming the 
 }
 
 TEST_CASE(
+    "a float beyond a double in the config file is out of range of a double naming file, line "
+    "and key, not a TOML parse error" *
+    doctest::test_suite("hostile")) {
+    CHECK(load_error("[optim]\nlr = 1e400\n") ==
+          "configs/x.toml:2:1: optim.lr: 1e400 is out of range of a double (expected in (0, 1])");
+    CHECK(load_error("[optim]\nweight_decay = -1.5e999  # comment\n") ==
+          "configs/x.toml:2:1: optim.weight_decay: -1.5e999 is out of range of a double "
+          "(expected in [0, 10])");
+    CHECK(load_error("[train]\nsteps = 1_0e400\n") ==
+          "configs/x.toml:2:1: train.steps: out of range: expected an integer in [0, "
+          "9223372036854775807], got 1_0e400");
+    // In a file a string is quoted: a bare 1e400 for a string key is not taken as one.
+    CHECK(load_error("[train]\nrun_dir = 1e400\n") ==
+          "configs/x.toml:2:1: train.run_dir: expected a string, got float 1e400");
+    CHECK(load_error("[train]\nprogress = 1e400\n") ==
+          "configs/x.toml:2:1: train.progress: expected a boolean (true or false), got float "
+          "1e400");
+    // Other malformed floats stay TOML parse errors with file, line and column.
+    const std::string bad = load_error("[optim]\nlr = 1e4x00\n");
+    CHECK(bad.starts_with("configs/x.toml:2:"));
+    CHECK(bad.find("TOML parse error") != std::string::npos);
+}
+
+TEST_CASE(
     "an integer beyond its field's range, in the file or from --set, is out of range with the "
     "valid range, even beyond 64 bits" *
     doctest::test_suite("hostile")) {
