@@ -140,6 +140,44 @@ void GraphSource::read_layout_config_rows(int64_t i, std::span<const int64_t> ro
     std::copy(t.layout_feat.begin(), t.layout_feat.end(), out.begin());
 }
 
+void gather_config_columns(std::span<const int8_t> row, std::span<const int32_t> columns,
+                           std::span<int8_t> out, const std::string& where) {
+    const auto nc = static_cast<int64_t>(row.size()) / kLayoutConfigDim;
+    SEGRANK_CHECK(out.size() == columns.size() * kLayoutConfigDim, where, ": ", columns.size(),
+                  " columns hold ", columns.size() * kLayoutConfigDim, " values, the buffer ",
+                  out.size());
+    for (size_t j = 0; j < columns.size(); ++j) {
+        SEGRANK_CHECK(columns[j] >= 0 && columns[j] < nc, where, ": column ", columns[j],
+                      " (selection index ", j, ") out of range [0, ", nc, ")");
+        std::memcpy(out.data() + j * kLayoutConfigDim,
+                    row.data() + static_cast<size_t>(columns[j]) * kLayoutConfigDim,
+                    kLayoutConfigDim);
+    }
+}
+
+void GraphSource::read_layout_config_columns(int64_t i, std::span<const int64_t> rows,
+                                             std::span<const int32_t> columns,
+                                             std::span<int8_t> out) const {
+    SEGRANK_CHECK(task() == Task::kLayout, "read_layout_config_columns: the source holds ",
+                  collection().name(), ", not layout graphs");
+    const size_t block = columns.size() * kLayoutConfigDim;
+    SEGRANK_CHECK(out.size() == rows.size() * block, "read_layout_config_columns: ", rows.size(),
+                  " rows of ", columns.size(), " columns hold ", rows.size() * block,
+                  " values, the buffer ", out.size());
+    // Rows in groups of about 1 MiB (at least one row) through read_layout_config_rows.
+    const auto row = static_cast<size_t>(info(i).num_config_nodes) * kLayoutConfigDim;
+    const size_t per = std::max<size_t>(1, (size_t{1} << 20) / std::max<size_t>(1, row));
+    std::vector<int8_t> scratch;
+    for (size_t k = 0; k < rows.size(); k += per) {
+        const size_t n = std::min(per, rows.size() - k);
+        scratch.resize(n * row);
+        read_layout_config_rows(i, rows.subspan(k, n), scratch);
+        for (size_t j = 0; j < n; ++j)
+            gather_config_columns({scratch.data() + j * row, row}, columns,
+                                  out.subspan((k + j) * block, block), where(i));
+    }
+}
+
 StructureIndex GraphSource::load_structure_index(int64_t i) const {
     LayoutGraph g = any_structure(*this, i);
     StructureIndex x;

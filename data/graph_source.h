@@ -92,6 +92,15 @@ public:
     /// out of range or a bad value. Default: load_configs and copy.
     virtual void read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
                                          std::span<int8_t> out) const;
+    /// Columns `columns` (positions on the nc axis, each in [0, nc), in the order given) of layout
+    /// graph i's node_config_feat rows `rows`, written into `out` ([rows.size(), columns.size(),
+    /// 18]): a column block of the rows, so a caller holds K x |columns| x 18 bytes instead of
+    /// K x nc x 18 (docs/gst.md#inference). The values written are checked as by
+    /// read_layout_config_rows. Same errors, and a column out of range. Default: one row at a time
+    /// through read_layout_config_rows (nc x 18 bytes of scratch).
+    virtual void read_layout_config_columns(int64_t i, std::span<const int64_t> rows,
+                                            std::span<const int32_t> columns,
+                                            std::span<int8_t> out) const;
     /// Runtimes (and tile normalizers) of every config of graph i; feature tensors left empty.
     virtual ConfigTensors load_labels(int64_t i) const;
     /// Graph i without node features and config rows: node_feat is [0, 140]; opcodes, edges (and
@@ -114,6 +123,12 @@ public:
     /// load_*_structure.
     virtual std::vector<int32_t> load_opcode_range(int64_t i, int64_t begin, int64_t end) const;
 };
+
+/// Copies columns `columns` of one node_config_feat row `row` ([nc, 18]) into `out`
+/// ([columns.size(), 18]). Throws segrank::Error naming `where` for a size mismatch or a column
+/// outside [0, nc).
+void gather_config_columns(std::span<const int8_t> row, std::span<const int32_t> columns,
+                           std::span<int8_t> out, const std::string& where);
 
 /// GraphSource over the npz files of a Collection. npz members are compressed streams, so a row
 /// subset is read by loading the whole graph and selecting; info() reads npy headers only.

@@ -117,6 +117,11 @@ public:
     /// Reads the rows' chunks straight into `out`.
     void read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
                                  std::span<int8_t> out) const override;
+    /// Reads the rows one HDF5 chunk at a time (each chunk read once, its rows' columns copied
+    /// out), so the scratch is one chunk's rows, not K full rows.
+    void read_layout_config_columns(int64_t i, std::span<const int64_t> rows,
+                                    std::span<const int32_t> columns,
+                                    std::span<int8_t> out) const override;
     TileGraph load_tile_structure(int64_t i) const override;
     LayoutGraph load_layout_structure(int64_t i) const override;
     /// Reads only `nodes` of node_feat (hyperslab selection); non-finite values are refused,

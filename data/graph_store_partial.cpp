@@ -88,6 +88,53 @@ void GraphStore::read_layout_config_rows(int64_t i, std::span<const int64_t> row
                       k / static_cast<size_t>(s[1] * kLayoutConfigDim));
 }
 
+void GraphStore::read_layout_config_columns(int64_t i, std::span<const int64_t> rows,
+                                            std::span<const int32_t> columns,
+                                            std::span<int8_t> out) const {
+    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(),
+                  ", not layout graphs");
+    const H5Group gg = graph_group(i);
+    const H5Dataset cf = gg.open_dataset("node_config_feat");
+    const auto s = cf.shape();
+    SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(),
+                  ": expected shape (c, nc, 18)");
+    const auto row = static_cast<size_t>(s[1] * kLayoutConfigDim);
+    const size_t block = columns.size() * kLayoutConfigDim;
+    SEGRANK_CHECK(out.size() == rows.size() * block, "read_layout_config_columns: ", rows.size(),
+                  " rows of ", columns.size(), " columns hold ", rows.size() * block,
+                  " values, the buffer ", out.size());
+    for (size_t k = 0; k < rows.size(); ++k)
+        SEGRANK_CHECK(rows[k] >= 0 && rows[k] < s[0], cf.where(), ": row ", rows[k],
+                      " (selection index ", k, ") out of range [0, ", s[0], ")");
+    // The rows grouped by the chunk holding them (a contiguous dataset: about 1 MiB of rows per
+    // group), each group read whole into `scratch` once, then its rows' columns copied out.
+    const int64_t per = cf.chunk_rows() > 0
+                            ? cf.chunk_rows()
+                            : std::max<int64_t>(1, (int64_t{1} << 20) / std::max<size_t>(1, row));
+    std::vector<size_t> order(rows.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return rows[a] < rows[b]; });
+    std::vector<int64_t> group;
+    std::vector<int8_t> scratch;
+    for (size_t k = 0; k < order.size();) {
+        size_t end = k;
+        while (end < order.size() && rows[order[end]] / per == rows[order[k]] / per) ++end;
+        group.clear();
+        for (size_t j = k; j < end; ++j) group.push_back(rows[order[j]]);
+        scratch.resize(group.size() * row);
+        cf.read_rows<int8_t>(group, scratch);
+        for (size_t j = k; j < end; ++j) {
+            const std::span<int8_t> dst = out.subspan(order[j] * block, block);
+            gather_config_columns({scratch.data() + (j - k) * row, row}, columns, dst, cf.where());
+            for (size_t v = 0; v < dst.size(); ++v)
+                SEGRANK_CHECK(dst[v] >= -1 && dst[v] <= 5, cf.where(), ": value ", int(dst[v]),
+                              " out of range [-1, 5] in selected row ", order[j]);
+        }
+        k = end;
+    }
+}
+
 ConfigTensors GraphStore::load_labels(int64_t i) const {
     return naming_file_on_oom(path(), [&] {
         const H5Group gg = graph_group(i);

@@ -168,6 +168,28 @@ void MemoryGraphSource::read_layout_config_rows(int64_t i, std::span<const int64
     }
 }
 
+void MemoryGraphSource::read_layout_config_columns(int64_t i, std::span<const int64_t> rows,
+                                                   std::span<const int32_t> columns,
+                                                   std::span<int8_t> out) const {
+    check_index(i);
+    SEGRANK_CHECK(id_.task == Task::kLayout, "read_layout_config_columns: the source holds ",
+                  id_.name(), ", not layout graphs");
+    const auto row = static_cast<size_t>(layout_.num_config_nodes() * kLayoutConfigDim);
+    const size_t block = columns.size() * kLayoutConfigDim;
+    SEGRANK_CHECK(out.size() == rows.size() * block, "read_layout_config_columns: ", rows.size(),
+                  " rows of ", columns.size(), " columns hold ", rows.size() * block,
+                  " values, the buffer ", out.size());
+    const int64_t c = layout_.num_configs();
+    for (size_t k = 0; k < rows.size(); ++k) {
+        SEGRANK_CHECK(rows[k] >= 0 && rows[k] < c, where_, ": graph '", layout_.name,
+                      "': config row ", rows[k], " (selection index ", k, ") out of range [0, ", c,
+                      ")");
+        const std::span<const int8_t> r{
+            layout_.node_config_feat.data() + static_cast<size_t>(rows[k]) * row, row};
+        gather_config_columns(r, columns, out.subspan(k * block, block), where_);
+    }
+}
+
 ConfigTensors MemoryGraphSource::load_labels(int64_t i) const {
     check_index(i);
     ConfigTensors t;

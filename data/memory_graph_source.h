@@ -40,6 +40,9 @@ public:
     ConfigTensors load_configs(int64_t i, const ConfigRows& rows) const override;
     void read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
                                  std::span<int8_t> out) const override;
+    void read_layout_config_columns(int64_t i, std::span<const int64_t> rows,
+                                    std::span<const int32_t> columns,
+                                    std::span<int8_t> out) const override;
     ConfigTensors load_labels(int64_t i) const override;
     TileGraph load_tile_structure(int64_t i) const override;
     LayoutGraph load_layout_structure(int64_t i) const override;

@@ -27,6 +27,8 @@ void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs,
     for (int64_t c : configs)
         SEGRANK_CHECK(c >= 0 && c < g.num_configs, "graph '", g.name, "': config index ", c,
                       " out of range [0, ", g.num_configs, ")");
+    b.column_block = false;
+    b.columns.clear();
     if (g.task == Task::kLayout) {
         const int64_t row = g.num_config_nodes * kLayoutConfigDim;
         b.layout.resize(static_cast<size_t>(k * row));  // keeps the capacity of earlier chunks
@@ -41,7 +43,47 @@ void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs,
     b.tile = std::move(t.tile_feat);
 }
 
+void load_config_columns(const PreparedGraph& g, std::span<const int64_t> configs,
+                         std::span<const int32_t> columns, ConfigBatch& b) {
+    SEGRANK_CHECK(g.task == Task::kLayout, "graph '", g.name,
+                  "': config columns are read for layout graphs only");
+    for (int64_t c : configs)
+        SEGRANK_CHECK(c >= 0 && c < g.num_configs, "graph '", g.name, "': config index ", c,
+                      " out of range [0, ", g.num_configs, ")");
+    for (size_t j = 0; j < columns.size(); ++j)
+        SEGRANK_CHECK(columns[j] >= 0 && columns[j] < g.num_config_nodes &&
+                          (j == 0 || columns[j] > columns[j - 1]),
+                      "graph '", g.name, "': config column ", columns[j], " (index ", j,
+                      ") out of range [0, ", g.num_config_nodes, ") or not increasing");
+    b.ids.assign(configs.begin(), configs.end());
+    b.column_block = true;
+    b.columns.assign(columns.begin(), columns.end());
+    b.tile = Tensor();
+    const auto k = static_cast<int64_t>(configs.size());
+    const auto w = static_cast<int64_t>(columns.size());
+    // One buffer for every block: it grows (freed, then allocated exactly) only when a block
+    // needs more, so its capacity is the largest block's rows.
+    const auto bytes = static_cast<size_t>(k * w * kLayoutConfigDim);
+    if (bytes > b.layout.capacity()) {
+        std::vector<int8_t>().swap(b.layout);
+        b.layout.reserve(bytes);
+    }
+    b.layout.resize(bytes);
+    if (k * w == 0) return;
+    g.source->read_layout_config_columns(g.source_index, b.ids, b.columns, b.layout);
+}
+
 namespace {
+
+// Position of nc-axis column `j` in `batch`'s rows: j itself for full rows, else its index in
+// batch.columns. Throws segrank::Error when the column block does not hold it.
+int64_t column_position(const PreparedGraph& g, const ConfigBatch& batch, int32_t j) {
+    if (!batch.column_block) return j;
+    const auto it = std::lower_bound(batch.columns.begin(), batch.columns.end(), j);
+    SEGRANK_CHECK(it != batch.columns.end() && *it == j, "graph '", g.name, "': config column ", j,
+                  " is not in the loaded column block (", batch.columns.size(), " columns)");
+    return it - batch.columns.begin();
+}
 
 // Positions of `configs` in `batch` (identity when they are the batch's ids in order).
 std::vector<int64_t> batch_positions(const ConfigBatch& batch, std::span<const int64_t> configs) {
@@ -100,15 +142,21 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
     if (g.task == Task::kLayout) {
         auto idx = seg.config_index();
         const auto ncs = static_cast<int64_t>(idx.size());
-        const int64_t nc = g.num_config_nodes;
+        // Row width of the batch: nc columns, or those of its column block.
+        const int64_t width =
+            batch.column_block ? static_cast<int64_t>(batch.columns.size()) : g.num_config_nodes;
+        std::vector<int64_t>& at = buf.layout_columns;
+        at.resize(static_cast<size_t>(ncs));
+        for (int64_t j = 0; j < ncs; ++j)
+            at[static_cast<size_t>(j)] = column_position(g, batch, idx[static_cast<size_t>(j)]);
         buf.layout_values.resize(static_cast<size_t>(k * ncs * kLayoutConfigDim));
         for (int64_t c = 0; c < k; ++c) {
             const int8_t* row =
-                batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
+                batch.layout.data() + pos[static_cast<size_t>(c)] * width * kLayoutConfigDim;
             int8_t* dst = buf.layout_values.data() + c * ncs * kLayoutConfigDim;
             for (int64_t j = 0; j < ncs; ++j)
                 std::memcpy(dst + j * kLayoutConfigDim,
-                            row + idx[static_cast<size_t>(j)] * kLayoutConfigDim, kLayoutConfigDim);
+                            row + at[static_cast<size_t>(j)] * kLayoutConfigDim, kLayoutConfigDim);
         }
         in.config_node_local = seg.config_local();
         in.config_values = buf.layout_values;
@@ -117,12 +165,11 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
             constexpr int64_t bf = kLayoutByteFeatures;
             buf.layout_features.resize(static_cast<size_t>(k * ncs * bf));
             for (int64_t c = 0; c < k; ++c) {
-                const int8_t* row =
-                    batch.layout.data() + pos[static_cast<size_t>(c)] * nc * kLayoutConfigDim;
-                const std::span<const int8_t> values{row,
-                                                     static_cast<size_t>(nc * kLayoutConfigDim)};
-                hw::layout_byte_features(
-                    *g.layout_neighbourhood, values, idx,
+                const std::span<const int8_t> rows{
+                    buf.layout_values.data() + c * ncs * kLayoutConfigDim,
+                    static_cast<size_t>(ncs * kLayoutConfigDim)};
+                hw::layout_byte_features_of_rows(
+                    *g.layout_neighbourhood, rows, idx,
                     {buf.layout_features.data() + c * ncs * bf, static_cast<size_t>(ncs * bf)});
             }
             in.layout_features = buf.layout_features;

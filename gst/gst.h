@@ -104,6 +104,19 @@ struct InferenceChunk {
     int64_t max_bytes = kMaxConfigChunkBytes;     ///< config rows of one chunk (bytes)
     int64_t state_bytes = kDedupeStateBytes;      ///< deduplicated chunk state (bytes)
     int64_t probe_configs = kDedupeProbeConfigs;  ///< configs of the first deduplicated chunk
+    /// Layout config rows held at once (bytes): a chunk's rows are read in column blocks of
+    /// consecutive segments' configurable nodes within this bound (InferenceBudget::
+    /// config_block_bytes); a segment whose own columns take more is read alone.
+    int64_t block_bytes = int64_t{8} << 20;
+};
+
+/// What score_graph held and read, for tests and benchmarks.
+struct InferenceStats {
+    int64_t chunks = 0;         ///< forward passes over the segments (chunks x orders)
+    int64_t column_blocks = 0;  ///< layout column blocks read (over all chunks)
+    /// Largest config-row buffer held (bytes, capacity of the batch's rows): one column block of
+    /// layout rows, or one chunk of tile rows.
+    int64_t max_config_row_bytes = 0;
 };
 /// What inference uses for `model` under `budget` (docs/gst.md#memory-budget): (chunk_configs,
 /// budget.dense_rows_bytes), or when score_graph deduplicates rows (opt.dedupe_rows on a layout
@@ -144,18 +157,18 @@ inline constexpr int64_t kDefaultInferenceCacheBytes = int64_t{256} << 20;
 
 /// Scores (higher = slower) of `configs` for graph g, streaming segments one at a time without
 /// saved state, at most `chunk` configs per forward pass and at most `max_chunk_bytes` of config
-/// rows (inference_chunk chooses both; at least one config;
-/// config rows are read one chunk at a time, so memory is O(min(chunk x nc x 18, max_chunk_bytes))
-/// in the configs). Under score_sum with skip_independent the scores omit the config-independent
-/// segments (a per-graph constant), which no ranking metric sees. With model.hwmodel_prior each
-/// score gets + w * z once (Model::add_prior), as in training. What does not depend on the config
-/// is computed once per call and kept for the later chunks while it fits `cache_bytes`
-/// (docs/gst.md#inference-cache): per segment its rebuilt rows and its config-independent layer
-/// rows (Model::encode_base), or the readout of an independent segment; segments beyond the bound
-/// are recomputed per chunk. The scores are the same bit for bit at any bound (0 = no cache). With
-/// model.config_attention a config's score depends on the configs of its chunk; opt.tta_orders = N
-/// > 1 then scores the configs in N orders (the given one, then N - 1 shuffles from a fixed seed)
-/// and returns each config's mean score (docs/model.md#test-time-averaging).
+/// rows per chunk (inference_chunk chooses both; at least one config; layout rows are held one
+/// column block at a time, see the overload below). Under score_sum with skip_independent the
+/// scores omit the config-independent segments (a per-graph constant), which no ranking metric
+/// sees. With model.hwmodel_prior each score gets + w * z once (Model::add_prior), as in training.
+/// What does not depend on the config is computed once per call and kept for the later chunks while
+/// it fits `cache_bytes` (docs/gst.md#inference-cache): per segment its rebuilt rows and its
+/// config-independent layer rows (Model::encode_base), or the readout of an independent segment;
+/// segments beyond the bound are recomputed per chunk. The scores are the same bit for bit at any
+/// bound (0 = no cache). With model.config_attention a config's score depends on the configs of its
+/// chunk; opt.tta_orders = N > 1 then scores the configs in N orders (the given one, then N - 1
+/// shuffles from a fixed seed) and returns each config's mean score
+/// (docs/model.md#test-time-averaging).
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                std::span<const int64_t> configs, int64_t chunk,
                                const GstOptions& opt,
@@ -167,9 +180,14 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
 /// chunk.probe_configs configs, then chunks sized by dedupe_chunk_after_probe to keep their state
 /// within chunk.state_bytes. The cache is not filled when every config is scored in one chunk (it
 /// would serve no later chunk). The scores are those of the overload above for the same chunks.
+/// Layout rows are read per chunk in column blocks (chunk.block_bytes; docs/gst.md#inference), so
+/// the config rows held are O(K x configurable nodes of a few segments x 18), not O(K x nc x 18);
+/// the blocks change what is held, never the chunks or the scores. `stats` (optional) receives what
+/// was held and read.
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                std::span<const int64_t> configs, const InferenceChunk& chunk,
-                               const GstOptions& opt, int64_t cache_bytes);
+                               const GstOptions& opt, int64_t cache_bytes,
+                               InferenceStats* stats = nullptr);
 
 /// Per-segment readouts of `configs` (forward only), the input of head finetuning: [S_eff] tensors
 /// of [K, W] (W = ModelConfig::readout_width()) for the segments score_graph would use (independent

@@ -123,14 +123,50 @@ private:
     std::vector<CachedSegment> entries_;
 };
 
+// Consecutive segments active[begin, end) whose config rows are read together: `columns` is the
+// union of their configurable nodes' positions on the nc axis (strictly increasing).
+struct ColumnBlock {
+    size_t begin = 0, end = 0;
+    std::vector<int32_t> columns;
+};
+
+// The column blocks of one chunk of k configs of layout graph g: consecutive segments of `active`
+// are grouped while the sum of their configurable nodes x k x 18 bytes stays within max_bytes (a
+// segment needing more alone is a block of its own), so the rows held at once are
+// O(max(max_bytes, k x the largest segment's configurable nodes x 18)), not O(k x nc x 18).
+std::vector<ColumnBlock> column_blocks(const PreparedGraph& g, std::span<const int32_t> active,
+                                       int64_t k, int64_t max_bytes) {
+    std::vector<ColumnBlock> blocks;
+    const int64_t per_column = std::max<int64_t>(1, k) * kLayoutConfigDim;
+    int64_t held = 0;  // columns of the open block, counted per segment (an upper bound)
+    for (size_t i = 0; i < active.size(); ++i) {
+        const std::span<const int32_t> idx = g.segment_table.config_index(active[i]);
+        const auto w = static_cast<int64_t>(idx.size());
+        if (blocks.empty() || (held > 0 && (held + w) * per_column > max_bytes)) {
+            blocks.push_back({i, i, {}});
+            held = 0;
+        }
+        ColumnBlock& b = blocks.back();
+        b.end = i + 1;
+        b.columns.insert(b.columns.end(), idx.begin(), idx.end());
+        held += w;
+    }
+    for (ColumnBlock& b : blocks) {
+        std::sort(b.columns.begin(), b.columns.end());
+        b.columns.erase(std::unique(b.columns.begin(), b.columns.end()), b.columns.end());
+    }
+    return blocks;
+}
+
 }  // namespace
 
 InferenceChunk inference_chunk(const Model& model, const GstOptions& opt, int64_t chunk_configs,
                                int64_t dedupe_chunk_configs, const InferenceBudget& budget) {
     if (opt.dedupe_rows && model.config().task == Task::kLayout && !model.config().config_attention)
         return {dedupe_chunk_configs, budget.dedupe_rows_bytes, budget.state_bytes,
-                budget.probe_configs};
-    return {chunk_configs, budget.dense_rows_bytes, budget.state_bytes, budget.probe_configs};
+                budget.probe_configs, budget.config_block_bytes};
+    return {chunk_configs, budget.dense_rows_bytes, budget.state_bytes, budget.probe_configs,
+            budget.config_block_bytes};
 }
 
 int64_t dedupe_chunk_after_probe(int64_t chunk, int64_t dep_rows_per_config) {
@@ -162,7 +198,7 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
 
 std::vector<float> score_graph(Model& model, const PreparedGraph& g,
                                std::span<const int64_t> configs, const InferenceChunk& ic,
-                               const GstOptions& opt, int64_t cache_bytes) {
+                               const GstOptions& opt, int64_t cache_bytes, InferenceStats* stats) {
     std::vector<float> scores(configs.size(), 0.0f);
     const Aggregation agg = aggregation_for(opt.aggregate, model);
     const std::vector<int32_t> active = active_segments(g, opt, agg);
@@ -202,15 +238,33 @@ std::vector<float> score_graph(Model& model, const PreparedGraph& g,
             const size_t e = std::min(list.size(), b + static_cast<size_t>(step));
             auto cfgs = list.subspan(b, e - b);
             const auto k = static_cast<int64_t>(cfgs.size());
-            load_config_batch(g, cfgs, batch);  // one chunk of rows at a time, into one buffer
+            // Layout rows are read one column block at a time (the configurable nodes of a few
+            // segments), tile rows one chunk at a time; both into the one reused buffer.
+            std::vector<ColumnBlock> blocks;
+            if (g.task == Task::kLayout)
+                blocks = column_blocks(g, active, k, ic.block_bytes);
+            else
+                load_config_batch(g, cfgs, batch);
             Tensor tile_tmp, cost_tmp;
             const TileView tile_cfg = tile_view(g, batch, cfgs, tile_tmp, cost_tmp);
             Tensor acc(k, agg.width);  // sum over segments of w * value
-            for (int32_t s : active) {
+            size_t next = 0;           // next column block to read
+            for (size_t a = 0; a < active.size(); ++a) {
+                if (next < blocks.size() && blocks[next].begin == a)
+                    load_config_columns(g, cfgs, blocks[next++].columns, batch);
+                if (stats)
+                    stats->max_config_row_bytes =
+                        std::max(stats->max_config_row_bytes,
+                                 static_cast<int64_t>(batch.layout.capacity()) +
+                                     batch.tile.size() * static_cast<int64_t>(sizeof(float)));
                 // Streamed: each segment's state is freed before the next one is encoded.
-                const Tensor v =
-                    agg.value(model, cache.readout(model, s, batch, cfgs, buf), tile_cfg, nullptr);
+                const Tensor v = agg.value(model, cache.readout(model, active[a], batch, cfgs, buf),
+                                           tile_cfg, nullptr);
                 for (int64_t i = 0; i < v.size(); ++i) acc[i] += w * v[i];
+            }
+            if (stats) {
+                ++stats->chunks;
+                stats->column_blocks += static_cast<int64_t>(blocks.size());
             }
             const Tensor sc = agg.scores(model, acc.cview(), tile_cfg, nullptr);
             for (int64_t i = 0; i < k; ++i) out[b + static_cast<size_t>(i)] = sc[i];

@@ -34,6 +34,7 @@ InferenceBudget inference_budget(int64_t memory_mb, int64_t cache_mb, std::strin
     b.state_bytes = rest / 3 * 2;
     b.dedupe_rows_bytes = rest / 3;
     b.dense_rows_bytes = b.dedupe_rows_bytes / 32;
+    b.config_block_bytes = b.dense_rows_bytes;
     b.probe_configs = std::max<int64_t>(1, b.state_bytes / kProbeBytesPerConfig);
     return b;
 }

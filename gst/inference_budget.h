@@ -32,6 +32,11 @@ struct InferenceBudget {
     /// Config rows of one dense chunk (every (node, config) row is computed: its state is
     /// O(K x nodes x H) floats, so its rows get 1/32 of the deduplicated share).
     int64_t dense_rows_bytes = int64_t{8} << 20;
+    /// Config rows held at once while a chunk is scored: the chunk's rows are read in column
+    /// blocks (the configurable nodes of consecutive segments, docs/gst.md#inference), each at
+    /// most this many bytes for the chunk's configs, or one segment's columns when they alone take
+    /// more (R/96, as the dense rows). The chunk sizes do not depend on it.
+    int64_t config_block_bytes = int64_t{8} << 20;
     /// Configs of a graph's first deduplicated chunk, which measures the rows per config
     /// (state_bytes / 512 KiB).
     int64_t probe_configs = 1024;
@@ -39,10 +44,10 @@ struct InferenceBudget {
 
 /// The split of a budget of `memory_mb` MiB: the cache takes `cache_mb` MiB when >= 0 (an
 /// explicit override, at most half the budget), else a quarter; of the rest R, the chunk state
-/// takes 2R/3 and deduplicated config rows R/3 (dense rows R/96), and the probe chunk has
-/// state_bytes / 512 KiB configs (at least 1). Throws segrank::Error naming `memory_key` when
-/// memory_mb is outside [kMinInferenceMemoryMb, kMaxInferenceMemoryMb], naming `cache_key` when
-/// cache_mb < -1, and naming both when cache_mb > memory_mb / 2.
+/// takes 2R/3 and deduplicated config rows R/3 (dense rows and column blocks R/96), and the probe
+/// chunk has state_bytes / 512 KiB configs (at least 1). Throws segrank::Error naming `memory_key`
+/// when memory_mb is outside [kMinInferenceMemoryMb, kMaxInferenceMemoryMb], naming `cache_key`
+/// when cache_mb < -1, and naming both when cache_mb > memory_mb / 2.
 InferenceBudget inference_budget(int64_t memory_mb, int64_t cache_mb,
                                  std::string_view memory_key = "eval.memory_mb",
                                  std::string_view cache_key = "eval.cache_mb");

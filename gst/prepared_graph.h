@@ -165,8 +165,12 @@ const BuiltSegment& built_segment(const PreparedGraph& g, int64_t s, BuiltSegmen
 /// The config rows of K configs of one graph, read once per step or inference chunk.
 struct ConfigBatch {
     std::vector<int64_t> ids;    ///< [K] config indices in the file
-    std::vector<int8_t> layout;  ///< layout: [K, nc, 18]
-    Tensor tile;                 ///< tile: [K, 24]
+    std::vector<int8_t> layout;  ///< layout: [K, nc, 18], or [K, |columns|, 18] for a column block
+    /// True for a layout column block (load_config_columns): `layout` holds only `columns`, the
+    /// positions on the nc axis, strictly increasing; false: every column (load_config_batch).
+    bool column_block = false;
+    std::vector<int32_t> columns;
+    Tensor tile;  ///< tile: [K, 24]
     /// Row of config `id` in this batch. Throws segrank::Error when it was not loaded.
     int64_t position(int64_t id) const;
 };
@@ -177,22 +181,29 @@ ConfigBatch load_config_batch(const PreparedGraph& g, std::span<const int64_t> c
 /// The same into `into`, reusing its buffers (inference loads one chunk after another into one
 /// batch, so the multi-MB rows of large graphs are not allocated and freed per chunk). Same errors.
 void load_config_batch(const PreparedGraph& g, std::span<const int64_t> configs, ConfigBatch& into);
+/// Columns `columns` (positions on the nc axis, strictly increasing) of rows `configs` of layout
+/// graph g into `into` (layout [K, |columns|, 18], reusing its buffer): a column block, which
+/// make_segment_input reads for the segments whose configurable nodes it holds. Throws
+/// segrank::Error for a tile graph, an index out of range, unordered columns or a read failure.
+void load_config_columns(const PreparedGraph& g, std::span<const int64_t> configs,
+                         std::span<const int32_t> columns, ConfigBatch& into);
 
 /// Reusable buffers for building SegmentInputs of one segment for K configs.
 struct SegmentInputBuffers {
     BuiltSegment segment;  ///< the rebuilt segment when g keeps none (its Csr back the input)
-    std::vector<int8_t> layout_values;   ///< [K, nc_s, 18]
-    std::vector<float> layout_features;  ///< [K, nc_s, 9] (g.layout_neighbourhood set)
-    Tensor tile_config;                  ///< [K, 24]
-    Tensor tile_cost;                    ///< [K, kTileCostFeatures] (g.tile_cost set)
+    std::vector<int8_t> layout_values;    ///< [K, nc_s, 18]
+    std::vector<int64_t> layout_columns;  ///< [nc_s] positions of the nodes' columns in the batch
+    std::vector<float> layout_features;   ///< [K, nc_s, 9] (g.layout_neighbourhood set)
+    Tensor tile_config;                   ///< [K, 24]
+    Tensor tile_cost;                     ///< [K, kTileCostFeatures] (g.tile_cost set)
 };
 
 /// The model input of segment s for `configs` (file indices, each present in `batch`), from
-/// built_segment (node_feat rows are read here unless g keeps its segments). With
+/// built_segment (node_feat rows are read here unless g keeps its segments). A column block batch
+/// must hold every configurable node of the segment (throws segrank::Error otherwise). With
 /// g.layout_neighbourhood, the layout byte features of the segment's configurable nodes are
-/// computed here from the batch's config rows (all nc nodes of each config are in the batch, so
-/// neighbours in other segments are seen). With g.tile_cost the input carries the configs' tile
-/// cost features (SegmentInput::tile_cost). The returned views
+/// computed here from their config rows (a node's features read its own row only). With g.tile_cost
+/// the input carries the configs' tile cost features (SegmentInput::tile_cost). The returned views
 /// borrow `g`, `batch` and `buf`, which must stay alive while it is used.
 SegmentInput make_segment_input(const PreparedGraph& g, int64_t s, const ConfigBatch& batch,
                                 std::span<const int64_t> configs, SegmentInputBuffers& buf);

@@ -129,14 +129,15 @@ std::vector<const hlo::Shape*> operand_shapes(const LayoutNeighbourhood& nb, int
 
 }  // namespace
 
-void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t> values,
-                          std::span<const int32_t> nodes, std::span<float> out) {
+namespace {
+
+// The byte features of configurable nodes `nodes` into `out`; row_of(r) is node nodes[r]'s config
+// row (18 values). Sizes are checked by the callers.
+template <typename RowOf>
+void byte_features_of(const LayoutNeighbourhood& nb, std::span<const int32_t> nodes,
+                      std::span<float> out, RowOf row_of) {
     const int64_t nc = nb.num_config_nodes();
     constexpr int64_t bf = kLayoutByteFeatures;
-    SEGRANK_CHECK(static_cast<int64_t>(values.size()) == nc * 18 &&
-                      out.size() == nodes.size() * static_cast<size_t>(bf),
-                  "layout_byte_features: ", values.size(), " values for nc = ", nc, ", ",
-                  out.size(), " outputs for ", nodes.size(), " nodes");
     const double unit = nb.scale_bytes;
     // The three numbers of tensor `s` (own layout) under layout tensor t of `v`.
     auto fill = [&](float* o, const hlo::Shape& s, const LayoutValues& v, int t) {
@@ -152,7 +153,7 @@ void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t>
     for (size_t r = 0; r < nodes.size(); ++r) {
         const int64_t j = nodes[r];
         SEGRANK_CHECK(j >= 0 && j < nc, "layout_byte_features: node ", j, " outside [0, ", nc, ")");
-        const LayoutValues v = values_of(values, j);
+        const LayoutValues v = row_of(r, j);
         float* o = out.data() + r * static_cast<size_t>(bf);
         fill(o, nb.shapes[static_cast<size_t>(nb.self[static_cast<size_t>(j)])], v, 0);
         const std::vector<const hlo::Shape*> op_shapes = operand_shapes(nb, j);
@@ -164,6 +165,29 @@ void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t>
             if (i >= 0) fill(ot, *op_shapes[static_cast<size_t>(i)], v, t);
         }
     }
+}
+
+}  // namespace
+
+void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t> values,
+                          std::span<const int32_t> nodes, std::span<float> out) {
+    const int64_t nc = nb.num_config_nodes();
+    SEGRANK_CHECK(static_cast<int64_t>(values.size()) == nc * 18 &&
+                      out.size() == nodes.size() * static_cast<size_t>(kLayoutByteFeatures),
+                  "layout_byte_features: ", values.size(), " values for nc = ", nc, ", ",
+                  out.size(), " outputs for ", nodes.size(), " nodes");
+    byte_features_of(nb, nodes, out, [&](size_t, int64_t j) { return values_of(values, j); });
+}
+
+void layout_byte_features_of_rows(const LayoutNeighbourhood& nb, std::span<const int8_t> node_rows,
+                                  std::span<const int32_t> nodes, std::span<float> out) {
+    SEGRANK_CHECK(node_rows.size() == nodes.size() * 18 &&
+                      out.size() == nodes.size() * static_cast<size_t>(kLayoutByteFeatures),
+                  "layout_byte_features_of_rows: ", node_rows.size(), " values for ", nodes.size(),
+                  " nodes, ", out.size(), " outputs");
+    byte_features_of(nb, nodes, out, [&](size_t r, int64_t) {
+        return values_of(node_rows, static_cast<int64_t>(r));
+    });
 }
 
 }  // namespace segrank::hw

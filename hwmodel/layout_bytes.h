@@ -55,5 +55,11 @@ LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i,
 inline constexpr int64_t kLayoutByteFeatures = 9;
 void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t> values,
                           std::span<const int32_t> nodes, std::span<float> out);
+/// The same from the config rows of `nodes` only: `node_rows` [nodes.size(), 18], row r the row of
+/// configurable node nodes[r] (a node's features read only its own row, so a reader holding a block
+/// of nc's columns gets the same numbers). Throws segrank::Error on size mismatches or an index out
+/// of range.
+void layout_byte_features_of_rows(const LayoutNeighbourhood& nb, std::span<const int8_t> node_rows,
+                                  std::span<const int32_t> nodes, std::span<float> out);
 
 }  // namespace segrank::hw

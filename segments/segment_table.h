@@ -94,6 +94,12 @@ public:
     void opcodes(int32_t s, std::vector<int32_t>& out) const;
     /// True when segment s has no configurable node (see Segment::config_independent).
     bool config_independent(int32_t s) const { return cfg_off_[s + 1] == cfg_off_[s]; }
+    /// Positions on the nc axis of node_config_feat of segment s's configurable nodes [nc_s]
+    /// (Segment::config_index, without rebuilding the segment). No range check of s.
+    std::span<const int32_t> config_index(int32_t s) const {
+        return {cfg_index_.data() + cfg_off_[s],
+                static_cast<size_t>(cfg_off_[s + 1] - cfg_off_[s])};
+    }
     /// Heap bytes held (capacity).
     int64_t memory_bytes() const;
     /// Releases spare capacity left by appends (call once the table is complete).
