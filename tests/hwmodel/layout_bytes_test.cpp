@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "data/memory_graph_source.h"
@@ -92,6 +93,18 @@ TEST_CASE(
     std::vector<float> f2(f.size());
     hw::layout_byte_features(nb2, b, nodes, f2);
     CHECK(f2 == f);
+
+    // From the nodes' own rows only (a column block of the config): the same features, for the
+    // nodes in either order.
+    std::vector<float> f3(f.size());
+    hw::layout_byte_features_of_rows(nb, b, nodes, f3);
+    CHECK(f3 == f);
+    const std::vector<int32_t> swapped = {1, 0};
+    std::vector<int8_t> rows_swapped(b.begin() + 18, b.begin() + 36);
+    rows_swapped.insert(rows_swapped.end(), b.begin(), b.begin() + 18);
+    hw::layout_byte_features_of_rows(nb, rows_swapped, swapped, f3);
+    CHECK(std::equal(f3.begin(), f3.begin() + 9, f.begin() + 9));
+    CHECK(std::equal(f3.begin() + 9, f3.end(), f.begin()));
 
     // C: an input list no operand can take gives zeros.
     hw::layout_byte_features(nb, c, nodes, f);
