@@ -382,10 +382,6 @@ void apply_loss_alias(toml::table& root, std::map<std::string, Loc>* origin,
     root.insert("loss", std::move(t));
 }
 
-}  // namespace
-
-namespace {
-
 /// Parses a config file. toml++ rejects an integer literal that 64 bits cannot hold, and a float
 /// literal beyond a double ("1e400"), with a parse error naming no key; such a literal is quoted in
 /// place and the text parsed again, so that the loader names the key and its valid range
@@ -400,10 +396,7 @@ toml::table parse_config_text(std::string_view toml_text, std::string_view sourc
         } catch (const toml::parse_error& e) {
             const auto& b = e.source().begin;
             std::optional<cfg::detail::BigInteger> q;
-            const std::string_view what = e.description();
-            if ((what.find("not representable in 64 bits") != std::string_view::npos ||
-                 what.find("could not be interpreted as a value") != std::string_view::npos) &&
-                big.size() < 1000)
+            if (cfg::detail::toml_number_out_of_range(e.description()) && big.size() < 1000)
                 q = cfg::detail::quote_big_integer(text, b.line, b.column);
             if (!q)
                 throw Error(str(source_name, ":", b.line, ":", b.column,

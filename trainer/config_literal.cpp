@@ -23,6 +23,11 @@ bool toml_integer_literal(std::string_view s) {
            all(s, [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
+bool toml_number_out_of_range(std::string_view description) {
+    return description.find("not representable in 64 bits") != std::string_view::npos ||
+           description.find("could not be interpreted as a value") != std::string_view::npos;
+}
+
 bool toml_float_overflows(std::string_view s) {
     std::string t;
     for (char c : s)

@@ -31,6 +31,11 @@ struct BigInteger {
 /// that spot. Returns nullopt and leaves `text` unchanged when no such literal is there.
 std::optional<BigInteger> quote_big_integer(std::string& text, int64_t line, int64_t column);
 
+/// True when `description`, a toml++ parse error, is about a number literal toml++ cannot hold
+/// ("not representable in 64 bits", "could not be interpreted as a value"): the literal is then
+/// quoted by quote_big_integer and named by key.
+bool toml_number_out_of_range(std::string_view description);
+
 /// True for a TOML float literal ("1e400", "-1.5e999", "1_0e400") whose value is beyond a double,
 /// which toml++ refuses to parse: the loader reports it as out of range, not as a bare string.
 bool toml_float_overflows(std::string_view s);
