@@ -56,13 +56,14 @@ int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::pat
 
 // A run's config.toml that is not a TOML run config (garbage, a truncated write) is an error
 // naming it, as a garbage line of metrics.jsonl is: the page would show it as the effective config.
-void check_run_config(const std::filesystem::path& dir) {
+// Returns its eval.metric (the range of the selection values), "" when config.toml is absent.
+std::string check_run_config(const std::filesystem::path& dir) {
     const std::filesystem::path file = dir / "config.toml";
     std::error_code ec;
-    if (!std::filesystem::exists(file, ec)) return;  // noted as absent on the page
+    if (!std::filesystem::exists(file, ec)) return "";  // noted as absent on the page
     const std::string text = read_input_file(file, "a TOML config file", kMaxConfigFileBytes);
     try {
-        (void)load_stored_config(text, file.string());
+        return std::string(cfg::to_string(load_stored_config(text, file.string()).eval.metric));
     } catch (const Error& e) {
         throw Error(str(file.string(),
                         ": not a run config (expected the config.toml segrank train writes "
@@ -129,7 +130,7 @@ int run_report(int argc, char** argv) {
     refuse_replacing_other_file(args.count("out") ? "--out" : "the page", out.string(),
                                 is_segrank_report_page, "a page segrank report wrote",
                                 "segrank report");
-    check_run_config(opt.run_dir);
+    opt.selection_metric = check_run_config(opt.run_dir);
     std::vector<std::string> notes;
     const std::string html = render_report_html(opt, &notes);
     print_notes(notes);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gnn/core/check.h"
+#include "report/run_checks.h"
 #include "util/user_input.h"
 
 namespace segrank {
@@ -170,7 +171,7 @@ std::vector<GraphMetrics> graph_metrics_from_json(const Json& doc, const std::st
     return out;
 }
 
-RunRecords load_run(const std::filesystem::path& dir) {
+RunRecords load_run(const std::filesystem::path& dir, std::string_view selection_metric) {
     SEGRANK_CHECK(std::filesystem::is_directory(dir), dir.string(), ": not a run directory");
     RunRecords r;
     r.dir = dir;
@@ -181,6 +182,9 @@ RunRecords load_run(const std::filesystem::path& dir) {
         // that does not parse is as malformed as any other.
         const bool terminated = text->empty() || text->back() == '\n';
         bool nonfinite_noted = false;
+        // The trainer writes steps in order (a resume first drops the lines after its checkpoint).
+        int64_t last_step = 0, last_train_step = -1;
+        size_t last_step_line = 0;
         for (size_t i = 0; i < lines.size(); ++i) {
             if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
             const std::string where = str(metrics_path.string(), ":", i + 1);
@@ -202,6 +206,20 @@ RunRecords load_run(const std::filesystem::path& dir) {
                           ", expected a string");
             const std::string phase = json_string(v, "phase").value_or("");
             const int64_t step = metrics_step(v, where);
+            if (v.contains("step")) {
+                SEGRANK_CHECK(step >= last_step, where, ": field \"step\" is ", step,
+                              ", before step ", last_step, " of line ", last_step_line,
+                              " (segrank train writes the steps in order)");
+                last_step = step;
+                last_step_line = i + 1;
+            }
+            if (phase == "train") {
+                SEGRANK_CHECK(step > last_train_step, where, ": field \"step\" is ", step,
+                              ", expected above ", last_train_step,
+                              " (the step of the previous \"train\" line)");
+                last_train_step = step;
+            }
+            check_metrics_line(v, phase, selection_metric, where);
             if (phase == "train") {
                 RunTrainPoint p;
                 p.step = step;
@@ -247,6 +265,7 @@ RunRecords load_run(const std::filesystem::path& dir) {
     }
     if (auto rep = read_text(dir / "report.json", kMaxJsonFileBytes)) {
         r.report = read_json(*rep, (dir / "report.json").string());
+        check_report_json(*r.report, selection_metric, (dir / "report.json").string());
     } else {
         r.notes.push_back((dir / "report.json").string() + ": absent (the run has not finished)");
     }

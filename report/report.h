@@ -48,7 +48,11 @@ struct RunRecords {
 /// a number or null, "phase" not a string; named file:line and the field); only a torn last line
 /// (no line end: a run still writing) is skipped with a note, and so is a training loss that is not
 /// finite (null: the run diverged; the first such line is named). Unknown phases are ignored.
-RunRecords load_run(const std::filesystem::path& dir);
+/// Every line and report.json are held to the ranges of what segrank train writes
+/// (report/run_checks.h; `selection_metric` is the run's eval.metric, "" when unknown), and the
+/// steps must not go back (a "train" line's step is above the previous "train" line's); throws
+/// naming file:line and the field otherwise.
+RunRecords load_run(const std::filesystem::path& dir, std::string_view selection_metric = "");
 
 /// A CollectionMetrics from its to_json() object (null numbers become NaN). Throws naming `where`
 /// when "collection" is missing.
@@ -67,6 +71,9 @@ struct ReportOptions {
     std::filesystem::path run_dir;
     std::optional<std::filesystem::path> eval_json;    ///< `segrank evaluate --json` output
     std::optional<std::filesystem::path> leaderboard;  ///< external leaderboard (CSV or JSON)
+    /// The run's eval.metric ("kaggle", "kendall", ...; "" when its config.toml is absent): the
+    /// range of the selection values in metrics.jsonl and report.json.
+    std::string selection_metric;
 };
 
 /// One line of a `segrank tune` directory's measurements.jsonl (docs/tune.md#files).

@@ -11,6 +11,7 @@
 #include "report/report.h"
 #include "report/report_page.h"
 #include "report/report_svg.h"
+#include "report/run_checks.h"
 #include "util/user_input.h"
 
 namespace segrank {
@@ -355,7 +356,7 @@ std::string external_leaderboard_section(const TextTable& t, const std::string& 
 }  // namespace
 
 std::string render_report_html(const ReportOptions& opt, std::vector<std::string>* notes) {
-    const RunRecords run = load_run(opt.run_dir);
+    const RunRecords run = load_run(opt.run_dir, opt.selection_metric);
     if (notes) *notes = run.notes;
     std::vector<GraphMetrics> graphs;
     std::string graph_source;
@@ -372,6 +373,7 @@ std::string render_report_html(const ReportOptions& opt, std::vector<std::string
                             "file): ",
                             e.what()));
         }
+        check_evaluate_json(doc, opt.eval_json->string());
         graphs = graph_metrics_from_json(doc, opt.eval_json->string());
         SEGRANK_CHECK(!graphs.empty(), opt.eval_json->string(),
                       ": no \"graphs\" array of per-graph metrics (expected `segrank evaluate "

@@ -1,0 +1,208 @@
+// Range checks of the files `segrank evaluate` and `segrank train` write (report/run_checks.h),
+// taken from their writers: eval/metrics.cpp (to_json), trainer/evaluation.cpp (selection),
+// trainer/trainer_run.cpp (metrics.jsonl lines, report.json).
+#include "report/run_checks.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "eval/metric_fields.h"
+#include "gnn/core/check.h"
+#include "util/user_input.h"
+
+namespace segrank {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Rounding slack of a computed ratio (a tau-b, an OPA) at its bound.
+constexpr double kSlack = 1e-9;
+// What the trainer's selection value is when no collection had one (trainer/evaluation.cpp).
+constexpr double kNoSelection = -1e300;
+
+// A closed range [lo, hi] and how a message names it.
+struct Range {
+    double lo = -kInf, hi = kInf;
+    const char* text = "a number";
+};
+
+constexpr Range kTau{-1.0, 1.0, "in [-1, 1]"};
+constexpr Range kUnit{0.0, 1.0, "in [0, 1]"};
+constexpr Range kNonNegative{0.0, kInf, ">= 0"};
+constexpr Range kAtMostOne{-kInf, 1.0, "at most 1"};
+
+std::string shown(const Json& v) { return echo_value(dump_json(v), 60); }
+
+// Member `key` of `obj`, or nullptr when absent.
+const Json* member(const Json& obj, const std::string& key) {
+    const auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+}
+
+// A present `key` is a finite number in `r`, or null when `null_ok`.
+void check_number(const Json& obj, const std::string& key, Range r, const std::string& where,
+                  bool null_ok = true) {
+    const Json* v = member(obj, key);
+    if (v == nullptr || (null_ok && v->is_null())) return;
+    const bool ok = v->is_number() && std::isfinite(v->get<double>()) &&
+                    v->get<double>() >= r.lo - kSlack && v->get<double>() <= r.hi + kSlack;
+    SEGRANK_CHECK(ok, where, " \"", key, "\" is ", shown(*v), ", expected ",
+                  r.lo == -kInf && r.hi == kInf ? "a finite number" : str("a number ", r.text),
+                  null_ok ? " or null" : "");
+}
+
+// A present `key` is an integer >= `lo`.
+void check_integer(const Json& obj, const std::string& key, int64_t lo, const std::string& where) {
+    const Json* v = member(obj, key);
+    if (v == nullptr) return;
+    SEGRANK_CHECK(v->is_number_integer() && v->get<int64_t>() >= lo, where, " \"", key, "\" is ",
+                  shown(*v), ", expected an integer >= ", lo);
+}
+
+void check_bool(const Json& obj, const std::string& key, const std::string& where) {
+    const Json* v = member(obj, key);
+    SEGRANK_CHECK(v == nullptr || v->is_boolean(), where, " \"", key, "\" is ", shown(*v),
+                  ", expected true or false");
+}
+
+// The range of a metric field of visit_metric_fields by its key.
+Range metric_range(std::string_view key) {
+    if (key == "kendall_tau" || key == "kendall_raw") return kTau;
+    if (key == "opa") return kUnit;
+    if (key == "score") return kAtMostOne;
+    return kNonNegative;  // slowdown_1/5/10, mape, median_ape
+}
+
+// Every present metric field of `m` (a GraphMetrics or CollectionMetrics type) by its writer's
+// type: counts integers >= 0, flags booleans, values numbers in metric_range or null.
+template <typename M>
+void check_metric_fields(const Json& obj, const std::string& where) {
+    const M fields{};
+    visit_metric_fields(
+        [&](const MetricField& f, const auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, bool>) {
+                check_bool(obj, f.key, where);
+            } else if constexpr (std::is_integral_v<T>) {
+                check_integer(obj, f.key, 0, where);
+            } else {
+                check_number(obj, f.key, metric_range(f.key), where);
+            }
+        },
+        fields);
+}
+
+void check_object(const Json& v, const std::string& where, const char* what) {
+    SEGRANK_CHECK(v.is_object(), where, " is ", shown(v), ", expected ", what);
+}
+
+}  // namespace
+
+void check_graph_metrics_json(const Json& g, const std::string& where) {
+    check_object(g, where, "an object of per-graph metrics");
+    const Json* name = member(g, "graph");
+    SEGRANK_CHECK(name != nullptr && name->is_string(), where, " has no \"graph\" name");
+    check_metric_fields<GraphMetrics>(g, where);
+}
+
+void check_collection_metrics_json(const Json& c, const std::string& where) {
+    check_object(c, where, "an object of collection metrics");
+    const Json* name = member(c, "collection");
+    SEGRANK_CHECK(name != nullptr && name->is_string(), where,
+                  ": collection metrics without a \"collection\" name");
+    const Json* task = member(c, "task");
+    SEGRANK_CHECK(task == nullptr || *task == "tile" || *task == "layout", where, " \"task\" is ",
+                  shown(*task), ", expected \"tile\" or \"layout\"");
+    check_metric_fields<CollectionMetrics>(c, where);
+    if (task == nullptr || *task == "layout") check_number(c, "score", kTau, where);
+    const Json* n = member(c, "num_graphs");
+    const Json* u = member(c, "num_uninformative");
+    if (n != nullptr && u != nullptr)
+        SEGRANK_CHECK(u->get<int64_t>() <= n->get<int64_t>(), where, " \"num_uninformative\" is ",
+                      shown(*u), ", more than \"num_graphs\" ", shown(*n));
+}
+
+void check_eval_result_json(const Json& m, const std::string& where) {
+    check_object(m, where, "an object {\"overall\", \"collections\"}");
+    check_number(m, "overall", kAtMostOne, where);
+    const Json* cs = member(m, "collections");
+    if (cs == nullptr) return;
+    SEGRANK_CHECK(cs->is_array(), where, " \"collections\" is ", shown(*cs), ", expected an array");
+    for (size_t i = 0; i < cs->size(); ++i)
+        check_collection_metrics_json((*cs)[i], str(where, " collections[", i, "]"));
+}
+
+void check_selection_json(const Json& v, std::string_view metric, const std::string& where,
+                          const std::string& key) {
+    const Json* s = member(v, key);
+    if (s == nullptr || s->is_null()) return;
+    if (s->is_number() && s->get<double>() == kNoSelection) return;
+    Range r = kAtMostOne;
+    if (metric == "kendall") r = kTau;
+    if (metric == "opa") r = kUnit;
+    if (metric.starts_with("slowdown")) r = {-kInf, 0.0, "at most 0 (a slowdown, negated)"};
+    const double x = s->is_number() ? s->get<double>() : std::nan("");
+    SEGRANK_CHECK(std::isfinite(x) && x >= r.lo - kSlack && x <= r.hi + kSlack, where, " \"", key,
+                  "\" is ", shown(*s), ", expected a number ", r.text,
+                  metric.empty() ? std::string() : str(" (eval.metric = ", metric, ")"),
+                  " or null");
+}
+
+void check_evaluate_json(const Json& doc, const std::string& file) {
+    check_object(doc, file, "`segrank evaluate --json` output (a JSON object)");
+    const Json* kind = member(doc, "kind");
+    SEGRANK_CHECK(kind == nullptr || *kind == "segrank evaluate", file, ": \"kind\" is ",
+                  shown(*kind), ", expected \"segrank evaluate\"");
+    const Json* ck = member(doc, "checkpoint");
+    SEGRANK_CHECK(ck == nullptr || ck->is_string(), file, ": \"checkpoint\" is ", shown(*ck),
+                  ", expected the path of a checkpoint (a string)");
+    if (const Json* gs = member(doc, "graphs"); gs != nullptr) {
+        SEGRANK_CHECK(gs->is_array(), file, ": \"graphs\" is ", shown(*gs), ", expected an array");
+        for (size_t i = 0; i < gs->size(); ++i)
+            check_graph_metrics_json((*gs)[i], str(file, ": graphs[", i, "]"));
+    }
+    if (const Json* m = member(doc, "metrics")) check_eval_result_json(*m, str(file, ": metrics"));
+}
+
+void check_report_json(const Json& doc, std::string_view metric, const std::string& file) {
+    check_object(doc, file, "the report.json segrank train writes (a JSON object)");
+    const std::string at = file + ":";
+    check_integer(doc, "steps", 0, at);
+    check_integer(doc, "best_step", -1, at);  // -1: no evaluation yet
+    check_integer(doc, "world_size", 1, at);
+    check_number(doc, "steps_per_s", kNonNegative, at);
+    check_number(doc, "peak_rss_mb", kNonNegative, at);
+    check_bool(doc, "stopped_early", at);
+    const Json* steps = member(doc, "steps");
+    const Json* best = member(doc, "best_step");
+    if (steps != nullptr && best != nullptr)
+        SEGRANK_CHECK(best->get<int64_t>() <= steps->get<int64_t>(), at, " \"best_step\" is ",
+                      shown(*best), ", after the last step (\"steps\" ", shown(*steps), ")");
+    check_selection_json(doc, metric, at, "best_selection");
+    for (const char* key : {"final", "random_baseline"})
+        if (const Json* m = member(doc, key)) check_eval_result_json(*m, str(at, " ", key));
+    if (const Json* gs = member(doc, "graphs"); gs != nullptr) {
+        SEGRANK_CHECK(gs->is_array(), at, " \"graphs\" is ", shown(*gs), ", expected an array");
+        for (size_t i = 0; i < gs->size(); ++i)
+            check_graph_metrics_json((*gs)[i], str(at, " graphs[", i, "]"));
+    }
+}
+
+void check_metrics_line(const Json& v, std::string_view phase, std::string_view metric,
+                        const std::string& where) {
+    const std::string at = where + ":";
+    if (phase == "train") {
+        for (const char* key : {"epoch", "lr", "steps_per_s", "step_wall_s", "step_busy_s",
+                                "step_cpu_s", "step_cpu_max_s", "rank_cpu_max_s", "peak_rss_mb"})
+            check_number(v, key, kNonNegative, at);
+        for (const char* key : {"history_entries", "history_hits", "history_misses"})
+            check_integer(v, key, 0, at);
+        return;
+    }
+    if (phase == "random_baseline") check_integer(v, "seeds", 1, at);
+    if (phase == "eval" || phase == "finetune_eval")
+        check_selection_json(v, metric, at, "selection");
+    if (const Json* m = member(v, "metrics")) check_eval_result_json(*m, at + " metrics");
+}
+
+}  // namespace segrank

@@ -1,0 +1,57 @@
+// The ranges of what `segrank evaluate --json` and `segrank train` (metrics.jsonl, report.json)
+// write, checked by `segrank report` before it draws a number (docs/files.md#what-segrank-report-
+// checks): one validator per kind of object, the metric keys walked from eval/metric_fields.h.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "util/json.h"
+
+namespace segrank {
+
+/// Checks a to_json(GraphMetrics) object (an item of "graphs"): "graph" a string; present metric
+/// fields of the writer's type and range: num_configs an integer >= 0, targets_constant a boolean,
+/// kendall_tau / kendall_raw in [-1, 1], opa in [0, 1], slowdowns, mape and median_ape >= 0 (each
+/// a finite number or null). Throws segrank::Error "<where> \"kendall_tau\" is 9, expected in
+/// [-1, 1] or null".
+void check_graph_metrics_json(const Json& g, const std::string& where);
+
+/// Checks a to_json(CollectionMetrics) object: "collection" a string, "task" "tile" or "layout",
+/// num_graphs / num_uninformative integers >= 0 (num_uninformative <= num_graphs), the metric
+/// ranges of check_graph_metrics_json, and "score" at most 1 (tile: 1 - slowdown@5) and for a
+/// layout collection in [-1, 1] (a Kendall tau). Throws segrank::Error naming `where` and the key.
+void check_collection_metrics_json(const Json& c, const std::string& where);
+
+/// Checks an EvalResult::to_json object {"overall", "collections": [...]}: overall a number at
+/// most 1 or null, each collection by check_collection_metrics_json. Throws naming `where`.
+void check_eval_result_json(const Json& m, const std::string& where);
+
+/// Checks a selection value (metrics.jsonl "selection", report.json "best_selection") against the
+/// range of eval.metric `metric` ("kaggle", "kendall", "opa", "slowdown_1/5/10", higher is better:
+/// slowdowns negated; "" when the run's config is unknown: at most 1, the bound of every metric).
+/// null and -1e300 (no collection had a value) are what the trainer writes without a value.
+/// Throws naming `where` and `key`.
+void check_selection_json(const Json& v, std::string_view metric, const std::string& where,
+                          const std::string& key);
+
+/// Checks a `segrank evaluate --json` document: a JSON object whose "kind", when present, is
+/// "segrank evaluate", "checkpoint" a string, every item of "graphs" by check_graph_metrics_json
+/// ("<file>: graphs[3]") and "metrics" by check_eval_result_json. Throws naming `file`.
+void check_evaluate_json(const Json& doc, const std::string& file);
+
+/// Checks a run's report.json (trainer write_final_report): steps / best_step integers >= 0
+/// (best_step <= steps), world_size an integer >= 1, steps_per_s and peak_rss_mb numbers >= 0,
+/// stopped_early a boolean, best_selection by check_selection_json, "final" and
+/// "random_baseline" by check_eval_result_json, "graphs" items by check_graph_metrics_json.
+/// Throws naming `file` and the field.
+void check_report_json(const Json& doc, std::string_view metric, const std::string& file);
+
+/// Checks one metrics.jsonl line of a known phase (`where` = "file:line"): "train": lr, epoch,
+/// steps_per_s, peak_rss_mb and the timing fields numbers >= 0 or null, the history counts
+/// integers >= 0; "eval" / "finetune_eval": "selection" by check_selection_json and "metrics" by
+/// check_eval_result_json; "random_baseline": "seeds" an integer >= 1 and "metrics". Throws
+/// segrank::Error naming `where` and the field.
+void check_metrics_line(const Json& v, std::string_view phase, std::string_view metric,
+                        const std::string& where);
+
+}  // namespace segrank

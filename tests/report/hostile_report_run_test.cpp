@@ -1,0 +1,154 @@
+// Hostile inputs of `segrank report` on a run (ctest label `hostile`): an --eval JSON, report.json
+// or metrics.jsonl holding a number no segrank command writes is refused naming the file (and
+// line) and the field, before any page is rendered.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "gnn/core/check.h"
+#include "report/report.h"
+#include "tests/support/test_paths.h"
+
+using namespace segrank;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write(const fs::path& p, const std::string& text) {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << text;
+}
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+    const size_t at = s.find(from);
+    return at == std::string::npos ? "(no " + from + ")" : s.replace(at, from.size(), to);
+}
+
+const std::string kCollection =
+    R"({"collection":"layout:xla:random","task":"layout","num_graphs":1,"num_uninformative":0,)"
+    R"("kendall_tau":0.39,"kendall_raw":0.39,"opa":0.69,"slowdown_1":0.23,"slowdown_5":0.0,)"
+    R"("slowdown_10":0.0,"score":0.39})";
+const std::string kMetrics = R"({"overall":0.39,"collections":[)" + kCollection + "]}";
+// As segrank evaluate --json writes it.
+const std::string kEval =
+    R"({"kind":"segrank evaluate","checkpoint":"run/best.ckpt.h5","graphs":[{"graph":"g1",)"
+    R"("num_configs":12,"targets_constant":false,"kendall_tau":0.39,"kendall_raw":0.39,)"
+    R"("opa":0.69,"slowdown_1":0.23,"slowdown_5":0.0,"slowdown_10":0.0}],"metrics":)" +
+    kMetrics + "}\n";
+// As segrank train writes them.
+const std::string kTrain1 =
+    R"({"phase":"train","step":5,"epoch":1,"loss":1.32,"lr":0.0025,"steps_per_s":230.8,)"
+    R"("peak_rss_mb":30.3,"history_entries":131,"history_hits":0,"history_misses":64})";
+const std::string kEval1 =
+    R"({"phase":"eval","step":5,"selection":0.39,"metrics":)" + kMetrics + "}";
+const std::string kTrain2 =
+    R"({"phase":"train","step":10,"epoch":3,"loss":1.31,"lr":0.0001,"steps_per_s":176.3,)"
+    R"("peak_rss_mb":35.0,"history_entries":185,"history_hits":45,"history_misses":91})";
+const std::string kReport = R"({"steps":10,"stopped_early":false,"steps_per_s":175.9,)"
+                            R"("best_step":10,"best_selection":0.39,"peak_rss_mb":35.0,)"
+                            R"("world_size":1,"final":)" +
+                            kMetrics + R"(,"random_baseline":)" + kMetrics + "}\n";
+
+fs::path good_run(const std::string& name) {
+    const fs::path dir = test::scratch_dir(name);
+    write(dir / "config.toml", "[train]\nsteps = 10\n");
+    write(dir / "metrics.jsonl", kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n");
+    write(dir / "report.json", kReport);
+    write(dir / "eval.json", kEval);
+    return dir;
+}
+
+// The message of render_report_html's refusal ("" when it renders).
+std::string refusal(const fs::path& dir, bool with_eval, const std::string& metric = "") {
+    ReportOptions opt;
+    opt.run_dir = dir;
+    if (with_eval) opt.eval_json = dir / "eval.json";
+    opt.selection_metric = metric;
+    try {
+        (void)render_report_html(opt);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE("report --eval refuses a Kendall tau, slowdown or count evaluate cannot write") {
+        const fs::path dir = good_run("hostile_report_eval_ranges");
+        CHECK(refusal(dir, true).empty());
+        const std::string file = (dir / "eval.json").string();
+        const struct {
+            std::string from, to, expected;
+        } cases[] = {
+            {"\"kendall_tau\":0.39,\"kendall_raw\"", "\"kendall_tau\":9,\"kendall_raw\"",
+             file + ": graphs[0] \"kendall_tau\" is 9, expected a number in [-1, 1] or null"},
+            {"\"kendall_tau\":0.39,\"kendall_raw\"", "\"kendall_tau\":-5,\"kendall_raw\"",
+             "\"kendall_tau\" is -5, expected a number in [-1, 1] or null"},
+            {"\"kendall_tau\":0.39,\"kendall_raw\"", "\"kendall_tau\":\"x\",\"kendall_raw\"",
+             "graphs[0] \"kendall_tau\" is \"x\", expected a number in [-1, 1] or null"},
+            {"\"slowdown_1\":0.23", "\"slowdown_1\":-3",
+             "graphs[0] \"slowdown_1\" is -3, expected a number >= 0 or null"},
+            {"\"num_configs\":12", "\"num_configs\":-12",
+             "graphs[0] \"num_configs\" is -12, expected an integer >= 0"},
+            {"\"num_configs\":12", "\"num_configs\":12.5",
+             "graphs[0] \"num_configs\" is 12.5, expected an integer >= 0"},
+            {"\"overall\":0.39", "\"overall\":3", file + ": metrics \"overall\" is 3"},
+        };
+        for (const auto& c : cases) {
+            write(dir / "eval.json", replaced(kEval, c.from, c.to));
+            const std::string msg = refusal(dir, true);
+            INFO(c.to, " -> ", msg);
+            CHECK(msg.find(c.expected) != std::string::npos);
+        }
+    }
+
+    TEST_CASE("report refuses report.json and metrics.jsonl numbers train cannot write") {
+        const fs::path dir = good_run("hostile_report_run_ranges");
+        CHECK(refusal(dir, false).empty());
+        const std::string rep = (dir / "report.json").string();
+        write(dir / "report.json", replaced(kReport, "\"kendall_tau\":0.39", "\"kendall_tau\":9"));
+        CHECK(refusal(dir, false).find(rep + ": final collections[0] \"kendall_tau\" is 9") !=
+              std::string::npos);
+        write(dir / "report.json", replaced(kReport, "\"world_size\":1", "\"world_size\":0"));
+        CHECK(refusal(dir, false).find("\"world_size\" is 0, expected an integer >= 1") !=
+              std::string::npos);
+        write(dir / "report.json", kReport);
+
+        const std::string met = (dir / "metrics.jsonl").string();
+        auto lines = [&](const std::string& a, const std::string& b, const std::string& c) {
+            write(dir / "metrics.jsonl", a + "\n" + b + "\n" + c + "\n");
+        };
+        lines(kTrain1, replaced(kEval1, "\"selection\":0.39", "\"selection\":7.5"), kTrain2);
+        CHECK(refusal(dir, false)
+                  .find(met + ":2: \"selection\" is 7.5, expected a number at most "
+                              "1") != std::string::npos);
+        // The run's eval.metric gives the range.
+        lines(kTrain1, replaced(kEval1, "\"selection\":0.39", "\"selection\":-2"), kTrain2);
+        CHECK(refusal(dir, false).empty());
+        CHECK(refusal(dir, false, "kendall").find("(eval.metric = kendall)") != std::string::npos);
+        lines(replaced(kTrain1, "\"lr\":0.0025", "\"lr\":-4"), kEval1, kTrain2);
+        CHECK(refusal(dir, false).find(met + ":1: \"lr\" is -4, expected a number >= 0 or null") !=
+              std::string::npos);
+        lines(kTrain1, replaced(kEval1, "\"kendall_tau\":0.39", "\"kendall_tau\":9"), kTrain2);
+        CHECK(refusal(dir, false).find(met + ":2: metrics collections[0] \"kendall_tau\" is 9") !=
+              std::string::npos);
+        lines(kTrain1, replaced(kEval1, "\"num_graphs\":1", "\"num_graphs\":\"1\""), kTrain2);
+        CHECK(refusal(dir, false).find("\"num_graphs\" is \"1\", expected an integer >= 0") !=
+              std::string::npos);
+    }
+
+    TEST_CASE("report refuses a metrics.jsonl whose steps go back") {
+        const fs::path dir = good_run("hostile_report_steps_back");
+        const std::string met = (dir / "metrics.jsonl").string();
+        write(dir / "metrics.jsonl", kTrain1 + "\n" + kEval1 + "\n" +
+                                         replaced(kTrain2, "\"step\":10", "\"step\":2") + "\n");
+        CHECK(refusal(dir, false).find(met + ":3: field \"step\" is 2, before step 5 of line 2") !=
+              std::string::npos);
+        write(dir / "metrics.jsonl", kTrain1 + "\n" + kTrain1 + "\n");
+        CHECK(refusal(dir, false).find(met + ":2: field \"step\" is 5, expected above 5") !=
+              std::string::npos);
+    }
+}
