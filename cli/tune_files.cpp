@@ -82,7 +82,12 @@ tune::Config config_from_json(const Json& j, const tune::TuneGraph& r, const std
 // it. A line names its config by "rows", else by "config" (an index of r).
 std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGraph& r) {
     // tune.json's graph (num_configs included) equals the loaded graph's (checked by the caller).
-    const tune::MeasurementsFile mf = tune::read_measurements_file(file, {r.num_recorded(), ""});
+    const tune::ConfigBound bound{
+        .num_configs = r.num_recorded(),
+        .source = "",
+        .task = r.task == Task::kTile ? "tile" : "layout",
+        .num_config_nodes = r.task == Task::kTile ? int64_t{0} : r.layout.num_config_nodes()};
+    const tune::MeasurementsFile mf = tune::read_measurements_file(file, bound);
     std::vector<Record> out;
     std::set<std::string> seen;
     for (const tune::MeasurementLine& m : mf.lines) {
@@ -137,6 +142,8 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
         SEGRANK_CHECK(fs::is_regular_file(ident_file), "--resume ", o.out.string(),
                       ": no tune.json (not a segrank tune directory)");
         const Json old = read_json_file(ident_file);
+        // The rules report applies too (tune/measurements_file.h): enums, signs, counts.
+        (void)tune::check_tune_json(old, ident_file.string());
         SEGRANK_CHECK(old.contains("graph") && old["graph"] == ident, "--resume ", o.out.string(),
                       ": the directory holds measurements of another graph (",
                       old.contains("graph") ? dump_json(old["graph"]) : std::string("none"),

@@ -215,24 +215,17 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir) {
     TuneRecords r;
     r.dir = dir;
     r.tune = read_json_file(tune_path);
-    SEGRANK_CHECK(r.tune.is_object() && r.tune.contains("graph") && r.tune["graph"].is_object(),
-                  tune_path.string(), ": expected an object with a \"graph\" object");
+    // tune.json and measurements.jsonl are held to the rules of segrank tune's writer, as tune
+    // --resume applies them (one reader, tune/measurements_file.h): a page draws no number or name
+    // that tune itself would refuse (an unknown task or strategy, a runtime <= 0, a config
+    // measured twice, "rows" that do not fit the graph, rounds out of order, a "best_ns" that is
+    // not the fastest runtime so far). A "config" is an index of the graph's recorded configs:
+    // tune.json's num_configs bounds it, as the loaded graph does on --resume.
+    const tune::ConfigBound bound = tune::check_tune_json(r.tune, tune_path.string());
     const auto meas_path = dir / "measurements.jsonl";
     std::error_code ec;
     if (std::filesystem::exists(meas_path, ec)) {
-        // The rules of segrank tune's writer, as tune --resume applies them: a page draws no
-        // number that tune itself would refuse (a runtime <= 0, a config measured twice, a
-        // "best_ns" that is not the fastest runtime so far).
-        // A "config" is an index of the graph's recorded configs: tune.json's num_configs (what
-        // segrank tune wrote, a positive integer) bounds it, as the loaded graph does on --resume.
-        const Json& nc =
-            r.tune["graph"].contains("num_configs") ? r.tune["graph"]["num_configs"] : Json();
-        SEGRANK_CHECK(nc.is_number_integer() && nc.get<int64_t>() > 0, tune_path.string(),
-                      ": \"graph\": \"num_configs\" is ",
-                      nc.is_null() ? std::string("missing") : echo_value(dump_json(nc)),
-                      ", expected a positive integer (the graph's number of recorded configs)");
-        const tune::MeasurementsFile mf =
-            tune::read_measurements_file(meas_path, {nc.get<int64_t>(), "tune.json"});
+        const tune::MeasurementsFile mf = tune::read_measurements_file(meas_path, bound);
         for (const tune::MeasurementLine& m : mf.lines) {
             TunePoint p;
             p.round = m.round;

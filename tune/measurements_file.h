@@ -38,16 +38,31 @@ struct MeasurementsFile {
 struct ConfigBound {
     int64_t num_configs = 0;  ///< > 0; a "config" must be < num_configs
     std::string source;       ///< e.g. "tune.json"; empty: the graph itself
+    /// The graph's task, "tile" or "layout", and its configurable node count: the shape of
+    /// "rows" (tile: 24 numbers; layout: num_config_nodes rows of 18 integers in -1..127).
+    std::string task;
+    int64_t num_config_nodes = 0;
 };
 
+/// Checks a tune directory's tune.json `doc` (read from `file`) against what segrank tune writes
+/// (tune --resume and report apply it): an object whose "graph" is an object with "name" a
+/// string, "task" "tile" or "layout", "num_nodes" and "num_config_nodes" integers >= 0,
+/// "num_configs" an integer > 0 and "runtimes_fnv1a" a string; and, when present, "where" a
+/// string, "measure" a --measure value (recorded, hwmodel[:FAMILY], exec:CMD), "noise" in [0, 5]
+/// (--noise), "candidates" recorded or search, "strategy" model, anneal or random, "checkpoints" an
+/// array of strings. Throws segrank::Error naming `file`, the field, its value and what was
+/// expected. Returns the ConfigBound of the graph ("tune.json" as its source).
+ConfigBound check_tune_json(const Json& doc, const std::string& file);
+
 /// Reads `file` (absent: no lines) with the rules of the writer: every complete line is a JSON
-/// object with an integer "round" >= 0, "rows" or an integer "config" in [0, bound.num_configs)
+/// object with an integer "round" >= 0, not below the previous line's, "rows" (of the shape
+/// ConfigBound says, when it names a task) or an integer "config" in [0, bound.num_configs)
 /// ("measurements.jsonl:9: config 999 is out of range (tune.json: the graph has 12 configs)"; a
-/// config named the same
-/// way twice is refused: "is measured twice"), "measured_ns" a finite number > 0 or null (a failed
-/// measurement, its "error" kept), and "best_ns", when present, null before the first success and
-/// then the fastest "measured_ns" so far. A last line without its line end, or a last line that is
-/// not JSON, is torn (a kill mid-write) and left out. Throws segrank::Error naming file:line, the
+/// config named the same way twice is refused: "is measured twice"), "measured_ns" a finite
+/// number > 0 without an "error", or null with its "error" (a non-empty string: why the
+/// measurement failed), and "best_ns", when present, null before the first success and then the
+/// fastest "measured_ns" so far. A last line without its line end, or a last line that is not
+/// JSON, is torn (a kill mid-write) and left out. Throws segrank::Error naming file:line, the
 /// field, its value and what was expected; or when the file cannot be read.
 MeasurementsFile read_measurements_file(const std::filesystem::path& file,
                                         const ConfigBound& bound);
