@@ -31,8 +31,9 @@ void print_notes(const std::vector<std::string>& notes) {
 
 // The page of a tune directory (tune.json): written to --out, else DIR/report.html.
 int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::path& dir) {
-    SEGRANK_CHECK(!args.count("eval") && !args.count("leaderboard"), dir.string(),
-                  " is a tune directory: --eval and --leaderboard apply to training runs only");
+    SEGRANK_CHECK(
+        !args.count("eval") && !args.count("leaderboard") && !args.count("eval-of-other-run"),
+        dir.string(), " is a tune directory: --eval and --leaderboard apply to training runs only");
     std::vector<std::filesystem::path> compare;
     if (args.count("compare"))
         for (const auto& c : args["compare"].as<std::vector<std::string>>()) {
@@ -92,6 +93,9 @@ int run_report(int argc, char** argv) {
         "eval", "per-graph metrics from `segrank evaluate --json`", cxxopts::value<std::string>())(
         "leaderboard", "leaderboard table (CSV, or JSON when the name ends in .json)",
         cxxopts::value<std::string>())(
+        "eval-of-other-run",
+        "draw an --eval file whose recorded checkpoint is not one of RUN_DIR's (e.g. a copied "
+        "run), with a note on the page and stderr, instead of refusing it")(
         "compare",
         "tune directory only: another tune directory whose curves are drawn beside (repeatable)",
         cxxopts::value<std::vector<std::string>>())("h,help", "show help");
@@ -110,6 +114,10 @@ int run_report(int argc, char** argv) {
     ReportOptions opt;
     opt.run_dir = dir;
     if (args.count("eval")) opt.eval_json = args["eval"].as<std::string>();
+    SEGRANK_CHECK(!args.count("eval-of-other-run") || opt.eval_json,
+                  "--eval-of-other-run: needs "
+                  "--eval FILE");
+    opt.eval_of_other_run = args.count("eval-of-other-run") > 0;
     if (args.count("leaderboard")) opt.leaderboard = args["leaderboard"].as<std::string>();
     // The default output goes into RUN_DIR: only into a folder that is a run directory, never a
     // data folder or any other folder given by mistake.

@@ -74,6 +74,9 @@ struct ReportOptions {
     /// The run's eval.metric ("kaggle", "kendall", ...; "" when its config.toml is absent): the
     /// range of the selection values in metrics.jsonl and report.json.
     std::string selection_metric;
+    /// Draw an --eval JSON whose "checkpoint" is not one of run_dir's (eval_checkpoint_mismatch:
+    /// e.g. a run copied after it was evaluated) with a note, instead of refusing it.
+    bool eval_of_other_run = false;
 };
 
 /// One line of a `segrank tune` directory's measurements.jsonl (docs/tune.md#files).

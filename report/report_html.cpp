@@ -356,8 +356,7 @@ std::string external_leaderboard_section(const TextTable& t, const std::string& 
 }  // namespace
 
 std::string render_report_html(const ReportOptions& opt, std::vector<std::string>* notes) {
-    const RunRecords run = load_run(opt.run_dir, opt.selection_metric);
-    if (notes) *notes = run.notes;
+    RunRecords run = load_run(opt.run_dir, opt.selection_metric);
     std::vector<GraphMetrics> graphs;
     std::string graph_source;
     if (opt.eval_json) {
@@ -374,6 +373,15 @@ std::string render_report_html(const ReportOptions& opt, std::vector<std::string
                             e.what()));
         }
         check_evaluate_json(doc, opt.eval_json->string());
+        if (const std::string other = eval_checkpoint_mismatch(doc, opt.run_dir); !other.empty()) {
+            SEGRANK_CHECK(opt.eval_of_other_run, opt.eval_json->string(), ": ", other,
+                          ": evaluate this run (segrank evaluate --checkpoint ",
+                          opt.run_dir.string(),
+                          " --json FILE), or give --eval-of-other-run to "
+                          "draw it anyway with a note");
+            run.notes.push_back(str(opt.eval_json->string(), ": ", other,
+                                    "; drawn as asked (--eval-of-other-run)"));
+        }
         graphs = graph_metrics_from_json(doc, opt.eval_json->string());
         SEGRANK_CHECK(!graphs.empty(), opt.eval_json->string(),
                       ": no \"graphs\" array of per-graph metrics (expected `segrank evaluate "
@@ -383,6 +391,7 @@ std::string render_report_html(const ReportOptions& opt, std::vector<std::string
         graphs = graph_metrics_from_json(*run.report, (run.dir / "report.json").string());
         graph_source = (run.dir / "report.json").string();
     }
+    if (notes) *notes = run.notes;
     std::string name =
         std::filesystem::absolute(opt.run_dir).lexically_normal().filename().string();
     if (name.empty())

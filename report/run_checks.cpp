@@ -205,4 +205,26 @@ void check_metrics_line(const Json& v, std::string_view phase, std::string_view 
     if (const Json* m = member(v, "metrics")) check_eval_result_json(*m, at + " metrics");
 }
 
+std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::path& run_dir) {
+    namespace fs = std::filesystem;
+    const Json* ck = doc.is_object() ? member(doc, "checkpoint") : nullptr;
+    if (ck == nullptr || !ck->is_string()) return "";
+    const fs::path file = ck->get<std::string>();
+    const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+    std::error_code ec;
+    bool same = false;
+    if (fs::is_regular_file(file, ec)) {
+        same = fs::equivalent(folder, run_dir, ec) && !ec;
+    } else {
+        const auto name = [](const fs::path& p) {
+            const fs::path n = fs::absolute(p).lexically_normal();
+            return n.has_filename() ? n.filename() : n.parent_path().filename();
+        };
+        same = name(folder) == name(run_dir) && fs::is_regular_file(run_dir / file.filename(), ec);
+    }
+    if (same) return "";
+    return str("\"checkpoint\" is ", echo_value(dump_json(*ck), 4096), ", not a checkpoint of ",
+               run_dir.string(), " (its per-graph metrics are another run's)");
+}
+
 }  // namespace segrank

@@ -2,6 +2,7 @@
 // write, checked by `segrank report` before it draws a number (docs/files.md#what-segrank-report-
 // checks): one validator per kind of object, the metric keys walked from eval/metric_fields.h.
 #pragma once
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -53,5 +54,13 @@ void check_report_json(const Json& doc, std::string_view metric, const std::stri
 /// segrank::Error naming `where` and the field.
 void check_metrics_line(const Json& v, std::string_view phase, std::string_view metric,
                         const std::string& where);
+
+/// Why the checkpoint a `segrank evaluate --json` document records ("checkpoint") is not one of
+/// `run_dir`'s, or "" when it is (or the document records none). The recorded path is as evaluate
+/// was given it: when it names an existing file, its folder must be run_dir (the same directory,
+/// not only the same name); when it does not resolve from here (evaluate ran in another working
+/// directory, or the run moved), its folder's name must be run_dir's and run_dir must hold a file
+/// of its name.
+std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::path& run_dir);
 
 }  // namespace segrank

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "gnn/core/check.h"
 #include "report/report.h"
@@ -50,23 +51,31 @@ const std::string kReport = R"({"steps":10,"stopped_early":false,"steps_per_s":1
                             R"("world_size":1,"final":)" +
                             kMetrics + R"(,"random_baseline":)" + kMetrics + "}\n";
 
+// kEval as `segrank evaluate --checkpoint DIR --json` writes it (its "checkpoint" DIR's).
+std::string eval_of(const fs::path& dir) {
+    return replaced(kEval, "run/best.ckpt.h5", (dir / "best.ckpt.h5").string());
+}
+
 fs::path good_run(const std::string& name) {
     const fs::path dir = test::scratch_dir(name);
     write(dir / "config.toml", "[train]\nsteps = 10\n");
     write(dir / "metrics.jsonl", kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n");
     write(dir / "report.json", kReport);
-    write(dir / "eval.json", kEval);
+    write(dir / "best.ckpt.h5", "");  // the checkpoint the evaluation records
+    write(dir / "eval.json", eval_of(dir));
     return dir;
 }
 
 // The message of render_report_html's refusal ("" when it renders).
-std::string refusal(const fs::path& dir, bool with_eval, const std::string& metric = "") {
+std::string refusal(const fs::path& dir, bool with_eval, const std::string& metric = "",
+                    bool other_run = false, std::vector<std::string>* notes = nullptr) {
     ReportOptions opt;
     opt.run_dir = dir;
     if (with_eval) opt.eval_json = dir / "eval.json";
     opt.selection_metric = metric;
+    opt.eval_of_other_run = other_run;
     try {
-        (void)render_report_html(opt);
+        (void)render_report_html(opt, notes);
     } catch (const Error& e) {
         return e.what();
     }
@@ -98,7 +107,7 @@ TEST_SUITE("hostile") {
             {"\"overall\":0.39", "\"overall\":3", file + ": metrics \"overall\" is 3"},
         };
         for (const auto& c : cases) {
-            write(dir / "eval.json", replaced(kEval, c.from, c.to));
+            write(dir / "eval.json", replaced(eval_of(dir), c.from, c.to));
             const std::string msg = refusal(dir, true);
             INFO(c.to, " -> ", msg);
             CHECK(msg.find(c.expected) != std::string::npos);
@@ -150,5 +159,30 @@ TEST_SUITE("hostile") {
         write(dir / "metrics.jsonl", kTrain1 + "\n" + kTrain1 + "\n");
         CHECK(refusal(dir, false).find(met + ":2: field \"step\" is 5, expected above 5") !=
               std::string::npos);
+    }
+
+    TEST_CASE("report --eval refuses another run's evaluation naming both, unless asked") {
+        const fs::path mine = good_run("hostile_report_eval_other_mine");
+        const fs::path other = good_run("hostile_report_eval_other_theirs");
+        const std::string ev = (mine / "eval.json").string();
+        write(mine / "eval.json", eval_of(other));
+        const std::string msg = refusal(mine, true);
+        INFO(msg);
+        CHECK(msg.find(ev + ": \"checkpoint\" is \"" + (other / "best.ckpt.h5").string() +
+                       "\", not a checkpoint of " + mine.string()) != std::string::npos);
+        CHECK(msg.find("--eval-of-other-run") != std::string::npos);
+        std::vector<std::string> notes;
+        CHECK(refusal(mine, true, "", true, &notes).empty());
+        bool noted = false;
+        for (const auto& n : notes) noted = noted || n.find("drawn as asked") != std::string::npos;
+        CHECK(noted);
+        // Recorded relative to another working directory: the run's own file of that name.
+        write(mine / "eval.json",
+              replaced(kEval, "run/best.ckpt.h5",
+                       "elsewhere/" + mine.filename().string() + "/best.ckpt.h5"));
+        CHECK(refusal(mine, true).empty());
+        write(mine / "eval.json",
+              replaced(kEval, "run/best.ckpt.h5", "elsewhere/run/best.ckpt.h5"));
+        CHECK_FALSE(refusal(mine, true).empty());
     }
 }

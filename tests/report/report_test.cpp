@@ -131,13 +131,15 @@ TEST_CASE(
     "the report page has every section, inline SVG only, escaped config, and ranks the "
     "evaluations") {
     const auto dir = fake_run("report_html");
-    write(
-        dir / "eval.json",
-        "{\"checkpoint\":\"x\",\"graphs\":[{\"graph\":\"bert\",\"num_configs\":5,"
-        "\"targets_constant\":false,\"kendall_tau\":0.8,\"opa\":0.9,\"slowdown_1\":0,"
-        "\"slowdown_5\":0,\"slowdown_10\":0},{\"graph\":\"resnet\",\"num_configs\":5,"
-        "\"targets_constant\":false,\"kendall_tau\":-0.2,\"opa\":0.4,\"slowdown_1\":0.1,"
-        "\"slowdown_5\":0,\"slowdown_10\":0}],\"metrics\":{\"overall\":0.3,\"collections\":[]}}\n");
+    write(dir / "best.ckpt.h5", "");  // the checkpoint the evaluation records
+    write(dir / "eval.json",
+          "{\"checkpoint\":\"" + (dir / "best.ckpt.h5").string() +
+              "\",\"graphs\":[{\"graph\":\"bert\",\"num_configs\":5,"
+              "\"targets_constant\":false,\"kendall_tau\":0.8,\"opa\":0.9,\"slowdown_1\":0,"
+              "\"slowdown_5\":0,\"slowdown_10\":0},{\"graph\":\"resnet\",\"num_configs\":5,"
+              "\"targets_constant\":false,\"kendall_tau\":-0.2,\"opa\":0.4,\"slowdown_1\":0.1,"
+              "\"slowdown_5\":0,\"slowdown_10\":0}],\"metrics\":{\"overall\":0.3,\"collections\":[]"
+              "}}\n");
     write(dir / "lb.csv",
           "rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,"
           "layout:nlp:random,graphs,missing,status\n1,model,0.7,0.9,,0.5,,,4,0,ok\n"
