@@ -44,11 +44,14 @@ std::string shown(const Json& obj, const char* key) {
     return obj.contains(key) ? echo_value(dump_json(obj[key]), 60) : std::string("missing");
 }
 
-// `key` of `obj` is an integer >= lo (at = what names obj).
-int64_t tune_json_integer(const Json& obj, const char* key, int64_t lo, const std::string& at) {
+// `key` of `obj` is an integer >= lo (at = what names obj; `expected` says it in words, e.g.
+// "a positive integer (...)"; empty: "an integer >= lo").
+int64_t tune_json_integer(const Json& obj, const char* key, int64_t lo, const std::string& at,
+                          const std::string& expected = "") {
     SEGRANK_CHECK(
         obj.contains(key) && obj[key].is_number_integer() && obj[key].get<int64_t>() >= lo, at,
-        "\"", key, "\" is ", shown(obj, key), ", expected an integer >= ", lo);
+        "\"", key, "\" is ", shown(obj, key), ", expected ",
+        expected.empty() ? str("an integer >= ", lo) : expected);
     return obj[key].get<int64_t>();
 }
 
@@ -81,7 +84,8 @@ ConfigBound check_tune_json(const Json& doc, const std::string& file) {
     ConfigBound b;
     b.source = "tune.json";
     b.task = g["task"].get<std::string>();
-    b.num_configs = tune_json_integer(g, "num_configs", 1, at);
+    b.num_configs = tune_json_integer(
+        g, "num_configs", 1, at, "a positive integer (the graph's number of recorded configs)");
     b.num_config_nodes = tune_json_integer(g, "num_config_nodes", 0, at);
     const std::string top = file + ": ";
     tune_json_enum(doc, "candidates", {"recorded", "search"}, top);

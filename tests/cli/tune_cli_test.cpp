@@ -210,6 +210,7 @@ TEST_CASE("segrank tune stopped by a signal keeps every measurement taken and re
     o.budget = 9;
     o.batch = 3;
     o.out = out;
+    o.measure = "recorded";  // what `measure` returns; tune.json records a --measure value
     o.progress = false;
     o.stop = &stop;
     const cli::TuneResult r = cli::tune_rounds(model, g, record, measure, o);

@@ -81,7 +81,7 @@ TEST_SUITE("hostile") {
             {R"("candidates":"search")", R"("candidates":"bogus")",
              R"(d/tune.json: "candidates" is "bogus", expected one of recorded, search)"},
             {R"("num_configs":12)", R"("num_configs":0)",
-             R"("graph": "num_configs" is 0, expected an integer >= 1)"},
+             R"("graph": "num_configs" is 0, expected a positive integer)"},
             {R"(["run/best.ckpt.h5"])", "[3]", R"("checkpoints" is [3], expected an array)"},
         };
         for (const auto& c : cases) {
