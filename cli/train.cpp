@@ -260,6 +260,7 @@ TrainRequest train_request(const cxxopts::ParseResult& result) {
 
 // --check: the start-up checks that read no data (the run would refuse what they refuse).
 int check_only(const TrainRequest& t) {
+    check_run_dir_creatable(t.dir, t.resume ? "--resume" : "train.run_dir (or --run-dir)");
     if (t.resume)
         check_resume_start(t.cfg, t.dir);
     else
@@ -283,6 +284,7 @@ int check_only(const TrainRequest& t) {
 // `cleanup` that undoes what a failure before the first checkpoint leaves.
 void take_run_dir(const TrainRequest& t, std::unique_ptr<RunDirLock>& lock,
                   std::unique_ptr<RunDirCleanup>& cleanup) {
+    check_run_dir_creatable(t.dir, t.resume ? "--resume" : "train.run_dir (or --run-dir)");
     check_run_paths(t.cfg, t.dir);
     if (!t.resume) {
         check_run_files(t.dir);

@@ -96,6 +96,16 @@ void check_data_manifest(std::string_view stored, std::string_view current,
 /// the key and the path.
 void check_run_paths(const RunConfig& cfg, const std::filesystem::path& run_dir);
 
+/// Whether the run can create (or write into) its run directory `dir`, checked without creating
+/// anything (segrank train before anything is written, and --check; docs/config.md#run-directory):
+/// no component of the path is longer than NAME_MAX (255 bytes) and the path leaves room for the
+/// names a run writes below PATH_MAX; an existing `dir` is a writable folder (access W_OK | X_OK);
+/// otherwise its nearest existing ancestor is a folder the process may create entries in. `label`
+/// names where the path came from ("train.run_dir (or --run-dir)", "--resume"). Throws
+/// segrank::Error "<label> '<dir>': ..." naming the reason. Under euid 0 access() grants W_OK
+/// except on a read-only file system, so a mode-555 parent passes for root, as the run would.
+void check_run_dir_creatable(const std::filesystem::path& dir, std::string_view label);
+
 /// Removes what a fresh (not --resume) training run created in its run directory when it fails
 /// before writing its first checkpoint (docs/config.md "Run directory"): the whole directory when
 /// it did not exist before, else every top-level entry that is new or was modified since the
