@@ -11,6 +11,7 @@
 
 #include "segments/history_table.h"
 #include "trainer/checkpoint.h"
+#include "trainer/config.h"
 #include "trainer/selection.h"
 
 namespace segrank {
@@ -20,13 +21,16 @@ struct ResumeTarget {
     int64_t step = 0;   ///< the checkpoint's /step: every history value was written before it
     std::string task;   ///< the run's task ("layout" or "tile", from its data)
     int32_t width = 1;  ///< floats per history value of the run's HistoryTable
+    /// eval.metric the checkpoint's run selected on (its stored config): bounds best_selection.
+    cfg::EvalMetric metric = cfg::EvalMetric::kKaggle;
     /// Per training graph id g (0 <= g < size): its node count (an upper bound of its segment
     /// count) and its config count (config indices are in [0, num_configs)).
     std::vector<int64_t> num_nodes, num_configs;
 };
 
 /// The selection state and shard count of /extra: best_step (-1, or in [0, step]),
-/// best_selection (a finite number, as "%.17g" wrote it), evals_without_improvement (>= 0),
+/// best_selection (a finite number, as "%.17g" wrote it, in the range of target.metric: see
+/// selection_range(); -1e300 = no evaluation yet), evals_without_improvement (>= 0),
 /// world_size (>= 1), history_ranks (= world_size: the writer stores one shard per rank; both
 /// required) and task (absent, or target.task). Throws segrank::Error "<file>: attribute
 /// /extra/<name> = <value>: expected ..." otherwise.
@@ -36,6 +40,16 @@ struct ResumeState {
 };
 ResumeState read_resume_state(const CheckpointReader& r, const std::filesystem::path& file,
                               const ResumeTarget& target);
+
+/// The values a selection of `metric` can take in a run of `task` ("layout" / "tile"; higher is
+/// better, slowdowns negated, trainer/evaluation.cpp): kendall [-1, 1], opa [0, 1], slowdown_k
+/// (-inf, 0], kaggle [-1, 1] for layout (Kendall tau) and (-inf, 1] for tile (1 - slowdown@5).
+/// `text` describes it for messages ("[-1, 1] (the Kendall tau)").
+struct SelectionRange {
+    double lo = -1e300, hi = 1.0;
+    std::string text;
+};
+SelectionRange selection_range(cfg::EvalMetric metric, const std::string& task);
 
 /// Parses an attribute holding a finite decimal number (all of `text`, as "%.17g" writes it).
 /// Throws segrank::Error "<file>: attribute <attribute> = "<text>": expected a finite number"

@@ -225,6 +225,10 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
     target.step = step_;
     target.task = std::string(to_string(task_));
     target.width = history_->width();
+    // The metric the checkpoint's best_selection was measured in (eval.* may change on resume).
+    const auto stored = r.attr_string("config_toml");
+    target.metric = stored ? load_stored_config(*stored, file.string() + ":config_toml").eval.metric
+                           : cfg_.eval.metric;
     for (const GraphEntry& e : dataset_->train()) {
         SEGRANK_ASSERT(e.id == static_cast<int64_t>(target.num_nodes.size()),
                        "training graph ids are their positions");

@@ -224,4 +224,29 @@ TEST_SUITE("hostile") {
         expect_refused(dir, "role", {d + "line 1 is \"test\\tc\\tg\\t1\\t2\\t3\"; expected"});
         expect_refused(dir, "nodes", {d + "line 1 is \"train\\tc\\tg\\tx\\t2\\t3\"; expected"});
     }
+
+    TEST_CASE(
+        "train --resume refuses a best_selection outside the range of the run's eval.metric "
+        "naming the file and the attribute") {
+        const fs::path dir = scratch_dir("hostile_resume_best_selection_range");
+        const fs::path run = trained_run(dir);  // layout, eval.metric = "kaggle": Kendall tau
+        const std::vector<std::string> values = {"5", "-1.5", "1.0000000000000002"};
+        std::vector<Edit> edits;
+        for (size_t i = 0; i < values.size(); ++i)
+            edits.push_back(
+                {"best_" + std::to_string(i),
+                 "f['extra'].attrs['best_selection'] = np.bytes_('" + values[i] + "')"});
+        edits.push_back({"best_ok", "f['extra'].attrs['best_selection'] = np.bytes_('0.99')"});
+        make_edited_runs(run, dir, edits);
+        for (size_t i = 0; i < values.size(); ++i)
+            expect_refused(dir, "best_" + std::to_string(i),
+                           {"attribute /extra/best_selection = " + values[i] +
+                            ": expected [-1, 1] (the Kendall tau of a layout run) for "
+                            "eval.metric = \"kaggle\", or -1e300 (no evaluation yet)"});
+        // A value in range resumes (and the run's own -1e300, "no evaluation yet", did above).
+        const auto ok = run_segrank("train --resume " + sq((dir / "best_ok").string()) +
+                                    " --set train.steps=3");
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
 }
