@@ -18,6 +18,7 @@
 #include <new>
 #include <sstream>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "data/graph_store.h"
@@ -43,8 +44,9 @@ std::span<const T> cspan(const std::vector<T>& v) {
 
 // Refuses a stored data manifest (/extra/data/manifest of `file`) that is not what data_manifest
 // writes: every line `train|eval \t collection \t name \t nodes \t edges \t configs`, then
-// optionally `configs=<hex>` and `graph=<hex>` (older checkpoints lack them). Checked before the
-// manifest is compared with the data, so a damaged one is not reported as other data.
+// optionally `configs=<hex>` and `graph=<hex>` (older checkpoints lack them), no graph listed twice
+// for a role. Checked before the manifest is compared with the data, so a damaged one is not
+// reported as other data (a repeated line as a graph missing from the data).
 void check_manifest_format(std::string_view text, const std::filesystem::path& file) {
     const std::string head =
         str(file.string(), ": dataset /extra/data/manifest: not a data manifest (");
@@ -58,6 +60,7 @@ void check_manifest_format(std::string_view text, const std::filesystem::path& f
     };
     std::istringstream is{std::string(text)};
     int64_t line_no = 0;
+    std::unordered_map<std::string, int64_t> first_line;  // role \t collection \t name -> line
     for (std::string line; std::getline(is, line);) {
         ++line_no;
         if (line.empty()) continue;
@@ -72,6 +75,12 @@ void check_manifest_format(std::string_view text, const std::filesystem::path& f
         SEGRANK_CHECK(ok, head, "line ", line_no, " is \"", echo_value(line), "\"",
                       "; expected train|eval, collection, name, nodes, edges, configs, then "
                       "configs=<hex> and graph=<hex>, separated by tabs)");
+        // data_manifest writes each graph of the run once per role.
+        const auto [it, fresh] = first_line.try_emplace(f[0] + '\t' + f[1] + '\t' + f[2], line_no);
+        SEGRANK_CHECK(fresh, file.string(), ": dataset /extra/data/manifest: line ", line_no,
+                      " repeats ", f[0], " graph ", echo_value(f[2]), " (", echo_value(f[1]),
+                      ") of line ", it->second,
+                      " (a data manifest lists each graph of the run once)");
     }
 }
 

@@ -249,4 +249,18 @@ TEST_SUITE("hostile") {
         INFO(ok.output);
         CHECK(ok.exit_code == 0);
     }
+
+    TEST_CASE("train --resume names a repeated line of the data manifest as a duplicate") {
+        const fs::path dir = scratch_dir("hostile_resume_manifest_duplicate");
+        const fs::path run = trained_run(dir);
+        make_edited_runs(
+            run, dir,
+            {{"dup",
+              "m = bytes(f['extra/data/manifest'][()])\n"
+              "ds('extra/data/manifest', np.frombuffer(m + m.split(b'\\n')[0] + b'\\n', "
+              "np.uint8))"}});
+        expect_refused(dir, "dup",
+                       {"dataset /extra/data/manifest: line ", " repeats train graph ",
+                        ") of line 1 (a data manifest lists each graph of the run once)"});
+    }
 }
