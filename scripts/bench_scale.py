@@ -80,7 +80,14 @@ from bench.atomic_output import (
     markdown_output,
     write_text_atomically,
 )
-from bench.options import parse_args_once
+from bench.options import (
+    INT64_MAX,
+    MAX_LAYOUT_CHOICES,
+    MAX_SYNTH_CONFIGS,
+    MAX_THREADS,
+    int_range_error,
+    parse_args_once,
+)
 from bench.work_folder import SCALE_MARK, work_folder_error
 
 
@@ -596,14 +603,21 @@ def main(argv):
     )
     ap.add_argument("--quick", action="store_true", help="CI size (a few minutes)")
     ap.add_argument("--tiny", action="store_true", help="smoke-test size (seconds)")
-    ap.add_argument("--steps", type=int, help="training steps (default: the size's)")
-    ap.add_argument("--probe-configs", type=int, help="configs of the largest-graph probe")
+    ap.add_argument(
+        "--steps", type=int, help=f"training steps, 1 to {INT64_MAX} (default: the size's)"
+    )
+    ap.add_argument(
+        "--probe-configs",
+        type=int,
+        help=f"configs of the largest-graph probe, 2 to {MAX_SYNTH_CONFIGS} (segrank synth's "
+        "limit)",
+    )
     ap.add_argument(
         "--layout-choices",
         type=int,
-        help="segrank synth --layout-choices: distinct layouts per configurable node "
-        "(default 8, as in the real layout files; 0 = a fresh random layout per "
-        "config)",
+        help="segrank synth --layout-choices: distinct layouts per configurable node, 0 to "
+        f"{MAX_LAYOUT_CHOICES} (default 8, as in the real layout files; 0 = a fresh random "
+        "layout per config)",
     )
     ap.add_argument(
         "--dense",
@@ -617,8 +631,15 @@ def main(argv):
         "final evaluation are replaced; default: the layout:xla recipe, "
         "configs/tpugraphs_layout_xla.toml of the repository)",
     )
-    ap.add_argument("--threads", type=int, default=0, help="OpenMP threads (0 = all cores)")
-    ap.add_argument("--seed", type=int, default=0, help="synth seed")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help=f"OpenMP threads, 0 to {MAX_THREADS} (0 = all cores; segrank's limit)",
+    )
+    ap.add_argument(
+        "--seed", type=int, default=0, help=f"synth seed, 0 to {INT64_MAX - 1} (default 0)"
+    )
     ap.add_argument(
         "--reuse-data",
         action="store_true",
@@ -667,20 +688,26 @@ def main(argv):
     if not (os.path.isfile(opts.segrank) and os.access(opts.segrank, os.X_OK)):
         print(f"{PROG}: error: segrank binary not found: {opts.segrank}", file=sys.stderr)
         return 2
-    for name in ("steps", "probe_configs"):
-        v = getattr(opts, name)
-        if v is not None and v < (1 if name == "steps" else 2):
-            print(
-                f"{PROG}: error: --{name.replace('_', '-')} must be >= "
-                f"{1 if name == 'steps' else 2}, got {v}",
-                file=sys.stderr,
-            )
+    # Every integer passed to segrank within segrank's range: refused here, before any work.
+    for option, value, lo, hi, passed_as in (
+        ("--steps", opts.steps, 1, INT64_MAX, "train.steps"),
+        ("--probe-configs", opts.probe_configs, 2, MAX_SYNTH_CONFIGS, "segrank synth --configs"),
+        (
+            "--layout-choices",
+            opts.layout_choices,
+            0,
+            MAX_LAYOUT_CHOICES,
+            "segrank synth --layout-choices",
+        ),
+        ("--threads", opts.threads, 0, MAX_THREADS, "train.threads and --threads; 0 = all cores"),
+        ("--seed", opts.seed, 0, INT64_MAX - 1, "segrank synth --seed, the probe's seed + 1"),
+    ):
+        err = value is not None and int_range_error(option, value, lo, hi, passed_as)
+        if err:
+            print(f"{PROG}: error: {err}", file=sys.stderr)
             return 2
     if not os.path.isfile(opts.recipe):
         print(f"{PROG}: error: --recipe: no such config file: {opts.recipe}", file=sys.stderr)
-        return 2
-    if opts.threads < 0:
-        print(f"{PROG}: error: --threads must be >= 0", file=sys.stderr)
         return 2
     if opts.np == 1 and (opts.ownership or opts.mpirun):
         print(
@@ -755,12 +782,6 @@ def main(argv):
     if opts.probe_configs is not None:
         size["probe_configs"] = opts.probe_configs
     if opts.layout_choices is not None:
-        if not 0 <= opts.layout_choices <= 1000:
-            print(
-                f"{PROG}: error: --layout-choices must be in [0, 1000], got {opts.layout_choices}",
-                file=sys.stderr,
-            )
-            return 2
         size["layout_choices"] = opts.layout_choices
     try:
         res = rehearse(opts, size_name, size)

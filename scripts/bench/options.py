@@ -53,3 +53,19 @@ def parse_args_once(parser, argv):
     if hasattr(o, _GIVEN):
         delattr(o, _GIVEN)
     return o
+
+
+# The limits segrank puts on the values the harness scripts pass it, so that a bad option is
+# refused before any work instead of by the segrank command that finally receives it.
+INT64_MAX = 2**63 - 1  # integer options and config keys of segrank are 64-bit (int64_t)
+MAX_THREADS = 1024  # gnn/core/parallel.h kMaxThreads: --threads, train.threads
+MAX_SYNTH_CONFIGS = 1_000_000  # hwmodel/synth/synth.h kMaxConfigs: segrank synth --configs
+MAX_LAYOUT_CHOICES = 1000  # hwmodel/synth/synth.cpp: segrank synth --layout-choices
+
+
+def int_range_error(option, value, lo, hi, passed_as):
+    """None when lo <= value <= hi, else "<option>: expected <lo> to <hi> (<passed_as>), got
+    <value>"; passed_as names what segrank receives (e.g. "segrank tune --batch")."""
+    if lo <= value <= hi:
+        return None
+    return f"{option}: expected {lo} to {hi} ({passed_as}), got {value}"

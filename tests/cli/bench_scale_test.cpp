@@ -52,10 +52,10 @@ TEST_CASE("bench_scale.py refuses bad arguments with exit 2 and a message") {
     };
     const Bad cases[] = {
         {"--quick --tiny", "exclude each other"},
-        {"--tiny --steps 0", "--steps must be >= 1"},
-        {"--tiny --probe-configs 1", "--probe-configs must be >= 2"},
-        {"--tiny --layout-choices -1", "--layout-choices must be in [0, 1000]"},
-        {"--tiny --threads -1", "--threads must be >= 0"},
+        {"--tiny --steps 0", "--steps: expected 1 to 9223372036854775807 (train.steps), got 0"},
+        {"--tiny --probe-configs 1", "--probe-configs: expected 2 to 1000000"},
+        {"--tiny --layout-choices -1", "--layout-choices: expected 0 to 1000"},
+        {"--tiny --threads -1", "--threads: expected 0 to 1024"},
         {"--tiny --recipe /nonexistent/recipe.toml", "--recipe: no such config file"},
     };
     for (const Bad& b : cases) {
@@ -81,6 +81,38 @@ TEST_CASE("bench_scale.py refuses bad arguments with exit 2 and a message") {
     const auto r = run_command(nobin);
     CHECK(r.exit_code == 2);
     CHECK(contains_text(r.output, "/nonexistent/segrank"));
+}
+
+TEST_CASE(
+    "bench_scale.py names --threads, --steps, --probe-configs or --seed beyond segrank's range "
+    "before any work" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_scale_huge_options");
+    struct Bad {
+        std::string args, message;
+    };
+    const Bad cases[] = {
+        {"--tiny --threads 99999999999999999999",
+         "--threads: expected 0 to 1024 (train.threads and --threads; 0 = all cores), got "
+         "99999999999999999999"},
+        {"--tiny --threads 1025", "--threads: expected 0 to 1024"},
+        {"--tiny --steps 99999999999999999999", "--steps: expected 1 to 9223372036854775807"},
+        {"--tiny --probe-configs 1000001",
+         "--probe-configs: expected 2 to 1000000 (segrank synth --configs)"},
+        {"--tiny --seed 9223372036854775807", "--seed: expected 0 to 9223372036854775806"},
+    };
+    for (const Bad& b : cases) {
+        const auto r = run_command(scale_cmd(dir / "w", b.args));
+        INFO(b.args, "\n", r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains_text(r.output, b.message));
+        CHECK_FALSE(contains_text(r.output, "--recipe"));
+        CHECK_FALSE(fs::exists(dir / "w"));
+    }
 }
 
 TEST_CASE(

@@ -63,7 +63,7 @@ TEST_CASE("bench_tune.py refuses bad arguments with exit 2 and a message") {
         {"--cases synth_tile,synth_tile", "listed twice"},
         {"--quick --tiny", "exclude each other"},
         {"--jobs -1", "--jobs must be >= 0"},
-        {"--batch 0", "--batch: expected an integer >= 1, got 0"},
+        {"--batch 0", "--batch: expected 1 to 9223372036854775807 (segrank tune --batch), got 0"},
     };
     for (const Bad& b : cases) {
         const auto r = run_command(bench_cmd(dir, b.args));
@@ -243,6 +243,25 @@ TEST_CASE("bench_tune.py refuses a huge --seeds or --random-seeds before making 
         CHECK_FALSE(contains_text(r.output, "Traceback"));
         CHECK_FALSE(fs::exists(dir / "w"));
     }
+}
+
+TEST_CASE(
+    "bench_tune.py refuses a --batch beyond segrank tune's range before making its work "
+    "folder" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_tune_huge_batch");
+    const auto r = run_command(bench_cmd(dir / "w", "--tiny --batch 99999999999999999999"));
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(contains_text(r.output,
+                        "--batch: expected 1 to 9223372036854775807 (segrank tune "
+                        "--batch), got 99999999999999999999"));
+    CHECK_FALSE(contains_text(r.output, "Traceback"));
+    CHECK_FALSE(fs::exists(dir / "w"));
 }
 
 }  // namespace segrank::test

@@ -23,7 +23,7 @@ from ..cli import (
 from ..atomic_output import json_output, markdown_output
 from ..common import REPO, BenchError, log
 from ..machine import cpu_model, git_commit
-from ..options import parse_args_once
+from ..options import INT64_MAX, int_range_error, parse_args_once
 from ..runner import Runner
 from ..work_folder import TUNE_MARK, mark_work_folder
 from .report import markdown
@@ -79,15 +79,16 @@ def parse_args(argv, usage):
         "--batch",
         type=int,
         default=BATCH,
-        help=f"configs measured per round by every tuning strategy, >= 1 (default {BATCH}; "
-        "`segrank tune --batch`)",
+        help=f"configs measured per round by every tuning strategy, 1 to {INT64_MAX} (default "
+        f"{BATCH}; `segrank tune --batch`)",
     )
     add_output_args(p)
     o = parse_args_once(p, argv)
     resolve_paths(o)
     check_seeds_and_mode(p, o)
-    if o.batch < 1:
-        p.error(f"--batch: expected an integer >= 1, got {o.batch}")
+    err = int_range_error("--batch", o.batch, 1, INT64_MAX, "segrank tune --batch")
+    if err:
+        p.error(err)
     o.cases = check_cases(p, o.cases or ",".join(CASES), CASES)
     check_jobs_and_binary(p, o)
     check_paths(p, o, TUNE_OUTPUTS, TUNE_MARK)
