@@ -12,6 +12,7 @@
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "trainer/comm.h"
+#include "trainer/dataset.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
 #include "util/json.h"
@@ -182,7 +183,11 @@ int run_evaluate(int argc, char** argv) {
     set_num_threads(thread_option(args));
     check_address_space_for_matmuls("evaluate");
     LoadedModel lm = load_model(args["checkpoint"].as<std::string>());
-    if (args.count("data")) lm.cfg.data.root = args["data"].as<std::string>();
+    if (args.count("data"))
+        lm.cfg.data.root = args["data"].as<std::string>();
+    else
+        check_stored_data_root(lm.cfg.data, lm.file.string(), "the checkpoint's config",
+                               "give --data DIR, the folder it is in now");
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     return run_guarded(*comm, [&]() {

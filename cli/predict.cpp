@@ -22,6 +22,7 @@
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 #include "segrank/cost_model.h"
+#include "trainer/dataset.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
 
@@ -226,7 +227,12 @@ int run_predict(int argc, char** argv) {
         check_outputs_are_not_checkpoints(args, *model);
     }
     cfg::DataSection data = random ? cfg::DataSection{} : model->impl().members.front().lm.cfg.data;
-    if (args.count("data")) data.root = args["data"].as<std::string>();
+    if (args.count("data"))
+        data.root = args["data"].as<std::string>();
+    else  // --random needs --data: a model is loaded
+        check_stored_data_root(data, model->impl().members.front().lm.file.string(),
+                               "the checkpoint's config",
+                               "give --data DIR, the folder it is in now");
     data.collections.clear();  // every collection of the split; each model scores its own task
     const std::string split = split_option(args);
     Dataset ds = Dataset::for_split(data, split);

@@ -96,6 +96,14 @@ std::vector<Collection> npz_collections(const std::filesystem::path& root) {
 
 }  // namespace
 
+void check_stored_data_root(const cfg::DataSection& data, const std::string& origin,
+                            const std::string& from, const std::string& remedy) {
+    if (!data.ingest.empty()) return;
+    std::error_code ec;
+    SEGRANK_CHECK(std::filesystem::exists(data.root, ec), origin, ": data.root '", data.root,
+                  "' (from ", from, ") does not exist (the data moved? ", remedy, ")");
+}
+
 void Dataset::open_sources(const cfg::DataSection& data) {
     const std::filesystem::path root = data.root;
     SEGRANK_CHECK(std::filesystem::exists(root), "data.root: '", root.string(),

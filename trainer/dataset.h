@@ -52,4 +52,11 @@ private:
     std::vector<std::string> single_config_;
 };
 
+/// For a data.root read from a stored config (a checkpoint's, a run directory's config.toml):
+/// throws segrank::Error unless `data.root` exists, naming where the config came from and what the
+/// command can do: "<origin>: data.root '<root>' (from <from>) does not exist (the data moved?
+/// <remedy>)". Does nothing when data.ingest is set (ingesting creates the root).
+void check_stored_data_root(const cfg::DataSection& data, const std::string& origin,
+                            const std::string& from, const std::string& remedy);
+
 }  // namespace segrank
