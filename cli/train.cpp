@@ -23,6 +23,7 @@
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/config_task.h"
+#include "trainer/dataset.h"
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
@@ -245,6 +246,9 @@ TrainRequest train_request(const cxxopts::ParseResult& result) {
         SEGRANK_CHECK(!result.count("config"),
                       "--resume takes the config stored in the run directory; drop --config");
         t.cfg = load_config(stored.string(), overrides);
+        if (std::none_of(overrides.begin(), overrides.end(),  // else check_resume_start names it
+                         [](const std::string& o) { return o.starts_with("data.root="); }))
+            check_resume_data_root(t.cfg.data, *t.resume);
     } else {
         SEGRANK_CHECK(result.count("config"), "missing --config FILE (see configs/default.toml)");
         t.config = result["config"].as<std::string>();

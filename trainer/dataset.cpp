@@ -104,6 +104,12 @@ void check_stored_data_root(const cfg::DataSection& data, const std::string& ori
                   "' (from ", from, ") does not exist (the data moved? ", remedy, ")");
 }
 
+void check_resume_data_root(const cfg::DataSection& data, const std::filesystem::path& run_dir) {
+    check_stored_data_root(data, "--resume " + run_dir.string(), (run_dir / "config.toml").string(),
+                           "a resumed run reads its data where it was trained: move the data "
+                           "back there or link that path to it (ln -s NEW_DIR OLD_PATH)");
+}
+
 void Dataset::open_sources(const cfg::DataSection& data) {
     const std::filesystem::path root = data.root;
     SEGRANK_CHECK(std::filesystem::exists(root), "data.root: '", root.string(),

@@ -59,4 +59,9 @@ private:
 void check_stored_data_root(const cfg::DataSection& data, const std::string& origin,
                             const std::string& from, const std::string& remedy);
 
+/// check_stored_data_root for `segrank train --resume run_dir` (data = its config.toml's data
+/// section): a resume cannot change data.root, so the error says to move the data back or link
+/// the old path to it.
+void check_resume_data_root(const cfg::DataSection& data, const std::filesystem::path& run_dir);
+
 }  // namespace segrank

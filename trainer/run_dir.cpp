@@ -18,7 +18,6 @@
 #include "gnn/core/check.h"
 #include "gnn/core/hash.h"
 #include "trainer/checkpoint.h"
-#include "trainer/dataset.h"
 #include "util/signal_cleanup.h"
 #include "util/user_input.h"
 
@@ -237,10 +236,6 @@ void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
     const RunConfig run = text ? load_stored_config(*text, ckpt.string() + ":config_toml")
                                : load_config(stored.string());
     check_resume_config(run, now, run_dir);
-    check_stored_data_root(now.data, "--resume " + run_dir.string(),
-                           "the run's config.toml and checkpoint",
-                           "a resumed run reads its data where it was trained: move the data "
-                           "back there or link that path to it (ln -s NEW_DIR OLD_PATH)");
     SEGRANK_CHECK(
         now.train.epochs > 0 || now.train.steps > r.step(), "--resume ", run_dir.string(),
         ": the checkpoint is at step ", r.step(), " and train.steps = ", now.train.steps,

@@ -49,14 +49,18 @@ TEST_SUITE("hostile") {
             INFO(again.output);
             CHECK(again.exit_code == 0);
         }
-        const auto r =
-            run_segrank_in_source("train --resume " + sq(run.string()) + " --set train.steps=4", 1);
-        INFO(r.output);
-        CHECK(r.exit_code == 1);
-        CHECK(contains_text(r.output, "error: --resume " + run.string() + ": " + old_root +
-                                          " (from the run's config.toml and checkpoint) does not "
-                                          "exist (the data moved? a resumed run reads its data "
-                                          "where it was trained: move the data back there or "
-                                          "link that path to it (ln -s NEW_DIR OLD_PATH))"));
+        for (const char* check : {"", " --check"}) {
+            const auto r = run_segrank_in_source(
+                "train --resume " + sq(run.string()) + " --set train.steps=4" + std::string(check),
+                1);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "error: --resume " + run.string() + ": " + old_root +
+                                              " (from " + (run / "config.toml").string() +
+                                              ") does not exist (the data moved? a resumed run "
+                                              "reads its data where it was trained: move the data "
+                                              "back there or link that path to it (ln -s NEW_DIR "
+                                              "OLD_PATH))"));
+        }
     }
 }
