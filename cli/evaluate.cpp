@@ -11,6 +11,7 @@
 #include "gnn/core/address_space.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
+#include "gst/inference_budget.h"
 #include "trainer/comm.h"
 #include "trainer/dataset.h"
 #include "trainer/trainer.h"
@@ -75,9 +76,35 @@ cxxopts::Options evaluate_options() {
         "heldout", "score the run's own held-out set (config or fold holdout) instead of a split")(
         "data", "collection root (default: the run's data.root)", cxxopts::value<std::string>())(
         "json", "also write the metrics as JSON to this file", cxxopts::value<std::string>())(
-        "threads", "OpenMP threads (default: all cores)",
-        cxxopts::value<int>()->default_value("0"))("h,help", "show this help");
+        "memory-mb",
+        "MiB scoring may hold per graph beside the graph's own arrays, as in segrank predict "
+        "(default: the checkpoint's eval.memory_mb and eval.cache_mb; when given, the cache takes "
+        "a quarter of it; docs/gst.md#memory-budget)",
+        cxxopts::value<int64_t>())("threads", "OpenMP threads (default: all cores)",
+                                   cxxopts::value<int>()->default_value("0"))("h,help",
+                                                                              "show this help");
     return options;
+}
+
+// --memory-mb (0 when not given), checked before any work. Throws segrank::Error naming it.
+int64_t memory_option(const cxxopts::ParseResult& args) {
+    if (!args.count("memory-mb")) return 0;
+    const int64_t mb = args["memory-mb"].as<int64_t>();
+    SEGRANK_CHECK(mb >= kMinInferenceMemoryMb && mb <= kMaxInferenceMemoryMb,
+                  "--memory-mb: expected ", kMinInferenceMemoryMb, " to ", kMaxInferenceMemoryMb,
+                  ", got ", mb);
+    (void)inference_budget(mb, -1, "--memory-mb", "--cache-mb");
+    return mb;
+}
+
+// What an evaluated graph's memory grows with (graph_oom_message): the options evaluate has.
+std::string evaluate_memory_settings(const RunConfig& cfg) {
+    return str("its memory grows with the checkpoint's model.hidden = ", cfg.model.hidden,
+               " and segments.max_nodes = ", cfg.segments.max_nodes,
+               " (0: the whole graph at once) and the configs scored per pass, which --memory-mb "
+               "bounds (now ",
+               cfg.eval.memory_mb, "); lower --memory-mb (at least ", kMinInferenceMemoryMb,
+               ") or give the process more memory (docs/config.md#out-of-memory)");
 }
 
 // The graphs to score: the checkpoint's task in the run's held-out set (--heldout) or in a split,
@@ -180,9 +207,14 @@ int run_evaluate(int argc, char** argv) {
     if (args.count("json"))  // a directory, FIFO or other file is refused before the work
         refuse_replacing_other_file("--json", args["json"].as<std::string>(), is_evaluate_json_head,
                                     "a segrank evaluate --json output", "segrank evaluate");
+    const int64_t memory_mb = memory_option(args);
     set_num_threads(thread_option(args));
     check_address_space_for_matmuls("evaluate");
     LoadedModel lm = load_model(args["checkpoint"].as<std::string>());
+    if (memory_mb > 0) {  // the cache takes a quarter, as with predict's default --cache-mb
+        lm.cfg.eval.memory_mb = static_cast<int>(memory_mb);
+        lm.cfg.eval.cache_mb = -1;
+    }
     if (args.count("data"))
         lm.cfg.data.root = args["data"].as<std::string>();
     else
@@ -194,7 +226,8 @@ int run_evaluate(int argc, char** argv) {
         const EvaluatedGraphs g = graphs_to_evaluate(args, lm);
         EvalResult r;
         try {
-            r = evaluate_graphs(*lm.model, lm.normalizer, lm.cfg, g.mine, *comm);
+            r = evaluate_graphs(*lm.model, lm.normalizer, lm.cfg, g.mine, *comm, nullptr, -1,
+                                evaluate_memory_settings(lm.cfg));
         } catch (const NonFiniteScore& e) {
             // Its parameters are finite (checked on load): they overflow on this graph.
             throw Error(str(lm.file.string(),

@@ -202,7 +202,7 @@ Ownership eval_ownership(const RunConfig& cfg, const std::vector<GraphEntry>& en
 EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
                            const std::vector<GraphEntry>& entries, Communicator& comm,
                            std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache,
-                           int64_t random_seed) {
+                           int64_t random_seed, const std::string& oom_advice) {
     const GstOptions opt = gst_options_from(cfg);
     const PrepareOptions prep = prepare_options_from(cfg);
     EvalIndices indices;
@@ -214,7 +214,8 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
     for (const LossTerm& t : cfg.loss.terms)
         has_mse = has_mse || (t.kind == LossKind::kMse && t.weight > 0);
     std::vector<double> packed;
-    const std::string oom_settings = graph_memory_settings(cfg, true);  // once, not per graph
+    const std::string oom_settings =  // once, not per graph
+        oom_advice.empty() ? graph_memory_settings(cfg, true) : oom_advice;
     for (size_t i = 0; i < entries.size(); ++i) {
         const GraphEntry& e = entries[i];
         if (owners.owner(e.id) != comm.rank()) continue;

@@ -31,11 +31,14 @@ struct EvalResult {
 
 /// Scores `entries` (this rank's share: the graphs eval_ownership gives this rank) with `model` and
 /// reduces the metrics over ranks. configs of an entry = its held-out configs, else eval.indices,
-/// else all. Throws segrank::Error on unlabelled graphs.
+/// else all. Throws segrank::Error on unlabelled graphs, and graph_oom_message
+/// (data/graph_memory.h) naming the graph when it does not fit in memory, advising `oom_advice`
+/// (default: graph_memory_settings(cfg, true), the config keys; `segrank evaluate` names its
+/// options).
 EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,
                            const std::vector<GraphEntry>& entries, Communicator& comm,
                            std::map<int64_t, std::unique_ptr<PreparedGraph>>* cache = nullptr,
-                           int64_t random_seed = -1);
+                           int64_t random_seed = -1, const std::string& oom_advice = {});
 
 /// What one graph's memory grows with under `cfg`, for graph_oom_message (data/graph_memory.h):
 /// "its memory grows with model.hidden = H, sampling.configs = K (training) or eval.memory_mb = M

@@ -138,6 +138,44 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "tune"));
     }
 
+    TEST_CASE(
+        "segrank evaluate out of memory advises its own --memory-mb, and a smaller one fits") {
+        const fs::path dir = scratch_dir("hostile_cli_evaluate_oom_advice");
+        const auto synth = run_segrank_in_source(
+            "synth --out " + sq((dir / "syn").string()) +
+            " --graphs 3 --nodes 2000:3000 --configs 40 --seed 3 --collections layout");
+        REQUIRE(synth.exit_code == 0);
+        std::ofstream(dir / "whole.toml")
+            << ("[data]\nroot = " + dq((dir / "syn/npz").string()) +
+                "\ncollections = [\"layout:xla:random\"]\n[train]\nsteps = 1\nthreads = 1\n"
+                "run_dir = " +
+                dq((dir / "run").string()) +
+                "\n[model]\nhidden = 256\n[segments]\nmax_nodes = 0\n");
+        REQUIRE(run_segrank_in_source("train --config " + sq((dir / "whole.toml").string()))
+                    .exit_code == 0);
+        const std::string cmd = "evaluate --threads 1 --checkpoint " + sq((dir / "run").string());
+        // 312 MiB: the 40 configs of a whole 2551-node graph in one pass (eval.memory_mb = 1024)
+        // do not fit; a pass within --memory-mb 16 does.
+        const auto r = run_segrank_in_source(cmd, 1, "ulimit -v 320000 && ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(
+            contains_text(r.output, "error: out of memory while evaluating graph 'synth_layout_"));
+        CHECK(contains_text(r.output,
+                            "its memory grows with the checkpoint's model.hidden = 256 and "
+                            "segments.max_nodes = 0 (0: the whole graph at once) and the configs "
+                            "scored per pass, which --memory-mb bounds (now 1024); lower "
+                            "--memory-mb (at least 16) or give the process more memory"));
+        CHECK_FALSE(contains_text(r.output, "eval.memory_mb"));
+        const auto fits = run_segrank_in_source(cmd + " --memory-mb 16", 1, "ulimit -v 320000 && ");
+        INFO(fits.output);
+        CHECK(fits.exit_code == 0);
+        CHECK(contains_text(fits.output, "  overall "));
+        const auto bad = run_segrank_in_source(cmd + " --memory-mb 8", 1);
+        CHECK(bad.exit_code == 1);
+        CHECK(contains_text(bad.output, "error: --memory-mb: expected 16 to 1048576, got 8"));
+    }
+
     TEST_CASE("segrank synth out of memory names the graph being generated and --nodes") {
         const fs::path dir = scratch_dir("hostile_cli_synth_oom");
         const auto r = run_segrank_in_source(
