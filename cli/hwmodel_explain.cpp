@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "hwmodel/kernel_cost.h"
 #include "hwmodel/module_cost.h"
 #include "hwmodel/validation.h"
+#include "util/exit_status.h"
 
 namespace segrank::cli {
 namespace {
@@ -88,6 +90,55 @@ void explain_layout(const hlo::HloModule& m, const std::vector<int64_t>& nodes,
                     rows.size() - static_cast<size_t>(top));
 }
 
+// "<file>: out of memory while <doing> (an allocation failed; the address-space limit ...)": the
+// generic text's parenthesis (util/exit_status.h) after the file and the step.
+Error explain_oom_error(const std::filesystem::path& file, const std::string& doing) {
+    const std::string generic = out_of_memory_message();
+    return Error(str(file.string(), ": out of memory while ", doing, " ",
+                     generic.substr(std::min(generic.find('('), generic.size()))));
+}
+
+// `explain` of an npz graph: config `config`'s breakdown (a tile kernel, or a layout module's
+// kernels, the `top` most expensive). Out of memory names the file and the step.
+void explain_npz(const std::filesystem::path& file, int64_t config, const hw::HwParams& hw,
+                 int64_t top) {
+    int64_t nodes = -1;  // set once the file has loaded
+    try {
+        if (infer_task(file) == Task::kTile) {
+            const TileGraph g = load_tile_npz(file, LabelPolicy::kAllowTestZeros);
+            nodes = g.num_nodes();
+            SEGRANK_CHECK(config >= 0 && config < g.num_configs(), file.string(), ": --config ",
+                          config, " out of range [0, ", g.num_configs(), ")");
+            const hlo::HloModule m = hw::module_from_graph(g);
+            explain_kernel(
+                m, hw::tile_config_from_features(g.config_feat.data() + config * kTileConfigDim),
+                hw,
+                str("config ", config, " (measured ", g.config_runtime[static_cast<size_t>(config)],
+                    " ns)"));
+        } else {
+            const LayoutGraph g = load_layout_npz(file, LabelPolicy::kAllowTestZeros);
+            nodes = g.num_nodes();
+            SEGRANK_CHECK(config >= 0 && config < g.num_configs(), file.string(), ": --config ",
+                          config, " out of range [0, ", g.num_configs(), ")");
+            const hlo::HloModule m = hw::module_from_graph(g);
+            std::vector<hw::LayoutValues> values(static_cast<size_t>(g.num_config_nodes()));
+            const size_t base =
+                static_cast<size_t>(config * g.num_config_nodes()) * kLayoutConfigDim;
+            for (size_t k = 0; k < values.size(); ++k)
+                std::copy_n(g.node_config_feat.begin() +
+                                static_cast<std::ptrdiff_t>(base + k * kLayoutConfigDim),
+                            kLayoutConfigDim, values[k].begin());
+            explain_layout(m, g.node_config_ids, &values, hw, top,
+                           str("config ", config, " (measured ",
+                               g.config_runtime[static_cast<size_t>(config)], " ns)"));
+        }
+    } catch (const std::bad_alloc&) {
+        throw explain_oom_error(file, nodes < 0 ? std::string("reading this graph file")
+                                                : str("building the cost model of config ", config,
+                                                      " (", nodes, " nodes) and its breakdown"));
+    }
+}
+
 }  // namespace
 
 int run_hwmodel_explain(int argc, char** argv) {
@@ -119,35 +170,15 @@ int run_hwmodel_explain(int argc, char** argv) {
                   ": is an HDF5 file (a graph store or checkpoint); hwmodel explain takes a tuning "
                   ".pb or an .npz graph: give the npz file the store was packed from");
     if (file.extension() == ".npz") {
-        if (infer_task(file) == Task::kTile) {
-            const TileGraph g = load_tile_npz(file, LabelPolicy::kAllowTestZeros);
-            SEGRANK_CHECK(config >= 0 && config < g.num_configs(), file.string(), ": --config ",
-                          config, " out of range [0, ", g.num_configs(), ")");
-            const hlo::HloModule m = hw::module_from_graph(g);
-            explain_kernel(
-                m, hw::tile_config_from_features(g.config_feat.data() + config * kTileConfigDim),
-                hw,
-                str("config ", config, " (measured ", g.config_runtime[static_cast<size_t>(config)],
-                    " ns)"));
-        } else {
-            const LayoutGraph g = load_layout_npz(file, LabelPolicy::kAllowTestZeros);
-            SEGRANK_CHECK(config >= 0 && config < g.num_configs(), file.string(), ": --config ",
-                          config, " out of range [0, ", g.num_configs(), ")");
-            const hlo::HloModule m = hw::module_from_graph(g);
-            std::vector<hw::LayoutValues> values(static_cast<size_t>(g.num_config_nodes()));
-            const size_t base =
-                static_cast<size_t>(config * g.num_config_nodes()) * kLayoutConfigDim;
-            for (size_t k = 0; k < values.size(); ++k)
-                std::copy_n(g.node_config_feat.begin() +
-                                static_cast<std::ptrdiff_t>(base + k * kLayoutConfigDim),
-                            kLayoutConfigDim, values[k].begin());
-            explain_layout(m, g.node_config_ids, &values, hw, top,
-                           str("config ", config, " (measured ",
-                               g.config_runtime[static_cast<size_t>(config)], " ns)"));
-        }
+        explain_npz(file, config, hw, top);
         return 0;
     }
-    const hlo::TuningFile tf = hlo::read_tuning_file(file);
+    hlo::TuningFile tf;
+    try {
+        tf = hlo::read_tuning_file(file);
+    } catch (const std::bad_alloc&) {
+        throw explain_oom_error(file, "reading this tuning file");
+    }
     // The modules to explain and the run of each, all checked before the first is printed.
     std::vector<std::pair<const hlo::ModuleTuning*, int64_t>> chosen;
     for (const auto& mt : tf.modules) {

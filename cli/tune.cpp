@@ -25,6 +25,7 @@
 #include "tune/candidates.h"
 #include "tune/config.h"
 #include "tune/measure.h"
+#include "util/exit_status.h"
 #include "util/user_input.h"
 
 namespace segrank::cli {
@@ -272,6 +273,46 @@ int interrupted(const TuneResult& r, const TuneOptions& o, bool model, bool noth
     return 128 + r.interrupted_by;
 }
 
+// "<graph>: out of memory while <doing> (an allocation failed; the address-space limit ...)":
+// the generic text's parenthesis (util/exit_status.h) after the graph and the step.
+Error graph_oom_error(const std::string& graph, const std::string& doing) {
+    const std::string generic = out_of_memory_message();
+    return Error(str(graph, ": out of memory while ", doing, " ",
+                     generic.substr(std::min(generic.find('('), generic.size()))));
+}
+
+// Runs `step`, a part of tune's start-up on the graph `graph` (as --graph names it); a
+// std::bad_alloc becomes graph_oom_error(graph, doing).
+template <typename F>
+auto naming_graph_on_oom(const std::string& graph, const std::string& doing, F&& step)
+    -> decltype(step()) {
+    try {
+        return step();
+    } catch (const std::bad_alloc&) {
+        throw graph_oom_error(graph, doing);
+    }
+}
+
+// tune_rounds (a model) or tune_model_free (`space`); out of memory outside what the rounds name
+// (round, pool) names the graph (as --graph gives it) and whether anything was measured.
+TuneResult run_rounds_naming_oom(CostModel* model, const Graph& g, const tune::TuneGraph& record,
+                                 const MeasureFn& measure, const TuneOptions& o,
+                                 const tune::SearchSpace* space, const std::string& graph,
+                                 const KeepOnlyTuneDir& keep_only) {
+    try {
+        return model ? tune_rounds(*model, g, record, measure, o)
+                     : tune_model_free(g, record, measure, o, *space);
+    } catch (const std::bad_alloc&) {
+        throw graph_oom_error(
+            graph, keep_only.nothing_measured()
+                       ? str("scoring and measuring the default config (round 0, --measure ",
+                             o.measure, "); nothing was measured")
+                       : str("tuning (--measure ", o.measure, "); the measurements so far are in ",
+                             (o.out / "measurements.jsonl").string(),
+                             model ? " (continue with --resume)" : ""));
+    }
+}
+
 }  // namespace
 
 int run_tune(int argc, char** argv) {
@@ -337,20 +378,28 @@ int run_tune(int argc, char** argv) {
     std::optional<CostModel> model;
     if (o.strategy == Strategy::kModel)
         model.emplace(args["checkpoint"].as<std::vector<std::string>>());
-    const Graph g = Graph::open(args["graph"].as<std::string>());
+    // Out of memory in a step the rounds do not name: the graph and the step.
+    const std::string graph = args["graph"].as<std::string>();
+    const Graph g =
+        naming_graph_on_oom(graph, "reading this graph file", [&] { return Graph::open(graph); });
     const tune::MeasureOptions mo = measure_options(args, o);
-    const tune::TuneGraph record = tune_record(g);
-    const MeasureFn measure = make_measure(o.measure, record, mo);
+    const tune::TuneGraph record = naming_graph_on_oom(
+        graph, "reading this graph file's recorded configs", [&] { return tune_record(g); });
+    const MeasureFn measure = naming_graph_on_oom(graph, "setting up --measure " + o.measure, [&] {
+        return make_measure(o.measure, record, mo);
+    });
     std::optional<tune::CandidateGenerator> generator;
     if (candidates == "search") {
-        generator.emplace(tune::SearchSpace::build(record), o.seed);
+        naming_graph_on_oom(graph, "building the search space of --candidates search",
+                            [&] { generator.emplace(tune::SearchSpace::build(record), o.seed); });
         o.generator = &*generator;
     }
     g_stop.store(0);
     StopSignals signals;
     o.stop = &g_stop;
-    const TuneResult r = model ? tune_rounds(*model, g, record, measure, o)
-                               : tune_model_free(g, record, measure, o, generator->space());
+    const TuneResult r =
+        run_rounds_naming_oom(model ? &*model : nullptr, g, record, measure, o,
+                              generator ? &generator->space() : nullptr, graph, keep_only);
     if (r.interrupted_by)
         return interrupted(r, o, model.has_value(), !o.resume && keep_only.nothing_measured());
     // Every measurement failed (the default's included): there is no result, and a harness that

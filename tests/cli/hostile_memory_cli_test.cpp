@@ -176,6 +176,44 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(bad.output, "error: --memory-mb: expected 16 to 1048576, got 8"));
     }
 
+    TEST_CASE(
+        "segrank tune and hwmodel explain out of memory at start-up on a big graph name the graph "
+        "file and the step") {
+        const fs::path dir = scratch_dir("hostile_cli_tune_explain_oom");
+        const auto synth = run_segrank_in_source(
+            "synth --out " + sq((dir / "syn").string()) +
+            " --graphs 1 --nodes 30000:30000 --configs 50 --seed 3 --collections layout");
+        REQUIRE(synth.exit_code == 0);
+        const std::string graph =
+            (dir / "syn/npz/layout/xla/random/train/synth_layout_000000.npz").string();
+        REQUIRE(fs::exists(graph));
+        // 122 MiB: the 30000-node graph loads, its cost model (about 10000 kernels) does not.
+        const auto ex =
+            run_segrank_in_source("hwmodel explain " + sq(graph), 1, "ulimit -v 125000 && ");
+        INFO(ex.output);
+        CHECK(ex.exit_code == 1);
+        CHECK(contains_text(ex.output,
+                            "error: " + graph +
+                                ": out of memory while building the cost model of config 0 (30000 "
+                                "nodes) and its breakdown (an allocation failed; the address-space "
+                                "limit (ulimit -v) is 122 MiB"));
+        // 156 MiB: tune's libraries, the checkpoint and the graph fit; setting up --measure hwmodel
+        // or scoring and measuring the default (round 0) does not.
+        const fs::path run = train_tiny_layout_run(dir, "run", 2);
+        const auto r = run_segrank_in_source(
+            "tune --checkpoint " + sq(run.string()) + " --graph " + sq(graph) +
+                " --budget 3 --batch 1 --measure hwmodel --threads 1 --quiet --out " +
+                sq((dir / "tune").string()),
+            1, "ulimit -v 160000 && ");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "error: " + graph + ": out of memory while "));
+        CHECK(contains_text(r.output,
+                            " (an allocation failed; the address-space limit (ulimit -v) is 156 "
+                            "MiB"));
+        CHECK_FALSE(fs::exists(dir / "tune"));
+    }
+
     TEST_CASE("segrank synth out of memory names the graph being generated and --nodes") {
         const fs::path dir = scratch_dir("hostile_cli_synth_oom");
         const auto r = run_segrank_in_source(
