@@ -143,6 +143,9 @@ public:
 
 private:
     H5Group graph_group(int64_t i) const;
+    /// Graph i's node_config_feat, checked to be (c, nc, 18); throws segrank::Error naming the
+    /// store when it holds tile graphs, the dataset when its shape is another.
+    H5Dataset layout_config_dataset(int64_t i) const;
     void load_structure(const H5Group& gg, int64_t i, GraphStructure& g,
                         bool node_feat = true) const;
 

@@ -72,15 +72,20 @@ ConfigTensors GraphStore::load_configs(int64_t i, const ConfigRows& rows) const 
     });
 }
 
-void GraphStore::read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
-                                         std::span<int8_t> out) const {
+H5Dataset GraphStore::layout_config_dataset(int64_t i) const {
     SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(),
                   ", not layout graphs");
-    const H5Group gg = graph_group(i);
-    const H5Dataset cf = gg.open_dataset("node_config_feat");
+    H5Dataset cf = graph_group(i).open_dataset("node_config_feat");
     const auto s = cf.shape();
     SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(),
                   ": expected shape (c, nc, 18)");
+    return cf;
+}
+
+void GraphStore::read_layout_config_rows(int64_t i, std::span<const int64_t> rows,
+                                         std::span<int8_t> out) const {
+    const H5Dataset cf = layout_config_dataset(i);
+    const auto s = cf.shape();
     cf.read_rows<int8_t>(rows, out);
     for (size_t k = 0; k < out.size(); ++k)
         SEGRANK_CHECK(out[k] >= -1 && out[k] <= 5, cf.where(), ": value ", int(out[k]),
@@ -91,13 +96,8 @@ void GraphStore::read_layout_config_rows(int64_t i, std::span<const int64_t> row
 void GraphStore::read_layout_config_columns(int64_t i, std::span<const int64_t> rows,
                                             std::span<const int32_t> columns,
                                             std::span<int8_t> out) const {
-    SEGRANK_CHECK(id_.task == Task::kLayout, path().string(), ": store holds ", id_.name(),
-                  ", not layout graphs");
-    const H5Group gg = graph_group(i);
-    const H5Dataset cf = gg.open_dataset("node_config_feat");
+    const H5Dataset cf = layout_config_dataset(i);
     const auto s = cf.shape();
-    SEGRANK_CHECK(s.size() == 3 && s[2] == kLayoutConfigDim, cf.where(),
-                  ": expected shape (c, nc, 18)");
     const auto row = static_cast<size_t>(s[1] * kLayoutConfigDim);
     const size_t block = columns.size() * kLayoutConfigDim;
     SEGRANK_CHECK(out.size() == rows.size() * block, "read_layout_config_columns: ", rows.size(),
