@@ -192,7 +192,8 @@ void check_metrics_line(const Json& v, std::string_view phase, std::string_view 
                         const std::string& where) {
     const std::string at = where + ":";
     if (phase == "train") {
-        for (const char* key : {"epoch", "lr", "steps_per_s", "step_wall_s", "step_busy_s",
+        // Every loss term is >= 0 and their weights are >= 0 (trainer/config_check.cpp).
+        for (const char* key : {"epoch", "loss", "lr", "steps_per_s", "step_wall_s", "step_busy_s",
                                 "step_cpu_s", "step_cpu_max_s", "rank_cpu_max_s", "peak_rss_mb"})
             check_number(v, key, kNonNegative, at);
         for (const char* key : {"history_entries", "history_hits", "history_misses"})

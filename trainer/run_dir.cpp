@@ -152,7 +152,7 @@ bool resume_may_change(std::string_view key) {
         "train.run_dir",   "train.checkpoint_every", "train.patience"};
     for (auto k : kTrain)
         if (key == k) return true;
-    return key.starts_with("eval.") || key.starts_with("dist.");
+    return (key.starts_with("eval.") && key != "eval.metric") || key.starts_with("dist.");
 }
 
 std::vector<std::pair<std::string, std::pair<std::string, std::string>>> config_differences(

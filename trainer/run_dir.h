@@ -40,7 +40,8 @@ private:
 /// True for the keys a `--resume` may change: purely operational ones that change neither the
 /// model, the data, the segmentation nor the optimizer trajectory of the steps already taken
 /// (train.steps, train.epochs, train.eval_every, train.log_every, train.progress, train.threads,
-/// train.run_dir, train.checkpoint_every, train.patience, every eval.* and dist.* key).
+/// train.run_dir, train.checkpoint_every, train.patience, every eval.* key but eval.metric, whose
+/// values chose the best checkpoint so far (best_selection), and every dist.* key).
 bool resume_may_change(std::string_view dotted_key);
 
 /// One entry per config key that differs between `before` and `after`: dotted key -> {old, new}

@@ -138,6 +138,10 @@ TEST_SUITE("hostile") {
         lines(kTrain1, replaced(kEval1, "\"selection\":0.39", "\"selection\":-2"), kTrain2);
         CHECK(refusal(dir, false).empty());
         CHECK(refusal(dir, false, "kendall").find("(eval.metric = kendall)") != std::string::npos);
+        lines(kTrain1, kEval1, replaced(kTrain2, "\"loss\":1.31", "\"loss\":-3"));
+        CHECK(
+            refusal(dir, false).find(met + ":3: \"loss\" is -3, expected a number >= 0 or null") !=
+            std::string::npos);
         lines(replaced(kTrain1, "\"lr\":0.0025", "\"lr\":-4"), kEval1, kTrain2);
         CHECK(refusal(dir, false).find(met + ":1: \"lr\" is -4, expected a number >= 0 or null") !=
               std::string::npos);

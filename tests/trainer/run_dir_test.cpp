@@ -66,16 +66,30 @@ TEST_CASE(
     CHECK(error_of([&] { RunDirLock again(dir); }).empty());
 }
 
-TEST_CASE("resume_may_change accepts operational keys only") {
+TEST_CASE("resume_may_change accepts operational keys only, not eval.metric") {
     for (const char* k :
          {"train.steps", "train.epochs", "train.eval_every", "train.log_every", "train.progress",
           "train.threads", "train.run_dir", "train.checkpoint_every", "train.patience",
-          "eval.chunk_configs", "eval.metric", "dist.threads_per_rank"})
+          "eval.chunk_configs", "eval.split", "dist.threads_per_rank"})
         CHECK_MESSAGE(resume_may_change(k), k);
+    // eval.metric chose the best checkpoint so far: its best_selection is a value of that metric.
     for (const char* k : {"segments.max_nodes", "model.hidden", "data.root", "data.collections",
                           "optim.lr", "sampling.seed", "train.seed", "loss.terms",
-                          "segments.history_max_mb", "hwmodel.hardware"})
+                          "segments.history_max_mb", "hwmodel.hardware", "eval.metric"})
         CHECK_MESSAGE(!resume_may_change(k), k);
+}
+
+TEST_CASE(
+    "a resume that changes eval.metric is refused naming it: the best checkpoint so far was "
+    "chosen by the old metric" *
+    doctest::test_suite("hostile")) {
+    RunConfig run;
+    RunConfig now = run;
+    now.eval.metric = cfg::EvalMetric::kSlowdown5;
+    CHECK(
+        error_of([&] { check_resume_config(run, now, "RUN"); }) ==
+        "--resume RUN: eval.metric was \"kaggle\" in the run, now \"slowdown_5\"; resuming cannot "
+        "change it");
 }
 
 TEST_CASE(
