@@ -3,6 +3,7 @@
 // trainer/trainer_run.cpp (metrics.jsonl lines, report.json).
 #include "report/run_checks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -92,6 +93,19 @@ void check_metric_fields(const Json& obj, const std::string& where) {
         fields);
 }
 
+// True when eval result `result` (an object {"overall", "collections"}) lists collections and
+// every one is of the layout task: its kaggle score is then a Kendall tau.
+bool all_layout(const Json* result) {
+    const Json* cs =
+        result != nullptr && result->is_object() ? member(*result, "collections") : nullptr;
+    if (cs == nullptr || !cs->is_array() || cs->empty()) return false;
+    for (const Json& c : *cs) {
+        const Json* task = c.is_object() ? member(c, "task") : nullptr;
+        if (task == nullptr || *task != "layout") return false;
+    }
+    return true;
+}
+
 void check_object(const Json& v, const std::string& where, const char* what) {
     SEGRANK_CHECK(v.is_object(), where, " is ", shown(v), ", expected ", what);
 }
@@ -128,16 +142,30 @@ void check_eval_result_json(const Json& m, const std::string& where) {
     const Json* cs = member(m, "collections");
     if (cs == nullptr) return;
     SEGRANK_CHECK(cs->is_array(), where, " \"collections\" is ", shown(*cs), ", expected an array");
-    for (size_t i = 0; i < cs->size(); ++i)
+    double lo = kInf, hi = -kInf;
+    for (size_t i = 0; i < cs->size(); ++i) {
         check_collection_metrics_json((*cs)[i], str(where, " collections[", i, "]"));
+        const Json* score = member((*cs)[i], "score");
+        if (score == nullptr || !score->is_number()) return;
+        lo = std::min(lo, score->get<double>());
+        hi = std::max(hi, score->get<double>());
+    }
+    // overall is the mean of the collections' scores (eval/metrics.h overall_score).
+    const Json* overall = member(m, "overall");
+    if (overall == nullptr || !overall->is_number() || cs->empty()) return;
+    const double x = overall->get<double>();
+    SEGRANK_CHECK(x >= lo - kSlack && x <= hi + kSlack, where, " \"overall\" is ", shown(*overall),
+                  ", expected the mean of the collections' scores, in [", lo, ", ", hi, "]");
 }
 
 void check_selection_json(const Json& v, std::string_view metric, const std::string& where,
-                          const std::string& key) {
+                          const std::string& key, const Json* result) {
     const Json* s = member(v, key);
     if (s == nullptr || s->is_null()) return;
     if (s->is_number() && s->get<double>() == kNoSelection) return;
     Range r = kAtMostOne;
+    if (metric == "kaggle" && all_layout(result))
+        r = {-1.0, 1.0, "in [-1, 1] (the Kendall tau of layout collections)"};
     if (metric == "kendall") r = kTau;
     if (metric == "opa") r = kUnit;
     if (metric.starts_with("slowdown")) r = {-kInf, 0.0, "at most 0 (a slowdown, negated)"};
@@ -178,7 +206,7 @@ void check_report_json(const Json& doc, std::string_view metric, const std::stri
     if (steps != nullptr && best != nullptr)
         SEGRANK_CHECK(best->get<int64_t>() <= steps->get<int64_t>(), at, " \"best_step\" is ",
                       shown(*best), ", after the last step (\"steps\" ", shown(*steps), ")");
-    check_selection_json(doc, metric, at, "best_selection");
+    check_selection_json(doc, metric, at, "best_selection", member(doc, "final"));
     for (const char* key : {"final", "random_baseline"})
         if (const Json* m = member(doc, key)) check_eval_result_json(*m, str(at, " ", key));
     if (const Json* gs = member(doc, "graphs"); gs != nullptr) {
@@ -202,7 +230,7 @@ void check_metrics_line(const Json& v, std::string_view phase, std::string_view 
     }
     if (phase == "random_baseline") check_integer(v, "seeds", 1, at);
     if (phase == "eval" || phase == "finetune_eval")
-        check_selection_json(v, metric, at, "selection");
+        check_selection_json(v, metric, at, "selection", member(v, "metrics"));
     if (const Json* m = member(v, "metrics")) check_eval_result_json(*m, at + " metrics");
 }
 

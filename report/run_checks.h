@@ -31,9 +31,11 @@ void check_eval_result_json(const Json& m, const std::string& where);
 /// range of eval.metric `metric` ("kaggle", "kendall", "opa", "slowdown_1/5/10", higher is better:
 /// slowdowns negated; "" when the run's config is unknown: at most 1, the bound of every metric).
 /// null and -1e300 (no collection had a value) are what the trainer writes without a value.
+/// `result`, when given, is the eval result beside it (the line's "metrics", report.json's
+/// "final"): when all its collections are layout ones a kaggle selection is in [-1, 1].
 /// Throws naming `where` and `key`.
 void check_selection_json(const Json& v, std::string_view metric, const std::string& where,
-                          const std::string& key);
+                          const std::string& key, const Json* result = nullptr);
 
 /// Checks a `segrank evaluate --json` document: a JSON object whose "kind", when present, is
 /// "segrank evaluate", "checkpoint" a string, every item of "graphs" by check_graph_metrics_json

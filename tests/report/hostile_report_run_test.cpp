@@ -153,6 +153,33 @@ TEST_SUITE("hostile") {
               std::string::npos);
     }
 
+    TEST_CASE("report refuses a kaggle selection or an overall a layout-only run cannot write") {
+        const fs::path dir = good_run("hostile_report_run_layout_kaggle");
+        const std::string met = (dir / "metrics.jsonl").string();
+        auto lines = [&](const std::string& a, const std::string& b, const std::string& c) {
+            write(dir / "metrics.jsonl", a + "\n" + b + "\n" + c + "\n");
+        };
+        // The kaggle score of layout collections is a Kendall tau: below -1 is impossible.
+        lines(kTrain1, replaced(kEval1, "\"selection\":0.39", "\"selection\":-7"), kTrain2);
+        CHECK(refusal(dir, false, "kaggle")
+                  .find(met + ":2: \"selection\" is -7, expected a number in [-1, "
+                              "1] (the Kendall tau of layout collections)") != std::string::npos);
+        lines(kTrain1, replaced(kEval1, "\"selection\":0.39", "\"selection\":-1.0000001"), kTrain2);
+        CHECK_FALSE(refusal(dir, false, "kaggle").empty());
+        // overall is the mean of the collections' scores.
+        lines(kTrain1, replaced(kEval1, "\"overall\":0.39", "\"overall\":-7"), kTrain2);
+        CHECK(refusal(dir, false, "kaggle")
+                  .find("\"overall\" is -7, expected the mean of the collections' "
+                        "scores, in [0.39, 0.39]") != std::string::npos);
+        lines(kTrain1, kEval1, kTrain2);
+        CHECK(refusal(dir, false, "kaggle").empty());
+        write(dir / "report.json",
+              replaced(kReport, "\"best_selection\":0.39", "\"best_selection\":-7"));
+        CHECK(refusal(dir, false, "kaggle")
+                  .find("\"best_selection\" is -7, expected a number in [-1, 1]") !=
+              std::string::npos);
+    }
+
     TEST_CASE("report refuses a metrics.jsonl whose steps go back") {
         const fs::path dir = good_run("hostile_report_steps_back");
         const std::string met = (dir / "metrics.jsonl").string();
