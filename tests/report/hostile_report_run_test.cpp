@@ -3,7 +3,6 @@
 // line) and the field, before any page is rendered.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -15,16 +14,6 @@ using namespace segrank;
 namespace fs = std::filesystem;
 
 namespace {
-
-void write(const fs::path& p, const std::string& text) {
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f << text;
-}
-
-std::string replaced(std::string s, const std::string& from, const std::string& to) {
-    const size_t at = s.find(from);
-    return at == std::string::npos ? "(no " + from + ")" : s.replace(at, from.size(), to);
-}
 
 const std::string kCollection =
     R"({"collection":"layout:xla:random","task":"layout","num_graphs":1,"num_uninformative":0,)"
@@ -53,16 +42,16 @@ const std::string kReport = R"({"steps":10,"stopped_early":false,"steps_per_s":1
 
 // kEval as `segrank evaluate --checkpoint DIR --json` writes it (its "checkpoint" DIR's).
 std::string eval_of(const fs::path& dir) {
-    return replaced(kEval, "run/best.ckpt.h5", (dir / "best.ckpt.h5").string());
+    return test::replaced_first(kEval, "run/best.ckpt.h5", (dir / "best.ckpt.h5").string());
 }
 
 fs::path good_run(const std::string& name) {
     const fs::path dir = test::scratch_dir(name);
-    write(dir / "config.toml", "[train]\nsteps = 10\n");
-    write(dir / "metrics.jsonl", kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n");
-    write(dir / "report.json", kReport);
-    write(dir / "best.ckpt.h5", "");  // the checkpoint the evaluation records
-    write(dir / "eval.json", eval_of(dir));
+    test::write_file_text(dir / "config.toml", "[train]\nsteps = 10\n");
+    test::write_file_text(dir / "metrics.jsonl", kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n");
+    test::write_file_text(dir / "report.json", kReport);
+    test::write_file_text(dir / "best.ckpt.h5", "");  // the checkpoint the evaluation records
+    test::write_file_text(dir / "eval.json", eval_of(dir));
     return dir;
 }
 
@@ -107,7 +96,8 @@ TEST_SUITE("hostile") {
             {"\"overall\":0.39", "\"overall\":3", file + ": metrics \"overall\" is 3"},
         };
         for (const auto& c : cases) {
-            write(dir / "eval.json", replaced(eval_of(dir), c.from, c.to));
+            test::write_file_text(dir / "eval.json",
+                                  test::replaced_first(eval_of(dir), c.from, c.to));
             const std::string msg = refusal(dir, true);
             INFO(c.to, " -> ", msg);
             CHECK(msg.find(c.expected) != std::string::npos);
@@ -118,37 +108,44 @@ TEST_SUITE("hostile") {
         const fs::path dir = good_run("hostile_report_run_ranges");
         CHECK(refusal(dir, false).empty());
         const std::string rep = (dir / "report.json").string();
-        write(dir / "report.json", replaced(kReport, "\"kendall_tau\":0.39", "\"kendall_tau\":9"));
+        test::write_file_text(
+            dir / "report.json",
+            test::replaced_first(kReport, "\"kendall_tau\":0.39", "\"kendall_tau\":9"));
         CHECK(refusal(dir, false).find(rep + ": final collections[0] \"kendall_tau\" is 9") !=
               std::string::npos);
-        write(dir / "report.json", replaced(kReport, "\"world_size\":1", "\"world_size\":0"));
+        test::write_file_text(dir / "report.json", test::replaced_first(kReport, "\"world_size\":1",
+                                                                        "\"world_size\":0"));
         CHECK(refusal(dir, false).find("\"world_size\" is 0, expected an integer >= 1") !=
               std::string::npos);
-        write(dir / "report.json", kReport);
+        test::write_file_text(dir / "report.json", kReport);
 
         const std::string met = (dir / "metrics.jsonl").string();
         auto lines = [&](const std::string& a, const std::string& b, const std::string& c) {
-            write(dir / "metrics.jsonl", a + "\n" + b + "\n" + c + "\n");
+            test::write_file_text(dir / "metrics.jsonl", a + "\n" + b + "\n" + c + "\n");
         };
-        lines(kTrain1, replaced(kEval1, "\"selection\":0.39", "\"selection\":7.5"), kTrain2);
+        lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":7.5"),
+              kTrain2);
         CHECK(refusal(dir, false)
                   .find(met + ":2: \"selection\" is 7.5, expected a number at most "
                               "1") != std::string::npos);
         // The run's eval.metric gives the range.
-        lines(kTrain1, replaced(kEval1, "\"selection\":0.39", "\"selection\":-2"), kTrain2);
+        lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":-2"),
+              kTrain2);
         CHECK(refusal(dir, false).empty());
         CHECK(refusal(dir, false, "kendall").find("(eval.metric = kendall)") != std::string::npos);
-        lines(kTrain1, kEval1, replaced(kTrain2, "\"loss\":1.31", "\"loss\":-3"));
+        lines(kTrain1, kEval1, test::replaced_first(kTrain2, "\"loss\":1.31", "\"loss\":-3"));
         CHECK(
             refusal(dir, false).find(met + ":3: \"loss\" is -3, expected a number >= 0 or null") !=
             std::string::npos);
-        lines(replaced(kTrain1, "\"lr\":0.0025", "\"lr\":-4"), kEval1, kTrain2);
+        lines(test::replaced_first(kTrain1, "\"lr\":0.0025", "\"lr\":-4"), kEval1, kTrain2);
         CHECK(refusal(dir, false).find(met + ":1: \"lr\" is -4, expected a number >= 0 or null") !=
               std::string::npos);
-        lines(kTrain1, replaced(kEval1, "\"kendall_tau\":0.39", "\"kendall_tau\":9"), kTrain2);
+        lines(kTrain1, test::replaced_first(kEval1, "\"kendall_tau\":0.39", "\"kendall_tau\":9"),
+              kTrain2);
         CHECK(refusal(dir, false).find(met + ":2: metrics collections[0] \"kendall_tau\" is 9") !=
               std::string::npos);
-        lines(kTrain1, replaced(kEval1, "\"num_graphs\":1", "\"num_graphs\":\"1\""), kTrain2);
+        lines(kTrain1, test::replaced_first(kEval1, "\"num_graphs\":1", "\"num_graphs\":\"1\""),
+              kTrain2);
         CHECK(refusal(dir, false).find("\"num_graphs\" is \"1\", expected an integer >= 0") !=
               std::string::npos);
     }
@@ -157,24 +154,28 @@ TEST_SUITE("hostile") {
         const fs::path dir = good_run("hostile_report_run_layout_kaggle");
         const std::string met = (dir / "metrics.jsonl").string();
         auto lines = [&](const std::string& a, const std::string& b, const std::string& c) {
-            write(dir / "metrics.jsonl", a + "\n" + b + "\n" + c + "\n");
+            test::write_file_text(dir / "metrics.jsonl", a + "\n" + b + "\n" + c + "\n");
         };
         // The kaggle score of layout collections is a Kendall tau: below -1 is impossible.
-        lines(kTrain1, replaced(kEval1, "\"selection\":0.39", "\"selection\":-7"), kTrain2);
+        lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":-7"),
+              kTrain2);
         CHECK(refusal(dir, false, "kaggle")
                   .find(met + ":2: \"selection\" is -7, expected a number in [-1, "
                               "1] (the Kendall tau of layout collections)") != std::string::npos);
-        lines(kTrain1, replaced(kEval1, "\"selection\":0.39", "\"selection\":-1.0000001"), kTrain2);
+        lines(kTrain1,
+              test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":-1.0000001"),
+              kTrain2);
         CHECK_FALSE(refusal(dir, false, "kaggle").empty());
         // overall is the mean of the collections' scores.
-        lines(kTrain1, replaced(kEval1, "\"overall\":0.39", "\"overall\":-7"), kTrain2);
+        lines(kTrain1, test::replaced_first(kEval1, "\"overall\":0.39", "\"overall\":-7"), kTrain2);
         CHECK(refusal(dir, false, "kaggle")
                   .find("\"overall\" is -7, expected the mean of the collections' "
                         "scores, in [0.39, 0.39]") != std::string::npos);
         lines(kTrain1, kEval1, kTrain2);
         CHECK(refusal(dir, false, "kaggle").empty());
-        write(dir / "report.json",
-              replaced(kReport, "\"best_selection\":0.39", "\"best_selection\":-7"));
+        test::write_file_text(
+            dir / "report.json",
+            test::replaced_first(kReport, "\"best_selection\":0.39", "\"best_selection\":-7"));
         CHECK(refusal(dir, false, "kaggle")
                   .find("\"best_selection\" is -7, expected a number in [-1, 1]") !=
               std::string::npos);
@@ -183,11 +184,13 @@ TEST_SUITE("hostile") {
     TEST_CASE("report refuses a metrics.jsonl whose steps go back") {
         const fs::path dir = good_run("hostile_report_steps_back");
         const std::string met = (dir / "metrics.jsonl").string();
-        write(dir / "metrics.jsonl", kTrain1 + "\n" + kEval1 + "\n" +
-                                         replaced(kTrain2, "\"step\":10", "\"step\":2") + "\n");
+        test::write_file_text(dir / "metrics.jsonl",
+                              kTrain1 + "\n" + kEval1 + "\n" +
+                                  test::replaced_first(kTrain2, "\"step\":10", "\"step\":2") +
+                                  "\n");
         CHECK(refusal(dir, false).find(met + ":3: field \"step\" is 2, before step 5 of line 2") !=
               std::string::npos);
-        write(dir / "metrics.jsonl", kTrain1 + "\n" + kTrain1 + "\n");
+        test::write_file_text(dir / "metrics.jsonl", kTrain1 + "\n" + kTrain1 + "\n");
         CHECK(refusal(dir, false).find(met + ":2: field \"step\" is 5, expected above 5") !=
               std::string::npos);
     }
@@ -196,7 +199,7 @@ TEST_SUITE("hostile") {
         const fs::path mine = good_run("hostile_report_eval_other_mine");
         const fs::path other = good_run("hostile_report_eval_other_theirs");
         const std::string ev = (mine / "eval.json").string();
-        write(mine / "eval.json", eval_of(other));
+        test::write_file_text(mine / "eval.json", eval_of(other));
         const std::string msg = refusal(mine, true);
         INFO(msg);
         CHECK(msg.find(ev + ": \"checkpoint\" is \"" + (other / "best.ckpt.h5").string() +
@@ -208,12 +211,14 @@ TEST_SUITE("hostile") {
         for (const auto& n : notes) noted = noted || n.find("drawn as asked") != std::string::npos;
         CHECK(noted);
         // Recorded relative to another working directory: the run's own file of that name.
-        write(mine / "eval.json",
-              replaced(kEval, "run/best.ckpt.h5",
-                       "elsewhere/" + mine.filename().string() + "/best.ckpt.h5"));
+        test::write_file_text(
+            mine / "eval.json",
+            test::replaced_first(kEval, "run/best.ckpt.h5",
+                                 "elsewhere/" + mine.filename().string() + "/best.ckpt.h5"));
         CHECK(refusal(mine, true).empty());
-        write(mine / "eval.json",
-              replaced(kEval, "run/best.ckpt.h5", "elsewhere/run/best.ckpt.h5"));
+        test::write_file_text(
+            mine / "eval.json",
+            test::replaced_first(kEval, "run/best.ckpt.h5", "elsewhere/run/best.ckpt.h5"));
         CHECK_FALSE(refusal(mine, true).empty());
     }
 }

@@ -2,7 +2,6 @@
 // and measurements.jsonl with tune --resume's rules (tune/measurements_file.h), naming file:line.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 
 #include "gnn/core/check.h"
@@ -13,11 +12,6 @@ using namespace segrank;
 namespace fs = std::filesystem;
 
 namespace {
-
-void write(const fs::path& p, const std::string& text) {
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f << text;
-}
 
 const std::string kTuneJson =
     R"({"graph":{"name":"g","task":"layout","num_nodes":210,"num_configs":12,)"
@@ -40,22 +34,23 @@ std::string message(const fs::path& dir) {
 TEST_SUITE("hostile") {
     TEST_CASE("report of a tune directory applies tune --resume's tune.json and rows rules") {
         const fs::path dir = test::scratch_dir("hostile_report_tune_rules");
-        write(dir / "tune.json", kTuneJson);
+        test::write_file_text(dir / "tune.json", kTuneJson);
         const std::string ok =
             R"({"round":0,"config":null,"rows":[)" + kRow + R"(],"measured_ns":5.0,"best_ns":5.0})";
-        write(dir / "measurements.jsonl", ok + "\n");
+        test::write_file_text(dir / "measurements.jsonl", ok + "\n");
         CHECK(message(dir).empty());
         // A row of 17 integers: --resume refuses it, and so does report.
-        write(dir / "measurements.jsonl",
-              ok + "\n" +
-                  R"({"round":1,"config":null,"rows":[[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]],)" +
-                  R"("measured_ns":4.0,"best_ns":4.0})" + "\n");
+        test::write_file_text(
+            dir / "measurements.jsonl",
+            ok + "\n" +
+                R"({"round":1,"config":null,"rows":[[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]],)" +
+                R"("measured_ns":4.0,"best_ns":4.0})" + "\n");
         CHECK(message(dir).find((dir / "measurements.jsonl").string() +
                                 ":2: \"rows\" must be rows of 18 integers") != std::string::npos);
-        write(dir / "measurements.jsonl", ok + "\n");
+        test::write_file_text(dir / "measurements.jsonl", ok + "\n");
         std::string bogus = kTuneJson;
         bogus.replace(bogus.find("\"model\""), 7, "\"bogus\"");
-        write(dir / "tune.json", bogus);
+        test::write_file_text(dir / "tune.json", bogus);
         CHECK(message(dir).find((dir / "tune.json").string() +
                                 ": \"strategy\" is \"bogus\", expected one of model, anneal, "
                                 "random") != std::string::npos);

@@ -124,6 +124,16 @@ std::string read_file_text(const std::filesystem::path& p) {
     return ss.str();
 }
 
+void write_file_text(const std::filesystem::path& p, const std::string& text) {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << text;
+}
+
+std::string replaced_first(std::string s, const std::string& from, const std::string& to) {
+    const size_t at = s.find(from);
+    return at == std::string::npos ? "(no " + from + ")" : s.replace(at, from.size(), to);
+}
+
 bool have_python3() { return run_command("command -v python3 >/dev/null 2>&1").exit_code == 0; }
 
 }  // namespace segrank::test

@@ -63,6 +63,13 @@ InterruptedRun sigint_once_file_exists(const std::string& command,
 /// The bytes of file `p`; "" when it does not exist or cannot be read (tests then fail on content).
 std::string read_file_text(const std::filesystem::path& p);
 
+/// Replaces file `p` with `text` (created when absent).
+void write_file_text(const std::filesystem::path& p, const std::string& text);
+
+/// `s` with the first occurrence of `from` replaced by `to`; "(no FROM)" when `from` does not
+/// occur, so that a fixture edit that no longer applies fails the test instead of passing unedited.
+std::string replaced_first(std::string s, const std::string& from, const std::string& to);
+
 /// True when `what` occurs in `text`.
 inline bool contains_text(const std::string& text, const std::string& what) {
     return text.find(what) != std::string::npos;

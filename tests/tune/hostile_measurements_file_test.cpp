@@ -3,7 +3,6 @@
 // cannot write, naming file:line and the field.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 
 #include "gnn/core/check.h"
@@ -14,16 +13,6 @@ using namespace segrank;
 namespace fs = std::filesystem;
 
 namespace {
-
-void write(const fs::path& p, const std::string& text) {
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f << text;
-}
-
-std::string replaced(std::string s, const std::string& from, const std::string& to) {
-    const size_t at = s.find(from);
-    return at == std::string::npos ? "(no " + from + ")" : s.replace(at, from.size(), to);
-}
 
 // As segrank tune writes it (a layout graph with 2 configurable nodes).
 const std::string kTuneJson =
@@ -50,7 +39,7 @@ std::string rows(int per_row) {
 }
 
 std::string read_message(const fs::path& file, const std::string& text) {
-    write(file, text);
+    test::write_file_text(file, text);
     try {
         const tune::ConfigBound bound{12, "tune.json", "layout", 2};
         (void)tune::read_measurements_file(file, bound);
@@ -85,7 +74,8 @@ TEST_SUITE("hostile") {
             {R"(["run/best.ckpt.h5"])", "[3]", R"("checkpoints" is [3], expected an array)"},
         };
         for (const auto& c : cases) {
-            const std::string msg = check_tune_json_message(replaced(kTuneJson, c.from, c.to));
+            const std::string msg =
+                check_tune_json_message(test::replaced_first(kTuneJson, c.from, c.to));
             INFO(c.to, " -> ", msg);
             CHECK(msg.find(c.expected) != std::string::npos);
         }
