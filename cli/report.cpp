@@ -6,13 +6,16 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "data/collection.h"
 #include "gnn/core/check.h"
+#include "trainer/checkpoint.h"
 #include "trainer/config.h"
 #include "util/atomic_file.h"
 #include "util/user_input.h"
@@ -55,22 +58,58 @@ int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::pat
     return 0;
 }
 
-// A run's config.toml that is not a TOML run config (garbage, a truncated write) is an error
-// naming it, as a garbage line of metrics.jsonl is: the page would show it as the effective config.
-// Returns its eval.metric (the range of the selection values), "" when config.toml is absent.
-std::string check_run_config(const std::filesystem::path& dir) {
+// The task a checkpoint of run `dir` records (/extra/task), nullopt when it has none or none can
+// be read (the page is still drawn: a broken checkpoint is evaluate's and resume's to refuse).
+std::optional<Task> checkpoint_task(const std::filesystem::path& dir) {
+    for (const char* name : {"last.ckpt.h5", "best.ckpt.h5"}) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(dir / name, ec)) continue;
+        try {
+            if (const auto task = CheckpointReader(dir / name).attr_string("task"))
+                return parse_task(*task);
+        } catch (const Error&) {
+        }
+    }
+    return std::nullopt;
+}
+
+// What a run's own files say about it: its eval.metric ("" when config.toml is absent) and its
+// task (from config.toml's data.collections, else from its checkpoint; nullopt when neither
+// tells). A run's config.toml that is not a TOML run config (garbage, a truncated write) is an
+// error naming it, as a garbage line of metrics.jsonl is: the page would show it as the
+// effective config.
+struct RunIdentity {
+    std::string metric;
+    std::optional<Task> task;
+};
+RunIdentity check_run_config(const std::filesystem::path& dir) {
     const std::filesystem::path file = dir / "config.toml";
     std::error_code ec;
-    if (!std::filesystem::exists(file, ec)) return "";  // noted as absent on the page
+    RunIdentity id;
+    if (!std::filesystem::exists(file, ec)) {  // noted as absent on the page
+        id.task = checkpoint_task(dir);
+        return id;
+    }
     const std::string text = read_input_file(file, "a TOML config file", kMaxConfigFileBytes);
     try {
-        return std::string(cfg::to_string(load_stored_config(text, file.string()).eval.metric));
+        const RunConfig cfg = load_stored_config(text, file.string());
+        id.metric = std::string(cfg::to_string(cfg.eval.metric));
+        for (const std::string& name : cfg.data.collections) {
+            const Task t = CollectionId::parse(name).task;
+            SEGRANK_CHECK(!id.task || *id.task == t,
+                          "data.collections: one run trains one task; "
+                          "found both ",
+                          to_string(*id.task), " and ", to_string(t), " collections");
+            id.task = t;
+        }
     } catch (const Error& e) {
         throw Error(str(file.string(),
                         ": not a run config (expected the config.toml segrank train writes "
                         "into its run directory): ",
                         e.what()));
     }
+    if (!id.task) id.task = checkpoint_task(dir);
+    return id;
 }
 
 }  // namespace
@@ -138,7 +177,9 @@ int run_report(int argc, char** argv) {
     refuse_replacing_other_file(args.count("out") ? "--out" : "the page", out.string(),
                                 is_segrank_report_page, "a page segrank report wrote",
                                 "segrank report");
-    opt.selection_metric = check_run_config(opt.run_dir);
+    const RunIdentity id = check_run_config(opt.run_dir);
+    opt.selection_metric = id.metric;
+    opt.task = id.task;
     std::vector<std::string> notes;
     const std::string html = render_report_html(opt, &notes);
     print_notes(notes);

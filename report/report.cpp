@@ -171,7 +171,8 @@ std::vector<GraphMetrics> graph_metrics_from_json(const Json& doc, const std::st
     return out;
 }
 
-RunRecords load_run(const std::filesystem::path& dir, std::string_view selection_metric) {
+RunRecords load_run(const std::filesystem::path& dir, std::string_view selection_metric,
+                    std::optional<Task> task) {
     SEGRANK_CHECK(std::filesystem::is_directory(dir), dir.string(), ": not a run directory");
     RunRecords r;
     r.dir = dir;
@@ -219,7 +220,7 @@ RunRecords load_run(const std::filesystem::path& dir, std::string_view selection
                               " (the step of the previous \"train\" line)");
                 last_train_step = step;
             }
-            check_metrics_line(v, phase, selection_metric, where);
+            check_metrics_line(v, phase, selection_metric, task, where);
             if (phase == "train") {
                 RunTrainPoint p;
                 p.step = step;
@@ -265,7 +266,7 @@ RunRecords load_run(const std::filesystem::path& dir, std::string_view selection
     }
     if (auto rep = read_text(dir / "report.json", kMaxJsonFileBytes)) {
         r.report = read_json(*rep, (dir / "report.json").string());
-        check_report_json(*r.report, selection_metric, (dir / "report.json").string());
+        check_report_json(*r.report, selection_metric, task, (dir / "report.json").string());
     } else {
         r.notes.push_back((dir / "report.json").string() + ": absent (the run has not finished)");
     }

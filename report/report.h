@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "eval/metrics.h"
+#include "gnn/core/task.h"
 #include "util/json.h"
 #include "util/text_table.h"
 
@@ -49,10 +50,12 @@ struct RunRecords {
 /// (no line end: a run still writing) is skipped with a note, and so is a training loss that is not
 /// finite (null: the run diverged; the first such line is named). Unknown phases are ignored.
 /// Every line and report.json are held to the ranges of what segrank train writes
-/// (report/run_checks.h; `selection_metric` is the run's eval.metric, "" when unknown), and the
+/// (report/run_checks.h; `selection_metric` is the run's eval.metric, "" when unknown, `task` its
+/// task, nullopt when unknown), and the
 /// steps must not go back (a "train" line's step is above the previous "train" line's); throws
 /// naming file:line and the field otherwise.
-RunRecords load_run(const std::filesystem::path& dir, std::string_view selection_metric = "");
+RunRecords load_run(const std::filesystem::path& dir, std::string_view selection_metric = "",
+                    std::optional<Task> task = std::nullopt);
 
 /// A CollectionMetrics from its to_json() object (null numbers become NaN). Throws naming `where`
 /// when "collection" is missing.
@@ -74,6 +77,10 @@ struct ReportOptions {
     /// The run's eval.metric ("kaggle", "kendall", ...; "" when its config.toml is absent): the
     /// range of the selection values in metrics.jsonl and report.json.
     std::string selection_metric;
+    /// The run's task (from its config.toml's data.collections or its checkpoint's /extra/task;
+    /// nullopt when neither tells): the range of kaggle selections and of each eval result's
+    /// collections.
+    std::optional<Task> task;
     /// Draw an --eval JSON whose "checkpoint" is not one of run_dir's (eval_checkpoint_mismatch:
     /// e.g. a run copied after it was evaluated) with a note, instead of refusing it.
     bool eval_of_other_run = false;

@@ -356,7 +356,7 @@ std::string external_leaderboard_section(const TextTable& t, const std::string& 
 }  // namespace
 
 std::string render_report_html(const ReportOptions& opt, std::vector<std::string>* notes) {
-    RunRecords run = load_run(opt.run_dir, opt.selection_metric);
+    RunRecords run = load_run(opt.run_dir, opt.selection_metric, opt.task);
     std::vector<GraphMetrics> graphs;
     std::string graph_source;
     if (opt.eval_json) {
@@ -372,7 +372,7 @@ std::string render_report_html(const ReportOptions& opt, std::vector<std::string
                             "file): ",
                             e.what()));
         }
-        check_evaluate_json(doc, opt.eval_json->string());
+        check_evaluate_json(doc, opt.eval_json->string(), opt.task);
         if (const std::string other = eval_checkpoint_mismatch(doc, opt.run_dir); !other.empty()) {
             SEGRANK_CHECK(opt.eval_of_other_run, opt.eval_json->string(), ": ", other,
                           ": evaluate this run (segrank evaluate --checkpoint ",

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "eval/metric_fields.h"
+#include "eval/selection_range.h"
 #include "gnn/core/check.h"
 #include "util/user_input.h"
 
@@ -93,19 +94,6 @@ void check_metric_fields(const Json& obj, const std::string& where) {
         fields);
 }
 
-// True when eval result `result` (an object {"overall", "collections"}) lists collections and
-// every one is of the layout task: its kaggle score is then a Kendall tau.
-bool all_layout(const Json* result) {
-    const Json* cs =
-        result != nullptr && result->is_object() ? member(*result, "collections") : nullptr;
-    if (cs == nullptr || !cs->is_array() || cs->empty()) return false;
-    for (const Json& c : *cs) {
-        const Json* task = c.is_object() ? member(c, "task") : nullptr;
-        if (task == nullptr || *task != "layout") return false;
-    }
-    return true;
-}
-
 void check_object(const Json& v, const std::string& where, const char* what) {
     SEGRANK_CHECK(v.is_object(), where, " is ", shown(v), ", expected ", what);
 }
@@ -136,47 +124,55 @@ void check_collection_metrics_json(const Json& c, const std::string& where) {
                       shown(*u), ", more than \"num_graphs\" ", shown(*n));
 }
 
-void check_eval_result_json(const Json& m, const std::string& where) {
+void check_eval_result_json(const Json& m, const std::string& where, std::optional<Task> task) {
     check_object(m, where, "an object {\"overall\", \"collections\"}");
-    check_number(m, "overall", kAtMostOne, where);
+    const SelectionRange overall_range = overall_score_range(task);
+    check_number(m, "overall", {overall_range.lo, overall_range.hi, overall_range.text.c_str()},
+                 where);
     const Json* cs = member(m, "collections");
     if (cs == nullptr) return;
     SEGRANK_CHECK(cs->is_array(), where, " \"collections\" is ", shown(*cs), ", expected an array");
     double lo = kInf, hi = -kInf;
+    bool all_scored = true;
     for (size_t i = 0; i < cs->size(); ++i) {
-        check_collection_metrics_json((*cs)[i], str(where, " collections[", i, "]"));
+        const std::string at = str(where, " collections[", i, "]");
+        check_collection_metrics_json((*cs)[i], at);
+        // One run trains one task (trainer/config_task.h): its evaluations hold only that task.
+        const Json* ctask = member((*cs)[i], "task");
+        if (task.has_value() && ctask != nullptr)
+            SEGRANK_CHECK(*ctask == std::string(to_string(*task)), at, " \"task\" is ",
+                          shown(*ctask), ", expected \"", to_string(*task),
+                          "\" (the run's task, from its config.toml or checkpoint)");
         const Json* score = member((*cs)[i], "score");
-        if (score == nullptr || !score->is_number()) return;
+        if (score == nullptr || !score->is_number()) {
+            all_scored = false;
+            continue;
+        }
         lo = std::min(lo, score->get<double>());
         hi = std::max(hi, score->get<double>());
     }
     // overall is the mean of the collections' scores (eval/metrics.h overall_score).
     const Json* overall = member(m, "overall");
-    if (overall == nullptr || !overall->is_number() || cs->empty()) return;
+    if (!all_scored || overall == nullptr || !overall->is_number() || cs->empty()) return;
     const double x = overall->get<double>();
     SEGRANK_CHECK(x >= lo - kSlack && x <= hi + kSlack, where, " \"overall\" is ", shown(*overall),
                   ", expected the mean of the collections' scores, in [", lo, ", ", hi, "]");
 }
 
-void check_selection_json(const Json& v, std::string_view metric, const std::string& where,
-                          const std::string& key, const Json* result) {
+void check_selection_json(const Json& v, std::string_view metric, std::optional<Task> task,
+                          const std::string& where, const std::string& key) {
     const Json* s = member(v, key);
     if (s == nullptr || s->is_null()) return;
     if (s->is_number() && s->get<double>() == kNoSelection) return;
-    Range r = kAtMostOne;
-    if (metric == "kaggle" && all_layout(result))
-        r = {-1.0, 1.0, "in [-1, 1] (the Kendall tau of layout collections)"};
-    if (metric == "kendall") r = kTau;
-    if (metric == "opa") r = kUnit;
-    if (metric.starts_with("slowdown")) r = {-kInf, 0.0, "at most 0 (a slowdown, negated)"};
+    const SelectionRange r = selection_range(metric, task);
     const double x = s->is_number() ? s->get<double>() : std::nan("");
     SEGRANK_CHECK(std::isfinite(x) && x >= r.lo - kSlack && x <= r.hi + kSlack, where, " \"", key,
-                  "\" is ", shown(*s), ", expected a number ", r.text,
+                  "\" is ", shown(*s), ", expected ", r.text,
                   metric.empty() ? std::string() : str(" (eval.metric = ", metric, ")"),
                   " or null");
 }
 
-void check_evaluate_json(const Json& doc, const std::string& file) {
+void check_evaluate_json(const Json& doc, const std::string& file, std::optional<Task> task) {
     check_object(doc, file, "`segrank evaluate --json` output (a JSON object)");
     const Json* kind = member(doc, "kind");
     SEGRANK_CHECK(kind == nullptr || *kind == "segrank evaluate", file, ": \"kind\" is ",
@@ -189,10 +185,12 @@ void check_evaluate_json(const Json& doc, const std::string& file) {
         for (size_t i = 0; i < gs->size(); ++i)
             check_graph_metrics_json((*gs)[i], str(file, ": graphs[", i, "]"));
     }
-    if (const Json* m = member(doc, "metrics")) check_eval_result_json(*m, str(file, ": metrics"));
+    if (const Json* m = member(doc, "metrics"))
+        check_eval_result_json(*m, str(file, ": metrics"), task);
 }
 
-void check_report_json(const Json& doc, std::string_view metric, const std::string& file) {
+void check_report_json(const Json& doc, std::string_view metric, std::optional<Task> task,
+                       const std::string& file) {
     check_object(doc, file, "the report.json segrank train writes (a JSON object)");
     const std::string at = file + ":";
     check_integer(doc, "steps", 0, at);
@@ -206,9 +204,9 @@ void check_report_json(const Json& doc, std::string_view metric, const std::stri
     if (steps != nullptr && best != nullptr)
         SEGRANK_CHECK(best->get<int64_t>() <= steps->get<int64_t>(), at, " \"best_step\" is ",
                       shown(*best), ", after the last step (\"steps\" ", shown(*steps), ")");
-    check_selection_json(doc, metric, at, "best_selection", member(doc, "final"));
+    check_selection_json(doc, metric, task, at, "best_selection");
     for (const char* key : {"final", "random_baseline"})
-        if (const Json* m = member(doc, key)) check_eval_result_json(*m, str(at, " ", key));
+        if (const Json* m = member(doc, key)) check_eval_result_json(*m, str(at, " ", key), task);
     if (const Json* gs = member(doc, "graphs"); gs != nullptr) {
         SEGRANK_CHECK(gs->is_array(), at, " \"graphs\" is ", shown(*gs), ", expected an array");
         for (size_t i = 0; i < gs->size(); ++i)
@@ -217,7 +215,7 @@ void check_report_json(const Json& doc, std::string_view metric, const std::stri
 }
 
 void check_metrics_line(const Json& v, std::string_view phase, std::string_view metric,
-                        const std::string& where) {
+                        std::optional<Task> task, const std::string& where) {
     const std::string at = where + ":";
     if (phase == "train") {
         // Every loss term is >= 0 and their weights are >= 0 (trainer/config_check.cpp).
@@ -230,8 +228,8 @@ void check_metrics_line(const Json& v, std::string_view phase, std::string_view 
     }
     if (phase == "random_baseline") check_integer(v, "seeds", 1, at);
     if (phase == "eval" || phase == "finetune_eval")
-        check_selection_json(v, metric, at, "selection", member(v, "metrics"));
-    if (const Json* m = member(v, "metrics")) check_eval_result_json(*m, at + " metrics");
+        check_selection_json(v, metric, task, at, "selection");
+    if (const Json* m = member(v, "metrics")) check_eval_result_json(*m, at + " metrics", task);
 }
 
 std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::path& run_dir) {

@@ -3,9 +3,11 @@
 // checks): one validator per kind of object, the metric keys walked from eval/metric_fields.h.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "gnn/core/task.h"
 #include "util/json.h"
 
 namespace segrank {
@@ -23,31 +25,37 @@ void check_graph_metrics_json(const Json& g, const std::string& where);
 /// layout collection in [-1, 1] (a Kendall tau). Throws segrank::Error naming `where` and the key.
 void check_collection_metrics_json(const Json& c, const std::string& where);
 
-/// Checks an EvalResult::to_json object {"overall", "collections": [...]}: overall a number at
-/// most 1 or null, each collection by check_collection_metrics_json. Throws naming `where`.
-void check_eval_result_json(const Json& m, const std::string& where);
+/// Checks an EvalResult::to_json object {"overall", "collections": [...]} of a run of `task`
+/// (nullopt: unknown): each collection by check_collection_metrics_json and, when the task is
+/// known, of that task; overall a number in overall_score_range(task) (eval/selection_range.h)
+/// or null, and within the collections' scores when all have one (it is their mean). Throws
+/// naming `where`.
+void check_eval_result_json(const Json& m, const std::string& where,
+                            std::optional<Task> task = std::nullopt);
 
-/// Checks a selection value (metrics.jsonl "selection", report.json "best_selection") against the
-/// range of eval.metric `metric` ("kaggle", "kendall", "opa", "slowdown_1/5/10", higher is better:
-/// slowdowns negated; "" when the run's config is unknown: at most 1, the bound of every metric).
-/// null and -1e300 (no collection had a value) are what the trainer writes without a value.
-/// `result`, when given, is the eval result beside it (the line's "metrics", report.json's
-/// "final"): when all its collections are layout ones a kaggle selection is in [-1, 1].
-/// Throws naming `where` and `key`.
-void check_selection_json(const Json& v, std::string_view metric, const std::string& where,
-                          const std::string& key, const Json* result = nullptr);
+/// Checks a selection value (metrics.jsonl "selection", report.json "best_selection") against
+/// selection_range(metric, task) (eval/selection_range.h): `metric` is the run's eval.metric
+/// ("kaggle", "kendall", "opa", "slowdown_1/5/10"; "" when its config is unknown), `task` its task
+/// (from its config.toml or checkpoint, never from the file checked; nullopt when unknown: a
+/// kaggle selection is then at most 1). null and -1e300 (no collection had a value) are what the
+/// trainer writes without a value. Throws naming `where` and `key`.
+void check_selection_json(const Json& v, std::string_view metric, std::optional<Task> task,
+                          const std::string& where, const std::string& key);
 
 /// Checks a `segrank evaluate --json` document: a JSON object whose "kind", when present, is
 /// "segrank evaluate", "checkpoint" a string, every item of "graphs" by check_graph_metrics_json
-/// ("<file>: graphs[3]") and "metrics" by check_eval_result_json. Throws naming `file`.
-void check_evaluate_json(const Json& doc, const std::string& file);
+/// ("<file>: graphs[3]") and "metrics" by check_eval_result_json (of `task`). Throws naming
+/// `file`.
+void check_evaluate_json(const Json& doc, const std::string& file,
+                         std::optional<Task> task = std::nullopt);
 
 /// Checks a run's report.json (trainer write_final_report): steps / best_step integers >= 0
 /// (best_step <= steps), world_size an integer >= 1, steps_per_s and peak_rss_mb numbers >= 0,
 /// stopped_early a boolean, best_selection by check_selection_json, "final" and
 /// "random_baseline" by check_eval_result_json, "graphs" items by check_graph_metrics_json.
 /// Throws naming `file` and the field.
-void check_report_json(const Json& doc, std::string_view metric, const std::string& file);
+void check_report_json(const Json& doc, std::string_view metric, std::optional<Task> task,
+                       const std::string& file);
 
 /// Checks one metrics.jsonl line of a known phase (`where` = "file:line"): "train": lr, epoch,
 /// steps_per_s, peak_rss_mb and the timing fields numbers >= 0 or null, the history counts
@@ -55,7 +63,7 @@ void check_report_json(const Json& doc, std::string_view metric, const std::stri
 /// check_eval_result_json; "random_baseline": "seeds" an integer >= 1 and "metrics". Throws
 /// segrank::Error naming `where` and the field.
 void check_metrics_line(const Json& v, std::string_view phase, std::string_view metric,
-                        const std::string& where);
+                        std::optional<Task> task, const std::string& where);
 
 /// Why the checkpoint a `segrank evaluate --json` document records ("checkpoint") is not one of
 /// `run_dir`'s, or "" when it is (or the document records none). The recorded path is as evaluate

@@ -8,6 +8,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "eval/selection_range.h"
 #include "gnn/core/check.h"
 
 namespace segrank {
@@ -62,25 +63,6 @@ double parse_finite_attribute(const std::string& text, const std::filesystem::pa
     return v;
 }
 
-SelectionRange selection_range(cfg::EvalMetric metric, const std::string& task) {
-    constexpr double kNone = -std::numeric_limits<double>::infinity();
-    switch (metric) {
-        case cfg::EvalMetric::kKaggle:
-            if (task == "tile") return {kNone, 1.0, "<= 1 (1 - slowdown@5 of a tile run)"};
-            return {-1.0, 1.0, "[-1, 1] (the Kendall tau of a layout run)"};
-        case cfg::EvalMetric::kKendall:
-            return {-1.0, 1.0, "[-1, 1] (a Kendall tau)"};
-        case cfg::EvalMetric::kOpa:
-            return {0.0, 1.0, "[0, 1] (a fraction of ordered pairs)"};
-        case cfg::EvalMetric::kSlowdown1:
-        case cfg::EvalMetric::kSlowdown5:
-        case cfg::EvalMetric::kSlowdown10:
-            return {kNone, 0.0, "<= 0 (a slowdown >= 0, negated: higher is better)"};
-    }
-    SEGRANK_ASSERT(false, "selection_range: unknown eval.metric");
-    return {};
-}
-
 ResumeState read_resume_state(const CheckpointReader& r, const std::filesystem::path& file,
                               const ResumeTarget& target) {
     const std::string f = file.string();
@@ -92,7 +74,8 @@ ResumeState read_resume_state(const CheckpointReader& r, const std::filesystem::
                   "] (the checkpoint's /step)");
     if (const auto best = r.attr_string("best_selection")) {
         s.selection.best = parse_finite_attribute(*best, file, "/extra/best_selection");
-        const SelectionRange range = selection_range(target.metric, target.task);
+        const SelectionRange range =
+            selection_range(cfg::to_string(target.metric), parse_task(target.task));
         // -1e300: the writer's "no evaluation yet" (SelectionState's initial best).
         SEGRANK_CHECK(s.selection.best == SelectionState{}.best ||
                           (s.selection.best >= range.lo && s.selection.best <= range.hi),

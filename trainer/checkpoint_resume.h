@@ -30,7 +30,7 @@ struct ResumeTarget {
 
 /// The selection state and shard count of /extra: best_step (-1, or in [0, step]),
 /// best_selection (a finite number, as "%.17g" wrote it, in the range of target.metric: see
-/// selection_range(); -1e300 = no evaluation yet), evals_without_improvement (>= 0),
+/// eval/selection_range.h; -1e300 = no evaluation yet), evals_without_improvement (>= 0),
 /// world_size (>= 1), history_ranks (= world_size: the writer stores one shard per rank; both
 /// required) and task (absent, or target.task). Throws segrank::Error "<file>: attribute
 /// /extra/<name> = <value>: expected ..." otherwise.
@@ -40,16 +40,6 @@ struct ResumeState {
 };
 ResumeState read_resume_state(const CheckpointReader& r, const std::filesystem::path& file,
                               const ResumeTarget& target);
-
-/// The values a selection of `metric` can take in a run of `task` ("layout" / "tile"; higher is
-/// better, slowdowns negated, trainer/evaluation.cpp): kendall [-1, 1], opa [0, 1], slowdown_k
-/// (-inf, 0], kaggle [-1, 1] for layout (Kendall tau) and (-inf, 1] for tile (1 - slowdown@5).
-/// `text` describes it for messages ("[-1, 1] (the Kendall tau)").
-struct SelectionRange {
-    double lo = -1e300, hi = 1.0;
-    std::string text;
-};
-SelectionRange selection_range(cfg::EvalMetric metric, const std::string& task);
 
 /// Parses an attribute holding a finite decimal number (all of `text`, as "%.17g" writes it).
 /// Throws segrank::Error "<file>: attribute <attribute> = "<text>": expected a finite number"

@@ -7,6 +7,7 @@
 
 #include "tests/eval/leaderboard_fixture.h"
 #include "tests/support/test_paths.h"
+#include "tests/trainer/trainer_data_util.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
@@ -281,5 +282,85 @@ TEST_SUITE("hostile") {
             run_segrank("report " + sq((dir / "run").string()) + " --leaderboard " + sq(lb));
         INFO(ok.output);
         CHECK(ok.exit_code == 0);
+    }
+
+    TEST_CASE(
+        "segrank report takes a run's task from its config or checkpoint, never from the line "
+        "it checks: a layout run's kaggle selection below -1 is refused however the line reads") {
+        const fs::path dir = scratch_dir("hostile_report_run_task");
+        TinyLayoutSpec spec;
+        spec.valid_graphs = 1;
+        write_tiny_layout_collection(dir / "data", spec);
+        const fs::path run = dir / "run";
+        const auto t = run_segrank(
+            "train --config configs/tiny.toml --set train.steps=2 --set train.eval_every=0 "
+            "--set train.run_dir=" +
+            sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
+        INFO(t.output);
+        REQUIRE(t.exit_code == 0);
+        const std::string met = (run / "metrics.jsonl").string();
+        const std::string train_lines = read_file_text(run / "metrics.jsonl");
+        const std::string good_coll =
+            R"({"collection":"layout:xla:random","task":"layout","num_graphs":1,"score":0.39})";
+        auto eval_line = [&](const std::string& selection, const std::string& metrics) {
+            return R"({"phase":"eval","step":2,"selection":)" + selection + R"(,"metrics":)" +
+                   metrics + "}\n";
+        };
+        auto report_of = [&](const std::string& extra) {
+            write_text(run / "metrics.jsonl", train_lines + extra);
+            fs::remove(run / "report.html");
+            return run_segrank("report " + sq(run.string()));
+        };
+        // The configs/tiny.toml run lists no data.collections: the task is its checkpoint's.
+        const std::string edits[] = {
+            eval_line("-7", R"({"overall":null,"collections":[]})"),
+            eval_line("-7", R"({"overall":-7})"),
+            eval_line("-7", R"({"overall":0.39,"collections":[)" + good_coll + "]}"),
+        };
+        for (const std::string& e : edits) {
+            const auto r = report_of(e);
+            INFO(e, r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output,
+                                "\"selection\" is -7, expected [-1, 1] (the Kendall "
+                                "tau of a layout run) (eval.metric = kaggle)"));
+            CHECK_FALSE(fs::exists(run / "report.html"));
+        }
+        // A collection relabelled "tile" is not one of this layout run's.
+        std::string tile = good_coll;
+        tile.replace(tile.find(R"("task":"layout")"), 15, R"("task":"tile")");
+        const auto relabelled =
+            report_of(eval_line("0.39", R"({"overall":0.39,"collections":[)" + tile + "]}"));
+        INFO(relabelled.output);
+        CHECK(relabelled.exit_code == 1);
+        CHECK(contains_text(relabelled.output,
+                            "collections[0] \"task\" is \"tile\", expected "
+                            "\"layout\" (the run's task"));
+        // An overall outside [-1, 1] beside a collection without a score.
+        const auto overall = report_of(
+            eval_line("0.39", R"({"overall":-3,"collections":[{"collection":"layout:xla:random",)"
+                              R"("task":"layout","num_graphs":1,"score":null}]})"));
+        INFO(overall.output);
+        CHECK(overall.exit_code == 1);
+        CHECK(contains_text(overall.output, "\"overall\" is -3, expected a number in [-1, 1]"));
+        // Without a checkpoint, the config's data.collections tell the task.
+        fs::remove(run / "last.ckpt.h5");
+        fs::remove(run / "best.ckpt.h5");
+        CHECK(report_of(edits[0]).exit_code == 0);  // unknown task: a kaggle score is <= 1
+        std::string config = read_file_text(run / "config.toml");
+        const size_t at = config.find("collections = []");
+        REQUIRE(at != std::string::npos);
+        config.replace(at, 16, R"(collections = ["layout:xla:random"])");
+        write_text(run / "config.toml", config);
+        const auto from_config = report_of(edits[0]);
+        INFO(from_config.output);
+        CHECK(from_config.exit_code == 1);
+        CHECK(contains_text(from_config.output, "\"selection\" is -7, expected [-1, 1]"));
+        // The run's own lines still render.
+        const auto ok =
+            report_of(eval_line("0.39", R"({"overall":0.39,"collections":[)" + good_coll + "]}"));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(fs::exists(run / "report.html"));
     }
 }

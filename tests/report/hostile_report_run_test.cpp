@@ -3,11 +3,13 @@
 // line) and the field, before any page is rendered.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gnn/core/check.h"
 #include "report/report.h"
+#include "report/run_checks.h"
 #include "tests/support/test_paths.h"
 
 using namespace segrank;
@@ -57,9 +59,11 @@ fs::path good_run(const std::string& name) {
 
 // The message of render_report_html's refusal ("" when it renders).
 std::string refusal(const fs::path& dir, bool with_eval, const std::string& metric = "",
-                    bool other_run = false, std::vector<std::string>* notes = nullptr) {
+                    bool other_run = false, std::vector<std::string>* notes = nullptr,
+                    std::optional<Task> task = std::nullopt) {
     ReportOptions opt;
     opt.run_dir = dir;
+    opt.task = task;
     if (with_eval) opt.eval_json = dir / "eval.json";
     opt.selection_metric = metric;
     opt.eval_of_other_run = other_run;
@@ -125,9 +129,8 @@ TEST_SUITE("hostile") {
         };
         lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":7.5"),
               kTrain2);
-        CHECK(refusal(dir, false)
-                  .find(met + ":2: \"selection\" is 7.5, expected a number at most "
-                              "1") != std::string::npos);
+        CHECK(refusal(dir, false).find(met + ":2: \"selection\" is 7.5, expected <= 1") !=
+              std::string::npos);
         // The run's eval.metric gives the range.
         lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":-2"),
               kTrain2);
@@ -150,35 +153,75 @@ TEST_SUITE("hostile") {
               std::string::npos);
     }
 
-    TEST_CASE("report refuses a kaggle selection or an overall a layout-only run cannot write") {
+    TEST_CASE(
+        "report bounds a kaggle selection by the run's task, not by the collections the line "
+        "lists") {
         const fs::path dir = good_run("hostile_report_run_layout_kaggle");
         const std::string met = (dir / "metrics.jsonl").string();
         auto lines = [&](const std::string& a, const std::string& b, const std::string& c) {
             test::write_file_text(dir / "metrics.jsonl", a + "\n" + b + "\n" + c + "\n");
         };
-        // The kaggle score of layout collections is a Kendall tau: below -1 is impossible.
-        lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":-7"),
-              kTrain2);
-        CHECK(refusal(dir, false, "kaggle")
-                  .find(met + ":2: \"selection\" is -7, expected a number in [-1, "
-                              "1] (the Kendall tau of layout collections)") != std::string::npos);
+        auto layout = [&](const std::string& metric = "kaggle") {
+            return refusal(dir, false, metric, false, nullptr, Task::kLayout);
+        };
+        // The kaggle score of a layout run is a Kendall tau: below -1 is impossible, whatever the
+        // line's own "metrics" say (none, no collections, a collection relabelled tile).
+        const std::string low =
+            test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":-7");
+        const std::string expected =
+            met + ":2: \"selection\" is -7, expected [-1, 1] (the Kendall tau of a layout run)";
+        for (const std::string& line :
+             {low, test::replaced_first(low, kMetrics, R"({"overall":null,"collections":[]})"),
+              test::replaced_first(low, ",\"metrics\":" + kMetrics, "")}) {
+            lines(kTrain1, line, kTrain2);
+            INFO(line);
+            CHECK(layout().find(expected) != std::string::npos);
+            // An unknown task allows the range of either task.
+            CHECK(refusal(dir, false, "kaggle").empty());
+        }
         lines(kTrain1,
               test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":-1.0000001"),
               kTrain2);
-        CHECK_FALSE(refusal(dir, false, "kaggle").empty());
-        // overall is the mean of the collections' scores.
-        lines(kTrain1, test::replaced_first(kEval1, "\"overall\":0.39", "\"overall\":-7"), kTrain2);
-        CHECK(refusal(dir, false, "kaggle")
-                  .find("\"overall\" is -7, expected the mean of the collections' "
-                        "scores, in [0.39, 0.39]") != std::string::npos);
+        CHECK_FALSE(layout().empty());
+        // A collection of the other task is not one of the run's.
+        lines(kTrain1, test::replaced_first(kEval1, "\"task\":\"layout\"", "\"task\":\"tile\""),
+              kTrain2);
+        CHECK(layout().find(met + ":2: metrics collections[0] \"task\" is \"tile\", expected "
+                                  "\"layout\"") != std::string::npos);
+        // overall is the mean of the collections' scores, and in [-1, 1] for a layout run even
+        // when a collection has no score.
+        lines(kTrain1, test::replaced_first(kEval1, "\"overall\":0.39", "\"overall\":-0.5"),
+              kTrain2);
+        CHECK(layout().find("\"overall\" is -0.5, expected the mean of the collections' "
+                            "scores, in [0.39, 0.39]") != std::string::npos);
+        lines(
+            kTrain1,
+            test::replaced_first(test::replaced_first(kEval1, "\"overall\":0.39", "\"overall\":-7"),
+                                 "\"score\":0.39", "\"score\":null"),
+            kTrain2);
+        CHECK(layout().find("\"overall\" is -7, expected a number in [-1, 1]") !=
+              std::string::npos);
         lines(kTrain1, kEval1, kTrain2);
-        CHECK(refusal(dir, false, "kaggle").empty());
+        CHECK(layout().empty());
         test::write_file_text(
             dir / "report.json",
             test::replaced_first(kReport, "\"best_selection\":0.39", "\"best_selection\":-7"));
-        CHECK(refusal(dir, false, "kaggle")
-                  .find("\"best_selection\" is -7, expected a number in [-1, 1]") !=
-              std::string::npos);
+        CHECK(layout().find("\"best_selection\" is -7, expected [-1, 1]") != std::string::npos);
+    }
+
+    TEST_CASE("a tile run's kaggle selection is 1 - slowdown@5: any number up to 1") {
+        const Json low = Json::parse(R"({"selection":-7,"best":1.5})");
+        CHECK_NOTHROW(check_selection_json(low, "kaggle", Task::kTile, "f:2:", "selection"));
+        CHECK_THROWS_WITH_AS(
+            check_selection_json(low, "kaggle", Task::kLayout, "f:2:", "selection"),
+            doctest::Contains("f:2: \"selection\" is -7, expected [-1, 1]"), Error);
+        CHECK_THROWS_WITH_AS(
+            check_selection_json(low, "kaggle", Task::kTile, "f:2:", "best"),
+            doctest::Contains("\"best\" is 1.5, expected <= 1 (1 - slowdown@5 of a tile run)"),
+            Error);
+        CHECK_THROWS_WITH_AS(check_selection_json(low, "opa", Task::kTile, "f:2:", "selection"),
+                             doctest::Contains("expected [0, 1] (a fraction of ordered pairs)"),
+                             Error);
     }
 
     TEST_CASE("report refuses a metrics.jsonl whose steps go back") {
