@@ -171,6 +171,27 @@ std::vector<GraphMetrics> graph_metrics_from_json(const Json& doc, const std::st
     return out;
 }
 
+namespace {
+
+// An "eval" / "finetune_eval" / "random_baseline" line of metrics.jsonl (already checked).
+RunEval run_eval_from_json(const Json& v, const std::string& phase, int64_t step,
+                           const std::string& where) {
+    RunEval e;
+    e.phase = phase;
+    e.step = step;
+    e.selection = metrics_number(v, "selection", where);
+    e.overall = kNaN;
+    if (const auto m = v.find("metrics"); m != v.end()) {
+        e.overall = num_or_nan(*m, "overall");
+        if (const Json* cs = array_at(*m, "collections"))
+            for (const auto& c : *cs)
+                e.collections.push_back(collection_metrics_from_json(c, where));
+    }
+    return e;
+}
+
+}  // namespace
+
 RunRecords load_run(const std::filesystem::path& dir, std::string_view selection_metric,
                     std::optional<Task> task) {
     SEGRANK_CHECK(std::filesystem::is_directory(dir), dir.string(), ": not a run directory");
@@ -237,18 +258,7 @@ RunRecords load_run(const std::filesystem::path& dir, std::string_view selection
                 }
                 r.train.push_back(p);
             } else if (phase == "eval" || phase == "finetune_eval" || phase == "random_baseline") {
-                RunEval e;
-                e.phase = phase;
-                e.step = step;
-                e.selection = metrics_number(v, "selection", where);
-                e.overall = kNaN;
-                if (const auto m = v.find("metrics"); m != v.end()) {
-                    e.overall = num_or_nan(*m, "overall");
-                    if (const Json* cs = array_at(*m, "collections")) {
-                        for (const auto& c : *cs)
-                            e.collections.push_back(collection_metrics_from_json(c, where));
-                    }
-                }
+                RunEval e = run_eval_from_json(v, phase, step, where);
                 if (phase == "random_baseline") {
                     r.random_baseline = std::move(e);
                 } else {
