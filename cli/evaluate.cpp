@@ -185,12 +185,14 @@ void print_evaluation(const EvalResult& r) {
         "docs/metrics.md)\n");
 }
 
-// The --json document: {"kind":"segrank evaluate","checkpoint","graphs","metrics"}.
+// The --json document: {"kind":"segrank evaluate","checkpoint","checkpoint_id","graphs","metrics"}
+// (checkpoint_id: the model's identity, so a run moved or renamed still knows its evaluation).
 void write_evaluate_json(const std::string& path, const LoadedModel& lm, const EvalResult& r) {
     Json graphs = Json::array();
     for (const auto& g : r.graphs) graphs.push_back(to_json(g));
     const Json doc = {{"kind", "segrank evaluate"},
                       {"checkpoint", lm.file.string()},
+                      {"checkpoint_id", lm.parameters_id},
                       {"graphs", std::move(graphs)},
                       {"metrics", r.to_json()}};
     write_file_atomically(path, dump_json(doc) + "\n");

@@ -58,19 +58,27 @@ int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::pat
     return 0;
 }
 
-// The task a checkpoint of run `dir` records (/extra/task), nullopt when it has none or none can
-// be read (the page is still drawn: a broken checkpoint is evaluate's and resume's to refuse).
-std::optional<Task> checkpoint_task(const std::filesystem::path& dir) {
+// What run `dir`'s checkpoints (last, best) record: the task (/extra/task) and their
+// parameters_id. A checkpoint that cannot be read adds nothing (the page is still drawn: a broken
+// checkpoint is evaluate's and resume's to refuse).
+struct CheckpointFacts {
+    std::optional<Task> task;
+    std::vector<std::string> ids;
+};
+CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
+    CheckpointFacts f;
     for (const char* name : {"last.ckpt.h5", "best.ckpt.h5"}) {
         std::error_code ec;
         if (!std::filesystem::is_regular_file(dir / name, ec)) continue;
         try {
-            if (const auto task = CheckpointReader(dir / name).attr_string("task"))
-                return parse_task(*task);
+            const CheckpointReader r(dir / name);
+            if (const auto task = r.attr_string("task"); task && !f.task)
+                f.task = parse_task(*task);
+            f.ids.push_back(r.parameters_id());
         } catch (const Error&) {
         }
     }
-    return std::nullopt;
+    return f;
 }
 
 // What a run's own files say about it: its eval.metric ("" when config.toml is absent) and its
@@ -87,7 +95,7 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
     std::error_code ec;
     RunIdentity id;
     if (!std::filesystem::exists(file, ec)) {  // noted as absent on the page
-        id.task = checkpoint_task(dir);
+        id.task = checkpoint_facts(dir).task;
         return id;
     }
     const std::string text = read_input_file(file, "a TOML config file", kMaxConfigFileBytes);
@@ -108,7 +116,7 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
                         "into its run directory): ",
                         e.what()));
     }
-    if (!id.task) id.task = checkpoint_task(dir);
+    if (!id.task) id.task = checkpoint_facts(dir).task;
     return id;
 }
 
@@ -180,6 +188,7 @@ int run_report(int argc, char** argv) {
     const RunIdentity id = check_run_config(opt.run_dir);
     opt.selection_metric = id.metric;
     opt.task = id.task;
+    if (opt.eval_json) opt.run_checkpoint_ids = checkpoint_facts(opt.run_dir).ids;
     std::vector<std::string> notes;
     const std::string html = render_report_html(opt, &notes);
     print_notes(notes);

@@ -81,6 +81,9 @@ struct ReportOptions {
     /// nullopt when neither tells): the range of kaggle selections and of each eval result's
     /// collections.
     std::optional<Task> task;
+    /// CheckpointReader::parameters_id of run_dir's checkpoints (last, best): an --eval JSON
+    /// recording one of them is this run's evaluation, however the run was moved or renamed.
+    std::vector<std::string> run_checkpoint_ids;
     /// Draw an --eval JSON whose "checkpoint" is not one of run_dir's (eval_checkpoint_mismatch:
     /// e.g. a run copied after it was evaluated) with a note, instead of refusing it.
     bool eval_of_other_run = false;

@@ -373,7 +373,9 @@ std::string render_report_html(const ReportOptions& opt, std::vector<std::string
                             e.what()));
         }
         check_evaluate_json(doc, opt.eval_json->string(), opt.task);
-        if (const std::string other = eval_checkpoint_mismatch(doc, opt.run_dir); !other.empty()) {
+        if (const std::string other =
+                eval_checkpoint_mismatch(doc, opt.run_dir, opt.run_checkpoint_ids);
+            !other.empty()) {
             SEGRANK_CHECK(opt.eval_of_other_run, opt.eval_json->string(), ": ", other,
                           ": evaluate this run (segrank evaluate --checkpoint ",
                           opt.run_dir.string(),

@@ -180,6 +180,11 @@ void check_evaluate_json(const Json& doc, const std::string& file, std::optional
     const Json* ck = member(doc, "checkpoint");
     SEGRANK_CHECK(ck == nullptr || ck->is_string(), file, ": \"checkpoint\" is ", shown(*ck),
                   ", expected the path of a checkpoint (a string)");
+    const Json* id = member(doc, "checkpoint_id");
+    SEGRANK_CHECK(
+        id == nullptr || (id->is_string() && id->get<std::string>().starts_with("xxh3_64:")), file,
+        ": \"checkpoint_id\" is ", shown(*id),
+        ", expected a checkpoint's identity (\"xxh3_64:<16 hex digits>\")");
     if (const Json* gs = member(doc, "graphs"); gs != nullptr) {
         SEGRANK_CHECK(gs->is_array(), file, ": \"graphs\" is ", shown(*gs), ", expected an array");
         for (size_t i = 0; i < gs->size(); ++i)
@@ -232,8 +237,14 @@ void check_metrics_line(const Json& v, std::string_view phase, std::string_view 
     if (const Json* m = member(v, "metrics")) check_eval_result_json(*m, at + " metrics", task);
 }
 
-std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::path& run_dir) {
+std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::path& run_dir,
+                                     const std::vector<std::string>& run_checkpoint_ids) {
     namespace fs = std::filesystem;
+    const Json* id = doc.is_object() ? member(doc, "checkpoint_id") : nullptr;
+    if (id != nullptr && id->is_string() &&
+        std::find(run_checkpoint_ids.begin(), run_checkpoint_ids.end(), id->get<std::string>()) !=
+            run_checkpoint_ids.end())
+        return "";
     const Json* ck = doc.is_object() ? member(doc, "checkpoint") : nullptr;
     if (ck == nullptr || !ck->is_string()) return "";
     const fs::path file = ck->get<std::string>();

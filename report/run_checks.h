@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gnn/core/task.h"
 #include "util/json.h"
@@ -66,11 +67,14 @@ void check_metrics_line(const Json& v, std::string_view phase, std::string_view 
                         std::optional<Task> task, const std::string& where);
 
 /// Why the checkpoint a `segrank evaluate --json` document records ("checkpoint") is not one of
-/// `run_dir`'s, or "" when it is (or the document records none). The recorded path is as evaluate
-/// was given it: when it names an existing file, its folder must be run_dir (the same directory,
-/// not only the same name); when it does not resolve from here (evaluate ran in another working
-/// directory, or the run moved), its folder's name must be run_dir's and run_dir must hold a file
-/// of its name.
-std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::path& run_dir);
+/// `run_dir`'s, or "" when it is (or the document records none). When the document's
+/// "checkpoint_id" (the model's identity, CheckpointReader::parameters_id) is one of
+/// `run_checkpoint_ids` (those of run_dir's checkpoints), it is, wherever the run has moved since.
+/// Otherwise the recorded path is as evaluate was given it: when it names an existing file, its
+/// folder must be run_dir (the same directory, not only the same name); when it does not resolve
+/// from here (evaluate ran in another working directory, or the run moved), its folder's name must
+/// be run_dir's and run_dir must hold a file of its name.
+std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::path& run_dir,
+                                     const std::vector<std::string>& run_checkpoint_ids = {});
 
 }  // namespace segrank

@@ -2,6 +2,7 @@
 // data/h5_file.cpp).
 #include "trainer/checkpoint.h"
 
+#include <algorithm>
 #include <cmath>
 #include <system_error>
 
@@ -263,6 +264,22 @@ std::optional<int64_t> CheckpointReader::checked_attr_int(const H5Group& g,
     verify_attr(g, group_path, name, 'i',
                 v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt);
     return v;
+}
+
+std::string CheckpointReader::parameters_id() const {
+    const H5Group root = file_->root();
+    SEGRANK_CHECK(root.has("params"), path_.string(), ": no /params group");
+    const H5Group params = root.open_group("params");
+    std::vector<std::string> names = params.children();
+    std::sort(names.begin(), names.end());
+    std::string text = str("step=", step_, ";");
+    for (const std::string& name : names) {
+        const std::optional<std::string> sum = params.open_dataset(name).attr_string(kChecksumAttr);
+        SEGRANK_CHECK(sum.has_value(), path_.string(), ": dataset /params/", name,
+                      ": no checksum attribute: the checkpoint is corrupt");
+        text += str(name, "=", *sum, ";");
+    }
+    return std::string(kChecksumKind) + hash_hex(xxh3_64(text.data(), text.size()));
 }
 
 void CheckpointReader::load_params(ParamStore& store, AdamW* opt) const {

@@ -120,6 +120,12 @@ public:
     /// attribute is absent but its checksum is stored.
     std::optional<std::string> attr_string(const std::string& name) const;
     std::optional<int64_t> attr_int(const std::string& name) const;
+    /// The identity of the model this checkpoint holds: "xxh3_64:<16 hex digits>" over its /step
+    /// and the name and stored checksum of every /params dataset (the checksums cover the values;
+    /// nothing is read beyond attributes). Equal for a copy or a moved file, different after any
+    /// further training step. Throws segrank::Error naming the file when /params is missing or a
+    /// parameter has no checksum.
+    std::string parameters_id() const;
     /// True for every checkpoint opened (a format_version 3 checkpoint without attribute checksums
     /// is refused).
     bool attributes_checked() const { return attrs_checked_; }

@@ -332,6 +332,7 @@ LoadedModel load_model(const std::filesystem::path& path) {
         throw Error(str(lm.file.string(), ": attribute /extra/task: ", e.what()));
     }
     lm.normalizer = read_normalizer(r, lm.file);
+    lm.parameters_id = r.parameters_id();
     apply_model_precision(lm.cfg, true);  // the precision the model was trained with
     try {
         lm.model =

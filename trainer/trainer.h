@@ -46,6 +46,8 @@ struct LoadedModel {
     Task task = Task::kLayout;
     std::unique_ptr<Model> model;
     std::filesystem::path file;
+    /// CheckpointReader::parameters_id() of `file`: which model, wherever the file is now.
+    std::string parameters_id;
 };
 
 /// Loads `path`: a checkpoint file, or a run directory (its best.ckpt.h5, else last.ckpt.h5).

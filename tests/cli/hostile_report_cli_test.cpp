@@ -16,6 +16,22 @@ namespace {
 
 CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 1); }
 
+// configs/tiny.toml trained for 2 steps (no evaluation) on a tiny layout collection under dir/data
+// (1 valid graph), into dir/run.
+fs::path tiny_layout_run(const fs::path& dir) {
+    TinyLayoutSpec spec;
+    spec.valid_graphs = 1;
+    write_tiny_layout_collection(dir / "data", spec);
+    const fs::path run = dir / "run";
+    const auto t = run_segrank(
+        "train --config configs/tiny.toml --set train.steps=2 --set train.eval_every=0 "
+        "--set train.run_dir=" +
+        sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
+    INFO(t.output);
+    REQUIRE(t.exit_code == 0);
+    return run;
+}
+
 }  // namespace
 
 TEST_SUITE("hostile") {
@@ -288,16 +304,7 @@ TEST_SUITE("hostile") {
         "segrank report takes a run's task from its config or checkpoint, never from the line "
         "it checks: a layout run's kaggle selection below -1 is refused however the line reads") {
         const fs::path dir = scratch_dir("hostile_report_run_task");
-        TinyLayoutSpec spec;
-        spec.valid_graphs = 1;
-        write_tiny_layout_collection(dir / "data", spec);
-        const fs::path run = dir / "run";
-        const auto t = run_segrank(
-            "train --config configs/tiny.toml --set train.steps=2 --set train.eval_every=0 "
-            "--set train.run_dir=" +
-            sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
-        INFO(t.output);
-        REQUIRE(t.exit_code == 0);
+        const fs::path run = tiny_layout_run(dir);
         const std::string met = (run / "metrics.jsonl").string();
         const std::string train_lines = read_file_text(run / "metrics.jsonl");
         const std::string good_coll =
@@ -362,5 +369,33 @@ TEST_SUITE("hostile") {
         INFO(ok.output);
         CHECK(ok.exit_code == 0);
         CHECK(fs::exists(run / "report.html"));
+    }
+
+    TEST_CASE("segrank report --eval accepts a renamed run's own evaluation, not another model's") {
+        const fs::path dir = scratch_dir("hostile_report_renamed_run");
+        const fs::path run = tiny_layout_run(dir);
+        const std::string ev = (dir / "eval.json").string();
+        const auto e = run_segrank("evaluate --checkpoint " + sq(run.string()) + " --json " +
+                                   sq(ev) + " --data " + sq((dir / "data").string()));
+        INFO(e.output);
+        REQUIRE(e.exit_code == 0);
+        CHECK(contains_text(read_file_text(ev), R"("checkpoint_id":"xxh3_64:)"));
+        fs::rename(run, dir / "renamed");
+        const auto ok =
+            run_segrank("report " + sq((dir / "renamed").string()) + " --eval " + sq(ev));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        // Trained one step further, the run's checkpoints hold another model than the evaluated
+        // one.
+        const auto more = run_segrank("train --resume " + sq((dir / "renamed").string()) +
+                                      " --set train.steps=3");
+        INFO(more.output);
+        REQUIRE(more.exit_code == 0);
+        fs::remove(dir / "renamed/report.html");
+        const auto other =
+            run_segrank("report " + sq((dir / "renamed").string()) + " --eval " + sq(ev));
+        INFO(other.output);
+        CHECK(other.exit_code == 1);
+        CHECK(contains_text(other.output, "not a checkpoint of"));
     }
 }

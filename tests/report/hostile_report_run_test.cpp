@@ -264,4 +264,35 @@ TEST_SUITE("hostile") {
             test::replaced_first(kEval, "run/best.ckpt.h5", "elsewhere/run/best.ckpt.h5"));
         CHECK_FALSE(refusal(mine, true).empty());
     }
+
+    TEST_CASE("report --eval knows a renamed run's own evaluation by the checkpoint's identity") {
+        const fs::path dir = good_run("hostile_report_eval_renamed");
+        const std::string id = "xxh3_64:0123456789abcdef";
+        // Evaluated as runs/old/best.ckpt.h5, then runs/old was renamed: the path names neither.
+        const std::string moved = test::replaced_first(
+            kEval, R"("checkpoint":"run/best.ckpt.h5")",
+            R"("checkpoint":"runs/old/best.ckpt.h5","checkpoint_id":")" + id + "\"");
+        test::write_file_text(dir / "eval.json", moved);
+        auto render = [&](const std::vector<std::string>& ids) {
+            ReportOptions opt;
+            opt.run_dir = dir;
+            opt.eval_json = dir / "eval.json";
+            opt.run_checkpoint_ids = ids;
+            try {
+                (void)render_report_html(opt, nullptr);
+            } catch (const Error& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        };
+        CHECK(render({"xxh3_64:1111111111111111", id}).empty());
+        // Another model (a checkpoint replaced since, another run): refused as before.
+        CHECK(render({"xxh3_64:1111111111111111"}).find("not a checkpoint of") !=
+              std::string::npos);
+        CHECK(render({}).find("not a checkpoint of") != std::string::npos);
+        test::write_file_text(dir / "eval.json",
+                              test::replaced_first(moved, "\"" + id + "\"", "17"));
+        CHECK(render({id}).find("\"checkpoint_id\" is 17, expected a checkpoint's identity") !=
+              std::string::npos);
+    }
 }
