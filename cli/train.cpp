@@ -94,7 +94,7 @@ bool is_run_report_json_head(std::string_view h) { return h.starts_with(R"({"ste
 // the --config file itself, in a folder that is not a segrank run directory (no .lock, no
 // checkpoint) nothing but the names a run writes (and the --config file), and config.toml,
 // metrics.jsonl, report.json, report.html only when they are a run's own (a user's notes named
-// config.toml are refused).
+// config.toml are refused). A segrank tune directory (tune.json or measurements.jsonl) is refused.
 void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& config) {
     namespace fs = std::filesystem;
     SEGRANK_CHECK(!same_file(config, dir / "config.toml"), "--config ", config,
@@ -110,6 +110,11 @@ void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& co
                         "another train.run_dir"));
     }
     if (!fs::is_directory(dir, ec)) return;
+    // A segrank tune's --out (it holds a .lock too): its files and a run's would mix.
+    for (const char* f : {"tune.json", "measurements.jsonl"})
+        SEGRANK_CHECK(!fs::exists(fs::symlink_status(dir / f, ec)), "train.run_dir ",
+                      dir.string(), ": is a segrank tune directory (it holds ", f,
+                      "), not a run directory; give a new or empty folder as train.run_dir");
     static constexpr std::string_view kRunNames[] = {".lock",        "config.toml", "metrics.jsonl",
                                                      "report.json",  "report.html", "best.ckpt.h5",
                                                      "last.ckpt.h5", "partitions"};
@@ -265,6 +270,7 @@ TrainRequest train_request(const cxxopts::ParseResult& result) {
 // --check: the start-up checks that read no data (the run would refuse what they refuse).
 int check_only(const TrainRequest& t) {
     check_run_dir_creatable(t.dir, t.resume ? "--resume" : "train.run_dir (or --run-dir)");
+    check_run_dir_unlocked(t.dir);  // the run's RunDirLock would refuse it
     if (t.resume)
         check_resume_start(t.cfg, t.dir);
     else

@@ -37,6 +37,15 @@ private:
     int fd_ = -1;
 };
 
+/// Whether RunDirLock(dir, what, command) would be refused now, without keeping the lock (segrank
+/// train --check; docs/config.md#run-directory): throws the same segrank::Error as RunDirLock for
+/// a `.lock` that is a symbolic link and for a lock another process holds ("run directory D is in
+/// use by another segrank train (pid N)"). Probes with a shared flock taken and released at once;
+/// a missing `dir` or `.lock` passes. Creates and writes nothing.
+void check_run_dir_unlocked(const std::filesystem::path& dir,
+                            std::string_view what = "run directory",
+                            std::string_view command = "segrank train");
+
 /// True for the keys a `--resume` may change: purely operational ones that change neither the
 /// model, the data, the segmentation nor the optimizer trajectory of the steps already taken
 /// (train.steps, train.epochs, train.eval_every, train.log_every, train.progress, train.threads,

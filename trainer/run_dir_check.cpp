@@ -35,6 +35,13 @@ void check_run_dir_creatable(const std::filesystem::path& dir, std::string_view 
     fs::path at = dir;  // the nearest existing ancestor (or dir itself)
     while (!at.empty() && !fs::exists(fs::status(at, ec))) {
         SEGRANK_CHECK(ec.value() != ELOOP, head, "cannot be created (", ec.message(), ")");
+        // A dangling link above dir: creating dir through it fails ("File exists").
+        if (at != dir && fs::is_symlink(fs::symlink_status(at, ec)))
+            throw Error(str(head, "cannot be created: '", echo_value(at.string(), kShownPathBytes),
+                            "' is a dangling symbolic link to '",
+                            echo_value(fs::read_symlink(at, ec).string(), kShownPathBytes),
+                            "' (which does not exist): remove the link, create that folder or "
+                            "give another path"));
         at = at.has_relative_path() ? at.parent_path() : fs::path();
     }
     if (at.empty()) at = ".";

@@ -1,6 +1,9 @@
 // Hostile trial 8: `segrank train --check` refuses a run directory the run cannot create (its
-// parent a file, a path component longer than a file name may be), naming the key.
+// parent a file, a path component longer than a file name may be, a dangling symbolic link above
+// it), one a running train holds, and a segrank tune directory, naming the key.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,10 +19,11 @@ namespace {
 
 // `segrank train --config configs/tiny.toml --check` with data.root in `dir` (not listed: no
 // graph is needed) and the run directory `run_dir`.
-CommandResult check_run_dir(const fs::path& dir, const std::string& run_dir) {
+CommandResult check_run_dir(const fs::path& dir, const std::string& run_dir,
+                            const std::string& mode = " --check") {
     return run_segrank_in_source("train --config configs/tiny.toml --set " +
                                      sq("data.root=\"" + (dir / "npz").string() + "\"") +
-                                     " --run-dir " + sq(run_dir) + " --check",
+                                     " --run-dir " + sq(run_dir) + mode,
                                  1);
 }
 
@@ -68,5 +72,59 @@ TEST_SUITE("hostile") {
         CHECK(r.exit_code == 1);
         CHECK(contains_text(r.output, "cannot be created in '"));
         CHECK(contains_text(r.output, "Permission denied"));
+    }
+
+    TEST_CASE("segrank train --check and the run refuse a run directory below a dangling link") {
+        const fs::path dir = scratch_dir("hostile_check_run_dir_dangling_parent");
+        fs::create_symlink(dir / "gone", dir / "link");
+        for (const char* mode : {" --check", " --set train.steps=1"}) {
+            const auto r = check_run_dir(dir, (dir / "link/run").string(), mode);
+            INFO(mode, r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "train.run_dir (or --run-dir) '"));
+            CHECK(contains_text(r.output, "link' is a dangling symbolic link to '"));
+            CHECK_FALSE(contains_text(r.output, "File exists"));
+            CHECK_FALSE(contains_text(r.output, "config OK"));
+        }
+        CHECK_FALSE(fs::exists(dir / "gone"));
+    }
+
+    TEST_CASE("segrank train --check refuses a run directory a running train holds, naming its pid") {
+        const fs::path dir = scratch_dir("hostile_check_run_dir_locked");
+        fs::create_directories(dir / "run");
+        // This process holds the lock as a running segrank train does (its pid in .lock).
+        const int fd = ::open((dir / "run/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        REQUIRE(fd >= 0);
+        REQUIRE(::write(fd, "4242\n", 5) == 5);
+        REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+        const auto r = check_run_dir(dir, (dir / "run").string());
+        ::close(fd);
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "run directory " + (dir / "run").string() +
+                                          " is in use by another segrank train (pid 4242)"));
+        CHECK_FALSE(contains_text(r.output, "config OK"));
+        // Released, the same folder (its .lock left by an ended run) passes.
+        const auto ok = check_run_dir(dir, (dir / "run").string());
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+    }
+
+    TEST_CASE("segrank train and train --check refuse a segrank tune directory as the run dir") {
+        const fs::path dir = scratch_dir("hostile_check_run_dir_tune_out");
+        for (const char* f : {"tune.json", "measurements.jsonl"}) {
+            const fs::path tune = dir / (std::string("tune_") + f);
+            fs::create_directories(tune);
+            write_file_text(tune / ".lock", "");  // a tune's --out keeps its .lock as a run's does
+            write_file_text(tune / f, "{}\n");
+            for (const char* mode : {" --check", " --set train.steps=1"}) {
+                const auto r = check_run_dir(dir, tune.string(), mode);
+                INFO(f, mode, r.output);
+                CHECK(r.exit_code == 1);
+                CHECK(contains_text(r.output, "train.run_dir " + tune.string() +
+                                                  ": is a segrank tune directory (it holds " + f));
+                CHECK_FALSE(fs::exists(tune / "config.toml"));
+            }
+        }
     }
 }
