@@ -18,6 +18,7 @@
 #include "data/collection.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
+#include "gst/inference_budget.h"
 #include "util/user_input.h"
 
 namespace segrank::cli {
@@ -336,6 +337,14 @@ uint64_t seed_option(const cxxopts::ParseResult& args, const std::string& name) 
     const int64_t seed = args[name].as<int64_t>();
     SEGRANK_CHECK(seed >= 0, "--", name, ": expected a seed >= 0, got ", seed);
     return static_cast<uint64_t>(seed);
+}
+
+int64_t memory_mb_option(const cxxopts::ParseResult& args, const std::string& name) {
+    if (!args.count(name)) return 0;
+    const int64_t mb = args[name].as<int64_t>();
+    SEGRANK_CHECK(mb >= kMinInferenceMemoryMb && mb <= kMaxInferenceMemoryMb, "--", name,
+                  ": expected ", kMinInferenceMemoryMb, " to ", kMaxInferenceMemoryMb, ", got ", mb);
+    return mb;
 }
 
 }  // namespace segrank::cli

@@ -39,6 +39,12 @@ std::string split_option(const cxxopts::ParseResult& args, const std::string& na
 /// Throws segrank::Error "--random: expected a seed >= 0, got -1". Precondition: present.
 uint64_t seed_option(const cxxopts::ParseResult& args, const std::string& name);
 
+/// The integer option `--<name>` ("--memory-mb" of predict and tune) as ScoreOptions::memory_mb:
+/// MiB scoring may hold per graph, kMinInferenceMemoryMb..kMaxInferenceMemoryMb
+/// (gst/inference_budget.h, as eval.memory_mb), or 0 when the option is absent (the checkpoint's
+/// eval.memory_mb). Throws segrank::Error "--memory-mb: expected 16 to 1048576, got 8".
+int64_t memory_mb_option(const cxxopts::ParseResult& args, const std::string& name = "memory-mb");
+
 /// resolve_output(path) (util/atomic_file.h) for the output option `option` ("--out"), called
 /// before any work: a directory, FIFO, socket, block device or unreadable path throws
 /// segrank::Error "--out PATH: is a FIFO (named pipe), ..." naming the option and the path; an

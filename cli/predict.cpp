@@ -101,11 +101,7 @@ ScoreOptions score_options_from(const cxxopts::ParseResult& args) {
                       "--cache-mb: expected 0..1048576, got ", score_options.cache_mb);
     }
     if (args.count("memory-mb")) {
-        score_options.memory_mb = args["memory-mb"].as<int64_t>();
-        SEGRANK_CHECK(score_options.memory_mb >= kMinInferenceMemoryMb &&
-                          score_options.memory_mb <= kMaxInferenceMemoryMb,
-                      "--memory-mb: expected ", kMinInferenceMemoryMb, " to ",
-                      kMaxInferenceMemoryMb, ", got ", score_options.memory_mb);
+        score_options.memory_mb = memory_mb_option(args);
         (void)inference_budget(score_options.memory_mb, score_options.cache_mb, "--memory-mb",
                                "--cache-mb");
     }

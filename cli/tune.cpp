@@ -205,6 +205,8 @@ TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidat
                       " does not apply (use --candidates search or leave it out)");
         SEGRANK_CHECK(o.refit == RefitMode::kNone, "--strategy ", name,
                       ": --refit applies to --strategy model only");
+        SEGRANK_CHECK(!args.count("memory-mb"), "--strategy ", name,
+                      ": --memory-mb applies to --strategy model only (the cost model's scoring)");
         SEGRANK_CHECK(!o.resume, "--resume: --strategy ", name,
                       " does not resume (its search state is not in DIR); start a new --out");
         candidates = "search";
@@ -353,6 +355,10 @@ int run_tune(int argc, char** argv) {
         cxxopts::value<std::string>()->default_value("model"))(
         "out", "output directory (measurements.jsonl, best.json, tune.json)",
         cxxopts::value<std::string>())("resume", "continue the run in --out")(
+        "memory-mb",
+        "MiB the cost model's scoring may hold per graph beside the graph's own arrays, 16 to "
+        "1048576 (default: the checkpoint's eval.memory_mb; docs/gst.md#memory-budget)",
+        cxxopts::value<int64_t>())(
         "threads", "OpenMP threads (default: all cores)",
         cxxopts::value<int>()->default_value("0"))("quiet", "no progress lines")("h,help",
                                                                                  "show this help");
@@ -364,6 +370,8 @@ int run_tune(int argc, char** argv) {
     SEGRANK_CHECK(args.count("out"), "missing --out DIR");
     std::string candidates;
     TuneOptions o = tune_options(args, candidates);
+    ScoreOptions scoring;  // --memory-mb, as predict's (0: the checkpoint's eval.memory_mb)
+    scoring.memory_mb = memory_mb_option(args);
     SEGRANK_CHECK(o.strategy != Strategy::kModel || args.count("checkpoint"),
                   "missing --checkpoint RUN_DIR");
     set_num_threads(thread_option(args));
@@ -377,7 +385,7 @@ int run_tune(int argc, char** argv) {
 
     std::optional<CostModel> model;
     if (o.strategy == Strategy::kModel)
-        model.emplace(args["checkpoint"].as<std::vector<std::string>>());
+        model.emplace(args["checkpoint"].as<std::vector<std::string>>(), scoring);
     // Out of memory in a step the rounds do not name: the graph and the step.
     const std::string graph = args["graph"].as<std::string>();
     const Graph g =
