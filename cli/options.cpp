@@ -343,7 +343,8 @@ int64_t memory_mb_option(const cxxopts::ParseResult& args, const std::string& na
     if (!args.count(name)) return 0;
     const int64_t mb = args[name].as<int64_t>();
     SEGRANK_CHECK(mb >= kMinInferenceMemoryMb && mb <= kMaxInferenceMemoryMb, "--", name,
-                  ": expected ", kMinInferenceMemoryMb, " to ", kMaxInferenceMemoryMb, ", got ", mb);
+                  ": expected ", kMinInferenceMemoryMb, " to ", kMaxInferenceMemoryMb, ", got ",
+                  mb);
     return mb;
 }
 

@@ -112,8 +112,8 @@ void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& co
     if (!fs::is_directory(dir, ec)) return;
     // A segrank tune's --out (it holds a .lock too): its files and a run's would mix.
     for (const char* f : {"tune.json", "measurements.jsonl"})
-        SEGRANK_CHECK(!fs::exists(fs::symlink_status(dir / f, ec)), "train.run_dir ",
-                      dir.string(), ": is a segrank tune directory (it holds ", f,
+        SEGRANK_CHECK(!fs::exists(fs::symlink_status(dir / f, ec)), "train.run_dir ", dir.string(),
+                      ": is a segrank tune directory (it holds ", f,
                       "), not a run directory; give a new or empty folder as train.run_dir");
     static constexpr std::string_view kRunNames[] = {".lock",        "config.toml", "metrics.jsonl",
                                                      "report.json",  "report.html", "best.ckpt.h5",

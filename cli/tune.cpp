@@ -191,6 +191,7 @@ TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidat
     SEGRANK_CHECK(seed >= 0, "--seed: expected >= 0, got ", seed);
     o.seed = static_cast<uint64_t>(seed);
     o.out = args["out"].as<std::string>();
+    o.memory_mb = memory_mb_option(args);  // as predict's --memory-mb
     o.resume = args.count("resume") > 0;
     o.measure = args["measure"].as<std::string>();
     o.noise = args["noise"].as<double>();
@@ -358,10 +359,9 @@ int run_tune(int argc, char** argv) {
         "memory-mb",
         "MiB the cost model's scoring may hold per graph beside the graph's own arrays, 16 to "
         "1048576 (default: the checkpoint's eval.memory_mb; docs/gst.md#memory-budget)",
-        cxxopts::value<int64_t>())(
-        "threads", "OpenMP threads (default: all cores)",
-        cxxopts::value<int>()->default_value("0"))("quiet", "no progress lines")("h,help",
-                                                                                 "show this help");
+        cxxopts::value<int64_t>())("threads", "OpenMP threads (default: all cores)",
+                                   cxxopts::value<int>()->default_value("0"))(
+        "quiet", "no progress lines")("h,help", "show this help");
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
@@ -370,8 +370,6 @@ int run_tune(int argc, char** argv) {
     SEGRANK_CHECK(args.count("out"), "missing --out DIR");
     std::string candidates;
     TuneOptions o = tune_options(args, candidates);
-    ScoreOptions scoring;  // --memory-mb, as predict's (0: the checkpoint's eval.memory_mb)
-    scoring.memory_mb = memory_mb_option(args);
     SEGRANK_CHECK(o.strategy != Strategy::kModel || args.count("checkpoint"),
                   "missing --checkpoint RUN_DIR");
     set_num_threads(thread_option(args));
@@ -385,7 +383,8 @@ int run_tune(int argc, char** argv) {
 
     std::optional<CostModel> model;
     if (o.strategy == Strategy::kModel)
-        model.emplace(args["checkpoint"].as<std::vector<std::string>>(), scoring);
+        model.emplace(args["checkpoint"].as<std::vector<std::string>>(),
+                      ScoreOptions{.memory_mb = o.memory_mb});
     // Out of memory in a step the rounds do not name: the graph and the step.
     const std::string graph = args["graph"].as<std::string>();
     const Graph g =

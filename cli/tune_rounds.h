@@ -79,6 +79,9 @@ struct TuneOptions {
     const tune::CandidateGenerator* generator = nullptr;
     int64_t pool = 0;  ///< search: proposals scored per round (0 = max(kDefaultPool, 8 B))
     Strategy strategy = Strategy::kModel;  ///< recorded in DIR/tune.json
+    /// --memory-mb: the cost model's scoring budget in MiB (ScoreOptions::memory_mb; 0 = the
+    /// checkpoint's eval.memory_mb).
+    int64_t memory_mb = 0;
 };
 
 /// How the run ended.

@@ -63,8 +63,8 @@ void refuse_linked_lock(const fs::path& dir, std::string_view what, std::string_
                   "'); ", command, " writes its pid into it: remove the link");
 }
 
-[[noreturn]] void throw_in_use(const fs::path& dir, std::string_view what,
-                               std::string_view command, const std::string& holder) {
+[[noreturn]] void throw_in_use(const fs::path& dir, std::string_view what, std::string_view command,
+                               const std::string& holder) {
     throw Error(str(what, " ", dir.string(), " is in use by another ", command, " (", holder, ")"));
 }
 

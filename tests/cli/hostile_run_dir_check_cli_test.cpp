@@ -89,7 +89,8 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "gone"));
     }
 
-    TEST_CASE("segrank train --check refuses a run directory a running train holds, naming its pid") {
+    TEST_CASE(
+        "segrank train --check refuses a run directory a running train holds, naming its pid") {
         const fs::path dir = scratch_dir("hostile_check_run_dir_locked");
         fs::create_directories(dir / "run");
         // This process holds the lock as a running segrank train does (its pid in .lock).

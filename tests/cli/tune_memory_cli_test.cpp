@@ -20,8 +20,8 @@ TEST_SUITE("hostile") {
         const fs::path run = train_tiny_layout_run(dir, "run", 2);
         const std::string graph =
             (dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string();
-        const std::string base = "tune --checkpoint " + sq(run.string()) + " --graph " +
-                                 sq(graph) + " --budget 9 --batch 2 --quiet --out ";
+        const std::string base = "tune --checkpoint " + sq(run.string()) + " --graph " + sq(graph) +
+                                 " --budget 9 --batch 2 --quiet --out ";
         REQUIRE(run_segrank_in_source(base + sq((dir / "def").string())).exit_code == 0);
         const CommandResult r =
             run_segrank_in_source(base + sq((dir / "tiny").string()) + " --memory-mb 16");
@@ -43,8 +43,9 @@ TEST_SUITE("hostile") {
             sq((dir / "bad").string()) + " --memory-mb 64");
         INFO(free.output);
         CHECK(free.exit_code == 1);
-        CHECK(contains_text(free.output, "--strategy random: --memory-mb applies to --strategy "
-                                         "model only"));
+        CHECK(contains_text(free.output,
+                            "--strategy random: --memory-mb applies to --strategy "
+                            "model only"));
         CHECK_FALSE(fs::exists(dir / "bad"));
     }
 }
