@@ -39,7 +39,7 @@ BEGIN {
     tp[++nt] = "^<xxhash\\.h>$";           owner[nt] = "gnn/core/hash.cpp"
     tp[++nt] = "^<omp\\.h>$";              owner[nt] = "gnn/core/parallel.cpp"
     tp[++nt] = "^<metis\\.h>$";            owner[nt] = "segments/partitioner_metis.cpp"
-    tp[++nt] = "^<toml\\+\\+/";            owner[nt] = "trainer/config.cpp"
+    tp[++nt] = "^<toml\\+\\+/";            owner[nt] = "trainer/config.cpp trainer/config_toml.h trainer/config_toml.cpp"
     tp[++nt] = "^<cxxopts\\.hpp>$";        owner[nt] = "cli/"
     tp[++nt] = "^<nlohmann/";              owner[nt] = "util/"
     tp[++nt] = "^<google/protobuf/";       owner[nt] = "data/hlo/"

@@ -1,6 +1,6 @@
-// load_config: TOML (toml++ 3.3, the only includer) -> RunConfig, with `--set` overrides,
-// unknown-key detection with suggestions, type checks and range checks reported as file:line:col
-// (docs/config.md#errors).
+// load_config: TOML (toml++ 3.3; its other includer is trainer/config_toml.cpp) -> RunConfig, with
+// `--set` overrides, unknown-key detection with suggestions, type checks and range checks reported
+// as file:line:col (docs/config.md#errors).
 #include "trainer/config.h"
 
 #include <toml++/toml.h>
@@ -21,78 +21,30 @@
 #include "trainer/config_literal.h"
 #include "trainer/config_messages.h"
 #include "trainer/config_schema.h"
+#include "trainer/config_toml.h"
 #include "util/user_input.h"
 
 namespace segrank {
 namespace {
 
 using cfg::detail::Check;
+using cfg::detail::describe;
 using cfg::detail::expected_of;
 using cfg::detail::find_retired;
 using cfg::detail::key_suggestion;
 using cfg::detail::KeyCollector;
 using cfg::detail::Loc;
 using cfg::detail::LocatedMessage;
+using cfg::detail::name_quoted_numbers;
 using cfg::detail::override_loc;
+using cfg::detail::parse_quoting_numbers;
+using cfg::detail::position;
 using cfg::detail::retired_key_message;
 using cfg::detail::RetiredKey;
 using cfg::detail::sorted_texts;
 using cfg::detail::throw_errors;
+using cfg::detail::toml_literal;
 using cfg::detail::trim;
-
-std::string_view type_name(const toml::node& n) {
-    switch (n.type()) {
-        case toml::node_type::table:
-            return "table";
-        case toml::node_type::array:
-            return "array";
-        case toml::node_type::string:
-            return "string";
-        case toml::node_type::integer:
-            return "integer";
-        case toml::node_type::floating_point:
-            return "float";
-        case toml::node_type::boolean:
-            return "boolean";
-        case toml::node_type::date:
-            return "date";
-        case toml::node_type::time:
-            return "time";
-        case toml::node_type::date_time:
-            return "date-time";
-        default:
-            return "nothing";
-    }
-}
-
-/// "float 2.5", "string \"abc\"", "array" for messages.
-std::string describe(const toml::node& n) {
-    std::ostringstream os;
-    os << type_name(n);
-    if (n.is_string())
-        os << " " << cfg::detail::quote_toml(n.as_string()->get());
-    else if (n.is_integer())
-        os << " " << n.as_integer()->get();
-    else if (n.is_floating_point())
-        os << " " << cfg::detail::format_double(n.as_floating_point()->get());
-    else if (n.is_boolean())
-        os << (n.as_boolean()->get() ? " true" : " false");
-    return os.str();
-}
-
-Loc position(std::string_view source, const toml::source_region& r) {
-    if (r.begin.line == 0) return Loc{std::string(source)};
-    return Loc{str(source, ":", r.begin.line, ":", r.begin.column), Loc::kPosition,
-               static_cast<int64_t>(r.begin.line), static_cast<int64_t>(r.begin.column)};
-}
-
-/// A TOML scalar as TOML writes it (strings quoted), for comparison with RetiredKey::off.
-std::string toml_literal(const toml::node& n) {
-    if (const auto* b = n.as_boolean()) return b->get() ? "true" : "false";
-    if (const auto* i = n.as_integer()) return std::to_string(i->get());
-    if (const auto* s = n.as_string()) return str("\"", s->get(), "\"");
-    return describe(n);
-}
 
 /// Reads one TOML document (already merged with overrides) into a RunConfig. Every problem found
 /// (unknown keys, wrong types, range and cross-key checks) is collected; none stops the walk.
@@ -205,6 +157,11 @@ public:
         big_by_pos_[{line, column}] = std::move(literal);
     }
 
+    /// A `--set dotted=value` toml++ refused with `error` (a string node holding `value`).
+    void set_unparsed(const std::string& dotted, std::string value, std::string error) {
+        unparsed_[dotted] = {std::move(value), std::move(error)};
+    }
+
 private:
     std::string suggestion(const std::string& given, bool top_level) const {
         return key_suggestion(given, top_level, schema_.sections, schema_.keys);
@@ -219,16 +176,29 @@ private:
     /// nullopt.
     std::optional<std::string> big_literal(const toml::node& n, const std::string& dotted) const {
         if (!n.is_string()) return std::nullopt;
-        const auto& b = n.source().begin;
-        if (b.line > 0) {
-            const auto it =
-                big_by_pos_.find({static_cast<int64_t>(b.line), static_cast<int64_t>(b.column)});
-            if (it != big_by_pos_.end()) return it->second;
-            return std::nullopt;
-        }
-        const auto it = big_by_key_.find(dotted);
+        const auto it = big_by_key_.find(dotted);  // --set (an item inside its array: line 1)
         if (it != big_by_key_.end() && n.as_string()->get() == it->second) return it->second;
-        return std::nullopt;
+        const auto& b = n.source().begin;
+        if (b.line == 0) return std::nullopt;
+        const auto at =
+            big_by_pos_.find({static_cast<int64_t>(b.line), static_cast<int64_t>(b.column)});
+        return at != big_by_pos_.end() ? std::optional(at->second) : std::nullopt;
+    }
+
+    /// The parse error of `--set dotted=value` when toml++ refused the value, `n` is the bare
+    /// string standing for it, and it was meant as a value of type T: looks_like_toml_value (for
+    /// a list of strings an array or table; never for a string key, which takes any word).
+    template <typename T>
+    std::optional<std::string> unparsed(const toml::node& n, const std::string& dotted) const {
+        const auto it = unparsed_.find(dotted);
+        if (std::is_same_v<T, std::string> || it == unparsed_.end() || !n.is_string() ||
+            n.source().begin.line != 0 || n.as_string()->get() != it->second.first)
+            return std::nullopt;
+        const std::string& v = it->second.first;
+        const bool meant = std::is_same_v<T, std::vector<std::string>>
+                               ? v.starts_with('[') || v.starts_with('{')
+                               : cfg::detail::looks_like_toml_value(v);
+        return meant ? std::optional(it->second.second) : std::nullopt;
     }
 
     /// "out of range: expected an integer in [1, 2147483647], got 99999999999": the range is the
@@ -263,6 +233,10 @@ private:
                 return error(where(dotted), dotted,
                              str("expected ", expected_of<T>(), ", got ", kind, *big));
             }
+        }
+        if (const auto why = unparsed<T>(n, dotted)) {
+            rejected_.insert(dotted);
+            return error(where(dotted), dotted, str("not a valid TOML value: ", *why));
         }
         if constexpr (std::is_same_v<T, bool>) {
             if (!n.is_boolean()) return type_error(dotted, "a boolean (true or false)", n);
@@ -359,6 +333,7 @@ private:
     std::map<std::string, Loc> origin_;
     std::map<std::string, std::string> big_by_key_;                  // --set key -> literal
     std::map<std::pair<int64_t, int64_t>, std::string> big_by_pos_;  // (line, column) -> literal
+    std::map<std::string, std::pair<std::string, std::string>> unparsed_;  // key -> value, error
     std::map<std::string, Loc> key_pos_;
     std::vector<LocatedMessage> errors_;
     std::set<std::string> rejected_;  // keys (without [i]) whose value was refused while reading
@@ -389,20 +364,12 @@ void apply_loss_alias(toml::table& root, std::map<std::string, Loc>* origin,
 /// "file:line:col: TOML parse error: ...".
 toml::table parse_config_text(std::string_view toml_text, std::string_view source_name,
                               std::vector<cfg::detail::BigInteger>& big) {
-    std::string text(toml_text);
-    for (;;) {
-        try {
-            return toml::parse(std::string_view(text), source_name);
-        } catch (const toml::parse_error& e) {
-            const auto& b = e.source().begin;
-            std::optional<cfg::detail::BigInteger> q;
-            if (cfg::detail::toml_number_out_of_range(e.description()) && big.size() < 1000)
-                q = cfg::detail::quote_big_integer(text, b.line, b.column);
-            if (!q)
-                throw Error(str(source_name, ":", b.line, ":", b.column,
-                                ": TOML parse error: ", e.description()));
-            big.push_back(std::move(*q));
-        }
+    try {
+        return parse_quoting_numbers(std::string(toml_text), source_name, big);
+    } catch (const toml::parse_error& e) {
+        const auto& b = e.source().begin;
+        throw Error(
+            str(source_name, ":", b.line, ":", b.column, ": TOML parse error: ", e.description()));
     }
 }
 
@@ -410,7 +377,8 @@ RunConfig load_config_text(std::string_view toml_text, std::string_view source_n
                            const std::vector<std::string>& overrides, bool stored) {
     std::vector<cfg::detail::BigInteger> big_in_file;
     toml::table root = parse_config_text(toml_text, source_name, big_in_file);
-    std::map<std::string, std::string> big_in_overrides;  // dotted key -> literal
+    std::map<std::string, std::string> big_in_overrides;                  // dotted key -> literal
+    std::map<std::string, std::pair<std::string, std::string>> unparsed;  // key -> value, error
     std::map<std::string, Loc> origin;
     apply_loss_alias(root, &origin, source_name);
 
@@ -441,8 +409,18 @@ RunConfig load_config_text(std::string_view toml_text, std::string_view source_n
             // out of range.
             if ((cfg::detail::toml_integer_literal(value) &&
                  e.description().find("not representable in 64 bits") != std::string_view::npos) ||
-                cfg::detail::toml_float_overflows(value))
+                cfg::detail::toml_float_overflows(value)) {
                 big_in_overrides[key] = value;
+            } else {
+                try {  // such a number inside an array or table: named by its item
+                    std::vector<cfg::detail::BigInteger> big;
+                    toml::table t = parse_quoting_numbers("v = " + value, where.text, big);
+                    name_quoted_numbers(*t.get("v"), key, big, big_in_overrides);
+                    snippet = std::move(t);
+                } catch (const toml::parse_error& e2) {  // reported if the key holds no string
+                    unparsed[key] = {value, std::string(e2.description())};
+                }
+            }
         }
         toml::node* sec = root.get(section);
         if (!sec) {
@@ -462,6 +440,7 @@ RunConfig load_config_text(std::string_view toml_text, std::string_view source_n
     for (auto& [k, v] : origin) loader.set_origin(k, v);
     for (const auto& b : big_in_file) loader.set_big_integer(b.line, b.column, b.literal);
     for (const auto& [k, v] : big_in_overrides) loader.set_big_integer(k, v);
+    for (const auto& [k, v] : unparsed) loader.set_unparsed(k, v.first, v.second);
     for (const auto& b : bad_overrides) loader.error(b.where, b.key, b.message);
     loader.check_keys();
     RunConfig cfg;
@@ -481,19 +460,6 @@ RunConfig load_config_string(std::string_view toml_text, std::string_view source
 
 RunConfig load_stored_config(std::string_view toml_text, std::string_view source_name) {
     return load_config_text(toml_text, source_name, {}, true);
-}
-
-RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
-    // An ifstream opens a directory on Linux and reads nothing: that would be an empty (default)
-    // config.
-    std::error_code ec;
-    const auto st = std::filesystem::status(path, ec);
-    SEGRANK_CHECK(st.type() != std::filesystem::file_type::not_found, path,
-                  ": no such file (expected a TOML config file)");
-    SEGRANK_CHECK(st.type() != std::filesystem::file_type::directory, path,
-                  ": is a directory, expected a TOML file");
-    return load_config_string(read_input_file(path, "a TOML config file", kMaxConfigFileBytes),
-                              path, overrides);
 }
 
 }  // namespace segrank

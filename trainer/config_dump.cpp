@@ -1,5 +1,6 @@
 // dump_config and config_keys: RunConfig -> commented TOML text (every key, one-line docs),
-// the format of configs/default.toml and of the effective config in a run directory.
+// the format of configs/default.toml and of the effective config in a run directory; save_config
+// and load_config, the config files.
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include "gnn/core/check.h"
 #include "trainer/config_schema.h"
 #include "util/atomic_file.h"
+#include "util/user_input.h"
 
 namespace segrank {
 namespace {
@@ -101,6 +103,19 @@ std::vector<ConfigKeyInfo> config_keys() {
     const RunConfig defaults{};
     cfg::detail::visit_schema(k, defaults);
     return out;
+}
+
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+    // An ifstream opens a directory on Linux and reads nothing: that would be an empty (default)
+    // config.
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    SEGRANK_CHECK(st.type() != std::filesystem::file_type::not_found, path,
+                  ": no such file (expected a TOML config file)");
+    SEGRANK_CHECK(st.type() != std::filesystem::file_type::directory, path,
+                  ": is a directory, expected a TOML file");
+    return load_config_string(read_input_file(path, "a TOML config file", kMaxConfigFileBytes),
+                              path, overrides);
 }
 
 }  // namespace segrank

@@ -23,6 +23,20 @@ bool toml_integer_literal(std::string_view s) {
            all(s, [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
+bool looks_like_toml_value(std::string_view value) {
+    if (value.empty()) return false;
+    if (std::isdigit(static_cast<unsigned char>(value[0])) ||
+        std::string_view("+-.[{\"'").find(value[0]) != std::string_view::npos)
+        return true;
+    const auto starts = [&](std::string_view word) {
+        return value.size() >= word.size() &&
+               std::equal(word.begin(), word.end(), value.begin(), [](char w, char c) {
+                   return w == std::tolower(static_cast<unsigned char>(c));
+               });
+    };
+    return starts("true") || starts("false");
+}
+
 bool toml_number_out_of_range(std::string_view description) {
     return description.find("not representable in 64 bits") != std::string_view::npos ||
            description.find("could not be interpreted as a value") != std::string_view::npos;

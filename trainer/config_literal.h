@@ -40,6 +40,13 @@ bool toml_number_out_of_range(std::string_view description);
 /// which toml++ refuses to parse: the loader reports it as out of range, not as a bare string.
 bool toml_float_overflows(std::string_view s);
 
+/// True when `value`, a `--set` value toml++ refused to parse, was meant as a TOML value rather
+/// than a bare word (which the loader reads as a string): it starts with a digit, a sign, '.', '[',
+/// '{' or a quote, or with "true" / "false" in any case ("True", "falsey"). The loader then reports
+/// the parse error for a key that holds no string ("--set optim.lr=1e400x: optim.lr: not a valid
+/// TOML value: ...").
+bool looks_like_toml_value(std::string_view value);
+
 /// The message for `literal`, a number beyond what a double key holds (a float literal that
 /// overflows, or an integer literal beyond 64 bits), with the key's valid range `check`.
 std::string double_out_of_range(std::string_view literal, const Check& check);
