@@ -64,6 +64,9 @@ int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::pat
 struct CheckpointFacts {
     std::optional<Task> task;
     std::vector<std::string> ids;
+    /// eval.metric of the first readable checkpoint's stored config, and that checkpoint.
+    std::string metric;
+    std::filesystem::path metric_source;
 };
 CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
     CheckpointFacts f;
@@ -74,6 +77,11 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
             const CheckpointReader r(dir / name);
             if (const auto task = r.attr_string("task"); task && !f.task)
                 f.task = parse_task(*task);
+            if (const auto toml = r.attr_string("config_toml"); toml && f.metric.empty()) {
+                f.metric = cfg::to_string(
+                    load_stored_config(*toml, (dir / name).string() + ":config_toml").eval.metric);
+                f.metric_source = dir / name;
+            }
             f.ids.push_back(r.parameters_id());
         } catch (const Error&) {
         }
@@ -81,11 +89,12 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
     return f;
 }
 
-// What a run's own files say about it: its eval.metric ("" when config.toml is absent) and its
+// What a run's own files say about it: its eval.metric (config.toml's, which must be its
+// checkpoint's; the checkpoint's when config.toml is absent; "" when neither is there) and its
 // task (from config.toml's data.collections, else from its checkpoint; nullopt when neither
-// tells). A run's config.toml that is not a TOML run config (garbage, a truncated write) is an
-// error naming it, as a garbage line of metrics.jsonl is: the page would show it as the
-// effective config.
+// tells: load_run then narrows it by the tasks its evaluations name). A run's config.toml that is
+// not a TOML run config (garbage, a truncated write) is an error naming it, as a garbage line of
+// metrics.jsonl is: the page would show it as the effective config.
 struct RunIdentity {
     std::string metric;
     std::optional<Task> task;
@@ -94,8 +103,10 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
     const std::filesystem::path file = dir / "config.toml";
     std::error_code ec;
     RunIdentity id;
+    const CheckpointFacts ck = checkpoint_facts(dir);
     if (!std::filesystem::exists(file, ec)) {  // noted as absent on the page
-        id.task = checkpoint_facts(dir).task;
+        id.metric = ck.metric;
+        id.task = ck.task;
         return id;
     }
     const std::string text = read_input_file(file, "a TOML config file", kMaxConfigFileBytes);
@@ -116,7 +127,12 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
                         "into its run directory): ",
                         e.what()));
     }
-    if (!id.task) id.task = checkpoint_facts(dir).task;
+    // The checkpoint's stored config is checksummed; config.toml is what train wrote beside it.
+    SEGRANK_CHECK(ck.metric.empty() || ck.metric == id.metric, file.string(), ": eval.metric = \"",
+                  id.metric, "\", but the run's checkpoint ", ck.metric_source.string(),
+                  " was trained with eval.metric = \"", ck.metric,
+                  "\" (config.toml was edited after training: restore it)");
+    if (!id.task) id.task = ck.task;
     return id;
 }
 

@@ -26,6 +26,18 @@ SelectionRange selection_range(std::string_view metric, std::optional<Task> task
     return {kNone, 1.0, "<= 1 (the bound of every eval.metric; the run's config is unknown)"};
 }
 
+SelectionField selection_field(std::string_view metric) {
+    if (metric == "kaggle") return {"score", 1.0};
+    if (metric == "kendall") return {"kendall_tau", 1.0};
+    if (metric == "opa") return {"opa", 1.0};
+    if (metric == "slowdown_1") return {"slowdown_1", -1.0};
+    if (metric == "slowdown_5") return {"slowdown_5", -1.0};
+    if (metric == "slowdown_10") return {"slowdown_10", -1.0};
+    SEGRANK_CHECK(false, "eval.metric = \"", metric,
+                  "\": expected kaggle, kendall, opa, slowdown_1, slowdown_5 or slowdown_10");
+    return {};
+}
+
 SelectionRange overall_score_range(std::optional<Task> task) {
     if (task == Task::kLayout)
         return {-1.0, 1.0, "in [-1, 1] (a mean of Kendall taus: a layout run)"};

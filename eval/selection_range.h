@@ -24,6 +24,17 @@ struct SelectionRange {
 /// (-inf, 1], "" (-inf, 1]. Throws segrank::Error for any other metric name.
 SelectionRange selection_range(std::string_view metric, std::optional<Task> task);
 
+/// The CollectionMetrics field eval.metric `metric` selects on (its JSON key, eval/metric_fields.h)
+/// and its sign (+1, or -1 for the slowdowns: higher is better for every selection value); a run's
+/// selection value is the mean of sign x field over the collections where it is finite
+/// (trainer/evaluation.cpp). Throws segrank::Error for a metric name that is not one of
+/// selection_range's.
+struct SelectionField {
+    std::string_view key;
+    double sign = 1.0;
+};
+SelectionField selection_field(std::string_view metric);
+
 /// The range of an eval result's "overall" (the mean of its collections' scores) in a run of
 /// `task`: [-1, 1] for layout (Kendall taus), (-inf, 1] for tile or an unknown task; `text` reads
 /// after "a number" ("in [-1, 1] (...)", "at most 1").

@@ -198,7 +198,14 @@ RunRecords load_run(const std::filesystem::path& dir, std::string_view selection
     RunRecords r;
     r.dir = dir;
     const auto metrics_path = dir / "metrics.jsonl";
-    if (const auto text = read_text(metrics_path, kMaxLinesFileBytes)) {
+    const auto text = read_text(metrics_path, kMaxLinesFileBytes);
+    if (auto rep = read_text(dir / "report.json", kMaxJsonFileBytes))
+        r.report = read_json(*rep, (dir / "report.json").string());
+    if (!task)
+        task = task_of_evaluations(text ? split_lines(*text) : std::vector<std::string>{}, r.report,
+                                   dir);
+    r.task = task;
+    if (text) {
         const auto lines = split_lines(*text);
         // Only an unterminated last line can be one the trainer is still writing; a complete line
         // that does not parse is as malformed as any other.
@@ -274,8 +281,7 @@ RunRecords load_run(const std::filesystem::path& dir, std::string_view selection
     } else {
         r.notes.push_back((dir / "config.toml").string() + ": absent (no effective config)");
     }
-    if (auto rep = read_text(dir / "report.json", kMaxJsonFileBytes)) {
-        r.report = read_json(*rep, (dir / "report.json").string());
+    if (r.report) {
         check_report_json(*r.report, selection_metric, task, (dir / "report.json").string());
     } else {
         r.notes.push_back((dir / "report.json").string() + ": absent (the run has not finished)");

@@ -42,6 +42,9 @@ struct RunRecords {
     std::string config_text;         ///< config.toml verbatim ("" when absent)
     std::optional<Json> report;      ///< report.json
     std::vector<std::string> notes;  ///< what was missing or skipped, shown in the page
+    /// The run's task the checks used: load_run's `task`, else the one task its evaluations name
+    /// (nullopt when none does).
+    std::optional<Task> task;
 };
 
 /// Reads `dir`. Throws segrank::Error when `dir` is not a directory or a metrics.jsonl line is

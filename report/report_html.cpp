@@ -372,7 +372,7 @@ std::string render_report_html(const ReportOptions& opt, std::vector<std::string
                             "file): ",
                             e.what()));
         }
-        check_evaluate_json(doc, opt.eval_json->string(), opt.task);
+        check_evaluate_json(doc, opt.eval_json->string(), run.task);
         if (const std::string other =
                 eval_checkpoint_mismatch(doc, opt.run_dir, opt.run_checkpoint_ids);
             !other.empty()) {

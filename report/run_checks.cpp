@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <type_traits>
 
 #include "eval/metric_fields.h"
 #include "eval/selection_range.h"
 #include "gnn/core/check.h"
+#include "report/report.h"
 #include "util/user_input.h"
 
 namespace segrank {
@@ -94,6 +96,77 @@ void check_metric_fields(const Json& obj, const std::string& where) {
         fields);
 }
 
+// Two numbers one segrank writer derived from the other (doubles written in full, "%.17g"): equal
+// up to the rounding of a mean taken in another order.
+bool same_value(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
+
+// `key` of `obj` as a double: NaN when absent or null (the writers' NaN), else the number.
+double number_or_nan(const Json& obj, const std::string& key) {
+    const Json* v = member(obj, key);
+    return v != nullptr && v->is_number() ? v->get<double>() : std::nan("");
+}
+
+// A selection value of eval.metric `metric` is the mean of its field over the line's collections
+// (trainer/evaluation.cpp selection_value): checked when both are there.
+void check_selection_matches_metrics(const Json& v, std::string_view metric,
+                                     const std::string& where) {
+    const Json* sel = member(v, "selection");
+    const Json* m = member(v, "metrics");
+    const Json* cs = m != nullptr && m->is_object() ? member(*m, "collections") : nullptr;
+    if (metric.empty() || sel == nullptr || !sel->is_number() || cs == nullptr || !cs->is_array())
+        return;
+    const SelectionField field = selection_field(metric);
+    double sum = 0.0;
+    int64_t n = 0;
+    for (const Json& c : *cs) {
+        const double x = field.sign * number_or_nan(c, std::string(field.key));
+        if (!std::isfinite(x)) continue;
+        sum += x;
+        ++n;
+    }
+    const double want = n > 0 ? sum / static_cast<double>(n) : kNoSelection;
+    SEGRANK_CHECK(same_value(sel->get<double>(), want), where, " \"selection\" is ", shown(*sel),
+                  ", expected ", n > 0 ? str(want) : std::string("-1e300 (no collection has one)"),
+                  field.sign < 0 ? " (minus the mean of the collections' \""
+                                 : " (the mean of the collections' \"",
+                  field.key, "\": eval.metric = ", metric, ")");
+}
+
+// The collection metrics of an evaluate --json document aggregate its per-graph ones
+// (eval/metrics.cpp aggregate_collection): the collections count as many graphs as "graphs" lists,
+// and a single collection's metrics are the aggregate of all of them.
+void check_graphs_match_collections(const Json& doc, const std::string& file) {
+    const Json* gs = member(doc, "graphs");
+    const Json* m = member(doc, "metrics");
+    const Json* cs = m != nullptr && m->is_object() ? member(*m, "collections") : nullptr;
+    if (gs == nullptr || cs == nullptr || !cs->is_array() || cs->empty()) return;
+    int64_t counted = 0;
+    for (const Json& c : *cs) counted += c.value("num_graphs", int64_t{0});
+    SEGRANK_CHECK(counted == static_cast<int64_t>(gs->size()), file,
+                  ": the collections of \"metrics\" count ", counted, " graphs, \"graphs\" lists ",
+                  gs->size());
+    if (cs->size() != 1 || gs->empty()) return;
+    const CollectionMetrics got = collection_metrics_from_json((*cs)[0], file);
+    const CollectionMetrics want =
+        aggregate_collection(got.collection, got.task, graph_metrics_from_json(doc, file));
+    visit_metric_fields(
+        [&](const MetricField& f, const auto& w, const auto& g) {
+            using T = std::decay_t<decltype(w)>;
+            if constexpr (std::is_same_v<T, double>) {
+                if (f.regression_only) return;  // per-graph errors are not read back
+                const bool ok = std::isnan(w) ? std::isnan(g) : !std::isnan(g) && same_value(g, w);
+                SEGRANK_CHECK(ok, file, ": metrics collections[0] \"", f.key, "\" is ",
+                              std::isnan(g) ? std::string("null") : str(g), ", expected ",
+                              std::isnan(w) ? std::string("null") : str(w),
+                              " (the aggregate of the document's \"graphs\")");
+            } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+                SEGRANK_CHECK(g == w, file, ": metrics collections[0] \"", f.key, "\" is ", g,
+                              ", expected ", w, " (counted from the document's \"graphs\")");
+            }
+        },
+        want, got);
+}
+
 void check_object(const Json& v, const std::string& where, const char* what) {
     SEGRANK_CHECK(v.is_object(), where, " is ", shown(v), ", expected ", what);
 }
@@ -117,6 +190,23 @@ void check_collection_metrics_json(const Json& c, const std::string& where) {
                   shown(*task), ", expected \"tile\" or \"layout\"");
     check_metric_fields<CollectionMetrics>(c, where);
     if (task == nullptr || *task == "layout") check_number(c, "score", kTau, where);
+    // score is the collection's Kaggle score (eval/metrics.cpp aggregate_collection).
+    const Json* score = member(c, "score");
+    if (task != nullptr && score != nullptr) {
+        const bool tile = *task == "tile";
+        const Json* from = member(c, tile ? "slowdown_5" : "kendall_tau");
+        if (from != nullptr) {
+            const double want =
+                tile ? 1.0 - number_or_nan(c, "slowdown_5") : number_or_nan(c, "kendall_tau");
+            const double got = number_or_nan(c, "score");
+            SEGRANK_CHECK(
+                std::isnan(want) == std::isnan(got) && (std::isnan(want) || same_value(got, want)),
+                where, " \"score\" is ", shown(*score), ", expected ",
+                std::isnan(want) ? std::string("null") : str(want),
+                tile ? " (1 - slowdown_5 of a tile collection)"
+                     : " (the kendall_tau of a layout collection)");
+        }
+    }
     const Json* n = member(c, "num_graphs");
     const Json* u = member(c, "num_uninformative");
     if (n != nullptr && u != nullptr)
@@ -132,31 +222,32 @@ void check_eval_result_json(const Json& m, const std::string& where, std::option
     const Json* cs = member(m, "collections");
     if (cs == nullptr) return;
     SEGRANK_CHECK(cs->is_array(), where, " \"collections\" is ", shown(*cs), ", expected an array");
-    double lo = kInf, hi = -kInf;
+    double sum = 0.0;
     bool all_scored = true;
     for (size_t i = 0; i < cs->size(); ++i) {
         const std::string at = str(where, " collections[", i, "]");
-        check_collection_metrics_json((*cs)[i], at);
         // One run trains one task (trainer/config_task.h): its evaluations hold only that task.
-        const Json* ctask = member((*cs)[i], "task");
+        const Json* ctask = (*cs)[i].is_object() ? member((*cs)[i], "task") : nullptr;
         if (task.has_value() && ctask != nullptr)
             SEGRANK_CHECK(*ctask == std::string(to_string(*task)), at, " \"task\" is ",
                           shown(*ctask), ", expected \"", to_string(*task),
                           "\" (the run's task, from its config.toml or checkpoint)");
+        check_collection_metrics_json((*cs)[i], at);
         const Json* score = member((*cs)[i], "score");
         if (score == nullptr || !score->is_number()) {
             all_scored = false;
             continue;
         }
-        lo = std::min(lo, score->get<double>());
-        hi = std::max(hi, score->get<double>());
+        sum += score->get<double>();
     }
     // overall is the mean of the collections' scores (eval/metrics.h overall_score).
     const Json* overall = member(m, "overall");
-    if (!all_scored || overall == nullptr || !overall->is_number() || cs->empty()) return;
-    const double x = overall->get<double>();
-    SEGRANK_CHECK(x >= lo - kSlack && x <= hi + kSlack, where, " \"overall\" is ", shown(*overall),
-                  ", expected the mean of the collections' scores, in [", lo, ", ", hi, "]");
+    if (overall == nullptr || !overall->is_number() || cs->empty()) return;
+    SEGRANK_CHECK(all_scored, where, " \"overall\" is ", shown(*overall),
+                  ", expected null (a collection has no score, so their mean has none)");
+    const double mean = sum / static_cast<double>(cs->size());
+    SEGRANK_CHECK(same_value(overall->get<double>(), mean), where, " \"overall\" is ",
+                  shown(*overall), ", expected the mean of the collections' scores, ", mean);
 }
 
 void check_selection_json(const Json& v, std::string_view metric, std::optional<Task> task,
@@ -192,6 +283,7 @@ void check_evaluate_json(const Json& doc, const std::string& file, std::optional
     }
     if (const Json* m = member(doc, "metrics"))
         check_eval_result_json(*m, str(file, ": metrics"), task);
+    check_graphs_match_collections(doc, file);
 }
 
 void check_report_json(const Json& doc, std::string_view metric, std::optional<Task> task,
@@ -232,9 +324,47 @@ void check_metrics_line(const Json& v, std::string_view phase, std::string_view 
         return;
     }
     if (phase == "random_baseline") check_integer(v, "seeds", 1, at);
-    if (phase == "eval" || phase == "finetune_eval")
-        check_selection_json(v, metric, task, at, "selection");
     if (const Json* m = member(v, "metrics")) check_eval_result_json(*m, at + " metrics", task);
+    if (phase == "eval" || phase == "finetune_eval") {
+        check_selection_json(v, metric, task, at, "selection");
+        check_selection_matches_metrics(v, metric, at);
+    }
+}
+
+namespace {
+
+// The tasks the collections of eval result `result` name ("tile", "layout"), added to `tasks`.
+void add_result_tasks(const Json* result, std::set<std::string>& tasks) {
+    const Json* cs =
+        result != nullptr && result->is_object() ? member(*result, "collections") : nullptr;
+    if (cs == nullptr || !cs->is_array()) return;
+    for (const Json& c : *cs) {
+        const Json* t = c.is_object() ? member(c, "task") : nullptr;
+        if (t != nullptr && t->is_string()) tasks.insert(t->get<std::string>());
+    }
+}
+
+}  // namespace
+
+std::optional<Task> task_of_evaluations(const std::vector<std::string>& lines,
+                                        const std::optional<Json>& report,
+                                        const std::filesystem::path& dir) {
+    std::set<std::string> tasks;
+    for (const std::string& line : lines) {
+        try {
+            const Json v = read_json(line, "", 0);
+            if (v.is_object() && v.contains("metrics")) add_result_tasks(&v["metrics"], tasks);
+        } catch (const Error&) {  // named by load_run's own pass
+        }
+    }
+    if (report && report->is_object())
+        for (const char* key : {"final", "random_baseline"})
+            if (report->contains(key)) add_result_tasks(&(*report)[key], tasks);
+    SEGRANK_CHECK(tasks.size() <= 1, dir.string(),
+                  ": its evaluations list both tile and layout collections (one run trains one "
+                  "task)");
+    if (tasks.empty() || (*tasks.begin() != "tile" && *tasks.begin() != "layout")) return {};
+    return parse_task(*tasks.begin());
 }
 
 std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::path& run_dir,
@@ -246,7 +376,9 @@ std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::pat
             run_checkpoint_ids.end())
         return "";
     const Json* ck = doc.is_object() ? member(doc, "checkpoint") : nullptr;
-    if (ck == nullptr || !ck->is_string()) return "";
+    if (ck == nullptr || !ck->is_string())
+        return "it records no \"checkpoint\" (segrank evaluate --json always does), so nothing "
+               "says its per-graph metrics are this run's";
     const fs::path file = ck->get<std::string>();
     const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
     std::error_code ec;

@@ -66,8 +66,18 @@ void check_report_json(const Json& doc, std::string_view metric, std::optional<T
 void check_metrics_line(const Json& v, std::string_view phase, std::string_view metric,
                         std::optional<Task> task, const std::string& where);
 
+/// The one task the collections of a run's own evaluations name (every parsable line of
+/// metrics.jsonl, `lines`, and report.json's "final" / "random_baseline"): what narrows the checks
+/// of a run whose config.toml and checkpoints do not tell its task (a line relabelled to the other
+/// task gains nothing: an unknown task already allows either). nullopt when none names a task.
+/// Throws segrank::Error naming `dir` when they name both (one run trains one task).
+std::optional<Task> task_of_evaluations(const std::vector<std::string>& lines,
+                                        const std::optional<Json>& report,
+                                        const std::filesystem::path& dir);
+
 /// Why the checkpoint a `segrank evaluate --json` document records ("checkpoint") is not one of
-/// `run_dir`'s, or "" when it is (or the document records none). When the document's
+/// `run_dir`'s, or "" when it is; a document recording no "checkpoint" is not known to be (the
+/// reason is returned). When the document's
 /// "checkpoint_id" (the model's identity, CheckpointReader::parameters_id) is one of
 /// `run_checkpoint_ids` (those of run_dir's checkpoints), it is, wherever the run has moved since.
 /// Otherwise the recorded path is as evaluate was given it: when it names an existing file, its

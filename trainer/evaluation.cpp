@@ -11,6 +11,7 @@
 
 #include "data/graph_memory.h"
 #include "eval/metric_fields.h"
+#include "eval/selection_range.h"
 #include "gnn/core/check.h"
 #include "gnn/core/hash.h"
 #include "gnn/core/rng.h"
@@ -29,30 +30,9 @@ Json EvalResult::to_json() const {
 
 namespace {
 
-// The field eval.metric selects on and its sign: higher is better for every selection metric
-// (slowdowns are negated).
-std::pair<std::string_view, double> selection_field(cfg::EvalMetric metric) {
-    switch (metric) {
-        case cfg::EvalMetric::kKaggle:
-            return {"score", 1.0};
-        case cfg::EvalMetric::kKendall:
-            return {"kendall_tau", 1.0};
-        case cfg::EvalMetric::kOpa:
-            return {"opa", 1.0};
-        case cfg::EvalMetric::kSlowdown1:
-            return {"slowdown_1", -1.0};
-        case cfg::EvalMetric::kSlowdown5:
-            return {"slowdown_5", -1.0};
-        case cfg::EvalMetric::kSlowdown10:
-            return {"slowdown_10", -1.0};
-    }
-    SEGRANK_ASSERT(false, "selection_field: unknown eval.metric");
-    return {};
-}
-
 // The mean over collections of the selected field (NaN collections left out); -1e300 if none.
 double selection_value(const EvalResult& r, cfg::EvalMetric metric) {
-    const auto [key, sign] = selection_field(metric);
+    const auto [key, sign] = selection_field(cfg::to_string(metric));
     double acc = 0.0;
     int n = 0;
     for (const auto& c : r.collections) {

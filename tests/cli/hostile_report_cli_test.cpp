@@ -321,16 +321,19 @@ TEST_SUITE("hostile") {
         // The configs/tiny.toml run lists no data.collections: the task is its checkpoint's.
         const std::string edits[] = {
             eval_line("-7", R"({"overall":null,"collections":[]})"),
-            eval_line("-7", R"({"overall":-7})"),
             eval_line("-7", R"({"overall":0.39,"collections":[)" + good_coll + "]}"),
+            eval_line("-7", R"({"overall":-7})"),
         };
         for (const std::string& e : edits) {
             const auto r = report_of(e);
             INFO(e, r.output);
             CHECK(r.exit_code == 1);
-            CHECK(contains_text(r.output,
-                                "\"selection\" is -7, expected [-1, 1] (the Kendall "
-                                "tau of a layout run) (eval.metric = kaggle)"));
+            CHECK((contains_text(r.output,
+                                 "\"selection\" is -7, expected [-1, 1] (the Kendall "
+                                 "tau of a layout run) (eval.metric = kaggle)") ||
+                   contains_text(r.output,
+                                 "metrics \"overall\" is -7, expected a number in "
+                                 "[-1, 1] (a mean of Kendall taus: a layout run)")));
             CHECK_FALSE(fs::exists(run / "report.html"));
         }
         // A collection relabelled "tile" is not one of this layout run's.
@@ -353,7 +356,11 @@ TEST_SUITE("hostile") {
         // Without a checkpoint, the config's data.collections tell the task.
         fs::remove(run / "last.ckpt.h5");
         fs::remove(run / "best.ckpt.h5");
-        CHECK(report_of(edits[0]).exit_code == 0);  // unknown task: a kaggle score is <= 1
+        // Nor do its checkpoints: the one task its evaluations name (report.json's final) does.
+        const auto narrowed = report_of(edits[0]);
+        INFO(narrowed.output);
+        CHECK(narrowed.exit_code == 1);
+        CHECK(contains_text(narrowed.output, "\"selection\" is -7, expected [-1, 1]"));
         std::string config = read_file_text(run / "config.toml");
         const size_t at = config.find("collections = []");
         REQUIRE(at != std::string::npos);
@@ -380,6 +387,39 @@ TEST_SUITE("hostile") {
         INFO(e.output);
         REQUIRE(e.exit_code == 0);
         CHECK(contains_text(read_file_text(ev), R"("checkpoint_id":"xxh3_64:)"));
+        // Its collection metrics aggregate its graphs, and it names its checkpoint.
+        const std::string doc = read_file_text(ev);
+        const size_t metrics = doc.find(R"("metrics":)");
+        REQUIRE(metrics != std::string::npos);
+        const size_t opa = doc.find(R"("opa":)", metrics);
+        REQUIRE(opa != std::string::npos);
+        const std::string edited = (dir / "edited.json").string();
+        write_text(edited,
+                   doc.substr(0, opa) + R"("opa":0.0123,)" + doc.substr(doc.find(',', opa) + 1));
+        const auto agg = run_segrank("report " + sq(run.string()) + " --eval " + sq(edited));
+        INFO(agg.output);
+        CHECK(agg.exit_code == 1);
+        CHECK(contains_text(agg.output, "metrics collections[0] \"opa\" is 0.0123, expected "));
+        CHECK(contains_text(agg.output, "(the aggregate of the document's \"graphs\")"));
+        const size_t ck = doc.find(R"("checkpoint":)");
+        write_text(edited, doc.substr(0, ck) + doc.substr(doc.find(R"("graphs":)")));
+        const auto anon = run_segrank("report " + sq(run.string()) + " --eval " + sq(edited));
+        INFO(anon.output);
+        CHECK(anon.exit_code == 1);
+        CHECK(contains_text(anon.output, "it records no \"checkpoint\""));
+        // config.toml's eval.metric is the checkpoint's: an edited one is refused.
+        const std::string config = read_file_text(run / "config.toml");
+        const size_t at = config.find(R"(metric = "kaggle")");
+        REQUIRE(at != std::string::npos);
+        write_text(run / "config.toml",
+                   config.substr(0, at) + R"(metric = "opa")" + config.substr(at + 17));
+        const auto metric = run_segrank("report " + sq(run.string()));
+        INFO(metric.output);
+        CHECK(metric.exit_code == 1);
+        CHECK(contains_text(metric.output,
+                            "config.toml: eval.metric = \"opa\", but the run's "
+                            "checkpoint"));
+        write_text(run / "config.toml", config);
         fs::rename(run, dir / "renamed");
         const auto ok =
             run_segrank("report " + sq((dir / "renamed").string()) + " --eval " + sq(ev));

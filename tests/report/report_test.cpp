@@ -26,20 +26,22 @@ size_t count(const std::string& s, const std::string& needle) {
     return n;
 }
 
-std::string eval_line(int step, double overall, double tile, double lay,
-                      const char* phase = "eval") {
-    return str(
-        "{\"phase\":\"", phase, "\",\"step\":", step, ",\"selection\":", overall,
-        ",\"metrics\":{\"overall\":", overall, ",\"collections\":[",
-        "{\"collection\":\"tile:xla\",\"task\":\"tile\",\"num_graphs\":2,\"num_uninformative\":0,"
-        "\"kendall_tau\":0.5,\"opa\":0.7,\"slowdown_1\":0.2,\"slowdown_5\":",
-        1 - tile, ",\"slowdown_10\":0.01,\"score\":", tile, "},",
-        "{\"collection\":\"layout:xla:random\",\"task\":\"layout\",\"num_graphs\":3,\"num_"
-        "uninformative\":0,"
-        "\"kendall_tau\":",
-        lay,
-        ",\"opa\":null,\"slowdown_1\":0.3,\"slowdown_5\":0.1,\"slowdown_10\":0.0,\"score\":", lay,
-        "}]}}\n");
+// An evaluation line of a layout run with two collections (layout:xla:default scoring `def`,
+// layout:xla:random `lay`, whose OPA is null): overall and the kaggle selection are their mean.
+std::string eval_line(int step, double def, double lay, const char* phase = "eval") {
+    const double overall = (def + lay) / 2;
+    return str("{\"phase\":\"", phase, "\",\"step\":", step, ",\"selection\":", overall,
+               ",\"metrics\":{\"overall\":", overall, ",\"collections\":[",
+               "{\"collection\":\"layout:xla:default\",\"task\":\"layout\",\"num_graphs\":2,"
+               "\"num_uninformative\":0,\"kendall_tau\":",
+               def, ",\"opa\":0.7,\"slowdown_1\":0.2,\"slowdown_5\":", 1 - def,
+               ",\"slowdown_10\":0.01,\"score\":", def, "},",
+               "{\"collection\":\"layout:xla:random\",\"task\":\"layout\",\"num_graphs\":3,"
+               "\"num_uninformative\":0,\"kendall_tau\":",
+               lay,
+               ",\"opa\":null,\"slowdown_1\":0.3,\"slowdown_5\":0.1,\"slowdown_10\":0.0,"
+               "\"score\":",
+               lay, "}]}}\n");
 }
 
 // A run directory like the trainer writes: 20 train lines, 3 evals + a finetune eval, report.json.
@@ -50,10 +52,10 @@ std::filesystem::path fake_run(const std::string& name) {
         jsonl += str("{\"phase\":\"train\",\"step\":", s, ",\"epoch\":", s / 50,
                      ",\"loss\":", 2.0 / s * 10, ",\"lr\":", 0.001 * (1 - s / 400.0),
                      ",\"steps_per_s\":12.5,\"peak_rss_mb\":300}\n");
-        if (s % 100 == 0) jsonl += eval_line(s, 0.3 + s / 1000.0, 0.8, 0.1 + s / 1000.0);
+        if (s % 100 == 0) jsonl += eval_line(s, 0.8, 0.1 + s / 1000.0);
     }
-    jsonl += eval_line(200, 0.61, 0.85, 0.37);
-    jsonl += eval_line(200, 0.63, 0.86, 0.40, "finetune_eval");
+    jsonl += eval_line(200, 0.85, 0.37);                   // overall 0.61
+    jsonl += eval_line(200, 0.86, 0.40, "finetune_eval");  // overall 0.63
     jsonl += "{\"phase\":\"finetune\",\"step\":200,\"loss\":0.5}\n";
     write(dir / "metrics.jsonl", jsonl);
     write(dir / "config.toml", "[data]\nroot = \"x<y>&z\"\n[optim]\nlr = 0.001\n");
@@ -231,7 +233,7 @@ TEST_CASE("the validation charts draw the run's random baseline and the leaderbo
     const auto dir = fake_run("report_levels");
     {
         std::ofstream f(dir / "metrics.jsonl", std::ios::app);
-        f << eval_line(200, 0.02, 0.11, 0.013, "random_baseline");
+        f << eval_line(200, 0.11, 0.013, "random_baseline");
     }
     const RunRecords r = load_run(dir);
     CHECK(r.evals.size() == 4);  // the baseline is not an evaluation of the model
@@ -243,23 +245,23 @@ TEST_CASE("the validation charts draw the run's random baseline and the leaderbo
     opt.run_dir = dir;
     std::string html = render_report_html(opt);
     // Two collections: one random line per collection in each chart with that metric (score,
-    // Kendall, slowdown@5 for both; OPA only for tile, the layout OPA is null).
+    // Kendall, slowdown@5 for both; OPA only for layout:xla:default, the other's OPA is null).
     CHECK(count(html, "<line class=\"reference\"") == 7);
     CHECK(html.find("random, layout:xla:random") != std::string::npos);
     CHECK(html.find("No hwmodel level: pass --leaderboard") != std::string::npos);
 
     write(dir / "lb.csv",
           "rank,name,overall,tile:xla,layout:xla:default,layout:xla:random,layout:nlp:default,"
-          "layout:nlp:random,graphs,missing,status\n1,model,0.7,0.9,,0.5,,,4,0,ok\n"
-          "2,hwmodel_v3,0.4,0.6,,0.2,,,4,0,ok\n3,random,0.1,0.2,,0.0,,,4,0,ok\n");
+          "layout:nlp:random,graphs,missing,status\n1,model,0.7,,0.9,0.5,,,4,0,ok\n"
+          "2,hwmodel_v3,0.4,,0.6,0.2,,,4,0,ok\n3,random,0.1,,0.2,0.0,,,4,0,ok\n");
     opt.leaderboard = dir / "lb.csv";
     html = render_report_html(opt);
     CHECK(count(html, "<line class=\"reference\"") == 9);  // + hwmodel on the score chart
-    CHECK(html.find("hwmodel, tile:xla: 0.6<") != std::string::npos);
+    CHECK(html.find("hwmodel, layout:xla:default: 0.6<") != std::string::npos);
     CHECK(html.find("leaderboard row &quot;hwmodel_v3&quot;") != std::string::npos);
 
     // Without the baseline line (a run still training) no level is invented.
-    write(dir / "metrics.jsonl", eval_line(100, 0.4, 0.8, 0.2));
+    write(dir / "metrics.jsonl", eval_line(100, 0.8, 0.2));
     opt.leaderboard.reset();
     html = render_report_html(opt);
     CHECK(count(html, "<line class=\"reference\"") == 0);
