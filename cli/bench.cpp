@@ -85,6 +85,8 @@ cxxopts::Options bench_options() {
         "natively; docs/model.md#precision)")("no-peer", "do not run the PyTorch peer")(
         "peer-steps", "peer timed steps", cxxopts::value<int64_t>()->default_value("5"))(
         "peer-warmup", "peer warmup steps", cxxopts::value<int64_t>()->default_value("1"))(
+        "peer-timeout", "seconds each peer run may take before it is killed (1 to 86400)",
+        cxxopts::value<int64_t>()->default_value("600"))(
         "python", "interpreter with torch",
         cxxopts::value<std::string>()->default_value("/usr/bin/python3"))(
         "peer-script", "peer script",
@@ -101,6 +103,7 @@ struct BenchSettings {
     bool with_peer = false;
     std::string python, peer_script;
     int peer_steps = 0, peer_warmup = 0;
+    int64_t peer_timeout_s = 0;  ///< --peer-timeout: a peer run is killed after this many seconds
     std::string npz;
     int64_t max_nodes = 0;
     std::set<std::string> modes;  ///< of full, segments, full_naive, segments_naive
@@ -144,6 +147,9 @@ BenchSettings parse_bench_settings(const cxxopts::ParseResult& a) {
     if (s.with_peer) {  // checked before anything is timed (--no-peer skips the peer)
         s.peer_steps = count("peer-steps", 1);
         s.peer_warmup = count("peer-warmup", 0);
+        s.peer_timeout_s = a["peer-timeout"].as<int64_t>();
+        SEGRANK_CHECK(s.peer_timeout_s >= 1 && s.peer_timeout_s <= 86400,
+                      "--peer-timeout: expected 1 to 86400 seconds, got ", s.peer_timeout_s);
         std::error_code ec;
         SEGRANK_CHECK(std::filesystem::is_regular_file(s.peer_script, ec),
                       "--peer-script: no such file '", s.peer_script,
@@ -256,10 +262,13 @@ PeerRuns run_peers(const BenchSettings& s, const ModelConfig& mc, uint64_t seed,
     common << "--npz " << s.npz << " --configs " << s.k << " --hidden " << mc.hidden << " --layers "
            << mc.layers << " --seed " << seed << " --steps " << s.peer_steps << " --warmup "
            << s.peer_warmup << " --threads " << threads;
-    if (any_full) p.full = run_peer(s.python, s.peer_script, common.str() + " --full-graph");
+    if (any_full)
+        p.full =
+            run_peer(s.python, s.peer_script, common.str() + " --full-graph", s.peer_timeout_s);
     if (any_seg)
         p.seg = run_peer(s.python, s.peer_script,
-                         common.str() + " --max-nodes " + std::to_string(s.max_nodes));
+                         common.str() + " --max-nodes " + std::to_string(s.max_nodes),
+                         s.peer_timeout_s);
     return p;
 }
 

@@ -43,6 +43,7 @@
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/trainer.h"
+#include "util/exit_status.h"
 #include "util/json.h"
 #include "util/rss.h"
 
@@ -116,6 +117,43 @@ void write_bench_store(const std::filesystem::path& path, const MemCase& c, uint
     GraphStoreWriter w(path, id, path.parent_path(), opt);
     w.add(g);
     w.finish();
+}
+
+// Bytes the graph of case `c` holds in memory while write_bench_store builds it: node features
+// (140 float32), opcodes and about 1.5 edges (2 int64) per node, config features (18 int8 per
+// configurable node) and runtimes per config.
+double bench_store_bytes(const MemCase& c) {
+    const double n = static_cast<double>(c.nodes), k = static_cast<double>(c.configs);
+    return n * (kNodeFeatDim * 4.0 + 4.0 + 24.0) +
+           k * (static_cast<double>(c.config_nodes) * kLayoutConfigDim + 8.0);
+}
+
+// write_bench_store(path, c, seed) that leaves nothing behind when it fails: the folders it
+// created for `path` are removed (the store itself is committed only when complete). Out of
+// memory throws segrank::Error naming `what` (the option or case that sets the size), the sizes
+// and about how much memory the graph needs.
+void write_bench_store_or_clean(const std::filesystem::path& path, const MemCase& c, uint64_t seed,
+                                const std::string& what) {
+    namespace fs = std::filesystem;
+    fs::path top = path.parent_path();  // the outermost folder of `path` that does not exist yet
+    while (!top.parent_path().empty() && top.parent_path() != top && !fs::exists(top.parent_path()))
+        top = top.parent_path();
+    const bool made_top = !fs::exists(top);
+    try {
+        try {
+            write_bench_store(path, c, seed);
+        } catch (const std::bad_alloc&) {
+            const std::string generic = out_of_memory_message();
+            throw Error(str(
+                what, ": out of memory building the graph of ", c.nodes, " nodes and ", c.configs,
+                " configs (it needs about ", static_cast<int64_t>(bench_store_bytes(c) / (1 << 20)),
+                " MiB in memory) ", generic.substr(std::min(generic.find('('), generic.size()))));
+        }
+    } catch (...) {
+        std::error_code ec;
+        if (made_top) fs::remove_all(top, ec);
+        throw;
+    }
 }
 
 std::string store_dir_name(const MemCase& c, uint64_t seed) {
@@ -275,8 +313,9 @@ void make_store(const cxxopts::ParseResult& a, const std::string& name, uint64_t
                   " and configs >= 2");
     const std::filesystem::path dir =
         std::filesystem::absolute(a["make-store"].as<std::string>()) / c.name;
-    std::filesystem::create_directories(dir);
-    write_bench_store(dir / (c.name + ".h5"), c, seed);
+    write_bench_store_or_clean(dir / (c.name + ".h5"), c, seed,
+                               str("bench --memory --make-store: --nodes ", c.nodes, " --configs ",
+                                   c.configs, " (case ", c.name, ")"));
     std::cerr << "wrote " << (dir / (c.name + ".h5")).string() << " (" << c.nodes << " nodes, "
               << c.configs << " configs)\n";
 }
@@ -366,15 +405,16 @@ int run_bench_memory(int argc, char** argv) {
                                  threads,
                                  seed,
                                  work};
+    std::vector<MemCase> cases;  // every name checked before the table header is printed
+    for (const auto& name : case_names) cases.push_back(find_case(name));
     if (!json)
         std::printf("%-12s %9s %8s %-10s %9s %12s %12s %13s\n", "case", "nodes", "configs", "phase",
                     "memory_mb", "peak_rss_mb", "steps_per_s", "configs_per_s");
-    for (const auto& name : case_names) {
-        const MemCase c = find_case(name);
+    for (const MemCase& c : cases) {
         const std::filesystem::path store = work / store_dir_name(c, seed) / (c.name + ".h5");
         if (!std::filesystem::exists(store)) {
             std::cerr << "bench --memory: generating " << store.string() << "\n";
-            write_bench_store(store, c, seed);
+            write_bench_store_or_clean(store, c, seed, str("bench --memory: case ", c.name));
         }
         for (const auto& phase : c.phases)
             if (std::find(phases.begin(), phases.end(), phase) != phases.end())

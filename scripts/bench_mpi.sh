@@ -9,6 +9,11 @@
 #                        [--batch N] [--config TOML] [--ownership LIST] [--no-np1x2]
 #                        [--omp-wait-policy passive|active|default] [--keep]
 #
+# --work (default runs/bench_mpi): must be new, empty or a work folder of this script (holding its
+# mark .bench_mpi_made), else exit 2 naming it: the script writes data/, results.tsv and run_*
+# there. It deletes only the run_* folders (and their .log) it records in the mark as its own.
+# --config must be a regular file. Errors exit 2 (arguments) or 1 (a failed run).
+#
 # Job: `segrank synth` writes a synthetic layout collection (default 16 graphs, 75 % train), then
 # `mpirun -np N --oversubscribe --bind-to none segrank train --config configs/quickstart.toml` with
 # batch_graphs = 8 (each rank owns about half of every global batch), no evaluation during training.
@@ -74,7 +79,7 @@ while [ $# -gt 0 ]; do
     --config) config=$2; shift 2 ;;
     --omp-wait-policy) wait_policy=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -98,10 +103,27 @@ esac
 [ "$log_every" -ge 1 ] || die "--log-every must be >= 1"
 [ $((steps - warmup)) -ge $((2 * log_every)) ] ||
   die "--steps ($steps) must exceed --warmup ($warmup) by at least two log intervals (2 x $log_every)"
+if [ -e "$config" ] && [ ! -f "$config" ]; then
+  die "--config '$config' is not a regular file (expected a TOML config such as configs/quickstart.toml)"
+fi
+[ -f "$config" ] || die "--config '$config' not found"
+{ [ -f "$segrank" ] && [ -x "$segrank" ]; } ||
+  die "segrank binary '$segrank' not found or not executable (build it, or pass --segrank BIN)"
+"$segrank" --help 2>/dev/null | grep -q '^usage: segrank <command>' ||
+  die "--segrank '$segrank' is not a segrank binary ('$segrank --help' does not print segrank's usage)"
+
+# --work: new, empty or marked as this script's (the rule of scripts/bench/work_folder.py).
+mark_name=.bench_mpi_made
+mark="$work/$mark_name"
+if [ -e "$work" ] || [ -L "$work" ]; then
+  [ -d "$work" ] || die "--work '$work': not a directory"
+  entries=$(ls -A "$work") || die "--work '$work': cannot list the folder"
+  if [ -n "$entries" ] && { [ ! -f "$mark" ] || [ -L "$mark" ]; }; then
+    die "--work '$work': the folder exists, is not empty and is not a work folder of bench_mpi.sh (no $mark_name); bench_mpi.sh writes data/, results.tsv and run_* there: give a new or empty folder, or one an earlier bench_mpi.sh run made"
+  fi
+fi
 command -v mpirun >/dev/null 2>&1 ||
   die "mpirun not found: install Open MPI (openmpi-bin, see scripts/install_deps.sh) or put it on PATH"
-[ -x "$segrank" ] || die "segrank binary '$segrank' not found or not executable (build it, or pass --segrank BIN)"
-[ -f "$config" ] || die "config '$config' not found"
 command -v python3 >/dev/null 2>&1 || die "python3 not found (used to read metrics.jsonl)"
 
 # Open MPI refuses to start as root without both variables.
@@ -110,6 +132,7 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 mkdir -p "$work"
+[ -f "$mark" ] || echo "a work folder of scripts/bench_mpi.sh; the run folders it made follow" > "$mark"
 data="$work/data"
 echo "bench_mpi: synthesizing $graphs layout graphs ($nodes nodes $nodes_dist, $configs configs) into $data" >&2
 "$segrank" synth --out "$data" --collections layout --graphs "$graphs" --nodes "$nodes" --configs "$configs" \
@@ -125,7 +148,15 @@ results="$work/results.tsv"
 run() {
   variant=$1; np=$2; threads=$3; rep=$4; own=${5:-modulo}
   dir="$work/run_${variant}_$rep"
-  rm -rf "$dir"
+  if [ -e "$dir" ] || [ -L "$dir" ] || [ -e "$dir.log" ] || [ -L "$dir.log" ]; then
+    grep -qxF "run_${variant}_$rep" "$mark" ||
+      die "$dir (or its .log) exists and was not made by bench_mpi.sh (not listed in $mark): move it away"
+    rm -rf "$dir" "$dir.log"
+  else
+    echo "run_${variant}_$rep" >> "$mark"
+  fi
+  made="$made
+$dir"
   if [ "$np" -gt 1 ]; then tkey=dist.threads_per_rank; else tkey=train.threads; fi
   echo "bench_mpi: $variant repeat $rep (np $np x $threads thread(s)), load $(loadavg)" >&2
   t0=$(date +%s.%N)
@@ -139,6 +170,7 @@ run() {
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$np" "$threads" "$rep" "$dir" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" >> "$results"
 }
 
+made=""  # the run folders of this invocation (removed at the end unless --keep)
 i=1
 while [ "$i" -le "$repeats" ]; do
   run np1x1 1 1 "$i"
@@ -218,4 +250,6 @@ if "np1x2" in runs:
     out["threads2_efficiency_np1"] = round(np1x2 / (2 * np1), 4)
 print(json.dumps(out, indent=2))
 PY
-[ "$keep" = 1 ] || rm -rf "$work"/run_*
+if [ "$keep" = 0 ]; then
+  printf '%s\n' "$made" | while IFS= read -r d; do [ -z "$d" ] || rm -rf "$d" "$d.log"; done
+fi
