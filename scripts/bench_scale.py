@@ -88,6 +88,7 @@ from bench.options import (
     int_range_error,
     parse_args_once,
 )
+from bench.segrank_binary import segrank_binary_error
 from bench.work_folder import SCALE_MARK, work_folder_error
 
 
@@ -687,6 +688,10 @@ def main(argv):
         return 2
     if not (os.path.isfile(opts.segrank) and os.access(opts.segrank, os.X_OK)):
         print(f"{PROG}: error: segrank binary not found: {opts.segrank}", file=sys.stderr)
+        return 2
+    err = segrank_binary_error(opts.segrank)
+    if err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     # Every integer passed to segrank within segrank's range: refused here, before any work.
     for option, value, lo, hi, passed_as in (

@@ -25,6 +25,7 @@ from .report import clean_json, fmt, markdown, pm
 from .runner import Runner
 from .settings import CASES, DEFAULT_CASES, REAL_INPUTS, SCHEMA_VERSION, SIZES, TRANSFER_CASES
 from .suite import Bench
+from .segrank_binary import segrank_binary_error
 from .work_folder import QUALITY_MARK, mark_work_folder, work_folder_error
 
 # What --json-out / --markdown may replace: an earlier output of this script (atomic_output.py).
@@ -184,18 +185,16 @@ def resolve_paths(o):
 
 
 def check_jobs_and_binary(p, o):
-    """--jobs >= 0 (0: nproc; sets o.threads = nproc / jobs OpenMP threads per run), --segrank an
-    executable file (absolute: resolve_paths)."""
+    """--jobs >= 0 (0: nproc; sets o.threads = nproc / jobs OpenMP threads per run), --segrank a
+    segrank binary (segrank_binary.segrank_binary_error; absolute: resolve_paths)."""
     nproc = os.cpu_count() or 1
     if o.jobs < 0:
         p.error(f"--jobs must be >= 0, got {o.jobs}")
     o.jobs = o.jobs or nproc
     o.threads = max(1, nproc // o.jobs)
-    if not (os.path.isfile(o.segrank) and os.access(o.segrank, os.X_OK)):
-        p.error(
-            f"--segrank: '{o.segrank}' is not an executable file "
-            "(build it: cmake --build build --target segrank)"
-        )
+    err = segrank_binary_error(o.segrank)
+    if err:
+        p.error(err)
 
 
 def check_paths(p, o, kinds=None, mark=QUALITY_MARK):
@@ -365,7 +364,8 @@ def parse_args(argv, usage):
         help="reuse the finished training and evaluation runs of an "
         "earlier (e.g. interrupted) benchmark in the same --work whose binary (sha256) and "
         "arguments are the "
-        "same (stamp files beside each run); the JSON marks them reused",
+        "same (stamp files beside each run); the JSON marks them reused. A --work that does not "
+        "exist or holds no earlier run (no .bench_quality_made) is refused: nothing to resume",
     )
     add_output_args(p)
     o = parse_args_once(p, argv)
@@ -380,8 +380,27 @@ def parse_args(argv, usage):
         p.error("--ablate: row names must be unique")
     check_jobs_and_binary(p, o)
     check_paths(p, o)
+    if o.resume:
+        err = resume_error(o.work, QUALITY_MARK, p.prog)
+        if err:
+            p.error(err)
     check_overrides(o, p)
     return o
+
+
+def resume_error(work, mark, prog):
+    """Why --resume has nothing to resume in `work` (absolute), or None: the folder does not exist,
+    or holds no `mark` (empty, or never used by `prog`). Call it after work_folder_error has
+    accepted `work`."""
+    hint = "drop --resume to start a new benchmark there"
+    if not os.path.lexists(work):
+        return f"--resume: --work {work} does not exist: nothing to resume ({hint})"
+    if not os.path.isfile(os.path.join(work, mark)):
+        return (
+            f"--resume: --work {work} holds no earlier run of {prog} (no {mark}): nothing to "
+            f"resume ({hint})"
+        )
+    return None
 
 
 def main(argv, usage):

@@ -1,6 +1,7 @@
 // Hostile inputs of the benchmarks (ctest label `hostile`): scripts/bench_mpi.sh's --work rule
 // (new, empty or its own folder; it deletes only the run folders it made) and its --config /
-// --segrank checks, `segrank bench --peer-timeout` killing a hung PyTorch peer, and
+// --segrank checks, the Python scripts' --segrank check and bench_quality.py's --resume with
+// nothing to resume, `segrank bench --peer-timeout` killing a hung PyTorch peer, and
 // `segrank bench --memory` out of memory or with an unknown case (a named option, nothing left
 // behind, nothing on stdout).
 #include <doctest/doctest.h>
@@ -73,6 +74,60 @@ TEST_SUITE("hostile") {
         CHECK(tru.exit_code == 2);
         CHECK(contains_text(tru.output, "--segrank '/bin/true' is not a segrank binary"));
         CHECK_FALSE(fs::exists(dir / "new"));
+    }
+
+    TEST_CASE(
+        "bench_tune.py, bench_quality.py and bench_scale.py refuse a --segrank that is not segrank "
+        "naming it, before making --work") {
+        if (!have_python3()) {
+            MESSAGE("SKIPPED: python3 not found");
+            return;
+        }
+        const fs::path dir = scratch_dir("hostile_bench_not_segrank");
+        for (const char* name : {"bench_tune.py", "bench_quality.py", "bench_scale.py"}) {
+            for (const char* bin : {"/bin/true", "/bin/false"}) {
+                const fs::path work = dir / (std::string("w_") + name);
+                const auto r = run_command(
+                    "(/usr/bin/python3 " + sq((source_dir() / "scripts" / name).string()) +
+                    " --segrank " + bin + " --tiny --work " + sq(work.string()) + " 2>&1 >" +
+                    sq((dir / "out.json").string()) + ")");
+                INFO(name, " ", bin, "\n", r.output);
+                CHECK(r.exit_code == 2);
+                CHECK(contains_text(r.output, "--segrank: '" + std::string(bin) +
+                                                  "' is not a segrank binary ('" + bin +
+                                                  " --help' "));
+                CHECK_FALSE(contains_text(r.output, "no graphs in"));
+                CHECK(read_file_text(dir / "out.json").empty());
+                CHECK_FALSE(fs::exists(work));
+            }
+        }
+    }
+
+    TEST_CASE(
+        "bench_quality.py --resume refuses a --work that does not exist or holds no earlier run: "
+        "nothing to resume") {
+        if (!have_python3()) {
+            MESSAGE("SKIPPED: python3 not found");
+            return;
+        }
+        const fs::path dir = scratch_dir("hostile_bench_quality_resume_nothing");
+        fs::create_directories(dir / "empty");
+        const std::string quality =
+            "/usr/bin/python3 " + sq((source_dir() / "scripts" / "bench_quality.py").string()) +
+            " --segrank " + sq(segrank_binary().string()) + " --tiny --resume --work ";
+        const auto missing = run_command(quality + sq((dir / "none").string()));
+        INFO(missing.output);
+        CHECK(missing.exit_code == 2);
+        CHECK(contains_text(missing.output, "--resume: --work " + (dir / "none").string() +
+                                                " does not exist: nothing to resume"));
+        CHECK_FALSE(fs::exists(dir / "none"));
+        const auto empty = run_command(quality + sq((dir / "empty").string()));
+        INFO(empty.output);
+        CHECK(empty.exit_code == 2);
+        CHECK(contains_text(empty.output, "--resume: --work " + (dir / "empty").string() +
+                                              " holds no earlier run of bench_quality.py (no "
+                                              ".bench_quality_made): nothing to resume"));
+        CHECK(fs::is_empty(dir / "empty"));
     }
 
 #if defined(SEGRANK_TEST_WITH_MPI)
