@@ -61,8 +61,10 @@ unless set.
 
 Paths: a relative path given to --segrank, --work, --shared-data, --json-out or --markdown is
 relative to the current directory (the defaults are relative to the repository). --work must be
-new, empty or a work folder of this script (holding its mark .bench_quality_made), else exit 2.
---json-out and --markdown must name two different files.
+new, empty or a work folder of this script (holding its mark .bench_quality_made), else exit 2;
+with --resume it must be such a work folder (else exit 2: nothing to resume). --segrank must be a
+segrank binary (its --help prints segrank's usage), else exit 2. --json-out and --markdown must
+name two different files.
 
 Examples:
   scripts/bench_quality.py --json-out runs/bench_quality/result.json \\

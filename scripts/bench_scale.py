@@ -50,8 +50,8 @@ relative to the current directory (the defaults are relative to the repository).
 new, empty or a work folder of this script (else exit 2): every file and folder the script writes
 there is recorded in --work/.bench_scale_made.json before it is first written and replaced by later
 runs; one of the same name that the record does not cover (e.g. your own run/ or train.toml) stops
-the run before any work, untouched (exit 1). --json-out and --markdown must name two different
-files.
+the run before any work, untouched (exit 1). --segrank must be a segrank binary (its --help prints
+segrank's usage), else exit 2. --json-out and --markdown must name two different files.
 
 Examples:
   scripts/bench_scale.py --quick --json-out runs/bench_scale/quick.json \\

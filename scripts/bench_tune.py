@@ -61,7 +61,8 @@ tuned. (The kernels a fold holds out depend on the seed, so every fold is traine
 Paths: a relative path given to --segrank, --work, --shared-data, --json-out or --markdown is
 relative to the current directory (the defaults are relative to the repository). --work must be
 new, empty or a work folder of this script (holding its mark .bench_tune_made), else exit 2.
---json-out and --markdown must name two different files.
+--segrank must be a segrank binary (its --help prints segrank's usage), else exit 2. --json-out and
+--markdown must name two different files.
 
 Examples:
   scripts/bench_tune.py --quick --markdown runs/bench_tune/table.md
