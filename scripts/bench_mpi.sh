@@ -12,7 +12,8 @@
 # --work (default runs/bench_mpi): must be new, empty or a work folder of this script (holding its
 # mark .bench_mpi_made), else exit 2 naming it: the script writes data/, results.tsv and run_*
 # there. It deletes only the run_* folders (and their .log) it records in the mark as its own.
-# --config must be a regular file. Errors exit 2 (arguments) or 1 (a failed run).
+# --config must be a regular file, --segrank a segrank binary (its --help prints segrank's usage).
+# Errors exit non-zero with a message on stderr and print no JSON (2: a bad argument or a failed run).
 #
 # Job: `segrank synth` writes a synthetic layout collection (default 16 graphs, 75 % train), then
 # `mpirun -np N --oversubscribe --bind-to none segrank train --config configs/quickstart.toml` with
@@ -79,7 +80,7 @@ while [ $# -gt 0 ]; do
     --config) config=$2; shift 2 ;;
     --omp-wait-policy) wait_policy=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
