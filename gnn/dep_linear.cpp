@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
 #include "gnn/ops/matmul.h"
 
@@ -65,14 +66,18 @@ void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const Segmen
         linear_forward(c.view(), x.agg_fwd.cview(), ps.value(conv.w_fwd), nullptr, true);
         linear_forward(c.view(), x.agg_bwd.cview(), ps.value(conv.w_bwd), nullptr, true);
     } else {
+        const OpScope op_scope(OpCategory::kGatherScatter);
         for (int64_t i = 0; i < m; ++i) std::memcpy(c.view().row(i), bias, sizeof(float) * h);
     }
-    parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
-        for (int64_t i = r0; i < r1; ++i)
-            for (int64_t j = 0; j < k; ++j)
-                std::memcpy(out.row(i * k + j), c.view().row(i),
-                            sizeof(float) * static_cast<size_t>(h));
-    });
+    {
+        const OpScope op_scope(OpCategory::kGatherScatter);  // each node's row to its K rows
+        parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
+            for (int64_t i = r0; i < r1; ++i)
+                for (int64_t j = 0; j < k; ++j)
+                    std::memcpy(out.row(i * k + j), c.view().row(i),
+                                sizeof(float) * static_cast<size_t>(h));
+        });
+    }
     const int64_t mp = prev.dep.rows;
     if (mp == 0) return;
     const ConstMatrixView x(prev.dep.data, mp * k, h, h);
@@ -98,15 +103,18 @@ void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInpu
                       " has base rows but no gradient");
         // dC [m, H] = the sum of a node's K rows of dz; the inputs are recomputed (K = 1).
         Tensor dc(m, h);
-        parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
-            for (int64_t i = r0; i < r1; ++i) {
-                float* d = dc.view().row(i);
-                for (int64_t j = 0; j < k; ++j) {
-                    const float* g = dz.row(i * k + j);
-                    for (int64_t c = 0; c < h; ++c) d[c] += g[c];
+        {
+            const OpScope op_scope(OpCategory::kPointwise);
+            parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
+                for (int64_t i = r0; i < r1; ++i) {
+                    float* d = dc.view().row(i);
+                    for (int64_t j = 0; j < k; ++j) {
+                        const float* g = dz.row(i * k + j);
+                        for (int64_t c = 0; c < h; ++c) d[c] += g[c];
+                    }
                 }
-            }
-        });
+            });
+        }
         const K1Inputs x = independent_inputs(in, nodes, prev);
         Tensor ds(m, h), daf(m, h), dab(m, h);
         linear_backward(ds.view(), ps.grad(conv.w_self), nullptr, dc.cview(), x.self.cview(),

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
 #include "gnn/dep_linear.h"
 #include "gnn/model.h"
@@ -103,6 +104,7 @@ struct BaseSubset {
     int64_t size() const { return static_cast<int64_t>(nodes.size()); }
     // out rows of the subset's nodes <- rows [r, H].
     void scatter(ConstMatrixView rows, MatrixView out) const {
+        const OpScope op_scope(OpCategory::kGatherScatter);
         parallel_for(0, size(), 256, [&](int64_t r0, int64_t r1) {
             for (int64_t i = r0; i < r1; ++i)
                 std::memcpy(out.row(nodes[static_cast<size_t>(i)]), rows.row(i),
@@ -111,6 +113,7 @@ struct BaseSubset {
     }
     // rows [r, H] <- out rows of the subset's nodes.
     void gather(ConstMatrixView full, MatrixView rows) const {
+        const OpScope op_scope(OpCategory::kGatherScatter);
         parallel_for(0, size(), 256, [&](int64_t r0, int64_t r1) {
             for (int64_t i = r0; i < r1; ++i)
                 std::memcpy(rows.row(i), full.row(nodes[static_cast<size_t>(i)]),

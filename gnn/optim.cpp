@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
 
 namespace segrank {
@@ -13,6 +14,7 @@ AdamW::AdamW(const ParamStore& store, AdamWConfig cfg)
 }
 
 void AdamW::step(ParamStore& store, float lr) {
+    const OpScope op_scope(OpCategory::kOptimizer);
     SEGRANK_CHECK(static_cast<int64_t>(m_.size()) == store.total_size(),
                   "AdamW: arena size changed");
     ++step_;
@@ -43,6 +45,7 @@ double grad_norm(const ParamStore& store) {
 }
 
 double clip_grad_norm(ParamStore& store, double max_norm) {
+    const OpScope op_scope(OpCategory::kOptimizer);
     const double norm = grad_norm(store);
     if (max_norm > 0.0 && norm > max_norm) {
         const float scale = static_cast<float>(max_norm / (norm + 1e-6));

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gnn/core/op_timer.h"
 #include "gnn/core/tensor.h"
 
 namespace segrank {
@@ -93,7 +94,10 @@ public:
     int64_t total_size() const { return total_; }
     /// Sum of parameter sizes (without padding).
     int64_t num_parameters() const;
-    void zero_grads() { grads_.zero(); }
+    void zero_grads() {
+        const OpScope op_scope(OpCategory::kOptimizer);
+        grads_.zero();
+    }
 
 private:
     std::vector<ParamRef> refs_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "gnn/core/check.h"
+#include "gnn/core/op_timer.h"
 
 namespace segrank {
 
@@ -22,6 +23,24 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
     const int64_t chunks =
         std::min<int64_t>((n + grain - 1) / grain, static_cast<int64_t>(threads) * 8);
     const int64_t chunk = (n + chunks - 1) / chunks;
+    if (op_timing_here()) {
+        // The same loop, with the calling thread's wait from its last chunk to the join measured
+        // (gnn/core/op_timer.h, kBarrier). Chunks are the same; which thread runs one is dynamic
+        // either way.
+        int64_t done_ns = 0;
+#pragma omp parallel
+        {
+#pragma omp for schedule(dynamic, 1) nowait
+            for (int64_t c = 0; c < chunks; ++c) {
+                const int64_t b = begin + c * chunk;
+                const int64_t e = std::min(end, b + chunk);
+                if (b < e) fn(b, e);
+            }
+            if (omp_get_thread_num() == 0) done_ns = op_clock_ns();
+        }
+        add_barrier_wait(done_ns, op_clock_ns());
+        return;
+    }
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t c = 0; c < chunks; ++c) {
         const int64_t b = begin + c * chunk;

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "gnn/core/address_space.h"
+#include "gnn/core/op_timer.h"
 
 namespace segrank {
 
@@ -142,6 +143,7 @@ std::pair<float*, size_t> alloc_floats(int64_t n, bool zero) {
 
 void Tensor::FreeDeleter::operator()(float* p) const noexcept {
     if (!p) return;
+    const OpScope op_scope(OpCategory::kAllocation);
     if (bytes >= kMapThreshold)
         block_cache().release(p, bytes);
     else
@@ -149,6 +151,7 @@ void Tensor::FreeDeleter::operator()(float* p) const noexcept {
 }
 
 Tensor::Tensor(int64_t rows, int64_t cols, bool zero) : rows_(rows), cols_(cols), rank_(2) {
+    const OpScope op_scope(OpCategory::kAllocation);
     SEGRANK_CHECK(rows >= 0 && cols >= 0, "Tensor: negative shape [", rows, ", ", cols, "]");
     auto [p, bytes] = alloc_floats(rows * cols, zero);
     data_ = std::unique_ptr<float[], FreeDeleter>(p, FreeDeleter{bytes});

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
 #include "gnn/ops/readout_common.h"
 #include "gnn/ops/tuple_table.h"
@@ -378,6 +379,7 @@ void pool_window(MatrixView out, const BasePool& bp, int64_t k_configs, int64_t 
 // terms, with each group's terms summed among themselves first.
 void class_readout_forward(MatrixView out, int64_t num_pooled, const ClassRows& in,
                            ClassReadoutStats* stats) {
+    const OpScope op_scope(OpCategory::kGatherScatter);
     check_class_readout(out, num_pooled, in);
     const int64_t h = in.h, k_configs = in.k;
     const bool with_max = out.cols == 2 * h;

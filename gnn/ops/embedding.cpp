@@ -3,9 +3,12 @@
 
 #include <cstring>
 
+#include "gnn/core/op_timer.h"
+
 namespace segrank {
 
 void embedding_forward(MatrixView out, ConstMatrixView table, std::span<const int32_t> ids) {
+    const OpScope op_scope(OpCategory::kGatherScatter);
     SEGRANK_CHECK(out.rows == static_cast<int64_t>(ids.size()) && out.cols == table.cols,
                   "embedding_forward: out[", out.rows, ",", out.cols, "] for ", ids.size(),
                   " ids of a [", table.rows, ",", table.cols, "] table");
@@ -18,6 +21,7 @@ void embedding_forward(MatrixView out, ConstMatrixView table, std::span<const in
 }
 
 void embedding_backward(MatrixView dtable, std::span<const int32_t> ids, ConstMatrixView dout) {
+    const OpScope op_scope(OpCategory::kGatherScatter);
     SEGRANK_CHECK(dout.rows == static_cast<int64_t>(ids.size()) && dout.cols == dtable.cols,
                   "embedding_backward: dout[", dout.rows, ",", dout.cols, "] for ", ids.size(),
                   " ids");

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
 
 namespace segrank {
@@ -153,6 +154,7 @@ void fp32_matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const Matmu
 }  // namespace
 
 void matmul(MatrixView c, ConstMatrixView a, ConstMatrixView b, const MatmulArgs& args) {
+    const OpScope op_scope(OpCategory::kGemm);
     const int64_t m = args.trans_a ? a.cols : a.rows;
     const int64_t k = args.trans_a ? a.rows : a.cols;
     const int64_t kb = args.trans_b ? b.cols : b.rows;
@@ -198,6 +200,7 @@ void linear_forward(MatrixView y, ConstMatrixView x, ConstMatrixView w, const fl
 
 void linear_backward(MatrixView dx, MatrixView dw, float* db, ConstMatrixView dy, ConstMatrixView x,
                      ConstMatrixView w) {
+    const OpScope op_scope(OpCategory::kGemm);
     SEGRANK_CHECK(dy.rows == x.rows && dy.cols == w.rows && x.cols == w.cols,
                   "linear_backward: dy[", dy.rows, ",", dy.cols, "] x[", x.rows, ",", x.cols,
                   "] w[", w.rows, ",", w.cols, "] do not agree");

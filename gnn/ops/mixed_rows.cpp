@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
 #include "gnn/ops/readout_common.h"
 
@@ -62,6 +63,7 @@ inline void add_row(float* acc, float* bacc, int32_t u, const MixedRows& in, int
 }  // namespace
 
 void mixed_gather_forward(MatrixView out, std::span<const int32_t> out_nodes, const MixedRows& in) {
+    const OpScope op_scope(OpCategory::kGatherScatter);
     check_state("mixed_gather_forward", in);
     const int64_t w = in.k * in.h;
     SEGRANK_CHECK(out.rows == static_cast<int64_t>(out_nodes.size()) && out.cols == w,
@@ -85,6 +87,7 @@ void mixed_gather_forward(MatrixView out, std::span<const int32_t> out_nodes, co
 
 void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_nodes,
                            ConstMatrixView dout) {
+    const OpScope op_scope(OpCategory::kGatherScatter);
     const int64_t w = din.k * din.h;
     SEGRANK_CHECK(dout.rows == static_cast<int64_t>(out_nodes.size()) && dout.cols == w,
                   "mixed_gather_backward: dout[", dout.rows, ",", dout.cols, "] for ",
@@ -107,6 +110,7 @@ void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_n
 
 void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, const Csr& adj,
                         const MixedRows& in) {
+    const OpScope op_scope(OpCategory::kSpmm);
     check_state("mixed_spmm_forward", in);
     const int64_t w = in.k * in.h;
     SEGRANK_CHECK(out.rows == static_cast<int64_t>(out_nodes.size()) && out.cols == w,
@@ -143,6 +147,7 @@ void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, cons
 
 void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<const int32_t> out_pos,
                          std::span<const float> fwd_inv_deg, ConstMatrixView dout) {
+    const OpScope op_scope(OpCategory::kSpmm);
     const int64_t w = din.k * din.h;
     SEGRANK_CHECK(dout.cols == w && static_cast<int64_t>(out_pos.size()) == adj_t.num_cols() &&
                       static_cast<int64_t>(fwd_inv_deg.size()) == adj_t.num_cols() &&
@@ -172,6 +177,7 @@ void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<cons
 
 void dep_spmm_accumulate(MatrixView out, std::span<const int32_t> out_nodes, const Csr* adj,
                          ConstMatrixView y, std::span<const int32_t> in_pos) {
+    const OpScope op_scope(OpCategory::kSpmm);
     const int64_t w = out.cols;
     SEGRANK_CHECK(
         out.rows == static_cast<int64_t>(out_nodes.size()) && (y.rows == 0 || y.cols == w),
@@ -203,6 +209,7 @@ void dep_spmm_accumulate(MatrixView out, std::span<const int32_t> out_nodes, con
 void dep_spmm_adjoint(MatrixView dy, std::span<const int32_t> in_nodes, const Csr* adj_t,
                       std::span<const float> fwd_inv_deg, ConstMatrixView dout,
                       std::span<const int32_t> out_pos) {
+    const OpScope op_scope(OpCategory::kSpmm);
     const int64_t w = dy.cols;
     SEGRANK_CHECK(
         dy.rows == static_cast<int64_t>(in_nodes.size()) && (dout.rows == 0 || dout.cols == w),
@@ -268,6 +275,7 @@ void readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pool
 
 void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t num_pooled,
                            const MixedRows& in) {
+    const OpScope op_scope(OpCategory::kGatherScatter);
     check_state("mixed_readout_forward", in);
     check_readout("mixed_readout_forward", out, argmax, true, num_pooled, in.pos.size(), in.k,
                   in.h);
@@ -276,6 +284,7 @@ void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t nu
 
 void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,
                             int64_t num_pooled, ConstMatrixView dout) {
+    const OpScope op_scope(OpCategory::kGatherScatter);
     const int64_t h = din.h;
     const bool with_max = dout.cols == 2 * h;
     SEGRANK_CHECK(dout.rows == din.k && (with_max || dout.cols == h) &&

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 
@@ -212,6 +213,7 @@ Activation parse_activation(std::string_view s) { return parse_enum<Activation>(
 std::string_view to_string(Activation a) { return enum_name(a); }
 
 void activation_forward(MatrixView y, ConstMatrixView x, Activation act) {
+    const OpScope op_scope(OpCategory::kPointwise);
     check_same("activation_forward", y, x);
     if (act == Activation::kGelu) {
         parallel_for(0, x.rows, 64, [&](int64_t r0, int64_t r1) { gelu_rows(y, x, r0, r1); });
@@ -239,6 +241,7 @@ void activation_forward(MatrixView y, ConstMatrixView x, Activation act) {
 }
 
 void activation_backward(MatrixView dx, ConstMatrixView dy, ConstMatrixView x, Activation act) {
+    const OpScope op_scope(OpCategory::kPointwise);
     check_same("activation_backward", dx, dy);
     check_same("activation_backward", dx, x);
     if (act == Activation::kGelu) {
@@ -270,6 +273,7 @@ void activation_backward(MatrixView dx, ConstMatrixView dy, ConstMatrixView x, A
 
 void dropout_forward(MatrixView y, ConstMatrixView x, float p, uint64_t seed,
                      std::span<const int32_t> keys, int64_t group) {
+    const OpScope op_scope(OpCategory::kPointwise);
     check_same("dropout_forward", y, x);
     SEGRANK_CHECK(p >= 0.0f && p < 1.0f, "dropout: p = ", p, ", expected 0 <= p < 1");
     SEGRANK_CHECK(
@@ -287,6 +291,7 @@ void dropout_forward(MatrixView y, ConstMatrixView x, float p, uint64_t seed,
 
 void dropout_backward(MatrixView dx, ConstMatrixView dy, float p, uint64_t seed,
                       std::span<const int32_t> keys, int64_t group) {
+    const OpScope op_scope(OpCategory::kPointwise);
     check_same("dropout_backward", dx, dy);
     SEGRANK_CHECK(
         group >= 1 && (keys.empty() || static_cast<int64_t>(keys.size()) * group == dy.rows),
@@ -303,6 +308,7 @@ void dropout_backward(MatrixView dx, ConstMatrixView dy, float p, uint64_t seed,
 
 void layernorm_forward(MatrixView y, MatrixView xhat, std::span<float> rstd, ConstMatrixView x,
                        const float* gamma, const float* beta) {
+    const OpScope op_scope(OpCategory::kPointwise);
     check_same("layernorm_forward", y, x);
     const bool save = xhat.data != nullptr;
     if (save) {
@@ -343,6 +349,7 @@ void layernorm_forward(MatrixView y, MatrixView xhat, std::span<float> rstd, Con
 
 void layernorm_backward(MatrixView dx, float* dgamma, float* dbeta, ConstMatrixView dy,
                         ConstMatrixView xhat, std::span<const float> rstd, const float* gamma) {
+    const OpScope op_scope(OpCategory::kPointwise);
     check_same("layernorm_backward", dy, xhat);
     const int64_t n = dy.cols;
     if (dx.data) {
@@ -388,6 +395,7 @@ void layernorm_backward(MatrixView dx, float* dgamma, float* dbeta, ConstMatrixV
 void layernorm_act_residual_forward(MatrixView z, MatrixView xhat, std::span<float> rstd,
                                     ConstMatrixView self, const float* gamma, const float* beta,
                                     Activation act) {
+    const OpScope op_scope(OpCategory::kPointwise);
     check_same("layernorm_act_residual_forward", z, self);
     const bool save = xhat.data != nullptr;
     if (save) {
@@ -406,6 +414,7 @@ void layernorm_act_residual_forward(MatrixView z, MatrixView xhat, std::span<flo
 void layernorm_act_backward(MatrixView dz, float* dgamma, float* dbeta, float* dbias,
                             ConstMatrixView g, ConstMatrixView xhat, std::span<const float> rstd,
                             const float* gamma, const float* beta, Activation act) {
+    const OpScope op_scope(OpCategory::kPointwise);
     check_same("layernorm_act_backward", dz, g);
     check_same("layernorm_act_backward", xhat, g);
     SEGRANK_CHECK(static_cast<int64_t>(rstd.size()) == g.rows, "layernorm_act_backward: rstd has ",
@@ -424,6 +433,7 @@ void layernorm_act_backward(MatrixView dz, float* dgamma, float* dbeta, float* d
 }
 
 void add_inplace(MatrixView y, ConstMatrixView x) {
+    const OpScope op_scope(OpCategory::kPointwise);
     check_same("add_inplace", y, x);
     parallel_for(0, x.rows, 256, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {

@@ -3,12 +3,14 @@
 
 #include <limits>
 
+#include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
 
 namespace segrank {
 
 void pool_forward(std::span<float> out, std::span<int32_t> argmax, ConstMatrixView x,
                   Pooling pooling) {
+    const OpScope op_scope(OpCategory::kGatherScatter);
     SEGRANK_CHECK(static_cast<int64_t>(out.size()) == x.cols, "pool_forward: out has ", out.size(),
                   " entries, expected ", x.cols);
     SEGRANK_CHECK(pooling != Pooling::kMax || static_cast<int64_t>(argmax.size()) == x.cols,
@@ -35,6 +37,7 @@ void pool_forward(std::span<float> out, std::span<int32_t> argmax, ConstMatrixVi
 
 void pool_backward(MatrixView dx, std::span<const float> dout, std::span<const int32_t> argmax,
                    Pooling pooling) {
+    const OpScope op_scope(OpCategory::kGatherScatter);
     SEGRANK_CHECK(static_cast<int64_t>(dout.size()) == dx.cols, "pool_backward: dout has ",
                   dout.size(), " entries, expected ", dx.cols);
     if (pooling == Pooling::kMax) {

@@ -3,11 +3,13 @@
 
 #include <cstring>
 
+#include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
 
 namespace segrank {
 
 void spmm_forward(MatrixView out, const Csr& adj, ConstMatrixView x, Reduce reduce) {
+    const OpScope op_scope(OpCategory::kSpmm);
     SEGRANK_CHECK(out.rows == adj.num_rows() && x.rows == adj.num_cols() && out.cols == x.cols,
                   "spmm_forward: out[", out.rows, ",", out.cols, "] = A[", adj.num_rows(), "x",
                   adj.num_cols(), "] x[", x.rows, ",", x.cols, "] do not agree");
@@ -33,6 +35,7 @@ void spmm_forward(MatrixView out, const Csr& adj, ConstMatrixView x, Reduce redu
 
 void spmm_backward(MatrixView dx, const Csr& adj_t, ConstMatrixView dout,
                    std::span<const float> fwd_inv_deg, Reduce reduce) {
+    const OpScope op_scope(OpCategory::kSpmm);
     SEGRANK_CHECK(
         dx.rows == adj_t.num_rows() && dout.rows == adj_t.num_cols() && dx.cols == dout.cols,
         "spmm_backward: dx[", dx.rows, ",", dx.cols, "] += A^T[", adj_t.num_rows(), "x",
