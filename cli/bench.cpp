@@ -233,6 +233,7 @@ Json bf16_rows(const bench::BenchGraph& g, const ModelConfig& mc, const BenchSet
                         {"median_step_s", r.median_step_s},
                         {"peak_rss_mb", r.peak_rss_mb},
                         {"final_loss", r.final_loss},
+                        {"time_split", bench::time_split_json(r)},
                         {"speedup_vs_fp32", r.median_step_s > 0 && fp32.median_step_s > 0
                                                 ? fp32.median_step_s / r.median_step_s
                                                 : 0.0}};
@@ -314,7 +315,8 @@ Json mode_json(const ModeResult& r, bool ran, const std::map<std::string, double
         {"fraction_of_gemm_peak", r.median_step_s > 0 && gemm_peak > 0
                                       ? r.median_matmul_flops * 1e-9 / r.median_step_s / gemm_peak
                                       : 0.0},
-        {"final_loss", r.final_loss}};
+        {"final_loss", r.final_loss},
+        {"time_split", bench::time_split_json(r)}};
     if (!ran)
         for (auto& [key, value] : m.items()) value = nullptr;
     if (has_naive) {
@@ -322,6 +324,7 @@ Json mode_json(const ModeResult& r, bool ran, const std::map<std::string, double
         m["naive_steps_per_s"] = rate(nv.median_step_s);
         m["naive_median_step_s"] = nv.median_step_s;
         m["naive_peak_rss_mb"] = nv.peak_rss_mb;
+        m["naive_time_split"] = bench::time_split_json(nv);
     }
     if (!peer.empty()) {
         m["peer_steps_per_s"] = peer.count("median_step_s") ? 1.0 / peer.at("median_step_s") : 0.0;
@@ -380,7 +383,7 @@ Json bench_doc(const bench::BenchGraph& g, const ModelConfig& mc, const BenchSet
 }
 
 // Without --json: one line per selected mode (steps/s, peak RSS, matmul work against the GEMM
-// peak, speedup against the peer) before the JSON document.
+// peak, speedup against the peer) and one of its time split before the JSON document.
 void print_mode_lines(const BenchSettings& s, const ModeRuns& runs, const PeerRuns& peer,
                       double gemm_peak) {
     auto peak_text = [&](const ModeResult& r) {
@@ -406,7 +409,8 @@ void print_mode_lines(const BenchSettings& s, const ModeRuns& runs, const PeerRu
         if (!s.modes.count(l.mode)) continue;
         std::cout << l.label << ": " << rate(l.r.median_step_s) << " steps/s (peak RSS "
                   << l.r.peak_rss_mb << " MB)" << peak_text(l.r) << ", speedup vs peer "
-                  << speedup_text(l.peer, l.r.median_step_s) << "\n";
+                  << speedup_text(l.peer, l.r.median_step_s)
+                  << "\n  time split: " << bench::time_split_text(l.r) << "\n";
     }
 }
 
