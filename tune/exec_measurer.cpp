@@ -214,6 +214,9 @@ Measurement parse_exec_reply(const std::string& line, int64_t id) {
     if (ns > kMaxExecRuntimeNs)
         return garbage("runtime_ns " + format_number(ns) + " is above the plausible maximum " +
                        format_number(kMaxExecRuntimeNs) + " ns (about 11.6 days)");
+    if (ns < kMinExecRuntimeNs)
+        return garbage("runtime_ns " + format_number(ns) + " is below the plausible minimum " +
+                       format_number(kMinExecRuntimeNs) + " ns (one clock cycle)");
     return Measurement::success(ns);
 }
 

@@ -19,11 +19,15 @@ std::string exec_request(int64_t id, const TuneGraph& graph, const Config& confi
 /// The largest runtime_ns an exec reply may give: 1e15 ns (about 11.6 days). A measured kernel or
 /// module runs far below it; a larger value is a harness bug (wrong unit, uninitialized value).
 inline constexpr double kMaxExecRuntimeNs = 1e15;
+/// The smallest runtime_ns an exec reply may give: 1 ns, one clock cycle of a 1 GHz core. No
+/// compiled kernel or module, timed end to end, finishes within a cycle (a TPU launch alone takes
+/// microseconds); a smaller value is a harness bug such as a wrong unit (seconds or ms sent as ns).
+inline constexpr double kMinExecRuntimeNs = 1.0;
 
 /// The outcome a reply line gives for request `id` (docs/tune.md#the-exec-protocol): success with
 /// runtime_ns, failure with the harness's error, or failure "garbage reply ..." for a line that is
-/// not a JSON object with this id and exactly one of a finite positive runtime_ns at most
-/// kMaxExecRuntimeNs / a string error. The reply line and the error text in the reason show at
+/// not a JSON object with this id and exactly one of a finite runtime_ns in [kMinExecRuntimeNs,
+/// kMaxExecRuntimeNs] / a string error. The reply line and the error text in the reason show at
 /// most their first 200 bytes, control characters escaped (echo_value, util/user_input.h), so a
 /// harness cannot drive the terminal or flood it. Never throws.
 Measurement parse_exec_reply(const std::string& line, int64_t id);

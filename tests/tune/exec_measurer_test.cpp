@@ -140,6 +140,24 @@ TEST_SUITE("hostile") {
     }
 
     TEST_CASE(
+        "exec replies: a runtime_ns below 1 ns (a wrong unit) is garbage naming the reply and the "
+        "bound") {
+        CHECK(*parse_exec_reply(R"({"id": 3, "runtime_ns": 1})", 3).runtime_ns == 1.0);
+        for (const char* tiny : {"1e-300", "0.999", "5e-9"}) {
+            const std::string line = std::string(R"({"id": 3, "runtime_ns": )") + tiny + "}";
+            const Measurement m = parse_exec_reply(line, 3);
+            CHECK_FALSE(m.ok());
+            CHECK_MESSAGE(contains_text(m.error, "garbage reply to request 3 (runtime_ns "),
+                          m.error);
+            CHECK_MESSAGE(contains_text(m.error,
+                                        " is below the plausible minimum 1.0 ns (one "
+                                        "clock cycle)): " +
+                                            line),
+                          m.error);
+        }
+    }
+
+    TEST_CASE(
         "exec: only ids of earlier requests are late replies, and a flood of them is summarized") {
         if (!test::have_python3()) {
             MESSAGE("SKIPPED: python3 not found");
