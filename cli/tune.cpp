@@ -164,6 +164,29 @@ MeasureFn make_measure(const std::string& spec, const tune::TuneGraph& record,
     };
 }
 
+// Refuses an option given for a mode it does nothing in, instead of ignoring it: --noise is the
+// hwmodel simulator's, --timeout/--start-timeout/--max-restarts the exec process's, --pool the
+// cost model's proposals of --candidates search.
+void check_options_apply(const cxxopts::ParseResult& args, const TuneOptions& o,
+                         const std::string& candidates) {
+    const tune::MeasureKind kind = tune::parse_measure_spec(o.measure).kind;
+    SEGRANK_CHECK(!args.count("noise") || kind == tune::MeasureKind::kHwmodel,
+                  "--noise: applies to --measure hwmodel or hwmodel:FAMILY only (the simulator's "
+                  "log-normal noise), not to --measure ",
+                  o.measure, "; leave --noise out");
+    for (const char* exec_only : {"timeout", "start-timeout", "max-restarts"})
+        SEGRANK_CHECK(!args.count(exec_only) || kind == tune::MeasureKind::kExec, "--", exec_only,
+                      ": applies to --measure exec:CMD only (the harness process), not to "
+                      "--measure ",
+                      o.measure, "; leave --", exec_only, " out");
+    SEGRANK_CHECK(!args.count("pool") || (candidates == "search" && o.strategy == Strategy::kModel),
+                  "--pool: applies to --strategy model with --candidates search only (the "
+                  "proposals the cost model scores per round), not to ",
+                  o.strategy == Strategy::kModel ? "--candidates " + candidates
+                                                 : str("--strategy ", strategy_name(o.strategy)),
+                  "; leave --pool out");
+}
+
 // The run's settings from the command line; `candidates` gets --candidates. Throws
 // segrank::Error naming the option that is out of range.
 TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidates) {
@@ -212,14 +235,23 @@ TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidat
                       " does not resume (its search state is not in DIR); start a new --out");
         candidates = "search";
     }
+    SEGRANK_CHECK(o.strategy != Strategy::kModel || args.count("checkpoint"),
+                  "missing --checkpoint RUN_DIR");
+    check_options_apply(args, o, candidates);
     return o;
 }
 
-// The closing line on stdout: the best config found and its speedup over the default.
+// The closing line on stdout: the measurements in DIR (how many of them failed, when any did: a
+// harness failing most requests must not look like a clean run), the best config found and its
+// speedup over the default.
 void print_result(const TuneResult& r, const TuneOptions& o) {
-    std::printf("segrank tune: %lld measurements (%lld now) -> %s/best.json: ",
-                static_cast<long long>(r.measured), static_cast<long long>(r.measured_now),
-                o.out.c_str());
+    std::printf("segrank tune: %lld measurements (%lld now)", static_cast<long long>(r.measured),
+                static_cast<long long>(r.measured_now));
+    if (r.failed > 0)
+        std::printf(", %lld succeeded, %lld failed (see %s)",
+                    static_cast<long long>(r.measured - r.failed), static_cast<long long>(r.failed),
+                    (o.out / "measurements.jsonl").c_str());
+    std::printf(" -> %s/best.json: ", o.out.c_str());
     if (r.best_ns) {
         if (r.best_config >= 0)
             std::printf("config %lld, %s ns", static_cast<long long>(r.best_config),
@@ -238,6 +270,22 @@ void print_result(const TuneResult& r, const TuneOptions& o) {
     } else {
         std::printf("no successful measurement\n");
     }
+}
+
+// Refuses a --checkpoint of the other task beside those of g's: tune would score and refit with
+// the members of g's task only and ignore it. None of g's task is tune_rounds' error.
+void check_members_of_task(const CostModel& model, const Graph& g) {
+    if (!model.covers(g.task())) return;
+    std::string same;  // the --checkpoint paths of g's task, for the message
+    for (size_t m = 0; m < model.num_members(); ++m)
+        if (model.task(m) == g.task())
+            same += (same.empty() ? "" : ", ") + echo_value(model.checkpoint(m));
+    for (size_t m = 0; m < model.num_members(); ++m)
+        SEGRANK_CHECK(model.task(m) == g.task(), "--checkpoint ", echo_value(model.checkpoint(m)),
+                      " was trained on the ", cost_task_name(model.task(m)), " task, but ",
+                      g.where(), " is a ", cost_task_name(g.task()), " graph (its ",
+                      cost_task_name(g.task()), " --checkpoint: ", same,
+                      "); tune ranks with checkpoints of the graph's task only: leave it out");
 }
 
 // The measurement backends' knobs from the options (--noise, --seed, --timeout, --start-timeout,
@@ -370,8 +418,6 @@ int run_tune(int argc, char** argv) {
     SEGRANK_CHECK(args.count("out"), "missing --out DIR");
     std::string candidates;
     TuneOptions o = tune_options(args, candidates);
-    SEGRANK_CHECK(o.strategy != Strategy::kModel || args.count("checkpoint"),
-                  "missing --checkpoint RUN_DIR");
     set_num_threads(thread_option(args));
     check_address_space_for_matmuls("tune");
     // One segrank tune per --out (the .lock of segrank train's run directories), taken before any
@@ -389,6 +435,7 @@ int run_tune(int argc, char** argv) {
     const std::string graph = args["graph"].as<std::string>();
     const Graph g =
         naming_graph_on_oom(graph, "reading this graph file", [&] { return Graph::open(graph); });
+    if (model) check_members_of_task(*model, g);
     const tune::MeasureOptions mo = measure_options(args, o);
     const tune::TuneGraph record = naming_graph_on_oom(
         graph, "reading this graph file's recorded configs", [&] { return tune_record(g); });
