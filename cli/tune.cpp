@@ -229,6 +229,9 @@ TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidat
                       " does not apply (use --candidates search or leave it out)");
         SEGRANK_CHECK(o.refit == RefitMode::kNone, "--strategy ", name,
                       ": --refit applies to --strategy model only");
+        for (const char* refit_only : {"refit-steps", "refit-lr"})
+            SEGRANK_CHECK(!args.count(refit_only), "--strategy ", name, ": --", refit_only,
+                          " applies to --strategy model only (its --refit)");
         SEGRANK_CHECK(!args.count("memory-mb"), "--strategy ", name,
                       ": --memory-mb applies to --strategy model only (the cost model's scoring)");
         SEGRANK_CHECK(!o.resume, "--resume: --strategy ", name,

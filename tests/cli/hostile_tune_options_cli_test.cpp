@@ -116,8 +116,8 @@ TEST_SUITE("hostile") {
     }
 
     TEST_CASE(
-        "segrank tune refuses --noise without hwmodel, exec options without exec and --pool "
-        "without the model's search, before any work") {
+        "segrank tune refuses --noise without hwmodel, exec options without exec, --pool "
+        "without the model's search and refit options without the model, before any work") {
         const fs::path dir = scratch_dir("hostile_tune_inapplicable");
         const fs::path run = train_tiny_layout_run(dir, "run", 2);
         const std::string graph =
@@ -142,6 +142,10 @@ TEST_SUITE("hostile") {
              "--pool: applies to --strategy model with --candidates search only (the proposals "
              "the cost model scores per round), not to --candidates recorded; leave --pool out"},
             {search + " --pool 64", "not to --strategy random; leave --pool out"},
+            {search + " --refit-steps 5",
+             "--strategy random: --refit-steps applies to --strategy model only (its --refit)"},
+            {search + " --refit-lr 0.01",
+             "--strategy random: --refit-lr applies to --strategy model"},
         };
         for (const auto& [args, what] : cases) {
             const auto r = run_segrank(args);
