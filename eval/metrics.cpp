@@ -141,13 +141,10 @@ std::vector<double> select_indices(std::span<const double> values, std::span<con
                                    const std::string& where) {
     std::vector<double> out;
     out.reserve(indices.size());
-    std::vector<bool> seen(values.size(), false);
     for (size_t i = 0; i < indices.size(); ++i) {
         const int64_t j = indices[i];
         SEGRANK_CHECK(j >= 0 && static_cast<size_t>(j) < values.size(), where, ": config index ", j,
                       " (entry ", i, ") out of range [0, ", values.size(), ")");
-        SEGRANK_CHECK(!seen[j], where, ": config index ", j, " repeated (entry ", i, ")");
-        seen[j] = true;
         out.push_back(values[j]);
     }
     return out;

@@ -52,8 +52,8 @@ double ordered_pair_accuracy(std::span<const double> scores, std::span<const dou
 /// 0 mean a test split, which cannot be evaluated).
 double slowdown_at_k(std::span<const double> scores, std::span<const double> targets, int64_t k);
 
-/// `values` restricted to `indices` (in the order given). Throws segrank::Error naming `where` when
-/// an index is out of [0, values.size()) or repeated.
+/// `values` at `indices` (in the order given, a repeated index giving its value again). Throws
+/// segrank::Error naming `where` when an index is out of [0, values.size()).
 std::vector<double> select_indices(std::span<const double> values, std::span<const int64_t> indices,
                                    const std::string& where);
 
@@ -166,15 +166,15 @@ using EvalIndices = std::map<std::string, std::vector<int64_t>>;
 
 /// Parses the strict JSON form {"name": [int, ...], ...} (whitespace anywhere, string escapes
 /// \" \\ \/ \b \f \n \r \t \uXXXX; integers >= 0). Throws segrank::Error naming `where`, the
-/// line:column and what was expected; duplicate names and an index repeated within one list are
-/// errors.
+/// line:column and what was expected; duplicate names are errors. An index repeated within one
+/// list is kept (the TpuGraphs paper's files repeat indices; a repeat is a tie).
 EvalIndices parse_eval_indices(std::string_view text, const std::string& where);
 /// Reads and parses an eval.indices file. Throws segrank::Error naming the path.
 EvalIndices load_eval_indices(const std::filesystem::path& path);
 
 /// Evaluates one graph on the configs `indices` lists for it (scores and targets: [c], all configs
 /// of the graph). Throws segrank::Error when `name` has no entry in `indices`, when the list is
-/// empty, or when an index is out of range or repeated.
+/// empty, or when an index is out of range (a repeated index is scored again).
 GraphMetrics evaluate_graph(const std::string& name, std::span<const float> scores,
                             std::span<const double> targets, const EvalIndices& indices);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <string_view>
 #include <type_traits>
 
@@ -261,7 +262,8 @@ void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& ent
             SEGRANK_CHECK(c < e.info.num_configs, cfg.eval.indices, ": eval.indices: graph '",
                           e.name, "': config index ", c, " out of range [0, ", e.info.num_configs,
                           ")");
-        if (it->second.size() >= 2)
+        const std::set<int64_t> distinct(it->second.begin(), it->second.end());
+        if (distinct.size() >= 2)  // a repeated index is the same config again
             ranked = true;
         else if (single.empty())
             single = e.name;

@@ -6,10 +6,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "eval/submission.h"
 #include "gnn/core/rng.h"
+#include "tests/support/test_paths.h"
 
 using namespace segrank;
 
@@ -236,7 +238,8 @@ TEST_CASE("eval.indices restricts evaluation to the listed configs") {
     const std::vector<double> values = {5, 6, 7};
     CHECK(select_indices(values, idx.at("g1"), "g1") == std::vector<double>{7, 5});
     CHECK_THROWS_AS(select_indices(values, idx.at("g3"), "g3"), Error);
-    CHECK_THROWS_AS(select_indices(values, std::vector<int64_t>{1, 1}, "g"), Error);
+    // A repeated index gives its value again (the paper's files repeat indices).
+    CHECK(select_indices(values, std::vector<int64_t>{1, 1}, "g") == std::vector<double>{6, 6});
 }
 
 TEST_CASE("eval.indices parse errors name the file, line and column") {
@@ -262,9 +265,8 @@ TEST_CASE("eval.indices parse errors name the file, line and column") {
     CHECK(message("{\"a\": [1], \"a\": [2]}")
               .find("idx.json:1:12: expected a key not already in this object") !=
           std::string::npos);
-    CHECK(message("{\"a\": [4, 1,\n 4]}") ==
-          "idx.json:2:2: eval.indices: config index 4 listed twice in the list of \"a\" (expected "
-          "{\"graph name\": [config indices], ...})");
+    CHECK(parse_eval_indices("{\"a\": [4, 1,\n 4]}", "idx.json").at("a") ==
+          std::vector<int64_t>{4, 1, 4});  // repeats kept, as the paper's files have them
     CHECK(message("{\"a\": 3}").find("expected '['") != std::string::npos);
     CHECK(message("[1]").find("expected '{'") != std::string::npos);
     CHECK(message("{\"a\": [1]").find("end of input") != std::string::npos);
@@ -340,4 +342,42 @@ TEST_CASE("collections average the graphs' runtime errors, JSON carries them onl
     const CollectionMetrics cn = aggregate_collection("tile:xla", Task::kTile, none);
     CHECK(std::isnan(cn.mape));
     CHECK(dump_json(to_json(cn)).find("mape") == std::string::npos);
+}
+
+TEST_CASE(
+    "the TpuGraphs paper's xla_random.json, which repeats indices, is read and scored as listed") {
+    SEGRANK_REQUIRE_SHARED_DATA(data);
+    const auto file = data / "tpugraphs_npz" / "eval_indices" / "xla_random.json";
+    const EvalIndices idx = load_eval_indices(file);
+    const auto& unet = idx.at("unet_3d.4x4.bf16");
+    REQUIRE(unet.size() == 1000);
+    CHECK(std::set<int64_t>(unet.begin(), unet.end()).size() == 481);
+    // Scored as listed (as the paper's baseline does): the 1000 entries, a repeated config
+    // counted again in its pairs with the others; the pair of its two copies has one runtime, a
+    // tie that Kendall tau-b leaves out.
+    std::vector<float> scores(481);
+    std::vector<double> targets(481);
+    for (size_t j = 0; j < 481; ++j) {
+        scores[j] = static_cast<float>((j * 7919) % 481);
+        targets[j] = 1.0 + static_cast<double>((j * 7919 + (j % 5) * 31) % 481);
+    }
+    const GraphMetrics listed = evaluate_graph("unet_3d.4x4.bf16", scores, targets, idx);
+    CHECK(listed.num_configs == 1000);
+    std::vector<double> s_listed, t_listed;
+    for (int64_t j : unet) {
+        s_listed.push_back(scores[static_cast<size_t>(j)]);
+        t_listed.push_back(targets[static_cast<size_t>(j)]);
+    }
+    // kendall_raw is tau-b of the listed scores and runtimes; kendall_tau ranks by the predicted
+    // order (copies tie-broken by position) and the copies' equal runtimes leave their pair out.
+    CHECK(listed.kendall_raw == doctest::Approx(kendall_tau_b(s_listed, t_listed)).epsilon(1e-12));
+    const std::vector<float> f_listed(s_listed.begin(), s_listed.end());
+    CHECK(listed.kendall_tau ==
+          doctest::Approx(kendall_tau_b(predicted_positions(f_listed), t_listed)).epsilon(1e-12));
+    CHECK(std::isfinite(listed.kendall_tau));
+    // What is malformed stays refused: an index out of range of the graph's configs.
+    const EvalIndices out_of_range{{"g", {0, 481}}};
+    CHECK_THROWS_WITH_AS(evaluate_graph("g", scores, targets, out_of_range),
+                         doctest::Contains("config index 481 (entry 1) out of range [0, 481)"),
+                         Error);
 }
