@@ -131,9 +131,11 @@ Normalizer read_normalizer(const CheckpointReader& r, const std::filesystem::pat
 
 }  // namespace
 
-int64_t truncate_metrics_jsonl(const std::filesystem::path& file, int64_t step) {
+int64_t truncate_metrics_jsonl(const std::filesystem::path& file, int64_t step,
+                               int64_t* last_kept) {
     std::string kept;
     int64_t dropped = 0;
+    double last = 0.0;
     {
         std::ifstream in(file);
         for (std::string line; std::getline(in, line);) {
@@ -152,12 +154,29 @@ int64_t truncate_metrics_jsonl(const std::filesystem::path& file, int64_t step) 
                 ++dropped;
                 continue;
             }
+            if (at > last) last = at;  // NaN (no step) compares false
             kept += line;
             kept += '\n';
         }
     }
     write_file_atomically(file, kept);
+    if (last_kept) *last_kept = static_cast<int64_t>(last);
     return dropped;
+}
+
+std::string missing_history_note(const std::filesystem::path& run_dir, int64_t step,
+                                 int64_t last_kept, int64_t interval) {
+    if (step - last_kept < std::max<int64_t>(interval, 1)) return "";
+    const std::string file = (run_dir / "metrics.jsonl").string();
+    return str("segrank train: note: --resume ", run_dir.string(), ": ", file,
+               last_kept > 0 ? str(" holds no lines after step ", last_kept)
+                             : std::string(" holds no lines"),
+               ", but the checkpoint is at step ", step,
+               " (the file was emptied or truncated since): the curves of steps ", last_kept + 1,
+               "..", step,
+               " are gone from the run's report; the model is intact and training continues from "
+               "step ",
+               step);
 }
 
 Normalizer load_checkpoint_normalizer(const std::filesystem::path& file) {

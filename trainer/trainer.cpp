@@ -213,7 +213,11 @@ void Trainer::resume_from(const std::filesystem::path& ckpt,
     if (comm_.rank() == 0) {
         if (before_first_write) before_first_write();
         save_config(cfg_, run_dir_ / "config.toml");  // the effective config, with this run's --set
-        truncate_metrics_jsonl(run_dir_ / "metrics.jsonl", step_);
+        int64_t last_kept = 0;
+        truncate_metrics_jsonl(run_dir_ / "metrics.jsonl", step_, &last_kept);
+        const std::string note =
+            missing_history_note(run_dir_, step_, last_kept, cfg_.train.log_every);
+        if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
     }
 }
 

@@ -34,7 +34,16 @@ namespace segrank {
 /// step, drops later ones (written after the checkpoint, they would repeat), the per-run
 /// "random_baseline" summary and unparsable (torn) lines. Returns the number of lines dropped; a
 /// missing file is created empty. Throws segrank::Error naming the file when it cannot be written.
-int64_t truncate_metrics_jsonl(const std::filesystem::path& file, int64_t step);
+/// `last_kept` (when given) receives the largest "step" of the kept lines, 0 when none has one.
+int64_t truncate_metrics_jsonl(const std::filesystem::path& file, int64_t step,
+                               int64_t* last_kept = nullptr);
+
+/// The note a resume from checkpoint step `step` prints when metrics.jsonl, after
+/// truncate_metrics_jsonl, lacks the lines up to that step: its last line with a step is
+/// `last_kept` (0: none) and a run logs at least every `interval` steps (train.log_every). Empty
+/// when the log reaches within `interval` steps of the checkpoint (a complete log).
+std::string missing_history_note(const std::filesystem::path& run_dir, int64_t step,
+                                 int64_t last_kept, int64_t interval);
 
 /// The normalizer stored in a checkpoint file. Throws segrank::Error naming the file.
 Normalizer load_checkpoint_normalizer(const std::filesystem::path& file);

@@ -263,4 +263,47 @@ TEST_SUITE("hostile") {
                        {"dataset /extra/data/manifest: line ", " repeats train graph ",
                         ") of line 1 (a data manifest lists each graph of the run once)"});
     }
+
+    TEST_CASE(
+        "train --resume notes on stderr that an emptied or truncated metrics.jsonl lost the "
+        "curves up to the checkpoint step, and resumes") {
+        const fs::path dir = scratch_dir("hostile_resume_lost_metrics");
+        TinyLayoutSpec spec;
+        spec.valid_graphs = 1;
+        write_tiny_layout_collection(dir / "data", spec);
+        const fs::path run = dir / "run";
+        const auto t = run_segrank(
+            "train --config configs/tiny.toml --set train.steps=4 --set train.eval_every=0 "
+            "--set train.log_every=1 --set train.run_dir=" +
+            sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
+        INFO(t.output);
+        REQUIRE(t.exit_code == 0);
+        for (const char* name : {"emptied", "truncated", "whole"}) {
+            const fs::path copy = dir / name;
+            fs::copy(run, copy, fs::copy_options::recursive);
+            const std::string log = read_file_text(copy / "metrics.jsonl");
+            if (std::string(name) == "emptied") write_file_text(copy / "metrics.jsonl", "");
+            if (std::string(name) == "truncated")  // the lines of steps 1 and 2 only
+                write_file_text(copy / "metrics.jsonl",
+                                log.substr(0, log.find("{\"phase\":\"train\",\"step\":3")));
+            const auto r =
+                run_segrank("train --resume " + sq(copy.string()) + " --set train.steps=6");
+            INFO(name, r.output);
+            CHECK(r.exit_code == 0);
+            const std::string note = "segrank train: note: --resume " + copy.string() + ": " +
+                                     (copy / "metrics.jsonl").string();
+            if (std::string(name) == "whole") {
+                CHECK_FALSE(contains_text(r.output, "note: --resume"));
+                continue;
+            }
+            CHECK(contains_text(r.output, note));
+            CHECK(contains_text(r.output, std::string(name) == "emptied"
+                                              ? " holds no lines, but the checkpoint is at step 4"
+                                              : " holds no lines after step 2, but the checkpoint "
+                                                "is at step 4"));
+            CHECK(
+                contains_text(r.output, "the model is intact and training continues from step 4"));
+            CHECK(contains_text(read_file_text(copy / "metrics.jsonl"), "\"step\":6"));
+        }
+    }
 }
