@@ -127,6 +127,22 @@ void check_outputs_are_not_checkpoints(const cxxopts::ParseResult& args, const C
                               members[m].lm.file.string(), "): give another output path");
 }
 
+// --tta-orders N > 1 averages N config orders, which differ only with model.config_attention (a
+// model without it scores each config alone): refused when no checkpoint has it.
+void check_tta_applies(const cxxopts::ParseResult& args, const CostModel& model) {
+    if (!args.count("tta-orders") || args["tta-orders"].as<int64_t>() <= 1) return;
+    const auto& members = model.impl().members;
+    for (const CostMember& m : members)
+        if (m.lm.cfg.model.config_attention) return;
+    throw Error(str("--tta-orders ", args["tta-orders"].as<int64_t>(),
+                    ": averages the scores of configs scored in several orders, which differ only "
+                    "with model.config_attention; the checkpoint ",
+                    members.front().lm.file.string(),
+                    members.size() > 1 ? " (and every other given)" : "",
+                    " has model.config_attention = false, so each config is scored alone and "
+                    "every order gives the same scores: drop --tta-orders"));
+}
+
 // The submission rows (and with --scores every config's score) of the graphs a model covers.
 struct Predictions {
     std::vector<SubmissionRow> rows;
@@ -221,6 +237,7 @@ int run_predict(int argc, char** argv) {
             (void)score_budget(score_options, m.lm.cfg, m.name, "--memory-mb", "--cache-mb");
         model->impl().options = score_options;
         check_outputs_are_not_checkpoints(args, *model);
+        check_tta_applies(args, *model);
     }
     cfg::DataSection data = random ? cfg::DataSection{} : model->impl().members.front().lm.cfg.data;
     if (args.count("data"))

@@ -229,6 +229,25 @@ TEST_CASE(
         CHECK(bad.exit_code == 1);
         CHECK(bad.output.find("--tta-orders: expected 1..1024, got " + n) != std::string::npos);
     }
+    // A model without config attention scores each config alone: --tta-orders 5 would change
+    // nothing and is refused naming the option and why (1 is the default and passes).
+    std::string plain_train = tiny_train(dir, 6);
+    const std::string run_key = "train.run_dir='" + (dir / "run").string() + "'";
+    REQUIRE(plain_train.find(run_key) != std::string::npos);
+    plain_train.replace(plain_train.find(run_key), run_key.size(),
+                        "train.run_dir='" + (dir / "plain").string() + "'");
+    const auto plain = segrank_cmd(plain_train);
+    INFO(plain.output);
+    REQUIRE(plain.exit_code == 0);
+    const std::string plain_predict = "predict --checkpoint " + sq((dir / "plain").string()) +
+                                      " --split valid --out " + sq((dir / "plain.csv").string());
+    const auto no_attention = segrank_cmd(plain_predict + " --tta-orders 5");
+    INFO(no_attention.output);
+    CHECK(no_attention.exit_code == 1);
+    CHECK(no_attention.output.find("--tta-orders 5: averages the scores") != std::string::npos);
+    CHECK(no_attention.output.find("has model.config_attention = false") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "plain.csv"));
+    CHECK(segrank_cmd(plain_predict + " --tta-orders 1").exit_code == 0);
 }
 
 TEST_CASE(
