@@ -380,6 +380,7 @@ int run_synth(int argc, char** argv) {
 
     // Read (and checked) before any work: what an earlier synth wrote into --out; --force
     // replaces a split only when every file in it is synth's.
+    check_synth_out(w.out);
     const std::vector<std::filesystem::path> earlier = read_synth_manifest(w.out);
     if (w.force) check_only_synth_files(w.out, replaced_targets(w), earlier);
     const auto t0 = std::chrono::steady_clock::now();

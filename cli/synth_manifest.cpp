@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "data/collection.h"
 #include "gnn/core/check.h"
@@ -70,6 +71,32 @@ std::vector<fs::path> split_files(const fs::path& out, const fs::path& target) {
     SEGRANK_CHECK(!ec, "synth: cannot list ", path.string(), ": ", ec.message());
     std::sort(files.begin(), files.end());
     return files;
+}
+
+void check_synth_out(const fs::path& out) {
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(out, ec)) && !fs::exists(fs::status(out, ec)))
+        throw Error(str("--out ", out.string(), ": is a dangling symbolic link to '",
+                        fs::read_symlink(out, ec).string(),
+                        "' (which does not exist): remove the link, create that folder or give "
+                        "another --out"));
+    if (!fs::is_directory(out, ec) || fs::exists(fs::symlink_status(out / kSynthManifest, ec)))
+        return;
+    std::vector<std::string> other;
+    for (const auto& e : fs::directory_iterator(out, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name == "npz" || name == "h5" || name.starts_with(".synth-staging-")) continue;
+        other.push_back(name);
+    }
+    if (other.empty()) return;
+    std::sort(other.begin(), other.end(), [](const std::string& a, const std::string& b) {
+        return std::pair(a.starts_with('.'), a) < std::pair(b.starts_with('.'), b);  // .lock last
+    });
+    throw Error(str("--out ", out.string(), ": not empty and not an earlier synth output (no ",
+                    kSynthManifest, "), and it holds ", (out / other.front()).string(),
+                    other.size() > 1 ? str(" and ", other.size() - 1, " other entries") : "",
+                    ", which synth does not write; give a new or empty folder as --out (synth "
+                    "writes npz/ or h5/ there)"));
 }
 
 std::vector<fs::path> read_synth_manifest(const fs::path& out) {

@@ -10,6 +10,13 @@ namespace segrank::cli {
 /// File name of the manifest under --out.
 inline constexpr const char* kSynthManifest = ".synth-manifest";
 
+/// Before any work: throws segrank::Error when `out` (--out) is a dangling symbolic link ("is a
+/// dangling symbolic link to 'X' (which does not exist)"), or an existing non-empty folder that is
+/// no earlier synth output: one without .synth-manifest whose entries are not only synth's own
+/// (npz/, h5/, .synth-staging-*, as an output of a synth without manifests holds), naming the
+/// folder, the first other entry and how many it holds (a run directory, a user's folder).
+void check_synth_out(const std::filesystem::path& out);
+
 /// The files an earlier synth recorded in `out`/.synth-manifest, as paths relative to `out`,
 /// sorted: npz graph files ("npz/tile/xla/train/synth_tile_000003.npz") and HDF5 stores
 /// ("h5/tile_xla_train.h5"). A line naming a whole npz split folder ("npz/tile/xla/train", the

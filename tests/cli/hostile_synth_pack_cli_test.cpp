@@ -288,4 +288,49 @@ TEST_SUITE("hostile") {
         CHECK(run_segrank("pack " + sq(valid.string()) + " --out " + sq((h5 / "mine.h5").string()))
                   .exit_code == 0);
     }
+
+    TEST_CASE(
+        "segrank synth refuses a non-empty --out that is no earlier synth output and names a "
+        "dangling --out link") {
+        const fs::path dir = scratch_dir("hostile_synth_foreign_out");
+        const std::string args = " --collections layout --graphs 4 --nodes 200:300 --configs 8 -q";
+        // A run directory (or any user's folder): refused, naming it and what it holds.
+        const fs::path run = dir / "run";
+        fs::create_directories(run);
+        write_file_text(run / "config.toml", "# segrank run configuration\n");
+        write_file_text(run / "metrics.jsonl", "{}\n");
+        for (const char* force : {"", " --force"}) {
+            const auto r = run_segrank("synth --out " + sq(run.string()) + args + force);
+            INFO(force, r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "--out " + run.string() +
+                                              ": not empty and not an earlier synth output (no "
+                                              ".synth-manifest), and it holds " +
+                                              (run / "config.toml").string() +
+                                              " and 1 other entries, which synth does not write"));
+            CHECK_FALSE(fs::exists(run / "npz"));
+            CHECK_FALSE(fs::exists(run / ".synth-manifest"));
+        }
+        // An earlier synth output with a user's notes beside it is still synth's.
+        const fs::path syn = dir / "syn";
+        REQUIRE(run_segrank("synth --out " + sq(syn.string()) + args).exit_code == 0);
+        write_file_text(syn / "notes.txt", "mine\n");
+        const auto again = run_segrank("synth --out " + sq(syn.string()) + args + " --force");
+        INFO(again.output);
+        CHECK(again.exit_code == 0);
+        CHECK(read_file_text(syn / "notes.txt") == "mine\n");
+        // An empty folder is fine.
+        fs::create_directories(dir / "empty");
+        CHECK(run_segrank("synth --out " + sq((dir / "empty").string()) + args).exit_code == 0);
+        // A dangling link: named with its target, not "File exists".
+        fs::create_symlink(dir / "gone", dir / "link");
+        const auto link = run_segrank("synth --out " + sq((dir / "link").string()) + args);
+        INFO(link.output);
+        CHECK(link.exit_code == 1);
+        CHECK(contains_text(link.output, "--out " + (dir / "link").string() +
+                                             ": is a dangling symbolic link to '" +
+                                             (dir / "gone").string() + "' (which does not exist)"));
+        CHECK_FALSE(contains_text(link.output, "File exists"));
+        CHECK_FALSE(fs::exists(dir / "gone"));
+    }
 }
