@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -91,10 +92,11 @@ bool is_run_metrics_head(std::string_view h) { return h.starts_with(R"({"phase":
 bool is_run_report_json_head(std::string_view h) { return h.starts_with(R"({"steps":)"); }
 
 // What a fresh run may replace in an existing run directory (docs/files.md#run-directory): never
-// the --config file itself, in a folder that is not a segrank run directory (no .lock, no
-// checkpoint) nothing but the names a run writes (and the --config file), and config.toml,
-// metrics.jsonl, report.json, report.html only when they are a run's own (a user's notes named
-// config.toml are refused). A segrank tune directory (tune.json or measurements.jsonl) is refused.
+// the --config file itself, in a folder that is not a segrank run directory (no run's
+// config.toml or metrics.jsonl, no checkpoint; a .lock alone does not count) nothing but the names
+// a run writes (and the --config file), and config.toml, metrics.jsonl, report.json, report.html
+// only when they are a run's own (a user's notes named config.toml are refused). A segrank tune
+// directory (tune.json or measurements.jsonl) is refused.
 void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& config) {
     namespace fs = std::filesystem;
     SEGRANK_CHECK(!same_file(config, dir / "config.toml"), "--config ", config,
@@ -118,8 +120,19 @@ void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& co
     static constexpr std::string_view kRunNames[] = {".lock",        "config.toml", "metrics.jsonl",
                                                      "report.json",  "report.html", "best.ckpt.h5",
                                                      "last.ckpt.h5", "partitions"};
-    const bool prior_run = fs::exists(dir / ".lock", ec) || fs::exists(dir / "best.ckpt.h5", ec) ||
-                           fs::exists(dir / "last.ckpt.h5", ec);
+    // A run directory holds what train writes (a run's own config.toml or metrics.jsonl, or a
+    // checkpoint); a stray .lock alone makes no folder one (it is the lock of any segrank writer).
+    const auto starts_as = [&](const char* name, bool (*is_kind)(std::string_view)) {
+        std::ifstream in(dir / name, std::ios::binary);
+        std::string head(64, '\0');
+        in.read(head.data(), static_cast<std::streamsize>(head.size()));
+        head.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+        return fs::is_regular_file(dir / name, ec) && is_kind(head);
+    };
+    const bool prior_run = fs::exists(dir / "best.ckpt.h5", ec) ||
+                           fs::exists(dir / "last.ckpt.h5", ec) ||
+                           starts_as("config.toml", is_run_config_head) ||
+                           starts_as("metrics.jsonl", is_run_metrics_head);
     if (!prior_run) {
         std::vector<std::string> foreign;
         for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -130,10 +143,12 @@ void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& co
                 foreign.push_back(name);
         }
         std::sort(foreign.begin(), foreign.end());
-        SEGRANK_CHECK(foreign.empty(), "train.run_dir ", dir.string(),
-                      ": not empty and not a segrank run directory (no .lock or checkpoint), and ",
-                      (dir / (foreign.empty() ? "" : foreign.front())).string(),
-                      " is no file a run writes; give a new or empty folder as train.run_dir");
+        SEGRANK_CHECK(
+            foreign.empty(), "train.run_dir ", dir.string(),
+            ": not empty and not a segrank run directory (no config.toml, metrics.jsonl or "
+            "checkpoint of a run), and ",
+            (dir / (foreign.empty() ? "" : foreign.front())).string(),
+            " is no file a run writes; give a new or empty folder as train.run_dir");
     }
     const auto own = [&](const char* name, bool (*is_kind)(std::string_view), const char* kind) {
         refuse_replacing_other_file("train.run_dir", (dir / name).string(), is_kind, kind,
@@ -202,7 +217,10 @@ cxxopts::Options train_options() {
         "check",
         "only check the config (file and --set overrides, every key and cross-key rule), the run "
         "directory and the task of data.root's collections (a folder listing: no graph is read), "
-        "and exit: nothing is written")("h,help", "show this help");
+        "and exit: nothing is written")(
+        "data-later",
+        "with --check: data.root need not exist yet (a script that checks its --set before it "
+        "makes the data); the OK line says it was not listed")("h,help", "show this help");
     return options;
 }
 
@@ -212,6 +230,7 @@ struct TrainRequest {
     RunConfig cfg;
     std::optional<std::filesystem::path> resume;  ///< --resume RUN_DIR
     bool overwrite = false;                       ///< --overwrite
+    bool data_later = false;                      ///< --data-later (with --check)
     std::filesystem::path dir;                    ///< the run directory
     std::string config;                           ///< --config as given (empty with --resume)
 };
@@ -262,6 +281,9 @@ TrainRequest train_request(const cxxopts::ParseResult& result) {
         t.cfg = load_config(t.config, overrides);
     }
     t.overwrite = result.count("overwrite") > 0;
+    t.data_later = result.count("data-later") > 0;
+    SEGRANK_CHECK(!t.data_later || result.count("check"),
+                  "--data-later applies to --check only (a run reads its data at once)");
     SEGRANK_CHECK(!(t.overwrite && t.resume), "--overwrite and --resume exclude each other");
     t.dir = t.resume ? *t.resume : std::filesystem::path(t.cfg.train.run_dir);
     return t;
@@ -278,14 +300,21 @@ int check_only(const TrainRequest& t) {
     check_run_paths(t.cfg, t.dir);
     check_run_files(t.dir);
     if (!t.resume) check_fresh_run_dir(t.dir, t.config);
+    // data.root must exist unless data.ingest creates it (the run refuses it the same way), or
+    // --data-later says it is made after this check.
+    std::error_code ec;
+    const bool later = t.data_later && !std::filesystem::exists(t.cfg.data.root, ec);
+    if (t.cfg.data.ingest.empty() && !later) check_data_root_exists(t.cfg.data);
     // The task mix of data.root's collections: a folder listing, no graph read.
-    const auto train = training_collections(t.cfg);
+    const auto train = later ? std::nullopt : training_collections(t.cfg);
     if (train && !train->empty()) check_one_task(t.cfg, *train);
     std::printf("segrank train: config OK (%s)%s\n",
                 t.resume ? (*t.resume / "config.toml").string().c_str() : t.config.c_str(),
-                train ? ""
-                      : "; data.root was not listed (it does not exist yet, or data.ingest adds "
-                        "to it), so the task of its collections is checked when the run starts");
+                train   ? ""
+                : later ? "; data.root was not listed (--data-later: it does not exist yet), so "
+                          "the task of its collections is checked when the run starts"
+                        : "; data.root was not listed (data.ingest adds to it), so the task of "
+                          "its collections is checked when the run starts");
     return 0;
 }
 

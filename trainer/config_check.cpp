@@ -11,6 +11,7 @@
 #include "hwmodel/hardware.h"
 #include "trainer/config_messages.h"
 #include "trainer/config_schema.h"
+#include "util/user_input.h"
 
 namespace segrank {
 namespace cfg {
@@ -203,6 +204,12 @@ void check_data(const RunConfig& c, std::vector<Problem>& p) {
     else if (folds >= 2 && c.data.holdout_fold >= folds)
         add("data.holdout_fold",
             str("expected < data.holdout_folds = ", folds, ", got ", c.data.holdout_fold));
+    else if (folds == 0 && c.data.holdout_fold != 0)
+        add("data.holdout_fold",
+            str("applies with data.holdout_folds >= 2 (k-fold) or -1 (leave-one-out), but "
+                "data.holdout_folds = 0 (the holdout is data.valid_split or data.holdout = "
+                "\"configs\"), so data.holdout_fold = ",
+                c.data.holdout_fold, " would be ignored: set data.holdout_folds or drop it"));
     if (folds != 0 && c.data.holdout == Holdout::kConfigs)
         add("data.holdout_folds",
             str("folds apply to holdout = \"graphs\", got ", folds, " with holdout = \"configs\""));
@@ -229,6 +236,14 @@ void check_data(const RunConfig& c, std::vector<Problem>& p) {
     }
     for (const auto& f : c.data.ingest)
         if (f.empty()) add("data.ingest", "expected non-empty paths, got \"\"");
+    // A name the system refuses (File name too long) is refused here, naming the key, the same
+    // under train --check as in the run (which would fail on it with the name echoed whole).
+    const std::pair<const char*, const std::string*> paths[] = {
+        {"data.root", &c.data.root}, {"eval.indices", &c.eval.indices}};
+    for (const auto& [key, value] : paths)
+        if (auto why = path_length_problem(*value)) add(key, std::move(*why));
+    for (const auto& f : c.data.ingest)
+        if (auto why = path_length_problem(f)) add("data.ingest", std::move(*why));
 }
 
 // model.*: options that apply to tile collections only.

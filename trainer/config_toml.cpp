@@ -6,6 +6,7 @@
 
 #include "gnn/core/check.h"
 #include "trainer/config_schema.h"
+#include "util/user_input.h"
 
 namespace segrank::cfg::detail {
 
@@ -34,11 +35,14 @@ std::string_view type_name(const toml::node& n) {
     }
 }
 
+// A string value longer than this is echoed cut (a 100 kB --set value is no 100 kB message).
+constexpr size_t kEchoedStringBytes = 160;
+
 std::string describe(const toml::node& n) {
     std::ostringstream os;
     os << type_name(n);
     if (n.is_string())
-        os << " " << quote_toml(n.as_string()->get());
+        os << " " << echo_value(quote_toml(n.as_string()->get()), kEchoedStringBytes);
     else if (n.is_integer())
         os << " " << n.as_integer()->get();
     else if (n.is_floating_point())

@@ -110,10 +110,15 @@ void check_resume_data_root(const cfg::DataSection& data, const std::filesystem:
                            "back there or link that path to it (ln -s NEW_DIR OLD_PATH)");
 }
 
+void check_data_root_exists(const cfg::DataSection& data) {
+    std::error_code ec;
+    SEGRANK_CHECK(std::filesystem::exists(data.root, ec), "data.root: '", data.root,
+                  "' does not exist (expected a TpuGraphs npz folder or a folder of .h5 stores)");
+}
+
 void Dataset::open_sources(const cfg::DataSection& data) {
     const std::filesystem::path root = data.root;
-    SEGRANK_CHECK(std::filesystem::exists(root), "data.root: '", root.string(),
-                  "' does not exist (expected a TpuGraphs npz folder or a folder of .h5 stores)");
+    check_data_root_exists(data);
     std::set<std::string> wanted(data.collections.begin(), data.collections.end());
     std::set<std::string> seen;
     auto keep = [&](const CollectionId& id) {

@@ -59,6 +59,12 @@ private:
 void check_stored_data_root(const cfg::DataSection& data, const std::string& origin,
                             const std::string& from, const std::string& remedy);
 
+/// Throws segrank::Error unless `data.root` exists, with the message the run's data listing
+/// gives: "data.root: '<root>' does not exist (expected a TpuGraphs npz folder or a folder of .h5
+/// stores)". Used by the run and by `segrank train --check`; the caller skips it when data.ingest
+/// creates the root.
+void check_data_root_exists(const cfg::DataSection& data);
+
 /// check_stored_data_root for `segrank train --resume run_dir` (data = its config.toml's data
 /// section): a resume cannot change data.root, so the error says to move the data back or link
 /// the old path to it.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -164,6 +165,20 @@ void append_hex(std::string& out, const char* format, unsigned value) {
 }
 
 }  // namespace
+
+std::optional<std::string> path_length_problem(std::string_view path) {
+    for (const auto& part : std::filesystem::path(path)) {
+        const size_t n = part.native().size();
+        if (n > NAME_MAX)
+            return str("the path component '", echo_value(part.native()), "' is ", n,
+                       " bytes long, more than the ", NAME_MAX,
+                       " bytes a file name may have (File name too long)");
+    }
+    if (path.size() >= PATH_MAX)
+        return str("the path is ", path.size(), " bytes long, more than the ", PATH_MAX - 1,
+                   " bytes (PATH_MAX) a path may have (File name too long)");
+    return std::nullopt;
+}
 
 std::string echo_value(std::string_view value, size_t max) {
     std::string out;

@@ -63,6 +63,13 @@ void require_input_size(const std::filesystem::path& path, std::string_view what
 std::string read_input_file(const std::filesystem::path& path, std::string_view what,
                             uint64_t max_bytes);
 
+/// Why the system would refuse `path` as a file name before looking at the disk, for a message
+/// after "<key>: ": "the path component '<first 80 bytes>... (N more bytes)' is N bytes long, more
+/// than the 255 bytes a file name may have (File name too long)" (NAME_MAX), or "the path is N
+/// bytes long, more than the 4096 bytes (PATH_MAX) a path may have (File name too long)";
+/// nullopt for an ordinary path. The path itself is never echoed whole.
+std::optional<std::string> path_length_problem(std::string_view path);
+
 /// Longest value (bytes) echo_value shows whole.
 inline constexpr size_t kEchoMaxBytes = 80;
 

@@ -100,8 +100,12 @@ TEST_CASE(
     "writing anything") {
     const fs::path dir = scratch_dir("cli_config_check");
     const std::string run = "--set " + sq("train.run_dir=\"" + (dir / "run").string() + "\"");
-    const auto ok = segrank_cmd("train --config configs/tpugraphs_layout_xla.toml " + run +
-                                " --set 'data.root=\"/nonexistent\"' --check");
+    // data.ingest creates data.root: it need not exist (without it, --check refuses as the run).
+    write_file_text(dir / "t.pb", "");
+    const auto ok =
+        segrank_cmd("train --config configs/tpugraphs_layout_xla.toml " + run +
+                    " --set 'data.root=\"/nonexistent\"' --set " +
+                    sq("data.ingest=[\"" + (dir / "t.pb").string() + "\"]") + " --check");
     INFO(ok.output);
     CHECK(ok.exit_code == 0);
     CHECK(ok.output.find("config OK (configs/tpugraphs_layout_xla.toml)") != std::string::npos);

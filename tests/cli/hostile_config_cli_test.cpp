@@ -80,16 +80,41 @@ TEST_SUITE("hostile") {
             CHECK(contains_text(r.output, refused));
         }
         CHECK_FALSE(fs::exists(dir / "run"));
-        // A collection of one task selected: OK. A data.root that does not exist yet: the OK line
-        // says what was not checked.
+        // A collection of one task selected: OK. A data.root that does not exist: refused as the
+        // run refuses it, unless data.ingest creates it: then the OK line says what was not
+        // checked.
         CHECK(run_segrank("train --config " + cfg + " --check").exit_code == 0);
+        const std::string nothing =
+            " --set " + sq("data.root=\"" + (dir / "nothing").string() + "\"");
+        const std::string missing = "data.root: '" + (dir / "nothing").string() +
+                                    "' does not exist (expected a TpuGraphs npz folder";
+        for (const char* check : {" --check", ""}) {
+            const auto r = run_segrank("train --config " + cfg + all + nothing + check);
+            INFO(check, r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, missing));
+            CHECK_FALSE(contains_text(r.output, "config OK"));
+        }
+        write_file_text(dir / "t.pb", "");
         const auto later =
-            run_segrank("train --config " + cfg + all + " --set " +
-                        sq("data.root=\"" + (dir / "nothing").string() + "\"") + " --check");
+            run_segrank("train --config " + cfg + all + nothing + " --set " +
+                        sq("data.ingest=[\"" + (dir / "t.pb").string() + "\"]") + " --check");
         INFO(later.output);
         CHECK(later.exit_code == 0);
         CHECK(contains_text(later.output, "config OK ("));
-        CHECK(contains_text(later.output, "data.root was not listed"));
+        CHECK(contains_text(later.output, "data.root was not listed (data.ingest adds to it)"));
+        // --data-later: a script that checks its --set before it makes the data.
+        const auto script =
+            run_segrank("train --config " + cfg + all + nothing + " --check --data-later");
+        INFO(script.output);
+        CHECK(script.exit_code == 0);
+        CHECK(contains_text(script.output,
+                            "data.root was not listed (--data-later: it does not "
+                            "exist yet)"));
+        const auto run_later =
+            run_segrank("train --config " + cfg + all + nothing + " --data-later");
+        CHECK(run_later.exit_code == 1);
+        CHECK(contains_text(run_later.output, "--data-later applies to --check only"));
     }
 
     TEST_CASE(
@@ -129,5 +154,58 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(tied.output, "among the configs eval.indices (--set eval.indices=\"" +
                                              one.string() + "\") lists for it: " + one.string() +
                                              " leaves fewer than 2 configs"));
+    }
+
+    TEST_CASE("data.holdout_fold with data.holdout_folds = 0 is refused naming both keys") {
+        const fs::path dir = scratch_dir("hostile_config_cli_holdout_fold");
+        const std::string cfg = sq(tiny_setup(dir).string());
+        for (const char* check : {" --check", ""}) {
+            const auto r =
+                run_segrank("train --config " + cfg + " --set data.holdout_fold=99" + check);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output,
+                                "--set data.holdout_fold=99: data.holdout_fold: applies "
+                                "with data.holdout_folds >= 2 (k-fold) or -1"));
+            CHECK(contains_text(r.output, "but data.holdout_folds = 0"));
+            CHECK_FALSE(fs::exists(dir / "run"));
+        }
+        // With k folds it selects one of them.
+        const auto k = run_segrank("train --config " + cfg +
+                                   " --set data.holdout=\\\"graphs\\\" --set data.holdout_folds=3 "
+                                   "--set data.holdout_fold=2 --check");
+        INFO(k.output);
+        CHECK(k.exit_code == 0);
+    }
+
+    TEST_CASE("a 100 kB --set value is echoed cut and a too long data.root is refused by --check") {
+        const fs::path dir = scratch_dir("hostile_config_cli_long_values");
+        const std::string cfg = sq(tiny_setup(dir).string());
+        const std::string big(100000, 'x');
+        const auto hidden =
+            run_segrank("train --check --config " + cfg + " --set model.hidden=" + big);
+        CHECK(hidden.exit_code == 1);
+        CHECK(hidden.output.size() < 2000);
+        CHECK(contains_text(hidden.output, "model.hidden: expected an integer, got string"));
+        CHECK(contains_text(hidden.output, "more bytes)"));
+        for (const char* check : {" --check", ""}) {
+            const auto root = run_segrank("train --config " + cfg + " --set " +
+                                          sq("data.root=\"" + (dir / big).string() + "\"") + check);
+            INFO(root.output.substr(0, 3000));
+            CHECK(root.exit_code == 1);
+            CHECK(root.output.size() < 2000);
+            CHECK(contains_text(root.output, "data.root: the path component 'xxx"));
+            CHECK(contains_text(root.output, "is 100000 bytes long, more than the 255 bytes"));
+            CHECK_FALSE(contains_text(root.output, "config OK"));
+            // Many short components over PATH_MAX.
+            std::string deep = dir.string();
+            while (deep.size() < 5000) deep += "/" + std::string(200, 'd');
+            const auto path_max = run_segrank("train --config " + cfg + " --set " +
+                                              sq("data.root=\"" + deep + "\"") + check);
+            CHECK(path_max.exit_code == 1);
+            CHECK(contains_text(path_max.output, "data.root: the path is "));
+            CHECK(contains_text(path_max.output, "(PATH_MAX) a path may have"));
+        }
+        CHECK_FALSE(fs::exists(dir / "run"));
     }
 }

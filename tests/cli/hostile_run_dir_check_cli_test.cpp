@@ -11,18 +11,20 @@
 #include <string>
 
 #include "tests/support/test_paths.h"
+#include "tests/trainer/trainer_data_util.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
 
 namespace {
 
-// `segrank train --config configs/tiny.toml --check` with data.root in `dir` (not listed: no
-// graph is needed) and the run directory `run_dir`.
+// `segrank train --config configs/tiny.toml --check` with data.root the tiny layout collection in
+// dir/data (written once) and the run directory `run_dir`.
 CommandResult check_run_dir(const fs::path& dir, const std::string& run_dir,
                             const std::string& mode = " --check") {
+    if (!fs::exists(dir / "data")) write_tiny_layout_collection(dir / "data");
     return run_segrank_in_source("train --config configs/tiny.toml --set " +
-                                     sq("data.root=\"" + (dir / "npz").string() + "\"") +
+                                     sq("data.root=\"" + (dir / "data").string() + "\"") +
                                      " --run-dir " + sq(run_dir) + mode,
                                  1);
 }
@@ -127,5 +129,30 @@ TEST_SUITE("hostile") {
                 CHECK_FALSE(fs::exists(tune / "config.toml"));
             }
         }
+    }
+
+    TEST_CASE("a stray .lock does not make a folder holding other files a run directory") {
+        const fs::path dir = scratch_dir("hostile_check_run_dir_stray_lock");
+        const fs::path lk = dir / "lk";
+        fs::create_directories(lk);
+        write_file_text(lk / ".lock", "999999\n");
+        write_file_text(lk / "notes.txt", "mine\n");
+        for (const char* mode : {" --check", " --set train.steps=1",
+                                 " --set train.steps=1 --overwrite", " --check --overwrite"}) {
+            const auto r = check_run_dir(dir, lk.string(), mode);
+            INFO(mode, r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "train.run_dir " + lk.string() +
+                                              ": not empty and not a segrank run directory"));
+            CHECK(
+                contains_text(r.output, (lk / "notes.txt").string() + " is no file a run writes"));
+            CHECK_FALSE(fs::exists(lk / "config.toml"));
+        }
+        CHECK(read_file_text(lk / "notes.txt") == "mine\n");
+        // A run's own config.toml there makes it an earlier run's folder: its other files are kept.
+        write_file_text(lk / "config.toml", "# segrank run configuration\n");
+        const auto ok = check_run_dir(dir, lk.string());
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
     }
 }
