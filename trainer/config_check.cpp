@@ -238,8 +238,8 @@ void check_data(const RunConfig& c, std::vector<Problem>& p) {
         if (f.empty()) add("data.ingest", "expected non-empty paths, got \"\"");
     // A name the system refuses (File name too long) is refused here, naming the key, the same
     // under train --check as in the run (which would fail on it with the name echoed whole).
-    const std::pair<const char*, const std::string*> paths[] = {
-        {"data.root", &c.data.root}, {"eval.indices", &c.eval.indices}};
+    const std::pair<const char*, const std::string*> paths[] = {{"data.root", &c.data.root},
+                                                                {"eval.indices", &c.eval.indices}};
     for (const auto& [key, value] : paths)
         if (auto why = path_length_problem(*value)) add(key, std::move(*why));
     for (const auto& f : c.data.ingest)

@@ -23,8 +23,7 @@ Loc override_loc(const std::string& ov, size_t index) {
     constexpr size_t kShownOverrideBytes = 200;  // a 100 kB value is shown cut, its key whole
     const size_t key_end = std::min(ov.find('='), ov.size());
     return Loc{"--set " + echo_value(ov, std::max(kShownOverrideBytes, key_end + 40)),
-               Loc::kOverride, static_cast<int64_t>(index),
-               0};
+               Loc::kOverride, static_cast<int64_t>(index), 0};
 }
 
 std::optional<std::string> override_shape_problem(std::string_view ov) {
