@@ -123,11 +123,12 @@ void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& co
     // A run directory holds what train writes (a run's own config.toml or metrics.jsonl, or a
     // checkpoint); a stray .lock alone makes no folder one (it is the lock of any segrank writer).
     const auto starts_as = [&](const char* name, bool (*is_kind)(std::string_view)) {
+        if (!fs::is_regular_file(dir / name, ec)) return false;  // never open a FIFO
         std::ifstream in(dir / name, std::ios::binary);
         std::string head(64, '\0');
         in.read(head.data(), static_cast<std::streamsize>(head.size()));
         head.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
-        return fs::is_regular_file(dir / name, ec) && is_kind(head);
+        return is_kind(head);
     };
     const bool prior_run = fs::exists(dir / "best.ckpt.h5", ec) ||
                            fs::exists(dir / "last.ckpt.h5", ec) ||
