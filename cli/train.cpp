@@ -244,7 +244,8 @@ void check_override_keys(const std::vector<std::string>& overrides, const std::s
         std::string_view key = std::string_view(ov).substr(0, ov.find('='));
         key.remove_prefix(std::min(key.size(), key.find_first_not_of(" \t")));
         key = key.substr(0, key.find_last_not_of(" \t") + 1);
-        const std::string shown = echo_value(ov, ov.size());  // a line break as \n
+        // A line break as \n; a 100 kB value cut (its key is shown whole).
+        const std::string shown = echo_value(ov, std::max<size_t>(200, key.size() + 40));
         const auto [it, fresh] = first_of.try_emplace(std::string(key), shown);
         SEGRANK_CHECK(fresh, "--set ", shown, ": ", echo_value(key, key.size()),
                       " is set twice, by --set ", it->second, " and --set ", shown,

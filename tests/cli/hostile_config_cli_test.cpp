@@ -188,6 +188,11 @@ TEST_SUITE("hostile") {
         CHECK(hidden.output.size() < 2000);
         CHECK(contains_text(hidden.output, "model.hidden: expected an integer, got string"));
         CHECK(contains_text(hidden.output, "more bytes)"));
+        const auto twice = run_segrank("train --check --config " + cfg +
+                                       " --set model.hidden=" + big + " --set model.hidden=16");
+        CHECK(twice.exit_code == 1);
+        CHECK(twice.output.size() < 2000);
+        CHECK(contains_text(twice.output, "model.hidden is set twice"));
         for (const char* check : {" --check", ""}) {
             const auto root = run_segrank("train --config " + cfg + " --set " +
                                           sq("data.root=\"" + (dir / big).string() + "\"") + check);
