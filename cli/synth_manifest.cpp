@@ -75,11 +75,16 @@ std::vector<fs::path> split_files(const fs::path& out, const fs::path& target) {
 
 void check_synth_out(const fs::path& out) {
     std::error_code ec;
-    if (fs::is_symlink(fs::symlink_status(out, ec)) && !fs::exists(fs::status(out, ec)))
-        throw Error(str("--out ", out.string(), ": is a dangling symbolic link to '",
-                        fs::read_symlink(out, ec).string(),
+    // --out itself or a folder above it that is a dangling link (creating it says "File exists").
+    for (fs::path at = out; !at.empty(); at = at.has_relative_path() ? at.parent_path() : "") {
+        if (fs::exists(fs::status(at, ec))) break;
+        if (!fs::is_symlink(fs::symlink_status(at, ec))) continue;
+        throw Error(str("--out ", out.string(), ": ",
+                        at == out ? std::string() : str("'", at.string(), "' "),
+                        "is a dangling symbolic link to '", fs::read_symlink(at, ec).string(),
                         "' (which does not exist): remove the link, create that folder or give "
                         "another --out"));
+    }
     if (!fs::is_directory(out, ec) || fs::exists(fs::symlink_status(out / kSynthManifest, ec)))
         return;
     std::vector<std::string> other;

@@ -331,6 +331,11 @@ TEST_SUITE("hostile") {
                                              ": is a dangling symbolic link to '" +
                                              (dir / "gone").string() + "' (which does not exist)"));
         CHECK_FALSE(contains_text(link.output, "File exists"));
+        const auto below = run_segrank("synth --out " + sq((dir / "link/sub").string()) + args);
+        INFO(below.output);
+        CHECK(below.exit_code == 1);
+        CHECK(contains_text(below.output,
+                            "'" + (dir / "link").string() + "' is a dangling symbolic link to '"));
         CHECK_FALSE(fs::exists(dir / "gone"));
     }
 }
