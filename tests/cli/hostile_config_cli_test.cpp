@@ -134,6 +134,15 @@ TEST_SUITE("hostile") {
                                           "evaluation graph (e.g. 1 for 'tiny_valid_0')"));
         CHECK(contains_text(r.output, "eval.metric = \"kendall\" is undefined"));
         CHECK_FALSE(fs::exists(dir / "run"));
+        // One config listed twice is still one config (repeats are kept, not counted as two).
+        std::ofstream(one) << "{\"tiny_valid_0\": [3, 3]}\n";
+        const auto twice =
+            run_segrank("train --config " + cfg + " --set data.holdout=\\\"graphs\\\" --set " +
+                        sq("eval.indices=\"" + one.string() + "\""));
+        INFO(twice.output);
+        CHECK(twice.exit_code == 1);
+        CHECK(contains_text(twice.output, "eval.indices lists fewer than 2 configs"));
+        CHECK_FALSE(fs::exists(dir / "run"));
         // Two configs of the graph: the run trains.
         std::ofstream(one) << "{\"tiny_valid_0\": [3, 4]}\n";
         const std::string two_configs = "train --config " + cfg +
