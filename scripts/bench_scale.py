@@ -1021,7 +1021,7 @@ def rehearse(opts, size_name, size):
     reused = reused_stamp(opts, stamp, data_key)
     overrides = train_config_text(size, h5, run_dir, indices, opts.threads, size["steps"])
     check = subprocess.run(
-        recipe_command(seg, opts.recipe, overrides) + ["--check"],
+        recipe_command(seg, opts.recipe, overrides) + ["--check", "--data-later"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -1030,7 +1030,7 @@ def rehearse(opts, size_name, size):
     if check.returncode == 0 and opts.np > 1:
         check = subprocess.run(
             recipe_command(seg, opts.recipe, overrides)
-            + ["--check"]
+            + ["--check", "--data-later"]
             + one_thread_overrides(opts.ownership),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -101,6 +101,7 @@ def check_overrides(o, p):
             "--config",
             os.path.join(REPO, "configs", "default.toml"),
             "--check",
+            "--data-later",
             "--overwrite",
             "--set",
             "train.run_dir=" + os.path.join(o.work, "set-check"),
