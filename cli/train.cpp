@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/ingest.h"
 #include "cli/options.h"
+#include "cli/train_balance.h"
 #include "cli/train_interrupt.h"
 #include "gnn/core/address_space.h"
 #include "gnn/core/check.h"
@@ -221,7 +222,13 @@ cxxopts::Options train_options() {
         "and exit: nothing is written")(
         "data-later",
         "with --check: data.root need not exist yet (a script that checks its --set before it "
-        "makes the data); the OK line says it was not listed")("h,help", "show this help");
+        "makes the data); the OK line says it was not listed")(
+        "balance-model",
+        "print the step-cost model's efficiency per dist.ownership mode for these world sizes "
+        "(e.g. 2,4,8,16,64) as JSON and exit: reads graph sizes only, writes nothing",
+        cxxopts::value<std::string>())(
+        "balance-from", "first step the --balance-model sums over (default 0)",
+        cxxopts::value<int64_t>()->default_value("0"))("h,help", "show this help");
     return options;
 }
 
@@ -429,6 +436,10 @@ int run_train(int argc, char** argv) {
     if (!parsed) return 0;
     const TrainRequest t = train_request(*parsed);
     if (parsed->count("check")) return check_only(t);
+    if (parsed->count("balance-model"))
+        return print_balance_model(t.cfg,
+                                   parse_world_sizes((*parsed)["balance-model"].as<std::string>()),
+                                   (*parsed)["balance-from"].as<int64_t>());
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
     std::unique_ptr<RunDirLock> lock;

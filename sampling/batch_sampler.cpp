@@ -53,8 +53,10 @@ std::vector<int64_t> BatchSampler::local_batch(int64_t step, int rank,
     SEGRANK_CHECK(rank >= 0 && rank < owners.world(), "sampling: rank ", rank, " outside [0, ",
                   owners.world(), ")");
     std::vector<int64_t> mine;
-    for (int64_t g : global_batch(step))
-        if (owners.owner(g) == rank) mine.push_back(g);
+    const std::vector<int64_t> global = global_batch(step);
+    const std::vector<int32_t> ranks = owners.step_ranks(global);
+    for (size_t i = 0; i < global.size(); ++i)
+        if (ranks[i] == rank) mine.push_back(global[i]);
     return mine;
 }
 

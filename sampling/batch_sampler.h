@@ -41,8 +41,9 @@ public:
     std::vector<int64_t> epoch_order(int64_t epoch) const;
     /// The global batch of a step: graph ids in shuffle order, identical on every rank.
     std::vector<int64_t> global_batch(int64_t step) const;
-    /// The members of the global batch owned by `rank` (owners.owner(g) == rank), in global-batch
-    /// order. Throws segrank::Error unless 0 <= rank < owners.world().
+    /// The members of the global batch `rank` trains (owners.step_ranks(global_batch(step)):
+    /// the owner under modulo and balanced ownership, the step's LPT share under per_step), in
+    /// global-batch order. Throws segrank::Error unless 0 <= rank < owners.world().
     std::vector<int64_t> local_batch(int64_t step, int rank, const Ownership& owners) const;
 
 private:

@@ -13,7 +13,8 @@ namespace segrank {
 
 namespace {
 constexpr EnumName<OwnershipMode> kOwnershipNames[] = {{OwnershipMode::kModulo, "modulo"},
-                                                       {OwnershipMode::kBalanced, "balanced"}};
+                                                       {OwnershipMode::kBalanced, "balanced"},
+                                                       {OwnershipMode::kPerStep, "per_step"}};
 }  // namespace
 
 std::span<const EnumName<OwnershipMode>> enum_names(OwnershipMode) { return kOwnershipNames; }
@@ -61,14 +62,37 @@ Ownership::Ownership(OwnershipMode mode, std::span<const int64_t> costs, int wor
     : mode_(mode), world_(world) {
     SEGRANK_CHECK(world >= 1, "ownership: world size must be >= 1, got ", world);
     if (mode == OwnershipMode::kBalanced) owner_ = lpt_assignment(costs, world);
+    if (mode == OwnershipMode::kPerStep) {
+        for (size_t g = 0; g < costs.size(); ++g)
+            SEGRANK_CHECK(costs[g] >= 0, "ownership: cost of graph ", g, " is negative (", costs[g],
+                          ")");
+        costs_.assign(costs.begin(), costs.end());
+    }
 }
 
 int Ownership::owner(int64_t graph_id) const {
-    if (mode_ == OwnershipMode::kModulo) return owner_rank(graph_id, world_);
+    if (mode_ != OwnershipMode::kBalanced) return owner_rank(graph_id, world_);
     SEGRANK_CHECK(graph_id >= 0 && graph_id < static_cast<int64_t>(owner_.size()),
                   "ownership: graph id ", graph_id, " outside the ", owner_.size(),
                   " graphs of the balanced assignment");
     return owner_[static_cast<size_t>(graph_id)];
+}
+
+std::vector<int32_t> Ownership::step_ranks(std::span<const int64_t> members) const {
+    std::vector<int32_t> ranks;
+    ranks.reserve(members.size());
+    if (mode_ != OwnershipMode::kPerStep) {
+        for (int64_t g : members) ranks.push_back(static_cast<int32_t>(owner(g)));
+        return ranks;
+    }
+    std::vector<int64_t> costs;
+    costs.reserve(members.size());
+    for (int64_t g : members) {
+        SEGRANK_CHECK(g >= 0 && g < static_cast<int64_t>(costs_.size()), "ownership: graph id ", g,
+                      " outside the ", costs_.size(), " graphs of the per-step assignment");
+        costs.push_back(costs_[static_cast<size_t>(g)]);
+    }
+    return lpt_assignment(costs, world_);  // ties by batch position
 }
 
 std::vector<int64_t> Ownership::rank_totals(std::span<const int64_t> costs) const {

@@ -1,7 +1,8 @@
 // Which rank owns which graph (docs/sampling.md#ownership): the owner prepares a graph, trains or
 // scores it and holds its HistoryTable entries. Either graph id % world ("modulo") or a
 // longest-processing-time assignment by cost ("balanced"), computed identically on every rank from
-// the graph sizes the ranks have agreed on, without communication.
+// the graph sizes the ranks have agreed on, without communication. "per_step" assigns each step's
+// members afresh by longest-processing-time over their costs (every rank holds every history row).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -14,11 +15,11 @@
 namespace segrank {
 
 /// `dist.ownership`.
-enum class OwnershipMode { kModulo, kBalanced };
+enum class OwnershipMode { kModulo, kBalanced, kPerStep };
 
-/// Names: "modulo", "balanced".
+/// Names: "modulo", "balanced", "per_step".
 std::span<const EnumName<OwnershipMode>> enum_names(OwnershipMode);
-/// Parses "modulo" | "balanced"; throws segrank::Error listing the valid names.
+/// Parses "modulo" | "balanced" | "per_step"; throws segrank::Error listing the valid names.
 OwnershipMode parse_ownership_mode(std::string_view name);
 std::string_view to_string(OwnershipMode mode);
 
@@ -37,23 +38,32 @@ public:
     /// when world < 1.
     explicit Ownership(int world = 1);
     /// `mode` over graphs 0..costs.size()-1: kModulo ignores the costs (bit for bit g % world),
-    /// kBalanced is lpt_assignment(costs, world). Throws segrank::Error when world < 1 or a cost is
-    /// negative.
+    /// kBalanced is lpt_assignment(costs, world), kPerStep keeps the costs for step_ranks. Throws
+    /// segrank::Error when world < 1 or a cost is negative.
     Ownership(OwnershipMode mode, std::span<const int64_t> costs, int world);
 
-    /// The owner of `graph_id`. Throws segrank::Error when graph_id < 0, or, for balanced
-    /// ownership, when graph_id >= the number of graphs it was built for.
+    /// The owner of `graph_id`; under kPerStep its home rank graph_id % world, which writes the
+    /// graph's history rows into checkpoints (the trainer of a step is step_ranks'). Throws
+    /// segrank::Error when graph_id < 0, or, for balanced ownership, when graph_id >= the number of
+    /// graphs it was built for.
     int owner(int64_t graph_id) const;
+    /// The rank that trains each member of one step's global batch [M] (same order as `members`,
+    /// distinct graph ids): owner(g) for kModulo and kBalanced; for kPerStep lpt_assignment of the
+    /// members' costs (equal costs: earlier batch position first), so every step's work is split
+    /// as evenly as whole graphs allow. Throws segrank::Error for an id outside the costs
+    /// (kPerStep, kBalanced) or a negative id.
+    std::vector<int32_t> step_ranks(std::span<const int64_t> members) const;
     int world() const { return world_; }
     OwnershipMode mode() const { return mode_; }
     /// Sum of costs[g] over the graphs each rank owns [world] (costs indexed by graph id, any
-    /// length; ids beyond it are not counted).
+    /// length; ids beyond it are not counted). Under kPerStep: by home rank (owner()).
     std::vector<int64_t> rank_totals(std::span<const int64_t> costs) const;
 
 private:
     OwnershipMode mode_ = OwnershipMode::kModulo;
     int world_ = 1;
     std::vector<int32_t> owner_;  // balanced: owner of each graph id
+    std::vector<int64_t> costs_;  // per_step: cost of each graph id
 };
 
 /// Owner rank of a graph under modulo ownership: graph_id % world. Throws segrank::Error if

@@ -204,7 +204,8 @@ HistoryStats HistoryTable::stats() const {
     return s;
 }
 
-HistoryArrays HistoryTable::export_arrays(const std::function<bool(int64_t)>& keep_graph) const {
+HistoryArrays HistoryTable::export_arrays(const std::function<bool(int64_t)>& keep_graph,
+                                          int64_t written_at) const {
     HistoryArrays a;
     a.width = width_;
     for (const auto& [g, s] : graph_segments_) {
@@ -219,7 +220,7 @@ HistoryArrays HistoryTable::export_arrays(const std::function<bool(int64_t)>& ke
         if (keep_graph && !keep_graph(graph)) continue;
         const Row& row = rows_.at(*it);
         for (int32_t s = 0; s < row.num_segments; ++s) {
-            if (row.steps[s] < 0) continue;
+            if (row.steps[s] < 0 || (written_at >= 0 && row.steps[s] != written_at)) continue;
             a.keys.insert(a.keys.end(), {graph, config, s});
             a.steps.push_back(row.steps[s]);
             const float* v =

@@ -101,8 +101,11 @@ public:
 
     HistoryStats stats() const;
 
-    /// All rows (or those whose graph satisfies `keep_graph`) as plain arrays, LRU order.
-    HistoryArrays export_arrays(const std::function<bool(int64_t)>& keep_graph = {}) const;
+    /// All rows (or those whose graph satisfies `keep_graph`) as plain arrays, LRU order. With
+    /// written_at >= 0 only the entries written at that step (rows without one are left out): what
+    /// one step changed, for ranks that keep every row (dist.ownership = "per_step").
+    HistoryArrays export_arrays(const std::function<bool(int64_t)>& keep_graph = {},
+                                int64_t written_at = -1) const;
     /// Adds the graphs and entries of `arrays` (overwriting equal keys), in their order, so the
     /// most recently used row of the export is the most recent here; applies the cap.
     /// Throws segrank::Error naming the array and index on inconsistent sizes, a width mismatch,

@@ -262,7 +262,8 @@ void visit_schema(V& v, C& c) {
             "OpenMP threads per rank under mpirun; 0 = cores / local ranks", in(0, kMaxThreads));
     v.field("ownership", c.dist.ownership,
             "graph -> rank: modulo (graph id % ranks) | balanced (longest-processing-time by "
-            "nodes x configs; docs/sampling.md#ownership)");
+            "nodes x configs) | per_step (each step's graphs split afresh by "
+            "longest-processing-time; docs/sampling.md#ownership)");
     v.field("fail_rank", c.dist.fail_rank,
             "test hook: this rank throws at step fail_step; -1 = off", ge(-1));
     v.field("fail_step", c.dist.fail_step, "step at which fail_rank throws", ge(0));

@@ -177,7 +177,8 @@ Ownership eval_ownership(const RunConfig& cfg, const std::vector<GraphEntry>& en
         }
         costs[static_cast<size_t>(e.id)] = e.info.num_nodes * configs;
     }
-    return Ownership(cfg.dist.ownership, costs, world);
+    // per_step splits training steps; an evaluation is one pass, split once by LPT.
+    return Ownership(OwnershipMode::kBalanced, costs, world);
 }
 
 EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const RunConfig& cfg,

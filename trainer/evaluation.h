@@ -46,9 +46,10 @@ EvalResult evaluate_graphs(Model& model, const Normalizer& normalizer, const Run
 /// process more memory".
 std::string graph_memory_settings(const RunConfig& cfg, bool evaluating);
 
-/// Owners of evaluation graphs (entry i has id i) under cfg.dist.ownership: balanced by nodes x
-/// configs scored (held-out configs, else the eval.indices list of the graph, else all configs;
-/// `indices` = the loaded eval.indices, empty when unset). Identical on every rank.
+/// Owners of evaluation graphs (entry i has id i) under cfg.dist.ownership: graph id % world for
+/// modulo; for balanced and per_step (an evaluation is one pass) balanced by nodes x configs scored
+/// (held-out configs, else the eval.indices list of the graph, else all configs; `indices` = the
+/// loaded eval.indices, empty when unset). Identical on every rank.
 Ownership eval_ownership(const RunConfig& cfg, const std::vector<GraphEntry>& entries,
                          const EvalIndices& indices, int world);
 

@@ -10,7 +10,8 @@
 //                    attr data_fingerprint (FNV-1a of it), checked on --resume (trainer/run_dir.h)
 // Rank 0 writes the file. Loading keeps the history entries of the graphs this rank owns
 // (dist.ownership at the current world size), so a run resumed at another world size or ownership
-// redistributes the shards.
+// redistributes the shards; under "per_step" every rank keeps every entry and writes the graphs it
+// is home to (Ownership::owner), so the shards hold each entry once.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -27,6 +28,7 @@
 #include "gnn/param_store.h"
 #include "trainer/checkpoint.h"
 #include "trainer/checkpoint_resume.h"
+#include "trainer/history_share.h"
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
@@ -82,38 +84,6 @@ void check_manifest_format(std::string_view text, const std::filesystem::path& f
                       ") of line ", it->second,
                       " (a data manifest lists each graph of the run once)");
     }
-}
-
-// Flattens a shard into doubles for Communicator::gather (ids < 2^53 and floats are exact in
-// double).
-std::vector<double> pack_history(const HistoryArrays& a) {
-    std::vector<double> v = {static_cast<double>(a.width), static_cast<double>(a.graphs.size()),
-                             static_cast<double>(a.num_entries())};
-    for (size_t i = 0; i < a.graphs.size(); ++i) {
-        v.push_back(static_cast<double>(a.graphs[i]));
-        v.push_back(static_cast<double>(a.graph_segments[i]));
-    }
-    for (int64_t k : a.keys) v.push_back(static_cast<double>(k));
-    for (int64_t s : a.steps) v.push_back(static_cast<double>(s));
-    for (float x : a.values) v.push_back(static_cast<double>(x));
-    return v;
-}
-
-HistoryArrays unpack_history(const std::vector<double>& v) {
-    HistoryArrays a;
-    a.width = static_cast<int32_t>(v[0]);
-    const auto g = static_cast<size_t>(v[1]);
-    const auto e = static_cast<size_t>(v[2]);
-    size_t p = 3;
-    for (size_t i = 0; i < g; ++i) {
-        a.graphs.push_back(static_cast<int64_t>(v[p++]));
-        a.graph_segments.push_back(static_cast<int32_t>(v[p++]));
-    }
-    for (size_t i = 0; i < 3 * e; ++i) a.keys.push_back(static_cast<int64_t>(v[p++]));
-    for (size_t i = 0; i < e; ++i) a.steps.push_back(static_cast<int64_t>(v[p++]));
-    for (size_t i = 0; i < e * static_cast<size_t>(a.width); ++i)
-        a.values.push_back(static_cast<float>(v[p++]));
-    return a;
 }
 
 Normalizer read_normalizer(const CheckpointReader& r, const std::filesystem::path& file) {
@@ -184,7 +154,13 @@ Normalizer load_checkpoint_normalizer(const std::filesystem::path& file) {
 }
 
 void Trainer::save_checkpoint(const std::string& name) {
-    auto shards = comm_.gather(pack_history(history_->export_arrays()), 0);
+    // per_step: every rank holds every row; each writes the graphs it is home to (owner()).
+    const bool replicas = owners_.mode() == OwnershipMode::kPerStep;
+    auto shards = comm_.gather(pack_history(replicas ? history_->export_arrays([&](int64_t g) {
+                                   return owners_.owner(g) == comm_.rank();
+                               })
+                                                     : history_->export_arrays()),
+                               0);
     if (comm_.rank() == 0) {
         std::filesystem::create_directories(run_dir_);
         CheckpointWriter w(run_dir_ / (name + ".ckpt.h5"));
@@ -265,19 +241,23 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
     }
     const ResumeState state = read_resume_state(r, file, target);
     sel_ = state.selection;
+    // per_step keeps every entry on every rank (any rank may train any graph).
+    const auto keep = [&](int64_t g) {
+        return owners_.mode() == OwnershipMode::kPerStep || owners_.owner(g) == comm_.rank();
+    };
     for (int64_t s = 0; s < state.history_ranks; ++s) {
         // Every dataset of the shard checked against the others and this run before any is used.
         const HistoryArrays all = read_history_shard(r, file, s, target);
         HistoryArrays a;
         a.width = all.width;
         for (size_t i = 0; i < all.graphs.size(); ++i) {
-            if (owners_.owner(all.graphs[i]) != comm_.rank()) continue;
+            if (!keep(all.graphs[i])) continue;
             a.graphs.push_back(all.graphs[i]);
             a.graph_segments.push_back(all.graph_segments[i]);
         }
         const auto w = static_cast<size_t>(a.width);
         for (size_t e = 0; e < all.steps.size(); ++e) {
-            if (owners_.owner(all.keys[3 * e]) != comm_.rank()) continue;
+            if (!keep(all.keys[3 * e])) continue;
             a.keys.insert(a.keys.end(), all.keys.begin() + static_cast<std::ptrdiff_t>(3 * e),
                           all.keys.begin() + static_cast<std::ptrdiff_t>(3 * e + 3));
             a.steps.push_back(all.steps[e]);

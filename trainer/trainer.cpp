@@ -17,6 +17,7 @@
 #include "sampling/dedupe.h"
 #include "sampling/dedupe_stream.h"
 #include "trainer/config_task.h"
+#include "trainer/history_share.h"
 #include "trainer/rank_agreement.h"
 #include "trainer/run_dir.h"
 #include "util/atomic_file.h"
@@ -278,6 +279,9 @@ double Trainer::step() {
     }
     last_busy_.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     last_busy_.cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    // per_step: the rows this step wrote go to every rank before any rank trains these graphs.
+    if (owners_.mode() == OwnershipMode::kPerStep)
+        share_step_history(*history_, comm_, local, step_);
     comm_.allreduce_sum(model_->params().grads());
     if (ranking_only(gst_.loss_terms)) zero_output_bias_grad(model_->params());
     double sums[2] = {loss, last_busy_.cpu};  // the CPU time rides along with the loss

@@ -8,6 +8,7 @@
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
 #include "gnn/ops/matmul.h"
+#include "sampling/step_balance.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
@@ -58,7 +59,21 @@ void Trainer::print_run_start() const {
         model_->config().trip_counts ? " + the loop trip counts" : "", comm_.size(), num_threads(),
         std::string(to_string(matmul_precision())).c_str(), static_cast<long long>(total_steps_),
         static_cast<long long>(batches_->steps_per_epoch()), run_dir_.string().c_str());
-    if (comm_.size() > 1) {
+    if (comm_.size() > 1 && owners_.mode() == OwnershipMode::kPerStep) {
+        // No fixed shares: the step-cost model's per-step efficiency over this run's schedule.
+        const auto costs = train_member_costs(dataset_->train(), cfg_.sampling.configs);
+        const auto model = [&](OwnershipMode m) {
+            return format_fixed(predict_step_balance(*batches_, Ownership(m, costs, comm_.size()),
+                                                     costs, step_, total_steps_)
+                                    .efficiency(),
+                                3, "nan");
+        };
+        std::printf(
+            "segrank train: dist.ownership = per_step, each step's graphs split by "
+            "longest-processing-time; modelled step efficiency %s (modulo %s, balanced %s)\n",
+            model(OwnershipMode::kPerStep).c_str(), model(OwnershipMode::kModulo).c_str(),
+            model(OwnershipMode::kBalanced).c_str());
+    } else if (comm_.size() > 1) {
         // Share of the training work (nodes x configs per visit) each rank owns.
         const auto costs = train_member_costs(dataset_->train(), cfg_.sampling.configs);
         const auto totals = owners_.rank_totals(costs);

@@ -1,11 +1,12 @@
 #!/bin/sh
-# Usage: train_np_resume.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR
-# Resume across world sizes under dist.ownership = "balanced" (docs/sampling.md#ownership,
+# Usage: train_np_resume.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR [OWNERSHIP]
+# Resume across world sizes under dist.ownership = OWNERSHIP (default "balanced"; "per_step" too:
+# every rank holds every history entry and each writes the graphs it is home to) (docs/sampling.md#ownership,
 # docs/gst.md#history-table): the GST setup of train_np_gst_steps.sh (stale HistoryTable entries
 # read and refreshed, one loss line per step) is trained
 #   straight: -n 1 for 20 steps;
-#   np2to1:   -n 2 balanced for 10 steps, then resumed at -n 1 to step 20;
-#   np1to2:   -n 1 for 10 steps, then resumed at -n 2 balanced to step 20.
+#   np2to1:   -n 2 OWNERSHIP for 10 steps, then resumed at -n 1 to step 20;
+#   np1to2:   -n 1 for 10 steps, then resumed at -n 2 OWNERSHIP to step 20.
 # Every step's loss of both resumed runs must agree with the straight run to 1e-5 relative (the
 # tolerance of train_np_gst_steps.sh: float summation order only), the first step after the resume
 # must read restored history entries, the -n 1 continuation must hold as many entries right after
@@ -13,7 +14,7 @@
 # agree to 1e-4. A shard lost or handed to the wrong rank makes the resumed steps recompute or miss
 # stale entries and changes their loss by about 1e-2.
 set -u
-mpiexec=$1; npflag=$2; segrank=$3; src=$4; data=$5; work=$6
+mpiexec=$1; npflag=$2; segrank=$3; src=$4; data=$5; work=$6; own2=${7:-balanced}
 rm -rf "$work"; mkdir -p "$work"
 cd "$src" || exit 1
 common="--set data.root=$data --set train.eval_every=0 --set train.log_every=1
@@ -36,13 +37,13 @@ train() {
   cat "$dir.log"
   [ "$rc" = 0 ] || { echo "FAIL: -n $np $what exited non-zero"; exit 1; }
 }
-train 1 "$work/straight" 20 balanced
-train 2 "$work/np2to1" 10 balanced
-grep -q "dist.ownership = balanced" "$work/np2to1.log" ||
-  { echo "FAIL: the -n 2 run does not report dist.ownership = balanced"; exit 1; }
-train 1 "$work/np2to1" 20 balanced --resume
+train 1 "$work/straight" 20 "$own2"
+train 2 "$work/np2to1" 10 "$own2"
+grep -q "dist.ownership = $own2" "$work/np2to1.log" ||
+  { echo "FAIL: the -n 2 run does not report dist.ownership = $own2"; exit 1; }
+train 1 "$work/np2to1" 20 "$own2" --resume
 train 1 "$work/np1to2" 10 modulo
-train 2 "$work/np1to2" 20 balanced --resume
+train 2 "$work/np1to2" 20 "$own2" --resume
 /usr/bin/python3 - "$work/straight" "$work/np2to1" "$work/np1to2" <<'PY'
 import json, sys
 import h5py, numpy as np

@@ -178,6 +178,36 @@ TEST_CASE("history shards move between ranks by graph id modulo world size") {
     }
 }
 
+TEST_CASE(
+    "history export of one step's writes carries only them, and importing it replicates them") {
+    // Two replicas of one table (dist.ownership = "per_step"): each trains other graphs in a step
+    // and imports what the other wrote at that step; afterwards both hold the same entries.
+    HistoryTable a(1, 0), b(1, 0);
+    for (HistoryTable* t : {&a, &b})
+        for (int64_t g = 0; g < 3; ++g) t->set_num_segments(g, 2);
+    for (HistoryTable* t : {&a, &b}) t->write(0, 0, 0, std::vector<float>{1.0f}, 4);  // step 4
+    a.write(0, 0, 1, std::vector<float>{2.0f}, 5);  // step 5 on a: graph 0
+    a.write(0, 1, 0, std::vector<float>{3.0f}, 5);
+    b.write(2, 7, 1, std::vector<float>{4.0f}, 5);  // step 5 on b: graph 2
+    const auto trained_a = [](int64_t g) { return g == 0; };
+    const HistoryArrays from_a = a.export_arrays(trained_a, 5);
+    CHECK(from_a.num_entries() == 2);  // not the step-4 entry of the same row
+    CHECK(from_a.steps == std::vector<int64_t>{5, 5});
+    CHECK(from_a.graphs == std::vector<int64_t>{0});
+    const HistoryArrays from_b = b.export_arrays([](int64_t g) { return g == 2; }, 5);
+    CHECK(from_b.num_entries() == 1);
+    b.import_arrays(from_a);
+    a.import_arrays(from_b);
+    for (HistoryTable* t : {&a, &b}) {
+        CHECK(t->stats().entries == 4);
+        CHECK(t->lookup(0, 0, 0)->value[0] == 1.0f);
+        CHECK(t->lookup(0, 0, 1)->value[0] == 2.0f);
+        CHECK(t->lookup(0, 1, 0)->step == 5);
+        CHECK(t->lookup(2, 7, 1)->value[0] == 4.0f);
+    }
+    CHECK(a.export_arrays({}, 9).num_entries() == 0);  // nothing written at step 9
+}
+
 TEST_CASE("history rejects bad writes and inconsistent imports with named fields") {
     HistoryTable t(2, 0);
     CHECK_THROWS_WITH_AS(t.write(0, 0, 0, std::vector<float>{1, 2}, 0),

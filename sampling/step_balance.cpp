@@ -1,0 +1,36 @@
+// Step-cost model of data-parallel training (docs/architecture.md#distribution).
+#include "sampling/step_balance.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "gnn/core/check.h"
+
+namespace segrank {
+
+StepBalance predict_step_balance(const BatchSampler& batches, const Ownership& owners,
+                                 std::span<const int64_t> costs, int64_t begin, int64_t end) {
+    SEGRANK_CHECK(begin >= 0 && end >= begin, "step balance: step range [", begin, ", ", end,
+                  ") is empty or negative");
+    StepBalance b;
+    std::vector<int64_t> totals(static_cast<size_t>(owners.world()));
+    for (int64_t step = begin; step < end; ++step) {
+        const std::vector<int64_t> members = batches.global_batch(step);
+        const std::vector<int32_t> ranks = owners.step_ranks(members);
+        std::fill(totals.begin(), totals.end(), int64_t{0});
+        int64_t all = 0;
+        for (size_t i = 0; i < members.size(); ++i) {
+            const int64_t g = members[i];
+            SEGRANK_CHECK(g >= 0 && g < static_cast<int64_t>(costs.size()), "step balance: graph ",
+                          g, " has no cost (", costs.size(), " costs)");
+            totals[static_cast<size_t>(ranks[i])] += costs[static_cast<size_t>(g)];
+            all += costs[static_cast<size_t>(g)];
+        }
+        b.mean_work += static_cast<double>(all) / owners.world();
+        b.max_work += static_cast<double>(*std::max_element(totals.begin(), totals.end()));
+        ++b.steps;
+    }
+    return b;
+}
+
+}  // namespace segrank

@@ -1,0 +1,33 @@
+// Step-cost model of data-parallel training (docs/architecture.md#distribution): from the batch
+// schedule and each training graph's cost, how evenly a dist.ownership mode splits each step's
+// work over `world` ranks. The prediction of `step_balance_cpu` that scripts/bench_mpi.sh measures.
+#pragma once
+#include <cstdint>
+#include <span>
+
+#include "sampling/batch_sampler.h"
+#include "sampling/ownership.h"
+
+namespace segrank {
+
+/// Work of a range of steps summed step by step, in cost units (train_member_cost: nodes x
+/// configs).
+struct StepBalance {
+    int64_t steps = 0;       ///< steps modelled
+    double mean_work = 0.0;  ///< sum over steps of (the step's total cost / world)
+    double max_work = 0.0;   ///< sum over steps of the largest rank's cost in the step
+    /// mean_work / max_work in (0, 1] (1 = no rank waits at the gradient allreduce): the
+    /// per-step efficiency, weighted by step cost like bench_mpi.sh's step_balance_cpu (sum of the
+    /// per-step mean CPU time / sum of the per-step maximum). 1 when there is no work.
+    double efficiency() const { return max_work > 0.0 ? mean_work / max_work : 1.0; }
+};
+
+/// Models steps [begin, end) of `batches` split by `owners` (Ownership::step_ranks of each global
+/// batch) with costs[g] the work of graph g (indexed by id). Ranks with no member count as idle
+/// (mean over all owners.world() ranks). Assumes a rank's step time is proportional to the sum of
+/// its members' costs: fixed per-graph overheads, communication and threads are not modelled.
+/// Throws segrank::Error when begin < 0 or end < begin, or a member has no cost.
+StepBalance predict_step_balance(const BatchSampler& batches, const Ownership& owners,
+                                 std::span<const int64_t> costs, int64_t begin, int64_t end);
+
+}  // namespace segrank

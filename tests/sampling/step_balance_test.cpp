@@ -1,0 +1,137 @@
+// Per-step ownership and the step-cost model (docs/sampling.md#ownership,
+// docs/architecture.md#distribution): per_step splits every global batch by longest-processing-time
+// over its members' costs, each member trained by exactly one rank; predict_step_balance sums the
+// per-step mean and max rank work.
+#include "sampling/step_balance.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "gnn/core/check.h"
+#include "sampling/batch_sampler.h"
+#include "sampling/ownership.h"
+
+using namespace segrank;
+
+namespace {
+
+std::vector<int64_t> ids(int64_t n) {
+    std::vector<int64_t> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("per_step ownership splits each step's members by LPT with ties by batch position") {
+    const std::vector<int64_t> costs = {10, 1, 7, 7, 3};
+    const Ownership o(OwnershipMode::kPerStep, costs, 2);
+    // Batch (4, 0, 2, 3): costs 3, 10, 7, 7 -> 0 (10) to rank 0, 2 (7) to rank 1, 3 (7) to rank 1
+    // (7 < 10), 4 (3) to rank 0 (10 < 14).
+    CHECK(o.step_ranks(std::vector<int64_t>{4, 0, 2, 3}) == std::vector<int32_t>{0, 0, 1, 1});
+    // Equal costs: the earlier batch position gets the lower rank.
+    CHECK(o.step_ranks(std::vector<int64_t>{3, 2}) == std::vector<int32_t>{0, 1});
+    CHECK(o.step_ranks(std::vector<int64_t>{2, 3}) == std::vector<int32_t>{0, 1});
+    // The home rank (checkpoint shards) is graph id % world.
+    for (int64_t g = 0; g < 5; ++g) CHECK(o.owner(g) == static_cast<int>(g % 2));
+    CHECK(to_string(OwnershipMode::kPerStep) == "per_step");
+    CHECK(parse_ownership_mode("per_step") == OwnershipMode::kPerStep);
+}
+
+TEST_CASE("static modes give every step member its owner") {
+    const std::vector<int64_t> costs = {10, 1, 7, 7, 3};
+    for (OwnershipMode m : {OwnershipMode::kModulo, OwnershipMode::kBalanced}) {
+        const Ownership o(m, costs, 3);
+        const std::vector<int64_t> batch = {4, 1, 0, 3};
+        const auto r = o.step_ranks(batch);
+        REQUIRE(r.size() == batch.size());
+        for (size_t i = 0; i < batch.size(); ++i) CHECK(r[i] == o.owner(batch[i]));
+    }
+}
+
+TEST_CASE("per_step local batches cover every member once, in batch order, at any world size") {
+    std::vector<int64_t> costs;
+    for (int64_t g = 0; g < 37; ++g) costs.push_back(1 + (g * 7919) % 1000);
+    const BatchSampler b(ids(37), 8, 3);
+    for (int world : {1, 2, 3, 8, 16}) {
+        const Ownership o(OwnershipMode::kPerStep, costs, world);
+        for (int64_t step = 0; step < 12; ++step) {
+            const auto global = b.global_batch(step);
+            std::vector<int64_t> seen;
+            for (int r = 0; r < world; ++r) {
+                const auto mine = b.local_batch(step, r, o);
+                // Global-batch order within the rank.
+                std::vector<size_t> pos;
+                for (int64_t g : mine)
+                    pos.push_back(static_cast<size_t>(std::find(global.begin(), global.end(), g) -
+                                                      global.begin()));
+                CHECK(std::is_sorted(pos.begin(), pos.end()));
+                seen.insert(seen.end(), mine.begin(), mine.end());
+            }
+            std::sort(seen.begin(), seen.end());
+            auto sorted = global;
+            std::sort(sorted.begin(), sorted.end());
+            CHECK(seen == sorted);
+        }
+    }
+}
+
+TEST_CASE("per_step ownership rejects graphs without a cost and negative costs") {
+    const Ownership o(OwnershipMode::kPerStep, std::vector<int64_t>{1, 2}, 2);
+    CHECK_THROWS_AS(o.step_ranks(std::vector<int64_t>{0, 2}), Error);
+    CHECK_THROWS_AS(o.step_ranks(std::vector<int64_t>{-1}), Error);
+    CHECK_THROWS_AS(Ownership(OwnershipMode::kPerStep, std::vector<int64_t>{1, -2}, 2), Error);
+}
+
+TEST_CASE("step balance sums each step's mean and largest rank work") {
+    // 4 graphs, batches of 2 without shuffling effects: check against a hand sum over the schedule.
+    const std::vector<int64_t> costs = {8, 2, 5, 5};
+    const BatchSampler b(ids(4), 2, 11);
+    const Ownership modulo(OwnershipMode::kModulo, costs, 2);
+    const Ownership per_step(OwnershipMode::kPerStep, costs, 2);
+    double mean = 0.0, max_m = 0.0, max_p = 0.0;
+    for (int64_t step = 0; step < 6; ++step) {
+        const auto g = b.global_batch(step);
+        REQUIRE(g.size() == 2);
+        const int64_t c0 = costs[static_cast<size_t>(g[0])], c1 = costs[static_cast<size_t>(g[1])];
+        mean += static_cast<double>(c0 + c1) / 2.0;
+        max_p += static_cast<double>(std::max(c0, c1));  // one graph each
+        max_m += g[0] % 2 == g[1] % 2 ? static_cast<double>(c0 + c1)
+                                      : static_cast<double>(std::max(c0, c1));
+    }
+    const StepBalance m = predict_step_balance(b, modulo, costs, 0, 6);
+    const StepBalance p = predict_step_balance(b, per_step, costs, 0, 6);
+    CHECK(m.steps == 6);
+    CHECK(m.mean_work == doctest::Approx(mean));
+    CHECK(m.max_work == doctest::Approx(max_m));
+    CHECK(p.max_work == doctest::Approx(max_p));
+    CHECK(p.efficiency() >= m.efficiency());
+    // One rank: nobody waits.
+    CHECK(predict_step_balance(b, Ownership(OwnershipMode::kPerStep, costs, 1), costs, 0, 6)
+              .efficiency() == doctest::Approx(1.0));
+    // More ranks than members: idle ranks count (2 members over 8 ranks: at most 2/8).
+    CHECK(predict_step_balance(b, Ownership(OwnershipMode::kPerStep, costs, 8), costs, 0, 6)
+              .efficiency() <= 0.25 + 1e-12);
+    CHECK(predict_step_balance(b, modulo, costs, 3, 3).efficiency() == 1.0);
+    CHECK_THROWS_AS(predict_step_balance(b, modulo, costs, 4, 3), Error);
+    CHECK_THROWS_AS(predict_step_balance(b, modulo, std::vector<int64_t>{1}, 0, 2), Error);
+}
+
+TEST_CASE("per_step balances skewed graph sizes better than a static owner per graph") {
+    // Log-uniform-like sizes over 100x: per_step's per-step efficiency beats modulo and balanced.
+    std::vector<int64_t> costs;
+    for (int64_t g = 0; g < 64; ++g)
+        costs.push_back(static_cast<int64_t>(100 * (1 + (g * 37) % 97)));
+    const BatchSampler b(ids(64), 8, 5);
+    for (int world : {2, 4}) {
+        const double per_step =
+            predict_step_balance(b, Ownership(OwnershipMode::kPerStep, costs, world), costs, 0, 80)
+                .efficiency();
+        for (OwnershipMode m : {OwnershipMode::kModulo, OwnershipMode::kBalanced})
+            CHECK(per_step >
+                  predict_step_balance(b, Ownership(m, costs, world), costs, 0, 80).efficiency());
+    }
+}
