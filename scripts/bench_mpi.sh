@@ -6,7 +6,7 @@
 #   scripts/bench_mpi.sh [--segrank BIN] [--work DIR] [--repeats N] [--steps N] [--log-every N]
 #                        [--warmup N] [--graphs N] [--nodes MIN:MAX] [--nodes-dist uniform|log-uniform]
 #                        [--configs C|MIN:MAX] [--config-node-fraction F] [--splits T,V,0]
-#                        [--batch N] [--config TOML] [--ownership LIST] [--no-np1x2]
+#                        [--batch N] [--config TOML] [--ownership LIST] [--no-np1x2] [--np4]
 #                        [--omp-wait-policy passive|active|default] [--keep]
 #
 # --work (default runs/bench_mpi): must be new, empty or a work folder of this script (holding its
@@ -18,8 +18,14 @@
 # Job: `segrank synth` writes a synthetic layout collection (default 16 graphs, 75 % train), then
 # `mpirun -np N --oversubscribe --bind-to none segrank train --config configs/quickstart.toml` with
 # batch_graphs = 8 (each rank owns about half of every global batch), no evaluation during training.
-# --ownership: comma list of dist.ownership modes, one np=2 variant each (np2x1_<mode>; default
-# modulo); np=1 does not depend on it. --no-np1x2 skips the np=1 x 2 threads variant.
+# --ownership: comma list of dist.ownership modes (modulo, balanced, per_step), one np=2 variant
+# each (np2x1_<mode>; default modulo); np=1 does not depend on it. --no-np1x2 skips the np=1 x 2
+# threads variant. --np4 adds np=4 x 1 thread per mode (np4x1_<mode>), OVERSUBSCRIBED when the
+# machine has fewer than 4 cores: only its CPU balance is meaningful there, not its steps/s.
+# Model: `segrank train --balance-model 2,4,8,16,64 --balance-from WARMUP` on the same config and
+# data predicts step_balance_cpu per mode and world size from the batch schedule (nodes x configs
+# per member, docs/architecture.md#distribution); printed as "predicted_step_balance" and beside the
+# measured np=2 (and np=4) medians under "step_balance_cpu".
 # Threads: np=1 runs set train.threads, np=2 runs set dist.threads_per_rank
 # (docs/architecture.md#distribution, configs/default.toml [dist]); OMP_NUM_THREADS is exported to
 # the ranks as well. --bind-to none: Open MPI binds each rank to one core by default for np <= 2,
@@ -55,6 +61,7 @@ splits=0.75,0.25,0
 batch=8
 ownership=modulo
 np1x2=1
+np4=0
 config="$src/configs/quickstart.toml"
 wait_policy=passive
 keep=0
@@ -76,6 +83,7 @@ while [ $# -gt 0 ]; do
     --splits) splits=$2; shift 2 ;;
     --ownership) ownership=$2; shift 2 ;;
     --no-np1x2) np1x2=0; shift ;;
+    --np4) np4=1; shift ;;
     --batch) batch=$2; shift 2 ;;
     --config) config=$2; shift 2 ;;
     --omp-wait-policy) wait_policy=$2; shift 2 ;;
@@ -92,7 +100,7 @@ case "$configs" in ''|*[!0-9:]*) die "--configs must be C or MIN:MAX, got '$conf
 modes=$(echo "$ownership" | tr ',' ' ')
 [ -n "$modes" ] || die "--ownership needs at least one mode"
 for m in $modes; do
-  case "$m" in modulo|balanced) ;; *) die "--ownership: unknown mode '$m' (modulo, balanced)" ;; esac
+  case "$m" in modulo|balanced|per_step) ;; *) die "--ownership: unknown mode '$m' (modulo, balanced, per_step)" ;; esac
 done
 case "$wait_policy" in
   passive|active) export OMP_WAIT_POLICY="$wait_policy"; xwait="-x OMP_WAIT_POLICY" ;;
@@ -140,6 +148,12 @@ echo "bench_mpi: synthesizing $graphs layout graphs ($nodes nodes $nodes_dist, $
   --nodes-dist "$nodes_dist" --config-node-fraction "$config_node_fraction" \
   --splits "$splits" --seed 7 --force -q >&2
 
+# The step-cost model over the timed steps (the run's own schedule: same config, data, batch, steps).
+model_json="$work/balance_model.json"
+"$segrank" train --config "$config" --set data.root="$data" --set sampling.batch_graphs="$batch" \
+  --set train.steps="$steps" --balance-model 2,4,8,16,64 --balance-from "$warmup" > "$model_json" ||
+  die "segrank train --balance-model failed (binary too old? it needs --balance-model)"
+
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 load_before=$(loadavg)
 results="$work/results.tsv"
@@ -177,6 +191,7 @@ while [ "$i" -le "$repeats" ]; do
   run np1x1 1 1 "$i"
   for m in $modes; do run "np2x1_$m" 2 1 "$i" "$m"; done
   [ "$np1x2" = 0 ] || run np1x2 1 2 "$i"
+  if [ "$np4" = 1 ]; then for m in $modes; do run "np4x1_$m" 4 1 "$i" "$m"; done; fi
   i=$((i + 1))
 done
 load_after=$(loadavg)
@@ -184,10 +199,11 @@ load_after=$(loadavg)
 model=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 python3 - "$results" "$warmup" "$load_before" "$load_after" "$(nproc)" "$model" "$(mpirun --version | head -1)" \
   "$steps" "$log_every" "$graphs" "$nodes" "$configs" "$batch" "$config" "$(awk '/MemTotal/ {print $2}' /proc/meminfo)" "$wait_policy" \
-  "$nodes_dist" "$config_node_fraction" "$splits" "$modes" <<'PY'
+  "$nodes_dist" "$config_node_fraction" "$splits" "$modes" "$model_json" <<'PY'
 import json, statistics, sys
 (results, warmup, load_before, load_after, nproc, model, mpi_version, steps, log_every, graphs, nodes,
- configs, batch, config, mem_kb, wait_policy, nodes_dist, cnf, splits, modes) = sys.argv[1:]
+ configs, batch, config, mem_kb, wait_policy, nodes_dist, cnf, splits, modes, model_json) = sys.argv[1:]
+predicted = json.load(open(model_json))
 warmup = int(warmup)
 modes = modes.split()
 runs = {}
@@ -245,6 +261,20 @@ out = {
     "runs": runs,
     "scaling_efficiency_np2": {m: round(runs["np2x1_" + m]["median_steps_per_s"] / (2 * np1), 4) for m in modes},
 }
+# Step-cost model beside the measured per-step CPU balance (the model's mean/max rank work per step
+# is what step_balance_cpu measures in CPU seconds).
+out["predicted_step_balance"] = {"model": predicted["model"], "steps": predicted["steps"],
+                                 "by_ownership": predicted["efficiency"]}
+balance = {}
+for np_ in (2, 4):
+    for m in modes:
+        r = runs.get(f"np{np_}x1_{m}")
+        if r is None:
+            continue
+        label = f"np{np_}" + ("_oversubscribed" if np_ > int(nproc) else "")
+        balance.setdefault(label, {})[m] = {"measured": r["median_step_balance_cpu"],
+                                            "predicted": round(predicted["efficiency"][m][str(np_)], 4)}
+out["step_balance_cpu"] = balance
 if "np1x2" in runs:
     np1x2 = runs["np1x2"]["median_steps_per_s"]
     out["np2x1_over_np1x2"] = {m: round(runs["np2x1_" + m]["median_steps_per_s"] / np1x2, 4) for m in modes}

@@ -656,7 +656,7 @@ def main(argv):
     )
     ap.add_argument(
         "--ownership",
-        choices=("modulo", "balanced"),
+        choices=("modulo", "balanced", "per_step"),
         help="dist.ownership of the --np runs (default: the recipe's)",
     )
     ap.add_argument(

@@ -50,6 +50,12 @@ TEST_CASE("evaluation graphs are owned by id % world, or balanced by nodes x con
     CHECK(eval_ownership(cfg, entries, indices, 2)
               .rank_totals(std::vector<int64_t>{5000, 1000, 1000, 1000}) ==
           std::vector<int64_t>{5000, 3000});
+    // per_step splits training steps; its evaluation is one balanced pass.
+    cfg.dist.ownership = OwnershipMode::kPerStep;
+    const Ownership per_step = eval_ownership(cfg, entries, {}, 2);
+    CHECK(per_step.mode() == OwnershipMode::kBalanced);
+    CHECK(per_step.rank_totals(std::vector<int64_t>{5000, 1000, 1000, 1000}) ==
+          std::vector<int64_t>{5000, 3000});
     entries[3].id = 7;
     CHECK_THROWS_WITH_AS(eval_ownership(cfg, entries, {}, 2), doctest::Contains("has id 7"), Error);
 }
