@@ -10,6 +10,7 @@
 #include "sampling/ownership.h"
 #include "sampling/step_balance.h"
 #include "trainer/dataset.h"
+#include "trainer/trainer.h"
 #include "util/json.h"
 #include "util/user_input.h"
 
@@ -49,20 +50,25 @@ int print_balance_model(const RunConfig& cfg, const std::vector<int>& worlds, in
     SEGRANK_CHECK(from >= 0 && from < steps, "--balance-from ", from, ": expected a step in [0, ",
                   steps, ") (the run has ", steps, " steps: train.steps = ", cfg.train.steps,
                   ", train.epochs = ", cfg.train.epochs, ")");
-    const std::vector<int64_t> costs = train_member_costs(data.train(), cfg.sampling.configs);
+    const std::vector<int64_t> visit = train_member_costs(data.train(), cfg.sampling.configs);
+    const GstVisitShape shape = gst_visit_shape(cfg);
+    const std::vector<int64_t> work = step_member_costs(data.train(), cfg.sampling.configs, shape);
     Json modes = Json::object();
     for (const auto& [mode, name] : enum_names(OwnershipMode{})) {
         Json by_world = Json::object();
         for (int w : worlds)
             by_world[std::to_string(w)] =
-                predict_step_balance(batches, Ownership(mode, costs, w), costs, from, steps)
+                predict_step_balance(batches, training_ownership(mode, visit, work, w), work, from,
+                                     steps)
                     .efficiency();
         modes[std::string(name)] = by_world;
     }
     const Json out = {
         {"model",
-         "step efficiency = sum over steps of mean rank work / sum of the busiest rank's; "
-         "work per member = nodes x min(sampling.configs, usable configs)"},
+         str("step efficiency = sum over steps of mean rank work / sum of the busiest rank's; "
+             "work per member = K' x (3 f + ",
+             shape.stale_forward, " x (nodes - f)), f = min(nodes, ", shape.fresh, " x ",
+             shape.max_nodes, ") fresh nodes, K' = min(sampling.configs, usable configs)")},
         {"train_graphs", static_cast<int64_t>(ids.size())},
         {"batch_graphs", batches.batch_graphs()},
         {"steps", {from, steps}},

@@ -2,6 +2,7 @@
 #include "sampling/ownership.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 #include <queue>
@@ -110,16 +111,48 @@ int64_t train_member_cost(const GraphEntry& e, int64_t configs) {
     return e.info.num_nodes * std::max<int64_t>(0, std::min(configs, usable));
 }
 
-std::vector<int64_t> train_member_costs(const std::vector<GraphEntry>& entries, int64_t configs) {
+namespace {
+
+// cost(e) of every entry at position e.id, each id 0..N-1 once.
+template <typename Cost>
+std::vector<int64_t> costs_by_id(const std::vector<GraphEntry>& entries, Cost cost) {
     std::vector<int64_t> costs(entries.size(), -1);
     for (const GraphEntry& e : entries) {
         SEGRANK_CHECK(e.id >= 0 && e.id < static_cast<int64_t>(entries.size()) &&
                           costs[static_cast<size_t>(e.id)] < 0,
                       "ownership: training graph ids must be 0..", entries.size() - 1,
                       " once each; graph '", e.name, "' has id ", e.id);
-        costs[static_cast<size_t>(e.id)] = train_member_cost(e, configs);
+        costs[static_cast<size_t>(e.id)] = cost(e);
     }
     return costs;
+}
+
+}  // namespace
+
+std::vector<int64_t> train_member_costs(const std::vector<GraphEntry>& entries, int64_t configs) {
+    return costs_by_id(entries, [&](const GraphEntry& e) { return train_member_cost(e, configs); });
+}
+
+int64_t step_member_cost(const GraphEntry& e, int64_t configs, const GstVisitShape& shape) {
+    SEGRANK_CHECK(shape.max_nodes >= 0 && shape.fresh >= 0 && shape.stale_forward >= 0.0 &&
+                      shape.stale_forward <= 1.0,
+                  "ownership: GST visit shape max_nodes ", shape.max_nodes, ", fresh ", shape.fresh,
+                  ", stale_forward ", shape.stale_forward,
+                  ": expected sizes >= 0 and a share in [0, 1]");
+    const int64_t usable =
+        e.configs.empty() ? e.info.num_configs : static_cast<int64_t>(e.configs.size());
+    const auto k = static_cast<double>(std::max<int64_t>(0, std::min(configs, usable)));
+    const int64_t n = std::max<int64_t>(0, e.info.num_nodes);
+    const int64_t f = shape.max_nodes == 0 ? n : std::min(n, shape.fresh * shape.max_nodes);
+    const double work = k * (kFreshPassCost * static_cast<double>(f) +
+                             shape.stale_forward * static_cast<double>(n - f));
+    return std::llround(work);
+}
+
+std::vector<int64_t> step_member_costs(const std::vector<GraphEntry>& entries, int64_t configs,
+                                       const GstVisitShape& shape) {
+    return costs_by_id(entries,
+                       [&](const GraphEntry& e) { return step_member_cost(e, configs, shape); });
 }
 
 }  // namespace segrank

@@ -49,9 +49,9 @@ public:
     int owner(int64_t graph_id) const;
     /// The rank that trains each member of one step's global batch [M] (same order as `members`,
     /// distinct graph ids): owner(g) for kModulo and kBalanced; for kPerStep lpt_assignment of the
-    /// members' costs (equal costs: earlier batch position first), so every step's work is split
-    /// as evenly as whole graphs allow. Throws segrank::Error for an id outside the costs
-    /// (kPerStep, kBalanced) or a negative id.
+    /// members' costs (the trainer builds it from step_member_costs) (equal costs: earlier batch
+    /// position first), so every step's work is split as evenly as whole graphs allow. Throws
+    /// segrank::Error for an id outside the costs (kPerStep, kBalanced) or a negative id.
     std::vector<int32_t> step_ranks(std::span<const int64_t> members) const;
     int world() const { return world_; }
     OwnershipMode mode() const { return mode_; }
@@ -80,5 +80,29 @@ int64_t train_member_cost(const GraphEntry& e, int64_t configs);
 
 /// Per-graph training costs [N] of `entries` (entry i has id i): train_member_cost of each.
 std::vector<int64_t> train_member_costs(const std::vector<GraphEntry>& entries, int64_t configs);
+
+/// The GST settings that shape one training visit's work (segments.max_nodes, segments.fresh, and
+/// the forward-only share of the other nodes: segments.keep_prob with history_init = "fresh", 0
+/// with "zero").
+struct GstVisitShape {
+    int64_t max_nodes = 1000;    ///< segment size bound M in nodes; 0 = one segment per graph
+    int64_t fresh = 1;           ///< k fresh segments per visit
+    double stale_forward = 0.5;  ///< forward-only share of the non-fresh nodes (kept, recomputed)
+};
+
+/// Relative cost of a forward+backward pass over a node against a forward-only one.
+inline constexpr double kFreshPassCost = 3.0;
+
+/// Estimated work of one GST training visit of `e`, in node-config forward passes: K' x (3 f +
+/// stale_forward x (n - f)), f = min(n, k M) fresh nodes (n when M = 0), n = nodes, K' = min(K,
+/// usable configs) as in train_member_cost; rounded to an integer. Unlike train_member_cost it
+/// counts a small graph's backward pass and that only the kept share of a large graph's stale
+/// segments is recomputed (with far more configs than K, most sampled configs have no stored row),
+/// so it tracks the measured CPU time per member more closely (docs/sampling.md#ownership). Throws
+/// segrank::Error for negative shape fields or stale_forward outside [0, 1].
+int64_t step_member_cost(const GraphEntry& e, int64_t configs, const GstVisitShape& shape);
+/// step_member_cost of every entry [N] (entry i has id i; same id checks as train_member_costs).
+std::vector<int64_t> step_member_costs(const std::vector<GraphEntry>& entries, int64_t configs,
+                                       const GstVisitShape& shape);
 
 }  // namespace segrank

@@ -8,6 +8,11 @@
 
 namespace segrank {
 
+Ownership training_ownership(OwnershipMode mode, std::span<const int64_t> visit_costs,
+                             std::span<const int64_t> step_costs, int world) {
+    return Ownership(mode, mode == OwnershipMode::kPerStep ? step_costs : visit_costs, world);
+}
+
 StepBalance predict_step_balance(const BatchSampler& batches, const Ownership& owners,
                                  std::span<const int64_t> costs, int64_t begin, int64_t end) {
     SEGRANK_CHECK(begin >= 0 && end >= begin, "step balance: step range [", begin, ", ", end,

@@ -10,8 +10,8 @@
 
 namespace segrank {
 
-/// Work of a range of steps summed step by step, in cost units (train_member_cost: nodes x
-/// configs).
+/// Work of a range of steps summed step by step, in the units of the costs given (the trainer's
+/// model uses step_member_cost: node-config forward passes).
 struct StepBalance {
     int64_t steps = 0;       ///< steps modelled
     double mean_work = 0.0;  ///< sum over steps of (the step's total cost / world)
@@ -22,8 +22,15 @@ struct StepBalance {
     double efficiency() const { return max_work > 0.0 ? mean_work / max_work : 1.0; }
 };
 
+/// The ownership of the training graphs a run builds for `mode` at `world` ranks: modulo and
+/// balanced from `visit_costs` (train_member_costs), per_step from `step_costs`
+/// (step_member_costs). Same errors as the Ownership constructor.
+Ownership training_ownership(OwnershipMode mode, std::span<const int64_t> visit_costs,
+                             std::span<const int64_t> step_costs, int world);
+
 /// Models steps [begin, end) of `batches` split by `owners` (Ownership::step_ranks of each global
-/// batch) with costs[g] the work of graph g (indexed by id). Ranks with no member count as idle
+/// batch) with costs[g] the work of graph g (indexed by id; owners may have been built from other
+/// costs, as balanced ownership is). Ranks with no member count as idle
 /// (mean over all owners.world() ranks). Assumes a rank's step time is proportional to the sum of
 /// its members' costs: fixed per-graph overheads, communication and threads are not modelled.
 /// Throws segrank::Error when begin < 0 or end < begin, or a member has no cost.

@@ -16,6 +16,7 @@
 #include "gnn/core/parallel.h"
 #include "sampling/dedupe.h"
 #include "sampling/dedupe_stream.h"
+#include "sampling/step_balance.h"
 #include "trainer/config_task.h"
 #include "trainer/history_share.h"
 #include "trainer/rank_agreement.h"
@@ -176,8 +177,9 @@ void Trainer::plan_steps() {
     batches_ = std::make_unique<BatchSampler>(ids, cfg_.sampling.batch_graphs,
                                               static_cast<uint64_t>(cfg_.sampling.seed));
     // From the sizes every rank has agreed on (graph_manifest): the same map on every rank.
-    owners_ = Ownership(cfg_.dist.ownership, train_member_costs(train, cfg_.sampling.configs),
-                        comm_.size());
+    owners_ = training_ownership(
+        cfg_.dist.ownership, train_member_costs(train, cfg_.sampling.configs),
+        step_member_costs(train, cfg_.sampling.configs, gst_visit_shape(cfg_)), comm_.size());
     total_steps_ = cfg_.train.steps;
     if (cfg_.train.epochs > 0) {
         const int64_t by_epochs = cfg_.train.epochs * batches_->steps_per_epoch();

@@ -63,6 +63,11 @@ struct LoadedModel {
 /// Throws segrank::Error naming the path when it is missing or not a segrank checkpoint.
 LoadedModel load_model(const std::filesystem::path& path);
 
+/// The GST shape of a training visit under `cfg` (segments.max_nodes, segments.fresh, and
+/// segments.keep_prob as the recomputed share with history_init = "fresh", else 0), for
+/// step_member_costs.
+GstVisitShape gst_visit_shape(const RunConfig& cfg);
+
 class Trainer {
 public:
     /// Opens the data, fits the normalizer (or restores it from `resume_dir`'s checkpoint), builds

@@ -42,6 +42,15 @@ void warn_single_config_graphs(const std::vector<std::string>& graphs) {
 
 }  // namespace
 
+GstVisitShape gst_visit_shape(const RunConfig& cfg) {
+    GstVisitShape shape;
+    shape.max_nodes = cfg.segments.max_nodes;
+    shape.fresh = cfg.segments.fresh;
+    shape.stale_forward =
+        cfg.segments.history_init == HistoryInit::kFresh ? cfg.segments.keep_prob : 0.0;
+    return shape;
+}
+
 void Trainer::print_run_start() const {
     if (resumed_)
         std::printf("segrank train: resuming from step %lld (checkpoint %s)\n",
@@ -61,12 +70,14 @@ void Trainer::print_run_start() const {
         static_cast<long long>(batches_->steps_per_epoch()), run_dir_.string().c_str());
     if (comm_.size() > 1 && owners_.mode() == OwnershipMode::kPerStep) {
         // No fixed shares: the step-cost model's per-step efficiency over this run's schedule.
-        const auto costs = train_member_costs(dataset_->train(), cfg_.sampling.configs);
+        const auto visit = train_member_costs(dataset_->train(), cfg_.sampling.configs);
+        const auto work =
+            step_member_costs(dataset_->train(), cfg_.sampling.configs, gst_visit_shape(cfg_));
         const auto model = [&](OwnershipMode m) {
-            return format_fixed(predict_step_balance(*batches_, Ownership(m, costs, comm_.size()),
-                                                     costs, step_, total_steps_)
-                                    .efficiency(),
-                                3, "nan");
+            const Ownership owners = training_ownership(m, visit, work, comm_.size());
+            return format_fixed(
+                predict_step_balance(*batches_, owners, work, step_, total_steps_).efficiency(), 3,
+                "nan");
         };
         std::printf(
             "segrank train: dist.ownership = per_step, each step's graphs split by "

@@ -135,3 +135,37 @@ TEST_CASE("per_step balances skewed graph sizes better than a static owner per g
                   predict_step_balance(b, Ownership(m, costs, world), costs, 0, 80).efficiency());
     }
 }
+
+TEST_CASE("a GST step member costs K' x (3 fresh nodes + the kept share of the others)") {
+    GraphEntry small, large;
+    small.info.num_nodes = 400;
+    small.info.num_configs = 1000;
+    large.info.num_nodes = 8000;
+    large.info.num_configs = 1000;
+    const GstVisitShape shape;  // 1000-node segments, 1 fresh, half of the rest recomputed
+    // A graph of one segment is all fresh: forward and backward over every node.
+    CHECK(step_member_cost(small, 32, shape) == 32 * 3 * 400);
+    // 1000 fresh nodes, half of the other 7000 forward only.
+    CHECK(step_member_cost(large, 32, shape) == 32 * (3 * 1000 + 3500));
+    // The size ratio shrinks from 20x (nodes x K) to 5.4x: small graphs pay their backward pass.
+    CHECK(train_member_cost(large, 32) == 20 * train_member_cost(small, 32));
+    // K' = min(K, usable configs): held-out configs count.
+    small.configs = {0, 1, 2};
+    CHECK(step_member_cost(small, 32, shape) == 3 * 3 * 400);
+    // One segment per graph (max_nodes 0), or history_init = "zero" (nothing recomputed).
+    CHECK(step_member_cost(large, 32, GstVisitShape{0, 1, 0.5}) == 32 * 3 * 8000);
+    CHECK(step_member_cost(large, 32, GstVisitShape{1000, 2, 0.0}) == 32 * 3 * 2000);
+    CHECK_THROWS_AS(step_member_cost(large, 32, GstVisitShape{1000, 1, 1.5}), Error);
+    CHECK_THROWS_AS(step_member_cost(large, 32, GstVisitShape{-1, 1, 0.5}), Error);
+}
+
+TEST_CASE(
+    "training_ownership builds per_step from the step costs and the static modes from the "
+    "visit costs") {
+    const std::vector<int64_t> visit = {10, 1, 1, 1};
+    const std::vector<int64_t> step = {1, 10, 1, 1};
+    const Ownership b = training_ownership(OwnershipMode::kBalanced, visit, step, 2);
+    CHECK(b.owner(0) == 0);  // the largest visit cost first
+    const Ownership p = training_ownership(OwnershipMode::kPerStep, visit, step, 2);
+    CHECK(p.step_ranks(std::vector<int64_t>{0, 1}) == std::vector<int32_t>{1, 0});
+}
