@@ -429,6 +429,10 @@ def mpi_train_numbers(run_dir, log_text, ranks, train_graphs, batch_graphs):
     if m:
         out["ownership"] = m.group(1)
         out["work_shares"] = [float(x) for x in m.group(2).split(" / ")]
+    m = re.search(r"dist\.ownership = per_step, .*modelled step efficiency ([0-9.]+)", log_text)
+    if m:  # no fixed shares: the step-cost model's prediction instead
+        out["ownership"] = "per_step"
+        out["modelled_step_balance"] = float(m.group(1))
     return out
 
 
