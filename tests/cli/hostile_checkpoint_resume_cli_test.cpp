@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tests/support/test_paths.h"
-#include "tests/trainer/trainer_data_util.h"
+#include "tests/support/tiny_cli_run.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
@@ -22,19 +22,7 @@ CommandResult run_segrank(const std::string& args) { return run_segrank_in_sourc
 
 // configs/tiny.toml trained for 2 steps (no evaluation) on the tiny layout collection: its
 // last.ckpt.h5 holds history entries of both steps.
-fs::path trained_run(const fs::path& dir) {
-    TinyLayoutSpec spec;
-    spec.valid_graphs = 1;
-    write_tiny_layout_collection(dir / "data", spec);
-    const fs::path run = dir / "run";
-    const auto t = run_segrank(
-        "train --config configs/tiny.toml --set train.steps=2 --set train.eval_every=0 "
-        "--set train.run_dir=" +
-        sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
-    INFO(t.output);
-    REQUIRE(t.exit_code == 0);
-    return run;
-}
+fs::path trained_run(const fs::path& dir) { return segrank_tiny_layout_run(dir); }
 
 // One edit: a name (the copy's run directory) and Python statements over the open h5py file `f`
 // (numpy as np; ds(path, array) replaces a dataset).
@@ -268,16 +256,7 @@ TEST_SUITE("hostile") {
         "train --resume notes on stderr that an emptied or truncated metrics.jsonl lost the "
         "curves up to the checkpoint step, and resumes") {
         const fs::path dir = scratch_dir("hostile_resume_lost_metrics");
-        TinyLayoutSpec spec;
-        spec.valid_graphs = 1;
-        write_tiny_layout_collection(dir / "data", spec);
-        const fs::path run = dir / "run";
-        const auto t = run_segrank(
-            "train --config configs/tiny.toml --set train.steps=4 --set train.eval_every=0 "
-            "--set train.log_every=1 --set train.run_dir=" +
-            sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
-        INFO(t.output);
-        REQUIRE(t.exit_code == 0);
+        const fs::path run = segrank_tiny_layout_run(dir, 4, 1, "--set train.log_every=1");
         for (const char* name : {"emptied", "truncated", "whole"}) {
             const fs::path copy = dir / name;
             fs::copy(run, copy, fs::copy_options::recursive);

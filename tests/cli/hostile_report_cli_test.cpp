@@ -7,7 +7,7 @@
 
 #include "tests/eval/leaderboard_fixture.h"
 #include "tests/support/test_paths.h"
-#include "tests/trainer/trainer_data_util.h"
+#include "tests/support/tiny_cli_run.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
@@ -16,21 +16,8 @@ namespace {
 
 CommandResult run_segrank(const std::string& args) { return run_segrank_in_source(args, 1); }
 
-// configs/tiny.toml trained for 2 steps (no evaluation) on a tiny layout collection under dir/data
-// (1 valid graph), into dir/run.
-fs::path tiny_layout_run(const fs::path& dir) {
-    TinyLayoutSpec spec;
-    spec.valid_graphs = 1;
-    write_tiny_layout_collection(dir / "data", spec);
-    const fs::path run = dir / "run";
-    const auto t = run_segrank(
-        "train --config configs/tiny.toml --set train.steps=2 --set train.eval_every=0 "
-        "--set train.run_dir=" +
-        sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
-    INFO(t.output);
-    REQUIRE(t.exit_code == 0);
-    return run;
-}
+// configs/tiny.toml trained for 2 steps into dir/run (tests/support/tiny_cli_run.h).
+fs::path tiny_layout_run(const fs::path& dir) { return segrank_tiny_layout_run(dir); }
 
 }  // namespace
 

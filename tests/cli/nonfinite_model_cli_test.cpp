@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tests/support/test_paths.h"
-#include "tests/trainer/trainer_data_util.h"
+#include "tests/support/tiny_cli_run.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
@@ -36,19 +36,7 @@ void set_params(const fs::path& run, const std::string& value) {
 
 // Trains configs/tiny.toml for 2 steps on the tiny layout collection under dir. Returns the run
 // directory.
-fs::path trained_run(const fs::path& dir) {
-    TinyLayoutSpec spec;
-    spec.valid_graphs = 2;
-    write_tiny_layout_collection(dir / "data", spec);
-    const fs::path run = dir / "run";
-    const auto t = run_segrank(
-        "train --config configs/tiny.toml --set train.steps=2 "
-        "--set train.eval_every=0 --set train.run_dir=" +
-        sq(run.string()) + " --set data.root=" + sq((dir / "data").string()));
-    INFO(t.output);
-    REQUIRE(t.exit_code == 0);
-    return run;
-}
+fs::path trained_run(const fs::path& dir) { return segrank_tiny_layout_run(dir, 2, 2); }
 
 // trained_run(dir) with every parameter of its best.ckpt.h5 set to `value`.
 fs::path edited_run(const fs::path& dir, const std::string& value) {
