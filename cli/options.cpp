@@ -271,6 +271,21 @@ std::string lower_start(std::string_view head, size_t n) {
 
 }  // namespace
 
+void refuse_dangling_link(std::string_view option, const std::filesystem::path& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (fs::path at = path; !at.empty(); at = at.has_relative_path() ? at.parent_path() : "") {
+        if (fs::exists(fs::status(at, ec))) break;
+        if (!fs::is_symlink(fs::symlink_status(at, ec))) continue;
+        throw Error(str(option, " ", path.string(), ": ",
+                        at == path ? std::string() : str("'", at.string(), "' "),
+                        "is a dangling symbolic link to '", fs::read_symlink(at, ec).string(),
+                        "' (which does not exist): remove the link, create that folder or give "
+                        "another ",
+                        option));
+    }
+}
+
 std::string describe_file_kind(const std::filesystem::path& file) {
     namespace fs = std::filesystem;
     std::error_code ec, link_ec;

@@ -61,6 +61,13 @@ OutputTarget check_output_option(std::string_view option, const std::string& pat
 void refuse_same_output(std::string_view option_a, const std::string& path_a,
                         std::string_view option_b, const std::string& path_b);
 
+/// Before any work: throws segrank::Error "OPTION PATH: is a dangling symbolic link to 'T' (which
+/// does not exist): remove the link, create that folder or give another OPTION" when `path` (given
+/// as `option`, e.g. "--out") or a folder above it ("OPTION PATH: 'AT' is a dangling ...") is a
+/// symbolic link whose target does not exist: creating it would fail with "File exists", and
+/// removing it would delete the user's link. The link is left as it is.
+void refuse_dangling_link(std::string_view option, const std::filesystem::path& path);
+
 /// What an existing file is, from its first bytes (and name), for messages: "an HDF5 file (a
 /// checkpoint or graph store)", "a zip archive (an npz file)", "a JSON or JSON-lines file",
 /// "an HTML page", "a submission CSV (ID,TopConfigs)", "a scores CSV (ID,config,score)", "a CSV

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <utility>
 
+#include "cli/options.h"
 #include "data/collection.h"
 #include "gnn/core/check.h"
 #include "hwmodel/synth/writer.h"
@@ -76,15 +77,7 @@ std::vector<fs::path> split_files(const fs::path& out, const fs::path& target) {
 void check_synth_out(const fs::path& out) {
     std::error_code ec;
     // --out itself or a folder above it that is a dangling link (creating it says "File exists").
-    for (fs::path at = out; !at.empty(); at = at.has_relative_path() ? at.parent_path() : "") {
-        if (fs::exists(fs::status(at, ec))) break;
-        if (!fs::is_symlink(fs::symlink_status(at, ec))) continue;
-        throw Error(str("--out ", out.string(), ": ",
-                        at == out ? std::string() : str("'", at.string(), "' "),
-                        "is a dangling symbolic link to '", fs::read_symlink(at, ec).string(),
-                        "' (which does not exist): remove the link, create that folder or give "
-                        "another --out"));
-    }
+    refuse_dangling_link("--out", out);
     if (!fs::is_directory(out, ec) || fs::exists(fs::symlink_status(out / kSynthManifest, ec)))
         return;
     std::vector<std::string> other;
