@@ -43,6 +43,7 @@
 #include "trainer/comm.h"
 #include "trainer/config.h"
 #include "trainer/trainer.h"
+#include "util/atomic_file.h"
 #include "util/exit_status.h"
 #include "util/json.h"
 #include "util/rss.h"
@@ -136,9 +137,11 @@ void write_bench_store_or_clean(const std::filesystem::path& path, const MemCase
                                 const std::string& what) {
     namespace fs = std::filesystem;
     fs::path top = path.parent_path();  // the outermost folder of `path` that does not exist yet
-    while (!top.parent_path().empty() && top.parent_path() != top && !fs::exists(top.parent_path()))
+    std::error_code ec;  // symlink_status: a dangling link is the user's, never "made" here
+    while (!top.parent_path().empty() && top.parent_path() != top &&
+           !fs::exists(fs::symlink_status(top.parent_path(), ec)))
         top = top.parent_path();
-    const bool made_top = !fs::exists(top);
+    const bool made_top = !fs::exists(fs::symlink_status(top, ec));
     try {
         try {
             write_bench_store(path, c, seed);
@@ -150,7 +153,6 @@ void write_bench_store_or_clean(const std::filesystem::path& path, const MemCase
                 " MiB in memory) ", generic.substr(std::min(generic.find('('), generic.size()))));
         }
     } catch (...) {
-        std::error_code ec;
         if (made_top) fs::remove_all(top, ec);
         throw;
     }
@@ -189,12 +191,68 @@ RunConfig bench_run_config(const std::filesystem::path& store_dir,
     return cfg;
 }
 
-// Child: one (case, phase) measurement; prints one JSON row on stdout.
+// The marker of a --work-dir bench --memory made or uses (the rule of scripts/bench_mpi.sh).
+constexpr const char* kWorkMarker = ".bench_memory_made";
+
+// --work-dir `given` (absolute: `work`) must be new, empty, marked with kWorkMarker or hold only
+// stores of this benchmark (a folder of an earlier version); it is then created and marked.
+// Throws segrank::Error naming the folder and an entry bench did not write, before any work.
+void prepare_work_dir(const std::string& given, const std::filesystem::path& work) {
+    namespace fs = std::filesystem;
+    refuse_dangling_link("--work-dir", given);
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(work, ec))) {
+        SEGRANK_CHECK(fs::is_directory(work, ec), "bench --memory: --work-dir ", given, ": is ",
+                      describe_file_kind(work), ", not a folder");
+        if (!fs::exists(fs::symlink_status(work / kWorkMarker, ec)))
+            for (const auto& e : fs::directory_iterator(work, ec)) {
+                const std::string name = e.path().filename().string();
+                const auto& cases = all_cases();
+                if (std::any_of(cases.begin(), cases.end(), [&](const MemCase& c) {
+                        return name.starts_with(c.name + "-n");  // store_dir_name
+                    }))
+                    continue;
+                throw Error(str("bench --memory: --work-dir ", given,
+                                ": the folder exists, is not empty and is not a work folder of "
+                                "bench --memory (no ",
+                                kWorkMarker, "; it holds ", name,
+                                "); bench writes stores and run_* folders there: give a new or "
+                                "empty folder, or one an earlier bench --memory made"));
+            }
+    }
+    fs::create_directories(work);
+    if (!fs::exists(fs::symlink_status(work / kWorkMarker, ec)))
+        write_file_atomically(work / kWorkMarker, "segrank bench --memory work folder\n");
+}
+
+// Removes the run folder the child created, however it ends.
+struct RemoveRunDir {
+    std::filesystem::path dir;
+    ~RemoveRunDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+};
+
+// A new folder work/run_<case>_<phase>[-K] this child creates (never an existing one, which may be
+// a user's or another run's). Throws segrank::Error naming the folder when none can be created.
+std::filesystem::path make_run_dir(const std::filesystem::path& work, const std::string& base) {
+    std::error_code ec;
+    for (int k = 1; k <= 1000; ++k) {
+        const std::filesystem::path p = work / (k == 1 ? base : str(base, "-", k));
+        if (std::filesystem::create_directory(p, ec)) return p;
+    }
+    throw Error(str("bench --memory: cannot create a new run folder ", (work / base).string(),
+                    "[-K] (", ec ? ec.message() : "1000 of them exist", ")"));
+}
+
+// Child: one (case, phase) measurement; prints one JSON row on stdout. Removes only the run
+// folder it created.
 int run_child(const MemCase& c, const std::string& phase, const std::filesystem::path& work,
               int64_t steps, int64_t passes, uint64_t seed, int64_t memory_mb) {
     const std::filesystem::path store_dir = work / store_dir_name(c, seed);
-    const std::filesystem::path run_dir = work / ("run_" + c.name + "_" + phase);
-    std::filesystem::remove_all(run_dir);
+    const RemoveRunDir guard{make_run_dir(work, "run_" + c.name + "_" + phase)};
+    const std::filesystem::path& run_dir = guard.dir;
     RunConfig cfg = bench_run_config(store_dir, run_dir, steps, seed, memory_mb);
     LocalCommunicator comm;
     const auto t0 = std::chrono::steady_clock::now();
@@ -233,7 +291,6 @@ int run_child(const MemCase& c, const std::string& phase, const std::filesystem:
                       {"configs_per_s", configs_per_s},
                       {"seconds", total}};
     std::cout << dump_json(row) << std::endl;
-    std::filesystem::remove_all(run_dir);
     return 0;
 }
 
@@ -311,8 +368,17 @@ void make_store(const cxxopts::ParseResult& a, const std::string& name, uint64_t
     SEGRANK_CHECK(c.nodes >= 2 * c.config_nodes && c.configs >= 2,
                   "bench --memory --make-store: need nodes >= ", 2 * c.config_nodes,
                   " and configs >= 2");
-    const std::filesystem::path dir =
-        std::filesystem::absolute(a["make-store"].as<std::string>()) / c.name;
+    const std::string given = a["make-store"].as<std::string>();
+    refuse_dangling_link("--make-store", given);
+    const std::filesystem::path dir = std::filesystem::absolute(given) / c.name;
+    const std::filesystem::path store = dir / (c.name + ".h5");
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(store, ec)) &&
+        !(std::filesystem::is_regular_file(store, ec) && is_graph_store_file(store)))
+        throw Error(str("--make-store ", given, ": ", store.string(), " is ",
+                        describe_file_kind(store),
+                        ", not a segrank graph store: bench --memory --make-store replaces only "
+                        "stores it wrote; give another --make-store or remove the file"));
     write_bench_store_or_clean(dir / (c.name + ".h5"), c, seed,
                                str("bench --memory --make-store: --nodes ", c.nodes, " --configs ",
                                    c.configs, " (case ", c.name, ")"));
@@ -407,6 +473,7 @@ int run_bench_memory(int argc, char** argv) {
                                  work};
     std::vector<MemCase> cases;  // every name checked before the table header is printed
     for (const auto& name : case_names) cases.push_back(find_case(name));
+    prepare_work_dir(a["work-dir"].as<std::string>(), work);
     if (!json)
         std::printf("%-12s %9s %8s %-10s %9s %12s %12s %13s\n", "case", "nodes", "configs", "phase",
                     "memory_mb", "peak_rss_mb", "steps_per_s", "configs_per_s");

@@ -122,6 +122,7 @@ fi
   die "--segrank '$segrank' is not a segrank binary ('$segrank --help' does not print segrank's usage)"
 
 # --work: new, empty or marked as this script's (the rule of scripts/bench/work_folder.py).
+[ -n "$work" ] || die "--work: the path is empty (expected a work folder; the default is runs/bench_mpi)"
 mark_name=.bench_mpi_made
 mark="$work/$mark_name"
 if [ -e "$work" ] || [ -L "$work" ]; then
@@ -197,7 +198,7 @@ done
 load_after=$(loadavg)
 
 model=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
-python3 - "$results" "$warmup" "$load_before" "$load_after" "$(nproc)" "$model" "$(mpirun --version | head -1)" \
+python3 - "$results" "$warmup" "$load_before" "$load_after" "$(getconf _NPROCESSORS_ONLN)" "$model" "$(mpirun --version | head -1)" \
   "$steps" "$log_every" "$graphs" "$nodes" "$configs" "$batch" "$config" "$(awk '/MemTotal/ {print $2}' /proc/meminfo)" "$wait_policy" \
   "$nodes_dist" "$config_node_fraction" "$splits" "$modes" "$model_json" <<'PY'
 import json, statistics, sys
