@@ -294,6 +294,12 @@ TrainRequest train_request(const cxxopts::ParseResult& result) {
     SEGRANK_CHECK(!t.data_later || result.count("check"),
                   "--data-later applies to --check only (a run reads its data at once)");
     SEGRANK_CHECK(!(t.overwrite && t.resume), "--overwrite and --resume exclude each other");
+    SEGRANK_CHECK(!result.count("balance-from") || result.count("balance-model"),
+                  "--balance-from applies to --balance-model only (the first step the model sums "
+                  "over); give --balance-model WORLDS too, or drop --balance-from to train");
+    SEGRANK_CHECK(!(result.count("check") && result.count("balance-model")),
+                  "--check and --balance-model exclude each other (--check prints only \"config "
+                  "OK\", --balance-model prints the JSON model): give one of them");
     t.dir = t.resume ? *t.resume : std::filesystem::path(t.cfg.train.run_dir);
     return t;
 }

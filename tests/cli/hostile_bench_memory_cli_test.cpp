@@ -1,0 +1,142 @@
+// Hostile paths of `segrank bench --memory` and of other outputs (ctest label `hostile`, trial 13):
+// --make-store at a dangling symbolic link (kept, named) or at a user's file (refused), --work-dir
+// naming a user's folder (refused; a run_* folder bench did not make is never deleted), tune and
+// pack --out at a dangling link, train --balance-from / --check with --balance-model, and
+// scripts/bench_mpi.sh --work ''.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/test_paths.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// `segrank ARGS` run in `dir` with one thread; the result holds stdout and stderr.
+CommandResult segrank_in(const fs::path& dir, const std::string& args) {
+    return run_command("(cd " + sq(dir.string()) + " && env OMP_NUM_THREADS=1 " +
+                       sq(segrank_binary().string()) + " " + args + " 2>&1)");
+}
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "segrank bench --memory --make-store at a dangling symbolic link keeps the link and names "
+        "its target") {
+        const fs::path dir = scratch_dir("hostile_bench_memory_dangling");
+        fs::create_symlink("/nonexistent/segrank_dir", dir / "dang");
+        const auto r = segrank_in(dir, "bench --memory --threads 1 --make-store dang --nodes 1000");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "--make-store dang: is a dangling symbolic link to "
+                            "'/nonexistent/segrank_dir' (which does not exist)"));
+        CHECK(fs::is_symlink(fs::symlink_status(dir / "dang")));
+    }
+
+    TEST_CASE(
+        "segrank bench --memory --make-store refuses to replace a user's file at the store path "
+        "and replaces its own earlier store") {
+        const fs::path dir = scratch_dir("hostile_bench_memory_store_kind");
+        fs::create_directories(dir / "ms" / "nodes_1e4");
+        write_file_text(dir / "ms" / "nodes_1e4" / "nodes_1e4.h5", "mine\n");
+        const std::string args =
+            "bench --memory --threads 1 --make-store ms --nodes 1000 --cases nodes_1e4";
+        const auto r = segrank_in(dir, args);
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "nodes_1e4.h5 is a file of another kind, not a segrank "
+                            "graph store: bench --memory --make-store replaces only"));
+        CHECK(read_file_text(dir / "ms" / "nodes_1e4" / "nodes_1e4.h5") == "mine\n");
+        fs::remove(dir / "ms" / "nodes_1e4" / "nodes_1e4.h5");
+        CHECK(segrank_in(dir, args).exit_code == 0);
+        const auto again = segrank_in(dir, args);
+        INFO(again.output);
+        CHECK(again.exit_code == 0);
+        CHECK(contains_text(again.output, "wrote "));
+    }
+
+    TEST_CASE(
+        "segrank bench --memory --work-dir refuses a user's folder and never deletes a run_ folder "
+        "it did not make") {
+        const fs::path dir = scratch_dir("hostile_bench_memory_work_dir");
+        fs::create_directories(dir / "bmw" / "run_nodes_1e4_train");
+        write_file_text(dir / "bmw" / "run_nodes_1e4_train" / "best.ckpt.h5", "weeks\n");
+        write_file_text(dir / "bmw" / "notes.txt", "notes\n");
+        const std::string args =
+            "bench --memory --json --cases nodes_1e4 --phases train --steps 1 "
+            "--threads 1 --work-dir bmw";
+        const auto r = segrank_in(dir, args);
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "--work-dir bmw: the folder exists, is not empty and is not a work "
+                            "folder of bench --memory (no .bench_memory_made"));
+        CHECK(read_file_text(dir / "bmw" / "run_nodes_1e4_train" / "best.ckpt.h5") == "weeks\n");
+        CHECK(read_file_text(dir / "bmw" / "notes.txt") == "notes\n");
+        CHECK_FALSE(fs::exists(dir / "bmw" / ".bench_memory_made"));
+        // A marked folder: bench runs in a new run folder of its own and removes only that one.
+        write_file_text(dir / "bmw" / ".bench_memory_made", "");
+        const auto ok = segrank_in(dir, args);
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(contains_text(ok.output, "\"phase\":\"train\""));
+        CHECK(read_file_text(dir / "bmw" / "run_nodes_1e4_train" / "best.ckpt.h5") == "weeks\n");
+        CHECK_FALSE(fs::exists(dir / "bmw" / "run_nodes_1e4_train-2"));
+        // A new folder is made and marked.
+        CHECK(segrank_in(dir, replaced_first(args, "bmw", "fresh")).exit_code == 0);
+        CHECK(fs::exists(dir / "fresh" / ".bench_memory_made"));
+    }
+
+    TEST_CASE(
+        "segrank tune and pack --out at a dangling symbolic link name the link and its target") {
+        const fs::path dir = scratch_dir("hostile_out_dangling_tune_pack");
+        fs::create_symlink("/nonexistent/segrank_out", dir / "dang");
+        const std::string said =
+            "--out dang: is a dangling symbolic link to '/nonexistent/segrank_out' (which does not "
+            "exist)";
+        const auto t =
+            segrank_in(dir, "tune --graph g.npz --budget 5 --strategy random --out dang");
+        INFO(t.output);
+        CHECK(t.exit_code == 1);
+        CHECK(contains_text(t.output, said));
+        const auto p = segrank_in(dir, "pack in --out dang");
+        INFO(p.output);
+        CHECK(p.exit_code == 1);
+        CHECK(contains_text(p.output, said));
+        CHECK(fs::is_symlink(fs::symlink_status(dir / "dang")));
+    }
+
+    TEST_CASE(
+        "segrank train refuses --balance-from without --balance-model and --check with "
+        "--balance-model") {
+        const fs::path dir = scratch_dir("hostile_train_balance_options");
+        const std::string config = sq((source_dir() / "configs" / "default.toml").string());
+        const auto from = segrank_in(dir, "train --config " + config + " --run-dir " +
+                                              sq((dir / "r").string()) + " --balance-from 3");
+        INFO(from.output);
+        CHECK(from.exit_code == 1);
+        CHECK(contains_text(from.output, "--balance-from applies to --balance-model only"));
+        CHECK_FALSE(fs::exists(dir / "r"));
+        const auto check =
+            segrank_in(dir, "train --config " + config + " --check --balance-model 2");
+        INFO(check.output);
+        CHECK(check.exit_code == 1);
+        CHECK(contains_text(check.output, "--check and --balance-model exclude each other"));
+    }
+
+    TEST_CASE("bench_mpi.sh refuses an empty --work naming the option") {
+        const auto r =
+            run_command("(cd " + sq(source_dir().string()) + " && sh " +
+                        sq((source_dir() / "scripts" / "bench_mpi.sh").string()) + " --segrank " +
+                        sq(segrank_binary().string()) + " --work '' 2>&1)");
+        INFO(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(contains_text(r.output, "bench_mpi.sh: error: --work: the path is empty"));
+    }
+}
