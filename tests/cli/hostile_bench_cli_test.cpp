@@ -5,6 +5,7 @@
 // `segrank bench --memory` out of memory or with an unknown case (a named option, nothing left
 // behind, nothing on stdout).
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -18,11 +19,13 @@ namespace fs = std::filesystem;
 namespace {
 
 // `sh scripts/bench_mpi.sh --segrank <the built binary> ARGS` with stdout to `out` (the result
-// holds stderr).
-CommandResult bench_mpi(const std::string& args, const fs::path& out) {
-    return run_command("(sh " + sq((source_dir() / "scripts" / "bench_mpi.sh").string()) +
-                       " --segrank " + sq(segrank_binary().string()) + " " + args + " 2>&1 >" +
-                       sq(out.string()) + ")");
+// holds stderr), after the shell commands `prefix`.
+CommandResult bench_mpi(const std::string& args, const fs::path& out,
+                        const std::string& prefix = "") {
+    return run_command("(" + prefix + "sh " +
+                       sq((source_dir() / "scripts" / "bench_mpi.sh").string()) + " --segrank " +
+                       sq(segrank_binary().string()) + " " + args + " 2>&1 >" + sq(out.string()) +
+                       ")");
 }
 
 // `segrank ARGS` from the repository with stdout to `out` (the result holds stderr).
@@ -136,11 +139,15 @@ TEST_SUITE("hostile") {
         "replace a run folder it did not make") {
         const fs::path dir = scratch_dir("hostile_bench_mpi_own_work");
         const fs::path work = dir / "w";
-        const auto first = bench_mpi(
-            "--work " + sq(work.string()) + " " + kSmallMpiJob + " --no-np1x2", dir / "first.json");
+        // OMP_NUM_THREADS=1 exported by the caller does not change the recorded CPU count.
+        const auto first =
+            bench_mpi("--work " + sq(work.string()) + " " + kSmallMpiJob + " --no-np1x2",
+                      dir / "first.json", "export OMP_NUM_THREADS=1 && ");
         INFO(first.output);
         REQUIRE(first.exit_code == 0);
         CHECK(contains_text(read_file_text(dir / "first.json"), "\"scaling_efficiency_np2\""));
+        CHECK(contains_text(read_file_text(dir / "first.json"),
+                            "\"nproc\": " + std::to_string(::sysconf(_SC_NPROCESSORS_ONLN))));
         CHECK(fs::is_regular_file(work / ".bench_mpi_made"));
         CHECK_FALSE(fs::exists(work / "run_np1x1_1"));
 

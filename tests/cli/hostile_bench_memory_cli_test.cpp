@@ -91,6 +91,10 @@ TEST_SUITE("hostile") {
         // A new folder is made and marked.
         CHECK(segrank_in(dir, replaced_first(args, "bmw", "fresh")).exit_code == 0);
         CHECK(fs::exists(dir / "fresh" / ".bench_memory_made"));
+        // An unmarked folder holding only bench's stores (an earlier version's) is accepted.
+        fs::remove(dir / "fresh" / ".bench_memory_made");
+        CHECK(segrank_in(dir, replaced_first(args, "bmw", "fresh")).exit_code == 0);
+        CHECK(fs::exists(dir / "fresh" / ".bench_memory_made"));
     }
 
     TEST_CASE(
