@@ -185,14 +185,19 @@ void print_evaluation(const EvalResult& r) {
         "docs/metrics.md)\n");
 }
 
-// The --json document: {"kind":"segrank evaluate","checkpoint","checkpoint_id","graphs","metrics"}
-// (checkpoint_id: the model's identity, so a run moved or renamed still knows its evaluation).
-void write_evaluate_json(const std::string& path, const LoadedModel& lm, const EvalResult& r) {
+// The --json document: {"kind":"segrank evaluate","checkpoint","checkpoint_id","evaluated",
+// "data_root","graphs","metrics"} (checkpoint_id: the model's identity, so a run moved or renamed
+// still knows its evaluation; evaluated: which graphs, e.g. "split 'valid'"; data_root: from
+// where).
+void write_evaluate_json(const std::string& path, const LoadedModel& lm, const EvalResult& r,
+                         const std::string& evaluated) {
     Json graphs = Json::array();
     for (const auto& g : r.graphs) graphs.push_back(to_json(g));
     const Json doc = {{"kind", "segrank evaluate"},
                       {"checkpoint", lm.file.string()},
                       {"checkpoint_id", lm.parameters_id},
+                      {"evaluated", evaluated},
+                      {"data_root", lm.cfg.data.root},
                       {"graphs", std::move(graphs)},
                       {"metrics", r.to_json()}};
     write_file_atomically(path, dump_json(doc) + "\n");
@@ -241,7 +246,8 @@ int run_evaluate(int argc, char** argv) {
             std::printf("segrank evaluate: %s on %s (%zu graphs)\n", lm.file.string().c_str(),
                         g.what.c_str(), g.mine.size());
             print_evaluation(r);
-            if (args.count("json")) write_evaluate_json(args["json"].as<std::string>(), lm, r);
+            if (args.count("json"))
+                write_evaluate_json(args["json"].as<std::string>(), lm, r, g.what);
         }
         return 0;
     });

@@ -389,6 +389,11 @@ std::string render_report_html(const ReportOptions& opt, std::vector<std::string
                       ": no \"graphs\" array of per-graph metrics (expected `segrank evaluate "
                       "--json` output)");
         graph_source = opt.eval_json->string();
+        // Which graphs of which data (evaluate --json since it records them).
+        const std::string evaluated = json_string(doc, "evaluated").value_or("");
+        const std::string data_root = json_string(doc, "data_root").value_or("");
+        if (!evaluated.empty())
+            graph_source += str(": ", evaluated, data_root.empty() ? "" : " of ", data_root);
     } else if (run.report) {
         graphs = graph_metrics_from_json(*run.report, (run.dir / "report.json").string());
         graph_source = (run.dir / "report.json").string();

@@ -106,27 +106,47 @@ double number_or_nan(const Json& obj, const std::string& key) {
     return v != nullptr && v->is_number() ? v->get<double>() : std::nan("");
 }
 
-// A selection value of eval.metric `metric` is the mean of its field over the line's collections
-// (trainer/evaluation.cpp selection_value): checked when both are there.
-void check_selection_matches_metrics(const Json& v, std::string_view metric,
-                                     const std::string& where) {
-    const Json* sel = member(v, "selection");
-    const Json* m = member(v, "metrics");
-    const Json* cs = m != nullptr && m->is_object() ? member(*m, "collections") : nullptr;
-    if (metric.empty() || sel == nullptr || !sel->is_number() || cs == nullptr || !cs->is_array())
-        return;
+// The selection value eval.metric `metric` gives the eval result's collections `cs`: the mean of
+// sign x its field where finite (trainer/evaluation.cpp selection_value), -1e300 when none is.
+double expected_selection(const Json& cs, std::string_view metric) {
     const SelectionField field = selection_field(metric);
     double sum = 0.0;
     int64_t n = 0;
-    for (const Json& c : *cs) {
+    for (const Json& c : cs) {
         const double x = field.sign * number_or_nan(c, std::string(field.key));
         if (!std::isfinite(x)) continue;
         sum += x;
         ++n;
     }
-    const double want = n > 0 ? sum / static_cast<double>(n) : kNoSelection;
-    SEGRANK_CHECK(same_value(sel->get<double>(), want), where, " \"selection\" is ", shown(*sel),
-                  ", expected ", n > 0 ? str(want) : std::string("-1e300 (no collection has one)"),
+    return n > 0 ? sum / static_cast<double>(n) : kNoSelection;
+}
+
+// A selection value of eval.metric `metric` is the mean of its field over the line's collections:
+// checked when both are there. With the metric unknown (no config.toml, no checkpoint) it is the
+// mean of one of the fields a metric can select.
+void check_selection_matches_metrics(const Json& v, std::string_view metric,
+                                     const std::string& where) {
+    const Json* sel = member(v, "selection");
+    const Json* m = member(v, "metrics");
+    const Json* cs = m != nullptr && m->is_object() ? member(*m, "collections") : nullptr;
+    if (sel == nullptr || !sel->is_number() || cs == nullptr || !cs->is_array()) return;
+    const double x = sel->get<double>();
+    if (metric.empty()) {
+        std::string means;
+        for (const char* name :
+             {"kaggle", "kendall", "opa", "slowdown_1", "slowdown_5", "slowdown_10"}) {
+            const double want = expected_selection(*cs, name);
+            if (same_value(x, want)) return;
+            means += str(means.empty() ? "" : ", ", name, " ", want);
+        }
+        SEGRANK_CHECK(false, where, " \"selection\" is ", shown(*sel),
+                      ", the value of no eval.metric on the line's collections (", means,
+                      "; the run's eval.metric is unknown: no config.toml or checkpoint)");
+    }
+    const double want = expected_selection(*cs, metric);
+    const SelectionField field = selection_field(metric);
+    SEGRANK_CHECK(same_value(x, want), where, " \"selection\" is ", shown(*sel), ", expected ",
+                  want != kNoSelection ? str(want) : std::string("-1e300 (no collection has one)"),
                   field.sign < 0 ? " (minus the mean of the collections' \""
                                  : " (the mean of the collections' \"",
                   field.key, "\": eval.metric = ", metric, ")");
@@ -271,6 +291,11 @@ void check_evaluate_json(const Json& doc, const std::string& file, std::optional
     const Json* ck = member(doc, "checkpoint");
     SEGRANK_CHECK(ck == nullptr || ck->is_string(), file, ": \"checkpoint\" is ", shown(*ck),
                   ", expected the path of a checkpoint (a string)");
+    for (const char* key : {"evaluated", "data_root"}) {
+        const Json* v = member(doc, key);
+        SEGRANK_CHECK(v == nullptr || v->is_string(), file, ": \"", key, "\" is ", shown(*v),
+                      ", expected a string");
+    }
     const Json* id = member(doc, "checkpoint_id");
     SEGRANK_CHECK(
         id == nullptr || (id->is_string() && id->get<std::string>().starts_with("xxh3_64:")), file,
@@ -371,10 +396,18 @@ std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::pat
                                      const std::vector<std::string>& run_checkpoint_ids) {
     namespace fs = std::filesystem;
     const Json* id = doc.is_object() ? member(doc, "checkpoint_id") : nullptr;
-    if (id != nullptr && id->is_string() &&
-        std::find(run_checkpoint_ids.begin(), run_checkpoint_ids.end(), id->get<std::string>()) !=
+    if (id != nullptr && id->is_string() && !run_checkpoint_ids.empty()) {
+        const std::string& mine = id->get<std::string>();
+        if (std::find(run_checkpoint_ids.begin(), run_checkpoint_ids.end(), mine) !=
             run_checkpoint_ids.end())
-        return "";
+            return "";
+        std::string theirs;
+        for (const std::string& r : run_checkpoint_ids) theirs += (theirs.empty() ? "" : ", ") + r;
+        return str("\"checkpoint_id\" is \"", echo_value(mine, 64), "\", the identity of none of ",
+                   run_dir.string(), "'s checkpoints (", theirs,
+                   "): it evaluated another model (one this run directory held before a retrain "
+                   "or --overwrite, or another run's)");
+    }
     const Json* ck = doc.is_object() ? member(doc, "checkpoint") : nullptr;
     if (ck == nullptr || !ck->is_string())
         return "it records no \"checkpoint\" (segrank evaluate --json always does), so nothing "

@@ -79,8 +79,11 @@ std::optional<Task> task_of_evaluations(const std::vector<std::string>& lines,
 /// `run_dir`'s, or "" when it is; a document recording no "checkpoint" is not known to be (the
 /// reason is returned). When the document's
 /// "checkpoint_id" (the model's identity, CheckpointReader::parameters_id) is one of
-/// `run_checkpoint_ids` (those of run_dir's checkpoints), it is, wherever the run has moved since.
-/// Otherwise the recorded path is as evaluate was given it: when it names an existing file, its
+/// `run_checkpoint_ids` (those of run_dir's readable checkpoints), it is, wherever the run has
+/// moved since; when it is none of them (and there are some), it is not (another model: one the
+/// folder held before a retrain, or another run's). A document without that member (written
+/// before it existed), or a run without readable checkpoints, is judged by its recorded path, as
+/// evaluate was given it: when it names an existing file, its
 /// folder must be run_dir (the same directory, not only the same name); when it does not resolve
 /// from here (evaluate ran in another working directory, or the run moved), its folder's name must
 /// be run_dir's and run_dir must hold a file of its name.

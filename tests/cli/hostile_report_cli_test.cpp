@@ -374,6 +374,7 @@ TEST_SUITE("hostile") {
         INFO(e.output);
         REQUIRE(e.exit_code == 0);
         CHECK(contains_text(read_file_text(ev), R"("checkpoint_id":"xxh3_64:)"));
+        CHECK(contains_text(read_file_text(ev), R"("evaluated":"split 'valid'")"));
         // Its collection metrics aggregate its graphs, and it names its checkpoint.
         const std::string doc = read_file_text(ev);
         const size_t metrics = doc.find(R"("metrics":)");
@@ -423,6 +424,7 @@ TEST_SUITE("hostile") {
             run_segrank("report " + sq((dir / "renamed").string()) + " --eval " + sq(ev));
         INFO(other.output);
         CHECK(other.exit_code == 1);
-        CHECK(contains_text(other.output, "not a checkpoint of"));
+        CHECK(contains_text(other.output, "the identity of none of"));
+        CHECK(contains_text(other.output, "it evaluated another model"));
     }
 }

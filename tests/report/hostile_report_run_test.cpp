@@ -131,11 +131,18 @@ TEST_SUITE("hostile") {
               kTrain2);
         CHECK(refusal(dir, false).find(met + ":2: \"selection\" is 7.5, expected <= 1") !=
               std::string::npos);
-        // The run's eval.metric gives the range.
-        lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":-2"),
+        // The run's eval.metric gives the range; unknown, the selection is the value of one of
+        // the metrics on the line's collections (-0.23: minus their slowdown_1).
+        lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":-0.23"),
               kTrain2);
         CHECK(refusal(dir, false).empty());
-        CHECK(refusal(dir, false, "kendall").find("(eval.metric = kendall)") != std::string::npos);
+        CHECK(refusal(dir, false, "kendall").find("eval.metric = kendall)") != std::string::npos);
+        lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":-2"),
+              kTrain2);
+        CHECK(refusal(dir, false)
+                  .find(met + ":2: \"selection\" is -2, the value of no "
+                              "eval.metric on the line's collections (kaggle "
+                              "0.39, kendall 0.39, opa 0.69") != std::string::npos);
         lines(kTrain1, kEval1, test::replaced_first(kTrain2, "\"loss\":1.31", "\"loss\":-3"));
         CHECK(
             refusal(dir, false).find(met + ":3: \"loss\" is -3, expected a number >= 0 or null") !=
@@ -314,9 +321,17 @@ TEST_SUITE("hostile") {
             return std::string();
         };
         CHECK(render({"xxh3_64:1111111111111111", id}).empty());
-        // Another model (a checkpoint replaced since, another run): refused as before.
-        CHECK(render({"xxh3_64:1111111111111111"}).find("not a checkpoint of") !=
+        // Another model (one the folder held before a retrain, another run's), whatever its path.
+        CHECK(render({"xxh3_64:1111111111111111"})
+                  .find("\"checkpoint_id\" is \"" + id + "\", the identity of none of") !=
               std::string::npos);
+        test::write_file_text(
+            dir / "eval.json",
+            test::replaced_first(moved, "runs/old", "x/" + dir.filename().string()));
+        CHECK(render({"xxh3_64:1111111111111111"}).find("it evaluated another model") !=
+              std::string::npos);
+        test::write_file_text(dir / "eval.json", moved);
+        // A run without readable checkpoints: the recorded path decides.
         CHECK(render({}).find("not a checkpoint of") != std::string::npos);
         test::write_file_text(dir / "eval.json",
                               test::replaced_first(moved, "\"" + id + "\"", "17"));
