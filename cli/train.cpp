@@ -375,13 +375,18 @@ void join_ranks(const RunConfig& cfg, Communicator& comm) {
                   " ranks in the job; SEGRANK_STARTUP_TIMEOUT_S sets the wait)");
 }
 
+// report.json and report.html of run `dir`, when they are regular files.
+void remove_stale_report(const std::filesystem::path& dir) {
+    std::error_code ec;
+    for (const char* f : {"report.json", "report.html"})
+        if (std::filesystem::is_regular_file(dir / f, ec)) std::filesystem::remove(dir / f, ec);
+}
+
 // --overwrite: the old run's checkpoints, and its report.json and page (segrank report), which
 // describe a model that is gone.
 void remove_old_run(const std::filesystem::path& dir) {
     for (const char* f : kRunOutputs) std::filesystem::remove(dir / f);
-    std::error_code ec;
-    for (const char* f : {"report.json", "report.html"})  // they describe the old checkpoints
-        if (std::filesystem::is_regular_file(dir / f, ec)) std::filesystem::remove(dir / f, ec);
+    remove_stale_report(dir);  // they describe the old checkpoints
 }
 
 // Builds the Trainer and runs it; `training` is set once the start-up checks passed. A Ctrl-C
@@ -393,8 +398,12 @@ int run_training(const TrainRequest& t, Communicator& comm, RunDirCleanup* clean
     // --overwrite: the old checkpoints go once the new run passed its start-up checks (data read,
     // config valid), just before it writes its first file, so a run that is refused leaves the old
     // run whole, and no stale best checkpoint outlives the new run.
+    // --resume: the run's report.json and page describe where it ended before; a resume that is
+    // interrupted or still running must not leave them as its summary (the resumed run writes a
+    // new report.json when it ends).
     Trainer trainer(t.cfg, interruptible, t.resume, [&] {
         if (t.overwrite) remove_old_run(t.dir);
+        if (t.resume) remove_stale_report(t.dir);
     });
     training = true;
     SigintStop sigint(comm.size() == 1);

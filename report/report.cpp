@@ -283,6 +283,7 @@ RunRecords load_run(const std::filesystem::path& dir, std::string_view selection
     }
     if (r.report) {
         check_report_json(*r.report, selection_metric, task, (dir / "report.json").string());
+        check_report_against_metrics(r, dir);
     } else {
         r.notes.push_back((dir / "report.json").string() + ": absent (the run has not finished)");
     }

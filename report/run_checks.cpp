@@ -392,6 +392,36 @@ std::optional<Task> task_of_evaluations(const std::vector<std::string>& lines,
     return parse_task(*tasks.begin());
 }
 
+// report.json is written when a run ends: it describes metrics.jsonl up to its "steps". A
+// metrics.jsonl beyond them belongs to a resume that has not ended (report.json is then an
+// earlier end's: not drawn, noted); its best_selection is the selection of one of the
+// evaluations at its best_step.
+void check_report_against_metrics(RunRecords& r, const std::filesystem::path& dir) {
+    const std::string file = (dir / "report.json").string();
+    const int64_t steps = r.report->value("steps", int64_t{-1});
+    if (!r.train.empty() && steps >= 0 && r.train.back().step > steps) {
+        r.notes.push_back(str(file, ": describes the run up to step ", steps,
+                              ", but metrics.jsonl ", "runs to step ", r.train.back().step,
+                              " (a resume that has not ended?): its summary is not drawn"));
+        r.report.reset();
+        return;
+    }
+    const int64_t best_step = r.report->value("best_step", int64_t{-1});
+    const auto best = r.report->find("best_selection");
+    if (best == r.report->end() || !best->is_number() || best_step < 0) return;
+    std::string seen;  // the selections of the evaluations at best_step
+    for (const RunEval& e : r.evals) {
+        if (e.step != best_step || !std::isfinite(e.selection)) continue;
+        if (std::abs(e.selection - best->get<double>()) <=
+            1e-9 * std::max(1.0, std::abs(e.selection)))
+            return;
+        seen += str(seen.empty() ? "" : ", ", e.selection, " (", e.phase, ")");
+    }
+    SEGRANK_CHECK(seen.empty(), file, ": \"best_selection\" is ", best->get<double>(),
+                  ", but the evaluations of its best_step ", best_step,
+                  " in metrics.jsonl have selection ", seen);
+}
+
 std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::path& run_dir,
                                      const std::vector<std::string>& run_checkpoint_ids) {
     namespace fs = std::filesystem;
@@ -408,6 +438,10 @@ std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::pat
                    "): it evaluated another model (one this run directory held before a retrain "
                    "or --overwrite, or another run's)");
     }
+    // The writer that records "evaluated" records checkpoint_id too: one without it was edited.
+    if (id == nullptr && doc.is_object() && member(doc, "evaluated") != nullptr)
+        return "it records \"evaluated\" but no \"checkpoint_id\" (segrank evaluate writes "
+               "both), so its model cannot be checked against this run's";
     const Json* ck = doc.is_object() ? member(doc, "checkpoint") : nullptr;
     if (ck == nullptr || !ck->is_string())
         return "it records no \"checkpoint\" (segrank evaluate --json always does), so nothing "

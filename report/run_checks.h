@@ -75,6 +75,15 @@ std::optional<Task> task_of_evaluations(const std::vector<std::string>& lines,
                                         const std::optional<Json>& report,
                                         const std::filesystem::path& dir);
 
+struct RunRecords;
+
+/// Holds run `r`'s report.json (read and range-checked) to its metrics.jsonl (r.train, r.evals):
+/// a metrics.jsonl that runs beyond report.json's "steps" belongs to a resume that has not ended,
+/// so report.json (an earlier end's summary) is dropped from `r` with a note; otherwise its
+/// best_selection must be the selection of one of the evaluations at its best_step (when there
+/// are any). Throws segrank::Error naming report.json otherwise.
+void check_report_against_metrics(RunRecords& r, const std::filesystem::path& dir);
+
 /// Why the checkpoint a `segrank evaluate --json` document records ("checkpoint") is not one of
 /// `run_dir`'s, or "" when it is; a document recording no "checkpoint" is not known to be (the
 /// reason is returned). When the document's

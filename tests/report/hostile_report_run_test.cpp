@@ -259,6 +259,36 @@ TEST_SUITE("hostile") {
                              Error);
     }
 
+    TEST_CASE(
+        "report drops a report.json an unfinished resume outran, and refuses a best_selection "
+        "that no evaluation at its best_step had") {
+        const fs::path dir = good_run("hostile_report_stale_summary");
+        const std::string later =
+            test::replaced_first(test::replaced_first(kTrain2, "\"step\":10", "\"step\":40"),
+                                 "\"epoch\":3", "\"epoch\":9");
+        test::write_file_text(dir / "metrics.jsonl",
+                              kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n" + later + "\n");
+        std::vector<std::string> notes;
+        CHECK(refusal(dir, false, "kaggle", false, &notes).empty());
+        bool noted = false;
+        for (const auto& n : notes)
+            noted = noted || n.find(
+                                 "describes the run up to step 10, but metrics.jsonl runs to "
+                                 "step 40") != std::string::npos;
+        CHECK(noted);
+        test::write_file_text(dir / "metrics.jsonl",
+                              kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n");
+        test::write_file_text(
+            dir / "report.json",
+            test::replaced_first(
+                test::replaced_first(kReport, "\"best_step\":10", "\"best_step\":5"),
+                "\"best_selection\":0.39", "\"best_selection\":0.9"));
+        CHECK(refusal(dir, false, "kaggle")
+                  .find("\"best_selection\" is 0.9, but the evaluations "
+                        "of its best_step 5 in metrics.jsonl have "
+                        "selection 0.39 (eval)") != std::string::npos);
+    }
+
     TEST_CASE("report refuses a metrics.jsonl whose steps go back") {
         const fs::path dir = good_run("hostile_report_steps_back");
         const std::string met = (dir / "metrics.jsonl").string();
@@ -329,6 +359,13 @@ TEST_SUITE("hostile") {
             dir / "eval.json",
             test::replaced_first(moved, "runs/old", "x/" + dir.filename().string()));
         CHECK(render({"xxh3_64:1111111111111111"}).find("it evaluated another model") !=
+              std::string::npos);
+        test::write_file_text(dir / "eval.json", moved);
+        // The writer of "evaluated" writes checkpoint_id too: without it, the model is unknown.
+        test::write_file_text(dir / "eval.json",
+                              test::replaced_first(eval_of(dir), R"("graphs":)",
+                                                   R"("evaluated":"split 'valid'","graphs":)"));
+        CHECK(render({id}).find("records \"evaluated\" but no \"checkpoint_id\"") !=
               std::string::npos);
         test::write_file_text(dir / "eval.json", moved);
         // A run without readable checkpoints: the recorded path decides.
