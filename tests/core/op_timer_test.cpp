@@ -26,9 +26,9 @@ int64_t total_ns(const OpTimes& t) {
 
 // Some work the optimizer cannot drop.
 void spin(int n) {
-    static std::atomic<int64_t> sink{0};
-    int64_t acc = 0;
-    for (int i = 0; i < n; ++i) acc += i ^ (acc >> 3);
+    static std::atomic<uint64_t> sink{0};
+    uint64_t acc = 0;  // unsigned: wraps, where a signed sum would overflow (undefined)
+    for (int i = 0; i < n; ++i) acc += static_cast<uint64_t>(i) ^ (acc >> 3);
     sink.fetch_add(acc, std::memory_order_relaxed);
 }
 
