@@ -455,7 +455,14 @@ int run_bench_memory(int argc, char** argv) {
 
     const std::vector<std::string> case_names = split_names(a["cases"].as<std::string>());
     SEGRANK_CHECK(!case_names.empty(), "bench --memory: --cases is empty");
+    // --nodes / --configs size only the store --make-store writes; a run's cases have fixed sizes.
+    for (const char* opt : {"nodes", "configs"})
+        SEGRANK_CHECK(a.count("make-store") || !a.count(opt), "bench --memory: --", opt,
+                      " applies to --make-store DIR only (the cases of a run have fixed sizes: "
+                      "--cases chooses among them)");
     if (a.count("make-store")) {
+        SEGRANK_CHECK(!a["make-store"].as<std::string>().empty(),
+                      "bench --memory: --make-store: the path is empty (expected a folder)");
         make_store(a, case_names.front(), seed);
         return 0;
     }

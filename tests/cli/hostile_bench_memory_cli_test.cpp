@@ -39,6 +39,23 @@ TEST_SUITE("hostile") {
     }
 
     TEST_CASE(
+        "segrank bench --memory refuses --nodes / --configs without --make-store and an empty "
+        "--make-store, before any work") {
+        const fs::path dir = scratch_dir("hostile_bench_memory_store_options");
+        for (const char* opt : {"--nodes 1000", "--configs 8"}) {
+            const auto r = segrank_in(dir, std::string("bench --memory --threads 1 ") + opt);
+            INFO(opt, r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "applies to --make-store DIR only"));
+        }
+        const auto empty = segrank_in(dir, "bench --memory --threads 1 --make-store ''");
+        INFO(empty.output);
+        CHECK(empty.exit_code == 1);
+        CHECK(contains_text(empty.output, "--make-store: the path is empty"));
+        CHECK(fs::is_empty(dir));
+    }
+
+    TEST_CASE(
         "segrank bench --memory --make-store refuses to replace a user's file at the store path "
         "and replaces its own earlier store") {
         const fs::path dir = scratch_dir("hostile_bench_memory_store_kind");
