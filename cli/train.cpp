@@ -297,6 +297,10 @@ TrainRequest train_request(const cxxopts::ParseResult& result) {
     SEGRANK_CHECK(!result.count("balance-from") || result.count("balance-model"),
                   "--balance-from applies to --balance-model only (the first step the model sums "
                   "over); give --balance-model WORLDS too, or drop --balance-from to train");
+    for (const char* opt : {"resume", "overwrite", "run-dir"})
+        SEGRANK_CHECK(!(result.count(opt) && result.count("balance-model")), "--", opt,
+                      " and --balance-model exclude each other (--balance-model only prints the "
+                      "step-cost model of the config's data and trains nothing)");
     SEGRANK_CHECK(!(result.count("check") && result.count("balance-model")),
                   "--check and --balance-model exclude each other (--check prints only \"config "
                   "OK\", --balance-model prints the JSON model): give one of them");

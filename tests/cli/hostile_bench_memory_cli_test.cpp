@@ -149,6 +149,16 @@ TEST_SUITE("hostile") {
         INFO(check.output);
         CHECK(check.exit_code == 1);
         CHECK(contains_text(check.output, "--check and --balance-model exclude each other"));
+        // It trains nothing: run-directory options are refused beside it.
+        for (const std::string& opt :
+             {"--run-dir " + sq((dir / "r").string()), std::string("--overwrite")}) {
+            const auto r =
+                segrank_in(dir, "train --config " + config + " --balance-model 2 " + opt);
+            INFO(opt, r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "and --balance-model exclude each other"));
+        }
+        CHECK_FALSE(fs::exists(dir / "r"));
     }
 
     TEST_CASE("bench_mpi.sh refuses an empty --work naming the option") {
