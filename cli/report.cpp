@@ -98,12 +98,14 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
 struct RunIdentity {
     std::string metric;
     std::optional<Task> task;
+    std::vector<std::string> checkpoint_ids;  ///< parameters_id of its readable checkpoints
 };
 RunIdentity check_run_config(const std::filesystem::path& dir) {
     const std::filesystem::path file = dir / "config.toml";
     std::error_code ec;
     RunIdentity id;
     const CheckpointFacts ck = checkpoint_facts(dir);
+    id.checkpoint_ids = ck.ids;
     if (!std::filesystem::exists(file, ec)) {  // noted as absent on the page
         id.metric = ck.metric;
         id.task = ck.task;
@@ -204,7 +206,7 @@ int run_report(int argc, char** argv) {
     const RunIdentity id = check_run_config(opt.run_dir);
     opt.selection_metric = id.metric;
     opt.task = id.task;
-    if (opt.eval_json) opt.run_checkpoint_ids = checkpoint_facts(opt.run_dir).ids;
+    opt.run_checkpoint_ids = id.checkpoint_ids;
     std::vector<std::string> notes;
     const std::string html = render_report_html(opt, &notes);
     print_notes(notes);
