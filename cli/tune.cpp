@@ -4,6 +4,7 @@
 // SIGINT/SIGTERM into a clean stop.
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cxxopts.hpp>
@@ -282,12 +283,13 @@ void check_members_of_task(const CostModel& model, const Graph& g) {
     std::string same;  // the --checkpoint paths of g's task, for the message
     for (size_t m = 0; m < model.num_members(); ++m)
         if (model.task(m) == g.task())
-            same += (same.empty() ? "" : ", ") + echo_value(model.checkpoint(m));
+            same += (same.empty() ? "" : ", ") + echo_value(model.checkpoint(m), PATH_MAX);
     for (size_t m = 0; m < model.num_members(); ++m)
-        SEGRANK_CHECK(model.task(m) == g.task(), "--checkpoint ", echo_value(model.checkpoint(m)),
-                      " was trained on the ", cost_task_name(model.task(m)), " task, but ",
-                      g.where(), " is a ", cost_task_name(g.task()), " graph (its ",
-                      cost_task_name(g.task()), " --checkpoint: ", same,
+        SEGRANK_CHECK(model.task(m) == g.task(), "--checkpoint ",
+                      echo_value(model.checkpoint(m), PATH_MAX), " was trained on the ",
+                      cost_task_name(model.task(m)), " task, but ", g.where(), " is a ",
+                      cost_task_name(g.task()), " graph (its ", cost_task_name(g.task()),
+                      " --checkpoint: ", same,
                       "); tune ranks with checkpoints of the graph's task only: leave it out");
 }
 
