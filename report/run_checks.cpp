@@ -431,8 +431,11 @@ std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::pat
         if (std::find(run_checkpoint_ids.begin(), run_checkpoint_ids.end(), mine) !=
             run_checkpoint_ids.end())
             return "";
-        std::string theirs;
-        for (const std::string& r : run_checkpoint_ids) theirs += (theirs.empty() ? "" : ", ") + r;
+        std::string theirs;  // each id once (best.ckpt.h5 and last.ckpt.h5 are often one model)
+        for (size_t i = 0; i < run_checkpoint_ids.size(); ++i)
+            if (std::find(run_checkpoint_ids.begin(), run_checkpoint_ids.begin() + i,
+                          run_checkpoint_ids[i]) == run_checkpoint_ids.begin() + i)
+                theirs += (theirs.empty() ? "" : ", ") + run_checkpoint_ids[i];
         return str("\"checkpoint_id\" is \"", echo_value(mine, 64), "\", the identity of none of ",
                    run_dir.string(), "'s checkpoints (", theirs,
                    "): it evaluated another model (one this run directory held before a retrain "

@@ -355,6 +355,11 @@ TEST_SUITE("hostile") {
         CHECK(render({"xxh3_64:1111111111111111"})
                   .find("\"checkpoint_id\" is \"" + id + "\", the identity of none of") !=
               std::string::npos);
+        // best.ckpt.h5 and last.ckpt.h5 of one model: its id is listed once.
+        CHECK(render({"xxh3_64:1111111111111111", "xxh3_64:2222222222222222",
+                      "xxh3_64:1111111111111111"})
+                  .find("'s checkpoints (xxh3_64:1111111111111111, xxh3_64:2222222222222222): ") !=
+              std::string::npos);
         test::write_file_text(
             dir / "eval.json",
             test::replaced_first(moved, "runs/old", "x/" + dir.filename().string()));
