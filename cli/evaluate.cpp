@@ -229,7 +229,7 @@ int run_evaluate(int argc, char** argv) {
                                "give --data DIR, the folder it is in now");
 
     std::unique_ptr<Communicator> comm = make_communicator(&argc, &argv);
-    return run_guarded(*comm, [&]() {
+    return run_guarded(*comm, "evaluate", [&]() {
         const EvaluatedGraphs g = graphs_to_evaluate(args, lm);
         EvalResult r;
         try {

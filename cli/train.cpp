@@ -466,7 +466,7 @@ int run_train(int argc, char** argv) {
         cleanup;             // fresh runs: undo what a failure before the first checkpoint left
     IngestWritten ingested;  // data.ingest's output, taken back when the run fails before training
     bool training = false;
-    return run_guarded(*comm, [&]() {
+    return run_guarded(*comm, "train", [&]() {
         if (comm->rank() == 0) take_run_dir(t, lock, cleanup);
         try {
             join_ranks(t.cfg, *comm);

@@ -67,7 +67,7 @@ std::unique_ptr<Communicator> make_communicator([[maybe_unused]] int* argc,
     return std::make_unique<LocalCommunicator>();
 }
 
-int run_guarded(Communicator& comm, const std::function<int()>& body) {
+int run_guarded(Communicator& comm, std::string_view command, const std::function<int()>& body) {
     ExitReport r;
     try {
         return body();
@@ -75,11 +75,12 @@ int run_guarded(Communicator& comm, const std::function<int()>& body) {
         r = classify_exception(std::current_exception());
     }
     const int code = r.code;
+    const std::string who = command.empty() ? "segrank" : "segrank " + std::string(command);
     if (comm.size() > 1)  // which rank failed matters only when there are several
-        std::fprintf(stderr, "segrank [rank %d/%d]: %s\n", comm.rank(), comm.size(),
+        std::fprintf(stderr, "%s [rank %d/%d]: %s\n", who.c_str(), comm.rank(), comm.size(),
                      r.message.c_str());
     else
-        std::fprintf(stderr, "segrank: %s\n", r.message.c_str());
+        std::fprintf(stderr, "%s: %s\n", who.c_str(), r.message.c_str());
     std::fflush(stderr);
     if (comm.size() > 1) comm.abort(code);  // the other ranks may be inside a collective
     return code;

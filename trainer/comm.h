@@ -111,10 +111,11 @@ std::unique_ptr<Communicator> make_mpi_communicator(int* argc, char*** argv);
 #endif
 
 /// Top-level guard for programs that use a Communicator: runs body(); on an exception prints
-/// `segrank [rank R/N]: error: <message>` to stderr and, when size() > 1, ends the whole job
-/// with comm.abort(code) (code 1 for segrank::Error, 3 for other exceptions); with one rank it
-/// returns that code. Returns body's exit code otherwise.
-int run_guarded(Communicator& comm, const std::function<int()>& body);
+/// `segrank <command> [rank R/N]: error: <message>` to stderr (`segrank <command>: error: ...`
+/// with one rank, as every other subcommand's errors; an empty `command` gives `segrank`) and, when
+/// size() > 1, ends the whole job with comm.abort(code) (code 1 for segrank::Error, 3 for other
+/// exceptions); with one rank it returns that code. Returns body's exit code otherwise.
+int run_guarded(Communicator& comm, std::string_view command, const std::function<int()>& body);
 
 /// Test hook (docs/architecture.md#distribution): throws segrank::Error("injected failure ...")
 /// when `rank == fail_rank` and `step == fail_step` (dist.fail_rank, dist.fail_step; fail_rank -1 =

@@ -92,7 +92,7 @@ void test_gather(Communicator& c) {
 
 int main(int argc, char** argv) {
     auto comm = make_communicator(&argc, &argv);
-    return run_guarded(*comm, [&] {
+    return run_guarded(*comm, "", [&] {
         test_identity(*comm);
         test_allreduce(*comm);
         test_broadcast(*comm);

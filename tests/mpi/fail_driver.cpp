@@ -11,7 +11,7 @@ using namespace segrank;
 
 int main(int argc, char** argv) {
     auto comm = make_communicator(&argc, &argv);
-    return run_guarded(*comm, [&] {
+    return run_guarded(*comm, "train", [&] {
         std::vector<float> grads(1024, 1.0f);
         for (int64_t step = 0; step < 1000000; ++step) {
             inject_failure_if_requested(/*fail_rank=*/1, /*fail_step=*/2, comm->rank(), step);

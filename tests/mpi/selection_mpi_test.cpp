@@ -83,7 +83,7 @@ void test_ties_prefer_later(Communicator& c) {
 
 int main(int argc, char** argv) {
     auto comm = make_communicator(&argc, &argv);
-    return run_guarded(*comm, [&] {
+    return run_guarded(*comm, "", [&] {
         test_broadcast_double(*comm);
         test_near_tie_improves_everywhere(*comm);
         test_patience_is_rank0s(*comm);

@@ -66,10 +66,10 @@ TEST_CASE("make_communicator outside mpirun gives the local communicator") {
 
 TEST_CASE("run_guarded returns the body's code, or 1 / 3 for segrank::Error / other exceptions") {
     LocalCommunicator comm;
-    CHECK(run_guarded(comm, [] { return 0; }) == 0);
-    CHECK(run_guarded(comm, [] { return 5; }) == 5);
-    CHECK(run_guarded(comm, []() -> int { throw Error("bad input"); }) == 1);
-    CHECK(run_guarded(comm, []() -> int { throw std::runtime_error("bug"); }) == 3);
+    CHECK(run_guarded(comm, "train", [] { return 0; }) == 0);
+    CHECK(run_guarded(comm, "train", [] { return 5; }) == 5);
+    CHECK(run_guarded(comm, "train", []() -> int { throw Error("bad input"); }) == 1);
+    CHECK(run_guarded(comm, "train", []() -> int { throw std::runtime_error("bug"); }) == 3);
 }
 
 TEST_CASE("inject_failure_if_requested throws only on the chosen rank and step") {
