@@ -188,18 +188,19 @@ void print_evaluation(const EvalResult& r) {
 // The --json document: {"kind":"segrank evaluate","checkpoint","checkpoint_id","evaluated",
 // "data_root","graphs","metrics"} (checkpoint_id: the model's identity, so a run moved or renamed
 // still knows its evaluation; evaluated: which graphs, e.g. "split 'valid'"; data_root: from
-// where).
+// where, as an absolute path: a relative one would mean another folder to report run elsewhere).
 void write_evaluate_json(const std::string& path, const LoadedModel& lm, const EvalResult& r,
                          const std::string& evaluated) {
     Json graphs = Json::array();
     for (const auto& g : r.graphs) graphs.push_back(to_json(g));
-    const Json doc = {{"kind", "segrank evaluate"},
-                      {"checkpoint", lm.file.string()},
-                      {"checkpoint_id", lm.parameters_id},
-                      {"evaluated", evaluated},
-                      {"data_root", lm.cfg.data.root},
-                      {"graphs", std::move(graphs)},
-                      {"metrics", r.to_json()}};
+    const Json doc = {
+        {"kind", "segrank evaluate"},
+        {"checkpoint", lm.file.string()},
+        {"checkpoint_id", lm.parameters_id},
+        {"evaluated", evaluated},
+        {"data_root", std::filesystem::absolute(lm.cfg.data.root).lexically_normal().string()},
+        {"graphs", std::move(graphs)},
+        {"metrics", r.to_json()}};
     write_file_atomically(path, dump_json(doc) + "\n");
 }
 

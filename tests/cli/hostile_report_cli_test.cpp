@@ -370,10 +370,14 @@ TEST_SUITE("hostile") {
         const fs::path run = tiny_layout_run(dir);
         const std::string ev = (dir / "eval.json").string();
         const auto e = run_segrank("evaluate --checkpoint " + sq(run.string()) + " --json " +
-                                   sq(ev) + " --data " + sq((dir / "data").string()));
+                                   sq(ev) + " --data " + sq((dir / "data/../data").string()));
         INFO(e.output);
         REQUIRE(e.exit_code == 0);
         CHECK(contains_text(read_file_text(ev), R"("checkpoint_id":"xxh3_64:)"));
+        // The data it read, as an absolute normal path (meaningful wherever report runs).
+        CHECK(
+            contains_text(read_file_text(ev),
+                          "\"data_root\":\"" + (dir / "data").lexically_normal().string() + "\""));
         CHECK(contains_text(read_file_text(ev), R"("evaluated":"split 'valid'")"));
         // Its collection metrics aggregate its graphs, and it names its checkpoint.
         const std::string doc = read_file_text(ev);
