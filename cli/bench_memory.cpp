@@ -21,9 +21,13 @@
 // inference budget), peak_rss_mb (VmHWM of
 // the child), steps_per_s (train: optimizer steps per second after one warmup step; inference: full
 // evaluation passes per second), configs_per_s (inference: configs scored per second), seconds.
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
@@ -267,14 +271,7 @@ void make_store(const cxxopts::ParseResult& a, const std::string& name, uint64_t
     const std::string given = a["make-store"].as<std::string>();
     refuse_dangling_link("--make-store", given);
     const std::filesystem::path dir = std::filesystem::absolute(given) / c.name;
-    const std::filesystem::path store = dir / (c.name + ".h5");
-    std::error_code ec;
-    if (std::filesystem::exists(std::filesystem::symlink_status(store, ec)) &&
-        !(std::filesystem::is_regular_file(store, ec) && is_graph_store_file(store)))
-        throw Error(str("--make-store ", given, ": ", store.string(), " is ",
-                        describe_file_kind(store),
-                        ", not a segrank graph store: bench --memory --make-store replaces only "
-                        "stores it wrote; give another --make-store or remove the file"));
+    refuse_foreign_store(dir / (c.name + ".h5"), "--make-store", given, "replaces");
     write_bench_store_or_clean(dir / (c.name + ".h5"), c, seed,
                                str("bench --memory --make-store: --nodes ", c.nodes, " --configs ",
                                    c.configs, " (case ", c.name, ")"));
@@ -291,6 +288,15 @@ struct ChildSettings {
     std::filesystem::path work;
 };
 
+// How a child ended, from pclose's wait status `status`: "exit code N", "killed by signal S", or
+// "pclose failed: <reason>" (-1).
+std::string child_end_text(int status) {
+    if (status == -1) return str("pclose failed: ", std::strerror(errno));
+    if (WIFEXITED(status)) return str("exit code ", WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) return str("killed by signal ", WTERMSIG(status));
+    return str("wait status ", status);
+}
+
 // Runs case `c`, phase `phase` in a child process (its own VmHWM) and prints its row: the child's
 // JSON line with `json`, else a table row. Throws segrank::Error naming the case, the phase and the
 // command when the child fails or prints nothing.
@@ -306,9 +312,11 @@ void run_case_phase(const MemCase& c, const std::string& phase, const ChildSetti
     std::string out;
     char buf[4096];
     while (std::fgets(buf, sizeof(buf), p)) out += buf;
-    const int rc = ::pclose(p);
-    SEGRANK_CHECK(rc == 0 && !out.empty(), "bench --memory: case ", c.name, " phase ", phase,
-                  " failed (exit status ", rc, "); command: ", cmd);
+    const int status = ::pclose(p);
+    SEGRANK_CHECK(status == 0, "bench --memory: case ", c.name, " phase ", phase, " failed (",
+                  child_end_text(status), "); command: ", cmd);
+    SEGRANK_CHECK(!out.empty(), "bench --memory: case ", c.name, " phase ", phase,
+                  " printed nothing (exit code 0); command: ", cmd);
     const std::string row = out.substr(0, out.find('\n'));
     if (json) {
         std::cout << row << std::endl;
@@ -331,6 +339,7 @@ int run_bench_memory(int argc, char** argv) {
     const auto parsed = parse_or_help(opts, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& a = *parsed;
+    if (!a.count("child")) check_option_combinations(a);
     const int64_t steps = a["steps"].as<int64_t>();
     SEGRANK_CHECK(steps >= 1 && steps <= kMaxBenchSteps, "bench --memory: --steps: expected 1 to ",
                   kMaxBenchSteps, ", got ", steps);
@@ -349,17 +358,9 @@ int run_bench_memory(int argc, char** argv) {
         return run_child(find_case(a["child"].as<std::string>()), a["phase"].as<std::string>(),
                          work, steps, passes, seed, memory_mb);
 
-    const std::vector<std::string> case_names = split_names(a["cases"].as<std::string>());
-    SEGRANK_CHECK(!case_names.empty(), "bench --memory: --cases is empty");
-    // --nodes / --configs size only the store --make-store writes; a run's cases have fixed sizes.
-    for (const char* opt : {"nodes", "configs"})
-        SEGRANK_CHECK(a.count("make-store") || !a.count(opt), "bench --memory: --", opt,
-                      " applies to --make-store DIR only (the cases of a run have fixed sizes: "
-                      "--cases chooses among them)");
+    const std::vector<std::string> names = case_names(a);
     if (a.count("make-store")) {
-        SEGRANK_CHECK(!a["make-store"].as<std::string>().empty(),
-                      "bench --memory: --make-store: the path is empty (expected a folder)");
-        make_store(a, case_names.front(), seed);
+        make_store(a, names.front(), seed);
         return 0;
     }
     const std::vector<std::string> phases = split_names(a["phases"].as<std::string>());
@@ -375,7 +376,12 @@ int run_bench_memory(int argc, char** argv) {
                                  seed,
                                  work};
     std::vector<MemCase> cases;  // every name checked before the table header is printed
-    for (const auto& name : case_names) cases.push_back(find_case(name));
+    for (const auto& name : names) cases.push_back(find_case(name));
+    // A store path of a marked folder holding a user's file is refused before any work, as in an
+    // unmarked one (prepare_work_dir).
+    for (const MemCase& c : cases)
+        refuse_foreign_store(work / store_dir_name(c, seed) / (c.name + ".h5"), "--work-dir",
+                             a["work-dir"].as<std::string>(), "reads");
     prepare_work_dir(a["work-dir"].as<std::string>(), work);
     if (!json)
         std::printf("%-12s %9s %8s %-10s %9s %12s %12s %13s\n", "case", "nodes", "configs", "phase",

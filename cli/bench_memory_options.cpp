@@ -3,9 +3,11 @@
 #include "cli/bench_memory_options.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "cli/options.h"
+#include "data/graph_store.h"
 #include "gnn/core/check.h"
 #include "gst/inference_budget.h"
 #include "util/atomic_file.h"
@@ -36,8 +38,17 @@ std::vector<std::string> split_names(const std::string& s) {
     return v;
 }
 
+namespace {
+
+// store_dir_name up to the seed.
+std::string store_dir_prefix(const MemCase& c) {
+    return str(c.name, "-n", c.nodes, "-c", c.configs, "-nc", c.config_nodes, "-s");
+}
+
+}  // namespace
+
 std::string store_dir_name(const MemCase& c, uint64_t seed) {
-    return str(c.name, "-n", c.nodes, "-c", c.configs, "-nc", c.config_nodes, "-s", seed);
+    return str(store_dir_prefix(c), seed);
 }
 
 cxxopts::Options bench_memory_options() {
@@ -65,7 +76,8 @@ cxxopts::Options bench_memory_options() {
         cxxopts::value<std::string>()->default_value("runs/bench_memory"))(
         "seed", "generator and sampling seed", cxxopts::value<uint64_t>()->default_value("0"))(
         "make-store",
-        "only write the synthetic store of --cases' first case to DIR/<case>/<case>.h5 and exit",
+        "only write the synthetic store of --cases' first case to DIR/<case>/<case>.h5 and exit "
+        "(with --seed, --nodes, --configs, --threads; the options of a run are refused)",
         cxxopts::value<std::string>())("nodes", "with --make-store: override the node count",
                                        cxxopts::value<int64_t>())(
         "configs", "with --make-store: override the config count", cxxopts::value<int64_t>())(
@@ -75,6 +87,61 @@ cxxopts::Options bench_memory_options() {
     return opts;
 }
 
+void refuse_foreign_store(const std::filesystem::path& store, const std::string& option,
+                          const std::string& given, const std::string& use) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(store, ec)) &&
+        !(std::filesystem::is_regular_file(store, ec) && is_graph_store_file(store)))
+        throw Error(str("bench --memory: ", option, " ", given, ": ", store.string(), " is ",
+                        describe_file_kind(store), ", not a segrank graph store: bench --memory ",
+                        option, " ", use, " only stores it wrote; give another ", option,
+                        " or remove the file"));
+}
+
+namespace {
+
+// `dir`'s entry names, sorted (so the first foreign one named is the same on every system).
+// Throws std::filesystem errors when `dir` cannot be listed.
+std::vector<std::string> sorted_entries(const std::filesystem::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// The case whose store_dir_name (for some seed) is `name`, if any.
+std::optional<MemCase> store_dir_case(const std::string& name) {
+    for (const MemCase& c : all_cases()) {
+        const std::string prefix = store_dir_prefix(c);
+        const std::string seed = name.starts_with(prefix) ? name.substr(prefix.size()) : "";
+        if (!seed.empty() && seed.size() <= 20 &&
+            std::all_of(seed.begin(), seed.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+            return c;
+    }
+    return std::nullopt;
+}
+
+// The first entry of the unmarked folder `work` (relative to it) that bench --memory would not
+// have written: anything but store folders of all_cases() holding at most their store file; ""
+// when there is none. Throws segrank::Error (refuse_foreign_store) for a file of another kind at
+// a store path.
+std::string foreign_entry(const std::filesystem::path& work, const std::string& given) {
+    namespace fs = std::filesystem;
+    for (const std::string& name : sorted_entries(work)) {
+        const std::optional<MemCase> c = store_dir_case(name);
+        std::error_code ec;
+        if (!c || !fs::is_directory(fs::symlink_status(work / name, ec))) return name;
+        for (const std::string& inner : sorted_entries(work / name)) {
+            if (inner != c->name + ".h5") return name + "/" + inner;
+            refuse_foreign_store(work / name / inner, "--work-dir", given, "reads");
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
 void prepare_work_dir(const std::string& given, const std::filesystem::path& work) {
     namespace fs = std::filesystem;
     refuse_dangling_link("--work-dir", given);
@@ -82,25 +149,50 @@ void prepare_work_dir(const std::string& given, const std::filesystem::path& wor
     if (fs::exists(fs::symlink_status(work, ec))) {
         SEGRANK_CHECK(fs::is_directory(work, ec), "bench --memory: --work-dir ", given, ": is ",
                       describe_file_kind(work), ", not a folder");
-        if (!fs::exists(fs::symlink_status(work / kWorkMarker, ec)))
-            for (const auto& e : fs::directory_iterator(work, ec)) {
-                const std::string name = e.path().filename().string();
-                const auto& cases = all_cases();
-                if (std::any_of(cases.begin(), cases.end(), [&](const MemCase& c) {
-                        return name.starts_with(c.name + "-n");  // store_dir_name
-                    }))
-                    continue;
-                throw Error(str("bench --memory: --work-dir ", given,
-                                ": the folder exists, is not empty and is not a work folder of "
-                                "bench --memory (no ",
-                                kWorkMarker, "; it holds ", name,
-                                "); bench writes stores and run_* folders there: give a new or "
-                                "empty folder, or one an earlier bench --memory made"));
-            }
+        if (!fs::exists(fs::symlink_status(work / kWorkMarker, ec))) {
+            const std::string name = foreign_entry(work, given);
+            SEGRANK_CHECK(name.empty(), "bench --memory: --work-dir ", given,
+                          ": the folder exists, is not empty and is not a work folder of "
+                          "bench --memory (no ",
+                          kWorkMarker, "; it holds ", name,
+                          "); bench writes stores and run_* folders there: give a new or "
+                          "empty folder, or one an earlier bench --memory made");
+        }
     }
     fs::create_directories(work);
     if (!fs::exists(fs::symlink_status(work / kWorkMarker, ec)))
         write_file_atomically(work / kWorkMarker, "segrank bench --memory work folder\n");
+}
+
+void check_option_combinations(const cxxopts::ParseResult& a) {
+    if (a.count("make-store")) {
+        SEGRANK_CHECK(!a["make-store"].as<std::string>().empty(),
+                      "bench --memory: --make-store: the path is empty (expected a folder)");
+        // The options of a run: --make-store writes one store and runs nothing.
+        for (const char* opt : {"steps", "eval-passes", "memory-mb", "phases", "work-dir", "json"})
+            SEGRANK_CHECK(!a.count(opt), "bench --memory: --make-store and --", opt,
+                          " exclude each other (--make-store DIR only writes a store to "
+                          "DIR/<case>/<case>.h5 and runs nothing; --",
+                          opt, " applies to a run)");
+    } else {
+        // --nodes / --configs size only the store --make-store writes; a run's cases have fixed
+        // sizes.
+        for (const char* opt : {"nodes", "configs"})
+            SEGRANK_CHECK(!a.count(opt), "bench --memory: --", opt,
+                          " applies to --make-store DIR only (the cases of a run have fixed "
+                          "sizes: --cases chooses among them)");
+    }
+}
+
+std::vector<std::string> case_names(const cxxopts::ParseResult& a) {
+    const std::vector<std::string> names = split_names(a["cases"].as<std::string>());
+    SEGRANK_CHECK(!names.empty(), "bench --memory: --cases is empty");
+    for (size_t i = 0; i < names.size(); ++i)
+        SEGRANK_CHECK(std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i),
+                                names[i]) == names.begin() + static_cast<std::ptrdiff_t>(i),
+                      "bench --memory: --cases: ", names[i],
+                      " is named twice (each case runs once)");
+    return names;
 }
 
 }  // namespace segrank::cli::memory_bench

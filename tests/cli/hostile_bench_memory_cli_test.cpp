@@ -1,6 +1,8 @@
 // Hostile paths of `segrank bench --memory` and of other outputs (ctest label `hostile`, trial 13):
 // --make-store at a dangling symbolic link (kept, named) or at a user's file (refused), --work-dir
-// naming a user's folder (refused; a run_* folder bench did not make is never deleted), tune and
+// naming a user's folder (refused; a run_* folder bench did not make is never deleted) or a store
+// folder holding a user's file (trial 14: refused before any work), a failed child named by its
+// exit code, the options of a run beside --make-store and a repeated --cases name, tune and
 // pack --out at a dangling link, train --balance-from / --check with --balance-model, and
 // scripts/bench_mpi.sh --work ''.
 #include <doctest/doctest.h>
@@ -112,6 +114,98 @@ TEST_SUITE("hostile") {
         fs::remove(dir / "fresh" / ".bench_memory_made");
         CHECK(segrank_in(dir, replaced_first(args, "bmw", "fresh")).exit_code == 0);
         CHECK(fs::exists(dir / "fresh" / ".bench_memory_made"));
+    }
+
+    TEST_CASE(
+        "segrank bench --memory --work-dir adopts an unmarked folder only if it holds nothing but "
+        "bench's own stores, else refuses it before any work naming the first foreign entry") {
+        const fs::path dir = scratch_dir("hostile_bench_memory_work_dir_stores");
+        const std::string store_dir = "nodes_1e4-n10000-c1000-nc100-s0";
+        const std::string args =
+            "bench --memory --json --cases nodes_1e4 --phases train --steps 1 --threads 1 "
+            "--work-dir ";
+        // A text file at the store path: refused as --make-store refuses it (the same check).
+        fs::create_directories(dir / "text" / store_dir);
+        write_file_text(dir / "text" / store_dir / "nodes_1e4.h5", "mine\n");
+        const auto text = segrank_in(dir, args + "text");
+        INFO(text.output);
+        CHECK(text.exit_code == 1);
+        CHECK(contains_text(text.output,
+                            "--work-dir text: " + (dir / "text" / store_dir).string() +
+                                "/nodes_1e4.h5 is a file of another kind, not a segrank graph "
+                                "store"));
+        CHECK_FALSE(contains_text(text.output, "nodes_1e4 train"));  // no child was started
+        CHECK(read_file_text(dir / "text" / store_dir / "nodes_1e4.h5") == "mine\n");
+        CHECK_FALSE(fs::exists(dir / "text" / ".bench_memory_made"));
+        // A marked folder: the same file is refused before a child runs, and kept.
+        write_file_text(dir / "text" / ".bench_memory_made", "");
+        const auto marked = segrank_in(dir, args + "text");
+        INFO(marked.output);
+        CHECK(marked.exit_code == 1);
+        CHECK(contains_text(marked.output, "nodes_1e4.h5 is a file of another kind"));
+        CHECK_FALSE(contains_text(marked.output, "nodes_1e4 train"));
+        CHECK(read_file_text(dir / "text" / store_dir / "nodes_1e4.h5") == "mine\n");
+        // A user's file in a store folder, or a folder only named like one: refused, nothing
+        // written beside them.
+        fs::create_directories(dir / "notes" / store_dir);
+        write_file_text(dir / "notes" / store_dir / "mynotes.txt", "u\n");
+        const auto notes = segrank_in(dir, args + "notes");
+        INFO(notes.output);
+        CHECK(notes.exit_code == 1);
+        CHECK(contains_text(notes.output,
+                            "(no .bench_memory_made; it holds " + store_dir + "/mynotes.txt)"));
+        CHECK_FALSE(fs::exists(dir / "notes" / store_dir / "nodes_1e4.h5"));
+        CHECK_FALSE(fs::exists(dir / "notes" / ".bench_memory_made"));
+        fs::create_directories(dir / "named" / "nodes_1e4-notes");
+        const auto named = segrank_in(dir, args + "named");
+        INFO(named.output);
+        CHECK(named.exit_code == 1);
+        CHECK(contains_text(named.output, "it holds nodes_1e4-notes)"));
+        CHECK_FALSE(fs::exists(dir / "named" / ".bench_memory_made"));
+    }
+
+    TEST_CASE(
+        "segrank bench --memory reports a failed child by its exit code, not a raw wait status") {
+        const fs::path dir = scratch_dir("hostile_bench_memory_child_status");
+        // A real store too small to train on (2 configs) where the nodes_1e4 case reads its store:
+        // the parent accepts it, the child fails with exit code 1.
+        REQUIRE(segrank_in(dir,
+                           "bench --memory --threads 1 --make-store ms --nodes 200 "
+                           "--configs 2 --cases nodes_1e4")
+                    .exit_code == 0);
+        const fs::path store_dir = dir / "w" / "nodes_1e4-n10000-c1000-nc100-s0";
+        fs::create_directories(store_dir);
+        fs::copy_file(dir / "ms" / "nodes_1e4" / "nodes_1e4.h5", store_dir / "nodes_1e4.h5");
+        const auto r = segrank_in(dir,
+                                  "bench --memory --json --cases nodes_1e4 --phases train "
+                                  "--steps 1 --threads 1 --work-dir w");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "case nodes_1e4 phase train failed (exit code 1)"));
+        CHECK_FALSE(contains_text(r.output, "exit status"));
+    }
+
+    TEST_CASE(
+        "segrank bench --memory --make-store refuses the options of a run naming both, and a "
+        "repeated --cases name, before any work") {
+        const fs::path dir = scratch_dir("hostile_bench_memory_make_store_options");
+        for (const std::string opt : {"--steps 3", "--work-dir w", "--phases train",
+                                      "--eval-passes 2", "--memory-mb 512", "--json"}) {
+            const auto r =
+                segrank_in(dir, "bench --memory --threads 1 --make-store ms --nodes 1000 " + opt);
+            INFO(opt, r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "bench --memory: --make-store and " +
+                                              opt.substr(0, opt.find(' ')) +
+                                              " exclude each other"));
+        }
+        const auto twice = segrank_in(dir,
+                                      "bench --memory --json --cases nodes_1e4,nodes_1e4 --phases "
+                                      "train --steps 1 --threads 1 --work-dir w");
+        INFO(twice.output);
+        CHECK(twice.exit_code == 1);
+        CHECK(contains_text(twice.output, "--cases: nodes_1e4 is named twice"));
+        CHECK(fs::is_empty(dir));
     }
 
     TEST_CASE(
