@@ -194,7 +194,8 @@ TEST_CASE(
     const auto ev = segrank_cmd("evaluate --checkpoint '" + (dir / "run").string() + "'");
     INFO(ev.output);
     CHECK(ev.exit_code == 1);
-    CHECK(ev.output.find("segrank evaluate: error: no graphs in split 'valid'") != std::string::npos);
+    CHECK(ev.output.find("segrank evaluate: error: no graphs in split 'valid'") !=
+          std::string::npos);
     CHECK(ev.output.find("data.holdout = \"configs\"): score it with --heldout") !=
           std::string::npos);
     CHECK(ev.output.find("[rank") == std::string::npos);
