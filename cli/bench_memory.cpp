@@ -51,6 +51,7 @@
 #include "util/exit_status.h"
 #include "util/json.h"
 #include "util/rss.h"
+#include "util/signal_relay.h"
 
 namespace segrank::cli {
 
@@ -307,7 +308,11 @@ void run_case_phase(const MemCase& c, const std::string& phase, const ChildSetti
         " --memory-mb " + std::to_string(s.memory_mb) + " --threads " + std::to_string(s.threads) +
         " --seed " + std::to_string(s.seed) + " --work-dir " + shell_quote(s.work.string());
     std::cerr << "bench --memory: " << c.name << " " << phase << "\n";
-    FILE* p = ::popen(cmd.c_str(), "r");
+    FILE* p = nullptr;
+    {
+        const InheritedSignalMask child_mask;  // the shell and the child start unblocked
+        p = ::popen(cmd.c_str(), "r");
+    }
     SEGRANK_CHECK(p != nullptr, "bench --memory: cannot start the child process: ", cmd);
     std::string out;
     char buf[4096];

@@ -21,6 +21,7 @@
 
 #include "gnn/core/check.h"
 #include "util/json.h"
+#include "util/signal_relay.h"
 
 namespace segrank::cli {
 
@@ -60,6 +61,7 @@ PeerProcess run_command_with_timeout(const std::string& cmd, const std::string& 
     if (::pipe2(fds, O_CLOEXEC) != 0) return r;
     const std::string shell = "exec " + cmd;
     const pid_t parent = ::getpid();
+    const sigset_t child_mask = inherited_signal_mask();  // not the relay's blocked signals
     const pid_t pid = ::fork();
     if (pid < 0) {
         ::close(fds[0]), ::close(fds[1]);
@@ -67,6 +69,7 @@ PeerProcess run_command_with_timeout(const std::string& cmd, const std::string& 
     }
     if (pid == 0) {  // child: only async-signal-safe calls until exec
         ::setpgid(0, 0);
+        ::sigprocmask(SIG_SETMASK, &child_mask, nullptr);
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != parent) ::_exit(127);
         ::dup2(fds[1], STDOUT_FILENO);

@@ -11,6 +11,7 @@
 #include "cli/mpi_launch.h"
 #include "gnn/core/check.h"
 #include "util/exit_status.h"
+#include "util/signal_relay.h"
 
 namespace {
 
@@ -64,6 +65,8 @@ int main(int argc, char** argv) {
             return 1;
         }
         try {
+            // Before any thread exists: handlers must not run on a thread inside a JIT kernel.
+            segrank::start_signal_relay();
             return c.run(argc - 1, argv + 1);
         } catch (...) {
             const segrank::ExitReport r = segrank::classify_exception(std::current_exception());

@@ -17,6 +17,7 @@
 #include "gnn/core/rng.h"
 #include "tune/search.h"
 #include "util/exit_status.h"
+#include "util/signal_relay.h"
 
 namespace segrank::cli {
 
@@ -108,7 +109,11 @@ struct TuneRun {
         const auto it = recorded_index.find(tune::config_key(x));
         return it == recorded_index.end() ? -1 : it->second;
     }
-    bool stopped() const { return o.stop && o.stop->load() != 0; }
+    bool stopped() const {
+        if (!o.stop) return false;
+        settle_relayed_signals();  // a signal sent during the last measurement is seen now
+        return o.stop->load() != 0;
+    }
     void write_best() { write_best_json(best_file, g, res, rule, nodes); }
 
     // Opens (or with --resume reopens) DIR, finds the default config, replays earlier
