@@ -92,13 +92,25 @@ bool is_run_config_head(std::string_view h) { return h.starts_with("# segrank ru
 bool is_run_metrics_head(std::string_view h) { return h.starts_with(R"({"phase":)"); }
 bool is_run_report_json_head(std::string_view h) { return h.starts_with(R"({"steps":)"); }
 
+// Whether `entry` is `path` or a folder above it (both resolved: links, "..").
+bool holds_path(const std::filesystem::path& entry, const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto e = std::filesystem::weakly_canonical(entry, ec);
+    if (ec) return false;
+    const auto p = std::filesystem::weakly_canonical(path, ec);
+    if (ec) return false;
+    const auto mismatch = std::mismatch(e.begin(), e.end(), p.begin(), p.end());
+    return mismatch.first == e.end();
+}
+
 // What a fresh run may replace in an existing run directory (docs/files.md#run-directory): never
 // the --config file itself, in a folder that is not a segrank run directory (no run's
 // config.toml or metrics.jsonl, no checkpoint; a .lock alone does not count) nothing but the names
-// a run writes (and the --config file), and config.toml, metrics.jsonl, report.json, report.html
-// only when they are a run's own (a user's notes named config.toml are refused). A segrank tune
-// directory (tune.json or measurements.jsonl) is refused.
-void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& config) {
+// a run writes (and the --config file, and data.root or a folder holding it), and config.toml,
+// metrics.jsonl, report.json, report.html only when they are a run's own (a user's notes named
+// config.toml are refused). A segrank tune directory (tune.json or measurements.jsonl) is refused.
+void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& config,
+                         const std::filesystem::path& data_root) {
     namespace fs = std::filesystem;
     SEGRANK_CHECK(!same_file(config, dir / "config.toml"), "--config ", config,
                   " is the file the run writes its effective config to (",
@@ -140,7 +152,8 @@ void check_fresh_run_dir(const std::filesystem::path& dir, const std::string& co
         for (const auto& e : fs::directory_iterator(dir, ec)) {
             const std::string name = e.path().filename().string();
             if (name.find(".tmp-") != std::string::npos) continue;  // swept temporaries
-            if (same_file(e.path(), config)) continue;  // the --config file kept beside the run
+            if (same_file(e.path(), config)) continue;      // the --config file kept beside the run
+            if (holds_path(e.path(), data_root)) continue;  // data.root inside the run dir
             if (std::find(std::begin(kRunNames), std::end(kRunNames), name) == std::end(kRunNames))
                 foreign.push_back(name);
         }
@@ -318,7 +331,7 @@ int check_only(const TrainRequest& t) {
         check_no_earlier_run(t.dir, t.overwrite);
     check_run_paths(t.cfg, t.dir);
     check_run_files(t.dir);
-    if (!t.resume) check_fresh_run_dir(t.dir, t.config);
+    if (!t.resume) check_fresh_run_dir(t.dir, t.config, t.cfg.data.root);
     // data.root must exist unless data.ingest creates it (the run refuses it the same way), or
     // --data-later says it is made after this check.
     std::error_code ec;
@@ -346,7 +359,7 @@ void take_run_dir(const TrainRequest& t, std::unique_ptr<RunDirLock>& lock,
     check_run_paths(t.cfg, t.dir);
     if (!t.resume) {
         check_run_files(t.dir);
-        check_fresh_run_dir(t.dir, t.config);
+        check_fresh_run_dir(t.dir, t.config, t.cfg.data.root);
         cleanup = std::make_unique<RunDirCleanup>(t.dir);
     }
     lock = std::make_unique<RunDirLock>(t.dir);  // the one segrank train of this run directory

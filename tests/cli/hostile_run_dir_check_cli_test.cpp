@@ -155,4 +155,34 @@ TEST_SUITE("hostile") {
         INFO(ok.output);
         CHECK(ok.exit_code == 0);
     }
+
+    TEST_CASE(
+        "a fresh run directory may hold its own data.root, as scripts/quickstart.sh lays out") {
+        const fs::path dir = scratch_dir("hostile_check_run_dir_holds_data");
+        const fs::path run = dir / "quickstart";
+        TinyLayoutSpec spec;
+        spec.valid_graphs = 1;
+        write_tiny_layout_collection(run / "data", spec);
+        const std::string base = "train --config configs/tiny.toml --set " +
+                                 sq("data.root=\"" + (run / "data").string() + "\"") +
+                                 " --run-dir " + sq(run.string());
+        for (const char* mode :
+             {" --check", " --set train.steps=1 --overwrite", " --set train.steps=1 --overwrite"}) {
+            const auto r = run_segrank_in_source(base + mode, 1);
+            INFO(std::string(mode), r.output);
+            CHECK(r.exit_code == 0);
+        }
+        CHECK(fs::exists(run / "last.ckpt.h5"));
+        CHECK(fs::is_directory(run / "data/npz"));
+        // Another folder beside it is still a user's: refused.
+        fs::remove_all(run / "last.ckpt.h5");
+        fs::remove_all(run / "best.ckpt.h5");
+        fs::remove_all(run / "config.toml");
+        fs::remove_all(run / "metrics.jsonl");
+        fs::create_directories(run / "mine");
+        const auto mine = run_segrank_in_source(base + " --check", 1);
+        INFO(mine.output);
+        CHECK(mine.exit_code == 1);
+        CHECK(contains_text(mine.output, (run / "mine").string() + " is no file a run writes"));
+    }
 }
