@@ -406,7 +406,30 @@ void check_report_against_metrics(RunRecords& r, const std::filesystem::path& di
         r.report.reset();
         return;
     }
+    // A run's end writes its last evaluation line at its last step: a report.json whose steps go
+    // beyond every line describes steps metrics.jsonl does not hold (lines lost, or edited).
+    int64_t last = -1;
+    for (const auto& t : r.train) last = std::max(last, t.step);
+    for (const RunEval& e : r.evals) last = std::max(last, e.step);
+    if (last >= 0 && steps > last) {
+        r.notes.push_back(str(file, ": describes the run up to step ", steps,
+                              ", but metrics.jsonl ends at step ", last,
+                              " (lines lost, or report.json edited?): its summary is not drawn"));
+        r.report.reset();
+        return;
+    }
     const int64_t best_step = r.report->value("best_step", int64_t{-1});
+    if (best_step >= 0 && !r.evals.empty()) {
+        std::string steps_seen;  // the evaluation steps, for the message
+        bool found = false;
+        for (const RunEval& e : r.evals) {
+            found = found || e.step == best_step;
+            if (steps_seen.size() < 200) steps_seen += str(steps_seen.empty() ? "" : ", ", e.step);
+        }
+        SEGRANK_CHECK(found, file, ": \"best_step\" is ", best_step,
+                      ", but metrics.jsonl has no evaluation at that step (evaluations at steps ",
+                      steps_seen, ")");
+    }
     const auto best = r.report->find("best_selection");
     if (best == r.report->end() || !best->is_number() || best_step < 0) return;
     std::string seen;  // the selections of the evaluations at best_step

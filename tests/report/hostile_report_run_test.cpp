@@ -37,6 +37,9 @@ const std::string kEval1 =
 const std::string kTrain2 =
     R"({"phase":"train","step":10,"epoch":3,"loss":1.31,"lr":0.0001,"steps_per_s":176.3,)"
     R"("peak_rss_mb":35.0,"history_entries":185,"history_hits":45,"history_misses":91})";
+// The evaluation train writes at its last step.
+const std::string kEval2 =
+    R"({"phase":"eval","step":10,"selection":0.39,"metrics":)" + kMetrics + "}";
 const std::string kReport = R"({"steps":10,"stopped_early":false,"steps_per_s":175.9,)"
                             R"("best_step":10,"best_selection":0.39,"peak_rss_mb":35.0,)"
                             R"("world_size":1,"final":)" +
@@ -50,7 +53,8 @@ std::string eval_of(const fs::path& dir) {
 fs::path good_run(const std::string& name) {
     const fs::path dir = test::scratch_dir(name);
     test::write_file_text(dir / "config.toml", "[train]\nsteps = 10\n");
-    test::write_file_text(dir / "metrics.jsonl", kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n");
+    test::write_file_text(dir / "metrics.jsonl",
+                          kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n" + kEval2 + "\n");
     test::write_file_text(dir / "report.json", kReport);
     test::write_file_text(dir / "best.ckpt.h5", "");  // the checkpoint the evaluation records
     test::write_file_text(dir / "eval.json", eval_of(dir));
@@ -125,7 +129,8 @@ TEST_SUITE("hostile") {
 
         const std::string met = (dir / "metrics.jsonl").string();
         auto lines = [&](const std::string& a, const std::string& b, const std::string& c) {
-            test::write_file_text(dir / "metrics.jsonl", a + "\n" + b + "\n" + c + "\n");
+            test::write_file_text(dir / "metrics.jsonl",
+                                  a + "\n" + b + "\n" + c + "\n" + kEval2 + "\n");
         };
         lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":7.5"),
               kTrain2);
@@ -168,6 +173,10 @@ TEST_SUITE("hostile") {
         auto lines = [&](const std::string& a, const std::string& b, const std::string& c) {
             test::write_file_text(dir / "metrics.jsonl", a + "\n" + b + "\n" + c + "\n");
         };
+        // Lines edited here are checked alone: a summary that names no best evaluation.
+        const std::string report =
+            test::replaced_first(kReport, "\"best_step\":10", "\"best_step\":-1");
+        test::write_file_text(dir / "report.json", report);
         auto layout = [&](const std::string& metric = "kaggle") {
             return refusal(dir, false, metric, false, nullptr, Task::kLayout);
         };
@@ -191,12 +200,12 @@ TEST_SUITE("hostile") {
         test::write_file_text(
             dir / "report.json",
             test::replaced_first(
-                kReport, ",\"final\":" + kMetrics + ",\"random_baseline\":" + kMetrics, ""));
+                report, ",\"final\":" + kMetrics + ",\"random_baseline\":" + kMetrics, ""));
         lines(kTrain1, test::replaced_first(low, ",\"metrics\":" + kMetrics, ""), kTrain2);
         CHECK(refusal(dir, false, "kaggle").empty());
         CHECK(refusal(dir, false, "kendall").find("\"selection\" is -7, expected [-1, 1]") !=
               std::string::npos);
-        test::write_file_text(dir / "report.json", kReport);
+        test::write_file_text(dir / "report.json", report);
         // The line's selection is the mean of its collections' selected metric.
         lines(kTrain1, test::replaced_first(kEval1, "\"selection\":0.39", "\"selection\":0.9"),
               kTrain2);
@@ -266,8 +275,8 @@ TEST_SUITE("hostile") {
         const std::string later =
             test::replaced_first(test::replaced_first(kTrain2, "\"step\":10", "\"step\":40"),
                                  "\"epoch\":3", "\"epoch\":9");
-        test::write_file_text(dir / "metrics.jsonl",
-                              kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n" + later + "\n");
+        test::write_file_text(dir / "metrics.jsonl", kTrain1 + "\n" + kEval1 + "\n" + kTrain2 +
+                                                         "\n" + kEval2 + "\n" + later + "\n");
         std::vector<std::string> notes;
         CHECK(refusal(dir, false, "kaggle", false, &notes).empty());
         bool noted = false;
@@ -277,7 +286,7 @@ TEST_SUITE("hostile") {
                                  "step 40") != std::string::npos;
         CHECK(noted);
         test::write_file_text(dir / "metrics.jsonl",
-                              kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n");
+                              kTrain1 + "\n" + kEval1 + "\n" + kTrain2 + "\n" + kEval2 + "\n");
         test::write_file_text(
             dir / "report.json",
             test::replaced_first(
@@ -287,6 +296,22 @@ TEST_SUITE("hostile") {
                   .find("\"best_selection\" is 0.9, but the evaluations "
                         "of its best_step 5 in metrics.jsonl have "
                         "selection 0.39 (eval)") != std::string::npos);
+        // A best_step without an evaluation, or steps beyond every line (trial 15 F-3).
+        test::write_file_text(dir / "report.json",
+                              test::replaced_first(kReport, "\"best_step\":10", "\"best_step\":7"));
+        CHECK(refusal(dir, false, "kaggle")
+                  .find("\"best_step\" is 7, but metrics.jsonl has no evaluation at that step "
+                        "(evaluations at steps 5, 10)") != std::string::npos);
+        test::write_file_text(dir / "report.json",
+                              test::replaced_first(kReport, "\"steps\":10", "\"steps\":999"));
+        notes.clear();
+        CHECK(refusal(dir, false, "kaggle", false, &notes).empty());
+        noted = false;
+        for (const auto& n : notes)
+            noted = noted || n.find(
+                                 "describes the run up to step 999, but metrics.jsonl ends at "
+                                 "step 10") != std::string::npos;
+        CHECK(noted);
     }
 
     TEST_CASE("report refuses a metrics.jsonl whose steps go back") {
