@@ -194,8 +194,7 @@ TuneOptions tune_options(const cxxopts::ParseResult& args, std::string& candidat
     TuneOptions o;
     o.budget = args["budget"].as<int64_t>();
     SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
-    o.batch = args["batch"].as<int64_t>();
-    SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
+    o.batch = tune::parse_round_schedule(args["batch"].as<std::string>(), "--batch");
     candidates = args["candidates"].as<std::string>();
     SEGRANK_CHECK(candidates == "recorded" || candidates == "search",
                   "--candidates: expected recorded or search, got '", candidates, "'");
@@ -382,11 +381,11 @@ int run_tune(int argc, char** argv) {
         "graph", "the graph: FILE.npz, STORE.h5:NAME or FILE.pb[:MODULE]",
         cxxopts::value<std::string>())("budget", "total measurements (the default's included)",
                                        cxxopts::value<int64_t>())(
-        "batch", "configs measured per round", cxxopts::value<int64_t>()->default_value("8"))(
+        "batch", "B or grow[:CAP] per round", cxxopts::value<std::string>()->default_value("8"))(
         "candidates",
         "recorded (the graph's own configs) | search (new configs of the module's search space)",
         cxxopts::value<std::string>()->default_value("recorded"))(
-        "pool", "search: proposals scored per round (default max(2048, 8 x batch), at most 65536)",
+        "pool", "search: proposals scored per round (default max(2048, 8 x B or CAP), <= 65536)",
         cxxopts::value<int64_t>()->default_value("0"))(
         "measure", "recorded | hwmodel | hwmodel:NAME | exec:CMD (docs/tune.md)",
         cxxopts::value<std::string>()->default_value("recorded"))(

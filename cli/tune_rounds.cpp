@@ -202,7 +202,7 @@ struct TuneRun {
 
     // Proposals per round of --candidates search (--pool, else its default).
     int64_t pool_size() const {
-        return o.pool > 0 ? o.pool : std::max<int64_t>(kDefaultPool, 8 * o.batch);
+        return o.pool > 0 ? o.pool : std::max<int64_t>(kDefaultPool, 8 * o.batch.cap);
     }
 
     // What a round that ran out of memory proposing or scoring its candidates says: how many it
@@ -211,7 +211,7 @@ struct TuneRun {
     std::string round_oom_message(int64_t round, const std::string& detail) const {
         const std::string what =
             search ? str(pool_size(), " proposals of --pool (lower --pool, e.g. --pool ",
-                         std::max<int64_t>(kDefaultPool, 8 * o.batch), ")")
+                         std::max<int64_t>(kDefaultPool, 8 * o.batch.cap), ")")
                    : str(c, " recorded configs of graph ", g.where(),
                          " (a graph with fewer configs, or more memory)");
         return str("out of memory in round ", round, " while scoring ", what, "; the ",
@@ -376,8 +376,8 @@ struct TuneRun {
             } catch (const std::bad_alloc&) {
                 throw out_of_memory(res.rounds);
             }
-            const int64_t k =
-                std::min({o.batch, o.budget - res.measured, static_cast<int64_t>(open.size())});
+            const int64_t k = std::min({o.batch.size(res.measured), o.budget - res.measured,
+                                        static_cast<int64_t>(open.size())});
             const std::vector<int64_t> picks = pick(k, ens, norm, task_members);
             const int64_t before = res.measured;
             for (int64_t p : picks) {
@@ -437,7 +437,7 @@ TuneResult tune_model_free(const Graph& g, const tune::TuneGraph& record, const 
                   "tune: model-free strategy expected (anneal or random), got ",
                   strategy_name(o.strategy));
     SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
-    SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
+    SEGRANK_CHECK(o.batch.cap >= 1, "--batch: expected >= 1, got ", o.batch.cap);
     SEGRANK_CHECK(!o.out.empty(), "missing --out DIR");
     SEGRANK_CHECK(!o.resume, "--resume: --strategy ", strategy_name(o.strategy),
                   " does not resume (its search state is not in DIR); start a new --out");
@@ -473,7 +473,7 @@ TuneResult tune_model_free(const Graph& g, const tune::TuneGraph& record, const 
 TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& record,
                        const MeasureFn& measure, const TuneOptions& o) {
     SEGRANK_CHECK(o.budget >= 1, "--budget: expected >= 1, got ", o.budget);
-    SEGRANK_CHECK(o.batch >= 1, "--batch: expected >= 1, got ", o.batch);
+    SEGRANK_CHECK(o.batch.cap >= 1, "--batch: expected >= 1, got ", o.batch.cap);
     SEGRANK_CHECK(o.pool >= 0 && o.pool <= kMaxPool, "tune: pool: expected 0..", kMaxPool, ", got ",
                   o.pool);
     SEGRANK_CHECK(!o.out.empty(), "missing --out DIR");

@@ -16,6 +16,7 @@
 #include "segrank/cost_model.h"
 #include "tune/candidates.h"
 #include "tune/config.h"
+#include "tune/search.h"
 #include "util/json.h"
 
 namespace segrank::cli {
@@ -59,8 +60,9 @@ const char* strategy_name(Strategy s);
 /// Settings of one tuning run.
 struct TuneOptions {
     int64_t budget =
-        0;              ///< total measurements, the default's and earlier runs' (--resume) included
-    int64_t batch = 8;  ///< configs measured per round (B)
+        0;  ///< total measurements, the default's and earlier runs' (--resume) included
+    /// configs measured per round (--batch: B fixed, or growing with the measurements taken)
+    tune::RoundSchedule batch = tune::RoundSchedule::fixed(8);
     RefitMode refit = RefitMode::kNone;
     int refit_steps = 200;      ///< AdamW steps per refit
     double refit_lr = 1e-3;     ///< refit learning rate
@@ -77,7 +79,8 @@ struct TuneOptions {
     /// need not be rows of the graph's file), scored through a graph holding them; null =
     /// --candidates recorded (the file's own configs).
     const tune::CandidateGenerator* generator = nullptr;
-    int64_t pool = 0;  ///< search: proposals scored per round (0 = max(kDefaultPool, 8 B))
+    int64_t pool = 0;  ///< search: proposals scored per round (0 = max(kDefaultPool, 8 B); B the
+                       ///< most configs a round may hold)
     Strategy strategy = Strategy::kModel;  ///< recorded in DIR/tune.json
     /// --memory-mb: the cost model's scoring budget in MiB (ScoreOptions::memory_mb; 0 = the
     /// checkpoint's eval.memory_mb).
@@ -120,8 +123,8 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
 
 /// The model-free run of o.strategy (kAnneal or kRandom) on g in o.out, with the files of
 /// tune_rounds: round 0 measures the compiler default (as tune_rounds does), then
-/// tune::simulated_annealing or tune::random_search over `space` (seeded by o.seed, o.batch
-/// configs per measure call = per round) spends the rest of o.budget; their start, the space's
+/// tune::simulated_annealing or tune::random_search over `space` (seeded by o.seed, rounds of
+/// o.batch: one measure call per round) spends the rest of o.budget; their start, the space's
 /// default, is not measured twice when it is the recorded default. Every line has "predicted":
 /// null. Throws segrank::Error for bad options, o.resume (these searches do not resume), a DIR
 /// that exists, or o.generator null (the configs are searched, so DIR is a --candidates search

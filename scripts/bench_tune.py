@@ -25,7 +25,9 @@ Strategies (budget n = measurements taken):
                  from the measured configs; the model is not refit).
   model_refit    `segrank tune --refit head --batch B`: the default first, then rounds of B (B = 5:
                  4 best ranked + 1 explored), the head refit on the measured runtimes before each
-                 round. B = --batch (default 5), also the rounds of random / anneal.
+                 round. B = --batch (default 5), also the rounds of random / anneal;
+                 --batch grow[:CAP]: rounds growing with the measurements taken (`segrank tune
+                 --batch`, docs/tune.md#choosing-the-batch).
 Model strategies run once per model seed (train.seed = sampling.seed = 0..N-1, --seeds).
 
 A recorded pool is the graph's distinct config rows, each with its first recorded runtime (what

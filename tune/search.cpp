@@ -2,6 +2,8 @@
 // both driven only by measurements.
 #include "tune/search.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <unordered_set>
 
@@ -26,10 +28,40 @@ std::vector<Measurement> measure_checked(Measurer& measurer, std::span<const Con
 
 }  // namespace
 
+int64_t RoundSchedule::size(int64_t measured) const {
+    SEGRANK_CHECK(cap >= 1 && measured >= 0, "round schedule: cap ", cap, ", measured ", measured,
+                  ", expected cap >= 1 and measured >= 0");
+    if (!grow) return cap;
+    const int64_t tenth = measured / kGrowDivisor + (measured % kGrowDivisor != 0);
+    return std::clamp<int64_t>(tenth, std::min<int64_t>(2, cap), cap);
+}
+
+std::string RoundSchedule::spelling() const {
+    return grow ? "grow:" + std::to_string(cap) : std::to_string(cap);
+}
+
+RoundSchedule parse_round_schedule(const std::string& text, const std::string& option) {
+    const auto count = [](const std::string& t, int64_t& v) {
+        const char* end = t.data() + t.size();
+        const auto r = std::from_chars(t.data(), end, v);
+        return !t.empty() && r.ec == std::errc() && r.ptr == end;
+    };
+    int64_t v = 0;
+    const std::string grow = "grow";
+    if (text == grow) return RoundSchedule::growing(RoundSchedule::kGrowCap);
+    if (text.rfind(grow + ":", 0) == 0 && count(text.substr(grow.size() + 1), v) && v >= 2)
+        return RoundSchedule::growing(v);
+    if (count(text, v) && v >= 1) return RoundSchedule::fixed(v);
+    throw Error(str(option,
+                    ": expected a count of configs per round >= 1, grow (rounds growing "
+                    "with the measurements, up to ",
+                    RoundSchedule::kGrowCap, ") or grow:CAP (CAP >= 2), got '", text, "'"));
+}
+
 SearchTrace simulated_annealing(const SearchSpace& space, Measurer& measurer,
                                 const AnnealOptions& opt) {
     SEGRANK_CHECK(opt.budget >= 1, "anneal: budget ", opt.budget, ", expected >= 1");
-    SEGRANK_CHECK(opt.batch >= 1, "anneal: batch ", opt.batch, ", expected >= 1");
+    SEGRANK_CHECK(opt.batch.cap >= 1, "anneal: batch ", opt.batch.cap, ", expected >= 1");
     SEGRANK_CHECK(std::isfinite(opt.t_start) && std::isfinite(opt.t_end) && opt.t_end > 0 &&
                       opt.t_start >= opt.t_end,
                   "anneal: temperatures t_start ", opt.t_start, ", t_end ", opt.t_end,
@@ -51,8 +83,8 @@ SearchTrace simulated_annealing(const SearchSpace& space, Measurer& measurer,
     while (static_cast<int64_t>(trace.trials.size()) < opt.budget) {
         // A batch of distinct unmeasured proposals around the current config.
         std::vector<Config> batch;
-        const int64_t want =
-            std::min<int64_t>(opt.batch, opt.budget - static_cast<int64_t>(trace.trials.size()));
+        const auto done = static_cast<int64_t>(trace.trials.size());
+        const int64_t want = std::min<int64_t>(opt.batch.size(done), opt.budget - done);
         for (int64_t b = 0; b < want; ++b) {
             bool found = false;
             for (int tries = 0; tries < 200 && !found; ++tries) {
@@ -91,9 +123,9 @@ SearchTrace simulated_annealing(const SearchSpace& space, Measurer& measurer,
 }
 
 SearchTrace random_search(const SearchSpace& space, Measurer& measurer, int64_t budget,
-                          uint64_t seed, int64_t batch_size) {
+                          uint64_t seed, RoundSchedule batch) {
     SEGRANK_CHECK(budget >= 1, "random search: budget ", budget, ", expected >= 1");
-    SEGRANK_CHECK(batch_size >= 1, "random search: batch ", batch_size, ", expected >= 1");
+    SEGRANK_CHECK(batch.cap >= 1, "random search: batch ", batch.cap, ", expected >= 1");
     Rng rng = Rng::derive(seed, 0, 0, "tune-random");
     SearchTrace trace;
     std::unordered_set<std::string> seen;
@@ -101,8 +133,8 @@ SearchTrace random_search(const SearchSpace& space, Measurer& measurer, int64_t 
     seen.insert(config_key(pending[0]));
     int64_t misses = 0;
     while (static_cast<int64_t>(trace.trials.size()) < budget) {
-        const int64_t want =
-            std::min<int64_t>(batch_size, budget - static_cast<int64_t>(trace.trials.size()));
+        const auto done = static_cast<int64_t>(trace.trials.size());
+        const int64_t want = std::min<int64_t>(batch.size(done), budget - done);
         while (static_cast<int64_t>(pending.size()) < want && misses < 1000) {
             Config c = space.random_config(rng);
             if (space.feasible(c) && seen.insert(config_key(c)).second) {

@@ -4,12 +4,42 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "tune/candidates.h"
 #include "tune/measure.h"
 
 namespace segrank::tune {
+
+/// How many configs each round of a tuning run measures (`segrank tune --batch`,
+/// docs/tune.md#choosing-the-batch). Fixed: every round `cap`. Grow: a round taken after
+/// `measured` measurements (the default's included) holds ceil(measured / 10) configs, at least
+/// min(2, cap) and at most `cap`: early rounds are small, so the model is refit after every
+/// measurement or two while it knows little of the module; each later round adds at most about a
+/// tenth to what was measured, so the rounds grow as each one adds less to what the model knows,
+/// and more of each round goes to the best-ranked configs. The size depends on the measurements
+/// taken only, so a resumed run continues the same schedule.
+struct RoundSchedule {
+    int64_t cap = 1;    ///< configs per round (fixed) or the most per round (grow), >= 1
+    bool grow = false;  ///< rounds grow with the measurements taken
+
+    static RoundSchedule fixed(int64_t b) { return {b, false}; }
+    /// Grow rounds up to `cap` configs (the spelling `grow` uses kGrowCap).
+    static RoundSchedule growing(int64_t cap) { return {cap, true}; }
+    static constexpr int64_t kGrowCap = 8;       ///< the cap of `grow` without `:CAP`
+    static constexpr int64_t kGrowDivisor = 10;  ///< a round adds at most ~1/10 of the measured
+
+    /// Configs in the round after `measured` (>= 0) measurements: >= 1, <= cap.
+    int64_t size(int64_t measured) const;
+    /// The spelling parse_round_schedule reads back: "5", "grow:8".
+    std::string spelling() const;
+};
+
+/// Parses a --batch value: a count B >= 1 (fixed rounds of B), `grow` (rounds growing up to
+/// RoundSchedule::kGrowCap) or `grow:CAP` (CAP >= 2). Throws segrank::Error naming `option` and
+/// the accepted spellings.
+RoundSchedule parse_round_schedule(const std::string& text, const std::string& option = "--batch");
 
 /// Knobs of simulated_annealing.
 struct AnnealOptions {
@@ -18,7 +48,7 @@ struct AnnealOptions {
     double t_start = 0.1;  ///< initial temperature, in units of ln(runtime) (0.1 ~ 10% slower
                            ///< accepted with probability 1/e)
     double t_end = 0.002;  ///< final temperature (geometric schedule over the budget), > 0
-    int64_t batch = 1;     ///< proposals measured per Measurer::measure call (>= 1)
+    RoundSchedule batch;   ///< proposals measured per Measurer::measure call (a round)
 };
 
 /// What a search tried, in measurement order.
@@ -39,8 +69,8 @@ SearchTrace simulated_annealing(const SearchSpace& space, Measurer& measurer,
                                 const AnnealOptions& options);
 
 /// Uniform random search: the default config, then distinct random_config() draws, `budget`
-/// measurements in all, measured `batch` at a time.
+/// measurements in all, measured in rounds of `batch` (its size after the trials so far).
 SearchTrace random_search(const SearchSpace& space, Measurer& measurer, int64_t budget,
-                          uint64_t seed, int64_t batch = 1);
+                          uint64_t seed, RoundSchedule batch = RoundSchedule::fixed(1));
 
 }  // namespace segrank::tune

@@ -64,6 +64,12 @@ TEST_CASE("bench_tune.py refuses bad arguments with exit 2 and a message") {
         {"--quick --tiny", "exclude each other"},
         {"--jobs -1", "--jobs must be >= 0"},
         {"--batch 0", "--batch: expected 1 to 9223372036854775807 (segrank tune --batch), got 0"},
+        {"--batch grow:1",
+         "--batch: expected a count 1 to 9223372036854775807, grow or grow:CAP (CAP 2 to "
+         "9223372036854775807) (segrank tune --batch), got 'grow:1'"},
+        {"--batch auto",
+         "grow or grow:CAP (CAP 2 to 9223372036854775807) (segrank tune --batch), "
+         "got 'auto'"},
     };
     for (const Bad& b : cases) {
         const auto r = run_command(bench_cmd(dir, b.args));
@@ -186,6 +192,35 @@ TEST_CASE(
     const std::string table = read_file_text(md);
     CHECK(contains_text(table, "### search_layout (2 graphs, measured by hwmodel:propagate)"));
     CHECK(contains_text(table, "| model_refit |"));
+}
+
+TEST_CASE(
+    "bench_tune.py --batch grow:3 passes the growing rounds to every tuning strategy and records "
+    "them in settings") {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_tune_grow");
+    const fs::path json = dir / "result.json";
+    const auto r = run_bench(dir,
+                             "--tiny --cases search_layout --seeds 2 --random-seeds 2 --jobs 2 "
+                             "--batch grow:3 --json-out " +
+                                 sq(json.string()));
+    INFO(read_file_text(dir / "stderr.txt"));
+    REQUIRE(r.exit_code == 0);
+    const JsonValue doc = parse_json(read_file_text(json), json.string());
+    CHECK(doc.find("settings")->string_at("batch") == "grow:3");
+    // Every segrank tune run (model, random, anneal) was given the schedule.
+    const std::string log = read_file_text(dir / "w" / "commands.log");
+    size_t tunes = 0, grow = 0;
+    for (size_t at = log.find(" tune "); at != std::string::npos; at = log.find(" tune ", at + 1)) {
+        const size_t end = log.find('\n', at);
+        ++tunes;
+        grow += log.substr(at, end - at).find("--batch grow:3") != std::string::npos;
+    }
+    CHECK(tunes >= 8);  // 2 graphs x (2 model seeds x 2 + 2 search seeds x 2)
+    CHECK(grow == tunes);
 }
 
 TEST_CASE(

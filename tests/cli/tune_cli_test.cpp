@@ -208,7 +208,7 @@ TEST_CASE("segrank tune stopped by a signal keeps every measurement taken and re
     };
     cli::TuneOptions o;
     o.budget = 9;
-    o.batch = 3;
+    o.batch = tune::RoundSchedule::fixed(3);
     o.out = out;
     o.measure = "recorded";  // what `measure` returns; tune.json records a --measure value
     o.progress = false;

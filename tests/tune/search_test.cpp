@@ -5,7 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <iterator>
+#include <memory>
 #include <unordered_set>
+#include <vector>
 
 #include "hwmodel/synth/synth.h"
 
@@ -48,7 +51,7 @@ TEST_CASE(
     AnnealOptions ao;
     ao.budget = 60;
     ao.seed = 1;
-    ao.batch = 4;
+    ao.batch = RoundSchedule::fixed(4);
     const auto run = [&](uint64_t seed) {
         auto m = make_measurer({MeasureKind::kHwmodel, ""}, g, mo);
         AnnealOptions o = ao;
@@ -132,11 +135,68 @@ TEST_CASE("baselines stop when the space is exhausted, and check their options")
     ao.budget = 50;
     const SearchTrace t = simulated_annealing(space, count, ao);
     CHECK(t.trials.size() == 6);
-    CHECK(random_search(space, count, 50, 0, 4).trials.size() == 6);
+    CHECK(random_search(space, count, 50, 0, RoundSchedule::fixed(4)).trials.size() == 6);
     ao.budget = 0;
     CHECK_THROWS_WITH(simulated_annealing(space, count, ao), doctest::Contains("budget 0"));
     ao.budget = 5;
     ao.t_end = 0;
     CHECK_THROWS_WITH(simulated_annealing(space, count, ao),
                       doctest::Contains("t_start >= t_end > 0"));
+}
+
+TEST_CASE(
+    "a growing round schedule holds ceil(measured / 10) configs, at least 2, at most the cap") {
+    const RoundSchedule grow = RoundSchedule::growing(5);
+    const int64_t measured[] = {0, 1, 10, 19, 20, 21, 30, 31, 41, 50, 51, 99, 1000};
+    const int64_t want[] = {2, 2, 2, 2, 2, 3, 3, 4, 5, 5, 5, 5, 5};
+    for (size_t i = 0; i < std::size(measured); ++i) {
+        INFO("measured ", measured[i]);
+        CHECK(grow.size(measured[i]) == want[i]);
+    }
+    CHECK(RoundSchedule::growing(2).size(500) == 2);
+    CHECK(RoundSchedule::fixed(3).size(0) == 3);
+    CHECK(RoundSchedule::fixed(3).size(500) == 3);
+    CHECK(parse_round_schedule("grow").cap == RoundSchedule::kGrowCap);
+    CHECK(parse_round_schedule("grow").grow);
+    CHECK(parse_round_schedule("grow:3").spelling() == "grow:3");
+    CHECK(parse_round_schedule("7").spelling() == "7");
+    CHECK_FALSE(parse_round_schedule("7").grow);
+    for (const char* bad :
+         {"0", "-2", "grow:1", "grow:", "grow:x", "2x", "", "grow3", "99999999999999999999"}) {
+        INFO(bad);
+        CHECK_THROWS_WITH(
+            parse_round_schedule(bad, "--batch"),
+            doctest::Contains("--batch: expected a count of configs per round >= 1, grow"));
+        CHECK_THROWS_WITH(parse_round_schedule(bad, "--batch"),
+                          doctest::Contains((std::string("got '") + bad + "'").c_str()));
+    }
+}
+
+TEST_CASE("random search and annealing measure rounds of the growing schedule's size") {
+    const TuneGraph g = tune_graph(synth::synth_layout(tiny_synth(), 0).graph);
+    const SearchSpace space = SearchSpace::build(g);
+    // A measurer that keeps the size of each call (one call = one round).
+    struct Sizes : Measurer {
+        std::unique_ptr<Measurer> inner;
+        std::vector<int64_t> sizes;
+        std::vector<Measurement> measure(std::span<const Config> cs) override {
+            sizes.push_back(static_cast<int64_t>(cs.size()));
+            return inner->measure(cs);
+        }
+        std::string name() const override { return "sizes"; }
+    };
+    const RoundSchedule grow = RoundSchedule::growing(4);
+    Sizes rs;
+    rs.inner = make_measurer({MeasureKind::kHwmodel, ""}, g, {});
+    REQUIRE(random_search(space, rs, 40, 1, grow).trials.size() == 40);
+    // The default and one draw, then rounds of 2 up to 22 measured, 3 up to 31, 4, and the rest.
+    CHECK(rs.sizes == std::vector<int64_t>{2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 4, 4, 1});
+    Sizes sa;
+    sa.inner = make_measurer({MeasureKind::kHwmodel, ""}, g, {});
+    AnnealOptions ao;
+    ao.budget = 40;
+    ao.batch = grow;
+    REQUIRE(simulated_annealing(space, sa, ao).trials.size() == 40);
+    // The default alone, then rounds of the schedule after 1, 3, ... measurements.
+    CHECK(sa.sizes == std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 4, 3});
 }

@@ -37,6 +37,27 @@ TUNE_OUTPUTS = {
 }
 
 
+def batch_value(text):
+    """(value, error) of a --batch text: value the count (int) or `grow` / `grow:CAP` (str) that
+    `segrank tune --batch` receives; error None, or the message naming --batch and what it
+    expected (a count 1 to INT64_MAX, grow, grow:CAP with CAP 2 to INT64_MAX)."""
+    if text == "grow":
+        return text, None
+    grow = text.startswith("grow:")
+    count = text[5:] if grow else text
+    if count.isascii() and count.isdigit():
+        if not grow:
+            return int(count), int_range_error(
+                "--batch", int(count), 1, INT64_MAX, "segrank tune --batch"
+            )
+        if 2 <= int(count) <= INT64_MAX:
+            return text, None
+    return None, (
+        f"--batch: expected a count 1 to {INT64_MAX}, grow or grow:CAP (CAP 2 to {INT64_MAX}) "
+        f"(segrank tune --batch), got {text!r}"
+    )
+
+
 def parse_args(argv, usage):
     """The checked options of argv (exit 2 with a message on a bad one). usage: the --help text."""
     p = new_parser(PROG, usage)
@@ -77,16 +98,16 @@ def parse_args(argv, usage):
     p.add_argument("--jobs", type=int, default=0, help="segrank runs at a time (default: nproc)")
     p.add_argument(
         "--batch",
-        type=int,
-        default=BATCH,
-        help=f"configs measured per round by every tuning strategy, 1 to {INT64_MAX} (default "
-        f"{BATCH}; `segrank tune --batch`)",
+        default=str(BATCH),
+        help=f"configs measured per round by every tuning strategy: a count 1 to {INT64_MAX}, or "
+        "grow[:CAP] (rounds growing with the measurements, docs/tune.md#choosing-the-batch) "
+        f"(default {BATCH}; `segrank tune --batch`)",
     )
     add_output_args(p)
     o = parse_args_once(p, argv)
     resolve_paths(o)
     check_seeds_and_mode(p, o)
-    err = int_range_error("--batch", o.batch, 1, INT64_MAX, "segrank tune --batch")
+    o.batch, err = batch_value(o.batch)
     if err:
         p.error(err)
     o.cases = check_cases(p, o.cases or ",".join(CASES), CASES)

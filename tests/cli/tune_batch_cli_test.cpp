@@ -1,0 +1,165 @@
+// `segrank tune --batch grow[:CAP]` end to end: the rounds of measurements.jsonl and the progress
+// lines grow with the measurements taken (ceil(measured / 10) configs, 2 up to the cap), --resume
+// continues the same schedule, the model-free strategies take it too, and a bad --batch is refused
+// naming the option.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_paths.h"
+#include "tests/support/tiny_checkpoint.h"
+#include "util/json.h"
+
+using namespace segrank;
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult run_segrank(const std::string& args) {
+    return run_command("OMP_NUM_THREADS=2 " + sq(segrank_binary().string()) + " " + args);
+}
+
+// Measurements per round of DIR/measurements.jsonl, in round order (round 0: the default).
+std::vector<int64_t> round_sizes(const fs::path& out) {
+    std::map<int64_t, int64_t> per_round;
+    std::istringstream is(read_file_text(out / "measurements.jsonl"));
+    for (std::string line; std::getline(is, line);)
+        if (!line.empty()) ++per_round[read_json(line, out.string())["round"].get<int64_t>()];
+    std::vector<int64_t> sizes;
+    for (const auto& [round, n] : per_round) {
+        CHECK(round == static_cast<int64_t>(sizes.size()));  // no round skipped
+        sizes.push_back(n);
+    }
+    return sizes;
+}
+
+struct Fixture {
+    fs::path dir, run, npz;
+};
+
+// A tiny layout checkpoint and a recorded layout graph of 60 configs whose config 0 is the
+// default (every slot -1).
+const Fixture& fixture() {
+    static const Fixture f = [] {
+        Fixture x;
+        x.dir = scratch_dir("tune_batch_cli");
+        x.run = train_tiny_layout_run(x.dir, "run", 3);
+        TinyLayoutSpec spec;
+        spec.configs = 60;
+        LayoutGraph g = tiny_layout_graph("tune_grow", 3, spec);
+        std::fill_n(g.node_config_feat.begin(), g.num_config_nodes() * kLayoutConfigDim,
+                    int8_t{-1});
+        x.npz = x.dir / "tune_grow.npz";
+        save_layout_npz(g, x.npz);
+        return x;
+    }();
+    return f;
+}
+
+std::string model_args(const Fixture& f, const fs::path& out, const std::string& batch) {
+    return "tune --checkpoint " + sq(f.run.string()) + " --graph " + sq(f.npz.string()) +
+           " --measure recorded --refit head --refit-steps 5 --batch " + batch + " --out " +
+           sq(out.string());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "segrank tune --batch grow measures rounds of ceil(measured / 10) configs, 2 up to the cap, "
+    "and --resume continues the same schedule") {
+    const Fixture& f = fixture();
+    const fs::path whole = f.dir / "grow_whole";
+    const auto r = run_segrank(model_args(f, whole, "grow") + " --budget 40");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    // After 1, 3, ..., 19 measurements: 2 each (10 rounds, 21 measured); after 21, 24, 27, 30: 3;
+    // after 33: 4; after 37: the 3 the budget leaves.
+    const std::vector<int64_t> want = {1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 4, 3};
+    CHECK(round_sizes(whole) == want);
+    // The progress lines say the same.
+    CHECK(contains_text(r.output, "tune: round 10: 2 measured (21 of budget 40)"));
+    CHECK(contains_text(r.output, "tune: round 11: 3 measured (24 of budget 40)"));
+    CHECK(contains_text(r.output, "tune: round 15: 4 measured (37 of budget 40)"));
+
+    // Stopped after 15 measurements (a round boundary) and resumed: the same rounds.
+    const fs::path split = f.dir / "grow_resumed";
+    REQUIRE(run_segrank(model_args(f, split, "grow") + " --budget 15 --quiet").exit_code == 0);
+    CHECK(round_sizes(split) == std::vector<int64_t>(want.begin(), want.begin() + 8));
+    const auto resumed = run_segrank(model_args(f, split, "grow") + " --budget 40 --resume");
+    INFO(resumed.output);
+    REQUIRE(resumed.exit_code == 0);
+    CHECK(contains_text(resumed.output, "tune: round 8: 2 measured (17 of budget 40)"));
+    CHECK(round_sizes(split) == want);
+    // Stopped inside a round (after 16): the resumed run sizes its rounds by the 16 taken.
+    const fs::path odd = f.dir / "grow_odd";
+    REQUIRE(run_segrank(model_args(f, odd, "grow") + " --budget 16 --quiet").exit_code == 0);
+    REQUIRE(run_segrank(model_args(f, odd, "grow") + " --budget 40 --resume --quiet").exit_code ==
+            0);
+    CHECK(round_sizes(odd) ==
+          std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 2, 1, 2, 2, 2, 3, 3, 3, 4, 4, 1});
+}
+
+TEST_CASE("segrank tune --batch grow:CAP caps the rounds and fixed --batch B keeps rounds of B") {
+    const Fixture& f = fixture();
+    const fs::path capped = f.dir / "grow_cap3";
+    REQUIRE(run_segrank(model_args(f, capped, "grow:3") + " --budget 40 --quiet").exit_code == 0);
+    CHECK(round_sizes(capped) ==
+          std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 1});
+    const fs::path fixed = f.dir / "fixed4";
+    REQUIRE(run_segrank(model_args(f, fixed, "4") + " --budget 40 --quiet").exit_code == 0);
+    CHECK(round_sizes(fixed) == std::vector<int64_t>{1, 4, 4, 4, 4, 4, 4, 4, 4, 4, 3});
+}
+
+TEST_CASE("segrank tune --strategy random and anneal take --batch grow: rounds of the schedule") {
+    const Fixture& f = fixture();
+    // A search graph (3 configurable nodes with array shapes) with a large search space.
+    TinyLayoutSpec spec;
+    spec.configs = 12;
+    spec.shapes = true;
+    spec.config_nodes = 3;
+    LayoutGraph g = tiny_layout_graph("tune_grow_free", 2, spec);
+    std::fill_n(g.node_config_feat.begin(), 3 * kLayoutConfigDim, int8_t{-1});
+    const fs::path npz = f.dir / "tune_grow_free.npz";
+    save_layout_npz(g, npz);
+    for (const std::string strategy : {"random", "anneal"}) {
+        INFO(strategy);
+        const fs::path out = f.dir / ("grow_" + strategy);
+        const auto r = run_segrank("tune --strategy " + strategy + " --graph " + sq(npz.string()) +
+                                   " --measure hwmodel:propagate --budget 26 --batch grow --seed 1 "
+                                   "--quiet --out " +
+                                   sq(out.string()));
+        INFO(r.output);
+        REQUIRE(r.exit_code == 0);
+        // Round 0 the default; the search's first round re-asks for it (random: with one draw;
+        // annealing: alone, no round), then rounds of the schedule after 2 (random) or 1
+        // (annealing) measurements: 2 up to 21 or 22 measured, then 3.
+        const std::vector<int64_t> want =
+            strategy == "random" ? std::vector<int64_t>{1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 1}
+                                 : std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2};
+        CHECK(round_sizes(out) == want);
+    }
+}
+
+TEST_CASE("segrank tune refuses a --batch that is no count, grow or grow:CAP, naming the option" *
+          doctest::test_suite("hostile")) {
+    const Fixture& f = fixture();
+    for (const std::string bad : {"0", "-1", "grow:1", "grow:0", "grow:", "grow:two", "3x", "auto",
+                                  "99999999999999999999"}) {
+        INFO(bad);
+        const fs::path out = f.dir / "bad_batch";
+        const auto r = run_segrank(model_args(f, out, sq(bad)) + " --budget 5");
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "--batch: expected a count of configs per round >= 1, grow "
+                            "(rounds growing with the measurements, up to 8) or "
+                            "grow:CAP (CAP >= 2), got '" +
+                                bad + "'"));
+        CHECK_FALSE(fs::exists(out));
+    }
+}
