@@ -124,7 +124,7 @@ double head_step(Model& model, const HeadInputs& h, const std::vector<size_t>& p
 // when steps == 0). Throws segrank::Error when the loss is not finite.
 double refit_member(CostMember& mem, Graph::Impl& gi, std::span<const int64_t> configs,
                     std::span<const double> runtimes_ns, CostModel::RefitScope scope, int steps,
-                    double lr) {
+                    double lr, const std::function<bool()>& stop) {
     using RefitScope = CostModel::RefitScope;
     double last = 0.0;
     Model& model = *mem.lm.model;
@@ -145,6 +145,7 @@ double refit_member(CostMember& mem, Graph::Impl& gi, std::span<const int64_t> c
     HistoryTable table(1, 0);
     Rng rng = Rng::derive(opt.seed, 0, stream_id(gi.entry.name), "refit");
     for (int step = 0; step < steps; ++step) {
+        if (stop && stop()) break;
         const std::vector<size_t> pick = refit_pick(rng, all.size());
         std::vector<int64_t> cs;
         std::vector<double> ts;
@@ -177,8 +178,8 @@ double refit_member(CostMember& mem, Graph::Impl& gi, std::span<const int64_t> c
 }  // namespace
 
 double CostModel::refit(const Graph& g, std::span<const int64_t> configs,
-                        std::span<const double> runtimes_ns, RefitScope scope, int steps,
-                        double lr) {
+                        std::span<const double> runtimes_ns, RefitScope scope, int steps, double lr,
+                        const std::function<bool()>& stop) {
     std::lock_guard<std::recursive_mutex> lock(cost_model_mutex());
     Graph::Impl& gi = *g.impl();
     require_member(*impl_, gi);
@@ -199,7 +200,7 @@ double CostModel::refit(const Graph& g, std::span<const int64_t> configs,
     double last = 0.0;
     for (auto& mem : impl_->members) {
         if (mem.lm.task != gi.entry.collection.task) continue;
-        last = refit_member(mem, gi, configs, runtimes_ns, scope, steps, lr);
+        last = refit_member(mem, gi, configs, runtimes_ns, scope, steps, lr, stop);
     }
     return last;
 }

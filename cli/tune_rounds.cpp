@@ -251,7 +251,8 @@ struct TuneRun {
             model->refit(fit_graph ? *fit_graph : g, idx, ok_runtimes,
                          o.refit == RefitMode::kHead ? CostModel::RefitScope::kHead
                                                      : CostModel::RefitScope::kAll,
-                         o.refit_steps, o.refit_lr);
+                         o.refit_steps, o.refit_lr,
+                         [this] { return o.stop && o.stop->load() != 0; });  // SIGINT/SIGTERM
             last_refit_count = static_cast<int64_t>(ok_configs.size());
         }
     }
@@ -365,6 +366,7 @@ struct TuneRun {
             }
             if (open.empty()) break;
             refit_if_new();
+            if (stopped()) break;  // a signal during the refit: no new round
             ++res.rounds;
             if (o.progress && static_cast<int64_t>(open.size()) > kAnnouncedPool) {
                 std::printf("tune: round %lld: scoring %zu proposals with the cost model\n",

@@ -25,6 +25,7 @@
 // `target_link_libraries(app PRIVATE segrank::segrank)`.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -156,9 +157,11 @@ public:
     /// configs with different runtimes, on the head parameters only or on all parameters. Needs at
     /// least two distinct runtimes (else does nothing and returns 0). Returns the mean loss of the
     /// last step. Changes the loaded model in memory only (checkpoint files are not written).
+    /// `stop`, when given, is asked before every step: true ends the refit there (the steps taken
+    /// so far stay; e.g. a tuner's SIGTERM during a long full refit).
     double refit(const Graph& g, std::span<const int64_t> configs,
                  std::span<const double> runtimes_ns, RefitScope scope, int steps = 200,
-                 double lr = 1e-3);
+                 double lr = 1e-3, const std::function<bool()>& stop = {});
 
     struct Impl;
     Impl& impl() const { return *impl_; }

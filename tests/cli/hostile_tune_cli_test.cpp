@@ -88,6 +88,34 @@ TEST_SUITE("hostile") {
         CHECK(read_file_text(meas) == with_line(text, 2, "{\"round\":1,\"config\":3}"));
     }
 
+    TEST_CASE("segrank tune stops within seconds on SIGTERM during a long full refit") {
+        const fs::path dir = scratch_dir("hostile_tune_refit_sigterm");
+        const fs::path run = train_tiny_layout_run(dir, "run", 2);
+        const std::string graph =
+            (dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string();
+        // 100000 full refit steps take minutes; the signal 1.5 s after the start lands in the
+        // first refit (after the default and the first round, measured at once by a harness that
+        // never signals).
+        const fs::path harness = sigint_harness(dir, 1000000);
+        const std::string cmd =
+            "cd " + sq(source_dir().string()) + " && (OMP_NUM_THREADS=1 " +
+            sq(segrank_binary().string()) + " tune --checkpoint " + sq(run.string()) + " --graph " +
+            sq(graph) + " --budget 40 --batch 4 --measure " + sq("exec:sh " + harness.string()) +
+            " --refit full "
+            "--refit-steps 100000 --out " +
+            sq((dir / "tune").string()) +
+            " & p=$!; sleep 1.5; kill -TERM $p; s=$(date +%s); wait $p; "
+            "rc=$?; echo \"rc=$rc after $(( $(date +%s) - s )) s\")";
+        const auto r = run_command(cmd);
+        INFO(r.output);
+        CHECK(contains_text(r.output, "rc=143 after "));
+        const size_t at = r.output.find("rc=143 after ");
+        REQUIRE(at != std::string::npos);
+        CHECK(std::stoi(r.output.substr(at + 13)) <= 5);  // not the minutes the refit would take
+        CHECK(contains_text(r.output, "interrupted by signal 15 after "));
+        CHECK(fs::exists(dir / "tune/measurements.jsonl"));
+    }
+
     TEST_CASE(
         "segrank tune --strategy anneal stopped by SIGINT prints rounds with the "
         "measurements they took") {
