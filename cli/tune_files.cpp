@@ -3,6 +3,7 @@
 #include "cli/tune_files.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -152,6 +153,18 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
         SEGRANK_CHECK(old_mode == mode, "--resume ", o.out.string(), ": the run used --candidates ",
                       old_mode, ", not ", mode);
         check_same_measure(old, o);
+        // Another model may continue a run (a retrained checkpoint): said, since tune.json keeps
+        // the first run's checkpoints.
+        Json now = Json::array();
+        if (model)
+            for (size_t m = 0; m < model->num_members(); ++m) now.push_back(model->checkpoint(m));
+        if (old.contains("checkpoints") && old["checkpoints"] != now)
+            std::fprintf(stderr,
+                         "segrank tune: note: --resume %s: tune.json names the checkpoints %s; "
+                         "this run ranks with %s, which choose the rounds from here on\n",
+                         o.out.string().c_str(),
+                         echo_value(dump_json(old["checkpoints"]), 2000).c_str(),
+                         echo_value(dump_json(now), 2000).c_str());
         return read_measurements(meas_file, record);
     } else {
         SEGRANK_CHECK(!fs::exists(ident_file) && !fs::exists(meas_file), "--out ", o.out.string(),

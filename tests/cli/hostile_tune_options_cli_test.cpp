@@ -167,4 +167,31 @@ TEST_SUITE("hostile") {
         INFO(fresh.output);
         CHECK(fresh.exit_code == 0);
     }
+
+    TEST_CASE("segrank tune --resume with other checkpoints says so, naming both sets") {
+        const fs::path dir = scratch_dir("hostile_tune_resume_other_model");
+        const fs::path run = train_tiny_layout_run(dir, "run", 2);
+        const fs::path other = dir / "other";
+        fs::copy(run, other, fs::copy_options::recursive);
+        const std::string graph =
+            (dir / "data/npz/layout/xla/random/train/tiny_train_0.npz").string();
+        const std::string out = sq((dir / "tune").string());
+        const auto first = run_segrank("tune --checkpoint " + sq(run.string()) + " --graph " +
+                                       sq(graph) + " --budget 3 --quiet --out " + out);
+        INFO(first.output);
+        REQUIRE(first.exit_code == 0);
+        const auto same = run_segrank("tune --checkpoint " + sq(run.string()) + " --graph " +
+                                      sq(graph) + " --budget 4 --quiet --resume --out " + out);
+        INFO(same.output);
+        CHECK(same.exit_code == 0);
+        CHECK_FALSE(contains_text(same.output, "note:"));
+        const auto again = run_segrank("tune --checkpoint " + sq(other.string()) + " --graph " +
+                                       sq(graph) + " --budget 5 --quiet --resume --out " + out);
+        INFO(again.output);
+        CHECK(again.exit_code == 0);
+        CHECK(contains_text(again.output,
+                            "segrank tune: note: --resume " + (dir / "tune").string() +
+                                ": tune.json names the checkpoints [\"" + run.string()));
+        CHECK(contains_text(again.output, "this run ranks with [\"" + other.string()));
+    }
 }
