@@ -6,6 +6,7 @@
 // both share (model.aggregate, forward-only segment readouts) in gst/aggregation.h.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -75,6 +76,47 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
                                 std::span<const int64_t> configs, std::span<const double> targets,
                                 int64_t step, double scale, HistoryTable& table,
                                 const GstOptions& opt);
+
+/// One graph's GST training step in two halves around the loss, so that the K configs of one graph
+/// can be trained on several ranks (dist.units = "config_slices", docs/distributed.md): the
+/// constructor runs the forward of `configs` [K] (file indices; the stale sums, the fresh segments
+/// with saved state, their combination) and scores() gives their scores [K] before the analytical
+/// prior; backward(dscores [K]) runs the backward through the fresh segments only, accumulating
+/// parameter gradients, and writes their values to `table`. Every value of a config depends only on
+/// that config's rows (not with model.config_attention), so the slices of one graph trained apart
+/// give the gradients of the whole graph up to summation order. `g`, `configs`, `table`, `opt` and
+/// `model` must outlive the object. Throws segrank::Error as gst_train_graph.
+class GstGraphStep {
+public:
+    GstGraphStep(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
+                 int64_t step, HistoryTable& table, const GstOptions& opt);
+    ~GstGraphStep();
+    GstGraphStep(const GstGraphStep&) = delete;
+    GstGraphStep& operator=(const GstGraphStep&) = delete;
+    /// False when no segment depends on the configs (every config scores 0 and backward does
+    /// nothing).
+    bool trains() const;
+    /// The combined scores [K] of the forward (the loss adds the prior in place).
+    std::span<float> scores();
+    /// The backward from dscores [K] (dL/dscores), once.
+    void backward(std::span<const float> dscores);
+    /// Segment counts of the step (loss and scores are the caller's).
+    const GraphStepResult& result() const;
+
+private:
+    struct State;
+    std::unique_ptr<State> s_;
+};
+
+/// The loss of one graph's step on its scores [K] (in place: + the analytical prior `prior`, from
+/// prior_values, empty without it): returns scale x L and accumulates dscores [K] += scale x dL/ds
+/// (the prior weight's gradient is the caller's: Model::prior_backward of the configs it trains).
+/// Throws segrank::Error when the loss is not finite, naming the
+/// step, the graph and its configs.
+double graph_step_loss(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
+                       std::span<const double> targets, std::span<const float> prior,
+                       std::span<float> scores, std::span<float> dscores, int64_t step,
+                       double scale, const GstOptions& opt);
 
 /// Largest config-row block score_graph holds (bytes) on the dense path at the default budget
 /// (InferenceBudget::dense_rows_bytes): a chunk is cut below `chunk` configs when its rows would

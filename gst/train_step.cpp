@@ -114,33 +114,39 @@ void combine_backward(Model& model, const StepInput& in, const Aggregation& agg,
 
 }  // namespace
 
-GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
-                                std::span<const int64_t> configs, std::span<const double> targets,
-                                int64_t step, double scale, HistoryTable& table,
-                                const GstOptions& opt) {
+// Everything one graph's step holds between its forward and its backward.
+struct GstGraphStep::State {
+    Model& model;
+    HistoryTable& table;
+    const GstOptions& opt;
+    int64_t step;
+    Aggregation agg;
+    StepInput in;
     GraphStepResult res;
-    SEGRANK_ASSERT(targets.size() == configs.size());
-    const Aggregation agg = aggregation_for(opt.aggregate, model);
-    StepInput in{g, configs, active_segments(g, opt, agg), {}, {}, {}, {}, {}};
-    res.active_segments = static_cast<int64_t>(in.active.size());
-    res.scores.assign(configs.size(), 0.0f);
-    const std::vector<float> prior = prior_values(model, g, configs);  // empty without the prior
-    std::vector<float> dscores(configs.size(), 0.0f);
-    // The loss on the graph scores [K] (segments combined, then the prior added once).
-    auto loss_of = [&](std::span<float> scores) {
-        model.add_prior(scores, prior);
-        res.loss = compute_loss(opt.loss_terms, opt.loss_options, scores, targets, dscores, scale);
-        SEGRANK_CHECK(std::isfinite(res.loss), "non-finite loss at step ", step, " on graph '",
-                      g.name, "' (id ", g.id, ") with configs [", config_list(configs), "]",
-                      opt.nonfinite_hint);
-        std::copy_n(scores.data(), configs.size(), res.scores.begin());
-        model.prior_backward(dscores, prior);
-    };
-    if (in.active.empty()) {  // every segment gives every config the same score
-        std::vector<float> scores(configs.size(), 0.0f);
-        if (model.has_prior()) loss_of(scores);  // the prior alone ranks them
-        return res;
-    }
+    StaleSum stale;
+    FreshForward fresh;
+    Combined combined;
+    bool backward_done = false;
+};
+
+GstGraphStep::GstGraphStep(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
+                           int64_t step, HistoryTable& table, const GstOptions& opt)
+    : s_(new State{model,
+                   table,
+                   opt,
+                   step,
+                   aggregation_for(opt.aggregate, model),
+                   {g, configs, {}, {}, {}, {}, {}, {}},
+                   {},
+                   {},
+                   {},
+                   {}}) {
+    State& st = *s_;
+    StepInput& in = st.in;
+    in.active = active_segments(g, opt, st.agg);
+    st.res.active_segments = static_cast<int64_t>(in.active.size());
+    st.res.scores.assign(configs.size(), 0.0f);
+    if (in.active.empty()) return;  // every segment gives every config the same score
     const auto s_eff = static_cast<int32_t>(in.active.size());
     in.choice = choose_segments(opt.seed, step, g.id, s_eff, std::max<int32_t>(1, opt.fresh),
                                 opt.keep_prob);
@@ -150,6 +156,7 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
     // Stale part: kept segments read from the table; absent or too stale ones recomputed
     // forward-only with the current parameters (and stored by the callee).
     SegmentInputBuffers fo_buf;
+    const Aggregation& agg = st.agg;
     auto forward_only = [&](int32_t r, std::span<const int64_t> cfgs, MatrixView out) {
         Tensor tmp, cost_tmp;
         const Tensor v = agg.value(model,
@@ -160,22 +167,76 @@ GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
             std::memcpy(out.row(i), v.data() + i * agg.width,
                         static_cast<size_t>(agg.width) * sizeof(float));
     };
-    const StaleSum stale = sum_stale_segments(table, g.id, in.choice, configs, step,
-                                              opt.max_staleness, opt.history_init, forward_only);
-    res.stale_hits = stale.hits;
-    res.stale_recomputed = stale.recomputed;
+    st.stale = sum_stale_segments(table, g.id, in.choice, configs, step, opt.max_staleness,
+                                  opt.history_init, forward_only);
+    st.res.stale_hits = st.stale.hits;
+    st.res.stale_recomputed = st.stale.recomputed;
 
-    FreshForward fresh = fresh_forward(model, in, agg, step, opt.seed);
-    Combined combined = combine_forward(model, in, agg, fresh, stale, opt.aggregate);
-    loss_of(combined.scores.span());
-    combine_backward(model, in, agg, fresh, combined, dscores);
-    res.fresh_segments = static_cast<int64_t>(fresh.values.size());
+    st.fresh = fresh_forward(model, in, agg, step, opt.seed);
+    st.combined = combine_forward(model, in, agg, st.fresh, st.stale, opt.aggregate);
+    std::copy_n(st.combined.scores.data(), configs.size(), st.res.scores.begin());
+}
+
+GstGraphStep::~GstGraphStep() = default;
+
+bool GstGraphStep::trains() const { return !s_->in.active.empty(); }
+
+std::span<float> GstGraphStep::scores() {
+    return s_->in.active.empty() ? std::span<float>(s_->res.scores) : s_->combined.scores.span();
+}
+
+void GstGraphStep::backward(std::span<const float> dscores) {
+    State& st = *s_;
+    SEGRANK_ASSERT(!st.backward_done, "GstGraphStep::backward called twice");
+    SEGRANK_ASSERT(dscores.size() == st.in.configs.size());
+    st.backward_done = true;
+    if (st.in.active.empty()) return;
+    combine_backward(st.model, st.in, st.agg, st.fresh, st.combined, dscores);
+    st.res.fresh_segments = static_cast<int64_t>(st.fresh.values.size());
 
     // Only fresh entries are written, with this step's forward values (docs/gst.md#history-table).
     std::vector<ConstMatrixView> fresh_views;
-    for (const Tensor& v : fresh.values) fresh_views.push_back(v.cview());
-    write_fresh_segments(table, g.id, s_eff, in.choice.fresh, configs, fresh_views, step);
+    for (const Tensor& v : st.fresh.values) fresh_views.push_back(v.cview());
+    write_fresh_segments(st.table, st.in.g.id, static_cast<int32_t>(st.in.active.size()),
+                         st.in.choice.fresh, st.in.configs, fresh_views, st.step);
+}
+
+const GraphStepResult& GstGraphStep::result() const { return s_->res; }
+
+GraphStepResult gst_train_graph(Model& model, const PreparedGraph& g,
+                                std::span<const int64_t> configs, std::span<const double> targets,
+                                int64_t step, double scale, HistoryTable& table,
+                                const GstOptions& opt) {
+    SEGRANK_ASSERT(targets.size() == configs.size());
+    const std::vector<float> prior = prior_values(model, g, configs);  // empty without the prior
+    GstGraphStep half(model, g, configs, step, table, opt);
+    std::vector<float> dscores(configs.size(), 0.0f);
+    double loss = 0.0;
+    // The loss on the graph scores [K] (segments combined, then the prior added once).
+    std::span<float> scores = half.scores();
+    if (half.trains() || model.has_prior()) {  // without either, no loss: nothing is trained
+        loss =
+            graph_step_loss(model, g, configs, targets, prior, scores, dscores, step, scale, opt);
+        model.prior_backward(dscores, prior);
+        half.backward(dscores);
+    }
+    GraphStepResult res = half.result();
+    res.loss = loss;
+    std::copy_n(scores.data(), configs.size(), res.scores.begin());
     return res;
+}
+
+double graph_step_loss(Model& model, const PreparedGraph& g, std::span<const int64_t> configs,
+                       std::span<const double> targets, std::span<const float> prior,
+                       std::span<float> scores, std::span<float> dscores, int64_t step,
+                       double scale, const GstOptions& opt) {
+    model.add_prior(scores, prior);
+    const double loss =
+        compute_loss(opt.loss_terms, opt.loss_options, scores, targets, dscores, scale);
+    SEGRANK_CHECK(std::isfinite(loss), "non-finite loss at step ", step, " on graph '", g.name,
+                  "' (id ", g.id, ") with configs [", config_list(configs), "]",
+                  opt.nonfinite_hint);
+    return loss;
 }
 
 }  // namespace segrank
