@@ -63,6 +63,17 @@ int print_balance_model(const RunConfig& cfg, const std::vector<int>& worlds, in
                     .efficiency();
         modes[std::string(name)] = by_world;
     }
+    // per_step with dist.slice_configs: the members cut into config slices over the ranks.
+    const std::vector<int64_t> positions =
+        step_config_positions(data.train(), cfg.sampling.configs, cfg.sampling.config_pool);
+    Json sliced = Json::object();
+    for (int w : worlds)
+        sliced[std::to_string(w)] =
+            predict_sliced_step_balance(batches,
+                                        training_ownership(OwnershipMode::kPerStep, visit, work, w),
+                                        work, positions, from, steps)
+                .efficiency();
+    modes["per_step_slice_configs"] = sliced;
     const Json out = {
         {"model",
          str("step efficiency = sum over steps of mean rank work / sum of the busiest rank's; "

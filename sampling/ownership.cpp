@@ -96,6 +96,20 @@ std::vector<int32_t> Ownership::step_ranks(std::span<const int64_t> members) con
     return lpt_assignment(costs, world_);  // ties by batch position
 }
 
+std::vector<StepUnit> Ownership::step_units(std::span<const int64_t> members,
+                                            std::span<const int64_t> k) const {
+    SEGRANK_CHECK(mode_ == OwnershipMode::kPerStep,
+                  "ownership: config slices need per_step ownership, not ", to_string(mode_));
+    std::vector<int64_t> costs;
+    costs.reserve(members.size());
+    for (int64_t g : members) {
+        SEGRANK_CHECK(g >= 0 && g < static_cast<int64_t>(costs_.size()), "ownership: graph id ", g,
+                      " outside the ", costs_.size(), " graphs of the per-step assignment");
+        costs.push_back(costs_[static_cast<size_t>(g)]);
+    }
+    return config_slice_units(costs, k, world_);
+}
+
 std::vector<int64_t> Ownership::rank_totals(std::span<const int64_t> costs) const {
     std::vector<int64_t> totals(static_cast<size_t>(world_), 0);
     for (size_t g = 0; g < costs.size(); ++g) {
@@ -103,6 +117,43 @@ std::vector<int64_t> Ownership::rank_totals(std::span<const int64_t> costs) cons
         totals[static_cast<size_t>(owner(static_cast<int64_t>(g)))] += costs[g];
     }
     return totals;
+}
+
+std::vector<StepUnit> config_slice_units(std::span<const int64_t> costs, std::span<const int64_t> k,
+                                         int world) {
+    SEGRANK_CHECK(world >= 1, "config slices: world size must be >= 1, got ", world);
+    SEGRANK_CHECK(costs.size() == k.size(), "config slices: ", costs.size(), " costs for ",
+                  k.size(), " members");
+    long double total = 0;
+    for (size_t i = 0; i < costs.size(); ++i) {
+        SEGRANK_CHECK(costs[i] >= 0 && k[i] >= 0, "config slices: member ", i, " has cost ",
+                      costs[i], " and ", k[i], " configs, expected both >= 0");
+        total += static_cast<long double>(costs[i]);
+    }
+    std::vector<StepUnit> units;
+    std::vector<int64_t> unit_costs;
+    for (size_t i = 0; i < costs.size(); ++i) {
+        int64_t n = 1;
+        if (world > 1 && total > 0) {
+            const long double share = static_cast<long double>(kSlicesPerRank) * world *
+                                      static_cast<long double>(costs[i]) / total;
+            n = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(share)), 1,
+                                    std::max<int64_t>(1, k[i]));
+        }
+        const int64_t base = k[i] / n, extra = k[i] % n;
+        int64_t begin = 0;
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t len = base + (j < extra ? 1 : 0);
+            units.push_back({static_cast<int64_t>(i), begin, begin + len, 0});
+            unit_costs.push_back(k[i] > 0 ? static_cast<int64_t>(std::llround(
+                                                static_cast<long double>(costs[i]) * len / k[i]))
+                                          : costs[i]);
+            begin += len;
+        }
+    }
+    const std::vector<int32_t> ranks = lpt_assignment(unit_costs, world);
+    for (size_t u = 0; u < units.size(); ++u) units[u].rank = ranks[u];
+    return units;
 }
 
 int64_t train_member_cost(const GraphEntry& e, int64_t configs) {
@@ -131,6 +182,19 @@ std::vector<int64_t> costs_by_id(const std::vector<GraphEntry>& entries, Cost co
 
 std::vector<int64_t> train_member_costs(const std::vector<GraphEntry>& entries, int64_t configs) {
     return costs_by_id(entries, [&](const GraphEntry& e) { return train_member_cost(e, configs); });
+}
+
+int64_t step_config_positions(const GraphEntry& e, int64_t configs, int64_t pool) {
+    int64_t usable =
+        e.configs.empty() ? e.info.num_configs : static_cast<int64_t>(e.configs.size());
+    if (pool > 0) usable = std::min(usable, pool);
+    return std::max<int64_t>(0, std::min(configs, usable));
+}
+
+std::vector<int64_t> step_config_positions(const std::vector<GraphEntry>& entries, int64_t configs,
+                                           int64_t pool) {
+    return costs_by_id(
+        entries, [&](const GraphEntry& e) { return step_config_positions(e, configs, pool); });
 }
 
 int64_t step_member_cost(const GraphEntry& e, int64_t configs, const GstVisitShape& shape) {

@@ -31,6 +31,15 @@ std::string_view to_string(OwnershipMode mode);
 /// max cost. Throws segrank::Error when world < 1 or a cost is negative.
 std::vector<int32_t> lpt_assignment(std::span<const int64_t> costs, int world);
 
+/// One piece of a step's work under dist.slice_configs: the sampled configs at positions [begin,
+/// end) of the member at index `member` of the step's global batch, trained by `rank`.
+struct StepUnit {
+    int64_t member = 0;
+    int64_t begin = 0;
+    int64_t end = 0;
+    int32_t rank = 0;
+};
+
 /// Graph id -> owner rank of one role (training graphs or evaluation graphs, ids 0..N-1).
 class Ownership {
 public:
@@ -53,6 +62,11 @@ public:
     /// position first), so every step's work is split as evenly as whole graphs allow. Throws
     /// segrank::Error for an id outside the costs (kPerStep, kBalanced) or a negative id.
     std::vector<int32_t> step_ranks(std::span<const int64_t> members) const;
+    /// dist.slice_configs under kPerStep: config_slice_units of the members' costs and their
+    /// sampled-config positions k [M] (same order as `members`). Throws segrank::Error when the
+    /// mode is not kPerStep, for an id outside the costs, or as config_slice_units.
+    std::vector<StepUnit> step_units(std::span<const int64_t> members,
+                                     std::span<const int64_t> k) const;
     int world() const { return world_; }
     OwnershipMode mode() const { return mode_; }
     /// Sum of costs[g] over the graphs each rank owns [world] (costs indexed by graph id, any
@@ -65,6 +79,29 @@ private:
     std::vector<int32_t> owner_;  // balanced: owner of each graph id
     std::vector<int64_t> costs_;  // per_step: cost of each graph id
 };
+
+/// Slices per rank the config-slice split aims at: a slice costs at most about 1 / kSlicesPerRank
+/// of a rank's even share of the step, so longest-processing-time ends within that of the mean.
+inline constexpr int64_t kSlicesPerRank = 4;
+
+/// dist.slice_configs: one step's members [M] with costs[i] >= 0 (step_member_cost) and k[i] >= 0
+/// sampled-config positions each, cut into slices and assigned to `world` ranks. Member i is cut
+/// into n_i = clamp(ceil(kSlicesPerRank x world x costs[i] / total cost), 1, max(1, k[i])) slices
+/// of floor or ceil(k[i] / n_i) consecutive positions (the larger first), a slice costing costs[i]
+/// x its length / k[i]; the slices then go to ranks by lpt_assignment (equal costs: member order,
+/// then position). One rank: one unit per member, [0, k[i]), on rank 0. Returns the units in member
+/// then position order. Throws segrank::Error when world < 1, the sizes differ, or a cost or k is
+/// negative.
+std::vector<StepUnit> config_slice_units(std::span<const int64_t> costs, std::span<const int64_t> k,
+                                         int world);
+
+/// Sampled-config positions of one training visit of `e` that config slices cut: min(K =
+/// `configs`, the pool `pool` when > 0, the usable configs as in train_member_cost), >= 0.
+int64_t step_config_positions(const GraphEntry& e, int64_t configs, int64_t pool);
+/// step_config_positions of every entry [N] (entry i has id i; same id checks as
+/// train_member_costs).
+std::vector<int64_t> step_config_positions(const std::vector<GraphEntry>& entries, int64_t configs,
+                                           int64_t pool);
 
 /// Owner rank of a graph under modulo ownership: graph_id % world. Throws segrank::Error if
 /// world < 1 or graph_id < 0.

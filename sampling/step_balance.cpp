@@ -38,4 +38,45 @@ StepBalance predict_step_balance(const BatchSampler& batches, const Ownership& o
     return b;
 }
 
+StepBalance predict_sliced_step_balance(const BatchSampler& batches, const Ownership& owners,
+                                        std::span<const int64_t> costs,
+                                        std::span<const int64_t> positions, int64_t begin,
+                                        int64_t end) {
+    SEGRANK_CHECK(begin >= 0 && end >= begin, "step balance: step range [", begin, ", ", end,
+                  ") is empty or negative");
+    StepBalance b;
+    std::vector<double> totals(static_cast<size_t>(owners.world()));
+    for (int64_t step = begin; step < end; ++step) {
+        const std::vector<int64_t> members = batches.global_batch(step);
+        std::vector<int64_t> k;
+        for (int64_t g : members) {
+            SEGRANK_CHECK(g >= 0 && g < static_cast<int64_t>(costs.size()) &&
+                              g < static_cast<int64_t>(positions.size()),
+                          "step balance: graph ", g, " has no cost (", costs.size(), " costs, ",
+                          positions.size(), " config positions)");
+            k.push_back(positions[static_cast<size_t>(g)]);
+        }
+        std::fill(totals.begin(), totals.end(), 0.0);
+        double all = 0.0;
+        if (owners.world() == 1) {
+            for (int64_t g : members) all += static_cast<double>(costs[static_cast<size_t>(g)]);
+            totals[0] = all;
+        } else {
+            for (const StepUnit& u : owners.step_units(members, k)) {
+                const auto i = static_cast<size_t>(u.member);
+                const double c = static_cast<double>(costs[static_cast<size_t>(members[i])]);
+                const double w =
+                    k[i] > 0 ? c * static_cast<double>(u.end - u.begin) / static_cast<double>(k[i])
+                             : c;
+                totals[static_cast<size_t>(u.rank)] += w;
+                all += w;
+            }
+        }
+        b.mean_work += all / owners.world();
+        b.max_work += *std::max_element(totals.begin(), totals.end());
+        ++b.steps;
+    }
+    return b;
+}
+
 }  // namespace segrank

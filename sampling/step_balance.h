@@ -37,4 +37,13 @@ Ownership training_ownership(OwnershipMode mode, std::span<const int64_t> visit_
 StepBalance predict_step_balance(const BatchSampler& batches, const Ownership& owners,
                                  std::span<const int64_t> costs, int64_t begin, int64_t end);
 
+/// The same under dist.slice_configs (per_step ownership): each step's members cut into config
+/// slices by Ownership::step_units with positions[g] (step_config_positions, indexed by id), a
+/// slice's cost its share of the member's. One rank: whole members. Throws segrank::Error as above
+/// or when owners is not per_step.
+StepBalance predict_sliced_step_balance(const BatchSampler& batches, const Ownership& owners,
+                                        std::span<const int64_t> costs,
+                                        std::span<const int64_t> positions, int64_t begin,
+                                        int64_t end);
+
 }  // namespace segrank

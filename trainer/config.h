@@ -200,6 +200,9 @@ struct DistSection {
     int threads_per_rank = 0;  ///< OpenMP threads per rank under mpirun; 0 = cores / local ranks
     /// Which rank owns which graph (docs/sampling.md#ownership).
     OwnershipMode ownership = OwnershipMode::kModulo;
+    /// per_step only: each step's graphs are cut into slices of their sampled configs, assigned by
+    /// longest-processing-time over all ranks (docs/distributed.md#config-slices)
+    bool slice_configs = false;
     int fail_rank = -1;  ///< test hook: this rank throws at step fail_step; -1 = off
     int64_t fail_step = 0;
     bool operator==(const DistSection&) const = default;

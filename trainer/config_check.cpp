@@ -353,6 +353,20 @@ void check_hwmodel(const RunConfig& c, std::vector<Problem>& p) {
     }
 }
 
+// dist.slice_configs: a per_step split of configs whose scores are independent of each other.
+void check_dist(const RunConfig& c, std::vector<Problem>& p) {
+    if (!c.dist.slice_configs) return;
+    if (c.dist.ownership != OwnershipMode::kPerStep)
+        p.push_back({"dist.slice_configs",
+                     str("applies with dist.ownership = \"per_step\" (any rank trains any graph), "
+                         "got \"",
+                         to_string(c.dist.ownership), "\"")});
+    if (c.model.config_attention)
+        p.push_back({"dist.slice_configs",
+                     "cannot split a graph's configs with model.config_attention = true (a "
+                     "config's score depends on the other configs of its graph)"});
+}
+
 }  // namespace
 
 std::vector<Problem> check_config(const RunConfig& c) {
@@ -365,6 +379,7 @@ std::vector<Problem> check_config(const RunConfig& c) {
     check_sampling_train(c, p);
     check_eval(c, p);
     check_hwmodel(c, p);
+    check_dist(c, p);
     // A problem about a value with a control character, other than saying so, would quote it.
     std::vector<Problem> out;
     for (auto& x : p) {

@@ -264,6 +264,10 @@ void visit_schema(V& v, C& c) {
             "graph -> rank: modulo (graph id % ranks) | balanced (longest-processing-time by "
             "nodes x configs) | per_step (each step's graphs split afresh by "
             "longest-processing-time; docs/sampling.md#ownership)");
+    v.field("slice_configs", c.dist.slice_configs,
+            "with ownership = per_step: cut each step's graphs into slices of their sampled "
+            "configs, so that one graph's work can be split over ranks "
+            "(docs/distributed.md#config-slices)");
     v.field("fail_rank", c.dist.fail_rank,
             "test hook: this rank throws at step fail_step; -1 = off", ge(-1));
     v.field("fail_step", c.dist.fail_step, "step at which fail_rank throws", ge(0));

@@ -269,7 +269,12 @@ double Trainer::step() {
     const auto t0 = std::chrono::steady_clock::now();
     const std::clock_t c0 = std::clock();
     const std::string oom_settings = graph_memory_settings(cfg_, false);  // once, not per graph
-    for (int64_t id : local) {
+    // dist.slice_configs: the step's graphs cut into config slices over all ranks.
+    const bool sliced = cfg_.dist.slice_configs && comm_.size() > 1;
+    std::vector<int64_t> trained;
+    std::pair<double, double> wait{0.0, 0.0};  // wall, CPU seconds in the score exchange
+    if (sliced) loss = sliced_step_work(global, scale, oom_settings, trained, wait);
+    for (int64_t id : sliced ? std::span<const int64_t>() : std::span<const int64_t>(local)) {
         const GraphEntry& e = dataset_->train()[static_cast<size_t>(id)];
         naming_graph_on_oom(e.info, "training on", oom_settings, [&] {
             const PreparedGraph& g = train_graph(id);
@@ -279,11 +284,12 @@ double Trainer::step() {
                     .loss;
         });
     }
-    last_busy_.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    last_busy_.cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    last_busy_.wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - wait.first;
+    last_busy_.cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC - wait.second;
     // per_step: the rows this step wrote go to every rank before any rank trains these graphs.
     if (owners_.mode() == OwnershipMode::kPerStep)
-        share_step_history(*history_, comm_, local, step_);
+        share_step_history(*history_, comm_, sliced ? trained : local, step_);
     comm_.allreduce_sum(model_->params().grads());
     if (ranking_only(gst_.loss_terms)) zero_output_bias_grad(model_->params());
     double sums[2] = {loss, last_busy_.cpu};  // the CPU time rides along with the loss

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/normalizer.h"
@@ -145,6 +146,16 @@ private:
                             bool stopped_early, double train_rate);
 
     const PreparedGraph& train_graph(int64_t id);
+    /// One step's work on the members of `global` under dist.slice_configs (several ranks): this
+    /// rank's config slices forward, every slice's scores summed over ranks (collective), each
+    /// slice's graph loss on the whole graph's scores, its backward. Returns the scaled loss of the
+    /// members whose first slice is this rank's; `trained` receives the graph ids of this rank's
+    /// slices (for the history exchange), `wait` the wall and CPU seconds spent in the score
+    /// exchange (not work: a rank waits there for the slowest forward). Throws segrank::Error as
+    /// gst_train_graph.
+    double sliced_step_work(std::span<const int64_t> global, double scale,
+                            const std::string& oom_settings, std::vector<int64_t>& trained,
+                            std::pair<double, double>& wait);
     void load_checkpoint(const std::filesystem::path& file);
     /// --resume: the checkpoint's data manifest against the current dataset (check_data_manifest);
     /// a checkpoint without one (older segrank) gets a warning on stderr.

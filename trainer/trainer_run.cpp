@@ -79,10 +79,24 @@ void Trainer::print_run_start() const {
                 predict_step_balance(*batches_, owners, work, step_, total_steps_).efficiency(), 3,
                 "nan");
         };
+        const std::string per_step =
+            cfg_.dist.slice_configs
+                ? format_fixed(
+                      predict_sliced_step_balance(
+                          *batches_,
+                          training_ownership(OwnershipMode::kPerStep, visit, work, comm_.size()),
+                          work,
+                          step_config_positions(dataset_->train(), cfg_.sampling.configs,
+                                                cfg_.sampling.config_pool),
+                          step_, total_steps_)
+                          .efficiency(),
+                      3, "nan")
+                : model(OwnershipMode::kPerStep);
         std::printf(
             "segrank train: dist.ownership = per_step, each step's graphs split by "
-            "longest-processing-time; modelled step efficiency %s (modulo %s, balanced %s)\n",
-            model(OwnershipMode::kPerStep).c_str(), model(OwnershipMode::kModulo).c_str(),
+            "longest-processing-time%s; modelled step efficiency %s (modulo %s, balanced %s)\n",
+            cfg_.dist.slice_configs ? " in config slices (dist.slice_configs)" : "",
+            per_step.c_str(), model(OwnershipMode::kModulo).c_str(),
             model(OwnershipMode::kBalanced).c_str());
     } else if (comm_.size() > 1) {
         // Share of the training work (nodes x configs per visit) each rank owns.

@@ -15,6 +15,7 @@
 #include "gnn/model.h"
 #include "gst/gst.h"
 #include "gst/prepared_graph.h"
+#include "hwmodel/synth/synth.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/tiny_layout_data.h"
 
@@ -74,6 +75,38 @@ inline OneGraph one_graph(const std::string& name, TinyLayoutSpec spec) {
     o.root = write_tiny_layout_collection(scratch_dir(name), spec);
     o.graph = load_layout_npz(o.root / "npz/layout/xla/random/train/tiny_train_0.npz",
                               LabelPolicy::kRequirePositive);
+    for (Collection& c : discover_collections(o.root))
+        if (c.id.split == Split::kTrain) o.source = std::make_unique<NpzGraphSource>(std::move(c));
+    o.entry.source = o.source.get();
+    o.entry.collection = o.source->collection();
+    o.entry.info = o.source->info(0);
+    o.entry.name = o.entry.info.name;
+    return o;
+}
+
+// Synthetic graphs (hwmodel/synth), which the hwmodel costs (the tiny random graphs of
+// tests/support are not valid HLO): 150-200 nodes, `config_nodes` configurable nodes (layout; with
+// 2, several 25-node segments are config-independent), `configs` configs, no label noise.
+inline synth::SynthOptions synth_options(int64_t configs = 24, int64_t config_nodes = 2) {
+    synth::SynthOptions o;
+    o.seed = 5;
+    o.min_nodes = 150;
+    o.max_nodes = 200;
+    o.configs = configs;
+    o.max_config_nodes = config_nodes;
+    return o;
+}
+
+/// One synthetic layout graph (synth_options(24, config_nodes)) as the train split of an npz
+/// collection under scratch_dir(name).
+inline OneGraph synth_one_graph(const std::string& name, int64_t config_nodes = 2) {
+    OneGraph o;
+    o.root = scratch_dir(name);
+    o.graph = synth::synth_layout(synth_options(24, config_nodes), 0).graph;
+    const auto dir = o.root / "npz/layout/xla/random/train";
+    std::filesystem::create_directories(dir);
+    save_layout_npz(o.graph, dir / (o.graph.name + ".npz"));
+    o.graph = load_layout_npz(dir / (o.graph.name + ".npz"), LabelPolicy::kRequirePositive);
     for (Collection& c : discover_collections(o.root))
         if (c.id.split == Split::kTrain) o.source = std::make_unique<NpzGraphSource>(std::move(c));
     o.entry.source = o.source.get();

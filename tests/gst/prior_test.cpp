@@ -38,37 +38,6 @@ std::vector<double> targets_of(const PreparedGraph& g, std::span<const int64_t> 
     return t;
 }
 
-// Synthetic graphs (hwmodel/synth), which the hwmodel costs (the tiny random graphs of
-// tests/support are not valid HLO): 150-200 nodes, 2 configurable nodes (layout; several 25-node
-// segments are then config-independent), 24 configs, no label noise.
-synth::SynthOptions synth_options(int64_t configs = 24) {
-    synth::SynthOptions o;
-    o.seed = 5;
-    o.min_nodes = 150;
-    o.max_nodes = 200;
-    o.configs = configs;
-    o.max_config_nodes = 2;
-    return o;
-}
-
-// One synthetic layout graph as the train split of an npz collection under scratch_dir(name).
-OneGraph synth_one_graph(const std::string& name) {
-    OneGraph o;
-    o.root = scratch_dir(name);
-    o.graph = synth::synth_layout(synth_options(), 0).graph;
-    const auto dir = o.root / "npz/layout/xla/random/train";
-    std::filesystem::create_directories(dir);
-    save_layout_npz(o.graph, dir / (o.graph.name + ".npz"));
-    o.graph = load_layout_npz(dir / (o.graph.name + ".npz"), LabelPolicy::kRequirePositive);
-    for (Collection& c : discover_collections(o.root))
-        if (c.id.split == Split::kTrain) o.source = std::make_unique<NpzGraphSource>(std::move(c));
-    o.entry.source = o.source.get();
-    o.entry.collection = o.source->collection();
-    o.entry.info = o.source->info(0);
-    o.entry.name = o.entry.info.name;
-    return o;
-}
-
 // Every segment fresh (deterministic step), listmle (smooth, for finite differences).
 GstOptions all_fresh_options(bool independence = true) {
     GstOptions o = tiny_gst_options(independence);

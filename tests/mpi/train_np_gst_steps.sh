@@ -1,6 +1,7 @@
 #!/bin/sh
-# Usage: train_np_gst_steps.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR [OWNERSHIP]
-# OWNERSHIP (default modulo): dist.ownership of both runs (docs/sampling.md#ownership); with
+# Usage: train_np_gst_steps.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR [OWNERSHIP [EXTRA]]
+# OWNERSHIP (default modulo): dist.ownership of both runs, EXTRA more --set options of both
+# (e.g. "--set dist.slice_configs=true") (docs/sampling.md#ownership); with
 # "balanced" the -n 2 run must also say so at start.
 # What -n 2 must keep identical to -n 1 over many GST steps (docs/gst.md#history-table,
 # docs/sampling.md#random-streams, docs/architecture.md#distribution): trains configs/tiny.toml for
@@ -27,13 +28,13 @@
 # to 7e-7 and the parameters to 4e-6 over all 20 steps on the AVX2 machine. The checks above are
 # unaffected: the bugs they catch are 1e-2 at the first step.
 set -u
-mpiexec=$1; npflag=$2; segrank=$3; src=$4; data=$5; work=$6; ownership=${7:-modulo}
+mpiexec=$1; npflag=$2; segrank=$3; src=$4; data=$5; work=$6; ownership=${7:-modulo}; extra=${8:-}
 rm -rf "$work"; mkdir -p "$work"
 cd "$src" || exit 1
 common="--config configs/tiny.toml --set data.root=$data --set train.steps=20 --set train.eval_every=0
         --set train.log_every=1 --set sampling.batch_graphs=4 --set segments.max_nodes=40
         --set segments.max_staleness=4 --set train.progress=false --set dist.threads_per_rank=1
-        --set train.threads=1 --set optim.eps=1e-6 --set dist.ownership=$ownership"
+        --set train.threads=1 --set optim.eps=1e-6 --set dist.ownership=$ownership $extra"
 for np in 1 2; do
   echo "== np $np"
   # shellcheck disable=SC2086
@@ -45,6 +46,10 @@ for np in 1 2; do
 done
 grep -q "dist.ownership = $ownership" "$work/np2.log" ||
   { echo "FAIL: the -n 2 run does not report dist.ownership = $ownership"; exit 1; }
+case "$extra" in
+  *slice_configs=true*) grep -q "in config slices (dist.slice_configs)" "$work/np2.log" ||
+    { echo "FAIL: the -n 2 run does not report config slices"; exit 1; } ;;
+esac
 /usr/bin/python3 - "$work/np1" "$work/np2" <<'PY'
 import json, sys
 import h5py, numpy as np

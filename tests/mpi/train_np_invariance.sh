@@ -1,16 +1,17 @@
 #!/bin/sh
-# Usage: train_np_invariance.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR [OWNERSHIP]
-# OWNERSHIP (default modulo): dist.ownership of both runs (docs/sampling.md#ownership).
+# Usage: train_np_invariance.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR [OWNERSHIP [EXTRA]]
+# OWNERSHIP (default modulo): dist.ownership of both runs, EXTRA more --set options of both
+# (e.g. "--set dist.slice_configs=true") (docs/sampling.md#ownership).
 # Trains configs/tiny.toml on DATA_DIR for 4 steps (evaluations at 2 and 4) under `MPIEXEC -n 1`
 # and `MPIEXEC -n 2 --oversubscribe`, then compares both runs' last.ckpt.h5 /params (max |diff|
 # <= 1e-5) and every evaluation line of metrics.jsonl (each metric within 1e-4). Issue 7 item 5.
 set -u
-mpiexec=$1; npflag=$2; segrank=$3; src=$4; data=$5; work=$6; ownership=${7:-modulo}
+mpiexec=$1; npflag=$2; segrank=$3; src=$4; data=$5; work=$6; ownership=${7:-modulo}; extra=${8:-}
 rm -rf "$work"; mkdir -p "$work"
 cd "$src" || exit 1
 common="--config configs/tiny.toml --set data.root=$data --set train.steps=4 --set train.eval_every=2
         --set sampling.batch_graphs=4 --set train.progress=false --set dist.threads_per_rank=1 --set train.threads=1
-        --set dist.ownership=$ownership"
+        --set dist.ownership=$ownership $extra"
 for np in 1 2; do
   echo "== np $np"
   # shellcheck disable=SC2086

@@ -169,3 +169,69 @@ TEST_CASE(
     const Ownership p = training_ownership(OwnershipMode::kPerStep, visit, step, 2);
     CHECK(p.step_ranks(std::vector<int64_t>{0, 1}) == std::vector<int32_t>{1, 0});
 }
+
+TEST_CASE(
+    "config slices cover every member's positions once, cut the costly members finer and "
+    "stay whole on one rank") {
+    const std::vector<int64_t> costs = {800, 100, 100, 0};
+    const std::vector<int64_t> k = {32, 32, 8, 32};
+    // One rank: each member whole.
+    const auto one = config_slice_units(costs, k, 1);
+    REQUIRE(one.size() == 4);
+    for (size_t i = 0; i < one.size(); ++i) {
+        CHECK(one[i].member == static_cast<int64_t>(i));
+        CHECK(one[i].begin == 0);
+        CHECK(one[i].end == k[i]);
+        CHECK(one[i].rank == 0);
+    }
+    // Four ranks: member 0 (800 of 1000) into ceil(4 x 4 x 0.8) = 13 slices, members 1 and 2 into
+    // 2, the free member 3 stays whole; consecutive positions, larger slices first.
+    const auto four = config_slice_units(costs, k, 4);
+    std::vector<int64_t> slices(4, 0), covered(4, 0), load(4, 0);
+    for (size_t u = 0; u < four.size(); ++u) {
+        const StepUnit& x = four[u];
+        if (u > 0 && four[u - 1].member == x.member) CHECK(four[u - 1].end == x.begin);
+        CHECK(x.end > x.begin);
+        ++slices[static_cast<size_t>(x.member)];
+        covered[static_cast<size_t>(x.member)] += x.end - x.begin;
+        load[static_cast<size_t>(x.rank)] += costs[static_cast<size_t>(x.member)] *
+                                             (x.end - x.begin) / k[static_cast<size_t>(x.member)];
+    }
+    CHECK(slices == std::vector<int64_t>{13, 2, 2, 1});
+    CHECK(covered == k);
+    CHECK(four.front().end - four.front().begin == 3);  // 32 = 6 x 3 + 7 x 2
+    // The busiest rank within a slice of the even share (250).
+    CHECK(*std::max_element(load.begin(), load.end()) <= 250 + 800 * 3 / 32);
+    // A member cannot be cut finer than its positions.
+    const auto tiny = config_slice_units(std::vector<int64_t>{1000}, std::vector<int64_t>{3}, 64);
+    CHECK(tiny.size() == 3);
+    CHECK_THROWS_AS(config_slice_units(costs, std::vector<int64_t>{1, 2}, 2), Error);
+    CHECK_THROWS_AS(config_slice_units(std::vector<int64_t>{-1}, std::vector<int64_t>{1}, 2),
+                    Error);
+    CHECK_THROWS_AS(config_slice_units(costs, k, 0), Error);
+}
+
+TEST_CASE(
+    "the sliced step model balances batches smaller than the world that whole graphs cannot") {
+    std::vector<int64_t> ids, costs;
+    for (int64_t g = 0; g < 16; ++g) {
+        ids.push_back(g);
+        costs.push_back(100 * (1 + g % 5) * (1 + g % 3));  // 100 .. 1500
+    }
+    const std::vector<int64_t> positions(16, 32);
+    const BatchSampler batches(ids, 8, 3);
+    for (int world : {2, 8, 64}) {
+        const Ownership owners = training_ownership(OwnershipMode::kPerStep, costs, costs, world);
+        const double whole = predict_step_balance(batches, owners, costs, 0, 20).efficiency();
+        const double sliced =
+            predict_sliced_step_balance(batches, owners, costs, positions, 0, 20).efficiency();
+        INFO("world ", world, ": whole graphs ", whole, ", slices ", sliced);
+        CHECK(sliced >= whole - 0.01);  // at np 2 whole graphs may already fit as well
+        CHECK(sliced >= 0.8);
+        if (world >= 8) CHECK(whole <= 8.0 / world + 1e-9);  // 8 graphs cannot busy more ranks
+    }
+    const Ownership one = training_ownership(OwnershipMode::kPerStep, costs, costs, 1);
+    CHECK(predict_sliced_step_balance(batches, one, costs, positions, 0, 20).efficiency() == 1.0);
+    const Ownership modulo = training_ownership(OwnershipMode::kModulo, costs, costs, 2);
+    CHECK_THROWS_AS(predict_sliced_step_balance(batches, modulo, costs, positions, 0, 20), Error);
+}

@@ -194,6 +194,17 @@ TEST_CASE("inconsistent keys are errors naming the key") {
     CHECK(
         load_error("[hwmodel]\nhardware = \"tpu_v9\"\n")
             .starts_with("configs/x.toml:2:1: hwmodel.hardware: expected one of \"tpu_v3_core\""));
+    // Config slices: per_step ownership only, and configs whose scores do not depend on each other.
+    CHECK(load_error("[dist]\nslice_configs = true\n") ==
+          "configs/x.toml:2:1: dist.slice_configs: applies with dist.ownership = \"per_step\" (any "
+          "rank trains any graph), got \"modulo\"");
+    CHECK(load_error("[model]\nconfig_attention = true\n[dist]\nownership = \"per_step\"\n"
+                     "slice_configs = true\n")
+              .starts_with("configs/x.toml:5:1: dist.slice_configs: cannot split a graph's configs "
+                           "with model.config_attention = true"));
+    CHECK(load_config_string("[dist]\nownership = \"per_step\"\nslice_configs = true\n",
+                             "configs/x.toml", {})
+              .dist.slice_configs);
 }
 
 TEST_CASE("a bad enum name lists the valid names") {
