@@ -1,7 +1,9 @@
 // `segrank tune`'s settings and spellings (cli/tune_rounds.h): --refit and --strategy values, the
-// compiler's default config of a graph and a config spelled for XLA.
+// compiler's default config of a graph and a config spelled for XLA, a runtime spelled for the
+// progress lines.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -118,6 +120,16 @@ Json xla_config(const tune::Config& c, std::span<const int64_t> nodes) {
         out.push_back(node);
     }
     return out;
+}
+
+std::string runtime_text(double ns) {
+    char text[64];
+    const double a = std::fabs(ns);
+    if (a >= 1e18 || (a < 1e6 && ns != std::floor(ns)))
+        std::snprintf(text, sizeof text, "%.6g", ns);
+    else
+        std::snprintf(text, sizeof text, "%.0f", ns);
+    return text;
 }
 
 }  // namespace segrank::cli

@@ -493,14 +493,4 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
     return run.res;
 }
 
-std::string runtime_text(double ns) {
-    char text[64];
-    const double a = std::fabs(ns);
-    if (a >= 1e18 || (a < 1e6 && ns != std::floor(ns)))
-        std::snprintf(text, sizeof text, "%.6g", ns);
-    else
-        std::snprintf(text, sizeof text, "%.0f", ns);
-    return text;
-}
-
 }  // namespace segrank::cli
