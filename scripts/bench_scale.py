@@ -372,7 +372,9 @@ def one_thread_overrides(ownership):
     """--set options of the MPI comparison on top of its overrides file (which has threads = 1):
     one thread per rank under several ranks too, and the graph ownership when given."""
     sets = ["--set", "dist.threads_per_rank=1"]
-    if ownership:
+    if ownership == "per_step_slice_configs":
+        sets += ["--set", 'dist.ownership="per_step"', "--set", "dist.slice_configs=true"]
+    elif ownership:
         sets += ["--set", f'dist.ownership="{ownership}"']
     return sets
 
@@ -660,8 +662,9 @@ def main(argv):
     )
     ap.add_argument(
         "--ownership",
-        choices=("modulo", "balanced", "per_step"),
-        help="dist.ownership of the --np runs (default: the recipe's)",
+        choices=("modulo", "balanced", "per_step", "per_step_slice_configs"),
+        help="dist.ownership of the --np runs (default: the recipe's); per_step_slice_configs = "
+        "per_step with dist.slice_configs = true",
     )
     ap.add_argument(
         "--mpirun",
