@@ -271,11 +271,21 @@ std::string lower_start(std::string_view head, size_t n) {
 
 }  // namespace
 
+void refuse_long_path(std::string_view option, std::string_view path) {
+    if (const auto why = path_length_problem(path))
+        throw Error(str(option, " ", echo_value(path), ": ", *why, ": give a shorter ", option));
+}
+
 void refuse_dangling_link(std::string_view option, const std::filesystem::path& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     for (fs::path at = path; !at.empty(); at = at.has_relative_path() ? at.parent_path() : "") {
         if (fs::exists(fs::status(at, ec))) break;
+        if (is_link_loop(at))  // its target exists (a link): not dangling
+            throw Error(str(option, " ", path.string(), ": ",
+                            at == path ? std::string() : str("'", at.string(), "' "),
+                            *describe_link_problem(at, ELOOP),
+                            ": remove one of the links or give another ", option));
         if (!fs::is_symlink(fs::symlink_status(at, ec))) continue;
         throw Error(str(option, " ", path.string(), ": ",
                         at == path ? std::string() : str("'", at.string(), "' "),

@@ -61,11 +61,20 @@ OutputTarget check_output_option(std::string_view option, const std::string& pat
 void refuse_same_output(std::string_view option_a, const std::string& path_a,
                         std::string_view option_b, const std::string& path_b);
 
+/// Before any work: throws segrank::Error "OPTION PATH: the path component 'ddd... (220 more
+/// bytes)' is 300 bytes long, more than the 255 bytes a file name may have (File name too long):
+/// give a shorter OPTION" (or the whole path longer than PATH_MAX) when the system would refuse
+/// `path` (given as `option`, e.g. "--out") by its length alone (util/user_input.h
+/// path_length_problem); PATH is echoed cut to 80 bytes.
+void refuse_long_path(std::string_view option, std::string_view path);
+
 /// Before any work: throws segrank::Error "OPTION PATH: is a dangling symbolic link to 'T' (which
 /// does not exist): remove the link, create that folder or give another OPTION" when `path` (given
 /// as `option`, e.g. "--out") or a folder above it ("OPTION PATH: 'AT' is a dangling ...") is a
 /// symbolic link whose target does not exist: creating it would fail with "File exists", and
-/// removing it would delete the user's link. The link is left as it is.
+/// removing it would delete the user's link. The link is left as it is. Links that point at each
+/// other (loop1 -> loop2 -> loop1) are not dangling: "OPTION PATH: is a symbolic link loop (ELOOP
+/// ...): remove one of the links or give another OPTION".
 void refuse_dangling_link(std::string_view option, const std::filesystem::path& path);
 
 /// What an existing file is, from its first bytes (and name), for messages: "an HDF5 file (a

@@ -297,7 +297,8 @@ int run_pack(int argc, char** argv) {
 
     const std::filesystem::path input = args["input"].as<std::string>();
     const std::filesystem::path out = args["out"].as<std::string>();
-    refuse_dangling_link("--out", out);  // "File exists" otherwise; the link is kept
+    refuse_long_path("--out", out.native());  // not "status '...': File name too long"
+    refuse_dangling_link("--out", out);       // "File exists" otherwise; the link is kept
     const auto collections = discover_collections(input);
     refuse_out_inside_input(input, out);
     const bool single_file = out.extension() == ".h5";

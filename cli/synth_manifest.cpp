@@ -77,6 +77,7 @@ std::vector<fs::path> split_files(const fs::path& out, const fs::path& target) {
 void check_synth_out(const fs::path& out) {
     std::error_code ec;
     // --out itself or a folder above it that is a dangling link (creating it says "File exists").
+    refuse_long_path("--out", out.native());  // not "status '...': File name too long"
     refuse_dangling_link("--out", out);
     if (!fs::is_directory(out, ec) || fs::exists(fs::symlink_status(out / kSynthManifest, ec)))
         return;

@@ -10,7 +10,8 @@ namespace segrank::cli {
 /// File name of the manifest under --out.
 inline constexpr const char* kSynthManifest = ".synth-manifest";
 
-/// Before any work: throws segrank::Error when `out` (--out) is a dangling symbolic link ("is a
+/// Before any work: throws segrank::Error when `out` (--out) is too long a path (refuse_long_path:
+/// a component over 255 bytes), a symbolic link loop, a dangling symbolic link ("is a
 /// dangling symbolic link to 'X' (which does not exist)"), or an existing non-empty folder that is
 /// no earlier synth output: one without .synth-manifest whose entries are not only synth's own
 /// (npz/, h5/, .synth-staging-*, as an output of a synth without manifests holds), naming the

@@ -112,7 +112,8 @@ void check_run_paths(const RunConfig& cfg, const std::filesystem::path& run_dir)
 /// names a run writes below PATH_MAX; an existing `dir` is a writable folder (access W_OK | X_OK);
 /// otherwise its nearest existing ancestor is a folder the process may create entries in. `label`
 /// names where the path came from ("train.run_dir (or --run-dir)", "--resume"). Throws
-/// segrank::Error "<label> '<dir>': ..." naming the reason. Under euid 0 access() grants W_OK
+/// segrank::Error "<label> '<dir>': ..." naming the reason ("is a symbolic link loop (ELOOP ...)"
+/// for links that point at each other, at `dir` or above it). Under euid 0 access() grants W_OK
 /// except on a read-only file system, so a mode-555 parent passes for root, as the run would.
 void check_run_dir_creatable(const std::filesystem::path& dir, std::string_view label);
 

@@ -30,6 +30,15 @@ void check_run_dir_creatable(const std::filesystem::path& dir, std::string_view 
                   " bytes long; with the names the run writes in it (", kLongestChild.substr(1),
                   ") it exceeds PATH_MAX (", PATH_MAX, " bytes): choose a shorter run directory");
     std::error_code ec;
+    // Links that point at each other (loop1 -> loop2 -> loop1): dir or a folder above it.
+    for (fs::path at = dir; !at.empty(); at = at.has_relative_path() ? at.parent_path() : "")
+        if (is_link_loop(at))
+            throw Error(str(head,
+                            at == dir ? std::string()
+                                      : str("cannot be created: '",
+                                            echo_value(at.string(), kShownPathBytes), "' "),
+                            *describe_link_problem(at, ELOOP),
+                            ": remove one of the links or give another path"));
     if (fs::is_symlink(fs::symlink_status(dir, ec)) && !fs::exists(fs::status(dir, ec)))
         return;         // a dangling link: check_fresh_run_dir names its target
     fs::path at = dir;  // the nearest existing ancestor (or dir itself)

@@ -45,6 +45,12 @@ std::optional<std::string> describe_link_problem(const std::filesystem::path& pa
                "', which does not exist)");
 }
 
+bool is_link_loop(const std::filesystem::path& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return false;
+    return ::stat(path.c_str(), &st) != 0 && errno == ELOOP;
+}
+
 void require_regular_input(const std::filesystem::path& path, std::string_view what) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {

@@ -15,6 +15,12 @@ namespace segrank {
 /// (to '<target>', which does not exist)" for ENOENT on a dangling link; nullopt otherwise.
 std::optional<std::string> describe_link_problem(const std::filesystem::path& path, int err);
 
+/// True when `path` itself is a symbolic link (lstat) that stat() cannot follow because links
+/// point at each other (ELOOP), e.g. loop1 -> loop2 -> loop1: such a link is not dangling (its
+/// target exists, as a link), and messages say "is a symbolic link loop" (describe_link_problem).
+/// False for a path that is not a link, a dangling link, or a loop only above `path`.
+bool is_link_loop(const std::filesystem::path& path);
+
 /// Throws segrank::Error naming `path` unless it is a regular file (symbolic links followed):
 /// "no such file", "is a directory", "is a symbolic link loop", "is a broken symbolic link", or
 /// "is a FIFO / character device / block device / socket", each followed by the expectation, e.g.

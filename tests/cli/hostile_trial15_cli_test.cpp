@@ -1,0 +1,89 @@
+// Trial 15's WEAK findings end to end (ctest label `hostile`): two symbolic links that point at
+// each other given as an output folder, a 300-byte path component in --out, an eval.indices file
+// that `train --check` must refuse as the run does, and empty path options of the benchmark
+// scripts.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/test_paths.h"
+#include "tests/support/tiny_layout_data.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// `segrank ARGS` run in `dir` with one thread; the result holds stdout and stderr.
+CommandResult segrank_in(const fs::path& dir, const std::string& args) {
+    return run_command("(cd " + sq(dir.string()) + " && env OMP_NUM_THREADS=1 " +
+                       sq(segrank_binary().string()) + " " + args + " 2>&1)");
+}
+
+constexpr const char* kLoop = "is a symbolic link loop (ELOOP";
+
+}  // namespace
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "two symbolic links that point at each other given as an output folder are named a loop, "
+        "not a dangling link") {
+        const fs::path dir = scratch_dir("hostile_trial15_out_loop");
+        fs::create_symlink("loop2", dir / "loop1");
+        fs::create_symlink("loop1", dir / "loop2");
+        const std::string cfg = sq((source_dir() / "configs/tiny.toml").string());
+        for (const std::string& args :
+             {"train --config " + cfg + " --run-dir loop1",
+              "train --check --config " + cfg + " --run-dir loop1",
+              std::string("synth --out loop1 --collections layout"),
+              std::string("pack in --out loop1"),
+              std::string("tune --graph g.npz --budget 5 --strategy random --out loop1"),
+              std::string("bench --memory --json --cases nodes_1e4 --phases train --steps 1 "
+                          "--threads 1 --work-dir loop1")}) {
+            const auto r = segrank_in(dir, args);
+            INFO(args);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            // train quotes the path ("'loop1': is a ..."), the other commands do not.
+            CHECK((contains_text(r.output, std::string("loop1: ") + kLoop) ||
+                   contains_text(r.output, std::string("loop1': ") + kLoop)));
+            CHECK_FALSE(contains_text(r.output, "dangling"));
+        }
+        // A loop above the folder is named as the folder that is the loop.
+        const auto below = segrank_in(dir, "synth --out loop1/sub --collections layout");
+        INFO(below.output);
+        CHECK(below.exit_code == 1);
+        CHECK(contains_text(below.output, std::string("--out loop1/sub: 'loop1' ") + kLoop));
+        const auto run_below =
+            segrank_in(dir, "train --check --config " + cfg + " --run-dir loop1/sub");
+        INFO(run_below.output);
+        CHECK(run_below.exit_code == 1);
+        CHECK(contains_text(run_below.output, std::string("cannot be created: 'loop1' ") + kLoop));
+        CHECK(fs::is_symlink(fs::symlink_status(dir / "loop1")));
+        CHECK(fs::is_symlink(fs::symlink_status(dir / "loop2")));
+    }
+
+    TEST_CASE(
+        "synth and pack refuse a 300-byte path component in --out before any work, naming the "
+        "option and not echoing the name whole") {
+        const fs::path dir = scratch_dir("hostile_trial15_long_out");
+        const std::string name(300, 'd');
+        const std::string said =
+            "' is 300 bytes long, more than the 255 bytes a file name may have";
+        for (const std::string& args :
+             {"synth --out " + name + " --collections layout", "pack in --out " + name,
+              "pack in --out " + name + "/x.h5"}) {
+            const auto r = segrank_in(dir, args);
+            INFO(args);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, "--out " + std::string(80, 'd') + "... ("));
+            CHECK(contains_text(r.output, said));
+            CHECK(contains_text(r.output, "give a shorter --out"));
+            CHECK_FALSE(contains_text(r.output, name));
+            CHECK_FALSE(contains_text(r.output, "status '"));
+        }
+        CHECK(fs::is_empty(dir));
+    }
+}
