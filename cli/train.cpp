@@ -18,6 +18,7 @@
 #include "cli/options.h"
 #include "cli/train_balance.h"
 #include "cli/train_interrupt.h"
+#include "eval/metrics.h"
 #include "gnn/core/address_space.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
@@ -332,6 +333,9 @@ int check_only(const TrainRequest& t) {
     check_run_paths(t.cfg, t.dir);
     check_run_files(t.dir);
     if (!t.resume) check_fresh_run_dir(t.dir, t.config, t.cfg.data.root);
+    // The eval.indices file as the run reads it (a file, its size, its JSON shape); whether it
+    // names every evaluation graph's configs needs the graphs and is checked when the run starts.
+    if (!t.cfg.eval.indices.empty()) load_eval_indices(t.cfg.eval.indices);
     // data.root must exist unless data.ingest creates it (the run refuses it the same way), or
     // --data-later says it is made after this check.
     std::error_code ec;

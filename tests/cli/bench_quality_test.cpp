@@ -167,19 +167,23 @@ TEST_CASE("bench_quality.py: a failing segrank run names case, seed and command,
     }
     const fs::path dir = scratch_dir("bench_quality_fail");
     const fs::path json = dir / "out.json";
+    // An eval.indices file that `train --check` accepts (a JSON object of index lists) and the run
+    // refuses (it names no graph of the synthesized data).
+    const fs::path indices = dir / "indices.json";
+    write_file_text(indices, "{\"no_such_graph\": [0, 1]}\n");
     const auto r = run_command(bench_cmd(dir / "w",
                                          "--tiny --cases synth_tile --seeds 2 --random-seeds 2 "
-                                         "--set 'eval.indices=\"/nonexistent/indices.json\"' "
-                                         "--json-out " +
-                                             sq(json.string())));
+                                         "--set " +
+                                             sq("eval.indices=\"" + indices.string() + "\"") +
+                                             " --json-out " + sq(json.string())));
     INFO(r.output);
     CHECK(r.exit_code == 1);
     CHECK(contains_text(r.output, "case synth_tile model seed"));
     CHECK(contains_text(r.output, "segrank failed (exit 1)"));
     CHECK(contains_text(r.output, "command: "));
-    // segrank's own message, from its stderr (a missing file passes `train --check`, which reads
-    // no data, and fails the run)
-    CHECK(contains_text(r.output, "/nonexistent/indices.json"));
+    // segrank's own message, from its stderr (`train --check` reads no graph)
+    CHECK(contains_text(
+        r.output, indices.string() + ": eval.indices: no config indices for evaluation graph"));
     CHECK(contains_text(r.output, "no JSON written"));
     CHECK_FALSE(fs::exists(json));
 }

@@ -86,4 +86,37 @@ TEST_SUITE("hostile") {
         }
         CHECK(fs::is_empty(dir));
     }
+
+    TEST_CASE("segrank train --check refuses an eval.indices file the run would refuse") {
+        const fs::path dir = scratch_dir("hostile_trial15_check_indices");
+        const std::string base = "train --check --config " +
+                                 sq((source_dir() / "configs/tiny.toml").string()) + " --run-dir " +
+                                 sq((dir / "run").string()) + " --data-later";
+        const auto indices = [](const std::string& path) {
+            return " --set " + sq("eval.indices=\"" + path + "\"");
+        };
+        write_file_text(dir / "open.json", "{");
+        write_file_text(dir / "list.json", "[1, 2]");
+        write_file_text(dir / "ok.json", "{\"g\": [0, 1]}");
+        const std::pair<std::string, std::string> refused[] = {
+            {"/nonexist.json", "/nonexist.json: no such file (expected an eval.indices JSON file)"},
+            {"/dev/zero", "/dev/zero: is a character device, expected an eval.indices JSON file"},
+            {(dir / "open.json").string(), "in eval.indices (expected {\"graph name\""},
+            {(dir / "list.json").string(), "eval.indices: expected '{' opening the object"},
+            {dir.string(), dir.string() + ": is a directory, expected an eval.indices JSON file"}};
+        for (const auto& [path, message] : refused) {
+            const auto r = run_segrank_in_source(base + indices(path), 1);
+            INFO(path);
+            INFO(r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, message));
+            CHECK_FALSE(contains_text(r.output, "config OK"));
+        }
+        const auto ok = run_segrank_in_source(base + indices((dir / "ok.json").string()), 1);
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK(contains_text(ok.output, "config OK"));
+        CHECK_FALSE(fs::exists(dir / "run"));
+    }
+
 }
