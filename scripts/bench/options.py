@@ -1,5 +1,6 @@
 """Options given twice: argparse keeps the last value silently (`--jobs 1 --jobs 0` runs with 0);
-the harness scripts refuse it as `segrank` does (cli/options.cpp refuse_repeated_options)."""
+the harness scripts refuse it as `segrank` does (cli/options.cpp refuse_repeated_options). An empty
+path (`--json-out=`) is refused too (PATH_OPTIONS)."""
 
 import argparse
 
@@ -45,13 +46,32 @@ def refuse_repeated_options(parser):
         action.__class__ = type("Once" + base.__name__, (base,), {"__call__": _once_call})
 
 
+# The path options of the harness scripts (dest -> what to give), refused when given empty
+# (`--json-out=`, `--work ''`): an empty output path wrote nothing and still exited 0, an empty
+# --work ended in a traceback. segrank refuses an empty path the same way ("--out: the path is
+# empty").
+PATH_OPTIONS = {
+    "json_out": "a file path",
+    "markdown": "a file path",
+    "work": "a folder path",
+    "shared_data": "a folder path",
+    "segrank": "the path of a segrank binary",
+    "recipe": "a file path",
+}
+
+
 def parse_args_once(parser, argv):
     """parser.parse_args(argv) with refuse_repeated_options applied; the namespace holds only the
-    parser's options."""
+    parser's options. A path option (PATH_OPTIONS) given as an empty string is an error (exit 2):
+    "--json-out: the path is empty (give a file path)", before any work."""
     refuse_repeated_options(parser)
     o = parser.parse_args(argv)
+    given = getattr(o, _GIVEN, None) or {}
     if hasattr(o, _GIVEN):
         delattr(o, _GIVEN)
+    for dest, what in PATH_OPTIONS.items():
+        if dest in given and getattr(o, dest, None) == "":
+            parser.error(f"{given[dest][0]}: the path is empty (give {what})")
     return o
 
 

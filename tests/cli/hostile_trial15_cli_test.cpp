@@ -119,4 +119,31 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "run"));
     }
 
+    TEST_CASE(
+        "bench_scale.py, bench_quality.py and bench_tune.py refuse an empty --json-out, "
+        "--markdown or --work before any work") {
+        if (!have_python3()) {
+            MESSAGE("SKIPPED: python3 not found");
+            return;
+        }
+        const fs::path dir = scratch_dir("hostile_trial15_empty_paths");
+        for (const char* script : {"bench_scale.py", "bench_quality.py", "bench_tune.py"}) {
+            for (const std::string& opt : {std::string("--json-out="), std::string("--markdown ''"),
+                                           std::string("--work ''")}) {
+                const std::string work =
+                    opt.starts_with("--work") ? "" : " --work " + sq((dir / "w").string());
+                const auto r =
+                    run_command("cd " + sq(dir.string()) + " && /usr/bin/python3 " +
+                                sq((source_dir() / "scripts" / script).string()) + " --segrank " +
+                                sq(segrank_binary().string()) + work + " --tiny " + opt + " 2>&1");
+                INFO(script, " ", opt);
+                INFO(r.output);
+                CHECK(r.exit_code == 2);
+                const std::string flag = opt.substr(0, opt.find_first_of("= "));
+                CHECK(contains_text(r.output, flag + ": the path is empty (give a "));
+                CHECK_FALSE(contains_text(r.output, "Traceback"));
+            }
+        }
+        CHECK(fs::is_empty(dir));
+    }
 }
