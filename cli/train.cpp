@@ -236,7 +236,7 @@ cxxopts::Options train_options() {
         "and exit: nothing is written")(
         "data-later",
         "with --check: data.root need not exist yet (a script that checks its --set before it "
-        "makes the data); the OK line says it was not listed")(
+        "makes the data), nor a missing eval.indices file; the OK line says what was not read")(
         "balance-model",
         "print the step-cost model's efficiency per dist.ownership mode for these world sizes "
         "(e.g. 2,4,8,16,64) as JSON and exit: reads graph sizes only, writes nothing",
@@ -335,7 +335,12 @@ int check_only(const TrainRequest& t) {
     if (!t.resume) check_fresh_run_dir(t.dir, t.config, t.cfg.data.root);
     // The eval.indices file as the run reads it (a file, its size, its JSON shape); whether it
     // names every evaluation graph's configs needs the graphs and is checked when the run starts.
-    if (!t.cfg.eval.indices.empty()) load_eval_indices(t.cfg.eval.indices);
+    // --data-later: a script writes it with the data (scripts/bench_scale.py), after this check.
+    std::error_code indices_ec;
+    const bool indices_later =
+        t.data_later && !t.cfg.eval.indices.empty() &&
+        !std::filesystem::exists(std::filesystem::symlink_status(t.cfg.eval.indices, indices_ec));
+    if (!t.cfg.eval.indices.empty() && !indices_later) load_eval_indices(t.cfg.eval.indices);
     // data.root must exist unless data.ingest creates it (the run refuses it the same way), or
     // --data-later says it is made after this check.
     std::error_code ec;
@@ -344,13 +349,16 @@ int check_only(const TrainRequest& t) {
     // The task mix of data.root's collections: a folder listing, no graph read.
     const auto train = later ? std::nullopt : training_collections(t.cfg);
     if (train && !train->empty()) check_one_task(t.cfg, *train);
-    std::printf("segrank train: config OK (%s)%s\n",
+    std::printf("segrank train: config OK (%s)%s%s\n",
                 t.resume ? (*t.resume / "config.toml").string().c_str() : t.config.c_str(),
                 train   ? ""
                 : later ? "; data.root was not listed (--data-later: it does not exist yet), so "
                           "the task of its collections is checked when the run starts"
                         : "; data.root was not listed (data.ingest adds to it), so the task of "
-                          "its collections is checked when the run starts");
+                          "its collections is checked when the run starts",
+                indices_later ? "; eval.indices was not read (--data-later: it does not exist "
+                                "yet), it is checked when the run starts"
+                              : "");
     return 0;
 }
 

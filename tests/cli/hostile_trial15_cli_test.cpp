@@ -91,7 +91,7 @@ TEST_SUITE("hostile") {
         const fs::path dir = scratch_dir("hostile_trial15_check_indices");
         const std::string base = "train --check --config " +
                                  sq((source_dir() / "configs/tiny.toml").string()) + " --run-dir " +
-                                 sq((dir / "run").string()) + " --data-later";
+                                 sq((dir / "run").string());
         const auto indices = [](const std::string& path) {
             return " --set " + sq("eval.indices=\"" + path + "\"");
         };
@@ -112,10 +112,23 @@ TEST_SUITE("hostile") {
             CHECK(contains_text(r.output, message));
             CHECK_FALSE(contains_text(r.output, "config OK"));
         }
-        const auto ok = run_segrank_in_source(base + indices((dir / "ok.json").string()), 1);
+        // configs/tiny.toml's data.root is made later (--data-later); an existing indices file is
+        // still read, a missing one is one the script writes with the data.
+        const auto ok =
+            run_segrank_in_source(base + indices((dir / "ok.json").string()) + " --data-later", 1);
         INFO(ok.output);
         CHECK(ok.exit_code == 0);
         CHECK(contains_text(ok.output, "config OK"));
+        CHECK_FALSE(contains_text(ok.output, "eval.indices was not read"));
+        const auto open = run_segrank_in_source(
+            base + indices((dir / "open.json").string()) + " --data-later", 1);
+        CHECK(open.exit_code == 1);
+        const auto later = run_segrank_in_source(
+            base + indices((dir / "later.json").string()) + " --data-later", 1);
+        INFO(later.output);
+        CHECK(later.exit_code == 0);
+        CHECK(contains_text(later.output,
+                            "; eval.indices was not read (--data-later: it does not exist yet)"));
         CHECK_FALSE(fs::exists(dir / "run"));
     }
 
