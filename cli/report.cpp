@@ -59,14 +59,17 @@ int report_tune_dir(const cxxopts::ParseResult& args, const std::filesystem::pat
 }
 
 // What run `dir`'s checkpoints (last, best) record: the task (/extra/task) and their
-// parameters_id. A checkpoint that cannot be read adds nothing (the page is still drawn: a broken
-// checkpoint is evaluate's and resume's to refuse).
+// parameters_id. A checkpoint that cannot be read adds nothing but a note naming it (the page is
+// still drawn: a broken checkpoint is evaluate's and resume's to refuse), so the checks that use
+// it (config.toml's eval.metric against the checkpoint's) are not skipped without a word.
 struct CheckpointFacts {
     std::optional<Task> task;
     std::vector<std::string> ids;
     /// eval.metric of the first readable checkpoint's stored config, and that checkpoint.
     std::string metric;
     std::filesystem::path metric_source;
+    /// "RUN/last.ckpt.h5: not readable as a checkpoint (REASON), not used" per unreadable one.
+    std::vector<std::string> notes;
 };
 CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
     CheckpointFacts f;
@@ -83,7 +86,13 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
                 f.metric_source = dir / name;
             }
             f.ids.push_back(r.parameters_id());
-        } catch (const Error&) {
+        } catch (const Error& e) {
+            const std::string file = (dir / name).string();
+            std::string_view why = e.what();
+            if (why.starts_with(file + ": ")) why.remove_prefix(file.size() + 2);  // named once
+            f.notes.push_back(str(file, ": not readable as a checkpoint (", echo_value(why, 240),
+                                  "), not used: its task, model id and eval.metric are not "
+                                  "checked against the run's files"));
         }
     }
     return f;
@@ -98,7 +107,8 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
 struct RunIdentity {
     std::string metric;
     std::optional<Task> task;
-    std::vector<std::string> checkpoint_ids;  ///< parameters_id of its readable checkpoints
+    std::vector<std::string> checkpoint_ids;    ///< parameters_id of its readable checkpoints
+    std::vector<std::string> checkpoint_notes;  ///< CheckpointFacts::notes
 };
 RunIdentity check_run_config(const std::filesystem::path& dir) {
     const std::filesystem::path file = dir / "config.toml";
@@ -106,6 +116,7 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
     RunIdentity id;
     const CheckpointFacts ck = checkpoint_facts(dir);
     id.checkpoint_ids = ck.ids;
+    id.checkpoint_notes = ck.notes;
     if (!std::filesystem::exists(file, ec)) {  // noted as absent on the page
         id.metric = ck.metric;
         id.task = ck.task;
@@ -207,6 +218,7 @@ int run_report(int argc, char** argv) {
     opt.selection_metric = id.metric;
     opt.task = id.task;
     opt.run_checkpoint_ids = id.checkpoint_ids;
+    opt.checkpoint_notes = id.checkpoint_notes;
     std::vector<std::string> notes;
     const std::string html = render_report_html(opt, &notes);
     print_notes(notes);

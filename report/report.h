@@ -87,6 +87,10 @@ struct ReportOptions {
     /// CheckpointReader::parameters_id of run_dir's checkpoints (last, best): an --eval JSON
     /// recording one of them is this run's evaluation, however the run was moved or renamed.
     std::vector<std::string> run_checkpoint_ids;
+    /// Notes on run_dir's checkpoints found by the caller (one that is not a readable checkpoint:
+    /// "RUN/last.ckpt.h5: not readable as a checkpoint (...), not used"), shown first among the
+    /// page's notes.
+    std::vector<std::string> checkpoint_notes;
     /// Draw an --eval JSON whose "checkpoint" is not one of run_dir's (eval_checkpoint_mismatch:
     /// e.g. a run copied after it was evaluated) with a note, instead of refusing it.
     bool eval_of_other_run = false;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tests/support/test_paths.h"
+#include "tests/support/tiny_cli_run.h"
 #include "tests/support/tiny_layout_data.h"
 
 using namespace segrank::test;
@@ -158,5 +159,33 @@ TEST_SUITE("hostile") {
             }
         }
         CHECK(fs::is_empty(dir));
+    }
+
+    TEST_CASE(
+        "segrank report names a run's checkpoints that are not readable instead of skipping "
+        "them silently") {
+        const fs::path dir = scratch_dir("hostile_trial15_report_garbage_ckpt");
+        const fs::path run = segrank_tiny_layout_run(dir);
+        const auto clean = run_segrank_in_source("report " + sq(run.string()), 1);
+        INFO(clean.output);
+        REQUIRE(clean.exit_code == 0);
+        CHECK_FALSE(contains_text(clean.output, "not readable as a checkpoint"));
+        std::string bytes;
+        for (int i = 0; i < 2000; ++i) bytes += static_cast<char>((i * 131 + 7) % 256);
+        for (const char* name : {"last.ckpt.h5", "best.ckpt.h5"})
+            write_file_text(run / name, bytes);
+        const auto r = run_segrank_in_source("report " + sq(run.string()), 1);
+        INFO(r.output);
+        CHECK(r.exit_code == 0);  // the page is still drawn: evaluate and --resume refuse them
+        for (const char* name : {"last.ckpt.h5", "best.ckpt.h5"}) {
+            const std::string note = "segrank report: note: " + (run / name).string() +
+                                     ": not readable as a checkpoint (";
+            CHECK(contains_text(r.output, note));
+        }
+        CHECK(contains_text(r.output,
+                            "), not used: its task, model id and eval.metric are not "
+                            "checked against the run's files"));
+        CHECK(contains_text(read_file_text(run / "report.html"),
+                            (run / "last.ckpt.h5").string() + ": not readable as a checkpoint"));
     }
 }
