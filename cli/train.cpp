@@ -18,7 +18,6 @@
 #include "cli/options.h"
 #include "cli/train_balance.h"
 #include "cli/train_interrupt.h"
-#include "eval/metrics.h"
 #include "gnn/core/address_space.h"
 #include "gnn/core/check.h"
 #include "gnn/core/parallel.h"
@@ -27,6 +26,7 @@
 #include "trainer/config.h"
 #include "trainer/config_task.h"
 #include "trainer/dataset.h"
+#include "trainer/evaluation.h"
 #include "trainer/run_dir.h"
 #include "trainer/trainer.h"
 #include "util/atomic_file.h"
@@ -333,14 +333,8 @@ int check_only(const TrainRequest& t) {
     check_run_paths(t.cfg, t.dir);
     check_run_files(t.dir);
     if (!t.resume) check_fresh_run_dir(t.dir, t.config, t.cfg.data.root);
-    // The eval.indices file as the run reads it (a file, its size, its JSON shape); whether it
-    // names every evaluation graph's configs needs the graphs and is checked when the run starts.
-    // --data-later: a script writes it with the data (scripts/bench_scale.py), after this check.
-    std::error_code indices_ec;
-    const bool indices_later =
-        t.data_later && !t.cfg.eval.indices.empty() &&
-        !std::filesystem::exists(std::filesystem::symlink_status(t.cfg.eval.indices, indices_ec));
-    if (!t.cfg.eval.indices.empty() && !indices_later) load_eval_indices(t.cfg.eval.indices);
+    // The eval.indices file as the run reads it; its graphs are checked when the run starts.
+    const bool indices_later = !check_eval_indices_file(t.cfg, t.data_later);
     // data.root must exist unless data.ingest creates it (the run refuses it the same way), or
     // --data-later says it is made after this check.
     std::error_code ec;
@@ -349,16 +343,15 @@ int check_only(const TrainRequest& t) {
     // The task mix of data.root's collections: a folder listing, no graph read.
     const auto train = later ? std::nullopt : training_collections(t.cfg);
     if (train && !train->empty()) check_one_task(t.cfg, *train);
-    std::printf("segrank train: config OK (%s)%s%s\n",
-                t.resume ? (*t.resume / "config.toml").string().c_str() : t.config.c_str(),
-                train   ? ""
-                : later ? "; data.root was not listed (--data-later: it does not exist yet), so "
-                          "the task of its collections is checked when the run starts"
-                        : "; data.root was not listed (data.ingest adds to it), so the task of "
-                          "its collections is checked when the run starts",
-                indices_later ? "; eval.indices was not read (--data-later: it does not exist "
-                                "yet), it is checked when the run starts"
-                              : "");
+    std::printf(
+        "segrank train: config OK (%s)%s%s\n",
+        t.resume ? (*t.resume / "config.toml").string().c_str() : t.config.c_str(),
+        train   ? ""
+        : later ? "; data.root was not listed (--data-later: it does not exist yet), so "
+                  "the task of its collections is checked when the run starts"
+                : "; data.root was not listed (data.ingest adds to it), so the task of "
+                  "its collections is checked when the run starts",
+        indices_later ? "; eval.indices was not read (--data-later: it does not exist yet)" : "");
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <string_view>
 #include <type_traits>
@@ -241,6 +242,16 @@ std::string eval_indices_digest(const RunConfig& cfg) {
     const std::string bytes =
         read_input_file(cfg.eval.indices, "an eval.indices JSON file", kMaxJsonFileBytes);
     return str(cfg.eval.indices, " xxh3_64 ", hash_hex(xxh3_64(bytes.data(), bytes.size())), "\n");
+}
+
+bool check_eval_indices_file(const RunConfig& cfg, bool data_later) {
+    if (cfg.eval.indices.empty()) return true;
+    std::error_code ec;
+    if (data_later &&
+        !std::filesystem::exists(std::filesystem::symlink_status(cfg.eval.indices, ec)))
+        return false;
+    load_eval_indices(cfg.eval.indices);
+    return true;
 }
 
 void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries) {

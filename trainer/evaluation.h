@@ -60,6 +60,13 @@ Ownership eval_ownership(const RunConfig& cfg, const std::vector<GraphEntry>& en
 /// segrank::Error naming the file (file:line:col for JSON errors), the graph and the index.
 void check_eval_indices(const RunConfig& cfg, const std::vector<GraphEntry>& entries);
 
+/// `segrank train --check`'s part of check_eval_indices, which needs no graph: reads
+/// cfg.eval.indices as the run does (a regular file within kMaxJsonFileBytes, the shape {"graph
+/// name": [config indices], ...}). With `data_later` (--data-later) a file that does not exist yet
+/// is left to the run (a script writes it with the data) and false is returned; true otherwise
+/// (also when eval.indices is not set). Throws segrank::Error naming the file, as the run would.
+bool check_eval_indices_file(const RunConfig& cfg, bool data_later);
+
 /// True when cfg.eval.indices is set and selects the configs of some entry (one without held-out
 /// configs, which take precedence).
 bool eval_indices_apply(const RunConfig& cfg, const std::vector<GraphEntry>& entries);
