@@ -200,10 +200,11 @@ struct TuneRun {
         }
     }
 
-    // Proposals per round of --candidates search (--pool, else its default).
-    int64_t pool_size() const {
-        return o.pool > 0 ? o.pool : std::max<int64_t>(kDefaultPool, 8 * o.batch.cap);
+    // Proposals per round of --candidates search: --pool, else max(2048, 8 B) up to kMaxPool.
+    int64_t default_pool() const {
+        return std::max<int64_t>(kDefaultPool, 8 * std::min<int64_t>(o.batch.cap, kMaxPool / 8));
     }
+    int64_t pool_size() const { return o.pool > 0 ? o.pool : default_pool(); }
 
     // What a round that ran out of memory proposing or scoring its candidates says: how many it
     // scored, what lowers it, and that the measurements so far resume (the round measured
@@ -211,7 +212,7 @@ struct TuneRun {
     std::string round_oom_message(int64_t round, const std::string& detail) const {
         const std::string what =
             search ? str(pool_size(), " proposals of --pool (lower --pool, e.g. --pool ",
-                         std::max<int64_t>(kDefaultPool, 8 * o.batch.cap), ")")
+                         default_pool(), ")")
                    : str(c, " recorded configs of graph ", g.where(),
                          " (a graph with fewer configs, or more memory)");
         return str("out of memory in round ", round, " while scoring ", what, "; the ",

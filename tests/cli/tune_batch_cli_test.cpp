@@ -146,6 +146,35 @@ TEST_CASE("segrank tune --strategy random and anneal take --batch grow: rounds o
     }
 }
 
+TEST_CASE(
+    "segrank tune --candidates search with a --batch or grow cap of 2^63 - 1 scores the default "
+    "pool, at most 65536 proposals" *
+    doctest::test_suite("hostile")) {
+    const Fixture& f = fixture();
+    TinyLayoutSpec spec;
+    spec.configs = 12;
+    spec.shapes = true;
+    spec.config_nodes = 3;
+    LayoutGraph g = tiny_layout_graph("tune_huge_batch", 2, spec);
+    std::fill_n(g.node_config_feat.begin(), 3 * kLayoutConfigDim, int8_t{-1});
+    const fs::path npz = f.dir / "tune_huge_batch.npz";
+    save_layout_npz(g, npz);
+    for (const std::string batch : {"9223372036854775807", "grow:9223372036854775807"}) {
+        INFO(batch);
+        const fs::path out = f.dir / ("huge_" + batch.substr(0, 4));
+        const auto r =
+            run_segrank("tune --checkpoint " + sq(f.run.string()) + " --graph " + sq(npz.string()) +
+                        " --candidates search --measure hwmodel --budget 5 --batch " + batch +
+                        " --out " + sq(out.string()));
+        INFO(r.output);
+        REQUIRE(r.exit_code == 0);
+        // 8 x the batch would overflow; the pool is the largest one, announced before scoring.
+        CHECK(
+            contains_text(r.output, "tune: round 1: scoring 65536 proposals with the cost model"));
+        CHECK(round_sizes(out).size() >= 2);
+    }
+}
+
 TEST_CASE("segrank tune refuses a --batch that is no count, grow or grow:CAP, naming the option" *
           doctest::test_suite("hostile")) {
     const Fixture& f = fixture();
