@@ -86,6 +86,10 @@ std::vector<int32_t> Ownership::step_ranks(std::span<const int64_t> members) con
         for (int64_t g : members) ranks.push_back(static_cast<int32_t>(owner(g)));
         return ranks;
     }
+    return lpt_assignment(member_costs(members), world_);  // ties by batch position
+}
+
+std::vector<int64_t> Ownership::member_costs(std::span<const int64_t> members) const {
     std::vector<int64_t> costs;
     costs.reserve(members.size());
     for (int64_t g : members) {
@@ -93,21 +97,14 @@ std::vector<int32_t> Ownership::step_ranks(std::span<const int64_t> members) con
                       " outside the ", costs_.size(), " graphs of the per-step assignment");
         costs.push_back(costs_[static_cast<size_t>(g)]);
     }
-    return lpt_assignment(costs, world_);  // ties by batch position
+    return costs;
 }
 
 std::vector<StepUnit> Ownership::step_units(std::span<const int64_t> members,
                                             std::span<const int64_t> k) const {
     SEGRANK_CHECK(mode_ == OwnershipMode::kPerStep,
                   "ownership: config slices need per_step ownership, not ", to_string(mode_));
-    std::vector<int64_t> costs;
-    costs.reserve(members.size());
-    for (int64_t g : members) {
-        SEGRANK_CHECK(g >= 0 && g < static_cast<int64_t>(costs_.size()), "ownership: graph id ", g,
-                      " outside the ", costs_.size(), " graphs of the per-step assignment");
-        costs.push_back(costs_[static_cast<size_t>(g)]);
-    }
-    return config_slice_units(costs, k, world_);
+    return config_slice_units(member_costs(members), k, world_);
 }
 
 std::vector<int64_t> Ownership::rank_totals(std::span<const int64_t> costs) const {

@@ -74,6 +74,9 @@ public:
     std::vector<int64_t> rank_totals(std::span<const int64_t> costs) const;
 
 private:
+    /// kPerStep: the cost of each of `members` [M]; throws for an id outside the costs.
+    std::vector<int64_t> member_costs(std::span<const int64_t> members) const;
+
     OwnershipMode mode_ = OwnershipMode::kModulo;
     int world_ = 1;
     std::vector<int32_t> owner_;  // balanced: owner of each graph id

@@ -67,6 +67,16 @@ struct OneGraph {
     GraphEntry entry;                        ///< graph 0 of `source`, every config usable
 };
 
+/// o.source and o.entry: the train split under o.root and its graph 0.
+inline void open_train_split(OneGraph& o) {
+    for (Collection& c : discover_collections(o.root))
+        if (c.id.split == Split::kTrain) o.source = std::make_unique<NpzGraphSource>(std::move(c));
+    o.entry.source = o.source.get();
+    o.entry.collection = o.source->collection();
+    o.entry.info = o.source->info(0);
+    o.entry.name = o.entry.info.name;
+}
+
 /// Writes the collection of `spec` (one train graph) under scratch_dir(name).
 inline OneGraph one_graph(const std::string& name, TinyLayoutSpec spec) {
     spec.train_graphs = 1;
@@ -75,12 +85,7 @@ inline OneGraph one_graph(const std::string& name, TinyLayoutSpec spec) {
     o.root = write_tiny_layout_collection(scratch_dir(name), spec);
     o.graph = load_layout_npz(o.root / "npz/layout/xla/random/train/tiny_train_0.npz",
                               LabelPolicy::kRequirePositive);
-    for (Collection& c : discover_collections(o.root))
-        if (c.id.split == Split::kTrain) o.source = std::make_unique<NpzGraphSource>(std::move(c));
-    o.entry.source = o.source.get();
-    o.entry.collection = o.source->collection();
-    o.entry.info = o.source->info(0);
-    o.entry.name = o.entry.info.name;
+    open_train_split(o);
     return o;
 }
 
@@ -107,12 +112,7 @@ inline OneGraph synth_one_graph(const std::string& name, int64_t config_nodes = 
     std::filesystem::create_directories(dir);
     save_layout_npz(o.graph, dir / (o.graph.name + ".npz"));
     o.graph = load_layout_npz(dir / (o.graph.name + ".npz"), LabelPolicy::kRequirePositive);
-    for (Collection& c : discover_collections(o.root))
-        if (c.id.split == Split::kTrain) o.source = std::make_unique<NpzGraphSource>(std::move(c));
-    o.entry.source = o.source.get();
-    o.entry.collection = o.source->collection();
-    o.entry.info = o.source->info(0);
-    o.entry.name = o.entry.info.name;
+    open_train_split(o);
     return o;
 }
 
