@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace segrank::cli {
 
@@ -22,5 +23,9 @@ int run_hwmodel(int argc, char** argv);      // analytical-baseline submission /
 int run_leaderboard(int argc, char** argv);  // score and rank submissions
 int run_report(int argc, char** argv);       // HTML report of a run directory
 int run_bench(int argc, char** argv);        // benchmarks (JSON)
+
+/// True for the subcommands that run the model's oneDNN matmuls (train, evaluate, predict, tune,
+/// bench): their SIGINT/SIGTERM/SIGHUP handlers run on a relay thread (util/signal_relay.h).
+bool runs_jit_kernels(std::string_view command);
 
 }  // namespace segrank::cli

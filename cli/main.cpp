@@ -46,6 +46,16 @@ void print_usage(FILE* out) {
 
 }  // namespace
 
+namespace segrank::cli {
+
+bool runs_jit_kernels(std::string_view command) {
+    for (std::string_view c : {"train", "evaluate", "predict", "tune", "bench"})
+        if (command == c) return true;
+    return false;
+}
+
+}  // namespace segrank::cli
+
 int main(int argc, char** argv) {
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
         std::strcmp(argv[1], "help") == 0) {
@@ -65,8 +75,11 @@ int main(int argc, char** argv) {
             return 1;
         }
         try {
-            // Before any thread exists: handlers must not run on a thread inside a JIT kernel.
-            segrank::start_signal_relay();
+            // Before any thread exists: the commands that run the model's oneDNN GEMMs take
+            // their signals on a relay thread, never on a thread inside a JIT kernel. The others
+            // (ingest, pack, synth, ...) keep their handlers on the thread that writes, so a
+            // removal of partial output on SIGTERM does not race the writer.
+            if (segrank::cli::runs_jit_kernels(name)) segrank::start_signal_relay();
             return c.run(argc - 1, argv + 1);
         } catch (...) {
             const segrank::ExitReport r = segrank::classify_exception(std::current_exception());

@@ -12,6 +12,7 @@
 
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
+#include "util/signal_relay.h"
 
 namespace segrank::cli {
 
@@ -85,8 +86,7 @@ extern "C" void on_mpi_termination(int sig) {
         before.sa_handler(sig);  // e.g. the fresh run's cleanup, which ends by the signal
         return;
     }
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
+    end_by_signal(sig);
 }
 
 }  // namespace

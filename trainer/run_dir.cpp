@@ -18,6 +18,7 @@
 #include "gnn/core/hash.h"
 #include "trainer/checkpoint.h"
 #include "util/signal_cleanup.h"
+#include "util/signal_relay.h"
 
 namespace segrank {
 
@@ -339,8 +340,7 @@ extern "C" void run_dir_termination_handler(int sig) {
             }
         }
     }
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
+    end_by_signal(sig);
 }
 
 bool copy_path(char (&dst)[kMaxPath], const fs::path& p) {

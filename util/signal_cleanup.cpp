@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "util/signal_relay.h"
+
 namespace segrank {
 namespace {
 
@@ -111,8 +113,7 @@ extern "C" void remove_on_termination_handler(int sig) {
             done += static_cast<size_t>(n);
         }
     }
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
+    end_by_signal(sig);
 }
 
 // Blocks (or unblocks) the signals the guard handles, so the lists are never read half-written.

@@ -53,6 +53,16 @@ void start_signal_relay() {
     g_started = true;
 }
 
+void end_by_signal(int sig) noexcept {
+    ::signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    ::sigprocmask(SIG_UNBLOCK, &one, nullptr);  // in a handler the signal is blocked: not now
+    ::raise(sig);
+    ::_exit(128 + sig);
+}
+
 void settle_relayed_signals() {
     if (!g_started) return;
     const sigset_t relayed = relayed_set();

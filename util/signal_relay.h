@@ -22,6 +22,12 @@ void start_signal_relay();
 /// once when the relay is not running.
 void settle_relayed_signals();
 
+/// Ends the process by `sig` at once, from a signal handler: its default action restored and the
+/// signal unblocked in the calling thread before it is raised, so no other thread runs on (and
+/// writes) after the handler's cleanup. Async-signal-safe; _exit(128 + sig) if the process
+/// somehow survives.
+[[noreturn]] void end_by_signal(int sig) noexcept;
+
 /// The signal mask the process had before start_signal_relay (its own mask when the relay is not
 /// running): what a child process should start with (posix_spawnattr_setsigmask, or
 /// pthread_sigmask after fork).
