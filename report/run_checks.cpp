@@ -411,14 +411,22 @@ void check_report_against_metrics(RunRecords& r, const std::filesystem::path& di
     int64_t last = -1;
     for (const auto& t : r.train) last = std::max(last, t.step);
     for (const RunEval& e : r.evals) last = std::max(last, e.step);
-    if (last >= 0 && steps > last) {
-        r.notes.push_back(str(file, ": describes the run up to step ", steps,
-                              ", but metrics.jsonl ends at step ", last,
-                              " (lines lost, or report.json edited?): its summary is not drawn"));
+    if (steps > last) {  // an empty or missing metrics.jsonl too: nothing backs the summary
+        r.notes.push_back(
+            last >= 0 ? str(file, ": describes the run up to step ", steps,
+                            ", but metrics.jsonl ends at step ", last,
+                            " (lines lost, or report.json edited?): its summary is not drawn")
+                      : str(file, ": describes the run up to step ", steps,
+                            ", but metrics.jsonl holds no whole line (lost or cut?): its summary "
+                            "is not drawn"));
         r.report.reset();
         return;
     }
     const int64_t best_step = r.report->value("best_step", int64_t{-1});
+    // A run's end evaluates, so a summary with evaluations names one of them as its best.
+    SEGRANK_CHECK(best_step >= 0 || r.evals.empty() || !r.report->contains("best_step"), file,
+                  ": \"best_step\" is -1 (no evaluation), but metrics.jsonl has ", r.evals.size(),
+                  " evaluation line(s)");
     if (best_step >= 0 && !r.evals.empty()) {
         std::string steps_seen;  // the evaluation steps, for the message
         bool found = false;

@@ -174,8 +174,7 @@ TEST_SUITE("hostile") {
             test::write_file_text(dir / "metrics.jsonl", a + "\n" + b + "\n" + c + "\n");
         };
         // Lines edited here are checked alone: a summary that names no best evaluation.
-        const std::string report =
-            test::replaced_first(kReport, "\"best_step\":10", "\"best_step\":-1");
+        const std::string report = test::replaced_first(kReport, "\"best_step\":10,", "");
         test::write_file_text(dir / "report.json", report);
         auto layout = [&](const std::string& metric = "kaggle") {
             return refusal(dir, false, metric, false, nullptr, Task::kLayout);
@@ -312,6 +311,24 @@ TEST_SUITE("hostile") {
                                  "describes the run up to step 999, but metrics.jsonl ends at "
                                  "step 10") != std::string::npos;
         CHECK(noted);
+        // best_step -1 beside evaluations; an emptied or cut metrics.jsonl (trial 16).
+        test::write_file_text(dir / "report.json", test::replaced_first(kReport, "\"best_step\":10",
+                                                                        "\"best_step\":-1"));
+        CHECK(refusal(dir, false, "kaggle")
+                  .find("\"best_step\" is -1 (no evaluation), but metrics.jsonl has 2 "
+                        "evaluation line(s)") != std::string::npos);
+        test::write_file_text(dir / "report.json", kReport);
+        for (const std::string& log : {std::string(), kTrain1.substr(0, 20)}) {
+            test::write_file_text(dir / "metrics.jsonl", log);
+            notes.clear();
+            CHECK(refusal(dir, false, "kaggle", false, &notes).empty());
+            noted = false;
+            for (const auto& n : notes)
+                noted = noted || n.find(
+                                     "describes the run up to step 10, but metrics.jsonl holds "
+                                     "no whole line") != std::string::npos;
+            CHECK(noted);
+        }
     }
 
     TEST_CASE("report refuses a metrics.jsonl whose steps go back") {
