@@ -59,6 +59,13 @@ PATH_OPTIONS = {
     "recipe": "a file path",
 }
 
+# Other value options refused when empty: an empty one was taken as the default (bench_scale.py
+# --mpirun '' used mpirun from PATH, bench_tune.py --cases '' ran every case).
+VALUE_OPTIONS = {
+    "mpirun": "the path or name of mpirun",
+    "cases": "a comma list of cases",
+}
+
 
 def parse_args_once(parser, argv):
     """parser.parse_args(argv) with refuse_repeated_options applied; the namespace holds only the
@@ -72,6 +79,13 @@ def parse_args_once(parser, argv):
     for dest, what in PATH_OPTIONS.items():
         if dest in given and getattr(o, dest, None) == "":
             parser.error(f"{given[dest][0]}: the path is empty (give {what})")
+    for dest, what in VALUE_OPTIONS.items():
+        if (
+            dest in given
+            and isinstance(getattr(o, dest, None), str)
+            and not getattr(o, dest).strip()
+        ):
+            parser.error(f"{given[dest][0]}: the value is empty (give {what})")
     return o
 
 

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "tests/support/test_paths.h"
 #include "tests/support/tiny_cli_run.h"
@@ -157,6 +158,19 @@ TEST_SUITE("hostile") {
                 CHECK(contains_text(r.output, flag + ": the path is empty (give a "));
                 CHECK_FALSE(contains_text(r.output, "Traceback"));
             }
+        }
+        // An empty --mpirun or --cases was taken as the default (trial 16).
+        for (const auto& [script, opt] :
+             {std::pair<std::string, std::string>{"bench_scale.py", "--mpirun ''"},
+              {"bench_tune.py", "--cases ''"},
+              {"bench_quality.py", "--cases ''"}}) {
+            const auto r = run_command("cd " + sq(dir.string()) + " && /usr/bin/python3 " +
+                                       sq((source_dir() / "scripts" / script).string()) +
+                                       " --segrank " + sq(segrank_binary().string()) + " --work " +
+                                       sq((dir / "w").string()) + " --tiny " + opt + " 2>&1");
+            INFO(script, " ", opt, r.output);
+            CHECK(r.exit_code == 2);
+            CHECK(contains_text(r.output, opt.substr(0, opt.find(' ')) + ": the value is empty"));
         }
         CHECK(fs::is_empty(dir));
     }
