@@ -270,6 +270,7 @@ void make_store(const cxxopts::ParseResult& a, const std::string& name, uint64_t
                   "bench --memory --make-store: need nodes >= ", 2 * c.config_nodes,
                   " and configs >= 2");
     const std::string given = a["make-store"].as<std::string>();
+    refuse_long_path("--make-store", given);
     refuse_dangling_link("--make-store", given);
     const std::filesystem::path dir = std::filesystem::absolute(given) / c.name;
     refuse_foreign_store(dir / (c.name + ".h5"), "--make-store", given, "replaces");

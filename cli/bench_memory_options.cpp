@@ -144,6 +144,7 @@ std::string foreign_entry(const std::filesystem::path& work, const std::string& 
 
 void prepare_work_dir(const std::string& given, const std::filesystem::path& work) {
     namespace fs = std::filesystem;
+    refuse_long_path("--work-dir", given);  // not a raw "File name too long"
     refuse_dangling_link("--work-dir", given);
     std::error_code ec;
     if (fs::exists(fs::symlink_status(work, ec))) {

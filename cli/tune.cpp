@@ -426,7 +426,8 @@ int run_tune(int argc, char** argv) {
     check_address_space_for_matmuls("tune");
     // One segrank tune per --out (the .lock of segrank train's run directories), taken before any
     // work: a second tune, or a --resume while the first runs, is refused.
-    refuse_dangling_link("--out", o.out);  // "File exists" otherwise
+    refuse_long_path("--out", o.out.native());  // not a raw "File name too long"
+    refuse_dangling_link("--out", o.out);       // "File exists" otherwise
     check_tune_out(o);
     std::unique_ptr<CreatedDirectories> made = create_out_dir(o.out);
     const RunDirLock lock(o.out, "tune directory", "segrank tune");

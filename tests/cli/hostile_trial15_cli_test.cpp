@@ -86,6 +86,21 @@ TEST_SUITE("hostile") {
             CHECK_FALSE(contains_text(r.output, name));
             CHECK_FALSE(contains_text(r.output, "status '"));
         }
+        // tune --out and bench --memory's folders likewise (trial 16).
+        for (const auto& [args, option] :
+             {std::pair<std::string, std::string>{"tune --strategy random --graph g.npz "
+                                                  "--budget 2 --out " +
+                                                      name,
+                                                  "--out"},
+              {"bench --memory --work-dir " + name, "--work-dir"},
+              {"bench --memory --make-store " + name, "--make-store"}}) {
+            const auto r = segrank_in(dir, args);
+            INFO(args, r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, option + " " + std::string(80, 'd') + "... ("));
+            CHECK(contains_text(r.output, said));
+            CHECK_FALSE(contains_text(r.output, name));
+        }
         CHECK(fs::is_empty(dir));
     }
 
