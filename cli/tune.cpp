@@ -70,6 +70,8 @@ private:
 // replaced only when it is a tune's (its first member is "graph").
 void check_tune_out(const TuneOptions& o) {
     namespace fs = std::filesystem;
+    refuse_long_path("--out", o.out.native());  // not a raw "File name too long"
+    refuse_dangling_link("--out", o.out);       // "File exists" otherwise
     std::error_code ec;
     if (o.resume) {
         SEGRANK_CHECK(fs::is_regular_file(o.out / "tune.json", ec), "--resume ", o.out.string(),
@@ -426,8 +428,6 @@ int run_tune(int argc, char** argv) {
     check_address_space_for_matmuls("tune");
     // One segrank tune per --out (the .lock of segrank train's run directories), taken before any
     // work: a second tune, or a --resume while the first runs, is refused.
-    refuse_long_path("--out", o.out.native());  // not a raw "File name too long"
-    refuse_dangling_link("--out", o.out);       // "File exists" otherwise
     check_tune_out(o);
     std::unique_ptr<CreatedDirectories> made = create_out_dir(o.out);
     const RunDirLock lock(o.out, "tune directory", "segrank tune");

@@ -406,8 +406,7 @@ void check_report_against_metrics(RunRecords& r, const std::filesystem::path& di
         r.report.reset();
         return;
     }
-    // A run's end writes its last evaluation line at its last step: a report.json whose steps go
-    // beyond every line describes steps metrics.jsonl does not hold (lines lost, or edited).
+    // A run's end logs an evaluation at its last step: steps beyond every line are not the log's.
     int64_t last = -1;
     for (const auto& t : r.train) last = std::max(last, t.step);
     for (const RunEval& e : r.evals) last = std::max(last, e.step);
