@@ -65,7 +65,6 @@ void end_by_signal(int sig) noexcept {
 
 void settle_relayed_signals() {
     if (!g_started) return;
-    const sigset_t relayed = relayed_set();
     // A signal sent before now is pending until the relay thread takes it; give it up to a second.
     for (int i = 0; i < 5000; ++i) {
         sigset_t pending;
@@ -75,7 +74,6 @@ void settle_relayed_signals() {
         if (!any) return;
         ::usleep(200);
     }
-    (void)relayed;
 }
 
 const sigset_t& inherited_signal_mask() {

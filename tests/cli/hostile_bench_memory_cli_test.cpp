@@ -15,23 +15,14 @@
 using namespace segrank::test;
 namespace fs = std::filesystem;
 
-namespace {
-
-// `segrank ARGS` run in `dir` with one thread; the result holds stdout and stderr.
-CommandResult segrank_in(const fs::path& dir, const std::string& args) {
-    return run_command("(cd " + sq(dir.string()) + " && env OMP_NUM_THREADS=1 " +
-                       sq(segrank_binary().string()) + " " + args + " 2>&1)");
-}
-
-}  // namespace
-
 TEST_SUITE("hostile") {
     TEST_CASE(
         "segrank bench --memory --make-store at a dangling symbolic link keeps the link and names "
         "its target") {
         const fs::path dir = scratch_dir("hostile_bench_memory_dangling");
         fs::create_symlink("/nonexistent/segrank_dir", dir / "dang");
-        const auto r = segrank_in(dir, "bench --memory --threads 1 --make-store dang --nodes 1000");
+        const auto r =
+            run_segrank_in(dir, "bench --memory --threads 1 --make-store dang --nodes 1000");
         INFO(r.output);
         CHECK(r.exit_code == 1);
         CHECK(contains_text(r.output,
@@ -45,12 +36,12 @@ TEST_SUITE("hostile") {
         "--make-store, before any work") {
         const fs::path dir = scratch_dir("hostile_bench_memory_store_options");
         for (const char* opt : {"--nodes 1000", "--configs 8"}) {
-            const auto r = segrank_in(dir, std::string("bench --memory --threads 1 ") + opt);
+            const auto r = run_segrank_in(dir, std::string("bench --memory --threads 1 ") + opt);
             INFO(opt, r.output);
             CHECK(r.exit_code == 1);
             CHECK(contains_text(r.output, "applies to --make-store DIR only"));
         }
-        const auto empty = segrank_in(dir, "bench --memory --threads 1 --make-store ''");
+        const auto empty = run_segrank_in(dir, "bench --memory --threads 1 --make-store ''");
         INFO(empty.output);
         CHECK(empty.exit_code == 1);
         CHECK(contains_text(empty.output, "--make-store: the path is empty"));
@@ -65,7 +56,7 @@ TEST_SUITE("hostile") {
         write_file_text(dir / "ms" / "nodes_1e4" / "nodes_1e4.h5", "mine\n");
         const std::string args =
             "bench --memory --threads 1 --make-store ms --nodes 1000 --cases nodes_1e4";
-        const auto r = segrank_in(dir, args);
+        const auto r = run_segrank_in(dir, args);
         INFO(r.output);
         CHECK(r.exit_code == 1);
         CHECK(contains_text(r.output,
@@ -73,8 +64,8 @@ TEST_SUITE("hostile") {
                             "graph store: bench --memory --make-store replaces only"));
         CHECK(read_file_text(dir / "ms" / "nodes_1e4" / "nodes_1e4.h5") == "mine\n");
         fs::remove(dir / "ms" / "nodes_1e4" / "nodes_1e4.h5");
-        CHECK(segrank_in(dir, args).exit_code == 0);
-        const auto again = segrank_in(dir, args);
+        CHECK(run_segrank_in(dir, args).exit_code == 0);
+        const auto again = run_segrank_in(dir, args);
         INFO(again.output);
         CHECK(again.exit_code == 0);
         CHECK(contains_text(again.output, "wrote "));
@@ -90,7 +81,7 @@ TEST_SUITE("hostile") {
         const std::string args =
             "bench --memory --json --cases nodes_1e4 --phases train --steps 1 "
             "--threads 1 --work-dir bmw";
-        const auto r = segrank_in(dir, args);
+        const auto r = run_segrank_in(dir, args);
         INFO(r.output);
         CHECK(r.exit_code == 1);
         CHECK(contains_text(r.output,
@@ -101,18 +92,18 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "bmw" / ".bench_memory_made"));
         // A marked folder: bench runs in a new run folder of its own and removes only that one.
         write_file_text(dir / "bmw" / ".bench_memory_made", "");
-        const auto ok = segrank_in(dir, args);
+        const auto ok = run_segrank_in(dir, args);
         INFO(ok.output);
         CHECK(ok.exit_code == 0);
         CHECK(contains_text(ok.output, "\"phase\":\"train\""));
         CHECK(read_file_text(dir / "bmw" / "run_nodes_1e4_train" / "best.ckpt.h5") == "weeks\n");
         CHECK_FALSE(fs::exists(dir / "bmw" / "run_nodes_1e4_train-2"));
         // A new folder is made and marked.
-        CHECK(segrank_in(dir, replaced_first(args, "bmw", "fresh")).exit_code == 0);
+        CHECK(run_segrank_in(dir, replaced_first(args, "bmw", "fresh")).exit_code == 0);
         CHECK(fs::exists(dir / "fresh" / ".bench_memory_made"));
         // An unmarked folder holding only bench's stores (an earlier version's) is accepted.
         fs::remove(dir / "fresh" / ".bench_memory_made");
-        CHECK(segrank_in(dir, replaced_first(args, "bmw", "fresh")).exit_code == 0);
+        CHECK(run_segrank_in(dir, replaced_first(args, "bmw", "fresh")).exit_code == 0);
         CHECK(fs::exists(dir / "fresh" / ".bench_memory_made"));
     }
 
@@ -127,7 +118,7 @@ TEST_SUITE("hostile") {
         // A text file at the store path: refused as --make-store refuses it (the same check).
         fs::create_directories(dir / "text" / store_dir);
         write_file_text(dir / "text" / store_dir / "nodes_1e4.h5", "mine\n");
-        const auto text = segrank_in(dir, args + "text");
+        const auto text = run_segrank_in(dir, args + "text");
         INFO(text.output);
         CHECK(text.exit_code == 1);
         CHECK(contains_text(text.output,
@@ -139,7 +130,7 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "text" / ".bench_memory_made"));
         // A marked folder: the same file is refused before a child runs, and kept.
         write_file_text(dir / "text" / ".bench_memory_made", "");
-        const auto marked = segrank_in(dir, args + "text");
+        const auto marked = run_segrank_in(dir, args + "text");
         INFO(marked.output);
         CHECK(marked.exit_code == 1);
         CHECK(contains_text(marked.output, "nodes_1e4.h5 is a file of another kind"));
@@ -149,7 +140,7 @@ TEST_SUITE("hostile") {
         // written beside them.
         fs::create_directories(dir / "notes" / store_dir);
         write_file_text(dir / "notes" / store_dir / "mynotes.txt", "u\n");
-        const auto notes = segrank_in(dir, args + "notes");
+        const auto notes = run_segrank_in(dir, args + "notes");
         INFO(notes.output);
         CHECK(notes.exit_code == 1);
         CHECK(contains_text(notes.output,
@@ -157,7 +148,7 @@ TEST_SUITE("hostile") {
         CHECK_FALSE(fs::exists(dir / "notes" / store_dir / "nodes_1e4.h5"));
         CHECK_FALSE(fs::exists(dir / "notes" / ".bench_memory_made"));
         fs::create_directories(dir / "named" / "nodes_1e4-notes");
-        const auto named = segrank_in(dir, args + "named");
+        const auto named = run_segrank_in(dir, args + "named");
         INFO(named.output);
         CHECK(named.exit_code == 1);
         CHECK(contains_text(named.output, "it holds nodes_1e4-notes)"));
@@ -169,16 +160,16 @@ TEST_SUITE("hostile") {
         const fs::path dir = scratch_dir("hostile_bench_memory_child_status");
         // A real store too small to train on (2 configs) where the nodes_1e4 case reads its store:
         // the parent accepts it, the child fails with exit code 1.
-        REQUIRE(segrank_in(dir,
-                           "bench --memory --threads 1 --make-store ms --nodes 200 "
-                           "--configs 2 --cases nodes_1e4")
+        REQUIRE(run_segrank_in(dir,
+                               "bench --memory --threads 1 --make-store ms --nodes 200 "
+                               "--configs 2 --cases nodes_1e4")
                     .exit_code == 0);
         const fs::path store_dir = dir / "w" / "nodes_1e4-n10000-c1000-nc100-s0";
         fs::create_directories(store_dir);
         fs::copy_file(dir / "ms" / "nodes_1e4" / "nodes_1e4.h5", store_dir / "nodes_1e4.h5");
-        const auto r = segrank_in(dir,
-                                  "bench --memory --json --cases nodes_1e4 --phases train "
-                                  "--steps 1 --threads 1 --work-dir w");
+        const auto r = run_segrank_in(dir,
+                                      "bench --memory --json --cases nodes_1e4 --phases train "
+                                      "--steps 1 --threads 1 --work-dir w");
         INFO(r.output);
         CHECK(r.exit_code == 1);
         CHECK(contains_text(r.output, "case nodes_1e4 phase train failed (exit code 1)"));
@@ -191,17 +182,18 @@ TEST_SUITE("hostile") {
         const fs::path dir = scratch_dir("hostile_bench_memory_make_store_options");
         for (const std::string opt : {"--steps 3", "--work-dir w", "--phases train",
                                       "--eval-passes 2", "--memory-mb 512", "--json"}) {
-            const auto r =
-                segrank_in(dir, "bench --memory --threads 1 --make-store ms --nodes 1000 " + opt);
+            const auto r = run_segrank_in(
+                dir, "bench --memory --threads 1 --make-store ms --nodes 1000 " + opt);
             INFO(opt, r.output);
             CHECK(r.exit_code == 1);
             CHECK(contains_text(r.output, "bench --memory: --make-store and " +
                                               opt.substr(0, opt.find(' ')) +
                                               " exclude each other"));
         }
-        const auto twice = segrank_in(dir,
-                                      "bench --memory --json --cases nodes_1e4,nodes_1e4 --phases "
-                                      "train --steps 1 --threads 1 --work-dir w");
+        const auto twice =
+            run_segrank_in(dir,
+                           "bench --memory --json --cases nodes_1e4,nodes_1e4 --phases "
+                           "train --steps 1 --threads 1 --work-dir w");
         INFO(twice.output);
         CHECK(twice.exit_code == 1);
         CHECK(contains_text(twice.output, "--cases: nodes_1e4 is named twice"));
@@ -216,11 +208,11 @@ TEST_SUITE("hostile") {
             "--out dang: is a dangling symbolic link to '/nonexistent/segrank_out' (which does not "
             "exist)";
         const auto t =
-            segrank_in(dir, "tune --graph g.npz --budget 5 --strategy random --out dang");
+            run_segrank_in(dir, "tune --graph g.npz --budget 5 --strategy random --out dang");
         INFO(t.output);
         CHECK(t.exit_code == 1);
         CHECK(contains_text(t.output, said));
-        const auto p = segrank_in(dir, "pack in --out dang");
+        const auto p = run_segrank_in(dir, "pack in --out dang");
         INFO(p.output);
         CHECK(p.exit_code == 1);
         CHECK(contains_text(p.output, said));
@@ -232,14 +224,14 @@ TEST_SUITE("hostile") {
         "--balance-model") {
         const fs::path dir = scratch_dir("hostile_train_balance_options");
         const std::string config = sq((source_dir() / "configs" / "default.toml").string());
-        const auto from = segrank_in(dir, "train --config " + config + " --run-dir " +
-                                              sq((dir / "r").string()) + " --balance-from 3");
+        const auto from = run_segrank_in(dir, "train --config " + config + " --run-dir " +
+                                                  sq((dir / "r").string()) + " --balance-from 3");
         INFO(from.output);
         CHECK(from.exit_code == 1);
         CHECK(contains_text(from.output, "--balance-from applies to --balance-model only"));
         CHECK_FALSE(fs::exists(dir / "r"));
         const auto check =
-            segrank_in(dir, "train --config " + config + " --check --balance-model 2");
+            run_segrank_in(dir, "train --config " + config + " --check --balance-model 2");
         INFO(check.output);
         CHECK(check.exit_code == 1);
         CHECK(contains_text(check.output, "--check and --balance-model exclude each other"));
@@ -247,7 +239,7 @@ TEST_SUITE("hostile") {
         for (const std::string& opt :
              {"--run-dir " + sq((dir / "r").string()), std::string("--overwrite")}) {
             const auto r =
-                segrank_in(dir, "train --config " + config + " --balance-model 2 " + opt);
+                run_segrank_in(dir, "train --config " + config + " --balance-model 2 " + opt);
             INFO(opt, r.output);
             CHECK(r.exit_code == 1);
             CHECK(contains_text(r.output, "and --balance-model exclude each other"));

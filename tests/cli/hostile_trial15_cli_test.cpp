@@ -17,12 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// `segrank ARGS` run in `dir` with one thread; the result holds stdout and stderr.
-CommandResult segrank_in(const fs::path& dir, const std::string& args) {
-    return run_command("(cd " + sq(dir.string()) + " && env OMP_NUM_THREADS=1 " +
-                       sq(segrank_binary().string()) + " " + args + " 2>&1)");
-}
-
 constexpr const char* kLoop = "is a symbolic link loop (ELOOP";
 
 }  // namespace
@@ -43,7 +37,7 @@ TEST_SUITE("hostile") {
               std::string("tune --graph g.npz --budget 5 --strategy random --out loop1"),
               std::string("bench --memory --json --cases nodes_1e4 --phases train --steps 1 "
                           "--threads 1 --work-dir loop1")}) {
-            const auto r = segrank_in(dir, args);
+            const auto r = run_segrank_in(dir, args);
             INFO(args);
             INFO(r.output);
             CHECK(r.exit_code == 1);
@@ -53,12 +47,12 @@ TEST_SUITE("hostile") {
             CHECK_FALSE(contains_text(r.output, "dangling"));
         }
         // A loop above the folder is named as the folder that is the loop.
-        const auto below = segrank_in(dir, "synth --out loop1/sub --collections layout");
+        const auto below = run_segrank_in(dir, "synth --out loop1/sub --collections layout");
         INFO(below.output);
         CHECK(below.exit_code == 1);
         CHECK(contains_text(below.output, std::string("--out loop1/sub: 'loop1' ") + kLoop));
         const auto run_below =
-            segrank_in(dir, "train --check --config " + cfg + " --run-dir loop1/sub");
+            run_segrank_in(dir, "train --check --config " + cfg + " --run-dir loop1/sub");
         INFO(run_below.output);
         CHECK(run_below.exit_code == 1);
         CHECK(contains_text(run_below.output, std::string("cannot be created: 'loop1' ") + kLoop));
@@ -76,7 +70,7 @@ TEST_SUITE("hostile") {
         for (const std::string& args :
              {"synth --out " + name + " --collections layout", "pack in --out " + name,
               "pack in --out " + name + "/x.h5"}) {
-            const auto r = segrank_in(dir, args);
+            const auto r = run_segrank_in(dir, args);
             INFO(args);
             INFO(r.output);
             CHECK(r.exit_code == 1);
@@ -94,7 +88,7 @@ TEST_SUITE("hostile") {
                                                   "--out"},
               {"bench --memory --work-dir " + name, "--work-dir"},
               {"bench --memory --make-store " + name, "--make-store"}}) {
-            const auto r = segrank_in(dir, args);
+            const auto r = run_segrank_in(dir, args);
             INFO(args, r.output);
             CHECK(r.exit_code == 1);
             CHECK(contains_text(r.output, option + " " + std::string(80, 'd') + "... ("));

@@ -79,6 +79,11 @@ CommandResult run_segrank_in_source(const std::string& args, int threads,
                        sq(segrank_binary().string()) + " " + args);
 }
 
+CommandResult run_segrank_in(const std::filesystem::path& dir, const std::string& args) {
+    return run_command("(cd " + sq(dir.string()) + " && env OMP_NUM_THREADS=1 " +
+                       sq(segrank_binary().string()) + " " + args + " 2>&1)");
+}
+
 int spawn_shell_with_default_sigint(const std::string& command, const std::filesystem::path& log) {
     const pid_t pid = ::fork();
     if (pid == 0) {

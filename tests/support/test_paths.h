@@ -36,6 +36,9 @@ CommandResult run_command(const std::string& command);
 CommandResult run_segrank_in_source(const std::string& args, int threads = 1,
                                     const std::string& prefix = "");
 
+/// Runs `segrank ARGS` in the folder `dir` with one thread; the result holds stdout and stderr.
+CommandResult run_segrank_in(const std::filesystem::path& dir, const std::string& args);
+
 /// Starts `sh -c command` as a child with SIGINT at its default (as from a terminal: a shell's
 /// background job ignores SIGINT), stdout and stderr to `log`; returns its pid (-1 when fork
 /// fails). The caller waits for it (waitpid).
