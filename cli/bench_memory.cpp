@@ -21,7 +21,9 @@
 // inference budget), peak_rss_mb (VmHWM of
 // the child), steps_per_s (train: optimizer steps per second after one warmup step; inference: full
 // evaluation passes per second), configs_per_s (inference: configs scored per second), seconds.
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -51,6 +53,7 @@
 #include "util/exit_status.h"
 #include "util/json.h"
 #include "util/rss.h"
+#include "util/signal_cleanup.h"
 #include "util/signal_relay.h"
 
 namespace segrank::cli {
@@ -201,12 +204,21 @@ std::filesystem::path make_run_dir(const std::filesystem::path& work, const std:
 }
 
 // Child: one (case, phase) measurement; prints one JSON row on stdout. Removes only the run
-// folder it created.
+// folder it created, also when a signal ends it (SIGINT, SIGTERM, SIGHUP; one "interrupted" line
+// on stderr) or when the parent `parent_pid` (> 0) ends first: the child then gets SIGTERM
+// (PR_SET_PDEATHSIG), so a signal sent to the parent alone leaves no folder and no child behind.
 int run_child(const MemCase& c, const std::string& phase, const std::filesystem::path& work,
-              int64_t steps, int64_t passes, uint64_t seed, int64_t memory_mb) {
+              int64_t steps, int64_t passes, uint64_t seed, int64_t memory_mb, int64_t parent_pid) {
+    if (parent_pid > 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (static_cast<int64_t>(::getppid()) != parent_pid) return 128 + SIGTERM;  // parent gone
+    }
     const std::filesystem::path store_dir = work / store_dir_name(c, seed);
     const RemoveRunDir guard{make_run_dir(work, "run_" + c.name + "_" + phase)};
     const std::filesystem::path& run_dir = guard.dir;
+    const RemoveOnTermination on_signal(
+        run_dir, str("bench --memory: case ", c.name, " phase ", phase,
+                     ": interrupted by a signal; removed its run folder ", run_dir.string(), "\n"));
     RunConfig cfg = bench_run_config(store_dir, run_dir, steps, seed, memory_mb);
     LocalCommunicator comm;
     const auto t0 = std::chrono::steady_clock::now();
@@ -305,14 +317,15 @@ std::string child_end_text(int status) {
 void run_case_phase(const MemCase& c, const std::string& phase, const ChildSettings& s, bool json) {
     const std::string cmd =
         shell_quote(s.exe) + " bench --memory --child " + c.name + " --phase " + phase +
-        " --steps " + std::to_string(s.steps) + " --eval-passes " + std::to_string(s.passes) +
-        " --memory-mb " + std::to_string(s.memory_mb) + " --threads " + std::to_string(s.threads) +
-        " --seed " + std::to_string(s.seed) + " --work-dir " + shell_quote(s.work.string());
+        " --parent-pid " + std::to_string(static_cast<long long>(::getpid())) + " --steps " +
+        std::to_string(s.steps) + " --eval-passes " + std::to_string(s.passes) + " --memory-mb " +
+        std::to_string(s.memory_mb) + " --threads " + std::to_string(s.threads) + " --seed " +
+        std::to_string(s.seed) + " --work-dir " + shell_quote(s.work.string());
     std::cerr << "bench --memory: " << c.name << " " << phase << "\n";
     FILE* p = nullptr;
     {
-        const InheritedSignalMask child_mask;  // the shell and the child start unblocked
-        p = ::popen(cmd.c_str(), "r");
+        const InheritedSignalMask child_mask;       // the shell and the child start unblocked
+        p = ::popen(("exec " + cmd).c_str(), "r");  // no shell between: the child's parent is us
     }
     SEGRANK_CHECK(p != nullptr, "bench --memory: cannot start the child process: ", cmd);
     std::string out;
@@ -362,7 +375,7 @@ int run_bench_memory(int argc, char** argv) {
     (void)inference_budget(memory_mb, -1, "bench --memory: --memory-mb");  // in range
     if (a.count("child"))
         return run_child(find_case(a["child"].as<std::string>()), a["phase"].as<std::string>(),
-                         work, steps, passes, seed, memory_mb);
+                         work, steps, passes, seed, memory_mb, a["parent-pid"].as<int64_t>());
 
     const std::vector<std::string> names = case_names(a);
     if (a.count("make-store")) {

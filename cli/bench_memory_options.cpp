@@ -83,7 +83,9 @@ cxxopts::Options bench_memory_options() {
         "configs", "with --make-store: override the config count", cxxopts::value<int64_t>())(
         "child", "internal: run one case in this process", cxxopts::value<std::string>())(
         "phase", "internal: phase of --child",
-        cxxopts::value<std::string>()->default_value("train"))("h,help", "show help");
+        cxxopts::value<std::string>()->default_value("train"))(
+        "parent-pid", "internal: the process that started --child (it ends with that process)",
+        cxxopts::value<int64_t>()->default_value("0"))("h,help", "show help");
     return opts;
 }
 

@@ -116,12 +116,19 @@ extern "C" void remove_on_termination_handler(int sig) {
     end_by_signal(sig);
 }
 
-// Blocks (or unblocks) the signals the guard handles, so the lists are never read half-written.
-void block_signals(bool block) noexcept {
-    sigset_t set;
+// Blocks the signals the guard handles in the calling thread, so the lists are never read
+// half-written, and returns the mask before, which the caller restores (never a plain unblock: in
+// a process with the signal relay they must stay blocked outside the relay thread).
+sigset_t block_signals() noexcept {
+    sigset_t set, before;
     sigemptyset(&set);
     for (int sig : kSignals) sigaddset(&set, sig);
-    ::pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
+    ::pthread_sigmask(SIG_BLOCK, &set, &before);
+    return before;
+}
+
+void restore_signal_mask(const sigset_t& before) noexcept {
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
 }  // namespace
@@ -153,10 +160,10 @@ void add_entry(char kind, const std::filesystem::path& path) noexcept {
         return;
     }
     if (s.size() > kSignalSafeMaxPath || g_used + s.size() + 1 > sizeof(g_paths)) return;
-    block_signals(true);
+    const sigset_t before = block_signals();
     std::memcpy(g_paths + g_used, s.c_str(), s.size() + 1);
     g_used += s.size() + 1;
-    block_signals(false);
+    restore_signal_mask(before);
 }
 
 }  // namespace
@@ -182,8 +189,8 @@ void RemoveOnTermination::release() noexcept {
 
 RemoveOnTermination::~RemoveOnTermination() { release(); }
 
-SignalsHeld::SignalsHeld() noexcept { block_signals(true); }
+SignalsHeld::SignalsHeld() noexcept : previous_(block_signals()) {}
 
-SignalsHeld::~SignalsHeld() { block_signals(false); }
+SignalsHeld::~SignalsHeld() { restore_signal_mask(previous_); }
 
 }  // namespace segrank

@@ -2,6 +2,8 @@
 // removal, and a one-path "remove this on SIGTERM / SIGINT / SIGHUP" guard for commands that
 // stage their output (segrank synth, pack, ingest).
 #pragma once
+#include <signal.h>
+
 #include <cstddef>
 #include <filesystem>
 #include <string_view>
@@ -42,13 +44,17 @@ public:
 };
 
 /// While alive, SIGTERM, SIGINT and SIGHUP are blocked in the calling thread (held pending, then
-/// delivered by the destructor): for a commit step (several renames) that must not stop half-way.
+/// delivered when the destructor restores the thread's mask from before, unless that mask blocks
+/// them too): for a commit step (several renames) that must not stop half-way.
 class SignalsHeld {
 public:
     SignalsHeld() noexcept;
     ~SignalsHeld();
     SignalsHeld(const SignalsHeld&) = delete;
     SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+private:
+    sigset_t previous_;
 };
 
 }  // namespace segrank

@@ -3,8 +3,9 @@
 // naming a user's folder (refused; a run_* folder bench did not make is never deleted) or a store
 // folder holding a user's file (trial 14: refused before any work), a failed child named by its
 // exit code, the options of a run beside --make-store and a repeated --cases name, tune and
-// pack --out at a dangling link, train --balance-from / --check with --balance-model, and
-// scripts/bench_mpi.sh --work ''.
+// pack --out at a dangling link, train --balance-from / --check with --balance-model,
+// scripts/bench_mpi.sh --work '', and a signal to bench --memory or its whole process group while
+// a case runs (trial 16: the child's run folder was left behind).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -245,6 +246,40 @@ TEST_SUITE("hostile") {
             CHECK(contains_text(r.output, "and --balance-model exclude each other"));
         }
         CHECK_FALSE(fs::exists(dir / "r"));
+    }
+
+    TEST_CASE(
+        "segrank bench --memory ended by a signal to it alone or to its process group leaves no "
+        "run folder and no child, and says so") {
+        const fs::path dir = scratch_dir("hostile_bench_memory_signal");
+        const std::string bin = sq(segrank_binary().string());
+        // bash with job control: the background job has its own process group and SIGINT is not
+        // ignored in it (as for a command started from a terminal). Each signal is sent once the
+        // train child has made its run folder; then at most 10 s for the child to remove it.
+        const std::string script =
+            "set -m; cd " + sq(dir.string()) + "; for target in INT:p TERM:p HUP:p INT:g TERM:g; " +
+            "do sig=${target%:*}; rm -f log; " + bin +
+            " bench --memory --cases nodes_1e4 --threads 1 --steps 100000 --work-dir bm > log " +
+            "2>&1 & p=$!; for i in $(seq 1 400); do ls -d bm/run_* > /dev/null 2>&1 && break; " +
+            "sleep 0.05; done; sleep 0.3; if [ ${target#*:} = g ]; then kill -$sig -- -$p; " +
+            "else kill -$sig $p; fi; wait $p; rc=$?; for i in $(seq 1 200); do " +
+            "ls -d bm/run_* > /dev/null 2>&1 || break; sleep 0.05; done; " +
+            "echo \"$target rc=$rc left=$(ls -d bm/run_* 2>/dev/null | wc -l) " +
+            "child=$(pgrep -f 'bench --memory --chil[d] nodes_1e4' | wc -l) " +
+            "said=$(grep -c 'interrupted by a signal; removed its run folder' log)\"; done";
+        write_file_text(dir / "signals.sh", script + "\n");
+        // bash's job notices ("[1]+ Interrupt ...") go to its stderr: kept out of the output.
+        const auto r = run_command("{ bash " + sq((dir / "signals.sh").string()) + " 2> " +
+                                   sq((dir / "jobs.txt").string()) + "; }");
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(r.output ==
+              "INT:p rc=130 left=0 child=0 said=1\n"
+              "TERM:p rc=143 left=0 child=0 said=1\n"
+              "HUP:p rc=129 left=0 child=0 said=1\n"
+              "INT:g rc=130 left=0 child=0 said=1\n"
+              "TERM:g rc=143 left=0 child=0 said=1\n");
+        CHECK(fs::exists(dir / "bm"));  // the cached store stays for the next run
     }
 
     TEST_CASE("bench_mpi.sh refuses an empty --work naming the option") {

@@ -91,3 +91,39 @@ TEST_CASE("RemoveOnTermination::add_prefixed removes the entries of a folder nam
     CHECK(fs::exists(dir / "x.npz"));
     CHECK(fs::exists(dir / "y.npz.tmp-7"));
 }
+
+TEST_CASE(
+    "RemoveOnTermination and SignalsHeld restore the thread's signal mask: signals blocked before "
+    "stay blocked (the signal relay's threads), unblocked ones stay unblocked") {
+    namespace fs = std::filesystem;
+    const fs::path dir = segrank::test::scratch_dir("signal_cleanup_mask");
+    auto blocked = [](int sig) {
+        sigset_t now;
+        pthread_sigmask(SIG_SETMASK, nullptr, &now);
+        return sigismember(&now, sig) == 1;
+    };
+    sigset_t term, before;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, &before);  // as start_signal_relay leaves a compute thread
+    {
+        segrank::RemoveOnTermination guard(dir / "a");
+        guard.add(dir / "b");
+        guard.add_prefixed(dir, "c");
+        CHECK(blocked(SIGTERM));
+        {
+            const segrank::SignalsHeld held;
+            CHECK(blocked(SIGTERM));
+            CHECK(blocked(SIGINT));
+        }
+        CHECK(blocked(SIGTERM));
+        CHECK_FALSE(blocked(SIGINT));
+    }
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    CHECK_FALSE(blocked(SIGTERM));
+    {
+        const segrank::SignalsHeld held;
+        CHECK(blocked(SIGTERM));
+    }
+    CHECK_FALSE(blocked(SIGTERM));
+}
