@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_memory_child.h"
 #include "cli/bench_memory_options.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -53,8 +54,6 @@
 #include "util/exit_status.h"
 #include "util/json.h"
 #include "util/rss.h"
-#include "util/signal_cleanup.h"
-#include "util/signal_relay.h"
 
 namespace segrank::cli {
 
@@ -182,15 +181,6 @@ RunConfig bench_run_config(const std::filesystem::path& store_dir,
     return cfg;
 }
 
-// Removes the run folder the child created, however it ends.
-struct RemoveRunDir {
-    std::filesystem::path dir;
-    ~RemoveRunDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(dir, ec);
-    }
-};
-
 // A new folder work/run_<case>_<phase>[-K] this child creates (never an existing one, which may be
 // a user's or another run's). Throws segrank::Error naming the folder when none can be created.
 std::filesystem::path make_run_dir(const std::filesystem::path& work, const std::string& base) {
@@ -203,22 +193,20 @@ std::filesystem::path make_run_dir(const std::filesystem::path& work, const std:
                     "[-K] (", ec ? ec.message() : "1000 of them exist", ")"));
 }
 
-// Child: one (case, phase) measurement; prints one JSON row on stdout. Removes only the run
-// folder it created, also when a signal ends it (SIGINT, SIGTERM, SIGHUP; one "interrupted" line
-// on stderr) or when the parent `parent_pid` (> 0) ends first: the child then gets SIGTERM
-// (PR_SET_PDEATHSIG), so a signal sent to the parent alone leaves no folder and no child behind.
+// Child: one (case, phase) measurement in `run_dir` (made, and removed, by the parent
+// run_case_child); prints one JSON row on stdout. With `parent_pid` > 0 it asks for SIGKILL when
+// the parent ends (PR_SET_PDEATHSIG) and ends at once if that has already happened.
 int run_child(const MemCase& c, const std::string& phase, const std::filesystem::path& work,
-              int64_t steps, int64_t passes, uint64_t seed, int64_t memory_mb, int64_t parent_pid) {
+              const std::filesystem::path& run_dir, int64_t steps, int64_t passes, uint64_t seed,
+              int64_t memory_mb, int64_t parent_pid) {
     if (parent_pid > 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (static_cast<int64_t>(::getppid()) != parent_pid) return 128 + SIGTERM;  // parent gone
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (static_cast<int64_t>(::getppid()) != parent_pid) return 128 + SIGKILL;  // parent gone
     }
+    SEGRANK_CHECK(!run_dir.empty() && std::filesystem::is_directory(run_dir),
+                  "bench --memory --child: --run-dir: expected the run folder bench made, got '",
+                  run_dir.string(), "'");
     const std::filesystem::path store_dir = work / store_dir_name(c, seed);
-    const RemoveRunDir guard{make_run_dir(work, "run_" + c.name + "_" + phase)};
-    const std::filesystem::path& run_dir = guard.dir;
-    const RemoveOnTermination on_signal(
-        run_dir, str("bench --memory: case ", c.name, " phase ", phase,
-                     ": interrupted by a signal; removed its run folder ", run_dir.string(), "\n"));
     RunConfig cfg = bench_run_config(store_dir, run_dir, steps, seed, memory_mb);
     LocalCommunicator comm;
     const auto t0 = std::chrono::steady_clock::now();
@@ -302,10 +290,8 @@ struct ChildSettings {
     std::filesystem::path work;
 };
 
-// How a child ended, from pclose's wait status `status`: "exit code N", "killed by signal S", or
-// "pclose failed: <reason>" (-1).
+// How a child ended, from its wait status `status`: "exit code N" or "killed by signal S".
 std::string child_end_text(int status) {
-    if (status == -1) return str("pclose failed: ", std::strerror(errno));
     if (WIFEXITED(status)) return str("exit code ", WEXITSTATUS(status));
     if (WIFSIGNALED(status)) return str("killed by signal ", WTERMSIG(status));
     return str("wait status ", status);
@@ -315,23 +301,43 @@ std::string child_end_text(int status) {
 // JSON line with `json`, else a table row. Throws segrank::Error naming the case, the phase and the
 // command when the child fails or prints nothing.
 void run_case_phase(const MemCase& c, const std::string& phase, const ChildSettings& s, bool json) {
-    const std::string cmd =
-        shell_quote(s.exe) + " bench --memory --child " + c.name + " --phase " + phase +
-        " --parent-pid " + std::to_string(static_cast<long long>(::getpid())) + " --steps " +
-        std::to_string(s.steps) + " --eval-passes " + std::to_string(s.passes) + " --memory-mb " +
-        std::to_string(s.memory_mb) + " --threads " + std::to_string(s.threads) + " --seed " +
-        std::to_string(s.seed) + " --work-dir " + shell_quote(s.work.string());
-    std::cerr << "bench --memory: " << c.name << " " << phase << "\n";
-    FILE* p = nullptr;
-    {
-        const InheritedSignalMask child_mask;       // the shell and the child start unblocked
-        p = ::popen(("exec " + cmd).c_str(), "r");  // no shell between: the child's parent is us
+    const std::filesystem::path run_dir = make_run_dir(s.work, "run_" + c.name + "_" + phase);
+    const std::vector<std::string> argv = {s.exe,
+                                           "bench",
+                                           "--memory",
+                                           "--child",
+                                           c.name,
+                                           "--phase",
+                                           phase,
+                                           "--run-dir",
+                                           run_dir.string(),
+                                           "--parent-pid",
+                                           std::to_string(static_cast<long long>(::getpid())),
+                                           "--steps",
+                                           std::to_string(s.steps),
+                                           "--eval-passes",
+                                           std::to_string(s.passes),
+                                           "--memory-mb",
+                                           std::to_string(s.memory_mb),
+                                           "--threads",
+                                           std::to_string(s.threads),
+                                           "--seed",
+                                           std::to_string(s.seed),
+                                           "--work-dir",
+                                           s.work.string()};
+    std::string cmd;  // as a shell would take it, for the messages
+    for (const std::string& a : argv) {
+        if (!cmd.empty()) cmd += ' ';
+        cmd += shell_quote(a);
     }
-    SEGRANK_CHECK(p != nullptr, "bench --memory: cannot start the child process: ", cmd);
-    std::string out;
-    char buf[4096];
-    while (std::fgets(buf, sizeof(buf), p)) out += buf;
-    const int status = ::pclose(p);
+    std::cerr << "bench --memory: " << c.name << " " << phase << "\n";
+    const ChildResult child = run_case_child(
+        argv, run_dir,
+        str("bench --memory: case ", c.name, " phase ", phase,
+            ": interrupted by a signal; stopped its child and removed its run folder ",
+            run_dir.string(), "\n"));
+    const std::string& out = child.out;
+    const int status = child.status;
     SEGRANK_CHECK(status == 0, "bench --memory: case ", c.name, " phase ", phase, " failed (",
                   child_end_text(status), "); command: ", cmd);
     SEGRANK_CHECK(!out.empty(), "bench --memory: case ", c.name, " phase ", phase,
@@ -375,7 +381,8 @@ int run_bench_memory(int argc, char** argv) {
     (void)inference_budget(memory_mb, -1, "bench --memory: --memory-mb");  // in range
     if (a.count("child"))
         return run_child(find_case(a["child"].as<std::string>()), a["phase"].as<std::string>(),
-                         work, steps, passes, seed, memory_mb, a["parent-pid"].as<int64_t>());
+                         work, a["run-dir"].as<std::string>(), steps, passes, seed, memory_mb,
+                         a["parent-pid"].as<int64_t>());
 
     const std::vector<std::string> names = case_names(a);
     if (a.count("make-store")) {

@@ -84,6 +84,8 @@ cxxopts::Options bench_memory_options() {
         "child", "internal: run one case in this process", cxxopts::value<std::string>())(
         "phase", "internal: phase of --child",
         cxxopts::value<std::string>()->default_value("train"))(
+        "run-dir", "internal: the run folder of --child (made by the parent)",
+        cxxopts::value<std::string>()->default_value(""))(
         "parent-pid", "internal: the process that started --child (it ends with that process)",
         cxxopts::value<int64_t>()->default_value("0"))("h,help", "show help");
     return opts;
@@ -168,6 +170,9 @@ void prepare_work_dir(const std::string& given, const std::filesystem::path& wor
 }
 
 void check_option_combinations(const cxxopts::ParseResult& a) {
+    for (const char* opt : {"run-dir", "parent-pid"})
+        SEGRANK_CHECK(!a.count(opt), "bench --memory: --", opt,
+                      " is internal to --child (the process bench starts per case)");
     if (a.count("make-store")) {
         SEGRANK_CHECK(!a["make-store"].as<std::string>().empty(),
                       "bench --memory: --make-store: the path is empty (expected a folder)");

@@ -4,8 +4,8 @@
 // folder holding a user's file (trial 14: refused before any work), a failed child named by its
 // exit code, the options of a run beside --make-store and a repeated --cases name, tune and
 // pack --out at a dangling link, train --balance-from / --check with --balance-model,
-// scripts/bench_mpi.sh --work '', and a signal to bench --memory or its whole process group while
-// a case runs (trial 16: the child's run folder was left behind).
+// scripts/bench_mpi.sh --work '', and a signal to bench --memory, its whole process group or its
+// child while a case runs (trial 16: the child's run folder was left behind).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -249,24 +249,27 @@ TEST_SUITE("hostile") {
     }
 
     TEST_CASE(
-        "segrank bench --memory ended by a signal to it alone or to its process group leaves no "
-        "run folder and no child, and says so") {
+        "segrank bench --memory ended by a signal to it alone or to its process group stops its "
+        "child and leaves no run folder, and says so; a child killed alone is a failed case") {
         const fs::path dir = scratch_dir("hostile_bench_memory_signal");
         const std::string bin = sq(segrank_binary().string());
         // bash with job control: the background job has its own process group and SIGINT is not
         // ignored in it (as for a command started from a terminal). Each signal is sent once the
-        // train child has made its run folder; then at most 10 s for the child to remove it.
+        // train child runs (its --run-dir names this folder); then at most 10 s for the folder to
+        // go. p: bench alone, g: its process group, c: the child alone.
         const std::string script =
-            "set -m; cd " + sq(dir.string()) + "; for target in INT:p TERM:p HUP:p INT:g TERM:g; " +
-            "do sig=${target%:*}; rm -f log; " + bin +
+            "set -m; cd " + sq(dir.string()) +
+            "; for target in INT:p TERM:p HUP:p INT:g TERM:g KILL:c; do sig=${target%:*}; " +
+            "rm -f log; " + bin +
             " bench --memory --cases nodes_1e4 --threads 1 --steps 100000 --work-dir bm > log " +
-            "2>&1 & p=$!; for i in $(seq 1 400); do ls -d bm/run_* > /dev/null 2>&1 && break; " +
-            "sleep 0.05; done; sleep 0.3; if [ ${target#*:} = g ]; then kill -$sig -- -$p; " +
-            "else kill -$sig $p; fi; wait $p; rc=$?; for i in $(seq 1 200); do " +
-            "ls -d bm/run_* > /dev/null 2>&1 || break; sleep 0.05; done; " +
-            "echo \"$target rc=$rc left=$(ls -d bm/run_* 2>/dev/null | wc -l) " +
-            "child=$(pgrep -f 'bench --memory --chil[d] nodes_1e4' | wc -l) " +
-            "said=$(grep -c 'interrupted by a signal; removed its run folder' log)\"; done";
+            "2>&1 & p=$!; for i in $(seq 1 400); do c=$(pgrep -f \"$PWD/b[m]/run_\"); " +
+            "[ -n \"$c\" ] && break; sleep 0.05; done; sleep 0.3; case ${target#*:} in " +
+            "g) kill -$sig -- -$p;; c) kill -$sig $c;; *) kill -$sig $p;; esac; wait $p; rc=$?; " +
+            "for i in $(seq 1 200); do ls -d bm/run_* > /dev/null 2>&1 || break; sleep 0.05; " +
+            "done; echo \"$target rc=$rc left=$(ls -d bm/run_* 2>/dev/null | wc -l) " +
+            "child=$(pgrep -f \"$PWD/b[m]/run_\" | wc -l) said=$(grep -c " +
+            "'interrupted by a signal; stopped its child and removed its run folder' log) " +
+            "failed=$(grep -c 'phase train failed (killed by signal 9)' log)\"; done";
         write_file_text(dir / "signals.sh", script + "\n");
         // bash's job notices ("[1]+ Interrupt ...") go to its stderr: kept out of the output.
         const auto r = run_command("{ bash " + sq((dir / "signals.sh").string()) + " 2> " +
@@ -274,11 +277,12 @@ TEST_SUITE("hostile") {
         INFO(r.output);
         CHECK(r.exit_code == 0);
         CHECK(r.output ==
-              "INT:p rc=130 left=0 child=0 said=1\n"
-              "TERM:p rc=143 left=0 child=0 said=1\n"
-              "HUP:p rc=129 left=0 child=0 said=1\n"
-              "INT:g rc=130 left=0 child=0 said=1\n"
-              "TERM:g rc=143 left=0 child=0 said=1\n");
+              "INT:p rc=130 left=0 child=0 said=1 failed=0\n"
+              "TERM:p rc=143 left=0 child=0 said=1 failed=0\n"
+              "HUP:p rc=129 left=0 child=0 said=1 failed=0\n"
+              "INT:g rc=130 left=0 child=0 said=1 failed=0\n"
+              "TERM:g rc=143 left=0 child=0 said=1 failed=0\n"
+              "KILL:c rc=1 left=0 child=0 said=0 failed=1\n");
         CHECK(fs::exists(dir / "bm"));  // the cached store stays for the next run
     }
 
