@@ -54,6 +54,7 @@
 #include "util/exit_status.h"
 #include "util/json.h"
 #include "util/rss.h"
+#include "util/signal_cleanup.h"
 
 namespace segrank::cli {
 
@@ -123,10 +124,12 @@ double bench_store_bytes(const MemCase& c) {
            k * (static_cast<double>(c.config_nodes) * kLayoutConfigDim + 8.0);
 }
 
-// write_bench_store(path, c, seed) that leaves nothing behind when it fails: the folders it
-// created for `path` are removed (the store itself is committed only when complete). Out of
-// memory throws segrank::Error naming `what` (the option or case that sets the size), the sizes
-// and about how much memory the graph needs.
+// write_bench_store(path, c, seed) that leaves nothing behind when it fails or a signal
+// (SIGINT, SIGTERM, SIGHUP) ends it: the folders it created for `path`, or else the writer's
+// temporary file "<path>.tmp-<pid>", are removed (the store itself is committed only when
+// complete), the latter also when an earlier, killed process left one. Out of memory throws
+// segrank::Error naming `what` (the option or case that sets the size), the sizes and about how
+// much memory the graph needs.
 void write_bench_store_or_clean(const std::filesystem::path& path, const MemCase& c, uint64_t seed,
                                 const std::string& what) {
     namespace fs = std::filesystem;
@@ -136,6 +139,12 @@ void write_bench_store_or_clean(const std::filesystem::path& path, const MemCase
            !fs::exists(fs::symlink_status(top.parent_path(), ec)))
         top = top.parent_path();
     const bool made_top = !fs::exists(fs::symlink_status(top, ec));
+    if (!made_top) remove_stale_temp_files(path.parent_path(), path.filename().string() + ".tmp-");
+    const fs::path partial =
+        made_top ? top : fs::path(path.string() + ".tmp-" + std::to_string(::getpid()));
+    const RemoveOnTermination on_signal(
+        partial, str(what, ": interrupted while generating ", path.string(), "; removed ",
+                     partial.string(), "\n"));
     try {
         try {
             write_bench_store(path, c, seed);

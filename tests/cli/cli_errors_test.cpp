@@ -205,7 +205,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a model.config_attention run trains, evaluates and predicts with --tta-orders; "
+    "a model.config_attention run trains, evaluates and predicts with --tta-orders, and "
     "--tta-orders outside 1..1024 exits 1 naming the option") {
     const fs::path dir = scratch_dir("cli_config_attention_tta");
     TinyLayoutSpec spec;

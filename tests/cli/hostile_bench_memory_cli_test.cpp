@@ -250,7 +250,7 @@ TEST_SUITE("hostile") {
 
     TEST_CASE(
         "segrank bench --memory ended by a signal to it alone or to its process group stops its "
-        "child and leaves no run folder, and says so; a child killed alone is a failed case") {
+        "child and leaves no run folder, and says so, and a child killed alone is a failed case") {
         const fs::path dir = scratch_dir("hostile_bench_memory_signal");
         const std::string bin = sq(segrank_binary().string());
         // bash with job control: the background job has its own process group and SIGINT is not
@@ -284,6 +284,30 @@ TEST_SUITE("hostile") {
               "TERM:g rc=143 left=0 child=0 said=1 failed=0\n"
               "KILL:c rc=1 left=0 child=0 said=0 failed=1\n");
         CHECK(fs::exists(dir / "bm"));  // the cached store stays for the next run
+    }
+
+    TEST_CASE(
+        "segrank bench --memory --make-store ended by a signal while it writes the store removes "
+        "the store's temporary file and says so, and sweeps a killed run's temporary file") {
+        const fs::path dir = scratch_dir("hostile_bench_memory_store_signal");
+        const std::string bin = sq(segrank_binary().string());
+        // A temporary file of a process that has ended (its pid from a finished shell), then
+        // SIGINT as soon as this run's own temporary file appears (the store is being written).
+        const std::string script =
+            "set -m; cd " + sq(dir.string()) +
+            "; mkdir -p ms/nodes_1e5; dead=$(sh -c 'echo $$'); " +
+            ": > ms/nodes_1e5/nodes_1e5.h5.tmp-$dead; " + bin +
+            " bench --memory --make-store ms --cases nodes_1e5 > log 2>&1 & p=$!; " +
+            "for i in $(seq 1 3000); do [ -e ms/nodes_1e5/nodes_1e5.h5.tmp-$p ] && break; " +
+            "sleep 0.01; done; kill -INT $p; wait $p; echo \"rc=$? left=$(ls ms/nodes_1e5 | wc "
+            "-l) " +
+            "said=$(grep -c 'interrupted while generating' log)\"";
+        write_file_text(dir / "signal.sh", script + "\n");
+        const auto r = run_command("{ bash " + sq((dir / "signal.sh").string()) + " 2> " +
+                                   sq((dir / "jobs.txt").string()) + "; }");
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(r.output == "rc=130 left=0 said=1\n");
     }
 
     TEST_CASE("bench_mpi.sh refuses an empty --work naming the option") {

@@ -121,7 +121,7 @@ TEST_CASE(
 
 TEST_CASE(
     "the cost features reach the scores in training and inference alike, early and late join, "
-    "both aggregates; a zero config_cost.weight gives the model without the option") {
+    "both aggregates, and a zero config_cost.weight gives the model without the option") {
     const TileFixture fx = tile_fixture("tile_cost_scores");
     const Normalizer norm = normalizer_of(*fx.store);
     const std::vector<int64_t> configs = {3, 0, 17, 5, 14, 9, 21, 20, 12, 8, 2, 6};
