@@ -42,26 +42,25 @@ std::atomic<int> g_stop{0};
 
 extern "C" void on_stop_signal(int sig) { g_stop.store(sig); }
 
-// Restores the previous SIGINT/SIGTERM handlers on scope exit.
+// While alive, SIGINT, SIGTERM and SIGHUP set g_stop (the run stops at its next check) instead of
+// ending the process; restores the previous handlers on scope exit.
 class StopSignals {
 public:
     StopSignals() {
         struct sigaction sa {};
         sa.sa_handler = on_stop_signal;
         sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &old_int_);
-        sigaction(SIGTERM, &sa, &old_term_);
+        for (size_t k = 0; k < 3; ++k) sigaction(kStopSignals[k], &sa, &old_[k]);
     }
     ~StopSignals() {
-        sigaction(SIGINT, &old_int_, nullptr);
-        sigaction(SIGTERM, &old_term_, nullptr);
+        for (size_t k = 0; k < 3; ++k) sigaction(kStopSignals[k], &old_[k], nullptr);
     }
     StopSignals(const StopSignals&) = delete;
     StopSignals& operator=(const StopSignals&) = delete;
 
 private:
-    struct sigaction old_int_ {};
-    struct sigaction old_term_ {};
+    static constexpr int kStopSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction old_[3]{};
 };
 
 // What --out may be (docs/tune.md#files), checked before the lock and any work: a fresh run needs a
@@ -370,9 +369,8 @@ TuneResult run_rounds_naming_oom(CostModel* model, const Graph& g, const tune::T
     }
 }
 
-}  // namespace
-
-int run_tune(int argc, char** argv) {
+// The options of segrank tune (docs/tune.md).
+cxxopts::Options tune_cli_options() {
     cxxopts::Options options(
         "segrank tune",
         "Choose, round by round, which configurations of one graph to measure next: the default\n"
@@ -416,6 +414,13 @@ int run_tune(int argc, char** argv) {
         cxxopts::value<int64_t>())("threads", "OpenMP threads (default: all cores)",
                                    cxxopts::value<int>()->default_value("0"))(
         "quiet", "no progress lines")("h,help", "show this help");
+    return options;
+}
+
+}  // namespace
+
+int run_tune(int argc, char** argv) {
+    cxxopts::Options options = tune_cli_options();
     const auto parsed = parse_or_help(options, argc, argv);
     if (!parsed) return 0;
     const cxxopts::ParseResult& args = *parsed;
@@ -429,9 +434,21 @@ int run_tune(int argc, char** argv) {
     // One segrank tune per --out (the .lock of segrank train's run directories), taken before any
     // work: a second tune, or a --resume while the first runs, is refused.
     check_tune_out(o);
+    // From before DIR is made: a signal during the set-up (loading the checkpoints, reading the
+    // graph) stops the run at the next check, so KeepOnlyTuneDir still removes what it made.
+    g_stop.store(0);
+    StopSignals signals;
+    o.stop = &g_stop;
     std::unique_ptr<CreatedDirectories> made = create_out_dir(o.out);
     const RunDirLock lock(o.out, "tune directory", "segrank tune");
     const KeepOnlyTuneDir keep_only(o.out, *made, o.resume);
+    // The exit of a signal during the set-up (128 + the signal), or 0 to go on.
+    const auto stopped_in_setup = [&](bool has_model) {
+        if (g_stop.load() == 0) return 0;
+        TuneResult r;
+        r.interrupted_by = g_stop.load();
+        return interrupted(r, o, has_model, !o.resume && keep_only.nothing_measured());
+    };
 
     std::optional<CostModel> model;
     if (o.strategy == Strategy::kModel)
@@ -442,6 +459,7 @@ int run_tune(int argc, char** argv) {
     const Graph g =
         naming_graph_on_oom(graph, "reading this graph file", [&] { return Graph::open(graph); });
     if (model) check_members_of_task(*model, g);
+    if (const int code = stopped_in_setup(model.has_value())) return code;
     const tune::MeasureOptions mo = measure_options(args, o);
     const tune::TuneGraph record = naming_graph_on_oom(
         graph, "reading this graph file's recorded configs", [&] { return tune_record(g); });
@@ -454,9 +472,7 @@ int run_tune(int argc, char** argv) {
                             [&] { generator.emplace(tune::SearchSpace::build(record), o.seed); });
         o.generator = &*generator;
     }
-    g_stop.store(0);
-    StopSignals signals;
-    o.stop = &g_stop;
+    if (const int code = stopped_in_setup(model.has_value())) return code;
     const TuneResult r =
         run_rounds_naming_oom(model ? &*model : nullptr, g, record, measure, o,
                               generator ? &generator->space() : nullptr, graph, keep_only);

@@ -132,6 +132,30 @@ void check_same_measure(const Json& old, const TuneOptions& o) {
                   " (runtimes of different measurements are not comparable; start a new --out)");
 }
 
+// On --resume: a note when best.json (a tune's, written after each measurement) counts more
+// measurements than measurements.jsonl still holds (a file emptied or cut by hand or by a disk
+// error): the lost ones are not known any more and may be measured again.
+void note_lost_measurements(const fs::path& dir, size_t kept) {
+    const fs::path best = dir / "best.json";
+    std::error_code ec;
+    if (!fs::is_regular_file(best, ec)) return;
+    int64_t recorded = -1;
+    try {
+        const Json b = read_json_file(best);
+        if (b.is_object() && b.contains("measured") && b["measured"].is_number_integer())
+            recorded = b["measured"].get<int64_t>();
+    } catch (const std::exception&) {
+        return;  // best.json is rewritten at the end; its damage is not this note's
+    }
+    if (recorded > static_cast<int64_t>(kept))
+        std::fprintf(stderr,
+                     "segrank tune: note: --resume %s: measurements.jsonl holds %zu measurements, "
+                     "but best.json records %lld: the %lld missing ones are lost and may be "
+                     "measured again\n",
+                     dir.string().c_str(), kept, static_cast<long long>(recorded),
+                     static_cast<long long>(recorded - static_cast<int64_t>(kept)));
+}
+
 }  // namespace
 
 std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Json& ident,
@@ -165,7 +189,9 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
                          o.out.string().c_str(),
                          echo_value(dump_json(old["checkpoints"]), 2000).c_str(),
                          echo_value(dump_json(now), 2000).c_str());
-        return read_measurements(meas_file, record);
+        std::vector<Record> records = read_measurements(meas_file, record);
+        note_lost_measurements(o.out, records.size());
+        return records;
     } else {
         SEGRANK_CHECK(!fs::exists(ident_file) && !fs::exists(meas_file), "--out ", o.out.string(),
                       " already holds a tuning run (tune.json / measurements.jsonl): continue it "

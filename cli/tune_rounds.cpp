@@ -468,7 +468,7 @@ TuneResult tune_model_free(const Graph& g, const tune::TuneGraph& record, const 
             (void)tune::random_search(space, m, budget, o.seed, o.batch);
         }
     }
-    run.write_best();
+    if (run.res.measured > 0 || !run.stopped()) run.write_best();  // a stop before the first: none
     if (run.stopped()) run.res.interrupted_by = o.stop->load();
     return run.res;
 }
@@ -489,7 +489,7 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
     run.open_dir(graph_identity(g));
     run.measure_default();
     run.run_rounds();
-    if (run.res.measured_now == 0) run.write_best();
+    if (run.res.measured_now == 0 && run.res.measured > 0) run.write_best();  // a finished resume
     if (run.stopped()) run.res.interrupted_by = o.stop->load();
     return run.res;
 }

@@ -258,6 +258,15 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir) {
                           best_path.string(), ": \"", key, "\" is ", echo_value(dump_json(v)),
                           ", expected a positive number (or null)");
         }
+        // best.json is rewritten after each measurement: more there than in measurements.jsonl
+        // means lines were lost (the file emptied or cut), and the curves miss them.
+        if (r.best->is_object() && r.best->contains("measured") &&
+            (*r.best)["measured"].is_number_integer() &&
+            (*r.best)["measured"].get<int64_t>() > static_cast<int64_t>(r.points.size()))
+            r.notes.push_back(str(best_path.string(), ": records ",
+                                  (*r.best)["measured"].get<int64_t>(), " measurements, but ",
+                                  meas_path.string(), " holds ", r.points.size(),
+                                  ": the curves miss the lost ones"));
     } else {
         r.notes.push_back(best_path.string() + ": absent (no round finished yet)");
     }
