@@ -4,6 +4,7 @@
 #include "cli/train_interrupt.h"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -89,6 +90,20 @@ extern "C" void on_mpi_termination(int sig) {
     end_by_signal(sig);
 }
 
+// Ranks other than 0: end by the signal a moment later (kOtherRankGraceNs), so rank 0, which got
+// the same signal from mpirun, writes its line and removes a fresh run's files before mpirun sees
+// a rank gone and kills the rest with SIGKILL (it did, in about 1 of 5 early signals).
+constexpr long kOtherRankGraceNs = 300'000'000;
+
+extern "C" void on_mpi_termination_other_rank(int sig) {
+    struct timespec left {
+        0, kOtherRankGraceNs
+    };
+    while (::nanosleep(&left, &left) != 0) {
+    }
+    end_by_signal(sig);
+}
+
 }  // namespace
 
 void InterruptibleCommunicator::allreduce_sum(std::span<float> data) {
@@ -141,7 +156,20 @@ std::string mpi_resume_hint(const std::filesystem::path& dir, int world_size) {
 
 MpiTerminationNotice::MpiTerminationNotice(const std::filesystem::path& dir, int rank,
                                            int world_size) {
-    if (rank != 0 || world_size < 2) return;
+    if (world_size < 2) return;
+    if (rank != 0) {
+        struct sigaction sa {};
+        sa.sa_handler = on_mpi_termination_other_rank;
+        sigemptyset(&sa.sa_mask);
+        for (int sig : kNoticeSignals) sigaddset(&sa.sa_mask, sig);
+        for (int k = 0; k < 3; ++k) {
+            ::sigaction(kNoticeSignals[k], nullptr, &g_notice.previous[k]);
+            if (g_notice.previous[k].sa_handler == SIG_IGN) continue;
+            ::sigaction(kNoticeSignals[k], &sa, nullptr);
+            installed_ = true;
+        }
+        return;
+    }
     g_notice.printed = 0;
     if (!copy_text(g_notice.last_checkpoint, (dir / "last.ckpt.h5").string()) ||
         !copy_text(g_notice.with_checkpoint, mpi_ended_message(dir, world_size, true) + "\n") ||

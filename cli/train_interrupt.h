@@ -77,8 +77,10 @@ private:
 /// (the handler only calls access(2) and write(2)): with `dir`/last.ckpt.h5 present, that the job
 /// was ended, the last checkpoint and `mpirun -np N segrank train --resume DIR`; without one, that
 /// nothing is left to resume. Then the handler installed before (e.g. RunDirCleanup's) or the
-/// default action runs, so the process still ends by the signal. Nothing is installed on other
-/// ranks, for one rank, or when the signal was ignored. The destructor restores the handlers.
+/// default action runs, so the process still ends by the signal. The other ranks end by the signal
+/// 0.3 s after it arrives (mpirun kills the rest once one rank is gone: rank 0's cleanup first).
+/// Nothing is installed for one rank or when the signal was ignored. The destructor restores the
+/// handlers.
 class MpiTerminationNotice {
 public:
     MpiTerminationNotice(const std::filesystem::path& dir, int rank, int world_size);

@@ -55,5 +55,36 @@ TEST_SUITE("hostile") {
         INFO(check.output);
         CHECK(check.exit_code == 0);
     }
+
+    TEST_CASE(
+        "SIGINT, SIGTERM or SIGHUP to mpirun -np 2 segrank train before the first checkpoint "
+        "leaves no run directory") {
+        const fs::path dir = scratch_dir("hostile_mpi_train_early_signal");
+        write_tiny_layout_collection(dir / "data");
+        segrank::RunConfig c = tiny_run_config(dir / "data", dir / "run", 1000000);
+        c.train.checkpoint_every = 1000000;
+        c.train.eval_every = 1000000;
+        segrank::save_config(c, dir / "tiny.toml");
+        // Nine signals while the ranks train (once metrics.jsonl exists), 0-0.4 s later; rank 0
+        // removes what it made. Before the other ranks waited for it, mpirun's SIGKILL after the
+        // first rank's end left .lock, config.toml and metrics.jsonl in about 1 of 5 tries.
+        const std::string script =
+            "set -m; cd " + sq(dir.string()) +
+            "; export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 "
+            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; for i in 1 2 3 4 5 6 7 8 9; do rm -rf run; " +
+            "sig=$(echo INT TERM HUP | cut -d' ' -f$((i % 3 + 1))); mpirun -np 2 --oversubscribe " +
+            sq(segrank_binary().string()) +
+            " train --config tiny.toml > log 2>&1 & p=$!; for k in $(seq 1 2000); do " +
+            "[ -e run/metrics.jsonl ] && break; sleep 0.01; done; sleep 0.$((i % 5)); " +
+            "kill -$sig $p; wait $p; echo \"$sig left=$(ls -A run 2>/dev/null | wc -l)\"; done";
+        write_file_text(dir / "signals.sh", script + "\n");
+        const auto r = run_command("{ bash " + sq((dir / "signals.sh").string()) + " 2> " +
+                                   sq((dir / "jobs.txt").string()) + "; }");
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(r.output ==
+              "TERM left=0\nHUP left=0\nINT left=0\nTERM left=0\nHUP left=0\nINT left=0\n"
+              "TERM left=0\nHUP left=0\nINT left=0\n");
+    }
 #endif
 }
