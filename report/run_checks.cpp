@@ -392,66 +392,6 @@ std::optional<Task> task_of_evaluations(const std::vector<std::string>& lines,
     return parse_task(*tasks.begin());
 }
 
-// report.json is written when a run ends: it describes metrics.jsonl up to its "steps". A
-// metrics.jsonl beyond them belongs to a resume that has not ended (report.json is then an
-// earlier end's: not drawn, noted); its best_selection is the selection of one of the
-// evaluations at its best_step.
-void check_report_against_metrics(RunRecords& r, const std::filesystem::path& dir) {
-    const std::string file = (dir / "report.json").string();
-    const int64_t steps = r.report->value("steps", int64_t{-1});
-    if (!r.train.empty() && steps >= 0 && r.train.back().step > steps) {
-        r.notes.push_back(str(file, ": describes the run up to step ", steps,
-                              ", but metrics.jsonl ", "runs to step ", r.train.back().step,
-                              " (a resume that has not ended?): its summary is not drawn"));
-        r.report.reset();
-        return;
-    }
-    // A run's end logs an evaluation at its last step: steps beyond every line are not the log's.
-    int64_t last = -1;
-    for (const auto& t : r.train) last = std::max(last, t.step);
-    for (const RunEval& e : r.evals) last = std::max(last, e.step);
-    if (steps > last) {  // an empty or missing metrics.jsonl too: nothing backs the summary
-        r.notes.push_back(
-            last >= 0 ? str(file, ": describes the run up to step ", steps,
-                            ", but metrics.jsonl ends at step ", last,
-                            " (lines lost, or report.json edited?): its summary is not drawn")
-                      : str(file, ": describes the run up to step ", steps,
-                            ", but metrics.jsonl holds no whole line (lost or cut?): its summary "
-                            "is not drawn"));
-        r.report.reset();
-        return;
-    }
-    const int64_t best_step = r.report->value("best_step", int64_t{-1});
-    // A run's end evaluates, so a summary with evaluations names one of them as its best.
-    SEGRANK_CHECK(best_step >= 0 || r.evals.empty() || !r.report->contains("best_step"), file,
-                  ": \"best_step\" is -1 (no evaluation), but metrics.jsonl has ", r.evals.size(),
-                  " evaluation line(s)");
-    if (best_step >= 0 && !r.evals.empty()) {
-        std::string steps_seen;  // the evaluation steps, for the message
-        bool found = false;
-        for (const RunEval& e : r.evals) {
-            found = found || e.step == best_step;
-            if (steps_seen.size() < 200) steps_seen += str(steps_seen.empty() ? "" : ", ", e.step);
-        }
-        SEGRANK_CHECK(found, file, ": \"best_step\" is ", best_step,
-                      ", but metrics.jsonl has no evaluation at that step (evaluations at steps ",
-                      steps_seen, ")");
-    }
-    const auto best = r.report->find("best_selection");
-    if (best == r.report->end() || !best->is_number() || best_step < 0) return;
-    std::string seen;  // the selections of the evaluations at best_step
-    for (const RunEval& e : r.evals) {
-        if (e.step != best_step || !std::isfinite(e.selection)) continue;
-        if (std::abs(e.selection - best->get<double>()) <=
-            1e-9 * std::max(1.0, std::abs(e.selection)))
-            return;
-        seen += str(seen.empty() ? "" : ", ", e.selection, " (", e.phase, ")");
-    }
-    SEGRANK_CHECK(seen.empty(), file, ": \"best_selection\" is ", best->get<double>(),
-                  ", but the evaluations of its best_step ", best_step,
-                  " in metrics.jsonl have selection ", seen);
-}
-
 std::string eval_checkpoint_mismatch(const Json& doc, const std::filesystem::path& run_dir,
                                      const std::vector<std::string>& run_checkpoint_ids) {
     namespace fs = std::filesystem;

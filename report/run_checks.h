@@ -77,11 +77,16 @@ std::optional<Task> task_of_evaluations(const std::vector<std::string>& lines,
 
 struct RunRecords;
 
-/// Holds run `r`'s report.json (read and range-checked) to its metrics.jsonl (r.train, r.evals):
-/// a metrics.jsonl that runs beyond report.json's "steps" belongs to a resume that has not ended,
-/// so report.json (an earlier end's summary) is dropped from `r` with a note; otherwise its
-/// best_selection must be the selection of one of the evaluations at its best_step (when there
-/// are any). Throws segrank::Error naming report.json otherwise.
+/// Holds run `r`'s report.json (read and range-checked) to its metrics.jsonl (r.train, r.evals),
+/// the log it summarizes (train writes it at the run's end; --resume removes it first): when the
+/// log runs beyond report.json's "steps" (a resume that has not ended), ends before them (lines
+/// lost) or holds no evaluation line (a run logs one at its end), report.json is dropped from `r`
+/// with a note. Otherwise best_step must be the step of an evaluation (-1 only without any),
+/// best_selection the selection of an evaluation at best_step, and both the highest selection of
+/// the log's eval / finetune_eval lines (up to 1e-9; on a tie any of its steps, as
+/// eval.select_later_on_ties may change on resume), and "final" the metrics of the last of those
+/// lines (overall; per collection its name, task and every field, null where the line's is null).
+/// Throws segrank::Error naming report.json, the field and the log's value otherwise.
 void check_report_against_metrics(RunRecords& r, const std::filesystem::path& dir);
 
 /// Why the checkpoint a `segrank evaluate --json` document records ("checkpoint") is not one of

@@ -54,16 +54,17 @@ std::filesystem::path fake_run(const std::string& name) {
                      ",\"steps_per_s\":12.5,\"peak_rss_mb\":300}\n");
         if (s % 100 == 0) jsonl += eval_line(s, 0.8, 0.1 + s / 1000.0);
     }
-    jsonl += eval_line(200, 0.85, 0.37);                   // overall 0.61
-    jsonl += eval_line(200, 0.86, 0.40, "finetune_eval");  // overall 0.63
+    jsonl += eval_line(200, 0.85, 0.37);                                   // overall 0.61
+    const std::string last = eval_line(200, 0.86, 0.40, "finetune_eval");  // overall 0.63
+    jsonl += last;
     jsonl += "{\"phase\":\"finetune\",\"step\":200,\"loss\":0.5}\n";
     write(dir / "metrics.jsonl", jsonl);
     write(dir / "config.toml", "[data]\nroot = \"x<y>&z\"\n[optim]\nlr = 0.001\n");
+    // "final" is the last evaluation's metrics, as train writes it.
     write(dir / "report.json",
           "{\"steps\":200,\"stopped_early\":false,\"steps_per_s\":12.5,\"best_step\":200,"
-          "\"best_selection\":0.63,\"peak_rss_mb\":310.5,\"world_size\":1,\"final\":{\"overall\":0."
-          "63,"
-          "\"collections\":[]}}\n");
+          "\"best_selection\":0.63,\"peak_rss_mb\":310.5,\"world_size\":1,\"final\":" +
+              dump_json(read_json(last, "eval line")["metrics"]) + "}\n");
     return dir;
 }
 

@@ -1,0 +1,167 @@
+// check_report_against_metrics (report/run_checks.h): a run's report.json summary held to the
+// metrics.jsonl it summarizes, by the rules of their writer: trainer/trainer_run.cpp (run,
+// evaluate_and_select, write_final_report) and trainer/selection.cpp (decide_selection).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "eval/metric_fields.h"
+#include "gnn/core/check.h"
+#include "report/report.h"
+#include "report/run_checks.h"
+
+namespace segrank {
+namespace {
+
+// Two doubles one writer wrote from the same value ("%.17g" round trip), up to the rounding of a
+// mean taken in another order.
+bool same_value(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
+
+// Two metric values that are both null (NaN) or the same number.
+bool same_or_both_null(double a, double b) {
+    return std::isnan(a) ? std::isnan(b) : !std::isnan(b) && same_value(a, b);
+}
+
+constexpr const char* kBestRule =
+    "best.ckpt.h5 is the model of the evaluation with the highest selection, and report.json "
+    "names it";
+
+// Drops r.report with a note when metrics.jsonl does not hold the run it describes: lines beyond
+// its "steps" (a resume that has not ended), lines lost before them, or no evaluation line (a
+// run's end logs one before it writes report.json). True when dropped.
+bool drop_unbacked_summary(RunRecords& r, const std::string& file, int64_t steps) {
+    int64_t last = -1;  // the last step metrics.jsonl logs
+    for (const auto& t : r.train) last = std::max(last, t.step);
+    for (const RunEval& e : r.evals) last = std::max(last, e.step);
+    std::string why;
+    if (steps >= 0 && last > steps) {
+        why = str(file, ": describes the run up to step ", steps,
+                  ", but metrics.jsonl runs to step ", last, " (a resume that has not ended?)");
+    } else if (steps > last) {  // an empty or missing metrics.jsonl too: nothing backs the summary
+        why = last >= 0 ? str(file, ": describes the run up to step ", steps,
+                              ", but metrics.jsonl ends at step ", last,
+                              " (lines lost, or report.json edited?)")
+                        : str(file, ": describes the run up to step ", steps,
+                              ", but metrics.jsonl holds no whole line (lost or cut?)");
+    } else if (r.evals.empty()) {
+        why = str(file,
+                  ": metrics.jsonl holds no evaluation line, but a run logs its last evaluation "
+                  "before it writes report.json (lines lost, or report.json edited?)");
+    }
+    if (why.empty()) return false;
+    r.notes.push_back(why + ": its summary is not drawn");
+    r.report.reset();
+    return true;
+}
+
+// best_step names an evaluation (-1 only without any), best_selection is a selection of an
+// evaluation at best_step, and both name the highest selection in metrics.jsonl: train keeps the
+// evaluation whose selection is above every earlier one (eval.select_later_on_ties, which a
+// resume may change, also a later equal one), eval and finetune_eval alike.
+void check_best(const RunRecords& r, const std::string& file) {
+    const Json& rep = *r.report;
+    const int64_t best_step = rep.value("best_step", int64_t{-1});
+    SEGRANK_CHECK(best_step >= 0 || !rep.contains("best_step"), file,
+                  ": \"best_step\" is -1 (no evaluation), but metrics.jsonl has ", r.evals.size(),
+                  " evaluation line(s)");
+    if (best_step >= 0) {
+        std::string steps_seen;  // the evaluation steps, for the message
+        bool found = false;
+        for (const RunEval& e : r.evals) {
+            found = found || e.step == best_step;
+            if (steps_seen.size() < 200) steps_seen += str(steps_seen.empty() ? "" : ", ", e.step);
+        }
+        SEGRANK_CHECK(found, file, ": \"best_step\" is ", best_step,
+                      ", but metrics.jsonl has no evaluation at that step (evaluations at steps ",
+                      steps_seen, ")");
+    }
+    const auto sel = rep.find("best_selection");
+    const bool has_selection = sel != rep.end() && sel->is_number();
+    if (has_selection && best_step >= 0) {
+        std::string seen;  // the selections of the evaluations at best_step
+        bool matched = false;
+        for (const RunEval& e : r.evals) {
+            if (e.step != best_step || !std::isfinite(e.selection)) continue;
+            matched = matched || same_value(sel->get<double>(), e.selection);
+            seen += str(seen.empty() ? "" : ", ", e.selection, " (", e.phase, ")");
+        }
+        SEGRANK_CHECK(matched || seen.empty(), file, ": \"best_selection\" is ", sel->get<double>(),
+                      ", but the evaluations of its best_step ", best_step,
+                      " in metrics.jsonl have selection ", seen);
+    }
+    const RunEval* top = nullptr;  // the first evaluation with the highest selection
+    for (const RunEval& e : r.evals)
+        if (std::isfinite(e.selection) && (top == nullptr || e.selection > top->selection))
+            top = &e;
+    if (top == nullptr) return;  // no line logs a selection
+    std::string top_steps;       // the steps of the evaluations with that selection (ties)
+    bool best_step_is_top = false;
+    int64_t listed = -1;
+    for (const RunEval& e : r.evals) {
+        if (!std::isfinite(e.selection) || !same_value(e.selection, top->selection)) continue;
+        best_step_is_top = best_step_is_top || e.step == best_step;
+        if (e.step != listed && top_steps.size() < 200)
+            top_steps += str(top_steps.empty() ? "" : ", ", e.step);
+        listed = e.step;
+    }
+    const std::string top_text = format_number(top->selection);
+    SEGRANK_CHECK(!has_selection || same_value(sel->get<double>(), top->selection), file,
+                  ": \"best_selection\" is ", format_number(sel->get<double>()),
+                  ", but the highest selection in metrics.jsonl is ", top_text, " (step(s) ",
+                  top_steps, "; ", kBestRule, ")");
+    SEGRANK_CHECK(best_step < 0 || best_step_is_top, file, ": \"best_step\" is ", best_step,
+                  ", but the highest selection in metrics.jsonl, ", top_text, ", is at step(s) ",
+                  top_steps, " (", kBestRule, ")");
+}
+
+// report.json's "final" is the metrics of the run's last evaluation line (the end's "eval", or its
+// "finetune_eval" with segments.finetune_epochs): overall, and per collection in the same order
+// its name, task and every metric field (null where the line's is null).
+void check_final(const RunRecords& r, const std::string& file) {
+    const auto fin = r.report->find("final");
+    if (fin == r.report->end() || !fin->is_object()) return;
+    const RunEval& last = r.evals.back();
+    const std::string line =
+        str("the last evaluation line of metrics.jsonl (step ", last.step, ", ", last.phase, ")");
+    const char* rule = " (\"final\" is the metrics of the run's last evaluation)";
+    const double overall = json_number_or_nan(*fin, "overall");
+    SEGRANK_CHECK(same_or_both_null(overall, last.overall), file, ": \"final\" \"overall\" is ",
+                  format_number(overall), ", but ", line, " has ", format_number(last.overall),
+                  rule);
+    const auto cs = fin->find("collections");
+    const size_t n = cs != fin->end() && cs->is_array() ? cs->size() : 0;
+    SEGRANK_CHECK(n == last.collections.size(), file, ": \"final\" lists ", n,
+                  " collection(s), but ", line, " has ", last.collections.size(), rule);
+    for (size_t i = 0; i < n; ++i) {
+        const std::string at = str(file, ": \"final\" collections[", i, "]");
+        const CollectionMetrics got = collection_metrics_from_json((*cs)[i], at);
+        const CollectionMetrics& want = last.collections[i];
+        SEGRANK_CHECK(got.collection == want.collection && got.task == want.task, at, " is ",
+                      got.collection, " (", to_string(got.task), "), but ", line, " has ",
+                      want.collection, " (", to_string(want.task), ") there", rule);
+        visit_metric_fields(
+            [&](const MetricField& f, const auto& g, const auto& w) {
+                using T = std::decay_t<decltype(g)>;
+                if constexpr (std::is_same_v<T, double>) {
+                    SEGRANK_CHECK(same_or_both_null(g, w), at, " \"", f.key, "\" is ",
+                                  format_number(g), ", but ", line, " has ", format_number(w),
+                                  rule);
+                } else {
+                    SEGRANK_CHECK(g == w, at, " \"", f.key, "\" is ", g, ", but ", line, " has ", w,
+                                  rule);
+                }
+            },
+            got, want);
+    }
+}
+
+}  // namespace
+
+void check_report_against_metrics(RunRecords& r, const std::filesystem::path& dir) {
+    const std::string file = (dir / "report.json").string();
+    if (drop_unbacked_summary(r, file, r.report->value("steps", int64_t{-1}))) return;
+    check_best(r, file);
+    check_final(r, file);
+}
+
+}  // namespace segrank
