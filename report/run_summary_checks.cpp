@@ -142,14 +142,21 @@ void check_final(const RunRecords& r, const std::string& file) {
         visit_metric_fields(
             [&](const MetricField& f, const auto& g, const auto& w) {
                 using T = std::decay_t<decltype(g)>;
+                bool same = false;
+                std::string got_text, want_text;
                 if constexpr (std::is_same_v<T, double>) {
-                    SEGRANK_CHECK(same_or_both_null(g, w), at, " \"", f.key, "\" is ",
-                                  format_number(g), ", but ", line, " has ", format_number(w),
-                                  rule);
+                    same = same_or_both_null(g, w);
+                    got_text = format_number(g);
+                    want_text = format_number(w);
                 } else {
-                    SEGRANK_CHECK(g == w, at, " \"", f.key, "\" is ", g, ", but ", line, " has ", w,
-                                  rule);
+                    same = g == w;
+                    got_text = str(g);
+                    want_text = str(w);
                 }
+                SEGRANK_CHECK(same, at,
+                              (*cs)[i].contains(f.key) ? str(" \"", f.key, "\" is ", got_text)
+                                                       : str(" has no \"", f.key, "\""),
+                              ", but ", line, " has ", want_text, rule);
             },
             got, want);
     }

@@ -141,6 +141,9 @@ TEST_SUITE("hostile") {
                                   "report.json: \"final\" collections[0] \"slowdown_1\" is 0.4, "
                                   "but the last evaluation line of metrics.jsonl (step 20, eval) "
                                   "has 0.2"));
+        CHECK(test::contains_text(refusal(kLog, edited(kReport, R"("opa":0.6,)", "")),
+                                  "\"final\" collections[0] has no \"opa\", but the last "
+                                  "evaluation line of metrics.jsonl (step 20, eval) has 0.6"));
         CHECK(test::contains_text(
             refusal(kLog, report_json(20, 20, 0.1, metrics_of(0.1, "null"))),
             "\"final\" collections[0] \"opa\" is null, but the last evaluation line"));
