@@ -127,8 +127,9 @@ std::set<std::string> parse_modes(const cxxopts::ParseResult& a) {
     return modes;
 }
 
-// Checks every option before anything is timed (the peer's only when it runs) and sets the OpenMP
-// thread count. Throws segrank::Error naming the option and the expected range.
+// Checks every option before anything is timed (the peer's only when it runs; with --no-peer a peer
+// option given is refused) and sets the OpenMP thread count. Throws segrank::Error naming the
+// option and the expected range, or "--no-peer and --peer-steps exclude each other ...".
 BenchSettings parse_bench_settings(const cxxopts::ParseResult& a) {
     // Step counts are bounded (kMaxBenchSteps) so that a typo fails here, not after hours.
     auto count = [&](const char* flag, int64_t lo) {
@@ -157,6 +158,13 @@ BenchSettings parse_bench_settings(const cxxopts::ParseResult& a) {
         SEGRANK_CHECK(executable_found(s.python), "--python: '", s.python,
                       "' is not an executable file (the interpreter with torch that runs the "
                       "peer; --no-peer skips it)");
+    } else {
+        // The peer's options would be ignored (even invalid values): refuse them, as bench
+        // --memory refuses options that do not apply.
+        for (const char* opt : {"peer-steps", "peer-warmup", "peer-timeout", "python", "peer-script"})
+            SEGRANK_CHECK(!a.count(opt), "--no-peer and --", opt,
+                          " exclude each other (--no-peer skips the PyTorch peer; --", opt,
+                          " applies to the peer only): drop one of them");
     }
     set_num_threads(thread_option(a, "threads", false));
     check_address_space_for_matmuls("bench");

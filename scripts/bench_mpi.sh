@@ -94,9 +94,16 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-for n in "$repeats" "$steps" "$log_every" "$warmup" "$graphs" "$batch"; do
-  case "$n" in ''|*[!0-9]*) die "expected a non-negative integer, got '$n'" ;; esac
-done
+# count_option NAME VALUE: refuses VALUE of option --NAME unless it is a non-negative integer.
+count_option() {
+  case "$2" in ''|*[!0-9]*) die "--$1: expected a non-negative integer, got '$2'" ;; esac
+}
+count_option repeats "$repeats"
+count_option steps "$steps"
+count_option log-every "$log_every"
+count_option warmup "$warmup"
+count_option graphs "$graphs"
+count_option batch "$batch"
 case "$configs" in ''|*[!0-9:]*) die "--configs must be C or MIN:MAX, got '$configs'" ;; esac
 modes=$(echo "$ownership" | tr ',' ' ')
 [ -n "$modes" ] || die "--ownership needs at least one mode"

@@ -1,0 +1,52 @@
+// Hostile options of the layout benchmark (ctest label `hostile`, trial 17): `segrank bench
+// --no-peer` with a peer option (refused naming both, before any work: it was silently ignored,
+// even invalid values) and scripts/bench_mpi.sh's number options (refused naming the option).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/test_paths.h"
+
+using namespace segrank::test;
+namespace fs = std::filesystem;
+
+TEST_SUITE("hostile") {
+    TEST_CASE("segrank bench refuses a peer option beside --no-peer, naming both, before any work") {
+        const fs::path dir = scratch_dir("hostile_bench_no_peer_options");
+        // The npz does not exist: the refusal comes before the graph is read.
+        const std::string base = "bench --npz missing.npz --no-peer --steps 1 --warmup 0 ";
+        for (const std::string opt : {"peer-steps -3", "peer-warmup -1", "peer-timeout 5",
+                                      "python /nonexistent", "peer-script /nonexistent"}) {
+            const auto r = run_segrank_in(dir, base + "--" + opt);
+            INFO(opt, ": ", r.output);
+            CHECK(r.exit_code == 1);
+            const std::string name = opt.substr(0, opt.find(' '));
+            CHECK(contains_text(r.output, "--no-peer and --" + name + " exclude each other"));
+            CHECK_FALSE(contains_text(r.output, "missing.npz"));
+        }
+        // Without --no-peer the same value is checked as before.
+        const auto bad = run_segrank_in(dir, "bench --npz missing.npz --peer-steps 0");
+        INFO(bad.output);
+        CHECK(bad.exit_code == 1);
+        CHECK(contains_text(bad.output, "--peer-steps: expected 1 to 100000, got 0"));
+    }
+
+    TEST_CASE("bench_mpi.sh refuses a number option that is not a number, naming the option") {
+        const fs::path dir = scratch_dir("hostile_bench_mpi_numbers");
+        for (const std::string opt : {"steps", "graphs", "batch", "repeats", "warmup", "log-every"})
+            for (const std::string value : {"''", "abc", "-1"}) {
+                const auto r = run_command(
+                    "(cd " + sq(dir.string()) + " && sh " +
+                    sq((source_dir() / "scripts" / "bench_mpi.sh").string()) + " --segrank " +
+                    sq(segrank_binary().string()) + " --work w --" + opt + " " + value + " 2>&1)");
+                INFO(opt, " ", value, ": ", r.output);
+                CHECK(r.exit_code == 2);
+                const std::string shown = value == "''" ? "" : value;
+                CHECK(contains_text(r.output, "bench_mpi.sh: error: --" + opt +
+                                                  ": expected a non-negative integer, got '" +
+                                                  shown + "'"));
+                CHECK_FALSE(fs::exists(dir / "w"));
+            }
+    }
+}
