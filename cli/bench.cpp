@@ -161,7 +161,8 @@ BenchSettings parse_bench_settings(const cxxopts::ParseResult& a) {
     } else {
         // The peer's options would be ignored (even invalid values): refuse them, as bench
         // --memory refuses options that do not apply.
-        for (const char* opt : {"peer-steps", "peer-warmup", "peer-timeout", "python", "peer-script"})
+        for (const char* opt :
+             {"peer-steps", "peer-warmup", "peer-timeout", "python", "peer-script"})
             SEGRANK_CHECK(!a.count(opt), "--no-peer and --", opt,
                           " exclude each other (--no-peer skips the PyTorch peer; --", opt,
                           " applies to the peer only): drop one of them");

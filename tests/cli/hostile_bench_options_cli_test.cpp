@@ -12,7 +12,8 @@ using namespace segrank::test;
 namespace fs = std::filesystem;
 
 TEST_SUITE("hostile") {
-    TEST_CASE("segrank bench refuses a peer option beside --no-peer, naming both, before any work") {
+    TEST_CASE(
+        "segrank bench refuses a peer option beside --no-peer, naming both, before any work") {
         const fs::path dir = scratch_dir("hostile_bench_no_peer_options");
         // The npz does not exist: the refusal comes before the graph is read.
         const std::string base = "bench --npz missing.npz --no-peer --steps 1 --warmup 0 ";
