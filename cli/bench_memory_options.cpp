@@ -3,6 +3,7 @@
 #include "cli/bench_memory_options.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <sstream>
 
@@ -144,11 +145,29 @@ std::string foreign_entry(const std::filesystem::path& work, const std::string& 
     return "";
 }
 
+// The longest name bench --memory writes in --work-dir: a store's temporary
+// ("<store folder>/<case>.h5.tmp-<pid>", for the longest seed and a pid of 10 digits) or a file of
+// a case's run folder ("run_<case>_<phase>-K/last.ckpt.h5.tmp-<pid>", K up to 1000).
+std::string longest_work_name() {
+    std::string longest;
+    for (const MemCase& c : all_cases()) {
+        std::vector<std::string> names = {
+            str("/", store_dir_name(c, UINT64_MAX), "/", c.name, ".h5.tmp-4294967295")};
+        for (const std::string& phase : c.phases)
+            names.push_back(str("/run_", c.name, "_", phase, "-1000/last.ckpt.h5.tmp-4294967295"));
+        for (const std::string& n : names)
+            if (n.size() > longest.size()) longest = n;
+    }
+    return longest;
+}
+
 }  // namespace
 
 void prepare_work_dir(const std::string& given, const std::filesystem::path& work) {
     namespace fs = std::filesystem;
-    refuse_long_path("--work-dir", given);  // not a raw "File name too long"
+    // Not a raw "File name too long", also for the longest name written in it, before any folder
+    // is made.
+    refuse_long_path("--work-dir", given, longest_work_name());
     refuse_dangling_link("--work-dir", given);
     std::error_code ec;
     if (fs::exists(fs::symlink_status(work, ec))) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
@@ -28,11 +29,17 @@
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/signal_cleanup.h"
+#include "util/user_input.h"
 
 namespace segrank::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// What every npz file ingest writes adds to its folder's path at least: the shortest module file
+// ("m.npz") with libzip's temporary suffix (a pid of up to 10 digits, then ".XXXXXX").
+constexpr std::string_view kShortestModuleTemp = "m.npz.tmp-4294967295.XXXXXX";
+constexpr std::string_view kTempSuffix = ".tmp-4294967295.XXXXXX";
 
 std::string parse_choice(const std::string& flag, const std::string& v,
                          const std::vector<std::string>& valid) {
@@ -218,13 +225,25 @@ void refuse_replacing_non_npz(const fs::path& target) {
 // Returns how many modules of `plan` are written. Throws segrank::Error naming `input` when no
 // module could be converted, listing (the first five) targets that exist unless `force`, or (with
 // `force`) naming a target that is no npz file, also through a symbolic link (a text file, a
-// folder, a FIFO): --force replaces only npz files.
+// folder, a FIFO): --force replaces only npz files. Also throws naming the module whose file
+// (with its temporary suffix) would have a name over NAME_MAX or a path over PATH_MAX.
 int64_t check_targets(const std::vector<Planned>& plan, const fs::path& input, bool force) {
     std::vector<std::string> existing;
     int64_t to_write = 0;
     for (const Planned& p : plan) {
         if (!p.skip_reason.empty()) continue;
         ++to_write;
+        // A module name of 300 bytes, or one that makes the path (with its temporary suffix)
+        // longer than PATH_MAX, is named here, before anything is written.
+        if (const auto why = path_length_problem(p.target.native() + std::string(kTempSuffix))) {
+            const bool long_name =
+                p.target.filename().native().size() + kTempSuffix.size() > NAME_MAX;
+            throw Error(str(input.string(), ": module '", echo_value(p.module),
+                            "' would be written to ", echo_value(p.target.string(), 200),
+                            ", but with its temporary suffix (", kTempSuffix, ") ", *why, ": ",
+                            long_name ? "the module's name is too long for a file name"
+                                      : "give a shorter --out"));
+        }
         std::error_code ec;
         if (!fs::exists(fs::symlink_status(p.target, ec))) continue;
         existing.push_back(p.target.string());
@@ -338,6 +357,12 @@ int run_ingest(int argc, char** argv) {
     const std::string search =
         parse_choice("search", args["search"].as<std::string>(), {"random", "default"});
     const bool force = args.count("force") > 0;
+    // Before anything is created (CreatedDirectories): not "cannot create directory ...: File
+    // exists / File name too long". The longest name written is a module's libzip temporary; the
+    // module names are checked once read (check_targets).
+    refuse_long_path("--out", out.native(),
+                     str("/npz/layout/xla/", search, "/", split, "/", kShortestModuleTemp));
+    refuse_dangling_link("--out", out);
 
     // One writer per output folder (synth, pack, ingest), held for the whole ingest, so the
     // no-overwrite check and the writes of two ingests into one --out cannot interleave (a loser

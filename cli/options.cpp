@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -271,9 +272,21 @@ std::string lower_start(std::string_view head, size_t n) {
 
 }  // namespace
 
-void refuse_long_path(std::string_view option, std::string_view path) {
+void refuse_long_path(std::string_view option, std::string_view path, std::string_view written) {
     if (const auto why = path_length_problem(path))
         throw Error(str(option, " ", echo_value(path), ": ", *why, ": give a shorter ", option));
+    // The path fits, but the files the command writes under it (or beside it) would not: the same
+    // rule as train's run directory (trainer/run_dir_check.cpp).
+    if (path.size() + written.size() >= PATH_MAX) {
+        const bool child = written.starts_with('/');
+        const std::string name =
+            child ? std::string(written.substr(1))
+                  : std::filesystem::path(path).filename().string() + std::string(written);
+        throw Error(str(option, " ", echo_value(path), ": the path is ", path.size(),
+                        " bytes long; with the names written ", child ? "in" : "beside", " it (",
+                        echo_value(name, 320), ") it exceeds PATH_MAX (", PATH_MAX,
+                        " bytes): give a shorter ", option));
+    }
 }
 
 void refuse_dangling_link(std::string_view option, const std::filesystem::path& path) {

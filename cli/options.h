@@ -65,8 +65,14 @@ void refuse_same_output(std::string_view option_a, const std::string& path_a,
 /// bytes)' is 300 bytes long, more than the 255 bytes a file name may have (File name too long):
 /// give a shorter OPTION" (or the whole path longer than PATH_MAX) when the system would refuse
 /// `path` (given as `option`, e.g. "--out") by its length alone (util/user_input.h
-/// path_length_problem); PATH is echoed cut to 80 bytes.
-void refuse_long_path(std::string_view option, std::string_view path);
+/// path_length_problem); PATH is echoed cut to 80 bytes. `written` is the longest name the command
+/// writes from `path`: a file in it ("/npz/.../x.npz.tmp-4294967295", starting with '/') or a
+/// temporary beside it (".tmp-4294967295", appended to the name); when `path` fits but `path` +
+/// `written` does not (PATH_MAX, counting the terminating NUL), throws "OPTION PATH: the path is
+/// 4082 bytes long; with the names written in it (npz/...) it exceeds PATH_MAX (4096 bytes): give
+/// a shorter OPTION" (as train says for its run directory), before anything is created.
+void refuse_long_path(std::string_view option, std::string_view path,
+                      std::string_view written = "");
 
 /// Before any work: throws segrank::Error "OPTION PATH: is a dangling symbolic link to 'T' (which
 /// does not exist): remove the link, create that folder or give another OPTION" when `path` (given

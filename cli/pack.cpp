@@ -62,6 +62,20 @@ std::vector<CollectionId> all_collection_splits() {
     return ids;
 }
 
+// The longest name pack writes from --out (refuse_long_path): a store's temporary while its writer
+// runs, "<store>.tmp-<pid>.tmp-<pid>" (pack's staged name plus the writer's own suffix; pids of up
+// to 10 digits), beside --out itself for a single .h5 file, else in the folder.
+std::string longest_written(const std::vector<Collection>& collections, bool single_file) {
+    constexpr std::string_view kTemp = ".tmp-4294967295.tmp-4294967295";
+    std::string longest;
+    if (single_file) return std::string(kTemp);
+    for (const auto& c : collections) {
+        const std::string name = str("/", c.id.file_stem(), ".h5", kTemp);
+        if (name.size() > longest.size()) longest = name;
+    }
+    return longest;
+}
+
 // One store of this run: the collection split, its path in --out, and the complete store written
 // before anything in --out changes ("<resolved store>.tmp-<pid>" beside it, so the commit is one
 // rename and remove_stale_temp_files sweeps it when the run is killed).
@@ -302,6 +316,7 @@ int run_pack(int argc, char** argv) {
     const auto collections = discover_collections(input);
     refuse_out_inside_input(input, out);
     const bool single_file = out.extension() == ".h5";
+    refuse_long_path("--out", out.native(), longest_written(collections, single_file));
     if (single_file) {
         check_output_option("--out", out.string());  // a FIFO or folder, before any work
         std::string names;

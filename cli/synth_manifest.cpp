@@ -77,7 +77,11 @@ std::vector<fs::path> split_files(const fs::path& out, const fs::path& target) {
 void check_synth_out(const fs::path& out) {
     std::error_code ec;
     // --out itself or a folder above it that is a dangling link (creating it says "File exists").
-    refuse_long_path("--out", out.native());  // not "status '...': File name too long"
+    // The longest name synth writes under --out: libzip's temporary of a layout graph in the
+    // staging folder (hwmodel/synth/writer.cpp; graph indices have at most 6 digits, pids 10).
+    refuse_long_path("--out", out.native(),  // not "status '...': File name too long"
+                     "/.synth-staging-4294967295/npz/layout/xla/random/train/"
+                     "synth_layout_000000.npz.tmp-4294967295.XXXXXX");
     refuse_dangling_link("--out", out);
     if (!fs::is_directory(out, ec) || fs::exists(fs::symlink_status(out / kSynthManifest, ec)))
         return;

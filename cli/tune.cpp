@@ -69,8 +69,9 @@ private:
 // replaced only when it is a tune's (its first member is "graph").
 void check_tune_out(const TuneOptions& o) {
     namespace fs = std::filesystem;
-    refuse_long_path("--out", o.out.native());  // not a raw "File name too long"
-    refuse_dangling_link("--out", o.out);       // "File exists" otherwise
+    // Not a raw "File name too long", also for the longest name tune writes in --out.
+    refuse_long_path("--out", o.out.native(), "/measurements.jsonl.tmp-4294967295");
+    refuse_dangling_link("--out", o.out);  // "File exists" otherwise
     std::error_code ec;
     if (o.resume) {
         SEGRANK_CHECK(fs::is_regular_file(o.out / "tune.json", ec), "--resume ", o.out.string(),
