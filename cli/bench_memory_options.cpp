@@ -165,9 +165,10 @@ std::string longest_work_name() {
 
 void prepare_work_dir(const std::string& given, const std::filesystem::path& work) {
     namespace fs = std::filesystem;
-    // Not a raw "File name too long", also for the longest name written in it, before any folder
-    // is made.
-    refuse_long_path("--work-dir", given, longest_work_name());
+    // Not a raw "File name too long", also for the longest name written in it (under the absolute
+    // path bench uses), before any folder is made.
+    refuse_long_path("--work-dir", given);
+    refuse_long_path("--work-dir", work.native(), longest_work_name());
     refuse_dangling_link("--work-dir", given);
     std::error_code ec;
     if (fs::exists(fs::symlink_status(work, ec))) {
