@@ -82,7 +82,8 @@ cxxopts::Options bench_options() {
         cxxopts::value<std::string>()->default_value("full,segments,full_naive,segments_naive"))(
         "bf16",
         "also time full and segments with model.precision = bf16 (where the CPU runs bf16 "
-        "natively; docs/model.md#precision)")("no-peer", "do not run the PyTorch peer")(
+        "natively; docs/model.md#precision)")(
+        "no-peer", "do not run the PyTorch peer (its options are then refused)")(
         "peer-steps", "peer timed steps", cxxopts::value<int64_t>()->default_value("5"))(
         "peer-warmup", "peer warmup steps", cxxopts::value<int64_t>()->default_value("1"))(
         "peer-timeout", "seconds each peer run may take before it is killed (1 to 86400)",
