@@ -85,7 +85,7 @@ TEST_SUITE("hostile") {
              ".h5.tmp-4294967295.tmp-4294967295"},
             {"pack " + sq((dir / "data" / "npz" / "layout" / "xla" / "random" / "train").string()) +
                  " --out " + sq(l + ".h5"),
-             "--out", "fff.h5.tmp-4294967295.tmp-4294967295"},
+             "--out", fs::path(l + ".h5").filename().string() + ".tmp-4294967295.tmp-4294967295"},
             {"tune --checkpoint missing.ckpt.h5 --graph missing.npz --budget 4 --out " + sq(l),
              "--out", "measurements.jsonl.tmp-4294967295"},
             {"bench --memory --cases nodes_1e4 --threads 1 --work-dir " + sq(l), "--work-dir",
