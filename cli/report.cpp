@@ -17,7 +17,9 @@
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
 #include "trainer/config.h"
+#include "trainer/run_dir.h"
 #include "util/atomic_file.h"
+#include "util/json.h"
 #include "util/user_input.h"
 
 namespace segrank::cli {
@@ -68,6 +70,10 @@ struct CheckpointFacts {
     /// eval.metric of the first readable checkpoint's stored config, and that checkpoint.
     std::string metric;
     std::filesystem::path metric_source;
+    /// That stored config (last.ckpt.h5's when readable: the run's latest).
+    std::optional<RunConfig> stored;
+    /// /extra/world_size of last.ckpt.h5 (the ranks of the run's last part, as report.json's).
+    std::optional<int64_t> last_world_size;
     /// "RUN/last.ckpt.h5: not readable as a checkpoint (REASON), not used" per unreadable one.
     std::vector<std::string> notes;
 };
@@ -81,10 +87,12 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
             if (const auto task = r.attr_string("task"); task && !f.task)
                 f.task = parse_task(*task);
             if (const auto toml = r.attr_string("config_toml"); toml && f.metric.empty()) {
-                f.metric = cfg::to_string(
-                    load_stored_config(*toml, (dir / name).string() + ":config_toml").eval.metric);
+                f.stored = load_stored_config(*toml, (dir / name).string() + ":config_toml");
+                f.metric = cfg::to_string(f.stored->eval.metric);
                 f.metric_source = dir / name;
             }
+            if (std::string_view(name) == "last.ckpt.h5")
+                f.last_world_size = r.attr_int("world_size");
             f.ids.push_back(r.parameters_id());
         } catch (const Error& e) {
             const std::string file = (dir / name).string();
@@ -96,6 +104,44 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
         }
     }
     return f;
+}
+
+// report.json's facts that the run's other files record: "world_size" is last.ckpt.h5's
+// /extra/world_size (both written by the run's last part), and "stopped_early" needs
+// train.patience > 0 and "steps" below train.steps (early stopping ends a run before its steps).
+// Throws naming report.json, the field and the file that contradicts it; an absent or unreadable
+// report.json is load_run's to name.
+void check_summary_facts(const std::filesystem::path& dir, const RunConfig& cfg,
+                         const CheckpointFacts& ck) {
+    const std::filesystem::path file = dir / "report.json";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) return;
+    Json rep;
+    try {
+        rep = read_json_file(file);
+    } catch (const Error&) {
+        return;  // named by load_run's checks
+    }
+    if (!rep.is_object()) return;
+    if (const auto w = rep.find("world_size");
+        w != rep.end() && w->is_number_integer() && ck.last_world_size)
+        SEGRANK_CHECK(w->get<int64_t>() == *ck.last_world_size, file.string(),
+                      ": \"world_size\" is ", w->get<int64_t>(), ", but ",
+                      (dir / "last.ckpt.h5").string(), " was written by ", *ck.last_world_size,
+                      " rank(s) (/extra/world_size)");
+    if (const auto e = rep.find("stopped_early");
+        e != rep.end() && e->is_boolean() && e->get<bool>()) {
+        SEGRANK_CHECK(cfg.train.patience > 0, file.string(),
+                      ": \"stopped_early\" is true, but config.toml has train.patience = ",
+                      cfg.train.patience, " (early stopping is off)");
+        const auto steps = rep.find("steps");
+        // Only with a step limit alone (train.epochs may end a run sooner).
+        SEGRANK_CHECK(steps == rep.end() || !steps->is_number_integer() || cfg.train.steps <= 0 ||
+                          cfg.train.epochs > 0 || steps->get<int64_t>() < cfg.train.steps,
+                      file.string(), ": \"stopped_early\" is true, but its \"steps\" ",
+                      steps->get<int64_t>(), " are config.toml's train.steps = ", cfg.train.steps,
+                      " (a run stopped early ends before them)");
+    }
 }
 
 // What a run's own files say about it: its eval.metric (config.toml's, which must be its
@@ -123,8 +169,9 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
         return id;
     }
     const std::string text = read_input_file(file, "a TOML config file", kMaxConfigFileBytes);
+    RunConfig cfg;
     try {
-        const RunConfig cfg = load_stored_config(text, file.string());
+        cfg = load_stored_config(text, file.string());
         id.metric = std::string(cfg::to_string(cfg.eval.metric));
         for (const std::string& name : cfg.data.collections) {
             const Task t = CollectionId::parse(name).task;
@@ -145,6 +192,15 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
                   id.metric, "\", but the run's checkpoint ", ck.metric_source.string(),
                   " was trained with eval.metric = \"", ck.metric,
                   "\" (config.toml was edited after training: restore it)");
+    // Every key a resume cannot change (train --resume's rule): the page shows config.toml as the
+    // run's effective config.
+    if (ck.stored)
+        for (const auto& [key, values] : config_differences(*ck.stored, cfg))
+            SEGRANK_CHECK(resume_may_change(key), file.string(), ": ", key, " = ", values.second,
+                          ", but the run's checkpoint ", ck.metric_source.string(),
+                          " was trained with ", key, " = ", values.first,
+                          " (config.toml was edited after training: restore it)");
+    check_summary_facts(dir, cfg, ck);
     if (!id.task) id.task = ck.task;
     return id;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -93,8 +94,6 @@ std::string summary_section(const RunRecords& run, const std::string& title) {
         add("steps", "steps", "%.0f");
         add("best_step", "best step", "%.0f");
         add("best_selection", "best selection metric", "%.6f");
-        add("steps_per_s", "steps / s", "%.3f");
-        add("peak_rss_mb", "peak RSS (MB)", "%.1f");
         add("world_size", "MPI ranks", "%.0f");
         if (rep.is_object() && rep.contains("stopped_early") && rep["stopped_early"].is_boolean())
             rows.push_back({"stopped early", rep["stopped_early"].get<bool>() ? "yes" : "no"});
@@ -102,6 +101,18 @@ std::string summary_section(const RunRecords& run, const std::string& title) {
             if (const double o = json_number_or_nan(rep["final"], "overall"); !std::isnan(o))
                 rows.push_back({"final overall score", fmt(o, "%.6f")});
         }
+    }
+    // Throughput and memory from the training log, which holds every rank's peak (report.json's
+    // are rank 0's own, of the last resumed part only, and not checkable against the log).
+    if (!run.train.empty()) {
+        const RunTrainPoint& last = run.train.back();
+        if (std::isfinite(last.steps_per_s))
+            rows.push_back(
+                {str("steps / s (at step ", last.step, ")"), fmt(last.steps_per_s, "%.3f")});
+        double peak = std::numeric_limits<double>::quiet_NaN();
+        for (const RunTrainPoint& t : run.train)
+            if (std::isfinite(t.peak_rss_mb) && !(t.peak_rss_mb <= peak)) peak = t.peak_rss_mb;
+        if (std::isfinite(peak)) rows.push_back({"peak RSS (MB, any rank)", fmt(peak, "%.1f")});
     }
     std::string body = html_table({"item", "value"}, rows);
     for (const auto& n : run.notes) body += para(n, "note");

@@ -76,3 +76,72 @@ TEST_CASE(
     CHECK(contains_text(r.output, ", finetune_eval) has "));
     CHECK_FALSE(fs::exists(run / "report.html"));
 }
+
+TEST_SUITE("hostile") {
+    TEST_CASE(
+        "segrank report refuses a report.json world_size or stopped_early and a config.toml key "
+        "that the run's checkpoint and config contradict, and draws throughput and memory from "
+        "metrics.jsonl") {
+        const fs::path dir = scratch_dir("report_summary_facts");
+        TinyLayoutSpec spec;
+        spec.valid_graphs = 1;
+        write_tiny_layout_collection(dir / "data", spec);
+        const fs::path run = dir / "run";
+        const auto trained = run_segrank_in_source(
+            "train --config configs/tiny.toml --set train.steps=4 --set train.eval_every=2 --set "
+            "train.log_every=2 --set train.run_dir=" +
+                sq(run.string()) + " --set data.root=" + sq((dir / "data").string()),
+            1);
+        INFO(trained.output);
+        REQUIRE(trained.exit_code == 0);
+        const std::string report = read_file_text(run / "report.json");
+        const std::string config = read_file_text(run / "config.toml");
+        // Replaces the JSON value after `key` (up to the next ',') in report.json.
+        auto edit_report = [&](const std::string& key, const std::string& value) {
+            const auto at = report.find("\"" + key + "\":");
+            REQUIRE(at != std::string::npos);
+            const auto from = at + key.size() + 3, to = report.find(',', from);
+            write_file_text(run / "report.json",
+                            report.substr(0, from) + value + report.substr(to));
+        };
+        const struct {
+            std::string key, value, message;
+        } cases[] = {
+            {"world_size", "8",
+             "report.json: \"world_size\" is 8, but " + (run / "last.ckpt.h5").string() +
+                 " was written by 1 rank(s) (/extra/world_size)"},
+            {"stopped_early", "true",
+             "report.json: \"stopped_early\" is true, but config.toml has train.patience = 0"}};
+        for (const auto& c : cases) {
+            edit_report(c.key, c.value);
+            const auto r = run_segrank_in_source("report " + sq(run.string()), 1);
+            INFO(c.key, ": ", r.output);
+            CHECK(r.exit_code == 1);
+            CHECK(contains_text(r.output, c.message));
+            CHECK_FALSE(fs::exists(run / "report.html"));
+        }
+        // Forged throughput and memory are not drawn: the page takes them from metrics.jsonl.
+        edit_report("steps_per_s", "1e9");
+        auto r = run_segrank_in_source("report " + sq(run.string()), 1);
+        INFO(r.output);
+        REQUIRE(r.exit_code == 0);
+        const std::string html = read_file_text(run / "report.html");
+        CHECK(contains_text(html, "steps / s (at step 4)"));
+        CHECK(contains_text(html, "peak RSS (MB, any rank)"));
+        CHECK_FALSE(contains_text(html, "1000000000"));
+        write_file_text(run / "report.json", report);
+        fs::remove(run / "report.html");
+        // config.toml edited after training, in a key a resume cannot change.
+        const auto h = config.find("\nhidden = ");
+        REQUIRE(h != std::string::npos);
+        const auto end = config.find_first_of(" \n", h + 10);
+        write_file_text(run / "config.toml", config.substr(0, h + 10) + "999" + config.substr(end));
+        r = run_segrank_in_source("report " + sq(run.string()), 1);
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(
+            contains_text(r.output, "config.toml: model.hidden = 999, but the run's checkpoint "));
+        CHECK(contains_text(r.output, "(config.toml was edited after training: restore it)"));
+        CHECK_FALSE(fs::exists(run / "report.html"));
+    }
+}
