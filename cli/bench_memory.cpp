@@ -280,6 +280,9 @@ void make_store(const cxxopts::ParseResult& a, const std::string& name, uint64_t
                   " and configs >= 2");
     const std::string given = a["make-store"].as<std::string>();
     refuse_long_path("--make-store", given);
+    // What it writes in DIR: <case>/<case>.h5 and the writer's temporary file beside it.
+    refuse_long_path("--make-store", std::filesystem::absolute(given).native(),
+                     str("/", c.name, "/", c.name, ".h5.tmp-4294967295"));
     refuse_dangling_link("--make-store", given);
     const std::filesystem::path dir = std::filesystem::absolute(given) / c.name;
     refuse_foreign_store(dir / (c.name + ".h5"), "--make-store", given, "replaces");

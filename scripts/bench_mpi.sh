@@ -94,16 +94,18 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-# count_option NAME VALUE: refuses VALUE of option --NAME unless it is a non-negative integer.
+# count_option NAME VALUE MAX: refuses VALUE of option --NAME unless it is an integer from 0 to MAX
+# (more than 9 digits is refused before the shell's arithmetic sees it).
 count_option() {
   case "$2" in ''|*[!0-9]*) die "--$1: expected a non-negative integer, got '$2'" ;; esac
+  { [ ${#2} -le 9 ] && [ "$2" -le "$3" ]; } || die "--$1: expected 0 to $3, got '$2'"
 }
-count_option repeats "$repeats"
-count_option steps "$steps"
-count_option log-every "$log_every"
-count_option warmup "$warmup"
-count_option graphs "$graphs"
-count_option batch "$batch"
+count_option repeats "$repeats" 1000
+count_option steps "$steps" 10000000
+count_option log-every "$log_every" 10000000
+count_option warmup "$warmup" 10000000
+count_option graphs "$graphs" 1000000
+count_option batch "$batch" 1000000
 case "$configs" in ''|*[!0-9:]*) die "--configs must be C or MIN:MAX, got '$configs'" ;; esac
 modes=$(echo "$ownership" | tr ',' ' ')
 [ -n "$modes" ] || die "--ownership needs at least one mode"

@@ -50,4 +50,27 @@ TEST_SUITE("hostile") {
                 CHECK_FALSE(fs::exists(dir / "w"));
             }
     }
+
+    TEST_CASE(
+        "bench_mpi.sh refuses a number option above its bound, also one beyond the shell's "
+        "arithmetic, naming the option and the bound") {
+        const fs::path dir = scratch_dir("hostile_bench_mpi_big_numbers");
+        const struct {
+            std::string opt, value, bound;
+        } cases[] = {{"steps", "99999999999999999999", "10000000"},
+                     {"warmup", "99999999999", "10000000"},
+                     {"steps", "2147483648000", "10000000"},
+                     {"repeats", "5000", "1000"}};
+        for (const auto& c : cases) {
+            const auto r = run_command("(cd " + sq(dir.string()) + " && sh " +
+                                       sq((source_dir() / "scripts" / "bench_mpi.sh").string()) +
+                                       " --segrank " + sq(segrank_binary().string()) +
+                                       " --work w --" + c.opt + " " + c.value + " 2>&1)");
+            INFO(c.opt, " ", c.value, ": ", r.output);
+            CHECK(r.exit_code == 2);
+            CHECK(contains_text(r.output, "bench_mpi.sh: error: --" + c.opt + ": expected 0 to " +
+                                              c.bound + ", got '" + c.value + "'"));
+            CHECK_FALSE(fs::exists(dir / "w"));
+        }
+    }
 }

@@ -89,7 +89,9 @@ TEST_SUITE("hostile") {
             {"tune --checkpoint missing.ckpt.h5 --graph missing.npz --budget 4 --out " + sq(l),
              "--out", "measurements.jsonl.tmp-4294967295"},
             {"bench --memory --cases nodes_1e4 --threads 1 --work-dir " + sq(l), "--work-dir",
-             ".h5.tmp-4294967295"}};
+             ".h5.tmp-4294967295"},
+            {"bench --memory --make-store " + sq(l) + " --cases nodes_1e4", "--make-store",
+             "nodes_1e4/nodes_1e4.h5.tmp-4294967295"}};
         for (const Case& c : cases) {
             const auto r = run_segrank_in(dir, c.args);
             INFO(c.args.substr(0, 60), ": ", r.output);
