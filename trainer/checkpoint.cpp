@@ -223,6 +223,12 @@ CheckpointReader::CheckpointReader(const std::filesystem::path& path) : path_(pa
                   "train again");
     step_ = checked_attr_int(root, "/", "step").value_or(0);
     epoch_ = checked_attr_int(root, "/", "epoch").value_or(0);
+    // A training step is below 2^31 (train.steps' bound, the steps a HistoryTable records): a
+    // larger one is refused here, before a resume rewrites anything, not steps later (a negative
+    // one is named by validate_checkpoint_state).
+    SEGRANK_CHECK(step_ <= 2147483647, path.string(), ": attribute /step = ", step_,
+                  ", expected 0 to 2147483647 (the checkpoint is corrupt or forged; use another "
+                  "checkpoint or train again)");
 }
 
 void CheckpointReader::verify_attr(const H5Group& g, const std::string& group_path,

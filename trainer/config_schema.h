@@ -65,6 +65,8 @@ inline constexpr double kMaxLossWeight = 1000;
 /// Bound of train.epochs (2^31 - 1, as segments.finetune_epochs): epochs x steps per epoch stays
 /// far inside int64 (the step count the run computes from it).
 inline constexpr double kMaxEpochs = 2147483647;
+/// Bound of train.steps (2^31 - 1): the steps a HistoryTable entry records (segments/).
+inline constexpr double kMaxTrainSteps = 2147483647;
 
 /// (lo, hi]: lo excluded.
 inline Check above_up_to(double lo, double hi) {
@@ -203,7 +205,8 @@ void visit_schema(V& v, C& c) {
     v.field("warmup_steps", c.optim.warmup_steps, "linear warmup steps", ge(0));
 
     v.section("train", "training loop, logging and checkpoints");
-    v.field("steps", c.train.steps, "stop after this many steps (0 = no step limit)", ge(0));
+    v.field("steps", c.train.steps, "stop after this many steps (0 = no step limit)",
+            in(0, kMaxTrainSteps));
     v.field("epochs", c.train.epochs, "stop after this many epochs (0 = no epoch limit)",
             in(0, kMaxEpochs));
     v.field("eval_every", c.train.eval_every, "steps between evaluations (0 = only at the end)",

@@ -357,3 +357,37 @@ TEST_CASE("a checkpoint without its attribute_checksums marker is refused as cor
                              .c_str(),
                          Error);
 }
+
+TEST_CASE(
+    "a checkpoint whose /step is beyond 2^31 - 1 (checksum valid) is refused on open, naming "
+    "the file and the attribute") {
+    const auto dir = test::scratch_dir("ckpt_step_bound");
+    Model a(small_model());
+    a.params().initialize(3);
+    for (const int64_t step : {int64_t{1} << 62, int64_t{2147483648}}) {
+        const auto path = dir / (std::to_string(step) + ".h5");
+        {
+            CheckpointWriter w(path);
+            w.put_params(a.params(), nullptr);
+            w.put_state(step, 0);
+            w.commit();
+        }
+        INFO(step);
+        std::string message;
+        try {
+            CheckpointReader r(path);
+        } catch (const Error& e) {
+            message = e.what();
+        }
+        CHECK(message.find(path.string() + ": attribute /step = " + std::to_string(step) +
+                           ", expected 0 to 2147483647") != std::string::npos);
+    }
+    const auto ok = dir / "ok.h5";
+    {
+        CheckpointWriter w(ok);
+        w.put_params(a.params(), nullptr);
+        w.put_state(2147483647, 0);
+        w.commit();
+    }
+    CHECK(CheckpointReader(ok).step() == 2147483647);
+}
