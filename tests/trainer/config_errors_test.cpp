@@ -108,7 +108,7 @@ TEST_CASE(
           "configs/x.toml:4:1: model.hiden: unknown key (did you mean 'model.hidden'?)\n"
           "--set lr=1: expected section.key=value (e.g. --set optim.lr=0.001)\n"
           "--set model.hidden=abc: model.hidden: expected an integer, got string \"abc\"\n"
-          "--set train.steps=-2: train.steps: expected >= 0, got -2");
+          "--set train.steps=-2: train.steps: expected in [0, 2147483647], got -2");
     // An override of a key that is not a table in the file.
     CHECK(load_error("optim = 3\n", {"optim.lr=1"}) ==
           "configs/x.toml:1:1: optim: expected a table [optim], got integer 3\n"
