@@ -1,7 +1,9 @@
 // The files of a `segrank tune` directory: tune.json, measurements.jsonl (read back on --resume)
-// and best.json (cli/tune_files.h, docs/tune.md).
+// and best.json, and the graph of configs that are rows of no file (cli/tune_files.h,
+// docs/tune.md).
 #include "cli/tune_files.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -9,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "api/cost_model_internal.h"
 #include "gnn/core/check.h"
 #include "tune/measure.h"
 #include "tune/measurements_file.h"
@@ -25,6 +28,39 @@ std::unique_ptr<CreatedDirectories> create_out_dir(const std::filesystem::path& 
     } catch (const Error& e) {
         throw Error(str("--out ", out.string(), ": cannot create the directory (", e.what(), ")"));
     }
+}
+
+Graph graph_of_configs(const tune::TuneGraph& r, const std::vector<tune::Config>& cs) {
+    SEGRANK_CHECK(!cs.empty(), "tune: no configs to score");
+    const auto k = static_cast<int64_t>(cs.size());
+    auto copy_structure = [](const GraphStructure& from, GraphStructure& to) {
+        to.name = from.name;
+        to.source = from.source;
+        to.node_feat = from.node_feat.clone();
+        to.node_opcode = from.node_opcode;
+        to.edge_index = from.edge_index;
+    };
+    const std::string where = str(r.name, " (", k, " candidate configs)");
+    if (r.task == Task::kTile) {
+        TileGraph t;
+        copy_structure(r.tile, t);
+        t.config_feat = Tensor(k, kTileConfigDim);
+        for (int64_t i = 0; i < k; ++i)
+            std::copy(cs[static_cast<size_t>(i)].tile.begin(),
+                      cs[static_cast<size_t>(i)].tile.end(),
+                      t.config_feat.data() + i * kTileConfigDim);
+        t.config_runtime.assign(static_cast<size_t>(k), 0);
+        t.config_runtime_normalizers.assign(static_cast<size_t>(k), 1);
+        return graph_from_record(std::move(t), where);
+    }
+    LayoutGraph l;
+    copy_structure(r.layout, l);
+    l.node_config_ids = r.layout.node_config_ids;
+    l.node_splits = r.layout.node_splits;
+    for (const auto& c : cs)
+        l.node_config_feat.insert(l.node_config_feat.end(), c.layout.begin(), c.layout.end());
+    l.config_runtime.assign(static_cast<size_t>(k), 0);
+    return graph_from_record(std::move(l), where);
 }
 
 Json graph_identity(const Graph& g) {
@@ -89,6 +125,7 @@ std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGrap
         .task = r.task == Task::kTile ? "tile" : "layout",
         .num_config_nodes = r.task == Task::kTile ? int64_t{0} : r.layout.num_config_nodes()};
     const tune::MeasurementsFile mf = tune::read_measurements_file(file, bound);
+    const std::vector<bool> explored = tune::exploration_picks(mf.lines);
     std::vector<Record> out;
     std::set<std::string> seen;
     for (const tune::MeasurementLine& m : mf.lines) {
@@ -104,6 +141,7 @@ std::vector<Record> read_measurements(const fs::path& file, const tune::TuneGrap
                       tune::describe(rec.config), " is measured twice");
         rec.runtime_ns = m.measured_ns;
         rec.error = m.error;
+        rec.explored = explored[out.size()];
         out.push_back(std::move(rec));
     }
     if (mf.torn) write_file_atomically(file, mf.kept);

@@ -20,6 +20,10 @@ std::unique_ptr<CreatedDirectories> create_out_dir(const std::filesystem::path& 
 
 Json graph_identity(const Graph& g);
 
+// A graph holding r's structure and the configs `cs` (non-empty) as its rows, runtimes unknown: the
+// candidates of --candidates search, scored and refit on though no file holds them.
+Graph graph_of_configs(const tune::TuneGraph& r, const std::vector<tune::Config>& cs);
+
 // A config's rows as JSON: tile [24] numbers, layout [nc][18] integers.
 Json rows_json(const tune::Config& c);
 
@@ -28,7 +32,8 @@ struct Record {
     int64_t round = 0;
     tune::Config config;
     std::optional<double> runtime_ns;
-    std::string error;  ///< why it failed ("error" of the line), when runtime_ns is unset
+    std::string error;      ///< why it failed ("error" of the line), when runtime_ns is unset
+    bool explored = false;  ///< an exploration pick (tune::exploration_picks)
 };
 
 // Checks or creates o.out: with o.resume, that tune.json names graph `ident` and `mode`, and

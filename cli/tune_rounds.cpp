@@ -25,41 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A graph holding g's structure and the configs `cs` as its rows (runtimes unknown), so that
-// configs that are not rows of g's file can be scored and refit on.
-Graph graph_of_configs(const tune::TuneGraph& r, const std::vector<tune::Config>& cs) {
-    SEGRANK_CHECK(!cs.empty(), "tune: no configs to score");
-    const auto k = static_cast<int64_t>(cs.size());
-    auto copy_structure = [](const GraphStructure& from, GraphStructure& to) {
-        to.name = from.name;
-        to.source = from.source;
-        to.node_feat = from.node_feat.clone();
-        to.node_opcode = from.node_opcode;
-        to.edge_index = from.edge_index;
-    };
-    const std::string where = str(r.name, " (", k, " candidate configs)");
-    if (r.task == Task::kTile) {
-        TileGraph t;
-        copy_structure(r.tile, t);
-        t.config_feat = Tensor(k, kTileConfigDim);
-        for (int64_t i = 0; i < k; ++i)
-            std::copy(cs[static_cast<size_t>(i)].tile.begin(),
-                      cs[static_cast<size_t>(i)].tile.end(),
-                      t.config_feat.data() + i * kTileConfigDim);
-        t.config_runtime.assign(static_cast<size_t>(k), 0);
-        t.config_runtime_normalizers.assign(static_cast<size_t>(k), 1);
-        return graph_from_record(std::move(t), where);
-    }
-    LayoutGraph l;
-    copy_structure(r.layout, l);
-    l.node_config_ids = r.layout.node_config_ids;
-    l.node_splits = r.layout.node_splits;
-    for (const auto& c : cs)
-        l.node_config_feat.insert(l.node_config_feat.end(), c.layout.begin(), c.layout.end());
-    l.config_runtime.assign(static_cast<size_t>(k), 0);
-    return graph_from_record(std::move(l), where);
-}
-
 void minmax(std::vector<double>& v) {
     if (v.empty()) return;
     auto [lo, hi] = std::minmax_element(v.begin(), v.end());
@@ -91,6 +56,7 @@ struct TuneRun {
     std::vector<double> ok_runtimes;
     std::ofstream log;
     int64_t last_refit_count = -1;
+    int64_t explored = 0;  // measurements that were exploration picks (RoundSchedule::explore)
 
     TuneRun(CostModel* model_, const Graph& g_, const tune::TuneGraph& record_,
             const MeasureFn& measure_, const TuneOptions& o_)
@@ -126,17 +92,19 @@ struct TuneRun {
         res.default_config = default_config(g, &rule);
         default_rows = record.recorded_config(res.default_config);
         for (const Record& r : records) {
-            note(r.config, r.runtime_ns, r.error);
+            note(r.config, r.runtime_ns, r.error, r.explored);
             res.rounds = std::max(res.rounds, r.round);
         }
         log.open(meas_file, std::ios::app | std::ios::binary);
         SEGRANK_CHECK(log.good(), meas_file.string(), ": cannot open for appending");
     }
 
-    void note(const tune::Config& config, std::optional<double> ns, const std::string& error) {
+    void note(const tune::Config& config, std::optional<double> ns, const std::string& error,
+              bool exploration) {
         measured.insert(tune::config_key(config));
         trials.push_back({config, ns});
         ++res.measured;
+        explored += exploration;
         if (!ns) {
             if (res.failed++ == 0) res.first_error = error.empty() ? "not measured" : error;
             return;
@@ -151,8 +119,9 @@ struct TuneRun {
         }
     }
 
-    // Measures one config and appends its line (flushed before the next measurement starts).
-    void take(int64_t round, const tune::Config& config, double predicted) {
+    // Measures one config and appends its line (flushed before the next measurement starts);
+    // `exploration`: an exploration pick of the model's round (its line's "explored").
+    void take(int64_t round, const tune::Config& config, double predicted, bool exploration) {
         const tune::Config one[1] = {config};
         std::vector<Measured> m;
         try {
@@ -165,13 +134,14 @@ struct TuneRun {
         SEGRANK_CHECK(m.size() == 1, "--measure ", o.measure, ": returned ", m.size(),
                       " results for one config");
         if (!m[0].runtime_ns && m[0].error.empty()) m[0].error = "not measured";
-        note(config, m[0].runtime_ns, m[0].error);
+        note(config, m[0].runtime_ns, m[0].error, exploration);
         Json line = Json::object();
         line["round"] = round;
         const int64_t idx = index_of(config);
         line["config"] = idx >= 0 ? Json(idx) : Json(nullptr);
         if (search) line["rows"] = rows_json(config);
         line["predicted"] = std::isfinite(predicted) ? Json(predicted) : Json(nullptr);
+        if (model) line["explored"] = exploration;
         line["measured_ns"] = m[0].runtime_ns ? Json(*m[0].runtime_ns) : Json(nullptr);
         if (!m[0].runtime_ns) line["error"] = m[0].error;
         line["best_ns"] = res.best_ns ? Json(*res.best_ns) : Json(nullptr);
@@ -190,7 +160,7 @@ struct TuneRun {
             const int64_t d[1] = {res.default_config};
             const double predicted =
                 model ? model->score(g, std::span<const int64_t>(d, 1))[0] : NAN;
-            take(0, default_rows, predicted);
+            take(0, default_rows, predicted, false);
             write_best();
             if (o.progress)
                 std::printf(
@@ -281,14 +251,13 @@ struct TuneRun {
         for (auto& x : ens) x /= static_cast<double>(ms.size());
     }
 
-    // Exploration: a quarter of the round (at least one config when B >= 2) goes to the open
-    // configs where the members disagree most (variance of their min-max normalized scores),
-    // or, with one member, to configs drawn uniformly from the seed.
-    std::vector<int64_t> pick(int64_t k, const std::vector<double>& ens,
+    // The round's k picks: the k - `explore` best-ranked open configs, then `explore` exploration
+    // picks (RoundSchedule::explore) among the open configs where the members disagree most
+    // (variance of their min-max normalized scores), or, with one member, drawn from the seed.
+    std::vector<int64_t> pick(int64_t k, int64_t explore, const std::vector<double>& ens,
                               const std::vector<std::vector<double>>& norm,
                               int64_t task_members) const {
         std::vector<int64_t> order = CostModel::ranking(ens);
-        const int64_t explore = k >= 2 ? std::max<int64_t>(1, k / 4) : 0;
         const int64_t exploit = k - explore;
         std::vector<int64_t> picks(order.begin(), order.begin() + exploit);
         std::vector<char> picked(ens.size(), 0);
@@ -381,11 +350,13 @@ struct TuneRun {
             }
             const int64_t k = std::min({o.batch.size(res.measured), o.budget - res.measured,
                                         static_cast<int64_t>(open.size())});
-            const std::vector<int64_t> picks = pick(k, ens, norm, task_members);
+            const int64_t explore = o.batch.explore(k, res.measured, explored);
+            const std::vector<int64_t> picks = pick(k, explore, ens, norm, task_members);
             const int64_t before = res.measured;
-            for (int64_t p : picks) {
+            for (size_t i = 0; i < picks.size(); ++i) {  // the exploration picks come last
                 if (stopped()) break;
-                take(res.rounds, open[static_cast<size_t>(p)], ens[static_cast<size_t>(p)]);
+                const auto p = static_cast<size_t>(picks[i]);
+                take(res.rounds, open[p], ens[p], static_cast<int64_t>(i) >= k - explore);
             }
             write_best();
             if (o.progress) print_round(res.measured - before);
@@ -412,7 +383,7 @@ public:
             } else if (run_.stopped() || run_.res.measured >= run_.o.budget) {
                 out.push_back(tune::Measurement::failure("not measured: the run is stopping"));
             } else {
-                run_.take(run_.res.rounds, c, NAN);
+                run_.take(run_.res.rounds, c, NAN, false);
                 const auto& t = run_.trials.back();
                 out.push_back(t.runtime_ns ? tune::Measurement::success(*t.runtime_ns)
                                            : tune::Measurement::failure("failed"));

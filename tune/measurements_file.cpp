@@ -2,6 +2,7 @@
 // writer, applied by tune --resume and by report.
 #include "tune/measurements_file.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -179,6 +180,13 @@ MeasurementLine check_line(const Json& j, const std::string& at, const ConfigBou
                   ": both \"measured_ns\" ", *m.measured_ns, " and \"error\" ",
                   echo_value(dump_json(j["error"])),
                   ": a line is a measurement or a failure, not both");
+    if (j.contains("explored")) {
+        const Json& e = j["explored"];
+        SEGRANK_CHECK(e.is_boolean() && !(m.round == 0 && e.get<bool>()), at, ": round ", m.round,
+                      ": \"explored\" is ", echo_value(dump_json(e)), ", expected ",
+                      m.round == 0 ? "false (round 0 measures the default)" : "true or false");
+        m.explored = e.get<bool>();
+    }
     if (j.contains("best_ns")) {
         const Json& bv = j["best_ns"];
         const std::string expected =
@@ -231,6 +239,20 @@ MeasurementsFile read_measurements_file(const fs::path& file, const ConfigBound&
         m.line = line_no;
         out.lines.push_back(std::move(m));
         out.kept += line + "\n";
+    }
+    return out;
+}
+
+std::vector<bool> exploration_picks(const std::vector<MeasurementLine>& lines) {
+    std::vector<bool> out(lines.size(), false);
+    for (size_t begin = 0; begin < lines.size();) {
+        size_t end = begin;  // the lines of one round: [begin, end)
+        while (end < lines.size() && lines[end].round == lines[begin].round) ++end;
+        const auto n = static_cast<int64_t>(end - begin);
+        const int64_t inferred = lines[begin].round > 0 && n >= 2 ? std::max<int64_t>(1, n / 4) : 0;
+        for (size_t i = begin; i < end; ++i)
+            out[i] = lines[i].explored.value_or(static_cast<int64_t>(end - i) <= inferred);
+        begin = end;
     }
     return out;
 }

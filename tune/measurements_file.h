@@ -22,6 +22,10 @@ struct MeasurementLine {
     std::optional<double> measured_ns;  ///< the runtime (> 0, finite); unset: a failed measurement
     std::string error;                  ///< why it failed, when measured_ns is unset
     std::optional<double> best_ns;      ///< the fastest measured_ns of this and earlier lines
+    /// "explored" (a model-guided run): true for an exploration pick, false for a best-ranked
+    /// one (and the default); unset on lines of a model-free run and of files written before
+    /// the field (see exploration_picks).
+    std::optional<bool> explored;
 };
 
 /// A measurements.jsonl file read by read_measurements_file.
@@ -61,10 +65,18 @@ ConfigBound check_tune_json(const Json& doc, const std::string& file);
 /// config named the same way twice is refused: "is measured twice"), "measured_ns" a finite
 /// number > 0 without an "error", or null with its "error" (a non-empty string: why the
 /// measurement failed), and "best_ns", when present, null before the first success and then the
-/// fastest "measured_ns" so far. A last line without its line end, or a last line that is not
+/// fastest "measured_ns" so far, and "explored", when present, a boolean (false in round 0, the
+/// default's). A last line without its line end, or a last line that is not
 /// JSON, is torn (a kill mid-write) and left out. Throws segrank::Error naming file:line, the
 /// field, its value and what was expected; or when the file cannot be read.
 MeasurementsFile read_measurements_file(const std::filesystem::path& file,
                                         const ConfigBound& bound);
+
+/// Which of `lines` (in file order) were exploration picks of the model's rounds
+/// (docs/tune.md#the-rounds): a line's "explored" when it has one; a line without it (a file of
+/// segrank tune before the field, which explored a quarter of every round after its best-ranked
+/// picks) counts as explored when it is among the last max(1, n / 4) lines of its round of n >= 2
+/// lines, round 0 (the default) excepted. Returns one flag per line.
+std::vector<bool> exploration_picks(const std::vector<MeasurementLine>& lines);
 
 }  // namespace segrank::tune

@@ -36,6 +36,15 @@ int64_t RoundSchedule::size(int64_t measured) const {
     return std::clamp<int64_t>(tenth, std::min<int64_t>(2, cap), cap);
 }
 
+int64_t RoundSchedule::explore(int64_t k, int64_t measured, int64_t explored) const {
+    SEGRANK_CHECK(k >= 1 && explored >= 0 && explored <= measured, "round schedule: round of ", k,
+                  ", ", explored, " explored of ", measured,
+                  " measured, expected k >= 1 and 0 <= explored <= measured");
+    if (k < 2) return 0;
+    if (grow && kExploreDivisor * explored >= measured) return 0;
+    return std::max<int64_t>(1, k / kExploreDivisor);
+}
+
 std::string RoundSchedule::spelling() const {
     return grow ? "grow:" + std::to_string(cap) : std::to_string(cap);
 }

@@ -17,9 +17,11 @@ namespace segrank::tune {
 /// `measured` measurements (the default's included) holds ceil(measured / 10) configs, at least
 /// min(2, cap) and at most `cap`: early rounds are small, so the model is refit after every
 /// measurement or two while it knows little of the module; each later round adds at most about a
-/// tenth to what was measured, so the rounds grow as each one adds less to what the model knows,
-/// and more of each round goes to the best-ranked configs. The size depends on the measurements
-/// taken only, so a resumed run continues the same schedule.
+/// tenth to what was measured, so the rounds grow as each one adds less to what the model knows.
+/// Exploration (explore()): a fixed round gives a quarter of itself to it; growing rounds keep a
+/// quarter of the whole run's measurements for it, exploring only in the rounds that start below
+/// that share. Size and exploration depend on the measurements taken only (and which of them were
+/// exploration picks), so a resumed run continues the same schedule.
 struct RoundSchedule {
     int64_t cap = 1;    ///< configs per round (fixed) or the most per round (grow), >= 1
     bool grow = false;  ///< rounds grow with the measurements taken
@@ -29,9 +31,19 @@ struct RoundSchedule {
     static RoundSchedule growing(int64_t cap) { return {cap, true}; }
     static constexpr int64_t kGrowCap = 8;       ///< the cap of `grow` without `:CAP`
     static constexpr int64_t kGrowDivisor = 10;  ///< a round adds at most ~1/10 of the measured
+    /// 1 / the share of exploration picks: of each fixed round, of the whole run with grow
+    static constexpr int64_t kExploreDivisor = 4;
 
     /// Configs in the round after `measured` (>= 0) measurements: >= 1, <= cap.
     int64_t size(int64_t measured) const;
+    /// Exploration picks of a round of `k` (>= 1) configs taken after `measured` (>= 0)
+    /// measurements (the default's and failed ones included), `explored` (0..measured) of which
+    /// were exploration picks; the other k - explore() go to the best-ranked configs. A round of 1
+    /// explores nothing; a larger one explores max(1, k / 4), and with grow only when fewer than a
+    /// quarter of the measurements so far were exploration picks (4 explored < measured), else 0:
+    /// rounds of 2 then alternate one exploring round with one of two best-ranked picks. Throws
+    /// segrank::Error on counts out of range.
+    int64_t explore(int64_t k, int64_t measured, int64_t explored) const;
     /// The spelling parse_round_schedule reads back: "5", "grow:8".
     std::string spelling() const;
 };

@@ -1,7 +1,8 @@
 // `segrank tune --batch grow[:CAP]` end to end: the rounds of measurements.jsonl and the progress
-// lines grow with the measurements taken (ceil(measured / 10) configs, 2 up to the cap), --resume
-// continues the same schedule, the model-free strategies take it too, and a bad --batch is refused
-// naming the option.
+// lines grow with the measurements taken (ceil(measured / 10) configs, 2 up to the cap), a quarter
+// of the run explores (lines "explored"), --resume continues the same schedule (from a file without
+// "explored" too), the model-free strategies take it, and a bad --batch is refused naming the
+// option.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -37,6 +38,24 @@ std::vector<int64_t> round_sizes(const fs::path& out) {
         sizes.push_back(n);
     }
     return sizes;
+}
+
+// Exploration picks per round of DIR/measurements.jsonl (its lines' "explored"), in round order;
+// `from_round` the first round counted.
+std::vector<int64_t> explored_per_round(const fs::path& out, int64_t from_round = 0) {
+    std::map<int64_t, int64_t> per_round;
+    std::istringstream is(read_file_text(out / "measurements.jsonl"));
+    for (std::string line; std::getline(is, line);) {
+        if (line.empty()) continue;
+        const Json j = read_json(line, out.string());
+        const int64_t round = j["round"].get<int64_t>();
+        if (round < from_round) continue;
+        REQUIRE(j.contains("explored"));
+        per_round[round] += j["explored"].get<bool>();
+    }
+    std::vector<int64_t> n;
+    for (const auto& [round, x] : per_round) n.push_back(x);
+    return n;
 }
 
 struct Fixture {
@@ -86,6 +105,11 @@ TEST_CASE(
     CHECK(contains_text(r.output, "tune: round 10: 2 measured (21 of budget 40)"));
     CHECK(contains_text(r.output, "tune: round 11: 3 measured (24 of budget 40)"));
     CHECK(contains_text(r.output, "tune: round 15: 4 measured (37 of budget 40)"));
+    // A round explores one config while fewer than a quarter of the measurements so far were
+    // explored: rounds of 2 alternate (the first after the default explores), then from round 13
+    // (after 27 measured, 7 explored) every round explores one.
+    const std::vector<int64_t> explored = {0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1, 1};
+    CHECK(explored_per_round(whole) == explored);
 
     // Stopped after 15 measurements (a round boundary) and resumed: the same rounds.
     const fs::path split = f.dir / "grow_resumed";
@@ -96,6 +120,7 @@ TEST_CASE(
     REQUIRE(resumed.exit_code == 0);
     CHECK(contains_text(resumed.output, "tune: round 8: 2 measured (17 of budget 40)"));
     CHECK(round_sizes(split) == want);
+    CHECK(explored_per_round(split) == explored);
     // Stopped inside a round (after 16): the resumed run sizes its rounds by the 16 taken.
     const fs::path odd = f.dir / "grow_odd";
     REQUIRE(run_segrank(model_args(f, odd, "grow") + " --budget 16 --quiet").exit_code == 0);
@@ -103,6 +128,35 @@ TEST_CASE(
             0);
     CHECK(round_sizes(odd) ==
           std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 2, 1, 2, 2, 2, 3, 3, 3, 4, 4, 1});
+}
+
+TEST_CASE(
+    "segrank tune --batch grow --resume of a measurements.jsonl without \"explored\" counts a "
+    "quarter of each earlier round as explored") {
+    const Fixture& f = fixture();
+    const fs::path whole = f.dir / "grow_whole_for_old";
+    REQUIRE(run_segrank(model_args(f, whole, "grow") + " --budget 15 --quiet").exit_code == 0);
+    // The 15 lines (rounds 0-7) as segrank tune wrote them before the field.
+    const fs::path old = f.dir / "grow_old_file";
+    fs::create_directories(old);
+    fs::copy_file(whole / "tune.json", old / "tune.json");
+    std::string text;
+    std::istringstream is(read_file_text(whole / "measurements.jsonl"));
+    for (std::string line; std::getline(is, line);) {
+        Json j = read_json(line, whole.string());
+        REQUIRE(j.contains("explored"));
+        j.erase("explored");
+        text += dump_json(j) + "\n";
+    }
+    write_file_text(old / "measurements.jsonl", text);
+    const auto r = run_segrank(model_args(f, old, "grow") + " --budget 40 --resume --quiet");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(round_sizes(old) ==
+          std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 4, 3});
+    // Rounds 1-7 of 2 count one exploration pick each (7 of 15): the rounds from 8 explore only
+    // once fewer than a quarter of the measurements were explored, after 30 measured.
+    CHECK(explored_per_round(old, 8) == std::vector<int64_t>{0, 0, 0, 0, 0, 0, 1, 1, 1});
 }
 
 TEST_CASE("segrank tune --batch grow:CAP caps the rounds and fixed --batch B keeps rounds of B") {
@@ -143,6 +197,8 @@ TEST_CASE("segrank tune --strategy random and anneal take --batch grow: rounds o
             strategy == "random" ? std::vector<int64_t>{1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 1}
                                  : std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2};
         CHECK(round_sizes(out) == want);
+        // No model picks, so no exploration pick: the lines have no "explored".
+        CHECK_FALSE(contains_text(read_file_text(out / "measurements.jsonl"), "explored"));
     }
 }
 
