@@ -107,12 +107,13 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
 }
 
 // report.json's facts that the run's other files record: "world_size" is last.ckpt.h5's
-// /extra/world_size (both written by the run's last part), and "stopped_early" needs
+// /extra/world_size (both written by the run's last part; a note in `notes` when that checkpoint
+// is absent or unreadable), and "stopped_early" (not drawn) needs
 // train.patience > 0 and "steps" below train.steps (early stopping ends a run before its steps).
 // Throws naming report.json, the field and the file that contradicts it; an absent or unreadable
 // report.json is load_run's to name.
 void check_summary_facts(const std::filesystem::path& dir, const RunConfig& cfg,
-                         const CheckpointFacts& ck) {
+                         const CheckpointFacts& ck, std::vector<std::string>& notes) {
     const std::filesystem::path file = dir / "report.json";
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec)) return;
@@ -123,6 +124,10 @@ void check_summary_facts(const std::filesystem::path& dir, const RunConfig& cfg,
         return;  // named by load_run's checks
     }
     if (!rep.is_object()) return;
+    if (rep.contains("world_size") && !ck.last_world_size)
+        notes.push_back(str(file.string(), ": \"world_size\" is not checked (",
+                            (dir / "last.ckpt.h5").string(),
+                            ", which a finished run writes last, is absent or unreadable)"));
     if (const auto w = rep.find("world_size");
         w != rep.end() && w->is_number_integer() && ck.last_world_size)
         SEGRANK_CHECK(w->get<int64_t>() == *ck.last_world_size, file.string(),
@@ -200,7 +205,7 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
                           ", but the run's checkpoint ", ck.metric_source.string(),
                           " was trained with ", key, " = ", values.first,
                           " (config.toml was edited after training: restore it)");
-    check_summary_facts(dir, cfg, ck);
+    check_summary_facts(dir, cfg, ck, id.checkpoint_notes);
     if (!id.task) id.task = ck.task;
     return id;
 }

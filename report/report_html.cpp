@@ -95,20 +95,16 @@ std::string summary_section(const RunRecords& run, const std::string& title) {
         add("best_step", "best step", "%.0f");
         add("best_selection", "best selection metric", "%.6f");
         add("world_size", "MPI ranks", "%.0f");
-        if (rep.is_object() && rep.contains("stopped_early") && rep["stopped_early"].is_boolean())
-            rows.push_back({"stopped early", rep["stopped_early"].get<bool>() ? "yes" : "no"});
         if (rep.is_object() && rep.contains("final")) {
             if (const double o = json_number_or_nan(rep["final"], "overall"); !std::isnan(o))
                 rows.push_back({"final overall score", fmt(o, "%.6f")});
         }
     }
-    // Throughput and memory from the training log, which holds every rank's peak (report.json's
-    // are rank 0's own, of the last resumed part only, and not checkable against the log).
+    // Memory from the training log, which holds every rank's peak (report.json's is rank 0's own,
+    // of the last resumed part only). Throughput and "stopped_early" are not drawn: no other file
+    // of the run can confirm them (the log's steps/s is a rate over evaluations too, and whether a
+    // run with train.epochs stopped early depends on its data).
     if (!run.train.empty()) {
-        const RunTrainPoint& last = run.train.back();
-        if (std::isfinite(last.steps_per_s))
-            rows.push_back(
-                {str("steps / s (at step ", last.step, ")"), fmt(last.steps_per_s, "%.3f")});
         double peak = std::numeric_limits<double>::quiet_NaN();
         for (const RunTrainPoint& t : run.train)
             if (std::isfinite(t.peak_rss_mb) && !(t.peak_rss_mb <= peak)) peak = t.peak_rss_mb;

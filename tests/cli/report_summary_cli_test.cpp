@@ -120,15 +120,23 @@ TEST_SUITE("hostile") {
             CHECK(contains_text(r.output, c.message));
             CHECK_FALSE(fs::exists(run / "report.html"));
         }
-        // Forged throughput and memory are not drawn: the page takes them from metrics.jsonl.
+        // report.json's throughput, memory and stopped_early are not drawn (memory comes from
+        // metrics.jsonl); without last.ckpt.h5 its world_size is noted as not checked.
         edit_report("steps_per_s", "1e9");
         auto r = run_segrank_in_source("report " + sq(run.string()), 1);
         INFO(r.output);
         REQUIRE(r.exit_code == 0);
         const std::string html = read_file_text(run / "report.html");
-        CHECK(contains_text(html, "steps / s (at step 4)"));
+        CHECK_FALSE(contains_text(html, "steps / s"));
+        CHECK_FALSE(contains_text(html, "stopped early"));
         CHECK(contains_text(html, "peak RSS (MB, any rank)"));
         CHECK_FALSE(contains_text(html, "1000000000"));
+        fs::rename(run / "last.ckpt.h5", dir / "last.ckpt.h5");
+        r = run_segrank_in_source("report " + sq(run.string()), 1);
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(contains_text(r.output, "report.json: \"world_size\" is not checked ("));
+        fs::rename(dir / "last.ckpt.h5", run / "last.ckpt.h5");
         write_file_text(run / "report.json", report);
         fs::remove(run / "report.html");
         // config.toml edited after training, in a key a resume cannot change.
