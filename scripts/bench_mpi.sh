@@ -69,6 +69,12 @@ keep=0
 
 die() { echo "bench_mpi.sh: error: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
+  # An option that takes a value, given last without one.
+  case "$1" in
+    --segrank|--work|--repeats|--steps|--log-every|--warmup|--graphs|--nodes|--nodes-dist|\
+    --configs|--config-node-fraction|--splits|--ownership|--batch|--config|--omp-wait-policy)
+      [ $# -ge 2 ] || die "$1: expected a value after it" ;;
+  esac
   case "$1" in
     --segrank) segrank=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;

@@ -73,4 +73,19 @@ TEST_SUITE("hostile") {
             CHECK_FALSE(fs::exists(dir / "w"));
         }
     }
+
+    TEST_CASE("bench_mpi.sh refuses a value option given last without its value, naming it") {
+        const fs::path dir = scratch_dir("hostile_bench_mpi_missing_value");
+        for (const std::string opt :
+             {"segrank", "work", "repeats", "steps", "log-every", "warmup", "graphs", "nodes",
+              "nodes-dist", "configs", "config-node-fraction", "splits", "ownership", "batch",
+              "config", "omp-wait-policy"}) {
+            const auto r = run_command("(cd " + sq(dir.string()) + " && sh " +
+                                       sq((source_dir() / "scripts" / "bench_mpi.sh").string()) +
+                                       " --" + opt + " 2>&1)");
+            INFO(opt, ": ", r.output);
+            CHECK(r.exit_code == 2);
+            CHECK(r.output == "bench_mpi.sh: error: --" + opt + ": expected a value after it\n");
+        }
+    }
 }
