@@ -186,6 +186,11 @@ void Trainer::plan_steps() {
         total_steps_ = total_steps_ > 0 ? std::min(total_steps_, by_epochs) : by_epochs;
     }
     SEGRANK_CHECK(total_steps_ > 0, "train.steps and train.epochs are both 0: nothing to train");
+    SEGRANK_CHECK(total_steps_ <= 2147483647, "train.epochs = ", cfg_.train.epochs, ": ",
+                  cfg_.train.epochs, " epochs of ", batches_->steps_per_epoch(), " steps are ",
+                  total_steps_,
+                  " steps, more than 2147483647 (the steps a run records, train.steps' bound): "
+                  "give fewer epochs or a train.steps limit");
     schedule_.kind = cfg_.optim.schedule;
     schedule_.base_lr = cfg_.optim.lr;
     schedule_.warmup_steps =

@@ -298,3 +298,32 @@ TEST_CASE(
     CHECK(text.find("--configs 4 --hidden 32 --layers 1 --seed 7") != std::string::npos);
     CHECK(text.find("\"bench\"") == std::string::npos);  // no JSON printed
 }
+
+TEST_CASE(
+    "segrank train refuses train.epochs whose steps exceed 2^31 - 1, fresh or on --resume, "
+    "before anything is written") {
+    const fs::path dir = scratch_dir("cli_epochs_bound");
+    TinyLayoutSpec spec;
+    write_tiny_layout_collection(dir / "data", spec);
+    const auto tr = segrank_cmd(tiny_train(dir, 2) + " --set data.holdout=\"configs\"");
+    INFO(tr.output);
+    REQUIRE(tr.exit_code == 0);
+    const std::string config = read_file_text(dir / "run" / "config.toml");
+    const auto resumed = segrank_cmd("train --resume '" + (dir / "run").string() +
+                                     "' --set train.steps=0 --set train.epochs=2147483647");
+    INFO(resumed.output);
+    CHECK(resumed.exit_code == 1);
+    CHECK(resumed.output.find("train.epochs = 2147483647: 2147483647 epochs of ") !=
+          std::string::npos);
+    CHECK(resumed.output.find("steps, more than 2147483647") != std::string::npos);
+    CHECK(read_file_text(dir / "run" / "config.toml") == config);
+    CHECK(fs::exists(dir / "run" / "report.json"));
+    const auto fresh = segrank_cmd(
+        "train --config configs/tiny.toml --set data.root='" + (dir / "data").string() +
+        "' --set train.run_dir='" + (dir / "fresh").string() +
+        "' --set data.holdout=\"configs\" --set train.steps=0 --set train.epochs=2147483647");
+    INFO(fresh.output);
+    CHECK(fresh.exit_code == 1);
+    CHECK(fresh.output.find("steps, more than 2147483647") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "fresh"));
+}
