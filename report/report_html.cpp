@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <map>
 #include <optional>
 
@@ -100,16 +99,9 @@ std::string summary_section(const RunRecords& run, const std::string& title) {
                 rows.push_back({"final overall score", fmt(o, "%.6f")});
         }
     }
-    // Memory from the training log, which holds every rank's peak (report.json's is rank 0's own,
-    // of the last resumed part only). Throughput and "stopped_early" are not drawn: no other file
-    // of the run can confirm them (the log's steps/s is a rate over evaluations too, and whether a
-    // run with train.epochs stopped early depends on its data).
-    if (!run.train.empty()) {
-        double peak = std::numeric_limits<double>::quiet_NaN();
-        for (const RunTrainPoint& t : run.train)
-            if (std::isfinite(t.peak_rss_mb) && !(t.peak_rss_mb <= peak)) peak = t.peak_rss_mb;
-        if (std::isfinite(peak)) rows.push_back({"peak RSS (MB, any rank)", fmt(peak, "%.1f")});
-    }
+    // No throughput, memory or "stopped_early" row: nothing else in a run confirms them (the
+    // logged rate spans evaluations, a peak may come from an earlier resumed process, and whether a
+    // run limited by train.epochs stopped early depends on its data). bench measures them.
     std::string body = html_table({"item", "value"}, rows);
     for (const auto& n : run.notes) body += para(n, "note");
     return str("<h1>", html_escape(title), "</h1>") + section("summary", "Summary", body);
