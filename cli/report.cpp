@@ -199,12 +199,18 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
                   "\" (config.toml was edited after training: restore it)");
     // Every key a resume cannot change (train --resume's rule): the page shows config.toml as the
     // run's effective config.
+    // A finished run (report.json present: a resume removes it when it starts) wrote last.ckpt.h5
+    // at its end with the config of its config.toml: then every key must match.
+    std::error_code ec2;
+    const bool finished = std::filesystem::is_regular_file(dir / "report.json", ec2) &&
+                          ck.metric_source.filename() == "last.ckpt.h5";
     if (ck.stored)
         for (const auto& [key, values] : config_differences(*ck.stored, cfg))
-            SEGRANK_CHECK(resume_may_change(key), file.string(), ": ", key, " = ", values.second,
-                          ", but the run's checkpoint ", ck.metric_source.string(),
-                          " was trained with ", key, " = ", values.first,
-                          " (config.toml was edited after training: restore it)");
+            SEGRANK_CHECK(
+                !finished ? resume_may_change(key) : key == "train.run_dir", file.string(), ": ",
+                key, " = ", values.second, ", but the run's checkpoint ", ck.metric_source.string(),
+                finished ? ", written at the run's end," : "", " was trained with ", key, " = ",
+                values.first, " (config.toml was edited after training: restore it)");
     check_summary_facts(dir, cfg, ck, id.checkpoint_notes);
     if (!id.task) id.task = ck.task;
     return id;

@@ -151,5 +151,18 @@ TEST_SUITE("hostile") {
             contains_text(r.output, "config.toml: model.hidden = 999, but the run's checkpoint "));
         CHECK(contains_text(r.output, "(config.toml was edited after training: restore it)"));
         CHECK_FALSE(fs::exists(run / "report.html"));
+        // A key a resume may change, in a finished run: last.ckpt.h5 was written at its end with
+        // config.toml's values.
+        const auto st = config.find("\nsteps = ");
+        REQUIRE(st != std::string::npos);
+        const auto st_end = config.find_first_of(" \n", st + 9);
+        write_file_text(run / "config.toml",
+                        config.substr(0, st + 9) + "2" + config.substr(st_end));
+        r = run_segrank_in_source("report " + sq(run.string()), 1);
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, "config.toml: train.steps = 2, but the run's checkpoint "));
+        CHECK(contains_text(r.output,
+                            ", written at the run's end, was trained with train.steps = 4"));
     }
 }
