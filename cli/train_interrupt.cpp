@@ -104,6 +104,23 @@ extern "C" void on_mpi_termination_other_rank(int sig) {
     end_by_signal(sig);
 }
 
+// Installs `handler` for kNoticeSignals, keeping the handlers before in g_notice.previous; a
+// signal that was ignored stays ignored. True when one was installed.
+bool install_notice_handler(void (*handler)(int)) {
+    struct sigaction sa {};
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : kNoticeSignals) sigaddset(&sa.sa_mask, sig);
+    bool installed = false;
+    for (int k = 0; k < 3; ++k) {
+        ::sigaction(kNoticeSignals[k], nullptr, &g_notice.previous[k]);
+        if (g_notice.previous[k].sa_handler == SIG_IGN) continue;
+        ::sigaction(kNoticeSignals[k], &sa, nullptr);
+        installed = true;
+    }
+    return installed;
+}
+
 }  // namespace
 
 void InterruptibleCommunicator::allreduce_sum(std::span<float> data) {
@@ -158,16 +175,7 @@ MpiTerminationNotice::MpiTerminationNotice(const std::filesystem::path& dir, int
                                            int world_size) {
     if (world_size < 2) return;
     if (rank != 0) {
-        struct sigaction sa {};
-        sa.sa_handler = on_mpi_termination_other_rank;
-        sigemptyset(&sa.sa_mask);
-        for (int sig : kNoticeSignals) sigaddset(&sa.sa_mask, sig);
-        for (int k = 0; k < 3; ++k) {
-            ::sigaction(kNoticeSignals[k], nullptr, &g_notice.previous[k]);
-            if (g_notice.previous[k].sa_handler == SIG_IGN) continue;
-            ::sigaction(kNoticeSignals[k], &sa, nullptr);
-            installed_ = true;
-        }
+        installed_ = install_notice_handler(on_mpi_termination_other_rank);
         return;
     }
     g_notice.printed = 0;
@@ -175,16 +183,7 @@ MpiTerminationNotice::MpiTerminationNotice(const std::filesystem::path& dir, int
         !copy_text(g_notice.with_checkpoint, mpi_ended_message(dir, world_size, true) + "\n") ||
         !copy_text(g_notice.without_checkpoint, mpi_ended_message(dir, world_size, false) + "\n"))
         return;  // a path too long for the fixed buffers: no notice
-    struct sigaction sa {};
-    sa.sa_handler = on_mpi_termination;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : kNoticeSignals) sigaddset(&sa.sa_mask, sig);
-    for (int k = 0; k < 3; ++k) {
-        ::sigaction(kNoticeSignals[k], nullptr, &g_notice.previous[k]);
-        if (g_notice.previous[k].sa_handler == SIG_IGN) continue;
-        ::sigaction(kNoticeSignals[k], &sa, nullptr);
-        installed_ = true;
-    }
+    installed_ = install_notice_handler(on_mpi_termination);
 }
 
 MpiTerminationNotice::~MpiTerminationNotice() {

@@ -270,10 +270,7 @@ TEST_SUITE("hostile") {
             "child=$(pgrep -f \"$PWD/b[m]/run_\" | wc -l) said=$(grep -c " +
             "'interrupted by a signal; stopped its child and removed its run folder' log) " +
             "failed=$(grep -c 'phase train failed (killed by signal 9)' log)\"; done";
-        write_file_text(dir / "signals.sh", script + "\n");
-        // bash's job notices ("[1]+ Interrupt ...") go to its stderr: kept out of the output.
-        const auto r = run_command("{ bash " + sq((dir / "signals.sh").string()) + " 2> " +
-                                   sq((dir / "jobs.txt").string()) + "; }");
+        const auto r = run_bash_script(dir, script);
         INFO(r.output);
         CHECK(r.exit_code == 0);
         CHECK(r.output ==
@@ -302,9 +299,7 @@ TEST_SUITE("hostile") {
             "sleep 0.01; done; kill -INT $p; wait $p; echo \"rc=$? left=$(ls ms/nodes_1e5 | wc "
             "-l) " +
             "said=$(grep -c 'interrupted while generating' log)\"";
-        write_file_text(dir / "signal.sh", script + "\n");
-        const auto r = run_command("{ bash " + sq((dir / "signal.sh").string()) + " 2> " +
-                                   sq((dir / "jobs.txt").string()) + "; }");
+        const auto r = run_bash_script(dir, script);
         INFO(r.output);
         CHECK(r.exit_code == 0);
         CHECK(r.output == "rc=130 left=0 said=1\n");

@@ -77,9 +77,7 @@ TEST_SUITE("hostile") {
             " train --config tiny.toml > log 2>&1 & p=$!; for k in $(seq 1 2000); do " +
             "[ -e run/metrics.jsonl ] && break; sleep 0.01; done; sleep 0.$((i % 5)); " +
             "kill -$sig $p; wait $p; echo \"$sig left=$(ls -A run 2>/dev/null | wc -l)\"; done";
-        write_file_text(dir / "signals.sh", script + "\n");
-        const auto r = run_command("{ bash " + sq((dir / "signals.sh").string()) + " 2> " +
-                                   sq((dir / "jobs.txt").string()) + "; }");
+        const auto r = run_bash_script(dir, script);
         INFO(r.output);
         CHECK(r.exit_code == 0);
         CHECK(r.output ==

@@ -35,9 +35,7 @@ TEST_SUITE("hostile") {
             "for i in $(seq 1 4000); do [ -e tn/a/.lock ] && break; sleep 0.005; done; " +
             "kill -$sig $p; wait $p; echo \"$sig rc=$? left=$(ls -A tn 2>/dev/null | wc -l) " +
             "said=$(grep -c 'before the first measurement; nothing written to tn/a' log)\"; done";
-        write_file_text(dir / "signals.sh", script + "\n");
-        const auto r = run_command("{ bash " + sq((dir / "signals.sh").string()) + " 2> " +
-                                   sq((dir / "jobs.txt").string()) + "; }");
+        const auto r = run_bash_script(dir, script);
         INFO(r.output);
         CHECK(r.exit_code == 0);
         CHECK(r.output ==

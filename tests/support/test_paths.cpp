@@ -72,6 +72,12 @@ CommandResult run_command(const std::string& command) {
     return r;
 }
 
+CommandResult run_bash_script(const std::filesystem::path& dir, const std::string& script) {
+    write_file_text(dir / "signals.sh", script + "\n");
+    return run_command("{ bash " + sq((dir / "signals.sh").string()) + " 2> " +
+                       sq((dir / "jobs.txt").string()) + "; }");
+}
+
 CommandResult run_segrank_in_source(const std::string& args, int threads,
                                     const std::string& prefix) {
     return run_command("cd " + sq(source_dir().string()) +

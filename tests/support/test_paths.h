@@ -31,6 +31,11 @@ struct CommandResult {
 };
 CommandResult run_command(const std::string& command);
 
+/// Writes `script` to dir/signals.sh and runs it with bash, its stderr (bash's job notices, "[1]+
+/// Interrupt ...", when the script uses `set -m`) kept in dir/jobs.txt, out of the result: for
+/// tests that signal background jobs, which need job control so that SIGINT is not ignored.
+CommandResult run_bash_script(const std::filesystem::path& dir, const std::string& script);
+
 /// Runs `segrank ARGS` from the repository root with OMP_NUM_THREADS=`threads`; `prefix` goes
 /// before the binary (e.g. "ulimit -v 100000; " or "env X=1 "). Returns run_command's result.
 CommandResult run_segrank_in_source(const std::string& args, int threads = 1,
