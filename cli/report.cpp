@@ -74,6 +74,8 @@ struct CheckpointFacts {
     std::optional<RunConfig> stored;
     /// /extra/world_size of last.ckpt.h5 (the ranks of the run's last part, as report.json's).
     std::optional<int64_t> last_world_size;
+    /// /step of last.ckpt.h5 (a finished run saves it at its end: report.json's "steps").
+    std::optional<int64_t> last_step;
     /// "RUN/last.ckpt.h5: not readable as a checkpoint (REASON), not used" per unreadable one.
     std::vector<std::string> notes;
 };
@@ -92,7 +94,10 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
                 f.metric_source = dir / name;
             }
             if (std::string_view(name) == "last.ckpt.h5")
-                f.last_world_size = r.attr_int("world_size");
+                if (std::string_view(name) == "last.ckpt.h5") {
+                    f.last_world_size = r.attr_int("world_size");
+                    f.last_step = r.step();
+                }
             f.ids.push_back(r.parameters_id());
         } catch (const Error& e) {
             const std::string file = (dir / name).string();
@@ -134,6 +139,11 @@ void check_summary_facts(const std::filesystem::path& dir, const RunConfig& cfg,
                       ": \"world_size\" is ", w->get<int64_t>(), ", but ",
                       (dir / "last.ckpt.h5").string(), " was written by ", *ck.last_world_size,
                       " rank(s) (/extra/world_size)");
+    if (const auto st = rep.find("steps");
+        st != rep.end() && st->is_number_integer() && ck.last_step)
+        SEGRANK_CHECK(st->get<int64_t>() == *ck.last_step, file.string(), ": \"steps\" is ",
+                      st->get<int64_t>(), ", but ", (dir / "last.ckpt.h5").string(),
+                      ", which a run saves at its end, is at step ", *ck.last_step);
     if (const auto e = rep.find("stopped_early");
         e != rep.end() && e->is_boolean() && e->get<bool>()) {
         SEGRANK_CHECK(cfg.train.patience > 0, file.string(),

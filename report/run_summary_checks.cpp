@@ -114,26 +114,46 @@ void check_best(const RunRecords& r, const std::string& file) {
                   top_steps, " (", kBestRule, ")");
 }
 
+void check_metrics_field(const RunRecords& r, const std::string& file, const char* key,
+                         const RunEval& want_line, const std::string& line, const char* rule);
+
 // report.json's "final" is the metrics of the run's last evaluation line (the end's "eval", or its
 // "finetune_eval" with segments.finetune_epochs): overall, and per collection in the same order
 // its name, task and every metric field (null where the line's is null).
 void check_final(const RunRecords& r, const std::string& file) {
-    const auto fin = r.report->find("final");
-    if (fin == r.report->end() || !fin->is_object()) return;
     const RunEval& last = r.evals.back();
-    const std::string line =
-        str("the last evaluation line of metrics.jsonl (step ", last.step, ", ", last.phase, ")");
-    const char* rule = " (\"final\" is the metrics of the run's last evaluation)";
+    check_metrics_field(
+        r, file, "final", last,
+        str("the last evaluation line of metrics.jsonl (step ", last.step, ", ", last.phase, ")"),
+        " (\"final\" is the metrics of the run's last evaluation)");
+}
+
+// report.json's "random_baseline" is the metrics of the log's random_baseline line when both are
+// there (train writes both from one evaluation; the page draws the log's).
+void check_random_baseline(const RunRecords& r, const std::string& file) {
+    if (!r.random_baseline) return;
+    check_metrics_field(r, file, "random_baseline", *r.random_baseline,
+                        "the random_baseline line of metrics.jsonl",
+                        " (both are the run's random-ranking baseline)");
+}
+
+// report.json's metrics object `key` equals the log line `want`: overall, and per collection in
+// the same order its name, task and every metric field (null where the line's is null).
+void check_metrics_field(const RunRecords& r, const std::string& file, const char* key,
+                         const RunEval& want_line, const std::string& line, const char* rule) {
+    const auto fin = r.report->find(key);
+    if (fin == r.report->end() || !fin->is_object()) return;
+    const RunEval& last = want_line;
     const double overall = json_number_or_nan(*fin, "overall");
-    SEGRANK_CHECK(same_or_both_null(overall, last.overall), file, ": \"final\" \"overall\" is ",
+    SEGRANK_CHECK(same_or_both_null(overall, last.overall), file, ": \"", key, "\" \"overall\" is ",
                   format_number(overall), ", but ", line, " has ", format_number(last.overall),
                   rule);
     const auto cs = fin->find("collections");
     const size_t n = cs != fin->end() && cs->is_array() ? cs->size() : 0;
-    SEGRANK_CHECK(n == last.collections.size(), file, ": \"final\" lists ", n,
+    SEGRANK_CHECK(n == last.collections.size(), file, ": \"", key, "\" lists ", n,
                   " collection(s), but ", line, " has ", last.collections.size(), rule);
     for (size_t i = 0; i < n; ++i) {
-        const std::string at = str(file, ": \"final\" collections[", i, "]");
+        const std::string at = str(file, ": \"", key, "\" collections[", i, "]");
         const CollectionMetrics got = collection_metrics_from_json((*cs)[i], at);
         const CollectionMetrics& want = last.collections[i];
         SEGRANK_CHECK(got.collection == want.collection && got.task == want.task, at, " is ",
@@ -169,6 +189,7 @@ void check_report_against_metrics(RunRecords& r, const std::filesystem::path& di
     if (drop_unbacked_summary(r, file, r.report->value("steps", int64_t{-1}))) return;
     check_best(r, file);
     check_final(r, file);
+    check_random_baseline(r, file);
 }
 
 }  // namespace segrank

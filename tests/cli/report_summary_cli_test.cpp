@@ -120,6 +120,20 @@ TEST_SUITE("hostile") {
             CHECK(contains_text(r.output, c.message));
             CHECK_FALSE(fs::exists(run / "report.html"));
         }
+        // report.json's random_baseline is the log's random_baseline line.
+        {
+            const auto rb = report.find("\"opa\":", report.find("\"random_baseline\":"));
+            REQUIRE(rb != std::string::npos);
+            const auto to = report.find(',', rb + 6);
+            write_file_text(run / "report.json",
+                            report.substr(0, rb + 6) + "0.01" + report.substr(to));
+            const auto rr = run_segrank_in_source("report " + sq(run.string()), 1);
+            INFO(rr.output);
+            CHECK(rr.exit_code == 1);
+            CHECK(contains_text(rr.output,
+                                "report.json: \"random_baseline\" collections[0] \"opa\" "
+                                "is 0.01, but the random_baseline line of metrics.jsonl has "));
+        }
         // report.json's throughput, memory and stopped_early are not drawn; without last.ckpt.h5
         // its world_size is noted as not checked.
         edit_report("steps_per_s", "1e9");
