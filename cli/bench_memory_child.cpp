@@ -47,11 +47,7 @@ extern "C" void case_child_termination_handler(int sig) {
             }
         }
         if (g_run_dir[0] != '\0') remove_tree_signal_safe(g_run_dir);
-        for (size_t done = 0; done < g_message_size;) {
-            const ssize_t n = ::write(STDERR_FILENO, g_message + done, g_message_size - done);
-            if (n <= 0) break;
-            done += static_cast<size_t>(n);
-        }
+        write_stderr_signal_safe(g_message, g_message_size);
     }
     end_by_signal(sig);
 }

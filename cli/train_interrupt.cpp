@@ -13,6 +13,7 @@
 
 #include "gnn/core/check.h"
 #include "trainer/checkpoint.h"
+#include "util/signal_cleanup.h"
 #include "util/signal_relay.h"
 
 namespace segrank::cli {
@@ -63,15 +64,7 @@ bool copy_text(char (&dst)[kNoticeMax], const std::string& s) {
     return true;
 }
 
-void write_all(const char* text) {
-    size_t left = std::strlen(text);
-    while (left > 0) {
-        const ssize_t n = ::write(STDERR_FILENO, text, left);
-        if (n <= 0) return;
-        text += n;
-        left -= static_cast<size_t>(n);
-    }
-}
+void write_all(const char* text) { write_stderr_signal_safe(text, std::strlen(text)); }
 
 extern "C" void on_mpi_termination(int sig) {
     if (!g_notice.printed) {

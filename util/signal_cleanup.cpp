@@ -107,11 +107,7 @@ extern "C" void remove_on_termination_handler(int sig) {
             else
                 remove_prefixed_signal_safe(g_paths + at + 1);
         }
-        for (size_t done = 0; done < g_message_size;) {
-            const ssize_t n = ::write(STDERR_FILENO, g_message + done, g_message_size - done);
-            if (n <= 0) break;
-            done += static_cast<size_t>(n);
-        }
+        write_stderr_signal_safe(g_message, g_message_size);
     }
     end_by_signal(sig);
 }
@@ -134,6 +130,14 @@ void restore_signal_mask(const sigset_t& before) noexcept {
 }  // namespace
 
 void remove_tree_signal_safe(const char* path) noexcept { remove_tree_at_depth(path, 0); }
+
+void write_stderr_signal_safe(const char* text, size_t size) noexcept {
+    for (size_t done = 0; done < size;) {
+        const ssize_t n = ::write(STDERR_FILENO, text + done, size - done);
+        if (n <= 0) return;
+        done += static_cast<size_t>(n);
+    }
+}
 
 RemoveOnTermination::RemoveOnTermination(const std::filesystem::path& path,
                                          std::string_view message) {

@@ -18,6 +18,10 @@ inline constexpr size_t kSignalSafeMaxPath = 4096;
 /// signal handler. Errors are ignored: whatever cannot be removed stays.
 void remove_tree_signal_safe(const char* path) noexcept;
 
+/// Writes `size` bytes of `text` to stderr with write(2) only (async-signal-safe), retrying short
+/// writes; stops at the first error.
+void write_stderr_signal_safe(const char* text, size_t size) noexcept;
+
 /// While alive, SIGTERM, SIGINT and SIGHUP remove `path` and every path add()ed later
 /// (remove_tree_signal_safe), print `message` (if any) to stderr and then take their default
 /// action (the process ends as it would have). The destructor (or release()) restores the default
