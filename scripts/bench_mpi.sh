@@ -73,7 +73,9 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --segrank|--work|--repeats|--steps|--log-every|--warmup|--graphs|--nodes|--nodes-dist|\
     --configs|--config-node-fraction|--splits|--ownership|--batch|--config|--omp-wait-policy)
-      [ $# -ge 2 ] || die "$1: expected a value after it" ;;
+      [ $# -ge 2 ] || die "$1: expected a value after it"
+      # Another option where the value belongs (`--work --steps 5`), as argparse refuses it.
+      case "$2" in --*) die "$1: expected a value after it, got the option '$2'" ;; esac ;;
   esac
   case "$1" in
     --segrank) segrank=$2; shift 2 ;;

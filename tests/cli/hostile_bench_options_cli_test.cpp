@@ -88,4 +88,16 @@ TEST_SUITE("hostile") {
             CHECK(r.output == "bench_mpi.sh: error: --" + opt + ": expected a value after it\n");
         }
     }
+
+    TEST_CASE("bench_mpi.sh refuses another option where a value belongs, naming both") {
+        const fs::path dir = scratch_dir("hostile_bench_mpi_option_as_value");
+        const auto r = run_command("(cd " + sq(dir.string()) + " && sh " +
+                                   sq((source_dir() / "scripts" / "bench_mpi.sh").string()) +
+                                   " --work --steps 5 2>&1)");
+        INFO(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(r.output ==
+              "bench_mpi.sh: error: --work: expected a value after it, got the option '--steps'\n");
+        CHECK_FALSE(fs::exists(dir / "--steps"));
+    }
 }
