@@ -3,7 +3,10 @@
 // page of a tuning run.
 #include "report/report.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <optional>
@@ -76,6 +79,18 @@ struct CheckpointFacts {
     std::optional<int64_t> last_world_size;
     /// /step of last.ckpt.h5 (a finished run saves it at its end: report.json's "steps").
     std::optional<int64_t> last_step;
+    /// What each readable checkpoint says about the best evaluation: its /step, /extra/best_step
+    /// and /extra/best_selection (the "%.17g" text, NaN when absent), and its stored config.
+    struct Best {
+        std::filesystem::path file;
+        int64_t step = 0;
+        std::optional<int64_t> best_step;
+        std::optional<std::string> best_selection;
+        std::optional<RunConfig> stored;
+    };
+    std::optional<Best> last, best;
+    /// best.ckpt.h5 is a regular file (readable or not).
+    bool best_present = false;
     /// "RUN/last.ckpt.h5: not readable as a checkpoint (REASON), not used" per unreadable one.
     std::vector<std::string> notes;
 };
@@ -93,13 +108,21 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
                 f.metric = cfg::to_string(f.stored->eval.metric);
                 f.metric_source = dir / name;
             }
-            if (std::string_view(name) == "last.ckpt.h5")
-                if (std::string_view(name) == "last.ckpt.h5") {
-                    f.last_world_size = r.attr_int("world_size");
-                    f.last_step = r.step();
-                }
+            const bool last = std::string_view(name) == "last.ckpt.h5";
+            if (last) {
+                f.last_world_size = r.attr_int("world_size");
+                f.last_step = r.step();
+            } else {
+                f.best_present = true;
+            }
+            CheckpointFacts::Best b{dir / name, r.step(), r.attr_int("best_step"),
+                                    r.attr_string("best_selection"), std::nullopt};
+            if (const auto toml = r.attr_string("config_toml"))
+                b.stored = load_stored_config(*toml, (dir / name).string() + ":config_toml");
+            (last ? f.last : f.best) = std::move(b);
             f.ids.push_back(r.parameters_id());
         } catch (const Error& e) {
+            if (std::string_view(name) == "best.ckpt.h5") f.best_present = true;
             const std::string file = (dir / name).string();
             std::string_view why = e.what();
             if (why.starts_with(file + ": ")) why.remove_prefix(file.size() + 2);  // named once
@@ -109,6 +132,59 @@ CheckpointFacts checkpoint_facts(const std::filesystem::path& dir) {
         }
     }
     return f;
+}
+
+// Two selections one writer wrote from the same double ("%.17g" in the checkpoint, the JSON
+// writer's shortest round trip in report.json).
+bool same_selection(double a, double b) {
+    return a == b || std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b));
+}
+
+// report.json's "best_step" / "best_selection" against the checkpoints that record them:
+// best.ckpt.h5 is saved by the evaluation that set them (its /step and /extra/best_step are
+// best_step, its /extra/best_selection the selection), and last.ckpt.h5, saved at the run's end,
+// carries the same selection state. best.ckpt.h5's stored config must be config.toml's in every
+// key a resume cannot change (it is a model of this run). An absent best.ckpt.h5 adds a note (the
+// page draws the best step of a model that is gone). Throws naming report.json, the field and the
+// checkpoint that contradicts it.
+void check_best_facts(const std::filesystem::path& file, const Json& rep, const RunConfig& cfg,
+                      const CheckpointFacts& ck, std::vector<std::string>& notes) {
+    const auto bs = rep.find("best_step");
+    if (bs == rep.end() || !bs->is_number_integer() || bs->get<int64_t>() < 0) return;
+    const int64_t best_step = bs->get<int64_t>();
+    const auto sel = rep.find("best_selection");
+    const bool has_sel = sel != rep.end() && sel->is_number();
+    const std::filesystem::path best_file = file.parent_path() / "best.ckpt.h5";
+    if (!ck.best_present)
+        notes.push_back(str(file.string(), ": \"best_step\" is ", best_step, ", but ",
+                            best_file.string(),
+                            ", the model of that evaluation, is absent (deleted or moved?): the "
+                            "best step and selection drawn are not checked against it"));
+    for (const auto* c : {ck.best ? &*ck.best : nullptr, ck.last ? &*ck.last : nullptr}) {
+        if (c == nullptr) continue;
+        const bool is_best = c == (ck.best ? &*ck.best : nullptr);
+        const std::string f = c->file.string();
+        if (is_best) {
+            SEGRANK_CHECK(c->step == best_step, file.string(), ": \"best_step\" is ", best_step,
+                          ", but ", f, ", the model of the best evaluation, is at step ", c->step,
+                          " (/step)");
+            if (c->stored)
+                for (const auto& [key, values] : config_differences(*c->stored, cfg))
+                    SEGRANK_CHECK(
+                        resume_may_change(key), (file.parent_path() / "config.toml").string(), ": ",
+                        key, " = ", values.second, ", but ", f, " was trained with ", key, " = ",
+                        values.first, " (a checkpoint of another run, or config.toml edited?)");
+        }
+        if (c->best_step)
+            SEGRANK_CHECK(*c->best_step == best_step, file.string(), ": \"best_step\" is ",
+                          best_step, ", but ", f, " records /extra/best_step = ", *c->best_step);
+        if (has_sel && c->best_selection) {
+            const double v = std::strtod(c->best_selection->c_str(), nullptr);
+            SEGRANK_CHECK(same_selection(v, sel->get<double>()), file.string(),
+                          ": \"best_selection\" is ", format_number(sel->get<double>()), ", but ",
+                          f, " records /extra/best_selection = ", *c->best_selection);
+        }
+    }
 }
 
 // report.json's facts that the run's other files record: "world_size" is last.ckpt.h5's
@@ -144,6 +220,7 @@ void check_summary_facts(const std::filesystem::path& dir, const RunConfig& cfg,
         SEGRANK_CHECK(st->get<int64_t>() == *ck.last_step, file.string(), ": \"steps\" is ",
                       st->get<int64_t>(), ", but ", (dir / "last.ckpt.h5").string(),
                       ", which a run saves at its end, is at step ", *ck.last_step);
+    check_best_facts(file, rep, cfg, ck, notes);
     if (const auto e = rep.find("stopped_early");
         e != rep.end() && e->is_boolean() && e->get<bool>()) {
         SEGRANK_CHECK(cfg.train.patience > 0, file.string(),
@@ -170,6 +247,8 @@ struct RunIdentity {
     std::optional<Task> task;
     std::vector<std::string> checkpoint_ids;    ///< parameters_id of its readable checkpoints
     std::vector<std::string> checkpoint_notes;  ///< CheckpointFacts::notes
+    /// optim.lr and optim.schedule of config.toml, else of the checkpoint's stored config.
+    std::optional<cfg::OptimSection> optim;
 };
 RunIdentity check_run_config(const std::filesystem::path& dir) {
     const std::filesystem::path file = dir / "config.toml";
@@ -181,6 +260,7 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
     if (!std::filesystem::exists(file, ec)) {  // noted as absent on the page
         id.metric = ck.metric;
         id.task = ck.task;
+        if (ck.stored) id.optim = ck.stored->optim;
         return id;
     }
     const std::string text = read_input_file(file, "a TOML config file", kMaxConfigFileBytes);
@@ -215,13 +295,23 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
     const bool finished = std::filesystem::is_regular_file(dir / "report.json", ec2) &&
                           ck.metric_source.filename() == "last.ckpt.h5";
     if (ck.stored)
-        for (const auto& [key, values] : config_differences(*ck.stored, cfg))
+        for (const auto& [key, values] : config_differences(*ck.stored, cfg)) {
+            // A resume of a moved run writes its new folder into both files; a copied run keeps
+            // the old one in both. They differ only by an edit: said, not refused.
+            if (finished && key == "train.run_dir")
+                id.checkpoint_notes.push_back(
+                    str(file.string(), ": train.run_dir = ", values.second,
+                        ", but the run's checkpoint ", ck.metric_source.string(),
+                        ", written at the run's end, records ", values.first,
+                        " (config.toml edited after training?)"));
             SEGRANK_CHECK(
                 !finished ? resume_may_change(key) : key == "train.run_dir", file.string(), ": ",
                 key, " = ", values.second, ", but the run's checkpoint ", ck.metric_source.string(),
                 finished ? ", written at the run's end," : "", " was trained with ", key, " = ",
                 values.first, " (config.toml was edited after training: restore it)");
+        }
     check_summary_facts(dir, cfg, ck, id.checkpoint_notes);
+    id.optim = cfg.optim;
     if (!id.task) id.task = ck.task;
     return id;
 }
@@ -296,6 +386,10 @@ int run_report(int argc, char** argv) {
     opt.task = id.task;
     opt.run_checkpoint_ids = id.checkpoint_ids;
     opt.checkpoint_notes = id.checkpoint_notes;
+    if (id.optim) {
+        opt.peak_lr = id.optim->lr;
+        opt.constant_lr = id.optim->schedule == LrScheduleKind::kConstant;
+    }
     std::vector<std::string> notes;
     const std::string html = render_report_html(opt, &notes);
     print_notes(notes);

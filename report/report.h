@@ -94,6 +94,11 @@ struct ReportOptions {
     /// Draw an --eval JSON whose "checkpoint" is not one of run_dir's (eval_checkpoint_mismatch:
     /// e.g. a run copied after it was evaluated) with a note, instead of refusing it.
     bool eval_of_other_run = false;
+    /// The run's optim.lr (config.toml's; a resume cannot change it), nullopt when unknown: every
+    /// "train" line's lr is at most this peak of the schedule, and equal to it when constant_lr
+    /// (optim.schedule = "constant").
+    std::optional<double> peak_lr;
+    bool constant_lr = false;
 };
 
 /// One line of a `segrank tune` directory's measurements.jsonl (docs/tune.md#files).

@@ -89,6 +89,13 @@ struct RunRecords;
 /// Throws segrank::Error naming report.json, the field and the log's value otherwise.
 void check_report_against_metrics(RunRecords& r, const std::filesystem::path& dir);
 
+/// Holds every "train" line's lr in run `r` to the schedule of optim.lr = `peak_lr`
+/// (gnn/optim.h LrSchedule: warmup and cosine decay never exceed it; up to 1e-12 relative) and,
+/// when `constant` (optim.schedule = "constant"), to equal it. Throws segrank::Error naming
+/// dir/metrics.jsonl, the line's step, its lr and config.toml's optim.lr otherwise.
+void check_train_lr(const RunRecords& r, double peak_lr, bool constant,
+                    const std::filesystem::path& dir);
+
 /// Why the checkpoint a `segrank evaluate --json` document records ("checkpoint") is not one of
 /// `run_dir`'s, or "" when it is; a document recording no "checkpoint" is not known to be (the
 /// reason is returned). When the document's

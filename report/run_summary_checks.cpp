@@ -192,4 +192,18 @@ void check_report_against_metrics(RunRecords& r, const std::filesystem::path& di
     check_random_baseline(r, file);
 }
 
+void check_train_lr(const RunRecords& r, double peak_lr, bool constant,
+                    const std::filesystem::path& dir) {
+    const double tol = 1e-12 * std::abs(peak_lr);
+    for (const RunTrainPoint& t : r.train) {
+        if (std::isnan(t.lr)) continue;  // null: not drawn
+        const bool ok = constant ? std::abs(t.lr - peak_lr) <= tol : t.lr <= peak_lr + tol;
+        SEGRANK_CHECK(ok, (dir / "metrics.jsonl").string(), ": the train line of step ", t.step,
+                      " has lr ", format_number(t.lr),
+                      ", but config.toml has optim.lr = ", format_number(peak_lr),
+                      constant ? " with optim.schedule = \"constant\" (every step's lr)"
+                               : " (the schedule's peak: warmup and cosine decay stay below it)");
+    }
+}
+
 }  // namespace segrank

@@ -129,7 +129,7 @@ TEST_CASE("segrank report writes a self-contained page with the leaderboard of t
     REQUIRE(lb.exit_code == 0);
     const auto run = s.dir / "run";
     std::filesystem::create_directories(run);
-    segrank::test::write_text(run / "config.toml", "[train]\nsteps = 2\n");
+    segrank::test::write_text(run / "config.toml", "[train]\nsteps = 2\n[optim]\nlr = 0.1\n");
     segrank::test::write_text(
         run / "metrics.jsonl",
         "{\"phase\":\"train\",\"step\":1,\"epoch\":0,\"loss\":1.0,\"lr\":0.1}\n"

@@ -179,4 +179,80 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(r.output,
                             ", written at the run's end, was trained with train.steps = 4"));
     }
+
+    TEST_CASE(
+        "segrank report holds report.json's best step to best.ckpt.h5, notes a missing best "
+        "checkpoint or an edited run_dir, and refuses an lr above optim.lr") {
+        const fs::path dir = scratch_dir("report_summary_best");
+        TinyLayoutSpec spec;
+        spec.valid_graphs = 1;
+        write_tiny_layout_collection(dir / "data", spec);
+        const fs::path run = dir / "run", other = dir / "other";
+        const std::string common =
+            " --set train.eval_every=2 --set train.log_every=2 --set "
+            "data.root=" +
+            sq((dir / "data").string());
+        auto train = [&](const std::string& args) {
+            const auto t = run_segrank_in_source(args + common, 1);
+            INFO(t.output);
+            REQUIRE(t.exit_code == 0);
+        };
+        train("train --config configs/tiny.toml --set train.steps=2 --set train.run_dir=" +
+              sq(run.string()));
+        fs::copy_file(run / "last.ckpt.h5", dir / "step2.ckpt.h5");  // best_step 2 at step 2
+        train("train --resume " + sq(run.string()) + " --set train.steps=6");
+        train(
+            "train --config configs/tiny.toml --set train.steps=6 --set sampling.seed=5 "
+            "--set train.run_dir=" +
+            sq(other.string()));
+        check_report_draws_summary(run);
+        const std::string text = read_file_text(run / "report.json");
+        const auto bs = text.find("\"best_step\":");
+        REQUIRE(bs != std::string::npos);
+        const int best_step = std::stoi(text.substr(bs + 12));
+        const fs::path best = run / "best.ckpt.h5", keep = dir / "best.ckpt.h5";
+        fs::copy_file(best, keep);
+        auto report = [&](int exit_code) {
+            fs::remove(run / "report.html");
+            const auto r = run_segrank_in_source("report " + sq(run.string()), 1);
+            INFO(r.output);
+            CHECK(r.exit_code == exit_code);
+            CHECK(fs::exists(run / "report.html") == (exit_code == 0));
+            return r.output;
+        };
+        // A checkpoint of another step of this run as best.ckpt.h5 (the one whose step is not
+        // the best step).
+        fs::copy_file(best_step == 2 ? run / "last.ckpt.h5" : dir / "step2.ckpt.h5", best,
+                      fs::copy_options::overwrite_existing);
+        CHECK(contains_text(report(1), (run / "report.json").string() + ": \"best_step\" is " +
+                                           std::to_string(best_step) + ", but " + best.string() +
+                                           ", the model of the best evaluation, is at step "));
+        // Another run's best checkpoint.
+        fs::copy_file(other / "best.ckpt.h5", best, fs::copy_options::overwrite_existing);
+        CHECK(contains_text(report(1), "config.toml: sampling.seed = 0, but " + best.string() +
+                                           " was trained with sampling.seed = 5"));
+        // No best checkpoint: drawn with a note.
+        fs::remove(best);
+        CHECK(contains_text(report(0), ", the model of that evaluation, is absent"));
+        fs::copy_file(keep, best);
+        // train.run_dir edited in a finished run: drawn with a note.
+        const std::string config = read_file_text(run / "config.toml");
+        const auto rd = config.find("run_dir = \"");
+        REQUIRE(rd != std::string::npos);
+        write_file_text(run / "config.toml",
+                        config.substr(0, rd + 11) + "/elsewhere" + config.substr(rd + 11));
+        CHECK(contains_text(report(0), "config.toml: train.run_dir = \"/elsewhere"));
+        write_file_text(run / "config.toml", config);
+        // A learning rate above optim.lr, the schedule's peak.
+        const std::string log = read_file_text(run / "metrics.jsonl");
+        const auto lr = log.find("\"lr\":");
+        REQUIRE(lr != std::string::npos);
+        write_file_text(run / "metrics.jsonl",
+                        log.substr(0, lr + 5) + "7.5" + log.substr(log.find(',', lr)));
+        CHECK(contains_text(report(1),
+                            "metrics.jsonl: the train line of step 2 has lr 7.5, but "
+                            "config.toml has optim.lr = "));
+        write_file_text(run / "metrics.jsonl", log);
+        check_report_draws_summary(run);
+    }
 }
