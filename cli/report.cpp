@@ -247,8 +247,8 @@ struct RunIdentity {
     std::optional<Task> task;
     std::vector<std::string> checkpoint_ids;    ///< parameters_id of its readable checkpoints
     std::vector<std::string> checkpoint_notes;  ///< CheckpointFacts::notes
-    /// optim.lr and optim.schedule of config.toml, else of the checkpoint's stored config.
-    std::optional<cfg::OptimSection> optim;
+    /// The schedule keys of config.toml (nullopt when it is absent).
+    std::optional<RunScheduleConfig> schedule;
 };
 RunIdentity check_run_config(const std::filesystem::path& dir) {
     const std::filesystem::path file = dir / "config.toml";
@@ -260,7 +260,6 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
     if (!std::filesystem::exists(file, ec)) {  // noted as absent on the page
         id.metric = ck.metric;
         id.task = ck.task;
-        if (ck.stored) id.optim = ck.stored->optim;
         return id;
     }
     const std::string text = read_input_file(file, "a TOML config file", kMaxConfigFileBytes);
@@ -311,7 +310,15 @@ RunIdentity check_run_config(const std::filesystem::path& dir) {
                 values.first, " (config.toml was edited after training: restore it)");
         }
     check_summary_facts(dir, cfg, ck, id.checkpoint_notes);
-    id.optim = cfg.optim;
+    RunScheduleConfig sc;
+    sc.lr.kind = cfg.optim.schedule;
+    sc.lr.base_lr = cfg.optim.lr;
+    sc.lr.warmup_steps = cfg.optim.warmup_steps;
+    sc.steps = cfg.train.steps;
+    sc.epochs = cfg.train.epochs;
+    sc.eval_every = cfg.train.eval_every;
+    sc.log_every = cfg.train.log_every;
+    id.schedule = sc;
     if (!id.task) id.task = ck.task;
     return id;
 }
@@ -386,10 +393,7 @@ int run_report(int argc, char** argv) {
     opt.task = id.task;
     opt.run_checkpoint_ids = id.checkpoint_ids;
     opt.checkpoint_notes = id.checkpoint_notes;
-    if (id.optim) {
-        opt.peak_lr = id.optim->lr;
-        opt.constant_lr = id.optim->schedule == LrScheduleKind::kConstant;
-    }
+    opt.schedule_config = id.schedule;
     std::vector<std::string> notes;
     const std::string html = render_report_html(opt, &notes);
     print_notes(notes);

@@ -249,7 +249,20 @@ RunRecords load_run(const std::filesystem::path& dir, std::string_view selection
                 last_train_step = step;
             }
             check_metrics_line(v, phase, selection_metric, task, where);
-            if (phase == "train") {
+            const int schedule = static_cast<int>(r.schedules.size()) - 1;
+            if (phase == "schedule") {
+                RunSchedule sc;
+                sc.step = step;
+                for (auto [key, field] : {std::pair{"total_steps", &sc.total_steps},
+                                          {"warmup_steps", &sc.warmup_steps},
+                                          {"eval_every", &sc.eval_every},
+                                          {"log_every", &sc.log_every}}) {
+                    SEGRANK_CHECK(v.contains(key), where, ": a \"schedule\" line without \"", key,
+                                  "\" (segrank train writes it)");
+                    *field = v[key].get<int64_t>();  // an integer: check_metrics_line
+                }
+                r.schedules.push_back(sc);
+            } else if (phase == "train") {
                 RunTrainPoint p;
                 p.step = step;
                 p.epoch = metrics_number(v, "epoch", where);
@@ -257,6 +270,7 @@ RunRecords load_run(const std::filesystem::path& dir, std::string_view selection
                 p.lr = metrics_number(v, "lr", where);
                 p.steps_per_s = metrics_number(v, "steps_per_s", where);
                 p.peak_rss_mb = metrics_number(v, "peak_rss_mb", where);
+                p.schedule = schedule;
                 if (!std::isfinite(p.loss) && !nonfinite_noted) {
                     nonfinite_noted = true;
                     r.notes.push_back(str(where, ": the training loss at step ", step,
@@ -266,6 +280,7 @@ RunRecords load_run(const std::filesystem::path& dir, std::string_view selection
                 r.train.push_back(p);
             } else if (phase == "eval" || phase == "finetune_eval" || phase == "random_baseline") {
                 RunEval e = run_eval_from_json(v, phase, step, where);
+                e.schedule = schedule;
                 if (phase == "random_baseline") {
                     r.random_baseline = std::move(e);
                 } else {

@@ -11,15 +11,26 @@
 
 #include "eval/metrics.h"
 #include "gnn/core/task.h"
+#include "gnn/optim.h"
 #include "util/json.h"
 #include "util/text_table.h"
 
 namespace segrank {
 
+/// One "phase":"schedule" line of metrics.jsonl: what the run's part that starts (or resumes) at
+/// `step` logs by (trainer/trainer_run.cpp run()): its last step, the warmup of its learning-rate
+/// schedule, and train.eval_every / train.log_every.
+struct RunSchedule {
+    int64_t step = 0, total_steps = 0, warmup_steps = 0, eval_every = 0, log_every = 0;
+};
+
 /// One "phase":"train" line of metrics.jsonl (missing numbers are NaN).
 struct RunTrainPoint {
     int64_t step = 0;
     double epoch = 0, loss = 0, lr = 0, steps_per_s = 0, peak_rss_mb = 0;
+    /// Index in RunRecords::schedules of the last schedule line before it; -1 when none (a run
+    /// written before segrank logged its schedule).
+    int schedule = -1;
 };
 
 /// One "phase":"eval" or "finetune_eval" line of metrics.jsonl.
@@ -29,6 +40,7 @@ struct RunEval {
     double overall = 0.0;    ///< NaN when null
     double selection = 0.0;  ///< NaN when absent
     std::vector<CollectionMetrics> collections;
+    int schedule = -1;  ///< as RunTrainPoint::schedule
 };
 
 /// Everything read from a run directory. Absent files leave their part empty and add a note.
@@ -36,6 +48,7 @@ struct RunRecords {
     std::filesystem::path dir;
     std::vector<RunTrainPoint> train;
     std::vector<RunEval> evals;
+    std::vector<RunSchedule> schedules;
     /// The "phase":"random_baseline" line the trainer writes after training: uniform random scores
     /// on the configs of the run's evaluation (mean over its seeds); nullopt when absent.
     std::optional<RunEval> random_baseline;
@@ -73,6 +86,14 @@ std::vector<GraphMetrics> graph_metrics_from_json(const Json& doc, const std::st
 /// allowed) or --json output (file name ending in .json). Throws segrank::Error naming the file.
 TextTable load_leaderboard_table(const std::filesystem::path& path);
 
+/// A run's config.toml keys that decide its learning rates and logging steps (optim.lr,
+/// optim.schedule and optim.warmup_steps cannot change on resume; the train.* keys are those of
+/// its last part).
+struct RunScheduleConfig {
+    LrSchedule lr;  ///< kind, base_lr (optim.lr), warmup_steps (optim.warmup_steps); total unused
+    int64_t steps = 0, epochs = 0, eval_every = 0, log_every = 0;  ///< train.*
+};
+
 struct ReportOptions {
     std::filesystem::path run_dir;
     std::optional<std::filesystem::path> eval_json;    ///< `segrank evaluate --json` output
@@ -94,11 +115,9 @@ struct ReportOptions {
     /// Draw an --eval JSON whose "checkpoint" is not one of run_dir's (eval_checkpoint_mismatch:
     /// e.g. a run copied after it was evaluated) with a note, instead of refusing it.
     bool eval_of_other_run = false;
-    /// The run's optim.lr (config.toml's; a resume cannot change it), nullopt when unknown: every
-    /// "train" line's lr is at most this peak of the schedule, and equal to it when constant_lr
-    /// (optim.schedule = "constant").
-    std::optional<double> peak_lr;
-    bool constant_lr = false;
+    /// The run's schedule keys from its config.toml (nullopt when absent): what its metrics.jsonl
+    /// lines are held to (check_train_schedule in report/run_checks.h).
+    std::optional<RunScheduleConfig> schedule_config;
 };
 
 /// One line of a `segrank tune` directory's measurements.jsonl (docs/tune.md#files).

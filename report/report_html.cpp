@@ -357,7 +357,7 @@ std::string external_leaderboard_section(const TextTable& t, const std::string& 
 std::string render_report_html(const ReportOptions& opt, std::vector<std::string>* notes) {
     RunRecords run = load_run(opt.run_dir, opt.selection_metric, opt.task);
     run.notes.insert(run.notes.begin(), opt.checkpoint_notes.begin(), opt.checkpoint_notes.end());
-    if (opt.peak_lr) check_train_lr(run, *opt.peak_lr, opt.constant_lr, opt.run_dir);
+    if (opt.schedule_config) check_train_schedule(run, *opt.schedule_config, opt.run_dir);
     std::vector<GraphMetrics> graphs;
     std::string graph_source;
     if (opt.eval_json) {

@@ -348,6 +348,12 @@ void check_metrics_line(const Json& v, std::string_view phase, std::string_view 
             check_integer(v, key, 0, at);
         return;
     }
+    if (phase == "schedule") {
+        check_integer(v, "total_steps", 1, at);
+        for (const char* key : {"warmup_steps", "eval_every", "log_every"})
+            check_integer(v, key, 0, at);
+        return;
+    }
     if (phase == "random_baseline") check_integer(v, "seeds", 1, at);
     if (const Json* m = member(v, "metrics")) check_eval_result_json(*m, at + " metrics", task);
     if (phase == "eval" || phase == "finetune_eval") {

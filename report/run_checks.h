@@ -61,7 +61,8 @@ void check_report_json(const Json& doc, std::string_view metric, std::optional<T
 /// Checks one metrics.jsonl line of a known phase (`where` = "file:line"): "train": lr, epoch,
 /// steps_per_s, peak_rss_mb and the timing fields numbers >= 0 or null, the history counts
 /// integers >= 0; "eval" / "finetune_eval": "selection" by check_selection_json and "metrics" by
-/// check_eval_result_json; "random_baseline": "seeds" an integer >= 1 and "metrics". Throws
+/// check_eval_result_json; "random_baseline": "seeds" an integer >= 1 and "metrics"; "schedule":
+/// "total_steps" an integer >= 1, "warmup_steps", "eval_every", "log_every" integers >= 0. Throws
 /// segrank::Error naming `where` and the field.
 void check_metrics_line(const Json& v, std::string_view phase, std::string_view metric,
                         std::optional<Task> task, const std::string& where);
@@ -89,12 +90,25 @@ struct RunRecords;
 /// Throws segrank::Error naming report.json, the field and the log's value otherwise.
 void check_report_against_metrics(RunRecords& r, const std::filesystem::path& dir);
 
-/// Holds every "train" line's lr in run `r` to the schedule of optim.lr = `peak_lr`
-/// (gnn/optim.h LrSchedule: warmup and cosine decay never exceed it; up to 1e-12 relative) and,
-/// when `constant` (optim.schedule = "constant"), to equal it. Throws segrank::Error naming
-/// dir/metrics.jsonl, the line's step, its lr and config.toml's optim.lr otherwise.
-void check_train_lr(const RunRecords& r, double peak_lr, bool constant,
-                    const std::filesystem::path& dir);
+struct RunScheduleConfig;
+
+/// Holds run `r`'s metrics.jsonl to the schedule that wrote it (trainer/trainer_run.cpp run(),
+/// gnn/optim.h LrSchedule), with `c` its config.toml's keys:
+/// - every "train" line's lr is at most optim.lr (equal with a constant schedule; 1e-12
+///   relative);
+/// - each "schedule" line starts below its total_steps, and its warmup_steps is
+///   min(optim.warmup_steps, total_steps - 1); the last one's eval_every and log_every are
+///   config.toml's, and its total_steps train.steps when train.epochs is 0;
+/// - under a schedule line, a "train" line is at a multiple of its log_every, at most its
+///   total_steps, with lr = LrSchedule{optim.*, its warmup_steps, total_steps}.at(step - 1); an
+///   "eval" line at a multiple of its eval_every or at its total_steps (a "finetune_eval" line
+///   follows the fine-tuning steps, which count on).
+/// Lines before the first schedule line (runs written before it was logged) get the bound only,
+/// and a note in r.notes says so.
+/// Throws segrank::Error naming dir/metrics.jsonl, the line's phase and step, the value and the
+/// rule otherwise.
+void check_train_schedule(RunRecords& r, const RunScheduleConfig& c,
+                          const std::filesystem::path& dir);
 
 /// Why the checkpoint a `segrank evaluate --json` document records ("checkpoint") is not one of
 /// `run_dir`'s, or "" when it is; a document recording no "checkpoint" is not known to be (the

@@ -192,17 +192,82 @@ void check_report_against_metrics(RunRecords& r, const std::filesystem::path& di
     check_random_baseline(r, file);
 }
 
-void check_train_lr(const RunRecords& r, double peak_lr, bool constant,
-                    const std::filesystem::path& dir) {
-    const double tol = 1e-12 * std::abs(peak_lr);
+namespace {
+
+// lr within 1e-12 (relative) of `want`.
+bool same_lr(double lr, double want) {
+    return std::abs(lr - want) <= 1e-12 * std::max(std::abs(want), 1e-300);
+}
+
+// One schedule line against config.toml (`last`: the run's last part, whose keys config.toml
+// holds).
+void check_schedule_line(const RunSchedule& s, const RunScheduleConfig& c, bool last,
+                         const std::string& file) {
+    const std::string at = str(file, ": the schedule line of step ", s.step);
+    SEGRANK_CHECK(s.step < s.total_steps, at, " has total_steps ", s.total_steps,
+                  " (a run's part starts below its last step)");
+    const int64_t warmup =
+        std::min<int64_t>(c.lr.warmup_steps, std::max<int64_t>(0, s.total_steps - 1));
+    SEGRANK_CHECK(s.warmup_steps == warmup, at, " has warmup_steps ", s.warmup_steps,
+                  ", but config.toml's optim.warmup_steps = ", c.lr.warmup_steps,
+                  " over total_steps ", s.total_steps, " gives ", warmup);
+    if (!last) return;
+    SEGRANK_CHECK(s.eval_every == c.eval_every && s.log_every == c.log_every, at,
+                  " has eval_every ", s.eval_every, " and log_every ", s.log_every,
+                  ", but config.toml (the run's last part) has train.eval_every = ", c.eval_every,
+                  " and train.log_every = ", c.log_every);
+    SEGRANK_CHECK(c.epochs > 0 || s.total_steps == c.steps, at, " has total_steps ", s.total_steps,
+                  ", but config.toml (the run's last part) has train.steps = ", c.steps,
+                  " and no train.epochs");
+}
+
+}  // namespace
+
+void check_train_schedule(RunRecords& r, const RunScheduleConfig& c,
+                          const std::filesystem::path& dir) {
+    const std::string file = (dir / "metrics.jsonl").string();
+    const double peak = c.lr.base_lr;
+    const bool constant = c.lr.kind == LrScheduleKind::kConstant;
+    for (size_t i = 0; i < r.schedules.size(); ++i)
+        check_schedule_line(r.schedules[i], c, i + 1 == r.schedules.size(), file);
     for (const RunTrainPoint& t : r.train) {
         if (std::isnan(t.lr)) continue;  // null: not drawn
-        const bool ok = constant ? std::abs(t.lr - peak_lr) <= tol : t.lr <= peak_lr + tol;
-        SEGRANK_CHECK(ok, (dir / "metrics.jsonl").string(), ": the train line of step ", t.step,
-                      " has lr ", format_number(t.lr),
-                      ", but config.toml has optim.lr = ", format_number(peak_lr),
+        const std::string at = str(file, ": the train line of step ", t.step);
+        const bool ok = constant ? same_lr(t.lr, peak) : t.lr <= peak * (1 + 1e-12);
+        SEGRANK_CHECK(ok, at, " has lr ", format_number(t.lr),
+                      ", but config.toml has optim.lr = ", format_number(peak),
                       constant ? " with optim.schedule = \"constant\" (every step's lr)"
                                : " (the schedule's peak: warmup and cosine decay stay below it)");
+        if (t.schedule < 0) continue;
+        const RunSchedule& s = r.schedules[static_cast<size_t>(t.schedule)];
+        SEGRANK_CHECK(t.step <= s.total_steps && s.log_every > 0 && t.step % s.log_every == 0, at,
+                      ": the schedule line of step ", s.step, " logs every ", s.log_every,
+                      " step(s) up to step ", s.total_steps);
+        LrSchedule lr = c.lr;
+        lr.warmup_steps = s.warmup_steps;
+        lr.total_steps = s.total_steps;
+        const double want = lr.at(t.step - 1);
+        SEGRANK_CHECK(same_lr(t.lr, want), at, " has lr ", format_number(t.lr),
+                      ", but the schedule (optim.lr = ", format_number(peak), ", warmup_steps ",
+                      s.warmup_steps, ", total_steps ", s.total_steps,
+                      " of the schedule line of step ", s.step, ") gives ", format_number(want));
+    }
+    const bool unscheduled = (!r.train.empty() && r.train.front().schedule < 0) ||
+                             (!r.evals.empty() && r.evals.front().schedule < 0);
+    if (unscheduled)
+        r.notes.push_back(str(file,
+                              ": no \"schedule\" line before its first train or evaluation line "
+                              "(a run written before segrank logged one, or a line removed): its "
+                              "learning rates and steps are held only to optim.lr"));
+    for (const RunEval& e : r.evals) {
+        // finetune_eval follows the fine-tuning steps after the part's last evaluation.
+        if (e.schedule < 0 || e.phase != "eval") continue;
+        const RunSchedule& s = r.schedules[static_cast<size_t>(e.schedule)];
+        SEGRANK_CHECK(e.step == s.total_steps || (e.step < s.total_steps && s.eval_every > 0 &&
+                                                  e.step % s.eval_every == 0),
+                      file, ": the ", e.phase, " line of step ", e.step,
+                      " is not an evaluation step of the schedule line of step ", s.step,
+                      " (every ", s.eval_every, " step(s) before its last, ", s.total_steps, ")");
     }
 }
 

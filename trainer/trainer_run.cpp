@@ -186,6 +186,14 @@ void Trainer::write_final_report(const EvalResult& final_ev, const EvalResult& r
 EvalResult Trainer::run() {
     const bool root = comm_.rank() == 0;
     if (root) print_run_start();
+    // What this part of the run (a start, or a resume: train.steps, epochs and the intervals may
+    // change) logs by: `segrank report` holds the lines after it to this schedule.
+    log_jsonl({{"phase", "schedule"},
+               {"step", step_},
+               {"total_steps", total_steps_},
+               {"warmup_steps", schedule_.warmup_steps},
+               {"eval_every", cfg_.train.eval_every},
+               {"log_every", cfg_.train.log_every}});
     Progress progress("train", total_steps_, root && cfg_.train.progress, step_);
     LogWindow window;
     bool stopped_early = false;

@@ -252,6 +252,35 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(report(1),
                             "metrics.jsonl: the train line of step 2 has lr 7.5, but "
                             "config.toml has optim.lr = "));
+        // An lr within the bound that the schedule of its part does not give (the resumed part,
+        // steps 2..6): the train line of step 4.
+        const auto t4 = log.find("{\"phase\":\"train\",\"step\":4,");
+        REQUIRE(t4 != std::string::npos);
+        const auto lr4 = log.find("\"lr\":", t4);
+        write_file_text(run / "metrics.jsonl",
+                        log.substr(0, lr4 + 5) + "1e-9" + log.substr(log.find(',', lr4)));
+        CHECK(contains_text(report(1),
+                            "metrics.jsonl: the train line of step 4 has lr 1e-09, "
+                            "but the schedule (optim.lr = "));
+        // An evaluation moved off the part's eval_every (2) and total_steps (6).
+        const auto e4 = log.find("{\"phase\":\"eval\",\"step\":4,");
+        REQUIRE(e4 != std::string::npos);
+        write_file_text(run / "metrics.jsonl", log.substr(0, e4 + 23) + "5" + log.substr(e4 + 24));
+        CHECK(contains_text(report(1),
+                            "metrics.jsonl: the eval line of step 5 is not an "
+                            "evaluation step of the schedule line of step 2"));
+        // Without its schedule lines the log is drawn with a note.
+        std::string unscheduled;
+        for (size_t at = 0, end; at < log.size(); at = end + 1) {
+            end = log.find('\n', at);
+            if (log.compare(at, 19, "{\"phase\":\"schedule\"") != 0)
+                unscheduled += log.substr(at, end - at + 1);
+        }
+        REQUIRE(unscheduled.size() < log.size());
+        write_file_text(run / "metrics.jsonl", unscheduled);
+        CHECK(contains_text(report(0),
+                            "no \"schedule\" line before its first train or "
+                            "evaluation line"));
         write_file_text(run / "metrics.jsonl", log);
         check_report_draws_summary(run);
     }
