@@ -78,56 +78,6 @@ int64_t metrics_step(const Json& v, const std::string& where) {
     return it->get<int64_t>();
 }
 
-// One CSV record (RFC 4180) and the line it starts on.
-struct CsvRecord {
-    size_t line = 0;
-    std::vector<std::string> fields;
-};
-
-// The records of CSV text (RFC 4180: quotes double as escapes, and a quoted field may hold commas
-// and line breaks, as in a name taken from a file name); CRLF or LF line ends; blank lines outside
-// quotes are skipped. Throws naming `file:line` of the record with an unterminated quoted field.
-std::vector<CsvRecord> csv_records(const std::string& text, const std::string& file) {
-    std::vector<CsvRecord> out;
-    CsvRecord rec{1, {std::string()}};
-    size_t line = 1;
-    bool quoted = false, any = false;
-    auto finish = [&] {
-        if (any) out.push_back(std::move(rec));
-        rec = CsvRecord{line, {std::string()}};
-        any = false;
-    };
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char ch = text[i];
-        if (quoted) {
-            if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-                rec.fields.back() += '"';
-                ++i;
-            } else if (ch == '"') {
-                quoted = false;
-            } else {
-                if (ch == '\n') ++line;
-                rec.fields.back() += ch;
-            }
-        } else if (ch == '"') {
-            quoted = any = true;
-        } else if (ch == ',') {
-            rec.fields.emplace_back();
-            any = true;
-        } else if (ch == '\n' || (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
-            if (ch == '\r') ++i;
-            ++line;
-            finish();
-        } else {
-            rec.fields.back() += ch;
-            any = true;
-        }
-    }
-    SEGRANK_CHECK(!quoted, file, ":", rec.line, ": unterminated quoted field");
-    finish();
-    return out;
-}
-
 }  // namespace
 
 CollectionMetrics collection_metrics_from_json(const Json& v, const std::string& where) {
@@ -188,6 +138,33 @@ RunEval run_eval_from_json(const Json& v, const std::string& phase, int64_t step
                 e.collections.push_back(collection_metrics_from_json(c, where));
     }
     return e;
+}
+
+// A "schedule" line (its fields' types and ranges checked by check_metrics_line).
+RunSchedule run_schedule_from_json(const Json& v, int64_t step, const std::string& where) {
+    RunSchedule sc;
+    sc.step = step;
+    for (auto [key, field] : {std::pair{"total_steps", &sc.total_steps},
+                              {"warmup_steps", &sc.warmup_steps},
+                              {"eval_every", &sc.eval_every},
+                              {"log_every", &sc.log_every}}) {
+        SEGRANK_CHECK(v.contains(key), where, ": a \"schedule\" line without \"", key,
+                      "\" (segrank train writes it)");
+        *field = v[key].get<int64_t>();
+    }
+    return sc;
+}
+
+// A "train" line's numbers (NaN where absent or null).
+RunTrainPoint run_train_point_from_json(const Json& v, int64_t step, const std::string& where) {
+    RunTrainPoint p;
+    p.step = step;
+    p.epoch = metrics_number(v, "epoch", where);
+    p.loss = metrics_number(v, "loss", where);
+    p.lr = metrics_number(v, "lr", where);
+    p.steps_per_s = metrics_number(v, "steps_per_s", where);
+    p.peak_rss_mb = metrics_number(v, "peak_rss_mb", where);
+    return p;
 }
 
 }  // namespace
@@ -251,25 +228,9 @@ RunRecords load_run(const std::filesystem::path& dir, std::string_view selection
             check_metrics_line(v, phase, selection_metric, task, where);
             const int schedule = static_cast<int>(r.schedules.size()) - 1;
             if (phase == "schedule") {
-                RunSchedule sc;
-                sc.step = step;
-                for (auto [key, field] : {std::pair{"total_steps", &sc.total_steps},
-                                          {"warmup_steps", &sc.warmup_steps},
-                                          {"eval_every", &sc.eval_every},
-                                          {"log_every", &sc.log_every}}) {
-                    SEGRANK_CHECK(v.contains(key), where, ": a \"schedule\" line without \"", key,
-                                  "\" (segrank train writes it)");
-                    *field = v[key].get<int64_t>();  // an integer: check_metrics_line
-                }
-                r.schedules.push_back(sc);
+                r.schedules.push_back(run_schedule_from_json(v, step, where));
             } else if (phase == "train") {
-                RunTrainPoint p;
-                p.step = step;
-                p.epoch = metrics_number(v, "epoch", where);
-                p.loss = metrics_number(v, "loss", where);
-                p.lr = metrics_number(v, "lr", where);
-                p.steps_per_s = metrics_number(v, "steps_per_s", where);
-                p.peak_rss_mb = metrics_number(v, "peak_rss_mb", where);
+                RunTrainPoint p = run_train_point_from_json(v, step, where);
                 p.schedule = schedule;
                 if (!std::isfinite(p.loss) && !nonfinite_noted) {
                     nonfinite_noted = true;
@@ -474,7 +435,7 @@ TextTable load_leaderboard_table(const std::filesystem::path& path) {
     // syntax error.
     SEGRANK_CHECK(text->starts_with("rank,name,overall"), path.string(),
                   ":1: not a leaderboard table: ", expected);
-    auto records = csv_records(*text, path.string());
+    auto records = parse_csv_records(*text, path.string());
     SEGRANK_CHECK(!records.empty(), path.string(), ":1: empty file, expected a CSV header");
     SEGRANK_CHECK(is_leaderboard_header(records[0].fields), path.string(), ":1: header ",
                   joined(records[0].fields), " is not a leaderboard header: ", expected);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "gnn/core/check.h"
 #include "util/user_input.h"
 
 namespace segrank {
@@ -113,6 +114,47 @@ std::string format_fixed(double v, int decimals, const std::string& nonfinite) {
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
     return buf;
+}
+
+std::vector<CsvRecord> parse_csv_records(const std::string& text, const std::string& file) {
+    std::vector<CsvRecord> out;
+    CsvRecord rec{1, {std::string()}};
+    size_t line = 1;
+    bool quoted = false, any = false;
+    auto finish = [&] {
+        if (any) out.push_back(std::move(rec));
+        rec = CsvRecord{line, {std::string()}};
+        any = false;
+    };
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        if (quoted) {
+            if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                rec.fields.back() += '"';
+                ++i;
+            } else if (ch == '"') {
+                quoted = false;
+            } else {
+                if (ch == '\n') ++line;
+                rec.fields.back() += ch;
+            }
+        } else if (ch == '"') {
+            quoted = any = true;
+        } else if (ch == ',') {
+            rec.fields.emplace_back();
+            any = true;
+        } else if (ch == '\n' || (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
+            if (ch == '\r') ++i;
+            ++line;
+            finish();
+        } else {
+            rec.fields.back() += ch;
+            any = true;
+        }
+    }
+    SEGRANK_CHECK(!quoted, file, ":", rec.line, ": unterminated quoted field");
+    finish();
+    return out;
 }
 
 }  // namespace segrank

@@ -38,6 +38,18 @@ std::string format_markdown(const TextTable& t);
 /// are written as they are (a reader gets the name back exactly).
 std::string format_csv(const TextTable& t);
 
+/// One CSV record and the line it starts on (1-based).
+struct CsvRecord {
+    size_t line = 0;
+    std::vector<std::string> fields;
+};
+
+/// The records of CSV text, the format format_csv writes (RFC 4180: quotes double as escapes, and
+/// a quoted field may hold commas and line breaks, as in a name taken from a file name); CRLF or
+/// LF line ends; blank lines outside quotes are skipped. Throws segrank::Error naming `file:line`
+/// of the record with an unterminated quoted field.
+std::vector<CsvRecord> parse_csv_records(const std::string& text, const std::string& file);
+
 /// `v` with `decimals` digits after the point ("%.*f"); `nonfinite` for NaN and infinities.
 std::string format_fixed(double v, int decimals, const std::string& nonfinite = "");
 

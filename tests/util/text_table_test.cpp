@@ -56,3 +56,23 @@ TEST_CASE("format_fixed rounds to the given decimals and maps non-finite values"
     CHECK(format_fixed(std::nan(""), 4) == "");
     CHECK(format_fixed(INFINITY, 4, "nan") == "nan");
 }
+
+TEST_CASE(
+    "parse_csv_records reads back what format_csv writes, with the line each record starts on") {
+    TextTable t;
+    t.header = {"name", "note"};
+    t.rows = {{"x,y", "say \"hi\""}, {"plain", "two\nlines"}, {"last", ""}};
+    const auto recs = parse_csv_records(format_csv(t), "t.csv");
+    REQUIRE(recs.size() == 4);
+    CHECK(recs[0].fields == t.header);
+    CHECK(recs[1].fields == t.rows[0]);
+    CHECK(recs[2].fields == t.rows[1]);
+    CHECK(recs[3].fields == t.rows[2]);
+    CHECK(recs[3].line == 5);  // the quoted line break moved it down one line
+    const auto crlf = parse_csv_records("a,b\r\n\r\n1,2\r\n", "c.csv");
+    REQUIRE(crlf.size() == 2);
+    CHECK(crlf[1].fields == std::vector<std::string>{"1", "2"});
+    CHECK(crlf[1].line == 3);
+    CHECK_THROWS_WITH(parse_csv_records("a,b\n\"open,2\n", "u.csv"),
+                      doctest::Contains("u.csv:2: unterminated quoted field"));
+}
