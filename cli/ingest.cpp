@@ -329,7 +329,9 @@ int run_ingest(int argc, char** argv) {
         "TpuGraphs\n"
         "npz files, one per module: tile kernels go to <out>/npz/tile/xla/<split>/, layout modules "
         "to\n"
-        "<out>/npz/layout/xla/<search>/<split>/. Files are named after the module (sanitized).\n"
+        "<out>/npz/layout/xla/<search>/<split>/ (without npz/ when <out> is itself a collection "
+        "root:\n"
+        "named npz, or holding tile/ or layout/). Files are named after the module (sanitized).\n"
         "Measured runtimes are kept in every split. Nothing is written if any target exists\n"
         "(unless --force) or any module fails to convert.");
     options.add_options()("out", "output root directory", cxxopts::value<std::string>())(
@@ -388,7 +390,10 @@ int run_ingest(int argc, char** argv) {
                   ", which this run created for --out ", out.string(), "\n"));
     IngestRequest req;
     req.input = input;
-    req.npz_root = out / "npz";
+    // Into the collections a data root already reads (data/collection.cpp discover_collections):
+    // DIR/npz/, or DIR itself when it is a collection root (named npz, or holding tile/ or
+    // layout/), so the ingested modules never sit beside them unread.
+    req.npz_root = npz_root_of(out);
     req.split = split;
     req.search = search;
     req.force = force;

@@ -216,7 +216,19 @@ void OneSourcePerSplit::add(const CollectionId& id, const std::string& where) {
 std::vector<Collection> discover_collections(const std::filesystem::path& root_in) {
     require_input_folder(root_in, "a folder of npz collections");
     std::filesystem::path root = root_in;
-    if (std::filesystem::is_directory(root / "npz")) root /= "npz";
+    if (std::filesystem::is_directory(root / "npz")) {
+        // npz/ is read instead of the root's own folders: both there is one root in two places
+        // (e.g. `segrank ingest --out ROOT` into a root of tile/ and layout/), never half-read.
+        for (const char* task : {"tile", "layout"})
+            SEGRANK_CHECK(!std::filesystem::is_directory(root / task), root_in.string(),
+                          ": holds both npz/ and ", task,
+                          "/ (collections in two places); a data root is read from its npz/ "
+                          "when it has one, so ",
+                          (root / task).string(),
+                          " would be ignored: move its collections into npz/ (or npz/ out of "
+                          "it)");
+        root /= "npz";
+    }
     std::vector<Collection> out;
     const Split splits[] = {Split::kTrain, Split::kValid, Split::kTest};
     for (Split sp : splits) {

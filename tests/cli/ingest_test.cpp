@@ -134,6 +134,36 @@ TEST_CASE("ingest refuses to overwrite without --force and writes nothing, --for
     CHECK(fs::file_size(dir / "copy.24.npz") > 100);
 }
 
+TEST_CASE(
+    "ingest --out a collection root (holding tile/ or layout/) adds to the collections it holds, "
+    "which stats then lists together") {
+    SEGRANK_REQUIRE_SHARED_DATA(data);
+    const fs::path root = scratch_dir("ingest_into_root");
+    // A root like the official npz/ folder: an earlier ingest's tile/ moved up one level.
+    const auto first = run_command(
+        ingest(data / "xla_tuning" / "op_tuning_data.pb", root / "first", "--split valid"));
+    REQUIRE(first.exit_code == 0);
+    fs::rename(root / "first" / "npz" / "tile", root / "tile");
+    const auto r = run_command(ingest(data / "xla_tuning" / "op_tuning_data.pb", root));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK_FALSE(fs::exists(root / "npz"));
+    CHECK(fs::exists(root / "tile" / "xla" / "train" / "copy.24.npz"));
+    std::string stats = "'";  // built with += (see ingest())
+    stats += segrank_binary().string() + "' stats '" + root.string() + "' 2>&1";
+    const auto st = run_command(stats);
+    INFO(st.output);
+    CHECK(st.exit_code == 0);
+    CHECK(contains_text(st.output, "tile:xla:train"));
+    CHECK(contains_text(st.output, "tile:xla:valid"));
+    // Both npz/ and tile/ in one root: refused by every reader, naming both.
+    fs::create_directories(root / "npz" / "tile" / "xla" / "test");
+    const auto both = run_command(stats);
+    CHECK(both.exit_code == 1);
+    CHECK(contains_text(both.output,
+                        root.string() + ": holds both npz/ and tile/ (collections in two places)"));
+}
+
 TEST_CASE("ingest rejects bad options and malformed files with a message and exit code 1") {
     SEGRANK_REQUIRE_SHARED_DATA(data);
     const fs::path out = scratch_dir("ingest_bad");

@@ -83,6 +83,21 @@ TEST_CASE("discovery finds every split of a TpuGraphs tree from npz/ or its pare
                          doctest::Contains("holds layout graphs"), Error);
 }
 
+TEST_CASE(
+    "discovery refuses a root holding both npz/ and its own tile/ or layout/, naming the ignored "
+    "folder") {
+    const auto root = test::scratch_dir("coll_two_places");
+    std::filesystem::create_directories(root / "npz/tile/xla/train");
+    std::filesystem::create_directories(root / "layout/xla/random/train");
+    save_tile_npz(tile("a"), root / "npz/tile/xla/train/a.npz");
+    save_layout_npz(layout("y"), root / "layout/xla/random/train/y.npz");
+    const std::string message =
+        root.string() + ": holds both npz/ and layout/ (collections in two places)";
+    CHECK_THROWS_WITH_AS(discover_collections(root), doctest::Contains(message.c_str()), Error);
+    std::filesystem::remove_all(root / "layout");
+    CHECK(discover_collections(root).size() == 1);
+}
+
 TEST_CASE("a loose folder of npz files is one collection, task from keys, split from the name") {
     const auto dir = test::scratch_dir("coll_loose") / "layout_nlp_random_valid";
     std::filesystem::create_directories(dir);
