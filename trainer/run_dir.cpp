@@ -265,7 +265,18 @@ void check_data_manifest(std::string_view stored, std::string_view current,
 RunDirCleanup::RunDirCleanup(fs::path dir) : dir_(std::move(dir)) {
     std::error_code ec;
     existed_ = fs::is_directory(dir_, ec);
-    if (!existed_) return;
+    if (!existed_) {
+        // The folders above it that the run will create too (innermost first): a failed run
+        // leaves none of them, as it leaves no run directory.
+        const fs::path abs = fs::absolute(dir_, ec).lexically_normal();
+        for (fs::path p = abs.parent_path(); !p.empty() && p != p.root_path();
+             p = p.parent_path()) {
+            std::error_code pec;
+            if (fs::exists(fs::symlink_status(p, pec))) break;
+            created_parents_.push_back(p);
+        }
+        return;
+    }
     for (const auto& e : fs::directory_iterator(dir_, ec)) {
         std::error_code tec;
         before_[e.path().filename().string()] = fs::last_write_time(e.path(), tec);
@@ -279,10 +290,16 @@ int64_t RunDirCleanup::remove_created() const noexcept {
         if (fs::exists(dir_ / f, ec)) return 0;  // resumable: keep the run
     if (!existed_) {
         fs::remove_all(dir_, ec);
-        if (ec)
+        if (ec) {
             std::fprintf(stderr, "segrank train: cannot remove '%s': %s\n", dir_.c_str(),
                          ec.message().c_str());
-        return ec ? 0 : 1;
+            return 0;
+        }
+        for (const fs::path& p : created_parents_) {  // only while empty (rmdir)
+            std::error_code pec;
+            if (!fs::remove(p, pec)) break;
+        }
+        return 1;
     }
     int64_t removed = 0;
     std::vector<fs::path> doomed;
@@ -319,6 +336,8 @@ struct TerminationCleanup {
     char temps[2][kMaxPath] = {};        // their temporary files: removed in any case
     char doomed[kMaxDoomed][kMaxPath] = {};
     int num_doomed = 0;
+    char parents[kMaxDoomed][kMaxPath] = {};  // created above a new run directory, innermost first
+    int num_parents = 0;
 };
 TerminationCleanup g_cleanup;
 constexpr int kCleanupSignals[] = {SIGTERM, SIGINT, SIGHUP};
@@ -334,6 +353,8 @@ extern "C" void run_dir_termination_handler(int sig) {
         if (!checkpointed) {
             if (g_cleanup.whole_dir) {
                 remove_tree_signal_safe(g_cleanup.dir);
+                for (int k = 0; k < g_cleanup.num_parents; ++k)
+                    if (::rmdir(g_cleanup.parents[k]) != 0) break;  // only while empty
             } else {
                 for (int k = 0; k < g_cleanup.num_doomed; ++k)
                     remove_tree_signal_safe(g_cleanup.doomed[k]);
@@ -363,6 +384,10 @@ void RunDirCleanup::arm_on_termination() const {
     ok = ok && copy_path(g_cleanup.temps[0], dir / ("best.ckpt.h5" + pid_tmp)) &&
          copy_path(g_cleanup.temps[1], dir / ("last.ckpt.h5" + pid_tmp));
     g_cleanup.whole_dir = !existed_;
+    for (const fs::path& p : created_parents_) {
+        if (g_cleanup.num_parents == kMaxDoomed) break;  // the rest stay (empty folders)
+        ok = ok && copy_path(g_cleanup.parents[g_cleanup.num_parents++], p);
+    }
     if (existed_) {
         const std::string tmp = ".tmp-" + std::to_string(static_cast<long>(::getpid()));
         for (const std::string& name :

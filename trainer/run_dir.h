@@ -119,8 +119,9 @@ void check_run_dir_creatable(const std::filesystem::path& dir, std::string_view 
 
 /// Removes what a fresh (not --resume) training run created in its run directory when it fails
 /// before writing its first checkpoint (docs/config.md "Run directory"): the whole directory when
-/// it did not exist before, else every top-level entry that is new or was modified since the
-/// snapshot. Nothing is removed once the directory holds best.ckpt.h5 or last.ckpt.h5.
+/// it did not exist before (and then the folders above it that did not exist either, while they
+/// are empty), else every top-level entry that is new or was modified since the snapshot. Nothing
+/// is removed once the directory holds best.ckpt.h5 or last.ckpt.h5.
 class RunDirCleanup {
 public:
     /// Snapshots `dir` (existence; names and modification times of its entries).
@@ -147,6 +148,8 @@ public:
 private:
     std::filesystem::path dir_;
     bool existed_ = false;
+    /// Missing folders above a new dir_ at the snapshot, innermost first.
+    std::vector<std::filesystem::path> created_parents_;
     std::map<std::string, std::filesystem::file_time_type> before_;
 };
 

@@ -322,6 +322,34 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "RunDirCleanup of a new run directory also removes the folders above it that it created, "
+    "while they are empty") {
+    const fs::path base = scratch_dir("run_dir_cleanup_parents");
+    RunDirCleanup c(base / "x1" / "x2" / "x3");
+    fs::create_directories(base / "x1" / "x2" / "x3");
+    write_text(base / "x1" / "x2" / "x3" / "config.toml", "x");
+    CHECK(c.remove_created() == 1);
+    CHECK_FALSE(fs::exists(base / "x1"));
+    CHECK(fs::exists(base));
+    // A file another process put into a created parent meanwhile keeps that parent.
+    RunDirCleanup d(base / "y1" / "y2" / "y3");
+    fs::create_directories(base / "y1" / "y2" / "y3");
+    write_text(base / "y1" / "theirs.txt", "x");
+    CHECK(d.remove_created() == 1);
+    CHECK_FALSE(fs::exists(base / "y1" / "y2"));
+    CHECK(fs::exists(base / "y1" / "theirs.txt"));
+    // Terminated by a signal: the same.
+    auto killed = run_in_child([&] {
+        RunDirCleanup k(base / "z1" / "z2");
+        fs::create_directories(base / "z1" / "z2" / "partitions");
+        k.arm_on_termination();
+        ::raise(SIGTERM);
+    });
+    CHECK(killed.exit_code == 128 + SIGTERM);
+    CHECK_FALSE(fs::exists(base / "z1"));
+}
+
+TEST_CASE(
     "a fresh run terminated by SIGTERM before its first checkpoint removes what it created, and "
     "nothing once a checkpoint exists") {
     const fs::path base = scratch_dir("run_dir_sigterm");
