@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "gnn/core/check.h"
 #include "gnn/core/hash.h"
 #include "trainer/checkpoint.h"
+#include "trainer/config_schema.h"
 #include "util/signal_cleanup.h"
 #include "util/signal_relay.h"
 
@@ -173,7 +175,13 @@ void check_resume_start(const RunConfig& now, const fs::path& run_dir) {
     SEGRANK_CHECK(
         now.train.epochs > 0 || now.train.steps > r.step(), "--resume ", run_dir.string(),
         ": the checkpoint is at step ", r.step(), " and train.steps = ", now.train.steps,
-        ", so there is nothing left to train; raise it, e.g. --set train.steps=", r.step() + 1000);
+        ", so there is nothing left to train",
+        r.step() < static_cast<int64_t>(cfg::detail::kMaxTrainSteps)
+            ? str("; raise it, e.g. --set train.steps=",
+                  std::min(r.step() + 1000, static_cast<int64_t>(cfg::detail::kMaxTrainSteps)))
+            : str(": it is at the last step a run records (train.steps <= ",
+                  static_cast<int64_t>(cfg::detail::kMaxTrainSteps),
+                  "), so this run cannot train further; start another one"));
 }
 
 std::string content_columns(const GraphEntry& e) {

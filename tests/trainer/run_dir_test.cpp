@@ -16,6 +16,7 @@
 #include "tests/support/child_process.h"
 #include "tests/support/test_paths.h"
 #include "tests/trainer/trainer_data_util.h"
+#include "trainer/checkpoint.h"
 #include "trainer/comm.h"
 #include "trainer/trainer.h"
 
@@ -134,6 +135,33 @@ TEST_CASE(
     cfg.segments.max_nodes = 500;
     Trainer t(cfg, comm, dir / "run");
     CHECK(t.current_step() == 3);
+}
+
+TEST_CASE(
+    "a resume of a checkpoint at the last step a run records says it cannot train further, "
+    "suggesting no train.steps beyond the bound") {
+    const fs::path dir = scratch_dir("run_dir_resume_at_bound");
+    RunConfig cfg = make_checkpointed_run(dir);
+    {
+        CheckpointWriter w(dir / "run" / "last.ckpt.h5");
+        w.put_state(2147483647, 0);
+        w.put_attr("config_toml", dump_config(cfg));
+        w.commit();
+    }
+    cfg.train.steps = 2147483647;
+    std::string msg = error_of([&] { check_resume_start(cfg, dir / "run"); });
+    CHECK(msg.find("nothing left to train: it is at the last step a run records (train.steps <= "
+                   "2147483647), so this run cannot train further") != std::string::npos);
+    CHECK(msg.find("--set train.steps=") == std::string::npos);
+    {
+        CheckpointWriter w(dir / "run" / "last.ckpt.h5");
+        w.put_state(2147483000, 0);
+        w.put_attr("config_toml", dump_config(cfg));
+        w.commit();
+    }
+    cfg.train.steps = 2147483000;
+    msg = error_of([&] { check_resume_start(cfg, dir / "run"); });
+    CHECK(msg.find("raise it, e.g. --set train.steps=2147483647") != std::string::npos);
 }
 
 TEST_CASE(
