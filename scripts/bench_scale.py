@@ -50,7 +50,9 @@ relative to the current directory (the defaults are relative to the repository).
 new, empty or a work folder of this script (else exit 2): every file and folder the script writes
 there is recorded in --work/.bench_scale_made.json before it is first written and replaced by later
 runs; one of the same name that the record does not cover (e.g. your own run/ or train.toml) stops
-the run before any work, untouched (exit 1). --segrank must be a segrank binary (its --help prints
+the run before any work, untouched (exit 1). A name leaves the record when the script removes it
+(npz/, deleted once packed) and when a run ends without it, so a folder you make there later is
+yours. --segrank must be a segrank binary (its --help prints
 segrank's usage), else exit 2. --json-out and --markdown must name two different files.
 
 Examples:
@@ -857,6 +859,7 @@ class Work:
         self.path = path
         self.dirs, self.files = work_names(np_ranks)
         self.kinds = dict([(d, True) for d in self.dirs] + [(f, False) for f in self.files])
+        self.begun = False  # begin() was called: the record may be written
 
     def owned(self):
         """The names the record lists (an empty set without a record)."""
@@ -902,8 +905,22 @@ class Work:
         """Creates the folder and drops the record's names that no longer exist (a file the user
         puts there later under such a name is theirs again)."""
         os.makedirs(self.path, exist_ok=True)
-        owned = self.owned()
-        self._save(set(n for n in owned if os.path.lexists(os.path.join(self.path, n))))
+        self.begun = True
+        self.prune()
+
+    def prune(self):
+        """Drops the record's names that no longer exist, so a file or folder the user makes later
+        under such a name is theirs (e.g. a folder fresh_dir emptied for a command that then
+        failed or was interrupted). Does nothing before begin() (nothing is written in --work
+        before every check passed); a record it cannot read or write is left as it is (the next
+        run names it)."""
+        if not self.begun:
+            return
+        try:
+            owned = self.owned()
+            self._save(set(n for n in owned if os.path.lexists(os.path.join(self.path, n))))
+        except (OSError, BenchError):
+            pass
 
     def _save(self, owned):
         write_text_atomically(os.path.join(self.path, OWNED), json.dumps(sorted(owned)))
@@ -931,10 +948,15 @@ class Work:
         return d
 
     def remove_dir(self, name):
-        """Removes folder `name` when the record says the script made it; else leaves it."""
+        """Removes folder `name` when the record says the script made it, and drops the name from
+        the record (a folder the user makes later under that name is theirs: the next run refuses
+        it, check()); else leaves both."""
         d = os.path.join(self.path, name)
-        if os.path.isdir(d) and not os.path.islink(d) and name in self.owned():
+        owned = self.owned()
+        if os.path.isdir(d) and not os.path.islink(d) and name in owned:
             shutil.rmtree(d)
+            owned.discard(name)
+            self._save(owned)
 
 
 def work_error(work):
@@ -975,9 +997,19 @@ def reused_stamp(opts, path, key):
 
 
 def rehearse(opts, size_name, size):
+    """The whole rehearsal in --work (its result object); BenchError on a failure. However it ends
+    (a failure, an interrupt), the record of --work keeps only the names that still exist
+    (Work.prune)."""
+    ws = Work(opts.work, opts.np)
+    try:
+        return rehearse_in(opts, size_name, size, ws)
+    finally:
+        ws.prune()
+
+
+def rehearse_in(opts, size_name, size, ws):
     seg = opts.segrank
     work = opts.work
-    ws = Work(work, opts.np)
     env = dict(os.environ)
     env.setdefault("GOMP_SPINCOUNT", "20000")
     graphs = size["train"] + size["valid"]

@@ -1,9 +1,10 @@
 // The benchmark scripts' file rules: scripts/bench/atomic_output.py writes outputs as the binary
 // does (util/atomic_file.h: a regular file replaced through a temporary, a symlink followed and
 // kept, a character device or FIFO written through, a directory refused before any work), and
-// bench_scale.py never replaces or deletes a file or folder of --work it did not create. Relative
-// path options are the caller's (resolved against the current directory), and --json-out and
-// --markdown naming one file are refused before any work.
+// bench_scale.py never replaces or deletes a file or folder of --work it did not create (nor one
+// made later under the name of one it deleted). Relative path options are the caller's (resolved
+// against the current directory), and --json-out and --markdown naming one file are refused
+// before any work.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
@@ -188,6 +189,64 @@ TEST_CASE(
     // Refused before anything is written: no train.toml, the record as it was.
     CHECK_FALSE(fs::exists(work / "train.toml"));
     CHECK(read_file_text(work / ".bench_scale_made.json") == "[]");
+}
+
+TEST_CASE(
+    "bench_scale.py forgets a folder it deleted (npz/ once packed, run/ emptied for a training "
+    "that failed): a folder the user makes there later is refused and kept" *
+    doctest::test_suite("hostile")) {
+    if (!have_python3()) {
+        MESSAGE("SKIPPED: python3 not found");
+        return;
+    }
+    const fs::path dir = scratch_dir("bench_scale_forgets_deleted");
+    const fs::path work = dir / "w", record = work / ".bench_scale_made.json";
+    const std::string scale = "python3 " + script("bench_scale.py") +
+                              " --tiny --threads 1 --work " + sq(work.string()) + " --segrank ";
+    const std::string seg = sq(segrank_binary().string());
+    auto refused = [&](const std::string& output, const std::string& name) {
+        return contains_text(output, "bench_scale.py: error: --work " + work.string() + ": '" +
+                                         (work / name).string() +
+                                         "' exists and was not made by bench_scale.py");
+    };
+    auto r = run_command(scale + seg);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK_FALSE(fs::exists(work / "npz"));  // deleted once the stores are packed
+    CHECK_FALSE(contains_text(read_file_text(record), "\"npz\""));
+    CHECK(contains_text(read_file_text(record), "\"run\""));
+
+    // The user's npz/ made between two runs (trial 22 F-2: it was deleted, exit 0).
+    fs::create_directories(work / "npz");
+    write_file_text(work / "npz" / "README_MY_DATA", "my TpuGraphs data\n");
+    r = run_command(scale + seg);
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(refused(r.output, "npz"));
+    CHECK(read_file_text(work / "npz" / "README_MY_DATA") == "my TpuGraphs data\n");
+    fs::remove_all(work / "npz");
+
+    // A run whose training fails after run/ was emptied for it: run/ leaves the record too.
+    const fs::path wrapper = dir / "segrank";
+    write_file_text(wrapper,
+                    "#!/bin/sh\ncase \" $* \" in *\" train \"*) case \" $* \" in *\" --check \"*) "
+                    ";; *) echo 'training refused by the test' >&2; exit 1;; esac;; "
+                    "esac\nexec " +
+                        seg + " \"$@\"\n");
+    fs::permissions(wrapper, fs::perms::owner_all);
+    r = run_command(scale + sq(wrapper.string()));
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(contains_text(r.output, "training refused by the test"));
+    CHECK_FALSE(fs::exists(work / "run"));
+    CHECK_FALSE(contains_text(read_file_text(record), "\"run\""));
+    fs::create_directories(work / "run");
+    write_file_text(work / "run" / "notes.txt", "mine\n");
+    r = run_command(scale + seg);
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(refused(r.output, "run"));
+    CHECK(read_file_text(work / "run" / "notes.txt") == "mine\n");
 }
 
 TEST_CASE(
