@@ -12,7 +12,11 @@
 # --work (default runs/bench_mpi): must be new, empty or a work folder of this script (holding its
 # mark .bench_mpi_made), else exit 2 naming it: the script writes data/, results.tsv and run_*
 # there. It deletes only the run_* folders (and their .log) it records in the mark as its own.
+# A name leaves the mark when the script deletes its folder (at the end, unless --keep), so a folder
+# made there later under that name is the user's and is refused, not deleted.
 # --config must be a regular file, --segrank a segrank binary (its --help prints segrank's usage).
+# A relative path may start with '-' (--work -x is the folder ./-x); a --segrank without a '/' is
+# the file of that name in the current directory, not a command looked up in PATH.
 # Errors exit non-zero with a message on stderr and print no JSON (2: a bad argument or a failed run).
 #
 # Job: `segrank synth` writes a synthetic layout collection (default 16 graphs, 75 % train), then
@@ -97,10 +101,17 @@ while [ $# -gt 0 ]; do
     --config) config=$2; shift 2 ;;
     --omp-wait-policy) wait_policy=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '/^set -eu$/q; 2,$p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
+
+# A relative path that starts with '-' gets './' in front, so no command (mkdir, ls, rm, grep,
+# segrank, mpirun) reads it as an option; --segrank without '/' names a file here (as [ -f ] checks
+# it), not a PATH command.
+case "$work" in -*) work="./$work" ;; esac
+case "$config" in -*) config="./$config" ;; esac
+case "$segrank" in */*) ;; ?*) segrank="./$segrank" ;; esac
 
 # count_option NAME VALUE MAX: refuses VALUE of option --NAME unless it is an integer from 0 to MAX
 # (more than 9 digits is refused before the shell's arithmetic sees it).
@@ -146,7 +157,7 @@ mark_name=.bench_mpi_made
 mark="$work/$mark_name"
 if [ -e "$work" ] || [ -L "$work" ]; then
   [ -d "$work" ] || die "--work '$work': not a directory"
-  entries=$(ls -A "$work") || die "--work '$work': cannot list the folder"
+  entries=$(ls -A -- "$work") || die "--work '$work': cannot list the folder"
   if [ -n "$entries" ] && { [ ! -f "$mark" ] || [ -L "$mark" ]; }; then
     die "--work '$work': the folder exists, is not empty and is not a work folder of bench_mpi.sh (no $mark_name); bench_mpi.sh writes data/, results.tsv and run_* there: give a new or empty folder, or one an earlier bench_mpi.sh run made"
   fi
@@ -160,7 +171,7 @@ if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 
-mkdir -p "$work"
+mkdir -p -- "$work"
 [ -f "$mark" ] || echo "a work folder of scripts/bench_mpi.sh; the run folders it made follow" > "$mark"
 data="$work/data"
 echo "bench_mpi: synthesizing $graphs layout graphs ($nodes nodes $nodes_dist, $configs configs) into $data" >&2
@@ -185,9 +196,9 @@ run() {
   if [ "$own" = per_step_slice_configs ]; then own=per_step; slices=true; fi
   dir="$work/run_${variant}_$rep"
   if [ -e "$dir" ] || [ -L "$dir" ] || [ -e "$dir.log" ] || [ -L "$dir.log" ]; then
-    grep -qxF "run_${variant}_$rep" "$mark" ||
+    grep -qxF -e "run_${variant}_$rep" -- "$mark" ||
       die "$dir (or its .log) exists and was not made by bench_mpi.sh (not listed in $mark): move it away"
-    rm -rf "$dir" "$dir.log"
+    rm -rf -- "$dir" "$dir.log"
   else
     echo "run_${variant}_$rep" >> "$mark"
   fi
@@ -304,5 +315,9 @@ if "np1x2" in runs:
 print(json.dumps(out, indent=2))
 PY
 if [ "$keep" = 0 ]; then
-  printf '%s\n' "$made" | while IFS= read -r d; do [ -z "$d" ] || rm -rf "$d" "$d.log"; done
+  printf '%s\n' "$made" | while IFS= read -r d; do [ -z "$d" ] || rm -rf -- "$d" "$d.log"; done
+  # The deleted folders leave the mark: one made there later is not the script's.
+  printf '%s\n' "$made" | sed -n 's|.*/||p' |
+    awk 'NR == FNR { gone[$0] = 1; next } !($0 in gone)' - "$mark" > "$mark.tmp"
+  mv -f -- "$mark.tmp" "$mark"
 fi

@@ -162,6 +162,21 @@ TEST_SUITE("hostile") {
         CHECK(read_file_text(work / "run_mine" / "notes.txt") == "mine\n");
         CHECK_FALSE(fs::exists(work / "run_np2x1_modulo_1"));
 
+        // The run folders it deleted at the end left its mark: a folder the user makes later
+        // under such a name is theirs, refused and kept (trial 22 F-2's class).
+        CHECK_FALSE(contains_text(read_file_text(work / ".bench_mpi_made"), "run_np1x1_1"));
+        fs::create_directories(work / "run_np1x1_1");
+        write_file_text(work / "run_np1x1_1" / "notes.txt", "mine, later\n");
+        const auto later = bench_mpi(
+            "--work " + sq(work.string()) + " " + kSmallMpiJob + " --no-np1x2", dir / "later.json");
+        INFO(later.output);
+        CHECK(later.exit_code == 2);
+        CHECK(contains_text(later.output, (work / "run_np1x1_1").string() +
+                                              " (or its .log) exists and was not made by "
+                                              "bench_mpi.sh"));
+        CHECK(read_file_text(work / "run_np1x1_1" / "notes.txt") == "mine, later\n");
+        fs::remove_all(work / "run_np1x1_1");
+
         // A run folder of a variant this folder never ran (np1x2) was not made by the script.
         fs::create_directories(work / "run_np1x2_1");
         write_file_text(work / "run_np1x2_1" / "notes.txt", "mine too\n");

@@ -1,6 +1,7 @@
 // Hostile options of the layout benchmark (ctest label `hostile`, trial 17): `segrank bench
 // --no-peer` with a peer option (refused naming both, before any work: it was silently ignored,
-// even invalid values) and scripts/bench_mpi.sh's number options (refused naming the option).
+// even invalid values), scripts/bench_mpi.sh's number options (refused naming the option) and its
+// path options with a value that starts with '-' (a path in the current directory).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -99,5 +100,45 @@ TEST_SUITE("hostile") {
         CHECK(r.output ==
               "bench_mpi.sh: error: --work: expected a value after it, got the option '--steps'\n");
         CHECK_FALSE(fs::exists(dir / "--steps"));
+    }
+
+    TEST_CASE(
+        "bench_mpi.sh takes a --work, --config and --segrank whose relative path starts with '-' "
+        "as the file or folder of that name in the current directory") {
+        const fs::path dir = scratch_dir("hostile_bench_mpi_dash_paths");
+        // A segrank that stops at the first training (after synth wrote the data), recording its
+        // arguments, and an mpirun that is never reached: no MPI run is needed.
+        fs::create_directories(dir / "bin");
+        write_file_text(dir / "-seg",
+                        "#!/bin/sh\ncase \" $* \" in *\" train \"*) printf '%s\\n' \"$@\" > "
+                        "train_args.txt; echo 'stopped by the test' >&2; exit 3;; esac\nexec " +
+                            sq(segrank_binary().string()) + " \"$@\"\n");
+        write_file_text(dir / "bin" / "mpirun", "#!/bin/sh\nexit 99\n");
+        for (const char* exe : {"-seg", "bin/mpirun"})
+            fs::permissions(dir / exe, fs::perms::owner_all);
+        fs::copy_file(source_dir() / "configs" / "quickstart.toml", dir / "-c.toml");
+        const std::string script = "(cd " + sq(dir.string()) + " && PATH=\"$PWD/bin:$PATH\" sh " +
+                                   sq((source_dir() / "scripts" / "bench_mpi.sh").string());
+        const auto r = run_command(script +
+                                   " --segrank -seg --config -c.toml --work -x --steps 30 --warmup "
+                                   "10 --repeats 1 --graphs 2 2>&1)");
+        INFO(r.output);
+        CHECK(r.exit_code == 2);  // the stopped training
+        CHECK(contains_text(r.output, "stopped by the test"));
+        CHECK_FALSE(contains_text(r.output, "invalid option"));
+        CHECK(fs::is_regular_file(dir / "-x" / ".bench_mpi_made"));
+        CHECK(fs::is_directory(dir / "-x" / "data" / "npz" / "layout"));
+        CHECK(contains_text(read_file_text(dir / "train_args.txt"),
+                            "train\n--config\n./-c.toml\n--set\ndata.root=./-x/data\n"));
+        // A folder of that kind that is not its own is refused naming --work.
+        fs::create_directories(dir / "-y");
+        write_file_text(dir / "-y" / "notes.txt", "mine\n");
+        const auto y = run_command(script + " --segrank -seg --work -y 2>&1)");
+        INFO(y.output);
+        CHECK(y.exit_code == 2);
+        CHECK(contains_text(y.output,
+                            "bench_mpi.sh: error: --work './-y': the folder exists, is not "
+                            "empty and is not a work folder of bench_mpi.sh"));
+        CHECK(read_file_text(dir / "-y" / "notes.txt") == "mine\n");
     }
 }
