@@ -122,10 +122,13 @@ struct ReportOptions {
 
 /// One line of a `segrank tune` directory's measurements.jsonl (docs/tune.md#files).
 struct TunePoint {
+    int64_t line = 0;  ///< 1-based line number in measurements.jsonl
     int64_t round = 0;
-    double measured_ns = 0.0;  ///< NaN when the measurement failed
-    double best_ns = 0.0;      ///< fastest so far, NaN before the first success
-    std::string error;         ///< why the measurement failed ("" when it succeeded)
+    std::optional<int64_t> config;  ///< "config" (index of a recorded config); unset: a searched
+                                    ///< config that is no row of the graph file (null)
+    double measured_ns = 0.0;       ///< NaN when the measurement failed
+    double best_ns = 0.0;           ///< fastest so far, NaN before the first success
+    std::string error;              ///< why the measurement failed ("" when it succeeded)
 };
 
 /// Everything read from a `segrank tune` directory.
@@ -134,8 +137,8 @@ struct TuneRecords {
     Json tune;                 ///< tune.json
     std::optional<Json> best;  ///< best.json (absent before the first round ends)
     std::vector<TunePoint> points;
-    double default_ns = 0.0;  ///< the default's runtime (best.json, else the round-0 line); NaN
-                              ///< when unknown
+    double default_ns = 0.0;  ///< the default's runtime: the round-0 line's (else, when lines
+                              ///< were lost, best.json's); NaN when unknown or failed
     std::vector<std::string> notes;  ///< what was missing or skipped, shown in the page
 };
 
@@ -156,7 +159,12 @@ bool is_segrank_report_page(std::string_view head);
 /// Reads a tune directory. Throws segrank::Error naming the file (and line) when tune.json is
 /// missing or not a JSON object with a "graph" object, or a complete measurements.jsonl line is
 /// malformed or lacks "round" / "best_ns"; a torn last line (no line end: a run still measuring)
-/// is skipped with a note.
+/// is skipped with a note. best.json is held to the first "measured" lines of measurements.jsonl
+/// (the ones it was written after): its "config", "runtime_ns" (and the rows) to the first
+/// fastest of them, "default_config" and "default_runtime_ns" to the round-0 line, and
+/// "speedup_over_default" to their ratio; a contradiction throws naming best.json, the field and
+/// the line. A best.json that counts more measurements than the file holds (lines lost) is not
+/// checked, but noted.
 TuneRecords load_tune_dir(const std::filesystem::path& dir);
 
 /// The HTML page of a tuning run: a summary (graph, measure, strategy, default and best, speedup,

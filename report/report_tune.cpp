@@ -4,6 +4,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <span>
 #include <sstream>
 
 #include "gnn/core/check.h"
@@ -79,10 +80,15 @@ std::string summary_section(const TuneRecords& r, const std::vector<TuneRecords>
     rows.push_back({"default runtime", runtime(r.default_ns)});
     const double best = r.points.empty() ? kNaN : r.points.back().best_ns;
     rows.push_back({"best runtime", runtime(best)});
-    if (r.best && std::isfinite(best)) {
-        const std::string c = text_of(*r.best, "config");
+    if (std::isfinite(best)) {
+        // the first measurement of the best runtime (the one segrank tune keeps)
+        const TunePoint* at = nullptr;
+        for (const auto& p : r.points)
+            if (at == nullptr && p.measured_ns == best) at = &p;
         rows.push_back(
-            {"best config", c.empty() ? "a searched config (not a row of the file)" : c});
+            {"best config", at && at->config
+                                ? std::to_string(*at->config)
+                                : std::string("a searched config (not a row of the file)")});
     }
     rows.push_back({"speedup over the default", fmt(r.default_ns / best, "%.4fx")});
     if (std::isfinite(best))
@@ -193,6 +199,83 @@ std::string rounds_section(const TuneRecords& r) {
     return section("rounds", "Rounds", body);
 }
 
+// A measurement line for a message: "DIR/measurements.jsonl:2 (round 1, config 11, 1500 ns)".
+std::string line_text(const std::string& file, const tune::MeasurementLine& m) {
+    return str(file, ":", m.line, " (round ", m.round, ", ",
+               m.config ? str("config ", *m.config) : std::string("a searched config"), ", ",
+               m.measured_ns ? format_number(*m.measured_ns) + " ns"
+                             : "failed: " + echo_value(m.error, 200),
+               ")");
+}
+
+// best.json `b` (read from `file`, an object) held to `lines`, the first lines of
+// measurements.jsonl (`meas`) that it was written after, by the rules of its writer
+// (cli/tune_rounds.cpp, TuneRun::note; cli/tune_files.cpp, write_best_json): "config" and
+// "runtime_ns" (and the rows, "config_feat" / "node_config_feat", when the line has "rows") are
+// those of the first line whose runtime is below every earlier one's (null when none succeeded);
+// "default_runtime_ns" and "default_config" those of the round-0 line (the default's measurement;
+// null runtime when it failed); "speedup_over_default" is their ratio. A member that is absent is
+// not checked. On a tile graph "default_config" may lie above the round-0 line's config: tune names
+// a config by the first recorded config with its rows, and the default may repeat an earlier
+// config's rows. Throws segrank::Error naming `file`, the field, its value and the line that
+// contradicts it.
+void check_best_json(const Json& b, const std::string& file, const std::string& meas,
+                     std::span<const tune::MeasurementLine> lines, const tune::ConfigBound& bound) {
+    const tune::MeasurementLine* fastest = nullptr;
+    const tune::MeasurementLine* def = nullptr;
+    for (const tune::MeasurementLine& m : lines) {
+        if (m.round == 0 && def == nullptr) def = &m;
+        if (m.measured_ns && (fastest == nullptr || *m.measured_ns < *fastest->measured_ns))
+            fastest = &m;
+    }
+    const std::string scope =
+        str("the ", lines.size(), " line(s) of ", meas, " that it counts (\"measured\")");
+    auto is = [&](const char* key) {
+        return str(file, ": \"", key, "\" is ", echo_value(dump_json(b[key]), 200), ", expected ");
+    };
+    const std::string best_is =
+        fastest ? str(": the fastest measurement of ", scope, " is ", line_text(meas, *fastest),
+                      " (segrank tune keeps the first of equal runtimes)")
+                : str(": no measurement of ", scope, " succeeded");
+    if (b.contains("runtime_ns")) {
+        const Json want = fastest ? Json(*fastest->measured_ns) : Json(nullptr);
+        SEGRANK_CHECK(b["runtime_ns"] == want, is("runtime_ns"), dump_json(want), best_is);
+    }
+    if (b.contains("config")) {
+        const Json want = fastest && fastest->config ? Json(*fastest->config) : Json(nullptr);
+        SEGRANK_CHECK(b["config"] == want, is("config"), dump_json(want), best_is);
+    }
+    const char* rows_key = bound.task == "tile" ? "config_feat" : "node_config_feat";
+    if (fastest && fastest->rows && b.contains(rows_key))
+        SEGRANK_CHECK(b[rows_key] == *fastest->rows, is(rows_key), "the \"rows\" of ", meas, ":",
+                      fastest->line, " (", echo_value(dump_json(*fastest->rows), 200), ")",
+                      best_is);
+    const std::string def_is =
+        def ? str(": the default's measurement is ", line_text(meas, *def))
+            : str(": ", scope, " hold no round-0 line (the default's measurement)");
+    if (b.contains("default_runtime_ns")) {
+        const Json want = def && def->measured_ns ? Json(*def->measured_ns) : Json(nullptr);
+        SEGRANK_CHECK(b["default_runtime_ns"] == want, is("default_runtime_ns"), dump_json(want),
+                      def_is);
+    }
+    if (def && def->config && b.contains("default_config")) {
+        const Json& v = b["default_config"];
+        const bool above = bound.task == "tile" && v.is_number_integer() &&
+                           v.get<int64_t>() > *def->config && v.get<int64_t>() < bound.num_configs;
+        SEGRANK_CHECK(v == Json(*def->config) || above, is("default_config"), *def->config, def_is);
+    }
+    if (b.contains("speedup_over_default")) {
+        const double d = number(b, "default_runtime_ns"), r = number(b, "runtime_ns");
+        const double s = number(b, "speedup_over_default");
+        const bool known = std::isfinite(d) && std::isfinite(r);
+        SEGRANK_CHECK(
+            known ? std::abs(s - d / r) <= 1e-9 * (d / r) : b["speedup_over_default"].is_null(),
+            is("speedup_over_default"),
+            known ? format_number(d / r) + " (\"default_runtime_ns\" / \"runtime_ns\")"
+                  : std::string("null (no default or best runtime)"));
+    }
+}
+
 }  // namespace
 
 bool is_tune_dir(const std::filesystem::path& dir) {
@@ -222,57 +305,75 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir) {
     // not the fastest runtime so far). A "config" is an index of the graph's recorded configs:
     // tune.json's num_configs bounds it, as the loaded graph does on --resume.
     const tune::ConfigBound bound = tune::check_tune_json(r.tune, tune_path.string());
-    const auto meas_path = dir / "measurements.jsonl";
-    std::error_code ec;
-    if (std::filesystem::exists(meas_path, ec)) {
-        const tune::MeasurementsFile mf = tune::read_measurements_file(meas_path, bound);
-        for (const tune::MeasurementLine& m : mf.lines) {
-            TunePoint p;
-            p.round = m.round;
-            p.measured_ns = m.measured_ns.value_or(kNaN);
-            p.error = m.measured_ns ? std::string() : m.error;
-            r.points.push_back(std::move(p));
-        }
-        // best so far from the measured runtimes (equal to each line's "best_ns" when present)
-        double best = kNaN;
-        for (TunePoint& p : r.points) {
-            if (!std::isnan(p.measured_ns) && !(p.measured_ns >= best)) best = p.measured_ns;
-            p.best_ns = best;
-        }
-        if (mf.torn)
-            r.notes.push_back(str(meas_path.string(), ":", mf.torn_line,
-                                  ": torn last line skipped (no line end or not JSON: is the run "
-                                  "still measuring?)"));
-    } else {
-        r.notes.push_back(meas_path.string() + ": absent (nothing measured yet)");
-    }
+    // best.json first: a running tune appends lines before it rewrites best.json, so the lines
+    // read after it hold every measurement it counts.
     const auto best_path = dir / "best.json";
+    std::error_code ec;
     if (std::filesystem::exists(best_path, ec)) {
         r.best = read_json_file(best_path);
+        SEGRANK_CHECK(r.best->is_object(), best_path.string(), ": expected a JSON object");
         // What segrank tune writes: runtimes and the speedup are positive numbers (or null).
         for (const char* key : {"default_runtime_ns", "runtime_ns", "speedup_over_default"}) {
-            if (!r.best->is_object() || !r.best->contains(key) || (*r.best)[key].is_null())
-                continue;
+            if (!r.best->contains(key) || (*r.best)[key].is_null()) continue;
             const Json& v = (*r.best)[key];
             SEGRANK_CHECK(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0,
                           best_path.string(), ": \"", key, "\" is ", echo_value(dump_json(v)),
                           ", expected a positive number (or null)");
         }
-        // best.json is rewritten after each measurement: more there than in measurements.jsonl
-        // means lines were lost (the file emptied or cut), and the curves miss them.
-        if (r.best->is_object() && r.best->contains("measured") &&
-            (*r.best)["measured"].is_number_integer() &&
-            (*r.best)["measured"].get<int64_t>() > static_cast<int64_t>(r.points.size()))
-            r.notes.push_back(str(best_path.string(), ": records ",
-                                  (*r.best)["measured"].get<int64_t>(), " measurements, but ",
-                                  meas_path.string(), " holds ", r.points.size(),
-                                  ": the curves miss the lost ones"));
-    } else {
-        r.notes.push_back(best_path.string() + ": absent (no round finished yet)");
+        const Json* counted = r.best->contains("measured") ? &(*r.best)["measured"] : nullptr;
+        SEGRANK_CHECK(!counted || (counted->is_number_integer() && counted->get<int64_t>() >= 0),
+                      best_path.string(), ": \"measured\" is ",
+                      echo_value(dump_json(counted ? *counted : Json())),
+                      ", expected an integer >= 0 (the measurements it was written after)");
     }
-    r.default_ns = r.best ? number(*r.best, "default_runtime_ns") : kNaN;
-    if (std::isnan(r.default_ns) && !r.points.empty() && r.points[0].round == 0)
+    const auto meas_path = dir / "measurements.jsonl";
+    std::vector<tune::MeasurementLine> lines;
+    if (std::filesystem::exists(meas_path, ec)) {
+        tune::MeasurementsFile mf = tune::read_measurements_file(meas_path, bound);
+        if (mf.torn)
+            r.notes.push_back(str(meas_path.string(), ":", mf.torn_line,
+                                  ": torn last line skipped (no line end or not JSON: is the run "
+                                  "still measuring?)"));
+        lines = std::move(mf.lines);
+    } else {
+        r.notes.push_back(meas_path.string() + ": absent (nothing measured yet)");
+    }
+    if (!r.best) r.notes.push_back(best_path.string() + ": absent (no round finished yet)");
+    // best so far from the measured runtimes (equal to each line's "best_ns" when present)
+    double best = kNaN;
+    for (const tune::MeasurementLine& m : lines) {
+        TunePoint p;
+        p.line = m.line;
+        p.round = m.round;
+        p.config = m.config;
+        p.measured_ns = m.measured_ns.value_or(kNaN);
+        p.error = m.measured_ns ? std::string() : m.error;
+        if (!std::isnan(p.measured_ns) && !(p.measured_ns >= best)) best = p.measured_ns;
+        p.best_ns = best;
+        r.points.push_back(std::move(p));
+    }
+    // best.json is rewritten after the default's measurement, after each round of a model-guided
+    // run and at the end of a run: it describes the first "measured" lines (fewer after a kill
+    // mid-round, or while the run measures), and is held to them. More than the file holds means
+    // lines were lost (the file emptied or cut): the curves miss them, and what best.json says of
+    // them cannot be checked.
+    const int64_t counted = r.best && r.best->contains("measured")
+                                ? (*r.best)["measured"].get<int64_t>()
+                                : static_cast<int64_t>(lines.size());
+    if (r.best && counted > static_cast<int64_t>(lines.size()))
+        r.notes.push_back(str(best_path.string(), ": records ", counted, " measurements, but ",
+                              meas_path.string(), " holds ", lines.size(),
+                              ": the curves miss the lost ones"));
+    else if (r.best)
+        check_best_json(
+            *r.best, best_path.string(), meas_path.string(),
+            std::span<const tune::MeasurementLine>(lines).first(static_cast<size_t>(counted)),
+            bound);
+    // The default's runtime: the round-0 line's; best.json's only when that line was lost.
+    if (!r.points.empty() && r.points[0].round == 0)
         r.default_ns = r.points[0].measured_ns;
+    else
+        r.default_ns = r.best ? number(*r.best, "default_runtime_ns") : kNaN;
     return r;
 }
 

@@ -212,6 +212,54 @@ TEST_SUITE("hostile") {
         CHECK(ok.exit_code == 0);
     }
 
+    TEST_CASE(
+        "segrank report refuses a best.json that measurements.jsonl contradicts, naming both") {
+        // trial 22 F-3: best.json's best config 7 (never measured) and default runtime 1000 s were
+        // drawn, exit 0.
+        const fs::path dir = scratch_dir("hostile_report_tune_best");
+        fs::create_directories(dir / "t");
+        const std::string t = (dir / "t").string();
+        write_text(dir / "t/tune.json",
+                   "{\"graph\":{\"name\":\"fusion.7\",\"task\":\"tile\",\"num_nodes\":9,"
+                   "\"num_configs\":30,\"num_config_nodes\":1,\"runtimes_fnv1a\":\"abc\"},"
+                   "\"where\":\"k/fusion.7.npz\",\"measure\":\"recorded\",\"candidates\":"
+                   "\"recorded\",\"strategy\":\"model\",\"checkpoints\":[]}\n");
+        write_text(dir / "t/measurements.jsonl",
+                   "{\"round\":0,\"config\":0,\"measured_ns\":164213.5,\"best_ns\":164213.5}\n"
+                   "{\"round\":1,\"config\":11,\"measured_ns\":476460.4,\"best_ns\":164213.5}\n");
+        auto best = [&](const std::string& config, const std::string& default_ns) {
+            write_text(dir / "t/best.json",
+                       "{\"measured\":2,\"default_config\":0,\"default_runtime_ns\":" + default_ns +
+                           ",\"config\":" + config + ",\"runtime_ns\":164213.5}\n");
+        };
+        best("7", "1e12");
+        const auto r = run_segrank("report " + sq(t));
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            t +
+                                "/best.json: \"config\" is 7, expected 0: the fastest "
+                                "measurement of the 2 line(s) of " +
+                                t + "/measurements.jsonl that it counts (\"measured\") is " + t +
+                                "/measurements.jsonl:1 (round 0, config 0, 164213.5 ns)"));
+        CHECK_FALSE(fs::exists(dir / "t/report.html"));
+        best("0", "1e12");
+        const auto d = run_segrank("report " + sq(t));
+        INFO(d.output);
+        CHECK(d.exit_code == 1);
+        CHECK(contains_text(d.output,
+                            t +
+                                "/best.json: \"default_runtime_ns\" is 1000000000000.0, "
+                                "expected 164213.5: the default's measurement is " +
+                                t + "/measurements.jsonl:1 (round 0, config 0, 164213.5 ns)"));
+        CHECK_FALSE(fs::exists(dir / "t/report.html"));
+        best("0", "164213.5");
+        const auto ok = run_segrank("report " + sq(t));
+        INFO(ok.output);
+        CHECK(ok.exit_code == 0);
+        CHECK_FALSE(contains_text(ok.output, "note"));
+    }
+
     TEST_CASE("segrank report --leaderboard refuses a score outside its range, naming file:line") {
         const fs::path dir = scratch_dir("hostile_report_lb_range");
         fs::create_directories(dir / "run");

@@ -138,9 +138,13 @@ TEST_CASE("segrank report refuses --eval for a tune directory and --compare with
     CHECK(torn.exit_code == 1);
     CHECK(contains_text(torn.output, "measurements.jsonl:2"));
     CHECK_FALSE(fs::exists(t / "report.html"));
-    // A torn last line (a run still measuring) is skipped with a note.
+    // A torn last line (a run still measuring) is skipped with a note; best.json was written
+    // after line 1 (tune rewrites it after a line is flushed, never before).
     write(t / "measurements.jsonl",
           "{\"round\":0,\"config\":0,\"measured_ns\":100,\"best_ns\":100}\n{\"round\":1,\"meas");
+    write(t / "best.json",
+          "{\"measured\":1,\"default_config\":0,\"default_runtime_ns\":100,\"config\":0,"
+          "\"runtime_ns\":100}\n");
     const auto live = run_segrank("report " + sq(t.string()));
     INFO(live.output);
     REQUIRE(live.exit_code == 0);
