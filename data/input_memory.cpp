@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "util/rss.h"
+
 namespace segrank {
 namespace {
 
@@ -15,13 +17,6 @@ std::string mib(uint64_t bytes) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
     return buf;
-}
-
-uint64_t physical_memory_bytes() {
-    const long pages = ::sysconf(_SC_PHYS_PAGES);
-    const long page = ::sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || page <= 0) return UINT64_MAX;  // unknown: no bound from the machine
-    return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ void ModelConfig::validate() const {
                   "(docs/model.md#config-encoders)");
 }
 
-Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
+Model::Model(const ModelConfig& cfg, bool allocate) : cfg_(cfg) {
     cfg_.validate();
     const int64_t h = cfg_.hidden;
     opcode_ = OpEmbedding::create(params_, "opcode", cfg_.opcode_dim);
@@ -77,7 +77,7 @@ Model::Model(const ModelConfig& cfg) : cfg_(cfg) {
     if (tile_cost())  // declared last: the other parameters initialize as without it
         cost_ = Linear::create(params_, "config_cost", kTileCostFeatures, cfg_.config_dim,
                                /*with_bias=*/false);
-    params_.finalize();
+    if (allocate) params_.finalize();
 }
 
 void Model::add_prior(std::span<float> scores, std::span<const float> z) const {

@@ -193,8 +193,10 @@ struct HeadSaved {
 class Model {
 public:
     /// Declares every parameter (names in the .cpp) in a finalized, zero-valued ParamStore; call
-    /// params().initialize(seed) before use. Throws segrank::Error on an invalid config.
-    explicit Model(const ModelConfig& cfg);
+    /// params().initialize(seed) before use. With `allocate` false the store is left unfinalized
+    /// (nothing allocated): params().total_size() then tells the model's size before a caller
+    /// commits the memory. Throws segrank::Error on an invalid config.
+    explicit Model(const ModelConfig& cfg, bool allocate = true);
 
     const ModelConfig& config() const { return cfg_; }
     ParamStore& params() { return params_; }

@@ -2,6 +2,7 @@
 #include "util/rss.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -26,6 +27,13 @@ double peak_rss_mb() {
 void reset_peak_rss() {
     std::ofstream f("/proc/self/clear_refs");
     f << "5";  // 5: reset the peak RSS to the current RSS
+}
+
+uint64_t physical_memory_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return UINT64_MAX;  // unknown: no bound from the machine
+    return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
 }
 
 }  // namespace segrank

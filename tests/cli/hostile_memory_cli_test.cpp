@@ -9,6 +9,7 @@
 #include "tests/eval/leaderboard_fixture.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/tiny_checkpoint.h"
+#include "util/rss.h"
 
 using namespace segrank::test;
 namespace fs = std::filesystem;
@@ -73,6 +74,36 @@ TEST_SUITE("hostile") {
                             "needs at least 128 MiB (oneDNN's JIT code buffers and the libraries) "
                             "with 1 OpenMP thread(s)"));
         CHECK_FALSE(fs::exists(dir / "run"));
+    }
+
+    TEST_CASE(
+        "segrank train refuses a model larger than the machine's physical memory before "
+        "allocating it, naming model.hidden and model.layers") {
+        // The largest model the bounds allow: about 3.26e9 parameters, 49.7 GB with gradients and
+        // AdamW's moments (on a machine with more memory it is a legal model: not run there).
+        if (segrank::physical_memory_bytes() > 49681ull << 20) {
+            MESSAGE("skipped: this machine holds the largest model");
+            return;
+        }
+        const fs::path dir = scratch_dir("hostile_cli_train_model_ram");
+        const auto synth = run_segrank_in_source(
+            "synth --out " + sq((dir / "syn").string()) +
+            " --graphs 3 --nodes 50:80 --configs 8 --seed 3 --collections layout");
+        REQUIRE(synth.exit_code == 0);
+        const auto r = run_segrank_in_source(
+            "train --config configs/tiny.toml --set model.hidden=4096 --set model.layers=64 "
+            "--set data.root=" +
+                sq((dir / "syn/npz").string()) +
+                " --set train.run_dir=" + sq((dir / "a" / "run").string()),
+            1);
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output,
+                            "error: model.hidden = 4096 and model.layers = 64 make a model of "));
+        CHECK(contains_text(r.output,
+                            " MiB with gradients and AdamW's moments, more than this "
+                            "machine's physical memory ("));
+        CHECK_FALSE(fs::exists(dir / "a"));
     }
 
     TEST_CASE("segrank train out of memory building the model names model.hidden and its size") {
