@@ -237,11 +237,16 @@ std::string graph_memory_settings(const RunConfig& cfg, bool evaluating) {
                "(docs/config.md#out-of-memory)");
 }
 
-std::string eval_indices_digest(const RunConfig& cfg) {
-    if (cfg.eval.indices.empty()) return "(none)\n";
+std::string eval_indices_content_digest(const RunConfig& cfg) {
+    if (cfg.eval.indices.empty()) return "(none)";
     const std::string bytes =
         read_input_file(cfg.eval.indices, "an eval.indices JSON file", kMaxJsonFileBytes);
-    return str(cfg.eval.indices, " xxh3_64 ", hash_hex(xxh3_64(bytes.data(), bytes.size())), "\n");
+    return str("xxh3_64 ", hash_hex(xxh3_64(bytes.data(), bytes.size())));
+}
+
+std::string eval_indices_digest(const RunConfig& cfg) {
+    if (cfg.eval.indices.empty()) return "(none)\n";
+    return str(cfg.eval.indices, " ", eval_indices_content_digest(cfg), "\n");
 }
 
 bool check_eval_indices_file(const RunConfig& cfg, bool data_later) {

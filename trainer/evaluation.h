@@ -73,6 +73,10 @@ bool eval_indices_apply(const RunConfig& cfg, const std::vector<GraphEntry>& ent
 /// "<eval.indices path> xxh3_64 <hex>\n" over the file's bytes ("(none)\n" without the key), for
 /// the rank agreement check. Throws segrank::Error naming the file when it cannot be read.
 std::string eval_indices_digest(const RunConfig& cfg);
+/// "xxh3_64 <hex>" over the eval.indices file's bytes, "(none)" without the key: the evaluation
+/// set a checkpoint's selections were measured on, wherever the file is. Throws as
+/// eval_indices_digest.
+std::string eval_indices_content_digest(const RunConfig& cfg);
 
 /// The random-ranking baseline on the same graphs and configs: metrics of uniform random scores
 /// (seeds 0..seeds-1, Rng stream "random_baseline"), averaged over seeds per collection.

@@ -1,7 +1,7 @@
 // Training checkpoints of a run (docs/files.md#checkpoints), written through CheckpointWriter
 // (trainer/checkpoint.h: /params, /adam_m, /adam_v, step, epoch, format_version, temp + rename):
 //   /extra attrs     best_step, best_selection, evals_without_improvement, world_size, task,
-//                    config_toml (the effective config), history_ranks
+//                    config_toml (the effective config), history_ranks, eval_indices_digest
 //   /extra/normalizer/{kept_columns i32 [F'], means f64 [F'], stds f64 [F']}, attr
 //   normalizer_input_dim /extra/history/rank_<r>/{graphs i64 [G], graph_segments i32 [G], keys i64
 //   [E,3], steps i64 [E],
@@ -174,6 +174,7 @@ void Trainer::save_checkpoint(const std::string& name) {
         w.put_attr("world_size", static_cast<int64_t>(comm_.size()));
         w.put_attr("task", std::string(to_string(task_)));
         w.put_attr("config_toml", dump_config(cfg_));
+        w.put_attr("eval_indices_digest", eval_indices_content_);
         w.put_attr("normalizer_input_dim", normalizer_.input_dim());
         w.put_array<int32_t>("normalizer/kept_columns", {normalizer_.output_dim()},
                              cspan(normalizer_.kept_columns()));
@@ -230,6 +231,7 @@ void Trainer::load_checkpoint(const std::filesystem::path& file) {
     target.task = std::string(to_string(task_));
     target.width = history_->width();
     // The metric the checkpoint's best_selection was measured in (eval.* may change on resume).
+    resumed_eval_indices_ = r.attr_string("eval_indices_digest");
     const auto stored = r.attr_string("config_toml");
     target.metric = stored ? load_stored_config(*stored, file.string() + ":config_toml").eval.metric
                            : cfg_.eval.metric;

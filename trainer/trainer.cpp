@@ -110,6 +110,7 @@ void Trainer::open_dataset() {
                       "node_config_ids, node_splits)",
                       data_manifest_);
     check_ranks_agree(comm_, "eval.indices file", eval_indices_digest(cfg_));
+    eval_indices_content_ = eval_indices_content_digest(cfg_);
 }
 
 void Trainer::check_task() {
@@ -240,6 +241,18 @@ void Trainer::resume_from(const std::filesystem::path& ckpt,
         const std::string note =
             missing_history_note(run_dir_, step_, last_kept, cfg_.train.log_every);
         if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
+        if (resumed_eval_indices_ && *resumed_eval_indices_ != eval_indices_content_)
+            std::fprintf(
+                stderr,
+                "segrank train: note: --resume %s: the evaluation set changed since the "
+                "checkpoint (eval.indices: %s then, %s now): the selections logged up to step "
+                "%lld, and the best checkpoint (step %lld) they chose, were measured on other "
+                "configs than the evaluations from here on\n",
+                run_dir_.string().c_str(), resumed_eval_indices_->c_str(),
+                cfg_.eval.indices.empty()
+                    ? "(none)"
+                    : (cfg_.eval.indices + " " + eval_indices_content_).c_str(),
+                static_cast<long long>(step_), static_cast<long long>(sel_.best_step));
     }
 }
 

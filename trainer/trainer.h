@@ -168,6 +168,11 @@ private:
     std::filesystem::path run_dir_;
     std::unique_ptr<Dataset> dataset_;
     std::string data_manifest_;  ///< data_manifest of dataset_, read once at construction
+    /// eval_indices_content_digest at construction: stored in each checkpoint, so a resume can
+    /// tell when the evaluation set its selections were measured on changed.
+    std::string eval_indices_content_;
+    /// That digest stored in the checkpoint a resume loaded (nullopt: none, an older checkpoint).
+    std::optional<std::string> resumed_eval_indices_;
     Normalizer normalizer_;
     Task task_ = Task::kLayout;
     std::unique_ptr<Model> model_;

@@ -238,6 +238,32 @@ TEST_SUITE("hostile") {
         CHECK(ok.exit_code == 0);
     }
 
+    TEST_CASE(
+        "train --resume notes an eval.indices file with other content than the checkpoint's "
+        "selections were measured on, not the same content at another path") {
+        const fs::path dir = scratch_dir("hostile_resume_eval_indices");
+        write_file_text(dir / "a.json", "{\"tiny_valid_0\": [0, 1, 2]}");
+        write_file_text(dir / "a2.json", "{\"tiny_valid_0\": [0, 1, 2]}");
+        write_file_text(dir / "b.json", "{\"tiny_valid_0\": [3, 4, 5]}");
+        const fs::path run = segrank_tiny_layout_run(
+            dir, 2, 1, "--set eval.indices=" + sq("\"" + (dir / "a.json").string() + "\""));
+        auto resume = [&](int steps, const fs::path& indices) {
+            const auto r = run_segrank("train --resume " + sq(run.string()) +
+                                       " --set train.steps=" + std::to_string(steps) +
+                                       " --set eval.indices=" + sq("\"" + indices.string() + "\""));
+            INFO(r.output);
+            CHECK(r.exit_code == 0);
+            return r.output;
+        };
+        CHECK_FALSE(contains_text(resume(3, dir / "a2.json"), "the evaluation set changed"));
+        const std::string out = resume(4, dir / "b.json");
+        CHECK(contains_text(out, "segrank train: note: --resume " + run.string() +
+                                     ": the evaluation set changed since the checkpoint "
+                                     "(eval.indices: xxh3_64 "));
+        CHECK(contains_text(out, (dir / "b.json").string() + " xxh3_64 "));
+        CHECK(contains_text(out, "the selections logged up to step 3"));
+    }
+
     TEST_CASE("train --resume names a repeated line of the data manifest as a duplicate") {
         const fs::path dir = scratch_dir("hostile_resume_manifest_duplicate");
         const fs::path run = trained_run(dir);
