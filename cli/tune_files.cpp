@@ -13,6 +13,7 @@
 
 #include "api/cost_model_internal.h"
 #include "gnn/core/check.h"
+#include "gnn/core/hash.h"
 #include "tune/measure.h"
 #include "tune/measurements_file.h"
 #include "util/atomic_file.h"
@@ -63,7 +64,40 @@ Graph graph_of_configs(const tune::TuneGraph& r, const std::vector<tune::Config>
     return graph_from_record(std::move(l), where);
 }
 
-Json graph_identity(const Graph& g) {
+namespace {
+
+// XXH3-64 over every array of the graph file's record, each with its byte length, in a fixed order:
+// node_feat, node_opcode, edge_index, node_loop_trips, then tile config_feat, config_runtime and
+// config_runtime_normalizers, or layout node_config_ids, node_splits, node_config_feat and
+// config_runtime. Another config row, feature or edge gives another digest.
+std::string record_digest(const tune::TuneGraph& r) {
+    std::vector<uint64_t> parts;
+    const auto add = [&](const void* p, size_t bytes) {
+        parts.push_back(bytes);
+        parts.push_back(xxh3_64(p, bytes));
+    };
+    const GraphStructure& s = r.task == Task::kTile ? static_cast<const GraphStructure&>(r.tile)
+                                                    : static_cast<const GraphStructure&>(r.layout);
+    add(s.node_feat.data(), static_cast<size_t>(s.node_feat.size()) * sizeof(float));
+    add(s.node_opcode.data(), s.node_opcode.size() * sizeof(int32_t));
+    add(s.edge_index.data(), s.edge_index.size() * sizeof(int64_t));
+    if (r.task == Task::kTile) {
+        add(r.tile.config_feat.data(), static_cast<size_t>(r.tile.config_feat.size()) * 4);
+        add(r.tile.config_runtime.data(), r.tile.config_runtime.size() * 8);
+        add(r.tile.config_runtime_normalizers.data(), r.tile.config_runtime_normalizers.size() * 8);
+    } else {
+        add(r.layout.node_loop_trips.data(), r.layout.node_loop_trips.size() * 4);
+        add(r.layout.node_config_ids.data(), r.layout.node_config_ids.size() * 8);
+        add(r.layout.node_splits.data(), r.layout.node_splits.size() * 8);
+        add(r.layout.node_config_feat.data(), r.layout.node_config_feat.size());
+        add(r.layout.config_runtime.data(), r.layout.config_runtime.size() * 8);
+    }
+    return str("xxh3_64:", hash_hex(xxh3_64(parts.data(), parts.size() * sizeof(uint64_t))));
+}
+
+}  // namespace
+
+Json graph_identity(const Graph& g, const tune::TuneGraph& record) {
     uint64_t h = 1469598103934665603ULL;
     for (int64_t r : g.runtimes_ns()) h = (h ^ static_cast<uint64_t>(r)) * 1099511628211ULL;
     Json j = Json::object();
@@ -73,6 +107,7 @@ Json graph_identity(const Graph& g) {
     j["num_configs"] = g.num_configs();
     j["num_config_nodes"] = g.num_config_nodes();
     j["runtimes_fnv1a"] = str(std::hex, h);
+    j["content"] = record_digest(record);
     return j;
 }
 
@@ -207,7 +242,11 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
         const Json old = read_json_file(ident_file);
         // The rules report applies too (tune/measurements_file.h): enums, signs, counts.
         (void)tune::check_tune_json(old, ident_file.string());
-        SEGRANK_CHECK(old.contains("graph") && old["graph"] == ident, "--resume ", o.out.string(),
+        // A directory written before "content" was recorded is compared without it.
+        Json same = ident;
+        if (old.contains("graph") && old["graph"].is_object() && !old["graph"].contains("content"))
+            same.erase("content");
+        SEGRANK_CHECK(old.contains("graph") && old["graph"] == same, "--resume ", o.out.string(),
                       ": the directory holds measurements of another graph (",
                       old.contains("graph") ? dump_json(old["graph"]) : std::string("none"),
                       "), not of ", g.where(), " (", dump_json(ident), ")");

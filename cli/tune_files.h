@@ -18,7 +18,11 @@ namespace segrank::cli {
 /// segrank::Error "--out DIR: cannot create the directory (...)".
 std::unique_ptr<CreatedDirectories> create_out_dir(const std::filesystem::path& out);
 
-Json graph_identity(const Graph& g);
+/// The graph `g` a tune directory measures, as tune.json's "graph" records it: name, task, sizes,
+/// an FNV-1a hash of its runtimes and "content", an XXH3-64 digest over every array of the graph
+/// file's record (features, edges, config rows, runtimes), so a --resume on a file changed since
+/// (another config row under the same name and sizes) is refused.
+Json graph_identity(const Graph& g, const tune::TuneGraph& record);
 
 // A graph holding r's structure and the configs `cs` (non-empty) as its rows, runtimes unknown: the
 // candidates of --candidates search, scored and refit on though no file holds them.

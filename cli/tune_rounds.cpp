@@ -421,7 +421,7 @@ TuneResult tune_model_free(const Graph& g, const tune::TuneGraph& record, const 
     SEGRANK_CHECK(c >= 1 && record.num_recorded() == c, g.where(), ": the graph has ", c,
                   " configs and its record ", record.num_recorded(), " (expected the same, >= 1)");
     TuneRun run(nullptr, g, record, measure, o);
-    run.open_dir(graph_identity(g));
+    run.open_dir(graph_identity(g, record));
     run.measure_default();
     // The search's own first measurement is the space's default: free when it is the recorded
     // default measured in round 0.
@@ -457,7 +457,7 @@ TuneResult tune_rounds(CostModel& model, const Graph& g, const tune::TuneGraph& 
     SEGRANK_CHECK(c >= 1 && record.num_recorded() == c, g.where(), ": the graph has ", c,
                   " configs and its record ", record.num_recorded(), " (expected the same, >= 1)");
     TuneRun run(&model, g, record, measure, o);
-    run.open_dir(graph_identity(g));
+    run.open_dir(graph_identity(g, record));
     run.measure_default();
     run.run_rounds();
     if (run.res.measured_now == 0 && run.res.measured > 0) run.write_best();  // a finished resume

@@ -53,6 +53,32 @@ std::string with_line(const std::string& text, int n, const std::string& line) {
 
 TEST_SUITE("hostile") {
     TEST_CASE(
+        "segrank tune --resume refuses a graph file whose config rows changed since, under the "
+        "same name, sizes and runtimes") {
+        const fs::path dir = scratch_dir("hostile_tune_changed_rows");
+        const fs::path run = train_tiny_layout_run(dir, "run", 2);
+        const fs::path graph = dir / "data/npz/layout/xla/random/train/tiny_train_0.npz";
+        const fs::path out = dir / "tune";
+        const std::string base = "tune --checkpoint " + sq(run.string()) + " --graph " +
+                                 sq(graph.string()) + " --quiet --out " + sq(out.string());
+        REQUIRE(run_segrank(base + " --budget 3").exit_code == 0);
+        const std::string before = read_file_text(out / "measurements.jsonl");
+        // Configs 0 and 1 swap their layout rows; names, sizes and runtimes stay.
+        const auto py = run_command(
+            "/usr/bin/python3 -c \"import numpy as np, sys; z = dict(np.load(sys.argv[1])); "
+            "f = z['node_config_feat']; f[[0, 1]] = f[[1, 0]]; np.savez(sys.argv[1], **z)\" " +
+            sq(graph.string()));
+        INFO(py.output);
+        REQUIRE(py.exit_code == 0);
+        const auto r = run_segrank(base + " --budget 5 --resume");
+        INFO(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(contains_text(r.output, ": the directory holds measurements of another graph ("));
+        CHECK(contains_text(r.output, "\"content\":\"xxh3_64:"));
+        CHECK(read_file_text(out / "measurements.jsonl") == before);
+    }
+
+    TEST_CASE(
         "segrank tune --resume refuses a measurement whose measured_ns is not a number, "
         "naming file, line, round and field") {
         const fs::path dir = scratch_dir("hostile_tune_measured_ns");
