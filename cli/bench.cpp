@@ -446,6 +446,7 @@ int run_bench(int argc, char** argv) {
     mc.feat_dim = g.full.feat.cols();
     mc.hidden = a["hidden"].as<int64_t>();
     mc.layers = a["layers"].as<int64_t>();
+    check_model_fits_memory(mc, str("--hidden ", mc.hidden, " and --layers ", mc.layers));
     const uint64_t seed = a["seed"].as<uint64_t>();
     BenchFacts f;
     f.dependence = config_dependence(g, mc);

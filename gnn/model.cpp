@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "gnn/ops/matmul.h"
+#include "util/rss.h"
 
 namespace segrank {
 
@@ -182,6 +183,16 @@ bool Model::segment_depends_on_config(const SegmentInput& in) const {
     for (int32_t v : p.nodes.back())
         if (v < in.num_pooled) return true;
     return false;
+}
+
+void check_model_fits_memory(const ModelConfig& mc, const std::string& settings) {
+    const int64_t floats = Model(mc, /*allocate=*/false).params().total_size();
+    const uint64_t bytes = static_cast<uint64_t>(floats) * 16, ram = physical_memory_bytes();
+    SEGRANK_CHECK(bytes <= ram, settings, " make a model of ", floats, " parameters, ",
+                  (bytes + (1 << 20) - 1) >> 20,
+                  " MiB with gradients and AdamW's moments, more than this machine's physical "
+                  "memory (",
+                  ram >> 20, " MiB): lower them");
 }
 
 }  // namespace segrank

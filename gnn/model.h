@@ -332,4 +332,12 @@ private:
     void add_tile_cost(MatrixView code, ConstMatrixView cost) const;
 };
 
+/// Refuses, before anything is allocated, a model of `mc` whose parameters with their gradients
+/// and AdamW's two moments (16 bytes per parameter) exceed the machine's physical memory
+/// (util/rss.h physical_memory_bytes): such a model would be zeroed page by page until the kernel
+/// ends the process. `settings` names what sized it ("model.hidden = 4096 and model.layers = 64").
+/// Throws segrank::Error "<settings> make a model of N parameters, M MiB with gradients and
+/// AdamW's moments, more than this machine's physical memory (P MiB): lower them".
+void check_model_fits_memory(const ModelConfig& mc, const std::string& settings);
+
 }  // namespace segrank

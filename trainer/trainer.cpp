@@ -23,7 +23,6 @@
 #include "trainer/run_dir.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
-#include "util/rss.h"
 
 namespace segrank {
 
@@ -157,18 +156,8 @@ std::string model_oom_message(const RunConfig& cfg, int64_t floats) {
 
 void Trainer::build_model_and_optimizer() {
     const ModelConfig mc = model_config_from(cfg_, task_, normalizer_.output_dim());
-    {
-        // Refused before anything is allocated: a model larger than the machine would be zeroed
-        // page by page until the kernel ends the process, with no message.
-        const int64_t floats = Model(mc, /*allocate=*/false).params().total_size();
-        const uint64_t bytes = static_cast<uint64_t>(floats) * 16, ram = physical_memory_bytes();
-        SEGRANK_CHECK(bytes <= ram, "model.hidden = ", cfg_.model.hidden,
-                      " and model.layers = ", cfg_.model.layers, " make a model of ", floats,
-                      " parameters, ", (bytes + (1 << 20) - 1) >> 20,
-                      " MiB with gradients and AdamW's moments, more than this machine's physical "
-                      "memory (",
-                      ram >> 20, " MiB): lower them");
-    }
+    check_model_fits_memory(
+        mc, str("model.hidden = ", cfg_.model.hidden, " and model.layers = ", cfg_.model.layers));
     try {
         model_ = std::make_unique<Model>(mc);
         model_->params().initialize(static_cast<uint64_t>(cfg_.train.seed));

@@ -104,6 +104,12 @@ TEST_SUITE("hostile") {
                             " MiB with gradients and AdamW's moments, more than this "
                             "machine's physical memory ("));
         CHECK_FALSE(fs::exists(dir / "a"));
+        // bench sizes its model from --hidden and --layers: the same refusal, naming them.
+        const auto b = run_segrank_in_source(
+            "bench --hidden 4096 --layers 64 --no-peer --steps 1 --threads 1", 1);
+        INFO(b.output);
+        CHECK(b.exit_code == 1);
+        CHECK(contains_text(b.output, "error: --hidden 4096 and --layers 64 make a model of "));
     }
 
     TEST_CASE("segrank train out of memory building the model names model.hidden and its size") {
