@@ -14,7 +14,7 @@
 #include "api/cost_model_internal.h"
 #include "cli/tune_files.h"
 #include "gnn/core/check.h"
-#include "gnn/core/rng.h"
+#include "tune/explore.h"
 #include "tune/search.h"
 #include "util/exit_status.h"
 #include "util/signal_relay.h"
@@ -253,8 +253,10 @@ struct TuneRun {
 
     // The round's k picks: the k - `explore` best-ranked open configs, then `explore` exploration
     // picks (RoundSchedule::explore) among the open configs where the members disagree most
-    // (variance of their min-max normalized scores), or, with one member, drawn from the seed.
-    std::vector<int64_t> pick(int64_t k, int64_t explore, const std::vector<double>& ens,
+    // (variance of their min-max normalized scores), or, with one member, the one-knob changes of
+    // the best config so far the model ranks best, then draws of the seed (tune/explore.h).
+    std::vector<int64_t> pick(int64_t k, int64_t explore, const std::vector<tune::Config>& open,
+                              const std::vector<double>& ens,
                               const std::vector<std::vector<double>>& norm,
                               int64_t task_members) const {
         std::vector<int64_t> order = CostModel::ranking(ens);
@@ -264,9 +266,9 @@ struct TuneRun {
         for (int64_t p : picks) picked[static_cast<size_t>(p)] = 1;
         if (explore > 0) {
             std::vector<int64_t> rest;
-            for (size_t i = 0; i < ens.size(); ++i)
-                if (!picked[i]) rest.push_back(static_cast<int64_t>(i));
             if (task_members >= 2) {
+                for (size_t i = 0; i < ens.size(); ++i)
+                    if (!picked[i]) rest.push_back(static_cast<int64_t>(i));
                 std::vector<double> spread(ens.size(), 0.0);
                 for (size_t i = 0; i < ens.size(); ++i) {
                     double mean = 0, sq = 0;
@@ -278,11 +280,8 @@ struct TuneRun {
                 std::stable_sort(rest.begin(), rest.end(),
                                  [&](int64_t a, int64_t b) { return spread[a] > spread[b]; });
             } else {
-                Rng rng = Rng::derive(o.seed, static_cast<uint64_t>(res.rounds), 0, "tune_explore");
-                for (size_t i = rest.size(); i > 1; --i)
-                    std::swap(
-                        rest[i - 1],
-                        rest[static_cast<size_t>(rng.uniform() * static_cast<double>(i)) % i]);
+                rest = tune::exploration_order(
+                    open, ens, picked, res.best ? *res.best : default_rows, o.seed, res.rounds);
             }
             for (int64_t i = 0; i < explore && i < static_cast<int64_t>(rest.size()); ++i)
                 picks.push_back(rest[static_cast<size_t>(i)]);
@@ -351,7 +350,7 @@ struct TuneRun {
             const int64_t k = std::min({o.batch.size(res.measured), o.budget - res.measured,
                                         static_cast<int64_t>(open.size())});
             const int64_t explore = o.batch.explore(k, res.measured, explored);
-            const std::vector<int64_t> picks = pick(k, explore, ens, norm, task_members);
+            const std::vector<int64_t> picks = pick(k, explore, open, ens, norm, task_members);
             const int64_t before = res.measured;
             for (size_t i = 0; i < picks.size(); ++i) {  // the exploration picks come last
                 if (stopped()) break;

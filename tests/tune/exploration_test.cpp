@@ -5,12 +5,15 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gnn/core/check.h"
 #include "tests/support/test_paths.h"
+#include "tune/explore.h"
 #include "tune/measurements_file.h"
 #include "tune/search.h"
 
@@ -144,4 +147,92 @@ TEST_CASE(
                     "default)") != std::string::npos);
     CHECK(read_message(file, line(0, 0, R"(,"explored":1)")).find("\"explored\" is 1") !=
           std::string::npos);
+}
+
+namespace {
+
+// A layout config of `nodes` configurable nodes, every slot at the default (-1).
+Config default_layout(int64_t nodes) {
+    Config c;
+    c.layout.assign(static_cast<size_t>(nodes * 18), int8_t{-1});
+    return c;
+}
+
+// `c` with the (node, tensor) slot set to the dims 0..rank-1 reversed (tensor 0 output, 1 input,
+// 2 kernel).
+Config with_slot(Config c, int64_t node, int tensor, int rank = 2) {
+    for (int d = 0; d < rank; ++d)
+        c.layout[static_cast<size_t>(node * 18 + tensor * 6 + d)] =
+            static_cast<int8_t>(rank - 1 - d);
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "knobs_apart counts a layout node's output, input and kernel as one knob each and a tile's "
+    "bounds one by one") {
+    const Config d = default_layout(3);
+    CHECK(knobs_apart(d, d) == 0);
+    CHECK(knobs_apart(d, with_slot(d, 1, 2, 4)) == 1);  // 4 entries of one slot: one knob
+    CHECK(knobs_apart(with_slot(d, 0, 0), with_slot(d, 0, 1)) == 2);
+    CHECK(knobs_apart(with_slot(with_slot(d, 0, 0), 2, 1), d) == 2);
+    Config a, b;
+    a.tile.assign(24, 0.0f);
+    b.tile = a.tile;
+    b.tile[3] = 4.0f;
+    b.tile[7] = 2.0f;
+    CHECK(knobs_apart(a, b) == 2);
+    b.tile = a.tile;
+    b.tile[5] = -0.0f;  // -0 and 0 are the same bound
+    CHECK(knobs_apart(a, b) == 0);
+    CHECK_THROWS_AS((void)knobs_apart(d, a), Error);
+    CHECK_THROWS_AS((void)knobs_apart(d, default_layout(2)), Error);
+}
+
+TEST_CASE(
+    "one-model exploration takes the one-knob changes of the incumbent first, the best-scored "
+    "first, then the other configs in an order drawn from the seed and round") {
+    const Config d = default_layout(4);
+    const Config incumbent = with_slot(d, 3, 0);  // the best measured so far
+    std::vector<Config> open;
+    std::vector<double> score;
+    // 0: one knob from the default but two from the incumbent: the incumbent counts.
+    open.push_back(with_slot(d, 0, 0));
+    score.push_back(-9.0);
+    open.push_back(with_slot(incumbent, 0, 1));  // 1: one knob, score 0.5
+    score.push_back(0.5);
+    open.push_back(with_slot(with_slot(incumbent, 0, 1), 1, 1));  // 2: two knobs, best scored
+    score.push_back(-10.0);
+    open.push_back(with_slot(incumbent, 2, 2, 3));  // 3: one knob, score -1
+    score.push_back(-1.0);
+    open.push_back(with_slot(incumbent, 1, 0));  // 4: one knob, but taken by the best-ranked picks
+    score.push_back(-2.0);
+    open.push_back(with_slot(incumbent, 3, 0, 3));  // 5: the incumbent's own slot changed again
+    score.push_back(NAN);                           // a NaN score ranks last of the one-knob ones
+    for (int64_t i = 0; i < 20; ++i) {              // 6..25: far from the incumbent
+        open.push_back(with_slot(with_slot(with_slot(d, 0, 0, 1 + i % 4), 1, 2), 2, 1));
+        score.push_back(static_cast<double>(i));
+    }
+    std::vector<char> taken(open.size(), 0);
+    taken[4] = 1;
+    const std::vector<int64_t> order = exploration_order(open, score, taken, incumbent, 7, 3);
+    REQUIRE(order.size() == open.size() - 1);
+    CHECK(std::vector<int64_t>(order.begin(), order.begin() + 3) == std::vector<int64_t>{3, 1, 5});
+    std::vector<int64_t> rest(order.begin() + 3, order.end());
+    CHECK(std::find(rest.begin(), rest.end(), 4) == rest.end());
+    std::vector<int64_t> sorted = rest;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<int64_t> want = {0, 2};
+    for (int64_t i = 6; i < 26; ++i) want.push_back(i);
+    CHECK(sorted == want);  // every other untaken config once
+    CHECK(rest != sorted);  // drawn, not by index or score
+    // The same (seed, round) gives the same order; another round another draw of the rest.
+    CHECK(exploration_order(open, score, taken, incumbent, 7, 3) == order);
+    const std::vector<int64_t> next = exploration_order(open, score, taken, incumbent, 7, 4);
+    CHECK(std::vector<int64_t>(next.begin(), next.begin() + 3) == std::vector<int64_t>{3, 1, 5});
+    CHECK(next != order);
+    CHECK_THROWS_AS((void)exploration_order(open, std::span<const double>(score).first(3), taken,
+                                            incumbent, 7, 3),
+                    Error);
 }
