@@ -57,6 +57,10 @@ Cases (default: all; --cases a,b,...). Sizes are "full / --quick":
                 `--candidates search` mode measured by `--measure hwmodel:pipeline` (noise 0), a
                 cost family they never saw.
   search_layout the same for the synth_layout graphs, measured by `hwmodel:propagate`.
+--models DIR: the synth_ cases use the models an earlier run of the same size and --seeds trained
+in its --work DIR (DIR/synth_COLLECTION/runs/seedS/best.ckpt.h5, each of a finished training)
+instead of training them again (training is deterministic: the same sizes and seeds give the same
+models); the data is synthesized again into --work. Not given: the models are trained.
 --tiny: seconds-sized smoke test (the numbers mean nothing), budgets up to 10, 3 real kernels
 tuned. (The kernels a fold holds out depend on the seed, so every fold is trained per seed.)
 

@@ -70,6 +70,7 @@ TEST_CASE("bench_tune.py refuses bad arguments with exit 2 and a message") {
         {"--batch auto",
          "grow or grow:CAP (CAP 2 to 9223372036854775807) (segrank tune --batch), "
          "got 'auto'"},
+        {"--models /nonexistent/work", "--models: '/nonexistent/work' is not a directory"},
     };
     for (const Bad& b : cases) {
         const auto r = run_command(bench_cmd(dir, b.args));
@@ -196,7 +197,7 @@ TEST_CASE(
 
 TEST_CASE(
     "bench_tune.py --batch grow:3 passes the growing rounds to every tuning strategy and records "
-    "them in settings") {
+    "them in settings, and --models tunes with an earlier run's models without training") {
     if (!have_python3()) {
         MESSAGE("SKIPPED: python3 not found");
         return;
@@ -221,6 +222,33 @@ TEST_CASE(
     }
     CHECK(tunes >= 8);  // 2 graphs x (2 model seeds x 2 + 2 search seeds x 2)
     CHECK(grow == tunes);
+
+    // --models: a second run tunes with the first run's models and trains none.
+    const fs::path again = dir / "again";
+    fs::create_directories(again);
+    const auto r2 = run_bench(again,
+                              "--tiny --cases search_layout --seeds 2 --random-seeds 2 --jobs 2 "
+                              "--batch grow:3 --models " +
+                                  sq((dir / "w").string()));
+    INFO(read_file_text(again / "stderr.txt"));
+    REQUIRE(r2.exit_code == 0);
+    const std::string log2 = read_file_text(again / "w" / "commands.log");
+    CHECK(log2.find(" train ") == std::string::npos);
+    CHECK(contains_text(log2, " tune "));
+    CHECK(contains_text(log2,
+                        (dir / "w" / "synth_layout" / "runs" / "seed1" / "best.ckpt.h5").string()));
+    // Models of fewer seeds than --seeds asks for: exit 1 naming the missing one, no JSON.
+    const fs::path fewer = dir / "fewer";
+    fs::create_directories(fewer);
+    const auto r3 = run_bench(fewer,
+                              "--tiny --cases search_layout --seeds 3 --random-seeds 2 "
+                              "--models " +
+                                  sq((dir / "w").string()));
+    CHECK(r3.exit_code == 1);
+    const std::string err3 = read_file_text(fewer / "stderr.txt");
+    CHECK(contains_text(
+        err3, "--models: no " + (dir / "w" / "synth_layout" / "runs" / "seed2").string()));
+    CHECK(contains_text(err3, "no JSON written"));
 }
 
 TEST_CASE(

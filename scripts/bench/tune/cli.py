@@ -97,6 +97,12 @@ def parse_args(argv, usage):
     )
     p.add_argument("--jobs", type=int, default=0, help="segrank runs at a time (default: nproc)")
     p.add_argument(
+        "--models",
+        default=None,
+        help="the --work folder of an earlier run of the same size and --seeds: its synth_ models "
+        "(synth_COLLECTION/runs/seedS/best.ckpt.h5) are used instead of training new ones",
+    )
+    p.add_argument(
         "--batch",
         default=str(BATCH),
         help=f"configs measured per round by every tuning strategy: a count 1 to {INT64_MAX}, or "
@@ -111,6 +117,12 @@ def parse_args(argv, usage):
     if err:
         p.error(err)
     o.cases = check_cases(p, o.cases or ",".join(CASES), CASES)
+    if o.models is not None:
+        o.models = os.path.abspath(o.models)
+        if not os.path.isdir(o.models):
+            p.error(f"--models: '{o.models}' is not a directory (an earlier run's --work)")
+        if o.models == os.path.abspath(o.work):
+            p.error("--models: the earlier run's --work, not this run's --work")
     check_jobs_and_binary(p, o)
     check_paths(p, o, TUNE_OUTPUTS, TUNE_MARK)
     return o
@@ -141,6 +153,7 @@ def main(argv, usage):
             "search_family": SEARCH_FAMILY,
             "seeds": o.seeds,
             "random_seeds": o.random_seeds,
+            "models": o.models,
         },
         "cases": {},
     }

@@ -33,6 +33,10 @@ def models(bench, collection):
     test_dir = os.path.join(data, "npz", *rel, "test")
     tuned = list_graphs(test_dir)[: size["tuned"]]
     overrides = [f"data.root={data}", f'data.collections=["{coll}"]'] + bench.steps(case) + extra
+    if bench.o.models:
+        ckpts = earlier_models(bench, case)
+        bench.models[collection] = Models(data, test_dir, ckpts, tuned, coll)
+        return bench.models[collection]
     log(f"{case}: training {len(bench.seeds)} models, {size['steps']} steps each")
     ckpts = bench.parallel(
         [
@@ -48,6 +52,23 @@ def models(bench, collection):
     )
     bench.models[collection] = Models(data, test_dir, ckpts, tuned, coll)
     return bench.models[collection]
+
+
+def earlier_models(bench, case):
+    """The best checkpoint of each seed of `case` in --models (an earlier run's --work), which a
+    finished training left there (its report.json); BenchError naming the first one missing."""
+    ckpts = []
+    for s in bench.seeds:
+        run_dir = os.path.join(bench.o.models, case, "runs", f"seed{s}")
+        for name in ("best.ckpt.h5", "report.json"):
+            if not os.path.isfile(os.path.join(run_dir, name)):
+                raise BenchError(
+                    f"case {case}: --models: no {os.path.join(run_dir, name)} (expected the "
+                    f"finished training of seed {s} of an earlier run's --work)"
+                )
+        ckpts.append(os.path.join(run_dir, "best.ckpt.h5"))
+    log(f"{case}: using the {len(ckpts)} models of {bench.o.models} (--models), no training")
+    return ckpts
 
 
 def run(bench, case, collection):
