@@ -253,10 +253,11 @@ struct TuneRun {
 
     // The round's k picks: the k - `explore` best-ranked open configs, then `explore` exploration
     // picks (RoundSchedule::explore) among the open configs where the members disagree most
-    // (variance of their min-max normalized scores), or, with one member, the one-knob changes of
-    // the best config so far the model ranks best, then draws of the seed (tune/explore.h).
-    std::vector<int64_t> pick(int64_t k, int64_t explore, const std::vector<tune::Config>& open,
-                              const std::vector<double>& ens,
+    // (variance of their min-max normalized scores), or, with one member, draws of the seed, in
+    // a round starting (after `round_start` measurements) in the second half of the budget the
+    // one-knob changes of the best config so far the model ranks best first (tune/explore.h).
+    std::vector<int64_t> pick(int64_t k, int64_t explore, int64_t round_start,
+                              const std::vector<tune::Config>& open, const std::vector<double>& ens,
                               const std::vector<std::vector<double>>& norm,
                               int64_t task_members) const {
         std::vector<int64_t> order = CostModel::ranking(ens);
@@ -280,8 +281,11 @@ struct TuneRun {
                 std::stable_sort(rest.begin(), rest.end(),
                                  [&](int64_t a, int64_t b) { return spread[a] > spread[b]; });
             } else {
-                rest = tune::exploration_order(
-                    open, ens, picked, res.best ? *res.best : default_rows, o.seed, res.rounds);
+                // The second half of the budget refines the incumbent (docs/tune.md).
+                const tune::Config* incumbent = res.best ? &*res.best : &default_rows;
+                rest = tune::exploration_order(open, ens, picked,
+                                               2 * round_start >= o.budget ? incumbent : nullptr,
+                                               o.seed, res.rounds);
             }
             for (int64_t i = 0; i < explore && i < static_cast<int64_t>(rest.size()); ++i)
                 picks.push_back(rest[static_cast<size_t>(i)]);
@@ -350,7 +354,8 @@ struct TuneRun {
             const int64_t k = std::min({o.batch.size(res.measured), o.budget - res.measured,
                                         static_cast<int64_t>(open.size())});
             const int64_t explore = o.batch.explore(k, res.measured, explored);
-            const std::vector<int64_t> picks = pick(k, explore, open, ens, norm, task_members);
+            const std::vector<int64_t> picks =
+                pick(k, explore, res.measured, open, ens, norm, task_members);
             const int64_t before = res.measured;
             for (size_t i = 0; i < picks.size(); ++i) {  // the exploration picks come last
                 if (stopped()) break;

@@ -1,5 +1,5 @@
 // The exploration order of a round with one cost model (tune/explore.h): one-knob changes of the
-// incumbent by the model's score, then uniform draws.
+// incumbent by the model's score (when given), then uniform draws.
 #include "tune/explore.h"
 
 #include <algorithm>
@@ -36,7 +36,7 @@ int64_t knobs_apart(const Config& a, const Config& b) {
 }
 
 std::vector<int64_t> exploration_order(std::span<const Config> open, std::span<const double> score,
-                                       std::span<const char> taken, const Config& incumbent,
+                                       std::span<const char> taken, const Config* incumbent,
                                        uint64_t seed, int64_t round) {
     SEGRANK_CHECK(open.size() == score.size() && open.size() == taken.size(),
                   "tune: exploration of ", open.size(), " configs with ", score.size(),
@@ -44,7 +44,8 @@ std::vector<int64_t> exploration_order(std::span<const Config> open, std::span<c
     std::vector<int64_t> near, rest;
     for (size_t i = 0; i < open.size(); ++i) {
         if (taken[i]) continue;
-        (knobs_apart(open[i], incumbent) == 1 ? near : rest).push_back(static_cast<int64_t>(i));
+        (incumbent && knobs_apart(open[i], *incumbent) == 1 ? near : rest)
+            .push_back(static_cast<int64_t>(i));
     }
     // A score that is NaN ranks last (an ordering of NaNs would not be one).
     const auto key = [&](int64_t i) {

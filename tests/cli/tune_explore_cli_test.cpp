@@ -1,9 +1,11 @@
-// `segrank tune` with one --checkpoint explores the one-knob changes of the best config measured so
-// far first (tune/explore.h, docs/tune.md#the-rounds), end to end on a recorded layout graph.
+// `segrank tune` with one --checkpoint explores, in the second half of its budget, the one-knob
+// changes of the best config measured so far first (tune/explore.h, docs/tune.md#the-rounds), end
+// to end on a recorded layout graph, also when resumed after a kill.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -17,8 +19,8 @@ using namespace segrank::test;
 namespace fs = std::filesystem;
 
 TEST_CASE(
-    "segrank tune with one checkpoint measures one-knob changes of the best config so far as its "
-    "exploration picks, never a config twice, also after --resume") {
+    "segrank tune with one checkpoint explores one-knob changes of the best config so far in the "
+    "second half of the budget, uniform draws before, never a config twice, also after --resume") {
     const fs::path dir = scratch_dir("tune_explore_cli");
     const fs::path run = train_tiny_layout_run(dir, "run", 3);
     // 60 configs of 2 configurable nodes (6 knobs): config 0 the default (every slot -1) and the
@@ -44,41 +46,62 @@ TEST_CASE(
         }
     }
     for (int64_t c = 7; c < 60; ++c) REQUIRE(knobs_from_default(c) >= 2);
+    const std::set<int64_t> one_knob = {1, 2, 3, 4, 5, 6};
     g.config_runtime[0] = 1000;
     for (int64_t c = 1; c < 60; ++c) g.config_runtime[static_cast<size_t>(c)] += 2000000;
     const fs::path npz = dir / "tune_explore.npz";
     save_layout_npz(g, npz);
 
-    const auto tune = [&](const fs::path& out, int budget, const std::string& extra) {
-        const auto r =
-            run_command("OMP_NUM_THREADS=2 " + sq(segrank_binary().string()) +
-                        " tune --checkpoint " + sq(run.string()) + " --graph " + sq(npz.string()) +
-                        " --measure recorded --refit head --refit-steps 5 --batch grow"
-                        " --quiet --budget " +
-                        std::to_string(budget) + " --out " + sq(out.string()) + extra);
-        INFO(r.output);
-        REQUIRE(r.exit_code == 0);
-    };
-    // The default stays the best, so every exploration pick is one of its 6 one-knob changes
-    // while one is left: rounds 1, 3, 5, 7, 9 and 11 of --batch grow explore (6 picks in 23);
-    // a uniform draw of the 59 others would hit them by chance only.
-    const fs::path whole = dir / "whole", split = dir / "split";
-    tune(whole, 23, "");
-    tune(split, 9, "");
-    tune(split, 23, " --resume");
-    for (const fs::path& out : {whole, split}) {
-        std::set<int64_t> explored, seen;
-        int64_t lines = 0;
+    const std::string base = "OMP_NUM_THREADS=2 " + sq(segrank_binary().string()) +
+                             " tune --checkpoint " + sq(run.string()) + " --graph " +
+                             sq(npz.string()) +
+                             " --measure recorded --refit head --refit-steps 5 --batch grow"
+                             " --quiet --budget 40 --out ";
+    const fs::path whole = dir / "whole", killed = dir / "killed";
+    const auto r = run_command(base + sq(whole.string()));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    // What a kill after 13 measurements (inside round 7) leaves, then --resume with the same
+    // budget.
+    const std::string text = read_file_text(whole / "measurements.jsonl");
+    size_t pos = 0;
+    for (int i = 0; i < 13; ++i) pos = text.find('\n', pos) + 1;
+    fs::create_directories(killed);
+    fs::copy_file(whole / "tune.json", killed / "tune.json");
+    write_file_text(killed / "measurements.jsonl", text.substr(0, pos));
+    const auto resumed = run_command(base + sq(killed.string()) + " --resume");
+    INFO(resumed.output);
+    REQUIRE(resumed.exit_code == 0);
+
+    // The default stays the best. Rounds of --batch grow that start after 20 of the 40 measurements
+    // explore one of its 6 one-knob changes while one is left (rounds starting after 21, 27, 30, 33
+    // and 37); earlier exploration picks are uniform draws of the 59 other configs, which hit the
+    // 6 by chance only.
+    for (const fs::path& out : {whole, killed}) {
+        std::set<int64_t> seen;
+        std::map<int64_t, int64_t> round_start;  // round -> measurements before it
+        int64_t lines = 0, early_far = 0, late = 0;
         std::istringstream is(read_file_text(out / "measurements.jsonl"));
         for (std::string line; std::getline(is, line);) {
             if (line.empty()) continue;
             const Json j = read_json(line, out.string());
             const int64_t config = j["config"].get<int64_t>();
+            const int64_t start =
+                round_start.emplace(j["round"].get<int64_t>(), lines).first->second;
+            const bool knob_left = std::any_of(one_knob.begin(), one_knob.end(),
+                                               [&](int64_t c) { return !seen.count(c); });
             CHECK(seen.insert(config).second);  // nothing measured twice
             ++lines;
-            if (j["explored"].get<bool>()) explored.insert(config);
+            if (!j["explored"].get<bool>()) continue;
+            if (2 * start >= 40) {
+                ++late;
+                if (knob_left) CHECK(one_knob.count(config) == 1);
+            } else {
+                early_far += one_knob.count(config) == 0;
+            }
         }
-        CHECK(lines == 23);
-        CHECK(explored == std::set<int64_t>{1, 2, 3, 4, 5, 6});
+        CHECK(lines == 40);
+        CHECK(late == 5);
+        CHECK(early_far >= 1);
     }
 }

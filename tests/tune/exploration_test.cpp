@@ -192,7 +192,8 @@ TEST_CASE(
 
 TEST_CASE(
     "one-model exploration takes the one-knob changes of the incumbent first, the best-scored "
-    "first, then the other configs in an order drawn from the seed and round") {
+    "first, then the other configs in an order drawn from the seed and round; without an "
+    "incumbent all in the drawn order") {
     const Config d = default_layout(4);
     const Config incumbent = with_slot(d, 3, 0);  // the best measured so far
     std::vector<Config> open;
@@ -216,7 +217,7 @@ TEST_CASE(
     }
     std::vector<char> taken(open.size(), 0);
     taken[4] = 1;
-    const std::vector<int64_t> order = exploration_order(open, score, taken, incumbent, 7, 3);
+    const std::vector<int64_t> order = exploration_order(open, score, taken, &incumbent, 7, 3);
     REQUIRE(order.size() == open.size() - 1);
     CHECK(std::vector<int64_t>(order.begin(), order.begin() + 3) == std::vector<int64_t>{3, 1, 5});
     std::vector<int64_t> rest(order.begin() + 3, order.end());
@@ -228,11 +229,21 @@ TEST_CASE(
     CHECK(sorted == want);  // every other untaken config once
     CHECK(rest != sorted);  // drawn, not by index or score
     // The same (seed, round) gives the same order; another round another draw of the rest.
-    CHECK(exploration_order(open, score, taken, incumbent, 7, 3) == order);
-    const std::vector<int64_t> next = exploration_order(open, score, taken, incumbent, 7, 4);
+    CHECK(exploration_order(open, score, taken, &incumbent, 7, 3) == order);
+    const std::vector<int64_t> next = exploration_order(open, score, taken, &incumbent, 7, 4);
     CHECK(std::vector<int64_t>(next.begin(), next.begin() + 3) == std::vector<int64_t>{3, 1, 5});
     CHECK(next != order);
     CHECK_THROWS_AS((void)exploration_order(open, std::span<const double>(score).first(3), taken,
-                                            incumbent, 7, 3),
+                                            &incumbent, 7, 3),
                     Error);
+    // Without an incumbent (the first half of the budget): every untaken config in the seeded
+    // order, the one-knob changes among them.
+    const std::vector<int64_t> drawn = exploration_order(open, score, taken, nullptr, 7, 3);
+    std::vector<int64_t> all = drawn;
+    std::sort(all.begin(), all.end());
+    want = {0, 1, 2, 3, 5};
+    for (int64_t i = 6; i < 26; ++i) want.push_back(i);
+    CHECK(all == want);
+    CHECK(std::vector<int64_t>(drawn.begin(), drawn.begin() + 3) != std::vector<int64_t>{3, 1, 5});
+    CHECK(exploration_order(open, score, taken, nullptr, 7, 3) == drawn);
 }
