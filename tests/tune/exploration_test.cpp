@@ -192,7 +192,7 @@ TEST_CASE(
 
 TEST_CASE(
     "one-model exploration takes the one-knob changes of the incumbent first, the best-scored "
-    "first, then the other configs in an order drawn from the seed and round; without an "
+    "first, then the other configs in an order drawn from the seed and round, and without an "
     "incumbent all in the drawn order") {
     const Config d = default_layout(4);
     const Config incumbent = with_slot(d, 3, 0);  // the best measured so far
