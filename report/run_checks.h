@@ -104,7 +104,8 @@ struct RunScheduleConfig;
 ///   "eval" line at a multiple of its eval_every or at its total_steps (a "finetune_eval" line
 ///   follows the fine-tuning steps, which count on).
 /// Lines before the first schedule line (runs written before it was logged) get the bound only,
-/// and a note in r.notes says so.
+/// and a note in r.notes says so; so does a step of a part's schedule, before its last eval (or
+/// train) line, that has no such line (lines lost or removed).
 /// Throws segrank::Error naming dir/metrics.jsonl, the line's phase and step, the value and the
 /// rule otherwise.
 void check_train_schedule(RunRecords& r, const RunScheduleConfig& c,

@@ -3,7 +3,9 @@
 // evaluate_and_select, write_final_report) and trainer/selection.cpp (decide_selection).
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "eval/metric_fields.h"
 #include "gnn/core/check.h"
@@ -223,6 +225,47 @@ void check_schedule_line(const RunSchedule& s, const RunScheduleConfig& c, bool 
 
 }  // namespace
 
+namespace {
+
+// Steps in (from, last] at multiples of `every` that `have` lacks, as "10, 20 (and 3 more)"; ""
+// when none does.
+std::string missing_steps(const std::set<int64_t>& have, int64_t from, int64_t every) {
+    if (every <= 0 || have.empty()) return "";
+    std::string text;
+    int64_t missing = 0;
+    for (int64_t st = (from / every + 1) * every; st <= *have.rbegin(); st += every) {
+        if (have.count(st) > 0) continue;
+        if (++missing <= 5) text += str(text.empty() ? "" : ", ", st);
+    }
+    if (missing > 5) text += str(" (and ", missing - 5, " more)");
+    return text;
+}
+
+// A note per part of the run (schedule line) whose eval or train lines skip a step its schedule
+// logs at, up to its last line of that kind: lines lost or removed from the middle of the file.
+void note_missing_lines(RunRecords& r, const std::string& file) {
+    for (size_t k = 0; k < r.schedules.size(); ++k) {
+        const RunSchedule& s = r.schedules[k];
+        std::set<int64_t> evals, trains;
+        for (const RunEval& e : r.evals)
+            if (e.schedule == static_cast<int>(k) && e.phase == "eval") evals.insert(e.step);
+        for (const RunTrainPoint& t : r.train)
+            if (t.schedule == static_cast<int>(k)) trains.insert(t.step);
+        for (const auto& [kind, have, every, key] :
+             {std::tuple{"eval", &evals, s.eval_every, "eval_every"},
+              std::tuple{"train", &trains, s.log_every, "log_every"}}) {
+            const std::string gaps = missing_steps(*have, s.step, every);
+            if (!gaps.empty())
+                r.notes.push_back(str(file, ": no ", kind, " line at step(s) ", gaps,
+                                      ", which the schedule line of step ", s.step, " (", key, " ",
+                                      every, ") logs before its last ", kind,
+                                      " line (lines lost or removed?): the curves skip them"));
+        }
+    }
+}
+
+}  // namespace
+
 void check_train_schedule(RunRecords& r, const RunScheduleConfig& c,
                           const std::filesystem::path& dir) {
     const std::string file = (dir / "metrics.jsonl").string();
@@ -269,6 +312,7 @@ void check_train_schedule(RunRecords& r, const RunScheduleConfig& c,
                       " is not an evaluation step of the schedule line of step ", s.step,
                       " (every ", s.eval_every, " step(s) before its last, ", s.total_steps, ")");
     }
+    note_missing_lines(r, file);
 }
 
 }  // namespace segrank

@@ -269,6 +269,13 @@ TEST_SUITE("hostile") {
         CHECK(contains_text(report(1),
                             "metrics.jsonl: the eval line of step 5 is not an "
                             "evaluation step of the schedule line of step 2"));
+        // A train line removed from the middle of the resumed part: drawn with a note.
+        const auto t4_end = log.find('\n', t4);
+        write_file_text(run / "metrics.jsonl", log.substr(0, t4) + log.substr(t4_end + 1));
+        CHECK(contains_text(report(0),
+                            "metrics.jsonl: no train line at step(s) 4, which the "
+                            "schedule line of step 2 (log_every 2) logs before its "
+                            "last train line"));
         // Without its schedule lines the log is drawn with a note.
         std::string unscheduled;
         for (size_t at = 0, end; at < log.size(); at = end + 1) {
