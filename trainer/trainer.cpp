@@ -10,6 +10,8 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "data/graph_memory.h"
 #include "gnn/core/check.h"
@@ -95,6 +97,37 @@ Trainer::Trainer(const RunConfig& cfg, Communicator& comm,
     comm_.barrier();
 }
 
+namespace {
+
+// Notes on stderr each evaluation graph whose content (the data manifest's digests of its arrays,
+// run_dir.h content_columns) equals a training graph's under another name: validation would score
+// a graph the model trains on (the same name in both is refused when the splits are read).
+void note_eval_copies_of_training_graphs(const std::string& manifest) {
+    std::map<std::string, std::string> train;  // digest and sizes -> "name (collection)"
+    std::istringstream in(manifest);
+    int noted = 0;
+    for (std::string line; std::getline(in, line);) {
+        std::vector<std::string> f;
+        std::istringstream cells(line);
+        for (std::string c; std::getline(cells, c, '\t');) f.push_back(c);
+        if (f.size() < 7) continue;
+        std::string key = f[3] + "\t" + f[4] + "\t" + f[5];
+        for (size_t c = 6; c < f.size(); ++c) key += "\t" + f[c];
+        const std::string who = str("'", f[2], "' (", f[1], ")");
+        if (f[0] == "train") {
+            train.emplace(key, who);
+        } else if (const auto it = train.find(key); it != train.end() && noted++ < 5) {
+            std::fprintf(stderr,
+                         "segrank train: note: evaluation graph %s holds the same data as training "
+                         "graph %s (the same features, edges, config rows and runtimes): the "
+                         "evaluations score a graph the model trains on\n",
+                         who.c_str(), it->second.c_str());
+        }
+    }
+}
+
+}  // namespace
+
 void Trainer::open_dataset() {
     dataset_ = std::make_unique<Dataset>(cfg_.data, static_cast<uint64_t>(cfg_.sampling.seed));
     check_ranks_agree(comm_, "list of graphs", graph_manifest(*dataset_));
@@ -103,6 +136,7 @@ void Trainer::open_dataset() {
     // would fit other normalizers and build models of other sizes (heap corruption in the
     // collectives) or silently train on different data.
     data_manifest_ = data_manifest(dataset_->train(), dataset_->eval());
+    if (comm_.rank() == 0) note_eval_copies_of_training_graphs(data_manifest_);
     check_ranks_agree(comm_,
                       "content of the graphs (data manifest: sizes, then the digests of the config "
                       "rows with runtimes and of node_feat, node_opcode, edge_index, "

@@ -97,6 +97,30 @@ TEST_CASE("segrank train runs configs/tiny.toml on a synthetic collection withou
                            "--set model.precision='\"bf16_emulated\"'", "bf16_emulated products");
 }
 
+TEST_CASE(
+    "segrank train notes an evaluation graph that is a training graph's copy under another "
+    "name") {
+    const fs::path dir = scratch_dir("train_cli_eval_copy");
+    TinyLayoutSpec spec;
+    spec.valid_graphs = 1;
+    write_tiny_layout_collection(dir / "data", spec);
+    const fs::path base = dir / "data/npz/layout/xla/random";
+    auto train = [&](const std::string& run) {
+        const auto r = run_segrank_in_source(
+            "train --config configs/tiny.toml --set train.steps=1 --set data.root=" +
+                sq((dir / "data").string()) + " --set train.run_dir=" + sq((dir / run).string()),
+            1);
+        INFO(r.output);
+        CHECK(r.exit_code == 0);
+        return r.output;
+    };
+    CHECK_FALSE(contains_text(train("run0"), "holds the same data as training graph"));
+    fs::copy_file(base / "train/tiny_train_0.npz", base / "valid/copy.npz");
+    CHECK(contains_text(train("run1"),
+                        "segrank train: note: evaluation graph 'copy' (layout:xla:random) holds "
+                        "the same data as training graph 'tiny_train_0' (layout:xla:random)"));
+}
+
 TEST_CASE("segrank train rejects an unknown config key with file:line and exits 1") {
     const fs::path dir = scratch_dir("train_cli_badkey");
     const fs::path toml = dir / "bad.toml";
