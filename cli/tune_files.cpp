@@ -244,8 +244,15 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
         (void)tune::check_tune_json(old, ident_file.string());
         // A directory written before "content" was recorded is compared without it.
         Json same = ident;
-        if (old.contains("graph") && old["graph"].is_object() && !old["graph"].contains("content"))
+        if (old.contains("graph") && old["graph"].is_object() &&
+            !old["graph"].contains("content")) {
             same.erase("content");
+            std::fprintf(stderr,
+                         "segrank tune: note: --resume %s: its tune.json was written before tune "
+                         "recorded the graph file's content, so a graph changed since under the "
+                         "same name, sizes and runtimes is not detected\n",
+                         o.out.string().c_str());
+        }
         SEGRANK_CHECK(old.contains("graph") && old["graph"] == same, "--resume ", o.out.string(),
                       ": the directory holds measurements of another graph (",
                       old.contains("graph") ? dump_json(old["graph"]) : std::string("none"),

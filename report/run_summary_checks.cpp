@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "eval/metric_fields.h"
@@ -227,13 +228,19 @@ void check_schedule_line(const RunSchedule& s, const RunScheduleConfig& c, bool 
 
 namespace {
 
-// Steps in (from, last] at multiples of `every` that `have` lacks, as "10, 20 (and 3 more)"; ""
-// when none does.
-std::string missing_steps(const std::set<int64_t>& have, int64_t from, int64_t every) {
-    if (every <= 0 || have.empty()) return "";
+// Steps in (from, last] at multiples of `every`, and `extra` (-1: none), that `have` lacks, as
+// "10, 20 (and 3 more)"; "" when none does.
+std::string missing_steps(const std::set<int64_t>& have, int64_t from, int64_t last, int64_t every,
+                          int64_t extra) {
+    std::set<int64_t> want;
+    if (every > 0)
+        for (int64_t st = (from / every + 1) * every; st <= last && want.size() < 100000;
+             st += every)
+            want.insert(st);
+    if (extra > from) want.insert(extra);
     std::string text;
     int64_t missing = 0;
-    for (int64_t st = (from / every + 1) * every; st <= *have.rbegin(); st += every) {
+    for (int64_t st : want) {
         if (have.count(st) > 0) continue;
         if (++missing <= 5) text += str(text.empty() ? "" : ", ", st);
     }
@@ -251,15 +258,26 @@ void note_missing_lines(RunRecords& r, const std::string& file) {
             if (e.schedule == static_cast<int>(k) && e.phase == "eval") evals.insert(e.step);
         for (const RunTrainPoint& t : r.train)
             if (t.schedule == static_cast<int>(k)) trains.insert(t.step);
+        // A part a resume followed ran to the next schedule line's step (its checkpoint), and a
+        // part that reached its total_steps evaluated there; the run's last part, up to its last
+        // line of each kind (report.json's "final" holds its last evaluation).
+        const bool followed = k + 1 < r.schedules.size();
+        const int64_t next = followed ? r.schedules[k + 1].step : -1;
         for (const auto& [kind, have, every, key] :
              {std::tuple{"eval", &evals, s.eval_every, "eval_every"},
               std::tuple{"train", &trains, s.log_every, "log_every"}}) {
-            const std::string gaps = missing_steps(*have, s.step, every);
+            const bool is_eval = std::string_view(kind) == "eval";
+            const int64_t last = followed ? (is_eval ? std::min(next, s.total_steps - 1) : next)
+                                          : (have->empty() ? s.step : *have->rbegin());
+            const int64_t extra = followed && is_eval && next == s.total_steps ? next : -1;
+            const std::string gaps = missing_steps(*have, s.step, last, every, extra);
             if (!gaps.empty())
                 r.notes.push_back(str(file, ": no ", kind, " line at step(s) ", gaps,
                                       ", which the schedule line of step ", s.step, " (", key, " ",
-                                      every, ") logs before its last ", kind,
-                                      " line (lines lost or removed?): the curves skip them"));
+                                      every, ") logs",
+                                      followed ? str(" before the next part starts at step ", next)
+                                               : str(" before its last ", kind, " line"),
+                                      " (lines lost or removed?): the curves skip them"));
         }
     }
 }

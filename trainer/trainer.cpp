@@ -116,7 +116,8 @@ void note_eval_copies_of_training_graphs(const std::string& manifest) {
         const std::string who = str("'", f[2], "' (", f[1], ")");
         if (f[0] == "train") {
             train.emplace(key, who);
-        } else if (const auto it = train.find(key); it != train.end() && noted++ < 5) {
+        } else if (const auto it = train.find(key);
+                   it != train.end() && it->second != who && noted++ < 5) {
             std::fprintf(stderr,
                          "segrank train: note: evaluation graph %s holds the same data as training "
                          "graph %s (the same features, edges, config rows and runtimes): the "

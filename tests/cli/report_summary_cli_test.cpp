@@ -276,6 +276,15 @@ TEST_SUITE("hostile") {
                             "metrics.jsonl: no train line at step(s) 4, which the "
                             "schedule line of step 2 (log_every 2) logs before its "
                             "last train line"));
+        // The last train line of the first part (steps 0..2, resumed at its end): a note too.
+        const auto t2 = log.find("{\"phase\":\"train\",\"step\":2,");
+        REQUIRE(t2 != std::string::npos);
+        write_file_text(run / "metrics.jsonl",
+                        log.substr(0, t2) + log.substr(log.find('\n', t2) + 1));
+        CHECK(contains_text(report(0),
+                            "metrics.jsonl: no train line at step(s) 2, which the "
+                            "schedule line of step 0 (log_every 2) logs before the "
+                            "next part starts at step 2"));
         // Without its schedule lines the log is drawn with a note.
         std::string unscheduled;
         for (size_t at = 0, end; at < log.size(); at = end + 1) {

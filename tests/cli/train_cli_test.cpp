@@ -105,16 +105,22 @@ TEST_CASE(
     spec.valid_graphs = 1;
     write_tiny_layout_collection(dir / "data", spec);
     const fs::path base = dir / "data/npz/layout/xla/random";
-    auto train = [&](const std::string& run) {
+    auto train = [&](const std::string& run, const std::string& extra = "") {
         const auto r = run_segrank_in_source(
             "train --config configs/tiny.toml --set train.steps=1 --set data.root=" +
-                sq((dir / "data").string()) + " --set train.run_dir=" + sq((dir / run).string()),
+                sq((dir / "data").string()) + " --set train.run_dir=" + sq((dir / run).string()) +
+                extra,
             1);
         INFO(r.output);
         CHECK(r.exit_code == 0);
         return r.output;
     };
     CHECK_FALSE(contains_text(train("run0"), "holds the same data as training graph"));
+    // Held-out configs of the training graphs are evaluated on those graphs: not copies.
+    CHECK_FALSE(contains_text(train("run_configs",
+                                    " --set data.holdout='\"configs\"' --set "
+                                    "data.holdout_fraction=0.25"),
+                              "holds the same data as training graph"));
     fs::copy_file(base / "train/tiny_train_0.npz", base / "valid/copy.npz");
     CHECK(contains_text(train("run1"),
                         "segrank train: note: evaluation graph 'copy' (layout:xla:random) holds "
