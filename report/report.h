@@ -142,7 +142,9 @@ struct TuneRecords {
     std::vector<std::string> notes;  ///< what was missing or skipped, shown in the page
 };
 
-/// True when `dir` holds a tune.json (a `segrank tune --out` directory).
+/// True when `dir` is a `segrank tune --out` directory: it holds an entry named tune.json (of any
+/// type: load_tune_dir names one that is not a regular file), or a tune's measurements.jsonl or
+/// best.json and no metrics.jsonl or config.toml of a training run (a tune.json deleted).
 bool is_tune_dir(const std::filesystem::path& dir);
 
 /// The tag in the <head> of every page segrank report writes (both kinds), by which a later

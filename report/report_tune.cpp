@@ -279,8 +279,15 @@ void check_best_json(const Json& b, const std::string& file, const std::string& 
 }  // namespace
 
 bool is_tune_dir(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
     std::error_code ec;
-    return std::filesystem::is_regular_file(dir / "tune.json", ec);
+    if (fs::exists(fs::symlink_status(dir / "tune.json", ec))) return true;  // whatever it is
+    // One that lost its tune.json: a tune's files and nothing of a training run.
+    const bool tune_files =
+        fs::exists(dir / "measurements.jsonl", ec) || fs::exists(dir / "best.json", ec);
+    const bool run_files =
+        fs::exists(dir / "metrics.jsonl", ec) || fs::exists(dir / "config.toml", ec);
+    return tune_files && !run_files;
 }
 
 bool is_segrank_report_page(std::string_view head) {
@@ -295,6 +302,8 @@ TuneRecords load_tune_dir(const std::filesystem::path& dir) {
     const auto tune_path = dir / "tune.json";
     SEGRANK_CHECK(is_tune_dir(dir), dir.string(),
                   ": not a tune directory (no tune.json; written by segrank tune --out)");
+    // A FIFO, folder or dangling link named tune.json is named as such (never opened).
+    require_regular_input(tune_path, "the tune.json segrank tune --out writes");
     TuneRecords r;
     r.dir = dir;
     r.tune = read_json_file(tune_path);

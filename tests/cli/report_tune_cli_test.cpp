@@ -150,3 +150,24 @@ TEST_CASE("segrank report refuses --eval for a tune directory and --compare with
     REQUIRE(live.exit_code == 0);
     CHECK(contains_text(read_file_text(t / "report.html"), "torn last line skipped"));
 }
+
+TEST_CASE(
+    "segrank report names a tune directory's tune.json that is a FIFO or was deleted, instead of "
+    "drawing an empty training page") {
+    const fs::path root = scratch_dir("report_tune_json_gone");
+    const fs::path fifo = make_tune_dir(root / "fifo", "anneal", {100, 90});
+    fs::remove(fifo / "tune.json");
+    REQUIRE(run_command("mkfifo " + sq((fifo / "tune.json").string())).exit_code == 0);
+    const auto f = run_segrank("report " + sq(fifo.string()));
+    INFO(f.output);
+    CHECK(f.exit_code == 1);
+    CHECK(contains_text(f.output, (fifo / "tune.json").string() + ": is a FIFO"));
+    CHECK_FALSE(fs::exists(fifo / "report.html"));
+    const fs::path gone = make_tune_dir(root / "gone", "anneal", {100, 90});
+    fs::remove(gone / "tune.json");
+    const auto g = run_segrank("report " + sq(gone.string()));
+    INFO(g.output);
+    CHECK(g.exit_code == 1);
+    CHECK(contains_text(g.output, (gone / "tune.json").string() + ": no such file"));
+    CHECK_FALSE(fs::exists(gone / "report.html"));
+}
