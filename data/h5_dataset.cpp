@@ -226,6 +226,16 @@ void H5Dataset::check_rows_stored(int64_t begin, int64_t count) const {
                 offset[d] = (rest % per) * chunk[d];
                 rest /= per;
             }
+            // H5Dget_chunk_storage_size looks the chunk up in the index (constant time): a
+            // positive size is a stored chunk. It fails for a chunk never written (and for any
+            // other failure) and gives 0 when no chunk of the dataset was ever written. Only then
+            // is the chunk asked for by H5Dget_chunk_info_by_coord, which tells these apart but
+            // walks the whole index in HDF5 1.10 (3 ms per call on 10^5 chunks: as the only check,
+            // reading every config of a 10^5-config graph took more than 10 minutes).
+            hsize_t stored_bytes = 0;
+            if (H5Dget_chunk_storage_size(id(), offset.data(), &stored_bytes) >= 0 &&
+                stored_bytes > 0)
+                continue;
             unsigned mask = 0;
             haddr_t addr = HADDR_UNDEF;
             hsize_t size = 0;
