@@ -66,14 +66,19 @@ int print_balance_model(const RunConfig& cfg, const std::vector<int>& worlds, in
     // per_step with dist.slice_configs: the members cut into config slices over the ranks.
     const std::vector<int64_t> positions =
         step_config_positions(data.train(), cfg.sampling.configs, cfg.sampling.config_pool);
-    Json sliced = Json::object();
-    for (int w : worlds)
-        sliced[std::to_string(w)] =
-            predict_sliced_step_balance(batches,
-                                        training_ownership(OwnershipMode::kPerStep, visit, work, w),
-                                        work, positions, from, steps)
-                .efficiency();
+    Json sliced = Json::object(), scaling = Json::object(), sliced_scaling = Json::object();
+    for (int w : worlds) {
+        const StepBalance b = predict_sliced_step_balance(
+            batches, training_ownership(OwnershipMode::kPerStep, visit, work, w), work, positions,
+            from, steps);
+        sliced[std::to_string(w)] = b.efficiency();
+        sliced_scaling[std::to_string(w)] = b.scaling_efficiency();
+    }
     modes["per_step_slice_configs"] = sliced;
+    // Whole graphs repeat no work: their scaling efficiency is their step efficiency.
+    for (const auto& [name, by_world] : modes.items())
+        if (name != "per_step_slice_configs") scaling[name] = by_world;
+    scaling["per_step_slice_configs"] = sliced_scaling;
     const Json out = {
         {"model",
          str("step efficiency = sum over steps of mean rank work / sum of the busiest rank's; "
@@ -83,7 +88,12 @@ int print_balance_model(const RunConfig& cfg, const std::vector<int>& worlds, in
         {"train_graphs", static_cast<int64_t>(ids.size())},
         {"batch_graphs", batches.batch_graphs()},
         {"steps", {from, steps}},
-        {"efficiency", modes}};
+        {"efficiency", modes},
+        {"scaling_efficiency_model",
+         str("sum over steps of the step's work as whole graphs / world / sum of the busiest "
+             "rank's; a config slice costs its share of the member's work plus ",
+             kSliceFixedShare, " of it repeated per slice")},
+        {"scaling_efficiency", scaling}};
     std::printf("%s\n", dump_json(out).c_str());
     return 0;
 }

@@ -32,6 +32,7 @@ StepBalance predict_step_balance(const BatchSampler& batches, const Ownership& o
             all += costs[static_cast<size_t>(g)];
         }
         b.mean_work += static_cast<double>(all) / owners.world();
+        b.whole_work += static_cast<double>(all) / owners.world();
         b.max_work += static_cast<double>(*std::max_element(totals.begin(), totals.end()));
         ++b.steps;
     }
@@ -62,16 +63,20 @@ StepBalance predict_sliced_step_balance(const BatchSampler& batches, const Owner
             for (int64_t g : members) all += static_cast<double>(costs[static_cast<size_t>(g)]);
             totals[0] = all;
         } else {
-            for (const StepUnit& u : owners.step_units(members, k)) {
+            const std::vector<StepUnit> units = owners.step_units(members, k);
+            std::vector<int64_t> slices(members.size(), 0);
+            for (const StepUnit& u : units) ++slices[static_cast<size_t>(u.member)];
+            for (const StepUnit& u : units) {
                 const auto i = static_cast<size_t>(u.member);
-                const double c = static_cast<double>(costs[static_cast<size_t>(members[i])]);
-                const double w =
-                    k[i] > 0 ? c * static_cast<double>(u.end - u.begin) / static_cast<double>(k[i])
-                             : c;
+                const double w = static_cast<double>(config_slice_cost(
+                    costs[static_cast<size_t>(members[i])], u.end - u.begin, k[i], slices[i]));
                 totals[static_cast<size_t>(u.rank)] += w;
                 all += w;
             }
         }
+        double whole = 0.0;
+        for (int64_t g : members) whole += static_cast<double>(costs[static_cast<size_t>(g)]);
+        b.whole_work += whole / owners.world();
         b.mean_work += all / owners.world();
         b.max_work += *std::max_element(totals.begin(), totals.end());
         ++b.steps;

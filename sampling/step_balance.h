@@ -20,6 +20,13 @@ struct StepBalance {
     /// per-step efficiency, weighted by step cost like bench_mpi.sh's step_balance_cpu (sum of the
     /// per-step mean CPU time / sum of the per-step maximum). 1 when there is no work.
     double efficiency() const { return max_work > 0.0 ? mean_work / max_work : 1.0; }
+    /// Sum over steps of (the step's cost as whole members / world): the work one rank would do
+    /// alone, evened out. Differs from mean_work only where config slices repeat work.
+    double whole_work = 0.0;
+    /// whole_work / max_work in (0, 1]: the scaling efficiency the model predicts (steps/s at
+    /// `world` ranks / (world x steps/s at one), as scripts/bench_scale.py measures it), which
+    /// also charges the work slices repeat. 1 when there is no work.
+    double scaling_efficiency() const { return max_work > 0.0 ? whole_work / max_work : 1.0; }
 };
 
 /// The ownership of the training graphs a run builds for `mode` at `world` ranks: modulo and
@@ -39,8 +46,8 @@ StepBalance predict_step_balance(const BatchSampler& batches, const Ownership& o
 
 /// The same under dist.slice_configs (per_step ownership): each step's members cut into config
 /// slices by Ownership::step_units with positions[g] (step_config_positions, indexed by id), a
-/// slice's cost its share of the member's. One rank: whole members. Throws segrank::Error as above
-/// or when owners is not per_step.
+/// slice's cost config_slice_cost (the member's share plus the work every slice repeats). One rank:
+/// whole members. Throws segrank::Error as above or when owners is not per_step.
 StepBalance predict_sliced_step_balance(const BatchSampler& batches, const Ownership& owners,
                                         std::span<const int64_t> costs,
                                         std::span<const int64_t> positions, int64_t begin,

@@ -437,6 +437,9 @@ def mpi_train_numbers(run_dir, log_text, ranks, train_graphs, batch_graphs):
     if m:  # no fixed shares: the step-cost model's prediction instead
         out["ownership"] = "per_step"
         out["modelled_step_balance"] = float(m.group(1))
+    m = re.search(r"modelled step efficiency [0-9.]+, scaling efficiency ([0-9.]+)", log_text)
+    if m:  # config slices: the modelled steps/s at N over N x steps/s at 1
+        out["modelled_scaling_efficiency"] = float(m.group(1))
     return out
 
 
@@ -569,7 +572,12 @@ def markdown(res):
             ),
             (
                 f"MPI scaling efficiency np={m['np']}",
-                f"{m['scaling_efficiency']:.3f} (speedup {m['speedup']:.2f} on {m['np']} ranks)",
+                f"{m['scaling_efficiency']:.3f} (speedup {m['speedup']:.2f} on {m['np']} ranks)"
+                + (
+                    f"; step-cost model {n['modelled_scaling_efficiency']:.3f}"
+                    if n.get("modelled_scaling_efficiency") is not None
+                    else ""
+                ),
             ),
             (
                 f"MPI time per epoch np={m['np']}",

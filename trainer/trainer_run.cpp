@@ -79,19 +79,17 @@ void Trainer::print_run_start() const {
                 predict_step_balance(*batches_, owners, work, step_, total_steps_).efficiency(), 3,
                 "nan");
         };
-        const std::string per_step =
-            cfg_.dist.slice_configs
-                ? format_fixed(
-                      predict_sliced_step_balance(
-                          *batches_,
-                          training_ownership(OwnershipMode::kPerStep, visit, work, comm_.size()),
-                          work,
-                          step_config_positions(dataset_->train(), cfg_.sampling.configs,
-                                                cfg_.sampling.config_pool),
-                          step_, total_steps_)
-                          .efficiency(),
-                      3, "nan")
-                : model(OwnershipMode::kPerStep);
+        std::string per_step = model(OwnershipMode::kPerStep);
+        if (cfg_.dist.slice_configs) {
+            const StepBalance b = predict_sliced_step_balance(
+                *batches_, training_ownership(OwnershipMode::kPerStep, visit, work, comm_.size()),
+                work,
+                step_config_positions(dataset_->train(), cfg_.sampling.configs,
+                                      cfg_.sampling.config_pool),
+                step_, total_steps_);
+            per_step = format_fixed(b.efficiency(), 3, "nan") + ", scaling efficiency " +
+                       format_fixed(b.scaling_efficiency(), 3, "nan");
+        }
         std::printf(
             "segrank train: dist.ownership = per_step, each step's graphs split by "
             "longest-processing-time%s; modelled step efficiency %s (modulo %s, balanced %s)\n",
