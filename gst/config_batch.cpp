@@ -164,13 +164,32 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
             static_assert(hw::kLayoutByteFeatures == kLayoutByteFeatures);
             constexpr int64_t bf = kLayoutByteFeatures;
             buf.layout_features.resize(static_cast<size_t>(k * ncs * bf));
-            for (int64_t c = 0; c < k; ++c) {
-                const std::span<const int8_t> rows{
-                    buf.layout_values.data() + c * ncs * kLayoutConfigDim,
-                    static_cast<size_t>(ncs * kLayoutConfigDim)};
-                hw::layout_byte_features_of_rows(
-                    *g.layout_neighbourhood, rows, idx,
-                    {buf.layout_features.data() + c * ncs * bf, static_cast<size_t>(ncs * bf)});
+            // A node's features depend on its own row only, and a graph's configs repeat few rows
+            // per node (the layout files hold at most about 8 per node): each distinct (node, row)
+            // is computed once and copied to the configs that repeat it (the same values). Up to
+            // kMemoRows distinct rows per node are remembered; beyond, rows are computed.
+            constexpr size_t kMemoRows = 32;
+            std::vector<int64_t> seen;  // configs whose row of node j was computed
+            for (int64_t j = 0; j < ncs; ++j) {
+                seen.clear();
+                for (int64_t c = 0; c < k; ++c) {
+                    const int8_t* row = buf.layout_values.data() + (c * ncs + j) * kLayoutConfigDim;
+                    float* out = buf.layout_features.data() + (c * ncs + j) * bf;
+                    const auto same = std::find_if(seen.begin(), seen.end(), [&](int64_t e) {
+                        return std::memcmp(
+                                   buf.layout_values.data() + (e * ncs + j) * kLayoutConfigDim, row,
+                                   kLayoutConfigDim) == 0;
+                    });
+                    if (same != seen.end()) {
+                        std::memcpy(out, buf.layout_features.data() + (*same * ncs + j) * bf,
+                                    sizeof(float) * static_cast<size_t>(bf));
+                        continue;
+                    }
+                    hw::layout_byte_features_of_rows(
+                        *g.layout_neighbourhood, {row, static_cast<size_t>(kLayoutConfigDim)},
+                        idx.subspan(static_cast<size_t>(j), 1), {out, static_cast<size_t>(bf)});
+                    if (seen.size() < kMemoRows) seen.push_back(c);
+                }
             }
             in.layout_features = buf.layout_features;
         }

@@ -138,7 +138,8 @@ TEST_CASE(
 
 TEST_CASE(
     "with layout_bytes each segment input row holds the 9 byte features of its configurable node "
-    "under its config, as the graph's neighbourhood gives them") {
+    "under its config, as the graph's neighbourhood gives them, also for configs that repeat "
+    "rows") {
     const fs::path dir = scratch_dir("gst_layout_features");
     TinyLayoutSpec spec;
     spec.min_nodes = 300;
@@ -155,8 +156,11 @@ TEST_CASE(
     REQUIRE(gb->layout_neighbourhood != nullptr);
     const hw::LayoutNeighbourhood& nb = *gb->layout_neighbourhood;
     const int64_t nc = gb->num_config_nodes;
-    const std::vector<int64_t> configs = {3, 0, 17, 9};
-    const ConfigBatch batch = load_config_batch(*gb, configs);
+    const ConfigBatch batch = load_config_batch(*gb, std::vector<int64_t>{3, 0, 17, 9});
+    // Configs 0 and 3 twice: every row of theirs repeats, so the features computed once per
+    // distinct (node, row) are copied to the repeats.
+    const std::vector<int64_t> configs = {3, 0, 17, 9, 0, 3};
+    const std::vector<int64_t> batch_pos = {0, 1, 2, 3, 1, 0};
     constexpr int64_t b = kLayoutByteFeatures;
     bool any_bytes = false;
     for (int64_t s = 0; s < gb->num_segments(); ++s) {
@@ -171,8 +175,9 @@ TEST_CASE(
         for (size_t c = 0; c < configs.size(); ++c) {
             // Config c's row of the batch holds every configurable node's values (so neighbours
             // in other segments are seen).
-            const std::span<const int8_t> values{batch.layout.data() + c * nc * kLayoutConfigDim,
-                                                 static_cast<size_t>(nc * kLayoutConfigDim)};
+            const std::span<const int8_t> values{
+                batch.layout.data() + batch_pos[c] * nc * kLayoutConfigDim,
+                static_cast<size_t>(nc * kLayoutConfigDim)};
             std::vector<float> want(static_cast<size_t>(ncs * b));
             hw::layout_byte_features(nb, values, idx, want);
             for (int64_t i = 0; i < ncs * b; ++i) {
