@@ -73,16 +73,20 @@ std::vector<uint64_t> H5Dataset::AppendHashes::values() const {
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-std::optional<H5Dataset::ChunkHashes> H5Dataset::chunk_hashes(int64_t rows) const {
+std::shared_ptr<const H5Dataset::ChunkHashes> H5Dataset::chunk_hashes(int64_t rows) const {
+    // Kept only while nothing is appended (an appended dataset's hashes change with its rows).
+    if (hashes_ && hashes_->rows == rows && !appending_) return hashes_;
     const std::string w = str(where_, " attribute '", kChunkHashAttr, "'");
     if (!has_attr(kChunkHashAttr)) {
         SEGRANK_CHECK(!require_hashes_, where_, ": no '", kChunkHashAttr,
                       "' attribute (every dataset of this store carries its xxh3_64 per chunk): "
                       "the file is corrupt or was edited (write it again, e.g. `segrank pack "
                       "--force` from the npz files)");
-        return std::nullopt;
+        return nullptr;
     }
-    ChunkHashes h;
+    auto read = std::make_shared<ChunkHashes>();
+    ChunkHashes& h = *read;
+    h.rows = rows;
     h.rows_per_chunk = chunk_rows();
     SEGRANK_CHECK(h.rows_per_chunk > 0, w, ": the dataset is not chunked: the file is corrupt");
     H5Handle a(h5_check(H5Aopen(id(), kChunkHashAttr, H5P_DEFAULT), w, "H5Aopen"));
@@ -96,7 +100,8 @@ std::optional<H5Dataset::ChunkHashes> H5Dataset::chunk_hashes(int64_t rows) cons
                   h.rows_per_chunk, " rows of ", rows, ": the file is corrupt");
     h.values.resize(static_cast<size_t>(n));
     if (n > 0) h5_check(H5Aread(a.get(), H5T_NATIVE_UINT64, h.values.data()), w, "H5Aread");
-    return h;
+    if (!appending_) hashes_ = read;
+    return read;
 }
 
 void H5Dataset::read_verified(

@@ -141,7 +141,7 @@ void H5Dataset::read_all(H5Type t, void* out, size_t n) const {
                   " elements, destination has ", n);
     if (n == 0) return;
     const auto dims = shape();
-    if (const auto h = dims.empty() ? std::nullopt : chunk_hashes(dims[0])) {
+    if (const auto h = dims.empty() ? nullptr : chunk_hashes(dims[0])) {
         // Every chunk verified; those of the stored type go straight into `out`.
         const size_t row_bytes = static_cast<size_t>(row_elements()) * type_size(t);
         read_verified(t, *h, 0, dims[0], out, [&](int64_t first, int64_t rows, const uint8_t* src) {

@@ -194,12 +194,18 @@ private:
     struct AppendHashes;
     std::shared_ptr<AppendHashes> appending_;
     // The chunk_xxh3 values and rows per chunk of a dataset of `rows` rows, checked to be one per
-    // chunk; nullopt when the dataset carries none (then refused when require_hashes_).
+    // chunk; null when the dataset carries none (then refused when require_hashes_). Read once per
+    // H5Dataset object and row count and kept (hashes_): a reader that reads a dataset of 10^5
+    // one-row chunks in many small reads would otherwise read its 800 KB attribute every time.
+    // Not synchronized: like the HDF5 handle it wraps, an H5Dataset is used by one thread at a
+    // time (every reader opens its own).
     struct ChunkHashes {
         std::vector<uint64_t> values;
         int64_t rows_per_chunk = 0;
+        int64_t rows = -1;  // the dataset's rows when read
     };
-    std::optional<ChunkHashes> chunk_hashes(int64_t rows) const;
+    std::shared_ptr<const ChunkHashes> chunk_hashes(int64_t rows) const;
+    mutable std::shared_ptr<const ChunkHashes> hashes_;
     // Rows [begin, begin + count) read chunk by chunk, each chunk's rows verified against its
     // hash and converted to `t`; `place(first, n, src)` receives rows [first, first + n) of the
     // chunk (src: [n, row_elements()] as `t`) that overlap the range. When `direct` is non-null
