@@ -8,6 +8,7 @@
 
 #include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
+#include "gnn/ops/dep_fused.h"
 #include "gnn/ops/matmul.h"
 
 namespace segrank {
@@ -51,13 +52,11 @@ K1Inputs independent_inputs(const SegmentInput& in, std::span<const int32_t> nod
     return k1_inputs(in, nodes, independent_rows(prev, zeros));
 }
 
-}  // namespace
-
-void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const SegmentInput& in,
-                        const DependencePlan& plan, int64_t l, const MixedRows& prev,
-                        MatrixView out) {
-    const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
-    const int64_t m = static_cast<int64_t>(nodes.size()), k = prev.k, h = prev.h;
+// The config-independent part c [m, H] of the dep rows of layer l (nodes): b plus the terms of the
+// rows independent at layer l-1, computed with K = 1.
+Tensor independent_part(const ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                        std::span<const int32_t> nodes, const MixedRows& prev) {
+    const int64_t m = static_cast<int64_t>(nodes.size()), h = prev.h;
     const float* bias = ps.value(conv.bias).data;
     Tensor c = Tensor::uninit(m, h);
     if (prev.base.rows > 0) {
@@ -69,6 +68,17 @@ void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const Segmen
         const OpScope op_scope(OpCategory::kGatherScatter);
         for (int64_t i = 0; i < m; ++i) std::memcpy(c.view().row(i), bias, sizeof(float) * h);
     }
+    return c;
+}
+
+}  // namespace
+
+void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                        const DependencePlan& plan, int64_t l, const MixedRows& prev,
+                        MatrixView out) {
+    const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
+    const int64_t m = static_cast<int64_t>(nodes.size()), k = prev.k, h = prev.h;
+    const Tensor c = independent_part(ps, conv, in, nodes, prev);
     {
         const OpScope op_scope(OpCategory::kGatherScatter);  // each node's row to its K rows
         parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
@@ -91,6 +101,45 @@ void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const Segmen
         linear_forward(y.view(), x, ps.value(w), nullptr);
         dep_spmm_accumulate(wide_out, nodes, adj, wide_y, prev.pos);
     }
+}
+
+void dep_layer_forward_fused(const ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                             const DependencePlan& plan, int64_t l, const MixedRows& prev,
+                             MatrixView out, SageConv::Saved* saved) {
+    const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
+    const int64_t m = static_cast<int64_t>(nodes.size()), k = prev.k, h = prev.h;
+    SEGRANK_CHECK(out.rows == m * k && out.cols == h, "dep_layer_forward_fused: out [", out.rows,
+                  ",", out.cols, "], expected [", m * k, ",", h, "]");
+    const Tensor c = independent_part(ps, conv, in, nodes, prev);
+    DepLayerTerms t;
+    t.c = c.cview();
+    t.operands = in.operands;
+    t.users = in.users;
+    t.gamma = ps.value(conv.ln_gamma).data;
+    t.beta = ps.value(conv.ln_beta).data;
+    t.act = conv.act;
+    const int64_t mp = prev.dep.rows;
+    Tensor y_self, y_fwd, y_bwd;  // all three live at once: the sums take them in one pass
+    if (mp > 0) {
+        const ConstMatrixView x(prev.dep.data, mp * k, h, h);
+        const Bf16OperandHold hold_x(x);  // bf16: x is rounded once for its three products
+        const std::pair<ParamId, Tensor*> terms[] = {
+            {conv.w_self, &y_self}, {conv.w_fwd, &y_fwd}, {conv.w_bwd, &y_bwd}};
+        for (const auto& [w, y] : terms) {
+            *y = Tensor::uninit(mp * k, h);
+            linear_forward(y->view(), x, ps.value(w), nullptr);
+        }
+        t.y_self = ConstMatrixView(y_self.data(), mp, k * h, k * h);
+        t.y_fwd = ConstMatrixView(y_fwd.data(), mp, k * h, k * h);
+        t.y_bwd = ConstMatrixView(y_bwd.data(), mp, k * h, k * h);
+    }
+    if (saved) {  // SageConv::forward_epilogue's saved state
+        saved->xhat = Tensor::uninit(m * k, h);
+        saved->rstd = Tensor(m * k);
+    }
+    dep_layer_fused_forward(MatrixView{out.data, m, k * h, k * h},
+                            saved ? saved->xhat.view() : MatrixView{},
+                            saved ? saved->rstd.span() : std::span<float>{}, nodes, t, prev);
 }
 
 void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInput& in,

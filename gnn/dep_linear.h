@@ -40,6 +40,17 @@ void dep_linear_forward(const ParamStore& ps, const SageConv& conv, const Segmen
                         const DependencePlan& plan, int64_t l, const MixedRows& prev,
                         MatrixView out);
 
+/// Layer l's dep rows without dropout, out [m*K, H] = self + act(LN(z)) with z as in
+/// dep_linear_forward and self the layer-l-1 row of each (node, config)
+/// (docs/model.md#sage-layers): the three products of the layer-l-1 dep rows first, then one fused
+/// pass per output node (dep_layer_fused_forward) instead of a pass per term over [m*K, H]. The
+/// same bits as dep_linear_forward followed by SageConv::forward_epilogue; saved (null = inference)
+/// receives the epilogue's saved state. Memory: three [m'*K, H] products at once. Throws
+/// segrank::Error on shapes.
+void dep_layer_forward_fused(const ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                             const DependencePlan& plan, int64_t l, const MixedRows& prev,
+                             MatrixView out, SageConv::Saved* saved);
+
 /// Adjoint of dep_linear_forward without the bias (the epilogue's backward takes it): from dz
 /// [m*K, H], accumulates the three weight gradients, the dep rows' gradient pg.ddep of layer l-1
 /// and, for the rows independent at layer l-1, pg.dbase. Throws segrank::Error when layer l-1 has

@@ -232,12 +232,16 @@ void Model::dep_layer_forward(EncodeSaved& st, int64_t l, bool keep) const {
     // fused epilogue with the residual.
     const MixedRows prev = rows_of(st, l - 1, k, h);
     MatrixView out = st.dep[l].view();
-    dep_linear_forward(params_, conv, in, st.plan, l, prev, out);
-    Tensor self_buf;
-    ConstMatrixView self = dep_self(st, l, k, h, self_buf);
-    DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-    conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr,
-                          drop ? &ds : nullptr);
+    if (drop) {
+        dep_linear_forward(params_, conv, in, st.plan, l, prev, out);
+        Tensor self_buf;
+        ConstMatrixView self = dep_self(st, l, k, h, self_buf);
+        DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
+        conv.forward_epilogue(params_, out, self, keep ? &st.dep_conv[l - 1] : nullptr, &ds);
+    } else {  // one fused pass over the dep rows after the products (the same bits)
+        dep_layer_forward_fused(params_, conv, in, st.plan, l, prev, out,
+                                keep ? &st.dep_conv[l - 1] : nullptr);
+    }
     // Cross-config attention over each node's K rows (base rows: in base_layer_forward).
     if (attn())
         xattn_[static_cast<size_t>(l - 1)].forward(params_, out, k,

@@ -12,6 +12,16 @@
 
 namespace segrank {
 
+// Cloned for AVX-512 / AVX2: rows are K*H = thousands of floats.
+SEGRANK_SIMD_CLONES
+void detail::add_to(float* __restrict d, const float* __restrict s, int64_t n) {
+    for (int64_t c = 0; c < n; ++c) d[c] += s[c];
+}
+SEGRANK_SIMD_CLONES
+void detail::axpy_to(float* __restrict d, float a, const float* __restrict s, int64_t n) {
+    for (int64_t c = 0; c < n; ++c) d[c] += a * s[c];
+}
+
 namespace {
 
 void check_state(const char* op, const MixedRows& in) {
@@ -21,16 +31,8 @@ void check_state(const char* op, const MixedRows& in) {
                   " columns, expected ", in.h);
 }
 
-// d[c] += s[c] and d[c] += a * s[c], c < n (cloned for AVX-512 / AVX2: rows are K*H = thousands of
-// floats).
-SEGRANK_SIMD_CLONES
-void add_to(float* __restrict d, const float* __restrict s, int64_t n) {
-    for (int64_t c = 0; c < n; ++c) d[c] += s[c];
-}
-SEGRANK_SIMD_CLONES
-void axpy_to(float* __restrict d, float a, const float* __restrict s, int64_t n) {
-    for (int64_t c = 0; c < n; ++c) d[c] += a * s[c];
-}
+using detail::add_to;
+using detail::axpy_to;
 // Max pooling step with the first argmax kept on ties: one pooled node's row r [H].
 SEGRANK_SIMD_CLONES
 void pool_row(double* __restrict sum, float* __restrict mx, int32_t* __restrict arg,

@@ -78,4 +78,12 @@ void mixed_readout_forward(MatrixView out, std::span<int32_t> argmax, int64_t nu
 void mixed_readout_backward(const MixedGrads& din, std::span<const int32_t> argmax,
                             int64_t num_pooled, ConstMatrixView dout);
 
+namespace detail {
+/// d[c] += s[c], c < n: the row sum of the mixed kernels (one compiled copy, so fused kernels
+/// that call it give the same bits as the unfused ones).
+void add_to(float* __restrict d, const float* __restrict s, int64_t n);
+/// d[c] += a * s[c], c < n: the scaled row sum of the mixed kernels.
+void axpy_to(float* __restrict d, float a, const float* __restrict s, int64_t n);
+}  // namespace detail
+
 }  // namespace segrank

@@ -411,6 +411,12 @@ void layernorm_act_residual_forward(MatrixView z, MatrixView xhat, std::span<flo
     });
 }
 
+void layernorm_act_residual_rows(MatrixView z, MatrixView xhat, std::span<float> rstd,
+                                 ConstMatrixView self, const float* gamma, const float* beta,
+                                 Activation act, float* hrow) {
+    lnact_forward_rows(z, xhat, rstd, self, gamma, beta, act, 0, z.rows, hrow);
+}
+
 void layernorm_act_backward(MatrixView dz, float* dgamma, float* dbeta, float* dbias,
                             ConstMatrixView g, ConstMatrixView xhat, std::span<const float> rstd,
                             const float* gamma, const float* beta, Activation act) {

@@ -56,6 +56,13 @@ void add_inplace(MatrixView y, ConstMatrixView x);
 void layernorm_act_residual_forward(MatrixView z, MatrixView xhat, std::span<float> rstd,
                                     ConstMatrixView self, const float* gamma, const float* beta,
                                     Activation act);
+/// The rows of layernorm_act_residual_forward for a caller inside its own parallel region (no
+/// region, no timing scope, no checks): the same arithmetic, so the same bits, row by row. z, self
+/// (any stride, 0 allowed for a repeated row): [R, C]; xhat [R, C] and rstd [R] written when
+/// xhat.data is non-null; hrow: [C] scratch.
+void layernorm_act_residual_rows(MatrixView z, MatrixView xhat, std::span<float> rstd,
+                                 ConstMatrixView self, const float* gamma, const float* beta,
+                                 Activation act, float* hrow);
 /// Adjoint of the epilogue's LN + act (the residual is the caller's): from g = dL/d act-output [R,
 /// C], writes dz = dL/dz [R, C] (dz may alias g) and accumulates dgamma, dbeta [C] and, when
 /// non-null, dbias [C] += column sums of dz (the bias of the GEMMs that produced z).

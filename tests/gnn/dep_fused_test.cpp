@@ -1,0 +1,154 @@
+// The fused dep-row passes (gnn/ops/dep_fused.h) give the bits of the unfused kernels they
+// replace. Their gradients are those of the unfused ops (the backward is unchanged); the model's
+// finite-difference checks (model_test.cpp, dropout off) run through the fused forward.
+#include "gnn/ops/dep_fused.h"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "gnn/core/parallel.h"
+#include "tests/support/grad_check.h"
+
+using namespace segrank;
+using segrank::test::random_tensor;
+
+namespace {
+
+// 7 nodes, edges u -> v (v reads u): 1->0, 2->1, 3->2, 3->0, 4->3, 5->4, 5->2, 6->5. Layer l-1
+// has dep nodes {1, 4, 5} (the others are base rows), layer l has {0, 1, 2, 4, 5}.
+struct Fixture {
+    GraphCsr g;
+    const int64_t n = 7, k = 3, h = 5;
+    std::vector<int32_t> prev_nodes = {1, 4, 5}, out_nodes = {0, 1, 2, 4, 5};
+    std::vector<int32_t> in_pos = std::vector<int32_t>(7, -1);
+    Tensor base, dep, c, y_self, y_fwd, y_bwd, gamma, beta;
+
+    explicit Fixture(Rng& rng) {
+        const std::vector<int32_t> u = {1, 2, 3, 3, 4, 5, 5, 6}, v = {0, 1, 2, 0, 3, 4, 2, 5};
+        g = build_graph_csr(n, u, v);
+        for (size_t i = 0; i < prev_nodes.size(); ++i)
+            in_pos[static_cast<size_t>(prev_nodes[i])] = static_cast<int32_t>(i);
+        base = random_tensor(n, h, rng);
+        dep = random_tensor(3, k * h, rng);
+        c = random_tensor(5, h, rng);
+        y_self = random_tensor(3, k * h, rng);
+        y_fwd = random_tensor(3, k * h, rng);
+        y_bwd = random_tensor(3, k * h, rng);
+        gamma = random_tensor(1, h, rng);
+        beta = random_tensor(1, h, rng);
+    }
+    MixedRows prev() const { return MixedRows{base.cview(), dep.cview(), in_pos, k, h}; }
+    DepLayerTerms terms(Activation act) const {
+        DepLayerTerms t;
+        t.c = c.cview();
+        t.y_self = y_self.cview();
+        t.y_fwd = y_fwd.cview();
+        t.y_bwd = y_bwd.cview();
+        t.operands = &g.operands;
+        t.users = &g.users;
+        t.gamma = gamma.data();
+        t.beta = beta.data();
+        t.act = act;
+        return t;
+    }
+    // The unfused kernels: broadcast c, the three dep_spmm_accumulate terms, the gathered self
+    // rows and the fused LayerNorm + activation + residual.
+    void unfused(Tensor& out, Tensor& xhat, Tensor& rstd, Activation act, bool with_terms) const {
+        const int64_t m = static_cast<int64_t>(out_nodes.size());
+        out = Tensor(m, k * h);
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < k; ++j)
+                std::memcpy(out.data() + (i * k + j) * h, c.data() + i * h, sizeof(float) * h);
+        if (with_terms) {
+            dep_spmm_accumulate(out.view(), out_nodes, nullptr, y_self.cview(), in_pos);
+            dep_spmm_accumulate(out.view(), out_nodes, &g.operands, y_fwd.cview(), in_pos);
+            dep_spmm_accumulate(out.view(), out_nodes, &g.users, y_bwd.cview(), in_pos);
+        }
+        Tensor self(m, k * h);
+        mixed_gather_forward(self.view(), out_nodes, prev());
+        xhat = Tensor(m * k, h);
+        rstd = Tensor(m * k);
+        layernorm_act_residual_forward(MatrixView{out.data(), m * k, h, h}, xhat.view(),
+                                       rstd.span(), ConstMatrixView(self.data(), m * k, h, h),
+                                       gamma.data(), beta.data(), act);
+    }
+};
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+    return a.size() == b.size() &&
+           std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<size_t>(a.size())) == 0;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "fused dep-layer forward equals the broadcast, the three projected terms and the epilogue bit "
+    "for bit, with and without saved state, for every activation") {
+    Rng rng(5);
+    const Fixture f(rng);
+    for (Activation act : {Activation::kGelu, Activation::kRelu, Activation::kLeakyRelu}) {
+        INFO(to_string(act));
+        Tensor want, want_xhat, want_rstd;
+        f.unfused(want, want_xhat, want_rstd, act, true);
+        Tensor got(5, f.k * f.h), xhat(5 * f.k, f.h), rstd(5 * f.k), infer(5, f.k * f.h);
+        dep_layer_fused_forward(got.view(), xhat.view(), rstd.span(), f.out_nodes, f.terms(act),
+                                f.prev());
+        dep_layer_fused_forward(infer.view(), MatrixView{}, {}, f.out_nodes, f.terms(act),
+                                f.prev());
+        CHECK(same_bits(got, want));
+        CHECK(same_bits(xhat, want_xhat));
+        CHECK(same_bits(rstd, want_rstd));
+        CHECK(same_bits(infer, want));
+    }
+}
+
+TEST_CASE("fused dep-layer forward without projected terms is c broadcast plus the epilogue") {
+    Rng rng(6);
+    const Fixture f(rng);
+    Tensor want, want_xhat, want_rstd;
+    f.unfused(want, want_xhat, want_rstd, Activation::kGelu, false);
+    DepLayerTerms t = f.terms(Activation::kGelu);
+    t.y_self = t.y_fwd = t.y_bwd = ConstMatrixView(nullptr, 0, f.k * f.h, f.k * f.h);
+    Tensor got(5, f.k * f.h), xhat(5 * f.k, f.h), rstd(5 * f.k);
+    dep_layer_fused_forward(got.view(), xhat.view(), rstd.span(), f.out_nodes, t, f.prev());
+    CHECK(same_bits(got, want));
+    CHECK(same_bits(xhat, want_xhat));
+}
+
+TEST_CASE("fused dep-layer forward gives the same bits on 1 and 2 threads") {
+    Rng rng(7);
+    const Fixture f(rng);
+    auto run = [&](int threads) {
+        const int before = num_threads();
+        set_num_threads(threads);
+        Tensor out(5, f.k * f.h);
+        dep_layer_fused_forward(out.view(), MatrixView{}, {}, f.out_nodes,
+                                f.terms(Activation::kGelu), f.prev());
+        set_num_threads(before);
+        return out;
+    };
+    CHECK(same_bits(run(1), run(2)));
+}
+
+TEST_CASE("fused dep-layer forward refuses wrong shapes and a node without a row") {
+    Rng rng(8);
+    const Fixture f(rng);
+    Tensor narrow(5, f.h), short_out(4, f.k * f.h), xhat(2, f.h), rstd(2);
+    const DepLayerTerms t = f.terms(Activation::kGelu);
+    CHECK_THROWS_AS(
+        dep_layer_fused_forward(narrow.view(), MatrixView{}, {}, f.out_nodes, t, f.prev()), Error);
+    CHECK_THROWS_AS(
+        dep_layer_fused_forward(short_out.view(), MatrixView{}, {}, f.out_nodes, t, f.prev()),
+        Error);
+    Tensor out(5, f.k * f.h);
+    CHECK_THROWS_AS(
+        dep_layer_fused_forward(out.view(), xhat.view(), rstd.span(), f.out_nodes, t, f.prev()),
+        Error);
+    MixedRows no_base = f.prev();
+    no_base.base = ConstMatrixView(nullptr, 0, f.h, f.h);  // node 0 is independent at layer l-1
+    CHECK_THROWS_WITH_AS(
+        dep_layer_fused_forward(out.view(), MatrixView{}, {}, f.out_nodes, t, no_base),
+        doctest::Contains("node 0 has no row in the layer-l-1 state"), Error);
+}
