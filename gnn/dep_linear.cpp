@@ -144,19 +144,26 @@ void dep_layer_forward_fused(const ParamStore& ps, const SageConv& conv, const S
 
 void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInput& in,
                          const DependencePlan& plan, int64_t l, const MixedRows& prev,
-                         const MixedGrads& pg, ConstMatrixView dz) {
+                         const MixedGrads& pg, ConstMatrixView dz, ConstMatrixView dc_sums) {
     const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
     const int64_t m = static_cast<int64_t>(nodes.size()), k = prev.k, h = prev.h;
     if (prev.base.rows > 0) {
         SEGRANK_CHECK(pg.dbase.rows == prev.base.rows, "Model::encode_backward: layer ", l - 1,
                       " has base rows but no gradient");
-        // dC [m, H] = the sum of a node's K rows of dz; the inputs are recomputed (K = 1).
-        Tensor dc(m, h);
-        {
+        SEGRANK_CHECK(!dc_sums.data || (dc_sums.rows == m && dc_sums.cols == h),
+                      "dep_linear_backward: dc [", dc_sums.rows, ",", dc_sums.cols, "], expected [",
+                      m, ",", h, "]");
+        // dC [m, H] = the sum of a node's K rows of dz (unless given); the inputs are recomputed
+        // (K = 1).
+        Tensor dc_buf;
+        ConstMatrixView dc = dc_sums;
+        if (!dc.data) {
+            dc_buf = Tensor(m, h);
+            dc = dc_buf.cview();
             const OpScope op_scope(OpCategory::kPointwise);
             parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
                 for (int64_t i = r0; i < r1; ++i) {
-                    float* d = dc.view().row(i);
+                    float* d = dc_buf.view().row(i);
                     for (int64_t j = 0; j < k; ++j) {
                         const float* g = dz.row(i * k + j);
                         for (int64_t c = 0; c < h; ++c) d[c] += g[c];
@@ -166,11 +173,11 @@ void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInpu
         }
         const K1Inputs x = independent_inputs(in, nodes, prev);
         Tensor ds(m, h), daf(m, h), dab(m, h);
-        linear_backward(ds.view(), ps.grad(conv.w_self), nullptr, dc.cview(), x.self.cview(),
+        linear_backward(ds.view(), ps.grad(conv.w_self), nullptr, dc, x.self.cview(),
                         ps.value(conv.w_self));
-        linear_backward(daf.view(), ps.grad(conv.w_fwd), nullptr, dc.cview(), x.agg_fwd.cview(),
+        linear_backward(daf.view(), ps.grad(conv.w_fwd), nullptr, dc, x.agg_fwd.cview(),
                         ps.value(conv.w_fwd));
-        linear_backward(dab.view(), ps.grad(conv.w_bwd), nullptr, dc.cview(), x.agg_bwd.cview(),
+        linear_backward(dab.view(), ps.grad(conv.w_bwd), nullptr, dc, x.agg_bwd.cview(),
                         ps.value(conv.w_bwd));
         Tensor zeros(prev.dep.rows, h);  // the dep rows' share, discarded
         MixedGrads g1;
@@ -215,6 +222,26 @@ void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInpu
         acc.accumulate = true;
         matmul(dx, dy, ps.value(t.w), acc);  // dx += dy W
     }
+}
+
+void dep_layer_backward_fused(ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                              const DependencePlan& plan, int64_t l, const MixedRows& prev,
+                              const MixedGrads& pg, MatrixView ddep, const SageConv::Saved& saved) {
+    const std::vector<int32_t>& nodes = plan.nodes[static_cast<size_t>(l)];
+    const int64_t m = static_cast<int64_t>(nodes.size()), h = prev.h;
+    Tensor dc = prev.base.rows > 0 ? Tensor(m, h) : Tensor();
+    DepEpilogueState e;
+    e.xhat = saved.xhat.cview();
+    e.rstd = saved.rstd.span();
+    e.gamma = ps.value(conv.ln_gamma).data;
+    e.beta = ps.value(conv.ln_beta).data;
+    e.act = conv.act;
+    e.dgamma = ps.grad(conv.ln_gamma).data;
+    e.dbeta = ps.grad(conv.ln_beta).data;
+    e.dbias = ps.grad(conv.bias).data;
+    dep_layer_fused_backward(ddep, dc.size() > 0 ? dc.view() : MatrixView{}, pg, nodes, e);
+    dep_linear_backward(ps, conv, in, plan, l, prev, pg, ddep,
+                        dc.size() > 0 ? dc.cview() : ConstMatrixView{});
 }
 
 }  // namespace segrank

@@ -53,10 +53,22 @@ void dep_layer_forward_fused(const ParamStore& ps, const SageConv& conv, const S
 
 /// Adjoint of dep_linear_forward without the bias (the epilogue's backward takes it): from dz
 /// [m*K, H], accumulates the three weight gradients, the dep rows' gradient pg.ddep of layer l-1
-/// and, for the rows independent at layer l-1, pg.dbase. Throws segrank::Error when layer l-1 has
-/// base rows but pg no base gradient.
+/// and, for the rows independent at layer l-1, pg.dbase. dc_sums [m, H]: the sum of each node's K
+/// rows of dz when the caller has it (dep_layer_fused_backward), else empty and summed here.
+/// Throws segrank::Error when layer l-1 has base rows but pg no base gradient, or on dc's shape.
 void dep_linear_backward(ParamStore& ps, const SageConv& conv, const SegmentInput& in,
                          const DependencePlan& plan, int64_t l, const MixedRows& prev,
-                         const MixedGrads& pg, ConstMatrixView dz);
+                         const MixedGrads& pg, ConstMatrixView dz,
+                         ConstMatrixView dc_sums = ConstMatrixView{});
+
+/// Adjoint of dep_layer_forward_fused (dropout off): from ddep [m*K, H] = d(layer l's dep rows),
+/// overwritten by dz, adds the residual to pg, the LayerNorm, bias and weight gradients to ps and
+/// the rest of layer l-1's gradient to pg, with the residual, the epilogue and the row sums of dz
+/// in one pass (dep_layer_fused_backward). The same bits as mixed_gather_backward,
+/// SageConv::backward_epilogue and dep_linear_backward. saved: the forward's epilogue state.
+/// Throws segrank::Error as dep_linear_backward and on shapes.
+void dep_layer_backward_fused(ParamStore& ps, const SageConv& conv, const SegmentInput& in,
+                              const DependencePlan& plan, int64_t l, const MixedRows& prev,
+                              const MixedGrads& pg, MatrixView ddep, const SageConv::Saved& saved);
 
 }  // namespace segrank

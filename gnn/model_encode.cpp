@@ -320,14 +320,19 @@ void Model::dep_layer_backward(EncodeSaved& st, int64_t l, Tensor& ddep, const M
     const std::vector<int32_t>& nodes = st.plan.nodes[l];
     const int64_t m = static_cast<int64_t>(nodes.size()), h = cfg_.hidden, k = in.k;
     const bool drop = st.training && cfg_.dropout > 0.0f;
-    // Lean adjoint (two [m*K, H] buffers besides ddep): the residual goes to the previous layer, dz
-    // overwrites ddep in place, then per input (self, operand mean, user mean) the input is rebuilt
-    // into `x`, dW += dz^T x, and dx = dz W^T is scattered back through its adjoint.
+    // The residual goes to the previous layer and dz overwrites ddep in place (without dropout in
+    // one pass that also sums each node's K rows of dz, gnn/ops/dep_fused.h); then per term (self,
+    // operand mean, user mean) dY = the adjoint of its sum, dW += dY^T x and dx += dY W
+    // (dep_linear_backward).
     const MixedRows prev = rows_of(st, l - 1, k, h);
+    if (!drop) {  // residual, epilogue and dz's row sums in one pass (the same bits)
+        dep_layer_backward_fused(params_, conv, in, st.plan, l, prev, pg, ddep.view(),
+                                 st.dep_conv[l - 1]);
+        return;
+    }
     mixed_gather_backward(pg, nodes, as_wide(ddep, m, k, h));  // residual
     DropoutSpec ds{cfg_.dropout, layer_seed(st.dropout_seed, l), nodes, k};
-    conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1],
-                           drop ? &ds : nullptr);
+    conv.backward_epilogue(params_, ddep.view(), ddep.cview(), st.dep_conv[l - 1], &ds);
     dep_linear_backward(params_, conv, in, st.plan, l, prev, pg,
                         ConstMatrixView(ddep.data(), m * k, h, h));
 }

@@ -7,6 +7,7 @@
 
 #include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
+#include "gnn/ops/block_partials.h"
 
 namespace segrank {
 
@@ -94,6 +95,81 @@ void dep_layer_fused_forward(MatrixView out, MatrixView xhat, std::span<float> r
                 self, t.gamma, t.beta, t.act, hrow.data());
         }
     });
+}
+
+void dep_layer_fused_backward(MatrixView g, MatrixView dc, const MixedGrads& prev,
+                              std::span<const int32_t> out_nodes, const DepEpilogueState& e) {
+    const OpScope op_scope(OpCategory::kPointwise);
+    const int64_t m = static_cast<int64_t>(out_nodes.size()), k = prev.k, h = prev.h, rows = m * k;
+    const auto n = static_cast<int64_t>(prev.pos.size());
+    SEGRANK_CHECK(g.rows == rows && g.cols == h && e.xhat.rows == rows && e.xhat.cols == h &&
+                      static_cast<int64_t>(e.rstd.size()) == rows &&
+                      (!dc.data || (dc.rows == m && dc.cols == h)),
+                  "dep_layer_fused_backward: g [", g.rows, ",", g.cols, "], xhat [", e.xhat.rows,
+                  ",", e.xhat.cols, "], rstd [", e.rstd.size(), "], dc [", dc.rows, ",", dc.cols,
+                  "] for ", m, " nodes x K = ", k, ", H = ", h);
+    SEGRANK_CHECK(
+        e.gamma && e.beta && e.dgamma && e.dbeta,
+        "dep_layer_fused_backward: LayerNorm parameters and their gradients are required");
+    SEGRANK_CHECK(prev.ddep.rows == 0 || prev.ddep.cols == k * h,
+                  "dep_layer_fused_backward: the layer-l-1 dep gradient has ", prev.ddep.cols,
+                  " columns, expected K*H = ", k * h);
+    for (int32_t v : out_nodes) {
+        SEGRANK_CHECK(v >= 0 && v < n, "dep_layer_fused_backward: node ", v, " outside [0, ", n,
+                      ")");
+        const int32_t p = prev.pos[static_cast<size_t>(v)];
+        SEGRANK_CHECK(p >= 0 ? p < prev.ddep.rows : v < prev.dbase.rows,
+                      "dep_layer_fused_backward: node ", v,
+                      " has no row in the layer-l-1 gradient");
+    }
+    BlockPartials part(rows, 3 * h);
+    // A node whose K rows lie in two blocks has its base-row residual added before the blocks and
+    // its dc row summed after them, so each sum still runs in config order on one thread.
+    std::vector<char> split(static_cast<size_t>(m), 0);
+    for (int64_t b = 1; b < part.blocks(); ++b)
+        if (part.begin(b) % k != 0) split[static_cast<size_t>(part.begin(b) / k)] = 1;
+    auto add_rows = [&](float* d, int64_t i) {  // d [H] += the K rows of node i of g, in order
+        for (int64_t j = 0; j < k; ++j) {
+            const float* gi = g.row(i * k + j);
+            for (int64_t c = 0; c < h; ++c) d[c] += gi[c];
+        }
+    };
+    for (int64_t i = 0; i < m; ++i) {
+        const int32_t v = out_nodes[static_cast<size_t>(i)];
+        if (split[static_cast<size_t>(i)] && prev.pos[static_cast<size_t>(v)] < 0)
+            add_rows(prev.dbase.row(v), i);
+    }
+    parallel_for(0, part.blocks(), 1, [&](int64_t b0, int64_t b1) {
+        std::vector<float> dy(static_cast<size_t>(h));
+        for (int64_t b = b0; b < b1; ++b) {
+            float* acc = part.block(b);
+            for (int64_t r = part.begin(b); r < part.end(b); ++r) {
+                const int64_t i = r / k, j = r % k;
+                const bool whole = !split[static_cast<size_t>(i)];
+                const int32_t v = out_nodes[static_cast<size_t>(i)];
+                const int32_t p = prev.pos[static_cast<size_t>(v)];
+                const float* gi = g.row(r);
+                if (p >= 0) {
+                    detail::add_to(prev.ddep.row(p) + j * h, gi, h);
+                } else if (whole) {
+                    float* d = prev.dbase.row(v);
+                    for (int64_t c = 0; c < h; ++c) d[c] += gi[c];
+                }
+                layernorm_act_backward_rows(g, g, e.xhat, e.rstd, e.gamma, e.beta, e.act, r, r + 1,
+                                            dy.data(), acc);
+                if (dc.data && whole) {
+                    float* d = dc.row(i);
+                    for (int64_t c = 0; c < h; ++c) d[c] += gi[c];
+                }
+            }
+        }
+    });
+    if (dc.data)
+        for (int64_t i = 0; i < m; ++i)
+            if (split[static_cast<size_t>(i)]) add_rows(dc.row(i), i);
+    part.reduce_into(0, h, e.dgamma);
+    part.reduce_into(h, h, e.dbeta);
+    if (e.dbias) part.reduce_into(2 * h, h, e.dbias);
 }
 
 }  // namespace segrank

@@ -41,4 +41,27 @@ void dep_layer_fused_forward(MatrixView out, MatrixView xhat, std::span<float> r
                              std::span<const int32_t> out_nodes, const DepLayerTerms& t,
                              const MixedRows& prev);
 
+/// The LayerNorm state and parameter gradients of dep_layer_fused_backward.
+struct DepEpilogueState {
+    ConstMatrixView xhat;          ///< [m*K, H] saved by the forward
+    std::span<const float> rstd;   ///< [m*K]
+    const float* gamma = nullptr;  ///< [H]
+    const float* beta = nullptr;   ///< [H]
+    Activation act = Activation::kGelu;
+    float* dgamma = nullptr;  ///< [H] += (as layernorm_act_backward)
+    float* dbeta = nullptr;   ///< [H] +=
+    float* dbias = nullptr;   ///< [H] += column sums of dz (the bias of z), or null
+};
+
+/// Adjoint of dep_layer_fused_forward's residual and epilogue (dropout off), in one pass over the
+/// K rows of each output node v = out_nodes[i]: g [m*K, H] = dL/dout is overwritten by dz = dL/dz;
+/// the residual g is added to v's row of the layer-l-1 gradient prev (its dep row, or the sum over
+/// the K configs into its base row); e's parameter gradients accumulate; and when dc.data is
+/// non-null, dc [m, H] += the sum of each node's K rows of dz (the gradient of the
+/// config-independent part c). Equal bit for bit to mixed_gather_backward, layernorm_act_backward
+/// and the row sums, in that order (the same row blocks, each node's rows added in config order).
+/// Throws segrank::Error on shapes.
+void dep_layer_fused_backward(MatrixView g, MatrixView dc, const MixedGrads& prev,
+                              std::span<const int32_t> out_nodes, const DepEpilogueState& e);
+
 }  // namespace segrank

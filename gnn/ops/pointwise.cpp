@@ -9,6 +9,7 @@
 #include "gnn/core/op_timer.h"
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
+#include "gnn/ops/block_partials.h"
 
 namespace segrank {
 
@@ -62,34 +63,6 @@ inline float gelu_grad(float x) {
     const float e = fast_exp(-0.5f * x * x);
     return normal_cdf(x, e) + x * kInvSqrt2Pi * e;
 }
-
-// Row blocks with one partial-sum row each, for column reductions inside parallel_for. The block
-// count depends only on the row count, so results do not depend on the number of threads.
-class BlockPartials {
-public:
-    BlockPartials(int64_t rows, int64_t width)
-        : rows_(rows),
-          width_(width),
-          blocks_(std::max<int64_t>(1, std::min<int64_t>(64, (rows + 255) / 256))),
-          acc_(static_cast<size_t>(blocks_ * width), 0.0f) {}
-    int64_t blocks() const { return blocks_; }
-    int64_t begin(int64_t b) const { return rows_ * b / blocks_; }
-    int64_t end(int64_t b) const { return rows_ * (b + 1) / blocks_; }
-    float* block(int64_t b) { return acc_.data() + b * width_; }
-    /// out[c] += sum over blocks of block(b)[offset + c], c < count.
-    void reduce_into(int64_t offset, int64_t count, float* out) const {
-        for (int64_t c = 0; c < count; ++c) {
-            double s = 0.0;
-            for (int64_t b = 0; b < blocks_; ++b)
-                s += acc_[static_cast<size_t>(b * width_ + offset + c)];
-            out[c] += static_cast<float>(s);
-        }
-    }
-
-private:
-    int64_t rows_, width_, blocks_;
-    std::vector<float> acc_;
-};
 
 inline bool keep(uint64_t seed, int64_t key, int64_t col, float p) {
     const uint64_t h = mix64(seed ^ mix64(static_cast<uint64_t>(key) * 0x9e3779b97f4a7c15ULL +
@@ -415,6 +388,12 @@ void layernorm_act_residual_rows(MatrixView z, MatrixView xhat, std::span<float>
                                  ConstMatrixView self, const float* gamma, const float* beta,
                                  Activation act, float* hrow) {
     lnact_forward_rows(z, xhat, rstd, self, gamma, beta, act, 0, z.rows, hrow);
+}
+
+void layernorm_act_backward_rows(MatrixView dz, ConstMatrixView g, ConstMatrixView xhat,
+                                 std::span<const float> rstd, const float* gamma, const float* beta,
+                                 Activation act, int64_t r0, int64_t r1, float* dy, float* acc) {
+    lnact_backward_rows(dz, g, xhat, rstd, gamma, beta, act, r0, r1, dy, acc);
 }
 
 void layernorm_act_backward(MatrixView dz, float* dgamma, float* dbeta, float* dbias,

@@ -47,6 +47,14 @@ void layernorm_forward(MatrixView y, MatrixView xhat, std::span<float> rstd, Con
 void layernorm_backward(MatrixView dx, float* dgamma, float* dbeta, ConstMatrixView dy,
                         ConstMatrixView xhat, std::span<const float> rstd, const float* gamma);
 
+/// The rows [r0, r1) of layernorm_act_backward for a caller inside its own parallel region (no
+/// region, scope or checks), the same arithmetic row by row: dz rows from g rows (dz may alias g),
+/// and acc [3C] += the rows' terms of [dgamma | dbeta | dbias], added in row order (the partial
+/// row of one BlockPartials block of layernorm_act_backward). dy: [C] scratch.
+void layernorm_act_backward_rows(MatrixView dz, ConstMatrixView g, ConstMatrixView xhat,
+                                 std::span<const float> rstd, const float* gamma, const float* beta,
+                                 Activation act, int64_t r0, int64_t r1, float* dy, float* acc);
+
 /// y += x, element-wise, [R, C].
 void add_inplace(MatrixView y, ConstMatrixView x);
 

@@ -152,3 +152,124 @@ TEST_CASE("fused dep-layer forward refuses wrong shapes and a node without a row
         dep_layer_fused_forward(out.view(), MatrixView{}, {}, f.out_nodes, t, no_base),
         doctest::Contains("node 0 has no row in the layer-l-1 state"), Error);
 }
+
+TEST_CASE(
+    "fused dep-layer forward and backward match finite differences for c, the projected terms, the "
+    "layer-l-1 rows and the LayerNorm parameters") {
+    Rng rng(9);
+    Fixture f(rng);
+    const int64_t m = 5, k = f.k, h = f.h;
+    std::vector<int32_t> out_pos(static_cast<size_t>(f.n), -1);
+    for (size_t i = 0; i < f.out_nodes.size(); ++i)
+        out_pos[static_cast<size_t>(f.out_nodes[i])] = static_cast<int32_t>(i);
+    const Tensor w = segrank::test::random_tensor(m, k * h, rng);
+    Tensor out(m, k * h), xhat(m * k, h), rstd(m * k);
+    auto loss = [&] {
+        dep_layer_fused_forward(out.view(), xhat.view(), rstd.span(), f.out_nodes,
+                                f.terms(Activation::kGelu), f.prev());
+        return segrank::test::weighted_sum(out.cview(), w);
+    };
+    loss();
+    Tensor g = w.clone(), dc(m, h), dbase(f.n, h), ddep(3, k * h);
+    Tensor dgamma(1, h), dbeta(1, h), dbias(1, h);
+    DepEpilogueState e;
+    e.xhat = xhat.cview();
+    e.rstd = rstd.span();
+    e.gamma = f.gamma.data();
+    e.beta = f.beta.data();
+    e.dgamma = dgamma.data();
+    e.dbeta = dbeta.data();
+    e.dbias = dbias.data();
+    dep_layer_fused_backward(MatrixView{g.data(), m * k, h, h}, dc.view(),
+                             MixedGrads{dbase.view(), ddep.view(), f.in_pos, k, h}, f.out_nodes, e);
+    // The projected terms' gradients: the adjoints of their sums (g now holds dz).
+    Tensor dy_self(3, k * h), dy_fwd(3, k * h), dy_bwd(3, k * h);
+    dep_spmm_adjoint(dy_self.view(), f.prev_nodes, nullptr, {}, g.cview(), out_pos);
+    dep_spmm_adjoint(dy_fwd.view(), f.prev_nodes, &f.g.users, f.g.operands.inverse_degrees(),
+                     g.cview(), out_pos);
+    dep_spmm_adjoint(dy_bwd.view(), f.prev_nodes, &f.g.operands, f.g.users.inverse_degrees(),
+                     g.cview(), out_pos);
+    SEGRANK_CHECK_GRAD(segrank::test::grad_check(f.c.span(), dc.span(), loss));
+    SEGRANK_CHECK_GRAD(segrank::test::grad_check(f.y_self.span(), dy_self.span(), loss));
+    SEGRANK_CHECK_GRAD(segrank::test::grad_check(f.y_fwd.span(), dy_fwd.span(), loss));
+    SEGRANK_CHECK_GRAD(segrank::test::grad_check(f.y_bwd.span(), dy_bwd.span(), loss));
+    SEGRANK_CHECK_GRAD(segrank::test::grad_check(f.base.span(), dbase.span(), loss));
+    SEGRANK_CHECK_GRAD(segrank::test::grad_check(f.dep.span(), ddep.span(), loss));
+    SEGRANK_CHECK_GRAD(segrank::test::grad_check(f.gamma.span(), dgamma.span(), loss));
+    SEGRANK_CHECK_GRAD(segrank::test::grad_check(f.beta.span(), dbeta.span(), loss));
+    for (int64_t c = 0; c < h; ++c) {  // the bias of z is in every row of c
+        double s = 0;
+        for (int64_t i = 0; i < m; ++i) s += dc.at(i, c);
+        CHECK(dbias[c] == doctest::Approx(s).epsilon(1e-5));
+    }
+}
+
+TEST_CASE(
+    "fused dep-layer backward equals the residual scatter, the epilogue backward and the row sums "
+    "bit for bit, also for nodes whose rows straddle two row blocks") {
+    // 130 nodes, the first 100 dep at layer l; every third of them is dep at layer l-1, the others
+    // read their base row. K = 7: 700 rows in 3 blocks of 233 / 233 / 234 rows, so nodes 33 and 66
+    // straddle a block boundary.
+    Rng rng(10);
+    const int64_t n = 130, m = 100, k = 7, h = 6;
+    std::vector<int32_t> out_nodes(static_cast<size_t>(m)), in_pos(static_cast<size_t>(n), -1);
+    int32_t mp = 0;
+    for (int32_t i = 0; i < m; ++i) {
+        out_nodes[static_cast<size_t>(i)] = i;
+        if (i % 3 == 0) in_pos[static_cast<size_t>(i)] = mp++;
+    }
+    const Tensor g0 = random_tensor(m * k, h, rng), xhat = random_tensor(m * k, h, rng);
+    const Tensor gamma = random_tensor(1, h, rng), beta = random_tensor(1, h, rng);
+    Tensor rstd(m * k);
+    rstd.fill(0.8f);
+    const Tensor dbase0 = random_tensor(n, h, rng), ddep0 = random_tensor(mp, k * h, rng);
+    // Unfused.
+    Tensor g_ref = g0.clone(), dbase_ref = dbase0.clone(), ddep_ref = ddep0.clone();
+    Tensor dg_ref(1, h), db_ref(1, h), dbias_ref(1, h), dc_ref(m, h);
+    mixed_gather_backward(MixedGrads{dbase_ref.view(), ddep_ref.view(), in_pos, k, h}, out_nodes,
+                          ConstMatrixView(g_ref.data(), m, k * h, k * h));
+    layernorm_act_backward(g_ref.view(), dg_ref.data(), db_ref.data(), dbias_ref.data(),
+                           g_ref.cview(), xhat.cview(), rstd.span(), gamma.data(), beta.data(),
+                           Activation::kGelu);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < k; ++j)
+            for (int64_t c = 0; c < h; ++c) dc_ref.at(i, c) += g_ref.at(i * k + j, c);
+    for (int threads : {1, 2}) {
+        INFO(threads, " threads");
+        const int before = num_threads();
+        set_num_threads(threads);
+        Tensor g = g0.clone(), dbase = dbase0.clone(), ddep = ddep0.clone();
+        Tensor dg(1, h), db(1, h), dbias(1, h), dc(m, h);
+        DepEpilogueState e;
+        e.xhat = xhat.cview();
+        e.rstd = rstd.span();
+        e.gamma = gamma.data();
+        e.beta = beta.data();
+        e.dgamma = dg.data();
+        e.dbeta = db.data();
+        e.dbias = dbias.data();
+        dep_layer_fused_backward(g.view(), dc.view(),
+                                 MixedGrads{dbase.view(), ddep.view(), in_pos, k, h}, out_nodes, e);
+        set_num_threads(before);
+        CHECK(same_bits(g, g_ref));
+        CHECK(same_bits(dbase, dbase_ref));
+        CHECK(same_bits(ddep, ddep_ref));
+        CHECK(same_bits(dc, dc_ref));
+        CHECK(same_bits(dg, dg_ref));
+        CHECK(same_bits(db, db_ref));
+        CHECK(same_bits(dbias, dbias_ref));
+    }
+    Tensor g = g0.clone(), dg(1, h), db(1, h), wrong_dc(m - 1, h);
+    DepEpilogueState e;
+    e.xhat = xhat.cview();
+    e.rstd = rstd.span();
+    e.gamma = gamma.data();
+    e.beta = beta.data();
+    e.dgamma = dg.data();
+    e.dbeta = db.data();
+    Tensor dbase = dbase0.clone(), ddep = ddep0.clone();
+    CHECK_THROWS_AS(
+        dep_layer_fused_backward(g.view(), wrong_dc.view(),
+                                 MixedGrads{dbase.view(), ddep.view(), in_pos, k, h}, out_nodes, e),
+        Error);
+}
