@@ -16,18 +16,16 @@ namespace segrank {
 K1Inputs k1_inputs(const SegmentInput& in, std::span<const int32_t> nodes, const MixedRows& r) {
     const int64_t m = static_cast<int64_t>(nodes.size()), h = r.h;
     K1Inputs x{Tensor::uninit(m, h), Tensor::uninit(m, h), Tensor::uninit(m, h)};
-    mixed_gather_forward(x.self.view(), nodes, r);
-    mixed_spmm_forward(x.agg_fwd.view(), nodes, *in.operands, r);
-    mixed_spmm_forward(x.agg_bwd.view(), nodes, *in.users, r);
+    mixed_inputs_forward(x.self.view(), x.agg_fwd.view(), x.agg_bwd.view(), nodes, *in.operands,
+                         *in.users, r);
     return x;
 }
 
 void k1_inputs_backward(const SegmentInput& in, std::span<const int32_t> nodes,
                         std::span<const int32_t> out_pos, const MixedGrads& g,
                         ConstMatrixView d_self, ConstMatrixView d_fwd, ConstMatrixView d_bwd) {
-    mixed_gather_backward(g, nodes, d_self);
-    mixed_spmm_backward(g, *in.users, out_pos, in.operands->inverse_degrees(), d_fwd);
-    mixed_spmm_backward(g, *in.operands, out_pos, in.users->inverse_degrees(), d_bwd);
+    SEGRANK_ASSERT(d_self.rows == static_cast<int64_t>(nodes.size()));
+    mixed_inputs_backward(g, out_pos, *in.operands, *in.users, d_self, d_fwd, d_bwd);
 }
 
 namespace {

@@ -62,6 +62,72 @@ inline void add_row(float* acc, float* bacc, int32_t u, const MixedRows& in, int
         add_to(bacc, in.base.row(u), in.h);
 }
 
+// Row of mixed_gather_forward: node v's K*H values (its dep row, or its base row K times).
+void gather_row(float* o, int32_t v, const MixedRows& in, int64_t w) {
+    const int32_t p = in.pos[v];
+    if (p >= 0) {
+        std::memcpy(o, in.dep.row(p), sizeof(float) * static_cast<size_t>(w));
+    } else {
+        for (int64_t k = 0; k < in.k; ++k)
+            std::memcpy(o + k * in.h, in.base.row(v), sizeof(float) * static_cast<size_t>(in.h));
+    }
+}
+
+// Row of mixed_spmm_forward: the mean of node v's neighbours in adj (bacc: [H] scratch).
+void spmm_row(float* o, float* bacc, int32_t v, const Csr& adj, std::span<const float> inv,
+              const MixedRows& in, int64_t w) {
+    std::memset(o, 0, sizeof(float) * static_cast<size_t>(w));
+    std::fill(bacc, bacc + in.h, 0.0f);
+    bool any_base = false;
+    for (int32_t u : adj.row(v)) {
+        add_row(o, bacc, u, in, w);
+        any_base |= in.pos[u] < 0;
+    }
+    const float s = inv[v];
+    if (any_base) {
+        for (int64_t k = 0; k < in.k; ++k) {
+            float* ok = o + k * in.h;
+            for (int64_t c = 0; c < in.h; ++c) ok[c] = (ok[c] + bacc[c]) * s;
+        }
+    } else {
+        for (int64_t c = 0; c < w; ++c) o[c] *= s;
+    }
+}
+
+// Row of mixed_gather_backward: node v's row of din += g (K*H values; a base row gets their sum
+// over the K configs).
+void add_grad_row(const MixedGrads& din, int32_t v, const float* g, int64_t w) {
+    const int32_t p = din.pos[v];
+    float* d = p >= 0 ? din.ddep.row(p) : din.dbase.row(v);
+    if (p >= 0) {
+        add_to(d, g, w);
+    } else {
+        for (int64_t k = 0; k < din.k; ++k)
+            for (int64_t c = 0; c < din.h; ++c) d[c] += g[k * din.h + c];
+    }
+}
+
+// Row of mixed_spmm_backward: node u's row of din += fwd_inv_deg[v] * dout[out_pos[v]] for every
+// v in adj_t.row(u) with a row in dout.
+void spmm_grad_row(const MixedGrads& din, int32_t u, const Csr& adj_t,
+                   std::span<const int32_t> out_pos, std::span<const float> fwd_inv_deg,
+                   ConstMatrixView dout, int64_t w) {
+    const int32_t p = din.pos[u];
+    float* d = p >= 0 ? din.ddep.row(p) : din.dbase.row(u);
+    for (int32_t v : adj_t.row(u)) {
+        const int32_t o = out_pos[v];
+        if (o < 0) continue;
+        const float s = fwd_inv_deg[v];
+        const float* g = dout.row(o);
+        if (p >= 0) {
+            axpy_to(d, s, g, w);
+        } else {
+            for (int64_t k = 0; k < din.k; ++k)
+                for (int64_t c = 0; c < din.h; ++c) d[c] += s * g[k * din.h + c];
+        }
+    }
+}
+
 }  // namespace
 
 void mixed_gather_forward(MatrixView out, std::span<const int32_t> out_nodes, const MixedRows& in) {
@@ -72,18 +138,7 @@ void mixed_gather_forward(MatrixView out, std::span<const int32_t> out_nodes, co
                   "mixed_gather_forward: out[", out.rows, ",", out.cols, "] for ", out_nodes.size(),
                   " nodes x ", w);
     parallel_for(0, out.rows, 16, [&](int64_t r0, int64_t r1) {
-        for (int64_t i = r0; i < r1; ++i) {
-            const int32_t v = out_nodes[i];
-            float* o = out.row(i);
-            const int32_t p = in.pos[v];
-            if (p >= 0) {
-                std::memcpy(o, in.dep.row(p), sizeof(float) * static_cast<size_t>(w));
-            } else {
-                for (int64_t k = 0; k < in.k; ++k)
-                    std::memcpy(o + k * in.h, in.base.row(v),
-                                sizeof(float) * static_cast<size_t>(in.h));
-            }
-        }
+        for (int64_t i = r0; i < r1; ++i) gather_row(out.row(i), out_nodes[i], in, w);
     });
 }
 
@@ -95,18 +150,7 @@ void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_n
                   "mixed_gather_backward: dout[", dout.rows, ",", dout.cols, "] for ",
                   out_nodes.size(), " nodes");
     parallel_for(0, dout.rows, 16, [&](int64_t r0, int64_t r1) {
-        for (int64_t i = r0; i < r1; ++i) {
-            const int32_t v = out_nodes[i];
-            const float* g = dout.row(i);
-            const int32_t p = din.pos[v];
-            float* d = p >= 0 ? din.ddep.row(p) : din.dbase.row(v);
-            if (p >= 0) {
-                add_to(d, g, w);
-            } else {
-                for (int64_t k = 0; k < din.k; ++k)
-                    for (int64_t c = 0; c < din.h; ++c) d[c] += g[k * din.h + c];
-            }
-        }
+        for (int64_t i = r0; i < r1; ++i) add_grad_row(din, out_nodes[i], dout.row(i), w);
     });
 }
 
@@ -124,25 +168,32 @@ void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, cons
     const auto inv = adj.inverse_degrees();
     parallel_for(0, out.rows, 16, [&](int64_t r0, int64_t r1) {
         std::vector<float> bacc(static_cast<size_t>(in.h));
+        for (int64_t i = r0; i < r1; ++i)
+            spmm_row(out.row(i), bacc.data(), out_nodes[i], adj, inv, in, w);
+    });
+}
+
+void mixed_inputs_forward(MatrixView self, MatrixView agg_fwd, MatrixView agg_bwd,
+                          std::span<const int32_t> out_nodes, const Csr& operands, const Csr& users,
+                          const MixedRows& in) {
+    const OpScope op_scope(OpCategory::kSpmm);
+    check_state("mixed_inputs_forward", in);
+    const int64_t w = in.k * in.h, m = static_cast<int64_t>(out_nodes.size());
+    for (MatrixView out : {self, agg_fwd, agg_bwd})
+        SEGRANK_CHECK(out.rows == m && out.cols == w, "mixed_inputs_forward: out[", out.rows, ",",
+                      out.cols, "] for ", m, " nodes x ", w);
+    SEGRANK_CHECK(operands.num_rows() == static_cast<int64_t>(in.pos.size()) &&
+                      users.num_rows() == static_cast<int64_t>(in.pos.size()),
+                  "mixed_inputs_forward: adjacencies have ", operands.num_rows(), " and ",
+                  users.num_rows(), " rows for ", in.pos.size(), " nodes");
+    const auto inv_f = operands.inverse_degrees(), inv_b = users.inverse_degrees();
+    parallel_for(0, m, 16, [&](int64_t r0, int64_t r1) {
+        std::vector<float> bacc(static_cast<size_t>(in.h));
         for (int64_t i = r0; i < r1; ++i) {
-            const int32_t v = out_nodes[i];
-            float* o = out.row(i);
-            std::memset(o, 0, sizeof(float) * static_cast<size_t>(w));
-            std::fill(bacc.begin(), bacc.end(), 0.0f);
-            bool any_base = false;
-            for (int32_t u : adj.row(v)) {
-                add_row(o, bacc.data(), u, in, w);
-                any_base |= in.pos[u] < 0;
-            }
-            const float s = inv[v];
-            if (any_base) {
-                for (int64_t k = 0; k < in.k; ++k) {
-                    float* ok = o + k * in.h;
-                    for (int64_t c = 0; c < in.h; ++c) ok[c] = (ok[c] + bacc[c]) * s;
-                }
-            } else {
-                for (int64_t c = 0; c < w; ++c) o[c] *= s;
-            }
+            const int32_t v = out_nodes[static_cast<size_t>(i)];
+            gather_row(self.row(i), v, in, w);
+            spmm_row(agg_fwd.row(i), bacc.data(), v, operands, inv_f, in, w);
+            spmm_row(agg_bwd.row(i), bacc.data(), v, users, inv_b, in, w);
         }
     });
 }
@@ -158,21 +209,34 @@ void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<cons
                   out_pos.size(), " positions, ", fwd_inv_deg.size(), " degrees for a ",
                   adj_t.num_rows(), "-node graph");
     parallel_for(0, adj_t.num_rows(), 16, [&](int64_t r0, int64_t r1) {
-        for (int64_t u = r0; u < r1; ++u) {
-            const int32_t p = din.pos[u];
-            float* d = p >= 0 ? din.ddep.row(p) : din.dbase.row(u);
-            for (int32_t v : adj_t.row(u)) {
-                const int32_t o = out_pos[v];
-                if (o < 0) continue;
-                const float s = fwd_inv_deg[v];
-                const float* g = dout.row(o);
-                if (p >= 0) {
-                    axpy_to(d, s, g, w);
-                } else {
-                    for (int64_t k = 0; k < din.k; ++k)
-                        for (int64_t c = 0; c < din.h; ++c) d[c] += s * g[k * din.h + c];
-                }
-            }
+        for (int64_t u = r0; u < r1; ++u)
+            spmm_grad_row(din, static_cast<int32_t>(u), adj_t, out_pos, fwd_inv_deg, dout, w);
+    });
+}
+
+void mixed_inputs_backward(const MixedGrads& din, std::span<const int32_t> out_pos,
+                           const Csr& operands, const Csr& users, ConstMatrixView d_self,
+                           ConstMatrixView d_fwd, ConstMatrixView d_bwd) {
+    const OpScope op_scope(OpCategory::kSpmm);
+    const int64_t w = din.k * din.h, n = static_cast<int64_t>(din.pos.size());
+    for (ConstMatrixView d : {d_self, d_fwd, d_bwd})
+        SEGRANK_CHECK(d.rows == d_self.rows && d.cols == w, "mixed_inputs_backward: gradient [",
+                      d.rows, ",", d.cols, "], expected [", d_self.rows, ",", w, "]");
+    SEGRANK_CHECK(static_cast<int64_t>(out_pos.size()) == n && operands.num_rows() == n &&
+                      users.num_rows() == n,
+                  "mixed_inputs_backward: ", out_pos.size(), " positions, adjacencies of ",
+                  operands.num_rows(), " and ", users.num_rows(), " rows for ", n, " nodes");
+    for (int32_t o : out_pos)
+        SEGRANK_CHECK(o < d_self.rows, "mixed_inputs_backward: position ", o, " outside the ",
+                      d_self.rows, " gradient rows");
+    const auto inv_f = operands.inverse_degrees(), inv_b = users.inverse_degrees();
+    parallel_for(0, n, 16, [&](int64_t r0, int64_t r1) {
+        for (int64_t u = r0; u < r1; ++u) {  // the three kernels' order: gather, users, operands
+            const int32_t o = out_pos[static_cast<size_t>(u)];
+            const auto v = static_cast<int32_t>(u);
+            if (o >= 0) add_grad_row(din, v, d_self.row(o), w);
+            spmm_grad_row(din, v, users, out_pos, inv_f, d_fwd, w);
+            spmm_grad_row(din, v, operands, out_pos, inv_b, d_bwd, w);
         }
     });
 }

@@ -41,11 +41,27 @@ void mixed_gather_backward(const MixedGrads& din, std::span<const int32_t> out_n
 /// neighbours). out: [out_nodes.size(), K*H]; adj: [n x n].
 void mixed_spmm_forward(MatrixView out, std::span<const int32_t> out_nodes, const Csr& adj,
                         const MixedRows& in);
+/// The three inputs of a SAGE layer for out_nodes in one parallel region instead of three: self =
+/// mixed_gather_forward, agg_fwd = mixed_spmm_forward over operands, agg_bwd = over users, with
+/// the same bits. self, agg_fwd, agg_bwd: [out_nodes.size(), K*H]; operands, users: [n x n].
+/// Throws segrank::Error on shapes.
+void mixed_inputs_forward(MatrixView self, MatrixView agg_fwd, MatrixView agg_bwd,
+                          std::span<const int32_t> out_nodes, const Csr& operands, const Csr& users,
+                          const MixedRows& in);
 /// Adjoint: for every node u and every v in adj_t.row(u) with out_pos[v] >= 0, row(u) +=
 /// dout[out_pos[v]]/deg(v) (summed over k into base rows). adj_t = adj.transpose(); fwd_inv_deg =
 /// adj.inverse_degrees(); out_pos: [n].
 void mixed_spmm_backward(const MixedGrads& din, const Csr& adj_t, std::span<const int32_t> out_pos,
                          std::span<const float> fwd_inv_deg, ConstMatrixView dout);
+
+/// Adjoint of mixed_inputs_forward in one parallel region over the source rows instead of three:
+/// mixed_gather_backward of d_self, then mixed_spmm_backward of d_fwd (through users, the operands'
+/// transpose) and of d_bwd (through operands), each row in that order, so the same bits. out_pos
+/// [n]: the row of a node in the three gradients [r, K*H] (-1: none; out_nodes distinct).
+/// Throws segrank::Error on shapes.
+void mixed_inputs_backward(const MixedGrads& din, std::span<const int32_t> out_pos,
+                           const Csr& operands, const Csr& users, ConstMatrixView d_self,
+                           ConstMatrixView d_fwd, ConstMatrixView d_bwd);
 
 /// The projected-rows aggregation of a SAGE layer's dep rows (docs/model.md#projection-first):
 /// with y the dep rows of layer l-1 already multiplied by one weight ([m_prev, K*H], row p = the

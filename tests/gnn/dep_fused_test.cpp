@@ -273,3 +273,62 @@ TEST_CASE(
                                  MixedGrads{dbase.view(), ddep.view(), in_pos, k, h}, out_nodes, e),
         Error);
 }
+
+TEST_CASE(
+    "mixed_inputs_forward gives the gather and both neighbour means of mixed_gather_forward and "
+    "mixed_spmm_forward bit for bit, with K = 1 and K = 3") {
+    Rng rng(11);
+    const Fixture f(rng);
+    for (int64_t k : {int64_t{1}, f.k}) {
+        INFO("K = ", k);
+        const Tensor dep = random_tensor(3, k * f.h, rng);
+        const MixedRows in{f.base.cview(), dep.cview(), f.in_pos, k, f.h};
+        const int64_t m = 5, w = k * f.h;
+        Tensor s_ref(m, w), f_ref(m, w), b_ref(m, w), s(m, w), af(m, w), ab(m, w);
+        mixed_gather_forward(s_ref.view(), f.out_nodes, in);
+        mixed_spmm_forward(f_ref.view(), f.out_nodes, f.g.operands, in);
+        mixed_spmm_forward(b_ref.view(), f.out_nodes, f.g.users, in);
+        mixed_inputs_forward(s.view(), af.view(), ab.view(), f.out_nodes, f.g.operands, f.g.users,
+                             in);
+        CHECK(same_bits(s, s_ref));
+        CHECK(same_bits(af, f_ref));
+        CHECK(same_bits(ab, b_ref));
+        Tensor narrow(m, w - 1);
+        CHECK_THROWS_AS(mixed_inputs_forward(s.view(), narrow.view(), ab.view(), f.out_nodes,
+                                             f.g.operands, f.g.users, in),
+                        Error);
+    }
+}
+
+TEST_CASE(
+    "mixed_inputs_backward equals mixed_gather_backward and both mixed_spmm_backward calls bit for "
+    "bit, with K = 1 and K = 3") {
+    Rng rng(12);
+    const Fixture f(rng);
+    std::vector<int32_t> out_pos(static_cast<size_t>(f.n), -1);
+    for (size_t i = 0; i < f.out_nodes.size(); ++i)
+        out_pos[static_cast<size_t>(f.out_nodes[i])] = static_cast<int32_t>(i);
+    for (int64_t k : {int64_t{1}, f.k}) {
+        INFO("K = ", k);
+        const int64_t m = 5, w = k * f.h;
+        const Tensor ds = random_tensor(m, w, rng), dfw = random_tensor(m, w, rng),
+                     dbw = random_tensor(m, w, rng);
+        const Tensor base0 = random_tensor(f.n, f.h, rng), dep0 = random_tensor(3, w, rng);
+        Tensor base_ref = base0.clone(), dep_ref = dep0.clone();
+        const MixedGrads ref{base_ref.view(), dep_ref.view(), f.in_pos, k, f.h};
+        mixed_gather_backward(ref, f.out_nodes, ds.cview());
+        mixed_spmm_backward(ref, f.g.users, out_pos, f.g.operands.inverse_degrees(), dfw.cview());
+        mixed_spmm_backward(ref, f.g.operands, out_pos, f.g.users.inverse_degrees(), dbw.cview());
+        Tensor base = base0.clone(), dep = dep0.clone();
+        mixed_inputs_backward(MixedGrads{base.view(), dep.view(), f.in_pos, k, f.h}, out_pos,
+                              f.g.operands, f.g.users, ds.cview(), dfw.cview(), dbw.cview());
+        CHECK(same_bits(base, base_ref));
+        CHECK(same_bits(dep, dep_ref));
+        std::vector<int32_t> far = out_pos;
+        far[0] = 9;  // a row the gradients do not have
+        CHECK_THROWS_AS(
+            mixed_inputs_backward(MixedGrads{base.view(), dep.view(), f.in_pos, k, f.h}, far,
+                                  f.g.operands, f.g.users, ds.cview(), dfw.cview(), dbw.cview()),
+            Error);
+    }
+}
