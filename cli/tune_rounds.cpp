@@ -50,8 +50,9 @@ struct TuneRun {
     std::string rule;
     TuneResult res;
     tune::Config default_rows;
-    std::set<std::string> measured;   // config_key of every measured config
-    std::vector<tune::Trial> trials;  // every measurement, for the generator
+    std::set<std::string> measured;     // config_key of every measured config
+    std::vector<tune::Trial> trials;    // every measurement, for the generator
+    std::vector<int64_t> trial_rounds;  // the round of each of `trials`
     std::vector<tune::Config> ok_configs;
     std::vector<double> ok_runtimes;
     std::ofstream log;
@@ -92,17 +93,18 @@ struct TuneRun {
         res.default_config = default_config(g, &rule);
         default_rows = record.recorded_config(res.default_config);
         for (const Record& r : records) {
-            note(r.config, r.runtime_ns, r.error, r.explored);
+            note(r.round, r.config, r.runtime_ns, r.error, r.explored);
             res.rounds = std::max(res.rounds, r.round);
         }
         log.open(meas_file, std::ios::app | std::ios::binary);
         SEGRANK_CHECK(log.good(), meas_file.string(), ": cannot open for appending");
     }
 
-    void note(const tune::Config& config, std::optional<double> ns, const std::string& error,
-              bool exploration) {
+    void note(int64_t round, const tune::Config& config, std::optional<double> ns,
+              const std::string& error, bool exploration) {
         measured.insert(tune::config_key(config));
         trials.push_back({config, ns});
+        trial_rounds.push_back(round);
         ++res.measured;
         explored += exploration;
         if (!ns) {
@@ -134,7 +136,7 @@ struct TuneRun {
         SEGRANK_CHECK(m.size() == 1, "--measure ", o.measure, ": returned ", m.size(),
                       " results for one config");
         if (!m[0].runtime_ns && m[0].error.empty()) m[0].error = "not measured";
-        note(config, m[0].runtime_ns, m[0].error, exploration);
+        note(round, config, m[0].runtime_ns, m[0].error, exploration);
         Json line = Json::object();
         line["round"] = round;
         const int64_t idx = index_of(config);
@@ -255,7 +257,8 @@ struct TuneRun {
     // picks (RoundSchedule::explore) among the open configs where the members disagree most
     // (variance of their min-max normalized scores), or, with one member, draws of the seed, in
     // a round starting (after `round_start` measurements) in the second half of the budget the
-    // one-knob changes of the best config so far the model ranks best first (tune/explore.h).
+    // one-knob changes of the best config so far, spread over the kinds of knob by their measured
+    // sensitivity, the model's best first within a kind (tune/explore.h).
     std::vector<int64_t> pick(int64_t k, int64_t explore, int64_t round_start,
                               const std::vector<tune::Config>& open, const std::vector<double>& ens,
                               const std::vector<std::vector<double>>& norm,
@@ -283,14 +286,29 @@ struct TuneRun {
             } else {
                 // The second half of the budget refines the incumbent (docs/tune.md).
                 const tune::Config* incumbent = res.best ? &*res.best : &default_rows;
-                rest = tune::exploration_order(open, ens, picked,
-                                               2 * round_start >= o.budget ? incumbent : nullptr,
-                                               o.seed, res.rounds);
+                // Its one-knob changes go to the kinds of knob whose measured changes moved the
+                // runtime.
+                const bool second_half = 2 * round_start >= o.budget;
+                std::optional<tune::KnobSensitivity> kinds;
+                if (second_half) kinds = tune::knob_sensitivity(ok_configs, ok_runtimes);
+                rest = tune::exploration_order(open, ens, picked, second_half ? incumbent : nullptr,
+                                               o.seed, res.rounds, kinds ? &*kinds : nullptr);
             }
             for (int64_t i = 0; i < explore && i < static_cast<int64_t>(rest.size()); ++i)
                 picks.push_back(rest[static_cast<size_t>(i)]);
         }
         return picks;
+    }
+
+    // Exploration picks of the next round of k configs: RoundSchedule::explore, but with one model
+    // of the task all but one in a round that starts in the second half of the budget after a
+    // round that found nothing faster than the best before it (docs/tune.md#one-knob-exploration).
+    int64_t exploration_picks(int64_t k, int64_t task_members) const {
+        const int64_t x = o.batch.explore(k, res.measured, explored);
+        if (task_members >= 2 || 2 * res.measured < o.budget) return x;
+        std::vector<std::optional<double>> runtimes;
+        for (const auto& t : trials) runtimes.push_back(t.runtime_ns);
+        return tune::last_round_improved(trial_rounds, runtimes) ? x : std::max(x, k - 1);
     }
 
     // The round's progress line on stdout; `measured_in_round` counts the measurements the round
@@ -353,7 +371,7 @@ struct TuneRun {
             }
             const int64_t k = std::min({o.batch.size(res.measured), o.budget - res.measured,
                                         static_cast<int64_t>(open.size())});
-            const int64_t explore = o.batch.explore(k, res.measured, explored);
+            const int64_t explore = exploration_picks(k, task_members);
             const std::vector<int64_t> picks =
                 pick(k, explore, res.measured, open, ens, norm, task_members);
             const int64_t before = res.measured;

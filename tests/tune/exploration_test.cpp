@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -246,4 +248,101 @@ TEST_CASE(
     CHECK(all == want);
     CHECK(std::vector<int64_t>(drawn.begin(), drawn.begin() + 3) != std::vector<int64_t>{3, 1, 5});
     CHECK(exploration_order(open, score, taken, nullptr, 7, 3) == drawn);
+}
+
+TEST_CASE(
+    "one_knob_kind names the kind of the one knob two configs set differently (a layout node's "
+    "output or input or kernel and a tile's kernel or output or input bound) and -1 for none or "
+    "several") {
+    const Config d = default_layout(3);
+    CHECK(one_knob_kind(d, with_slot(d, 2, 0)) == 0);
+    CHECK(one_knob_kind(with_slot(d, 1, 1, 3), d) == 1);
+    CHECK(one_knob_kind(d, with_slot(d, 0, 2, 4)) == 2);
+    CHECK(one_knob_kind(d, d) == -1);
+    CHECK(one_knob_kind(d, with_slot(with_slot(d, 0, 2), 1, 2)) == -1);  // two kernels
+    Config a;
+    a.tile.assign(24, 0.0f);
+    Config b = a;
+    b.tile[3] = 2.0f;  // columns 0-7: kernel bounds
+    CHECK(one_knob_kind(a, b) == 0);
+    b.tile = a.tile;
+    b.tile[8] = 2.0f;  // 8-15: output bounds
+    CHECK(one_knob_kind(a, b) == 1);
+    b.tile[23] = 4.0f;  // and 16-23: input bounds: two knobs
+    CHECK(one_knob_kind(a, b) == -1);
+    CHECK_THROWS_AS((void)one_knob_kind(d, a), Error);
+}
+
+TEST_CASE(
+    "knob_sensitivity counts per kind the measured pairs one knob apart and those whose runtimes "
+    "differ and weighs a kind (moved + 1) / (pairs + 2)") {
+    const Config d = default_layout(2);
+    // d 100; out of node 0 100 (same), kernel of node 0 130 and kernel of node 1 90 (both moved);
+    // out of node 0 with kernel of node 0: 130, one knob from each of the two before it.
+    const std::vector<Config> configs = {d, with_slot(d, 0, 0), with_slot(d, 0, 2),
+                                         with_slot(d, 1, 2), with_slot(with_slot(d, 0, 0), 0, 2)};
+    const std::vector<double> ns = {100.0, 100.0 * (1 + 1e-12), 130.0, 90.0, 130.0};
+    const KnobSensitivity s = knob_sensitivity(configs, ns);
+    // Output pairs: d-1 (same: within 1e-9), 2-4 (same). Kernel pairs: d-2, d-3 (moved), 1-4
+    // (moved: 100 vs 130), 2-3? two kernels apart: no pair.
+    CHECK(s.pairs == std::array<int64_t, kKnobKinds>{2, 0, 3});
+    CHECK(s.moved == std::array<int64_t, kKnobKinds>{0, 0, 3});
+    CHECK(s.weight(0) == doctest::Approx(1.0 / 4.0));
+    CHECK(s.weight(1) == doctest::Approx(0.5));
+    CHECK(s.weight(2) == doctest::Approx(4.0 / 5.0));
+    CHECK_THROWS_AS((void)knob_sensitivity(configs, std::span<const double>(ns).first(2)), Error);
+}
+
+TEST_CASE(
+    "last_round_improved is true only when a success of the last round beats every success "
+    "before it") {
+    using R = std::optional<double>;
+    const std::vector<int64_t> rounds = {0, 1, 1, 2, 2};
+    CHECK(last_round_improved(rounds, std::vector<R>{100.0, 90.0, 95.0, 89.0, R{}}));
+    CHECK_FALSE(last_round_improved(rounds, std::vector<R>{100.0, 90.0, 95.0, 90.0, 120.0}));
+    CHECK_FALSE(last_round_improved(rounds, std::vector<R>{100.0, 90.0, 95.0, R{}, R{}}));
+    // Nothing succeeded before the last round: its first success improves.
+    CHECK(last_round_improved(rounds, std::vector<R>{R{}, R{}, R{}, R{}, 5.0}));
+    CHECK(last_round_improved({}, {}));
+    CHECK_THROWS_AS((void)last_round_improved(std::vector<int64_t>{2, 1}, std::vector<R>{1.0, 2.0}),
+                    Error);
+}
+
+TEST_CASE(
+    "with knob sensitivities one-model exploration spreads the one-knob changes over the kinds by "
+    "weight with the best-scored first within a kind and takes a change of a kind that moved the "
+    "runtime before better-scored ones of kinds that did not") {
+    const Config d = default_layout(6);
+    std::vector<Config> open;
+    std::vector<double> score;
+    for (int64_t n = 0; n < 4; ++n) {  // 0..3: output changes, scored best (-10 .. -7)
+        open.push_back(with_slot(d, n, 0));
+        score.push_back(-10.0 + static_cast<double>(n));
+    }
+    for (int64_t n = 0; n < 3; ++n) {  // 4..6: kernel changes, scored 3, 1, 2
+        open.push_back(with_slot(d, n, 2));
+        score.push_back(n == 0 ? 3.0 : n == 1 ? 1.0 : 2.0);
+    }
+    open.push_back(with_slot(d, 5, 1));  // 7: an input change, scored 0
+    score.push_back(0.0);
+    open.push_back(with_slot(with_slot(d, 4, 0), 5, 2));  // 8: two knobs away
+    score.push_back(-20.0);
+    const std::vector<char> taken(open.size(), 0);
+    KnobSensitivity s;
+    s.pairs = {8, 0, 3};  // outputs never moved the runtime (1/10), kernels always did (4/5)
+    s.moved = {0, 0, 3};  // inputs unmeasured (1/2)
+    // Passes (taken + 1) / weight: kernel 1.25, 2.5, 3.75; input 2; output 10, 20, ...
+    const std::vector<int64_t> order = exploration_order(open, score, taken, &d, 7, 3, &s);
+    REQUIRE(order.size() == open.size());
+    CHECK(std::vector<int64_t>(order.begin(), order.end() - 1) ==
+          std::vector<int64_t>{5, 7, 6, 4, 0, 1, 2, 3});
+    CHECK(order.back() == 8);
+    // Without sensitivities: by score alone, the output changes first.
+    const std::vector<int64_t> plain = exploration_order(open, score, taken, &d, 7, 3);
+    CHECK(std::vector<int64_t>(plain.begin(), plain.begin() + 3) == std::vector<int64_t>{0, 1, 2});
+    // Equal weights: a round robin over the kinds with a change left (output, input, kernel).
+    const KnobSensitivity none;
+    const std::vector<int64_t> even = exploration_order(open, score, taken, &d, 7, 3, &none);
+    CHECK(std::vector<int64_t>(even.begin(), even.begin() + 6) ==
+          std::vector<int64_t>{0, 7, 5, 1, 6, 2});
 }
