@@ -58,6 +58,50 @@ std::vector<int64_t> explored_per_round(const fs::path& out, int64_t from_round 
     return n;
 }
 
+// The exploration picks per round (round order, round 0 the default's) that segrank tune with one
+// checkpoint and --batch grow takes, replayed from DIR/measurements.jsonl: a round of k >= 2
+// explores max(1, k / 4) while fewer than a quarter of the measurements before it explored (a line
+// without "explored": the last max(1, n / 4) of its round of n >= 2), else 0; and all but one
+// (k - 1) when it starts in the second half of the budget after a round whose measurements were
+// none faster than the best before it (docs/tune.md#one-knob-exploration). The --budget of a round
+// is `budget`, or `resumed_budget` from the round that starts after `resumed_at` measurements.
+std::vector<int64_t> expected_explored(const fs::path& out, int64_t budget, int64_t resumed_at = -1,
+                                       int64_t resumed_budget = 0) {
+    struct Round {
+        int64_t k = 0, explored = 0;
+        double best = 1e300;
+        bool old = false;  // lines without "explored"
+    };
+    std::map<int64_t, Round> rounds;
+    std::istringstream is(read_file_text(out / "measurements.jsonl"));
+    for (std::string line; std::getline(is, line);) {
+        if (line.empty()) continue;
+        const Json j = read_json(line, out.string());
+        Round& r = rounds[j["round"].get<int64_t>()];
+        ++r.k;
+        r.old = !j.contains("explored");
+        if (!r.old) r.explored += j["explored"].get<bool>();
+        if (j["measured_ns"].is_number()) r.best = std::min(r.best, j["measured_ns"].get<double>());
+    }
+    std::vector<int64_t> want;
+    int64_t measured = 0, explored = 0;
+    double best = 1e300;
+    bool improved = true;
+    for (auto& [round, r] : rounds) {
+        if (r.old && r.k >= 2) r.explored = std::max<int64_t>(1, r.k / 4);
+        int64_t x = 0;
+        if (round > 0 && r.k >= 2 && 4 * explored < measured) x = std::max<int64_t>(1, r.k / 4);
+        const int64_t b = resumed_at >= 0 && measured >= resumed_at ? resumed_budget : budget;
+        if (round > 0 && 2 * measured >= b && !improved) x = std::max(x, r.k - 1);
+        want.push_back(x);
+        improved = r.best < best;
+        best = std::min(best, r.best);
+        measured += r.k;
+        explored += r.explored;
+    }
+    return want;
+}
+
 struct Fixture {
     fs::path dir, run, npz;
 };
@@ -106,9 +150,13 @@ TEST_CASE(
     CHECK(contains_text(r.output, "tune: round 11: 3 measured (24 of budget 40)"));
     CHECK(contains_text(r.output, "tune: round 15: 4 measured (37 of budget 40)"));
     // A round explores one config while fewer than a quarter of the measurements so far were
-    // explored: rounds of 2 alternate (the first after the default explores), then from round 13
-    // (after 27 measured, 7 explored) every round explores one.
-    const std::vector<int64_t> explored = {0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1, 1, 1};
+    // explored: rounds of 2 alternate (the first after the default explores) up to round 10, the
+    // last that starts in the first half of the budget (after 19 measured); later rounds explore
+    // one config from round 13 (after 27 measured, 7 explored), or all but one after a round that
+    // found nothing faster.
+    const std::vector<int64_t> explored = expected_explored(whole, 40);
+    CHECK(std::vector<int64_t>(explored.begin(), explored.begin() + 11) ==
+          std::vector<int64_t>{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0});
     CHECK(explored_per_round(whole) == explored);
 
     // Stopped after 15 measurements (a round boundary) and resumed: the same rounds.
@@ -120,7 +168,8 @@ TEST_CASE(
     REQUIRE(resumed.exit_code == 0);
     CHECK(contains_text(resumed.output, "tune: round 8: 2 measured (17 of budget 40)"));
     CHECK(round_sizes(split) == want);
-    CHECK(explored_per_round(split) == explored);
+    // The rounds from 8 measurements on were the second half of --budget 15.
+    CHECK(explored_per_round(split) == expected_explored(split, 15, 15, 40));
     // Stopped inside a round (after 16): the resumed run sizes its rounds by the 16 taken.
     const fs::path odd = f.dir / "grow_odd";
     REQUIRE(run_segrank(model_args(f, odd, "grow") + " --budget 16 --quiet").exit_code == 0);
@@ -154,9 +203,14 @@ TEST_CASE(
     REQUIRE(r.exit_code == 0);
     CHECK(round_sizes(old) ==
           std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 4, 3});
-    // Rounds 1-7 of 2 count one exploration pick each (7 of 15): the rounds from 8 explore only
-    // once fewer than a quarter of the measurements were explored, after 30 measured.
-    CHECK(explored_per_round(old, 8) == std::vector<int64_t>{0, 0, 0, 0, 0, 0, 1, 1, 1});
+    // Rounds 1-7 of 2 count one exploration pick each (7 of 15): rounds 8-10 (the first half of
+    // --budget 40) explore none, the later ones one once fewer than a quarter of the measurements
+    // were explored, after 30 measured, or all but one after a round that found nothing faster.
+    const std::vector<int64_t> explored = explored_per_round(old, 8);
+    CHECK(std::vector<int64_t>(explored.begin(), explored.begin() + 3) ==
+          std::vector<int64_t>{0, 0, 0});
+    const std::vector<int64_t> want = expected_explored(old, 40);
+    CHECK(explored == std::vector<int64_t>(want.begin() + 8, want.end()));
 }
 
 TEST_CASE("segrank tune --batch grow:CAP caps the rounds and fixed --batch B keeps rounds of B") {
