@@ -77,6 +77,15 @@ struct ModelConfig {
     /// "config_mismatch.weight" [config_dim, 9] (the name earlier versions gave it, kept so their
     /// checkpoints load).
     bool layout_bytes = false;
+    /// `model.layout_access` (layout only; docs/model.md#layout-access-features): the feature rows
+    /// carry kLayoutAccessFeatures more values after the byte features (which tensors a config
+    /// relayouts, whether the lane and sublane dims move, the contiguous runs of the copy),
+    /// through the same "config_mismatch.weight" [config_dim, M].
+    bool layout_access = false;
+    /// `model.layout_tilings` (layout only; docs/model.md#layout-tiling-features): the feature
+    /// rows carry kLayoutTilingFeatures more values after the access ones (the padding change of
+    /// each configured tensor under four tile shapes), through "config_mismatch.weight".
+    bool layout_tilings = false;
     /// `model.loop_depth` (layout only; docs/model.md#loop-depth): one more node feature column,
     /// each node's while-loop depth (data/loop_depth.h); feat_dim counts it.
     bool loop_depth = false;
@@ -84,9 +93,14 @@ struct ModelConfig {
     /// columns after the depth one, log2 of the product of the enclosing loops' trip counts and
     /// whether one of them is unknown (data/graph.h node_loop_trips); feat_dim counts them.
     bool trip_counts = false;
-    /// Width M of the layout feature rows: kLayoutByteFeatures with layout_bytes (layout), else 0.
+    /// Width M of the layout feature rows (layout; 0 for tile): kLayoutByteFeatures with
+    /// layout_bytes, plus kLayoutAccessFeatures with layout_access, plus kLayoutTilingFeatures
+    /// with layout_tilings, in this order.
     int64_t layout_feature_width() const {
-        return task == Task::kLayout && layout_bytes ? kLayoutByteFeatures : 0;
+        if (task != Task::kLayout) return 0;
+        return (layout_bytes ? kLayoutByteFeatures : 0) +
+               (layout_access ? kLayoutAccessFeatures : 0) +
+               (layout_tilings ? kLayoutTilingFeatures : 0);
     }
     /// `model.readout` (docs/model.md#readout-and-head).
     Readout readout = Readout::kMeanMax;
@@ -118,8 +132,9 @@ struct SegmentInput {
     std::span<const int32_t>
         config_node_local;  ///< layout: [nc_s] distinct local ids of configurable nodes
     std::span<const int8_t> config_values;  ///< layout: [K, nc_s, 18] values -1..5
-    /// layout with ModelConfig::layout_bytes: [K, nc_s, M], M = ModelConfig::layout_feature_width()
-    /// (the byte features; else empty)
+    /// layout with ModelConfig::layout_bytes, layout_access or layout_tilings: [K, nc_s, M], M =
+    /// ModelConfig::layout_feature_width() (the byte, access and tiling blocks that are on, in this
+    /// order; else empty)
     std::span<const float> layout_features;
     ConstMatrixView tile_config;  ///< tile: [K, 24] raw config_feat
     /// tile with ModelConfig::tile_cost_features: [K, kTileCostFeatures] (else empty)

@@ -162,7 +162,9 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
         in.config_values = buf.layout_values;
         if (g.layout_neighbourhood) {
             static_assert(hw::kLayoutByteFeatures == kLayoutByteFeatures);
-            constexpr int64_t bf = kLayoutByteFeatures;
+            static_assert(hw::kLayoutAccessFeatures == kLayoutAccessFeatures);
+            static_assert(hw::kLayoutTilingFeatures == kLayoutTilingFeatures);
+            const int64_t bf = g.layout_feature_sets.width();
             buf.layout_features.resize(static_cast<size_t>(k * ncs * bf));
             // A node's features depend on its own row only, and a graph's configs repeat few rows
             // per node (the layout files hold at most about 8 per node): each distinct (node, row)
@@ -185,9 +187,10 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
                                     sizeof(float) * static_cast<size_t>(bf));
                         continue;
                     }
-                    hw::layout_byte_features_of_rows(
-                        *g.layout_neighbourhood, {row, static_cast<size_t>(kLayoutConfigDim)},
-                        idx.subspan(static_cast<size_t>(j), 1), {out, static_cast<size_t>(bf)});
+                    hw::layout_features_of_rows(*g.layout_neighbourhood, g.layout_feature_sets,
+                                                {row, static_cast<size_t>(kLayoutConfigDim)},
+                                                idx.subspan(static_cast<size_t>(j), 1),
+                                                {out, static_cast<size_t>(bf)});
                     if (seen.size() < kMemoRows) seen.push_back(c);
                 }
             }

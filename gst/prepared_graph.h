@@ -103,10 +103,12 @@ struct PreparedGraph {
     /// [S] the rebuilt segments kept by a graph held in memory
     /// (PrepareOptions::max_kept_segment_bytes); empty = rebuilt on each use.
     std::vector<BuiltSegment> kept_segments;
-    /// With model.layout_bytes (layout): what the byte features need, gathered from `source`
-    /// while preparing (docs/model.md#layout-byte-features); null otherwise. make_segment_input
-    /// then computes the 9 byte features of every (config, configurable node).
+    /// With model.layout_bytes, layout_access or layout_tilings (layout): what the features need,
+    /// gathered from `source` while preparing (docs/model.md#layout-byte-features); null
+    /// otherwise. make_segment_input then computes the feature rows of `layout_feature_sets`
+    /// (layout_feature_sets.width() values) of every (config, configurable node).
     std::shared_ptr<const hw::LayoutNeighbourhood> layout_neighbourhood;
+    hw::LayoutFeatureSets layout_feature_sets;  ///< the model's blocks (with layout_neighbourhood)
     /// With model.loop_depth (layout): [num_nodes] each node's while-loop depth (after
     /// prune_hops; while_loop_depth of the whole graph), appended to its normalized features as
     /// the last column (docs/model.md#loop-depth). Empty otherwise.
@@ -193,7 +195,7 @@ struct SegmentInputBuffers {
     BuiltSegment segment;  ///< the rebuilt segment when g keeps none (its Csr back the input)
     std::vector<int8_t> layout_values;    ///< [K, nc_s, 18]
     std::vector<int64_t> layout_columns;  ///< [nc_s] positions of the nodes' columns in the batch
-    std::vector<float> layout_features;   ///< [K, nc_s, 9] (g.layout_neighbourhood set)
+    std::vector<float> layout_features;   ///< [K, nc_s, M] (g.layout_neighbourhood set)
     Tensor tile_config;                   ///< [K, 24]
     Tensor tile_cost;                     ///< [K, kTileCostFeatures] (g.tile_cost set)
 };
@@ -201,7 +203,7 @@ struct SegmentInputBuffers {
 /// The model input of segment s for `configs` (file indices, each present in `batch`), from
 /// built_segment (node_feat rows are read here unless g keeps its segments). A column block batch
 /// must hold every configurable node of the segment (throws segrank::Error otherwise). With
-/// g.layout_neighbourhood, the layout byte features of the segment's configurable nodes are
+/// g.layout_neighbourhood, the layout feature rows of the segment's configurable nodes are
 /// computed here from their config rows (a node's features read its own row only). With g.tile_cost
 /// the input carries the configs' tile cost features (SegmentInput::tile_cost). The returned views
 /// borrow `g`, `batch` and `buf`, which must stay alive while it is used.

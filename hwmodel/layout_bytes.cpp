@@ -190,4 +190,168 @@ void layout_byte_features_of_rows(const LayoutNeighbourhood& nb, std::span<const
     });
 }
 
+namespace {
+
+// The physical dims of `m2m` (minor first) whose extent in `s` is not 1: size-1 dims change no
+// element's place in memory.
+std::vector<int64_t> moving_dims(const hlo::Shape& s, const std::vector<int64_t>& m2m) {
+    std::vector<int64_t> out;
+    for (int64_t d : m2m)
+        if (s.dims[static_cast<size_t>(d)] != 1) out.push_back(d);
+    return out;
+}
+
+// The five access features of tensor `s` (own layout) under layout tensor t of `v` into o.
+void access_of(float* o, const hlo::Shape& s, const LayoutValues& v, int t) {
+    std::fill_n(o, 5, 0.0f);
+    const Configured c = configured(s, v, t);
+    if (!c.set || !c.valid) return;
+    const std::vector<int64_t> own = effective_minor_to_major(s);
+    if (c.m2m == own) return;
+    o[0] = 1.0f;
+    const std::vector<int64_t> a = moving_dims(s, own), b = moving_dims(s, c.m2m);
+    auto at = [](const std::vector<int64_t>& x, size_t i) { return i < x.size() ? x[i] : -1; };
+    o[1] = at(a, 0) != at(b, 0) ? 1.0f : 0.0f;
+    o[2] = at(a, 1) != at(b, 1) ? 1.0f : 0.0f;
+    double run = 1.0;
+    for (size_t i = 0; i < a.size() && i < b.size() && a[i] == b[i]; ++i)
+        run *= static_cast<double>(s.dims[static_cast<size_t>(a[i])]);
+    const double elems = static_cast<double>(std::max<int64_t>(1, s.num_elements()));
+    const double eb =
+        static_cast<double>(std::max<int64_t>(1, hlo::element_byte_size(s.element_type)));
+    o[3] = static_cast<float>(std::log2(std::max(1.0, elems / run)) / 16.0);
+    o[4] = static_cast<float>(std::log2(run * eb) / 16.0);
+}
+
+// The access features of configurable nodes `nodes` into `out` (row stride `stride`, starting at
+// each row's first value); row_of(r) is node nodes[r]'s config row.
+template <typename RowOf>
+void access_features_of(const LayoutNeighbourhood& nb, std::span<const int32_t> nodes, float* out,
+                        int64_t stride, RowOf row_of) {
+    const int64_t nc = nb.num_config_nodes();
+    for (size_t r = 0; r < nodes.size(); ++r) {
+        const int64_t j = nodes[r];
+        SEGRANK_CHECK(j >= 0 && j < nc, "layout_access_features: node ", j, " outside [0, ", nc,
+                      ")");
+        const LayoutValues v = row_of(r);
+        float* o = out + static_cast<int64_t>(r) * stride;
+        access_of(o, nb.shapes[static_cast<size_t>(nb.self[static_cast<size_t>(j)])], v, 0);
+        const std::vector<const hlo::Shape*> op_shapes = operand_shapes(nb, j);
+        const std::array<int, 2> match = match_layout_operands(v, op_shapes);
+        for (int t = 1; t <= 2; ++t) {
+            float* ot = o + 5 * t;
+            std::fill_n(ot, 5, 0.0f);
+            const int i = match[static_cast<size_t>(t - 1)];
+            if (i >= 0) access_of(ot, *op_shapes[static_cast<size_t>(i)], v, t);
+        }
+    }
+}
+
+}  // namespace
+
+void layout_access_features_of_rows(const LayoutNeighbourhood& nb,
+                                    std::span<const int8_t> node_rows,
+                                    std::span<const int32_t> nodes, std::span<float> out) {
+    static_assert(kLayoutAccessFeatures == 15, "five numbers for each of three tensors");
+    SEGRANK_CHECK(node_rows.size() == nodes.size() * 18 &&
+                      out.size() == nodes.size() * static_cast<size_t>(kLayoutAccessFeatures),
+                  "layout_access_features_of_rows: ", node_rows.size(), " values for ",
+                  nodes.size(), " nodes, ", out.size(), " outputs");
+    access_features_of(nb, nodes, out.data(), kLayoutAccessFeatures,
+                       [&](size_t r) { return values_of(node_rows, static_cast<int64_t>(r)); });
+}
+
+namespace {
+
+// Elements of array `s` when its two most-minor physical dims are padded to (rows, lanes);
+// rank 1 pads to the lanes, a scalar is 1.
+double tiled_elements(const hlo::Shape& s, int64_t rows, int64_t lanes) {
+    const std::vector<int64_t> phys = physical_dims(s);
+    const size_t r = phys.size();
+    if (r == 0) return 1.0;
+    if (r == 1) return static_cast<double>(round_up(phys[0], lanes));
+    double n = static_cast<double>(round_up(phys[r - 2], rows)) *
+               static_cast<double>(round_up(phys[r - 1], lanes));
+    for (size_t i = 0; i + 2 < r; ++i) n *= static_cast<double>(phys[i]);
+    return n;
+}
+
+// The four tiling features of tensor `s` (own layout) under layout tensor t of `v` into o.
+void tilings_of(float* o, const hlo::Shape& s, const LayoutValues& v, int t) {
+    std::fill_n(o, 4, 0.0f);
+    const Configured c = configured(s, v, t);
+    if (!c.set || !c.valid || s.num_elements() <= 0) return;
+    const hlo::Shape cfg = with_layout(s, c.m2m);
+    const int64_t eb = std::max<int64_t>(1, hlo::element_byte_size(s.element_type));
+    const std::array<std::array<int64_t, 2>, 4> tiles = {
+        {{1, 128}, {8, 128}, {8 * std::max<int64_t>(1, 4 / eb), 128}, {128, 128}}};
+    for (size_t i = 0; i < tiles.size(); ++i)
+        o[i] = static_cast<float>(std::log2(tiled_elements(cfg, tiles[i][0], tiles[i][1]) /
+                                            tiled_elements(s, tiles[i][0], tiles[i][1])));
+}
+
+}  // namespace
+
+void layout_tiling_features_of_rows(const LayoutNeighbourhood& nb,
+                                    std::span<const int8_t> node_rows,
+                                    std::span<const int32_t> nodes, std::span<float> out) {
+    static_assert(kLayoutTilingFeatures == 12, "four tiles for each of three tensors");
+    SEGRANK_CHECK(node_rows.size() == nodes.size() * 18 &&
+                      out.size() == nodes.size() * static_cast<size_t>(kLayoutTilingFeatures),
+                  "layout_tiling_features_of_rows: ", node_rows.size(), " values for ",
+                  nodes.size(), " nodes, ", out.size(), " outputs");
+    const int64_t nc = nb.num_config_nodes();
+    for (size_t r = 0; r < nodes.size(); ++r) {
+        const int64_t j = nodes[r];
+        SEGRANK_CHECK(j >= 0 && j < nc, "layout_tiling_features: node ", j, " outside [0, ", nc,
+                      ")");
+        const LayoutValues v = values_of(node_rows, static_cast<int64_t>(r));
+        float* o = out.data() + r * static_cast<size_t>(kLayoutTilingFeatures);
+        tilings_of(o, nb.shapes[static_cast<size_t>(nb.self[static_cast<size_t>(j)])], v, 0);
+        const std::vector<const hlo::Shape*> op_shapes = operand_shapes(nb, j);
+        const std::array<int, 2> match = match_layout_operands(v, op_shapes);
+        for (int t = 1; t <= 2; ++t) {
+            float* ot = o + 4 * t;
+            std::fill_n(ot, 4, 0.0f);
+            const int i = match[static_cast<size_t>(t - 1)];
+            if (i >= 0) tilings_of(ot, *op_shapes[static_cast<size_t>(i)], v, t);
+        }
+    }
+}
+
+void layout_features_of_rows(const LayoutNeighbourhood& nb, LayoutFeatureSets sets,
+                             std::span<const int8_t> node_rows, std::span<const int32_t> nodes,
+                             std::span<float> out) {
+    const int64_t w = sets.width();
+    SEGRANK_CHECK(node_rows.size() == nodes.size() * 18 &&
+                      out.size() == nodes.size() * static_cast<size_t>(w),
+                  "layout_features_of_rows: ", node_rows.size(), " values for ", nodes.size(),
+                  " nodes, ", out.size(), " outputs of width ", w);
+    using Fill = void (*)(const LayoutNeighbourhood&, std::span<const int8_t>,
+                          std::span<const int32_t>, std::span<float>);
+    struct Block {
+        bool on;
+        int64_t width;
+        Fill fill;
+    };
+    const std::array<Block, 3> blocks = {
+        {{sets.bytes, kLayoutByteFeatures, &layout_byte_features_of_rows},
+         {sets.access, kLayoutAccessFeatures, &layout_access_features_of_rows},
+         {sets.tilings, kLayoutTilingFeatures, &layout_tiling_features_of_rows}}};
+    int64_t at = 0;  // first column of the block in each row
+    for (const Block& b : blocks) {
+        if (!b.on) continue;
+        if (b.width == w) {  // the only block: written in place
+            b.fill(nb, node_rows, nodes, out);
+            return;
+        }
+        std::vector<float> tmp(nodes.size() * static_cast<size_t>(b.width));
+        b.fill(nb, node_rows, nodes, tmp);
+        for (size_t r = 0; r < nodes.size(); ++r)
+            std::copy_n(tmp.data() + r * static_cast<size_t>(b.width), b.width,
+                        out.data() + r * static_cast<size_t>(w) + at);
+        at += b.width;
+    }
+}
+
 }  // namespace segrank::hw

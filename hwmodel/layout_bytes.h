@@ -62,4 +62,57 @@ void layout_byte_features(const LayoutNeighbourhood& nb, std::span<const int8_t>
 void layout_byte_features_of_rows(const LayoutNeighbourhood& nb, std::span<const int8_t> node_rows,
                                   std::span<const int32_t> nodes, std::span<float> out);
 
+/// Access features per (config, configurable node) (docs/model.md#layout-access-features): for
+/// each layout tensor t = output, input, kernel (as layout_byte_features), five numbers, all 0
+/// unless the configured layout is set, applicable and differs from the tensor's own (a relayout):
+///   5t + 0  1: the tensor is relayouted (a copy or transpose is needed);
+///   5t + 1  1 when the minor-most physical dim changes (size-1 dims skipped): a lane transpose;
+///   5t + 2  1 when the second-minor physical dim changes (size-1 dims skipped): a sublane move;
+///   5t + 3  log2(runs) / 16, runs = elements / run, run = the elements contiguous in both layouts
+///           (the product of the minor-most non-size-1 dims the two layouts share, in order);
+///   5t + 4  log2(run x element bytes) / 16: the bytes of each contiguous run.
+/// `node_rows` [nodes.size(), 18], row r the config row of configurable node nodes[r]; `out`
+/// [nodes.size(), kLayoutAccessFeatures]. Throws segrank::Error on size mismatches or an index
+/// out of range.
+inline constexpr int64_t kLayoutAccessFeatures = 15;
+void layout_access_features_of_rows(const LayoutNeighbourhood& nb,
+                                    std::span<const int8_t> node_rows,
+                                    std::span<const int32_t> nodes, std::span<float> out);
+
+/// Tiling features per (config, configurable node) (docs/model.md#layout-tiling-features): for
+/// each layout tensor t = output, input, kernel (as layout_byte_features), four numbers
+///   4t + i  log2(padded elements under the configured layout / under the tensor's own) when the
+///           two most-minor physical dims are padded to tile i: (1, 128), (8, 128), (8 x p, 128)
+///           with p = 4 / element bytes (at least 1: 16 rows for 16-bit, 32 for 8-bit types) and
+///           (128, 128); rank-1 arrays pad to the lanes, scalars not at all.
+/// 0 for an unset, unmatched or inapplicable tensor and for tuples. `node_rows`, `nodes` as
+/// layout_access_features_of_rows; `out` [nodes.size(), kLayoutTilingFeatures]. Throws
+/// segrank::Error on size mismatches or an index out of range.
+inline constexpr int64_t kLayoutTilingFeatures = 12;
+void layout_tiling_features_of_rows(const LayoutNeighbourhood& nb,
+                                    std::span<const int8_t> node_rows,
+                                    std::span<const int32_t> nodes, std::span<float> out);
+
+/// The layout feature blocks of a model's feature rows, in this order: the byte features
+/// (model.layout_bytes), the access features (model.layout_access), the tiling features
+/// (model.layout_tilings).
+struct LayoutFeatureSets {
+    bool bytes = false;
+    bool access = false;
+    bool tilings = false;
+    /// Values per row: the sum of the widths of the blocks that are on.
+    int64_t width() const {
+        return (bytes ? kLayoutByteFeatures : 0) + (access ? kLayoutAccessFeatures : 0) +
+               (tilings ? kLayoutTilingFeatures : 0);
+    }
+};
+
+/// The rows of `sets` for configurable nodes `nodes` (node_rows as layout_byte_features_of_rows):
+/// `out` [nodes.size(), sets.width()], each row its byte, access and tiling features (the blocks
+/// that are on, in this order). Throws segrank::Error on size mismatches or an index out of
+/// range.
+void layout_features_of_rows(const LayoutNeighbourhood& nb, LayoutFeatureSets sets,
+                             std::span<const int8_t> node_rows, std::span<const int32_t> nodes,
+                             std::span<float> out);
+
 }  // namespace segrank::hw

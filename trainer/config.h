@@ -82,8 +82,12 @@ struct ModelSection {
     /// the hwmodel estimate of each config as an input to the score
     /// (docs/model.md#analytical-prior)
     bool hwmodel_prior = false;
-    bool layout_bytes = false;  ///< padded-byte and copy features of the configured layouts
-                                ///< (docs/model.md#layout-byte-features)
+    /// padded-byte and copy features of the configured layouts (docs/model.md#layout-byte-features)
+    bool layout_bytes = false;
+    /// relayout, lane / sublane move and contiguity features (docs/model.md#layout-access-features)
+    bool layout_access = false;
+    /// padding changes under four tiles (docs/model.md#layout-tiling-features)
+    bool layout_tilings = false;
     /// each node's while-loop depth as one more node feature (layout only;
     /// docs/model.md#loop-depth)
     bool loop_depth = false;

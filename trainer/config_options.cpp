@@ -38,6 +38,8 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
     m.exploit_independence = cfg.model.config_independence;
     m.hwmodel_prior = cfg.model.hwmodel_prior;
     m.layout_bytes = cfg.model.layout_bytes;
+    m.layout_access = cfg.model.layout_access;
+    m.layout_tilings = cfg.model.layout_tilings;
     m.readout = cfg.model.readout;
     m.config_attention = cfg.model.config_attention;
     m.config_attention_dim = cfg.model.config_attention_dim;

@@ -128,6 +128,14 @@ void visit_schema(V& v, C& c) {
     v.field("layout_bytes", c.model.layout_bytes,
             "layout only: add per-config padded-byte and copy features of the configured layouts "
             "to the config code (docs/model.md#layout-byte-features)");
+    v.field("layout_access", c.model.layout_access,
+            "layout only: add per-config access features of the configured layouts (relayouted "
+            "tensors, lane / sublane moves, contiguous runs of the copy) to the config code "
+            "(docs/model.md#layout-access-features)");
+    v.field("layout_tilings", c.model.layout_tilings,
+            "layout only: add per-config padding changes of the configured layouts under four "
+            "tile shapes ((1,128), (8,128), (8 x packing,128), (128,128)) to the config code "
+            "(docs/model.md#layout-tiling-features)");
     v.field("loop_depth", c.model.loop_depth,
             "layout only: add each node's while-loop depth (how many while loops run it; the "
             "features carry no trip counts) as a node feature (docs/model.md#loop-depth)");

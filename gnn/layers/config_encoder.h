@@ -15,6 +15,12 @@ inline constexpr int64_t kLayoutValues = 7;
 /// Layout byte features per (config, configurable node) (docs/model.md#layout-byte-features;
 /// hwmodel/layout_bytes.h's kLayoutByteFeatures must agree).
 inline constexpr int64_t kLayoutByteFeatures = 9;
+/// Layout access features per (config, configurable node) (docs/model.md#layout-access-features;
+/// hwmodel/layout_bytes.h's kLayoutAccessFeatures must agree).
+inline constexpr int64_t kLayoutAccessFeatures = 15;
+/// Layout tiling features per (config, configurable node) (docs/model.md#layout-tiling-features;
+/// hwmodel/layout_bytes.h's kLayoutTilingFeatures must agree).
+inline constexpr int64_t kLayoutTilingFeatures = 12;
 /// Tile cost features per config (docs/model.md#tile-cost-features; computed by
 /// hwmodel/tile_cost_features.h, whose kTileCostFeatures must agree).
 inline constexpr int64_t kTileCostFeatures = 14;

@@ -20,7 +20,8 @@ namespace {
 template <class Pick>
 void restrict_choices(TinySegment& seg, int64_t choices, const Pick& pick) {
     const auto nc = static_cast<int64_t>(seg.config_nodes.size());
-    const int64_t mb = kLayoutByteFeatures;
+    const int64_t mb =
+        static_cast<int64_t>(seg.layout_bytes.size()) / std::max<int64_t>(1, seg.k * nc);
     const auto vals = seg.config_values;
     const auto bytes = seg.layout_bytes;
     for (int64_t k = 0; k < seg.k; ++k)
@@ -47,19 +48,29 @@ double max_rel_diff(const Tensor& a, const Tensor& b) {
 TEST_CASE(
     "encode_dedupe gives the dense readout to 1e-5 with layout features and the mean readout, with "
     "and without cached base rows") {
-    TinySegment seg = make_tiny_segment(60, 3, 24, {4, 9, 30, 31}, /*halo=*/5);
-    restrict_choices(seg, 3, [](int64_t k, int64_t j) { return (k * (j + 1) + k / 5) % 7; });
+    TinySegment seg9 = make_tiny_segment(60, 3, 24, {4, 9, 30, 31}, /*halo=*/5);
+    auto pick = [](int64_t k, int64_t j) { return (k * (j + 1) + k / 5) % 7; };
+    restrict_choices(seg9, 3, pick);
+    // The same with feature rows of 24 (layout_bytes and layout_access).
+    TinySegment seg24 = make_tiny_segment(60, 3, 24, {4, 9, 30, 31}, /*halo=*/5);
+    set_layout_feature_width(seg24, kLayoutByteFeatures + kLayoutAccessFeatures);
+    restrict_choices(seg24, 3, pick);
     struct Variant {
         const char* name;
         bool bytes;
         Readout readout = Readout::kMeanMax;
+        bool access = false;
     };
-    for (const Variant& o : {Variant{"plain", false}, Variant{"layout_bytes", true},
-                             Variant{"readout mean", false, Readout::kMean},
-                             Variant{"layout_bytes, readout mean", true, Readout::kMean}}) {
+    for (const Variant& o :
+         {Variant{"plain", false}, Variant{"layout_bytes", true},
+          Variant{"readout mean", false, Readout::kMean},
+          Variant{"layout_bytes, readout mean", true, Readout::kMean},
+          Variant{"layout_bytes and layout_access, readout mean", true, Readout::kMean, true}}) {
         INFO(o.name);
+        TinySegment& seg = o.access ? seg24 : seg9;
         ModelConfig cfg = tiny_config(Task::kLayout, 3);
         cfg.layout_bytes = o.bytes;
+        cfg.layout_access = o.access;
         cfg.readout = o.readout;
         seg.with_bytes = o.bytes;
         Model model(cfg);

@@ -66,19 +66,24 @@ void check_all_param_grads(Model& model, const TinySegment& seg, bool training =
 
 TEST_CASE("layout model gradients match finite differences, with halo nodes") {
     TinySegment seg = make_tiny_segment(14, 3, 3, {2, 9}, /*halo=*/3);
-    for (int option = 0; option < 4; ++option)
+    const std::vector<float> bytes9 = seg.layout_bytes;
+    for (int option = 0; option < 5; ++option)
         for (bool exploit : {true, false}) {
-            // 1: byte features; 2: the mean readout; 3: the mean readout with bytes.
-            const bool bytes = option == 1 || option == 3;
+            // 1: byte features; 2: the mean readout; 3: the mean readout with bytes; 4: byte and
+            // access features (rows of 24).
+            const bool bytes = option == 1 || option == 3 || option == 4;
             ModelConfig cfg = tiny_config(Task::kLayout, 3);
-            if (option >= 2) cfg.readout = Readout::kMean;
+            if (option == 2 || option == 3) cfg.readout = Readout::kMean;
             cfg.exploit_independence = exploit;
             cfg.layout_bytes = bytes;
+            cfg.layout_access = option == 4;
+            seg.layout_bytes = bytes9;
+            if (cfg.layout_access) set_layout_feature_width(seg, cfg.layout_feature_width());
             seg.with_bytes = bytes;
             Model model(cfg);
             model.params().initialize(5);
             INFO("exploit_independence=", exploit, " layout_bytes=", bytes,
-                 " readout=", to_string(cfg.readout));
+                 " layout_access=", cfg.layout_access, " readout=", to_string(cfg.readout));
             if (bytes) REQUIRE(model.params().find("config_mismatch.weight"));
             REQUIRE(model.params().ref(*model.params().find("head1.weight")).cols ==
                     cfg.readout_width());
@@ -129,6 +134,66 @@ TEST_CASE(
     CHECK(moved);
     seg.with_bytes = false;  // the option on without the features is refused
     CHECK_THROWS_WITH_AS(bytes.encode(seg.input(), nullptr), doctest::Contains("layout_bytes"),
+                         Error);
+}
+
+TEST_CASE(
+    "layout_access widens config_mismatch.weight to [config_dim, 9 + 15] (15 alone), keeps the "
+    "other parameters and the plan, and its columns move the scores") {
+    TinySegment seg = make_tiny_segment(40, 3, 4, {5, 30});
+    ModelConfig cfg = tiny_config(Task::kLayout, 3);
+    cfg.layout_bytes = true;
+    Model bytes(cfg);
+    cfg.layout_access = true;
+    Model both(cfg);
+    CHECK(cfg.layout_feature_width() == kLayoutByteFeatures + kLayoutAccessFeatures);
+    const ParamRef& w = both.params().ref(*both.params().find("config_mismatch.weight"));
+    CHECK(w.rows == cfg.config_dim);
+    CHECK(w.cols == kLayoutByteFeatures + kLayoutAccessFeatures);
+    CHECK(both.params().num_parameters() ==
+          bytes.params().num_parameters() + kLayoutAccessFeatures * cfg.config_dim);
+    ModelConfig only = cfg;
+    only.layout_bytes = false;
+    CHECK(only.layout_feature_width() == kLayoutAccessFeatures);
+    only.layout_tilings = true;  // layout_tilings adds its 12 after them
+    CHECK(only.layout_feature_width() == kLayoutAccessFeatures + kLayoutTilingFeatures);
+    const Model access_tilings(only);
+    const ParamStore& ps = access_tilings.params();
+    CHECK(ps.ref(*ps.find("config_mismatch.weight")).cols ==
+          kLayoutAccessFeatures + kLayoutTilingFeatures);
+    ModelConfig tc = tiny_config(Task::kTile, 3);
+    tc.layout_access = true;
+    CHECK(tc.layout_feature_width() == 0);
+    CHECK_FALSE(Model(tc).params().find("config_mismatch.weight"));
+
+    bytes.params().initialize(3);
+    both.params().initialize(3);
+    for (const ParamRef& ref : bytes.params().refs()) {
+        if (ref.name == "config_mismatch.weight") continue;
+        const ParamRef& r = both.params().ref(*both.params().find(ref.name));
+        INFO(ref.name);
+        CHECK(std::equal(bytes.params().values().begin() + ref.offset,
+                         bytes.params().values().begin() + ref.offset + ref.size(),
+                         both.params().values().begin() + r.offset));
+    }
+    set_layout_feature_width(seg, cfg.layout_feature_width());
+    seg.with_bytes = true;
+    CHECK(bytes.plan(make_tiny_segment(40, 3, 4, {5, 30}).input()).nodes ==
+          both.plan(seg.input()).nodes);
+    // Changing only the access columns (9..23 of each row) changes the scores.
+    Tensor s1, s2;
+    model_loss(both, seg, loss_weights(seg.k), false, false, 0, &s1);
+    const int64_t m = cfg.layout_feature_width();
+    for (size_t i = 0; i < seg.layout_bytes.size(); ++i)
+        if (static_cast<int64_t>(i) % m >= kLayoutByteFeatures) seg.layout_bytes[i] += 1.0f;
+    model_loss(both, seg, loss_weights(seg.k), false, false, 0, &s2);
+    bool moved = false;
+    for (int64_t i = 0; i < seg.k; ++i) moved = moved || s1[i] != s2[i];
+    CHECK(moved);
+    // Rows of the byte width alone are refused.
+    TinySegment narrow = make_tiny_segment(40, 3, 4, {5, 30});
+    narrow.with_bytes = true;
+    CHECK_THROWS_WITH_AS(both.encode(narrow.input(), nullptr), doctest::Contains("layout_access"),
                          Error);
 }
 
@@ -295,18 +360,23 @@ TEST_CASE(
     "tile") {
     // 80 nodes, 3 configurable: most nodes are > 3 hops from any configurable node.
     TinySegment seg = make_tiny_segment(80, 5, 6, {10, 41, 77}, /*halo=*/4, 3);
+    const std::vector<float> bytes9 = seg.layout_bytes;
     for (bool training : {false, true})
-        for (int option = 0; option < 5; ++option) {
-            // 1: layout_bytes; 2: config attention; 3: 1 and 2; 4: 1 with the mean readout
+        for (int option = 0; option < 6; ++option) {
+            // 1: layout_bytes; 2: config attention; 3: 1 and 2; 4: 1 with the mean readout;
+            // 5: layout_bytes and layout_access (feature rows of 24) with the mean readout
             const bool bytes = option == 1 || option >= 3;
             seg.with_bytes = bytes;
             ModelConfig cfg = tiny_config(Task::kLayout, 5);
             cfg.config_attention = option == 2 || option == 3;
-            if (option == 4) cfg.readout = Readout::kMean;
+            if (option >= 4) cfg.readout = Readout::kMean;
             cfg.config_attention_dim = 6;
             cfg.hidden = 16;
             cfg.dropout = training ? 0.1f : 0.0f;
             cfg.layout_bytes = bytes;
+            cfg.layout_access = option == 5;
+            seg.layout_bytes = bytes9;
+            if (cfg.layout_access) set_layout_feature_width(seg, cfg.layout_feature_width());
             Model fast(cfg);
             cfg.exploit_independence = false;
             Model naive(cfg);
@@ -322,7 +392,7 @@ TEST_CASE(
             // The mean readout sends every pooled node's rows a gradient (the max only its
             // argmax), so the weight gradients sum more terms in a different order on the two
             // paths: measured 1.0004e-5 of the norm for sage0.w_fwd in training.
-            check_fast_equals_naive(fast, naive, seg, training, option == 4 ? 3e-5 : 1e-5);
+            check_fast_equals_naive(fast, naive, seg, training, option >= 4 ? 3e-5 : 1e-5);
         }
     // Tile (no configurable nodes): late join keeps every layer config-independent (the config
     // enters at the head), early join makes every row dependent; both with the cost features.

@@ -5,8 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <ranges>
+#include <utility>
 
 #include "data/graph_store.h"
 #include "gnn/core/check.h"
@@ -137,9 +139,9 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "with layout_bytes each segment input row holds the 9 byte features of its configurable node "
-    "under its config, as the graph's neighbourhood gives them, also for configs that repeat "
-    "rows") {
+    "with layout_bytes, layout_access and / or layout_tilings each segment input row holds the 9 "
+    "byte, 15 access and / or 12 tiling features of its configurable node under its config, as "
+    "the graph's neighbourhood gives them, also for configs that repeat rows") {
     const fs::path dir = scratch_dir("gst_layout_features");
     TinyLayoutSpec spec;
     spec.min_nodes = 300;
@@ -149,44 +151,79 @@ TEST_CASE(
     spec.shapes = true;
     const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
-    ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
-    mc.layout_bytes = true;
-    Model model(mc);
-    auto gb = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(100));
-    REQUIRE(gb->layout_neighbourhood != nullptr);
-    const hw::LayoutNeighbourhood& nb = *gb->layout_neighbourhood;
-    const int64_t nc = gb->num_config_nodes;
-    const ConfigBatch batch = load_config_batch(*gb, std::vector<int64_t>{3, 0, 17, 9});
-    // Configs 0 and 3 twice: every row of theirs repeats, so the features computed once per
-    // distinct (node, row) are copied to the repeats.
-    const std::vector<int64_t> configs = {3, 0, 17, 9, 0, 3};
-    const std::vector<int64_t> batch_pos = {0, 1, 2, 3, 1, 0};
-    constexpr int64_t b = kLayoutByteFeatures;
-    bool any_bytes = false;
-    for (int64_t s = 0; s < gb->num_segments(); ++s) {
-        SegmentInputBuffers buf;
-        BuiltSegment scratch;
-        const BuiltSegment& built = built_segment(*gb, s, scratch);
-        const SegmentInput in = make_segment_input(*gb, built, batch, configs, buf);
-        const std::span<const int32_t> idx = built.segment->config_index();
-        const auto ncs = static_cast<int64_t>(idx.size());
-        REQUIRE(static_cast<int64_t>(in.layout_features.size()) ==
-                static_cast<int64_t>(configs.size()) * ncs * b);
-        for (size_t c = 0; c < configs.size(); ++c) {
-            // Config c's row of the batch holds every configurable node's values (so neighbours
-            // in other segments are seen).
-            const std::span<const int8_t> values{
-                batch.layout.data() + batch_pos[c] * nc * kLayoutConfigDim,
-                static_cast<size_t>(nc * kLayoutConfigDim)};
-            std::vector<float> want(static_cast<size_t>(ncs * b));
-            hw::layout_byte_features(nb, values, idx, want);
-            for (int64_t i = 0; i < ncs * b; ++i) {
-                CHECK(in.layout_features[c * ncs * b + i] == want[static_cast<size_t>(i)]);
-                any_bytes = any_bytes || want[static_cast<size_t>(i)] != 0.0f;
+    struct Variant {
+        bool bytes, access, tilings;
+    };
+    for (const Variant& o :
+         {Variant{true, false, false}, Variant{true, true, false}, Variant{false, true, false},
+          Variant{true, true, true}, Variant{false, false, true}}) {
+        INFO("layout_bytes=", o.bytes, " layout_access=", o.access, " layout_tilings=", o.tilings);
+        ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
+        mc.layout_bytes = o.bytes;
+        mc.layout_access = o.access;
+        mc.layout_tilings = o.tilings;
+        Model model(mc);
+        auto gb = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(100));
+        REQUIRE(gb->layout_neighbourhood != nullptr);
+        const hw::LayoutNeighbourhood& nb = *gb->layout_neighbourhood;
+        const int64_t nc = gb->num_config_nodes;
+        const ConfigBatch batch = load_config_batch(*gb, std::vector<int64_t>{3, 0, 17, 9});
+        // Configs 0 and 3 twice: every row of theirs repeats, so the features computed once per
+        // distinct (node, row) are copied to the repeats.
+        const std::vector<int64_t> configs = {3, 0, 17, 9, 0, 3};
+        const std::vector<int64_t> batch_pos = {0, 1, 2, 3, 1, 0};
+        // The blocks that are on, in row order: width and the expected rows of each node.
+        const int64_t w = mc.layout_feature_width();
+        REQUIRE(w == (o.bytes ? kLayoutByteFeatures : 0) + (o.access ? kLayoutAccessFeatures : 0) +
+                         (o.tilings ? kLayoutTilingFeatures : 0));
+        std::array<bool, 3> nonzero = {false, false, false};
+        for (int64_t s = 0; s < gb->num_segments(); ++s) {
+            SegmentInputBuffers buf;
+            BuiltSegment scratch;
+            const BuiltSegment& built = built_segment(*gb, s, scratch);
+            const SegmentInput in = make_segment_input(*gb, built, batch, configs, buf);
+            const std::span<const int32_t> idx = built.segment->config_index();
+            const auto ncs = static_cast<int64_t>(idx.size());
+            REQUIRE(static_cast<int64_t>(in.layout_features.size()) ==
+                    static_cast<int64_t>(configs.size()) * ncs * w);
+            for (size_t c = 0; c < configs.size(); ++c) {
+                // Config c's row of the batch holds every configurable node's values (so
+                // neighbours in other segments are seen).
+                const std::span<const int8_t> values{
+                    batch.layout.data() + batch_pos[c] * nc * kLayoutConfigDim,
+                    static_cast<size_t>(nc * kLayoutConfigDim)};
+                std::vector<int8_t> rows;
+                for (int32_t j : idx)
+                    rows.insert(rows.end(), values.begin() + j * kLayoutConfigDim,
+                                values.begin() + (j + 1) * kLayoutConfigDim);
+                std::array<std::vector<float>, 3> want = {
+                    std::vector<float>(static_cast<size_t>(ncs * kLayoutByteFeatures)),
+                    std::vector<float>(static_cast<size_t>(ncs * kLayoutAccessFeatures)),
+                    std::vector<float>(static_cast<size_t>(ncs * kLayoutTilingFeatures))};
+                hw::layout_byte_features(nb, values, idx, want[0]);
+                hw::layout_access_features_of_rows(nb, rows, idx, want[1]);
+                hw::layout_tiling_features_of_rows(nb, rows, idx, want[2]);
+                const std::array<bool, 3> on = {o.bytes, o.access, o.tilings};
+                const std::array<int64_t, 3> width = {kLayoutByteFeatures, kLayoutAccessFeatures,
+                                                      kLayoutTilingFeatures};
+                for (int64_t j = 0; j < ncs; ++j) {
+                    const float* got = in.layout_features.data() + (c * ncs + j) * w;
+                    for (size_t blk = 0; blk < 3; ++blk) {
+                        if (!on[blk]) continue;
+                        for (int64_t i = 0; i < width[blk]; ++i) {
+                            const float x = want[blk][static_cast<size_t>(j * width[blk] + i)];
+                            CHECK(*got++ == x);
+                            nonzero[blk] = nonzero[blk] || x != 0.0f;
+                        }
+                    }
+                }
             }
         }
+        // The random layouts of the tiny store change padded sizes and layouts somewhere.
+        CHECK(nonzero[0] == o.bytes);
+        CHECK(nonzero[1] == o.access);
+        CHECK(nonzero[2] == o.tilings);
     }
-    CHECK(any_bytes);  // the random layouts of the tiny store change padded sizes somewhere
 }
 
 TEST_CASE("a second prepare reuses the cached metis partition and gets identical segments") {

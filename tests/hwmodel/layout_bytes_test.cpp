@@ -117,3 +117,116 @@ TEST_CASE(
     CHECK_THROWS_AS(
         hw::layout_byte_features(nb, std::vector<int8_t>(18, -1), {nodes.data(), 1}, one), Error);
 }
+
+TEST_CASE(
+    "layout access features flag each relayouted tensor, whether its lane and sublane dims move, "
+    "and the runs contiguous in both layouts, on the hand-built graph") {
+    // b: node 2 (j = 0) output {0,1}, input {2,1,0}, kernel {0,1}; node 4 (j = 1) input {1,0}.
+    // d: node 2 input {2,0,1} only.
+    const std::vector<int8_t> b = config({{0, 1}, {2, 1, 0}, {0, 1}, {}, {1, 0}});
+    const std::vector<int8_t> d = config({{}, {2, 0, 1}});
+    MemoryGraphSource src(mismatch_graph({b, d}), CollectionId::parse("layout:xla:default"),
+                          "mismatch");
+    const hw::LayoutNeighbourhood nb = hw::layout_neighbourhood(src, 0);
+    const std::vector<int32_t> nodes = {0, 1};
+    constexpr int64_t a = hw::kLayoutAccessFeatures;
+    std::vector<float> f(2 * a);
+    hw::layout_access_features_of_rows(nb, b, nodes, f);
+    // Node 2 output f32[8,4] {1,0} -> {0,1}: relayouted, lane and sublane dims swap, no run is
+    // shared (run = 1 element): 32 runs of 4 bytes.
+    const std::vector<float> out = {1, 1, 1, 5.0f / 16, 2.0f / 16};
+    for (int i = 0; i < 5; ++i) CHECK(f[i] == doctest::Approx(out[i]));
+    // Input {2,1,0} on node 1 f32[2,8,4]: its own layout, nothing moves.
+    for (int i = 5; i < 10; ++i) CHECK(f[i] == 0.0f);
+    // Kernel {0,1} on node 0 f32[8,16] {1,0}: 128 runs of one element.
+    const std::vector<float> ker = {1, 1, 1, 7.0f / 16, 2.0f / 16};
+    for (int i = 0; i < 5; ++i) CHECK(f[10 + i] == doctest::Approx(ker[i]));
+    // Node 4: output and kernel unset, input {1,0} is node 2's own layout.
+    for (int i = 15; i < 30; ++i) CHECK(f[i] == 0.0f);
+
+    // d: input {2,0,1} on node 1 f32[2,8,4] {2,1,0}: the minor dim 2 stays (lanes do not move),
+    // the second-minor changes 1 -> 0; runs of dims[2] = 4 elements (16 bytes), 64 / 4 = 16 runs.
+    hw::layout_access_features_of_rows(nb, d, nodes, f);
+    for (int i = 0; i < 5; ++i) CHECK(f[i] == 0.0f);
+    const std::vector<float> in = {1, 0, 1, 4.0f / 16, 4.0f / 16};
+    for (int i = 0; i < 5; ++i) CHECK(f[5 + i] == doctest::Approx(in[i]));
+    for (int i = 10; i < 30; ++i) CHECK(f[i] == 0.0f);
+
+    // Rows of both blocks: the byte features, then the access features, per node.
+    const hw::LayoutFeatureSets both{true, true};
+    CHECK(both.width() == hw::kLayoutByteFeatures + a);
+    std::vector<float> rows(2 * both.width()), bytes(2 * hw::kLayoutByteFeatures), acc(2 * a);
+    hw::layout_features_of_rows(nb, both, b, nodes, rows);
+    hw::layout_byte_features_of_rows(nb, b, nodes, bytes);
+    hw::layout_access_features_of_rows(nb, b, nodes, acc);
+    for (int64_t r = 0; r < 2; ++r) {
+        const float* row = rows.data() + r * both.width();
+        CHECK(std::equal(row, row + hw::kLayoutByteFeatures,
+                         bytes.begin() + r * hw::kLayoutByteFeatures));
+        CHECK(std::equal(row + hw::kLayoutByteFeatures, row + both.width(), acc.begin() + r * a));
+    }
+    // One block alone is that block's rows.
+    std::vector<float> only(2 * a);
+    hw::layout_features_of_rows(nb, {false, true}, b, nodes, only);
+    CHECK(only == acc);
+    std::vector<float> one(a);
+    const std::vector<int32_t> bad = {2};
+    CHECK_THROWS_WITH_AS(
+        hw::layout_access_features_of_rows(nb, std::vector<int8_t>(18, -1), bad, one),
+        doctest::Contains("outside [0, 2)"), Error);
+    CHECK_THROWS_AS(hw::layout_features_of_rows(nb, both, b, nodes, acc), Error);
+}
+
+TEST_CASE(
+    "layout tiling features give the padding change of each configured tensor under the (1,128), "
+    "(8,128), packed and (128,128) tiles, on the hand-built graph") {
+    const std::vector<int8_t> b = config({{0, 1}, {2, 1, 0}, {0, 1}, {}, {1, 0}});
+    const std::vector<int8_t> d = config({{}, {2, 0, 1}});
+    MemoryGraphSource src(mismatch_graph({b, d}), CollectionId::parse("layout:xla:default"),
+                          "mismatch");
+    const hw::LayoutNeighbourhood nb = hw::layout_neighbourhood(src, 0);
+    const std::vector<int32_t> nodes = {0, 1};
+    constexpr int64_t t = hw::kLayoutTilingFeatures;
+    std::vector<float> f(2 * t);
+    hw::layout_tiling_features_of_rows(nb, b, nodes, f);
+    // Node 2 output f32[8,4]: physical [8,4] -> [4,8]. (1,128): 8 x 128 -> 4 x 128; (8,128) and
+    // the packed tile (f32: 8 rows): 8 x 128 both; (128,128): 128 x 128 both.
+    const std::vector<float> out = {-1, 0, 0, 0};
+    for (int i = 0; i < 4; ++i) CHECK(f[i] == doctest::Approx(out[i]));
+    for (int i = 4; i < 8; ++i) CHECK(f[i] == 0.0f);  // input: its own layout
+    // Kernel f32[8,16]: physical [8,16] -> [16,8]: 16 rows instead of 8 under the first three
+    // tiles, 128 x 128 both under the last.
+    const std::vector<float> ker = {1, 1, 1, 0};
+    for (int i = 0; i < 4; ++i) CHECK(f[8 + i] == doctest::Approx(ker[i]));
+    for (int i = 12; i < 24; ++i) CHECK(f[i] == 0.0f);
+
+    // d: input f32[2,8,4] {2,1,0} -> {2,0,1}: physical [2,8,4] -> [8,2,4]. (1,128): 2048 both;
+    // (8,128): 2 x 8 x 128 -> 8 x 8 x 128 (the second-minor 2 pads to 8); (128,128): 2 x 128 x
+    // 128 -> 8 x 128 x 128.
+    hw::layout_tiling_features_of_rows(nb, d, nodes, f);
+    const std::vector<float> in = {0, 2, 2, 2};
+    for (int i = 0; i < 4; ++i) CHECK(f[i] == 0.0f);
+    for (int i = 0; i < 4; ++i) CHECK(f[4 + i] == doctest::Approx(in[i]));
+    for (int i = 8; i < 24; ++i) CHECK(f[i] == 0.0f);
+
+    // All three blocks in one row, in the order bytes, access, tilings.
+    const hw::LayoutFeatureSets all{true, true, true};
+    const int64_t w = all.width();
+    CHECK(w == hw::kLayoutByteFeatures + hw::kLayoutAccessFeatures + t);
+    std::vector<float> rows(2 * w), acc(2 * hw::kLayoutAccessFeatures), til(2 * t);
+    hw::layout_features_of_rows(nb, all, d, nodes, rows);
+    hw::layout_access_features_of_rows(nb, d, nodes, acc);
+    hw::layout_tiling_features_of_rows(nb, d, nodes, til);
+    for (int64_t r = 0; r < 2; ++r) {
+        const float* row = rows.data() + r * w + hw::kLayoutByteFeatures;
+        CHECK(std::equal(row, row + hw::kLayoutAccessFeatures,
+                         acc.begin() + r * hw::kLayoutAccessFeatures));
+        CHECK(std::equal(row + hw::kLayoutAccessFeatures, row + hw::kLayoutAccessFeatures + t,
+                         til.begin() + r * t));
+    }
+    std::vector<float> one(t);
+    const std::vector<int32_t> bad = {2};
+    CHECK_THROWS_WITH_AS(
+        hw::layout_tiling_features_of_rows(nb, std::vector<int8_t>(18, -1), bad, one),
+        doctest::Contains("outside [0, 2)"), Error);
+}

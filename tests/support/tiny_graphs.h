@@ -20,10 +20,10 @@ struct TinySegment {
     std::vector<int32_t> config_nodes;
     std::vector<int8_t> config_values;  // [K, nc, 18]
     Tensor tile_config;                 // [K, 24]
-    std::vector<float> layout_bytes;    // [K, nc, kLayoutByteFeatures]
-    bool with_bytes = false;            // input() passes layout_bytes as its layout_features
-    Tensor tile_cost;                   // [K, kTileCostFeatures]
-    bool with_cost = false;             // input() passes tile_cost
+    std::vector<float> layout_bytes;  // [K, nc, kLayoutByteFeatures] (or set_layout_feature_width)
+    bool with_bytes = false;          // input() passes layout_bytes as its layout_features
+    Tensor tile_cost;                 // [K, kTileCostFeatures]
+    bool with_cost = false;           // input() passes tile_cost
     int64_t k = 0;
     int64_t num_pooled = 0;
 
@@ -81,6 +81,16 @@ inline TinySegment make_tiny_segment(int64_t n, int64_t f, int64_t k,
     for (int64_t i = 0; i < s.tile_cost.size(); ++i)
         s.tile_cost[i] = static_cast<float>(crng.uniform() * 4.0 - 2.0);
     return s;
+}
+
+/// Redraws s.layout_bytes with `width` values per (config, configurable node) (the feature rows of
+/// model.layout_bytes and / or model.layout_access, ModelConfig::layout_feature_width()), from
+/// their own stream.
+inline void set_layout_feature_width(TinySegment& s, int64_t width, uint64_t seed = 1) {
+    Rng rng = Rng::derive(seed, 0, 0, "tiny_layout_features");
+    s.layout_bytes.clear();
+    for (int64_t i = 0; i < s.k * static_cast<int64_t>(s.config_nodes.size()) * width; ++i)
+        s.layout_bytes.push_back(static_cast<float>(rng.normal() * 0.5));
 }
 
 /// A small model config for tests.
