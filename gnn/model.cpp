@@ -132,7 +132,8 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
         SEGRANK_CHECK(in.layout_features.empty() || mf == 0 ||
                           static_cast<int64_t>(in.layout_features.size()) == in.k * nc * mf,
                       "segment input: layout_features has ", in.layout_features.size(),
-                      " values, expected K x nc x ", mf, " = ", in.k, " x ", nc, " x ", mf);
+                      " values, expected K x nc x ", mf, " = ", in.k, " x ", nc, " x ", mf,
+                      " (model.layout_bytes / layout_access / layout_tilings)");
     } else {
         SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileConfigDim,
                       "segment input: tile_config is [", in.tile_config.rows, ", ",
