@@ -30,7 +30,8 @@
 # Model: `segrank train --balance-model 2,4,8,16,64 --balance-from WARMUP` on the same config and
 # data predicts step_balance_cpu per mode and world size from the batch schedule (nodes x configs
 # per member, docs/architecture.md#distribution); printed as "predicted_step_balance" and beside the
-# measured np=2 (and np=4) medians under "step_balance_cpu".
+# measured np=2 (and np=4) medians under "step_balance_cpu"; its scaling efficiency (config slices'
+# repeated work counted) as "predicted_scaling_efficiency_np2" beside "scaling_efficiency_np2".
 # Threads: np=1 runs set train.threads, np=2 runs set dist.threads_per_rank
 # (docs/architecture.md#distribution, configs/default.toml [dist]); OMP_NUM_THREADS is exported to
 # the ranks as well. --bind-to none: Open MPI binds each rank to one core by default for np <= 2,
@@ -308,6 +309,11 @@ for np_ in (2, 4):
         balance.setdefault(label, {})[m] = {"measured": r["median_step_balance_cpu"],
                                             "predicted": round(predicted["efficiency"][m][str(np_)], 4)}
 out["step_balance_cpu"] = balance
+# The model's scaling efficiency (the work slices repeat counted; whole graphs: their step balance)
+# beside the measured steps/s ratio; segrank builds before it print none.
+if "scaling_efficiency" in predicted:
+    out["predicted_scaling_efficiency_np2"] = {
+        m: round(predicted["scaling_efficiency"][m]["2"], 4) for m in modes}
 if "np1x2" in runs:
     np1x2 = runs["np1x2"]["median_steps_per_s"]
     out["np2x1_over_np1x2"] = {m: round(runs["np2x1_" + m]["median_steps_per_s"] / np1x2, 4) for m in modes}

@@ -16,6 +16,7 @@ namespace segrank::tune {
 namespace {
 constexpr size_t kLayoutSlot = 6;  // entries of one tensor's minor_to_major dims
 constexpr size_t kTileBlock = 8;   // config_feat columns of one of kernel, output, input bounds
+constexpr size_t kTileBounds = 6;  // of them the bounds; the last two are their sum and product
 
 void check_comparable(const Config& a, const Config& b) {
     SEGRANK_CHECK(a.task() == b.task() && a.layout.size() == b.layout.size() &&
@@ -31,8 +32,10 @@ void check_comparable(const Config& a, const Config& b) {
 template <class F>
 void for_each_changed_knob(const Config& a, const Config& b, F on_knob) {
     if (a.task() == Task::kTile) {
+        // A knob is one bound; the sum and product columns follow from the bounds.
         for (size_t i = 0; i < a.tile.size(); ++i)
-            if (a.tile[i] != b.tile[i] && !on_knob(static_cast<int>(i / kTileBlock)))  // -0 == 0
+            if (i % kTileBlock < kTileBounds && a.tile[i] != b.tile[i] &&  // -0 == 0
+                !on_knob(static_cast<int>(i / kTileBlock)))
                 return;
         return;
     }

@@ -17,7 +17,8 @@ namespace segrank::tune {
 
 /// How many knobs `a` and `b` set differently: layout: the (configurable node, tensor) slots (6
 /// entries each: a node's output, input or kernel minor_to_major dims) whose entries differ;
-/// tile: the bounds (entries of the 24-row, -0 equal to 0) that differ. 0 for equal configs.
+/// tile: the bounds (entries 0-5 of each 8-entry block of the 24-row; entries 6 and 7 are their
+/// sum and product; -0 equal to 0) that differ. 0 for equal configs.
 /// Throws segrank::Error when the two are of different tasks or sizes.
 int64_t knobs_apart(const Config& a, const Config& b);
 

@@ -146,6 +146,9 @@ TEST_SUITE("hostile") {
         INFO(first.output);
         REQUIRE(first.exit_code == 0);
         CHECK(contains_text(read_file_text(dir / "first.json"), "\"scaling_efficiency_np2\""));
+        // The step-cost model's scaling efficiency beside it.
+        CHECK(contains_text(read_file_text(dir / "first.json"),
+                            "\"predicted_scaling_efficiency_np2\""));
         CHECK(contains_text(read_file_text(dir / "first.json"),
                             "\"nproc\": " + std::to_string(::sysconf(_SC_NPROCESSORS_ONLN))));
         CHECK(fs::is_regular_file(work / ".bench_mpi_made"));

@@ -173,7 +173,7 @@ Config with_slot(Config c, int64_t node, int tensor, int rank = 2) {
 
 TEST_CASE(
     "knobs_apart counts a layout node's output, input and kernel as one knob each and a tile's "
-    "bounds one by one") {
+    "bounds one by one, not their sum and product columns") {
     const Config d = default_layout(3);
     CHECK(knobs_apart(d, d) == 0);
     CHECK(knobs_apart(d, with_slot(d, 1, 2, 4)) == 1);  // 4 entries of one slot: one knob
@@ -182,9 +182,17 @@ TEST_CASE(
     Config a, b;
     a.tile.assign(24, 0.0f);
     b.tile = a.tile;
+    // Kernel bound 3 with its block's sum (6) and product (7): one knob; with output bound 1
+    // (entry 9) too: two.
     b.tile[3] = 4.0f;
+    b.tile[6] = 4.0f;
     b.tile[7] = 2.0f;
+    CHECK(knobs_apart(a, b) == 1);
+    CHECK(one_knob_kind(a, b) == 0);
+    b.tile[9] = 8.0f;
+    b.tile[14] = 8.0f;
     CHECK(knobs_apart(a, b) == 2);
+    CHECK(one_knob_kind(a, b) == -1);
     b.tile = a.tile;
     b.tile[5] = -0.0f;  // -0 and 0 are the same bound
     CHECK(knobs_apart(a, b) == 0);
@@ -263,12 +271,12 @@ TEST_CASE(
     Config a;
     a.tile.assign(24, 0.0f);
     Config b = a;
-    b.tile[3] = 2.0f;  // columns 0-7: kernel bounds
+    b.tile[3] = 2.0f;  // columns 0-5: kernel bounds (6 and 7: their sum and product)
     CHECK(one_knob_kind(a, b) == 0);
     b.tile = a.tile;
-    b.tile[8] = 2.0f;  // 8-15: output bounds
+    b.tile[8] = 2.0f;  // 8-13: output bounds
     CHECK(one_knob_kind(a, b) == 1);
-    b.tile[23] = 4.0f;  // and 16-23: input bounds: two knobs
+    b.tile[21] = 4.0f;  // and 16-21: input bounds: two knobs
     CHECK(one_knob_kind(a, b) == -1);
     CHECK_THROWS_AS((void)one_knob_kind(d, a), Error);
 }
