@@ -105,11 +105,17 @@ void check_tune_out(const TuneOptions& o) {
 class KeepOnlyTuneDir {
 public:
     KeepOnlyTuneDir(std::filesystem::path dir, CreatedDirectories& made, bool resume)
-        : dir_(std::move(dir)), made_(made), resume_(resume) {}
+        : dir_(std::move(dir)), made_(made), resume_(resume) {
+        // A fresh run on a DIR that already holds a run is refused (open_tune_dir): those files
+        // are an earlier run's, never this one's to remove.
+        std::error_code ec;
+        earlier_ = std::filesystem::exists(dir_ / "tune.json", ec) ||
+                   std::filesystem::exists(dir_ / "measurements.jsonl", ec);
+    }
     ~KeepOnlyTuneDir() {
         namespace fs = std::filesystem;
         std::error_code ec;
-        if (resume_ || !nothing_measured()) {
+        if (resume_ || earlier_ || !nothing_measured()) {
             made_.keep();
             return;
         }
@@ -140,6 +146,7 @@ private:
     std::filesystem::path dir_;
     CreatedDirectories& made_;
     bool resume_ = false;
+    bool earlier_ = false;  // DIR held tune.json or measurements.jsonl before this run
 };
 
 // g's record (structure, recorded rows and runtimes) as the tune/ parts take it.

@@ -186,6 +186,31 @@ TEST_CASE("segrank tune --resume after a kill after k measurements measures noth
     CHECK(read_jsonl(out / "measurements.jsonl").size() == 12);
 }
 
+TEST_CASE(
+    "a fresh segrank tune refused on the folder of a run killed before its first measurement "
+    "leaves its tune.json and empty measurements.jsonl for --resume") {
+    const Fixture& f = fixture();
+    const fs::path out = f.dir / "killed_early_out";
+    const std::string base = "tune --checkpoint " + sq(f.layout_run.string()) + " --graph " +
+                             sq(f.layout_npz.string()) + " --batch 4 --quiet --budget 6 --out " +
+                             sq(out.string());
+    REQUIRE(run_segrank(base).exit_code == 0);
+    // What a SIGKILL after tune.json but before the first measurement leaves.
+    { std::ofstream(out / "measurements.jsonl", std::ios::trunc); }
+    fs::remove(out / "best.json");
+    const std::string ident = read_file_text(out / "tune.json");
+    const auto again = run_segrank(base);
+    INFO(again.output);
+    CHECK(again.exit_code == 1);
+    CHECK(contains_text(again.output, "already holds a tuning run"));
+    CHECK(read_file_text(out / "tune.json") == ident);
+    CHECK(fs::is_regular_file(out / "measurements.jsonl"));
+    const auto resumed = run_segrank(base + " --resume");
+    INFO(resumed.output);
+    CHECK(resumed.exit_code == 0);
+    CHECK(read_jsonl(out / "measurements.jsonl").size() == 6);
+}
+
 TEST_CASE("segrank tune stopped by a signal keeps every measurement taken and resumes from there") {
     const Fixture& f = fixture();
     const fs::path out = f.dir / "stop_out";
