@@ -16,6 +16,7 @@
 #include "data/npz.h"
 #include "gnn/core/check.h"
 #include "gst/gst.h"
+#include "util/user_input.h"
 
 namespace segrank {
 
@@ -191,7 +192,7 @@ Graph Graph::open(const std::string& spec) {
 
 Graph Graph::from_npz(const std::string& path) {
     Lock lock(cost_model_mutex());
-    SEGRANK_CHECK(fs::is_regular_file(path), path, ": no such npz file");
+    require_regular_input(path, "an npz file");  // a FIFO, folder or device named as such
     bool tile = false;
     {
         NpzReader r(path);

@@ -152,7 +152,12 @@ TEST_CASE("CostModel and Graph errors name the file, the graph and what was expe
           std::string::npos);
     CHECK(error_of([&] {
               Graph::from_npz((dir / "missing.npz").string());
-          }).find("missing.npz: no such npz file") != std::string::npos);
+          }).find("missing.npz: no such file (expected an npz file)") != std::string::npos);
+    // A path that exists but is no file is named as what it is.
+    fs::create_directories(dir / "folder.npz");
+    CHECK(error_of([&] {
+              Graph::from_npz((dir / "folder.npz").string());
+          }).find("folder.npz: is a directory") != std::string::npos);
     // A tile graph for a layout-only model.
     GraphArrays t;
     t.task = CostTask::kTile;
