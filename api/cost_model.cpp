@@ -223,6 +223,17 @@ Graph Graph::from_store(const std::string& store_path, const std::string& name) 
     return Graph(nullptr);
 }
 
+namespace {
+// The names of a tuning file's modules, comma-separated, at most 40 (then ", ... N more").
+std::string module_names(const hlo::TuningFile& file) {
+    std::string out;
+    const size_t n = file.modules.size(), shown = std::min<size_t>(n, 40);
+    for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + file.modules[i].module.name;
+    if (n > shown) out += str(", ... ", n - shown, " more");
+    return out;
+}
+}  // namespace
+
 Graph Graph::from_tuning_pb(const std::string& path, const std::string& module) {
     Lock lock(cost_model_mutex());
     const hlo::TuningFile file = hlo::read_tuning_file(path);
@@ -230,14 +241,14 @@ Graph Graph::from_tuning_pb(const std::string& path, const std::string& module) 
     if (module.empty()) {
         SEGRANK_CHECK(file.modules.size() == 1, path, ": the file holds ", file.modules.size(),
                       " modules: name one as ", path, ":MODULE (e.g. ", path, ":",
-                      file.modules[0].module.name, ")");
+                      file.modules[0].module.name, "; the modules: ", module_names(file), ")");
         return from_module(file.modules[0], path, path);
     }
     for (size_t i = 0; i < file.modules.size(); ++i)
         if (file.modules[i].module.name == module)
             return from_module(file.modules[i], str(path, ": module '", module, "'"), path);
     SEGRANK_CHECK(false, path, ": no module named '", module, "' among its ", file.modules.size(),
-                  " modules");
+                  " modules (", module_names(file), ")");
     return Graph(nullptr);
 }
 

@@ -261,3 +261,14 @@ TEST_CASE(
     big_cache.memory_mb = 2048;  // a budget of its own: the cache fits
     CHECK(CostModel({(dir / "run").string()}, big_cache).score(g).size() == def.size());
 }
+
+TEST_CASE("a tuning file's module not found, or not named among several, is refused listing them") {
+    SEGRANK_REQUIRE_SHARED_DATA(data);
+    const std::string pb = (data / "xla_tuning" / "op_tuning_data.pb").string();
+    const std::string missing = error_of([&] { Graph::open(pb + ":nosuch"); });
+    CHECK(missing.find("no module named 'nosuch' among its 15 modules (") != std::string::npos);
+    CHECK(missing.find("fusion.191") != std::string::npos);
+    const std::string unnamed = error_of([&] { Graph::open(pb); });
+    CHECK(unnamed.find("the modules: ") != std::string::npos);
+    CHECK(unnamed.find("fusion.191") != std::string::npos);
+}
