@@ -123,72 +123,41 @@ int64_t config_slice_cost(int64_t cost, int64_t len, int64_t k, int64_t slices) 
     return static_cast<int64_t>(std::llround(static_cast<long double>(cost) * share));
 }
 
-namespace {
-
-// Members cut into n[i] slices each: the units (rank unset) and their modelled costs.
-void cut_members(std::span<const int64_t> costs, std::span<const int64_t> k,
-                 const std::vector<int64_t>& n, std::vector<StepUnit>& units,
-                 std::vector<int64_t>& unit_costs) {
-    units.clear();
-    unit_costs.clear();
-    for (size_t i = 0; i < costs.size(); ++i) {
-        const int64_t base = k[i] / n[i], extra = k[i] % n[i];
-        int64_t begin = 0;
-        for (int64_t j = 0; j < n[i]; ++j) {
-            const int64_t len = base + (j < extra ? 1 : 0);
-            units.push_back({static_cast<int64_t>(i), begin, begin + len, 0});
-            unit_costs.push_back(config_slice_cost(costs[i], len, k[i], n[i]));
-            begin += len;
-        }
-    }
-}
-
-// The busiest rank's total of `unit_costs` assigned by `ranks`.
-int64_t busiest_rank(std::span<const int64_t> unit_costs, std::span<const int32_t> ranks,
-                     int world) {
-    std::vector<int64_t> load(static_cast<size_t>(world), 0);
-    for (size_t u = 0; u < unit_costs.size(); ++u)
-        load[static_cast<size_t>(ranks[u])] += unit_costs[u];
-    return *std::max_element(load.begin(), load.end());
-}
-
-}  // namespace
-
 std::vector<StepUnit> config_slice_units(std::span<const int64_t> costs, std::span<const int64_t> k,
                                          int world) {
     SEGRANK_CHECK(world >= 1, "config slices: world size must be >= 1, got ", world);
     SEGRANK_CHECK(costs.size() == k.size(), "config slices: ", costs.size(), " costs for ",
                   k.size(), " members");
-    for (size_t i = 0; i < costs.size(); ++i)
+    long double total = 0;
+    for (size_t i = 0; i < costs.size(); ++i) {
         SEGRANK_CHECK(costs[i] >= 0 && k[i] >= 0, "config slices: member ", i, " has cost ",
                       costs[i], " and ", k[i], " configs, expected both >= 0");
-    std::vector<int64_t> n(costs.size(), 1);
-    std::vector<StepUnit> units, best;
-    std::vector<int64_t> unit_costs;
-    cut_members(costs, k, n, units, unit_costs);
-    std::vector<int32_t> ranks = lpt_assignment(unit_costs, world), best_ranks = ranks;
-    best = units;
-    int64_t best_load = busiest_rank(unit_costs, ranks, world);
-    int64_t slices = static_cast<int64_t>(costs.size());
-    const int64_t max_slices = kSlicesPerRank * static_cast<int64_t>(world);
-    while (world > 1 && slices < max_slices) {
-        // The member whose slices cost most among those that can be cut once more.
-        int64_t pick = -1, pick_cost = -1;
-        for (size_t i = 0; i < costs.size(); ++i) {
-            if (n[i] >= std::min<int64_t>(world, k[i]) || costs[i] == 0) continue;
-            const int64_t c = config_slice_cost(costs[i], (k[i] + n[i] - 1) / n[i], k[i], n[i]);
-            if (c > pick_cost) pick = static_cast<int64_t>(i), pick_cost = c;
-        }
-        if (pick < 0) break;
-        ++n[static_cast<size_t>(pick)];
-        ++slices;
-        cut_members(costs, k, n, units, unit_costs);
-        ranks = lpt_assignment(unit_costs, world);
-        const int64_t load = busiest_rank(unit_costs, ranks, world);
-        if (load < best_load) best_load = load, best = units, best_ranks = ranks;
+        total += static_cast<long double>(costs[i]);
     }
-    for (size_t u = 0; u < best.size(); ++u) best[u].rank = best_ranks[u];
-    return best;
+    std::vector<StepUnit> units;
+    std::vector<int64_t> unit_costs;
+    for (size_t i = 0; i < costs.size(); ++i) {
+        int64_t n = 1;
+        if (world > 1 && total > 0) {
+            const long double share = static_cast<long double>(kSlicesPerRank) * world *
+                                      static_cast<long double>(costs[i]) / total;
+            n = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(share)), 1,
+                                    std::max<int64_t>(1, k[i]));
+        }
+        const int64_t base = k[i] / n, extra = k[i] % n;
+        int64_t begin = 0;
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t len = base + (j < extra ? 1 : 0);
+            units.push_back({static_cast<int64_t>(i), begin, begin + len, 0});
+            unit_costs.push_back(k[i] > 0 ? static_cast<int64_t>(std::llround(
+                                                static_cast<long double>(costs[i]) * len / k[i]))
+                                          : costs[i]);
+            begin += len;
+        }
+    }
+    const std::vector<int32_t> ranks = lpt_assignment(unit_costs, world);
+    for (size_t u = 0; u < units.size(); ++u) units[u].rank = ranks[u];
+    return units;
 }
 
 int64_t train_member_cost(const GraphEntry& e, int64_t configs) {

@@ -83,8 +83,8 @@ private:
     std::vector<int64_t> costs_;  // per_step: cost of each graph id
 };
 
-/// Most slices a step is cut into per rank: a step of `world` ranks has at most kSlicesPerRank x
-/// world slices (and a member at most min(world, its positions)).
+/// Slices per rank the config-slice split aims at: a slice costs at most about 1 / kSlicesPerRank
+/// of a rank's even share of the step, so longest-processing-time ends within that of the mean.
 inline constexpr int64_t kSlicesPerRank = 4;
 
 /// Share of a member's visit cost that every slice of it pays again, however few configs it holds:
@@ -100,16 +100,14 @@ inline constexpr double kSliceFixedShare = 0.07;
 int64_t config_slice_cost(int64_t cost, int64_t len, int64_t k, int64_t slices);
 
 /// dist.slice_configs: one step's members [M] with costs[i] >= 0 (step_member_cost) and k[i] >= 0
-/// sampled-config positions each, cut into slices and assigned to `world` ranks. A member cut into
-/// n slices gets floor or ceil(k[i] / n) consecutive positions per slice (the larger first), each
-/// costing config_slice_cost. The cut is searched from whole members (n = 1 each): repeatedly the
-/// member with the costliest slice that can still be cut (n < min(world, k[i])) gets one slice
-/// more, until kSlicesPerRank x world slices; every cut is assigned by lpt_assignment (equal
-/// costs: member order, then position), and the cut whose busiest rank is least loaded wins
-/// (equal loads: fewer slices). Members are therefore cut only where that shortens the step
-/// despite the work a slice repeats. One rank: one unit per member, [0, k[i]), on rank 0. Returns
-/// the units in member then position order. Throws segrank::Error when world < 1, the sizes
-/// differ, or a cost or k is negative.
+/// sampled-config positions each, cut into slices and assigned to `world` ranks. Member i is cut
+/// into n_i = clamp(ceil(kSlicesPerRank x world x costs[i] / total cost), 1, max(1, k[i])) slices
+/// of floor or ceil(k[i] / n_i) consecutive positions (the larger first), a slice costing costs[i]
+/// x its length / k[i]; the slices then go to ranks by lpt_assignment (equal costs: member order,
+/// then position). One rank: one unit per member, [0, k[i]), on rank 0. Returns the units in member
+/// then position order. Throws segrank::Error when world < 1, the sizes differ, or a cost or k is
+/// negative. (Cutting only where the modelled step gets shorter, counting config_slice_cost's
+/// repeated work, balanced the full-size rehearsal's steps worse: docs/benchmarks.md.)
 std::vector<StepUnit> config_slice_units(std::span<const int64_t> costs, std::span<const int64_t> k,
                                          int world);
 

@@ -1,6 +1,6 @@
 // dist.slice_configs (docs/distributed.md#config-slices): one step's graphs cut into slices of
-// their sampled configs where that shortens the step (config_slice_units), the slices spread over
-// all ranks by longest-processing-time, so a step need not wait for its largest graph.
+// their sampled configs, the slices spread over all ranks by longest-processing-time, so a step
+// waits for about 1 / kSlicesPerRank of a rank's share instead of for the largest graph.
 #include <algorithm>
 #include <chrono>
 #include <ctime>

@@ -170,22 +170,9 @@ TEST_CASE(
     CHECK(p.step_ranks(std::vector<int64_t>{0, 1}) == std::vector<int32_t>{1, 0});
 }
 
-// Busiest rank's modelled load of a cut (config_slice_cost of every unit).
-int64_t busiest_load(const std::vector<StepUnit>& units, const std::vector<int64_t>& costs,
-                     const std::vector<int64_t>& k, int world) {
-    std::vector<int64_t> slices(costs.size(), 0), load(static_cast<size_t>(world), 0);
-    for (const StepUnit& u : units) ++slices[static_cast<size_t>(u.member)];
-    for (const StepUnit& u : units) {
-        const auto i = static_cast<size_t>(u.member);
-        load[static_cast<size_t>(u.rank)] +=
-            config_slice_cost(costs[i], u.end - u.begin, k[i], slices[i]);
-    }
-    return *std::max_element(load.begin(), load.end());
-}
-
 TEST_CASE(
-    "config slices cover every member's positions once, cut the costly members and stay whole "
-    "on one rank") {
+    "config slices cover every member's positions once, cut the costly members finer and "
+    "stay whole on one rank") {
     const std::vector<int64_t> costs = {800, 100, 100, 0};
     const std::vector<int64_t> k = {32, 32, 8, 32};
     // One rank: each member whole.
@@ -197,50 +184,31 @@ TEST_CASE(
         CHECK(one[i].end == k[i]);
         CHECK(one[i].rank == 0);
     }
-    // Four ranks: whole members leave one rank with 800 of 1000; member 0 cut into 4 slices of 8
-    // (800 x (0.07 + 0.93 / 4) = 242 each, one per rank) and members 1 and 2 into 2 slices of
-    // 100 x (0.07 + 0.93 / 2) = 54 each gives every rank 242 + 54 = 296, the least of the cuts
-    // searched; the free member 3 stays whole.
+    // Four ranks: member 0 (800 of 1000) into ceil(4 x 4 x 0.8) = 13 slices, members 1 and 2 into
+    // 2, the free member 3 stays whole; consecutive positions, larger slices first.
     const auto four = config_slice_units(costs, k, 4);
-    std::vector<int64_t> slices(4, 0), covered(4, 0);
+    std::vector<int64_t> slices(4, 0), covered(4, 0), load(4, 0);
     for (size_t u = 0; u < four.size(); ++u) {
         const StepUnit& x = four[u];
         if (u > 0 && four[u - 1].member == x.member) CHECK(four[u - 1].end == x.begin);
         CHECK(x.end > x.begin);
         ++slices[static_cast<size_t>(x.member)];
         covered[static_cast<size_t>(x.member)] += x.end - x.begin;
+        load[static_cast<size_t>(x.rank)] += costs[static_cast<size_t>(x.member)] *
+                                             (x.end - x.begin) / k[static_cast<size_t>(x.member)];
     }
-    CHECK(slices == std::vector<int64_t>{4, 2, 2, 1});
+    CHECK(slices == std::vector<int64_t>{13, 2, 2, 1});
     CHECK(covered == k);
-    CHECK(config_slice_cost(800, 8, 32, 4) == 242);
-    CHECK(config_slice_cost(800, 32, 32, 1) == 800);  // whole: no repeated work
-    CHECK(busiest_load(four, costs, k, 4) == 296);
-    // A member cannot be cut finer than its positions, nor into more slices than ranks.
+    CHECK(four.front().end - four.front().begin == 3);  // 32 = 6 x 3 + 7 x 2
+    // The busiest rank within a slice of the even share (250).
+    CHECK(*std::max_element(load.begin(), load.end()) <= 250 + 800 * 3 / 32);
+    // A member cannot be cut finer than its positions.
     const auto tiny = config_slice_units(std::vector<int64_t>{1000}, std::vector<int64_t>{3}, 64);
     CHECK(tiny.size() == 3);
-    CHECK(config_slice_units(std::vector<int64_t>{1000}, std::vector<int64_t>{32}, 2).size() == 2);
     CHECK_THROWS_AS(config_slice_units(costs, std::vector<int64_t>{1, 2}, 2), Error);
     CHECK_THROWS_AS(config_slice_units(std::vector<int64_t>{-1}, std::vector<int64_t>{1}, 2),
                     Error);
     CHECK_THROWS_AS(config_slice_units(costs, k, 0), Error);
-}
-
-TEST_CASE("config slices leave members whole where whole graphs already fill every rank") {
-    // Two equal members on two ranks: any cut only adds the work each slice repeats.
-    const std::vector<int64_t> costs = {500, 500};
-    const std::vector<int64_t> k = {32, 32};
-    const auto two = config_slice_units(costs, k, 2);
-    REQUIRE(two.size() == 2);
-    CHECK(two[0].rank != two[1].rank);
-    CHECK(two[0].end - two[0].begin == 32);
-    // 600 / 300 / 100 on two ranks: whole LPT gives 600 against 400. Cutting the 600 member
-    // alone does not help (321 + 300 against 321 + 100); cutting the 300 one too does (321 + 161
-    // + 100 against 321 + 161), despite the 7 % each slice repeats.
-    const std::vector<int64_t> uneven = {600, 300, 100};
-    const std::vector<int64_t> k3 = {32, 32, 32};
-    const auto cut = config_slice_units(uneven, k3, 2);
-    CHECK(cut.size() > 3);
-    CHECK(busiest_load(cut, uneven, k3, 2) < 600);
 }
 
 TEST_CASE(
@@ -265,7 +233,7 @@ TEST_CASE(
         // The work slices repeat counts against the scaling efficiency, never for it; where
         // whole graphs leave ranks idle, slices still scale better.
         CHECK(scaling <= sliced + 1e-12);
-        CHECK(scaling >= whole - 0.01);
+        if (world >= 8) CHECK(scaling > whole);
         if (world >= 8) CHECK(whole <= 8.0 / world + 1e-9);  // 8 graphs cannot busy more ranks
     }
     const Ownership one = training_ownership(OwnershipMode::kPerStep, costs, costs, 1);
