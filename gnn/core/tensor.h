@@ -1,4 +1,4 @@
-// Tensor (owning, float32, row-major, 64-byte aligned, rank 1-2) and borrowed matrix views.
+// Tensor (owning, float32, row-major, 4 KiB-page aligned, rank 1-2) and borrowed matrix views.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -51,7 +51,8 @@ struct ConstMatrixView {
 size_t release_cached_tensor_memory();
 
 /// Owning float32 tensor of rank 1 ([n], stored as rows=n, cols=1 view-wise) or rank 2 ([rows,
-/// cols]). Contiguous row-major, 64-byte aligned, zero-initialized, move-only (`clone()` copies).
+/// cols]). Contiguous row-major, aligned to a 4 KiB page (so oneDNN's products depend only on the
+/// shapes, not on the heap's history), zero-initialized, move-only (`clone()` copies).
 class Tensor {
 public:
     Tensor() = default;

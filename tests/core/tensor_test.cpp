@@ -5,16 +5,26 @@
 
 #include <cstdint>
 #include <set>
+#include <vector>
 
 #include "gnn/core/parallel.h"
 #include "gnn/core/rng.h"
 
 using namespace segrank;
 
-TEST_CASE("tensor is zero-initialized, 64-byte aligned and row-major") {
+TEST_CASE("tensor is zero-initialized, aligned to a 4 KiB page at every size, and row-major") {
+    // Small blocks come from the heap, large ones are mapped: both start a page, whatever was
+    // allocated before (a 1-float block in between shifts the heap).
+    std::vector<Tensor> keep;
+    for (int64_t n : {1, 15, 100, 1000, 70000, 300000}) {
+        keep.emplace_back(1, 1);
+        keep.emplace_back(n, 1);
+        CHECK(reinterpret_cast<uintptr_t>(keep.back().data()) % 4096 == 0);
+        CHECK(reinterpret_cast<uintptr_t>(Tensor::uninit(n, 1).data()) % 4096 == 0);
+    }
     Tensor t(3, 5);
     CHECK(t.size() == 15);
-    CHECK(reinterpret_cast<uintptr_t>(t.data()) % 64 == 0);
+    CHECK(reinterpret_cast<uintptr_t>(t.data()) % 4096 == 0);
     for (int64_t i = 0; i < t.size(); ++i) CHECK(t[i] == 0.0f);
     t.at(1, 2) = 7.0f;
     CHECK(t[1 * 5 + 2] == 7.0f);
