@@ -229,6 +229,43 @@ void note_lost_measurements(const fs::path& dir, size_t kept) {
                      static_cast<long long>(recorded - static_cast<int64_t>(kept)));
 }
 
+// The settings that choose a run's picks besides the model (docs/tune.md#resume): tune.json keeps
+// the first run's.
+Json schedule_settings(const TuneOptions& o) {
+    Json j = Json::object();
+    j["seed"] = o.seed;
+    j["batch"] = o.batch.spelling();
+    j["refit"] = o.refit == RefitMode::kNone   ? "none"
+                 : o.refit == RefitMode::kHead ? "head"
+                                               : "full";
+    j["refit_steps"] = o.refit_steps;
+    j["budget"] = o.budget;
+    return j;
+}
+
+// On --resume: a note naming every schedule setting (schedule_settings) this run changes: the
+// measurements stay valid, but the picks from here on are not those of the uninterrupted run.
+// Settings the older tune.json does not record are not compared.
+void note_changed_schedule(const Json& old, const TuneOptions& o) {
+    const Json now = schedule_settings(o);
+    const auto shown = [](const Json& v) {
+        return echo_value(v.is_string() ? v.get<std::string>() : dump_json(v), 200);
+    };
+    std::string changed;
+    for (const auto& [key, value] : now.items()) {
+        if (!old.contains(key) || old[key] == value) continue;
+        const std::string option = key == "refit_steps" ? "--refit-steps" : "--" + key;
+        changed += str(changed.empty() ? "" : ", ", option, " ", shown(value),
+                       " (the run: ", shown(old[key]), ")");
+    }
+    if (!changed.empty())
+        std::fprintf(stderr,
+                     "segrank tune: note: --resume %s: this run uses %s; every measurement is "
+                     "kept, but the picks from here on differ from those of the uninterrupted "
+                     "run\n",
+                     o.out.string().c_str(), changed.c_str());
+}
+
 }  // namespace
 
 std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Json& ident,
@@ -261,6 +298,7 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
         SEGRANK_CHECK(old_mode == mode, "--resume ", o.out.string(), ": the run used --candidates ",
                       old_mode, ", not ", mode);
         check_same_measure(old, o);
+        note_changed_schedule(old, o);
         // Another model may continue a run (a retrained checkpoint): said, since tune.json keeps
         // the first run's checkpoints.
         Json now = Json::array();
@@ -290,6 +328,8 @@ std::vector<Record> open_tune_dir(const TuneOptions& o, const Graph& g, const Js
         j["noise"] = o.noise;
         j["candidates"] = mode;
         j["strategy"] = strategy_name(o.strategy);
+        const Json settings = schedule_settings(o);
+        for (const auto& [key, value] : settings.items()) j[key] = value;
         Json ck = Json::array();
         if (model)
             for (size_t m = 0; m < model->num_members(); ++m) ck.push_back(model->checkpoint(m));
