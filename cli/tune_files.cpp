@@ -243,7 +243,8 @@ Json schedule_settings(const TuneOptions& o) {
     return j;
 }
 
-// On --resume: a note naming every schedule setting (schedule_settings) this run changes: the
+// On --resume: a note naming every schedule setting (schedule_settings) but the budget that this
+// run changes: the
 // measurements stay valid, but the picks from here on are not those of the uninterrupted run.
 // Settings the older tune.json does not record are not compared.
 void note_changed_schedule(const Json& old, const TuneOptions& o) {
@@ -253,7 +254,9 @@ void note_changed_schedule(const Json& old, const TuneOptions& o) {
     };
     std::string changed;
     for (const auto& [key, value] : now.items()) {
-        if (!old.contains(key) || old[key] == value) continue;
+        // A larger --budget, to measure more, is the common resume: recorded, not noted (its
+        // effect on the schedule is docs/tune.md's).
+        if (key == "budget" || !old.contains(key) || old[key] == value) continue;
         const std::string option = key == "refit_steps" ? "--refit-steps" : "--" + key;
         changed += str(changed.empty() ? "" : ", ", option, " ", shown(value),
                        " (the run: ", shown(old[key]), ")");
