@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <thread>
 
 #include "gnn/core/check.h"
@@ -173,7 +175,15 @@ std::string exec_request(int64_t id, const TuneGraph& graph, const Config& confi
     Json req;
     req["id"] = id;
     req["task"] = std::string(to_string(graph.task));
-    req["graph"] = graph.path.empty() ? graph.name : graph.path.string();
+    // Absolute (resolved against tune's working directory, symbolic links kept), so a harness that
+    // changes directory (`cd dir && exec ...`) still finds the file.
+    std::string where = graph.name;
+    if (!graph.path.empty()) {
+        std::error_code ec;
+        const std::filesystem::path abs = std::filesystem::absolute(graph.path, ec);
+        where = (ec ? graph.path : abs.lexically_normal()).string();
+    }
+    req["graph"] = where;
     req["name"] = graph.name;
     req["config"] = config_json(config);
     if (config.task() == Task::kTile && config.tile.size() == size_t{kTileConfigDim}) {

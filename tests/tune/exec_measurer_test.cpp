@@ -89,7 +89,9 @@ std::filesystem::path write_harness(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("exec request lines carry id, task, graph, name and the config rows") {
+TEST_CASE(
+    "exec request lines carry id, task, the graph file as an absolute path, name and the config "
+    "rows") {
     const TuneGraph g = exec_graph();
     const Json req = read_json(exec_request(12, g, with_bound(4)), "request");
     CHECK(req["id"] == 12);
@@ -107,6 +109,11 @@ TEST_CASE("exec request lines carry id, task, graph, name and the config rows") 
     c.layout[0] = 1, c.layout[1] = 0;
     const Json lr = read_json(exec_request(1, l, c), "request");
     CHECK(lr["graph"] == "m");
+    // A relative path is sent resolved against the working directory (a harness may cd).
+    TuneGraph rel = exec_graph();
+    rel.path = "data/../tile/k.npz";
+    CHECK(read_json(exec_request(2, rel, with_bound(4)), "request")["graph"] ==
+          (std::filesystem::current_path() / "tile/k.npz").string());
     REQUIRE(lr["config"].size() == 2);
     CHECK(lr["config"][0].size() == 18);
     CHECK(lr["config"][0][0] == 1);
