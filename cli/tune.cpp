@@ -310,6 +310,7 @@ tune::MeasureOptions measure_options(const cxxopts::ParseResult& args, const Tun
     mo.timeout_s = args["timeout"].as<double>();
     mo.start_timeout_s = args["start-timeout"].as<double>();
     mo.max_restarts = args["max-restarts"].as<int>();
+    mo.stop = o.stop;  // a signal gives up a request being waited for (exec)
     mo.log = [](const std::string& line) {
         std::fprintf(stderr, "segrank tune: %s\n",
                      echo_value(line, std::string_view::npos).c_str());

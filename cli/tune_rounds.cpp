@@ -128,6 +128,9 @@ struct TuneRun {
         std::vector<Measured> m;
         try {
             m = measure(std::span<const tune::Config>(one, 1));
+        } catch (const tune::MeasurementInterrupted&) {
+            return;  // a signal while the harness measured: nothing known, no line (--resume
+                     // measures this config again)
         } catch (const Error& e) {
             // A backend that refuses one config (e.g. the timing model cannot lay it out) fails
             // that measurement; the run goes on and the line keeps the reason.
@@ -163,6 +166,8 @@ struct TuneRun {
             const double predicted =
                 model ? model->score(g, std::span<const int64_t>(d, 1))[0] : NAN;
             take(0, default_rows, predicted, false);
+            if (stopped() && !measured.count(tune::config_key(default_rows)))
+                return;  // interrupted
             write_best();
             if (o.progress)
                 std::printf(

@@ -75,9 +75,15 @@ private:
     bool was_pending_ = false;
 };
 
-enum class Io { kOk, kClosed, kTimeout, kTooLong };
+enum class Io { kOk, kClosed, kTimeout, kTooLong, kInterrupted };
 
-Io write_all(int fd, const std::string& data, Clock::time_point deadline) {
+// The longest single wait, so a stop flag set by a signal delivered to another thread is seen.
+constexpr int kStopCheckMs = 100;
+
+bool stop_requested(const std::atomic<int>* stop) { return stop && stop->load() != 0; }
+
+Io write_all(int fd, const std::string& data, Clock::time_point deadline,
+             const std::atomic<int>* stop) {
     SigpipeGuard guard;
     size_t done = 0;
     while (done < data.size()) {
@@ -88,9 +94,12 @@ Io write_all(int fd, const std::string& data, Clock::time_point deadline) {
         }
         if (w < 0 && errno == EINTR) continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (stop_requested(stop)) return Io::kInterrupted;
             pollfd p{fd, POLLOUT, 0};
-            const int r = ::poll(&p, 1, remaining_ms(deadline));
-            if (r == 0) return Io::kTimeout;
+            const int wait = remaining_ms(deadline);
+            const int r = ::poll(&p, 1, stop ? std::min(wait, kStopCheckMs) : wait);
+            if (r == 0 && remaining_ms(deadline) == 0) return Io::kTimeout;
+            if (r == 0) continue;
             if (r < 0 && errno != EINTR) return Io::kClosed;
             if (r > 0 && (p.revents & (POLLERR | POLLHUP)) && !(p.revents & POLLOUT))
                 return Io::kClosed;
@@ -102,7 +111,8 @@ Io write_all(int fd, const std::string& data, Clock::time_point deadline) {
 }
 
 // Reads up to the next '\n' (the line without it goes to `line`), keeping what follows in `buffer`.
-Io read_line(int fd, std::string& buffer, std::string& line, Clock::time_point deadline) {
+Io read_line(int fd, std::string& buffer, std::string& line, Clock::time_point deadline,
+             const std::atomic<int>* stop) {
     for (;;) {
         const size_t nl = buffer.find('\n');
         if (nl != std::string::npos) {
@@ -120,9 +130,12 @@ Io read_line(int fd, std::string& buffer, std::string& line, Clock::time_point d
         if (r == 0) return Io::kClosed;
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) return Io::kClosed;
+        if (stop_requested(stop)) return Io::kInterrupted;
         pollfd p{fd, POLLIN, 0};
-        const int n = ::poll(&p, 1, remaining_ms(deadline));
-        if (n == 0) return Io::kTimeout;
+        const int wait = remaining_ms(deadline);
+        const int n = ::poll(&p, 1, stop ? std::min(wait, kStopCheckMs) : wait);
+        if (n == 0 && remaining_ms(deadline) == 0) return Io::kTimeout;
+        if (n == 0) continue;
         if (n < 0 && errno != EINTR) return Io::kClosed;
     }
 }
@@ -374,7 +387,14 @@ Measurement ExecMeasurer::await_reply(int64_t id, const Config& c, const std::st
         log(who + ": " + last_error_);
         return Measurement::failure(who + ": " + last_error_);
     };
-    const Io w = write_all(to_child_, exec_request(id, graph_, c) + "\n", deadline);
+    const auto interrupted = [&] {
+        stop(true);
+        last_error_ = "request " + std::to_string(id) + ": interrupted; the process was killed";
+        log(who + ": " + last_error_);
+        throw MeasurementInterrupted(who + ": " + last_error_);
+    };
+    const Io w = write_all(to_child_, exec_request(id, graph_, c) + "\n", deadline, opt_.stop);
+    if (w == Io::kInterrupted) interrupted();
     if (w == Io::kTimeout)
         return fail("timed out after " + seconds_text(wait_s) +
                         " (the process did not read the request); killed",
@@ -382,7 +402,8 @@ Measurement ExecMeasurer::await_reply(int64_t id, const Config& c, const std::st
     if (w == Io::kClosed) return fail("the process closed its stdin", false);
     for (;;) {
         std::string line;
-        const Io r = read_line(from_child_, buffer_, line, deadline);
+        const Io r = read_line(from_child_, buffer_, line, deadline, opt_.stop);
+        if (r == Io::kInterrupted) interrupted();
         if (r == Io::kTimeout)
             return fail("no reply within " + seconds_text(wait_s) + "; killed", true);
         if (r == Io::kClosed)

@@ -4,6 +4,7 @@
 // (hwmodel/costs/) as a simulator with log-normal noise, `exec:CMD` asks a user process over JSON
 // lines (docs/tune.md#the-exec-protocol).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gnn/core/check.h"
 #include "tune/config.h"
 
 namespace segrank::tune {
@@ -75,6 +77,17 @@ struct MeasureOptions {
     /// Where backends report what they skip or restart (one line each, no newline); default:
     /// nothing. The CLI passes a function writing to stderr.
     std::function<void(const std::string&)> log;
+    /// exec: when set and nonzero (the CLI's SIGINT/SIGTERM flag), a request being waited for is
+    /// given up within about 0.1 s: the process is killed and measure() throws
+    /// MeasurementInterrupted, so the config counts as not measured (not as failed).
+    const std::atomic<int>* stop = nullptr;
+};
+
+/// Thrown by a backend whose measurement was interrupted by MeasureOptions::stop: nothing about
+/// the config is known; the caller records nothing for it.
+class MeasurementInterrupted : public Error {
+public:
+    using Error::Error;
 };
 
 /// Throws segrank::Error (naming the graph) unless `c` has the shape of a config of `g`: a tile

@@ -7,9 +7,11 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "data/hlo/featurizer.h"
 #include "tests/support/test_paths.h"
@@ -352,6 +354,32 @@ TEST_CASE("exec: the destructor ends a harness that ignores EOF, and its childre
         CHECK(pid == -1);  // killed on the timeout
     }
     CHECK(open_fds() == fds_before);
+    CHECK((::waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD));
+}
+
+TEST_CASE(
+    "exec: a stop flag set while a harness hangs gives the request up at once, kills the harness "
+    "and throws MeasurementInterrupted, not a failed measurement") {
+    const TuneGraph g = exec_graph();
+    std::atomic<int> stop{0};
+    MeasureOptions o;
+    o.timeout_s = 60;
+    o.start_timeout_s = 0;
+    o.stop = &stop;
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+        // Reads requests and never answers; a background child shares its group.
+        ExecMeasurer m(g, "sleep 60 & sleep 60", o);
+        std::thread signal([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            stop.store(2);  // what the CLI's SIGINT handler does
+        });
+        CHECK_THROWS_AS(m.measure(std::vector<Config>{with_bound(1)}), MeasurementInterrupted);
+        signal.join();
+        CHECK(m.pid() == -1);  // killed, not left waiting
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(s < 30.0);  // never the 60 s timeout
     CHECK((::waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD));
 }
 
