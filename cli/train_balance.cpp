@@ -8,6 +8,7 @@
 #include "gnn/core/check.h"
 #include "sampling/batch_sampler.h"
 #include "sampling/ownership.h"
+#include "sampling/segment_units.h"
 #include "sampling/step_balance.h"
 #include "trainer/dataset.h"
 #include "trainer/trainer.h"
@@ -75,10 +76,23 @@ int print_balance_model(const RunConfig& cfg, const std::vector<int>& worlds, in
         sliced_scaling[std::to_string(w)] = b.scaling_efficiency();
     }
     modes["per_step_slice_configs"] = sliced;
+    // Segment units: each step's fresh and recomputed stale segments over the ranks.
+    std::vector<int64_t> nodes(data.train().size(), 0);
+    for (const auto& e : data.train()) nodes.at(static_cast<size_t>(e.id)) = e.info.num_nodes;
+    Json segs = Json::object(), seg_scaling = Json::object();
+    for (int w : worlds) {
+        const StepBalance b = predict_segment_step_balance(
+            batches, w, nodes, positions, shape, cfg.segments.keep_prob,
+            static_cast<uint64_t>(cfg.sampling.seed), from, steps);
+        segs[std::to_string(w)] = b.efficiency();
+        seg_scaling[std::to_string(w)] = b.scaling_efficiency();
+    }
+    modes["per_segment"] = segs;
     // Whole graphs repeat no work: their scaling efficiency is their step efficiency.
     for (const auto& [name, by_world] : modes.items())
-        if (name != "per_step_slice_configs") scaling[name] = by_world;
+        if (name != "per_step_slice_configs" && name != "per_segment") scaling[name] = by_world;
     scaling["per_step_slice_configs"] = sliced_scaling;
+    scaling["per_segment"] = seg_scaling;
     const Json out = {
         {"model",
          str("step efficiency = sum over steps of mean rank work / sum of the busiest rank's; "
@@ -92,7 +106,11 @@ int print_balance_model(const RunConfig& cfg, const std::vector<int>& worlds, in
         {"scaling_efficiency_model",
          str("sum over steps of the step's work as whole graphs / world / sum of the busiest "
              "rank's; a config slice costs its share of the member's work plus ",
-             kSliceFixedShare, " of it repeated per slice")},
+             kSliceFixedShare,
+             " of it repeated per slice; a segment unit of len configs costs nodes x (",
+             kSegmentBaseRows, " + len) (", kFreshPassCost, " x len fresh) plus ", kRowReadShare,
+             " of its member's visit x the config range a rank's units of it span / K (rows "
+             "read)")},
         {"scaling_efficiency", scaling}};
     std::printf("%s\n", dump_json(out).c_str());
     return 0;

@@ -53,4 +53,19 @@ StepBalance predict_sliced_step_balance(const BatchSampler& batches, const Owner
                                         std::span<const int64_t> positions, int64_t begin,
                                         int64_t end);
 
+/// The same under segment units (docs/distributed.md#segment-units) at `world` ranks: each member g
+/// of a step (nodes[g] nodes, positions[g] sampled-config positions, both indexed by id) gives its
+/// work items by append_member_segment_work(shape, keep_prob, seed, step), cut and assigned by
+/// segment_units; a rank's work is the cost of its units plus, per member it holds units of,
+/// kRowReadShare of the member's visit x the share of the configs its units span (whole_work: the
+/// member's items at full K plus one read of its rows, as one process runs them). One rank: whole
+/// members. Not modelled: the exchange of the members' summed segment values (one allreduce of 2 x
+/// K x width floats per member and step), the history exchange and the gradient allreduce. Throws
+/// segrank::Error as predict_step_balance, when world < 1, or as append_member_segment_work.
+StepBalance predict_segment_step_balance(const BatchSampler& batches, int world,
+                                         std::span<const int64_t> nodes,
+                                         std::span<const int64_t> positions,
+                                         const GstVisitShape& shape, double keep_prob,
+                                         uint64_t seed, int64_t begin, int64_t end);
+
 }  // namespace segrank
