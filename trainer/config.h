@@ -207,6 +207,9 @@ struct DistSection {
     /// per_step only: each step's graphs are cut into slices of their sampled configs, assigned by
     /// longest-processing-time over all ranks (docs/distributed.md#config-slices)
     bool slice_configs = false;
+    /// per_step only: each step's fresh and kept stale GST segments (cut into config ranges where
+    /// large) are the units assigned over all ranks (docs/distributed.md#segment-units)
+    bool segment_units = false;
     int fail_rank = -1;  ///< test hook: this rank throws at step fail_step; -1 = off
     int64_t fail_step = 0;
     bool operator==(const DistSection&) const = default;

@@ -353,8 +353,33 @@ void check_hwmodel(const RunConfig& c, std::vector<Problem>& p) {
     }
 }
 
+// dist.segment_units: a per_step split of segments and configs, summed before a loss without
+// parameters (score_sum), configs independent of each other.
+void check_segment_units(const RunConfig& c, std::vector<Problem>& p) {
+    if (!c.dist.segment_units) return;
+    if (c.dist.ownership != OwnershipMode::kPerStep)
+        p.push_back({"dist.segment_units",
+                     str("applies with dist.ownership = \"per_step\" (any rank trains any graph), "
+                         "got \"",
+                         to_string(c.dist.ownership), "\"")});
+    if (c.dist.slice_configs)
+        p.push_back({"dist.segment_units",
+                     "and dist.slice_configs = true exclude each other (segment units already cut "
+                     "large segments into config ranges): set one of them"});
+    if (c.model.aggregate != SegmentAggregate::kScoreSum)
+        p.push_back({"dist.segment_units",
+                     str("needs model.aggregate = \"score_sum\" (segment scores summed before the "
+                         "loss), got \"",
+                         to_string(c.model.aggregate), "\"")});
+    if (c.model.config_attention)
+        p.push_back({"dist.segment_units",
+                     "cannot split a graph's configs with model.config_attention = true (a "
+                     "config's score depends on the other configs of its graph)"});
+}
+
 // dist.slice_configs: a per_step split of configs whose scores are independent of each other.
 void check_dist(const RunConfig& c, std::vector<Problem>& p) {
+    check_segment_units(c, p);
     if (!c.dist.slice_configs) return;
     if (c.dist.ownership != OwnershipMode::kPerStep)
         p.push_back({"dist.slice_configs",

@@ -279,6 +279,10 @@ void visit_schema(V& v, C& c) {
             "with ownership = per_step: cut each step's graphs into slices of their sampled "
             "configs, so that one graph's work can be split over ranks "
             "(docs/distributed.md#config-slices)");
+    v.field("segment_units", c.dist.segment_units,
+            "with ownership = per_step: split each step's work by GST segment (fresh and kept "
+            "stale segments, cut into config ranges where large) over all ranks "
+            "(docs/distributed.md#segment-units)");
     v.field("fail_rank", c.dist.fail_rank,
             "test hook: this rank throws at step fail_step; -1 = off", ge(-1));
     v.field("fail_step", c.dist.fail_step, "step at which fail_rank throws", ge(0));

@@ -326,10 +326,15 @@ double Trainer::step() {
     const std::clock_t c0 = std::clock();
     const std::string oom_settings = graph_memory_settings(cfg_, false);  // once, not per graph
     // dist.slice_configs: the step's graphs cut into config slices over all ranks.
-    const bool sliced = cfg_.dist.slice_configs && comm_.size() > 1;
+    // dist.segment_units: the step's GST segments over all ranks.
+    const bool segmented = cfg_.dist.segment_units && comm_.size() > 1;
+    const bool sliced = (cfg_.dist.slice_configs || segmented) && comm_.size() > 1;
     std::vector<int64_t> trained;
     std::pair<double, double> wait{0.0, 0.0};  // wall, CPU seconds in the score exchange
-    if (sliced) loss = sliced_step_work(global, scale, oom_settings, trained, wait);
+    if (segmented)
+        loss = segment_step_work(global, scale, oom_settings, trained, wait);
+    else if (sliced)
+        loss = sliced_step_work(global, scale, oom_settings, trained, wait);
     for (int64_t id : sliced ? std::span<const int64_t>() : std::span<const int64_t>(local)) {
         const GraphEntry& e = dataset_->train()[static_cast<size_t>(id)];
         naming_graph_on_oom(e.info, "training on", oom_settings, [&] {

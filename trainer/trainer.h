@@ -156,6 +156,13 @@ private:
     double sliced_step_work(std::span<const int64_t> global, double scale,
                             const std::string& oom_settings, std::vector<int64_t>& trained,
                             std::pair<double, double>& wait);
+    /// The same under dist.segment_units (docs/distributed.md#segment-units): this rank's segment
+    /// units forward (trainer/trainer_segments.cpp), every member's summed fresh and stale segment
+    /// values over ranks (collective), the loss of each member on every rank holding a fresh unit
+    /// of it, the backward of its fresh units. Same outputs and errors as sliced_step_work.
+    double segment_step_work(std::span<const int64_t> global, double scale,
+                             const std::string& oom_settings, std::vector<int64_t>& trained,
+                             std::pair<double, double>& wait);
     void load_checkpoint(const std::filesystem::path& file);
     /// --resume: the checkpoint's data manifest against the current dataset (check_data_manifest);
     /// a checkpoint without one (older segrank) gets a warning on stderr.

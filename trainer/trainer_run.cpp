@@ -90,10 +90,25 @@ void Trainer::print_run_start() const {
             per_step = format_fixed(b.efficiency(), 3, "nan") + ", scaling efficiency " +
                        format_fixed(b.scaling_efficiency(), 3, "nan");
         }
+        if (cfg_.dist.segment_units) {
+            std::vector<int64_t> nodes(dataset_->train().size(), 0);
+            for (const auto& e : dataset_->train())
+                nodes.at(static_cast<size_t>(e.id)) = e.info.num_nodes;
+            const StepBalance b = predict_segment_step_balance(
+                *batches_, comm_.size(), nodes,
+                step_config_positions(dataset_->train(), cfg_.sampling.configs,
+                                      cfg_.sampling.config_pool),
+                gst_visit_shape(cfg_), cfg_.segments.keep_prob,
+                static_cast<uint64_t>(cfg_.sampling.seed), step_, total_steps_);
+            per_step = format_fixed(b.efficiency(), 3, "nan") + ", scaling efficiency " +
+                       format_fixed(b.scaling_efficiency(), 3, "nan");
+        }
         std::printf(
             "segrank train: dist.ownership = per_step, each step's graphs split by "
             "longest-processing-time%s; modelled step efficiency %s (modulo %s, balanced %s)\n",
-            cfg_.dist.slice_configs ? " in config slices (dist.slice_configs)" : "",
+            cfg_.dist.segment_units   ? " in GST segments (dist.segment_units)"
+            : cfg_.dist.slice_configs ? " in config slices (dist.slice_configs)"
+                                      : "",
             per_step.c_str(), model(OwnershipMode::kModulo).c_str(),
             model(OwnershipMode::kBalanced).c_str());
     } else if (comm_.size() > 1) {

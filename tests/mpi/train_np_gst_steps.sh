@@ -49,6 +49,8 @@ grep -q "dist.ownership = $ownership" "$work/np2.log" ||
 case "$extra" in
   *slice_configs=true*) grep -q "in config slices (dist.slice_configs)" "$work/np2.log" ||
     { echo "FAIL: the -n 2 run does not report config slices"; exit 1; } ;;
+  *segment_units=true*) grep -q "in GST segments (dist.segment_units)" "$work/np2.log" ||
+    { echo "FAIL: the -n 2 run does not report segment units"; exit 1; } ;;
 esac
 /usr/bin/python3 - "$work/np1" "$work/np2" <<'PY'
 import json, sys

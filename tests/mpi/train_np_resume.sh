@@ -1,5 +1,6 @@
 #!/bin/sh
-# Usage: train_np_resume.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR [OWNERSHIP]
+# Usage: train_np_resume.sh MPIEXEC NUMPROC_FLAG SEGRANK SOURCE_DIR DATA_DIR WORK_DIR [OWNERSHIP [EXTRA]]
+# (EXTRA: more --set options of the runs under OWNERSHIP, e.g. "--set dist.segment_units=true")
 # Resume across world sizes under dist.ownership = OWNERSHIP (default "balanced"; "per_step" too:
 # every rank holds every history entry and each writes the graphs it is home to) (docs/sampling.md#ownership,
 # docs/gst.md#history-table): the GST setup of train_np_gst_steps.sh (stale HistoryTable entries
@@ -14,7 +15,7 @@
 # agree to 1e-4. A shard lost or handed to the wrong rank makes the resumed steps recompute or miss
 # stale entries and changes their loss by about 1e-2.
 set -u
-mpiexec=$1; npflag=$2; segrank=$3; src=$4; data=$5; work=$6; own2=${7:-balanced}
+mpiexec=$1; npflag=$2; segrank=$3; src=$4; data=$5; work=$6; own2=${7:-balanced}; extra=${8:-}
 rm -rf "$work"; mkdir -p "$work"
 cd "$src" || exit 1
 common="--set data.root=$data --set train.eval_every=0 --set train.log_every=1
@@ -29,10 +30,12 @@ train() {
   else
     what="--config configs/tiny.toml --set train.run_dir=$dir"
   fi
-  echo "== -n $np $what, to step $steps, dist.ownership = $own"
+  more=""
+  [ "$own" = "$own2" ] && more=$extra
+  echo "== -n $np $what, to step $steps, dist.ownership = $own $more"
   # shellcheck disable=SC2086
   timeout 300 "$mpiexec" "$npflag" "$np" --oversubscribe "$segrank" train $what $common \
-      --set train.steps="$steps" --set dist.ownership="$own" > "$dir.log" 2>&1
+      --set train.steps="$steps" --set dist.ownership="$own" $more > "$dir.log" 2>&1
   rc=$?
   cat "$dir.log"
   [ "$rc" = 0 ] || { echo "FAIL: -n $np $what exited non-zero"; exit 1; }

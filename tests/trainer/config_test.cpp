@@ -205,6 +205,25 @@ TEST_CASE("inconsistent keys are errors naming the key") {
     CHECK(load_config_string("[dist]\nownership = \"per_step\"\nslice_configs = true\n",
                              "configs/x.toml", {})
               .dist.slice_configs);
+    // Segment units: per_step only, not with config slices, score_sum, no config attention.
+    CHECK(load_error("[dist]\nsegment_units = true\n") ==
+          "configs/x.toml:2:1: dist.segment_units: applies with dist.ownership = \"per_step\" (any "
+          "rank trains any graph), got \"modulo\"");
+    CHECK(load_error("[dist]\nownership = \"per_step\"\nslice_configs = true\nsegment_units = "
+                     "true\n")
+              .starts_with("configs/x.toml:4:1: dist.segment_units: and dist.slice_configs = true "
+                           "exclude each other"));
+    CHECK(load_error("[model]\naggregate = \"embedding_mean\"\n[dist]\nownership = "
+                     "\"per_step\"\nsegment_units = true\n")
+              .starts_with("configs/x.toml:5:1: dist.segment_units: needs model.aggregate = "
+                           "\"score_sum\""));
+    CHECK(load_error("[model]\nconfig_attention = true\n[dist]\nownership = \"per_step\"\n"
+                     "segment_units = true\n")
+              .starts_with("configs/x.toml:5:1: dist.segment_units: cannot split a graph's configs "
+                           "with model.config_attention = true"));
+    CHECK(load_config_string("[dist]\nownership = \"per_step\"\nsegment_units = true\n",
+                             "configs/x.toml", {})
+              .dist.segment_units);
 }
 
 TEST_CASE("a bad enum name lists the valid names") {
