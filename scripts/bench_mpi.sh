@@ -23,7 +23,8 @@
 # `mpirun -np N --oversubscribe --bind-to none segrank train --config configs/quickstart.toml` with
 # batch_graphs = 8 (each rank owns about half of every global batch), no evaluation during training.
 # --ownership: comma list of dist.ownership modes (modulo, balanced, per_step, and
-# per_step_slice_configs = per_step with dist.slice_configs = true), one np=2 variant
+# per_step_slice_configs = per_step with dist.slice_configs = true, per_step_segment_units = per_step
+# with dist.segment_units = true), one np=2 variant
 # each (np2x1_<mode>; default modulo); np=1 does not depend on it. --no-np1x2 skips the np=1 x 2
 # threads variant. --np4 adds np=4 x 1 thread per mode (np4x1_<mode>), OVERSUBSCRIBED when the
 # machine has fewer than 4 cores: only its CPU balance is meaningful there, not its steps/s.
@@ -130,8 +131,8 @@ case "$configs" in ''|*[!0-9:]*) die "--configs must be C or MIN:MAX, got '$conf
 modes=$(echo "$ownership" | tr ',' ' ')
 [ -n "$modes" ] || die "--ownership needs at least one mode"
 for m in $modes; do
-  case "$m" in modulo|balanced|per_step|per_step_slice_configs) ;;
-    *) die "--ownership: unknown mode '$m' (modulo, balanced, per_step, per_step_slice_configs)" ;; esac
+  case "$m" in modulo|balanced|per_step|per_step_slice_configs|per_step_segment_units) ;;
+    *) die "--ownership: unknown mode '$m' (modulo, balanced, per_step, per_step_slice_configs, per_step_segment_units)" ;; esac
 done
 case "$wait_policy" in
   passive|active) export OMP_WAIT_POLICY="$wait_policy"; xwait="-x OMP_WAIT_POLICY" ;;
@@ -193,8 +194,9 @@ results="$work/results.tsv"
 
 # run VARIANT NP THREADS REPEAT [OWNERSHIP]
 run() {
-  variant=$1; np=$2; threads=$3; rep=$4; own=${5:-modulo}; slices=false
+  variant=$1; np=$2; threads=$3; rep=$4; own=${5:-modulo}; slices=false; segments=false
   if [ "$own" = per_step_slice_configs ]; then own=per_step; slices=true; fi
+  if [ "$own" = per_step_segment_units ]; then own=per_step; segments=true; fi
   dir="$work/run_${variant}_$rep"
   if [ -e "$dir" ] || [ -L "$dir" ] || [ -e "$dir.log" ] || [ -L "$dir.log" ]; then
     grep -qxF -e "run_${variant}_$rep" -- "$mark" ||
@@ -213,7 +215,7 @@ $dir"
     "$segrank" train --config "$config" --set data.root="$data" --set sampling.batch_graphs="$batch" \
     --set train.steps="$steps" --set train.log_every="$log_every" --set train.eval_every=0 \
     --set train.progress=false --set "$tkey=$threads" --set train.run_dir="$dir" --set dist.ownership="$own" \
-    --set dist.slice_configs="$slices" \
+    --set dist.slice_configs="$slices" --set dist.segment_units="$segments" \
     > "$dir.log" 2>&1 || { cat "$dir.log" >&2; die "$variant repeat $rep failed (log above, $dir.log)"; }
   t1=$(date +%s.%N)
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$np" "$threads" "$rep" "$dir" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" >> "$results"

@@ -376,6 +376,8 @@ def one_thread_overrides(ownership):
     sets = ["--set", "dist.threads_per_rank=1"]
     if ownership == "per_step_slice_configs":
         sets += ["--set", 'dist.ownership="per_step"', "--set", "dist.slice_configs=true"]
+    elif ownership == "per_step_segment_units":
+        sets += ["--set", 'dist.ownership="per_step"', "--set", "dist.segment_units=true"]
     elif ownership:
         sets += ["--set", f'dist.ownership="{ownership}"']
     return sets
@@ -672,9 +674,16 @@ def main(argv):
     )
     ap.add_argument(
         "--ownership",
-        choices=("modulo", "balanced", "per_step", "per_step_slice_configs"),
+        choices=(
+            "modulo",
+            "balanced",
+            "per_step",
+            "per_step_slice_configs",
+            "per_step_segment_units",
+        ),
         help="dist.ownership of the --np runs (default: the recipe's); per_step_slice_configs = "
-        "per_step with dist.slice_configs = true",
+        "per_step with dist.slice_configs = true, per_step_segment_units = per_step with "
+        "dist.segment_units = true",
     )
     ap.add_argument(
         "--mpirun",
