@@ -90,7 +90,8 @@ int print_balance_model(const RunConfig& cfg, const std::vector<int>& worlds, in
     modes["per_step_segment_units"] = segs;
     // Whole graphs repeat no work: their scaling efficiency is their step efficiency.
     for (const auto& [name, by_world] : modes.items())
-        if (name != "per_step_slice_configs" && name != "per_step_segment_units") scaling[name] = by_world;
+        if (name != "per_step_slice_configs" && name != "per_step_segment_units")
+            scaling[name] = by_world;
     scaling["per_step_slice_configs"] = sliced_scaling;
     scaling["per_step_segment_units"] = seg_scaling;
     const Json out = {
