@@ -53,6 +53,18 @@ TEST_CASE(
         // 4 members over 16 ranks: at most 4 / 16 of the ranks are busy.
         CHECK(e["16"].get<double>() <= 0.25 + 1e-12);
     }
+    // Segment units (dist.segment_units): one rank whole, more ranks past whole graphs' 4 / 16, and
+    // a scaling efficiency (repeated work counted) no higher than the step efficiency.
+    const auto& seg = j["efficiency"]["per_step_segment_units"];
+    const auto& seg_scaling = j["scaling_efficiency"]["per_step_segment_units"];
+    REQUIRE(seg.size() == 4);
+    CHECK(seg["1"].get<double>() == doctest::Approx(1.0));
+    CHECK(seg_scaling["1"].get<double>() == doctest::Approx(1.0));
+    CHECK(seg["16"].get<double>() > j["efficiency"]["per_step"]["16"].get<double>());
+    for (const char* w : {"2", "4", "16"}) {
+        CHECK(seg_scaling[w].get<double>() > 0.0);
+        CHECK(seg_scaling[w].get<double>() <= seg[w].get<double>() + 1e-12);
+    }
     CHECK_FALSE(fs::exists(dir / "run"));
 }
 
