@@ -86,6 +86,11 @@ struct ModelConfig {
     /// rows carry kLayoutTilingFeatures more values after the access ones (the padding change of
     /// each configured tensor under four tile shapes), through "config_mismatch.weight".
     bool layout_tilings = false;
+    /// `model.layout_edges` (layout only; docs/model.md#layout-edge-features): the feature rows
+    /// carry kLayoutEdgeFeatures more values after the tiling ones (what the neighbours on each
+    /// relayouted edge do with the tensor: fuse it, accept it, need a copy, decide themselves),
+    /// through "config_mismatch.weight".
+    bool layout_edges = false;
     /// `model.loop_depth` (layout only; docs/model.md#loop-depth): one more node feature column,
     /// each node's while-loop depth (data/loop_depth.h); feat_dim counts it.
     bool loop_depth = false;
@@ -95,12 +100,13 @@ struct ModelConfig {
     bool trip_counts = false;
     /// Width M of the layout feature rows (layout; 0 for tile): kLayoutByteFeatures with
     /// layout_bytes, plus kLayoutAccessFeatures with layout_access, plus kLayoutTilingFeatures
-    /// with layout_tilings, in this order.
+    /// with layout_tilings, plus kLayoutEdgeFeatures with layout_edges, in this order.
     int64_t layout_feature_width() const {
         if (task != Task::kLayout) return 0;
         return (layout_bytes ? kLayoutByteFeatures : 0) +
                (layout_access ? kLayoutAccessFeatures : 0) +
-               (layout_tilings ? kLayoutTilingFeatures : 0);
+               (layout_tilings ? kLayoutTilingFeatures : 0) +
+               (layout_edges ? kLayoutEdgeFeatures : 0);
     }
     /// `model.readout` (docs/model.md#readout-and-head).
     Readout readout = Readout::kMeanMax;

@@ -88,6 +88,9 @@ struct ModelSection {
     bool layout_access = false;
     /// padding changes under four tiles (docs/model.md#layout-tiling-features)
     bool layout_tilings = false;
+    /// where each relayout lands: what the neighbours on the changed edges do with the tensor
+    /// (docs/model.md#layout-edge-features)
+    bool layout_edges = false;
     /// each node's while-loop depth as one more node feature (layout only;
     /// docs/model.md#loop-depth)
     bool loop_depth = false;

@@ -136,6 +136,10 @@ void visit_schema(V& v, C& c) {
             "layout only: add per-config padding changes of the configured layouts under four "
             "tile shapes ((1,128), (8,128), (8 x packing,128), (128,128)) to the config code "
             "(docs/model.md#layout-tiling-features)");
+    v.field("layout_edges", c.model.layout_edges,
+            "layout only: add per-config features of where each relayout lands (the users that "
+            "fuse, accept or need a copy of a changed output; producers that take a changed "
+            "operand layout) to the config code (docs/model.md#layout-edge-features)");
     v.field("loop_depth", c.model.loop_depth,
             "layout only: add each node's while-loop depth (how many while loops run it; the "
             "features carry no trip counts) as a node feature (docs/model.md#loop-depth)");

@@ -21,6 +21,9 @@ inline constexpr int64_t kLayoutAccessFeatures = 15;
 /// Layout tiling features per (config, configurable node) (docs/model.md#layout-tiling-features;
 /// hwmodel/layout_bytes.h's kLayoutTilingFeatures must agree).
 inline constexpr int64_t kLayoutTilingFeatures = 12;
+/// Layout edge features per (config, configurable node) (docs/model.md#layout-edge-features;
+/// hwmodel/layout_bytes.h's kLayoutEdgeFeatures must agree).
+inline constexpr int64_t kLayoutEdgeFeatures = 12;
 /// Tile cost features per config (docs/model.md#tile-cost-features; computed by
 /// hwmodel/tile_cost_features.h, whose kTileCostFeatures must agree).
 inline constexpr int64_t kTileCostFeatures = 14;
