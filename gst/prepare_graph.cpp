@@ -390,7 +390,7 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     if (pg->task == Task::kTile && model.config().tile_cost_features)
         pg->tile_cost = tile_cost_of(*pg, where, options);
     const hw::LayoutFeatureSets sets = {model.config().layout_bytes, model.config().layout_access,
-                                        model.config().layout_tilings, model.config().layout_edges};
+                                        model.config().layout_edges};
     if (pg->task == Task::kLayout && sets.width() > 0) {
         pg->layout_neighbourhood = std::make_shared<const hw::LayoutNeighbourhood>(
             hw::layout_neighbourhood(*pg->source, pg->source_index, int64_t{1} << 20, sets.edges));

@@ -264,64 +264,6 @@ void layout_access_features_of_rows(const LayoutNeighbourhood& nb,
                        [&](size_t r) { return values_of(node_rows, static_cast<int64_t>(r)); });
 }
 
-namespace {
-
-// Elements of array `s` when its two most-minor physical dims are padded to (rows, lanes);
-// rank 1 pads to the lanes, a scalar is 1.
-double tiled_elements(const hlo::Shape& s, int64_t rows, int64_t lanes) {
-    const std::vector<int64_t> phys = physical_dims(s);
-    const size_t r = phys.size();
-    if (r == 0) return 1.0;
-    if (r == 1) return static_cast<double>(round_up(phys[0], lanes));
-    double n = static_cast<double>(round_up(phys[r - 2], rows)) *
-               static_cast<double>(round_up(phys[r - 1], lanes));
-    for (size_t i = 0; i + 2 < r; ++i) n *= static_cast<double>(phys[i]);
-    return n;
-}
-
-// The four tiling features of tensor `s` (own layout) under layout tensor t of `v` into o.
-void tilings_of(float* o, const hlo::Shape& s, const LayoutValues& v, int t) {
-    std::fill_n(o, 4, 0.0f);
-    const Configured c = configured(s, v, t);
-    if (!c.set || !c.valid || s.num_elements() <= 0) return;
-    const hlo::Shape cfg = with_layout(s, c.m2m);
-    const int64_t eb = std::max<int64_t>(1, hlo::element_byte_size(s.element_type));
-    const std::array<std::array<int64_t, 2>, 4> tiles = {
-        {{1, 128}, {8, 128}, {8 * std::max<int64_t>(1, 4 / eb), 128}, {128, 128}}};
-    for (size_t i = 0; i < tiles.size(); ++i)
-        o[i] = static_cast<float>(std::log2(tiled_elements(cfg, tiles[i][0], tiles[i][1]) /
-                                            tiled_elements(s, tiles[i][0], tiles[i][1])));
-}
-
-}  // namespace
-
-void layout_tiling_features_of_rows(const LayoutNeighbourhood& nb,
-                                    std::span<const int8_t> node_rows,
-                                    std::span<const int32_t> nodes, std::span<float> out) {
-    static_assert(kLayoutTilingFeatures == 12, "four tiles for each of three tensors");
-    SEGRANK_CHECK(node_rows.size() == nodes.size() * 18 &&
-                      out.size() == nodes.size() * static_cast<size_t>(kLayoutTilingFeatures),
-                  "layout_tiling_features_of_rows: ", node_rows.size(), " values for ",
-                  nodes.size(), " nodes, ", out.size(), " outputs");
-    const int64_t nc = nb.num_config_nodes();
-    for (size_t r = 0; r < nodes.size(); ++r) {
-        const int64_t j = nodes[r];
-        SEGRANK_CHECK(j >= 0 && j < nc, "layout_tiling_features: node ", j, " outside [0, ", nc,
-                      ")");
-        const LayoutValues v = values_of(node_rows, static_cast<int64_t>(r));
-        float* o = out.data() + r * static_cast<size_t>(kLayoutTilingFeatures);
-        tilings_of(o, nb.shapes[static_cast<size_t>(nb.self[static_cast<size_t>(j)])], v, 0);
-        const std::vector<const hlo::Shape*> op_shapes = operand_shapes(nb, j);
-        const std::array<int, 2> match = match_layout_operands(v, op_shapes);
-        for (int t = 1; t <= 2; ++t) {
-            float* ot = o + 4 * t;
-            std::fill_n(ot, 4, 0.0f);
-            const int i = match[static_cast<size_t>(t - 1)];
-            if (i >= 0) tilings_of(ot, *op_shapes[static_cast<size_t>(i)], v, t);
-        }
-    }
-}
-
 void layout_features_of_rows(const LayoutNeighbourhood& nb, LayoutFeatureSets sets,
                              std::span<const int8_t> node_rows, std::span<const int32_t> nodes,
                              std::span<float> out) {
@@ -337,10 +279,9 @@ void layout_features_of_rows(const LayoutNeighbourhood& nb, LayoutFeatureSets se
         int64_t width;
         Fill fill;
     };
-    const std::array<Block, 4> blocks = {
+    const std::array<Block, 3> blocks = {
         {{sets.bytes, kLayoutByteFeatures, &layout_byte_features_of_rows},
          {sets.access, kLayoutAccessFeatures, &layout_access_features_of_rows},
-         {sets.tilings, kLayoutTilingFeatures, &layout_tiling_features_of_rows},
          {sets.edges, kLayoutEdgeFeatures, &layout_edge_features_of_rows}}};
     int64_t at = 0;  // first column of the block in each row
     for (const Block& b : blocks) {

@@ -99,20 +99,6 @@ void layout_access_features_of_rows(const LayoutNeighbourhood& nb,
                                     std::span<const int8_t> node_rows,
                                     std::span<const int32_t> nodes, std::span<float> out);
 
-/// Tiling features per (config, configurable node) (docs/model.md#layout-tiling-features): for
-/// each layout tensor t = output, input, kernel (as layout_byte_features), four numbers
-///   4t + i  log2(padded elements under the configured layout / under the tensor's own) when the
-///           two most-minor physical dims are padded to tile i: (1, 128), (8, 128), (8 x p, 128)
-///           with p = 4 / element bytes (at least 1: 16 rows for 16-bit, 32 for 8-bit types) and
-///           (128, 128); rank-1 arrays pad to the lanes, scalars not at all.
-/// 0 for an unset, unmatched or inapplicable tensor and for tuples. `node_rows`, `nodes` as
-/// layout_access_features_of_rows; `out` [nodes.size(), kLayoutTilingFeatures]. Throws
-/// segrank::Error on size mismatches or an index out of range.
-inline constexpr int64_t kLayoutTilingFeatures = 12;
-void layout_tiling_features_of_rows(const LayoutNeighbourhood& nb,
-                                    std::span<const int8_t> node_rows,
-                                    std::span<const int32_t> nodes, std::span<float> out);
-
 /// Edge features per (config, configurable node) (docs/model.md#layout-edge-features): where the
 /// relayouts of a config land, by what the neighbours on the changed edges do with them. Output
 /// tensor, all 0 unless the configured output layout is set, applicable and differs from the
@@ -135,17 +121,16 @@ void layout_edge_features_of_rows(const LayoutNeighbourhood& nb, std::span<const
                                   std::span<const int32_t> nodes, std::span<float> out);
 
 /// The layout feature blocks of a model's feature rows, in this order: the byte features
-/// (model.layout_bytes), the access features (model.layout_access), the tiling features
-/// (model.layout_tilings), the edge features (model.layout_edges).
+/// (model.layout_bytes), the access features (model.layout_access), the edge features
+/// (model.layout_edges).
 struct LayoutFeatureSets {
     bool bytes = false;
     bool access = false;
-    bool tilings = false;
     bool edges = false;
     /// Values per row: the sum of the widths of the blocks that are on.
     int64_t width() const {
         return (bytes ? kLayoutByteFeatures : 0) + (access ? kLayoutAccessFeatures : 0) +
-               (tilings ? kLayoutTilingFeatures : 0) + (edges ? kLayoutEdgeFeatures : 0);
+               (edges ? kLayoutEdgeFeatures : 0);
     }
 };
 

@@ -86,8 +86,6 @@ struct ModelSection {
     bool layout_bytes = false;
     /// relayout, lane / sublane move and contiguity features (docs/model.md#layout-access-features)
     bool layout_access = false;
-    /// padding changes under four tiles (docs/model.md#layout-tiling-features)
-    bool layout_tilings = false;
     /// where each relayout lands: what the neighbours on the changed edges do with the tensor
     /// (docs/model.md#layout-edge-features)
     bool layout_edges = false;

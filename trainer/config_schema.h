@@ -132,10 +132,6 @@ void visit_schema(V& v, C& c) {
             "layout only: add per-config access features of the configured layouts (relayouted "
             "tensors, lane / sublane moves, contiguous runs of the copy) to the config code "
             "(docs/model.md#layout-access-features)");
-    v.field("layout_tilings", c.model.layout_tilings,
-            "layout only: add per-config padding changes of the configured layouts under four "
-            "tile shapes ((1,128), (8,128), (8 x packing,128), (128,128)) to the config code "
-            "(docs/model.md#layout-tiling-features)");
     v.field("layout_edges", c.model.layout_edges,
             "layout only: add per-config features of where each relayout lands (the users that "
             "fuse, accept or need a copy of a changed output; producers that take a changed "

@@ -18,9 +18,6 @@ inline constexpr int64_t kLayoutByteFeatures = 9;
 /// Layout access features per (config, configurable node) (docs/model.md#layout-access-features;
 /// hwmodel/layout_bytes.h's kLayoutAccessFeatures must agree).
 inline constexpr int64_t kLayoutAccessFeatures = 15;
-/// Layout tiling features per (config, configurable node) (docs/model.md#layout-tiling-features;
-/// hwmodel/layout_bytes.h's kLayoutTilingFeatures must agree).
-inline constexpr int64_t kLayoutTilingFeatures = 12;
 /// Layout edge features per (config, configurable node) (docs/model.md#layout-edge-features;
 /// hwmodel/layout_bytes.h's kLayoutEdgeFeatures must agree).
 inline constexpr int64_t kLayoutEdgeFeatures = 12;

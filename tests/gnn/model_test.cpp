@@ -155,12 +155,12 @@ TEST_CASE(
     ModelConfig only = cfg;
     only.layout_bytes = false;
     CHECK(only.layout_feature_width() == kLayoutAccessFeatures);
-    only.layout_tilings = true;  // layout_tilings adds its 12 after them
-    CHECK(only.layout_feature_width() == kLayoutAccessFeatures + kLayoutTilingFeatures);
-    const Model access_tilings(only);
-    const ParamStore& ps = access_tilings.params();
+    only.layout_edges = true;  // layout_edges adds its 12 after them
+    CHECK(only.layout_feature_width() == kLayoutAccessFeatures + kLayoutEdgeFeatures);
+    const Model access_edges(only);
+    const ParamStore& ps = access_edges.params();
     CHECK(ps.ref(*ps.find("config_mismatch.weight")).cols ==
-          kLayoutAccessFeatures + kLayoutTilingFeatures);
+          kLayoutAccessFeatures + kLayoutEdgeFeatures);
     ModelConfig tc = tiny_config(Task::kTile, 3);
     tc.layout_access = true;
     CHECK(tc.layout_feature_width() == 0);

@@ -139,10 +139,9 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "with layout_bytes, layout_access, layout_tilings and / or layout_edges each segment input row "
-    "holds the 9 byte, 15 access, 12 tiling and / or 12 edge features of its configurable node "
-    "under its config, as the graph's neighbourhood gives them, also for configs that repeat "
-    "rows") {
+    "with layout_bytes, layout_access and / or layout_edges each segment input row holds the 9 "
+    "byte, 15 access and / or 12 edge features of its configurable node under its config, as the "
+    "graph's neighbourhood gives them, also for configs that repeat rows") {
     const fs::path dir = scratch_dir("gst_layout_features");
     TinyLayoutSpec spec;
     spec.min_nodes = 300;
@@ -153,18 +152,15 @@ TEST_CASE(
     const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
     struct Variant {
-        bool bytes, access, tilings, edges;
+        bool bytes, access, edges;
     };
-    for (const Variant& o : {Variant{true, false, false, false}, Variant{true, true, false, false},
-                             Variant{false, true, false, false}, Variant{true, true, true, true},
-                             Variant{false, false, true, false}, Variant{false, false, false, true},
-                             Variant{true, false, false, true}}) {
-        INFO("layout_bytes=", o.bytes, " layout_access=", o.access, " layout_tilings=", o.tilings,
-             " layout_edges=", o.edges);
+    for (const Variant& o :
+         {Variant{true, false, false}, Variant{true, true, false}, Variant{false, true, false},
+          Variant{true, true, true}, Variant{false, false, true}, Variant{true, false, true}}) {
+        INFO("layout_bytes=", o.bytes, " layout_access=", o.access, " layout_edges=", o.edges);
         ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
         mc.layout_bytes = o.bytes;
         mc.layout_access = o.access;
-        mc.layout_tilings = o.tilings;
         mc.layout_edges = o.edges;
         Model model(mc);
         auto gb = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(100));
@@ -179,9 +175,8 @@ TEST_CASE(
         // The blocks that are on, in row order: width and the expected rows of each node.
         const int64_t w = mc.layout_feature_width();
         REQUIRE(w == (o.bytes ? kLayoutByteFeatures : 0) + (o.access ? kLayoutAccessFeatures : 0) +
-                         (o.tilings ? kLayoutTilingFeatures : 0) +
                          (o.edges ? kLayoutEdgeFeatures : 0));
-        std::array<bool, 4> nonzero = {false, false, false, false};
+        std::array<bool, 3> nonzero = {false, false, false};
         for (int64_t s = 0; s < gb->num_segments(); ++s) {
             SegmentInputBuffers buf;
             BuiltSegment scratch;
@@ -201,21 +196,19 @@ TEST_CASE(
                 for (int32_t j : idx)
                     rows.insert(rows.end(), values.begin() + j * kLayoutConfigDim,
                                 values.begin() + (j + 1) * kLayoutConfigDim);
-                std::array<std::vector<float>, 4> want = {
+                std::array<std::vector<float>, 3> want = {
                     std::vector<float>(static_cast<size_t>(ncs * kLayoutByteFeatures)),
                     std::vector<float>(static_cast<size_t>(ncs * kLayoutAccessFeatures)),
-                    std::vector<float>(static_cast<size_t>(ncs * kLayoutTilingFeatures)),
                     std::vector<float>(static_cast<size_t>(ncs * kLayoutEdgeFeatures))};
                 hw::layout_byte_features(nb, values, idx, want[0]);
                 hw::layout_access_features_of_rows(nb, rows, idx, want[1]);
-                hw::layout_tiling_features_of_rows(nb, rows, idx, want[2]);
-                if (o.edges) hw::layout_edge_features_of_rows(nb, rows, idx, want[3]);
-                const std::array<bool, 4> on = {o.bytes, o.access, o.tilings, o.edges};
-                const std::array<int64_t, 4> width = {kLayoutByteFeatures, kLayoutAccessFeatures,
-                                                      kLayoutTilingFeatures, kLayoutEdgeFeatures};
+                if (o.edges) hw::layout_edge_features_of_rows(nb, rows, idx, want[2]);
+                const std::array<bool, 3> on = {o.bytes, o.access, o.edges};
+                const std::array<int64_t, 3> width = {kLayoutByteFeatures, kLayoutAccessFeatures,
+                                                      kLayoutEdgeFeatures};
                 for (int64_t j = 0; j < ncs; ++j) {
                     const float* got = in.layout_features.data() + (c * ncs + j) * w;
-                    for (size_t blk = 0; blk < 4; ++blk) {
+                    for (size_t blk = 0; blk < 3; ++blk) {
                         if (!on[blk]) continue;
                         for (int64_t i = 0; i < width[blk]; ++i) {
                             const float x = want[blk][static_cast<size_t>(j * width[blk] + i)];
@@ -229,8 +222,7 @@ TEST_CASE(
         // The random layouts of the tiny store change padded sizes and layouts somewhere.
         CHECK(nonzero[0] == o.bytes);
         CHECK(nonzero[1] == o.access);
-        CHECK(nonzero[2] == o.tilings);
-        CHECK(nonzero[3] == o.edges);
+        CHECK(nonzero[2] == o.edges);
     }
 }
 
