@@ -1,7 +1,7 @@
 // Model construction, validation, the config-dependence plan, the input layer and the head.
 // Parameter names: opcode.weight [121, opcode_dim]; config.weight/bias (layout [cfg, 126] / tile
 // [cfg, 24]); config_mismatch.weight [cfg, M] (layout with layout_bytes (9 columns),
-// layout_access (15), layout_edges (12): M their sum; the name is historical);
+// layout_access (15): M their sum; the name is historical);
 // input.weight [H, F + opcode_dim (+ config_dim if early)], input.bias; sage<l>.*
 // (SageConv); head1.weight/bias [H, W (+ config_dim if late)], W = 2H (readout mean_max) or H
 // (mean), head2.weight/bias [1, H]; prior.weight [1, 1] (hwmodel_prior only); xattn<l>.w_q|w_k|w_v
@@ -133,7 +133,7 @@ DependencePlan Model::make_plan(const SegmentInput& in, bool exploit) const {
                           static_cast<int64_t>(in.layout_features.size()) == in.k * nc * mf,
                       "segment input: layout_features has ", in.layout_features.size(),
                       " values, expected K x nc x ", mf, " = ", in.k, " x ", nc, " x ", mf,
-                      " (model.layout_bytes / layout_access / layout_edges)");
+                      " (model.layout_bytes / layout_access)");
     } else {
         SEGRANK_CHECK(in.tile_config.rows == in.k && in.tile_config.cols == kTileConfigDim,
                       "segment input: tile_config is [", in.tile_config.rows, ", ",

@@ -82,11 +82,6 @@ struct ModelConfig {
     /// relayouts, whether the lane and sublane dims move, the contiguous runs of the copy),
     /// through the same "config_mismatch.weight" [config_dim, M].
     bool layout_access = false;
-    /// `model.layout_edges` (layout only; docs/model.md#layout-edge-features): the feature rows
-    /// carry kLayoutEdgeFeatures more values after the access ones (what the neighbours on each
-    /// relayouted edge do with the tensor: fuse it, accept it, need a copy, decide themselves),
-    /// through "config_mismatch.weight".
-    bool layout_edges = false;
     /// `model.loop_depth` (layout only; docs/model.md#loop-depth): one more node feature column,
     /// each node's while-loop depth (data/loop_depth.h); feat_dim counts it.
     bool loop_depth = false;
@@ -95,13 +90,11 @@ struct ModelConfig {
     /// whether one of them is unknown (data/graph.h node_loop_trips); feat_dim counts them.
     bool trip_counts = false;
     /// Width M of the layout feature rows (layout; 0 for tile): kLayoutByteFeatures with
-    /// layout_bytes, plus kLayoutAccessFeatures with layout_access, plus kLayoutEdgeFeatures with
-    /// layout_edges, in this order.
+    /// layout_bytes, plus kLayoutAccessFeatures with layout_access, in this order.
     int64_t layout_feature_width() const {
         if (task != Task::kLayout) return 0;
         return (layout_bytes ? kLayoutByteFeatures : 0) +
-               (layout_access ? kLayoutAccessFeatures : 0) +
-               (layout_edges ? kLayoutEdgeFeatures : 0);
+               (layout_access ? kLayoutAccessFeatures : 0);
     }
     /// `model.readout` (docs/model.md#readout-and-head).
     Readout readout = Readout::kMeanMax;
@@ -133,7 +126,7 @@ struct SegmentInput {
     std::span<const int32_t>
         config_node_local;  ///< layout: [nc_s] distinct local ids of configurable nodes
     std::span<const int8_t> config_values;  ///< layout: [K, nc_s, 18] values -1..5
-    /// layout with ModelConfig::layout_bytes, layout_access or layout_edges: [K, nc_s, M], M =
+    /// layout with ModelConfig::layout_bytes or layout_access: [K, nc_s, M], M =
     /// ModelConfig::layout_feature_width() (the byte, access and tiling blocks that are on, in this
     /// order; else empty)
     std::span<const float> layout_features;

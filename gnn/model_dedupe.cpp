@@ -215,7 +215,7 @@ void check_dedupe_input(const SegmentInput& in, int64_t mf) {
                   "segment input: config_values has ", in.config_values.size(),
                   " values, expected K x nc x 18 = ", k, " x ", nc, " x 18");
     SEGRANK_CHECK(mf == 0 || static_cast<int64_t>(in.layout_features.size()) == k * nc * mf,
-                  "segment input: model.layout_bytes / layout_access / layout_edges is on but "
+                  "segment input: model.layout_bytes / layout_access is on but "
                   "layout_features has ",
                   in.layout_features.size(), " values, expected K x nc x ", mf, " = ", k, " x ", nc,
                   " x ", mf);

@@ -90,7 +90,7 @@ void Model::input_forward(const SegmentInput& in, const DependencePlan& plan,
             const int64_t mf = cfg_.layout_feature_width();
             const bool mm = mf > 0;
             SEGRANK_CHECK(!mm || static_cast<int64_t>(in.layout_features.size()) == k * nc * mf,
-                          "segment input: model.layout_bytes / layout_access / layout_edges is "
+                          "segment input: model.layout_bytes / layout_access is "
                           "on but layout_features has ",
                           in.layout_features.size(), " values, expected K x nc x ", mf, " = ", k,
                           " x ", nc, " x ", mf);

@@ -163,7 +163,6 @@ SegmentInput make_segment_input(const PreparedGraph& g, const BuiltSegment& buil
         if (g.layout_neighbourhood) {
             static_assert(hw::kLayoutByteFeatures == kLayoutByteFeatures);
             static_assert(hw::kLayoutAccessFeatures == kLayoutAccessFeatures);
-            static_assert(hw::kLayoutEdgeFeatures == kLayoutEdgeFeatures);
             const int64_t bf = g.layout_feature_sets.width();
             buf.layout_features.resize(static_cast<size_t>(k * ncs * bf));
             // A node's features depend on its own row only, and a graph's configs repeat few rows

@@ -389,11 +389,10 @@ std::unique_ptr<PreparedGraph> prepare_graph(const GraphEntry& entry, const Norm
     if (model.has_prior()) pg->prior_z = prior_z_of(*pg, where, options);
     if (pg->task == Task::kTile && model.config().tile_cost_features)
         pg->tile_cost = tile_cost_of(*pg, where, options);
-    const hw::LayoutFeatureSets sets = {model.config().layout_bytes, model.config().layout_access,
-                                        model.config().layout_edges};
+    const hw::LayoutFeatureSets sets = {model.config().layout_bytes, model.config().layout_access};
     if (pg->task == Task::kLayout && sets.width() > 0) {
         pg->layout_neighbourhood = std::make_shared<const hw::LayoutNeighbourhood>(
-            hw::layout_neighbourhood(*pg->source, pg->source_index, int64_t{1} << 20, sets.edges));
+            hw::layout_neighbourhood(*pg->source, pg->source_index));
         pg->layout_feature_sets = sets;
     }
     pg->configs = usable_configs(entry, pg->num_configs);

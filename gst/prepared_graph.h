@@ -103,7 +103,7 @@ struct PreparedGraph {
     /// [S] the rebuilt segments kept by a graph held in memory
     /// (PrepareOptions::max_kept_segment_bytes); empty = rebuilt on each use.
     std::vector<BuiltSegment> kept_segments;
-    /// With model.layout_bytes, layout_access or layout_edges (layout): what the features need,
+    /// With model.layout_bytes or layout_access (layout): what the features need,
     /// gathered from `source` while preparing (docs/model.md#layout-byte-features); null
     /// otherwise. make_segment_input then computes the feature rows of `layout_feature_sets`
     /// (layout_feature_sets.width() values) of every (config, configurable node).

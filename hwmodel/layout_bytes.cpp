@@ -6,7 +6,6 @@
 
 #include "gnn/core/check.h"
 #include "hwmodel/from_graph.h"
-#include "hwmodel/layout_features_internal.h"
 #include "hwmodel/module_cost.h"
 #include "hwmodel/padding.h"
 
@@ -19,13 +18,10 @@ int64_t LayoutNeighbourhood::memory_bytes() const {
                                   (s.dims.capacity() + s.minor_to_major.capacity()) * 8);
     b += static_cast<int64_t>((self.capacity() + operands.capacity()) * sizeof(int32_t) +
                               op_begin.capacity() * sizeof(int64_t));
-    b += static_cast<int64_t>((users.capacity() + user_count.capacity()) * sizeof(int32_t) +
-                              user_begin.capacity() * sizeof(int64_t) + role.capacity());
     return b;
 }
 
-LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i, int64_t edge_chunk,
-                                         bool edge_roles) {
+LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i, int64_t edge_chunk) {
     SEGRANK_CHECK(edge_chunk >= 1, "layout_neighbourhood: edge_chunk = ", edge_chunk);
     const StructureIndex idx = source.load_structure_index(i);
     const int64_t n = idx.num_nodes, m = idx.num_edges;
@@ -84,12 +80,18 @@ LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i, i
         for (int64_t p : ops[static_cast<size_t>(j)]) nb.operands.push_back(entry(p));
         nb.op_begin.push_back(static_cast<int64_t>(nb.operands.size()));
     }
-    if (edge_roles)
-        detail::gather_edge_roles(nb, source, i, edge_chunk, involved, config_index, users);
     return nb;
 }
 
-namespace detail {
+namespace {
+
+// Layout tensor t of `v` applied to `s`: unset (no dims listed, or `s` a tuple), valid (a complete
+// minor_to_major) or invalid (a listed dim is out of range or repeated).
+struct Configured {
+    bool set = false;
+    bool valid = true;
+    std::vector<int64_t> m2m;
+};
 
 Configured configured(const hlo::Shape& s, const LayoutValues& v, int t) {
     Configured c;
@@ -125,12 +127,7 @@ std::vector<const hlo::Shape*> operand_shapes(const LayoutNeighbourhood& nb, int
     return shapes;
 }
 
-}  // namespace detail
-
-using detail::Configured;
-using detail::configured;
-using detail::operand_shapes;
-using detail::values_of;
+}  // namespace
 
 namespace {
 
@@ -279,10 +276,9 @@ void layout_features_of_rows(const LayoutNeighbourhood& nb, LayoutFeatureSets se
         int64_t width;
         Fill fill;
     };
-    const std::array<Block, 3> blocks = {
+    const std::array<Block, 2> blocks = {
         {{sets.bytes, kLayoutByteFeatures, &layout_byte_features_of_rows},
-         {sets.access, kLayoutAccessFeatures, &layout_access_features_of_rows},
-         {sets.edges, kLayoutEdgeFeatures, &layout_edge_features_of_rows}}};
+         {sets.access, kLayoutAccessFeatures, &layout_access_features_of_rows}}};
     int64_t at = 0;  // first column of the block in each row
     for (const Block& b : blocks) {
         if (!b.on) continue;

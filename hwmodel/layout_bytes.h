@@ -24,12 +24,6 @@ struct LayoutNeighbourhood {
     /// Sum of padded_bytes of every involved array shape under its own layout (at least 1): the
     /// per-graph unit of layout_byte_features.
     double scale_bytes = 1.0;
-    /// Gathered only with `edge_roles` (model.layout_edges; empty otherwise):
-    std::vector<int64_t> user_begin;  ///< [nc + 1] offsets into `users`
-    std::vector<int32_t> users;       ///< entries in `shapes`, per node ascending, distinct
-    std::vector<uint8_t> role;        ///< [u] EdgeRole of each involved node
-    std::vector<int32_t>
-        user_count;  ///< [u] users of each involved node (see layout_neighbourhood)
 
     int64_t num_config_nodes() const { return static_cast<int64_t>(self.size()); }
     /// Heap bytes held (approximate for the shapes).
@@ -39,24 +33,10 @@ struct LayoutNeighbourhood {
 /// Gathers the neighbourhood of graph i of `source` (a layout source): node_config_ids from
 /// load_structure_index, edges read `edge_chunk` rows at a time (an edge (u, v) makes v an operand
 /// of u), then the raw node_feat rows of the nodes involved, turned into shapes by
-/// shape_from_features. With `edge_roles` also each configurable node's users, the EdgeRole of
-/// every involved node (from node_opcode, read `edge_chunk` ids at a time) and its number of users
-/// (edges (u, v) with v the node, counting a user u again only when another user's edge came
-/// between: exact for edge lists sorted by u, as npz files keep them). Memory O(edge_chunk +
-/// involved nodes). Throws segrank::Error naming the source for an edge id outside [0, n) or a read
-/// failure.
+/// shape_from_features. Memory O(edge_chunk + involved nodes). Throws segrank::Error naming the
+/// source for an edge id outside [0, n) or a read failure.
 LayoutNeighbourhood layout_neighbourhood(const GraphSource& source, int64_t i,
-                                         int64_t edge_chunk = int64_t{1} << 20,
-                                         bool edge_roles = false);
-
-/// What a neighbour does with a tensor whose layout a config changes (docs/model.md#layout-edge-
-/// features), by its opcode (classify_opcode) and whether it is configurable itself.
-enum class EdgeRole : uint8_t {
-    kAbsorbs = 0,       ///< unconfigured elementwise / broadcast, not a tuple: fuses the relayout
-    kFlexible = 1,      ///< unconfigured reduce, reduce-window, transpose, data movement
-    kConstrained = 2,   ///< any other unconfigured op (dot, convolution, reshape, tuple, ...)
-    kConfigurable = 3,  ///< a configurable node: its own config decides
-};
+                                         int64_t edge_chunk = int64_t{1} << 20);
 
 /// Byte features per (config, configurable node) (docs/model.md#layout-byte-features): for each
 /// layout tensor t = output, input (operand slot 1), kernel (operand slot 2), in this order, three
@@ -99,38 +79,14 @@ void layout_access_features_of_rows(const LayoutNeighbourhood& nb,
                                     std::span<const int8_t> node_rows,
                                     std::span<const int32_t> nodes, std::span<float> out);
 
-/// Edge features per (config, configurable node) (docs/model.md#layout-edge-features): where the
-/// relayouts of a config land, by what the neighbours on the changed edges do with them. Output
-/// tensor, all 0 unless the configured output layout is set, applicable and differs from the
-/// node's own (a relayout):
-///   0-3  the fraction of the node's users of each EdgeRole (absorbs, flexible, constrained,
-///        configurable);
-///   4    1 when the node has no users (the changed tensor leaves the computation);
-///   5    (own + configured padded bytes) / nb.scale_bytes x (fraction constrained + feature 4):
-///        the copy bytes where a fixed layout reads it.
-/// Input and kernel tensors t = 1, 2 (operands matched as layout_byte_features), three numbers
-/// 6 + 3 (t - 1) + i, all 0 unless that tensor is relayouted:
-///   0    1 when the producer takes the layout: unconfigured, absorbs or flexible, one user;
-///   1    1 when the producer is configurable (its own config decides);
-///   2    (own + configured padded bytes) / nb.scale_bytes otherwise: the copy.
-/// `nb` must be gathered with edge_roles. `node_rows`, `nodes` as layout_access_features_of_rows;
-/// `out` [nodes.size(), kLayoutEdgeFeatures]. Throws segrank::Error on size mismatches, an index
-/// out of range or a neighbourhood without edge roles.
-inline constexpr int64_t kLayoutEdgeFeatures = 12;
-void layout_edge_features_of_rows(const LayoutNeighbourhood& nb, std::span<const int8_t> node_rows,
-                                  std::span<const int32_t> nodes, std::span<float> out);
-
 /// The layout feature blocks of a model's feature rows, in this order: the byte features
-/// (model.layout_bytes), the access features (model.layout_access), the edge features
-/// (model.layout_edges).
+/// (model.layout_bytes), the access features (model.layout_access).
 struct LayoutFeatureSets {
     bool bytes = false;
     bool access = false;
-    bool edges = false;
     /// Values per row: the sum of the widths of the blocks that are on.
     int64_t width() const {
-        return (bytes ? kLayoutByteFeatures : 0) + (access ? kLayoutAccessFeatures : 0) +
-               (edges ? kLayoutEdgeFeatures : 0);
+        return (bytes ? kLayoutByteFeatures : 0) + (access ? kLayoutAccessFeatures : 0);
     }
 };
 

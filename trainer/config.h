@@ -86,9 +86,6 @@ struct ModelSection {
     bool layout_bytes = false;
     /// relayout, lane / sublane move and contiguity features (docs/model.md#layout-access-features)
     bool layout_access = false;
-    /// where each relayout lands: what the neighbours on the changed edges do with the tensor
-    /// (docs/model.md#layout-edge-features)
-    bool layout_edges = false;
     /// each node's while-loop depth as one more node feature (layout only;
     /// docs/model.md#loop-depth)
     bool loop_depth = false;

@@ -39,7 +39,6 @@ ModelConfig model_config_from(const RunConfig& cfg, Task task, int64_t feat_dim)
     m.hwmodel_prior = cfg.model.hwmodel_prior;
     m.layout_bytes = cfg.model.layout_bytes;
     m.layout_access = cfg.model.layout_access;
-    m.layout_edges = cfg.model.layout_edges;
     m.readout = cfg.model.readout;
     m.config_attention = cfg.model.config_attention;
     m.config_attention_dim = cfg.model.config_attention_dim;

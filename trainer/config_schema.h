@@ -132,10 +132,6 @@ void visit_schema(V& v, C& c) {
             "layout only: add per-config access features of the configured layouts (relayouted "
             "tensors, lane / sublane moves, contiguous runs of the copy) to the config code "
             "(docs/model.md#layout-access-features)");
-    v.field("layout_edges", c.model.layout_edges,
-            "layout only: add per-config features of where each relayout lands (the users that "
-            "fuse, accept or need a copy of a changed output; producers that take a changed "
-            "operand layout) to the config code (docs/model.md#layout-edge-features)");
     v.field("loop_depth", c.model.loop_depth,
             "layout only: add each node's while-loop depth (how many while loops run it; the "
             "features carry no trip counts) as a node feature (docs/model.md#loop-depth)");

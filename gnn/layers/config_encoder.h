@@ -18,9 +18,6 @@ inline constexpr int64_t kLayoutByteFeatures = 9;
 /// Layout access features per (config, configurable node) (docs/model.md#layout-access-features;
 /// hwmodel/layout_bytes.h's kLayoutAccessFeatures must agree).
 inline constexpr int64_t kLayoutAccessFeatures = 15;
-/// Layout edge features per (config, configurable node) (docs/model.md#layout-edge-features;
-/// hwmodel/layout_bytes.h's kLayoutEdgeFeatures must agree).
-inline constexpr int64_t kLayoutEdgeFeatures = 12;
 /// Tile cost features per config (docs/model.md#tile-cost-features; computed by
 /// hwmodel/tile_cost_features.h, whose kTileCostFeatures must agree).
 inline constexpr int64_t kTileCostFeatures = 14;

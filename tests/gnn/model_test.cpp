@@ -155,12 +155,9 @@ TEST_CASE(
     ModelConfig only = cfg;
     only.layout_bytes = false;
     CHECK(only.layout_feature_width() == kLayoutAccessFeatures);
-    only.layout_edges = true;  // layout_edges adds its 12 after them
-    CHECK(only.layout_feature_width() == kLayoutAccessFeatures + kLayoutEdgeFeatures);
-    const Model access_edges(only);
-    const ParamStore& ps = access_edges.params();
-    CHECK(ps.ref(*ps.find("config_mismatch.weight")).cols ==
-          kLayoutAccessFeatures + kLayoutEdgeFeatures);
+    const Model access_only(only);
+    const ParamStore& ps = access_only.params();
+    CHECK(ps.ref(*ps.find("config_mismatch.weight")).cols == kLayoutAccessFeatures);
     ModelConfig tc = tiny_config(Task::kTile, 3);
     tc.layout_access = true;
     CHECK(tc.layout_feature_width() == 0);

@@ -139,9 +139,9 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "with layout_bytes, layout_access and / or layout_edges each segment input row holds the 9 "
-    "byte, 15 access and / or 12 edge features of its configurable node under its config, as the "
-    "graph's neighbourhood gives them, also for configs that repeat rows") {
+    "with layout_bytes and / or layout_access each segment input row holds the 9 byte and / or 15 "
+    "access features of its configurable node under its config, as the graph's neighbourhood "
+    "gives them, also for configs that repeat rows") {
     const fs::path dir = scratch_dir("gst_layout_features");
     TinyLayoutSpec spec;
     spec.min_nodes = 300;
@@ -152,16 +152,13 @@ TEST_CASE(
     const GraphStore store(write_tiny_layout_store(dir, spec), LabelPolicy::kRequirePositive);
     const Normalizer norm = normalizer_of(store);
     struct Variant {
-        bool bytes, access, edges;
+        bool bytes, access;
     };
-    for (const Variant& o :
-         {Variant{true, false, false}, Variant{true, true, false}, Variant{false, true, false},
-          Variant{true, true, true}, Variant{false, false, true}, Variant{true, false, true}}) {
-        INFO("layout_bytes=", o.bytes, " layout_access=", o.access, " layout_edges=", o.edges);
+    for (const Variant& o : {Variant{true, false}, Variant{true, true}, Variant{false, true}}) {
+        INFO("layout_bytes=", o.bytes, " layout_access=", o.access);
         ModelConfig mc = tiny_model_config(Task::kLayout, norm.output_dim());
         mc.layout_bytes = o.bytes;
         mc.layout_access = o.access;
-        mc.layout_edges = o.edges;
         Model model(mc);
         auto gb = prepare_graph(entry_of(store), norm, model, tiny_prepare_options(100));
         REQUIRE(gb->layout_neighbourhood != nullptr);
@@ -174,9 +171,8 @@ TEST_CASE(
         const std::vector<int64_t> batch_pos = {0, 1, 2, 3, 1, 0};
         // The blocks that are on, in row order: width and the expected rows of each node.
         const int64_t w = mc.layout_feature_width();
-        REQUIRE(w == (o.bytes ? kLayoutByteFeatures : 0) + (o.access ? kLayoutAccessFeatures : 0) +
-                         (o.edges ? kLayoutEdgeFeatures : 0));
-        std::array<bool, 3> nonzero = {false, false, false};
+        REQUIRE(w == (o.bytes ? kLayoutByteFeatures : 0) + (o.access ? kLayoutAccessFeatures : 0));
+        std::array<bool, 2> nonzero = {false, false};
         for (int64_t s = 0; s < gb->num_segments(); ++s) {
             SegmentInputBuffers buf;
             BuiltSegment scratch;
@@ -196,19 +192,16 @@ TEST_CASE(
                 for (int32_t j : idx)
                     rows.insert(rows.end(), values.begin() + j * kLayoutConfigDim,
                                 values.begin() + (j + 1) * kLayoutConfigDim);
-                std::array<std::vector<float>, 3> want = {
+                std::array<std::vector<float>, 2> want = {
                     std::vector<float>(static_cast<size_t>(ncs * kLayoutByteFeatures)),
-                    std::vector<float>(static_cast<size_t>(ncs * kLayoutAccessFeatures)),
-                    std::vector<float>(static_cast<size_t>(ncs * kLayoutEdgeFeatures))};
+                    std::vector<float>(static_cast<size_t>(ncs * kLayoutAccessFeatures))};
                 hw::layout_byte_features(nb, values, idx, want[0]);
                 hw::layout_access_features_of_rows(nb, rows, idx, want[1]);
-                if (o.edges) hw::layout_edge_features_of_rows(nb, rows, idx, want[2]);
-                const std::array<bool, 3> on = {o.bytes, o.access, o.edges};
-                const std::array<int64_t, 3> width = {kLayoutByteFeatures, kLayoutAccessFeatures,
-                                                      kLayoutEdgeFeatures};
+                const std::array<bool, 2> on = {o.bytes, o.access};
+                const std::array<int64_t, 2> width = {kLayoutByteFeatures, kLayoutAccessFeatures};
                 for (int64_t j = 0; j < ncs; ++j) {
                     const float* got = in.layout_features.data() + (c * ncs + j) * w;
-                    for (size_t blk = 0; blk < 3; ++blk) {
+                    for (size_t blk = 0; blk < 2; ++blk) {
                         if (!on[blk]) continue;
                         for (int64_t i = 0; i < width[blk]; ++i) {
                             const float x = want[blk][static_cast<size_t>(j * width[blk] + i)];
@@ -222,7 +215,6 @@ TEST_CASE(
         // The random layouts of the tiny store change padded sizes and layouts somewhere.
         CHECK(nonzero[0] == o.bytes);
         CHECK(nonzero[1] == o.access);
-        CHECK(nonzero[2] == o.edges);
     }
 }
 
