@@ -140,8 +140,10 @@ std::pair<float*, size_t> alloc_floats(int64_t n, bool zero) {
     // them with 64-byte alignment, at 128 on 1, at 4096 on none of 4500; AVX2 on none). Page
     // alignment makes every product a function of the shapes alone, as the mapped blocks above
     // already were, so results do not depend on what the process allocated before.
-    void* p = std::aligned_alloc(kPageBytes, bytes);
-    if (!p) throw std::bad_alloc();
+    // posix_memalign, not aligned_alloc: C11 wants the size a multiple of the alignment, and a
+    // small block is not a whole page (glibc accepts it, sanitizers do not).
+    void* p = nullptr;
+    if (::posix_memalign(&p, kPageBytes, bytes) != 0) throw std::bad_alloc();
     if (zero) std::memset(p, 0, bytes);
     return {static_cast<float*>(p), bytes};
 }
